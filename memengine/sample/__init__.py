@@ -1,0 +1,1 @@
+"""Bundled sample conversations (original, CC0) used by `make demo`."""
