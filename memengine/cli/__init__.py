@@ -1,0 +1,16 @@
+"""The ``memengine`` command: typer + rich over the :class:`~memengine.memory.Memory` facade.
+
+Commands are grouped in modules by topic; each registers on the one app.
+"""
+
+from __future__ import annotations
+
+from . import core  # noqa: F401  (registers commands)
+from ._app import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Entry point of the ``memengine`` console script."""
+    app()

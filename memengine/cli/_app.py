@@ -1,0 +1,120 @@
+"""The typer application, its shared options and error handling. No memory logic lives here."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from ..config import Config, load_config
+from ..errors import MemEngineError
+
+__all__ = [
+    "AgentOpt",
+    "ConfigOpt",
+    "DbOpt",
+    "JsonOpt",
+    "app",
+    "console",
+    "err_console",
+    "guarded",
+    "open_memory",
+    "print_json",
+    "progress_bar",
+    "settings",
+]
+
+app = typer.Typer(
+    name="memengine",
+    help="A local-first memory engine for LLM agents, in one SQLite file.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+DbOpt = Annotated[
+    Path | None, typer.Option("--db", help="Database file (default: [db] in config, memengine.db).")
+]
+AgentOpt = Annotated[str | None, typer.Option("--agent", "-a", help="Agent scope.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", help="TOML config file (default: memengine.toml).")
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def settings(config: Path | None, db: Path | None = None, agent: str | None = None) -> Config:
+    """Read the configuration once, with CLI flags on top."""
+    overrides: dict[str, Any] = {}
+    if db is not None:
+        overrides["db"] = str(db)
+    if agent is not None:
+        overrides["agent"] = agent
+    return load_config(config, overrides=overrides)
+
+
+@contextmanager
+def open_memory(cfg: Config, **kwargs: Any) -> Iterator[Any]:
+    """Open the configured memory file for one command."""
+    from ..memory import Memory
+
+    with Memory.open(cfg.db, config=cfg, **kwargs) as mem:
+        yield mem
+
+
+def guarded(func: F) -> F:
+    """Turn memengine errors into a one-line message and exit code 1 (2 for usage)."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except MemEngineError as exc:
+            err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted")
+            raise typer.Exit(130) from None
+        except OSError as exc:
+            err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def print_json(data: Any) -> None:
+    """Print JSON to stdout (no rich markup)."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+@contextmanager
+def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr; yields a ``(done, total)`` callback."""
+    if not enabled:
+        yield lambda done, total: None
+        return
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update

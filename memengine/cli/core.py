@@ -1,0 +1,354 @@
+"""Store commands: init, add, import, search, retrieve, pack, show, delete, stats, export, reembed, doctor."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ..errors import InvalidInput
+from ._app import (
+    AgentOpt,
+    ConfigOpt,
+    DbOpt,
+    JsonOpt,
+    app,
+    console,
+    guarded,
+    open_memory,
+    print_json,
+    progress_bar,
+    settings,
+)
+
+RecentOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--recent",
+        "-r",
+        help="A recent message, oldest first; repeat. Prefix 'partner:' for the partner's lines.",
+    ),
+]
+
+
+def _when(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidInput(f"not an ISO 8601 time: {value!r}") from exc
+
+
+def _recent(values: list[str] | None) -> list[dict[str, str]]:
+    out = []
+    for v in values or []:
+        role, sep, text = v.partition(":")
+        if sep and role.strip().lower() in {"user", "partner", "assistant"}:
+            out.append({"role": role.strip().lower(), "text": text.strip()})
+        else:
+            out.append({"role": "user", "text": v})
+    return out
+
+
+def _retrieval_json(r: Any) -> dict[str, Any]:
+    return r.model_dump(mode="json")
+
+
+def _print_results(r: Any) -> None:
+    table = Table(show_lines=False, title=f"{len(r.results)} results")
+    table.add_column("#", justify="right")
+    table.add_column("id", justify="right")
+    table.add_column("when")
+    table.add_column("rel")
+    table.add_column("score", justify="right")
+    table.add_column("text", overflow="fold")
+    for item in r.results:
+        ep = item.episode
+        text = ep.text.replace("\n", " ⏎ ")
+        table.add_row(
+            str(item.rank), str(ep.id), f"{ep.occurred_at:%Y-%m-%d %H:%M}", item.relevance,
+            f"{item.score:.4f}", text[:160] + ("…" if len(text) > 160 else ""),
+        )
+    console.print(table)
+    timings = ", ".join(f"{k} {v:.1f} ms" for k, v in r.timings_ms.items())
+    console.print(f"[dim]inject: {r.should_inject} · {timings}[/dim]", highlight=False)
+    for d in r.degraded:
+        console.print(f"[yellow]degraded:[/yellow] {d}", highlight=False)
+
+
+@app.command()
+@guarded
+def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
+    """Create (or migrate) a memory file."""
+    cfg = settings(config, db)
+    with open_memory(cfg) as mem:
+        console.print(
+            f"ready: {mem.store.path} (schema {mem.store.schema_version()}, "
+            f"embedder {mem.store.embedder_id})",
+            highlight=False,
+        )
+
+
+@app.command()
+@guarded
+def add(
+    text: Annotated[str, typer.Argument(help="The user's words, or the content for other kinds.")],
+    reply: Annotated[str | None, typer.Option("--reply", help="The partner's reply.")] = None,
+    kind: Annotated[str, typer.Option("--kind", help="exchange, fact, principle, …")] = "exchange",
+    at: Annotated[str | None, typer.Option("--at", help="When it happened (ISO 8601).")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag; repeat.")] = None,
+    sensitivity: Annotated[int, typer.Option("--sensitivity", min=0, max=3)] = 0,
+    importance: Annotated[float, typer.Option("--importance", min=0.0, max=1.0)] = 0.5,
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Store one episode."""
+    cfg = settings(config, db, agent)
+    with open_memory(cfg) as mem:
+        common: dict[str, Any] = dict(
+            occurred_at=_when(at), tags=tag or (), sensitivity=sensitivity, importance=importance
+        )
+        if kind == "exchange":
+            new_id = mem.add_exchange(text, reply, **common)
+        else:
+            new_id = mem.add(text, kind=kind, **common)
+    if as_json:
+        print_json({"id": new_id})
+    else:
+        console.print(f"added episode {new_id}")
+
+
+@app.command("import")
+@guarded
+def import_(
+    path: Annotated[Path, typer.Argument(help="JSONL export, LoCoMo JSON or memsets JSON.")],
+    per_conversation: Annotated[
+        bool,
+        typer.Option("--agent-per-conversation", help="One agent per conversation in the file."),
+    ] = False,
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import episodes from a file (format detected)."""
+    from ..importers import detect_format, read_locomo, read_memsets
+
+    cfg = settings(config, db, agent)
+    if not path.exists():
+        raise InvalidInput(f"no such file: {path}")
+    fmt = detect_format(path)
+    with open_memory(cfg) as mem, progress_bar(f"importing {path.name}", enabled=not as_json) as bar:
+        if fmt == "jsonl":
+            ids = mem.import_(path, agent=agent, progress=bar)
+        else:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            episodes = []
+            if fmt == "locomo":
+                for sample in data:
+                    name = sample.get("sample_id", "locomo") if per_conversation else cfg.agent
+                    episodes.extend(read_locomo(sample, agent=name))
+            else:
+                for conv in data["conversations"]:
+                    name = conv["id"] if per_conversation else cfg.agent
+                    episodes.extend(read_memsets(conv, agent=name))
+            ids = mem.add_many(episodes, progress=bar, total=len(episodes))
+    if as_json:
+        print_json({"format": fmt, "imported": len(ids)})
+    else:
+        console.print(f"imported {len(ids)} episodes ({fmt})")
+
+
+def _retrieve(
+    text: str, recent: list[str] | None, db: Path | None, agent: str | None,
+    config: Path | None, limit: int | None, deep: bool = False,
+) -> tuple[Any, Any, str]:
+    cfg = settings(config, db, agent)
+    mem_ctx = open_memory(cfg)
+    mem = mem_ctx.__enter__()
+    try:
+        r = mem.retrieve(text, recent=_recent(recent), limit=limit, deep=deep)
+        pack = mem.pack(r, query=text)
+    finally:
+        mem_ctx.__exit__(None, None, None)
+    return r, pack, text
+
+
+@app.command()
+@guarded
+def search(
+    text: Annotated[str, typer.Argument(help="What to search for.")],
+    limit: Annotated[int | None, typer.Option("--limit", "-k", min=1, max=100)] = None,
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Hybrid search for a text, without conversation context."""
+    r, _, _ = _retrieve(text, None, db, agent, config, limit)
+    print_json(_retrieval_json(r)) if as_json else _print_results(r)
+
+
+@app.command()
+@guarded
+def retrieve(
+    text: Annotated[str, typer.Argument(help="The user's new message.")],
+    recent: RecentOpt = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-k", min=1, max=100)] = None,
+    deep: Annotated[bool, typer.Option("--deep", help="Also search archived memories.")] = False,
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Retrieve the past episodes that matter for a new message."""
+    r, _, _ = _retrieve(text, recent, db, agent, config, limit, deep)
+    print_json(_retrieval_json(r)) if as_json else _print_results(r)
+
+
+@app.command()
+@guarded
+def pack(
+    text: Annotated[str, typer.Argument(help="The user's new message.")],
+    recent: RecentOpt = None,
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Retrieve and print the MemoryPack for a new message."""
+    r, p, _ = _retrieve(text, recent, db, agent, config, None)
+    if as_json:
+        print_json({"pack": p.model_dump(mode="json"), "retrieval": _retrieval_json(r)})
+        return
+    if p.injected:
+        sys.stdout.write(p.text + "\n")
+    else:
+        console.print("[dim](nothing relevant: the pack is empty)[/dim]")
+
+
+@app.command()
+@guarded
+def show(
+    episode_id: Annotated[int, typer.Argument(help="Episode id.")],
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show one episode."""
+    cfg = settings(config, db)
+    with open_memory(cfg) as mem:
+        ep = mem.get(episode_id)
+    if as_json:
+        print_json(ep.model_dump(mode="json"))
+        return
+    table = Table(show_header=False)
+    for key, value in ep.model_dump(mode="json").items():
+        if value not in (None, [], {}, ""):
+            table.add_row(key, str(value))
+    console.print(table)
+
+
+@app.command()
+@guarded
+def delete(
+    ids: Annotated[list[int], typer.Argument(help="Episode ids to delete.")],
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete episodes by id (only the given agent's when --agent is set)."""
+    cfg = settings(config, db)
+    with open_memory(cfg) as mem:
+        deleted = mem.delete(ids, agent=agent)
+    if as_json:
+        print_json({"deleted": deleted})
+        return
+    console.print(f"deleted {len(deleted)} of {len(ids)}")
+    missing = sorted(set(ids) - set(deleted))
+    if missing:
+        console.print(f"[yellow]not deleted (absent or another agent's):[/yellow] {missing}")
+
+
+@app.command()
+@guarded
+def stats(
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Counts per agent and kind, file size, embedder."""
+    cfg = settings(config, db)
+    with open_memory(cfg) as mem:
+        data = mem.stats()
+    if as_json:
+        print_json(data)
+        return
+    table = Table(title=f"{cfg.db}: {data['episodes']} episodes, {data['bytes'] / 1e6:.2f} MB")
+    table.add_column("agent")
+    table.add_column("active", justify="right")
+    table.add_column("archived", justify="right")
+    for name, counts in data["agents"].items():
+        table.add_row(name, str(counts.get("active", 0)), str(counts.get("archived", 0)))
+    console.print(table)
+    console.print(f"kinds: {data['kinds']}  ·  embedder: {data['embedder']}", highlight=False)
+
+
+@app.command()
+@guarded
+def export(
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="File (default: stdout).")] = None,
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Export episodes as JSONL (ids, times and metadata preserved)."""
+    cfg = settings(config, db)
+    with open_memory(cfg) as mem:
+        if out is None:
+            mem.export(sys.stdout, agent=agent)
+            return
+        with out.open("w", encoding="utf-8") as fh:
+            n = mem.export(fh, agent=agent)
+    console.print(f"exported {n} episodes to {out}")
+
+
+@app.command()
+@guarded
+def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
+    """Re-embed every episode with the configured embedder."""
+    cfg = settings(config, db)
+    with open_memory(cfg, allow_embedder_change=True) as mem, progress_bar("re-embedding") as bar:
+        n = mem.reembed(progress=bar)
+    console.print(f"re-embedded {n} episodes with {cfg.embedder.name}")
+
+
+@app.command()
+@guarded
+def doctor(
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check the driver, extensions, the file's consistency and the configured endpoints."""
+    from ..diagnostics import diagnose
+
+    cfg = settings(config, db)
+    report = diagnose(cfg)
+    if as_json:
+        print_json(report)
+    else:
+        for name, (ok, detail) in report["checks"].items():
+            mark = "[green]ok[/green]" if ok else "[red]FAIL[/red]"
+            console.print(f"{mark}  {name}: {detail}", highlight=False)
+    if not all(ok for ok, _ in report["checks"].values()):
+        raise typer.Exit(1)

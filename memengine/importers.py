@@ -1,0 +1,137 @@
+"""Reading conversation files into episodes: memengine JSONL, LoCoMo JSON, memsets JSON.
+
+Each reader yields :class:`NewEpisode` objects and never writes; the facade
+stores them in batches. Formats:
+
+- **JSONL** (``memengine export``): one episode per line with its id, times,
+  metadata and status, so an export re-imports to the same ids.
+- **LoCoMo** (``locomo10.json`` layout): one ``message`` episode per turn,
+  text ``"<speaker>: <text>"`` plus the image caption, ``occurred_at`` from
+  the session date, ``metadata.dia_id`` and ``metadata.conversation``.
+- **memsets** (companion-chat sets): one ``exchange`` per exchange, with
+  ``metadata.exchange_id`` and ``metadata.conversation``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from .errors import InvalidInput
+from .models import EpisodeKind, NewEpisode
+
+__all__ = [
+    "detect_format",
+    "episode_to_json",
+    "parse_locomo_date",
+    "read_jsonl",
+    "read_locomo",
+    "read_memsets",
+]
+
+Format = Literal["jsonl", "locomo", "memsets"]
+
+
+def detect_format(path: Path) -> Format:
+    """Guess the format of a file from its first bytes and structure."""
+    if path.suffix == ".jsonl":
+        return "jsonl"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInput(f"{path}: not a JSON or JSONL file ({exc})") from exc
+    if isinstance(data, list) and data and isinstance(data[0], dict) and "conversation" in data[0]:
+        return "locomo"
+    if isinstance(data, dict) and "conversations" in data:
+        return "memsets"
+    raise InvalidInput(f"{path}: unknown format (expected JSONL, LoCoMo or memsets JSON)")
+
+
+def episode_to_json(ep: Any) -> str:
+    """One episode as a JSONL line that :func:`read_jsonl` reads back unchanged."""
+    data = ep.model_dump(mode="json")
+    return json.dumps(data, ensure_ascii=False)
+
+
+_JSONL_FIELDS = set(NewEpisode.model_fields)
+
+
+def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
+    """Episodes from a memengine JSONL export (ids, times, metadata preserved)."""
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                fields = {k: v for k, v in raw.items() if k in _JSONL_FIELDS}
+                if agent is not None:
+                    fields["agent"] = agent
+                yield NewEpisode.model_validate(fields)
+            except (json.JSONDecodeError, ValidationError) as exc:
+                raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
+
+
+def parse_locomo_date(text: str) -> datetime:
+    """Parse LoCoMo's ``"1:56 pm on 8 May, 2023"`` (taken as UTC)."""
+    try:
+        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    except ValueError as exc:
+        raise InvalidInput(f"unrecognised LoCoMo date: {text!r}") from exc
+
+
+def locomo_turn_text(turn: dict[str, Any]) -> str:
+    """The episode text of one LoCoMo turn: speaker, text and image caption."""
+    text = f"{turn['speaker']}: {turn.get('text', '')}"
+    caption = turn.get("blip_caption")
+    if caption:
+        text += f" [image: {caption}]"
+    return text
+
+
+def read_locomo(
+    sample: dict[str, Any], *, agent: str = "default"
+) -> Iterator[NewEpisode]:
+    """Episodes of one LoCoMo sample, one per turn, a minute apart within a session."""
+    conv = sample["conversation"]
+    sessions = sorted(
+        int(k.split("_")[1]) for k in conv if k.startswith("session_") and k.count("_") == 1
+    )
+    for n in sessions:
+        turns = conv.get(f"session_{n}") or []
+        start = parse_locomo_date(conv[f"session_{n}_date_time"])
+        for i, turn in enumerate(turns):
+            yield NewEpisode(
+                agent=agent,
+                kind=EpisodeKind.message,
+                content=locomo_turn_text(turn),
+                occurred_at=start + timedelta(minutes=i),
+                metadata={
+                    "dia_id": turn["dia_id"],
+                    "speaker": turn["speaker"],
+                    "conversation": sample.get("sample_id", ""),
+                },
+            )
+
+
+def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Iterator[NewEpisode]:
+    """Episodes of one memsets conversation, one exchange each."""
+    for session in conversation["sessions"]:
+        for ex in session["exchanges"]:
+            yield NewEpisode(
+                agent=agent,
+                kind=EpisodeKind.exchange,
+                user_text=ex["user"],
+                reply_text=ex["partner"],
+                occurred_at=datetime.fromisoformat(ex["at"]),
+                metadata={
+                    "exchange_id": ex["id"],
+                    "session": session["id"],
+                    "conversation": conversation["id"],
+                },
+            )

@@ -1,0 +1,492 @@
+"""A small, deadline-bounded JSON chat client for any OpenAI-compatible server.
+
+:class:`ChatClient` wraps the real :class:`openai.OpenAI` client (OpenAI,
+Ollama, llama.cpp server, vLLM, …) and adds what memengine's LLM phases need:
+
+* one JSON object per call (:meth:`ChatClient.complete_json`), parsed
+  tolerantly by :func:`~memengine.llm.jsonparse.parse_json_object`;
+* a hard deadline for the whole call, retries included: every request gets
+  the remaining time as its timeout and no backoff sleeps past the deadline;
+* its own retries on HTTP 429 and 5xx with exponential backoff and jitter
+  (the openai library's retries are switched off);
+* a ``response_format`` ladder: ``json_schema`` → llama.cpp's
+  ``json_object`` + ``schema`` → plain ``json_object`` → none, moving down
+  when the server answers 400/422 and remembering per client what worked;
+* thread-safe token accounting.
+
+Nothing here reads the environment or a configuration file: every value is
+passed in by the caller.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+import openai
+
+from ..errors import LLMError, LLMResponseError, LLMTimeout
+from .jsonparse import parse_json_object
+
+__all__ = ["DEFAULT_BASE_URL", "PLACEHOLDER_API_KEY", "ChatClient", "JSONReply", "Usage"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Used when ``base_url`` is None (passed explicitly so the library never reads OPENAI_BASE_URL)."""
+
+PLACEHOLDER_API_KEY = "not-needed"
+"""Sent when ``api_key`` is None: local servers ignore the key but the library insists on one."""
+
+# The response_format ladder, best first. "none" sends no response_format at all.
+_FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
+_FIRST_WITHOUT_SCHEMA = _FORMATS.index("json_object")
+_FORMAT_REJECTED = (400, 422)
+_SERVER_MESSAGE_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts reported by the server (zero when it reports none)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        """Sum two usages."""
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class JSONReply:
+    """The result of :meth:`ChatClient.complete_json`.
+
+    ``data`` is the parsed object, ``raw`` the model's text, ``usage`` the
+    tokens of all attempts, ``attempts`` the number of HTTP requests sent and
+    ``response_format`` the ladder step that produced the answer.
+    """
+
+    data: dict[str, Any]
+    raw: str
+    usage: Usage
+    elapsed_s: float
+    attempts: int
+    response_format: str = "none"
+    finish_reason: str | None = None
+
+
+class ChatClient:
+    """A thread-safe JSON chat client over the ``openai`` library, with deadlines and retries.
+
+    One instance may be shared by many threads; it keeps running totals of
+    token usage (:attr:`usage_total`), calls and HTTP requests.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        api_key: str | None = None,
+        timeout_s: float = 10.0,
+        max_retries: int = 2,
+        backoff_base_s: float = 0.1,
+        backoff_max_s: float = 2.0,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Create a client for ``base_url`` (None means api.openai.com).
+
+        ``timeout_s`` caps each HTTP request, ``max_retries`` the retries on
+        429/5xx; ``api_key`` None sends a placeholder (fine for local servers).
+        """
+        if timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.timeout_s = float(timeout_s)
+        self.max_retries = int(max_retries)
+        self.backoff_base_s = float(backoff_base_s)
+        self.backoff_max_s = float(backoff_max_s)
+        self._client = openai.OpenAI(
+            base_url=self.base_url,
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            timeout=self.timeout_s,
+            max_retries=0,
+            default_headers=dict(default_headers) if default_headers else None,
+        )
+        self._lock = threading.Lock()
+        self._format_floor = 0
+        self._use_max_completion_tokens = False
+        self._omit_temperature = False
+        self._usage_total = Usage()
+        self._calls = 0
+        self._requests = 0
+
+    # -- bookkeeping ----------------------------------------------------------------
+
+    @property
+    def usage_total(self) -> Usage:
+        """Tokens used by every request this client has made so far."""
+        with self._lock:
+            return self._usage_total
+
+    @property
+    def calls(self) -> int:
+        """Number of :meth:`complete_json` and :meth:`ping` calls made so far."""
+        with self._lock:
+            return self._calls
+
+    @property
+    def requests(self) -> int:
+        """Number of HTTP requests sent so far (retries and fallbacks included)."""
+        with self._lock:
+            return self._requests
+
+    @property
+    def response_format_in_use(self) -> str:
+        """The best ``response_format`` kind this server is still believed to accept."""
+        with self._lock:
+            return _FORMATS[self._format_floor]
+
+    def close(self) -> None:
+        """Close the underlying HTTP connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> ChatClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ChatClient(base_url={self.base_url!r})"
+
+    # -- public calls ---------------------------------------------------------------
+
+    def complete_json(
+        self,
+        *,
+        model: str,
+        system: str,
+        user: str,
+        schema: dict[str, Any] | None,
+        max_tokens: int,
+        deadline_s: float,
+        schema_name: str = "reply",
+        temperature: float | None = 0.0,
+    ) -> JSONReply:
+        """Ask ``model`` for one JSON object and return it parsed, within ``deadline_s`` seconds.
+
+        Raises LLMTimeout past the deadline, LLMError on connection/HTTP
+        failures (after retries) and LLMResponseError on unusable text.
+        """
+        start = time.monotonic()
+        deadline = start + deadline_s
+        with self._lock:
+            self._calls += 1
+            floor = self._format_floor
+        first = floor if schema is not None else max(floor, _FIRST_WITHOUT_SCHEMA)
+        fmt_index = first
+        retries = 0
+        attempts = 0
+        usage = Usage()
+        messages: list[dict[str, str]] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ]
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._timeout(model, deadline_s, attempts)
+            fmt = _FORMATS[fmt_index]
+            body: dict[str, Any] = {}
+            response_format = _response_format(fmt, schema, schema_name)
+            if response_format is not None:
+                body["response_format"] = response_format
+            if temperature is not None and not self._omit_temperature:
+                body["temperature"] = temperature
+            attempts += 1
+            try:
+                completion = self._create(model, messages, max_tokens, body, remaining)
+            except openai.BadRequestError as exc:
+                if self._adapt_to_rejection(exc, sent_temperature="temperature" in body):
+                    continue
+                if fmt_index + 1 < len(_FORMATS):
+                    fmt_index += 1
+                    continue
+                raise self._status_error(exc, model, attempts) from exc
+            except openai.UnprocessableEntityError as exc:
+                if fmt_index + 1 < len(_FORMATS):
+                    fmt_index += 1
+                    continue
+                raise self._status_error(exc, model, attempts) from exc
+            except (openai.RateLimitError, openai.InternalServerError) as exc:
+                retries = self._backoff_or_raise(exc, retries, deadline, model, attempts)
+                continue
+            except openai.APITimeoutError as exc:
+                if time.monotonic() >= deadline - 0.005:
+                    raise self._timeout(model, deadline_s, attempts) from exc
+                retries = self._backoff_or_raise(exc, retries, deadline, model, attempts)
+                continue
+            except openai.APIConnectionError as exc:
+                if _is_connect_failure(exc):
+                    raise LLMError(self._connect_message(exc)) from exc
+                retries = self._backoff_or_raise(exc, retries, deadline, model, attempts)
+                continue
+            except openai.APIStatusError as exc:
+                raise self._status_error(exc, model, attempts) from exc
+            except openai.APIError as exc:
+                raise LLMError(
+                    f"LLM call to {model!r} at {self.base_url} failed: {exc}"
+                ) from exc
+
+            reply_usage = _usage_of(completion)
+            usage = usage + reply_usage
+            self._account(reply_usage)
+            if fmt_index > first:
+                with self._lock:
+                    self._format_floor = max(self._format_floor, fmt_index)
+            text, finish_reason = _content_of(completion)
+            if text is None:
+                raise LLMResponseError(
+                    f"LLM {model!r} at {self.base_url} returned no message content"
+                )
+            try:
+                data = parse_json_object(text)
+            except LLMResponseError as exc:
+                hint = (
+                    f" (the reply hit max_tokens={max_tokens})" if finish_reason == "length" else ""
+                )
+                raise LLMResponseError(f"{exc}{hint}") from exc
+            return JSONReply(
+                data=data,
+                raw=text,
+                usage=usage,
+                elapsed_s=time.monotonic() - start,
+                attempts=attempts,
+                response_format=fmt,
+                finish_reason=finish_reason,
+            )
+
+    def ping(self, model: str, *, deadline_s: float | None = None) -> float:
+        """Send a one-token completion to ``model`` and return its latency in seconds.
+
+        Raises the same errors as :meth:`complete_json`; no retries.
+        """
+        limit = self.timeout_s if deadline_s is None else deadline_s
+        with self._lock:
+            self._calls += 1
+        start = time.monotonic()
+        messages = [{"role": "user", "content": "Reply with the single word: pong"}]
+        for _ in range(2):
+            try:
+                completion = self._create(model, messages, 1, {}, limit)
+            except openai.BadRequestError as exc:
+                if self._adapt_to_rejection(exc, sent_temperature=False):
+                    continue
+                raise self._status_error(exc, model, 1) from exc
+            except openai.APITimeoutError as exc:
+                raise self._timeout(model, limit, 1) from exc
+            except openai.APIConnectionError as exc:
+                if _is_connect_failure(exc):
+                    raise LLMError(self._connect_message(exc)) from exc
+                raise LLMError(f"LLM endpoint {self.base_url} failed: {_describe(exc)}") from exc
+            except openai.APIStatusError as exc:
+                raise self._status_error(exc, model, 1) from exc
+            except openai.APIError as exc:
+                raise LLMError(f"ping of {model!r} at {self.base_url} failed: {exc}") from exc
+            self._account(_usage_of(completion))
+            return time.monotonic() - start
+        raise LLMError(f"ping of {model!r} at {self.base_url} was rejected (HTTP 400)")
+
+    # -- internals ------------------------------------------------------------------
+
+    def _create(
+        self,
+        model: str,
+        messages: list[dict[str, str]],
+        max_tokens: int,
+        extra: dict[str, Any],
+        timeout: float,
+    ) -> Any:
+        """Send one chat completion request with ``timeout`` seconds for every phase."""
+        with self._lock:
+            self._requests += 1
+            token_key = "max_completion_tokens" if self._use_max_completion_tokens else "max_tokens"
+        body = dict(extra)
+        body[token_key] = max_tokens
+        per_request = min(self.timeout_s, max(timeout, 0.001))
+        return self._client.chat.completions.create(
+            model=model,
+            messages=messages,  # type: ignore[arg-type]
+            extra_body=body,
+            timeout=httpx2.Timeout(per_request),
+        )
+
+    def _adapt_to_rejection(self, exc: openai.BadRequestError, *, sent_temperature: bool) -> bool:
+        """Adapt once to a 400 about a parameter (OpenAI reasoning models); True means resend.
+
+        Such models want ``max_completion_tokens`` instead of ``max_tokens`` and
+        accept no ``temperature``; the change is remembered for this client.
+        """
+        text = f"{exc.message} {exc.body}"
+        with self._lock:
+            if not self._use_max_completion_tokens and "max_completion_tokens" in text:
+                self._use_max_completion_tokens = True
+                return True
+            if sent_temperature and not self._omit_temperature and "temperature" in text:
+                self._omit_temperature = True
+                return True
+            return False
+
+    def _account(self, usage: Usage) -> None:
+        with self._lock:
+            self._usage_total = self._usage_total + usage
+
+    def _backoff_or_raise(
+        self, exc: openai.APIError, retries: int, deadline: float, model: str, attempts: int
+    ) -> int:
+        """Sleep before the next retry and return the new retry count, or raise if none is left."""
+        if retries >= self.max_retries:
+            raise self._final_error(exc, model, attempts, "after retries") from exc
+        delay = backoff_delay(retries, self.backoff_base_s, self.backoff_max_s)
+        if isinstance(exc, openai.APIStatusError):
+            delay = max(delay, _retry_after(exc.response.headers))
+        remaining = deadline - time.monotonic()
+        if delay >= remaining:
+            raise self._final_error(
+                exc, model, attempts, "and no time was left before the deadline to retry"
+            ) from exc
+        time.sleep(delay)
+        return retries + 1
+
+    def _final_error(self, exc: openai.APIError, model: str, attempts: int, why: str) -> LLMError:
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMTimeout(
+                f"LLM {model!r} at {self.base_url} timed out ({self.timeout_s:g}s per request) "
+                f"{attempts} time(s) {why}"
+            )
+        if isinstance(exc, openai.APIStatusError):
+            return self._status_error(exc, model, attempts, why)
+        return LLMError(
+            f"LLM endpoint {self.base_url} failed {attempts} time(s) {why}: {_describe(exc)}"
+        )
+
+    def _status_error(
+        self, exc: openai.APIStatusError, model: str, attempts: int, why: str = ""
+    ) -> LLMError:
+        suffix = f" ({attempts} attempts, {why})" if why else ""
+        return LLMError(
+            f"LLM endpoint {self.base_url} returned HTTP {exc.status_code} for model "
+            f"{model!r}{suffix}: {_server_message(exc)}"
+        )
+
+    def _timeout(self, model: str, deadline_s: float, attempts: int) -> LLMTimeout:
+        return LLMTimeout(
+            f"LLM {model!r} at {self.base_url} did not answer within the deadline of "
+            f"{deadline_s:.3g}s ({attempts} attempt(s))"
+        )
+
+    def _connect_message(self, exc: openai.APIConnectionError) -> str:
+        if _has_cause(exc, ConnectionRefusedError):
+            return f"LLM endpoint {self.base_url} refused the connection"
+        return f"cannot connect to LLM endpoint {self.base_url}: {_describe(exc)}"
+
+
+def backoff_delay(retry: int, base_s: float, max_s: float) -> float:
+    """Exponential backoff with "equal jitter": between half and all of ``base_s * 2**retry`` (capped)."""
+    ceiling = min(max_s, base_s * (2**retry))
+    return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+def _response_format(fmt: str, schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+    if fmt == "json_schema" and schema is not None:
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema, "strict": False},
+        }
+    if fmt == "json_object_schema" and schema is not None:
+        return {"type": "json_object", "schema": schema}
+    if fmt in ("json_object", "json_schema", "json_object_schema"):
+        return {"type": "json_object"}
+    return None
+
+
+def _usage_of(completion: Any) -> Usage:
+    usage = getattr(completion, "usage", None)
+    if usage is None:
+        return Usage()
+    return Usage(
+        int(getattr(usage, "prompt_tokens", 0) or 0),
+        int(getattr(usage, "completion_tokens", 0) or 0),
+    )
+
+
+def _content_of(completion: Any) -> tuple[str | None, str | None]:
+    choices = getattr(completion, "choices", None) or []
+    if not choices:
+        return None, None
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    content = getattr(message, "content", None)
+    return (content if isinstance(content, str) else None), getattr(choice, "finish_reason", None)
+
+
+def _has_cause(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: set[int] = set()
+    node: BaseException | None = exc
+    while node is not None and id(node) not in seen:
+        if isinstance(node, kind):
+            return True
+        seen.add(id(node))
+        node = node.__cause__ or node.__context__
+    return False
+
+
+def _is_connect_failure(exc: openai.APIConnectionError) -> bool:
+    """True when no connection could be made (refused, DNS, unreachable): not worth retrying."""
+    return _has_cause(exc, httpx2.ConnectError) or _has_cause(exc, ConnectionRefusedError)
+
+
+def _describe(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    return f"{exc} ({cause})" if cause is not None else str(exc)
+
+
+def _server_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    message: object = exc.message
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            message = inner["message"]
+        elif isinstance(inner, str):
+            message = inner
+    text = " ".join(str(message).split())
+    return text[:_SERVER_MESSAGE_CHARS]
+
+
+def _retry_after(headers: httpx2.Headers) -> float:
+    """Seconds asked for by a ``Retry-After`` / ``retry-after-ms`` header (0 if absent or a date)."""
+    value = headers.get("retry-after-ms")
+    scale = 0.001
+    if value is None:
+        value = headers.get("retry-after")
+        scale = 1.0
+    if value is None:
+        return 0.0
+    try:
+        return max(0.0, float(value) * scale)
+    except ValueError:
+        return 0.0

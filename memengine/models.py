@@ -1,0 +1,159 @@
+"""Typed data that crosses the public API: episodes, retrieval results, packs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Episode",
+    "EpisodeKind",
+    "Message",
+    "NewEpisode",
+    "Pack",
+    "Retrieval",
+    "Retrieved",
+    "Status",
+]
+
+
+class EpisodeKind(str, Enum):
+    """The closed set of episode kinds.
+
+    - ``exchange``: one user utterance and the partner's reply.
+    - ``message``: a single utterance by one speaker (multi-party logs).
+    - ``observation``: something the agent saw or was told.
+    - ``action``: something the agent did.
+    - ``reflection``: the agent's own conclusion about past episodes.
+    - ``fact``: a stable fact about the user or the world.
+    - ``summary``: a consolidated summary of several episodes.
+    - ``principle``: a rule the agent always follows (always packed).
+    - ``education``: material the agent only read (starts weaker).
+    """
+
+    exchange = "exchange"
+    message = "message"
+    observation = "observation"
+    action = "action"
+    reflection = "reflection"
+    fact = "fact"
+    summary = "summary"
+    principle = "principle"
+    education = "education"
+
+
+Status = Literal["active", "archived"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Message(_Model):
+    """One message of the recent conversation, given to ``retrieve``."""
+
+    role: Literal["user", "partner", "system"] = "user"
+    text: str
+
+
+class NewEpisode(_Model):
+    """An episode about to be written (validated, not yet stored)."""
+
+    agent: str = "default"
+    kind: EpisodeKind = EpisodeKind.exchange
+    user_text: str | None = None
+    reply_text: str | None = None
+    content: str | None = None
+    occurred_at: datetime
+    sensitivity: int = Field(0, ge=0, le=3)
+    importance: float = Field(0.5, ge=0.0, le=1.0)
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    status: Status = "active"
+    id: int | None = None
+    created_at: datetime | None = None
+    strength: float | None = None
+
+
+class Episode(_Model):
+    """A stored episode."""
+
+    id: int
+    agent: str
+    kind: EpisodeKind
+    user_text: str | None = None
+    reply_text: str | None = None
+    content: str | None = None
+    occurred_at: datetime
+    created_at: datetime
+    sensitivity: int = 0
+    importance: float = 0.5
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    status: Status = "active"
+    strength: float = 1.0
+    access_count: int = 0
+    candidate_count: int = 0
+    last_access: datetime | None = None
+    impact_score: float = 0.0
+    consolidation_level: int = 0
+
+    @property
+    def text(self) -> str:
+        """The episode as one text: ``user`` and ``reply`` lines, or the content."""
+        return episode_text(self.kind, self.user_text, self.reply_text, self.content)
+
+
+def episode_text(
+    kind: EpisodeKind, user_text: str | None, reply_text: str | None, content: str | None
+) -> str:
+    """Join an episode's parts into the single text that is embedded and indexed."""
+    if kind is EpisodeKind.exchange:
+        parts = [p for p in (user_text, reply_text) if p]
+        return "\n".join(parts)
+    return content or ""
+
+
+class Retrieved(_Model):
+    """One retrieved episode with every score that placed it."""
+
+    episode: Episode
+    score: float
+    rank: int
+    relevance: Literal["high", "medium", "low"] = "medium"
+    reason: str | None = None
+    components: dict[str, float] = Field(default_factory=dict)
+
+
+class Retrieval(_Model):
+    """The answer to ``retrieve``: results, the queries used, timings and what was skipped."""
+
+    results: tuple[Retrieved, ...]
+    queries: tuple[str, ...]
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    degraded: tuple[str, ...] = ()
+    should_inject: bool = False
+    language: Literal["ja", "en"] = "en"
+    turn_id: int | None = None
+    injection_strategy: Literal["quote_key_parts", "summarize", "full"] = "quote_key_parts"
+    candidates: int = 0
+    time_window: tuple[datetime, datetime] | None = None
+
+    @property
+    def episodes(self) -> list[Episode]:
+        """The episodes of the results, best first."""
+        return [r.episode for r in self.results]
+
+
+class Pack(_Model):
+    """A MemoryPack: the prompt section built from a retrieval."""
+
+    text: str
+    episode_ids: tuple[int, ...]
+    tokens: int
+    injected: bool
+    language: Literal["ja", "en"] = "en"
+    truncated: bool = False

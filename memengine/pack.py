@@ -1,0 +1,187 @@
+"""The MemoryPack: the ``[EPISODE_EVIDENCE]`` prompt section built from a retrieval.
+
+Format, one block per episode, best first, in the conversation's language::
+
+    [EPISODE_EVIDENCE]
+    ## 2026-03-04 (Wed) — New project "Mimosa" starts
+    User: I started a new project today…
+    Partner: Congratulations! …
+    → why: shares "mimosa", "project"; high relevance
+
+Japanese conversations get ``User:``/``Partner:`` lines too, with a
+``→ 関連:`` line. The pack fits a token budget (an offline estimate that
+counts each CJK character as a token and four Latin characters as one);
+episodes that do not fit are dropped, long utterances are trimmed to the
+sentences that share terms with the query (``quote_key_parts``), to their
+first sentence (``summarize``), or kept whole (``full``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
+from .text import estimate_tokens, query_terms
+
+__all__ = ["build_pack", "render_episode"]
+
+Strategy = Literal["quote_key_parts", "summarize", "full"]
+
+_WEEKDAYS = {
+    "ja": "月火水木金土日",
+    "en": ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"),
+}
+_SENTENCE = re.compile(r"(?<=[。！？!?])\s*|(?<=\.)\s+")
+_HEADER = "[EPISODE_EVIDENCE]"
+_HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
+_PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
+
+
+def _date_line(ep: Episode, lang: str) -> str:
+    d = ep.occurred_at
+    wd = _WEEKDAYS[lang][d.weekday()]
+    return f"{d:%Y-%m-%d} ({wd})"
+
+
+def _topic(ep: Episode, limit: int = 40) -> str:
+    if ep.tags:
+        tags = [t for t in ep.tags if t != "principle"]
+        if tags:
+            return ", ".join(tags[:3])
+    first = (ep.user_text or ep.content or ep.reply_text or "").strip().splitlines()
+    line = first[0] if first else ""
+    sentence = _SENTENCE.split(line)[0] if line else ""
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
+def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -> str:
+    text = " ".join(text.split())
+    if strategy == "full" or len(text) <= max_chars:
+        return text if len(text) <= max_chars * 4 else text[: max_chars * 4] + "…"
+    sentences = [s for s in _SENTENCE.split(text) if s]
+    if strategy == "summarize" or not terms:
+        keep = sentences[:1]
+    else:
+        lowered = [s.lower() for s in sentences]
+        keep = [s for s, low in zip(sentences, lowered, strict=True) if any(t in low for t in terms)]
+        keep = keep or sentences[:1]
+    out = " … ".join(keep)
+    return out if len(out) <= max_chars else out[: max_chars - 1] + "…"
+
+
+def _reason(item: Retrieved, lang: str, terms: Sequence[str]) -> str:
+    if item.reason:
+        return item.reason
+    text = item.episode.text.lower()
+    shared = [t for t in terms if len(t) > 1 and not _HIRAGANA.match(t) and t in text][:3]
+    cos = item.components.get("cosine")
+    bits: list[str] = []
+    if lang == "ja":
+        if shared:
+            bits.append("「" + "」「".join(shared) + "」が一致")
+        if cos is not None:
+            bits.append(f"意味の近さ {cos:.2f}")
+        return " / ".join(bits or ["関連あり"]) + f"（{_label(item.relevance, lang)}）"
+    if shared:
+        bits.append("shares " + ", ".join(f'"{t}"' for t in shared))
+    if cos is not None:
+        bits.append(f"similar meaning ({cos:.2f})")
+    return "; ".join(bits or ["related"]) + f"; {_label(item.relevance, lang)}"
+
+
+def _label(relevance: str, lang: str) -> str:
+    if lang == "ja":
+        return {"high": "関連度: 高", "medium": "関連度: 中", "low": "関連度: 低"}[relevance]
+    return f"{relevance} relevance"
+
+
+def render_episode(
+    item: Retrieved, lang: str, *, terms: Sequence[str] = (), strategy: Strategy, max_chars: int
+) -> str:
+    """One episode as a block of the pack: date and topic, the utterances, the reason line."""
+    ep = item.episode
+    lines = [f"## {_date_line(ep, lang)} — {_topic(ep)}"]
+    if ep.kind is EpisodeKind.exchange:
+        if ep.user_text:
+            lines.append("User: " + _trim(ep.user_text, strategy, terms, max_chars))
+        if ep.reply_text:
+            lines.append("Partner: " + _trim(ep.reply_text, strategy, terms, max_chars))
+    else:
+        label = ep.kind.value.capitalize()
+        lines.append(f"{label}: " + _trim(ep.content or "", strategy, terms, max_chars))
+    arrow = "→ 関連: " if lang == "ja" else "→ why: "
+    lines.append(arrow + _reason(item, lang, terms))
+    return "\n".join(lines)
+
+
+def build_pack(
+    retrieval: Retrieval,
+    *,
+    query: str,
+    budget_tokens: int,
+    strategy: Strategy | None = None,
+    principles: Sequence[Episode] = (),
+    principle_budget_tokens: int = 200,
+    max_chars_per_utterance: int = 240,
+) -> Pack:
+    """Render a retrieval as a MemoryPack within ``budget_tokens``.
+
+    Nothing is injected when the retrieval decided not to (``should_inject``
+    false) and there are no principles: the pack text is then empty.
+    """
+    lang = retrieval.language
+    strat: Strategy = strategy or retrieval.injection_strategy
+    terms = query_terms(query)
+    blocks: list[str] = []
+    used = 0
+    truncated = False
+    ids: list[int] = []
+    if principles:
+        plines = [_PRINCIPLES[lang]]
+        pused = estimate_tokens(plines[0])
+        for p in principles:
+            line = "- " + " ".join((p.content or p.text).split())
+            cost = estimate_tokens(line)
+            if pused + cost > principle_budget_tokens:
+                truncated = True
+                break
+            plines.append(line)
+            pused += cost
+            ids.append(p.id)
+        if len(plines) > 1:
+            blocks.append("\n".join(plines))
+    if retrieval.should_inject and retrieval.results:
+        header_cost = estimate_tokens(_HEADER)
+        used = header_cost
+        evidence: list[str] = []
+        for item in retrieval.results:
+            block = render_episode(
+                item, lang, terms=terms, strategy=strat, max_chars=max_chars_per_utterance
+            )
+            cost = estimate_tokens(block) + 1
+            if used + cost > budget_tokens:
+                shorter = render_episode(
+                    item, lang, terms=terms, strategy="summarize", max_chars=80
+                )
+                cost = estimate_tokens(shorter) + 1
+                if used + cost > budget_tokens:
+                    truncated = True
+                    continue
+                block = shorter
+                truncated = True
+            evidence.append(block)
+            used += cost
+            ids.append(item.episode.id)
+        if evidence:
+            blocks.append(_HEADER + "\n" + "\n\n".join(evidence))
+    text = "\n\n".join(blocks)
+    return Pack(
+        text=text,
+        episode_ids=tuple(ids),
+        tokens=estimate_tokens(text),
+        injected=bool(text),
+        language=lang,
+        truncated=truncated,
+    )

@@ -1,0 +1,154 @@
+"""The fast path: for each query, KNN and BM25 in parallel; fuse; score; fetch.
+
+It needs no LLM and is what every turn falls back to. Each search runs on
+its own thread with its own connection; the lists are fused by weighted
+Reciprocal Rank Fusion and each candidate then gets a documented score
+(:func:`score_candidates`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from ..config import RetrievalConfig
+from ..embed.base import Embedder
+from ..models import Episode
+from ..store.database import Store
+from ..store.filters import Filters
+from ..store.fulltext import match_expression
+from ..text import query_terms
+from .fusion import Fused, RankedList, rrf
+
+__all__ = ["Candidate", "FastPath", "FastResult"]
+
+
+@dataclass
+class Candidate:
+    """A fused candidate with its episode and every component of its score."""
+
+    episode: Episode
+    score: float
+    components: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class FastResult:
+    """What the fast path found, with per-stage timings (ms) and what it had to skip."""
+
+    candidates: list[Candidate]
+    queries: list[str]
+    timings_ms: dict[str, float]
+    degraded: list[str] = field(default_factory=list)
+
+
+class FastPath:
+    """Hybrid search (vector + full text) over one store, fused by RRF."""
+
+    def __init__(
+        self, store: Store, embedder: Embedder, config: RetrievalConfig, executor: Executor
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.config = config
+        self.executor = executor
+
+    def run(self, queries: Sequence[str], filters: Filters, *, now: datetime) -> FastResult:
+        """Search every query, fuse, score and fetch the candidates (best first)."""
+        cfg = self.config
+        timings: dict[str, float] = {}
+        degraded: list[str] = []
+        queries = [q[: cfg.max_query_chars] for q in queries if q.strip()]
+        if not queries:
+            return FastResult([], [], timings, ["empty query"])
+        t0 = time.perf_counter()
+        qvecs = self.embedder.embed(queries)
+        timings["embed"] = _ms(t0)
+
+        t1 = time.perf_counter()
+        knn_jobs = [
+            self.executor.submit(self.store.knn, qvecs[i], cfg.knn_k_per_query, filters)
+            for i in range(len(queries))
+        ]
+        expressions = [match_expression(query_terms(q)) for q in queries]
+        bm25_jobs = [
+            self.executor.submit(self.store.bm25, expr, cfg.bm25_k_per_query, filters)
+            if expr
+            else None
+            for expr in expressions
+        ]
+        lists: list[RankedList] = []
+        for i, job in enumerate(knn_jobs):
+            hits = job.result()
+            lists.append(RankedList(f"knn{i}", [h[0] for h in hits], [1 - h[1] for h in hits]))
+        timings["knn"] = _ms(t1)
+        for i, bjob in enumerate(bm25_jobs):
+            if bjob is None:
+                degraded.append(f"bm25 skipped for query {i}: no searchable terms")
+                continue
+            hits = bjob.result()
+            lists.append(RankedList(f"bm25{i}", [h[0] for h in hits], [h[1] for h in hits]))
+        timings["search"] = _ms(t1)
+
+        t2 = time.perf_counter()
+        fused = rrf(lists, k=cfg.rrf_k, limit=cfg.max_candidates)
+        timings["fusion"] = _ms(t2)
+
+        t3 = time.perf_counter()
+        episodes = self.store.get([f.id for f in fused])
+        timings["fetch"] = _ms(t3)
+        candidates = score_candidates(fused, episodes, qvecs[0], self.store, now)
+        timings["total"] = _ms(t0)
+        return FastResult(candidates, list(queries), timings, degraded)
+
+
+def score_candidates(
+    fused: Sequence[Fused],
+    episodes: dict[int, Episode],
+    query_vector: np.ndarray,
+    store: Store,
+    now: datetime,
+) -> list[Candidate]:
+    """Turn fused ids into scored candidates.
+
+    The score is the RRF score; each candidate also carries its best cosine
+    similarity, best BM25 score and ranks (``knn_rank``, ``bm25_rank``) and
+    its age in days, for the should-inject rule and for later stages.
+    """
+    out: list[Candidate] = []
+    for f in fused:
+        ep = episodes.get(f.id)
+        if ep is None:  # deleted between search and fetch
+            continue
+        comps: dict[str, float] = {"rrf": f.score}
+        knn = [v for name, v in f.raw.items() if name.startswith("knn")]
+        bm = [v for name, v in f.raw.items() if name.startswith("bm25")]
+        if knn:
+            comps["cosine"] = max(knn)
+        if bm:
+            comps["bm25"] = max(bm)
+        kr = [r for name, r in f.ranks.items() if name.startswith("knn")]
+        br = [r for name, r in f.ranks.items() if name.startswith("bm25")]
+        if kr:
+            comps["knn_rank"] = float(min(kr))
+        if br:
+            comps["bm25_rank"] = float(min(br))
+        comps["age_days"] = max(0.0, (now - ep.occurred_at).total_seconds() / 86400)
+        out.append(Candidate(ep, f.score, comps))
+    out.sort(key=lambda c: -c.score)
+    return out
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
+
+
+def recency(age_days: float, half_life_days: float = 30.0) -> float:
+    """Exponential recency in (0, 1]: 1 for now, 0.5 after ``half_life_days``."""
+    return math.exp(-math.log(2) * age_days / half_life_days)

@@ -1,0 +1,188 @@
+"""Choosing the SQLite driver, loading sqlite-vec, and handing out one connection per thread.
+
+The stdlib :mod:`sqlite3` is used when it can load extensions and is at
+least SQLite 3.45; otherwise the drop-in ``sqlean`` module (SQLite 3.50,
+FTS5 and extension loading built in). The choice is made once per process
+and reported by :func:`driver_info` (and ``memengine doctor``).
+
+SQLAlchemy provides the engine, the connection pool and the ``connect``
+hook that loads the extension and sets the PRAGMAs; the store then works on
+the pooled DB-API connection directly, one per thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3 as _stdlib_sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import sqlalchemy as sa
+import sqlite_vec
+from sqlalchemy import event
+from sqlalchemy.pool import QueuePool
+
+from ..errors import ExtensionError, ReadOnlyDatabase, StoreError
+
+__all__ = ["Connections", "DriverInfo", "driver_info", "sqlite_module"]
+
+MIN_STDLIB_VERSION = (3, 45, 0)
+BUSY_TIMEOUT_MS = 10_000
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    """Which SQLite module memengine uses, and why."""
+
+    module: str
+    sqlite_version: str
+    reason: str
+
+
+def _stdlib_usable() -> tuple[bool, str]:
+    version = _stdlib_sqlite3.sqlite_version_info
+    if not hasattr(_stdlib_sqlite3.Connection, "enable_load_extension"):
+        return False, "stdlib sqlite3 was built without extension loading"
+    if version < MIN_STDLIB_VERSION:
+        return False, f"stdlib SQLite {_stdlib_sqlite3.sqlite_version} is older than 3.45"
+    return True, f"stdlib SQLite {_stdlib_sqlite3.sqlite_version} can load extensions"
+
+
+@functools.lru_cache(maxsize=1)
+def sqlite_module() -> ModuleType:
+    """The DB-API module to use: stdlib ``sqlite3`` when good enough, else ``sqlean``."""
+    forced = os.environ.get("MEMENGINE_SQLITE_DRIVER")  # diagnostic override, documented in README
+    ok, _ = _stdlib_usable()
+    if forced == "sqlite3" or (ok and forced != "sqlean"):
+        return _stdlib_sqlite3
+    try:
+        import sqlean
+    except ImportError as exc:  # pragma: no cover - sqlean is a dependency
+        raise ExtensionError(
+            "the stdlib sqlite3 cannot load sqlite-vec and sqlean-py is not installed: "
+            "pip install sqlean-py"
+        ) from exc
+    return sqlean
+
+
+def driver_info() -> DriverInfo:
+    """Describe the chosen driver (module name, SQLite version, reason)."""
+    module = sqlite_module()
+    ok, why = _stdlib_usable()
+    name = "sqlite3" if module is _stdlib_sqlite3 else "sqlean"
+    reason = why if name == "sqlite3" else f"sqlean chosen: {why}"
+    return DriverInfo(module=name, sqlite_version=module.sqlite_version, reason=reason)
+
+
+def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+    try:
+        dbapi_conn.enable_load_extension(True)
+        sqlite_vec.load(dbapi_conn)
+        dbapi_conn.enable_load_extension(False)
+    except (AttributeError, sqlite_module().OperationalError) as exc:
+        raise ExtensionError(f"cannot load sqlite-vec: {exc}") from exc
+    cur = dbapi_conn.cursor()
+    cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    cur.execute("PRAGMA foreign_keys = ON")
+    cur.execute("PRAGMA synchronous = NORMAL")
+    cur.execute("PRAGMA temp_store = MEMORY")
+    cur.execute("PRAGMA cache_size = -65536")
+    cur.execute("PRAGMA mmap_size = 1073741824")
+    cur.close()
+
+
+class Connections:
+    """A pool of connections to one database file, handing each thread its own."""
+
+    def __init__(self, path: Path, *, pool_size: int = 8) -> None:
+        self.path = path
+        module = sqlite_module()
+        self.module = module
+        self.engine = sa.create_engine(
+            f"sqlite:///{path}",
+            module=module,
+            poolclass=QueuePool,
+            pool_size=pool_size,
+            max_overflow=pool_size * 4,
+            pool_timeout=30,
+            connect_args={"check_same_thread": False, "isolation_level": None},
+        )
+        event.listen(self.engine, "connect", _on_connect)
+        self._local = threading.local()
+        self._all: list[Any] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def get(self) -> Any:
+        """This thread's DB-API connection (checked out of the pool on first use)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise StoreError("the database has been closed")
+            conn = self.engine.raw_connection()
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def read(self) -> Iterator[Any]:
+        """A cursor inside a read transaction: every statement sees one snapshot."""
+        conn = self.get()
+        cur = conn.cursor()
+        if conn.driver_connection.in_transaction:
+            yield cur
+            return
+        cur.execute("BEGIN")
+        try:
+            yield cur
+        finally:
+            cur.execute("COMMIT")
+
+    @contextmanager
+    def write(self) -> Iterator[Any]:
+        """A cursor inside ``BEGIN IMMEDIATE`` … ``COMMIT``; any error rolls everything back."""
+        conn = self.get()
+        cur = conn.cursor()
+        if conn.driver_connection.in_transaction:
+            raise StoreError("nested write transaction")
+        try:
+            cur.execute("BEGIN IMMEDIATE")
+        except self.module.OperationalError as exc:
+            raise _translate(exc) from exc
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        try:
+            cur.execute("COMMIT")
+        except self.module.OperationalError as exc:
+            cur.execute("ROLLBACK")
+            raise _translate(exc) from exc
+
+    def close(self) -> None:
+        """Return every connection and dispose of the engine."""
+        with self._lock:
+            self._closed = True
+            for conn in self._all:
+                try:
+                    conn.close()
+                except self.module.Error:  # a connection already closed by its thread
+                    continue
+            self._all.clear()
+        self._local = threading.local()
+        self.engine.dispose()
+
+
+def _translate(exc: Exception) -> StoreError:
+    msg = str(exc)
+    if "readonly" in msg or "read-only" in msg:
+        return ReadOnlyDatabase(f"the database is read-only: {msg}")
+    return StoreError(msg)

@@ -1,0 +1,334 @@
+"""The store: one SQLite file with episodes, their vectors and their full-text index.
+
+:class:`Store` is the only object that opens the file. It migrates on open,
+records (and then enforces) the embedder that wrote the vectors, writes an
+episode with its vector and full-text rows in one transaction, and answers
+the two searches the retrieval layer needs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..clock import ensure_aware
+from ..errors import (
+    EmbedderMismatch,
+    InvalidInput,
+    NotAMemEngineDatabase,
+    ReadOnlyDatabase,
+    StoreError,
+)
+from ..models import Episode, NewEpisode
+from . import episodes as ep_rows
+from . import fulltext, vectors
+from .connect import Connections, driver_info
+from .filters import Filters
+from .migrate import check_header, migrate
+
+__all__ = ["ConsistencyReport", "Store"]
+
+
+@dataclass(frozen=True)
+class ConsistencyReport:
+    """What the consistency check found; ``ok`` when every index agrees with the episodes."""
+
+    episodes: int
+    vectors: int
+    fts_rows: int
+    missing_vectors: list[int] = field(default_factory=list)
+    orphan_vectors: list[int] = field(default_factory=list)
+    stale_vector_filters: list[int] = field(default_factory=list)
+    fts_integrity: str = "ok"
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is missing, orphaned or stale."""
+        return not (
+            self.missing_vectors
+            or self.orphan_vectors
+            or self.stale_vector_filters
+            or self.fts_integrity != "ok"
+        )
+
+
+class Store:
+    """One memengine database file. Thread-safe: each thread uses its own connection."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        embedder_id: str,
+        dimension: int,
+        allow_embedder_change: bool = False,
+        now: Callable[[], datetime],
+    ) -> None:
+        self.path = Path(path)
+        self._now = now
+        check_header(self.path)
+        _check_writable(self.path)
+        self.connections = Connections(self.path)
+        try:
+            self._open(embedder_id, dimension, allow_embedder_change)
+        except BaseException:
+            self.connections.close()
+            raise
+
+    def _open(self, embedder_id: str, dimension: int, allow_change: bool) -> None:
+        module = self.connections.module
+        conn = self.connections.get()
+        cur = conn.cursor()
+        try:
+            cur.execute("PRAGMA journal_mode = WAL").fetchone()
+            migrate(cur)
+        except module.DatabaseError as exc:
+            msg = str(exc)
+            if "not a database" in msg or "malformed" in msg:
+                raise NotAMemEngineDatabase(f"{self.path}: {msg}") from exc
+            if "readonly" in msg:
+                raise ReadOnlyDatabase(f"{self.path} is read-only: {msg}") from exc
+            raise StoreError(f"{self.path}: {msg}") from exc
+        meta = self.meta()
+        if "embedder_id" not in meta:
+            with self.connections.write() as w:
+                vectors.create_vector_table(w, dimension)
+                self._set_meta(w, embedder_id=embedder_id, dimension=str(dimension),
+                               metric="cosine", created_at=self._now().isoformat())
+            meta = self.meta()
+        self.embedder_id = meta["embedder_id"]
+        self.dimension = int(meta["dimension"])
+        if (self.embedder_id, self.dimension) != (embedder_id, dimension) and not allow_change:
+            raise EmbedderMismatch(
+                f"{self.path} was embedded with {self.embedder_id} ({self.dimension} dimensions) "
+                f"but the configured embedder is {embedder_id} ({dimension} dimensions). "
+                f"Configure {self.embedder_id} again, or re-embed the file with the new one: "
+                f"memengine reembed --db {self.path}"
+            )
+
+    # -- meta --------------------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        """Everything in the meta table."""
+        with self.connections.read() as cur:
+            return dict(cur.execute("SELECT key, value FROM meta").fetchall())
+
+    @staticmethod
+    def _set_meta(cur: Any, **values: str) -> None:
+        cur.executemany(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            list(values.items()),
+        )
+
+    def schema_version(self) -> int:
+        """The schema version of the file."""
+        with self.connections.read() as cur:
+            return int(cur.execute("PRAGMA user_version").fetchone()[0])
+
+    # -- writes ------------------------------------------------------------------------
+    def add(
+        self,
+        episodes: Sequence[NewEpisode],
+        search_texts: Sequence[str],
+        embeddings: npt.NDArray[np.float32],
+    ) -> list[int]:
+        """Write episodes, their vectors and full-text rows in one transaction; return ids."""
+        if len(episodes) != len(search_texts) or len(episodes) != len(embeddings):
+            raise InvalidInput("episodes, texts and vectors must have the same length")
+        if len(episodes) and embeddings.shape[1] != self.dimension:
+            raise InvalidInput(
+                f"vectors have {embeddings.shape[1]} dimensions, the database expects "
+                f"{self.dimension}"
+            )
+        if not np.all(np.isfinite(embeddings)):
+            raise InvalidInput("vectors contain NaN or infinite values")
+        now = self._now()
+        with self.connections.write() as cur:
+            ep_rows.ensure_agents(cur, (e.agent for e in episodes), now)
+            try:
+                ids = ep_rows.insert_episodes(cur, episodes, search_texts, now)
+            except self.connections.module.IntegrityError as exc:
+                raise InvalidInput(f"cannot store episode: {exc}") from exc
+            vectors.insert_vectors(
+                cur,
+                ids,
+                [
+                    (e.agent, e.kind.value, e.sensitivity, e.status,
+                     int(ensure_aware(e.occurred_at).timestamp()))
+                    for e in episodes
+                ],
+                embeddings,
+            )
+        return ids
+
+    def delete(self, ids: Sequence[int], *, agent: str | None) -> list[int]:
+        """Delete exactly these ids (only ``agent``'s when given); return the ids deleted."""
+        with self.connections.write() as cur:
+            return ep_rows.delete_episodes(cur, ids, agent)
+
+    def set_status(self, ids: Sequence[int], status: str) -> int:
+        """Archive or re-activate episodes; triggers keep the vector filters in step."""
+        with self.connections.write() as cur:
+            marks = ",".join("?" * len(ids))
+            cur.execute(f"UPDATE episodes SET status = ? WHERE id IN ({marks})", [status, *ids])
+            return int(cur.rowcount)
+
+    # -- reads -------------------------------------------------------------------------
+    def get(self, ids: Sequence[int]) -> dict[int, Episode]:
+        """The episodes with these ids (absent ids are left out)."""
+        with self.connections.read() as cur:
+            return ep_rows.fetch_episodes(cur, ids)
+
+    def knn(
+        self, vector: npt.NDArray[np.float32], k: int, filters: Filters
+    ) -> list[tuple[int, float]]:
+        """Nearest episodes by cosine distance."""
+        with self.connections.read() as cur:
+            return vectors.knn(cur, vector, k, filters)
+
+    def bm25(self, expression: str, k: int, filters: Filters) -> list[tuple[int, float]]:
+        """Best full-text matches of an already-escaped FTS5 expression."""
+        with self.connections.read() as cur:
+            return fulltext.bm25(cur, expression, k, filters)
+
+    def iter_episodes(self, agent: str | None = None, batch: int = 500) -> Iterator[list[Episode]]:
+        """Yield every episode (of one agent, or all), in id order, a batch at a time."""
+        with self.connections.read() as cur:
+            id_batches = list(ep_rows.iter_episode_ids(cur, agent, batch))
+        for ids in id_batches:
+            found = self.get(ids)
+            yield [found[i] for i in ids if i in found]
+
+    def count(self, agent: str | None = None) -> int:
+        """How many episodes there are (of one agent, or all)."""
+        with self.connections.read() as cur:
+            if agent is None:
+                return int(cur.execute("SELECT count(*) FROM episodes").fetchone()[0])
+            return int(
+                cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (agent,)).fetchone()[0]
+            )
+
+    def stats(self) -> dict[str, Any]:
+        """Counts per agent, kind and status, and the file's size."""
+        with self.connections.read() as cur:
+            per_agent = cur.execute(
+                "SELECT agent, status, count(*) FROM episodes GROUP BY agent, status ORDER BY agent"
+            ).fetchall()
+            per_kind = dict(
+                cur.execute("SELECT kind, count(*) FROM episodes GROUP BY kind").fetchall()
+            )
+            span = cur.execute("SELECT min(occurred_at), max(occurred_at) FROM episodes").fetchone()
+        agents: dict[str, dict[str, int]] = {}
+        for agent, status, n in per_agent:
+            agents.setdefault(agent, {})[status] = n
+        size = sum(
+            p.stat().st_size
+            for p in (self.path, Path(f"{self.path}-wal"))
+            if p.exists()
+        )
+        return {
+            "episodes": sum(sum(v.values()) for v in agents.values()),
+            "agents": agents,
+            "kinds": per_kind,
+            "first": span[0],
+            "last": span[1],
+            "bytes": size,
+            "embedder": self.embedder_id,
+            "dimension": self.dimension,
+        }
+
+    def consistency(self) -> ConsistencyReport:
+        """Check that every episode has its vector with current filter columns and FTS rows."""
+        with self.connections.read() as cur:
+            n_ep = cur.execute("SELECT count(*) FROM episodes").fetchone()[0]
+            n_vec = cur.execute("SELECT count(*) FROM episode_vectors").fetchone()[0]
+            n_fts = cur.execute("SELECT count(*) FROM episodes_fts_docsize").fetchone()[0]
+            missing = [r[0] for r in cur.execute(
+                "SELECT e.id FROM episodes e LEFT JOIN episode_vectors v "
+                "ON v.episode_id = e.id WHERE v.episode_id IS NULL LIMIT 100")]
+            orphans = [r[0] for r in cur.execute(
+                "SELECT v.episode_id FROM episode_vectors v LEFT JOIN episodes e "
+                "ON e.id = v.episode_id WHERE e.id IS NULL LIMIT 100")]
+            stale = [r[0] for r in cur.execute(
+                "SELECT e.id FROM episodes e JOIN episode_vectors v ON v.episode_id = e.id "
+                "WHERE v.agent != e.agent OR v.kind != e.kind OR v.status != e.status "
+                "OR v.sensitivity != e.sensitivity OR v.occurred_ts != e.occurred_ts LIMIT 100")]
+        integrity = "ok"
+        try:
+            with self.connections.read() as cur:
+                cur.execute(
+                    "INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('integrity-check', 1)"
+                )
+        except self.connections.module.DatabaseError as exc:
+            integrity = str(exc)
+        if n_fts != n_ep and integrity == "ok":
+            integrity = f"full-text index has {n_fts} rows for {n_ep} episodes"
+        return ConsistencyReport(
+            episodes=n_ep, vectors=n_vec, fts_rows=n_fts, missing_vectors=missing,
+            orphan_vectors=orphans, stale_vector_filters=stale, fts_integrity=integrity,
+        )
+
+    # -- re-embedding ------------------------------------------------------------------
+    def replace_embedder(
+        self,
+        embedder_id: str,
+        dimension: int,
+        embed: Callable[[list[Episode]], npt.NDArray[np.float32]],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        batch: int = 256,
+    ) -> int:
+        """Re-embed every episode with a new embedder, in one transaction; return the count.
+
+        Until it commits, readers keep seeing the old vectors; a failure leaves
+        the file as it was.
+        """
+        total = self.count()
+        done = 0
+        with self.connections.read() as cur:
+            id_batches = list(ep_rows.iter_episode_ids(cur, None, batch))
+        with self.connections.write() as cur:
+            vectors.drop_vector_table(cur)
+            vectors.create_vector_table(cur, dimension)
+            for ids in id_batches:
+                found = ep_rows.fetch_episodes(cur, ids)
+                eps = [found[i] for i in ids]
+                vecs = embed(eps)
+                if vecs.shape != (len(eps), dimension):
+                    raise InvalidInput(f"embedder returned shape {vecs.shape}")
+                vectors.insert_vectors(
+                    cur,
+                    ids,
+                    [(e.agent, e.kind.value, e.sensitivity, e.status,
+                      int(ensure_aware(e.occurred_at).timestamp())) for e in eps],
+                    vecs,
+                )
+                done += len(eps)
+                if progress:
+                    progress(done, total)
+            self._set_meta(cur, embedder_id=embedder_id, dimension=str(dimension))
+        self.embedder_id, self.dimension = embedder_id, dimension
+        return done
+
+    def close(self) -> None:
+        """Close every connection (checkpointing the WAL)."""
+        self.connections.close()
+
+
+def _check_writable(path: Path) -> None:
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ReadOnlyDatabase(f"{path} is read-only: memengine needs to write to it")
+    if not folder.exists():
+        raise StoreError(f"folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ReadOnlyDatabase(
+            f"folder {folder} is not writable: SQLite needs it for the -wal and -shm files"
+        )

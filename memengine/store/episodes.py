@@ -1,0 +1,149 @@
+"""Episode rows in and out: encoding, batch inserts, reads, scoped deletes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from ..clock import ensure_aware
+from ..models import Episode, EpisodeKind, NewEpisode
+
+__all__ = [
+    "COLUMNS",
+    "delete_episodes",
+    "ensure_agents",
+    "fetch_episodes",
+    "insert_episodes",
+    "iter_episode_ids",
+    "row_to_episode",
+]
+
+COLUMNS = (
+    "id, agent, kind, user_text, reply_text, content, occurred_at, created_at, sensitivity, "
+    "importance, tags, metadata, status, strength, access_count, candidate_count, last_access, "
+    "impact_score, consolidation_level"
+)
+
+_INSERT = (
+    "INSERT INTO episodes (id, agent, kind, user_text, reply_text, content, occurred_at, "
+    "occurred_ts, created_at, sensitivity, importance, tags, metadata, status, search_text, "
+    "strength) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _iso(moment: datetime) -> str:
+    return ensure_aware(moment).isoformat()
+
+
+def ensure_agents(cur: Any, agents: Iterable[str], now: datetime) -> None:
+    """Create the agents that do not exist yet."""
+    cur.executemany(
+        "INSERT OR IGNORE INTO agents (name, created_at) VALUES (?, ?)",
+        [(a, _iso(now)) for a in set(agents)],
+    )
+
+
+def insert_episodes(
+    cur: Any, episodes: Sequence[NewEpisode], search_texts: Sequence[str], now: datetime
+) -> list[int]:
+    """Insert ``episodes`` (inside the caller's transaction) and return their ids in order."""
+    ids: list[int] = []
+    for ep, search_text in zip(episodes, search_texts, strict=True):
+        occurred = ensure_aware(ep.occurred_at)
+        created = ep.created_at or now
+        cur.execute(
+            _INSERT,
+            (
+                ep.id,
+                ep.agent,
+                ep.kind.value,
+                ep.user_text,
+                ep.reply_text,
+                ep.content,
+                occurred.isoformat(),
+                int(occurred.timestamp()),
+                _iso(created),
+                ep.sensitivity,
+                ep.importance,
+                json.dumps(list(ep.tags), ensure_ascii=False),
+                json.dumps(ep.metadata, ensure_ascii=False),
+                ep.status,
+                search_text,
+                1.0 if ep.strength is None else ep.strength,
+            ),
+        )
+        ids.append(int(cur.lastrowid))
+    return ids
+
+
+def row_to_episode(row: Sequence[Any]) -> Episode:
+    """Build an Episode from a row selected with :data:`COLUMNS`."""
+    return Episode(
+        id=row[0],
+        agent=row[1],
+        kind=EpisodeKind(row[2]),
+        user_text=row[3],
+        reply_text=row[4],
+        content=row[5],
+        occurred_at=datetime.fromisoformat(row[6]),
+        created_at=datetime.fromisoformat(row[7]),
+        sensitivity=row[8],
+        importance=row[9],
+        tags=tuple(json.loads(row[10])),
+        metadata=json.loads(row[11]),
+        status=row[12],
+        strength=row[13],
+        access_count=row[14],
+        candidate_count=row[15],
+        last_access=datetime.fromisoformat(row[16]) if row[16] else None,
+        impact_score=row[17],
+        consolidation_level=row[18],
+    )
+
+
+def fetch_episodes(cur: Any, ids: Sequence[int]) -> dict[int, Episode]:
+    """The episodes with these ids, keyed by id (missing ids are simply absent)."""
+    out: dict[int, Episode] = {}
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        for row in cur.execute(f"SELECT {COLUMNS} FROM episodes WHERE id IN ({marks})", chunk):
+            out[row[0]] = row_to_episode(row)
+    return out
+
+
+def delete_episodes(cur: Any, ids: Sequence[int], agent: str | None) -> list[int]:
+    """Delete these ids, only those belonging to ``agent`` when given; return what was deleted."""
+    deleted: list[int] = []
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        sql = f"DELETE FROM episodes WHERE id IN ({marks})"
+        params: list[Any] = chunk
+        if agent is not None:
+            sql += " AND agent = ?"
+            params = [*chunk, agent]
+        deleted.extend(r[0] for r in cur.execute(sql + " RETURNING id", params).fetchall())
+    return deleted
+
+
+def iter_episode_ids(cur: Any, agent: str | None = None, batch: int = 1000) -> Iterator[list[int]]:
+    """Yield episode ids in ascending order, ``batch`` at a time."""
+    last = 0
+    while True:
+        if agent is None:
+            rows = cur.execute(
+                "SELECT id FROM episodes WHERE id > ? ORDER BY id LIMIT ?", (last, batch)
+            ).fetchall()
+        else:
+            rows = cur.execute(
+                "SELECT id FROM episodes WHERE id > ? AND agent = ? ORDER BY id LIMIT ?",
+                (last, agent, batch),
+            ).fetchall()
+        if not rows:
+            return
+        ids = [r[0] for r in rows]
+        last = ids[-1]
+        yield ids

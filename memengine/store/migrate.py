@@ -1,0 +1,126 @@
+"""Creating and migrating the database file: numbered SQL files applied in order, on open.
+
+Migrations live in ``schema/NNNN_name.sql`` (shipped inside the wheel as
+``memengine.schema``). Each is applied in its own transaction and the file's
+``PRAGMA user_version`` records the last one applied; ``PRAGMA
+application_id`` marks the file as memengine's.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import NotAMemEngineDatabase, SchemaTooNew, StoreError
+
+__all__ = ["APPLICATION_ID", "check_header", "latest_version", "migrate", "schema_sql"]
+
+APPLICATION_ID = 0x4D454D45  # "MEME"
+_MIGRATION = re.compile(r"^(\d{4})_[\w-]+\.sql$")
+
+
+def _schema_dir() -> Any:
+    try:
+        return resources.files("memengine.schema")
+    except ModuleNotFoundError:  # a checkout without install: schema/ beside the package
+        return Path(__file__).resolve().parents[2] / "schema"
+
+
+def schema_sql(name: str) -> str:
+    """The text of one file of the schema folder."""
+    return (_schema_dir() / name).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def _migrations() -> tuple[tuple[int, str], ...]:
+    found = []
+    for entry in _schema_dir().iterdir():
+        m = _MIGRATION.match(entry.name)
+        if m:
+            found.append((int(m.group(1)), entry.name))
+    found.sort()
+    if [v for v, _ in found] != list(range(1, len(found) + 1)):
+        raise StoreError(f"schema migrations are not numbered 1..n: {found}")
+    return tuple(found)
+
+
+def latest_version() -> int:
+    """The schema version this memengine writes."""
+    return len(_migrations())
+
+
+def check_header(path: Path) -> None:
+    """Refuse a file that exists, is not empty, and is not an SQLite database."""
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise NotAMemEngineDatabase(f"{path} is a directory, not a database file")
+    with path.open("rb") as fh:
+        head = fh.read(16)
+    if head and head != b"SQLite format 3\x00":
+        raise NotAMemEngineDatabase(f"{path} is not an SQLite database")
+
+
+def migrate(cur: Any) -> int:
+    """Bring the database behind ``cur`` to the latest schema; return the version it was at.
+
+    Raises NotAMemEngineDatabase for a foreign SQLite file and SchemaTooNew
+    for a file from a newer memengine.
+    """
+    app_id = cur.execute("PRAGMA application_id").fetchone()[0]
+    version = cur.execute("PRAGMA user_version").fetchone()[0]
+    if app_id not in (0, APPLICATION_ID):
+        raise NotAMemEngineDatabase(f"application_id {app_id:#x} is not memengine's")
+    if app_id == 0:
+        tables = cur.execute(
+            "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+        ).fetchone()[0]
+        if tables:
+            raise NotAMemEngineDatabase(
+                "the file holds tables but is not a memengine database; "
+                "use a new path for memengine"
+            )
+    latest = latest_version()
+    if version > latest:
+        raise SchemaTooNew(
+            f"the database has schema version {version}, this memengine knows up to {latest}: "
+            "upgrade memengine to open it"
+        )
+    for number, name in _migrations():
+        if number <= version:
+            continue
+        sql = schema_sql(name)
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(sql):
+                cur.execute(statement)
+            cur.execute(f"PRAGMA user_version = {number}")
+            cur.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
+    return int(version)
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a schema file into statements (triggers keep their inner semicolons)."""
+    from ..store.connect import sqlite_module
+
+    module = sqlite_module()
+    out: list[str] = []
+    buf = ""
+    for line in sql.splitlines(keepends=True):
+        if not buf and line.strip().startswith("--"):
+            continue
+        buf += line
+        if module.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        raise StoreError(f"incomplete SQL statement in schema: {buf[:80]!r}")
+    return out

@@ -1,0 +1,59 @@
+"""The ``vec0`` vector table: creation for a dimension, writes, and filtered KNN."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .filters import Filters
+from .migrate import schema_sql
+
+__all__ = ["create_vector_table", "drop_vector_table", "insert_vectors", "knn"]
+
+
+def create_vector_table(cur: Any, dimension: int) -> None:
+    """Create the vector table and its triggers for ``dimension`` (inside the caller's transaction)."""
+    from .migrate import _statements
+
+    for statement in _statements(schema_sql("vectors.sql").replace("{dimension}", str(dimension))):
+        cur.execute(statement)
+
+
+def drop_vector_table(cur: Any) -> None:
+    """Drop the vector table and its triggers (before a re-embed with another dimension)."""
+    cur.execute("DROP TRIGGER IF EXISTS episode_vectors_filters")
+    cur.execute("DROP TRIGGER IF EXISTS episode_vectors_delete")
+    cur.execute("DROP TABLE IF EXISTS episode_vectors")
+
+
+def insert_vectors(
+    cur: Any,
+    ids: Sequence[int],
+    rows: Sequence[tuple[str, str, int, str, int]],
+    vectors: npt.NDArray[np.float32],
+) -> None:
+    """Insert one vector per id; ``rows`` holds (agent, kind, sensitivity, status, occurred_ts)."""
+    cur.executemany(
+        "INSERT INTO episode_vectors (episode_id, agent, kind, sensitivity, status, occurred_ts, "
+        "embedding) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (i, *row, np.ascontiguousarray(vec, dtype=np.float32).tobytes())
+            for i, row, vec in zip(ids, rows, vectors, strict=True)
+        ],
+    )
+
+
+def knn(
+    cur: Any, vector: npt.NDArray[np.float32], k: int, filters: Filters
+) -> list[tuple[int, float]]:
+    """The ``k`` nearest episodes to ``vector`` under ``filters``: (id, cosine distance), nearest first."""
+    where, params = filters.sql()
+    rows = cur.execute(
+        f"SELECT episode_id, distance FROM episode_vectors "
+        f"WHERE embedding MATCH ? AND k = ? AND {where} ORDER BY distance",
+        [np.ascontiguousarray(vector, dtype=np.float32).tobytes(), k, *params],
+    ).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]

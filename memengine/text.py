@@ -1,0 +1,142 @@
+"""Language-aware text helpers: language guess, full-text analysis, token estimates.
+
+Full text is indexed from an *analysed* form of each episode: Latin text is
+left to FTS5's ``porter unicode61`` tokenizer, and runs of CJK characters
+are split here, in Python, into words (by a segmenter when one is
+installed) or into overlapping character bigrams plus single characters,
+so that 2-character words (締切, 転職) and 1-character words (猫) are found.
+The query goes through the same analysis, so both sides always agree.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from typing import Literal
+
+__all__ = [
+    "analyze",
+    "estimate_tokens",
+    "guess_language",
+    "query_terms",
+    "scrub",
+]
+
+_CJK = (
+    r"\u3040-\u309f"  # hiragana
+    r"\u30a0-\u30ff"  # katakana
+    r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kanji
+    r"\uff66-\uff9f"  # half-width katakana
+    r"\u3005\u3006\u30fc"  # 々 〆 ー
+)
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_HAS_CJK = re.compile(f"[{_CJK}]")
+_KANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+Language = Literal["ja", "en"]
+
+ENGLISH_STOPWORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could couldn't did didn't do does
+    doesn't doing don't down during each few for from further had hadn't has hasn't have haven't
+    having he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll
+    i'm i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor
+    not of off on once only or other ought our ours ourselves out over own same shan't she she'd
+    she'll she's should shouldn't so some such than that that's the their theirs them themselves
+    then there there's these they they'd they'll they're they've this those through to too under
+    until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
+    where's which while who who's whom why why's with won't would wouldn't you you'd you'll
+    you're you've your yours yourself yourselves did does tell remember know think
+    s t just also really yeah oh hey hi ok okay""".split()
+)
+
+def scrub(text: str) -> str:
+    """Normalise ``text`` for storage: NFC, lone surrogates replaced, NULs removed."""
+    if _SURROGATE.search(text):
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return unicodedata.normalize("NFC", text).replace("\x00", "")
+
+
+def guess_language(text: str) -> Language:
+    """``"ja"`` when the text holds a meaningful share of Japanese characters, else ``"en"``."""
+    if not text:
+        return "en"
+    cjk = len(_HAS_CJK.findall(text))
+    letters = sum(1 for ch in text if ch.isalpha())
+    return "ja" if cjk and cjk >= 0.2 * max(letters, 1) else "en"
+
+
+def _cjk_grams(run: str) -> list[str]:
+    """Character unigrams and overlapping bigrams of one CJK run."""
+    out = list(run)
+    out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return out
+
+
+def analyze(text: str) -> str:
+    """The analysed form of ``text`` that is stored in the full-text index.
+
+    Latin words are kept as they are (FTS5 stems them); each CJK run is
+    replaced by its unigrams and bigrams, so any CJK substring of length
+    1 or 2 is a token.
+    """
+    text = unicodedata.normalize("NFKC", text).lower()
+    parts: list[str] = []
+    pos = 0
+    for m in _CJK_RUN.finditer(text):
+        parts.append(text[pos : m.start()])
+        parts.append(" " + " ".join(_cjk_grams(m.group())) + " ")
+        pos = m.end()
+    parts.append(text[pos:])
+    return " ".join("".join(parts).split())
+
+
+def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
+    """Distinct search terms of a query, in order, stopwords removed.
+
+    A Latin word is one term; a CJK run gives the same single characters and
+    bigrams as :func:`analyze`, except single hiragana (particles), so a
+    query shares its terms with the documents that hold its words.
+    """
+    text = unicodedata.normalize("NFKC", text).lower()
+    dropped = set(drop)
+    terms: list[str] = []
+    seen: set[str] = set()
+
+    def push(term: str) -> None:
+        if term and term not in seen and term not in dropped:
+            seen.add(term)
+            terms.append(term)
+
+    pos = 0
+    for m in _CJK_RUN.finditer(text):
+        _latin_terms(text[pos : m.start()], push)
+        run = m.group()
+        for ch in run:
+            if not _KANA_ONLY.match(ch):
+                push(ch)
+        for i in range(len(run) - 1):
+            push(run[i : i + 2])
+        pos = m.end()
+    _latin_terms(text[pos:], push)
+    return terms
+
+
+def _latin_terms(chunk: str, push: Callable[[str], None]) -> None:
+    for word in _WORD.findall(chunk):
+        word = word.replace("’", "'")
+        if word in ENGLISH_STOPWORDS:
+            continue
+        if word.endswith("'s"):
+            word = word[:-2]
+        push(word)
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free token estimate: CJK characters ~1 token each, Latin ~4 chars a token."""
+    cjk = len(_HAS_CJK.findall(text))
+    rest = len(text) - cjk
+    return cjk + (rest + 3) // 4
