@@ -46,6 +46,7 @@ class _Section(BaseModel):
 class RetrievalConfig(_Section):
     """``[retrieval]``: the fast path and the shape of a retrieval."""
 
+    search: Literal["hybrid", "vector", "bm25"] = "hybrid"
     recent_conversation_turns: int = Field(3, ge=0, le=50)
     knn_k_per_query: int = Field(10, ge=1, le=1000)
     bm25_k_per_query: int = Field(10, ge=1, le=1000)

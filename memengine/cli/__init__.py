@@ -5,7 +5,7 @@ Commands are grouped in modules by topic; each registers on the one app.
 
 from __future__ import annotations
 
-from . import core  # noqa: F401  (registers commands)
+from . import bench_cmds, core, eval_cmds, life_cmds, llm_cmds  # noqa: F401  (register commands)
 from ._app import app
 
 __all__ = ["app", "main"]

@@ -72,11 +72,15 @@ class FastPath:
         timings["embed"] = _ms(t0)
 
         t1 = time.perf_counter()
+        use_knn = cfg.search != "bm25"
+        use_bm25 = cfg.search != "vector"
         knn_jobs = [
             self.executor.submit(self.store.knn, qvecs[i], cfg.knn_k_per_query, filters)
-            for i in range(len(queries))
+            for i in range(len(queries) if use_knn else 0)
         ]
-        expressions = [match_expression(query_terms(q)) for q in queries]
+        expressions = [
+            match_expression(query_terms(q)) if use_bm25 else None for q in queries
+        ]
         bm25_jobs = [
             self.executor.submit(self.store.bm25, expr, cfg.bm25_k_per_query, filters)
             if expr
@@ -90,7 +94,8 @@ class FastPath:
         timings["knn"] = _ms(t1)
         for i, bjob in enumerate(bm25_jobs):
             if bjob is None:
-                degraded.append(f"bm25 skipped for query {i}: no searchable terms")
+                if use_bm25:
+                    degraded.append(f"bm25 skipped for query {i}: no searchable terms")
                 continue
             hits = bjob.result()
             lists.append(RankedList(f"bm25{i}", [h[0] for h in hits], [h[1] for h in hits]))

@@ -1,0 +1,3 @@
+"""bench_cmds commands (registered on the app)."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""eval_cmds commands (registered on the app)."""
+
+from __future__ import annotations
