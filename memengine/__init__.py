@@ -1,1 +1,78 @@
-"""memengine: a local-first memory engine in one SQLite file."""
+"""memengine: a local-first memory engine for LLM agents, in one SQLite file.
+
+The public API is re-exported here; ``__all__`` is checked by a test.
+"""
+
+from __future__ import annotations
+
+from .clock import Clock, FixedClock, SystemClock
+from .config import (
+    Config,
+    EmbedderConfig,
+    LifecycleConfig,
+    LLMConfig,
+    RetrievalConfig,
+    load_config,
+)
+from .embed.base import Embedder
+from .errors import (
+    ConfigError,
+    ConsistencyError,
+    EmbedderMismatch,
+    EmbeddingError,
+    EvaluationError,
+    ExtensionError,
+    InvalidInput,
+    LLMError,
+    LLMResponseError,
+    LLMTimeout,
+    MemEngineError,
+    NotAMemEngineDatabase,
+    NotFound,
+    ReadOnlyDatabase,
+    SchemaTooNew,
+    StoreError,
+)
+from .memory import Memory, make_embedder
+from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval, Retrieved
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Clock",
+    "Config",
+    "ConfigError",
+    "ConsistencyError",
+    "Embedder",
+    "EmbedderConfig",
+    "EmbedderMismatch",
+    "EmbeddingError",
+    "Episode",
+    "EpisodeKind",
+    "EvaluationError",
+    "ExtensionError",
+    "FixedClock",
+    "InvalidInput",
+    "LLMConfig",
+    "LLMError",
+    "LLMResponseError",
+    "LLMTimeout",
+    "LifecycleConfig",
+    "MemEngineError",
+    "Memory",
+    "Message",
+    "NewEpisode",
+    "NotAMemEngineDatabase",
+    "NotFound",
+    "Pack",
+    "ReadOnlyDatabase",
+    "Retrieval",
+    "Retrieved",
+    "RetrievalConfig",
+    "SchemaTooNew",
+    "StoreError",
+    "SystemClock",
+    "__version__",
+    "load_config",
+    "make_embedder",
+]

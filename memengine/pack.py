@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
-from .text import estimate_tokens, query_terms
+from .text import estimate_tokens, query_terms, shared_phrases
 
 __all__ = ["build_pack", "render_episode"]
 
@@ -64,18 +64,16 @@ def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -
     if strategy == "summarize" or not terms:
         keep = sentences[:1]
     else:
-        lowered = [s.lower() for s in sentences]
-        keep = [s for s, low in zip(sentences, lowered, strict=True) if any(t in low for t in terms)]
+        keep = [s for s in sentences if any(t in s.lower() for t in terms)]
         keep = keep or sentences[:1]
     out = " … ".join(keep)
     return out if len(out) <= max_chars else out[: max_chars - 1] + "…"
 
 
-def _reason(item: Retrieved, lang: str, terms: Sequence[str]) -> str:
+def _reason(item: Retrieved, lang: str, query: str) -> str:
     if item.reason:
         return item.reason
-    text = item.episode.text.lower()
-    shared = [t for t in terms if len(t) > 1 and not _HIRAGANA.match(t) and t in text][:3]
+    shared = shared_phrases(query, item.episode.text)
     cos = item.components.get("cosine")
     bits: list[str] = []
     if lang == "ja":
@@ -98,10 +96,16 @@ def _label(relevance: str, lang: str) -> str:
 
 
 def render_episode(
-    item: Retrieved, lang: str, *, terms: Sequence[str] = (), strategy: Strategy, max_chars: int
+    item: Retrieved,
+    lang: str,
+    *,
+    query: str = "",
+    strategy: Strategy,
+    max_chars: int,
 ) -> str:
     """One episode as a block of the pack: date and topic, the utterances, the reason line."""
     ep = item.episode
+    terms = [t for t in query_terms(query) if not _HIRAGANA.match(t)]
     lines = [f"## {_date_line(ep, lang)} — {_topic(ep)}"]
     if ep.kind is EpisodeKind.exchange:
         if ep.user_text:
@@ -112,7 +116,7 @@ def render_episode(
         label = ep.kind.value.capitalize()
         lines.append(f"{label}: " + _trim(ep.content or "", strategy, terms, max_chars))
     arrow = "→ 関連: " if lang == "ja" else "→ why: "
-    lines.append(arrow + _reason(item, lang, terms))
+    lines.append(arrow + _reason(item, lang, query))
     return "\n".join(lines)
 
 
@@ -133,7 +137,6 @@ def build_pack(
     """
     lang = retrieval.language
     strat: Strategy = strategy or retrieval.injection_strategy
-    terms = query_terms(query)
     blocks: list[str] = []
     used = 0
     truncated = False
@@ -158,12 +161,12 @@ def build_pack(
         evidence: list[str] = []
         for item in retrieval.results:
             block = render_episode(
-                item, lang, terms=terms, strategy=strat, max_chars=max_chars_per_utterance
+                item, lang, query=query, strategy=strat, max_chars=max_chars_per_utterance
             )
             cost = estimate_tokens(block) + 1
             if used + cost > budget_tokens:
                 shorter = render_episode(
-                    item, lang, terms=terms, strategy="summarize", max_chars=80
+                    item, lang, query=query, strategy="summarize", max_chars=80
                 )
                 cost = estimate_tokens(shorter) + 1
                 if used + cost > budget_tokens:

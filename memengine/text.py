@@ -140,3 +140,33 @@ def estimate_tokens(text: str) -> int:
     cjk = len(_HAS_CJK.findall(text))
     rest = len(text) - cjk
     return cjk + (rest + 3) // 4
+
+
+def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
+    """The longest pieces of ``query`` that also occur in ``text`` (for "why" lines).
+
+    Latin words count when they are not stopwords; a CJK piece counts when
+    it is at least 2 characters and not only hiragana.
+    """
+    q = unicodedata.normalize("NFKC", query).lower()
+    t = unicodedata.normalize("NFKC", text).lower()
+    found: list[str] = []
+    for m in _CJK_RUN.finditer(q):
+        run = m.group()
+        i = 0
+        while i < len(run) - 1:
+            j = i + 1
+            while j < len(run) and run[i : j + 1] in t:
+                j += 1
+            piece = run[i:j]
+            if len(piece) >= 2 and not _KANA_ONLY.match(piece) and piece not in found:
+                found.append(piece)
+                i = j
+            else:
+                i += 1
+    words = set(_WORD.findall(t))
+    for word in _WORD.findall(q):
+        if word not in ENGLISH_STOPWORDS and word in words and word not in found and len(word) > 1:
+            found.append(word)
+    found.sort(key=len, reverse=True)
+    return found[:limit]

@@ -1,0 +1,38 @@
+# memengine — the two commands of the quick start are `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+STAMP   = $(VENV)/.installed
+EVAL   ?= ../shared/eval
+
+.PHONY: install demo test lint eval bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python examples/demo.py
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check memengine tests examples cli.py
+	$(BIN)/ruff format --check memengine tests examples cli.py
+	$(BIN)/mypy
+
+eval: $(STAMP)
+	$(BIN)/memengine eval locomo $(EVAL)/locomo/locomo_dev.json --mode bm25,vector,fast --json eval-locomo.json
+	$(BIN)/memengine eval memset $(EVAL)/memsets/ja_dev.json --mode bm25,vector,fast --json eval-memset-ja.json
+	$(BIN)/memengine eval memset $(EVAL)/memsets/en_dev.json --mode bm25,vector,fast --json eval-memset-en.json
+
+bench: $(STAMP)
+	$(BIN)/memengine bench --json bench.json
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache demo.db*

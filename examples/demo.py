@@ -1,0 +1,51 @@
+"""The quick-start demo: load the bundled sample conversations and print two MemoryPacks.
+
+Runs offline with the default embedder. ``make demo`` runs it; the database
+is written to ``demo.db`` (recreated each time) so that you can explore it
+afterwards with ``memengine retrieve --db demo.db "…"``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+
+from memengine import FixedClock, Memory, Message
+from memengine.importers import read_memsets
+
+DB = Path("demo.db")
+
+
+def main() -> None:
+    """Import both samples into one file and print a pack for a Japanese and an English turn."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{DB}{suffix}").unlink(missing_ok=True)
+    samples = resources.files("memengine.sample")
+    turns = []
+    clock = FixedClock(datetime.fromisoformat("2026-06-01T12:00:00+00:00"))
+    with Memory.open(DB, clock=clock) as mem:
+        for name in ("companion_ja.json", "companion_en.json"):
+            data = json.loads((samples / name).read_text(encoding="utf-8"))
+            for conv in data["conversations"]:
+                ids = mem.add_many(read_memsets(conv, agent=f"{data['language']}-{conv['id']}"))
+                print(f"loaded {len(ids)} exchanges of {conv['user_name']} ({data['language']})")
+                anaphora = next(q for q in conv["questions"] if q["type"] == "anaphora")
+                turns.append((f"{data['language']}-{conv['id']}", anaphora))
+        for agent, q in turns:
+            clock.set(datetime.fromisoformat(q["asked_at"]))
+            recent = [Message(role=m["role"], text=m["text"]) for m in q["recent"]]
+            retrieval = mem.retrieve(q["query"], recent=recent, agent=agent)
+            pack = mem.pack(retrieval, query=q["query"])
+            print("\n" + "=" * 72)
+            for m in recent:
+                print(f"  {m.role}: {m.text}")
+            print(f"> user: {q['query']}")
+            print(f"  ({retrieval.timings_ms['turn']:.0f} ms, {pack.tokens} tokens)\n")
+            print(pack.text or "(nothing relevant: nothing injected)")
+    print(f"\nThe memory file is {DB}; try: memengine retrieve --db {DB} --agent en-c1 'Juno'")
+
+
+if __name__ == "__main__":
+    main()

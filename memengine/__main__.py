@@ -1,0 +1,5 @@
+"""``python -m memengine`` runs the CLI."""
+
+from memengine.cli import main
+
+main()
