@@ -11,7 +11,7 @@ Clock = Callable[[], datetime]
 """A callable returning the current time as a timezone-aware datetime."""
 
 
-def SystemClock() -> datetime:  # noqa: N802 - used as a value, reads like a class
+def SystemClock() -> datetime:
     """The real time, in UTC."""
     return datetime.now(timezone.utc)
 

@@ -291,7 +291,7 @@ class Memory:
         extra_queries: Sequence[str] = (),
         kinds: Sequence[EpisodeKind | str] | None = None,
         max_sensitivity: int = 3,
-        day_range: int | None | bool = True,
+        day_range: int | bool | None = True,
         limit: int | None = None,
         deep: bool = False,
     ) -> Retrieval:

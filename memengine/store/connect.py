@@ -74,7 +74,7 @@ def sqlite_module() -> ModuleType:
 def driver_info() -> DriverInfo:
     """Describe the chosen driver (module name, SQLite version, reason)."""
     module = sqlite_module()
-    ok, why = _stdlib_usable()
+    _ok, why = _stdlib_usable()
     name = "sqlite3" if module is _stdlib_sqlite3 else "sqlean"
     reason = why if name == "sqlite3" else f"sqlean chosen: {why}"
     return DriverInfo(module=name, sqlite_version=module.sqlite_version, reason=reason)

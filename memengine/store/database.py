@@ -29,7 +29,7 @@ from ..errors import (
 from ..models import Episode, NewEpisode
 from . import episodes as ep_rows
 from . import fulltext, vectors
-from .connect import Connections, driver_info
+from .connect import Connections
 from .filters import Filters
 from .migrate import check_header, migrate
 

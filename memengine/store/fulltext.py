@@ -7,7 +7,7 @@ from typing import Any
 
 from .filters import Filters
 
-__all__ = ["bm25", "quote_term", "match_expression"]
+__all__ = ["bm25", "match_expression", "quote_term"]
 
 
 def quote_term(term: str) -> str:
