@@ -53,6 +53,8 @@ class RetrievalConfig(_Section):
     max_candidates: int = Field(40, ge=1, le=1000)
     occurred_day_range: int | None = Field(365, ge=1)
     rrf_k: float = Field(10.0, gt=0)
+    knn_weight: float = Field(1.0, ge=0)
+    bm25_weight: float = Field(1.0, ge=0)
     max_results: int = Field(5, ge=1, le=100)
     max_expanded_queries: int = Field(5, ge=0, le=5)
     relevance_threshold: float = Field(0.0, ge=0.0)
@@ -121,6 +123,24 @@ class LifecycleConfig(_Section):
     selection_seed: int = 0
     principle_token_budget: int = 200
     answer_match_threshold: float = 0.6
+    # lifecycle: switches and constants of memengine/lifecycle (see docs/lifecycle.md)
+    life_ranking: bool = False  # retrieve(rank=None) uses the life-aware ranking when True
+    record_turns: bool = True  # record each retrieval as a turn (candidate_count, feedback)
+    decay_clock: Literal["tasks", "days"] = "tasks"  # what "per task" counts at sleep
+    recency_half_life_days: float = Field(30.0, gt=0)
+    linear_weights: list[float] = Field(default_factory=lambda: [0.4, 0.4, 0.2])
+    selection_max_results: int = Field(10, ge=1, le=100)
+    answer_keyword_fraction: float = Field(0.5, ge=0.0, le=1.0)
+    feedback_model: str | None = None  # default: [llm] rerank_model
+    feedback_deadline_s: float = Field(5.0, gt=0)
+    never_used_min_candidates: int = Field(50, ge=0)
+    failure_weight: float = Field(0.5, ge=0.0)
+    scorer_epochs: int = Field(600, ge=1)
+    scorer_learning_rate: float = Field(0.02, gt=0)
+    scorer_seed: int = 0
+    scorer_max_samples: int = Field(5000, ge=1)  # train on the latest N candidates
+    history_sleeps: int = Field(90, ge=0)  # sleeps whose per-memory strengths are kept
+    keep_turns: int = Field(20_000, ge=1)  # latest turns kept (feedback, training) per agent
 
 
 class Config(BaseModel):

@@ -15,11 +15,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace  # lifecycle
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+import numpy as np  # lifecycle
+
+from . import lifecycle as life  # lifecycle
 from .clock import Clock, SystemClock, ensure_aware
 from .config import Config, EmbedderConfig
 from .embed.base import Embedder
@@ -91,6 +95,7 @@ class Memory:
         self.clock = clock
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memengine")
         self.retriever = Retriever(store, embedder, config.retrieval, self._executor)
+        self._life_rng = np.random.default_rng(config.lifecycle.selection_seed)  # lifecycle
 
     # -- opening and closing -------------------------------------------------------------
     @classmethod
@@ -294,12 +299,18 @@ class Memory:
         day_range: int | bool | None = True,
         limit: int | None = None,
         deep: bool = False,
+        perspective: str | None = None,  # lifecycle
+        rank: life.Ranking | None = None,  # lifecycle
     ) -> Retrieval:
         """Find the past episodes that matter for the user's new ``text``.
 
         ``recent`` is the current conversation (oldest first) as Messages,
         ``{"role", "text"}`` dicts or plain strings. ``day_range`` True uses
-        the configured window, None searches all time.
+        the configured window, None searches all time. ``deep`` also searches
+        archived memories (those returned become active again). ``rank="life"``
+        uses the life-aware ranking (default: ``[lifecycle] life_ranking``);
+        ``perspective`` names the task's perspective. The returned ``turn_id``
+        is what :meth:`feedback` takes.
         """
         cleaned = scrub(text) if isinstance(text, str) else ""
         messages = [_message(m) for m in recent]
@@ -317,13 +328,34 @@ class Memory:
             day_range=window if window is not False else None,
             deep=deep,
         )
-        return self.retriever.retrieve(
+        # lifecycle: life ranking re-ranks every candidate; the turn is recorded afterwards
+        life_cfg = self.config.lifecycle
+        ranking: life.Ranking = rank or ("life" if life_cfg.life_ranking else "fast")
+        if ranking not in ("fast", "life"):
+            raise InvalidInput(f"rank must be 'fast' or 'life', not {rank!r}")
+        agent_name = agent or self.config.agent
+        if perspective is not None:
+            self._check_perspective(agent_name, perspective)
+        retrieval = self.retriever.retrieve(
             cleaned,
             recent=messages,
             filters=filters,
             now=now,
             extra_queries=[scrub(q) for q in extra_queries],
-            limit=limit,
+            limit=self.config.retrieval.max_candidates if ranking == "life" else limit,
+        )
+        return life.after_retrieve(
+            self.store,
+            self.embedder,
+            life_cfg,
+            retrieval,
+            agent=agent_name,
+            now=now,
+            perspective=perspective,
+            ranking=ranking,
+            k=limit or self.config.retrieval.max_results,
+            deep=deep,
+            rng=self._life_rng,
         )
 
     def pack(
@@ -332,12 +364,29 @@ class Memory:
         *,
         query: str = "",
         budget_tokens: int | None = None,
+        agent: str | None = None,  # lifecycle
+        principles: bool = True,  # lifecycle
     ) -> Pack:
-        """Render a retrieval as a MemoryPack (empty when nothing should be injected)."""
+        """Render a retrieval as a MemoryPack (empty when nothing should be injected).
+
+        The agent's principles are always included, in their own token budget
+        (``[lifecycle] principle_token_budget``), unless ``principles`` is False.
+        """
+        # lifecycle: the agent's principles, whatever the query
+        rules: list[Episode] = []
+        if principles:
+            owner = agent or next((r.episode.agent for r in retrieval.results), self.config.agent)
+            rules = life.principles(self.store, owner)
+            if rules:
+                ids = {p.id for p in rules}
+                kept = tuple(r for r in retrieval.results if r.episode.id not in ids)
+                retrieval = retrieval.model_copy(update={"results": kept})
         return build_pack(
             retrieval,
             query=query or (retrieval.queries[0] if retrieval.queries else ""),
             budget_tokens=budget_tokens or self.config.retrieval.pack_token_budget,
+            principles=rules,  # lifecycle
+            principle_budget_tokens=self.config.lifecycle.principle_token_budget,  # lifecycle
         )
 
     def stats(self) -> dict[str, Any]:
@@ -377,6 +426,131 @@ class Memory:
             lambda eps: self.embedder.embed([_text(e)[:MAX_EMBED_CHARS] for e in eps]),
             progress=progress,
         )
+
+    # -- life cycle (lifecycle) ------------------------------------------------------------
+    def create_agent(self, name: str, *, perspectives: Sequence[str] = ()) -> life.AgentRow:
+        """Create an agent, or add perspectives (e.g. コスト, 納期) to an existing one."""
+        return life.create_agent(self.store, name, perspectives, ensure_aware(self.clock()))
+
+    def agents(self) -> list[life.AgentRow]:
+        """Every agent with its declared perspectives."""
+        return life.list_agents(self.store)
+
+    def feedback(
+        self,
+        turn_id: int,
+        used: Sequence[int] | None = None,
+        *,
+        answer: str | None = None,
+        helpful: bool = False,
+        task_success: bool | None = None,
+        prevented_error: bool = False,
+        perspective: str | None = None,
+        learning: str | None = None,
+        judge: life.Judge = "auto",
+    ) -> life.FeedbackResult:
+        """Say which memories of a turn were used (by id, or found in the final ``answer``).
+
+        ``judge`` "auto" asks the configured LLM which memories influenced the
+        answer when ``[llm]`` is set, and matches tags, key terms and
+        similarity otherwise; "match" and "llm" force one way.
+        """
+        llm = self.config.llm
+        configured = bool(llm.base_url or llm.api_key)
+        if judge == "llm" and not configured:
+            raise ConfigError("judge='llm' needs an LLM: set [llm] base_url or api_key")
+        client = None
+        if answer and judge != "match" and configured:
+            from .llm.client import ChatClient
+
+            client = ChatClient(
+                base_url=llm.base_url,
+                api_key=llm.api_key,
+                timeout_s=llm.request_timeout_s,
+                max_retries=llm.max_retries,
+            )
+        try:
+            return life.give_feedback(
+                self.store,
+                self.embedder,
+                self.config.lifecycle,
+                turn_id,
+                now=ensure_aware(self.clock()),
+                used=used,
+                answer=answer,
+                helpful=helpful,
+                task_success=task_success,
+                prevented_error=prevented_error,
+                perspective=perspective,
+                learning=learning,
+                client=client,
+                model=self.config.lifecycle.feedback_model or llm.rerank_model,
+            )
+        finally:
+            if client is not None:
+                client.close()
+
+    def sleep(
+        self, agent: str | None = None, *, tasks: float | None = None, train: bool = True
+    ) -> life.SleepReport:
+        """Run the sleep phase for an agent (one transaction), then retrain its scorer if due."""
+        name = agent or self.config.agent
+        report = life.run_sleep(
+            self.store, name, self.config.lifecycle, ensure_aware(self.clock()), tasks=tasks
+        )
+        if train:
+            info = self.train_scorer(name, force=False)
+            if info is not None:
+                report = replace(report, scorer={"samples": info.samples, "auc": info.auc})
+        return report
+
+    def train_scorer(
+        self, agent: str | None = None, *, force: bool = True
+    ) -> life.ScorerInfo | None:
+        """Train the agent's learned ranking scorer from its answered turns (None if too few)."""
+        return life.train_agent_scorer(
+            self.store,
+            agent or self.config.agent,
+            self.config.lifecycle,
+            ensure_aware(self.clock()),
+            force=force,
+        )
+
+    def never_used(
+        self, agent: str | None = None, *, min_candidates: int | None = None
+    ) -> list[Episode]:
+        """Memories retrieved often (candidate_count > 50) but never used (access_count 0)."""
+        limit = self.config.lifecycle.never_used_min_candidates
+        return life.never_used(
+            self.store,
+            agent or self.config.agent,
+            limit if min_candidates is None else min_candidates,
+        )
+
+    def principles(self, agent: str | None = None) -> list[Episode]:
+        """The agent's active principles (always packed)."""
+        return life.principles(self.store, agent or self.config.agent)
+
+    def life_of(self, episode_id: int) -> life.MemoryLife:
+        """One memory's life-cycle fields with its strength and learnings per perspective."""
+        return life.memory_life(self.store, episode_id)
+
+    def plot_strength(self, out: str | os.PathLike[str], *, agent: str | None = None) -> Path:
+        """Plot the agent's strength over its sleeps and its level distribution (needs matplotlib)."""
+        return life.plot_strength(
+            self.store,
+            agent or self.config.agent,
+            out,
+            archive_threshold=self.config.lifecycle.archive_threshold,
+        )
+
+    def _check_perspective(self, agent: str, perspective: str) -> None:
+        declared = next((a.perspectives for a in self.agents() if a.name == agent), ())
+        if perspective not in declared:
+            raise InvalidInput(
+                f"agent {agent!r} has no perspective {perspective!r} (declared: {list(declared)}); "
+                f"add it with: memengine agent create {agent} --perspective {perspective}"
+            )
 
 
 def _episode_text(ep: NewEpisode) -> str:

@@ -143,7 +143,7 @@ class ScriptedOpenAI:
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
         )
         self._thread.start()
         return self
@@ -371,8 +371,9 @@ def _error_body(status: int, message: str | None) -> dict[str, Any]:
 def _make_handler(srv: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             """Keep test output quiet."""
 
         def _read_json(self) -> Any:

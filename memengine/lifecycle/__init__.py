@@ -1,0 +1,45 @@
+"""The life cycle of memories: use-based strength, decay by consolidation level, sleep, recall.
+
+Pure rules live in :mod:`.strength`, :mod:`.features`, :mod:`.scorer`,
+:mod:`.selection` and :mod:`.simulate`; :mod:`.turns`, :mod:`.feedback`,
+:mod:`.sleep`, :mod:`.ranking` and :mod:`.agents` apply them to a store
+(through :mod:`memengine.store.lifecycle`, the only SQL). See
+``docs/lifecycle.md``.
+"""
+
+from __future__ import annotations
+
+from .agents import (
+    AgentRow,
+    MemoryLife,
+    create_agent,
+    list_agents,
+    memory_life,
+    never_used,
+    principles,
+)
+from .feedback import FeedbackResult, Judge, give_feedback
+from .plot import plot_strength
+from .ranking import ScorerInfo, train_agent_scorer
+from .sleep import SleepReport, run_sleep
+from .turns import Ranking, after_retrieve
+
+__all__ = [
+    "AgentRow",
+    "FeedbackResult",
+    "Judge",
+    "MemoryLife",
+    "Ranking",
+    "ScorerInfo",
+    "SleepReport",
+    "after_retrieve",
+    "create_agent",
+    "give_feedback",
+    "list_agents",
+    "memory_life",
+    "never_used",
+    "plot_strength",
+    "principles",
+    "run_sleep",
+    "train_agent_scorer",
+]

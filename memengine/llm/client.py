@@ -247,9 +247,7 @@ class ChatClient:
             except openai.APIStatusError as exc:
                 raise self._status_error(exc, model, attempts) from exc
             except openai.APIError as exc:
-                raise LLMError(
-                    f"LLM call to {model!r} at {self.base_url} failed: {exc}"
-                ) from exc
+                raise LLMError(f"LLM call to {model!r} at {self.base_url} failed: {exc}") from exc
 
             reply_usage = _usage_of(completion)
             usage = usage + reply_usage

@@ -90,7 +90,11 @@ class FastPath:
         lists: list[RankedList] = []
         for i, job in enumerate(knn_jobs):
             hits = job.result()
-            lists.append(RankedList(f"knn{i}", [h[0] for h in hits], [1 - h[1] for h in hits]))
+            lists.append(
+                RankedList(
+                    f"knn{i}", [h[0] for h in hits], [1 - h[1] for h in hits], cfg.knn_weight
+                )
+            )
         timings["knn"] = _ms(t1)
         for i, bjob in enumerate(bm25_jobs):
             if bjob is None:
@@ -98,7 +102,9 @@ class FastPath:
                     degraded.append(f"bm25 skipped for query {i}: no searchable terms")
                 continue
             hits = bjob.result()
-            lists.append(RankedList(f"bm25{i}", [h[0] for h in hits], [h[1] for h in hits]))
+            lists.append(
+                RankedList(f"bm25{i}", [h[0] for h in hits], [h[1] for h in hits], cfg.bm25_weight)
+            )
         timings["search"] = _ms(t1)
 
         t2 = time.perf_counter()

@@ -1,0 +1,321 @@
+"""LoCoMo evidence recall, following the retrieval protocol of the shared eval README.
+
+One isolated store per conversation, one ``message`` episode per turn
+(``"<speaker>: <text>"`` plus the image caption, the ``dia_id`` kept in its
+metadata, ``occurred_at`` from the session date), the clock one day after
+the last session, and for every question with valid evidence the question
+text alone as the query, top 10, no time window. Malformed evidence ids are
+normalised and ids of turns that do not exist are dropped, with counts.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ..clock import FixedClock
+from ..config import Config
+from ..embed.base import Embedder
+from ..errors import EvaluationError
+from ..importers import parse_locomo_date, read_locomo
+from ..models import NewEpisode
+from .metrics import RANKING_METRICS, mean_by_group, score_ranking
+from .runner import (
+    CachingEmbedder,
+    EvalResult,
+    K,
+    PaddingInfo,
+    Progress,
+    ProgressCounter,
+    QuestionResult,
+    load_haystack,
+    load_json,
+    noise_episodes,
+    plan_modes,
+    select_conversations,
+    stores,
+)
+
+__all__ = [
+    "CATEGORIES",
+    "OVERALL",
+    "EvidenceIds",
+    "LocomoConversation",
+    "LocomoQuestion",
+    "load_locomo",
+    "normalise_evidence",
+    "run_locomo",
+]
+
+CATEGORIES: dict[int, str] = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+"""LoCoMo's category codes and their names (verified against the paper's counts)."""
+
+OVERALL = "overall (1–4)"
+"""The group of all questions of categories 1–4; adversarial is reported apart."""
+
+_SPLIT = re.compile(r"[;,\s]+")
+_DIA_ID = re.compile(r"^D:?0*(\d+):0*(\d+)$")
+
+
+@dataclass(frozen=True)
+class EvidenceIds:
+    """A question's evidence after normalisation, and what it took to get there."""
+
+    ids: tuple[str, ...]
+    raw: int
+    normalised: int
+    dropped: int
+
+
+def normalise_evidence(raw: Sequence[Any], valid: set[str]) -> EvidenceIds:
+    """Split, repair and check evidence ids against the conversation's turns.
+
+    ``"D8:6; D9:17"`` → ``D8:6``, ``D9:17``; ``"D:11:26"`` → ``D11:26``;
+    ``"D30:05"`` → ``D30:5``. A raw string that needed any of this counts as
+    normalised; an id that cannot be parsed or names no turn is dropped.
+    """
+    ids: list[str] = []
+    normalised = dropped = 0
+    for item in raw:
+        text = str(item).strip()
+        pieces = [p for p in _SPLIT.split(text) if p]
+        changed = len(pieces) != 1
+        for piece in pieces or [text]:
+            m = _DIA_ID.match(piece)
+            fixed = f"D{int(m.group(1))}:{int(m.group(2))}" if m else None
+            if fixed is not None and fixed != piece:
+                changed = True
+            if fixed is None or fixed not in valid:
+                dropped += 1
+                continue
+            if fixed not in ids:
+                ids.append(fixed)
+        if changed:
+            normalised += 1
+    return EvidenceIds(tuple(ids), len(raw), normalised, dropped)
+
+
+@dataclass
+class LocomoQuestion:
+    """One scorable question: its text, category and valid evidence."""
+
+    id: str
+    text: str
+    category: int
+    evidence: tuple[str, ...]
+
+    @property
+    def group(self) -> str:
+        """The category name."""
+        return CATEGORIES[self.category]
+
+
+@dataclass
+class LocomoConversation:
+    """One LoCoMo sample as episodes and scorable questions, with evidence counts by category."""
+
+    id: str
+    episodes: list[NewEpisode]
+    questions: list[LocomoQuestion]
+    now: datetime
+    evidence: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def _count(evidence: dict[str, dict[str, int]], group: str, key: str, n: int = 1) -> None:
+    bucket = evidence.setdefault(
+        group,
+        {"questions": 0, "scored": 0, "skipped": 0, "raw_ids": 0, "normalised": 0, "dropped": 0},
+    )
+    bucket[key] += n
+
+
+def load_locomo(sample: dict[str, Any], *, agent: str = "default") -> LocomoConversation:
+    """Episodes, scorable questions and evidence counts of one LoCoMo sample."""
+    try:
+        sid = str(sample["sample_id"])
+        episodes = list(read_locomo(sample, agent=agent))
+        conv = sample["conversation"]
+        dates = [
+            parse_locomo_date(v)
+            for k, v in conv.items()
+            if k.startswith("session_") and k.endswith("_date_time")
+        ]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EvaluationError(f"malformed LoCoMo sample: {exc!r}") from exc
+    if not episodes:
+        raise EvaluationError(f"LoCoMo sample {sid} has no turns")
+    last = max([*dates, *(e.occurred_at for e in episodes)])
+    valid = {str(e.metadata["dia_id"]) for e in episodes}
+    questions: list[LocomoQuestion] = []
+    evidence: dict[str, dict[str, int]] = {}
+    for n, qa in enumerate(sample.get("qa", [])):
+        category = qa.get("category")
+        if category not in CATEGORIES:
+            _count(evidence, "unknown category", "questions")
+            _count(evidence, "unknown category", "skipped")
+            continue
+        group = CATEGORIES[category]
+        ev = normalise_evidence(qa.get("evidence") or [], valid)
+        _count(evidence, group, "questions")
+        _count(evidence, group, "raw_ids", ev.raw)
+        _count(evidence, group, "normalised", ev.normalised)
+        _count(evidence, group, "dropped", ev.dropped)
+        if not ev.ids or not str(qa.get("question", "")).strip():
+            _count(evidence, group, "skipped")
+            continue
+        _count(evidence, group, "scored")
+        questions.append(LocomoQuestion(f"{sid}#q{n + 1}", str(qa["question"]), category, ev.ids))
+    return LocomoConversation(sid, episodes, questions, last + timedelta(days=1), evidence)
+
+
+def run_locomo(
+    path: Path,
+    *,
+    config: Config,
+    embedder: Embedder,
+    modes: Sequence[str] = ("fast",),
+    limit: int | None = None,
+    conversations: Sequence[str] | None = None,
+    pad: int = 0,
+    haystack: Path | None = None,
+    on_ingest: Progress | None = None,
+    on_question: Progress | None = None,
+) -> EvalResult:
+    """Run the LoCoMo retrieval protocol over ``path`` in every requested mode."""
+    t_start = time.perf_counter()
+    data = load_json(path)
+    if not isinstance(data, list) or not all(isinstance(s, dict) for s in data):
+        raise EvaluationError(f"{path}: not a LoCoMo file (expected a JSON list of samples)")
+    if pad and haystack is None:
+        raise EvaluationError(
+            "--pad needs --haystack (a LoCoMo or memsets file to take noise from)"
+        )
+    plans, skipped = plan_modes(modes, config)
+    agent = config.agent
+    ids = [str(s.get("sample_id", f"sample-{i}")) for i, s in enumerate(data)]
+    chosen = set(select_conversations(ids, conversations))
+    convs = [load_locomo(s, agent=agent) for s, i in zip(data, ids, strict=True) if i in chosen]
+    for c in convs:
+        if limit is not None:
+            c.questions = c.questions[:limit]
+
+    padding: PaddingInfo | None = None
+    noise: dict[str, list[NewEpisode]] = {}
+    if pad and haystack is not None:
+        hay = load_haystack(haystack)
+        padding = PaddingInfo(pad, hay.describe())
+        for c in convs:
+            times = [e.occurred_at for e in c.episodes]
+            texts = {e.content or "" for e in c.episodes}
+            eps, excluded = noise_episodes(
+                hay,
+                pad,
+                test_path=path,
+                test_id=c.id,
+                test_texts=texts,
+                start=min(times),
+                end=max(times),
+                agent=agent,
+            )
+            noise[c.id] = eps
+            padding.used[c.id] = len(eps)
+            padding.excluded[c.id] = excluded
+
+    cached = CachingEmbedder(embedder)
+    ingest = ProgressCounter(
+        on_ingest, sum(len(c.episodes) + len(noise.get(c.id, [])) for c in convs)
+    )
+    asked = ProgressCounter(on_question, sum(len(c.questions) for c in convs) * len(plans))
+    results: list[QuestionResult] = []
+    ingest_s = 0.0
+    mode_s = {p.name: 0.0 for p in plans}
+    for c in convs:
+        clock = FixedClock(c.now)
+        t0 = time.perf_counter()
+        with stores(
+            c.id,
+            [*c.episodes, *noise.get(c.id, [])],
+            plans,
+            embedder=cached,
+            clock=clock,
+            progress=ingest.sub(),
+        ) as mems:
+            ingest_s += time.perf_counter() - t0
+            for q in c.questions:
+                for plan in plans:
+                    t1 = time.perf_counter()
+                    r = mems[plan.name].retrieve(q.text, day_range=None, limit=K)
+                    mode_s[plan.name] += time.perf_counter() - t1
+                    ranking = [_dia_id(e.metadata) for e in r.episodes]
+                    results.append(
+                        QuestionResult(
+                            conversation=c.id,
+                            question=q.id,
+                            group=q.group,
+                            mode=plan.name,
+                            evidence=list(q.evidence),
+                            ranking=ranking,
+                            metrics=score_ranking(ranking, q.evidence),
+                            should_inject=r.should_inject,
+                        )
+                    )
+                    asked.advance()
+
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for plan in plans:
+        rows = [r for r in results if r.mode == plan.name]
+        by_group = mean_by_group((r.group, r.metrics) for r in rows)
+        overall = mean_by_group((OVERALL, r.metrics) for r in rows if r.group != CATEGORIES[5])
+        table[plan.name] = {**by_group, **overall}
+    groups = [CATEGORIES[1], CATEGORIES[2], CATEGORIES[3], CATEGORIES[4], OVERALL, CATEGORIES[5]]
+    evidence: dict[str, dict[str, int]] = {}
+    for c in convs:
+        for group, counts in c.evidence.items():
+            for key, n in counts.items():
+                _count(evidence, group, key, n)
+    for group in list(evidence):
+        if group in CATEGORIES.values() and group != CATEGORIES[5]:
+            for key, n in evidence[group].items():
+                _count(evidence, OVERALL, key, n)
+    notes = list(skipped.values())
+    if limit is not None:
+        notes.append(f"--limit {limit}: first {limit} scorable questions per conversation")
+    return EvalResult(
+        dataset="locomo",
+        path=str(path),
+        modes=[p.name for p in plans],
+        skipped_modes=skipped,
+        conversations=[c.id for c in convs],
+        groups=[g for g in groups if any(g in t for t in table.values())],
+        metrics=list(RANKING_METRICS),
+        table=table,
+        embedder=embedder.id,
+        evidence=evidence,
+        padding=padding,
+        timings_s={
+            "ingest": round(ingest_s, 3),
+            **{f"questions_{m}": round(s, 3) for m, s in mode_s.items()},
+            "total": round(time.perf_counter() - t_start, 3),
+        },
+        notes=notes,
+        questions=results,
+    )
+
+
+def _dia_id(metadata: dict[str, Any]) -> str | None:
+    """The dia_id of a retrieved episode; None for padding (noise is never evidence)."""
+    if "noise" in metadata:
+        return None
+    value = metadata.get("dia_id")
+    return str(value) if value is not None else None

@@ -1,0 +1,309 @@
+"""Companion-chat memory sets: evidence recall, the should-inject decision and pack precision.
+
+One store per conversation with one ``exchange`` episode per exchange. Each
+question is asked at its ``asked_at`` (the clock is set there) with its
+``recent`` messages as the current conversation and the configured time
+window, top 10. Scores: Recall@5/10 per question type and overall (type
+``none`` has no evidence and is left out), the accuracy of the
+should-inject decision on ``none`` questions (right = inject nothing) and
+on the others (right = inject), and the precision of what the MemoryPack
+would inject: the pack of the top ``max_results`` results, the fraction of
+its episodes that are evidence, averaged over the non-``none`` questions
+where something was injected.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ..clock import FixedClock, ensure_aware
+from ..config import Config
+from ..embed.base import Embedder
+from ..errors import EvaluationError
+from ..importers import read_memsets
+from ..models import NewEpisode
+from .metrics import mean, mean_by_group, precision, recall_at_k
+from .runner import (
+    CachingEmbedder,
+    EvalResult,
+    K,
+    PaddingInfo,
+    Progress,
+    ProgressCounter,
+    QuestionResult,
+    load_haystack,
+    load_json,
+    noise_episodes,
+    plan_modes,
+    select_conversations,
+    stores,
+)
+
+__all__ = [
+    "NONE",
+    "OVERALL",
+    "TYPES",
+    "MemsetConversation",
+    "MemsetQuestion",
+    "load_memset",
+    "run_memset",
+]
+
+TYPES: tuple[str, ...] = (
+    "direct",
+    "anaphora",
+    "temporal",
+    "compound",
+    "keyword",
+    "paraphrase",
+    "multi",
+    "distractor",
+)
+"""The question types with evidence, in table order (others found in a file follow)."""
+
+NONE = "none"
+"""The type of questions with nothing relevant to find: the right answer is to inject nothing."""
+
+OVERALL = "overall (excl. none)"
+"""The group of every question with evidence."""
+
+RECALL_METRICS: tuple[str, ...] = ("R@5", "R@10")
+
+
+@dataclass
+class MemsetQuestion:
+    """One question: when it is asked, the recent conversation, the query and its evidence."""
+
+    id: str
+    type: str
+    asked_at: datetime
+    recent: list[dict[str, str]]
+    query: str
+    evidence: tuple[str, ...]
+
+
+@dataclass
+class MemsetConversation:
+    """One memsets conversation as episodes and questions, with evidence counts."""
+
+    id: str
+    episodes: list[NewEpisode]
+    questions: list[MemsetQuestion]
+    evidence: dict[str, int] = field(default_factory=dict)
+
+
+def load_memset(conversation: dict[str, Any], *, agent: str = "default") -> MemsetConversation:
+    """Episodes and questions of one memsets conversation (evidence ids checked)."""
+    try:
+        cid = str(conversation["id"])
+        episodes = list(read_memsets(conversation, agent=agent))
+        valid = {str(e.metadata["exchange_id"]) for e in episodes}
+        questions: list[MemsetQuestion] = []
+        counts = {"questions": 0, "raw_ids": 0, "dropped": 0, "skipped": 0}
+        for q in conversation.get("questions", []):
+            counts["questions"] += 1
+            raw = [str(x) for x in q.get("evidence") or []]
+            ids = tuple(dict.fromkeys(x for x in raw if x in valid))
+            counts["raw_ids"] += len(raw)
+            counts["dropped"] += sum(1 for x in raw if x not in valid)
+            qtype = str(q.get("type", "direct"))
+            if qtype != NONE and not ids:
+                counts["skipped"] += 1
+                continue
+            questions.append(
+                MemsetQuestion(
+                    id=str(q["id"]),
+                    type=qtype,
+                    asked_at=ensure_aware(datetime.fromisoformat(q["asked_at"])),
+                    recent=[
+                        {"role": str(m.get("role", "user")), "text": str(m["text"])}
+                        for m in q.get("recent") or []
+                    ],
+                    query=str(q["query"]),
+                    evidence=ids if qtype != NONE else (),
+                )
+            )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise EvaluationError(f"malformed memsets conversation: {exc!r}") from exc
+    if not episodes:
+        raise EvaluationError(f"memsets conversation {cid} has no exchanges")
+    return MemsetConversation(cid, episodes, questions, counts)
+
+
+def run_memset(
+    path: Path,
+    *,
+    config: Config,
+    embedder: Embedder,
+    modes: Sequence[str] = ("fast",),
+    limit: int | None = None,
+    conversations: Sequence[str] | None = None,
+    pad: int = 0,
+    haystack: Path | None = None,
+    on_ingest: Progress | None = None,
+    on_question: Progress | None = None,
+) -> EvalResult:
+    """Evaluate every requested mode on a memsets file."""
+    t_start = time.perf_counter()
+    data = load_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("conversations"), list):
+        raise EvaluationError(f"{path}: not a memsets file (expected an object with conversations)")
+    if pad and haystack is None:
+        raise EvaluationError(
+            "--pad needs --haystack (a LoCoMo or memsets file to take noise from)"
+        )
+    plans, skipped = plan_modes(modes, config)
+    agent = config.agent
+    raw = data["conversations"]
+    ids = [str(c.get("id", f"conversation-{i}")) for i, c in enumerate(raw)]
+    chosen = set(select_conversations(ids, conversations))
+    convs = [load_memset(c, agent=agent) for c, i in zip(raw, ids, strict=True) if i in chosen]
+    for c in convs:
+        if limit is not None:
+            c.questions = c.questions[:limit]
+
+    padding: PaddingInfo | None = None
+    noise: dict[str, list[NewEpisode]] = {}
+    if pad and haystack is not None:
+        hay = load_haystack(haystack)
+        padding = PaddingInfo(pad, hay.describe())
+        for c in convs:
+            times = [e.occurred_at for e in c.episodes]
+            texts = {t for e in c.episodes for t in (e.user_text, e.reply_text) if t}
+            eps, excluded = noise_episodes(
+                hay,
+                pad,
+                test_path=path,
+                test_id=c.id,
+                test_texts=texts,
+                start=min(times),
+                end=max(times),
+                agent=agent,
+            )
+            noise[c.id] = eps
+            padding.used[c.id] = len(eps)
+            padding.excluded[c.id] = excluded
+
+    cached = CachingEmbedder(embedder)
+    ingest = ProgressCounter(
+        on_ingest, sum(len(c.episodes) + len(noise.get(c.id, [])) for c in convs)
+    )
+    asked = ProgressCounter(on_question, sum(len(c.questions) for c in convs) * len(plans))
+    results: list[QuestionResult] = []
+    ingest_s = 0.0
+    mode_s = {p.name: 0.0 for p in plans}
+    for c in convs:
+        last = max(ensure_aware(e.occurred_at) for e in c.episodes)
+        clock = FixedClock(last + timedelta(days=1))
+        t0 = time.perf_counter()
+        with stores(
+            c.id,
+            [*c.episodes, *noise.get(c.id, [])],
+            plans,
+            embedder=cached,
+            clock=clock,
+            progress=ingest.sub(),
+        ) as mems:
+            ingest_s += time.perf_counter() - t0
+            for q in c.questions:
+                clock.set(q.asked_at)
+                for plan in plans:
+                    mem = mems[plan.name]
+                    t1 = time.perf_counter()
+                    r = mem.retrieve(q.query, recent=q.recent, limit=K)
+                    mode_s[plan.name] += time.perf_counter() - t1
+                    shown = r.model_copy(
+                        update={"results": r.results[: plan.config.retrieval.max_results]}
+                    )
+                    pack = mem.pack(shown, query=q.query)
+                    by_id = {e.id: _exchange_id(e.metadata) for e in r.episodes}
+                    ranking = [_exchange_id(e.metadata) for e in r.episodes]
+                    metrics: dict[str, float] = {}
+                    if q.type != NONE:
+                        metrics = {
+                            "R@5": recall_at_k(ranking, q.evidence, 5),
+                            "R@10": recall_at_k(ranking, q.evidence, 10),
+                        }
+                    results.append(
+                        QuestionResult(
+                            conversation=c.id,
+                            question=q.id,
+                            group=q.type,
+                            mode=plan.name,
+                            evidence=list(q.evidence),
+                            ranking=ranking,
+                            metrics=metrics,
+                            should_inject=r.should_inject,
+                            injected=[by_id.get(i) for i in pack.episode_ids],
+                        )
+                    )
+                    asked.advance()
+
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    summary: dict[str, dict[str, float | None]] = {}
+    for plan in plans:
+        rows = [r for r in results if r.mode == plan.name]
+        scored = [r for r in rows if r.group != NONE]
+        nones = [r for r in rows if r.group == NONE]
+        by_group = mean_by_group((r.group, r.metrics) for r in scored)
+        overall = mean_by_group((OVERALL, r.metrics) for r in scored)
+        table[plan.name] = {**by_group, **overall}
+        if nones:
+            table[plan.name][NONE] = {"n": float(len(nones))}
+        precisions = [p for r in scored if (p := precision(r.injected, r.evidence)) is not None]
+        summary[plan.name] = {
+            "inject_accuracy_none": mean(0.0 if r.should_inject else 1.0 for r in nones),
+            "n_none": float(len(nones)),
+            "inject_accuracy_others": mean(1.0 if r.should_inject else 0.0 for r in scored),
+            "n_others": float(len(scored)),
+            "pack_precision": mean(precisions),
+            "n_injected": float(len(precisions)),
+            "R@5": overall.get(OVERALL, {}).get("R@5"),
+            "R@10": overall.get(OVERALL, {}).get("R@10"),
+        }
+    present = {r.group for r in results}
+    groups = [t for t in TYPES if t in present]
+    groups += sorted(present - set(TYPES) - {NONE})
+    groups += [OVERALL] if any(g != NONE for g in present) else []
+    groups += [NONE] if NONE in present else []
+    evidence: dict[str, dict[str, int]] = {"all": {}}
+    for c in convs:
+        for key, n in c.evidence.items():
+            evidence["all"][key] = evidence["all"].get(key, 0) + n
+    notes = list(skipped.values())
+    if limit is not None:
+        notes.append(f"--limit {limit}: first {limit} questions per conversation")
+    return EvalResult(
+        dataset="memset",
+        path=str(path),
+        modes=[p.name for p in plans],
+        skipped_modes=skipped,
+        conversations=[c.id for c in convs],
+        groups=groups,
+        metrics=list(RECALL_METRICS),
+        table=table,
+        embedder=embedder.id,
+        summary=summary,
+        evidence=evidence,
+        padding=padding,
+        timings_s={
+            "ingest": round(ingest_s, 3),
+            **{f"questions_{m}": round(s, 3) for m, s in mode_s.items()},
+            "total": round(time.perf_counter() - t_start, 3),
+        },
+        notes=notes,
+        questions=results,
+    )
+
+
+def _exchange_id(metadata: dict[str, Any]) -> str | None:
+    """The exchange id of a retrieved episode; None for padding (noise is never evidence)."""
+    if "noise" in metadata:
+        return None
+    value = metadata.get("exchange_id")
+    return str(value) if value is not None else None

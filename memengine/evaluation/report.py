@@ -1,0 +1,254 @@
+"""Rich tables for evaluation results, and a two-line progress display. No typer here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from .runner import EvalResult
+
+__all__ = ["eval_progress", "locomo_tables", "memset_tables", "render", "summary_lines"]
+
+Callback = Callable[[int, int], None]
+
+_PACK_TARGET = 0.8
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _title(result: EvalResult, what: str) -> str:
+    convs = len(result.conversations)
+    name = Path(result.path).name
+    return (
+        f"{what} — {name} · {convs} conversation{'s' if convs != 1 else ''} · "
+        f"{result.embedder} · top {result.k}"
+    )
+
+
+def _caption(result: EvalResult) -> str:
+    padding = result.padding.describe() if result.padding else "padding: none"
+    return padding
+
+
+def _best(result: EvalResult, group: str, metric: str) -> float | None:
+    values = [
+        result.table[m][group][metric]
+        for m in result.modes
+        if group in result.table[m] and metric in result.table[m][group]
+    ]
+    return max(values) if len(values) > 1 else None
+
+
+def _cell(result: EvalResult, mode: str, group: str, metric: str) -> Text:
+    value = result.table.get(mode, {}).get(group, {}).get(metric)
+    text = Text(_fmt(value))
+    best = _best(result, group, metric)
+    if value is not None and best is not None and value >= best - 1e-12:
+        text.stylize("bold")
+    return text
+
+
+def _section_ends(groups: list[str], group: str) -> bool:
+    """A rule under the overall row and under the row just before it."""
+    i = groups.index(group)
+    nxt = groups[i + 1] if i + 1 < len(groups) else ""
+    return group.startswith("overall") or nxt.startswith("overall")
+
+
+def _n(result: EvalResult, group: str) -> str:
+    for mode in result.modes:
+        row = result.table[mode].get(group)
+        if row is not None:
+            return str(int(row["n"]))
+    return "0"
+
+
+def locomo_tables(result: EvalResult) -> list[Table]:
+    """The LoCoMo tables: R@5/R@10 with modes side by side, then every metric per mode."""
+    side = Table(title=_title(result, "LoCoMo evidence recall"), caption=_caption(result))
+    side.add_column("category", no_wrap=True)
+    side.add_column("n", justify="right")
+    for mode in result.modes:
+        side.add_column(f"{mode}\nR@5", justify="right")
+        side.add_column(f"{mode}\nR@10", justify="right")
+    for group in result.groups:
+        cells: list[str | Text] = [group, _n(result, group)]
+        for mode in result.modes:
+            cells += [_cell(result, mode, group, "R@5"), _cell(result, mode, group, "R@10")]
+        side.add_row(*cells, end_section=_section_ends(result.groups, group))
+
+    full = Table(
+        title="every metric (best mode in bold)",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    full.add_column("category", no_wrap=True)
+    full.add_column("mode", no_wrap=True)
+    for metric in result.metrics:
+        full.add_column(metric, justify="right")
+    for group in result.groups:
+        for i, mode in enumerate(result.modes):
+            full.add_row(
+                group if i == 0 else "",
+                mode,
+                *[_cell(result, mode, group, m) for m in result.metrics],
+                end_section=i == len(result.modes) - 1,
+            )
+    return [side, full]
+
+
+def memset_tables(result: EvalResult) -> list[Table]:
+    """The memsets tables: recall per question type, then the injection decisions."""
+    recall = Table(title=_title(result, "Memsets evidence recall"), caption=_caption(result))
+    recall.add_column("type", no_wrap=True)
+    recall.add_column("n", justify="right")
+    for mode in result.modes:
+        recall.add_column(f"{mode}\nR@5", justify="right")
+        recall.add_column(f"{mode}\nR@10", justify="right")
+    for group in result.groups:
+        if group == "none":
+            continue
+        cells: list[str | Text] = [group, _n(result, group)]
+        for mode in result.modes:
+            cells += [_cell(result, mode, group, "R@5"), _cell(result, mode, group, "R@10")]
+        recall.add_row(*cells, end_section=_section_ends(result.groups, group))
+
+    decisions = Table(title="should-inject decision and MemoryPack precision")
+    decisions.add_column("measure", no_wrap=True)
+    for mode in result.modes:
+        decisions.add_column(mode, justify="right")
+    rows = [
+        ("inject accuracy, none questions", "inject_accuracy_none", "n_none"),
+        ("inject accuracy, other questions", "inject_accuracy_others", "n_others"),
+        (f"pack precision (target ≥ {_PACK_TARGET})", "pack_precision", None),
+        ("  questions with a pack", "n_injected", None),
+    ]
+    for label, key, n_key in rows:
+        first = result.summary.get(result.modes[0], {})
+        n = first.get(n_key) if n_key else None
+        cells = [label + (f" (n={int(n)})" if n is not None else "")]
+        for mode in result.modes:
+            value = result.summary.get(mode, {}).get(key)
+            if key.startswith("n_"):
+                cells.append(str(int(value)) if value is not None else "–")
+            else:
+                cells.append(_fmt(value))
+        decisions.add_row(*cells)
+    return [recall, decisions]
+
+
+def summary_lines(result: EvalResult) -> list[str]:
+    """Notes under the tables: skipped modes, evidence counts, padding exclusions, wall times."""
+    lines = list(result.notes)
+    if result.dataset == "locomo":
+        counted = {g: c for g, c in result.evidence.items() if not g.startswith("overall")}
+        questions = sum(c.get("questions", 0) for c in counted.values())
+        normalised = sum(c.get("normalised", 0) for c in counted.values())
+        dropped = sum(c.get("dropped", 0) for c in counted.values())
+        skipped = sum(c.get("skipped", 0) for c in counted.values())
+        detail = ", ".join(
+            f"{g} {c.get('normalised', 0)}/{c.get('dropped', 0)}"
+            for g, c in counted.items()
+            if c.get("normalised") or c.get("dropped")
+        )
+        lines.append(
+            f"evidence: {normalised} id strings normalised, {dropped} ids dropped (no such turn)"
+            + (f" [by category, normalised/dropped: {detail}]" if detail else "")
+            + f"; {questions} questions, {skipped} without valid evidence not scored"
+        )
+    else:
+        ev = result.evidence.get("all", {})
+        lines.append(
+            f"evidence: {ev.get('dropped', 0)} ids dropped (no such exchange), "
+            f"{ev.get('skipped', 0)} questions skipped; pack = top "
+            "max_results results as the MemoryPack would inject them"
+        )
+    if result.padding:
+        lines.append(result.padding.describe())
+        excluded = {c: e for c, e in result.padding.excluded.items() if e}
+        if excluded:
+            lines.append(
+                "haystack conversations left out (the conversation under test): "
+                + "; ".join(f"{c}: {', '.join(e)}" for c, e in excluded.items())
+            )
+    times = result.timings_s
+    parts = [f"ingest {times.get('ingest', 0):.1f} s"]
+    parts += [
+        f"{k.removeprefix('questions_')} {v:.1f} s"
+        for k, v in times.items()
+        if k.startswith("questions_")
+    ]
+    parts.append(f"total {times.get('total', 0):.1f} s")
+    lines.append(
+        "wall time: "
+        + ", ".join(parts)
+        + " (query vectors are cached across modes: the first mode pays for embedding)"
+    )
+    return lines
+
+
+def render(result: EvalResult, console: Console) -> None:
+    """Print the tables and notes of one evaluation run."""
+    for note in result.skipped_modes.values():
+        console.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
+    if not result.modes:
+        console.print("nothing was run: no mode left to evaluate", highlight=False)
+        return
+    tables: list[RenderableType] = list(
+        locomo_tables(result) if result.dataset == "locomo" else memset_tables(result)
+    )
+    console.print(Group(*tables))
+    for line in summary_lines(result):
+        if line in result.skipped_modes.values():
+            continue
+        console.print(f"[dim]{escape(line)}[/dim]", highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def eval_progress(console: Console, *, enabled: bool = True) -> Iterator[tuple[Callback, Callback]]:
+    """Two progress bars (ingest, questions) on ``console``; yields their ``(done, total)`` callbacks."""
+    if not enabled:
+
+        def noop(done: int, total: int) -> None:
+            return None
+
+        yield noop, noop
+        return
+    with Progress(
+        TextColumn("{task.description:<9}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        ingest = bar.add_task("ingest", total=None)
+        questions = bar.add_task("questions", total=None)
+
+        def on_ingest(done: int, total: int) -> None:
+            bar.update(ingest, completed=done, total=total)
+
+        def on_question(done: int, total: int) -> None:
+            bar.update(questions, completed=done, total=total)
+
+        yield on_ingest, on_question

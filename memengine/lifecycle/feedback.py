@@ -1,0 +1,250 @@
+"""Feedback: which memories of a turn were actually used, and how much they mattered.
+
+A retrieval only counts its results as candidates; ``feedback(turn_id, …)``
+says which were *used*, either explicitly by id or from the final answer:
+
+- ``match``: a memory is used when one of its tags occurs in the answer,
+  when enough of its key terms do (``answer_keyword_fraction``), or when
+  the answer's embedding is close to the memory's (cosine ≥
+  ``answer_match_threshold``);
+- ``llm``: an LLM is shown the numbered memories and the answer and asked
+  which influenced it (falls back to ``match`` if the call fails).
+
+Each used memory: ``access_count += 1``, ``last_access = now``,
+``strength += use_strength_gain + impact × impact_factor``,
+``impact_score += impact`` and, when the task has a perspective, its
+strength under that perspective ``+= perspective_strength_gain`` (a
+learning, if given, is kept under that perspective).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from ..config import LifecycleConfig
+from ..embed.base import Embedder
+from ..errors import InvalidInput, LLMError, NotFound
+from ..models import Episode
+from ..store import lifecycle as store_lc
+from ..store.database import Store
+from ..text import query_terms
+from .strength import impact_of
+
+__all__ = ["FeedbackResult", "Judge", "give_feedback", "llm_used", "match_answer"]
+
+Judge = Literal["auto", "match", "llm"]
+
+LLM_SYSTEM = (
+    "You audit an assistant. Given its final answer and numbered memories that were shown "
+    "to it, list the numbers of the memories whose content influenced the answer. "
+    'Reply with one JSON object: {"used": [numbers]} (an empty list if none).'
+)
+LLM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"used": {"type": "array", "items": {"type": "integer"}}},
+    "required": ["used"],
+}
+_LLM_CHARS = 300
+
+
+@dataclass(frozen=True)
+class FeedbackResult:
+    """What a feedback did: the used memories (and why), the impact and the outcome."""
+
+    turn_id: int
+    agent: str
+    used: tuple[int, ...]
+    method: str
+    reasons: dict[int, str]
+    impact: float
+    outcome: str | None
+    perspective: str | None
+    degraded: tuple[str, ...] = ()
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def match_answer(
+    answer: str,
+    episodes: Sequence[Episode],
+    similarities: Mapping[int, float],
+    cfg: LifecycleConfig,
+) -> dict[int, str]:
+    """The memories the answer shows signs of, each with the reason (tag, keywords, similarity)."""
+    text = _norm(answer)
+    answer_terms = set(query_terms(answer))
+    found: dict[int, str] = {}
+    for ep in episodes:
+        tag = next(
+            (t for t in ep.tags if t != "principle" and len(t.strip()) >= 2 and _norm(t) in text),
+            None,
+        )
+        if tag is not None:
+            found[ep.id] = f"tag {tag!r} in the answer"
+            continue
+        terms = query_terms(ep.text)
+        shared = [t for t in terms if t in answer_terms]
+        if (
+            terms
+            and len(shared) >= min(2, len(terms))
+            and len(shared) / len(terms) >= cfg.answer_keyword_fraction
+        ):
+            found[ep.id] = f"{len(shared)}/{len(terms)} key terms in the answer"
+            continue
+        sim = similarities.get(ep.id)
+        if sim is not None and sim >= cfg.answer_match_threshold:
+            found[ep.id] = f"similar to the answer ({sim:.2f})"
+    return found
+
+
+def llm_used(
+    client: Any,
+    *,
+    model: str,
+    answer: str,
+    episodes: Sequence[Episode],
+    deadline_s: float,
+    max_tokens: int = 200,
+) -> dict[int, str]:
+    """Ask the LLM (a :class:`~memengine.llm.client.ChatClient`) which numbered memories it used."""
+    from ..errors import LLMResponseError
+
+    lines = []
+    for n, ep in enumerate(episodes, start=1):
+        body = " ".join(ep.text.split())
+        lines.append(f"[{n}] {body[:_LLM_CHARS]}")
+    user = "Answer:\n" + answer.strip() + "\n\nMemories:\n" + "\n".join(lines)
+    reply = client.complete_json(
+        model=model,
+        system=LLM_SYSTEM,
+        user=user,
+        schema=LLM_SCHEMA,
+        max_tokens=max_tokens,
+        deadline_s=deadline_s,
+        schema_name="used_memories",
+    )
+    numbers = reply.data.get("used")
+    if not isinstance(numbers, list) or not all(
+        isinstance(n, int) and not isinstance(n, bool) for n in numbers
+    ):
+        raise LLMResponseError(f"expected {{'used': [numbers]}}, got {reply.data!r}")
+    return {
+        episodes[n - 1].id: "the LLM judged it used" for n in numbers if 1 <= n <= len(episodes)
+    }
+
+
+def give_feedback(
+    store: Store,
+    embedder: Embedder,
+    cfg: LifecycleConfig,
+    turn_id: int,
+    *,
+    now: datetime,
+    used: Sequence[int] | None = None,
+    answer: str | None = None,
+    helpful: bool = False,
+    task_success: bool | None = None,
+    prevented_error: bool = False,
+    perspective: str | None = None,
+    learning: str | None = None,
+    client: Any = None,
+    model: str = "",
+) -> FeedbackResult:
+    """Record which memories of ``turn_id`` were used and reinforce them (one transaction).
+
+    ``client`` (a ChatClient) makes the answer be judged by the LLM; without
+    it the answer is matched. Explicit ``used`` ids and those found in the
+    answer are combined.
+    """
+    with store.connections.read() as cur:
+        turn = store_lc.get_turn(cur, turn_id)
+        agent_row = store_lc.get_agent(cur, turn.agent) if turn else None
+    if turn is None:
+        raise NotFound(f"no turn with id {turn_id}")
+    if turn.used is not None:
+        raise InvalidInput(f"turn {turn_id} already has feedback")
+    persp = perspective or turn.perspective
+    declared = agent_row.perspectives if agent_row else ()
+    if persp is not None and persp not in declared:
+        raise InvalidInput(
+            f"agent {turn.agent!r} has no perspective {persp!r} (declared: {list(declared)}); "
+            f"add it with: memengine agent create {turn.agent} --perspective {persp}"
+        )
+    if learning and persp is None:
+        raise InvalidInput("a learning is kept per perspective: give the task's perspective")
+    candidate_ids = [i for i, _ in turn.candidates]
+    reasons: dict[int, str] = {}
+    methods: list[str] = []
+    degraded: list[str] = []
+    if used is not None:
+        stray = sorted(set(used) - set(candidate_ids))
+        if stray:
+            raise InvalidInput(f"turn {turn_id} did not return memories {stray}")
+        reasons.update({i: "given explicitly" for i in used})
+        methods.append("explicit")
+    if answer is not None and answer.strip() and candidate_ids:
+        found = store.get(candidate_ids)
+        episodes = [found[i] for i in candidate_ids if i in found]
+        judged: dict[int, str] | None = None
+        if client is not None:
+            try:
+                judged = llm_used(
+                    client,
+                    model=model,
+                    answer=answer,
+                    episodes=episodes,
+                    deadline_s=cfg.feedback_deadline_s,
+                )
+                methods.append("llm")
+            except LLMError as exc:
+                degraded.append(f"LLM judge failed, matched instead: {exc}")
+        if judged is None:
+            vector = embedder.embed([answer[:2000]])[0]
+            with store.connections.read() as cur:
+                sims = store_lc.cosine_similarities(cur, [e.id for e in episodes], vector)
+            judged = match_answer(answer, episodes, sims, cfg)
+            methods.append("match")
+        for i, why in judged.items():
+            reasons.setdefault(i, why)
+    impact = impact_of(
+        cfg, helpful=helpful, task_success=task_success, prevented_error=prevented_error
+    )
+    outcome = None if task_success is None else ("success" if task_success else "failure")
+    used_ids = sorted(reasons)
+    method = "+".join(methods) or "none"
+    with store.connections.write() as cur:
+        again = store_lc.get_turn(cur, turn_id)
+        if again is None or again.used is not None:
+            raise InvalidInput(f"turn {turn_id} already has feedback")
+        if used_ids:
+            store_lc.reinforce(
+                cur,
+                used_ids,
+                now=now,
+                strength_gain=cfg.use_strength_gain + impact * cfg.impact_factor,
+                impact=impact,
+            )
+            if persp is not None:
+                store_lc.reinforce_perspective(
+                    cur, used_ids, persp, cfg.perspective_strength_gain, learning
+                )
+        store_lc.close_turn(
+            cur, turn_id, used=used_ids, outcome=outcome, impact=impact, method=method, now=now
+        )
+    return FeedbackResult(
+        turn_id=turn_id,
+        agent=turn.agent,
+        used=tuple(used_ids),
+        method=method,
+        reasons=reasons,
+        impact=impact,
+        outcome=outcome,
+        perspective=persp,
+        degraded=tuple(degraded),
+    )

@@ -1,0 +1,88 @@
+"""``memengine plot strength``: strength over time and the level distribution, from sleep records.
+
+Needs the optional extra ``plot`` (matplotlib): ``pip install 'memengine[plot]'``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput, MemEngineError
+from ..store import lifecycle as store_lc
+from ..store.database import Store
+from .strength import MAX_LEVEL
+
+__all__ = ["PLOT_EXTRA_HINT", "plot_strength"]
+
+PLOT_EXTRA_HINT = (
+    "matplotlib is not installed; install the plot extra: pip install 'memengine[plot]'"
+)
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise MemEngineError(PLOT_EXTRA_HINT) from exc
+    return plt
+
+
+def plot_strength(
+    store: Store,
+    agent: str,
+    out: str | os.PathLike[str],
+    *,
+    max_lines: int = 12,
+    archive_threshold: float = 0.1,
+) -> Path:
+    """Draw the agent's strength over its sleeps and its level distribution into ``out`` (PNG).
+
+    The top panel shows, on a log scale, the most used memories' strengths,
+    the mean and the 10–90 % band, with the archive threshold; the bottom
+    one the active memories per level and the archived count.
+    """
+    plt = _pyplot()
+    with store.connections.read() as cur:
+        sleeps = store_lc.sleep_series(cur, agent)
+        lines = store_lc.history_series(cur, agent, max_episodes=max_lines)
+    if not sleeps:
+        raise InvalidInput(f"agent {agent!r} has not slept yet: run `memengine sleep` first")
+    times = [s.slept_at for s in sleeps]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
+    for episode_id, series in lines.items():
+        if series:
+            xs, ys = zip(*series, strict=True)
+            top.plot(xs, ys, linewidth=0.8, alpha=0.6, label=f"#{episode_id}")
+    top.plot(times, [s.strength_mean for s in sleeps], color="black", linewidth=2, label="mean")
+    top.fill_between(
+        times,
+        [s.strength_p10 for s in sleeps],
+        [s.strength_p90 for s in sleeps],
+        color="grey",
+        alpha=0.2,
+        label="p10–p90",
+    )
+    top.axhline(archive_threshold, color="red", linestyle=":", linewidth=1, label="archive below")
+    top.set_yscale("log")
+    top.set_ylabel("strength (log)")
+    top.set_title(f"memengine · agent {agent}: strength after each sleep")
+    top.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    counts = [[s.level_counts[lvl] for s in sleeps] for lvl in range(MAX_LEVEL + 1)]
+    bottom.stackplot(times, counts, labels=[f"level {lvl}" for lvl in range(MAX_LEVEL + 1)])
+    bottom.plot(
+        times, [s.archived_total for s in sleeps], color="black", linestyle="--", label="archived"
+    )
+    bottom.set_ylabel("memories")
+    bottom.set_xlabel("sleep time")
+    bottom.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    path = Path(out)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

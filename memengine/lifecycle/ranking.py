@@ -1,0 +1,95 @@
+"""Life-aware ranking (opt-in) and the training of each agent's learned scorer.
+
+Stage 1 keeps the candidates whose similarity to the query reaches
+``similarity_threshold``; Stage 2 orders them by the linear formula
+(:func:`~memengine.lifecycle.features.linear_score`) until the agent has
+``learned_scorer_min_samples`` labelled samples and a trained scorer, then
+by the learned scorer (:mod:`.scorer`). The selection rule
+(:mod:`.selection`) then decides where the cliff is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from ..config import LifecycleConfig
+from ..store import lifecycle as store_lc
+from ..store.database import Store
+from .features import linear_score
+from .scorer import Scorer, auc, sample_weights, train
+
+__all__ = ["ScorerInfo", "life_scores", "load_agent_scorer", "train_agent_scorer"]
+
+
+@dataclass(frozen=True)
+class ScorerInfo:
+    """A trained scorer: how many samples (and used ones) it saw, its training AUC."""
+
+    agent: str
+    samples: int
+    positives: int
+    auc: float
+    trained_at: datetime
+    last_turn: int
+
+
+def load_agent_scorer(store: Store, agent: str, cfg: LifecycleConfig) -> Scorer | None:
+    """The agent's learned scorer when it was trained on enough samples, else None."""
+    with store.connections.read() as cur:
+        found = store_lc.load_scorer(cur, agent)
+    if found is None or found[1] < cfg.learned_scorer_min_samples:
+        return None
+    return Scorer.from_json(found[0])
+
+
+def life_scores(
+    feats: Sequence[Sequence[float]], scorer: Scorer | None, cfg: LifecycleConfig
+) -> list[float]:
+    """Stage-2 scores in [0, 1]: the learned scorer when given, else the linear formula."""
+    if not feats:
+        return []
+    if scorer is not None:
+        return [float(s) for s in scorer.predict(np.asarray(feats, dtype=float))]
+    return [linear_score(f, cfg.linear_weights) for f in feats]
+
+
+def train_agent_scorer(
+    store: Store, agent: str, cfg: LifecycleConfig, now: datetime, *, force: bool = False
+) -> ScorerInfo | None:
+    """Train and save the agent's scorer from its answered turns; None when not (yet) possible.
+
+    It learns from the latest ``scorer_max_samples`` candidates. Nothing happens with fewer than ``learned_scorer_min_samples`` samples,
+    with only one class of labels, or (unless ``force``) when no turn was
+    answered since the last training.
+    """
+    with store.connections.read() as cur:
+        x, y, outcomes, last = store_lc.training_samples(cur, agent, cfg.scorer_max_samples)
+        existing = store_lc.load_scorer(cur, agent)
+    if len(x) < cfg.learned_scorer_min_samples or len(set(y)) < 2:
+        return None
+    if not force and existing is not None and existing[2] >= last:
+        return None
+    scorer = train(
+        x,
+        y,
+        sample_weights(outcomes, cfg.failure_weight),
+        seed=cfg.scorer_seed,
+        epochs=cfg.scorer_epochs,
+        learning_rate=cfg.scorer_learning_rate,
+    )
+    train_auc = auc(scorer.predict(x), y)
+    with store.connections.write() as cur:
+        store_lc.save_scorer(
+            cur,
+            agent,
+            weights=scorer.to_json(),
+            now=now,
+            samples=len(x),
+            last_turn=last,
+            auc=train_auc,
+        )
+    return ScorerInfo(agent, len(x), int(sum(y)), train_auc, now, last)

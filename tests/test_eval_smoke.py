@@ -1,0 +1,117 @@
+"""Smoke test of ``memengine eval`` on the real shared data: one conversation, two questions each."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memengine.cli import app
+
+from .conftest import SHARED_EVAL
+
+LOCOMO = SHARED_EVAL / "locomo" / "locomo_dev.json"
+MEMSET = SHARED_EVAL / "memsets" / "en_dev.json"
+
+pytestmark = pytest.mark.skipif(
+    not (LOCOMO.exists() and MEMSET.exists()),
+    reason=f"the shared evaluation data is not at {SHARED_EVAL} (see the shared eval README)",
+)
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
+    for name in list(os.environ):
+        if name.startswith("MEMENGINE_"):
+            monkeypatch.delenv(name)
+
+
+def _numbers(table: dict[str, dict[str, dict[str, float]]]) -> list[float]:
+    return [
+        v
+        for groups in table.values()
+        for row in groups.values()
+        for name, v in row.items()
+        if name != "n"
+    ]
+
+
+def _run(*args: str) -> Any:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_eval_locomo_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "locomo.json"
+    result = _run(
+        "eval",
+        "locomo",
+        str(LOCOMO),
+        "--limit",
+        "2",
+        "--conversations",
+        "conv-26",
+        "--mode",
+        "bm25,vector,fast,full",
+        "--json",
+        str(out),
+    )
+    assert "LoCoMo evidence recall" in result.output
+    assert "overall (1–4)" in result.output
+    assert "needs an LLM endpoint" in result.output  # `full` skipped with a note
+    data = json.loads(out.read_text())
+    assert data["modes"] == ["bm25", "vector", "fast"]
+    assert data["conversations"] == ["conv-26"]
+    assert data["table"]["fast"]["overall (1–4)"]["n"] == 2
+    assert len(data["questions"]) == 2 * 3
+    values = _numbers(data["table"])
+    assert values and all(0.0 <= v <= 1.0 for v in values)
+    assert data["evidence"]["multi-hop"]["normalised"] == 1  # "D8:6; D9:17" in conv-26
+
+
+def test_eval_memset_smoke_with_padding(tmp_path: Path) -> None:
+    out = tmp_path / "memset.json"
+    result = _run(
+        "eval",
+        "memset",
+        str(MEMSET),
+        "--limit",
+        "2",
+        "--conversations",
+        "c1",
+        "--mode",
+        "bm25,fast",
+        "--pad",
+        "20",
+        "--haystack",
+        str(LOCOMO),
+        "--json",
+        str(out),
+    )
+    assert "Memsets evidence recall" in result.output
+    assert "padding: 20 noise episodes per store from locomo_dev.json" in result.output
+    data = json.loads(out.read_text())
+    assert data["padding"]["used"] == {"c1": 20}
+    assert data["table"]["fast"]["overall (excl. none)"]["n"] == 2
+    values = _numbers(data["table"])
+    values += [
+        v
+        for s in data["summary"].values()
+        for k, v in s.items()
+        if v is not None and not k.startswith("n_")
+    ]
+    assert values and all(0.0 <= v <= 1.0 for v in values)
+
+
+def test_eval_unknown_conversation_is_a_clear_error() -> None:
+    result = runner.invoke(app, ["eval", "memset", str(MEMSET), "--conversations", "nope"])
+    assert result.exit_code == 1
+    assert "unknown conversation nope" in result.output

@@ -1,0 +1,146 @@
+"""Unit and property tests of memengine.llm.jsonparse.parse_json_object."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memengine.errors import LLMError, LLMResponseError
+from memengine.llm import parse_json_object
+
+
+def test_plain_object() -> None:
+    assert parse_json_object('{"a": 1, "b": [true, null]}') == {"a": 1, "b": [True, None]}
+
+
+def test_surrounding_whitespace() -> None:
+    assert parse_json_object('\n\n  {"a": 1}  \n') == {"a": 1}
+
+
+def test_fenced_json() -> None:
+    text = 'Here you go:\n```json\n{"queries": ["a", "b"]}\n```\nHope this helps!'
+    assert parse_json_object(text) == {"queries": ["a", "b"]}
+
+
+def test_fence_without_language_and_same_line() -> None:
+    assert parse_json_object('```{"a": 2}```') == {"a": 2}
+    assert parse_json_object('```\n{"a": 3}\n```') == {"a": 3}
+
+
+def test_prose_around_object() -> None:
+    text = 'Sure! The answer is {"score": 0.5, "ok": true}. Let me know if you need more.'
+    assert parse_json_object(text) == {"score": 0.5, "ok": True}
+
+
+def test_braces_inside_strings_and_escapes() -> None:
+    text = 'Result: {"s": "a } tricky { \\" quote", "t": "back\\\\slash"} end'
+    assert parse_json_object(text) == {"s": 'a } tricky { " quote', "t": "back\\slash"}
+
+
+def test_prose_braces_before_object_are_skipped() -> None:
+    text = 'I considered {options} and {"choice": 1} is best.'
+    assert parse_json_object(text) == {"choice": 1}
+
+
+def test_nested_objects() -> None:
+    text = 'x {"a": {"b": {"c": [1, {"d": 2}]}}} y'
+    assert parse_json_object(text) == {"a": {"b": {"c": [1, {"d": 2}]}}}
+
+
+def test_trailing_commas() -> None:
+    assert parse_json_object('{"a": [1, 2, ], "b": {"c": 1,},}') == {"a": [1, 2], "b": {"c": 1}}
+
+
+def test_comma_inside_string_is_kept() -> None:
+    assert parse_json_object('{"a": "x,}", "b": 1,}') == {"a": "x,}", "b": 1}
+
+
+def test_think_block_is_ignored() -> None:
+    text = '<think>maybe {"wrong": 1} or not</think>\n{"right": 2}'
+    assert parse_json_object(text) == {"right": 2}
+
+
+def test_first_object_wins() -> None:
+    assert parse_json_object('{"a": 1} and {"b": 2}') == {"a": 1}
+
+
+def test_unicode() -> None:
+    assert parse_json_object('Réponse : {"mot": "été ☀"}') == {"mot": "été ☀"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "b": [1, 2',
+        '```json\n{"queries": ["a", "b"',
+        'Here: {"a": "unterminated string',
+    ],
+)
+def test_truncated_raises(text: str) -> None:
+    with pytest.raises(LLMResponseError, match="truncated"):
+        parse_json_object(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "no json here", "{not json}", '{"a": 1]', "{'a': 1}"],
+)
+def test_invalid_raises(text: str) -> None:
+    with pytest.raises(LLMResponseError):
+        parse_json_object(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["[1, 2]", '"a string"', "42", "null", "true", "```json\n[1]\n```"]
+)
+def test_top_level_not_object_raises(text: str) -> None:
+    with pytest.raises(LLMResponseError, match="not an object"):
+        parse_json_object(text)
+
+
+def test_error_is_an_llm_error() -> None:
+    with pytest.raises(LLMError):
+        parse_json_object("nope")
+
+
+def test_many_open_braces_is_fast() -> None:
+    with pytest.raises(LLMResponseError):
+        parse_json_object("{" * 20_000)
+
+
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53), max_value=2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+_json_objects = st.dictionaries(st.text(max_size=8), _json_values, max_size=5)
+_prose = st.text(
+    alphabet=st.characters(exclude_characters='{}[]"`', exclude_categories=["Cs"]),
+    max_size=40,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    obj=_json_objects,
+    before=_prose,
+    after=_prose,
+    fenced=st.booleans(),
+    indent=st.sampled_from([None, 2]),
+)
+def test_roundtrip_property(
+    obj: dict[str, Any], before: str, after: str, fenced: bool, indent: int | None
+) -> None:
+    dumped = json.dumps(obj, indent=indent, ensure_ascii=False)
+    body = f"```json\n{dumped}\n```" if fenced else dumped
+    assert parse_json_object(f"{before}{body}{after}") == obj

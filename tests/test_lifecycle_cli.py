@@ -1,0 +1,137 @@
+"""Life-cycle commands through typer's runner, the LLM judge on a scripted server, and plots."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memengine import Config, FixedClock, LLMConfig, MemEngineError, Memory
+from memengine.cli import app
+from memengine.embed.usem3 import USEM3Embedder
+from memengine.lifecycle.plot import PLOT_EXTRA_HINT
+
+from .helpers import HashEmbedder
+from .openai_server import ScriptedOpenAI
+
+runner = CliRunner()
+
+
+def run(*args: str, ok: bool = True):  # type: ignore[no-untyped-def]
+    result = runner.invoke(app, list(args))
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
+    for name in list(os.environ):
+        if name.startswith("MEMENGINE_"):
+            monkeypatch.delenv(name)
+    return str(tmp_path / "life.db")
+
+
+def test_life_commands_end_to_end(db: str, tmp_path: Path, usem3: USEM3Embedder) -> None:
+    with Memory.open(db, embedder=usem3) as mem:
+        price = mem.add("Acme sells steel 20% cheaper for bulk orders", kind="fact", tags=["acme"])
+        mem.add("Steel deliveries from Acme take three weeks", kind="fact")
+        mem.add("Always check invoices twice", kind="principle")
+    created = json.loads(run("agent", "create", "default", "-p", "コスト", "-p", "納期",
+                             "--db", db, "--json").output)  # fmt: skip
+    assert created["perspectives"] == ["コスト", "納期"]
+    r = json.loads(run("retrieve", "how cheap is acme steel", "--db", db, "--json").output)
+    assert r["turn_id"] == 1
+    fb = json.loads(run("feedback", "1", "--used", str(price), "--helpful", "--success",
+                        "-p", "コスト", "--learning", "buy in bulk", "--db", db, "--json").output)  # fmt: skip
+    assert fb["used"] == [price] and fb["impact"] == 3.5 and fb["outcome"] == "success"
+    again = run("feedback", "1", "--used", str(price), "--db", db, ok=False)
+    assert again.exit_code == 1 and "already has feedback" in again.output
+    report = json.loads(run("sleep", "--tasks", "10", "--db", db, "--json").output)
+    assert report["decayed"] == 2 and report["archived"] == 0 and report["tasks"] == 10
+    life = json.loads(run("life", str(price), "--db", db, "--json").output)
+    assert life["access_count"] == 1 and life["learnings"] == {"コスト": ["buy in bulk"]}
+    assert life["strength_by_perspective"]["コスト"] == pytest.approx(0.15 * 0.95)
+    never = json.loads(run("never-used", "--min-candidates", "0", "--db", db, "--json").output)
+    assert [e["content"] for e in never] == ["Steel deliveries from Acme take three weeks"]
+    assert "not enough labelled samples" in run("train-scorer", "--db", db).output
+    out = tmp_path / "strength.png"
+    plotted = run("plot", "strength", "-o", str(out), "--db", db, ok=False)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert plotted.exit_code == 1 and "pip install 'memengine[plot]'" in plotted.output
+    else:
+        assert plotted.exit_code == 0, plotted.output
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_simulate_command_prints_the_strength_table(db: str) -> None:
+    out = run("simulate", "--tasks", "600").output
+    print("\n" + out)
+    assert "level 0: 0.950 a day = 0.99488 a task" in out
+    assert "never used" in out and "archived (day 45)" in out
+    assert "archived (day 32)" in out  # read-only material starts at 0.5
+    data = json.loads(run("simulate", "-n", "100", "--json").output)
+    assert data["final"]["used every 3 tasks"]["access_count"] == 33
+
+
+def test_plot_without_matplotlib_says_how_to_install(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem.add("a fact", kind="fact")
+    mem.sleep()
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(MemEngineError) as info:
+        mem.plot_strength("x.png")
+    assert str(info.value) == PLOT_EXTRA_HINT
+    assert "pip install 'memengine[plot]'" in PLOT_EXTRA_HINT
+
+
+def test_plot_draws_strength_and_levels(mem: Memory, clock: FixedClock, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    used = mem.add("the crane checklist", kind="fact")
+    mem.add("an unused note", kind="fact")
+    with pytest.raises(MemEngineError, match="has not slept"):
+        mem.plot_strength(tmp_path / "none.png")
+    for _day in range(8):
+        for _ in range(5):
+            r = mem.retrieve("crane checklist note")
+            mem.feedback(r.turn_id, [used])
+        clock.advance(days=1)
+        mem.sleep()
+    path = mem.plot_strength(tmp_path / "s.png")
+    assert path.read_bytes()[:4] == b"\x89PNG" and path.stat().st_size > 10_000
+
+
+def test_the_llm_judges_which_memories_were_used(db_path: Path, clock: FixedClock) -> None:
+    with ScriptedOpenAI() as srv:
+        cfg = Config(llm=LLMConfig(base_url=srv.base_url, max_retries=0, rerank_model="judge"))
+        with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+            a = mem.add("Acme gives a bulk discount on steel", kind="fact")
+            b = mem.add("Steel from Acme arrives in three weeks", kind="fact")
+            r = mem.retrieve("acme steel", limit=2)
+            order = [e.id for e in r.episodes]
+            assert sorted(order) == sorted([a, b])
+            srv.push_chat(json_data={"used": [2]})
+            fb = mem.feedback(r.turn_id, answer="It will take about three weeks.")
+            assert fb.method == "llm" and fb.used == (order[1],)
+            body = srv.chat_requests[-1]
+            assert body["model"] == "judge"
+            prompt = body["messages"][-1]["content"]
+            assert "[1]" in prompt and "[2]" in prompt and "three weeks." in prompt
+            # a failing LLM: the answer is matched instead, and the result says so
+            r = mem.retrieve("acme steel", limit=2)
+            srv.push_chat(status=500)
+            fb = mem.feedback(r.turn_id, answer="Acme gives a bulk discount on steel orders.")
+            assert fb.method == "match" and a in fb.used and fb.degraded
+            # judge="match" never calls the LLM
+            calls = len(srv.chat_requests)
+            r = mem.retrieve("acme steel", limit=2)
+            mem.feedback(r.turn_id, answer="three weeks", judge="match")
+            assert len(srv.chat_requests) == calls

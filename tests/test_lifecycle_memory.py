@@ -1,0 +1,200 @@
+"""The life cycle through the facade: turns, feedback, perspectives, principles, recall, ranking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memengine import Config, FixedClock, InvalidInput, Memory, NotFound
+from memengine.config import LifecycleConfig
+from memengine.errors import ConfigError
+from memengine.lifecycle.features import FEATURES
+
+from .helpers import HashEmbedder
+
+
+@pytest.fixture
+def shop(mem: Memory) -> dict[str, int]:
+    mem.create_agent("default", perspectives=["コスト", "納期"])
+    return {
+        "price": mem.add("Acme sells steel at 20% off for bulk orders", kind="fact", tags=["acme"]),
+        "delivery": mem.add("Steel deliveries from Acme take three weeks", kind="fact"),
+        "brochure": mem.add("A brochure about aluminium pricing and steel", kind="education"),
+        "rule": mem.add("Always double check steel invoices before paying", kind="principle"),
+    }
+
+
+def test_retrieval_records_a_turn_and_counts_candidates(mem: Memory, shop: dict[str, int]) -> None:
+    r = mem.retrieve("acme steel price")
+    assert r.turn_id is not None
+    returned = {x.episode.id for x in r.results}
+    assert returned
+    for episode_id in shop.values():
+        assert mem.get(episode_id).candidate_count == (1 if episode_id in returned else 0)
+        assert mem.get(episode_id).access_count == 0  # retrieval is not use
+    r2 = mem.retrieve("acme steel price")
+    assert r2.turn_id == r.turn_id + 1
+    assert mem.get(shop["price"]).strength == 1.0
+    assert mem.get(shop["brochure"]).strength == 0.5  # read-only material starts weaker
+
+
+def test_turns_can_be_switched_off(db_path: Path, clock: FixedClock) -> None:
+    cfg = Config(lifecycle=LifecycleConfig(record_turns=False))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as m:
+        ep = m.add("steel prices", kind="fact")
+        r = m.retrieve("steel prices")
+        assert r.turn_id is None and m.get(ep).candidate_count == 0
+
+
+def test_explicit_feedback_reinforces_use_impact_and_perspective(
+    mem: Memory, shop: dict[str, int], clock: FixedClock
+) -> None:
+    r = mem.retrieve("acme steel price", perspective="コスト")
+    clock.advance(minutes=5)
+    fb = mem.feedback(
+        r.turn_id, [shop["price"]], helpful=True, task_success=True, learning="bulk pays off"
+    )
+    assert fb.used == (shop["price"],) and fb.method == "explicit"
+    assert fb.impact == 3.5 and fb.outcome == "success" and fb.perspective == "コスト"
+    life = mem.life_of(shop["price"])
+    ep = life.episode
+    assert ep.access_count == 1 and ep.last_access == clock.now
+    assert ep.impact_score == 3.5
+    assert ep.strength == pytest.approx(1.0 + 0.1 + 3.5 * 0.2)
+    assert life.strength_by_perspective == {"コスト": pytest.approx(0.15)}
+    assert life.learnings == {"コスト": ["bulk pays off"]}
+    untouched = mem.get(shop["delivery"])
+    assert untouched.access_count == 0 and untouched.strength == 1.0
+    with pytest.raises(InvalidInput, match="already has feedback"):
+        mem.feedback(r.turn_id, [shop["price"]])
+
+
+def test_feedback_errors(mem: Memory, shop: dict[str, int]) -> None:
+    with pytest.raises(NotFound):
+        mem.feedback(999, [1])
+    r = mem.retrieve("aluminium brochure", limit=1)
+    other = next(i for i in shop.values() if i != r.results[0].episode.id)
+    with pytest.raises(InvalidInput, match="did not return"):
+        mem.feedback(r.turn_id, [other])
+    with pytest.raises(InvalidInput, match="no perspective '品質'"):
+        mem.feedback(r.turn_id, [], perspective="品質")
+    with pytest.raises(InvalidInput, match="per perspective"):
+        mem.feedback(r.turn_id, [], learning="x")
+    with pytest.raises(InvalidInput, match="--perspective 品質"):
+        mem.retrieve("steel", perspective="品質")
+    with pytest.raises(ConfigError, match="needs an LLM"):
+        mem.feedback(r.turn_id, answer="x", judge="llm")
+    assert mem.feedback(r.turn_id, []).used == ()
+
+
+def test_used_memories_are_found_in_the_answer(mem: Memory, shop: dict[str, int]) -> None:
+    r = mem.retrieve("acme steel", limit=4)
+    assert {shop["price"], shop["delivery"]} <= {e.id for e in r.episodes}
+    fb = mem.feedback(r.turn_id, answer="Ask ACME for the bulk discount on the next order.")
+    assert fb.method == "match"
+    assert shop["price"] in fb.used and "tag 'acme'" in fb.reasons[shop["price"]]
+    r = mem.retrieve("acme steel", limit=4)
+    fb = mem.feedback(r.turn_id, answer="Steel deliveries from Acme take about three weeks.")
+    assert shop["delivery"] in fb.used
+    assert "key terms" in fb.reasons[shop["delivery"]] or "similar" in fb.reasons[shop["delivery"]]
+    r = mem.retrieve("acme steel", limit=4)
+    fb = mem.feedback(r.turn_id, answer="I do not know.")
+    assert fb.used == ()
+
+
+def test_principles_are_always_packed(mem: Memory, shop: dict[str, int]) -> None:
+    mem.add("Never promise a delivery date without checking stock", kind="fact",
+            tags=["principle"])  # fmt: skip
+    r = mem.retrieve("what is the weather like on mars", limit=3)
+    pack = mem.pack(r)
+    assert pack.text.startswith("[PRINCIPLES]")
+    assert "double check steel invoices" in pack.text
+    assert "Never promise a delivery date" in pack.text
+    assert pack.text.count("double check steel invoices") == 1
+    assert mem.principles()[0].id == shop["rule"]
+    assert "[PRINCIPLES]" not in mem.pack(r, principles=False).text
+    other = mem.retrieve("acme", agent="someone-else")
+    assert "[PRINCIPLES]" not in mem.pack(other, agent="someone-else").text
+
+
+def test_deep_recall_restores_archived_memories(mem: Memory, shop: dict[str, int]) -> None:
+    mem.store.set_status([shop["delivery"]], "archived")
+    with mem.store.connections.write() as cur:
+        cur.execute(
+            "UPDATE episodes SET strength = 0.05, consolidation_level = 3 WHERE id = ?",
+            (shop["delivery"],),
+        )
+    normal = mem.retrieve("steel deliveries three weeks")
+    assert shop["delivery"] not in [e.id for e in normal.episodes]
+    deep = mem.retrieve("steel deliveries three weeks", deep=True)
+    recalled = next(e for e in deep.episodes if e.id == shop["delivery"])
+    assert recalled.status == "active" and recalled.strength == 0.5
+    assert recalled.consolidation_level == 1
+    stored = mem.get(shop["delivery"])
+    assert (stored.status, stored.strength, stored.consolidation_level) == ("active", 0.5, 1)
+    assert shop["delivery"] in [e.id for e in mem.retrieve("steel deliveries three weeks").episodes]
+
+
+def test_life_ranking_is_opt_in(mem: Memory, shop: dict[str, int]) -> None:
+    fast = mem.retrieve("acme steel bulk price")
+    assert "life_score" not in fast.results[0].components
+    life = mem.retrieve("acme steel bulk price", rank="life")
+    assert life.results
+    for item in life.results:
+        assert set(FEATURES) <= set(item.components)
+        assert item.components["similarity"] >= mem.config.lifecycle.similarity_threshold
+        assert item.score == item.components["life_score"]
+        assert item.components["learned"] == 0.0
+    scores = [x.score for x in life.results]
+    assert scores == sorted(scores, reverse=True)
+    assert [x.rank for x in life.results] == list(range(1, len(scores) + 1))
+    with pytest.raises(InvalidInput):
+        mem.retrieve("acme", rank="other")  # type: ignore[arg-type]
+
+
+def test_life_ranking_prefers_strong_memories(db_path: Path, clock: FixedClock) -> None:
+    cfg = Config(lifecycle=LifecycleConfig(life_ranking=True, similarity_threshold=0.0))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as m:
+        weak = m.add("budget report for the harbour project", kind="fact")
+        strong = m.add("budget report for the harbour project", kind="fact")
+        with m.store.connections.write() as cur:
+            cur.execute("UPDATE episodes SET strength = 0.1 WHERE id = ?", (weak,))
+            cur.execute("UPDATE episodes SET strength = 4.0 WHERE id = ?", (strong,))
+        r = m.retrieve("harbour budget report")
+        assert [e.id for e in r.episodes][:2] == [strong, weak]
+
+
+def test_threshold_selection_cuts_at_the_cliff(db_path: Path, clock: FixedClock) -> None:
+    cfg = Config(
+        lifecycle=LifecycleConfig(
+            life_ranking=True, selection="threshold", selection_threshold=0.99,
+            similarity_threshold=0.0,
+        )
+    )  # fmt: skip
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as m:
+        m.add("harbour budget report", kind="fact")
+        r = m.retrieve("harbour budget report")
+        assert r.results == () and not r.should_inject and r.turn_id is not None
+
+
+def test_never_used_lists_often_retrieved_unused_memories(
+    mem: Memory, shop: dict[str, int]
+) -> None:
+    for _ in range(6):
+        r = mem.retrieve("acme steel", limit=4)
+        mem.feedback(r.turn_id, [shop["price"]])
+    listed = [e.id for e in mem.never_used(min_candidates=5)]
+    assert shop["delivery"] in listed
+    assert shop["price"] not in listed and shop["rule"] not in listed
+    assert mem.never_used() == []  # the default needs more than 50
+
+
+def test_agents_and_perspectives(mem: Memory) -> None:
+    a = mem.create_agent("buyer", perspectives=["コスト", "納期"])
+    assert a.perspectives == ("コスト", "納期")
+    b = mem.create_agent("buyer", perspectives=["品質", "コスト"])
+    assert b.perspectives == ("コスト", "納期", "品質")
+    assert [x.name for x in mem.agents()] == ["buyer"]
+    with pytest.raises(InvalidInput):
+        mem.create_agent(" ")

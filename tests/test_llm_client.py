@@ -1,0 +1,361 @@
+"""ChatClient through real HTTP, with the real openai client, against the scripted server."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from memengine.errors import LLMError, LLMResponseError, LLMTimeout
+from memengine.llm import ChatClient, JSONReply, Usage
+from tests.openai_server import ScriptedOpenAI, ScriptedReply, response_format_kind
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"queries": {"type": "array", "items": {"type": "string"}}},
+    "required": ["queries"],
+}
+
+
+@pytest.fixture
+def srv() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def client(srv: ScriptedOpenAI) -> Iterator[ChatClient]:
+    with ChatClient(
+        base_url=srv.base_url, api_key=None, timeout_s=2.0, max_retries=2, backoff_base_s=0.01
+    ) as c:
+        yield c
+
+
+def ask(
+    client: ChatClient, *, schema: dict[str, Any] | None = SCHEMA, deadline_s: float = 2.0
+) -> JSONReply:
+    return client.complete_json(
+        model="test-chat",
+        system="Answer in JSON.",
+        user="Expand the query: coffee",
+        schema=schema,
+        max_tokens=64,
+        deadline_s=deadline_s,
+    )
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_plain_json_reply(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat(json_data={"queries": ["espresso", "latte"]}, usage=(12, 5))
+    reply = ask(client)
+    assert reply.data == {"queries": ["espresso", "latte"]}
+    assert reply.raw == '{"queries": ["espresso", "latte"]}'
+    assert reply.attempts == 1
+    assert reply.usage == Usage(12, 5)
+    assert reply.response_format == "json_schema"
+    assert reply.finish_reason == "stop"
+    assert 0 < reply.elapsed_s < 2.0
+
+    (body,) = srv.chat_requests
+    assert body["model"] == "test-chat"
+    assert body["max_tokens"] == 64
+    assert body["messages"] == [
+        {"role": "system", "content": "Answer in JSON."},
+        {"role": "user", "content": "Expand the query: coffee"},
+    ]
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "reply", "schema": SCHEMA, "strict": False},
+    }
+    assert srv.requests[0].headers["authorization"] == "Bearer not-needed"
+
+
+def test_api_key_is_sent(srv: ScriptedOpenAI) -> None:
+    srv.push_chat(json_data={"ok": 1})
+    with ChatClient(base_url=srv.base_url, api_key="sk-test", timeout_s=2.0) as c:
+        ask(c)
+    assert srv.requests[0].headers["authorization"] == "Bearer sk-test"
+
+
+def test_no_schema_uses_json_object(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat(json_data={"ok": True})
+    reply = ask(client, schema=None)
+    assert reply.data == {"ok": True}
+    assert srv.chat_requests[0]["response_format"] == {"type": "json_object"}
+
+
+def test_json_in_prose_and_fences(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat('Sure! Here it is:\n```json\n{"queries": ["mocha",],}\n```\nEnjoy.')
+    srv.push_chat('I think {"queries": ["flat white"]} fits best.')
+    assert ask(client).data == {"queries": ["mocha"]}
+    assert ask(client).data == {"queries": ["flat white"]}
+
+
+def test_truncated_json_raises_response_error(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat('{"queries": ["espresso", "lat', finish_reason="length", usage=(10, 64))
+    with pytest.raises(LLMResponseError, match=r"truncated.*max_tokens=64"):
+        ask(client)
+    assert client.usage_total == Usage(10, 64)  # tokens spent are still counted
+
+
+def test_non_object_reply_raises_response_error(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat('["a", "b"]')
+    with pytest.raises(LLMResponseError, match="not an object"):
+        ask(client)
+
+
+def test_empty_choices_raises_response_error(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat(
+        body={"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []}
+    )
+    with pytest.raises(LLMResponseError, match="no message content"):
+        ask(client)
+
+
+def test_429_then_success(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat(status=429, error_message="slow down")
+    srv.push_chat(json_data={"queries": []})
+    reply = ask(client)
+    assert reply.attempts == 2
+    assert reply.data == {"queries": []}
+    assert len(srv.chat_requests) == 2
+
+
+def test_500_repeated_raises_llm_error(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    for _ in range(3):
+        srv.push_chat(status=500, error_message="model crashed")
+    with pytest.raises(LLMError, match=r"HTTP 500.*model crashed") as info:
+        ask(client)
+    assert not isinstance(info.value, LLMTimeout)
+    assert len(srv.chat_requests) == 3  # 1 + max_retries
+    assert srv.pending == 0
+
+
+def test_retries_stop_at_deadline(srv: ScriptedOpenAI) -> None:
+    srv.default_chat = ScriptedReply(status=503, error_message="overloaded")
+    with ChatClient(
+        base_url=srv.base_url, timeout_s=2.0, max_retries=10, backoff_base_s=0.2, backoff_max_s=5
+    ) as c:
+        start = time.monotonic()
+        with pytest.raises(LLMError, match="HTTP 503"):
+            ask(c, deadline_s=0.5)
+        assert time.monotonic() - start < 0.5 + 0.1
+    assert len(srv.chat_requests) < 11
+
+
+def test_retry_after_longer_than_deadline_fails_fast(
+    srv: ScriptedOpenAI, client: ChatClient
+) -> None:
+    srv.push_chat(status=429, headers={"Retry-After": "30"})
+    start = time.monotonic()
+    with pytest.raises(LLMError, match=r"HTTP 429.*no time was left"):
+        ask(client, deadline_s=1.0)
+    assert time.monotonic() - start < 0.5
+    assert len(srv.chat_requests) == 1
+
+
+def test_400_other_than_format_is_not_retried_forever(
+    srv: ScriptedOpenAI, client: ChatClient
+) -> None:
+    srv.default_chat = ScriptedReply(status=400, error_message="context length exceeded")
+    with pytest.raises(LLMError, match=r"HTTP 400.*context length exceeded"):
+        ask(client)
+    kinds = [response_format_kind(b) for b in srv.chat_requests]
+    assert kinds == ["json_schema", "json_object_schema", "json_object", "none"]
+    assert client.response_format_in_use == "json_schema"  # nothing was learned from failures
+
+
+def test_401_is_reported(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat(status=401, error_message="Incorrect API key provided")
+    with pytest.raises(LLMError, match=r"HTTP 401.*Incorrect API key"):
+        ask(client)
+    assert len(srv.chat_requests) == 1
+
+
+def test_slow_reply_raises_timeout_within_deadline(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat(json_data={"queries": []}, delay=3.0)
+    start = time.monotonic()
+    with pytest.raises(LLMTimeout, match="deadline"):
+        ask(client, deadline_s=0.4)
+    elapsed = time.monotonic() - start
+    assert 0.35 <= elapsed < 0.4 + 0.3
+
+
+def test_slow_retry_is_cut_by_deadline(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat(status=500)
+    srv.push_chat(json_data={"queries": []}, delay=3.0)
+    start = time.monotonic()
+    with pytest.raises(LLMTimeout):
+        ask(client, deadline_s=0.4)
+    assert time.monotonic() - start < 0.4 + 0.3
+    assert len(srv.chat_requests) == 2
+
+
+def test_per_request_timeout_is_retried_within_deadline(srv: ScriptedOpenAI) -> None:
+    srv.push_chat(json_data={"late": True}, delay=2.0)
+    srv.push_chat(json_data={"queries": ["fast"]})
+    with ChatClient(base_url=srv.base_url, timeout_s=0.2, max_retries=1, backoff_base_s=0.01) as c:
+        reply = ask(c, deadline_s=1.5)
+    assert reply.data == {"queries": ["fast"]}
+    assert reply.attempts == 2
+
+
+def test_zero_deadline_raises_without_request(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    with pytest.raises(LLMTimeout):
+        ask(client, deadline_s=0)
+    assert srv.chat_requests == []
+
+
+def test_connection_refused_is_quick() -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    with ChatClient(base_url=url, timeout_s=2.0, max_retries=3) as c:
+        start = time.monotonic()
+        with pytest.raises(LLMError) as info:
+            ask(c, deadline_s=2.0)
+        assert time.monotonic() - start < 0.5
+    assert str(info.value) == f"LLM endpoint {url} refused the connection"
+    assert not isinstance(info.value, LLMTimeout)
+
+
+def test_json_schema_rejected_falls_back_and_is_remembered(
+    srv: ScriptedOpenAI, client: ChatClient
+) -> None:
+    srv.reject_formats = {"json_schema"}
+    srv.push_chat(json_data={"queries": ["a"]})
+    srv.push_chat(json_data={"queries": ["b"]})
+    first = ask(client)
+    assert first.data == {"queries": ["a"]}
+    assert first.attempts == 2
+    assert first.response_format == "json_object_schema"
+    bodies = srv.chat_requests
+    assert bodies[0]["response_format"]["type"] == "json_schema"
+    assert bodies[1]["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    assert client.response_format_in_use == "json_object_schema"
+
+    second = ask(client)
+    assert second.attempts == 1
+    assert second.data == {"queries": ["b"]}
+    assert response_format_kind(srv.chat_requests[2]) == "json_object_schema"
+
+
+def test_falls_back_to_plain_json_object_then_none(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.reject_formats = {"json_schema", "json_object_schema"}
+    srv.push_chat(json_data={"n": 1})
+    assert ask(client).response_format == "json_object"
+    assert srv.chat_requests[-1]["response_format"] == {"type": "json_object"}
+
+    srv.reject_formats = {"any"}
+    srv.push_chat(json_data={"n": 2})
+    reply = ask(client)
+    assert reply.response_format == "none"
+    assert "response_format" not in srv.chat_requests[-1]
+    assert client.response_format_in_use == "none"
+
+
+def test_max_completion_tokens_adaptation(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    def handler(body: Any) -> ScriptedReply:
+        if "max_tokens" in body:
+            return ScriptedReply(
+                status=400,
+                error_message="Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens'.",
+            )
+        return ScriptedReply(content='{"ok": 1}')
+
+    srv.chat_handler = handler
+    reply = ask(client)
+    assert reply.data == {"ok": 1}
+    assert reply.response_format == "json_schema"
+    assert srv.chat_requests[-1]["max_completion_tokens"] == 64
+    ask(client)
+    assert "max_tokens" not in srv.chat_requests[-1]
+    assert len(srv.chat_requests) == 3
+
+
+def test_usage_totals_and_counts(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat(json_data={"a": 1}, usage=(10, 3))
+    srv.push_chat(status=429)
+    srv.push_chat(json_data={"a": 2}, usage=(7, 2))
+    first = ask(client)
+    second = ask(client)
+    assert first.usage == Usage(10, 3)
+    assert second.usage == Usage(7, 2)
+    assert client.usage_total == Usage(17, 5)
+    assert client.usage_total.total_tokens == 22
+    assert client.calls == 2
+    assert client.requests == 3
+
+
+def test_usage_missing_counts_as_zero(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat(
+        body={
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": '{"a": 1}'},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+    )
+    reply = ask(client)
+    assert reply.data == {"a": 1}
+    assert reply.usage == Usage()
+
+
+def test_thread_safe_shared_client(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.default_chat = ScriptedReply(content='{"ok": true}', usage=(2, 1), delay=0.02)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(5):
+                assert ask(client).data == {"ok": True}
+        except BaseException as exc:  # collected and re-raised by the test thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert client.calls == 30
+    assert client.usage_total == Usage(60, 30)
+
+
+def test_ping(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat("pong", usage=(5, 1))
+    latency = client.ping("test-chat")
+    assert 0 < latency < 2.0
+    body = srv.chat_requests[-1]
+    assert body["model"] == "test-chat"
+    assert body["max_tokens"] == 1
+    assert "response_format" not in body
+
+
+def test_ping_errors(srv: ScriptedOpenAI, client: ChatClient) -> None:
+    srv.push_chat(status=404, error_message="model 'nope' not found")
+    with pytest.raises(LLMError, match=r"HTTP 404.*not found"):
+        client.ping("nope")
+    srv.push_chat("pong", delay=2.0)
+    with pytest.raises(LLMTimeout):
+        client.ping("test-chat", deadline_s=0.2)
+    with (
+        ChatClient(base_url=f"http://127.0.0.1:{free_port()}/v1") as dead,
+        pytest.raises(LLMError, match="refused"),
+    ):
+        dead.ping("m")

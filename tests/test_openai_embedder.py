@@ -1,0 +1,191 @@
+"""OpenAIEmbedder through real HTTP, with the real openai client, against the scripted server."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from memengine.embed.base import Embedder
+from memengine.embed.openai import OpenAIEmbedder
+from memengine.errors import EmbeddingError
+from tests.openai_server import ScriptedOpenAI, deterministic_vector
+
+
+@pytest.fixture
+def srv() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI(embedding_dim=8) as server:
+        yield server
+
+
+def make(srv: ScriptedOpenAI, **kwargs: object) -> OpenAIEmbedder:
+    options: dict[str, object] = {
+        "base_url": srv.base_url,
+        "api_key": None,
+        "model": "test-embed",
+        "batch_size": 3,
+        "timeout_s": 2.0,
+        "max_retries": 2,
+        "backoff_base_s": 0.01,
+    }
+    options.update(kwargs)
+    return OpenAIEmbedder(**options)  # type: ignore[arg-type]
+
+
+def test_is_an_embedder(srv: ScriptedOpenAI) -> None:
+    assert isinstance(make(srv), Embedder)
+
+
+def test_embeds_in_order_normalized_float32(srv: ScriptedOpenAI) -> None:
+    emb = make(srv)
+    texts = ["alpha", "beta", "gamma"]
+    out = emb.embed(texts)
+    assert out.shape == (3, 8)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, rtol=1e-6)
+    for row, text in zip(out, texts, strict=True):
+        np.testing.assert_allclose(row, deterministic_vector(text, 8), rtol=1e-5, atol=1e-6)
+    (body,) = srv.embedding_requests
+    assert body["model"] == "test-embed"
+    assert body["input"] == texts
+    assert body["encoding_format"] == "float"
+    assert "dimensions" not in body
+
+
+def test_normalizes_unnormalized_server_vectors(srv: ScriptedOpenAI) -> None:
+    srv.embed_fn = lambda text: [3.0, 4.0] if text == "a" else [0.0, 2.0]
+    out = make(srv).embed(["a", "b"])
+    np.testing.assert_allclose(out, [[0.6, 0.8], [0.0, 1.0]], rtol=1e-6)
+    assert out.dtype == np.float32
+
+
+def test_batching(srv: ScriptedOpenAI) -> None:
+    emb = make(srv, batch_size=3)
+    texts = [f"text {i}" for i in range(8)]
+    out = emb.embed(texts)
+    assert out.shape == (8, 8)
+    sizes = [len(b["input"]) for b in srv.embedding_requests]
+    assert sizes == [3, 3, 2]
+    sent = [t for b in srv.embedding_requests for t in b["input"]]
+    assert sent == texts
+
+
+def test_duplicates_are_embedded_once(srv: ScriptedOpenAI) -> None:
+    emb = make(srv, batch_size=10)
+    texts = ["x", "y", "x", "z", "y", "x"]
+    out = emb.embed(texts)
+    (body,) = srv.embedding_requests
+    assert body["input"] == ["x", "y", "z"]
+    assert out.shape == (6, 8)
+    np.testing.assert_array_equal(out[0], out[2])
+    np.testing.assert_array_equal(out[0], out[5])
+    np.testing.assert_array_equal(out[1], out[4])
+    assert not np.array_equal(out[0], out[1])
+
+
+def test_dimension_probe_is_lazy_and_once(srv: ScriptedOpenAI) -> None:
+    emb = make(srv)
+    assert srv.embedding_requests == []
+    assert emb.dimension == 8
+    assert emb.id == "openai:test-embed:8"
+    assert len(srv.embedding_requests) == 1
+    emb.embed(["one"])
+    assert len(srv.embedding_requests) == 2
+
+
+def test_dimension_learned_from_first_embed_without_probe(srv: ScriptedOpenAI) -> None:
+    emb = make(srv)
+    emb.embed(["one", "two"])
+    assert emb.dimension == 8
+    assert len(srv.embedding_requests) == 1
+
+
+def test_configured_dimensions_are_sent_and_no_probe(srv: ScriptedOpenAI) -> None:
+    emb = make(srv, dimensions=5)
+    assert emb.id == "openai:test-embed:5"
+    assert srv.embedding_requests == []
+    out = emb.embed(["q"])
+    assert out.shape == (1, 5)
+    assert srv.embedding_requests[0]["dimensions"] == 5
+
+
+def test_empty_input(srv: ScriptedOpenAI) -> None:
+    out = make(srv, dimensions=4).embed([])
+    assert out.shape == (0, 4)
+    assert out.dtype == np.float32
+    assert srv.embedding_requests == []
+
+
+def test_wrong_dimension_raises(srv: ScriptedOpenAI) -> None:
+    emb = make(srv, dimensions=5)
+    srv.push_embeddings(dimension=7)
+    with pytest.raises(EmbeddingError, match="dimension 7, expected 5"):
+        emb.embed(["q"])
+
+
+def test_dimension_change_between_calls_raises(srv: ScriptedOpenAI) -> None:
+    emb = make(srv)
+    emb.embed(["first"])
+    srv.push_embeddings(dimension=16)
+    with pytest.raises(EmbeddingError, match="dimension 16, expected 8"):
+        emb.embed(["second"])
+
+
+def test_wrong_vector_count_raises(srv: ScriptedOpenAI) -> None:
+    srv.push_embeddings(vectors=[[1.0, 0.0]])
+    with pytest.raises(EmbeddingError, match="1 vectors for 2 inputs"):
+        make(srv).embed(["a", "b"])
+
+
+def test_429_then_success(srv: ScriptedOpenAI) -> None:
+    srv.push_embeddings(status=429, error_message="slow down")
+    out = make(srv).embed(["a"])
+    assert out.shape == (1, 8)
+    assert len(srv.embedding_requests) == 2
+
+
+def test_5xx_exhausts_retries(srv: ScriptedOpenAI) -> None:
+    for _ in range(3):
+        srv.push_embeddings(status=502, error_message="bad gateway")
+    emb = make(srv, max_retries=2)
+    with pytest.raises(EmbeddingError, match=r"HTTP 502 after 3 attempts.*bad gateway"):
+        emb.embed(["a"])
+    assert emb.requests == 3
+
+
+def test_http_error_raises_embedding_error(srv: ScriptedOpenAI) -> None:
+    srv.push_embeddings(status=404, error_message="model 'test-embed' not found")
+    with pytest.raises(EmbeddingError, match=r"HTTP 404.*not found"):
+        make(srv).embed(["a"])
+    assert len(srv.embedding_requests) == 1
+
+
+def test_timeout_raises_embedding_error(srv: ScriptedOpenAI) -> None:
+    srv.push_embeddings(delay=2.0)
+    srv.push_embeddings(delay=2.0)
+    emb = make(srv, timeout_s=0.2, max_retries=1)
+    start = time.monotonic()
+    with pytest.raises(EmbeddingError, match="timed out"):
+        emb.embed(["a"])
+    assert time.monotonic() - start < 1.0
+
+
+def test_connection_refused() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    emb = OpenAIEmbedder(base_url=url, model="m", max_retries=3)
+    start = time.monotonic()
+    with pytest.raises(EmbeddingError) as info:
+        emb.embed(["a"])
+    assert time.monotonic() - start < 0.5
+    assert str(info.value) == f"embedding endpoint {url} refused the connection"
+
+
+def test_rejects_single_string(srv: ScriptedOpenAI) -> None:
+    with pytest.raises(TypeError):
+        make(srv).embed("not a list")
