@@ -53,12 +53,15 @@ class RetrievalConfig(_Section):
     max_candidates: int = Field(40, ge=1, le=1000)
     occurred_day_range: int | None = Field(365, ge=1)
     rrf_k: float = Field(10.0, gt=0)
-    knn_weight: float = Field(1.0, ge=0)
+    context_weight: float = Field(0.4, ge=0)
+    neighbour_gap_minutes: int = Field(60, ge=0)
+    knn_weight: float = Field(0.5, ge=0)
     bm25_weight: float = Field(1.0, ge=0)
     max_results: int = Field(5, ge=1, le=100)
     max_expanded_queries: int = Field(5, ge=0, le=5)
-    relevance_threshold: float = Field(0.0, ge=0.0)
+    relevance_threshold: float = Field(0.29, ge=0.0, le=1.0)
     pack_token_budget: int = Field(800, ge=50)
+    pack_score_ratio: float = Field(0.75, ge=0.0, le=1.0)
     max_query_chars: int = Field(2000, ge=50)
 
 
@@ -80,6 +83,11 @@ class LLMConfig(_Section):
     rerank_max_candidates: int = Field(30, ge=1, le=100)
     rerank_chars_per_candidate: int = Field(300, ge=40)
     cache_expansions: bool = True
+    # llm phases: see docs/llm.md
+    expansion_recent_turns: int = Field(3, ge=0, le=20)  # exchanges of context sent to Phase 1
+    expansion_cache_size: int = Field(256, ge=1)  # LRU entries when cache_expansions is on
+    rerank_max_results: int = Field(5, ge=1, le=5)  # relevant_episodes kept from Phase 3
+    backoff_base_s: float = Field(0.05, gt=0)  # first retry wait on HTTP 429/5xx
 
 
 class EmbedderConfig(_Section):

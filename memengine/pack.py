@@ -160,6 +160,8 @@ def build_pack(
         used = header_cost
         evidence: list[str] = []
         for item in retrieval.results:
+            if item.relevance == "low":
+                continue
             block = render_episode(
                 item, lang, query=query, strategy=strat, max_chars=max_chars_per_utterance
             )

@@ -30,6 +30,7 @@ CREATE TABLE episodes (
     metadata            TEXT NOT NULL DEFAULT '{}',   -- JSON object (external ids, …)
     status              TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'archived')),
     search_text         TEXT NOT NULL DEFAULT '',     -- analysed text for FTS5 (see text.py)
+    context_text        TEXT NOT NULL DEFAULT '',     -- analysed text of the neighbouring episodes
     -- life cycle (see lifecycle/)
     strength            REAL NOT NULL DEFAULT 1.0,
     access_count        INTEGER NOT NULL DEFAULT 0,
@@ -43,24 +44,29 @@ CREATE TABLE episodes (
 
 CREATE INDEX episodes_agent_time ON episodes (agent, status, occurred_ts);
 
+-- Two columns: the episode's own words and those of its neighbours in the
+-- same conversation (ranked with a lower weight, see store/fulltext.py).
 CREATE VIRTUAL TABLE episodes_fts USING fts5 (
     search_text,
+    context_text,
     content = 'episodes',
     content_rowid = 'id',
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
 CREATE TRIGGER episodes_fts_insert AFTER INSERT ON episodes BEGIN
-    INSERT INTO episodes_fts (rowid, search_text) VALUES (new.id, new.search_text);
+    INSERT INTO episodes_fts (rowid, search_text, context_text)
+        VALUES (new.id, new.search_text, new.context_text);
 END;
 
 CREATE TRIGGER episodes_fts_delete AFTER DELETE ON episodes BEGIN
-    INSERT INTO episodes_fts (episodes_fts, rowid, search_text)
-        VALUES ('delete', old.id, old.search_text);
+    INSERT INTO episodes_fts (episodes_fts, rowid, search_text, context_text)
+        VALUES ('delete', old.id, old.search_text, old.context_text);
 END;
 
-CREATE TRIGGER episodes_fts_update AFTER UPDATE OF search_text ON episodes BEGIN
-    INSERT INTO episodes_fts (episodes_fts, rowid, search_text)
-        VALUES ('delete', old.id, old.search_text);
-    INSERT INTO episodes_fts (rowid, search_text) VALUES (new.id, new.search_text);
+CREATE TRIGGER episodes_fts_update AFTER UPDATE OF search_text, context_text ON episodes BEGIN
+    INSERT INTO episodes_fts (episodes_fts, rowid, search_text, context_text)
+        VALUES ('delete', old.id, old.search_text, old.context_text);
+    INSERT INTO episodes_fts (rowid, search_text, context_text)
+        VALUES (new.id, new.search_text, new.context_text);
 END;

@@ -43,7 +43,9 @@ def test_japanese_two_character_words(mem: Memory, stocked: dict[str, int]) -> N
     assert set(_bm25_ids(mem, "転職")[:2]) == {stocked["job"], stocked["job2"]}
 
 
-def test_japanese_one_character_word_inside_longer_words(mem: Memory, stocked: dict[str, int]) -> None:
+def test_japanese_one_character_word_inside_longer_words(
+    mem: Memory, stocked: dict[str, int]
+) -> None:
     hits = _bm25_ids(mem, "猫")
     assert {stocked["cat"], stocked["black_cat"]} <= set(hits)
     assert stocked["run"] not in hits
@@ -56,7 +58,7 @@ def test_japanese_query_in_a_sentence(mem: Memory, stocked: dict[str, int]) -> N
 def test_english_stemming(mem: Memory, stocked: dict[str, int]) -> None:
     hits = _bm25_ids(mem, "run")
     assert set(hits[:2]) == {stocked["run"], stocked["runs"]}
-    assert _bm25_ids(mem, "bakeries") == [stocked["runs"]]
+    assert _bm25_ids(mem, "bakeries")[0] == stocked["runs"]  # neighbours follow, weaker
 
 
 def test_analyze_splits_cjk_into_unigrams_and_bigrams() -> None:
@@ -71,9 +73,33 @@ def test_quote_term_neutralises_operators() -> None:
 
 
 HOSTILE = [
-    '"', '""', "'", "*", "-", "NEAR(", "a AND", "OR OR", "NOT", "(", ")", "^x", "col:val",
-    "body:x", "x*", "{a b}", "\"unterminated", "iphone-15", "what's up?", "🙂🙂", "😀 猫",
-    "\x00", "\ud800", "NEAR(a b, 3)", "a + b", "::", "'; DROP TABLE episodes; --",
+    '"',
+    '""',
+    "'",
+    "*",
+    "-",
+    "NEAR(",
+    "a AND",
+    "OR OR",
+    "NOT",
+    "(",
+    ")",
+    "^x",
+    "col:val",
+    "body:x",
+    "x*",
+    "{a b}",
+    '"unterminated',
+    "iphone-15",
+    "what's up?",
+    "🙂🙂",
+    "😀 猫",
+    "\x00",
+    "\ud800",
+    "NEAR(a b, 3)",
+    "a + b",
+    "::",
+    "'; DROP TABLE episodes; --",
 ]
 
 
@@ -87,7 +113,9 @@ def test_hostile_queries_never_raise(mem: Memory, stocked: dict[str, int], query
     assert mem.store.count() == len(stocked)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.text(min_size=1, max_size=80))
 def test_any_text_is_a_safe_query(mem: Memory, stocked: dict[str, int], query: str) -> None:
     try:
@@ -98,7 +126,7 @@ def test_any_text_is_a_safe_query(mem: Memory, stocked: dict[str, int], query: s
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list('"*-()^:{}+ ANDORNEAR猫締切🙂\'')), max_size=40))
+@given(st.text(alphabet=st.sampled_from(list("\"*-()^:{}+ ANDORNEAR猫締切🙂'")), max_size=40))
 def test_match_expression_is_always_valid_fts5(query: str) -> None:
     import memengine.store.connect as connect
 

@@ -116,8 +116,13 @@ def test_fts_triggers_follow_insert_update_delete(mem: Memory) -> None:
     cur = _raw(mem)
 
     def fts(term: str) -> list[int]:
-        return [r[0] for r in cur.execute(
-            "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?", (f'"{term}"',))]
+        return [
+            r[0]
+            for r in cur.execute(
+                "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?",
+                (f'search_text : "{term}"',),
+            )
+        ]
 
     assert fts("kinako") == [a]
     assert fts("printer") == [b]
@@ -129,11 +134,25 @@ def test_fts_triggers_follow_insert_update_delete(mem: Memory) -> None:
     assert mem.check().ok
 
 
+def test_neighbouring_turns_share_their_words_with_a_lower_weight(mem: Memory) -> None:
+    a = mem.add_exchange("Where should I take Juno for a walk?", "The harbour?", occurred_at=T0)
+    b = mem.add_exchange("Yes, she loved it there", "Lovely", occurred_at=T0 + timedelta(minutes=3))
+    c = mem.add_exchange("unrelated, much later", "ok", occurred_at=T0 + timedelta(days=2))
+    cur = _raw(mem)
+    ctx = dict(cur.execute("SELECT id, context_text FROM episodes").fetchall())
+    assert "juno" in ctx[b] and "loved" in ctx[a] and ctx[c] == ""
+    hits = mem.retrieve("harbour walk with Juno", day_range=None, limit=3)
+    assert [r.episode.id for r in hits.results][:2] == [a, b]
+
+
 def test_vector_filters_follow_status_changes(mem: Memory) -> None:
     a = mem.add_exchange("archive me", "ok", occurred_at=T0)
     mem.store.set_status([a], "archived")
     cur = _raw(mem)
-    assert cur.execute("SELECT status FROM episode_vectors WHERE episode_id = ?", (a,)).fetchone()[0] == "archived"
+    assert (
+        cur.execute("SELECT status FROM episode_vectors WHERE episode_id = ?", (a,)).fetchone()[0]
+        == "archived"
+    )
     assert mem.retrieve("archive me", day_range=None).results == ()
     deep = mem.retrieve("archive me", day_range=None, deep=True)
     assert [r.episode.id for r in deep.results] == [a]
@@ -164,7 +183,12 @@ def test_failed_batch_leaves_the_file_as_it_was(mem: Memory) -> None:
     assert mem.check().ok
     cur = _raw(mem)
     assert cur.execute("SELECT count(*) FROM episode_vectors").fetchone()[0] == 2
-    assert cur.execute("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH 'new'").fetchone()[0] == 0
+    assert (
+        cur.execute("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH 'new'").fetchone()[
+            0
+        ]
+        == 0
+    )
 
 
 def test_batches_commit_one_transaction_each(mem: Memory) -> None:

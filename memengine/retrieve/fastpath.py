@@ -15,8 +15,6 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import numpy as np
-
 from ..config import RetrievalConfig
 from ..embed.base import Embedder
 from ..models import Episode
@@ -78,11 +76,15 @@ class FastPath:
             self.executor.submit(self.store.knn, qvecs[i], cfg.knn_k_per_query, filters)
             for i in range(len(queries) if use_knn else 0)
         ]
-        expressions = [
-            match_expression(query_terms(q)) if use_bm25 else None for q in queries
-        ]
+        expressions = [match_expression(query_terms(q)) if use_bm25 else None for q in queries]
         bm25_jobs = [
-            self.executor.submit(self.store.bm25, expr, cfg.bm25_k_per_query, filters)
+            self.executor.submit(
+                self.store.bm25,
+                expr,
+                cfg.bm25_k_per_query,
+                filters,
+                context_weight=cfg.context_weight,
+            )
             if expr
             else None
             for expr in expressions
@@ -113,8 +115,9 @@ class FastPath:
 
         t3 = time.perf_counter()
         episodes = self.store.get([f.id for f in fused])
+        cosines = self.store.similarities(qvecs[0], [f.id for f in fused])
         timings["fetch"] = _ms(t3)
-        candidates = score_candidates(fused, episodes, qvecs[0], self.store, now)
+        candidates = score_candidates(fused, episodes, cosines, now)
         timings["total"] = _ms(t0)
         return FastResult(candidates, list(queries), timings, degraded)
 
@@ -122,15 +125,15 @@ class FastPath:
 def score_candidates(
     fused: Sequence[Fused],
     episodes: dict[int, Episode],
-    query_vector: np.ndarray,
-    store: Store,
+    cosines: dict[int, float],
     now: datetime,
 ) -> list[Candidate]:
     """Turn fused ids into scored candidates.
 
-    The score is the RRF score; each candidate also carries its best cosine
-    similarity, best BM25 score and ranks (``knn_rank``, ``bm25_rank``) and
-    its age in days, for the should-inject rule and for later stages.
+    The score is the RRF score; each candidate also carries its exact cosine
+    similarity to the context query (``cosine``), its best BM25 score, its
+    ranks (``knn_rank``, ``bm25_rank``) and its age in days, for the
+    should-inject rule and for later stages.
     """
     out: list[Candidate] = []
     for f in fused:
@@ -140,7 +143,9 @@ def score_candidates(
         comps: dict[str, float] = {"rrf": f.score}
         knn = [v for name, v in f.raw.items() if name.startswith("knn")]
         bm = [v for name, v in f.raw.items() if name.startswith("bm25")]
-        if knn:
+        if f.id in cosines:
+            comps["cosine"] = cosines[f.id]
+        elif knn:
             comps["cosine"] = max(knn)
         if bm:
             comps["bm25"] = max(bm)

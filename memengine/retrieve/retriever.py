@@ -33,20 +33,41 @@ def context_query(text: str, recent: Sequence[Message], turns: int) -> str:
     return "\n".join(parts)
 
 
-def label(candidate: Candidate) -> str:
-    """``high`` when both the vector and the full-text search ranked it near the top, else ``medium``."""
+def label(candidate: Candidate, config: RetrievalConfig, top_score: float) -> str:
+    """Relevance without an LLM.
+
+    ``high``: both the vector and the full-text search ranked it in their
+    top 3; ``medium``: its fused score is at least ``pack_score_ratio`` of the
+    best one and its cosine similarity clears ``relevance_threshold`` or both
+    searches found it; ``low`` otherwise (listed, never packed).
+    """
     c = candidate.components
-    if c.get("knn_rank", 99) <= 3 and c.get("bm25_rank", 99) <= 3:
+    if candidate.score < config.pack_score_ratio * top_score:
+        return "low"
+    both = "knn_rank" in c and "bm25_rank" in c
+    if both and c["knn_rank"] <= 3 and c["bm25_rank"] <= 3:
         return "high"
-    return "medium"
+    if both or c.get("cosine", 0.0) >= config.relevance_threshold:
+        return "medium"
+    return "low"
 
 
 def inject_decision(candidates: Sequence[Candidate], config: RetrievalConfig) -> bool:
-    """The fast path's should-inject rule: the best candidate must clear the relevance threshold."""
-    if not candidates:
-        return False
-    best = candidates[0].components
-    return best.get("cosine", 0.0) >= config.relevance_threshold
+    """The fast path's should-inject rule.
+
+    Inject when one of the top results was ranked in the top 3 of both the
+    vector and the full-text search, or has a cosine similarity to the
+    context query of at least ``relevance_threshold`` (0.29). Both were
+    chosen on the dev sets (docs/benchmarks.md). Without an LLM these are
+    the only "nothing relevant" signals; the rerank phase replaces them.
+    """
+    for c in candidates[: config.max_results]:
+        comps = c.components
+        if comps.get("knn_rank", 99) <= 3 and comps.get("bm25_rank", 99) <= 3:
+            return True
+        if comps.get("cosine", 0.0) >= config.relevance_threshold:
+            return True
+    return False
 
 
 class Retriever:
@@ -103,7 +124,7 @@ class Retriever:
                 episode=c.episode,
                 score=c.score,
                 rank=i + 1,
-                relevance=label(c),  # type: ignore[arg-type]
+                relevance=label(c, cfg, top[0].score),  # type: ignore[arg-type]
                 components=c.components,
             )
             for i, c in enumerate(top)

@@ -70,8 +70,10 @@ class Store:
         dimension: int,
         allow_embedder_change: bool = False,
         now: Callable[[], datetime],
+        neighbour_gap_s: int = 3600,
     ) -> None:
         self.path = Path(path)
+        self.neighbour_gap_s = neighbour_gap_s
         self._now = now
         check_header(self.path)
         _check_writable(self.path)
@@ -100,8 +102,13 @@ class Store:
         if "embedder_id" not in meta:
             with self.connections.write() as w:
                 vectors.create_vector_table(w, dimension)
-                self._set_meta(w, embedder_id=embedder_id, dimension=str(dimension),
-                               metric="cosine", created_at=self._now().isoformat())
+                self._set_meta(
+                    w,
+                    embedder_id=embedder_id,
+                    dimension=str(dimension),
+                    metric="cosine",
+                    created_at=self._now().isoformat(),
+                )
             meta = self.meta()
         self.embedder_id = meta["embedder_id"]
         self.dimension = int(meta["dimension"])
@@ -160,12 +167,24 @@ class Store:
                 cur,
                 ids,
                 [
-                    (e.agent, e.kind.value, e.sensitivity, e.status,
-                     int(ensure_aware(e.occurred_at).timestamp()))
+                    (
+                        e.agent,
+                        e.kind.value,
+                        e.sensitivity,
+                        e.status,
+                        int(ensure_aware(e.occurred_at).timestamp()),
+                    )
                     for e in episodes
                 ],
                 embeddings,
             )
+            spans: dict[str, list[int]] = {}
+            for e in episodes:
+                ts = int(ensure_aware(e.occurred_at).timestamp())
+                lo_hi = spans.setdefault(e.agent, [ts, ts])
+                lo_hi[0], lo_hi[1] = min(lo_hi[0], ts), max(lo_hi[1], ts)
+            for agent, (lo, hi) in spans.items():
+                ep_rows.link_neighbours(cur, agent, lo, hi, self.neighbour_gap_s)
         return ids
 
     def delete(self, ids: Sequence[int], *, agent: str | None) -> list[int]:
@@ -193,10 +212,17 @@ class Store:
         with self.connections.read() as cur:
             return vectors.knn(cur, vector, k, filters)
 
-    def bm25(self, expression: str, k: int, filters: Filters) -> list[tuple[int, float]]:
+    def similarities(self, vector: npt.NDArray[np.float32], ids: Sequence[int]) -> dict[int, float]:
+        """Exact cosine similarity of ``vector`` to each of these episodes."""
+        with self.connections.read() as cur:
+            return vectors.similarities(cur, vector, ids)
+
+    def bm25(
+        self, expression: str, k: int, filters: Filters, *, context_weight: float = 0.4
+    ) -> list[tuple[int, float]]:
         """Best full-text matches of an already-escaped FTS5 expression."""
         with self.connections.read() as cur:
-            return fulltext.bm25(cur, expression, k, filters)
+            return fulltext.bm25(cur, expression, k, filters, context_weight=context_weight)
 
     def iter_episodes(self, agent: str | None = None, batch: int = 500) -> Iterator[list[Episode]]:
         """Yield every episode (of one agent, or all), in id order, a batch at a time."""
@@ -228,11 +254,7 @@ class Store:
         agents: dict[str, dict[str, int]] = {}
         for agent, status, n in per_agent:
             agents.setdefault(agent, {})[status] = n
-        size = sum(
-            p.stat().st_size
-            for p in (self.path, Path(f"{self.path}-wal"))
-            if p.exists()
-        )
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {
             "episodes": sum(sum(v.values()) for v in agents.values()),
             "agents": agents,
@@ -250,16 +272,28 @@ class Store:
             n_ep = cur.execute("SELECT count(*) FROM episodes").fetchone()[0]
             n_vec = cur.execute("SELECT count(*) FROM episode_vectors").fetchone()[0]
             n_fts = cur.execute("SELECT count(*) FROM episodes_fts_docsize").fetchone()[0]
-            missing = [r[0] for r in cur.execute(
-                "SELECT e.id FROM episodes e LEFT JOIN episode_vectors v "
-                "ON v.episode_id = e.id WHERE v.episode_id IS NULL LIMIT 100")]
-            orphans = [r[0] for r in cur.execute(
-                "SELECT v.episode_id FROM episode_vectors v LEFT JOIN episodes e "
-                "ON e.id = v.episode_id WHERE e.id IS NULL LIMIT 100")]
-            stale = [r[0] for r in cur.execute(
-                "SELECT e.id FROM episodes e JOIN episode_vectors v ON v.episode_id = e.id "
-                "WHERE v.agent != e.agent OR v.kind != e.kind OR v.status != e.status "
-                "OR v.sensitivity != e.sensitivity OR v.occurred_ts != e.occurred_ts LIMIT 100")]
+            missing = [
+                r[0]
+                for r in cur.execute(
+                    "SELECT e.id FROM episodes e LEFT JOIN episode_vectors v "
+                    "ON v.episode_id = e.id WHERE v.episode_id IS NULL LIMIT 100"
+                )
+            ]
+            orphans = [
+                r[0]
+                for r in cur.execute(
+                    "SELECT v.episode_id FROM episode_vectors v LEFT JOIN episodes e "
+                    "ON e.id = v.episode_id WHERE e.id IS NULL LIMIT 100"
+                )
+            ]
+            stale = [
+                r[0]
+                for r in cur.execute(
+                    "SELECT e.id FROM episodes e JOIN episode_vectors v ON v.episode_id = e.id "
+                    "WHERE v.agent != e.agent OR v.kind != e.kind OR v.status != e.status "
+                    "OR v.sensitivity != e.sensitivity OR v.occurred_ts != e.occurred_ts LIMIT 100"
+                )
+            ]
         integrity = "ok"
         try:
             with self.connections.read() as cur:
@@ -271,8 +305,13 @@ class Store:
         if n_fts != n_ep and integrity == "ok":
             integrity = f"full-text index has {n_fts} rows for {n_ep} episodes"
         return ConsistencyReport(
-            episodes=n_ep, vectors=n_vec, fts_rows=n_fts, missing_vectors=missing,
-            orphan_vectors=orphans, stale_vector_filters=stale, fts_integrity=integrity,
+            episodes=n_ep,
+            vectors=n_vec,
+            fts_rows=n_fts,
+            missing_vectors=missing,
+            orphan_vectors=orphans,
+            stale_vector_filters=stale,
+            fts_integrity=integrity,
         )
 
     # -- re-embedding ------------------------------------------------------------------
@@ -306,8 +345,16 @@ class Store:
                 vectors.insert_vectors(
                     cur,
                     ids,
-                    [(e.agent, e.kind.value, e.sensitivity, e.status,
-                      int(ensure_aware(e.occurred_at).timestamp())) for e in eps],
+                    [
+                        (
+                            e.agent,
+                            e.kind.value,
+                            e.sensitivity,
+                            e.status,
+                            int(ensure_aware(e.occurred_at).timestamp()),
+                        )
+                        for e in eps
+                    ],
                     vecs,
                 )
                 done += len(eps)

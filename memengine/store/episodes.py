@@ -17,6 +17,7 @@ __all__ = [
     "fetch_episodes",
     "insert_episodes",
     "iter_episode_ids",
+    "link_neighbours",
     "row_to_episode",
 ]
 
@@ -147,3 +148,39 @@ def iter_episode_ids(cur: Any, agent: str | None = None, batch: int = 1000) -> I
         ids = [r[0] for r in rows]
         last = ids[-1]
         yield ids
+
+
+_NEIGHBOURS = """
+WITH ordered AS (
+    SELECT id, occurred_ts,
+           LAG(search_text) OVER w AS p_text, LAG(occurred_ts) OVER w AS p_ts,
+           LEAD(search_text) OVER w AS n_text, LEAD(occurred_ts) OVER w AS n_ts
+      FROM episodes
+     WHERE agent = :agent AND kind IN ('exchange', 'message')
+       AND occurred_ts BETWEEN :lo - 2 * :gap AND :hi + 2 * :gap
+    WINDOW w AS (ORDER BY occurred_ts, id)
+)
+UPDATE episodes
+   SET context_text = trim(
+         CASE WHEN o.p_ts >= o.occurred_ts - :gap THEN o.p_text ELSE '' END || ' ' ||
+         CASE WHEN o.n_ts <= o.occurred_ts + :gap THEN o.n_text ELSE '' END)
+  FROM ordered AS o
+ WHERE episodes.id = o.id
+   AND o.occurred_ts BETWEEN :lo - :gap AND :hi + :gap
+   AND episodes.context_text != trim(
+         CASE WHEN o.p_ts >= o.occurred_ts - :gap THEN o.p_text ELSE '' END || ' ' ||
+         CASE WHEN o.n_ts <= o.occurred_ts + :gap THEN o.n_text ELSE '' END)
+"""
+
+
+def link_neighbours(cur: Any, agent: str, lo_ts: int, hi_ts: int, gap_s: int) -> None:
+    """Refresh ``context_text`` (the neighbours' words) around new episodes of ``agent``.
+
+    Two conversation turns (kinds ``exchange`` and ``message``) are neighbours
+    when they are adjacent in time for that agent and at most ``gap_s``
+    seconds apart (the same conversation); the
+    full-text index gives their words a lower weight than the episode's own.
+    """
+    if gap_s <= 0:
+        return
+    cur.execute(_NEIGHBOURS, {"agent": agent, "lo": lo_ts, "hi": hi_ts, "gap": gap_s})

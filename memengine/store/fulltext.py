@@ -21,18 +21,22 @@ def match_expression(terms: Sequence[str]) -> str | None:
     return " OR ".join(quoted) if quoted else None
 
 
-def bm25(cur: Any, expression: str, k: int, filters: Filters) -> list[tuple[int, float]]:
+def bm25(
+    cur: Any, expression: str, k: int, filters: Filters, *, context_weight: float = 0.4
+) -> list[tuple[int, float]]:
     """The ``k`` best BM25 matches of ``expression`` under ``filters``: (id, score), best first.
 
+    The episode's own words weigh 1, its neighbours' words ``context_weight``.
     Scores are returned positive (FTS5's ``bm25()`` is negative, lower is better).
     """
+    w = f"bm25(episodes_fts, 1.0, {float(context_weight)!r})"
     where, params = filters.sql("e.")
     rows = cur.execute(
         # CROSS JOIN keeps FTS5 in the outer loop: without it SQLite may scan the
         # agent's episodes and run the MATCH once per row (100× slower).
-        "SELECT e.id, -bm25(episodes_fts) AS score FROM episodes_fts "
+        f"SELECT e.id, -{w} AS score FROM episodes_fts "
         "CROSS JOIN episodes e ON e.id = episodes_fts.rowid "
-        f"WHERE episodes_fts MATCH ? AND {where} ORDER BY bm25(episodes_fts) LIMIT ?",
+        f"WHERE episodes_fts MATCH ? AND {where} ORDER BY {w} LIMIT ?",
         [expression, *params, k],
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]

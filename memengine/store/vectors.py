@@ -11,7 +11,7 @@ import numpy.typing as npt
 from .filters import Filters
 from .migrate import schema_sql
 
-__all__ = ["create_vector_table", "drop_vector_table", "insert_vectors", "knn"]
+__all__ = ["create_vector_table", "drop_vector_table", "insert_vectors", "knn", "similarities"]
 
 
 def create_vector_table(cur: Any, dimension: int) -> None:
@@ -57,3 +57,18 @@ def knn(
         [np.ascontiguousarray(vector, dtype=np.float32).tobytes(), k, *params],
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def similarities(cur: Any, vector: npt.NDArray[np.float32], ids: Sequence[int]) -> dict[int, float]:
+    """Exact cosine similarity of ``vector`` to each stored episode in ``ids``."""
+    blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+    out: dict[int, float] = {}
+    for i in ids:  # point lookups by primary key: vec0 has no IN plan
+        row = cur.execute(
+            "SELECT 1 - vec_distance_cosine(embedding, ?) FROM episode_vectors "
+            "WHERE episode_id = ?",
+            (blob, i),
+        ).fetchone()
+        if row is not None:
+            out[i] = float(row[0])
+    return out
