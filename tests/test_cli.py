@@ -86,3 +86,24 @@ def test_config_file_and_environment(db: str, tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("MEMENGINE_RETRIEVAL__MAX_RESULTS", "zero")
     result = run("retrieve", "wedding", ok=False)
     assert result.exit_code == 1 and "retrieval.max_results" in result.output
+
+
+def test_reembed_moves_a_file_to_an_openai_compatible_embedder(db: str, tmp_path: Path) -> None:
+    from tests.openai_server import ScriptedOpenAI
+
+    run("import", str(SAMPLE), "--db", db)
+    with ScriptedOpenAI() as srv:
+        conf = tmp_path / "memengine.toml"
+        conf.write_text(
+            f'[embedder]\nname = "openai"\nbase_url = "{srv.base_url}"\n'
+            'model = "scripted-embed"\ndimensions = 16\nbatch_size = 8\n'
+        )
+        result = run("stats", "--db", db, ok=False)
+        assert result.exit_code == 1 and "memengine reembed" in result.output
+        assert "re-embedded 40 episodes" in run("reembed", "--db", db).output
+        assert len(srv.embedding_requests) >= 40 // 8
+        stats = json.loads(run("stats", "--db", db, "--json").output)
+        assert stats["embedder"] == "openai:scripted-embed:16" and stats["dimension"] == 16
+        assert "FAIL" not in run("doctor", "--db", db).output
+        out = json.loads(run("retrieve", "wedding", "--db", db, "--json").output)
+        assert out["results"]
