@@ -57,6 +57,7 @@ class RetrievalConfig(_Section):
     neighbour_gap_minutes: int = Field(60, ge=0)
     knn_weight: float = Field(0.5, ge=0)
     bm25_weight: float = Field(1.0, ge=0)
+    cosine_weight: float = Field(0.0, ge=0)
     max_results: int = Field(5, ge=1, le=100)
     max_expanded_queries: int = Field(5, ge=0, le=5)
     relevance_threshold: float = Field(0.29, ge=0.0, le=1.0)

@@ -117,7 +117,7 @@ class FastPath:
         episodes = self.store.get([f.id for f in fused])
         cosines = self.store.similarities(qvecs[0], [f.id for f in fused])
         timings["fetch"] = _ms(t3)
-        candidates = score_candidates(fused, episodes, cosines, now)
+        candidates = score_candidates(fused, episodes, cosines, now, cfg.cosine_weight)
         timings["total"] = _ms(t0)
         return FastResult(candidates, list(queries), timings, degraded)
 
@@ -127,6 +127,7 @@ def score_candidates(
     episodes: dict[int, Episode],
     cosines: dict[int, float],
     now: datetime,
+    cosine_weight: float = 0.0,
 ) -> list[Candidate]:
     """Turn fused ids into scored candidates.
 
@@ -156,7 +157,8 @@ def score_candidates(
         if br:
             comps["bm25_rank"] = float(min(br))
         comps["age_days"] = max(0.0, (now - ep.occurred_at).total_seconds() / 86400)
-        out.append(Candidate(ep, f.score, comps))
+        score = f.score + cosine_weight * comps.get("cosine", 0.0)
+        out.append(Candidate(ep, score, comps))
     out.sort(key=lambda c: -c.score)
     return out
 
