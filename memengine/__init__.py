@@ -33,12 +33,14 @@ from .errors import (
     SchemaTooNew,
     StoreError,
 )
+from .lifecycle import AgentRow, FeedbackResult, MemoryLife, ScorerInfo, SleepReport
 from .memory import Memory, make_embedder
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval, Retrieved
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AgentRow",
     "Clock",
     "Config",
     "ConfigError",
@@ -51,6 +53,7 @@ __all__ = [
     "EpisodeKind",
     "EvaluationError",
     "ExtensionError",
+    "FeedbackResult",
     "FixedClock",
     "InvalidInput",
     "LLMConfig",
@@ -60,6 +63,7 @@ __all__ = [
     "LifecycleConfig",
     "MemEngineError",
     "Memory",
+    "MemoryLife",
     "Message",
     "NewEpisode",
     "NotAMemEngineDatabase",
@@ -70,6 +74,8 @@ __all__ = [
     "RetrievalConfig",
     "Retrieved",
     "SchemaTooNew",
+    "ScorerInfo",
+    "SleepReport",
     "StoreError",
     "SystemClock",
     "__version__",
