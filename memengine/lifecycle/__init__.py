@@ -4,7 +4,7 @@ Pure rules live in :mod:`.strength`, :mod:`.features`, :mod:`.scorer`,
 :mod:`.selection` and :mod:`.simulate`; :mod:`.turns`, :mod:`.feedback`,
 :mod:`.sleep`, :mod:`.ranking` and :mod:`.agents` apply them to a store
 (through :mod:`memengine.store.lifecycle`, the only SQL). See
-``docs/lifecycle.md``.
+the README section "Memory that lives".
 """
 
 from __future__ import annotations
