@@ -132,7 +132,7 @@ class LifecycleConfig(_Section):
     selection_seed: int = 0
     principle_token_budget: int = 200
     answer_match_threshold: float = 0.6
-    # lifecycle: switches and constants of memengine/lifecycle (see docs/lifecycle.md)
+    # lifecycle: switches and constants of memengine/lifecycle (see the README, "Memory that lives")
     life_ranking: bool = False  # retrieve(rank=None) uses the life-aware ranking when True
     record_turns: bool = True  # record each retrieval as a turn (candidate_count, feedback)
     decay_clock: Literal["tasks", "days"] = "tasks"  # what "per task" counts at sleep

@@ -59,4 +59,23 @@ def diagnose(config: Config) -> dict[str, Any]:
             checks["database"] = (False, str(exc))
     else:
         checks["database"] = (True, f"{config.db} does not exist yet (created on first use)")
+    # llm phases: ping the configured endpoint (docs/llm.md)
+    if config.llm.base_url or config.llm.api_key:
+        checks["llm"] = _llm_check(config)
     return {"checks": checks}
+
+
+def _llm_check(config: Config) -> tuple[bool, str]:
+    """Ping the expansion model of ``[llm]`` once (no retries); the detail names endpoint and latency."""
+    from .llm.client import ChatClient
+
+    llm = config.llm
+    try:
+        with ChatClient(
+            base_url=llm.base_url, api_key=llm.api_key, timeout_s=llm.request_timeout_s
+        ) as client:
+            seconds = client.ping(llm.expansion_model, deadline_s=min(llm.request_timeout_s, 10.0))
+    except MemEngineError as exc:
+        return False, f"{exc} (turns will fall back to the fast path)"
+    slow = " — slower than the expansion deadline" if seconds > llm.expansion_deadline_s else ""
+    return True, f"{client.base_url} model {llm.expansion_model!r}: {seconds * 1000:.0f} ms{slow}"

@@ -13,13 +13,14 @@ validates input, batches embedding and writing, and hands retrieval to the
 from __future__ import annotations
 
 import os
+import threading  # llm phases
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait  # llm phases: wait
 from dataclasses import replace  # lifecycle
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np  # lifecycle
 
@@ -34,6 +35,10 @@ from .pack import build_pack
 from .retrieve.retriever import Retriever
 from .store.database import ConsistencyReport, Store
 from .text import analyze, scrub
+
+if TYPE_CHECKING:  # llm phases
+    from .llm.client import ChatClient
+    from .retrieve.turn import LLMTurn
 
 __all__ = ["Memory", "make_embedder"]
 
@@ -88,6 +93,8 @@ class Memory:
         embedder: Embedder,
         config: Config,
         clock: Clock,
+        *,
+        llm_client: ChatClient | None = None,  # llm phases
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -96,6 +103,13 @@ class Memory:
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memengine")
         self.retriever = Retriever(store, embedder, config.retrieval, self._executor)
         self._life_rng = np.random.default_rng(config.lifecycle.selection_seed)  # lifecycle
+        # llm phases: the client is built on the first LLM turn unless one is given (docs/llm.md)
+        self._llm_client = llm_client
+        self._owns_llm_client = llm_client is None
+        self._llm_turn: LLMTurn | None = None
+        self._llm_lock = threading.Lock()
+        # build it in the background now, so the first turn does not pay for importing openai
+        self._llm_warm = self._executor.submit(self._llm) if self._use_llm(None) else None
 
     # -- opening and closing -------------------------------------------------------------
     @classmethod
@@ -107,12 +121,14 @@ class Memory:
         embedder: Embedder | None = None,
         clock: Clock | None = None,
         allow_embedder_change: bool = False,
+        llm_client: ChatClient | None = None,  # llm phases
     ) -> Memory:
         """Open (creating or migrating) the memory file at ``path``.
 
         ``config`` defaults to :class:`Config` defaults (the CLI passes what
         :func:`~memengine.config.load_config` read); ``embedder`` defaults to
-        the configured one; ``clock`` to the system clock.
+        the configured one; ``clock`` to the system clock. ``llm_client``
+        replaces the chat client built from ``[llm]`` for the LLM phases.
         """
         cfg = config or Config()
         db = Path(path) if path is not None else cfg.db
@@ -124,11 +140,13 @@ class Memory:
             dimension=emb.dimension,
             allow_embedder_change=allow_embedder_change,
             now=clk,
+            neighbour_gap_s=cfg.retrieval.neighbour_gap_minutes * 60,
         )
-        return cls(store, emb, cfg, clk)
+        return cls(store, emb, cfg, clk, llm_client=llm_client)  # llm phases: llm_client
 
     def close(self) -> None:
         """Finish background work and close the file."""
+        self._close_llm()  # llm phases
         self._executor.shutdown(wait=True)
         self.store.close()
 
@@ -301,6 +319,7 @@ class Memory:
         deep: bool = False,
         perspective: str | None = None,  # lifecycle
         rank: life.Ranking | None = None,  # lifecycle
+        llm: bool | None = None,  # llm phases
     ) -> Retrieval:
         """Find the past episodes that matter for the user's new ``text``.
 
@@ -310,7 +329,9 @@ class Memory:
         archived memories (those returned become active again). ``rank="life"``
         uses the life-aware ranking (default: ``[lifecycle] life_ranking``);
         ``perspective`` names the task's perspective. The returned ``turn_id``
-        is what :meth:`feedback` takes.
+        is what :meth:`feedback` takes. ``llm`` None uses the LLM phases
+        (expansion, rerank; see docs/llm.md) when ``[llm]`` is configured;
+        True requires them, False keeps to the fast path.
         """
         cleaned = scrub(text) if isinstance(text, str) else ""
         messages = [_message(m) for m in recent]
@@ -336,7 +357,9 @@ class Memory:
         agent_name = agent or self.config.agent
         if perspective is not None:
             self._check_perspective(agent_name, perspective)
-        retrieval = self.retriever.retrieve(
+        # llm phases: the LLM turn when enabled, else the fast path
+        run = self._llm().run if self._use_llm(llm) else self.retriever.retrieve
+        retrieval = run(
             cleaned,
             recent=messages,
             filters=filters,
@@ -357,6 +380,58 @@ class Memory:
             deep=deep,
             rng=self._life_rng,
         )
+
+    # -- llm phases ---------------------------------------------------------------------------
+    @property
+    def llm_configured(self) -> bool:
+        """Whether an LLM endpoint is available (``[llm] base_url``/``api_key`` or ``llm_client``)."""
+        llm = self.config.llm
+        return self._llm_client is not None or bool(llm.base_url or llm.api_key)
+
+    def _use_llm(self, llm: bool | None) -> bool:
+        phases = self.config.llm.expansion_enabled or self.config.llm.rerank_enabled
+        if llm is None:
+            return self.llm_configured and phases
+        if llm and not self.llm_configured:
+            raise ConfigError("llm=True needs an LLM endpoint: set [llm] base_url (or api_key)")
+        return bool(llm) and phases
+
+    def _llm(self) -> LLMTurn:
+        """The LLM turn runner, built (with its chat client) on first use."""
+        with self._llm_lock:
+            if self._llm_turn is None:
+                from .llm.client import ChatClient
+                from .retrieve.turn import LLMTurn
+
+                llm = self.config.llm
+                if self._llm_client is None:
+                    self._llm_client = ChatClient(
+                        base_url=llm.base_url,
+                        api_key=llm.api_key,
+                        timeout_s=llm.request_timeout_s,
+                        max_retries=llm.max_retries,
+                        backoff_base_s=llm.backoff_base_s,
+                    )
+                self._llm_turn = LLMTurn(
+                    self.store,
+                    self.embedder,
+                    self.config.retrieval,
+                    llm,
+                    self._llm_client,
+                    self._executor,
+                )
+            return self._llm_turn
+
+    def _close_llm(self) -> None:
+        if self._llm_warm is not None:
+            wait([self._llm_warm])  # a failure there resurfaces on the next LLM turn, not here
+        with self._llm_lock:
+            if self._llm_turn is not None:
+                self._llm_turn.close()
+                self._llm_turn = None
+            if self._llm_client is not None and self._owns_llm_client:
+                self._llm_client.close()
+                self._llm_client = None
 
     def pack(
         self,

@@ -115,7 +115,7 @@ def test_the_llm_judges_which_memories_were_used(db_path: Path, clock: FixedCloc
         with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
             a = mem.add("Acme gives a bulk discount on steel", kind="fact")
             b = mem.add("Steel from Acme arrives in three weeks", kind="fact")
-            r = mem.retrieve("acme steel", limit=2)
+            r = mem.retrieve("acme steel", limit=2, llm=False)  # llm phases: fast path here
             order = [e.id for e in r.episodes]
             assert sorted(order) == sorted([a, b])
             srv.push_chat(json_data={"used": [2]})
@@ -126,12 +126,12 @@ def test_the_llm_judges_which_memories_were_used(db_path: Path, clock: FixedCloc
             prompt = body["messages"][-1]["content"]
             assert "[1]" in prompt and "[2]" in prompt and "three weeks." in prompt
             # a failing LLM: the answer is matched instead, and the result says so
-            r = mem.retrieve("acme steel", limit=2)
+            r = mem.retrieve("acme steel", limit=2, llm=False)  # llm phases: fast path here
             srv.push_chat(status=500)
             fb = mem.feedback(r.turn_id, answer="Acme gives a bulk discount on steel orders.")
             assert fb.method == "match" and a in fb.used and fb.degraded
             # judge="match" never calls the LLM
             calls = len(srv.chat_requests)
-            r = mem.retrieve("acme steel", limit=2)
+            r = mem.retrieve("acme steel", limit=2, llm=False)  # llm phases: fast path here
             mem.feedback(r.turn_id, answer="three weeks", judge="match")
             assert len(srv.chat_requests) == calls

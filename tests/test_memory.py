@@ -148,7 +148,7 @@ def test_two_threads_retrieve_while_one_writes(db_path: Path, clock: FixedClock,
                     r = mem.retrieve("When is the wedding?", day_range=None)
                     assert r.results
                     counts["reads"] += 1
-            except BaseException as exc:  # noqa: BLE001 - reported below
+            except BaseException as exc:
                 errors.append(exc)
 
         def writer() -> None:
@@ -156,7 +156,7 @@ def test_two_threads_retrieve_while_one_writes(db_path: Path, clock: FixedClock,
                 for i in range(40):
                     mem.add_exchange(f"note number {i} about the wedding", "ok", occurred_at=T0)
                     counts["writes"] += 1
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 errors.append(exc)
             finally:
                 stop.set()

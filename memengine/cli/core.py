@@ -36,6 +36,13 @@ RecentOpt = Annotated[
 ]
 
 
+# llm phases: --llm/--no-llm (default: on when [llm] base_url is set)
+LLMOpt = Annotated[
+    bool | None,
+    typer.Option("--llm/--no-llm", help="LLM expansion + rerank (default: on if [llm] is set)."),
+]
+
+
 def _when(value: str | None) -> datetime | None:
     if value is None:
         return None
@@ -170,15 +177,12 @@ def import_(
 def _retrieve(
     text: str, recent: list[str] | None, db: Path | None, agent: str | None,
     config: Path | None, limit: int | None, deep: bool = False,
+    llm: bool | None = None,  # llm phases
 ) -> tuple[Any, Any, str]:
     cfg = settings(config, db, agent)
-    mem_ctx = open_memory(cfg)
-    mem = mem_ctx.__enter__()
-    try:
-        r = mem.retrieve(text, recent=_recent(recent), limit=limit, deep=deep)
+    with open_memory(cfg) as mem:
+        r = mem.retrieve(text, recent=_recent(recent), limit=limit, deep=deep, llm=llm)
         pack = mem.pack(r, query=text)
-    finally:
-        mem_ctx.__exit__(None, None, None)
     return r, pack, text
 
 
@@ -193,7 +197,7 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Hybrid search for a text, without conversation context."""
-    r, _, _ = _retrieve(text, None, db, agent, config, limit)
+    r, _, _ = _retrieve(text, None, db, agent, config, limit, llm=False)
     print_json(_retrieval_json(r)) if as_json else _print_results(r)
 
 
@@ -204,13 +208,14 @@ def retrieve(
     recent: RecentOpt = None,
     limit: Annotated[int | None, typer.Option("--limit", "-k", min=1, max=100)] = None,
     deep: Annotated[bool, typer.Option("--deep", help="Also search archived memories.")] = False,
+    llm: LLMOpt = None,  # llm phases
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Retrieve the past episodes that matter for a new message."""
-    r, _, _ = _retrieve(text, recent, db, agent, config, limit, deep)
+    r, _, _ = _retrieve(text, recent, db, agent, config, limit, deep, llm=llm)  # llm phases
     print_json(_retrieval_json(r)) if as_json else _print_results(r)
 
 
@@ -219,13 +224,14 @@ def retrieve(
 def pack(
     text: Annotated[str, typer.Argument(help="The user's new message.")],
     recent: RecentOpt = None,
+    llm: LLMOpt = None,  # llm phases
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Retrieve and print the MemoryPack for a new message."""
-    r, p, _ = _retrieve(text, recent, db, agent, config, None)
+    r, p, _ = _retrieve(text, recent, db, agent, config, None, llm=llm)  # llm phases
     if as_json:
         print_json({"pack": p.model_dump(mode="json"), "retrieval": _retrieval_json(r)})
         return

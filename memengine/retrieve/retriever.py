@@ -22,7 +22,7 @@ from ..store.filters import Filters
 from ..text import guess_language
 from .fastpath import Candidate, FastPath, FastResult
 
-__all__ = ["Retriever", "context_query", "inject_decision", "label"]
+__all__ = ["Retriever", "context_query", "fast_results", "inject_decision", "label"]
 
 
 def context_query(text: str, recent: Sequence[Message], turns: int) -> str:
@@ -68,6 +68,23 @@ def inject_decision(candidates: Sequence[Candidate], config: RetrievalConfig) ->
         if comps.get("cosine", 0.0) >= config.relevance_threshold:
             return True
     return False
+
+
+def fast_results(
+    candidates: Sequence[Candidate], config: RetrievalConfig, limit: int | None
+) -> list[Retrieved]:
+    """The fast path's ranking as results, each labelled by :func:`label`."""
+    top = list(candidates)[: limit or config.max_results]
+    return [
+        Retrieved(
+            episode=c.episode,
+            score=c.score,
+            rank=i + 1,
+            relevance=label(c, config, top[0].score),  # type: ignore[arg-type]
+            components=c.components,
+        )
+        for i, c in enumerate(top)
+    ]
 
 
 class Retriever:
@@ -118,17 +135,7 @@ class Retriever:
         query = context_query(text, recent, cfg.recent_conversation_turns)
         lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
         result: FastResult = self.fast.run([query, *extra_queries], filters, now=now)
-        top = result.candidates[: limit or cfg.max_results]
-        results = tuple(
-            Retrieved(
-                episode=c.episode,
-                score=c.score,
-                rank=i + 1,
-                relevance=label(c, cfg, top[0].score),  # type: ignore[arg-type]
-                components=c.components,
-            )
-            for i, c in enumerate(top)
-        )
+        results = tuple(fast_results(result.candidates, cfg, limit))
         timings = dict(result.timings_ms)
         timings["turn"] = round((time.perf_counter() - t0) * 1000, 3)
         return Retrieval(

@@ -1,0 +1,308 @@
+"""Phase 1: query expansion and reference resolution by an LLM.
+
+The user's new message and the last few exchanges go to the expansion
+model, which answers one JSON object (validated with pydantic)::
+
+    {"expanded_queries": ["Juno dental appointment date", …],      # ≤ 5
+     "detected_references": [{"type": "anaphora", "surface": "her",
+                              "resolved": "Juno (the greyhound)"},
+                             {"type": "temporal", "surface": "last week",
+                              "resolved": "2026-05-11/2026-05-17"}]}
+
+Prompts are short, in Japanese for Japanese conversations and in English
+otherwise. The expanded queries never include the message itself; temporal
+references carry an ISO date range that :mod:`.temporal` turns into a
+search window. Nothing here touches the database.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..config import LLMConfig
+from ..llm.client import ChatClient
+from ..models import Message
+from ..text import Language
+
+__all__ = [
+    "EXPANSION_SCHEMA",
+    "DetectedReference",
+    "Expander",
+    "Expansion",
+    "clean_queries",
+    "describe_validation_error",
+    "expansion_prompt",
+    "format_recent",
+    "parse_expansion",
+    "today_line",
+]
+
+ReferenceType = Literal["anaphora", "temporal", "ellipsis", "topic"]
+
+MAX_EXPANDED_QUERIES = 5
+_MESSAGE_CHARS = 300
+_QUERY_CHARS = 200
+
+
+class DetectedReference(BaseModel):
+    """A reference the model resolved: its type, the words used and what they mean."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    type: ReferenceType
+    surface: str
+    resolved: str
+
+
+class Expansion(BaseModel):
+    """The validated answer of Phase 1."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    expanded_queries: list[str] = Field(default_factory=list)
+    detected_references: list[DetectedReference] = Field(default_factory=list)
+
+    @property
+    def temporal(self) -> list[DetectedReference]:
+        """The temporal references only."""
+        return [r for r in self.detected_references if r.type == "temporal"]
+
+
+EXPANSION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "expanded_queries": {
+            "type": "array",
+            "items": {"type": "string"},
+            "maxItems": MAX_EXPANDED_QUERIES,
+        },
+        "detected_references": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "type": {
+                        "type": "string",
+                        "enum": ["anaphora", "temporal", "ellipsis", "topic"],
+                    },
+                    "surface": {"type": "string"},
+                    "resolved": {"type": "string"},
+                },
+                "required": ["type", "surface", "resolved"],
+            },
+        },
+    },
+    "required": ["expanded_queries", "detected_references"],
+}
+"""The JSON schema sent as ``response_format`` (servers that reject it get a plainer format)."""
+
+
+_SYSTEM = {
+    "en": (
+        "You prepare searches in the memory of a companion chatbot (its past conversations "
+        "with the user). From the new message and the recent conversation, write up to {n} "
+        "short standalone search queries that find the past conversations the message refers "
+        "to: replace pronouns and omitted words with what they mean, name the topic, add key "
+        "synonyms. Never repeat the message itself. List the references you resolved; for a "
+        "time reference, resolved is the ISO date range START/END (inclusive) computed from "
+        "today's date. Answer with JSON only:\n"
+        '{{"expanded_queries": ["..."], "detected_references": [{{"type": '
+        '"anaphora|temporal|ellipsis|topic", "surface": "...", "resolved": "..."}}]}}'
+    ),
+    "ja": (
+        "あなたはコンパニオンAIの記憶（ユーザーとの過去の会話）を検索する準備をします。"
+        "新しい発言と直前の会話から、発言が指している過去の会話を見つける短い検索クエリを"
+        "最大{n}個書いてください。指示語や省略は具体的な言葉に置き換え、話題の名前や言い換えも"
+        "加えます。発言そのものは繰り返さないこと。解決した参照も挙げ、時間の表現"
+        "（先週・昨日など）の resolved は今日の日付から計算した ISO 日付範囲 開始/終了"
+        "（両端を含む）にします。JSON だけで答えてください:\n"
+        '{{"expanded_queries": ["..."], "detected_references": [{{"type": '
+        '"anaphora|temporal|ellipsis|topic", "surface": "...", "resolved": "..."}}]}}'
+    ),
+}
+_LABELS = {
+    "en": {
+        "today": "Today",
+        "recent": "Recent conversation",
+        "new": "New message",
+        "user": "User",
+        "partner": "Partner",
+    },
+    "ja": {
+        "today": "今日",
+        "recent": "直前の会話",
+        "new": "新しい発言",
+        "user": "ユーザー",
+        "partner": "相手",
+    },
+}
+_WEEKDAYS = {"en": ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), "ja": "月火水木金土日"}
+
+
+def _squash(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def today_line(now: datetime, lang: Language) -> str:
+    """``Today: 2026-05-20 (Wed)`` in the conversation's language."""
+    label = _LABELS[lang]["today"]
+    wd = _WEEKDAYS[lang][now.weekday()]
+    return f"{label}: {now:%Y-%m-%d} ({wd})"
+
+
+def format_recent(
+    recent: Sequence[Message], turns: int, lang: Language, chars: int = _MESSAGE_CHARS
+) -> str:
+    """The last ``turns`` exchanges (2×turns messages), one ``Speaker: text`` line each."""
+    if turns <= 0:
+        return ""
+    labels = _LABELS[lang]
+    lines = []
+    for m in list(recent)[-2 * turns :]:
+        if not m.text.strip():
+            continue
+        who = labels["partner"] if m.role == "partner" else labels["user"]
+        lines.append(f"{who}: {_squash(m.text, chars)}")
+    return "\n".join(lines)
+
+
+def expansion_prompt(
+    text: str,
+    recent: Sequence[Message],
+    now: datetime,
+    lang: Language,
+    *,
+    turns: int = 3,
+    max_queries: int = MAX_EXPANDED_QUERIES,
+) -> tuple[str, str]:
+    """The ``(system, user)`` prompt of Phase 1."""
+    labels = _LABELS[lang]
+    system = _SYSTEM[lang].format(n=max(1, max_queries))
+    parts = [today_line(now, lang)]
+    history = format_recent(recent, turns, lang)
+    if history:
+        parts.append(f"{labels['recent']}:\n{history}")
+    parts.append(f"{labels['new']}: {_squash(text, 2 * _MESSAGE_CHARS)}")
+    return system, "\n".join(parts)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def clean_queries(queries: Sequence[str], exclude: Sequence[str], limit: int) -> list[str]:
+    """Strip, de-duplicate and cap queries, dropping any equal to one in ``exclude``."""
+    if limit <= 0:
+        return []
+    seen = {_norm(e) for e in exclude}
+    out: list[str] = []
+    for q in queries:
+        flat = _squash(q, _QUERY_CHARS)
+        key = _norm(flat)
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        out.append(flat)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def parse_expansion(data: Any, text: str, max_queries: int = MAX_EXPANDED_QUERIES) -> Expansion:
+    """Validate a Phase 1 reply; the message itself and duplicates are dropped, ≤ ``max_queries`` kept.
+
+    Raises pydantic's ValidationError when the reply has the wrong shape or types.
+    """
+    parsed = Expansion.model_validate(data)
+    queries = clean_queries(parsed.expanded_queries, [text], min(max_queries, MAX_EXPANDED_QUERIES))
+    return parsed.model_copy(update={"expanded_queries": queries})
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """The first problem of a validation error, e.g. ``expanded_queries: Input should be a valid list``."""
+    errors = exc.errors()
+    if not errors:
+        return str(exc).splitlines()[0]
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "reply"
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{where}: {first.get('msg', 'invalid')}{more}"
+
+
+class Expander:
+    """Runs Phase 1 against a :class:`ChatClient`, with an optional LRU cache of answers."""
+
+    def __init__(self, client: ChatClient, config: LLMConfig, *, max_queries: int) -> None:
+        self.client = client
+        self.config = config
+        self.max_queries = max_queries
+        self._cache: OrderedDict[tuple[Any, ...], Expansion] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _key(
+        self, text: str, recent: Sequence[Message], now: datetime, lang: Language
+    ) -> tuple[Any, ...]:
+        turns = self.config.expansion_recent_turns
+        tail = tuple((m.role, m.text) for m in list(recent)[-2 * turns :]) if turns else ()
+        return (self.config.expansion_model, lang, now.date().isoformat(), text, tail)
+
+    def cached(
+        self, text: str, recent: Sequence[Message], now: datetime, lang: Language
+    ) -> Expansion | None:
+        """The cached answer for identical input (same day), if caching is on."""
+        if not self.config.cache_expansions:
+            return None
+        key = self._key(text, recent, now, lang)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+            return hit
+
+    def expand(
+        self,
+        text: str,
+        recent: Sequence[Message],
+        now: datetime,
+        lang: Language,
+        *,
+        deadline_s: float,
+    ) -> Expansion:
+        """Ask the expansion model and validate its answer.
+
+        Raises LLMError (LLMTimeout, LLMResponseError) or pydantic's ValidationError.
+        """
+        cfg = self.config
+        system, user = expansion_prompt(
+            text,
+            recent,
+            now,
+            lang,
+            turns=cfg.expansion_recent_turns,
+            max_queries=self.max_queries,
+        )
+        reply = self.client.complete_json(
+            model=cfg.expansion_model,
+            system=system,
+            user=user,
+            schema=EXPANSION_SCHEMA,
+            max_tokens=cfg.max_output_tokens,
+            deadline_s=deadline_s,
+            schema_name="memengine_expansion",
+        )
+        expansion = parse_expansion(reply.data, text, self.max_queries)
+        if cfg.cache_expansions:
+            key = self._key(text, recent, now, lang)
+            with self._lock:
+                self._cache[key] = expansion
+                self._cache.move_to_end(key)
+                while len(self._cache) > cfg.expansion_cache_size:
+                    self._cache.popitem(last=False)
+        return expansion

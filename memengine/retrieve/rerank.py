@@ -1,0 +1,274 @@
+"""Phase 3: the LLM chooses the relevant candidates and how to inject them.
+
+The fast path's candidates (≤ ``rerank_max_candidates``, each trimmed to
+``rerank_chars_per_candidate`` characters, with its id and date) go to the
+rerank model with the user's message; it answers::
+
+    {"relevant_episodes": [{"id": 12, "relevance": "high", "reason": "…"}],  # ≤ 5
+     "injection_strategy": "quote_key_parts"}        # | "summarize" | "full"
+
+Ids that are not among the candidates are dropped and counted; the rest is
+ordered high before medium (keeping the model's order within each); an
+empty list is a valid "nothing relevant" answer. Nothing here touches the
+database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..config import LLMConfig
+from ..llm.client import ChatClient
+from ..models import Episode, EpisodeKind, Message
+from ..text import Language
+from .expand import DetectedReference, format_recent, today_line
+from .fastpath import Candidate
+
+__all__ = [
+    "RERANK_SCHEMA",
+    "RelevantEpisode",
+    "RerankOutcome",
+    "RerankReply",
+    "Reranker",
+    "candidate_block",
+    "parse_rerank",
+    "rerank_prompt",
+]
+
+Strategy = Literal["quote_key_parts", "summarize", "full"]
+
+MAX_RELEVANT = 5
+
+
+class RelevantEpisode(BaseModel):
+    """One episode the model judged relevant, with why."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: int
+    relevance: Literal["high", "medium", "low"]
+    reason: str = ""
+
+
+class RerankReply(BaseModel):
+    """The raw validated answer of Phase 3 (before unknown ids are dropped)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    relevant_episodes: list[RelevantEpisode]
+    injection_strategy: Strategy = "quote_key_parts"
+
+
+@dataclass(frozen=True)
+class RerankOutcome:
+    """Phase 3's usable answer: the chosen episodes (high first), the strategy, what was dropped."""
+
+    chosen: list[RelevantEpisode]
+    injection_strategy: Strategy
+    unknown_ids: list[int] = field(default_factory=list)
+    listed: int = 0
+
+
+RERANK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "relevant_episodes": {
+            "type": "array",
+            "maxItems": MAX_RELEVANT,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer"},
+                    "relevance": {"type": "string", "enum": ["high", "medium"]},
+                    "reason": {"type": "string"},
+                },
+                "required": ["id", "relevance", "reason"],
+            },
+        },
+        "injection_strategy": {
+            "type": "string",
+            "enum": ["quote_key_parts", "summarize", "full"],
+        },
+    },
+    "required": ["relevant_episodes", "injection_strategy"],
+}
+"""The JSON schema sent as ``response_format``."""
+
+_SYSTEM = {
+    "en": (
+        "You choose which past conversations from a companion chatbot's memory help it reply "
+        "to the user's new message. Each candidate is [id N] date, then its text. Pick at most "
+        '{k}, most relevant first: relevance "high" (answers it or is what it refers to) or '
+        '"medium" (useful background); reason: a few words. injection_strategy: '
+        '"quote_key_parts" (default), "summarize" (gist is enough) or "full" (exact wording '
+        "matters). If nothing is relevant, return an empty list. Answer with JSON only:\n"
+        '{{"relevant_episodes": [{{"id": 0, "relevance": "high", "reason": "..."}}], '
+        '"injection_strategy": "quote_key_parts"}}'
+    ),
+    "ja": (
+        "コンパニオンAIの記憶（過去の会話）から、ユーザーの新しい発言への返答に役立つものを選び"
+        "ます。候補は [id N] 日付 と本文です。最大{k}件、関連の強い順に選び、relevance は "
+        '"high"（答えそのもの・指している話）か "medium"（背景として役立つ）、reason は短い'
+        '日本語の理由。injection_strategy は "quote_key_parts"（既定）、"summarize"（要点で'
+        '十分）、"full"（言い回しが重要）。関連するものがなければ空のリスト。JSON だけで'
+        "答えてください:\n"
+        '{{"relevant_episodes": [{{"id": 0, "relevance": "high", "reason": "..."}}], '
+        '"injection_strategy": "quote_key_parts"}}'
+    ),
+}
+_LABELS = {
+    "en": {
+        "recent": "Recent conversation",
+        "new": "New message",
+        "notes": "Resolved",
+        "cands": "Candidates",
+        "user": "User",
+        "partner": "Partner",
+    },
+    "ja": {
+        "recent": "直前の会話",
+        "new": "新しい発言",
+        "notes": "解決済みの参照",
+        "cands": "候補",
+        "user": "ユーザー",
+        "partner": "相手",
+    },
+}
+
+
+def _cut(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    if limit <= 1:
+        return ""
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def candidate_block(episode: Episode, chars: int, lang: Language) -> str:
+    """One candidate for the prompt: ``[id N] YYYY-MM-DD`` and its text within ``chars`` characters."""
+    labels = _LABELS[lang]
+    head = f"[id {episode.id}] {episode.occurred_at:%Y-%m-%d}"
+    if episode.kind is EpisodeKind.exchange:
+        user = " ".join((episode.user_text or "").split())
+        reply = " ".join((episode.reply_text or "").split())
+        budget = chars - len(labels["user"]) - len(labels["partner"]) - 6
+        user_budget = max(budget - len(reply), int(budget * 0.6)) if reply else budget
+        user_part = _cut(user, user_budget) if user else ""
+        reply_part = _cut(reply, budget - len(user_part)) if reply else ""
+        parts = []
+        if user_part:
+            parts.append(f"{labels['user']}: {user_part}")
+        if reply_part:
+            parts.append(f"{labels['partner']}: {reply_part}")
+        body = " / ".join(parts)
+    else:
+        body = f"{episode.kind.value}: {_cut(episode.content or '', chars)}"
+    return f"{head}\n{body}"
+
+
+def rerank_prompt(
+    text: str,
+    recent: Sequence[Message],
+    candidates: Sequence[Candidate],
+    now: datetime,
+    lang: Language,
+    *,
+    chars_per_candidate: int = 300,
+    max_results: int = MAX_RELEVANT,
+    references: Sequence[DetectedReference] = (),
+    turns: int = 2,
+) -> tuple[str, str]:
+    """The ``(system, user)`` prompt of Phase 3."""
+    labels = _LABELS[lang]
+    system = _SYSTEM[lang].format(k=max_results)
+    parts = [today_line(now, lang)]
+    history = format_recent(recent, turns, lang, chars=200)
+    if history:
+        parts.append(f"{labels['recent']}:\n{history}")
+    parts.append(f"{labels['new']}: {_cut(text, 600)}")
+    if references:
+        notes = "; ".join(f"{r.surface} → {_cut(r.resolved, 80)}" for r in references[:6])
+        parts.append(f"{labels['notes']}: {notes}")
+    blocks = [candidate_block(c.episode, chars_per_candidate, lang) for c in candidates]
+    parts.append(f"{labels['cands']}:\n" + "\n".join(blocks))
+    return system, "\n".join(parts)
+
+
+def parse_rerank(
+    data: Any, candidate_ids: Sequence[int], max_results: int = MAX_RELEVANT
+) -> RerankOutcome:
+    """Validate a Phase 3 reply; drop unknown and repeated ids and "low" ones; high first.
+
+    Raises pydantic's ValidationError when the reply has the wrong shape or types.
+    """
+    reply = RerankReply.model_validate(data)
+    allowed = set(candidate_ids)
+    unknown: list[int] = []
+    seen: set[int] = set()
+    kept: list[RelevantEpisode] = []
+    for item in reply.relevant_episodes:
+        if item.id not in allowed:
+            unknown.append(item.id)
+            continue
+        if item.id in seen or item.relevance == "low":
+            continue
+        seen.add(item.id)
+        kept.append(item.model_copy(update={"reason": " ".join(item.reason.split())[:200]}))
+    kept.sort(key=lambda r: 0 if r.relevance == "high" else 1)  # stable: model order within
+    return RerankOutcome(
+        chosen=kept[: min(max_results, MAX_RELEVANT)],
+        injection_strategy=reply.injection_strategy,
+        unknown_ids=unknown,
+        listed=len(reply.relevant_episodes),
+    )
+
+
+class Reranker:
+    """Runs Phase 3 against a :class:`ChatClient`."""
+
+    def __init__(self, client: ChatClient, config: LLMConfig) -> None:
+        self.client = client
+        self.config = config
+
+    def rerank(
+        self,
+        text: str,
+        recent: Sequence[Message],
+        candidates: Sequence[Candidate],
+        now: datetime,
+        lang: Language,
+        *,
+        deadline_s: float,
+        references: Sequence[DetectedReference] = (),
+    ) -> RerankOutcome:
+        """Ask the rerank model about ``candidates`` and validate its answer.
+
+        Raises LLMError (LLMTimeout, LLMResponseError) or pydantic's ValidationError.
+        """
+        cfg = self.config
+        shown = list(candidates)[: cfg.rerank_max_candidates]
+        system, user = rerank_prompt(
+            text,
+            recent,
+            shown,
+            now,
+            lang,
+            chars_per_candidate=cfg.rerank_chars_per_candidate,
+            max_results=cfg.rerank_max_results,
+            references=references,
+            turns=min(2, cfg.expansion_recent_turns),
+        )
+        reply = self.client.complete_json(
+            model=cfg.rerank_model,
+            system=system,
+            user=user,
+            schema=RERANK_SCHEMA,
+            max_tokens=cfg.max_output_tokens,
+            deadline_s=deadline_s,
+            schema_name="memengine_rerank",
+        )
+        return parse_rerank(reply.data, [c.episode.id for c in shown], cfg.rerank_max_results)

@@ -1,0 +1,680 @@
+"""Time expressions → a search window, offline and pure (Japanese and English).
+
+:func:`parse_time_window` turns the past-pointing time expressions of a
+message (先週, 先月, 昨日, 去年の夏, 3日前, "last week", "yesterday",
+"last summer", "two months ago", "in March", …) into one window
+``(start, end)`` computed against ``now`` (the engine's clock, in its time
+zone). ``start`` is inclusive, ``end`` exclusive, both aware datetimes;
+``end`` never lies after ``now``. Several expressions give the smallest
+window covering them all. Expressions about the present or the future
+(今日, "today", 明日, "next week", 今週の土曜 when Saturday is still to
+come) give no window: a memory search looks at the past.
+
+:func:`parse_iso_range` reads the ISO date ranges an LLM resolves temporal
+references to (``2026-05-11/2026-05-17``, ``2026-05``, a single date, …).
+
+For a search filter use :func:`window_filters`, which also widens the end
+by a recording lag (:func:`widen`): "last weekend" is often told on Monday.
+
+Conventions: weeks start on Monday; "last week" is the calendar week
+before this one; seasons are meteorological (spring Mar–May, summer
+Jun–Aug, autumn Sep–Nov, winter Dec–Feb); "last summer" is the latest
+summer that is over; "N days/weeks/months/years ago" get a tolerance
+(±1 day, ±3 days, ±15 days, ±6 months) because people round.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import date, datetime, time, timedelta
+
+from ..store.filters import Filters
+
+__all__ = [
+    "TimeExpression",
+    "Window",
+    "find_time_expressions",
+    "parse_iso_range",
+    "parse_time_window",
+    "union",
+    "widen",
+    "window_filters",
+]
+
+Window = tuple[datetime, datetime]
+"""``(start, end)``: start inclusive, end exclusive, timezone-aware."""
+
+MIN_LAG = timedelta(days=1)
+MAX_LAG = timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class TimeExpression:
+    """One time expression found in a text, with the window it stands for."""
+
+    surface: str
+    start: datetime
+    end: datetime
+
+
+# -- calendar helpers ------------------------------------------------------------------------
+
+
+def _midnight(day: date, now: datetime) -> datetime:
+    return datetime.combine(day, time(0), tzinfo=now.tzinfo)
+
+
+def _days(first: date, last_inclusive: date, now: datetime) -> Window:
+    return _midnight(first, now), _midnight(last_inclusive + timedelta(days=1), now)
+
+
+def _week_start(day: date) -> date:
+    return day - timedelta(days=day.weekday())
+
+
+def _add_months(year: int, month: int, delta: int) -> tuple[int, int]:
+    index = year * 12 + (month - 1) + delta
+    return index // 12, index % 12 + 1
+
+
+def _month(year: int, month: int, now: datetime) -> Window:
+    ny, nm = _add_months(year, month, 1)
+    return _midnight(date(year, month, 1), now), _midnight(date(ny, nm, 1), now)
+
+
+def _year(year: int, now: datetime) -> Window:
+    return _midnight(date(year, 1, 1), now), _midnight(date(year + 1, 1, 1), now)
+
+
+_SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "winter": 12}
+
+
+def _season(name: str, year: int, now: datetime) -> Window:
+    """The season starting in ``year`` (winter starts in December of ``year``)."""
+    first = _SEASON_START[name]
+    start = _midnight(date(year, first, 1), now)
+    ey, em = _add_months(year, first, 3)
+    return start, _midnight(date(ey, em, 1), now)
+
+
+def _last_season(name: str, now: datetime) -> Window:
+    """The latest occurrence of the season that is entirely over."""
+    year = now.year
+    while True:
+        window = _season(name, year, now)
+        if window[1] <= now:
+            return window
+        year -= 1
+
+
+def _recent_season(name: str, now: datetime) -> Window:
+    """The current occurrence of the season if it has begun, else the latest past one."""
+    year = now.year
+    while True:
+        window = _season(name, year, now)
+        if window[0] <= now:
+            return window
+        year -= 1
+
+
+def _this_season(name: str, now: datetime) -> Window | None:
+    """This calendar year's season (winter: the one that began last December while in Jan/Feb)."""
+    year = now.year - 1 if name == "winter" and now.month <= 2 else now.year
+    window = _season(name, year, now)
+    return window if window[0] <= now else None
+
+
+def _this_year_date(month: int, day: int, now: datetime) -> Window | None:
+    """That day of this year, or None when it is still to come (a plan, not a memory)."""
+    try:
+        d = date(now.year, month, day)
+    except ValueError:
+        return None
+    return _days(d, d, now) if _midnight(d, now) <= now else None
+
+
+def _around(center: datetime, tolerance: timedelta) -> Window:
+    return center - tolerance, center + tolerance
+
+
+def _months_ago(n: int, now: datetime) -> datetime:
+    y, m = _add_months(now.year, now.month, -n)
+    day = min(now.day, 28)
+    return now.replace(year=y, month=m, day=day)
+
+
+# -- numbers ------------------------------------------------------------------------------------
+
+_KANJI_DIGITS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_EN_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a couple": 2,
+    "couple of": 2,
+}
+
+
+def _ja_number(token: str) -> int | None:
+    if token.isdigit():
+        return int(token)
+    if token == "十":
+        return 10
+    if "十" in token:
+        tens, _, ones = token.partition("十")
+        t = _KANJI_DIGITS.get(tens, 1) if tens else 1
+        o = _KANJI_DIGITS.get(ones, 0) if ones else 0
+        return t * 10 + o
+    if len(token) == 1 and token in _KANJI_DIGITS:
+        return _KANJI_DIGITS[token]
+    return None
+
+
+def _en_number(token: str) -> int | None:
+    token = " ".join(token.split())
+    if token.isdigit():
+        return int(token)
+    return _EN_NUMBERS.get(token)
+
+
+# -- the rules ----------------------------------------------------------------------------------
+
+RuleFn = Callable[[re.Match[str], datetime], "Window | None"]
+Rule = tuple[re.Pattern[str], RuleFn]
+
+_WEEKDAYS_JA = "月火水木金土日"
+_WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS_EN = {
+    name: i + 1
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ]
+    )
+    for name in names
+}
+_MONTH_RE = "|".join(sorted(_MONTHS_EN, key=len, reverse=True))
+_SEASONS_JA = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
+_SEASONS_EN = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn"}
+_SEASONS_EN["winter"] = "winter"
+_JA_NUM = r"[0-9]+|[一二三四五六七八九十]+"
+_EN_NUM = r"[0-9]+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple(?: of)?"
+
+
+def _today(now: datetime) -> date:
+    return now.date()
+
+
+def _day_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        d = _today(now) + timedelta(days=offset)
+        return _days(d, d, now)
+
+    return rule
+
+
+def _week_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        start = _week_start(_today(now)) + timedelta(weeks=offset)
+        return _days(start, start + timedelta(days=6), now)
+
+    return rule
+
+
+def _month_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        y, m = _add_months(now.year, now.month, offset)
+        return _month(y, m, now)
+
+    return rule
+
+
+def _year_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        return _year(now.year + offset, now)
+
+    return rule
+
+
+def _last_weekend(_: re.Match[str], now: datetime) -> Window | None:
+    monday = _week_start(_today(now))
+    return _days(monday - timedelta(days=2), monday - timedelta(days=1), now)
+
+
+def _ago(unit: str, n: int, now: datetime) -> Window | None:
+    if n <= 0 or n > 200:
+        return None
+    if unit == "day":
+        d = _today(now) - timedelta(days=n)
+        return _days(d - timedelta(days=1), d + timedelta(days=1), now)
+    if unit == "week":
+        return _around(now - timedelta(weeks=n), timedelta(days=3))
+    if unit == "month":
+        return _around(_months_ago(n, now), timedelta(days=15))
+    return _around(_months_ago(12 * n, now), timedelta(days=183))
+
+
+def _span_ago(
+    oldest: timedelta, newest: timedelta
+) -> Callable[[re.Match[str], datetime], Window | None]:
+    """From ``oldest`` ago to ``newest`` ago."""
+
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        return now - oldest, now - newest
+
+    return rule
+
+
+def _few_days(_: re.Match[str], now: datetime) -> Window | None:
+    today = _today(now)
+    return _days(today - timedelta(days=6), today - timedelta(days=2), now)
+
+
+def _ja_ago(m: re.Match[str], now: datetime) -> Window | None:
+    n = _ja_number(m.group("n"))
+    unit = {"日": "day", "週間": "week", "週": "week", "年": "year"}.get(m.group("u"), "month")
+    return _ago(unit, n, now) if n is not None else None
+
+
+def _en_ago(m: re.Match[str], now: datetime) -> Window | None:
+    n = _en_number(m.group("n"))
+    return _ago(m.group("u"), n, now) if n is not None else None
+
+
+def _ja_weekday_last_week(m: re.Match[str], now: datetime) -> Window | None:
+    offset = _WEEKDAYS_JA.index(m.group("wd"))
+    d = _week_start(_today(now)) - timedelta(weeks=1) + timedelta(days=offset)
+    return _days(d, d, now)
+
+
+def _ja_weekday_this_week(m: re.Match[str], now: datetime) -> Window | None:
+    offset = _WEEKDAYS_JA.index(m.group("wd"))
+    d = _week_start(_today(now)) + timedelta(days=offset)
+    return _days(d, d, now) if d < _today(now) else None
+
+
+def _en_last_weekday(m: re.Match[str], now: datetime) -> Window | None:
+    target = _WEEKDAYS_EN.index(m.group("wd"))
+    today = _today(now)
+    back = (today.weekday() - target) % 7 or 7
+    latest = today - timedelta(days=back)
+    if latest >= _week_start(today):  # "last Tuesday" said on Thursday: either Tuesday
+        return _days(latest - timedelta(weeks=1), latest, now)
+    return _days(latest, latest, now)
+
+
+def _ja_season(m: re.Match[str], now: datetime) -> Window | None:
+    name = _SEASONS_JA[m.group("s")]
+    prefix = m.group("p") or ""
+    if prefix in ("去年", "昨年"):
+        return _season(name, now.year - 1, now)
+    if prefix in ("一昨年", "おととし"):
+        return _season(name, now.year - 2, now)
+    if prefix == "今年":
+        return _this_season(name, now)
+    if prefix == "この前の":
+        return _last_season(name, now)
+    return _recent_season(name, now)
+
+
+def _en_season(m: re.Match[str], now: datetime) -> Window | None:
+    name = _SEASONS_EN[m.group("s")]
+    if m.group("p") == "this":
+        return _this_season(name, now)
+    return _last_season(name, now)
+
+
+def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
+    month = int(m.group("m"))
+    if not 1 <= month <= 12:
+        return None
+    prefix = m.groupdict().get("p")
+    if prefix is None:
+        return _month(now.year, month, now) if month <= now.month else None
+    if prefix.endswith("年") and prefix[:-1].isdigit():
+        year = int(prefix[:-1])
+    else:
+        year = now.year + {"去年": -1, "昨年": -1, "一昨年": -2, "おととし": -2, "今年": 0}[prefix]
+    return _month(year, month, now)
+
+
+def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
+    month, day = int(m.group("m")), int(m.group("d"))
+    if m.groupdict().get("y"):
+        try:
+            d = date(int(m.group("y")), month, day)
+        except ValueError:
+            return None
+        return _days(d, d, now)
+    if not 1 <= month <= 12:
+        return None
+    return _this_year_date(month, day, now)
+
+
+def _ja_year(m: re.Match[str], now: datetime) -> Window | None:
+    year = int(m.group("y"))
+    return _year(year, now) if 1900 <= year <= now.year else None
+
+
+def _en_month(m: re.Match[str], now: datetime) -> Window | None:
+    month = _MONTHS_EN[m.group("mon")]
+    prefix = (m.group("p") or "").strip()
+    year_text = m.group("y")
+    if year_text:
+        return _month(int(year_text), month, now)
+    if prefix == "last":
+        year = now.year if month < now.month else now.year - 1
+        return _month(year, month, now)
+    if month > now.month:  # "in June" said in May: a plan, not a memory
+        return None
+    start, end = _month(now.year, month, now)
+    return (start, now) if prefix == "since" else (start, end)
+
+
+def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
+    month = _MONTHS_EN[m.group("mon")]
+    day = int(m.group("d"))
+    year_text = m.group("y")
+    if year_text:
+        try:
+            d = date(int(year_text), month, day)
+        except ValueError:
+            return None
+        return _days(d, d, now)
+    return _this_year_date(month, day, now)
+
+
+def _iso_date(m: re.Match[str], now: datetime) -> Window | None:
+    try:
+        d = date(int(m.group("y")), int(m.group("m")), int(m.group("d")))
+    except ValueError:
+        return None
+    return _days(d, d, now)
+
+
+def _en_year(m: re.Match[str], now: datetime) -> Window | None:
+    year = int(m.group("y"))
+    if not 1900 <= year <= now.year:
+        return None
+    start, end = _year(year, now)
+    return (start, now) if m.group(0).startswith("since") else (start, end)
+
+
+def _fixed_days(
+    month: int, first: int, last: int
+) -> Callable[[re.Match[str], datetime], Window | None]:
+    """A yearly holiday (first..last day of ``month``), its latest occurrence that has begun."""
+
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        for year in (now.year, now.year - 1):
+            start = date(year, month, first)
+            if _midnight(start, now) <= now:
+                return _days(start, date(year, month, last), now)
+        return None
+
+    return rule
+
+
+def _golden_week(_: re.Match[str], now: datetime) -> Window | None:
+    for year in (now.year, now.year - 1):
+        start = date(year, 4, 29)
+        if _midnight(start, now) <= now:
+            return _days(start, date(year, 5, 6), now)
+    return None
+
+
+def _new_year(_: re.Match[str], now: datetime) -> Window | None:
+    start = date(now.year, 1, 1)
+    return _days(start, date(now.year, 1, 7), now)
+
+
+def _year_end(_: re.Match[str], now: datetime) -> Window | None:
+    year = now.year if now.month == 12 and now.day >= 20 else now.year - 1
+    return _days(date(year, 12, 20), date(year, 12, 31), now)
+
+
+_WD_JA = f"(?P<wd>[{_WEEKDAYS_JA}])曜日?"
+_WD_EN = "(?P<wd>" + "|".join(_WEEKDAYS_EN) + ")"
+
+# Longest, most specific patterns first: a span matched once is not matched again.
+_RULES: list[Rule] = [
+    # ---- Japanese
+    (re.compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
+    (re.compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
+    (
+        re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年)の?(?P<m>\d{1,2})月"),
+        _ja_year_month,
+    ),
+    (re.compile(r"(?P<p>去年|昨年|一昨年|おととし|今年|この前の)の?(?P<s>[春夏秋冬])"), _ja_season),
+    (re.compile(r"(?P<p>)(?P<s>[春夏冬])休み"), _ja_season),
+    (re.compile(r"先週の" + _WD_JA), _ja_weekday_last_week),
+    (re.compile(r"今週の" + _WD_JA), _ja_weekday_this_week),
+    (re.compile(r"先週末"), _last_weekend),
+    (re.compile(r"先々週|先先週"), _week_offset(-2)),
+    (re.compile(r"先週"), _week_offset(-1)),
+    (re.compile(r"今週"), _week_offset(0)),
+    (re.compile(r"先々月|先先月"), _month_offset(-2)),
+    (re.compile(r"先月"), _month_offset(-1)),
+    (re.compile(r"今月"), _month_offset(0)),
+    (re.compile(r"一昨年|おととし"), _year_offset(-2)),
+    (re.compile(r"去年|昨年"), _year_offset(-1)),
+    (re.compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
+    (re.compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),
+    (re.compile(r"数日前"), _few_days),
+    (re.compile(r"数週間前"), _span_ago(timedelta(weeks=5), timedelta(weeks=2))),
+    (re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前"), _span_ago(timedelta(days=185), timedelta(days=55))),
+    (re.compile(rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)前"), _ja_ago),
+    (re.compile(r"(?<![0-9])(?P<y>\d{4})年(?![0-9]|前)"), _ja_year),
+    (re.compile(r"(?<![0-9年ヶか])(?P<m>\d{1,2})月(?![0-9日])"), _ja_year_month),
+    (re.compile(r"ゴールデンウィーク|(?<![a-z])gw(?![a-z])"), _golden_week),
+    (re.compile(r"お盆"), _fixed_days(8, 13, 16)),
+    (re.compile(r"クリスマス"), _fixed_days(12, 24, 25)),
+    (re.compile(r"お正月|正月|年始"), _new_year),
+    (re.compile(r"年末"), _year_end),
+    # ---- English (matched on lower-cased text)
+    (re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b"), _iso_date),
+    (re.compile(r"\bthe day before yesterday\b"), _day_offset(-2)),
+    (re.compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
+    (re.compile(r"\b(?:a few|few|several) days ago\b"), _few_days),
+    (
+        re.compile(r"\b(?:a few|few|several) weeks ago\b"),
+        _span_ago(timedelta(weeks=5), timedelta(weeks=2)),
+    ),
+    (
+        re.compile(r"\b(?:a few|few|several) months ago\b"),
+        _span_ago(timedelta(days=185), timedelta(days=55)),
+    ),
+    (
+        re.compile(r"\b(?:the )?(?:last|past) (?:few|couple of) days\b"),
+        _span_ago(timedelta(days=4), timedelta(0)),
+    ),
+    (re.compile(r"\b(?:the )?past week\b"), _span_ago(timedelta(days=7), timedelta(0))),
+    (re.compile(r"\b(?:the )?past month\b"), _span_ago(timedelta(days=31), timedelta(0))),
+    (re.compile(r"\b(?:the )?past year\b"), _span_ago(timedelta(days=366), timedelta(0))),
+    (re.compile(rf"\b(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? ago\b"), _en_ago),
+    (re.compile(r"\bthe week before last\b"), _week_offset(-2)),
+    (re.compile(r"\blast weekend\b"), _last_weekend),
+    (re.compile(r"\b(?:last|previous) week\b"), _week_offset(-1)),
+    (re.compile(r"\b(?:earlier )?this week\b"), _week_offset(0)),
+    (re.compile(r"\bthe month before last\b"), _month_offset(-2)),
+    (re.compile(r"\b(?:last|previous) month\b"), _month_offset(-1)),
+    (re.compile(r"\b(?:earlier )?this month\b"), _month_offset(0)),
+    (re.compile(r"\bthe year before last\b"), _year_offset(-2)),
+    (re.compile(r"\blast year\b"), _year_offset(-1)),
+    (re.compile(r"\blast " + _WD_EN + r"\b"), _en_last_weekday),
+    (re.compile(r"\b(?P<p>last|this|past) (?P<s>spring|summer|autumn|fall|winter)\b"), _en_season),
+    (
+        re.compile(
+            rf"\b(?P<mon>{_MONTH_RE})\.? (?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (?P<y>\d{{4}}))?"
+        ),
+        _en_month_day,
+    ),
+    (
+        re.compile(
+            rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?(?P<mon>{_MONTH_RE})\b(?:,? (?P<y>\d{{4}}))?"
+        ),
+        _en_month_day,
+    ),
+    (
+        re.compile(
+            rf"\b(?P<p>in|last|during|since|early|mid|late|back in|around|of|in early|in late)"
+            rf"[ -](?P<mon>{_MONTH_RE})\b(?: (?P<y>\d{{4}}))?"
+        ),
+        _en_month,
+    ),
+    (re.compile(r"\b(?:in|during|since|back in|of) (?P<y>\d{4})\b"), _en_year),
+    (re.compile(r"\b(?:christmas|xmas)\b"), _fixed_days(12, 24, 25)),
+    (re.compile(r"\bnew year(?:'s)?\b"), _new_year),
+]
+
+_SINCE_EN = re.compile(r"\bsince\s+$")
+_SINCE_JA = re.compile(r"^\s*(?:から|以来|以降)")
+
+
+def _normalise(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def find_time_expressions(text: str, now: datetime) -> list[TimeExpression]:
+    """Every past-pointing time expression in ``text``, in order of appearance, with its window."""
+    if not text or now.tzinfo is None:
+        return []
+    norm = _normalise(text)
+    taken = [False] * len(norm)
+    found: list[tuple[int, TimeExpression]] = []
+    for pattern, rule in _RULES:
+        for m in pattern.finditer(norm):
+            if any(taken[m.start() : m.end()]):
+                continue
+            for i in range(m.start(), m.end()):
+                taken[i] = True
+            window = rule(m, now)
+            if window is None:
+                continue
+            start, end = window
+            if _SINCE_EN.search(norm[: m.start()]) or _SINCE_JA.match(norm[m.end() :]):
+                end = now
+            end = min(end, now)
+            if start >= end:
+                continue
+            found.append((m.start(), TimeExpression(m.group(0), start, end)))
+    found.sort(key=lambda pair: pair[0])
+    return [expr for _, expr in found]
+
+
+def parse_time_window(text: str, now: datetime) -> Window | None:
+    """The window covering every past time expression in ``text`` (None if there is none).
+
+    ``now`` must be timezone-aware; days and weeks are counted in its time zone.
+    """
+    return union((e.start, e.end) for e in find_time_expressions(text, now))
+
+
+_ISO_PART = r"\d{4}-\d{2}(?:-\d{2})?(?:[t ][0-9:.]+(?:z|[+-]\d{2}:?\d{2})?)?"
+_ISO_RANGE = re.compile(
+    rf"^\s*(?P<a>{_ISO_PART})\s*(?:/|\.\.|–|—|~|〜|～|\bto\b|\s-\s)\s*(?P<b>{_ISO_PART})\s*$"
+)
+_ISO_SINGLE = re.compile(rf"^\s*(?P<a>{_ISO_PART})\s*$")
+
+
+def _iso_bound(value: str, now: datetime, *, end: bool) -> datetime | None:
+    value = value.strip()
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}", value):
+            y, m = map(int, value.split("-"))
+            start, stop = _month(y, m, now)
+            return stop if end else start
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            d = date.fromisoformat(value)
+            return _midnight(d + timedelta(days=1), now) if end else _midnight(d, now)
+        moment = datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=now.tzinfo)
+
+
+def parse_iso_range(value: str, now: datetime) -> Window | None:
+    """Read an ISO date or date range (``2026-05-11/2026-05-17``, ``2026-05``, ``2026-05-18``).
+
+    End dates are inclusive in the text and exclusive in the result; the
+    window is clipped to ``now``; a range in the future or reversed is None.
+    """
+    if not isinstance(value, str) or now.tzinfo is None:
+        return None
+    text = _normalise(value)
+    m = _ISO_RANGE.match(text) or _ISO_SINGLE.match(text)
+    if m is None:
+        return None
+    start = _iso_bound(m.group("a"), now, end=False)
+    b = m.groupdict().get("b") or m.group("a")
+    end = _iso_bound(b, now, end=True)
+    if start is None or end is None:
+        return None
+    end = min(end, now)
+    if start >= end:
+        return None
+    return start, end
+
+
+def union(windows: Iterable[Window | None]) -> Window | None:
+    """The smallest window covering every given one (None when none is given)."""
+    present = [w for w in windows if w is not None]
+    if not present:
+        return None
+    return min(w[0] for w in present), max(w[1] for w in present)
+
+
+def widen(window: Window, now: datetime | None = None) -> Window:
+    """``window`` with its end pushed later by the recording lag (half its length, 1–7 days).
+
+    What happened "last weekend" is often told on Monday: a memory of an
+    event is written during or after it, so a search by ``occurred_at``
+    must look a little past the window. The end is clipped to ``now``.
+    """
+    start, end = window
+    lag = min(max((end - start) / 2, MIN_LAG), MAX_LAG)
+    stop = end + lag
+    return start, stop if now is None else min(stop, now)
+
+
+def window_filters(filters: Filters, window: Window, *, lag: bool = True) -> Filters:
+    """``filters`` narrowed to ``window``: its start replaces ``since_ts``, its end caps ``until_ts``.
+
+    With ``lag`` the end is first widened (:func:`widen`). The start replaces
+    any default day range, so "three years ago" is searched even when
+    ``occurred_day_range`` is one year.
+    """
+    if lag:
+        window = widen(window)
+    since = math.floor(window[0].timestamp())
+    until = math.ceil(window[1].timestamp()) - 1
+    if filters.until_ts is not None:
+        until = min(until, filters.until_ts)
+    return replace(filters, since_ts=since, until_ts=until)

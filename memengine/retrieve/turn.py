@@ -1,0 +1,478 @@
+"""One turn with the LLM phases, within a deadline, degrading to the fast path.
+
+:class:`LLMTurn` runs a turn's retrieval in three phases:
+
+1. **Expansion** (:mod:`.expand`): the LLM rewrites the message into up to
+   five standalone queries and resolves references; temporal ones become
+   a search window (:mod:`.temporal`). The fast-path search of the raw
+   context query starts at the same moment on another thread, so its
+   candidates are ready when expansion returns.
+2. **Hybrid search** (:class:`~.fastpath.FastPath`) of the context query
+   plus the expanded queries, fused by RRF, narrowed to the window; a
+   window that finds nothing is dropped (and said so in ``degraded``).
+3. **Rerank** (:mod:`.rerank`): the LLM picks ≤ 5 relevant candidates
+   with a reason each, and the injection strategy.
+
+Every LLM call has a per-phase deadline and the whole turn a deadline
+(``[llm] turn_deadline_s``, 2.0 s by default); the rerank deadline is
+``min(rerank_deadline_s, time left in the turn)``. A phase that is late,
+fails or answers nonsense is replaced by what is ready — the fast-path
+ranking — and the reason is recorded in ``Retrieval.degraded``, e.g.
+``"expansion: timeout after 0.90 s"`` or ``"rerank: 2 unknown ids dropped"``.
+The turn never fails because of the LLM, and the phases never write to
+the database.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import ValidationError
+
+from ..config import LLMConfig, RetrievalConfig
+from ..embed.base import Embedder, Vectors
+from ..errors import LLMError, LLMResponseError, LLMTimeout
+from ..llm.client import ChatClient
+from ..models import Message, Retrieval, Retrieved
+from ..store.database import Store
+from ..store.filters import Filters
+from ..text import guess_language
+from .expand import DetectedReference, Expander, Expansion, clean_queries, describe_validation_error
+from .fastpath import Candidate, FastPath, FastResult
+from .rerank import Reranker, RerankOutcome
+from .retriever import context_query, fast_results, inject_decision
+from .temporal import Window, parse_iso_range, parse_time_window, union, widen, window_filters
+
+__all__ = ["LLMTurn", "PhaseStatus", "TurnTrace", "llm_window"]
+
+PhaseStatus = Literal["ok", "cached", "empty", "timeout", "error", "invalid", "skipped", "disabled"]
+"""How a phase ended: ``ok``/``cached``/``empty`` made it; the others fell back."""
+
+GRACE_S = 0.1
+"""How long past a phase deadline the turn waits for the client to report its own error."""
+FINISH_S = 0.05
+"""Kept free at the end of the turn deadline to build the result."""
+MIN_PHASE_S = 0.1
+"""A phase left with less time than this is skipped."""
+
+_NOTE_CHARS = 220
+
+
+@dataclass
+class TurnTrace:
+    """What happened in one turn: each phase's status and time, the window, what was dropped."""
+
+    expansion: PhaseStatus = "disabled"
+    rerank: PhaseStatus = "disabled"
+    expansion_s: float = 0.0
+    rerank_s: float = 0.0
+    elapsed_s: float = 0.0
+    window: Window | None = None
+    window_source: Literal["llm", "text"] | None = None
+    window_fallback: bool = False
+    unknown_ids: int = 0
+    expanded_queries: list[str] = field(default_factory=list)
+
+    @property
+    def expansion_on_time(self) -> bool:
+        """Phase 1 produced a usable answer within its deadline."""
+        return self.expansion in ("ok", "cached")
+
+    @property
+    def rerank_on_time(self) -> bool:
+        """Phase 3 produced a usable answer within its deadline."""
+        return self.rerank in ("ok", "empty")
+
+
+class _CachingEmbedder:
+    """Remembers the last few hundred query vectors, so Phase 2 re-embeds only new queries."""
+
+    def __init__(self, inner: Embedder, size: int = 512) -> None:
+        self.inner = inner
+        self.id = inner.id
+        self.dimension = inner.dimension
+        self._size = size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts``, computing only the ones not seen recently."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        fresh: dict[str, np.ndarray] = {}
+        if missing:
+            fresh = dict(zip(missing, self.inner.embed(missing), strict=True))
+        with self._lock:
+            rows = []
+            for t in texts:
+                vec = fresh.get(t)
+                if vec is None:
+                    vec = self._cache[t]
+                    self._cache.move_to_end(t)
+                rows.append(vec)
+            for t, vec in fresh.items():
+                self._cache[t] = vec
+            while len(self._cache) > self._size:
+                self._cache.popitem(last=False)
+        if not rows:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.vstack(rows).astype(np.float32, copy=False)
+
+
+def llm_window(references: Sequence[DetectedReference], now: datetime) -> Window | None:
+    """The window of the LLM's temporal references: its ISO range, else its words, parsed here."""
+    windows: list[Window | None] = []
+    for ref in references:
+        if ref.type != "temporal":
+            continue
+        windows.append(
+            parse_iso_range(ref.resolved, now)
+            or parse_time_window(ref.resolved, now)
+            or parse_time_window(ref.surface, now)
+        )
+    return union(windows)
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= _NOTE_CHARS else text[: _NOTE_CHARS - 1] + "…"
+
+
+def _ms(start: float) -> float:
+    return round((time.monotonic() - start) * 1000, 3)
+
+
+def _fmt_window(window: Window) -> str:
+    start, end = window
+    return f"{start:%Y-%m-%d %H:%M}–{end:%Y-%m-%d %H:%M}"
+
+
+class LLMTurn:
+    """Runs turns with the LLM phases over one store; thread-safe, one per Memory.
+
+    ``executor`` is the pool the fast path's searches run on; the turn's own
+    phases run on a private pool, so a slow LLM never starves the searches.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        retrieval: RetrievalConfig,
+        llm: LLMConfig,
+        client: ChatClient,
+        executor: Executor,
+        *,
+        workers: int = 16,
+    ) -> None:
+        self.retrieval = retrieval
+        self.llm = llm
+        self.client = client
+        self.fast = FastPath(store, _CachingEmbedder(embedder), retrieval, executor)
+        self.expander = Expander(client, llm, max_queries=retrieval.max_expanded_queries)
+        self.reranker = Reranker(client, llm)
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="memengine-llm")
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop the phase threads (calls still running end at their own deadline)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """Running totals: ``turns``, ``expansion.<status>``, ``rerank.<status>``, ``window.*``, ``rerank.unknown_ids``."""
+        with self._lock:
+            return dict(self._counts)
+
+    def _count(self, trace: TurnTrace) -> None:
+        with self._lock:
+            self._counts["turns"] += 1
+            self._counts[f"expansion.{trace.expansion}"] += 1
+            self._counts[f"rerank.{trace.rerank}"] += 1
+            self._counts["rerank.unknown_ids"] += trace.unknown_ids
+            if trace.window is not None:
+                self._counts[f"window.{trace.window_source}"] += 1
+            if trace.window_fallback:
+                self._counts["window.fallback"] += 1
+
+    # -- the turn ------------------------------------------------------------------------
+
+    def run(
+        self,
+        text: str,
+        *,
+        recent: Sequence[Message],
+        filters: Filters,
+        now: datetime,
+        extra_queries: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> Retrieval:
+        """One turn's retrieval with the LLM phases, within ``[llm] turn_deadline_s``."""
+        return self.run_traced(
+            text,
+            recent=recent,
+            filters=filters,
+            now=now,
+            extra_queries=extra_queries,
+            limit=limit,
+        )[0]
+
+    def run_traced(
+        self,
+        text: str,
+        *,
+        recent: Sequence[Message],
+        filters: Filters,
+        now: datetime,
+        extra_queries: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> tuple[Retrieval, TurnTrace]:
+        """Like :meth:`run`, also returning the :class:`TurnTrace` of the turn."""
+        t0 = time.monotonic()
+        cfg, rcfg = self.llm, self.retrieval
+        turn_end = t0 + cfg.turn_deadline_s
+        trace = TurnTrace()
+        degraded: list[str] = []
+        timings: dict[str, float] = {}
+        recent = list(recent)
+        query = context_query(text, recent, rcfg.recent_conversation_turns)
+        lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
+        base = [query, *(q for q in extra_queries if q.strip())]
+
+        # Phase 1, with the fast path of the raw context query running alongside.
+        fast0 = self._pool.submit(self.fast.run, base, filters, now=now)
+        text_window = parse_time_window(text, now)
+        expansion = self._expand(text, recent, now, lang, turn_end, trace, degraded, timings)
+
+        window: Window | None = None
+        if expansion is not None:
+            window = llm_window(expansion.detected_references, now)
+            trace.window_source = "llm" if window is not None else None
+        if window is None and text_window is not None:
+            window, trace.window_source = text_window, "text"
+        if window is not None:
+            window = widen(window, now)  # what is searched (and reported): with the recording lag
+        extra = (
+            clean_queries(expansion.expanded_queries, [*base, text], rcfg.max_expanded_queries)
+            if expansion is not None
+            else []
+        )
+        trace.expanded_queries = extra
+
+        # Phase 2: the hybrid search of every query, in the window.
+        result0 = fast0.result()
+        t2 = time.monotonic()
+        result = result0
+        if extra or window is not None:
+            queries = [*base, *extra]
+            narrowed = window_filters(filters, window, lag=False) if window is not None else filters
+            result = self._search(queries, narrowed, now, turn_end, result0, degraded)
+            if result is result0:  # the search missed the deadline: no window was applied
+                window = None
+            if window is not None and not result.candidates:
+                degraded.append(
+                    f"time window {_fmt_window(window)}: no candidates; searched without it"
+                )
+                trace.window_fallback = True
+                window = None
+                if extra:
+                    result = self._search(queries, filters, now, turn_end, result0, degraded)
+                else:
+                    result = result0
+        timings["expanded_search"] = _ms(t2)
+        trace.window = window
+        if window is None:
+            trace.window_source = None
+
+        # Phase 3: the LLM chooses among the candidates.
+        candidates = result.candidates
+        k = min(limit or rcfg.max_results, cfg.rerank_max_results)
+        outcome = self._rerank(
+            text, recent, candidates, now, lang, expansion, turn_end, trace, degraded, timings
+        )
+        if outcome is not None:
+            by_id = {c.episode.id: (i, c) for i, c in enumerate(candidates)}
+            results: list[Retrieved] = []
+            for item in outcome.chosen[:k]:
+                pos, cand = by_id[item.id]
+                comps = dict(cand.components)
+                comps["fast_rank"] = float(pos + 1)
+                results.append(
+                    Retrieved(
+                        episode=cand.episode,
+                        score=cand.score,
+                        rank=len(results) + 1,
+                        relevance=item.relevance,
+                        reason=item.reason or None,
+                        components=comps,
+                    )
+                )
+            should_inject = bool(results)
+            strategy = outcome.injection_strategy
+        else:
+            results = fast_results(candidates, rcfg, limit)
+            should_inject = inject_decision(candidates, rcfg)
+            strategy = "quote_key_parts"
+
+        for key, value in result.timings_ms.items():
+            timings.setdefault(key, value)
+        trace.elapsed_s = time.monotonic() - t0
+        timings["turn"] = round(trace.elapsed_s * 1000, 3)
+        self._count(trace)
+        retrieval = Retrieval(
+            results=tuple(results),
+            queries=tuple(result.queries),
+            timings_ms=timings,
+            degraded=(*result.degraded, *degraded),
+            should_inject=should_inject,
+            language=lang,
+            injection_strategy=strategy,
+            candidates=len(candidates),
+            time_window=window,
+        )
+        return retrieval, trace
+
+    # -- phases --------------------------------------------------------------------------
+
+    def _expand(
+        self,
+        text: str,
+        recent: list[Message],
+        now: datetime,
+        lang: Literal["ja", "en"],
+        turn_end: float,
+        trace: TurnTrace,
+        degraded: list[str],
+        timings: dict[str, float],
+    ) -> Expansion | None:
+        cfg = self.llm
+        if not cfg.expansion_enabled:
+            return None
+        cached = self.expander.cached(text, recent, now, lang)
+        if cached is not None:
+            trace.expansion = "cached"
+            return cached
+        budget = min(cfg.expansion_deadline_s, turn_end - time.monotonic() - FINISH_S)
+        if budget < MIN_PHASE_S:
+            trace.expansion = "skipped"
+            degraded.append(f"expansion: skipped, {max(budget, 0):.2f} s left in the turn")
+            return None
+        start = time.monotonic()
+        future = self._pool.submit(self.expander.expand, text, recent, now, lang, deadline_s=budget)
+        value, status, note = self._await(future, start, budget, turn_end, "expansion")
+        expansion: Expansion | None = value
+        trace.expansion_s = time.monotonic() - start
+        timings["expansion"] = _ms(start)
+        trace.expansion = status
+        if note:
+            degraded.append(note)
+        return expansion
+
+    def _rerank(
+        self,
+        text: str,
+        recent: list[Message],
+        candidates: list[Candidate],
+        now: datetime,
+        lang: Literal["ja", "en"],
+        expansion: Expansion | None,
+        turn_end: float,
+        trace: TurnTrace,
+        degraded: list[str],
+        timings: dict[str, float],
+    ) -> RerankOutcome | None:
+        cfg = self.llm
+        if not cfg.rerank_enabled:
+            return None
+        if not candidates:
+            trace.rerank = "skipped"
+            return None
+        budget = min(cfg.rerank_deadline_s, turn_end - time.monotonic() - FINISH_S)
+        if budget < MIN_PHASE_S:
+            trace.rerank = "skipped"
+            degraded.append(
+                f"rerank: skipped, {max(budget, 0):.2f} s left in the turn; fast-path ranking used"
+            )
+            return None
+        start = time.monotonic()
+        refs = expansion.detected_references if expansion is not None else []
+        future = self._pool.submit(
+            self.reranker.rerank,
+            text,
+            recent,
+            candidates,
+            now,
+            lang,
+            deadline_s=budget,
+            references=refs,
+        )
+        value, status, note = self._await(future, start, budget, turn_end, "rerank")
+        outcome: RerankOutcome | None = value
+        trace.rerank_s = time.monotonic() - start
+        timings["rerank"] = _ms(start)
+        if outcome is not None and outcome.unknown_ids:
+            n = len(outcome.unknown_ids)
+            trace.unknown_ids = n
+            if not outcome.chosen and n == outcome.listed:
+                status = "invalid"
+                note = f"rerank: {n} unknown ids dropped, none left; fast-path ranking used"
+                outcome = None
+            else:
+                note = f"rerank: {n} unknown id{'s' if n != 1 else ''} dropped"
+        elif outcome is not None and not outcome.chosen:
+            status = "empty"
+        elif outcome is None and note:
+            note += "; fast-path ranking used"
+        trace.rerank = status
+        if note:
+            degraded.append(note)
+        return outcome
+
+    def _await(
+        self, future: Future[Any], start: float, budget: float, turn_end: float, phase: str
+    ) -> tuple[Any, PhaseStatus, str | None]:
+        """Wait for a phase's call until its deadline (plus a little grace, never past the turn)."""
+        wait = min(start + budget + GRACE_S, turn_end) - time.monotonic()
+        try:
+            return future.result(timeout=max(wait, 0.0)), "ok", None
+        except FutureTimeout:
+            future.cancel()
+            return None, "timeout", f"{phase}: timeout after {budget:.2f} s"
+        except LLMTimeout:
+            return None, "timeout", f"{phase}: timeout after {budget:.2f} s"
+        except LLMResponseError as exc:
+            kind = "invalid JSON" if "JSON" in str(exc) else "invalid reply"
+            return None, "invalid", f"{phase}: {kind}: {_short(exc)}"
+        except LLMError as exc:
+            return None, "error", f"{phase}: {_short(exc)}"
+        except ValidationError as exc:
+            return None, "invalid", f"{phase}: invalid reply: {describe_validation_error(exc)}"
+
+    def _search(
+        self,
+        queries: list[str],
+        filters: Filters,
+        now: datetime,
+        turn_end: float,
+        fallback: FastResult,
+        degraded: list[str],
+    ) -> FastResult:
+        """Phase 2's search, waited for until the turn deadline (then the fast path's result)."""
+        future = self._pool.submit(self.fast.run, queries, filters, now=now)
+        wait = turn_end - time.monotonic() - FINISH_S
+        try:
+            return future.result(timeout=max(wait, MIN_PHASE_S))
+        except FutureTimeout:
+            future.cancel()
+            degraded.append("search: the expanded search missed the turn deadline; fast path used")
+            return fallback

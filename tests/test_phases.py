@@ -1,0 +1,513 @@
+"""The LLM phases (expansion, rerank) end to end: real HTTP, the real openai client, the scripted server.
+
+Every scenario checks that the turn returns within its deadline (plus a
+small margin), that the right fallback is recorded in ``degraded``, and
+that the database is byte-for-byte the same afterwards (the phases never
+write; turn recording is switched off here so the check is exact).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import socket
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memengine import FixedClock, Memory
+from memengine.cli import app
+from memengine.config import Config
+from memengine.diagnostics import diagnose
+from memengine.errors import ConfigError
+from memengine.evaluation.llm_latency import run_llm_latency, scripted_handler
+from memengine.models import Retrieval
+
+from .helpers import HashEmbedder
+from .openai_server import ScriptedOpenAI, ScriptedReply
+
+TURN_S = 1.0
+PHASE_S = 0.4
+MARGIN_S = 0.35
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)  # a Monday
+
+RECENT = [
+    {"role": "user", "text": "Juno chewed my slippers again"},
+    {"role": "partner", "text": "Oh no, not the slippers! Is she bored?"},
+]
+TEXT = "Ugh. When is her thing at the vet?"
+
+EPISODES = [
+    (
+        "dental",
+        "Juno has a dental cleaning appointment at the vet on 2 June.",
+        "I'll remind you.",
+        "2026-05-10",
+    ),
+    (
+        "ramen",
+        "We tried the new ramen shop Menya Kaze downtown.",
+        "Was the broth good?",
+        "2026-05-26",
+    ),
+    ("tender", "The Fenwick tender went in today, fingers crossed.", "Well done!", "2026-04-15"),
+    (
+        "pottery",
+        "I started pottery classes at a studio called Clay House.",
+        "How fun!",
+        "2026-05-27",
+    ),
+    ("wedding", "Chloe's wedding is on 20 June at Stoneleigh Barn.", "Lovely venue.", "2026-03-02"),
+    ("slippers", "Juno chewed my slippers and the sofa cushion.", "Naughty girl.", "2026-05-29"),
+]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def config(base_url: str, **llm: Any) -> Config:
+    settings: dict[str, Any] = {
+        "base_url": base_url,
+        "expansion_model": "test-chat",
+        "rerank_model": "test-chat",
+        "turn_deadline_s": TURN_S,
+        "expansion_deadline_s": PHASE_S,
+        "rerank_deadline_s": PHASE_S,
+        "request_timeout_s": 2.0,
+        "max_retries": 2,
+        "backoff_base_s": 0.02,
+        "cache_expansions": False,
+    }
+    settings.update(llm)
+    return Config.model_validate({"llm": settings, "lifecycle": {"record_turns": False}})
+
+
+class Store:
+    """A memory file with six episodes, and their ids by name."""
+
+    def __init__(self, path: Path, cfg: Config) -> None:
+        self.path = path
+        self.mem = Memory.open(path, config=cfg, embedder=HashEmbedder(), clock=FixedClock(NOW))
+        self.ids: dict[str, int] = {}
+        for name, user, reply, day in EPISODES:
+            when = datetime.fromisoformat(day + "T20:00:00+00:00")
+            self.ids[name] = self.mem.add_exchange(user, reply, occurred_at=when)
+        if self.mem.llm_configured:
+            self.mem._llm()  # the client is ready: the timings below measure turns only
+
+    def state(self) -> str:
+        """A checksum of every row of every ordinary table of the file."""
+        digest = hashlib.sha256()
+        with self.mem.store.connections.read() as cur:
+            tables = [
+                r[0]
+                for r in cur.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name"
+                ).fetchall()
+            ]
+            for table in tables:
+                for row in cur.execute(f'SELECT * FROM "{table}" ORDER BY 1').fetchall():
+                    digest.update(repr((table, tuple(row))).encode())
+        return digest.hexdigest()
+
+    def ask(self, text: str = TEXT, **kwargs: Any) -> tuple[Retrieval, float]:
+        before = self.state()
+        t0 = time.monotonic()
+        r = self.mem.retrieve(text, recent=kwargs.pop("recent", RECENT), **kwargs)
+        elapsed = time.monotonic() - t0
+        assert elapsed <= TURN_S + MARGIN_S, f"turn took {elapsed:.2f} s"
+        assert self.state() == before, "the turn wrote to the database"
+        return r, elapsed
+
+
+@pytest.fixture
+def srv() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def store(tmp_path: Path, srv: ScriptedOpenAI) -> Iterator[Store]:
+    s = Store(tmp_path / "m.db", config(srv.base_url))
+    yield s
+    s.mem.close()
+
+
+def expansion(*queries: str, refs: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    return {
+        "expanded_queries": list(queries),
+        "detected_references": refs
+        if refs is not None
+        else [{"type": "anaphora", "surface": "her", "resolved": "Juno"}],
+    }
+
+
+def rerank(*items: tuple[int, str, str], strategy: str = "quote_key_parts") -> dict[str, Any]:
+    return {
+        "relevant_episodes": [{"id": i, "relevance": rel, "reason": why} for i, rel, why in items],
+        "injection_strategy": strategy,
+    }
+
+
+GOOD_EXPANSION = expansion("Juno dental cleaning appointment", "vet appointment date for Juno")
+
+
+def push_good(srv: ScriptedOpenAI, store: Store, *, strategy: str = "quote_key_parts") -> None:
+    srv.push_chat(json_data=GOOD_EXPANSION)
+    srv.push_chat(
+        json_data=rerank(
+            (store.ids["slippers"], "medium", "she chewed slippers"),
+            (store.ids["dental"], "high", "the vet appointment is on 2 June"),
+            strategy=strategy,
+        )
+    )
+
+
+def user_prompt(body: dict[str, Any]) -> str:
+    return str(body["messages"][-1]["content"])
+
+
+# -- the happy paths ---------------------------------------------------------------------------
+
+
+def test_correct_json_uses_both_phases(srv: ScriptedOpenAI, store: Store) -> None:
+    push_good(srv, store, strategy="full")
+    r, _ = store.ask()
+    assert r.degraded == ()
+    assert [x.episode.id for x in r.results] == [store.ids["dental"], store.ids["slippers"]]
+    assert r.results[0].relevance == "high" and r.results[1].relevance == "medium"
+    assert r.results[0].reason == "the vet appointment is on 2 June"
+    assert r.injection_strategy == "full" and r.should_inject
+    assert "Juno dental cleaning appointment" in r.queries
+    assert {"expansion", "rerank", "turn"} <= set(r.timings_ms)
+    exp_req, rr_req = srv.chat_requests
+    assert "Juno chewed my slippers again" in user_prompt(exp_req)  # the recent conversation
+    assert "Today: 2026-06-01 (Mon)" in user_prompt(exp_req)
+    assert f"[id {store.ids['dental']}] 2026-05-10" in user_prompt(rr_req)
+    assert exp_req["max_tokens"] == 300
+    pack = store.mem.pack(r, query=TEXT)
+    assert "→ why: the vet appointment is on 2 June" in pack.text
+    assert pack.episode_ids[0] == store.ids["dental"]
+
+
+def test_json_inside_prose_and_code_fences(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.push_chat("Sure! Here you go:\n```json\n" + json.dumps(GOOD_EXPANSION) + "\n```\nBye.")
+    srv.push_chat(
+        "<think>hmm</think>The relevant one: "
+        + json.dumps(rerank((store.ids["dental"], "high", "appointment")))
+        + " hope this helps"
+    )
+    r, _ = store.ask()
+    assert r.degraded == ()
+    assert [x.episode.id for x in r.results] == [store.ids["dental"]]
+
+
+def test_japanese_conversation_gets_japanese_prompts(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.push_chat(json_data=expansion("ジュノ 歯医者 予約", refs=[]))
+    srv.push_chat(json_data=rerank((store.ids["dental"], "high", "予約の日付")))
+    r, _ = store.ask("あの子の病院っていつだっけ?", recent=["ジュノがまたスリッパをかじった"])
+    assert r.language == "ja" and r.degraded == ()
+    exp_req, rr_req = srv.chat_requests
+    assert "新しい発言: あの子の病院っていつだっけ?" in user_prompt(exp_req)
+    assert "検索クエリ" in exp_req["messages"][0]["content"]
+    assert "候補:" in user_prompt(rr_req)
+
+
+# -- broken answers ----------------------------------------------------------------------------
+
+
+def test_truncated_json_in_expansion_falls_back(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.push_chat('{"expanded_queries": ["Juno den', finish_reason="length")
+    srv.push_chat(json_data=rerank((store.ids["dental"], "high", "appointment")))
+    r, _ = store.ask()
+    assert len(r.degraded) == 1 and r.degraded[0].startswith("expansion: invalid JSON")
+    assert "truncated" in r.degraded[0]
+    assert [x.episode.id for x in r.results] == [store.ids["dental"]]  # rerank still ran
+    assert len(r.queries) == 1  # the context query only
+
+
+def test_truncated_json_in_rerank_uses_fast_path(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.push_chat(json_data=GOOD_EXPANSION)
+    srv.push_chat('{"relevant_episodes": [{"id": 1, "relev')
+    r, _ = store.ask()
+    assert len(r.degraded) == 1 and r.degraded[0].startswith("rerank: invalid JSON")
+    assert r.degraded[0].endswith("fast-path ranking used")
+    assert r.results and all(x.reason is None for x in r.results)  # fast-path labels
+    assert r.results[0].episode.id == store.ids["dental"]  # the expansion still helped
+
+
+def test_invented_ids_are_dropped_and_counted(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.push_chat(json_data=GOOD_EXPANSION)
+    srv.push_chat(
+        json_data=rerank(
+            (99_999, "high", "made up"),
+            (store.ids["dental"], "high", "appointment"),
+            (88_888, "medium", "also made up"),
+        )
+    )
+    r, _ = store.ask()
+    assert r.degraded == ("rerank: 2 unknown ids dropped",)
+    assert [x.episode.id for x in r.results] == [store.ids["dental"]]
+    assert store.mem._llm().counters["rerank.unknown_ids"] == 2
+
+
+def test_only_invented_ids_fall_back_to_fast_path(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.push_chat(json_data=GOOD_EXPANSION)
+    srv.push_chat(json_data=rerank((99_999, "high", "made up")))
+    r, _ = store.ask()
+    assert r.degraded == ("rerank: 1 unknown ids dropped, none left; fast-path ranking used",)
+    assert r.results and r.results[0].episode.id == store.ids["dental"]
+
+
+def test_empty_lists_mean_nothing_to_inject(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.push_chat(json_data={"expanded_queries": [], "detected_references": []})
+    srv.push_chat(json_data={"relevant_episodes": [], "injection_strategy": "summarize"})
+    r, _ = store.ask()
+    assert r.degraded == ()
+    assert r.results == () and not r.should_inject
+    assert not store.mem.pack(r, query=TEXT).injected
+    assert store.mem._llm().counters["rerank.empty"] == 1
+
+
+def test_wrong_types_fall_back(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.push_chat(json_data={"expanded_queries": "Juno vet", "detected_references": 3})
+    srv.push_chat(json_data={"relevant_episodes": [{"id": "abc", "relevance": "high"}]})
+    r, _ = store.ask()
+    assert len(r.degraded) == 2
+    assert r.degraded[0].startswith("expansion: invalid reply: expanded_queries")
+    assert r.degraded[1].startswith("rerank: invalid reply: relevant_episodes.0.id")
+    assert r.results and all(x.reason is None for x in r.results)
+
+
+def test_the_message_itself_is_not_an_expanded_query(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.push_chat(json_data=expansion(TEXT, "  ", "Juno vet", "juno  VET"))
+    srv.push_chat(json_data=rerank((store.ids["dental"], "high", "x")))
+    r, _ = store.ask()
+    assert r.queries[1:] == ("Juno vet",)
+
+
+# -- HTTP trouble ------------------------------------------------------------------------------
+
+
+def test_429_then_success(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.push_chat(status=429, error_message="slow down")
+    push_good(srv, store)
+    r, _ = store.ask()
+    assert r.degraded == ()
+    assert len(srv.chat_requests) == 3
+    assert r.results[0].episode.id == store.ids["dental"]
+
+
+def test_http_500_everywhere_keeps_the_fast_path(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.default_chat = ScriptedReply(status=500, error_message="boom")
+    r, _ = store.ask()
+    assert len(r.degraded) == 2
+    assert r.degraded[0].startswith("expansion: ") and "HTTP 500" in r.degraded[0]
+    assert r.degraded[1].startswith("rerank: ") and "HTTP 500" in r.degraded[1]
+    assert r.results and len(r.queries) == 1
+    assert len(srv.chat_requests) == 6  # 1 + 2 retries per phase
+
+
+def test_slow_expansion_times_out_and_rerank_still_runs(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.push_chat(json_data=GOOD_EXPANSION, delay=PHASE_S + 0.6)
+    srv.push_chat(json_data=rerank((store.ids["dental"], "high", "appointment")))
+    r, elapsed = store.ask()
+    assert r.degraded == (f"expansion: timeout after {PHASE_S:.2f} s",)
+    assert [x.episode.id for x in r.results] == [store.ids["dental"]]
+    assert elapsed < PHASE_S + 0.6
+
+
+def test_both_phases_slow_stay_within_the_turn_deadline(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    # the rerank deadline (0.9 s) is cut to the time left in the turn (~0.55 s)
+    s = Store(tmp_path / "m.db", config(srv.base_url, rerank_deadline_s=0.9))
+    try:
+        srv.default_chat = ScriptedReply(content=json.dumps(GOOD_EXPANSION), delay=3.0)
+        r, elapsed = s.ask()
+        assert r.degraded[0] == f"expansion: timeout after {PHASE_S:.2f} s"
+        assert r.degraded[1].startswith("rerank: timeout after 0.5")
+        assert r.results and elapsed >= TURN_S - 0.2
+    finally:
+        s.mem.close()
+
+
+def test_connection_refused(tmp_path: Path) -> None:
+    s = Store(tmp_path / "m.db", config(f"http://127.0.0.1:{free_port()}/v1"))
+    try:
+        r, elapsed = s.ask("What did we eat last week?")
+        assert len(r.degraded) == 2
+        assert all("refused the connection" in d for d in r.degraded)
+        assert elapsed < 0.8  # no retries, no waiting for a deadline
+        # the offline parser still narrows to last week (Mon 25 – Sun 31 May)
+        assert r.time_window is not None
+        assert r.time_window[0] == datetime(2026, 5, 25, tzinfo=timezone.utc)
+        assert {x.episode.id for x in r.results} <= {
+            s.ids["ramen"],
+            s.ids["pottery"],
+            s.ids["slippers"],
+        }
+    finally:
+        s.mem.close()
+
+
+# -- what the phases are for -------------------------------------------------------------------
+
+
+def test_expanded_anaphora_finds_the_evidence(tmp_path: Path, srv: ScriptedOpenAI) -> None:
+    s = Store(tmp_path / "m.db", config(srv.base_url, rerank_enabled=False))
+    try:
+        fast, _ = s.ask(llm=False)
+        assert fast.results[0].episode.id == s.ids["slippers"]  # the recent words win
+        srv.push_chat(json_data=GOOD_EXPANSION)
+        r, _ = s.ask()
+        assert r.degraded == ()
+        assert r.results[0].episode.id == s.ids["dental"]
+        assert r.queries[1:] == tuple(GOOD_EXPANSION["expanded_queries"])
+        assert len(srv.chat_requests) == 1  # rerank disabled
+    finally:
+        s.mem.close()
+
+
+def test_temporal_reference_from_the_llm_filters(tmp_path: Path, srv: ScriptedOpenAI) -> None:
+    s = Store(tmp_path / "m.db", config(srv.base_url, rerank_enabled=False))
+    try:
+        refs = [
+            {"type": "temporal", "surface": "the other day", "resolved": "2026-05-25/2026-05-28"}
+        ]
+        srv.push_chat(json_data=expansion("restaurant we tried", refs=refs))
+        r, _ = s.ask("Where was that place we went the other day?", recent=[])
+        # 25–28 May, widened by the recording lag (half its length: 2 days)
+        assert r.time_window == (
+            datetime(2026, 5, 25, tzinfo=timezone.utc),
+            datetime(2026, 5, 31, tzinfo=timezone.utc),
+        )
+        in_window = {s.ids["ramen"], s.ids["pottery"], s.ids["slippers"]}
+        assert {x.episode.id for x in r.results} == in_window
+        assert r.degraded == ()
+    finally:
+        s.mem.close()
+
+
+def test_empty_time_window_falls_back_to_all_time(tmp_path: Path, srv: ScriptedOpenAI) -> None:
+    s = Store(tmp_path / "m.db", config(srv.base_url, rerank_enabled=False))
+    try:
+        refs = [{"type": "temporal", "surface": "in January", "resolved": "2026-01-01/2026-01-31"}]
+        srv.push_chat(json_data=expansion("Juno vet", refs=refs))
+        r, _ = s.ask("What did Juno do in January?", recent=[])
+        assert r.time_window is None
+        assert len(r.degraded) == 1
+        assert re.match(
+            r"time window 2026-01-01 00:00–2026-02-08 00:00: no candidates", r.degraded[0]
+        )
+        assert r.results
+    finally:
+        s.mem.close()
+
+
+def test_expansion_cache_skips_identical_calls(tmp_path: Path, srv: ScriptedOpenAI) -> None:
+    s = Store(tmp_path / "m.db", config(srv.base_url, cache_expansions=True, rerank_enabled=False))
+    try:
+        srv.push_chat(json_data=GOOD_EXPANSION)
+        first, _ = s.ask()
+        second, _ = s.ask()
+        assert len(srv.chat_requests) == 1
+        assert first.queries == second.queries
+        assert s.mem._llm().counters["expansion.cached"] == 1
+    finally:
+        s.mem.close()
+
+
+def test_llm_switch(tmp_path: Path, srv: ScriptedOpenAI) -> None:
+    s = Store(tmp_path / "m.db", config(srv.base_url))
+    try:
+        r, _ = s.ask(llm=False)
+        assert srv.chat_requests == [] and r.results
+    finally:
+        s.mem.close()
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(NOW)) as plain:
+        assert not plain.llm_configured
+        assert plain.retrieve("Juno").results  # no endpoint: the fast path, no error
+        with pytest.raises(ConfigError, match="llm=True needs an LLM endpoint"):
+            plain.retrieve("Juno", llm=True)
+
+
+# -- the CLI, doctor and the latency benchmark ---------------------------------------------------
+
+
+@pytest.fixture
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
+    for name in list(os.environ):
+        if name.startswith("MEMENGINE_"):
+            monkeypatch.delenv(name)
+    return monkeypatch
+
+
+def test_llm_check_command(srv: ScriptedOpenAI, clean_env: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    missing = runner.invoke(app, ["llm-check"])
+    assert missing.exit_code == 1 and "no LLM endpoint configured" in missing.output
+    srv.chat_handler = scripted_handler(0.0)
+    clean_env.setenv("MEMENGINE_LLM_BASE_URL", srv.base_url)
+    clean_env.setenv("MEMENGINE_LLM__EXPANSION_MODEL", "test-chat")
+    clean_env.setenv("MEMENGINE_LLM__RERANK_MODEL", "test-chat")
+    result = runner.invoke(app, ["llm-check", "--json"])
+    assert result.exit_code == 0, result.output
+    checks = json.loads(result.output)["checks"]
+    assert checks["ping test-chat"][0] and checks["expansion"][0] and checks["rerank"][0]
+    assert "chose ['1 (high)'" in checks["rerank"][1]
+
+
+def test_doctor_pings_the_endpoint(srv: ScriptedOpenAI, tmp_path: Path) -> None:
+    srv.default_chat = ScriptedReply(content="pong")
+    db = tmp_path / "none.db"
+    ok = diagnose(Config.model_validate({"db": str(db), "llm": {"base_url": srv.base_url}}))
+    assert ok["checks"]["llm"][0] and srv.base_url in ok["checks"]["llm"][1]
+    refused = f"http://127.0.0.1:{free_port()}/v1"
+    bad = diagnose(Config.model_validate({"db": str(db), "llm": {"base_url": refused}}))
+    assert not bad["checks"]["llm"][0] and "refused" in bad["checks"]["llm"][1]
+    assert "llm" not in diagnose(Config.model_validate({"db": str(db)}))["checks"]
+
+
+def test_cli_retrieve_llm_switch(srv: ScriptedOpenAI, clean_env: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    clean_env.setenv("MEMENGINE_LLM_BASE_URL", srv.base_url)
+    clean_env.setenv("MEMENGINE_LLM__TURN_DEADLINE_S", "10")  # the embedder loads on first use
+    srv.chat_handler = scripted_handler(0.0)
+    db = "cli.db"
+    added = runner.invoke(app, ["add", "Juno's dental cleaning is on 2 June", "--db", db])
+    assert added.exit_code == 0, added.output
+    plain = runner.invoke(app, ["retrieve", "When is it?", "--no-llm", "--db", db, "--json"])
+    assert plain.exit_code == 0, plain.output
+    assert srv.chat_requests == []
+    out = runner.invoke(
+        app, ["retrieve", "When is it?", "-r", "Juno's teeth", "--llm", "--db", db, "--json"]
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["degraded"] == [] and data["results"][0]["reason"] == "scripted choice"
+    assert len(srv.chat_requests) == 2
+    packed = runner.invoke(app, ["pack", "When is it?", "--llm", "--db", db])
+    assert packed.exit_code == 0 and "→ why: scripted choice" in packed.output
+
+
+def test_latency_benchmark_smoke() -> None:
+    rows = run_llm_latency([50], turns=3, embedder=HashEmbedder(), warmup=1)
+    assert [r["delay_ms"] for r in rows] == [None, 50]
+    fast, llm = rows
+    assert fast["expansion_on_time"] is None and fast["llm_calls"] == 0
+    assert llm["turns"] == 3 and llm["llm_calls"] == 6
+    assert llm["expansion_on_time"] == 1.0 and llm["rerank_on_time"] == 1.0
+    assert llm["within_deadline"] == 1.0 and 100 <= llm["p50_ms"] <= llm["p95_ms"] < 2000

@@ -1,0 +1,181 @@
+"""The offline time-expression parser (Japanese and English) and the window filter."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memengine.retrieve.temporal import (
+    find_time_expressions,
+    parse_iso_range,
+    parse_time_window,
+    union,
+    widen,
+    window_filters,
+)
+from memengine.store.filters import Filters
+
+JST = timezone(timedelta(hours=9))
+NOW = datetime(2026, 5, 20, 15, 0, tzinfo=JST)  # Wednesday 20 May 2026, 15:00 in Tokyo
+
+
+def d(y: int, m: int, day: int, h: int = 0) -> datetime:
+    return datetime(y, m, day, h, tzinfo=JST)
+
+
+CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
+    # Japanese: days, weeks, months, years
+    ("昨日の話の続きなんだけど", (d(2026, 5, 19), d(2026, 5, 20))),
+    ("きのう言ってたやつ", (d(2026, 5, 19), d(2026, 5, 20))),
+    ("一昨日のこと覚えてる?", (d(2026, 5, 18), d(2026, 5, 19))),
+    ("先週話したカフェどこだっけ", (d(2026, 5, 11), d(2026, 5, 18))),
+    ("先々週の会議", (d(2026, 5, 4), d(2026, 5, 11))),
+    ("先週末どこ行ったっけ", (d(2026, 5, 16), d(2026, 5, 18))),
+    ("先週の金曜に言った本", (d(2026, 5, 15), d(2026, 5, 16))),
+    ("今週の月曜に話したこと", (d(2026, 5, 18), d(2026, 5, 19))),
+    ("先月の旅行の写真", (d(2026, 4, 1), d(2026, 5, 1))),
+    ("先々月", (d(2026, 3, 1), d(2026, 4, 1))),
+    ("今月", (d(2026, 5, 1), NOW)),
+    ("去年の夏に行った海", (d(2025, 6, 1), d(2025, 9, 1))),
+    ("去年はどうだった", (d(2025, 1, 1), d(2026, 1, 1))),
+    ("おととしの冬", (d(2024, 12, 1), d(2025, 3, 1))),
+    ("3日前に言ったよね", (d(2026, 5, 16), d(2026, 5, 19))),
+    ("三日前", (d(2026, 5, 16), d(2026, 5, 19))),
+    ("2週間前", (d(2026, 5, 3, 15), d(2026, 5, 9, 15))),
+    ("数日前", (d(2026, 5, 14), d(2026, 5, 19))),
+    ("3月に", (d(2026, 3, 1), d(2026, 4, 1))),
+    ("2025年の3月", (d(2025, 3, 1), d(2025, 4, 1))),
+    ("5月3日の件", (d(2026, 5, 3), d(2026, 5, 4))),
+    ("先週から調子が悪い", (d(2026, 5, 11), NOW)),
+    ("ゴールデンウィークの旅行", (d(2026, 4, 29), d(2026, 5, 7))),
+    ("夏休みの思い出", (d(2025, 6, 1), d(2025, 9, 1))),
+    # English
+    ("yesterday", (d(2026, 5, 19), d(2026, 5, 20))),
+    ("What did I tell you last night?", (d(2026, 5, 19), d(2026, 5, 20))),
+    ("the day before yesterday", (d(2026, 5, 18), d(2026, 5, 19))),
+    ("what was that cafe from last week", (d(2026, 5, 11), d(2026, 5, 18))),
+    ("last weekend", (d(2026, 5, 16), d(2026, 5, 18))),
+    ("Last month I said", (d(2026, 4, 1), d(2026, 5, 1))),
+    ("last year", (d(2025, 1, 1), d(2026, 1, 1))),
+    ("Remember last summer?", (d(2025, 6, 1), d(2025, 9, 1))),
+    ("last winter", (d(2025, 12, 1), d(2026, 3, 1))),
+    ("two months ago", (d(2026, 3, 5, 15), d(2026, 4, 4, 15))),
+    ("a couple of weeks ago", (d(2026, 5, 3, 15), d(2026, 5, 9, 15))),
+    ("3 days ago", (d(2026, 5, 16), d(2026, 5, 19))),
+    ("a few days ago", (d(2026, 5, 14), d(2026, 5, 19))),
+    ("in March", (d(2026, 3, 1), d(2026, 4, 1))),
+    ("on March 5th", (d(2026, 3, 5), d(2026, 3, 6))),
+    ("on 5 May", (d(2026, 5, 5), d(2026, 5, 6))),
+    ("last Friday", (d(2026, 5, 15), d(2026, 5, 16))),
+    ("since last month", (d(2026, 4, 1), NOW)),
+    ("in 2025", (d(2025, 1, 1), d(2026, 1, 1))),
+    ("on 2026-03-04", (d(2026, 3, 4), d(2026, 3, 5))),
+    ("the past week", (d(2026, 5, 13, 15), NOW)),
+    # present, future or no time at all: no window
+    ("今日は疲れた", None),
+    ("今週の土曜に行く", None),
+    ("明日の予定", None),
+    ("来週の会議", None),
+    ("6月20日の結婚式", None),
+    ("How are you today?", None),
+    ("next week", None),
+    ("in June", None),
+    ("This may take a while", None),
+    ("I may go", None),
+    ("Juno's vet appointment", None),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES, ids=[c[0] or "empty" for c in CASES])
+def test_parse_time_window(text: str, expected: tuple[datetime, datetime] | None) -> None:
+    assert parse_time_window(text, NOW) == expected
+
+
+def test_end_never_passes_now_and_start_precedes_end() -> None:
+    for text, _ in CASES:
+        window = parse_time_window(text, NOW)
+        if window is not None:
+            assert window[0] < window[1] <= NOW
+
+
+def test_several_expressions_give_the_covering_window() -> None:
+    found = find_time_expressions("昨日と先月の話", NOW)
+    assert [e.surface for e in found] == ["昨日", "先月"]
+    assert parse_time_window("昨日と先月の話", NOW) == (d(2026, 4, 1), d(2026, 5, 20))
+
+
+def test_full_width_digits_and_time_zone_of_now() -> None:
+    assert parse_time_window("３日前", NOW) == (d(2026, 5, 16), d(2026, 5, 19))
+    utc_now = NOW.astimezone(timezone.utc)  # 06:00 UTC, same day
+    start, end = parse_time_window("yesterday", utc_now) or (None, None)
+    assert start == datetime(2026, 5, 19, tzinfo=timezone.utc)
+    assert end == datetime(2026, 5, 20, tzinfo=timezone.utc)
+
+
+def test_naive_now_gives_nothing() -> None:
+    assert parse_time_window("yesterday", NOW.replace(tzinfo=None)) is None
+
+
+def test_last_season_is_the_latest_one_that_is_over() -> None:
+    autumn = datetime(2026, 10, 10, tzinfo=JST)
+    assert parse_time_window("last summer", autumn) == (d(2026, 6, 1), d(2026, 9, 1))
+    july = datetime(2026, 7, 10, tzinfo=JST)
+    assert parse_time_window("last summer", july) == (d(2025, 6, 1), d(2025, 9, 1))
+
+
+def test_january_last_month_and_last_week_cross_the_year() -> None:
+    jan = datetime(2026, 1, 2, 9, 0, tzinfo=JST)  # a Friday
+    assert parse_time_window("先月", jan) == (d(2025, 12, 1), d(2026, 1, 1))
+    assert parse_time_window("last week", jan) == (d(2025, 12, 22), d(2025, 12, 29))
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2026-05-11/2026-05-17", (d(2026, 5, 11), d(2026, 5, 18))),
+        ("2026-05-11..2026-05-17", (d(2026, 5, 11), d(2026, 5, 18))),
+        ("2026-05-11 to 2026-05-13", (d(2026, 5, 11), d(2026, 5, 14))),
+        ("2026-05-18", (d(2026, 5, 18), d(2026, 5, 19))),
+        ("2026-04", (d(2026, 4, 1), d(2026, 5, 1))),
+        ("2026-05-18/2026-05-31", (d(2026, 5, 18), NOW)),  # clipped to now
+        ("2026-05-11T00:00:00+09:00/2026-05-12T00:00:00+09:00", (d(2026, 5, 11), d(2026, 5, 12))),
+        ("2026-06-01/2026-06-07", None),  # the future
+        ("2026-05-17/2026-05-11", None),  # reversed
+        ("2026-13-01", None),
+        ("last week", None),
+        ("", None),
+    ],
+)
+def test_parse_iso_range(value: str, expected: tuple[datetime, datetime] | None) -> None:
+    assert parse_iso_range(value, NOW) == expected
+
+
+def test_union_and_window_filters() -> None:
+    assert union([None, None]) is None
+    a = (d(2026, 5, 1), d(2026, 5, 2))
+    b = (d(2026, 5, 10), d(2026, 5, 11))
+    assert union([a, None, b]) == (d(2026, 5, 1), d(2026, 5, 11))
+    base = Filters(agent="x", since_ts=0, until_ts=int(NOW.timestamp()) + 1)
+    narrowed = window_filters(base, a, lag=False)
+    assert narrowed.agent == "x"
+    assert narrowed.since_ts == int(a[0].timestamp())
+    assert narrowed.until_ts == int(a[1].timestamp()) - 1
+    lagged = window_filters(base, a)  # one day of recording lag
+    assert lagged.until_ts == int(a[1].timestamp()) + 86400 - 1
+    old = (d(2020, 1, 1), d(2020, 2, 1))  # beyond a one-year day range: the window wins
+    assert window_filters(
+        Filters(since_ts=int(NOW.timestamp()) - 365 * 86400), old
+    ).since_ts == int(old[0].timestamp())
+
+
+def test_widen_adds_a_recording_lag() -> None:
+    weekend = parse_time_window("先週末泊まった宿", NOW)  # Sat 16 – Sun 17 May
+    assert weekend == (d(2026, 5, 16), d(2026, 5, 18))
+    assert widen(weekend) == (d(2026, 5, 16), d(2026, 5, 19))  # told on Monday: found
+    month = (d(2026, 3, 1), d(2026, 4, 1))
+    assert widen(month) == (d(2026, 3, 1), d(2026, 4, 8))  # at most a week
+    assert widen((d(2026, 5, 4), d(2026, 5, 11)), NOW)[1] == d(2026, 5, 14, 12)  # 3.5 days
+    assert widen((d(2026, 5, 11), d(2026, 5, 18)), NOW)[1] == NOW
+    assert widen((d(2026, 5, 19), d(2026, 5, 20)), NOW)[1] == NOW  # never past now
