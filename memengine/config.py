@@ -121,7 +121,7 @@ class LifecycleConfig(_Section):
     )
     expected_tasks_per_day: float = Field(10.0, gt=0)
     archive_threshold: float = 0.1
-    capacity_weights: list[float] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32])
+    capacity_weights: list[float] = Field(default_factory=lambda: [1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
     max_weighted_total: float = 10_000.0
     recall_strength: float = 0.5
     recall_level_drop: int = 2

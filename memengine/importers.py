@@ -94,9 +94,7 @@ def locomo_turn_text(turn: dict[str, Any]) -> str:
     return text
 
 
-def read_locomo(
-    sample: dict[str, Any], *, agent: str = "default"
-) -> Iterator[NewEpisode]:
+def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[NewEpisode]:
     """Episodes of one LoCoMo sample, one per turn, a minute apart within a session."""
     conv = sample["conversation"]
     sessions = sorted(

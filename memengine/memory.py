@@ -647,5 +647,7 @@ def _message(m: Message | dict[str, str] | str) -> Message:
         role = m.get("role", "user")
         if role not in ("user", "partner", "system"):
             role = "partner" if role in ("assistant", "companion") else "user"
-        return Message(role=role, text=scrub(str(m["text"])))  # type: ignore[arg-type]
-    raise InvalidInput(f"a recent message must be a Message, a dict with 'text', or a string: {m!r}")
+        return Message(role=role, text=scrub(str(m["text"])))
+    raise InvalidInput(
+        f"a recent message must be a Message, a dict with 'text', or a string: {m!r}"
+    )

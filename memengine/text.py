@@ -53,6 +53,7 @@ ENGLISH_STOPWORDS = frozenset(
     s t just also really yeah oh hey hi ok okay""".split()
 )
 
+
 def scrub(text: str) -> str:
     """Normalise ``text`` for storage: NFC, lone surrogates replaced, NULs removed."""
     if _SURROGATE.search(text):

@@ -33,13 +33,36 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def test_store_commands_end_to_end(db: str, tmp_path: Path) -> None:
     assert "schema" in run("init", "--db", db).output
-    added = json.loads(run("add", "I booked the dentist for 3 June", "--reply", "Good!",
-                           "--at", "2026-05-01T10:00:00+01:00", "--tag", "health", "--db", db,
-                           "--json").output)
+    added = json.loads(
+        run(
+            "add",
+            "I booked the dentist for 3 June",
+            "--reply",
+            "Good!",
+            "--at",
+            "2026-05-01T10:00:00+01:00",
+            "--tag",
+            "health",
+            "--db",
+            db,
+            "--json",
+        ).output
+    )
     imported = json.loads(run("import", str(SAMPLE), "--db", db, "--json").output)
     assert imported == {"format": "memsets", "imported": 40}
-    out = json.loads(run("retrieve", "When is the wedding?", "--db", db, "--json",
-                         "-r", "partner: How was your day?", "-k", "3").output)
+    out = json.loads(
+        run(
+            "retrieve",
+            "When is the wedding?",
+            "--db",
+            db,
+            "--json",
+            "-r",
+            "partner: How was your day?",
+            "-k",
+            "3",
+        ).output
+    )
     assert len(out["results"]) == 3
     assert out["queries"][0].endswith("When is the wedding?")
     assert "wedding" in run("search", "wedding", "--db", db).output.lower()
@@ -57,7 +80,10 @@ def test_store_commands_end_to_end(db: str, tmp_path: Path) -> None:
     doctor = run("doctor", "--db", db).output
     assert "consistency" in doctor and "FAIL" not in doctor
     run("import", str(dump), "--db", str(tmp_path / "copy.db"))
-    assert json.loads(run("stats", "--db", str(tmp_path / "copy.db"), "--json").output)["episodes"] == 41
+    assert (
+        json.loads(run("stats", "--db", str(tmp_path / "copy.db"), "--json").output)["episodes"]
+        == 41
+    )
 
 
 def test_errors_are_one_line_with_nonzero_exit(db: str, tmp_path: Path) -> None:
@@ -74,7 +100,9 @@ def test_errors_are_one_line_with_nonzero_exit(db: str, tmp_path: Path) -> None:
     assert result.exit_code == 1 and "no such file" in result.output
 
 
-def test_config_file_and_environment(db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_file_and_environment(
+    db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     conf = tmp_path / "memengine.toml"
     conf.write_text('db = "from-config.db"\n[retrieval]\nmax_results = 2\n')
     run("import", str(SAMPLE))

@@ -34,5 +34,5 @@ def test_errors_name_the_setting(tmp_path: Path) -> None:
     bad.write_text("[retrieval\n")
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(bad, environ={})
-    with pytest.raises(ConfigError, match="retrieval.unknown_key"):
+    with pytest.raises(ConfigError, match=r"retrieval\.unknown_key"):
         load_config(environ={"MEMENGINE_RETRIEVAL__UNKNOWN_KEY": "1"})

@@ -25,7 +25,9 @@ def _sample(lang: str) -> dict:
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
-def test_sample_questions_find_their_evidence(real_mem: Memory, clock: FixedClock, lang: str) -> None:
+def test_sample_questions_find_their_evidence(
+    real_mem: Memory, clock: FixedClock, lang: str
+) -> None:
     conv = _sample(lang)
     ids = real_mem.add_many(read_memsets(conv))
     assert len(ids) == sum(len(s["exchanges"]) for s in conv["sessions"])
@@ -59,7 +61,9 @@ def test_pack_format_and_budget(real_mem: Memory, clock: FixedClock) -> None:
 
 
 def test_english_pack_uses_why_lines(real_mem: Memory, clock: FixedClock) -> None:
-    real_mem.add_exchange("My greyhound Juno has a dental clean on 2 June", "Poor Juno", occurred_at=T0)
+    real_mem.add_exchange(
+        "My greyhound Juno has a dental clean on 2 June", "Poor Juno", occurred_at=T0
+    )
     r = real_mem.retrieve("When is Juno's dental appointment?")
     text = real_mem.pack(r).text
     assert "→ why: " in text and "juno" in text.lower()
@@ -77,7 +81,7 @@ def test_empty_and_whitespace_text_is_refused(mem: Memory) -> None:
 
 
 def test_large_paste_and_odd_characters_are_stored_whole(mem: Memory) -> None:
-    paste = ("ログの貼り付け NEAR(\"x\" * -y) 🙂 " * 2000)[:50_000]
+    paste = ('ログの貼り付け NEAR("x" * -y) 🙂 ' * 2000)[:50_000]
     broken = "bad surrogate \ud800 here"
     a = mem.add_exchange(paste, "that is a long paste", occurred_at=T0)
     b = mem.add_exchange(broken, None, occurred_at=T0)
@@ -115,10 +119,18 @@ def test_filters_kind_sensitivity_and_day_range(mem: Memory, clock: FixedClock) 
     assert future not in ids(mem.retrieve("tea", day_range=None))
 
 
-def test_jsonl_round_trip_preserves_ids_times_and_metadata(tmp_path: Path, mem: Memory, clock: FixedClock) -> None:
+def test_jsonl_round_trip_preserves_ids_times_and_metadata(
+    tmp_path: Path, mem: Memory, clock: FixedClock
+) -> None:
     jst = timezone(timedelta(hours=9))
-    a = mem.add_exchange("猫の名前はきなこ", "かわいい名前", occurred_at=datetime(2025, 5, 1, 21, 30, tzinfo=jst),
-                         tags=["pet"], metadata={"external_id": "x-1"}, importance=0.9)
+    a = mem.add_exchange(
+        "猫の名前はきなこ",
+        "かわいい名前",
+        occurred_at=datetime(2025, 5, 1, 21, 30, tzinfo=jst),
+        tags=["pet"],
+        metadata={"external_id": "x-1"},
+        importance=0.9,
+    )
     b = mem.add("Principle: be kind", kind="principle", occurred_at=T0, sensitivity=2)
     buf = io.StringIO()
     assert mem.export(buf) == 2
@@ -161,7 +173,9 @@ def test_two_threads_retrieve_while_one_writes(db_path: Path, clock: FixedClock,
             finally:
                 stop.set()
 
-        threads = [threading.Thread(target=reader) for _ in range(2)] + [threading.Thread(target=writer)]
+        threads = [threading.Thread(target=reader) for _ in range(2)] + [
+            threading.Thread(target=writer)
+        ]
         for t in threads:
             t.start()
         for t in threads:

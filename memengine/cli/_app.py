@@ -82,13 +82,17 @@ def guarded(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except MemEngineError as exc:
-            err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            err_console.print(
+                f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True
+            )
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             err_console.print("interrupted")
             raise typer.Exit(130) from None
         except OSError as exc:
-            err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            err_console.print(
+                f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True
+            )
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]

@@ -79,8 +79,12 @@ def _print_results(r: Any) -> None:
         ep = item.episode
         text = ep.text.replace("\n", " ⏎ ")
         table.add_row(
-            str(item.rank), str(ep.id), f"{ep.occurred_at:%Y-%m-%d %H:%M}", item.relevance,
-            f"{item.score:.4f}", text[:160] + ("…" if len(text) > 160 else ""),
+            str(item.rank),
+            str(ep.id),
+            f"{ep.occurred_at:%Y-%m-%d %H:%M}",
+            item.relevance,
+            f"{item.score:.4f}",
+            text[:160] + ("…" if len(text) > 160 else ""),
         )
     console.print(table)
     timings = ", ".join(f"{k} {v:.1f} ms" for k, v in r.timings_ms.items())
@@ -153,12 +157,15 @@ def import_(
     if not path.exists():
         raise InvalidInput(f"no such file: {path}")
     fmt = detect_format(path)
-    with open_memory(cfg) as mem, progress_bar(f"importing {path.name}", enabled=not as_json) as bar:
+    with (
+        open_memory(cfg) as mem,
+        progress_bar(f"importing {path.name}", enabled=not as_json) as bar,
+    ):
         if fmt == "jsonl":
             ids = mem.import_(path, agent=agent, progress=bar)
         else:
             data = json.loads(path.read_text(encoding="utf-8"))
-            episodes = []
+            episodes: list[Any] = []
             if fmt == "locomo":
                 for sample in data:
                     name = sample.get("sample_id", "locomo") if per_conversation else cfg.agent
@@ -175,8 +182,13 @@ def import_(
 
 
 def _retrieve(
-    text: str, recent: list[str] | None, db: Path | None, agent: str | None,
-    config: Path | None, limit: int | None, deep: bool = False,
+    text: str,
+    recent: list[str] | None,
+    db: Path | None,
+    agent: str | None,
+    config: Path | None,
+    limit: int | None,
+    deep: bool = False,
     llm: bool | None = None,  # llm phases
 ) -> tuple[Any, Any, str]:
     cfg = settings(config, db, agent)

@@ -69,7 +69,7 @@ def llm_check(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
         )
     checks: dict[str, tuple[bool, str]] = {}
     now = datetime.now(timezone.utc)
-    recent = [Message(role=r, text=t) for r, t in _SAMPLE_RECENT]  # type: ignore[arg-type]
+    recent = [Message(role=r, text=t) for r, t in _SAMPLE_RECENT]
     with ChatClient(
         base_url=llm.base_url,
         api_key=llm.api_key,

@@ -98,6 +98,8 @@ _NOT_QUERY_WORDS = frozenset([*_EN_FUNCTION, FREQUENT_WORD_EN, FREQUENT_WORD_JA]
 _SYLLABLES = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiou"] + ["th", "sh", "ch", "qu"]
 
 EPOCH = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+SESSION = 8
+SESSION_STEP_S = 120
 
 
 def random_unit_vectors(rng: np.random.Generator, n: int, dim: int) -> npt.NDArray[np.float32]:
@@ -241,10 +243,30 @@ class Corpus:
             return [self.agent_prefix]
         return [f"{self.agent_prefix}{a:05d}" for a in range(self.agents)]
 
+    def _position(self, index: int) -> tuple[int, int]:
+        """Episode ``index``'s position in its agent's history, and that history's length."""
+        if self.agents == 1:
+            return index, self.size
+        if self.grouped:
+            per = -(-self.size // self.agents)
+            a = index // per
+            return index - a * per, min(self.size, (a + 1) * per) - a * per
+        a = index % self.agents
+        return index // self.agents, len(range(a, self.size, self.agents))
+
     def occurred_at(self, index: int) -> datetime:
-        """When episode ``index`` happened: evenly over ``span_days`` ending one hour before EPOCH."""
-        step = self.span_days * 86400.0 / max(self.size, 1)
-        return EPOCH - timedelta(hours=1) - timedelta(seconds=(self.size - 1 - index) * step)
+        """When episode ``index`` happened, in its agent's history of ``span_days`` days.
+
+        An agent talks in sessions of ``SESSION`` exchanges two minutes apart;
+        its sessions are spread evenly over the span, which ends one hour
+        before :data:`EPOCH`. Every agent's history covers the whole span.
+        """
+        local, n = self._position(index)
+        sessions = max(1, -(-n // SESSION))
+        session, turn = divmod(local, SESSION)
+        span = self.span_days * 86400.0
+        offset = span * session / sessions + turn * SESSION_STEP_S
+        return EPOCH - timedelta(hours=1) - timedelta(seconds=span - offset)
 
     def batch(self, start: int, count: int, *, sources: Sequence[int] = ()) -> Batch:
         """Episodes ``start`` … ``start+count-1``, deterministic for the seed and the range.

@@ -49,7 +49,9 @@ def rrf(lists: Sequence[RankedList], *, k: float = 10.0, limit: int | None = Non
     return ranked[:limit] if limit is not None else ranked
 
 
-def best_per_id(pairs: Sequence[tuple[int, float]], *, higher_is_better: bool) -> Mapping[int, float]:
+def best_per_id(
+    pairs: Sequence[tuple[int, float]], *, higher_is_better: bool
+) -> Mapping[int, float]:
     """Keep the best score of each id among (id, score) pairs."""
     out: dict[int, float] = {}
     for doc, score in pairs:

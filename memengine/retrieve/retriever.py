@@ -80,7 +80,7 @@ def fast_results(
             episode=c.episode,
             score=c.score,
             rank=i + 1,
-            relevance=label(c, config, top[0].score),  # type: ignore[arg-type]
+            relevance=label(c, config, top[0].score),
             components=c.components,
         )
         for i, c in enumerate(top)
