@@ -135,3 +135,9 @@ def test_reembed_moves_a_file_to_an_openai_compatible_embedder(db: str, tmp_path
         assert "FAIL" not in run("doctor", "--db", db).output
         out = json.loads(run("retrieve", "wedding", "--db", db, "--json").output)
         assert out["results"]
+
+
+def test_stats_never_used(db: str) -> None:
+    run("add", "a note nobody reads", "--kind", "fact", "--db", db)
+    out = json.loads(run("stats", "--never-used", "--db", db, "--json").output)
+    assert out == []  # retrieved fewer than 50 times: not listed yet

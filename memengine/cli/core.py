@@ -300,11 +300,21 @@ def delete(
 @app.command()
 @guarded
 def stats(
+    never: Annotated[
+        bool,
+        typer.Option("--never-used", help="List memories retrieved > 50 times but never used."),
+    ] = False,
     db: DbOpt = None,
+    agent: AgentOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Counts per agent and kind, file size, embedder."""
+    """Counts per agent and kind, file size, embedder (or, with --never-used, the never-used list)."""
+    if never:
+        from .life_cmds import never_used
+
+        never_used(min_candidates=None, db=db, agent=agent, config=config, as_json=as_json)
+        return
     cfg = settings(config, db)
     with open_memory(cfg) as mem:
         data = mem.stats()
