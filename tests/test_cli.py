@@ -141,3 +141,12 @@ def test_stats_never_used(db: str) -> None:
     run("add", "a note nobody reads", "--kind", "fact", "--db", db)
     out = json.loads(run("stats", "--never-used", "--db", db, "--json").output)
     assert out == []  # retrieved fewer than 50 times: not listed yet
+
+
+def test_bench_llm_latency_smoke(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "lat.json"
+    result = run("bench", "--llm-latency", "--llm-turns", "2", "--llm-delays", "100",
+                 "--json", str(out))  # fmt: skip
+    assert "Full-turn latency" in result.output
+    rows = json.loads(out.read_text())
+    assert len(rows) == 2 and all(r["turns"] == 2 for r in rows)

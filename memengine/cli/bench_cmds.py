@@ -55,9 +55,27 @@ def bench(
     no_progress: Annotated[
         bool, typer.Option("--no-progress", help="No progress display on stderr.")
     ] = False,
+    llm_latency: Annotated[
+        bool,
+        typer.Option(
+            "--llm-latency",
+            help="Instead: full LLM turns against a scripted LLM with per-call delays.",
+        ),
+    ] = False,
+    llm_delays: Annotated[
+        str, typer.Option("--llm-delays", help="With --llm-latency: delays in ms.")
+    ] = "300,600,1200",
+    llm_turns: Annotated[
+        int, typer.Option("--llm-turns", min=1, help="With --llm-latency: turns per delay.")
+    ] = 20,
 ) -> None:
     """Measure ingest, retrieval latency, the vector and BM25 stages, many agents, cold start
     and concurrency on synthetic data (defaults take a few minutes)."""
+    if llm_latency:
+        from .llm_cmds import bench_llm
+
+        bench_llm(delays=llm_delays, turns=llm_turns, json_path=json_path, config=None)
+        return
     from ..errors import InvalidInput
     from ..evaluation.bench import BenchConfig, run_bench
     from ..evaluation.bench_report import print_report
