@@ -81,6 +81,7 @@ Progress = Callable[[str, int, int], None]
 
 EMBEDDER_ID = USEM3Embedder.id
 BATCH = 2000
+BIG_BATCH = 10_000
 K = 10
 
 
@@ -98,6 +99,7 @@ class BenchConfig:
     usem3_texts: int = 300
     usem3_single: int = 15
     commits: int = 200
+    size_commits: int = 30
     bm25_size: int = 100_000
     cold_runs: int = 3
     concurrency_s: float = 5.0
@@ -138,6 +140,7 @@ class BenchConfig:
                 usem3_texts=12,
                 usem3_single=3,
                 commits=20,
+                size_commits=5,
                 bm25_size=600,
                 cold_runs=1,
                 concurrency_s=0.5,
@@ -364,14 +367,14 @@ class _Bench:
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
 
     # -- building files -------------------------------------------------------------------
-    def _batches(self, corpus: Corpus, sources: Sequence[int]) -> Iterator[Batch]:
+    def _batches(self, corpus: Corpus, sources: Sequence[int], size: int) -> Iterator[Batch]:
         """Generate the corpus's batches on a helper thread, one batch ahead of the writer."""
         q: queue.Queue[Batch | BaseException | None] = queue.Queue(maxsize=2)
         stop = threading.Event()
 
         def produce() -> None:
             try:
-                for start, count in corpus.batches(BATCH):
+                for start, count in corpus.batches(size):
                     if stop.is_set():
                         return
                     q.put(corpus.batch(start, count, sources=sources))
@@ -396,49 +399,115 @@ class _Bench:
                     q.get(timeout=0.1)
             worker.join()
 
-    def build(self, corpus: Corpus, *, keep: bool, sources: Sequence[int], label: str) -> _Built:
+    def build(
+        self,
+        corpus: Corpus,
+        *,
+        keep: bool,
+        sources: Sequence[int],
+        label: str,
+        batch: int = BATCH,
+    ) -> _Built:
         """Write ``corpus`` with Store.add in batches (cached per corpus for this run)."""
         cached = self.built.get(corpus)
         if cached is not None and (cached.vectors is not None or not keep):
             return cached
-        path = self.dir / f"{label}.db"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        store = Store(path, embedder_id=EMBEDDER_ID, dimension=corpus.dimension, now=self.clock)
+        return self._write([(corpus, label)], keep=keep, sources=sources, batch=batch)[0]
+
+    def build_twins(
+        self,
+        first: Corpus,
+        second: Corpus,
+        *,
+        sources: Sequence[int],
+        labels: tuple[str, str],
+        batch: int,
+    ) -> tuple[_Built, _Built]:
+        """Write two layouts of the same episodes (generated once) into two files, in step."""
+        if second in self.built:
+            return self.build(first, keep=False, sources=sources, label=labels[0], batch=batch), (
+                self.built[second]
+            )
+        a, b = self._write(
+            [(first, labels[0]), (second, labels[1])], keep=False, sources=sources, batch=batch
+        )
+        return a, b
+
+    def _write(
+        self,
+        targets: Sequence[tuple[Corpus, str]],
+        *,
+        keep: bool,
+        sources: Sequence[int],
+        batch: int,
+    ) -> list[_Built]:
+        """Generate the first corpus's batches once and write them to every target's file.
+
+        The other targets hold the same texts and vectors in another layout
+        (agents, times); each file's Store.add time is measured on its own.
+        """
+        corpus = targets[0][0]
+        stores: list[Store] = []
+        paths: list[Path] = []
+        for c, label in targets:
+            path = self.dir / f"{label}.db"
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            paths.append(path)
+            stores.append(
+                Store(path, embedder_id=EMBEDDER_ID, dimension=c.dimension, now=self.clock)
+            )
         ids = np.zeros(corpus.size, dtype=np.int64) if keep else None
         vecs = np.zeros((corpus.size, corpus.dimension), dtype=np.float32) if keep else None
         found: dict[int, QuerySource] = {}
-        add_s = 0.0
+        add_s = [0.0] * len(targets)
         done = 0
         t0 = time.perf_counter()
-        phase = f"building {label} ({corpus.size:,} episodes, {corpus.agents:,} agent(s))"
+        names = " + ".join(label for _, label in targets)
+        phase = f"building {names} ({corpus.size:,} episodes each)"
         self.progress(phase, 0, corpus.size)
         try:
-            for batch in self._batches(corpus, sources):
-                t1 = time.perf_counter()
-                new_ids = store.add(batch.episodes, batch.search_texts, batch.vectors)
-                add_s += time.perf_counter() - t1
-                n = len(new_ids)
-                if ids is not None and vecs is not None:
-                    ids[done : done + n] = new_ids
-                    vecs[done : done + n] = batch.vectors
-                for src in batch.sources:
+            for b in self._batches(corpus, sources, batch):
+                for j, ((c, _), store) in enumerate(zip(targets, stores, strict=True)):
+                    eps = b.episodes if j == 0 else c.relabel(b.episodes, done)
+                    t1 = time.perf_counter()
+                    new_ids = store.add(eps, b.search_texts, b.vectors)
+                    add_s[j] += time.perf_counter() - t1
+                    if j == 0 and ids is not None and vecs is not None:
+                        ids[done : done + len(new_ids)] = new_ids
+                        vecs[done : done + len(new_ids)] = b.vectors
+                for src in b.sources:
                     found[src.index] = src
-                done += n
+                done += len(b.episodes)
                 self.progress(phase, done, corpus.size)
         finally:
-            store.close()
-        built = _Built(
-            corpus, path, found, add_s, time.perf_counter() - t0, _file_bytes(path), ids, vecs
-        )
-        self.built[corpus] = built
-        return built
+            for store in stores:
+                store.close()
+        wall = time.perf_counter() - t0
+        out = []
+        for j, ((c, _), path) in enumerate(zip(targets, paths, strict=True)):
+            built = _Built(
+                c,
+                path,
+                found if j == 0 else {},
+                add_s[j],
+                wall,
+                _file_bytes(path),
+                ids if j == 0 else None,
+                vecs if j == 0 else None,
+            )
+            self.built[c] = built
+            out.append(built)
+        return out
 
     def single(self, size: int) -> _Built:
         """The one-agent file of ``size`` episodes (vectors kept for the exact comparison)."""
         corpus = Corpus(size=size, dimension=self.cfg.dimension, seed=self.cfg.seed)
         n = 4 * (self.cfg.queries + self.cfg.warmup)
-        return self.build(corpus, keep=True, sources=corpus.pick_sources(n), label=f"single_{size}")
+        batch = BATCH if size <= 100_000 else BIG_BATCH
+        return self.build(
+            corpus, keep=True, sources=corpus.pick_sources(n), label=f"single_{size}", batch=batch
+        )
 
     def queries(
         self, built: _Built, n: int, *, extra: int = 0, language: str | None = None, salt: int = 0
@@ -559,25 +628,9 @@ class _Bench:
                 "batch": 256,
             }
             # single add_exchange commits, embedding timed apart
-            extra = Corpus(size=cfg.commits, dimension=cfg.dimension, seed=cfg.seed + 4).batch(
-                0, cfg.commits
-            )
-            for text, vec in zip(extra.texts, extra.vectors, strict=True):
-                emb.add(text, vec)
-            commit_ms: list[float] = []
-            embed_ms: list[float] = []
-            for i, ep in enumerate(extra.episodes):
-                self.progress("ingest: single add_exchange", i, cfg.commits)
-                before = emb.seconds
-                t1 = time.perf_counter()
-                mem.add_exchange(
-                    ep.user_text, ep.reply_text, agent=ep.agent, occurred_at=ep.occurred_at
-                )
-                total = _ms(t1)
-                spent = (emb.seconds - before) * 1000
-                embed_ms.append(spent)
-                commit_ms.append(total - spent)
+            commit_ms, embed_ms, _ = self._commits(mem, emb, "bench", cfg.commits, "ingest")
             out["add_exchange_commit_ms"] = summarize(commit_ms)
+            out["add_exchange_agent_episodes"] = corpus.size
             out["add_exchange_embed_ms"] = summarize(embed_ms)
         out["add_many"]["bytes_per_episode"] = round(_file_bytes(path2) / corpus.size, 1)
 
@@ -585,6 +638,27 @@ class _Bench:
         if cfg.usem3_texts:
             out["usem3"] = self._usem3(corpus)
         return out
+
+    def _commits(
+        self, mem: Memory, emb: TableEmbedder, agent: str, n: int, label: str
+    ) -> tuple[list[float], list[float], list[int]]:
+        """``n`` single add_exchange calls at "now": commit ms (embedding excluded), embed ms, ids."""
+        extra = Corpus(size=n, dimension=self.cfg.dimension, seed=self.cfg.seed + 4).batch(0, n)
+        for text, vec in zip(extra.texts, extra.vectors, strict=True):
+            emb.add(text, vec)
+        commit_ms: list[float] = []
+        embed_ms: list[float] = []
+        ids: list[int] = []
+        for i, ep in enumerate(extra.episodes):
+            self.progress(f"{label}: single add_exchange", i, n)
+            before = emb.seconds
+            t1 = time.perf_counter()
+            ids.append(mem.add_exchange(ep.user_text, ep.reply_text, agent=agent))
+            total = _ms(t1)
+            spent = (emb.seconds - before) * 1000
+            embed_ms.append(spent)
+            commit_ms.append(total - spent)
+        return commit_ms, embed_ms, ids
 
     def _usem3(self, corpus: Corpus) -> dict[str, Any]:
         cfg = self.cfg
@@ -648,7 +722,13 @@ class _Bench:
                     t_knn = _ms(t0)
                     expr = match_expression(query_terms(q.text))
                     t0 = time.perf_counter()
-                    bh = mem.store.bm25(expr, rc.bm25_k_per_query, filters) if expr else []
+                    bh = (
+                        mem.store.bm25(
+                            expr, rc.bm25_k_per_query, filters, context_weight=rc.context_weight
+                        )
+                        if expr
+                        else []
+                    )
                     t_bm25 = _ms(t0)
                     t0 = time.perf_counter()
                     fused = rrf(
@@ -661,7 +741,9 @@ class _Bench:
                     )
                     t_fusion = _ms(t0)
                     t0 = time.perf_counter()
-                    mem.store.get([f.id for f in fused])
+                    fused_ids = [f.id for f in fused]
+                    mem.store.get(fused_ids)
+                    mem.store.similarities(q.vector, fused_ids)
                     t_fetch = _ms(t0)
                     if measured:
                         for key, v in (
@@ -673,21 +755,32 @@ class _Bench:
                             stage[key].append(v)
                         hits.append(len(bh))
                 for _, q, measured in self.loop(qs, f"latency {size:,}: fast path"):
+                    t0 = time.perf_counter()
                     r = mem.retrieve(q.text, agent=q.agent)
+                    wall = _ms(t0)
                     if measured:
                         for key, v in r.timings_ms.items():
                             fp1.setdefault(key, []).append(v)
+                        fp1.setdefault("retrieve", []).append(wall)
                 for _, q, measured in self.loop(qs, f"latency {size:,}: fast path, 4 queries"):
+                    t0 = time.perf_counter()
                     r = mem.retrieve(q.text, agent=q.agent, extra_queries=[t for t, _ in q.extras])
+                    wall = _ms(t0)
                     if measured:
                         for key, v in r.timings_ms.items():
                             fp4.setdefault(key, []).append(v)
+                        fp4.setdefault("retrieve", []).append(wall)
                 row["stages_ms"] = {k: summarize(v) for k, v in stage.items()}
                 row["stages_sum_p50"] = round(sum(row["stages_ms"][k]["p50"] for k in stage), 3)
                 row["fast_path_ms"] = {k: summarize(v) for k, v in fp1.items()}
                 row["fast_path_4q_ms"] = {k: summarize(v) for k, v in fp4.items()}
                 row["bm25_mean_hits"] = round(float(np.mean(hits)), 2) if hits else 0.0
                 row["query_embedder_misses"] = emb.misses
+                commit_ms, _, added = self._commits(
+                    mem, emb, built.corpus.agent_prefix, cfg.size_commits, f"latency {size:,}"
+                )
+                row["add_exchange_commit_ms"] = summarize(commit_ms)
+                mem.delete(added)  # keep the file equal to the vectors kept for numpy
             out["sizes"][str(size)] = row
         return out
 
@@ -770,6 +863,9 @@ class _Bench:
             total = store.count()
             probe = match_expression(["today"]) or ""
             out["plans"] = {name: _bm25_plan(store, probe, f) for name, f in shapes.items()}
+            if all(p["fts_first"] for p in out["plans"].values()):
+                # same plan: the window adds nothing to measure
+                shapes.pop("agent only")
             for lang, word in (("en", FREQUENT_WORD_EN), ("ja", FREQUENT_WORD_JA)):
                 qs = self.queries(built, cfg.queries + cfg.warmup, language=lang, salt=3)
                 if not qs:
@@ -840,12 +936,18 @@ class _Bench:
         )
         flat = Corpus(size=size, dimension=cfg.dimension, seed=cfg.seed)
         sources = part.pick_sources(cfg.queries + cfg.warmup, spread=True)
-        bp = self.build(part, keep=False, sources=sources, label=f"agents_{n_agents}x{per}")
+        bp, bf = self.build_twins(
+            part,
+            flat,
+            sources=sources,
+            labels=(f"agents_{n_agents}x{per}", f"single_{size}_flat"),
+            batch=BIG_BATCH,
+        )
         out: dict[str, Any] = {
             "agents": n_agents,
             "per_agent": per,
             "episodes": size,
-            "write_order": "each agent's history in turn, batches of 2000",
+            "write_order": f"each agent's history in turn, Store.add batches of {BIG_BATCH:,}",
             "partitioned": {
                 "build_s": round(bp.wall_s, 2),
                 "add_per_s": bp.add_rate,
@@ -863,7 +965,9 @@ class _Bench:
         with Memory.open(bp.path, embedder=emb, clock=self.clock) as mem:
             rc = mem.config.retrieval
             for _, q, measured in self.loop(qs, "agents: retrieval scoped to one agent"):
+                t0 = time.perf_counter()
                 r = mem.retrieve(q.text, agent=q.agent)
+                wall = _ms(t0)
                 filters = self._filters(mem, q.agent)
                 t0 = time.perf_counter()
                 mem.store.knn(q.vector, rc.knn_k_per_query, filters)
@@ -871,11 +975,14 @@ class _Bench:
                 expr = match_expression(query_terms(q.text))
                 t0 = time.perf_counter()
                 if expr:
-                    mem.store.bm25(expr, rc.bm25_k_per_query, filters)
+                    mem.store.bm25(
+                        expr, rc.bm25_k_per_query, filters, context_weight=rc.context_weight
+                    )
                 t_bm25 = _ms(t0)
                 if measured:
                     for key, v in r.timings_ms.items():
                         fp.setdefault(key, []).append(v)
+                    fp.setdefault("retrieve", []).append(wall)
                     knn_ms.append(t_knn)
                     bm25_ms.append(t_bm25)
                     if expr and len(global_matches) < 10:
@@ -887,7 +994,6 @@ class _Bench:
         out["bm25_rows_matched_all_agents"] = _mean(global_matches)
         out["bm25_rows_matched_in_agent"] = _mean(agent_matches)
 
-        bf = self.build(flat, keep=False, sources=[], label=f"single_{size}_flat")
         out["one_agent"] = {
             "build_s": round(bf.wall_s, 2),
             "add_per_s": bf.add_rate,
@@ -909,13 +1015,18 @@ class _Bench:
                 agent_prefix="agent",
             )
             sf = Corpus(size=n_agents * small, dimension=cfg.dimension, seed=cfg.seed + 5)
-            bsp = self.build(sp, keep=False, sources=[], label=f"agents_{n_agents}x{small}_rr")
-            bsf = self.build(sf, keep=False, sources=[], label=f"agents_{n_agents}x{small}_flat")
+            bsp, bsf = self.build_twins(
+                sp,
+                sf,
+                sources=[],
+                labels=(f"agents_{n_agents}x{small}_rr", f"agents_{n_agents}x{small}_flat"),
+                batch=BATCH,
+            )
             out["small_agents"] = {
                 "agents": n_agents,
                 "per_agent": small,
                 "episodes": sp.size,
-                "write_order": "round-robin over agents (all agents active at once)",
+                "write_order": f"round-robin over agents (all active at once), batches of {BATCH:,}",
                 "partitioned": {
                     "add_per_s": bsp.add_rate,
                     "bytes_per_episode": bsp.bytes_per_episode,

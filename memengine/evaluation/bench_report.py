@@ -106,7 +106,8 @@ def ingest_tables(s: Mapping[str, Any]) -> list[Table]:
     c.add_column("n", justify="right")
     cm, em = s["add_exchange_commit_ms"], s["add_exchange_embed_ms"]
     c.add_row(
-        "add_exchange commit (store + validation, embedding excluded)",
+        f"add_exchange commit, agent of {_n(s.get('add_exchange_agent_episodes'))} episodes "
+        "(embedding excluded)",
         _p(cm),
         _p(cm, "p95"),
         _n(cm["n"]),
@@ -127,7 +128,8 @@ _FAST_KEYS = (
     ("fusion", "fusion"),
     ("fetch", "fetch"),
     ("total", "total"),
-    ("turn", "turn"),
+    ("turn", "retriever turn"),
+    ("retrieve", "Memory.retrieve wall (+ turn record)"),
 )
 
 
@@ -152,8 +154,13 @@ def latency_table(s: Mapping[str, Any]) -> Table:
             cells += [_p(st), _p(st, "p95")]
         t.add_row(label, *cells)
 
-    for key in ("knn", "bm25", "fusion", "fetch"):
-        add(f"{key} (alone)", lambda r, k=key: r["stages_ms"][k])
+    for key, label in (
+        ("knn", "knn"),
+        ("bm25", "bm25"),
+        ("fusion", "fusion"),
+        ("fetch", "fetch + exact cosines"),
+    ):
+        add(f"{label} (alone)", lambda r, k=key: r["stages_ms"][k])
     t.add_row("sum of stages (p50s)", *[c for r in rows for c in (_n(r["stages_sum_p50"], 2), "")])
     t.add_section()
     for key, label in _FAST_KEYS:
@@ -164,6 +171,7 @@ def latency_table(s: Mapping[str, Any]) -> Table:
             continue
         add(f"fast path, 4 queries: {label}", lambda r, k=key: r["fast_path_4q_ms"].get(k))
     t.add_section()
+    add("add_exchange commit (embedding excluded)", lambda r: r.get("add_exchange_commit_ms"))
     t.add_row(
         "build: Store.add episodes/s", *[c for r in rows for c in (_n(r["add_per_s"], 0), "")]
     )

@@ -357,6 +357,18 @@ class Corpus:
         """The (start, count) ranges that cover the corpus in ``batch_size`` steps."""
         return [(s, min(batch_size, self.size - s)) for s in range(0, self.size, batch_size)]
 
+    def relabel(self, episodes: Sequence[NewEpisode], start: int) -> list[NewEpisode]:
+        """Episodes ``start`` … of another layout of this corpus, with this layout's agents and times."""
+        return [
+            ep.model_copy(
+                update={
+                    "agent": self.agent_of(start + i),
+                    "occurred_at": self.occurred_at(start + i),
+                }
+            )
+            for i, ep in enumerate(episodes)
+        ]
+
     def indices_of(self, agent: str) -> range:
         """The global indices of one agent's episodes."""
         if self.agents == 1:
