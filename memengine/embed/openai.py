@@ -8,17 +8,17 @@ every value is passed in.
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from collections.abc import Sequence
 from typing import Any
 
-import httpx2
 import numpy as np
 import openai
 
 from ..errors import EmbeddingError
+from ..llm.client import _has_cause, _retry_after, _server_message
+from ..llm.client import backoff_delay as _backoff_delay
 from .base import Vectors, normalize
 
 __all__ = ["OpenAIEmbedder"]
@@ -26,7 +26,6 @@ __all__ = ["OpenAIEmbedder"]
 _DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _PLACEHOLDER_API_KEY = "not-needed"
 _PROBE_TEXT = "dimension probe"
-_SERVER_MESSAGE_CHARS = 300
 
 
 class OpenAIEmbedder:
@@ -224,45 +223,3 @@ class OpenAIEmbedder:
                 f"for model {self.model!r}: {_server_message(exc)}"
             )
         return f"embedding request to {self.base_url} failed: {exc}"
-
-
-def _backoff_delay(retry: int, base_s: float, max_s: float) -> float:
-    ceiling = min(max_s, base_s * (2**retry))
-    return ceiling / 2 + random.uniform(0, ceiling / 2)
-
-
-def _has_cause(exc: BaseException, kind: type[BaseException]) -> bool:
-    seen: set[int] = set()
-    node: BaseException | None = exc
-    while node is not None and id(node) not in seen:
-        if isinstance(node, kind):
-            return True
-        seen.add(id(node))
-        node = node.__cause__ or node.__context__
-    return False
-
-
-def _server_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    message: object = exc.message
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            message = inner["message"]
-        elif isinstance(inner, str):
-            message = inner
-    return " ".join(str(message).split())[:_SERVER_MESSAGE_CHARS]
-
-
-def _retry_after(headers: httpx2.Headers) -> float:
-    value = headers.get("retry-after-ms")
-    scale = 0.001
-    if value is None:
-        value = headers.get("retry-after")
-        scale = 1.0
-    if value is None:
-        return 0.0
-    try:
-        return max(0.0, float(value) * scale)
-    except ValueError:
-        return 0.0
