@@ -141,6 +141,7 @@ class Memory:
             allow_embedder_change=allow_embedder_change,
             now=clk,
             neighbour_gap_s=cfg.retrieval.neighbour_gap_minutes * 60,
+            vector_cache_mb=cfg.retrieval.vector_cache_mb,
         )
         return cls(store, emb, cfg, clk, llm_client=llm_client)  # llm phases: llm_client
 

@@ -33,6 +33,8 @@ _CJK = (
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _KANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
+_KATAKANA = re.compile(r"^[\u30a0-\u30ff\uff66-\uff9f]$")  # incl. ー
+
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -99,7 +101,9 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     """Distinct search terms of a query, in order, stopwords removed.
 
     A Latin word is one term; a CJK run gives the same single characters and
-    bigrams as :func:`analyze`, except single hiragana (particles), so a
+    bigrams as :func:`analyze`, except single hiragana (particles) and,
+    inside longer runs, single katakana (a katakana word is never one
+    character; those unigrams only match, slowly, every katakana word), so a
     query shares its terms with the documents that hold its words.
     """
     text = unicodedata.normalize("NFKC", text).lower()
@@ -117,7 +121,7 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
         _latin_terms(text[pos : m.start()], push)
         run = m.group()
         for ch in run:
-            if not _KANA_ONLY.match(ch):
+            if not _KANA_ONLY.match(ch) and (len(run) == 1 or not _KATAKANA.match(ch)):
                 push(ch)
         for i in range(len(run) - 1):
             push(run[i : i + 2])

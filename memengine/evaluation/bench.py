@@ -720,14 +720,14 @@ class _Bench:
                     t0 = time.perf_counter()
                     kh = mem.store.knn(q.vector, rc.knn_k_per_query, filters)
                     t_knn = _ms(t0)
-                    expr = match_expression(query_terms(q.text))
                     t0 = time.perf_counter()
-                    bh = (
-                        mem.store.bm25(
-                            expr, rc.bm25_k_per_query, filters, context_weight=rc.context_weight
-                        )
-                        if expr
-                        else []
+                    bh, _ = mem.store.text_search(
+                        query_terms(q.text),
+                        rc.bm25_k_per_query,
+                        filters,
+                        context_weight=rc.context_weight,
+                        max_df=rc.max_term_df,
+                        posting_budget=rc.bm25_posting_budget,
                     )
                     t_bm25 = _ms(t0)
                     t0 = time.perf_counter()
@@ -890,10 +890,10 @@ class _Bench:
                         if not e_base or not e_freq:
                             continue
                         t0 = time.perf_counter()
-                        store.bm25(e_base, K, filters)
+                        store.text_search(t_base, K, filters)
                         tb = _ms(t0)
                         t0 = time.perf_counter()
-                        store.bm25(e_freq, K, filters)
+                        store.text_search(t_freq, K, filters)
                         tf = _ms(t0)
                         if measured:
                             base_ms.append(tb)
@@ -976,10 +976,14 @@ class _Bench:
                 t_knn = _ms(t0)
                 expr = match_expression(query_terms(q.text))
                 t0 = time.perf_counter()
-                if expr:
-                    mem.store.bm25(
-                        expr, rc.bm25_k_per_query, filters, context_weight=rc.context_weight
-                    )
+                mem.store.text_search(
+                    query_terms(q.text),
+                    rc.bm25_k_per_query,
+                    filters,
+                    context_weight=rc.context_weight,
+                    max_df=rc.max_term_df,
+                    posting_budget=rc.bm25_posting_budget,
+                )
                 t_bm25 = _ms(t0)
                 if measured:
                     for key, v in r.timings_ms.items():

@@ -20,7 +20,6 @@ from ..embed.base import Embedder
 from ..models import Episode
 from ..store.database import Store
 from ..store.filters import Filters
-from ..store.fulltext import match_expression
 from ..text import query_terms
 from .fusion import Fused, RankedList, rrf
 
@@ -72,26 +71,28 @@ class FastPath:
         t1 = time.perf_counter()
         use_knn = cfg.search != "bm25"
         use_bm25 = cfg.search != "vector"
-        knn_jobs = [
-            self.executor.submit(self.store.knn, qvecs[i], cfg.knn_k_per_query, filters)
-            for i in range(len(queries) if use_knn else 0)
-        ]
-        expressions = [match_expression(query_terms(q)) if use_bm25 else None for q in queries]
+        knn_job = (
+            self.executor.submit(self.store.knn_many, qvecs, cfg.knn_k_per_query, filters)
+            if use_knn
+            else None
+        )
+        term_lists = [query_terms(q) if use_bm25 else [] for q in queries]
         bm25_jobs = [
             self.executor.submit(
-                self.store.bm25,
-                expr,
+                self.store.text_search,
+                terms,
                 cfg.bm25_k_per_query,
                 filters,
                 context_weight=cfg.context_weight,
+                max_df=cfg.max_term_df,
+                posting_budget=cfg.bm25_posting_budget,
             )
-            if expr
+            if terms
             else None
-            for expr in expressions
+            for terms in term_lists
         ]
         lists: list[RankedList] = []
-        for i, job in enumerate(knn_jobs):
-            hits = job.result()
+        for i, hits in enumerate(knn_job.result() if knn_job is not None else []):
             lists.append(
                 RankedList(
                     f"knn{i}", [h[0] for h in hits], [1 - h[1] for h in hits], cfg.knn_weight
@@ -103,7 +104,7 @@ class FastPath:
                 if use_bm25:
                     degraded.append(f"bm25 skipped for query {i}: no searchable terms")
                 continue
-            hits = bjob.result()
+            hits, _dropped = bjob.result()
             lists.append(
                 RankedList(f"bm25{i}", [h[0] for h in hits], [h[1] for h in hits], cfg.bm25_weight)
             )
@@ -115,7 +116,7 @@ class FastPath:
 
         t3 = time.perf_counter()
         episodes = self.store.get([f.id for f in fused])
-        cosines = self.store.similarities(qvecs[0], [f.id for f in fused])
+        cosines = self.store.similarities(qvecs[0], [f.id for f in fused], agent=filters.agent)
         timings["fetch"] = _ms(t3)
         candidates = score_candidates(fused, episodes, cosines, now, cfg.cosine_weight)
         timings["total"] = _ms(t0)

@@ -32,6 +32,8 @@ from . import fulltext, vectors
 from .connect import Connections
 from .filters import Filters
 from .migrate import check_header, migrate
+from .term_stats import TermStats
+from .vector_index import RESET, VectorIndex, prune_log
 
 __all__ = ["ConsistencyReport", "Store"]
 
@@ -71,9 +73,11 @@ class Store:
         allow_embedder_change: bool = False,
         now: Callable[[], datetime],
         neighbour_gap_s: int = 3600,
+        vector_cache_mb: int = 1024,
     ) -> None:
         self.path = Path(path)
         self.neighbour_gap_s = neighbour_gap_s
+        self._vector_cache_bytes = max(0, vector_cache_mb) * 2**20
         self._now = now
         check_header(self.path)
         _check_writable(self.path)
@@ -119,6 +123,8 @@ class Store:
                 f"Configure {self.embedder_id} again, or re-embed the file with the new one: "
                 f"memengine reembed --db {self.path}"
             )
+        self.vector_index = VectorIndex(self.dimension, self._vector_cache_bytes)
+        self.term_stats = TermStats()
 
     # -- meta --------------------------------------------------------------------------
     def meta(self) -> dict[str, str]:
@@ -185,6 +191,7 @@ class Store:
                 lo_hi[0], lo_hi[1] = min(lo_hi[0], ts), max(lo_hi[1], ts)
             for agent, (lo, hi) in spans.items():
                 ep_rows.link_neighbours(cur, agent, lo, hi, self.neighbour_gap_s)
+            prune_log(cur)
         return ids
 
     def delete(self, ids: Sequence[int], *, agent: str | None) -> list[int]:
@@ -208,13 +215,33 @@ class Store:
     def knn(
         self, vector: npt.NDArray[np.float32], k: int, filters: Filters
     ) -> list[tuple[int, float]]:
-        """Nearest episodes by cosine distance."""
-        with self.connections.read() as cur:
-            return vectors.knn(cur, vector, k, filters)
+        """Nearest episodes by cosine distance (exact)."""
+        return self.knn_many(np.asarray(vector, dtype=np.float32)[None, :], k, filters)[0]
 
-    def similarities(self, vector: npt.NDArray[np.float32], ids: Sequence[int]) -> dict[int, float]:
-        """Exact cosine similarity of ``vector`` to each of these episodes."""
+    def knn_many(
+        self, queries: npt.NDArray[np.float32], k: int, filters: Filters
+    ) -> list[list[tuple[int, float]]]:
+        """Nearest episodes for each row of ``queries``: one scan of the agent's vectors.
+
+        The in-process :class:`VectorIndex` answers when the agent's vectors
+        fit its budget (``vector_cache_mb``); otherwise each query is a
+        ``vec0`` KNN. Both are exact.
+        """
         with self.connections.read() as cur:
+            found = self.vector_index.knn(cur, queries, k, filters)
+            if found is not None:
+                return found
+            return [vectors.knn(cur, q, k, filters) for q in queries]
+
+    def similarities(
+        self, vector: npt.NDArray[np.float32], ids: Sequence[int], *, agent: str | None = None
+    ) -> dict[int, float]:
+        """Exact cosine similarity of ``vector`` to each of these episodes (of ``agent``)."""
+        with self.connections.read() as cur:
+            if agent is not None:
+                found = self.vector_index.similarities(cur, vector, agent, ids)
+                if found is not None and len(found) == len(set(ids)):
+                    return found
             return vectors.similarities(cur, vector, ids)
 
     def bm25(
@@ -223,6 +250,35 @@ class Store:
         """Best full-text matches of an already-escaped FTS5 expression."""
         with self.connections.read() as cur:
             return fulltext.bm25(cur, expression, k, filters, context_weight=context_weight)
+
+    def text_search(
+        self,
+        terms: Sequence[str],
+        k: int,
+        filters: Filters,
+        *,
+        context_weight: float = 0.4,
+        max_df: float = 0.5,
+        posting_budget: int | None = None,
+    ) -> tuple[list[tuple[int, float]], list[str]]:
+        """BM25 over the query ``terms`` (user text is quoted here); return hits and dropped terms.
+
+        Terms found in more than ``max_df`` of the episodes are left out: their
+        idf is 0, so they cannot change the ranking, only slow it down. With a
+        ``posting_budget``, the most frequent terms are also left out while
+        the terms' row counts add up to more than it (see
+        :meth:`TermStats.frequent`).
+        """
+        with self.connections.read() as cur:
+            dropped = self.term_stats.frequent(cur, terms, max_df, posting_budget)
+            expression = fulltext.match_expression([t for t in terms if t not in dropped])
+            if expression is None:
+                return [], sorted(dropped)
+            scope = self.term_stats.agent_share(cur, filters.agent) < 0.5
+            hits = fulltext.bm25(
+                cur, expression, k, filters, context_weight=context_weight, scope=scope
+            )
+            return hits, sorted(dropped)
 
     def iter_episodes(self, agent: str | None = None, batch: int = 500) -> Iterator[list[Episode]]:
         """Yield every episode (of one agent, or all), in id order, a batch at a time."""
@@ -361,7 +417,9 @@ class Store:
                 if progress:
                     progress(done, total)
             self._set_meta(cur, embedder_id=embedder_id, dimension=str(dimension))
+            cur.execute("INSERT INTO vector_log (episode_id, agent) VALUES (?, '')", (RESET,))
         self.embedder_id, self.dimension = embedder_id, dimension
+        self.vector_index = VectorIndex(dimension, self._vector_cache_bytes)
         return done
 
     def close(self) -> None:

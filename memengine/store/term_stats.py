@@ -1,0 +1,99 @@
+"""Document frequencies of full-text terms, cached, for dropping terms found in most episodes.
+
+A term in more than half of the rows has an idf of 0 in FTS5's BM25: it
+cannot change the ranking, but matching it means reading and scoring
+nearly every row. :class:`TermStats` counts a term's rows with the same
+tokenizer as the search (so stemming agrees) and caches the count until the
+index's row count has moved by a tenth.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from .fulltext import quote_term
+
+__all__ = ["TermStats", "fts_row_count"]
+
+
+def fts_row_count(cur: Any) -> int:
+    """Rows in the full-text index, read from FTS5's averages record (no scan)."""
+    row = cur.execute("SELECT block FROM episodes_fts_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0
+    value = 0
+    for byte in bytes(row[0])[:9]:  # SQLite varint, big-endian 7-bit groups
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return value
+
+
+class TermStats:
+    """A thread-safe cache of term document frequencies."""
+
+    def __init__(self, max_entries: int = 50_000, min_rows: int = 2_000) -> None:
+        self.max_entries = max_entries
+        self.min_rows = min_rows
+        self._df: dict[str, int] = {}
+        self._agents: dict[str, tuple[float, int]] = {}
+        self._rows = 0
+        self._lock = threading.Lock()
+
+    def frequent(
+        self, cur: Any, terms: Sequence[str], max_share: float, budget: int | None = None
+    ) -> set[str]:
+        """The terms to leave out of a search: too frequent, or over the posting budget.
+
+        A term found in more than ``max_share`` of the rows goes (its idf is
+        0). Then, while the remaining terms' row counts add up to more than
+        ``budget``, the most frequent one goes (the lowest idf, so the least
+        weight in the ranking). The rarest term always stays. Below
+        ``min_rows`` rows nothing is left out: the search is fast anyway.
+        """
+        if (max_share >= 1.0 and budget is None) or not terms:
+            return set()
+        rows = fts_row_count(cur)
+        if rows < self.min_rows:  # small indexes are fast anyway: keep every term
+            return set()
+        with self._lock:
+            if not self._rows or abs(rows - self._rows) > self._rows / 10:
+                self._df.clear()
+                self._rows = rows
+            missing = [t for t in terms if t not in self._df]
+        found: dict[str, int] = {}
+        for term in missing:
+            hit = cur.execute(
+                "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
+                ("{search_text context_text} : " + quote_term(term),),
+            ).fetchone()
+            found[term] = int(hit[0])
+        with self._lock:
+            if len(self._df) + len(found) > self.max_entries:
+                self._df.clear()
+            self._df.update(found)
+            df = {t: self._df.get(t, found.get(t, 0)) for t in terms}
+        keep = sorted(df, key=lambda t: df[t])  # rarest first
+        rarest = keep[0]
+        keep = [t for t in keep if df[t] <= max_share * rows or t == rarest]
+        total = sum(df[t] for t in keep)
+        while budget is not None and len(keep) > 1 and total > budget:
+            total -= df[keep.pop()]
+        return set(df) - set(keep)
+
+    def agent_share(self, cur: Any, agent: str) -> float:
+        """The share of all episodes that belong to ``agent`` (cached like the frequencies)."""
+        rows = fts_row_count(cur)
+        with self._lock:
+            hit = self._agents.get(agent)
+            if hit is not None and abs(rows - hit[1]) <= hit[1] / 10:
+                return hit[0]
+        n = cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (agent,)).fetchone()[0]
+        share = int(n) / rows if rows else 1.0
+        with self._lock:
+            if len(self._agents) > self.max_entries:
+                self._agents.clear()
+            self._agents[agent] = (share, rows)
+        return share
