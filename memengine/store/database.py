@@ -49,6 +49,7 @@ class ConsistencyReport:
     orphan_vectors: list[int] = field(default_factory=list)
     stale_vector_filters: list[int] = field(default_factory=list)
     fts_integrity: str = "ok"
+    stale_vector_index: list[int] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -57,6 +58,7 @@ class ConsistencyReport:
             self.missing_vectors
             or self.orphan_vectors
             or self.stale_vector_filters
+            or self.stale_vector_index
             or self.fts_integrity != "ok"
         )
 
@@ -350,6 +352,7 @@ class Store:
                     "OR v.sensitivity != e.sensitivity OR v.occurred_ts != e.occurred_ts LIMIT 100"
                 )
             ]
+            stale_index = self.vector_index.stale_ids(cur)
         integrity = "ok"
         try:
             with self.connections.read() as cur:
@@ -368,6 +371,7 @@ class Store:
             orphan_vectors=orphans,
             stale_vector_filters=stale,
             fts_integrity=integrity,
+            stale_vector_index=stale_index,
         )
 
     # -- re-embedding ------------------------------------------------------------------

@@ -9,8 +9,11 @@ file through ``vector_log``, a change log that triggers fill in the same
 transaction as every insert, delete and filter-column update of an episode
 (schema 0004): before each search the index replays the log entries it has
 not seen, so writes from this process and from others are visible at once.
-A re-embed logs a reset. When an agent's vectors would not fit in
-``budget_bytes`` the caller falls back to ``vec0``.
+A re-embed logs a reset. An agent is loaded at its second search in the
+process (a one-shot command pays one ``vec0`` scan, not a load), straight
+from ``vec0``'s chunk blobs. When an agent's vectors would not fit in
+``budget_bytes`` the caller falls back to ``vec0``, and agents used least
+recently are evicted to make room.
 """
 
 from __future__ import annotations
@@ -57,6 +60,16 @@ class _Agent:
         """Bytes held by the arrays (capacity, not only the rows in use)."""
         return int(self.vecs.nbytes + self.ids.nbytes * 3 + self.alive.nbytes * 3)
 
+    def reserve(self, n: int) -> None:
+        """Allocate room for exactly ``n`` rows in an empty agent (uninitialised memory)."""
+        self.ids = np.empty(n, np.int64)
+        self.vecs = np.empty((n, self.dimension), np.float32)
+        self.kind = np.empty(n, np.int16)
+        self.sens = np.empty(n, np.int8)
+        self.status = np.empty(n, np.int8)
+        self.ts = np.empty(n, np.int64)
+        self.alive = np.zeros(n, np.bool_)
+
     def _grow(self, need: int) -> None:
         cap = len(self.ids)
         if self.n + need <= cap:
@@ -72,24 +85,38 @@ class _Agent:
 
     def put(self, rows: Sequence[tuple[int, int, int, int, int, bytes]]) -> None:
         """Insert or replace rows of (id, kind code, sensitivity, status code, ts, vector blob)."""
-        for row in rows:
-            self.drop(row[0])
-        self._grow(len(rows))
         if not rows:
             return
-        lo, hi = self.n, self.n + len(rows)
-        self.ids[lo:hi] = [r[0] for r in rows]
-        self.kind[lo:hi] = [r[1] for r in rows]
-        self.sens[lo:hi] = [r[2] for r in rows]
-        self.status[lo:hi] = [r[3] for r in rows]
-        self.ts[lo:hi] = [r[4] for r in rows]
         block = np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32)
-        block = block.reshape(len(rows), self.dimension)
+        cols = [np.asarray([r[j] for r in rows], dtype=np.int64) for j in range(5)]
+        self.put_arrays(cols[0], cols[1], cols[2], cols[3], cols[4], block)
+
+    def put_arrays(
+        self,
+        ids: npt.NDArray[np.int64],
+        kind: npt.NDArray[np.int64],
+        sens: npt.NDArray[np.int64],
+        status: npt.NDArray[np.int64],
+        ts: npt.NDArray[np.int64],
+        vectors: npt.NDArray[np.float32],
+    ) -> None:
+        """Insert or replace rows given as columns (vectors: n × dimension, any norm)."""
+        m = len(ids)
+        for i in ids.tolist():
+            if i in self.where:
+                self.drop(i)
+        self._grow(m)
+        lo, hi = self.n, self.n + m
+        self.ids[lo:hi] = ids
+        self.kind[lo:hi] = kind
+        self.sens[lo:hi] = sens
+        self.status[lo:hi] = status
+        self.ts[lo:hi] = ts
+        block = vectors.reshape(m, self.dimension)
         norms = np.linalg.norm(block, axis=1, keepdims=True)
         self.vecs[lo:hi] = block / np.where(norms > 0, norms, 1.0)
         self.alive[lo:hi] = True
-        for pos, row in enumerate(rows, start=lo):
-            self.where[row[0]] = pos
+        self.where.update(zip(ids.tolist(), range(lo, hi), strict=True))
         self.n = hi
 
     def drop(self, episode_id: int) -> None:
@@ -140,9 +167,11 @@ def _resized(a: npt.NDArray[Any], n: int) -> npt.NDArray[Any]:
 class VectorIndex:
     """Per-agent float32 matrices mirrored from ``vec0``, kept current through ``vector_log``."""
 
-    def __init__(self, dimension: int, budget_bytes: int) -> None:
+    def __init__(self, dimension: int, budget_bytes: int, *, load_after: int = 2) -> None:
         self.dimension = dimension
         self.budget_bytes = budget_bytes
+        self.load_after = load_after
+        self._asked: dict[str, int] = {}
         self._agents: OrderedDict[str, _Agent] = OrderedDict()
         self._too_big: set[str] = set()
         self._seq = 0
@@ -220,6 +249,40 @@ class VectorIndex:
         sims = rows @ v
         return {i: float(s) for (i, _), s in zip(pos, sims, strict=True)}
 
+    def stale_ids(self, cur: Any) -> list[int]:
+        """Ids on which an in-memory agent disagrees with ``vec0`` after a sync (empty: in step)."""
+        with self._lock:
+            self._sync(cur)
+            held = {name: dict(agent.where) for name, agent in self._agents.items()}
+            snapshot = {name: agent for name, agent in self._agents.items()}
+        bad: list[int] = []
+        for name, where in held.items():
+            agent = snapshot[name]
+            stored = {
+                int(r[0]): r
+                for r in cur.execute(
+                    "SELECT episode_id, kind, sensitivity, status, occurred_ts, embedding "
+                    "FROM episode_vectors WHERE agent = ?",
+                    (name,),
+                )
+            }
+            bad.extend(sorted(set(where) ^ set(stored)))
+            for i in set(where) & set(stored):
+                row = self._encode(stored[i])
+                pos = where[i]
+                vec = np.frombuffer(row[5], dtype=np.float32)
+                vec = vec / (float(np.linalg.norm(vec)) or 1.0)
+                same = (
+                    int(agent.kind[pos]) == row[1]
+                    and int(agent.sens[pos]) == row[2]
+                    and int(agent.status[pos]) == row[3]
+                    and int(agent.ts[pos]) == row[4]
+                    and bool(np.allclose(agent.vecs[pos], vec, atol=1e-6))
+                )
+                if not same:
+                    bad.append(i)
+        return bad[:100]
+
     # -- keeping in step -----------------------------------------------------------------
     def _sync(self, cur: Any) -> None:
         """Replay the log entries written since the last search (or reload when too far behind)."""
@@ -288,14 +351,64 @@ class VectorIndex:
             bytes(row[5]),
         )
 
+    def _read_chunks(self, cur: Any, name: str, agent: _Agent) -> bool:
+        """Read the agent's vectors straight from vec0's chunk tables (sqlite-vec 0.1.x layout).
+
+        A whole chunk of vectors is one blob, so this is many times faster
+        than selecting the vectors row by row. The filter columns come from
+        ``episodes`` (vec0's copies are kept equal by triggers). Returns False
+        when the layout is not the expected one or the ids disagree; the
+        caller then reads through ``vec0``.
+        """
+        try:
+            chunks = cur.execute(
+                "SELECT c.validity, c.rowids, v.vectors FROM episode_vectors_chunks c "
+                "JOIN episode_vectors_vector_chunks00 v ON v.rowid = c.chunk_id "
+                "WHERE c.partition00 = ?",
+                (name,),
+            ).fetchall()
+            meta = cur.execute(
+                "SELECT e.id, e.kind, e.sensitivity, e.status, e.occurred_ts FROM episodes e "
+                "WHERE e.agent = ?",
+                (name,),
+            ).fetchall()
+        except cur.connection.DatabaseError:
+            return False
+        parts = [_chunk_rows(c[0], c[1], c[2], self.dimension) for c in chunks]
+        ids = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.int64)
+        by_id = {int(m[0]): m for m in meta}
+        id_list = ids.tolist()
+        if len(id_list) != len(by_id) or not all(i in by_id for i in id_list):
+            return False
+        agent.reserve(len(id_list))
+        pos = 0
+        for _, vecs in parts:  # one chunk at a time: no second copy of the whole matrix
+            m = len(vecs)
+            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+            np.divide(vecs, np.where(norms > 0, norms, 1.0), out=agent.vecs[pos : pos + m])
+            pos += m
+        rows = [by_id[i] for i in id_list]
+        agent.ids[:pos] = ids
+        agent.kind[:pos] = [self._kinds.setdefault(str(r[1]), len(self._kinds)) for r in rows]
+        agent.sens[:pos] = [int(r[2]) for r in rows]
+        agent.status[:pos] = [_STATUS.get(str(r[3]), 2) for r in rows]
+        agent.ts[:pos] = [int(r[4]) for r in rows]
+        agent.alive[:pos] = True
+        agent.where = dict(zip(id_list, range(pos), strict=True))
+        agent.n = pos
+        return True
+
     def _agent(self, cur: Any, name: str) -> _Agent | None:
-        """The agent's matrix, loaded on first use; None when it does not fit the budget."""
+        """The agent's matrix, loaded at its ``load_after``-th search; None until then or if too big."""
         if not self.enabled or name in self._too_big:
             return None
         agent = self._agents.get(name)
         if agent is not None:
             self._agents.move_to_end(name)
             return agent
+        self._asked[name] = self._asked.get(name, 0) + 1
+        if self._asked[name] < self.load_after:  # a one-shot process: one vec0 scan is cheaper
+            return None
         count = cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (name,)).fetchone()[0]
         need = int(count) * (4 * self.dimension + 32)
         if need > self.budget_bytes:
@@ -307,14 +420,33 @@ class VectorIndex:
             self._agents.popitem(last=False)
         agent = _Agent(self.dimension)
         agent.vecs = np.empty((0, self.dimension), np.float32)
-        rows = cur.execute(
-            "SELECT episode_id, kind, sensitivity, status, occurred_ts, embedding "
-            "FROM episode_vectors WHERE agent = ?",
-            (name,),
-        ).fetchall()
-        agent.put([self._encode(r) for r in rows])
+        if not self._read_chunks(cur, name, agent):  # unknown layout: row by row via vec0
+            agent = _Agent(self.dimension)
+            agent.vecs = np.empty((0, self.dimension), np.float32)
+            rows = [
+                self._encode(r)
+                for r in cur.execute(
+                    "SELECT episode_id, kind, sensitivity, status, occurred_ts, embedding "
+                    "FROM episode_vectors WHERE agent = ?",
+                    (name,),
+                )
+            ]
+            agent.put(rows)
         self._agents[name] = agent
         return agent
+
+
+def _chunk_rows(
+    validity: bytes, rowids: bytes, vectors: bytes, dimension: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """The valid (id, vector) slots of one vec0 chunk."""
+    ids = np.frombuffer(rowids, dtype="<i8")
+    valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[: len(ids)]
+    vecs = np.frombuffer(vectors, dtype="<f4").reshape(len(ids), dimension)
+    keep = valid.astype(bool)
+    if keep.all():  # read-only views on the blobs: copied once, into the matrix
+        return ids, vecs
+    return ids[keep], vecs[keep]
 
 
 def prune_log(cur: Any, keep: int = _LOG_KEEP) -> None:

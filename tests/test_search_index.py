@@ -1,0 +1,255 @@
+"""The search indexes of schema 0004 on real SQLite + sqlite-vec + FTS5.
+
+The in-process vector index must give exactly what a ``vec0`` scan gives,
+under every filter, after inserts, deletes, archiving and writes from
+another connection; a failed batch must leave it untouched; the agent in
+the full-text match must scope results without changing them; frequent
+terms must be left out only where they cannot matter.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memengine import FixedClock, InvalidInput, Memory, NewEpisode
+from memengine.config import Config
+from memengine.store import vectors
+from memengine.store.filters import Filters
+from memengine.store.fulltext import agent_token, match_expression
+from memengine.store.vector_index import prune_log
+from memengine.text import query_terms
+
+from .helpers import HashEmbedder
+
+T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
+WORDS = "cat dog tea coffee rain snow piano guitar train bus deadline report garden".split()
+
+
+def _episodes(n: int, agent: str, seed: int = 0) -> list[NewEpisode]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        words = " ".join(rng.choice(WORDS, 3))
+        out.append(
+            NewEpisode(
+                kind="message" if i % 3 else "fact",
+                content=f"{words} {i}",
+                agent=agent,
+                occurred_at=T0 + timedelta(hours=i),
+                sensitivity=int(i % 4),
+            )
+        )
+    return out
+
+
+def _vec0(mem: Memory, q: np.ndarray, k: int, f: Filters) -> list[tuple[int, float]]:
+    with mem.store.connections.read() as cur:
+        return vectors.knn(cur, q, k, f)
+
+
+def _same(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> None:
+    """Same distances in order; same ids except the order of ties and ties at the cut."""
+    assert len(a) == len(b)
+    assert np.allclose([d for _, d in a], [d for _, d in b], atol=1e-5)
+    if a:
+        cut = a[-1][1] - 1e-5
+        assert {i for i, d in a if d < cut} == {i for i, d in b if d < cut}
+
+
+FILTERS = [
+    Filters(agent="a"),
+    Filters(agent="a", kinds=("fact",)),
+    Filters(agent="a", max_sensitivity=1),
+    Filters(agent="a", since_ts=int((T0 + timedelta(hours=20)).timestamp())),
+    Filters(agent="a", until_ts=int((T0 + timedelta(hours=10)).timestamp())),
+    Filters(agent="a", statuses=("active", "archived")),
+    Filters(agent="a", statuses=("archived",)),
+]
+
+
+def test_index_matches_vec0_under_every_filter_and_write(mem: Memory) -> None:
+    mem.store.vector_index.load_after = 1
+    emb = HashEmbedder()
+    ids = mem.add_many(_episodes(60, "a"))
+    mem.add_many(_episodes(30, "b", seed=1))
+    queries = emb.embed(["cat tea", "snow report deadline", "guitar"])
+
+    def check() -> None:
+        for f in FILTERS:
+            got = mem.store.knn_many(queries, 7, f)
+            assert "a" in mem.store.vector_index.loaded()
+            for q, hits in zip(queries, got, strict=True):
+                _same(hits, _vec0(mem, q, 7, f))
+
+    check()
+    mem.delete(ids[:5])
+    mem.store.set_status(ids[10:20], "archived")
+    mem.add_many(_episodes(10, "a", seed=2))
+    check()
+    assert mem.check().ok
+
+
+def test_writes_from_another_connection_are_seen(db_path: Path, clock: FixedClock) -> None:
+    emb = HashEmbedder()
+    q = emb.embed(["piano garden"])[0]
+    with Memory.open(db_path, embedder=emb, clock=clock) as reader:
+        reader.add_many(_episodes(20, "a"))
+        reader.store.knn(q, 5, Filters(agent="a"))  # the first search scans vec0
+        reader.store.knn(q, 5, Filters(agent="a"))  # the second loads the index
+        assert reader.store.vector_index.loaded() == {"a": 20}
+        with Memory.open(db_path, embedder=emb, clock=clock) as writer:
+            new = writer.add_many(
+                [NewEpisode(kind="fact", content="piano garden", agent="a", occurred_at=T0)]
+            )
+            _same(
+                reader.store.knn(q, 5, Filters(agent="a")), _vec0(reader, q, 5, Filters(agent="a"))
+            )
+            assert reader.store.knn(q, 1, Filters(agent="a"))[0][0] == new[0]
+            writer.store.set_status(new, "archived")
+            assert new[0] not in [i for i, _ in reader.store.knn(q, 5, Filters(agent="a"))]
+            writer.delete(new)
+            assert reader.store.knn(q, 5, Filters(agent="a", statuses=("archived",))) == []
+        assert reader.check().ok
+
+
+def test_failed_batch_leaves_index_and_log_unchanged(mem: Memory) -> None:
+    mem.store.vector_index.load_after = 1
+    mem.add_many(_episodes(15, "a"))
+    q = HashEmbedder().embed(["rain"])[0]
+    before = mem.store.knn(q, 10, Filters(agent="a"))
+    with mem.store.connections.read() as cur:
+        seq = cur.execute("SELECT max(seq) FROM vector_log").fetchone()[0]
+    bad = [
+        *_episodes(3, "a", seed=5),
+        NewEpisode(kind="fact", content="x", agent="a", occurred_at=T0),
+    ]
+    vecs = np.vstack([HashEmbedder().embed([e.content or ""]) for e in bad]).astype(np.float32)
+    vecs[-1, 0] = np.nan  # rejected before writing
+    with pytest.raises(InvalidInput):
+        mem.store.add(bad, ["x"] * len(bad), vecs)
+    with pytest.raises(InvalidInput):  # fails inside the transaction: duplicate id
+        mem.store.add(
+            [*bad[:2], NewEpisode(kind="fact", content="dup", agent="a", occurred_at=T0, id=1)],
+            ["x"] * 3,
+            vecs[:3] * 0 + 0.1,
+        )
+    with mem.store.connections.read() as cur:
+        assert cur.execute("SELECT max(seq) FROM vector_log").fetchone()[0] == seq
+    assert mem.store.knn(q, 10, Filters(agent="a")) == before  # the index, unchanged
+    _same(before, _vec0(mem, q, 10, Filters(agent="a")))
+    assert mem.check().ok
+
+
+def test_pruned_log_and_reembed_reload(mem: Memory) -> None:
+    mem.store.vector_index.load_after = 1
+    mem.add_many(_episodes(30, "a"))
+    q = HashEmbedder().embed(["train bus"])[0]
+    mem.store.knn(q, 5, Filters(agent="a"))
+    mem.add_many(_episodes(5, "a", seed=3))
+    with mem.store.connections.write() as cur:
+        prune_log(cur, keep=2)  # the index is now behind the pruned part of the log
+    _same(mem.store.knn(q, 5, Filters(agent="a")), _vec0(mem, q, 5, Filters(agent="a")))
+    mem.reembed()
+    assert mem.store.vector_index.loaded() == {}
+    _same(mem.store.knn(q, 5, Filters(agent="a")), _vec0(mem, q, 5, Filters(agent="a")))
+
+
+def test_zero_budget_uses_vec0(db_path: Path, clock: FixedClock) -> None:
+    cfg = Config()
+    cfg.retrieval.vector_cache_mb = 0
+    with Memory.open(db_path, config=cfg, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_many(_episodes(10, "a"))
+        q = HashEmbedder().embed(["cat"])[0]
+        _same(mem.store.knn(q, 4, Filters(agent="a")), _vec0(mem, q, 4, Filters(agent="a")))
+        assert mem.store.vector_index.loaded() == {}
+
+
+@pytest.mark.parametrize("other", ["b", "猫の agent", 'quote " and * OR', "Bob"])
+def test_fulltext_scoped_to_agent(mem: Memory, other: str) -> None:
+    mem.add_many(_episodes(20, "bob"))
+    mem.add_many(_episodes(20, other, seed=1))
+    expr = match_expression(query_terms("cat tea deadline"))
+    assert expr
+    for agent in ("bob", other):
+        f = Filters(agent=agent)
+        with mem.store.connections.read() as cur:
+            from memengine.store.fulltext import bm25
+
+            scoped = bm25(cur, expr, 8, f, scope=True)
+            plain = bm25(cur, expr, 8, f, scope=False)
+        assert scoped == plain and scoped
+        got = mem.store.get([i for i, _ in scoped])
+        assert {e.agent for e in got.values()} == {agent}
+    assert agent_token("猫") == "a" + "猫".encode().hex()
+
+
+def test_frequent_terms_left_out_only_in_large_indexes(mem: Memory) -> None:
+    eps = [
+        NewEpisode(
+            kind="fact",
+            content=f"common {'rare' if i == 7 else 'word'} {i}",
+            agent="a",
+            occurred_at=T0,
+        )
+        for i in range(2100)
+    ]
+    vecs = HashEmbedder().embed([e.content or "" for e in eps])
+    mem.store.add(eps, [e.content or "" for e in eps], vecs)
+    f = Filters(agent="a")
+    hits, dropped = mem.store.text_search(["common", "rare"], 5, f)
+    assert dropped == ["common"] and hits[0][0] == mem.store.text_search(["rare"], 1, f)[0][0][0]
+    _, dropped = mem.store.text_search(["common"], 5, f)
+    assert dropped == []  # never every term
+    _, dropped = mem.store.text_search(["word", "rare"], 5, f, max_df=1.0, posting_budget=500)
+    assert dropped == ["word"]
+
+
+def test_small_index_keeps_every_term(mem: Memory) -> None:
+    mem.add_many(_episodes(30, "a"))
+    _, dropped = mem.store.text_search(["cat", "dog", "tea"], 5, Filters(agent="a"))
+    assert dropped == []
+
+
+def test_katakana_unigrams_only_for_single_characters() -> None:
+    assert "ケ" not in query_terms("ケーキを食べた")
+    assert "ケー" in query_terms("ケーキを食べた") and "食" in query_terms("ケーキを食べた")
+    assert query_terms("ア") == ["ア"]
+
+
+def test_chunk_loader_equals_row_by_row(mem: Memory) -> None:
+    mem.add_many(_episodes(40, "a"))
+    mem.add_many(_episodes(3000, "b", seed=4))  # several vec0 chunks
+    mem.delete(list(range(45, 60)))  # holes in the chunks' validity bitmaps
+    index = mem.store.vector_index
+    with mem.store.connections.read() as cur:
+        for name in ("a", "b"):
+            from memengine.store.vector_index import _Agent
+
+            fast = _Agent(index.dimension)
+            assert index._read_chunks(cur, name, fast)
+            slow = _Agent(index.dimension)
+            slow.vecs = np.empty((0, index.dimension), np.float32)
+            slow.put(
+                [
+                    index._encode(r)
+                    for r in cur.execute(
+                        "SELECT episode_id, kind, sensitivity, status, occurred_ts, embedding "
+                        "FROM episode_vectors WHERE agent = ?",
+                        (name,),
+                    )
+                ]
+            )
+            assert fast.where.keys() == slow.where.keys()
+            for i, p in fast.where.items():
+                q = slow.where[i]
+                assert np.allclose(fast.vecs[p], slow.vecs[q])
+                assert (fast.kind[p], fast.sens[p], fast.status[p], fast.ts[p]) == (
+                    slow.kind[q],
+                    slow.sens[q],
+                    slow.status[q],
+                    slow.ts[q],
+                )
