@@ -253,3 +253,30 @@ def test_chunk_loader_equals_row_by_row(mem: Memory) -> None:
                     slow.status[q],
                     slow.ts[q],
                 )
+
+
+def test_contexts_written_at_insert_equal_the_relink(mem: Memory) -> None:
+    rng = np.random.default_rng(3)
+    for batch in range(4):  # batches that interleave in time with what is stored
+        eps = [
+            NewEpisode(
+                kind="exchange" if i % 4 else "fact",
+                user_text=f"turn {batch} {i} " + " ".join(rng.choice(WORDS, 2)),
+                reply_text="ok",
+                content=None if i % 4 else f"fact {batch} {i}",
+                agent="a" if i % 5 else "b",
+                occurred_at=T0 + timedelta(minutes=int(rng.integers(0, 600))),
+            )
+            for i in range(25)
+        ]
+        mem.add_many(eps)
+    with mem.store.connections.write() as cur:
+        from memengine.store.episodes import link_neighbours
+
+        before = cur.execute("SELECT total_changes()").fetchone()[0]
+        for agent in ("a", "b"):
+            link_neighbours(cur, agent, 0, 2**40, mem.store.neighbour_gap_s)
+        assert cur.execute("SELECT total_changes()").fetchone()[0] == before
+        with_context = cur.execute("SELECT count(*) FROM episodes WHERE context_text != ''")
+        assert with_context.fetchone()[0] > 50
+    assert mem.check().ok

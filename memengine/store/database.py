@@ -168,7 +168,9 @@ class Store:
         with self.connections.write() as cur:
             ep_rows.ensure_agents(cur, (e.agent for e in episodes), now)
             try:
-                ids = ep_rows.insert_episodes(cur, episodes, search_texts, now)
+                ids = ep_rows.insert_episodes(
+                    cur, episodes, search_texts, now, gap_s=self.neighbour_gap_s
+                )
             except self.connections.module.IntegrityError as exc:
                 raise InvalidInput(f"cannot store episode: {exc}") from exc
             vectors.insert_vectors(

@@ -30,8 +30,9 @@ COLUMNS = (
 _INSERT = (
     "INSERT INTO episodes (id, agent, kind, user_text, reply_text, content, occurred_at, "
     "occurred_ts, created_at, sensitivity, importance, tags, metadata, status, search_text, "
-    "strength) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "strength, context_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_TURN_KINDS = ("exchange", "message")
 
 
 def _iso(moment: datetime) -> str:
@@ -47,17 +48,38 @@ def ensure_agents(cur: Any, agents: Iterable[str], now: datetime) -> None:
 
 
 def insert_episodes(
-    cur: Any, episodes: Sequence[NewEpisode], search_texts: Sequence[str], now: datetime
+    cur: Any,
+    episodes: Sequence[NewEpisode],
+    search_texts: Sequence[str],
+    now: datetime,
+    *,
+    gap_s: int = 0,
 ) -> list[int]:
-    """Insert ``episodes`` (inside the caller's transaction) and return their ids in order."""
+    """Insert ``episodes`` (inside the caller's transaction) and return their ids in order.
+
+    Ids are assigned here (after the largest one in use) so that the batch
+    goes in with one ``executemany``; with ``gap_s`` each new conversation
+    turn is written with its neighbours' words already in ``context_text``,
+    so the full-text index sees each row once (see :func:`link_neighbours`).
+    """
+    top = cur.execute("SELECT coalesce(max(id), 0) FROM episodes").fetchone()[0]
+    explicit = [e.id for e in episodes if e.id is not None]
+    next_id = max([int(top), *explicit]) + 1
     ids: list[int] = []
-    for ep, search_text in zip(episodes, search_texts, strict=True):
+    for ep in episodes:
+        if ep.id is not None:
+            ids.append(ep.id)
+        else:
+            ids.append(next_id)
+            next_id += 1
+    contexts = _contexts(cur, episodes, search_texts, ids, gap_s) if gap_s > 0 else {}
+    rows = []
+    for i, ep, search_text in zip(ids, episodes, search_texts, strict=True):
         occurred = ensure_aware(ep.occurred_at)
         created = ep.created_at or now
-        cur.execute(
-            _INSERT,
+        rows.append(
             (
-                ep.id,
+                i,
                 ep.agent,
                 ep.kind.value,
                 ep.user_text,
@@ -73,10 +95,44 @@ def insert_episodes(
                 ep.status,
                 search_text,
                 1.0 if ep.strength is None else ep.strength,
-            ),
+                contexts.get(i, ""),
+            )
         )
-        ids.append(int(cur.lastrowid))
+    cur.executemany(_INSERT, rows)
     return ids
+
+
+def _contexts(
+    cur: Any,
+    episodes: Sequence[NewEpisode],
+    search_texts: Sequence[str],
+    ids: Sequence[int],
+    gap_s: int,
+) -> dict[int, str]:
+    """``context_text`` of each new conversation turn: what :func:`link_neighbours` would write."""
+    by_agent: dict[str, list[tuple[int, int, str]]] = {}
+    for i, ep, text in zip(ids, episodes, search_texts, strict=True):
+        if ep.kind.value in _TURN_KINDS:
+            ts = int(ensure_aware(ep.occurred_at).timestamp())
+            by_agent.setdefault(ep.agent, []).append((ts, i, text))
+    out: dict[int, str] = {}
+    for agent, new in by_agent.items():
+        lo = min(t for t, _, _ in new) - 2 * gap_s
+        hi = max(t for t, _, _ in new) + 2 * gap_s
+        old = cur.execute(
+            "SELECT occurred_ts, id, search_text FROM episodes WHERE agent = ? "
+            "AND kind IN ('exchange', 'message') AND occurred_ts BETWEEN ? AND ?",
+            (agent, lo, hi),
+        ).fetchall()
+        turns = sorted([*((int(t), int(i), str(x)) for t, i, x in old), *new])
+        fresh = {i for _, i, _ in new}
+        for k, (ts, i, _) in enumerate(turns):
+            if i not in fresh:
+                continue
+            prev = turns[k - 1] if k > 0 and turns[k - 1][0] >= ts - gap_s else None
+            nxt = turns[k + 1] if k + 1 < len(turns) and turns[k + 1][0] <= ts + gap_s else None
+            out[i] = f"{prev[2] if prev else ''} {nxt[2] if nxt else ''}".strip()
+    return out
 
 
 def row_to_episode(row: Sequence[Any]) -> Episode:
