@@ -70,6 +70,18 @@ class RetrievalConfig(_Section):
     """Query terms found in more than this share of episodes are left out of BM25 (idf ≤ 0)."""
     bm25_posting_budget: int | None = Field(20_000, ge=100)
     """Leave out a query's most frequent terms while their row counts add up to more (speed)."""
+    # query-adaptive list weights and the should-inject rule: memengine/retrieve/adapt.py, inject.py
+    adaptive_weights: bool = True  # re-fuse by lexical reach and dense spread
+    reach_full: float = Field(0.5, gt=0.0, le=1.0)  # BM25 keeps its weight from this reach on
+    reach_floor: float = Field(0.25, ge=0.0, le=1.0)  # BM25's share of its weight at zero reach
+    reach_cosine_weight: float = Field(0.2, ge=0.0)  # cosine weight added at zero reach
+    reach_max_terms: int = Field(32, ge=1, le=256)  # content terms looked up for the reach
+    spread_k: int = Field(10, ge=2, le=100)  # dense spread: cosine of knn hit 1 minus hit spread_k
+    spread_low: float = Field(0.12, ge=0.0, le=1.0)  # no vector boost at or below this spread
+    spread_high: float = Field(0.25, ge=0.0, le=1.0)  # full vector boost from this spread on
+    spread_boost: float = Field(1.0, ge=0.0)  # vector weight × (1 + spread_boost) at full spread
+    spread_cosine_weight: float = Field(0.1, ge=0.0)  # cosine weight added at full spread
+    statement_min_cosine: float = Field(0.7, ge=0.0, le=1.0)  # small talk injects only above this
 
 
 class LLMConfig(_Section):

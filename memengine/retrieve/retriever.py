@@ -2,8 +2,9 @@
 
 Without an LLM a turn is the fast path alone: the context query (the
 last few recent messages joined with the user's new text) plus any extra
-queries go through :class:`FastPath`; the results are labelled and the
-should-inject rule is applied. The LLM phases (expansion, reranking) hook
+queries go through :class:`FastPath`; the two lists are re-fused with
+weights adapted to the query (:mod:`.adapt`), the results are labelled and
+the should-inject rule (:mod:`.inject`) is applied. The LLM phases (expansion, reranking) hook
 in through :class:`Phases` when configured.
 """
 
@@ -20,7 +21,10 @@ from ..models import Message, Retrieval, Retrieved
 from ..store.database import Store
 from ..store.filters import Filters
 from ..text import guess_language
+from .adapt import dense_spread, list_scales, reweight
 from .fastpath import Candidate, FastPath, FastResult
+from .inject import evidence_found, should_inject
+from .signals import TermStats, asks_memory, content_terms, lexical_reach
 
 __all__ = ["Retriever", "context_query", "fast_results", "inject_decision", "label"]
 
@@ -53,21 +57,8 @@ def label(candidate: Candidate, config: RetrievalConfig, top_score: float) -> st
 
 
 def inject_decision(candidates: Sequence[Candidate], config: RetrievalConfig) -> bool:
-    """The fast path's should-inject rule.
-
-    Inject when one of the top results was ranked in the top 3 of both the
-    vector and the full-text search, or has a cosine similarity to the
-    context query of at least ``relevance_threshold`` (0.29). Both were
-    chosen on the dev sets (docs/benchmarks.md). Without an LLM these are
-    the only "nothing relevant" signals; the rerank phase replaces them.
-    """
-    for c in candidates[: config.max_results]:
-        comps = c.components
-        if comps.get("knn_rank", 99) <= 3 and comps.get("bm25_rank", 99) <= 3:
-            return True
-        if comps.get("cosine", 0.0) >= config.relevance_threshold:
-            return True
-    return False
+    """The fast path's evidence rule (:func:`.inject.evidence_found`), kept for the LLM turn."""
+    return evidence_found(candidates, config)
 
 
 def fast_results(
@@ -94,7 +85,23 @@ class Retriever:
         self, store: Store, embedder: Embedder, config: RetrievalConfig, executor: Executor
     ) -> None:
         self.config = config
+        self.store = store
+        self.executor = executor
         self.fast = FastPath(store, embedder, config, executor)
+
+    def reach(self, query: str) -> float:
+        """The lexical reach of ``query`` in this store (:func:`.signals.lexical_reach`)."""
+        terms = content_terms(query)[: self.config.reach_max_terms]
+        if not terms:
+            return 1.0
+        n, counts = self.store.document_counts(terms)
+        return lexical_reach(terms, TermStats(n, counts))
+
+    def _timed_reach(self, query: str) -> tuple[float, float]:
+        """:meth:`reach` and the milliseconds it took."""
+        t0 = time.perf_counter()
+        value = self.reach(query)
+        return value, round((time.perf_counter() - t0) * 1000, 3)
 
     def filters(
         self,
@@ -134,16 +141,23 @@ class Retriever:
         cfg = self.config
         query = context_query(text, recent, cfg.recent_conversation_turns)
         lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
+        # the reach's term counts run beside the searches; the lists are re-fused after
+        reach = self.executor.submit(self._timed_reach, query) if cfg.adaptive_weights else None
         result: FastResult = self.fast.run([query, *extra_queries], filters, now=now)
-        results = tuple(fast_results(result.candidates, cfg, limit))
         timings = dict(result.timings_ms)
+        reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
+        spread = dense_spread(result.candidates, cfg.spread_k)
+        scales = list_scales(cfg, reach=reach_value, spread=spread)
+        result.candidates = reweight(result.candidates, cfg, scales)
+        decided = should_inject(result.candidates, cfg, asks=asks_memory(text) or not text.strip())
+        results = tuple(fast_results(result.candidates, cfg, limit))
         timings["turn"] = round((time.perf_counter() - t0) * 1000, 3)
         return Retrieval(
             results=results,
             queries=tuple(result.queries),
             timings_ms=timings,
             degraded=tuple(result.degraded),
-            should_inject=inject_decision(result.candidates, cfg),
+            should_inject=decided,
             language=lang,
             candidates=len(result.candidates),
         )

@@ -284,6 +284,11 @@ class Store:
             )
             return hits, sorted(dropped)
 
+    def document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """The number of episodes and the document frequency of each term (cached; all agents)."""
+        with self.connections.read() as cur:
+            return self.term_stats.counts(cur, terms)
+
     def iter_episodes(self, agent: str | None = None, batch: int = 500) -> Iterator[list[Episode]]:
         """Yield every episode (of one agent, or all), in id order, a batch at a time."""
         with self.connections.read() as cur:

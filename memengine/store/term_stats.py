@@ -4,7 +4,7 @@ A term in more than half of the rows has an idf of 0 in FTS5's BM25: it
 cannot change the ranking, but matching it means reading and scoring
 nearly every row. :class:`TermStats` counts a term's rows with the same
 tokenizer as the search (so stemming agrees) and caches the count until the
-index's row count has moved by a tenth.
+index's row count changes (below 10K rows) or moves by a tenth (above).
 """
 
 from __future__ import annotations
@@ -42,6 +42,30 @@ class TermStats:
         self._rows = 0
         self._lock = threading.Lock()
 
+    def counts(self, cur: Any, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """The index's row count and each term's row count (from the cache when fresh)."""
+        rows = fts_row_count(cur)
+        wanted = list(dict.fromkeys(t for t in terms if t.strip()))
+        with self._lock:
+            if rows != self._rows and (rows < 10_000 or abs(rows - self._rows) > self._rows / 10):
+                self._df.clear()  # exact below 10K rows; within a tenth above
+                self._rows = rows
+            missing = [t for t in wanted if t not in self._df]
+        found = {t: self._count(cur, t) for t in missing}
+        with self._lock:
+            if len(self._df) + len(found) > self.max_entries:
+                self._df.clear()
+            self._df.update(found)
+            return rows, {t: self._df.get(t, found.get(t, 0)) for t in wanted}
+
+    @staticmethod
+    def _count(cur: Any, term: str) -> int:
+        hit = cur.execute(
+            "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
+            ("{search_text context_text} : " + quote_term(term),),
+        ).fetchone()
+        return int(hit[0])
+
     def frequent(
         self, cur: Any, terms: Sequence[str], max_share: float, budget: int | None = None
     ) -> set[str]:
@@ -58,23 +82,9 @@ class TermStats:
         rows = fts_row_count(cur)
         if rows < self.min_rows:  # small indexes are fast anyway: keep every term
             return set()
-        with self._lock:
-            if not self._rows or abs(rows - self._rows) > self._rows / 10:
-                self._df.clear()
-                self._rows = rows
-            missing = [t for t in terms if t not in self._df]
-        found: dict[str, int] = {}
-        for term in missing:
-            hit = cur.execute(
-                "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
-                ("{search_text context_text} : " + quote_term(term),),
-            ).fetchone()
-            found[term] = int(hit[0])
-        with self._lock:
-            if len(self._df) + len(found) > self.max_entries:
-                self._df.clear()
-            self._df.update(found)
-            df = {t: self._df.get(t, found.get(t, 0)) for t in terms}
+        rows, df = self.counts(cur, terms)
+        if not df:
+            return set()
         keep = sorted(df, key=lambda t: df[t])  # rarest first
         rarest = keep[0]
         keep = [t for t in keep if df[t] <= max_share * rows or t == rarest]

@@ -1,0 +1,48 @@
+"""The fast path's should-inject decision, without an LLM.
+
+Two questions decide it:
+
+1. Does the user's new message ask for memories at all? A question, an
+   interrogative or a recall cue ("remember", 覚えてる, …っけ) does
+   (:func:`.signals.asks_memory`); small talk ("Nice weather today") does
+   not, and then only a near restatement of a memory (cosine to the context
+   query ≥ ``statement_min_cosine``) is worth injecting.
+2. Is anything relevant there? One of the top results was ranked in the
+   top 3 of both the vector and the full-text search, or has a cosine
+   similarity to the context query of at least ``relevance_threshold``
+   (:func:`evidence_found`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..config import RetrievalConfig
+from .fastpath import Candidate
+
+__all__ = ["evidence_found", "should_inject", "top_cosine"]
+
+
+def evidence_found(candidates: Sequence[Candidate], config: RetrievalConfig) -> bool:
+    """Whether a top result is in the top 3 of both searches or clears ``relevance_threshold``."""
+    for c in candidates[: config.max_results]:
+        comps = c.components
+        if comps.get("knn_rank", 99) <= 3 and comps.get("bm25_rank", 99) <= 3:
+            return True
+        if comps.get("cosine", 0.0) >= config.relevance_threshold:
+            return True
+    return False
+
+
+def top_cosine(candidates: Sequence[Candidate], config: RetrievalConfig) -> float:
+    """The best cosine similarity to the context query among the top results (0 without any)."""
+    return max(
+        (c.components.get("cosine", 0.0) for c in candidates[: config.max_results]), default=0.0
+    )
+
+
+def should_inject(candidates: Sequence[Candidate], config: RetrievalConfig, *, asks: bool) -> bool:
+    """The decision: evidence for a message that asks, a near restatement for small talk."""
+    if not asks:
+        return top_cosine(candidates, config) >= config.statement_min_cosine
+    return evidence_found(candidates, config)

@@ -1,0 +1,108 @@
+"""Query-side signals of the fast path, offline and cheap: content terms, idf, lexical reach, cues.
+
+- :func:`content_terms`: the search terms that carry meaning (Latin words
+  that are not stopwords; CJK grams without hiragana, i.e. kanji and
+  katakana pieces, so particles and inflections do not count).
+- :class:`TermStats` and :func:`lexical_reach`: the idf-weighted share of
+  the query's content terms that occur in at least one stored episode. A
+  query whose words the memory has never seen (a paraphrase, "burned out"
+  for "fried") cannot be found by full-text search, so the fast path then
+  trusts the vector search more (:mod:`.adapt`).
+- :func:`asks_memory`: whether a message asks something or points back at
+  something said before (a question, an interrogative, a recall cue).
+  Small talk ("Nice weather today") is not a request for memories.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..text import query_terms
+
+__all__ = [
+    "TermStats",
+    "asks_memory",
+    "content_terms",
+    "lexical_reach",
+]
+
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+_WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+_EN_QUESTION_WORDS = frozenset(
+    "what when where who whom whose why which how did do does was were is are have has "
+    "had can could would should will".split()
+)
+"""Words that open an English question (the first word of a sentence)."""
+
+_EN_RECALL = re.compile(
+    r"\b(remember|remind|recall|forgot|forget|mentioned|told you|last time|"
+    r"again)\b"
+)
+"""English cues that point back at something said before."""
+
+_JA_QUESTION = re.compile(
+    r"(何|いつ|どこ|どちら|どっち|誰|だれ|どう|なぜ|どれ|どの|いくら|いくつ)(?![かもでぞ])"
+)
+"""Japanese interrogatives (not the indefinites 何か, いつも, どこでも, どうぞ, …)."""
+
+_JA_ENDINGS = ("か", "かしら", "っけ")
+"""Sentence-final particles that make a Japanese sentence a question or a check."""
+
+_JA_RECALL = re.compile(r"(覚えて|忘れ|っけ|前に|この前|以前|言ったよね|話したよね)")
+"""Japanese cues that point back at something said before."""
+
+
+def content_terms(text: str) -> list[str]:
+    """The query terms of ``text`` that carry meaning: Latin words and CJK grams without hiragana."""
+    return [t for t in query_terms(text) if not _HIRAGANA.search(t)]
+
+
+@dataclass(frozen=True)
+class TermStats:
+    """Document frequencies of some terms in a store of ``n_docs`` episodes."""
+
+    n_docs: int
+    counts: Mapping[str, int]
+
+    def idf(self, term: str) -> float:
+        """BM25's (always positive) inverse document frequency of ``term``."""
+        df = self.counts.get(term, 0)
+        return math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
+
+
+def lexical_reach(terms: Sequence[str], stats: TermStats) -> float:
+    """The idf-weighted share of ``terms`` found in at least one episode (1.0 with no terms)."""
+    total = found = 0.0
+    for term in dict.fromkeys(terms):
+        w = stats.idf(term)
+        total += w
+        if stats.counts.get(term, 0) > 0:
+            found += w
+    return found / total if total > 0 else 1.0
+
+
+def _sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.!?。！？\n])\s*", text)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def asks_memory(text: str) -> bool:
+    """Whether ``text`` asks something or points back at the past (else it is small talk)."""
+    norm = unicodedata.normalize("NFKC", text).lower().strip()
+    if not norm:
+        return False
+    if "?" in norm or _EN_RECALL.search(norm) or _JA_RECALL.search(norm):
+        return True
+    for sentence in _sentences(norm):
+        words = _WORDS.findall(sentence)
+        if words and words[0] in _EN_QUESTION_WORDS:
+            return True
+        body = sentence.rstrip(".!。！…~〜 ")
+        if _JA_QUESTION.search(body) or body.endswith(_JA_ENDINGS):
+            return True
+    return False

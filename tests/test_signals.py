@@ -1,0 +1,141 @@
+"""Query-side signals, the adaptive list weights and the should-inject rule, worked by hand."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memengine import Memory
+from memengine.config import RetrievalConfig
+from memengine.models import Episode
+from memengine.retrieve.adapt import ListScales, dense_spread, list_scales, reweight
+from memengine.retrieve.fastpath import Candidate
+from memengine.retrieve.inject import evidence_found, should_inject, top_cosine
+from memengine.retrieve.signals import TermStats, asks_memory, content_terms, lexical_reach
+
+T0 = datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)
+
+
+def _cand(i: int, score: float, **comps: float) -> Candidate:
+    ep = Episode.model_construct(id=i, text=f"episode {i}")
+    return Candidate(ep, score, dict(comps))
+
+
+def test_content_terms_drop_particles_and_stopwords() -> None:
+    assert content_terms("What did the vet say?") == ["vet", "say"]
+    terms = content_terms("きなこの体重って何キロ？")
+    assert "体重" in terms and "キロ" in terms
+    assert not any(t in terms for t in ("の", "って", "この"))
+
+
+def test_idf_and_lexical_reach() -> None:
+    stats = TermStats(10, {"pickle": 9, "stipend": 0, "vet": 1})
+    assert stats.idf("stipend") > stats.idf("vet") > stats.idf("pickle") > 0
+    assert lexical_reach(["pickle", "vet"], stats) == pytest.approx(1.0)
+    assert lexical_reach(["stipend"], stats) == 0.0
+    half = lexical_reach(["vet", "stipend"], stats)
+    expected = stats.idf("vet") / (stats.idf("vet") + stats.idf("stipend"))
+    assert half == pytest.approx(expected)
+    assert lexical_reach([], stats) == 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How many HX-40s did the lab order?",
+        "Remind me, what's the date again",
+        "Did I ever tell you about it",
+        "ルクシアって何やってる会社だって言ったっけ？",
+        "発表会って何日だったかしら",
+        "この前の歯医者で言われたこと、覚えてる",
+    ],
+)
+def test_asks_memory(text: str) -> None:
+    assert asks_memory(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "Okay, grilled cheese time. Talk later.",
+        "今日はいいお天気ね。洗濯物がよく乾きそう",
+        "何か食べたいな。いつも同じものばかり",
+        "It's finally warm enough to sit on my balcony.",
+    ],
+)
+def test_small_talk_does_not_ask(text: str) -> None:
+    assert not asks_memory(text)
+
+
+def test_dense_spread() -> None:
+    cands = [_cand(i, 1.0, knn_rank=float(i), cosine=0.5 - 0.05 * (i - 1)) for i in range(1, 5)]
+    cands.append(_cand(9, 1.0, bm25_rank=1.0, cosine=0.9))  # not in the vector list
+    assert dense_spread(cands, 4) == pytest.approx(0.15)
+    assert dense_spread(cands, 5) is None
+
+
+def test_list_scales() -> None:
+    cfg = RetrievalConfig()
+    full = list_scales(cfg, reach=1.0, spread=None)
+    assert full == ListScales()
+    none = list_scales(cfg, reach=0.0, spread=None)
+    assert none.bm25 == pytest.approx(cfg.reach_floor)
+    assert none.cosine == pytest.approx(cfg.reach_cosine_weight)
+    half = list_scales(cfg, reach=cfg.reach_full / 2, spread=None)
+    assert half.bm25 == pytest.approx(cfg.reach_floor + (1 - cfg.reach_floor) / 2)
+    assert list_scales(cfg, reach=1.0, spread=cfg.spread_low).knn == 1.0
+    wide = list_scales(cfg, reach=1.0, spread=1.0)
+    assert wide.knn == pytest.approx(1 + cfg.spread_boost)
+    assert wide.cosine == pytest.approx(cfg.spread_cosine_weight)
+    mid = (cfg.spread_low + cfg.spread_high) / 2
+    assert list_scales(cfg, reach=1.0, spread=mid).knn == pytest.approx(1 + cfg.spread_boost / 2)
+    off = cfg.model_copy(update={"adaptive_weights": False})
+    assert list_scales(off, reach=0.0, spread=1.0) == ListScales()
+
+
+def test_reweight_rescales_each_list() -> None:
+    cfg = RetrievalConfig(rrf_k=10, knn_weight=0.5, bm25_weight=1.0)
+    lexical = _cand(1, 1.0 / 11, bm25_rank=1.0, cosine=0.0)
+    dense = _cand(2, 0.5 / 11, knn_rank=1.0, cosine=0.5)
+    same = reweight([lexical, dense], cfg, ListScales())
+    assert [c.episode.id for c in same] == [1, 2]
+    out = reweight([lexical, dense], cfg, ListScales(knn=2.0, bm25=0.25, cosine=0.2))
+    assert [c.episode.id for c in out] == [2, 1]
+    assert out[0].score == pytest.approx(1.0 / 11 + 0.2 * 0.5)
+    assert out[1].score == pytest.approx(0.25 / 11)
+
+
+def test_should_inject() -> None:
+    cfg = RetrievalConfig()
+    agree = [_cand(1, 1.0, knn_rank=2.0, bm25_rank=3.0, cosine=0.1)]
+    close = [_cand(1, 1.0, knn_rank=1.0, cosine=0.3)]
+    weak = [_cand(1, 1.0, knn_rank=1.0, cosine=0.2), _cand(2, 0.5, bm25_rank=1.0, cosine=0.1)]
+    restated = [_cand(1, 1.0, knn_rank=1.0, bm25_rank=1.0, cosine=0.75)]
+    assert evidence_found(agree, cfg) and evidence_found(close, cfg)
+    assert not evidence_found(weak, cfg)
+    assert should_inject(agree, cfg, asks=True)
+    assert not should_inject(weak, cfg, asks=True)
+    assert not should_inject(agree, cfg, asks=False)  # small talk needs a near restatement
+    assert should_inject(restated, cfg, asks=False)
+    assert top_cosine([], cfg) == 0.0
+
+
+def test_document_counts(mem: Memory) -> None:
+    mem.add_exchange("Pickle ate a sock", "Oh no", occurred_at=T0)
+    # a day apart: not neighbours (a neighbour's words count for the episode too)
+    mem.add_exchange("Pickle learned sit", "Good dog", occurred_at=T0 + timedelta(days=1))
+    n, counts = mem.store.document_counts(["pickle", "sock", "stipend", "pickle", ""])
+    assert n == 2
+    assert counts == {"pickle": 2, "sock": 1, "stipend": 0}
+
+
+def test_retrieval_reports_reach_time_and_skips_small_talk(mem: Memory) -> None:
+    mem.add_exchange("The laundry dried fast in the sun", "Nice", occurred_at=T0)
+    r = mem.retrieve("The laundry dried fast in the sun")
+    assert "reach" in r.timings_ms
+    asked = mem.retrieve("When did the laundry dry fast?")
+    assert asked.should_inject
+    assert math.isfinite(r.timings_ms["reach"])
