@@ -49,7 +49,7 @@ class RetrievalConfig(_Section):
     search: Literal["hybrid", "vector", "bm25"] = "hybrid"
     recent_conversation_turns: int = Field(3, ge=0, le=50)
     knn_k_per_query: int = Field(10, ge=1, le=1000)
-    bm25_k_per_query: int = Field(10, ge=1, le=1000)
+    bm25_k_per_query: int = Field(40, ge=1, le=1000)
     max_candidates: int = Field(40, ge=1, le=1000)
     occurred_day_range: int | None = Field(365, ge=1)
     rrf_k: float = Field(10.0, gt=0)
@@ -58,6 +58,11 @@ class RetrievalConfig(_Section):
     knn_weight: float = Field(0.5, ge=0)
     bm25_weight: float = Field(1.0, ge=0)
     cosine_weight: float = Field(0.0, ge=0)
+    # second stage over the fused candidates (retrieve/evidence.py; docs/benchmarks.md)
+    dense_content_words: bool = True  # KNN embeds the query's content words, lowercased
+    session_weight: float = Field(0.1, ge=0)  # bonus for candidates in the best-matching session
+    session_top_n: int = Field(3, ge=1, le=100)  # a session's score sums its n best BM25 scores
+    speaker_weight: float = Field(0.5, ge=0)  # bonus when the query names the turn's speaker
     max_results: int = Field(5, ge=1, le=100)
     max_expanded_queries: int = Field(5, ge=0, le=5)
     relevance_threshold: float = Field(0.29, ge=0.0, le=1.0)

@@ -24,7 +24,8 @@ class EpisodeKind(str, Enum):
     """The closed set of episode kinds.
 
     - ``exchange``: one user utterance and the partner's reply.
-    - ``message``: a single utterance by one speaker (multi-party logs).
+    - ``message``: a single utterance by one speaker (multi-party logs); name the
+      speaker in ``metadata["speaker"]`` (retrieval favours the speaker a query names).
     - ``observation``: something the agent saw or was told.
     - ``action``: something the agent did.
     - ``reflection``: the agent's own conclusion about past episodes.

@@ -17,6 +17,7 @@ from typing import Literal
 
 __all__ = [
     "analyze",
+    "dense_query",
     "estimate_tokens",
     "guess_language",
     "query_terms",
@@ -33,7 +34,6 @@ _CJK = (
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _KANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
-_KATAKANA = re.compile(r"^[\u30a0-\u30ff\uff66-\uff9f]$")  # incl. ー
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -54,6 +54,9 @@ ENGLISH_STOPWORDS = frozenset(
     you're you've your yours yourself yourselves did does tell remember know think
     s t just also really yeah oh hey hi ok okay""".split()
 )
+
+_DENSE_STOPWORDS = ENGLISH_STOPWORDS - {"out", "up", "down", "off", "over", "on", "in", "through"}
+"""Stopwords left out of the vector query: verb particles stay, they change the meaning."""
 
 
 def scrub(text: str) -> str:
@@ -101,9 +104,7 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     """Distinct search terms of a query, in order, stopwords removed.
 
     A Latin word is one term; a CJK run gives the same single characters and
-    bigrams as :func:`analyze`, except single hiragana (particles) and,
-    inside longer runs, single katakana (a katakana word is never one
-    character; those unigrams only match, slowly, every katakana word), so a
+    bigrams as :func:`analyze`, except single hiragana (particles), so a
     query shares its terms with the documents that hold its words.
     """
     text = unicodedata.normalize("NFKC", text).lower()
@@ -121,13 +122,28 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
         _latin_terms(text[pos : m.start()], push)
         run = m.group()
         for ch in run:
-            if not _KANA_ONLY.match(ch) and (len(run) == 1 or not _KATAKANA.match(ch)):
+            if not _KANA_ONLY.match(ch):
                 push(ch)
         for i in range(len(run) - 1):
             push(run[i : i + 2])
         pos = m.end()
     _latin_terms(text[pos:], push)
     return terms
+
+
+def dense_query(text: str) -> str:
+    """The query text for the vector search: its words, lowercased, English stopwords removed.
+
+    Question words, auxiliaries and capitalised names otherwise dominate a
+    sentence embedding of a short question. Verb particles ("burned out",
+    "gave up") are kept. Japanese text is returned as it is (the stopwords
+    are English). Falls back to the stripped text when no word is left.
+    """
+    if guess_language(text) == "ja":
+        return text
+    norm = unicodedata.normalize("NFKC", text).lower()
+    words = [w for w in _WORD.findall(norm) if w.replace("’", "'") not in _DENSE_STOPWORDS]
+    return " ".join(words) or text.strip()
 
 
 def _latin_terms(chunk: str, push: Callable[[str], None]) -> None:

@@ -214,12 +214,6 @@ def test_small_index_keeps_every_term(mem: Memory) -> None:
     assert dropped == []
 
 
-def test_katakana_unigrams_only_for_single_characters() -> None:
-    assert "ケ" not in query_terms("ケーキを食べた")
-    assert "ケー" in query_terms("ケーキを食べた") and "食" in query_terms("ケーキを食べた")
-    assert query_terms("ア") == ["ア"]
-
-
 def test_chunk_loader_equals_row_by_row(mem: Memory) -> None:
     mem.add_many(_episodes(40, "a"))
     mem.add_many(_episodes(3000, "b", seed=4))  # several vec0 chunks

@@ -51,7 +51,7 @@ from ..store.connect import driver_info, sqlite_module
 from ..store.database import Store
 from ..store.filters import Filters
 from ..store.fulltext import match_expression, quote_term
-from ..text import query_terms
+from ..text import dense_query, query_terms
 from .synth import (
     EPOCH,
     FREQUENT_WORD_EN,
@@ -533,9 +533,9 @@ class _Bench:
     def _embedder(self, queries: Sequence[_Query]) -> TableEmbedder:
         emb = TableEmbedder(self.cfg.dimension)
         for q in queries:
-            emb.add(q.text, q.vector)
-            for text, vec in q.extras:
+            for text, vec in [(q.text, q.vector), *q.extras]:
                 emb.add(text, vec)
+                emb.add(dense_query(text), vec)  # the vector search's form of the query
         return emb
 
     def _filters(self, mem: Memory, agent: str) -> Filters:

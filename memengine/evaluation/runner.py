@@ -107,7 +107,10 @@ def plan_modes(names: Sequence[str], config: Config) -> tuple[list[ModePlan], di
             )
             continue
         base = config if name == "full" else no_llm
-        retrieval = base.retrieval.model_copy(update={"search": search[name]})
+        update: dict[str, object] = {"search": search[name]}
+        if name in ("bm25", "vector"):  # single-list references: no second stage
+            update.update(session_weight=0.0, speaker_weight=0.0)
+        retrieval = base.retrieval.model_copy(update=update)
         plans.append(ModePlan(name, base.model_copy(update={"retrieval": retrieval})))
     return plans, skipped
 

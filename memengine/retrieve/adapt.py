@@ -25,6 +25,8 @@ the ranking when configured); ``adaptive_weights = false`` turns them off.
 The candidates' components keep each one's best rank in each search, so
 the fused score is adjusted in place: each list's contribution ``w / (k +
 rank)`` is rescaled and the cosine term added (exact for a single query).
+The session bonus of :mod:`.evidence` is made of BM25 scores, so it is
+rescaled with the full-text list.
 """
 
 from __future__ import annotations
@@ -95,6 +97,8 @@ def reweight(
             delta += (scales.knn - 1.0) * config.knn_weight / (config.rrf_k + comps["knn_rank"])
         if "bm25_rank" in comps:
             delta += (scales.bm25 - 1.0) * config.bm25_weight / (config.rrf_k + comps["bm25_rank"])
+        # the session bonus is built from BM25 scores: it gets the full-text list's trust
+        delta += (scales.bm25 - 1.0) * comps.get("session_bonus", 0.0)
         out.append(Candidate(c.episode, c.score + delta, dict(comps)))
     out.sort(key=lambda c: -c.score)
     return out

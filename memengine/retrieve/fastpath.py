@@ -3,7 +3,10 @@
 It needs no LLM and is what every turn falls back to. Each search runs on
 its own thread with its own connection; the lists are fused by weighted
 Reciprocal Rank Fusion and each candidate then gets a documented score
-(:func:`score_candidates`).
+(:func:`score_candidates`), plus the session and speaker evidence of
+:mod:`.evidence`. The vector search embeds the query's content words
+(:func:`~memengine.text.dense_query`) when ``dense_content_words`` is on;
+the ``cosine`` component stays that of the context query as written.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from ..embed.base import Embedder
 from ..models import Episode
 from ..store.database import Store
 from ..store.filters import Filters
-from ..text import query_terms
+from ..text import dense_query, query_terms
+from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
 
 __all__ = ["Candidate", "FastPath", "FastResult"]
@@ -65,14 +69,17 @@ class FastPath:
         if not queries:
             return FastResult([], [], timings, ["empty query"])
         t0 = time.perf_counter()
-        qvecs = self.embedder.embed(queries)
+        searched = [dense_query(q) for q in queries] if cfg.dense_content_words else []
+        vectors = self.embedder.embed([*queries, *searched])
+        qvecs = vectors[: len(queries)]
+        knn_vecs = vectors[len(queries) :] if searched else qvecs
         timings["embed"] = _ms(t0)
 
         t1 = time.perf_counter()
         use_knn = cfg.search != "bm25"
         use_bm25 = cfg.search != "vector"
         knn_job = (
-            self.executor.submit(self.store.knn_many, qvecs, cfg.knn_k_per_query, filters)
+            self.executor.submit(self.store.knn_many, knn_vecs, cfg.knn_k_per_query, filters)
             if use_knn
             else None
         )
@@ -119,6 +126,14 @@ class FastPath:
         cosines = self.store.similarities(qvecs[0], [f.id for f in fused], agent=filters.agent)
         timings["fetch"] = _ms(t3)
         candidates = score_candidates(fused, episodes, cosines, now, cfg.cosine_weight)
+        candidates = rescore(
+            candidates,
+            queries[0],
+            gap_s=cfg.neighbour_gap_minutes * 60,
+            session_weight=cfg.session_weight,
+            session_top_n=cfg.session_top_n,
+            speaker_weight=cfg.speaker_weight,
+        )
         timings["total"] = _ms(t0)
         return FastResult(candidates, list(queries), timings, degraded)
 

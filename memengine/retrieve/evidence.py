@@ -1,0 +1,115 @@
+"""Second-stage evidence over the fused candidates: their session, and the speaker a query names.
+
+Two signals that one turn's own score cannot see, both added to the fused
+score as fractions of the best candidate's score, then the list is
+re-sorted (see :func:`rescore`):
+
+- **Session** (``session_weight``): the candidates are grouped into sessions
+  (runs of turns at most ``neighbour_gap_minutes`` apart); a session where
+  several candidates match the query well is where the answer is likely
+  to be, so each candidate gets its session's support: the sum of the
+  ``session_top_n`` best BM25 scores of the *other* candidates in its
+  session, relative to the largest support.
+- **Speaker** (``speaker_weight``): a ``message`` episode records who said
+  it (``metadata["speaker"]``); a question that names a person is mostly
+  answered by what that person said, so a candidate whose speaker the
+  query names gets the bonus. Episodes without a speaker are unaffected.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .fastpath import Candidate
+
+__all__ = ["names_speaker", "rescore", "session_ids", "session_scores"]
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+
+
+def session_ids(times: Sequence[datetime], gap_s: float) -> list[int]:
+    """Session number of each time: sorted by time, a gap over ``gap_s`` seconds starts a new one."""
+    order = sorted(range(len(times)), key=lambda i: times[i])
+    out = [0] * len(times)
+    current = 0
+    for n, i in enumerate(order):
+        if n and (times[i] - times[order[n - 1]]).total_seconds() > gap_s:
+            current += 1
+        out[i] = current
+    return out
+
+
+def session_scores(
+    times: Sequence[datetime], scores: Sequence[float], gap_s: float, top_n: int
+) -> list[float]:
+    """Each item's support from its session in [0, 1]: the sum of the ``top_n`` best scores of the others in it.
+
+    The item's own score is left out (the fused score already counts it);
+    the sums are divided by the largest one.
+    """
+    sessions = session_ids(times, gap_s)
+    members: dict[int, list[tuple[float, int]]] = {}
+    for i, (sid, score) in enumerate(zip(sessions, scores, strict=True)):
+        members.setdefault(sid, []).append((max(score, 0.0), i))
+    for group in members.values():
+        group.sort(key=lambda m: -m[0])
+    support = [
+        sum(v for v, _ in [m for m in members[sid] if m[1] != i][:top_n])
+        for i, sid in enumerate(sessions)
+    ]
+    best = max(support, default=0.0)
+    return [v / best for v in support] if best > 0 else [0.0] * len(support)
+
+
+def names_speaker(query: str, speaker: str) -> bool:
+    """True when ``query`` names ``speaker``: the full name or its first word, as whole words (CJK: anywhere)."""
+    q = unicodedata.normalize("NFKC", query).lower()
+    name = " ".join(unicodedata.normalize("NFKC", speaker).lower().split())
+    if not name:
+        return False
+    if _CJK.search(name):
+        return name in q
+    forms = {name, name.split()[0]}
+    return any(
+        len(form) > 1 and re.search(r"(?<!\w)" + re.escape(form) + r"(?!\w)", q) for form in forms
+    )
+
+
+def rescore(
+    candidates: Sequence[Candidate],
+    query: str,
+    *,
+    gap_s: float,
+    session_weight: float,
+    session_top_n: int,
+    speaker_weight: float,
+) -> list[Candidate]:
+    """Add the session and speaker bonuses (fractions of the best score) and re-sort, best first."""
+    out = list(candidates)
+    if not out or (session_weight <= 0 and speaker_weight <= 0):
+        return out
+    top = max(c.score for c in out)
+    if session_weight > 0:
+        sessions = session_scores(
+            [c.episode.occurred_at for c in out],
+            [c.components.get("bm25", 0.0) for c in out],
+            gap_s,
+            session_top_n,
+        )
+        for c, s in zip(out, sessions, strict=True):
+            c.components["session"] = s
+            c.components["session_bonus"] = session_weight * top * s
+            c.score += session_weight * top * s
+    if speaker_weight > 0:
+        for c in out:
+            speaker = c.episode.metadata.get("speaker")
+            if isinstance(speaker, str) and names_speaker(query, speaker):
+                c.components["speaker"] = 1.0
+                c.score += speaker_weight * top
+    out.sort(key=lambda c: -c.score)
+    return out

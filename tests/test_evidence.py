@@ -1,0 +1,111 @@
+"""Second-stage evidence: sessions of candidates, named speakers, and the vector query text."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memengine import EpisodeKind, FixedClock, Memory, NewEpisode
+from memengine.models import Episode
+from memengine.retrieve.evidence import names_speaker, rescore, session_ids, session_scores
+from memengine.retrieve.fastpath import Candidate
+from memengine.text import dense_query
+
+T0 = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
+HOUR = 3600
+
+
+def _at(minutes: float) -> datetime:
+    return T0 + timedelta(minutes=minutes)
+
+
+def _candidate(i: int, score: float, minutes: float, bm25: float, speaker: str | None) -> Candidate:
+    ep = Episode(
+        id=i,
+        agent="default",
+        kind=EpisodeKind.message,
+        content=f"turn {i}",
+        occurred_at=_at(minutes),
+        created_at=T0,
+        metadata={"speaker": speaker} if speaker else {},
+    )
+    return Candidate(ep, score, {"bm25": bm25} if bm25 else {})
+
+
+def test_session_ids_split_on_gaps_in_input_order() -> None:
+    times = [_at(0), _at(3 * 24 * 60), _at(1), _at(3 * 24 * 60 + 5), _at(30)]
+    assert session_ids(times, HOUR) == [0, 1, 0, 1, 0]
+    assert session_ids([], HOUR) == []
+
+
+def test_session_scores_count_the_others_in_the_session() -> None:
+    times = [_at(0), _at(1), _at(2), _at(5000)]
+    scores = [4.0, 2.0, 0.0, 3.0]
+    # supports: 0 → 2 (item 1), 1 → 4 (item 0), 2 → 4 + 2, 3 → alone: 0
+    assert session_scores(times, scores, HOUR, top_n=3) == pytest.approx([2 / 6, 4 / 6, 1.0, 0.0])
+    assert session_scores(times, scores, HOUR, top_n=1) == pytest.approx([0.5, 1.0, 1.0, 0.0])
+    assert session_scores(times, [0.0] * 4, HOUR, top_n=3) == [0.0] * 4
+
+
+def test_names_speaker_by_whole_word() -> None:
+    assert names_speaker("What did Melanie paint?", "Melanie")
+    assert names_speaker("what is melanie's favourite book", "Melanie")
+    assert names_speaker("When did Anna move?", "Anna Schmidt")
+    assert not names_speaker("What did Melanies paint?", "Melanie")
+    assert not names_speaker("What did Jonathan say?", "Jon")
+    assert names_speaker("田中さんは何を買った？", "田中")
+    assert not names_speaker("anything", "")
+
+
+def test_rescore_adds_session_and_speaker_bonuses() -> None:
+    cands = [
+        _candidate(1, 1.0, 0, 5.0, "Bob"),
+        _candidate(2, 0.9, 5000, 4.0, "Ann"),
+        _candidate(3, 0.8, 5001, 4.0, "Ann"),
+    ]
+    out = rescore(
+        cands,
+        "What did Ann say?",
+        gap_s=HOUR,
+        session_weight=0.1,
+        session_top_n=3,
+        speaker_weight=0.5,
+    )
+    assert [c.episode.id for c in out] == [2, 3, 1]
+    assert out[0].score == pytest.approx(0.9 + 0.1 * 1.0 + 0.5 * 1.0)
+    assert out[0].components["speaker"] == 1.0 and "speaker" not in out[2].components
+    assert out[2].components["session"] == 0.0
+
+
+def test_rescore_with_zero_weights_changes_nothing() -> None:
+    cands = [_candidate(1, 0.2, 0, 1.0, "Ann"), _candidate(2, 0.5, 1, 0.0, None)]
+    out = rescore(cands, "Ann", gap_s=HOUR, session_weight=0, session_top_n=3, speaker_weight=0)
+    assert [(c.episode.id, c.score) for c in out] == [(1, 0.2), (2, 0.5)]
+
+
+def test_dense_query_keeps_content_words_and_particles() -> None:
+    assert dense_query("When did Melanie paint a sunrise?") == "melanie paint sunrise"
+    assert dense_query("Was I burned out back then?") == "burned out back"
+    assert dense_query("What did you do?") == "What did you do?"
+    assert dense_query("こむぎの給餌器、どう設定した？") == "こむぎの給餌器、どう設定した？"
+
+
+def test_speaker_named_in_the_question_ranks_first(mem: Memory, clock: FixedClock) -> None:
+    texts = {
+        "Caroline": "Caroline: Melanie, you paint so well! I wish I could paint like that.",
+        "Melanie": "Melanie: I painted a lake at sunrise last week.",
+    }
+    eps = [
+        NewEpisode(
+            kind=EpisodeKind.message,
+            content=texts[who],
+            occurred_at=clock() - timedelta(days=d),
+            metadata={"speaker": who},
+        )
+        for who, d in (("Caroline", 3), ("Melanie", 9))
+    ]
+    ids = mem.add_many(eps)
+    r = mem.retrieve("What did Melanie paint?", day_range=None)
+    assert r.results[0].episode.id == ids[1]
+    assert r.results[0].components.get("speaker") == 1.0
