@@ -73,7 +73,7 @@ class RetrievalConfig(_Section):
     """Memory for in-process copies of agents' vectors (exact KNN at numpy speed); 0: vec0 only."""
     max_term_df: float = Field(0.5, gt=0.0, le=1.0)
     """Query terms found in more than this share of episodes are left out of BM25 (idf ≤ 0)."""
-    bm25_posting_budget: int | None = Field(20_000, ge=100)
+    bm25_posting_budget: int | None = Field(5_000, ge=100)
     """Leave out a query's most frequent terms while their row counts add up to more (speed)."""
     # query-adaptive list weights and the should-inject rule: memengine/retrieve/adapt.py, inject.py
     adaptive_weights: bool = True  # re-fuse by lexical reach and dense spread

@@ -274,3 +274,43 @@ def test_contexts_written_at_insert_equal_the_relink(mem: Memory) -> None:
         with_context = cur.execute("SELECT count(*) FROM episodes WHERE context_text != ''")
         assert with_context.fetchone()[0] > 50
     assert mem.check().ok
+
+
+def test_hamming_matches_a_plain_popcount() -> None:
+    from memengine.store.vector_index import _hamming, _sign_bits
+
+    rng = np.random.default_rng(0)
+    for dim in (64, 100, 512):
+        vecs = rng.standard_normal((50, dim)).astype(np.float32)
+        words = (dim + 63) // 64
+        bits = _sign_bits(vecs, words)
+        code = _sign_bits(vecs[:1], words)[0]
+        plain = [(np.sign(vecs[i]) != np.sign(vecs[0])).sum() for i in range(50)]
+        assert _hamming(bits, code).tolist() == plain
+
+
+def test_prefilter_for_large_agents_honours_filters_and_finds_the_nearest(mem: Memory) -> None:
+    mem.store.vector_index.load_after = 1
+    mem.store.vector_index.exact_max_rows = 500  # the sign-bit prefilter from 500 rows on
+    mem.add_many(_episodes(1500, "a", seed=7))
+    emb = HashEmbedder()
+    queries = emb.embed(["cat tea rain", "piano deadline", "garden bus snow"])
+    for f in FILTERS:
+        got = mem.store.knn_many(queries, 10, f)
+        for q, hits in zip(queries, got, strict=True):
+            exact = _vec0(mem, q, 10, f)
+            if exact:  # the same distances: prefilter keeps ≥ 4,000 rows of 1,500
+                _same(hits, exact)
+            passing = mem.store.get([i for i, _ in hits])
+            for e in passing.values():
+                assert e.status in f.statuses
+                assert f.kinds is None or e.kind.value in f.kinds
+    with mem.store.connections.read() as cur:
+        agent = mem.store.vector_index._agents["a"]
+        from memengine.store.vector_index import _prefiltered
+
+        q = queries[:1]
+        few = _prefiltered(agent, agent.n, None, q, 10, keep=300)[0]
+        full = _vec0(mem, q[0], 10, Filters(agent="a", statuses=("active", "archived")))
+        assert len({i for i, _ in few} & {i for i, _ in full}) >= 7  # an approximation
+        assert cur is not None

@@ -74,7 +74,8 @@ def bm25(
     passing = {
         r[0]
         for r in cur.execute(
-            f"SELECT e.id FROM episodes e WHERE e.id IN ({marks}) AND {where}",
+            # NOT INDEXED: look the ids up by primary key, never scan the agent's index
+            f"SELECT e.id FROM episodes e NOT INDEXED WHERE e.id IN ({marks}) AND {where}",
             [r[0] for r in ranked] + params,
         )
     }

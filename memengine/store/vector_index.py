@@ -52,13 +52,25 @@ class _Agent:
     status: npt.NDArray[np.int8] = field(default_factory=lambda: np.empty(0, np.int8))
     ts: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
     alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.empty(0, np.bool_))
+    bits: npt.NDArray[np.uint64] = field(default_factory=lambda: np.empty((0, 0), np.uint64))
     where: dict[int, int] = field(default_factory=dict)
     dead: int = 0
 
     @property
+    def words(self) -> int:
+        """64-bit words per sign-bit code (the prefilter's copy of a vector)."""
+        return (self.dimension + 63) // 64
+
+    @property
     def nbytes(self) -> int:
         """Bytes held by the arrays (capacity, not only the rows in use)."""
-        return int(self.vecs.nbytes + self.ids.nbytes * 3 + self.alive.nbytes * 3)
+        return int(
+            self.vecs.nbytes + self.bits.nbytes + self.ids.nbytes * 3 + self.alive.nbytes * 3
+        )
+
+    def set_bits(self, lo: int, hi: int) -> None:
+        """Recompute the sign-bit codes of rows ``lo:hi`` from their vectors."""
+        self.bits[lo:hi] = _sign_bits(self.vecs[lo:hi], self.words)
 
     def reserve(self, n: int) -> None:
         """Allocate room for exactly ``n`` rows in an empty agent (uninitialised memory)."""
@@ -69,6 +81,7 @@ class _Agent:
         self.status = np.empty(n, np.int8)
         self.ts = np.empty(n, np.int64)
         self.alive = np.zeros(n, np.bool_)
+        self.bits = np.empty((n, self.words), np.uint64)
 
     def _grow(self, need: int) -> None:
         cap = len(self.ids)
@@ -82,6 +95,7 @@ class _Agent:
         self.status = _resized(self.status, new)
         self.ts = _resized(self.ts, new)
         self.alive = _resized(self.alive, new)
+        self.bits = _resized(self.bits.reshape(-1, self.words), new)
 
     def put(self, rows: Sequence[tuple[int, int, int, int, int, bytes]]) -> None:
         """Insert or replace rows of (id, kind code, sensitivity, status code, ts, vector blob)."""
@@ -115,6 +129,7 @@ class _Agent:
         block = vectors.reshape(m, self.dimension)
         norms = np.linalg.norm(block, axis=1, keepdims=True)
         self.vecs[lo:hi] = block / np.where(norms > 0, norms, 1.0)
+        self.set_bits(lo, hi)
         self.alive[lo:hi] = True
         self.where.update(zip(ids.tolist(), range(lo, hi), strict=True))
         self.n = hi
@@ -134,6 +149,7 @@ class _Agent:
         for name in ("ids", "kind", "sens", "status", "ts", "alive"):
             setattr(self, name, getattr(self, name)[keep].copy())
         self.vecs = self.vecs[keep].copy()
+        self.bits = self.bits[keep].copy()
         self.n, self.dead = len(keep), 0
         self.where = {int(i): p for p, i in enumerate(self.ids.tolist())}
 
@@ -167,9 +183,17 @@ def _resized(a: npt.NDArray[Any], n: int) -> npt.NDArray[Any]:
 class VectorIndex:
     """Per-agent float32 matrices mirrored from ``vec0``, kept current through ``vector_log``."""
 
-    def __init__(self, dimension: int, budget_bytes: int, *, load_after: int = 2) -> None:
+    def __init__(
+        self,
+        dimension: int,
+        budget_bytes: int,
+        *,
+        load_after: int = 2,
+        exact_max_rows: int = 20_000,
+    ) -> None:
         self.dimension = dimension
         self.budget_bytes = budget_bytes
+        self.exact_max_rows = exact_max_rows
         self.load_after = load_after
         self._asked: dict[str, int] = {}
         self._agents: OrderedDict[str, _Agent] = OrderedDict()
@@ -177,6 +201,11 @@ class VectorIndex:
         self._seq = 0
         self._kinds: dict[str, int] = {}
         self._lock = threading.Lock()
+
+    @staticmethod
+    def prefilter_rows(n: int) -> int:
+        """Rows kept by the sign-bit prefilter for rescoring: 4 % of them, at least 4,000."""
+        return max(4_000, n // 25)
 
     @property
     def enabled(self) -> bool:
@@ -210,12 +239,14 @@ class VectorIndex:
         q = (q / np.where(norms > 0, norms, 1.0)).astype(np.float32)
         if n == 0:
             return [[] for _ in range(len(q))]
+        if self.exact_max_rows and n > self.exact_max_rows:
+            return _prefiltered(agent, n, mask, q, k, self.prefilter_rows(n))
         if mask is not None and mask.sum() < n // 4:  # few rows pass: score only those
             rows = np.flatnonzero(mask)
-            scores = vecs[rows] @ q.T
+            scores = _scores(vecs[rows], q)
             row_ids = ids[rows]
         else:
-            scores = vecs[:n] @ q.T
+            scores = _scores(vecs[:n], q)
             row_ids = ids[:n]
             if mask is not None:
                 scores[~mask] = -np.inf
@@ -387,6 +418,7 @@ class VectorIndex:
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
             np.divide(vecs, np.where(norms > 0, norms, 1.0), out=agent.vecs[pos : pos + m])
             pos += m
+        agent.set_bits(0, pos)
         rows = [by_id[i] for i in id_list]
         agent.ids[:pos] = ids
         agent.kind[:pos] = [self._kinds.setdefault(str(r[1]), len(self._kinds)) for r in rows]
@@ -434,6 +466,90 @@ class VectorIndex:
             agent.put(rows)
         self._agents[name] = agent
         return agent
+
+
+_M1 = np.uint64(0x00FF00FF00FF00FF)
+_M2 = np.uint64(0x0001000100010001)
+_S8, _S48 = np.uint64(8), np.uint64(48)
+
+
+def _sign_bits(vecs: npt.NDArray[np.float32], words: int) -> npt.NDArray[np.uint64]:
+    """One bit per dimension (positive or not), packed into ``words`` 64-bit words per row."""
+    packed = np.packbits(vecs > 0, axis=1)
+    out = np.zeros((len(vecs), words * 8), np.uint8)
+    out[:, : packed.shape[1]] = packed
+    return out.view(np.uint64)
+
+
+def _hamming(bits: npt.NDArray[np.uint64], code: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """Hamming distance of every row of ``bits`` to ``code``.
+
+    ``bitwise_count`` gives one byte per 64-bit word; when a row has a
+    multiple of 8 words, each 8 of those bytes are summed inside one 64-bit
+    integer (two shifts and a multiply) instead of by a slow row reduction.
+    """
+    counts = np.bitwise_count(bits ^ code)  # rows × words, uint8
+    words = bits.shape[1]
+    if words % 8:
+        return counts.sum(axis=1, dtype=np.uint64)
+    lanes = np.ascontiguousarray(counts).view(np.uint64)  # rows × words/8
+    pairs = (lanes & _M1) + ((lanes >> _S8) & _M1)  # 16-bit sums of byte pairs
+    sums = (pairs * _M2) >> _S48
+    return sums.sum(axis=1) if sums.shape[1] > 1 else sums.ravel()
+
+
+def _prefiltered(
+    agent: _Agent,
+    n: int,
+    mask: npt.NDArray[np.bool_] | None,
+    q: npt.NDArray[np.float32],
+    k: int,
+    keep: int,
+) -> list[list[tuple[int, float]]]:
+    """Top ``k`` per query: the ``keep`` rows nearest by sign bits, rescored exactly in float32.
+
+    One pass over ``n × dimension / 8`` bytes of codes instead of ``n ×
+    dimension × 4`` bytes of floats; the rescoring reads ``keep`` rows.
+    Recall against the exact scan is measured by ``memengine bench``.
+    """
+    codes = _sign_bits(q, agent.words)
+    far = np.uint64(agent.dimension + 1)
+    picked: list[npt.NDArray[np.intp]] = []
+    for j in range(len(q)):
+        dist = _hamming(agent.bits[:n], codes[j])
+        if mask is not None:
+            dist[~mask] = far
+        picked.append(np.argpartition(dist, min(keep, n - 1))[:keep])
+    rows = np.unique(np.concatenate(picked))
+    scores = _scores(agent.vecs[rows], q)
+    if mask is not None:
+        scores[~mask[rows]] = -np.inf
+    out: list[list[tuple[int, float]]] = []
+    for j in range(len(q)):
+        col = scores[:, j]
+        kk = min(k, len(col))
+        top = np.argpartition(-col, kk - 1)[:kk]
+        top = top[np.argsort(-col[top], kind="stable")]
+        out.append(
+            [(int(agent.ids[rows[i]]), float(1.0 - col[i])) for i in top if col[i] != -np.inf]
+        )
+    return out
+
+
+_BLOCK = 1024
+"""Rows per block when scoring several queries (the block stays in cache for all of them)."""
+
+
+def _scores(vecs: npt.NDArray[np.float32], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Cosine scores, rows × queries: one matrix-vector product for one query; for several,
+    products over blocks of rows (a skinny matrix product over the whole matrix is
+    compute-bound in BLAS: about 3× one query for 4 queries, against 2× in blocks)."""
+    if len(q) == 1:
+        return (vecs @ q[0])[:, None]
+    qt = np.ascontiguousarray(q.T)
+    if len(vecs) <= _BLOCK:
+        return vecs @ qt
+    return np.concatenate([vecs[s : s + _BLOCK] @ qt for s in range(0, len(vecs), _BLOCK)])
 
 
 def _chunk_rows(
