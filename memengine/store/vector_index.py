@@ -4,7 +4,10 @@
 cost of a numpy matrix product over the same vectors. :class:`VectorIndex`
 keeps, per agent, a float32 matrix of unit vectors with the filter columns
 beside it, and answers KNN for several queries with one matrix product.
-It is exact (recall 1.0 against a full scan) and stays in step with the
+Up to ``exact_max_rows`` rows per agent the scan is exact; above, a
+sign-bit code per vector picks the nearest few percent by Hamming distance
+and those are rescored exactly (recall@10 against the exact scan is
+measured by ``memengine bench``). It stays in step with the
 file through ``vector_log``, a change log that triggers fill in the same
 transaction as every insert, delete and filter-column update of an episode
 (schema 0004): before each search the index replays the log entries it has
@@ -226,7 +229,10 @@ class VectorIndex:
     def knn(
         self, cur: Any, queries: npt.NDArray[np.float32], k: int, filters: Filters
     ) -> list[list[tuple[int, float]]] | None:
-        """Exact top ``k`` (id, cosine distance) per query row, or None to fall back to vec0."""
+        """Top ``k`` (id, cosine distance) per query row, or None to fall back to vec0.
+
+        Exact up to ``exact_max_rows`` rows; above, sign-bit prefilter and exact rescoring.
+        """
         with self._lock:
             self._sync(cur)
             agent = self._agent(cur, filters.agent)
