@@ -34,16 +34,21 @@ def fts_row_count(cur: Any) -> int:
 class TermStats:
     """A thread-safe cache of term document frequencies."""
 
-    def __init__(self, max_entries: int = 50_000, min_rows: int = 2_000) -> None:
+    def __init__(self, max_entries: int = 50_000, min_rows: int = 2_000, cap: int = 5_001) -> None:
         self.max_entries = max_entries
         self.min_rows = min_rows
+        self.cap = cap
         self._df: dict[str, int] = {}
         self._agents: dict[str, tuple[float, int]] = {}
         self._rows = 0
         self._lock = threading.Lock()
 
     def counts(self, cur: Any, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """The index's row count and each term's row count (from the cache when fresh)."""
+        """The index's row count and each term's row count (cached; counted up to ``cap``).
+
+        A count of ``cap`` means "at least ``cap``": a term that common is
+        over any posting budget below it, and its idf is near its floor.
+        """
         rows = fts_row_count(cur)
         wanted = list(dict.fromkeys(t for t in terms if t.strip()))
         with self._lock:
@@ -58,11 +63,54 @@ class TermStats:
             self._df.update(found)
             return rows, {t: self._df.get(t, found.get(t, 0)) for t in wanted}
 
-    @staticmethod
-    def _count(cur: Any, term: str) -> int:
+    def _rank_above_cap(self, cur: Any, terms: Sequence[str], term: str) -> int:
+        """A count of ``term`` high enough to order ``terms`` (all at the cap): 10×, 100× … the cap.
+
+        Counting stops at the first cap where some term of ``terms`` stays
+        under it, so the rarest is found without reading the whole doclist
+        of a term found nearly everywhere.
+        """
+        limit = self.cap * 10
+        while limit < 10**9:
+            counts = {t: self._capped(cur, t, limit) for t in terms}
+            if min(counts.values()) < limit:
+                return counts[term]
+            limit *= 10
+        return self._exact(cur, term)
+
+    def _capped(self, cur: Any, term: str, limit: int) -> int:
+        """Rows holding ``term`` up to ``limit`` (cached)."""
+        key = f"\x00{limit}\x00{term}"
+        with self._lock:
+            if key in self._df:
+                return self._df[key]
+        hit = cur.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?)",
+            ("{search_text context_text} : " + quote_term(term), limit),
+        ).fetchone()
+        with self._lock:
+            self._df[key] = int(hit[0])
+        return int(hit[0])
+
+    def _exact(self, cur: Any, term: str) -> int:
+        """Rows holding ``term``, all of them (cached with the capped counts)."""
+        key = "\x00exact\x00" + term
+        with self._lock:
+            if key in self._df:
+                return self._df[key]
         hit = cur.execute(
             "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
             ("{search_text context_text} : " + quote_term(term),),
+        ).fetchone()
+        with self._lock:
+            self._df[key] = int(hit[0])
+        return int(hit[0])
+
+    def _count(self, cur: Any, term: str) -> int:
+        """Rows holding ``term``, counted up to ``cap`` (FTS5 stops reading the doclist there)."""
+        hit = cur.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?)",
+            ("{search_text context_text} : " + quote_term(term), self.cap),
         ).fetchone()
         return int(hit[0])
 
@@ -86,8 +134,17 @@ class TermStats:
         if not df:
             return set()
         keep = sorted(df, key=lambda t: df[t])  # rarest first
+        if df[keep[0]] >= self.cap:  # every count hit the cap: find the rarest above it
+            capped = tuple(keep)  # (a list is empty while it is being sorted)
+            keep.sort(key=lambda t: self._rank_above_cap(cur, capped, t))
         rarest = keep[0]
         keep = [t for t in keep if df[t] <= max_share * rows or t == rarest]
+        if budget is None and max_share * rows >= self.cap:  # capped counts: count exactly
+            keep = [
+                t
+                for t in keep
+                if df[t] < self.cap or t == rarest or self._exact(cur, t) <= max_share * rows
+            ]
         total = sum(df[t] for t in keep)
         while budget is not None and len(keep) > 1 and total > budget:
             total -= df[keep.pop()]
