@@ -314,3 +314,28 @@ def test_prefilter_for_large_agents_honours_filters_and_finds_the_nearest(mem: M
         full = _vec0(mem, q[0], 10, Filters(agent="a", statuses=("active", "archived")))
         assert len({i for i, _ in few} & {i for i, _ in full}) >= 7  # an approximation
         assert cur is not None
+
+
+def test_capped_counts_still_find_the_rarest_term(mem: Memory) -> None:
+    eps = [
+        NewEpisode(
+            kind="fact",
+            content=" ".join(
+                w for w, every in (("alpha", 1), ("beta", 2), ("gamma", 7)) if i % every == 0
+            )
+            + f" n{i}",
+            agent="a",
+            occurred_at=T0,
+        )
+        for i in range(2100)
+    ]
+    mem.store.add(
+        eps, [e.content or "" for e in eps], HashEmbedder().embed([e.content or "" for e in eps])
+    )
+    stats = mem.store.term_stats
+    stats.cap = 20  # every term below is "at least 20" at the first cap
+    with mem.store.connections.read() as cur:
+        rows, df = stats.counts(cur, ["alpha", "beta", "gamma"])
+        assert rows == 2100 and df == {"alpha": 20, "beta": 20, "gamma": 20}
+        dropped = stats.frequent(cur, ["alpha", "beta", "gamma"], 1.0, budget=100)
+    assert dropped == {"alpha", "beta"}  # gamma (in 300 rows) is the rarest and stays

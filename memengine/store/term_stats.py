@@ -145,9 +145,15 @@ class TermStats:
                 for t in keep
                 if df[t] < self.cap or t == rarest or self._exact(cur, t) <= max_share * rows
             ]
-        total = sum(df[t] for t in keep)
-        while budget is not None and len(keep) > 1 and total > budget:
-            total -= df[keep.pop()]
+        if budget is None:
+            return set(df) - set(keep)
+
+        def rows_of(t: str) -> int:  # a count at the cap is "more than the budget"
+            return df[t] if df[t] < self.cap else max(self.cap, budget + 1)
+
+        total = sum(rows_of(t) for t in keep)
+        while len(keep) > 1 and total > budget:
+            total -= rows_of(keep.pop())
         return set(df) - set(keep)
 
     def agent_share(self, cur: Any, agent: str) -> float:
