@@ -339,3 +339,28 @@ def test_capped_counts_still_find_the_rarest_term(mem: Memory) -> None:
         assert rows == 2100 and df == {"alpha": 20, "beta": 20, "gamma": 20}
         dropped = stats.frequent(cur, ["alpha", "beta", "gamma"], 1.0, budget=100)
     assert dropped == {"alpha", "beta"}  # gamma (in 300 rows) is the rarest and stays
+
+
+def test_delete_relinks_the_neighbours(mem: Memory) -> None:
+    ids = mem.add_many(
+        [
+            NewEpisode(kind="exchange", user_text=text, reply_text="ok", agent="a", occurred_at=at)
+            for text, at in (
+                ("the piano lesson", T0),
+                ("a guitar string broke", T0 + timedelta(minutes=5)),
+                ("snow on the garden", T0 + timedelta(minutes=10)),
+            )
+        ]
+    )
+
+    def context(i: int) -> str:
+        with mem.store.connections.read() as cur:
+            return str(
+                cur.execute("SELECT context_text FROM episodes WHERE id = ?", (i,)).fetchone()[0]
+            )
+
+    assert "guitar" in context(ids[0]) and "guitar" in context(ids[2])
+    mem.delete([ids[1]])
+    assert "guitar" not in context(ids[0]) and "snow" in context(ids[0])
+    assert "piano" in context(ids[2])
+    assert mem.check().ok

@@ -272,7 +272,7 @@ def run_sleep(
         )
         store_lc.archive(cur, plan.archived)
         if plan.pruned:
-            ep_rows.delete_episodes(cur, plan.pruned, agent)
+            ep_rows.delete_and_relink(cur, plan.pruned, agent, store.neighbour_gap_s)
 
         active = [s for s in plan.states if s.status == "active"]
         strengths = np.asarray([s.strength for s in active], dtype=float)

@@ -199,9 +199,13 @@ class Store:
         return ids
 
     def delete(self, ids: Sequence[int], *, agent: str | None) -> list[int]:
-        """Delete exactly these ids (only ``agent``'s when given); return the ids deleted."""
+        """Delete exactly these ids (only ``agent``'s when given); return the ids deleted.
+
+        The neighbouring turns of what was deleted are re-linked in the same
+        transaction, so no episode keeps a deleted neighbour's words.
+        """
         with self.connections.write() as cur:
-            return ep_rows.delete_episodes(cur, ids, agent)
+            return ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
 
     def set_status(self, ids: Sequence[int], status: str) -> int:
         """Archive or re-activate episodes; triggers keep the vector filters in step."""

@@ -12,7 +12,9 @@ from ..models import Episode, EpisodeKind, NewEpisode
 
 __all__ = [
     "COLUMNS",
+    "delete_and_relink",
     "delete_episodes",
+    "deleted_spans",
     "ensure_agents",
     "fetch_episodes",
     "insert_episodes",
@@ -184,6 +186,32 @@ def delete_episodes(cur: Any, ids: Sequence[int], agent: str | None) -> list[int
             params = [*chunk, agent]
         deleted.extend(r[0] for r in cur.execute(sql + " RETURNING id", params).fetchall())
     return deleted
+
+
+def delete_and_relink(cur: Any, ids: Sequence[int], agent: str | None, gap_s: int) -> list[int]:
+    """:func:`delete_episodes`, then re-link the neighbours of what went (same transaction)."""
+    spans = deleted_spans(cur, ids)
+    deleted = delete_episodes(cur, ids, agent)
+    for name, (lo, hi) in spans.items():
+        if agent is None or name == agent:
+            link_neighbours(cur, name, lo, hi, gap_s)
+    return deleted
+
+
+def deleted_spans(cur: Any, ids: Sequence[int]) -> dict[str, tuple[int, int]]:
+    """Per agent, the time span of these episodes (read before a delete, to re-link after it)."""
+    spans: dict[str, tuple[int, int]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        for agent, lo, hi in cur.execute(
+            f"SELECT agent, min(occurred_ts), max(occurred_ts) FROM episodes "
+            f"WHERE id IN ({marks}) GROUP BY agent",
+            chunk,
+        ):
+            old = spans.get(agent)
+            spans[agent] = (min(lo, old[0]), max(hi, old[1])) if old else (int(lo), int(hi))
+    return spans
 
 
 def iter_episode_ids(cur: Any, agent: str | None = None, batch: int = 1000) -> Iterator[list[int]]:
