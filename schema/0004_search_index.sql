@@ -34,10 +34,10 @@ END;
 ALTER TABLE episodes ADD COLUMN agent_key TEXT
     GENERATED ALWAYS AS ('a' || lower(hex(agent))) VIRTUAL;
 
-DROP TRIGGER episodes_fts_insert;
-DROP TRIGGER episodes_fts_delete;
-DROP TRIGGER episodes_fts_update;
-DROP TABLE episodes_fts;
+DROP TRIGGER IF EXISTS episodes_fts_insert;
+DROP TRIGGER IF EXISTS episodes_fts_delete;
+DROP TRIGGER IF EXISTS episodes_fts_update;
+DROP TABLE IF EXISTS episodes_fts;
 
 -- search_text: the episode's own words; context_text: its neighbours' words
 -- (lower weight); agent_key: weight 0, used only to scope the match.

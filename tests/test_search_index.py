@@ -364,3 +364,45 @@ def test_delete_relinks_the_neighbours(mem: Memory) -> None:
     assert "guitar" not in context(ids[0]) and "snow" in context(ids[0])
     assert "piano" in context(ids[2])
     assert mem.check().ok
+
+
+_V3_FULLTEXT = [
+    "DROP TRIGGER vector_log_insert",
+    "DROP TRIGGER vector_log_delete",
+    "DROP TRIGGER vector_log_update",
+    "DROP TABLE vector_log",
+    "DROP TRIGGER episodes_fts_insert",
+    "DROP TRIGGER episodes_fts_delete",
+    "DROP TRIGGER episodes_fts_update",
+    "DROP TABLE episodes_fts",
+    "ALTER TABLE episodes DROP COLUMN agent_key",
+    "CREATE VIRTUAL TABLE episodes_fts USING fts5 (search_text, context_text, content = 'episodes', "
+    "content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2')",
+    "INSERT INTO episodes_fts (episodes_fts) VALUES ('rebuild')",
+    "CREATE TRIGGER episodes_fts_insert AFTER INSERT ON episodes BEGIN INSERT INTO episodes_fts "
+    "(rowid, search_text, context_text) VALUES (new.id, new.search_text, new.context_text); END",
+    "CREATE TRIGGER episodes_fts_delete AFTER DELETE ON episodes BEGIN INSERT INTO episodes_fts "
+    "(episodes_fts, rowid, search_text, context_text) VALUES ('delete', old.id, old.search_text, "
+    "old.context_text); END",
+    "PRAGMA user_version = 3",
+]
+
+
+def test_a_version_3_file_is_migrated_with_its_data(db_path: Path, clock: FixedClock) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_exchange("the piano lesson", "nice", occurred_at=T0)
+        mem.add_exchange("a guitar string broke", "oh", occurred_at=T0 + timedelta(minutes=5))
+        cur = mem.store.connections.get().cursor()
+        for statement in _V3_FULLTEXT:  # the file as schema version 3 left it
+            cur.execute(statement)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.store.schema_version() == 4
+        assert mem.check().ok
+        hits = mem.store.text_search(["guitar"], 5, Filters(agent="default"))[0]
+        texts = [mem.store.get([i])[i].user_text for i, _ in hits]
+        assert texts[0] == "a guitar string broke"  # the other one through its neighbour's words
+        assert texts[1:] == ["the piano lesson"]
+        new = mem.add_exchange("guitar again", "yes", occurred_at=T0 + timedelta(days=1))
+        assert new in [
+            i for i, _ in mem.store.text_search(["guitar"], 5, Filters(agent="default"))[0]
+        ]
