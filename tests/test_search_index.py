@@ -227,16 +227,7 @@ def test_chunk_loader_equals_row_by_row(mem: Memory) -> None:
             assert index._read_chunks(cur, name, fast)
             slow = _Agent(index.dimension)
             slow.vecs = np.empty((0, index.dimension), np.float32)
-            slow.put(
-                [
-                    index._encode(r)
-                    for r in cur.execute(
-                        "SELECT episode_id, kind, sensitivity, status, occurred_ts, embedding "
-                        "FROM episode_vectors WHERE agent = ?",
-                        (name,),
-                    )
-                ]
-            )
+            slow.put([index._encode(r) for r in index._agent_rows(cur, name)])
             assert fast.where.keys() == slow.where.keys()
             for i, p in fast.where.items():
                 q = slow.where[i]

@@ -721,7 +721,7 @@ class _Bench:
                     kh = mem.store.knn(q.vector, rc.knn_k_per_query, filters)
                     t_knn = _ms(t0)
                     t0 = time.perf_counter()
-                    bh = _fast_path_bm25(mem, q.text, filters)
+                    bh = mem.retriever.fast.bm25(query_terms(q.text), filters)
                     t_bm25 = _ms(t0)
                     t0 = time.perf_counter()
                     fused = rrf(
@@ -969,7 +969,7 @@ class _Bench:
                 t_knn = _ms(t0)
                 expr = match_expression(query_terms(q.text))
                 t0 = time.perf_counter()
-                _fast_path_bm25(mem, q.text, filters)
+                mem.retriever.fast.bm25(query_terms(q.text), filters)
                 t_bm25 = _ms(t0)
                 if measured:
                     for key, v in r.timings_ms.items():
@@ -1204,20 +1204,6 @@ class _Bench:
             "with_writer": mixed,
             "reader_p95_ratio": _ratio(mixed["reader_ms"]["p95"], alone["reader_ms"]["p95"]),
         }
-
-
-def _fast_path_bm25(mem: Memory, text: str, filters: Filters) -> list[tuple[int, float]]:
-    """The fast path's BM25 stage alone, with the memory's own settings."""
-    rc = mem.config.retrieval
-    hits, _ = mem.store.text_search(
-        query_terms(text),
-        rc.bm25_k_per_query,
-        filters,
-        context_weight=rc.context_weight,
-        max_df=rc.max_term_df,
-        posting_budget=rc.bm25_posting_budget,
-    )
-    return hits
 
 
 def _near(vector: npt.NDArray[np.float32], rng: np.random.Generator) -> npt.NDArray[np.float32]:

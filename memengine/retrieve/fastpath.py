@@ -60,6 +60,19 @@ class FastPath:
         self.config = config
         self.executor = executor
 
+    def bm25(self, terms: Sequence[str], filters: Filters) -> list[tuple[int, float]]:
+        """The full-text stage for one query's terms, with this path's settings."""
+        cfg = self.config
+        hits, _dropped = self.store.text_search(
+            terms,
+            cfg.bm25_k_per_query,
+            filters,
+            context_weight=cfg.context_weight,
+            max_df=cfg.max_term_df,
+            posting_budget=cfg.bm25_posting_budget,
+        )
+        return hits
+
     def run(self, queries: Sequence[str], filters: Filters, *, now: datetime) -> FastResult:
         """Search every query, fuse, score and fetch the candidates (best first)."""
         cfg = self.config
@@ -85,17 +98,7 @@ class FastPath:
         )
         term_lists = [query_terms(q) if use_bm25 else [] for q in queries]
         bm25_jobs = [
-            self.executor.submit(
-                self.store.text_search,
-                terms,
-                cfg.bm25_k_per_query,
-                filters,
-                context_weight=cfg.context_weight,
-                max_df=cfg.max_term_df,
-                posting_budget=cfg.bm25_posting_budget,
-            )
-            if terms
-            else None
+            self.executor.submit(self.bm25, terms, filters) if terms else None
             for terms in term_lists
         ]
         lists: list[RankedList] = []
@@ -111,7 +114,7 @@ class FastPath:
                 if use_bm25:
                     degraded.append(f"bm25 skipped for query {i}: no searchable terms")
                 continue
-            hits, _dropped = bjob.result()
+            hits = bjob.result()
             lists.append(
                 RankedList(f"bm25{i}", [h[0] for h in hits], [h[1] for h in hits], cfg.bm25_weight)
             )

@@ -32,7 +32,7 @@ from . import fulltext, vectors
 from .connect import Connections
 from .filters import Filters
 from .migrate import check_header, migrate
-from .term_stats import TermStats
+from .term_stats import TermStats, fts_row_count
 from .vector_index import RESET, VectorIndex, prune_log
 
 __all__ = ["ConsistencyReport", "Store"]
@@ -278,11 +278,12 @@ class Store:
         :meth:`TermStats.frequent`).
         """
         with self.connections.read() as cur:
-            dropped = self.term_stats.frequent(cur, terms, max_df, posting_budget)
+            rows = fts_row_count(cur)  # read once for both caches
+            dropped = self.term_stats.frequent(cur, terms, max_df, posting_budget, rows)
             expression = fulltext.match_expression([t for t in terms if t not in dropped])
             if expression is None:
                 return [], sorted(dropped)
-            scope = self.term_stats.agent_share(cur, filters.agent) < 0.5
+            scope = self.term_stats.agent_share(cur, filters.agent, rows) < 0.5
             hits = fulltext.bm25(
                 cur, expression, k, filters, context_weight=context_weight, scope=scope
             )

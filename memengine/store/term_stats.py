@@ -38,30 +38,54 @@ class TermStats:
         self.max_entries = max_entries
         self.min_rows = min_rows
         self.cap = cap
-        self._df: dict[str, int] = {}
+        self._df: dict[tuple[str, int | None], int] = {}  # (term, limit) -> rows, up to limit
         self._agents: dict[str, tuple[float, int]] = {}
         self._rows = 0
         self._lock = threading.Lock()
 
-    def counts(self, cur: Any, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    def counts(
+        self, cur: Any, terms: Sequence[str], rows: int | None = None
+    ) -> tuple[int, dict[str, int]]:
         """The index's row count and each term's row count (cached; counted up to ``cap``).
 
         A count of ``cap`` means "at least ``cap``": a term that common is
         over any posting budget below it, and its idf is near its floor.
+        ``rows`` is the index's row count when the caller has read it.
         """
-        rows = fts_row_count(cur)
+        rows = fts_row_count(cur) if rows is None else rows
+        self._refresh(rows)
         wanted = list(dict.fromkeys(t for t in terms if t.strip()))
+        return rows, {t: self._rows_holding(cur, t, self.cap) for t in wanted}
+
+    def _refresh(self, rows: int) -> None:
+        """Forget the counts once the index has changed (any change below 10K rows, a tenth above)."""
         with self._lock:
             if rows != self._rows and (rows < 10_000 or abs(rows - self._rows) > self._rows / 10):
-                self._df.clear()  # exact below 10K rows; within a tenth above
-                self._rows = rows
-            missing = [t for t in wanted if t not in self._df]
-        found = {t: self._count(cur, t) for t in missing}
-        with self._lock:
-            if len(self._df) + len(found) > self.max_entries:
                 self._df.clear()
-            self._df.update(found)
-            return rows, {t: self._df.get(t, found.get(t, 0)) for t in wanted}
+                self._rows = rows
+
+    def _rows_holding(self, cur: Any, term: str, limit: int | None) -> int:
+        """Rows holding ``term``, counted up to ``limit`` (None: all; FTS5 stops reading there)."""
+        key = (term, limit)
+        with self._lock:
+            if key in self._df:
+                return self._df[key]
+        match = "{search_text context_text} : " + quote_term(term)
+        if limit is None:
+            hit = cur.execute(
+                "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?", (match,)
+            ).fetchone()
+        else:
+            hit = cur.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? "
+                "LIMIT ?)",
+                (match, limit),
+            ).fetchone()
+        with self._lock:
+            if len(self._df) >= self.max_entries:
+                self._df.clear()
+            self._df[key] = int(hit[0])
+        return int(hit[0])
 
     def _rank_above_cap(self, cur: Any, terms: Sequence[str], term: str) -> int:
         """A count of ``term`` high enough to order ``terms`` (all at the cap): 10×, 100× … the cap.
@@ -72,50 +96,19 @@ class TermStats:
         """
         limit = self.cap * 10
         while limit < 10**9:
-            counts = {t: self._capped(cur, t, limit) for t in terms}
+            counts = {t: self._rows_holding(cur, t, limit) for t in terms}
             if min(counts.values()) < limit:
                 return counts[term]
             limit *= 10
-        return self._exact(cur, term)
-
-    def _capped(self, cur: Any, term: str, limit: int) -> int:
-        """Rows holding ``term`` up to ``limit`` (cached)."""
-        key = f"\x00{limit}\x00{term}"
-        with self._lock:
-            if key in self._df:
-                return self._df[key]
-        hit = cur.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?)",
-            ("{search_text context_text} : " + quote_term(term), limit),
-        ).fetchone()
-        with self._lock:
-            self._df[key] = int(hit[0])
-        return int(hit[0])
-
-    def _exact(self, cur: Any, term: str) -> int:
-        """Rows holding ``term``, all of them (cached with the capped counts)."""
-        key = "\x00exact\x00" + term
-        with self._lock:
-            if key in self._df:
-                return self._df[key]
-        hit = cur.execute(
-            "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
-            ("{search_text context_text} : " + quote_term(term),),
-        ).fetchone()
-        with self._lock:
-            self._df[key] = int(hit[0])
-        return int(hit[0])
-
-    def _count(self, cur: Any, term: str) -> int:
-        """Rows holding ``term``, counted up to ``cap`` (FTS5 stops reading the doclist there)."""
-        hit = cur.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?)",
-            ("{search_text context_text} : " + quote_term(term), self.cap),
-        ).fetchone()
-        return int(hit[0])
+        return self._rows_holding(cur, term, None)
 
     def frequent(
-        self, cur: Any, terms: Sequence[str], max_share: float, budget: int | None = None
+        self,
+        cur: Any,
+        terms: Sequence[str],
+        max_share: float,
+        budget: int | None = None,
+        rows: int | None = None,
     ) -> set[str]:
         """The terms to leave out of a search: too frequent, or over the posting budget.
 
@@ -127,10 +120,10 @@ class TermStats:
         """
         if (max_share >= 1.0 and budget is None) or not terms:
             return set()
-        rows = fts_row_count(cur)
+        rows = fts_row_count(cur) if rows is None else rows
         if rows < self.min_rows:  # small indexes are fast anyway: keep every term
             return set()
-        rows, df = self.counts(cur, terms)
+        rows, df = self.counts(cur, terms, rows)
         if not df:
             return set()
         keep = sorted(df, key=lambda t: df[t])  # rarest first
@@ -139,13 +132,15 @@ class TermStats:
             keep.sort(key=lambda t: self._rank_above_cap(cur, capped, t))
         rarest = keep[0]
         keep = [t for t in keep if df[t] <= max_share * rows or t == rarest]
-        if budget is None and max_share * rows >= self.cap:  # capped counts: count exactly
-            keep = [
-                t
-                for t in keep
-                if df[t] < self.cap or t == rarest or self._exact(cur, t) <= max_share * rows
-            ]
         if budget is None:
+            if max_share * rows >= self.cap:  # capped counts: count exactly
+                keep = [
+                    t
+                    for t in keep
+                    if df[t] < self.cap
+                    or t == rarest
+                    or self._rows_holding(cur, t, None) <= max_share * rows
+                ]
             return set(df) - set(keep)
 
         def rows_of(t: str) -> int:  # a count at the cap is "more than the budget"
@@ -156,9 +151,9 @@ class TermStats:
             total -= rows_of(keep.pop())
         return set(df) - set(keep)
 
-    def agent_share(self, cur: Any, agent: str) -> float:
+    def agent_share(self, cur: Any, agent: str, rows: int | None = None) -> float:
         """The share of all episodes that belong to ``agent`` (cached like the frequencies)."""
-        rows = fts_row_count(cur)
+        rows = fts_row_count(cur) if rows is None else rows
         with self._lock:
             hit = self._agents.get(agent)
             if hit is not None and abs(rows - hit[1]) <= hit[1] / 10:

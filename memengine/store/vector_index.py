@@ -220,12 +220,6 @@ class VectorIndex:
         with self._lock:
             return {a: len(m.where) for a, m in self._agents.items()}
 
-    def clear(self) -> None:
-        """Forget everything (the next search reloads)."""
-        with self._lock:
-            self._agents.clear()
-            self._too_big.clear()
-
     def knn(
         self, cur: Any, queries: npt.NDArray[np.float32], k: int, filters: Filters
     ) -> list[list[tuple[int, float]]] | None:
@@ -295,14 +289,7 @@ class VectorIndex:
         bad: list[int] = []
         for name, where in held.items():
             agent = snapshot[name]
-            stored = {
-                int(r[0]): r
-                for r in cur.execute(
-                    "SELECT episode_id, kind, sensitivity, status, occurred_ts, embedding "
-                    "FROM episode_vectors WHERE agent = ?",
-                    (name,),
-                )
-            }
+            stored = {int(r[0]): r for r in self._agent_rows(cur, name)}
             bad.extend(sorted(set(where) ^ set(stored)))
             for i in set(where) & set(stored):
                 row = self._encode(stored[i])
@@ -358,12 +345,21 @@ class VectorIndex:
                 continue
             for i in ids:
                 agent.drop(i)
-            moved = [r for r in self._rows(cur, ids) if r[0] is not None]
+            moved = self._rows(cur, ids)  # (agent, encoded row) of the ids still stored
             mine = [r[1:] for r in moved if r[0] == name]
             agent.put(mine)
             for other in {r[0] for r in moved} - {name}:  # an episode moved to another agent
                 self._agents.pop(other, None)
             agent.compact()
+
+    @staticmethod
+    def _agent_rows(cur: Any, name: str) -> Any:
+        """The agent's rows read through ``vec0``: (id, kind, sensitivity, status, ts, vector)."""
+        return cur.execute(
+            "SELECT episode_id, kind, sensitivity, status, occurred_ts, embedding "
+            "FROM episode_vectors WHERE agent = ?",
+            (name,),
+        )
 
     def _rows(self, cur: Any, ids: Sequence[int]) -> list[tuple[Any, ...]]:
         out: list[tuple[Any, ...]] = []
@@ -377,11 +373,14 @@ class VectorIndex:
                 out.append((row[0], *self._encode(row[1:])))
         return out
 
+    def _kind(self, name: Any) -> int:
+        """The small integer code of an episode kind (assigned on first sight)."""
+        return self._kinds.setdefault(str(name), len(self._kinds))
+
     def _encode(self, row: Sequence[Any]) -> tuple[int, int, int, int, int, bytes]:
-        kind = self._kinds.setdefault(str(row[1]), len(self._kinds))
         return (
             int(row[0]),
-            kind,
+            self._kind(row[1]),
             int(row[2]),
             _STATUS.get(str(row[3]), 2),
             int(row[4]),
@@ -427,7 +426,7 @@ class VectorIndex:
         agent.set_bits(0, pos)
         rows = [by_id[i] for i in id_list]
         agent.ids[:pos] = ids
-        agent.kind[:pos] = [self._kinds.setdefault(str(r[1]), len(self._kinds)) for r in rows]
+        agent.kind[:pos] = [self._kind(r[1]) for r in rows]
         agent.sens[:pos] = [int(r[2]) for r in rows]
         agent.status[:pos] = [_STATUS.get(str(r[3]), 2) for r in rows]
         agent.ts[:pos] = [int(r[4]) for r in rows]
@@ -461,15 +460,7 @@ class VectorIndex:
         if not self._read_chunks(cur, name, agent):  # unknown layout: row by row via vec0
             agent = _Agent(self.dimension)
             agent.vecs = np.empty((0, self.dimension), np.float32)
-            rows = [
-                self._encode(r)
-                for r in cur.execute(
-                    "SELECT episode_id, kind, sensitivity, status, occurred_ts, embedding "
-                    "FROM episode_vectors WHERE agent = ?",
-                    (name,),
-                )
-            ]
-            agent.put(rows)
+            agent.put([self._encode(r) for r in self._agent_rows(cur, name)])
         self._agents[name] = agent
         return agent
 
