@@ -275,9 +275,29 @@ def test_hamming_matches_a_plain_popcount() -> None:
         vecs = rng.standard_normal((50, dim)).astype(np.float32)
         words = (dim + 63) // 64
         bits = _sign_bits(vecs, words)
-        code = _sign_bits(vecs[:1], words)[0]
-        plain = [(np.sign(vecs[i]) != np.sign(vecs[0])).sum() for i in range(50)]
-        assert _hamming(bits, code).tolist() == plain
+        dist = _hamming(bits, _sign_bits(vecs[:2], words))
+        for j in range(2):
+            plain = [(np.sign(vecs[i]) != np.sign(vecs[j])).sum() for i in range(50)]
+            assert dist[j].tolist() == plain
+
+
+def test_int8_codes_keep_the_ranking_and_nearest_rows_keep_ties() -> None:
+    from memengine.store.vector_index import _int8, _nearest_rows
+
+    rng = np.random.default_rng(1)
+    vecs = rng.standard_normal((200, 512)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    codes, scale = _int8(vecs)
+    assert codes.dtype == np.int8 and np.abs(codes).max() == 127
+    approx = (codes.astype(np.float32) * scale[:, None]) @ vecs[0]
+    assert np.abs(approx - vecs @ vecs[0]).max() < 0.01
+    assert _int8(np.zeros((1, 4), np.float32))[0].tolist() == [[0, 0, 0, 0]]
+
+    dist = np.array([5, 1, 3, 3, 9, 2, 3], np.uint16)
+    assert _nearest_rows(dist, 3, 8).tolist() == [1, 2, 3, 5, 6]  # every row tied at 3
+    assert _nearest_rows(dist, 1, 8).tolist() == [1]
+    masked = np.array([9, 9, 2], np.uint16)  # 9: filtered out (over the limit)
+    assert _nearest_rows(masked, 2, 8).tolist() == [2]
 
 
 def test_prefilter_for_large_agents_honours_filters_and_finds_the_nearest(mem: Memory) -> None:
