@@ -87,6 +87,7 @@ class RetrievalConfig(_Section):
     spread_boost: float = Field(1.0, ge=0.0)  # vector weight × (1 + spread_boost) at full spread
     spread_cosine_weight: float = Field(0.1, ge=0.0)  # cosine weight added at full spread
     statement_min_cosine: float = Field(0.7, ge=0.0, le=1.0)  # small talk injects only above this
+    window_weight: float = Field(0.3, ge=0.0)  # bonus for candidates in the message's time window
 
 
 class LLMConfig(_Section):

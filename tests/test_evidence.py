@@ -8,7 +8,14 @@ import pytest
 
 from memengine import EpisodeKind, FixedClock, Memory, NewEpisode
 from memengine.models import Episode
-from memengine.retrieve.evidence import names_speaker, rescore, session_ids, session_scores
+from memengine.retrieve.evidence import (
+    in_window,
+    names_speaker,
+    rescore,
+    session_ids,
+    session_scores,
+    window_bonus,
+)
 from memengine.retrieve.fastpath import Candidate
 from memengine.text import dense_query
 
@@ -109,3 +116,46 @@ def test_speaker_named_in_the_question_ranks_first(mem: Memory, clock: FixedCloc
     r = mem.retrieve("What did Melanie paint?", day_range=None)
     assert r.results[0].episode.id == ids[1]
     assert r.results[0].components.get("speaker") == 1.0
+
+
+def test_in_window_compares_instants_start_inclusive() -> None:
+    jst = timezone(timedelta(hours=9))
+    window = (T0, T0 + timedelta(days=1))
+    assert in_window(T0, window)
+    assert in_window(T0.astimezone(jst), window)
+    assert not in_window(T0 + timedelta(days=1), window)
+    assert not in_window(T0 - timedelta(seconds=1), window)
+
+
+def test_window_bonus_lifts_what_happened_in_the_window() -> None:
+    cands = [_candidate(1, 1.0, 0, 0.0, None), _candidate(2, 0.8, 3000, 0.0, None)]
+    window = (_at(2000), _at(4000))
+    out = window_bonus(cands, window, 0.3)
+    assert [c.episode.id for c in out] == [2, 1]
+    assert out[0].score == pytest.approx(0.8 + 0.3 * 1.0)
+    assert out[0].components["window"] == 1.0 and "window" not in out[1].components
+    same = window_bonus([_candidate(1, 1.0, 0, 0.0, None)], None, 0.3)
+    assert same[0].score == 1.0
+    assert [c.score for c in cands] == [1.0, 0.8]  # the input is left as it was
+    assert [c.episode.id for c in window_bonus(cands, window, 0.0)] == [1, 2]
+
+
+def test_a_time_expression_prefers_memories_from_then(mem: Memory, clock: FixedClock) -> None:
+    now = clock()
+    eps = [
+        NewEpisode(
+            kind=EpisodeKind.exchange,
+            user_text=text,
+            reply_text="Noted.",
+            occurred_at=now - timedelta(days=days),
+        )
+        for text, days in (
+            ("The dentist said my teeth look fine.", 3),
+            ("The dentist said I need a filling.", 60),
+        )
+    ]
+    ids = mem.add_many(eps)
+    r = mem.retrieve("What did the dentist say two months back?", day_range=None)
+    assert r.results[0].episode.id == ids[1]
+    assert r.results[0].components.get("window") == 1.0
+    assert "window" not in r.results[1].components

@@ -14,6 +14,9 @@ re-sorted (see :func:`rescore`):
   it (``metadata["speaker"]``); a question that names a person is mostly
   answered by what that person said, so a candidate whose speaker the
   query names gets the bonus. Episodes without a speaker are unaffected.
+
+After the lists are re-weighted, :func:`window_bonus` lifts the candidates
+that occurred in the time window the message names (``window_weight``).
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .fastpath import Candidate
 
-__all__ = ["names_speaker", "rescore", "session_ids", "session_scores"]
+__all__ = ["in_window", "names_speaker", "rescore", "session_ids", "session_scores", "window_bonus"]
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 
@@ -111,5 +115,32 @@ def rescore(
             if isinstance(speaker, str) and names_speaker(query, speaker):
                 c.components["speaker"] = 1.0
                 c.score += speaker_weight * top
+    out.sort(key=lambda c: -c.score)
+    return out
+
+
+def in_window(moment: datetime, window: tuple[datetime, datetime]) -> bool:
+    """Whether ``moment`` lies in ``window`` (start inclusive, end exclusive), compared as instants."""
+    ts = moment.timestamp()
+    return window[0].timestamp() <= ts < window[1].timestamp()
+
+
+def window_bonus(
+    candidates: Sequence[Candidate], window: tuple[datetime, datetime] | None, weight: float
+) -> list[Candidate]:
+    """Add ``weight`` × the best score to the candidates that occurred in ``window``; re-sort.
+
+    The window comes from the message's own time expressions ("last month",
+    "a few weeks ago", "on 21 May, 2023"). It is a soft prior, not a filter:
+    people misplace dates, and what is outside keeps its rank among itself.
+    """
+    if window is None or weight <= 0 or not candidates:
+        return list(candidates)
+    top = max(c.score for c in candidates)
+    out: list[Candidate] = []
+    for c in candidates:
+        if in_window(c.episode.occurred_at, window):
+            c = replace(c, score=c.score + weight * top, components={**c.components, "window": 1.0})
+        out.append(c)
     out.sort(key=lambda c: -c.score)
     return out

@@ -3,7 +3,8 @@
 Without an LLM a turn is the fast path alone: the context query (the
 last few recent messages joined with the user's new text) plus any extra
 queries go through :class:`FastPath`; the two lists are re-fused with
-weights adapted to the query (:mod:`.adapt`), the results are labelled and
+weights adapted to the query (:mod:`.adapt`), the candidates from the
+message's time window (:mod:`.temporal`) get a bonus, the results are labelled and
 the should-inject rule (:mod:`.inject`) is applied. The LLM phases (expansion, reranking) hook
 in through :class:`Phases` when configured.
 """
@@ -22,9 +23,11 @@ from ..store.database import Store
 from ..store.filters import Filters
 from ..text import guess_language
 from .adapt import dense_spread, list_scales, reweight
+from .evidence import window_bonus
 from .fastpath import Candidate, FastPath, FastResult
 from .inject import evidence_found, should_inject
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
+from .temporal import parse_time_window, widen
 
 __all__ = ["Retriever", "context_query", "fast_results", "inject_decision", "label"]
 
@@ -149,6 +152,11 @@ class Retriever:
         spread = dense_spread(result.candidates, cfg.spread_k)
         scales = list_scales(cfg, reach=reach_value, spread=spread)
         result.candidates = reweight(result.candidates, cfg, scales)
+        if cfg.window_weight > 0:
+            window = parse_time_window(text, now)
+            if window is not None:
+                window = widen(window, now)
+            result.candidates = window_bonus(result.candidates, window, cfg.window_weight)
         decided = should_inject(result.candidates, cfg, asks=asks_memory(text) or not text.strip())
         results = tuple(fast_results(result.candidates, cfg, limit))
         timings["turn"] = round((time.perf_counter() - t0) * 1000, 3)

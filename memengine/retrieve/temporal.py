@@ -502,13 +502,13 @@ _RULES: list[Rule] = [
     (re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b"), _iso_date),
     (re.compile(r"\bthe day before yesterday\b"), _day_offset(-2)),
     (re.compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
-    (re.compile(r"\b(?:a few|few|several) days ago\b"), _few_days),
+    (re.compile(r"\b(?:a few|few|several) days (?:ago|back)\b"), _few_days),
     (
-        re.compile(r"\b(?:a few|few|several) weeks ago\b"),
+        re.compile(r"\b(?:a few|few|several) weeks (?:ago|back)\b"),
         _span_ago(timedelta(weeks=5), timedelta(weeks=2)),
     ),
     (
-        re.compile(r"\b(?:a few|few|several) months ago\b"),
+        re.compile(r"\b(?:a few|few|several) months (?:ago|back)\b"),
         _span_ago(timedelta(days=185), timedelta(days=55)),
     ),
     (
@@ -518,7 +518,7 @@ _RULES: list[Rule] = [
     (re.compile(r"\b(?:the )?past week\b"), _span_ago(timedelta(days=7), timedelta(0))),
     (re.compile(r"\b(?:the )?past month\b"), _span_ago(timedelta(days=31), timedelta(0))),
     (re.compile(r"\b(?:the )?past year\b"), _span_ago(timedelta(days=366), timedelta(0))),
-    (re.compile(rf"\b(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? ago\b"), _en_ago),
+    (re.compile(rf"\b(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? (?:ago|back)\b"), _en_ago),
     (re.compile(r"\bthe week before last\b"), _week_offset(-2)),
     (re.compile(r"\blast weekend\b"), _last_weekend),
     (re.compile(r"\b(?:last|previous) week\b"), _week_offset(-1)),
