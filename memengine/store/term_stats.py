@@ -5,6 +5,10 @@ cannot change the ranking, but matching it means reading and scoring
 nearly every row. :class:`TermStats` counts a term's rows with the same
 tokenizer as the search (so stemming agrees) and caches the count until the
 index's row count changes (below 10K rows) or moves by a tenth (above).
+Counting stops at ``cap`` rows: FTS5 reads a doclist in rowid order, so
+how far into the index those first rows reach tells how common the term
+is (a term found in every tenth row fills the cap a tenth of the way in),
+and the rest of the doclist is never read.
 """
 
 from __future__ import annotations
@@ -34,73 +38,87 @@ def fts_row_count(cur: Any) -> int:
 class TermStats:
     """A thread-safe cache of term document frequencies."""
 
-    def __init__(self, max_entries: int = 50_000, min_rows: int = 2_000, cap: int = 5_001) -> None:
+    def __init__(self, max_entries: int = 50_000, min_rows: int = 2_000, cap: int = 500) -> None:
         self.max_entries = max_entries
         self.min_rows = min_rows
         self.cap = cap
-        self._df: dict[tuple[str, int | None], int] = {}  # (term, limit) -> rows, up to limit
+        # (term, limit) -> (rows, rowid of the last row read); counted up to limit
+        self._df: dict[tuple[str, int | None], tuple[int, int]] = {}
+        self._pending: dict[tuple[str, int | None], threading.Event] = {}
         self._agents: dict[str, tuple[float, int]] = {}
         self._rows = 0
+        self._ids = (0, 0)  # the smallest and largest rowid when the counts were taken
         self._lock = threading.Lock()
 
     def counts(
         self, cur: Any, terms: Sequence[str], rows: int | None = None
     ) -> tuple[int, dict[str, int]]:
-        """The index's row count and each term's row count (cached; counted up to ``cap``).
+        """The index's row count and each term's row count (cached).
 
-        A count of ``cap`` means "at least ``cap``": a term that common is
-        over any posting budget below it, and its idf is near its floor.
+        Up to ``cap`` rows a count is exact; past it, it is estimated from
+        how far into the index (by rowid) the first ``cap`` rows reach.
         ``rows`` is the index's row count when the caller has read it.
         """
         rows = fts_row_count(cur) if rows is None else rows
-        self._refresh(rows)
+        self._refresh(cur, rows)
         wanted = list(dict.fromkeys(t for t in terms if t.strip()))
-        return rows, {t: self._rows_holding(cur, t, self.cap) for t in wanted}
+        return rows, {t: self._estimate(cur, t, rows) for t in wanted}
 
-    def _refresh(self, rows: int) -> None:
+    def _refresh(self, cur: Any, rows: int) -> None:
         """Forget the counts once the index has changed (any change below 10K rows, a tenth above)."""
         with self._lock:
-            if rows != self._rows and (rows < 10_000 or abs(rows - self._rows) > self._rows / 10):
-                self._df.clear()
-                self._rows = rows
-
-    def _rows_holding(self, cur: Any, term: str, limit: int | None) -> int:
-        """Rows holding ``term``, counted up to ``limit`` (None: all; FTS5 stops reading there)."""
-        key = (term, limit)
+            if rows == self._rows or (rows >= 10_000 and abs(rows - self._rows) <= self._rows / 10):
+                return
+        ids = cur.execute(
+            "SELECT (SELECT min(id) FROM episodes), (SELECT max(id) FROM episodes)"
+        ).fetchone()
         with self._lock:
-            if key in self._df:
-                return self._df[key]
-        match = "{search_text context_text} : " + quote_term(term)
-        if limit is None:
-            hit = cur.execute(
-                "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?", (match,)
-            ).fetchone()
-        else:
-            hit = cur.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? "
-                "LIMIT ?)",
-                (match, limit),
-            ).fetchone()
-        with self._lock:
-            if len(self._df) >= self.max_entries:
-                self._df.clear()
-            self._df[key] = int(hit[0])
-        return int(hit[0])
+            self._df.clear()
+            self._rows = rows
+            self._ids = (int(ids[0] or 0), int(ids[1] or 0))
 
-    def _rank_above_cap(self, cur: Any, terms: Sequence[str], term: str) -> int:
-        """A count of ``term`` high enough to order ``terms`` (all at the cap): 10×, 100× … the cap.
+    def _estimate(self, cur: Any, term: str, rows: int) -> int:
+        """The rows holding ``term``: exact below ``cap``, else scaled from where the cap was hit."""
+        n, last = self._rows_holding(cur, term, self.cap)
+        if n < self.cap:
+            return n
+        lo, hi = self._ids
+        share = (last - lo + 1) / max(hi - lo + 1, 1)  # of the index read to fill the cap
+        return max(n, min(rows, round(n / max(share, 1e-9))))
 
-        Counting stops at the first cap where some term of ``terms`` stays
-        under it, so the rarest is found without reading the whole doclist
-        of a term found nearly everywhere.
+    def _rows_holding(self, cur: Any, term: str, limit: int | None) -> tuple[int, int]:
+        """Rows holding ``term`` counted up to ``limit`` (None: all), and the last rowid read.
+
+        FTS5 reads a doclist in rowid order and stops at ``limit``. A term
+        counted by another thread at the same moment is waited for, not
+        counted twice.
         """
-        limit = self.cap * 10
-        while limit < 10**9:
-            counts = {t: self._rows_holding(cur, t, limit) for t in terms}
-            if min(counts.values()) < limit:
-                return counts[term]
-            limit *= 10
-        return self._rows_holding(cur, term, None)
+        key = (term, limit)
+        while True:
+            with self._lock:
+                if key in self._df:
+                    return self._df[key]
+                pending = self._pending.get(key)
+                if pending is None:
+                    self._pending[key] = threading.Event()
+                    break
+            pending.wait()
+        try:
+            match = "{search_text context_text} : " + quote_term(term)
+            hit = cur.execute(
+                "SELECT count(*), coalesce(max(r), 0) FROM (SELECT rowid AS r FROM episodes_fts "
+                "WHERE episodes_fts MATCH ? LIMIT ?)",
+                (match, -1 if limit is None else limit),
+            ).fetchone()
+            found = (int(hit[0]), int(hit[1]))
+            with self._lock:
+                if len(self._df) >= self.max_entries:
+                    self._df.clear()
+                self._df[key] = found
+            return found
+        finally:
+            with self._lock:
+                self._pending.pop(key).set()
 
     def frequent(
         self,
@@ -117,6 +135,8 @@ class TermStats:
         ``budget``, the most frequent one goes (the lowest idf, so the least
         weight in the ranking). The rarest term always stays. Below
         ``min_rows`` rows nothing is left out: the search is fast anyway.
+        Counts past the cap are estimates (:meth:`counts`), so no doclist
+        is read past the cap.
         """
         if (max_share >= 1.0 and budget is None) or not terms:
             return set()
@@ -127,28 +147,21 @@ class TermStats:
         if not df:
             return set()
         keep = sorted(df, key=lambda t: df[t])  # rarest first
-        if df[keep[0]] >= self.cap:  # every count hit the cap: find the rarest above it
-            capped = tuple(keep)  # (a list is empty while it is being sorted)
-            keep.sort(key=lambda t: self._rank_above_cap(cur, capped, t))
         rarest = keep[0]
         keep = [t for t in keep if df[t] <= max_share * rows or t == rarest]
         if budget is None:
-            if max_share * rows >= self.cap:  # capped counts: count exactly
+            if max_share * rows >= self.cap:  # estimated counts: count exactly
                 keep = [
                     t
                     for t in keep
                     if df[t] < self.cap
                     or t == rarest
-                    or self._rows_holding(cur, t, None) <= max_share * rows
+                    or self._rows_holding(cur, t, None)[0] <= max_share * rows
                 ]
             return set(df) - set(keep)
-
-        def rows_of(t: str) -> int:  # a count at the cap is "more than the budget"
-            return df[t] if df[t] < self.cap else max(self.cap, budget + 1)
-
-        total = sum(rows_of(t) for t in keep)
+        total = sum(df[t] for t in keep)
         while len(keep) > 1 and total > budget:
-            total -= rows_of(keep.pop())
+            total -= df[keep.pop()]
         return set(df) - set(keep)
 
     def agent_share(self, cur: Any, agent: str, rows: int | None = None) -> float:
