@@ -255,6 +255,9 @@ def test_contexts_written_at_insert_equal_the_relink(mem: Memory) -> None:
             for i in range(25)
         ]
         mem.add_many(eps)
+    for j in range(10):  # single turns landing between stored ones, and far from any
+        minutes = int(rng.integers(0, 600)) if j % 3 else 5_000 + 200 * j
+        mem.add_exchange(f"late {j}", "ok", agent="a", occurred_at=T0 + timedelta(minutes=minutes))
     with mem.store.connections.write() as cur:
         from memengine.store.episodes import link_neighbours
 

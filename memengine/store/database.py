@@ -188,13 +188,6 @@ class Store:
                 ],
                 embeddings,
             )
-            spans: dict[str, list[int]] = {}
-            for e in episodes:
-                ts = int(ensure_aware(e.occurred_at).timestamp())
-                lo_hi = spans.setdefault(e.agent, [ts, ts])
-                lo_hi[0], lo_hi[1] = min(lo_hi[0], ts), max(lo_hi[1], ts)
-            for agent, (lo, hi) in spans.items():
-                ep_rows.link_neighbours(cur, agent, lo, hi, self.neighbour_gap_s)
             prune_log(cur)
         return ids
 
