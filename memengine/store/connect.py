@@ -29,7 +29,6 @@ from sqlalchemy import event
 from sqlalchemy.pool import QueuePool
 
 from ..errors import ExtensionError, ReadOnlyDatabase, StoreError
-from .checkpoint import THRESHOLD_BYTES, Checkpointer
 
 __all__ = ["Connections", "DriverInfo", "driver_info", "sqlite_module"]
 
@@ -95,8 +94,6 @@ def _on_connect(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA temp_store = MEMORY")
     cur.execute("PRAGMA cache_size = -65536")
     cur.execute("PRAGMA mmap_size = 1073741824")
-    cur.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run off the write path
-    cur.execute(f"PRAGMA journal_size_limit = {THRESHOLD_BYTES}")
     cur.close()
 
 
@@ -121,7 +118,6 @@ class Connections:
         self._all: list[Any] = []
         self._lock = threading.Lock()
         self._closed = False
-        self.checkpointer = Checkpointer(path, self.get, module.Error)
 
     def get(self) -> Any:
         """This thread's DB-API connection (checked out of the pool on first use)."""
@@ -170,11 +166,9 @@ class Connections:
         except self.module.OperationalError as exc:
             cur.execute("ROLLBACK")
             raise _translate(exc) from exc
-        self.checkpointer.after_commit(cur)
 
     def close(self) -> None:
-        """Stop the checkpointer, return every connection and dispose of the engine."""
-        self.checkpointer.close()
+        """Return every connection and dispose of the engine."""
         with self._lock:
             self._closed = True
             for conn in self._all:

@@ -97,7 +97,6 @@ class Store:
         try:
             cur.execute("PRAGMA journal_mode = WAL").fetchone()
             migrate(cur)
-            self.connections.checkpointer.after_commit(cur)  # a migration may write a lot
         except module.DatabaseError as exc:
             msg = str(exc)
             if "not a database" in msg or "malformed" in msg:
