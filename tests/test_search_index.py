@@ -270,6 +270,31 @@ def test_contexts_written_at_insert_equal_the_relink(mem: Memory) -> None:
     assert mem.check().ok
 
 
+def test_prefilter_codes_are_made_when_needed_and_survive_writes(mem: Memory) -> None:
+    index = mem.store.vector_index
+    index.load_after = 1
+    mem.add_many(_episodes(300, "a", seed=11))
+    q = HashEmbedder().embed(["cat tea rain"])
+    f = Filters(agent="a")
+    mem.store.knn_many(q, 10, f)
+    agent = index._agents["a"]
+    assert agent.coded == 0 and len(agent.bits) == 0  # searched exactly: no codes kept
+    index.exact_max_rows = 100  # from now on the prefilter runs
+    first = mem.store.knn_many(q, 10, f)[0]
+    assert agent.coded == agent.n == 300
+    _same(first, _vec0(mem, q[0], 10, f))  # keeps ≥ 4,000 rows of 300: exact
+    ids = mem.add_many(_episodes(50, "a", seed=12))  # new rows: coded at the next search
+    mem.delete(ids[:40] + [i for i, _ in first[:5]])  # tombstones
+    after = mem.store.knn_many(q, 10, f)[0]
+    assert agent.coded == agent.n == 310 and agent.dead == 5
+    _same(after, _vec0(mem, q[0], 10, f))
+    mem.delete([i for i in range(1, 301) if i % 3 == 0])  # a third of the rows: compaction
+    again = mem.store.knn_many(q, 10, f)[0]
+    assert agent.dead == 0 and agent.coded == agent.n == len(agent.where)
+    _same(again, _vec0(mem, q[0], 10, f))
+    assert mem.check().ok
+
+
 def test_hamming_matches_a_plain_popcount() -> None:
     from memengine.store.vector_index import _hamming, _sign_bits
 
@@ -321,10 +346,12 @@ def test_prefilter_for_large_agents_honours_filters_and_finds_the_nearest(mem: M
                 assert f.kinds is None or e.kind.value in f.kinds
     with mem.store.connections.read() as cur:
         agent = mem.store.vector_index._agents["a"]
-        from memengine.store.vector_index import _prefiltered
+        from memengine.store.vector_index import _Codes, _prefiltered
 
+        assert agent.coded == agent.n  # codes made when the prefilter first ran
         q = queries[:1]
-        few = _prefiltered(agent, agent.n, None, q, 10, keep=300)[0]
+        codes = _Codes(agent.bits, agent.q8, agent.scale, agent.words, agent.dimension)
+        few = _prefiltered(agent.ids, agent.vecs, codes, agent.n, None, q, 10, keep=300)[0]
         full = _vec0(mem, q[0], 10, Filters(agent="a", statuses=("active", "archived")))
         assert len({i for i, _ in few} & {i for i, _ in full}) >= 7  # an approximation
         assert cur is not None

@@ -63,6 +63,8 @@ class _Agent:
     scale: npt.NDArray[np.float32] = field(default_factory=lambda: np.empty(0, np.float32))
     where: dict[int, int] = field(default_factory=dict)
     dead: int = 0
+    coded: int = 0
+    """Rows ``0:coded`` have current prefilter codes (computed when an agent first needs them)."""
 
     @property
     def words(self) -> int:
@@ -81,10 +83,19 @@ class _Agent:
             + self.alive.nbytes * 3
         )
 
-    def set_codes(self, lo: int, hi: int) -> None:
-        """Recompute the sign-bit and int8 codes of rows ``lo:hi`` from their vectors."""
-        self.bits[lo:hi] = _sign_bits(self.vecs[lo:hi], self.words)
-        self.q8[lo:hi], self.scale[lo:hi] = _int8(self.vecs[lo:hi])
+    def ensure_codes(self) -> None:
+        """Give every row its sign-bit and int8 codes (the prefilter's copies), computing only
+        the rows that lack them; agents searched exactly never pay for them."""
+        cap = len(self.ids)
+        if len(self.bits) != cap:  # first use, or the rows grew since
+            self.bits = _resized(self.bits.reshape(-1, self.words), cap)
+            self.q8 = _resized(self.q8.reshape(-1, self.dimension), cap)
+            self.scale = _resized(self.scale, cap)
+        if self.coded < self.n:
+            lo, hi = self.coded, self.n
+            self.bits[lo:hi] = _sign_bits(self.vecs[lo:hi], self.words)
+            self.q8[lo:hi], self.scale[lo:hi] = _int8(self.vecs[lo:hi])
+            self.coded = hi
 
     def reserve(self, n: int) -> None:
         """Allocate room for exactly ``n`` rows in an empty agent (uninitialised memory)."""
@@ -95,9 +106,6 @@ class _Agent:
         self.status = np.empty(n, np.int8)
         self.ts = np.empty(n, np.int64)
         self.alive = np.zeros(n, np.bool_)
-        self.bits = np.empty((n, self.words), np.uint64)
-        self.q8 = np.empty((n, self.dimension), np.int8)
-        self.scale = np.empty(n, np.float32)
 
     def _grow(self, need: int) -> None:
         cap = len(self.ids)
@@ -111,9 +119,6 @@ class _Agent:
         self.status = _resized(self.status, new)
         self.ts = _resized(self.ts, new)
         self.alive = _resized(self.alive, new)
-        self.bits = _resized(self.bits.reshape(-1, self.words), new)
-        self.q8 = _resized(self.q8.reshape(-1, self.dimension), new)
-        self.scale = _resized(self.scale, new)
 
     def put(self, rows: Sequence[tuple[int, int, int, int, int, bytes]]) -> None:
         """Insert or replace rows of (id, kind code, sensitivity, status code, ts, vector blob)."""
@@ -147,7 +152,6 @@ class _Agent:
         block = vectors.reshape(m, self.dimension)
         norms = np.linalg.norm(block, axis=1, keepdims=True)
         self.vecs[lo:hi] = block / np.where(norms > 0, norms, 1.0)
-        self.set_codes(lo, hi)
         self.alive[lo:hi] = True
         self.where.update(zip(ids.tolist(), range(lo, hi), strict=True))
         self.n = hi
@@ -164,9 +168,13 @@ class _Agent:
         if self.dead * 4 < max(self.n, 1):
             return
         keep = np.flatnonzero(self.alive[: self.n])
-        for name in ("ids", "kind", "sens", "status", "ts", "alive", "vecs", "bits", "q8", "scale"):
+        coded = int(np.count_nonzero(self.alive[: self.coded]))  # rows keep their order
+        names = ["ids", "kind", "sens", "status", "ts", "alive", "vecs"]
+        if len(self.bits):
+            names += ["bits", "q8", "scale"]
+        for name in names:  # new arrays: a search holding the old ones stays consistent
             setattr(self, name, getattr(self, name)[keep].copy())
-        self.n, self.dead = len(keep), 0
+        self.n, self.dead, self.coded = len(keep), 0, coded
         self.where = {int(i): p for p, i in enumerate(self.ids.tolist())}
 
     def mask(self, filters: Filters, kinds: dict[str, int]) -> npt.NDArray[np.bool_] | None:
@@ -247,13 +255,17 @@ class VectorIndex:
                 return None
             n, ids, vecs = agent.n, agent.ids, agent.vecs
             mask = agent.mask(filters, self._kinds)
+            prefilter = bool(self.exact_max_rows) and n > self.exact_max_rows
+            if prefilter:
+                agent.ensure_codes()
+                codes = _Codes(agent.bits, agent.q8, agent.scale, agent.words, self.dimension)
         q = np.asarray(queries, dtype=np.float32).reshape(-1, self.dimension)
         norms = np.linalg.norm(q, axis=1, keepdims=True)
         q = (q / np.where(norms > 0, norms, 1.0)).astype(np.float32)
         if n == 0:
             return [[] for _ in range(len(q))]
-        if self.exact_max_rows and n > self.exact_max_rows:
-            return _prefiltered(agent, n, mask, q, k, self.prefilter_rows(n))
+        if prefilter:
+            return _prefiltered(ids, vecs, codes, n, mask, q, k, self.prefilter_rows(n))
         if mask is not None and mask.sum() < n // 4:  # few rows pass: score only those
             rows = np.flatnonzero(mask)
             scores = _scores(vecs[rows], q)
@@ -436,7 +448,6 @@ class VectorIndex:
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
             np.divide(vecs, np.where(norms > 0, norms, 1.0), out=agent.vecs[pos : pos + m])
             pos += m
-        agent.set_codes(0, pos)
         rows = [by_id[i] for i in id_list]
         agent.ids[:pos] = ids
         agent.kind[:pos] = [self._kind(r[1]) for r in rows]
@@ -517,8 +528,22 @@ def _nearest_rows(dist: npt.NDArray[np.uint16], keep: int, limit: int) -> npt.ND
     return np.flatnonzero(dist <= cut)
 
 
+@dataclass(frozen=True)
+class _Codes:
+    """An agent's prefilter codes as they were when a search started (its arrays are never
+    resized in place, so a search keeps a consistent view while writes go on)."""
+
+    bits: npt.NDArray[np.uint64]
+    q8: npt.NDArray[np.int8]
+    scale: npt.NDArray[np.float32]
+    words: int
+    dimension: int
+
+
 def _prefiltered(
-    agent: _Agent,
+    ids: npt.NDArray[np.int64],
+    vecs: npt.NDArray[np.float32],
+    codes: _Codes,
     n: int,
     mask: npt.NDArray[np.bool_] | None,
     q: npt.NDArray[np.float32],
@@ -535,26 +560,26 @@ def _prefiltered(
 
     Recall against the exact scan is measured by ``memengine bench``.
     """
-    far = agent.dimension + 1
-    dist = _hamming(agent.bits[:n], _sign_bits(q, agent.words))
+    far = codes.dimension + 1
+    dist = _hamming(codes.bits[:n], _sign_bits(q, codes.words))
     if mask is not None:
         dist[:, ~mask] = far
     q8, _ = _int8(q)
     out: list[list[tuple[int, float]]] = []
     for j in range(len(q)):
-        rows = _nearest_rows(dist[j], keep, agent.dimension)
+        rows = _nearest_rows(dist[j], keep, codes.dimension)
         if not len(rows):
             out.append([])
             continue
-        approx = np.asarray(simsimd.cdist(q8[j : j + 1], agent.q8[rows], metric="dot"))[0]
-        approx *= agent.scale[rows]
+        approx = np.asarray(simsimd.cdist(q8[j : j + 1], codes.q8[rows], metric="dot"))[0]
+        approx *= codes.scale[rows]
         m = min(len(rows), max(8 * k, 64))
         short = rows[np.argpartition(-approx, m - 1)[:m]] if m < len(rows) else rows
-        exact = agent.vecs[short] @ q[j]
+        exact = vecs[short] @ q[j]
         kk = min(k, len(short))
         top = np.argpartition(-exact, kk - 1)[:kk]
         top = top[np.argsort(-exact[top], kind="stable")]
-        out.append([(int(agent.ids[short[i]]), float(1.0 - exact[i])) for i in top])
+        out.append([(int(ids[short[i]]), float(1.0 - exact[i])) for i in top])
     return out
 
 
