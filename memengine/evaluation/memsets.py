@@ -32,13 +32,11 @@ from .runner import (
     CachingEmbedder,
     EvalResult,
     K,
-    PaddingInfo,
     Progress,
     ProgressCounter,
     QuestionResult,
-    load_haystack,
     load_json,
-    noise_episodes,
+    pad_conversations,
     plan_modes,
     select_conversations,
     stores,
@@ -167,27 +165,9 @@ def run_memset(
         if limit is not None:
             c.questions = c.questions[:limit]
 
-    padding: PaddingInfo | None = None
-    noise: dict[str, list[NewEpisode]] = {}
-    if pad and haystack is not None:
-        hay = load_haystack(haystack)
-        padding = PaddingInfo(pad, hay.describe())
-        for c in convs:
-            times = [e.occurred_at for e in c.episodes]
-            texts = {t for e in c.episodes for t in (e.user_text, e.reply_text) if t}
-            eps, excluded = noise_episodes(
-                hay,
-                pad,
-                test_path=path,
-                test_id=c.id,
-                test_texts=texts,
-                start=min(times),
-                end=max(times),
-                agent=agent,
-            )
-            noise[c.id] = eps
-            padding.used[c.id] = len(eps)
-            padding.excluded[c.id] = excluded
+    padding, noise = pad_conversations(
+        [(c.id, c.episodes) for c in convs], pad, haystack, test_path=path, agent=agent
+    )
 
     cached = CachingEmbedder(embedder)
     ingest = ProgressCounter(

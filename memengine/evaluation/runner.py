@@ -325,6 +325,40 @@ def noise_episodes(
     return out, excluded
 
 
+def pad_conversations(
+    conversations: Sequence[tuple[str, Sequence[NewEpisode]]],
+    pad: int,
+    haystack: Path | None,
+    *,
+    test_path: Path,
+    agent: str,
+) -> tuple[PaddingInfo | None, dict[str, list[NewEpisode]]]:
+    """Noise episodes for each ``(id, episodes)`` conversation (:func:`noise_episodes`),
+    keyed by id, and what was used; ``(None, {})`` without ``pad`` or ``haystack``."""
+    if not pad or haystack is None:
+        return None, {}
+    hay = load_haystack(haystack)
+    padding = PaddingInfo(pad, hay.describe())
+    noise: dict[str, list[NewEpisode]] = {}
+    for conv_id, episodes in conversations:
+        times = [e.occurred_at for e in episodes]
+        texts = {t for e in episodes for t in (e.content, e.user_text, e.reply_text) if t}
+        eps, excluded = noise_episodes(
+            hay,
+            pad,
+            test_path=test_path,
+            test_id=conv_id,
+            test_texts=texts,
+            start=min(times),
+            end=max(times),
+            agent=agent,
+        )
+        noise[conv_id] = eps
+        padding.used[conv_id] = len(eps)
+        padding.excluded[conv_id] = excluded
+    return padding, noise
+
+
 # -- stores --------------------------------------------------------------------------------
 @contextmanager
 def stores(
