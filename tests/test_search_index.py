@@ -295,6 +295,21 @@ def test_prefilter_codes_are_made_when_needed_and_survive_writes(mem: Memory) ->
     assert mem.check().ok
 
 
+def test_the_budget_counts_prefilter_codes_only_for_agents_that_get_them(mem: Memory) -> None:
+    index = mem.store.vector_index
+    index.load_after = 1
+    mem.add_many(_episodes(300, "a", seed=13))
+    floats_only = 300 * (4 * index.dimension + 32)
+    index.budget_bytes = floats_only  # room for the floats, none for codes
+    q = HashEmbedder().embed(["cat tea rain"])
+    mem.store.knn_many(q, 10, Filters(agent="a"))
+    assert "a" in index.loaded()  # searched exactly: fits without codes
+    index._agents.clear()
+    index.exact_max_rows = 100  # now it would need its codes too
+    mem.store.knn_many(q, 10, Filters(agent="a"))
+    assert "a" not in index.loaded()  # too big: searched in vec0
+
+
 def test_hamming_matches_a_plain_popcount() -> None:
     from memengine.store.vector_index import _hamming, _sign_bits
 

@@ -471,7 +471,10 @@ class VectorIndex:
         if self._asked[name] < self.load_after:  # a one-shot process: one vec0 scan is cheaper
             return None
         count = cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (name,)).fetchone()[0]
-        need = int(count) * (5 * self.dimension + self.dimension // 8 + 36)
+        per_row = 4 * self.dimension + 32  # the floats and the filter columns
+        if self.exact_max_rows and count > self.exact_max_rows:  # and the prefilter codes
+            per_row += self.dimension + self.dimension // 8 + 4
+        need = int(count) * per_row
         if need > self.budget_bytes:
             self._too_big.add(name)
             return None
