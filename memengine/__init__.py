@@ -36,6 +36,7 @@ from .errors import (
 from .lifecycle import AgentRow, FeedbackResult, MemoryLife, ScorerInfo, SleepReport
 from .memory import Memory, make_embedder
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval, Retrieved
+from .store.maintenance import OptimizeReport
 
 __version__ = "0.1.0"
 
@@ -68,6 +69,7 @@ __all__ = [
     "NewEpisode",
     "NotAMemEngineDatabase",
     "NotFound",
+    "OptimizeReport",
     "Pack",
     "ReadOnlyDatabase",
     "Retrieval",

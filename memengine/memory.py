@@ -34,6 +34,7 @@ from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval
 from .pack import build_pack
 from .retrieve.retriever import Retriever
 from .store.database import ConsistencyReport, Store
+from .store.maintenance import OptimizeReport
 from .text import analyze, scrub
 
 if TYPE_CHECKING:  # llm phases
@@ -46,6 +47,8 @@ Progress = Callable[[int, int], None]
 
 MAX_EPISODE_CHARS = 200_000
 MAX_EMBED_CHARS = 2_000
+BULK_EPISODES = 10_000
+"""An :meth:`Memory.add_many` of at least this many episodes ends with :meth:`Memory.optimize`."""
 
 
 def make_embedder(config: EmbedderConfig) -> Embedder:
@@ -262,11 +265,14 @@ class Memory:
         batch_size: int = 256,
         progress: Progress | None = None,
         total: int | None = None,
+        optimize: bool | None = None,
     ) -> list[int]:
         """Store many episodes, one transaction per batch; return their ids in order.
 
         Identical texts are embedded once. A failing batch leaves the file as
-        it was before that batch (earlier batches stay written).
+        it was before that batch (earlier batches stay written). ``optimize``
+        runs :meth:`optimize` at the end; by default it does when at least
+        :data:`BULK_EPISODES` episodes were added.
         """
         ids: list[int] = []
         batch: list[NewEpisode] = []
@@ -284,7 +290,18 @@ class Memory:
             done += len(batch)
             if progress:
                 progress(done, total or done)
+        if optimize or (optimize is None and len(ids) >= BULK_EPISODES):
+            self.optimize()
         return ids
+
+    def optimize(self) -> OptimizeReport:
+        """Merge the full-text index into one segment and truncate the WAL (after bulk loads).
+
+        A file written in many batches keeps many full-text segments, and
+        every term lookup reads each one; this takes about 14 s per million
+        episodes on 2 cores and leaves searches reading one.
+        """
+        return self.store.optimize()
 
     def _write(self, batch: list[NewEpisode]) -> list[int]:
         texts = [_episode_text(ep) for ep in batch]

@@ -218,17 +218,19 @@ def test_chunk_loader_equals_row_by_row(mem: Memory) -> None:
     mem.add_many(_episodes(40, "a"))
     mem.add_many(_episodes(3000, "b", seed=4))  # several vec0 chunks
     mem.delete(list(range(45, 60)))  # holes in the chunks' validity bitmaps
+    mem.store.set_status([3, 4, 70, 2000], "archived")  # filter columns updated in place
     index = mem.store.vector_index
     with mem.store.connections.read() as cur:
         for name in ("a", "b"):
             from memengine.store.vector_index import _Agent
 
             fast = _Agent(index.dimension)
-            assert index._read_chunks(cur, name, fast)
+            assert index._read_chunks(cur, name, fast, mem.store.count(name))
             slow = _Agent(index.dimension)
             slow.vecs = np.empty((0, index.dimension), np.float32)
             slow.put([index._encode(r) for r in index._agent_rows(cur, name)])
             assert fast.where.keys() == slow.where.keys()
+            assert len(fast.where) == mem.store.count(name)
             for i, p in fast.where.items():
                 q = slow.where[i]
                 assert np.allclose(fast.vecs[p], slow.vecs[q])
@@ -238,6 +240,29 @@ def test_chunk_loader_equals_row_by_row(mem: Memory) -> None:
                     slow.status[q],
                     slow.ts[q],
                 )
+            assert int(fast.status[fast.where[3 if name == "a" else 2000]]) == 1
+            # a count that disagrees (another layout, or rows missing): no partial load
+            assert not index._read_chunks(cur, name, _Agent(index.dimension), 7)
+
+
+def test_an_agent_loads_at_its_second_search_from_the_chunk_blobs(mem: Memory) -> None:
+    mem.add_many(_episodes(30, "a"))
+    mem.store.set_status([2], "archived")
+    index = mem.store.vector_index
+    q = HashEmbedder().embed(["piano garden"])[0]
+    f = Filters(agent="a")
+    first = mem.store.knn(q, 5, f)
+    assert "a" not in index.loaded()  # one vec0 scan for a one-shot process
+    _same(mem.store.knn(q, 5, f), first)
+    assert index.loaded() == {"a": 30}
+    sims = mem.store.similarities(q, [1, 2, 3], agent="a")  # from memory now
+    with mem.store.connections.read() as cur:
+        assert np.allclose(
+            [sims[i] for i in (1, 2, 3)],
+            [vectors.similarities(cur, q, [i])[i] for i in (1, 2, 3)],
+            atol=1e-5,
+        )
+    _same(mem.store.knn(q, 5, Filters(agent="a", statuses=("archived",))), [(2, 1 - sims[2])])
 
 
 def test_contexts_written_at_insert_equal_the_relink(mem: Memory) -> None:

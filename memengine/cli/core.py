@@ -328,7 +328,11 @@ def stats(
     for name, counts in data["agents"].items():
         table.add_row(name, str(counts.get("active", 0)), str(counts.get("archived", 0)))
     console.print(table)
-    console.print(f"kinds: {data['kinds']}  ·  embedder: {data['embedder']}", highlight=False)
+    console.print(
+        f"kinds: {data['kinds']}  ·  embedder: {data['embedder']}  ·  "
+        f"full-text segments: {data['fulltext_segments']}",
+        highlight=False,
+    )
 
 
 @app.command()
@@ -358,6 +362,28 @@ def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
     with open_memory(cfg, allow_embedder_change=True) as mem, progress_bar("re-embedding") as bar:
         n = mem.reembed(progress=bar)
     console.print(f"re-embedded {n} episodes with {cfg.embedder.name}")
+
+
+@app.command()
+@guarded
+def optimize(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+    """Merge the full-text index into one segment (after bulk loads; imports do it)."""
+    cfg = settings(config, db)
+    with open_memory(cfg) as mem:
+        report = mem.optimize()
+    if as_json:
+        print_json(
+            {
+                "segments_before": report.segments_before,
+                "segments_after": report.segments_after,
+                "seconds": report.seconds,
+            }
+        )
+    else:
+        console.print(
+            f"full-text segments: {report.segments_before} -> {report.segments_after} "
+            f"({report.seconds:.2f} s)"
+        )
 
 
 @app.command()

@@ -176,6 +176,10 @@ def latency_table(s: Mapping[str, Any]) -> Table:
         "build: Store.add episodes/s", *[c for r in rows for c in (_n(r["add_per_s"], 0), "")]
     )
     t.add_row("bytes/episode", *[c for r in rows for c in (_n(r["bytes_per_episode"], 0), "")])
+    t.add_row(
+        "build: full-text merge after the load (s)",
+        *[c for r in rows for c in (_n(r.get("optimize_s", float("nan")), 2), "")],
+    )
     return t
 
 
@@ -338,6 +342,12 @@ def agents_tables(s: Mapping[str, Any]) -> list[Table]:
         _n(s["bm25_rows_matched_all_agents"], 0),
         _n(s["bm25_rows_matched_in_agent"], 0),
     )
+    warm = s.get("scoped_fast_path_warm_ms")
+    if warm:
+        lat.add_section()
+        for key, label in _FAST_KEYS:
+            if key in warm:
+                lat.add_row(f"file in the OS cache: {label}", _p(warm[key]), _p(warm[key], "p95"))
     return [t, lat]
 
 

@@ -28,9 +28,10 @@ from ..errors import (
 )
 from ..models import Episode, NewEpisode
 from . import episodes as ep_rows
-from . import fulltext, vectors
+from . import fulltext, maintenance, vectors
 from .connect import Connections
 from .filters import Filters
+from .maintenance import OptimizeReport
 from .migrate import check_header, migrate
 from .term_stats import TermStats, fts_row_count
 from .vector_index import RESET, VectorIndex, prune_log
@@ -314,6 +315,7 @@ class Store:
                 cur.execute("SELECT kind, count(*) FROM episodes GROUP BY kind").fetchall()
             )
             span = cur.execute("SELECT min(occurred_at), max(occurred_at) FROM episodes").fetchone()
+            segments = maintenance.fts_segments(cur)
         agents: dict[str, dict[str, int]] = {}
         for agent, status, n in per_agent:
             agents.setdefault(agent, {})[status] = n
@@ -327,6 +329,7 @@ class Store:
             "bytes": size,
             "embedder": self.embedder_id,
             "dimension": self.dimension,
+            "fulltext_segments": segments,
         }
 
     def consistency(self) -> ConsistencyReport:
@@ -430,6 +433,18 @@ class Store:
         self.embedder_id, self.dimension = embedder_id, dimension
         self.vector_index = VectorIndex(dimension, self._vector_cache_bytes)
         return done
+
+    def optimize(self) -> OptimizeReport:
+        """Merge the full-text index into one segment, then checkpoint and truncate the WAL.
+
+        Worth running after a bulk load (see :mod:`.maintenance`); readers
+        keep reading meanwhile, writers wait for it.
+        """
+        with self.connections.write() as cur:
+            report = maintenance.merge_fulltext(cur)
+        conn = self.connections.get()
+        conn.cursor().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        return report
 
     def close(self) -> None:
         """Close every connection (checkpointing the WAL)."""

@@ -412,55 +412,63 @@ class VectorIndex:
             bytes(row[5]),
         )
 
-    def _read_chunks(self, cur: Any, name: str, agent: _Agent) -> bool:
-        """Read the agent's vectors straight from vec0's chunk tables (sqlite-vec 0.1.x layout).
+    def _read_chunks(self, cur: Any, name: str, agent: _Agent, expected: int) -> bool:
+        """Read the agent's rows straight from vec0's shadow tables (sqlite-vec 0.1.x layout).
 
-        A whole chunk of vectors is one blob, so this is many times faster
-        than selecting the vectors row by row. The filter columns come from
-        ``episodes`` (vec0's copies are kept equal by triggers). Returns False
-        when the layout is not the expected one or the ids disagree; the
-        caller then reads through ``vec0``.
+        A whole chunk of vectors is one blob, and so is each filter column
+        of a chunk (8 bytes per integer, a 16-byte view per text), so an
+        agent is a few blob reads rather than a row-by-row scan, and the
+        episodes table is not touched. Returns False when the layout is not
+        the expected one (blob sizes, a text longer than its inline view, an
+        unknown status) or the rows found are not the ``expected`` count;
+        the caller then reads through ``vec0``.
         """
         try:
-            chunks = cur.execute(
-                "SELECT c.validity, c.rowids, v.vectors FROM episode_vectors_chunks c "
-                "JOIN episode_vectors_vector_chunks00 v ON v.rowid = c.chunk_id "
-                "WHERE c.partition00 = ?",
-                (name,),
-            ).fetchall()
-            meta = cur.execute(
-                "SELECT e.id, e.kind, e.sensitivity, e.status, e.occurred_ts FROM episodes e "
-                "WHERE e.agent = ?",
-                (name,),
-            ).fetchall()
-        except cur.connection.DatabaseError:
+            chunks = [
+                (*c[1:], *(cur.execute(sql, (c[0],)).fetchone()[0] for sql in _CHUNK_BLOBS))
+                for c in cur.execute(
+                    "SELECT chunk_id, validity, rowids FROM episode_vectors_chunks "
+                    "WHERE partition00 = ?",
+                    (name,),
+                ).fetchall()
+            ]
+        except (cur.connection.DatabaseError, TypeError):  # TypeError: a blob row is missing
             return False
-        parts = [_chunk_rows(c[0], c[1], c[2], self.dimension) for c in chunks]
-        ids = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.int64)
-        by_id = {int(m[0]): m for m in meta}
-        id_list = ids.tolist()
-        if len(id_list) != len(by_id) or not all(i in by_id for i in id_list):
+        parts = [_chunk_rows(c, self.dimension) for c in chunks]
+        if any(p is None for p in parts):
             return False
-        agent.reserve(len(id_list))
+        found = [p for p in parts if p is not None]
+        n = sum(len(p.ids) for p in found)
+        if n != expected:
+            return False
+        kinds = {k: self._kind(k) for p in found for k in p.kinds}
+        agent.reserve(n)
         pos = 0
-        for _, vecs in parts:  # one chunk at a time: no second copy of the whole matrix
-            m = len(vecs)
-            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-            np.divide(vecs, np.where(norms > 0, norms, 1.0), out=agent.vecs[pos : pos + m])
+        for p in found:  # one chunk at a time: no second copy of the whole matrix
+            m = len(p.ids)
+            sl = slice(pos, pos + m)
+            norms = np.linalg.norm(p.vecs, axis=1, keepdims=True)
+            np.divide(p.vecs, np.where(norms > 0, norms, 1.0), out=agent.vecs[sl])
+            agent.ids[sl] = p.ids
+            agent.kind[sl] = np.asarray([kinds[k] for k in p.kinds], np.int16)[p.kind]
+            agent.sens[sl] = p.sens
+            agent.status[sl] = p.status
+            agent.ts[sl] = p.ts
             pos += m
-        rows = [by_id[i] for i in id_list]
-        agent.ids[:pos] = ids
-        agent.kind[:pos] = [self._kind(r[1]) for r in rows]
-        agent.sens[:pos] = [int(r[2]) for r in rows]
-        agent.status[:pos] = [_STATUS.get(str(r[3]), 2) for r in rows]
-        agent.ts[:pos] = [int(r[4]) for r in rows]
-        agent.alive[:pos] = True
-        agent.where = dict(zip(id_list, range(pos), strict=True))
-        agent.n = pos
+        agent.alive[:n] = True
+        agent.where = dict(zip(agent.ids[:n].tolist(), range(n), strict=True))
+        if len(agent.where) != n:  # an id twice: not a layout this reader knows
+            return False
+        agent.n = n
         return True
 
     def _agent(self, cur: Any, name: str) -> _Agent | None:
-        """The agent's matrix, loaded at its ``load_after``-th search; None until then or if too big."""
+        """The agent's matrix, loaded at its ``load_after``-th search; None until then or if too big.
+
+        A one-shot process pays one ``vec0`` scan, not a load. (Loading at the
+        first search was measured: for a 1,000-row agent the load costs about
+        twice a ``vec0`` scan plus the ``vec0`` lookups of the candidates' cosines.)
+        """
         if not self.enabled or name in self._too_big:
             return None
         agent = self._agents.get(name)
@@ -468,13 +476,16 @@ class VectorIndex:
             self._agents.move_to_end(name)
             return agent
         self._asked[name] = self._asked.get(name, 0) + 1
-        if self._asked[name] < self.load_after:  # a one-shot process: one vec0 scan is cheaper
+        if self._asked[name] < self.load_after:
             return None
-        count = cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (name,)).fetchone()[0]
+        count = int(
+            cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (name,)).fetchone()[0]
+        )
+        big = bool(self.exact_max_rows) and count > self.exact_max_rows
         per_row = 4 * self.dimension + 32  # the floats and the filter columns
-        if self.exact_max_rows and count > self.exact_max_rows:  # and the prefilter codes
+        if big:  # and the prefilter codes
             per_row += self.dimension + self.dimension // 8 + 4
-        need = int(count) * per_row
+        need = count * per_row
         if need > self.budget_bytes:
             self._too_big.add(name)
             return None
@@ -484,7 +495,7 @@ class VectorIndex:
             self._agents.popitem(last=False)
         agent = _Agent(self.dimension)
         agent.vecs = np.empty((0, self.dimension), np.float32)
-        if not self._read_chunks(cur, name, agent):  # unknown layout: row by row via vec0
+        if not self._read_chunks(cur, name, agent, count):  # unknown layout: via vec0
             agent = _Agent(self.dimension)
             agent.vecs = np.empty((0, self.dimension), np.float32)
             agent.put([self._encode(r) for r in self._agent_rows(cur, name)])
@@ -602,17 +613,86 @@ def _scores(vecs: npt.NDArray[np.float32], q: npt.NDArray[np.float32]) -> npt.ND
     return np.concatenate([vecs[s : s + _BLOCK] @ qt for s in range(0, len(vecs), _BLOCK)])
 
 
-def _chunk_rows(
-    validity: bytes, rowids: bytes, vectors: bytes, dimension: int
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """The valid (id, vector) slots of one vec0 chunk."""
+_CHUNK_BLOBS = [
+    f"SELECT {col} FROM episode_vectors_{table} WHERE rowid = ?"
+    for table, col in (
+        ("vector_chunks00", "vectors"),
+        ("metadatachunks00", "data"),  # kind
+        ("metadatachunks01", "data"),  # sensitivity
+        ("metadatachunks02", "data"),  # status
+        ("metadatachunks03", "data"),  # occurred_ts
+    )
+]
+"""One blob of a vec0 chunk each, looked up by the chunk's id (a join would scan these
+tables: their key column has no type affinity, so SQLite cannot use its index there)."""
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """The valid rows of one vec0 chunk: ids, raw vectors and filter columns.
+
+    ``kind`` holds indexes into ``kinds`` (the distinct kind names of the chunk).
+    """
+
+    ids: npt.NDArray[np.int64]
+    vecs: npt.NDArray[np.float32]
+    kinds: list[str]
+    kind: npt.NDArray[np.intp]
+    sens: npt.NDArray[np.int64]
+    status: npt.NDArray[np.int8]
+    ts: npt.NDArray[np.int64]
+
+
+_TEXT_VIEW = np.dtype([("len", "<i4"), ("data", "S12")])
+"""vec0's inline view of a TEXT metadata value: its length and first 12 bytes."""
+
+
+def _texts(
+    blob: bytes, size: int, keep: npt.NDArray[np.bool_]
+) -> tuple[list[str], npt.NDArray[np.intp]] | None:
+    """Decode the ``keep`` rows of a TEXT metadata chunk: the distinct values and each
+    row's index into them; None when a value is longer than the inline view (vec0
+    keeps those elsewhere) or the blob's size is off."""
+    if len(blob) != size * _TEXT_VIEW.itemsize:
+        return None
+    view = np.frombuffer(blob, dtype=_TEXT_VIEW)[keep]
+    if (view["len"] > 12).any():
+        return None
+    uniq, index = np.unique(view["data"], return_inverse=True)
+    return [bytes(u).decode("utf-8", "replace") for u in uniq], index
+
+
+def _ints(blob: bytes, size: int) -> npt.NDArray[np.int64] | None:
+    """Decode an INTEGER metadata chunk (8 bytes per row), or None if the size is off."""
+    if len(blob) != size * 8:
+        return None
+    return np.frombuffer(blob, dtype="<i8")
+
+
+def _chunk_rows(row: Sequence[Any], dimension: int) -> _Chunk | None:
+    """The valid rows of one vec0 chunk read as (validity, rowids, vectors, kind,
+    sensitivity, status, occurred_ts) blobs; None when a blob is not in the expected layout."""
+    validity, rowids, vectors, kind_blob, sens_blob, status_blob, ts_blob = row
     ids = np.frombuffer(rowids, dtype="<i8")
-    valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[: len(ids)]
-    vecs = np.frombuffer(vectors, dtype="<f4").reshape(len(ids), dimension)
+    size = len(ids)
+    if len(vectors) != size * dimension * 4 or len(validity) * 8 < size:
+        return None
+    valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size]
     keep = valid.astype(bool)
+    vecs = np.frombuffer(vectors, dtype="<f4").reshape(size, dimension)
+    kinds = _texts(kind_blob, size, keep)
+    statuses = _texts(status_blob, size, keep)
+    sens = _ints(sens_blob, size)
+    ts = _ints(ts_blob, size)
+    if kinds is None or statuses is None or sens is None or ts is None:
+        return None
+    codes = [_STATUS.get(s) for s in statuses[0]]
+    if None in codes:
+        return None  # a status this index has no code for
+    status = np.asarray(codes, np.int8)[statuses[1]]
     if keep.all():  # read-only views on the blobs: copied once, into the matrix
-        return ids, vecs
-    return ids[keep], vecs[keep]
+        return _Chunk(ids, vecs, kinds[0], kinds[1], sens, status, ts)
+    return _Chunk(ids[keep], vecs[keep], kinds[0], kinds[1], sens[keep], status, ts[keep])
 
 
 def prune_log(cur: Any, keep: int = _LOG_KEEP) -> None:

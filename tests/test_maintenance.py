@@ -1,0 +1,97 @@
+"""Full-text maintenance on real SQLite + FTS5: the merge after a bulk load.
+
+A file written in many statements holds many FTS5 segments; ``optimize``
+must merge them into one without changing a single search result, keep
+the file consistent, and run on its own at the end of a bulk ``add_many``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from memengine import FixedClock, Memory, NewEpisode, OptimizeReport
+from memengine.cli import app
+from memengine.embed.usem3 import USEM3Embedder
+from memengine.store.filters import Filters
+from memengine.store.maintenance import fts_segments
+
+T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
+WORDS = "cat dog tea coffee rain snow piano guitar train bus deadline report garden 締切 猫".split()
+
+
+def _episodes(n: int, seed: int) -> list[NewEpisode]:
+    rng = np.random.default_rng(seed)
+    return [
+        NewEpisode(
+            kind="message",
+            content=" ".join(rng.choice(WORDS, 4)) + f" {seed}-{i}",
+            agent="a" if i % 2 else "b",
+            occurred_at=T0 + timedelta(minutes=seed * 1000 + i),
+        )
+        for i in range(n)
+    ]
+
+
+def _segments(mem: Memory) -> int:
+    with mem.store.connections.read() as cur:
+        return fts_segments(cur)
+
+
+def _searches(mem: Memory) -> list[object]:
+    out: list[object] = []
+    for agent in ("a", "b"):
+        for words in (["piano", "garden"], ["締切"], ["coffee", "rain", "bus"]):
+            out.append(mem.store.text_search(words, 10, Filters(agent=agent))[0])
+    return out
+
+
+def test_optimize_merges_segments_and_changes_no_result(mem: Memory) -> None:
+    for seed in range(12):  # one statement per batch: one new segment each
+        mem.add_many(_episodes(40, seed))
+    mem.delete([5, 17, 300])
+    mem.store.set_status([8, 9], "archived")
+    before = _searches(mem)
+    assert _segments(mem) > 1
+    report = mem.optimize()
+    assert isinstance(report, OptimizeReport)
+    assert report.segments_before > 1 and report.segments_after == 1 == _segments(mem)
+    assert _searches(mem) == before
+    assert mem.check().ok
+    assert mem.stats()["fulltext_segments"] == 1
+    again = mem.optimize()  # nothing to merge: a no-op
+    assert (again.segments_before, again.segments_after) == (1, 1)
+    mem.add_many(_episodes(10, 99))  # writes go on after the merge
+    assert mem.check().ok and _segments(mem) == 2
+
+
+def test_a_bulk_add_many_ends_with_the_merge(mem: Memory) -> None:
+    mem.add_many(_episodes(30, 1), batch_size=10)
+    assert _segments(mem) > 1  # small loads are left to FTS5's automerge
+    mem.add_many(_episodes(30, 2), batch_size=10, optimize=True)
+    assert _segments(mem) == 1
+    assert mem.check().ok
+
+
+def test_optimize_command(
+    tmp_path: Path, clock: FixedClock, usem3: USEM3Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
+    for name in list(os.environ):
+        if name.startswith("MEMENGINE_"):
+            monkeypatch.delenv(name)
+    db = tmp_path / "m.db"
+    with Memory.open(db, embedder=usem3, clock=clock) as mem:  # the CLI's default embedder
+        for seed in range(3):
+            mem.add_many(_episodes(10, seed))
+    result = CliRunner().invoke(app, ["optimize", "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["segments_before"] == 3 and data["segments_after"] == 1
+    assert data["seconds"] >= 0
