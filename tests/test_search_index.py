@@ -489,3 +489,27 @@ def test_a_version_3_file_is_migrated_with_its_data(db_path: Path, clock: FixedC
         assert new in [
             i for i, _ in mem.store.text_search(["guitar"], 5, Filters(agent="default"))[0]
         ]
+
+
+def test_filters_that_pass_every_row_cost_no_mask() -> None:
+    from memengine.store.vector_index import _Agent
+
+    agent = _Agent(4)
+    ids = np.arange(1, 6, dtype=np.int64)
+    zeros = np.zeros(5, np.int64)
+    ts = np.arange(100, 105, dtype=np.int64)
+    agent.put_arrays(ids, zeros, zeros, zeros, ts, np.ones((5, 4), np.float32))
+    kinds: dict[str, int] = {}
+    assert agent.mask(Filters(agent="a", since_ts=100, until_ts=104), kinds) is None
+    until = agent.mask(Filters(agent="a", until_ts=102), kinds)
+    assert until is not None and until.tolist() == [True, True, True, False, False]
+    # row 2 archived (as a sync does it: dropped, then put again with its new status)
+    agent.drop(2)
+    agent.put_arrays(ids[1:2], zeros[:1], zeros[:1], np.ones(1, np.int64), ts[1:2], np.ones((1, 4)))
+    active = agent.mask(Filters(agent="a"), kinds)
+    assert active is not None and active[: agent.n].sum() == 4
+    assert agent.where[2] == 5 and not active[agent.where[2]]
+    agent.drop(2)  # the archived row deleted: every live row is active again
+    assert agent.nonactive == 0
+    alive = agent.mask(Filters(agent="a"), kinds)
+    assert alive is not None and alive.sum() == 4  # only the tombstones are masked

@@ -63,6 +63,11 @@ class _Agent:
     scale: npt.NDArray[np.float32] = field(default_factory=lambda: np.empty(0, np.float32))
     where: dict[int, int] = field(default_factory=dict)
     dead: int = 0
+    nonactive: int = 0
+    """Live rows whose status is not active (0: a status filter of "active" passes every row)."""
+    ts_lo: int = 2**62
+    ts_hi: int = -(2**62)
+    """Bounds of the live rows' times (a time filter outside them passes every row)."""
     coded: int = 0
     """Rows ``0:coded`` have current prefilter codes (computed when an agent first needs them)."""
 
@@ -155,6 +160,14 @@ class _Agent:
         self.alive[lo:hi] = True
         self.where.update(zip(ids.tolist(), range(lo, hi), strict=True))
         self.n = hi
+        self._widen(status, ts)
+
+    def _widen(self, status: npt.NDArray[Any], ts: npt.NDArray[np.int64]) -> None:
+        """Count new rows into ``nonactive`` and the time bounds."""
+        if len(ts):
+            self.nonactive += int(np.count_nonzero(status != 0))
+            self.ts_lo = min(self.ts_lo, int(ts.min()))
+            self.ts_hi = max(self.ts_hi, int(ts.max()))
 
     def drop(self, episode_id: int) -> None:
         """Forget one row (a tombstone until the next compaction)."""
@@ -162,6 +175,7 @@ class _Agent:
         if pos is not None:
             self.alive[pos] = False
             self.dead += 1
+            self.nonactive -= int(self.status[pos] != 0)
 
     def compact(self) -> None:
         """Squeeze out tombstones once they are a quarter of the rows."""
@@ -183,15 +197,18 @@ class _Agent:
         m = self.alive[:n].copy() if self.dead else None
         conds: list[npt.NDArray[np.bool_]] = []
         codes = [_STATUS[s] for s in filters.statuses if s in _STATUS]
-        if set(codes) != {0, 1}:
+        if codes == [0]:
+            if self.nonactive:  # else every live row is active
+                conds.append(self.status[:n] == 0)
+        elif set(codes) != {0, 1}:
             conds.append(np.isin(self.status[:n], codes))
         if filters.kinds is not None:
             conds.append(np.isin(self.kind[:n], [kinds.get(k, -1) for k in filters.kinds]))
         if filters.max_sensitivity < 3:
             conds.append(self.sens[:n] <= filters.max_sensitivity)
-        if filters.since_ts is not None:
+        if filters.since_ts is not None and filters.since_ts > self.ts_lo:
             conds.append(self.ts[:n] >= filters.since_ts)
-        if filters.until_ts is not None:
+        if filters.until_ts is not None and filters.until_ts < self.ts_hi:
             conds.append(self.ts[:n] <= filters.until_ts)
         for c in conds:
             m = c if m is None else m & c
@@ -460,6 +477,7 @@ class VectorIndex:
         if len(agent.where) != n:  # an id twice: not a layout this reader knows
             return False
         agent.n = n
+        agent._widen(agent.status[:n], agent.ts[:n])
         return True
 
     def _agent(self, cur: Any, name: str) -> _Agent | None:
