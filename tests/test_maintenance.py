@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from memengine.cli import app
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.store.filters import Filters
 from memengine.store.maintenance import fts_segments
+
+from .helpers import HashEmbedder
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
 WORDS = "cat dog tea coffee rain snow piano guitar train bus deadline report garden 締切 猫".split()
@@ -58,23 +61,59 @@ def test_optimize_merges_segments_and_changes_no_result(mem: Memory) -> None:
     mem.delete([5, 17, 300])
     mem.store.set_status([8, 9], "archived")
     before = _searches(mem)
-    assert _segments(mem) > 1
+    segments = _segments(mem)
+    assert segments > 1
     report = mem.optimize()
     assert isinstance(report, OptimizeReport)
-    assert report.segments_before > 1 and report.segments_after == 1 == _segments(mem)
+    assert (report.segments_before, report.segments_after) == (segments, 1)
+    assert report.steps >= 1 and report.wal_truncated
+    assert _segments(mem) == 1
+    assert Path(f"{mem.store.path}-wal").stat().st_size == 0  # checkpointed and truncated
     assert _searches(mem) == before
     assert mem.check().ok
     assert mem.stats()["fulltext_segments"] == 1
     again = mem.optimize()  # nothing to merge: a no-op
-    assert (again.segments_before, again.segments_after) == (1, 1)
+    assert (again.segments_before, again.segments_after, again.steps) == (1, 1, 0)
     mem.add_many(_episodes(10, 99))  # writes go on after the merge
     assert mem.check().ok and _segments(mem) == 2
 
 
-def test_a_bulk_add_many_ends_with_the_merge(mem: Memory) -> None:
+def test_other_writers_go_on_during_the_merge(db_path: Path, clock: FixedClock) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        for seed in range(30):
+            mem.add_many(_episodes(60, seed))
+        errors: list[BaseException] = []
+        written: list[int] = []
+
+        def write() -> None:
+            try:
+                with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as other:
+                    for seed in range(100, 110):
+                        written.extend(other.add_many(_episodes(5, seed)))
+            except BaseException as exc:  # reported below, not swallowed
+                errors.append(exc)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        report = mem.store.optimize(pages=4)  # many small steps, with writes between them
+        writer.join()
+        assert errors == []
+        assert len(written) == 50 and report.segments_before > 1 and report.steps > 5
+        assert mem.check().ok
+        assert all(mem.get(i) for i in written)
+
+
+def test_a_bulk_add_many_ends_with_the_merge(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("memengine.memory.BULK_EPISODES", 60)
     mem.add_many(_episodes(30, 1), batch_size=10)
-    assert _segments(mem) > 1  # small loads are left to FTS5's automerge
-    mem.add_many(_episodes(30, 2), batch_size=10, optimize=True)
+    assert _segments(mem) > 1  # below the bulk size: left to FTS5's automerge
+    mem.add_many(_episodes(60, 2), batch_size=10)  # a bulk load, and most of the file
+    assert _segments(mem) == 1
+    mem.add_many(_episodes(600, 3), batch_size=100)
+    assert _segments(mem) == 1
+    mem.add_many(_episodes(60, 4), batch_size=10)  # bulk size, but under a tenth of the file
+    assert _segments(mem) > 1
+    mem.add_many(_episodes(30, 5), batch_size=10, optimize=True)  # asked for
     assert _segments(mem) == 1
     assert mem.check().ok
 
@@ -93,5 +132,8 @@ def test_optimize_command(
     result = CliRunner().invoke(app, ["optimize", "--db", str(db), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["segments_before"] == 3 and data["segments_after"] == 1
+    assert data["segments_before"] > 1 and data["segments_after"] == 1
+    assert data["steps"] >= 1 and data["wal_truncated"] is True
     assert data["seconds"] >= 0
+    text = CliRunner().invoke(app, ["optimize", "--db", str(db)])
+    assert text.exit_code == 0 and "full-text segments: 1 -> 1" in text.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from datetime import datetime
@@ -372,17 +373,12 @@ def optimize(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fals
     with open_memory(cfg) as mem:
         report = mem.optimize()
     if as_json:
-        print_json(
-            {
-                "segments_before": report.segments_before,
-                "segments_after": report.segments_after,
-                "seconds": report.seconds,
-            }
-        )
+        print_json(dataclasses.asdict(report))
     else:
         console.print(
             f"full-text segments: {report.segments_before} -> {report.segments_after} "
-            f"({report.seconds:.2f} s)"
+            f"({report.steps} steps, {report.seconds:.2f} s); WAL "
+            + ("truncated" if report.wal_truncated else "not truncated (another reader is open)")
         )
 
 

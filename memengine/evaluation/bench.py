@@ -492,12 +492,12 @@ class _Bench:
                     found[src.index] = src
                 done += len(b.episodes)
                 self.progress(phase, done, corpus.size)
+            wall = time.perf_counter() - t0
             # a bulk load ends with the full-text merge, as Memory.add_many does
             optimized = [store.optimize() for store in stores]
         finally:
             for store in stores:
                 store.close()
-        wall = time.perf_counter() - t0
         out = []
         for j, ((c, _), path) in enumerate(zip(targets, paths, strict=True)):
             built = _Built(
@@ -725,7 +725,7 @@ class _Bench:
                 "add_per_s": built.add_rate,
                 "bytes_per_episode": built.bytes_per_episode,
                 "optimize_s": built.optimize_s,
-                "fulltext_segments_merged": built.segments_before,
+                "fulltext_segments_before_merge": built.segments_before,
             }
             with Memory.open(built.path, embedder=emb, clock=self.clock) as mem:
                 rc = mem.config.retrieval
@@ -964,7 +964,7 @@ class _Bench:
             "partitioned": {
                 "build_s": round(bp.wall_s, 2),
                 "optimize_s": bp.optimize_s,
-                "fulltext_segments_merged": bp.segments_before,
+                "fulltext_segments_before_merge": bp.segments_before,
                 "add_per_s": bp.add_rate,
                 "bytes_per_episode": bp.bytes_per_episode,
                 "bytes": bp.bytes,

@@ -9,6 +9,7 @@ the two searches the retrieval layer needs.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -434,17 +435,32 @@ class Store:
         self.vector_index = VectorIndex(dimension, self._vector_cache_bytes)
         return done
 
-    def optimize(self) -> OptimizeReport:
+    def optimize(self, *, pages: int = maintenance.MERGE_PAGES) -> OptimizeReport:
         """Merge the full-text index into one segment, then checkpoint and truncate the WAL.
 
-        Worth running after a bulk load (see :mod:`.maintenance`); readers
-        keep reading meanwhile, writers wait for it.
+        Worth running after a bulk load (see :mod:`.maintenance`). The merge
+        goes in steps of ``pages`` pages, each a short write transaction:
+        searches keep running and other writers wait for one step at most.
         """
-        with self.connections.write() as cur:
-            report = maintenance.merge_fulltext(cur)
-        conn = self.connections.get()
-        conn.cursor().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        return report
+        t0 = time.perf_counter()
+        with self.connections.read() as cur:
+            before = maintenance.fts_segments(cur)
+        steps = 0
+        done = before <= 1
+        while not done:
+            with self.connections.write() as cur:
+                done = maintenance.merge_step(cur, first=steps == 0, pages=pages)
+            steps += 1
+        with self.connections.read() as cur:
+            after = maintenance.fts_segments(cur)
+        cur = self.connections.get().cursor()
+        try:  # (busy, log frames, checkpointed frames); busy while another connection reads
+            busy = cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        finally:
+            cur.close()
+        return OptimizeReport(
+            before, after, steps, round(time.perf_counter() - t0, 3), wal_truncated=not busy
+        )
 
     def close(self) -> None:
         """Close every connection (checkpointing the WAL)."""

@@ -1,30 +1,39 @@
 """Index maintenance after bulk writes: merge the full-text index into one segment.
 
 FTS5 writes a new segment for every statement that adds rows and merges
-them in the background only part of the way (``automerge``): a file built
-by many batches keeps a dozen or more segments, and every term lookup
-then reads each of them (one b-tree probe per segment, cold or warm).
-``optimize`` merges them all into one. It rewrites the whole full-text
-index, so it belongs after a bulk load (``Memory.add_many`` of many
-episodes runs it), not after each turn.
+them only part of the way as it goes (``automerge``): a file built by many
+batches keeps a dozen or more segments, and every term lookup then reads
+each of them (one b-tree descent per segment, cold or warm). The merge
+rewrites the whole full-text index, so it belongs after a bulk load, not
+after each turn. It runs in steps of :data:`MERGE_PAGES` pages, each in its
+own short write transaction, so other writers wait for one step at most.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["OptimizeReport", "fts_segments", "merge_fulltext"]
+__all__ = ["MERGE_PAGES", "OptimizeReport", "fts_segments", "merge_step"]
+
+MERGE_PAGES = 2000
+"""Full-text pages merged per write transaction (about 8 MB; a fraction of a second)."""
 
 
 @dataclass(frozen=True)
 class OptimizeReport:
-    """What :meth:`Store.optimize` did: full-text segments before and after, and its seconds."""
+    """What :meth:`Store.optimize` did.
+
+    Full-text segments before and after, the write transactions the merge
+    took, its seconds, and whether the WAL could be truncated afterwards
+    (not while another connection is reading).
+    """
 
     segments_before: int
     segments_after: int
+    steps: int
     seconds: float
+    wal_truncated: bool
 
 
 def fts_segments(cur: Any) -> int:
@@ -32,11 +41,16 @@ def fts_segments(cur: Any) -> int:
     return int(cur.execute("SELECT count(DISTINCT segid) FROM episodes_fts_idx").fetchone()[0])
 
 
-def merge_fulltext(cur: Any) -> OptimizeReport:
-    """Merge every full-text segment into one (inside the caller's write transaction)."""
-    t0 = time.perf_counter()
-    before = fts_segments(cur)
-    if before > 1:
-        cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
-    after = fts_segments(cur)
-    return OptimizeReport(before, after, round(time.perf_counter() - t0, 3))
+def merge_step(cur: Any, *, first: bool, pages: int = MERGE_PAGES) -> bool:
+    """One step of the full-text merge (inside the caller's write transaction); True when
+    there was nothing left to merge.
+
+    The first step (a negative page count) puts every segment on one level so
+    that the steps merge them all, as FTS5's ``optimize`` does in one go.
+    """
+    before = int(cur.execute("SELECT total_changes()").fetchone()[0])
+    cur.execute(
+        "INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('merge', ?)",
+        (-pages if first else pages,),
+    )
+    return int(cur.execute("SELECT total_changes()").fetchone()[0]) - before < 2

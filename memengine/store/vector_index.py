@@ -674,10 +674,14 @@ def _texts(
     if len(blob) != size * _TEXT_VIEW.itemsize:
         return None
     view = np.frombuffer(blob, dtype=_TEXT_VIEW)[keep]
-    if (view["len"] > 12).any():
+    if ((view["len"] > 12) | (view["len"] < 0)).any():
         return None
-    uniq, index = np.unique(view["data"], return_inverse=True)
-    return [bytes(u).decode("utf-8", "replace") for u in uniq], index
+    uniq, index = np.unique(view, return_inverse=True)  # distinct (length, bytes) pairs
+    # numpy drops trailing NUL bytes; the stored length says how many the value has
+    texts = [
+        bytes(u["data"]).ljust(12, b"\0")[: int(u["len"])].decode("utf-8", "replace") for u in uniq
+    ]
+    return texts, index.reshape(-1)
 
 
 def _ints(blob: bytes, size: int) -> npt.NDArray[np.int64] | None:
