@@ -564,6 +564,23 @@ class _Bench:
             deep=False,
         )
 
+    def retrievals(
+        self, mem: Memory, qs: Sequence[_Query], label: str, *, extras: bool = False
+    ) -> dict[str, list[float]]:
+        """``Memory.retrieve`` for each query (with its extra queries when ``extras``):
+        the measured queries' stage timings, and their wall time as ``retrieve``."""
+        out: dict[str, list[float]] = {}
+        for _, q, measured in self.loop(qs, label):
+            more = [t for t, _ in q.extras] if extras else []
+            t0 = time.perf_counter()
+            r = mem.retrieve(q.text, agent=q.agent, extra_queries=more)
+            wall = _ms(t0)
+            if measured:
+                for key, v in r.timings_ms.items():
+                    out.setdefault(key, []).append(v)
+                out.setdefault("retrieve", []).append(wall)
+        return out
+
     def loop(self, items: Sequence[_Query], label: str) -> Iterator[tuple[int, _Query, bool]]:
         """Yield ``(i, query, measured)``: warm-up queries first, then measured ones.
 
@@ -730,8 +747,6 @@ class _Bench:
             with Memory.open(built.path, embedder=emb, clock=self.clock) as mem:
                 rc = mem.config.retrieval
                 stage: dict[str, list[float]] = {"knn": [], "bm25": [], "fusion": [], "fetch": []}
-                fp1: dict[str, list[float]] = {}
-                fp4: dict[str, list[float]] = {}
                 hits: list[int] = []
                 for _, q, measured in self.loop(qs, f"latency {size:,}: stages alone"):
                     filters = self._filters(mem, q.agent)
@@ -765,22 +780,10 @@ class _Bench:
                         ):
                             stage[key].append(v)
                         hits.append(len(bh))
-                for _, q, measured in self.loop(qs, f"latency {size:,}: fast path"):
-                    t0 = time.perf_counter()
-                    r = mem.retrieve(q.text, agent=q.agent)
-                    wall = _ms(t0)
-                    if measured:
-                        for key, v in r.timings_ms.items():
-                            fp1.setdefault(key, []).append(v)
-                        fp1.setdefault("retrieve", []).append(wall)
-                for _, q, measured in self.loop(qs, f"latency {size:,}: fast path, 4 queries"):
-                    t0 = time.perf_counter()
-                    r = mem.retrieve(q.text, agent=q.agent, extra_queries=[t for t, _ in q.extras])
-                    wall = _ms(t0)
-                    if measured:
-                        for key, v in r.timings_ms.items():
-                            fp4.setdefault(key, []).append(v)
-                        fp4.setdefault("retrieve", []).append(wall)
+                fp1 = self.retrievals(mem, qs, f"latency {size:,}: fast path")
+                fp4 = self.retrievals(
+                    mem, qs, f"latency {size:,}: fast path, 4 queries", extras=True
+                )
                 row["stages_ms"] = {k: summarize(v) for k, v in stage.items()}
                 row["stages_sum_p50"] = round(sum(row["stages_ms"][k]["p50"] for k in stage), 3)
                 row["fast_path_ms"] = {k: summarize(v) for k, v in fp1.items()}
@@ -1005,16 +1008,8 @@ class _Bench:
         t0 = time.perf_counter()
         _read_through(bp.path)
         out["warm_read_s"] = round(time.perf_counter() - t0, 2)
-        warm: dict[str, list[float]] = {}
         with Memory.open(bp.path, embedder=emb, clock=self.clock) as mem:
-            for _, q, measured in self.loop(qs, "agents: the same, file in the OS cache"):
-                t0 = time.perf_counter()
-                r = mem.retrieve(q.text, agent=q.agent)
-                wall = _ms(t0)
-                if measured:
-                    for key, v in r.timings_ms.items():
-                        warm.setdefault(key, []).append(v)
-                    warm.setdefault("retrieve", []).append(wall)
+            warm = self.retrievals(mem, qs, "agents: the same, file in the OS cache")
         out["scoped_fast_path_warm_ms"] = {k: summarize(v) for k, v in warm.items()}
         out["scoped_fast_path_ms"] = {k: summarize(v) for k, v in fp.items()}
         out["scoped_knn_ms"] = summarize(knn_ms)
