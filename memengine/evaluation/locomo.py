@@ -26,17 +26,13 @@ from ..importers import parse_locomo_date, read_locomo
 from ..models import NewEpisode
 from .metrics import RANKING_METRICS, mean_by_group, score_ranking
 from .runner import (
-    CachingEmbedder,
     EvalResult,
     K,
     Progress,
-    ProgressCounter,
     QuestionResult,
     load_json,
-    pad_conversations,
-    plan_modes,
     select_conversations,
-    stores,
+    start_run,
 )
 
 __all__ = [
@@ -195,48 +191,28 @@ def run_locomo(
     data = load_json(path)
     if not isinstance(data, list) or not all(isinstance(s, dict) for s in data):
         raise EvaluationError(f"{path}: not a LoCoMo file (expected a JSON list of samples)")
-    if pad and haystack is None:
-        raise EvaluationError(
-            "--pad needs --haystack (a LoCoMo or memsets file to take noise from)"
-        )
-    plans, skipped = plan_modes(modes, config)
-    agent = config.agent
     ids = [str(s.get("sample_id", f"sample-{i}")) for i, s in enumerate(data)]
     chosen = set(select_conversations(ids, conversations))
-    convs = [load_locomo(s, agent=agent) for s, i in zip(data, ids, strict=True) if i in chosen]
-    for c in convs:
-        if limit is not None:
-            c.questions = c.questions[:limit]
-
-    padding, noise = pad_conversations(
-        [(c.id, c.episodes) for c in convs], pad, haystack, test_path=path, agent=agent
+    run = start_run(
+        path,
+        [load_locomo(s, agent=config.agent) for s, i in zip(data, ids, strict=True) if i in chosen],
+        config=config,
+        embedder=embedder,
+        modes=modes,
+        limit=limit,
+        pad=pad,
+        haystack=haystack,
+        on_ingest=on_ingest,
+        on_question=on_question,
+        started=t_start,
     )
-
-    cached = CachingEmbedder(embedder)
-    ingest = ProgressCounter(
-        on_ingest, sum(len(c.episodes) + len(noise.get(c.id, [])) for c in convs)
-    )
-    asked = ProgressCounter(on_question, sum(len(c.questions) for c in convs) * len(plans))
+    plans, convs = run.plans, run.conversations
     results: list[QuestionResult] = []
-    ingest_s = 0.0
-    mode_s = {p.name: 0.0 for p in plans}
     for c in convs:
-        clock = FixedClock(c.now)
-        t0 = time.perf_counter()
-        with stores(
-            c.id,
-            [*c.episodes, *noise.get(c.id, [])],
-            plans,
-            embedder=cached,
-            clock=clock,
-            progress=ingest.sub(),
-        ) as mems:
-            ingest_s += time.perf_counter() - t0
+        with run.stores(c, FixedClock(c.now)) as mems:
             for q in c.questions:
                 for plan in plans:
-                    t1 = time.perf_counter()
-                    r = mems[plan.name].retrieve(q.text, day_range=None, limit=K)
-                    mode_s[plan.name] += time.perf_counter() - t1
+                    r = run.retrieve(mems[plan.name], plan, q.text, day_range=None, limit=K)
                     ranking = [_dia_id(e.metadata) for e in r.episodes]
                     results.append(
                         QuestionResult(
@@ -250,7 +226,7 @@ def run_locomo(
                             should_inject=r.should_inject,
                         )
                     )
-                    asked.advance()
+                    run.asked.advance()
 
     table: dict[str, dict[str, dict[str, float]]] = {}
     for plan in plans:
@@ -268,26 +244,22 @@ def run_locomo(
         if group in CATEGORIES.values() and group != CATEGORIES[5]:
             for key, n in evidence[group].items():
                 _count(evidence, OVERALL, key, n)
-    notes = list(skipped.values())
+    notes = list(run.skipped.values())
     if limit is not None:
         notes.append(f"--limit {limit}: first {limit} scorable questions per conversation")
     return EvalResult(
         dataset="locomo",
         path=str(path),
         modes=[p.name for p in plans],
-        skipped_modes=skipped,
+        skipped_modes=run.skipped,
         conversations=[c.id for c in convs],
         groups=[g for g in groups if any(g in t for t in table.values())],
         metrics=list(RANKING_METRICS),
         table=table,
         embedder=embedder.id,
         evidence=evidence,
-        padding=padding,
-        timings_s={
-            "ingest": round(ingest_s, 3),
-            **{f"questions_{m}": round(s, 3) for m, s in mode_s.items()},
-            "total": round(time.perf_counter() - t_start, 3),
-        },
+        padding=run.padding,
+        timings_s=run.timings(),
         notes=notes,
         questions=results,
     )

@@ -29,17 +29,13 @@ from ..importers import read_memsets
 from ..models import NewEpisode
 from .metrics import mean, mean_by_group, precision, recall_at_k
 from .runner import (
-    CachingEmbedder,
     EvalResult,
     K,
     Progress,
-    ProgressCounter,
     QuestionResult,
     load_json,
-    pad_conversations,
-    plan_modes,
     select_conversations,
-    stores,
+    start_run,
 )
 
 __all__ = [
@@ -151,52 +147,33 @@ def run_memset(
     data = load_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("conversations"), list):
         raise EvaluationError(f"{path}: not a memsets file (expected an object with conversations)")
-    if pad and haystack is None:
-        raise EvaluationError(
-            "--pad needs --haystack (a LoCoMo or memsets file to take noise from)"
-        )
-    plans, skipped = plan_modes(modes, config)
-    agent = config.agent
     raw = data["conversations"]
     ids = [str(c.get("id", f"conversation-{i}")) for i, c in enumerate(raw)]
     chosen = set(select_conversations(ids, conversations))
-    convs = [load_memset(c, agent=agent) for c, i in zip(raw, ids, strict=True) if i in chosen]
-    for c in convs:
-        if limit is not None:
-            c.questions = c.questions[:limit]
-
-    padding, noise = pad_conversations(
-        [(c.id, c.episodes) for c in convs], pad, haystack, test_path=path, agent=agent
+    run = start_run(
+        path,
+        [load_memset(c, agent=config.agent) for c, i in zip(raw, ids, strict=True) if i in chosen],
+        config=config,
+        embedder=embedder,
+        modes=modes,
+        limit=limit,
+        pad=pad,
+        haystack=haystack,
+        on_ingest=on_ingest,
+        on_question=on_question,
+        started=t_start,
     )
-
-    cached = CachingEmbedder(embedder)
-    ingest = ProgressCounter(
-        on_ingest, sum(len(c.episodes) + len(noise.get(c.id, [])) for c in convs)
-    )
-    asked = ProgressCounter(on_question, sum(len(c.questions) for c in convs) * len(plans))
+    plans, convs = run.plans, run.conversations
     results: list[QuestionResult] = []
-    ingest_s = 0.0
-    mode_s = {p.name: 0.0 for p in plans}
     for c in convs:
         last = max(ensure_aware(e.occurred_at) for e in c.episodes)
         clock = FixedClock(last + timedelta(days=1))
-        t0 = time.perf_counter()
-        with stores(
-            c.id,
-            [*c.episodes, *noise.get(c.id, [])],
-            plans,
-            embedder=cached,
-            clock=clock,
-            progress=ingest.sub(),
-        ) as mems:
-            ingest_s += time.perf_counter() - t0
+        with run.stores(c, clock) as mems:
             for q in c.questions:
                 clock.set(q.asked_at)
                 for plan in plans:
                     mem = mems[plan.name]
-                    t1 = time.perf_counter()
-                    r = mem.retrieve(q.query, recent=q.recent, limit=K)
-                    mode_s[plan.name] += time.perf_counter() - t1
+                    r = run.retrieve(mem, plan, q.query, recent=q.recent, limit=K)
                     shown = r.model_copy(
                         update={"results": r.results[: plan.config.retrieval.max_results]}
                     )
@@ -222,7 +199,7 @@ def run_memset(
                             injected=[by_id.get(i) for i in pack.episode_ids],
                         )
                     )
-                    asked.advance()
+                    run.asked.advance()
 
     table: dict[str, dict[str, dict[str, float]]] = {}
     summary: dict[str, dict[str, float | None]] = {}
@@ -255,14 +232,14 @@ def run_memset(
     for c in convs:
         for key, n in c.evidence.items():
             evidence["all"][key] = evidence["all"].get(key, 0) + n
-    notes = list(skipped.values())
+    notes = list(run.skipped.values())
     if limit is not None:
         notes.append(f"--limit {limit}: first {limit} questions per conversation")
     return EvalResult(
         dataset="memset",
         path=str(path),
         modes=[p.name for p in plans],
-        skipped_modes=skipped,
+        skipped_modes=run.skipped,
         conversations=[c.id for c in convs],
         groups=groups,
         metrics=list(RECALL_METRICS),
@@ -270,12 +247,8 @@ def run_memset(
         embedder=embedder.id,
         summary=summary,
         evidence=evidence,
-        padding=padding,
-        timings_s={
-            "ingest": round(ingest_s, 3),
-            **{f"questions_{m}": round(s, 3) for m, s in mode_s.items()},
-            "total": round(time.perf_counter() - t_start, 3),
-        },
+        padding=run.padding,
+        timings_s=run.timings(),
         notes=notes,
         questions=results,
     )

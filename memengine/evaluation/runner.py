@@ -23,13 +23,14 @@ import random
 import shutil
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -39,7 +40,7 @@ from ..embed.base import Embedder, Vectors
 from ..errors import EvaluationError, InvalidInput
 from ..importers import detect_format, locomo_turn_text
 from ..memory import Memory
-from ..models import EpisodeKind, NewEpisode
+from ..models import EpisodeKind, NewEpisode, Retrieval
 
 __all__ = [
     "MODES",
@@ -51,6 +52,7 @@ __all__ = [
     "Progress",
     "ProgressCounter",
     "QuestionResult",
+    "Run",
     "llm_configured",
     "load_haystack",
     "load_json",
@@ -58,6 +60,7 @@ __all__ = [
     "plan_modes",
     "save_json",
     "select_conversations",
+    "start_run",
     "stores",
 ]
 
@@ -395,6 +398,111 @@ def stores(
             yield opened
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# -- one evaluation run ---------------------------------------------------------------------
+class Conversation(Protocol):
+    """What a run needs of a conversation: its id, its episodes and its questions."""
+
+    id: str
+    episodes: list[NewEpisode]
+    questions: list[Any]
+
+
+C = TypeVar("C", bound=Conversation)
+
+
+@dataclass
+class Run(Generic[C]):
+    """The setup and time keeping both evaluations share (:func:`start_run`)."""
+
+    conversations: list[C]
+    plans: list[ModePlan]
+    skipped: dict[str, str]
+    padding: PaddingInfo | None
+    noise: dict[str, list[NewEpisode]]
+    embedder: CachingEmbedder
+    ingest: ProgressCounter
+    asked: ProgressCounter
+    started: float
+    ingest_s: float = 0.0
+    mode_s: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def stores(self, conversation: C, clock: FixedClock) -> Iterator[dict[str, Memory]]:
+        """:func:`stores` for one conversation with its noise, the ingest time counted."""
+        t0 = time.perf_counter()
+        with stores(
+            conversation.id,
+            [*conversation.episodes, *self.noise.get(conversation.id, [])],
+            self.plans,
+            embedder=self.embedder,
+            clock=clock,
+            progress=self.ingest.sub(),
+        ) as mems:
+            self.ingest_s += time.perf_counter() - t0
+            yield mems
+
+    def retrieve(self, mem: Memory, plan: ModePlan, text: str, **options: Any) -> Retrieval:
+        """``mem.retrieve(text, **options)``, its time added to ``plan``'s question time."""
+        t0 = time.perf_counter()
+        r = mem.retrieve(text, **options)
+        self.mode_s[plan.name] = self.mode_s.get(plan.name, 0.0) + time.perf_counter() - t0
+        return r
+
+    def timings(self) -> dict[str, float]:
+        """Seconds spent ingesting, asking in each mode, and in all."""
+        return {
+            "ingest": round(self.ingest_s, 3),
+            **{f"questions_{m}": round(s, 3) for m, s in self.mode_s.items()},
+            "total": round(time.perf_counter() - self.started, 3),
+        }
+
+
+def start_run(
+    path: Path,
+    conversations: list[C],
+    *,
+    config: Config,
+    embedder: Embedder,
+    modes: Sequence[str],
+    limit: int | None,
+    pad: int,
+    haystack: Path | None,
+    on_ingest: Progress | None,
+    on_question: Progress | None,
+    started: float,
+) -> Run[C]:
+    """Plan the modes, cut the questions to ``limit``, pick the padding, set up progress."""
+    if pad and haystack is None:
+        raise EvaluationError(
+            "--pad needs --haystack (a LoCoMo or memsets file to take noise from)"
+        )
+    plans, skipped = plan_modes(modes, config)
+    for c in conversations:
+        if limit is not None:
+            c.questions = c.questions[:limit]
+    padding, noise = pad_conversations(
+        [(c.id, c.episodes) for c in conversations],
+        pad,
+        haystack,
+        test_path=path,
+        agent=config.agent,
+    )
+    episodes = sum(len(c.episodes) + len(noise.get(c.id, [])) for c in conversations)
+    questions = sum(len(c.questions) for c in conversations) * len(plans)
+    return Run(
+        conversations,
+        plans,
+        skipped,
+        padding,
+        noise,
+        CachingEmbedder(embedder),
+        ProgressCounter(on_ingest, episodes),
+        ProgressCounter(on_question, questions),
+        started,
+        mode_s={p.name: 0.0 for p in plans},
+    )
 
 
 # -- results -------------------------------------------------------------------------------
