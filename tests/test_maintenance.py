@@ -101,6 +101,10 @@ def test_other_writers_go_on_during_the_merge(db_path: Path, clock: FixedClock) 
         assert len(written) == 50 and report.segments_before > 1 and report.steps > 5
         assert mem.check().ok
         assert all(mem.get(i) for i in written)
+        # a segment written between two steps joins the merge; what came after the last
+        # step is merged by the next optimize
+        assert report.segments_after <= 1 + 10
+        assert mem.store.optimize(pages=4).segments_after == 1 == _segments(mem)
 
 
 def test_a_bulk_add_many_ends_with_the_merge(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -447,9 +447,9 @@ class Store:
             before = maintenance.fts_segments(cur)
         steps = 0
         done = before <= 1
-        while not done:
+        while not done and steps < maintenance.MAX_STEPS:
             with self.connections.write() as cur:
-                done = maintenance.merge_step(cur, first=steps == 0, pages=pages)
+                done = maintenance.merge_step(cur, pages)
             steps += 1
         with self.connections.read() as cur:
             after = maintenance.fts_segments(cur)

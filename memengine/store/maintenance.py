@@ -14,10 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MERGE_PAGES", "OptimizeReport", "fts_segments", "merge_step"]
+__all__ = ["MAX_STEPS", "MERGE_PAGES", "OptimizeReport", "fts_segments", "merge_step"]
 
 MERGE_PAGES = 2000
 """Full-text pages merged per write transaction (about 8 MB; a fraction of a second)."""
+
+MAX_STEPS = 100_000
+"""A bound on the steps of one merge (other writers keep adding segments meanwhile)."""
 
 
 @dataclass(frozen=True)
@@ -41,16 +44,16 @@ def fts_segments(cur: Any) -> int:
     return int(cur.execute("SELECT count(DISTINCT segid) FROM episodes_fts_idx").fetchone()[0])
 
 
-def merge_step(cur: Any, *, first: bool, pages: int = MERGE_PAGES) -> bool:
+def merge_step(cur: Any, pages: int = MERGE_PAGES) -> bool:
     """One step of the full-text merge (inside the caller's write transaction); True when
     there was nothing left to merge.
 
-    The first step (a negative page count) puts every segment on one level so
-    that the steps merge them all, as FTS5's ``optimize`` does in one go.
+    FTS5's ``merge`` with a negative page count first puts every segment on one
+    level (unless they already are, or all but one are being merged), then
+    merges up to that many pages with no minimum segment count: repeated, it
+    is ``optimize`` in steps, and a segment another writer adds between two
+    steps joins the merge.
     """
     before = int(cur.execute("SELECT total_changes()").fetchone()[0])
-    cur.execute(
-        "INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('merge', ?)",
-        (-pages if first else pages,),
-    )
+    cur.execute("INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('merge', ?)", (-pages,))
     return int(cur.execute("SELECT total_changes()").fetchone()[0]) - before < 2
