@@ -307,7 +307,7 @@ class Store:
             )
 
     def stats(self) -> dict[str, Any]:
-        """Counts per agent, kind and status, and the file's size."""
+        """Counts per agent, kind and status, the file's size and its full-text segments."""
         with self.connections.read() as cur:
             per_agent = cur.execute(
                 "SELECT agent, status, count(*) FROM episodes GROUP BY agent, status ORDER BY agent"
