@@ -19,6 +19,7 @@ from memengine import (
     ReadOnlyDatabase,
     SchemaTooNew,
 )
+from memengine.store.connect import PAGE_SIZE, sqlite_module
 from memengine.store.migrate import APPLICATION_ID, latest_version
 
 from .helpers import HashEmbedder
@@ -42,9 +43,31 @@ def test_new_file_is_migrated_and_reopens(db_path: Path, clock: FixedClock) -> N
         assert cur.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
         assert cur.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert cur.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert cur.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
         assert mem.get(new_id).user_text == "hello"
         assert mem.store.schema_version() == latest_version()
+
+
+def test_a_file_with_other_pages_keeps_them(db_path: Path, clock: FixedClock) -> None:
+    conn = sqlite_module().connect(str(db_path))  # an empty file made with 4 KiB pages
+    conn.execute("PRAGMA page_size = 4096")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("VACUUM")
+    conn.close()
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        ids = mem.add_many(
+            [
+                NewEpisode(kind="fact", content=f"fact {i} about tea", occurred_at=T0)
+                for i in range(300)
+            ]
+        )
+        assert _raw(mem).execute("PRAGMA page_size").fetchone()[0] == 4096
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert _raw(mem).execute("PRAGMA page_size").fetchone()[0] == 4096
+        top = mem.retrieve("fact 7 about tea", day_range=None).results[0]
+        assert top.episode.id == ids[7]
+        assert mem.check().ok
 
 
 def test_not_a_database(tmp_path: Path, clock: FixedClock) -> None:
