@@ -89,7 +89,7 @@ PAGE_SIZE = 16384
 """Page size of a new file (an existing file keeps the one it was made with). The
 vector chunks are megabyte-sized blobs stored on overflow pages: 16 KiB pages make
 a quarter as many pages to chain, write and walk as SQLite's default 4 KiB, and
-``memengine bench`` measured batch ingest about 10–25 % faster with them."""
+batch ingest ran 8–29 % faster with them in paired runs (docs/benchmarks.md)."""
 
 
 def _on_connect(dbapi_conn: Any, _record: Any) -> None:
