@@ -62,8 +62,22 @@ def test_english_stemming(mem: Memory, stocked: dict[str, int]) -> None:
 
 
 def test_analyze_splits_cjk_into_unigrams_and_bigrams() -> None:
-    assert analyze("締切は") == "締 切 は 締切 切は"
+    # a single hiragana (a particle) is never a query term, so it is not indexed
+    assert analyze("締切は") == "締 切 締切 切は"
     assert analyze("ＡＢＣ Deadline") == "abc deadline"
+
+
+@given(st.text(alphabet=st.sampled_from(list("あかいねはの猫締切カタナー 、。")), max_size=30))
+def test_every_query_term_of_a_text_is_indexed(text: str) -> None:
+    # what is left out of the index (single hiragana) is never searched for (Latin words
+    # are split by FTS5 itself, the same way on both sides)
+    assert set(query_terms(text)) <= set(analyze(text).split())
+
+
+def test_a_word_in_hiragana_is_still_found(mem: Memory) -> None:
+    kept = mem.add_exchange("これはあかいね", "ほんとだ", occurred_at=T0)
+    mem.add_exchange("これはあおいね", "ほんとだ", occurred_at=T0)
+    assert _bm25_ids(mem, "あかい")[0] == kept
 
 
 def test_quote_term_neutralises_operators() -> None:
