@@ -2,10 +2,11 @@
 
 Full text is indexed from an *analysed* form of each episode: Latin text is
 left to FTS5's ``porter unicode61`` tokenizer, and runs of CJK characters
-are split here, in Python, into words (by a segmenter when one is
-installed) or into overlapping character bigrams plus single characters,
-so that 2-character words (締切, 転職) and 1-character words (猫) are found.
-The query goes through the same analysis, so both sides always agree.
+are split here, in Python, into overlapping character bigrams plus single
+characters (no segmenter: the README gives the measurements), so that
+2-character words (締切, 転職) and 1-character words (猫) are found. The
+query goes through the same analysis, so both sides always agree; single
+hiragana (particles) are left out of both.
 """
 
 from __future__ import annotations
