@@ -21,6 +21,7 @@ from memengine import (
 )
 from memengine.store.connect import PAGE_SIZE, sqlite_module
 from memengine.store.migrate import APPLICATION_ID, latest_version
+from memengine.store.vectors import PARTITION_INDEX
 
 from .helpers import HashEmbedder
 
@@ -67,6 +68,36 @@ def test_a_file_with_other_pages_keeps_them(db_path: Path, clock: FixedClock) ->
         assert _raw(mem).execute("PRAGMA page_size").fetchone()[0] == 4096
         top = mem.retrieve("fact 7 about tea", day_range=None).results[0]
         assert top.episode.id == ids[7]
+        assert mem.check().ok
+
+
+def _plan(path: Path) -> str:
+    # the statement vec0 runs to find one agent's chunks (a new connection: a fresh plan)
+    conn = sqlite_module().connect(str(path))
+    rows = conn.execute(
+        "EXPLAIN QUERY PLAN SELECT chunk_id, validity, rowids FROM episode_vectors_chunks "
+        "WHERE partition00 = ?",
+        ("a",),
+    ).fetchall()
+    conn.close()
+    return " ".join(str(r[-1]) for r in rows)
+
+
+def test_vector_chunks_are_found_by_agent_through_an_index(
+    db_path: Path, clock: FixedClock
+) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        for agent in ("a", "b", "c"):
+            mem.add_exchange(f"{agent} likes tea", "noted", agent=agent, occurred_at=T0)
+        assert PARTITION_INDEX in _plan(db_path)
+        cur = _raw(mem)
+        cur.execute(f"DROP INDEX {PARTITION_INDEX}")  # a file from before the index
+        assert "SCAN" in _plan(db_path)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert PARTITION_INDEX in _plan(db_path)  # given back on open
+        assert mem.retrieve("tea", agent="b", day_range=None).results[0].episode.agent == "b"
+        mem.reembed()  # a new vector table gets it too
+        assert PARTITION_INDEX in _plan(db_path)
         assert mem.check().ok
 
 

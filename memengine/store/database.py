@@ -118,6 +118,7 @@ class Store:
                     created_at=self._now().isoformat(),
                 )
             meta = self.meta()
+        self._index_partitions()
         self.embedder_id = meta["embedder_id"]
         self.dimension = int(meta["dimension"])
         if (self.embedder_id, self.dimension) != (embedder_id, dimension) and not allow_change:
@@ -129,6 +130,23 @@ class Store:
             )
         self.vector_index = VectorIndex(self.dimension, self._vector_cache_bytes)
         self.term_stats = TermStats()
+
+    def _index_partitions(self) -> None:
+        """Give a file made before :data:`.vectors.PARTITION_INDEX` existed its index.
+
+        A read-only file goes without it: the same results, slower scoped KNN.
+        """
+        with self.connections.read() as cur:
+            if vectors.has_partition_index(cur):
+                return
+        try:
+            with self.connections.write() as w:
+                vectors.ensure_partition_index(w)
+        except ReadOnlyDatabase:
+            return
+        except self.connections.module.OperationalError as exc:
+            if "readonly" not in str(exc):
+                raise
 
     # -- meta --------------------------------------------------------------------------
     def meta(self) -> dict[str, str]:

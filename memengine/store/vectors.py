@@ -11,7 +11,25 @@ import numpy.typing as npt
 from .filters import Filters
 from .migrate import schema_sql
 
-__all__ = ["create_vector_table", "drop_vector_table", "insert_vectors", "knn", "similarities"]
+__all__ = [
+    "PARTITION_INDEX",
+    "create_vector_table",
+    "drop_vector_table",
+    "ensure_partition_index",
+    "has_partition_index",
+    "insert_vectors",
+    "knn",
+    "similarities",
+]
+
+PARTITION_INDEX = "episode_vectors_chunks_agent"
+"""An index on ``vec0``'s chunk table by partition key (the agent).
+
+``vec0`` finds the chunks of one partition with ``WHERE partition00 = ?`` on
+a table it creates without an index on that column, so every scoped KNN
+scans one row per chunk of *every* agent, each row holding the chunk's
+8 KB rowid list. With 1,000 agents that is megabytes read per search; with
+the index it is a lookup."""
 
 
 def create_vector_table(cur: Any, dimension: int) -> None:
@@ -20,6 +38,31 @@ def create_vector_table(cur: Any, dimension: int) -> None:
 
     for statement in _statements(schema_sql("vectors.sql").replace("{dimension}", str(dimension))):
         cur.execute(statement)
+    ensure_partition_index(cur)
+
+
+def has_partition_index(cur: Any) -> bool:
+    """Whether :data:`PARTITION_INDEX` exists."""
+    row = cur.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (PARTITION_INDEX,)
+    ).fetchone()
+    return row is not None
+
+
+def ensure_partition_index(cur: Any) -> bool:
+    """Create :data:`PARTITION_INDEX` when it is missing (inside the caller's write
+    transaction); True when created.
+
+    Only the chunk table layout of the ``vec0`` versions this was measured with
+    (a ``partition00`` column) gets it; any other layout is left as it is.
+    """
+    if has_partition_index(cur):
+        return False
+    columns = {str(r[1]) for r in cur.execute("PRAGMA table_info(episode_vectors_chunks)")}
+    if "partition00" not in columns:
+        return False
+    cur.execute(f"CREATE INDEX {PARTITION_INDEX} ON episode_vectors_chunks (partition00)")
+    return True
 
 
 def drop_vector_table(cur: Any) -> None:
