@@ -53,7 +53,8 @@ def diagnose(config: Config) -> dict[str, Any]:
                     else f"missing vectors {report.missing_vectors[:10]}, orphans "
                     f"{report.orphan_vectors[:10]}, stale filters "
                     f"{report.stale_vector_filters[:10]}, fts: {report.fts_integrity}, "
-                    f"in-memory vector index: {report.stale_vector_index[:10]}"
+                    f"in-memory vector index: {report.stale_vector_index[:10]}, "
+                    f"vector chunk index: {report.chunk_index}"
                 )
                 checks["consistency"] = (report.ok, detail)
         except MemEngineError as exc:

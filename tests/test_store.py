@@ -98,7 +98,8 @@ def test_vector_chunks_are_found_by_agent_through_an_index(
         assert mem.retrieve("tea", agent="b", day_range=None).results[0].episode.agent == "b"
         mem.reembed()  # a new vector table gets it too
         assert PARTITION_INDEX in _plan(db_path)
-        assert mem.check().ok
+        report = mem.check()
+        assert report.ok and report.chunk_index == "ok"
 
 
 def test_not_a_database(tmp_path: Path, clock: FixedClock) -> None:

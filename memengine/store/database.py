@@ -52,6 +52,7 @@ class ConsistencyReport:
     stale_vector_filters: list[int] = field(default_factory=list)
     fts_integrity: str = "ok"
     stale_vector_index: list[int] = field(default_factory=list)
+    chunk_index: str = "ok"
 
     @property
     def ok(self) -> bool:
@@ -62,6 +63,7 @@ class ConsistencyReport:
             or self.stale_vector_filters
             or self.stale_vector_index
             or self.fts_integrity != "ok"
+            or self.chunk_index != "ok"
         )
 
 
@@ -352,7 +354,8 @@ class Store:
         }
 
     def consistency(self) -> ConsistencyReport:
-        """Check that every episode has its vector with current filter columns and FTS rows."""
+        """Check that every episode has its vector with current filter columns and FTS rows,
+        and that `vec0`'s chunk table agrees with its agent index (SQLite's integrity check)."""
         with self.connections.read() as cur:
             n_ep = cur.execute("SELECT count(*) FROM episodes").fetchone()[0]
             n_vec = cur.execute("SELECT count(*) FROM episode_vectors").fetchone()[0]
@@ -388,6 +391,11 @@ class Store:
                 )
         except self.connections.module.DatabaseError as exc:
             integrity = str(exc)
+        with self.connections.read() as cur:
+            # SQLite's own check of vec0's chunk table against its agent index
+            chunk_index = "; ".join(
+                str(r[0]) for r in cur.execute("PRAGMA integrity_check(episode_vectors_chunks)")
+            )
         if n_fts != n_ep and integrity == "ok":
             integrity = f"full-text index has {n_fts} rows for {n_ep} episodes"
         return ConsistencyReport(
@@ -399,6 +407,7 @@ class Store:
             stale_vector_filters=stale,
             fts_integrity=integrity,
             stale_vector_index=stale_index,
+            chunk_index=chunk_index,
         )
 
     # -- re-embedding ------------------------------------------------------------------
