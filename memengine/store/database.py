@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..clock import ensure_aware
 from ..errors import (
     EmbedderMismatch,
     InvalidInput,
@@ -198,16 +197,7 @@ class Store:
             vectors.insert_vectors(
                 cur,
                 ids,
-                [
-                    (
-                        e.agent,
-                        e.kind.value,
-                        e.sensitivity,
-                        e.status,
-                        int(ensure_aware(e.occurred_at).timestamp()),
-                    )
-                    for e in episodes
-                ],
+                [vectors.filter_columns(e) for e in episodes],
                 embeddings,
             )
             prune_log(cur)
@@ -441,16 +431,7 @@ class Store:
                 vectors.insert_vectors(
                     cur,
                     ids,
-                    [
-                        (
-                            e.agent,
-                            e.kind.value,
-                            e.sensitivity,
-                            e.status,
-                            int(ensure_aware(e.occurred_at).timestamp()),
-                        )
-                        for e in eps
-                    ],
+                    [vectors.filter_columns(e) for e in eps],
                     vecs,
                 )
                 done += len(eps)

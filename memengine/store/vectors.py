@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..clock import ensure_aware
+from ..models import Episode, NewEpisode
 from .filters import Filters
 from .migrate import schema_sql
 
@@ -16,6 +18,7 @@ __all__ = [
     "create_vector_table",
     "drop_vector_table",
     "ensure_partition_index",
+    "filter_columns",
     "has_partition_index",
     "insert_vectors",
     "knn",
@@ -70,6 +73,13 @@ def drop_vector_table(cur: Any) -> None:
     cur.execute("DROP TRIGGER IF EXISTS episode_vectors_filters")
     cur.execute("DROP TRIGGER IF EXISTS episode_vectors_delete")
     cur.execute("DROP TABLE IF EXISTS episode_vectors")
+
+
+def filter_columns(episode: NewEpisode | Episode) -> tuple[str, str, int, str, int]:
+    """The columns ``vec0`` keeps beside an episode's vector: agent, kind, sensitivity,
+    status and the occurrence time (epoch seconds)."""
+    occurred = int(ensure_aware(episode.occurred_at).timestamp())
+    return (episode.agent, episode.kind.value, episode.sensitivity, episode.status, occurred)
 
 
 def insert_vectors(
