@@ -91,7 +91,7 @@ def analyze(text: str) -> str:
     any CJK substring of length 1 or 2 that a query can hold is a token.
     A single hiragana is a particle or an inflection: :func:`query_terms`
     never searches for one, so indexing it would only cost space and time
-    (a fifth of a Japanese turn's tokens).
+    (a third of a Japanese turn's tokens).
     """
     text = unicodedata.normalize("NFKC", text).lower()
     parts: list[str] = []

@@ -373,6 +373,10 @@ class Store:
                 )
             ]
             stale_index = self.vector_index.stale_ids(cur)
+            # SQLite's own check of vec0's chunk table against its agent index
+            chunk_index = "; ".join(
+                str(r[0]) for r in cur.execute("PRAGMA integrity_check(episode_vectors_chunks)")
+            )
         integrity = "ok"
         try:
             with self.connections.read() as cur:
@@ -381,11 +385,6 @@ class Store:
                 )
         except self.connections.module.DatabaseError as exc:
             integrity = str(exc)
-        with self.connections.read() as cur:
-            # SQLite's own check of vec0's chunk table against its agent index
-            chunk_index = "; ".join(
-                str(r[0]) for r in cur.execute("PRAGMA integrity_check(episode_vectors_chunks)")
-            )
         if n_fts != n_ep and integrity == "ok":
             integrity = f"full-text index has {n_fts} rows for {n_ep} episodes"
         return ConsistencyReport(
