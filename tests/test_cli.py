@@ -132,6 +132,10 @@ def test_reembed_moves_a_file_to_an_openai_compatible_embedder(db: str, tmp_path
         assert len(srv.embedding_requests) >= 40 // 8
         stats = json.loads(run("stats", "--db", db, "--json").output)
         assert stats["embedder"] == "openai:scripted-embed:16" and stats["dimension"] == 16
+        loose = run("doctor", "--db", db, ok=False)
+        assert loose.exit_code == 1 and "FAIL  cosine constants" in loose.output
+        with conf.open("a") as fh:
+            fh.write("[retrieval]\nrelevance_threshold = 0.5\nstatement_min_cosine = 0.9\n")
         assert "FAIL" not in run("doctor", "--db", db).output
         out = json.loads(run("retrieve", "wedding", "--db", db, "--json").output)
         assert out["results"]
