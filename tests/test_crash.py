@@ -1,0 +1,154 @@
+"""A writer process killed (SIGKILL) in the middle of a batch loses nothing and breaks nothing.
+
+A real second process opens the same file and stops for good inside the
+store's write transaction: after the episode rows (with their full-text
+rows and change-log entries) are written, after the vectors too, or after a
+delete has re-linked the neighbours. The test kills it there. The reader in
+this process, whose in-memory vector index was loaded before the crash,
+must then answer as before; the consistency check that ``memengine doctor``
+runs must pass, on this connection and on a freshly opened file; and new
+writes must go in and be seen.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memengine import FixedClock, Memory, NewEpisode
+from memengine.store.filters import Filters
+
+from .helpers import HashEmbedder
+
+ROOT = Path(__file__).resolve().parents[1]
+T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
+
+WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from datetime import datetime, timedelta, timezone
+    from memengine import FixedClock, Memory, NewEpisode
+    from memengine.store import episodes, vectors
+    from tests.helpers import HashEmbedder
+
+    path, stage = sys.argv[1], sys.argv[2]
+
+    def stop_after(module, name):
+        original = getattr(module, name)
+        def inner(*args, **kwargs):
+            out = original(*args, **kwargs)
+            print("inside", flush=True)  # the transaction is open: wait to be killed
+            time.sleep(600)
+            return out
+        setattr(module, name, inner)
+
+    stop_after(*{
+        "episodes": (episodes, "insert_episodes"),
+        "vectors": (vectors, "insert_vectors"),
+        "delete": (episodes, "delete_and_relink"),
+    }[stage])
+    t0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
+    clock = FixedClock(datetime(2026, 6, 1, tzinfo=timezone.utc))
+    with Memory.open(path, embedder=HashEmbedder(), clock=clock) as mem:
+        # a tiny page cache: the open transaction spills its pages into the WAL file
+        mem.store.connections.get().execute("PRAGMA cache_size = 4")
+        if stage == "delete":
+            mem.delete(list(range(1, 11)))
+        else:
+            mem.add_many([
+                NewEpisode(kind="message", content=f"cat tea crash {i}", agent="a",
+                           occurred_at=t0 + timedelta(hours=40 + i))
+                for i in range(300)
+            ])
+    print("done", flush=True)
+    """
+)
+
+
+def _episodes(n: int, start: int = 0) -> list[NewEpisode]:
+    words = ["cat tea", "snow report", "piano garden", "train bus"]
+    return [
+        NewEpisode(
+            kind="message",
+            content=f"{words[i % 4]} {i}",
+            agent="a",
+            occurred_at=T0 + timedelta(hours=i),
+        )
+        for i in range(start, start + n)
+    ]
+
+
+def _kill_inside(db_path: Path, stage: str) -> int:
+    """Run the writer until it is inside its transaction, then SIGKILL it.
+
+    Returns how many bytes the WAL file grew by while the transaction was open.
+    """
+    wal = db_path.with_name(db_path.name + "-wal")
+    size = wal.stat().st_size
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(db_path), stage],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        line = proc.stdout.readline()
+        if line.strip() != "inside":
+            proc.kill()
+            raise AssertionError(f"writer did not reach the batch: {line!r} {proc.stderr.read()}")
+        grown = wal.stat().st_size - size
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+        proc.stdout.close()
+        proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL
+    return grown
+
+
+@pytest.mark.parametrize("stage", ["episodes", "vectors", "delete"])
+def test_a_writer_killed_inside_its_batch_loses_nothing(
+    db_path: Path, clock: FixedClock, stage: str
+) -> None:
+    emb = HashEmbedder()
+    q = emb.embed(["cat tea"])[0]
+    scope = Filters(agent="a")
+    with Memory.open(db_path, embedder=emb, clock=clock) as reader:
+        reader.store.vector_index.load_after = 1
+        reader.add_many(_episodes(40))
+        before = reader.store.knn(q, 10, scope)
+        assert reader.store.vector_index.loaded() == {"a": 40}
+        text_before, _ = reader.store.text_search(["cat"], 10, scope)
+        contexts_before = reader.store.get(list(range(1, 41)))
+
+        spilled = _kill_inside(db_path, stage)
+        if stage != "delete":
+            assert spilled > 0  # uncommitted pages of the batch were on disk at the kill
+
+        assert reader.store.count() == 40
+        assert reader.store.knn(q, 10, scope) == before  # in-memory index, still in step
+        assert reader.store.text_search(["cat"], 10, scope)[0] == text_before
+        assert reader.store.get(list(range(1, 41))) == contexts_before  # no half re-link
+        report = reader.check()
+        assert report.ok, report
+        assert (report.episodes, report.vectors, report.fts_rows) == (40, 40, 40)
+
+        new = reader.add_many(_episodes(5, start=40))  # the file takes writes again
+        assert reader.store.knn(emb.embed(["cat tea 40"])[0], 1, scope)[0][0] == new[0]
+        assert reader.check().ok
+
+    with Memory.open(db_path, embedder=emb, clock=clock) as again:  # a new process's view
+        report = again.check()
+        assert report.ok, report
+        assert (report.episodes, report.vectors, report.fts_rows) == (45, 45, 45)
