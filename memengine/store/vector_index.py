@@ -285,7 +285,7 @@ class VectorIndex:
             return _prefiltered(ids, vecs, codes, n, mask, q, k, self.prefilter_rows(n))
         if mask is not None and mask.sum() < n // 4:  # few rows pass: score only those
             rows = np.flatnonzero(mask)
-            scores = _scores(vecs[rows], q)
+            scores = _scores(np.take(vecs, rows, axis=0), q)
             row_ids = ids[rows]
         else:
             scores = _scores(vecs[:n], q)
@@ -604,11 +604,13 @@ def _prefiltered(
         if not len(rows):
             out.append([])
             continue
-        approx = np.asarray(simsimd.cdist(q8[j : j + 1], codes.q8[rows], metric="dot"))[0]
-        approx *= codes.scale[rows]
+        # np.take gathers rows at about twice the speed of fancy indexing here
+        shortlist = np.take(codes.q8, rows, axis=0)
+        approx = np.asarray(simsimd.cdist(q8[j : j + 1], shortlist, metric="dot"))[0]
+        approx *= np.take(codes.scale, rows)
         m = min(len(rows), max(8 * k, 64))
         short = rows[np.argpartition(-approx, m - 1)[:m]] if m < len(rows) else rows
-        exact = vecs[short] @ q[j]
+        exact = np.take(vecs, short, axis=0) @ q[j]
         kk = min(k, len(short))
         top = np.argpartition(-exact, kk - 1)[:kk]
         top = top[np.argsort(-exact[top], kind="stable")]
