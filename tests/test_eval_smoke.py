@@ -111,6 +111,33 @@ def test_eval_memset_smoke_with_padding(tmp_path: Path) -> None:
     assert values and all(0.0 <= v <= 1.0 for v in values)
 
 
+def test_eval_reports_each_conversation(tmp_path: Path) -> None:
+    out = tmp_path / "locomo.json"
+    result = _run(
+        "eval",
+        "locomo",
+        str(LOCOMO),
+        "--limit",
+        "2",
+        "--conversations",
+        "conv-26,conv-30",
+        "--mode",
+        "bm25,fast",
+        "--json",
+        str(out),
+    )
+    assert "overall, per conversation" in result.output
+    data = json.loads(out.read_text())
+    for mode in ("bm25", "fast"):
+        per = data["by_conversation"][mode]
+        assert sorted(per) == ["conv-26", "conv-30"]
+        overall = data["table"][mode]["overall (1–4)"]
+        assert sum(row["n"] for row in per.values()) == overall["n"]
+        for metric in ("R@5", "R@10"):  # the overall row is the n-weighted mean of the lines
+            weighted = sum(row["n"] * row[metric] for row in per.values()) / overall["n"]
+            assert weighted == pytest.approx(overall[metric])
+
+
 def test_eval_unknown_conversation_is_a_clear_error() -> None:
     result = runner.invoke(app, ["eval", "memset", str(MEMSET), "--conversations", "nope"])
     assert result.exit_code == 1

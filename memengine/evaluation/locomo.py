@@ -229,11 +229,14 @@ def run_locomo(
                     run.asked.advance()
 
     table: dict[str, dict[str, dict[str, float]]] = {}
+    by_conversation: dict[str, dict[str, dict[str, float]]] = {}
     for plan in plans:
         rows = [r for r in results if r.mode == plan.name]
+        counted = [r for r in rows if r.group != CATEGORIES[5]]
         by_group = mean_by_group((r.group, r.metrics) for r in rows)
-        overall = mean_by_group((OVERALL, r.metrics) for r in rows if r.group != CATEGORIES[5])
+        overall = mean_by_group((OVERALL, r.metrics) for r in counted)
         table[plan.name] = {**by_group, **overall}
+        by_conversation[plan.name] = mean_by_group((r.conversation, r.metrics) for r in counted)
     groups = [CATEGORIES[1], CATEGORIES[2], CATEGORIES[3], CATEGORIES[4], OVERALL, CATEGORIES[5]]
     evidence: dict[str, dict[str, int]] = {}
     for c in convs:
@@ -256,6 +259,7 @@ def run_locomo(
         groups=[g for g in groups if any(g in t for t in table.values())],
         metrics=list(RANKING_METRICS),
         table=table,
+        by_conversation=by_conversation,
         embedder=embedder.id,
         evidence=evidence,
         padding=run.padding,

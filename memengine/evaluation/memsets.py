@@ -203,6 +203,7 @@ def run_memset(
 
     table: dict[str, dict[str, dict[str, float]]] = {}
     summary: dict[str, dict[str, float | None]] = {}
+    by_conversation: dict[str, dict[str, dict[str, float]]] = {}
     for plan in plans:
         rows = [r for r in results if r.mode == plan.name]
         scored = [r for r in rows if r.group != NONE]
@@ -210,6 +211,7 @@ def run_memset(
         by_group = mean_by_group((r.group, r.metrics) for r in scored)
         overall = mean_by_group((OVERALL, r.metrics) for r in scored)
         table[plan.name] = {**by_group, **overall}
+        by_conversation[plan.name] = mean_by_group((r.conversation, r.metrics) for r in scored)
         if nones:
             table[plan.name][NONE] = {"n": float(len(nones))}
         precisions = [p for r in scored if (p := precision(r.injected, r.evidence)) is not None]
@@ -244,6 +246,7 @@ def run_memset(
         groups=groups,
         metrics=list(RECALL_METRICS),
         table=table,
+        by_conversation=by_conversation,
         embedder=embedder.id,
         summary=summary,
         evidence=evidence,

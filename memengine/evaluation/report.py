@@ -22,7 +22,14 @@ from rich.text import Text
 
 from .runner import EvalResult
 
-__all__ = ["eval_progress", "locomo_tables", "memset_tables", "render", "summary_lines"]
+__all__ = [
+    "conversation_table",
+    "eval_progress",
+    "locomo_tables",
+    "memset_tables",
+    "render",
+    "summary_lines",
+]
 
 Callback = Callable[[int, int], None]
 
@@ -78,6 +85,45 @@ def _n(result: EvalResult, group: str) -> str:
         if row is not None:
             return str(int(row["n"]))
     return "0"
+
+
+def conversation_table(result: EvalResult) -> Table | None:
+    """R@5/R@10 of the overall row, one line per conversation (None for a single one).
+
+    The spread between conversations is what a new conversation can be
+    expected to land in; the best mode of each line is in bold.
+    """
+    convs = [
+        c for c in result.conversations if any(c in t for t in result.by_conversation.values())
+    ]
+    if len(convs) < 2:
+        return None
+    table = Table(
+        title="overall, per conversation (best mode in bold)",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.add_column("conversation", no_wrap=True)
+    table.add_column("n", justify="right")
+    for mode in result.modes:
+        table.add_column(f"{mode}\nR@5", justify="right")
+        table.add_column(f"{mode}\nR@10", justify="right")
+    for conv in convs:
+        rows = {m: result.by_conversation.get(m, {}).get(conv, {}) for m in result.modes}
+        n = next((int(r["n"]) for r in rows.values() if "n" in r), 0)
+        cells: list[str | Text] = [conv, str(n)]
+        for mode in result.modes:
+            for metric in ("R@5", "R@10"):
+                value = rows[mode].get(metric)
+                others = [r[metric] for r in rows.values() if metric in r]
+                text = Text(_fmt(value))
+                if value is not None and len(others) > 1 and value >= max(others) - 1e-12:
+                    text.stylize("bold")
+                cells.append(text)
+        table.add_row(*cells)
+    return table
 
 
 def locomo_tables(result: EvalResult) -> list[Table]:
@@ -216,6 +262,9 @@ def render(result: EvalResult, console: Console) -> None:
     tables: list[RenderableType] = list(
         locomo_tables(result) if result.dataset == "locomo" else memset_tables(result)
     )
+    per_conversation = conversation_table(result)
+    if per_conversation is not None:
+        tables.append(per_conversation)
     console.print(Group(*tables))
     for line in summary_lines(result):
         if line in result.skipped_modes.values():

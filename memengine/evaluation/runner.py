@@ -541,6 +541,8 @@ class EvalResult:
     timings_s: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     questions: list[QuestionResult] = field(default_factory=list)
+    by_conversation: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """``by_conversation[mode][conversation][metric]`` over the overall row's questions."""
 
     def to_json(self) -> dict[str, Any]:
         """Every number as plain JSON data."""
