@@ -49,25 +49,20 @@ def _run(*args: str) -> Any:
     return result
 
 
+def _eval(tmp_path: Path, dataset: str, conversations: str, modes: str, *extra: str) -> Any:
+    """``memengine eval`` on two questions per conversation; (printed output, JSON data)."""
+    out = tmp_path / f"{dataset}.json"
+    path = LOCOMO if dataset == "locomo" else MEMSET
+    args = ["--limit", "2", "--conversations", conversations, "--mode", modes, *extra]
+    result = _run("eval", dataset, str(path), *args, "--json", str(out))
+    return result.output, json.loads(out.read_text())
+
+
 def test_eval_locomo_smoke(tmp_path: Path) -> None:
-    out = tmp_path / "locomo.json"
-    result = _run(
-        "eval",
-        "locomo",
-        str(LOCOMO),
-        "--limit",
-        "2",
-        "--conversations",
-        "conv-26",
-        "--mode",
-        "bm25,vector,fast,full",
-        "--json",
-        str(out),
-    )
-    assert "LoCoMo evidence recall" in result.output
-    assert "overall (1–4)" in result.output
-    assert "needs an LLM endpoint" in result.output  # `full` skipped with a note
-    data = json.loads(out.read_text())
+    output, data = _eval(tmp_path, "locomo", "conv-26", "bm25,vector,fast,full")
+    assert "LoCoMo evidence recall" in output
+    assert "overall (1–4)" in output
+    assert "needs an LLM endpoint" in output  # `full` skipped with a note
     assert data["modes"] == ["bm25", "vector", "fast"]
     assert data["conversations"] == ["conv-26"]
     assert data["table"]["fast"]["overall (1–4)"]["n"] == 2
@@ -78,27 +73,11 @@ def test_eval_locomo_smoke(tmp_path: Path) -> None:
 
 
 def test_eval_memset_smoke_with_padding(tmp_path: Path) -> None:
-    out = tmp_path / "memset.json"
-    result = _run(
-        "eval",
-        "memset",
-        str(MEMSET),
-        "--limit",
-        "2",
-        "--conversations",
-        "c1",
-        "--mode",
-        "bm25,fast",
-        "--pad",
-        "20",
-        "--haystack",
-        str(LOCOMO),
-        "--json",
-        str(out),
+    output, data = _eval(
+        tmp_path, "memset", "c1", "bm25,fast", "--pad", "20", "--haystack", str(LOCOMO)
     )
-    assert "Memsets evidence recall" in result.output
-    assert "padding: 20 noise episodes per store from locomo_dev.json" in result.output
-    data = json.loads(out.read_text())
+    assert "Memsets evidence recall" in output
+    assert "padding: 20 noise episodes per store from locomo_dev.json" in output
     assert data["padding"]["used"] == {"c1": 20}
     assert data["table"]["fast"]["overall (excl. none)"]["n"] == 2
     values = _numbers(data["table"])
@@ -112,22 +91,8 @@ def test_eval_memset_smoke_with_padding(tmp_path: Path) -> None:
 
 
 def test_eval_reports_each_conversation(tmp_path: Path) -> None:
-    out = tmp_path / "locomo.json"
-    result = _run(
-        "eval",
-        "locomo",
-        str(LOCOMO),
-        "--limit",
-        "2",
-        "--conversations",
-        "conv-26,conv-30",
-        "--mode",
-        "bm25,fast",
-        "--json",
-        str(out),
-    )
-    assert "overall, per conversation" in result.output
-    data = json.loads(out.read_text())
+    output, data = _eval(tmp_path, "locomo", "conv-26,conv-30", "bm25,fast")
+    assert "overall, per conversation" in output
     for mode in ("bm25", "fast"):
         per = data["by_conversation"][mode]
         assert sorted(per) == ["conv-26", "conv-30"]

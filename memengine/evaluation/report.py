@@ -87,6 +87,22 @@ def _n(result: EvalResult, group: str) -> str:
     return "0"
 
 
+def _compact(title: str) -> Table:
+    """A table without outer lines, for the detail under a main table."""
+    return Table(
+        title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True
+    )
+
+
+def _recall_columns(table: Table, first: str, modes: list[str]) -> None:
+    """The columns ``first``, ``n``, then R@5 and R@10 for each mode."""
+    table.add_column(first, no_wrap=True)
+    table.add_column("n", justify="right")
+    for mode in modes:
+        table.add_column(f"{mode}\nR@5", justify="right")
+        table.add_column(f"{mode}\nR@10", justify="right")
+
+
 def conversation_table(result: EvalResult) -> Table | None:
     """R@5/R@10 of the overall row, one line per conversation (None for a single one).
 
@@ -98,18 +114,8 @@ def conversation_table(result: EvalResult) -> Table | None:
     ]
     if len(convs) < 2:
         return None
-    table = Table(
-        title="overall, per conversation (best mode in bold)",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        collapse_padding=True,
-    )
-    table.add_column("conversation", no_wrap=True)
-    table.add_column("n", justify="right")
-    for mode in result.modes:
-        table.add_column(f"{mode}\nR@5", justify="right")
-        table.add_column(f"{mode}\nR@10", justify="right")
+    table = _compact("overall, per conversation (best mode in bold)")
+    _recall_columns(table, "conversation", result.modes)
     for conv in convs:
         rows = {m: result.by_conversation.get(m, {}).get(conv, {}) for m in result.modes}
         n = next((int(r["n"]) for r in rows.values() if "n" in r), 0)
@@ -129,24 +135,14 @@ def conversation_table(result: EvalResult) -> Table | None:
 def locomo_tables(result: EvalResult) -> list[Table]:
     """The LoCoMo tables: R@5/R@10 with modes side by side, then every metric per mode."""
     side = Table(title=_title(result, "LoCoMo evidence recall"), caption=_caption(result))
-    side.add_column("category", no_wrap=True)
-    side.add_column("n", justify="right")
-    for mode in result.modes:
-        side.add_column(f"{mode}\nR@5", justify="right")
-        side.add_column(f"{mode}\nR@10", justify="right")
+    _recall_columns(side, "category", result.modes)
     for group in result.groups:
         cells: list[str | Text] = [group, _n(result, group)]
         for mode in result.modes:
             cells += [_cell(result, mode, group, "R@5"), _cell(result, mode, group, "R@10")]
         side.add_row(*cells, end_section=_section_ends(result.groups, group))
 
-    full = Table(
-        title="every metric (best mode in bold)",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        collapse_padding=True,
-    )
+    full = _compact("every metric (best mode in bold)")
     full.add_column("category", no_wrap=True)
     full.add_column("mode", no_wrap=True)
     for metric in result.metrics:
@@ -165,11 +161,7 @@ def locomo_tables(result: EvalResult) -> list[Table]:
 def memset_tables(result: EvalResult) -> list[Table]:
     """The memsets tables: recall per question type, then the injection decisions."""
     recall = Table(title=_title(result, "Memsets evidence recall"), caption=_caption(result))
-    recall.add_column("type", no_wrap=True)
-    recall.add_column("n", justify="right")
-    for mode in result.modes:
-        recall.add_column(f"{mode}\nR@5", justify="right")
-        recall.add_column(f"{mode}\nR@10", justify="right")
+    _recall_columns(recall, "type", result.modes)
     for group in result.groups:
         if group == "none":
             continue
