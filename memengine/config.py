@@ -55,12 +55,12 @@ class RetrievalConfig(_Section):
     rrf_k: float = Field(10.0, gt=0)
     context_weight: float = Field(0.4, ge=0)
     neighbour_gap_minutes: int = Field(60, ge=0)
-    knn_weight: float = Field(0.5, ge=0)
+    knn_weight: float = Field(0.4, ge=0)
     bm25_weight: float = Field(1.0, ge=0)
     cosine_weight: float = Field(0.0, ge=0)
     # second stage over the fused candidates (retrieve/evidence.py; docs/benchmarks.md)
     dense_content_words: bool = True  # KNN embeds the query's content words, lowercased
-    session_weight: float = Field(0.1, ge=0)  # bonus for candidates in the best-matching session
+    session_weight: float = Field(0.2, ge=0)  # bonus for candidates in the best-matching session
     session_top_n: int = Field(3, ge=1, le=100)  # a session's score sums its n best BM25 scores
     speaker_weight: float = Field(0.5, ge=0)  # bonus when the query names the turn's speaker
     max_results: int = Field(5, ge=1, le=100)

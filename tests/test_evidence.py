@@ -46,13 +46,26 @@ def test_session_ids_split_on_gaps_in_input_order() -> None:
     assert session_ids([], HOUR) == []
 
 
-def test_session_scores_count_the_others_in_the_session() -> None:
-    times = [_at(0), _at(1), _at(2), _at(5000)]
-    scores = [4.0, 2.0, 0.0, 3.0]
-    # supports: 0 → 2 (item 1), 1 → 4 (item 0), 2 → 4 + 2, 3 → alone: 0
-    assert session_scores(times, scores, HOUR, top_n=3) == pytest.approx([2 / 6, 4 / 6, 1.0, 0.0])
-    assert session_scores(times, scores, HOUR, top_n=1) == pytest.approx([0.5, 1.0, 1.0, 0.0])
-    assert session_scores(times, [0.0] * 4, HOUR, top_n=3) == [0.0] * 4
+def test_session_scores_are_one_value_per_session() -> None:
+    times = [_at(0), _at(1), _at(2), _at(5000), _at(5001)]
+    scores = [4.0, 2.0, 0.0, 3.0, -1.0]
+    # sessions: {0, 1, 2} → 4 + 2 + 0 = 6; {3, 4} → 3 (negative scores count as 0)
+    assert session_scores(times, scores, HOUR, top_n=3) == pytest.approx([1, 1, 1, 0.5, 0.5])
+    # top 1: 4 against 3
+    assert session_scores(times, scores, HOUR, top_n=1) == pytest.approx([1, 1, 1, 0.75, 0.75])
+    assert session_scores(times, [0.0] * 5, HOUR, top_n=3) == [0.0] * 5
+
+
+def test_the_session_bonus_keeps_the_order_inside_a_session() -> None:
+    cands = [  # one session: the best turn, two weaker neighbours; another session alone
+        _candidate(1, 1.0, 0, 9.0, None),
+        _candidate(2, 0.6, 1, 1.0, None),
+        _candidate(3, 0.5, 2, 1.0, None),
+        _candidate(4, 0.9, 5000, 2.0, None),
+    ]
+    out = rescore(cands, "q", gap_s=HOUR, session_weight=0.5, session_top_n=3, speaker_weight=0)
+    assert [c.episode.id for c in out] == [1, 2, 3, 4]  # the strong session lifts all its turns
+    assert {c.components["session"] for c in out[:3]} == {1.0}
 
 
 def test_names_speaker_by_whole_word() -> None:
@@ -79,10 +92,11 @@ def test_rescore_adds_session_and_speaker_bonuses() -> None:
         session_top_n=3,
         speaker_weight=0.5,
     )
+    # sessions: {1} → 5, {2, 3} → 8: supports 5/8 and 1.0
     assert [c.episode.id for c in out] == [2, 3, 1]
     assert out[0].score == pytest.approx(0.9 + 0.1 * 1.0 + 0.5 * 1.0)
     assert out[0].components["speaker"] == 1.0 and "speaker" not in out[2].components
-    assert out[2].components["session"] == 0.0
+    assert out[2].components["session"] == pytest.approx(5 / 8)
 
 
 def test_rescore_with_zero_weights_changes_nothing() -> None:

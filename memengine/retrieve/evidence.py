@@ -8,8 +8,10 @@ re-sorted (see :func:`rescore`):
   (runs of turns at most ``neighbour_gap_minutes`` apart); a session where
   several candidates match the query well is where the answer is likely
   to be, so each candidate gets its session's support: the sum of the
-  ``session_top_n`` best BM25 scores of the *other* candidates in its
-  session, relative to the largest support.
+  ``session_top_n`` best BM25 scores among the candidates in its session,
+  relative to the largest support. Every candidate of a session gets the
+  same bonus, so the bonus lifts sessions and never reorders the turns of
+  one session.
 - **Speaker** (``speaker_weight``): a ``message`` episode records who said
   it (``metadata["speaker"]``); a question that names a person is mostly
   answered by what that person said, so a candidate whose speaker the
@@ -51,10 +53,14 @@ def session_ids(times: Sequence[datetime], gap_s: float) -> list[int]:
 def session_scores(
     times: Sequence[datetime], scores: Sequence[float], gap_s: float, top_n: int
 ) -> list[float]:
-    """Each item's support from its session in [0, 1]: the sum of the ``top_n`` best scores of the others in it.
+    """Each item's support from its session in [0, 1]: the sum of the ``top_n`` best scores in it.
 
-    The item's own score is left out (the fused score already counts it);
-    the sums are divided by the largest one.
+    Every item of a session gets the same support (the sums are divided by
+    the largest one), so adding it keeps the order inside a session. (The
+    others-only variant, which leaves the item's own score out, gave a
+    session's weaker turns a larger bonus than its best one, and at a
+    ``session_weight`` of 0.2 put a neighbour above the turn that holds
+    every word of the query.)
     """
     sessions = session_ids(times, gap_s)
     members: dict[int, list[tuple[float, int]]] = {}
@@ -62,10 +68,8 @@ def session_scores(
         members.setdefault(sid, []).append((max(score, 0.0), i))
     for group in members.values():
         group.sort(key=lambda m: -m[0])
-    support = [
-        sum(v for v, _ in [m for m in members[sid] if m[1] != i][:top_n])
-        for i, sid in enumerate(sessions)
-    ]
+    totals = {sid: sum(v for v, _ in group[:top_n]) for sid, group in members.items()}
+    support = [totals[sid] for sid in sessions]
     best = max(support, default=0.0)
     return [v / best for v in support] if best > 0 else [0.0] * len(support)
 
