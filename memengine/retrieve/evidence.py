@@ -56,19 +56,15 @@ def session_scores(
     """Each item's support from its session in [0, 1]: the sum of the ``top_n`` best scores in it.
 
     Every item of a session gets the same support (the sums are divided by
-    the largest one), so adding it keeps the order inside a session. (The
-    others-only variant, which leaves the item's own score out, gave a
-    session's weaker turns a larger bonus than its best one, and at a
-    ``session_weight`` of 0.2 put a neighbour above the turn that holds
-    every word of the query.)
+    the largest one), so adding it keeps the order inside a session; a
+    support from the *other* items alone gave a session's weaker turns a
+    larger bonus than its best one (docs/benchmarks.md, session 8).
     """
     sessions = session_ids(times, gap_s)
-    members: dict[int, list[tuple[float, int]]] = {}
-    for i, (sid, score) in enumerate(zip(sessions, scores, strict=True)):
-        members.setdefault(sid, []).append((max(score, 0.0), i))
-    for group in members.values():
-        group.sort(key=lambda m: -m[0])
-    totals = {sid: sum(v for v, _ in group[:top_n]) for sid, group in members.items()}
+    members: dict[int, list[float]] = {}
+    for sid, score in zip(sessions, scores, strict=True):
+        members.setdefault(sid, []).append(max(score, 0.0))
+    totals = {sid: sum(sorted(group, reverse=True)[:top_n]) for sid, group in members.items()}
     support = [totals[sid] for sid in sessions]
     best = max(support, default=0.0)
     return [v / best for v in support] if best > 0 else [0.0] * len(support)
