@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memengine import InvalidInput, Memory
+from memengine.store.episodes import NEIGHBOUR_CHARS
 from memengine.store.filters import Filters
 from memengine.store.fulltext import match_expression, quote_term
 from memengine.text import analyze, query_terms
@@ -151,3 +152,30 @@ def test_match_expression_is_always_valid_fts5(query: str) -> None:
     if expr is not None:
         con.execute("SELECT rowid FROM t WHERE t MATCH ?", (expr,)).fetchall()
     con.close()
+
+
+def test_a_long_paste_does_not_bury_the_turns_beside_it(mem: Memory) -> None:
+    """A turn is indexed with its neighbours' words; a 60 KB paste beside it used to lend
+    all of them, and the length normalisation put the turn below every turn that shares
+    fewer of the query's words (it ranked after all eight here)."""
+    # other turns, a day apart (nobody's neighbours); some about the cat and miso soup
+    for i in range(30):
+        text = (
+            f"the cat watched me make miso soup {i}" if i % 4 == 0 else f"a walk by the river {i}"
+        )
+        mem.add_exchange(text, "nice", occurred_at=T0 + timedelta(days=i))
+    at = T0 + timedelta(days=40)
+    adopted = mem.add_exchange("We adopted a cat and named her Miso", "Lovely name", occurred_at=at)
+    paste = "\n".join(
+        f"2026-03-01 12:00:{i % 60:02d} ERROR worker {i} timeout" for i in range(1500)
+    )
+    assert len(paste) > 50_000
+    mem.add_exchange(paste, "That is a long log", occurred_at=at + timedelta(minutes=1))
+    mem.add_exchange("Anyway, what should I cook?", "Curry?", occurred_at=at + timedelta(minutes=2))
+    with mem.store.connections.read() as cur:
+        context = cur.execute(
+            "SELECT context_text FROM episodes WHERE id = ?", (adopted,)
+        ).fetchone()[0]
+    assert len(context) <= NEIGHBOUR_CHARS and context.startswith("2026-03-01 12:00:00 error")
+    assert _bm25_ids(mem, "the cat we named Miso")[0] == adopted
+    assert mem.check().ok

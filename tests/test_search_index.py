@@ -18,8 +18,10 @@ import pytest
 from memengine import FixedClock, InvalidInput, Memory, NewEpisode
 from memengine.config import Config
 from memengine.store import vectors
+from memengine.store.episodes import NEIGHBOUR_CHARS, link_neighbours
 from memengine.store.filters import Filters
 from memengine.store.fulltext import agent_token, match_expression
+from memengine.store.migrate import latest_version
 from memengine.store.vector_index import prune_log
 from memengine.text import query_terms
 
@@ -271,7 +273,9 @@ def test_contexts_written_at_insert_equal_the_relink(mem: Memory) -> None:
         eps = [
             NewEpisode(
                 kind="exchange" if i % 4 else "fact",
-                user_text=f"turn {batch} {i} " + " ".join(rng.choice(WORDS, 2)),
+                # every seventh turn is longer than what a neighbour may lend
+                user_text=f"turn {batch} {i} "
+                + " ".join(rng.choice(WORDS, 300 + i if i % 7 == 3 else 2)),
                 reply_text="ok",
                 content=None if i % 4 else f"fact {batch} {i}",
                 agent="a" if i % 5 else "b",
@@ -284,15 +288,26 @@ def test_contexts_written_at_insert_equal_the_relink(mem: Memory) -> None:
         minutes = int(rng.integers(0, 600)) if j % 3 else 5_000 + 200 * j
         mem.add_exchange(f"late {j}", "ok", agent="a", occurred_at=T0 + timedelta(minutes=minutes))
     with mem.store.connections.write() as cur:
-        from memengine.store.episodes import link_neighbours
-
         before = cur.execute("SELECT total_changes()").fetchone()[0]
         for agent in ("a", "b"):
             link_neighbours(cur, agent, 0, 2**40, mem.store.neighbour_gap_s)
         assert cur.execute("SELECT total_changes()").fetchone()[0] == before
         with_context = cur.execute("SELECT count(*) FROM episodes WHERE context_text != ''")
         assert with_context.fetchone()[0] > 50
+        longest = cur.execute("SELECT max(length(context_text)) FROM episodes").fetchone()[0]
+        assert NEIGHBOUR_CHARS < longest <= 2 * NEIGHBOUR_CHARS + 1
     assert mem.check().ok
+
+
+@pytest.mark.parametrize("cut", [NEIGHBOUR_CHARS - 2, NEIGHBOUR_CHARS - 1, NEIGHBOUR_CHARS])
+def test_a_neighbour_is_cut_the_same_in_python_and_sql(mem: Memory, cut: int) -> None:
+    from memengine.store.episodes import _piece
+
+    text = "x" * (cut - 1) + " " + "tail " * 400  # a space just before, at or after the cut
+    with mem.store.connections.read() as cur:
+        sql = cur.execute("SELECT rtrim(substr(?, 1, ?), ' ')", (text, NEIGHBOUR_CHARS))
+        assert sql.fetchone()[0] == _piece(text)
+    assert len(_piece(text)) <= NEIGHBOUR_CHARS and not _piece(text).endswith(" ")
 
 
 def test_prefilter_codes_are_made_when_needed_and_survive_writes(mem: Memory) -> None:
@@ -479,7 +494,7 @@ def test_a_version_3_file_is_migrated_with_its_data(db_path: Path, clock: FixedC
         for statement in _V3_FULLTEXT:  # the file as schema version 3 left it
             cur.execute(statement)
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
-        assert mem.store.schema_version() == 4
+        assert mem.store.schema_version() == latest_version()
         assert mem.check().ok
         hits = mem.store.text_search(["guitar"], 5, Filters(agent="default"))[0]
         texts = [mem.store.get([i])[i].user_text for i, _ in hits]
@@ -489,6 +504,40 @@ def test_a_version_3_file_is_migrated_with_its_data(db_path: Path, clock: FixedC
         assert new in [
             i for i, _ in mem.store.text_search(["guitar"], 5, Filters(agent="default"))[0]
         ]
+
+
+def test_a_version_4_file_gets_its_long_contexts_cut(db_path: Path, clock: FixedClock) -> None:
+    paste = "log " + " ".join(f"line{i} timeout" for i in range(400))  # about 5,000 characters
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        a = mem.add_exchange("the piano lesson", "nice", occurred_at=T0)
+        b = mem.add_exchange(paste, "long", occurred_at=T0 + timedelta(minutes=1))
+        c = mem.add_exchange("a guitar string broke", "oh", occurred_at=T0 + timedelta(minutes=2))
+        d = mem.add_exchange("snow", "cold", occurred_at=T0 + timedelta(minutes=3))
+        cur = mem.store.connections.get().cursor()
+        text = dict(cur.execute("SELECT id, search_text FROM episodes").fetchall())
+        # the contexts as version 4 wrote them (the neighbours' whole texts) ...
+        for i, context in ((a, text[b]), (c, f"{text[b]} {text[d]}")):
+            cur.execute("UPDATE episodes SET context_text = ? WHERE id = ?", (context, i))
+        cur.execute("UPDATE episodes SET context_text = 'hand made' WHERE id = ?", (d,))
+        cur.execute("PRAGMA user_version = 4")
+        assert mem.store.text_search(["line399"], 5, Filters(agent="default"))[0][0][0] == b
+        assert {i for i, _ in mem.store.text_search(["line399"], 5, Filters())[0]} == {a, b, c}
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.store.schema_version() == latest_version()
+        assert mem.check().ok
+        cur = mem.store.connections.get().cursor()
+        context = dict(cur.execute("SELECT id, context_text FROM episodes").fetchall())
+        cut = text[b][:NEIGHBOUR_CHARS].rstrip(" ")
+        assert context[a] == cut and context[c] == f"{cut} {text[d]}"
+        assert context[d] == "hand made"  # in no form a version-4 context has: left alone
+        # the full-text index followed: the paste's tail finds the paste alone
+        assert [i for i, _ in mem.store.text_search(["line399"], 5, Filters())[0]] == [b]
+        assert {i for i, _ in mem.store.text_search(["line1"], 5, Filters())[0]} == {a, b, c}
+        with mem.store.connections.write() as wcur:  # a re-link now agrees with the migration
+            link_neighbours(wcur, "default", 0, 2**40, mem.store.neighbour_gap_s)
+        after = dict(cur.execute("SELECT id, context_text FROM episodes").fetchall())
+        assert {i: after[i] for i in (a, b, c)} == {i: context[i] for i in (a, b, c)}
+        assert after[d] == text[c] and mem.check().ok
 
 
 def test_filters_that_pass_every_row_cost_no_mask() -> None:

@@ -12,6 +12,7 @@ from ..models import Episode, EpisodeKind, NewEpisode
 
 __all__ = [
     "COLUMNS",
+    "NEIGHBOUR_CHARS",
     "delete_and_relink",
     "delete_episodes",
     "deleted_spans",
@@ -42,6 +43,25 @@ at the start of every statement that writes it, so one statement per row
 a statement of 500 rows (8,500 parameters, under SQLite's 32,766) writes
 one segment for all of them: in a profile, 3× less full-text work per row."""
 _TURN_KINDS = ("exchange", "message")
+
+NEIGHBOUR_CHARS = 1_000
+"""The most of a neighbour's analysed text that goes into a turn's ``context_text``.
+
+A conversation turn is indexed with its neighbours' words (at a lower
+weight). Without a bound, a pasted log of 50 KB would lend all of its words
+to the turns before and after it, and FTS5's length normalisation would
+then bury those turns under their own words (a turn holding every word
+of a query ranked below the turns holding fewer of them). 1,000
+characters are about 150 English words or, analysed into grams, about
+200 Japanese characters: longer than the turns of a conversation, so
+only pastes are cut. :func:`_piece` and the
+SQL of :data:`_NEIGHBOURS` (and of migration 0005) cut the same way."""
+
+
+def _piece(text: str) -> str:
+    """What one neighbour lends to a turn's context: its first :data:`NEIGHBOUR_CHARS`
+    characters, without trailing spaces (SQL: ``rtrim(substr(text, 1, n), ' ')``)."""
+    return text[:NEIGHBOUR_CHARS].rstrip(" ")
 
 
 def _iso(moment: datetime) -> str:
@@ -156,7 +176,8 @@ def _contexts(
             nxt = turns[k + 1] if k + 1 < len(turns) and turns[k + 1][0] <= ts + gap_s else None
             if i not in fresh and not any(n is not None and n[1] in fresh for n in (prev, nxt)):
                 continue  # a stored turn changes only with a new neighbour within gap_s
-            context = f"{prev[2] if prev else ''} {nxt[2] if nxt else ''}".strip()
+            pieces = (_piece(prev[2]) if prev else "", _piece(nxt[2]) if nxt else "")
+            context = " ".join(pieces).strip(" ")
             if i in fresh:
                 out[i] = context
             elif context != stored[i]:
@@ -264,8 +285,10 @@ def iter_episode_ids(cur: Any, agent: str | None = None, batch: int = 1000) -> I
 _NEIGHBOURS = """
 WITH ordered AS (
     SELECT id, occurred_ts,
-           LAG(search_text) OVER w AS p_text, LAG(occurred_ts) OVER w AS p_ts,
-           LEAD(search_text) OVER w AS n_text, LEAD(occurred_ts) OVER w AS n_ts
+           rtrim(substr(LAG(search_text) OVER w, 1, :cap), ' ') AS p_text,
+           LAG(occurred_ts) OVER w AS p_ts,
+           rtrim(substr(LEAD(search_text) OVER w, 1, :cap), ' ') AS n_text,
+           LEAD(occurred_ts) OVER w AS n_ts
       FROM episodes
      WHERE agent = :agent AND kind IN ('exchange', 'message')
        AND occurred_ts BETWEEN :lo - 2 * :gap AND :hi + 2 * :gap
@@ -289,9 +312,13 @@ def link_neighbours(cur: Any, agent: str, lo_ts: int, hi_ts: int, gap_s: int) ->
 
     Two conversation turns (kinds ``exchange`` and ``message``) are neighbours
     when they are adjacent in time for that agent and at most ``gap_s``
-    seconds apart (the same conversation); the
-    full-text index gives their words a lower weight than the episode's own.
+    seconds apart (the same conversation); each lends at most
+    :data:`NEIGHBOUR_CHARS` characters, and the full-text index gives their
+    words a lower weight than the episode's own.
     """
     if gap_s <= 0:
         return
-    cur.execute(_NEIGHBOURS, {"agent": agent, "lo": lo_ts, "hi": hi_ts, "gap": gap_s})
+    cur.execute(
+        _NEIGHBOURS,
+        {"agent": agent, "lo": lo_ts, "hi": hi_ts, "gap": gap_s, "cap": NEIGHBOUR_CHARS},
+    )
