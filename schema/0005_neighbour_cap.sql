@@ -9,7 +9,8 @@
 -- the previous one's, the next one's (the other was more than the gap
 -- away), or empty; it is recognised by comparing it with the texts of the
 -- turns before and after it, so the gap setting is not needed here.
--- Contexts in no such form are left as they are.
+-- Contexts in no such form are left as they are. Only the agents that hold
+-- a text over the bound are read (0.05 s for 100K episodes without one).
 
 WITH ordered AS (
     SELECT id, context_text AS c,
@@ -17,6 +18,7 @@ WITH ordered AS (
            coalesce(LEAD(search_text) OVER w, '') AS n
       FROM episodes
      WHERE kind IN ('exchange', 'message')
+       AND agent IN (SELECT agent FROM episodes WHERE length(search_text) > 1000)
     WINDOW w AS (PARTITION BY agent ORDER BY occurred_ts, id)
 )
 UPDATE episodes
