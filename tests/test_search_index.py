@@ -299,11 +299,12 @@ def test_contexts_written_at_insert_equal_the_relink(mem: Memory) -> None:
     assert mem.check().ok
 
 
-@pytest.mark.parametrize("cut", [NEIGHBOUR_CHARS - 2, NEIGHBOUR_CHARS - 1, NEIGHBOUR_CHARS])
-def test_a_neighbour_is_cut_the_same_in_python_and_sql(mem: Memory, cut: int) -> None:
+@pytest.mark.parametrize("space", [NEIGHBOUR_CHARS - 2, NEIGHBOUR_CHARS - 1, NEIGHBOUR_CHARS])
+def test_a_neighbour_is_cut_the_same_in_python_and_sql(mem: Memory, space: int) -> None:
     from memengine.store.episodes import _piece
 
-    text = "x" * (cut - 1) + " " + "tail " * 400  # a space just before, at or after the cut
+    # the first space two characters before the cut, one before, or the last one kept
+    text = "x" * (space - 1) + " " + "tail " * 400
     with mem.store.connections.read() as cur:
         sql = cur.execute("SELECT rtrim(substr(?, 1, ?), ' ')", (text, NEIGHBOUR_CHARS))
         assert sql.fetchone()[0] == _piece(text)
