@@ -29,6 +29,7 @@ from sqlalchemy import event
 from sqlalchemy.pool import QueuePool
 
 from ..errors import ExtensionError, ReadOnlyDatabase, StoreError
+from .write_queue import write_queue_for
 
 __all__ = ["Connections", "DriverInfo", "driver_info", "sqlite_module"]
 
@@ -131,6 +132,7 @@ class Connections:
         self._all: list[Any] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._queue = write_queue_for(path, BUSY_TIMEOUT_MS / 1000)
 
     def get(self) -> Any:
         """This thread's DB-API connection (checked out of the pool on first use)."""
@@ -160,25 +162,31 @@ class Connections:
 
     @contextmanager
     def write(self) -> Iterator[Any]:
-        """A cursor inside ``BEGIN IMMEDIATE`` … ``COMMIT``; any error rolls everything back."""
+        """A cursor inside ``BEGIN IMMEDIATE`` … ``COMMIT``; any error rolls everything back.
+
+        The threads of this process take their turns in arrival order
+        (:mod:`.write_queue`), so a thread that writes in a loop cannot keep
+        a single write of another thread waiting.
+        """
         conn = self.get()
         cur = conn.cursor()
         if conn.driver_connection.in_transaction:
             raise StoreError("nested write transaction")
-        try:
-            cur.execute("BEGIN IMMEDIATE")
-        except self.module.OperationalError as exc:
-            raise _translate(exc) from exc
-        try:
-            yield cur
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        try:
-            cur.execute("COMMIT")
-        except self.module.OperationalError as exc:
-            cur.execute("ROLLBACK")
-            raise _translate(exc) from exc
+        with self._queue.turn():
+            try:
+                cur.execute("BEGIN IMMEDIATE")
+            except self.module.OperationalError as exc:
+                raise _translate(exc) from exc
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            try:
+                cur.execute("COMMIT")
+            except self.module.OperationalError as exc:
+                cur.execute("ROLLBACK")
+                raise _translate(exc) from exc
 
     def close(self) -> None:
         """Return every connection and dispose of the engine."""

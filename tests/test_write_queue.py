@@ -1,0 +1,165 @@
+"""The threads of one process take write turns in arrival order (store/write_queue.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from memengine import FixedClock, Memory, StoreError
+from memengine.store.connect import Connections
+from memengine.store.write_queue import WriteQueue, write_queue_for
+
+from .helpers import HashEmbedder
+
+
+def _wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Poll ``condition()`` until it is true (a test of order, not of speed)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        time.sleep(0.002)
+
+
+def _waiting_is(queue: WriteQueue, n: int) -> bool:
+    return queue.waiting == n
+
+
+def test_waiting_writers_get_the_database_in_the_order_they_asked(db_path: Path) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder()):
+        pass  # creates the file and its schema
+    conns = Connections(db_path)
+    queue = write_queue_for(db_path, 10.0)
+    order: list[str] = []
+    holding = threading.Event()
+    release = threading.Event()
+
+    def first() -> None:
+        with conns.write() as cur:
+            cur.execute(
+                "INSERT INTO agents (name, created_at) VALUES ('first', '2026-06-01T12:00:00+00:00')"
+            )
+            holding.set()
+            release.wait(10)
+        order.append("first")
+
+    def later(name: str) -> None:
+        with conns.write() as cur:
+            order.append(name)
+            cur.execute(
+                "INSERT INTO agents (name, created_at) VALUES (?, '2026-06-01T12:00:00+00:00')",
+                (name,),
+            )
+
+    threads = [threading.Thread(target=first)]
+    threads[0].start()
+    holding.wait(10)
+    for name in ("second", "third", "fourth"):
+        t = threading.Thread(target=later, args=(name,))
+        t.start()
+        threads.append(t)
+        _wait_for(partial(_waiting_is, queue, len(threads) - 1))
+    release.set()
+    for t in threads:
+        t.join(10)
+    conns.close()
+    assert order == ["first", "second", "third", "fourth"]
+    with Memory.open(db_path, embedder=HashEmbedder()) as mem:
+        assert {a.name for a in mem.agents()} >= {"first", "second", "third", "fourth"}
+
+
+def test_a_thread_that_waits_too_long_gets_a_clear_error_and_leaves_the_queue() -> None:
+    queue = WriteQueue(timeout_s=0.05)
+    errors: list[BaseException] = []
+
+    def impatient() -> None:
+        try:
+            with queue.turn():
+                pass
+        except StoreError as exc:
+            errors.append(exc)
+
+    with queue.turn():
+        t = threading.Thread(target=impatient)
+        t.start()
+        t.join(10)
+        assert queue.waiting == 0
+    assert len(errors) == 1
+    assert "database is locked" in str(errors[0])
+    with queue.turn():  # free again: nobody holds it, nobody is waiting
+        assert queue.waiting == 0
+
+
+def test_the_queue_is_handed_to_the_waiter_then_free() -> None:
+    queue = WriteQueue(timeout_s=10.0)
+    got: list[str] = []
+    with queue.turn():
+        waiter = threading.Thread(target=lambda: _turn(queue, got, "waiter"))
+        waiter.start()
+        _wait_for(lambda: queue.waiting == 1)
+    waiter.join(10)
+    assert got == ["waiter"]
+    # the queue was handed over to the waiter and given back: free now
+    with queue.turn():
+        assert queue.waiting == 0
+
+
+def _turn(queue: WriteQueue, got: list[str], name: str) -> None:
+    with queue.turn():
+        got.append(name)
+
+
+def test_every_store_on_one_file_shares_the_queue(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    target = tmp_path / "memory.db"
+    link = tmp_path / "sub" / "link.db"
+    link.symlink_to(target)
+    assert write_queue_for(target, 1.0) is write_queue_for(link, 1.0)
+    assert write_queue_for(target, 1.0) is not write_queue_for(tmp_path / "other.db", 1.0)
+
+
+def test_a_retrieval_records_its_turn_while_another_thread_writes_in_a_loop(
+    db_path: Path, clock: FixedClock
+) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        for i in range(50):
+            mem.add_exchange(f"my cat Miso ate fish {i}", "Nice!")
+        stop = threading.Event()
+        written: list[int] = []
+        failures: list[BaseException] = []
+
+        def writer() -> None:
+            i = 0
+            while not stop.is_set():
+                try:
+                    written.append(mem.add_exchange(f"the weather was grey {i}", "Oh."))
+                except BaseException as exc:  # recorded, and the test fails on it
+                    failures.append(exc)
+                    return
+                i += 1
+
+        t = threading.Thread(target=writer)
+        t.start()
+        try:
+            _wait_for(lambda: len(written) > 5)
+            turns = [mem.retrieve("what did Miso eat?").turn_id for _ in range(10)]
+        finally:
+            stop.set()
+            t.join(30)
+    assert not failures
+    assert all(turn is not None for turn in turns)
+    assert len(set(turns)) == 10
+    assert len(written) > 5
+
+
+@pytest.mark.parametrize("timeout_s", [0.0, 0.01])
+def test_no_wait_at_all_when_nobody_holds_the_queue(timeout_s: float) -> None:
+    queue = WriteQueue(timeout_s=timeout_s)
+    for _ in range(3):
+        with queue.turn():
+            assert queue.waiting == 0
