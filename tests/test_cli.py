@@ -154,3 +154,11 @@ def test_bench_llm_latency_smoke(db: str, tmp_path: Path) -> None:
     assert "Full-turn latency" in result.output
     rows = json.loads(out.read_text())
     assert len(rows) == 2 and all(r["turns"] == 2 for r in rows)
+
+
+def test_user_text_with_markup_characters_is_printed_as_written(db: str) -> None:
+    run("add", "foo [/] bar [bold]x[/bold] [red]", "--db", db)
+    assert "foo [/] bar [bold]x[/bold] [red]" in run("search", "foo", "--db", db).output
+    assert "[bold]x[/bold]" in run("show", "1", "--db", db).output
+    assert "agent [/]" in run("agent", "create", "[/]", "--db", db).output
+    assert "[db]" in run("add", "--help").output

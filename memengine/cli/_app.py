@@ -38,9 +38,11 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode=None,
 )
-console = Console()
-err_console = Console(stderr=True)
+# markup off: user text ("[/]", "[bold]") is printed as written; styled lines opt in
+console = Console(markup=False)
+err_console = Console(stderr=True, markup=False)
 
 DbOpt = Annotated[
     Path | None, typer.Option("--db", help="Database file (default: [db] in config, memengine.db).")
@@ -83,7 +85,10 @@ def guarded(func: F) -> F:
             return func(*args, **kwargs)
         except MemEngineError as exc:
             err_console.print(
-                f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True
+                f"[red]error:[/red] {escape(str(exc))}",
+                highlight=False,
+                soft_wrap=True,
+                markup=True,
             )
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
@@ -91,7 +96,10 @@ def guarded(func: F) -> F:
             raise typer.Exit(130) from None
         except OSError as exc:
             err_console.print(
-                f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True
+                f"[red]error:[/red] {escape(str(exc))}",
+                highlight=False,
+                soft_wrap=True,
+                markup=True,
             )
             raise typer.Exit(1) from None
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ..errors import InvalidInput
@@ -89,9 +90,9 @@ def _print_results(r: Any) -> None:
         )
     console.print(table)
     timings = ", ".join(f"{k} {v:.1f} ms" for k, v in r.timings_ms.items())
-    console.print(f"[dim]inject: {r.should_inject} · {timings}[/dim]", highlight=False)
+    console.print(f"[dim]inject: {r.should_inject} · {timings}[/dim]", highlight=False, markup=True)
     for d in r.degraded:
-        console.print(f"[yellow]degraded:[/yellow] {d}", highlight=False)
+        console.print(f"[yellow]degraded:[/yellow] {escape(d)}", highlight=False, markup=True)
 
 
 @app.command()
@@ -251,7 +252,7 @@ def pack(
     if p.injected:
         sys.stdout.write(p.text + "\n")
     else:
-        console.print("[dim](nothing relevant: the pack is empty)[/dim]")
+        console.print("[dim](nothing relevant: the pack is empty)[/dim]", markup=True)
 
 
 @app.command()
@@ -295,7 +296,9 @@ def delete(
     console.print(f"deleted {len(deleted)} of {len(ids)}")
     missing = sorted(set(ids) - set(deleted))
     if missing:
-        console.print(f"[yellow]not deleted (absent or another agent's):[/yellow] {missing}")
+        console.print(
+            f"[yellow]not deleted (absent or another agent's):[/yellow] {missing}", markup=True
+        )
 
 
 @app.command()
@@ -399,6 +402,6 @@ def doctor(
     else:
         for name, (ok, detail) in report["checks"].items():
             mark = "[green]ok[/green]" if ok else "[red]FAIL[/red]"
-            console.print(f"{mark}  {name}: {detail}", highlight=False)
+            console.print(f"{mark}  {name}: {escape(detail)}", highlight=False, markup=True)
     if not all(ok for ok, _ in report["checks"].values()):
         raise typer.Exit(1)

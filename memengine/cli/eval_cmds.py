@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from rich.markup import escape
 
 from ._app import ConfigOpt, app, console, err_console, guarded, settings
 
 eval_app = typer.Typer(
     help="Measure retrieval quality: LoCoMo evidence recall and the companion memory sets.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(eval_app, name="eval")
 
@@ -94,7 +96,7 @@ def _run(
     render(result, console)
     if json_out is not None:
         save_json(result, json_out)
-        console.print(f"[dim]wrote {json_out}[/dim]", highlight=False)
+        console.print(f"[dim]wrote {escape(str(json_out))}[/dim]", highlight=False, markup=True)
 
 
 @eval_app.command("locomo")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ._app import (
@@ -26,9 +27,17 @@ from ._app import (
     settings,
 )
 
-agent_app = typer.Typer(help="Create and list agents and their perspectives.", no_args_is_help=True)
+agent_app = typer.Typer(
+    help="Create and list agents and their perspectives.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(agent_app, name="agent")
-plot_app = typer.Typer(help="Plots (needs: pip install 'memengine[plot]').", no_args_is_help=True)
+plot_app = typer.Typer(
+    help="Plots (needs: pip install 'memengine[plot]').",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(plot_app, name="plot")
 
 
@@ -137,7 +146,7 @@ def feedback(
     for episode_id, why in result.reasons.items():
         console.print(f"  #{episode_id}: {why}", highlight=False)
     for d in result.degraded:
-        console.print(f"[yellow]degraded:[/yellow] {d}", highlight=False)
+        console.print(f"[yellow]degraded:[/yellow] {escape(d)}", highlight=False, markup=True)
 
 
 @app.command()

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 from rich.table import Table
 
 from ..errors import ConfigError, InvalidInput, LLMError
@@ -130,7 +131,12 @@ def llm_check(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
     else:
         for name, (ok, detail) in checks.items():
             mark = "[green]ok[/green]" if ok else "[red]FAIL[/red]"
-            console.print(f"{mark}  {name}: {detail}", highlight=False, soft_wrap=True)
+            console.print(
+                f"{mark}  {name}: {escape(str(detail))}",
+                highlight=False,
+                soft_wrap=True,
+                markup=True,
+            )
     if not all(ok for ok, _ in checks.values()):
         raise typer.Exit(1)
 
@@ -171,7 +177,8 @@ def print_latency_table(rows: list[dict[str, Any]]) -> None:
     console.print(table)
     console.print(
         "[dim]fallbacks: turns where expansion / rerank missed its deadline (fast path used) "
-        "and where a time window found nothing[/dim]"
+        "and where a time window found nothing[/dim]",
+        markup=True,
     )
 
 

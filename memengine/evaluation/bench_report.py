@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 __all__ = ["print_report", "section_tables"]
@@ -444,6 +445,6 @@ def print_report(result: Mapping[str, Any], console: Console) -> None:
     for table in section_tables(result):
         console.print(table)
     for note in result.get("truncated", []):
-        console.print(f"[yellow]time budget:[/yellow] {note}", highlight=False)
+        console.print(f"[yellow]time budget:[/yellow] {escape(note)}", highlight=False, markup=True)
     parts = ", ".join(f"{k} {v.get('section_s', 0):.0f} s" for k, v in result["sections"].items())
     console.print(f"wall time: {result['wall_s']:.1f} s ({parts})", highlight=False)

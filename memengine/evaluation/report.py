@@ -247,7 +247,9 @@ def summary_lines(result: EvalResult) -> list[str]:
 def render(result: EvalResult, console: Console) -> None:
     """Print the tables and notes of one evaluation run."""
     for note in result.skipped_modes.values():
-        console.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
+        console.print(
+            f"[yellow]note:[/yellow] {escape(note)}", highlight=False, soft_wrap=True, markup=True
+        )
     if not result.modes:
         console.print("nothing was run: no mode left to evaluate", highlight=False)
         return
@@ -261,7 +263,7 @@ def render(result: EvalResult, console: Console) -> None:
     for line in summary_lines(result):
         if line in result.skipped_modes.values():
             continue
-        console.print(f"[dim]{escape(line)}[/dim]", highlight=False, soft_wrap=True)
+        console.print(f"[dim]{escape(line)}[/dim]", highlight=False, soft_wrap=True, markup=True)
 
 
 @contextmanager
