@@ -18,6 +18,7 @@ from .embed.base import Embedder
 from .errors import (
     ConfigError,
     ConsistencyError,
+    DatabaseLocked,
     EmbedderMismatch,
     EmbeddingError,
     EvaluationError,
@@ -46,6 +47,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ConsistencyError",
+    "DatabaseLocked",
     "Embedder",
     "EmbedderConfig",
     "EmbedderMismatch",

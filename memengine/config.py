@@ -159,6 +159,9 @@ class LifecycleConfig(_Section):
     # lifecycle: switches and constants of memengine/lifecycle (see the README, "Memory that lives")
     life_ranking: bool = False  # retrieve(rank=None) uses the life-aware ranking when True
     record_turns: bool = True  # record each retrieval as a turn (candidate_count, feedback)
+    # the most a retrieval waits for the write lock to record its turn; past it the
+    # results are returned unrecorded (turn_id None, noted in Retrieval.degraded)
+    turn_record_wait_s: float = Field(0.5, ge=0.0, le=60.0)
     decay_clock: Literal["tasks", "days"] = "tasks"  # what "per task" counts at sleep
     recency_half_life_days: float = Field(30.0, gt=0)
     linear_weights: list[float] = Field(default_factory=lambda: [0.4, 0.4, 0.2])

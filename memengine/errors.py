@@ -10,6 +10,7 @@ so a caller can catch that one class::
     │   ├── SchemaTooNew             written by a newer memengine
     │   ├── ReadOnlyDatabase         the file or its folder cannot be written
     │   ├── ExtensionError           sqlite-vec or FTS5 cannot be loaded
+    │   ├── DatabaseLocked           another writer kept the file past the wait
     │   └── ConsistencyError         an index disagrees with the episodes
     ├── EmbedderMismatch         the file was embedded by another embedder
     ├── EmbeddingError           an embedder failed (dimension, HTTP, …)
@@ -26,6 +27,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "ConsistencyError",
+    "DatabaseLocked",
     "EmbedderMismatch",
     "EmbeddingError",
     "EvaluationError",
@@ -69,6 +71,10 @@ class ReadOnlyDatabase(StoreError):
 
 class ExtensionError(StoreError):
     """sqlite-vec or FTS5 is not available with the chosen SQLite driver."""
+
+
+class DatabaseLocked(StoreError):
+    """Another writer (thread or process) held the file longer than the write could wait."""
 
 
 class ConsistencyError(StoreError):

@@ -10,8 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from memengine import FixedClock, Memory, StoreError
-from memengine.store.connect import Connections
+from memengine import (
+    Config,
+    DatabaseLocked,
+    FixedClock,
+    LifecycleConfig,
+    Memory,
+    StoreError,
+)
+from memengine.store.connect import Connections, sqlite_module
 from memengine.store.write_queue import WriteQueue, write_queue_for
 
 from .helpers import HashEmbedder
@@ -163,3 +170,27 @@ def test_no_wait_at_all_when_nobody_holds_the_queue(timeout_s: float) -> None:
     for _ in range(3):
         with queue.turn():
             assert queue.waiting == 0
+
+
+def test_a_retrieval_answers_unrecorded_when_another_writer_keeps_the_file(
+    db_path: Path, clock: FixedClock
+) -> None:
+    cfg = Config(lifecycle=LifecycleConfig(turn_record_wait_s=0.2))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        mem.add_exchange("my cat Miso ate fish", "Nice!")
+        other = sqlite_module().connect(str(db_path), isolation_level=None)  # another process
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            r = mem.retrieve("what did Miso eat?")
+            with pytest.raises(DatabaseLocked):
+                with mem.store.connections.write(wait_s=0.05):
+                    pass
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert [x.episode.id for x in r.results] == [1]
+        assert r.turn_id is None
+        assert any(d.startswith("turn not recorded: database is locked") for d in r.degraded)
+        again = mem.retrieve("what did Miso eat?")
+        assert again.turn_id is not None and again.degraded == ()
+        assert mem.check().ok

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
+from ..errors import DatabaseLocked
 from ..models import Retrieval, Retrieved
 from ..store import lifecycle as store_lc
 from ..store.database import Store
@@ -118,28 +119,34 @@ def after_retrieve(
     turn_id: int | None = None
     recalled: dict[int, tuple[float, int]] = {}
     ids = [r.episode.id for r in results]
+    degraded = list(retrieval.degraded)
     if cfg.record_turns or (deep and ids):
-        with store.connections.write() as cur:
-            if cfg.record_turns:
-                turn_id = store_lc.insert_turn(
-                    cur,
-                    agent=agent,
-                    now=now,
-                    query=query,
-                    perspective=perspective,
-                    ranking=ranking,
-                    candidates=list(zip(ids, feats, strict=True)),
-                )
-                store_lc.count_candidates(cur, ids)
-            if deep:
-                archived = [r.episode.id for r in results if r.episode.status == "archived"]
-                if archived:
-                    recalled = store_lc.recall_archived(
+        try:
+            with store.connections.write(wait_s=cfg.turn_record_wait_s) as cur:
+                if cfg.record_turns:
+                    turn_id = store_lc.insert_turn(
                         cur,
-                        archived,
-                        strength=cfg.recall_strength,
-                        level_drop=cfg.recall_level_drop,
+                        agent=agent,
+                        now=now,
+                        query=query,
+                        perspective=perspective,
+                        ranking=ranking,
+                        candidates=list(zip(ids, feats, strict=True)),
                     )
+                    store_lc.count_candidates(cur, ids)
+                if deep:
+                    archived = [r.episode.id for r in results if r.episode.status == "archived"]
+                    if archived:
+                        recalled = store_lc.recall_archived(
+                            cur,
+                            archived,
+                            strength=cfg.recall_strength,
+                            level_drop=cfg.recall_level_drop,
+                        )
+        except DatabaseLocked as exc:
+            # the answer matters more than its record: it is returned unrecorded
+            turn_id, recalled = None, {}
+            degraded.append(f"turn not recorded: {exc}")
     if recalled:
         results = [
             r.model_copy(
@@ -158,5 +165,10 @@ def after_retrieve(
             for r in results
         ]
     return retrieval.model_copy(
-        update={"results": tuple(results), "turn_id": turn_id, "should_inject": should_inject}
+        update={
+            "results": tuple(results),
+            "turn_id": turn_id,
+            "should_inject": should_inject,
+            "degraded": tuple(degraded),
+        }
     )

@@ -28,7 +28,7 @@ import sqlite_vec
 from sqlalchemy import event
 from sqlalchemy.pool import QueuePool
 
-from ..errors import ExtensionError, ReadOnlyDatabase, StoreError
+from ..errors import DatabaseLocked, ExtensionError, ReadOnlyDatabase, StoreError
 from .write_queue import write_queue_for
 
 __all__ = ["Connections", "DriverInfo", "driver_info", "sqlite_module"]
@@ -161,20 +161,29 @@ class Connections:
             cur.execute("COMMIT")
 
     @contextmanager
-    def write(self) -> Iterator[Any]:
+    def write(self, *, wait_s: float | None = None) -> Iterator[Any]:
         """A cursor inside ``BEGIN IMMEDIATE`` … ``COMMIT``; any error rolls everything back.
 
         The threads of this process take their turns in arrival order
         (:mod:`.write_queue`), so a thread that writes in a loop cannot keep
-        a single write of another thread waiting.
+        a single write of another thread waiting. ``wait_s`` bounds the wait
+        for the lock (default: the busy timeout, 10 s); past it the write
+        fails with :class:`.DatabaseLocked`.
         """
         conn = self.get()
         cur = conn.cursor()
         if conn.driver_connection.in_transaction:
             raise StoreError("nested write transaction")
-        with self._queue.turn():
+        with self._queue.turn(wait_s):
             try:
-                cur.execute("BEGIN IMMEDIATE")
+                if wait_s is None:
+                    cur.execute("BEGIN IMMEDIATE")
+                else:
+                    cur.execute(f"PRAGMA busy_timeout = {max(0, int(wait_s * 1000))}")
+                    try:
+                        cur.execute("BEGIN IMMEDIATE")
+                    finally:
+                        cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             except self.module.OperationalError as exc:
                 raise _translate(exc) from exc
             try:
@@ -206,4 +215,6 @@ def _translate(exc: Exception) -> StoreError:
     msg = str(exc)
     if "readonly" in msg or "read-only" in msg:
         return ReadOnlyDatabase(f"the database is read-only: {msg}")
+    if "locked" in msg or "busy" in msg:
+        return DatabaseLocked(f"{msg}: another writer held it for the whole wait")
     return StoreError(msg)

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..errors import StoreError
+from ..errors import DatabaseLocked
 
 __all__ = ["WriteQueue", "write_queue_for"]
 
@@ -39,15 +39,16 @@ class WriteQueue:
             return len(self._waiting)
 
     @contextmanager
-    def turn(self) -> Iterator[None]:
-        """Hold the queue for the body; :class:`StoreError` after ``timeout_s`` of waiting."""
-        self._acquire()
+    def turn(self, timeout_s: float | None = None) -> Iterator[None]:
+        """Hold the queue for the body; :class:`.DatabaseLocked` after ``timeout_s`` of waiting
+        (default: the queue's own)."""
+        self._acquire(self.timeout_s if timeout_s is None else timeout_s)
         try:
             yield
         finally:
             self._release()
 
-    def _acquire(self) -> None:
+    def _acquire(self, timeout_s: float) -> None:
         with self._mutex:
             if not self._held:
                 self._held = True
@@ -56,15 +57,15 @@ class WriteQueue:
             gate.acquire()
             self._waiting.append(gate)
         try:
-            handed = gate.acquire(timeout=self.timeout_s)
+            handed = gate.acquire(timeout=max(timeout_s, 0.0))
         except BaseException:
             self._give_up(gate)
             raise
         if not handed:
             self._give_up(gate)
-            raise StoreError(
+            raise DatabaseLocked(
                 f"database is locked: another thread of this process kept writing for "
-                f"{self.timeout_s:g} s"
+                f"{timeout_s:g} s"
             )
 
     def _give_up(self, gate: threading.Lock) -> None:
