@@ -182,9 +182,8 @@ def test_a_retrieval_answers_unrecorded_when_another_writer_keeps_the_file(
         other.execute("BEGIN IMMEDIATE")
         try:
             r = mem.retrieve("what did Miso eat?")
-            with pytest.raises(DatabaseLocked):
-                with mem.store.connections.write(wait_s=0.05):
-                    pass
+            with pytest.raises(DatabaseLocked), mem.store.connections.write(wait_s=0.05):
+                pass
         finally:
             other.execute("ROLLBACK")
             other.close()
