@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import sys
+import types
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -185,7 +187,7 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     db: Path = Path("memengine.db")
-    agent: str = "default"
+    agent: str = Field("default", min_length=1)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
@@ -198,7 +200,11 @@ _SHORTCUTS = {
     "MEMENGINE_LLM_BASE_URL": ("llm", "base_url"),
     "MEMENGINE_LLM_API_KEY": ("llm", "api_key"),
 }
-_RESERVED = {"MEMENGINE_CONFIG"}
+_RESERVED = {"MEMENGINE_CONFIG", "MEMENGINE_SQLITE_DRIVER"}
+"""Variables read elsewhere: the config file's path, the SQLite driver (store/connect.py)."""
+
+
+_UNIONS = (typing.Union, types.UnionType)
 
 
 def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
@@ -218,15 +224,34 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise ConfigError(f"environment variable {name} conflicts with another one")
-        node[path[-1]] = _parse_env_value(value)
+        node[path[-1]] = _parse_env_value(value, _annotation(path))
     return out
 
 
-def _parse_env_value(value: str) -> Any:
-    """Environment values are strings; lists are comma separated, 'none' is None."""
-    if value.strip().lower() in {"none", "null"}:
+def _annotation(path: tuple[str, ...]) -> Any:
+    """The type a settings path holds (None when the path names no setting)."""
+    model: Any = Config
+    annotation: Any = None
+    for part in path:
+        fields = getattr(model, "model_fields", None)
+        if not fields or part not in fields:
+            return None
+        annotation = fields[part].annotation
+        model = annotation
+    return annotation
+
+
+def _parse_env_value(value: str, annotation: Any) -> Any:
+    """An environment string for a setting of type ``annotation``.
+
+    Only a list setting is split at commas ("Smith, John" stays one agent
+    name), and only a setting that may be None takes 'none'/'null' as None.
+    """
+    options = typing.get_args(annotation) if typing.get_origin(annotation) in _UNIONS else ()
+    kinds = options or (annotation,)
+    if type(None) in kinds and value.strip().lower() in {"none", "null"}:
         return None
-    if "," in value:
+    if any(typing.get_origin(k) in (list, tuple) or k in (list, tuple) for k in kinds):
         return [v.strip() for v in value.split(",")]
     return value
 
@@ -260,7 +285,7 @@ def load_config(
         try:
             with file.open("rb") as fh:
                 data = tomllib.load(fh)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"cannot read config file {file}: {exc}") from exc
     elif explicit:
         raise ConfigError(f"config file not found: {file}")

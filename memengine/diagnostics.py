@@ -54,7 +54,7 @@ def diagnose(config: Config) -> dict[str, Any]:
                     f"{report.orphan_vectors[:10]}, stale filters "
                     f"{report.stale_vector_filters[:10]}, fts: {report.fts_integrity}, "
                     f"in-memory vector index: {report.stale_vector_index[:10]}, "
-                    f"vector chunk index: {report.chunk_index}"
+                    f"vector chunk index: {report.chunk_index}, sqlite: {report.sqlite_check}"
                 )
                 checks["consistency"] = (report.ok, detail)
         except MemEngineError as exc:

@@ -63,18 +63,33 @@ _JSONL_FIELDS = set(NewEpisode.model_fields)
 
 def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
     """Episodes from a memengine JSONL export (ids, times, metadata preserved)."""
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
+    try:
+        fh = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
+    with fh:
+        number = 0
+        try:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
                 raw = json.loads(line)
+                if not isinstance(raw, dict):
+                    raise InvalidInput(f"{path}:{number}: invalid episode: not a JSON object")
                 fields = {k: v for k, v in raw.items() if k in _JSONL_FIELDS}
                 if agent is not None:
                     fields["agent"] = agent
                 yield NewEpisode.model_validate(fields)
-            except (json.JSONDecodeError, ValidationError) as exc:
-                raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "episode"
+            raise InvalidInput(
+                f"{path}:{number}: invalid episode: {where}: {first['msg']}"
+            ) from exc
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason})") from exc
 
 
 def parse_locomo_date(text: str) -> datetime:

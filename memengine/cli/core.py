@@ -100,7 +100,7 @@ def _print_results(r: Any) -> None:
 def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
     """Create (or migrate) a memory file."""
     cfg = settings(config, db)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, create=True) as mem:
         console.print(
             f"ready: {mem.store.path} (schema {mem.store.schema_version()}, "
             f"embedder {mem.store.embedder_id})",
@@ -124,8 +124,10 @@ def add(
     as_json: JsonOpt = False,
 ) -> None:
     """Store one episode."""
+    if reply is not None and kind != "exchange":
+        raise InvalidInput(f"--reply belongs to --kind exchange; a {kind} has only its text")
     cfg = settings(config, db, agent)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, create=True) as mem:
         common: dict[str, Any] = dict(
             occurred_at=_when(at), tags=tag or (), sensitivity=sensitivity, importance=importance
         )
@@ -147,6 +149,12 @@ def import_(
         bool,
         typer.Option("--agent-per-conversation", help="One agent per conversation in the file."),
     ] = False,
+    new_ids: Annotated[
+        bool,
+        typer.Option(
+            "--new-ids", help="JSONL: give the episodes new ids (import into a used file)."
+        ),
+    ] = False,
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
@@ -160,11 +168,11 @@ def import_(
         raise InvalidInput(f"no such file: {path}")
     fmt = detect_format(path)
     with (
-        open_memory(cfg) as mem,
+        open_memory(cfg, create=True) as mem,
         progress_bar(f"importing {path.name}", enabled=not as_json) as bar,
     ):
         if fmt == "jsonl":
-            ids = mem.import_(path, agent=agent, progress=bar)
+            ids = mem.import_(path, agent=agent, keep_ids=not new_ids, progress=bar)
         else:
             data = json.loads(path.read_text(encoding="utf-8"))
             episodes: list[Any] = []
@@ -322,6 +330,8 @@ def stats(
     cfg = settings(config, db)
     with open_memory(cfg) as mem:
         data = mem.stats()
+    if agent is not None:  # the file's totals stay; the per-agent rows narrow to this one
+        data["agents"] = {agent: data["agents"].get(agent, {})}
     if as_json:
         print_json(data)
         return

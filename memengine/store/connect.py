@@ -134,13 +134,21 @@ class Connections:
         self._closed = False
         self._queue = write_queue_for(path, BUSY_TIMEOUT_MS / 1000)
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has been called."""
+        return self._closed
+
     def get(self) -> Any:
         """This thread's DB-API connection (checked out of the pool on first use)."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
             if self._closed:
                 raise StoreError("the database has been closed")
-            conn = self.engine.raw_connection()
+            try:
+                conn = self.engine.raw_connection()
+            except self.module.DatabaseError as exc:  # a PRAGMA of the connect hook failed
+                raise _damaged(exc) or _translate(exc) from exc
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
@@ -157,8 +165,16 @@ class Connections:
         cur.execute("BEGIN")
         try:
             yield cur
-        finally:
-            cur.execute("COMMIT")
+        except self.module.DatabaseError as exc:
+            self._end_quietly(cur)
+            damaged = _damaged(exc)
+            if damaged is None:
+                raise
+            raise damaged from exc
+        except BaseException:
+            self._end_quietly(cur)
+            raise
+        cur.execute("COMMIT")
 
     @contextmanager
     def write(self, *, wait_s: float | None = None) -> Iterator[Any]:
@@ -188,14 +204,27 @@ class Connections:
                 raise _translate(exc) from exc
             try:
                 yield cur
+            except self.module.DatabaseError as exc:
+                self._end_quietly(cur)
+                damaged = _damaged(exc)
+                if damaged is None:
+                    raise
+                raise damaged from exc
             except BaseException:
-                cur.execute("ROLLBACK")
+                self._end_quietly(cur)
                 raise
             try:
                 cur.execute("COMMIT")
             except self.module.OperationalError as exc:
                 cur.execute("ROLLBACK")
                 raise _translate(exc) from exc
+
+    def _end_quietly(self, cur: Any) -> None:
+        """Roll back after an error; the error being raised matters, not this one's."""
+        try:
+            cur.execute("ROLLBACK")
+        except self.module.Error:  # e.g. no transaction left, or the file is damaged
+            return
 
     def close(self) -> None:
         """Return every connection and dispose of the engine."""
@@ -209,6 +238,17 @@ class Connections:
             self._all.clear()
         self._local = threading.local()
         self.engine.dispose()
+
+
+def _damaged(exc: Exception) -> StoreError | None:
+    """A clear error for a damaged file (None for every other database error)."""
+    msg = str(exc)
+    if "malformed" in msg or "not a database" in msg or "disk I/O error" in msg:
+        return StoreError(
+            f"the database file is damaged ({msg}): `memengine doctor` checks it; "
+            "restore a copy or export what still reads"
+        )
+    return None
 
 
 def _translate(exc: Exception) -> StoreError:

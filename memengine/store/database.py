@@ -52,6 +52,7 @@ class ConsistencyReport:
     fts_integrity: str = "ok"
     stale_vector_index: list[int] = field(default_factory=list)
     chunk_index: str = "ok"
+    sqlite_check: str = "ok"
 
     @property
     def ok(self) -> bool:
@@ -63,6 +64,7 @@ class ConsistencyReport:
             or self.stale_vector_index
             or self.fts_integrity != "ok"
             or self.chunk_index != "ok"
+            or self.sqlite_check != "ok"
         )
 
 
@@ -92,6 +94,11 @@ class Store:
         except BaseException:
             self.connections.close()
             raise
+
+    @property
+    def closed(self) -> bool:
+        """Whether the store has been closed."""
+        return self.connections.closed
 
     def _open(self, embedder_id: str, dimension: int, allow_change: bool) -> None:
         module = self.connections.module
@@ -193,7 +200,12 @@ class Store:
                     cur, episodes, search_texts, now, gap_s=self.neighbour_gap_s
                 )
             except self.connections.module.IntegrityError as exc:
-                raise InvalidInput(f"cannot store episode: {exc}") from exc
+                hint = (
+                    " (an episode with that id exists: import with keep_ids=False / --new-ids)"
+                    if "episodes.id" in str(exc)
+                    else ""
+                )
+                raise InvalidInput(f"cannot store episode: {exc}{hint}") from exc
             vectors.insert_vectors(
                 cur,
                 ids,
@@ -347,6 +359,10 @@ class Store:
         """Check that every episode has its vector with current filter columns and FTS rows,
         and that `vec0`'s chunk table agrees with its agent index (SQLite's integrity check)."""
         with self.connections.read() as cur:
+            # SQLite's own check of every page, table and index (a damaged file fails here)
+            sqlite_check = "; ".join(str(r[0]) for r in cur.execute("PRAGMA quick_check(20)"))
+            if sqlite_check != "ok":
+                return ConsistencyReport(0, 0, 0, sqlite_check=sqlite_check)
             n_ep = cur.execute("SELECT count(*) FROM episodes").fetchone()[0]
             n_vec = cur.execute("SELECT count(*) FROM episode_vectors").fetchone()[0]
             n_fts = cur.execute("SELECT count(*) FROM episodes_fts_docsize").fetchone()[0]
