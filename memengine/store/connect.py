@@ -163,17 +163,8 @@ class Connections:
             yield cur
             return
         cur.execute("BEGIN")
-        try:
+        with self._rolled_back_on_error(cur):
             yield cur
-        except self.module.DatabaseError as exc:
-            self._end_quietly(cur)
-            damaged = _damaged(exc)
-            if damaged is None:
-                raise
-            raise damaged from exc
-        except BaseException:
-            self._end_quietly(cur)
-            raise
         cur.execute("COMMIT")
 
     @contextmanager
@@ -202,22 +193,28 @@ class Connections:
                         cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             except self.module.OperationalError as exc:
                 raise _translate(exc) from exc
-            try:
+            with self._rolled_back_on_error(cur):
                 yield cur
-            except self.module.DatabaseError as exc:
-                self._end_quietly(cur)
-                damaged = _damaged(exc)
-                if damaged is None:
-                    raise
-                raise damaged from exc
-            except BaseException:
-                self._end_quietly(cur)
-                raise
             try:
                 cur.execute("COMMIT")
             except self.module.OperationalError as exc:
                 cur.execute("ROLLBACK")
                 raise _translate(exc) from exc
+
+    @contextmanager
+    def _rolled_back_on_error(self, cur: Any) -> Iterator[None]:
+        """Roll the transaction back when the body raises; a damaged file is named as such."""
+        try:
+            yield
+        except self.module.DatabaseError as exc:
+            self._end_quietly(cur)
+            damaged = _damaged(exc)
+            if damaged is None:
+                raise
+            raise damaged from exc
+        except BaseException:
+            self._end_quietly(cur)
+            raise
 
     def _end_quietly(self, cur: Any) -> None:
         """Roll back after an error; the error being raised matters, not this one's."""
