@@ -41,7 +41,7 @@ def test_waiting_writers_get_the_database_in_the_order_they_asked(db_path: Path)
     with Memory.open(db_path, embedder=HashEmbedder()):
         pass  # creates the file and its schema
     conns = Connections(db_path)
-    queue = write_queue_for(db_path, 10.0)
+    queue = write_queue_for(db_path)
     order: list[str] = []
     holding = threading.Event()
     release = threading.Event()
@@ -81,43 +81,43 @@ def test_waiting_writers_get_the_database_in_the_order_they_asked(db_path: Path)
 
 
 def test_a_thread_that_waits_too_long_gets_a_clear_error_and_leaves_the_queue() -> None:
-    queue = WriteQueue(timeout_s=0.05)
+    queue = WriteQueue()
     errors: list[BaseException] = []
 
     def impatient() -> None:
         try:
-            with queue.turn():
+            with queue.turn(0.05):
                 pass
         except StoreError as exc:
             errors.append(exc)
 
-    with queue.turn():
+    with queue.turn(10.0):
         t = threading.Thread(target=impatient)
         t.start()
         t.join(10)
         assert queue.waiting == 0
     assert len(errors) == 1
     assert "database is locked" in str(errors[0])
-    with queue.turn():  # free again: nobody holds it, nobody is waiting
+    with queue.turn(0.0):  # free again: nobody holds it, nobody is waiting
         assert queue.waiting == 0
 
 
 def test_the_queue_is_handed_to_the_waiter_then_free() -> None:
-    queue = WriteQueue(timeout_s=10.0)
+    queue = WriteQueue()
     got: list[str] = []
-    with queue.turn():
+    with queue.turn(10.0):
         waiter = threading.Thread(target=lambda: _turn(queue, got, "waiter"))
         waiter.start()
         _wait_for(lambda: queue.waiting == 1)
     waiter.join(10)
     assert got == ["waiter"]
     # the queue was handed over to the waiter and given back: free now
-    with queue.turn():
+    with queue.turn(0.0):
         assert queue.waiting == 0
 
 
 def _turn(queue: WriteQueue, got: list[str], name: str) -> None:
-    with queue.turn():
+    with queue.turn(10.0):
         got.append(name)
 
 
@@ -126,8 +126,8 @@ def test_every_store_on_one_file_shares_the_queue(tmp_path: Path) -> None:
     target = tmp_path / "memory.db"
     link = tmp_path / "sub" / "link.db"
     link.symlink_to(target)
-    assert write_queue_for(target, 1.0) is write_queue_for(link, 1.0)
-    assert write_queue_for(target, 1.0) is not write_queue_for(tmp_path / "other.db", 1.0)
+    assert write_queue_for(target) is write_queue_for(link)
+    assert write_queue_for(target) is not write_queue_for(tmp_path / "other.db")
 
 
 def test_a_retrieval_records_its_turn_while_another_thread_writes_in_a_loop(
@@ -166,9 +166,9 @@ def test_a_retrieval_records_its_turn_while_another_thread_writes_in_a_loop(
 
 @pytest.mark.parametrize("timeout_s", [0.0, 0.01])
 def test_no_wait_at_all_when_nobody_holds_the_queue(timeout_s: float) -> None:
-    queue = WriteQueue(timeout_s=timeout_s)
+    queue = WriteQueue()
     for _ in range(3):
-        with queue.turn():
+        with queue.turn(timeout_s):
             assert queue.waiting == 0
 
 

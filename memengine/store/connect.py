@@ -16,6 +16,7 @@ import functools
 import os
 import sqlite3 as _stdlib_sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -132,7 +133,7 @@ class Connections:
         self._all: list[Any] = []
         self._lock = threading.Lock()
         self._closed = False
-        self._queue = write_queue_for(path, BUSY_TIMEOUT_MS / 1000)
+        self._queue = write_queue_for(path)
 
     @property
     def closed(self) -> bool:
@@ -173,20 +174,23 @@ class Connections:
 
         The threads of this process take their turns in arrival order
         (:mod:`.write_queue`), so a thread that writes in a loop cannot keep
-        a single write of another thread waiting. ``wait_s`` bounds the wait
-        for the lock (default: the busy timeout, 10 s); past it the write
-        fails with :class:`.DatabaseLocked`.
+        a single write of another thread waiting. ``wait_s`` bounds the whole
+        wait for the lock, in the queue and then for other processes
+        (default: the busy timeout, 10 s); past it the write fails with
+        :class:`.DatabaseLocked`.
         """
         conn = self.get()
         cur = conn.cursor()
         if conn.driver_connection.in_transaction:
             raise StoreError("nested write transaction")
-        with self._queue.turn(wait_s):
+        deadline = time.monotonic() + (BUSY_TIMEOUT_MS / 1000 if wait_s is None else wait_s)
+        with self._queue.turn(deadline - time.monotonic()):
             try:
                 if wait_s is None:
                     cur.execute("BEGIN IMMEDIATE")
-                else:
-                    cur.execute(f"PRAGMA busy_timeout = {max(0, int(wait_s * 1000))}")
+                else:  # what is left of the wait, for another process's lock
+                    left_ms = max(0, int((deadline - time.monotonic()) * 1000))
+                    cur.execute(f"PRAGMA busy_timeout = {left_ms}")
                     try:
                         cur.execute("BEGIN IMMEDIATE")
                     finally:

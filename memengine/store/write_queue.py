@@ -26,8 +26,7 @@ __all__ = ["WriteQueue", "write_queue_for"]
 class WriteQueue:
     """A fair mutex: it is handed to the waiting threads in the order they asked for it."""
 
-    def __init__(self, timeout_s: float) -> None:
-        self.timeout_s = timeout_s
+    def __init__(self) -> None:
         self._mutex = threading.Lock()
         self._held = False
         self._waiting: deque[threading.Lock] = deque()
@@ -39,10 +38,9 @@ class WriteQueue:
             return len(self._waiting)
 
     @contextmanager
-    def turn(self, timeout_s: float | None = None) -> Iterator[None]:
-        """Hold the queue for the body; :class:`.DatabaseLocked` after ``timeout_s`` of waiting
-        (default: the queue's own)."""
-        self._acquire(self.timeout_s if timeout_s is None else timeout_s)
+    def turn(self, timeout_s: float) -> Iterator[None]:
+        """Hold the queue for the body; :class:`.DatabaseLocked` after ``timeout_s`` of waiting."""
+        self._acquire(timeout_s)
         try:
             yield
         finally:
@@ -92,7 +90,7 @@ _QUEUES: dict[str, WriteQueue] = {}
 _QUEUES_LOCK = threading.Lock()
 
 
-def write_queue_for(path: str | os.PathLike[str], timeout_s: float) -> WriteQueue:
+def write_queue_for(path: str | os.PathLike[str]) -> WriteQueue:
     """The one queue of this process for the database file at ``path``.
 
     Keyed by the file's real path, so that two stores opened on the same file
@@ -102,5 +100,5 @@ def write_queue_for(path: str | os.PathLike[str], timeout_s: float) -> WriteQueu
     with _QUEUES_LOCK:
         queue = _QUEUES.get(key)
         if queue is None:
-            queue = _QUEUES[key] = WriteQueue(timeout_s)
+            queue = _QUEUES[key] = WriteQueue()
         return queue
