@@ -95,6 +95,11 @@ def test_bench_quick_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert conc["with_writer"]["lock_errors"] == 0
     assert conc["with_writer"]["other_errors"] == 0
     assert conc["with_writer"]["writer_rows"] > 0 and conc["with_writer"]["reads"] > 0
+    procs = conc["writer_processes"]
+    assert [p["role"] for p in procs] == ["loop", "paced"]
+    assert all(p["rows"] > 0 and p["lock_errors"] == p["other_errors"] == 0 for p in procs)
+    assert all(p["write_ms"]["n"] == p["rows"] for p in procs)
+    assert "writer processes on one file" in text
     assert not list(work.glob("*.db"))  # files removed without --keep
 
 

@@ -53,6 +53,7 @@ from ..store.filters import Filters
 from ..store.fulltext import match_expression, quote_term
 from ..store.maintenance import OptimizeReport
 from ..text import dense_query, query_terms
+from .bench_processes import PACE_S, run_writer_processes
 from .synth import (
     EPOCH,
     FREQUENT_WORD_EN,
@@ -1228,6 +1229,26 @@ class _Bench:
 
             alone = phase(min(2.0, cfg.concurrency_s), with_writer=False)
             mixed = phase(cfg.concurrency_s, with_writer=True)
+        self.progress("concurrency: 2 writer processes", 0, 1)
+        processes = [
+            {
+                "role": r["role"],
+                "rows": r["rows"],
+                "rows_per_s": round(r["rows"] / cfg.concurrency_s, 1),
+                "write_ms": summarize(r["write_ms"]),
+                "write_max_ms": round(max(r["write_ms"], default=0.0), 2),
+                "lock_errors": r["lock_errors"],
+                "other_errors": r["other_errors"],
+                "errors": r["errors"],
+            }
+            for r in run_writer_processes(
+                built.path,
+                embedder_id=EMBEDDER_ID,
+                dimension=cfg.dimension,
+                seed=cfg.seed + 8,
+                seconds=cfg.concurrency_s,
+            )
+        ]
         self._drop(built)  # it has grown; later runs must not reuse it as the exact file
         return {
             "readers": 2,
@@ -1235,6 +1256,8 @@ class _Bench:
             "readers_alone": alone,
             "with_writer": mixed,
             "reader_p95_ratio": _ratio(mixed["reader_ms"]["p95"], alone["reader_ms"]["p95"]),
+            "writer_processes": processes,
+            "writer_processes_pace_ms": PACE_S * 1000,
         }
 
 

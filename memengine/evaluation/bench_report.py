@@ -419,6 +419,36 @@ def concurrency_table(s: Mapping[str, Any]) -> Table:
     return t
 
 
+def processes_table(s: Mapping[str, Any]) -> Table:
+    """Two processes writing one file: one in a loop, one paced like a chat backend."""
+    pace = _n(s["writer_processes_pace_ms"], 0)
+    t = Table(
+        title=(
+            "writer processes on one file: one adds exchanges back to back, "
+            f"one adds an exchange every {pace} ms (ms a write, call to commit)"
+        ),
+        title_justify="left",
+    )
+    for col in ("process", "rows", "rows/s", "p50", "p95", "max", "lock errors", "other errors"):
+        t.add_column(col, justify="left" if col == "process" else "right")
+    labels = {"loop": "back to back", "paced": f"every {pace} ms"}
+    for r in s["writer_processes"]:
+        t.add_row(
+            labels.get(r["role"], r["role"]),
+            _n(r["rows"]),
+            _n(r["rows_per_s"], 1),
+            _p(r["write_ms"]),
+            _p(r["write_ms"], "p95"),
+            _n(r["write_max_ms"], 2),
+            _n(r["lock_errors"]),
+            _n(r["other_errors"]),
+        )
+    errors = [e for r in s["writer_processes"] for e in r["errors"]]
+    if errors:
+        t.caption = "\n".join(errors)
+    return t
+
+
 def section_tables(result: Mapping[str, Any]) -> list[Table]:
     """Every table of a result (given as the dict of ``BenchResult.to_json()``)."""
     tables: list[Table] = [machine_table(result["machine"])]
@@ -437,6 +467,8 @@ def section_tables(result: Mapping[str, Any]) -> list[Table]:
         tables.append(cold_table(sec["cold"]))
     if "concurrency" in sec:
         tables.append(concurrency_table(sec["concurrency"]))
+        if "writer_processes" in sec["concurrency"]:
+            tables.append(processes_table(sec["concurrency"]))
     return tables
 
 

@@ -30,6 +30,7 @@ from sqlalchemy import event
 from sqlalchemy.pool import QueuePool
 
 from ..errors import DatabaseLocked, ExtensionError, ReadOnlyDatabase, StoreError
+from .process_lock import ProcessLock
 from .write_queue import write_queue_for
 
 __all__ = ["Connections", "DriverInfo", "driver_info", "sqlite_module"]
@@ -134,6 +135,7 @@ class Connections:
         self._lock = threading.Lock()
         self._closed = False
         self._queue = write_queue_for(path)
+        self._process_lock = ProcessLock(path)
 
     @property
     def closed(self) -> bool:
@@ -173,9 +175,10 @@ class Connections:
         """A cursor inside ``BEGIN IMMEDIATE`` … ``COMMIT``; any error rolls everything back.
 
         The threads of this process take their turns in arrival order
-        (:mod:`.write_queue`), so a thread that writes in a loop cannot keep
-        a single write of another thread waiting. ``wait_s`` bounds the whole
-        wait for the lock, in the queue and then for other processes
+        (:mod:`.write_queue`), then the processes on the lock file
+        (:mod:`.process_lock`), so a writer in a loop cannot keep a single
+        write of another thread or process waiting. ``wait_s`` bounds the
+        whole wait for the lock, in the queue and then for other processes
         (default: the busy timeout, 10 s); past it the write fails with
         :class:`.DatabaseLocked`.
         """
@@ -184,7 +187,10 @@ class Connections:
         if conn.driver_connection.in_transaction:
             raise StoreError("nested write transaction")
         deadline = time.monotonic() + (BUSY_TIMEOUT_MS / 1000 if wait_s is None else wait_s)
-        with self._queue.turn(deadline - time.monotonic()):
+        with (
+            self._queue.turn(deadline - time.monotonic()),
+            self._process_lock.held(deadline - time.monotonic()),
+        ):
             try:
                 if wait_s is None:
                     cur.execute("BEGIN IMMEDIATE")

@@ -1,0 +1,152 @@
+"""Writers of separate processes take turns on the lock file (store/process_lock.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from memengine import DatabaseLocked, FixedClock, Memory
+from memengine.store.connect import Connections
+from memengine.store.process_lock import ProcessLock, lock_path
+
+from .helpers import HashEmbedder
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(not ProcessLock(".").supported, reason="no flock here")
+
+HOLDER = """
+import sys
+from memengine.store.connect import Connections
+conns = Connections(sys.argv[1])
+with conns.write() as cur:
+    cur.execute("INSERT INTO agents (name, created_at) VALUES ('other', '2026-06-01T12:00:00+00:00')")
+    print("holding", flush=True)
+    sys.stdin.readline()
+conns.close()
+print("done", flush=True)
+"""
+
+
+@contextmanager
+def _other_process_writing(db_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process inside a write transaction until its stdin gets a line."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db_path)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        line = proc.stdout.readline()
+        if line.strip() != "holding":
+            raise AssertionError(f"the other process did not start writing: {proc.stderr.read()}")
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=60)
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            pipe.close()
+
+
+def _add(conns: Connections, name: str, wait_s: float) -> None:
+    with conns.write(wait_s=wait_s) as cur:
+        cur.execute(
+            "INSERT INTO agents (name, created_at) VALUES (?, '2026-06-01T12:00:00+00:00')",
+            (name,),
+        )
+
+
+@pytest.fixture
+def made(db_path: Path, clock: FixedClock) -> Path:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock):
+        pass  # the file and its schema
+    return db_path
+
+
+def test_a_write_waits_for_another_process_and_then_goes_in(made: Path) -> None:
+    conns = Connections(made)
+    try:
+        with _other_process_writing(made) as proc:
+            with pytest.raises(DatabaseLocked, match="another process"):
+                _add(conns, "too-early", wait_s=0.3)
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            _add(conns, "after", wait_s=10)  # waits for the other commit, then writes
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
+        with conns.read() as cur:
+            names = {r[0] for r in cur.execute("SELECT name FROM agents")}
+    finally:
+        conns.close()
+    assert {"other", "after"} <= names and "too-early" not in names
+    assert lock_path(made).exists()
+
+
+def test_a_wait_given_up_does_not_keep_the_lock(made: Path) -> None:
+    conns = Connections(made)
+    try:
+        with _other_process_writing(made) as proc:
+            with pytest.raises(DatabaseLocked):
+                _add(conns, "gave-up", wait_s=0.2)
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            proc.wait(timeout=60)
+        # the abandoned wait got the lock when the other process let go, and dropped it:
+        # a new open file of this process (which contends like another process) gets it
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with ProcessLock(made).held(0.05):
+                    break
+            except DatabaseLocked:
+                if time.monotonic() > deadline:
+                    raise
+    finally:
+        conns.close()
+
+
+def test_a_process_killed_while_writing_leaves_the_file_unlocked(made: Path) -> None:
+    conns = Connections(made)
+    try:
+        with _other_process_writing(made) as proc:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=60)
+            _add(conns, "after-crash", wait_s=5)
+        with conns.read() as cur:
+            names = {r[0] for r in cur.execute("SELECT name FROM agents")}
+    finally:
+        conns.close()
+    assert "after-crash" in names and "other" not in names  # its transaction rolled back
+
+
+def test_writes_go_on_without_the_lock_when_it_cannot_be_made(made: Path) -> None:
+    lock_path(made).unlink(missing_ok=True)
+    lock_path(made).mkdir()  # opening it for writing fails
+    conns = Connections(made)
+    try:
+        _add(conns, "unlocked", wait_s=1)
+        with conns.read() as cur:
+            assert cur.execute("SELECT 1 FROM agents WHERE name = 'unlocked'").fetchone()
+    finally:
+        conns.close()
+
+
+def test_the_lock_file_follows_the_real_path(made: Path, tmp_path: Path) -> None:
+    link = tmp_path / "link.db"
+    link.symlink_to(made)
+    assert ProcessLock(link).path == ProcessLock(made).path == lock_path(made)
