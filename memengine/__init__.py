@@ -37,12 +37,13 @@ from .errors import (
 from .lifecycle import AgentRow, FeedbackResult, MemoryLife, ScorerInfo, SleepReport
 from .memory import Memory, make_embedder
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval, Retrieved
-from .store.maintenance import OptimizeReport
+from .store.maintenance import BackupReport, OptimizeReport
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AgentRow",
+    "BackupReport",
     "Clock",
     "Config",
     "ConfigError",

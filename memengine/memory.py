@@ -35,7 +35,7 @@ from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval
 from .pack import build_pack
 from .retrieve.retriever import Retriever
 from .store.database import ConsistencyReport, Store
-from .store.maintenance import OptimizeReport
+from .store.maintenance import BackupReport, OptimizeReport
 from .text import analyze, scrub
 
 if TYPE_CHECKING:  # llm phases
@@ -319,6 +319,15 @@ class Memory:
         texts = [_episode_text(ep) for ep in batch]
         vectors = self.embedder.embed([t[:MAX_EMBED_CHARS] for t in texts])
         return self.store.add(batch, [analyze(t) for t in texts], vectors)
+
+    def backup(self, dest: str | os.PathLike[str], *, overwrite: bool = False) -> BackupReport:
+        """Copy the whole memory file to ``dest`` while it stays in use (see :meth:`Store.backup`).
+
+        Unlike :meth:`export`, the copy keeps everything: vectors, usage
+        counters, perspectives, turns and learned scorers. Open it like any
+        memory file; to restore, put it in place of the original.
+        """
+        return self.store.backup(dest, overwrite=overwrite)
 
     def delete(self, ids: int | Sequence[int], *, agent: str | None = None) -> list[int]:
         """Delete exactly these episodes (only ``agent``'s when given); return what was deleted."""

@@ -1,4 +1,5 @@
-"""Store commands: init, add, import, search, retrieve, pack, show, delete, stats, export, reembed, doctor."""
+"""Store commands: init, add, import, search, retrieve, pack, show, delete, stats, export,
+backup, reembed, optimize, doctor."""
 
 from __future__ import annotations
 
@@ -366,6 +367,29 @@ def export(
         with out.open("w", encoding="utf-8") as fh:
             n = mem.export(fh, agent=agent)
     console.print(f"exported {n} episodes to {out}")
+
+
+@app.command()
+@guarded
+def backup(
+    dest: Annotated[Path, typer.Argument(help="The copy to write (a new file).")],
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace DEST if it exists.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Copy the whole memory file to DEST (everything, consistent while in use)."""
+    cfg = settings(config, db)
+    with open_memory(cfg) as mem:
+        report = mem.backup(dest, overwrite=force)
+    if as_json:
+        print_json({**dataclasses.asdict(report), "path": str(report.path)})
+    else:
+        console.print(
+            f"backed up {report.episodes} episodes to {report.path} "
+            f"({report.bytes / 2**20:.1f} MiB, {report.seconds:.2f} s)",
+            highlight=False,
+        )
 
 
 @app.command()

@@ -31,7 +31,7 @@ from . import episodes as ep_rows
 from . import fulltext, maintenance, vectors
 from .connect import Connections
 from .filters import Filters
-from .maintenance import OptimizeReport
+from .maintenance import BackupReport, OptimizeReport
 from .migrate import check_header, migrate
 from .term_stats import TermStats, fts_row_count
 from .vector_index import RESET, VectorIndex, prune_log
@@ -483,6 +483,47 @@ class Store:
             cur.close()
         return OptimizeReport(
             before, after, steps, round(time.perf_counter() - t0, 3), wal_truncated=not busy
+        )
+
+    def backup(self, dest: str | os.PathLike[str], *, overwrite: bool = False) -> BackupReport:
+        """Copy the whole database to ``dest``, consistent while others keep writing.
+
+        The copy is one read snapshot of every table: episodes, vectors, the
+        full-text index, usage counters, agents and their perspectives,
+        turns and learned scorers. It is written beside ``dest`` under a
+        temporary name and renamed into place when complete, so ``dest`` is
+        never half-written; an existing ``dest`` is replaced only with
+        ``overwrite``.
+        """
+        t0 = time.perf_counter()
+        target = Path(dest)
+        maintenance.check_backup_target(self.path, target, overwrite=overwrite)
+        partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
+        partial.unlink(missing_ok=True)
+        conn = self.connections.get()
+        if conn.driver_connection.in_transaction:
+            raise StoreError("cannot back up inside a transaction")
+        module = self.connections.module
+        try:
+            cur = conn.cursor()
+            try:
+                maintenance.backup_into(cur, partial)
+            finally:
+                cur.close()
+            copy = module.connect(str(partial))
+            try:
+                episodes = int(copy.execute("SELECT count(*) FROM episodes").fetchone()[0])
+            finally:
+                copy.close()
+            os.replace(partial, target)
+        except module.DatabaseError as exc:
+            raise StoreError(f"backup to {target} failed: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"backup to {target} failed: {exc}") from exc
+        finally:
+            partial.unlink(missing_ok=True)
+        return BackupReport(
+            target, target.stat().st_size, episodes, round(time.perf_counter() - t0, 3)
         )
 
     def close(self) -> None:

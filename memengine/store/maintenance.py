@@ -1,4 +1,4 @@
-"""Index maintenance after bulk writes: merge the full-text index into one segment.
+"""Maintenance: merge the full-text index after bulk writes, and copy the file (backup).
 
 FTS5 writes a new segment for every statement that adds rows and merges
 them only part of the way as it goes (``automerge``): a file built by many
@@ -11,10 +11,22 @@ own short write transaction, so other writers wait for one step at most.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_STEPS", "MERGE_PAGES", "OptimizeReport", "fts_segments", "merge_step"]
+from ..errors import InvalidInput
+
+__all__ = [
+    "MAX_STEPS",
+    "MERGE_PAGES",
+    "BackupReport",
+    "OptimizeReport",
+    "backup_into",
+    "fts_segments",
+    "merge_step",
+]
 
 MERGE_PAGES = 2000
 """Full-text pages merged per write transaction (about 8 MB; a fraction of a second)."""
@@ -57,3 +69,42 @@ def merge_step(cur: Any, pages: int = MERGE_PAGES) -> bool:
     before = int(cur.execute("SELECT total_changes()").fetchone()[0])
     cur.execute("INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('merge', ?)", (-pages,))
     return int(cur.execute("SELECT total_changes()").fetchone()[0]) - before < 2
+
+
+@dataclass(frozen=True)
+class BackupReport:
+    """What :meth:`Store.backup` wrote: the copy's path, size, episodes and seconds."""
+
+    path: Path
+    bytes: int
+    episodes: int
+    seconds: float
+
+
+def check_backup_target(source: Path, dest: Path, *, overwrite: bool) -> None:
+    """Refuse a backup target that would lose data or could not be written, with the reason."""
+    if dest.exists() and os.path.realpath(dest) == os.path.realpath(source):
+        raise InvalidInput(f"{dest} is the database itself: back up to another file")
+    if dest.is_dir():
+        raise InvalidInput(f"{dest} is a folder: give the backup's file name")
+    if not dest.parent.is_dir():
+        raise InvalidInput(f"folder {dest.parent} does not exist")
+    if dest.exists() and not overwrite:
+        raise InvalidInput(f"{dest} exists: choose another name or overwrite it (--force)")
+    for side in ("-wal", "-journal"):
+        if Path(f"{dest}{side}").exists():
+            raise InvalidInput(
+                f"{dest}{side} exists: {dest} is open or was not closed cleanly, so it "
+                "cannot be replaced (that log would be applied to the new copy)"
+            )
+
+
+def backup_into(cur: Any, dest: Path) -> None:
+    """Write a consistent, compacted copy of the database to ``dest`` (a new file).
+
+    ``VACUUM INTO`` copies one read snapshot: writers go on meanwhile and
+    none of their later commits (nor anything uncommitted) is in the copy.
+    Virtual tables are copied as their definitions and shadow tables, so the
+    copy holds the vectors and the full-text index as they are.
+    """
+    cur.execute("VACUUM INTO ?", [str(dest)])

@@ -1,0 +1,109 @@
+"""``Memory.backup`` / ``memengine backup``: a whole, consistent copy that opens as a memory."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memengine import BackupReport, FixedClock, InvalidInput, Memory
+from memengine.cli import app
+from memengine.store.connect import Connections
+
+from .helpers import HashEmbedder
+
+
+def _filled(db_path: Path, clock: FixedClock) -> tuple[int, int]:
+    """A file with episodes in two languages, a used memory and an agent's perspectives."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.create_agent("a", perspectives=["コスト", "納期"])
+        cat = mem.add_exchange("We adopted a cat and named her Miso", "Miso is lovely", agent="a")
+        mem.add_exchange("締切は金曜日になった", "了解、がんばって", agent="a")
+        mem.add("The dentist is on 3 June", agent="a")
+        turn = mem.retrieve("cat Miso", agent="a")
+        assert turn.turn_id is not None
+        mem.feedback(turn.turn_id, [cat], helpful=True)
+        return cat, turn.turn_id
+
+
+def test_the_copy_holds_everything_and_opens(db_path: Path, clock: FixedClock) -> None:
+    cat, _ = _filled(db_path, clock)
+    dest = db_path.with_name("copy.db")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        report = mem.backup(dest)
+        original = mem.get(cat)
+    assert isinstance(report, BackupReport)
+    assert report.path == dest and report.episodes == 3 and report.bytes == dest.stat().st_size
+    assert not list(dest.parent.glob(".copy.db.partial-*"))
+    with Memory.open(dest, embedder=HashEmbedder(), clock=clock) as copy:
+        assert copy.check().ok
+        restored = copy.get(cat)
+        assert restored.access_count == original.access_count == 1
+        assert restored.strength == original.strength
+        agent = next(a for a in copy.agents() if a.name == "a")
+        assert set(agent.perspectives) >= {"コスト", "納期"}
+        found = copy.retrieve("締切", agent="a", limit=1).results
+        assert found and "締切" in (found[0].episode.user_text or "")
+
+
+def test_the_copy_is_one_snapshot(db_path: Path, clock: FixedClock) -> None:
+    """Uncommitted writes of another connection are not in the copy, and do not block it."""
+    _filled(db_path, clock)
+    other = Connections(db_path)
+    dest = db_path.with_name("snap.db")
+    try:
+        with other.write() as cur:
+            cur.execute("DELETE FROM episodes")
+            with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+                report = mem.backup(dest)
+    finally:
+        other.close()
+    assert report.episodes == 3
+
+
+def test_a_backup_never_replaces_or_loses_a_file_unasked(db_path: Path, clock: FixedClock) -> None:
+    _filled(db_path, clock)
+    dest = db_path.with_name("copy.db")
+    dest.write_text("precious")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        with pytest.raises(InvalidInput, match="exists"):
+            mem.backup(dest)
+        assert dest.read_text() == "precious"
+        with pytest.raises(InvalidInput, match="the database itself"):
+            mem.backup(db_path)
+        with pytest.raises(InvalidInput, match="does not exist"):
+            mem.backup(db_path.with_name("missing") / "copy.db")
+        with pytest.raises(InvalidInput, match="folder"):
+            mem.backup(db_path.parent)
+        wal = Path(f"{dest}-wal")
+        wal.write_bytes(b"")
+        with pytest.raises(InvalidInput, match="-wal exists"):
+            mem.backup(dest, overwrite=True)
+        wal.unlink()
+        report = mem.backup(dest, overwrite=True)
+    assert report.episodes == 3
+    with Memory.open(dest, embedder=HashEmbedder(), clock=clock) as copy:
+        assert copy.check().ok
+
+
+def test_backup_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: FixedClock) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith("MEMENGINE_"):
+            monkeypatch.delenv(name)
+    runner = CliRunner()
+    db = tmp_path / "cli.db"
+    assert runner.invoke(app, ["add", "I booked the dentist", "--db", str(db)]).exit_code == 0
+    out = runner.invoke(app, ["backup", "copy.db", "--db", str(db), "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["episodes"] == 1 and Path(data["path"]).exists()
+    again = runner.invoke(app, ["backup", "copy.db", "--db", str(db)])
+    assert again.exit_code == 1 and "exists" in again.output and "--force" in again.output
+    forced = runner.invoke(app, ["backup", "copy.db", "--db", str(db), "--force"])
+    assert forced.exit_code == 0 and "backed up 1 episodes" in forced.output
+    missing = runner.invoke(app, ["backup", "x.db", "--db", str(tmp_path / "nope.db")])
+    assert missing.exit_code == 1 and not (tmp_path / "nope.db").exists()
