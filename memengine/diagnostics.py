@@ -42,10 +42,15 @@ def diagnose(config: Config) -> dict[str, Any]:
         try:
             with Memory.open(config.db, config=config) as mem:
                 report = mem.check()
+                counted = (
+                    f"{report.episodes} episodes"
+                    if report.sqlite_check == "ok"
+                    else "episodes not counted (SQLite's check failed)"
+                )
                 checks["database"] = (
                     True,
                     f"{config.db}: schema {mem.store.schema_version()}, "
-                    f"{report.episodes} episodes, embedder {mem.store.embedder_id}",
+                    f"{counted}, embedder {mem.store.embedder_id}",
                 )
                 detail = (
                     "every episode has its vector and full-text rows"

@@ -212,3 +212,38 @@ def test_a_damaged_file_gets_a_clear_error_and_doctor_finds_it(db: str, tmp_path
     assert "damaged" in result.output
     result = run("doctor", "--db", str(damaged), ok=False)
     assert result.exit_code == 1 and "FAIL" in result.output
+
+
+@pytest.mark.parametrize(
+    ("table", "page_type"),
+    [("episode_vectors_vector_chunks00", "overflow"), ("episodes_fts_config", "leaf")],
+)
+def test_damage_inside_the_vector_or_full_text_tables_is_named(
+    db: str, tmp_path: Path, table: str, page_type: str
+) -> None:
+    """sqlite-vec and FTS5 report a damaged page in their own words; still one clear line."""
+    from memengine.store.connect import sqlite_module
+
+    run("import", str(SAMPLE), "--db", db)
+    conn = sqlite_module().connect(db)
+    try:
+        row = conn.execute(
+            "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = ? LIMIT 1", (table, page_type)
+        ).fetchone()
+    except sqlite_module().OperationalError:
+        pytest.skip("this SQLite has no dbstat table")
+    finally:
+        conn.close()
+    assert row is not None
+    data = bytearray(Path(db).read_bytes())
+    page = 16384
+    data[(row[0] - 1) * page : row[0] * page] = b"\x55" * page
+    damaged = tmp_path / "damaged.db"
+    damaged.write_bytes(bytes(data))
+    for command in (["search", "wedding"], ["retrieve", "and the wedding?"], ["add", "new"]):
+        result = run(*command, "--db", str(damaged), ok=False)
+        assert result.exit_code == 1 and "damaged" in result.output, (command, result.output)
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+    result = run("doctor", "--db", str(damaged), ok=False)
+    assert result.exit_code == 1 and "FAIL" in result.output
+    assert " 0 episodes" not in result.output

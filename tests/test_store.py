@@ -18,6 +18,7 @@ from memengine import (
     NotAMemEngineDatabase,
     ReadOnlyDatabase,
     SchemaTooNew,
+    StoreError,
 )
 from memengine.store.connect import PAGE_SIZE, sqlite_module
 from memengine.store.migrate import APPLICATION_ID, latest_version
@@ -273,3 +274,19 @@ def test_wrong_vector_dimension_is_refused(mem: Memory) -> None:
     with pytest.raises(InvalidInput, match="dimensions"):
         mem.store.add([ep], ["x"], np.ones((1, 3), dtype=np.float32))
     assert mem.store.count() == 0
+
+
+def test_sqlite_errors_become_store_errors_and_a_sound_file_is_not_called_damaged(
+    mem: Memory,
+) -> None:
+    conns = mem.store.connections
+    with pytest.raises(StoreError, match="no such table") as caught, conns.read() as cur:
+        cur.execute("SELECT * FROM no_such_table")
+    assert "damaged" not in str(caught.value)
+    with pytest.raises(StoreError, match="UNIQUE constraint") as caught, conns.write() as cur:
+        cur.execute("INSERT INTO agents (name, created_at) VALUES ('x', 'now')")
+        cur.execute("INSERT INTO agents (name, created_at) VALUES ('x', 'now')")
+    assert "damaged" not in str(caught.value)
+    with conns.read() as cur:  # the failed write left nothing behind
+        assert cur.execute("SELECT count(*) FROM agents WHERE name = 'x'").fetchone()[0] == 0
+    assert conns.check_pages() == "ok"

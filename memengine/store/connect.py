@@ -165,10 +165,10 @@ class Connections:
         if conn.driver_connection.in_transaction:
             yield cur
             return
-        cur.execute("BEGIN")
         with self._rolled_back_on_error(cur):
+            cur.execute("BEGIN")
             yield cur
-        cur.execute("COMMIT")
+            cur.execute("COMMIT")
 
     @contextmanager
     def write(self, *, wait_s: float | None = None) -> Iterator[Any]:
@@ -201,30 +201,57 @@ class Connections:
                         cur.execute("BEGIN IMMEDIATE")
                     finally:
                         cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            except self.module.OperationalError as exc:
-                raise _translate(exc) from exc
+            except self.module.DatabaseError as exc:
+                raise self._store_error(exc) from exc
             with self._rolled_back_on_error(cur):
                 yield cur
             try:
                 cur.execute("COMMIT")
-            except self.module.OperationalError as exc:
-                cur.execute("ROLLBACK")
-                raise _translate(exc) from exc
+            except self.module.DatabaseError as exc:
+                self._end_quietly(cur)
+                raise self._store_error(exc) from exc
 
     @contextmanager
     def _rolled_back_on_error(self, cur: Any) -> Iterator[None]:
-        """Roll the transaction back when the body raises; a damaged file is named as such."""
+        """Roll the transaction back when the body raises; SQLite's errors become
+        :class:`.StoreError` (a damaged file named as such)."""
         try:
             yield
         except self.module.DatabaseError as exc:
             self._end_quietly(cur)
-            damaged = _damaged(exc)
-            if damaged is None:
-                raise
-            raise damaged from exc
+            raise self._store_error(exc) from exc
         except BaseException:
             self._end_quietly(cur)
             raise
+
+    def _store_error(self, exc: Exception) -> StoreError:
+        """The memengine error for an SQLite error raised inside a transaction.
+
+        A damaged page can surface as any error of whatever reads it (sqlite-vec
+        says "vectors blob read error", FTS5 "vtable constructor failed"), so an
+        error that is not a known kind runs SQLite's page check before it is
+        reported: a file that fails it is reported as damaged.
+        """
+        known = _damaged(exc)
+        if known is not None:
+            return known
+        if isinstance(exc, self.module.IntegrityError | self.module.ProgrammingError):
+            return StoreError(str(exc))
+        error = _translate(exc)
+        if type(error) is StoreError and self.check_pages() != "ok":
+            return _damaged_error(str(exc))
+        return error
+
+    def check_pages(self) -> str:
+        """SQLite's ``quick_check`` of every page, table and index: "ok", or what it found
+        (at most 20 problems), or the error that stopped it."""
+        cur = self.get().cursor()
+        try:
+            return "; ".join(str(r[0]) for r in cur.execute("PRAGMA quick_check(20)"))
+        except self.module.DatabaseError as exc:
+            return str(exc)
+        finally:
+            cur.close()
 
     def _end_quietly(self, cur: Any) -> None:
         """Roll back after an error; the error being raised matters, not this one's."""
@@ -248,14 +275,18 @@ class Connections:
 
 
 def _damaged(exc: Exception) -> StoreError | None:
-    """A clear error for a damaged file (None for every other database error)."""
+    """A clear error for an error that says the file is damaged (None for the others)."""
     msg = str(exc)
     if "malformed" in msg or "not a database" in msg or "disk I/O error" in msg:
-        return StoreError(
-            f"the database file is damaged ({msg}): `memengine doctor` checks it; "
-            "restore a copy or export what still reads"
-        )
+        return _damaged_error(msg)
     return None
+
+
+def _damaged_error(msg: str) -> StoreError:
+    return StoreError(
+        f"the database file is damaged ({msg}): `memengine doctor` checks it; "
+        "restore a backup or export what still reads"
+    )
 
 
 def _translate(exc: Exception) -> StoreError:

@@ -8,6 +8,7 @@ the two searches the retrieval layer needs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -358,11 +359,11 @@ class Store:
     def consistency(self) -> ConsistencyReport:
         """Check that every episode has its vector with current filter columns and FTS rows,
         and that `vec0`'s chunk table agrees with its agent index (SQLite's integrity check)."""
+        # SQLite's own check of every page, table and index (a damaged file fails here)
+        sqlite_check = self.connections.check_pages()
+        if sqlite_check != "ok":
+            return ConsistencyReport(0, 0, 0, sqlite_check=sqlite_check)
         with self.connections.read() as cur:
-            # SQLite's own check of every page, table and index (a damaged file fails here)
-            sqlite_check = "; ".join(str(r[0]) for r in cur.execute("PRAGMA quick_check(20)"))
-            if sqlite_check != "ok":
-                return ConsistencyReport(0, 0, 0, sqlite_check=sqlite_check)
             n_ep = cur.execute("SELECT count(*) FROM episodes").fetchone()[0]
             n_vec = cur.execute("SELECT count(*) FROM episode_vectors").fetchone()[0]
             n_fts = cur.execute("SELECT count(*) FROM episodes_fts_docsize").fetchone()[0]
@@ -393,14 +394,7 @@ class Store:
             chunk_index = "; ".join(
                 str(r[0]) for r in cur.execute("PRAGMA integrity_check(episode_vectors_chunks)")
             )
-        integrity = "ok"
-        try:
-            with self.connections.read() as cur:
-                cur.execute(
-                    "INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('integrity-check', 1)"
-                )
-        except self.connections.module.DatabaseError as exc:
-            integrity = str(exc)
+        integrity = self._fts_integrity()
         if n_fts != n_ep and integrity == "ok":
             integrity = f"full-text index has {n_fts} rows for {n_ep} episodes"
         return ConsistencyReport(
@@ -414,6 +408,24 @@ class Store:
             stale_vector_index=stale_index,
             chunk_index=chunk_index,
         )
+
+    def _fts_integrity(self) -> str:
+        """FTS5's check of the full-text index against the episodes: "ok" or its error
+        (read as SQLite's own words, not as a damaged file: it is a consistency finding)."""
+        module = self.connections.module
+        cur = self.connections.get().cursor()
+        try:
+            cur.execute("BEGIN")
+            cur.execute(
+                "INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('integrity-check', 1)"
+            )
+            return "ok"
+        except module.DatabaseError as exc:
+            return str(exc)
+        finally:
+            with contextlib.suppress(module.Error):  # no transaction left to end
+                cur.execute("ROLLBACK")
+            cur.close()
 
     # -- re-embedding ------------------------------------------------------------------
     def replace_embedder(
