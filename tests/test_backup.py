@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from memengine import BackupReport, FixedClock, InvalidInput, Memory
 from memengine.cli import app
 from memengine.store.connect import Connections
+from memengine.store.maintenance import put_in_place
 
 from .helpers import HashEmbedder
 
@@ -78,6 +79,13 @@ def test_a_backup_never_replaces_or_loses_a_file_unasked(db_path: Path, clock: F
             mem.backup(db_path.with_name("missing") / "copy.db")
         with pytest.raises(InvalidInput, match="folder"):
             mem.backup(db_path.parent)
+        for side in ("-wal", "-shm", "-lock"):
+            with pytest.raises(InvalidInput, match="own files"):
+                mem.backup(Path(f"{db_path}{side}"), overwrite=True)
+        dangling = db_path.with_name("dangling.db")
+        dangling.symlink_to(db_path.with_name("nowhere.db"))
+        with pytest.raises(InvalidInput, match="exists"):
+            mem.backup(dangling)
         wal = Path(f"{dest}-wal")
         wal.write_bytes(b"")
         with pytest.raises(InvalidInput, match="-wal exists"):
@@ -107,3 +115,17 @@ def test_backup_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: 
     assert forced.exit_code == 0 and "backed up 1 episodes" in forced.output
     missing = runner.invoke(app, ["backup", "x.db", "--db", str(tmp_path / "nope.db")])
     assert missing.exit_code == 1 and not (tmp_path / "nope.db").exists()
+
+
+def test_a_file_that_appears_during_the_copy_is_kept(tmp_path: Path) -> None:
+    partial, dest = tmp_path / ".copy.partial", tmp_path / "copy.db"
+    partial.write_text("new copy")
+    dest.write_text("appeared meanwhile")
+    with pytest.raises(InvalidInput, match="exists"):
+        put_in_place(partial, dest, overwrite=False)
+    assert dest.read_text() == "appeared meanwhile"
+    put_in_place(partial, dest, overwrite=True)
+    assert dest.read_text() == "new copy" and not partial.exists()
+    partial.write_text("another")
+    put_in_place(partial, tmp_path / "free.db", overwrite=False)
+    assert (tmp_path / "free.db").read_text() == "another" and not partial.exists()

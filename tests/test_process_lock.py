@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -150,3 +151,37 @@ def test_the_lock_file_follows_the_real_path(made: Path, tmp_path: Path) -> None
     link = tmp_path / "link.db"
     link.symlink_to(made)
     assert ProcessLock(link).path == ProcessLock(made).path == lock_path(made)
+
+
+def test_timed_out_waits_do_not_pile_up_threads_or_open_files(made: Path) -> None:
+    conns = Connections(made)
+    lock = lock_path(made)
+
+    def open_on_lock() -> int:
+        fds = Path("/proc/self/fd")
+        if not fds.exists():
+            return 0
+        n = 0
+        for fd in fds.iterdir():
+            try:
+                n += os.readlink(fd) == str(lock)
+            except OSError:
+                continue
+        return n
+
+    try:
+        with _other_process_writing(made) as proc:
+            for wait in (0.0, 0.01, 0.02) * 7:
+                with pytest.raises(DatabaseLocked):
+                    _add(conns, "never", wait_s=wait)
+            helpers = [t for t in threading.enumerate() if t.name == "memengine-process-lock"]
+            assert len(helpers) <= 1 and open_on_lock() <= 1
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            _add(conns, "after", wait_s=10)  # takes over the pending wait
+        with conns.read() as cur:
+            names = {r[0] for r in cur.execute("SELECT name FROM agents")}
+    finally:
+        conns.close()
+    assert "after" in names and "never" not in names

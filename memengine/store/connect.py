@@ -30,7 +30,7 @@ from sqlalchemy import event
 from sqlalchemy.pool import QueuePool
 
 from ..errors import DatabaseLocked, ExtensionError, ReadOnlyDatabase, StoreError
-from .process_lock import ProcessLock
+from .process_lock import process_lock_for
 from .write_queue import write_queue_for
 
 __all__ = ["Connections", "DriverInfo", "driver_info", "sqlite_module"]
@@ -135,7 +135,7 @@ class Connections:
         self._lock = threading.Lock()
         self._closed = False
         self._queue = write_queue_for(path)
-        self._process_lock = ProcessLock(path)
+        self._process_lock = process_lock_for(path)
 
     @property
     def closed(self) -> bool:
@@ -159,16 +159,23 @@ class Connections:
 
     @contextmanager
     def read(self) -> Iterator[Any]:
-        """A cursor inside a read transaction: every statement sees one snapshot."""
+        """A cursor inside a read transaction: every statement sees one snapshot.
+
+        Any error rolls the transaction back; SQLite's errors reach the caller
+        as :class:`.StoreError`.
+        """
         conn = self.get()
         cur = conn.cursor()
         if conn.driver_connection.in_transaction:
             yield cur
             return
-        with self._rolled_back_on_error(cur):
-            cur.execute("BEGIN")
-            yield cur
-            cur.execute("COMMIT")
+        try:
+            with self._rolled_back_on_error(cur):
+                cur.execute("BEGIN")
+                yield cur
+                cur.execute("COMMIT")
+        except self.module.Error as exc:
+            raise self._store_error(exc) from exc
 
     @contextmanager
     def write(self, *, wait_s: float | None = None) -> Iterator[Any]:
@@ -178,48 +185,39 @@ class Connections:
         (:mod:`.write_queue`), then the processes on the lock file
         (:mod:`.process_lock`), so a writer in a loop cannot keep a single
         write of another thread or process waiting. ``wait_s`` bounds the
-        whole wait for the lock, in the queue and then for other processes
-        (default: the busy timeout, 10 s); past it the write fails with
-        :class:`.DatabaseLocked`.
+        whole wait for the lock: in the queue, on the lock file, then in
+        SQLite's busy handler for writers that use no lock file (default: the
+        busy timeout, 10 s); past it the write fails with
+        :class:`.DatabaseLocked`. SQLite's errors reach the caller as
+        :class:`.StoreError`, once the locks are released.
         """
         conn = self.get()
         cur = conn.cursor()
         if conn.driver_connection.in_transaction:
             raise StoreError("nested write transaction")
         deadline = time.monotonic() + (BUSY_TIMEOUT_MS / 1000 if wait_s is None else wait_s)
-        with (
-            self._queue.turn(deadline - time.monotonic()),
-            self._process_lock.held(deadline - time.monotonic()),
-        ):
-            try:
-                if wait_s is None:
+        try:
+            with (
+                self._queue.turn(deadline - time.monotonic()),
+                self._process_lock.held(deadline - time.monotonic()),
+            ):
+                left_ms = max(0, int((deadline - time.monotonic()) * 1000))
+                cur.execute(f"PRAGMA busy_timeout = {left_ms}")
+                try:
                     cur.execute("BEGIN IMMEDIATE")
-                else:  # what is left of the wait, for another process's lock
-                    left_ms = max(0, int((deadline - time.monotonic()) * 1000))
-                    cur.execute(f"PRAGMA busy_timeout = {left_ms}")
-                    try:
-                        cur.execute("BEGIN IMMEDIATE")
-                    finally:
-                        cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            except self.module.DatabaseError as exc:
-                raise self._store_error(exc) from exc
-            with self._rolled_back_on_error(cur):
-                yield cur
-            try:
-                cur.execute("COMMIT")
-            except self.module.DatabaseError as exc:
-                self._end_quietly(cur)
-                raise self._store_error(exc) from exc
+                finally:
+                    cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                with self._rolled_back_on_error(cur):
+                    yield cur
+                    cur.execute("COMMIT")
+        except self.module.Error as exc:
+            raise self._store_error(exc) from exc
 
     @contextmanager
     def _rolled_back_on_error(self, cur: Any) -> Iterator[None]:
-        """Roll the transaction back when the body raises; SQLite's errors become
-        :class:`.StoreError` (a damaged file named as such)."""
+        """Roll the transaction back when the body (or its COMMIT) raises."""
         try:
             yield
-        except self.module.DatabaseError as exc:
-            self._end_quietly(cur)
-            raise self._store_error(exc) from exc
         except BaseException:
             self._end_quietly(cur)
             raise
@@ -235,10 +233,13 @@ class Connections:
         known = _damaged(exc)
         if known is not None:
             return known
-        if isinstance(exc, self.module.IntegrityError | self.module.ProgrammingError):
+        if isinstance(
+            exc,
+            self.module.IntegrityError | self.module.ProgrammingError | self.module.InterfaceError,
+        ):
             return StoreError(str(exc))
         error = _translate(exc)
-        if type(error) is StoreError and self.check_pages() != "ok":
+        if type(error) is StoreError and _fails(self.check_pages()):
             return _damaged_error(str(exc))
         return error
 
@@ -280,6 +281,12 @@ def _damaged(exc: Exception) -> StoreError | None:
     if "malformed" in msg or "not a database" in msg or "disk I/O error" in msg:
         return _damaged_error(msg)
     return None
+
+
+def _fails(check: str) -> bool:
+    """Whether a :meth:`Connections.check_pages` result says the file is damaged (a check
+    that could not run for a lock says nothing)."""
+    return check != "ok" and "locked" not in check and "busy" not in check
 
 
 def _damaged_error(msg: str) -> StoreError:

@@ -8,8 +8,8 @@ the two searches the retrieval layer needs.
 
 from __future__ import annotations
 
-import contextlib
 import os
+import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -153,9 +153,6 @@ class Store:
                 vectors.ensure_partition_index(w)
         except ReadOnlyDatabase:
             return
-        except self.connections.module.OperationalError as exc:
-            if "readonly" not in str(exc):
-                raise
 
     # -- meta --------------------------------------------------------------------------
     def meta(self) -> dict[str, str]:
@@ -411,21 +408,20 @@ class Store:
 
     def _fts_integrity(self) -> str:
         """FTS5's check of the full-text index against the episodes: "ok" or its error
-        (read as SQLite's own words, not as a damaged file: it is a consistency finding)."""
+        (SQLite's own words: a finding of the consistency check, not a damaged file).
+
+        The check is an ``INSERT`` command to FTS5 and takes the write lock, so
+        it waits its turn like any writer.
+        """
         module = self.connections.module
-        cur = self.connections.get().cursor()
-        try:
-            cur.execute("BEGIN")
-            cur.execute(
-                "INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('integrity-check', 1)"
-            )
-            return "ok"
-        except module.DatabaseError as exc:
-            return str(exc)
-        finally:
-            with contextlib.suppress(module.Error):  # no transaction left to end
-                cur.execute("ROLLBACK")
-            cur.close()
+        with self.connections.write() as cur:
+            try:
+                cur.execute(
+                    "INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('integrity-check', 1)"
+                )
+            except module.DatabaseError as exc:
+                return str(exc)
+        return "ok"
 
     # -- re-embedding ------------------------------------------------------------------
     def replace_embedder(
@@ -503,15 +499,15 @@ class Store:
         The copy is one read snapshot of every table: episodes, vectors, the
         full-text index, usage counters, agents and their perspectives,
         turns and learned scorers. It is written beside ``dest`` under a
-        temporary name and renamed into place when complete, so ``dest`` is
-        never half-written; an existing ``dest`` is replaced only with
+        temporary name, flushed to the disk and moved into place when
+        complete, so ``dest`` is never half-written; an existing ``dest``
+        (even one that appears during the copy) is replaced only with
         ``overwrite``.
         """
         t0 = time.perf_counter()
         target = Path(dest)
         maintenance.check_backup_target(self.path, target, overwrite=overwrite)
-        partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
-        partial.unlink(missing_ok=True)
+        partial = target.with_name(f".{target.name}.partial-{secrets.token_hex(6)}")
         conn = self.connections.get()
         if conn.driver_connection.in_transaction:
             raise StoreError("cannot back up inside a transaction")
@@ -527,8 +523,10 @@ class Store:
                 episodes = int(copy.execute("SELECT count(*) FROM episodes").fetchone()[0])
             finally:
                 copy.close()
-            os.replace(partial, target)
-        except module.DatabaseError as exc:
+            maintenance.sync_file(partial)
+            maintenance.put_in_place(partial, target, overwrite=overwrite)
+            maintenance.sync_file(target.parent)
+        except module.Error as exc:
             raise StoreError(f"backup to {target} failed: {exc}") from exc
         except OSError as exc:
             raise StoreError(f"backup to {target} failed: {exc}") from exc

@@ -24,8 +24,11 @@ __all__ = [
     "BackupReport",
     "OptimizeReport",
     "backup_into",
+    "check_backup_target",
     "fts_segments",
     "merge_step",
+    "put_in_place",
+    "sync_file",
 ]
 
 MERGE_PAGES = 2000
@@ -83,13 +86,16 @@ class BackupReport:
 
 def check_backup_target(source: Path, dest: Path, *, overwrite: bool) -> None:
     """Refuse a backup target that would lose data or could not be written, with the reason."""
-    if dest.exists() and os.path.realpath(dest) == os.path.realpath(source):
+    real, own = os.path.realpath(dest), os.path.realpath(source)
+    if real == own:
         raise InvalidInput(f"{dest} is the database itself: back up to another file")
+    if real in {own + side for side in ("-wal", "-shm", "-journal", "-lock")}:
+        raise InvalidInput(f"{dest} is one of the database's own files: back up to another file")
     if dest.is_dir():
         raise InvalidInput(f"{dest} is a folder: give the backup's file name")
     if not dest.parent.is_dir():
         raise InvalidInput(f"folder {dest.parent} does not exist")
-    if dest.exists() and not overwrite:
+    if os.path.lexists(dest) and not overwrite:
         raise InvalidInput(f"{dest} exists: choose another name or overwrite it (--force)")
     for side in ("-wal", "-journal"):
         if Path(f"{dest}{side}").exists():
@@ -108,3 +114,38 @@ def backup_into(cur: Any, dest: Path) -> None:
     copy holds the vectors and the full-text index as they are.
     """
     cur.execute("VACUUM INTO ?", [str(dest)])
+
+
+def sync_file(path: Path) -> None:
+    """Flush ``path`` (a file, or a folder after a rename in it) to the disk, where the
+    platform can; a folder that cannot be opened (Windows) is left to the OS."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems cannot sync a folder
+        pass
+    finally:
+        os.close(fd)
+
+
+def put_in_place(partial: Path, dest: Path, *, overwrite: bool) -> None:
+    """Move the finished copy ``partial`` to ``dest``. Without ``overwrite`` a file that
+    appeared at ``dest`` meanwhile is kept (a hard link fails if the name is taken)."""
+    if overwrite:
+        os.replace(partial, dest)
+        return
+    try:
+        os.link(partial, dest)
+    except FileExistsError as exc:
+        raise InvalidInput(f"{dest} exists: choose another name or overwrite it (--force)") from exc
+    except OSError:  # no hard links on this file system: check, then rename
+        if os.path.lexists(dest):
+            raise InvalidInput(
+                f"{dest} exists: choose another name or overwrite it (--force)"
+            ) from None
+        os.replace(partial, dest)
+        return
+    partial.unlink()

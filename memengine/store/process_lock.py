@@ -10,9 +10,11 @@ for it in the kernel, which wakes it the moment the holder lets go, and only
 then asks SQLite for the write lock. The kernel drops the lock of a process
 that dies, so a crash never leaves the file locked.
 
-Where there is no ``fcntl`` (Windows), or the lock file cannot be created
-(a read-only directory), writers go straight to SQLite's busy timeout, as
-before.
+A wait that times out leaves its ``flock`` pending on a helper thread; the
+next write of the process takes that wait over rather than starting another,
+so timeouts never pile up threads or open files. Where there is no
+``fcntl`` (Windows), or the lock file can be neither created nor opened (a
+read-only directory), writers go straight to SQLite's busy timeout.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ProcessLock", "lock_path"]
+__all__ = ["ProcessLock", "lock_path", "process_lock_for"]
 
 
 def lock_path(database: str | os.PathLike[str]) -> Path:
@@ -40,10 +42,16 @@ def lock_path(database: str | os.PathLike[str]) -> Path:
 
 
 class ProcessLock:
-    """An exclusive lock shared by every process that writes one database file."""
+    """An exclusive lock shared by every process that writes one database file.
+
+    One object per file and process (:func:`process_lock_for`); the threads of
+    a process reach it one at a time (behind :mod:`.write_queue`).
+    """
 
     def __init__(self, database: str | os.PathLike[str]) -> None:
         self.path = lock_path(database)
+        self._mutex = threading.Lock()
+        self._pending: _Waiter | None = None
 
     @property
     def supported(self) -> bool:
@@ -52,111 +60,152 @@ class ProcessLock:
 
     @contextmanager
     def held(self, timeout_s: float) -> Iterator[None]:
-        """Hold the lock for the body; :class:`.DatabaseLocked` after ``timeout_s`` of waiting.
-
-        Each call opens the file anew: ``flock`` belongs to an open file, so
-        a wait given up (whose helper may still get the lock later, and then
-        drops it at once) can never release the lock of a later call.
-        """
-        fd = self._open()
-        if fd is not None and not _acquire(fd, timeout_s):
-            fd = None  # the file system cannot lock (e.g. some network mounts)
+        """Hold the lock for the body; :class:`.DatabaseLocked` after ``timeout_s`` of waiting."""
+        fd: int | None = None
         try:
+            fd = self._take(timeout_s)
             yield
         finally:
             if fd is not None:
-                _release(fd)
+                _let_go(fd, locked=True)
+
+    def _take(self, timeout_s: float) -> int | None:
+        """The locked file, or None when this file system cannot lock it."""
+        with self._mutex:
+            waiter, self._pending = self._pending, None
+        if waiter is None or not waiter.adopt():
+            fd = self._open()
+            if fd is None:
+                return None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                if timeout_s <= 0:
+                    _let_go(fd, locked=False)
+                    raise _timed_out(timeout_s) from None
+            except OSError:  # e.g. a network file system without locks
+                _let_go(fd, locked=False)
+                return None
+            waiter = _Waiter(fd)
+        try:
+            held = waiter.wait(timeout_s)
+        except BaseException:
+            with self._mutex:
+                self._pending = waiter
+            raise
+        if held is None:
+            return None
+        if not held:
+            with self._mutex:
+                self._pending = waiter
+            raise _timed_out(timeout_s)
+        return waiter.fd
 
     def _open(self) -> int | None:
         if fcntl is None:
             return None
+        cloexec = getattr(os, "O_CLOEXEC", 0)
         try:
-            return os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-        except OSError:  # a read-only directory or file: SQLite alone arbitrates
+            return os.open(self.path, os.O_RDWR | os.O_CREAT | cloexec, 0o666)
+        except PermissionError:  # another user's lock file: flock works on a read-only file
+            pass
+        except OSError:
+            return None
+        try:
+            return os.open(self.path, os.O_RDONLY | cloexec)
+        except OSError:  # a read-only directory: SQLite alone arbitrates
             return None
 
 
-def _acquire(fd: int, timeout_s: float) -> bool:
-    """Lock ``fd`` within ``timeout_s``: True when held, False when the file cannot be
-    locked at all (``fd`` is then closed); :class:`.DatabaseLocked` on timeout."""
-    assert fcntl is not None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        pass
-    except OSError:
-        os.close(fd)
-        return False
-    held = _Waiter(fd).wait(timeout_s)
-    if held is False:
-        raise DatabaseLocked(
-            f"database is locked: another process kept writing for {timeout_s:g} s"
-        )
-    return held is True
+def _timed_out(timeout_s: float) -> DatabaseLocked:
+    return DatabaseLocked(f"database is locked: another process kept writing for {timeout_s:g} s")
 
 
 class _Waiter:
     """A blocking ``flock`` on a helper thread, so that the caller can stop waiting.
 
     The kernel wakes a blocked ``flock`` as soon as the lock is released. A
-    caller that stops waiting (timeout or interrupt) leaves the file to the
-    helper, which drops the lock and closes the file as soon as it gets it.
+    caller that stops waiting (timeout or interrupt) *abandons* the wait: the
+    next caller may :meth:`adopt` it; if the lock comes while nobody waits,
+    the helper drops it and closes the file (the waiter is then *gone*).
     """
 
     def __init__(self, fd: int) -> None:
-        self._fd = fd
+        self.fd = fd
         self._mutex = threading.Lock()
         self._done = threading.Event()
         self._got = False
         self._abandoned = False
+        self._gone = False
         threading.Thread(target=self._run, name="memengine-process-lock", daemon=True).start()
 
     def _run(self) -> None:
-        assert fcntl is not None
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
             got = True
         except OSError:
             got = False
         with self._mutex:
-            if self._abandoned:
-                _let_go(self._fd, got)
-                return
             self._got = got
+            if self._abandoned:
+                _let_go(self.fd, locked=got)
+                self._gone = True
             self._done.set()
 
+    def adopt(self) -> bool:
+        """Take over an abandoned wait; False when it is gone (start a new one)."""
+        with self._mutex:
+            if self._gone:
+                return False
+            self._abandoned = False
+            return True
+
     def wait(self, timeout_s: float) -> bool | None:
-        """True once the lock is held, False after ``timeout_s`` (the wait is then given
-        up), None when the file cannot be locked (the file is then closed)."""
+        """True once the lock is held, False after ``timeout_s`` (the wait is then
+        abandoned), None when the file cannot be locked (the file is then closed)."""
         try:
             self._done.wait(max(timeout_s, 0.0))
         except BaseException:  # interrupted: nobody will use the lock
-            with self._mutex:
-                if self._done.is_set():
-                    _let_go(self._fd, self._got)
-                else:
-                    self._abandoned = True
+            self._abandon()
             raise
         with self._mutex:
             if not self._done.is_set():
                 self._abandoned = True
                 return False
             if not self._got:
-                _let_go(self._fd, False)
+                _let_go(self.fd, locked=False)
+                self._gone = True
                 return None
             return True
 
+    def _abandon(self) -> None:
+        with self._mutex:
+            if self._done.is_set() and not self._gone:
+                _let_go(self.fd, locked=self._got)
+                self._gone = True
+            else:
+                self._abandoned = True
 
-def _release(fd: int) -> None:
-    """Drop the lock and close the file."""
-    _let_go(fd, True)
 
-
-def _let_go(fd: int, locked: bool) -> None:
+def _let_go(fd: int, *, locked: bool) -> None:
     """Close ``fd``, dropping its lock first when it holds it."""
     try:
         if locked and fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+_LOCKS: dict[Path, ProcessLock] = {}
+_LOCKS_LOCK = threading.Lock()
+
+
+def process_lock_for(database: str | os.PathLike[str]) -> ProcessLock:
+    """The one :class:`ProcessLock` of this process for the database at ``database``."""
+    key = lock_path(database)
+    with _LOCKS_LOCK:
+        lock = _LOCKS.get(key)
+        if lock is None:
+            lock = _LOCKS[key] = ProcessLock(database)
+        return lock
