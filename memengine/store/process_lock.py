@@ -3,8 +3,8 @@
 SQLite decides between processes with its busy handler: a waiting writer
 sleeps and retries with growing pauses (up to 100 ms), so a process that
 writes in a loop takes the lock again and again while another process's
-single write keeps sleeping (``memengine bench``'s process rows measured a
-single write waiting 4.5 s behind a process adding rows in a loop). So a
+single write keeps sleeping (a process writing every 10 ms waited up to
+4.5 s behind one adding rows in a loop; ``memengine bench`` measures it). So a
 writer first takes an exclusive ``flock`` on ``<database>-lock`` and waits
 for it in the kernel, which wakes it the moment the holder lets go, and only
 then asks SQLite for the write lock. The kernel drops the lock of a process
