@@ -526,9 +526,7 @@ class Store:
             maintenance.sync_file(partial)
             maintenance.put_in_place(partial, target, overwrite=overwrite)
             maintenance.sync_file(target.parent)
-        except module.Error as exc:
-            raise StoreError(f"backup to {target} failed: {exc}") from exc
-        except OSError as exc:
+        except (module.Error, OSError) as exc:
             raise StoreError(f"backup to {target} failed: {exc}") from exc
         finally:
             partial.unlink(missing_ok=True)

@@ -96,7 +96,7 @@ def check_backup_target(source: Path, dest: Path, *, overwrite: bool) -> None:
     if not dest.parent.is_dir():
         raise InvalidInput(f"folder {dest.parent} does not exist")
     if os.path.lexists(dest) and not overwrite:
-        raise InvalidInput(f"{dest} exists: choose another name or overwrite it (--force)")
+        raise _taken(dest)
     for side in ("-wal", "-journal"):
         if Path(f"{dest}{side}").exists():
             raise InvalidInput(
@@ -131,6 +131,10 @@ def sync_file(path: Path) -> None:
         os.close(fd)
 
 
+def _taken(dest: Path) -> InvalidInput:
+    return InvalidInput(f"{dest} exists: choose another name or overwrite it (--force)")
+
+
 def put_in_place(partial: Path, dest: Path, *, overwrite: bool) -> None:
     """Move the finished copy ``partial`` to ``dest``. Without ``overwrite`` a file that
     appeared at ``dest`` meanwhile is kept (a hard link fails if the name is taken)."""
@@ -140,12 +144,10 @@ def put_in_place(partial: Path, dest: Path, *, overwrite: bool) -> None:
     try:
         os.link(partial, dest)
     except FileExistsError as exc:
-        raise InvalidInput(f"{dest} exists: choose another name or overwrite it (--force)") from exc
+        raise _taken(dest) from exc
     except OSError:  # no hard links on this file system: check, then rename
         if os.path.lexists(dest):
-            raise InvalidInput(
-                f"{dest} exists: choose another name or overwrite it (--force)"
-            ) from None
+            raise _taken(dest) from None
         os.replace(partial, dest)
         return
     partial.unlink()
