@@ -27,7 +27,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 eval: $(STAMP)
-	$(BIN)/memengine eval locomo $(EVAL)/locomo/locomo_dev.json --mode bm25,vector,fast --json eval-locomo.json
+	$(BIN)/memengine eval locomo $(EVAL)/locomo/locomo_dev.json --mode bm25,vector,fast --swap-names 15 --json eval-locomo.json
 	$(BIN)/memengine eval memset $(EVAL)/memsets/ja_dev.json --mode bm25,vector,fast --json eval-memset-ja.json
 	$(BIN)/memengine eval memset $(EVAL)/memsets/en_dev.json --mode bm25,vector,fast --json eval-memset-en.json
 

@@ -103,6 +103,22 @@ def test_eval_reports_each_conversation(tmp_path: Path) -> None:
             assert weighted == pytest.approx(overall[metric])
 
 
+def test_eval_locomo_scores_questions_asked_under_swapped_names(tmp_path: Path) -> None:
+    plain = _eval(tmp_path, "locomo", "conv-26,conv-30", "fast")[1]
+    output, data = _eval(tmp_path, "locomo", "conv-26,conv-30", "fast", "--swap-names", "1")
+    assert "should-inject decision" in output and "names swapped" in output
+    assert data["table"] == plain["table"]  # the recall tables do not change
+    swapped = [q for q in data["questions"] if q["group"] == "names swapped"]
+    summary = data["summary"]["fast"]
+    assert summary["n_swapped"] == len(swapped) > 0
+    assert summary["n_answerable"] == data["table"]["fast"]["overall (1–4)"]["n"]
+    left_empty = sum(not q["should_inject"] for q in swapped) / len(swapped)
+    assert summary["inject_accuracy_swapped"] == pytest.approx(left_empty)
+    for q in swapped:  # conv-30's questions asked in conv-26 and the other way round
+        assert q["question"].split("<")[1].split("#")[0] != q["conversation"]
+        assert q["evidence"] == [] and q["metrics"] == {}
+
+
 def test_eval_unknown_conversation_is_a_clear_error() -> None:
     result = runner.invoke(app, ["eval", "memset", str(MEMSET), "--conversations", "nope"])
     assert result.exit_code == 1

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from memengine.evaluation.locomo import normalise_evidence
+from memengine.evaluation.locomo import (
+    LocomoConversation,
+    LocomoQuestion,
+    normalise_evidence,
+    swap_names,
+)
 from memengine.evaluation.metrics import (
     RANKING_METRICS,
     all_at_k,
@@ -125,6 +130,48 @@ def test_normalise_evidence_repairs_and_counts() -> None:
     assert out.dropped == 2  # "D" (unparseable) and D99:1 (no such turn)
     same = normalise_evidence(["D1:3", "D1:3"], valid)
     assert same.ids == ("D1:3",) and same.normalised == 0 and same.dropped == 0
+
+
+def _conversation(cid: str, speakers: tuple[str, str], texts: list[str]) -> LocomoConversation:
+    questions = [LocomoQuestion(f"{cid}#q{i}", t, 4, ("D1:1",)) for i, t in enumerate(texts)]
+    now = datetime(2023, 6, 1, tzinfo=timezone.utc)
+    return LocomoConversation(cid, [], questions, now, speakers=speakers)
+
+
+def test_swap_names_renames_whole_words_by_role_at_even_steps() -> None:
+    a = _conversation(
+        "a",
+        ("Jon", "Gina"),
+        [
+            "When did Jon open his studio?",  # names a speaker
+            "What did Jonathan say?",  # only a longer word: not a name here
+            "What did Gina and Jon cook?",
+            "Where is the lake?",  # names no one
+            "Why did Gina's shop close?",
+        ],
+    )
+    b = _conversation("b", ("Tim", "John"), ["What does John teach?"])
+    swap_names([a, b], per_source=2)
+
+    assert [q.text for q in b.swapped] == [
+        "When did Tim open his studio?",  # steps of 3/2 through the three naming ones
+        "What did John and Tim cook?",
+    ]
+    assert all(q.evidence == () and q.id.startswith("b<a#") for q in b.swapped)
+    assert [q.text for q in a.swapped] == ["What does Gina teach?"]  # second for second
+
+    swap_names([a, b], per_source=10)  # every naming question, and no repeats of the last call
+    assert [q.text for q in b.swapped] == [
+        "When did Tim open his studio?",
+        "What did John and Tim cook?",
+        "Why did John's shop close?",
+    ]
+    swap_names([a, b], per_source=0)
+    assert a.swapped == [] and b.swapped == []
+
+    twin = _conversation("c", ("Tim", "John"), [])  # the same names: still a question to ask
+    swap_names([b, twin], per_source=5)
+    assert [q.text for q in twin.swapped] == ["What does John teach?"]
 
 
 def test_plan_modes_skips_full_without_llm() -> None:

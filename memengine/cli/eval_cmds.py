@@ -72,6 +72,7 @@ def _run(
     json_out: Path | None,
     config: Path | None,
     quiet: bool,
+    swapped: int = 0,
 ) -> None:
     from ..evaluation import run_locomo, run_memset, save_json
     from ..evaluation.report import eval_progress, render
@@ -79,6 +80,7 @@ def _run(
 
     cfg = settings(config)
     emb = make_embedder(cfg.embedder.model_copy(update={"name": embedder}))
+    extra = {"swapped": swapped} if dataset == "locomo" else {}
     run = run_locomo if dataset == "locomo" else run_memset
     with eval_progress(err_console, enabled=not quiet) as (on_ingest, on_question):
         result = run(
@@ -92,6 +94,7 @@ def _run(
             haystack=haystack,
             on_ingest=on_ingest,
             on_question=on_question,
+            **extra,
         )
     render(result, console)
     if json_out is not None:
@@ -109,13 +112,33 @@ def locomo(
     conversations: ConvOpt = None,
     pad: PadOpt = 0,
     haystack: HaystackOpt = None,
+    swap_names: Annotated[
+        int,
+        typer.Option(
+            "--swap-names",
+            min=0,
+            help="Also ask each conversation N questions of every other one under its own "
+            "speakers' names, and score leaving them empty (the should-inject decision).",
+        ),
+    ] = 0,
     json_out: JsonFileOpt = None,
     config: ConfigOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """LoCoMo evidence recall per category (LoCoMo's original JSON)."""
     _run(
-        "locomo", path, mode, embedder, limit, conversations, pad, haystack, json_out, config, quiet
+        "locomo",
+        path,
+        mode,
+        embedder,
+        limit,
+        conversations,
+        pad,
+        haystack,
+        json_out,
+        config,
+        quiet,
+        swapped=swap_names,
     )
 
 

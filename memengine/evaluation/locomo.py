@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,7 +24,7 @@ from ..embed.base import Embedder
 from ..errors import EvaluationError
 from ..importers import parse_locomo_date, read_locomo
 from ..models import NewEpisode
-from .metrics import RANKING_METRICS, mean_by_group, score_ranking
+from .metrics import RANKING_METRICS, mean, mean_by_group, score_ranking
 from .runner import (
     EvalResult,
     K,
@@ -38,12 +38,14 @@ from .runner import (
 __all__ = [
     "CATEGORIES",
     "OVERALL",
+    "SWAPPED",
     "EvidenceIds",
     "LocomoConversation",
     "LocomoQuestion",
     "load_locomo",
     "normalise_evidence",
     "run_locomo",
+    "swap_names",
 ]
 
 CATEGORIES: dict[int, str] = {
@@ -57,6 +59,10 @@ CATEGORIES: dict[int, str] = {
 
 OVERALL = "overall (1–4)"
 """The group of all questions of categories 1–4; adversarial is reported apart."""
+
+SWAPPED = "names swapped"
+"""The group of other conversations' questions asked with this conversation's names
+(:func:`swap_names`): most ask about something never said here."""
 
 _SPLIT = re.compile(r"[;,\s]+")
 _DIA_ID = re.compile(r"^D:?0*(\d+):0*(\d+)$")
@@ -124,6 +130,10 @@ class LocomoConversation:
     questions: list[LocomoQuestion]
     now: datetime
     evidence: dict[str, dict[str, int]] = field(default_factory=dict)
+    speakers: tuple[str, str] = ("", "")
+    swapped: list[LocomoQuestion] = field(default_factory=list)
+    """Questions of the other conversations with the speakers' names replaced
+    by this one's (:func:`swap_names`); their right answer is to inject nothing."""
 
 
 def _count(evidence: dict[str, dict[str, int]], group: str, key: str, n: int = 1) -> None:
@@ -170,7 +180,46 @@ def load_locomo(sample: dict[str, Any], *, agent: str = "default") -> LocomoConv
             continue
         _count(evidence, group, "scored")
         questions.append(LocomoQuestion(f"{sid}#q{n + 1}", str(qa["question"]), category, ev.ids))
-    return LocomoConversation(sid, episodes, questions, last + timedelta(days=1), evidence)
+    speakers = (str(conv.get("speaker_a", "")), str(conv.get("speaker_b", "")))
+    return LocomoConversation(
+        sid, episodes, questions, last + timedelta(days=1), evidence, speakers
+    )
+
+
+def swap_names(conversations: Sequence[LocomoConversation], per_source: int) -> None:
+    """Give each conversation up to ``per_source`` questions of every other one, renamed.
+
+    The questions (categories 1–4) that name a speaker of their own
+    conversation are taken at even steps through the file, and the names
+    are replaced by this conversation's (first speaker for first speaker,
+    second for second, whole words only). The person is then known here but
+    the asked thing, in most cases, was never said: the right decision is
+    to inject nothing. Some are answerable by chance (two conversations can
+    share a topic), so 100 % left empty is not the ceiling.
+    """
+    for target in conversations:
+        target.swapped = []
+        for source in conversations:
+            if source is target or not all(source.speakers) or not all(target.speakers):
+                continue
+            rename = _renamer(dict(zip(source.speakers, target.speakers, strict=True)))
+            naming = [(q, text) for q in source.questions if (text := rename(q.text))]
+            count = min(per_source, len(naming))
+            for i in range(count):
+                q, text = naming[i * len(naming) // count]
+                target.swapped.append(LocomoQuestion(f"{target.id}<{q.id}", text, q.category, ()))
+
+
+def _renamer(names: dict[str, str]) -> Callable[[str], str | None]:
+    """A function that replaces each whole-word key of ``names`` by its value, all at
+    once; it returns None for a text that holds none of them."""
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+
+    def rename(text: str) -> str | None:
+        renamed, n = pattern.subn(lambda m: names[m.group(1)], text)
+        return renamed if n else None
+
+    return rename
 
 
 def run_locomo(
@@ -183,10 +232,17 @@ def run_locomo(
     conversations: Sequence[str] | None = None,
     pad: int = 0,
     haystack: Path | None = None,
+    swapped: int = 0,
     on_ingest: Progress | None = None,
     on_question: Progress | None = None,
 ) -> EvalResult:
-    """Run the LoCoMo retrieval protocol over ``path`` in every requested mode."""
+    """Run the LoCoMo retrieval protocol over ``path`` in every requested mode.
+
+    With ``swapped`` > 0 every conversation is also asked up to that many
+    questions of each other conversation under its own speakers' names
+    (:func:`swap_names`), and the should-inject decision is scored on them:
+    right is to inject nothing.
+    """
     t_start = time.perf_counter()
     data = load_json(path)
     if not isinstance(data, list) or not all(isinstance(s, dict) for s in data):
@@ -207,10 +263,14 @@ def run_locomo(
         started=t_start,
     )
     plans, convs = run.plans, run.conversations
+    if swapped:
+        swap_names(convs, swapped)
+        run.asked.total += sum(len(c.swapped) for c in convs) * len(plans)
     results: list[QuestionResult] = []
     for c in convs:
         with run.stores(c, FixedClock(c.now)) as mems:
-            for q in c.questions:
+            for q in [*c.questions, *c.swapped]:
+                own = bool(q.evidence)
                 for plan in plans:
                     r = run.retrieve(mems[plan.name], plan, q.text, day_range=None, limit=K)
                     ranking = [_dia_id(e.metadata) for e in r.episodes]
@@ -218,11 +278,11 @@ def run_locomo(
                         QuestionResult(
                             conversation=c.id,
                             question=q.id,
-                            group=q.group,
+                            group=q.group if own else SWAPPED,
                             mode=plan.name,
                             evidence=list(q.evidence),
                             ranking=ranking,
-                            metrics=score_ranking(ranking, q.evidence),
+                            metrics=score_ranking(ranking, q.evidence) if own else {},
                             should_inject=r.should_inject,
                         )
                     )
@@ -230,13 +290,24 @@ def run_locomo(
 
     table: dict[str, dict[str, dict[str, float]]] = {}
     by_conversation: dict[str, dict[str, dict[str, float]]] = {}
+    summary: dict[str, dict[str, float | None]] = {}
     for plan in plans:
-        rows = [r for r in results if r.mode == plan.name]
+        rows = [r for r in results if r.mode == plan.name and r.group != SWAPPED]
         counted = [r for r in rows if r.group != CATEGORIES[5]]
         by_group = mean_by_group((r.group, r.metrics) for r in rows)
         overall = mean_by_group((OVERALL, r.metrics) for r in counted)
         table[plan.name] = {**by_group, **overall}
         by_conversation[plan.name] = mean_by_group((r.conversation, r.metrics) for r in counted)
+        summary[plan.name] = {
+            "inject_accuracy_answerable": mean(1.0 if r.should_inject else 0.0 for r in counted),
+            "n_answerable": float(len(counted)),
+        }
+        if swapped:
+            away = [r for r in results if r.mode == plan.name and r.group == SWAPPED]
+            summary[plan.name] |= {
+                "inject_accuracy_swapped": mean(0.0 if r.should_inject else 1.0 for r in away),
+                "n_swapped": float(len(away)),
+            }
     groups = [CATEGORIES[1], CATEGORIES[2], CATEGORIES[3], CATEGORIES[4], OVERALL, CATEGORIES[5]]
     evidence: dict[str, dict[str, int]] = {}
     for c in convs:
@@ -250,6 +321,12 @@ def run_locomo(
     notes = list(run.skipped.values())
     if limit is not None:
         notes.append(f"--limit {limit}: first {limit} scorable questions per conversation")
+    if swapped:
+        notes.append(
+            f"names swapped: up to {swapped} questions of each other conversation, asked with "
+            "this conversation's speaker names; right = inject nothing (a few are answerable "
+            "by chance)"
+        )
     return EvalResult(
         dataset="locomo",
         path=str(path),
@@ -261,6 +338,7 @@ def run_locomo(
         table=table,
         by_conversation=by_conversation,
         embedder=embedder.id,
+        summary=summary,
         evidence=evidence,
         padding=run.padding,
         timings_s=run.timings(),

@@ -155,7 +155,17 @@ def locomo_tables(result: EvalResult) -> list[Table]:
                 *[_cell(result, mode, group, m) for m in result.metrics],
                 end_section=i == len(result.modes) - 1,
             )
-    return [side, full]
+    first = result.summary.get(result.modes[0], {}) if result.modes else {}
+    if not first:
+        return [side, full]
+    rows: list[tuple[str, str, str | None]] = [
+        ("injected, categories 1–4 (right: inject)", "inject_accuracy_answerable", "n_answerable")
+    ]
+    if "inject_accuracy_swapped" in first:
+        rows.append(
+            ("left empty, names swapped (right: nothing)", "inject_accuracy_swapped", "n_swapped")
+        )
+    return [side, full, _decisions(result, "should-inject decision", rows)]
 
 
 def memset_tables(result: EvalResult) -> list[Table]:
@@ -170,16 +180,21 @@ def memset_tables(result: EvalResult) -> list[Table]:
             cells += [_cell(result, mode, group, "R@5"), _cell(result, mode, group, "R@10")]
         recall.add_row(*cells, end_section=_section_ends(result.groups, group))
 
-    decisions = Table(title="should-inject decision and MemoryPack precision")
-    decisions.add_column("measure", no_wrap=True)
-    for mode in result.modes:
-        decisions.add_column(mode, justify="right")
     rows = [
         ("inject accuracy, none questions", "inject_accuracy_none", "n_none"),
         ("inject accuracy, other questions", "inject_accuracy_others", "n_others"),
         (f"pack precision (target ≥ {_PACK_TARGET})", "pack_precision", None),
         ("  questions with a pack", "n_injected", None),
     ]
+    return [recall, _decisions(result, "should-inject decision and MemoryPack precision", rows)]
+
+
+def _decisions(result: EvalResult, title: str, rows: list[tuple[str, str, str | None]]) -> Table:
+    """One line per ``(label, summary key, key of its n)``, one column per mode."""
+    decisions = Table(title=title)
+    decisions.add_column("measure", no_wrap=True)
+    for mode in result.modes:
+        decisions.add_column(mode, justify="right")
     for label, key, n_key in rows:
         first = result.summary.get(result.modes[0], {})
         n = first.get(n_key) if n_key else None
@@ -191,7 +206,7 @@ def memset_tables(result: EvalResult) -> list[Table]:
             else:
                 cells.append(_fmt(value))
         decisions.add_row(*cells)
-    return [recall, decisions]
+    return decisions
 
 
 def summary_lines(result: EvalResult) -> list[str]:
