@@ -79,6 +79,8 @@ def test_bench_quick_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
     rows = sec["bm25"]["rows"]
     assert {r["language"] for r in rows} == {"en", "ja"}
+    assert len({r["term_rules"] for r in rows}) == 2  # the rule alone, then the fast path's
+    assert any("fast path" in r["term_rules"] for r in rows)
     en = next(r for r in rows if r["language"] == "en")
     assert en["frequent_word"] == FREQUENT_WORD_EN and en["frequent_word_share"] > 0.5
     assert en["mean_rows_matched_with"] > en["mean_rows_matched_without"]

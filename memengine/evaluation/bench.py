@@ -23,6 +23,7 @@ returns a :class:`BenchResult`; :mod:`.bench_report` renders it.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import platform
 import queue
@@ -42,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..clock import FixedClock
+from ..config import RetrievalConfig
 from ..embed.base import Vectors, normalize
 from ..embed.usem3 import USEM3Embedder
 from ..memory import Memory
@@ -872,7 +874,7 @@ class _Bench:
         agent = built.corpus.agent_prefix
         shapes = {
             "agent only": Filters(agent=agent),
-            "fast path (365-day window)": Filters(
+            "agent, last 365 days": Filters(
                 agent=agent, since_ts=ts - 365 * 86400, until_ts=ts + 1
             ),
         }
@@ -883,6 +885,17 @@ class _Bench:
             if all(p["fts_first"] for p in out["plans"].values()):
                 # same plan: the window adds nothing to measure
                 shapes.pop("agent only")
+            rc = RetrievalConfig()
+            term_rules: dict[str, dict[str, Any]] = {
+                # the rule the target is about, alone: terms in over half the episodes go
+                f"max_df {rc.max_term_df:g}": {"max_df": rc.max_term_df},
+                # what the fast path runs: also a budget of rows for the query's terms
+                f"+ budget {rc.bm25_posting_budget:,} (fast path)": {
+                    "max_df": rc.max_term_df,
+                    "posting_budget": rc.bm25_posting_budget,
+                    "context_weight": rc.context_weight,
+                },
+            }
             for lang, word in (("en", FREQUENT_WORD_EN), ("ja", FREQUENT_WORD_JA)):
                 qs = self.queries(built, cfg.queries + cfg.warmup, language=lang, salt=3)
                 if not qs:
@@ -892,12 +905,15 @@ class _Bench:
                         "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
                         [quote_term(word)],
                     ).fetchone()[0]
-                for shape, filters in shapes.items():
+                for (shape, filters), (rules, options) in itertools.product(
+                    shapes.items(), term_rules.items()
+                ):
                     base_ms: list[float] = []
                     freq_ms: list[float] = []
                     terms: list[tuple[int, int]] = []
+                    searched: list[tuple[int, int]] = []
                     matched: list[tuple[int, int]] = []
-                    label = f"bm25 {lang}, {shape}: with and without '{word}'"
+                    label = f"bm25 {lang}, {shape}, {rules}: with and without '{word}'"
                     for _, q, measured in self.loop(qs, label):
                         t_base = query_terms(q.text)
                         t_freq = query_terms(q.text + " " + word)
@@ -905,15 +921,16 @@ class _Bench:
                         if not e_base or not e_freq:
                             continue
                         t0 = time.perf_counter()
-                        store.text_search(t_base, K, filters)
+                        _, d_base = store.text_search(t_base, K, filters, **options)
                         tb = _ms(t0)
                         t0 = time.perf_counter()
-                        store.text_search(t_freq, K, filters)
+                        _, d_freq = store.text_search(t_freq, K, filters, **options)
                         tf = _ms(t0)
                         if measured:
                             base_ms.append(tb)
                             freq_ms.append(tf)
                             terms.append((len(t_base), len(t_freq)))
+                            searched.append((len(t_base) - len(d_base), len(t_freq) - len(d_freq)))
                             if len(matched) < 10:
                                 matched.append(
                                     (_match_count(store, e_base), _match_count(store, e_freq))
@@ -923,6 +940,7 @@ class _Bench:
                         {
                             "language": lang,
                             "filters": shape,
+                            "term_rules": rules,
                             "frequent_word": word,
                             "frequent_word_df": df,
                             "frequent_word_share": round(df / max(total, 1), 3),
@@ -931,6 +949,8 @@ class _Bench:
                             "ratio_p50": _ratio(f["p50"], b["p50"]),
                             "mean_terms_without": _mean([t[0] for t in terms]),
                             "mean_terms_with": _mean([t[1] for t in terms]),
+                            "mean_terms_searched_without": _mean([t[0] for t in searched]),
+                            "mean_terms_searched_with": _mean([t[1] for t in searched]),
                             "mean_rows_matched_without": _mean([m[0] for m in matched]),
                             "mean_rows_matched_with": _mean([m[1] for m in matched]),
                         }
