@@ -70,6 +70,9 @@ def test_eval_locomo_smoke(tmp_path: Path) -> None:
     values = _numbers(data["table"])
     assert values and all(0.0 <= v <= 1.0 for v in values)
     assert data["evidence"]["multi-hop"]["normalised"] == 1  # "D8:6; D9:17" in conv-26
+    assert "should-inject decision" in output and "names swapped" not in output
+    assert data["summary"]["fast"]["n_answerable"] == 2
+    assert "inject_accuracy_swapped" not in data["summary"]["fast"]
 
 
 def test_eval_memset_smoke_with_padding(tmp_path: Path) -> None:
@@ -117,6 +120,16 @@ def test_eval_locomo_scores_questions_asked_under_swapped_names(tmp_path: Path) 
     for q in swapped:  # conv-30's questions asked in conv-26 and the other way round
         assert q["question"].split("<")[1].split("#")[0] != q["conversation"]
         assert q["evidence"] == [] and q["metrics"] == {}
+
+
+def test_eval_swap_names_needs_two_conversations_and_no_padding(tmp_path: Path) -> None:
+    output, data = _eval(tmp_path, "locomo", "conv-26", "fast", "--swap-names", "3")
+    assert "nothing swapped (it needs two conversations or more)" in output
+    assert "inject_accuracy_swapped" not in data["summary"]["fast"]
+    padded = ["--swap-names", "3", "--pad", "5", "--haystack", str(LOCOMO)]
+    result = runner.invoke(app, ["eval", "locomo", str(LOCOMO), *padded])
+    assert result.exit_code == 1
+    assert "--swap-names cannot be combined with --pad" in result.output
 
 
 def test_eval_unknown_conversation_is_a_clear_error() -> None:

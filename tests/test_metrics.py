@@ -173,6 +173,20 @@ def test_swap_names_renames_whole_words_by_role_at_even_steps() -> None:
     swap_names([b, twin], per_source=5)
     assert [q.text for q in twin.swapped] == ["What does John teach?"]
 
+    mirror = _conversation("d", ("Gina", "Jon"), [])  # the same people, roles reversed
+    swap_names([a, mirror], per_source=1)
+    assert [q.text for q in mirror.swapped] == ["When did Gina open his studio?"]
+    swap_names([a, mirror], per_source=2)
+    assert mirror.swapped[1].text == "What did Jon and Gina cook?"  # all at once, not in turn
+
+
+def test_swap_names_leaves_adversarial_questions_out() -> None:
+    a = _conversation("a", ("Jon", "Gina"), [])
+    a.questions = [LocomoQuestion("a#q1", "Did Jon adopt a dog?", 5, ("D1:1",))]
+    b = _conversation("b", ("Tim", "John"), [])
+    swap_names([a, b], per_source=5)
+    assert b.swapped == []
+
 
 def test_plan_modes_skips_full_without_llm() -> None:
     from memengine.config import Config, LLMConfig

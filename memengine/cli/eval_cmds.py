@@ -5,6 +5,7 @@ Parsing and printing only; the work is done by :mod:`memengine.evaluation`.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -80,8 +81,7 @@ def _run(
 
     cfg = settings(config)
     emb = make_embedder(cfg.embedder.model_copy(update={"name": embedder}))
-    extra = {"swapped": swapped} if dataset == "locomo" else {}
-    run = run_locomo if dataset == "locomo" else run_memset
+    run = partial(run_locomo, swapped=swapped) if dataset == "locomo" else run_memset
     with eval_progress(err_console, enabled=not quiet) as (on_ingest, on_question):
         result = run(
             path,
@@ -94,7 +94,6 @@ def _run(
             haystack=haystack,
             on_ingest=on_ingest,
             on_question=on_question,
-            **extra,
         )
     render(result, console)
     if json_out is not None:
@@ -117,8 +116,9 @@ def locomo(
         typer.Option(
             "--swap-names",
             min=0,
-            help="Also ask each conversation N questions of every other one under its own "
-            "speakers' names, and score leaving them empty (the should-inject decision).",
+            help="Also ask each conversation up to N questions that name a speaker from "
+            "every other one, under its own speakers' names, and score leaving them empty "
+            "(the should-inject decision).",
         ),
     ] = 0,
     json_out: JsonFileOpt = None,

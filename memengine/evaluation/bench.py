@@ -886,14 +886,16 @@ class _Bench:
                 # same plan: the window adds nothing to measure
                 shapes.pop("agent only")
             rc = RetrievalConfig()
+            # the fast path's depth and column weight in both rows; only the term rules differ
+            depth = {"k": rc.bm25_k_per_query, "context_weight": rc.context_weight}
             term_rules: dict[str, dict[str, Any]] = {
                 # the rule the target is about, alone: terms in over half the episodes go
-                f"max_df {rc.max_term_df:g}": {"max_df": rc.max_term_df},
-                # what the fast path runs: also a budget of rows for the query's terms
+                f"max_df {rc.max_term_df:g}": {**depth, "max_df": rc.max_term_df},
+                # the fast path's rules: also a budget of rows for the query's terms
                 f"+ budget {rc.bm25_posting_budget:,} (fast path)": {
+                    **depth,
                     "max_df": rc.max_term_df,
                     "posting_budget": rc.bm25_posting_budget,
-                    "context_weight": rc.context_weight,
                 },
             }
             for lang, word in (("en", FREQUENT_WORD_EN), ("ja", FREQUENT_WORD_JA)):
@@ -921,19 +923,24 @@ class _Bench:
                         if not e_base or not e_freq:
                             continue
                         t0 = time.perf_counter()
-                        _, d_base = store.text_search(t_base, K, filters, **options)
+                        _, d_base = store.text_search(t_base, filters=filters, **options)
                         tb = _ms(t0)
                         t0 = time.perf_counter()
-                        _, d_freq = store.text_search(t_freq, K, filters, **options)
+                        _, d_freq = store.text_search(t_freq, filters=filters, **options)
                         tf = _ms(t0)
                         if measured:
                             base_ms.append(tb)
                             freq_ms.append(tf)
                             terms.append((len(t_base), len(t_freq)))
-                            searched.append((len(t_base) - len(d_base), len(t_freq) - len(d_freq)))
-                            if len(matched) < 10:
+                            s_base = [t for t in t_base if t not in d_base]
+                            s_freq = [t for t in t_freq if t not in d_freq]
+                            searched.append((len(s_base), len(s_freq)))
+                            if len(matched) < 10:  # the rows the searched terms match
                                 matched.append(
-                                    (_match_count(store, e_base), _match_count(store, e_freq))
+                                    (
+                                        _match_count(store, match_expression(s_base) or ""),
+                                        _match_count(store, match_expression(s_freq) or ""),
+                                    )
                                 )
                     b, f = summarize(base_ms), summarize(freq_ms)
                     out["rows"].append(

@@ -229,13 +229,6 @@ def vector_table(s: Mapping[str, Any]) -> Table:
     return t
 
 
-def _searched(row: Mapping[str, Any]) -> str:
-    """`` (a → b)``: the terms left after the term rules, when the row has them."""
-    if "mean_terms_searched_with" not in row:
-        return ""
-    return f" ({row['mean_terms_searched_without']:g} → {row['mean_terms_searched_with']:g})"
-
-
 def bm25_table(s: Mapping[str, Any]) -> Table:
     """BM25 cost with and without a word present in most episodes: the frequent-term rule
     alone, then with the fast path's row budget too."""
@@ -254,7 +247,7 @@ def bm25_table(s: Mapping[str, Any]) -> Table:
         "p95",
         "ratio p50",
         "terms (searched)",
-        "rows matched",
+        "rows the searched terms match",
     ):
         t.add_column(
             col,
@@ -266,14 +259,15 @@ def bm25_table(s: Mapping[str, Any]) -> Table:
         t.add_row(
             r["language"],
             r["filters"],
-            r.get("term_rules", "max_df 0.5"),
+            r["term_rules"],
             f"{r['frequent_word']} ({r['frequent_word_share']:.0%})",
             _p(r["without_ms"]),
             _p(r["without_ms"], "p95"),
             _p(r["with_ms"]),
             _p(r["with_ms"], "p95"),
             _n(r["ratio_p50"], 1) + "×",
-            f"{r['mean_terms_without']:g} → {r['mean_terms_with']:g}" + _searched(r),
+            f"{r['mean_terms_without']:g} → {r['mean_terms_with']:g} "
+            f"({r['mean_terms_searched_without']:g} → {r['mean_terms_searched_with']:g})",
             f"{_n(r['mean_rows_matched_without'], 0)} → {_n(r['mean_rows_matched_with'], 0)}",
         )
     lines = []

@@ -195,7 +195,9 @@ def swap_names(conversations: Sequence[LocomoConversation], per_source: int) -> 
     second for second, whole words only). The person is then known here but
     the asked thing, in most cases, was never said: the right decision is
     to inject nothing. Some are answerable by chance (two conversations can
-    share a topic), so 100 % left empty is not the ceiling.
+    share a topic; about a quarter of 20 read by hand), so 100 % left empty
+    is not the ceiling. With ``--limit`` only the sources' first questions
+    are candidates.
     """
     for target in conversations:
         target.swapped = []
@@ -203,7 +205,9 @@ def swap_names(conversations: Sequence[LocomoConversation], per_source: int) -> 
             if source is target or not all(source.speakers) or not all(target.speakers):
                 continue
             rename = _renamer(dict(zip(source.speakers, target.speakers, strict=True)))
-            naming = [(q, text) for q in source.questions if (text := rename(q.text))]
+            naming = [
+                (q, text) for q in source.questions if q.category != 5 and (text := rename(q.text))
+            ]
             count = min(per_source, len(naming))
             for i in range(count):
                 q, text = naming[i * len(naming) // count]
@@ -244,6 +248,11 @@ def run_locomo(
     right is to inject nothing.
     """
     t_start = time.perf_counter()
+    if swapped and pad:
+        raise EvaluationError(
+            "--swap-names cannot be combined with --pad: the noise could hold the swapped "
+            "questions' own evidence under their original names"
+        )
     data = load_json(path)
     if not isinstance(data, list) or not all(isinstance(s, dict) for s in data):
         raise EvaluationError(f"{path}: not a LoCoMo file (expected a JSON list of samples)")
@@ -265,12 +274,13 @@ def run_locomo(
     plans, convs = run.plans, run.conversations
     if swapped:
         swap_names(convs, swapped)
-        run.asked.total += sum(len(c.swapped) for c in convs) * len(plans)
+    n_swapped = sum(len(c.swapped) for c in convs)
+    run.asked.total += n_swapped * len(plans)
     results: list[QuestionResult] = []
     for c in convs:
         with run.stores(c, FixedClock(c.now)) as mems:
-            for q in [*c.questions, *c.swapped]:
-                own = bool(q.evidence)
+            asked = [(q, True) for q in c.questions] + [(q, False) for q in c.swapped]
+            for q, own in asked:
                 for plan in plans:
                     r = run.retrieve(mems[plan.name], plan, q.text, day_range=None, limit=K)
                     ranking = [_dia_id(e.metadata) for e in r.episodes]
@@ -302,7 +312,7 @@ def run_locomo(
             "inject_accuracy_answerable": mean(1.0 if r.should_inject else 0.0 for r in counted),
             "n_answerable": float(len(counted)),
         }
-        if swapped:
+        if n_swapped:
             away = [r for r in results if r.mode == plan.name and r.group == SWAPPED]
             summary[plan.name] |= {
                 "inject_accuracy_swapped": mean(0.0 if r.should_inject else 1.0 for r in away),
@@ -321,12 +331,15 @@ def run_locomo(
     notes = list(run.skipped.values())
     if limit is not None:
         notes.append(f"--limit {limit}: first {limit} scorable questions per conversation")
-    if swapped:
+    if n_swapped:
         notes.append(
-            f"names swapped: up to {swapped} questions of each other conversation, asked with "
-            "this conversation's speaker names; right = inject nothing (a few are answerable "
-            "by chance)"
+            f"names swapped: up to {swapped} questions (categories 1–4) of each other "
+            "conversation, asked with this conversation's speaker names; right = inject "
+            "nothing (some are answerable by chance: about a quarter of 20 read by hand)"
+            + (f"; taken from the first {limit} of each" if limit is not None else "")
         )
+    elif swapped:
+        notes.append("--swap-names: nothing swapped (it needs two conversations or more)")
     return EvalResult(
         dataset="locomo",
         path=str(path),

@@ -155,13 +155,12 @@ def locomo_tables(result: EvalResult) -> list[Table]:
                 *[_cell(result, mode, group, m) for m in result.metrics],
                 end_section=i == len(result.modes) - 1,
             )
-    first = result.summary.get(result.modes[0], {}) if result.modes else {}
-    if not first:
+    if not result.summary:
         return [side, full]
     rows: list[tuple[str, str, str | None]] = [
         ("injected, categories 1–4 (right: inject)", "inject_accuracy_answerable", "n_answerable")
     ]
-    if "inject_accuracy_swapped" in first:
+    if any("inject_accuracy_swapped" in s for s in result.summary.values()):
         rows.append(
             ("left empty, names swapped (right: nothing)", "inject_accuracy_swapped", "n_swapped")
         )
