@@ -196,8 +196,8 @@ def swap_names(conversations: Sequence[LocomoConversation], per_source: int) -> 
     the asked thing, in most cases, was never said: the right decision is
     to inject nothing. Some are answerable by chance (two conversations can
     share a topic; about a quarter of 20 read by hand), so 100 % left empty
-    is not the ceiling. With ``--limit`` only the sources' first questions
-    are candidates.
+    is not the ceiling. Only the questions left in ``source.questions`` are
+    candidates (under :func:`run_locomo`'s ``limit``, each source's first ones).
     """
     for target in conversations:
         target.swapped = []
