@@ -328,7 +328,7 @@ def run_locomo(
         if group in CATEGORIES.values() and group != CATEGORIES[5]:
             for key, n in evidence[group].items():
                 _count(evidence, OVERALL, key, n)
-    notes = list(run.skipped.values())
+    notes = [*run.skipped.values(), *run.notes]
     if limit is not None:
         notes.append(f"--limit {limit}: first {limit} scorable questions per conversation")
     if n_swapped:

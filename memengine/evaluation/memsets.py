@@ -234,7 +234,7 @@ def run_memset(
     for c in convs:
         for key, n in c.evidence.items():
             evidence["all"][key] = evidence["all"].get(key, 0) + n
-    notes = list(run.skipped.values())
+    notes = [*run.skipped.values(), *run.notes]
     if limit is not None:
         notes.append(f"--limit {limit}: first {limit} questions per conversation")
     return EvalResult(

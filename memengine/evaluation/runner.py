@@ -427,6 +427,8 @@ class Run(Generic[C]):
     started: float
     ingest_s: float = 0.0
     mode_s: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """Settings that change what is measured (printed with the results)."""
 
     @contextmanager
     def stores(self, conversation: C, clock: FixedClock) -> Iterator[dict[str, Memory]]:
@@ -502,7 +504,16 @@ def start_run(
         ProgressCounter(on_question, questions),
         started,
         mode_s={p.name: 0.0 for p in plans},
+        notes=setting_notes(config),
     )
+
+
+def setting_notes(config: Config) -> list[str]:
+    """Notes for the opt-in settings that change the should-inject decision."""
+    minimum = config.retrieval.coverage_min
+    if minimum <= 0:
+        return []
+    return [f"should-inject: [retrieval] coverage_min = {minimum:g} (opt-in soft coverage)"]
 
 
 # -- results -------------------------------------------------------------------------------

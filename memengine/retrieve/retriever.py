@@ -5,7 +5,8 @@ last few recent messages joined with the user's new text) plus any extra
 queries go through :class:`FastPath`; the two lists are re-fused with
 weights adapted to the query (:mod:`.adapt`), the candidates from the
 message's time window (:mod:`.temporal`) get a bonus, the results are labelled and
-the should-inject rule (:mod:`.inject`) is applied. The LLM phases (expansion, reranking) hook
+the should-inject rule (:mod:`.inject`, then :mod:`.coverage` for a question
+the evidence rule lets through) is applied. The LLM phases (expansion, reranking) hook
 in through :class:`Phases` when configured.
 """
 
@@ -23,6 +24,14 @@ from ..store.database import Store
 from ..store.filters import Filters
 from ..text import guess_language
 from .adapt import dense_spread, list_scales, reweight
+from .coverage import (
+    WordVectors,
+    check_analyser,
+    content_words,
+    soft_coverage,
+    word_document_counts,
+    word_terms,
+)
 from .evidence import window_bonus
 from .fastpath import Candidate, FastPath, FastResult
 from .inject import evidence_found, should_inject
@@ -30,6 +39,9 @@ from .signals import TermStats, asks_memory, content_terms, lexical_reach
 from .temporal import parse_time_window, widen
 
 __all__ = ["Retriever", "context_query", "fast_results", "inject_decision", "label"]
+
+_COVERAGE_CHARS = 2000
+"""How much of a long episode the coverage reads (its words come from the start)."""
 
 
 def context_query(text: str, recent: Sequence[Message], turns: int) -> str:
@@ -91,6 +103,9 @@ class Retriever:
         self.store = store
         self.executor = executor
         self.fast = FastPath(store, embedder, config, executor)
+        self.word_vectors = WordVectors(embedder)
+        if config.coverage_min > 0:
+            check_analyser()
 
     def reach(self, query: str) -> float:
         """The lexical reach of ``query`` in this store (:func:`.signals.lexical_reach`)."""
@@ -99,6 +114,22 @@ class Retriever:
             return 1.0
         n, counts = self.store.document_counts(terms)
         return lexical_reach(terms, TermStats(n, counts))
+
+    def coverage(self, text: str, candidates: Sequence[Candidate]) -> float:
+        """How well the top ``coverage_results`` candidates cover the words of ``text``
+        (:func:`.coverage.soft_coverage`; 1.0 when ``text`` has no content words)."""
+        cfg = self.config
+        words = content_words(text[: cfg.max_query_chars])[: cfg.reach_max_terms]
+        if not words:
+            return 1.0
+        found: list[str] = []
+        for c in candidates[: cfg.coverage_results]:
+            found.extend(content_words(c.episode.text[:_COVERAGE_CHARS]))
+        found = list(dict.fromkeys(found))
+        n, counts = self.store.document_counts(word_terms(words))
+        stats = TermStats(n, word_document_counts(words, counts))
+        vectors = self.word_vectors.get([*words, *found])
+        return soft_coverage(words, found, vectors, {w: stats.idf(w) for w in words})
 
     def _timed_reach(self, query: str) -> tuple[float, float]:
         """:meth:`reach` and the milliseconds it took."""
@@ -157,7 +188,12 @@ class Retriever:
             if window is not None:
                 window = widen(window, now)
             result.candidates = window_bonus(result.candidates, window, cfg.window_weight)
-        decided = should_inject(result.candidates, cfg, asks=asks_memory(text) or not text.strip())
+        asks = asks_memory(text) or not text.strip()
+        decided = should_inject(result.candidates, cfg, asks=asks)
+        if decided and asks and text.strip() and cfg.coverage_min > 0:
+            t1 = time.perf_counter()
+            decided = self.coverage(text, result.candidates) >= cfg.coverage_min
+            timings["coverage"] = round((time.perf_counter() - t1) * 1000, 3)
         results = tuple(fast_results(result.candidates, cfg, limit))
         timings["turn"] = round((time.perf_counter() - t0) * 1000, 3)
         return Retrieval(

@@ -1,0 +1,205 @@
+"""Soft coverage: how much of what a question asks do the top results speak of?
+
+A question such as 孝之のお嫁さんの誕生日、いつって話したかしら names a person
+the memory knows well and asks for something it never heard (the wife, her
+birthday). Both searches then find turns about the person, in the top 3 of
+each, so the evidence rule (:mod:`.inject`) says "inject". What gives it
+away is that the *other* words of the question have no counterpart in
+those turns.
+
+:func:`soft_coverage` measures that. The question's content words
+(:func:`content_words`: Latin words that are not stopwords; Japanese nouns,
+verbs and adjectives in their dictionary form, from the morphological
+analyser) are each matched to the most similar word of the top results,
+by the cosine of their embeddings (an identical word scores 1). The
+matches are averaged with the words' idf in the store as weights, so a
+word found in most episodes (a speaker's name in every turn) counts for
+little and a rare one for much. A paraphrase ("寂しい" against "人恋しい",
+"vegetables" against "tomatoes") keeps a high score; an unmentioned
+attribute of a known person gets a low one. With ``coverage_min`` set
+(off by default), the should-inject rule requires that much of it;
+docs/benchmarks.md (session 13) gives what each setting costs and gains.
+Japanese needs the analyser of the ``memengine[ja]`` extra (fugashi with
+UniDic-lite); setting ``coverage_min`` without it fails when the store opens.
+
+Word vectors come from the store's embedder and are cached per process
+(:class:`WordVectors`), so a conversation's words are embedded once.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..embed.base import Embedder, normalize
+from ..errors import ConfigError
+from ..text import ENGLISH_STOPWORDS, query_terms
+
+__all__ = [
+    "WordVectors",
+    "check_analyser",
+    "content_words",
+    "soft_coverage",
+    "word_document_counts",
+    "word_terms",
+]
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+_CJK_RUNS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々ー]+")
+_LATIN = re.compile(r"[a-z][a-z0-9]*(?:[-'’][a-z0-9]+)*|[0-9]+[a-z]+[a-z0-9]*")
+_HIRAGANA_CHAR = re.compile(r"[\u3040-\u309f]")
+
+_JA_POS = frozenset({"名詞", "動詞", "形容詞", "形状詞"})
+"""Parts of speech that carry what a Japanese sentence is about."""
+
+_JA_SKIP_POS2 = frozenset({"非自立可能", "数詞", "代名詞"})
+"""Subclasses of those that do not (こと, 一, あれ)."""
+
+_JA_FRAME = frozenset(
+    "する ある いる なる 言う 話す 思う 聞く 何 いつ どこ こと もの の よう これ それ あれ "
+    "事 物 方 前 今 ため".split()
+)
+"""Words that frame a Japanese question ("…って言ったっけ", "話したかしら") rather than say what it asks."""
+
+
+@lru_cache(maxsize=1)
+def _tagger() -> Any:
+    """The morphological analyser (MeCab through fugashi, with the UniDic-lite dictionary)."""
+    try:
+        import fugashi
+
+        return fugashi.Tagger()
+    except (ImportError, RuntimeError) as exc:
+        raise ConfigError(
+            "[retrieval] coverage_min needs the Japanese analyser: "
+            f"pip install 'memengine[ja]' ({exc})"
+        ) from exc
+
+
+def check_analyser() -> None:
+    """Raise :class:`.ConfigError` now if the Japanese analyser cannot be loaded."""
+    _tagger()
+
+
+def _japanese_words(text: str) -> list[str]:
+    out = []
+    for token in _tagger()(text):
+        feature = token.feature
+        if feature.pos1 not in _JA_POS or feature.pos2 in _JA_SKIP_POS2:
+            continue
+        base = feature.orthBase or token.surface
+        if (
+            not _CJK.search(base)
+            or base in _JA_FRAME
+            or (len(base) == 1 and _HIRAGANA_CHAR.match(base))
+        ):
+            continue
+        out.append(base)
+    return out
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that say what it is about, in order, each once.
+
+    Latin words (lowercased, ``'s`` dropped) that are not stopwords and hold
+    a letter; in Japanese text, nouns, verbs and adjectives in their
+    dictionary form, without the words that only frame a question (Latin
+    words inside Japanese text count as Latin words).
+    """
+    norm = unicodedata.normalize("NFKC", text).lower()
+    words: list[str] = []
+    if _CJK.search(norm):
+        words.extend(_japanese_words(norm))
+        norm = _CJK_RUNS.sub(" ", norm)
+    for word in _LATIN.findall(norm):
+        word = word.replace("’", "'")
+        if word.endswith("'s"):
+            word = word[:-2]
+        if len(word) > 1 and word not in ENGLISH_STOPWORDS:
+            words.append(word)
+    return list(dict.fromkeys(words))
+
+
+def word_document_counts(words: Sequence[str], counts: Mapping[str, int]) -> dict[str, int]:
+    """Each word's document frequency from its full-text terms' counts (``counts``).
+
+    A word is found in no more episodes than the rarest of its terms (a
+    Japanese word's character bigrams, a Latin word itself), so that
+    smallest count stands for the word's.
+    """
+    out: dict[str, int] = {}
+    for word in words:
+        terms = query_terms(word)
+        out[word] = min((counts.get(t, 0) for t in terms), default=0)
+    return out
+
+
+def word_terms(words: Sequence[str]) -> list[str]:
+    """The full-text terms whose counts :func:`word_document_counts` needs."""
+    return list(dict.fromkeys(t for w in words for t in query_terms(w)))
+
+
+def soft_coverage(
+    question: Sequence[str],
+    results: Sequence[str],
+    vectors: Mapping[str, npt.NDArray[np.float32]],
+    idf: Mapping[str, float],
+) -> float:
+    """The idf-weighted mean, over the ``question`` words, of each one's best cosine to a
+    ``results`` word (1.0 for the same word; 1.0 when the question has no words,
+    0.0 when the results have none)."""
+    if not question:
+        return 1.0
+    if not results:
+        return 0.0
+    q = np.stack([vectors[w] for w in question])
+    r = np.stack([vectors[w] for w in results])
+    best = np.clip((q @ r.T).max(axis=1), 0.0, 1.0)
+    shared = set(results)
+    weights = np.array([max(idf.get(w, 0.0), 0.0) for w in question], dtype=np.float64)
+    scores = np.array(
+        [1.0 if w in shared else float(b) for w, b in zip(question, best, strict=True)]
+    )
+    total = float(weights.sum())
+    if total <= 0:
+        return float(scores.mean())
+    return float((scores * weights).sum() / total)
+
+
+class WordVectors:
+    """Unit word vectors from an embedder, cached (least recently used first out); thread-safe."""
+
+    def __init__(self, embedder: Embedder, max_entries: int = 50_000) -> None:
+        self.embedder = embedder
+        self.max_entries = max_entries
+        self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, words: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """The vector of each word; the ones not cached are embedded in one batch."""
+        wanted = list(dict.fromkeys(words))
+        out: dict[str, npt.NDArray[np.float32]] = {}
+        with self._lock:
+            for w in wanted:
+                vec = self._cache.get(w)
+                if vec is not None:
+                    self._cache.move_to_end(w)
+                    out[w] = vec
+        missing = [w for w in wanted if w not in out]
+        if missing:
+            table = normalize(self.embedder.embed(missing))
+            with self._lock:
+                for w, vec in zip(missing, table, strict=True):
+                    out[w] = vec
+                    self._cache[w] = vec
+                while len(self._cache) > self.max_entries:
+                    self._cache.popitem(last=False)
+        return out
