@@ -147,7 +147,11 @@ class Memory:
             neighbour_gap_s=cfg.retrieval.neighbour_gap_minutes * 60,
             vector_cache_mb=cfg.retrieval.vector_cache_mb,
         )
-        return cls(store, emb, cfg, clk, llm_client=llm_client)  # llm phases: llm_client
+        try:
+            return cls(store, emb, cfg, clk, llm_client=llm_client)  # llm phases: llm_client
+        except BaseException:
+            store.close()  # a setting the facade refuses (ConfigError) leaves no file open
+            raise
 
     def close(self) -> None:
         """Finish background work and close the file."""

@@ -52,6 +52,38 @@ def test_word_document_counts_take_the_rarest_term() -> None:
     counts = {"誕": 4, "生": 9, "誕生": 2, "pickle": 7}
     assert word_document_counts(words, counts) == {"誕生": 2, "pickle": 7}
     assert word_document_counts(["stipend"], {}) == {"stipend": 0}
+    # a verb's dictionary-form ending (える of 植える) is not what the text stores (植えた)
+    assert word_terms(["植える"]) == ["植"]
+    assert word_terms(["へとへと"]) == ["へと", "とへ"]  # kana only: its pieces are all there is
+
+
+def test_the_analyser_is_safe_across_threads() -> None:
+    import threading
+
+    texts = [
+        "孝之のお嫁さんの誕生日、いつって話したかしら",
+        "庭にきゅうりとピーマンの苗を植えたのよ",
+    ]
+    expected = [content_words(t) for t in texts]
+    wrong: list[list[str]] = []
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows
+
+    def work(i: int) -> None:
+        for _ in range(300):
+            got = content_words(texts[i])
+            if got != expected[i]:
+                wrong.append(got)
+
+    try:
+        threads = [threading.Thread(target=work, args=(i % 2,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert wrong == []
 
 
 def _unit(*xs: float) -> np.ndarray:
@@ -189,6 +221,19 @@ def test_an_unmentioned_attribute_of_a_known_person_is_not_injected(
         assert off.should_inject and "coverage" not in off.timings_ms  # the evidence rule alone
 
 
+def test_a_long_paste_is_read_from_its_start(tmp_path: Path, usem3: USEM3Embedder) -> None:
+    counting = _Counting(usem3)
+    cfg = Config.model_validate({"retrieval": {"coverage_min": 0.6}})
+    with Memory.open(tmp_path / "m.db", config=cfg, embedder=counting, clock=FixedClock(T0)) as mem:
+        words = " ".join(f"word{i:05d}x" for i in range(5000))  # a 55 KB paste of distinct words
+        mem.add_exchange(f"Lily starts kindergarten in April. {words}", "Noted!", occurred_at=T0)
+        counting.asked.clear()
+        r = mem.retrieve("When does Lily start kindergarten?")
+        assert r.should_inject and "coverage" in r.timings_ms
+        embedded_words = [t for t in counting.asked if t.startswith("word")]
+        assert 0 < len(embedded_words) <= 100  # the first 2,000 characters, 100 words at most
+
+
 def test_small_talk_and_empty_text_skip_the_coverage(tmp_path: Path, usem3: USEM3Embedder) -> None:
     with _open(tmp_path / "m.db", usem3, 0.6) as mem:
         mem.add_exchange(*_EN[2], occurred_at=T0)
@@ -202,9 +247,13 @@ def test_coverage_without_the_analyser_fails_at_open(
 ) -> None:
     monkeypatch.setitem(sys.modules, "fugashi", None)  # as if memengine[ja] were not installed
     coverage._tagger.cache_clear()
+    fds = Path("/proc/self/fd")
     try:
+        before = len(list(fds.iterdir())) if fds.exists() else 0
         with pytest.raises(ConfigError, match=r"memengine\[ja\]"):
             _open(tmp_path / "m.db", usem3, 0.6)
+        if fds.exists():  # the refused open left no file behind
+            assert len(list(fds.iterdir())) <= before
         with _open(tmp_path / "m.db", usem3, 0.0) as mem:  # off: not needed
             assert mem.retrieve("When does Lily start kindergarten?").results == ()
     finally:

@@ -337,7 +337,9 @@ def test_both_phases_slow_stay_within_the_turn_deadline(
         srv.default_chat = ScriptedReply(content=json.dumps(GOOD_EXPANSION), delay=3.0)
         r, elapsed = s.ask()
         assert r.degraded[0] == f"expansion: timeout after {PHASE_S:.2f} s"
-        assert r.degraded[1].startswith("rerank: timeout after 0.5")
+        # cut from 0.9 s to what the turn had left (about 0.55 s; less on a busy host)
+        cut = r.degraded[1].removeprefix("rerank: timeout after ").split(" s")[0]
+        assert r.degraded[1].startswith("rerank: timeout after ") and 0.2 < float(cut) < 0.9
         assert r.results and elapsed >= TURN_S - 0.2
     finally:
         s.mem.close()

@@ -64,10 +64,14 @@ _JA_SKIP_POS2 = frozenset({"非自立可能", "数詞", "代名詞"})
 """Subclasses of those that do not (こと, 一, あれ)."""
 
 _JA_FRAME = frozenset(
-    "する ある いる なる 言う 話す 思う 聞く 何 いつ どこ こと もの の よう これ それ あれ "
-    "事 物 方 前 今 ため".split()
+    "する ある いる なる 言う 話す 思う 聞く 覚える 忘れる 知る 教える 何 いつ どこ こと もの "
+    "の よう これ それ あれ 事 物 方 前 今 ため".split()
 )
-"""Words that frame a Japanese question ("…って言ったっけ", "話したかしら") rather than say what it asks."""
+"""Words that frame a Japanese question ("…って言ったっけ", "覚えてる？") rather than say what it
+asks, as "remember", "tell" and "know" are English stopwords."""
+
+_TAGGER_LOCK = threading.Lock()
+"""MeCab reads a token's features from the analyser's buffer, which the next call overwrites."""
 
 
 @lru_cache(maxsize=1)
@@ -90,24 +94,26 @@ def check_analyser() -> None:
 
 
 def _japanese_words(text: str) -> list[str]:
+    tagger = _tagger()
+    with _TAGGER_LOCK:  # read every feature before another thread analyses
+        tokens = [
+            (t.surface, t.feature.pos1, t.feature.pos2, t.feature.orthBase) for t in tagger(text)
+        ]
     out = []
-    for token in _tagger()(text):
-        feature = token.feature
-        if feature.pos1 not in _JA_POS or feature.pos2 in _JA_SKIP_POS2:
+    for surface, pos1, pos2, orth_base in tokens:
+        if pos1 not in _JA_POS or pos2 in _JA_SKIP_POS2:
             continue
-        base = feature.orthBase or token.surface
-        if (
-            not _CJK.search(base)
-            or base in _JA_FRAME
-            or (len(base) == 1 and _HIRAGANA_CHAR.match(base))
-        ):
+        base = orth_base or surface
+        if not _CJK.search(base) or base in _JA_FRAME:
+            continue
+        if len(base) == 1 and _HIRAGANA_CHAR.match(base):
             continue
         out.append(base)
     return out
 
 
 def content_words(text: str) -> list[str]:
-    """The words of ``text`` that say what it is about, in order, each once.
+    """The words of ``text`` that say what it is about, each once (Japanese words first).
 
     Latin words (lowercased, ``'s`` dropped) that are not stopwords and hold
     a letter; in Japanese text, nouns, verbs and adjectives in their
@@ -132,19 +138,23 @@ def word_document_counts(words: Sequence[str], counts: Mapping[str, int]) -> dic
     """Each word's document frequency from its full-text terms' counts (``counts``).
 
     A word is found in no more episodes than the rarest of its terms (a
-    Japanese word's character bigrams, a Latin word itself), so that
-    smallest count stands for the word's.
+    Latin word itself; a Japanese word's characters and bigrams without
+    kana inflection, since 植える is stored as 植えた), so that smallest
+    count stands for the word's.
     """
-    out: dict[str, int] = {}
-    for word in words:
-        terms = query_terms(word)
-        out[word] = min((counts.get(t, 0) for t in terms), default=0)
-    return out
+    return {w: min((counts.get(t, 0) for t in _terms(w)), default=0) for w in words}
 
 
 def word_terms(words: Sequence[str]) -> list[str]:
     """The full-text terms whose counts :func:`word_document_counts` needs."""
-    return list(dict.fromkeys(t for w in words for t in query_terms(w)))
+    return list(dict.fromkeys(t for w in words for t in _terms(w)))
+
+
+def _terms(word: str) -> list[str]:
+    """A word's full-text terms, leaving out the pieces with hiragana unless nothing else is left."""
+    terms = query_terms(word)
+    stems = [t for t in terms if not _HIRAGANA_CHAR.search(t)]
+    return stems or terms
 
 
 def soft_coverage(
@@ -177,7 +187,7 @@ def soft_coverage(
 class WordVectors:
     """Unit word vectors from an embedder, cached (least recently used first out); thread-safe."""
 
-    def __init__(self, embedder: Embedder, max_entries: int = 50_000) -> None:
+    def __init__(self, embedder: Embedder, max_entries: int = 20_000) -> None:
         self.embedder = embedder
         self.max_entries = max_entries
         self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
@@ -197,7 +207,8 @@ class WordVectors:
         if missing:
             table = normalize(self.embedder.embed(missing))
             with self._lock:
-                for w, vec in zip(missing, table, strict=True):
+                for w, row in zip(missing, table, strict=True):
+                    vec = row.copy()  # a row of its own: evicting it frees its memory
                     out[w] = vec
                     self._cache[w] = vec
                 while len(self._cache) > self.max_entries:

@@ -41,7 +41,8 @@ from .temporal import parse_time_window, widen
 __all__ = ["Retriever", "context_query", "fast_results", "inject_decision", "label"]
 
 _COVERAGE_CHARS = 2000
-"""How much of a long episode the coverage reads (its words come from the start)."""
+_COVERAGE_WORDS = 100
+"""How much of a long episode the coverage reads: its first 2,000 characters, 100 words."""
 
 
 def context_query(text: str, recent: Sequence[Message], turns: int) -> str:
@@ -116,15 +117,15 @@ class Retriever:
         return lexical_reach(terms, TermStats(n, counts))
 
     def coverage(self, text: str, candidates: Sequence[Candidate]) -> float:
-        """How well the top ``coverage_results`` candidates cover the words of ``text``
-        (:func:`.coverage.soft_coverage`; 1.0 when ``text`` has no content words)."""
+        """How well the top ``coverage_results`` candidates (at most ``max_results``) cover
+        the words of ``text`` (:func:`.coverage.soft_coverage`; 1.0 without content words)."""
         cfg = self.config
         words = content_words(text[: cfg.max_query_chars])[: cfg.reach_max_terms]
         if not words:
             return 1.0
         found: list[str] = []
-        for c in candidates[: cfg.coverage_results]:
-            found.extend(content_words(c.episode.text[:_COVERAGE_CHARS]))
+        for c in candidates[: min(cfg.coverage_results, cfg.max_results)]:
+            found.extend(content_words(c.episode.text[:_COVERAGE_CHARS])[:_COVERAGE_WORDS])
         found = list(dict.fromkeys(found))
         n, counts = self.store.document_counts(word_terms(words))
         stats = TermStats(n, word_document_counts(words, counts))
