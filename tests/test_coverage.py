@@ -21,6 +21,7 @@ from memengine.retrieve.coverage import (
     content_words,
     soft_coverage,
     word_document_counts,
+    word_level,
     word_terms,
 )
 
@@ -35,6 +36,7 @@ def test_content_words_english() -> None:
         "business",
     ]
     assert content_words("Did I ever tell you about the HX-40s?") == ["ever", "hx-40s"]
+    assert content_words("What were the moves he told me?") == ["moves"]  # tell's inflections
     assert content_words("Is it?") == []
 
 
@@ -42,7 +44,9 @@ def test_content_words_japanese_keep_what_is_asked() -> None:
     words = content_words("孝之のお嫁さんの誕生日、いつって話したかしら")
     assert words[:2] == ["孝之", "嫁"] and "誕生" in words
     assert not {"いつ", "話す", "の", "さん"} & set(words)  # interrogatives, frames, particles
-    assert content_words("一人で寂しくなったとき")[:2] == ["一人", "寂しい"]  # dictionary form
+    assert content_words("一人で寂しくなったとき") == ["一人", "寂しい"]  # dictionary form
+    # frame words in kana (いう for 言う, とき for 時) and demonstratives are not what is asked
+    assert content_words("こんなにへとへとだった時期っていつって言ってたっけ") == ["へとへと", "時期"]
     assert content_words("BP-350っていつ買ったんだったかしら") == ["買う", "bp-350"]
 
 
@@ -110,6 +114,12 @@ def test_soft_coverage_by_hand() -> None:
     assert soft_coverage(q, [], vec, idf) == 0.0
     # without weights the words count alike
     assert soft_coverage(["tom", "wife"], ["tom"], vec, {}) == pytest.approx(0.5)
+    # with a word level, a word is covered (1) from that cosine on, else not (0)
+    assert soft_coverage(q, ["tom", "photo"], vec, idf, word_min=0.7) == pytest.approx(2.5 / 4.5)
+    assert soft_coverage(q, ["tom", "photo"], vec, idf, word_min=0.5) == pytest.approx(1.0)
+    assert soft_coverage(q, ["tom", "photo"], vec, idf, word_min=0.9) == pytest.approx(0.5 / 4.5)
+    assert soft_coverage([], ["tom"], vec, idf, word_min=0.7) == 1.0
+    assert soft_coverage(q, [], vec, idf, word_min=0.7) == 0.0
 
 
 class _Counting:
@@ -148,7 +158,7 @@ _JA = [
     ("健太が家族写真を送ってくれたの。みんな元気そうだった", "素敵な写真ですね。"),
     ("庭にきゅうりとピーマンの苗を植えたのよ", "夏が楽しみですね！"),
     (
-        "最近夜になると心細くなるの",
+        "最近夜になると孤独を感じるの",
         "そんなときはラジオをつけたり、健太さんに電話したりしてみては？",
     ),
     ("健太の仕事が忙しくて、なかなか帰ってこられないみたい", "お忙しいんですね。"),
@@ -162,8 +172,9 @@ _EN = [
 ]
 
 
-def _open(path: Path, usem3: USEM3Embedder, minimum: float) -> Memory:
-    cfg = Config.model_validate({"retrieval": {"coverage_min": minimum}})
+def _open(path: Path, usem3: USEM3Embedder, minimum: float, word_min: float = 0.0) -> Memory:
+    retrieval = {"coverage_min": minimum, "coverage_word_min": word_min}
+    cfg = Config.model_validate({"retrieval": retrieval})
     return Memory.open(path, config=cfg, embedder=usem3, clock=FixedClock(T0 + timedelta(days=30)))
 
 
@@ -187,14 +198,21 @@ def _open(path: Path, usem3: USEM3Embedder, minimum: float) -> Memory:
     ],
     ids=["ja", "en"],
 )
+@pytest.mark.parametrize(
+    ("minimum", "word_min"),
+    [(0.6, 0.0), (0.29, 0.64)],  # the soft mean; the share covered at usem3's word level
+    ids=["soft", "share"],
+)
 def test_an_unmentioned_attribute_of_a_known_person_is_not_injected(
     tmp_path: Path,
     usem3: USEM3Embedder,
     turns: list[tuple[str, str]],
     unmentioned: str,
     answerable: list[str],
+    minimum: float,
+    word_min: float,
 ) -> None:
-    with _open(tmp_path / "on.db", usem3, 0.6) as mem:
+    with _open(tmp_path / "on.db", usem3, minimum, word_min) as mem:
         for i, (user, reply) in enumerate(turns):
             mem.add_exchange(user, reply, occurred_at=T0 + timedelta(days=i))
         asked = mem.retrieve(unmentioned)
@@ -215,7 +233,7 @@ def test_an_unmentioned_attribute_of_a_known_person_is_not_injected(
             now=T0 + timedelta(days=30),
         ).candidates
         low = mem.retriever.coverage(unmentioned, hits)
-        assert 0.0 < low < 0.6
+        assert 0.0 < low < minimum  # the person is covered, the rest of the question is not
     with _open(tmp_path / "on.db", usem3, 0.0) as mem:
         off = mem.retrieve(unmentioned)
         assert off.should_inject and "coverage" not in off.timings_ms  # the evidence rule alone
@@ -268,3 +286,36 @@ def test_an_evaluation_says_when_the_coverage_is_on() -> None:
     assert setting_notes(on) == [
         "should-inject: [retrieval] coverage_min = 0.6 (opt-in soft coverage)"
     ]
+    share = Config.model_validate({"retrieval": {"coverage_min": 0.29, "coverage_word_min": 0.64}})
+    (note,) = setting_notes(share)
+    assert "coverage_min = 0.29, coverage_word_min = 0.64" in note and "share" in note
+
+
+def test_the_example_coverage_config_loads() -> None:
+    from memengine.config import load_config
+
+    cfg = load_config(Path(__file__).parent.parent / "examples" / "coverage.toml", environ={})
+    assert (cfg.retrieval.coverage_min, cfg.retrieval.coverage_word_min) == (0.29, 0.64)
+
+
+def test_the_word_level_comes_from_the_bundled_samples(usem3: USEM3Embedder) -> None:
+    import json
+
+    import memengine.sample
+
+    conversations = []
+    for name in ("companion_en.json", "companion_ja.json"):
+        data = json.loads((Path(memengine.sample.__file__).parent / name).read_text("utf-8"))
+        for conv in data["conversations"]:
+            texts = [
+                f"{e['user']} {e['partner']}" for s in conv["sessions"] for e in s["exchanges"]
+            ]
+            conversations.append(texts)
+    from memengine.config import load_config
+
+    example = load_config(Path(__file__).parent.parent / "examples" / "coverage.toml", environ={})
+    level = word_level(usem3, conversations)
+    assert round(level, 2) == example.retrieval.coverage_word_min  # 0.642 → 0.64
+    assert word_level(usem3, conversations, percentile=50) < level
+    with pytest.raises(ValueError, match="two content words"):
+        word_level(usem3, [["Is it?"]])

