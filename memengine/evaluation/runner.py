@@ -511,9 +511,14 @@ def start_run(
 def setting_notes(config: Config) -> list[str]:
     """Notes for the opt-in settings that change the should-inject decision."""
     minimum = config.retrieval.coverage_min
-    if minimum <= 0:
-        return []
     level = config.retrieval.coverage_word_min
+    if minimum <= 0:
+        if level > 0:
+            return [
+                f"should-inject: [retrieval] coverage_word_min = {level:g} has no effect: "
+                "coverage_min is 0 (the coverage is off)"
+            ]
+        return []
     if level <= 0:
         return [f"should-inject: [retrieval] coverage_min = {minimum:g} (opt-in soft coverage)"]
     return [
