@@ -513,3 +513,22 @@ def test_latency_benchmark_smoke() -> None:
     assert llm["turns"] == 3 and llm["llm_calls"] == 6
     assert llm["expansion_on_time"] == 1.0 and llm["rerank_on_time"] == 1.0
     assert llm["within_deadline"] == 1.0 and 100 <= llm["p50_ms"] <= llm["p95_ms"] < 2000
+
+
+def test_a_failed_rerank_decides_as_the_fast_path_does(srv: ScriptedOpenAI, store: Store) -> None:
+    # small talk that repeats a memory's words: the fast path's rule leaves the pack empty
+    # (no question, no recall cue, not a near restatement), and so must a turn whose rerank fell back
+    text = "Juno was at the vet today, poor thing."
+    fast = store.mem.retrieve(text, llm=False)
+    assert fast.results and not fast.should_inject
+    srv.push_chat(json_data={"expanded_queries": [], "detected_references": []})
+    srv.push_chat('{"relevant_episodes": [{"id": 1, "relev')
+    r, _ = store.ask(text, recent=[])
+    assert r.degraded and r.degraded[-1].endswith("fast-path ranking used")
+    assert r.results[0].episode.id == store.ids["dental"]
+    assert not r.should_inject
+    # a question on the same fallback injects, as the fast path does
+    srv.push_chat(json_data={"expanded_queries": [], "detected_references": []})
+    srv.push_chat('{"relevant_episodes": [{"id": 1, "relev')
+    asked, _ = store.ask("When is Juno's dental cleaning at the vet?", recent=[])
+    assert asked.degraded and asked.should_inject

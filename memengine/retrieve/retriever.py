@@ -34,7 +34,7 @@ from .coverage import (
 )
 from .evidence import window_bonus
 from .fastpath import Candidate, FastPath, FastResult
-from .inject import evidence_found, should_inject
+from .inject import should_inject
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
 from .temporal import parse_time_window, widen
 
@@ -72,9 +72,15 @@ def label(candidate: Candidate, config: RetrievalConfig, top_score: float) -> st
     return "low"
 
 
-def inject_decision(candidates: Sequence[Candidate], config: RetrievalConfig) -> bool:
-    """The fast path's evidence rule (:func:`.inject.evidence_found`), kept for the LLM turn."""
-    return evidence_found(candidates, config)
+def message_asks(text: str) -> bool:
+    """Whether the user's ``text`` asks for memories (an empty message leaves it to the context)."""
+    return asks_memory(text) or not text.strip()
+
+
+def inject_decision(text: str, candidates: Sequence[Candidate], config: RetrievalConfig) -> bool:
+    """The fast path's should-inject rule (:func:`.inject.should_inject`) for the user's
+    ``text``, without the opt-in coverage: the LLM turn's decision when its rerank fails."""
+    return should_inject(candidates, config, asks=message_asks(text))
 
 
 def fast_results(
@@ -190,7 +196,7 @@ class Retriever:
             if window is not None:
                 window = widen(window, now)
             result.candidates = window_bonus(result.candidates, window, cfg.window_weight)
-        asks = asks_memory(text) or not text.strip()
+        asks = message_asks(text)
         decided = should_inject(result.candidates, cfg, asks=asks)
         if decided and asks and text.strip() and cfg.coverage_min > 0:
             t1 = time.perf_counter()

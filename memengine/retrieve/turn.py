@@ -321,7 +321,7 @@ class LLMTurn:
             strategy = outcome.injection_strategy
         else:
             results = fast_results(candidates, rcfg, limit)
-            should_inject = inject_decision(candidates, rcfg)
+            should_inject = inject_decision(text, candidates, rcfg)
             strategy = "quote_key_parts"
 
         for key, value in result.timings_ms.items():
