@@ -532,3 +532,26 @@ def test_a_failed_rerank_decides_as_the_fast_path_does(srv: ScriptedOpenAI, stor
     srv.push_chat('{"relevant_episodes": [{"id": 1, "relev')
     asked, _ = store.ask("When is Juno's dental cleaning at the vet?", recent=[])
     assert asked.degraded and asked.should_inject
+
+
+def test_a_failed_rerank_applies_the_opt_in_coverage(srv: ScriptedOpenAI, tmp_path: Path) -> None:
+    base = config(srv.base_url).model_dump()
+    base["retrieval"].update(coverage_min=0.9, coverage_word_min=0.64)
+    s = Store(tmp_path / "c.db", Config.model_validate(base))
+    try:
+        # "grooming" is in no memory: the coverage refuses what the evidence rule lets through
+        text = "When is Juno's dental cleaning at the vet, and her grooming?"
+        fast = s.mem.retrieve(text, recent=[], llm=False)
+        assert "coverage" in fast.timings_ms and not fast.should_inject
+        srv.push_chat(json_data={"expanded_queries": [], "detected_references": []})
+        srv.push_chat('{"relevant_episodes": [{"id": 1, "relev')
+        r, _ = s.ask(text, recent=[])
+        assert r.degraded and r.degraded[-1].endswith("fast-path ranking used")
+        assert "coverage" in r.timings_ms and not r.should_inject
+        # every word of this one is in memory
+        srv.push_chat(json_data={"expanded_queries": [], "detected_references": []})
+        srv.push_chat('{"relevant_episodes": [{"id": 1, "relev')
+        asked, _ = s.ask("When is Juno's dental cleaning at the vet?", recent=[])
+        assert asked.degraded and "coverage" in asked.timings_ms and asked.should_inject
+    finally:
+        s.mem.close()

@@ -38,7 +38,7 @@ from .inject import should_inject
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
 from .temporal import parse_time_window, widen
 
-__all__ = ["Retriever", "context_query", "fast_results", "inject_decision", "label"]
+__all__ = ["Retriever", "context_query", "fast_results", "label", "message_asks"]
 
 _COVERAGE_CHARS = 2000
 _COVERAGE_WORDS = 100
@@ -75,12 +75,6 @@ def label(candidate: Candidate, config: RetrievalConfig, top_score: float) -> st
 def message_asks(text: str) -> bool:
     """Whether the user's ``text`` asks for memories (an empty message leaves it to the context)."""
     return asks_memory(text) or not text.strip()
-
-
-def inject_decision(text: str, candidates: Sequence[Candidate], config: RetrievalConfig) -> bool:
-    """The fast path's should-inject rule (:func:`.inject.should_inject`) for the user's
-    ``text``, without the opt-in coverage: the LLM turn's decision when its rerank fails."""
-    return should_inject(candidates, config, asks=message_asks(text))
 
 
 def fast_results(
@@ -139,6 +133,19 @@ class Retriever:
         idf = {w: stats.idf(w) for w in words}
         return soft_coverage(words, found, vectors, idf, word_min=cfg.coverage_word_min)
 
+    def decide(self, text: str, candidates: Sequence[Candidate], timings: dict[str, float]) -> bool:
+        """The should-inject decision for the user's ``text`` over ranked ``candidates``:
+        :func:`.inject.should_inject`, then the opt-in coverage for a question it lets
+        through (its milliseconds go to ``timings["coverage"]``)."""
+        cfg = self.config
+        asks = message_asks(text)
+        decided = should_inject(candidates, cfg, asks=asks)
+        if decided and asks and text.strip() and cfg.coverage_min > 0:
+            t1 = time.perf_counter()
+            decided = self.coverage(text, candidates) >= cfg.coverage_min
+            timings["coverage"] = round((time.perf_counter() - t1) * 1000, 3)
+        return decided
+
     def _timed_reach(self, query: str) -> tuple[float, float]:
         """:meth:`reach` and the milliseconds it took."""
         t0 = time.perf_counter()
@@ -196,12 +203,7 @@ class Retriever:
             if window is not None:
                 window = widen(window, now)
             result.candidates = window_bonus(result.candidates, window, cfg.window_weight)
-        asks = message_asks(text)
-        decided = should_inject(result.candidates, cfg, asks=asks)
-        if decided and asks and text.strip() and cfg.coverage_min > 0:
-            t1 = time.perf_counter()
-            decided = self.coverage(text, result.candidates) >= cfg.coverage_min
-            timings["coverage"] = round((time.perf_counter() - t1) * 1000, 3)
+        decided = self.decide(text, result.candidates, timings)
         results = tuple(fast_results(result.candidates, cfg, limit))
         timings["turn"] = round((time.perf_counter() - t0) * 1000, 3)
         return Retrieval(

@@ -28,7 +28,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -49,10 +49,14 @@ from ..text import guess_language
 from .expand import DetectedReference, Expander, Expansion, clean_queries, describe_validation_error
 from .fastpath import Candidate, FastPath, FastResult
 from .rerank import Reranker, RerankOutcome
-from .retriever import context_query, fast_results, inject_decision
+from .retriever import context_query, fast_results
 from .temporal import Window, parse_iso_range, parse_time_window, union, widen, window_filters
 
-__all__ = ["LLMTurn", "PhaseStatus", "TurnTrace", "llm_window"]
+__all__ = ["Decide", "LLMTurn", "PhaseStatus", "TurnTrace", "llm_window"]
+
+Decide = Callable[[str, Sequence[Candidate], dict[str, float]], bool]
+"""The fast path's should-inject decision (:meth:`.Retriever.decide`): message, ranked
+candidates, the turn's timings (to add to)."""
 
 PhaseStatus = Literal["ok", "cached", "empty", "timeout", "error", "invalid", "skipped", "disabled"]
 """How a phase ended: ``ok``/``cached``/``empty`` made it; the others fell back."""
@@ -161,6 +165,8 @@ class LLMTurn:
 
     ``executor`` is the pool the fast path's searches run on; the turn's own
     phases run on a private pool, so a slow LLM never starves the searches.
+    ``decide`` is the fast path's should-inject decision, used when the
+    rerank falls back to the fast-path ranking.
     """
 
     def __init__(
@@ -172,9 +178,11 @@ class LLMTurn:
         client: ChatClient,
         executor: Executor,
         *,
+        decide: Decide,
         workers: int = 16,
     ) -> None:
         self.retrieval = retrieval
+        self.decide = decide
         self.llm = llm
         self.client = client
         self.fast = FastPath(store, _CachingEmbedder(embedder), retrieval, executor)
@@ -321,7 +329,7 @@ class LLMTurn:
             strategy = outcome.injection_strategy
         else:
             results = fast_results(candidates, rcfg, limit)
-            should_inject = inject_decision(text, candidates, rcfg)
+            should_inject = self.decide(text, candidates, timings)
             strategy = "quote_key_parts"
 
         for key, value in result.timings_ms.items():
