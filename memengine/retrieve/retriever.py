@@ -38,7 +38,7 @@ from .inject import should_inject
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
 from .temporal import parse_time_window, widen
 
-__all__ = ["Retriever", "context_query", "fast_results", "label", "message_asks"]
+__all__ = ["Retriever", "context_query", "fast_results", "label"]
 
 _COVERAGE_CHARS = 2000
 _COVERAGE_WORDS = 100
@@ -70,11 +70,6 @@ def label(candidate: Candidate, config: RetrievalConfig, top_score: float) -> st
     if both or c.get("cosine", 0.0) >= config.relevance_threshold:
         return "medium"
     return "low"
-
-
-def message_asks(text: str) -> bool:
-    """Whether the user's ``text`` asks for memories (an empty message leaves it to the context)."""
-    return asks_memory(text) or not text.strip()
 
 
 def fast_results(
@@ -138,7 +133,7 @@ class Retriever:
         :func:`.inject.should_inject`, then the opt-in coverage for a question it lets
         through (its milliseconds go to ``timings["coverage"]``)."""
         cfg = self.config
-        asks = message_asks(text)
+        asks = asks_memory(text) or not text.strip()  # an empty message leaves it to the context
         decided = should_inject(candidates, cfg, asks=asks)
         if decided and asks and text.strip() and cfg.coverage_min > 0:
             t1 = time.perf_counter()
