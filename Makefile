@@ -34,6 +34,11 @@ eval: $(STAMP)
 	$(BIN)/memengine eval locomo $(EVAL)/locomo/locomo_dev.json --mode fast --swap-names 15 --config examples/coverage.toml --json eval-locomo-coverage.json
 	$(BIN)/memengine eval memset $(EVAL)/memsets/ja_dev.json --mode fast --config examples/coverage.toml --json eval-memset-ja-coverage.json
 	$(BIN)/memengine eval memset $(EVAL)/memsets/en_dev.json --mode fast --config examples/coverage.toml --json eval-memset-en-coverage.json
+	@echo '--- the project'"'"'s own held-out sets (eval/README.md): default, then examples/coverage.toml'
+	for f in ja_a ja_b en_a en_b; do \
+	  $(BIN)/memengine eval memset eval/heldout_$$f.json --mode bm25,vector,fast --json eval-heldout-$$f.json || exit 1; \
+	  $(BIN)/memengine eval memset eval/heldout_$$f.json --mode fast --config examples/coverage.toml --json eval-heldout-$$f-coverage.json || exit 1; \
+	done
 
 bench: $(STAMP)
 	$(BIN)/memengine bench --json bench.json
