@@ -83,6 +83,8 @@ def test_eval_memset_smoke_with_padding(tmp_path: Path) -> None:
     assert "padding: 20 noise episodes per store from locomo_dev.json" in output
     assert data["padding"]["used"] == {"c1": 20}
     assert data["table"]["fast"]["overall (excl. none)"]["n"] == 2
+    for q in data["questions"]:  # what each should-inject decision read, for `eval signals`
+        assert {"asks", "evidence", "top_cosine", "reach"} <= set(q["signals"])
     values = _numbers(data["table"])
     values += [
         v

@@ -160,3 +160,28 @@ def memset(
     _run(
         "memset", path, mode, embedder, limit, conversations, pad, haystack, json_out, config, quiet
     )
+
+
+@eval_app.command("signals")
+@guarded
+def signals(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Files written by `memengine eval … --json`.", show_default=False),
+    ],
+    mode: Annotated[str, typer.Option("--mode", "-m", help="The mode to read.")] = "fast",
+    none_target: Annotated[
+        float,
+        typer.Option(
+            "--none-target",
+            min=0.01,
+            max=1.0,
+            help="Share of the questions that want nothing each threshold must reject.",
+        ),
+    ] = 0.85,
+) -> None:
+    """How well each should-inject signal alone tells the questions that want nothing apart."""
+    from ..evaluation.report import signal_table
+    from ..evaluation.signals import signal_report
+
+    console.print(signal_table(signal_report(paths, mode=mode, none_target=none_target)))

@@ -294,6 +294,7 @@ def run_locomo(
                             ranking=ranking,
                             metrics=score_ranking(ranking, q.evidence) if own else {},
                             should_inject=r.should_inject,
+                            signals=dict(r.signals),
                         )
                     )
                     run.asked.advance()

@@ -197,6 +197,7 @@ def run_memset(
                             metrics=metrics,
                             should_inject=r.should_inject,
                             injected=[by_id.get(i) for i in pack.episode_ids],
+                            signals=dict(r.signals),
                         )
                     )
                     run.asked.advance()

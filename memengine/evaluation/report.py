@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .runner import EvalResult
+from .signals import SignalReport
 
 __all__ = [
     "conversation_table",
@@ -28,6 +29,7 @@ __all__ = [
     "locomo_tables",
     "memset_tables",
     "render",
+    "signal_table",
     "summary_lines",
 ]
 
@@ -278,6 +280,42 @@ def render(result: EvalResult, console: Console) -> None:
         if line in result.skipped_modes.values():
             continue
         console.print(f"[dim]{escape(line)}[/dim]", highlight=False, soft_wrap=True, markup=True)
+
+
+def signal_table(report: SignalReport) -> Table:
+    """Each should-inject signal alone at the threshold that rejects ``none_target`` of the
+    questions that want nothing, beside the decision as it was made."""
+    table = Table(
+        title=f"should-inject signals alone · {report.mode} · {report.n_nothing} asking questions "
+        f"want nothing, {report.n_others} have evidence ({report.small_talk} small talk left out)",
+        caption=f"threshold: the lowest that rejects ≥ {report.none_target:.0%} of the "
+        "questions that want nothing (inject at or above it)",
+    )
+    table.add_column("signal", no_wrap=True)
+    table.add_column("n", justify="right")
+    table.add_column("mean: nothing / evidence", justify="right")
+    table.add_column("threshold", justify="right")
+    table.add_column("nothing rejected", justify="right")
+    table.add_column("evidence injected", justify="right")
+    table.add_row(
+        "the decision as made",
+        f"{report.n_nothing}/{report.n_others}",
+        "",
+        "",
+        _fmt(report.decided_nothing_rejected),
+        _fmt(report.decided_others_kept),
+        end_section=True,
+    )
+    for row in report.rows:
+        table.add_row(
+            row.name,
+            f"{row.n_nothing}/{row.n_others}",
+            f"{_fmt(row.mean_nothing)} / {_fmt(row.mean_others)}",
+            "never" if row.threshold == float("inf") else f"{row.threshold:.3f}",
+            _fmt(row.nothing_rejected),
+            _fmt(row.others_kept),
+        )
+    return table
 
 
 @contextmanager

@@ -541,6 +541,7 @@ class QuestionResult:
     metrics: dict[str, float]
     should_inject: bool | None = None
     injected: list[str | None] = field(default_factory=list)
+    signals: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

@@ -34,7 +34,7 @@ from .coverage import (
 )
 from .evidence import window_bonus
 from .fastpath import Candidate, FastPath, FastResult
-from .inject import should_inject
+from .inject import evidence_found, should_inject, top_cosine
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
 from .temporal import parse_time_window, widen
 
@@ -128,17 +128,30 @@ class Retriever:
         idf = {w: stats.idf(w) for w in words}
         return soft_coverage(words, found, vectors, idf, word_min=cfg.coverage_word_min)
 
-    def decide(self, text: str, candidates: Sequence[Candidate], timings: dict[str, float]) -> bool:
+    def decide(
+        self,
+        text: str,
+        candidates: Sequence[Candidate],
+        timings: dict[str, float],
+        signals: dict[str, float] | None = None,
+    ) -> bool:
         """The should-inject decision for the user's ``text`` over ranked ``candidates``:
-        :func:`.inject.should_inject`, then the opt-in coverage for a question it lets
-        through (its milliseconds go to ``timings["coverage"]``)."""
+        :func:`.inject.should_inject`, then the opt-in coverage for a question (its
+        milliseconds go to ``timings["coverage"]``). What it read goes to ``signals``."""
         cfg = self.config
         asks = asks_memory(text) or not text.strip()  # an empty message leaves it to the context
         decided = should_inject(candidates, cfg, asks=asks)
-        if decided and asks and text.strip() and cfg.coverage_min > 0:
+        if signals is not None:
+            signals["asks"] = float(asks)
+            signals["evidence"] = float(evidence_found(candidates, cfg))
+            signals["top_cosine"] = round(top_cosine(candidates, cfg), 4)
+        if asks and text.strip() and cfg.coverage_min > 0 and (decided or signals is not None):
             t1 = time.perf_counter()
-            decided = self.coverage(text, candidates) >= cfg.coverage_min
+            value = self.coverage(text, candidates)
             timings["coverage"] = round((time.perf_counter() - t1) * 1000, 3)
+            if signals is not None:
+                signals["coverage"] = round(value, 4)
+            decided = decided and value >= cfg.coverage_min
         return decided
 
     def _timed_reach(self, query: str) -> tuple[float, float]:
@@ -198,7 +211,8 @@ class Retriever:
             if window is not None:
                 window = widen(window, now)
             result.candidates = window_bonus(result.candidates, window, cfg.window_weight)
-        decided = self.decide(text, result.candidates, timings)
+        signals = {"reach": round(reach_value, 4)} if reach is not None else {}
+        decided = self.decide(text, result.candidates, timings, signals)
         results = tuple(fast_results(result.candidates, cfg, limit))
         timings["turn"] = round((time.perf_counter() - t0) * 1000, 3)
         return Retrieval(
@@ -209,4 +223,5 @@ class Retriever:
             should_inject=decided,
             language=lang,
             candidates=len(result.candidates),
+            signals=signals,
         )

@@ -1,0 +1,143 @@
+"""How well each should-inject signal, alone, tells the questions that want nothing apart.
+
+``memengine eval signals`` reads files written by ``memengine eval … --json``
+and pools the questions of one mode whose message asks something (small
+talk goes by a rule of its own). A question wants nothing when it is a
+memsets ``none`` question or a LoCoMo question asked under swapped names;
+every other one has evidence (LoCoMo's adversarial questions are left
+out: :data:`LEFT_OUT`). For each signal the fast path records
+(:attr:`memengine.models.Retrieval.signals`: ``top_cosine``, ``reach``,
+``coverage`` when the opt-in rule is on, …) it finds the lowest threshold
+that rejects at least ``none_target`` of the questions that want nothing,
+and says what share of the others that threshold still lets through. It
+also gives the decision as it was made, for comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import EvaluationError
+from .locomo import CATEGORIES, SWAPPED
+from .memsets import NONE
+from .runner import load_json
+
+__all__ = ["SignalReport", "SignalRow", "signal_report"]
+
+WANT_NOTHING = frozenset({NONE, SWAPPED})
+"""Question groups whose right answer is to inject nothing."""
+
+LEFT_OUT = frozenset({CATEGORIES[5]})
+"""Question groups of neither kind: LoCoMo's adversarial questions have evidence, yet ask
+about what the other speaker did."""
+
+_SKIP = frozenset({"asks"})
+"""Signals that only sort the questions (the asking ones are the pool)."""
+
+
+@dataclass(frozen=True)
+class SignalRow:
+    """One signal: its means, and the threshold that rejects ``none_target`` of the nothing-questions."""
+
+    name: str
+    n_nothing: int
+    n_others: int
+    mean_nothing: float
+    mean_others: float
+    threshold: float
+    """Inject when the signal is at least this."""
+    nothing_rejected: float
+    others_kept: float
+
+
+@dataclass(frozen=True)
+class SignalReport:
+    """The pooled questions, the decision as made, and one :class:`SignalRow` per signal."""
+
+    files: list[str]
+    mode: str
+    none_target: float
+    n_nothing: int
+    n_others: int
+    small_talk: int
+    decided_nothing_rejected: float
+    decided_others_kept: float
+    rows: list[SignalRow]
+
+
+def signal_report(
+    paths: Sequence[Path], *, mode: str = "fast", none_target: float = 0.85
+) -> SignalReport:
+    """Pool the asking questions of ``mode`` from eval JSON ``paths`` and rank every signal."""
+    if not 0.0 < none_target <= 1.0:
+        raise EvaluationError(f"--none-target must be within (0, 1], not {none_target}")
+    nothing: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
+    small_talk = 0
+    for path in paths:
+        for q in _questions(path, mode):
+            if q.get("group") in LEFT_OUT:
+                continue
+            signals = q.get("signals") or {}
+            if signals.get("asks", 1.0) < 1.0:
+                small_talk += 1
+                continue
+            (nothing if q.get("group") in WANT_NOTHING else others).append(q)
+    if not nothing or not others:
+        raise EvaluationError(
+            f"mode {mode!r} needs asking questions of both kinds (none or names swapped: "
+            f"{len(nothing)}, with evidence: {len(others)}); run eval with --json on a memsets "
+            "file with none questions or on LoCoMo with --swap-names"
+        )
+    names = sorted({k for q in [*nothing, *others] for k in q.get("signals") or {}} - _SKIP)
+    rows = [row for name in names if (row := _row(name, nothing, others, none_target))]
+    rows.sort(key=lambda r: -r.others_kept)
+    return SignalReport(
+        files=[str(p) for p in paths],
+        mode=mode,
+        none_target=none_target,
+        n_nothing=len(nothing),
+        n_others=len(others),
+        small_talk=small_talk,
+        decided_nothing_rejected=sum(not q.get("should_inject") for q in nothing) / len(nothing),
+        decided_others_kept=sum(bool(q.get("should_inject")) for q in others) / len(others),
+        rows=rows,
+    )
+
+
+def _questions(path: Path, mode: str) -> list[dict[str, Any]]:
+    data = load_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
+        raise EvaluationError(f"{path}: not a file written by `memengine eval … --json`")
+    if mode not in data.get("modes", []):
+        raise EvaluationError(f"{path}: no mode {mode!r} (it has {', '.join(data['modes'])})")
+    out = [q for q in data["questions"] if isinstance(q, dict) and q.get("mode") == mode]
+    if out and not any(q.get("signals") for q in out):
+        raise EvaluationError(f"{path}: no signals recorded; write it again with this version")
+    return out
+
+
+def _row(
+    name: str, nothing: list[dict[str, Any]], others: list[dict[str, Any]], target: float
+) -> SignalRow | None:
+    bad = [float(q["signals"][name]) for q in nothing if name in (q.get("signals") or {})]
+    good = [float(q["signals"][name]) for q in others if name in (q.get("signals") or {})]
+    if not bad or not good:
+        return None
+    for threshold in sorted({*bad, *good, float("inf")}):
+        rejected = sum(v < threshold for v in bad) / len(bad)
+        if rejected >= target:
+            break
+    return SignalRow(
+        name=name,
+        n_nothing=len(bad),
+        n_others=len(good),
+        mean_nothing=sum(bad) / len(bad),
+        mean_others=sum(good) / len(good),
+        threshold=threshold,
+        nothing_rejected=rejected,
+        others_kept=sum(v >= threshold for v in good) / len(good),
+    )

@@ -1,0 +1,132 @@
+"""What the should-inject decision read (``Retrieval.signals``) and ``memengine eval signals``."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memengine import FixedClock, Memory
+from memengine.cli import app
+from memengine.config import Config
+from memengine.embed.usem3 import USEM3Embedder
+from memengine.errors import EvaluationError
+from memengine.evaluation.signals import signal_report
+
+T0 = datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)
+TURNS = [
+    ("My brother Tom called, his kid Lily starts kindergarten in April", "Lily, already!"),
+    ("I planted cucumber and pepper seedlings in the garden", "Can't wait for summer!"),
+    ("Tom is swamped at work, he can't visit much", "That sounds busy."),
+]
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
+    for name in list(os.environ):
+        if name.startswith("MEMENGINE_"):
+            monkeypatch.delenv(name)
+
+
+def _memory(path: Path, usem3: USEM3Embedder, **retrieval: float) -> Memory:
+    cfg = Config.model_validate({"retrieval": retrieval})
+    mem = Memory.open(path, config=cfg, embedder=usem3, clock=FixedClock(T0 + timedelta(days=30)))
+    for i, (user, reply) in enumerate(TURNS):
+        mem.add_exchange(user, reply, occurred_at=T0 + timedelta(days=i))
+    return mem
+
+
+def test_a_retrieval_records_what_the_decision_read(tmp_path: Path, usem3: USEM3Embedder) -> None:
+    with _memory(tmp_path / "m.db", usem3) as mem:
+        asked = mem.retrieve("When does Lily start kindergarten?")
+        s = asked.signals
+        assert set(s) == {"asks", "evidence", "top_cosine", "reach"}  # no coverage: it is off
+        assert s["asks"] == 1.0 and asked.should_inject == (s["evidence"] == 1.0)
+        best = max(r.components["cosine"] for r in asked.results)
+        assert s["top_cosine"] == pytest.approx(best, abs=1e-4)
+        assert 0.0 < s["reach"] <= 1.0
+        unknown = mem.retrieve("Did I ever tell you about my zeppelin license?")
+        assert unknown.signals["reach"] < s["reach"]  # "zeppelin" and "license" are not stored
+        chat = mem.retrieve("Nice weather today.")
+        assert chat.signals["asks"] == 0.0 and not chat.should_inject
+
+
+def test_the_coverage_is_recorded_when_the_opt_in_rule_is_on(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    with _memory(tmp_path / "m.db", usem3, coverage_min=0.29, coverage_word_min=0.64) as mem:
+        for text in ("When does Lily start kindergarten?", "When is Tom's wife's birthday?"):
+            r = mem.retrieve(text)
+            cov = r.signals["coverage"]
+            assert 0.0 <= cov <= 1.0
+            assert r.should_inject == (r.signals["evidence"] == 1.0 and cov >= 0.29), text
+        assert "coverage" not in mem.retrieve("Nice weather today.").signals
+
+
+def _question(group: str, inject: bool, **signals: float) -> dict[str, Any]:
+    return {"group": group, "mode": "fast", "should_inject": inject, "signals": signals}
+
+
+def _write(path: Path, questions: list[dict[str, Any]], modes: tuple[str, ...] = ("fast",)) -> Path:
+    path.write_text(json.dumps({"modes": list(modes), "questions": questions}), encoding="utf-8")
+    return path
+
+
+def test_each_signal_is_ranked_at_the_threshold_that_rejects_the_target(tmp_path: Path) -> None:
+    nothing = [
+        _question("none", i == 3, asks=1, top_cosine=c) for i, c in enumerate([0.2, 0.3, 0.4, 0.6])
+    ]
+    nothing.append(_question("names swapped", False, asks=1, top_cosine=0.1))
+    others = [_question("direct", True, asks=1, top_cosine=c) for c in (0.35, 0.45, 0.5, 0.7)]
+    chat = [_question("none", False, asks=0, top_cosine=0.9)]  # small talk: its own rule
+    neither = [_question("adversarial", True, asks=1, top_cosine=0.9)]  # LoCoMo's category 5
+    path = _write(tmp_path / "e.json", [*nothing, *others, *chat, *neither])
+    report = signal_report([path], none_target=0.8)
+    assert (report.n_nothing, report.n_others, report.small_talk) == (5, 4, 1)
+    assert report.decided_nothing_rejected == pytest.approx(4 / 5)
+    assert report.decided_others_kept == 1.0
+    (row,) = report.rows
+    # 4 of the 5 must fall below: the lowest such threshold is 0.45 (0.1, .2, .3, .4 < .45)
+    assert row.name == "top_cosine" and row.threshold == pytest.approx(0.45)
+    assert row.nothing_rejected == pytest.approx(4 / 5)
+    assert row.others_kept == pytest.approx(3 / 4)  # .45, .5, .7
+    assert row.mean_nothing == pytest.approx(0.32)
+    strict = signal_report([path], none_target=1.0).rows[0]
+    assert strict.threshold == pytest.approx(0.7)  # above the 0.6 of the one injected by mistake
+    assert strict.nothing_rejected == 1.0 and strict.others_kept == pytest.approx(1 / 4)
+
+
+def test_eval_signals_prints_the_table(tmp_path: Path) -> None:
+    qs = [
+        _question("none", False, asks=1, reach=0.2, top_cosine=0.3),
+        _question("direct", True, asks=1, reach=0.8, top_cosine=0.5),
+    ]
+    result = runner.invoke(app, ["eval", "signals", str(_write(tmp_path / "e.json", qs))])
+    assert result.exit_code == 0, result.output
+    assert "the decision as made" in result.output and "reach" in result.output
+
+
+@pytest.mark.parametrize(
+    ("questions", "modes", "message"),
+    [
+        ([_question("direct", True, asks=1, reach=0.5)], ("fast",), "both kinds"),
+        ([{"group": "none", "mode": "fast", "should_inject": False}], ("fast",), "no signals"),
+        ([_question("none", False, asks=1)], ("bm25",), "no mode 'fast'"),
+    ],
+    ids=["no-none", "old-file", "other-mode"],
+)
+def test_eval_signals_says_what_is_missing(
+    tmp_path: Path, questions: list[dict[str, Any]], modes: tuple[str, ...], message: str
+) -> None:
+    path = _write(tmp_path / "e.json", questions, modes)
+    with pytest.raises(EvaluationError, match=message):
+        signal_report([path])
+    result = runner.invoke(app, ["eval", "signals", str(path)])
+    assert result.exit_code == 1 and message in result.output
