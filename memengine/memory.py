@@ -466,6 +466,7 @@ class Memory:
                     llm,
                     self._llm_client,
                     self._executor,
+                    refine=self.retriever.refine,
                     decide=self.retriever.decide,
                 )
             return self._llm_turn

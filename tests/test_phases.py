@@ -16,6 +16,7 @@ import socket
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,12 @@ from memengine import FixedClock, Memory
 from memengine.cli import app
 from memengine.config import Config
 from memengine.diagnostics import diagnose
+from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import ConfigError
 from memengine.evaluation.llm_latency import run_llm_latency, scripted_handler
+from memengine.importers import read_memsets
 from memengine.models import Retrieval
+from memengine.retrieve.temporal import parse_time_window
 
 from .helpers import HashEmbedder
 from .openai_server import ScriptedOpenAI, ScriptedReply
@@ -555,3 +559,28 @@ def test_a_failed_rerank_applies_the_opt_in_coverage(srv: ScriptedOpenAI, tmp_pa
         assert asked.degraded and "coverage" in asked.timings_ms and asked.should_inject
     finally:
         s.mem.close()
+
+
+def test_a_turn_whose_llm_phases_give_nothing_ranks_as_the_fast_path(
+    srv: ScriptedOpenAI, tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    # the expansion adds nothing and the rerank breaks: the turn must return the fast path's
+    # ranking, re-weighted by the query's reach and dense spread as the fast path does
+    sample = json.loads((files("memengine.sample") / "companion_en.json").read_text("utf-8"))
+    (conv,) = sample["conversations"]
+    asked = [q for q in conv["questions"] if parse_time_window(q["query"], NOW) is None]
+    with Memory.open(
+        tmp_path / "s.db", config=config(srv.base_url), embedder=usem3, clock=FixedClock(NOW)
+    ) as mem:
+        mem.add_many(read_memsets(conv))
+        assert len(asked) >= 4
+        for q in asked:
+            recent = [m["text"] for m in q["recent"]]
+            fast = mem.retrieve(q["query"], recent=recent, llm=False)
+            srv.push_chat(json_data={"expanded_queries": [], "detected_references": []})
+            srv.push_chat('{"relevant_episodes": [{"id": 1, "relev')
+            r = mem.retrieve(q["query"], recent=recent)
+            assert r.degraded and r.degraded[-1].endswith("fast-path ranking used")
+            assert [x.episode.id for x in r.results] == [x.episode.id for x in fast.results]
+            assert [x.relevance for x in r.results] == [x.relevance for x in fast.results]
+            assert r.should_inject == fast.should_inject and r.signals == fast.signals

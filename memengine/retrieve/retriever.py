@@ -128,6 +128,35 @@ class Retriever:
         idf = {w: stats.idf(w) for w in words}
         return soft_coverage(words, found, vectors, idf, word_min=cfg.coverage_word_min)
 
+    def refine(
+        self,
+        candidates: list[Candidate],
+        *,
+        query: str,
+        text: str,
+        now: datetime,
+        reach: float | None = None,
+        signals: dict[str, float] | None = None,
+    ) -> list[Candidate]:
+        """The fast path's second look at fused ``candidates``: the lists re-weighted by the
+        context ``query``'s lexical reach (computed when not given) and the dense spread
+        (:mod:`.adapt`), then the bonus for the time window the user's ``text`` names.
+        The reach goes to ``signals``."""
+        cfg = self.config
+        if cfg.adaptive_weights:
+            reach = self.reach(query) if reach is None else reach
+            if signals is not None:
+                signals["reach"] = round(reach, 4)
+        spread = dense_spread(candidates, cfg.spread_k)
+        scales = list_scales(cfg, reach=1.0 if reach is None else reach, spread=spread)
+        out = reweight(candidates, cfg, scales)
+        if cfg.window_weight > 0:
+            window = parse_time_window(text, now)
+            if window is not None:
+                window = widen(window, now)
+            out = window_bonus(out, window, cfg.window_weight)
+        return out
+
     def decide(
         self,
         text: str,
@@ -203,15 +232,10 @@ class Retriever:
         result: FastResult = self.fast.run([query, *extra_queries], filters, now=now)
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
-        spread = dense_spread(result.candidates, cfg.spread_k)
-        scales = list_scales(cfg, reach=reach_value, spread=spread)
-        result.candidates = reweight(result.candidates, cfg, scales)
-        if cfg.window_weight > 0:
-            window = parse_time_window(text, now)
-            if window is not None:
-                window = widen(window, now)
-            result.candidates = window_bonus(result.candidates, window, cfg.window_weight)
-        signals = {"reach": round(reach_value, 4)} if reach is not None else {}
+        signals: dict[str, float] = {}
+        result.candidates = self.refine(
+            result.candidates, query=query, text=text, now=now, reach=reach_value, signals=signals
+        )
         decided = self.decide(text, result.candidates, timings, signals)
         results = tuple(fast_results(result.candidates, cfg, limit))
         timings["turn"] = round((time.perf_counter() - t0) * 1000, 3)

@@ -33,7 +33,7 @@ from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from pydantic import ValidationError
@@ -52,11 +52,27 @@ from .rerank import Reranker, RerankOutcome
 from .retriever import context_query, fast_results
 from .temporal import Window, parse_iso_range, parse_time_window, union, widen, window_filters
 
-__all__ = ["Decide", "LLMTurn", "PhaseStatus", "TurnTrace", "llm_window"]
+__all__ = ["Decide", "LLMTurn", "PhaseStatus", "Refine", "TurnTrace", "llm_window"]
 
-Decide = Callable[[str, Sequence[Candidate], dict[str, float]], bool]
+Decide = Callable[[str, Sequence[Candidate], dict[str, float], dict[str, float] | None], bool]
 """The fast path's should-inject decision (:meth:`.Retriever.decide`): message, ranked
-candidates, the turn's timings (to add to)."""
+candidates, the turn's timings and the signals it read (both to add to)."""
+
+
+class Refine(Protocol):
+    """The fast path's second look at fused candidates (:meth:`.Retriever.refine`)."""
+
+    def __call__(
+        self,
+        candidates: list[Candidate],
+        *,
+        query: str,
+        text: str,
+        now: datetime,
+        reach: float | None = None,
+        signals: dict[str, float] | None = None,
+    ) -> list[Candidate]: ...
+
 
 PhaseStatus = Literal["ok", "cached", "empty", "timeout", "error", "invalid", "skipped", "disabled"]
 """How a phase ended: ``ok``/``cached``/``empty`` made it; the others fell back."""
@@ -165,8 +181,10 @@ class LLMTurn:
 
     ``executor`` is the pool the fast path's searches run on; the turn's own
     phases run on a private pool, so a slow LLM never starves the searches.
-    ``decide`` is the fast path's should-inject decision, used when the
-    rerank falls back to the fast-path ranking.
+    ``refine`` re-weights the searches' candidates as the fast path does, so
+    the rerank reads, and a failed rerank falls back to, the fast path's
+    ranking; ``decide`` is the fast path's should-inject decision, used on
+    that fallback.
     """
 
     def __init__(
@@ -178,10 +196,12 @@ class LLMTurn:
         client: ChatClient,
         executor: Executor,
         *,
+        refine: Refine,
         decide: Decide,
         workers: int = 16,
     ) -> None:
         self.retrieval = retrieval
+        self.refine = refine
         self.decide = decide
         self.llm = llm
         self.client = client
@@ -302,8 +322,13 @@ class LLMTurn:
         if window is None:
             trace.window_source = None
 
-        # Phase 3: the LLM chooses among the candidates.
-        candidates = result.candidates
+        # Phase 3: the LLM chooses among the candidates, ranked as the fast path ranks them.
+        signals: dict[str, float] = {}
+        t3 = time.monotonic()
+        candidates = self.refine(
+            result.candidates, query=query, text=text, now=now, signals=signals
+        )
+        timings["refine"] = _ms(t3)
         k = min(limit or rcfg.max_results, cfg.rerank_max_results)
         outcome = self._rerank(
             text, recent, candidates, now, lang, expansion, turn_end, trace, degraded, timings
@@ -329,7 +354,7 @@ class LLMTurn:
             strategy = outcome.injection_strategy
         else:
             results = fast_results(candidates, rcfg, limit)
-            should_inject = self.decide(text, candidates, timings)
+            should_inject = self.decide(text, candidates, timings, signals)
             strategy = "quote_key_parts"
 
         for key, value in result.timings_ms.items():
@@ -347,6 +372,7 @@ class LLMTurn:
             injection_strategy=strategy,
             candidates=len(candidates),
             time_window=window,
+            signals=signals if outcome is None else {},
         )
         return retrieval, trace
 
