@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,6 +21,15 @@ SHARED_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 def usem3() -> USEM3Embedder:
     """The real offline default embedder, loaded once per test session."""
     return USEM3Embedder()
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from an empty directory (no stray memengine.toml) without MEMENGINE_* variables."""
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith("MEMENGINE_"):
+            monkeypatch.delenv(name)
 
 
 @pytest.fixture

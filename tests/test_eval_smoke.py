@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,20 +16,15 @@ from .conftest import SHARED_EVAL
 LOCOMO = SHARED_EVAL / "locomo" / "locomo_dev.json"
 MEMSET = SHARED_EVAL / "memsets" / "en_dev.json"
 
-pytestmark = pytest.mark.skipif(
-    not (LOCOMO.exists() and MEMSET.exists()),
-    reason=f"the shared evaluation data is not at {SHARED_EVAL} (see the shared eval README)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not (LOCOMO.exists() and MEMSET.exists()),
+        reason=f"the shared evaluation data is not at {SHARED_EVAL} (see the shared eval README)",
+    ),
+    pytest.mark.usefixtures("cli_env"),
+]
 
 runner = CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
-    for name in list(os.environ):
-        if name.startswith("MEMENGINE_"):
-            monkeypatch.delenv(name)
 
 
 def _numbers(table: dict[str, dict[str, dict[str, float]]]) -> list[float]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -25,14 +24,7 @@ TURNS = [
     ("Tom is swamped at work, he can't visit much", "That sounds busy."),
 ]
 runner = CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
-    for name in list(os.environ):
-        if name.startswith("MEMENGINE_"):
-            monkeypatch.delenv(name)
+pytestmark = pytest.mark.usefixtures("cli_env")
 
 
 def _memory(path: Path, usem3: USEM3Embedder, **retrieval: float) -> Memory:
