@@ -466,6 +466,7 @@ class Memory:
                     llm,
                     self._llm_client,
                     self._executor,
+                    reach=self.retriever.timed_reach,
                     refine=self.retriever.refine,
                     decide=self.retriever.decide,
                 )

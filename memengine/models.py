@@ -144,8 +144,9 @@ class Retrieval(_Model):
     time_window: tuple[datetime, datetime] | None = None
     signals: dict[str, float] = Field(default_factory=dict)
     """What the fast path's should-inject decision read: ``asks`` and ``evidence`` (1 or 0),
-    ``top_cosine``, the query's lexical ``reach`` and, with the opt-in rule on, ``coverage``
-    (empty when an LLM decided)."""
+    ``top_cosine``, the query's lexical ``reach`` (with ``adaptive_weights``) and, with the
+    opt-in rule on, ``coverage`` (for a question the evidence lets through). Empty when an
+    LLM decided."""
 
     @property
     def episodes(self) -> list[Episode]:

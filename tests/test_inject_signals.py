@@ -27,7 +27,7 @@ runner = CliRunner()
 pytestmark = pytest.mark.usefixtures("cli_env")
 
 
-def _memory(path: Path, usem3: USEM3Embedder, **retrieval: float) -> Memory:
+def _memory(path: Path, usem3: USEM3Embedder, **retrieval: float | bool) -> Memory:
     cfg = Config.model_validate({"retrieval": retrieval})
     mem = Memory.open(path, config=cfg, embedder=usem3, clock=FixedClock(T0 + timedelta(days=30)))
     for i, (user, reply) in enumerate(TURNS):
@@ -40,25 +40,38 @@ def test_a_retrieval_records_what_the_decision_read(tmp_path: Path, usem3: USEM3
         asked = mem.retrieve("When does Lily start kindergarten?")
         s = asked.signals
         assert set(s) == {"asks", "evidence", "top_cosine", "reach"}  # no coverage: it is off
-        assert s["asks"] == 1.0 and asked.should_inject == (s["evidence"] == 1.0)
+        assert asked.should_inject and s["asks"] == 1.0 and s["evidence"] == 1.0
+        assert s["reach"] == 1.0  # every word of the question is stored
         best = max(r.components["cosine"] for r in asked.results)
-        assert s["top_cosine"] == pytest.approx(best, abs=1e-4)
-        assert 0.0 < s["reach"] <= 1.0
+        assert s["top_cosine"] == pytest.approx(best, abs=1e-4) and s["top_cosine"] > 0.5
         unknown = mem.retrieve("Did I ever tell you about my zeppelin license?")
-        assert unknown.signals["reach"] < s["reach"]  # "zeppelin" and "license" are not stored
+        assert not unknown.should_inject
+        assert unknown.signals["evidence"] == 0.0 and unknown.signals["reach"] == 0.0
+        assert unknown.signals["top_cosine"] < s["top_cosine"]
         chat = mem.retrieve("Nice weather today.")
         assert chat.signals["asks"] == 0.0 and not chat.should_inject
+    with _memory(tmp_path / "fixed.db", usem3, adaptive_weights=False) as mem:
+        # no reach is computed without the adaptive list weights
+        assert set(mem.retrieve("When does Lily start kindergarten?").signals) == {
+            "asks",
+            "evidence",
+            "top_cosine",
+        }
 
 
-def test_the_coverage_is_recorded_when_the_opt_in_rule_is_on(
+def test_the_coverage_is_recorded_when_the_opt_in_rule_reads_it(
     tmp_path: Path, usem3: USEM3Embedder
 ) -> None:
     with _memory(tmp_path / "m.db", usem3, coverage_min=0.29, coverage_word_min=0.64) as mem:
-        for text in ("When does Lily start kindergarten?", "When is Tom's wife's birthday?"):
-            r = mem.retrieve(text)
-            cov = r.signals["coverage"]
-            assert 0.0 <= cov <= 1.0
-            assert r.should_inject == (r.signals["evidence"] == 1.0 and cov >= 0.29), text
+        known = mem.retrieve("When does Lily start kindergarten?")
+        assert known.should_inject and known.signals["coverage"] == 1.0
+        # the person is known, the wife and her birthday are not: evidence yes, coverage no
+        wife = mem.retrieve("When is Tom's wife's birthday?")
+        assert wife.signals["evidence"] == 1.0 and not wife.should_inject
+        assert wife.signals["coverage"] < 0.29
+        # no evidence: the question is refused before the coverage is read
+        unknown = mem.retrieve("Did I ever tell you about my zeppelin license?")
+        assert "coverage" not in unknown.signals and "coverage" not in unknown.timings_ms
         assert "coverage" not in mem.retrieve("Nice weather today.").signals
 
 
@@ -122,3 +135,24 @@ def test_eval_signals_says_what_is_missing(
         signal_report([path])
     result = runner.invoke(app, ["eval", "signals", str(path)])
     assert result.exit_code == 1 and message in result.output
+
+
+def test_eval_signals_leaves_out_what_the_fast_path_did_not_decide(tmp_path: Path) -> None:
+    qs = [
+        _question("none", False, asks=1, top_cosine=0.3, reach=float("nan")),
+        _question("none", False, asks=1, top_cosine=0.2, reach=0.1),
+        _question("direct", True, asks=1, top_cosine=0.5, reach=0.9),
+        {"group": "none", "mode": "full", "should_inject": False, "signals": {}},  # the LLM
+        {"group": "direct", "mode": "full", "should_inject": True, "signals": {}},
+    ]
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps({"modes": ["full"], "questions": qs}).replace('"fast"', '"full"'))
+    report = signal_report([path], mode="full", none_target=1.0)
+    assert (report.n_nothing, report.n_others, report.llm_decided) == (2, 1, 2)
+    reach = next(r for r in report.rows if r.name == "reach")
+    assert reach.n_nothing == 1 and reach.threshold == pytest.approx(0.9)  # NaN left out
+    assert [r.name for r in report.rows if r.name == "evidence"] == []  # in the decision row
+    no_modes = tmp_path / "old.json"
+    no_modes.write_text(json.dumps({"questions": qs}))
+    with pytest.raises(EvaluationError, match="no mode 'fast'"):
+        signal_report([no_modes])

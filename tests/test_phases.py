@@ -193,8 +193,9 @@ def test_correct_json_uses_both_phases(srv: ScriptedOpenAI, store: Store) -> Non
     assert r.results[0].relevance == "high" and r.results[1].relevance == "medium"
     assert r.results[0].reason == "the vet appointment is on 2 June"
     assert r.injection_strategy == "full" and r.should_inject
+    assert r.signals == {}  # the LLM decided: the fast path's signals were not read
     assert "Juno dental cleaning appointment" in r.queries
-    assert {"expansion", "rerank", "turn"} <= set(r.timings_ms)
+    assert {"expansion", "rerank", "turn", "reach"} <= set(r.timings_ms)
     exp_req, rr_req = srv.chat_requests
     assert "Juno chewed my slippers again" in user_prompt(exp_req)  # the recent conversation
     assert "Today: 2026-06-01 (Mon)" in user_prompt(exp_req)

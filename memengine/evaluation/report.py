@@ -287,7 +287,8 @@ def signal_table(report: SignalReport) -> Table:
     questions that want nothing, beside the decision as it was made."""
     table = Table(
         title=f"should-inject signals alone · {report.mode} · {report.n_nothing} asking questions "
-        f"want nothing, {report.n_others} have evidence ({report.small_talk} small talk left out)",
+        f"want nothing, {report.n_others} have evidence ({report.small_talk} small talk, "
+        f"{report.llm_decided} decided by an LLM left out)",
         caption=f"threshold: the lowest that rejects ≥ {report.none_target:.0%} of the "
         "questions that want nothing (inject at or above it)",
     )

@@ -4,17 +4,19 @@
 and pools the questions of one mode whose message asks something (small
 talk goes by a rule of its own). A question wants nothing when it is a
 memsets ``none`` question or a LoCoMo question asked under swapped names;
-every other one has evidence (LoCoMo's adversarial questions are left
-out: :data:`LEFT_OUT`). For each signal the fast path records
-(:attr:`memengine.models.Retrieval.signals`: ``top_cosine``, ``reach``,
-``coverage`` when the opt-in rule is on, …) it finds the lowest threshold
-that rejects at least ``none_target`` of the questions that want nothing,
-and says what share of the others that threshold still lets through. It
-also gives the decision as it was made, for comparison.
+every other one has evidence. LoCoMo's adversarial questions
+(:data:`LEFT_OUT`) and the questions an LLM decided are left out. For each
+signal the fast path records (:attr:`memengine.models.Retrieval.signals`:
+``top_cosine``, ``reach``, and ``coverage`` for the questions the opt-in
+rule read) it finds the lowest threshold that rejects at least
+``none_target`` of the questions that want nothing, and says what share of
+the others that threshold still lets through. It also gives the decision
+as it was made, for comparison.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +36,8 @@ LEFT_OUT = frozenset({CATEGORIES[5]})
 """Question groups of neither kind: LoCoMo's adversarial questions have evidence, yet ask
 about what the other speaker did."""
 
-_SKIP = frozenset({"asks"})
-"""Signals that only sort the questions (the asking ones are the pool)."""
+_SKIP = frozenset({"asks", "evidence"})
+"""The rule's yes/no parts: ``asks`` picks the pool, ``evidence`` is in the decision row."""
 
 
 @dataclass(frozen=True)
@@ -48,9 +50,11 @@ class SignalRow:
     mean_nothing: float
     mean_others: float
     threshold: float
-    """Inject when the signal is at least this."""
+    """Inject when the signal is at least this (``inf``: only rejecting every question gets there)."""
     nothing_rejected: float
+    """The share of the questions that want nothing below the threshold (≥ the target)."""
     others_kept: float
+    """The share of the questions with evidence at or above it: what the threshold costs."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class SignalReport:
     n_nothing: int
     n_others: int
     small_talk: int
+    llm_decided: int
     decided_nothing_rejected: float
     decided_others_kept: float
     rows: list[SignalRow]
@@ -76,21 +81,25 @@ def signal_report(
         raise EvaluationError(f"--none-target must be within (0, 1], not {none_target}")
     nothing: list[dict[str, Any]] = []
     others: list[dict[str, Any]] = []
-    small_talk = 0
+    small_talk = llm_decided = 0
     for path in paths:
         for q in _questions(path, mode):
             if q.get("group") in LEFT_OUT:
                 continue
             signals = q.get("signals") or {}
+            if not signals:  # an LLM decided: the fast path's signals were not read
+                llm_decided += 1
+                continue
             if signals.get("asks", 1.0) < 1.0:
                 small_talk += 1
                 continue
             (nothing if q.get("group") in WANT_NOTHING else others).append(q)
     if not nothing or not others:
         raise EvaluationError(
-            f"mode {mode!r} needs asking questions of both kinds (none or names swapped: "
-            f"{len(nothing)}, with evidence: {len(others)}); run eval with --json on a memsets "
-            "file with none questions or on LoCoMo with --swap-names"
+            f"mode {mode!r} needs asking questions of both kinds decided by the fast path "
+            f"(none or names swapped: {len(nothing)}, with evidence: {len(others)}, decided by "
+            f"an LLM: {llm_decided}); run eval with --json on a memsets file with none "
+            "questions or on LoCoMo with --swap-names"
         )
     names = sorted({k for q in [*nothing, *others] for k in q.get("signals") or {}} - _SKIP)
     rows = [row for name in names if (row := _row(name, nothing, others, none_target))]
@@ -102,6 +111,7 @@ def signal_report(
         n_nothing=len(nothing),
         n_others=len(others),
         small_talk=small_talk,
+        llm_decided=llm_decided,
         decided_nothing_rejected=sum(not q.get("should_inject") for q in nothing) / len(nothing),
         decided_others_kept=sum(bool(q.get("should_inject")) for q in others) / len(others),
         rows=rows,
@@ -112,10 +122,11 @@ def _questions(path: Path, mode: str) -> list[dict[str, Any]]:
     data = load_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
         raise EvaluationError(f"{path}: not a file written by `memengine eval … --json`")
-    if mode not in data.get("modes", []):
-        raise EvaluationError(f"{path}: no mode {mode!r} (it has {', '.join(data['modes'])})")
+    modes = [str(m) for m in data.get("modes") or []]
+    if mode not in modes:
+        raise EvaluationError(f"{path}: no mode {mode!r} (it has {', '.join(modes) or 'none'})")
     out = [q for q in data["questions"] if isinstance(q, dict) and q.get("mode") == mode]
-    if out and not any(q.get("signals") for q in out):
+    if out and not any("signals" in q for q in out):
         raise EvaluationError(f"{path}: no signals recorded; write it again with this version")
     return out
 
@@ -123,8 +134,8 @@ def _questions(path: Path, mode: str) -> list[dict[str, Any]]:
 def _row(
     name: str, nothing: list[dict[str, Any]], others: list[dict[str, Any]], target: float
 ) -> SignalRow | None:
-    bad = [float(q["signals"][name]) for q in nothing if name in (q.get("signals") or {})]
-    good = [float(q["signals"][name]) for q in others if name in (q.get("signals") or {})]
+    bad = _values(name, nothing)
+    good = _values(name, others)
     if not bad or not good:
         return None
     for threshold in sorted({*bad, *good, float("inf")}):
@@ -141,3 +152,13 @@ def _row(
         nothing_rejected=rejected,
         others_kept=sum(v >= threshold for v in good) / len(good),
     )
+
+
+def _values(name: str, questions: list[dict[str, Any]]) -> list[float]:
+    """The finite values of signal ``name`` among ``questions`` (the ones without it left out)."""
+    out = []
+    for q in questions:
+        value = (q.get("signals") or {}).get(name)
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            out.append(float(value))
+    return out

@@ -165,8 +165,9 @@ class Retriever:
         signals: dict[str, float] | None = None,
     ) -> bool:
         """The should-inject decision for the user's ``text`` over ranked ``candidates``:
-        :func:`.inject.should_inject`, then the opt-in coverage for a question (its
-        milliseconds go to ``timings["coverage"]``). What it read goes to ``signals``."""
+        :func:`.inject.should_inject`, then the opt-in coverage for a question it lets
+        through (its milliseconds go to ``timings["coverage"]``). What it read goes to
+        ``signals``."""
         cfg = self.config
         asks = asks_memory(text) or not text.strip()  # an empty message leaves it to the context
         decided = should_inject(candidates, cfg, asks=asks)
@@ -174,16 +175,16 @@ class Retriever:
             signals["asks"] = float(asks)
             signals["evidence"] = float(evidence_found(candidates, cfg))
             signals["top_cosine"] = round(top_cosine(candidates, cfg), 4)
-        if asks and text.strip() and cfg.coverage_min > 0 and (decided or signals is not None):
+        if decided and asks and text.strip() and cfg.coverage_min > 0:
             t1 = time.perf_counter()
             value = self.coverage(text, candidates)
             timings["coverage"] = round((time.perf_counter() - t1) * 1000, 3)
             if signals is not None:
                 signals["coverage"] = round(value, 4)
-            decided = decided and value >= cfg.coverage_min
+            decided = value >= cfg.coverage_min
         return decided
 
-    def _timed_reach(self, query: str) -> tuple[float, float]:
+    def timed_reach(self, query: str) -> tuple[float, float]:
         """:meth:`reach` and the milliseconds it took."""
         t0 = time.perf_counter()
         value = self.reach(query)
@@ -228,7 +229,7 @@ class Retriever:
         query = context_query(text, recent, cfg.recent_conversation_turns)
         lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
         # the reach's term counts run beside the searches; the lists are re-fused after
-        reach = self.executor.submit(self._timed_reach, query) if cfg.adaptive_weights else None
+        reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None
         result: FastResult = self.fast.run([query, *extra_queries], filters, now=now)
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)

@@ -52,11 +52,15 @@ from .rerank import Reranker, RerankOutcome
 from .retriever import context_query, fast_results
 from .temporal import Window, parse_iso_range, parse_time_window, union, widen, window_filters
 
-__all__ = ["Decide", "LLMTurn", "PhaseStatus", "Refine", "TurnTrace", "llm_window"]
+__all__ = ["Decide", "LLMTurn", "PhaseStatus", "Reach", "Refine", "TurnTrace", "llm_window"]
 
 Decide = Callable[[str, Sequence[Candidate], dict[str, float], dict[str, float] | None], bool]
 """The fast path's should-inject decision (:meth:`.Retriever.decide`): message, ranked
 candidates, the turn's timings and the signals it read (both to add to)."""
+
+
+Reach = Callable[[str], tuple[float, float]]
+"""The context query's lexical reach and the milliseconds it took (:meth:`.Retriever.timed_reach`)."""
 
 
 class Refine(Protocol):
@@ -181,7 +185,8 @@ class LLMTurn:
 
     ``executor`` is the pool the fast path's searches run on; the turn's own
     phases run on a private pool, so a slow LLM never starves the searches.
-    ``refine`` re-weights the searches' candidates as the fast path does, so
+    ``refine`` re-weights the searches' candidates as the fast path does (by
+    the ``reach`` of the context query, computed beside the first search), so
     the rerank reads, and a failed rerank falls back to, the fast path's
     ranking; ``decide`` is the fast path's should-inject decision, used on
     that fallback.
@@ -196,11 +201,13 @@ class LLMTurn:
         client: ChatClient,
         executor: Executor,
         *,
+        reach: Reach,
         refine: Refine,
         decide: Decide,
         workers: int = 16,
     ) -> None:
         self.retrieval = retrieval
+        self.reach = reach
         self.refine = refine
         self.decide = decide
         self.llm = llm
@@ -279,6 +286,7 @@ class LLMTurn:
 
         # Phase 1, with the fast path of the raw context query running alongside.
         fast0 = self._pool.submit(self.fast.run, base, filters, now=now)
+        reach0 = self._pool.submit(self.reach, query) if rcfg.adaptive_weights else None
         text_window = parse_time_window(text, now)
         expansion = self._expand(text, recent, now, lang, turn_end, trace, degraded, timings)
 
@@ -324,11 +332,12 @@ class LLMTurn:
 
         # Phase 3: the LLM chooses among the candidates, ranked as the fast path ranks them.
         signals: dict[str, float] = {}
-        t3 = time.monotonic()
+        reach: float | None = None
+        if reach0 is not None:
+            reach, timings["reach"] = reach0.result()
         candidates = self.refine(
-            result.candidates, query=query, text=text, now=now, signals=signals
+            result.candidates, query=query, text=text, now=now, reach=reach, signals=signals
         )
-        timings["refine"] = _ms(t3)
         k = min(limit or rcfg.max_results, cfg.rerank_max_results)
         outcome = self._rerank(
             text, recent, candidates, now, lang, expansion, turn_end, trace, degraded, timings
