@@ -167,7 +167,11 @@ def memset(
 def signals(
     paths: Annotated[
         list[Path],
-        typer.Argument(help="Files written by `memengine eval … --json`.", show_default=False),
+        typer.Argument(
+            help="Files written by `memengine eval … --json`.",
+            metavar="FILE",
+            show_default=False,
+        ),
     ],
     mode: Annotated[str, typer.Option("--mode", "-m", help="The mode to read.")] = "fast",
     none_target: Annotated[
