@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -97,11 +96,7 @@ def test_a_backup_never_replaces_or_loses_a_file_unasked(db_path: Path, clock: F
         assert copy.check().ok
 
 
-def test_backup_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: FixedClock) -> None:
-    monkeypatch.chdir(tmp_path)
-    for name in list(os.environ):
-        if name.startswith("MEMENGINE_"):
-            monkeypatch.delenv(name)
+def test_backup_command(tmp_path: Path, cli_env: None, clock: FixedClock) -> None:
     runner = CliRunner()
     db = tmp_path / "cli.db"
     assert runner.invoke(app, ["add", "I booked the dentist", "--db", str(db)]).exit_code == 0

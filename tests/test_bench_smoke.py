@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from pathlib import Path
 
@@ -23,11 +22,7 @@ def _positive(x: float) -> bool:
 
 
 @pytest.mark.slow
-def test_bench_quick_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    for name in list(os.environ):
-        if name.startswith("MEMENGINE_"):
-            monkeypatch.delenv(name)
+def test_bench_quick_end_to_end(tmp_path: Path, cli_env: None) -> None:
     out_json = tmp_path / "bench.json"
     work = tmp_path / "work"
     t0 = time.perf_counter()

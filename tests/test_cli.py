@@ -23,11 +23,8 @@ def run(*args: str, ok: bool = True):
 
 
 @pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
-    for name in list(__import__("os").environ):
-        if name.startswith("MEMENGINE_"):
-            monkeypatch.delenv(name)
+def db(tmp_path: Path, cli_env: None) -> str:
+    """A database path in an empty directory, without MEMENGINE_* variables."""
     return str(tmp_path / "cli.db")
 
 

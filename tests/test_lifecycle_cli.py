@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -29,11 +28,8 @@ def run(*args: str, ok: bool = True):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
-    for name in list(os.environ):
-        if name.startswith("MEMENGINE_"):
-            monkeypatch.delenv(name)
+def db(tmp_path: Path, cli_env: None) -> str:
+    """A database path in an empty directory, without MEMENGINE_* variables."""
     return str(tmp_path / "life.db")
 
 

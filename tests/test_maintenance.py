@@ -8,7 +8,6 @@ the file consistent, and run on its own at the end of a bulk ``add_many``.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -123,12 +122,8 @@ def test_a_bulk_add_many_ends_with_the_merge(mem: Memory, monkeypatch: pytest.Mo
 
 
 def test_optimize_command(
-    tmp_path: Path, clock: FixedClock, usem3: USEM3Embedder, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, clock: FixedClock, usem3: USEM3Embedder, cli_env: None
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
-    for name in list(os.environ):
-        if name.startswith("MEMENGINE_"):
-            monkeypatch.delenv(name)
     db = tmp_path / "m.db"
     with Memory.open(db, embedder=usem3, clock=clock) as mem:  # the CLI's default embedder
         for seed in range(3):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import socket
 import time
@@ -454,11 +453,7 @@ def test_llm_switch(tmp_path: Path, srv: ScriptedOpenAI) -> None:
 
 
 @pytest.fixture
-def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
-    for name in list(os.environ):
-        if name.startswith("MEMENGINE_"):
-            monkeypatch.delenv(name)
+def clean_env(cli_env: None, monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     return monkeypatch
 
 
