@@ -132,23 +132,20 @@ class Retriever:
         self,
         candidates: list[Candidate],
         *,
-        query: str,
         text: str,
         now: datetime,
-        reach: float | None = None,
+        reach: float,
         signals: dict[str, float] | None = None,
     ) -> list[Candidate]:
         """The fast path's second look at fused ``candidates``: the lists re-weighted by the
-        context ``query``'s lexical reach (computed when not given) and the dense spread
-        (:mod:`.adapt`), then the bonus for the time window the user's ``text`` names.
-        The reach goes to ``signals``."""
+        context query's lexical ``reach`` (:meth:`reach`; unused without ``adaptive_weights``)
+        and the dense spread (:mod:`.adapt`), then the bonus for the time window the user's
+        ``text`` names. The reach goes to ``signals``."""
         cfg = self.config
-        if cfg.adaptive_weights:
-            reach = self.reach(query) if reach is None else reach
-            if signals is not None:
-                signals["reach"] = round(reach, 4)
+        if cfg.adaptive_weights and signals is not None:
+            signals["reach"] = round(reach, 4)
         spread = dense_spread(candidates, cfg.spread_k)
-        scales = list_scales(cfg, reach=1.0 if reach is None else reach, spread=spread)
+        scales = list_scales(cfg, reach=reach, spread=spread)
         out = reweight(candidates, cfg, scales)
         if cfg.window_weight > 0:
             window = parse_time_window(text, now)
@@ -235,7 +232,7 @@ class Retriever:
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
         signals: dict[str, float] = {}
         result.candidates = self.refine(
-            result.candidates, query=query, text=text, now=now, reach=reach_value, signals=signals
+            result.candidates, text=text, now=now, reach=reach_value, signals=signals
         )
         decided = self.decide(text, result.candidates, timings, signals)
         results = tuple(fast_results(result.candidates, cfg, limit))

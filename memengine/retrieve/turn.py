@@ -70,10 +70,9 @@ class Refine(Protocol):
         self,
         candidates: list[Candidate],
         *,
-        query: str,
         text: str,
         now: datetime,
-        reach: float | None = None,
+        reach: float,
         signals: dict[str, float] | None = None,
     ) -> list[Candidate]: ...
 
@@ -332,11 +331,11 @@ class LLMTurn:
 
         # Phase 3: the LLM chooses among the candidates, ranked as the fast path ranks them.
         signals: dict[str, float] = {}
-        reach: float | None = None
+        reach = 1.0  # without the adaptive weights the lists keep their configured weights
         if reach0 is not None:
             reach, timings["reach"] = reach0.result()
         candidates = self.refine(
-            result.candidates, query=query, text=text, now=now, reach=reach, signals=signals
+            result.candidates, text=text, now=now, reach=reach, signals=signals
         )
         k = min(limit or rcfg.max_results, cfg.rerank_max_results)
         outcome = self._rerank(
