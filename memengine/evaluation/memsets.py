@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -130,7 +130,7 @@ def load_memset(conversation: dict[str, Any], *, agent: str = "default") -> Mems
 
 
 def run_memset(
-    path: Path,
+    path: Path | Sequence[Path],
     *,
     config: Config,
     embedder: Embedder,
@@ -142,17 +142,24 @@ def run_memset(
     on_ingest: Progress | None = None,
     on_question: Progress | None = None,
 ) -> EvalResult:
-    """Evaluate every requested mode on a memsets file."""
+    """Evaluate every requested mode on a memsets file, or on several as one set.
+
+    With several files every conversation id is qualified by its file's
+    stem (``heldout_ja_a/ja_a1``), and the tables pool every question.
+    """
     t_start = time.perf_counter()
-    data = load_json(path)
-    if not isinstance(data, dict) or not isinstance(data.get("conversations"), list):
-        raise EvaluationError(f"{path}: not a memsets file (expected an object with conversations)")
-    raw = data["conversations"]
-    ids = [str(c.get("id", f"conversation-{i}")) for i, c in enumerate(raw)]
-    chosen = set(select_conversations(ids, conversations))
+    files = [Path(path)] if isinstance(path, str | Path) else [Path(p) for p in path]
+    if not files:
+        raise EvaluationError("no memsets file given")
+    raw = _read_conversations(files)
+    chosen = set(select_conversations(list(raw), conversations))
     run = start_run(
-        path,
-        [load_memset(c, agent=config.agent) for c, i in zip(raw, ids, strict=True) if i in chosen],
+        files[0],
+        [
+            replace(load_memset(c, agent=config.agent), id=cid)
+            for cid, c in raw.items()
+            if cid in chosen
+        ],
         config=config,
         embedder=embedder,
         modes=modes,
@@ -240,7 +247,8 @@ def run_memset(
         notes.append(f"--limit {limit}: first {limit} questions per conversation")
     return EvalResult(
         dataset="memset",
-        path=str(path),
+        path=", ".join(map(str, files)),
+        files=[str(f) for f in files] if len(files) > 1 else [],
         modes=[p.name for p in plans],
         skipped_modes=run.skipped,
         conversations=[c.id for c in convs],
@@ -256,6 +264,29 @@ def run_memset(
         notes=notes,
         questions=results,
     )
+
+
+def _read_conversations(files: Sequence[Path]) -> dict[str, dict[str, Any]]:
+    """Every conversation of ``files`` by id, qualified by the file's stem when there are several."""
+    out: dict[str, dict[str, Any]] = {}
+    for f in files:
+        data = load_json(f)
+        if not isinstance(data, dict) or not isinstance(data.get("conversations"), list):
+            raise EvaluationError(
+                f"{f}: not a memsets file (expected an object with conversations)"
+            )
+        prefix = f"{f.stem}/" if len(files) > 1 else ""
+        for i, conv in enumerate(data["conversations"]):
+            if not isinstance(conv, dict):
+                raise EvaluationError(f"{f}: conversation {i + 1} is not an object")
+            cid = prefix + str(conv.get("id", f"conversation-{i}"))
+            if cid in out:
+                raise EvaluationError(
+                    f"conversation {cid} appears twice"
+                    + (" (two files with the same name?)" if prefix else f" in {f}")
+                )
+            out[cid] = conv
+    return out
 
 
 def _exchange_id(metadata: dict[str, Any]) -> str | None:

@@ -44,7 +44,7 @@ def _fmt(value: float | None) -> str:
 
 def _title(result: EvalResult, what: str) -> str:
     convs = len(result.conversations)
-    name = Path(result.path).name
+    name = " + ".join(Path(f).name for f in result.files) or Path(result.path).name
     return (
         f"{what} — {name} · {convs} conversation{'s' if convs != 1 else ''} · "
         f"{result.embedder} · top {result.k}"

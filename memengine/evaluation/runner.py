@@ -566,6 +566,8 @@ class EvalResult:
     questions: list[QuestionResult] = field(default_factory=list)
     by_conversation: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     """``by_conversation[mode][conversation][metric]`` over the overall row's questions."""
+    files: list[str] = field(default_factory=list)
+    """The files pooled into this run when there were several (``path`` joins them)."""
 
     def to_json(self) -> dict[str, Any]:
         """Every number as plain JSON data."""
