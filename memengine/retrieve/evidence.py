@@ -18,7 +18,9 @@ re-sorted (see :func:`rescore`):
   query names gets the bonus. Episodes without a speaker are unaffected.
 
 After the lists are re-weighted, :func:`window_bonus` lifts the candidates
-that occurred in the time window the message names (``window_weight``).
+that occurred in the time window the message names (``window_weight``),
+and :func:`answer_type_bonus` those whose text could answer the kind of
+question asked, a time or a quantity (``answer_type_weight``).
 """
 
 from __future__ import annotations
@@ -30,10 +32,23 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from .answer_type import AnswerType, carries
+
 if TYPE_CHECKING:
     from .fastpath import Candidate
 
-__all__ = ["in_window", "names_speaker", "rescore", "session_ids", "session_scores", "window_bonus"]
+__all__ = [
+    "answer_type_bonus",
+    "in_window",
+    "names_speaker",
+    "rescore",
+    "session_ids",
+    "session_scores",
+    "window_bonus",
+]
+
+ANSWER_TYPE_CHARS = 2000
+"""How much of a candidate's text is read for an answer of the asked kind."""
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 
@@ -141,6 +156,30 @@ def window_bonus(
     for c in candidates:
         if in_window(c.episode.occurred_at, window):
             c = replace(c, score=c.score + weight * top, components={**c.components, "window": 1.0})
+        out.append(c)
+    out.sort(key=lambda c: -c.score)
+    return out
+
+
+def answer_type_bonus(
+    candidates: Sequence[Candidate], kinds: frozenset[AnswerType], weight: float
+) -> list[Candidate]:
+    """Add ``weight`` × the best score to the candidates whose text carries one of the
+    asked ``kinds`` of answer (:func:`.answer_type.carries`); re-sort.
+
+    Like the window, a soft prior: a question's words still rank the
+    candidates that hold a date or a number among themselves.
+    """
+    if not kinds or weight <= 0 or not candidates:
+        return list(candidates)
+    top = max(c.score for c in candidates)
+    out: list[Candidate] = []
+    for c in candidates:
+        text = c.episode.text[:ANSWER_TYPE_CHARS]
+        if any(carries(text, kind) for kind in kinds):
+            c = replace(
+                c, score=c.score + weight * top, components={**c.components, "answer_type": 1.0}
+            )
         out.append(c)
     out.sort(key=lambda c: -c.score)
     return out

@@ -24,6 +24,7 @@ from ..store.database import Store
 from ..store.filters import Filters
 from ..text import guess_language
 from .adapt import dense_spread, list_scales, reweight
+from .answer_type import asked_types
 from .coverage import (
     WordVectors,
     check_analyser,
@@ -32,7 +33,7 @@ from .coverage import (
     word_document_counts,
     word_terms,
 )
-from .evidence import window_bonus
+from .evidence import answer_type_bonus, window_bonus
 from .fastpath import Candidate, FastPath, FastResult
 from .inject import evidence_found, should_inject, top_cosine
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
@@ -139,8 +140,9 @@ class Retriever:
     ) -> list[Candidate]:
         """The fast path's second look at fused ``candidates``: the lists re-weighted by the
         context query's lexical ``reach`` (:meth:`reach`; unused without ``adaptive_weights``)
-        and the dense spread (:mod:`.adapt`), then the bonus for the time window the user's
-        ``text`` names. The reach goes to ``signals``."""
+        and the dense spread (:mod:`.adapt`), then the bonuses for the time window the user's
+        ``text`` names and for the kind of answer it asks (:mod:`.answer_type`). The reach
+        goes to ``signals``."""
         cfg = self.config
         if cfg.adaptive_weights and signals is not None:
             signals["reach"] = round(reach, 4)
@@ -152,6 +154,9 @@ class Retriever:
             if window is not None:
                 window = widen(window, now)
             out = window_bonus(out, window, cfg.window_weight)
+        if cfg.answer_type_weight > 0:
+            kinds = asked_types(text[: cfg.max_query_chars])
+            out = answer_type_bonus(out, kinds, cfg.answer_type_weight)
         return out
 
     def decide(

@@ -1,0 +1,107 @@
+"""What kind of answer a question asks for, and whether a text could hold one.
+
+"When is Maja's wedding?" is answered by a turn that names a date
+("November 21st, at a winery…"); "How much am I paying her per walk?" by
+one that holds a number ("$10 a walk"). Such answer turns often do not
+repeat the words of the question, so neither list ranks them first. The
+fast path gives the candidates that carry the asked kind a bonus
+(``answer_type_weight``, :func:`.evidence.answer_type_bonus`).
+
+Two kinds, in English and Japanese:
+
+- ``time``: "when did/is …", "what date/day/year …", 「いつ」「何日」「何曜日」;
+  carried by dates, month and weekday names, clock times and relative
+  expressions ("yesterday", "next week", 「先月」「3月」「来週」).
+- ``quantity``: "how much/many/far/long/old …", "what number/price …",
+  「いくら」「どのくらい」「何回」「何泊」; carried by any numeral (digits,
+  number words, kanji numerals).
+
+"When" only asks when an auxiliary follows it ("when was…", "when am I…"),
+so "back when I was…" asks nothing; 「いつも」「いつでも」 are not 「いつ」.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from enum import Enum
+
+__all__ = ["AnswerType", "asked_types", "carries"]
+
+
+class AnswerType(str, Enum):
+    """A kind of answer a question can ask for."""
+
+    time = "time"
+    quantity = "quantity"
+
+
+_AUX = r"is|was|were|are|am|did|do|does|will|would|should|can|could|has|have|had"
+_EN_TIME_Q = re.compile(
+    rf"\bwhen (?:{_AUX})\b|\bwhen\s*\?|\bwhat (?:date|day|time|month|year|week)\b"
+    r"|\bwhich (?:date|day|month|year|week|weekend)\b|\bhow long ago\b"
+)
+_EN_QUANTITY_Q = re.compile(
+    r"\bhow (?:much|many|far|long|old|often|big|tall|heavy|fast|expensive)\b"
+    r"|\bwhat (?:number|price|percentage|score|amount|size|temperature|distance|cost)\b"
+)
+# いつ, but not いつも/いつでも/いつの間に, nor いつか "someday" (いつかしら/いつかな ask)
+_JA_TIME_Q = re.compile(r"いつ(?!も|の間|でも|か[^しな])|何日|何月|何時|何曜|何年|日付|日程")
+_JA_COUNTERS = (
+    "円|人|回|歳|才|泊|個|本|枚|度|分|杯|冊|匹|点|番|件|台|階|位|週|秒|倍|年|日|時間"
+    "|ヶ月|か月|カ月|キロ|メートル|センチ|パーセント|%"
+)
+_JA_QUANTITY_Q = re.compile(
+    rf"いくら|どれ(?:くらい|ぐらい)|どの(?:くらい|ぐらい)|何(?:{_JA_COUNTERS})"
+)
+
+_MONTHS = (
+    "january|february|march|april|june|july|august|september|october|november|december"
+    "|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"
+)
+_EN_TIME_A = re.compile(
+    rf"\b(?:{_MONTHS})\b|\bmay\s+\d|\b\d{{1,2}}(?:st|nd|rd|th)\b|\b\d{{1,2}}/\d{{1,2}}\b"
+    r"|\b(?:19|20)\d{2}\b"
+    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|yesterday"
+    r"|tomorrow|tonight)\b"
+    r"|\b(?:next|last|this|coming)\s+(?:week|month|year|spring|summer|fall|autumn|winter)\b"
+    r"|\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\bo'clock\b|\b(?:days?|weeks?|months?|years?) ago\b"
+)
+_NUMBER_WORDS = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
+    "|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|dozen|half|couple"
+)
+_EN_QUANTITY_A = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b")
+_JA_NUMERAL = r"[0-9一二三四五六七八九十百千万両数]"
+_JA_TIME_A = re.compile(
+    rf"{_JA_NUMERAL}+\s*(?:月|日|時|年|曜)|曜日|昨日|明日|明後日|一昨日|来週|先週|今週"
+    r"|来月|先月|今月|来年|去年|昨年|週末"
+)
+_JA_QUANTITY_A = re.compile(_JA_NUMERAL)
+
+_ASKED = {
+    AnswerType.time: (_EN_TIME_Q, _JA_TIME_Q),
+    AnswerType.quantity: (_EN_QUANTITY_Q, _JA_QUANTITY_Q),
+}
+_CARRIED = {
+    AnswerType.time: (_EN_TIME_A, _JA_TIME_A),
+    AnswerType.quantity: (_EN_QUANTITY_A, _JA_QUANTITY_A),
+}
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def asked_types(text: str) -> frozenset[AnswerType]:
+    """The kinds of answer the message ``text`` asks for (empty when it asks for neither)."""
+    norm = _norm(text)
+    return frozenset(
+        kind for kind, patterns in _ASKED.items() if any(p.search(norm) for p in patterns)
+    )
+
+
+def carries(text: str, kind: AnswerType) -> bool:
+    """Whether ``text`` holds something that could answer a ``kind`` question."""
+    norm = _norm(text)
+    return any(p.search(norm) for p in _CARRIED[kind])

@@ -1,0 +1,139 @@
+"""The kind of answer a question asks (a time, a quantity) and the bonus for texts that hold one."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memengine import EpisodeKind, FixedClock, Memory, NewEpisode
+from memengine.config import load_config
+from memengine.embed.usem3 import USEM3Embedder
+from memengine.models import Episode
+from memengine.retrieve.answer_type import AnswerType, asked_types, carries
+from memengine.retrieve.evidence import answer_type_bonus
+from memengine.retrieve.fastpath import Candidate
+
+TIME, QUANTITY = AnswerType.time, AnswerType.quantity
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("When is Maja's wedding?", {TIME}),
+        ("when am I going out to see him? I keep thinking June.", {TIME}),
+        ("What year is the car again?", {TIME}),
+        ("How much am I paying her per walk?", {QUANTITY}),
+        ("How many HX-40s did the lab order?", {QUANTITY}),
+        ("what date is the wedding, and how much was the couch?", {TIME, QUANTITY}),
+        ("Back when I was burned out, who helped me?", set()),  # "when" without an auxiliary
+        ("What did the dentist say?", set()),
+        ("陽菜の入学式っていつだったかしら", {TIME}),
+        ("美羽の誕生日はいつかしら", {TIME}),
+        ("料理教室は何曜日でしたかしら", {TIME}),
+        ("新しい部屋の家賃っていくらにしたんだっけ?", {QUANTITY}),
+        ("何泊だったかも曖昧で", {QUANTITY}),
+        ("入院は何日からでしたか", {TIME, QUANTITY}),  # a date, or a number of days
+        ("いつもの先生のところではなかったですよね?", set()),  # いつも is not いつ
+        ("いつか行ってみたい", set()),  # "someday"
+        ("", set()),
+    ],
+)
+def test_asked_types(text: str, kinds: set[AnswerType]) -> None:
+    assert asked_types(text) == frozenset(kinds)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        ("November 21st, at a winery in the valley.", TIME, True),
+        ("Flights are booked, 9/17 to 9/24.", TIME, True),
+        ("We moved it to next week.", TIME, True),
+        ("The party is at 7pm.", TIME, True),
+        ("You may be right about that.", TIME, False),  # "may" the verb is not the month
+        ("Every day after school, $10 a walk.", QUANTITY, True),
+        ("He wants a hundred more.", QUANTITY, True),
+        ("She looked so proud of herself.", QUANTITY, False),
+        ("十月に二泊三日で回る予定です", TIME, True),
+        ("来週の金曜に行きます", TIME, True),
+        ("家賃は8万2千円にした", QUANTITY, True),
+        ("ちくわ病院連れてった", QUANTITY, False),
+        ("ちくわ病院連れてった", TIME, False),
+        ("１２月５日", TIME, True),  # full-width digits are read as digits
+    ],
+)
+def test_carries(text: str, kind: AnswerType, expected: bool) -> None:
+    assert carries(text, kind) is expected
+
+
+def _candidate(i: int, score: float, text: str) -> Candidate:
+    ep = Episode(
+        id=i,
+        agent="default",
+        kind=EpisodeKind.message,
+        content=text,
+        occurred_at=datetime(2026, 3, 1, tzinfo=timezone.utc),
+        created_at=datetime(2026, 3, 1, tzinfo=timezone.utc),
+    )
+    return Candidate(ep, score, {})
+
+
+def test_the_bonus_lifts_the_texts_that_hold_the_asked_kind() -> None:
+    cands = [
+        _candidate(1, 1.0, "Maja is getting married and wants me to MC."),
+        _candidate(2, 0.9, "Maja's fiancé Tom makes wine."),
+        _candidate(3, 0.8, "November 21st, at a winery."),
+    ]
+    out = answer_type_bonus(cands, frozenset({TIME}), 0.3)
+    assert [c.episode.id for c in out] == [3, 1, 2]
+    assert out[0].score == pytest.approx(0.8 + 0.3 * 1.0)
+    assert out[0].components == {"answer_type": 1.0}
+    assert "answer_type" not in out[1].components
+    assert [c.score for c in cands] == [1.0, 0.9, 0.8]  # the input is left as it was
+    assert [c.episode.id for c in answer_type_bonus(cands, frozenset(), 0.3)] == [1, 2, 3]
+    assert [c.episode.id for c in answer_type_bonus(cands, frozenset({TIME}), 0.0)] == [1, 2, 3]
+    assert answer_type_bonus([], frozenset({TIME}), 0.3) == []
+
+
+def _ranks(
+    path: Path, clock: FixedClock, usem3: USEM3Embedder, weight: float, text: str
+) -> list[int]:
+    config = load_config(environ={}, overrides={"retrieval": {"answer_type_weight": weight}})
+    with Memory.open(path, config=config, embedder=usem3, clock=clock) as mem:
+        r = mem.retrieve(text, limit=10, day_range=None)
+        assert r.results[0].components.get("answer_type") == (1.0 if weight else None)
+        return [x.episode.id for x in r.results]
+
+
+def test_a_when_question_finds_the_turn_that_names_the_date(
+    db_path: Path, clock: FixedClock, usem3: USEM3Embedder
+) -> None:
+    """The answer turn does not repeat the question's words; the date in it lifts it."""
+    turns = [
+        "My sister Maja is getting married and she wants me to MC the wedding reception!",
+        "Maja's wedding dress is gorgeous, she sent me photos of the fitting.",
+        "Maja asked me to help with the wedding playlist, so much pressure.",
+        "Tom, Maja's fiancé, makes wine. The wedding will have great wine at least.",
+        "November 21st, at a winery in the valley. It fits, he is a winemaker.",
+        "I bought a green velvet couch from a guy across town.",
+    ]
+    now = clock()
+    with Memory.open(db_path, embedder=usem3, clock=clock) as mem:
+        ids = mem.add_many(
+            [
+                NewEpisode(
+                    kind=EpisodeKind.exchange,
+                    user_text=text,
+                    reply_text="Oh, nice!",
+                    occurred_at=now - timedelta(days=30, minutes=10 * (len(turns) - i)),
+                )
+                for i, text in enumerate(turns)
+            ]
+        )
+    question = "When is Maja's wedding?"
+    without = _ranks(db_path, clock, usem3, 0.0, question)
+    with_bonus = _ranks(db_path, clock, usem3, 0.3, question)
+    answer = ids[4]
+    assert with_bonus[0] == answer
+    assert without.index(answer) > 0  # its words alone leave it behind the turns naming Maja
