@@ -12,7 +12,7 @@ from memengine.config import load_config
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.models import Episode
 from memengine.retrieve.answer_type import AnswerType, asked_types, carries
-from memengine.retrieve.evidence import answer_type_bonus
+from memengine.retrieve.evidence import answer_type_bonus, lift_next_turns
 from memengine.retrieve.fastpath import Candidate
 
 TIME, QUANTITY = AnswerType.time, AnswerType.quantity
@@ -137,3 +137,68 @@ def test_a_when_question_finds_the_turn_that_names_the_date(
     answer = ids[4]
     assert with_bonus[0] == answer
     assert without.index(answer) > 0  # its words alone leave it behind the turns naming Maja
+
+
+def test_the_turn_after_a_best_candidate_is_lifted_when_it_holds_the_asked_kind() -> None:
+    cands = [
+        _candidate(1, 1.0, "Maja is getting married and wants me to MC."),
+        _candidate(2, 0.9, "Maja's fiancé Tom makes wine."),
+        _candidate(3, 0.2, "We are going at 6pm."),  # the turn after 2, a weak candidate
+    ]
+    following = {
+        1: _candidate(10, 0.0, "November 21st, at a winery.").episode,  # not a candidate yet
+        2: cands[2].episode,
+    }
+    out = lift_next_turns(cands, following, frozenset({TIME}), weight=0.3, factor=0.8)
+    assert [c.episode.id for c in out] == [10, 3, 1, 2]
+    assert out[0].score == pytest.approx(0.8 * 1.0 + 0.3 * 1.0)
+    assert out[0].components == {"answer_type": 1.0, "next_turn": 1.0}
+    assert out[1].score == pytest.approx(0.8 * 0.9 + 0.3 * 1.0)
+    # a next turn without the asked kind stays where it was
+    wordy = {1: _candidate(10, 0.0, "At a winery in the valley.").episode}
+    same = lift_next_turns(cands, wordy, frozenset({TIME, QUANTITY}), weight=0.3, factor=0.8)
+    assert [c.episode.id for c in same] == [1, 2, 3]
+    # a turn already above what the lift would give keeps its score
+    high = [*cands[:2], _candidate(3, 2.0, "We are going at 6pm.")]
+    kept = lift_next_turns(high, following, frozenset({TIME}), weight=0.3, factor=0.8)
+    assert next(c for c in kept if c.episode.id == 3).score == 2.0
+    assert lift_next_turns(cands, {}, frozenset({TIME}), weight=0.3, factor=0.8) == cands
+
+
+def test_a_how_much_question_finds_the_reply_after_the_turn_that_names_the_topic(
+    db_path: Path, clock: FixedClock, usem3: USEM3Embedder
+) -> None:
+    """The answer ("$10 a walk") follows the turn about the dog walker; the lift finds it."""
+    turns = [
+        "Bethany from next door has been a godsend. She walks Tallulah for me.",
+        "Every day after school, $10 a walk. A bargain for my peace of mind.",
+        "Tallulah rolled in something awful in the park, Bethany gave her a bath.",
+        "Bethany brought Tallulah back wearing a little bandana today.",
+        "Tallulah refused to go out in the snow, she just stood at the back door.",
+        "Bethany's mum says she wants to be a vet one day.",
+    ]
+    now = clock()
+    with Memory.open(db_path, embedder=usem3, clock=clock) as mem:
+        ids = mem.add_many(
+            [
+                NewEpisode(
+                    kind=EpisodeKind.exchange,
+                    user_text=text,
+                    reply_text="Oh, lovely.",
+                    occurred_at=now - timedelta(days=40 - 5 * (i // 2), minutes=-3 * (i % 2)),
+                )
+                for i, text in enumerate(turns)
+            ]
+        )
+    question = "How much am I paying Bethany again?"
+    ranks = {}
+    for n in (0, 3):
+        overrides = {"retrieval": {"next_turn_candidates": n, "answer_type_weight": 0.3}}
+        config = load_config(environ={}, overrides=overrides)
+        with Memory.open(db_path, config=config, embedder=usem3, clock=clock) as mem:
+            r = mem.retrieve(question, limit=10, day_range=None)
+        ranks[n] = [x.episode.id for x in r.results].index(ids[1])
+        if n:
+            assert r.results[ranks[n]].components.get("next_turn") == 1.0
+    assert ranks[3] < ranks[0]
+    assert ranks[3] <= 1

@@ -156,3 +156,27 @@ def test_eval_signals_leaves_out_what_the_fast_path_did_not_decide(tmp_path: Pat
     no_modes.write_text(json.dumps({"questions": qs}))
     with pytest.raises(EvaluationError, match="no mode 'fast'"):
         signal_report([no_modes])
+
+
+def test_eval_signals_refuses_to_count_a_question_twice(tmp_path: Path) -> None:
+    qs = [
+        {
+            **_question("none", False, asks=1, top_cosine=0.2),
+            "conversation": "c1",
+            "question": "q1",
+        },
+        {
+            **_question("direct", True, asks=1, top_cosine=0.5),
+            "conversation": "c1",
+            "question": "q2",
+        },
+    ]
+    for name in ("default.json", "optin.json", "other.json"):
+        data = {"path": "other.json" if name == "other.json" else "set.json", "modes": ["fast"]}
+        (tmp_path / name).write_text(json.dumps({**data, "questions": qs}), encoding="utf-8")
+    both = [tmp_path / "default.json", tmp_path / "optin.json"]
+    with pytest.raises(EvaluationError, match=r"question c1/q1 of set\.json is also in"):
+        signal_report(both)
+    # the same ids from another set are other questions
+    report = signal_report([tmp_path / "default.json", tmp_path / "other.json"], none_target=1.0)
+    assert (report.n_nothing, report.n_others) == (2, 2)

@@ -290,3 +290,40 @@ def test_sqlite_errors_become_store_errors_and_a_sound_file_is_not_called_damage
     with conns.read() as cur:  # the failed write left nothing behind
         assert cur.execute("SELECT count(*) FROM agents WHERE name = 'x'").fetchone()[0] == 0
     assert conns.check_pages() == "ok"
+
+
+def test_next_turns_follow_one_agents_conversation_within_the_filters(mem: Memory) -> None:
+    from memengine.store.filters import Filters
+
+    at = [T0 + timedelta(minutes=m) for m in (0, 1, 2, 5, 200)]
+    a = mem.add_exchange("Maja is getting married!", "When?", occurred_at=at[0])
+    mem.add_exchange("another agent's turn", "ok", agent="other", occurred_at=at[1])
+    mem.add("a note, not a turn", occurred_at=at[2])
+    b = mem.add_exchange("November 21st.", "Lovely", occurred_at=at[3])
+    c = mem.add_exchange("three hours later", "ok", occurred_at=at[4])
+    d = mem.add_exchange("same minute as c", "ok", occurred_at=at[4])  # ties go by id
+    everything = Filters(agent="default")
+    found = mem.store.next_turns([a, b, c, d], everything)
+    assert {k: v.id for k, v in found.items()} == {a: b, c: d}  # b's next is past the gap
+    assert found[a].text.startswith("November 21st.")
+    # a next turn the filters hide is not skipped over
+    mem.store.set_status([b], "archived")
+    assert a not in mem.store.next_turns([a], everything)
+    assert mem.store.next_turns([a], Filters(agent="default", statuses=("active", "archived")))
+    mem.store.set_status([b], "active")
+    with mem.store.connections.write() as cur:
+        cur.execute("UPDATE episodes SET sensitivity = 3 WHERE id = ?", (b,))
+    assert mem.store.next_turns([a], Filters(agent="default", max_sensitivity=1)) == {}
+    assert mem.store.next_turns([], everything) == {}
+
+
+def test_next_turn_lookup_uses_the_agent_time_index(mem: Memory) -> None:
+    from memengine.store.episodes import _NEXT_TURN
+
+    plan = " ".join(
+        str(row[-1])
+        for row in _raw(mem).execute(
+            "EXPLAIN QUERY PLAN " + _NEXT_TURN.format(marks="?"), [1, 3600]
+        )
+    )
+    assert "episodes_agent_ts" in plan and "SCAN x" not in plan, plan

@@ -82,8 +82,16 @@ def signal_report(
     nothing: list[dict[str, Any]] = []
     others: list[dict[str, Any]] = []
     small_talk = llm_decided = 0
+    seen: dict[tuple[str, str, str], Path] = {}
     for path in paths:
-        for q in _questions(path, mode):
+        source, questions = _questions(path, mode)
+        for q in questions:
+            key = (source, str(q.get("conversation", "")), str(q.get("question", "")))
+            if seen.setdefault(key, path) != path:
+                raise EvaluationError(
+                    f"{path}: question {key[1]}/{key[2]} of {source} is also in {seen[key]}; "
+                    "pool each run of a set once (not its default and its opt-in run)"
+                )
             if q.get("group") in LEFT_OUT:
                 continue
             signals = q.get("signals") or {}
@@ -118,7 +126,8 @@ def signal_report(
     )
 
 
-def _questions(path: Path, mode: str) -> list[dict[str, Any]]:
+def _questions(path: Path, mode: str) -> tuple[str, list[dict[str, Any]]]:
+    """The dataset a results file measured, and its questions asked in ``mode``."""
     data = load_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
         raise EvaluationError(f"{path}: not a file written by `memengine eval … --json`")
@@ -128,7 +137,7 @@ def _questions(path: Path, mode: str) -> list[dict[str, Any]]:
     out = [q for q in data["questions"] if isinstance(q, dict) and q.get("mode") == mode]
     if out and not any("signals" in q for q in out):
         raise EvaluationError(f"{path}: no signals recorded; write it again with this version")
-    return out
+    return str(data.get("path", path)), out
 
 
 def _row(

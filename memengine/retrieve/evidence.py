@@ -20,18 +20,22 @@ re-sorted (see :func:`rescore`):
 After the lists are re-weighted, :func:`window_bonus` lifts the candidates
 that occurred in the time window the message names (``window_weight``),
 and :func:`answer_type_bonus` those whose text could answer the kind of
-question asked, a time or a quantity (``answer_type_weight``).
+question asked, a time or a quantity (``answer_type_weight``). Last,
+:func:`lift_next_turns` lifts the turn that follows one of the best
+candidates when that turn holds the asked kind: the answer to "When is
+Maja's wedding?" is often the reply after the turn that names the wedding.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..models import Episode
 from .answer_type import AnswerType, carries
 
 if TYPE_CHECKING:
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "answer_type_bonus",
     "in_window",
+    "lift_next_turns",
     "names_speaker",
     "rescore",
     "session_ids",
@@ -181,5 +186,44 @@ def answer_type_bonus(
                 c, score=c.score + weight * top, components={**c.components, "answer_type": 1.0}
             )
         out.append(c)
+    out.sort(key=lambda c: -c.score)
+    return out
+
+
+def lift_next_turns(
+    candidates: Sequence[Candidate],
+    following: Mapping[int, Episode],
+    kinds: frozenset[AnswerType],
+    *,
+    weight: float,
+    factor: float,
+) -> list[Candidate]:
+    """Lift the turn that follows a candidate (``following[candidate id]``) when its text
+    carries an asked kind of answer; re-sort.
+
+    Its score becomes at least ``factor`` × its predecessor's plus the
+    answer-type bonus (``weight`` × the best score), and a turn that was
+    not among the candidates joins them. Only the predecessors given in
+    ``following`` are read (the caller looks up the next turns of its top
+    few).
+    """
+    if not kinds or not following or not candidates:
+        return list(candidates)
+    top = max(c.score for c in candidates)
+    out = list(candidates)
+    index = {c.episode.id: i for i, c in enumerate(out)}
+    for c in list(out):
+        nxt = following.get(c.episode.id)
+        if nxt is None or not any(carries(nxt.text[:ANSWER_TYPE_CHARS], k) for k in kinds):
+            continue
+        score = factor * c.score + weight * top
+        i = index.get(nxt.id)
+        if i is None:
+            index[nxt.id] = len(out)
+            comps = {"answer_type": 1.0, "next_turn": 1.0}
+            out.append(replace(c, episode=nxt, score=score, components=comps))
+        elif out[i].score < score:
+            comps = {**out[i].components, "answer_type": 1.0, "next_turn": 1.0}
+            out[i] = replace(out[i], score=score, components=comps)
     out.sort(key=lambda c: -c.score)
     return out

@@ -33,7 +33,7 @@ from .coverage import (
     word_document_counts,
     word_terms,
 )
-from .evidence import answer_type_bonus, window_bonus
+from .evidence import answer_type_bonus, lift_next_turns, window_bonus
 from .fastpath import Candidate, FastPath, FastResult
 from .inject import evidence_found, should_inject, top_cosine
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
@@ -136,12 +136,14 @@ class Retriever:
         text: str,
         now: datetime,
         reach: float,
+        filters: Filters,
         signals: dict[str, float] | None = None,
     ) -> list[Candidate]:
         """The fast path's second look at fused ``candidates``: the lists re-weighted by the
         context query's lexical ``reach`` (:meth:`reach`; unused without ``adaptive_weights``)
         and the dense spread (:mod:`.adapt`), then the bonuses for the time window the user's
-        ``text`` names and for the kind of answer it asks (:mod:`.answer_type`). The reach
+        ``text`` names and for the kind of answer it asks (:mod:`.answer_type`), where the
+        turn after one of the best few (within ``filters``) may hold the answer. The reach
         goes to ``signals``."""
         cfg = self.config
         if cfg.adaptive_weights and signals is not None:
@@ -157,6 +159,15 @@ class Retriever:
         if cfg.answer_type_weight > 0:
             kinds = asked_types(text[: cfg.max_query_chars])
             out = answer_type_bonus(out, kinds, cfg.answer_type_weight)
+            if kinds and cfg.next_turn_candidates > 0 and out:
+                ids = [c.episode.id for c in out[: cfg.next_turn_candidates]]
+                out = lift_next_turns(
+                    out,
+                    self.store.next_turns(ids, filters),
+                    kinds,
+                    weight=cfg.answer_type_weight,
+                    factor=cfg.next_turn_factor,
+                )
         return out
 
     def decide(
@@ -237,7 +248,12 @@ class Retriever:
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
         signals: dict[str, float] = {}
         result.candidates = self.refine(
-            result.candidates, text=text, now=now, reach=reach_value, signals=signals
+            result.candidates,
+            text=text,
+            now=now,
+            reach=reach_value,
+            filters=filters,
+            signals=signals,
         )
         decided = self.decide(text, result.candidates, timings, signals)
         results = tuple(fast_results(result.candidates, cfg, limit))

@@ -73,6 +73,7 @@ class Refine(Protocol):
         text: str,
         now: datetime,
         reach: float,
+        filters: Filters,
         signals: dict[str, float] | None = None,
     ) -> list[Candidate]: ...
 
@@ -335,7 +336,7 @@ class LLMTurn:
         if reach0 is not None:
             reach, timings["reach"] = reach0.result()
         candidates = self.refine(
-            result.candidates, text=text, now=now, reach=reach, signals=signals
+            result.candidates, text=text, now=now, reach=reach, filters=filters, signals=signals
         )
         k = min(limit or rcfg.max_results, cfg.rerank_max_results)
         outcome = self._rerank(

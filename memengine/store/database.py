@@ -304,6 +304,26 @@ class Store:
             )
             return hits, sorted(dropped)
 
+    def next_turns(self, ids: Sequence[int], filters: Filters) -> dict[int, Episode]:
+        """The conversation turn that follows each of ``ids`` within the neighbour gap, when
+        ``filters`` let it through, as ``{id: next episode}``. A turn the filters hide is
+        not skipped over: its predecessor then has none."""
+        with self.connections.read() as cur:
+            following = ep_rows.next_turns(cur, ids, self.neighbour_gap_s)
+            if not following:
+                return {}
+            where, params = filters.sql()
+            marks = ",".join("?" * len(following))
+            visible = {
+                row[0]
+                for row in cur.execute(
+                    f"SELECT id FROM episodes WHERE id IN ({marks}) AND {where}",
+                    [*following.values(), *params],
+                )
+            }
+            episodes = ep_rows.fetch_episodes(cur, sorted(visible))
+        return {a: episodes[b] for a, b in following.items() if b in episodes}
+
     def document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """The number of episodes and the document frequency of each term (cached; all agents)."""
         with self.connections.read() as cur:

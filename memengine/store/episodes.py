@@ -21,6 +21,7 @@ __all__ = [
     "insert_episodes",
     "iter_episode_ids",
     "link_neighbours",
+    "next_turns",
     "row_to_episode",
 ]
 
@@ -219,6 +220,31 @@ def fetch_episodes(cur: Any, ids: Sequence[int]) -> dict[int, Episode]:
         for row in cur.execute(f"SELECT {COLUMNS} FROM episodes WHERE id IN ({marks})", chunk):
             out[row[0]] = row_to_episode(row)
     return out
+
+
+_NEXT_TURN = """
+SELECT e.id, n.id
+  FROM episodes AS e
+  JOIN episodes AS n ON n.id = (
+        SELECT x.id FROM episodes AS x
+         WHERE x.agent = e.agent AND x.kind IN ('exchange', 'message')
+           AND (x.occurred_ts, x.id) > (e.occurred_ts, e.id)
+         ORDER BY x.occurred_ts, x.id
+         LIMIT 1)
+ WHERE e.id IN ({marks}) AND e.kind IN ('exchange', 'message')
+   AND n.occurred_ts <= e.occurred_ts + ?
+"""
+
+
+def next_turns(cur: Any, ids: Sequence[int], gap_s: int) -> dict[int, int]:
+    """The conversation turn that follows each of ``ids`` (the next ``exchange`` or
+    ``message`` of its agent in time, at most ``gap_s`` seconds later), as ``{id: next id}``;
+    the neighbour order of :func:`link_neighbours`. Ids without one are absent."""
+    if not ids or gap_s <= 0:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = cur.execute(_NEXT_TURN.format(marks=marks), [*ids, gap_s]).fetchall()
+    return {int(a): int(b) for a, b in rows}
 
 
 def delete_episodes(cur: Any, ids: Sequence[int], agent: str | None) -> list[int]:
