@@ -194,6 +194,10 @@ def test_plan_modes_skips_full_without_llm() -> None:
     plans, skipped = plan_modes(["bm25", "vector", "fast", "full"], Config())
     assert [p.name for p in plans] == ["bm25", "vector", "fast"]
     assert [p.config.retrieval.search for p in plans] == ["bm25", "vector", "hybrid"]
+    second_stage = ("session_weight", "speaker_weight", "answer_type_weight")
+    for plan in plans:  # the single-list references go without the second stage's bonuses
+        values = [getattr(plan.config.retrieval, name) for name in second_stage]
+        assert (values == [0.0, 0.0, 0.0]) is (plan.name != "fast"), plan.name
     assert "full" in skipped and "base_url" in skipped["full"]
     with_llm = Config(llm=LLMConfig(base_url="http://localhost:1/v1"))
     plans, skipped = plan_modes(["fast", "full"], with_llm)
