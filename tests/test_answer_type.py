@@ -11,7 +11,7 @@ from memengine import EpisodeKind, FixedClock, Memory, NewEpisode
 from memengine.config import load_config
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.models import Episode
-from memengine.retrieve.answer_type import AnswerType, asked_types, carries
+from memengine.retrieve.answer_type import AnswerType, asked_types, carries, carries_any
 from memengine.retrieve.evidence import answer_type_bonus, lift_next_turns
 from memengine.retrieve.fastpath import Candidate
 
@@ -202,3 +202,10 @@ def test_a_how_much_question_finds_the_reply_after_the_turn_that_names_the_topic
             assert r.results[ranks[n]].components.get("next_turn") == 1.0
     assert ranks[3] < ranks[0]
     assert ranks[3] <= 1
+
+
+def test_carries_any_reads_every_asked_kind() -> None:
+    assert carries_any("Every day after school, $10 a walk.", frozenset({TIME, QUANTITY}))
+    assert carries_any("来週の金曜に行きます", frozenset({TIME}))
+    assert not carries_any("She looked so proud of herself.", frozenset({TIME, QUANTITY}))
+    assert not carries_any("November 21st", frozenset())

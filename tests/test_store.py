@@ -317,13 +317,18 @@ def test_next_turns_follow_one_agents_conversation_within_the_filters(mem: Memor
     assert mem.store.next_turns([], everything) == {}
 
 
-def test_next_turn_lookup_uses_the_agent_time_index(mem: Memory) -> None:
-    from memengine.store.episodes import _NEXT_TURN
+def test_next_turn_lookups_read_a_few_rows_not_the_agents_history(mem: Memory) -> None:
+    from memengine.store.episodes import _NEXT_TURN, visible_sql
+    from memengine.store.filters import Filters
 
-    plan = " ".join(
-        str(row[-1])
-        for row in _raw(mem).execute(
-            "EXPLAIN QUERY PLAN " + _NEXT_TURN.format(marks="?"), [1, 3600]
+    def plan(sql: str, params: list[object]) -> str:
+        return " | ".join(
+            str(r[-1]) for r in _raw(mem).execute("EXPLAIN QUERY PLAN " + sql, params)
         )
-    )
-    assert "episodes_agent_ts" in plan and "SCAN x" not in plan, plan
+
+    following = plan(_NEXT_TURN.format(marks="?"), [1, 3600])
+    assert "episodes_agent_ts" in following and "SCAN x" not in following, following
+    where, params = Filters(agent="default").sql()
+    visible = plan(visible_sql(3, where), [1, 2, 3, *params])
+    # by id: not a walk over the agent's (agent, status, …) index
+    assert "INTEGER PRIMARY KEY" in visible and "episodes_agent_time" not in visible, visible

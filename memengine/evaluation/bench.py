@@ -538,7 +538,7 @@ class _Bench:
             src = built.sources[index]
             if (language and src.language != language) or not src.words:
                 continue
-            text = query_text(src, rng)
+            text = query_text(src, rng, asks_time=len(out) % 4 == 3)  # one in four asks "when"
             q = _Query(
                 text, _near(src.vector, rng), built.corpus.agent_of(index), src.language, src
             )

@@ -393,18 +393,20 @@ class Corpus:
         return sorted(int(i) for i in rng.choice(self.size, n, replace=False))
 
 
-def query_text(source: QuerySource, rng: np.random.Generator, *, words: int = 3) -> str:
-    """A short question built from a few of the source episode's content words."""
+def query_text(
+    source: QuerySource, rng: np.random.Generator, *, words: int = 3, asks_time: bool = False
+) -> str:
+    """A short question built from a few of the source episode's content words; with
+    ``asks_time`` it also asks when (so the answer-type stages run, as for a real "when"),
+    in words that add no search term of weight."""
     pool = list(dict.fromkeys(source.words))
     k = min(words, len(pool))
     chosen = [pool[int(i)] for i in rng.choice(len(pool), k, replace=False)] if k else []
     if source.language == "ja":
-        return (
-            "".join(w + "の" for w in chosen[:-1])
-            + (chosen[-1] if chosen else "")
-            + "のこと覚えてる?"
-        )
-    return "Do you remember the " + " and ".join(chosen) + "?"
+        topic = "".join(w + "の" for w in chosen[:-1]) + (chosen[-1] if chosen else "")
+        return topic + "のこと覚えてる?" + ("いつ?" if asks_time else "")
+    text = "Do you remember the " + " and ".join(chosen) + "?"
+    return text + (" When was it?" if asks_time else "")
 
 
 def text_seed(text: str) -> int:

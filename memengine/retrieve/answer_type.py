@@ -26,7 +26,7 @@ import re
 import unicodedata
 from enum import Enum
 
-__all__ = ["AnswerType", "asked_types", "carries"]
+__all__ = ["AnswerType", "asked_types", "carries", "carries_any"]
 
 
 class AnswerType(str, Enum):
@@ -105,3 +105,11 @@ def carries(text: str, kind: AnswerType) -> bool:
     """Whether ``text`` holds something that could answer a ``kind`` question."""
     norm = _norm(text)
     return any(p.search(norm) for p in _CARRIED[kind])
+
+
+def carries_any(text: str, kinds: frozenset[AnswerType]) -> bool:
+    """Whether ``text`` holds something that could answer one of the ``kinds`` (normalised once)."""
+    if not kinds:
+        return False
+    norm = _norm(text)
+    return any(p.search(norm) for kind in kinds for p in _CARRIED[kind])

@@ -36,7 +36,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..models import Episode
-from .answer_type import AnswerType, carries
+from .answer_type import AnswerType, carries_any
 
 if TYPE_CHECKING:
     from .fastpath import Candidate
@@ -180,8 +180,7 @@ def answer_type_bonus(
     top = max(c.score for c in candidates)
     out: list[Candidate] = []
     for c in candidates:
-        text = c.episode.text[:ANSWER_TYPE_CHARS]
-        if any(carries(text, kind) for kind in kinds):
+        if carries_any(c.episode.text[:ANSWER_TYPE_CHARS], kinds):
             c = replace(
                 c, score=c.score + weight * top, components={**c.components, "answer_type": 1.0}
             )
@@ -214,7 +213,7 @@ def lift_next_turns(
     index = {c.episode.id: i for i, c in enumerate(out)}
     for c in list(out):
         nxt = following.get(c.episode.id)
-        if nxt is None or not any(carries(nxt.text[:ANSWER_TYPE_CHARS], k) for k in kinds):
+        if nxt is None or not carries_any(nxt.text[:ANSWER_TYPE_CHARS], kinds):
             continue
         score = factor * c.score + weight * top
         i = index.get(nxt.id)

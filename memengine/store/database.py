@@ -312,15 +312,7 @@ class Store:
             following = ep_rows.next_turns(cur, ids, self.neighbour_gap_s)
             if not following:
                 return {}
-            where, params = filters.sql()
-            marks = ",".join("?" * len(following))
-            visible = {
-                row[0]
-                for row in cur.execute(
-                    f"SELECT id FROM episodes WHERE id IN ({marks}) AND {where}",
-                    [*following.values(), *params],
-                )
-            }
+            visible = ep_rows.visible_ids(cur, list(following.values()), filters)
             episodes = ep_rows.fetch_episodes(cur, sorted(visible))
         return {a: episodes[b] for a, b in following.items() if b in episodes}
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..clock import ensure_aware
 from ..models import Episode, EpisodeKind, NewEpisode
+from .filters import Filters
 
 __all__ = [
     "COLUMNS",
@@ -23,6 +24,8 @@ __all__ = [
     "link_neighbours",
     "next_turns",
     "row_to_episode",
+    "visible_ids",
+    "visible_sql",
 ]
 
 COLUMNS = (
@@ -245,6 +248,27 @@ def next_turns(cur: Any, ids: Sequence[int], gap_s: int) -> dict[int, int]:
     marks = ",".join("?" * len(ids))
     rows = cur.execute(_NEXT_TURN.format(marks=marks), [*ids, gap_s]).fetchall()
     return {int(a): int(b) for a, b in rows}
+
+
+def visible_sql(n: int, where: str) -> str:
+    """The query of :func:`visible_ids` for ``n`` ids and a filters ``WHERE`` fragment.
+
+    The rows are taken by id first: asked as one ``WHERE id IN (…) AND
+    agent = ? AND status = ?``, SQLite scans the agent's whole
+    ``(agent, status, …)`` index instead (8 ms at 100K episodes)."""
+    marks = ",".join("?" * n)
+    return (
+        f"WITH chosen AS MATERIALIZED (SELECT * FROM episodes WHERE id IN ({marks})) "
+        f"SELECT id FROM chosen WHERE {where}"
+    )
+
+
+def visible_ids(cur: Any, ids: Sequence[int], filters: Filters) -> set[int]:
+    """The ``ids`` that ``filters`` let through."""
+    if not ids:
+        return set()
+    where, params = filters.sql()
+    return {int(r[0]) for r in cur.execute(visible_sql(len(ids), where), [*ids, *params])}
 
 
 def delete_episodes(cur: Any, ids: Sequence[int], agent: str | None) -> list[int]:
