@@ -170,7 +170,7 @@ def answer_type_bonus(
     candidates: Sequence[Candidate], kinds: frozenset[AnswerType], weight: float
 ) -> list[Candidate]:
     """Add ``weight`` × the best score to the candidates whose text carries one of the
-    asked ``kinds`` of answer (:func:`.answer_type.carries`); re-sort.
+    asked ``kinds`` of answer (:func:`.answer_type.carries_any`); re-sort.
 
     Like the window, a soft prior: a question's words still rank the
     candidates that hold a date or a number among themselves.
