@@ -197,9 +197,11 @@ def test_a_how_much_question_finds_the_reply_after_the_turn_that_names_the_topic
         config = load_config(environ={}, overrides=overrides)
         with Memory.open(db_path, config=config, embedder=usem3, clock=clock) as mem:
             r = mem.retrieve(question, limit=10, day_range=None)
+            why = mem.pack(r, query=question).text
         ranks[n] = [x.episode.id for x in r.results].index(ids[1])
         if n:
             assert r.results[ranks[n]].components.get("next_turn") == 1.0
+            assert "follows a matching turn and holds the time or number asked" in why
     assert ranks[3] < ranks[0]
     assert ranks[3] <= 1
 

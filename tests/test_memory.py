@@ -67,6 +67,7 @@ def test_english_pack_uses_why_lines(real_mem: Memory, clock: FixedClock) -> Non
     r = real_mem.retrieve("When is Juno's dental appointment?")
     text = real_mem.pack(r).text
     assert "→ why: " in text and "juno" in text.lower()
+    assert "holds the time or number asked" in text  # "When" asks a time; "2 June" is one
 
 
 def test_empty_and_whitespace_text_is_refused(mem: Memory) -> None:
