@@ -96,6 +96,24 @@ def test_the_bonus_lifts_the_texts_that_hold_the_asked_kind() -> None:
     assert answer_type_bonus([], frozenset({TIME}), 0.3) == []
 
 
+def _store(
+    path: Path, clock: FixedClock, usem3: USEM3Embedder, turns: list[str], ago: list[timedelta]
+) -> list[int]:
+    """Store each turn as an exchange, ``ago[i]`` before the clock; return the ids."""
+    with Memory.open(path, embedder=usem3, clock=clock) as mem:
+        return mem.add_many(
+            [
+                NewEpisode(
+                    kind=EpisodeKind.exchange,
+                    user_text=text,
+                    reply_text="Oh, nice.",
+                    occurred_at=clock() - back,
+                )
+                for text, back in zip(turns, ago, strict=True)
+            ]
+        )
+
+
 def _ranks(
     path: Path, clock: FixedClock, usem3: USEM3Embedder, weight: float, text: str
 ) -> list[int]:
@@ -118,19 +136,8 @@ def test_a_when_question_finds_the_turn_that_names_the_date(
         "November 21st, at a winery in the valley. It fits, he is a winemaker.",
         "I bought a green velvet couch from a guy across town.",
     ]
-    now = clock()
-    with Memory.open(db_path, embedder=usem3, clock=clock) as mem:
-        ids = mem.add_many(
-            [
-                NewEpisode(
-                    kind=EpisodeKind.exchange,
-                    user_text=text,
-                    reply_text="Oh, nice!",
-                    occurred_at=now - timedelta(days=30, minutes=10 * (len(turns) - i)),
-                )
-                for i, text in enumerate(turns)
-            ]
-        )
+    ago = [timedelta(days=30, minutes=10 * (len(turns) - i)) for i in range(len(turns))]
+    ids = _store(db_path, clock, usem3, turns, ago)
     question = "When is Maja's wedding?"
     without = _ranks(db_path, clock, usem3, 0.0, question)
     with_bonus = _ranks(db_path, clock, usem3, 0.3, question)
@@ -177,19 +184,9 @@ def test_a_how_much_question_finds_the_reply_after_the_turn_that_names_the_topic
         "Tallulah refused to go out in the snow, she just stood at the back door.",
         "Bethany's mum says she wants to be a vet one day.",
     ]
-    now = clock()
-    with Memory.open(db_path, embedder=usem3, clock=clock) as mem:
-        ids = mem.add_many(
-            [
-                NewEpisode(
-                    kind=EpisodeKind.exchange,
-                    user_text=text,
-                    reply_text="Oh, lovely.",
-                    occurred_at=now - timedelta(days=40 - 5 * (i // 2), minutes=-3 * (i % 2)),
-                )
-                for i, text in enumerate(turns)
-            ]
-        )
+    # pairs of turns three minutes apart, five days between the pairs
+    ago = [timedelta(days=40 - 5 * (i // 2), minutes=-3 * (i % 2)) for i in range(len(turns))]
+    ids = _store(db_path, clock, usem3, turns, ago)
     question = "How much am I paying Bethany again?"
     ranks = {}
     for n in (0, 3):
