@@ -208,3 +208,20 @@ def test_carries_any_reads_every_asked_kind() -> None:
     assert carries_any("来週の金曜に行きます", frozenset({TIME}))
     assert not carries_any("She looked so proud of herself.", frozenset({TIME, QUANTITY}))
     assert not carries_any("November 21st", frozenset())
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("二泊三日で回る", True),
+        ("料理教室がもう八回目", True),
+        ("家賃は8万2千円", True),
+        ("二十人くらい", True),
+        ("一緒に行こう", False),  # 一 in a word, not a count
+        ("一応言っておくね", False),
+        ("千葉に住んでる", False),
+        ("両親と話した", False),
+    ],
+)
+def test_a_japanese_quantity_is_a_numeral_that_counts(text: str, expected: bool) -> None:
+    assert carries(text, QUANTITY) is expected

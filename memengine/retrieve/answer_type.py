@@ -14,7 +14,7 @@ Two kinds, in English and Japanese:
   expressions ("yesterday", "next week", 「先月」「3月」「来週」).
 - ``quantity``: "how much/many/far/long/old …", "what number/price …",
   「いくら」「どのくらい」「何回」「何泊」; carried by any numeral (digits,
-  number words, kanji numerals).
+  number words, kanji numerals that count something: 八回, 二泊, 三千).
 
 "When" only asks when an auxiliary follows it ("when was…", "when am I…"),
 so "back when I was…" asks nothing; 「いつも」「いつでも」 are not 「いつ」.
@@ -77,15 +77,21 @@ _JA_TIME_A = re.compile(
     rf"{_JA_NUMERAL}+\s*(?:月|日|時|年|曜)|曜日|昨日|明日|明後日|一昨日|来週|先週|今週"
     r"|来月|先月|今月|来年|去年|昨年|週末"
 )
-_JA_QUANTITY_A = re.compile(_JA_NUMERAL)
+# digits, or kanji numerals that count something (八回, 二泊三日, 数人): the 一 of 一緒 or 一応
+# is not a number
+_JA_QUANTITY_A = re.compile(
+    rf"[一二三四五六七八九十百千万両数]+(?:{_JA_COUNTERS}|月|日|時|ヶ所|つ|名)"
+    r"|[一二三四五六七八九][十百千万]"
+)
 
 _ASKED = {
     AnswerType.time: (_EN_TIME_Q, _JA_TIME_Q),
     AnswerType.quantity: (_EN_QUANTITY_Q, _JA_QUANTITY_Q),
 }
+_DIGIT = re.compile(r"[0-9]")
 _CARRIED = {
     AnswerType.time: (_EN_TIME_A, _JA_TIME_A),
-    AnswerType.quantity: (_EN_QUANTITY_A, _JA_QUANTITY_A),
+    AnswerType.quantity: (_DIGIT, _EN_QUANTITY_A, _JA_QUANTITY_A),  # a digit is found fastest
 }
 
 
