@@ -71,7 +71,7 @@ _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
     "|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|dozen|half|couple"
 )
-_EN_QUANTITY_A = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b")
+_EN_QUANTITY_A = re.compile(rf"\b(?:{_NUMBER_WORDS})\b")  # digits: _DIGIT
 _JA_NUMERAL = r"[0-9一二三四五六七八九十百千万両数]"
 _JA_TIME_A = re.compile(
     rf"{_JA_NUMERAL}+\s*(?:月|日|時|年|曜)|曜日|昨日|明日|明後日|一昨日|来週|先週|今週"
@@ -88,7 +88,7 @@ _ASKED = {
     AnswerType.time: (_EN_TIME_Q, _JA_TIME_Q),
     AnswerType.quantity: (_EN_QUANTITY_Q, _JA_QUANTITY_Q),
 }
-_DIGIT = re.compile(r"[0-9]")
+_DIGIT = re.compile(r"\d")
 _CARRIED = {
     AnswerType.time: (_EN_TIME_A, _JA_TIME_A),
     AnswerType.quantity: (_DIGIT, _EN_QUANTITY_A, _JA_QUANTITY_A),  # a digit is found fastest
@@ -109,8 +109,7 @@ def asked_types(text: str) -> frozenset[AnswerType]:
 
 def carries(text: str, kind: AnswerType) -> bool:
     """Whether ``text`` holds something that could answer a ``kind`` question."""
-    norm = _norm(text)
-    return any(p.search(norm) for p in _CARRIED[kind])
+    return carries_any(text, frozenset({kind}))
 
 
 def carries_any(text: str, kinds: frozenset[AnswerType]) -> bool:
