@@ -34,6 +34,7 @@ TIME, QUANTITY = AnswerType.time, AnswerType.quantity
         ("料理教室は何曜日でしたかしら", {TIME}),
         ("新しい部屋の家賃っていくらにしたんだっけ?", {QUANTITY}),
         ("何泊だったかも曖昧で", {QUANTITY}),
+        ("ちくわの体重って何グラムくらいだった?", {QUANTITY}),
         ("入院は何日からでしたか", {TIME, QUANTITY}),  # a date, or a number of days
         ("いつもの先生のところではなかったですよね?", set()),  # いつも is not いつ
         ("いつか行ってみたい", set()),  # "someday"
@@ -221,6 +222,11 @@ def test_carries_any_reads_every_asked_kind() -> None:
         ("一応言っておくね", False),
         ("千葉に住んでる", False),
         ("両親と話した", False),
+        ("二十分くらい歩いた", True),
+        ("駅から十分で着く", True),  # 十分 "ten minutes"
+        ("十分に休んでね", False),  # 十分 "enough"
+        ("一番好きなのはこれ", False),  # 一番 "most"
+        ("三番目に好き", True),
     ],
 )
 def test_a_japanese_quantity_is_a_numeral_that_counts(text: str, expected: bool) -> None:

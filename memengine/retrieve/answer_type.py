@@ -13,7 +13,7 @@ Two kinds, in English and Japanese:
   carried by dates, month and weekday names, clock times and relative
   expressions ("yesterday", "next week", 「先月」「3月」「来週」).
 - ``quantity``: "how much/many/far/long/old …", "what number/price …",
-  「いくら」「どのくらい」「何回」「何泊」; carried by any numeral (digits,
+  「いくら」「どのくらい」「何回」「何泊」「何グラム」; carried by any numeral (digits,
   number words, kanji numerals that count something: 八回, 二泊, 三千).
 
 "When" only asks when an auxiliary follows it ("when was…", "when am I…"),
@@ -49,7 +49,8 @@ _EN_QUANTITY_Q = re.compile(
 _JA_TIME_Q = re.compile(r"いつ(?!も|の間|でも|か[^しな])|何日|何月|何時|何曜|何年|日付|日程")
 _JA_COUNTERS = (
     "円|人|回|歳|才|泊|個|本|枚|度|分|杯|冊|匹|点|番|件|台|階|位|週|秒|倍|年|日|時間"
-    "|ヶ月|か月|カ月|キロ|メートル|センチ|パーセント|%"
+    "|ヶ月|か月|カ月|キロ|グラム|メートル|センチ|ミリ|リットル|ページ|パーセント|%"
+    "|着|軒|社|足|頭|羽|駅|周|錠|粒|kg|km|cm|mm|ml"
 )
 _JA_QUANTITY_Q = re.compile(
     rf"いくら|どれ(?:くらい|ぐらい)|どの(?:くらい|ぐらい)|何(?:{_JA_COUNTERS})"
@@ -78,9 +79,9 @@ _JA_TIME_A = re.compile(
     r"|来月|先月|今月|来年|去年|昨年|週末"
 )
 # digits, or kanji numerals that count something (八回, 二泊三日, 数人): the 一 of 一緒 or 一応
-# is not a number
+# is not a number, nor 一番 "most" or 十分な/十分に "enough" (十分で "in ten minutes" is)
 _JA_QUANTITY_A = re.compile(
-    rf"[一二三四五六七八九十百千万両数]+(?:{_JA_COUNTERS}|月|日|時|ヶ所|つ|名)"
+    rf"(?!一番|十分[なにだ])[一二三四五六七八九十百千万両数]+(?:{_JA_COUNTERS}|月|日|時|ヶ所|つ|名)"
     r"|[一二三四五六七八九][十百千万]"
 )
 
