@@ -38,6 +38,8 @@ TIME, QUANTITY = AnswerType.time, AnswerType.quantity
         ("入院は何日からでしたか", {TIME, QUANTITY}),  # a date, or a number of days
         ("いつもの先生のところではなかったですよね?", set()),  # いつも is not いつ
         ("いつか行ってみたい", set()),  # "someday"
+        ("てかあいつ、前のライブでなんかやらかしてたよな", set()),  # あいつ "that guy"
+        ("そいつ、いつ来るって?", {TIME}),
         ("", set()),
     ],
 )

@@ -17,7 +17,8 @@ Two kinds, in English and Japanese:
   number words, kanji numerals that count something: 八回, 二泊, 三千).
 
 "When" only asks when an auxiliary follows it ("when was…", "when am I…"),
-so "back when I was…" asks nothing; 「いつも」「いつでも」 are not 「いつ」.
+so "back when I was…" asks nothing; 「いつも」「いつでも」 and the 「いつ」 of 「あいつ」 are not
+「いつ」.
 """
 
 from __future__ import annotations
@@ -45,8 +46,11 @@ _EN_QUANTITY_Q = re.compile(
     r"\bhow (?:much|many|far|long|old|often|big|tall|heavy|fast|expensive)\b"
     r"|\bwhat (?:number|price|percentage|score|amount|size|temperature|distance|cost)\b"
 )
-# いつ, but not いつも/いつでも/いつの間に, nor いつか "someday" (いつかしら/いつかな ask)
-_JA_TIME_Q = re.compile(r"いつ(?!も|の間|でも|か[^しな])|何日|何月|何時|何曜|何年|日付|日程")
+# いつ, but not いつも/いつでも/いつの間に, nor いつか "someday" (いつかしら/いつかな ask), nor the
+# いつ of あいつ/こいつ/そいつ/どいつ ("that guy")
+_JA_TIME_Q = re.compile(
+    r"(?<![あこそど])いつ(?!も|の間|でも|か[^しな])|何日|何月|何時|何曜|何年|日付|日程"
+)
 _JA_COUNTERS = (
     "円|人|回|歳|才|泊|個|本|枚|度|分|杯|冊|匹|点|番|件|台|階|位|週|秒|倍|年|日|時間"
     "|ヶ月|か月|カ月|キロ|グラム|メートル|センチ|ミリ|リットル|ページ|パーセント|%"
