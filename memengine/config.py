@@ -98,7 +98,7 @@ class RetrievalConfig(_Section):
     coverage_results: int = Field(3, ge=1, le=20)  # top results the coverage reads (≤ max_results)
     window_weight: float = Field(0.3, ge=0.0)  # bonus for candidates in the message's time window
     answer_type_weight: float = Field(0.3, ge=0.0)  # bonus when a text holds the asked time/number
-    next_turn_candidates: int = Field(3, ge=0, le=20)  # … whose next turn may hold the answer
+    next_turn_candidates: int = Field(3, ge=0, le=20)  # … that asked: the next turn may answer
     next_turn_factor: float = Field(0.8, ge=0.0, le=1.0)  # … and gets this share of their score
 
 

@@ -83,7 +83,7 @@ def _reason(item: Retrieved, lang: str, query: str) -> str:
         if cos is not None:
             bits.append(f"意味の近さ {cos:.2f}")
         if "next_turn" in comps:
-            bits.append("一致した発言の次で、尋ねられた日時・数を含む")
+            bits.append("一致した発言の問いに答え、尋ねられた日時・数を含む")
         elif "answer_type" in comps:
             bits.append("尋ねられた日時・数を含む")
         return " / ".join(bits or ["関連あり"]) + f"（{_label(item.relevance, lang)}）"
@@ -92,7 +92,7 @@ def _reason(item: Retrieved, lang: str, query: str) -> str:
     if cos is not None:
         bits.append(f"similar meaning ({cos:.2f})")
     if "next_turn" in comps:
-        bits.append("follows a matching turn and holds the time or number asked")
+        bits.append("answers a matching turn's question and holds the time or number asked")
     elif "answer_type" in comps:
         bits.append("holds the time or number asked")
     return "; ".join(bits or ["related"]) + f"; {_label(item.relevance, lang)}"

@@ -12,7 +12,7 @@ from memengine.config import load_config
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.models import Episode
 from memengine.retrieve.answer_type import AnswerType, asked_types, carries, carries_any
-from memengine.retrieve.evidence import answer_type_bonus, lift_next_turns
+from memengine.retrieve.evidence import answer_type_bonus, asks_back, lift_next_turns
 from memengine.retrieve.fastpath import Candidate
 
 TIME, QUANTITY = AnswerType.time, AnswerType.quantity
@@ -100,19 +100,25 @@ def test_the_bonus_lifts_the_texts_that_hold_the_asked_kind() -> None:
 
 
 def _store(
-    path: Path, clock: FixedClock, usem3: USEM3Embedder, turns: list[str], ago: list[timedelta]
+    path: Path,
+    clock: FixedClock,
+    usem3: USEM3Embedder,
+    turns: list[str],
+    ago: list[timedelta],
+    replies: dict[int, str] | None = None,
 ) -> list[int]:
-    """Store each turn as an exchange, ``ago[i]`` before the clock; return the ids."""
+    """Store each turn as an exchange, ``ago[i]`` before the clock, with the reply
+    ``replies[i]`` ("Oh, nice." when not given); return the ids."""
     with Memory.open(path, embedder=usem3, clock=clock) as mem:
         return mem.add_many(
             [
                 NewEpisode(
                     kind=EpisodeKind.exchange,
                     user_text=text,
-                    reply_text="Oh, nice.",
+                    reply_text=(replies or {}).get(i, "Oh, nice."),
                     occurred_at=clock() - back,
                 )
-                for text, back in zip(turns, ago, strict=True)
+                for i, (text, back) in enumerate(zip(turns, ago, strict=True))
             ]
         )
 
@@ -151,8 +157,8 @@ def test_a_when_question_finds_the_turn_that_names_the_date(
 
 def test_the_turn_after_a_best_candidate_is_lifted_when_it_holds_the_asked_kind() -> None:
     cands = [
-        _candidate(1, 1.0, "Maja is getting married and wants me to MC."),
-        _candidate(2, 0.9, "Maja's fiancé Tom makes wine."),
+        _candidate(1, 1.0, "Maja is getting married and wants me to MC. Guess when?"),
+        _candidate(2, 0.9, "Maja's fiancé Tom makes wine. Are you coming to the tasting？"),
         _candidate(3, 0.2, "We are going at 6pm."),  # the turn after 2, a weak candidate
     ]
     following = {
@@ -173,6 +179,32 @@ def test_the_turn_after_a_best_candidate_is_lifted_when_it_holds_the_asked_kind(
     kept = lift_next_turns(high, following, frozenset({TIME}), weight=0.3, factor=0.8)
     assert next(c for c in kept if c.episode.id == 3).score == 2.0
     assert lift_next_turns(cands, {}, frozenset({TIME}), weight=0.3, factor=0.8) == cands
+    # the turn after one that asked nothing is not an answer to it
+    plain = [_candidate(1, 1.0, "Maja is getting married."), *cands[1:]]
+    out = lift_next_turns(plain, following, frozenset({TIME}), weight=0.3, factor=0.8)
+    assert [c.episode.id for c in out] == [3, 1, 2]  # only 3, after 2's question, is lifted
+
+
+def _exchange(i: int, reply: str | None) -> Episode:
+    at = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    return Episode(
+        id=i,
+        agent="default",
+        kind=EpisodeKind.exchange,
+        user_text="Bethany walks Tallulah for me?",  # the user's question is not the reply's
+        reply_text=reply,
+        occurred_at=at,
+        created_at=at,
+    )
+
+
+def test_asks_back_reads_the_reply_of_an_exchange_and_the_text_of_a_message() -> None:
+    assert asks_back(_exchange(1, "How lovely! What does she charge?"))
+    assert asks_back(_exchange(1, "いいね!日にち決まった？"))
+    assert not asks_back(_exchange(1, "How lovely."))
+    assert not asks_back(_exchange(1, None))
+    assert asks_back(_candidate(1, 1.0, "Caroline: did you go to the parade?").episode)
+    assert not asks_back(_candidate(1, 1.0, "Caroline: I went to the parade.").episode)
 
 
 def test_a_how_much_question_finds_the_reply_after_the_turn_that_names_the_topic(
@@ -189,7 +221,7 @@ def test_a_how_much_question_finds_the_reply_after_the_turn_that_names_the_topic
     ]
     # pairs of turns three minutes apart, five days between the pairs
     ago = [timedelta(days=40 - 5 * (i // 2), minutes=-3 * (i % 2)) for i in range(len(turns))]
-    ids = _store(db_path, clock, usem3, turns, ago)
+    ids = _store(db_path, clock, usem3, turns, ago, {0: "How kind of her. What does she charge?"})
     question = "How much am I paying Bethany again?"
     ranks = {}
     for n in (0, 3):
@@ -201,9 +233,16 @@ def test_a_how_much_question_finds_the_reply_after_the_turn_that_names_the_topic
         ranks[n] = [x.episode.id for x in r.results].index(ids[1])
         if n:
             assert r.results[ranks[n]].components.get("next_turn") == 1.0
-            assert "follows a matching turn and holds the time or number asked" in why
+            assert "answers a matching turn's question and holds the time or number asked" in why
     assert ranks[3] < ranks[0]
     assert ranks[3] <= 1
+    # the same turns after a reply that asked nothing: the number in the next turn is
+    # not taken for an answer
+    plain = db_path.with_name("plain.db")
+    ids = _store(plain, clock, usem3, turns, ago)
+    with Memory.open(plain, embedder=usem3, clock=clock) as mem:
+        r = mem.retrieve(question, limit=10, day_range=None)
+    assert not any("next_turn" in x.components for x in r.results)
 
 
 def test_carries_any_reads_every_asked_kind() -> None:

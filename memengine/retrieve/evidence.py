@@ -22,8 +22,10 @@ that occurred in the time window the message names (``window_weight``),
 and :func:`answer_type_bonus` those whose text could answer the kind of
 question asked, a time or a quantity (``answer_type_weight``). Last,
 :func:`lift_next_turns` lifts the turn that follows one of the best
-candidates when that turn holds the asked kind: the answer to "When is
-Maja's wedding?" is often the reply after the turn that names the wedding.
+candidates when that candidate ended on a question (:func:`asks_back`) and
+the next turn holds the asked kind: the answer to "When is Maja's
+wedding?" is often the reply to the companion's "Do you know the date
+yet?", after the turn that names the wedding.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ..models import Episode
+from ..models import Episode, EpisodeKind
 from .answer_type import AnswerType, carries_any
 
 if TYPE_CHECKING:
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "answer_type_bonus",
+    "asks_back",
     "in_window",
     "lift_next_turns",
     "names_speaker",
@@ -189,6 +192,14 @@ def answer_type_bonus(
     return out
 
 
+def asks_back(episode: Episode) -> bool:
+    """Whether ``episode`` ends its turn with a question the next turn may answer: the
+    companion's reply of an exchange ("Do you know the date yet?"), or a message itself,
+    holds a question mark."""
+    text = episode.reply_text if episode.kind == EpisodeKind.exchange else episode.text
+    return text is not None and ("?" in text or "？" in text)
+
+
 def lift_next_turns(
     candidates: Sequence[Candidate],
     following: Mapping[int, Episode],
@@ -197,14 +208,17 @@ def lift_next_turns(
     weight: float,
     factor: float,
 ) -> list[Candidate]:
-    """Lift the turn that follows a candidate (``following[candidate id]``) when its text
-    carries an asked kind of answer; re-sort.
+    """Lift the turn that follows a candidate (``following[candidate id]``) when the
+    candidate asked a question (:func:`asks_back`) and the turn's text carries an asked
+    kind of answer; re-sort.
 
     Its score becomes at least ``factor`` × its predecessor's plus the
     answer-type bonus (``weight`` × the best score), and a turn that was
     not among the candidates joins them. Only the predecessors given in
     ``following`` are read (the caller looks up the next turns of its top
-    few).
+    few). A turn after one that asked nothing is left alone: it is as
+    likely small talk ("ok, bed now, class at 2 tomorrow") that happens to
+    hold a number.
     """
     if not kinds or not following or not candidates:
         return list(candidates)
@@ -213,7 +227,9 @@ def lift_next_turns(
     index = {c.episode.id: i for i, c in enumerate(out)}
     for c in list(out):
         nxt = following.get(c.episode.id)
-        if nxt is None or not carries_any(nxt.text[:ANSWER_TYPE_CHARS], kinds):
+        if nxt is None or not asks_back(c.episode):
+            continue
+        if not carries_any(nxt.text[:ANSWER_TYPE_CHARS], kinds):
             continue
         score = factor * c.score + weight * top
         i = index.get(nxt.id)

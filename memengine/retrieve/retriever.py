@@ -33,7 +33,7 @@ from .coverage import (
     word_document_counts,
     word_terms,
 )
-from .evidence import answer_type_bonus, lift_next_turns, window_bonus
+from .evidence import answer_type_bonus, asks_back, lift_next_turns, window_bonus
 from .fastpath import Candidate, FastPath, FastResult
 from .inject import evidence_found, should_inject, top_cosine
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
@@ -160,7 +160,8 @@ class Retriever:
             kinds = asked_types(text[: cfg.max_query_chars])
             out = answer_type_bonus(out, kinds, cfg.answer_type_weight)
             if kinds and cfg.next_turn_candidates > 0 and out:
-                ids = [c.episode.id for c in out[: cfg.next_turn_candidates]]
+                top = out[: cfg.next_turn_candidates]
+                ids = [c.episode.id for c in top if asks_back(c.episode)]
                 out = lift_next_turns(
                     out,
                     self.store.next_turns(ids, filters),

@@ -308,6 +308,8 @@ class Store:
         """The conversation turn that follows each of ``ids`` within the neighbour gap, when
         ``filters`` let it through, as ``{id: next episode}``. A turn the filters hide is
         not skipped over: its predecessor then has none."""
+        if not ids:
+            return {}
         with self.connections.read() as cur:
             following = ep_rows.next_turns(cur, ids, self.neighbour_gap_s)
             if not following:
