@@ -50,6 +50,10 @@ def test_idf_and_lexical_reach() -> None:
         "ルクシアって何やってる会社だって言ったっけ？",
         "発表会って何日だったかしら",
         "この前の歯医者で言われたこと、覚えてる",
+        "就活の流れ、最初から一回振り返りたい",  # a request to be reminded, with no question
+        "引っ越しまでのこと、まとめてください。",
+        "Walk me through the whole lease saga.",
+        "Fill me in on the roof business, I've lost track.",
     ],
 )
 def test_asks_memory(text: str) -> None:

@@ -9,7 +9,8 @@
   for "fried") cannot be found by full-text search, so the fast path then
   trusts the vector search more (:mod:`.adapt`).
 - :func:`asks_memory`: whether a message asks something or points back at
-  something said before (a question, an interrogative, a recall cue).
+  something said before (a question, an interrogative, a recall cue, a
+  request to be told: "walk me through…", 振り返りたい).
   Small talk ("Nice weather today") is not a request for memories.
 """
 
@@ -56,6 +57,13 @@ _JA_ENDINGS = ("か", "かしら", "っけ")
 _JA_RECALL = re.compile(r"(覚えて|忘れ|っけ|前に|この前|以前|言ったよね|話したよね)")
 """Japanese cues that point back at something said before."""
 
+_REQUEST = re.compile(
+    r"\b(tell me|fill me in|recap|summari[sz]e|go over|walk me through)\b"
+    r"|教えて|まとめて|振り返|おさらい|思い出させて"
+)
+"""A request to be told or reminded, put without a question ("walk me through it",
+振り返りたい, まとめてください)."""
+
 
 def content_terms(text: str) -> list[str]:
     """The query terms of ``text`` that carry meaning: Latin words and CJK grams without hiragana."""
@@ -96,7 +104,7 @@ def asks_memory(text: str) -> bool:
     norm = unicodedata.normalize("NFKC", text).lower().strip()
     if not norm:
         return False
-    if "?" in norm or _EN_RECALL.search(norm) or _JA_RECALL.search(norm):
+    if "?" in norm or _EN_RECALL.search(norm) or _JA_RECALL.search(norm) or _REQUEST.search(norm):
         return True
     for sentence in _sentences(norm):
         words = _WORDS.findall(sentence)
