@@ -34,10 +34,10 @@ eval: $(STAMP)
 	$(BIN)/memengine eval locomo $(EVAL)/locomo/locomo_dev.json --mode fast --swap-names 15 --config examples/coverage.toml --json eval-locomo-coverage.json
 	$(BIN)/memengine eval memset $(EVAL)/memsets/ja_dev.json --mode fast --config examples/coverage.toml --json eval-memset-ja-coverage.json
 	$(BIN)/memengine eval memset $(EVAL)/memsets/en_dev.json --mode fast --config examples/coverage.toml --json eval-memset-en-coverage.json
-	@echo '--- the project'"'"'s own held-out sets (eval/README.md): default, then examples/coverage.toml'
+	@echo '--- the project'"'"'s own held-out sets (eval/README.md), every set of a language pooled: default, then examples/coverage.toml'
 	for l in ja en; do \
-	  $(BIN)/memengine eval memset eval/heldout_$${l}_a.json eval/heldout_$${l}_b.json --mode bm25,vector,fast --json eval-heldout-$$l.json || exit 1; \
-	  $(BIN)/memengine eval memset eval/heldout_$${l}_a.json eval/heldout_$${l}_b.json --mode fast --config examples/coverage.toml --json eval-heldout-$$l-coverage.json || exit 1; \
+	  $(BIN)/memengine eval memset eval/heldout_$${l}_*.json --mode bm25,vector,fast --json eval-heldout-$$l.json || exit 1; \
+	  $(BIN)/memengine eval memset eval/heldout_$${l}_*.json --mode fast --config examples/coverage.toml --json eval-heldout-$$l-coverage.json || exit 1; \
 	done
 
 bench: $(STAMP)
