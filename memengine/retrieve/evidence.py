@@ -193,9 +193,9 @@ def answer_type_bonus(
 
 
 def asks_back(episode: Episode) -> bool:
-    """Whether ``episode`` ends its turn with a question the next turn may answer: the
-    companion's reply of an exchange ("Do you know the date yet?"), or a message itself,
-    holds a question mark."""
+    """Whether ``episode`` put a question that the next turn may answer: a question mark
+    in the companion's reply of an exchange ("Do you know the date yet?"), or in a message.
+    The user's own question in an exchange does not count: the reply already followed it."""
     text = episode.reply_text if episode.kind == EpisodeKind.exchange else episode.text
     return text is not None and ("?" in text or "？" in text)
 
@@ -229,7 +229,7 @@ def lift_next_turns(
         nxt = following.get(c.episode.id)
         if nxt is None or not asks_back(c.episode):
             continue
-        if not carries_any(nxt.text[:ANSWER_TYPE_CHARS], kinds):
+        if not carries_any(nxt.text[:ANSWER_TYPE_CHARS], kinds):  # read only after a question
             continue
         score = factor * c.score + weight * top
         i = index.get(nxt.id)
