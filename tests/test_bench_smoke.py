@@ -52,6 +52,7 @@ def test_bench_quick_end_to_end(tmp_path: Path, cli_env: None) -> None:
     sec = data["sections"]
     assert set(sec) == set(SECTIONS)
     assert data["machine"]["cores"] >= 1 and data["machine"]["sqlite"]
+    assert data["machine"]["code"]["version"]  # which memengine ran
 
     ingest = sec["ingest"]
     assert _positive(ingest["store_add"]["per_s"]) and _positive(ingest["add_many"]["per_s"])

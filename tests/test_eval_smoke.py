@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import memengine
 from memengine.cli import app
 
 from .conftest import SHARED_EVAL
@@ -67,6 +68,9 @@ def test_eval_locomo_smoke(tmp_path: Path) -> None:
     assert "should-inject decision" in output and "names swapped" not in output
     assert data["summary"]["fast"]["n_answerable"] == 2
     assert "inject_accuracy_swapped" not in data["summary"]["fast"]
+    # which code ran is recorded and printed
+    assert data["code"]["path"] == str(Path(memengine.__file__).resolve().parent)
+    assert "code: memengine " in output
 
 
 def test_eval_memset_smoke_with_padding(tmp_path: Path) -> None:

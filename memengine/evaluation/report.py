@@ -20,6 +20,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from .provenance import describe_code
 from .runner import EvalResult
 from .signals import SignalReport
 
@@ -257,6 +258,8 @@ def summary_lines(result: EvalResult) -> list[str]:
         + ", ".join(parts)
         + " (query vectors are cached across modes: the first mode pays for embedding)"
     )
+    if result.code:
+        lines.append("code: " + describe_code(result.code))
     return lines
 
 

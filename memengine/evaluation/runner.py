@@ -568,6 +568,8 @@ class EvalResult:
     """``by_conversation[mode][conversation][metric]`` over the overall row's questions."""
     files: list[str] = field(default_factory=list)
     """The files pooled into this run when there were several (``path`` joins them)."""
+    code: dict[str, Any] = field(default_factory=dict)
+    """Which memengine ran (:func:`.provenance.code_info`)."""
 
     def to_json(self) -> dict[str, Any]:
         """Every number as plain JSON data."""

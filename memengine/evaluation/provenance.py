@@ -1,0 +1,80 @@
+"""Which code a measurement ran: the package's version, folder and git commit.
+
+A before/after comparison run from a second checkout can silently measure
+the wrong copy: ``python -m memengine`` started from the project folder
+imports the package there, ahead of ``PYTHONPATH``. Every ``eval`` and
+``bench`` result records this, so the numbers can be traced to the code.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CodeInfo", "code_info", "describe_code"]
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    """The memengine a run imported: version, package folder, git commit (``None`` outside a
+    checkout) and whether tracked files differ from that commit."""
+
+    version: str
+    path: str
+    commit: str | None
+    modified: bool | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields as plain JSON data."""
+        return asdict(self)
+
+
+def describe_code(info: Mapping[str, Any]) -> str:
+    """``memengine 0.1.0 (git 1a2b3c4, modified) at /path/memengine`` from :meth:`CodeInfo.to_json`
+    data (as a result's JSON holds it)."""
+    commit = info.get("commit")
+    if not commit:
+        where = "not a git checkout"
+    else:
+        where = f"git {str(commit)[:7]}" + (", modified" if info.get("modified") else "")
+    return f"memengine {info.get('version', '?')} ({where}) at {info.get('path', '?')}"
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(_PACKAGE.parent), *args],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):  # no git, or it hung
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def code_info() -> CodeInfo:
+    """The version, folder and git state of the imported memengine package."""
+    from .. import __version__
+
+    commit: str | None = None
+    top = _git("rev-parse", "--show-toplevel")
+    # only a checkout of this project: an installed copy may sit in another project's tree
+    if top is not None and Path(top.strip()).resolve() == _PACKAGE.parent:
+        commit = _git("rev-parse", "HEAD")
+    modified: bool | None = None
+    if commit is not None:
+        status = _git("status", "--porcelain", "--untracked-files=no", "--", str(_PACKAGE))
+        modified = bool(status.strip()) if status is not None else None
+    return CodeInfo(
+        version=__version__,
+        path=str(_PACKAGE),
+        commit=commit.strip() if commit else None,
+        modified=modified,
+    )
