@@ -50,9 +50,6 @@ class RetrievalConfig(_Section):
 
     search: Literal["hybrid", "vector", "bm25"] = "hybrid"
     recent_conversation_turns: int = Field(3, ge=0, le=50)
-    question_query: bool = True
-    """Also search a message's asking sentences alone when it holds others too (a lead-in),
-    unless the caller gives its own extra queries."""
     knn_k_per_query: int = Field(10, ge=1, le=1000)
     bm25_k_per_query: int = Field(40, ge=1, le=1000)
     max_candidates: int = Field(40, ge=1, le=1000)

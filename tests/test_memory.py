@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from memengine import EpisodeKind, FixedClock, InvalidInput, Memory, Message, NotFound, StoreError
-from memengine.config import load_config
 from memengine.importers import read_memsets
 
 from .helpers import HashEmbedder
@@ -210,30 +209,3 @@ def test_a_closed_memory_says_so(db_path: Path) -> None:
         m.retrieve("hi")
     with pytest.raises(StoreError, match="closed"):
         m.add_exchange("hi", "yo")
-
-
-def test_a_lead_in_message_also_searches_its_question_alone(
-    db_path: Path, clock: FixedClock
-) -> None:
-    """The asking sentence is a second query; the lead-in's words no longer drown it."""
-    lead_in = "Mom wants the exact date for her scrapbook, she asks about everything lol."
-    question = "What day did I move in?"
-    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
-        move = mem.add_exchange("Moved in on Friday the 15th!", "Welcome home!", occurred_at=T0)
-        for i in range(8):  # the lead-in's words are everywhere else
-            mem.add_exchange(
-                f"Mom asked about the scrapbook again, exact date {i}", "ok", occurred_at=T0
-            )
-        r = mem.retrieve(f"{lead_in} {question}", day_range=None)
-        assert r.queries[1:] == (question,)
-        assert r.results[0].episode.id == move
-        # the caller's own extra queries replace it
-        r = mem.retrieve(f"{lead_in} {question}", extra_queries=["move-in day"], day_range=None)
-        assert r.queries[1:] == ("move-in day",)
-        # a message that is only a question is searched once
-        assert mem.retrieve(question, day_range=None).queries == (question,)
-    off = load_config(environ={}, overrides={"retrieval": {"question_query": False}})
-    with Memory.open(db_path, config=off, embedder=HashEmbedder(), clock=clock) as mem:
-        r = mem.retrieve(f"{lead_in} {question}", day_range=None)
-        assert len(r.queries) == 1
-        assert r.results[0].episode.id != move  # the scrapbook turns win on the whole message

@@ -13,13 +13,7 @@ from memengine.models import Episode
 from memengine.retrieve.adapt import ListScales, dense_spread, list_scales, reweight
 from memengine.retrieve.fastpath import Candidate
 from memengine.retrieve.inject import evidence_found, should_inject, top_cosine
-from memengine.retrieve.signals import (
-    TermStats,
-    asks_memory,
-    content_terms,
-    lexical_reach,
-    question_part,
-)
+from memengine.retrieve.signals import TermStats, asks_memory, content_terms, lexical_reach
 
 T0 = datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)
 
@@ -149,28 +143,3 @@ def test_retrieval_reports_reach_time_and_skips_small_talk(mem: Memory) -> None:
     asked = mem.retrieve("When did the laundry dry fast?")
     assert asked.should_inject
     assert math.isfinite(r.timings_ms["reach"])
-
-
-@pytest.mark.parametrize(
-    ("text", "part"),
-    [
-        (
-            "Mom wants the exact date for her scrapbook lol. What day did I move in?",
-            "What day did I move in?",
-        ),
-        (
-            "親に仕送りの話されてさ。今の部屋の家賃っていくらだったっけ",
-            "今の部屋の家賃っていくらだったっけ",
-        ),
-        (  # two asking sentences after a lead-in are kept together
-            "ok two quick ones. what date is the wedding? and the couch?",
-            "what date is the wedding? and the couch?",
-        ),
-        ("What day did I move in?", None),  # one sentence: the message is the question
-        ("Nice weather today. Off to the park.", None),  # nothing asks
-        ("When is it? And where?", None),  # every sentence asks
-        ("", None),
-    ],
-)
-def test_question_part(text: str, part: str | None) -> None:
-    assert question_part(text) == part

@@ -112,9 +112,7 @@ def plan_modes(names: Sequence[str], config: Config) -> tuple[list[ModePlan], di
         base = config if name == "full" else no_llm
         update: dict[str, object] = {"search": search[name]}
         if name in ("bm25", "vector"):  # single-list references: no second stage
-            update.update(
-                session_weight=0.0, speaker_weight=0.0, answer_type_weight=0.0, question_query=False
-            )
+            update.update(session_weight=0.0, speaker_weight=0.0, answer_type_weight=0.0)
         retrieval = base.retrieval.model_copy(update=update)
         plans.append(ModePlan(name, base.model_copy(update={"retrieval": retrieval})))
     return plans, skipped

@@ -36,10 +36,10 @@ from .coverage import (
 from .evidence import answer_type_bonus, asks_back, lift_next_turns, window_bonus
 from .fastpath import Candidate, FastPath, FastResult
 from .inject import evidence_found, should_inject, top_cosine
-from .signals import TermStats, asks_memory, content_terms, lexical_reach, question_part
+from .signals import TermStats, asks_memory, content_terms, lexical_reach
 from .temporal import parse_time_window, widen
 
-__all__ = ["Retriever", "base_queries", "context_query", "fast_results", "label"]
+__all__ = ["Retriever", "context_query", "fast_results", "label"]
 
 _COVERAGE_CHARS = 2000
 _COVERAGE_WORDS = 100
@@ -52,20 +52,6 @@ def context_query(text: str, recent: Sequence[Message], turns: int) -> str:
     parts = [m.text.strip() for m in tail if m.text.strip()]
     parts.append(text.strip())
     return "\n".join(parts)
-
-
-def base_queries(
-    text: str, recent: Sequence[Message], config: RetrievalConfig, extra: Sequence[str] = ()
-) -> list[str]:
-    """The queries a turn searches before any LLM phase: the context query, then the caller's
-    ``extra`` queries, or, without them, the message's asking sentences alone when it has a
-    lead-in (:func:`.signals.question_part`, ``question_query``)."""
-    queries = [context_query(text, recent, config.recent_conversation_turns)]
-    extra = [q for q in extra if q.strip()]
-    if extra:
-        return queries + extra
-    part = question_part(text[: config.max_query_chars]) if config.question_query else None
-    return queries + ([part] if part else [])
 
 
 def label(candidate: Candidate, config: RetrievalConfig, top_score: float) -> str:
@@ -254,12 +240,11 @@ class Retriever:
         """One turn's retrieval on the fast path."""
         t0 = time.perf_counter()
         cfg = self.config
-        queries = base_queries(text, recent, cfg, extra_queries)
-        query = queries[0]
+        query = context_query(text, recent, cfg.recent_conversation_turns)
         lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
         # the reach's term counts run beside the searches; the lists are re-fused after
         reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None
-        result: FastResult = self.fast.run(queries, filters, now=now)
+        result: FastResult = self.fast.run([query, *extra_queries], filters, now=now)
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
         signals: dict[str, float] = {}

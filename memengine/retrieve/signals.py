@@ -12,9 +12,6 @@
   something said before (a question, an interrogative, a recall cue, a
   request to be told: "walk me through…", 振り返りたい).
   Small talk ("Nice weather today") is not a request for memories.
-- :func:`question_part`: the sentences of a message that ask, when it
-  also holds others ("Mom wants the exact date for her scrapbook. What day
-  did I move in?"), searched alone beside the whole message.
 """
 
 from __future__ import annotations
@@ -32,7 +29,6 @@ __all__ = [
     "asks_memory",
     "content_terms",
     "lexical_reach",
-    "question_part",
 ]
 
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
@@ -118,15 +114,3 @@ def asks_memory(text: str) -> bool:
         if _JA_QUESTION.search(body) or body.endswith(_JA_ENDINGS):
             return True
     return False
-
-
-def question_part(text: str) -> str | None:
-    """The sentences of ``text`` that ask (:func:`asks_memory`), joined, when ``text`` also
-    holds sentences that do not (a lead-in, an afterthought); else ``None``."""
-    sentences = _sentences(text)
-    if len(sentences) < 2:
-        return None
-    asking = [s for s in sentences if asks_memory(s)]
-    if not asking or len(asking) == len(sentences):
-        return None
-    return " ".join(asking)

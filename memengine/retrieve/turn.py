@@ -49,7 +49,7 @@ from ..text import guess_language
 from .expand import DetectedReference, Expander, Expansion, clean_queries, describe_validation_error
 from .fastpath import Candidate, FastPath, FastResult
 from .rerank import Reranker, RerankOutcome
-from .retriever import base_queries, fast_results
+from .retriever import context_query, fast_results
 from .temporal import Window, parse_iso_range, parse_time_window, union, widen, window_filters
 
 __all__ = ["Decide", "LLMTurn", "PhaseStatus", "Reach", "Refine", "TurnTrace", "llm_window"]
@@ -280,9 +280,9 @@ class LLMTurn:
         degraded: list[str] = []
         timings: dict[str, float] = {}
         recent = list(recent)
-        base = base_queries(text, recent, rcfg, extra_queries)
-        query = base[0]
+        query = context_query(text, recent, rcfg.recent_conversation_turns)
         lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
+        base = [query, *(q for q in extra_queries if q.strip())]
 
         # Phase 1, with the fast path of the raw context query running alongside.
         fast0 = self._pool.submit(self.fast.run, base, filters, now=now)
