@@ -22,7 +22,7 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 @dataclass(frozen=True)
 class CodeInfo:
     """The memengine a run imported: version, package folder, git commit (``None`` outside a
-    checkout) and whether tracked files differ from that commit."""
+    checkout of the project) and whether the package's tracked files differ from it."""
 
     version: str
     path: str
