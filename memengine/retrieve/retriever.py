@@ -161,6 +161,7 @@ class Retriever:
             out = answer_type_bonus(out, kinds, cfg.answer_type_weight)
             if kinds and cfg.next_turn_candidates > 0 and out:
                 top = out[: cfg.next_turn_candidates]
+                # only a turn that asked can be answered next: the others need no lookup
                 ids = [c.episode.id for c in top if asks_back(c.episode)]
                 out = lift_next_turns(
                     out,
