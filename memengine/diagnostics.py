@@ -7,6 +7,7 @@ from typing import Any
 
 from .config import Config
 from .errors import MemEngineError
+from .store.vectors import CHUNK_SIZE
 
 __all__ = ["diagnose"]
 
@@ -62,6 +63,7 @@ def diagnose(config: Config) -> dict[str, Any]:
                     f"vector chunk index: {report.chunk_index}, sqlite: {report.sqlite_check}"
                 )
                 checks["consistency"] = (report.ok, detail)
+                checks["vector layout"] = _layout_check(mem.stats())
         except MemEngineError as exc:
             checks["database"] = (False, str(exc))
     else:
@@ -104,3 +106,16 @@ def _llm_check(config: Config) -> tuple[bool, str]:
         return False, f"{exc} (turns will fall back to the fast path)"
     slow = " — slower than the expansion deadline" if seconds > llm.expansion_deadline_s else ""
     return True, f"{client.base_url} model {llm.expansion_model!r}: {seconds * 1000:.0f} ms{slow}"
+
+
+def _layout_check(stats: dict[str, Any]) -> tuple[bool, str]:
+    """Whether the vector table has the current chunk size; an older one is advice, not a fault."""
+    size = int(stats["vector_chunk_size"])
+    if size == CHUNK_SIZE:
+        return True, f"{size} vectors per chunk"
+    agents = len(stats["agents"])
+    return True, (
+        f"{size} vectors per chunk, an older layout: each of the {agents} agents takes "
+        f"at least {size} vectors' room; `memengine optimize --vectors` rewrites it "
+        f"with {CHUNK_SIZE}"
+    )

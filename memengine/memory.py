@@ -310,14 +310,19 @@ class Memory:
             self.optimize()
         return ids
 
-    def optimize(self) -> OptimizeReport:
+    def optimize(
+        self, *, vectors: bool = False, progress: Progress | None = None
+    ) -> OptimizeReport:
         """Merge the full-text index into one segment and truncate the WAL (after bulk loads).
 
         A file written in many batches keeps many full-text segments, and
         every term lookup reads each one. The merge takes about 15 s per
-        million episodes on 2 cores, in short write transactions.
+        million episodes on 2 cores, in short write transactions. With
+        ``vectors``, a vector table of an older layout (another chunk size,
+        see ``memengine stats``) is first rewritten in the current one, in
+        one transaction, calling ``progress(done, total)`` as it goes.
         """
-        return self.store.optimize()
+        return self.store.optimize(vectors=vectors, progress=progress)
 
     def _write(self, batch: list[NewEpisode]) -> list[int]:
         texts = [_episode_text(ep) for ep in batch]

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from memengine.cli import app
 from memengine.evaluation.bench import SECTIONS, BenchConfig, summarize
 from memengine.evaluation.synth import FREQUENT_WORD_EN, Corpus
+from memengine.store.vectors import CHUNK_SIZE
 
 runner = CliRunner()
 
@@ -85,6 +86,7 @@ def test_bench_quick_end_to_end(tmp_path: Path, cli_env: None) -> None:
     assert agents["episodes"] == agents["agents"] * agents["per_agent"]
     assert _positive(agents["bytes_ratio"]) and _positive(agents["scoped_knn_ms"]["p50"])
     assert agents["small_agents"]["bytes_ratio"] > 1  # a partition's first chunk is not free
+    assert agents["vector_chunk_size"] == CHUNK_SIZE  # the layout a new file gets
 
     cold = sec["cold"]
     assert cold["retrieve"]["error"] == "" and _positive(cold["retrieve"]["median_s"])

@@ -345,7 +345,8 @@ def stats(
     console.print(table)
     console.print(
         f"kinds: {data['kinds']}  ·  embedder: {data['embedder']}  ·  "
-        f"full-text segments: {data['fulltext_segments']}",
+        f"full-text segments: {data['fulltext_segments']}  ·  "
+        f"vector chunk: {data['vector_chunk_size']} rows",
         highlight=False,
     )
 
@@ -404,19 +405,47 @@ def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
 
 @app.command()
 @guarded
-def optimize(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
+def optimize(
+    vectors: Annotated[
+        bool,
+        typer.Option(
+            "--vectors",
+            help="Also rewrite a vector table of an older layout (another chunk size; "
+            "see stats) in the current one. One transaction; nothing is re-embedded.",
+        ),
+    ] = False,
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Merge the full-text index into one segment (after bulk loads; imports do it)."""
     cfg = settings(config, db)
-    with open_memory(cfg) as mem:
-        report = mem.optimize()
+    with (
+        open_memory(cfg) as mem,
+        progress_bar("rewriting vectors", enabled=vectors and not as_json) as bar,
+    ):
+        report = mem.optimize(vectors=vectors, progress=bar)
     if as_json:
         print_json(dataclasses.asdict(report))
-    else:
+        return
+    if vectors:
+        compacted = "; file compacted" if report.vacuumed else ""
+        if report.vectors_rewritten and not report.vacuumed:
+            compacted = "; file not compacted (it was busy): run this again later"
         console.print(
-            f"full-text segments: {report.segments_before} -> {report.segments_after} "
-            f"({report.steps} steps, {report.seconds:.2f} s); WAL "
-            + ("truncated" if report.wal_truncated else "not truncated (another reader is open)")
+            f"vectors: {report.vectors_rewritten} rewritten, "
+            f"{report.vector_chunk_size} rows per chunk{compacted}",
+            highlight=False,
         )
+    console.print(
+        f"file: {report.bytes_before / 2**20:.1f} MiB -> {report.bytes_after / 2**20:.1f} MiB",
+        highlight=False,
+    )
+    console.print(
+        f"full-text segments: {report.segments_before} -> {report.segments_after} "
+        f"({report.steps} steps, {report.seconds:.2f} s); WAL "
+        + ("truncated" if report.wal_truncated else "not truncated (another reader is open)")
+    )
 
 
 @app.command()

@@ -54,6 +54,7 @@ from ..store.database import Store
 from ..store.filters import Filters
 from ..store.fulltext import match_expression, quote_term
 from ..store.maintenance import OptimizeReport
+from ..store.vectors import chunk_size
 from ..text import dense_query, query_terms
 from .bench_processes import PACE_S, run_writer_processes
 from .provenance import code_info
@@ -1012,6 +1013,8 @@ class _Bench:
         global_matches: list[int] = []
         agent_matches: list[int] = []
         with Memory.open(bp.path, embedder=emb, clock=self.clock) as mem:
+            with mem.store.connections.read() as cur:
+                out["vector_chunk_size"] = chunk_size(cur)
             rc = mem.config.retrieval
             for _, q, measured in self.loop(qs, "agents: retrieval scoped to one agent"):
                 t0 = time.perf_counter()

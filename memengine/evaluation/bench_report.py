@@ -290,7 +290,7 @@ def agents_tables(s: Mapping[str, Any]) -> list[Table]:
     """Many agents in one file: scoped latency, bytes and ingest against one agent."""
     t = Table(
         title=f"many agents: {_n(s['agents'])} agents × {_n(s['per_agent'])} episodes in one "
-        f"file ({s['write_order']})",
+        f"file ({s['write_order']}; vec0 chunks of {s.get('vector_chunk_size', '?')} rows)",
         title_justify="left",
     )
     t.add_column("layout")

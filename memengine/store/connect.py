@@ -86,13 +86,14 @@ def driver_info() -> DriverInfo:
 MMAP_BYTES = 1 << 40
 """Reads go through a memory map of the whole file (SQLite caps this at its build's
 maximum): a page already in the OS cache is read without a system call, which
-matters for the megabyte-sized vector chunk blobs."""
+matters for the vector chunk blobs (128 KiB at 64 rows of 512 floats)."""
 
 PAGE_SIZE = 16384
 """Page size of a new file (an existing file keeps the one it was made with). The
-vector chunks are megabyte-sized blobs stored on overflow pages: 16 KiB pages make
-a quarter as many pages to chain, write and walk as SQLite's default 4 KiB, and
-batch ingest ran 8–29 % faster with them in paired runs (docs/benchmarks.md)."""
+vector chunks are blobs stored on overflow pages: 16 KiB pages make a quarter as
+many pages to chain, write and walk as SQLite's default 4 KiB, and batch ingest ran
+8–29 % faster with them in paired runs (docs/benchmarks.md; measured with 2 MiB
+chunks, before :data:`.vectors.CHUNK_SIZE` became 64 rows)."""
 
 
 def _on_connect(dbapi_conn: Any, _record: Any) -> None:

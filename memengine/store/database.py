@@ -36,6 +36,7 @@ from .maintenance import BackupReport, OptimizeReport
 from .migrate import check_header, migrate
 from .term_stats import TermStats, fts_row_count
 from .vector_index import RESET, VectorIndex, prune_log
+from .vectors import CHUNK_SIZE, chunk_size, relayout_vector_table
 
 __all__ = ["ConsistencyReport", "Store"]
 
@@ -341,7 +342,8 @@ class Store:
             )
 
     def stats(self) -> dict[str, Any]:
-        """Counts per agent, kind and status, the file's size and its full-text segments."""
+        """Counts per agent, kind and status, the file's size, its full-text segments and the
+        rows per vector chunk."""
         with self.connections.read() as cur:
             per_agent = cur.execute(
                 "SELECT agent, status, count(*) FROM episodes GROUP BY agent, status ORDER BY agent"
@@ -351,10 +353,11 @@ class Store:
             )
             span = cur.execute("SELECT min(occurred_at), max(occurred_at) FROM episodes").fetchone()
             segments = maintenance.fts_segments(cur)
+            chunk = chunk_size(cur)
         agents: dict[str, dict[str, int]] = {}
         for agent, status, n in per_agent:
             agents.setdefault(agent, {})[status] = n
-        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        size = self._bytes()
         return {
             "episodes": sum(sum(v.values()) for v in agents.values()),
             "agents": agents,
@@ -365,6 +368,7 @@ class Store:
             "embedder": self.embedder_id,
             "dimension": self.dimension,
             "fulltext_segments": segments,
+            "vector_chunk_size": chunk,
         }
 
     def consistency(self) -> ConsistencyReport:
@@ -480,14 +484,38 @@ class Store:
         self.vector_index = VectorIndex(dimension, self._vector_cache_bytes)
         return done
 
-    def optimize(self, *, pages: int = maintenance.MERGE_PAGES) -> OptimizeReport:
+    def optimize(
+        self,
+        *,
+        pages: int = maintenance.MERGE_PAGES,
+        vectors: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> OptimizeReport:
         """Merge the full-text index into one segment, then checkpoint and truncate the WAL.
 
         Worth running after a bulk load (see :mod:`.maintenance`). The merge
         goes in steps of ``pages`` pages, each a short write transaction:
         searches keep running and other writers wait for one step at most.
+        With ``vectors``, a vector table made with another chunk size than
+        :data:`.vectors.CHUNK_SIZE` is first rewritten with it, in one write
+        transaction (``progress(done, total)`` after each batch; a failure
+        leaves the file as it was), and the file is then compacted
+        (``VACUUM``) when it was rewritten or a quarter or more of its pages
+        are free, so the old chunks' room goes back to the disk.
         """
         t0 = time.perf_counter()
+        rewritten = 0
+        bytes_before = self._bytes()
+        with self.connections.read() as cur:
+            size = chunk_size(cur)
+        if vectors and size != CHUNK_SIZE:
+            with self.connections.write() as cur:
+                rewritten = relayout_vector_table(
+                    cur, self.dimension, CHUNK_SIZE, progress=progress
+                )
+                cur.execute("INSERT INTO vector_log (episode_id, agent) VALUES (?, '')", (RESET,))
+            self.vector_index = VectorIndex(self.dimension, self._vector_cache_bytes)
+            size = CHUNK_SIZE
         with self.connections.read() as cur:
             before = maintenance.fts_segments(cur)
         steps = 0
@@ -498,14 +526,56 @@ class Store:
             steps += 1
         with self.connections.read() as cur:
             after = maintenance.fts_segments(cur)
+        # the old chunks' pages are free but still in the file: give them back to the disk
+        vacuumed = (
+            self._vacuum() if rewritten or (vectors and self._free_share() >= 0.25) else False
+        )
         cur = self.connections.get().cursor()
         try:  # (busy, log frames, checkpointed frames); busy while another connection reads
             busy = cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         finally:
             cur.close()
         return OptimizeReport(
-            before, after, steps, round(time.perf_counter() - t0, 3), wal_truncated=not busy
+            before,
+            after,
+            steps,
+            round(time.perf_counter() - t0, 3),
+            wal_truncated=not busy,
+            vector_chunk_size=size,
+            vectors_rewritten=rewritten,
+            vacuumed=vacuumed,
+            bytes_before=bytes_before,
+            bytes_after=self._bytes(),
         )
+
+    def _vacuum(self) -> bool:
+        """Rebuild the file without its free pages (``VACUUM``); False when another
+        connection's open transaction keeps it from running (the file is then unchanged)."""
+        conn = self.connections.get()
+        if conn.driver_connection.in_transaction:
+            raise StoreError("cannot compact the file inside a transaction")
+        module = self.connections.module
+        cur = conn.cursor()
+        try:
+            cur.execute("VACUUM")
+        except module.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                return False
+            raise StoreError(f"compacting {self.path} failed: {exc}") from exc
+        finally:
+            cur.close()
+        return True
+
+    def _free_share(self) -> float:
+        """The share of the file's pages that are free (left by deleted rows or old chunks)."""
+        with self.connections.read() as cur:
+            pages = int(cur.execute("PRAGMA page_count").fetchone()[0])
+            free = int(cur.execute("PRAGMA freelist_count").fetchone()[0])
+        return free / pages if pages else 0.0
+
+    def _bytes(self) -> int:
+        """The file's size with its WAL."""
+        return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
 
     def backup(self, dest: str | os.PathLike[str], *, overwrite: bool = False) -> BackupReport:
         """Copy the whole database to ``dest``, consistent while others keep writing.

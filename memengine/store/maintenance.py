@@ -44,7 +44,11 @@ class OptimizeReport:
 
     Full-text segments before and after, the write transactions the merge
     took, its seconds, and whether the WAL could be truncated afterwards
-    (not while another connection is reading).
+    (not while another connection is reading); the rows per vector chunk
+    after it, how many vectors were rewritten to get there (0 unless asked
+    and the table had another layout) and whether the file was then
+    compacted (``VACUUM``; not while another connection is reading); the
+    file's bytes (with its WAL) before and after.
     """
 
     segments_before: int
@@ -52,6 +56,11 @@ class OptimizeReport:
     steps: int
     seconds: float
     wal_truncated: bool
+    vector_chunk_size: int
+    vectors_rewritten: int = 0
+    vacuumed: bool = False
+    bytes_before: int = 0
+    bytes_after: int = 0
 
 
 def fts_segments(cur: Any) -> int:

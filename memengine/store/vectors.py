@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,9 @@ from .filters import Filters
 from .migrate import schema_sql
 
 __all__ = [
+    "CHUNK_SIZE",
     "PARTITION_INDEX",
+    "chunk_size",
     "create_vector_table",
     "drop_vector_table",
     "ensure_partition_index",
@@ -22,8 +25,27 @@ __all__ = [
     "has_partition_index",
     "insert_vectors",
     "knn",
+    "relayout_vector_table",
     "similarities",
 ]
+
+CHUNK_SIZE = 64
+"""Rows per ``vec0`` chunk in a new vector table (``vec0``'s default is 1,024).
+
+``vec0`` stores an agent's vectors in whole chunks, allocated full size when
+the agent's first vector arrives: at 1,024 rows of 512 floats, every agent
+took at least 2 MiB, and 1,000 agents of 20 episodes made a file 22 times
+the size of the same episodes in one agent (``memengine bench``, agents
+section). At 64 rows an agent's floor is 128 KiB; agents of 1,000 episodes
+store as compactly as before, a ``vec0`` scan (the path of an agent's first
+search in a process, or of one too big for the in-memory index) costs
+10–20 % more, and loading an agent into the in-memory index costs less
+(docs/benchmarks.md, session 19). 32 rows scanned 40 % slower still.
+A file keeps the chunk size its vector table was made with;
+:func:`relayout_vector_table` (``memengine optimize --vectors``) rewrites it."""
+
+_CHUNK_OPTION = re.compile(r"chunk_size\s*=\s*(\d+)", re.IGNORECASE)
+_VEC0_DEFAULT_CHUNK = 1024
 
 PARTITION_INDEX = "episode_vectors_chunks_agent"
 """An index on ``vec0``'s chunk table by partition key (the agent).
@@ -35,13 +57,70 @@ scans one row per chunk of *every* agent, each row holding the chunk's
 the index it is a lookup."""
 
 
-def create_vector_table(cur: Any, dimension: int) -> None:
-    """Create the vector table and its triggers for ``dimension`` (inside the caller's transaction)."""
+def create_vector_table(cur: Any, dimension: int, chunk_size: int = CHUNK_SIZE) -> None:
+    """Create the vector table and its triggers for ``dimension``, ``chunk_size`` rows to a
+    chunk (inside the caller's transaction)."""
     from .migrate import _statements
 
-    for statement in _statements(schema_sql("vectors.sql").replace("{dimension}", str(dimension))):
+    sql = schema_sql("vectors.sql").replace("{dimension}", str(dimension))
+    for statement in _statements(sql.replace("{chunk_size}", str(chunk_size))):
         cur.execute(statement)
     ensure_partition_index(cur)
+
+
+def chunk_size(cur: Any) -> int:
+    """The rows per chunk of the file's vector table (``vec0``'s 1,024 when its definition
+    names none)."""
+    row = cur.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'episode_vectors'"
+    ).fetchone()
+    found = _CHUNK_OPTION.search(str(row[0])) if row is not None else None
+    return int(found.group(1)) if found else _VEC0_DEFAULT_CHUNK
+
+
+def relayout_vector_table(
+    cur: Any,
+    dimension: int,
+    size: int = CHUNK_SIZE,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    batch: int = 2000,
+) -> int:
+    """Rewrite the vector table with ``size`` rows per chunk, copying every row as it is
+    (vector and filter columns; nothing is re-embedded); return the rows copied.
+
+    Runs inside the caller's write transaction: a failure part way leaves the
+    old table in place. The rows go in agent by agent, so each agent's
+    chunks fill in turn.
+    """
+    cur.execute("DROP TABLE IF EXISTS temp.relayout_vectors")
+    cur.execute(  # rowids in (agent, id) order: the copy is then read back a page at a time
+        "CREATE TEMP TABLE relayout_vectors AS SELECT episode_id, agent, kind, sensitivity, "
+        "status, occurred_ts, embedding FROM episode_vectors ORDER BY agent, episode_id"
+    )
+    total = int(cur.execute("SELECT count(*) FROM temp.relayout_vectors").fetchone()[0])
+    drop_vector_table(cur)
+    create_vector_table(cur, dimension, size)
+    done, last = 0, 0
+    while True:
+        part = cur.execute(
+            "SELECT rowid, episode_id, agent, kind, sensitivity, status, occurred_ts, embedding "
+            "FROM temp.relayout_vectors WHERE rowid > ? ORDER BY rowid LIMIT ?",
+            (last, batch),
+        ).fetchall()
+        if not part:
+            break
+        last = int(part[-1][0])
+        cur.executemany(
+            "INSERT INTO episode_vectors (episode_id, agent, kind, sensitivity, status, "
+            "occurred_ts, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [r[1:] for r in part],
+        )
+        done += len(part)
+        if progress:
+            progress(done, total)
+    cur.execute("DROP TABLE temp.relayout_vectors")
+    return done
 
 
 def has_partition_index(cur: Any) -> bool:
