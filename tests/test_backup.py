@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from memengine import BackupReport, FixedClock, InvalidInput, Memory
+from memengine import BackupReport, FixedClock, InvalidInput, Memory, NewEpisode
 from memengine.cli import app
 from memengine.store.connect import Connections
 from memengine.store.maintenance import put_in_place
@@ -62,6 +63,60 @@ def test_the_copy_is_one_snapshot(db_path: Path, clock: FixedClock) -> None:
     finally:
         other.close()
     assert report.episodes == 3
+
+
+def test_copies_taken_while_another_writer_commits_are_whole(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """Commits that land during a copy are in it entirely or not at all: every copy is
+    consistent (each episode with its vector and full-text row) and holds a count
+    between the one before and the one after it."""
+    _filled(db_path, clock)
+    stop = threading.Event()
+    errors: list[Exception] = []
+
+    def write() -> None:
+        try:
+            with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as writer:
+                n = 0
+                while not stop.is_set():
+                    writer.add_many(
+                        [
+                            NewEpisode(
+                                kind="message",
+                                content=f"note {n}-{i} about tea",
+                                agent="a",
+                                occurred_at=clock(),
+                            )
+                            for i in range(20)
+                        ]
+                    )
+                    n += 1
+        except Exception as exc:  # surfaced by the assertion below
+            errors.append(exc)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    copies = []
+    try:
+        with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+            for k in range(3):
+                before = mem.store.count()
+                report = mem.backup(db_path.with_name(f"live{k}.db"))
+                after = mem.store.count()
+                copies.append((report, before, after))
+    finally:
+        stop.set()
+        thread.join()
+    assert not errors, errors
+    assert copies[-1][2] > copies[0][1]  # the writer did commit while the copies were taken
+    for report, before, after in copies:
+        assert before <= report.episodes <= after
+        assert (report.episodes - 3) % 20 == 0  # whole batches only
+        with Memory.open(report.path, embedder=HashEmbedder(), clock=clock) as copy:
+            check = copy.check()
+            assert check.ok, check
+            assert check.episodes == report.episodes
 
 
 def test_a_backup_never_replaces_or_loses_a_file_unasked(db_path: Path, clock: FixedClock) -> None:
