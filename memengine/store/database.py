@@ -35,7 +35,7 @@ from .filters import Filters
 from .maintenance import BackupReport, OptimizeReport
 from .migrate import check_header, migrate
 from .term_stats import TermStats, fts_row_count
-from .vector_index import RESET, VectorIndex, prune_log
+from .vector_index import VectorIndex, log_reset, prune_log
 from .vectors import CHUNK_SIZE, chunk_size, relayout_vector_table
 
 __all__ = ["ConsistencyReport", "Store"]
@@ -479,7 +479,7 @@ class Store:
                 if progress:
                     progress(done, total)
             self._set_meta(cur, embedder_id=embedder_id, dimension=str(dimension))
-            cur.execute("INSERT INTO vector_log (episode_id, agent) VALUES (?, '')", (RESET,))
+            log_reset(cur)
         self.embedder_id, self.dimension = embedder_id, dimension
         self.vector_index = VectorIndex(dimension, self._vector_cache_bytes)
         return done
@@ -513,8 +513,7 @@ class Store:
                 rewritten = relayout_vector_table(
                     cur, self.dimension, CHUNK_SIZE, progress=progress
                 )
-                cur.execute("INSERT INTO vector_log (episode_id, agent) VALUES (?, '')", (RESET,))
-            self.vector_index = VectorIndex(self.dimension, self._vector_cache_bytes)
+                log_reset(cur)  # the in-memory copies reload from the new chunks
             size = CHUNK_SIZE
         with self.connections.read() as cur:
             before = maintenance.fts_segments(cur)
@@ -549,8 +548,9 @@ class Store:
         )
 
     def _vacuum(self) -> bool:
-        """Rebuild the file without its free pages (``VACUUM``); False when another
-        connection's open transaction keeps it from running (the file is then unchanged)."""
+        """Rebuild the file without its free pages (``VACUUM``); False when another writer
+        keeps the file busy past the busy timeout (the file is then unchanged). Readers do
+        not stop it: in WAL mode they keep their snapshot."""
         conn = self.connections.get()
         if conn.driver_connection.in_transaction:
             raise StoreError("cannot compact the file inside a transaction")

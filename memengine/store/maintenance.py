@@ -47,7 +47,7 @@ class OptimizeReport:
     (not while another connection is reading); the rows per vector chunk
     after it, how many vectors were rewritten to get there (0 unless asked
     and the table had another layout) and whether the file was then
-    compacted (``VACUUM``; not while another connection is reading); the
+    compacted (``VACUUM``; not while another writer keeps it busy); the
     file's bytes (with its WAL) before and after.
     """
 

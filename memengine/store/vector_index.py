@@ -35,7 +35,7 @@ import simsimd
 
 from .filters import Filters
 
-__all__ = ["RESET", "VectorIndex"]
+__all__ = ["RESET", "VectorIndex", "log_reset", "prune_log"]
 
 RESET = -1
 """The ``episode_id`` of a log entry that invalidates every cached agent (a re-embed)."""
@@ -718,6 +718,12 @@ def _chunk_rows(row: Sequence[Any], dimension: int) -> _Chunk | None:
     if keep.all():  # read-only views on the blobs: copied once, into the matrix
         return _Chunk(ids, vecs, kinds[0], kinds[1], sens, status, ts)
     return _Chunk(ids[keep], vecs[keep], kinds[0], kinds[1], sens[keep], status, ts[keep])
+
+
+def log_reset(cur: Any) -> None:
+    """Log a :data:`RESET` (inside the caller's write transaction): every process's index
+    drops the agents it holds at its next search, after the vector table was made anew."""
+    cur.execute("INSERT INTO vector_log (episode_id, agent) VALUES (?, '')", (RESET,))
 
 
 def prune_log(cur: Any, keep: int = _LOG_KEEP) -> None:
