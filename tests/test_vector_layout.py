@@ -150,6 +150,21 @@ def test_many_small_agents_take_less_room(db_path: Path, tmp_path: Path, clock: 
     assert sizes[CHUNK_SIZE] * 3 < sizes[1024]
 
 
+def test_optimize_vectors_compacts_a_file_after_large_deletions(mem: Memory) -> None:
+    for n in range(30):
+        mem.add_many(_episodes(f"user{n}", 3, n))
+    gone = [e.id for e in mem.store.get(range(1, 100)).values() if int(e.agent[4:]) < 25]
+    mem.delete(gone)  # 25 agents' memories: their chunks are freed, the file keeps the room
+    assert mem.optimize().vacuumed is False  # the plain merge never rewrites the file
+    report = mem.optimize(vectors=True)
+    assert report.vectors_rewritten == 0  # the layout is current: only the compaction runs
+    assert report.vacuumed and report.bytes_after < report.bytes_before
+    assert mem.check().ok and mem.store.count() == 15
+    hits = mem.retrieve("garden", agent="user27", day_range=None).results
+    assert hits and all(h.episode.agent == "user27" for h in hits)
+    assert mem.optimize(vectors=True).vacuumed is False  # nothing left to give back
+
+
 def test_a_failed_rewrite_changes_nothing(mem: Memory) -> None:
     _fill(mem)
     _to_layout(mem, 1024)
