@@ -411,7 +411,8 @@ def optimize(
         typer.Option(
             "--vectors",
             help="Also rewrite a vector table of an older layout (another chunk size; "
-            "see stats) in the current one. One transaction; nothing is re-embedded.",
+            "see stats) in the current one (one transaction; nothing is re-embedded), "
+            "then compact the file if that or deletions left a quarter of it free.",
         ),
     ] = False,
     db: DbOpt = None,
