@@ -412,7 +412,7 @@ def optimize(
             "--vectors",
             help="Also rewrite a vector table of an older layout (another chunk size; "
             "see stats) in the current one (one transaction; nothing is re-embedded), "
-            "then compact the file if that or deletions left a quarter of it free.",
+            "then compact the file after a rewrite or when a quarter of it is free.",
         ),
     ] = False,
     db: DbOpt = None,
