@@ -121,6 +121,31 @@ def test_a_wait_given_up_does_not_keep_the_lock(made: Path) -> None:
         conns.close()
 
 
+def test_a_vacuum_takes_the_writers_turn(made: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``VACUUM`` (``optimize --vectors``) waits for another process's write like a write
+    does, gives up cleanly with the file unchanged, and runs once the turn is free."""
+    conns = Connections(made)
+    try:
+        with Memory.open(made, embedder=HashEmbedder()) as mem:
+            with _other_process_writing(made) as proc:
+                with pytest.raises(DatabaseLocked, match="another process"):
+                    conns.vacuum(wait_s=0.3)
+                monkeypatch.setattr("memengine.store.connect.BUSY_TIMEOUT_MS", 300)
+                assert mem.store._vacuum() is False  # what optimize reports as not compacted
+                monkeypatch.undo()
+                assert proc.stdin is not None
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+                conns.vacuum(wait_s=10)  # waits for the other commit, then runs
+                assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
+            assert mem.store._vacuum() is True
+        with conns.read() as cur:
+            names = {r[0] for r in cur.execute("SELECT name FROM agents")}
+        assert "other" in names and conns.check_pages() == "ok"
+    finally:
+        conns.close()
+
+
 def test_a_process_killed_while_writing_leaves_the_file_unlocked(made: Path) -> None:
     conns = Connections(made)
     try:

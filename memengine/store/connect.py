@@ -214,6 +214,33 @@ class Connections:
         except self.module.Error as exc:
             raise self._store_error(exc) from exc
 
+    def vacuum(self, *, wait_s: float | None = None) -> None:
+        """Rebuild the file without its free pages (``VACUUM``), taking the writers' turn
+        in this process and on the lock file like :meth:`write` (``VACUUM`` cannot run
+        inside a transaction, so it is not one). :class:`.DatabaseLocked` when another
+        writer keeps the file past ``wait_s`` (default: the busy timeout); the file is
+        then unchanged. Readers do not stop it: in WAL mode they keep their snapshot."""
+        conn = self.get()
+        if conn.driver_connection.in_transaction:
+            raise StoreError("cannot compact the file inside a transaction")
+        cur = conn.cursor()
+        deadline = time.monotonic() + (BUSY_TIMEOUT_MS / 1000 if wait_s is None else wait_s)
+        try:
+            with (
+                self._queue.turn(deadline - time.monotonic()),
+                self._process_lock.held(deadline - time.monotonic()),
+            ):
+                left_ms = max(0, int((deadline - time.monotonic()) * 1000))
+                cur.execute(f"PRAGMA busy_timeout = {left_ms}")
+                try:
+                    cur.execute("VACUUM")
+                finally:
+                    cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        except self.module.Error as exc:
+            raise self._store_error(exc) from exc
+        finally:
+            cur.close()
+
     @contextmanager
     def _rolled_back_on_error(self, cur: Any) -> Iterator[None]:
         """Roll the transaction back when the body (or its COMMIT) raises."""

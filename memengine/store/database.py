@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import (
+    DatabaseLocked,
     EmbedderMismatch,
     InvalidInput,
     NotAMemEngineDatabase,
@@ -548,22 +549,12 @@ class Store:
         )
 
     def _vacuum(self) -> bool:
-        """Rebuild the file without its free pages (``VACUUM``); False when another writer
-        keeps the file busy past the busy timeout (the file is then unchanged). Readers do
-        not stop it: in WAL mode they keep their snapshot."""
-        conn = self.connections.get()
-        if conn.driver_connection.in_transaction:
-            raise StoreError("cannot compact the file inside a transaction")
-        module = self.connections.module
-        cur = conn.cursor()
+        """Compact the file (:meth:`.Connections.vacuum`); False when another writer kept it
+        busy for the whole wait (the file is then unchanged)."""
         try:
-            cur.execute("VACUUM")
-        except module.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                return False
-            raise StoreError(f"compacting {self.path} failed: {exc}") from exc
-        finally:
-            cur.close()
+            self.connections.vacuum()
+        except DatabaseLocked:
+            return False
         return True
 
     def _free_share(self) -> float:
