@@ -196,18 +196,9 @@ class Connections:
         cur = conn.cursor()
         if conn.driver_connection.in_transaction:
             raise StoreError("nested write transaction")
-        deadline = time.monotonic() + (BUSY_TIMEOUT_MS / 1000 if wait_s is None else wait_s)
         try:
-            with (
-                self._queue.turn(deadline - time.monotonic()),
-                self._process_lock.held(deadline - time.monotonic()),
-            ):
-                left_ms = max(0, int((deadline - time.monotonic()) * 1000))
-                cur.execute(f"PRAGMA busy_timeout = {left_ms}")
-                try:
-                    cur.execute("BEGIN IMMEDIATE")
-                finally:
-                    cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            with self._writers_turn(wait_s) as left_ms:
+                _waiting(cur, "BEGIN IMMEDIATE", left_ms)
                 with self._rolled_back_on_error(cur):
                     yield cur
                     cur.execute("COMMIT")
@@ -224,22 +215,24 @@ class Connections:
         if conn.driver_connection.in_transaction:
             raise StoreError("cannot compact the file inside a transaction")
         cur = conn.cursor()
-        deadline = time.monotonic() + (BUSY_TIMEOUT_MS / 1000 if wait_s is None else wait_s)
         try:
-            with (
-                self._queue.turn(deadline - time.monotonic()),
-                self._process_lock.held(deadline - time.monotonic()),
-            ):
-                left_ms = max(0, int((deadline - time.monotonic()) * 1000))
-                cur.execute(f"PRAGMA busy_timeout = {left_ms}")
-                try:
-                    cur.execute("VACUUM")
-                finally:
-                    cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            with self._writers_turn(wait_s) as left_ms:
+                _waiting(cur, "VACUUM", left_ms)
         except self.module.Error as exc:
             raise self._store_error(exc) from exc
         finally:
             cur.close()
+
+    @contextmanager
+    def _writers_turn(self, wait_s: float | None) -> Iterator[int]:
+        """Hold this process's writer queue, then the lock file; yield the milliseconds
+        left of the ``wait_s`` wait (default: the busy timeout) for SQLite's own lock."""
+        deadline = time.monotonic() + (BUSY_TIMEOUT_MS / 1000 if wait_s is None else wait_s)
+        with (
+            self._queue.turn(deadline - time.monotonic()),
+            self._process_lock.held(deadline - time.monotonic()),
+        ):
+            yield max(0, int((deadline - time.monotonic()) * 1000))
 
     @contextmanager
     def _rolled_back_on_error(self, cur: Any) -> Iterator[None]:
@@ -322,6 +315,15 @@ def _damaged_error(msg: str) -> StoreError:
         f"the database file is damaged ({msg}): `memengine doctor` checks it; "
         "restore a backup or export what still reads"
     )
+
+
+def _waiting(cur: Any, sql: str, wait_ms: int) -> None:
+    """Run ``sql`` with SQLite's busy handler waiting at most ``wait_ms`` for the lock."""
+    cur.execute(f"PRAGMA busy_timeout = {wait_ms}")
+    try:
+        cur.execute(sql)
+    finally:
+        cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def _translate(exc: Exception) -> StoreError:
