@@ -34,7 +34,7 @@ CHUNK_SIZE = 64
 
 ``vec0`` stores an agent's vectors in whole chunks, allocated full size when
 the agent's first vector arrives: at 1,024 rows of 512 floats, every agent
-took at least 2 MiB, and 1,000 agents of 20 episodes made a file 22 times
+took at least 2 MiB, and 1,000 agents of 20 episodes made a file 23.8 times
 the size of the same episodes in one agent (``memengine bench``, agents
 section). At 64 rows an agent's floor is 128 KiB; agents of 1,000 episodes
 store as compactly as before, a ``vec0`` scan (the path of an agent's first
