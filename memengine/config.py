@@ -72,7 +72,8 @@ class RetrievalConfig(_Section):
     pack_score_ratio: float = Field(0.75, ge=0.0, le=1.0)
     max_query_chars: int = Field(2000, ge=50)
     vector_cache_mb: int = Field(1024, ge=0)
-    """Memory for in-process copies of agents' vectors (exact KNN at numpy speed); 0: vec0 only."""
+    """Memory for in-process copies of agents' vectors (KNN at numpy speed; an agent whose floats
+    do not fit is held as codes, rescored from vec0); 0: vec0 only."""
     max_term_df: float = Field(0.5, gt=0.0, le=1.0)
     """Query terms found in more than this share of episodes are left out of BM25 (idf ≤ 0)."""
     bm25_posting_budget: int | None = Field(5_000, ge=100)

@@ -118,11 +118,15 @@ def test_writes_from_another_connection_are_seen(db_path: Path, clock: FixedCloc
         assert reader.check().ok
 
 
-def test_failed_batch_leaves_index_and_log_unchanged(mem: Memory) -> None:
+@pytest.mark.parametrize("compact", [False, True])
+def test_failed_batch_leaves_index_and_log_unchanged(mem: Memory, compact: bool) -> None:
     mem.store.vector_index.load_after = 1
+    if compact:  # room for the codes of these rows, not for their floats
+        mem.store.vector_index.budget_bytes = 20 * _compact_row_bytes(mem.store.dimension)
     mem.add_many(_episodes(15, "a"))
     q = HashEmbedder().embed(["rain"])[0]
     before = mem.store.knn(q, 10, Filters(agent="a"))
+    assert mem.store.vector_index.mode("a") == ("codes" if compact else "float32")
     with mem.store.connections.read() as cur:
         seq = cur.execute("SELECT max(seq) FROM vector_log").fetchone()[0]
     bad = [
@@ -345,10 +349,98 @@ def test_the_budget_counts_prefilter_codes_only_for_agents_that_get_them(mem: Me
     q = HashEmbedder().embed(["cat tea rain"])
     mem.store.knn_many(q, 10, Filters(agent="a"))
     assert "a" in index.loaded()  # searched exactly: fits without codes
+    assert index._agents["a"].floats
     index._agents.clear()
-    index.exact_max_rows = 100  # now it would need its codes too
+    index.exact_max_rows = 100  # now it would need its codes too: held compact
+    mem.store.knn_many(q, 10, Filters(agent="a"))
+    assert "a" in index.loaded() and not index._agents["a"].floats
+    index._agents.clear()
+    index.budget_bytes = 300 * _compact_row_bytes(index.dimension) - 1  # not even the codes
     mem.store.knn_many(q, 10, Filters(agent="a"))
     assert "a" not in index.loaded()  # too big: searched in vec0
+
+
+def _compact_row_bytes(dim: int) -> int:
+    """What the index counts per row of a compact agent: codes and filter columns."""
+    return dim + dim // 8 + 4 + 32
+
+
+def test_a_compact_agent_matches_vec0_under_every_filter_and_write(mem: Memory) -> None:
+    index = mem.store.vector_index
+    index.load_after = 1
+    index.budget_bytes = 80 * _compact_row_bytes(index.dimension)  # codes fit, floats do not
+    emb = HashEmbedder()
+    ids = mem.add_many(_episodes(60, "a"))
+    mem.add_many(_episodes(30, "b", seed=1))
+    queries = emb.embed(["cat tea", "snow report deadline", "guitar"])
+
+    def check() -> None:
+        for f in FILTERS:
+            got = mem.store.knn_many(queries, 7, f)
+            agent = index._agents["a"]
+            assert not agent.floats and agent.vecs.size == 0 and agent.coded == agent.n
+            for q, hits in zip(queries, got, strict=True):
+                _same(hits, _vec0(mem, q, 7, f))
+        some = [i for i, _ in mem.store.knn(queries[0], 5, Filters(agent="a"))]
+        with mem.store.connections.read() as cur:
+            assert mem.store.similarities(queries[0], some, agent="a") == pytest.approx(
+                vectors.similarities(cur, queries[0], some), abs=1e-6
+            )
+
+    check()
+    mem.delete(ids[:5])
+    mem.store.set_status(ids[10:20], "archived")
+    mem.add_many(_episodes(10, "a", seed=2))
+    check()
+    mem.delete(ids[20:50])  # past a quarter of the rows: the tombstones are squeezed out
+    check()
+    assert index._agents["a"].dead == 0
+    assert mem.check().ok
+
+
+def test_a_compact_agent_sees_another_connections_writes(db_path: Path, clock: FixedClock) -> None:
+    emb = HashEmbedder()
+    q = emb.embed(["piano garden"])[0]
+    with Memory.open(db_path, embedder=emb, clock=clock) as reader:
+        index = reader.store.vector_index
+        index.load_after = 1
+        index.budget_bytes = 50 * _compact_row_bytes(index.dimension)
+        reader.add_many(_episodes(40, "a"))
+        reader.store.knn(q, 5, Filters(agent="a"))
+        assert not index._agents["a"].floats
+        with Memory.open(db_path, embedder=emb, clock=clock) as writer:
+            new = writer.add_many(
+                [NewEpisode(kind="fact", content="piano garden", agent="a", occurred_at=T0)]
+            )
+            assert reader.store.knn(q, 1, Filters(agent="a"))[0][0] == new[0]
+            writer.delete(new)
+            _same(
+                reader.store.knn(q, 5, Filters(agent="a")), _vec0(reader, q, 5, Filters(agent="a"))
+            )
+        assert reader.check().ok
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_the_consistency_check_finds_a_row_the_index_holds_wrongly(
+    mem: Memory, compact: bool
+) -> None:
+    index = mem.store.vector_index
+    index.load_after = 1
+    if compact:
+        index.budget_bytes = 50 * _compact_row_bytes(index.dimension)
+    ids = mem.add_many(_episodes(40, "a"))
+    mem.store.knn(HashEmbedder().embed(["cat"])[0], 5, Filters(agent="a"))
+    agent = index._agents["a"]
+    assert agent.floats is not compact
+    assert mem.check().ok
+    pos = agent.where[ids[3]]
+    if compact:
+        agent.q8[pos] = -agent.q8[pos]  # the codes of another vector
+    else:
+        agent.vecs[pos] = -agent.vecs[pos]
+    agent.ts[agent.where[ids[7]]] += 1  # a filter column out of step
+    report = mem.check()
+    assert not report.ok and report.stale_vector_index == [ids[3], ids[7]]
 
 
 def test_hamming_matches_a_plain_popcount() -> None:
@@ -402,12 +494,14 @@ def test_prefilter_for_large_agents_honours_filters_and_finds_the_nearest(mem: M
                 assert f.kinds is None or e.kind.value in f.kinds
     with mem.store.connections.read() as cur:
         agent = mem.store.vector_index._agents["a"]
-        from memengine.store.vector_index import _Codes, _prefiltered
+        from memengine.store.vector_index import _Codes, _held, _prefiltered
 
         assert agent.coded == agent.n  # codes made when the prefilter first ran
         q = queries[:1]
         codes = _Codes(agent.bits, agent.q8, agent.scale, agent.words, agent.dimension)
-        few = _prefiltered(agent.ids, agent.vecs, codes, agent.n, None, q, 10, keep=300)[0]
+        few = _prefiltered(
+            agent.ids, _held(agent.vecs), codes, agent.n, None, q, 10, keep=300, rescore=80
+        )[0]
         full = _vec0(mem, q[0], 10, Filters(agent="a", statuses=("active", "archived")))
         assert len({i for i, _ in few} & {i for i, _ in full}) >= 7  # an approximation
         assert cur is not None

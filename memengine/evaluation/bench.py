@@ -818,6 +818,7 @@ class _Bench:
             )
             times: dict[str, list[float]] = {"mem": [], "bare": [], "blas": [], "einsum": []}
             found: dict[int, set[int]] = {}
+            mode = "vec0"
             # two passes over the same queries: vec0 first, then numpy, so that BLAS
             # threads still spinning after a matrix product cannot slow vec0 down
             try:
@@ -835,6 +836,7 @@ class _Bench:
                             times[key].append(_ms(t0))
                         if key == "mem":
                             found[i] = {h[0] for h in hits}
+                mode = store.vector_index.mode(qs[0].agent)
             finally:
                 store.close()
             recall: list[float] = []
@@ -862,6 +864,7 @@ class _Bench:
                 "ratio_no_time_filter_p50": _ratio(b["p50"], min(n["p50"], e["p50"])),
                 "ratio_einsum_p50": _ratio(m["p50"], e["p50"]),
                 "recall_at_10": round(float(np.mean(recall)), 4) if recall else float("nan"),
+                "index": mode,
                 "vectors_mb": round(vecs.nbytes / 2**20, 1),
                 "scan_gb_per_s": round(vecs.nbytes / 2**30 / (m["p50"] / 1000), 2)
                 if m["p50"] > 0

@@ -205,6 +205,7 @@ def vector_table(s: Mapping[str, Any]) -> Table:
         "ratio mem/numpy",
         "ratio mem/1-thread",
         "recall@10",
+        "index",
         "vectors MB",
         "vec0 GB/s",
     )
@@ -223,12 +224,15 @@ def vector_table(s: Mapping[str, Any]) -> Table:
             _n(r["ratio_p50"], 2) + "×",
             _n(r.get("ratio_einsum_p50"), 2) + "×",
             _n(r["recall_at_10"], 3),
+            str(r.get("index", "")),
             _n(r["vectors_mb"], 0),
             _n(r["scan_gb_per_s"], 2),
         )
     t.caption = (
         "numpy = vectors @ q (BLAS, all cores) + argpartition; numpy 1-thread = einsum; "
-        "ratio mem/numpy = memengine p50 / the faster numpy p50 (vec0 scans on one thread)"
+        "ratio mem/numpy = memengine p50 / the faster numpy p50 (vec0 scans on one thread); "
+        "index = how the agent was searched: float32 (held in memory), codes (held compact, "
+        "floats read from vec0) or vec0 (not held: over vector_cache_mb)"
     )
     return t
 

@@ -240,7 +240,7 @@ class Store:
     def knn(
         self, vector: npt.NDArray[np.float32], k: int, filters: Filters
     ) -> list[tuple[int, float]]:
-        """Nearest episodes by cosine distance (exact)."""
+        """Nearest episodes by cosine distance (one query of :meth:`knn_many`)."""
         return self.knn_many(np.asarray(vector, dtype=np.float32)[None, :], k, filters)[0]
 
     def knn_many(
@@ -248,9 +248,11 @@ class Store:
     ) -> list[list[tuple[int, float]]]:
         """Nearest episodes for each row of ``queries``: one scan of the agent's vectors.
 
-        The in-process :class:`VectorIndex` answers when the agent's vectors
-        fit its budget (``vector_cache_mb``); otherwise each query is a
-        ``vec0`` KNN. Both are exact.
+        The in-process :class:`VectorIndex` answers when the agent's vectors,
+        or at least their codes, fit its budget (``vector_cache_mb``): exactly
+        up to 20,000 rows, prefiltered above that or when only the codes are
+        held (recall measured by ``memengine bench``). Otherwise each query is
+        an exact ``vec0`` KNN.
         """
         with self.connections.read() as cur:
             found = self.vector_index.knn(cur, queries, k, filters)

@@ -8,8 +8,12 @@ Up to ``exact_max_rows`` rows per agent the scan is exact; above, a
 sign-bit code per vector picks the nearest few percent by Hamming distance,
 an int8 copy of those rows shortlists the best few dozen, and the
 shortlist is rescored exactly in float32 (recall@10 against the exact
-scan is measured by ``memengine bench``). The Hamming and int8 kernels
-are SimSIMD's (compiled, SIMD); numpy does the rest. It stays in step with the
+scan is measured by ``memengine bench``). An agent whose float32 matrix
+would not fit in ``budget_bytes`` but whose codes would is held *compact*:
+codes and filter columns only (about 600 bytes a row at 512-d, against
+2.6 KB), and its shortlist is rescored with float32 vectors read from
+``vec0`` by id, a few dozen point lookups per query. The Hamming and int8
+kernels are SimSIMD's (compiled, SIMD); numpy does the rest. It stays in step with the
 file through ``vector_log``, a change log that triggers fill in the same
 transaction as every insert, delete and filter-column update of an episode
 (schema 0004): before each search the index replays the log entries it has
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +54,8 @@ class _Agent:
     """One agent's rows: vectors (unit length) and filter columns, with tombstones."""
 
     dimension: int
+    floats: bool = True
+    """Whether the float32 vectors are held (False: a compact agent, codes only)."""
     n: int = 0
     ids: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
     vecs: npt.NDArray[np.float32] = field(default_factory=lambda: np.empty((0, 0), np.float32))
@@ -91,6 +97,8 @@ class _Agent:
     def ensure_codes(self) -> None:
         """Give every row its sign-bit and int8 codes (the prefilter's copies), computing only
         the rows that lack them; agents searched exactly never pay for them."""
+        if not self.floats:  # a compact agent's codes are written with its rows
+            return
         cap = len(self.ids)
         if len(self.bits) != cap:  # first use, or the rows grew since
             self.bits = _resized(self.bits.reshape(-1, self.words), cap)
@@ -105,7 +113,12 @@ class _Agent:
     def reserve(self, n: int) -> None:
         """Allocate room for exactly ``n`` rows in an empty agent (uninitialised memory)."""
         self.ids = np.empty(n, np.int64)
-        self.vecs = np.empty((n, self.dimension), np.float32)
+        if self.floats:
+            self.vecs = np.empty((n, self.dimension), np.float32)
+        else:
+            self.bits = np.empty((n, self.words), np.uint64)
+            self.q8 = np.empty((n, self.dimension), np.int8)
+            self.scale = np.empty(n, np.float32)
         self.kind = np.empty(n, np.int16)
         self.sens = np.empty(n, np.int8)
         self.status = np.empty(n, np.int8)
@@ -118,7 +131,12 @@ class _Agent:
             return
         new = max(1024, 2 * cap, self.n + need)
         self.ids = _resized(self.ids, new)
-        self.vecs = _resized(self.vecs.reshape(-1, self.dimension), new)
+        if self.floats:
+            self.vecs = _resized(self.vecs.reshape(-1, self.dimension), new)
+        else:
+            self.bits = _resized(self.bits.reshape(-1, self.words), new)
+            self.q8 = _resized(self.q8.reshape(-1, self.dimension), new)
+            self.scale = _resized(self.scale, new)
         self.kind = _resized(self.kind, new)
         self.sens = _resized(self.sens, new)
         self.status = _resized(self.status, new)
@@ -154,13 +172,21 @@ class _Agent:
         self.sens[lo:hi] = sens
         self.status[lo:hi] = status
         self.ts[lo:hi] = ts
-        block = vectors.reshape(m, self.dimension)
-        norms = np.linalg.norm(block, axis=1, keepdims=True)
-        self.vecs[lo:hi] = block / np.where(norms > 0, norms, 1.0)
+        self.write_vectors(lo, _unit(vectors.reshape(m, self.dimension)))
         self.alive[lo:hi] = True
         self.where.update(zip(ids.tolist(), range(lo, hi), strict=True))
         self.n = hi
         self._widen(status, ts)
+
+    def write_vectors(self, lo: int, unit: npt.NDArray[np.float32]) -> None:
+        """Store rows ``lo:lo+len(unit)`` of unit vectors: as floats, or as codes when compact."""
+        hi = lo + len(unit)
+        if self.floats:
+            self.vecs[lo:hi] = unit
+        else:
+            self.bits[lo:hi] = _sign_bits(unit, self.words)
+            self.q8[lo:hi], self.scale[lo:hi] = _int8(unit)
+            self.coded = hi
 
     def _widen(self, status: npt.NDArray[Any], ts: npt.NDArray[np.int64]) -> None:
         """Count new rows into ``nonactive`` and the time bounds."""
@@ -183,7 +209,9 @@ class _Agent:
             return
         keep = np.flatnonzero(self.alive[: self.n])
         coded = int(np.count_nonzero(self.alive[: self.coded]))  # rows keep their order
-        names = ["ids", "kind", "sens", "status", "ts", "alive", "vecs"]
+        names = ["ids", "kind", "sens", "status", "ts", "alive"]
+        if self.floats:
+            names.append("vecs")
         if len(self.bits):
             names += ["bits", "q8", "scale"]
         for name in names:  # new arrays: a search holding the old ones stays consistent
@@ -258,12 +286,22 @@ class VectorIndex:
         with self._lock:
             return {a: len(m.where) for a, m in self._agents.items()}
 
+    def mode(self, agent: str) -> str:
+        """How ``agent`` is searched now: ``"float32"`` (its vectors held), ``"codes"``
+        (held compact: codes in memory, floats read from ``vec0``) or ``"vec0"`` (not held)."""
+        with self._lock:
+            held = self._agents.get(agent)
+        if held is None:
+            return "vec0"
+        return "float32" if held.floats else "codes"
+
     def knn(
         self, cur: Any, queries: npt.NDArray[np.float32], k: int, filters: Filters
     ) -> list[list[tuple[int, float]]] | None:
         """Top ``k`` (id, cosine distance) per query row, or None to fall back to vec0.
 
-        Exact up to ``exact_max_rows`` rows; above, sign-bit prefilter and exact rescoring.
+        Exact up to ``exact_max_rows`` rows; above (and for a compact agent, at any
+        size), sign-bit prefilter, int8 shortlist and exact float32 rescoring.
         """
         with self._lock:
             self._sync(cur)
@@ -272,17 +310,19 @@ class VectorIndex:
                 return None
             n, ids, vecs = agent.n, agent.ids, agent.vecs
             mask = agent.mask(filters, self._kinds)
-            prefilter = bool(self.exact_max_rows) and n > self.exact_max_rows
+            prefilter = not agent.floats or (bool(self.exact_max_rows) and n > self.exact_max_rows)
             if prefilter:
                 agent.ensure_codes()
                 codes = _Codes(agent.bits, agent.q8, agent.scale, agent.words, self.dimension)
         q = np.asarray(queries, dtype=np.float32).reshape(-1, self.dimension)
-        norms = np.linalg.norm(q, axis=1, keepdims=True)
-        q = (q / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        q = _unit(q)
         if n == 0:
             return [[] for _ in range(len(q))]
         if prefilter:
-            return _prefiltered(ids, vecs, codes, n, mask, q, k, self.prefilter_rows(n))
+            keep = self.prefilter_rows(n)
+            if agent.floats:
+                return _prefiltered(ids, _held(vecs), codes, n, mask, q, k, keep, max(8 * k, 64))
+            return _prefiltered(ids, _stored(cur, ids), codes, n, mask, q, k, keep, max(2 * k, 16))
         if mask is not None and mask.sum() < n // 4:  # few rows pass: score only those
             rows = np.flatnonzero(mask)
             scores = _scores(np.take(vecs, rows, axis=0), q)
@@ -311,7 +351,7 @@ class VectorIndex:
         with self._lock:
             self._sync(cur)
             agent = self._agents.get(agent_name)
-            if agent is None:
+            if agent is None or not agent.floats:  # a compact agent: vec0 has the floats
                 return None
             pos = [(i, agent.where[i]) for i in ids if i in agent.where]
             rows = agent.vecs[[p for _, p in pos]] if pos else None
@@ -343,7 +383,7 @@ class VectorIndex:
                     and int(agent.sens[pos]) == row[2]
                     and int(agent.status[pos]) == row[3]
                     and int(agent.ts[pos]) == row[4]
-                    and bool(np.allclose(agent.vecs[pos], vec, atol=1e-6))
+                    and _same_vector(agent, pos, vec)
                 )
                 if not same:
                     bad.append(i)
@@ -440,38 +480,44 @@ class VectorIndex:
         unknown status) or the rows found are not the ``expected`` count;
         the caller then reads through ``vec0``.
         """
+        error = (cur.connection.DatabaseError, TypeError)  # TypeError: a blob row is missing
         try:
-            chunks = [
-                (*c[1:], *(cur.execute(sql, (c[0],)).fetchone()[0] for sql in _CHUNK_BLOBS))
-                for c in cur.execute(
-                    "SELECT chunk_id, validity, rowids FROM episode_vectors_chunks "
-                    "WHERE partition00 = ?",
-                    (name,),
-                ).fetchall()
-            ]
-        except (cur.connection.DatabaseError, TypeError):  # TypeError: a blob row is missing
+            heads = cur.execute(
+                "SELECT chunk_id, validity, rowids FROM episode_vectors_chunks "
+                "WHERE partition00 = ?",
+                (name,),
+            ).fetchall()
+        except error:
             return False
-        parts = [_chunk_rows(c, self.dimension) for c in chunks]
-        if any(p is None for p in parts):
-            return False
-        found = [p for p in parts if p is not None]
-        n = sum(len(p.ids) for p in found)
+        n = sum(_valid_rows(validity, rowids) for _, validity, rowids in heads)
         if n != expected:
             return False
-        kinds = {k: self._kind(k) for p in found for k in p.kinds}
         agent.reserve(n)
         pos = 0
-        for p in found:  # one chunk at a time: no second copy of the whole matrix
+        for chunk_id, validity, rowids in heads:  # one chunk's blobs in memory at a time
+            try:
+                blobs = [cur.execute(sql, (chunk_id,)).fetchone()[0] for sql in _CHUNK_BLOBS]
+            except error:
+                return False
+            p = _chunk_rows((validity, rowids, *blobs), self.dimension)
+            if p is None or pos + len(p.ids) > n:
+                return False
             m = len(p.ids)
             sl = slice(pos, pos + m)
-            norms = np.linalg.norm(p.vecs, axis=1, keepdims=True)
-            np.divide(p.vecs, np.where(norms > 0, norms, 1.0), out=agent.vecs[sl])
+            if agent.floats:  # straight into the matrix
+                norms = np.linalg.norm(p.vecs, axis=1, keepdims=True)
+                np.divide(p.vecs, np.where(norms > 0, norms, 1.0), out=agent.vecs[sl])
+            else:
+                agent.write_vectors(pos, _unit(p.vecs))
             agent.ids[sl] = p.ids
-            agent.kind[sl] = np.asarray([kinds[k] for k in p.kinds], np.int16)[p.kind]
+            codes = np.asarray([self._kind(k) for k in p.kinds], np.int16)
+            agent.kind[sl] = codes[p.kind]
             agent.sens[sl] = p.sens
             agent.status[sl] = p.status
             agent.ts[sl] = p.ts
             pos += m
+        if pos != n:
+            return False
         agent.alive[:n] = True
         agent.where = dict(zip(agent.ids[:n].tolist(), range(n), strict=True))
         if len(agent.where) != n:  # an id twice: not a layout this reader knows
@@ -501,10 +547,10 @@ class VectorIndex:
             cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (name,)).fetchone()[0]
         )
         big = bool(self.exact_max_rows) and count > self.exact_max_rows
-        per_row = 4 * self.dimension + 32  # the floats and the filter columns
-        if big:  # and the prefilter codes
-            per_row += self.dimension + self.dimension // 8 + 4
-        need = count * per_row
+        codes = self.dimension + self.dimension // 8 + 4  # the prefilter's copies
+        floats = 4 * self.dimension + 32 + (codes if big else 0)  # with the filter columns
+        floats_held = count * floats <= self.budget_bytes
+        need = count * (floats if floats_held else codes + 32)
         if need > self.budget_bytes:
             self._too_big.add(name)
             return None
@@ -512,14 +558,20 @@ class VectorIndex:
             self.budget_bytes
         ):
             self._agents.popitem(last=False)
-        agent = _Agent(self.dimension)
+        agent = _Agent(self.dimension, floats=floats_held)
         agent.vecs = np.empty((0, self.dimension), np.float32)
         if not self._read_chunks(cur, name, agent, count):  # unknown layout: via vec0
-            agent = _Agent(self.dimension)
+            agent = _Agent(self.dimension, floats=floats_held)
             agent.vecs = np.empty((0, self.dimension), np.float32)
             agent.put([self._encode(r) for r in self._agent_rows(cur, name)])
         self._agents[name] = agent
         return agent
+
+
+def _unit(vecs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Rows scaled to unit length (a zero row stays zero), as float32."""
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return (vecs / np.where(norms > 0, norms, 1.0)).astype(np.float32, copy=False)
 
 
 def _sign_bits(vecs: npt.NDArray[np.float32], words: int) -> npt.NDArray[np.uint64]:
@@ -573,23 +625,65 @@ class _Codes:
     dimension: int
 
 
+Floats = Callable[[npt.NDArray[np.intp]], tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]]
+"""Rows' float32 unit vectors by row position: the rows found (in order) and their vectors."""
+
+
+def _held(vecs: npt.NDArray[np.float32]) -> Floats:
+    """Floats from the agent's matrix in memory."""
+    return lambda rows: (rows, np.take(vecs, rows, axis=0))
+
+
+def _stored(cur: Any, ids: npt.NDArray[np.int64]) -> Floats:
+    """Floats of a compact agent, read from ``vec0`` by id (rows deleted since are left out)."""
+
+    def read(rows: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+        found: list[int] = []
+        blobs: list[bytes] = []
+        for r in rows.tolist():  # point lookups by primary key: vec0 has no IN plan
+            row = cur.execute(
+                "SELECT embedding FROM episode_vectors WHERE episode_id = ?", (int(ids[r]),)
+            ).fetchone()
+            if row is not None:
+                found.append(r)
+                blobs.append(bytes(row[0]))
+        dim = len(blobs[0]) // 4 if blobs else 0
+        vecs = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(found), dim)
+        return np.asarray(found, np.intp), _unit(vecs)
+
+    return read
+
+
+def _same_vector(agent: _Agent, pos: int, unit: npt.NDArray[np.float32]) -> bool:
+    """Whether the row at ``pos`` holds ``unit``: its floats, or a compact agent's codes."""
+    if agent.floats:
+        return bool(np.allclose(agent.vecs[pos], unit, atol=1e-6))
+    q8, scale = _int8(unit[None, :])
+    return bool(
+        (agent.bits[pos] == _sign_bits(unit[None, :], agent.words)[0]).all()
+        and np.abs(agent.q8[pos].astype(np.int16) - q8[0]).max() <= 1
+        and np.isclose(agent.scale[pos], scale[0], rtol=1e-5)
+    )
+
+
 def _prefiltered(
     ids: npt.NDArray[np.int64],
-    vecs: npt.NDArray[np.float32],
+    floats: Floats,
     codes: _Codes,
     n: int,
     mask: npt.NDArray[np.bool_] | None,
     q: npt.NDArray[np.float32],
     k: int,
     keep: int,
+    rescore: int,
 ) -> list[list[tuple[int, float]]]:
     """Top ``k`` per query: sign bits keep ``keep`` rows, int8 shortlists, float32 decides.
 
     1. One pass over ``n × dimension / 8`` bytes of sign bits (Hamming
        distance, every query at once) keeps the ``keep`` nearest rows.
     2. Their int8 copies (a quarter of the floats' bytes) are scored, and
-       the best ``max(8k, 64)`` go on.
-    3. Those are rescored exactly in float32.
+       the best ``rescore`` go on.
+    3. Those are rescored exactly with their float32 vectors from ``floats``.
 
     Recall against the exact scan is measured by ``memengine bench``.
     """
@@ -608,10 +702,14 @@ def _prefiltered(
         shortlist = np.take(codes.q8, rows, axis=0)
         approx = np.asarray(simsimd.cdist(q8[j : j + 1], shortlist, metric="dot"))[0]
         approx *= np.take(codes.scale, rows)
-        m = min(len(rows), max(8 * k, 64))
+        m = min(len(rows), rescore)
         short = rows[np.argpartition(-approx, m - 1)[:m]] if m < len(rows) else rows
-        exact = np.take(vecs, short, axis=0) @ q[j]
+        short, vecs = floats(short)
+        exact = vecs @ q[j]
         kk = min(k, len(short))
+        if kk == 0:
+            out.append([])
+            continue
         top = np.argpartition(-exact, kk - 1)[:kk]
         top = top[np.argsort(-exact[top], kind="stable")]
         out.append([(int(ids[short[i]]), float(1.0 - exact[i])) for i in top])
@@ -692,6 +790,13 @@ def _ints(blob: bytes, size: int) -> npt.NDArray[np.int64] | None:
     if len(blob) != size * 8:
         return None
     return np.frombuffer(blob, dtype="<i8")
+
+
+def _valid_rows(validity: bytes, rowids: bytes) -> int:
+    """How many rows of a vec0 chunk are in use (its validity bits, one per row slot)."""
+    size = len(rowids) // 8
+    bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size]
+    return int(np.count_nonzero(bits))
 
 
 def _chunk_rows(row: Sequence[Any], dimension: int) -> _Chunk | None:
