@@ -73,8 +73,12 @@ FILTERS = [
 ]
 
 
-def test_index_matches_vec0_under_every_filter_and_write(mem: Memory) -> None:
-    mem.store.vector_index.load_after = 1
+@pytest.mark.parametrize("compact", [False, True])
+def test_index_matches_vec0_under_every_filter_and_write(mem: Memory, compact: bool) -> None:
+    index = mem.store.vector_index
+    index.load_after = 1
+    if compact:  # room for the codes, not for the floats
+        index.budget_bytes = 80 * _compact_row_bytes(index.dimension)
     emb = HashEmbedder()
     ids = mem.add_many(_episodes(60, "a"))
     mem.add_many(_episodes(30, "b", seed=1))
@@ -83,15 +87,28 @@ def test_index_matches_vec0_under_every_filter_and_write(mem: Memory) -> None:
     def check() -> None:
         for f in FILTERS:
             got = mem.store.knn_many(queries, 7, f)
-            assert "a" in mem.store.vector_index.loaded()
+            assert index.mode("a") == ("codes" if compact else "float32")
             for q, hits in zip(queries, got, strict=True):
                 _same(hits, _vec0(mem, q, 7, f))
+        some = [i for i, _ in mem.store.knn(queries[0], 5, Filters(agent="a"))]
+        with mem.store.connections.read() as cur:
+            assert mem.store.similarities(queries[0], some, agent="a") == pytest.approx(
+                vectors.similarities(cur, queries[0], some), abs=1e-6
+            )
 
     check()
     mem.delete(ids[:5])
     mem.store.set_status(ids[10:20], "archived")
     mem.add_many(_episodes(10, "a", seed=2))
     check()
+    mem.delete(ids[20:50])  # past a quarter of the rows: the tombstones are squeezed out
+    check()
+    agent = index._agents["a"]
+    assert agent.dead == 0
+    if compact:  # codes only, kept current with every write
+        assert agent.vecs.size == 0 and agent.coded == agent.n
+    else:  # searched exactly: no codes made
+        assert agent.coded == 0
     assert mem.check().ok
 
 
@@ -363,39 +380,6 @@ def test_the_budget_counts_prefilter_codes_only_for_agents_that_get_them(mem: Me
 def _compact_row_bytes(dim: int) -> int:
     """What the index counts per row of a compact agent: codes and filter columns."""
     return dim + dim // 8 + 4 + 32
-
-
-def test_a_compact_agent_matches_vec0_under_every_filter_and_write(mem: Memory) -> None:
-    index = mem.store.vector_index
-    index.load_after = 1
-    index.budget_bytes = 80 * _compact_row_bytes(index.dimension)  # codes fit, floats do not
-    emb = HashEmbedder()
-    ids = mem.add_many(_episodes(60, "a"))
-    mem.add_many(_episodes(30, "b", seed=1))
-    queries = emb.embed(["cat tea", "snow report deadline", "guitar"])
-
-    def check() -> None:
-        for f in FILTERS:
-            got = mem.store.knn_many(queries, 7, f)
-            agent = index._agents["a"]
-            assert not agent.floats and agent.vecs.size == 0 and agent.coded == agent.n
-            for q, hits in zip(queries, got, strict=True):
-                _same(hits, _vec0(mem, q, 7, f))
-        some = [i for i, _ in mem.store.knn(queries[0], 5, Filters(agent="a"))]
-        with mem.store.connections.read() as cur:
-            assert mem.store.similarities(queries[0], some, agent="a") == pytest.approx(
-                vectors.similarities(cur, queries[0], some), abs=1e-6
-            )
-
-    check()
-    mem.delete(ids[:5])
-    mem.store.set_status(ids[10:20], "archived")
-    mem.add_many(_episodes(10, "a", seed=2))
-    check()
-    mem.delete(ids[20:50])  # past a quarter of the rows: the tombstones are squeezed out
-    check()
-    assert index._agents["a"].dead == 0
-    assert mem.check().ok
 
 
 def test_a_compact_agent_sees_another_connections_writes(db_path: Path, clock: FixedClock) -> None:
