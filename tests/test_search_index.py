@@ -641,3 +641,26 @@ def test_filters_that_pass_every_row_cost_no_mask() -> None:
     assert agent.nonactive == 0
     alive = agent.mask(Filters(agent="a"), kinds)
     assert alive is not None and alive.sum() == 4  # only the tombstones are masked
+
+
+def test_a_compact_agents_floats_come_from_vec0_once_per_search(mem: Memory) -> None:
+    from memengine.store.vector_index import _stored
+
+    ids = mem.add_many(_episodes(6, "a"))
+    rows = np.arange(6, dtype=np.intp)
+    with mem.store.connections.read() as cur:
+        statements: list[str] = []
+        cur.connection.set_trace_callback(statements.append)
+        read = _stored(cur, np.asarray([*ids[:5], 10_000], np.int64), mem.store.dimension)
+        found, vecs = read(rows)
+        assert found.tolist() == [0, 1, 2, 3, 4]  # the last id is not stored: left out
+        again, same = read(rows[2:])
+        cur.connection.set_trace_callback(None)
+        assert again.tolist() == [2, 3, 4] and np.array_equal(same, vecs[2:])
+        lookups = [t for t in statements if t.startswith("SELECT embedding FROM episode_vectors")]
+        assert len(lookups) == 6  # each row looked up once (vec0's own statements aside)
+        none, empty = read(rows[5:])
+        assert none.tolist() == [] and empty.shape == (0, mem.store.dimension)
+        expected = HashEmbedder().embed([e.content or "" for e in _episodes(5, "a")])
+        expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+        assert np.allclose(vecs, expected, atol=1e-6)

@@ -322,7 +322,8 @@ class VectorIndex:
             keep = self.prefilter_rows(n)
             if agent.floats:
                 return _prefiltered(ids, _held(vecs), codes, n, mask, q, k, keep, max(8 * k, 64))
-            return _prefiltered(ids, _stored(cur, ids), codes, n, mask, q, k, keep, max(2 * k, 16))
+            stored = _stored(cur, ids, self.dimension)
+            return _prefiltered(ids, stored, codes, n, mask, q, k, keep, max(2 * k, 16))
         if mask is not None and mask.sum() < n // 4:  # few rows pass: score only those
             rows = np.flatnonzero(mask)
             scores = _scores(np.take(vecs, rows, axis=0), q)
@@ -625,30 +626,31 @@ class _Codes:
     dimension: int
 
 
-Floats = Callable[[npt.NDArray[np.intp]], tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]]
+_Floats = Callable[[npt.NDArray[np.intp]], tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]]
 """Rows' float32 unit vectors by row position: the rows found (in order) and their vectors."""
 
 
-def _held(vecs: npt.NDArray[np.float32]) -> Floats:
+def _held(vecs: npt.NDArray[np.float32]) -> _Floats:
     """Floats from the agent's matrix in memory."""
     return lambda rows: (rows, np.take(vecs, rows, axis=0))
 
 
-def _stored(cur: Any, ids: npt.NDArray[np.int64]) -> Floats:
-    """Floats of a compact agent, read from ``vec0`` by id (rows deleted since are left out)."""
+def _stored(cur: Any, ids: npt.NDArray[np.int64], dimension: int) -> _Floats:
+    """Floats of a compact agent, read from ``vec0`` by id: each row once per search (the
+    queries of a turn share most of their shortlists); a row not found is left out."""
+    seen: dict[int, npt.NDArray[np.float32] | None] = {}
 
     def read(rows: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
-        found: list[int] = []
-        blobs: list[bytes] = []
-        for r in rows.tolist():  # point lookups by primary key: vec0 has no IN plan
-            row = cur.execute(
-                "SELECT embedding FROM episode_vectors WHERE episode_id = ?", (int(ids[r]),)
-            ).fetchone()
-            if row is not None:
-                found.append(r)
-                blobs.append(bytes(row[0]))
-        dim = len(blobs[0]) // 4 if blobs else 0
-        vecs = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(found), dim)
+        for r in rows.tolist():
+            if r not in seen:  # point lookups by primary key: vec0 has no IN plan
+                row = cur.execute(
+                    "SELECT embedding FROM episode_vectors WHERE episode_id = ?", (int(ids[r]),)
+                ).fetchone()
+                seen[r] = None if row is None else np.frombuffer(row[0], dtype=np.float32)
+        found = [r for r in rows.tolist() if seen[r] is not None]
+        vecs = np.empty((len(found), dimension), np.float32)
+        for j, r in enumerate(found):
+            vecs[j] = seen[r]
         return np.asarray(found, np.intp), _unit(vecs)
 
     return read
@@ -668,7 +670,7 @@ def _same_vector(agent: _Agent, pos: int, unit: npt.NDArray[np.float32]) -> bool
 
 def _prefiltered(
     ids: npt.NDArray[np.int64],
-    floats: Floats,
+    floats: _Floats,
     codes: _Codes,
     n: int,
     mask: npt.NDArray[np.bool_] | None,
