@@ -382,6 +382,31 @@ def _compact_row_bytes(dim: int) -> int:
     return dim + dim // 8 + 4 + 32
 
 
+def test_floats_go_only_into_free_room_and_codes_evict_the_least_recent(mem: Memory) -> None:
+    index = mem.store.vector_index
+    index.load_after = 1
+    dim = index.dimension
+    for name in "abc":
+        mem.add_many(_episodes(40, name, seed=ord(name)))
+    # room for one agent's floats and one agent's codes, no more
+    index.budget_bytes = 40 * (4 * dim + 32) + 40 * _compact_row_bytes(dim) + 10
+    q = HashEmbedder().embed(["cat tea rain"])[0]
+
+    def search(name: str) -> None:
+        f = Filters(agent=name)
+        _same(mem.store.knn(q, 5, f), _vec0(mem, q, 5, f))
+
+    search("a")
+    search("b")  # a's floats stay; b's would not fit beside them: b is held as codes
+    assert (index.mode("a"), index.mode("b")) == ("float32", "codes")
+    search("c")  # c's codes need room: a, used least recently, is evicted
+    assert (index.mode("a"), index.mode("b"), index.mode("c")) == ("vec0", "codes", "codes")
+    search("a")  # back as codes, beside the others: nothing evicted
+    assert [index.mode(n) for n in "abc"] == ["codes"] * 3
+    assert sum(m.nbytes for m in index._agents.values()) <= index.budget_bytes
+    assert mem.check().ok
+
+
 def test_a_compact_agent_sees_another_connections_writes(db_path: Path, clock: FixedClock) -> None:
     emb = HashEmbedder()
     q = emb.embed(["piano garden"])[0]

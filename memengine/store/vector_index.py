@@ -9,10 +9,10 @@ sign-bit code per vector picks the nearest few percent by Hamming distance,
 an int8 copy of those rows shortlists the best few dozen, and the
 shortlist is rescored exactly in float32 (recall@10 against the exact
 scan is measured by ``memengine bench``). An agent whose float32 matrix
-would not fit in ``budget_bytes`` but whose codes would is held *compact*:
-codes and filter columns only (about 600 bytes a row at 512-d, against
-2.6 KB), and its shortlist is rescored with float32 vectors read from
-``vec0`` by id, a few dozen point lookups per query. The Hamming and int8
+would not fit in the room the other agents leave in ``budget_bytes`` is
+held *compact*: codes and filter columns only (about 600 bytes a row at
+512-d, against 2.6 KB), and its shortlist is rescored with float32
+vectors read from ``vec0`` by id, a few dozen point lookups per query. The Hamming and int8
 kernels are SimSIMD's (compiled, SIMD); numpy does the rest. It stays in step with the
 file through ``vector_log``, a change log that triggers fill in the same
 transaction as every insert, delete and filter-column update of an episode
@@ -20,9 +20,9 @@ transaction as every insert, delete and filter-column update of an episode
 not seen, so writes from this process and from others are visible at once.
 A re-embed logs a reset. An agent is loaded at its second search in the
 process (a one-shot command pays one ``vec0`` scan, not a load), straight
-from ``vec0``'s chunk blobs. When an agent's vectors would not fit in
-``budget_bytes`` the caller falls back to ``vec0``, and agents used least
-recently are evicted to make room.
+from ``vec0``'s chunk blobs. Agents used least recently are evicted to
+make room for an agent's codes (never for its floats); when its codes
+alone exceed ``budget_bytes`` the caller falls back to ``vec0``.
 """
 
 from __future__ import annotations
@@ -530,7 +530,11 @@ class VectorIndex:
     def _agent(self, cur: Any, name: str) -> _Agent | None:
         """The agent's matrix, loaded at its ``load_after``-th search; None until then or if too big.
 
-        A one-shot process pays one ``vec0`` scan, not a load. (Loading at the
+        Its float32 vectors are held when they fit in the room the other agents
+        leave; otherwise it is held compact (codes only), and the agents used
+        least recently are evicted to make room for the codes. An agent whose
+        codes alone exceed the budget is searched in ``vec0``. A one-shot
+        process pays one ``vec0`` scan, not a load. (Loading at the
         first search was measured: for a 1,000-row agent, the load and a search
         in memory took 4.5 ms against 2.7 ms for a ``vec0`` scan plus the ``vec0``
         lookups of the candidates' cosines.)
@@ -548,17 +552,18 @@ class VectorIndex:
             cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (name,)).fetchone()[0]
         )
         big = bool(self.exact_max_rows) and count > self.exact_max_rows
-        codes = self.dimension + self.dimension // 8 + 4  # the prefilter's copies
-        floats = 4 * self.dimension + 32 + (codes if big else 0)  # with the filter columns
-        floats_held = count * floats <= self.budget_bytes
-        need = count * (floats if floats_held else codes + 32)
-        if need > self.budget_bytes:
+        codes = count * (self.dimension + self.dimension // 8 + 4 + 32)  # with filter columns
+        floats = count * (4 * self.dimension + 32) + (codes - 32 * count if big else 0)
+        if codes > self.budget_bytes:
             self._too_big.add(name)
             return None
-        while self._agents and sum(a.nbytes for a in self._agents.values()) + need > (
-            self.budget_bytes
-        ):
-            self._agents.popitem(last=False)
+        held = sum(a.nbytes for a in self._agents.values())
+        # floats only into free room: evicting other agents to make room for this one's
+        # floats would have them reloaded in turn; codes evict the least recently used
+        floats_held = held + floats <= self.budget_bytes
+        need = floats if floats_held else codes
+        while self._agents and held + need > self.budget_bytes:
+            held -= self._agents.popitem(last=False)[1].nbytes
         agent = _Agent(self.dimension, floats=floats_held)
         agent.vecs = np.empty((0, self.dimension), np.float32)
         if not self._read_chunks(cur, name, agent, count):  # unknown layout: via vec0
