@@ -101,6 +101,7 @@ class BenchConfig:
     small_per_agent: int = 20
     queries: int = 50
     warmup: int = 5
+    cache_searches: int = 5_000
     ingest_size: int = 20_000
     usem3_texts: int = 300
     usem3_single: int = 15
@@ -142,6 +143,7 @@ class BenchConfig:
                 small_per_agent=5,
                 queries=8,
                 warmup=1,
+                cache_searches=60,
                 ingest_size=1_000,
                 usem3_texts=12,
                 usem3_single=3,
@@ -872,6 +874,36 @@ class _Bench:
             }
         return out
 
+    def _cache_pressure(self, path: Path, agents: Sequence[str]) -> dict[str, Any]:
+        """Searches of agents drawn at random (four query vectors each) in one store with the
+        default vector cache: its latency once agents are searched again and again, and how
+        the cache holds them (floats, codes, or not at all)."""
+        cfg = self.cfg
+        rng = np.random.default_rng([cfg.seed, 0xCAC4E])
+        picks = rng.integers(0, len(agents), cfg.cache_searches).tolist()
+        times: list[float] = []
+        store = Store(path, embedder_id=EMBEDDER_ID, dimension=cfg.dimension, now=self.clock)
+        try:
+            index = store.vector_index
+            for j, a in enumerate(picks):
+                q = rng.standard_normal((4, cfg.dimension)).astype(np.float32)
+                t0 = time.perf_counter()
+                store.knn_many(q, K, Filters(agent=agents[a]))
+                if j >= len(picks) // 2:  # after every agent was met a few times
+                    times.append(_ms(t0))
+                if j % 250 == 0:
+                    self.progress("agents: searches under cache pressure", j, len(picks))
+            modes = [index.mode(a) for a in agents]
+        finally:
+            store.close()
+        return {
+            "searches": len(picks),
+            "measured": len(times),
+            "budget_mb": round(index.budget_bytes / 2**20),
+            "knn_4q_ms": summarize(times),
+            "held": {m: modes.count(m) for m in ("float32", "codes", "vec0")},
+        }
+
     def section_bm25(self) -> dict[str, Any]:
         cfg = self.cfg
         built = self.single(cfg.bm25_size)
@@ -1048,6 +1080,7 @@ class _Bench:
         with Memory.open(bp.path, embedder=emb, clock=self.clock) as mem:
             warm = self.retrievals(mem, qs, "agents: the same, file in the OS cache")
         out["scoped_fast_path_warm_ms"] = {k: summarize(v) for k, v in warm.items()}
+        out["cache"] = self._cache_pressure(bp.path, part.agent_names())
         out["scoped_fast_path_ms"] = {k: summarize(v) for k, v in fp.items()}
         out["scoped_knn_ms"] = summarize(knn_ms)
         out["scoped_bm25_ms"] = summarize(bm25_ms)

@@ -368,6 +368,18 @@ def agents_tables(s: Mapping[str, Any]) -> list[Table]:
         for key, label in _FAST_KEYS:
             if key in warm:
                 lat.add_row(f"file in the OS cache: {label}", _p(warm[key]), _p(warm[key], "p95"))
+    cache = s.get("cache")
+    if cache:
+        held = cache["held"]
+        lat.add_section()
+        lat.add_row(
+            f"{_n(cache['searches'])} searches of random agents (4 vectors each), "
+            f"last {_n(cache['measured'])}; vector_cache_mb {cache['budget_mb']}: "
+            f"held {held['float32']} as float32, {held['codes']} as codes, "
+            f"{held['vec0']} not",
+            _p(cache["knn_4q_ms"]),
+            _p(cache["knn_4q_ms"], "p95"),
+        )
     return [t, lat]
 
 
