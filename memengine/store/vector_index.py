@@ -12,11 +12,11 @@ scan is measured by ``memengine bench``). An agent whose float32 matrix
 would not fit in the room the other agents leave in ``budget_bytes`` is
 held *compact*: codes and filter columns only (about 600 bytes a row at
 512-d, against 2.6 KB), and its shortlist is rescored with float32
-vectors read from ``vec0`` by id, a few dozen point lookups per query. The Hamming and int8
-kernels are SimSIMD's (compiled, SIMD); numpy does the rest. It stays in step with the
-file through ``vector_log``, a change log that triggers fill in the same
-transaction as every insert, delete and filter-column update of an episode
-(schema 0004): before each search the index replays the log entries it has
+vectors read from ``vec0`` by id, a few dozen point lookups per query.
+The Hamming and int8 kernels are SimSIMD's (compiled, SIMD); numpy does
+the rest. It stays in step with the file through ``vector_log``, a change
+log that triggers fill in the same transaction as every insert, delete and
+filter-column update of an episode (schema 0004): before each search the index replays the log entries it has
 not seen, so writes from this process and from others are visible at once.
 A re-embed logs a reset. An agent is loaded at its second search in the
 process (a one-shot command pays one ``vec0`` scan, not a load), straight
@@ -552,8 +552,10 @@ class VectorIndex:
             cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (name,)).fetchone()[0]
         )
         big = bool(self.exact_max_rows) and count > self.exact_max_rows
-        codes = count * (self.dimension + self.dimension // 8 + 4 + 32)  # with filter columns
-        floats = count * (4 * self.dimension + 32) + (codes - 32 * count if big else 0)
+        row_codes = self.dimension + self.dimension // 8 + 4  # int8 copy, sign bits, scale
+        row_columns = 32  # id, filter columns, tombstone
+        codes = count * (row_codes + row_columns)
+        floats = count * (4 * self.dimension + row_columns + (row_codes if big else 0))
         if codes > self.budget_bytes:
             self._too_big.add(name)
             return None
