@@ -1,28 +1,28 @@
 """An in-process mirror of each agent's vectors, for exact KNN at memory speed.
 
-``vec0`` is the store of record; it scans its chunks at a few times the
-cost of a numpy matrix product over the same vectors. :class:`VectorIndex`
-keeps, per agent, a float32 matrix of unit vectors with the filter columns
-beside it, and answers KNN for several queries with one matrix product.
-Up to ``exact_max_rows`` rows per agent the scan is exact; above, a
-sign-bit code per vector picks the nearest few percent by Hamming distance,
-an int8 copy of those rows shortlists the best few dozen, and the
-shortlist is rescored exactly in float32 (recall@10 against the exact
-scan is measured by ``memengine bench``). An agent whose float32 matrix
-would not fit in the room the other agents leave in ``budget_bytes`` is
-held *compact*: codes and filter columns only (about 600 bytes a row at
-512-d, against 2.6 KB), and its shortlist is rescored with float32
-vectors read from ``vec0`` by id, a few dozen point lookups per query.
-The Hamming and int8 kernels are SimSIMD's (compiled, SIMD); numpy does
-the rest. It stays in step with the file through ``vector_log``, a change
-log that triggers fill in the same transaction as every insert, delete and
-filter-column update of an episode (schema 0004): before each search the index replays the log entries it has
-not seen, so writes from this process and from others are visible at once.
-A re-embed logs a reset. An agent is loaded at its second search in the
+``vec0`` is the store of record; it scans its chunks at a few times the cost
+of a numpy matrix product over the same vectors. :class:`VectorIndex` keeps,
+per agent, a float32 matrix of unit vectors with the filter columns beside
+it, and answers KNN for several queries with one matrix product. Up to
+``exact_max_rows`` rows per agent the scan is exact; above, a sign-bit code
+per vector picks the nearest few percent by Hamming distance, an int8 copy
+of those rows shortlists the best few dozen, and the shortlist is rescored
+exactly in float32 (recall@10 against the exact scan is measured by
+``memengine bench``). An agent whose float32 matrix would not fit in the
+room the other agents leave in ``budget_bytes`` is held *compact*: codes and
+filter columns only (about 600 bytes a row at 512-d, against 2.6 KB), and
+its shortlist is rescored with float32 vectors read from ``vec0`` by id, a
+few dozen point lookups per query. The Hamming and int8 kernels are
+SimSIMD's (compiled, SIMD); numpy does the rest. It stays in step with the
+file through ``vector_log``, a change log that triggers fill in the same
+transaction as every insert, delete and filter-column update of an episode
+(schema 0004): before each search the index replays the log entries it has
+not seen, so writes from this process and from others are visible at once. A
+re-embed logs a reset. An agent is loaded at its second search in the
 process (a one-shot command pays one ``vec0`` scan, not a load), straight
-from ``vec0``'s chunk blobs. Agents used least recently are evicted to
-make room for an agent's codes (never for its floats); when its codes
-alone exceed ``budget_bytes`` the caller falls back to ``vec0``.
+from ``vec0``'s chunk blobs. Agents used least recently are evicted to make
+room for an agent's codes (never for its floats); when its codes alone
+exceed ``budget_bytes`` the caller falls back to ``vec0``.
 """
 
 from __future__ import annotations
