@@ -22,7 +22,7 @@ from memengine.store.episodes import NEIGHBOUR_CHARS, link_neighbours
 from memengine.store.filters import Filters
 from memengine.store.fulltext import agent_token, match_expression
 from memengine.store.migrate import latest_version
-from memengine.store.vector_index import prune_log
+from memengine.store.vector_index import VectorIndex, prune_log
 from memengine.text import query_terms
 
 from .helpers import HashEmbedder
@@ -361,7 +361,7 @@ def test_the_budget_counts_prefilter_codes_only_for_agents_that_get_them(mem: Me
     index = mem.store.vector_index
     index.load_after = 1
     mem.add_many(_episodes(300, "a", seed=13))
-    floats_only = 300 * (4 * index.dimension + 32)
+    floats_only = 300 * VectorIndex.row_bytes(index.dimension, floats=True, codes=False)
     index.budget_bytes = floats_only  # room for the floats, none for codes
     q = HashEmbedder().embed(["cat tea rain"])
     mem.store.knn_many(q, 10, Filters(agent="a"))
@@ -379,7 +379,7 @@ def test_the_budget_counts_prefilter_codes_only_for_agents_that_get_them(mem: Me
 
 def _compact_row_bytes(dim: int) -> int:
     """What the index counts per row of a compact agent: codes and filter columns."""
-    return dim + dim // 8 + 4 + 32
+    return VectorIndex.row_bytes(dim, floats=False, codes=True)
 
 
 def test_floats_go_only_into_free_room_and_codes_evict_the_least_recent(mem: Memory) -> None:
@@ -389,7 +389,8 @@ def test_floats_go_only_into_free_room_and_codes_evict_the_least_recent(mem: Mem
     for name in "abc":
         mem.add_many(_episodes(40, name, seed=ord(name)))
     # room for one agent's floats and one agent's codes, no more
-    index.budget_bytes = 40 * (4 * dim + 32) + 40 * _compact_row_bytes(dim) + 10
+    floats = VectorIndex.row_bytes(dim, floats=True, codes=False)
+    index.budget_bytes = 40 * floats + 40 * _compact_row_bytes(dim) + 10
     q = HashEmbedder().embed(["cat tea rain"])[0]
 
     def search(name: str) -> None:

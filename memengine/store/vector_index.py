@@ -101,14 +101,18 @@ class _Agent:
             return
         cap = len(self.ids)
         if len(self.bits) != cap:  # first use, or the rows grew since
-            self.bits = _resized(self.bits.reshape(-1, self.words), cap)
-            self.q8 = _resized(self.q8.reshape(-1, self.dimension), cap)
-            self.scale = _resized(self.scale, cap)
+            self._resize_codes(cap)
         if self.coded < self.n:
             lo, hi = self.coded, self.n
             self.bits[lo:hi] = _sign_bits(self.vecs[lo:hi], self.words)
             self.q8[lo:hi], self.scale[lo:hi] = _int8(self.vecs[lo:hi])
             self.coded = hi
+
+    def _resize_codes(self, cap: int) -> None:
+        """New code arrays of ``cap`` rows holding the current ones (zeros after them)."""
+        self.bits = _resized(self.bits.reshape(-1, self.words), cap)
+        self.q8 = _resized(self.q8.reshape(-1, self.dimension), cap)
+        self.scale = _resized(self.scale, cap)
 
     def reserve(self, n: int) -> None:
         """Allocate room for exactly ``n`` rows in an empty agent (uninitialised memory)."""
@@ -134,9 +138,7 @@ class _Agent:
         if self.floats:
             self.vecs = _resized(self.vecs.reshape(-1, self.dimension), new)
         else:
-            self.bits = _resized(self.bits.reshape(-1, self.words), new)
-            self.q8 = _resized(self.q8.reshape(-1, self.dimension), new)
-            self.scale = _resized(self.scale, new)
+            self._resize_codes(new)
         self.kind = _resized(self.kind, new)
         self.sens = _resized(self.sens, new)
         self.status = _resized(self.status, new)
@@ -270,6 +272,17 @@ class VectorIndex:
         self._seq = 0
         self._kinds: dict[str, int] = {}
         self._lock = threading.Lock()
+
+    @staticmethod
+    def row_bytes(dimension: int, *, floats: bool, codes: bool) -> int:
+        """What the budget counts per held row: the float32 vector and/or the prefilter codes
+        (int8 copy, sign bits, scale), with the id, filter columns and tombstone."""
+        size = 32
+        if floats:
+            size += 4 * dimension
+        if codes:
+            size += dimension + dimension // 8 + 4
+        return size
 
     @staticmethod
     def prefilter_rows(n: int) -> int:
@@ -552,10 +565,8 @@ class VectorIndex:
             cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (name,)).fetchone()[0]
         )
         big = bool(self.exact_max_rows) and count > self.exact_max_rows
-        row_codes = self.dimension + self.dimension // 8 + 4  # int8 copy, sign bits, scale
-        row_columns = 32  # id, filter columns, tombstone
-        codes = count * (row_codes + row_columns)
-        floats = count * (4 * self.dimension + row_columns + (row_codes if big else 0))
+        codes = count * self.row_bytes(self.dimension, floats=False, codes=True)
+        floats = count * self.row_bytes(self.dimension, floats=True, codes=big)
         if codes > self.budget_bytes:
             self._too_big.add(name)
             return None
