@@ -519,6 +519,12 @@ class Memory:
             principle_budget_tokens=self.config.lifecycle.principle_token_budget,  # lifecycle
         )
 
+    def warm(self, agent: str | None = None) -> str:
+        """Load the agent's vectors into memory now (a server can call this before the
+        agent's first turn), and say how its searches run: ``"float32"``, ``"codes"``
+        (past the room for floats in ``vector_cache_mb``) or ``"vec0"`` (past it all)."""
+        return self.store.warm(agent or self.config.agent)
+
     def stats(self) -> dict[str, Any]:
         """Counts per agent, kind and status, file size and embedder."""
         return self.store.stats()

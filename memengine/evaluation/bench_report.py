@@ -237,6 +237,35 @@ def vector_table(s: Mapping[str, Any]) -> Table:
     return t
 
 
+def first_searches_table(s: Mapping[str, Any]) -> Table:
+    """The first searches of one agent in a newly opened store, until it is in memory."""
+    t = Table(
+        title="first searches of one agent in a newly opened store, back to back, "
+        "until its vectors are in memory",
+        title_justify="left",
+    )
+    cols = ("size", "load", "searches", "first ms", "slowest ms", "in memory after s", "index")
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("size", "load", "index") else "right")
+    loads = {"inline": "inside the 2nd search", "background": "loader thread"}
+    for size, r in s["sizes"].items():
+        for how, f in r.get("first_searches", {}).items():
+            t.add_row(
+                _size(size),
+                loads.get(how, how),
+                str(len(f["searches_ms"])),
+                _n(f["searches_ms"][0], 2),
+                _n(f["slowest_ms"], 2),
+                _n(f["in_memory_after_s"], 2),
+                str(f["index"]),
+            )
+    t.caption = (
+        "every search but the last ran in vec0 (with the loader thread reading beside "
+        "them); the last ran in memory"
+    )
+    return t
+
+
 def bm25_table(s: Mapping[str, Any]) -> Table:
     """BM25 cost with and without a word present in most episodes: the frequent-term rule
     alone, then with the fast path's row budget too."""
@@ -486,6 +515,8 @@ def section_tables(result: Mapping[str, Any]) -> list[Table]:
         tables.append(latency_table(sec["latency"]))
     if "vector" in sec:
         tables.append(vector_table(sec["vector"]))
+        if any("first_searches" in r for r in sec["vector"]["sizes"].values()):
+            tables.append(first_searches_table(sec["vector"]))
     if "bm25" in sec:
         tables.append(bm25_table(sec["bm25"]))
     if "agents" in sec:

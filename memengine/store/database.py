@@ -139,7 +139,9 @@ class Store:
                 f"Configure {self.embedder_id} again, or re-embed the file with the new one: "
                 f"memengine reembed --db {self.path}"
             )
-        self.vector_index = VectorIndex(self.dimension, self._vector_cache_bytes)
+        self.vector_index = VectorIndex(
+            self.dimension, self._vector_cache_bytes, reader=self.connections.read
+        )
         self.term_stats = TermStats()
 
     def _index_partitions(self) -> None:
@@ -259,6 +261,16 @@ class Store:
             if found is not None:
                 return found
             return [vectors.knn(cur, q, k, filters) for q in queries]
+
+    def warm(self, agent: str) -> str:
+        """Load ``agent``'s vectors into the in-process index now, in this thread, and say
+        how its searches run: ``"float32"``, ``"codes"`` or ``"vec0"`` (past the budget).
+
+        Without it, an agent is loaded at its second search in the process (one of
+        at least 5,000 rows by a background thread, its searches meanwhile in ``vec0``).
+        """
+        with self.connections.read() as cur:
+            return self.vector_index.warm(cur, agent)
 
     def similarities(
         self, vector: npt.NDArray[np.float32], ids: Sequence[int], *, agent: str | None = None
@@ -484,7 +496,10 @@ class Store:
             self._set_meta(cur, embedder_id=embedder_id, dimension=str(dimension))
             log_reset(cur)
         self.embedder_id, self.dimension = embedder_id, dimension
-        self.vector_index = VectorIndex(dimension, self._vector_cache_bytes)
+        self.vector_index.close()
+        self.vector_index = VectorIndex(
+            dimension, self._vector_cache_bytes, reader=self.connections.read
+        )
         return done
 
     def optimize(
@@ -612,7 +627,11 @@ class Store:
         )
 
     def close(self) -> None:
-        """Close every connection (checkpointing the WAL)."""
+        """Stop the vector index's background loader, then close every connection
+        (checkpointing the WAL)."""
+        index = getattr(self, "vector_index", None)  # absent when opening failed
+        if index is not None:
+            index.close()
         self.connections.close()
 
 

@@ -20,16 +20,21 @@ transaction as every insert, delete and filter-column update of an episode
 not seen, so writes from this process and from others are visible at once. A
 re-embed logs a reset. An agent is loaded at its second search in the
 process (a one-shot command pays one ``vec0`` scan, not a load), straight
-from ``vec0``'s chunk blobs. Agents used least recently are evicted to make
-room for an agent's codes (never for its floats); when its codes alone
-exceed ``budget_bytes`` the caller falls back to ``vec0``.
+from ``vec0``'s chunk blobs; given a ``reader``, a big agent is loaded by a
+background thread in its own read transaction while its searches go on in
+``vec0``, and a later search takes it in after replaying the log entries
+written since that transaction's snapshot. Agents used least recently are
+evicted to make room for an agent's codes (never for its floats); when its
+codes alone exceed ``budget_bytes`` the caller falls back to ``vec0``.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,14 +42,15 @@ import numpy as np
 import numpy.typing as npt
 import simsimd
 
+from ..errors import StoreError
 from .filters import Filters
+from .vec0_chunks import STATUS, chunk_blobs, chunk_heads, chunk_rows, valid_rows
 
 __all__ = ["RESET", "VectorIndex", "log_reset", "prune_log"]
 
 RESET = -1
 """The ``episode_id`` of a log entry that invalidates every cached agent (a re-embed)."""
 
-_STATUS = {"active": 0, "archived": 1}
 _LOG_KEEP = 200_000
 """Log entries kept; an index further behind than this reloads instead of replaying."""
 
@@ -113,6 +119,12 @@ class _Agent:
         self.bits = _resized(self.bits.reshape(-1, self.words), cap)
         self.q8 = _resized(self.q8.reshape(-1, self.dimension), cap)
         self.scale = _resized(self.scale, cap)
+
+    def drop_floats(self) -> None:
+        """Hold this agent compact from now on: compute any missing codes, free the floats."""
+        self.ensure_codes()
+        self.floats = False
+        self.vecs = np.empty((0, self.dimension), np.float32)
 
     def reserve(self, n: int) -> None:
         """Allocate room for exactly ``n`` rows in an empty agent (uninitialised memory)."""
@@ -226,7 +238,7 @@ class _Agent:
         n = self.n
         m = self.alive[:n].copy() if self.dead else None
         conds: list[npt.NDArray[np.bool_]] = []
-        codes = [_STATUS[s] for s in filters.statuses if s in _STATUS]
+        codes = [STATUS[s] for s in filters.statuses if s in STATUS]
         if codes == [0]:
             if self.nonactive:  # else every live row is active
                 conds.append(self.status[:n] == 0)
@@ -261,11 +273,21 @@ class VectorIndex:
         *,
         load_after: int = 2,
         exact_max_rows: int = 20_000,
+        reader: Callable[[], AbstractContextManager[Any]] | None = None,
+        background_rows: int = 5_000,
     ) -> None:
         self.dimension = dimension
         self.budget_bytes = budget_bytes
         self.exact_max_rows = exact_max_rows
         self.load_after = load_after
+        self.background_rows = background_rows
+        """Agents of at least this many rows are loaded by a background thread (with a ``reader``)."""
+        self._reader = reader
+        self._load: _Load | None = None
+        self._loads: queue.SimpleQueue[_Load | None] = queue.SimpleQueue()
+        self._loader: threading.Thread | None = None
+        self._failed: set[str] = set()
+        self._kinds_lock = threading.Lock()
         self._asked: dict[str, int] = {}
         self._agents: OrderedDict[str, _Agent] = OrderedDict()
         self._too_big: set[str] = set()
@@ -307,6 +329,42 @@ class VectorIndex:
         if held is None:
             return "vec0"
         return "float32" if held.floats else "codes"
+
+    @property
+    def loading(self) -> str | None:
+        """The agent being loaded in the background now (None: no load in flight)."""
+        load = self._load
+        return load.name if load is not None and not load.done.is_set() else None
+
+    def wait_loaded(self, timeout: float | None = None) -> bool:
+        """Wait until the background load in flight (if any) has read its agent; False if
+        ``timeout`` seconds passed first. The agent is taken in at the next search."""
+        load = self._load
+        return True if load is None else load.done.wait(timeout)
+
+    def warm(self, cur: Any, name: str) -> str:
+        """Load ``name`` now, in the caller's thread, whatever its size (a server can do this
+        before its first turn), and say how it is searched then (see :meth:`mode`)."""
+        self.wait_loaded()
+        with self._lock:
+            self._sync(cur)
+            if self._load is not None and self._load.name == name:
+                self._load = None  # read from a snapshot this one cannot take in: read again
+            if name not in self._agents:
+                self._asked[name] = max(self._asked.get(name, 0), self.load_after - 1)
+                self._agent(cur, name, inline=True)
+        return self.mode(name)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop the background loader (a load in flight stops at its next chunk) and wait for
+        its thread, at most ``timeout`` seconds."""
+        load, loader = self._load, self._loader
+        if load is not None:
+            load.stop.set()
+        if loader is not None:
+            self._loads.put(None)
+            loader.join(timeout)
+            self._loader = None
 
     def knn(
         self, cur: Any, queries: npt.NDArray[np.float32], k: int, filters: Filters
@@ -405,18 +463,28 @@ class VectorIndex:
 
     # -- keeping in step -----------------------------------------------------------------
     def _sync(self, cur: Any) -> None:
-        """Replay the log entries written since the last search (or reload when too far behind)."""
+        """Bring the held agents up to this search's snapshot, then take in a finished
+        background load when it can be brought up to the same snapshot."""
         row = cur.execute(  # two subqueries: each min/max is then one b-tree probe
             "SELECT (SELECT min(seq) FROM vector_log), (SELECT max(seq) FROM vector_log)"
         ).fetchone()
         lo, hi = (row[0] or 0), (row[1] or 0)
-        if hi == self._seq:
+        self._replay(cur, lo, hi)
+        if self._load is not None and self._load.done.is_set() and hi == self._seq:
+            self._take_load(cur, lo, hi)
+
+    def _replay(self, cur: Any, lo: int, hi: int) -> None:
+        """Replay the log entries up to ``hi`` not seen yet (or drop every agent when the
+        log was pruned past them)."""
+        if hi <= self._seq:
+            # hi < seq: this search's snapshot began before another thread's newer one
+            # synced the index; the index is newer than the snapshot, and stays
             return
         if not self._agents and not self._too_big:  # nothing held: nothing to replay
             self._seq = hi
             return
-        if hi < self._seq or (lo > self._seq + 1 and self._seq):
-            self._agents.clear()  # the log was pruned past us (or the file was replaced)
+        if lo > self._seq + 1 and self._seq:
+            self._agents.clear()  # the log was pruned past us
             self._too_big.clear()
             self._seq = hi
             return
@@ -435,18 +503,62 @@ class VectorIndex:
             if agent in self._agents:
                 touched.setdefault(agent, []).append(int(episode_id))
         for name, ids in touched.items():
-            agent = self._agents[name]
-            if len(ids) > max(2000, len(agent.where) // 10):
+            if not self._apply(cur, name, self._agents[name], ids):
                 del self._agents[name]  # a big batch: reload on next use
-                continue
-            for i in ids:
-                agent.drop(i)
-            moved = self._rows(cur, ids)  # (agent, encoded row) of the ids still stored
-            mine = [r[1:] for r in moved if r[0] == name]
-            agent.put(mine)
-            for other in {r[0] for r in moved} - {name}:  # an episode moved to another agent
-                self._agents.pop(other, None)
-            agent.compact()
+
+    def _apply(self, cur: Any, name: str, agent: _Agent, ids: list[int]) -> bool:
+        """Bring these rows of ``agent`` in step with the snapshot of ``cur``; False (nothing
+        done) for a batch so big that reading the agent again is cheaper."""
+        if len(ids) > max(2000, len(agent.where) // 10):
+            return False
+        for i in ids:
+            agent.drop(i)
+        moved = self._rows(cur, ids)  # (agent, encoded row) of the ids still stored
+        agent.put([r[1:] for r in moved if r[0] == name])
+        for other in {r[0] for r in moved} - {name}:  # an episode moved to another agent
+            self._agents.pop(other, None)
+        agent.compact()
+        return True
+
+    def _take_load(self, cur: Any, lo: int, hi: int) -> None:
+        """Take in the finished background load: replay the log entries its snapshot had not
+        seen, then make room for it. A failed load makes the next search load inline (where
+        the error reaches the caller); a load the log cannot bring up to date is dropped
+        (the next search starts another)."""
+        load = self._load
+        assert load is not None
+        if load.agent is not None and load.seq > hi:
+            return  # read from a newer snapshot than this search's: a later search takes it
+        self._load = None
+        agent, name = load.agent, load.name
+        if agent is None:
+            if load.error is not None:
+                self._failed.add(name)
+            return
+        if name in self._agents or name in self._too_big:
+            return
+        if load.seq < hi:
+            if lo > load.seq + 1:
+                return  # the log was pruned past the load's snapshot
+            changes = cur.execute(
+                "SELECT DISTINCT episode_id, agent FROM vector_log WHERE seq > ? AND seq <= ?",
+                (load.seq, hi),
+            ).fetchall()
+            if any(e == RESET for e, _ in changes):
+                return
+            if not self._apply(cur, name, agent, [int(e) for e, a in changes if a == name]):
+                return
+        need = len(agent.where) * self.row_bytes(
+            self.dimension, floats=agent.floats, codes=not agent.floats or self._big(agent.n)
+        )
+        if agent.floats and self._held_bytes() + need > self.budget_bytes:
+            agent.drop_floats()  # the room was taken while it loaded: hold its codes
+            need = len(agent.where) * self.row_bytes(self.dimension, floats=False, codes=True)
+        if need > self.budget_bytes:
+            self._too_big.add(name)
+            return
+        self._make_room(need)
+        self._agents[name] = agent
 
     @staticmethod
     def _agent_rows(cur: Any, name: str) -> Any:
@@ -471,19 +583,27 @@ class VectorIndex:
 
     def _kind(self, name: Any) -> int:
         """The small integer code of an episode kind (assigned on first sight)."""
-        return self._kinds.setdefault(str(name), len(self._kinds))
+        with self._kinds_lock:  # the loader thread assigns codes too
+            return self._kinds.setdefault(str(name), len(self._kinds))
 
     def _encode(self, row: Sequence[Any]) -> tuple[int, int, int, int, int, bytes]:
         return (
             int(row[0]),
             self._kind(row[1]),
             int(row[2]),
-            _STATUS.get(str(row[3]), 2),
+            STATUS.get(str(row[3]), 2),
             int(row[4]),
             bytes(row[5]),
         )
 
-    def _read_chunks(self, cur: Any, name: str, agent: _Agent, expected: int) -> bool:
+    def _read_chunks(
+        self,
+        cur: Any,
+        name: str,
+        agent: _Agent,
+        expected: int,
+        stop: threading.Event | None = None,
+    ) -> bool:
         """Read the agent's rows straight from vec0's shadow tables (sqlite-vec 0.1.x layout).
 
         A whole chunk of vectors is one blob, and so is each filter column
@@ -492,28 +612,27 @@ class VectorIndex:
         episodes table is not touched. Returns False when the layout is not
         the expected one (blob sizes, a text longer than its inline view, an
         unknown status) or the rows found are not the ``expected`` count;
-        the caller then reads through ``vec0``.
+        the caller then reads through ``vec0``. A set ``stop`` ends it at the next chunk
+        (returning False).
         """
         error = (cur.connection.DatabaseError, TypeError)  # TypeError: a blob row is missing
         try:
-            heads = cur.execute(
-                "SELECT chunk_id, validity, rowids FROM episode_vectors_chunks "
-                "WHERE partition00 = ?",
-                (name,),
-            ).fetchall()
+            heads = chunk_heads(cur, name)
         except error:
             return False
-        n = sum(_valid_rows(validity, rowids) for _, validity, rowids in heads)
+        n = sum(valid_rows(validity, rowids) for _, validity, rowids in heads)
         if n != expected:
             return False
         agent.reserve(n)
         pos = 0
         for chunk_id, validity, rowids in heads:  # one chunk's blobs in memory at a time
+            if stop is not None and stop.is_set():
+                return False
             try:
-                blobs = [cur.execute(sql, (chunk_id,)).fetchone()[0] for sql in _CHUNK_BLOBS]
+                blobs = chunk_blobs(cur, chunk_id)
             except error:
                 return False
-            p = _chunk_rows((validity, rowids, *blobs), self.dimension)
+            p = chunk_rows((validity, rowids, *blobs), self.dimension)
             if p is None or pos + len(p.ids) > n:
                 return False
             m = len(p.ids)
@@ -540,8 +659,9 @@ class VectorIndex:
         agent._widen(agent.status[:n], agent.ts[:n])
         return True
 
-    def _agent(self, cur: Any, name: str) -> _Agent | None:
-        """The agent's matrix, loaded at its ``load_after``-th search; None until then or if too big.
+    def _agent(self, cur: Any, name: str, *, inline: bool = False) -> _Agent | None:
+        """The agent's rows, loaded at its ``load_after``-th search; None until then, while a
+        background thread loads it, or if too big.
 
         Its float32 vectors are held when they fit in the room the other agents
         leave; otherwise it is held compact (codes only), and the agents used
@@ -550,7 +670,9 @@ class VectorIndex:
         process pays one ``vec0`` scan, not a load. (Loading at the
         first search was measured: for a 1,000-row agent, the load and a search
         in memory took 4.5 ms against 2.7 ms for a ``vec0`` scan plus the ``vec0``
-        lookups of the candidates' cosines.)
+        lookups of the candidates' cosines.) With a ``reader``, an agent of at
+        least ``background_rows`` rows is read by a background thread (one agent
+        at a time) while its searches go on in ``vec0``, unless ``inline``.
         """
         if not self.enabled or name in self._too_big:
             return None
@@ -561,30 +683,112 @@ class VectorIndex:
         self._asked[name] = self._asked.get(name, 0) + 1
         if self._asked[name] < self.load_after:
             return None
+        if self._load is not None and self._load.name == name:
+            return None  # being loaded
         count = int(
             cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (name,)).fetchone()[0]
         )
-        big = bool(self.exact_max_rows) and count > self.exact_max_rows
         codes = count * self.row_bytes(self.dimension, floats=False, codes=True)
-        floats = count * self.row_bytes(self.dimension, floats=True, codes=big)
         if codes > self.budget_bytes:
             self._too_big.add(name)
             return None
-        held = sum(a.nbytes for a in self._agents.values())
         # floats only into free room: evicting other agents to make room for this one's
         # floats would have them reloaded in turn; codes evict the least recently used
-        floats_held = held + floats <= self.budget_bytes
-        need = floats if floats_held else codes
-        while self._agents and held + need > self.budget_bytes:
-            held -= self._agents.popitem(last=False)[1].nbytes
-        agent = _Agent(self.dimension, floats=floats_held)
-        agent.vecs = np.empty((0, self.dimension), np.float32)
-        if not self._read_chunks(cur, name, agent, count):  # unknown layout: via vec0
-            agent = _Agent(self.dimension, floats=floats_held)
-            agent.vecs = np.empty((0, self.dimension), np.float32)
-            agent.put([self._encode(r) for r in self._agent_rows(cur, name)])
+        floats = count * self.row_bytes(self.dimension, floats=True, codes=self._big(count))
+        floats_held = self._held_bytes() + floats <= self.budget_bytes
+        background = self._reader is not None and count >= self.background_rows
+        if background and not inline and name not in self._failed:
+            if self._load is None:  # one at a time: the others wait for a later search
+                self._start_load(name, floats_held)
+            return None
+        self._make_room(floats if floats_held else codes)
+        agent = self._read_agent(cur, name, floats_held, count)
+        assert agent is not None  # no stop event: the read runs to its end
+        self._failed.discard(name)
         self._agents[name] = agent
         return agent
+
+    def _big(self, count: int) -> bool:
+        """Whether an agent of ``count`` rows is searched through the prefilter codes."""
+        return bool(self.exact_max_rows) and count > self.exact_max_rows
+
+    def _held_bytes(self) -> int:
+        return sum(a.nbytes for a in self._agents.values())
+
+    def _make_room(self, need: int) -> None:
+        """Evict the agents used least recently until ``need`` more bytes fit the budget."""
+        held = self._held_bytes()
+        while self._agents and held + need > self.budget_bytes:
+            held -= self._agents.popitem(last=False)[1].nbytes
+
+    def _read_agent(
+        self,
+        cur: Any,
+        name: str,
+        floats: bool,
+        count: int,
+        stop: threading.Event | None = None,
+    ) -> _Agent | None:
+        """Read the agent's rows (its chunk blobs, or through ``vec0`` when their layout is
+        not the expected one), with or without its floats, and the prefilter codes a search
+        of it will need; None if ``stop`` was set."""
+        agent = _Agent(self.dimension, floats=floats)
+        agent.vecs = np.empty((0, self.dimension), np.float32)
+        if not self._read_chunks(cur, name, agent, count, stop):
+            if stop is not None and stop.is_set():
+                return None
+            agent = _Agent(self.dimension, floats=floats)  # unknown layout: via vec0
+            agent.vecs = np.empty((0, self.dimension), np.float32)
+            agent.put([self._encode(r) for r in self._agent_rows(cur, name)])
+        if self._big(agent.n):
+            agent.ensure_codes()  # here, so that a loader thread computes them too
+        return agent
+
+    # -- loading in the background -------------------------------------------------------
+    def _start_load(self, name: str, floats: bool) -> None:
+        """Hand ``name`` to the loader thread (started on first use)."""
+        assert self._reader is not None
+        self._load = _Load(name, floats)
+        if self._loader is None or not self._loader.is_alive():  # first use, or it died
+            self._loader = threading.Thread(
+                target=self._loader_main, name="memengine-vector-loader", daemon=True
+            )
+            self._loader.start()
+        self._loads.put(self._load)
+
+    def _loader_main(self) -> None:
+        """The loader thread: read each agent handed to it in its own read transaction, with
+        the log position that snapshot had, until :meth:`close`."""
+        assert self._reader is not None
+        while (load := self._loads.get()) is not None:
+            try:
+                with self._reader() as cur:
+                    seq = cur.execute("SELECT max(seq) FROM vector_log").fetchone()[0] or 0
+                    count = int(
+                        cur.execute(
+                            "SELECT count(*) FROM episodes WHERE agent = ?", (load.name,)
+                        ).fetchone()[0]
+                    )
+                    load.agent = self._read_agent(cur, load.name, load.floats, count, load.stop)
+                    load.seq = seq
+            except StoreError as exc:  # kept: the next search loads inline and raises it
+                load.error = exc
+            finally:
+                load.done.set()
+
+
+@dataclass
+class _Load:
+    """One agent read by the loader thread: the rows read, the log position of the snapshot
+    they were read from, or the error that stopped it."""
+
+    name: str
+    floats: bool
+    done: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=threading.Event)
+    agent: _Agent | None = None
+    seq: int = 0
+    error: StoreError | None = None
 
 
 def _unit(vecs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -750,99 +954,6 @@ def _scores(vecs: npt.NDArray[np.float32], q: npt.NDArray[np.float32]) -> npt.ND
     if len(vecs) <= _BLOCK:
         return vecs @ qt
     return np.concatenate([vecs[s : s + _BLOCK] @ qt for s in range(0, len(vecs), _BLOCK)])
-
-
-_CHUNK_BLOBS = [
-    f"SELECT {col} FROM episode_vectors_{table} WHERE rowid = ?"
-    for table, col in (
-        ("vector_chunks00", "vectors"),
-        ("metadatachunks00", "data"),  # kind
-        ("metadatachunks01", "data"),  # sensitivity
-        ("metadatachunks02", "data"),  # status
-        ("metadatachunks03", "data"),  # occurred_ts
-    )
-]
-"""One blob of a vec0 chunk each, looked up by the chunk's id (a join would scan these
-tables: their key column has no type affinity, so SQLite cannot use its index there)."""
-
-
-@dataclass(frozen=True)
-class _Chunk:
-    """The valid rows of one vec0 chunk: ids, raw vectors and filter columns.
-
-    ``kind`` holds indexes into ``kinds`` (the distinct kind names of the chunk).
-    """
-
-    ids: npt.NDArray[np.int64]
-    vecs: npt.NDArray[np.float32]
-    kinds: list[str]
-    kind: npt.NDArray[np.intp]
-    sens: npt.NDArray[np.int64]
-    status: npt.NDArray[np.int8]
-    ts: npt.NDArray[np.int64]
-
-
-_TEXT_VIEW = np.dtype([("len", "<i4"), ("data", "S12")])
-"""vec0's inline view of a TEXT metadata value: its length and first 12 bytes."""
-
-
-def _texts(
-    blob: bytes, size: int, keep: npt.NDArray[np.bool_]
-) -> tuple[list[str], npt.NDArray[np.intp]] | None:
-    """Decode the ``keep`` rows of a TEXT metadata chunk: the distinct values and each
-    row's index into them; None when a value is longer than the inline view (vec0
-    keeps those elsewhere) or the blob's size is off."""
-    if len(blob) != size * _TEXT_VIEW.itemsize:
-        return None
-    view = np.frombuffer(blob, dtype=_TEXT_VIEW)[keep]
-    if ((view["len"] > 12) | (view["len"] < 0)).any():
-        return None
-    uniq, index = np.unique(view, return_inverse=True)  # distinct (length, bytes) pairs
-    # numpy drops trailing NUL bytes; the stored length says how many the value has
-    texts = [
-        bytes(u["data"]).ljust(12, b"\0")[: int(u["len"])].decode("utf-8", "replace") for u in uniq
-    ]
-    return texts, index.reshape(-1)
-
-
-def _ints(blob: bytes, size: int) -> npt.NDArray[np.int64] | None:
-    """Decode an INTEGER metadata chunk (8 bytes per row), or None if the size is off."""
-    if len(blob) != size * 8:
-        return None
-    return np.frombuffer(blob, dtype="<i8")
-
-
-def _valid_rows(validity: bytes, rowids: bytes) -> int:
-    """How many rows of a vec0 chunk are in use (its validity bits, one per row slot)."""
-    size = len(rowids) // 8
-    bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size]
-    return int(np.count_nonzero(bits))
-
-
-def _chunk_rows(row: Sequence[Any], dimension: int) -> _Chunk | None:
-    """The valid rows of one vec0 chunk read as (validity, rowids, vectors, kind,
-    sensitivity, status, occurred_ts) blobs; None when a blob is not in the expected layout."""
-    validity, rowids, vectors, kind_blob, sens_blob, status_blob, ts_blob = row
-    ids = np.frombuffer(rowids, dtype="<i8")
-    size = len(ids)
-    if len(vectors) != size * dimension * 4 or len(validity) * 8 < size:
-        return None
-    valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size]
-    keep = valid.astype(bool)
-    vecs = np.frombuffer(vectors, dtype="<f4").reshape(size, dimension)
-    kinds = _texts(kind_blob, size, keep)
-    statuses = _texts(status_blob, size, keep)
-    sens = _ints(sens_blob, size)
-    ts = _ints(ts_blob, size)
-    if kinds is None or statuses is None or sens is None or ts is None:
-        return None
-    codes = [_STATUS.get(s) for s in statuses[0]]
-    if None in codes:
-        return None  # a status this index has no code for
-    status = np.asarray(codes, np.int8)[statuses[1]]
-    if keep.all():  # read-only views on the blobs: copied once, into the matrix
-        return _Chunk(ids, vecs, kinds[0], kinds[1], sens, status, ts)
-    return _Chunk(ids[keep], vecs[keep], kinds[0], kinds[1], sens[keep], status, ts[keep])
 
 
 def log_reset(cur: Any) -> None:

@@ -1,0 +1,211 @@
+"""Loading a big agent's vectors in a background thread, on real SQLite + sqlite-vec.
+
+While the loader reads, searches go on in ``vec0``; the rows it read are
+taken in at a later search, after the log entries its snapshot had not seen
+are replayed, so the index ends exactly in step with ``vec0`` whatever was
+written meanwhile. A reset or a pruned log drops the load, a failed load
+makes the next search load inline, and closing the store stops the thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memengine import Memory, NewEpisode, StoreError
+from memengine.store import vectors
+from memengine.store.filters import Filters
+from memengine.store.vector_index import VectorIndex, log_reset, prune_log
+
+from .helpers import HashEmbedder
+
+T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
+WORDS = "cat dog tea coffee rain snow piano guitar train bus deadline report garden".split()
+FILTERS = [
+    Filters(agent="a"),
+    Filters(agent="a", kinds=("fact",)),
+    Filters(agent="a", max_sensitivity=1),
+    Filters(agent="a", since_ts=int((T0 + timedelta(hours=40)).timestamp())),
+    Filters(agent="a", statuses=("archived",)),
+]
+
+
+def _episodes(n: int, agent: str, seed: int = 0) -> list[NewEpisode]:
+    rng = np.random.default_rng(seed)
+    return [
+        NewEpisode(
+            kind="message" if i % 3 else "fact",
+            content=f"{' '.join(rng.choice(WORDS, 3))} {seed} {i}",
+            agent=agent,
+            occurred_at=T0 + timedelta(hours=i),
+            sensitivity=int(i % 4),
+        )
+        for i in range(n)
+    ]
+
+
+QUERIES = HashEmbedder().embed(["cat tea", "snow report deadline", "guitar"])
+
+
+def _search(mem: Memory, f: Filters | None = None) -> list[list[tuple[int, float]]]:
+    return mem.store.knn_many(QUERIES, 7, f or Filters(agent="a"))
+
+
+def _same(got: list[list[tuple[int, float]]], want: list[list[tuple[int, float]]]) -> None:
+    """Same distances in order; same ids but for the order of ties and ties at the cut."""
+    for a, b in zip(got, want, strict=True):
+        assert len(a) == len(b)
+        assert np.allclose([d for _, d in a], [d for _, d in b], atol=1e-5)
+        cut = a[-1][1] - 1e-5 if a else 0.0
+        assert {i for i, d in a if d < cut} == {i for i, d in b if d < cut}
+
+
+def _matches_vec0(mem: Memory) -> None:
+    """Every filter gives what ``vec0`` gives."""
+    for f in FILTERS:
+        with mem.store.connections.read() as cur:
+            want = [vectors.knn(cur, q, 7, f) for q in QUERIES]
+        _same(_search(mem, f), want)
+
+
+@pytest.fixture
+def index(mem: Memory) -> VectorIndex:
+    """The store's index, with agent "a" (120 rows) big enough to load in the background."""
+    mem.add_many(_episodes(120, "a"))
+    mem.add_many(_episodes(30, "b", seed=1))
+    idx = mem.store.vector_index
+    idx.background_rows = 100
+    return idx
+
+
+def _start_load(mem: Memory, index: VectorIndex) -> None:
+    """Two searches of "a": the second hands it to the loader; wait until it has read."""
+    _search(mem)
+    _search(mem)
+    assert index.mode("a") == "vec0"  # the second search did not wait for the load
+    assert index.wait_loaded(30)
+
+
+def test_a_big_agent_loads_in_the_background(mem: Memory, index: VectorIndex) -> None:
+    _search(mem)
+    before = _search(mem)  # starts the load, answers from vec0
+    assert index.wait_loaded(30)
+    assert index.loading is None
+    _same(_search(mem), before)  # taken in here: the same answer from memory
+    assert index.mode("a") == "float32"
+    assert index.loaded()["a"] == 120
+    _matches_vec0(mem)
+    assert mem.check().ok
+    _search(mem, Filters(agent="b"))
+    _search(mem, Filters(agent="b"))  # under background_rows: loaded inline
+    assert index.mode("b") == "float32"
+
+
+def test_writes_while_it_loads_are_replayed(mem: Memory, index: VectorIndex) -> None:
+    ids = mem.store.knn(QUERIES[0], 200, Filters(agent="a"))
+    _start_load(mem, index)  # read; not taken in yet
+    old = [i for i, _ in ids]
+    mem.delete(old[:4])
+    mem.store.set_status(old[10:16], "archived")
+    new = mem.add_many(_episodes(9, "a", seed=2))
+    mem.add_many(_episodes(5, "b", seed=3))
+    _search(mem)  # takes the load in, replaying the writes above
+    assert index.mode("a") == "float32"
+    assert index.loaded()["a"] == 120 - 4 + 9
+    held = index._agents["a"].where
+    assert not set(old[:4]) & set(held) and set(new) <= set(held)
+    _matches_vec0(mem)
+    assert mem.check().stale_vector_index == []
+
+
+def test_a_reset_drops_the_load_and_the_next_one_is_taken(mem: Memory, index: VectorIndex) -> None:
+    _start_load(mem, index)
+    with mem.store.connections.write() as cur:
+        log_reset(cur)
+    _search(mem)  # the load's snapshot is before the reset: dropped, a new one starts
+    assert index.mode("a") == "vec0"
+    assert index.wait_loaded(30)
+    _search(mem)
+    assert index.mode("a") == "float32"
+    _matches_vec0(mem)
+
+
+def test_a_log_pruned_past_the_load_drops_it(mem: Memory, index: VectorIndex) -> None:
+    _start_load(mem, index)
+    mem.add_many(_episodes(3, "a", seed=4))
+    with mem.store.connections.write() as cur:
+        prune_log(cur, keep=1)
+    _search(mem)
+    assert index.mode("a") == "vec0"
+    assert index.wait_loaded(30)
+    _search(mem)
+    assert index.loaded()["a"] == 123
+    _matches_vec0(mem)
+
+
+def test_room_taken_while_it_loads_holds_codes(mem: Memory, index: VectorIndex) -> None:
+    _start_load(mem, index)
+    assert index._load is not None and index._load.floats  # it fitted when it started
+    codes = 120 * index.row_bytes(index.dimension, floats=False, codes=True)
+    index.budget_bytes = codes + 1000  # room for its codes only now
+    _search(mem)
+    assert index.mode("a") == "codes"
+    _matches_vec0(mem)
+    assert mem.check().ok
+
+
+def test_a_failed_load_loads_inline_and_raises_there(mem: Memory, index: VectorIndex) -> None:
+    @contextmanager
+    def failing() -> Iterator[Any]:
+        raise StoreError("disk I/O error")
+        yield  # pragma: no cover
+
+    index._reader = failing
+    _start_load(mem, index)
+    assert index._load is not None and isinstance(index._load.error, StoreError)
+    _search(mem)  # takes the failure in, then loads inline: an error would reach the caller
+    assert index.mode("a") == "float32"
+    _matches_vec0(mem)
+
+
+def test_closing_stops_the_loader(mem: Memory, index: VectorIndex) -> None:
+    _search(mem)
+    _search(mem)
+    assert any(t.name == "memengine-vector-loader" for t in threading.enumerate())
+    mem.close()
+    assert index._loader is None
+    assert not any(t.name == "memengine-vector-loader" for t in threading.enumerate())
+
+
+def test_warm_loads_now(mem: Memory, index: VectorIndex) -> None:
+    assert mem.warm("a") == "float32"
+    assert index.loaded()["a"] == 120
+    _matches_vec0(mem)
+    index.budget_bytes = 0
+    assert mem.warm("b") == "vec0"
+
+
+def test_an_older_snapshot_keeps_the_index(mem: Memory, index: VectorIndex) -> None:
+    """A search whose read transaction began before another's newer one synced the index
+    searches the newer index instead of dropping it."""
+    assert mem.warm("a") == "float32"
+    conn = mem.store.connections.engine.raw_connection()
+    try:
+        old = conn.cursor()
+        old.execute("BEGIN")
+        old.execute("SELECT count(*) FROM episodes").fetchone()  # the snapshot starts here
+        new = mem.add_many(_episodes(1, "a", seed=5))
+        _search(mem)  # syncs the index past the old snapshot
+        hits = index.knn(old, QUERIES, 200, Filters(agent="a"))
+        assert hits is not None and new[0] in {i for i, _ in hits[0]}
+        assert index.mode("a") == "float32"
+        old.execute("COMMIT")
+    finally:
+        conn.close()
+    _matches_vec0(mem)
