@@ -209,3 +209,42 @@ def test_an_older_snapshot_keeps_the_index(mem: Memory, index: VectorIndex) -> N
     finally:
         conn.close()
     _matches_vec0(mem)
+
+
+def test_searching_threads_and_a_writer_leave_it_in_step(mem: Memory, index: VectorIndex) -> None:
+    """Three threads search two agents while a writer adds, archives and deletes, and prunes
+    the log so that both are loaded again and again; afterwards the index and vec0 agree."""
+    index.background_rows = 20  # both agents load in the background
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def searcher(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        try:
+            while not done.is_set():
+                agent = "ab"[int(rng.integers(2))]
+                mem.store.knn_many(QUERIES, 5, Filters(agent=agent))
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=searcher, args=(s,)) for s in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(30):
+            new = mem.add_many(_episodes(4, "ab"[i % 2], seed=10 + i))
+            mem.store.set_status(new[:1], "archived")
+            mem.delete(new[1:2])
+            if i % 5 == 4:  # a log pruned past every reader: agents and loads start over
+                with mem.store.connections.write() as cur:
+                    prune_log(cur, keep=1)
+    finally:
+        done.set()
+        for t in threads:
+            t.join(30)
+    assert not errors
+    assert index.wait_loaded(30)
+    _search(mem)
+    _search(mem, Filters(agent="b"))
+    assert mem.check().stale_vector_index == []
+    _matches_vec0(mem)

@@ -345,7 +345,9 @@ class VectorIndex:
     def warm(self, cur: Any, name: str) -> str:
         """Load ``name`` now, in the caller's thread, whatever its size (a server can do this
         before its first turn), and say how it is searched then (see :meth:`mode`)."""
-        self.wait_loaded()
+        load = self._load
+        if load is not None and load.name == name:
+            load.done.wait()
         with self._lock:
             self._sync(cur)
             if self._load is not None and self._load.name == name:
