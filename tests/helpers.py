@@ -1,4 +1,5 @@
-"""Test helpers: a deterministic bag-of-words embedder for store mechanics tests.
+"""Test helpers: a deterministic bag-of-words embedder for store mechanics tests, and
+episodes of random words for them.
 
 It is a real embedder (text in, unit vectors out), only a simple one: tests
 about storage, filters and consistency use it to run fast; tests about
@@ -9,11 +10,32 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
+from memengine import NewEpisode
 from memengine.embed.base import Vectors, normalize
 from memengine.text import query_terms
+
+T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
+WORDS = "cat dog tea coffee rain snow piano guitar train bus deadline report garden".split()
+
+
+def word_episodes(n: int, agent: str, seed: int = 0) -> list[NewEpisode]:
+    """``n`` episodes of three random words each, an hour apart from :data:`T0`, with
+    kinds (fact, message) and sensitivities (0–3) in turn."""
+    rng = np.random.default_rng(seed)
+    return [
+        NewEpisode(
+            kind="message" if i % 3 else "fact",
+            content=f"{' '.join(rng.choice(WORDS, 3))} {i}",
+            agent=agent,
+            occurred_at=T0 + timedelta(hours=i),
+            sensitivity=int(i % 4),
+        )
+        for i in range(n)
+    ]
 
 
 class HashEmbedder:
@@ -33,3 +55,13 @@ class HashEmbedder:
                 out[row, h % self.dimension] += 1.0
             out[row, 0] += 0.01
         return normalize(out)
+
+
+def same_hits(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> None:
+    """Assert two KNN answers agree: the same distances in order, the same ids except for
+    the order of ties and ties at the cut."""
+    assert len(a) == len(b)
+    assert np.allclose([d for _, d in a], [d for _, d in b], atol=1e-5)
+    if a:
+        cut = a[-1][1] - 1e-5
+        assert {i for i, d in a if d < cut} == {i for i, d in b if d < cut}

@@ -12,21 +12,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
 import pytest
 
-from memengine import Memory, NewEpisode, StoreError
+from memengine import Memory, StoreError
 from memengine.store import vectors
 from memengine.store.filters import Filters
 from memengine.store.vector_index import VectorIndex, log_reset, prune_log
 
-from .helpers import HashEmbedder
+from .helpers import T0, HashEmbedder, same_hits, word_episodes
 
-T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
-WORDS = "cat dog tea coffee rain snow piano guitar train bus deadline report garden".split()
 FILTERS = [
     Filters(agent="a"),
     Filters(agent="a", kinds=("fact",)),
@@ -34,20 +32,6 @@ FILTERS = [
     Filters(agent="a", since_ts=int((T0 + timedelta(hours=40)).timestamp())),
     Filters(agent="a", statuses=("archived",)),
 ]
-
-
-def _episodes(n: int, agent: str, seed: int = 0) -> list[NewEpisode]:
-    rng = np.random.default_rng(seed)
-    return [
-        NewEpisode(
-            kind="message" if i % 3 else "fact",
-            content=f"{' '.join(rng.choice(WORDS, 3))} {seed} {i}",
-            agent=agent,
-            occurred_at=T0 + timedelta(hours=i),
-            sensitivity=int(i % 4),
-        )
-        for i in range(n)
-    ]
 
 
 QUERIES = HashEmbedder().embed(["cat tea", "snow report deadline", "guitar"])
@@ -58,12 +42,9 @@ def _search(mem: Memory, f: Filters | None = None) -> list[list[tuple[int, float
 
 
 def _same(got: list[list[tuple[int, float]]], want: list[list[tuple[int, float]]]) -> None:
-    """Same distances in order; same ids but for the order of ties and ties at the cut."""
+    """Each query's answer agrees (see :func:`same_hits`)."""
     for a, b in zip(got, want, strict=True):
-        assert len(a) == len(b)
-        assert np.allclose([d for _, d in a], [d for _, d in b], atol=1e-5)
-        cut = a[-1][1] - 1e-5 if a else 0.0
-        assert {i for i, d in a if d < cut} == {i for i, d in b if d < cut}
+        same_hits(a, b)
 
 
 def _matches_vec0(mem: Memory) -> None:
@@ -77,8 +58,8 @@ def _matches_vec0(mem: Memory) -> None:
 @pytest.fixture
 def index(mem: Memory) -> VectorIndex:
     """The store's index, with agent "a" (120 rows) big enough to load in the background."""
-    mem.add_many(_episodes(120, "a"))
-    mem.add_many(_episodes(30, "b", seed=1))
+    mem.add_many(word_episodes(120, "a"))
+    mem.add_many(word_episodes(30, "b", seed=1))
     idx = mem.store.vector_index
     idx.background_rows = 100
     return idx
@@ -113,8 +94,8 @@ def test_writes_while_it_loads_are_replayed(mem: Memory, index: VectorIndex) -> 
     old = [i for i, _ in ids]
     mem.delete(old[:4])
     mem.store.set_status(old[10:16], "archived")
-    new = mem.add_many(_episodes(9, "a", seed=2))
-    mem.add_many(_episodes(5, "b", seed=3))
+    new = mem.add_many(word_episodes(9, "a", seed=2))
+    mem.add_many(word_episodes(5, "b", seed=3))
     _search(mem)  # takes the load in, replaying the writes above
     assert index.mode("a") == "float32"
     assert index.loaded()["a"] == 120 - 4 + 9
@@ -138,7 +119,7 @@ def test_a_reset_drops_the_load_and_the_next_one_is_taken(mem: Memory, index: Ve
 
 def test_a_log_pruned_past_the_load_drops_it(mem: Memory, index: VectorIndex) -> None:
     _start_load(mem, index)
-    mem.add_many(_episodes(3, "a", seed=4))
+    mem.add_many(word_episodes(3, "a", seed=4))
     with mem.store.connections.write() as cur:
         prune_log(cur, keep=1)
     _search(mem)
@@ -200,7 +181,7 @@ def test_an_older_snapshot_keeps_the_index(mem: Memory, index: VectorIndex) -> N
         old = conn.cursor()
         old.execute("BEGIN")
         old.execute("SELECT count(*) FROM episodes").fetchone()  # the snapshot starts here
-        new = mem.add_many(_episodes(1, "a", seed=5))
+        new = mem.add_many(word_episodes(1, "a", seed=5))
         _search(mem)  # syncs the index past the old snapshot
         hits = index.knn(old, QUERIES, 200, Filters(agent="a"))
         assert hits is not None and new[0] in {i for i, _ in hits[0]}
@@ -232,7 +213,7 @@ def test_searching_threads_and_a_writer_leave_it_in_step(mem: Memory, index: Vec
         t.start()
     try:
         for i in range(30):
-            new = mem.add_many(_episodes(4, "ab"[i % 2], seed=10 + i))
+            new = mem.add_many(word_episodes(4, "ab"[i % 2], seed=10 + i))
             mem.store.set_status(new[:1], "archived")
             mem.delete(new[1:2])
             if i % 5 == 4:  # a log pruned past every reader: agents and loads start over

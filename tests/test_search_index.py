@@ -9,7 +9,7 @@ terms must be left out only where they cannot matter.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -25,41 +25,12 @@ from memengine.store.migrate import latest_version
 from memengine.store.vector_index import VectorIndex, prune_log
 from memengine.text import query_terms
 
-from .helpers import HashEmbedder
-
-T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
-WORDS = "cat dog tea coffee rain snow piano guitar train bus deadline report garden".split()
-
-
-def _episodes(n: int, agent: str, seed: int = 0) -> list[NewEpisode]:
-    rng = np.random.default_rng(seed)
-    out = []
-    for i in range(n):
-        words = " ".join(rng.choice(WORDS, 3))
-        out.append(
-            NewEpisode(
-                kind="message" if i % 3 else "fact",
-                content=f"{words} {i}",
-                agent=agent,
-                occurred_at=T0 + timedelta(hours=i),
-                sensitivity=int(i % 4),
-            )
-        )
-    return out
+from .helpers import T0, WORDS, HashEmbedder, same_hits, word_episodes
 
 
 def _vec0(mem: Memory, q: np.ndarray, k: int, f: Filters) -> list[tuple[int, float]]:
     with mem.store.connections.read() as cur:
         return vectors.knn(cur, q, k, f)
-
-
-def _same(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> None:
-    """Same distances in order; same ids except the order of ties and ties at the cut."""
-    assert len(a) == len(b)
-    assert np.allclose([d for _, d in a], [d for _, d in b], atol=1e-5)
-    if a:
-        cut = a[-1][1] - 1e-5
-        assert {i for i, d in a if d < cut} == {i for i, d in b if d < cut}
 
 
 FILTERS = [
@@ -80,8 +51,8 @@ def test_index_matches_vec0_under_every_filter_and_write(mem: Memory, compact: b
     if compact:  # room for the codes, not for the floats
         index.budget_bytes = 80 * _compact_row_bytes(index.dimension)
     emb = HashEmbedder()
-    ids = mem.add_many(_episodes(60, "a"))
-    mem.add_many(_episodes(30, "b", seed=1))
+    ids = mem.add_many(word_episodes(60, "a"))
+    mem.add_many(word_episodes(30, "b", seed=1))
     queries = emb.embed(["cat tea", "snow report deadline", "guitar"])
 
     def check() -> None:
@@ -89,7 +60,7 @@ def test_index_matches_vec0_under_every_filter_and_write(mem: Memory, compact: b
             got = mem.store.knn_many(queries, 7, f)
             assert index.mode("a") == ("codes" if compact else "float32")
             for q, hits in zip(queries, got, strict=True):
-                _same(hits, _vec0(mem, q, 7, f))
+                same_hits(hits, _vec0(mem, q, 7, f))
         some = [i for i, _ in mem.store.knn(queries[0], 5, Filters(agent="a"))]
         with mem.store.connections.read() as cur:
             assert mem.store.similarities(queries[0], some, agent="a") == pytest.approx(
@@ -99,7 +70,7 @@ def test_index_matches_vec0_under_every_filter_and_write(mem: Memory, compact: b
     check()
     mem.delete(ids[:5])
     mem.store.set_status(ids[10:20], "archived")
-    mem.add_many(_episodes(10, "a", seed=2))
+    mem.add_many(word_episodes(10, "a", seed=2))
     check()
     mem.delete(ids[20:50])  # past a quarter of the rows: the tombstones are squeezed out
     check()
@@ -116,7 +87,7 @@ def test_writes_from_another_connection_are_seen(db_path: Path, clock: FixedCloc
     emb = HashEmbedder()
     q = emb.embed(["piano garden"])[0]
     with Memory.open(db_path, embedder=emb, clock=clock) as reader:
-        reader.add_many(_episodes(20, "a"))
+        reader.add_many(word_episodes(20, "a"))
         reader.store.knn(q, 5, Filters(agent="a"))  # the first search scans vec0
         reader.store.knn(q, 5, Filters(agent="a"))  # the second loads the index
         assert reader.store.vector_index.loaded() == {"a": 20}
@@ -124,7 +95,7 @@ def test_writes_from_another_connection_are_seen(db_path: Path, clock: FixedCloc
             new = writer.add_many(
                 [NewEpisode(kind="fact", content="piano garden", agent="a", occurred_at=T0)]
             )
-            _same(
+            same_hits(
                 reader.store.knn(q, 5, Filters(agent="a")), _vec0(reader, q, 5, Filters(agent="a"))
             )
             assert reader.store.knn(q, 1, Filters(agent="a"))[0][0] == new[0]
@@ -140,14 +111,14 @@ def test_failed_batch_leaves_index_and_log_unchanged(mem: Memory, compact: bool)
     mem.store.vector_index.load_after = 1
     if compact:  # room for the codes of these rows, not for their floats
         mem.store.vector_index.budget_bytes = 20 * _compact_row_bytes(mem.store.dimension)
-    mem.add_many(_episodes(15, "a"))
+    mem.add_many(word_episodes(15, "a"))
     q = HashEmbedder().embed(["rain"])[0]
     before = mem.store.knn(q, 10, Filters(agent="a"))
     assert mem.store.vector_index.mode("a") == ("codes" if compact else "float32")
     with mem.store.connections.read() as cur:
         seq = cur.execute("SELECT max(seq) FROM vector_log").fetchone()[0]
     bad = [
-        *_episodes(3, "a", seed=5),
+        *word_episodes(3, "a", seed=5),
         NewEpisode(kind="fact", content="x", agent="a", occurred_at=T0),
     ]
     vecs = np.vstack([HashEmbedder().embed([e.content or ""]) for e in bad]).astype(np.float32)
@@ -163,38 +134,38 @@ def test_failed_batch_leaves_index_and_log_unchanged(mem: Memory, compact: bool)
     with mem.store.connections.read() as cur:
         assert cur.execute("SELECT max(seq) FROM vector_log").fetchone()[0] == seq
     assert mem.store.knn(q, 10, Filters(agent="a")) == before  # the index, unchanged
-    _same(before, _vec0(mem, q, 10, Filters(agent="a")))
+    same_hits(before, _vec0(mem, q, 10, Filters(agent="a")))
     assert mem.check().ok
 
 
 def test_pruned_log_and_reembed_reload(mem: Memory) -> None:
     mem.store.vector_index.load_after = 1
-    mem.add_many(_episodes(30, "a"))
+    mem.add_many(word_episodes(30, "a"))
     q = HashEmbedder().embed(["train bus"])[0]
     mem.store.knn(q, 5, Filters(agent="a"))
-    mem.add_many(_episodes(5, "a", seed=3))
+    mem.add_many(word_episodes(5, "a", seed=3))
     with mem.store.connections.write() as cur:
         prune_log(cur, keep=2)  # the index is now behind the pruned part of the log
-    _same(mem.store.knn(q, 5, Filters(agent="a")), _vec0(mem, q, 5, Filters(agent="a")))
+    same_hits(mem.store.knn(q, 5, Filters(agent="a")), _vec0(mem, q, 5, Filters(agent="a")))
     mem.reembed()
     assert mem.store.vector_index.loaded() == {}
-    _same(mem.store.knn(q, 5, Filters(agent="a")), _vec0(mem, q, 5, Filters(agent="a")))
+    same_hits(mem.store.knn(q, 5, Filters(agent="a")), _vec0(mem, q, 5, Filters(agent="a")))
 
 
 def test_zero_budget_uses_vec0(db_path: Path, clock: FixedClock) -> None:
     cfg = Config()
     cfg.retrieval.vector_cache_mb = 0
     with Memory.open(db_path, config=cfg, embedder=HashEmbedder(), clock=clock) as mem:
-        mem.add_many(_episodes(10, "a"))
+        mem.add_many(word_episodes(10, "a"))
         q = HashEmbedder().embed(["cat"])[0]
-        _same(mem.store.knn(q, 4, Filters(agent="a")), _vec0(mem, q, 4, Filters(agent="a")))
+        same_hits(mem.store.knn(q, 4, Filters(agent="a")), _vec0(mem, q, 4, Filters(agent="a")))
         assert mem.store.vector_index.loaded() == {}
 
 
 @pytest.mark.parametrize("other", ["b", "猫の agent", 'quote " and * OR', "Bob"])
 def test_fulltext_scoped_to_agent(mem: Memory, other: str) -> None:
-    mem.add_many(_episodes(20, "bob"))
-    mem.add_many(_episodes(20, other, seed=1))
+    mem.add_many(word_episodes(20, "bob"))
+    mem.add_many(word_episodes(20, other, seed=1))
     expr = match_expression(query_terms("cat tea deadline"))
     assert expr
     for agent in ("bob", other):
@@ -232,14 +203,14 @@ def test_frequent_terms_left_out_only_in_large_indexes(mem: Memory) -> None:
 
 
 def test_small_index_keeps_every_term(mem: Memory) -> None:
-    mem.add_many(_episodes(30, "a"))
+    mem.add_many(word_episodes(30, "a"))
     _, dropped = mem.store.text_search(["cat", "dog", "tea"], 5, Filters(agent="a"))
     assert dropped == []
 
 
 def test_chunk_loader_equals_row_by_row(mem: Memory) -> None:
-    mem.add_many(_episodes(40, "a"))
-    mem.add_many(_episodes(3000, "b", seed=4))  # several vec0 chunks
+    mem.add_many(word_episodes(40, "a"))
+    mem.add_many(word_episodes(3000, "b", seed=4))  # several vec0 chunks
     mem.delete(list(range(45, 60)))  # holes in the chunks' validity bitmaps
     mem.store.set_status([3, 4, 70, 2000], "archived")  # filter columns updated in place
     index = mem.store.vector_index
@@ -269,14 +240,14 @@ def test_chunk_loader_equals_row_by_row(mem: Memory) -> None:
 
 
 def test_an_agent_loads_at_its_second_search_from_the_chunk_blobs(mem: Memory) -> None:
-    mem.add_many(_episodes(30, "a"))
+    mem.add_many(word_episodes(30, "a"))
     mem.store.set_status([2], "archived")
     index = mem.store.vector_index
     q = HashEmbedder().embed(["piano garden"])[0]
     f = Filters(agent="a")
     first = mem.store.knn(q, 5, f)
     assert "a" not in index.loaded()  # one vec0 scan for a one-shot process
-    _same(mem.store.knn(q, 5, f), first)
+    same_hits(mem.store.knn(q, 5, f), first)
     assert index.loaded() == {"a": 30}
     sims = mem.store.similarities(q, [1, 2, 3], agent="a")  # from memory now
     with mem.store.connections.read() as cur:
@@ -285,7 +256,7 @@ def test_an_agent_loads_at_its_second_search_from_the_chunk_blobs(mem: Memory) -
             [vectors.similarities(cur, q, [i])[i] for i in (1, 2, 3)],
             atol=1e-5,
         )
-    _same(mem.store.knn(q, 5, Filters(agent="a", statuses=("archived",))), [(2, 1 - sims[2])])
+    same_hits(mem.store.knn(q, 5, Filters(agent="a", statuses=("archived",))), [(2, 1 - sims[2])])
 
 
 def test_contexts_written_at_insert_equal_the_relink(mem: Memory) -> None:
@@ -335,7 +306,7 @@ def test_a_neighbour_is_cut_the_same_in_python_and_sql(mem: Memory, space: int) 
 def test_prefilter_codes_are_made_when_needed_and_survive_writes(mem: Memory) -> None:
     index = mem.store.vector_index
     index.load_after = 1
-    mem.add_many(_episodes(300, "a", seed=11))
+    mem.add_many(word_episodes(300, "a", seed=11))
     q = HashEmbedder().embed(["cat tea rain"])
     f = Filters(agent="a")
     mem.store.knn_many(q, 10, f)
@@ -344,23 +315,23 @@ def test_prefilter_codes_are_made_when_needed_and_survive_writes(mem: Memory) ->
     index.exact_max_rows = 100  # from now on the prefilter runs
     first = mem.store.knn_many(q, 10, f)[0]
     assert agent.coded == agent.n == 300
-    _same(first, _vec0(mem, q[0], 10, f))  # keeps ≥ 4,000 rows of 300: exact
-    ids = mem.add_many(_episodes(50, "a", seed=12))  # new rows: coded at the next search
+    same_hits(first, _vec0(mem, q[0], 10, f))  # keeps ≥ 4,000 rows of 300: exact
+    ids = mem.add_many(word_episodes(50, "a", seed=12))  # new rows: coded at the next search
     mem.delete(ids[:40] + [i for i, _ in first[:5]])  # tombstones
     after = mem.store.knn_many(q, 10, f)[0]
     assert agent.coded == agent.n == 310 and agent.dead == 5
-    _same(after, _vec0(mem, q[0], 10, f))
+    same_hits(after, _vec0(mem, q[0], 10, f))
     mem.delete([i for i in range(1, 301) if i % 3 == 0])  # a third of the rows: compaction
     again = mem.store.knn_many(q, 10, f)[0]
     assert agent.dead == 0 and agent.coded == agent.n == len(agent.where)
-    _same(again, _vec0(mem, q[0], 10, f))
+    same_hits(again, _vec0(mem, q[0], 10, f))
     assert mem.check().ok
 
 
 def test_the_budget_counts_prefilter_codes_only_for_agents_that_get_them(mem: Memory) -> None:
     index = mem.store.vector_index
     index.load_after = 1
-    mem.add_many(_episodes(300, "a", seed=13))
+    mem.add_many(word_episodes(300, "a", seed=13))
     floats_only = 300 * VectorIndex.row_bytes(index.dimension, floats=True, codes=False)
     index.budget_bytes = floats_only  # room for the floats, none for codes
     q = HashEmbedder().embed(["cat tea rain"])
@@ -387,7 +358,7 @@ def test_floats_go_only_into_free_room_and_codes_evict_the_least_recent(mem: Mem
     index.load_after = 1
     dim = index.dimension
     for name in "abc":
-        mem.add_many(_episodes(40, name, seed=ord(name)))
+        mem.add_many(word_episodes(40, name, seed=ord(name)))
     # room for one agent's floats and one agent's codes, no more
     floats = VectorIndex.row_bytes(dim, floats=True, codes=False)
     index.budget_bytes = 40 * floats + 40 * _compact_row_bytes(dim) + 10
@@ -395,7 +366,7 @@ def test_floats_go_only_into_free_room_and_codes_evict_the_least_recent(mem: Mem
 
     def search(name: str) -> None:
         f = Filters(agent=name)
-        _same(mem.store.knn(q, 5, f), _vec0(mem, q, 5, f))
+        same_hits(mem.store.knn(q, 5, f), _vec0(mem, q, 5, f))
 
     search("a")
     search("b")  # a's floats stay; b's would not fit beside them: b is held as codes
@@ -415,7 +386,7 @@ def test_a_compact_agent_sees_another_connections_writes(db_path: Path, clock: F
         index = reader.store.vector_index
         index.load_after = 1
         index.budget_bytes = 50 * _compact_row_bytes(index.dimension)
-        reader.add_many(_episodes(40, "a"))
+        reader.add_many(word_episodes(40, "a"))
         reader.store.knn(q, 5, Filters(agent="a"))
         assert not index._agents["a"].floats
         with Memory.open(db_path, embedder=emb, clock=clock) as writer:
@@ -424,7 +395,7 @@ def test_a_compact_agent_sees_another_connections_writes(db_path: Path, clock: F
             )
             assert reader.store.knn(q, 1, Filters(agent="a"))[0][0] == new[0]
             writer.delete(new)
-            _same(
+            same_hits(
                 reader.store.knn(q, 5, Filters(agent="a")), _vec0(reader, q, 5, Filters(agent="a"))
             )
         assert reader.check().ok
@@ -438,7 +409,7 @@ def test_the_consistency_check_finds_a_row_the_index_holds_wrongly(
     index.load_after = 1
     if compact:
         index.budget_bytes = 50 * _compact_row_bytes(index.dimension)
-    ids = mem.add_many(_episodes(40, "a"))
+    ids = mem.add_many(word_episodes(40, "a"))
     mem.store.knn(HashEmbedder().embed(["cat"])[0], 5, Filters(agent="a"))
     agent = index._agents["a"]
     assert agent.floats is not compact
@@ -489,7 +460,7 @@ def test_int8_codes_keep_the_ranking_and_nearest_rows_keep_ties() -> None:
 def test_prefilter_for_large_agents_honours_filters_and_finds_the_nearest(mem: Memory) -> None:
     mem.store.vector_index.load_after = 1
     mem.store.vector_index.exact_max_rows = 500  # the sign-bit prefilter from 500 rows on
-    mem.add_many(_episodes(1500, "a", seed=7))
+    mem.add_many(word_episodes(1500, "a", seed=7))
     emb = HashEmbedder()
     queries = emb.embed(["cat tea rain", "piano deadline", "garden bus snow"])
     for f in FILTERS:
@@ -497,7 +468,7 @@ def test_prefilter_for_large_agents_honours_filters_and_finds_the_nearest(mem: M
         for q, hits in zip(queries, got, strict=True):
             exact = _vec0(mem, q, 10, f)
             if exact:  # the same distances: prefilter keeps ≥ 4,000 rows of 1,500
-                _same(hits, exact)
+                same_hits(hits, exact)
             passing = mem.store.get([i for i, _ in hits])
             for e in passing.values():
                 assert e.status in f.statuses
@@ -672,7 +643,7 @@ def test_filters_that_pass_every_row_cost_no_mask() -> None:
 def test_a_compact_agents_floats_come_from_vec0_once_per_search(mem: Memory) -> None:
     from memengine.store.vector_index import _stored
 
-    ids = mem.add_many(_episodes(6, "a"))
+    ids = mem.add_many(word_episodes(6, "a"))
     rows = np.arange(6, dtype=np.intp)
     with mem.store.connections.read() as cur:
         statements: list[str] = []
@@ -687,6 +658,6 @@ def test_a_compact_agents_floats_come_from_vec0_once_per_search(mem: Memory) -> 
         assert len(lookups) == 6  # each row looked up once (vec0's own statements aside)
         none, empty = read(rows[5:])
         assert none.tolist() == [] and empty.shape == (0, mem.store.dimension)
-        expected = HashEmbedder().embed([e.content or "" for e in _episodes(5, "a")])
+        expected = HashEmbedder().embed([e.content or "" for e in word_episodes(5, "a")])
         expected /= np.linalg.norm(expected, axis=1, keepdims=True)
         assert np.allclose(vecs, expected, atol=1e-6)
