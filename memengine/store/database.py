@@ -139,10 +139,13 @@ class Store:
                 f"Configure {self.embedder_id} again, or re-embed the file with the new one: "
                 f"memengine reembed --db {self.path}"
             )
-        self.vector_index = VectorIndex(
-            self.dimension, self._vector_cache_bytes, reader=self.connections.read
-        )
+        self.vector_index = self._new_vector_index(self.dimension)
         self.term_stats = TermStats()
+
+    def _new_vector_index(self, dimension: int) -> VectorIndex:
+        """An empty in-process vector index whose background loader reads through this
+        store's connections."""
+        return VectorIndex(dimension, self._vector_cache_bytes, reader=self.connections.read)
 
     def _index_partitions(self) -> None:
         """Give a file made before :data:`.vectors.PARTITION_INDEX` existed its index.
@@ -497,9 +500,7 @@ class Store:
             log_reset(cur)
         self.embedder_id, self.dimension = embedder_id, dimension
         self.vector_index.close()
-        self.vector_index = VectorIndex(
-            dimension, self._vector_cache_bytes, reader=self.connections.read
-        )
+        self.vector_index = self._new_vector_index(dimension)
         return done
 
     def optimize(
