@@ -550,12 +550,10 @@ class VectorIndex:
                 return
             if not self._apply(cur, name, agent, [int(e) for e, a in changes if a == name]):
                 return
-        need = len(agent.where) * self.row_bytes(
-            self.dimension, floats=agent.floats, codes=not agent.floats or self._big(agent.n)
-        )
+        need = self._need(len(agent.where), floats=agent.floats)
         if agent.floats and self._held_bytes() + need > self.budget_bytes:
             agent.drop_floats()  # the room was taken while it loaded: hold its codes
-            need = len(agent.where) * self.row_bytes(self.dimension, floats=False, codes=True)
+            need = self._need(len(agent.where), floats=False)
         if need > self.budget_bytes:
             self._too_big.add(name)
             return
@@ -690,13 +688,13 @@ class VectorIndex:
         count = int(
             cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (name,)).fetchone()[0]
         )
-        codes = count * self.row_bytes(self.dimension, floats=False, codes=True)
+        codes = self._need(count, floats=False)
         if codes > self.budget_bytes:
             self._too_big.add(name)
             return None
         # floats only into free room: evicting other agents to make room for this one's
         # floats would have them reloaded in turn; codes evict the least recently used
-        floats = count * self.row_bytes(self.dimension, floats=True, codes=self._big(count))
+        floats = self._need(count, floats=True)
         floats_held = self._held_bytes() + floats <= self.budget_bytes
         background = self._reader is not None and count >= self.background_rows
         if background and not inline and name not in self._failed:
@@ -713,6 +711,12 @@ class VectorIndex:
     def _big(self, count: int) -> bool:
         """Whether an agent of ``count`` rows is searched through the prefilter codes."""
         return bool(self.exact_max_rows) and count > self.exact_max_rows
+
+    def _need(self, count: int, *, floats: bool) -> int:
+        """Budget bytes for ``count`` rows: with floats (and codes if searched through them),
+        or compact (codes only)."""
+        codes = not floats or self._big(count)
+        return count * self.row_bytes(self.dimension, floats=floats, codes=codes)
 
     def _held_bytes(self) -> int:
         return sum(a.nbytes for a in self._agents.values())
