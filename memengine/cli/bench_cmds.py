@@ -78,7 +78,7 @@ def bench(
         return
     from ..errors import InvalidInput
     from ..evaluation.bench import BenchConfig, run_bench
-    from ..evaluation.bench_report import print_report
+    from ..evaluation.bench.report import print_report
 
     sections = [s.strip() for s in only.split(",") if s.strip()] if only else None
     try:

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .provenance import describe_code
+from ..provenance import describe_code
 
 __all__ = ["print_report", "section_tables"]
 
@@ -330,47 +330,12 @@ def agents_tables(s: Mapping[str, Any]) -> list[Table]:
     t.add_column("episodes", justify="right")
     t.add_column("bytes/episode", justify="right")
     t.add_column("Store.add episodes/s", justify="right")
-    p, o = s["partitioned"], s["one_agent"]
-    t.add_row(
-        f"{_n(s['agents'])} agents (vec0 partitions)",
-        _n(s["episodes"]),
-        _n(p["bytes_per_episode"], 0),
-        _n(p["add_per_s"], 0),
-    )
-    t.add_row(
-        "one agent (unpartitioned)",
-        _n(s["episodes"]),
-        _n(o["bytes_per_episode"], 0),
-        _n(o["add_per_s"], 0),
-    )
-    t.add_row(
-        "ratio partitioned / one agent",
-        "",
-        _n(s["bytes_ratio"], 3) + "×",
-        _n(s["add_rate_ratio"], 3) + "×",
-    )
+    _layout_rows(t, f"{_n(s['agents'])} agents (vec0 partitions)", s, 3)
     small = s.get("small_agents")
     if small:
         t.add_section()
-        sp, so = small["partitioned"], small["one_agent"]
-        t.add_row(
-            f"{_n(small['agents'])} agents × {small['per_agent']}, round-robin writes",
-            _n(small["episodes"]),
-            _n(sp["bytes_per_episode"], 0),
-            _n(sp["add_per_s"], 0),
-        )
-        t.add_row(
-            "one agent (unpartitioned)",
-            _n(small["episodes"]),
-            _n(so["bytes_per_episode"], 0),
-            _n(so["add_per_s"], 0),
-        )
-        t.add_row(
-            "ratio partitioned / one agent",
-            "",
-            _n(small["bytes_ratio"], 2) + "×",
-            _n(small["add_rate_ratio"], 3) + "×",
-        )
+        label = f"{_n(small['agents'])} agents × {small['per_agent']}, round-robin writes"
+        _layout_rows(t, label, small, 2)
     lat = Table(
         title="retrieval scoped to one agent (ms): first with the page cache as the build "
         "left it, then from a new Memory after reading the file once",
@@ -538,3 +503,21 @@ def print_report(result: Mapping[str, Any], console: Console) -> None:
         console.print(f"[yellow]time budget:[/yellow] {escape(note)}", highlight=False, markup=True)
     parts = ", ".join(f"{k} {v.get('section_s', 0):.0f} s" for k, v in result["sections"].items())
     console.print(f"wall time: {result['wall_s']:.1f} s ({parts})", highlight=False)
+
+
+def _layout_rows(t: Table, label: str, s: Mapping[str, Any], digits: int) -> None:
+    """Rows of one partitioned file against its unpartitioned twin, and their ratios."""
+    p, o = s["partitioned"], s["one_agent"]
+    t.add_row(label, _n(s["episodes"]), _n(p["bytes_per_episode"], 0), _n(p["add_per_s"], 0))
+    t.add_row(
+        "one agent (unpartitioned)",
+        _n(s["episodes"]),
+        _n(o["bytes_per_episode"], 0),
+        _n(o["add_per_s"], 0),
+    )
+    t.add_row(
+        "ratio partitioned / one agent",
+        "",
+        _n(s["bytes_ratio"], digits) + "×",
+        _n(s["add_rate_ratio"], 3) + "×",
+    )

@@ -15,8 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..store.database import Store
-from .synth import Corpus
+from ...store.database import Store
+from ..synth import Corpus
 
 __all__ = ["PACE_S", "ROLES", "run_writer_processes"]
 
