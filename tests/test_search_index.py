@@ -216,11 +216,11 @@ def test_chunk_loader_equals_row_by_row(mem: Memory) -> None:
     index = mem.store.vector_index
     with mem.store.connections.read() as cur:
         for name in ("a", "b"):
-            from memengine.store.vector_index import _Agent
+            from memengine.store.vector_rows import AgentRows
 
-            fast = _Agent(index.dimension)
+            fast = AgentRows(index.dimension)
             assert index._read_chunks(cur, name, fast, mem.store.count(name))
-            slow = _Agent(index.dimension)
+            slow = AgentRows(index.dimension)
             slow.vecs = np.empty((0, index.dimension), np.float32)
             slow.put([index._encode(r) for r in index._agent_rows(cur, name)])
             assert fast.where.keys() == slow.where.keys()
@@ -236,7 +236,7 @@ def test_chunk_loader_equals_row_by_row(mem: Memory) -> None:
                 )
             assert int(fast.status[fast.where[3 if name == "a" else 2000]]) == 1
             # a count that disagrees (another layout, or rows missing): no partial load
-            assert not index._read_chunks(cur, name, _Agent(index.dimension), 7)
+            assert not index._read_chunks(cur, name, AgentRows(index.dimension), 7)
 
 
 def test_an_agent_loads_at_its_second_search_from_the_chunk_blobs(mem: Memory) -> None:
@@ -425,36 +425,36 @@ def test_the_consistency_check_finds_a_row_the_index_holds_wrongly(
 
 
 def test_hamming_matches_a_plain_popcount() -> None:
-    from memengine.store.vector_index import _hamming, _sign_bits
+    from memengine.store.vector_scan import hamming, sign_bits
 
     rng = np.random.default_rng(0)
     for dim in (64, 100, 512):
         vecs = rng.standard_normal((50, dim)).astype(np.float32)
         words = (dim + 63) // 64
-        bits = _sign_bits(vecs, words)
-        dist = _hamming(bits, _sign_bits(vecs[:2], words))
+        bits = sign_bits(vecs, words)
+        dist = hamming(bits, sign_bits(vecs[:2], words))
         for j in range(2):
             plain = [(np.sign(vecs[i]) != np.sign(vecs[j])).sum() for i in range(50)]
             assert dist[j].tolist() == plain
 
 
 def test_int8_codes_keep_the_ranking_and_nearest_rows_keep_ties() -> None:
-    from memengine.store.vector_index import _int8, _nearest_rows
+    from memengine.store.vector_scan import int8_codes, nearest_rows
 
     rng = np.random.default_rng(1)
     vecs = rng.standard_normal((200, 512)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    codes, scale = _int8(vecs)
+    codes, scale = int8_codes(vecs)
     assert codes.dtype == np.int8 and np.abs(codes).max() == 127
     approx = (codes.astype(np.float32) * scale[:, None]) @ vecs[0]
     assert np.abs(approx - vecs @ vecs[0]).max() < 0.01
-    assert _int8(np.zeros((1, 4), np.float32))[0].tolist() == [[0, 0, 0, 0]]
+    assert int8_codes(np.zeros((1, 4), np.float32))[0].tolist() == [[0, 0, 0, 0]]
 
     dist = np.array([5, 1, 3, 3, 9, 2, 3], np.uint16)
-    assert _nearest_rows(dist, 3, 8).tolist() == [1, 2, 3, 5, 6]  # every row tied at 3
-    assert _nearest_rows(dist, 1, 8).tolist() == [1]
+    assert nearest_rows(dist, 3, 8).tolist() == [1, 2, 3, 5, 6]  # every row tied at 3
+    assert nearest_rows(dist, 1, 8).tolist() == [1]
     masked = np.array([9, 9, 2], np.uint16)  # 9: filtered out (over the limit)
-    assert _nearest_rows(masked, 2, 8).tolist() == [2]
+    assert nearest_rows(masked, 2, 8).tolist() == [2]
 
 
 def test_prefilter_for_large_agents_honours_filters_and_finds_the_nearest(mem: Memory) -> None:
@@ -475,13 +475,13 @@ def test_prefilter_for_large_agents_honours_filters_and_finds_the_nearest(mem: M
                 assert f.kinds is None or e.kind.value in f.kinds
     with mem.store.connections.read() as cur:
         agent = mem.store.vector_index._agents["a"]
-        from memengine.store.vector_index import _Codes, _held, _prefiltered
+        from memengine.store.vector_scan import Codes, held, prefiltered
 
         assert agent.coded == agent.n  # codes made when the prefilter first ran
         q = queries[:1]
-        codes = _Codes(agent.bits, agent.q8, agent.scale, agent.words, agent.dimension)
-        few = _prefiltered(
-            agent.ids, _held(agent.vecs), codes, agent.n, None, q, 10, keep=300, rescore=80
+        codes = Codes(agent.bits, agent.q8, agent.scale, agent.words, agent.dimension)
+        few = prefiltered(
+            agent.ids, held(agent.vecs), codes, agent.n, None, q, 10, keep=300, rescore=80
         )[0]
         full = _vec0(mem, q[0], 10, Filters(agent="a", statuses=("active", "archived")))
         assert len({i for i, _ in few} & {i for i, _ in full}) >= 7  # an approximation
@@ -617,9 +617,9 @@ def test_a_version_4_file_gets_its_long_contexts_cut(db_path: Path, clock: Fixed
 
 
 def test_filters_that_pass_every_row_cost_no_mask() -> None:
-    from memengine.store.vector_index import _Agent
+    from memengine.store.vector_rows import AgentRows
 
-    agent = _Agent(4)
+    agent = AgentRows(4)
     ids = np.arange(1, 6, dtype=np.int64)
     zeros = np.zeros(5, np.int64)
     ts = np.arange(100, 105, dtype=np.int64)
@@ -641,14 +641,14 @@ def test_filters_that_pass_every_row_cost_no_mask() -> None:
 
 
 def test_a_compact_agents_floats_come_from_vec0_once_per_search(mem: Memory) -> None:
-    from memengine.store.vector_index import _stored
+    from memengine.store.vector_scan import stored
 
     ids = mem.add_many(word_episodes(6, "a"))
     rows = np.arange(6, dtype=np.intp)
     with mem.store.connections.read() as cur:
         statements: list[str] = []
         cur.connection.set_trace_callback(statements.append)
-        read = _stored(cur, np.asarray([*ids[:5], 10_000], np.int64), mem.store.dimension)
+        read = stored(cur, np.asarray([*ids[:5], 10_000], np.int64), mem.store.dimension)
         found, vecs = read(rows)
         assert found.tolist() == [0, 1, 2, 3, 4]  # the last id is not stored: left out
         again, same = read(rows[2:])

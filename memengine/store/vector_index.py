@@ -12,9 +12,10 @@ exactly in float32 (recall@10 against the exact scan is measured by
 room the other agents leave in ``budget_bytes`` is held *compact*: codes and
 filter columns only (about 600 bytes a row at 512-d, against 2.6 KB), and
 its shortlist is rescored with float32 vectors read from ``vec0`` by id, a
-few dozen point lookups per query. The Hamming and int8 kernels are
-SimSIMD's (compiled, SIMD); numpy does the rest. It stays in step with the
-file through ``vector_log``, a change log that triggers fill in the same
+few dozen point lookups per query. An agent's rows are a
+:class:`~.vector_rows.AgentRows`; the scans are in :mod:`.vector_scan`.
+
+The index stays in step with the file through ``vector_log``, a change log that triggers fill in the same
 transaction as every insert, delete and filter-column update of an episode
 (schema 0004): before each search the index replays the log entries it has
 not seen, so writes from this process and from others are visible at once. A
@@ -40,11 +41,12 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import simsimd
 
 from ..errors import StoreError
+from . import vector_scan as scan
 from .filters import Filters
 from .vec0_chunks import STATUS, chunk_blobs, chunk_heads, chunk_rows, valid_rows
+from .vector_rows import AgentRows, same_vector
 
 __all__ = ["RESET", "VectorIndex", "log_reset", "prune_log"]
 
@@ -53,214 +55,6 @@ RESET = -1
 
 _LOG_KEEP = 200_000
 """Log entries kept; an index further behind than this reloads instead of replaying."""
-
-
-@dataclass
-class _Agent:
-    """One agent's rows: vectors (unit length) and filter columns, with tombstones."""
-
-    dimension: int
-    floats: bool = True
-    """Whether the float32 vectors are held (False: a compact agent, codes only)."""
-    n: int = 0
-    ids: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
-    vecs: npt.NDArray[np.float32] = field(default_factory=lambda: np.empty((0, 0), np.float32))
-    kind: npt.NDArray[np.int16] = field(default_factory=lambda: np.empty(0, np.int16))
-    sens: npt.NDArray[np.int8] = field(default_factory=lambda: np.empty(0, np.int8))
-    status: npt.NDArray[np.int8] = field(default_factory=lambda: np.empty(0, np.int8))
-    ts: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
-    alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.empty(0, np.bool_))
-    bits: npt.NDArray[np.uint64] = field(default_factory=lambda: np.empty((0, 0), np.uint64))
-    q8: npt.NDArray[np.int8] = field(default_factory=lambda: np.empty((0, 0), np.int8))
-    scale: npt.NDArray[np.float32] = field(default_factory=lambda: np.empty(0, np.float32))
-    where: dict[int, int] = field(default_factory=dict)
-    dead: int = 0
-    nonactive: int = 0
-    """Live rows whose status is not active (0: a status filter of "active" passes every row)."""
-    ts_lo: int = 2**62
-    ts_hi: int = -(2**62)
-    """Bounds of the live rows' times (a time filter outside them passes every row)."""
-    coded: int = 0
-    """Rows ``0:coded`` have current prefilter codes (computed when an agent first needs them)."""
-
-    @property
-    def words(self) -> int:
-        """64-bit words per sign-bit code (the prefilter's copy of a vector)."""
-        return (self.dimension + 63) // 64
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the arrays (capacity, not only the rows in use)."""
-        return int(
-            self.vecs.nbytes
-            + self.bits.nbytes
-            + self.q8.nbytes
-            + self.scale.nbytes
-            + self.ids.nbytes * 3
-            + self.alive.nbytes * 3
-        )
-
-    def ensure_codes(self) -> None:
-        """Give every row its sign-bit and int8 codes (the prefilter's copies), computing only
-        the rows that lack them; agents searched exactly never pay for them."""
-        if not self.floats:  # a compact agent's codes are written with its rows
-            return
-        cap = len(self.ids)
-        if len(self.bits) != cap:  # first use, or the rows grew since
-            self._resize_codes(cap)
-        if self.coded < self.n:
-            lo, hi = self.coded, self.n
-            self.bits[lo:hi] = _sign_bits(self.vecs[lo:hi], self.words)
-            self.q8[lo:hi], self.scale[lo:hi] = _int8(self.vecs[lo:hi])
-            self.coded = hi
-
-    def _resize_codes(self, cap: int) -> None:
-        """New code arrays of ``cap`` rows holding the current ones (zeros after them)."""
-        self.bits = _resized(self.bits.reshape(-1, self.words), cap)
-        self.q8 = _resized(self.q8.reshape(-1, self.dimension), cap)
-        self.scale = _resized(self.scale, cap)
-
-    def drop_floats(self) -> None:
-        """Hold this agent compact from now on: compute any missing codes, free the floats."""
-        self.ensure_codes()
-        self.floats = False
-        self.vecs = np.empty((0, self.dimension), np.float32)
-
-    def reserve(self, n: int) -> None:
-        """Allocate room for exactly ``n`` rows in an empty agent (uninitialised memory)."""
-        self.ids = np.empty(n, np.int64)
-        if self.floats:
-            self.vecs = np.empty((n, self.dimension), np.float32)
-        else:
-            self.bits = np.empty((n, self.words), np.uint64)
-            self.q8 = np.empty((n, self.dimension), np.int8)
-            self.scale = np.empty(n, np.float32)
-        self.kind = np.empty(n, np.int16)
-        self.sens = np.empty(n, np.int8)
-        self.status = np.empty(n, np.int8)
-        self.ts = np.empty(n, np.int64)
-        self.alive = np.zeros(n, np.bool_)
-
-    def _grow(self, need: int) -> None:
-        cap = len(self.ids)
-        if self.n + need <= cap:
-            return
-        new = max(1024, 2 * cap, self.n + need)
-        self.ids = _resized(self.ids, new)
-        if self.floats:
-            self.vecs = _resized(self.vecs.reshape(-1, self.dimension), new)
-        else:
-            self._resize_codes(new)
-        self.kind = _resized(self.kind, new)
-        self.sens = _resized(self.sens, new)
-        self.status = _resized(self.status, new)
-        self.ts = _resized(self.ts, new)
-        self.alive = _resized(self.alive, new)
-
-    def put(self, rows: Sequence[tuple[int, int, int, int, int, bytes]]) -> None:
-        """Insert or replace rows of (id, kind code, sensitivity, status code, ts, vector blob)."""
-        if not rows:
-            return
-        block = np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32)
-        cols = [np.asarray([r[j] for r in rows], dtype=np.int64) for j in range(5)]
-        self.put_arrays(cols[0], cols[1], cols[2], cols[3], cols[4], block)
-
-    def put_arrays(
-        self,
-        ids: npt.NDArray[np.int64],
-        kind: npt.NDArray[np.int64],
-        sens: npt.NDArray[np.int64],
-        status: npt.NDArray[np.int64],
-        ts: npt.NDArray[np.int64],
-        vectors: npt.NDArray[np.float32],
-    ) -> None:
-        """Insert or replace rows given as columns (vectors: n × dimension, any norm)."""
-        m = len(ids)
-        for i in ids.tolist():
-            if i in self.where:
-                self.drop(i)
-        self._grow(m)
-        lo, hi = self.n, self.n + m
-        self.ids[lo:hi] = ids
-        self.kind[lo:hi] = kind
-        self.sens[lo:hi] = sens
-        self.status[lo:hi] = status
-        self.ts[lo:hi] = ts
-        self.write_vectors(lo, _unit(vectors.reshape(m, self.dimension)))
-        self.alive[lo:hi] = True
-        self.where.update(zip(ids.tolist(), range(lo, hi), strict=True))
-        self.n = hi
-        self._widen(status, ts)
-
-    def write_vectors(self, lo: int, unit: npt.NDArray[np.float32]) -> None:
-        """Store rows ``lo:lo+len(unit)`` of unit vectors: as floats, or as codes when compact."""
-        hi = lo + len(unit)
-        if self.floats:
-            self.vecs[lo:hi] = unit
-        else:
-            self.bits[lo:hi] = _sign_bits(unit, self.words)
-            self.q8[lo:hi], self.scale[lo:hi] = _int8(unit)
-            self.coded = hi
-
-    def _widen(self, status: npt.NDArray[Any], ts: npt.NDArray[np.int64]) -> None:
-        """Count new rows into ``nonactive`` and the time bounds."""
-        if len(ts):
-            self.nonactive += int(np.count_nonzero(status != 0))
-            self.ts_lo = min(self.ts_lo, int(ts.min()))
-            self.ts_hi = max(self.ts_hi, int(ts.max()))
-
-    def drop(self, episode_id: int) -> None:
-        """Forget one row (a tombstone until the next compaction)."""
-        pos = self.where.pop(episode_id, None)
-        if pos is not None:
-            self.alive[pos] = False
-            self.dead += 1
-            self.nonactive -= int(self.status[pos] != 0)
-
-    def compact(self) -> None:
-        """Squeeze out tombstones once they are a quarter of the rows."""
-        if self.dead * 4 < max(self.n, 1):
-            return
-        keep = np.flatnonzero(self.alive[: self.n])
-        coded = int(np.count_nonzero(self.alive[: self.coded]))  # rows keep their order
-        names = ["ids", "kind", "sens", "status", "ts", "alive"]
-        if self.floats:
-            names.append("vecs")
-        if len(self.bits):
-            names += ["bits", "q8", "scale"]
-        for name in names:  # new arrays: a search holding the old ones stays consistent
-            setattr(self, name, getattr(self, name)[keep].copy())
-        self.n, self.dead, self.coded = len(keep), 0, coded
-        self.where = {int(i): p for p, i in enumerate(self.ids.tolist())}
-
-    def mask(self, filters: Filters, kinds: dict[str, int]) -> npt.NDArray[np.bool_] | None:
-        """Rows that pass ``filters`` (None when every live row does)."""
-        n = self.n
-        m = self.alive[:n].copy() if self.dead else None
-        conds: list[npt.NDArray[np.bool_]] = []
-        codes = [STATUS[s] for s in filters.statuses if s in STATUS]
-        if codes == [0]:
-            if self.nonactive:  # else every live row is active
-                conds.append(self.status[:n] == 0)
-        elif set(codes) != {0, 1}:
-            conds.append(np.isin(self.status[:n], codes))
-        if filters.kinds is not None:
-            conds.append(np.isin(self.kind[:n], [kinds.get(k, -1) for k in filters.kinds]))
-        if filters.max_sensitivity < 3:
-            conds.append(self.sens[:n] <= filters.max_sensitivity)
-        if filters.since_ts is not None and filters.since_ts > self.ts_lo:
-            conds.append(self.ts[:n] >= filters.since_ts)
-        if filters.until_ts is not None and filters.until_ts < self.ts_hi:
-            conds.append(self.ts[:n] <= filters.until_ts)
-        for c in conds:
-            m = c if m is None else m & c
-        return m
-
-
-def _resized(a: npt.NDArray[Any], n: int) -> npt.NDArray[Any]:
-    out = np.zeros((n, *a.shape[1:]), dtype=a.dtype)
-    out[: len(a)] = a
-    return out
 
 
 class VectorIndex:
@@ -289,7 +83,7 @@ class VectorIndex:
         self._failed: set[str] = set()
         self._kinds_lock = threading.Lock()
         self._asked: dict[str, int] = {}
-        self._agents: OrderedDict[str, _Agent] = OrderedDict()
+        self._agents: OrderedDict[str, AgentRows] = OrderedDict()
         self._too_big: set[str] = set()
         self._seq = 0
         self._kinds: dict[str, int] = {}
@@ -386,37 +180,20 @@ class VectorIndex:
             prefilter = not agent.floats or (bool(self.exact_max_rows) and n > self.exact_max_rows)
             if prefilter:
                 agent.ensure_codes()
-                codes = _Codes(agent.bits, agent.q8, agent.scale, agent.words, self.dimension)
+                codes = scan.Codes(agent.bits, agent.q8, agent.scale, agent.words, self.dimension)
         q = np.asarray(queries, dtype=np.float32).reshape(-1, self.dimension)
-        q = _unit(q)
+        q = scan.unit(q)
         if n == 0:
             return [[] for _ in range(len(q))]
         if prefilter:
             keep = self.prefilter_rows(n)
             if agent.floats:
-                return _prefiltered(ids, _held(vecs), codes, n, mask, q, k, keep, max(8 * k, 64))
-            stored = _stored(cur, ids, self.dimension)
-            return _prefiltered(ids, stored, codes, n, mask, q, k, keep, max(2 * k, 16))
-        if mask is not None and mask.sum() < n // 4:  # few rows pass: score only those
-            rows = np.flatnonzero(mask)
-            scores = _scores(np.take(vecs, rows, axis=0), q)
-            row_ids = ids[rows]
-        else:
-            scores = _scores(vecs[:n], q)
-            row_ids = ids[:n]
-            if mask is not None:
-                scores[~mask] = -np.inf
-        out: list[list[tuple[int, float]]] = []
-        for j in range(scores.shape[1]):
-            col = scores[:, j]
-            kk = min(k, len(col))
-            if kk == 0:
-                out.append([])
-                continue
-            top = np.argpartition(-col, kk - 1)[:kk]
-            top = top[np.argsort(-col[top], kind="stable")]
-            out.append([(int(row_ids[i]), float(1.0 - col[i])) for i in top if col[i] != -np.inf])
-        return out
+                return scan.prefiltered(
+                    ids, scan.held(vecs), codes, n, mask, q, k, keep, max(8 * k, 64)
+                )
+            stored = scan.stored(cur, ids, self.dimension)
+            return scan.prefiltered(ids, stored, codes, n, mask, q, k, keep, max(2 * k, 16))
+        return scan.exact(ids, vecs, n, mask, q, k)
 
     def similarities(
         self, cur: Any, vector: npt.NDArray[np.float32], agent_name: str, ids: Sequence[int]
@@ -457,7 +234,7 @@ class VectorIndex:
                     and int(agent.sens[pos]) == row[2]
                     and int(agent.status[pos]) == row[3]
                     and int(agent.ts[pos]) == row[4]
-                    and _same_vector(agent, pos, vec)
+                    and same_vector(agent, pos, vec)
                 )
                 if not same:
                     bad.append(i)
@@ -508,7 +285,7 @@ class VectorIndex:
             if not self._apply(cur, name, self._agents[name], ids):
                 del self._agents[name]  # a big batch: reload on next use
 
-    def _apply(self, cur: Any, name: str, agent: _Agent, ids: list[int]) -> bool:
+    def _apply(self, cur: Any, name: str, agent: AgentRows, ids: list[int]) -> bool:
         """Bring these rows of ``agent`` in step with the snapshot of ``cur``; False (nothing
         done) for a batch so big that reading the agent again is cheaper."""
         if len(ids) > max(2000, len(agent.where) // 10):
@@ -600,7 +377,7 @@ class VectorIndex:
         self,
         cur: Any,
         name: str,
-        agent: _Agent,
+        agent: AgentRows,
         expected: int,
         stop: threading.Event | None = None,
     ) -> bool:
@@ -641,7 +418,7 @@ class VectorIndex:
                 norms = np.linalg.norm(p.vecs, axis=1, keepdims=True)
                 np.divide(p.vecs, np.where(norms > 0, norms, 1.0), out=agent.vecs[sl])
             else:
-                agent.write_vectors(pos, _unit(p.vecs))
+                agent.write_vectors(pos, scan.unit(p.vecs))
             agent.ids[sl] = p.ids
             codes = np.asarray([self._kind(k) for k in p.kinds], np.int16)
             agent.kind[sl] = codes[p.kind]
@@ -659,7 +436,7 @@ class VectorIndex:
         agent._widen(agent.status[:n], agent.ts[:n])
         return True
 
-    def _agent(self, cur: Any, name: str, *, inline: bool = False) -> _Agent | None:
+    def _agent(self, cur: Any, name: str, *, inline: bool = False) -> AgentRows | None:
         """The agent's rows, loaded at its ``load_after``-th search; None until then, while a
         background thread loads it, or if too big.
 
@@ -734,16 +511,16 @@ class VectorIndex:
         floats: bool,
         count: int,
         stop: threading.Event | None = None,
-    ) -> _Agent | None:
+    ) -> AgentRows | None:
         """Read the agent's rows (its chunk blobs, or through ``vec0`` when their layout is
         not the expected one), with or without its floats, and the prefilter codes a search
         of it will need; None if ``stop`` was set."""
-        agent = _Agent(self.dimension, floats=floats)
+        agent = AgentRows(self.dimension, floats=floats)
         agent.vecs = np.empty((0, self.dimension), np.float32)
         if not self._read_chunks(cur, name, agent, count, stop):
             if stop is not None and stop.is_set():
                 return None
-            agent = _Agent(self.dimension, floats=floats)  # unknown layout: via vec0
+            agent = AgentRows(self.dimension, floats=floats)  # unknown layout: via vec0
             agent.vecs = np.empty((0, self.dimension), np.float32)
             agent.put([self._encode(r) for r in self._agent_rows(cur, name)])
         if self._big(agent.n):
@@ -792,174 +569,9 @@ class _Load:
     floats: bool
     done: threading.Event = field(default_factory=threading.Event)
     stop: threading.Event = field(default_factory=threading.Event)
-    agent: _Agent | None = None
+    agent: AgentRows | None = None
     seq: int = 0
     error: StoreError | None = None
-
-
-def _unit(vecs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """Rows scaled to unit length (a zero row stays zero), as float32."""
-    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-    return (vecs / np.where(norms > 0, norms, 1.0)).astype(np.float32, copy=False)
-
-
-def _sign_bits(vecs: npt.NDArray[np.float32], words: int) -> npt.NDArray[np.uint64]:
-    """One bit per dimension (positive or not), packed into ``words`` 64-bit words per row."""
-    packed = np.packbits(vecs > 0, axis=1)
-    out = np.zeros((len(vecs), words * 8), np.uint8)
-    out[:, : packed.shape[1]] = packed
-    return out.view(np.uint64)
-
-
-def _int8(vecs: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
-    """Each row as int8 codes and a scale (row ≈ codes × scale), the largest entry at ±127."""
-    top = np.abs(vecs).max(axis=1) if len(vecs) else np.empty(0, np.float32)
-    scale = (np.where(top > 0, top, 1.0) / 127.0).astype(np.float32)
-    return np.rint(vecs / scale[:, None]).astype(np.int8), scale
-
-
-def _hamming(bits: npt.NDArray[np.uint64], codes: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
-    """Hamming distances, queries × rows, of each code in ``codes`` to every row of ``bits``."""
-    found = simsimd.cdist(
-        np.ascontiguousarray(codes).view(np.uint8),
-        np.ascontiguousarray(bits).view(np.uint8),
-        metric="hamming",
-        dtype="bin8",
-        out_dtype="float32",
-    )
-    return np.asarray(found).astype(np.uint16)  # whole numbers up to the dimension
-
-
-def _nearest_rows(dist: npt.NDArray[np.uint16], keep: int, limit: int) -> npt.NDArray[np.intp]:
-    """Rows (ascending) whose distance is at most the ``keep``-th smallest; never over ``limit``.
-
-    A counting pass over the small integer distances instead of a partial
-    sort; every row tied at the cut is kept, so the choice does not depend on
-    the order of the rows.
-    """
-    cum = np.cumsum(np.bincount(dist, minlength=limit + 1))
-    cut = min(int(np.searchsorted(cum, keep)), limit)
-    return np.flatnonzero(dist <= cut)
-
-
-@dataclass(frozen=True)
-class _Codes:
-    """An agent's prefilter codes as they were when a search started (its arrays are never
-    resized in place, so a search keeps a consistent view while writes go on)."""
-
-    bits: npt.NDArray[np.uint64]
-    q8: npt.NDArray[np.int8]
-    scale: npt.NDArray[np.float32]
-    words: int
-    dimension: int
-
-
-_Floats = Callable[[npt.NDArray[np.intp]], tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]]
-"""Rows' float32 unit vectors by row position: the rows found (in order) and their vectors."""
-
-
-def _held(vecs: npt.NDArray[np.float32]) -> _Floats:
-    """Floats from the agent's matrix in memory."""
-    return lambda rows: (rows, np.take(vecs, rows, axis=0))
-
-
-def _stored(cur: Any, ids: npt.NDArray[np.int64], dimension: int) -> _Floats:
-    """Floats of a compact agent, read from ``vec0`` by id: each row once per search (the
-    queries of a turn share most of their shortlists); a row not found is left out."""
-    seen: dict[int, npt.NDArray[np.float32] | None] = {}
-
-    def read(rows: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
-        for r in rows.tolist():
-            if r not in seen:  # point lookups by primary key: vec0 has no IN plan
-                row = cur.execute(
-                    "SELECT embedding FROM episode_vectors WHERE episode_id = ?", (int(ids[r]),)
-                ).fetchone()
-                seen[r] = None if row is None else np.frombuffer(row[0], dtype=np.float32)
-        found = [r for r in rows.tolist() if seen[r] is not None]
-        vecs = np.empty((len(found), dimension), np.float32)
-        for j, r in enumerate(found):
-            vecs[j] = seen[r]
-        return np.asarray(found, np.intp), _unit(vecs)
-
-    return read
-
-
-def _same_vector(agent: _Agent, pos: int, unit: npt.NDArray[np.float32]) -> bool:
-    """Whether the row at ``pos`` holds ``unit``: its floats, or a compact agent's codes."""
-    if agent.floats:
-        return bool(np.allclose(agent.vecs[pos], unit, atol=1e-6))
-    q8, scale = _int8(unit[None, :])
-    return bool(
-        (agent.bits[pos] == _sign_bits(unit[None, :], agent.words)[0]).all()
-        and np.abs(agent.q8[pos].astype(np.int16) - q8[0]).max() <= 1
-        and np.isclose(agent.scale[pos], scale[0], rtol=1e-5)
-    )
-
-
-def _prefiltered(
-    ids: npt.NDArray[np.int64],
-    floats: _Floats,
-    codes: _Codes,
-    n: int,
-    mask: npt.NDArray[np.bool_] | None,
-    q: npt.NDArray[np.float32],
-    k: int,
-    keep: int,
-    rescore: int,
-) -> list[list[tuple[int, float]]]:
-    """Top ``k`` per query: sign bits keep ``keep`` rows, int8 shortlists, float32 decides.
-
-    1. One pass over ``n × dimension / 8`` bytes of sign bits (Hamming
-       distance, every query at once) keeps the ``keep`` nearest rows.
-    2. Their int8 copies (a quarter of the floats' bytes) are scored, and
-       the best ``rescore`` go on.
-    3. Those are rescored exactly with their float32 vectors from ``floats``.
-
-    Recall against the exact scan is measured by ``memengine bench``.
-    """
-    far = codes.dimension + 1
-    dist = _hamming(codes.bits[:n], _sign_bits(q, codes.words))
-    if mask is not None:
-        dist[:, ~mask] = far
-    q8, _ = _int8(q)
-    out: list[list[tuple[int, float]]] = []
-    for j in range(len(q)):
-        rows = _nearest_rows(dist[j], keep, codes.dimension)
-        if not len(rows):
-            out.append([])
-            continue
-        # np.take gathers rows at about twice the speed of fancy indexing here
-        shortlist = np.take(codes.q8, rows, axis=0)
-        approx = np.asarray(simsimd.cdist(q8[j : j + 1], shortlist, metric="dot"))[0]
-        approx *= np.take(codes.scale, rows)
-        m = min(len(rows), rescore)
-        short = rows[np.argpartition(-approx, m - 1)[:m]] if m < len(rows) else rows
-        short, vecs = floats(short)
-        exact = vecs @ q[j]
-        kk = min(k, len(short))
-        if kk == 0:
-            out.append([])
-            continue
-        top = np.argpartition(-exact, kk - 1)[:kk]
-        top = top[np.argsort(-exact[top], kind="stable")]
-        out.append([(int(ids[short[i]]), float(1.0 - exact[i])) for i in top])
-    return out
-
-
-_BLOCK = 1024
-"""Rows per block when scoring several queries (the block stays in cache for all of them)."""
-
-
-def _scores(vecs: npt.NDArray[np.float32], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """Cosine scores, rows × queries: one matrix-vector product for one query; for several,
-    products over blocks of rows (a skinny matrix product over the whole matrix is
-    compute-bound in BLAS: about 3× one query for 4 queries, against 2× in blocks)."""
-    if len(q) == 1:
-        return (vecs @ q[0])[:, None]
-    qt = np.ascontiguousarray(q.T)
-    if len(vecs) <= _BLOCK:
-        return vecs @ qt
-    return np.concatenate([vecs[s : s + _BLOCK] @ qt for s in range(0, len(vecs), _BLOCK)])
 
 
 def log_reset(cur: Any) -> None:
