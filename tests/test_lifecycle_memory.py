@@ -70,6 +70,21 @@ def test_explicit_feedback_reinforces_use_impact_and_perspective(
         mem.feedback(r.turn_id, [shop["price"]])
 
 
+def test_feedback_on_a_memory_deleted_after_the_turn(mem: Memory, shop: dict[str, int]) -> None:
+    r = mem.retrieve("acme steel price", perspective="コスト")
+    returned = [x.episode.id for x in r.results]
+    gone, kept = returned[0], returned[1]
+    mem.delete([gone])
+    newer = mem.add("I never want to hear about my landlord", kind="fact")
+    assert newer not in shop.values() and newer != gone  # its id is not handed out again
+    fb = mem.feedback(r.turn_id, [gone, kept], helpful=True, learning="noted")
+    assert fb.used == (kept,) and gone not in fb.reasons
+    assert any(f"[{gone}]" in d and "deleted" in d for d in fb.degraded)
+    assert mem.get(kept).access_count == 1
+    life = mem.life_of(newer)
+    assert life.episode.access_count == 0 and life.strength_by_perspective == {}
+
+
 def test_feedback_errors(mem: Memory, shop: dict[str, int]) -> None:
     with pytest.raises(NotFound):
         mem.feedback(999, [1])

@@ -106,6 +106,30 @@ def test_writes_from_another_connection_are_seen(db_path: Path, clock: FixedCloc
         assert reader.check().ok
 
 
+def test_an_episode_that_moves_to_another_held_agent(mem: Memory) -> None:
+    """An id deleted from one agent and written again for another (an import that keeps its
+    ids): both agents were held; the replay drops the one it cannot patch, and no search
+    fails."""
+    emb = HashEmbedder()
+    q = emb.embed(["piano garden"])[0]
+    mem.add_many(word_episodes(20, "a") + word_episodes(20, "b", seed=2))
+    moved = mem.add_many(
+        [NewEpisode(kind="fact", content="piano garden", agent="a", occurred_at=T0)]
+    )[0]
+    for _ in range(2):
+        for agent in ("a", "b"):
+            mem.store.knn(q, 5, Filters(agent=agent))
+    assert set(mem.store.vector_index.loaded()) == {"a", "b"}
+    mem.delete([moved])
+    again = NewEpisode(id=moved, kind="fact", content="piano garden", agent="b", occurred_at=T0)
+    assert mem.add_many([again]) == [moved]
+    for agent in ("a", "b"):
+        f = Filters(agent=agent)
+        same_hits(mem.store.knn(q, 5, f), _vec0(mem, q, 5, f))
+    assert mem.store.knn(q, 1, Filters(agent="b"))[0][0] == moved
+    assert mem.check().ok
+
+
 @pytest.mark.parametrize("compact", [False, True])
 def test_failed_batch_leaves_index_and_log_unchanged(mem: Memory, compact: bool) -> None:
     mem.store.vector_index.load_after = 1

@@ -51,6 +51,40 @@ def test_new_file_is_migrated_and_reopens(db_path: Path, clock: FixedClock) -> N
         assert mem.store.schema_version() == latest_version()
 
 
+def test_an_episode_id_is_never_given_out_twice(db_path: Path, clock: FixedClock) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        first = mem.add("first")
+        top = mem.add("second")
+        mem.delete([top])  # the newest: its id must not come back
+        third = mem.add("third")
+        assert third > top
+        batch = mem.add_many([mem._new(content=f"note {i}", kind="fact") for i in range(3)])
+        assert batch == [third + 1, third + 2, third + 3]
+        mem.delete(batch)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:  # the mark is kept
+        again = mem.add("fourth")
+        assert again == batch[-1] + 1
+        assert [mem.get(i).content for i in (first, third, again)] == ["first", "third", "fourth"]
+        assert mem.store.count() == 3
+        mem.delete([first])  # not the newest: changes nothing
+        assert mem.add("fifth") == again + 1
+        assert mem.check().ok
+
+
+def test_a_version_5_file_gets_the_id_mark(db_path: Path, clock: FixedClock) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        ids = [mem.add(f"note {i}") for i in range(3)]
+        cur = _raw(mem)  # the file as schema version 5 left it
+        cur.execute("DROP TRIGGER episodes_id_high")
+        cur.execute("DELETE FROM meta WHERE key = 'episode_id_high'")
+        cur.execute("PRAGMA user_version = 5")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.store.schema_version() == latest_version()
+        assert mem.store.meta()["episode_id_high"] == str(ids[-1])
+        mem.delete([ids[-1]])
+        assert mem.add("new") == ids[-1] + 1
+
+
 def test_a_file_with_other_pages_keeps_them(db_path: Path, clock: FixedClock) -> None:
     conn = sqlite_module().connect(str(db_path))  # an empty file made with 4 KiB pages
     conn.execute("PRAGMA page_size = 4096")

@@ -222,6 +222,11 @@ def give_feedback(
         again = store_lc.get_turn(cur, turn_id)
         if again is None or again.used is not None:
             raise InvalidInput(f"turn {turn_id} already has feedback")
+        gone = sorted(set(used_ids) - store_lc.existing(cur, used_ids))
+        if gone:  # deleted since the turn: nothing left to reinforce
+            degraded.append(f"memories {gone} were deleted after the turn; not reinforced")
+            used_ids = [i for i in used_ids if i not in gone]
+            reasons = {i: why for i, why in reasons.items() if i not in gone}
         if used_ids:
             store_lc.reinforce(
                 cur,

@@ -90,14 +90,18 @@ def insert_episodes(
 ) -> list[int]:
     """Insert ``episodes`` (inside the caller's transaction) and return their ids in order.
 
-    Ids are assigned here (after the largest one in use) so that the batch
+    Ids are assigned here, above the largest one ever given out (stored, or
+    deleted from the top: an id is never reused), so that the batch
     goes in with a few multi-row statements (:data:`_ROWS_PER_INSERT`); with
     ``gap_s`` each new conversation turn is written with its neighbours'
     words already in ``context_text``, so the full-text index sees each row
     once, and the older turns next to the new ones are re-linked from the
     same rows (what :func:`link_neighbours` would do, without its scan).
     """
-    top = cur.execute("SELECT coalesce(max(id), 0) FROM episodes").fetchone()[0]
+    top = cur.execute(  # above every id stored and every id deleted from the top (schema 6)
+        "SELECT max(coalesce((SELECT max(id) FROM episodes), 0), "
+        "coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'episode_id_high'), 0))"
+    ).fetchone()[0]
     explicit = [e.id for e in episodes if e.id is not None]
     next_id = max([int(top), *explicit]) + 1
     ids: list[int] = []

@@ -282,7 +282,8 @@ class VectorIndex:
             if agent in self._agents:
                 touched.setdefault(agent, []).append(int(episode_id))
         for name, ids in touched.items():
-            if not self._apply(cur, name, self._agents[name], ids):
+            agent = self._agents.get(name)  # gone if an episode moved from another agent
+            if agent is not None and not self._apply(cur, name, agent, ids):
                 del self._agents[name]  # a big batch: reload on next use
 
     def _apply(self, cur: Any, name: str, agent: AgentRows, ids: list[int]) -> bool:

@@ -1,0 +1,21 @@
+-- memengine schema, version 6: an episode id is never given out twice.
+--
+-- The store numbers new episodes from the largest id in the table, so
+-- deleting the newest episode handed its id to the next one written, and
+-- whatever still named the old id (a turn's candidates, feedback, an
+-- exported file, the in-process vector index) then named an unrelated
+-- memory. From this version meta holds the largest id ever deleted from
+-- the top of the table, kept by a trigger on every delete (whatever
+-- deletes), and the store numbers new episodes above it
+-- (store/episodes.py). Ids deleted before this version are not known;
+-- the mark starts at the largest id now stored.
+
+INSERT INTO meta (key, value)
+SELECT 'episode_id_high', CAST(coalesce(max(id), 0) AS TEXT) FROM episodes WHERE true
+ON CONFLICT (key) DO NOTHING;
+
+CREATE TRIGGER episodes_id_high AFTER DELETE ON episodes
+WHEN old.id > (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'episode_id_high')
+BEGIN
+    UPDATE meta SET value = CAST(old.id AS TEXT) WHERE key = 'episode_id_high';
+END;
