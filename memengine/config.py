@@ -20,7 +20,7 @@ import types
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -177,7 +177,10 @@ class LifecycleConfig(_Section):
     turn_record_wait_s: float = Field(0.5, ge=0.0, le=60.0)
     decay_clock: Literal["tasks", "days"] = "tasks"  # what "per task" counts at sleep
     recency_half_life_days: float = Field(30.0, gt=0)
-    linear_weights: list[float] = Field(default_factory=lambda: [0.4, 0.4, 0.2])
+    linear_weights: list[Annotated[float, Field(ge=0.0)]] = Field(
+        default_factory=lambda: [0.4, 0.4, 0.2], min_length=3, max_length=3
+    )
+    """Weights of similarity, strength and recency in the life ranking (three, none negative)."""
     selection_max_results: int = Field(10, ge=1, le=100)
     answer_keyword_fraction: float = Field(0.5, ge=0.0, le=1.0)
     feedback_model: str | None = None  # default: [llm] rerank_model

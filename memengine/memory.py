@@ -13,6 +13,7 @@ validates input, batches embedding and writing, and hands retrieval to the
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading  # llm phases
 from collections.abc import Callable, Iterable, Sequence
@@ -86,6 +87,53 @@ def _clean(text: str | None, what: str) -> str | None:
             f"{what} is {len(text):,} characters; the limit is {MAX_EPISODE_CHARS:,}"
         )
     return text
+
+
+MAX_ID = 2**63 - 1
+"""The largest id SQLite can store; a larger one names nothing."""
+
+MAX_DAY_RANGE = 365 * 200
+"""The widest ``day_range`` accepted (200 years; None searches all time)."""
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _episode_id(value: object) -> int:
+    """``value`` as an episode id: InvalidInput if not a whole number, NotFound if out of
+    the range an id can have."""
+    if not _is_int(value):
+        raise InvalidInput(f"an episode id is a whole number, not {value!r}")
+    assert isinstance(value, int)
+    if not 0 < value <= MAX_ID:
+        raise NotFound(f"no episode with id {value}")
+    return value
+
+
+def _kinds(kinds: Sequence[EpisodeKind | str] | None) -> list[str] | None:
+    """Kind names checked against :class:`EpisodeKind` (InvalidInput for an unknown one)."""
+    if kinds is None:
+        return None
+    if isinstance(kinds, (str, EpisodeKind)):
+        kinds = [kinds]
+    out: list[str] = []
+    for k in kinds:
+        try:
+            out.append(EpisodeKind(k).value)
+        except ValueError:
+            known = ", ".join(e.value for e in EpisodeKind)
+            raise InvalidInput(f"unknown episode kind {k!r}; expected one of: {known}") from None
+    return out
+
+
+def _agent_name(name: object) -> str:
+    """An agent name as given, checked: a non-empty string that SQLite can store."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput(f"an agent name is a non-empty string, not {name!r}")
+    if "\x00" in name or any("\ud800" <= ch <= "\udfff" for ch in name):
+        raise InvalidInput(f"agent name {name!r} holds a NUL or a lone surrogate")
+    return name
 
 
 class Memory:
@@ -249,10 +297,11 @@ class Memory:
             raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
         if not ep.agent.strip():
             raise InvalidInput("agent name must not be empty")
+        _agent_name(ep.agent)
         if ep.metadata:
             try:
-                json.dumps(ep.metadata, ensure_ascii=False)
-            except (TypeError, ValueError) as exc:
+                json.dumps(ep.metadata, ensure_ascii=False).encode("utf-8")
+            except (TypeError, ValueError) as exc:  # UnicodeEncodeError: a lone surrogate
                 raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from exc
         strength = ep.strength
         if strength is None and ep.kind is EpisodeKind.education:
@@ -264,6 +313,7 @@ class Memory:
                 "user_text": user,
                 "reply_text": reply,
                 "content": content,
+                "tags": tuple(scrub(tag) for tag in ep.tags),
                 "occurred_at": ensure_aware(ep.occurred_at),
                 "strength": strength,
             }
@@ -340,7 +390,12 @@ class Memory:
 
     def delete(self, ids: int | Sequence[int], *, agent: str | None = None) -> list[int]:
         """Delete exactly these episodes (only ``agent``'s when given); return what was deleted."""
-        id_list = [ids] if isinstance(ids, int) else list(ids)
+        if isinstance(ids, (str, bytes)):
+            raise InvalidInput(f"episode ids must be whole numbers, not the text {ids!r}")
+        given: list[Any] = [ids] if isinstance(ids, int) else list(ids)
+        if any(not _is_int(i) for i in given):
+            raise InvalidInput(f"episode ids must be whole numbers: {given!r}")
+        id_list = [int(i) for i in given if 0 < i <= MAX_ID]  # others cannot be stored
         if not id_list:
             return []
         return self.store.delete(id_list, agent=agent)
@@ -348,7 +403,7 @@ class Memory:
     # -- reading ---------------------------------------------------------------------------
     def get(self, episode_id: int) -> Episode:
         """The episode with this id, or NotFound."""
-        found = self.store.get([episode_id])
+        found = self.store.get([_episode_id(episode_id)])
         if episode_id not in found:
             raise NotFound(f"no episode with id {episode_id}")
         return found[episode_id]
@@ -383,20 +438,33 @@ class Memory:
         """
         if self.store.closed:
             raise StoreError("the memory has been closed")
-        cleaned = scrub(text) if isinstance(text, str) else ""
+        if not isinstance(text, str):
+            raise InvalidInput(f"the text must be a string, not {type(text).__name__}")
+        cleaned = scrub(text)
         messages = [_message(m) for m in recent]
         if not cleaned.strip() and not any(m.text.strip() for m in messages):
             raise InvalidInput("nothing to search for: the text is empty")
         if not 0 <= max_sensitivity <= 3:
             raise InvalidInput("max_sensitivity must be between 0 and 3")
-        if limit is not None and limit < 1:
-            raise InvalidInput(f"limit must be at least 1, not {limit}")
+        if limit is not None and (not _is_int(limit) or limit < 1):
+            raise InvalidInput(f"limit must be a whole number of at least 1, not {limit!r}")
+        if day_range not in (True, False, None) and (
+            not _is_int(day_range) or not 0 <= day_range <= MAX_DAY_RANGE
+        ):
+            raise InvalidInput(
+                f"day_range must be a number of days from 0 to {MAX_DAY_RANGE:,} "
+                f"(or None for all time), not {day_range!r}"
+            )
+        queries = list(extra_queries)
+        if any(not isinstance(q, str) for q in queries):
+            raise InvalidInput("extra_queries must be strings")
+        agent_name = _agent_name(agent) if agent is not None else self.config.agent
         now = ensure_aware(self.clock())
         window = self.config.retrieval.occurred_day_range if day_range is True else day_range
         filters = self.retriever.filters(
-            agent=agent or self.config.agent,
+            agent=agent_name,
             now=now,
-            kinds=[EpisodeKind(k).value for k in kinds] if kinds is not None else None,
+            kinds=_kinds(kinds),
             max_sensitivity=max_sensitivity,
             day_range=window if window is not False else None,
             deep=deep,
@@ -406,7 +474,6 @@ class Memory:
         ranking: life.Ranking = rank or ("life" if life_cfg.life_ranking else "fast")
         if ranking not in ("fast", "life"):
             raise InvalidInput(f"rank must be 'fast' or 'life', not {rank!r}")
-        agent_name = agent or self.config.agent
         if perspective is not None:
             self._check_perspective(agent_name, perspective)
         # llm phases: the LLM turn when enabled, else the fast path
@@ -416,9 +483,10 @@ class Memory:
             recent=messages,
             filters=filters,
             now=now,
-            extra_queries=[scrub(q) for q in extra_queries],
+            extra_queries=[scrub(q) for q in queries],
             limit=self.config.retrieval.max_candidates if ranking == "life" else limit,
         )
+        retrieval = retrieval.model_copy(update={"agent": agent_name})
         return life.after_retrieve(
             self.store,
             self.embedder,
@@ -505,7 +573,7 @@ class Memory:
         # lifecycle: the agent's principles, whatever the query
         rules: list[Episode] = []
         if principles:
-            owner = agent or next((r.episode.agent for r in retrieval.results), self.config.agent)
+            owner = agent or retrieval.agent or self.config.agent
             rules = life.principles(self.store, owner)
             if rules:
                 ids = {p.id for p in rules}
@@ -561,11 +629,22 @@ class Memory:
         """Import a JSONL export, keeping times and metadata; return the ids.
 
         The exported ids are kept unless ``keep_ids`` is False (needed to
-        import into a file that already holds episodes with those ids).
+        import into a file that already holds episodes with those ids). Every
+        line is checked, and the ids looked up, before anything is written; a
+        failure while writing keeps the batches written before it.
         """
         eps = list(read_jsonl(Path(path), agent=agent))
         if not keep_ids:
             eps = [e.model_copy(update={"id": None}) for e in eps]
+        for ep in eps:  # every line checked before anything is written
+            self._validated(ep)
+        taken = sorted(self.store.existing([e.id for e in eps if e.id is not None]))
+        if taken:
+            raise InvalidInput(
+                f"{len(taken):,} of the file's episode ids are already in this memory "
+                f"(first: {taken[0]}); nothing was imported. Import with keep_ids=False "
+                "(memengine import --new-ids) to give them new ids"
+            )
         return self.add_many(eps, progress=progress, total=len(eps))
 
     def reembed(self, *, progress: Progress | None = None) -> int:
@@ -580,7 +659,10 @@ class Memory:
     # -- life cycle (lifecycle) ------------------------------------------------------------
     def create_agent(self, name: str, *, perspectives: Sequence[str] = ()) -> life.AgentRow:
         """Create an agent, or add perspectives (e.g. コスト, 納期) to an existing one."""
-        return life.create_agent(self.store, name, perspectives, ensure_aware(self.clock()))
+        if isinstance(perspectives, str):
+            perspectives = [perspectives]
+        names = [_agent_name(p) for p in perspectives]  # the same rules as an agent's name
+        return life.create_agent(self.store, _agent_name(name), names, ensure_aware(self.clock()))
 
     def agents(self) -> list[life.AgentRow]:
         """Every agent with its declared perspectives."""
@@ -605,6 +687,14 @@ class Memory:
         answer when ``[llm]`` is set, and matches tags, key terms and
         similarity otherwise; "match" and "llm" force one way.
         """
+        if not _is_int(turn_id):
+            raise InvalidInput(f"a turn id is a whole number, not {turn_id!r}")
+        if not 0 < turn_id <= MAX_ID:
+            raise NotFound(f"no turn with id {turn_id}")
+        if used is not None:
+            used = list(used)
+            if any(not _is_int(i) for i in used):
+                raise InvalidInput(f"used memories are given by id (whole numbers): {used!r}")
         llm = self.config.llm
         configured = bool(llm.base_url or llm.api_key)
         if judge == "llm" and not configured:
@@ -644,7 +734,14 @@ class Memory:
         self, agent: str | None = None, *, tasks: float | None = None, train: bool = True
     ) -> life.SleepReport:
         """Run the sleep phase for an agent (one transaction), then retrain its scorer if due."""
-        name = agent or self.config.agent
+        name = _agent_name(agent) if agent is not None else self.config.agent
+        if tasks is not None and (
+            isinstance(tasks, bool)
+            or not isinstance(tasks, (int, float))
+            or not math.isfinite(tasks)
+            or tasks < 0
+        ):
+            raise InvalidInput(f"tasks must be a finite number of at least 0, not {tasks!r}")
         report = life.run_sleep(
             self.store, name, self.config.lifecycle, ensure_aware(self.clock()), tasks=tasks
         )
@@ -683,7 +780,7 @@ class Memory:
 
     def life_of(self, episode_id: int) -> life.MemoryLife:
         """One memory's life-cycle fields with its strength and learnings per perspective."""
-        return life.memory_life(self.store, episode_id)
+        return life.memory_life(self.store, _episode_id(episode_id))
 
     def plot_strength(self, out: str | os.PathLike[str], *, agent: str | None = None) -> Path:
         """Plot the agent's strength over its sleeps and its level distribution (needs matplotlib)."""

@@ -142,6 +142,8 @@ class Retrieval(_Model):
     injection_strategy: Literal["quote_key_parts", "summarize", "full"] = "quote_key_parts"
     candidates: int = 0
     time_window: tuple[datetime, datetime] | None = None
+    agent: str | None = None
+    """The agent searched (whose principles a pack of this retrieval carries)."""
     signals: dict[str, float] = Field(default_factory=dict)
     """What the fast path's should-inject decision read: ``asks`` and ``evidence`` (1 or 0),
     ``top_cosine``, the query's lexical ``reach`` (with ``adaptive_weights``) and, with the

@@ -67,6 +67,15 @@ def scrub(text: str) -> str:
     return unicodedata.normalize("NFC", text).replace("\x00", "")
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without control characters other than newline and tab (terminal escapes,
+    NULs): for text from a model that is shown or sent on as it is."""
+    return _CONTROL.sub("", text)
+
+
 def guess_language(text: str) -> Language:
     """``"ja"`` when the text holds a meaningful share of Japanese characters, else ``"en"``."""
     if not text:

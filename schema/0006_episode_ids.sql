@@ -14,7 +14,7 @@ INSERT INTO meta (key, value)
 SELECT 'episode_id_high', CAST(coalesce(max(id), 0) AS TEXT) FROM episodes WHERE true
 ON CONFLICT (key) DO NOTHING;
 
-CREATE TRIGGER episodes_id_high AFTER DELETE ON episodes
+CREATE TRIGGER IF NOT EXISTS episodes_id_high AFTER DELETE ON episodes
 WHEN old.id > (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'episode_id_high')
 BEGIN
     UPDATE meta SET value = CAST(old.id AS TEXT) WHERE key = 'episode_id_high';

@@ -188,7 +188,7 @@ def test_two_threads_retrieve_while_one_writes(db_path: Path, clock: FixedClock,
 
 def test_api_mistakes_raise_memengine_errors(mem: Memory, tmp_path: Path) -> None:
     mem.add_exchange("Miso is my cat", "Cute!")
-    with pytest.raises(InvalidInput, match="limit must be at least 1"):
+    with pytest.raises(InvalidInput, match="limit must be a whole number of at least 1"):
         mem.retrieve("cat", limit=0)
     with pytest.raises(InvalidInput, match="JSON-serialisable"):
         mem.add_exchange("hi", "yo", metadata={"x": object()})

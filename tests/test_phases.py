@@ -294,6 +294,33 @@ def test_wrong_types_fall_back(srv: ScriptedOpenAI, store: Store) -> None:
     assert r.results and all(x.reason is None for x in r.results)
 
 
+def test_hostile_strings_and_nesting_from_the_llm(srv: ScriptedOpenAI, store: Store) -> None:
+    """Lone surrogates, control characters and a date at the calendar's edge in otherwise
+    valid replies are cleaned or ignored; a reply nested past the parser's depth is invalid
+    JSON. The turn answers every time."""
+    srv.push_chat(
+        json_data=expansion(
+            "\ud800 Juno vet",
+            refs=[{"type": "temporal", "surface": "then", "resolved": "2020-01-01/9999-12-31"}],
+        )
+    )
+    srv.push_chat(
+        json_data=rerank((store.ids["dental"], "high", "\ud800 on 2 June \u0000\u001b[31m"))
+    )
+    r, _ = store.ask()
+    assert r.results[0].episode.id == store.ids["dental"]
+    assert r.results[0].reason == "? on 2 June [31m"  # no NUL, no escape character
+    assert "? Juno vet" in r.queries
+    text = store.mem.pack(r, query=TEXT).text
+    text.encode("utf-8")  # printable and sendable: no lone surrogate left
+    assert "\x1b" not in text and "\x00" not in text
+    srv.push_chat("[" * 100_000 + "]" * 100_000)
+    srv.push_chat(json_data=rerank((store.ids["dental"], "high", "appointment")))
+    r, _ = store.ask()
+    assert r.degraded and r.degraded[0].startswith("expansion: invalid JSON")
+    assert r.results[0].episode.id == store.ids["dental"]
+
+
 def test_the_message_itself_is_not_an_expanded_query(srv: ScriptedOpenAI, store: Store) -> None:
     srv.push_chat(json_data=expansion(TEXT, "  ", "Juno vet", "juno  VET"))
     srv.push_chat(json_data=rerank((store.ids["dental"], "high", "x")))

@@ -31,6 +31,7 @@ from ..errors import InvalidInput, LLMError, NotFound
 from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
+from ..store.episodes import existing_ids
 from ..text import query_terms
 from .strength import impact_of
 
@@ -222,7 +223,7 @@ def give_feedback(
         again = store_lc.get_turn(cur, turn_id)
         if again is None or again.used is not None:
             raise InvalidInput(f"turn {turn_id} already has feedback")
-        gone = sorted(set(used_ids) - store_lc.existing(cur, used_ids))
+        gone = sorted(set(used_ids) - existing_ids(cur, used_ids))
         if gone:  # deleted since the turn: nothing left to reinforce
             degraded.append(f"memories {gone} were deleted after the turn; not reinforced")
             used_ids = [i for i in used_ids if i not in gone]

@@ -26,7 +26,8 @@ _SNIPPET = 120
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
-    """Return the first JSON object found in ``text``.
+    """Return the first JSON object found in ``text``, with any lone surrogate in its
+    strings replaced (``"\\ud800"`` is valid JSON but cannot be stored or sent on).
 
     Accepts plain JSON, JSON in a ```json fence or surrounded by prose, and
     trailing commas; raises LLMResponseError if no complete object can be found.
@@ -37,6 +38,10 @@ def parse_json_object(text: str) -> dict[str, Any]:
     if not cleaned:
         raise LLMResponseError("LLM reply is empty; expected a JSON object")
 
+    return _safe_strings(_first_object(cleaned))
+
+
+def _first_object(cleaned: str) -> dict[str, Any]:
     whole = _loads(cleaned)
     if isinstance(whole, dict):
         return whole
@@ -73,20 +78,22 @@ def parse_json_object(text: str) -> dict[str, Any]:
 
 
 _FAIL: Any = object()
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def _loads(candidate: str) -> Any:
-    """json.loads, then once more without trailing commas; ``_FAIL`` if both fail."""
+    """json.loads, then once more without trailing commas; ``_FAIL`` if both fail (or the
+    nesting is too deep to parse)."""
     try:
         return json.loads(candidate)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the stack's depth
         pass
     fixed = _strip_trailing_commas(candidate)
     if fixed == candidate:
         return _FAIL
     try:
         return json.loads(fixed)
-    except ValueError:
+    except (ValueError, RecursionError):
         return _FAIL
 
 
@@ -189,3 +196,33 @@ def _json_type(value: Any) -> str:
 def _snippet(text: str) -> str:
     flat = " ".join(text.split())
     return repr(flat if len(flat) <= _SNIPPET else flat[:_SNIPPET] + "…")
+
+
+def _safe_strings(obj: dict[str, Any]) -> dict[str, Any]:
+    """Every string in ``obj`` (keys and values, at any depth) with its lone surrogates
+    replaced, in place; iterative, so that a deeply nested reply cannot exhaust the stack."""
+    todo: list[Any] = [obj]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            for key in list(node):
+                value = node.pop(key)
+                if isinstance(value, str):
+                    node[_safe(key)] = _safe(value)
+                else:
+                    node[_safe(key)] = value
+                    todo.append(value)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                if isinstance(value, str):
+                    node[i] = _safe(value)
+                else:
+                    todo.append(value)
+    return obj
+
+
+def _safe(text: str) -> str:
+    """``text`` with its lone surrogates (valid JSON escapes, but not UTF-8) replaced."""
+    if _SURROGATE.search(text):
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text

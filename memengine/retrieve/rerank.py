@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from ..config import LLMConfig
 from ..llm.client import ChatClient
 from ..models import Episode, EpisodeKind, Message
-from ..text import Language
+from ..text import Language, strip_controls
 from .expand import DetectedReference, format_recent, today_line
 from .fastpath import Candidate
 
@@ -217,7 +217,8 @@ def parse_rerank(
         if item.id in seen or item.relevance == "low":
             continue
         seen.add(item.id)
-        kept.append(item.model_copy(update={"reason": " ".join(item.reason.split())[:200]}))
+        reason = " ".join(strip_controls(item.reason).split())[:200]
+        kept.append(item.model_copy(update={"reason": reason}))
     kept.sort(key=lambda r: 0 if r.relevance == "high" else 1)  # stable: model order within
     return RerankOutcome(
         chosen=kept[: min(max_results, MAX_RELEVANT)],

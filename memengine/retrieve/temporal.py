@@ -575,7 +575,10 @@ def find_time_expressions(text: str, now: datetime) -> list[TimeExpression]:
                 continue
             for i in range(m.start(), m.end()):
                 taken[i] = True
-            window = rule(m, now)
+            try:
+                window = rule(m, now)
+            except (ValueError, OverflowError):  # a date at the calendar's edge (9999-12-31)
+                window = None
             if window is None:
                 continue
             start, end = window
@@ -615,7 +618,7 @@ def _iso_bound(value: str, now: datetime, *, end: bool) -> datetime | None:
             d = date.fromisoformat(value)
             return _midnight(d + timedelta(days=1), now) if end else _midnight(d, now)
         moment = datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
-    except ValueError:
+    except (ValueError, OverflowError):  # not a date, or past the calendar's edge
         return None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=now.tzinfo)
 

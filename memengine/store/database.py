@@ -242,6 +242,11 @@ class Store:
         with self.connections.read() as cur:
             return ep_rows.fetch_episodes(cur, ids)
 
+    def existing(self, ids: Sequence[int]) -> set[int]:
+        """Which of these ids are stored episodes (without reading the episodes)."""
+        with self.connections.read() as cur:
+            return ep_rows.existing_ids(cur, ids)
+
     def knn(
         self, vector: npt.NDArray[np.float32], k: int, filters: Filters
     ) -> list[tuple[int, float]]:

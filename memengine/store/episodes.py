@@ -218,6 +218,17 @@ def row_to_episode(row: Sequence[Any]) -> Episode:
     )
 
 
+def existing_ids(cur: Any, ids: Sequence[int]) -> set[int]:
+    """The ids among ``ids`` that are stored episodes."""
+    found: set[int] = set()
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        rows = cur.execute(f"SELECT id FROM episodes WHERE id IN ({marks})", chunk)
+        found.update(int(r[0]) for r in rows)
+    return found
+
+
 def fetch_episodes(cur: Any, ids: Sequence[int]) -> dict[int, Episode]:
     """The episodes with these ids, keyed by id (missing ids are simply absent)."""
     out: dict[int, Episode] = {}

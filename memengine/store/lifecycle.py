@@ -260,15 +260,6 @@ def recall_archived(
     return out
 
 
-def existing(cur: Any, ids: Sequence[int]) -> set[int]:
-    """The ids among ``ids`` that are stored episodes (a turn may name since-deleted ones)."""
-    found: set[int] = set()
-    for chunk in _chunks(list(ids)):
-        rows = cur.execute(f"SELECT id FROM episodes WHERE id IN ({_marks(len(chunk))})", chunk)
-        found.update(int(r[0]) for r in rows)
-    return found
-
-
 def reinforce(
     cur: Any, ids: Sequence[int], *, now: datetime, strength_gain: float, impact: float
 ) -> None:
