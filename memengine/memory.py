@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np  # lifecycle
+from pydantic import ValidationError
 
 from . import lifecycle as life  # lifecycle
 from .clock import Clock, SystemClock, ensure_aware
@@ -283,8 +284,11 @@ class Memory:
         fields["metadata"] = fields.get("metadata") or {}
         try:
             return NewEpisode(**fields)
-        except ValueError as exc:
-            raise InvalidInput(str(exc).splitlines()[0] + ": " + str(exc)) from exc
+        except ValidationError as exc:  # one line per field, without pydantic's header
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'episode'}: {e['msg']}" for e in exc.errors()
+            )
+            raise InvalidInput(f"invalid episode: {problems}") from exc
 
     def _validated(self, ep: NewEpisode) -> NewEpisode:
         user = _clean(ep.user_text, "user text")

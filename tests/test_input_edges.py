@@ -110,3 +110,11 @@ def test_an_import_whose_ids_clash_writes_nothing(mem: Memory, tmp_path: Path) -
     assert mem.store.count() == 1  # no batch went in before the clash
     assert len(mem.import_(dump, keep_ids=False)) == 600
     assert mem.store.count() == 601 and mem.check().ok
+
+
+def test_a_bad_field_is_named_once(mem: Memory) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        mem.add("x", sensitivity=9)
+    message = str(caught.value)
+    assert message.startswith("invalid episode: sensitivity: Input should be less than")
+    assert "validation error" not in message and "\n" not in message
