@@ -38,7 +38,7 @@ from .pack import build_pack
 from .retrieve.retriever import Retriever
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, OptimizeReport
-from .text import analyze, scrub
+from .text import analyze, has_surrogate, scrub
 
 if TYPE_CHECKING:  # llm phases
     from .llm.client import ChatClient
@@ -132,7 +132,7 @@ def _agent_name(name: object) -> str:
     """An agent name as given, checked: a non-empty string that SQLite can store."""
     if not isinstance(name, str) or not name.strip():
         raise InvalidInput(f"an agent name is a non-empty string, not {name!r}")
-    if "\x00" in name or any("\ud800" <= ch <= "\udfff" for ch in name):
+    if "\x00" in name or has_surrogate(name):
         raise InvalidInput(f"agent name {name!r} holds a NUL or a lone surrogate")
     return name
 
@@ -299,8 +299,6 @@ class Memory:
                 raise InvalidInput("an exchange needs non-empty user or reply text")
         elif not (content and content.strip()):
             raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
-        if not ep.agent.strip():
-            raise InvalidInput("agent name must not be empty")
         _agent_name(ep.agent)
         if ep.metadata:
             try:

@@ -60,11 +60,22 @@ _DENSE_STOPWORDS = ENGLISH_STOPWORDS - {"out", "up", "down", "off", "over", "on"
 """Stopwords left out of the vector query: verb particles stay, they change the meaning."""
 
 
+def replace_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (valid in a Python string or a JSON escape, but not
+    in UTF-8) replaced by "?"."""
+    if _SURROGATE.search(text):
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (it cannot be stored or encoded as is)."""
+    return _SURROGATE.search(text) is not None
+
+
 def scrub(text: str) -> str:
     """Normalise ``text`` for storage: NFC, lone surrogates replaced, NULs removed."""
-    if _SURROGATE.search(text):
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    return unicodedata.normalize("NFC", text).replace("\x00", "")
+    return unicodedata.normalize("NFC", replace_surrogates(text)).replace("\x00", "")
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from ..errors import LLMResponseError
+from ..text import has_surrogate, replace_surrogates
 
 __all__ = ["parse_json_object"]
 
@@ -78,7 +79,6 @@ def _first_object(cleaned: str) -> dict[str, Any]:
 
 
 _FAIL: Any = object()
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def _loads(candidate: str) -> Any:
@@ -205,24 +205,17 @@ def _safe_strings(obj: dict[str, Any]) -> dict[str, Any]:
     while todo:
         node = todo.pop()
         if isinstance(node, dict):
-            for key in list(node):
-                value = node.pop(key)
+            for key, value in list(node.items()):
                 if isinstance(value, str):
-                    node[_safe(key)] = _safe(value)
+                    node[key] = replace_surrogates(value)
                 else:
-                    node[_safe(key)] = value
                     todo.append(value)
+                if has_surrogate(key):
+                    node[replace_surrogates(key)] = node.pop(key)
         elif isinstance(node, list):
             for i, value in enumerate(node):
                 if isinstance(value, str):
-                    node[i] = _safe(value)
+                    node[i] = replace_surrogates(value)
                 else:
                     todo.append(value)
     return obj
-
-
-def _safe(text: str) -> str:
-    """``text`` with its lone surrogates (valid JSON escapes, but not UTF-8) replaced."""
-    if _SURROGATE.search(text):
-        return text.encode("utf-8", "replace").decode("utf-8")
-    return text
