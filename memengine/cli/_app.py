@@ -71,13 +71,15 @@ def open_memory(cfg: Config, *, create: bool = False, **kwargs: Any) -> Iterator
     """Open the configured memory file for one command.
 
     Only commands that write (``create``) make a new file: a mistyped
-    ``--db`` given to a reading command is an error, not an empty memory.
+    ``--db`` given to a reading command is an error, not an empty memory. A
+    file this process cannot write is opened read-only (a command that
+    writes then fails with :class:`.ReadOnlyDatabase`, having written nothing).
     """
     from ..memory import Memory
 
     if not create and not Path(cfg.db).exists():
         raise InvalidInput(f"no memory file at {cfg.db} (create one with: memengine init --db …)")
-    with Memory.open(cfg.db, config=cfg, **kwargs) as mem:
+    with Memory.open(cfg.db, config=cfg, read_only=None, **kwargs) as mem:
         yield mem
 
 

@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import InvalidInput
+from ..errors import ConfigError, InvalidInput
 from ._app import (
     AgentOpt,
     ConfigOpt,
@@ -22,6 +22,7 @@ from ._app import (
     JsonOpt,
     app,
     console,
+    err_console,
     guarded,
     open_memory,
     print_json,
@@ -201,10 +202,22 @@ def _retrieve(
     limit: int | None,
     deep: bool = False,
     llm: bool | None = None,  # llm phases
+    record: bool | None = None,
 ) -> tuple[Any, Any, str]:
     cfg = settings(config, db, agent)
     with open_memory(cfg) as mem:
-        r = mem.retrieve(text, recent=_recent(recent), limit=limit, deep=deep, llm=llm)
+        if not mem.has_agent(cfg.agent):
+            known = ", ".join(a.name for a in mem.agents()) or "none yet"
+            err_console.print(
+                f"[yellow]warning:[/yellow] no agent {escape(repr(cfg.agent))} in "
+                f"{escape(str(cfg.db))} (agents: {escape(known)}); nothing of it to find",
+                highlight=False,
+                soft_wrap=True,
+                markup=True,
+            )
+        r = mem.retrieve(
+            text, recent=_recent(recent), limit=limit, deep=deep, llm=llm, record=record
+        )
         pack = mem.pack(r, query=text)
     return r, pack, text
 
@@ -219,8 +232,8 @@ def search(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Hybrid search for a text, without conversation context."""
-    r, _, _ = _retrieve(text, None, db, agent, config, limit, llm=False)
+    """Hybrid search for a text, without conversation context; it records no turn."""
+    r, _, _ = _retrieve(text, None, db, agent, config, limit, llm=False, record=False)
     print_json(_retrieval_json(r)) if as_json else _print_results(r)
 
 
@@ -295,19 +308,24 @@ def delete(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Delete episodes by id (only the given agent's when --agent is set)."""
+    """Delete episodes by id (only the given agent's when --agent is set). Exits 1 when an
+    id was not deleted (absent, or another agent's), after deleting the others."""
     cfg = settings(config, db)
     with open_memory(cfg) as mem:
         deleted = mem.delete(ids, agent=agent)
-    if as_json:
-        print_json({"deleted": deleted})
-        return
-    console.print(f"deleted {len(deleted)} of {len(ids)}")
     missing = sorted(set(ids) - set(deleted))
+    if as_json:
+        print_json({"deleted": deleted, "not_deleted": missing})
+    else:
+        console.print(f"deleted {len(deleted)} of {len(set(ids))}")
+        if missing:
+            err_console.print(
+                f"[yellow]not deleted (absent or another agent's):[/yellow] {missing}",
+                soft_wrap=True,
+                markup=True,
+            )
     if missing:
-        console.print(
-            f"[yellow]not deleted (absent or another agent's):[/yellow] {missing}", markup=True
-        )
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -459,8 +477,10 @@ def doctor(
     """Check the driver, extensions, the file's consistency and the configured endpoints."""
     from ..diagnostics import diagnose
 
-    cfg = settings(config, db)
-    report = diagnose(cfg)
+    try:
+        report = diagnose(settings(config, db))
+    except ConfigError as exc:  # still report the driver and the extensions
+        report = diagnose(None, config_error=str(exc))
     if as_json:
         print_json(report)
     else:

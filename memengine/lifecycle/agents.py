@@ -17,6 +17,7 @@ __all__ = [
     "AgentRow",
     "MemoryLife",
     "create_agent",
+    "has_agent",
     "list_agents",
     "memory_life",
     "never_used",
@@ -42,6 +43,12 @@ def create_agent(store: Store, name: str, perspectives: Sequence[str], now: date
         raise InvalidInput("a perspective name must not be empty")
     with store.connections.write() as cur:
         return store_lc.upsert_agent(cur, name, clean, now)
+
+
+def has_agent(store: Store, name: str) -> bool:
+    """Whether the file knows an agent called ``name`` (it wrote, or was created, there)."""
+    with store.connections.read() as cur:
+        return store_lc.get_agent(cur, name) is not None
 
 
 def list_agents(store: Store) -> list[AgentRow]:

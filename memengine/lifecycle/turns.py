@@ -27,6 +27,7 @@ from ..errors import DatabaseLocked
 from ..models import Retrieval, Retrieved
 from ..store import lifecycle as store_lc
 from ..store.database import Store
+from .agents import has_agent
 from .features import FEATURES, TaskContext, features
 from .ranking import life_scores, load_agent_scorer
 from .selection import select
@@ -60,9 +61,12 @@ def after_retrieve(
     ranking: Ranking,
     k: int,
     deep: bool,
+    record: bool,
     rng: np.random.Generator,
 ) -> Retrieval:
-    """Rank (when ``ranking="life"``), record the turn and recall archived results."""
+    """Rank (when ``ranking="life"``), record the turn (when ``record`` and the store knows
+    ``agent``) and recall archived results (when ``deep``); a read-only store does neither,
+    and its archived results stay archived."""
     results = list(retrieval.results)
     if not deep:
         results = [r for r in results if r.episode.status == "active"]
@@ -120,10 +124,14 @@ def after_retrieve(
     recalled: dict[int, tuple[float, int]] = {}
     ids = [r.episode.id for r in results]
     degraded = list(retrieval.degraded)
-    if cfg.record_turns or (deep and ids):
+    # a read-only file records nothing; nor does a turn of an agent the file does not know
+    # (a mistyped name would otherwise become an agent)
+    record = record and not store.read_only and has_agent(store, agent)
+    deep_recall = deep and not store.read_only
+    if record or (deep_recall and ids):
         try:
             with store.connections.write(wait_s=cfg.turn_record_wait_s) as cur:
-                if cfg.record_turns:
+                if record:
                     turn_id = store_lc.insert_turn(
                         cur,
                         agent=agent,
@@ -134,7 +142,7 @@ def after_retrieve(
                         candidates=list(zip(ids, feats, strict=True)),
                     )
                     store_lc.count_candidates(cur, ids)
-                if deep:
+                if deep_recall:
                     archived = [r.episode.id for r in results if r.episode.status == "archived"]
                     if archived:
                         recalled = store_lc.recall_archived(

@@ -22,18 +22,26 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import quote
 
 import sqlalchemy as sa
 import sqlite_vec
 from sqlalchemy import event
 from sqlalchemy.pool import QueuePool
 
-from ..errors import DatabaseLocked, ExtensionError, ReadOnlyDatabase, StoreError
+from ..errors import ConfigError, DatabaseLocked, ExtensionError, ReadOnlyDatabase, StoreError
 from .process_lock import process_lock_for
 from .write_queue import write_queue_for
 
-__all__ = ["Connections", "DriverInfo", "driver_info", "sqlite_module"]
+__all__ = ["Access", "Connections", "DriverInfo", "driver_info", "sqlite_module"]
+
+Access = Literal["rw", "ro", "immutable"]
+"""How the file is opened: read-write; read-only (``mode=ro``: other processes may
+still write, SQLite's locks keep each read consistent); or read-only and
+``immutable`` (no locks, no WAL files: for a file in a folder this process
+cannot write, where SQLite cannot make its WAL files; nothing may change the
+file while it is open so)."""
 
 MIN_STDLIB_VERSION = (3, 45, 0)
 BUSY_TIMEOUT_MS = 10_000
@@ -61,6 +69,8 @@ def _stdlib_usable() -> tuple[bool, str]:
 def sqlite_module() -> ModuleType:
     """The DB-API module to use: stdlib ``sqlite3`` when good enough, else ``sqlean``."""
     forced = os.environ.get("MEMENGINE_SQLITE_DRIVER")  # diagnostic override, documented in README
+    if forced not in (None, "", "sqlite3", "sqlean"):
+        raise ConfigError(f"MEMENGINE_SQLITE_DRIVER must be 'sqlite3' or 'sqlean', not {forced!r}")
     ok, _ = _stdlib_usable()
     if forced == "sqlite3" or (ok and forced != "sqlean"):
         return _stdlib_sqlite3
@@ -117,18 +127,28 @@ def _on_connect(dbapi_conn: Any, _record: Any) -> None:
 class Connections:
     """A pool of connections to one database file, handing each thread its own."""
 
-    def __init__(self, path: Path, *, pool_size: int = 8) -> None:
+    def __init__(self, path: Path, *, pool_size: int = 8, access: Access = "rw") -> None:
         self.path = path
+        self.access: Access = access
         module = sqlite_module()
         self.module = module
+        options: dict[str, Any] = {"check_same_thread": False, "isolation_level": None}
+        if access != "rw":  # a file URI: SQLite itself refuses every write
+            uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+            if access == "immutable":
+                uri += "&immutable=1"
+            options.update(uri=True)
+            database = uri
+        else:
+            database = str(path)
         self.engine = sa.create_engine(
-            f"sqlite:///{path}",
+            "sqlite://",
             module=module,
+            creator=lambda: module.connect(database, **options),
             poolclass=QueuePool,
             pool_size=pool_size,
             max_overflow=pool_size * 4,
             pool_timeout=30,
-            connect_args={"check_same_thread": False, "isolation_level": None},
         )
         event.listen(self.engine, "connect", _on_connect)
         self._local = threading.local()
@@ -142,6 +162,18 @@ class Connections:
     def closed(self) -> bool:
         """Whether :meth:`close` has been called."""
         return self._closed
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the file was opened read-only (every write raises :class:`.ReadOnlyDatabase`)."""
+        return self.access != "rw"
+
+    def _refuse_writes(self) -> None:
+        if self.read_only:
+            raise ReadOnlyDatabase(
+                f"{self.path} is open read-only, so nothing can be written to it "
+                "(adding, deleting, feedback, sleep and maintenance need it writable)"
+            )
 
     def get(self) -> Any:
         """This thread's DB-API connection (checked out of the pool on first use)."""
@@ -192,6 +224,7 @@ class Connections:
         :class:`.DatabaseLocked`. SQLite's errors reach the caller as
         :class:`.StoreError`, once the locks are released.
         """
+        self._refuse_writes()
         conn = self.get()
         cur = conn.cursor()
         if conn.driver_connection.in_transaction:
@@ -211,6 +244,7 @@ class Connections:
         inside a transaction, so it is not one). :class:`.DatabaseLocked` when another
         writer keeps the file past ``wait_s`` (default: the busy timeout); the file is
         then unchanged. Readers do not stop it: in WAL mode they keep their snapshot."""
+        self._refuse_writes()
         conn = self.get()
         if conn.driver_connection.in_transaction:
             raise StoreError("cannot compact the file inside a transaction")

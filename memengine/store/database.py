@@ -34,12 +34,16 @@ from . import fulltext, maintenance, vectors
 from .connect import Connections
 from .filters import Filters
 from .maintenance import BackupReport, OptimizeReport
-from .migrate import check_header, migrate
+from .migrate import check_header, latest_version, migrate, schema_version
 from .term_stats import TermStats, fts_row_count
 from .vector_index import VectorIndex, log_reset, prune_log
 from .vectors import CHUNK_SIZE, chunk_size, relayout_vector_table
 
-__all__ = ["ConsistencyReport", "Store"]
+__all__ = ["FTS_NOT_CHECKED", "ConsistencyReport", "Store"]
+
+
+FTS_NOT_CHECKED = "not checked: the file is open read-only"
+"""The report's ``fts_integrity`` when FTS5's own check could not run: it is a write."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ class ConsistencyReport:
             or self.orphan_vectors
             or self.stale_vector_filters
             or self.stale_vector_index
-            or self.fts_integrity != "ok"
+            or self.fts_integrity not in ("ok", FTS_NOT_CHECKED)
             or self.chunk_index != "ok"
             or self.sqlite_check != "ok"
         )
@@ -84,19 +88,39 @@ class Store:
         now: Callable[[], datetime],
         neighbour_gap_s: int = 3600,
         vector_cache_mb: int = 1024,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path)
         self.neighbour_gap_s = neighbour_gap_s
         self._vector_cache_bytes = max(0, vector_cache_mb) * 2**20
         self._now = now
         check_header(self.path)
-        _check_writable(self.path)
-        self.connections = Connections(self.path)
+        if read_only:
+            self.connections = _read_only_connections(self.path)
+        else:
+            _check_writable(self.path)
+            self.connections = Connections(self.path)
         try:
             self._open(embedder_id, dimension, allow_embedder_change)
         except BaseException:
             self.connections.close()
             raise
+
+    @staticmethod
+    def writable(path: str | os.PathLike[str]) -> bool:
+        """Whether this process can write the file at ``path`` (or create it) and its folder,
+        as a writable store needs; a file that is not yet there counts when its folder does."""
+        try:
+            _check_writable(Path(path))
+        except StoreError:
+            return False
+        return True
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the file was opened read-only: searches work, writes raise
+        :class:`.ReadOnlyDatabase`."""
+        return self.connections.read_only
 
     @property
     def closed(self) -> bool:
@@ -108,8 +132,11 @@ class Store:
         conn = self.connections.get()
         cur = conn.cursor()
         try:
-            cur.execute("PRAGMA journal_mode = WAL").fetchone()
-            migrate(cur)
+            if self.read_only:
+                _check_current(self.path, schema_version(cur))
+            else:
+                cur.execute("PRAGMA journal_mode = WAL").fetchone()
+                migrate(cur)
         except module.DatabaseError as exc:
             msg = str(exc)
             if "not a database" in msg or "malformed" in msg:
@@ -119,6 +146,10 @@ class Store:
             raise StoreError(f"{self.path}: {msg}") from exc
         meta = self.meta()
         if "embedder_id" not in meta:
+            if self.read_only:
+                raise ReadOnlyDatabase(
+                    f"{self.path} has never been written by memengine and is open read-only"
+                )
             with self.connections.write() as w:
                 vectors.create_vector_table(w, dimension)
                 self._set_meta(
@@ -432,7 +463,7 @@ class Store:
             chunk_index = "; ".join(
                 str(r[0]) for r in cur.execute("PRAGMA integrity_check(episode_vectors_chunks)")
             )
-        integrity = self._fts_integrity()
+        integrity = FTS_NOT_CHECKED if self.read_only else self._fts_integrity()
         if n_fts != n_ep and integrity == "ok":
             integrity = f"full-text index has {n_fts} rows for {n_ep} episodes"
         return ConsistencyReport(
@@ -641,13 +672,53 @@ class Store:
         self.connections.close()
 
 
+def _read_only_connections(path: Path) -> Connections:
+    """Connections that cannot write to the file at ``path``.
+
+    SQLite reads a WAL file through its ``-shm`` index, which it must be able
+    to make: where the folder cannot be written and there is none, the file
+    is opened ``immutable`` instead.
+    """
+    if not path.is_file():
+        raise StoreError(f"no memory file at {path}")
+    connections = Connections(path, access="ro")
+    module = connections.module
+    try:
+        with connections.read() as cur:
+            cur.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return connections
+    except StoreError:
+        connections.close()
+    except module.Error:  # raised by a connection's first statement, outside a transaction
+        connections.close()
+    return Connections(path, access="immutable")
+
+
+def _check_current(path: Path, version: int) -> None:
+    """Refuse a read-only open of a file whose schema this memengine would have to migrate."""
+    latest = latest_version()
+    if version == 0:
+        raise ReadOnlyDatabase(f"{path} has never been written by memengine and is open read-only")
+    if version < latest:
+        raise ReadOnlyDatabase(
+            f"{path} has schema version {version} and this memengine needs {latest}: "
+            "the migration writes, so open the file writable once (any command that writes, "
+            "e.g. `memengine init --db …`)"
+        )
+
+
 def _check_writable(path: Path) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     if path.exists() and not os.access(path, os.W_OK):
-        raise ReadOnlyDatabase(f"{path} is read-only: memengine needs to write to it")
+        raise ReadOnlyDatabase(
+            f"{path} is read-only: open it read-only to search or export it "
+            "(Memory.open(..., read_only=True); the CLI does so by itself)"
+        )
     if not folder.exists():
         raise StoreError(f"folder {folder} does not exist")
     if not os.access(folder, os.W_OK):
         raise ReadOnlyDatabase(
-            f"folder {folder} is not writable: SQLite needs it for the -wal and -shm files"
+            f"folder {folder} is not writable: SQLite needs it for the -wal and -shm files "
+            "(to search or export the file, open it read-only: Memory.open(..., "
+            "read_only=True); the CLI does so by itself)"
         )

@@ -16,7 +16,14 @@ from typing import Any
 
 from ..errors import NotAMemEngineDatabase, SchemaTooNew, StoreError
 
-__all__ = ["APPLICATION_ID", "check_header", "latest_version", "migrate", "schema_sql"]
+__all__ = [
+    "APPLICATION_ID",
+    "check_header",
+    "latest_version",
+    "migrate",
+    "schema_sql",
+    "schema_version",
+]
 
 APPLICATION_ID = 0x4D454D45  # "MEME"
 _MIGRATION = re.compile(r"^(\d{4})_[\w-]+\.sql$")
@@ -64,11 +71,11 @@ def check_header(path: Path) -> None:
         raise NotAMemEngineDatabase(f"{path} is not an SQLite database")
 
 
-def migrate(cur: Any) -> int:
-    """Bring the database behind ``cur`` to the latest schema; return the version it was at.
+def schema_version(cur: Any) -> int:
+    """The schema version of the database behind ``cur``, after checking it is memengine's.
 
     Raises NotAMemEngineDatabase for a foreign SQLite file and SchemaTooNew
-    for a file from a newer memengine.
+    for a file from a newer memengine; writes nothing.
     """
     app_id = cur.execute("PRAGMA application_id").fetchone()[0]
     version = cur.execute("PRAGMA user_version").fetchone()[0]
@@ -89,6 +96,16 @@ def migrate(cur: Any) -> int:
             f"the database has schema version {version}, this memengine knows up to {latest}: "
             "upgrade memengine to open it"
         )
+    return int(version)
+
+
+def migrate(cur: Any) -> int:
+    """Bring the database behind ``cur`` to the latest schema; return the version it was at.
+
+    Raises NotAMemEngineDatabase for a foreign SQLite file and SchemaTooNew
+    for a file from a newer memengine.
+    """
+    version = schema_version(cur)
     for number, name in _migrations():
         if number <= version:
             continue

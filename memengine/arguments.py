@@ -1,0 +1,122 @@
+"""What the public API accepts: each argument checked (and normalised) before it is used.
+
+:class:`~memengine.Memory` calls these on everything a caller hands it, so
+a wrong type, an out-of-range number or text SQLite cannot store is an
+:class:`.InvalidInput` (or :class:`.NotFound` for an id no episode can have)
+naming the argument, before anything is written.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+
+from .errors import InvalidInput, NotFound
+from .models import EpisodeKind, Message
+from .text import has_surrogate, is_blank, scrub
+
+__all__ = [
+    "MAX_DAY_RANGE",
+    "MAX_EPISODE_CHARS",
+    "MAX_ID",
+    "agent_name",
+    "clean_text",
+    "episode_id",
+    "is_int",
+    "kinds",
+    "message",
+]
+
+MAX_EPISODE_CHARS = 200_000
+"""The longest text of one field of an episode (a 50 KB paste is well inside it)."""
+
+MAX_ID = 2**63 - 1
+"""The largest id SQLite can store; a larger one names nothing."""
+
+MAX_DAY_RANGE = 365 * 200
+"""The widest ``day_range`` accepted (200 years; None searches all time)."""
+
+ROLES = {"user": "user", "partner": "partner", "system": "system"}
+"""A recent message's role, with the names other chat APIs give the partner."""
+ROLES.update(assistant="partner", companion="partner")
+
+
+def clean_text(text: str | None, what: str) -> str | None:
+    """``text`` scrubbed for storage (see :func:`.text.scrub`); None stays None.
+    InvalidInput for a non-string or one past :data:`MAX_EPISODE_CHARS`."""
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise InvalidInput(f"{what} must be a string, not {type(text).__name__}")
+    text = scrub(text)
+    if len(text) > MAX_EPISODE_CHARS:
+        raise InvalidInput(
+            f"{what} is {len(text):,} characters; the limit is {MAX_EPISODE_CHARS:,}"
+        )
+    return text
+
+
+def is_int(value: object) -> bool:
+    """Whether ``value`` is a whole number (a bool is not)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def episode_id(value: object) -> int:
+    """``value`` as an episode id: InvalidInput if not a whole number, NotFound if out of
+    the range an id can have."""
+    if not is_int(value):
+        raise InvalidInput(f"an episode id is a whole number, not {value!r}")
+    assert isinstance(value, int)
+    if not 0 < value <= MAX_ID:
+        raise NotFound(f"no episode with id {value}")
+    return value
+
+
+def kinds(given: Sequence[EpisodeKind | str] | None) -> list[str] | None:
+    """Kind names checked against :class:`EpisodeKind` (InvalidInput for an unknown one)."""
+    if given is None:
+        return None
+    if isinstance(given, (str, EpisodeKind)):
+        given = [given]
+    out: list[str] = []
+    for k in given:
+        try:
+            out.append(EpisodeKind(k).value)
+        except ValueError:
+            known = ", ".join(e.value for e in EpisodeKind)
+            raise InvalidInput(f"unknown episode kind {k!r}; expected one of: {known}") from None
+    return out
+
+
+def agent_name(name: object) -> str:
+    """An agent name checked (a string with something visible, storable by SQLite) and in
+    Unicode NFC, so that one name typed two ways (が as one character or two) is one agent."""
+    if not isinstance(name, str) or is_blank(name):
+        raise InvalidInput(f"an agent name is a non-empty string, not {name!r}")
+    if "\x00" in name or has_surrogate(name):
+        raise InvalidInput(f"agent name {name!r} holds a NUL or a lone surrogate")
+    return unicodedata.normalize("NFC", name)
+
+
+def message(m: Message | dict[str, str] | str) -> Message:
+    """A recent message as a :class:`Message`: one already, a ``{"role", "text"}`` dict
+    (role user, partner — also "assistant" or "companion" — or system; default user) or a
+    plain string (the user's)."""
+    if isinstance(m, Message):
+        return m.model_copy(update={"text": scrub(m.text)})
+    if isinstance(m, str):
+        return Message(role="user", text=scrub(m))
+    if isinstance(m, dict) and "text" in m:
+        text, role = m["text"], m.get("role", "user")
+        if not isinstance(text, str):
+            raise InvalidInput(
+                f"a recent message's text must be a string, not {type(text).__name__}"
+            )
+        if role not in ROLES:
+            raise InvalidInput(
+                f"unknown role {role!r} of a recent message; expected one of: {', '.join(ROLES)}"
+            )
+        return Message(role=ROLES[role], text=scrub(text))
+    raise InvalidInput(
+        f"a recent message must be a Message, a dict with 'text', or a string: {m!r}"
+    )
