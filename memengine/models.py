@@ -142,6 +142,9 @@ class Retrieval(_Model):
     injection_strategy: Literal["quote_key_parts", "summarize", "full"] = "quote_key_parts"
     candidates: int = 0
     time_window: tuple[datetime, datetime] | None = None
+    """The time window the message names, widened by the recording lag: the LLM turn searches
+    only inside it; the fast path favours the results inside it (their ``window``
+    component). None when no window was read."""
     agent: str | None = None
     """The agent searched (whose principles a pack of this retrieval carries)."""
     signals: dict[str, float] = Field(default_factory=dict)

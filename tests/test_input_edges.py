@@ -171,3 +171,22 @@ def test_an_unknown_sqlite_driver_override_is_a_config_error(
     monkeypatch.setenv("MEMENGINE_SQLITE_DRIVER", "bogus")
     with pytest.raises(ConfigError, match="'sqlite3' or 'sqlean', not 'bogus'"):
         sqlite_module.__wrapped__()
+
+
+def test_the_fast_path_reports_the_window_it_favoured(mem: Memory) -> None:
+    from datetime import timedelta
+
+    from memengine.retrieve.temporal import widen_text_window
+
+    now = mem.clock()
+    inside = mem.add_exchange(
+        "I went hiking at Mount Takao", "Nice!", occurred_at=now - timedelta(days=15)
+    )
+    mem.add_exchange("I went hiking in the Alps", "Wow!", occurred_at=now - timedelta(days=200))
+    r = mem.retrieve("where did I go hiking last month?", day_range=None)
+    assert r.time_window is not None and r.time_window == widen_text_window(
+        "where did I go hiking last month?", now
+    )
+    marked = {x.episode.id for x in r.results if x.components.get("window") == 1.0}
+    assert marked == {inside}
+    assert mem.retrieve("where did I go hiking?", day_range=None).time_window is None

@@ -37,7 +37,7 @@ from .evidence import answer_type_bonus, asks_back, lift_next_turns, window_bonu
 from .fastpath import Candidate, FastPath, FastResult
 from .inject import evidence_found, should_inject, top_cosine
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
-from .temporal import parse_time_window, widen
+from .temporal import widen_text_window
 
 __all__ = ["Retriever", "context_query", "fast_results", "label"]
 
@@ -137,12 +137,14 @@ class Retriever:
         now: datetime,
         reach: float,
         filters: Filters,
+        window: tuple[datetime, datetime] | None,
         signals: dict[str, float] | None = None,
     ) -> list[Candidate]:
         """The fast path's second look at fused ``candidates``: the lists re-weighted by the
         context query's lexical ``reach`` (:meth:`reach`; unused without ``adaptive_weights``)
-        and the dense spread (:mod:`.adapt`), then the bonuses for the time window the user's
-        ``text`` names and for the kind of answer it asks (:mod:`.answer_type`), where the
+        and the dense spread (:mod:`.adapt`), then the bonuses for the time ``window`` the
+        user's ``text`` names (:func:`.temporal.widen_text_window`) and for the kind of answer it asks
+        (:mod:`.answer_type`), where the
         turn after one of the best few (within ``filters``) may hold the answer. The reach
         goes to ``signals``."""
         cfg = self.config
@@ -152,9 +154,6 @@ class Retriever:
         scales = list_scales(cfg, reach=reach, spread=spread)
         out = reweight(candidates, cfg, scales)
         if cfg.window_weight > 0:
-            window = parse_time_window(text, now)
-            if window is not None:
-                window = widen(window, now)
             out = window_bonus(out, window, cfg.window_weight)
         if cfg.answer_type_weight > 0:
             kinds = asked_types(text[: cfg.max_query_chars])
@@ -249,12 +248,14 @@ class Retriever:
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
         signals: dict[str, float] = {}
+        window = widen_text_window(text, now) if cfg.window_weight > 0 else None
         result.candidates = self.refine(
             result.candidates,
             text=text,
             now=now,
             reach=reach_value,
             filters=filters,
+            window=window,
             signals=signals,
         )
         decided = self.decide(text, result.candidates, timings, signals)
@@ -268,5 +269,6 @@ class Retriever:
             should_inject=decided,
             language=lang,
             candidates=len(result.candidates),
+            time_window=window,
             signals=signals,
         )

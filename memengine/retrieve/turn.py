@@ -74,6 +74,7 @@ class Refine(Protocol):
         now: datetime,
         reach: float,
         filters: Filters,
+        window: tuple[datetime, datetime] | None,
         signals: dict[str, float] | None = None,
     ) -> list[Candidate]: ...
 
@@ -336,7 +337,13 @@ class LLMTurn:
         if reach0 is not None:
             reach, timings["reach"] = reach0.result()
         candidates = self.refine(
-            result.candidates, text=text, now=now, reach=reach, filters=filters, signals=signals
+            result.candidates,
+            text=text,
+            now=now,
+            reach=reach,
+            filters=filters,
+            window=widen(text_window, now) if text_window is not None else None,
+            signals=signals,
         )
         k = min(limit or rcfg.max_results, cfg.rerank_max_results)
         outcome = self._rerank(
