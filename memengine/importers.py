@@ -29,6 +29,7 @@ __all__ = [
     "detect_format",
     "episode_to_json",
     "parse_locomo_date",
+    "read_conversations",
     "read_jsonl",
     "read_locomo",
     "read_memsets",
@@ -148,3 +149,33 @@ def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Ite
                     "conversation": conversation["id"],
                 },
             )
+
+
+def read_conversations(
+    path: Path, fmt: Literal["locomo", "memsets"], *, agent: str, per_conversation: bool = False
+) -> list[NewEpisode]:
+    """Every episode of a LoCoMo or memsets file, for ``agent``; with ``per_conversation``
+    each conversation gets its own agent, ``<agent>/<conversation id>`` (so two files'
+    conversations of one id stay apart when their ``agent`` differs). InvalidInput names
+    what a malformed file lacks, before anything is stored."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+
+    def owner(conversation_id: object) -> str:
+        return f"{agent}/{conversation_id}" if per_conversation else agent
+
+    episodes: list[NewEpisode] = []
+    try:
+        if fmt == "locomo":
+            for sample in data:
+                name = owner(sample.get("sample_id", "locomo"))
+                episodes.extend(read_locomo(sample, agent=name))
+        else:
+            for conv in data["conversations"]:
+                episodes.extend(read_memsets(conv, agent=owner(conv["id"])))
+    except InvalidInput as exc:  # a LoCoMo date it cannot read
+        raise InvalidInput(f"{path}: {exc}") from exc
+    except KeyError as exc:
+        raise InvalidInput(f"{path}: not a valid {fmt} file: a record lacks {exc}") from exc
+    except (TypeError, AttributeError, ValueError) as exc:  # ValidationError is a ValueError
+        raise InvalidInput(f"{path}: not a valid {fmt} file: {exc}") from exc
+    return episodes

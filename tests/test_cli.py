@@ -117,6 +117,25 @@ def test_reading_commands_leave_no_trace_and_name_an_unknown_agent(db: str) -> N
     assert "defualt" not in run("agent", "list", "--db", db).output
 
 
+def test_import_one_agent_per_conversation_and_malformed_files(db: str, tmp_path: Path) -> None:
+    run("import", str(SAMPLE), "--db", db, "--agent", "sample", "--agent-per-conversation")
+    names = run("agent", "list", "--db", db).output
+    conversations = {c["id"] for c in json.loads(SAMPLE.read_text())["conversations"]}
+    assert all(f"sample/{c}" in names for c in conversations)
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        '{"conversations": [{"id": "c1", "sessions": [{"id": "s1", '
+        '"exchanges": [{"user": "hi", "at": "2026-01-01T10:00:00"}]}]}]}'
+    )
+    fresh = str(tmp_path / "fresh.db")
+    result = run("import", str(bad), "--db", fresh, ok=False)
+    assert result.exit_code == 1 and "a record lacks 'partner'" in result.output
+    assert "Traceback" not in result.output and not Path(fresh).exists()
+    bad.write_text('{"conversations": 5}')
+    result = run("import", str(bad), "--db", fresh, ok=False)
+    assert result.exit_code == 1 and "not a valid memsets file" in result.output
+
+
 def test_delete_exits_1_when_an_id_was_not_deleted(db: str) -> None:
     run("import", str(SAMPLE), "--db", db)
     partial = run("delete", "1", "999", "--db", db, ok=False)

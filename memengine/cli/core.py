@@ -4,7 +4,6 @@ backup, reembed, optimize, doctor."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -149,7 +148,10 @@ def import_(
     path: Annotated[Path, typer.Argument(help="JSONL export, LoCoMo JSON or memsets JSON.")],
     per_conversation: Annotated[
         bool,
-        typer.Option("--agent-per-conversation", help="One agent per conversation in the file."),
+        typer.Option(
+            "--agent-per-conversation",
+            help="One agent per conversation of a LoCoMo or memsets file: <agent>/<id>.",
+        ),
     ] = False,
     new_ids: Annotated[
         bool,
@@ -163,29 +165,24 @@ def import_(
     as_json: JsonOpt = False,
 ) -> None:
     """Import episodes from a file (format detected)."""
-    from ..importers import detect_format, read_locomo, read_memsets
+    from ..importers import detect_format, read_conversations
 
     cfg = settings(config, db, agent)
     if not path.exists():
         raise InvalidInput(f"no such file: {path}")
     fmt = detect_format(path)
+    episodes = (  # read before the file is opened: a malformed one creates nothing
+        None
+        if fmt == "jsonl"
+        else read_conversations(path, fmt, agent=cfg.agent, per_conversation=per_conversation)
+    )
     with (
         open_memory(cfg, create=True) as mem,
         progress_bar(f"importing {path.name}", enabled=not as_json) as bar,
     ):
-        if fmt == "jsonl":
+        if episodes is None:
             ids = mem.import_(path, agent=agent, keep_ids=not new_ids, progress=bar)
         else:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            episodes: list[Any] = []
-            if fmt == "locomo":
-                for sample in data:
-                    name = sample.get("sample_id", "locomo") if per_conversation else cfg.agent
-                    episodes.extend(read_locomo(sample, agent=name))
-            else:
-                for conv in data["conversations"]:
-                    name = conv["id"] if per_conversation else cfg.agent
-                    episodes.extend(read_memsets(conv, agent=name))
             ids = mem.add_many(episodes, progress=bar, total=len(episodes))
     if as_json:
         print_json({"format": fmt, "imported": len(ids)})
