@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..errors import InvalidInput, NotFound
+from ..errors import NotFound
 from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
@@ -35,12 +35,9 @@ class MemoryLife:
 
 
 def create_agent(store: Store, name: str, perspectives: Sequence[str], now: datetime) -> AgentRow:
-    """Create an agent, or add perspectives to an existing one."""
-    if not name.strip():
-        raise InvalidInput("agent name must not be empty")
+    """Create an agent, or add perspectives to an existing one. The names are checked by
+    the caller (:func:`memengine.arguments.agent_name`); perspectives lose outer spaces."""
     clean = [p.strip() for p in perspectives]
-    if any(not p for p in clean):
-        raise InvalidInput("a perspective name must not be empty")
     with store.connections.write() as cur:
         return store_lc.upsert_agent(cur, name, clean, now)
 

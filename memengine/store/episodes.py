@@ -218,26 +218,22 @@ def row_to_episode(row: Sequence[Any]) -> Episode:
     )
 
 
-def existing_ids(cur: Any, ids: Sequence[int]) -> set[int]:
-    """The ids among ``ids`` that are stored episodes."""
-    found: set[int] = set()
+def _rows_by_id(cur: Any, columns: str, ids: Sequence[int]) -> Iterator[Any]:
+    """The rows of the episodes with these ids (``SELECT columns``), 500 ids a statement."""
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
         marks = ",".join("?" * len(chunk))
-        rows = cur.execute(f"SELECT id FROM episodes WHERE id IN ({marks})", chunk)
-        found.update(int(r[0]) for r in rows)
-    return found
+        yield from cur.execute(f"SELECT {columns} FROM episodes WHERE id IN ({marks})", chunk)
+
+
+def existing_ids(cur: Any, ids: Sequence[int]) -> set[int]:
+    """The ids among ``ids`` that are stored episodes."""
+    return {int(row[0]) for row in _rows_by_id(cur, "id", ids)}
 
 
 def fetch_episodes(cur: Any, ids: Sequence[int]) -> dict[int, Episode]:
     """The episodes with these ids, keyed by id (missing ids are simply absent)."""
-    out: dict[int, Episode] = {}
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        marks = ",".join("?" * len(chunk))
-        for row in cur.execute(f"SELECT {COLUMNS} FROM episodes WHERE id IN ({marks})", chunk):
-            out[row[0]] = row_to_episode(row)
-    return out
+    return {row[0]: row_to_episode(row) for row in _rows_by_id(cur, COLUMNS, ids)}
 
 
 _NEXT_TURN = """
