@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -115,8 +116,12 @@ def guarded(func: F) -> F:
 
 
 def print_json(data: Any) -> None:
-    """Print JSON to stdout (no rich markup)."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    """Print JSON to stdout (no rich markup); a time as ISO 8601."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=_jsonable) + "\n")
+
+
+def _jsonable(value: Any) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
 @contextmanager
