@@ -25,6 +25,8 @@ __all__ = [
     "is_int",
     "kinds",
     "message",
+    "recent_messages",
+    "spelled_as_declared",
 ]
 
 MAX_EPISODE_CHARS = 200_000
@@ -98,6 +100,23 @@ def agent_name(name: object) -> str:
     return unicodedata.normalize("NFC", name)
 
 
+def spelled_as_declared(given: str, declared: Sequence[str]) -> str | None:
+    """The name among ``declared`` that is ``given`` in Unicode NFC (a perspective stored by
+    an earlier memengine keeps the spelling it was typed in), or None."""
+    wanted = unicodedata.normalize("NFC", given)
+    return next((d for d in declared if unicodedata.normalize("NFC", d) == wanted), None)
+
+
+def recent_messages(recent: object) -> list[Message]:
+    """The recent conversation as Messages (see :func:`message`); a list or tuple is needed,
+    since a string would be read as one message per character."""
+    if isinstance(recent, (str, bytes, dict)) or not isinstance(recent, Sequence):
+        raise InvalidInput(
+            f"recent must be a list of messages (oldest first), not {type(recent).__name__}"
+        )
+    return [message(m) for m in recent]
+
+
 def message(m: Message | dict[str, str] | str) -> Message:
     """A recent message as a :class:`Message`: one already, a ``{"role", "text"}`` dict
     (role user, partner — also "assistant" or "companion" — or system; default user) or a
@@ -112,7 +131,7 @@ def message(m: Message | dict[str, str] | str) -> Message:
             raise InvalidInput(
                 f"a recent message's text must be a string, not {type(text).__name__}"
             )
-        if role not in ROLES:
+        if not isinstance(role, str) or role not in ROLES:
             raise InvalidInput(
                 f"unknown role {role!r} of a recent message; expected one of: {', '.join(ROLES)}"
             )

@@ -201,7 +201,7 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     db: Path = Path("memengine.db")
-    agent: str = Field("default", min_length=1)
+    agent: str = Field("default", min_length=1, pattern=r"\S")  # something visible
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)

@@ -6,7 +6,7 @@ import platform
 from typing import Any
 
 from .config import Config
-from .errors import MemEngineError
+from .errors import ConfigError, MemEngineError
 from .store.database import FTS_NOT_CHECKED
 from .store.vectors import CHUNK_SIZE
 
@@ -22,9 +22,13 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
     from .store.connect import driver_info, sqlite_module
 
     checks: dict[str, tuple[bool, str]] = {}
-    info = driver_info()
-    checks["driver"] = (True, f"{info.module} (SQLite {info.sqlite_version}): {info.reason}")
     checks["python"] = (True, platform.python_version())
+    try:
+        info = driver_info()
+    except ConfigError as exc:  # MEMENGINE_SQLITE_DRIVER names no driver: nothing opens
+        checks["driver"] = (False, str(exc))
+        return {"checks": checks}
+    checks["driver"] = (True, f"{info.module} (SQLite {info.sqlite_version}): {info.reason}")
     module = sqlite_module()
     conn = module.connect(":memory:")
     try:

@@ -130,8 +130,10 @@ class Memory:
         """
         cfg = config or Config()
         db = Path(path) if path is not None else cfg.db
+        reason = ""
         if read_only is None:
             read_only = db.exists() and not Store.writable(db)
+            reason = "this process cannot write the file or its folder" if read_only else ""
         emb = embedder or make_embedder(cfg.embedder)
         clk = clock or SystemClock
         store = Store(
@@ -143,6 +145,7 @@ class Memory:
             neighbour_gap_s=cfg.retrieval.neighbour_gap_minutes * 60,
             vector_cache_mb=cfg.retrieval.vector_cache_mb,
             read_only=read_only,
+            read_only_reason=reason,
         )
         try:
             return cls(store, emb, cfg, clk, llm_client=llm_client)  # llm phases: llm_client
@@ -252,7 +255,7 @@ class Memory:
                 raise InvalidInput("an exchange needs non-empty user or reply text")
         elif not (content and not is_blank(content)):
             raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
-        agent = args.agent_name(ep.agent)
+        agent = self._agent(ep.agent)
         if ep.metadata:
             try:
                 json.dumps(ep.metadata, ensure_ascii=False).encode("utf-8")
@@ -292,6 +295,7 @@ class Memory:
         :data:`BULK_EPISODES` episodes were added and they are a tenth of the
         file or more (the merge rewrites the whole full-text index).
         """
+        self._writable()
         ids: list[int] = []
         batch: list[NewEpisode] = []
         done = 0
@@ -328,6 +332,7 @@ class Memory:
         see ``memengine stats``) is first rewritten in the current one, in
         one transaction, calling ``progress(done, total)`` as it goes.
         """
+        self._writable()
         return self.store.optimize(vectors=vectors, progress=progress)
 
     def _write(self, batch: list[NewEpisode]) -> list[int]:
@@ -346,6 +351,7 @@ class Memory:
 
     def delete(self, ids: int | Sequence[int], *, agent: str | None = None) -> list[int]:
         """Delete exactly these episodes (only ``agent``'s when given); return what was deleted."""
+        self._writable()
         if isinstance(ids, (str, bytes)):
             raise InvalidInput(f"episode ids must be whole numbers, not the text {ids!r}")
         given: list[Any] = [ids] if isinstance(ids, int) else list(ids)
@@ -392,8 +398,9 @@ class Memory:
         is what :meth:`feedback` takes. ``llm`` None uses the LLM phases
         (expansion, rerank; see docs/llm.md) when ``[llm]`` is configured;
         True requires them, False keeps to the fast path. ``record`` False
-        leaves no trace (no turn, no ``candidate_count``; for a search that is
-        not a conversation turn); None follows ``[lifecycle] record_turns``. A
+        leaves no trace (no turn, no ``candidate_count``, and ``deep`` returns
+        archived memories without making them active again; for a search that
+        is not a conversation turn); None follows ``[lifecycle] record_turns``. A
         read-only file records nothing, nor does a turn of an agent the file
         does not know yet (see :meth:`has_agent`): ``turn_id`` is then None.
         """
@@ -402,10 +409,10 @@ class Memory:
         if not isinstance(text, str):
             raise InvalidInput(f"the text must be a string, not {type(text).__name__}")
         cleaned = scrub(text)
-        messages = [args.message(m) for m in recent]
+        messages = args.recent_messages(recent)
         if is_blank(cleaned) and all(is_blank(m.text) for m in messages):
             raise InvalidInput("nothing to search for: the text is empty")
-        if not 0 <= max_sensitivity <= 3:
+        if not args.is_int(max_sensitivity) or not 0 <= max_sensitivity <= 3:
             raise InvalidInput("max_sensitivity must be between 0 and 3")
         if limit is not None and (not args.is_int(limit) or limit < 1):
             raise InvalidInput(f"limit must be a whole number of at least 1, not {limit!r}")
@@ -416,6 +423,8 @@ class Memory:
                 f"day_range must be a number of days from 0 to {args.MAX_DAY_RANGE:,} "
                 f"(or None for all time), not {day_range!r}"
             )
+        if isinstance(extra_queries, str):
+            raise InvalidInput("extra_queries must be a list of strings, not one string")
         queries = list(extra_queries)
         if any(not isinstance(q, str) for q in queries):
             raise InvalidInput("extra_queries must be strings")
@@ -436,7 +445,7 @@ class Memory:
         if ranking not in ("fast", "life"):
             raise InvalidInput(f"rank must be 'fast' or 'life', not {rank!r}")
         if perspective is not None:
-            self._check_perspective(agent_name, perspective)
+            perspective = self._perspective(agent_name, perspective)
         # llm phases: the LLM turn when enabled, else the fast path
         run = self._llm().run if self._use_llm(llm) else self.retriever.retrieve
         retrieval = run(
@@ -460,6 +469,7 @@ class Memory:
             k=limit or self.config.retrieval.max_results,
             deep=deep,
             record=life_cfg.record_turns if record is None else bool(record),
+            recall=record is not False,
             rng=self._life_rng,
         )
 
@@ -574,7 +584,7 @@ class Memory:
             except OSError as exc:
                 raise InvalidInput(f"cannot write {out}: {exc}") from exc
         n = 0
-        for batch in self.store.iter_episodes(agent):
+        for batch in self.store.iter_episodes(None if agent is None else self._agent(agent)):
             for ep in batch:
                 out.write(episode_to_json(ep) + "\n")
                 n += 1
@@ -595,6 +605,7 @@ class Memory:
         line is checked, and the ids looked up, before anything is written; a
         failure while writing keeps the batches written before it.
         """
+        self._writable()
         eps = list(read_jsonl(Path(path), agent=agent))
         if not keep_ids:
             eps = [e.model_copy(update={"id": None}) for e in eps]
@@ -611,6 +622,7 @@ class Memory:
 
     def reembed(self, *, progress: Progress | None = None) -> int:
         """Re-embed every episode with the current embedder (in one transaction)."""
+        self._writable()
         return self.store.replace_embedder(
             self.embedder.id,
             self.embedder.dimension,
@@ -624,9 +636,8 @@ class Memory:
         if isinstance(perspectives, str):
             perspectives = [perspectives]
         names = [args.agent_name(p) for p in perspectives]  # the same rules as an agent's name
-        return life.create_agent(
-            self.store, args.agent_name(name), names, ensure_aware(self.clock())
-        )
+        self._writable()
+        return life.create_agent(self.store, self._agent(name), names, ensure_aware(self.clock()))
 
     def agents(self) -> list[life.AgentRow]:
         """Every agent with its declared perspectives."""
@@ -634,7 +645,7 @@ class Memory:
 
     def has_agent(self, name: str) -> bool:
         """Whether this file knows the agent ``name`` (it has added to it, or it was created)."""
-        return life.has_agent(self.store, args.agent_name(name))
+        return life.has_agent(self.store, self._agent(name))
 
     def feedback(
         self,
@@ -655,6 +666,7 @@ class Memory:
         answer when ``[llm]`` is set, and matches tags, key terms and
         similarity otherwise; "match" and "llm" force one way.
         """
+        self._writable()
         if not args.is_int(turn_id):
             raise InvalidInput(f"a turn id is a whole number, not {turn_id!r}")
         if not 0 < turn_id <= args.MAX_ID:
@@ -702,6 +714,7 @@ class Memory:
         self, agent: str | None = None, *, tasks: float | None = None, train: bool = True
     ) -> life.SleepReport:
         """Run the sleep phase for an agent (one transaction), then retrain its scorer if due."""
+        self._writable()
         name = self._agent(agent)
         if tasks is not None and (
             isinstance(tasks, bool)
@@ -723,6 +736,7 @@ class Memory:
         self, agent: str | None = None, *, force: bool = True
     ) -> life.ScorerInfo | None:
         """Train the agent's learned ranking scorer from its answered turns (None if too few)."""
+        self._writable()
         return life.train_agent_scorer(
             self.store,
             self._agent(agent),
@@ -760,16 +774,33 @@ class Memory:
         )
 
     def _agent(self, agent: str | None) -> str:
-        """The agent a call is about: the one named (checked, in NFC) or the configured one."""
-        return args.agent_name(self.config.agent if agent is None else agent)
+        """The agent a call is about: the one named (checked, in NFC) or the configured one.
+        A name an earlier memengine stored as typed (not in NFC) is still found so."""
+        given = self.config.agent if agent is None else agent
+        name = args.agent_name(given)
+        stored_as_typed = (
+            name != given
+            and not life.has_agent(self.store, name)
+            and life.has_agent(self.store, given)
+        )
+        return given if stored_as_typed else name
 
-    def _check_perspective(self, agent: str, perspective: str) -> None:
+    def _writable(self) -> None:
+        """Raise ReadOnlyDatabase now, before any embedding, when the file is open read-only."""
+        self.store.connections.refuse_writes()
+
+    def _perspective(self, agent: str, perspective: str) -> str:
+        """``perspective`` as the agent declared it; InvalidInput when it did not."""
+        if not isinstance(perspective, str):
+            raise InvalidInput(f"a perspective is a string, not {perspective!r}")
         declared = next((a.perspectives for a in self.agents() if a.name == agent), ())
-        if perspective not in declared:
+        spelled = args.spelled_as_declared(perspective, declared)
+        if spelled is None:
             raise InvalidInput(
                 f"agent {agent!r} has no perspective {perspective!r} (declared: {list(declared)}); "
                 f"add it with: memengine agent create {agent} --perspective {perspective}"
             )
+        return spelled
 
 
 def _episode_text(ep: NewEpisode) -> str:

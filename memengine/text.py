@@ -78,10 +78,14 @@ def scrub(text: str) -> str:
     return unicodedata.normalize("NFC", replace_surrogates(text)).replace("\x00", "")
 
 
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Letters and symbols that are drawn as nothing: the Hangul fillers, the blank braille cell."""
+
+
 def is_blank(text: str) -> bool:
-    """Whether ``text`` shows nothing: only white space and invisible format characters
-    (zero-width spaces and joiners, a byte-order mark)."""
-    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+    """Whether ``text`` shows nothing: only white space, invisible format characters
+    (zero-width spaces and joiners, a byte-order mark) and blank fillers (ㅤ)."""
+    return all(ch.isspace() or ch in _FILLERS or unicodedata.category(ch) == "Cf" for ch in text)
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -166,11 +166,22 @@ def test_an_unknown_sqlite_driver_override_is_a_config_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from memengine import ConfigError
+    from memengine.diagnostics import diagnose
     from memengine.store.connect import sqlite_module
 
+    chosen = sqlite_module()
     monkeypatch.setenv("MEMENGINE_SQLITE_DRIVER", "bogus")
     with pytest.raises(ConfigError, match="'sqlite3' or 'sqlean', not 'bogus'"):
         sqlite_module.__wrapped__()
+    sqlite_module.cache_clear()
+    try:  # doctor reports it as its driver line, and checks nothing that would open a file
+        checks = diagnose(None, config_error="not read")["checks"]
+        assert checks["driver"][0] is False and "bogus" in checks["driver"][1]
+        assert "database" not in checks
+    finally:
+        monkeypatch.delenv("MEMENGINE_SQLITE_DRIVER")
+        sqlite_module.cache_clear()
+        assert sqlite_module() is chosen
 
 
 def test_the_fast_path_reports_the_window_it_favoured(mem: Memory) -> None:
@@ -190,3 +201,54 @@ def test_the_fast_path_reports_the_window_it_favoured(mem: Memory) -> None:
     marked = {x.episode.id for x in r.results if x.components.get("window") == 1.0}
     assert marked == {inside}
     assert mem.retrieve("where did I go hiking?", day_range=None).time_window is None
+
+
+def test_containers_of_the_wrong_shape(mem: Memory, ids: list[int]) -> None:
+    with pytest.raises(InvalidInput, match="unknown role"):
+        mem.retrieve("dentist?", recent=[{"role": ["user"], "text": "hi"}])  # type: ignore[dict-item]
+    with pytest.raises(InvalidInput, match="recent must be a list of messages"):
+        mem.retrieve("dentist?", recent="hello")
+    with pytest.raises(InvalidInput, match="recent must be a list of messages"):
+        mem.retrieve("dentist?", recent=None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="extra_queries must be a list of strings"):
+        mem.retrieve("dentist?", extra_queries="abc")
+    with pytest.raises(InvalidInput, match="max_sensitivity"):
+        mem.retrieve("dentist?", max_sensitivity="2")  # type: ignore[arg-type]
+
+
+def test_blank_fillers_are_empty(mem: Memory) -> None:
+    for filler in ("\u3164", "\u2800\u2800", "\uffa0 \u115f"):
+        with pytest.raises(InvalidInput, match="non-empty"):
+            mem.add(filler)
+
+
+def test_an_agent_name_stored_as_typed_by_an_earlier_version_is_still_found(
+    mem: Memory,
+) -> None:
+    """Before names were put in NFC, a decomposed name was stored as typed; it stays reachable
+    under that spelling."""
+    from memengine.store.episodes import ensure_agents
+
+    decomposed = "か\u3099っこう"
+    with mem.store.connections.write() as cur:  # what an earlier memengine wrote
+        ensure_agents(cur, [decomposed], T0)
+    vec = mem.embedder.embed(["school trip to Kyoto"])
+    [old] = mem.store.add(
+        [NewEpisode(agent=decomposed, kind="fact", content="school trip to Kyoto", occurred_at=T0)],
+        ["school trip to Kyoto"],
+        vec,
+    )
+    assert mem.has_agent(decomposed)
+    assert mem.retrieve("Kyoto", agent=decomposed, day_range=None).results
+    assert mem.add("packed the bags", agent=decomposed) > old
+    assert [a.name for a in mem.agents()] == [decomposed]  # no twin in NFC beside it
+    assert mem.delete([old], agent=decomposed) == [old]
+
+
+def test_a_perspective_typed_another_way_is_the_declared_one(mem: Memory) -> None:
+    mem.create_agent("bob", perspectives=["ガード"])
+    mem.add("guard duty at the gate", agent="bob")
+    decomposed = "カ\u3099ート\u3099"  # ガード with the voicing marks apart
+    r = mem.retrieve("gate", agent="bob", perspective=decomposed, day_range=None)
+    assert r.turn_id is not None
+    assert mem.feedback(r.turn_id, [r.results[0].episode.id], perspective=decomposed)

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from memengine import FixedClock, Memory, ReadOnlyDatabase, StoreError
+from memengine import FixedClock, Memory, NewEpisode, ReadOnlyDatabase, StoreError
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.store.database import FTS_NOT_CHECKED
 
-from .helpers import HashEmbedder
+from .helpers import T0, HashEmbedder
 
 
 def _digest(path: Path) -> str:
@@ -43,12 +43,18 @@ def written(db_path: Path, clock: FixedClock) -> Path:
     return db_path
 
 
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
 def test_a_read_only_open_searches_and_exports_without_writing(
     written: Path, clock: FixedClock
 ) -> None:
-    before = _digest(written)
+    before, listing = _digest(written), _listing(written.parent)
     with Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=True) as m:
-        assert m.read_only and m.store.connections.access == "ro"  # the folder is writable
+        # no writer has it open: no -shm or -wal is made (a reader's would block the owner)
+        assert m.read_only and m.store.connections.access == "immutable"
+        assert _listing(written.parent) == listing
         r = m.retrieve("what is my cat called", day_range=None)
         assert r.results and "Mochi" in r.results[0].episode.text
         assert r.turn_id is None  # nothing recorded
@@ -68,7 +74,86 @@ def test_a_read_only_open_searches_and_exports_without_writing(
             with pytest.raises(ReadOnlyDatabase, match="open read-only"):
                 write()
         assert m.stats()["episodes"] == 3
-    assert _digest(written) == before
+    assert _digest(written) == before and _listing(written.parent) == listing
+
+
+def test_a_read_only_open_beside_a_writer_sees_its_log(written: Path, clock: FixedClock) -> None:
+    """With a writer's changes still in the ``-wal``, the reader goes through its ``-shm``
+    and sees them; a copy with the ``-wal`` but no ``-shm`` is read whole too."""
+    with Memory.open(written, embedder=HashEmbedder(), clock=clock) as writer:
+        writer.add_exchange("The plumber comes on Friday", "Good.")
+        assert Path(f"{written}-wal").stat().st_size > 0
+        with Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=True) as m:
+            assert m.store.connections.access == "ro"
+            assert m.stats()["episodes"] == 4
+            writer.add_exchange("The plumber moved to Monday", "Noted.")
+            assert m.stats()["episodes"] == 5  # a later commit is seen by the next read
+        copy = written.parent / "copy"
+        copy.mkdir()
+        shutil.copy(written, copy / written.name)
+        shutil.copy(f"{written}-wal", copy / f"{written.name}-wal")
+    with Memory.open(copy / written.name, embedder=HashEmbedder(), read_only=True) as m:
+        assert m.store.connections.access == "ro"  # the log's changes need its index
+        assert m.stats()["episodes"] == 5 and m.check().ok
+
+
+def test_a_file_changed_under_an_immutable_reader_is_not_called_damaged(
+    written: Path, clock: FixedClock
+) -> None:
+    reader = Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=True)
+    try:
+        assert reader.store.connections.access == "immutable"
+        with Memory.open(written, embedder=HashEmbedder(), clock=clock) as writer:
+            writer.add_many(
+                NewEpisode(
+                    kind="fact", content=f"a long note {i} about the garden " * 30, occurred_at=T0
+                )
+                for i in range(300)
+            )
+            writer.delete([1, 2])
+            writer.optimize()
+        with pytest.raises(StoreError, match="was changed by a writer") as caught:
+            reader.retrieve("garden note", day_range=None)  # its pages no longer hold together
+        assert "damaged" not in str(caught.value)
+    finally:
+        reader.close()
+
+
+def test_a_read_only_check_still_counts_the_full_text_rows(
+    written: Path, clock: FixedClock
+) -> None:
+    con = sqlite3.connect(written)
+    con.execute("DELETE FROM episodes_fts_docsize WHERE id = 2")
+    con.commit()
+    con.close()
+    with Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=True) as m:
+        report = m.check()
+        assert not report.ok and "full-text index has 2 rows for 3 episodes" in report.fts_integrity
+
+
+def test_writes_fail_before_any_work_and_say_why(written: Path, clock: FixedClock) -> None:
+    calls: list[int] = []
+
+    class Counting(HashEmbedder):
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            calls.append(len(texts))
+            return super().embed(texts)
+
+    with Memory.open(written, embedder=Counting(), clock=clock, read_only=True) as m:
+        dump = written.parent / "dump.jsonl"
+        with Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=True) as r:
+            r.export(dump)
+        for write in (
+            lambda: m.import_(dump),  # its ids clash too, but the first thing to say is this
+            lambda: m.add_many([NewEpisode(kind="fact", content="new", occurred_at=T0)]),
+            lambda: m.feedback(1, [1]),
+            lambda: m.sleep(),
+            lambda: m.train_scorer(),
+            lambda: m.reembed(),
+        ):
+            with pytest.raises(ReadOnlyDatabase, match="open read-only"):
+                write()
+        assert calls == []  # nothing was embedded
 
 
 def test_a_writable_open_records_the_same_search(written: Path, clock: FixedClock) -> None:
@@ -110,6 +195,18 @@ def test_auto_read_only_only_when_the_file_cannot_be_written(
     with Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=None) as m:
         assert not m.read_only  # this process can write it
         m.add("still writable")
+
+
+def test_record_false_with_deep_leaves_archived_memories_archived(
+    written: Path, clock: FixedClock
+) -> None:
+    with Memory.open(written, embedder=HashEmbedder(), clock=clock) as m:
+        m.store.set_status([1], "archived")
+        quiet = m.retrieve("cat Mochi", deep=True, record=False, day_range=None)
+        assert 1 in {r.episode.id for r in quiet.results}
+        assert m.get(1).status == "archived" and m.get(1).strength == 1.0
+        m.retrieve("cat Mochi", deep=True, day_range=None)
+        assert m.get(1).status == "active"  # a recorded deep turn recalls it
 
 
 class _Lines:
@@ -186,6 +283,8 @@ def test_the_cli_reads_a_file_it_cannot_write(locked_folder: Path) -> None:
     assert "read-only" in doctor.stdout
     refused = memengine("add", "a new memory")
     assert refused.returncode == 1
-    assert "read-only" in refused.stderr
+    assert "open read-only (this process cannot write the file or its folder)" in " ".join(
+        refused.stderr.split()
+    )
     assert _digest(locked_folder) == before
     assert sorted(p.name for p in locked_folder.parent.iterdir()) == listing

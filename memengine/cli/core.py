@@ -104,7 +104,8 @@ def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
     with open_memory(cfg, create=True) as mem:
         console.print(
             f"ready: {mem.store.path} (schema {mem.store.schema_version()}, "
-            f"embedder {mem.store.embedder_id})",
+            f"embedder {mem.store.embedder_id})"
+            + (", read-only: this process cannot write it" if mem.read_only else ""),
             highlight=False,
         )
 

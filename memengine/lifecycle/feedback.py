@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from ..arguments import spelled_as_declared
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
 from ..errors import InvalidInput, LLMError, NotFound
@@ -172,7 +173,9 @@ def give_feedback(
         raise InvalidInput(f"turn {turn_id} already has feedback")
     persp = perspective or turn.perspective
     declared = agent_row.perspectives if agent_row else ()
-    if persp is not None and persp not in declared:
+    if persp is not None and (spelled := spelled_as_declared(persp, declared)) is not None:
+        persp = spelled
+    elif persp is not None:
         raise InvalidInput(
             f"agent {turn.agent!r} has no perspective {persp!r} (declared: {list(declared)}); "
             f"add it with: memengine agent create {turn.agent} --perspective {persp}"

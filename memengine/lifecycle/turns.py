@@ -62,10 +62,12 @@ def after_retrieve(
     k: int,
     deep: bool,
     record: bool,
+    recall: bool,
     rng: np.random.Generator,
 ) -> Retrieval:
     """Rank (when ``ranking="life"``), record the turn (when ``record`` and the store knows
-    ``agent``) and recall archived results (when ``deep``); a read-only store does neither,
+    ``agent``) and recall archived results (when ``deep`` and ``recall``); a read-only store
+    does neither,
     and its archived results stay archived."""
     results = list(retrieval.results)
     if not deep:
@@ -127,7 +129,7 @@ def after_retrieve(
     # a read-only file records nothing; nor does a turn of an agent the file does not know
     # (a mistyped name would otherwise become an agent)
     record = record and not store.read_only and has_agent(store, agent)
-    deep_recall = deep and not store.read_only
+    deep_recall = deep and recall and not store.read_only
     if record or (deep_recall and ids):
         try:
             with store.connections.write(wait_s=cfg.turn_record_wait_s) as cur:

@@ -39,9 +39,8 @@ __all__ = ["Access", "Connections", "DriverInfo", "driver_info", "sqlite_module"
 Access = Literal["rw", "ro", "immutable"]
 """How the file is opened: read-write; read-only (``mode=ro``: other processes may
 still write, SQLite's locks keep each read consistent); or read-only and
-``immutable`` (no locks, no WAL files: for a file in a folder this process
-cannot write, where SQLite cannot make its WAL files; nothing may change the
-file while it is open so)."""
+``immutable`` (no locks and no ``-shm``/``-wal`` files made: for a file no
+writer has open; nothing may change it while it is open so)."""
 
 MIN_STDLIB_VERSION = (3, 45, 0)
 BUSY_TIMEOUT_MS = 10_000
@@ -127,9 +126,13 @@ def _on_connect(dbapi_conn: Any, _record: Any) -> None:
 class Connections:
     """A pool of connections to one database file, handing each thread its own."""
 
-    def __init__(self, path: Path, *, pool_size: int = 8, access: Access = "rw") -> None:
+    def __init__(
+        self, path: Path, *, pool_size: int = 8, access: Access = "rw", why: str = ""
+    ) -> None:
         self.path = path
         self.access: Access = access
+        self._why = why
+        self._stamp = _stamp(path) if access == "immutable" else None
         module = sqlite_module()
         self.module = module
         options: dict[str, Any] = {"check_same_thread": False, "isolation_level": None}
@@ -168,10 +171,12 @@ class Connections:
         """Whether the file was opened read-only (every write raises :class:`.ReadOnlyDatabase`)."""
         return self.access != "rw"
 
-    def _refuse_writes(self) -> None:
+    def refuse_writes(self) -> None:
+        """Raise :class:`.ReadOnlyDatabase` when the file was opened read-only."""
         if self.read_only:
+            why = f" ({self._why})" if self._why else ""
             raise ReadOnlyDatabase(
-                f"{self.path} is open read-only, so nothing can be written to it "
+                f"{self.path} is open read-only{why}, so nothing can be written to it "
                 "(adding, deleting, feedback, sleep and maintenance need it writable)"
             )
 
@@ -184,7 +189,8 @@ class Connections:
             try:
                 conn = self.engine.raw_connection()
             except self.module.DatabaseError as exc:  # a PRAGMA of the connect hook failed
-                raise _damaged(exc) or _translate(exc) from exc
+                damaged = _damaged(exc)
+                raise (self._changed_under_us(exc) or damaged or _translate(exc)) from exc
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
@@ -224,7 +230,7 @@ class Connections:
         :class:`.DatabaseLocked`. SQLite's errors reach the caller as
         :class:`.StoreError`, once the locks are released.
         """
-        self._refuse_writes()
+        self.refuse_writes()
         conn = self.get()
         cur = conn.cursor()
         if conn.driver_connection.in_transaction:
@@ -244,7 +250,7 @@ class Connections:
         inside a transaction, so it is not one). :class:`.DatabaseLocked` when another
         writer keeps the file past ``wait_s`` (default: the busy timeout); the file is
         then unchanged. Readers do not stop it: in WAL mode they keep their snapshot."""
-        self._refuse_writes()
+        self.refuse_writes()
         conn = self.get()
         if conn.driver_connection.in_transaction:
             raise StoreError("cannot compact the file inside a transaction")
@@ -285,6 +291,9 @@ class Connections:
         error that is not a known kind runs SQLite's page check before it is
         reported: a file that fails it is reported as damaged.
         """
+        changed = self._changed_under_us(exc)
+        if changed is not None:
+            return changed
         known = _damaged(exc)
         if known is not None:
             return known
@@ -297,6 +306,16 @@ class Connections:
         if type(error) is StoreError and _fails(self.check_pages()):
             return _damaged_error(str(exc))
         return error
+
+    def _changed_under_us(self, exc: Exception) -> StoreError | None:
+        """For a file opened ``immutable`` that a writer has changed since, the error that
+        says so (SQLite reads it as damaged); None otherwise."""
+        if self._stamp is None or _stamp(self.path) == self._stamp:
+            return None
+        return StoreError(
+            f"{self.path} was changed by a writer while it was open read-only without locks "
+            f"(immutable, as no writer had it open then): open it again ({exc})"
+        )
 
     def check_pages(self) -> str:
         """SQLite's ``quick_check`` of every page, table and index: "ok", or what it found
@@ -328,6 +347,15 @@ class Connections:
             self._all.clear()
         self._local = threading.local()
         self.engine.dispose()
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """The file's modification time and size (None when it cannot be read)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _damaged(exc: Exception) -> StoreError | None:

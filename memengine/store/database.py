@@ -89,6 +89,7 @@ class Store:
         neighbour_gap_s: int = 3600,
         vector_cache_mb: int = 1024,
         read_only: bool = False,
+        read_only_reason: str = "",
     ) -> None:
         self.path = Path(path)
         self.neighbour_gap_s = neighbour_gap_s
@@ -96,7 +97,7 @@ class Store:
         self._now = now
         check_header(self.path)
         if read_only:
-            self.connections = _read_only_connections(self.path)
+            self.connections = _read_only_connections(self.path, read_only_reason)
         else:
             _check_writable(self.path)
             self.connections = Connections(self.path)
@@ -464,7 +465,7 @@ class Store:
                 str(r[0]) for r in cur.execute("PRAGMA integrity_check(episode_vectors_chunks)")
             )
         integrity = FTS_NOT_CHECKED if self.read_only else self._fts_integrity()
-        if n_fts != n_ep and integrity == "ok":
+        if n_fts != n_ep and integrity in ("ok", FTS_NOT_CHECKED):
             integrity = f"full-text index has {n_fts} rows for {n_ep} episodes"
         return ConsistencyReport(
             episodes=n_ep,
@@ -672,26 +673,42 @@ class Store:
         self.connections.close()
 
 
-def _read_only_connections(path: Path) -> Connections:
-    """Connections that cannot write to the file at ``path``.
+def _read_only_connections(path: Path, why: str) -> Connections:
+    """Connections that cannot write to the file at ``path`` (``why`` says why it is so).
 
-    SQLite reads a WAL file through its ``-shm`` index, which it must be able
-    to make: where the folder cannot be written and there is none, the file
-    is opened ``immutable`` instead.
+    SQLite reads a file in WAL mode through a ``-shm`` index beside it, and a
+    reader makes one (and a ``-wal``) when there is none; in a shared folder
+    the writer could then not use them. So:
+
+    - no ``-shm`` and no changes in a ``-wal``: the file holds everything and
+      no writer has it open, and it is opened ``immutable`` (nothing is made);
+    - a ``-shm``: a writer has the file open (or stopped without closing it),
+      and it is read through that index (``mode=ro``);
+    - changes in a ``-wal`` without a ``-shm``: SQLite makes the index to read
+      them; where it cannot, this is a :class:`.ReadOnlyDatabase` error, since
+      an ``immutable`` open would not see them.
     """
     if not path.is_file():
         raise StoreError(f"no memory file at {path}")
-    connections = Connections(path, access="ro")
-    module = connections.module
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    pending = wal.is_file() and wal.stat().st_size > 0
+    connections = Connections(
+        path, access="ro" if shm.exists() or pending else "immutable", why=why
+    )
     try:
         with connections.read() as cur:
             cur.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return connections
-    except StoreError:
+    except StoreError as exc:
         connections.close()
-    except module.Error:  # raised by a connection's first statement, outside a transaction
-        connections.close()
-    return Connections(path, access="immutable")
+        if pending and not shm.exists():
+            raise ReadOnlyDatabase(
+                f"{path} has changes in its write-ahead log ({wal.name}) that SQLite reads "
+                f"only through a {shm.name} index, which this process cannot make ({exc}): "
+                "open the file writable once (that folds the log in), or copy it with its "
+                f"{wal.name} into a folder this process can write"
+            ) from exc
+        raise
+    return connections
 
 
 def _check_current(path: Path, version: int) -> None:
@@ -717,8 +734,12 @@ def _check_writable(path: Path) -> None:
     if not folder.exists():
         raise StoreError(f"folder {folder} does not exist")
     if not os.access(folder, os.W_OK):
-        raise ReadOnlyDatabase(
-            f"folder {folder} is not writable: SQLite needs it for the -wal and -shm files "
-            "(to search or export the file, open it read-only: Memory.open(..., "
+        hint = (
+            " (to search or export the file, open it read-only: Memory.open(..., "
             "read_only=True); the CLI does so by itself)"
+            if path.exists()
+            else ""
+        )
+        raise ReadOnlyDatabase(
+            f"folder {folder} is not writable: SQLite needs it for the -wal and -shm files{hint}"
         )
