@@ -90,13 +90,14 @@ def kinds(given: Sequence[EpisodeKind | str] | None) -> list[str] | None:
     return out
 
 
-def agent_name(name: object) -> str:
-    """An agent name checked (a string with something visible, storable by SQLite) and in
-    Unicode NFC, so that one name typed two ways (が as one character or two) is one agent."""
+def agent_name(name: object, what: str = "agent name") -> str:
+    """An agent name (or another ``what``: a perspective) checked: a string with something
+    visible, storable by SQLite, in Unicode NFC so that one name typed two ways (が as one
+    character or two) is one name."""
     if not isinstance(name, str) or is_blank(name):
-        raise InvalidInput(f"an agent name is a non-empty string, not {name!r}")
+        raise InvalidInput(f"a {what} is a non-empty string, not {name!r}")
     if "\x00" in name or has_surrogate(name):
-        raise InvalidInput(f"agent name {name!r} holds a NUL or a lone surrogate")
+        raise InvalidInput(f"{what} {name!r} holds a NUL or a lone surrogate")
     return unicodedata.normalize("NFC", name)
 
 

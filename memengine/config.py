@@ -53,7 +53,8 @@ class RetrievalConfig(_Section):
     knn_k_per_query: int = Field(10, ge=1, le=1000)
     bm25_k_per_query: int = Field(40, ge=1, le=1000)
     max_candidates: int = Field(40, ge=1, le=1000)
-    occurred_day_range: int | None = Field(365, ge=1)
+    occurred_day_range: int | None = Field(None, ge=1)  # None: all time
+    max_sensitivity: int = Field(3, ge=0, le=3)  # leave out episodes more sensitive than this
     rrf_k: float = Field(10.0, gt=0)
     context_weight: float = Field(0.4, ge=0)
     neighbour_gap_minutes: int = Field(60, ge=0)

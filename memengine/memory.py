@@ -378,7 +378,7 @@ class Memory:
         agent: str | None = None,
         extra_queries: Sequence[str] = (),
         kinds: Sequence[EpisodeKind | str] | None = None,
-        max_sensitivity: int = 3,
+        max_sensitivity: int | None = None,
         day_range: int | bool | None = True,
         limit: int | None = None,
         deep: bool = False,
@@ -397,7 +397,9 @@ class Memory:
         ``perspective`` names the task's perspective. The returned ``turn_id``
         is what :meth:`feedback` takes. ``llm`` None uses the LLM phases
         (expansion, rerank; see docs/llm.md) when ``[llm]`` is configured;
-        True requires them, False keeps to the fast path. ``record`` False
+        True requires them, False keeps to the fast path. ``max_sensitivity``
+        leaves out episodes stored with a higher ``sensitivity`` (None: ``[retrieval]
+        max_sensitivity``, 3 unless set, so everything). ``record`` False
         leaves no trace (no turn, no ``candidate_count``, and ``deep`` returns
         archived memories without making them active again; for a search that
         is not a conversation turn); None follows ``[lifecycle] record_turns``. A
@@ -412,8 +414,10 @@ class Memory:
         messages = args.recent_messages(recent)
         if is_blank(cleaned) and all(is_blank(m.text) for m in messages):
             raise InvalidInput("nothing to search for: the text is empty")
+        if max_sensitivity is None:
+            max_sensitivity = self.config.retrieval.max_sensitivity
         if not args.is_int(max_sensitivity) or not 0 <= max_sensitivity <= 3:
-            raise InvalidInput("max_sensitivity must be between 0 and 3")
+            raise InvalidInput(f"max_sensitivity must be 0, 1, 2 or 3, not {max_sensitivity!r}")
         if limit is not None and (not args.is_int(limit) or limit < 1):
             raise InvalidInput(f"limit must be a whole number of at least 1, not {limit!r}")
         if day_range not in (True, False, None) and (
@@ -635,7 +639,7 @@ class Memory:
         """Create an agent, or add perspectives (e.g. コスト, 納期) to an existing one."""
         if isinstance(perspectives, str):
             perspectives = [perspectives]
-        names = [args.agent_name(p) for p in perspectives]  # the same rules as an agent's name
+        names = [args.agent_name(p, "perspective") for p in perspectives]  # an agent's rules
         self._writable()
         return life.create_agent(self.store, self._agent(name), names, ensure_aware(self.clock()))
 

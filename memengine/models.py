@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "Episode",
@@ -54,10 +54,16 @@ class _Model(BaseModel):
 
 
 class Message(_Model):
-    """One message of the recent conversation, given to ``retrieve``."""
+    """One message of the recent conversation, given to ``retrieve``. The role "assistant"
+    (or "companion"), as other chat APIs name it, is the partner."""
 
     role: Literal["user", "partner", "system"] = "user"
     text: str
+
+    @field_validator("role", mode="before")
+    @classmethod
+    def _partner_by_other_names(cls, role: object) -> object:
+        return "partner" if role in ("assistant", "companion") else role
 
 
 class NewEpisode(_Model):

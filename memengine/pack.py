@@ -142,7 +142,8 @@ def build_pack(
     """Render a retrieval as a MemoryPack within ``budget_tokens``.
 
     Nothing is injected when the retrieval decided not to (``should_inject``
-    false) and there are no principles: the pack text is then empty.
+    false) and there are no principles: the pack text is then empty. An episode
+    whose text and day repeat one already in the pack is left out.
     """
     lang = retrieval.language
     strat: Strategy = strategy or retrieval.injection_strategy
@@ -168,9 +169,14 @@ def build_pack(
         header_cost = estimate_tokens(_HEADER)
         used = header_cost
         evidence: list[str] = []
+        seen: set[tuple[str, object]] = set()
         for item in retrieval.results:
             if item.relevance == "low":
                 continue
+            same = (" ".join(item.episode.text.split()), item.episode.occurred_at.date())
+            if same in seen:  # a copy (added twice, imported again) says nothing new
+                continue
+            seen.add(same)
             block = render_episode(
                 item, lang, query=query, strategy=strat, max_chars=max_chars_per_utterance
             )

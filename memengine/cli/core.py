@@ -39,6 +39,16 @@ RecentOpt = Annotated[
 ]
 
 
+SensitivityOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-sensitivity",
+        min=0,
+        max=3,
+        help="Leave out episodes more sensitive than this (default: [retrieval] max_sensitivity).",
+    ),
+]
+
 # llm phases: --llm/--no-llm (default: on when [llm] base_url is set)
 LLMOpt = Annotated[
     bool | None,
@@ -71,7 +81,8 @@ def _retrieval_json(r: Any) -> dict[str, Any]:
 
 
 def _print_results(r: Any) -> None:
-    table = Table(show_lines=False, title=f"{len(r.results)} results")
+    n = len(r.results)
+    table = Table(show_lines=False, title=f"{n} result{'' if n == 1 else 's'}")
     table.add_column("#", justify="right")
     table.add_column("id", justify="right")
     table.add_column("when")
@@ -191,6 +202,19 @@ def import_(
         console.print(f"imported {len(ids)} episodes ({fmt})")
 
 
+def _warn_if_unknown(mem: Any, agent: str) -> None:
+    """Say on stderr when the file knows no agent ``agent`` (a typo finds nothing)."""
+    if not mem.has_agent(agent):
+        known = ", ".join(a.name for a in mem.agents()) or "none yet"
+        err_console.print(
+            f"[yellow]warning:[/yellow] no agent {escape(repr(agent))} in "
+            f"{escape(str(mem.store.path))} (agents: {escape(known)}); nothing of it to find",
+            highlight=False,
+            soft_wrap=True,
+            markup=True,
+        )
+
+
 def _retrieve(
     text: str,
     recent: list[str] | None,
@@ -201,20 +225,19 @@ def _retrieve(
     deep: bool = False,
     llm: bool | None = None,  # llm phases
     record: bool | None = None,
+    max_sensitivity: int | None = None,
 ) -> tuple[Any, Any, str]:
     cfg = settings(config, db, agent)
     with open_memory(cfg) as mem:
-        if not mem.has_agent(cfg.agent):
-            known = ", ".join(a.name for a in mem.agents()) or "none yet"
-            err_console.print(
-                f"[yellow]warning:[/yellow] no agent {escape(repr(cfg.agent))} in "
-                f"{escape(str(cfg.db))} (agents: {escape(known)}); nothing of it to find",
-                highlight=False,
-                soft_wrap=True,
-                markup=True,
-            )
+        _warn_if_unknown(mem, cfg.agent)
         r = mem.retrieve(
-            text, recent=_recent(recent), limit=limit, deep=deep, llm=llm, record=record
+            text,
+            recent=_recent(recent),
+            limit=limit,
+            deep=deep,
+            llm=llm,
+            record=record,
+            max_sensitivity=max_sensitivity,
         )
         pack = mem.pack(r, query=text)
     return r, pack, text
@@ -225,13 +248,24 @@ def _retrieve(
 def search(
     text: Annotated[str, typer.Argument(help="What to search for.")],
     limit: Annotated[int | None, typer.Option("--limit", "-k", min=1, max=100)] = None,
+    max_sensitivity: SensitivityOpt = None,
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Hybrid search for a text, without conversation context; it records no turn."""
-    r, _, _ = _retrieve(text, None, db, agent, config, limit, llm=False, record=False)
+    r, _, _ = _retrieve(
+        text,
+        None,
+        db,
+        agent,
+        config,
+        limit,
+        llm=False,
+        record=False,
+        max_sensitivity=max_sensitivity,
+    )
     print_json(_retrieval_json(r)) if as_json else _print_results(r)
 
 
@@ -243,13 +277,16 @@ def retrieve(
     limit: Annotated[int | None, typer.Option("--limit", "-k", min=1, max=100)] = None,
     deep: Annotated[bool, typer.Option("--deep", help="Also search archived memories.")] = False,
     llm: LLMOpt = None,  # llm phases
+    max_sensitivity: SensitivityOpt = None,
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Retrieve the past episodes that matter for a new message."""
-    r, _, _ = _retrieve(text, recent, db, agent, config, limit, deep, llm=llm)  # llm phases
+    r, _, _ = _retrieve(
+        text, recent, db, agent, config, limit, deep, llm=llm, max_sensitivity=max_sensitivity
+    )
     print_json(_retrieval_json(r)) if as_json else _print_results(r)
 
 
@@ -259,16 +296,23 @@ def pack(
     text: Annotated[str, typer.Argument(help="The user's new message.")],
     recent: RecentOpt = None,
     llm: LLMOpt = None,  # llm phases
+    max_sensitivity: SensitivityOpt = None,
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Retrieve and print the MemoryPack for a new message."""
-    r, p, _ = _retrieve(text, recent, db, agent, config, None, llm=llm)  # llm phases
+    r, p, _ = _retrieve(
+        text, recent, db, agent, config, None, llm=llm, max_sensitivity=max_sensitivity
+    )
     if as_json:
         print_json({"pack": p.model_dump(mode="json"), "retrieval": _retrieval_json(r)})
         return
+    for d in r.degraded:  # e.g. the LLM phases fell back to the fast path
+        err_console.print(
+            f"[yellow]degraded:[/yellow] {escape(d)}", highlight=False, soft_wrap=True, markup=True
+        )
     if p.injected:
         sys.stdout.write(p.text + "\n")
     else:
@@ -285,7 +329,7 @@ def show(
 ) -> None:
     """Show one episode."""
     cfg = settings(config, db)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, embeds=False) as mem:
         ep = mem.get(episode_id)
     if as_json:
         print_json(ep.model_dump(mode="json"))
@@ -309,7 +353,7 @@ def delete(
     """Delete episodes by id (only the given agent's when --agent is set). Exits 1 when an
     id was not deleted (absent, or another agent's), after deleting the others."""
     cfg = settings(config, db)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, embeds=False) as mem:
         deleted = mem.delete(ids, agent=agent)
     missing = sorted(set(ids) - set(deleted))
     if as_json:
@@ -345,14 +389,16 @@ def stats(
         never_used(min_candidates=None, db=db, agent=agent, config=config, as_json=as_json)
         return
     cfg = settings(config, db)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, embeds=False) as mem:
         data = mem.stats()
+        if agent is not None:
+            _warn_if_unknown(mem, agent)
     if agent is not None:  # the file's totals stay; the per-agent rows narrow to this one
         data["agents"] = {agent: data["agents"].get(agent, {})}
     if as_json:
         print_json(data)
         return
-    table = Table(title=f"{cfg.db}: {data['episodes']} episodes, {data['bytes'] / 1e6:.2f} MB")
+    table = Table(title=f"{cfg.db}: {data['episodes']} episodes, {data['bytes'] / 2**20:.1f} MiB")
     table.add_column("agent")
     table.add_column("active", justify="right")
     table.add_column("archived", justify="right")
@@ -360,7 +406,9 @@ def stats(
         table.add_row(name, str(counts.get("active", 0)), str(counts.get("archived", 0)))
     console.print(table)
     console.print(
-        f"kinds: {data['kinds']}  ·  embedder: {data['embedder']}  ·  "
+        "kinds: "
+        + (", ".join(f"{k} {n}" for k, n in data["kinds"].items()) or "none")
+        + f"  ·  embedder: {data['embedder']}  ·  "
         f"full-text segments: {data['fulltext_segments']}  ·  "
         f"vector chunk: {data['vector_chunk_size']} rows",
         highlight=False,
@@ -377,7 +425,7 @@ def export(
 ) -> None:
     """Export episodes as JSONL (ids, times and metadata preserved)."""
     cfg = settings(config, db)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, embeds=False) as mem:
         if out is None:
             mem.export(sys.stdout, agent=agent)
             return
@@ -397,7 +445,7 @@ def backup(
 ) -> None:
     """Copy the whole memory file to DEST (everything, consistent while in use)."""
     cfg = settings(config, db)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, embeds=False) as mem:
         report = mem.backup(dest, overwrite=force)
     if as_json:
         print_json({**dataclasses.asdict(report), "path": str(report.path)})
@@ -438,7 +486,7 @@ def optimize(
     """Merge the full-text index into one segment (after bulk loads; imports do it)."""
     cfg = settings(config, db)
     with (
-        open_memory(cfg) as mem,
+        open_memory(cfg, embeds=False) as mem,
         progress_bar("rewriting vectors", enabled=vectors and not as_json) as bar,
     ):
         report = mem.optimize(vectors=vectors, progress=bar)
@@ -472,7 +520,8 @@ def doctor(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check the driver, extensions, the file's consistency and the configured endpoints."""
+    """Check the driver, extensions, the configuration, the file's consistency and the LLM
+    endpoint (when one is configured)."""
     from ..diagnostics import diagnose
 
     try:

@@ -74,7 +74,7 @@ def agent_create(
 def agent_list(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
     """List agents and their perspectives."""
     cfg = settings(config, db)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, embeds=False) as mem:
         rows = mem.agents()
     if as_json:
         print_json([_dump(r) for r in rows])
@@ -187,7 +187,7 @@ def train_scorer(
 ) -> None:
     """Train the agent's learned ranking scorer from its answered turns."""
     cfg = settings(config, db, agent)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, embeds=False) as mem:
         info = mem.train_scorer()
     if as_json:
         print_json(_dump(info))
@@ -219,7 +219,7 @@ def never_used(
 ) -> None:
     """List memories that are often retrieved but never used (candidate_count > 50, access 0)."""
     cfg = settings(config, db, agent)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, embeds=False) as mem:
         rows = mem.never_used(min_candidates=min_candidates)
     if as_json:
         print_json([r.model_dump(mode="json") for r in rows])
@@ -245,7 +245,7 @@ def life(
 ) -> None:
     """Show one memory's life: strength (per perspective), counts, level, status, learnings."""
     cfg = settings(config, db)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, embeds=False) as mem:
         view = mem.life_of(episode_id)
     ep = view.episode
     data = {
@@ -282,7 +282,7 @@ def plot_strength(
 ) -> None:
     """Plot strength over time and the level distribution, from the agent's sleeps."""
     cfg = settings(config, db, agent)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, embeds=False) as mem:
         path = mem.plot_strength(out)
     console.print(f"wrote {path}", highlight=False)
 

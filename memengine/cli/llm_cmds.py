@@ -125,7 +125,8 @@ def llm_check(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
                 if outcome.unknown_ids:
                     detail += f"; invented ids {outcome.unknown_ids}"
             checks["rerank"] = (ok, detail)
-        checks["response_format"] = (True, client.response_format_in_use)
+            # what the phases just used (known only once they ran)
+            checks["response_format"] = (True, client.response_format_in_use)
     if as_json:
         print_json({"checks": checks})
     else:

@@ -141,7 +141,10 @@ def sync_file(path: Path) -> None:
 
 
 def _taken(dest: Path) -> InvalidInput:
-    return InvalidInput(f"{dest} exists: choose another name or overwrite it (--force)")
+    return InvalidInput(
+        f"{dest} exists: choose another name or overwrite it "
+        "(overwrite=True; memengine backup --force)"
+    )
 
 
 def put_in_place(partial: Path, dest: Path, *, overwrite: bool) -> None:
