@@ -38,9 +38,14 @@ MAX_ID = 2**63 - 1
 MAX_DAY_RANGE = 365 * 200
 """The widest ``day_range`` accepted (200 years; None searches all time)."""
 
-ROLES = {"user": "user", "partner": "partner", "system": "system"}
+ROLES = {
+    "user": "user",
+    "partner": "partner",
+    "system": "system",
+    "assistant": "partner",
+    "companion": "partner",
+}
 """A recent message's role, with the names other chat APIs give the partner."""
-ROLES.update(assistant="partner", companion="partner")
 
 
 def clean_text(text: str | None, what: str) -> str | None:

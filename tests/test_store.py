@@ -179,7 +179,7 @@ def test_read_only_check_names_the_file(db_path: Path, clock: FixedClock, monkey
     monkeypatch.setattr(
         os, "access", lambda p, mode: False if Path(p) == db_path else real_access(p, mode)
     )
-    with pytest.raises(ReadOnlyDatabase, match=f"{db_path} is read-only: open it read-only"):
+    with pytest.raises(ReadOnlyDatabase, match=f"{db_path} is read-only \\(to search or export it"):
         Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, read_only=None) as mem:
         assert mem.read_only  # None: read-only because this process cannot write it

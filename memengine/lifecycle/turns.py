@@ -66,9 +66,8 @@ def after_retrieve(
     rng: np.random.Generator,
 ) -> Retrieval:
     """Rank (when ``ranking="life"``), record the turn (when ``record`` and the store knows
-    ``agent``) and recall archived results (when ``deep`` and ``recall``); a read-only store
-    does neither,
-    and its archived results stay archived."""
+    ``agent``) and recall archived results (when ``deep`` and ``recall``). A read-only store
+    does neither: its archived results stay archived."""
     results = list(retrieval.results)
     if not deep:
         results = [r for r in results if r.episode.status == "active"]

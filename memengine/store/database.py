@@ -146,11 +146,7 @@ class Store:
                 raise ReadOnlyDatabase(f"{self.path} is read-only: {msg}") from exc
             raise StoreError(f"{self.path}: {msg}") from exc
         meta = self.meta()
-        if "embedder_id" not in meta:
-            if self.read_only:
-                raise ReadOnlyDatabase(
-                    f"{self.path} has never been written by memengine and is open read-only"
-                )
+        if "embedder_id" not in meta:  # (a read-only open refuses the write with its reason)
             with self.connections.write() as w:
                 vectors.create_vector_table(w, dimension)
                 self._set_meta(
@@ -726,20 +722,16 @@ def _check_current(path: Path, version: int) -> None:
 
 def _check_writable(path: Path) -> None:
     folder = path.parent if str(path.parent) else Path(".")
+    hint = (
+        " (to search or export it, open it read-only: Memory.open(..., read_only=True); "
+        "the CLI does so by itself)"
+    )
     if path.exists() and not os.access(path, os.W_OK):
-        raise ReadOnlyDatabase(
-            f"{path} is read-only: open it read-only to search or export it "
-            "(Memory.open(..., read_only=True); the CLI does so by itself)"
-        )
+        raise ReadOnlyDatabase(f"{path} is read-only{hint}")
     if not folder.exists():
         raise StoreError(f"folder {folder} does not exist")
     if not os.access(folder, os.W_OK):
-        hint = (
-            " (to search or export the file, open it read-only: Memory.open(..., "
-            "read_only=True); the CLI does so by itself)"
-            if path.exists()
-            else ""
-        )
         raise ReadOnlyDatabase(
-            f"folder {folder} is not writable: SQLite needs it for the -wal and -shm files{hint}"
+            f"folder {folder} is not writable: SQLite needs it for the -wal and -shm files"
+            + (hint if path.exists() else "")
         )
