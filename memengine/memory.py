@@ -247,11 +247,12 @@ class Memory:
             raise InvalidInput(f"invalid episode: {problems}") from exc
 
     def _validated(self, ep: NewEpisode) -> NewEpisode:
-        user = args.clean_text(ep.user_text, "user text")
-        reply = args.clean_text(ep.reply_text, "reply text")
+        # a side that shows nothing is no side (an exchange needs one that does)
+        user = _shown(args.clean_text(ep.user_text, "user text"))
+        reply = _shown(args.clean_text(ep.reply_text, "reply text"))
         content = args.clean_text(ep.content, "content")
         if ep.kind is EpisodeKind.exchange:
-            if not ((user and not is_blank(user)) or (reply and not is_blank(reply))):
+            if user is None and reply is None:
                 raise InvalidInput("an exchange needs non-empty user or reply text")
         elif not (content and not is_blank(content)):
             raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
@@ -815,3 +816,8 @@ def _episode_text(ep: NewEpisode) -> str:
 
 def _text(ep: Episode) -> str:
     return ep.text
+
+
+def _shown(text: str | None) -> str | None:
+    """``text``, or None when it shows nothing."""
+    return None if text is None or is_blank(text) else text

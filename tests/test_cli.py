@@ -198,7 +198,16 @@ def test_reembed_moves_a_file_to_an_openai_compatible_embedder(db: str, tmp_path
         assert loose.exit_code == 1 and "FAIL  cosine constants" in loose.output
         with conf.open("a") as fh:
             fh.write("[retrieval]\nrelevance_threshold = 0.5\nstatement_min_cosine = 0.9\n")
-        assert "FAIL" not in run("doctor", "--db", db).output
+        doctor = run("doctor", "--db", db).output
+        assert "FAIL" not in doctor and "ok  embedder: openai:scripted-embed:16" in doctor
+        refused = tmp_path / "refused.toml"  # nothing listens on port 9
+        refused.write_text(
+            conf.read_text()
+            .replace(srv.base_url, "http://127.0.0.1:9/v1")
+            .replace("[embedder]\n", "[embedder]\nmax_retries = 0\n")
+        )
+        dead = run("doctor", "--db", db, "--config", str(refused), ok=False)
+        assert dead.exit_code == 1 and "FAIL  embedder:" in dead.output
         out = json.loads(run("retrieve", "wedding", "--db", db, "--json").output)
         assert out["results"]
 

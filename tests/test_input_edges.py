@@ -141,6 +141,8 @@ def test_text_that_shows_nothing_is_empty(mem: Memory) -> None:
             mem.retrieve(blank)
     assert mem.stats()["episodes"] == 0
     mem.add("👍\u200d")  # a visible character with a joiner is text
+    reply_only = mem.add_exchange("  \u200b ", "Good morning!")
+    assert mem.get(reply_only).user_text is None  # a side that shows nothing is no side
 
 
 def test_one_agent_name_typed_two_ways_is_one_agent(mem: Memory) -> None:

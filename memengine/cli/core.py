@@ -199,7 +199,7 @@ def import_(
     if as_json:
         print_json({"format": fmt, "imported": len(ids)})
     else:
-        console.print(f"imported {len(ids)} episodes ({fmt})")
+        console.print(f"imported {len(ids)} episode{'' if len(ids) == 1 else 's'} ({fmt})")
 
 
 def _warn_if_unknown(mem: Any, agent: str) -> None:
