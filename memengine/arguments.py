@@ -8,18 +8,22 @@ naming the argument, before anything is written.
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Sequence
 
+from .clock import ensure_aware
 from .errors import InvalidInput, NotFound
-from .models import EpisodeKind, Message
+from .models import EpisodeKind, Message, NewEpisode
 from .text import has_surrogate, is_blank, scrub
 
 __all__ = [
     "MAX_DAY_RANGE",
     "MAX_EPISODE_CHARS",
     "MAX_ID",
+    "ROLES",
     "agent_name",
+    "checked_episode",
     "clean_text",
     "episode_id",
     "is_int",
@@ -61,6 +65,41 @@ def clean_text(text: str | None, what: str) -> str | None:
             f"{what} is {len(text):,} characters; the limit is {MAX_EPISODE_CHARS:,}"
         )
     return text
+
+
+def checked_episode(ep: NewEpisode) -> NewEpisode:
+    """``ep`` checked and normalised for storage: its texts scrubbed, a side of an exchange
+    that shows nothing dropped (one must remain; other kinds need content), its agent name
+    in NFC, its tags scrubbed, its time given a zone; InvalidInput for what cannot be stored
+    (metadata that is not JSON, …)."""
+    user = _shown(clean_text(ep.user_text, "user text"))
+    reply = _shown(clean_text(ep.reply_text, "reply text"))
+    content = clean_text(ep.content, "content")
+    if ep.kind is EpisodeKind.exchange:
+        if user is None and reply is None:
+            raise InvalidInput("an exchange needs non-empty user or reply text")
+    elif content is None or is_blank(content):
+        raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
+    if ep.metadata:
+        try:
+            json.dumps(ep.metadata, ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError) as exc:  # UnicodeEncodeError: a lone surrogate
+            raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from exc
+    return ep.model_copy(
+        update={
+            "agent": agent_name(ep.agent),
+            "user_text": user,
+            "reply_text": reply,
+            "content": content,
+            "tags": tuple(scrub(tag) for tag in ep.tags),
+            "occurred_at": ensure_aware(ep.occurred_at),
+        }
+    )
+
+
+def _shown(text: str | None) -> str | None:
+    """``text``, or None when it shows nothing."""
+    return None if text is None or is_blank(text) else text
 
 
 def is_int(value: object) -> bool:

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import ConfigError
 
@@ -102,6 +102,13 @@ class RetrievalConfig(_Section):
     answer_type_weight: float = Field(0.3, ge=0.0)  # bonus when a text holds the asked time/number
     next_turn_candidates: int = Field(3, ge=0, le=20)  # … that asked: the next turn may answer
     next_turn_factor: float = Field(0.8, ge=0.0, le=1.0)  # … and gets this share of their score
+
+    @field_validator("max_sensitivity", mode="before")
+    @classmethod
+    def _a_level_not_a_switch(cls, value: object) -> object:
+        if isinstance(value, bool):  # pydantic would read true as level 1
+            raise ValueError("a sensitivity level is 0, 1, 2 or 3, not true/false")
+        return value
 
 
 class LLMConfig(_Section):

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from .arguments import checked_episode
 from .errors import InvalidInput
 from .models import EpisodeKind, NewEpisode
 
@@ -154,10 +155,11 @@ def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Ite
 def read_conversations(
     path: Path, fmt: Literal["locomo", "memsets"], *, agent: str, per_conversation: bool = False
 ) -> list[NewEpisode]:
-    """Every episode of a LoCoMo or memsets file, for ``agent``; with ``per_conversation``
-    each conversation gets its own agent, ``<agent>/<conversation id>`` (so two files'
-    conversations of one id stay apart when their ``agent`` differs). InvalidInput names
-    what a malformed file lacks, before anything is stored."""
+    """Every episode of a LoCoMo or memsets file, for ``agent``, each checked as it would be
+    stored (:func:`.arguments.checked_episode`); with ``per_conversation`` each conversation
+    gets its own agent, ``<agent>/<conversation id>`` (so two files' conversations of one id
+    stay apart when their ``agent`` differs). InvalidInput names what a malformed file
+    lacks, or the episode that cannot be stored, before anything is."""
     data = json.loads(path.read_text(encoding="utf-8"))
 
     def owner(conversation_id: object) -> str:
@@ -178,4 +180,10 @@ def read_conversations(
         raise InvalidInput(f"{path}: not a valid {fmt} file: a record lacks {exc}") from exc
     except (TypeError, AttributeError, ValueError) as exc:  # ValidationError is a ValueError
         raise InvalidInput(f"{path}: not a valid {fmt} file: {exc}") from exc
+    for ep in episodes:
+        try:
+            checked_episode(ep)
+        except InvalidInput as exc:
+            where = ep.metadata.get("exchange_id") or ep.metadata.get("dia_id") or "?"
+            raise InvalidInput(f"{path}: {ep.agent} {where}: {exc}") from exc
     return episodes

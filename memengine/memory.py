@@ -12,7 +12,6 @@ validates input, batches embedding and writing, and hands retrieval to the
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import threading  # llm phases
@@ -247,37 +246,16 @@ class Memory:
             raise InvalidInput(f"invalid episode: {problems}") from exc
 
     def _validated(self, ep: NewEpisode) -> NewEpisode:
-        # a side that shows nothing is no side (an exchange needs one that does)
-        user = _shown(args.clean_text(ep.user_text, "user text"))
-        reply = _shown(args.clean_text(ep.reply_text, "reply text"))
-        content = args.clean_text(ep.content, "content")
-        if ep.kind is EpisodeKind.exchange:
-            if user is None and reply is None:
-                raise InvalidInput("an exchange needs non-empty user or reply text")
-        elif not (content and not is_blank(content)):
-            raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
-        agent = self._agent(ep.agent)
-        if ep.metadata:
-            try:
-                json.dumps(ep.metadata, ensure_ascii=False).encode("utf-8")
-            except (TypeError, ValueError) as exc:  # UnicodeEncodeError: a lone surrogate
-                raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from exc
+        """``ep`` as it is stored: checked (:func:`.arguments.checked_episode`), its agent
+        as this file knows it, its strength defaulted by kind."""
+        agent = self._agent(ep.agent)  # before the check puts the name in NFC
+        ep = args.checked_episode(ep)
         strength = ep.strength
         if strength is None and ep.kind is EpisodeKind.education:
             strength = self.config.lifecycle.read_only_strength
         elif strength is None:
             strength = self.config.lifecycle.initial_strength
-        return ep.model_copy(
-            update={
-                "agent": agent,
-                "user_text": user,
-                "reply_text": reply,
-                "content": content,
-                "tags": tuple(scrub(tag) for tag in ep.tags),
-                "occurred_at": ensure_aware(ep.occurred_at),
-                "strength": strength,
-            }
-        )
+        return ep.model_copy(update={"agent": agent, "strength": strength})
 
     def add_many(
         self,
@@ -461,7 +439,9 @@ class Memory:
             extra_queries=[scrub(q) for q in queries],
             limit=self.config.retrieval.max_candidates if ranking == "life" else limit,
         )
-        retrieval = retrieval.model_copy(update={"agent": agent_name})
+        retrieval = retrieval.model_copy(
+            update={"agent": agent_name, "max_sensitivity": max_sensitivity}
+        )
         return life.after_retrieve(
             self.store,
             self.embedder,
@@ -545,13 +525,18 @@ class Memory:
         """Render a retrieval as a MemoryPack (empty when nothing should be injected).
 
         The agent's principles are always included, in their own token budget
-        (``[lifecycle] principle_token_budget``), unless ``principles`` is False.
+        (``[lifecycle] principle_token_budget``), unless ``principles`` is False;
+        like the results, only those within the retrieval's ``max_sensitivity``.
         """
         # lifecycle: the agent's principles, whatever the query
         rules: list[Episode] = []
         if principles:
             owner = self._agent(agent if agent is not None else retrieval.agent)
-            rules = life.principles(self.store, owner)
+            rules = [
+                p
+                for p in life.principles(self.store, owner)
+                if p.sensitivity <= retrieval.max_sensitivity
+            ]
             if rules:
                 ids = {p.id for p in rules}
                 kept = tuple(r for r in retrieval.results if r.episode.id not in ids)
@@ -570,9 +555,14 @@ class Memory:
         (past the room for floats in ``vector_cache_mb``) or ``"vec0"`` (past it all)."""
         return self.store.warm(self._agent(agent))
 
-    def stats(self) -> dict[str, Any]:
-        """Counts per agent, kind and status, file size and embedder."""
-        return self.store.stats()
+    def stats(self, *, agent: str | None = None) -> dict[str, Any]:
+        """Counts per agent, kind and status, file size and embedder; with ``agent``, the
+        per-agent counts of that agent only (the file's totals stay)."""
+        data = self.store.stats()
+        if agent is not None:
+            name = self._agent(agent)
+            data["agents"] = {name: data["agents"].get(name, {})}
+        return data
 
     def check(self) -> ConsistencyReport:
         """Run the consistency check (every episode has its vector and full-text rows)."""
@@ -816,8 +806,3 @@ def _episode_text(ep: NewEpisode) -> str:
 
 def _text(ep: Episode) -> str:
     return ep.text
-
-
-def _shown(text: str | None) -> str | None:
-    """``text``, or None when it shows nothing."""
-    return None if text is None or is_blank(text) else text

@@ -153,6 +153,8 @@ class Retrieval(_Model):
     component). None when no window was read."""
     agent: str | None = None
     """The agent searched (whose principles a pack of this retrieval carries)."""
+    max_sensitivity: int = 3
+    """The most sensitive episodes searched (0–3); a pack carries no principle above it."""
     signals: dict[str, float] = Field(default_factory=dict)
     """What the fast path's should-inject decision read: ``asks`` and ``evidence`` (1 or 0),
     ``top_cosine``, the query's lexical ``reach`` (with ``adaptive_weights``) and, with the

@@ -35,6 +35,8 @@ _WEEKDAYS = {
 }
 _SENTENCE = re.compile(r"(?<=[。！？!?])\s*|(?<=\.)\s+")
 _HEADER = "[EPISODE_EVIDENCE]"
+COPY_WINDOW_S = 600
+"""Episodes of one text this close in time are copies of one memory (ten minutes)."""
 _HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
 _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
 
@@ -143,7 +145,8 @@ def build_pack(
 
     Nothing is injected when the retrieval decided not to (``should_inject``
     false) and there are no principles: the pack text is then empty. An episode
-    whose text and day repeat one already in the pack is left out.
+    whose text repeats one already in the pack, within :data:`COPY_WINDOW_S`, is
+    left out (the same words at another time are another event).
     """
     lang = retrieval.language
     strat: Strategy = strategy or retrieval.injection_strategy
@@ -169,14 +172,14 @@ def build_pack(
         header_cost = estimate_tokens(_HEADER)
         used = header_cost
         evidence: list[str] = []
-        seen: set[tuple[str, object]] = set()
+        seen: dict[str, list[float]] = {}
         for item in retrieval.results:
             if item.relevance == "low":
                 continue
-            same = (" ".join(item.episode.text.split()), item.episode.occurred_at.date())
-            if same in seen:  # a copy (added twice, imported again) says nothing new
-                continue
-            seen.add(same)
+            text, at = " ".join(item.episode.text.split()), item.episode.occurred_at.timestamp()
+            if any(abs(at - t) <= COPY_WINDOW_S for t in seen.get(text, ())):
+                continue  # a copy (added twice, imported again) says nothing new
+            seen.setdefault(text, []).append(at)
             block = render_episode(
                 item, lang, query=query, strategy=strat, max_chars=max_chars_per_utterance
             )

@@ -117,3 +117,94 @@ def test_an_empty_perspective_is_named_so(
         args += ["-p", p]
     result = runner.invoke(app, args)
     assert result.exit_code == 1 and "a perspective is a non-empty string" in result.output
+
+
+def test_principles_above_the_sensitivity_asked_stay_out_of_the_pack(
+    db_path: Path, clock: FixedClock
+) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add("never reveal the bank PIN 4921", kind="principle", sensitivity=3)
+        mem.add("answer kindly", kind="principle")
+        mem.add("my bank is on Elm Street", kind="fact")
+        cautious = mem.pack(mem.retrieve("bank", max_sensitivity=0), query="bank")
+        assert "answer kindly" in cautious.text and "4921" not in cautious.text
+        assert "4921" in mem.pack(mem.retrieve("bank"), query="bank").text
+
+
+def test_the_same_words_at_another_time_are_another_event(db_path: Path, clock: FixedClock) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        morning = clock() - timedelta(hours=12)
+        mem.add_exchange("took my pill", "Good.", occurred_at=morning)
+        mem.add_exchange("took my pill", "Good.", occurred_at=clock())
+        r = mem.retrieve("did I take my pill today?")
+        assert mem.pack(r, query="pill").text.count("User: took my pill") == 2
+
+
+def test_a_bad_exchange_late_in_a_memsets_file_imports_nothing(
+    cli_env: None, tmp_path: Path
+) -> None:
+    exchanges = [
+        {
+            "id": f"e{i}",
+            "user": f"note {i} about the garden",
+            "partner": "ok",
+            "at": "2026-01-01T10:00:00+00:00",
+        }
+        for i in range(300)
+    ]
+    exchanges[290] = {"id": "e290", "user": " ", "partner": "", "at": "2026-01-01T10:00:00"}
+    data = {"conversations": [{"id": "c1", "sessions": [{"id": "s1", "exchanges": exchanges}]}]}
+    bad = tmp_path / "ms.json"
+    bad.write_text(json.dumps(data))
+    db = tmp_path / "ms.db"
+    result = runner.invoke(app, ["import", str(bad), "--db", str(db)])
+    assert result.exit_code == 1
+    assert "e290" in result.output and "non-empty user or reply text" in result.output
+    assert not db.exists()
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"user_text": "hi", "occurred_at": "2026-01-01T10:00:00+00:00"}\n')
+    jsonl = runner.invoke(app, ["import", str(dump), "--agent-per-conversation", "--db", str(db)])
+    assert jsonl.exit_code == 1 and "is for LoCoMo and memsets files" in jsonl.output
+    assert not db.exists()
+
+
+def test_stats_of_an_agent_typed_another_way(cli_env: None, tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    runner.invoke(app, ["add", "ギターを始めた", "--agent", "がっこう", "--db", db])
+    out = runner.invoke(app, ["stats", "--agent", "か\u3099っこう", "--db", db, "--json"])
+    assert out.exit_code == 0
+    assert json.loads(out.stdout)["agents"] == {"がっこう": {"active": 1}}
+
+
+def test_commands_that_embed_nothing_open_a_file_of_another_embedder(
+    cli_env: None, tmp_path: Path
+) -> None:
+    db = tmp_path / "other.db"
+    with Memory.open(db, embedder=HashEmbedder(32, name="other")) as mem:
+        ids = [mem.add(f"fact {i} about tea", kind="fact") for i in range(3)]
+    for args in (
+        ["show", str(ids[0])],
+        ["delete", str(ids[0])],
+        ["optimize"],
+        ["backup", str(tmp_path / "copy.db")],
+        ["agent", "create", "bob", "-p", "cost"],
+        ["agent", "list"],
+        ["life", str(ids[1])],
+        ["never-used"],
+    ):
+        result = runner.invoke(app, [*args, "--db", str(db)])
+        assert result.exit_code == 0, (args, result.output)
+    refused = runner.invoke(app, ["search", "tea", "--db", str(db)])
+    assert refused.exit_code == 1 and "memengine reembed" in refused.output
+    with Memory.open(db, embedder=HashEmbedder(32, name="other")) as mem:
+        assert mem.stats()["episodes"] == 2 and mem.check().ok
+
+
+def test_max_sensitivity_true_is_no_level(tmp_path: Path) -> None:
+    from memengine import ConfigError
+    from memengine.config import load_config
+
+    toml = tmp_path / "m.toml"
+    toml.write_text("[retrieval]\nmax_sensitivity = true\n")
+    with pytest.raises(ConfigError, match="not true/false"):
+        load_config(toml, environ={})

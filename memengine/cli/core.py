@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ..arguments import ROLES
 from ..errors import ConfigError, InvalidInput
 from ._app import (
     AgentOpt,
@@ -69,7 +70,7 @@ def _recent(values: list[str] | None) -> list[dict[str, str]]:
     out = []
     for v in values or []:
         role, sep, text = v.partition(":")
-        if sep and role.strip().lower() in {"user", "partner", "assistant"}:
+        if sep and role.strip().lower() in ROLES:
             out.append({"role": role.strip().lower(), "text": text.strip()})
         else:
             out.append({"role": "user", "text": v})
@@ -183,6 +184,11 @@ def import_(
     if not path.exists():
         raise InvalidInput(f"no such file: {path}")
     fmt = detect_format(path)
+    if fmt == "jsonl" and per_conversation:
+        raise InvalidInput(
+            "--agent-per-conversation is for LoCoMo and memsets files: a JSONL export keeps "
+            "each episode's agent (--agent puts them all in one)"
+        )
     episodes = (  # read before the file is opened: a malformed one creates nothing
         None
         if fmt == "jsonl"
@@ -390,11 +396,9 @@ def stats(
         return
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        data = mem.stats()
+        data = mem.stats(agent=agent)
         if agent is not None:
             _warn_if_unknown(mem, agent)
-    if agent is not None:  # the file's totals stay; the per-agent rows narrow to this one
-        data["agents"] = {agent: data["agents"].get(agent, {})}
     if as_json:
         print_json(data)
         return

@@ -61,7 +61,7 @@ def agent_create(
 ) -> None:
     """Create an agent, or add perspectives to an existing one."""
     cfg = settings(config, db)
-    with open_memory(cfg, create=True) as mem:
+    with open_memory(cfg, create=True, embeds=False) as mem:
         row = mem.create_agent(name, perspectives=perspective or [])
     if as_json:
         print_json(_dump(row))
