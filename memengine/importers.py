@@ -64,7 +64,8 @@ _JSONL_FIELDS = set(NewEpisode.model_fields)
 
 
 def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
-    """Episodes from a memengine JSONL export (ids, times, metadata preserved)."""
+    """Episodes from a memengine JSONL export (ids, times, metadata preserved), each checked
+    as it would be stored (:func:`.arguments.checked_episode`); InvalidInput names the line."""
     try:
         fh = path.open(encoding="utf-8")
     except OSError as exc:
@@ -81,7 +82,11 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
                 fields = {k: v for k, v in raw.items() if k in _JSONL_FIELDS}
                 if agent is not None:
                     fields["agent"] = agent
-                yield NewEpisode.model_validate(fields)
+                episode = NewEpisode.model_validate(fields)
+                try:
+                    yield checked_episode(episode)
+                except InvalidInput as exc:
+                    raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
         except ValidationError as exc:

@@ -601,7 +601,20 @@ class Memory:
         failure while writing keeps the batches written before it.
         """
         self._writable()
-        eps = list(read_jsonl(Path(path), agent=agent))
+        episodes = read_jsonl(Path(path), agent=agent)
+        return self.import_episodes(episodes, keep_ids=keep_ids, progress=progress)
+
+    def import_episodes(
+        self,
+        episodes: Iterable[NewEpisode],
+        *,
+        keep_ids: bool = True,
+        progress: Progress | None = None,
+    ) -> list[int]:
+        """Store episodes read from elsewhere (:mod:`memengine.importers`) as
+        :meth:`import_` does: all checked, and their ids looked up, before any is written."""
+        self._writable()
+        eps = list(episodes)
         if not keep_ids:
             eps = [e.model_copy(update={"id": None}) for e in eps]
         for ep in eps:  # every line checked before anything is written

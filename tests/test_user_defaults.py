@@ -166,6 +166,11 @@ def test_a_bad_exchange_late_in_a_memsets_file_imports_nothing(
     jsonl = runner.invoke(app, ["import", str(dump), "--agent-per-conversation", "--db", str(db)])
     assert jsonl.exit_code == 1 and "is for LoCoMo and memsets files" in jsonl.output
     assert not db.exists()
+    with dump.open("a") as fh:  # line 2 cannot be stored
+        fh.write('{"kind": "fact", "content": "\\u200b", "occurred_at": "2026-01-01T10:00:00Z"}\n')
+    bad_line = runner.invoke(app, ["import", str(dump), "--db", str(db)])
+    assert bad_line.exit_code == 1 and "dump.jsonl:2: invalid episode" in bad_line.output
+    assert not db.exists()
 
 
 def test_stats_of_an_agent_typed_another_way(cli_env: None, tmp_path: Path) -> None:

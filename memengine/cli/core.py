@@ -178,7 +178,7 @@ def import_(
     as_json: JsonOpt = False,
 ) -> None:
     """Import episodes from a file (format detected)."""
-    from ..importers import detect_format, read_conversations
+    from ..importers import detect_format, read_conversations, read_jsonl
 
     cfg = settings(config, db, agent)
     if not path.exists():
@@ -189,8 +189,9 @@ def import_(
             "--agent-per-conversation is for LoCoMo and memsets files: a JSONL export keeps "
             "each episode's agent (--agent puts them all in one)"
         )
-    episodes = (  # read before the file is opened: a malformed one creates nothing
-        None
+    # read and checked before the file is opened: a malformed one creates nothing
+    episodes = (
+        list(read_jsonl(path, agent=agent))
         if fmt == "jsonl"
         else read_conversations(path, fmt, agent=cfg.agent, per_conversation=per_conversation)
     )
@@ -198,8 +199,8 @@ def import_(
         open_memory(cfg, create=True) as mem,
         progress_bar(f"importing {path.name}", enabled=not as_json) as bar,
     ):
-        if episodes is None:
-            ids = mem.import_(path, agent=agent, keep_ids=not new_ids, progress=bar)
+        if fmt == "jsonl":
+            ids = mem.import_episodes(episodes, keep_ids=not new_ids, progress=bar)
         else:
             ids = mem.add_many(episodes, progress=bar, total=len(episodes))
     if as_json:
