@@ -600,8 +600,7 @@ class Memory:
         line is checked, and the ids looked up, before anything is written; a
         failure while writing keeps the batches written before it.
         """
-        self._writable()
-        episodes = read_jsonl(Path(path), agent=agent)
+        episodes = read_jsonl(Path(path), agent=agent)  # read by import_episodes, after its check
         return self.import_episodes(episodes, keep_ids=keep_ids, progress=progress)
 
     def import_episodes(
