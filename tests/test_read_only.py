@@ -18,11 +18,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from memengine import FixedClock, Memory, NewEpisode, ReadOnlyDatabase, StoreError
+from memengine import FixedClock, Memory, NewEpisode, NotFound, ReadOnlyDatabase, StoreError
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.store.database import FTS_NOT_CHECKED
 
@@ -97,12 +98,39 @@ def test_a_read_only_open_beside_a_writer_sees_its_log(written: Path, clock: Fix
         assert m.stats()["episodes"] == 5 and m.check().ok
 
 
-def test_a_file_changed_under_an_immutable_reader_is_not_called_damaged(
+def test_an_immutable_reader_follows_a_writer_that_came_after_it(
+    written: Path, clock: FixedClock
+) -> None:
+    """A reader opened ``immutable`` (no writer then) reads through the writer's ``-shm``
+    once one has the file open, and sees its commits; once the writer has closed the
+    file it reads it ``immutable`` again, as it now is."""
+    reader = Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=True)
+    try:
+        assert reader.store.connections.access == "immutable"
+        assert reader.stats()["episodes"] == 3
+        with ThreadPoolExecutor(1) as other:  # a thread that holds a connection of its own
+            assert other.submit(lambda: reader.stats()["episodes"]).result() == 3
+            with Memory.open(written, embedder=HashEmbedder(), clock=clock) as writer:
+                writer.add_exchange("The plumber comes on Friday", "Good.")
+                assert reader.stats()["episodes"] == 4
+                assert other.submit(lambda: reader.stats()["episodes"]).result() == 4
+                assert reader.store.connections.access == "ro"
+                r = reader.retrieve("when does the plumber come", day_range=None)
+                assert "plumber" in r.results[0].episode.text
+                writer.add_exchange("The plumber moved to Monday", "Noted.")
+                assert reader.stats()["episodes"] == 5  # mode=ro: each read sees the last commit
+        # the reader's open -shm keeps the writer from folding its log in on close
+        assert reader.stats()["episodes"] == 5 and reader.check().ok
+    finally:
+        reader.close()
+
+
+def test_an_immutable_reader_reads_a_file_rewritten_between_its_reads(
     written: Path, clock: FixedClock
 ) -> None:
     reader = Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=True)
     try:
-        assert reader.store.connections.access == "immutable"
+        assert reader.retrieve("what is my cat called", day_range=None).results
         with Memory.open(written, embedder=HashEmbedder(), clock=clock) as writer:
             writer.add_many(
                 NewEpisode(
@@ -112,9 +140,40 @@ def test_a_file_changed_under_an_immutable_reader_is_not_called_damaged(
             )
             writer.delete([1, 2])
             writer.optimize()
-        with pytest.raises(StoreError, match="was changed by a writer") as caught:
-            reader.retrieve("garden note", day_range=None)  # its pages no longer hold together
+        # every page it had read may have moved; the next read opens the file anew
+        r = reader.retrieve("garden note", day_range=None)
+        assert r.results and "garden" in r.results[0].episode.text
+        assert reader.store.connections.access == "immutable"  # the writer closed it
+        assert reader.stats()["episodes"] == 301
+        with pytest.raises(NotFound):
+            reader.get(1)
+        assert reader.check().ok
+    finally:
+        reader.close()
+
+
+def test_a_file_changed_during_an_immutable_read_is_not_called_damaged(
+    written: Path, clock: FixedClock
+) -> None:
+    reader = Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=True)
+    try:
+        connections = reader.store.connections
+        with (
+            pytest.raises(StoreError, match="was changed by a writer") as caught,
+            connections.read() as cur,
+        ):
+            assert cur.execute("SELECT count(*) FROM episodes").fetchone()[0] == 3
+            with Memory.open(written, embedder=HashEmbedder(), clock=clock) as writer:
+                writer.add_many(
+                    NewEpisode(kind="fact", content=f"note {i} " * 200, occurred_at=T0)
+                    for i in range(300)
+                )
+                writer.delete([1, 2, 3])
+                writer.optimize()
+            cur.execute("SELECT sum(length(content)) FROM episodes").fetchall()
+            cur.execute("PRAGMA quick_check").fetchall()  # the same snapshot, now torn
         assert "damaged" not in str(caught.value)
+        assert reader.stats()["episodes"] == 300  # the next read sees the file as it is
     finally:
         reader.close()
 
@@ -288,3 +347,37 @@ def test_the_cli_reads_a_file_it_cannot_write(locked_folder: Path) -> None:
     )
     assert _digest(locked_folder) == before
     assert sorted(p.name for p in locked_folder.parent.iterdir()) == listing
+
+
+def test_the_cli_names_a_log_it_cannot_read(written: Path, clock: FixedClock) -> None:
+    """A copy with changes in its ``-wal`` and no ``-shm``, in a folder the reader cannot
+    write: SQLite would need a ``-shm`` to read the log, so the reader is told so rather
+    than shown the file without the log's changes."""
+    prefix = _as_reader()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: no user here lacks write access")
+    folder = Path(tempfile.mkdtemp(prefix="memengine-ro-"))
+    with Memory.open(written, embedder=HashEmbedder(), clock=clock) as writer:
+        writer.add_exchange("The plumber comes on Friday", "Good.")
+        shutil.copy(written, folder / "m.db")
+        shutil.copy(f"{written}-wal", folder / "m.db-wal")
+    (folder / "m.db").chmod(0o644)
+    (folder / "m.db-wal").chmod(0o644)
+    folder.chmod(0o555)
+    try:
+        done = subprocess.run(
+            [*prefix, sys.executable, "-m", "memengine", "stats", "--db", str(folder / "m.db")],
+            capture_output=True,
+            text=True,
+            env={k: v for k, v in os.environ.items() if not k.startswith("MEMENGINE_")},
+            cwd=folder,
+            timeout=120,
+        )
+        listing = sorted(p.name for p in folder.iterdir())
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder)
+    assert done.returncode == 1, done.stdout + done.stderr
+    message = " ".join(done.stderr.split())
+    assert "has changes in its write-ahead log (m.db-wal)" in message, message
+    assert listing == ["m.db", "m.db-wal"]

@@ -34,13 +34,21 @@ from ..errors import ConfigError, DatabaseLocked, ExtensionError, ReadOnlyDataba
 from .process_lock import process_lock_for
 from .write_queue import write_queue_for
 
-__all__ = ["Access", "Connections", "DriverInfo", "driver_info", "sqlite_module"]
+__all__ = [
+    "Access",
+    "Connections",
+    "DriverInfo",
+    "driver_info",
+    "read_only_access",
+    "sqlite_module",
+]
 
 Access = Literal["rw", "ro", "immutable"]
 """How the file is opened: read-write; read-only (``mode=ro``: other processes may
 still write, SQLite's locks keep each read consistent); or read-only and
 ``immutable`` (no locks and no ``-shm``/``-wal`` files made: for a file no
-writer has open; nothing may change it while it is open so)."""
+writer has open; a read that finds the file changed or a writer come since
+reopens it as it then is, see :meth:`Connections.read`)."""
 
 MIN_STDLIB_VERSION = (3, 45, 0)
 BUSY_TIMEOUT_MS = 10_000
@@ -133,33 +141,41 @@ class Connections:
         self.access: Access = access
         self._why = why
         self._stamp = _stamp(path) if access == "immutable" else None
-        module = sqlite_module()
-        self.module = module
-        options: dict[str, Any] = {"check_same_thread": False, "isolation_level": None}
-        if access != "rw":  # a file URI: SQLite itself refuses every write
-            uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-            if access == "immutable":
-                uri += "&immutable=1"
-            options.update(uri=True)
-            database = uri
-        else:
-            database = str(path)
-        self.engine = sa.create_engine(
-            "sqlite://",
-            module=module,
-            creator=lambda: module.connect(database, **options),
-            poolclass=QueuePool,
-            pool_size=pool_size,
-            max_overflow=pool_size * 4,
-            pool_timeout=30,
-        )
-        event.listen(self.engine, "connect", _on_connect)
+        self.module = sqlite_module()
+        self._pool_size = pool_size
+        self.engine = self._engine(access)
+        self._generation = 0  # raised each time an immutable file is opened anew
+        self._retired: list[sa.Engine] = []
         self._local = threading.local()
         self._all: list[Any] = []
         self._lock = threading.Lock()
         self._closed = False
         self._queue = write_queue_for(path)
         self._process_lock = process_lock_for(path)
+
+    def _engine(self, access: Access) -> sa.Engine:
+        """An engine whose connections open the file with ``access``."""
+        module = self.module
+        options: dict[str, Any] = {"check_same_thread": False, "isolation_level": None}
+        if access != "rw":  # a file URI: SQLite itself refuses every write
+            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+            if access == "immutable":
+                uri += "&immutable=1"
+            options.update(uri=True)
+            database = uri
+        else:
+            database = str(self.path)
+        engine = sa.create_engine(
+            "sqlite://",
+            module=module,
+            creator=lambda: module.connect(database, **options),
+            poolclass=QueuePool,
+            pool_size=self._pool_size,
+            max_overflow=self._pool_size * 4,
+            pool_timeout=30,
+        )
+        event.listen(engine, "connect", _on_connect)
+        return engine
 
     @property
     def closed(self) -> bool:
@@ -180,9 +196,34 @@ class Connections:
                 "(adding, deleting, feedback, sleep and maintenance need it writable)"
             )
 
+    def probe(self) -> None:
+        """Read the schema once, so that a file this process cannot read fails here, with
+        a clear error: a :class:`.ReadOnlyDatabase` for a read-only open whose file has
+        changes in its ``-wal`` that need a ``-shm`` index this process cannot make."""
+        try:
+            with self.read() as cur:
+                cur.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except StoreError as exc:
+            wal, shm = Path(f"{self.path}-wal"), Path(f"{self.path}-shm")
+            if self.access == "ro" and _pending(wal) and not shm.exists():
+                raise ReadOnlyDatabase(
+                    f"{self.path} has changes in its write-ahead log ({wal.name}) that SQLite "
+                    f"reads only through a {shm.name} index, which this process cannot make "
+                    f"({exc}): open the file writable once (that folds the log in), or copy it "
+                    f"with its {wal.name} into a folder this process can write"
+                ) from exc
+            raise
+
     def get(self) -> Any:
         """This thread's DB-API connection (checked out of the pool on first use)."""
         conn = getattr(self._local, "conn", None)
+        if (
+            conn is not None
+            and self._local.generation != self._generation
+            and not conn.driver_connection.in_transaction
+        ):
+            self._forget(conn)  # it reads the file as it was when opened immutable
+            conn = None
         if conn is None:
             if self._closed:
                 raise StoreError("the database has been closed")
@@ -192,9 +233,41 @@ class Connections:
                 damaged = _damaged(exc)
                 raise (self._changed_under_us(exc) or damaged or _translate(exc)) from exc
             self._local.conn = conn
+            self._local.generation = self._generation
             with self._lock:
                 self._all.append(conn)
         return conn
+
+    def _forget(self, conn: Any) -> None:
+        """Close this thread's connection for good (it is taken out of its pool)."""
+        with self._lock:
+            if conn in self._all:
+                self._all.remove(conn)
+        conn.invalidate()
+        self._local.conn = None
+
+    def _follow_writers(self) -> None:
+        """For a file opened ``immutable``: when a writer has changed the file or opened it
+        since, open it anew as it now is (``mode=ro`` through the writer's ``-shm``, or
+        ``immutable`` again when the writer has closed it). Each thread takes a connection
+        of the new kind at its next read; one inside a read keeps its snapshot."""
+        if self.access != "immutable" or not self._moved():
+            return
+        with self._lock:
+            if self.access != "immutable" or not self._moved() or self._closed:
+                return
+            access = read_only_access(self.path)
+            self._retired.append(self.engine)
+            self.engine = self._engine(access)
+            self.access = access
+            self._stamp = _stamp(self.path) if access == "immutable" else None
+            self._generation += 1
+        if access == "ro":
+            self.probe()  # a log that cannot be read from here: say so once, clearly
+
+    def _moved(self) -> bool:
+        """Whether the file opened ``immutable`` was written since, or a writer has it open."""
+        return _stamp(self.path) != self._stamp or read_only_access(self.path) != "immutable"
 
     @contextmanager
     def read(self) -> Iterator[Any]:
@@ -203,6 +276,9 @@ class Connections:
         Any error rolls the transaction back; SQLite's errors reach the caller
         as :class:`.StoreError`.
         """
+        held = getattr(self._local, "conn", None)
+        if held is None or not held.driver_connection.in_transaction:
+            self._follow_writers()
         conn = self.get()
         cur = conn.cursor()
         if conn.driver_connection.in_transaction:
@@ -313,8 +389,9 @@ class Connections:
         if self._stamp is None or _stamp(self.path) == self._stamp:
             return None
         return StoreError(
-            f"{self.path} was changed by a writer while it was open read-only without locks "
-            f"(immutable, as no writer had it open then): open it again ({exc})"
+            f"{self.path} was changed by a writer during a read without locks (immutable, "
+            f"as no writer had it open when the read began): the next read sees it as it "
+            f"now is ({exc})"
         )
 
     def check_pages(self) -> str:
@@ -347,6 +424,33 @@ class Connections:
             self._all.clear()
         self._local = threading.local()
         self.engine.dispose()
+        for engine in self._retired:
+            engine.dispose()
+        self._retired.clear()
+
+
+def read_only_access(path: Path) -> Access:
+    """How to open the file at ``path`` read-only without making anything beside it.
+
+    SQLite reads a file in WAL mode through a ``-shm`` index beside it, and a
+    reader makes one (and a ``-wal``) when there is none; in a shared folder
+    the writer could then not use them. So: with no ``-shm`` and no changes in
+    a ``-wal``, the file holds everything and no writer has it open, and it is
+    opened ``immutable`` (nothing is made); with a ``-shm`` (a writer has it
+    open, or stopped without closing it) it is read through that index
+    (``mode=ro``), and so are changes in a ``-wal`` without a ``-shm``, for which
+    SQLite makes the index (:meth:`Connections.probe` says so when it cannot).
+    """
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    return "ro" if shm.exists() or _pending(wal) else "immutable"
+
+
+def _pending(wal: Path) -> bool:
+    """Whether a ``-wal`` file holds changes (a writer's empty one holds none)."""
+    try:
+        return wal.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

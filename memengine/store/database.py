@@ -31,7 +31,7 @@ from ..errors import (
 from ..models import Episode, NewEpisode
 from . import episodes as ep_rows
 from . import fulltext, maintenance, vectors
-from .connect import Connections
+from .connect import Connections, read_only_access
 from .filters import Filters
 from .maintenance import BackupReport, OptimizeReport
 from .migrate import check_header, latest_version, migrate, schema_version
@@ -670,39 +670,15 @@ class Store:
 
 
 def _read_only_connections(path: Path, why: str) -> Connections:
-    """Connections that cannot write to the file at ``path`` (``why`` says why it is so).
-
-    SQLite reads a file in WAL mode through a ``-shm`` index beside it, and a
-    reader makes one (and a ``-wal``) when there is none; in a shared folder
-    the writer could then not use them. So:
-
-    - no ``-shm`` and no changes in a ``-wal``: the file holds everything and
-      no writer has it open, and it is opened ``immutable`` (nothing is made);
-    - a ``-shm``: a writer has the file open (or stopped without closing it),
-      and it is read through that index (``mode=ro``);
-    - changes in a ``-wal`` without a ``-shm``: SQLite makes the index to read
-      them; where it cannot, this is a :class:`.ReadOnlyDatabase` error, since
-      an ``immutable`` open would not see them.
-    """
+    """Connections that cannot write to the file at ``path`` and make nothing beside it
+    (:func:`.read_only_access`); ``why`` says why it is opened so."""
     if not path.is_file():
         raise StoreError(f"no memory file at {path}")
-    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
-    pending = wal.is_file() and wal.stat().st_size > 0
-    connections = Connections(
-        path, access="ro" if shm.exists() or pending else "immutable", why=why
-    )
+    connections = Connections(path, access=read_only_access(path), why=why)
     try:
-        with connections.read() as cur:
-            cur.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except StoreError as exc:
+        connections.probe()
+    except StoreError:
         connections.close()
-        if pending and not shm.exists():
-            raise ReadOnlyDatabase(
-                f"{path} has changes in its write-ahead log ({wal.name}) that SQLite reads "
-                f"only through a {shm.name} index, which this process cannot make ({exc}): "
-                "open the file writable once (that folds the log in), or copy it with its "
-                f"{wal.name} into a folder this process can write"
-            ) from exc
         raise
     return connections
 
