@@ -317,3 +317,18 @@ def test_damage_inside_the_vector_or_full_text_tables_is_named(
     result = run("doctor", "--db", str(damaged), ok=False)
     assert result.exit_code == 1 and "FAIL" in result.output
     assert " 0 episodes" not in result.output
+
+
+def test_add_stores_metadata_given_as_a_json_object(db: str) -> None:
+    added = json.loads(
+        run(
+            "add", "Mochi knocked the feeder over", "--kind", "observation",
+            "--metadata", '{"source": "camera", "room": "居間"}', "--db", db, "--json",
+        ).output
+    )  # fmt: skip
+    shown = json.loads(run("show", str(added["id"]), "--db", db, "--json").output)
+    assert shown["metadata"] == {"source": "camera", "room": "居間"}
+    for bad, says in (("[1, 2]", "must be a JSON object"), ("{source: 1}", "is not JSON")):
+        refused = run("add", "another", "--metadata", bad, "--db", db, ok=False)
+        assert refused.exit_code == 1 and says in refused.output
+    assert json.loads(run("stats", "--db", db, "--json").output)["episodes"] == 1

@@ -4,6 +4,7 @@ backup, reembed, optimize, doctor."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -64,6 +65,17 @@ def _when(value: str | None) -> datetime | None:
         return datetime.fromisoformat(value)
     except ValueError as exc:
         raise InvalidInput(f"not an ISO 8601 time: {value!r}") from exc
+
+
+def _json_object(value: str, option: str) -> dict[str, Any]:
+    """The JSON object given to ``option`` (an :class:`.InvalidInput` for anything else)."""
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{option} is not JSON ({exc}): {value[:80]!r}") from exc
+    if not isinstance(parsed, dict):
+        raise InvalidInput(f"{option} must be a JSON object ({{...}}), not {type(parsed).__name__}")
+    return parsed
 
 
 def _recent(values: list[str] | None) -> list[dict[str, str]]:
@@ -132,6 +144,12 @@ def add(
     tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag; repeat.")] = None,
     sensitivity: Annotated[int, typer.Option("--sensitivity", min=0, max=3)] = 0,
     importance: Annotated[float, typer.Option("--importance", min=0.0, max=1.0)] = 0.5,
+    metadata: Annotated[
+        str | None,
+        typer.Option(
+            "--metadata", help='A JSON object stored with it, e.g. \'{"source": "sms"}\'.'
+        ),
+    ] = None,
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
@@ -140,10 +158,15 @@ def add(
     """Store one episode."""
     if reply is not None and kind != "exchange":
         raise InvalidInput(f"--reply belongs to --kind exchange; a {kind} has only its text")
+    extra = _json_object(metadata, "--metadata") if metadata is not None else None
     cfg = settings(config, db, agent)
     with open_memory(cfg, create=True) as mem:
         common: dict[str, Any] = dict(
-            occurred_at=_when(at), tags=tag or (), sensitivity=sensitivity, importance=importance
+            occurred_at=_when(at),
+            tags=tag or (),
+            sensitivity=sensitivity,
+            importance=importance,
+            metadata=extra,
         )
         if kind == "exchange":
             new_id = mem.add_exchange(text, reply, **common)
