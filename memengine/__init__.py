@@ -18,6 +18,7 @@ from .embed.base import Embedder
 from .errors import (
     ConfigError,
     ConsistencyError,
+    DamagedDatabase,
     DatabaseLocked,
     EmbedderMismatch,
     EmbeddingError,
@@ -38,6 +39,7 @@ from .lifecycle import AgentRow, FeedbackResult, MemoryLife, ScorerInfo, SleepRe
 from .memory import Memory, make_embedder
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval, Retrieved
 from .store.maintenance import BackupReport, OptimizeReport
+from .store.salvage import SalvageReport
 
 __version__ = "0.1.0"
 
@@ -48,6 +50,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ConsistencyError",
+    "DamagedDatabase",
     "DatabaseLocked",
     "Embedder",
     "EmbedderConfig",
@@ -78,6 +81,7 @@ __all__ = [
     "Retrieval",
     "RetrievalConfig",
     "Retrieved",
+    "SalvageReport",
     "SchemaTooNew",
     "ScorerInfo",
     "SleepReport",

@@ -11,6 +11,7 @@ so a caller can catch that one class::
     │   ├── ReadOnlyDatabase         the file or its folder cannot be written
     │   ├── ExtensionError           sqlite-vec or FTS5 cannot be loaded
     │   ├── DatabaseLocked           another writer kept the file past the wait
+    │   ├── DamagedDatabase          a page of the file is damaged
     │   └── ConsistencyError         an index disagrees with the episodes
     ├── EmbedderMismatch         the file was embedded by another embedder
     ├── EmbeddingError           an embedder failed (dimension, HTTP, …)
@@ -27,6 +28,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "ConsistencyError",
+    "DamagedDatabase",
     "DatabaseLocked",
     "EmbedderMismatch",
     "EmbeddingError",
@@ -75,6 +77,11 @@ class ExtensionError(StoreError):
 
 class DatabaseLocked(StoreError):
     """Another writer (thread or process) held the file longer than the write could wait."""
+
+
+class DamagedDatabase(StoreError):
+    """A page of the file is damaged (SQLite's page check fails): restore a backup, or save
+    what still reads with :meth:`memengine.Memory.salvage`."""
 
 
 class ConsistencyError(StoreError):

@@ -38,6 +38,7 @@ from .pack import build_pack
 from .retrieve.retriever import Retriever
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, OptimizeReport
+from .store.salvage import SalvageReport, id_ranges
 from .text import analyze, is_blank, scrub
 
 if TYPE_CHECKING:  # llm phases
@@ -572,18 +573,24 @@ class Memory:
     def export(self, out: IO[str] | str | os.PathLike[str], *, agent: str | None = None) -> int:
         """Write every episode (of one agent, or all) as JSONL to ``out`` (an open text
         file, or a path to create); return how many."""
-        if isinstance(out, (str, os.PathLike)):
-            try:
-                with open(out, "w", encoding="utf-8") as fh:
-                    return self.export(fh, agent=agent)
-            except OSError as exc:
-                raise InvalidInput(f"cannot write {out}: {exc}") from exc
-        n = 0
-        for batch in self.store.iter_episodes(None if agent is None else self._agent(agent)):
-            for ep in batch:
-                out.write(episode_to_json(ep) + "\n")
-                n += 1
-        return n
+        return _write_jsonl(out, lambda: self.store.iter_episodes(self._agent_or_all(agent)))
+
+    def salvage(
+        self, out: IO[str] | str | os.PathLike[str], *, agent: str | None = None
+    ) -> SalvageReport:
+        """Like :meth:`export`, for a damaged file (:class:`.DamagedDatabase`): write every
+        episode that still reads, skipping the rows on damaged pages, and report the ids
+        that could not be read. On a sound file it writes what :meth:`export` writes."""
+        try:
+            name = self._agent_or_all(agent)
+        except StoreError:  # the agents table itself may be what is damaged
+            name = None if agent is None else args.agent_name(agent)
+        unreadable: list[int] = []
+        n = _write_jsonl(out, lambda: self.store.salvage_episodes(name, unreadable))
+        return SalvageReport(n, id_ranges(unreadable))
+
+    def _agent_or_all(self, agent: str | None) -> str | None:
+        return None if agent is None else self._agent(agent)
 
     def import_(
         self,
@@ -808,6 +815,25 @@ class Memory:
                 f"add it with: memengine agent create {agent} --perspective {perspective}"
             )
         return spelled
+
+
+def _write_jsonl(
+    out: IO[str] | str | os.PathLike[str], batches: Callable[[], Iterable[list[Episode]]]
+) -> int:
+    """Write the episodes of ``batches()`` as JSONL to ``out`` (an open text file, or a path
+    to create); return how many."""
+    if isinstance(out, (str, os.PathLike)):
+        try:
+            with open(out, "w", encoding="utf-8") as fh:
+                return _write_jsonl(fh, batches)
+        except OSError as exc:
+            raise InvalidInput(f"cannot write {out}: {exc}") from exc
+    n = 0
+    for batch in batches():
+        for ep in batch:
+            out.write(episode_to_json(ep) + "\n")
+            n += 1
+    return n
 
 
 def _episode_text(ep: NewEpisode) -> str:

@@ -67,6 +67,11 @@ def _when(value: str | None) -> datetime | None:
         raise InvalidInput(f"not an ISO 8601 time: {value!r}") from exc
 
 
+def _episodes(n: int) -> str:
+    """``"1 episode"``, ``"2 episodes"``."""
+    return f"{n} episode{'' if n == 1 else 's'}"
+
+
 def _json_object(value: str, option: str) -> dict[str, Any]:
     """The JSON object given to ``option`` (an :class:`.InvalidInput` for anything else)."""
     try:
@@ -229,7 +234,7 @@ def import_(
     if as_json:
         print_json({"format": fmt, "imported": len(ids)})
     else:
-        console.print(f"imported {len(ids)} episode{'' if len(ids) == 1 else 's'} ({fmt})")
+        console.print(f"imported {_episodes(len(ids))} ({fmt})")
 
 
 def _warn_if_unknown(mem: Any, agent: str) -> None:
@@ -447,6 +452,12 @@ def stats(
 @guarded
 def export(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="File (default: stdout).")] = None,
+    salvage: Annotated[
+        bool,
+        typer.Option(
+            "--salvage", help="A damaged file: write every episode that still reads, name the rest."
+        ),
+    ] = False,
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
@@ -454,12 +465,24 @@ def export(
     """Export episodes as JSONL (ids, times and metadata preserved)."""
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        if out is None:
-            mem.export(sys.stdout, agent=agent)
-            return
-        with out.open("w", encoding="utf-8") as fh:
-            n = mem.export(fh, agent=agent)
-    console.print(f"exported {n} episodes to {out}")
+        target = sys.stdout if out is None else out
+        if salvage:
+            report = mem.salvage(target, agent=agent)
+            n = report.episodes
+        else:
+            n = mem.export(target, agent=agent)
+    where = "" if out is None else f" to {out}"
+    if salvage and not report.complete:
+        lost = ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in report.unreadable)
+        err_console.print(
+            f"salvaged {_episodes(n)}{where}; the rows of ids {lost} could not be "
+            "read (some of those ids may have been deleted before)"
+        )
+        raise typer.Exit(1)
+    if out is not None:
+        console.print(f"exported {_episodes(n)}{where}")
+    elif salvage:
+        err_console.print(f"salvaged {_episodes(n)}: every row read")
 
 
 @app.command()

@@ -30,7 +30,14 @@ import sqlite_vec
 from sqlalchemy import event
 from sqlalchemy.pool import QueuePool
 
-from ..errors import ConfigError, DatabaseLocked, ExtensionError, ReadOnlyDatabase, StoreError
+from ..errors import (
+    ConfigError,
+    DamagedDatabase,
+    DatabaseLocked,
+    ExtensionError,
+    ReadOnlyDatabase,
+    StoreError,
+)
 from .process_lock import process_lock_for
 from .write_queue import write_queue_for
 
@@ -476,10 +483,10 @@ def _fails(check: str) -> bool:
     return check != "ok" and "locked" not in check and "busy" not in check
 
 
-def _damaged_error(msg: str) -> StoreError:
-    return StoreError(
-        f"the database file is damaged ({msg}): `memengine doctor` checks it; "
-        "restore a backup or export what still reads"
+def _damaged_error(msg: str) -> DamagedDatabase:
+    return DamagedDatabase(
+        f"the database file is damaged ({msg}): `memengine doctor` checks it; restore a "
+        "backup, or save what still reads with `memengine export --salvage`"
     )
 
 

@@ -30,7 +30,7 @@ from ..errors import (
 )
 from ..models import Episode, NewEpisode
 from . import episodes as ep_rows
-from . import fulltext, maintenance, vectors
+from . import fulltext, maintenance, salvage, vectors
 from .connect import Connections, read_only_access
 from .filters import Filters
 from .maintenance import BackupReport, OptimizeReport
@@ -382,6 +382,35 @@ class Store:
         for ids in id_batches:
             found = self.get(ids)
             yield [found[i] for i in ids if i in found]
+
+    def salvage_episodes(self, agent: str | None, unreadable: list[int]) -> Iterator[list[Episode]]:
+        """Yield every episode that still reads (of one agent, or all), in id order, from a
+        damaged file; the ids whose rows cannot be read are appended to ``unreadable``
+        (:mod:`.salvage`)."""
+
+        def fetch(ids: list[int]) -> list[Episode]:
+            found = self.get(ids)
+            return [e for i in ids if (e := found.get(i)) and agent in (None, e.agent)]
+
+        yield from salvage.salvaged(fetch, self._highest_id(), unreadable)
+
+    def _highest_id(self) -> int:
+        """The highest episode id the file records, from whichever record of it still
+        reads: the episodes themselves, the id kept past deletions, the vectors' rowids."""
+        highest = 0
+        for sql in (
+            "SELECT max(id) FROM episodes",
+            "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'episode_id_high'",
+            "SELECT seq FROM sqlite_sequence WHERE name = 'episode_vectors_rowids'",
+        ):
+            try:
+                with self.connections.read() as cur:
+                    row = cur.execute(sql).fetchone()
+            except StoreError:
+                continue
+            if row is not None and row[0] is not None:
+                highest = max(highest, int(row[0]))
+        return highest
 
     def count(self, agent: str | None = None) -> int:
         """How many episodes there are (of one agent, or all)."""

@@ -1,0 +1,127 @@
+"""A damaged file: a plain export stops at the damage; a salvage saves every row that
+still reads and names the ids it could not read.
+
+The damage is real: one page of the ``episodes`` table is overwritten in a
+copy of a file written by memengine, as a failing disk would.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memengine import DamagedDatabase, FixedClock, Memory
+from memengine.cli import app
+from memengine.store.connect import sqlite_module
+from memengine.store.salvage import id_ranges
+
+from .helpers import HashEmbedder, word_episodes
+
+PAGE = 16384
+TOTAL = 2400
+
+
+@pytest.fixture(scope="module")
+def sound(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A closed file of two agents' episodes, interleaved by id."""
+    path = tmp_path_factory.mktemp("salvage") / "sound.db"
+    with Memory.open(path, embedder=HashEmbedder()) as m:
+        for start in range(0, TOTAL, 200):
+            m.add_many(word_episodes(100, "alice", seed=start))
+            m.add_many(word_episodes(100, "bob", seed=start + 1))
+    return path
+
+
+def _damaged(sound: Path, tmp_path: Path, which: int) -> Path:
+    """A copy of ``sound`` with one leaf page of ``episodes`` overwritten (``which``: its
+    place among the table's leaves, -1 the last)."""
+    conn = sqlite_module().connect(str(sound))
+    try:
+        leaves = [
+            r[0]
+            for r in conn.execute(
+                "SELECT pageno FROM dbstat WHERE name = 'episodes' AND pagetype = 'leaf' "
+                "ORDER BY path"
+            )
+        ]
+    except sqlite_module().OperationalError:
+        pytest.skip("this SQLite has no dbstat table")
+    finally:
+        conn.close()
+    data = bytearray(sound.read_bytes())
+    page = leaves[which]
+    data[(page - 1) * PAGE : page * PAGE] = b"\x55" * PAGE
+    copy = tmp_path / "damaged.db"
+    copy.write_bytes(bytes(data))
+    return copy
+
+
+def _ids(text: str) -> list[int]:
+    return [json.loads(line)["id"] for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("which", [3, -1], ids=["a middle leaf", "the last leaf"])
+def test_a_salvage_saves_every_row_that_reads_and_names_the_rest(
+    sound: Path, tmp_path: Path, which: int, clock: FixedClock
+) -> None:
+    damaged = _damaged(sound, tmp_path, which)
+    with Memory.open(damaged, embedder=HashEmbedder(), clock=clock, read_only=True) as m:
+        with pytest.raises(DamagedDatabase, match="export --salvage"):
+            m.export(io.StringIO())
+        out = io.StringIO()
+        report = m.salvage(out)
+    saved = _ids(out.getvalue())
+    lost = [i for a, b in report.unreadable for i in range(a, b + 1)]
+    assert report.episodes == len(saved) and not report.complete
+    assert saved == sorted(saved) and 0 < len(lost) < 100  # one page's rows, no more
+    assert sorted(saved + lost) == list(range(1, TOTAL + 1))  # (the last page too: the
+    if which == -1:  # highest id is read from the vectors' rowids when max(id) fails)
+        assert lost[-1] == TOTAL
+
+
+def test_a_salvage_of_one_agent_and_its_jsonl_import_again(
+    sound: Path, tmp_path: Path, clock: FixedClock
+) -> None:
+    damaged = _damaged(sound, tmp_path, 5)
+    salvaged = tmp_path / "bob.jsonl"
+    with Memory.open(damaged, embedder=HashEmbedder(), clock=clock) as m:
+        report = m.salvage(salvaged, agent="bob")
+    lines = [json.loads(line) for line in salvaged.read_text().splitlines()]
+    assert {line["agent"] for line in lines} == {"bob"} and len(lines) == report.episodes
+    assert TOTAL // 2 - 100 < report.episodes < TOTAL // 2
+    with Memory.open(tmp_path / "new.db", embedder=HashEmbedder(), clock=clock) as fresh:
+        assert fresh.import_(salvaged) == [line["id"] for line in lines]
+        assert fresh.check().ok
+
+
+def test_a_salvage_of_a_sound_file_is_its_export(sound: Path, clock: FixedClock) -> None:
+    with Memory.open(sound, embedder=HashEmbedder(), clock=clock, read_only=True) as m:
+        exported, salvaged = io.StringIO(), io.StringIO()
+        assert m.export(exported) == TOTAL
+        report = m.salvage(salvaged)
+    assert report.complete and report.episodes == TOTAL
+    assert salvaged.getvalue() == exported.getvalue()
+
+
+def test_the_cli_salvages_and_exits_1_naming_the_ids(
+    sound: Path, tmp_path: Path, cli_env: None
+) -> None:
+    damaged = _damaged(sound, tmp_path, 3)
+    runner = CliRunner()
+    plain = runner.invoke(app, ["export", "--db", str(damaged)])
+    assert plain.exit_code == 1 and "export --salvage" in plain.output
+    out = tmp_path / "saved.jsonl"
+    done = runner.invoke(app, ["export", "--salvage", "-o", str(out), "--db", str(damaged)])
+    assert done.exit_code == 1
+    message = " ".join(done.output.split())
+    assert f"salvaged {len(out.read_text().splitlines())} episodes to {out}" in message
+    assert "the rows of ids " in message and "could not be read" in message
+
+
+def test_id_ranges() -> None:
+    assert id_ranges([]) == ()
+    assert id_ranges([1, 2, 3, 7, 9, 10]) == ((1, 3), (7, 7), (9, 10))
