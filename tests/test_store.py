@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from memengine.store.connect import PAGE_SIZE, sqlite_module
 from memengine.store.migrate import APPLICATION_ID, latest_version
 from memengine.store.vectors import PARTITION_INDEX
 
-from .helpers import HashEmbedder
+from .helpers import HashEmbedder, word_episodes
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -368,3 +369,58 @@ def test_next_turn_lookups_read_a_few_rows_not_the_agents_history(mem: Memory) -
     visible = plan(visible_sql(3, where), [1, 2, 3, *params])
     # by id: not a walk over the agent's (agent, status, …) index
     assert "INTEGER PRIMARY KEY" in visible and "episodes_agent_time" not in visible, visible
+
+
+def test_a_reembed_beside_another_writer_leaves_no_episode_without_its_vector(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """The episodes are listed inside the re-embed's transaction: one added meanwhile by
+    another writer is either in the list or waits for it (and gets the new vectors)."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as first:
+        first.add_many(word_episodes(300, "default"))
+    stop = threading.Event()
+    added: list[int] = []
+
+    def writer() -> None:
+        with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as w:
+            while not stop.is_set():
+                added.append(w.add_exchange(f"note {len(added)}", "ok", occurred_at=T0))
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+            for _ in range(8):
+                mem.reembed()
+    finally:
+        stop.set()
+        thread.join()
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        report = mem.check()
+        assert report.ok and not report.missing_vectors, report
+        assert report.vectors == report.episodes == 300 + len(added) and added
+
+
+def test_a_file_reembedded_by_another_process_is_not_written_or_searched_with_old_vectors(
+    db_path: Path, clock: FixedClock
+) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_exchange("the deadline is friday", "noted", occurred_at=T0)
+        other = HashEmbedder(name="other")  # the same dimension: nothing else would tell
+        with Memory.open(db_path, embedder=other, clock=clock, allow_embedder_change=True) as b:
+            with pytest.raises(EmbedderMismatch, match="holds vectors of hash:64"):
+                b.add_exchange("a vector of the wrong embedder", "no", occurred_at=T0)
+            with pytest.raises(EmbedderMismatch, match="holds vectors of hash:64"):
+                b.retrieve("deadline", day_range=None)
+            assert b.reembed() == 1
+        for call in (
+            lambda: mem.add_exchange("the plumber comes monday", "ok", occurred_at=T0),
+            lambda: mem.retrieve("deadline", day_range=None),
+        ):
+            with pytest.raises(
+                EmbedderMismatch, match=r"re-embedded with other:64 \(64 dimensions\) by another"
+            ):
+                call()
+        assert mem.store.count() == 1
+    with Memory.open(db_path, embedder=HashEmbedder(name="other"), clock=clock) as mem:
+        assert mem.retrieve("deadline", day_range=None).results and mem.check().ok

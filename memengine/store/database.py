@@ -160,6 +160,7 @@ class Store:
         self._index_partitions()
         self.embedder_id = meta["embedder_id"]
         self.dimension = int(meta["dimension"])
+        self._in_use = (embedder_id, dimension)  # the vectors this process adds and searches
         if (self.embedder_id, self.dimension) != (embedder_id, dimension) and not allow_change:
             raise EmbedderMismatch(
                 f"{self.path} was embedded with {self.embedder_id} ({self.dimension} dimensions) "
@@ -203,6 +204,27 @@ class Store:
             list(values.items()),
         )
 
+    def _check_embedder(self, cur: Any) -> None:
+        """Refuse to add or search vectors of another embedder than the file's: it was
+        opened so (for commands that embed nothing), or another process re-embedded it
+        since it was opened."""
+        rows = dict(
+            cur.execute("SELECT key, value FROM meta WHERE key IN ('embedder_id', 'dimension')")
+        )
+        now = (rows.get("embedder_id"), int(rows.get("dimension") or 0))
+        if now == self._in_use:
+            return
+        ours = f"{self._in_use[0]} ({self._in_use[1]} dimensions)"
+        if now != (self.embedder_id, self.dimension):
+            raise EmbedderMismatch(
+                f"{self.path} was re-embedded with {now[0]} ({now[1]} dimensions) by another "
+                f"process since this one opened it with {ours}: open it again with that embedder"
+            )
+        raise EmbedderMismatch(
+            f"{self.path} holds vectors of {now[0]} ({now[1]} dimensions): vectors of {ours} "
+            f"cannot be added to it or searched in it (re-embed it first: memengine reembed)"
+        )
+
     def schema_version(self) -> int:
         """The schema version of the file."""
         with self.connections.read() as cur:
@@ -227,6 +249,7 @@ class Store:
             raise InvalidInput("vectors contain NaN or infinite values")
         now = self._now()
         with self.connections.write() as cur:
+            self._check_embedder(cur)
             ep_rows.ensure_agents(cur, (e.agent for e in episodes), now)
             try:
                 ids = ep_rows.insert_episodes(
@@ -293,6 +316,7 @@ class Store:
         an exact ``vec0`` KNN.
         """
         with self.connections.read() as cur:
+            self._check_embedder(cur)
             found = self.vector_index.knn(cur, queries, k, filters)
             if found is not None:
                 return found
@@ -313,6 +337,7 @@ class Store:
     ) -> dict[int, float]:
         """Exact cosine similarity of ``vector`` to each of these episodes (of ``agent``)."""
         with self.connections.read() as cur:
+            self._check_embedder(cur)
             if agent is not None:
                 found = self.vector_index.similarities(cur, vector, agent, ids)
                 if found is not None and len(found) == len(set(ids)):
@@ -534,13 +559,13 @@ class Store:
         """Re-embed every episode with a new embedder, in one transaction; return the count.
 
         Until it commits, readers keep seeing the old vectors; a failure leaves
-        the file as it was.
+        the file as it was. The episodes are listed inside the transaction, so
+        another process's writes wait for it and none is left without a vector.
         """
-        total = self.count()
         done = 0
-        with self.connections.read() as cur:
-            id_batches = list(ep_rows.iter_episode_ids(cur, None, batch))
         with self.connections.write() as cur:
+            id_batches = list(ep_rows.iter_episode_ids(cur, None, batch))
+            total = sum(len(ids) for ids in id_batches)
             vectors.drop_vector_table(cur)
             vectors.create_vector_table(cur, dimension)
             for ids in id_batches:
@@ -561,6 +586,7 @@ class Store:
             self._set_meta(cur, embedder_id=embedder_id, dimension=str(dimension))
             log_reset(cur)
         self.embedder_id, self.dimension = embedder_id, dimension
+        self._in_use = (embedder_id, dimension)
         self.vector_index.close()
         self.vector_index = self._new_vector_index(dimension)
         return done
