@@ -9,6 +9,7 @@ naming the argument, before anything is written.
 from __future__ import annotations
 
 import json
+import math
 import unicodedata
 from collections.abc import Sequence
 
@@ -21,6 +22,8 @@ __all__ = [
     "MAX_DAY_RANGE",
     "MAX_EPISODE_CHARS",
     "MAX_ID",
+    "MAX_KEPT_ID",
+    "MAX_METADATA_DEPTH",
     "ROLES",
     "agent_name",
     "checked_episode",
@@ -38,6 +41,13 @@ MAX_EPISODE_CHARS = 200_000
 
 MAX_ID = 2**63 - 1
 """The largest id SQLite can store; a larger one names nothing."""
+
+MAX_KEPT_ID = 2**53 - 1
+"""The largest id an imported episode may keep: the largest integer every JSON reader
+holds exactly, far enough below :data:`MAX_ID` that new ids can still be given out."""
+
+MAX_METADATA_DEPTH = 32
+"""The deepest nesting of lists and objects in an episode's metadata."""
 
 MAX_DAY_RANGE = 365 * 200
 """The widest ``day_range`` accepted (200 years; None searches all time)."""
@@ -81,10 +91,16 @@ def checked_episode(ep: NewEpisode) -> NewEpisode:
     elif content is None or is_blank(content):
         raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
     if ep.metadata:
+        if _depth(ep.metadata) > MAX_METADATA_DEPTH:
+            raise InvalidInput(f"metadata is nested deeper than {MAX_METADATA_DEPTH} levels")
         try:
-            json.dumps(ep.metadata, ensure_ascii=False).encode("utf-8")
+            json.dumps(ep.metadata, ensure_ascii=False, allow_nan=False).encode("utf-8")
         except (TypeError, ValueError) as exc:  # UnicodeEncodeError: a lone surrogate
             raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from exc
+    if ep.id is not None and not 0 < ep.id <= MAX_KEPT_ID:
+        raise InvalidInput(f"an episode id to keep is from 1 to 2**53 - 1, not {ep.id}")
+    if ep.strength is not None and not (math.isfinite(ep.strength) and ep.strength >= 0):
+        raise InvalidInput(f"strength is a finite number ≥ 0, not {ep.strength}")
     return ep.model_copy(
         update={
             "agent": agent_name(ep.agent),
@@ -95,6 +111,20 @@ def checked_episode(ep: NewEpisode) -> NewEpisode:
             "occurred_at": ensure_aware(ep.occurred_at),
         }
     )
+
+
+def _depth(value: object) -> int:
+    """How deeply lists and objects nest in ``value`` (a scalar is 0), counted without
+    recursion, and no further than one level past :data:`MAX_METADATA_DEPTH`."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list | tuple) and level <= MAX_METADATA_DEPTH:
+            deepest = max(deepest, level + 1)
+            stack.extend(
+                (v, level + 1) for v in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest
 
 
 def _shown(text: str | None) -> str | None:

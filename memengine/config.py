@@ -42,7 +42,7 @@ __all__ = [
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 class RetrievalConfig(_Section):
@@ -152,31 +152,33 @@ class EmbedderConfig(_Section):
 class LifecycleConfig(_Section):
     """``[lifecycle]``: strength, decay, sleep and recall constants."""
 
-    initial_strength: float = 1.0
-    read_only_strength: float = 0.5
-    use_strength_gain: float = 0.1
-    perspective_strength_gain: float = 0.15
-    impact_factor: float = 0.2
-    impact_helpful: float = 2.0
-    impact_task_success: float = 1.5
-    impact_prevented_error: float = 2.0
+    initial_strength: float = Field(1.0, ge=0.0)
+    read_only_strength: float = Field(0.5, ge=0.0)
+    use_strength_gain: float = Field(0.1, ge=0.0)
+    perspective_strength_gain: float = Field(0.15, ge=0.0)
+    impact_factor: float = Field(0.2, ge=0.0)
+    impact_helpful: float = Field(2.0, ge=0.0)
+    impact_task_success: float = Field(1.5, ge=0.0)
+    impact_prevented_error: float = Field(2.0, ge=0.0)
     level_thresholds: list[int] = Field(default_factory=lambda: [0, 5, 15, 30, 60, 100])
     daily_retention: list[float] = Field(
         default_factory=lambda: [0.95, 0.97, 0.98, 0.99, 0.995, 0.998]
     )
     expected_tasks_per_day: float = Field(10.0, gt=0)
-    archive_threshold: float = 0.1
-    capacity_weights: list[float] = Field(default_factory=lambda: [1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
-    max_weighted_total: float = 10_000.0
-    recall_strength: float = 0.5
-    recall_level_drop: int = 2
-    similarity_threshold: float = 0.3
-    learned_scorer_min_samples: int = 100
+    archive_threshold: float = Field(0.1, ge=0.0)
+    capacity_weights: list[Annotated[float, Field(gt=0.0)]] = Field(
+        default_factory=lambda: [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
+    )
+    max_weighted_total: float = Field(10_000.0, gt=0.0)
+    recall_strength: float = Field(0.5, ge=0.0)
+    recall_level_drop: int = Field(2, ge=0)
+    similarity_threshold: float = Field(0.3, ge=-1.0, le=1.0)
+    learned_scorer_min_samples: int = Field(100, ge=1)
     selection: Literal["top_k", "threshold", "probabilistic"] = "top_k"
-    selection_threshold: float = 0.5
+    selection_threshold: float = Field(0.5, ge=0.0, le=1.0)
     selection_seed: int = 0
-    principle_token_budget: int = 200
-    answer_match_threshold: float = 0.6
+    principle_token_budget: int = Field(200, ge=0)
+    answer_match_threshold: float = Field(0.6, ge=0.0, le=1.0)
     # lifecycle: switches and constants of memengine/lifecycle (see the README, "Memory that lives")
     life_ranking: bool = False  # retrieve(rank=None) uses the life-aware ranking when True
     record_turns: bool = True  # record each retrieval as a turn (candidate_count, feedback)

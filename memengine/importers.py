@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from .arguments import checked_episode
 from .errors import InvalidInput
-from .models import EpisodeKind, NewEpisode
+from .models import Episode, EpisodeKind, NewEpisode
 
 __all__ = [
     "detect_format",
@@ -61,6 +61,8 @@ def episode_to_json(ep: Any) -> str:
 
 
 _JSONL_FIELDS = set(NewEpisode.model_fields)
+_EXPORT_ONLY = set(Episode.model_fields) - _JSONL_FIELDS
+"""Fields an export lists for reading that an import does not restore (usage counters)."""
 
 
 def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
@@ -79,6 +81,12 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
                 raw = json.loads(line)
                 if not isinstance(raw, dict):
                     raise InvalidInput(f"{path}:{number}: invalid episode: not a JSON object")
+                unknown = sorted(set(raw) - _JSONL_FIELDS - _EXPORT_ONLY)
+                if unknown:  # a misspelt "sensitivity" would store a secret as level 0
+                    raise InvalidInput(
+                        f"{path}:{number}: invalid episode: unknown field "
+                        f"{', '.join(map(repr, unknown))} (known: {', '.join(sorted(_JSONL_FIELDS))})"
+                    )
                 fields = {k: v for k, v in raw.items() if k in _JSONL_FIELDS}
                 if agent is not None:
                     fields["agent"] = agent
@@ -89,6 +97,8 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
                     raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
+        except RecursionError as exc:
+            raise InvalidInput(f"{path}:{number}: invalid episode: nested too deeply") from exc
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "episode"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import threading  # llm phases
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait  # llm phases: wait
 from dataclasses import replace  # lifecycle
@@ -325,7 +326,9 @@ class Memory:
 
         Unlike :meth:`export`, the copy keeps everything: vectors, usage
         counters, perspectives, turns and learned scorers. Open it like any
-        memory file; to restore, put it in place of the original.
+        memory file. To restore it, stop every process that has the original open, delete
+        the original's ``-wal`` and ``-shm`` (SQLite would replay them onto the copy), and
+        put the copy in its place.
         """
         return self.store.backup(dest, overwrite=overwrite)
 
@@ -625,14 +628,45 @@ class Memory:
             eps = [e.model_copy(update={"id": None}) for e in eps]
         for ep in eps:  # every line checked before anything is written
             self._validated(ep)
-        taken = sorted(self.store.existing([e.id for e in eps if e.id is not None]))
+        return self.add_many(self._kept_ids(eps), progress=progress, total=len(eps))
+
+    def _kept_ids(self, eps: list[NewEpisode]) -> list[NewEpisode]:
+        """``eps`` whose ids can all be kept, those without one given theirs now (above every
+        id given out and every id kept); InvalidInput, before anything is written, for an id
+        that is twice in them, already in the file, or that a recorded turn names (it was
+        another episode's, deleted since)."""
+        kept = [e.id for e in eps if e.id is not None]
+        if not kept:
+            return eps
+        fix = " Import with keep_ids=False (memengine import --new-ids) to give them new ids"
+        twice = sorted(i for i, n in Counter(kept).items() if n > 1)
+        if twice:
+            raise InvalidInput(
+                f"the import gives {len(twice):,} episode id{'' if len(twice) == 1 else 's'} to "
+                f"more than one episode (first: {twice[0]}); nothing was imported." + fix
+            )
+        taken = sorted(self.store.existing(kept))
         if taken:
             raise InvalidInput(
                 f"{len(taken):,} of the file's episode ids are already in this memory "
-                f"(first: {taken[0]}); nothing was imported. Import with keep_ids=False "
-                "(memengine import --new-ids) to give them new ids"
+                f"(first: {taken[0]}); nothing was imported." + fix
             )
-        return self.add_many(eps, progress=progress, total=len(eps))
+        named = self.store.named_by_turns(kept)
+        if named:
+            raise InvalidInput(
+                f"{len(named):,} of the file's episode ids belonged to episodes deleted from "
+                f"this memory, and recorded turns name them (first: {named[0]}): kept, they "
+                "would make those turns and their feedback name memories they did not mean; "
+                "nothing was imported." + fix
+            )
+        next_id = max(self.store.highest_id(), *kept) + 1
+        out = []
+        for ep in eps:
+            if ep.id is None:
+                ep = ep.model_copy(update={"id": next_id})
+                next_id += 1
+            out.append(ep)
+        return out
 
     def reembed(self, *, progress: Progress | None = None) -> int:
         """Re-embed every episode with the current embedder (in one transaction)."""

@@ -141,6 +141,7 @@ def test_an_immutable_reader_reads_a_file_rewritten_between_its_reads(
             writer.delete([1, 2])
             writer.optimize()
         # every page it had read may have moved; the next read opens the file anew
+        assert reader.check().ok  # the page check too: the file is sound, not damaged
         r = reader.retrieve("garden note", day_range=None)
         assert r.results and "garden" in r.results[0].episode.text
         assert reader.store.connections.access == "immutable"  # the writer closed it

@@ -404,6 +404,9 @@ class Connections:
     def check_pages(self) -> str:
         """SQLite's ``quick_check`` of every page, table and index: "ok", or what it found
         (at most 20 problems), or the error that stopped it."""
+        held = getattr(self._local, "conn", None)
+        if held is None or not held.driver_connection.in_transaction:
+            self._follow_writers()  # an immutable file a writer changed: check it as it is
         cur = self.get().cursor()
         try:
             return "; ".join(str(r[0]) for r in cur.execute("PRAGMA quick_check(20)"))

@@ -31,6 +31,7 @@ from ..errors import (
 from ..models import Episode, NewEpisode
 from . import episodes as ep_rows
 from . import fulltext, maintenance, salvage, vectors
+from . import lifecycle as store_lc
 from .connect import Connections, read_only_access
 from .filters import Filters
 from .maintenance import BackupReport, OptimizeReport
@@ -293,6 +294,11 @@ class Store:
         with self.connections.read() as cur:
             return ep_rows.fetch_episodes(cur, ids)
 
+    def named_by_turns(self, ids: Sequence[int]) -> list[int]:
+        """Which of ``ids`` a recorded turn names among its results (ascending)."""
+        with self.connections.read() as cur:
+            return store_lc.named_by_turns(cur, ids)
+
     def existing(self, ids: Sequence[int]) -> set[int]:
         """Which of these ids are stored episodes (without reading the episodes)."""
         with self.connections.read() as cur:
@@ -417,11 +423,11 @@ class Store:
             found = self.get(ids)
             return [e for i in ids if (e := found.get(i)) and agent in (None, e.agent)]
 
-        yield from salvage.salvaged(fetch, self._highest_id(), unreadable)
+        yield from salvage.salvaged(fetch, self.highest_id(), unreadable)
 
-    def _highest_id(self) -> int:
-        """The highest episode id the file records, from whichever record of it still
-        reads: the episodes themselves, the id kept past deletions, the vectors' rowids."""
+    def highest_id(self) -> int:
+        """The highest episode id the file records (0 for none), from whichever record of
+        it still reads: the episodes, the id kept past deletions, the vectors' rowids."""
         highest = 0
         for sql in (
             "SELECT max(id) FROM episodes",

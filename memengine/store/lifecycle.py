@@ -169,6 +169,19 @@ def insert_turn(
     return int(cur.lastrowid)
 
 
+def named_by_turns(cur: Any, ids: Sequence[int]) -> list[int]:
+    """Which of ``ids`` a recorded turn names among its candidates (ascending)."""
+    if not ids:
+        return []
+    rows = cur.execute(
+        "SELECT DISTINCT json_extract(c.value, '$.id') AS id "
+        "FROM turns, json_each(turns.candidates) AS c "
+        "WHERE json_extract(c.value, '$.id') IN (SELECT value FROM json_each(?)) ORDER BY id",
+        (json.dumps(sorted(set(ids))),),
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
 def get_turn(cur: Any, turn_id: int) -> TurnRow | None:
     """The turn with this id, or None."""
     row = cur.execute(

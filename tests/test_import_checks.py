@@ -1,0 +1,109 @@
+"""An import writes all of its lines or none: every value and every kept id is checked
+before the first batch goes in (a failure in the third batch used to leave two).
+
+Real SQLite + sqlite-vec + FTS5; the JSONL files are written as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memengine import InvalidInput, Memory
+from memengine.arguments import MAX_KEPT_ID, MAX_METADATA_DEPTH
+
+from .helpers import T0
+
+WHEN = T0.isoformat()
+
+
+def _jsonl(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _lines(n: int, *, ids: bool = True, start: int = 1) -> list[dict[str, Any]]:
+    return [
+        {"user_text": f"line {i} about the garden", "occurred_at": WHEN}
+        | ({"id": i} if ids else {})
+        for i in range(start, start + n)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("last", "says"),
+    [
+        ({"id": 5}, "gives 1 episode id to more than one episode (first: 5)"),
+        ({"id": 0}, "an episode id to keep is from 1 to 2**53 - 1, not 0"),
+        ({"id": -5}, "not -5"),
+        ({"id": MAX_KEPT_ID + 1}, f"not {MAX_KEPT_ID + 1}"),
+        ({"id": 2**64}, f"not {2**64}"),
+        ({"strength": float("nan")}, "strength is a finite number ≥ 0, not nan"),
+        ({"strength": float("inf")}, "not inf"),
+        ({"strength": -1}, "not -1"),
+        ({"sensitivty": 3}, "unknown field 'sensitivty'"),
+    ],
+)
+def test_a_bad_last_line_imports_nothing(
+    mem: Memory, tmp_path: Path, last: dict[str, Any], says: str
+) -> None:
+    lines = [*_lines(300), {"user_text": "my bank PIN is 4821", "occurred_at": WHEN} | last]
+    with pytest.raises(InvalidInput, match=re.escape(says)):
+        mem.import_(_jsonl(tmp_path / "in.jsonl", lines))
+    assert mem.store.count() == 0
+
+
+def test_lines_with_and_without_ids_import_together(mem: Memory, tmp_path: Path) -> None:
+    """The lines without an id get theirs above every kept id: none can clash."""
+    lines = [*_lines(300, ids=False), *_lines(3, start=2)]
+    ids = mem.import_(_jsonl(tmp_path / "mixed.jsonl", lines))
+    assert ids[-3:] == [2, 3, 4] and ids[:300] == list(range(5, 305))
+    assert mem.store.count() == 303 and mem.check().ok
+    assert mem.add("a new one", kind="fact") == 305
+
+
+def test_a_kept_id_that_a_turn_names_is_refused(mem: Memory, tmp_path: Path) -> None:
+    """An id given to an episode that is deleted since, and that a recorded turn names:
+    kept by another episode, the turn (and its feedback) would name a memory it did not
+    mean."""
+    first = mem.add_exchange("the dentist is on 3 June", "noted", occurred_at=T0)
+    mem.add_exchange("the plumber comes on Friday", "ok", occurred_at=T0)
+    turn = mem.retrieve("when is the dentist?", day_range=None)
+    assert first in [r.episode.id for r in turn.results]
+    mem.delete([first])
+    pin = [{"id": first, "user_text": "my bank PIN is 1234", "occurred_at": WHEN}]
+    with pytest.raises(InvalidInput, match="recorded turns name them"):
+        mem.import_(_jsonl(tmp_path / "pin.jsonl", pin))
+    assert mem.store.count() == 1
+    assert mem.import_(tmp_path / "pin.jsonl", keep_ids=False) == [3]
+
+
+def test_metadata_nested_too_deeply_is_refused(mem: Memory, tmp_path: Path) -> None:
+    deep: Any = "leaf"
+    for _ in range(MAX_METADATA_DEPTH + 1):
+        deep = [deep]
+    with pytest.raises(InvalidInput, match="nested deeper than 32 levels"):
+        mem.add_exchange("deep", "x", metadata={"a": deep})
+    very_deep = tmp_path / "deep.jsonl"
+    very_deep.write_text('{"metadata": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    with pytest.raises(InvalidInput, match=r"deep\.jsonl:1: invalid episode: nested too deeply"):
+        mem.import_(very_deep)
+    nan = {"user_text": "x", "occurred_at": WHEN, "metadata": {"v": float("nan")}}
+    with pytest.raises(InvalidInput, match="metadata must be JSON-serialisable"):
+        mem.import_(_jsonl(tmp_path / "nan.jsonl", [nan]))
+    assert mem.store.count() == 0
+
+
+def test_an_export_imports_with_its_read_only_fields(mem: Memory, tmp_path: Path) -> None:
+    """The usage counters an export lists are known fields, not misspellings."""
+    mem.add_exchange("the dentist is on 3 June", "noted", occurred_at=T0, metadata={"k": [1]})
+    dump = tmp_path / "dump.jsonl"
+    mem.export(dump)
+    assert "access_count" in dump.read_text()
+    with Memory.open(tmp_path / "new.db", embedder=mem.embedder, clock=mem.clock) as fresh:
+        assert fresh.import_(dump) == [1]
+        assert fresh.get(1).metadata == {"k": [1]}
