@@ -210,3 +210,41 @@ def test_timed_out_waits_do_not_pile_up_threads_or_open_files(made: Path) -> Non
     finally:
         conns.close()
     assert "after" in names and "never" not in names
+
+
+OPENER = """
+import sys, time
+from pathlib import Path
+from memengine import Memory
+from tests.helpers import HashEmbedder
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.001)
+with Memory.open(sys.argv[1], embedder=HashEmbedder()) as m:
+    print(m.add("opened at the same moment", kind="fact"), flush=True)
+"""
+
+
+def test_processes_opening_a_new_file_at_the_same_moment_all_open_it(tmp_path: Path) -> None:
+    """Each migration step and the first embedder record look again under the write lock:
+    a process that finds another has just done it goes on (they failed with "table agents
+    already exists")."""
+    db, go = tmp_path / "new.db", tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPENER, str(db), str(go)],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    time.sleep(1.5)  # let every one of them import and wait
+    go.touch()
+    outcomes = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err for _, err in outcomes]
+    assert sorted(int(out) for out, _ in outcomes) == [1, 2, 3, 4]
+    with Memory.open(db, embedder=HashEmbedder()) as m:
+        assert m.check().ok and m.store.count() == 4

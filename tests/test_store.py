@@ -424,3 +424,16 @@ def test_a_file_reembedded_by_another_process_is_not_written_or_searched_with_ol
         assert mem.store.count() == 1
     with Memory.open(db_path, embedder=HashEmbedder(name="other"), clock=clock) as mem:
         assert mem.retrieve("deadline", day_range=None).results and mem.check().ok
+
+
+def test_an_export_is_one_snapshot_while_others_write(db_path: Path, clock: FixedClock) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_many(word_episodes(1200, "default"))
+        batches = mem.store.iter_episodes()
+        first = next(batches)
+        with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as other:
+            other.delete([1100, 1101])
+            other.add_exchange("written during the export", "ok", occurred_at=T0)
+        rest = [e.id for batch in batches for e in batch]
+        assert [e.id for e in first] + rest == list(range(1, 1201))  # as when it began
+        assert mem.store.count() == 1199

@@ -149,14 +149,16 @@ class Store:
         meta = self.meta()
         if "embedder_id" not in meta:  # (a read-only open refuses the write with its reason)
             with self.connections.write() as w:
-                vectors.create_vector_table(w, dimension)
-                self._set_meta(
-                    w,
-                    embedder_id=embedder_id,
-                    dimension=str(dimension),
-                    metric="cosine",
-                    created_at=self._now().isoformat(),
-                )
+                # another process opening the new file at the same moment may have done it
+                if w.execute("SELECT 1 FROM meta WHERE key = 'embedder_id'").fetchone() is None:
+                    vectors.create_vector_table(w, dimension)
+                    self._set_meta(
+                        w,
+                        embedder_id=embedder_id,
+                        dimension=str(dimension),
+                        metric="cosine",
+                        created_at=self._now().isoformat(),
+                    )
             meta = self.meta()
         self._index_partitions()
         self.embedder_id = meta["embedder_id"]
@@ -407,12 +409,12 @@ class Store:
             return self.term_stats.counts(cur, terms)
 
     def iter_episodes(self, agent: str | None = None, batch: int = 500) -> Iterator[list[Episode]]:
-        """Yield every episode (of one agent, or all), in id order, a batch at a time."""
+        """Yield every episode (of one agent, or all), in id order, a batch at a time, all
+        from one read snapshot (writers go on meanwhile; none of their changes is seen)."""
         with self.connections.read() as cur:
-            id_batches = list(ep_rows.iter_episode_ids(cur, agent, batch))
-        for ids in id_batches:
-            found = self.get(ids)
-            yield [found[i] for i in ids if i in found]
+            for ids in list(ep_rows.iter_episode_ids(cur, agent, batch)):
+                found = ep_rows.fetch_episodes(cur, ids)
+                yield [found[i] for i in ids if i in found]
 
     def salvage_episodes(self, agent: str | None, unreadable: list[int]) -> Iterator[list[Episode]]:
         """Yield every episode that still reads (of one agent, or all), in id order, from a

@@ -112,10 +112,12 @@ def migrate(cur: Any) -> int:
         sql = schema_sql(name)
         cur.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _statements(sql):
-                cur.execute(statement)
-            cur.execute(f"PRAGMA user_version = {number}")
-            cur.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            # another process opening the file at the same moment may have just done it
+            if int(cur.execute("PRAGMA user_version").fetchone()[0]) < number:
+                for statement in _statements(sql):
+                    cur.execute(statement)
+                cur.execute(f"PRAGMA user_version = {number}")
+                cur.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         except BaseException:
             cur.execute("ROLLBACK")
             raise
