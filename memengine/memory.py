@@ -17,7 +17,7 @@ import os
 import threading  # llm phases
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait  # llm phases: wait
+from concurrent.futures import wait  # llm phases
 from dataclasses import replace  # lifecycle
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +36,7 @@ from .errors import ConfigError, InvalidInput, NotFound, StoreError
 from .importers import episode_to_json, read_jsonl
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval
 from .pack import build_pack
+from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, OptimizeReport
@@ -94,7 +95,7 @@ class Memory:
         self.embedder = embedder
         self.config = config
         self.clock = clock
-        self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memengine")
+        self._executor = Pool(max_workers=4, thread_name_prefix="memengine")
         self.retriever = Retriever(store, embedder, config.retrieval, self._executor)
         self._life_rng = np.random.default_rng(config.lifecycle.selection_seed)  # lifecycle
         # llm phases: the client is built on the first LLM turn unless one is given (docs/llm.md)
@@ -160,10 +161,12 @@ class Memory:
         return self.store.read_only
 
     def close(self) -> None:
-        """Finish background work and close the file."""
+        """Finish background work and close the file. Calls under way in other threads
+        finish their transaction first; any that would start another, or a new call, gets
+        a :class:`.StoreError` saying the memory was closed."""
         self._close_llm()  # llm phases
-        self._executor.shutdown(wait=True)
         self.store.close()
+        self._executor.shutdown(wait=True)
 
     def __enter__(self) -> Memory:
         return self
@@ -250,6 +253,11 @@ class Memory:
     def _validated(self, ep: NewEpisode) -> NewEpisode:
         """``ep`` as it is stored: checked (:func:`.arguments.checked_episode`), its agent
         as this file knows it, its strength defaulted by kind."""
+        if not isinstance(ep, NewEpisode):
+            raise InvalidInput(
+                f"episodes to add are NewEpisode models, not {type(ep).__name__} "
+                "(NewEpisode.model_validate(a_dict) makes one)"
+            )
         agent = self._agent(ep.agent)  # before the check puts the name in NFC
         ep = args.checked_episode(ep)
         strength = ep.strength
@@ -531,7 +539,10 @@ class Memory:
         The agent's principles are always included, in their own token budget
         (``[lifecycle] principle_token_budget``), unless ``principles`` is False;
         like the results, only those within the retrieval's ``max_sensitivity``.
+        ``budget_tokens`` (None: the default) is a whole number ≥ 1.
         """
+        if budget_tokens is not None and not (args.is_int(budget_tokens) and budget_tokens > 0):
+            raise InvalidInput(f"budget_tokens must be a whole number ≥ 1, not {budget_tokens!r}")
         # lifecycle: the agent's principles, whatever the query
         rules: list[Episode] = []
         if principles:

@@ -75,8 +75,8 @@ class NewEpisode(_Model):
     reply_text: str | None = None
     content: str | None = None
     occurred_at: datetime
-    sensitivity: int = Field(0, ge=0, le=3)
-    importance: float = Field(0.5, ge=0.0, le=1.0)
+    sensitivity: int = Field(default=0, ge=0, le=3)
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = Field(default_factory=dict)
     status: Status = "active"

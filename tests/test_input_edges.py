@@ -254,3 +254,18 @@ def test_a_perspective_typed_another_way_is_the_declared_one(mem: Memory) -> Non
     r = mem.retrieve("gate", agent="bob", perspective=decomposed, day_range=None)
     assert r.turn_id is not None
     assert mem.feedback(r.turn_id, [r.results[0].episode.id], perspective=decomposed)
+
+
+def test_what_a_backend_hands_over_by_mistake_is_named(mem: Memory, ids: list[int]) -> None:
+    with pytest.raises(InvalidInput, match="NewEpisode models, not dict"):
+        mem.add_many([{"user_text": "hi", "occurred_at": T0}])  # type: ignore[list-item]
+    with pytest.raises(InvalidInput, match="NewEpisode models, not str"):
+        mem.add_many("abc")  # type: ignore[arg-type]
+    r = mem.retrieve("dentist?")
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(InvalidInput, match="budget_tokens must be a whole number"):
+            mem.pack(r, budget_tokens=bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="an agent name is a non-empty string"):
+        mem.retrieve("dentist?", agent=" ")
+    openai_style = mem.retrieve("dentist?", recent=[{"role": "assistant", "content": "Hi!"}])
+    assert openai_style.results and mem.store.count() == 15

@@ -210,3 +210,52 @@ def test_a_closed_memory_says_so(db_path: Path) -> None:
         m.retrieve("hi")
     with pytest.raises(StoreError, match="closed"):
         m.add_exchange("hi", "yo")
+
+
+def test_close_while_other_threads_call_waits_for_their_transactions(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A server shutting down with requests in flight: close() lets the transactions under
+    way finish, then every call (a new one, or the rest of one under way) gets StoreError,
+    never another exception (nor a crash: connections were closed under running
+    statements), and the file is sound."""
+    from memengine import MemEngineError
+
+    from .helpers import HashEmbedder
+
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    for i in range(20):
+        mem.add_exchange(f"seed {i} about cats", "ok", agent="a")
+    stop = threading.Event()
+    other: list[BaseException] = []
+    closed: list[str] = []
+
+    def call(k: int) -> None:
+        while not stop.is_set():
+            try:
+                if k % 2:
+                    mem.add_exchange("more cats", "ok", agent="a")
+                else:
+                    mem.pack(mem.retrieve("cats?", agent="a"))
+            except MemEngineError as exc:
+                if isinstance(exc, StoreError) and "has been closed" in str(exc):
+                    closed.append(str(exc))
+                else:
+                    other.append(exc)
+            except BaseException as exc:  # any other kind is the failure
+                other.append(exc)
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    stop.wait(0.5)
+    mem.close()
+    stop.wait(0.2)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert not other and closed
+    with pytest.raises(StoreError, match="has been closed"):
+        mem.get(1)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.check().ok and again.store.count() >= 20

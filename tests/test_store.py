@@ -437,3 +437,27 @@ def test_an_export_is_one_snapshot_while_others_write(db_path: Path, clock: Fixe
         rest = [e.id for batch in batches for e in batch]
         assert [e.id for e in first] + rest == list(range(1, 1201))  # as when it began
         assert mem.store.count() == 1199
+
+
+def test_check_after_other_connections_wrote_does_not_call_the_file_damaged(
+    mem: Memory,
+) -> None:
+    """SQLite's page check runs FTS5's own check, which used the index structure this
+    connection read last: after another thread's writes it called a sound file damaged."""
+    mem.add_exchange("seed", "seed", occurred_at=T0)
+    assert mem.check().ok
+    other = threading.Thread(
+        target=lambda: [mem.add_exchange(f"hello {i}", "ok", occurred_at=T0) for i in range(30)]
+    )
+    other.start()
+    other.join()
+    report = mem.check()
+    assert report.ok and report.sqlite_check == "ok", report
+    assert report.episodes == 31
+
+
+def test_an_in_memory_database_is_refused_up_front(tmp_path: Path) -> None:
+    for path in (":memory:", "file:x.db?mode=memory"):
+        with pytest.raises(InvalidInput, match="keeps its memory in a file"):
+            Memory.open(path, embedder=HashEmbedder())
+    assert not list(Path.cwd().glob(":memory:*"))

@@ -29,7 +29,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -48,6 +48,7 @@ from ..store.filters import Filters
 from ..text import guess_language
 from .expand import DetectedReference, Expander, Expansion, clean_queries, describe_validation_error
 from .fastpath import Candidate, FastPath, FastResult
+from .pool import Pool
 from .rerank import Reranker, RerankOutcome
 from .retriever import context_query, fast_results
 from .temporal import Window, parse_iso_range, parse_time_window, union, widen, window_filters
@@ -216,7 +217,7 @@ class LLMTurn:
         self.fast = FastPath(store, _CachingEmbedder(embedder), retrieval, executor)
         self.expander = Expander(client, llm, max_queries=retrieval.max_expanded_queries)
         self.reranker = Reranker(client, llm)
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="memengine-llm")
+        self._pool = Pool(max_workers=workers, thread_name_prefix="memengine-llm")
         self._counts: Counter[str] = Counter()
         self._lock = threading.Lock()
 

@@ -157,6 +157,8 @@ class Connections:
         self._all: list[Any] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._uses: dict[int, int] = {}  # thread id → transactions under way (close waits)
+        self._uses_changed = threading.Condition()
         self._queue = write_queue_for(path)
         self._process_lock = process_lock_for(path)
 
@@ -202,6 +204,25 @@ class Connections:
                 f"{self.path} is open read-only{why}, so nothing can be written to it "
                 "(adding, deleting, feedback, sleep and maintenance need it writable)"
             )
+
+    @contextmanager
+    def in_use(self) -> Iterator[None]:
+        """Mark a use of the connections by this thread: :meth:`close` waits for it to end,
+        and none starts once it is called (a :class:`.StoreError` says it was closed)."""
+        me = threading.get_ident()
+        with self._uses_changed:
+            if self._closed:
+                raise StoreError("the database has been closed")
+            self._uses[me] = self._uses.get(me, 0) + 1
+        try:
+            yield
+        finally:
+            with self._uses_changed:
+                if self._uses[me] == 1:
+                    del self._uses[me]
+                else:
+                    self._uses[me] -= 1
+                self._uses_changed.notify_all()
 
     def probe(self) -> None:
         """Read the schema once, so that a file this process cannot read fails here, with
@@ -283,21 +304,22 @@ class Connections:
         Any error rolls the transaction back; SQLite's errors reach the caller
         as :class:`.StoreError`.
         """
-        held = getattr(self._local, "conn", None)
-        if held is None or not held.driver_connection.in_transaction:
-            self._follow_writers()
-        conn = self.get()
-        cur = conn.cursor()
-        if conn.driver_connection.in_transaction:
-            yield cur
-            return
-        try:
-            with self._rolled_back_on_error(cur):
-                cur.execute("BEGIN")
+        with self.in_use():
+            held = getattr(self._local, "conn", None)
+            if held is None or not held.driver_connection.in_transaction:
+                self._follow_writers()
+            conn = self.get()
+            cur = conn.cursor()
+            if conn.driver_connection.in_transaction:
                 yield cur
-                cur.execute("COMMIT")
-        except self.module.Error as exc:
-            raise self._store_error(exc) from exc
+                return
+            try:
+                with self._rolled_back_on_error(cur):
+                    cur.execute("BEGIN")
+                    yield cur
+                    cur.execute("COMMIT")
+            except self.module.Error as exc:
+                raise self._store_error(exc) from exc
 
     @contextmanager
     def write(self, *, wait_s: float | None = None) -> Iterator[Any]:
@@ -314,18 +336,19 @@ class Connections:
         :class:`.StoreError`, once the locks are released.
         """
         self.refuse_writes()
-        conn = self.get()
-        cur = conn.cursor()
-        if conn.driver_connection.in_transaction:
-            raise StoreError("nested write transaction")
-        try:
-            with self._writers_turn(wait_s) as left_ms:
-                _waiting(cur, "BEGIN IMMEDIATE", left_ms)
-                with self._rolled_back_on_error(cur):
-                    yield cur
-                    cur.execute("COMMIT")
-        except self.module.Error as exc:
-            raise self._store_error(exc) from exc
+        with self.in_use():
+            conn = self.get()
+            cur = conn.cursor()
+            if conn.driver_connection.in_transaction:
+                raise StoreError("nested write transaction")
+            try:
+                with self._writers_turn(wait_s) as left_ms:
+                    _waiting(cur, "BEGIN IMMEDIATE", left_ms)
+                    with self._rolled_back_on_error(cur):
+                        yield cur
+                        cur.execute("COMMIT")
+            except self.module.Error as exc:
+                raise self._store_error(exc) from exc
 
     def vacuum(self, *, wait_s: float | None = None) -> None:
         """Rebuild the file without its free pages (``VACUUM``), taking the writers' turn
@@ -334,17 +357,18 @@ class Connections:
         writer keeps the file past ``wait_s`` (default: the busy timeout); the file is
         then unchanged. Readers do not stop it: in WAL mode they keep their snapshot."""
         self.refuse_writes()
-        conn = self.get()
-        if conn.driver_connection.in_transaction:
-            raise StoreError("cannot compact the file inside a transaction")
-        cur = conn.cursor()
-        try:
-            with self._writers_turn(wait_s) as left_ms:
-                _waiting(cur, "VACUUM", left_ms)
-        except self.module.Error as exc:
-            raise self._store_error(exc) from exc
-        finally:
-            cur.close()
+        with self.in_use():
+            conn = self.get()
+            if conn.driver_connection.in_transaction:
+                raise StoreError("cannot compact the file inside a transaction")
+            cur = conn.cursor()
+            try:
+                with self._writers_turn(wait_s) as left_ms:
+                    _waiting(cur, "VACUUM", left_ms)
+            except self.module.Error as exc:
+                raise self._store_error(exc) from exc
+            finally:
+                cur.close()
 
     @contextmanager
     def _writers_turn(self, wait_s: float | None) -> Iterator[int]:
@@ -404,16 +428,40 @@ class Connections:
     def check_pages(self) -> str:
         """SQLite's ``quick_check`` of every page, table and index: "ok", or what it found
         (at most 20 problems), or the error that stopped it."""
-        held = getattr(self._local, "conn", None)
-        if held is None or not held.driver_connection.in_transaction:
-            self._follow_writers()  # an immutable file a writer changed: check it as it is
-        cur = self.get().cursor()
-        try:
-            return "; ".join(str(r[0]) for r in cur.execute("PRAGMA quick_check(20)"))
-        except self.module.DatabaseError as exc:
-            return str(exc)
-        finally:
-            cur.close()
+        with self.in_use():
+            held = getattr(self._local, "conn", None)
+            if held is None or not held.driver_connection.in_transaction:
+                self._follow_writers()  # an immutable file a writer changed: check it as it is
+            conn = self.get()
+            cur = conn.cursor()
+            own = not conn.driver_connection.in_transaction
+            try:
+                if own:
+                    cur.execute("BEGIN")
+                self._refresh_fulltext(cur)
+                return "; ".join(str(r[0]) for r in cur.execute("PRAGMA quick_check(20)"))
+            except self.module.DatabaseError as exc:
+                return str(exc)
+            finally:
+                if own:
+                    self._end_quietly(cur)
+                cur.close()
+
+    def _refresh_fulltext(self, cur: Any) -> None:
+        """Have each FTS5 table read its index structure in this transaction: the page check
+        runs FTS5's own check, which uses the structure this connection read last, and
+        calls a sound index damaged when other connections have written since."""
+        tables = cur.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING fts5%'"
+        ).fetchall()
+        for (name,) in tables:
+            quoted = '"' + str(name).replace('"', '""') + '"'
+            try:
+                cur.execute(
+                    f"SELECT 1 FROM {quoted} WHERE {quoted} MATCH '\"x\"' LIMIT 1"
+                ).fetchall()
+            except self.module.DatabaseError:
+                continue  # a damaged index: the page check says so
 
     def _end_quietly(self, cur: Any) -> None:
         """Roll back after an error; the error being raised matters, not this one's."""
@@ -422,10 +470,23 @@ class Connections:
         except self.module.Error:  # e.g. no transaction left, or the file is damaged
             return
 
-    def close(self) -> None:
-        """Return every connection and dispose of the engine."""
-        with self._lock:
+    def close(self, *, wait_s: float = 60.0) -> None:
+        """Wait for the transactions under way in other threads (at most ``wait_s``; past
+        it a :class:`.StoreError`, and nothing is closed), then close every connection and
+        dispose of the engine. No transaction starts once it is called."""
+        me = threading.get_ident()
+        deadline = time.monotonic() + wait_s
+        with self._uses_changed:
             self._closed = True
+            while others := sum(n for t, n in self._uses.items() if t != me):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise StoreError(
+                        f"{others} transactions of other threads still use {self.path} after "
+                        f"{wait_s:g} s: it was not closed"
+                    )
+                self._uses_changed.wait(left)
+        with self._lock:
             for conn in self._all:
                 try:
                     conn.close()

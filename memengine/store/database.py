@@ -92,6 +92,12 @@ class Store:
         read_only: bool = False,
         read_only_reason: str = "",
     ) -> None:
+        if str(path) == ":memory:" or str(path).startswith("file:"):
+            raise InvalidInput(
+                f"memengine keeps its memory in a file, not {str(path)!r} (each thread's "
+                "connection would see another in-memory database): give a path, e.g. in a "
+                "tempfile.mkdtemp() folder for tests"
+            )
         self.path = Path(path)
         self.neighbour_gap_s = neighbour_gap_s
         self._vector_cache_bytes = max(0, vector_cache_mb) * 2**20
@@ -644,11 +650,12 @@ class Store:
         vacuumed = (
             self._vacuum() if rewritten or (vectors and self._free_share() >= 0.25) else False
         )
-        cur = self.connections.get().cursor()
-        try:  # (busy, log frames, checkpointed frames); busy while another connection reads
-            busy = cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-        finally:
-            cur.close()
+        with self.connections.in_use():
+            cur = self.connections.get().cursor()
+            try:  # (busy, log frames, checkpointed frames); busy while another connection reads
+                busy = cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            finally:
+                cur.close()
         return OptimizeReport(
             before,
             after,
@@ -702,11 +709,12 @@ class Store:
             raise StoreError("cannot back up inside a transaction")
         module = self.connections.module
         try:
-            cur = conn.cursor()
-            try:
-                maintenance.backup_into(cur, partial)
-            finally:
-                cur.close()
+            with self.connections.in_use():
+                cur = conn.cursor()
+                try:
+                    maintenance.backup_into(cur, partial)
+                finally:
+                    cur.close()
             copy = module.connect(str(partial))
             try:
                 episodes = int(copy.execute("SELECT count(*) FROM episodes").fetchone()[0])
