@@ -59,10 +59,12 @@ def _topic(ep: Episode, limit: int = 40) -> str:
 
 
 def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -> str:
+    # a line is a sentence too: a list or a pasted log has one item per line
+    sentences = [" ".join(s.split()) for line in text.splitlines() for s in _SENTENCE.split(line)]
+    sentences = [s for s in sentences if s]
     text = " ".join(text.split())
     if strategy == "full" or len(text) <= max_chars:
         return text if len(text) <= max_chars * 4 else text[: max_chars * 4] + "…"
-    sentences = [s for s in _SENTENCE.split(text) if s]
     if strategy == "summarize" or not terms:
         keep = sentences[:1]
     else:

@@ -70,6 +70,17 @@ def test_english_pack_uses_why_lines(real_mem: Memory, clock: FixedClock) -> Non
     assert "holds the time or number asked" in text  # "When" asks a time; "2 June" is one
 
 
+def test_a_long_list_is_trimmed_to_the_line_that_matches(mem: Memory) -> None:
+    """One item per line: the pack quotes the item the question is about, not the list's
+    first lines (the whole list used to be one "sentence", clipped from its start)."""
+    items = [f"- pack item number {i} for the trip" for i in range(15)]
+    todo = "My todo list for the trip:\n" + "\n".join([*items, "- renew passport by 14 August"])
+    mem.add_exchange(todo, "Good luck with the packing!", occurred_at=T0)
+    r = mem.retrieve("when do I need to renew my passport?", day_range=None)
+    text = mem.pack(r, query="when do I need to renew my passport?").text
+    assert "renew passport by 14 August" in text and "item number 3" not in text
+
+
 def test_empty_and_whitespace_text_is_refused(mem: Memory) -> None:
     for bad in ["", "   ", "\n\t"]:
         with pytest.raises(InvalidInput):
