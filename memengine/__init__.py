@@ -39,7 +39,7 @@ from .lifecycle import AgentRow, FeedbackResult, MemoryLife, ScorerInfo, SleepRe
 from .memory import Memory, make_embedder
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval, Retrieved
 from .store.database import ConsistencyReport
-from .store.maintenance import BackupReport, OptimizeReport
+from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport
 
 __version__ = "0.1.0"
@@ -64,6 +64,7 @@ __all__ = [
     "ExtensionError",
     "FeedbackResult",
     "FixedClock",
+    "ForgetReport",
     "InvalidInput",
     "LLMConfig",
     "LLMError",

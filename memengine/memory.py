@@ -39,7 +39,7 @@ from .pack import build_pack
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
 from .store.database import ConsistencyReport, Store
-from .store.maintenance import BackupReport, OptimizeReport
+from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport, id_ranges
 from .text import analyze, is_blank, scrub
 
@@ -352,6 +352,17 @@ class Memory:
         if not id_list:
             return []
         return self.store.delete(id_list, agent=None if agent is None else self._agent(agent))
+
+    def forget_agent(self, agent: str) -> ForgetReport:
+        """Delete an agent and everything of it (a user who asks to be forgotten): its
+        episodes, its turns with their query texts, sleeps and learned scorer, and the agent
+        itself, overwriting the freed pages (see :meth:`.Store.forget_agent`). NotFound for
+        an agent the file does not know. Backups made before keep their copy."""
+        self._writable()
+        name = self._agent(agent)
+        if not life.has_agent(self.store, name):
+            raise NotFound(f"no agent {agent!r} in {self.store.path}")
+        return self.store.forget_agent(name)
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, episode_id: int) -> Episode:

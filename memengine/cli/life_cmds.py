@@ -14,6 +14,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ..errors import InvalidInput
 from ._app import (
     AgentOpt,
     ConfigOpt,
@@ -67,6 +68,40 @@ def agent_create(
         print_json(_dump(row))
     else:
         console.print(f"agent {row.name}: perspectives {list(row.perspectives)}", highlight=False)
+
+
+@agent_app.command("forget")
+@guarded
+def agent_forget(
+    name: Annotated[str, typer.Argument(help="The agent to delete, with everything of it.")],
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Confirm: this cannot be undone (backups keep theirs).")
+    ] = False,
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete an agent and everything of it: episodes, turns (their query texts), sleeps,
+    learned scorer; the freed pages are overwritten."""
+    if not yes:
+        raise InvalidInput(
+            f"agent forget deletes {name!r} and all its memories for good: add --yes to do it"
+        )
+    cfg = settings(config, db)
+    with open_memory(cfg, embeds=False) as mem:
+        report = mem.forget_agent(name)
+    if as_json:
+        print_json(dataclasses.asdict(report))
+        return
+    left = [
+        *([] if report.vacuumed else ["the file was not compacted (other writers kept it)"]),
+        *([] if report.wal_truncated else ["its write-ahead log is still read by another process"]),
+    ]
+    console.print(
+        f"forgot agent {report.agent}: {report.episodes} episodes and {report.turns} turns "
+        "deleted" + "".join(f"; {x}, so copies of them may remain there" for x in left),
+        highlight=False,
+    )
 
 
 @agent_app.command("list")

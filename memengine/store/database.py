@@ -34,7 +34,7 @@ from . import fulltext, maintenance, salvage, vectors
 from . import lifecycle as store_lc
 from .connect import Connections, read_only_access
 from .filters import Filters
-from .maintenance import BackupReport, OptimizeReport
+from .maintenance import BackupReport, ForgetReport, OptimizeReport
 from .migrate import check_header, latest_version, migrate, schema_version
 from .term_stats import TermStats, fts_row_count
 from .vector_index import VectorIndex, log_reset, prune_log
@@ -288,6 +288,38 @@ class Store:
         """
         with self.connections.write() as cur:
             return ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
+
+    def forget_agent(self, agent: str) -> ForgetReport:
+        """Delete ``agent`` and everything of it: its episodes (their vectors and full-text
+        rows), turns (their query texts), sleeps, learned scorer and its row.
+
+        The full-text index is rebuilt in the same transaction (``optimize``,
+        so no old segment keeps the agent's words), with SQLite's
+        ``secure_delete`` on; then the file is compacted (``VACUUM``: no freed
+        page or leftover fragment of a page keeps them either) and the
+        write-ahead log emptied. Both read the whole file: seconds for a large
+        one, while other writers wait.
+        """
+        conn = self.connections.get()
+        with self.connections.write() as cur:
+            before = int(cur.execute("PRAGMA secure_delete").fetchone()[0])
+            cur.execute("PRAGMA secure_delete = ON")
+            try:
+                ids = store_lc.agent_episode_ids(cur, agent)
+                deleted = ep_rows.delete_episodes(cur, ids, agent)
+                turns = store_lc.drop_agent(cur, agent)
+                cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
+                prune_log(cur)
+            finally:
+                cur.execute(f"PRAGMA secure_delete = {before}")
+        vacuumed = self._vacuum()
+        with self.connections.in_use():
+            cur = conn.cursor()
+            try:
+                busy = cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            finally:
+                cur.close()
+        return ForgetReport(agent, len(deleted), turns, vacuumed, wal_truncated=not busy)
 
     def set_status(self, ids: Sequence[int], status: str) -> int:
         """Archive or re-activate episodes; triggers keep the vector filters in step."""

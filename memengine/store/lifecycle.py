@@ -169,6 +169,19 @@ def insert_turn(
     return int(cur.lastrowid)
 
 
+def agent_episode_ids(cur: Any, agent: str) -> list[int]:
+    """Every episode id of ``agent``."""
+    return [int(r[0]) for r in cur.execute("SELECT id FROM episodes WHERE agent = ?", (agent,))]
+
+
+def drop_agent(cur: Any, agent: str) -> int:
+    """Delete the agent's row, and with it (foreign keys) its turns, sleeps, strength history
+    and learned scorer; return how many turns went. Its episodes must be gone already."""
+    turns = int(cur.execute("SELECT count(*) FROM turns WHERE agent = ?", (agent,)).fetchone()[0])
+    cur.execute("DELETE FROM agents WHERE name = ?", (agent,))
+    return turns
+
+
 def named_by_turns(cur: Any, ids: Sequence[int]) -> list[int]:
     """Which of ``ids`` a recorded turn names among its candidates (ascending)."""
     if not ids:

@@ -93,6 +93,19 @@ class BackupReport:
     seconds: float
 
 
+@dataclass(frozen=True)
+class ForgetReport:
+    """What :meth:`Store.forget_agent` deleted; whether the file was compacted (not when
+    other writers kept it busy past the wait) and its write-ahead log emptied (not while
+    another connection reads): until both, copies of what was deleted may remain in them."""
+
+    agent: str
+    episodes: int
+    turns: int
+    vacuumed: bool
+    wal_truncated: bool
+
+
 def check_backup_target(source: Path, dest: Path, *, overwrite: bool) -> None:
     """Refuse a backup target that would lose data or could not be written, with the reason."""
     real, own = os.path.realpath(dest), os.path.realpath(source)

@@ -1,0 +1,72 @@
+"""Forgetting a user: the agent and everything of it goes, and its words are no longer
+anywhere in the file's bytes (episodes, full-text index, turn log, write-ahead log)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memengine import FixedClock, Memory, NotFound
+from memengine.cli import app
+
+from .helpers import T0, HashEmbedder
+
+SECRET = "quokkapin4321"
+
+
+def _file_bytes(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
+def _two_users(path: Path, clock: FixedClock) -> None:
+    with Memory.open(path, embedder=HashEmbedder(), clock=clock) as m:
+        for i in range(50):
+            m.add_exchange(f"alice note {i} about her garden", "ok", agent="alice", occurred_at=T0)
+            m.add_exchange(f"bob note {i}: my code is {SECRET}", "ok", agent="bob", occurred_at=T0)
+        turn = m.retrieve(f"what is my {SECRET} code?", agent="bob", day_range=None)
+        assert turn.turn_id is not None and turn.results
+        m.feedback(turn.turn_id, [turn.results[0].episode.id])
+        m.sleep(agent="bob")
+        m.create_agent("bob", perspectives=["privacy"])
+        m.retrieve("garden", agent="alice", day_range=None)
+
+
+def test_forget_agent_deletes_it_and_leaves_none_of_its_words(
+    db_path: Path, clock: FixedClock
+) -> None:
+    _two_users(db_path, clock)
+    assert SECRET.encode() in _file_bytes(db_path)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        report = m.forget_agent("bob")
+        assert (report.agent, report.episodes) == ("bob", 50) and report.turns == 1
+        assert report.vacuumed and report.wal_truncated
+        assert [a.name for a in m.agents()] == ["alice"]
+        assert m.stats(agent="alice")["agents"]["alice"]["active"] == 50
+        assert not m.has_agent("bob")
+        assert m.retrieve("code", agent="bob", day_range=None).results == ()
+        assert m.retrieve("garden", agent="alice", day_range=None).results
+        assert m.check().ok
+        with pytest.raises(NotFound, match="no agent 'bob'"):
+            m.forget_agent("bob")
+    assert SECRET.encode() not in _file_bytes(db_path)
+
+
+def test_the_cli_forgets_only_with_yes(db_path: Path, clock: FixedClock, cli_env: None) -> None:
+    _two_users(db_path, clock)
+    runner = CliRunner()
+    refused = runner.invoke(app, ["agent", "forget", "bob", "--db", str(db_path)])
+    assert refused.exit_code == 1 and "add --yes" in refused.output
+    done = runner.invoke(app, ["agent", "forget", "bob", "--yes", "--json", "--db", str(db_path)])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output) | {"turns": 1} == {
+        "agent": "bob",
+        "episodes": 50,
+        "turns": 1,
+        "vacuumed": True,
+        "wal_truncated": True,
+    }
+    unknown = runner.invoke(app, ["agent", "forget", "carol", "--yes", "--db", str(db_path)])
+    assert unknown.exit_code == 1 and "no agent 'carol'" in unknown.output
