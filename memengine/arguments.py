@@ -154,6 +154,8 @@ def kinds(given: Sequence[EpisodeKind | str] | None) -> list[str] | None:
         return None
     if isinstance(given, (str, EpisodeKind)):
         given = [given]
+    if not given:  # it would find nothing, whatever is stored
+        raise InvalidInput("kinds is empty: give None for every kind, or at least one kind")
     out: list[str] = []
     for k in given:
         try:

@@ -69,20 +69,21 @@ class Message(_Model):
 class NewEpisode(_Model):
     """An episode about to be written (validated, not yet stored)."""
 
-    agent: str = "default"
+    # strict: True is not sensitivity 1, nor b"text" a text, nor 2.0 an id
+    agent: str = Field(default="default", strict=True)
     kind: EpisodeKind = EpisodeKind.exchange
-    user_text: str | None = None
-    reply_text: str | None = None
-    content: str | None = None
+    user_text: str | None = Field(default=None, strict=True)
+    reply_text: str | None = Field(default=None, strict=True)
+    content: str | None = Field(default=None, strict=True)
     occurred_at: datetime
-    sensitivity: int = Field(default=0, ge=0, le=3)
-    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    sensitivity: int = Field(default=0, ge=0, le=3, strict=True)
+    importance: float = Field(default=0.5, ge=0.0, le=1.0, strict=True)
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = Field(default_factory=dict)
     status: Status = "active"
-    id: int | None = None
+    id: int | None = Field(default=None, strict=True)
     created_at: datetime | None = None
-    strength: float | None = None
+    strength: float | None = Field(default=None, strict=True)
 
 
 class Episode(_Model):

@@ -74,8 +74,9 @@ def has_surrogate(text: str) -> bool:
 
 
 def scrub(text: str) -> str:
-    """Normalise ``text`` for storage: NFC, lone surrogates replaced, NULs removed."""
-    return unicodedata.normalize("NFC", replace_surrogates(text)).replace("\x00", "")
+    """Normalise ``text`` for storage: NFC, lone surrogates replaced, each NUL a space (it
+    separated what is on either side of it; dropped, two words would become one)."""
+    return unicodedata.normalize("NFC", replace_surrogates(text)).replace("\x00", " ")
 
 
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")

@@ -269,3 +269,17 @@ def test_what_a_backend_hands_over_by_mistake_is_named(mem: Memory, ids: list[in
         mem.retrieve("dentist?", agent=" ")
     openai_style = mem.retrieve("dentist?", recent=[{"role": "assistant", "content": "Hi!"}])
     assert openai_style.results and mem.store.count() == 15
+
+
+def test_look_alike_values_are_not_taken_for_others(mem: Memory, ids: list[int]) -> None:
+    """True is not sensitivity 1, bytes are not text, an empty list of kinds is not a
+    search, and a NUL keeps the words on either side apart."""
+    with pytest.raises(InvalidInput, match="sensitivity"):
+        mem.add("x", kind="fact", sensitivity=True)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="user_text"):
+        mem.add_exchange(b"bytes", "ok")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="kinds is empty"):
+        mem.retrieve("dentist?", kinds=[])
+    new = mem.add_exchange("alpha\x00beta", "ok")
+    assert mem.get(new).user_text == "alpha beta"
+    assert mem.store.count() == 16
