@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import (
+    DamagedDatabase,
     DatabaseLocked,
     EmbedderMismatch,
     InvalidInput,
@@ -468,7 +469,7 @@ class Store:
     def highest_id(self) -> int:
         """The highest episode id the file records (0 for none), from whichever record of
         it still reads: the episodes, the id kept past deletions, the vectors' rowids."""
-        highest = 0
+        highest, failed = 0, []
         for sql in (
             "SELECT max(id) FROM episodes",
             "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'episode_id_high'",
@@ -477,10 +478,13 @@ class Store:
             try:
                 with self.connections.read() as cur:
                     row = cur.execute(sql).fetchone()
-            except StoreError:
+            except StoreError as exc:
+                failed.append(exc)
                 continue
             if row is not None and row[0] is not None:
                 highest = max(highest, int(row[0]))
+        if len(failed) == 3:
+            raise DamagedDatabase(f"no record of the episode ids reads: {failed[0]}")
         return highest
 
     def count(self, agent: str | None = None) -> int:
