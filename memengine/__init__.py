@@ -36,7 +36,7 @@ from .errors import (
     StoreError,
 )
 from .lifecycle import AgentRow, FeedbackResult, MemoryLife, ScorerInfo, SleepReport
-from .memory import Memory, make_embedder
+from .memory import Memory, make_embedder, salvage_file
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval, Retrieved
 from .store.database import ConsistencyReport
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
@@ -93,4 +93,5 @@ __all__ = [
     "__version__",
     "load_config",
     "make_embedder",
+    "salvage_file",
 ]

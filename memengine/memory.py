@@ -40,7 +40,7 @@ from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
-from .store.salvage import SalvageReport, id_ranges
+from .store.salvage import SalvageReport, id_ranges, open_for_salvage, salvaged
 from .text import analyze, is_blank, scrub
 
 if TYPE_CHECKING:  # llm phases
@@ -673,15 +673,21 @@ class Memory:
                 f"{len(taken):,} of the file's episode ids are already in this memory "
                 f"(first: {taken[0]}); nothing was imported." + fix
             )
-        named = self.store.named_by_turns(kept)
+        named = self.store.named_by_records(kept)
         if named:
             raise InvalidInput(
                 f"{len(named):,} of the file's episode ids belonged to episodes deleted from "
-                f"this memory, and recorded turns name them (first: {named[0]}): kept, they "
-                "would make those turns and their feedback name memories they did not mean; "
+                f"this memory, and recorded turns or sleeps name them (first: {named[0]}): "
+                "kept, they would make those records name memories they did not mean; "
                 "nothing was imported." + fix
             )
         next_id = max(self.store.highest_id(), *kept) + 1
+        unnumbered = len(eps) - len(kept)
+        if unnumbered and next_id + unnumbered - 1 > args.MAX_KEPT_ID:
+            raise InvalidInput(
+                f"the {unnumbered:,} episodes without an id would get ids past 2**53 - 1, above "
+                f"the ids kept ({max(kept)}) and given out before; nothing was imported." + fix
+            )
         out = []
         for ep in eps:
             if ep.id is None:
@@ -871,6 +877,25 @@ class Memory:
                 f"add it with: memengine agent create {agent} --perspective {perspective}"
             )
         return spelled
+
+
+def salvage_file(
+    path: str | os.PathLike[str],
+    out: IO[str] | str | os.PathLike[str],
+    *,
+    agent: str | None = None,
+) -> SalvageReport:
+    """:meth:`Memory.salvage` for a file that does not open (its settings page damaged):
+    read-only, reading nothing of the file but the episodes and the indexes that list
+    their ids (:mod:`memengine.store.salvage`)."""
+    name = None if agent is None else args.agent_name(agent)
+    connections = open_for_salvage(Path(path))
+    try:
+        unreadable: list[int] = []
+        n = _write_jsonl(out, lambda: salvaged(connections, name, unreadable))
+    finally:
+        connections.close()
+    return SalvageReport(n, id_ranges(unreadable))
 
 
 def _write_jsonl(

@@ -52,6 +52,7 @@ def test_forget_agent_deletes_it_and_leaves_none_of_its_words(
         with pytest.raises(NotFound, match="no agent 'bob'"):
             m.forget_agent("bob")
     assert SECRET.encode() not in _file_bytes(db_path)
+    assert b"bob" not in _file_bytes(db_path)  # its name went too (the vector log held it)
 
 
 def test_the_cli_forgets_only_with_yes(db_path: Path, clock: FixedClock, cli_env: None) -> None:

@@ -76,7 +76,7 @@ def test_a_kept_id_that_a_turn_names_is_refused(mem: Memory, tmp_path: Path) -> 
     assert first in [r.episode.id for r in turn.results]
     mem.delete([first])
     pin = [{"id": first, "user_text": "my bank PIN is 1234", "occurred_at": WHEN}]
-    with pytest.raises(InvalidInput, match="recorded turns name them"):
+    with pytest.raises(InvalidInput, match="recorded turns or sleeps name them"):
         mem.import_(_jsonl(tmp_path / "pin.jsonl", pin))
     assert mem.store.count() == 1
     assert mem.import_(tmp_path / "pin.jsonl", keep_ids=False) == [3]
@@ -107,3 +107,12 @@ def test_an_export_imports_with_its_read_only_fields(mem: Memory, tmp_path: Path
     with Memory.open(tmp_path / "new.db", embedder=mem.embedder, clock=mem.clock) as fresh:
         assert fresh.import_(dump) == [1]
         assert fresh.get(1).metadata == {"k": [1]}
+
+
+def test_lines_without_ids_above_the_largest_kept_id_are_refused(
+    mem: Memory, tmp_path: Path
+) -> None:
+    lines = [{"id": MAX_KEPT_ID, "user_text": "last", "occurred_at": WHEN}, *_lines(1, ids=False)]
+    with pytest.raises(InvalidInput, match="without an id would get ids past 2\\*\\*53 - 1"):
+        mem.import_(_jsonl(tmp_path / "top.jsonl", lines))
+    assert mem.store.count() == 0

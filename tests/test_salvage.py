@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memengine import DamagedDatabase, FixedClock, Memory
+from memengine import DamagedDatabase, FixedClock, Memory, NewEpisode, salvage_file
+from memengine.arguments import MAX_KEPT_ID
 from memengine.cli import app
 from memengine.store.connect import sqlite_module
 from memengine.store.salvage import id_ranges
 
-from .helpers import HashEmbedder, word_episodes
+from .helpers import T0, HashEmbedder, word_episodes
 
 PAGE = 16384
 TOTAL = 2400
@@ -36,16 +37,16 @@ def sound(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _damaged(sound: Path, tmp_path: Path, which: int) -> Path:
-    """A copy of ``sound`` with one leaf page of ``episodes`` overwritten (``which``: its
+def _damaged(sound: Path, tmp_path: Path, which: int, table: str = "episodes") -> Path:
+    """A copy of ``sound`` with one leaf page of ``table`` overwritten (``which``: its
     place among the table's leaves, -1 the last)."""
     conn = sqlite_module().connect(str(sound))
     try:
         leaves = [
             r[0]
             for r in conn.execute(
-                "SELECT pageno FROM dbstat WHERE name = 'episodes' AND pagetype = 'leaf' "
-                "ORDER BY path"
+                "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY path",
+                (table,),
             )
         ]
     except sqlite_module().OperationalError:
@@ -125,3 +126,31 @@ def test_the_cli_salvages_and_exits_1_naming_the_ids(
 def test_id_ranges() -> None:
     assert id_ranges([]) == ()
     assert id_ranges([1, 2, 3, 7, 9, 10]) == ((1, 3), (7, 7), (9, 10))
+
+
+def test_a_file_whose_settings_are_damaged_is_salvaged_without_opening_it(
+    sound: Path, tmp_path: Path, cli_env: None
+) -> None:
+    damaged = _damaged(sound, tmp_path, 0, table="meta")
+    with pytest.raises(DamagedDatabase):
+        Memory.open(damaged, embedder=HashEmbedder(), read_only=True)
+    out = io.StringIO()
+    report = salvage_file(damaged, out, agent="alice")
+    assert report.complete and report.episodes == TOTAL // 2
+    assert {json.loads(line)["agent"] for line in out.getvalue().splitlines()} == {"alice"}
+    saved = tmp_path / "saved.jsonl"
+    done = CliRunner().invoke(app, ["export", "--salvage", "-o", str(saved), "--db", str(damaged)])
+    assert done.exit_code == 0, done.output
+    assert len(saved.read_text().splitlines()) == TOTAL
+
+
+def test_a_salvage_takes_time_by_the_episodes_not_by_their_largest_id(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    path = tmp_path / "sparse.db"
+    with Memory.open(path, embedder=HashEmbedder(), clock=clock) as m:
+        m.add_many(word_episodes(3, "alice"))
+        m.add_many([NewEpisode(id=MAX_KEPT_ID, kind="fact", content="the last id", occurred_at=T0)])
+        out = io.StringIO()
+        report = m.salvage(out)  # a walk of every id up to 2**53 - 1 would never end
+    assert report.complete and _ids(out.getvalue()) == [1, 2, 3, MAX_KEPT_ID]

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from ..arguments import ROLES
 from ..errors import ConfigError, InvalidInput
+from ..memory import salvage_file
 from ._app import (
     AgentOpt,
     ConfigOpt,
@@ -464,12 +465,12 @@ def export(
 ) -> None:
     """Export episodes as JSONL (ids, times and metadata preserved)."""
     cfg = settings(config, db)
-    with open_memory(cfg, embeds=False) as mem:
-        target = sys.stdout if out is None else out
-        if salvage:
-            report = mem.salvage(target, agent=agent)
-            n = report.episodes
-        else:
+    target = sys.stdout if out is None else out
+    if salvage:  # without opening it as a memory: its settings may be what is damaged
+        report = salvage_file(cfg.db, target, agent=agent)
+        n = report.episodes
+    else:
+        with open_memory(cfg, embeds=False) as mem:
             n = mem.export(target, agent=agent)
     where = "" if out is None else f" to {out}"
     if salvage and not report.complete:

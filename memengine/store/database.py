@@ -310,6 +310,10 @@ class Store:
                 deleted = ep_rows.delete_episodes(cur, ids, agent)
                 turns = store_lc.drop_agent(cur, agent)
                 cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
+                # the vector log names the agent: its entries go, and a reset tells every
+                # process's vector index to drop what it holds
+                cur.execute("DELETE FROM vector_log WHERE agent = ?", (agent,))
+                log_reset(cur)
                 prune_log(cur)
             finally:
                 cur.execute(f"PRAGMA secure_delete = {before}")
@@ -335,10 +339,10 @@ class Store:
         with self.connections.read() as cur:
             return ep_rows.fetch_episodes(cur, ids)
 
-    def named_by_turns(self, ids: Sequence[int]) -> list[int]:
-        """Which of ``ids`` a recorded turn names among its results (ascending)."""
+    def named_by_records(self, ids: Sequence[int]) -> list[int]:
+        """Which of ``ids`` a recorded turn or a sleep's strength history names (ascending)."""
         with self.connections.read() as cur:
-            return store_lc.named_by_turns(cur, ids)
+            return store_lc.named_by_records(cur, ids)
 
     def existing(self, ids: Sequence[int]) -> set[int]:
         """Which of these ids are stored episodes (without reading the episodes)."""
@@ -460,11 +464,7 @@ class Store:
         damaged file; the ids whose rows cannot be read are appended to ``unreadable``
         (:mod:`.salvage`)."""
 
-        def fetch(ids: list[int]) -> list[Episode]:
-            found = self.get(ids)
-            return [e for i in ids if (e := found.get(i)) and agent in (None, e.agent)]
-
-        yield from salvage.salvaged(fetch, self.highest_id(), unreadable)
+        yield from salvage.salvaged(self.connections, agent, unreadable)
 
     def highest_id(self) -> int:
         """The highest episode id the file records (0 for none), from whichever record of

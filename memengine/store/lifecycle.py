@@ -182,14 +182,17 @@ def drop_agent(cur: Any, agent: str) -> int:
     return turns
 
 
-def named_by_turns(cur: Any, ids: Sequence[int]) -> list[int]:
-    """Which of ``ids`` a recorded turn names among its candidates (ascending)."""
+def named_by_records(cur: Any, ids: Sequence[int]) -> list[int]:
+    """Which of ``ids`` a recorded turn names among its candidates, or a sleep's strength
+    history holds (ascending): records of an episode that may be deleted since."""
     if not ids:
         return []
     rows = cur.execute(
-        "SELECT DISTINCT json_extract(c.value, '$.id') AS id "
+        "WITH wanted(id) AS (SELECT value FROM json_each(?)) "
+        "SELECT json_extract(c.value, '$.id') AS id "
         "FROM turns, json_each(turns.candidates) AS c "
-        "WHERE json_extract(c.value, '$.id') IN (SELECT value FROM json_each(?)) ORDER BY id",
+        "WHERE json_extract(c.value, '$.id') IN wanted "
+        "UNION SELECT episode_id FROM strength_history WHERE episode_id IN wanted ORDER BY id",
         (json.dumps(sorted(set(ids))),),
     ).fetchall()
     return [int(r[0]) for r in rows]

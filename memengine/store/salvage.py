@@ -1,64 +1,121 @@
 """Reading what still reads of a damaged file.
 
 A damaged page fails every statement that reads it, so a plain export of
-such a file stops at the first one. A salvage fetches the episodes by id
-range instead; a range that fails is split in halves until what fails is
-single ids, which are skipped and reported. An episode's row lives on one
-leaf page of the ``episodes`` table, so a damaged leaf costs the rows on
-it, and a damaged interior page the ranges under it.
+such a file stops at the first one. A salvage first lists the episode ids
+from every index that holds them (the episodes table, the vectors' rowids,
+the full-text index's sizes), each as far as it reads, then fetches the
+episodes in batches; a batch that fails is split in halves until what fails
+is single ids, which are skipped and reported. An episode's row lives on one
+leaf page of the ``episodes`` table, so a damaged leaf costs the rows on it,
+and a damaged interior page the rows under it. Nothing else of the file is
+read (not even its settings), so a salvage opens a file whatever else of it
+is damaged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from ..errors import DatabaseLocked, StoreError
+from ..errors import DamagedDatabase, DatabaseLocked, StoreError
 from ..models import Episode
+from . import episodes as ep_rows
+from .connect import Connections, read_only_access
 
-__all__ = ["SalvageReport", "id_ranges", "salvaged"]
+__all__ = ["SalvageReport", "id_ranges", "open_for_salvage", "salvaged"]
 
 BATCH = 500
 """Ids per fetch while nothing fails."""
 
+_LISTINGS = (
+    ("episodes", "id"),
+    ("episode_vectors_rowids", "rowid"),
+    ("episodes_fts_docsize", "id"),
+)
+"""The tables that hold every episode id, and the column that does."""
+
 
 @dataclass(frozen=True)
 class SalvageReport:
-    """What a salvage saved: how many episodes were written, and the id ranges (inclusive)
-    whose rows could not be read (some of those ids may have been deleted before)."""
+    """What a salvage saved: how many episodes were written, and the ranges (inclusive) of
+    the ids an index lists whose rows could not be read."""
 
     episodes: int
     unreadable: tuple[tuple[int, int], ...]
 
     @property
     def complete(self) -> bool:
-        """Whether every id up to the highest one the file records was read."""
+        """Whether every episode an index lists was read."""
         return not self.unreadable
 
 
+def open_for_salvage(path: Path) -> Connections:
+    """Read-only connections to a (damaged) file, opened without reading anything of it."""
+    if not path.is_file():
+        raise StoreError(f"no memory file at {path}")
+    return Connections(path, access=read_only_access(path), why="a salvage")
+
+
 def salvaged(
-    fetch: Callable[[list[int]], list[Episode]], last_id: int, unreadable: list[int]
+    connections: Connections, agent: str | None, unreadable: list[int]
 ) -> Iterator[list[Episode]]:
-    """Yield the episodes ``fetch`` can read among ids 1 … ``last_id``, in id order; the ids
-    it cannot read are appended to ``unreadable``."""
-    for lo in range(1, last_id + 1, BATCH):
-        yield from _walk(fetch, lo, min(lo + BATCH, last_id + 1), unreadable)
+    """Yield every episode that still reads (of ``agent``, or all), in id order; the ids an
+    index lists whose rows cannot be read are appended to ``unreadable``."""
+
+    def fetch(ids: list[int]) -> list[Episode]:
+        with connections.read() as cur:
+            found = ep_rows.fetch_episodes(cur, ids)
+        return [e for i in ids if (e := found.get(i)) and agent in (None, e.agent)]
+
+    ids = _listed_ids(connections)
+    for start in range(0, len(ids), BATCH):
+        yield from _walk(fetch, ids[start : start + BATCH], unreadable)
+
+
+def _listed_ids(connections: Connections) -> list[int]:
+    """Every episode id some index lists, as far as each reads (DamagedDatabase when none
+    reads at all)."""
+    ids: set[int] = set()
+    failed: list[StoreError] = []
+    for table, column in _LISTINGS:
+        last = 0
+        while True:
+            try:
+                with connections.read() as cur:
+                    rows = cur.execute(
+                        f"SELECT {column} FROM {table} WHERE {column} > ? "
+                        f"ORDER BY {column} LIMIT 5000",
+                        (last,),
+                    ).fetchall()
+            except DatabaseLocked:
+                raise
+            except StoreError as exc:  # read up to a damaged page: the others go on
+                failed.append(exc)
+                break
+            if not rows:
+                break
+            ids.update(int(r[0]) for r in rows)
+            last = int(rows[-1][0])
+    if len(failed) == len(_LISTINGS) and not ids:
+        raise DamagedDatabase(f"no index of the episode ids reads: {failed[0]}")
+    return sorted(ids)
 
 
 def _walk(
-    fetch: Callable[[list[int]], list[Episode]], lo: int, hi: int, unreadable: list[int]
+    fetch: Callable[[list[int]], list[Episode]], ids: list[int], unreadable: list[int]
 ) -> Iterator[list[Episode]]:
     try:
-        found = fetch(list(range(lo, hi)))
+        found = fetch(ids)
     except DatabaseLocked:
         raise  # not damage: the file is busy
     except (StoreError, ValueError):  # a damaged page, or a row that no longer decodes
-        if hi - lo == 1:
-            unreadable.append(lo)
+        if len(ids) == 1:
+            unreadable.extend(ids)
             return
-        mid = (lo + hi) // 2
-        yield from _walk(fetch, lo, mid, unreadable)
-        yield from _walk(fetch, mid, hi, unreadable)
+        mid = len(ids) // 2
+        yield from _walk(fetch, ids[:mid], unreadable)
+        yield from _walk(fetch, ids[mid:], unreadable)
         return
     if found:
         yield found
