@@ -250,9 +250,11 @@ class Memory:
             )
             raise InvalidInput(f"invalid episode: {problems}") from exc
 
-    def _validated(self, ep: NewEpisode) -> NewEpisode:
+    def _validated(self, ep: NewEpisode | Episode) -> NewEpisode:
         """``ep`` as it is stored: checked (:func:`.arguments.checked_episode`), its agent
         as this file knows it, its strength defaulted by kind."""
+        if isinstance(ep, Episode):  # one read from another memory: copied as it was
+            ep = NewEpisode.model_validate({k: getattr(ep, k) for k in NewEpisode.model_fields})
         if not isinstance(ep, NewEpisode):
             raise InvalidInput(
                 f"episodes to add are NewEpisode models, not {type(ep).__name__} "
@@ -269,7 +271,7 @@ class Memory:
 
     def add_many(
         self,
-        episodes: Iterable[NewEpisode],
+        episodes: Iterable[NewEpisode | Episode],
         *,
         batch_size: int = 256,
         progress: Progress | None = None,
@@ -278,8 +280,10 @@ class Memory:
     ) -> list[int]:
         """Store many episodes, one transaction per batch; return their ids in order.
 
-        Identical texts are embedded once. A failing batch leaves the file as
-        it was before that batch (earlier batches stay written). ``optimize``
+        Identical texts are embedded once. An :class:`.Episode` read from a memory
+        is added as it was (its id, times, strength and status). A failing batch
+        leaves the file as it was before that batch (earlier batches stay
+        written). ``optimize``
         runs :meth:`optimize` at the end; by default it does when at least
         :data:`BULK_EPISODES` episodes were added and they are a tenth of the
         file or more (the merge rewrites the whole full-text index).

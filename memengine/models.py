@@ -69,21 +69,37 @@ class Message(_Model):
 class NewEpisode(_Model):
     """An episode about to be written (validated, not yet stored)."""
 
-    # strict: True is not sensitivity 1, nor b"text" a text, nor 2.0 an id
-    agent: str = Field(default="default", strict=True)
+    agent: str = "default"
     kind: EpisodeKind = EpisodeKind.exchange
-    user_text: str | None = Field(default=None, strict=True)
-    reply_text: str | None = Field(default=None, strict=True)
-    content: str | None = Field(default=None, strict=True)
+    user_text: str | None = None
+    reply_text: str | None = None
+    content: str | None = None
     occurred_at: datetime
-    sensitivity: int = Field(default=0, ge=0, le=3, strict=True)
-    importance: float = Field(default=0.5, ge=0.0, le=1.0, strict=True)
+    sensitivity: int = Field(default=0, ge=0, le=3)
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = Field(default_factory=dict)
     status: Status = "active"
-    id: int | None = Field(default=None, strict=True)
+    id: int | None = None
     created_at: datetime | None = None
-    strength: float | None = Field(default=None, strict=True)
+    strength: float | None = None
+
+    @field_validator("agent", "user_text", "reply_text", "content", mode="before")
+    @classmethod
+    def _text_not_bytes(cls, value: object) -> object:
+        if isinstance(value, bytes | bytearray):  # pydantic would decode them
+            raise ValueError("text is a str, not bytes")
+        return value
+
+    @field_validator("sensitivity", "importance", "id", "strength", mode="before")
+    @classmethod
+    def _number_not_bool(cls, value: object) -> object:
+        kind = type(value)
+        if isinstance(value, bool) or (kind.__module__ == "numpy" and "bool" in kind.__name__):
+            raise ValueError("a number, not a bool")  # True would be 1
+        if not isinstance(value, int | float) and hasattr(value, "__index__"):
+            return int(value.__index__())  # a numpy integer
+        return value
 
 
 class Episode(_Model):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memengine import InvalidInput, Memory, NewEpisode, NotFound
@@ -280,6 +281,13 @@ def test_look_alike_values_are_not_taken_for_others(mem: Memory, ids: list[int])
         mem.add_exchange(b"bytes", "ok")  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="kinds is empty"):
         mem.retrieve("dentist?", kinds=[])
+    with pytest.raises(InvalidInput, match="sensitivity"):
+        mem.add("x", kind="fact", sensitivity=np.bool_(True))  # type: ignore[arg-type]
     new = mem.add_exchange("alpha\x00beta", "ok")
     assert mem.get(new).user_text == "alpha beta"
     assert mem.store.count() == 16
+    # numpy numbers are numbers, and an episode of another memory can be added as it is
+    copied = mem.add("y", kind="fact", sensitivity=np.int64(2), importance=np.float32(0.25))
+    assert mem.get(copied).sensitivity == 2
+    again = mem.add_many([mem.get(copied).model_copy(update={"id": 999})])
+    assert again == [999] and mem.get(999).content == "y"
