@@ -382,3 +382,26 @@ def test_the_cli_names_a_log_it_cannot_read(written: Path, clock: FixedClock) ->
     message = " ".join(done.stderr.split())
     assert "has changes in its write-ahead log (m.db-wal)" in message, message
     assert listing == ["m.db", "m.db-wal"]
+
+
+def test_an_immutable_export_torn_by_a_writer_fails_rather_than_comes_out_short(
+    written: Path, clock: FixedClock
+) -> None:
+    with Memory.open(written, embedder=HashEmbedder(), clock=clock) as m:
+        m.add_many(
+            NewEpisode(kind="fact", content=f"note {i} " * 40, occurred_at=T0) for i in range(3000)
+        )
+    reader = Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=True)
+    try:
+        assert reader.store.connections.access == "immutable"
+        batches = reader.store.iter_episodes()
+        first = next(batches)
+        with Memory.open(written, embedder=HashEmbedder(), clock=clock) as writer:
+            writer.delete(list(range(1, 2000)))
+            writer.optimize(vectors=True)
+        with pytest.raises(StoreError, match="changed by a writer"):
+            for batch in batches:
+                first.extend(batch)
+        assert reader.stats()["episodes"] == 1004  # the next read sees the file as it is
+    finally:
+        reader.close()

@@ -461,3 +461,15 @@ def test_an_in_memory_database_is_refused_up_front(tmp_path: Path) -> None:
         with pytest.raises(InvalidInput, match="keeps its memory in a file"):
             Memory.open(path, embedder=HashEmbedder())
     assert not list(Path.cwd().glob(":memory:*"))
+
+
+def test_threads_that_end_give_their_connections_back(mem: Memory) -> None:
+    """A server running each request in a new thread: the connections of ended threads
+    go back to the pool (the 41st thread waited 30 s, then failed)."""
+    mem.add_exchange("seed", "seed", occurred_at=T0)
+    for _ in range(60):
+        t = threading.Thread(target=mem.stats)
+        t.start()
+        t.join()
+    assert len(mem.store.connections._all) <= 2
+    assert mem.stats()["episodes"] == 1

@@ -148,13 +148,14 @@ class Connections:
         self.access: Access = access
         self._why = why
         self._stamp = _stamp(path) if access == "immutable" else None
+        self._shm, self._wal = f"{path}-shm", f"{path}-wal"
         self.module = sqlite_module()
         self._pool_size = pool_size
         self.engine = self._engine(access)
         self._generation = 0  # raised each time an immutable file is opened anew
         self._retired: list[sa.Engine] = []
         self._local = threading.local()
-        self._all: list[Any] = []
+        self._all: dict[Any, threading.Thread] = {}  # each connection handed out: its thread
         self._lock = threading.Lock()
         self._closed = False
         self._uses: dict[int, int] = {}  # thread id → transactions under way (close waits)
@@ -255,22 +256,40 @@ class Connections:
         if conn is None:
             if self._closed:
                 raise StoreError("the database has been closed")
+            self._return_orphans()
             try:
                 conn = self.engine.raw_connection()
             except self.module.DatabaseError as exc:  # a PRAGMA of the connect hook failed
                 damaged = _damaged(exc)
                 raise (self._changed_under_us(exc) or damaged or _translate(exc)) from exc
+            except sa.exc.TimeoutError as exc:
+                raise DatabaseLocked(
+                    f"every connection to {self.path} is held by another thread of this "
+                    f"process ({exc})"
+                ) from exc
             self._local.conn = conn
             self._local.generation = self._generation
             with self._lock:
-                self._all.append(conn)
+                self._all[conn] = threading.current_thread()
         return conn
+
+    def _return_orphans(self) -> None:
+        """Give back to the pool the connections of threads that have ended (a server that
+        runs each request in a new thread would otherwise use the pool up)."""
+        with self._lock:
+            orphans = [c for c, t in self._all.items() if not t.is_alive()]
+            for conn in orphans:
+                del self._all[conn]
+        for conn in orphans:
+            try:
+                conn.close()  # back to its pool (rolled back first), or closed
+            except self.module.Error:
+                continue
 
     def _forget(self, conn: Any) -> None:
         """Close this thread's connection for good (it is taken out of its pool)."""
         with self._lock:
-            if conn in self._all:
-                self._all.remove(conn)
+            self._all.pop(conn, None)
         conn.invalidate()
         self._local.conn = None
 
@@ -294,8 +313,9 @@ class Connections:
             self.probe()  # a log that cannot be read from here: say so once, clearly
 
     def _moved(self) -> bool:
-        """Whether the file opened ``immutable`` was written since, or a writer has it open."""
-        return _stamp(self.path) != self._stamp or read_only_access(self.path) != "immutable"
+        """Whether the file opened ``immutable`` was written since, or a writer has it open
+        (:func:`read_only_access`, with the paths made once: this runs at every read)."""
+        return _stamp(self.path) != self._stamp or os.path.exists(self._shm) or _pending(self._wal)
 
     @contextmanager
     def read(self) -> Iterator[Any]:
@@ -313,6 +333,7 @@ class Connections:
             if conn.driver_connection.in_transaction:
                 yield cur
                 return
+            stamp = self._stamp  # None unless the file is read immutable
             try:
                 with self._rolled_back_on_error(cur):
                     cur.execute("BEGIN")
@@ -320,6 +341,10 @@ class Connections:
                     cur.execute("COMMIT")
             except self.module.Error as exc:
                 raise self._store_error(exc) from exc
+            if stamp is not None and _stamp(self.path) != stamp:  # what it read may be torn
+                raise self._changed_under_us(RuntimeError("the file changed"), stamp) or StoreError(
+                    f"{self.path} changed during the read"
+                )
 
     @contextmanager
     def write(self, *, wait_s: float | None = None) -> Iterator[Any]:
@@ -414,10 +439,14 @@ class Connections:
             return _damaged_error(str(exc))
         return error
 
-    def _changed_under_us(self, exc: Exception) -> StoreError | None:
-        """For a file opened ``immutable`` that a writer has changed since, the error that
-        says so (SQLite reads it as damaged); None otherwise."""
-        if self._stamp is None or _stamp(self.path) == self._stamp:
+    def _changed_under_us(
+        self, exc: Exception, stamp: tuple[int, int] | None = None
+    ) -> StoreError | None:
+        """For a file opened ``immutable`` that a writer has changed since (since ``stamp``,
+        by default the one taken when it was opened so), the error that says so (SQLite
+        reads it as damaged); None otherwise."""
+        stamp = stamp or self._stamp
+        if stamp is None or _stamp(self.path) == stamp:
             return None
         return StoreError(
             f"{self.path} was changed by a writer during a read without locks (immutable, "
@@ -516,10 +545,10 @@ def read_only_access(path: Path) -> Access:
     return "ro" if shm.exists() or _pending(wal) else "immutable"
 
 
-def _pending(wal: Path) -> bool:
+def _pending(wal: Path | str) -> bool:
     """Whether a ``-wal`` file holds changes (a writer's empty one holds none)."""
     try:
-        return wal.stat().st_size > 0
+        return os.stat(wal).st_size > 0
     except OSError:
         return False
 
@@ -527,7 +556,7 @@ def _pending(wal: Path) -> bool:
 def _stamp(path: Path) -> tuple[int, int] | None:
     """The file's modification time and size (None when it cannot be read)."""
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return None
     return st.st_mtime_ns, st.st_size

@@ -453,7 +453,8 @@ class Store:
 
     def iter_episodes(self, agent: str | None = None, batch: int = 500) -> Iterator[list[Episode]]:
         """Yield every episode (of one agent, or all), in id order, a batch at a time, all
-        from one read snapshot (writers go on meanwhile; none of their changes is seen)."""
+        from one read snapshot (writers go on meanwhile; none of their changes is seen).
+        The read lasts until the last batch: this thread cannot write before then."""
         with self.connections.read() as cur:
             for ids in list(ep_rows.iter_episode_ids(cur, agent, batch)):
                 found = ep_rows.fetch_episodes(cur, ids)
