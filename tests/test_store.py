@@ -406,6 +406,7 @@ def test_a_file_reembedded_by_another_process_is_not_written_or_searched_with_ol
 ) -> None:
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
         mem.add_exchange("the deadline is friday", "noted", occurred_at=T0)
+        turn = mem.retrieve("deadline", day_range=None)
         other = HashEmbedder(name="other")  # the same dimension: nothing else would tell
         with Memory.open(db_path, embedder=other, clock=clock, allow_embedder_change=True) as b:
             with pytest.raises(EmbedderMismatch, match="holds vectors of hash:64"):
@@ -413,9 +414,11 @@ def test_a_file_reembedded_by_another_process_is_not_written_or_searched_with_ol
             with pytest.raises(EmbedderMismatch, match="holds vectors of hash:64"):
                 b.retrieve("deadline", day_range=None)
             assert b.reembed() == 1
+        assert turn.turn_id is not None
         for call in (
             lambda: mem.add_exchange("the plumber comes monday", "ok", occurred_at=T0),
             lambda: mem.retrieve("deadline", day_range=None),
+            lambda: mem.feedback(turn.turn_id, answer="friday it is", judge="match"),
         ):
             with pytest.raises(
                 EmbedderMismatch, match=r"re-embedded with other:64 \(64 dimensions\) by another"

@@ -210,8 +210,7 @@ def give_feedback(
                 degraded.append(f"LLM judge failed, matched instead: {exc}")
         if judged is None:
             vector = embedder.embed([answer[:2000]])[0]
-            with store.connections.read() as cur:
-                sims = store_lc.cosine_similarities(cur, [e.id for e in episodes], vector)
+            sims = store.similarities(vector, [e.id for e in episodes])  # checks the embedder
             judged = match_answer(answer, episodes, sims, cfg)
             methods.append("match")
         for i, why in judged.items():

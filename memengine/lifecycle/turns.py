@@ -44,8 +44,7 @@ def _similarities(
     missing = [r.episode.id for r in results if r.episode.id not in sims]
     if exact and missing and query.strip():
         vector = embedder.embed([query])[0]
-        with store.connections.read() as cur:
-            sims.update(store_lc.cosine_similarities(cur, missing, vector))
+        sims.update(store.similarities(vector, missing))  # checks the embedder
     return sims
 
 

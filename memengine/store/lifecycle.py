@@ -13,9 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from ..clock import ensure_aware
 from ..models import Episode
 from .episodes import COLUMNS, row_to_episode
@@ -27,7 +24,6 @@ __all__ = [
     "TurnRow",
     "archive",
     "close_turn",
-    "cosine_similarities",
     "count_candidates",
     "delete_sleep_history",
     "get_agent",
@@ -355,22 +351,6 @@ def learnings(cur: Any, episode_id: int) -> dict[str, list[str]]:
         (episode_id,),
     ).fetchall()
     return {name: json.loads(notes) for name, notes in rows}
-
-
-def cosine_similarities(
-    cur: Any, ids: Sequence[int], vector: npt.NDArray[np.float32]
-) -> dict[int, float]:
-    """Cosine similarity between ``vector`` and each episode's stored vector."""
-    blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
-    out: dict[int, float] = {}
-    for chunk in _chunks(list(ids)):
-        rows = cur.execute(
-            f"SELECT episode_id, vec_distance_cosine(embedding, ?) FROM episode_vectors "
-            f"WHERE episode_id IN ({_marks(len(chunk))})",
-            [blob, *chunk],
-        ).fetchall()
-        out.update({int(r[0]): 1.0 - float(r[1]) for r in rows})
-    return out
 
 
 # -- sleep ----------------------------------------------------------------------------------
