@@ -58,9 +58,43 @@ def _topic(ep: Episode, limit: int = 40) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
 
 
+_ITEM = re.compile(r"\s*(?:[-*•・‣▪>]|\d+[.)]\s|\(?\d+\)|\d{1,4}[-/:.]\d)")
+"""The start of a list item or of a log line (a bullet, a number, a date or a time)."""
+
+
+_WRAPPED = re.compile(r"[A-Za-z0-9,;'\"()–-]$")
+"""The end of a line of Latin prose wrapped at a width (the sentence goes on below)."""
+
+
+WRAP_WIDTH = 40
+"""The shortest line taken as prose wrapped at a width (a shorter one is a list's item)."""
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` in lines that stand alone. A line break ends a piece, except inside Latin
+    prose wrapped at a width: a long line that ends mid-sentence, followed by one that
+    goes on in Latin letters and is not a list item or a log line (a bullet, a number, a
+    date)."""
+    pieces: list[str] = []
+    above = ""
+    for line in (raw.strip() for raw in text.splitlines()):
+        wrapped = (
+            len(above) >= WRAP_WIDTH
+            and _WRAPPED.search(above)
+            and line[:1].isascii()
+            and line[:1].isalpha()
+            and not _ITEM.match(line)
+        )
+        if wrapped:
+            pieces[-1] = f"{pieces[-1]} {line}"
+        else:
+            pieces.append(line)
+        above = line
+    return pieces
+
+
 def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -> str:
-    # a line is a sentence too: a list or a pasted log has one item per line
-    sentences = [" ".join(s.split()) for line in text.splitlines() for s in _SENTENCE.split(line)]
+    sentences = [" ".join(s.split()) for piece in _pieces(text) for s in _SENTENCE.split(piece)]
     sentences = [s for s in sentences if s]
     text = " ".join(text.split())
     if strategy == "full" or len(text) <= max_chars:

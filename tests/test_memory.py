@@ -81,6 +81,20 @@ def test_a_long_list_is_trimmed_to_the_line_that_matches(mem: Memory) -> None:
     assert "renew passport by 14 August" in text and "item number 3" not in text
 
 
+def test_prose_wrapped_at_a_width_is_quoted_by_the_sentence(mem: Memory) -> None:
+    body = (
+        "Hi all, quick update on the move. The movers from Blue Van said the truck\n"
+        "will arrive on Tuesday at 7am, not Monday as planned, so please keep the\n"
+        "hallway clear. Thanks!\n\n"
+    )
+    filler = "We also sorted the boxes for the kitchen and the study into two piles.\n" * 6
+    mem.add_exchange(body + filler, "Noted, thanks!", occurred_at=T0)
+    r = mem.retrieve("what day does the truck arrive, tuesday?", day_range=None)
+    text = mem.pack(r, query="what day does the truck arrive, tuesday?").text
+    assert "The movers from Blue Van said the truck will arrive on Tuesday" in text
+    assert "hallway clear." in text
+
+
 def test_empty_and_whitespace_text_is_refused(mem: Memory) -> None:
     for bad in ["", "   ", "\n\t"]:
         with pytest.raises(InvalidInput):
