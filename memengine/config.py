@@ -203,7 +203,7 @@ class LifecycleConfig(_Section):
     capacity_weights: list[Annotated[float, Field(gt=0.0)]] = Field(
         default_factory=lambda: [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
     )
-    max_weighted_total: float = Field(default=10_000.0, gt=0.0)
+    max_weighted_total: float = Field(default=10_000.0, gt=0.0, allow_inf_nan=True)  # inf: no cap
     recall_strength: float = Field(default=0.5, ge=0.0)
     recall_level_drop: int = Field(default=2, ge=0)
     similarity_threshold: float = Field(default=0.3, ge=-1.0, le=1.0)

@@ -87,3 +87,23 @@ def test_an_empty_agent_or_a_file_that_is_not_utf8_is_a_config_error(tmp_path: P
     bad.write_bytes(b"\xff\xfe")
     with pytest.raises(ConfigError, match="cannot read config file"):
         load_config(bad, environ={})
+
+
+def test_lifecycle_numbers_are_bounded_and_finite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A negative cap pruned every memory at the next sleep; a NaN strength failed each add
+    after embedding, blaming the input. An infinite cap means no cap."""
+    monkeypatch.chdir(tmp_path)
+    for key, value in (
+        ("MAX_WEIGHTED_TOTAL", "-1"),
+        ("MAX_WEIGHTED_TOTAL", "nan"),
+        ("INITIAL_STRENGTH", "nan"),
+        ("INITIAL_STRENGTH", "-0.5"),
+        ("ARCHIVE_THRESHOLD", "inf"),
+        ("CAPACITY_WEIGHTS", "1,2,4,0,16,32"),
+    ):
+        with pytest.raises(ConfigError, match=key.lower()):
+            load_config(environ={f"MEMENGINE_LIFECYCLE__{key}": value})
+    cfg = load_config(environ={"MEMENGINE_LIFECYCLE__MAX_WEIGHTED_TOTAL": "inf"})
+    assert cfg.lifecycle.max_weighted_total == float("inf")

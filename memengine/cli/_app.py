@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -150,8 +151,20 @@ def guarded(func: F) -> F:
 
 
 def print_json(data: Any) -> None:
-    """Print JSON to stdout (no rich markup); a time as ISO 8601."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=_jsonable) + "\n")
+    """Print JSON to stdout (no rich markup); a time as ISO 8601, a number that is not finite
+    (an uncapped ``max_weighted_total``) as null, which strict JSON readers take."""
+    text = json.dumps(_finite(data), ensure_ascii=False, indent=2, default=_jsonable)
+    sys.stdout.write(text + "\n")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _jsonable(value: Any) -> str:
