@@ -363,10 +363,19 @@ class Memory:
         itself, overwriting the freed pages (see :meth:`.Store.forget_agent`). NotFound for
         an agent the file does not know. Backups made before keep their copy."""
         self._writable()
-        name = self._agent(agent)
-        if not life.has_agent(self.store, name):
+        name = args.agent_name(agent)
+        # every spelling of the name: one in NFC, and one an earlier version stored as typed
+        names = [a.name for a in self.agents() if args.agent_name(a.name) == name]
+        if not names:
             raise NotFound(f"no agent {agent!r} in {self.store.path}")
-        return self.store.forget_agent(name)
+        reports = [self.store.forget_agent(n) for n in names]
+        return ForgetReport(
+            name,
+            sum(r.episodes for r in reports),
+            sum(r.turns for r in reports),
+            vacuumed=all(r.vacuumed for r in reports),
+            wal_truncated=reports[-1].wal_truncated,
+        )
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, episode_id: int) -> Episode:

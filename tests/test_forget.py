@@ -71,3 +71,28 @@ def test_the_cli_forgets_only_with_yes(db_path: Path, clock: FixedClock, cli_env
     }
     unknown = runner.invoke(app, ["agent", "forget", "carol", "--yes", "--db", str(db_path)])
     assert unknown.exit_code == 1 and "no agent 'carol'" in unknown.output
+
+
+def test_forget_takes_every_spelling_of_the_name(db_path: Path, clock: FixedClock) -> None:
+    """A name an earlier version stored as typed (not in NFC) beside the same name in NFC:
+    forgetting it forgets both."""
+    from memengine import NewEpisode
+    from memengine.store.episodes import ensure_agents
+
+    decomposed, composed = "か\u3099っこう", "がっこう"
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        with m.store.connections.write() as cur:  # what an earlier memengine wrote
+            ensure_agents(cur, [decomposed], T0)
+        text = f"old note {SECRET}"
+        m.store.add(
+            [NewEpisode(agent=decomposed, kind="fact", content=text, occurred_at=T0)],
+            [text],
+            m.embedder.embed([text]),
+        )
+        m.add(f"new note {SECRET}", agent=composed)
+        m.add("someone else", agent="alice")
+        assert len(m.agents()) == 3
+        report = m.forget_agent(decomposed)
+        assert (report.agent, report.episodes) == (composed, 2)
+        assert [a.name for a in m.agents()] == ["alice"]
+    assert SECRET.encode() not in _file_bytes(db_path)
