@@ -51,10 +51,23 @@ class SalvageReport:
 
 
 def open_for_salvage(path: Path) -> Connections:
-    """Read-only connections to a (damaged) file, opened without reading anything of it."""
+    """Read-only connections to a (damaged) file, which read nothing of it but its schema
+    (a :class:`.ReadOnlyDatabase` when its ``-wal`` cannot be read from here)."""
     if not path.is_file():
         raise StoreError(f"no memory file at {path}")
-    return Connections(path, access=read_only_access(path), why="a salvage")
+    connections = Connections(path, access=read_only_access(path), why="a salvage")
+    try:
+        connections.probe()
+    except DamagedDatabase as exc:
+        connections.close()
+        raise DamagedDatabase(
+            f"{path}: the file's schema itself is damaged, so SQLite cannot read any of its "
+            f"tables and nothing can be salvaged through it ({exc})"
+        ) from exc
+    except StoreError:
+        connections.close()
+        raise
+    return connections
 
 
 def salvaged(
