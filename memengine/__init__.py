@@ -36,11 +36,12 @@ from .errors import (
     StoreError,
 )
 from .lifecycle import AgentRow, FeedbackResult, MemoryLife, ScorerInfo, SleepReport
-from .memory import Memory, make_embedder, salvage_file
+from .memory import Memory, make_embedder
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval, Retrieved
 from .store.database import ConsistencyReport
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport
+from .transfer import salvage_file
 
 __version__ = "0.1.0"
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import os
 import threading  # llm phases
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import wait  # llm phases
 from dataclasses import replace  # lifecycle
@@ -33,15 +32,16 @@ from .clock import Clock, SystemClock, ensure_aware
 from .config import Config, EmbedderConfig
 from .embed.base import Embedder
 from .errors import ConfigError, InvalidInput, NotFound, StoreError
-from .importers import episode_to_json, read_jsonl
+from .importers import read_jsonl
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval
 from .pack import build_pack
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
-from .store.salvage import SalvageReport, id_ranges, open_for_salvage, salvaged
+from .store.salvage import SalvageReport, id_ranges
 from .text import analyze, is_blank, scrub
+from .transfer import kept_ids, write_jsonl
 
 if TYPE_CHECKING:  # llm phases
     from .llm.client import ChatClient
@@ -611,7 +611,7 @@ class Memory:
     def export(self, out: IO[str] | str | os.PathLike[str], *, agent: str | None = None) -> int:
         """Write every episode (of one agent, or all) as JSONL to ``out`` (an open text
         file, or a path to create); return how many."""
-        return _write_jsonl(out, lambda: self.store.iter_episodes(self._agent_or_all(agent)))
+        return write_jsonl(out, lambda: self.store.iter_episodes(self._agent_or_all(agent)))
 
     def salvage(
         self, out: IO[str] | str | os.PathLike[str], *, agent: str | None = None
@@ -624,7 +624,7 @@ class Memory:
         except StoreError:  # the agents table itself may be what is damaged
             name = None if agent is None else args.agent_name(agent)
         unreadable: list[int] = []
-        n = _write_jsonl(out, lambda: self.store.salvage_episodes(name, unreadable))
+        n = write_jsonl(out, lambda: self.store.salvage_episodes(name, unreadable))
         return SalvageReport(n, id_ranges(unreadable))
 
     def _agent_or_all(self, agent: str | None) -> str | None:
@@ -663,51 +663,7 @@ class Memory:
             eps = [e.model_copy(update={"id": None}) for e in eps]
         for ep in eps:  # every line checked before anything is written
             self._validated(ep)
-        return self.add_many(self._kept_ids(eps), progress=progress, total=len(eps))
-
-    def _kept_ids(self, eps: list[NewEpisode]) -> list[NewEpisode]:
-        """``eps`` whose ids can all be kept, those without one given theirs now (above every
-        id given out and every id kept); InvalidInput, before anything is written, for an id
-        that is twice in them, already in the file, or that a recorded turn names (it was
-        another episode's, deleted since)."""
-        kept = [e.id for e in eps if e.id is not None]
-        if not kept:
-            return eps
-        fix = " Import with keep_ids=False (memengine import --new-ids) to give them new ids"
-        twice = sorted(i for i, n in Counter(kept).items() if n > 1)
-        if twice:
-            raise InvalidInput(
-                f"the import gives {len(twice):,} episode id{'' if len(twice) == 1 else 's'} to "
-                f"more than one episode (first: {twice[0]}); nothing was imported." + fix
-            )
-        taken = sorted(self.store.existing(kept))
-        if taken:
-            raise InvalidInput(
-                f"{len(taken):,} of the file's episode ids are already in this memory "
-                f"(first: {taken[0]}); nothing was imported." + fix
-            )
-        named = self.store.named_by_records(kept)
-        if named:
-            raise InvalidInput(
-                f"{len(named):,} of the file's episode ids belonged to episodes deleted from "
-                f"this memory, and recorded turns or sleeps name them (first: {named[0]}): "
-                "kept, they would make those records name memories they did not mean; "
-                "nothing was imported." + fix
-            )
-        next_id = max(self.store.highest_id(), *kept) + 1
-        unnumbered = len(eps) - len(kept)
-        if unnumbered and next_id + unnumbered - 1 > args.MAX_KEPT_ID:
-            raise InvalidInput(
-                f"the {unnumbered:,} episodes without an id would get ids past 2**53 - 1, above "
-                f"the ids kept ({max(kept)}) and given out before; nothing was imported." + fix
-            )
-        out = []
-        for ep in eps:
-            if ep.id is None:
-                ep = ep.model_copy(update={"id": next_id})
-                next_id += 1
-            out.append(ep)
-        return out
+        return self.add_many(kept_ids(self.store, eps), progress=progress, total=len(eps))
 
     def reembed(self, *, progress: Progress | None = None) -> int:
         """Re-embed every episode with the current embedder (in one transaction)."""
@@ -890,44 +846,6 @@ class Memory:
                 f"add it with: memengine agent create {agent} --perspective {perspective}"
             )
         return spelled
-
-
-def salvage_file(
-    path: str | os.PathLike[str],
-    out: IO[str] | str | os.PathLike[str],
-    *,
-    agent: str | None = None,
-) -> SalvageReport:
-    """:meth:`Memory.salvage` for a file that does not open (its settings page damaged):
-    read-only, reading nothing of the file but the episodes and the indexes that list
-    their ids (:mod:`memengine.store.salvage`)."""
-    name = None if agent is None else args.agent_name(agent)
-    connections = open_for_salvage(Path(path))
-    try:
-        unreadable: list[int] = []
-        n = _write_jsonl(out, lambda: salvaged(connections, name, unreadable))
-    finally:
-        connections.close()
-    return SalvageReport(n, id_ranges(unreadable))
-
-
-def _write_jsonl(
-    out: IO[str] | str | os.PathLike[str], batches: Callable[[], Iterable[list[Episode]]]
-) -> int:
-    """Write the episodes of ``batches()`` as JSONL to ``out`` (an open text file, or a path
-    to create); return how many."""
-    if isinstance(out, (str, os.PathLike)):
-        try:
-            with open(out, "w", encoding="utf-8") as fh:
-                return _write_jsonl(fh, batches)
-        except OSError as exc:
-            raise InvalidInput(f"cannot write {out}: {exc}") from exc
-    n = 0
-    for batch in batches():
-        for ep in batch:
-            out.write(episode_to_json(ep) + "\n")
-            n += 1
-    return n
 
 
 def _episode_text(ep: NewEpisode) -> str:

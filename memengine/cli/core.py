@@ -16,7 +16,7 @@ from rich.table import Table
 
 from ..arguments import ROLES
 from ..errors import ConfigError, InvalidInput
-from ..memory import salvage_file
+from ..transfer import salvage_file
 from ._app import (
     AgentOpt,
     ConfigOpt,

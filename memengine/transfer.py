@@ -1,0 +1,104 @@
+"""Moving episodes out of and into a file: the JSONL writer of exports and salvages, the
+salvage of a file that no longer opens as a memory, and the rules for the ids an import
+keeps. :class:`~memengine.Memory` calls these; :func:`salvage_file` is public too."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import IO
+
+from . import arguments as args
+from .errors import InvalidInput
+from .importers import episode_to_json
+from .models import Episode, NewEpisode
+from .store.database import Store
+from .store.salvage import SalvageReport, id_ranges, open_for_salvage, salvaged
+
+__all__ = ["kept_ids", "salvage_file", "write_jsonl"]
+
+
+def salvage_file(
+    path: str | os.PathLike[str],
+    out: IO[str] | str | os.PathLike[str],
+    *,
+    agent: str | None = None,
+) -> SalvageReport:
+    """:meth:`Memory.salvage` for a file that does not open (its settings page damaged):
+    read-only, reading nothing of the file but the episodes and the indexes that list
+    their ids (:mod:`memengine.store.salvage`)."""
+    name = None if agent is None else args.agent_name(agent)
+    connections = open_for_salvage(Path(path))
+    try:
+        unreadable: list[int] = []
+        n = write_jsonl(out, lambda: salvaged(connections, name, unreadable))
+    finally:
+        connections.close()
+    return SalvageReport(n, id_ranges(unreadable))
+
+
+def write_jsonl(
+    out: IO[str] | str | os.PathLike[str], batches: Callable[[], Iterable[list[Episode]]]
+) -> int:
+    """Write the episodes of ``batches()`` as JSONL to ``out`` (an open text file, or a path
+    to create); return how many."""
+    if isinstance(out, (str, os.PathLike)):
+        try:
+            with open(out, "w", encoding="utf-8") as fh:
+                return write_jsonl(fh, batches)
+        except OSError as exc:
+            raise InvalidInput(f"cannot write {out}: {exc}") from exc
+    n = 0
+    for batch in batches():
+        for ep in batch:
+            out.write(episode_to_json(ep) + "\n")
+            n += 1
+    return n
+
+
+def kept_ids(store: Store, eps: list[NewEpisode]) -> list[NewEpisode]:
+    """``eps`` (to import into ``store``) whose ids can all be kept, those without one given
+    theirs now (above every id given out and every id kept); InvalidInput, before anything
+    is written, for an id that is twice in them, already in the file, past the ids an import
+    may keep, or that a recorded turn or sleep names (it was another episode's, deleted
+    since)."""
+    kept = [e.id for e in eps if e.id is not None]
+    if not kept:
+        return eps
+    fix = " Import with keep_ids=False (memengine import --new-ids) to give them new ids"
+    twice = sorted(i for i, n in Counter(kept).items() if n > 1)
+    if twice:
+        raise InvalidInput(
+            f"the import gives {len(twice):,} episode id{'' if len(twice) == 1 else 's'} to "
+            f"more than one episode (first: {twice[0]}); nothing was imported." + fix
+        )
+    taken = sorted(store.existing(kept))
+    if taken:
+        raise InvalidInput(
+            f"{len(taken):,} of the file's episode ids are already in this memory "
+            f"(first: {taken[0]}); nothing was imported." + fix
+        )
+    named = store.named_by_records(kept)
+    if named:
+        raise InvalidInput(
+            f"{len(named):,} of the file's episode ids belonged to episodes deleted from "
+            f"this memory, and recorded turns or sleeps name them (first: {named[0]}): "
+            "kept, they would make those records name memories they did not mean; "
+            "nothing was imported." + fix
+        )
+    next_id = max(store.highest_id(), *kept) + 1
+    unnumbered = len(eps) - len(kept)
+    if unnumbered and next_id + unnumbered - 1 > args.MAX_KEPT_ID:
+        raise InvalidInput(
+            f"the {unnumbered:,} episodes without an id would get ids past 2**53 - 1, above "
+            f"the ids kept ({max(kept)}) and given out before; nothing was imported." + fix
+        )
+    out = []
+    for ep in eps:
+        if ep.id is None:
+            ep = ep.model_copy(update={"id": next_id})
+            next_id += 1
+        out.append(ep)
+    return out
