@@ -341,10 +341,14 @@ class Connections:
                     cur.execute("COMMIT")
             except self.module.Error as exc:
                 raise self._store_error(exc) from exc
-            if stamp is not None and _stamp(self.path) != stamp:  # what it read may be torn
-                raise self._changed_under_us(RuntimeError("the file changed"), stamp) or StoreError(
-                    f"{self.path} changed during the read"
-                )
+            except Exception as exc:  # a torn row may not even decode (bad JSON, …)
+                torn = self._changed_under_us(exc, stamp)
+                if torn is None:
+                    raise
+                raise torn from exc
+            changed = self._changed_under_us(RuntimeError("the file changed"), stamp)
+            if changed is not None:  # what it read may be torn
+                raise changed
 
     @contextmanager
     def write(self, *, wait_s: float | None = None) -> Iterator[Any]:
