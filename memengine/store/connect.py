@@ -346,9 +346,10 @@ class Connections:
                 if torn is None:
                     raise
                 raise torn from exc
-            changed = self._changed_under_us(RuntimeError("the file changed"), stamp)
-            if changed is not None:  # what it read may be torn
-                raise changed
+            if stamp is not None:  # read immutable: what it read may be torn
+                changed = self._changed_under_us(RuntimeError("the file changed"), stamp)
+                if changed is not None:
+                    raise changed
 
     @contextmanager
     def write(self, *, wait_s: float | None = None) -> Iterator[Any]:
