@@ -248,3 +248,15 @@ def test_processes_opening_a_new_file_at_the_same_moment_all_open_it(tmp_path: P
     assert sorted(int(out) for out, _ in outcomes) == [1, 2, 3, 4]
     with Memory.open(db, embedder=HashEmbedder()) as m:
         assert m.check().ok and m.store.count() == 4
+
+
+def test_opening_a_file_in_use_waits_for_no_writer(db_path: Path, clock: FixedClock) -> None:
+    """Only a file that needs set-up (a new one, an older schema) takes the writers' turn to
+    open: a search opened while another process writes starts at once."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        m.add_exchange("the dentist is on 3 June", "noted")
+    with _other_process_writing(db_path):
+        t0 = time.monotonic()
+        with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+            assert m.retrieve("dentist", day_range=None, record=False).results
+        assert time.monotonic() - t0 < 5.0  # the other writer holds the lock throughout

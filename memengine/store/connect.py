@@ -401,6 +401,15 @@ class Connections:
                 cur.close()
 
     @contextmanager
+    def writers_turn(self, *, wait_s: float | None = None) -> Iterator[None]:
+        """Hold the writers' turn (this process's queue, then the lock file) without a
+        transaction, for set-up that is not one: switching a new file to WAL, then its
+        migrations. :class:`.DatabaseLocked` past ``wait_s`` (default: the busy timeout)."""
+        self.refuse_writes()
+        with self._writers_turn(wait_s):
+            yield
+
+    @contextmanager
     def _writers_turn(self, wait_s: float | None) -> Iterator[int]:
         """Hold this process's writer queue, then the lock file; yield the milliseconds
         left of the ``wait_s`` wait (default: the busy timeout) for SQLite's own lock."""

@@ -143,9 +143,14 @@ class Store:
         try:
             if self.read_only:
                 _check_current(self.path, schema_version(cur))
-            else:
-                cur.execute("PRAGMA journal_mode = WAL").fetchone()
-                migrate(cur)
+            elif (
+                str(cur.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal"
+                or schema_version(cur) < latest_version()
+            ):  # set-up, one process at a time: the switch of a new file to WAL is
+                # refused while another process reads it (an open file needs none of it)
+                with self.connections.writers_turn():
+                    cur.execute("PRAGMA journal_mode = WAL").fetchone()
+                    migrate(cur)
         except module.DatabaseError as exc:
             msg = str(exc)
             if "not a database" in msg or "malformed" in msg:
