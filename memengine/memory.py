@@ -39,9 +39,9 @@ from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
-from .store.salvage import SalvageReport, id_ranges
+from .store.salvage import SalvageReport
 from .text import analyze, is_blank, scrub
-from .transfer import kept_ids, write_jsonl
+from .transfer import kept_ids, save_salvaged, write_jsonl
 
 if TYPE_CHECKING:  # llm phases
     from .llm.client import ChatClient
@@ -623,9 +623,7 @@ class Memory:
             name = self._agent_or_all(agent)
         except StoreError:  # the agents table itself may be what is damaged
             name = None if agent is None else args.agent_name(agent)
-        unreadable: list[int] = []
-        n = write_jsonl(out, lambda: self.store.salvage_episodes(name, unreadable))
-        return SalvageReport(n, id_ranges(unreadable))
+        return save_salvaged(self.store.connections, out, name)
 
     def _agent_or_all(self, agent: str | None) -> str | None:
         return None if agent is None else self._agent(agent)

@@ -14,10 +14,11 @@ from . import arguments as args
 from .errors import InvalidInput
 from .importers import episode_to_json
 from .models import Episode, NewEpisode
+from .store.connect import Connections
 from .store.database import Store
 from .store.salvage import SalvageReport, id_ranges, open_for_salvage, salvaged
 
-__all__ = ["kept_ids", "salvage_file", "write_jsonl"]
+__all__ = ["kept_ids", "salvage_file", "save_salvaged", "write_jsonl"]
 
 
 def salvage_file(
@@ -32,10 +33,18 @@ def salvage_file(
     name = None if agent is None else args.agent_name(agent)
     connections = open_for_salvage(Path(path))
     try:
-        unreadable: list[int] = []
-        n = write_jsonl(out, lambda: salvaged(connections, name, unreadable))
+        return save_salvaged(connections, out, name)
     finally:
         connections.close()
+
+
+def save_salvaged(
+    connections: Connections, out: IO[str] | str | os.PathLike[str], agent: str | None
+) -> SalvageReport:
+    """Write every episode that still reads through ``connections`` (of ``agent``, or all)
+    as JSONL to ``out``, and report the ids that could not be read."""
+    unreadable: list[int] = []
+    n = write_jsonl(out, lambda: salvaged(connections, agent, unreadable))
     return SalvageReport(n, id_ranges(unreadable))
 
 

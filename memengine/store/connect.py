@@ -297,7 +297,11 @@ class Connections:
         """For a file opened ``immutable``: when a writer has changed the file or opened it
         since, open it anew as it now is (``mode=ro`` through the writer's ``-shm``, or
         ``immutable`` again when the writer has closed it). Each thread takes a connection
-        of the new kind at its next read; one inside a read keeps its snapshot."""
+        of the new kind at its next read; one inside a read keeps its snapshot (and does
+        not look)."""
+        held = getattr(self._local, "conn", None)
+        if held is not None and held.driver_connection.in_transaction:
+            return
         if self.access != "immutable" or not self._moved():
             return
         with self._lock:
@@ -315,7 +319,7 @@ class Connections:
     def _moved(self) -> bool:
         """Whether the file opened ``immutable`` was written since, or a writer has it open
         (:func:`read_only_access`, with the paths made once: this runs at every read)."""
-        return _stamp(self.path) != self._stamp or os.path.exists(self._shm) or _pending(self._wal)
+        return _stamp(self.path) != self._stamp or _writer_signs(self._shm, self._wal)
 
     @contextmanager
     def read(self) -> Iterator[Any]:
@@ -325,9 +329,7 @@ class Connections:
         as :class:`.StoreError`.
         """
         with self.in_use():
-            held = getattr(self._local, "conn", None)
-            if held is None or not held.driver_connection.in_transaction:
-                self._follow_writers()
+            self._follow_writers()
             conn = self.get()
             cur = conn.cursor()
             if conn.driver_connection.in_transaction:
@@ -472,9 +474,7 @@ class Connections:
         """SQLite's ``quick_check`` of every page, table and index: "ok", or what it found
         (at most 20 problems), or the error that stopped it."""
         with self.in_use():
-            held = getattr(self._local, "conn", None)
-            if held is None or not held.driver_connection.in_transaction:
-                self._follow_writers()  # an immutable file a writer changed: check it as it is
+            self._follow_writers()  # an immutable file a writer changed: check it as it is
             conn = self.get()
             cur = conn.cursor()
             own = not conn.driver_connection.in_transaction
@@ -555,8 +555,12 @@ def read_only_access(path: Path) -> Access:
     (``mode=ro``), and so are changes in a ``-wal`` without a ``-shm``, for which
     SQLite makes the index (:meth:`Connections.probe` says so when it cannot).
     """
-    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
-    return "ro" if shm.exists() or _pending(wal) else "immutable"
+    return "ro" if _writer_signs(f"{path}-shm", f"{path}-wal") else "immutable"
+
+
+def _writer_signs(shm: str, wal: str) -> bool:
+    """Whether a writer has the file open (a ``-shm``) or left changes in its ``-wal``."""
+    return os.path.exists(shm) or _pending(wal)
 
 
 def _pending(wal: Path | str) -> bool:

@@ -31,7 +31,7 @@ from ..errors import (
 )
 from ..models import Episode, NewEpisode
 from . import episodes as ep_rows
-from . import fulltext, maintenance, salvage, vectors
+from . import fulltext, maintenance, vectors
 from . import lifecycle as store_lc
 from .connect import Connections, read_only_access
 from .filters import Filters
@@ -306,7 +306,6 @@ class Store:
         write-ahead log emptied. Both read the whole file: seconds for a large
         one, while other writers wait.
         """
-        conn = self.connections.get()
         with self.connections.write() as cur:
             before = int(cur.execute("PRAGMA secure_delete").fetchone()[0])
             cur.execute("PRAGMA secure_delete = ON")
@@ -323,13 +322,7 @@ class Store:
             finally:
                 cur.execute(f"PRAGMA secure_delete = {before}")
         vacuumed = self._vacuum()
-        with self.connections.in_use():
-            cur = conn.cursor()
-            try:
-                busy = cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-            finally:
-                cur.close()
-        return ForgetReport(agent, len(deleted), turns, vacuumed, wal_truncated=not busy)
+        return ForgetReport(agent, len(deleted), turns, vacuumed, self._truncate_wal())
 
     def set_status(self, ids: Sequence[int], status: str) -> int:
         """Archive or re-activate episodes; triggers keep the vector filters in step."""
@@ -464,13 +457,6 @@ class Store:
             for ids in list(ep_rows.iter_episode_ids(cur, agent, batch)):
                 found = ep_rows.fetch_episodes(cur, ids)
                 yield [found[i] for i in ids if i in found]
-
-    def salvage_episodes(self, agent: str | None, unreadable: list[int]) -> Iterator[list[Episode]]:
-        """Yield every episode that still reads (of one agent, or all), in id order, from a
-        damaged file; the ids whose rows cannot be read are appended to ``unreadable``
-        (:mod:`.salvage`)."""
-
-        yield from salvage.salvaged(self.connections, agent, unreadable)
 
     def highest_id(self) -> int:
         """The highest episode id the file records (0 for none), from whichever record of
@@ -692,18 +678,12 @@ class Store:
         vacuumed = (
             self._vacuum() if rewritten or (vectors and self._free_share() >= 0.25) else False
         )
-        with self.connections.in_use():
-            cur = self.connections.get().cursor()
-            try:  # (busy, log frames, checkpointed frames); busy while another connection reads
-                busy = cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-            finally:
-                cur.close()
         return OptimizeReport(
             before,
             after,
             steps,
             round(time.perf_counter() - t0, 3),
-            wal_truncated=not busy,
+            wal_truncated=self._truncate_wal(),
             vector_chunk_size=size,
             vectors_rewritten=rewritten,
             vacuumed=vacuumed,
@@ -719,6 +699,16 @@ class Store:
         except DatabaseLocked:
             return False
         return True
+
+    def _truncate_wal(self) -> bool:
+        """Checkpoint the write-ahead log into the file and empty it; False when another
+        connection's read kept it from being emptied."""
+        with self.connections.in_use():
+            cur = self.connections.get().cursor()
+            try:  # (busy, log frames, checkpointed frames)
+                return not cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            finally:
+                cur.close()
 
     def _free_share(self) -> float:
         """The share of the file's pages that are free (left by deleted rows or old chunks)."""
