@@ -103,6 +103,7 @@ class Memory:
         self._owns_llm_client = llm_client is None
         self._llm_turn: LLMTurn | None = None
         self._llm_lock = threading.Lock()
+        self._client_lock = threading.Lock()
         # build it in the background now, so the first turn does not pay for importing openai
         self._llm_warm = self._executor.submit(self._llm) if self._use_llm(None) else None
 
@@ -513,30 +514,30 @@ class Memory:
         """The LLM turn runner, built (with its chat client) on first use."""
         with self._llm_lock:
             if self._llm_turn is None:
-                from .llm.client import ChatClient
                 from .retrieve.turn import LLMTurn
 
-                llm = self.config.llm
-                if self._llm_client is None:
-                    self._llm_client = ChatClient(
-                        base_url=llm.base_url,
-                        api_key=llm.api_key,
-                        timeout_s=llm.request_timeout_s,
-                        max_retries=llm.max_retries,
-                        backoff_base_s=llm.backoff_base_s,
-                    )
                 self._llm_turn = LLMTurn(
                     self.store,
                     self.embedder,
                     self.config.retrieval,
-                    llm,
-                    self._llm_client,
+                    self.config.llm,
+                    self._chat_client(),
                     self._executor,
                     reach=self.retriever.timed_reach,
                     refine=self.retriever.refine,
                     decide=self.retriever.decide,
                 )
             return self._llm_turn
+
+    def _chat_client(self) -> ChatClient:
+        """The chat client: the one given to :meth:`open`, else one for ``[llm]`` built on
+        first use (and closed with this memory)."""
+        with self._client_lock:
+            if self._llm_client is None:
+                from .llm.client import ChatClient
+
+                self._llm_client = ChatClient.from_config(self.config.llm)
+            return self._llm_client
 
     def _close_llm(self) -> None:
         if self._llm_warm is not None:
@@ -545,6 +546,7 @@ class Memory:
             if self._llm_turn is not None:
                 self._llm_turn.close()
                 self._llm_turn = None
+        with self._client_lock:
             if self._llm_client is not None and self._owns_llm_client:
                 self._llm_client.close()
                 self._llm_client = None
@@ -718,40 +720,27 @@ class Memory:
             used = list(used)
             if any(not args.is_int(i) for i in used):
                 raise InvalidInput(f"used memories are given by id (whole numbers): {used!r}")
-        llm = self.config.llm
-        configured = bool(llm.base_url or llm.api_key)
-        if judge == "llm" and not configured:
+        if judge == "llm" and not self.llm_configured:
             raise ConfigError("judge='llm' needs an LLM: set [llm] base_url or api_key")
         client = None
-        if answer and judge != "match" and configured:
-            from .llm.client import ChatClient
-
-            client = ChatClient(
-                base_url=llm.base_url,
-                api_key=llm.api_key,
-                timeout_s=llm.request_timeout_s,
-                max_retries=llm.max_retries,
-            )
-        try:
-            return life.give_feedback(
-                self.store,
-                self.embedder,
-                self.config.lifecycle,
-                turn_id,
-                now=ensure_aware(self.clock()),
-                used=used,
-                answer=answer,
-                helpful=helpful,
-                task_success=task_success,
-                prevented_error=prevented_error,
-                perspective=perspective,
-                learning=learning,
-                client=client,
-                model=self.config.lifecycle.feedback_model or llm.rerank_model,
-            )
-        finally:
-            if client is not None:
-                client.close()
+        if answer and judge != "match" and self.llm_configured:
+            client = self._chat_client()
+        return life.give_feedback(
+            self.store,
+            self.embedder,
+            self.config.lifecycle,
+            turn_id,
+            now=ensure_aware(self.clock()),
+            used=used,
+            answer=answer,
+            helpful=helpful,
+            task_success=task_success,
+            prevented_error=prevented_error,
+            perspective=perspective,
+            learning=learning,
+            client=client,
+            model=self.config.lifecycle.feedback_model or self.config.llm.rerank_model,
+        )
 
     def sleep(
         self, agent: str | None = None, *, tasks: float | None = None, train: bool = True

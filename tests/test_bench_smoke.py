@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memengine.cli import app
+from memengine.errors import InvalidInput
 from memengine.evaluation.bench import SECTIONS, BenchConfig, summarize
 from memengine.evaluation.synth import FREQUENT_WORD_EN, Corpus
 from memengine.store.vectors import CHUNK_SIZE
@@ -106,7 +107,7 @@ def test_bench_quick_end_to_end(tmp_path: Path, cli_env: None) -> None:
 def test_only_selects_sections_and_rejects_unknown() -> None:
     cfg = BenchConfig.make(quick=True, only=["bm25", "vector"])
     assert cfg.sections == ("vector", "bm25")
-    with pytest.raises(ValueError, match="unknown section"):
+    with pytest.raises(InvalidInput, match="unknown section"):
         BenchConfig.make(only=["latencies"])
     bad = runner.invoke(app, ["bench", "--only", "nope"])
     assert bad.exit_code == 1 and "unknown section" in bad.output

@@ -14,7 +14,7 @@ from memengine import FixedClock, Memory
 from memengine.config import Config
 from memengine.embed.base import Vectors
 from memengine.embed.usem3 import USEM3Embedder
-from memengine.errors import ConfigError
+from memengine.errors import ConfigError, InvalidInput
 from memengine.retrieve import coverage
 from memengine.retrieve.coverage import (
     WordVectors,
@@ -325,9 +325,9 @@ def test_the_word_level_comes_from_the_bundled_samples(usem3: USEM3Embedder) -> 
     level = word_level(usem3, conversations)
     assert round(level, 2) == example.retrieval.coverage_word_min  # 0.642 → 0.64
     assert word_level(usem3, conversations, percentile=50) < level
-    with pytest.raises(ValueError, match="two content words"):
+    with pytest.raises(InvalidInput, match="two content words"):
         word_level(usem3, [["Is it?"]])
-    with pytest.raises(ValueError, match="percentile"):
+    with pytest.raises(InvalidInput, match="percentile"):
         word_level(usem3, conversations, percentile=101)
     # a long conversation is represented by a fixed sample of its words
     sampled = word_level(usem3, conversations, max_words=100)

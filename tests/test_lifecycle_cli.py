@@ -131,3 +131,28 @@ def test_the_llm_judges_which_memories_were_used(db_path: Path, clock: FixedCloc
             r = mem.retrieve("acme steel", limit=2, llm=False)  # llm phases: fast path here
             mem.feedback(r.turn_id, answer="three weeks", judge="match")
             assert len(srv.chat_requests) == calls
+
+
+def test_the_llm_judge_uses_the_client_given_to_open(db_path: Path, clock: FixedClock) -> None:
+    from memengine.llm.client import ChatClient
+
+    with ScriptedOpenAI() as srv:
+        client = ChatClient(base_url=srv.base_url, max_retries=0)
+        cfg = Config(llm=LLMConfig(rerank_model="judge"))  # no base_url: only the client
+        with Memory.open(
+            db_path, embedder=HashEmbedder(), clock=clock, config=cfg, llm_client=client
+        ) as mem:
+            assert mem.llm_configured
+            a = mem.add("Acme gives a bulk discount on steel", kind="fact")
+            r = mem.retrieve("acme steel", limit=1, llm=False)
+            srv.push_chat(json_data={"used": [1]})
+            fb = mem.feedback(r.turn_id, answer="Ask Acme for the discount.", judge="llm")
+            assert fb.method == "llm" and fb.used == (a,)
+            assert srv.chat_requests[-1]["model"] == "judge"
+        # the memory closed; the caller's client is still the caller's to use and close
+        srv.push_chat(json_data={"ok": True})
+        reply = client.complete_json(
+            model="m", system="s", user="u", schema=None, max_tokens=8, deadline_s=5
+        )
+        assert reply.data == {"ok": True}
+        client.close()

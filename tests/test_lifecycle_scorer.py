@@ -9,6 +9,7 @@ import pytest
 
 from memengine import Memory
 from memengine.config import LifecycleConfig
+from memengine.errors import InvalidInput
 from memengine.lifecycle.features import FEATURES, linear_score
 from memengine.lifecycle.scorer import Scorer, auc, sample_weights, train
 from memengine.store import lifecycle as store_lc
@@ -101,5 +102,5 @@ def test_agent_scorer_is_trained_from_feedback_and_then_ranks(mem: Memory) -> No
 
 @pytest.mark.parametrize("n", [0, 1])
 def test_train_rejects_empty_or_mismatched_input(n: int) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidInput):
         train(np.zeros((n, 9)), np.zeros(n + 1))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memengine.errors import InvalidInput
 from memengine.evaluation.locomo import (
     LocomoConversation,
     LocomoQuestion,
@@ -89,9 +90,9 @@ def test_padding_and_duplicates_never_count() -> None:
 
 
 def test_empty_relevant_or_bad_k_is_an_error() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidInput):
         recall_at_k(RANKING, set(), 5)
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidInput):
         ndcg_at_k(RANKING, RELEVANT, 0)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from memengine.embed.base import Embedder
 from memengine.embed.openai import OpenAIEmbedder
-from memengine.errors import EmbeddingError
+from memengine.errors import EmbeddingError, InvalidInput
 from tests.openai_server import ScriptedOpenAI, deterministic_vector
 
 
@@ -187,5 +187,5 @@ def test_connection_refused() -> None:
 
 
 def test_rejects_single_string(srv: ScriptedOpenAI) -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInput):
         make(srv).embed("not a list")

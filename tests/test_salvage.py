@@ -154,3 +154,27 @@ def test_a_salvage_takes_time_by_the_episodes_not_by_their_largest_id(
         out = io.StringIO()
         report = m.salvage(out)  # a walk of every id up to 2**53 - 1 would never end
     assert report.complete and _ids(out.getvalue()) == [1, 2, 3, MAX_KEPT_ID]
+
+
+def test_a_row_changed_outside_memengine_is_a_clear_error_and_salvage_skips_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "edited.db"
+    with Memory.open(path, embedder=HashEmbedder()) as m:
+        ids = m.add_many(word_episodes(5, "alice"))
+    conn = sqlite_module().connect(str(path))
+    with conn:  # what no memengine call writes: metadata that is not JSON, a bad date
+        conn.execute("UPDATE episodes SET metadata = '{not json' WHERE id = ?", (ids[1],))
+        conn.execute("UPDATE episodes SET occurred_at = 'yesterday' WHERE id = ?", (ids[3],))
+    conn.close()
+    with Memory.open(path, embedder=HashEmbedder()) as m:
+        assert m.get(ids[0]).id == ids[0]
+        with pytest.raises(DamagedDatabase, match=f"episode {ids[1]} does not read back"):
+            m.get(ids[1])
+        with pytest.raises(DamagedDatabase, match="export --salvage"):
+            m.export(io.StringIO())
+        out = io.StringIO()
+        report = m.salvage(out)
+    assert report.unreadable == ((ids[1], ids[1]), (ids[3], ids[3]))  # id ranges
+    saved = [json.loads(line)["id"] for line in out.getvalue().splitlines()]
+    assert saved == [ids[0], ids[2], ids[4]]

@@ -76,24 +76,20 @@ def bench(
 
         bench_llm(delays=llm_delays, turns=llm_turns, json_path=json_path, config=None)
         return
-    from ..errors import InvalidInput
     from ..evaluation.bench import BenchConfig, run_bench
-    from ..evaluation.bench.report import print_report
+    from .bench_report import print_report
 
     sections = [s.strip() for s in only.split(",") if s.strip()] if only else None
-    try:
-        cfg = BenchConfig.make(
-            quick=quick,
-            huge=huge,
-            only=sections,
-            agents=agents,
-            per_agent=per_agent,
-            workdir=workdir,
-            keep=keep,
-            seed=seed,
-        )
-    except ValueError as exc:
-        raise InvalidInput(str(exc)) from None
+    cfg = BenchConfig.make(
+        quick=quick,
+        huge=huge,
+        only=sections,
+        agents=agents,
+        per_agent=per_agent,
+        workdir=workdir,
+        keep=keep,
+        seed=seed,
+    )
 
     if no_progress:
         result = run_bench(cfg)

@@ -81,8 +81,8 @@ def _run(
     swapped: int = 0,
 ) -> None:
     from ..evaluation import run_locomo, run_memset, save_json
-    from ..evaluation.report import eval_progress, render
     from ..memory import make_embedder
+    from .eval_report import eval_progress, render
 
     cfg = settings(config)
     if embedder is not None:  # the flag wins over the configured [embedder] name
@@ -218,7 +218,7 @@ def signals(
     ] = 0.85,
 ) -> None:
     """How well each should-inject signal alone tells the questions that want nothing apart."""
-    from ..evaluation.report import signal_table
     from ..evaluation.signals import signal_report
+    from .eval_report import signal_table
 
     console.print(signal_table(signal_report(paths, mode=mode, none_target=none_target)))

@@ -3,130 +3,26 @@
 from __future__ import annotations
 
 import json
-import time
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import ConfigError, InvalidInput, LLMError
+from ..errors import InvalidInput
 from ._app import ConfigOpt, JsonOpt, app, console, err_console, guarded, print_json, settings
 
 __all__ = ["bench_llm", "llm_check"]
-
-_SAMPLE_RECENT = (
-    ("user", "Juno keeps pawing at her mouth this evening."),
-    ("partner", "Poor girl. Is she still managing her food?"),
-)
-_SAMPLE_TEXT = "Yes, she's eating fine. Remind me when her appointment is?"
-_SAMPLE_EPISODES = (
-    ("Juno's dental cleaning is booked at Northside Vets on 2 June.", "Noted, 2 June."),
-    ("We tried the new ramen place Menya Kaze downtown.", "Was the broth good?"),
-    ("The Fenwick tender went in today, fingers crossed.", "Well done!"),
-)
-
-
-def _check_phase(call: Any, deadline_s: float) -> tuple[bool, str, Any]:
-    """Run one phase call and describe the outcome (ok, detail, value)."""
-    start = time.monotonic()
-    try:
-        value = call()
-    except LLMError as exc:
-        return False, str(exc), None
-    except ValidationError as exc:
-        from ..retrieve.expand import describe_validation_error
-
-        return False, f"the reply has the wrong shape: {describe_validation_error(exc)}", None
-    seconds = time.monotonic() - start
-    late = seconds > deadline_s
-    verdict = (
-        f"{seconds:.2f} s — over the {deadline_s:.2f} s deadline: turns will fall back"
-        if late
-        else f"{seconds:.2f} s (deadline {deadline_s:.2f} s)"
-    )
-    return not late, verdict, value
 
 
 @app.command("llm-check")
 @guarded
 def llm_check(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
     """Check the [llm] endpoint: ping each model, then run one expansion and one rerank."""
-    from ..llm.client import ChatClient
-    from ..models import Episode, EpisodeKind, Message
-    from ..retrieve.expand import Expander
-    from ..retrieve.fastpath import Candidate
-    from ..retrieve.rerank import Reranker
+    from ..llm_check import check_llm
 
-    cfg = settings(config)
-    llm = cfg.llm
-    if not (llm.base_url or llm.api_key):
-        raise ConfigError(
-            "no LLM endpoint configured: set base_url in the llm section of memengine.toml "
-            "(e.g. http://localhost:11434/v1 for Ollama) or MEMENGINE_LLM_BASE_URL; see docs/llm.md"
-        )
-    checks: dict[str, tuple[bool, str]] = {}
-    now = datetime.now(timezone.utc)
-    recent = [Message(role=r, text=t) for r, t in _SAMPLE_RECENT]
-    with ChatClient(
-        base_url=llm.base_url,
-        api_key=llm.api_key,
-        timeout_s=llm.request_timeout_s,
-        max_retries=llm.max_retries,
-        backoff_base_s=llm.backoff_base_s,
-    ) as client:
-        for model in dict.fromkeys([llm.expansion_model, llm.rerank_model]):
-            try:
-                seconds = client.ping(model)
-                checks[f"ping {model}"] = (True, f"{client.base_url}: {seconds * 1000:.0f} ms")
-            except LLMError as exc:
-                checks[f"ping {model}"] = (False, str(exc))
-        if all(ok for ok, _ in checks.values()):
-            expander = Expander(client, llm, max_queries=cfg.retrieval.max_expanded_queries)
-            ok, detail, expansion = _check_phase(
-                lambda: expander.expand(
-                    _SAMPLE_TEXT, recent, now, "en", deadline_s=llm.request_timeout_s
-                ),
-                llm.expansion_deadline_s,
-            )
-            if expansion is not None:
-                detail += f"; queries {expansion.expanded_queries}"
-            checks["expansion"] = (ok, detail)
-            episodes = [
-                Episode(
-                    id=i + 1,
-                    agent="check",
-                    kind=EpisodeKind.exchange,
-                    user_text=user,
-                    reply_text=reply,
-                    occurred_at=now - timedelta(days=10 * (i + 1)),
-                    created_at=now,
-                )
-                for i, (user, reply) in enumerate(_SAMPLE_EPISODES)
-            ]
-            reranker = Reranker(client, llm)
-            ok, detail, outcome = _check_phase(
-                lambda: reranker.rerank(
-                    _SAMPLE_TEXT,
-                    recent,
-                    [Candidate(ep, 1.0 / (i + 1)) for i, ep in enumerate(episodes)],
-                    now,
-                    "en",
-                    deadline_s=llm.request_timeout_s,
-                ),
-                llm.rerank_deadline_s,
-            )
-            if outcome is not None:
-                chosen = [f"{c.id} ({c.relevance})" for c in outcome.chosen]
-                detail += f"; chose {chosen or 'nothing'} (expected 1 first)"
-                if outcome.unknown_ids:
-                    detail += f"; invented ids {outcome.unknown_ids}"
-            checks["rerank"] = (ok, detail)
-            # what the phases just used (known only once they ran)
-            checks["response_format"] = (True, client.response_format_in_use)
+    checks = check_llm(settings(config))
     if as_json:
         print_json({"checks": checks})
     else:

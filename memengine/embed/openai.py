@@ -16,15 +16,19 @@ from typing import Any
 import numpy as np
 import openai
 
-from ..errors import EmbeddingError
-from ..llm.client import _has_cause, _retry_after, _server_message
-from ..llm.client import backoff_delay as _backoff_delay
+from ..errors import ConfigError, EmbeddingError, InvalidInput
+from ..http_retry import (
+    DEFAULT_BASE_URL,
+    PLACEHOLDER_API_KEY,
+    backoff_delay,
+    has_cause,
+    retry_after,
+    server_message,
+)
 from .base import Vectors, normalize
 
 __all__ = ["OpenAIEmbedder"]
 
-_DEFAULT_BASE_URL = "https://api.openai.com/v1"
-_PLACEHOLDER_API_KEY = "not-needed"
 _PROBE_TEXT = "dimension probe"
 
 
@@ -55,16 +59,16 @@ class OpenAIEmbedder:
         5xx answers are retried up to ``max_retries`` times with backoff.
         """
         if not model:
-            raise ValueError("model must be a non-empty string")
+            raise ConfigError("an embedding model name is needed ([embedder] model)")
         if dimensions is not None and dimensions < 1:
-            raise ValueError("dimensions must be >= 1")
+            raise ConfigError(f"dimensions must be >= 1, not {dimensions}")
         if batch_size < 1:
-            raise ValueError("batch_size must be >= 1")
-        if timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
+            raise ConfigError(f"batch_size must be >= 1, not {batch_size}")
+        if not timeout_s > 0:
+            raise ConfigError(f"timeout_s must be positive, not {timeout_s}")
         if max_retries < 0:
-            raise ValueError("max_retries must be >= 0")
-        self.base_url = (base_url or _DEFAULT_BASE_URL).rstrip("/")
+            raise ConfigError(f"max_retries must be >= 0, not {max_retries}")
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.model = model
         self.dimensions = dimensions
         self.batch_size = int(batch_size)
@@ -74,7 +78,7 @@ class OpenAIEmbedder:
         self.backoff_max_s = float(backoff_max_s)
         self._client = openai.OpenAI(
             base_url=self.base_url,
-            api_key=api_key or _PLACEHOLDER_API_KEY,
+            api_key=api_key or PLACEHOLDER_API_KEY,
             timeout=self.timeout_s,
             max_retries=0,
         )
@@ -106,13 +110,13 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` in order: shape ``(len(texts), dimension)``, float32, unit rows."""
         if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of strings, not a single string")
+            raise InvalidInput("embed() takes a sequence of strings, not a single string")
         if len(texts) == 0:
             return np.zeros((0, self.dimension), dtype=np.float32)
         unique: dict[str, int] = {}
         for text in texts:
             if not isinstance(text, str):
-                raise TypeError(f"embed() takes strings, got {type(text).__name__}")
+                raise InvalidInput(f"embed() takes strings, got {type(text).__name__}")
             unique.setdefault(text, len(unique))
         distinct = list(unique)
         parts = [
@@ -193,9 +197,9 @@ class OpenAIEmbedder:
             ) as exc:
                 if retries >= self.max_retries:
                     raise EmbeddingError(self._failure(exc, retries + 1)) from exc
-                delay = _backoff_delay(retries, self.backoff_base_s, self.backoff_max_s)
+                delay = backoff_delay(retries, self.backoff_base_s, self.backoff_max_s)
                 if isinstance(exc, openai.APIStatusError):
-                    delay = max(delay, min(_retry_after(exc.response.headers), self.backoff_max_s))
+                    delay = max(delay, min(retry_after(exc.response.headers), self.backoff_max_s))
                 time.sleep(delay)
                 retries += 1
             except openai.APIConnectionError as exc:
@@ -213,13 +217,13 @@ class OpenAIEmbedder:
                 f"(model {self.model!r})"
             )
         if isinstance(exc, openai.APIConnectionError):
-            if _has_cause(exc, ConnectionRefusedError):
+            if has_cause(exc, ConnectionRefusedError):
                 return f"embedding endpoint {self.base_url} refused the connection"
             cause = exc.__cause__ or exc.__context__
             return f"cannot connect to embedding endpoint {self.base_url}: {cause or exc}"
         if isinstance(exc, openai.APIStatusError):
             return (
                 f"embedding endpoint {self.base_url} returned HTTP {exc.status_code}{tries} "
-                f"for model {self.model!r}: {_server_message(exc)}"
+                f"for model {self.model!r}: {server_message(exc)}"
             )
         return f"embedding request to {self.base_url} failed: {exc}"

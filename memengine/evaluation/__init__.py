@@ -1,7 +1,7 @@
 """Retrieval evaluation: LoCoMo evidence recall and the companion-chat memory sets.
 
 Only the CLI imports this package. :func:`run_locomo` and :func:`run_memset`
-return an :class:`EvalResult`; :mod:`.report` renders it with rich.
+return an :class:`EvalResult`; :mod:`memengine.cli.eval_report` renders it with rich.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ import numpy as np
 from ..clock import FixedClock
 from ..config import Config, LLMConfig
 from ..embed.base import Embedder
+from ..errors import InvalidInput
 from ..importers import read_memsets
 from ..memory import Memory, make_embedder
 from ..models import Message
@@ -181,7 +182,7 @@ def run_llm_latency(
     ``expansion_on_time``, ``rerank_on_time`` and ``fallbacks`` counts.
     """
     if turns < 1:
-        raise ValueError("turns must be >= 1")
+        raise InvalidInput(f"turns must be >= 1, not {turns}")
     base = llm or LLMConfig.model_validate({})
     total = turns * (len(delays_ms) + (1 if baseline else 0))
     done = 0

@@ -14,6 +14,8 @@ import math
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
+from ..errors import InvalidInput
+
 __all__ = [
     "RANKING_METRICS",
     "all_at_k",
@@ -36,9 +38,9 @@ RANKING_METRICS: tuple[str, ...] = ("R@1", "R@5", "R@10", "All@5", "All@10", "ND
 
 def _check(relevant: Collection[Hashable], k: int | None = None) -> None:
     if not relevant:
-        raise ValueError("a question needs at least one relevant id to be scored")
+        raise InvalidInput("a question needs at least one relevant id to be scored")
     if k is not None and k < 1:
-        raise ValueError(f"k must be at least 1, not {k}")
+        raise InvalidInput(f"k must be at least 1, not {k}")
 
 
 def _hits(ranking: Sequence[Id], relevant: Collection[Hashable], k: int | None) -> set[Hashable]:

@@ -22,9 +22,7 @@ import json
 import random
 import shutil
 import tempfile
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
@@ -32,11 +30,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-import numpy as np
-
 from ..clock import FixedClock
 from ..config import Config, LLMConfig
-from ..embed.base import Embedder, Vectors
+from ..embed.base import Embedder
+from ..embed.cache import CachingEmbedder
 from ..errors import EvaluationError, InvalidInput
 from ..importers import detect_format, locomo_turn_text
 from ..memory import Memory
@@ -116,41 +113,6 @@ def plan_modes(names: Sequence[str], config: Config) -> tuple[list[ModePlan], di
         retrieval = base.retrieval.model_copy(update=update)
         plans.append(ModePlan(name, base.model_copy(update={"retrieval": retrieval})))
     return plans, skipped
-
-
-# -- embedding cache -----------------------------------------------------------------------
-class CachingEmbedder:
-    """Wraps an embedder and remembers vectors by text, so each mode reuses the query vectors."""
-
-    def __init__(self, inner: Embedder, max_entries: int = 100_000) -> None:
-        self.inner = inner
-        self.id = inner.id
-        self.dimension = inner.dimension
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._max = max_entries
-        self._lock = threading.Lock()
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embed ``texts``, computing only the ones not seen before."""
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            vectors = self.inner.embed(missing)
-            with self._lock:
-                for text, vec in zip(missing, vectors, strict=True):
-                    self._cache[text] = vec
-                while len(self._cache) > self._max:
-                    self._cache.popitem(last=False)
-                found = [self._cache.get(t) for t in texts]
-            rows = [r for r in found if r is not None]
-            if len(rows) != len(texts):  # evicted meanwhile: embed without caching
-                return self.inner.embed(list(texts))
-        else:
-            with self._lock:
-                rows = [self._cache[t] for t in texts]
-        if not rows:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.vstack(rows).astype(np.float32, copy=False)
 
 
 # -- progress ------------------------------------------------------------------------------
@@ -499,7 +461,7 @@ def start_run(
         skipped,
         padding,
         noise,
-        CachingEmbedder(embedder),
+        CachingEmbedder(embedder, size=100_000),
         ProgressCounter(on_ingest, episodes),
         ProgressCounter(on_question, questions),
         started,

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput, MemEngineError
+from ..errors import ConfigError, InvalidInput
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from .strength import MAX_LEVEL
@@ -28,7 +28,7 @@ def _pyplot() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise MemEngineError(PLOT_EXTRA_HINT) from exc
+        raise ConfigError(PLOT_EXTRA_HINT) from exc
     return plt
 
 

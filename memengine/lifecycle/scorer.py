@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import InvalidInput
 from .features import FEATURES
 
 __all__ = ["HIDDEN", "Scorer", "auc", "sample_weights", "train"]
@@ -89,7 +90,7 @@ def train(
     xa = np.asarray(x, dtype=np.float64).reshape(-1, len(FEATURES))
     ya = np.asarray(y, dtype=np.float64).reshape(-1)
     if len(xa) != len(ya) or len(xa) == 0:
-        raise ValueError("training needs as many labels as feature rows, and at least one")
+        raise InvalidInput("training needs as many labels as feature rows, and at least one")
     wa = np.ones_like(ya) if weights is None else np.asarray(weights, dtype=np.float64)
     wa = wa / wa.sum()
     mean = xa.mean(axis=0)

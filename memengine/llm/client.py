@@ -20,7 +20,6 @@ passed in by the caller.
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from collections.abc import Mapping
@@ -30,22 +29,26 @@ from typing import Any
 import httpx2
 import openai
 
-from ..errors import LLMError, LLMResponseError, LLMTimeout
+from ..config import LLMConfig
+from ..errors import ConfigError, LLMError, LLMResponseError, LLMTimeout
+from ..http_retry import (
+    DEFAULT_BASE_URL,
+    PLACEHOLDER_API_KEY,
+    backoff_delay,
+    describe,
+    has_cause,
+    is_connect_failure,
+    retry_after,
+    server_message,
+)
 from .jsonparse import parse_json_object
 
 __all__ = ["DEFAULT_BASE_URL", "PLACEHOLDER_API_KEY", "ChatClient", "JSONReply", "Usage"]
-
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-"""Used when ``base_url`` is None (passed explicitly so the library never reads OPENAI_BASE_URL)."""
-
-PLACEHOLDER_API_KEY = "not-needed"
-"""Sent when ``api_key`` is None: local servers ignore the key but the library insists on one."""
 
 # The response_format ladder, best first. "none" sends no response_format at all.
 _FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
 _FIRST_WITHOUT_SCHEMA = _FORMATS.index("json_object")
 _FORMAT_REJECTED = (400, 422)
-_SERVER_MESSAGE_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -109,10 +112,10 @@ class ChatClient:
         ``timeout_s`` caps each HTTP request, ``max_retries`` the retries on
         429/5xx; ``api_key`` None sends a placeholder (fine for local servers).
         """
-        if timeout_s <= 0:
-            raise ValueError("timeout_s must be positive")
+        if not timeout_s > 0:
+            raise ConfigError(f"timeout_s must be positive, not {timeout_s!r}")
         if max_retries < 0:
-            raise ValueError("max_retries must be >= 0")
+            raise ConfigError(f"max_retries must be >= 0, not {max_retries!r}")
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.timeout_s = float(timeout_s)
         self.max_retries = int(max_retries)
@@ -132,6 +135,17 @@ class ChatClient:
         self._usage_total = Usage()
         self._calls = 0
         self._requests = 0
+
+    @classmethod
+    def from_config(cls, llm: LLMConfig) -> ChatClient:
+        """A client for the ``[llm]`` section: its endpoint, key, timeout and retries."""
+        return cls(
+            base_url=llm.base_url,
+            api_key=llm.api_key,
+            timeout_s=llm.request_timeout_s,
+            max_retries=llm.max_retries,
+            backoff_base_s=llm.backoff_base_s,
+        )
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -240,7 +254,7 @@ class ChatClient:
                 retries = self._backoff_or_raise(exc, retries, deadline, model, attempts)
                 continue
             except openai.APIConnectionError as exc:
-                if _is_connect_failure(exc):
+                if is_connect_failure(exc):
                     raise LLMError(self._connect_message(exc)) from exc
                 retries = self._backoff_or_raise(exc, retries, deadline, model, attempts)
                 continue
@@ -297,9 +311,9 @@ class ChatClient:
             except openai.APITimeoutError as exc:
                 raise self._timeout(model, limit, 1) from exc
             except openai.APIConnectionError as exc:
-                if _is_connect_failure(exc):
+                if is_connect_failure(exc):
                     raise LLMError(self._connect_message(exc)) from exc
-                raise LLMError(f"LLM endpoint {self.base_url} failed: {_describe(exc)}") from exc
+                raise LLMError(f"LLM endpoint {self.base_url} failed: {describe(exc)}") from exc
             except openai.APIStatusError as exc:
                 raise self._status_error(exc, model, 1) from exc
             except openai.APIError as exc:
@@ -360,7 +374,7 @@ class ChatClient:
             raise self._final_error(exc, model, attempts, "after retries") from exc
         delay = backoff_delay(retries, self.backoff_base_s, self.backoff_max_s)
         if isinstance(exc, openai.APIStatusError):
-            delay = max(delay, _retry_after(exc.response.headers))
+            delay = max(delay, retry_after(exc.response.headers))
         remaining = deadline - time.monotonic()
         if delay >= remaining:
             raise self._final_error(
@@ -378,7 +392,7 @@ class ChatClient:
         if isinstance(exc, openai.APIStatusError):
             return self._status_error(exc, model, attempts, why)
         return LLMError(
-            f"LLM endpoint {self.base_url} failed {attempts} time(s) {why}: {_describe(exc)}"
+            f"LLM endpoint {self.base_url} failed {attempts} time(s) {why}: {describe(exc)}"
         )
 
     def _status_error(
@@ -387,7 +401,7 @@ class ChatClient:
         suffix = f" ({attempts} attempts, {why})" if why else ""
         return LLMError(
             f"LLM endpoint {self.base_url} returned HTTP {exc.status_code} for model "
-            f"{model!r}{suffix}: {_server_message(exc)}"
+            f"{model!r}{suffix}: {server_message(exc)}"
         )
 
     def _timeout(self, model: str, deadline_s: float, attempts: int) -> LLMTimeout:
@@ -397,15 +411,9 @@ class ChatClient:
         )
 
     def _connect_message(self, exc: openai.APIConnectionError) -> str:
-        if _has_cause(exc, ConnectionRefusedError):
+        if has_cause(exc, ConnectionRefusedError):
             return f"LLM endpoint {self.base_url} refused the connection"
-        return f"cannot connect to LLM endpoint {self.base_url}: {_describe(exc)}"
-
-
-def backoff_delay(retry: int, base_s: float, max_s: float) -> float:
-    """Exponential backoff with "equal jitter": between half and all of ``base_s * 2**retry`` (capped)."""
-    ceiling = min(max_s, base_s * (2**retry))
-    return ceiling / 2 + random.uniform(0, ceiling / 2)
+        return f"cannot connect to LLM endpoint {self.base_url}: {describe(exc)}"
 
 
 def _response_format(fmt: str, schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
@@ -439,52 +447,3 @@ def _content_of(completion: Any) -> tuple[str | None, str | None]:
     message = getattr(choice, "message", None)
     content = getattr(message, "content", None)
     return (content if isinstance(content, str) else None), getattr(choice, "finish_reason", None)
-
-
-def _has_cause(exc: BaseException, kind: type[BaseException]) -> bool:
-    seen: set[int] = set()
-    node: BaseException | None = exc
-    while node is not None and id(node) not in seen:
-        if isinstance(node, kind):
-            return True
-        seen.add(id(node))
-        node = node.__cause__ or node.__context__
-    return False
-
-
-def _is_connect_failure(exc: openai.APIConnectionError) -> bool:
-    """True when no connection could be made (refused, DNS, unreachable): not worth retrying."""
-    return _has_cause(exc, httpx2.ConnectError) or _has_cause(exc, ConnectionRefusedError)
-
-
-def _describe(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__
-    return f"{exc} ({cause})" if cause is not None else str(exc)
-
-
-def _server_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    message: object = exc.message
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            message = inner["message"]
-        elif isinstance(inner, str):
-            message = inner
-    text = " ".join(str(message).split())
-    return text[:_SERVER_MESSAGE_CHARS]
-
-
-def _retry_after(headers: httpx2.Headers) -> float:
-    """Seconds asked for by a ``Retry-After`` / ``retry-after-ms`` header (0 if absent or a date)."""
-    value = headers.get("retry-after-ms")
-    scale = 0.001
-    if value is None:
-        value = headers.get("retry-after")
-        scale = 1.0
-    if value is None:
-        return 0.0
-    try:
-        return max(0.0, float(value) * scale)
-    except ValueError:
-        return 0.0

@@ -49,7 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..embed.base import Embedder, normalize
-from ..errors import ConfigError
+from ..errors import ConfigError, InvalidInput
 from ..text import ENGLISH_STOPWORDS, query_terms
 
 __all__ = [
@@ -232,7 +232,7 @@ def word_level(
     of them, which bounds memory (about 14 bytes a pair) at some 56 MB a conversation.
     """
     if not 0.0 <= percentile <= 100.0:
-        raise ValueError(f"percentile must be within [0, 100], not {percentile}")
+        raise InvalidInput(f"percentile must be within [0, 100], not {percentile}")
     rng = np.random.default_rng(0)
     pairs: list[npt.NDArray[np.float32]] = []
     for texts in conversations:
@@ -244,7 +244,7 @@ def word_level(
         table = normalize(embedder.embed(words))
         pairs.append((table @ table.T)[np.triu_indices(len(words), 1)])
     if not pairs:
-        raise ValueError("word_level needs at least one conversation with two content words")
+        raise InvalidInput("word_level needs at least one conversation with two content words")
     return float(np.percentile(np.concatenate(pairs), percentile))
 
 

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..config import LLMConfig
+from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Message
 from ..text import Language
@@ -41,6 +42,7 @@ __all__ = [
     "format_recent",
     "parse_expansion",
     "today_line",
+    "wrong_shape",
 ]
 
 ReferenceType = Literal["anaphora", "temporal", "ellipsis", "topic"]
@@ -218,11 +220,19 @@ def clean_queries(queries: Sequence[str], exclude: Sequence[str], limit: int) ->
 def parse_expansion(data: Any, text: str, max_queries: int = MAX_EXPANDED_QUERIES) -> Expansion:
     """Validate a Phase 1 reply; the message itself and duplicates are dropped, ≤ ``max_queries`` kept.
 
-    Raises pydantic's ValidationError when the reply has the wrong shape or types.
+    Raises LLMResponseError ("invalid reply: …") when the reply has the wrong shape or types.
     """
-    parsed = Expansion.model_validate(data)
+    try:
+        parsed = Expansion.model_validate(data)
+    except ValidationError as exc:
+        raise wrong_shape(exc) from exc
     queries = clean_queries(parsed.expanded_queries, [text], min(max_queries, MAX_EXPANDED_QUERIES))
     return parsed.model_copy(update={"expanded_queries": queries})
+
+
+def wrong_shape(exc: ValidationError) -> LLMResponseError:
+    """The error for an LLM reply that parsed as JSON but has the wrong shape or types."""
+    return LLMResponseError(f"invalid reply: {describe_validation_error(exc)}")
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -277,7 +287,7 @@ class Expander:
     ) -> Expansion:
         """Ask the expansion model and validate its answer.
 
-        Raises LLMError (LLMTimeout, LLMResponseError) or pydantic's ValidationError.
+        Raises LLMError (LLMTimeout, LLMResponseError).
         """
         cfg = self.config
         system, user = expansion_prompt(

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..config import LLMConfig
 from ..llm.client import ChatClient
 from ..models import Episode, EpisodeKind, Message
 from ..text import Language, strip_controls
-from .expand import DetectedReference, format_recent, today_line
+from .expand import DetectedReference, format_recent, today_line, wrong_shape
 from .fastpath import Candidate
 
 __all__ = [
@@ -203,9 +203,12 @@ def parse_rerank(
 ) -> RerankOutcome:
     """Validate a Phase 3 reply; drop unknown and repeated ids and "low" ones; high first.
 
-    Raises pydantic's ValidationError when the reply has the wrong shape or types.
+    Raises LLMResponseError ("invalid reply: …") when the reply has the wrong shape or types.
     """
-    reply = RerankReply.model_validate(data)
+    try:
+        reply = RerankReply.model_validate(data)
+    except ValidationError as exc:
+        raise wrong_shape(exc) from exc
     allowed = set(candidate_ids)
     unknown: list[int] = []
     seen: set[int] = set()
@@ -248,7 +251,7 @@ class Reranker:
     ) -> RerankOutcome:
         """Ask the rerank model about ``candidates`` and validate its answer.
 
-        Raises LLMError (LLMTimeout, LLMResponseError) or pydantic's ValidationError.
+        Raises LLMError (LLMTimeout, LLMResponseError).
         """
         cfg = self.config
         shown = list(candidates)[: cfg.rerank_max_candidates]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -35,18 +35,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-import numpy as np
-from pydantic import ValidationError
-
 from ..config import LLMConfig, RetrievalConfig
-from ..embed.base import Embedder, Vectors
+from ..embed.base import Embedder
+from ..embed.cache import CachingEmbedder
 from ..errors import LLMError, LLMResponseError, LLMTimeout
 from ..llm.client import ChatClient
 from ..models import Message, Retrieval, Retrieved
 from ..store.database import Store
 from ..store.filters import Filters
 from ..text import guess_language
-from .expand import DetectedReference, Expander, Expansion, clean_queries, describe_validation_error
+from .expand import DetectedReference, Expander, Expansion, clean_queries
 from .fastpath import Candidate, FastPath, FastResult
 from .pool import Pool
 from .rerank import Reranker, RerankOutcome
@@ -119,41 +117,6 @@ class TurnTrace:
         return self.rerank in ("ok", "empty")
 
 
-class _CachingEmbedder:
-    """Remembers the last few hundred query vectors, so Phase 2 re-embeds only new queries."""
-
-    def __init__(self, inner: Embedder, size: int = 512) -> None:
-        self.inner = inner
-        self.id = inner.id
-        self.dimension = inner.dimension
-        self._size = size
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        """Embed ``texts``, computing only the ones not seen recently."""
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        fresh: dict[str, np.ndarray] = {}
-        if missing:
-            fresh = dict(zip(missing, self.inner.embed(missing), strict=True))
-        with self._lock:
-            rows = []
-            for t in texts:
-                vec = fresh.get(t)
-                if vec is None:
-                    vec = self._cache[t]
-                    self._cache.move_to_end(t)
-                rows.append(vec)
-            for t, vec in fresh.items():
-                self._cache[t] = vec
-            while len(self._cache) > self._size:
-                self._cache.popitem(last=False)
-        if not rows:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.vstack(rows).astype(np.float32, copy=False)
-
-
 def llm_window(references: Sequence[DetectedReference], now: datetime) -> Window | None:
     """The window of the LLM's temporal references: its ISO range, else its words, parsed here."""
     windows: list[Window | None] = []
@@ -214,7 +177,7 @@ class LLMTurn:
         self.decide = decide
         self.llm = llm
         self.client = client
-        self.fast = FastPath(store, _CachingEmbedder(embedder), retrieval, executor)
+        self.fast = FastPath(store, CachingEmbedder(embedder), retrieval, executor)
         self.expander = Expander(client, llm, max_queries=retrieval.max_expanded_queries)
         self.reranker = Reranker(client, llm)
         self._pool = Pool(max_workers=workers, thread_name_prefix="memengine-llm")
@@ -502,12 +465,12 @@ class LLMTurn:
         except LLMTimeout:
             return None, "timeout", f"{phase}: timeout after {budget:.2f} s"
         except LLMResponseError as exc:
-            kind = "invalid JSON" if "JSON" in str(exc) else "invalid reply"
-            return None, "invalid", f"{phase}: {kind}: {_short(exc)}"
+            note = _short(exc)
+            if not note.startswith("invalid reply: "):  # JSON that does not parse, no content
+                note = f"{'invalid JSON' if 'JSON' in note else 'invalid reply'}: {note}"
+            return None, "invalid", f"{phase}: {note}"
         except LLMError as exc:
             return None, "error", f"{phase}: {_short(exc)}"
-        except ValidationError as exc:
-            return None, "invalid", f"{phase}: invalid reply: {describe_validation_error(exc)}"
 
     def _search(
         self,

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ..clock import ensure_aware
+from ..errors import DamagedDatabase
 from ..models import Episode, EpisodeKind, NewEpisode
 from .filters import Filters
 
@@ -194,28 +195,41 @@ def _contexts(
 
 
 def row_to_episode(row: Sequence[Any]) -> Episode:
-    """Build an Episode from a row selected with :data:`COLUMNS`."""
-    return Episode(
-        id=row[0],
-        agent=row[1],
-        kind=EpisodeKind(row[2]),
-        user_text=row[3],
-        reply_text=row[4],
-        content=row[5],
-        occurred_at=datetime.fromisoformat(row[6]),
-        created_at=datetime.fromisoformat(row[7]),
-        sensitivity=row[8],
-        importance=row[9],
-        tags=tuple(json.loads(row[10])),
-        metadata=json.loads(row[11]),
-        status=row[12],
-        strength=row[13],
-        access_count=row[14],
-        candidate_count=row[15],
-        last_access=datetime.fromisoformat(row[16]) if row[16] else None,
-        impact_score=row[17],
-        consolidation_level=row[18],
-    )
+    """Build an Episode from a row selected with :data:`COLUMNS`.
+
+    A row that does not decode (JSON, a date, a value out of range) raises
+    :class:`.DamagedDatabase`: memengine never writes one, so the row was
+    changed outside it or its page is damaged.
+    """
+    try:
+        return Episode(
+            id=row[0],
+            agent=row[1],
+            kind=EpisodeKind(row[2]),
+            user_text=row[3],
+            reply_text=row[4],
+            content=row[5],
+            occurred_at=datetime.fromisoformat(row[6]),
+            created_at=datetime.fromisoformat(row[7]),
+            sensitivity=row[8],
+            importance=row[9],
+            tags=tuple(json.loads(row[10])),
+            metadata=json.loads(row[11]),
+            status=row[12],
+            strength=row[13],
+            access_count=row[14],
+            candidate_count=row[15],
+            last_access=datetime.fromisoformat(row[16]) if row[16] else None,
+            impact_score=row[17],
+            consolidation_level=row[18],
+        )
+    except (ValueError, TypeError) as exc:  # bad JSON, a bad date; pydantic's errors too
+        first = " ".join(str(exc).split())[:200]
+        raise DamagedDatabase(
+            f"episode {row[0]} does not read back ({first}): it was changed outside "
+            "memengine or its page is damaged; `memengine export --salvage` saves every "
+            "episode that still reads"
+        ) from exc
 
 
 def _rows_by_id(cur: Any, columns: str, ids: Sequence[int]) -> Iterator[Any]:

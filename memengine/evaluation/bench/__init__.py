@@ -17,7 +17,7 @@ frequent word, partitioned vs one agent) is measured in the same run, on the
 same machine, so the ratio is meaningful even when the machine is noisy.
 
 No typer here: :func:`run_bench` takes a progress callback and returns a
-:class:`BenchResult`, and :mod:`.report` renders it with rich. Each section
+:class:`BenchResult`, and :mod:`memengine.cli.bench_report` renders it with rich. Each section
 has a module of its own; :mod:`.harness` builds the files and runs the
 timed loops they share.
 """

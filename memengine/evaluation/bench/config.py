@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...embed.usem3 import USEM3Embedder
+from ...errors import InvalidInput
 
 SECTIONS = ("ingest", "latency", "vector", "bm25", "agents", "cold", "concurrency")
 
@@ -94,12 +95,12 @@ class BenchConfig:
         if only:
             unknown = sorted(set(only) - set(SECTIONS))
             if unknown:
-                raise ValueError(
+                raise InvalidInput(
                     f"unknown section(s) {', '.join(unknown)}; expected: {', '.join(SECTIONS)}"
                 )
             cfg = replace(cfg, sections=tuple(s for s in SECTIONS if s in only))
         if cfg.agents < 1 or cfg.per_agent < 1:
-            raise ValueError("--agents and --per-agent must be at least 1")
+            raise InvalidInput("--agents and --per-agent must be at least 1")
         return cfg
 
 

@@ -20,9 +20,9 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from .provenance import describe_code
-from .runner import EvalResult
-from .signals import SignalReport
+from ..evaluation.provenance import describe_code
+from ..evaluation.runner import EvalResult
+from ..evaluation.signals import SignalReport
 
 __all__ = [
     "conversation_table",

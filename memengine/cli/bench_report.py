@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..provenance import describe_code
+from ..evaluation.provenance import describe_code
 
 __all__ = ["print_report", "section_tables"]
 

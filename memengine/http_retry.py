@@ -1,0 +1,90 @@
+"""What the OpenAI-compatible clients (chat and embeddings) share about HTTP failures.
+
+Backoff with jitter, the server's ``Retry-After``, the server's own error
+message and whether a failure was a refused connection. Nothing here sends
+a request or reads configuration.
+"""
+
+from __future__ import annotations
+
+import random
+
+import httpx2
+import openai
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "PLACEHOLDER_API_KEY",
+    "backoff_delay",
+    "describe",
+    "has_cause",
+    "is_connect_failure",
+    "retry_after",
+    "server_message",
+]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Used when ``base_url`` is None (passed explicitly so the library never reads OPENAI_BASE_URL)."""
+
+PLACEHOLDER_API_KEY = "not-needed"
+"""Sent when ``api_key`` is None: local servers ignore the key but the library insists on one."""
+
+_SERVER_MESSAGE_CHARS = 300
+
+
+def backoff_delay(retry: int, base_s: float, max_s: float) -> float:
+    """Exponential backoff with "equal jitter": between half and all of ``base_s * 2**retry`` (capped)."""
+    ceiling = min(max_s, base_s * (2**retry))
+    return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+def retry_after(headers: httpx2.Headers) -> float:
+    """Seconds asked for by a ``Retry-After`` / ``retry-after-ms`` header (0 if absent or a date)."""
+    value = headers.get("retry-after-ms")
+    scale = 0.001
+    if value is None:
+        value = headers.get("retry-after")
+        scale = 1.0
+    if value is None:
+        return 0.0
+    try:
+        return max(0.0, float(value) * scale)
+    except ValueError:
+        return 0.0
+
+
+def has_cause(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``exc`` or anything in its chain of causes is a ``kind``."""
+    seen: set[int] = set()
+    node: BaseException | None = exc
+    while node is not None and id(node) not in seen:
+        if isinstance(node, kind):
+            return True
+        seen.add(id(node))
+        node = node.__cause__ or node.__context__
+    return False
+
+
+def is_connect_failure(exc: openai.APIConnectionError) -> bool:
+    """True when no connection could be made (refused, DNS, unreachable): not worth retrying."""
+    return has_cause(exc, httpx2.ConnectError) or has_cause(exc, ConnectionRefusedError)
+
+
+def describe(exc: BaseException) -> str:
+    """``exc`` with its cause, on one line."""
+    cause = exc.__cause__ or exc.__context__
+    return f"{exc} ({cause})" if cause is not None else str(exc)
+
+
+def server_message(exc: openai.APIStatusError) -> str:
+    """The server's own error message (OpenAI's ``{"error": {"message": …}}`` or plain), shortened."""
+    body = exc.body
+    message: object = exc.message
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            message = inner["message"]
+        elif isinstance(inner, str):
+            message = inner
+    text = " ".join(str(message).split())
+    return text[:_SERVER_MESSAGE_CHARS]
