@@ -19,7 +19,7 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
     ``config`` None (with the reason in ``config_error``) checks the
     driver and the extensions only, and reports the configuration as failed.
     """
-    from .store.connect import driver_info, sqlite_module
+    from .store.connect import driver_info, probe_extensions
 
     checks: dict[str, tuple[bool, str]] = {}
     checks["python"] = (True, platform.python_version())
@@ -29,23 +29,7 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
         checks["driver"] = (False, str(exc))
         return {"checks": checks}
     checks["driver"] = (True, f"{info.module} (SQLite {info.sqlite_version}): {info.reason}")
-    module = sqlite_module()
-    conn = module.connect(":memory:")
-    try:
-        import sqlite_vec
-
-        conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
-        version = conn.execute("SELECT vec_version()").fetchone()[0]
-        checks["sqlite-vec"] = (True, version)
-    except (AttributeError, module.Error) as exc:
-        checks["sqlite-vec"] = (False, str(exc))
-    try:
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
-        checks["fts5"] = (True, "available")
-    except module.Error as exc:
-        checks["fts5"] = (False, str(exc))
-    conn.close()
+    checks.update(probe_extensions())
     if config is None:
         checks["config"] = (False, config_error)
         return {"checks": checks}

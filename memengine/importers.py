@@ -15,7 +15,9 @@ stores them in batches. Formats:
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -27,10 +29,12 @@ from .errors import InvalidInput
 from .models import Episode, EpisodeKind, NewEpisode
 
 __all__ = [
+    "ImportedFile",
     "detect_format",
     "episode_to_json",
     "parse_locomo_date",
     "read_conversations",
+    "read_file",
     "read_jsonl",
     "read_locomo",
     "read_memsets",
@@ -202,3 +206,42 @@ def read_conversations(
             where = ep.metadata.get("exchange_id") or ep.metadata.get("dia_id") or "?"
             raise InvalidInput(f"{path}: {ep.agent} {where}: {exc}") from exc
     return episodes
+
+
+@dataclass(frozen=True)
+class ImportedFile:
+    """A file read for import: its format and its episodes, every one already checked."""
+
+    format: Format
+    episodes: list[NewEpisode]
+
+
+def read_file(
+    path: str | os.PathLike[str],
+    *,
+    agent: str | None = None,
+    default_agent: str = "default",
+    per_conversation: bool = False,
+) -> ImportedFile:
+    """Read and check a whole file of any supported format (detected), writing nothing.
+
+    A JSONL export keeps each episode's agent unless ``agent`` is given; the
+    episodes of a LoCoMo or memsets file go to ``agent`` (else ``default_agent``),
+    or with ``per_conversation`` one agent per conversation, ``<agent>/<id>``.
+    InvalidInput names what is wrong, before anything is stored.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise InvalidInput(f"no such file: {file}")
+    fmt = detect_format(file)
+    if fmt == "jsonl":
+        if per_conversation:
+            raise InvalidInput(
+                "per_conversation (--agent-per-conversation) is for LoCoMo and memsets "
+                "files: a JSONL export keeps each episode's agent (an agent puts them all in one)"
+            )
+        return ImportedFile(fmt, list(read_jsonl(file, agent=agent)))
+    owner = agent if agent is not None else default_agent
+    return ImportedFile(
+        fmt, read_conversations(file, fmt, agent=owner, per_conversation=per_conversation)
+    )

@@ -32,7 +32,7 @@ from .clock import Clock, SystemClock, ensure_aware
 from .config import Config, EmbedderConfig
 from .embed.base import Embedder
 from .errors import ConfigError, InvalidInput, NotFound, StoreError
-from .importers import read_jsonl
+from .importers import ImportedFile, read_file
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval
 from .pack import build_pack
 from .retrieve.pool import Pool
@@ -636,17 +636,35 @@ class Memory:
         *,
         agent: str | None = None,
         keep_ids: bool = True,
+        per_conversation: bool = False,
         progress: Progress | None = None,
     ) -> list[int]:
-        """Import a JSONL export, keeping times and metadata; return the ids.
+        """Import a file: a JSONL export (times, metadata and ids kept), or a LoCoMo or
+        memsets JSON file (format detected); return the ids.
 
         The exported ids are kept unless ``keep_ids`` is False (needed to
-        import into a file that already holds episodes with those ids). Every
-        line is checked, and the ids looked up, before anything is written; a
-        failure while writing keeps the batches written before it.
+        import into a file that already holds episodes with those ids). The
+        whole file is read and checked, and the ids looked up, before anything
+        is written; a failure while writing keeps the batches written before
+        it. ``agent`` and ``per_conversation`` are as in
+        :func:`.importers.read_file`.
         """
-        episodes = read_jsonl(Path(path), agent=agent)  # read by import_episodes, after its check
-        return self.import_episodes(episodes, keep_ids=keep_ids, progress=progress)
+        read = read_file(
+            path,
+            agent=agent,
+            default_agent=self.config.agent,
+            per_conversation=per_conversation,
+        )
+        return self.add_imported(read, keep_ids=keep_ids, progress=progress)
+
+    def add_imported(
+        self, read: ImportedFile, *, keep_ids: bool = True, progress: Progress | None = None
+    ) -> list[int]:
+        """Store a file read by :func:`.importers.read_file` (as :meth:`import_` does), for a
+        caller that reads it before opening the memory, so a bad file creates nothing."""
+        if read.format == "jsonl":
+            return self.import_episodes(read.episodes, keep_ids=keep_ids, progress=progress)
+        return self.add_many(read.episodes, progress=progress, total=len(read.episodes))
 
     def import_episodes(
         self,

@@ -116,3 +116,20 @@ def test_lines_without_ids_above_the_largest_kept_id_are_refused(
     with pytest.raises(InvalidInput, match="without an id would get ids past 2\\*\\*53 - 1"):
         mem.import_(_jsonl(tmp_path / "top.jsonl", lines))
     assert mem.store.count() == 0
+
+
+def test_the_library_imports_conversation_files_as_the_cli_does(
+    mem: Memory, tmp_path: Path
+) -> None:
+    from importlib import resources
+
+    sample = Path(str(resources.files("memengine.sample") / "companion_en.json"))
+    ids = mem.import_(sample, agent="sam", per_conversation=True)
+    names = {a.name for a in mem.agents()}
+    conversations = json.loads(sample.read_text(encoding="utf-8"))["conversations"]
+    assert names >= {f"sam/{c['id']}" for c in conversations}
+    assert len(ids) == sum(len(s["exchanges"]) for c in conversations for s in c["sessions"])
+    with pytest.raises(InvalidInput, match="per_conversation .* is for LoCoMo and memsets"):
+        mem.import_(_jsonl(tmp_path / "x.jsonl", _lines(2)), per_conversation=True)
+    with pytest.raises(InvalidInput, match="no such file"):
+        mem.import_(tmp_path / "missing.json")

@@ -207,31 +207,17 @@ def import_(
     as_json: JsonOpt = False,
 ) -> None:
     """Import episodes from a file (format detected)."""
-    from ..importers import detect_format, read_conversations, read_jsonl
+    from ..importers import read_file
 
     cfg = settings(config, db, agent)
-    if not path.exists():
-        raise InvalidInput(f"no such file: {path}")
-    fmt = detect_format(path)
-    if fmt == "jsonl" and per_conversation:
-        raise InvalidInput(
-            "--agent-per-conversation is for LoCoMo and memsets files: a JSONL export keeps "
-            "each episode's agent (--agent puts them all in one)"
-        )
     # read and checked before the file is opened: a malformed one creates nothing
-    episodes = (
-        list(read_jsonl(path, agent=agent))
-        if fmt == "jsonl"
-        else read_conversations(path, fmt, agent=cfg.agent, per_conversation=per_conversation)
-    )
+    read = read_file(path, agent=agent, default_agent=cfg.agent, per_conversation=per_conversation)
     with (
         open_memory(cfg, create=True) as mem,
         progress_bar(f"importing {path.name}", enabled=not as_json) as bar,
     ):
-        if fmt == "jsonl":
-            ids = mem.import_episodes(episodes, keep_ids=not new_ids, progress=bar)
-        else:
-            ids = mem.add_many(episodes, progress=bar, total=len(episodes))
+        ids = mem.add_imported(read, keep_ids=not new_ids, progress=bar)
+    fmt = read.format
     if as_json:
         print_json({"format": fmt, "imported": len(ids)})
     else:

@@ -107,6 +107,29 @@ def driver_info() -> DriverInfo:
     return DriverInfo(module=name, sqlite_version=module.sqlite_version, reason=reason)
 
 
+def probe_extensions() -> dict[str, tuple[bool, str]]:
+    """Whether the chosen driver loads sqlite-vec (its version) and has FTS5, checked on a
+    throw-away in-memory database: ``{"sqlite-vec": (ok, detail), "fts5": (ok, detail)}``."""
+    module = sqlite_module()
+    checks: dict[str, tuple[bool, str]] = {}
+    conn = module.connect(":memory:")
+    try:
+        try:
+            conn.enable_load_extension(True)
+            sqlite_vec.load(conn)
+            checks["sqlite-vec"] = (True, str(conn.execute("SELECT vec_version()").fetchone()[0]))
+        except (AttributeError, module.Error) as exc:
+            checks["sqlite-vec"] = (False, str(exc))
+        try:
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+            checks["fts5"] = (True, "available")
+        except module.Error as exc:
+            checks["fts5"] = (False, str(exc))
+    finally:
+        conn.close()
+    return checks
+
+
 MMAP_BYTES = 1 << 40
 """Reads go through a memory map of the whole file (SQLite caps this at its build's
 maximum): a page already in the OS cache is read without a system call, which

@@ -15,6 +15,7 @@ from ...memory import Memory
 from ...store.database import Store
 from ...store.filters import Filters
 from ...store.fulltext import match_expression
+from ...store.inspect import match_count
 from ...store.vectors import chunk_size
 from ...text import query_terms
 from ..synth import (
@@ -23,7 +24,6 @@ from ..synth import (
 from .config import BATCH, BIG_BATCH, EMBEDDER_ID, K
 from .harness import (
     Bench,
-    match_count,
     mean,
     ms,
     ratio,

@@ -10,6 +10,7 @@ from ...config import RetrievalConfig
 from ...store.database import Store
 from ...store.filters import Filters
 from ...store.fulltext import match_expression, quote_term
+from ...store.inspect import bm25_plan, match_count
 from ...text import query_terms
 from ..synth import (
     EPOCH,
@@ -19,7 +20,6 @@ from ..synth import (
 from .config import EMBEDDER_ID, K
 from .harness import (
     Bench,
-    match_count,
     mean,
     ms,
     ratio,
@@ -42,7 +42,7 @@ def run(bench: Bench) -> dict[str, Any]:
     try:
         total = store.count()
         probe = match_expression(["today"]) or ""
-        out["plans"] = {name: _bm25_plan(store, probe, f) for name, f in shapes.items()}
+        out["plans"] = {name: bm25_plan(store, probe, f, K) for name, f in shapes.items()}
         if all(p["fts_first"] for p in out["plans"].values()):
             # same plan: the window adds nothing to measure
             shapes.pop("agent only")
@@ -63,11 +63,7 @@ def run(bench: Bench) -> dict[str, Any]:
             qs = bench.queries(built, cfg.queries + cfg.warmup, language=lang, salt=3)
             if not qs:
                 continue
-            with store.connections.read() as cur:
-                df = cur.execute(
-                    "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
-                    [quote_term(word)],
-                ).fetchone()[0]
+            df = match_count(store, quote_term(word))
             for (shape, filters), (rules, options) in itertools.product(
                 shapes.items(), term_rules.items()
             ):
@@ -126,27 +122,3 @@ def run(bench: Bench) -> dict[str, Any]:
     finally:
         store.close()
     return out
-
-
-def _bm25_plan(store: Store, expression: str, filters: Filters) -> dict[str, Any]:
-    """The query plan SQLite picks for the store's BM25 query under ``filters``.
-
-    The SQL is captured as the store runs it (so it follows any change to
-    the store), then explained. ``fts_first`` is False when SQLite walks the
-    episodes index and evaluates the MATCH once per row in the window.
-    """
-    conn = store.connections.get().driver_connection
-    captured: list[str] = []
-    conn.set_trace_callback(captured.append)
-    try:
-        store.bm25(expression, K, filters)
-    finally:
-        conn.set_trace_callback(None)
-    sql = next((s for s in captured if "MATCH" in s and "bm25" in s), "")
-    if not sql:
-        return {"fts_first": None, "plan": []}
-    with store.connections.read() as cur:
-        rows = cur.execute("EXPLAIN QUERY PLAN " + sql).fetchall()
-    plan = [str(r[-1]) for r in rows]
-    first = next((p for p in plan if p.startswith(("SCAN", "SEARCH"))), "")
-    return {"fts_first": "episodes_fts" in first, "plan": plan}

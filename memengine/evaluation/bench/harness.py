@@ -165,19 +165,6 @@ def top_k(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
     return top[np.argsort(-scores[top])]
 
 
-def match_count(store: Store, expression: str, agent: str | None = None) -> int:
-    """How many rows an FTS5 expression matches (in all agents, or one)."""
-    with store.connections.read() as cur:
-        if agent is None:
-            sql = "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?"
-            return int(cur.execute(sql, [expression]).fetchone()[0])
-        sql = (
-            "SELECT count(*) FROM episodes_fts JOIN episodes e ON e.id = episodes_fts.rowid "
-            "WHERE episodes_fts MATCH ? AND e.agent = ?"
-        )
-        return int(cur.execute(sql, [expression, agent]).fetchone()[0])
-
-
 class Bench:
     """One run: a work folder, the files built so far, and what the sections share."""
 

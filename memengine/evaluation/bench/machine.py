@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ...store.connect import driver_info, sqlite_module
+from ...store.connect import driver_info, probe_extensions
 from ..provenance import code_info
 from .config import EMBEDDER_ID
 
@@ -32,15 +32,8 @@ def machine_info() -> dict[str, Any]:
                 break
     except OSError:
         pass
-    vec_version = sqlite_vec.__version__
-    try:
-        conn = sqlite_module().connect(":memory:")
-        conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
-        vec_version = conn.execute("SELECT vec_version()").fetchone()[0]
-        conn.close()
-    except Exception:  # pragma: no cover - reported by `memengine doctor` instead
-        pass
+    vec_ok, vec_detail = probe_extensions()["sqlite-vec"]
+    vec_version = vec_detail if vec_ok else f"{sqlite_vec.__version__} (cannot load: {vec_detail})"
     return {
         "cores": os.cpu_count(),
         "memory_gb": round(memory / 2**30, 1),
