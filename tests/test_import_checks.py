@@ -129,7 +129,7 @@ def test_the_library_imports_conversation_files_as_the_cli_does(
     conversations = json.loads(sample.read_text(encoding="utf-8"))["conversations"]
     assert names >= {f"sam/{c['id']}" for c in conversations}
     assert len(ids) == sum(len(s["exchanges"]) for c in conversations for s in c["sessions"])
-    with pytest.raises(InvalidInput, match="per_conversation .* is for LoCoMo and memsets"):
+    with pytest.raises(InvalidInput, match=r"per_conversation .* is for LoCoMo and memsets"):
         mem.import_(_jsonl(tmp_path / "x.jsonl", _lines(2)), per_conversation=True)
     with pytest.raises(InvalidInput, match="no such file"):
         mem.import_(tmp_path / "missing.json")

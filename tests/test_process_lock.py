@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from memengine import DatabaseLocked, FixedClock, Memory
+from memengine.store import maintenance
 from memengine.store.connect import Connections
 from memengine.store.process_lock import ProcessLock, lock_path
 
@@ -131,14 +132,16 @@ def test_a_vacuum_takes_the_writers_turn(made: Path, monkeypatch: pytest.MonkeyP
                 with pytest.raises(DatabaseLocked, match="another process"):
                     conns.vacuum(wait_s=0.3)
                 monkeypatch.setattr("memengine.store.connect.BUSY_TIMEOUT_MS", 300)
-                assert mem.store._vacuum() is False  # what optimize reports as not compacted
+                assert (
+                    maintenance.vacuum(mem.store.connections) is False
+                )  # what optimize reports as not compacted
                 monkeypatch.undo()
                 assert proc.stdin is not None
                 proc.stdin.write("go\n")
                 proc.stdin.flush()
                 conns.vacuum(wait_s=10)  # waits for the other commit, then runs
                 assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
-            assert mem.store._vacuum() is True
+            assert maintenance.vacuum(mem.store.connections) is True
         with conns.read() as cur:
             names = {r[0] for r in cur.execute("SELECT name FROM agents")}
         assert "other" in names and conns.check_pages() == "ok"

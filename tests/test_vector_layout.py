@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from memengine import FixedClock, Memory, NewEpisode
 from memengine.cli import app
 from memengine.embed.usem3 import USEM3Embedder
+from memengine.store import maintenance
 from memengine.store.filters import Filters
 from memengine.store.vectors import CHUNK_SIZE, chunk_size, relayout_vector_table
 
@@ -143,7 +144,7 @@ def test_many_small_agents_take_less_room(db_path: Path, tmp_path: Path, clock: 
                 mem.add_many(_episodes(f"user{n}", 3, n))
             if size != CHUNK_SIZE:
                 _to_layout(mem, size)
-                mem.store._vacuum()
+                maintenance.vacuum(mem.store.connections)
             mem.optimize()
             sizes[size] = mem.stats()["bytes"]
     # 64 vectors of 64 floats a chunk against 1,024: each agent's floor is 16 times smaller

@@ -9,10 +9,8 @@ the two searches the retrieval layer needs.
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,6 @@ import numpy.typing as npt
 
 from ..errors import (
     DamagedDatabase,
-    DatabaseLocked,
     EmbedderMismatch,
     InvalidInput,
     NotAMemEngineDatabase,
@@ -34,6 +31,7 @@ from . import episodes as ep_rows
 from . import fulltext, maintenance, vectors
 from . import lifecycle as store_lc
 from .connect import Connections, read_only_access
+from .consistency import FTS_NOT_CHECKED, ConsistencyReport, check_consistency
 from .filters import Filters
 from .maintenance import BackupReport, ForgetReport, OptimizeReport
 from .migrate import check_header, latest_version, migrate, schema_version
@@ -42,39 +40,6 @@ from .vector_index import VectorIndex, log_reset, prune_log
 from .vectors import CHUNK_SIZE, chunk_size, relayout_vector_table
 
 __all__ = ["FTS_NOT_CHECKED", "ConsistencyReport", "Store"]
-
-
-FTS_NOT_CHECKED = "not checked: the file is open read-only"
-"""The report's ``fts_integrity`` when FTS5's own check could not run: it is a write."""
-
-
-@dataclass(frozen=True)
-class ConsistencyReport:
-    """What the consistency check found; ``ok`` when every index agrees with the episodes."""
-
-    episodes: int
-    vectors: int
-    fts_rows: int
-    missing_vectors: list[int] = field(default_factory=list)
-    orphan_vectors: list[int] = field(default_factory=list)
-    stale_vector_filters: list[int] = field(default_factory=list)
-    fts_integrity: str = "ok"
-    stale_vector_index: list[int] = field(default_factory=list)
-    chunk_index: str = "ok"
-    sqlite_check: str = "ok"
-
-    @property
-    def ok(self) -> bool:
-        """True when nothing is missing, orphaned or stale."""
-        return not (
-            self.missing_vectors
-            or self.orphan_vectors
-            or self.stale_vector_filters
-            or self.stale_vector_index
-            or self.fts_integrity not in ("ok", FTS_NOT_CHECKED)
-            or self.chunk_index != "ok"
-            or self.sqlite_check != "ok"
-        )
 
 
 class Store:
@@ -321,8 +286,10 @@ class Store:
                 prune_log(cur)
             finally:
                 cur.execute(f"PRAGMA secure_delete = {before}")
-        vacuumed = self._vacuum()
-        return ForgetReport(agent, len(deleted), turns, vacuumed, self._truncate_wal())
+        vacuumed = maintenance.vacuum(self.connections)
+        return ForgetReport(
+            agent, len(deleted), turns, vacuumed, maintenance.truncate_wal(self.connections)
+        )
 
     def set_status(self, ids: Sequence[int], status: str) -> int:
         """Archive or re-activate episodes; triggers keep the vector filters in step."""
@@ -504,7 +471,7 @@ class Store:
         agents: dict[str, dict[str, int]] = {}
         for agent, status, n in per_agent:
             agents.setdefault(agent, {})[status] = n
-        size = self._bytes()
+        size = maintenance.file_bytes(self.path)
         return {
             "episodes": sum(sum(v.values()) for v in agents.values()),
             "agents": agents,
@@ -521,72 +488,7 @@ class Store:
     def consistency(self) -> ConsistencyReport:
         """Check that every episode has its vector with current filter columns and FTS rows,
         and that `vec0`'s chunk table agrees with its agent index (SQLite's integrity check)."""
-        # SQLite's own check of every page, table and index (a damaged file fails here)
-        sqlite_check = self.connections.check_pages()
-        if sqlite_check != "ok":
-            return ConsistencyReport(0, 0, 0, sqlite_check=sqlite_check)
-        with self.connections.read() as cur:
-            n_ep = cur.execute("SELECT count(*) FROM episodes").fetchone()[0]
-            n_vec = cur.execute("SELECT count(*) FROM episode_vectors").fetchone()[0]
-            n_fts = cur.execute("SELECT count(*) FROM episodes_fts_docsize").fetchone()[0]
-            missing = [
-                r[0]
-                for r in cur.execute(
-                    "SELECT e.id FROM episodes e LEFT JOIN episode_vectors v "
-                    "ON v.episode_id = e.id WHERE v.episode_id IS NULL LIMIT 100"
-                )
-            ]
-            orphans = [
-                r[0]
-                for r in cur.execute(
-                    "SELECT v.episode_id FROM episode_vectors v LEFT JOIN episodes e "
-                    "ON e.id = v.episode_id WHERE e.id IS NULL LIMIT 100"
-                )
-            ]
-            stale = [
-                r[0]
-                for r in cur.execute(
-                    "SELECT e.id FROM episodes e JOIN episode_vectors v ON v.episode_id = e.id "
-                    "WHERE v.agent != e.agent OR v.kind != e.kind OR v.status != e.status "
-                    "OR v.sensitivity != e.sensitivity OR v.occurred_ts != e.occurred_ts LIMIT 100"
-                )
-            ]
-            stale_index = self.vector_index.stale_ids(cur)
-            # SQLite's own check of vec0's chunk table against its agent index
-            chunk_index = "; ".join(
-                str(r[0]) for r in cur.execute("PRAGMA integrity_check(episode_vectors_chunks)")
-            )
-        integrity = FTS_NOT_CHECKED if self.read_only else self._fts_integrity()
-        if n_fts != n_ep and integrity in ("ok", FTS_NOT_CHECKED):
-            integrity = f"full-text index has {n_fts} rows for {n_ep} episodes"
-        return ConsistencyReport(
-            episodes=n_ep,
-            vectors=n_vec,
-            fts_rows=n_fts,
-            missing_vectors=missing,
-            orphan_vectors=orphans,
-            stale_vector_filters=stale,
-            fts_integrity=integrity,
-            stale_vector_index=stale_index,
-            chunk_index=chunk_index,
-        )
-
-    def _fts_integrity(self) -> str:
-        """FTS5's check of the full-text index against the episodes: "ok" or its error
-        (SQLite's own words: a finding of the consistency check, not a damaged file).
-
-        The check is an ``INSERT`` command to FTS5 and takes the write lock, so
-        it waits its turn like any writer.
-        """
-        module = self.connections.module
-        with self.connections.write() as cur:
-            try:
-                cur.execute(
-                    "INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('integrity-check', 1)"
-                )
-            except module.DatabaseError as exc:
-                return str(exc)
-        return "ok"
+        return check_consistency(self.connections, self.vector_index, read_only=self.read_only)
 
     # -- re-embedding ------------------------------------------------------------------
     def replace_embedder(
@@ -654,7 +556,7 @@ class Store:
         """
         t0 = time.perf_counter()
         rewritten = 0
-        bytes_before = self._bytes()
+        bytes_before = maintenance.file_bytes(self.path)
         with self.connections.read() as cur:
             size = chunk_size(cur)
         if vectors and size != CHUNK_SIZE:
@@ -676,92 +578,27 @@ class Store:
             after = maintenance.fts_segments(cur)
         # the old chunks' pages are free but still in the file: give them back to the disk
         vacuumed = (
-            self._vacuum() if rewritten or (vectors and self._free_share() >= 0.25) else False
+            maintenance.vacuum(self.connections)
+            if rewritten or (vectors and maintenance.free_share(self.connections) >= 0.25)
+            else False
         )
         return OptimizeReport(
             before,
             after,
             steps,
             round(time.perf_counter() - t0, 3),
-            wal_truncated=self._truncate_wal(),
+            wal_truncated=maintenance.truncate_wal(self.connections),
             vector_chunk_size=size,
             vectors_rewritten=rewritten,
             vacuumed=vacuumed,
             bytes_before=bytes_before,
-            bytes_after=self._bytes(),
+            bytes_after=maintenance.file_bytes(self.path),
         )
-
-    def _vacuum(self) -> bool:
-        """Compact the file (:meth:`.Connections.vacuum`); False when another writer kept it
-        busy for the whole wait (the file is then unchanged)."""
-        try:
-            self.connections.vacuum()
-        except DatabaseLocked:
-            return False
-        return True
-
-    def _truncate_wal(self) -> bool:
-        """Checkpoint the write-ahead log into the file and empty it; False when another
-        connection's read kept it from being emptied."""
-        with self.connections.in_use():
-            cur = self.connections.get().cursor()
-            try:  # (busy, log frames, checkpointed frames)
-                return not cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-            finally:
-                cur.close()
-
-    def _free_share(self) -> float:
-        """The share of the file's pages that are free (left by deleted rows or old chunks)."""
-        with self.connections.read() as cur:
-            pages = int(cur.execute("PRAGMA page_count").fetchone()[0])
-            free = int(cur.execute("PRAGMA freelist_count").fetchone()[0])
-        return free / pages if pages else 0.0
-
-    def _bytes(self) -> int:
-        """The file's size with its WAL."""
-        return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
 
     def backup(self, dest: str | os.PathLike[str], *, overwrite: bool = False) -> BackupReport:
-        """Copy the whole database to ``dest``, consistent while others keep writing.
-
-        The copy is one read snapshot of every table: episodes, vectors, the
-        full-text index, usage counters, agents and their perspectives,
-        turns and learned scorers. It is written beside ``dest`` under a
-        temporary name, flushed to the disk and moved into place when
-        complete, so ``dest`` is never half-written; an existing ``dest``
-        (even one that appears during the copy) is replaced only with
-        ``overwrite``.
-        """
-        t0 = time.perf_counter()
-        target = Path(dest)
-        maintenance.check_backup_target(self.path, target, overwrite=overwrite)
-        partial = target.with_name(f".{target.name}.partial-{secrets.token_hex(6)}")
-        conn = self.connections.get()
-        if conn.driver_connection.in_transaction:
-            raise StoreError("cannot back up inside a transaction")
-        module = self.connections.module
-        try:
-            with self.connections.in_use():
-                cur = conn.cursor()
-                try:
-                    maintenance.backup_into(cur, partial)
-                finally:
-                    cur.close()
-            copy = module.connect(str(partial))
-            try:
-                episodes = int(copy.execute("SELECT count(*) FROM episodes").fetchone()[0])
-            finally:
-                copy.close()
-            maintenance.sync_file(partial)
-            maintenance.put_in_place(partial, target, overwrite=overwrite)
-            maintenance.sync_file(target.parent)
-        except (module.Error, OSError) as exc:
-            raise StoreError(f"backup to {target} failed: {exc}") from exc
-        finally:
-            partial.unlink(missing_ok=True)
-        return BackupReport(
-            target, target.stat().st_size, episodes, round(time.perf_counter() - t0, 3)
-        )
+        """Copy the whole database to ``dest``, consistent while others keep writing
+        (:func:`.maintenance.backup`)."""
+        return maintenance.backup(self.connections, self.path, Path(dest), overwrite=overwrite)
 
     def close(self) -> None:
         """Stop the vector index's background loader, then close every connection

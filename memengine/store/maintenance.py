@@ -1,4 +1,5 @@
-"""Maintenance: merge the full-text index after bulk writes, and copy the file (backup).
+"""Maintenance: merge the full-text index after bulk writes, copy the file (backup),
+compact it and empty its write-ahead log.
 
 FTS5 writes a new segment for every statement that adds rows and merges
 them only part of the way as it goes (``automerge``): a file built by many
@@ -12,23 +13,31 @@ own short write transaction, so other writers wait for one step at most.
 from __future__ import annotations
 
 import os
+import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
+from ..errors import DatabaseLocked, InvalidInput, StoreError
+from .connect import Connections
 
 __all__ = [
     "MAX_STEPS",
     "MERGE_PAGES",
     "BackupReport",
     "OptimizeReport",
+    "backup",
     "backup_into",
     "check_backup_target",
+    "file_bytes",
+    "free_share",
     "fts_segments",
     "merge_step",
     "put_in_place",
     "sync_file",
+    "truncate_wal",
+    "vacuum",
 ]
 
 MERGE_PAGES = 2000
@@ -176,3 +185,80 @@ def put_in_place(partial: Path, dest: Path, *, overwrite: bool) -> None:
         os.replace(partial, dest)
         return
     partial.unlink()
+
+
+def vacuum(connections: Connections) -> bool:
+    """Compact the file (:meth:`.Connections.vacuum`); False when another writer kept it
+    busy for the whole wait (the file is then unchanged)."""
+    try:
+        connections.vacuum()
+    except DatabaseLocked:
+        return False
+    return True
+
+
+def truncate_wal(connections: Connections) -> bool:
+    """Checkpoint the write-ahead log into the file and empty it; False when another
+    connection's read kept it from being emptied."""
+    with connections.in_use():
+        cur = connections.get().cursor()
+        try:  # (busy, log frames, checkpointed frames)
+            return not cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        finally:
+            cur.close()
+
+
+def free_share(connections: Connections) -> float:
+    """The share of the file's pages that are free (left by deleted rows or old chunks)."""
+    with connections.read() as cur:
+        pages = int(cur.execute("PRAGMA page_count").fetchone()[0])
+        free = int(cur.execute("PRAGMA freelist_count").fetchone()[0])
+    return free / pages if pages else 0.0
+
+
+def file_bytes(path: Path) -> int:
+    """The file's size with its WAL."""
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
+def backup(
+    connections: Connections, path: Path, dest: Path, *, overwrite: bool = False
+) -> BackupReport:
+    """Copy the whole database to ``dest``, consistent while others keep writing.
+
+    The copy is one read snapshot of every table: episodes, vectors, the
+    full-text index, usage counters, agents and their perspectives,
+    turns and learned scorers. It is written beside ``dest`` under a
+    temporary name, flushed to the disk and moved into place when
+    complete, so ``dest`` is never half-written; an existing ``dest``
+    (even one that appears during the copy) is replaced only with
+    ``overwrite``.
+    """
+    t0 = time.perf_counter()
+    target = dest
+    check_backup_target(path, target, overwrite=overwrite)
+    partial = target.with_name(f".{target.name}.partial-{secrets.token_hex(6)}")
+    conn = connections.get()
+    if conn.driver_connection.in_transaction:
+        raise StoreError("cannot back up inside a transaction")
+    module = connections.module
+    try:
+        with connections.in_use():
+            cur = conn.cursor()
+            try:
+                backup_into(cur, partial)
+            finally:
+                cur.close()
+        copy = module.connect(str(partial))
+        try:
+            episodes = int(copy.execute("SELECT count(*) FROM episodes").fetchone()[0])
+        finally:
+            copy.close()
+        sync_file(partial)
+        put_in_place(partial, target, overwrite=overwrite)
+        sync_file(target.parent)
+    except (module.Error, OSError) as exc:
+        raise StoreError(f"backup to {target} failed: {exc}") from exc
+    finally:
+        partial.unlink(missing_ok=True)
+    return BackupReport(target, target.stat().st_size, episodes, round(time.perf_counter() - t0, 3))

@@ -1,0 +1,119 @@
+"""The consistency check behind ``memengine doctor``: SQLite's page check, then every
+episode against its vector, its vector filter columns, the in-memory vector index and
+the full-text index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .connect import Connections
+from .vector_index import VectorIndex
+
+__all__ = ["FTS_NOT_CHECKED", "ConsistencyReport", "check_consistency", "fts_integrity"]
+
+
+FTS_NOT_CHECKED = "not checked: the file is open read-only"
+"""The report's ``fts_integrity`` when FTS5's own check could not run: it is a write."""
+
+
+@dataclass(frozen=True)
+class ConsistencyReport:
+    """What the consistency check found; ``ok`` when every index agrees with the episodes."""
+
+    episodes: int
+    vectors: int
+    fts_rows: int
+    missing_vectors: list[int] = field(default_factory=list)
+    orphan_vectors: list[int] = field(default_factory=list)
+    stale_vector_filters: list[int] = field(default_factory=list)
+    fts_integrity: str = "ok"
+    stale_vector_index: list[int] = field(default_factory=list)
+    chunk_index: str = "ok"
+    sqlite_check: str = "ok"
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is missing, orphaned or stale."""
+        return not (
+            self.missing_vectors
+            or self.orphan_vectors
+            or self.stale_vector_filters
+            or self.stale_vector_index
+            or self.fts_integrity not in ("ok", FTS_NOT_CHECKED)
+            or self.chunk_index != "ok"
+            or self.sqlite_check != "ok"
+        )
+
+
+def check_consistency(
+    connections: Connections, vector_index: VectorIndex, *, read_only: bool
+) -> ConsistencyReport:
+    """Check that every episode has its vector with current filter columns and FTS rows,
+    and that `vec0`'s chunk table agrees with its agent index (SQLite's integrity check)."""
+    # SQLite's own check of every page, table and index (a damaged file fails here)
+    sqlite_check = connections.check_pages()
+    if sqlite_check != "ok":
+        return ConsistencyReport(0, 0, 0, sqlite_check=sqlite_check)
+    with connections.read() as cur:
+        n_ep = cur.execute("SELECT count(*) FROM episodes").fetchone()[0]
+        n_vec = cur.execute("SELECT count(*) FROM episode_vectors").fetchone()[0]
+        n_fts = cur.execute("SELECT count(*) FROM episodes_fts_docsize").fetchone()[0]
+        missing = [
+            r[0]
+            for r in cur.execute(
+                "SELECT e.id FROM episodes e LEFT JOIN episode_vectors v "
+                "ON v.episode_id = e.id WHERE v.episode_id IS NULL LIMIT 100"
+            )
+        ]
+        orphans = [
+            r[0]
+            for r in cur.execute(
+                "SELECT v.episode_id FROM episode_vectors v LEFT JOIN episodes e "
+                "ON e.id = v.episode_id WHERE e.id IS NULL LIMIT 100"
+            )
+        ]
+        stale = [
+            r[0]
+            for r in cur.execute(
+                "SELECT e.id FROM episodes e JOIN episode_vectors v ON v.episode_id = e.id "
+                "WHERE v.agent != e.agent OR v.kind != e.kind OR v.status != e.status "
+                "OR v.sensitivity != e.sensitivity OR v.occurred_ts != e.occurred_ts LIMIT 100"
+            )
+        ]
+        stale_index = vector_index.stale_ids(cur)
+        # SQLite's own check of vec0's chunk table against its agent index
+        chunk_index = "; ".join(
+            str(r[0]) for r in cur.execute("PRAGMA integrity_check(episode_vectors_chunks)")
+        )
+    integrity = FTS_NOT_CHECKED if read_only else fts_integrity(connections)
+    if n_fts != n_ep and integrity in ("ok", FTS_NOT_CHECKED):
+        integrity = f"full-text index has {n_fts} rows for {n_ep} episodes"
+    return ConsistencyReport(
+        episodes=n_ep,
+        vectors=n_vec,
+        fts_rows=n_fts,
+        missing_vectors=missing,
+        orphan_vectors=orphans,
+        stale_vector_filters=stale,
+        fts_integrity=integrity,
+        stale_vector_index=stale_index,
+        chunk_index=chunk_index,
+    )
+
+
+def fts_integrity(connections: Connections) -> str:
+    """FTS5's check of the full-text index against the episodes: "ok" or its error
+    (SQLite's own words: a finding of the consistency check, not a damaged file).
+
+    The check is an ``INSERT`` command to FTS5 and takes the write lock, so
+    it waits its turn like any writer.
+    """
+    module = connections.module
+    with connections.write() as cur:
+        try:
+            cur.execute(
+                "INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('integrity-check', 1)"
+            )
+        except module.DatabaseError as exc:
+            return str(exc)
+    return "ok"
