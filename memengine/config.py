@@ -261,7 +261,7 @@ _SHORTCUTS = {
     "MEMENGINE_LLM_API_KEY": ("llm", "api_key"),
 }
 _RESERVED = {"MEMENGINE_CONFIG", "MEMENGINE_SQLITE_DRIVER"}
-"""Variables read elsewhere: the config file's path, the SQLite driver (store/connect.py)."""
+"""Variables read elsewhere: the config file's path, the SQLite driver (store/driver.py)."""
 
 
 _UNIONS = (typing.Union, types.UnionType)
