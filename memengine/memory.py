@@ -98,6 +98,7 @@ class Memory:
         allow_embedder_change: bool = False,
         llm_client: ChatClient | None = None,  # llm phases
         read_only: bool | None = False,
+        create: bool = True,
     ) -> Memory:
         """Open (creating or migrating) the memory file at ``path``.
 
@@ -108,10 +109,16 @@ class Memory:
         ``read_only`` opens an existing file without writing to it: searches,
         packs and exports work, turns are not recorded, and every write raises
         :class:`ReadOnlyDatabase`; None opens read-only only when this process
-        cannot write the file or its folder.
+        cannot write the file or its folder. ``create`` False opens only a file
+        that exists (a mistyped path is a :class:`StoreError`, not a new memory).
         """
         cfg = config or Config()
         db = Path(path) if path is not None else cfg.db
+        if not create and not db.exists():
+            raise StoreError(
+                f"no memory file at {db} (create one with: memengine init --db {db}, "
+                "or Memory.open without create=False)"
+            )
         reason = ""
         if read_only is None:
             read_only = db.exists() and not Store.writable(db)

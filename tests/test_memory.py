@@ -296,3 +296,13 @@ def test_close_while_other_threads_call_waits_for_their_transactions(
         mem.get(1)
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
         assert again.check().ok and again.store.count() >= 20
+
+
+def test_open_without_create_needs_the_file(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.db"
+    with pytest.raises(StoreError, match="no memory file at .*typo.db"):
+        Memory.open(missing, embedder=HashEmbedder(), create=False)
+    assert not missing.exists()
+    Memory.open(missing, embedder=HashEmbedder()).close()  # creates it
+    with Memory.open(missing, embedder=HashEmbedder(), create=False) as m:
+        assert m.store.count() == 0

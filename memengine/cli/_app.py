@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..config import Config, load_config
-from ..errors import InvalidInput, MemEngineError
+from ..errors import MemEngineError
 
 __all__ = [
     "AgentOpt",
@@ -107,11 +107,9 @@ def open_memory(
     """
     from ..memory import Memory
 
-    if not create and not Path(cfg.db).exists():
-        raise InvalidInput(f"no memory file at {cfg.db} (create one with: memengine init --db …)")
     if not embeds:
         kwargs.setdefault("allow_embedder_change", True)
-    with Memory.open(cfg.db, config=cfg, read_only=None, **kwargs) as mem:
+    with Memory.open(cfg.db, config=cfg, read_only=None, create=create, **kwargs) as mem:
         yield mem
 
 

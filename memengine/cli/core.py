@@ -248,7 +248,9 @@ def _retrieve(
     llm: bool | None = None,  # llm phases
     record: bool | None = None,
     max_sensitivity: int | None = None,
-) -> tuple[Any, Any, str]:
+    with_pack: bool = False,
+) -> tuple[Any, Any]:
+    """Retrieve in one opened memory; the pack too when it is asked for (``pack``)."""
     cfg = settings(config, db, agent)
     with open_memory(cfg) as mem:
         _warn_if_unknown(mem, cfg.agent)
@@ -261,8 +263,8 @@ def _retrieve(
             record=record,
             max_sensitivity=max_sensitivity,
         )
-        pack = mem.pack(r, query=text)
-    return r, pack, text
+        pack = mem.pack(r, query=text) if with_pack else None
+    return r, pack
 
 
 @app.command()
@@ -277,7 +279,7 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Hybrid search for a text, without conversation context; it records no turn."""
-    r, _, _ = _retrieve(
+    r, _ = _retrieve(
         text,
         None,
         db,
@@ -306,7 +308,7 @@ def retrieve(
     as_json: JsonOpt = False,
 ) -> None:
     """Retrieve the past episodes that matter for a new message."""
-    r, _, _ = _retrieve(
+    r, _ = _retrieve(
         text, recent, db, agent, config, limit, deep, llm=llm, max_sensitivity=max_sensitivity
     )
     print_json(_retrieval_json(r)) if as_json else _print_results(r)
@@ -325,8 +327,16 @@ def pack(
     as_json: JsonOpt = False,
 ) -> None:
     """Retrieve and print the MemoryPack for a new message."""
-    r, p, _ = _retrieve(
-        text, recent, db, agent, config, None, llm=llm, max_sensitivity=max_sensitivity
+    r, p = _retrieve(
+        text,
+        recent,
+        db,
+        agent,
+        config,
+        None,
+        llm=llm,
+        max_sensitivity=max_sensitivity,
+        with_pack=True,
     )
     if as_json:
         print_json({"pack": p.model_dump(mode="json"), "retrieval": _retrieval_json(r)})
