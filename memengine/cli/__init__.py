@@ -5,7 +5,12 @@ Commands are grouped in modules by topic; each registers on the one app.
 
 from __future__ import annotations
 
-from . import bench_cmds, core, eval_cmds, life_cmds, llm_cmds  # noqa: F401  (register commands)
+# the import order is the order in which --help lists the commands
+# isort: off
+from . import core, search_cmds, file_cmds, life_cmds  # noqa: F401  (register commands)
+from . import llm_cmds, eval_cmds, bench_cmds  # noqa: F401
+
+# isort: on
 from ._app import app
 
 __all__ = ["app", "main"]

@@ -189,3 +189,21 @@ def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Callable
             bar.update(task, completed=done, total=total)
 
         yield update
+
+
+def episodes_word(n: int) -> str:
+    """``"1 episode"``, ``"2 episodes"``."""
+    return f"{n} episode{'' if n == 1 else 's'}"
+
+
+def warn_if_unknown(mem: Any, agent: str) -> None:
+    """Say on stderr when the file knows no agent ``agent`` (a typo finds nothing)."""
+    if not mem.has_agent(agent):
+        known = ", ".join(a.name for a in mem.agents()) or "none yet"
+        err_console.print(
+            f"[yellow]warning:[/yellow] no agent {escape(repr(agent))} in "
+            f"{escape(str(mem.store.path))} (agents: {escape(known)}); nothing of it to find",
+            highlight=False,
+            soft_wrap=True,
+            markup=True,
+        )

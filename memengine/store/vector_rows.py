@@ -221,6 +221,7 @@ class AgentRows:
 
 
 def resized(a: npt.NDArray[Any], n: int) -> npt.NDArray[Any]:
+    """A copy of ``a`` with ``n`` rows: its rows first, zeros after (``n`` ≥ ``len(a)``)."""
     out = np.zeros((n, *a.shape[1:]), dtype=a.dtype)
     out[: len(a)] = a
     return out

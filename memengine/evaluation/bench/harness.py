@@ -99,6 +99,9 @@ class TableEmbedder:
 
 @dataclass
 class Built:
+    """A bench file as built: its corpus, path, timings and size (and, kept for the exact
+    scan it is compared with, the ids and vectors it holds)."""
+
     corpus: Corpus
     path: Path
     sources: dict[int, QuerySource]
@@ -112,15 +115,20 @@ class Built:
 
     @property
     def bytes_per_episode(self) -> float:
+        """File bytes per episode stored."""
         return round(self.bytes / max(self.corpus.size, 1), 1)
 
     @property
     def add_rate(self) -> float:
+        """Episodes stored per second of ``add`` time."""
         return round(self.corpus.size / self.add_s, 1) if self.add_s else float("nan")
 
 
 @dataclass
 class Query:
+    """One timed query: its text and vector, the agent it searches, its language, where its
+    text came from, and extra (text, vector) queries that go with it."""
+
     text: str
     vector: npt.NDArray[np.float32]
     agent: str

@@ -1,0 +1,170 @@
+"""Whole-file commands: export (and salvage), backup, reembed, optimize, doctor."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from ..errors import ConfigError
+from ..transfer import salvage_file
+from ._app import (
+    AgentOpt,
+    ConfigOpt,
+    DbOpt,
+    JsonOpt,
+    app,
+    console,
+    episodes_word,
+    err_console,
+    guarded,
+    open_memory,
+    print_json,
+    progress_bar,
+    settings,
+)
+
+
+@app.command()
+@guarded
+def export(
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="File (default: stdout).")] = None,
+    salvage: Annotated[
+        bool,
+        typer.Option(
+            "--salvage", help="A damaged file: write every episode that still reads, name the rest."
+        ),
+    ] = False,
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Export episodes as JSONL (ids, times and metadata preserved)."""
+    cfg = settings(config, db)
+    target = sys.stdout if out is None else out
+    if salvage:  # without opening it as a memory: its settings may be what is damaged
+        report = salvage_file(cfg.db, target, agent=agent)
+        n = report.episodes
+    else:
+        with open_memory(cfg, embeds=False) as mem:
+            n = mem.export(target, agent=agent)
+    where = "" if out is None else f" to {out}"
+    if salvage and not report.complete:
+        lost = ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in report.unreadable)
+        err_console.print(
+            f"salvaged {episodes_word(n)}{where}; the rows of ids {lost} could not be "
+            "read (some of those ids may have been deleted before)"
+        )
+        raise typer.Exit(1)
+    if out is not None:
+        console.print(f"exported {episodes_word(n)}{where}")
+    elif salvage:
+        err_console.print(f"salvaged {episodes_word(n)}: every row read")
+
+
+@app.command()
+@guarded
+def backup(
+    dest: Annotated[Path, typer.Argument(help="The copy to write (a new file).")],
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace DEST if it exists.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Copy the whole memory file to DEST (everything, consistent while in use)."""
+    cfg = settings(config, db)
+    with open_memory(cfg, embeds=False) as mem:
+        report = mem.backup(dest, overwrite=force)
+    if as_json:
+        print_json({**dataclasses.asdict(report), "path": str(report.path)})
+    else:
+        console.print(
+            f"backed up {report.episodes} episodes to {report.path} "
+            f"({report.bytes / 2**20:.1f} MiB, {report.seconds:.2f} s)",
+            highlight=False,
+        )
+
+
+@app.command()
+@guarded
+def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
+    """Re-embed every episode with the configured embedder."""
+    cfg = settings(config, db)
+    with open_memory(cfg, allow_embedder_change=True) as mem, progress_bar("re-embedding") as bar:
+        n = mem.reembed(progress=bar)
+    console.print(f"re-embedded {n} episodes with {cfg.embedder.name}")
+
+
+@app.command()
+@guarded
+def optimize(
+    vectors: Annotated[
+        bool,
+        typer.Option(
+            "--vectors",
+            help="Also rewrite a vector table of an older layout (another chunk size; "
+            "see stats) in the current one (one transaction; nothing is re-embedded), "
+            "then compact the file after a rewrite or when a quarter of it is free.",
+        ),
+    ] = False,
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Merge the full-text index into one segment (after bulk loads; imports do it)."""
+    cfg = settings(config, db)
+    with (
+        open_memory(cfg, embeds=False) as mem,
+        progress_bar("rewriting vectors", enabled=vectors and not as_json) as bar,
+    ):
+        report = mem.optimize(vectors=vectors, progress=bar)
+    if as_json:
+        print_json(dataclasses.asdict(report))
+        return
+    if vectors:
+        compacted = "; file compacted" if report.vacuumed else ""
+        if report.vectors_rewritten and not report.vacuumed:
+            compacted = "; file not compacted (it was busy): run this again later"
+        console.print(
+            f"vectors: {report.vectors_rewritten} rewritten, "
+            f"{report.vector_chunk_size} rows per chunk{compacted}",
+            highlight=False,
+        )
+    console.print(
+        f"file: {report.bytes_before / 2**20:.1f} MiB -> {report.bytes_after / 2**20:.1f} MiB",
+        highlight=False,
+    )
+    console.print(
+        f"full-text segments: {report.segments_before} -> {report.segments_after} "
+        f"({report.steps} steps, {report.seconds:.2f} s); WAL "
+        + ("truncated" if report.wal_truncated else "not truncated (another reader is open)")
+    )
+
+
+@app.command()
+@guarded
+def doctor(
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check the driver, extensions, the configuration, the file's consistency and the LLM
+    endpoint (when one is configured)."""
+    from ..diagnostics import diagnose
+
+    try:
+        report = diagnose(settings(config, db))
+    except ConfigError as exc:  # still report the driver and the extensions
+        report = diagnose(None, config_error=str(exc))
+    if as_json:
+        print_json(report)
+    else:
+        for name, (ok, detail) in report["checks"].items():
+            mark = "[green]ok[/green]" if ok else "[red]FAIL[/red]"
+            console.print(f"{mark}  {name}: {escape(detail)}", highlight=False, markup=True)
+    if not all(ok for ok, _ in report["checks"].values()):
+        raise typer.Exit(1)

@@ -1,0 +1,209 @@
+"""Search commands: search, retrieve, pack (and the options they share)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ..arguments import ROLES
+from ._app import (
+    AgentOpt,
+    ConfigOpt,
+    DbOpt,
+    JsonOpt,
+    app,
+    console,
+    err_console,
+    guarded,
+    open_memory,
+    print_json,
+    settings,
+    warn_if_unknown,
+)
+
+RecentOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--recent",
+        "-r",
+        help="A recent message, oldest first; repeat. Prefix 'partner:' for the partner's lines.",
+    ),
+]
+
+
+SensitivityOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-sensitivity",
+        min=0,
+        max=3,
+        help="Leave out episodes more sensitive than this (default: [retrieval] max_sensitivity).",
+    ),
+]
+
+# llm phases: --llm/--no-llm (default: on when [llm] base_url is set)
+LLMOpt = Annotated[
+    bool | None,
+    typer.Option("--llm/--no-llm", help="LLM expansion + rerank (default: on if [llm] is set)."),
+]
+
+
+def _recent(values: list[str] | None) -> list[dict[str, str]]:
+    out = []
+    for v in values or []:
+        role, sep, text = v.partition(":")
+        if sep and role.strip().lower() in ROLES:
+            out.append({"role": role.strip().lower(), "text": text.strip()})
+        else:
+            out.append({"role": "user", "text": v})
+    return out
+
+
+def _retrieval_json(r: Any) -> dict[str, Any]:
+    return r.model_dump(mode="json")
+
+
+def _print_results(r: Any) -> None:
+    n = len(r.results)
+    table = Table(show_lines=False, title=f"{n} result{'' if n == 1 else 's'}")
+    table.add_column("#", justify="right")
+    table.add_column("id", justify="right")
+    table.add_column("when")
+    table.add_column("rel")
+    table.add_column("score", justify="right")
+    table.add_column("text", overflow="fold")
+    for item in r.results:
+        ep = item.episode
+        text = ep.text.replace("\n", " ⏎ ")
+        table.add_row(
+            str(item.rank),
+            str(ep.id),
+            f"{ep.occurred_at:%Y-%m-%d %H:%M}",
+            item.relevance,
+            f"{item.score:.4f}",
+            text[:160] + ("…" if len(text) > 160 else ""),
+        )
+    console.print(table)
+    timings = ", ".join(f"{k} {v:.1f} ms" for k, v in r.timings_ms.items())
+    console.print(f"[dim]inject: {r.should_inject} · {timings}[/dim]", highlight=False, markup=True)
+    for d in r.degraded:
+        console.print(f"[yellow]degraded:[/yellow] {escape(d)}", highlight=False, markup=True)
+
+
+def _retrieve(
+    text: str,
+    recent: list[str] | None,
+    db: Path | None,
+    agent: str | None,
+    config: Path | None,
+    limit: int | None,
+    deep: bool = False,
+    llm: bool | None = None,  # llm phases
+    record: bool | None = None,
+    max_sensitivity: int | None = None,
+    with_pack: bool = False,
+) -> tuple[Any, Any]:
+    """Retrieve in one opened memory; the pack too when it is asked for (``pack``)."""
+    cfg = settings(config, db, agent)
+    with open_memory(cfg) as mem:
+        warn_if_unknown(mem, cfg.agent)
+        r = mem.retrieve(
+            text,
+            recent=_recent(recent),
+            limit=limit,
+            deep=deep,
+            llm=llm,
+            record=record,
+            max_sensitivity=max_sensitivity,
+        )
+        pack = mem.pack(r, query=text) if with_pack else None
+    return r, pack
+
+
+@app.command()
+@guarded
+def search(
+    text: Annotated[str, typer.Argument(help="What to search for.")],
+    limit: Annotated[int | None, typer.Option("--limit", "-k", min=1, max=100)] = None,
+    max_sensitivity: SensitivityOpt = None,
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Hybrid search for a text, without conversation context; it records no turn."""
+    r, _ = _retrieve(
+        text,
+        None,
+        db,
+        agent,
+        config,
+        limit,
+        llm=False,
+        record=False,
+        max_sensitivity=max_sensitivity,
+    )
+    print_json(_retrieval_json(r)) if as_json else _print_results(r)
+
+
+@app.command()
+@guarded
+def retrieve(
+    text: Annotated[str, typer.Argument(help="The user's new message.")],
+    recent: RecentOpt = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-k", min=1, max=100)] = None,
+    deep: Annotated[bool, typer.Option("--deep", help="Also search archived memories.")] = False,
+    llm: LLMOpt = None,  # llm phases
+    max_sensitivity: SensitivityOpt = None,
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Retrieve the past episodes that matter for a new message."""
+    r, _ = _retrieve(
+        text, recent, db, agent, config, limit, deep, llm=llm, max_sensitivity=max_sensitivity
+    )
+    print_json(_retrieval_json(r)) if as_json else _print_results(r)
+
+
+@app.command()
+@guarded
+def pack(
+    text: Annotated[str, typer.Argument(help="The user's new message.")],
+    recent: RecentOpt = None,
+    llm: LLMOpt = None,  # llm phases
+    max_sensitivity: SensitivityOpt = None,
+    db: DbOpt = None,
+    agent: AgentOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Retrieve and print the MemoryPack for a new message."""
+    r, p = _retrieve(
+        text,
+        recent,
+        db,
+        agent,
+        config,
+        None,
+        llm=llm,
+        max_sensitivity=max_sensitivity,
+        with_pack=True,
+    )
+    if as_json:
+        print_json({"pack": p.model_dump(mode="json"), "retrieval": _retrieval_json(r)})
+        return
+    for d in r.degraded:  # e.g. the LLM phases fell back to the fast path
+        err_console.print(
+            f"[yellow]degraded:[/yellow] {escape(d)}", highlight=False, soft_wrap=True, markup=True
+        )
+    if p.injected:
+        sys.stdout.write(p.text + "\n")
+    else:
+        console.print("[dim](nothing relevant: the pack is empty)[/dim]", markup=True)
