@@ -300,7 +300,7 @@ def test_close_while_other_threads_call_waits_for_their_transactions(
 
 def test_open_without_create_needs_the_file(tmp_path: Path) -> None:
     missing = tmp_path / "typo.db"
-    with pytest.raises(StoreError, match="no memory file at .*typo.db"):
+    with pytest.raises(StoreError, match=r"no memory file at .*typo\.db"):
         Memory.open(missing, embedder=HashEmbedder(), create=False)
     assert not missing.exists()
     Memory.open(missing, embedder=HashEmbedder()).close()  # creates it

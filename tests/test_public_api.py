@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 import memengine
 from memengine import errors
 
@@ -21,3 +23,22 @@ def test_every_error_derives_from_the_root() -> None:
         cls = getattr(errors, name)
         assert issubclass(cls, errors.MemEngineError)
         assert getattr(memengine, name) is cls
+
+
+def test_every_package_is_in_the_wheel() -> None:
+    """pyproject.toml lists the packages by name: a new sub-package left out of the list
+    would be missing from a built wheel (only an editable install would find it)."""
+    from pathlib import Path
+
+    import tomllib
+
+    root = Path(memengine.__file__).resolve().parent
+    pyproject = root.parent / "pyproject.toml"
+    if not pyproject.exists():
+        pytest.skip("installed from a wheel: no pyproject.toml beside the package")
+    listed = set(tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(("memengine", *init.parent.relative_to(root).parts))
+        for init in root.rglob("__init__.py")
+    }
+    assert found - listed == set(), "add these to [tool.setuptools] packages"

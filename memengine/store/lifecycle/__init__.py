@@ -1,0 +1,87 @@
+"""All SQL of the life cycle, one module per group of tables: :mod:`.agents` (agents and
+perspectives), :mod:`.turns` (turns and training samples), :mod:`.strength`
+(reinforcement, archiving, the life rows), :mod:`.sleeps` (sleeps and the
+strength history) and :mod:`.scorer` (learned scorers), re-exported here.
+
+Every function takes a cursor and runs inside the caller's transaction
+(``store.connections.read()`` or ``.write()``); the orchestration lives in
+:mod:`memengine.lifecycle`.
+"""
+
+from __future__ import annotations
+
+from .agents import AgentRow, agent_episode_ids, drop_agent, get_agent, list_agents, upsert_agent
+from .scorer import load_scorer, save_scorer
+from .sleeps import (
+    SleepRow,
+    delete_sleep_history,
+    history_series,
+    insert_history,
+    insert_sleep,
+    last_sleep,
+    sleep_series,
+)
+from .strength import (
+    LifeRow,
+    archive,
+    count_candidates,
+    learnings,
+    life_rows,
+    never_used,
+    perspective_strengths,
+    principles,
+    recall_archived,
+    reinforce,
+    reinforce_perspective,
+    set_perspective_strengths,
+    set_strengths,
+)
+from .turns import (
+    TurnRow,
+    close_turn,
+    get_turn,
+    insert_turn,
+    named_by_records,
+    training_samples,
+    trim_turns,
+    turn_times,
+)
+
+__all__ = [
+    "AgentRow",
+    "LifeRow",
+    "SleepRow",
+    "TurnRow",
+    "agent_episode_ids",
+    "archive",
+    "close_turn",
+    "count_candidates",
+    "delete_sleep_history",
+    "drop_agent",
+    "get_agent",
+    "get_turn",
+    "history_series",
+    "insert_history",
+    "insert_sleep",
+    "insert_turn",
+    "last_sleep",
+    "learnings",
+    "life_rows",
+    "list_agents",
+    "load_scorer",
+    "named_by_records",
+    "never_used",
+    "perspective_strengths",
+    "principles",
+    "recall_archived",
+    "reinforce",
+    "reinforce_perspective",
+    "save_scorer",
+    "set_perspective_strengths",
+    "set_strengths",
+    "sleep_series",
+    "training_samples",
+    "trim_turns",
+    "turn_times",
+    "upsert_agent",
+]

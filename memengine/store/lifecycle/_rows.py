@@ -1,0 +1,37 @@
+"""What the row modules share: ISO times, id chunks, SQL placeholders, the principle test.
+
+Every function takes a cursor and runs inside the caller's transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from ...clock import ensure_aware
+
+__all__ = ["CHUNK", "IS_PRINCIPLE", "chunks", "iso", "marks"]
+
+
+CHUNK = 500
+
+
+IS_PRINCIPLE = (
+    "(kind = 'principle' OR EXISTS (SELECT 1 FROM json_each(episodes.tags) "
+    "WHERE json_each.value = 'principle'))"
+)
+
+
+def iso(moment: datetime) -> str:
+    return ensure_aware(moment).isoformat()
+
+
+def chunks(ids: Sequence[int]) -> Iterable[list[int]]:
+    for start in range(0, len(ids), CHUNK):
+        yield list(ids[start : start + CHUNK])
+
+
+def marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+# -- agents -------------------------------------------------------------------------------

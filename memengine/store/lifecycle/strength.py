@@ -1,0 +1,220 @@
+"""Strength and use of each memory: reinforcement, perspectives, archiving, the life rows read by sleep.
+
+Every function takes a cursor and runs inside the caller's transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ...models import Episode
+from ..episodes import COLUMNS, row_to_episode
+from ._rows import IS_PRINCIPLE, chunks, iso, marks
+
+__all__ = [
+    "LifeRow",
+    "archive",
+    "count_candidates",
+    "learnings",
+    "life_rows",
+    "never_used",
+    "perspective_strengths",
+    "principles",
+    "recall_archived",
+    "reinforce",
+    "reinforce_perspective",
+    "set_perspective_strengths",
+    "set_strengths",
+]
+
+
+def count_candidates(cur: Any, ids: Sequence[int]) -> None:
+    """Add one to ``candidate_count`` of each episode (it was retrieved as a candidate)."""
+    for chunk in chunks(list(ids)):
+        cur.execute(
+            f"UPDATE episodes SET candidate_count = candidate_count + 1 "
+            f"WHERE id IN ({marks(len(chunk))})",
+            chunk,
+        )
+
+
+def recall_archived(
+    cur: Any, ids: Sequence[int], *, strength: float, level_drop: int
+) -> dict[int, tuple[float, int]]:
+    """Return archived episodes among ``ids`` to active; map id → (new strength, new level)."""
+    out: dict[int, tuple[float, int]] = {}
+    for chunk in chunks(list(ids)):
+        rows = cur.execute(
+            f"UPDATE episodes SET status = 'active', strength = ?, "
+            f"consolidation_level = max(0, consolidation_level - ?) "
+            f"WHERE status = 'archived' AND id IN ({marks(len(chunk))}) "
+            f"RETURNING id, strength, consolidation_level",
+            [strength, level_drop, *chunk],
+        ).fetchall()
+        out.update({int(r[0]): (float(r[1]), int(r[2])) for r in rows})
+    return out
+
+
+def reinforce(
+    cur: Any, ids: Sequence[int], *, now: datetime, strength_gain: float, impact: float
+) -> None:
+    """Mark episodes as used: access_count + 1, strength + gain, impact_score + impact, last_access."""
+    for chunk in chunks(list(ids)):
+        cur.execute(
+            f"UPDATE episodes SET access_count = access_count + 1, strength = strength + ?, "
+            f"impact_score = impact_score + ?, last_access = ? "
+            f"WHERE id IN ({marks(len(chunk))})",
+            [strength_gain, impact, iso(now), *chunk],
+        )
+
+
+def reinforce_perspective(
+    cur: Any, ids: Sequence[int], perspective: str, gain: float, learning: str | None
+) -> None:
+    """Add ``gain`` to each episode's strength under ``perspective`` and append a learning."""
+    for episode_id in ids:
+        row = cur.execute(
+            "SELECT strength, learnings FROM episode_perspectives "
+            "WHERE episode_id = ? AND perspective = ?",
+            (episode_id, perspective),
+        ).fetchone()
+        notes: list[str] = json.loads(row[1]) if row else []
+        if learning:
+            notes.append(learning)
+        cur.execute(
+            "INSERT INTO episode_perspectives (episode_id, perspective, strength, learnings) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (episode_id, perspective) DO UPDATE SET "
+            "strength = excluded.strength, learnings = excluded.learnings",
+            (
+                episode_id,
+                perspective,
+                (row[0] if row else 0.0) + gain,
+                json.dumps(notes, ensure_ascii=False),
+            ),
+        )
+
+
+def perspective_strengths(
+    cur: Any, ids: Sequence[int], perspective: str | None = None
+) -> dict[int, dict[str, float]]:
+    """Each episode's strength per perspective (only ``perspective`` when given)."""
+    out: dict[int, dict[str, float]] = {}
+    for chunk in chunks(list(ids)):
+        sql = (
+            f"SELECT episode_id, perspective, strength FROM episode_perspectives "
+            f"WHERE episode_id IN ({marks(len(chunk))})"
+        )
+        params: list[Any] = list(chunk)
+        if perspective is not None:
+            sql += " AND perspective = ?"
+            params.append(perspective)
+        for eid, name, strength in cur.execute(sql, params).fetchall():
+            out.setdefault(int(eid), {})[name] = float(strength)
+    return out
+
+
+def learnings(cur: Any, episode_id: int) -> dict[str, list[str]]:
+    """The learnings of one episode, per perspective."""
+    rows = cur.execute(
+        "SELECT perspective, learnings FROM episode_perspectives WHERE episode_id = ? "
+        "ORDER BY perspective",
+        (episode_id,),
+    ).fetchall()
+    return {name: json.loads(notes) for name, notes in rows}
+
+
+# -- sleep ----------------------------------------------------------------------------------
+
+
+@dataclass
+class LifeRow:
+    """The life-cycle columns of one episode, as the sleep phase reads them."""
+
+    id: int
+    kind: str
+    tags: tuple[str, ...]
+    status: str
+    strength: float
+    level: int
+    access_count: int
+    created_ts: float
+    last_access_ts: float | None
+    perspectives: dict[str, float] = field(default_factory=dict)
+
+
+def life_rows(cur: Any, agent: str) -> list[LifeRow]:
+    """Every episode of ``agent`` with its life-cycle columns and perspective strengths."""
+    rows = [
+        LifeRow(
+            id=int(r[0]),
+            kind=r[1],
+            tags=tuple(json.loads(r[2])),
+            status=r[3],
+            strength=float(r[4]),
+            level=int(r[5]),
+            access_count=int(r[6]),
+            created_ts=datetime.fromisoformat(r[7]).timestamp(),
+            last_access_ts=datetime.fromisoformat(r[8]).timestamp() if r[8] else None,
+        )
+        for r in cur.execute(
+            "SELECT id, kind, tags, status, strength, consolidation_level, access_count, "
+            "created_at, last_access FROM episodes WHERE agent = ? ORDER BY id",
+            (agent,),
+        ).fetchall()
+    ]
+    by_id = {r.id: r for r in rows}
+    for eid, name, strength in cur.execute(
+        "SELECT p.episode_id, p.perspective, p.strength FROM episode_perspectives p "
+        "JOIN episodes e ON e.id = p.episode_id WHERE e.agent = ?",
+        (agent,),
+    ).fetchall():
+        by_id[int(eid)].perspectives[name] = float(strength)
+    return rows
+
+
+def set_strengths(cur: Any, rows: Sequence[tuple[float, int, int]]) -> None:
+    """Write (strength, level, id) rows."""
+    cur.executemany(
+        "UPDATE episodes SET strength = ?, consolidation_level = ? WHERE id = ?", list(rows)
+    )
+
+
+def set_perspective_strengths(cur: Any, rows: Sequence[tuple[float, int, str]]) -> None:
+    """Write (strength, episode id, perspective) rows."""
+    cur.executemany(
+        "UPDATE episode_perspectives SET strength = ? WHERE episode_id = ? AND perspective = ?",
+        list(rows),
+    )
+
+
+def archive(cur: Any, ids: Sequence[int]) -> None:
+    """Set these episodes to archived (the vector filter trigger follows)."""
+    for chunk in chunks(list(ids)):
+        cur.execute(
+            f"UPDATE episodes SET status = 'archived' WHERE id IN ({marks(len(chunk))})", chunk
+        )
+
+
+def never_used(cur: Any, agent: str, min_candidates: int) -> list[Episode]:
+    """Episodes (not principles) retrieved more than ``min_candidates`` times but never used."""
+    rows = cur.execute(
+        f"SELECT {COLUMNS} FROM episodes WHERE agent = ? AND access_count = 0 "
+        f"AND candidate_count > ? AND NOT {IS_PRINCIPLE} ORDER BY candidate_count DESC, id",
+        (agent, min_candidates),
+    ).fetchall()
+    return [row_to_episode(r) for r in rows]
+
+
+def principles(cur: Any, agent: str) -> list[Episode]:
+    """The agent's active principles (kind principle or tag principle), oldest first."""
+    rows = cur.execute(
+        f"SELECT {COLUMNS} FROM episodes WHERE agent = ? AND status = 'active' "
+        f"AND (kind = 'principle' OR tags LIKE '%\"principle\"%') "  # the partial index
+        f"AND {IS_PRINCIPLE}",  # no ORDER BY: it would make SQLite scan by time instead
+        (agent,),
+    ).fetchall()
+    found = [row_to_episode(r) for r in rows]
+    return sorted(found, key=lambda e: (e.occurred_at, e.id))

@@ -1,0 +1,181 @@
+"""Retrieval turns: the ``turns`` table, and the training samples drawn from it.
+
+Every function takes a cursor and runs inside the caller's transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ...clock import ensure_aware
+from ._rows import iso
+
+__all__ = [
+    "TurnRow",
+    "close_turn",
+    "get_turn",
+    "insert_turn",
+    "named_by_records",
+    "training_samples",
+    "trim_turns",
+    "turn_times",
+]
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    """One recorded retrieval and, once given, its feedback."""
+
+    id: int
+    agent: str
+    created_at: datetime
+    query: str
+    perspective: str | None
+    ranking: str
+    candidates: list[tuple[int, list[float]]]
+    used: list[int] | None
+    outcome: str | None
+    impact: float
+
+
+def insert_turn(
+    cur: Any,
+    *,
+    agent: str,
+    now: datetime,
+    query: str,
+    perspective: str | None,
+    ranking: str,
+    candidates: Sequence[tuple[int, Sequence[float]]],
+) -> int:
+    """Record a retrieval with the features of each returned candidate; return the turn id."""
+    cur.execute("INSERT OR IGNORE INTO agents (name, created_at) VALUES (?, ?)", (agent, iso(now)))
+    payload = [{"id": i, "f": [round(float(x), 6) for x in f]} for i, f in candidates]
+    cur.execute(
+        "INSERT INTO turns (agent, created_at, created_ts, query, perspective, ranking, "
+        "candidates) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            agent,
+            iso(now),
+            ensure_aware(now).timestamp(),
+            query,
+            perspective,
+            ranking,
+            json.dumps(payload),
+        ),
+    )
+    return int(cur.lastrowid)
+
+
+def named_by_records(cur: Any, ids: Sequence[int]) -> list[int]:
+    """Which of ``ids`` a recorded turn names among its candidates, or a sleep's strength
+    history holds (ascending): records of an episode that may be deleted since."""
+    if not ids:
+        return []
+    rows = cur.execute(
+        "WITH wanted(id) AS (SELECT value FROM json_each(?)) "
+        "SELECT json_extract(c.value, '$.id') AS id "
+        "FROM turns, json_each(turns.candidates) AS c "
+        "WHERE json_extract(c.value, '$.id') IN wanted "
+        "UNION SELECT episode_id FROM strength_history WHERE episode_id IN wanted ORDER BY id",
+        (json.dumps(sorted(set(ids))),),
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def get_turn(cur: Any, turn_id: int) -> TurnRow | None:
+    """The turn with this id, or None."""
+    row = cur.execute(
+        "SELECT id, agent, created_at, query, perspective, ranking, candidates, used, outcome, "
+        "impact FROM turns WHERE id = ?",
+        (turn_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    cands = [(int(c["id"]), [float(x) for x in c["f"]]) for c in json.loads(row[6])]
+    return TurnRow(
+        id=row[0],
+        agent=row[1],
+        created_at=datetime.fromisoformat(row[2]),
+        query=row[3],
+        perspective=row[4],
+        ranking=row[5],
+        candidates=cands,
+        used=json.loads(row[7]) if row[7] is not None else None,
+        outcome=row[8],
+        impact=row[9],
+    )
+
+
+def close_turn(
+    cur: Any,
+    turn_id: int,
+    *,
+    used: Sequence[int],
+    outcome: str | None,
+    impact: float,
+    method: str,
+    now: datetime,
+) -> None:
+    """Store a turn's feedback: which candidates were used, the outcome and the impact."""
+    cur.execute(
+        "UPDATE turns SET used = ?, outcome = ?, impact = ?, method = ?, feedback_at = ? "
+        "WHERE id = ?",
+        (json.dumps(sorted(set(used))), outcome, impact, method, iso(now), turn_id),
+    )
+
+
+def turn_times(cur: Any, agent: str, after_turn: int) -> list[tuple[int, float]]:
+    """(id, unix time) of the agent's turns after ``after_turn``, in order."""
+    rows = cur.execute(
+        "SELECT id, created_ts FROM turns WHERE agent = ? AND id > ? ORDER BY id",
+        (agent, after_turn),
+    ).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def trim_turns(cur: Any, agent: str, keep: int) -> int:
+    """Delete all but the agent's latest ``keep`` turns; return how many were deleted."""
+    cur.execute(
+        "DELETE FROM turns WHERE agent = ? AND id <= (SELECT id FROM turns WHERE agent = ? "
+        "ORDER BY id DESC LIMIT 1 OFFSET ?)",
+        (agent, agent, keep),
+    )
+    return int(cur.rowcount)
+
+
+# -- counting and reinforcement -------------------------------------------------------------
+
+
+def training_samples(
+    cur: Any, agent: str, max_samples: int
+) -> tuple[list[list[float]], list[int], list[str], int]:
+    """Features, labels (1 = used), outcomes and the last turn id of the latest answered turns.
+
+    Whole turns are taken, newest first, until ``max_samples`` candidates are collected;
+    the samples come back oldest first.
+    """
+    turns: list[tuple[int, str, str, str | None]] = []
+    count = 0
+    for row in cur.execute(
+        "SELECT id, candidates, used, outcome FROM turns WHERE agent = ? AND used IS NOT NULL "
+        "ORDER BY id DESC",
+        (agent,),
+    ):
+        if count >= max_samples:
+            break
+        turns.append(row)
+        count += len(json.loads(row[1]))
+    features: list[list[float]] = []
+    labels: list[int] = []
+    outcomes: list[str] = []
+    for _turn_id, candidates, used, outcome in reversed(turns):
+        used_ids = set(json.loads(used))
+        for cand in json.loads(candidates):
+            features.append([float(x) for x in cand["f"]])
+            labels.append(1 if cand["id"] in used_ids else 0)
+            outcomes.append(outcome or "")
+    return features, labels, outcomes, int(turns[0][0]) if turns else 0
