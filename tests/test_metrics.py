@@ -27,7 +27,8 @@ from memengine.evaluation.metrics import (
     recall_at_k,
     score_ranking,
 )
-from memengine.evaluation.runner import PaddingInfo, plan_modes
+from memengine.evaluation.padding import PaddingInfo
+from memengine.evaluation.runner import plan_modes
 
 # Ranking used below: a, b, c, d, e, ... ; relevant = {b, e}.
 RANKING = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
@@ -217,7 +218,7 @@ def test_padding_description() -> None:
 
 
 def test_noise_episodes_never_come_from_the_conversation_under_test(tmp_path: Path) -> None:
-    from memengine.evaluation.runner import Haystack, NoiseItem, noise_episodes
+    from memengine.evaluation.padding import Haystack, NoiseItem, noise_episodes
 
     test_file = tmp_path / "memset.json"
     hay = Haystack(

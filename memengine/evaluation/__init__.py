@@ -9,7 +9,8 @@ from __future__ import annotations
 from .locomo import CATEGORIES, normalise_evidence, run_locomo
 from .memsets import run_memset
 from .metrics import all_at_k, mean_by_group, mrr, ndcg_at_k, recall_at_k, score_ranking
-from .runner import MODES, EvalResult, PaddingInfo, QuestionResult, plan_modes, save_json
+from .padding import PaddingInfo
+from .runner import MODES, EvalResult, QuestionResult, plan_modes, save_json
 
 __all__ = [
     "CATEGORIES",

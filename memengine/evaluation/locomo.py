@@ -24,6 +24,7 @@ from ..embed.base import Embedder
 from ..errors import EvaluationError
 from ..importers import parse_locomo_date, read_locomo
 from ..models import NewEpisode
+from .files import load_json, select_conversations
 from .metrics import RANKING_METRICS, mean, mean_by_group, score_ranking
 from .provenance import code_info
 from .runner import (
@@ -31,8 +32,6 @@ from .runner import (
     K,
     Progress,
     QuestionResult,
-    load_json,
-    select_conversations,
     start_run,
 )
 

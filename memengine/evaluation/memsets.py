@@ -27,6 +27,7 @@ from ..embed.base import Embedder
 from ..errors import EvaluationError
 from ..importers import read_memsets
 from ..models import NewEpisode
+from .files import load_json, select_conversations
 from .metrics import mean, mean_by_group, precision, recall_at_k
 from .provenance import code_info
 from .runner import (
@@ -34,8 +35,6 @@ from .runner import (
     K,
     Progress,
     QuestionResult,
-    load_json,
-    select_conversations,
     start_run,
 )
 

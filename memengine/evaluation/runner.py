@@ -1,4 +1,4 @@
-"""What both evaluations share: modes, stores per conversation, padding, results.
+"""What both evaluations share: modes, stores per conversation, results.
 
 An evaluation builds one temporary memory file per conversation, ingests
 it once, then opens the same file once per *mode* (a retrieval
@@ -11,22 +11,18 @@ compared on identical stores:
 - ``full``: the fast path plus the LLM phases; needs ``[llm] base_url``
   (or ``api_key``) and is skipped with a note otherwise.
 
-Padding adds noise episodes from another dataset (the *haystack*) to every
-store, spread evenly over the conversation's time span; they carry no
-evidence id, so they can only push evidence down the ranking.
+Padding (noise episodes from another dataset) is in :mod:`.padding`.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -34,29 +30,22 @@ from ..clock import FixedClock
 from ..config import Config, LLMConfig
 from ..embed.base import Embedder
 from ..embed.cache import CachingEmbedder
-from ..errors import EvaluationError, InvalidInput
-from ..importers import detect_format, locomo_turn_text
+from ..errors import EvaluationError
 from ..memory import Memory
-from ..models import EpisodeKind, NewEpisode, Retrieval
+from ..models import NewEpisode, Retrieval
+from .padding import PaddingInfo, pad_conversations
 
 __all__ = [
     "MODES",
-    "CachingEmbedder",
     "EvalResult",
-    "Haystack",
     "ModePlan",
-    "PaddingInfo",
     "Progress",
     "ProgressCounter",
     "QuestionResult",
     "Run",
     "llm_configured",
-    "load_haystack",
-    "load_json",
-    "noise_episodes",
     "plan_modes",
     "save_json",
-    "select_conversations",
     "start_run",
     "stores",
 ]
@@ -140,188 +129,6 @@ class ProgressCounter:
                 self.callback(self.done, self.total)
 
         return report
-
-
-# -- data files ----------------------------------------------------------------------------
-def load_json(path: Path) -> Any:
-    """Read a JSON evaluation file, turning I/O and syntax errors into EvaluationError."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise EvaluationError(f"no such file: {path}") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EvaluationError(f"{path}: cannot read JSON ({exc})") from exc
-
-
-def select_conversations(available: Sequence[str], wanted: Sequence[str] | None) -> list[str]:
-    """The conversation ids to run: all, or the ``wanted`` ones (which must exist), in file order."""
-    if not wanted:
-        return list(available)
-    missing = [w for w in wanted if w not in available]
-    if missing:
-        raise EvaluationError(
-            f"unknown conversation {', '.join(missing)}; the file holds {', '.join(available)}"
-        )
-    keep = set(wanted)
-    return [a for a in available if a in keep]
-
-
-# -- padding -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class NoiseItem:
-    """One haystack episode's text: a LoCoMo turn (content) or a memsets exchange."""
-
-    content: str | None = None
-    user: str | None = None
-    reply: str | None = None
-
-    @property
-    def texts(self) -> tuple[str, ...]:
-        """The texts this item would store (for the overlap check)."""
-        return tuple(t for t in (self.content, self.user, self.reply) if t)
-
-
-@dataclass
-class Haystack:
-    """Noise episodes by source conversation, read from a LoCoMo or memsets file."""
-
-    path: Path
-    format: str
-    conversations: dict[str, list[NoiseItem]]
-
-    def describe(self) -> str:
-        """A short description such as ``locomo_dev.json (LoCoMo turns)``."""
-        what = "LoCoMo turns" if self.format == "locomo" else "memsets exchanges"
-        return f"{self.path.name} ({what})"
-
-
-def load_haystack(path: Path) -> Haystack:
-    """Read the noise pool of a LoCoMo or memsets file, by conversation."""
-    path = Path(path)
-    if not path.exists():
-        raise EvaluationError(f"no such haystack file: {path}")
-    try:
-        fmt = detect_format(path)
-    except InvalidInput as exc:
-        raise EvaluationError(str(exc)) from exc
-    data = load_json(path)
-    convs: dict[str, list[NoiseItem]] = {}
-    if fmt == "locomo":
-        for n, sample in enumerate(data):
-            conv = sample.get("conversation", {})
-            items = [
-                NoiseItem(content=locomo_turn_text(turn))
-                for key, turns in conv.items()
-                if key.startswith("session_") and key.count("_") == 1 and isinstance(turns, list)
-                for turn in turns
-            ]
-            convs[str(sample.get("sample_id", f"sample-{n}"))] = items
-    elif fmt == "memsets":
-        for conv in data["conversations"]:
-            convs[str(conv["id"])] = [
-                NoiseItem(user=ex.get("user"), reply=ex.get("partner"))
-                for s in conv["sessions"]
-                for ex in s["exchanges"]
-            ]
-    else:
-        raise EvaluationError(f"{path}: a haystack must be a LoCoMo or memsets JSON file")
-    return Haystack(path.resolve(), fmt, convs)
-
-
-@dataclass
-class PaddingInfo:
-    """How much padding was used, and from where."""
-
-    requested: int
-    source: str
-    used: dict[str, int] = field(default_factory=dict)
-    excluded: dict[str, list[str]] = field(default_factory=dict)
-
-    def describe(self) -> str:
-        """One line for the table header."""
-        counts = sorted(set(self.used.values()))
-        got = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}" if counts else "0"
-        short = "" if not counts or counts[0] >= self.requested else f" of {self.requested}"
-        return f"padding: {got}{short} noise episodes per store from {self.source}"
-
-
-def noise_episodes(
-    haystack: Haystack,
-    n: int,
-    *,
-    test_path: Path,
-    test_id: str,
-    test_texts: set[str],
-    start: datetime,
-    end: datetime,
-    agent: str,
-) -> tuple[list[NewEpisode], list[str]]:
-    """Up to ``n`` noise episodes for one conversation, spread evenly over ``[start, end]``.
-
-    The conversation under test never contributes: a haystack conversation
-    is left out when it is the same conversation of the same file, or when
-    it shares any text with the conversation under test (another copy of
-    it). The sample is seeded by the conversation id, so runs repeat.
-    Returns the episodes and the haystack conversations left out.
-    """
-    same_file = haystack.path == Path(test_path).resolve()
-    pool: list[NoiseItem] = []
-    excluded: list[str] = []
-    for conv_id, items in haystack.conversations.items():
-        if (same_file and conv_id == test_id) or any(
-            t in test_texts for item in items for t in item.texts
-        ):
-            excluded.append(conv_id)
-            continue
-        pool.extend(items)
-    rng = random.Random(f"memengine-eval-padding:{test_id}")
-    chosen = rng.sample(pool, min(n, len(pool)))
-    span = (end - start).total_seconds()
-    out: list[NewEpisode] = []
-    for i, item in enumerate(chosen):
-        at = start + timedelta(seconds=span * (i + 0.5) / len(chosen))
-        meta = {"noise": haystack.path.name}
-        fields: dict[str, Any] = {"agent": agent, "occurred_at": at, "metadata": meta}
-        if item.content is not None:
-            fields.update(kind=EpisodeKind.message, content=item.content)
-        else:
-            fields.update(kind=EpisodeKind.exchange, user_text=item.user, reply_text=item.reply)
-        out.append(NewEpisode.model_validate(fields))
-    return out, excluded
-
-
-def pad_conversations(
-    conversations: Sequence[tuple[str, Sequence[NewEpisode]]],
-    pad: int,
-    haystack: Path | None,
-    *,
-    test_path: Path,
-    agent: str,
-) -> tuple[PaddingInfo | None, dict[str, list[NewEpisode]]]:
-    """Noise episodes for each ``(id, episodes)`` conversation (:func:`noise_episodes`),
-    keyed by id, and what was used; ``(None, {})`` without ``pad`` or ``haystack``."""
-    if not pad or haystack is None:
-        return None, {}
-    hay = load_haystack(haystack)
-    padding = PaddingInfo(pad, hay.describe())
-    noise: dict[str, list[NewEpisode]] = {}
-    for conv_id, episodes in conversations:
-        times = [e.occurred_at for e in episodes]
-        texts = {t for e in episodes for t in (e.content, e.user_text, e.reply_text) if t}
-        eps, excluded = noise_episodes(
-            hay,
-            pad,
-            test_path=test_path,
-            test_id=conv_id,
-            test_texts=texts,
-            start=min(times),
-            end=max(times),
-            agent=agent,
-        )
-        noise[conv_id] = eps
-        padding.used[conv_id] = len(eps)
-        padding.excluded[conv_id] = excluded
-    return padding, noise
 
 
 # -- stores --------------------------------------------------------------------------------

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvaluationError
+from .files import load_json
 from .locomo import CATEGORIES, SWAPPED
 from .memsets import NONE
-from .runner import load_json
 
 __all__ = ["SignalReport", "SignalRow", "signal_report"]
 

@@ -1,0 +1,35 @@
+"""Reading evaluation data files: JSON with clear errors, and the conversations asked for."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import EvaluationError
+
+__all__ = ["load_json", "select_conversations"]
+
+
+def load_json(path: Path) -> Any:
+    """Read a JSON evaluation file, turning I/O and syntax errors into EvaluationError."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise EvaluationError(f"no such file: {path}") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EvaluationError(f"{path}: cannot read JSON ({exc})") from exc
+
+
+def select_conversations(available: Sequence[str], wanted: Sequence[str] | None) -> list[str]:
+    """The conversation ids to run: all, or the ``wanted`` ones (which must exist), in file order."""
+    if not wanted:
+        return list(available)
+    missing = [w for w in wanted if w not in available]
+    if missing:
+        raise EvaluationError(
+            f"unknown conversation {', '.join(missing)}; the file holds {', '.join(available)}"
+        )
+    keep = set(wanted)
+    return [a for a in available if a in keep]
