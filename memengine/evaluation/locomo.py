@@ -25,13 +25,14 @@ from ..errors import EvaluationError
 from ..importers import parse_locomo_date, read_locomo
 from ..models import NewEpisode
 from .files import load_json, select_conversations
-from .metrics import RANKING_METRICS, mean, mean_by_group, score_ranking
+from .metrics import RANKING_METRICS, mean, score_ranking
 from .provenance import code_info
 from .runner import (
     EvalResult,
     K,
     Progress,
     QuestionResult,
+    recall_tables,
     start_run,
 )
 
@@ -305,10 +306,7 @@ def run_locomo(
     for plan in plans:
         rows = [r for r in results if r.mode == plan.name and r.group != SWAPPED]
         counted = [r for r in rows if r.group != CATEGORIES[5]]
-        by_group = mean_by_group((r.group, r.metrics) for r in rows)
-        overall = mean_by_group((OVERALL, r.metrics) for r in counted)
-        table[plan.name] = {**by_group, **overall}
-        by_conversation[plan.name] = mean_by_group((r.conversation, r.metrics) for r in counted)
+        table[plan.name], by_conversation[plan.name] = recall_tables(rows, counted, OVERALL)
         summary[plan.name] = {
             "inject_accuracy_answerable": mean(1.0 if r.should_inject else 0.0 for r in counted),
             "n_answerable": float(len(counted)),

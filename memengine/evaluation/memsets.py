@@ -28,13 +28,14 @@ from ..errors import EvaluationError
 from ..importers import read_memsets
 from ..models import NewEpisode
 from .files import load_json, select_conversations
-from .metrics import mean, mean_by_group, precision, recall_at_k
+from .metrics import mean, precision, recall_at_k
 from .provenance import code_info
 from .runner import (
     EvalResult,
     K,
     Progress,
     QuestionResult,
+    recall_tables,
     start_run,
 )
 
@@ -216,10 +217,8 @@ def run_memset(
         rows = [r for r in results if r.mode == plan.name]
         scored = [r for r in rows if r.group != NONE]
         nones = [r for r in rows if r.group == NONE]
-        by_group = mean_by_group((r.group, r.metrics) for r in scored)
-        overall = mean_by_group((OVERALL, r.metrics) for r in scored)
-        table[plan.name] = {**by_group, **overall}
-        by_conversation[plan.name] = mean_by_group((r.conversation, r.metrics) for r in scored)
+        table[plan.name], by_conversation[plan.name] = recall_tables(scored, scored, OVERALL)
+        overall = table[plan.name].get(OVERALL, {})
         if nones:
             table[plan.name][NONE] = {"n": float(len(nones))}
         precisions = [p for r in scored if (p := precision(r.injected, r.evidence)) is not None]
@@ -230,8 +229,8 @@ def run_memset(
             "n_others": float(len(scored)),
             "pack_precision": mean(precisions),
             "n_injected": float(len(precisions)),
-            "R@5": overall.get(OVERALL, {}).get("R@5"),
-            "R@10": overall.get(OVERALL, {}).get("R@10"),
+            "R@5": overall.get("R@5"),
+            "R@10": overall.get("R@10"),
         }
     present = {r.group for r in results}
     groups = [t for t in TYPES if t in present]

@@ -33,6 +33,7 @@ from ..embed.cache import CachingEmbedder
 from ..errors import EvaluationError
 from ..memory import Memory
 from ..models import NewEpisode, Retrieval
+from .metrics import mean_by_group
 from .padding import PaddingInfo, pad_conversations
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "Run",
     "llm_configured",
     "plan_modes",
+    "recall_tables",
     "save_json",
     "start_run",
     "stores",
@@ -343,6 +345,18 @@ class EvalResult:
     def to_json(self) -> dict[str, Any]:
         """Every number as plain JSON data."""
         return asdict(self)
+
+
+def recall_tables(
+    rows: Sequence[QuestionResult], counted: Sequence[QuestionResult], overall: str
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """One mode's recall table, the mean metrics of ``rows`` per group plus the ``overall``
+    row of ``counted``, and the same means of ``counted`` per conversation."""
+    table = {
+        **mean_by_group((r.group, r.metrics) for r in rows),
+        **mean_by_group((overall, r.metrics) for r in counted),
+    }
+    return table, mean_by_group((r.conversation, r.metrics) for r in counted)
 
 
 def save_json(result: EvalResult, path: Path) -> None:
