@@ -231,6 +231,8 @@ def read_file(
     InvalidInput names what is wrong, before anything is stored.
     """
     file = Path(path)
+    if file.is_dir():
+        raise InvalidInput(f"{file} is a folder: give the file to import")
     if not file.is_file():
         raise InvalidInput(f"no such file: {file}")
     fmt = detect_format(file)

@@ -83,6 +83,7 @@ class Memory:
         self._llm_turn: LLMTurn | None = None
         self._llm_lock = threading.Lock()
         self._client_lock = threading.Lock()
+        self._llm_closed = False
         # build it in the background now, so the first turn does not pay for importing openai
         self._llm_warm = self._executor.submit(self._llm) if self._use_llm(None) else None
 
@@ -507,6 +508,8 @@ class Memory:
         """The chat client: the one given to :meth:`open`, else one for ``[llm]`` built on
         first use (and closed with this memory)."""
         with self._client_lock:
+            if self._llm_closed:
+                raise StoreError(CLOSED)
             if self._llm_client is None:
                 from .llm.client import ChatClient
 
@@ -521,6 +524,7 @@ class Memory:
                 self._llm_turn.close()
                 self._llm_turn = None
         with self._client_lock:
+            self._llm_closed = True
             if self._llm_client is not None and self._owns_llm_client:
                 self._llm_client.close()
                 self._llm_client = None
@@ -623,6 +627,7 @@ class Memory:
         it. ``agent`` and ``per_conversation`` are as in
         :func:`.importers.read_file`.
         """
+        self._writable()  # before a large file is read in vain
         read = read_file(
             path,
             agent=agent,

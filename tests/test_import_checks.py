@@ -133,3 +133,18 @@ def test_the_library_imports_conversation_files_as_the_cli_does(
         mem.import_(_jsonl(tmp_path / "x.jsonl", _lines(2)), per_conversation=True)
     with pytest.raises(InvalidInput, match="no such file"):
         mem.import_(tmp_path / "missing.json")
+
+
+def test_an_import_into_a_read_only_file_fails_before_reading(tmp_path: Path) -> None:
+    from memengine import ReadOnlyDatabase
+
+    from .helpers import HashEmbedder
+
+    path = tmp_path / "m.db"
+    Memory.open(path, embedder=HashEmbedder()).close()
+    with Memory.open(path, embedder=HashEmbedder(), read_only=True) as ro:
+        with pytest.raises(ReadOnlyDatabase):
+            ro.import_(tmp_path / "missing.jsonl")  # not read at all
+    with Memory.open(path, embedder=HashEmbedder()) as rw:
+        with pytest.raises(InvalidInput, match="is a folder"):
+            rw.import_(tmp_path)

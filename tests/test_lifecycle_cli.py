@@ -156,3 +156,40 @@ def test_the_llm_judge_uses_the_client_given_to_open(db_path: Path, clock: Fixed
         )
         assert reply.data == {"ok": True}
         client.close()
+
+
+def test_closing_during_an_llm_judgement_gives_a_library_error(
+    db_path: Path, clock: FixedClock
+) -> None:
+    import threading
+
+    from memengine import StoreError
+
+    with ScriptedOpenAI() as srv:
+        cfg = Config(llm=LLMConfig(base_url=srv.base_url, rerank_model="judge"))  # retries on
+        mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg)
+        mem.add("Acme gives a bulk discount on steel", kind="fact")
+        r = mem.retrieve("acme steel", limit=1, llm=False)
+        srv.push_chat(json_data={"used": [1]}, delay=1.0)
+        raised: list[BaseException] = []
+
+        def judge() -> None:
+            try:
+                mem.feedback(r.turn_id or 0, answer="Ask Acme for the discount.")
+            except BaseException as exc:  # collected for the main thread
+                raised.append(exc)
+
+        worker = threading.Thread(target=judge)
+        worker.start()
+        srv_waited = 0.0
+        while not srv.chat_requests and srv_waited < 5:  # the request is on its way
+            threading.Event().wait(0.02)
+            srv_waited += 0.02
+        mem.close()
+        worker.join(10)
+        assert not worker.is_alive()
+        assert len(raised) == 1 and isinstance(raised[0], StoreError), raised
+        assert "closed" in str(raised[0])
+        with pytest.raises(StoreError, match="closed"):  # and no new client is built
+            mem.feedback(r.turn_id or 0, answer="again")
+        assert mem._llm_client is None

@@ -31,6 +31,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -141,7 +142,7 @@ class ScriptedOpenAI:
         """Bind the port and start serving in a daemon thread."""
         if self._server is not None:
             return self
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        server = _QuietServer(("127.0.0.1", 0), _make_handler(self))
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
@@ -368,6 +369,16 @@ def _error_body(status: int, message: str | None) -> dict[str, Any]:
             "code": None,
         }
     }
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Says nothing when a client goes away mid-answer (it timed out, or was closed)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Report a handler's error, unless the client reset or closed the connection."""
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
 
 
 def _make_handler(srv: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:

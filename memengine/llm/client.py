@@ -129,6 +129,7 @@ class ChatClient:
             default_headers=dict(default_headers) if default_headers else None,
         )
         self._lock = threading.Lock()
+        self._closed = False
         self._format_floor = 0
         self._use_max_completion_tokens = False
         self._omit_temperature = False
@@ -174,7 +175,9 @@ class ChatClient:
             return _FORMATS[self._format_floor]
 
     def close(self) -> None:
-        """Close the underlying HTTP connection pool."""
+        """Close the underlying HTTP connection pool; a call then (or one under way) raises
+        :class:`.LLMError`."""
+        self._closed = True
         self._client.close()
 
     def __enter__(self) -> ChatClient:
@@ -339,12 +342,19 @@ class ChatClient:
         body = dict(extra)
         body[token_key] = max_tokens
         per_request = min(self.timeout_s, max(timeout, 0.001))
-        return self._client.chat.completions.create(
-            model=model,
-            messages=messages,  # type: ignore[arg-type]
-            extra_body=body,
-            timeout=httpx2.Timeout(per_request),
-        )
+        if self._closed:
+            raise LLMError(f"the chat client for {self.base_url} has been closed")
+        try:
+            return self._client.chat.completions.create(
+                model=model,
+                messages=messages,  # type: ignore[arg-type]
+                extra_body=body,
+                timeout=httpx2.Timeout(per_request),
+            )
+        except RuntimeError as exc:  # the HTTP client closed under the call
+            if not self._closed:
+                raise
+            raise LLMError(f"the chat client for {self.base_url} has been closed") from exc
 
     def _adapt_to_rejection(self, exc: openai.BadRequestError, *, sent_temperature: bool) -> bool:
         """Adapt once to a 400 about a parameter (OpenAI reasoning models); True means resend.
