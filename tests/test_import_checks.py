@@ -142,9 +142,10 @@ def test_an_import_into_a_read_only_file_fails_before_reading(tmp_path: Path) ->
 
     path = tmp_path / "m.db"
     Memory.open(path, embedder=HashEmbedder()).close()
-    with Memory.open(path, embedder=HashEmbedder(), read_only=True) as ro:
-        with pytest.raises(ReadOnlyDatabase):
-            ro.import_(tmp_path / "missing.jsonl")  # not read at all
-    with Memory.open(path, embedder=HashEmbedder()) as rw:
-        with pytest.raises(InvalidInput, match="is a folder"):
-            rw.import_(tmp_path)
+    with (
+        Memory.open(path, embedder=HashEmbedder(), read_only=True) as ro,
+        pytest.raises(ReadOnlyDatabase),
+    ):
+        ro.import_(tmp_path / "missing.jsonl")  # not read at all
+    with Memory.open(path, embedder=HashEmbedder()) as rw, pytest.raises(InvalidInput):
+        rw.import_(tmp_path)  # a folder
