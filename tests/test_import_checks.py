@@ -147,5 +147,8 @@ def test_an_import_into_a_read_only_file_fails_before_reading(tmp_path: Path) ->
         pytest.raises(ReadOnlyDatabase),
     ):
         ro.import_(tmp_path / "missing.jsonl")  # not read at all
-    with Memory.open(path, embedder=HashEmbedder()) as rw, pytest.raises(InvalidInput):
+    with (
+        Memory.open(path, embedder=HashEmbedder()) as rw,
+        pytest.raises(InvalidInput, match="is a folder"),
+    ):
         rw.import_(tmp_path)  # a folder
