@@ -685,3 +685,40 @@ def test_a_compact_agents_floats_come_from_vec0_once_per_search(mem: Memory) -> 
         expected = HashEmbedder().embed([e.content or "" for e in word_episodes(5, "a")])
         expected /= np.linalg.norm(expected, axis=1, keepdims=True)
         assert np.allclose(vecs, expected, atol=1e-6)
+
+
+def test_a_search_on_an_older_snapshot_does_not_load_an_agent_into_the_index(
+    mem: Memory,
+) -> None:
+    """A search whose read began before another thread's newer search synced the index
+    must not hold the agent as its old snapshot shows it: the rows added in between
+    would be missing from every later search of the process (the log has passed them)."""
+    import threading
+
+    index = mem.store.vector_index
+    index.load_after = 1
+    emb = HashEmbedder()
+    mem.add_many(word_episodes(20, "a"))
+    mem.add_many(word_episodes(5, "b", seed=1))
+    snapshot_taken, written = threading.Event(), threading.Event()
+    late: list[list[tuple[int, float]]] = []
+
+    def old_reader() -> None:
+        with mem.store.connections.read() as cur:
+            cur.execute("SELECT count(*) FROM episodes").fetchone()  # the snapshot starts
+            snapshot_taken.set()
+            written.wait(10)
+            late.append(mem.store.knn(emb.embed(["violet harbour"])[0], 5, Filters(agent="a")))
+
+    reader = threading.Thread(target=old_reader)
+    reader.start()
+    snapshot_taken.wait(10)
+    new = mem.add_exchange("violet harbour", "noted", agent="a")
+    mem.store.knn(emb.embed(["tea"])[0], 3, Filters(agent="b"))  # syncs the index past it
+    written.set()
+    reader.join(10)
+    assert late and new not in {i for i, _ in late[0]}  # that snapshot cannot see it
+    assert mem.check().stale_vector_index == []
+    hits = mem.store.knn(emb.embed(["violet harbour"])[0], 5, Filters(agent="a"))
+    assert hits[0][0] == new
+    assert index.mode("a") == "float32"  # held now, from a current snapshot

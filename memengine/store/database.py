@@ -345,8 +345,12 @@ class Store:
         Without it, an agent is loaded at its second search in the process (one of
         at least 5,000 rows by a background thread, its searches meanwhile in ``vec0``).
         """
-        with self.connections.read() as cur:
-            return self.vector_index.warm(cur, agent)
+        for _ in range(5):  # another thread's newer snapshot synced the index first: again
+            with self.connections.read() as cur:
+                mode = self.vector_index.warm(cur, agent)
+            if mode is not None:
+                return mode
+        return self.vector_index.mode(agent)
 
     def similarities(
         self, vector: npt.NDArray[np.float32], ids: Sequence[int], *, agent: str | None = None

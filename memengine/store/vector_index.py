@@ -136,18 +136,21 @@ class VectorIndex:
         load = self._load
         return True if load is None else load.done.wait(timeout)
 
-    def warm(self, cur: Any, name: str) -> str:
+    def warm(self, cur: Any, name: str) -> str | None:
         """Load ``name`` now, in the caller's thread, whatever its size (a server can do this
-        before its first turn), and say how it is searched then (see :meth:`mode`)."""
+        before its first turn), and say how it is searched then (see :meth:`mode`); None
+        when ``cur``'s snapshot is older than the index (warm again in a new one)."""
         load = self._load
         if load is not None and load.name == name:
             load.done.wait()
         with self._lock:
-            self._sync(cur)
+            current = self._sync(cur)
             if self._load is not None and self._load.name == name:
                 self._load = None  # read from a snapshot this one cannot take in: read again
             if name not in self._agents:
                 self._asked[name] = max(self._asked.get(name, 0), self.load_after - 1)
+                if not current:
+                    return None
                 self._agent(cur, name, inline=True)
         return self.mode(name)
 
@@ -171,8 +174,8 @@ class VectorIndex:
         size), sign-bit prefilter, int8 shortlist and exact float32 rescoring.
         """
         with self._lock:
-            self._sync(cur)
-            agent = self._agent(cur, filters.agent)
+            current = self._sync(cur)
+            agent = self._agent(cur, filters.agent, current=current)
             if agent is None:
                 return None
             n, ids, vecs = agent.n, agent.ids, agent.vecs
@@ -241,9 +244,11 @@ class VectorIndex:
         return bad[:100]
 
     # -- keeping in step -----------------------------------------------------------------
-    def _sync(self, cur: Any) -> None:
+    def _sync(self, cur: Any) -> bool:
         """Bring the held agents up to this search's snapshot, then take in a finished
-        background load when it can be brought up to the same snapshot."""
+        background load when it can be brought up to the same snapshot. False when the
+        snapshot is older than the index (another thread's newer search synced it): an
+        agent read from this snapshot would then miss rows the log has already passed."""
         row = cur.execute(  # two subqueries: each min/max is then one b-tree probe
             "SELECT (SELECT min(seq) FROM vector_log), (SELECT max(seq) FROM vector_log)"
         ).fetchone()
@@ -251,6 +256,7 @@ class VectorIndex:
         self._replay(cur, lo, hi)
         if self._load is not None and self._load.done.is_set() and hi == self._seq:
             self._take_load(cur, lo, hi)
+        return hi == self._seq
 
     def _replay(self, cur: Any, lo: int, hi: int) -> None:
         """Replay the log entries up to ``hi`` not seen yet (or drop every agent when the
@@ -437,7 +443,9 @@ class VectorIndex:
         agent._widen(agent.status[:n], agent.ts[:n])
         return True
 
-    def _agent(self, cur: Any, name: str, *, inline: bool = False) -> AgentRows | None:
+    def _agent(
+        self, cur: Any, name: str, *, inline: bool = False, current: bool = True
+    ) -> AgentRows | None:
         """The agent's rows, loaded at its ``load_after``-th search; None until then, while a
         background thread loads it, or if too big.
 
@@ -450,7 +458,8 @@ class VectorIndex:
         in memory took 4.5 ms against 2.7 ms for a ``vec0`` scan plus the ``vec0``
         lookups of the candidates' cosines.) With a ``reader``, an agent of at
         least ``background_rows`` rows is read by a background thread (one agent
-        at a time) while its searches go on in ``vec0``, unless ``inline``.
+        at a time) while its searches go on in ``vec0``, unless ``inline``. A search whose
+        snapshot is not ``current`` (older than the index) reads nothing to hold.
         """
         if not self.enabled or name in self._too_big:
             return None
@@ -479,6 +488,8 @@ class VectorIndex:
             if self._load is None:  # one at a time: the others wait for a later search
                 self._start_load(name, floats_held)
             return None
+        if not current:
+            return None  # read from this older snapshot, it would lack rows the log passed
         self._make_room(floats if floats_held else codes)
         agent = self._read_agent(cur, name, floats_held, count)
         assert agent is not None  # no stop event: the read runs to its end
