@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 
@@ -188,6 +188,10 @@ class EmbedderConfig(_Section):
     max_retries: int = Field(default=3, ge=0, le=10)
 
 
+LEVELS = 6
+"""Consolidation levels 0–5: ``[lifecycle]`` gives one value per level in each list."""
+
+
 class LifecycleConfig(_Section):
     """``[lifecycle]``: strength, decay, sleep and recall constants."""
 
@@ -244,6 +248,21 @@ class LifecycleConfig(_Section):
     keep_turns: int = Field(
         default=20_000, ge=1
     )  # latest turns kept (feedback, training) per agent
+
+    @model_validator(mode="after")
+    def _one_value_per_level(self) -> LifecycleConfig:
+        for name in ("level_thresholds", "daily_retention", "capacity_weights"):
+            values = getattr(self, name)
+            if len(values) != LEVELS:
+                raise ValueError(f"{name} needs {LEVELS} values (levels 0–5), got {len(values)}")
+        thresholds = list(self.level_thresholds)
+        if thresholds != sorted(thresholds) or thresholds[0] < 0:
+            raise ValueError(f"level_thresholds must be ascending from 0 or more, not {thresholds}")
+        if not all(0 < r <= 1 for r in self.daily_retention):
+            raise ValueError(
+                f"daily_retention values must be in (0, 1], not {self.daily_retention}"
+            )
+        return self
 
 
 class Config(BaseModel):
@@ -362,4 +381,5 @@ def load_config(
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"invalid setting {where}: {first['msg']}") from exc
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"invalid setting {where}: {message}") from exc

@@ -7,15 +7,15 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
-from memengine.config import LifecycleConfig
+from memengine.config import LifecycleConfig, load_config
 from memengine.errors import ConfigError
 from memengine.lifecycle.features import FEATURES, TaskContext, features, linear_score
 from memengine.lifecycle.selection import select
 from memengine.lifecycle.simulate import format_table, simulate
 from memengine.lifecycle.sleep import MemoryState, plan_sleep, tasks_since
 from memengine.lifecycle.strength import (
-    check_config,
     decay_factor,
     impact_of,
     level_for,
@@ -55,10 +55,21 @@ def test_impact_constants() -> None:
 
 
 def test_bad_per_level_lists_are_config_errors() -> None:
-    with pytest.raises(ConfigError, match="daily_retention"):
-        check_config(LifecycleConfig(daily_retention=[0.9, 0.9]))
-    with pytest.raises(ConfigError, match="ascending"):
-        check_config(LifecycleConfig(level_thresholds=[0, 5, 3, 30, 60, 100]))
+    bad = [
+        ({"daily_retention": [0.9, 0.9]}, "daily_retention needs 6 values"),
+        ({"capacity_weights": [1.0]}, "capacity_weights needs 6 values"),
+        ({"level_thresholds": [0, 5, 3, 30, 60, 100]}, "ascending"),
+        ({"level_thresholds": [-5, 5, 15, 30, 60, 100]}, "from 0 or more"),
+        ({"daily_retention": [-0.5, 0.97, 0.98, 0.99, 0.995, 0.998]}, r"in \(0, 1\]"),
+    ]
+    for lifecycle, message in bad:  # read from a file or the environment: ConfigError
+        with pytest.raises(ConfigError, match=f"invalid setting lifecycle: .*{message}"):
+            load_config(environ={}, overrides={"lifecycle": lifecycle})
+        with pytest.raises(ValidationError, match=message):  # built by hand: pydantic's
+            LifecycleConfig(**lifecycle)
+    cfg = LifecycleConfig()
+    with pytest.raises(ValidationError, match="ascending"):  # assigned: checked too
+        cfg.level_thresholds = [0, 5, 3, 30, 60, 100]
 
 
 def _day(states: list[MemoryState], cfg: LifecycleConfig = CFG) -> list[MemoryState]:

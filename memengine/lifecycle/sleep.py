@@ -48,7 +48,6 @@ from ..store.database import Store
 from .strength import (
     MAX_LEVEL,
     capacity_weight,
-    check_config,
     decay_factor,
     is_principle,
     next_level,
@@ -133,7 +132,6 @@ def plan_sleep(
     cfg: LifecycleConfig,
 ) -> SleepPlan:
     """Compute a sleep without side effects (the same rules the engine and the simulation use)."""
-    check_config(cfg)
     weighted_before = sum(capacity_weight(s.level, cfg) for s in states)
     after: list[MemoryState] = []
     promoted = decayed = 0
@@ -212,7 +210,6 @@ def run_sleep(
     many tasks.
     """
     t0 = time.perf_counter()
-    check_config(cfg)
     now = ensure_aware(now)
     now_ts = now.timestamp()
     with store.connections.write() as cur:

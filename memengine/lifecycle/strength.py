@@ -12,12 +12,10 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from ..config import LifecycleConfig
-from ..errors import ConfigError
 
 __all__ = [
     "MAX_LEVEL",
     "capacity_weight",
-    "check_config",
     "decay_factor",
     "impact_of",
     "is_principle",
@@ -29,18 +27,6 @@ __all__ = [
 ]
 
 MAX_LEVEL = 5
-
-
-def check_config(cfg: LifecycleConfig) -> None:
-    """Raise ConfigError when the per-level lists do not have one value per level (0–5)."""
-    for name in ("level_thresholds", "daily_retention", "capacity_weights"):
-        values = getattr(cfg, name)
-        if len(values) != MAX_LEVEL + 1:
-            raise ConfigError(f"[lifecycle] {name} needs {MAX_LEVEL + 1} values, got {len(values)}")
-    if list(cfg.level_thresholds) != sorted(cfg.level_thresholds):
-        raise ConfigError("[lifecycle] level_thresholds must be ascending")
-    if not all(0 < r <= 1 for r in cfg.daily_retention):
-        raise ConfigError("[lifecycle] daily_retention values must be in (0, 1]")
 
 
 def level_for(access_count: int, thresholds: Sequence[int]) -> int:
