@@ -199,6 +199,11 @@ def read_conversations(
         raise InvalidInput(f"{path}: not a valid {fmt} file: a record lacks {exc}") from exc
     except (TypeError, AttributeError, ValueError) as exc:  # ValidationError is a ValueError
         raise InvalidInput(f"{path}: not a valid {fmt} file: {exc}") from exc
+    if not episodes:
+        where = "conversation.session_<n> lists" if fmt == "locomo" else "sessions' exchanges"
+        raise InvalidInput(
+            f"{path}: no episodes found in this {fmt} file (they are in its {where})"
+        )
     for ep in episodes:
         try:
             checked_episode(ep)

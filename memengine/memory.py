@@ -114,6 +114,8 @@ class Memory:
         that exists (a mistyped path is a :class:`StoreError`, not a new memory).
         """
         cfg = config or Config()
+        if path is not None and not isinstance(path, (str, os.PathLike)):
+            raise InvalidInput(f"a memory file is a path, not {type(path).__name__}")
         db = Path(path) if path is not None else cfg.db
         if not create and not db.exists():
             raise StoreError(
@@ -337,6 +339,8 @@ class Memory:
         self._writable()
         if isinstance(ids, (str, bytes)):
             raise InvalidInput(f"episode ids must be whole numbers, not the text {ids!r}")
+        if not isinstance(ids, (int, Sequence, set, frozenset)) or isinstance(ids, bool):
+            raise InvalidInput(f"episode ids are a whole number or a list of them, not {ids!r}")
         given: list[Any] = [ids] if isinstance(ids, int) else list(ids)
         if any(not args.is_int(i) for i in given):
             raise InvalidInput(f"episode ids must be whole numbers: {given!r}")
@@ -544,6 +548,8 @@ class Memory:
         like the results, only those within the retrieval's ``max_sensitivity``.
         ``budget_tokens`` (None: the default) is a whole number ≥ 1.
         """
+        if not isinstance(retrieval, Retrieval):
+            raise InvalidInput(f"pack takes what retrieve returned, not {type(retrieval).__name__}")
         if budget_tokens is not None and not (args.is_int(budget_tokens) and budget_tokens > 0):
             raise InvalidInput(f"budget_tokens must be a whole number ≥ 1, not {budget_tokens!r}")
         # lifecycle: the agent's principles, whatever the query

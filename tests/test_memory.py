@@ -221,6 +221,13 @@ def test_api_mistakes_raise_memengine_errors(mem: Memory, tmp_path: Path) -> Non
         mem.add_exchange("hi", "yo", metadata={"x": object()})
     with pytest.raises(InvalidInput, match="no such file"):
         mem.import_(tmp_path / "missing.jsonl")
+    for wrong in (None, 1.0, True):
+        with pytest.raises(InvalidInput, match="whole number or a list"):
+            mem.delete(wrong)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="what retrieve returned"):
+        mem.pack(None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="is a path"):
+        Memory.open(123)  # type: ignore[arg-type]
     one = mem.add_exchange("I like tea", "Me too", tags="drinks")  # type: ignore[arg-type]
     assert mem.get(one).tags == ("drinks",)
     out = tmp_path / "out.jsonl"
