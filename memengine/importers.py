@@ -44,18 +44,37 @@ Format = Literal["jsonl", "locomo", "memsets"]
 
 
 def detect_format(path: Path) -> Format:
-    """Guess the format of a file from its first bytes and structure."""
+    """Guess the format of a file from its name and structure: ``.jsonl``, or a file of
+    JSON objects one per line whatever its name, is JSONL; a JSON file is LoCoMo or memsets."""
     if path.suffix == ".jsonl":
         return "jsonl"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except json.JSONDecodeError as exc:
+        if _first_line_is_object(path):  # an export saved under another name
+            return "jsonl"
         raise InvalidInput(f"{path}: not a JSON or JSONL file ({exc})") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path}: not a JSON or JSONL file ({exc})") from exc
+    if isinstance(data, dict) and "occurred_at" in data:  # a one-line export
+        return "jsonl"
     if isinstance(data, list) and data and isinstance(data[0], dict) and "conversation" in data[0]:
         return "locomo"
     if isinstance(data, dict) and "conversations" in data:
         return "memsets"
     raise InvalidInput(f"{path}: unknown format (expected JSONL, LoCoMo or memsets JSON)")
+
+
+def _first_line_is_object(path: Path) -> bool:
+    """Whether the first non-blank line of ``path`` is a JSON object on its own."""
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if line.strip():
+                try:
+                    return isinstance(json.loads(line), dict)
+                except json.JSONDecodeError:
+                    return False
+    return False
 
 
 def episode_to_json(ep: Any) -> str:

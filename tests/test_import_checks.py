@@ -152,3 +152,18 @@ def test_an_import_into_a_read_only_file_fails_before_reading(tmp_path: Path) ->
         pytest.raises(InvalidInput, match="is a folder"),
     ):
         rw.import_(tmp_path)  # a folder
+
+
+def test_an_export_saved_under_another_name_imports(mem: Memory, tmp_path: Path) -> None:
+    from memengine.importers import detect_format
+
+    many = tmp_path / "dump.txt"
+    many.write_text("".join(json.dumps(line) + "\n" for line in _lines(3)), encoding="utf-8")
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(_lines(1)[0]) + "\n", encoding="utf-8")
+    assert detect_format(many) == detect_format(one) == "jsonl"
+    assert len(mem.import_(many)) == 3
+    broken = tmp_path / "broken.txt"
+    broken.write_text("{not json\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="not a JSON or JSONL file"):
+        detect_format(broken)
