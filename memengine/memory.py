@@ -339,7 +339,7 @@ class Memory:
         self._writable()
         if isinstance(ids, (str, bytes)):
             raise InvalidInput(f"episode ids must be whole numbers, not the text {ids!r}")
-        if not isinstance(ids, (int, Sequence, set, frozenset)) or isinstance(ids, bool):
+        if not isinstance(ids, (int, Iterable)) or isinstance(ids, bool):
             raise InvalidInput(f"episode ids are a whole number or a list of them, not {ids!r}")
         given: list[Any] = [ids] if isinstance(ids, int) else list(ids)
         if any(not args.is_int(i) for i in given):
