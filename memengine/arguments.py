@@ -12,7 +12,7 @@ import json
 import math
 import unicodedata
 from collections.abc import Sequence
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 from .clock import ensure_aware
 from .errors import InvalidInput, NotFound
@@ -259,7 +259,7 @@ def extra_queries(value: object) -> list[str]:
     """An ``extra_queries`` argument: a sequence of strings (not one string)."""
     if isinstance(value, str):
         raise InvalidInput("extra_queries must be a list of strings, not one string")
-    queries = list(value)  # type: ignore[call-overload]
+    queries = _listed(value, "extra_queries must be a list of strings")
     if any(not isinstance(q, str) for q in queries):
         raise InvalidInput("extra_queries must be strings")
     return queries
@@ -269,7 +269,15 @@ def used_ids(value: object) -> list[int] | None:
     """The ``used`` argument of feedback: None, or memory ids (whole numbers)."""
     if value is None:
         return None
-    used = list(value)  # type: ignore[call-overload]
+    used = _listed(value, "used memories are given as a list of ids")
     if any(not is_int(i) for i in used):
         raise InvalidInput(f"used memories are given by id (whole numbers): {used!r}")
     return used
+
+
+def _listed(value: object, what: str) -> list[Any]:
+    """``value`` as a list, or InvalidInput saying ``what`` when it is not iterable."""
+    try:
+        return list(value)  # type: ignore[call-overload]
+    except TypeError as exc:
+        raise InvalidInput(f"{what}, not {value!r}") from exc
