@@ -179,3 +179,25 @@ def test_a_file_that_appears_during_the_copy_is_kept(tmp_path: Path) -> None:
     partial.write_text("another")
     put_in_place(partial, tmp_path / "free.db", overwrite=False)
     assert (tmp_path / "free.db").read_text() == "another" and not partial.exists()
+
+
+def test_a_killed_backup_leaves_nothing_behind_once_stale(db_path: Path, clock: FixedClock) -> None:
+    import os
+    import time
+
+    from memengine.store.maintenance import STALE_PARTIAL_S
+
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add("a fact", kind="fact")
+        dest = db_path.parent / "copy[1].db"  # glob characters in the name are names
+        old = db_path.parent / ".copy[1].db.partial-dead"  # a killed backup's copy
+        fresh = db_path.parent / ".copy[1].db.partial-busy"  # one still being written
+        other = db_path.parent / ".other.db.partial-dead"  # another target's
+        for leftover in (old, fresh, other):
+            leftover.write_bytes(b"half a copy")
+        long_ago = time.time() - STALE_PARTIAL_S - 60
+        os.utime(old, (long_ago, long_ago))
+        os.utime(other, (long_ago, long_ago))
+        mem.backup(dest)
+    assert dest.exists() and not old.exists()
+    assert fresh.exists() and other.exists()
