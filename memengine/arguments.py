@@ -12,6 +12,7 @@ import json
 import math
 import unicodedata
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, TypeGuard
 
 from .clock import ensure_aware
@@ -35,6 +36,7 @@ __all__ = [
     "is_int",
     "kinds",
     "message",
+    "moment",
     "recent_messages",
     "result_limit",
     "sensitivity_level",
@@ -281,3 +283,10 @@ def _listed(value: object, what: str) -> list[Any]:
         return list(value)  # type: ignore[call-overload]
     except TypeError as exc:
         raise InvalidInput(f"{what}, not {value!r}") from exc
+
+
+def moment(value: object, what: str) -> datetime:
+    """A point in time given as an argument: a datetime (a naive one is taken as UTC)."""
+    if not isinstance(value, datetime):
+        raise InvalidInput(f"{what} is a datetime, not {type(value).__name__}")
+    return ensure_aware(value)

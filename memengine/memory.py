@@ -393,6 +393,7 @@ class Memory:
         rank: life.Ranking | None = None,  # lifecycle
         llm: bool | None = None,  # llm phases
         record: bool | None = None,
+        now: datetime | None = None,
     ) -> Retrieval:
         """Find the past episodes that matter for the user's new ``text``.
 
@@ -412,6 +413,8 @@ class Memory:
         is not a conversation turn); None follows ``[lifecycle] record_turns``. A
         read-only file records nothing, nor does a turn of an agent the file
         does not know yet (see :meth:`has_agent`): ``turn_id`` is then None.
+        ``now`` (default: the clock) is the moment of the message, in the user's
+        time zone: "yesterday" and 昨日 are days of that zone.
         """
         if self.store.closed:
             raise StoreError(CLOSED)
@@ -428,7 +431,7 @@ class Memory:
         day_range = args.day_range(day_range)
         queries = args.extra_queries(extra_queries)
         agent_name = self._agent(agent)
-        now = ensure_aware(self.clock())
+        now = args.moment(now, "now") if now is not None else ensure_aware(self.clock())
         window = self.config.retrieval.occurred_day_range if day_range is True else day_range
         filters = self.retriever.filters(
             agent=agent_name,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
@@ -182,3 +183,25 @@ def test_widen_adds_a_recording_lag() -> None:
     assert widen((d(2026, 5, 4), d(2026, 5, 11)), NOW)[1] == d(2026, 5, 14, 12)  # 3.5 days
     assert widen((d(2026, 5, 11), d(2026, 5, 18)), NOW)[1] == NOW
     assert widen((d(2026, 5, 19), d(2026, 5, 20)), NOW)[1] == NOW  # never past now
+
+
+def test_a_retrieval_reads_relative_days_in_the_zone_of_its_now(tmp_path: Path) -> None:
+    """One Memory serves users in several zones: ``now`` says when (and where) the
+    message was sent; 昨日 is the day before in that zone, not in the clock's UTC."""
+    from zoneinfo import ZoneInfo
+
+    from memengine import FixedClock, InvalidInput, Memory
+
+    from .helpers import HashEmbedder
+
+    tokyo = ZoneInfo("Asia/Tokyo")
+    clock = FixedClock(datetime(2026, 3, 9, 23, 0, tzinfo=timezone.utc))  # 10 March in Tokyo
+    with Memory.open(tmp_path / "z.db", embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_exchange("鎌倉でしらす丼を食べた", "いいね", occurred_at=clock())
+        by_clock = mem.retrieve("昨日どこに行ったっけ？")
+        in_tokyo = mem.retrieve("昨日どこに行ったっけ？", now=clock().astimezone(tokyo))
+        assert by_clock.time_window is not None and in_tokyo.time_window is not None
+        assert by_clock.time_window[0] == datetime(2026, 3, 8, tzinfo=timezone.utc)
+        assert in_tokyo.time_window[0] == datetime(2026, 3, 9, tzinfo=tokyo)
+        with pytest.raises(InvalidInput, match="now is a datetime"):
+            mem.retrieve("昨日は？", now="2026-03-10")  # type: ignore[arg-type]
