@@ -722,3 +722,28 @@ def test_a_search_on_an_older_snapshot_does_not_load_an_agent_into_the_index(
     hits = mem.store.knn(emb.embed(["violet harbour"])[0], 5, Filters(agent="a"))
     assert hits[0][0] == new
     assert index.mode("a") == "float32"  # held now, from a current snapshot
+
+
+def test_a_secret_lends_its_words_to_no_less_sensitive_neighbour(mem: Memory) -> None:
+    """Neighbouring turns share their words in the full-text index; a secret's must not
+    make the plain turns beside it findable by the secret (a guessed PIN would then be
+    confirmed by a search that may not see secrets)."""
+    at = T0
+    plain_a = mem.add_exchange("we talked about the garden", "nice", occurred_at=at)
+    secret = mem.add_exchange(
+        "my bank PIN is 7391", "noted", sensitivity=3, occurred_at=at + timedelta(minutes=1)
+    )
+    plain_b = mem.add_exchange(
+        "then the weather turned", "ok", occurred_at=at + timedelta(minutes=2)
+    )
+    mem.add_exchange("after that, lunch", "yum", occurred_at=at + timedelta(minutes=3))
+
+    def found(text: str, level: int) -> set[int]:
+        r = mem.retrieve(text, max_sensitivity=level, record=False, day_range=None)
+        return {x.episode.id for x in r.results if "bm25_rank" in x.components}
+
+    assert found("7391", 0) == set()
+    assert secret in found("7391", 3)
+    assert plain_a in found("garden", 0) and plain_b in found("weather", 0)
+    mem.delete(plain_b)  # the neighbours are linked again (link_neighbours' SQL)
+    assert found("7391", 0) == set()

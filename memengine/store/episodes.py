@@ -162,30 +162,34 @@ def _contexts(
     it, and its own neighbours are then within ``2 × gap_s`` of the new
     one, so the rows read here are enough to compute it.
     """
-    by_agent: dict[str, list[tuple[int, int, str]]] = {}
+    by_agent: dict[str, list[tuple[int, int, str, int]]] = {}
     for i, ep, text in zip(ids, episodes, search_texts, strict=True):
         if ep.kind.value in _TURN_KINDS:
             ts = int(ensure_aware(ep.occurred_at).timestamp())
-            by_agent.setdefault(ep.agent, []).append((ts, i, text))
+            by_agent.setdefault(ep.agent, []).append((ts, i, text, ep.sensitivity))
     out: dict[int, str] = {}
     relinked: list[tuple[str, int]] = []
     for agent, new in by_agent.items():
-        lo = min(t for t, _, _ in new) - 2 * gap_s
-        hi = max(t for t, _, _ in new) + 2 * gap_s
+        lo = min(n[0] for n in new) - 2 * gap_s
+        hi = max(n[0] for n in new) + 2 * gap_s
         old = cur.execute(
-            "SELECT occurred_ts, id, search_text, context_text FROM episodes WHERE agent = ? "
-            "AND kind IN ('exchange', 'message') AND occurred_ts BETWEEN ? AND ?",
+            "SELECT occurred_ts, id, search_text, context_text, sensitivity FROM episodes "
+            "WHERE agent = ? AND kind IN ('exchange', 'message') AND occurred_ts BETWEEN ? AND ?",
             (agent, lo, hi),
         ).fetchall()
-        stored = {int(i): str(c) for _, i, _, c in old}
-        turns = sorted([*((int(t), int(i), str(x)) for t, i, x, _ in old), *new])
-        fresh = {i for _, i, _ in new}
-        for k, (ts, i, _) in enumerate(turns):
+        stored = {int(r[1]): str(r[3]) for r in old}
+        turns = sorted([*((int(r[0]), int(r[1]), str(r[2]), int(r[4])) for r in old), *new])
+        fresh = {n[1] for n in new}
+        for k, (ts, i, _, sens) in enumerate(turns):
             prev = turns[k - 1] if k > 0 and turns[k - 1][0] >= ts - gap_s else None
             nxt = turns[k + 1] if k + 1 < len(turns) and turns[k + 1][0] <= ts + gap_s else None
             if i not in fresh and not any(n is not None and n[1] in fresh for n in (prev, nxt)):
                 continue  # a stored turn changes only with a new neighbour within gap_s
-            pieces = (_piece(prev[2]) if prev else "", _piece(nxt[2]) if nxt else "")
+            # a turn lends its words only to neighbours at least as sensitive as itself
+            pieces = (
+                _piece(prev[2]) if prev and prev[3] <= sens else "",
+                _piece(nxt[2]) if nxt and nxt[3] <= sens else "",
+            )
             context = " ".join(pieces).strip(" ")
             if i in fresh:
                 out[i] = context
@@ -362,8 +366,10 @@ WITH ordered AS (
     SELECT id, occurred_ts,
            rtrim(substr(LAG(search_text) OVER w, 1, :cap), ' ') AS p_text,
            LAG(occurred_ts) OVER w AS p_ts,
+           LAG(sensitivity) OVER w <= sensitivity AS p_lends,
            rtrim(substr(LEAD(search_text) OVER w, 1, :cap), ' ') AS n_text,
-           LEAD(occurred_ts) OVER w AS n_ts
+           LEAD(occurred_ts) OVER w AS n_ts,
+           LEAD(sensitivity) OVER w <= sensitivity AS n_lends
       FROM episodes
      WHERE agent = :agent AND kind IN ('exchange', 'message')
        AND occurred_ts BETWEEN :lo - 2 * :gap AND :hi + 2 * :gap
@@ -371,14 +377,14 @@ WITH ordered AS (
 )
 UPDATE episodes
    SET context_text = trim(
-         CASE WHEN o.p_ts >= o.occurred_ts - :gap THEN o.p_text ELSE '' END || ' ' ||
-         CASE WHEN o.n_ts <= o.occurred_ts + :gap THEN o.n_text ELSE '' END)
+         CASE WHEN o.p_ts >= o.occurred_ts - :gap AND o.p_lends THEN o.p_text ELSE '' END || ' ' ||
+         CASE WHEN o.n_ts <= o.occurred_ts + :gap AND o.n_lends THEN o.n_text ELSE '' END)
   FROM ordered AS o
  WHERE episodes.id = o.id
    AND o.occurred_ts BETWEEN :lo - :gap AND :hi + :gap
    AND episodes.context_text != trim(
-         CASE WHEN o.p_ts >= o.occurred_ts - :gap THEN o.p_text ELSE '' END || ' ' ||
-         CASE WHEN o.n_ts <= o.occurred_ts + :gap THEN o.n_text ELSE '' END)
+         CASE WHEN o.p_ts >= o.occurred_ts - :gap AND o.p_lends THEN o.p_text ELSE '' END || ' ' ||
+         CASE WHEN o.n_ts <= o.occurred_ts + :gap AND o.n_lends THEN o.n_text ELSE '' END)
 """
 
 
@@ -389,7 +395,9 @@ def link_neighbours(cur: Any, agent: str, lo_ts: int, hi_ts: int, gap_s: int) ->
     when they are adjacent in time for that agent and at most ``gap_s``
     seconds apart (the same conversation); each lends at most
     :data:`NEIGHBOUR_CHARS` characters, and the full-text index gives their
-    words a lower weight than the episode's own.
+    words a lower weight than the episode's own. A turn lends its words only
+    to a neighbour at least as sensitive as itself (a secret's words must not
+    make a plain turn findable).
     """
     if gap_s <= 0:
         return
