@@ -304,7 +304,7 @@ class Memory:
         return ids
 
     def optimize(
-        self, *, vectors: bool = False, progress: Progress | None = None
+        self, *, vectors: bool = False, scrub: bool = False, progress: Progress | None = None
     ) -> OptimizeReport:
         """Merge the full-text index into one segment and truncate the WAL (after bulk loads).
 
@@ -313,10 +313,12 @@ class Memory:
         million episodes on 2 cores, in short write transactions. With
         ``vectors``, a vector table of an older layout (another chunk size,
         see ``memengine stats``) is first rewritten in the current one, in
-        one transaction, calling ``progress(done, total)`` as it goes.
+        one transaction, calling ``progress(done, total)`` as it goes. ``scrub``
+        also compacts the file (``VACUUM``), so that nothing deleted stays in its
+        free pages (see :meth:`delete`).
         """
         self._writable()
-        return self.store.optimize(vectors=vectors, progress=progress)
+        return self.store.optimize(vectors=vectors, scrub=scrub, progress=progress)
 
     def _write(self, batch: list[NewEpisode]) -> list[int]:
         texts = [_episode_text(ep) for ep in batch]
@@ -334,8 +336,15 @@ class Memory:
         """
         return self.store.backup(dest, overwrite=overwrite)
 
-    def delete(self, ids: int | Sequence[int], *, agent: str | None = None) -> list[int]:
-        """Delete exactly these episodes (only ``agent``'s when given); return what was deleted."""
+    def delete(
+        self, ids: int | Sequence[int], *, agent: str | None = None, scrub: bool = False
+    ) -> list[int]:
+        """Delete exactly these episodes (only ``agent``'s when given); return what was deleted.
+
+        Their bytes stay in the file's free pages and old full-text segments until
+        overwritten; ``scrub`` removes those too (a full-text rebuild, ``VACUUM`` and
+        an empty log: seconds for a large file, while writers wait).
+        """
         self._writable()
         if isinstance(ids, (str, bytes)):
             raise InvalidInput(f"episode ids must be whole numbers, not the text {ids!r}")
@@ -347,7 +356,8 @@ class Memory:
         id_list = [int(i) for i in given if 0 < i <= args.MAX_ID]  # others cannot be stored
         if not id_list:
             return []
-        return self.store.delete(id_list, agent=None if agent is None else self._agent(agent))
+        owner = None if agent is None else self._agent(agent)
+        return self.store.delete(id_list, agent=owner, scrub=scrub)
 
     def forget_agent(self, agent: str) -> ForgetReport:
         """Delete an agent and everything of it (a user who asks to be forgotten): its

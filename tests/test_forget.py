@@ -96,3 +96,23 @@ def test_forget_takes_every_spelling_of_the_name(db_path: Path, clock: FixedCloc
         assert (report.agent, report.episodes) == (composed, 2)
         assert [a.name for a in m.agents()] == ["alice"]
     assert SECRET.encode() not in _file_bytes(db_path)
+
+
+def test_a_scrubbed_delete_leaves_no_copy_of_the_episode(db_path: Path, clock: FixedClock) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        for i in range(30):
+            m.add_exchange(f"alice note {i} about her garden", "ok", occurred_at=T0)
+        plain = m.add_exchange(f"my PIN is {SECRET}", "noted", occurred_at=T0)
+        scrubbed = m.add_exchange(f"the other PIN is {SECRET}x", "noted", occurred_at=T0)
+        m.add_exchange("after that, lunch", "yum", occurred_at=T0)
+        assert m.delete(plain) == [plain]  # a plain delete: its bytes may stay
+        m.store.connections.close()  # (the WAL folded into the file, as on close)
+    assert SECRET.encode() in _file_bytes(db_path)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        assert m.delete(scrubbed, scrub=True) == [scrubbed]
+        assert m.check().ok and m.store.count() == 31
+        assert m.retrieve("garden", day_range=None).results
+    assert SECRET.encode() not in _file_bytes(db_path)  # neither deleted one's
+    runner = CliRunner()
+    result = runner.invoke(app, ["optimize", "--scrub", "--db", str(db_path), "--json"])
+    assert result.exit_code == 0 and json.loads(result.output)["vacuumed"] is True

@@ -173,6 +173,14 @@ def show(
 @guarded
 def delete(
     ids: Annotated[list[int], typer.Argument(help="Episode ids to delete.")],
+    scrub: Annotated[
+        bool,
+        typer.Option(
+            "--scrub",
+            help="Also leave no copy of their bytes in the file: rebuild the full-text index, "
+            "compact the file and empty its log (seconds for a large file).",
+        ),
+    ] = False,
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
@@ -182,7 +190,7 @@ def delete(
     id was not deleted (absent, or another agent's), after deleting the others."""
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        deleted = mem.delete(ids, agent=agent)
+        deleted = mem.delete(ids, agent=agent, scrub=scrub)
     missing = sorted(set(ids) - set(deleted))
     if as_json:
         print_json({"deleted": deleted, "not_deleted": missing})

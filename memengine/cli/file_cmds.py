@@ -111,6 +111,13 @@ def optimize(
             "then compact the file after a rewrite or when a quarter of it is free.",
         ),
     ] = False,
+    scrub: Annotated[
+        bool,
+        typer.Option(
+            "--scrub",
+            help="Also compact the file, so that no free page keeps what was deleted.",
+        ),
+    ] = False,
     db: DbOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
@@ -121,7 +128,7 @@ def optimize(
         open_memory(cfg, embeds=False) as mem,
         progress_bar("rewriting vectors", enabled=vectors and not as_json) as bar,
     ):
-        report = mem.optimize(vectors=vectors, progress=bar)
+        report = mem.optimize(vectors=vectors, scrub=scrub, progress=bar)
     if as_json:
         print_json(dataclasses.asdict(report))
         return

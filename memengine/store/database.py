@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from ..errors import (
     DamagedDatabase,
+    DatabaseLocked,
     EmbedderMismatch,
     InvalidInput,
     NotAMemEngineDatabase,
@@ -251,14 +252,36 @@ class Store:
             prune_log(cur)
         return ids
 
-    def delete(self, ids: Sequence[int], *, agent: str | None) -> list[int]:
+    def delete(self, ids: Sequence[int], *, agent: str | None, scrub: bool = False) -> list[int]:
         """Delete exactly these ids (only ``agent``'s when given); return the ids deleted.
 
         The neighbouring turns of what was deleted are re-linked in the same
-        transaction, so no episode keeps a deleted neighbour's words.
+        transaction, so no episode keeps a deleted neighbour's words. Their
+        bytes stay in free pages and old full-text segments until overwritten;
+        ``scrub`` removes those too, as :meth:`forget_agent` does (``secure_delete``
+        and a full-text rebuild in the transaction, then ``VACUUM`` and an empty
+        log), and raises :class:`.DatabaseLocked` when another connection kept
+        the last two from finishing (the episodes are deleted all the same).
         """
         with self.connections.write() as cur:
-            return ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
+            if not scrub:
+                return ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
+            before = int(cur.execute("PRAGMA secure_delete").fetchone()[0])
+            cur.execute("PRAGMA secure_delete = ON")
+            try:
+                deleted = ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
+                cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
+            finally:
+                cur.execute(f"PRAGMA secure_delete = {before}")
+        if not (
+            maintenance.vacuum(self.connections) and maintenance.truncate_wal(self.connections)
+        ):
+            raise DatabaseLocked(
+                f"deleted {len(deleted)} episode(s), but another connection kept the file from "
+                "being compacted or its log from being emptied, so copies of their bytes may "
+                "remain there: run `memengine optimize --scrub` once it has closed"
+            )
+        return deleted
 
     def forget_agent(self, agent: str) -> ForgetReport:
         """Delete ``agent`` and everything of it: its episodes (their vectors and full-text
@@ -544,6 +567,7 @@ class Store:
         *,
         pages: int = maintenance.MERGE_PAGES,
         vectors: bool = False,
+        scrub: bool = False,
         progress: Callable[[int, int], None] | None = None,
     ) -> OptimizeReport:
         """Merge the full-text index into one segment, then checkpoint and truncate the WAL.
@@ -556,7 +580,8 @@ class Store:
         transaction (``progress(done, total)`` after each batch; a failure
         leaves the file as it was), and the file is then compacted
         (``VACUUM``) when it was rewritten or a quarter or more of its pages
-        are free, so the old chunks' room goes back to the disk.
+        are free, so the old chunks' room goes back to the disk. ``scrub`` always
+        compacts it: no free page keeps the bytes of what was deleted.
         """
         t0 = time.perf_counter()
         rewritten = 0
@@ -583,7 +608,7 @@ class Store:
         # the old chunks' pages are free but still in the file: give them back to the disk
         vacuumed = (
             maintenance.vacuum(self.connections)
-            if rewritten or (vectors and maintenance.free_share(self.connections) >= 0.25)
+            if scrub or rewritten or (vectors and maintenance.free_share(self.connections) >= 0.25)
             else False
         )
         return OptimizeReport(
