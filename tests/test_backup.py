@@ -201,3 +201,14 @@ def test_a_killed_backup_leaves_nothing_behind_once_stale(db_path: Path, clock: 
         mem.backup(dest)
     assert dest.exists() and not old.exists()
     assert fresh.exists() and other.exists()
+
+
+def test_a_private_file_gets_a_private_backup(db_path: Path, clock: FixedClock) -> None:
+    import os
+    import stat
+
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add("a fact", kind="fact")
+        os.chmod(db_path, 0o600)
+        mem.backup(db_path.parent / "copy.db")
+    assert stat.S_IMODE((db_path.parent / "copy.db").stat().st_mode) == 0o600

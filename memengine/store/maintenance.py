@@ -12,8 +12,10 @@ own short write transaction, so other writers wait for one step at most.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import stat
 import time
 from dataclasses import dataclass
 from glob import escape as glob_escape
@@ -34,6 +36,7 @@ __all__ = [
     "file_bytes",
     "free_share",
     "fts_segments",
+    "keep_mode",
     "merge_step",
     "put_in_place",
     "remove_stale_partials",
@@ -246,6 +249,13 @@ def remove_stale_partials(target: Path, *, older_than_s: float = STALE_PARTIAL_S
     return removed
 
 
+def keep_mode(source: Path, copy: Path) -> None:
+    """Give ``copy`` the permission bits of ``source`` (a private file's backup stays
+    private); a file system without them is left as it is."""
+    with contextlib.suppress(OSError):
+        os.chmod(copy, stat.S_IMODE(source.stat().st_mode))
+
+
 def backup(
     connections: Connections, path: Path, dest: Path, *, overwrite: bool = False
 ) -> BackupReport:
@@ -280,6 +290,7 @@ def backup(
             episodes = int(copy.execute("SELECT count(*) FROM episodes").fetchone()[0])
         finally:
             copy.close()
+        keep_mode(path, partial)
         sync_file(partial)
         put_in_place(partial, target, overwrite=overwrite)
         sync_file(target.parent)
