@@ -266,16 +266,10 @@ class Store:
         with self.connections.write() as cur:
             if not scrub:
                 return ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
-            before = int(cur.execute("PRAGMA secure_delete").fetchone()[0])
-            cur.execute("PRAGMA secure_delete = ON")
-            try:
+            with maintenance.secure_deletes(cur):
                 deleted = ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
                 cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
-            finally:
-                cur.execute(f"PRAGMA secure_delete = {before}")
-        if not (
-            maintenance.vacuum(self.connections) and maintenance.truncate_wal(self.connections)
-        ):
+        if not all(maintenance.compact(self.connections)):
             raise DatabaseLocked(
                 f"deleted {len(deleted)} episode(s), but another connection kept the file from "
                 "being compacted or its log from being emptied, so copies of their bytes may "
@@ -294,25 +288,18 @@ class Store:
         write-ahead log emptied. Both read the whole file: seconds for a large
         one, while other writers wait.
         """
-        with self.connections.write() as cur:
-            before = int(cur.execute("PRAGMA secure_delete").fetchone()[0])
-            cur.execute("PRAGMA secure_delete = ON")
-            try:
-                ids = store_lc.agent_episode_ids(cur, agent)
-                deleted = ep_rows.delete_episodes(cur, ids, agent)
-                turns = store_lc.drop_agent(cur, agent)
-                cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
-                # the vector log names the agent: its entries go, and a reset tells every
-                # process's vector index to drop what it holds
-                cur.execute("DELETE FROM vector_log WHERE agent = ?", (agent,))
-                log_reset(cur)
-                prune_log(cur)
-            finally:
-                cur.execute(f"PRAGMA secure_delete = {before}")
-        vacuumed = maintenance.vacuum(self.connections)
-        return ForgetReport(
-            agent, len(deleted), turns, vacuumed, maintenance.truncate_wal(self.connections)
-        )
+        with self.connections.write() as cur, maintenance.secure_deletes(cur):
+            ids = store_lc.agent_episode_ids(cur, agent)
+            deleted = ep_rows.delete_episodes(cur, ids, agent)
+            turns = store_lc.drop_agent(cur, agent)
+            cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
+            # the vector log names the agent: its entries go, and a reset tells every
+            # process's vector index to drop what it holds
+            cur.execute("DELETE FROM vector_log WHERE agent = ?", (agent,))
+            log_reset(cur)
+            prune_log(cur)
+        vacuumed, wal_truncated = maintenance.compact(self.connections)
+        return ForgetReport(agent, len(deleted), turns, vacuumed, wal_truncated)
 
     def set_status(self, ids: Sequence[int], status: str) -> int:
         """Archive or re-activate episodes; triggers keep the vector filters in step."""

@@ -17,6 +17,7 @@ import os
 import secrets
 import stat
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from glob import escape as glob_escape
 from pathlib import Path
@@ -33,6 +34,7 @@ __all__ = [
     "backup",
     "backup_into",
     "check_backup_target",
+    "compact",
     "file_bytes",
     "free_share",
     "fts_segments",
@@ -40,6 +42,7 @@ __all__ = [
     "merge_step",
     "put_in_place",
     "remove_stale_partials",
+    "secure_deletes",
     "sync_file",
     "truncate_wal",
     "vacuum",
@@ -254,6 +257,24 @@ def keep_mode(source: Path, copy: Path) -> None:
     private); a file system without them is left as it is."""
     with contextlib.suppress(OSError):
         os.chmod(copy, stat.S_IMODE(source.stat().st_mode))
+
+
+@contextlib.contextmanager
+def secure_deletes(cur: Any) -> Iterator[None]:
+    """Inside the caller's write transaction: what is deleted is overwritten with zeros
+    (SQLite's ``secure_delete``), and the setting is put back afterwards."""
+    before = int(cur.execute("PRAGMA secure_delete").fetchone()[0])
+    cur.execute("PRAGMA secure_delete = ON")
+    try:
+        yield
+    finally:
+        cur.execute(f"PRAGMA secure_delete = {before}")
+
+
+def compact(connections: Connections) -> tuple[bool, bool]:
+    """Compact the file and empty its log, after a delete meant to leave no copy: whether
+    each happened (another connection can keep either from it)."""
+    return vacuum(connections), truncate_wal(connections)
 
 
 def backup(
