@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TypeGuard
 
+from pydantic import ValidationError
+
 from .clock import ensure_aware
 from .errors import InvalidInput, NotFound
 from .models import EpisodeKind, Message, NewEpisode
@@ -32,11 +34,13 @@ __all__ = [
     "clean_text",
     "day_range",
     "episode_id",
+    "episode_kind",
     "extra_queries",
     "is_int",
     "kinds",
     "message",
     "moment",
+    "new_episode",
     "recent_messages",
     "result_limit",
     "sensitivity_level",
@@ -156,6 +160,15 @@ def episode_id(value: object) -> int:
     return value
 
 
+def episode_kind(value: object) -> EpisodeKind:
+    """An :class:`EpisodeKind` or its name, checked (InvalidInput naming the known kinds)."""
+    try:
+        return EpisodeKind(value)
+    except ValueError:
+        known = ", ".join(e.value for e in EpisodeKind)
+        raise InvalidInput(f"unknown episode kind {value!r}; expected one of: {known}") from None
+
+
 def kinds(given: Sequence[EpisodeKind | str] | None) -> list[str] | None:
     """Kind names checked against :class:`EpisodeKind` (InvalidInput for an unknown one)."""
     if given is None:
@@ -164,14 +177,23 @@ def kinds(given: Sequence[EpisodeKind | str] | None) -> list[str] | None:
         given = [given]
     if not given:  # it would find nothing, whatever is stored
         raise InvalidInput("kinds is empty: give None for every kind, or at least one kind")
-    out: list[str] = []
-    for k in given:
-        try:
-            out.append(EpisodeKind(k).value)
-        except ValueError:
-            known = ", ".join(e.value for e in EpisodeKind)
-            raise InvalidInput(f"unknown episode kind {k!r}; expected one of: {known}") from None
-    return out
+    return [episode_kind(k).value for k in given]
+
+
+def new_episode(**fields: Any) -> NewEpisode:
+    """A :class:`NewEpisode` made from ``fields`` (not yet :func:`checked_episode`):
+    InvalidInput with one line per wrong field, without pydantic's header."""
+    tags = fields.get("tags") or ()
+    fields["tags"] = (tags,) if isinstance(tags, str) else tuple(tags)  # "abc" is one tag
+    fields["metadata"] = fields.get("metadata") or {}
+    try:
+        episode = NewEpisode(**fields)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'episode'}: {e['msg']}" for e in exc.errors()
+        )
+        raise InvalidInput(f"invalid episode: {problems}") from exc
+    return episode
 
 
 def agent_name(name: object, what: str = "agent name") -> str:

@@ -24,7 +24,6 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np  # lifecycle
-from pydantic import ValidationError
 
 from . import arguments as args
 from . import lifecycle as life  # lifecycle
@@ -209,13 +208,8 @@ class Memory:
         metadata: dict[str, Any] | None = None,
     ) -> int:
         """Store one episode of another kind (observation, fact, principle, …); return its id."""
-        try:
-            k = EpisodeKind(kind)
-        except ValueError as exc:
-            kinds = ", ".join(x.value for x in EpisodeKind)
-            raise InvalidInput(f"unknown kind {kind!r}; expected one of: {kinds}") from exc
         episode = self._new(
-            kind=k,
+            kind=args.episode_kind(kind),
             content=content,
             agent=agent,
             occurred_at=occurred_at,
@@ -229,16 +223,7 @@ class Memory:
     def _new(self, **fields: Any) -> NewEpisode:
         fields["agent"] = self._agent(fields.get("agent"))
         fields["occurred_at"] = fields.get("occurred_at") or self.clock()
-        tags = fields.get("tags") or ()
-        fields["tags"] = (tags,) if isinstance(tags, str) else tuple(tags)  # "abc" is one tag
-        fields["metadata"] = fields.get("metadata") or {}
-        try:
-            return NewEpisode(**fields)
-        except ValidationError as exc:  # one line per field, without pydantic's header
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'episode'}: {e['msg']}" for e in exc.errors()
-            )
-            raise InvalidInput(f"invalid episode: {problems}") from exc
+        return args.new_episode(**fields)
 
     def _validated(self, ep: NewEpisode | Episode) -> NewEpisode:
         """``ep`` as it is stored: checked (:func:`.arguments.checked_episode`), its agent

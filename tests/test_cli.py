@@ -136,6 +136,25 @@ def test_import_one_agent_per_conversation_and_malformed_files(db: str, tmp_path
     assert result.exit_code == 1 and "not a valid memsets file" in result.output
 
 
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["   "], "an exchange needs non-empty user or reply text"),
+        (["hi", "--at", "nope"], "not an ISO 8601 time"),
+        (["hi", "--kind", "bogus"], "unknown episode kind 'bogus'"),
+        (["", "--kind", "fact"], "a fact episode needs non-empty content"),
+        (["hi", "--metadata", '{"x": NaN}'], "metadata must be JSON-serialisable"),
+    ],
+)
+def test_a_failing_add_creates_no_file(tmp_path: Path, arguments: list[str], message: str) -> None:
+    fresh = tmp_path / "fresh.db"
+    result = run("add", *arguments, "--db", str(fresh), ok=False)
+    assert result.exit_code == 1 and message in result.output
+    assert not fresh.exists()
+    assert run("add", "hi", "--kind", "fact", "--db", str(fresh)).exit_code == 0
+    assert fresh.exists()
+
+
 def test_delete_exits_1_when_an_id_was_not_deleted(db: str) -> None:
     run("import", str(SAMPLE), "--db", db)
     partial = run("delete", "1", "999", "--db", db, ok=False)

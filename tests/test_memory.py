@@ -102,7 +102,7 @@ def test_empty_and_whitespace_text_is_refused(mem: Memory) -> None:
             mem.add_exchange(bad, bad)
         with pytest.raises(InvalidInput):
             mem.retrieve(bad)
-    with pytest.raises(InvalidInput, match="unknown kind"):
+    with pytest.raises(InvalidInput, match="unknown episode kind"):
         mem.add("x", kind="diary")
     assert mem.store.count() == 0
 

@@ -10,6 +10,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from ..arguments import checked_episode, episode_kind, new_episode
+from ..clock import SystemClock
 from ..errors import InvalidInput
 from ._app import (
     AgentOpt,
@@ -89,14 +91,19 @@ def add(
         raise InvalidInput(f"--reply belongs to --kind exchange; a {kind} has only its text")
     extra = _json_object(metadata, "--metadata") if metadata is not None else None
     cfg = settings(config, db, agent)
+    when = _when(at)
+    common: dict[str, Any] = dict(
+        occurred_at=when,
+        tags=tag or (),
+        sensitivity=sensitivity,
+        importance=importance,
+        metadata=extra,
+    )
+    texts = dict(user_text=text, reply_text=reply) if kind == "exchange" else dict(content=text)
+    # checked before the file is opened: a failing add creates no file
+    draft = {**common, "occurred_at": when or SystemClock()}
+    checked_episode(new_episode(kind=episode_kind(kind), **texts, **draft))
     with open_memory(cfg, create=True) as mem:
-        common: dict[str, Any] = dict(
-            occurred_at=_when(at),
-            tags=tag or (),
-            sensitivity=sensitivity,
-            importance=importance,
-            metadata=extra,
-        )
         if kind == "exchange":
             new_id = mem.add_exchange(text, reply, **common)
         else:
