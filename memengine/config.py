@@ -9,7 +9,7 @@ Precedence, lowest first: defaults → TOML file → environment. The file is
 ``MEMENGINE_CONFIG``. An environment variable names a section and key:
 ``MEMENGINE_RETRIEVAL__RRF_K=10`` sets ``[retrieval] rrf_k``; a few
 top-level shortcuts exist (``MEMENGINE_DB``, ``MEMENGINE_AGENT``,
-``MEMENGINE_LLM_BASE_URL``, ``MEMENGINE_LLM_API_KEY``).
+``MEMENGINE_TIME_ZONE``, ``MEMENGINE_LLM_BASE_URL``, ``MEMENGINE_LLM_API_KEY``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ import sys
 import types
 import typing
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -50,6 +52,7 @@ class RetrievalConfig(_Section):
 
     search: Literal["hybrid", "vector", "bm25"] = "hybrid"
     recent_conversation_turns: int = Field(default=3, ge=0, le=50)
+    skip_recent: bool = True  # leave out the stored turns the recent messages repeat
     knn_k_per_query: int = Field(default=10, ge=1, le=1000)
     bm25_k_per_query: int = Field(default=40, ge=1, le=1000)
     max_candidates: int = Field(default=40, ge=1, le=1000)
@@ -272,15 +275,38 @@ class Config(BaseModel):
 
     db: Path = Path("memengine.db")
     agent: str = Field(default="default", min_length=1, pattern=r"\S")  # something visible
+    time_zone: str | None = None  # the clock's zone: an IANA name, "local"; None: UTC
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
     lifecycle: LifecycleConfig = Field(default_factory=LifecycleConfig)
 
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is None or value == "local":
+            return value
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(
+                f"unknown time zone {value!r}: an IANA name such as 'Asia/Tokyo', or 'local'"
+            ) from exc
+        return value
+
+    def in_zone(self, moment: datetime) -> datetime:
+        """``moment`` (aware) in ``time_zone``: the system's for "local", unchanged for None."""
+        if self.time_zone is None:
+            return moment
+        if self.time_zone == "local":
+            return moment.astimezone()
+        return moment.astimezone(ZoneInfo(self.time_zone))
+
 
 _SHORTCUTS = {
     "MEMENGINE_DB": ("db",),
     "MEMENGINE_AGENT": ("agent",),
+    "MEMENGINE_TIME_ZONE": ("time_zone",),
     "MEMENGINE_LLM_BASE_URL": ("llm", "base_url"),
     "MEMENGINE_LLM_API_KEY": ("llm", "api_key"),
 }

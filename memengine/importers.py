@@ -49,7 +49,7 @@ def detect_format(path: Path) -> Format:
     if path.suffix == ".jsonl":
         return "jsonl"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         if _first_line_is_object(path):  # an export saved under another name
             return "jsonl"
@@ -67,7 +67,7 @@ def detect_format(path: Path) -> Format:
 
 def _first_line_is_object(path: Path) -> bool:
     """Whether the first non-blank line of ``path`` is a JSON object on its own."""
-    with path.open(encoding="utf-8", errors="replace") as fh:
+    with path.open(encoding="utf-8-sig", errors="replace") as fh:
         for line in fh:
             if line.strip():
                 try:
@@ -92,7 +92,7 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
     """Episodes from a memengine JSONL export (ids, times, metadata preserved), each checked
     as it would be stored (:func:`.arguments.checked_episode`); InvalidInput names the line."""
     try:
-        fh = path.open(encoding="utf-8")
+        fh = path.open(encoding="utf-8-sig")
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
     with fh:
@@ -198,7 +198,7 @@ def read_conversations(
     gets its own agent, ``<agent>/<conversation id>`` (so two files' conversations of one id
     stay apart when their ``agent`` differs). InvalidInput names what a malformed file
     lacks, or the episode that cannot be stored, before anything is."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(path.read_text(encoding="utf-8-sig"))
 
     def owner(conversation_id: object) -> str:
         return f"{agent}/{conversation_id}" if per_conversation else agent

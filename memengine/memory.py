@@ -222,7 +222,7 @@ class Memory:
 
     def _new(self, **fields: Any) -> NewEpisode:
         fields["agent"] = self._agent(fields.get("agent"))
-        fields["occurred_at"] = fields.get("occurred_at") or self.clock()
+        fields["occurred_at"] = fields.get("occurred_at") or self._now()
         return args.new_episode(**fields)
 
     def _validated(self, ep: NewEpisode | Episode) -> NewEpisode:
@@ -426,7 +426,7 @@ class Memory:
         day_range = args.day_range(day_range)
         queries = args.extra_queries(extra_queries)
         agent_name = self._agent(agent)
-        now = args.moment(now, "now") if now is not None else ensure_aware(self.clock())
+        now = args.moment(now, "now") if now is not None else self._now()
         window = self.config.retrieval.occurred_day_range if day_range is True else day_range
         filters = self.retriever.filters(
             agent=agent_name,
@@ -454,7 +454,7 @@ class Memory:
             limit=self.config.retrieval.max_candidates if ranking == "life" else limit,
         )
         retrieval = retrieval.model_copy(
-            update={"agent": agent_name, "max_sensitivity": max_sensitivity}
+            update={"agent": agent_name, "max_sensitivity": max_sensitivity, "now": now}
         )
         return life.after_retrieve(
             self.store,
@@ -502,6 +502,7 @@ class Memory:
                     reach=self.retriever.timed_reach,
                     refine=self.retriever.refine,
                     decide=self.retriever.decide,
+                    held=self.retriever.held,
                 )
             return self._llm_turn
 
@@ -801,6 +802,11 @@ class Memory:
             out,
             archive_threshold=self.config.lifecycle.archive_threshold,
         )
+
+    def _now(self) -> datetime:
+        """The clock's moment, in the configured ``time_zone`` (that of a message and of
+        an episode stored without a time)."""
+        return self.config.in_zone(ensure_aware(self.clock()))
 
     def _agent(self, agent: str | None) -> str:
         """The agent a call is about: the one named (checked, in NFC) or the configured one.

@@ -170,6 +170,12 @@ class Retrieval(_Model):
     component). None when no window was read."""
     agent: str | None = None
     """The agent searched (whose principles a pack of this retrieval carries)."""
+    now: datetime | None = None
+    """The moment of the message, in the user's time zone (``retrieve(now=…)``): the pack
+    writes dates as days of that zone."""
+    in_recent: tuple[int, ...] = ()
+    """The stored turns left out because the ``recent`` messages repeat them word for word
+    (``[retrieval] skip_recent``): the reply model sees them already."""
     max_sensitivity: int = 3
     """The most sensitive episodes searched (0–3); a pack carries no principle above it."""
     signals: dict[str, float] = Field(default_factory=dict)

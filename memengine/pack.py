@@ -19,7 +19,9 @@ first sentence (``summarize``), or kept whole (``full``).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
+from datetime import tzinfo
 from typing import Literal
 
 from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
@@ -41,8 +43,8 @@ _HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
 _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
 
 
-def _date_line(ep: Episode, lang: str) -> str:
-    d = ep.occurred_at
+def _date_line(ep: Episode, lang: str, zone: tzinfo | None = None) -> str:
+    d = ep.occurred_at.astimezone(zone) if zone is not None else ep.occurred_at
     wd = _WEEKDAYS[lang][d.weekday()]
     return f"{d:%Y-%m-%d} ({wd})"
 
@@ -93,6 +95,25 @@ def _pieces(text: str) -> list[str]:
     return pieces
 
 
+def _fold(text: str) -> str:
+    """``text`` as the query's terms are written: NFKC (ｺﾝﾋﾞﾆ is コンビニ), lower case."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _around(text: str, terms: Sequence[str], max_chars: int) -> str:
+    """At most ``max_chars`` of ``text``: from a little before its first matched term when
+    it has one (a long message's answer can lie far from its start), else from the start."""
+    folded = _fold(text)
+    hits = [at for t in terms if (at := folded.find(t)) >= 0]
+    start = 0
+    if hits:  # NFKC may change lengths (ﾋﾞ is ビ): the place is scaled back to the text
+        start = max(0, min(hits) * len(text) // max(len(folded), 1) - max_chars // 4)
+    if start == 0:
+        return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+    end = start + max_chars - 2
+    return "…" + text[start:end] + ("…" if end < len(text) else "")
+
+
 def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -> str:
     sentences = [" ".join(s.split()) for piece in _pieces(text) for s in _SENTENCE.split(piece)]
     sentences = [s for s in sentences if s]
@@ -102,10 +123,9 @@ def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -
     if strategy == "summarize" or not terms:
         keep = sentences[:1]
     else:
-        keep = [s for s in sentences if any(t in s.lower() for t in terms)]
+        keep = [s for s in sentences if any(t in _fold(s) for t in terms)]
         keep = keep or sentences[:1]
-    out = " … ".join(keep)
-    return out if len(out) <= max_chars else out[: max_chars - 1] + "…"
+    return _around(" … ".join(keep), terms if strategy != "summarize" else (), max_chars)
 
 
 def _reason(item: Retrieved, lang: str, query: str) -> str:
@@ -149,11 +169,13 @@ def render_episode(
     query: str = "",
     strategy: Strategy,
     max_chars: int,
+    zone: tzinfo | None = None,
 ) -> str:
-    """One episode as a block of the pack: date and topic, the utterances, the reason line."""
+    """One episode as a block of the pack: date (in ``zone``, else as stored) and topic,
+    the utterances, the reason line."""
     ep = item.episode
     terms = [t for t in query_terms(query) if not _HIRAGANA.match(t)]
-    lines = [f"## {_date_line(ep, lang)} — {_topic(ep)}"]
+    lines = [f"## {_date_line(ep, lang, zone)} — {_topic(ep)}"]
     if ep.kind is EpisodeKind.exchange:
         if ep.user_text:
             lines.append("User: " + _trim(ep.user_text, strategy, terms, max_chars))
@@ -180,11 +202,13 @@ def build_pack(
     """Render a retrieval as a MemoryPack within ``budget_tokens``.
 
     Nothing is injected when the retrieval decided not to (``should_inject``
-    false) and there are no principles: the pack text is then empty. An episode
+    false) and there are no principles: the pack text is then empty. Dates are
+    days of the retrieval's time zone (that of its ``now``). An episode
     whose text repeats one already in the pack, within :data:`COPY_WINDOW_S`, is
     left out (the same words at another time are another event).
     """
     lang = retrieval.language
+    zone = retrieval.now.tzinfo if retrieval.now is not None else None
     strat: Strategy = strategy or retrieval.injection_strategy
     blocks: list[str] = []
     used = 0
@@ -217,12 +241,17 @@ def build_pack(
                 continue  # a copy (added twice, imported again) says nothing new
             seen.setdefault(text, []).append(at)
             block = render_episode(
-                item, lang, query=query, strategy=strat, max_chars=max_chars_per_utterance
+                item,
+                lang,
+                query=query,
+                strategy=strat,
+                max_chars=max_chars_per_utterance,
+                zone=zone,
             )
             cost = estimate_tokens(block) + 1
             if used + cost > budget_tokens:
                 shorter = render_episode(
-                    item, lang, query=query, strategy="summarize", max_chars=80
+                    item, lang, query=query, strategy="summarize", max_chars=80, zone=zone
                 )
                 cost = estimate_tokens(shorter) + 1
                 if used + cost > budget_tokens:

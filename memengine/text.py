@@ -21,6 +21,7 @@ __all__ = [
     "dense_query",
     "estimate_tokens",
     "guess_language",
+    "nfc",
     "query_terms",
     "scrub",
 ]
@@ -73,10 +74,24 @@ def has_surrogate(text: str) -> bool:
     return _SURROGATE.search(text) is not None
 
 
+_COMPAT_IDEOGRAPHS = re.compile("([\uf900-\ufaff\U0002f800-\U0002fa1f])")
+"""CJK compatibility ideographs (神 U+FA19, 塚 U+FA10): NFC would replace each with its
+unified twin (神), but names are written with them on purpose."""
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode NFC, except that CJK compatibility ideographs stay as written."""
+    if not _COMPAT_IDEOGRAPHS.search(text):
+        return unicodedata.normalize("NFC", text)
+    parts = _COMPAT_IDEOGRAPHS.split(text)  # text, ideograph, text, …
+    return "".join(p if i % 2 else unicodedata.normalize("NFC", p) for i, p in enumerate(parts))
+
+
 def scrub(text: str) -> str:
-    """Normalise ``text`` for storage: NFC, lone surrogates replaced, each NUL a space (it
-    separated what is on either side of it; dropped, two words would become one)."""
-    return unicodedata.normalize("NFC", replace_surrogates(text)).replace("\x00", " ")
+    """Normalise ``text`` for storage: NFC (:func:`nfc`: CJK compatibility ideographs kept),
+    lone surrogates replaced, each NUL a space (it separated what is on either side of it;
+    dropped, two words would become one)."""
+    return nfc(replace_surrogates(text)).replace("\x00", " ")
 
 
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")

@@ -351,3 +351,24 @@ def test_add_stores_metadata_given_as_a_json_object(db: str) -> None:
         refused = run("add", "another", "--metadata", bad, "--db", db, ok=False)
         assert refused.exit_code == 1 and says in refused.output
     assert json.loads(run("stats", "--db", db, "--json").output)["episodes"] == 1
+
+
+def test_a_japanese_colon_names_the_role_and_a_bom_is_read(db: str, tmp_path: Path) -> None:
+    """What a Japanese IME and Windows tools write: `partner：` and a UTF-8 byte-order mark."""
+    run("add", "結婚式は六月二十日", "--reply", "楽しみだね", "--db", db)
+    out = json.loads(
+        run("retrieve", "結婚式はいつ？", "-r", "partner：最近どう？", "--db", db, "--json").output
+    )
+    assert out["queries"][0] == "最近どう？\n結婚式はいつ？"  # the role is not part of the text
+    dump = tmp_path / "dump.jsonl"
+    run("export", "--db", db, "-o", str(dump))
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + dump.read_bytes())
+    result = json.loads(run("import", str(bom), "--db", str(tmp_path / "b.db"), "--json").output)
+    assert result == {"format": "jsonl", "imported": 1}
+    renamed = tmp_path / "bom.txt"  # format detected from the content
+    renamed.write_bytes(bom.read_bytes())
+    result = json.loads(
+        run("import", str(renamed), "--db", str(tmp_path / "c.db"), "--json").output
+    )
+    assert result == {"format": "jsonl", "imported": 1}

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
+from pydantic import ValidationError
 
-from memengine import ConfigError, load_config
+from memengine import Config, ConfigError, load_config
 from memengine.diagnostics import diagnose
 
 
@@ -107,3 +110,36 @@ def test_lifecycle_numbers_are_bounded_and_finite(
             load_config(environ={f"MEMENGINE_LIFECYCLE__{key}": value})
     cfg = load_config(environ={"MEMENGINE_LIFECYCLE__MAX_WEIGHTED_TOTAL": "inf"})
     assert cfg.lifecycle.max_weighted_total == float("inf")
+
+
+def test_time_zone_sets_the_zone_of_the_clocks_now(tmp_path: Path) -> None:
+    """昨日 and an episode stored without a time are read in the configured zone."""
+    from memengine import FixedClock, Memory
+
+    from .helpers import HashEmbedder
+
+    utc = FixedClock(
+        datetime(2026, 5, 20, 23, 30, tzinfo=timezone.utc)
+    )  # 08:30 on the 21st in Tokyo
+    cfg = Config.model_validate({"time_zone": "Asia/Tokyo"})
+    with Memory.open(tmp_path / "m.db", config=cfg, embedder=HashEmbedder(), clock=utc) as mem:
+        new = mem.add_exchange("駅前で田中さんに会った", "元気そうだった？")
+        assert mem.get(new).occurred_at.utcoffset() == timedelta(hours=9)
+        r = mem.retrieve("昨日は何してた？")
+        assert r.time_window is not None
+        assert r.time_window[0] == datetime(2026, 5, 20, tzinfo=ZoneInfo("Asia/Tokyo"))
+        assert r.now is not None and r.now.utcoffset() == timedelta(hours=9)
+    local = Config.model_validate({"time_zone": "local"})
+    assert local.in_zone(utc()).utcoffset() == datetime(2026, 5, 20).astimezone().utcoffset()
+    assert Config().in_zone(utc()) == utc()  # unset: the clock's own zone
+    with pytest.raises(ValidationError, match="unknown time zone 'Mars/Olympus'"):
+        Config.model_validate({"time_zone": "Mars/Olympus"})
+
+
+def test_time_zone_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
+    assert load_config(environ={"MEMENGINE_TIME_ZONE": "Europe/Berlin"}).time_zone == (
+        "Europe/Berlin"
+    )
+    with pytest.raises(ConfigError, match="unknown time zone"):
+        load_config(environ={"MEMENGINE_TIME_ZONE": "Nowhere/Special"})

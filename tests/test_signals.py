@@ -54,6 +54,11 @@ def test_idf_and_lexical_reach() -> None:
         "引っ越しまでのこと、まとめてください。",
         "Walk me through the whole lease saga.",
         "Fill me in on the roof business, I've lost track.",
+        # Japanese without a question mark, in kana, or wondering about the past
+        "あの給餌器なに買ったんだったかな",
+        "千夏となんで金沢やめたんだったかな",
+        "少し前に話した本のタイトル",
+        "何回行ったの",
     ],
 )
 def test_asks_memory(text: str) -> None:
@@ -68,6 +73,17 @@ def test_asks_memory(text: str) -> None:
         "今日はいいお天気ね。洗濯物がよく乾きそう",
         "何か食べたいな。いつも同じものばかり",
         "It's finally warm enough to sit on my balcony.",
+        # 前に as a place or a time before something; set phrases with 何, どう, いつ; か endings
+        "寝る前に本を読んだ",
+        "駅前に新しいパン屋さんできてた",
+        "5分前に起きた",
+        "何となく今日は疲れたなあ",
+        "何回も言うけど好き",
+        "どうしても眠い",
+        "いつの間にか夜だ",
+        "映画とか観たい",
+        "まあいいか",
+        "なんかいい感じ",
     ],
 )
 def test_small_talk_does_not_ask(text: str) -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from typer.testing import CliRunner
@@ -55,6 +56,36 @@ def test_a_pack_holds_a_copied_memory_once(db_path: Path, clock: FixedClock) -> 
         pack = mem.pack(r, query="when is the dentist?")
         assert pack.text.count("User: I booked the dentist for 3 June") == 1
         assert len(pack.episode_ids) == 1
+
+
+def test_the_pack_dates_a_memory_in_the_users_time_zone(db_path: Path) -> None:
+    """Stored at 08:30 in Tokyo by a clock in UTC, it is the 21st of May for the user."""
+    utc = FixedClock(datetime(2026, 5, 20, 23, 30, tzinfo=timezone.utc))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=utc) as mem:
+        mem.add_exchange("今朝、駅前で田中さんに会った", "元気そうだった？")
+        tokyo = ZoneInfo("Asia/Tokyo")
+        r = mem.retrieve(
+            "田中さんに会ったのはいつ？", now=datetime(2026, 5, 22, 9, 0, tzinfo=tokyo)
+        )
+        assert r.now is not None and r.now.tzinfo == tokyo
+        assert "## 2026-05-21 (木)" in mem.pack(r).text
+        r = mem.retrieve("田中さんに会ったのはいつ？")  # the clock's zone: UTC
+        assert "## 2026-05-20 (水)" in mem.pack(r).text
+
+
+def test_a_long_message_is_quoted_where_the_question_matches(db_path: Path) -> None:
+    """Casual Japanese often has no 。: a long message is one sentence, and its start says
+    nothing about what was asked. Half-width katakana match their full-width query."""
+    clock = FixedClock(T0)
+    chatter = "今日はほんとに色々あって朝から電車が遅れてて会社に着いたら会議が始まってて" * 8
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_exchange(chatter + "帰りに本屋で村上春樹の新刊を買った", "いいね、読んだら教えて")
+        mem.add_exchange("今日は雨だった。" * 40 + "ｺﾝﾋﾞﾆの新しいおにぎり美味しかった。", "何味？")
+        r = mem.retrieve("本屋で何を買ったっけ？")
+        text = mem.pack(r, query="本屋で何を買ったっけ？").text
+        assert "村上春樹の新刊" in text and "User: …" in text
+        r = mem.retrieve("コンビニのおにぎり覚えてる？")
+        assert "User: ｺﾝﾋﾞﾆの新しいおにぎり美味しかった。\n" in mem.pack(r).text
 
 
 def test_the_partner_by_the_names_other_chat_apis_use() -> None:

@@ -79,6 +79,7 @@ def _run(
     config: Path | None,
     quiet: bool,
     swapped: int = 0,
+    store_recent: bool = False,
 ) -> None:
     from ..evaluation import run_locomo, run_memset, save_json
     from ..memory import make_embedder
@@ -93,7 +94,7 @@ def _run(
     run = (
         partial(run_locomo, paths[0], swapped=swapped)
         if dataset == "locomo"
-        else partial(run_memset, paths)
+        else partial(run_memset, paths, store_recent=store_recent)
     )
     with eval_progress(err_console, enabled=not quiet) as (on_ingest, on_question):
         result = run(
@@ -171,6 +172,14 @@ def memset(
     conversations: ConvOpt = None,
     pad: PadOpt = 0,
     haystack: HaystackOpt = None,
+    store_recent: Annotated[
+        bool,
+        typer.Option(
+            "--store-recent",
+            help="Store each question's recent messages before asking it (deleted after), "
+            "as a companion that stores every turn has them.",
+        ),
+    ] = False,
     json_out: JsonFileOpt = None,
     config: ConfigOpt = None,
     quiet: QuietOpt = False,
@@ -192,6 +201,7 @@ def memset(
         json_out,
         config,
         quiet,
+        store_recent=store_recent,
     )
 
 

@@ -31,7 +31,7 @@ RecentOpt = Annotated[
     typer.Option(
         "--recent",
         "-r",
-        help="A recent message, oldest first; repeat. Prefix 'partner:' for the partner's lines.",
+        help="A recent message, oldest first; repeat. Prefix 'partner:' (or 'partner：') for the partner's lines.",
     ),
 ]
 
@@ -56,7 +56,7 @@ LLMOpt = Annotated[
 def _recent(values: list[str] | None) -> list[dict[str, str]]:
     out = []
     for v in values or []:
-        role, sep, text = v.partition(":")
+        role, sep, text = v.replace("：", ":", 1).partition(":")  # a Japanese IME's colon too
         if sep and role.strip().lower() in ROLES:
             out.append({"role": role.strip().lower(), "text": text.strip()})
         else:

@@ -15,7 +15,7 @@ __all__ = ["load_json", "select_conversations"]
 def load_json(path: Path) -> Any:
     """Read a JSON evaluation file, turning I/O and syntax errors into EvaluationError."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except FileNotFoundError as exc:
         raise EvaluationError(f"no such file: {path}") from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

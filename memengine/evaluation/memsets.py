@@ -130,6 +130,35 @@ def load_memset(conversation: dict[str, Any], *, agent: str = "default") -> Mems
     return MemsetConversation(cid, episodes, questions, counts)
 
 
+def recent_exchanges(question: MemsetQuestion, *, agent: str) -> list[NewEpisode]:
+    """``question.recent`` as the exchanges a companion would have stored: a user message
+    with the partner's reply after it is one exchange, a message without its other half
+    one of its own side; a minute apart, the last a minute before the question."""
+    said = [m for m in question.recent if m["role"] in ("user", "partner") and m["text"].strip()]
+    pairs: list[tuple[str | None, str | None]] = []
+    i = 0
+    while i < len(said):
+        if said[i]["role"] == "user" and i + 1 < len(said) and said[i + 1]["role"] == "partner":
+            pairs.append((said[i]["text"], said[i + 1]["text"]))
+            i += 2
+        elif said[i]["role"] == "user":
+            pairs.append((said[i]["text"], None))
+            i += 1
+        else:
+            pairs.append((None, said[i]["text"]))
+            i += 1
+    return [
+        NewEpisode(
+            agent=agent,
+            user_text=user,
+            reply_text=reply,
+            occurred_at=question.asked_at - timedelta(minutes=len(pairs) - n),
+            metadata={"recent_of": question.id},
+        )
+        for n, (user, reply) in enumerate(pairs)
+    ]
+
+
 def run_memset(
     path: Path | Sequence[Path],
     *,
@@ -142,11 +171,15 @@ def run_memset(
     haystack: Path | None = None,
     on_ingest: Progress | None = None,
     on_question: Progress | None = None,
+    store_recent: bool = False,
 ) -> EvalResult:
     """Evaluate every requested mode on a memsets file, or on several as one set.
 
     With several files every conversation id is qualified by its file's
     stem (``heldout_ja_a/ja_a1``), and the tables pool every question.
+    ``store_recent`` stores each question's ``recent`` messages before it is
+    asked (:func:`recent_exchanges`) and deletes them after, as a companion that
+    stores every turn has them.
     """
     t_start = time.perf_counter()
     files = [Path(path)] if isinstance(path, str | Path) else [Path(p) for p in path]
@@ -179,6 +212,12 @@ def run_memset(
         with run.stores(c, clock) as mems:
             for q in c.questions:
                 clock.set(q.asked_at)
+                first = mems[plans[0].name] if plans else None
+                added = (
+                    first.add_many(recent_exchanges(q, agent=config.agent))
+                    if store_recent and first is not None
+                    else []
+                )
                 for plan in plans:
                     mem = mems[plan.name]
                     r = run.retrieve(mem, plan, q.query, recent=q.recent, limit=K)
@@ -209,6 +248,8 @@ def run_memset(
                         )
                     )
                     run.asked.advance()
+                if added and first is not None:
+                    first.delete(added)
 
     table: dict[str, dict[str, dict[str, float]]] = {}
     summary: dict[str, dict[str, float | None]] = {}
@@ -244,6 +285,8 @@ def run_memset(
     notes = [*run.skipped.values(), *run.notes]
     if limit is not None:
         notes.append(f"--limit {limit}: first {limit} questions per conversation")
+    if store_recent:
+        notes.append("--store-recent: each question's recent messages were stored before it")
     return EvalResult(
         code=code_info().to_json(),
         dataset="memset",

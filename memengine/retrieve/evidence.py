@@ -148,22 +148,44 @@ def in_window(moment: datetime, window: tuple[datetime, datetime]) -> bool:
     return window[0].timestamp() <= ts < window[1].timestamp()
 
 
+MARGIN_SHARE = 0.5
+"""The share of the window bonus for what occurred in the recording lag after the window."""
+
+
 def window_bonus(
-    candidates: Sequence[Candidate], window: tuple[datetime, datetime] | None, weight: float
+    candidates: Sequence[Candidate],
+    window: tuple[datetime, datetime] | None,
+    weight: float,
+    *,
+    margin_end: datetime | None = None,
 ) -> list[Candidate]:
-    """Add ``weight`` × the best score to the candidates that occurred in ``window``; re-sort.
+    """Add ``weight`` × the best score to the candidates that occurred in ``window``, and
+    :data:`MARGIN_SHARE` of it to those between its end and ``margin_end`` (the recording
+    lag: what happened "last week" is often told on Monday); re-sort.
 
     The window comes from the message's own time expressions ("last month",
     "a few weeks ago", "on 21 May, 2023"). It is a soft prior, not a filter:
     people misplace dates, and what is outside keeps its rank among itself.
+    The margin's smaller share keeps this week's Tuesday below last week's
+    when "last week" is asked.
     """
     if window is None or weight <= 0 or not candidates:
         return list(candidates)
+    margin = (window[1], margin_end) if margin_end is not None else None
     top = max(c.score for c in candidates)
     out: list[Candidate] = []
     for c in candidates:
+        share = 0.0
         if in_window(c.episode.occurred_at, window):
-            c = replace(c, score=c.score + weight * top, components={**c.components, "window": 1.0})
+            share = 1.0
+        elif margin is not None and in_window(c.episode.occurred_at, margin):
+            share = MARGIN_SHARE
+        if share:
+            c = replace(
+                c,
+                score=c.score + share * weight * top,
+                components={**c.components, "window": share},
+            )
         out.append(c)
     out.sort(key=lambda c: -c.score)
     return out

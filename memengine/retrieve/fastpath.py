@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -60,12 +61,15 @@ class FastPath:
         self.config = config
         self.executor = executor
 
-    def bm25(self, terms: Sequence[str], filters: Filters) -> list[tuple[int, float]]:
-        """The full-text stage for one query's terms, with this path's settings."""
+    def bm25(
+        self, terms: Sequence[str], filters: Filters, extra: int = 0
+    ) -> list[tuple[int, float]]:
+        """The full-text stage for one query's terms, with this path's settings (``extra``
+        more hits than configured)."""
         cfg = self.config
         hits, _dropped = self.store.text_search(
             terms,
-            cfg.bm25_k_per_query,
+            cfg.bm25_k_per_query + extra,
             filters,
             context_weight=cfg.context_weight,
             max_df=cfg.max_term_df,
@@ -73,8 +77,17 @@ class FastPath:
         )
         return hits
 
-    def run(self, queries: Sequence[str], filters: Filters, *, now: datetime) -> FastResult:
-        """Search every query, fuse, score and fetch the candidates (best first)."""
+    def run(
+        self,
+        queries: Sequence[str],
+        filters: Filters,
+        *,
+        now: datetime,
+        exclude: AbstractSet[int] = frozenset(),
+    ) -> FastResult:
+        """Search every query, fuse, score and fetch the candidates (best first). The ids
+        in ``exclude`` are left out of every list before it is ranked (each search asks for
+        as many more hits)."""
         cfg = self.config
         timings: dict[str, float] = {}
         degraded: list[str] = []
@@ -92,17 +105,20 @@ class FastPath:
         use_knn = cfg.search != "bm25"
         use_bm25 = cfg.search != "vector"
         knn_job = (
-            self.executor.submit(self.store.knn_many, knn_vecs, cfg.knn_k_per_query, filters)
+            self.executor.submit(
+                self.store.knn_many, knn_vecs, cfg.knn_k_per_query + len(exclude), filters
+            )
             if use_knn
             else None
         )
         term_lists = [query_terms(q) if use_bm25 else [] for q in queries]
         bm25_jobs = [
-            self.executor.submit(self.bm25, terms, filters) if terms else None
+            self.executor.submit(self.bm25, terms, filters, len(exclude)) if terms else None
             for terms in term_lists
         ]
         lists: list[RankedList] = []
         for i, hits in enumerate(knn_job.result() if knn_job is not None else []):
+            hits = [h for h in hits if h[0] not in exclude][: cfg.knn_k_per_query]
             lists.append(
                 RankedList(
                     f"knn{i}", [h[0] for h in hits], [1 - h[1] for h in hits], cfg.knn_weight
@@ -114,7 +130,7 @@ class FastPath:
                 if use_bm25:
                     degraded.append(f"bm25 skipped for query {i}: no searchable terms")
                 continue
-            hits = bjob.result()
+            hits = [h for h in bjob.result() if h[0] not in exclude][: cfg.bm25_k_per_query]
             lists.append(
                 RankedList(f"bm25{i}", [h[0] for h in hits], [h[1] for h in hits], cfg.bm25_weight)
             )

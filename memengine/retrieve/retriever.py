@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor
 from datetime import datetime, timedelta
 
@@ -36,8 +37,9 @@ from .coverage import (
 from .evidence import answer_type_bonus, asks_back, lift_next_turns, window_bonus
 from .fastpath import Candidate, FastPath, FastResult
 from .inject import evidence_found, should_inject, top_cosine
+from .recent import held_in_recent, lookback
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
-from .temporal import widen_text_window
+from .temporal import parse_time_window, widen
 
 __all__ = ["Retriever", "context_query", "fast_results", "label"]
 
@@ -139,22 +141,24 @@ class Retriever:
         filters: Filters,
         window: tuple[datetime, datetime] | None,
         signals: dict[str, float] | None = None,
+        exclude: AbstractSet[int] = frozenset(),
     ) -> list[Candidate]:
         """The fast path's second look at fused ``candidates``: the lists re-weighted by the
         context query's lexical ``reach`` (:meth:`reach`; unused without ``adaptive_weights``)
         and the dense spread (:mod:`.adapt`), then the bonuses for the time ``window`` the
-        user's ``text`` names (:func:`.temporal.widen_text_window`) and for the kind of answer it asks
+        user's ``text`` names (:func:`.temporal.parse_time_window`; part of it in the
+        recording lag after it, :func:`.temporal.widen`) and for the kind of answer it asks
         (:mod:`.answer_type`), where the
         turn after one of the best few (within ``filters``) may hold the answer. The reach
-        goes to ``signals``."""
+        goes to ``signals``. No turn in ``exclude`` is lifted."""
         cfg = self.config
         if cfg.adaptive_weights and signals is not None:
             signals["reach"] = round(reach, 4)
         spread = dense_spread(candidates, cfg.spread_k)
         scales = list_scales(cfg, reach=reach, spread=spread)
         out = reweight(candidates, cfg, scales)
-        if cfg.window_weight > 0:
-            out = window_bonus(out, window, cfg.window_weight)
+        if cfg.window_weight > 0 and window is not None:
+            out = window_bonus(out, window, cfg.window_weight, margin_end=widen(window, now)[1])
         if cfg.answer_type_weight > 0:
             kinds = asked_types(text[: cfg.max_query_chars])
             out = answer_type_bonus(out, kinds, cfg.answer_type_weight)
@@ -162,9 +166,10 @@ class Retriever:
                 top = out[: cfg.next_turn_candidates]
                 # only a turn that asked can be answered next: the others need no lookup
                 ids = [c.episode.id for c in top if asks_back(c.episode)]
+                following = self.store.next_turns(ids, filters)
                 out = lift_next_turns(
                     out,
-                    self.store.next_turns(ids, filters),
+                    {a: ep for a, ep in following.items() if ep.id not in exclude},
                     kinds,
                     weight=cfg.answer_type_weight,
                     factor=cfg.next_turn_factor,
@@ -203,6 +208,14 @@ class Retriever:
         t0 = time.perf_counter()
         value = self.reach(query)
         return value, round((time.perf_counter() - t0) * 1000, 3)
+
+    def held(self, recent: Sequence[Message], filters: Filters) -> frozenset[int]:
+        """The agent's newest turns that ``recent`` repeats word for word
+        (:func:`.recent.held_in_recent`; none without ``skip_recent``)."""
+        if not self.config.skip_recent or not recent or filters.until_ts is None:
+            return frozenset()
+        newest = self.store.newest_turns(filters.agent, filters.until_ts, lookback(recent))
+        return frozenset(held_in_recent(newest, recent))
 
     def filters(
         self,
@@ -244,11 +257,12 @@ class Retriever:
         lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
         # the reach's term counts run beside the searches; the lists are re-fused after
         reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None
-        result: FastResult = self.fast.run([query, *extra_queries], filters, now=now)
+        held = self.held(recent, filters)
+        result: FastResult = self.fast.run([query, *extra_queries], filters, now=now, exclude=held)
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
         signals: dict[str, float] = {}
-        window = widen_text_window(text, now) if cfg.window_weight > 0 else None
+        window = parse_time_window(text, now) if cfg.window_weight > 0 else None
         result.candidates = self.refine(
             result.candidates,
             text=text,
@@ -257,6 +271,7 @@ class Retriever:
             filters=filters,
             window=window,
             signals=signals,
+            exclude=held,
         )
         decided = self.decide(text, result.candidates, timings, signals)
         results = tuple(fast_results(result.candidates, cfg, limit))
@@ -269,6 +284,7 @@ class Retriever:
             should_inject=decided,
             language=lang,
             candidates=len(result.candidates),
-            time_window=window,
+            time_window=widen(window, now) if window is not None else None,
             signals=signals,
+            in_recent=tuple(sorted(held)),
         )

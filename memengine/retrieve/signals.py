@@ -47,15 +47,25 @@ _EN_RECALL = re.compile(
 """English cues that point back at something said before."""
 
 _JA_QUESTION = re.compile(
-    r"(何|いつ|どこ|どちら|どっち|誰|だれ|どう|なぜ|どれ|どの|いくら|いくつ)(?![かもでぞ])"
+    r"(何|なに|なんで|なんの|いつ|どこ|どちら|どっち|誰|だれ|どう|なぜ|どれ|どの|いくら|いくつ)"
+    r"(?![かもでぞ]|となく|とか|だか|やら|回も|度も|しても|せ|にか|の間)"
 )
-"""Japanese interrogatives (not the indefinites 何か, いつも, どこでも, どうぞ, …)."""
+"""Japanese interrogatives, in kanji or kana (not the indefinites and set phrases 何か,
+何となく, 何回も, いつも, いつの間にか, どこでも, どうぞ, どうしても, どうせ, …)."""
 
-_JA_ENDINGS = ("か", "かしら", "っけ")
-"""Sentence-final particles that make a Japanese sentence a question or a check."""
+_JA_ENDINGS = ("か", "かしら", "っけ", "たかな")
+"""Sentence-final particles that make a Japanese sentence a question or a check
+(…だったかな: wondering about the past; not 行こうかな, an intention)."""
 
-_JA_RECALL = re.compile(r"(覚えて|忘れ|っけ|前に|この前|以前|言ったよね|話したよね)")
-"""Japanese cues that point back at something said before."""
+_JA_NOT_ENDINGS = ("とか", "いいか")
+"""Endings in か that are no question: a list (映画とか), letting go (まあいいか)."""
+
+_JA_RECALL = re.compile(
+    r"(覚えて|忘れ|っけ|(?<![うくすつぬふむゆるぐずづぶぷただ0-9駅分秒時間目手名])前に"
+    r"|この前|以前|言ったよね|話したよね)"
+)
+"""Japanese cues that point back at something said before (前に, 少し前に, but not
+寝る前に, 行く前に, 駅前に, 5分前に: a place, or a time before something)."""
 
 _REQUEST = re.compile(
     r"\b(tell me|fill me in|recap|summari[sz]e|go over|walk me through)\b"
@@ -111,6 +121,7 @@ def asks_memory(text: str) -> bool:
         if words and words[0] in _EN_QUESTION_WORDS:
             return True
         body = sentence.rstrip(".!。！…~〜 ")
-        if _JA_QUESTION.search(body) or body.endswith(_JA_ENDINGS):
+        ending = body.endswith(_JA_ENDINGS) and not body.endswith(_JA_NOT_ENDINGS)
+        if _JA_QUESTION.search(body) or ending:
             return True
     return False

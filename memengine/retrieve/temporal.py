@@ -129,13 +129,24 @@ def _this_season(name: str, now: datetime) -> Window | None:
     return window if window[0] <= now else None
 
 
+PLAN_HORIZON = timedelta(days=60)
+"""A date without a year this close ahead is a plan (no window); one further ahead is
+last year's (12月24日 asked in May)."""
+
+
 def _this_year_date(month: int, day: int, now: datetime) -> Window | None:
-    """That day of this year, or None when it is still to come (a plan, not a memory)."""
+    """That day of this year when it is past; last year's when this year's is more than
+    :data:`PLAN_HORIZON` ahead; None when it is just ahead (a plan, not a memory)."""
     try:
         d = date(now.year, month, day)
-    except ValueError:
+        if _midnight(d, now) <= now:
+            return _days(d, d, now)
+        if _midnight(d, now) - now <= PLAN_HORIZON:
+            return None
+        d = date(now.year - 1, month, day)
+    except ValueError:  # 29 February of a year without one
         return None
-    return _days(d, d, now) if _midnight(d, now) <= now else None
+    return _days(d, d, now)
 
 
 def _around(center: datetime, tolerance: timedelta) -> Window:
@@ -334,6 +345,8 @@ def _en_last_weekday(m: re.Match[str], now: datetime) -> Window | None:
 def _ja_season(m: re.Match[str], now: datetime) -> Window | None:
     name = _SEASONS_JA[m.group("s")]
     prefix = m.group("p") or ""
+    if prefix[:-1].isdigit():  # 2025年の夏 (令和7年の夏)
+        return _season(name, int(prefix[:-1]), now)
     if prefix in ("去年", "昨年"):
         return _season(name, now.year - 1, now)
     if prefix in ("一昨年", "おととし"):
@@ -362,15 +375,20 @@ def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
     if prefix.endswith("年") and prefix[:-1].isdigit():
         year = int(prefix[:-1])
     else:
-        year = now.year + {"去年": -1, "昨年": -1, "一昨年": -2, "おととし": -2, "今年": 0}[prefix]
+        year = now.year + _JA_YEARS[prefix]
     return _month(year, month, now)
+
+
+_JA_YEARS = {"去年": -1, "昨年": -1, "一昨年": -2, "おととし": -2, "今年": 0}
 
 
 def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
     month, day = int(m.group("m")), int(m.group("d"))
-    if m.groupdict().get("y"):
+    named = m.groupdict().get("p")
+    if m.groupdict().get("y") or named:
+        year = int(m.group("y")) if m.groupdict().get("y") else now.year + _JA_YEARS[named or ""]
         try:
-            d = date(int(m.group("y")), month, day)
+            d = date(year, month, day)
         except ValueError:
             return None
         return _days(d, d, now)
@@ -456,9 +474,26 @@ def _new_year(_: re.Match[str], now: datetime) -> Window | None:
     return _days(start, date(now.year, 1, 7), now)
 
 
-def _year_end(_: re.Match[str], now: datetime) -> Window | None:
-    year = now.year if now.month == 12 and now.day >= 20 else now.year - 1
+def _year_end(m: re.Match[str], now: datetime) -> Window | None:
+    named = m.groupdict().get("p") or ("去年" if m.groupdict().get("q") else None)
+    if named:
+        year = now.year + _JA_YEARS[named]
+    else:
+        year = now.year if now.month == 12 and now.day >= 20 else now.year - 1
     return _days(date(year, 12, 20), date(year, 12, 31), now)
+
+
+def _latest_weekday(m: re.Match[str], now: datetime) -> Window | None:
+    """The latest such weekday before today (この前の日曜: within the last seven days)."""
+    today = _today(now)
+    back = (today.weekday() - _WEEKDAYS_JA.index(m.group("wd"))) % 7 or 7
+    d = today - timedelta(days=back)
+    return _days(d, d, now)
+
+
+def _this_morning(_: re.Match[str], now: datetime) -> Window | None:
+    start = _midnight(_today(now), now)
+    return start, start + timedelta(hours=12)
 
 
 _WD_JA = f"(?P<wd>[{_WEEKDAYS_JA}])曜日?"
@@ -468,15 +503,27 @@ _WD_EN = "(?P<wd>" + "|".join(_WEEKDAYS_EN) + ")"
 _RULES: list[Rule] = [
     # ---- Japanese
     (re.compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
+    (
+        re.compile(r"(?P<p>去年|昨年|一昨年|おととし|今年)の?(?P<m>\d{1,2})月(?P<d>\d{1,2})日"),
+        _ja_date,
+    ),
+    (
+        re.compile(r"(?P<p>去年|昨年|一昨年|おととし)の?(?:年末|暮れ)|(?P<q>昨年末|去年末)"),
+        _year_end,
+    ),
     (re.compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
     (
         re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年)の?(?P<m>\d{1,2})月"),
         _ja_year_month,
     ),
-    (re.compile(r"(?P<p>去年|昨年|一昨年|おととし|今年|この前の)の?(?P<s>[春夏秋冬])"), _ja_season),
+    (
+        re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年|この前の)の?(?P<s>[春夏秋冬])"),
+        _ja_season,
+    ),
     (re.compile(r"(?P<p>)(?P<s>[春夏冬])休み"), _ja_season),
     (re.compile(r"先週の" + _WD_JA), _ja_weekday_last_week),
     (re.compile(r"今週の" + _WD_JA), _ja_weekday_this_week),
+    (re.compile(r"(?:この前|こないだ|この間)の" + _WD_JA), _latest_weekday),
     (re.compile(r"先週末"), _last_weekend),
     (re.compile(r"先々週|先先週"), _week_offset(-2)),
     (re.compile(r"先週"), _week_offset(-1)),
@@ -489,6 +536,10 @@ _RULES: list[Rule] = [
     (re.compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
     (re.compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),
     (re.compile(r"数日前"), _few_days),
+    (re.compile(r"先日"), _span_ago(timedelta(days=14), timedelta(days=1))),
+    (re.compile(r"今朝"), _this_morning),
+    (re.compile(r"半年前"), lambda _, now: _ago("month", 6, now)),
+    (re.compile(r"ひと月前|ひとつき前"), lambda _, now: _ago("month", 1, now)),
     (re.compile(r"数週間前"), _span_ago(timedelta(weeks=5), timedelta(weeks=2))),
     (re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前"), _span_ago(timedelta(days=185), timedelta(days=55))),
     (re.compile(rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)前"), _ja_ago),
@@ -503,6 +554,7 @@ _RULES: list[Rule] = [
     (re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b"), _iso_date),
     (re.compile(r"\bthe day before yesterday\b"), _day_offset(-2)),
     (re.compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
+    (re.compile(r"\bthis morning\b"), _this_morning),
     (re.compile(r"\b(?:a few|few|several) days (?:ago|back)\b"), _few_days),
     (
         re.compile(r"\b(?:a few|few|several) weeks (?:ago|back)\b"),
@@ -559,8 +611,19 @@ _SINCE_EN = re.compile(r"\bsince\s+$")
 _SINCE_JA = re.compile(r"^\s*(?:から|以来|以降)")
 
 
+_ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
+_ERA_YEAR = re.compile(r"(令和|平成|昭和)(元|\d{1,2})年")
+
+
+def _western_year(m: re.Match[str]) -> str:
+    """令和7年 → 2025年 (元年 is the first)."""
+    n = 1 if m.group(2) == "元" else int(m.group(2))
+    return f"{_ERAS[m.group(1)] + n}年"
+
+
 def _normalise(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower()
+    """NFKC (㋿ is 令和, ２ is 2), lower case, Japanese era years as western ones."""
+    return _ERA_YEAR.sub(_western_year, unicodedata.normalize("NFKC", text).lower())
 
 
 def find_time_expressions(text: str, now: datetime) -> list[TimeExpression]:

@@ -29,6 +29,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -75,7 +76,12 @@ class Refine(Protocol):
         filters: Filters,
         window: tuple[datetime, datetime] | None,
         signals: dict[str, float] | None = None,
+        exclude: AbstractSet[int] = frozenset(),
     ) -> list[Candidate]: ...
+
+
+Held = Callable[[Sequence[Message], Filters], frozenset[int]]
+"""The stored turns the recent messages repeat (:meth:`.Retriever.held`)."""
 
 
 PhaseStatus = Literal["ok", "cached", "empty", "timeout", "error", "invalid", "skipped", "disabled"]
@@ -169,10 +175,12 @@ class LLMTurn:
         reach: Reach,
         refine: Refine,
         decide: Decide,
+        held: Held,
         workers: int = 16,
     ) -> None:
         self.retrieval = retrieval
         self.reach = reach
+        self.held = held
         self.refine = refine
         self.decide = decide
         self.llm = llm
@@ -248,9 +256,10 @@ class LLMTurn:
         query = context_query(text, recent, rcfg.recent_conversation_turns)
         lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
         base = [query, *(q for q in extra_queries if q.strip())]
+        held = self.held(recent, filters)
 
         # Phase 1, with the fast path of the raw context query running alongside.
-        fast0 = self._pool.submit(self.fast.run, base, filters, now=now)
+        fast0 = self._pool.submit(self.fast.run, base, filters, now=now, exclude=held)
         reach0 = self._pool.submit(self.reach, query) if rcfg.adaptive_weights else None
         text_window = parse_time_window(text, now)
         expansion = self._expand(text, recent, now, lang, turn_end, trace, degraded, timings)
@@ -277,7 +286,7 @@ class LLMTurn:
         if extra or window is not None:
             queries = [*base, *extra]
             narrowed = window_filters(filters, window, lag=False) if window is not None else filters
-            result = self._search(queries, narrowed, now, turn_end, result0, degraded)
+            result = self._search(queries, narrowed, now, turn_end, result0, degraded, held)
             if result is result0:  # the search missed the deadline: no window was applied
                 window = None
             if window is not None and not result.candidates:
@@ -287,7 +296,7 @@ class LLMTurn:
                 trace.window_fallback = True
                 window = None
                 if extra:
-                    result = self._search(queries, filters, now, turn_end, result0, degraded)
+                    result = self._search(queries, filters, now, turn_end, result0, degraded, held)
                 else:
                     result = result0
         timings["expanded_search"] = _ms(t2)
@@ -306,8 +315,9 @@ class LLMTurn:
             now=now,
             reach=reach,
             filters=filters,
-            window=widen(text_window, now) if text_window is not None else None,
+            window=text_window,
             signals=signals,
+            exclude=held,
         )
         k = min(limit or rcfg.max_results, cfg.rerank_max_results)
         outcome = self._rerank(
@@ -353,6 +363,7 @@ class LLMTurn:
             candidates=len(candidates),
             time_window=window,
             signals=signals if outcome is None else {},
+            in_recent=tuple(sorted(held)),
         )
         return retrieval, trace
 
@@ -480,9 +491,11 @@ class LLMTurn:
         turn_end: float,
         fallback: FastResult,
         degraded: list[str],
+        exclude: AbstractSet[int],
     ) -> FastResult:
-        """Phase 2's search, waited for until the turn deadline (then the fast path's result)."""
-        future = self._pool.submit(self.fast.run, queries, filters, now=now)
+        """Phase 2's search (without the ids in ``exclude``), waited for until the turn
+        deadline (then the fast path's result)."""
+        future = self._pool.submit(self.fast.run, queries, filters, now=now, exclude=exclude)
         wait = turn_end - time.monotonic() - FINISH_S
         try:
             return future.result(timeout=max(wait, MIN_PHASE_S))

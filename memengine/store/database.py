@@ -425,6 +425,12 @@ class Store:
             episodes = ep_rows.fetch_episodes(cur, sorted(visible))
         return {a: episodes[b] for a, b in following.items() if b in episodes}
 
+    def newest_turns(self, agent: str, until_ts: int, limit: int) -> list[Episode]:
+        """The agent's ``limit`` newest exchanges and messages at or before ``until_ts``,
+        newest first (whatever their status)."""
+        with self.connections.read() as cur:
+            return ep_rows.newest_turns(cur, agent, until_ts, limit)
+
     def document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """The number of episodes and the document frequency of each term (cached; all agents)."""
         with self.connections.read() as cur:

@@ -23,6 +23,7 @@ __all__ = [
     "insert_episodes",
     "iter_episode_ids",
     "link_neighbours",
+    "newest_turns",
     "next_turns",
     "row_to_episode",
     "visible_ids",
@@ -277,6 +278,18 @@ def next_turns(cur: Any, ids: Sequence[int], gap_s: int) -> dict[int, int]:
     marks = ",".join("?" * len(ids))
     rows = cur.execute(_NEXT_TURN.format(marks=marks), [*ids, gap_s]).fetchall()
     return {int(a): int(b) for a, b in rows}
+
+
+def newest_turns(cur: Any, agent: str, until_ts: int, limit: int) -> list[Episode]:
+    """The agent's ``limit`` newest conversation turns (``exchange`` and ``message``, any
+    status) that happened at or before ``until_ts``, newest first (the ``(agent,
+    occurred_ts)`` index, read backwards)."""
+    rows = cur.execute(
+        f"SELECT {COLUMNS} FROM episodes WHERE agent = ? AND occurred_ts <= ? "
+        "AND kind IN ('exchange', 'message') ORDER BY occurred_ts DESC, id DESC LIMIT ?",
+        [agent, until_ts, limit],
+    ).fetchall()
+    return [row_to_episode(row) for row in rows]
 
 
 def visible_sql(n: int, where: str) -> str:

@@ -1,0 +1,79 @@
+"""The stored turns the recent conversation already holds word for word.
+
+A companion stores each exchange after its turn, so by the next message the
+last few turns are both in the store and in the ``recent`` messages the
+reply model sees. Found again by the search (the context query is made of
+them), they would fill the MemoryPack with what the prompt already shows,
+and make every message look answered by memory. :func:`held_in_recent`
+names them so the retrieval can leave them out.
+
+Only the agent's newest turns are compared (:func:`lookback`), and an
+exchange counts as held only when its user turn and its reply are
+consecutive messages of ``recent`` (or its reply is the first message,
+whose user turn was cut off): an old "Yes" elsewhere in the memory is not
+mistaken for the "Yes" just said.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..models import Episode, EpisodeKind, Message
+from ..text import scrub
+
+__all__ = ["LOOKBACK_SLACK", "held_in_recent", "lookback", "normalised"]
+
+LOOKBACK_SLACK = 10
+"""How many more of the newest turns than ``recent`` has messages are compared (turns
+of other kinds or stored by another thread in between)."""
+
+
+def lookback(recent: Sequence[Message]) -> int:
+    """How many of the agent's newest turns to compare with ``recent``."""
+    return len(recent) + LOOKBACK_SLACK
+
+
+def normalised(text: str | None) -> str:
+    """``text`` as compared: scrubbed as stored, its white space collapsed."""
+    return " ".join(scrub(text or "").split())
+
+
+def held_in_recent(episodes: Sequence[Episode], recent: Sequence[Message]) -> set[int]:
+    """The ids of ``episodes`` whose every word the ``recent`` messages already hold.
+
+    - an exchange with both sides: its user turn and its reply are consecutive
+      messages of ``recent`` (user, then partner), or its reply is the first
+      message (its user turn cut off before ``recent`` begins);
+    - an exchange with one side: that side is a message of its role;
+    - a ``message`` episode: its content is a message of ``recent``.
+
+    Other kinds are never held: ``recent`` is a conversation.
+    """
+    said = [(m.role, normalised(m.text)) for m in recent]
+    said = [(role, text) for role, text in said if text]
+    if not said:
+        return set()
+    pairs = {
+        (said[i][1], said[i + 1][1])
+        for i in range(len(said) - 1)
+        if said[i][0] == "user" and said[i + 1][0] == "partner"
+    }
+    user_said = {text for role, text in said if role == "user"}
+    partner_said = {text for role, text in said if role == "partner"}
+    texts = {text for _, text in said}
+    first = said[0]
+    held: set[int] = set()
+    for ep in episodes:
+        if ep.kind is EpisodeKind.message:
+            if normalised(ep.content) in texts:
+                held.add(ep.id)
+            continue
+        if ep.kind is not EpisodeKind.exchange:
+            continue
+        user, reply = normalised(ep.user_text), normalised(ep.reply_text)
+        if user and reply:
+            if (user, reply) in pairs or first == ("partner", reply):
+                held.add(ep.id)
+        elif (user and user in user_said) or (reply and reply in partner_said):
+            held.add(ep.id)
+    return held

@@ -1,0 +1,156 @@
+"""The stored turns the recent conversation repeats are left out of a retrieval
+(``[retrieval] skip_recent``): on real SQLite, on the fast path and the LLM turn."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memengine import FixedClock, Memory
+from memengine.config import Config
+from memengine.models import Episode, EpisodeKind, Message
+from memengine.retrieve.recent import held_in_recent
+
+from .helpers import HashEmbedder
+from .openai_server import ScriptedOpenAI
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def episode(i: int, user: str | None, reply: str | None, **fields: object) -> Episode:
+    values: dict[str, object] = dict(
+        id=i,
+        agent="default",
+        kind=EpisodeKind.exchange,
+        user_text=user,
+        reply_text=reply,
+        occurred_at=NOW,
+        created_at=NOW,
+        strength=1.0,
+    )
+    values.update(fields)
+    return Episode.model_validate(values)
+
+
+def said(*pairs: tuple[str, str]) -> list[Message]:
+    return [Message(role=role, text=text) for role, text in pairs]  # type: ignore[arg-type]
+
+
+def test_an_exchange_is_held_when_both_halves_are_consecutive_messages() -> None:
+    recent = said(
+        ("user", "Yes"),
+        ("partner", "Great, see you then."),
+        ("user", "How was   the\nconcert?"),  # white space is not a difference
+        ("partner", "Loud!"),
+    )
+    eps = [
+        episode(1, "Yes", "Great, see you then."),
+        episode(2, "Yes", "Then I'll book 3 May for you."),  # an older "Yes": not this one
+        episode(3, "How was the concert?", "Loud!"),
+        episode(4, "Loud!", None),  # the partner's words, stored as the user's: not held
+        episode(5, "Great, see you then.", "Yes"),  # the halves the other way round
+    ]
+    assert held_in_recent(eps, recent) == {1, 3}
+
+
+def test_a_reply_whose_question_was_cut_off_and_one_sided_turns() -> None:
+    recent = said(("partner", "Lunch at noon, then."), ("user", "ok"), ("system", "note"))
+    eps = [
+        episode(1, "Shall we eat at noon?", "Lunch at noon, then."),  # its user turn cut off
+        episode(2, "ok", None),
+        episode(3, None, "ok"),  # a partner's "ok": the recent "ok" is the user's
+        episode(4, None, None, kind=EpisodeKind.message, content="ok"),
+        episode(5, None, None, kind=EpisodeKind.fact, content="ok"),  # not a conversation turn
+        episode(6, None, None, kind=EpisodeKind.message, content="note"),
+    ]
+    assert held_in_recent(eps, recent) == {1, 2, 4, 6}
+    assert held_in_recent(eps, []) == set()
+    assert held_in_recent(eps, said(("user", "   "))) == set()
+
+
+CONVERSATION = [
+    ("My sister Ayla is getting married in Lisbon in September.", "How lovely! Lisbon in autumn."),
+    ("I booked the flights to Lisbon today.", "Great, one thing off the list."),
+    ("The dog chewed my shoes again.", "Oh no, which pair?"),
+    ("My new running shoes, of course.", "That's rough. Time for a chew toy?"),
+]
+"""Two earlier turns, then the current conversation: the last two."""
+
+
+def companion(path: Path, **retrieval: object) -> Memory:
+    cfg = Config.model_validate({"retrieval": retrieval, "lifecycle": {"record_turns": False}})
+    mem = Memory.open(path, config=cfg, embedder=HashEmbedder(), clock=FixedClock(NOW))
+    for n, (user, reply) in enumerate(CONVERSATION):
+        when = NOW - timedelta(days=30) if n < 2 else NOW - timedelta(minutes=4 - n)
+        mem.add_exchange(user, reply, occurred_at=when)
+    return mem
+
+
+def current(mem: Memory) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    for user, reply in CONVERSATION[2:]:
+        out += [{"role": "user", "text": user}, {"role": "partner", "text": reply}]
+    return out
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Iterator[Memory]:
+    with companion(tmp_path / "m.db") as m:
+        yield m
+
+
+def test_the_stored_turns_of_the_current_conversation_are_left_out(mem: Memory) -> None:
+    r = mem.retrieve("Which shoes did the dog chew?", recent=current(mem))
+    assert r.in_recent == (3, 4)
+    assert {x.episode.id for x in r.results}.isdisjoint({3, 4})
+    assert r.results  # the older turns are still found
+    assert {3, 4}.isdisjoint(mem.pack(r).episode_ids)
+    # only what `recent` holds: with the last exchange alone, the one before it is memory
+    r = mem.retrieve("Which shoes did the dog chew?", recent=current(mem)[2:])
+    assert r.in_recent == (4,)
+    assert 3 in {x.episode.id for x in r.results}
+
+
+def test_skip_recent_off_keeps_them(tmp_path: Path) -> None:
+    with companion(tmp_path / "m.db", skip_recent=False) as mem:
+        r = mem.retrieve("Which shoes did the dog chew?", recent=current(mem))
+        assert r.in_recent == ()
+        assert {3, 4} <= {x.episode.id for x in r.results}
+
+
+def test_the_lists_are_as_long_without_them(tmp_path: Path) -> None:
+    """Each search asks for as many more hits as it leaves out."""
+    with companion(tmp_path / "m.db", knn_k_per_query=2, bm25_k_per_query=2) as mem:
+        r = mem.retrieve("shoes dog Lisbon flights", recent=current(mem), llm=False)
+        ids = [x.episode.id for x in r.results]
+        assert r.in_recent == (3, 4) and sorted(ids) == [1, 2]
+
+
+def test_the_llm_turn_never_shows_them_to_the_reranker(tmp_path: Path) -> None:
+    with ScriptedOpenAI() as srv:
+        llm = {"base_url": srv.base_url, "turn_deadline_s": 5.0, "cache_expansions": False}
+        cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
+        with companion(tmp_path / "m.db") as first:
+            recent = current(first)
+        mem = Memory.open(tmp_path / "m.db", config=cfg, embedder=HashEmbedder())
+        with mem:
+            srv.push_chat(json_data={"expanded_queries": ["dog chewed shoes"]})
+            srv.push_chat(
+                json_data={
+                    "relevant_episodes": [
+                        {"id": 4, "relevance": "high", "reason": "invented from the prompt"},
+                        {"id": 1, "relevance": "medium", "reason": "the wedding"},
+                    ],
+                    "injection_strategy": "quote_key_parts",
+                }
+            )
+            r = mem.retrieve("Which shoes did the dog chew?", recent=recent, now=NOW)
+            assert r.in_recent == (3, 4)
+            _, rerank = srv.chat_requests
+            prompt = str(rerank["messages"][-1]["content"])
+            assert "[id 3]" not in prompt and "[id 4]" not in prompt
+            assert [x.episode.id for x in r.results] == [1]  # id 4 was not a candidate
+            assert r.degraded == ("rerank: 1 unknown id dropped",)
