@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import threading  # llm phases
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import wait  # llm phases
 from dataclasses import replace  # lifecycle
@@ -299,8 +300,10 @@ class Memory:
         ``vectors``, a vector table of an older layout (another chunk size,
         see ``memengine stats``) is first rewritten in the current one, in
         one transaction, calling ``progress(done, total)`` as it goes. ``scrub``
-        also compacts the file (``VACUUM``), so that nothing deleted stays in its
-        free pages (see :meth:`delete`).
+        also links every turn's neighbour words again under the current rule (a
+        file written before a turn lent its words only to turns at least as
+        sensitive) and compacts the file (``VACUUM``), so that nothing deleted stays
+        in its free pages (see :meth:`delete`).
         """
         self._writable()
         return self.store.optimize(vectors=vectors, scrub=scrub, progress=progress)
@@ -435,6 +438,7 @@ class Memory:
             max_sensitivity=max_sensitivity,
             day_range=window if window is not False else None,
             deep=deep,
+            day_range_asked=day_range is not True,
         )
         # lifecycle: life ranking re-ranks every candidate; the turn is recorded afterwards
         life_cfg = self.config.lifecycle
@@ -810,15 +814,19 @@ class Memory:
 
     def _agent(self, agent: str | None) -> str:
         """The agent a call is about: the one named (checked, in NFC) or the configured one.
-        A name an earlier memengine stored as typed (not in NFC) is still found so."""
+        A name an earlier memengine stored as typed (not in NFC) is found by either
+        spelling, so no twin in NFC is made beside it."""
         given = self.config.agent if agent is None else agent
         name = args.agent_name(given)
-        stored_as_typed = (
-            name != given
-            and not life.has_agent(self.store, name)
-            and life.has_agent(self.store, given)
-        )
-        return given if stored_as_typed else name
+        if life.has_agent(self.store, name):
+            return name
+        typed = [
+            a.name
+            for a in self.agents()
+            if not unicodedata.is_normalized("NFC", a.name)
+            and unicodedata.normalize("NFC", a.name) == name
+        ]
+        return typed[0] if typed else name
 
     def _writable(self) -> None:
         """Raise ReadOnlyDatabase now, before any embedding, when the file is open read-only."""

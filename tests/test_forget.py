@@ -4,6 +4,7 @@ anywhere in the file's bytes (episodes, full-text index, turn log, write-ahead l
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,14 @@ def test_forget_takes_every_spelling_of_the_name(db_path: Path, clock: FixedCloc
             [text],
             m.embedder.embed([text]),
         )
-        m.add(f"new note {SECRET}", agent=composed)
+        with m.store.connections.write() as cur:  # a twin an earlier version made beside it
+            ensure_agents(cur, [composed], T0)
+        text = f"new note {SECRET}"
+        m.store.add(
+            [NewEpisode(agent=composed, kind="fact", content=text, occurred_at=T0)],
+            [text],
+            m.embedder.embed([text]),
+        )
         m.add("someone else", agent="alice")
         assert len(m.agents()) == 3
         report = m.forget_agent(decomposed)
@@ -116,3 +124,27 @@ def test_a_scrubbed_delete_leaves_no_copy_of_the_episode(db_path: Path, clock: F
     runner = CliRunner()
     result = runner.invoke(app, ["optimize", "--scrub", "--db", str(db_path), "--json"])
     assert result.exit_code == 0 and json.loads(result.output)["vacuumed"] is True
+
+
+def test_optimize_scrub_links_an_older_files_neighbours_again(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A file from before turns lent their words only to turns at least as sensitive:
+    its plain turn still holds a secret neighbour's words until `optimize --scrub`."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        for i in range(20):
+            m.add_exchange(f"note {i} about the garden", "ok", occurred_at=T0 - timedelta(days=9))
+        plain = m.add_exchange("we talked about the bank", "ok", occurred_at=T0)
+        m.add_exchange(f"my PIN is {SECRET}", "noted", sensitivity=3, occurred_at=T0)
+        with m.store.connections.write() as cur:  # what an earlier memengine wrote
+            cur.execute(
+                "UPDATE episodes SET context_text = ? WHERE id = ?", (f"my pin is {SECRET}", plain)
+            )
+        leaked = m.retrieve(SECRET, max_sensitivity=0, day_range=None)
+        assert plain in [r.episode.id for r in leaked.results if "bm25_rank" in r.components]
+        report = m.optimize(scrub=True)
+        assert report.contexts_relinked == 1 and report.vacuumed
+        found = m.retrieve(SECRET, max_sensitivity=0, day_range=None)
+        assert plain not in [r.episode.id for r in found.results if "bm25_rank" in r.components]
+        assert m.check().ok
+        assert m.optimize(scrub=True).contexts_relinked == 0  # in step now

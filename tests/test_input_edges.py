@@ -244,6 +244,9 @@ def test_an_agent_name_stored_as_typed_by_an_earlier_version_is_still_found(
     assert mem.has_agent(decomposed)
     assert mem.retrieve("Kyoto", agent=decomposed, day_range=None).results
     assert mem.add("packed the bags", agent=decomposed) > old
+    composed = "\u304cっこう"  # the same name typed as one code point: the same agent
+    assert mem.retrieve("Kyoto", agent=composed, day_range=None).results[0].episode.id == old
+    assert mem.add("bought the tickets", agent=composed) > old
     assert [a.name for a in mem.agents()] == [decomposed]  # no twin in NFC beside it
     assert mem.delete([old], agent=decomposed) == [old]
 

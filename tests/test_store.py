@@ -152,18 +152,24 @@ def test_foreign_sqlite_file_is_refused(tmp_path: Path, clock: FixedClock) -> No
     con.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
     con.commit()
     con.close()
-    with pytest.raises(NotAMemEngineDatabase, match="not a memengine database"):
+    before = other.read_bytes()
+    with pytest.raises(NotAMemEngineDatabase, match=f"{other}: .*not a memengine database"):
         Memory.open(other, embedder=HashEmbedder(), clock=clock)
+    assert other.read_bytes() == before  # still in rollback-journal mode: not switched to WAL
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
 
 
 def test_newer_schema_is_refused(db_path: Path, clock: FixedClock) -> None:
     Memory.open(db_path, embedder=HashEmbedder(), clock=clock).close()
     con = sqlite3.connect(db_path)
+    con.execute("PRAGMA journal_mode = DELETE")  # as a newer memengine might leave it
     con.execute(f"PRAGMA user_version = {latest_version() + 1}")
     con.commit()
     con.close()
-    with pytest.raises(SchemaTooNew, match="upgrade memengine"):
+    before = db_path.read_bytes()
+    with pytest.raises(SchemaTooNew, match=f"{db_path}: .*upgrade memengine"):
         Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    assert db_path.read_bytes() == before
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")

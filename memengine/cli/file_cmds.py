@@ -115,7 +115,8 @@ def optimize(
         bool,
         typer.Option(
             "--scrub",
-            help="Also compact the file, so that no free page keeps what was deleted.",
+            help="Also link the turns' neighbour words again under the current rule and "
+            "compact the file, so that no free page keeps what was deleted.",
         ),
     ] = False,
     db: DbOpt = None,
@@ -141,6 +142,8 @@ def optimize(
             f"{report.vector_chunk_size} rows per chunk{compacted}",
             highlight=False,
         )
+    if scrub:
+        console.print(f"neighbour words linked again: {report.contexts_relinked} turns")
     console.print(
         f"file: {report.bytes_before / 2**20:.1f} MiB -> {report.bytes_after / 2**20:.1f} MiB",
         highlight=False,

@@ -8,6 +8,7 @@ every value is passed in.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ import numpy as np
 import openai
 
 from ..errors import ConfigError, EmbeddingError, InvalidInput
+from ..http_deadline import http_client
 from ..http_retry import (
     DEFAULT_BASE_URL,
     PLACEHOLDER_API_KEY,
@@ -81,6 +83,7 @@ class OpenAIEmbedder:
             api_key=api_key or PLACEHOLDER_API_KEY,
             timeout=self.timeout_s,
             max_retries=0,
+            http_client=http_client(),  # a reply ends at its deadline and at 16 MiB
         )
         self._dimension: int | None = dimensions
         self._lock = threading.Lock()
@@ -139,14 +142,30 @@ class OpenAIEmbedder:
     def _embed_batch(self, batch: list[str]) -> Vectors:
         """One embeddings request (with retries), checked and normalised."""
         response = self._request(batch)
-        data = sorted(response.data or [], key=lambda item: item.index)
+        data = getattr(response, "data", None)
+        if not isinstance(data, list):
+            raise EmbeddingError(
+                f"embedding endpoint {self.base_url} did not answer with a list of embeddings "
+                f"(got {type(response).__name__}; model {self.model!r})"
+            )
         if len(data) != len(batch):
             raise EmbeddingError(
                 f"embedding endpoint {self.base_url} returned {len(data)} vectors "
                 f"for {len(batch)} inputs (model {self.model!r})"
             )
+        indexes = [getattr(item, "index", None) for item in data]
+        numbered = [i for i in indexes if type(i) is int]
+        if len(numbered) != len(indexes) or sorted(numbered) != list(range(len(batch))):
+            shown = ", ".join(map(repr, indexes[:8])) + (", …" if len(indexes) > 8 else "")
+            raise EmbeddingError(
+                f"embedding endpoint {self.base_url} numbered its vectors [{shown}], not each "
+                f"of 0…{len(batch) - 1} once (model {self.model!r})"
+            )
+        data = sorted(data, key=lambda item: item.index)
         try:
-            matrix = np.asarray([item.embedding for item in data], dtype=np.float32)
+            matrix = np.asarray(
+                [getattr(item, "embedding", None) for item in data], dtype=np.float32
+            )
         except (TypeError, ValueError) as exc:
             raise EmbeddingError(
                 f"embedding endpoint {self.base_url} returned vectors of uneven length "
@@ -166,6 +185,12 @@ class OpenAIEmbedder:
         if not np.isfinite(matrix).all():
             raise EmbeddingError(
                 f"embedding model {self.model!r} at {self.base_url} returned NaN or infinite values"
+            )
+        zero = np.flatnonzero(np.linalg.norm(matrix, axis=1) == 0)
+        if len(zero):  # it has no direction: no cosine to anything
+            raise EmbeddingError(
+                f"embedding model {self.model!r} at {self.base_url} returned a zero vector "
+                f"for input {int(zero[0])}"
             )
         if expected is None:
             with self._lock:
@@ -208,6 +233,11 @@ class OpenAIEmbedder:
                 raise EmbeddingError(self._failure(exc, retries + 1)) from exc
             except openai.APIError as exc:
                 raise EmbeddingError(f"embedding request to {self.base_url} failed: {exc}") from exc
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # a page, a cut reply
+                raise EmbeddingError(
+                    f"embedding endpoint {self.base_url} sent a reply that is not JSON in "
+                    f"UTF-8 ({exc})"
+                ) from exc
 
     def _failure(self, exc: openai.APIError, attempts: int) -> str:
         tries = f" after {attempts} attempts" if attempts > 1 else ""

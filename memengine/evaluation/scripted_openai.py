@@ -59,7 +59,9 @@ class ScriptedReply:
     wrapped as the assistant message of a chat completion; ``body`` (any JSON
     value) replaces the whole response body. For embeddings, ``vectors``
     replaces the computed vectors (one per input) and ``dimension`` overrides
-    the vector length of the default embedding.
+    the vector length of the default embedding. ``raw`` bytes are sent as the
+    body as they are (not UTF-8, cut short, …); ``byte_interval`` seconds pass
+    between the body's bytes (a server that trickles).
     """
 
     status: int = 200
@@ -72,6 +74,8 @@ class ScriptedReply:
     finish_reason: str = "stop"
     vectors: Sequence[Sequence[float]] | None = None
     dimension: int | None = None
+    raw: bytes | None = None
+    byte_interval: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -194,11 +198,14 @@ class ScriptedOpenAI:
         usage: tuple[int, int] | None = None,
         finish_reason: str = "stop",
         body: Any = None,
+        raw: bytes | None = None,
+        byte_interval: float = 0.0,
     ) -> None:
         """Queue the answer to the next chat completion request.
 
         ``content`` is the assistant text verbatim; ``json_data`` is dumped to
-        JSON and used as content; ``status`` >= 400 sends an OpenAI-style error.
+        JSON and used as content; ``status`` >= 400 sends an OpenAI-style error;
+        ``raw`` and ``byte_interval`` as in :class:`ScriptedReply`.
         """
         if json_data is not None:
             content = json.dumps(json_data)
@@ -212,6 +219,8 @@ class ScriptedOpenAI:
                 headers=dict(headers or {}),
                 usage=usage,
                 finish_reason=finish_reason,
+                raw=raw,
+                byte_interval=byte_interval,
             )
         )
 
@@ -225,8 +234,10 @@ class ScriptedOpenAI:
         vectors: Sequence[Sequence[float]] | None = None,
         dimension: int | None = None,
         body: Any = None,
+        raw: bytes | None = None,
     ) -> None:
-        """Queue the answer to the next embeddings request (default: deterministic vectors)."""
+        """Queue the answer to the next embeddings request (default: deterministic vectors;
+        ``raw`` as in :class:`ScriptedReply`)."""
         self._embeddings.append(
             ScriptedReply(
                 status=status,
@@ -236,6 +247,7 @@ class ScriptedOpenAI:
                 vectors=vectors,
                 dimension=dimension,
                 body=body,
+                raw=raw,
             )
         )
 
@@ -397,8 +409,16 @@ def _make_handler(srv: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 return {"_unparsed": raw.decode("utf-8", "replace")}
 
-        def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-            payload = json.dumps(body).encode("utf-8")
+        def _send(
+            self,
+            status: int,
+            body: Any,
+            headers: dict[str, str] | None = None,
+            *,
+            raw: bytes | None = None,
+            byte_interval: float = 0.0,
+        ) -> None:
+            payload = raw if raw is not None else json.dumps(body).encode("utf-8")
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -406,7 +426,14 @@ def _make_handler(srv: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(payload)
+                if byte_interval <= 0:
+                    self.wfile.write(payload)
+                for i in range(len(payload) if byte_interval > 0 else 0):
+                    self.wfile.write(payload[i : i + 1])
+                    self.wfile.flush()
+                    if srv._closing.wait(byte_interval):
+                        self.close_connection = True
+                        return
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
 
@@ -422,7 +449,14 @@ def _make_handler(srv: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                 )
                 self._send(reply.status, body, reply.headers)
             else:
-                self._send(reply.status, make_body(), reply.headers)
+                body = make_body() if reply.raw is None else None
+                self._send(
+                    reply.status,
+                    body,
+                    reply.headers,
+                    raw=reply.raw,
+                    byte_interval=reply.byte_interval,
+                )
 
         def do_GET(self) -> None:
             srv._record(self, None)

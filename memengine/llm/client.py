@@ -20,6 +20,8 @@ passed in by the caller.
 
 from __future__ import annotations
 
+import json
+import math
 import threading
 import time
 from collections.abc import Mapping
@@ -31,6 +33,7 @@ import openai
 
 from ..config import LLMConfig
 from ..errors import ConfigError, LLMError, LLMResponseError, LLMTimeout
+from ..http_deadline import http_client
 from ..http_retry import (
     DEFAULT_BASE_URL,
     PLACEHOLDER_API_KEY,
@@ -127,6 +130,7 @@ class ChatClient:
             timeout=self.timeout_s,
             max_retries=0,
             default_headers=dict(default_headers) if default_headers else None,
+            http_client=http_client(),  # a reply ends at its deadline and at 16 MiB
         )
         self._lock = threading.Lock()
         self._closed = False
@@ -351,6 +355,10 @@ class ChatClient:
                 extra_body=body,
                 timeout=httpx2.Timeout(per_request),
             )
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # a page, a cut reply
+            raise LLMResponseError(
+                f"LLM {model!r} at {self.base_url} sent a reply that is not JSON in UTF-8 ({exc})"
+            ) from exc
         except RuntimeError as exc:  # the HTTP client closed under the call
             if not self._closed:
                 raise
@@ -439,19 +447,26 @@ def _response_format(fmt: str, schema: dict[str, Any] | None, name: str) -> dict
     return None
 
 
+def _count(value: object) -> int:
+    """A token count from a reply: 0 for anything that is not a whole number ≥ 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value) if math.isfinite(value) and value >= 0 else 0
+
+
 def _usage_of(completion: Any) -> Usage:
     usage = getattr(completion, "usage", None)
     if usage is None:
         return Usage()
     return Usage(
-        int(getattr(usage, "prompt_tokens", 0) or 0),
-        int(getattr(usage, "completion_tokens", 0) or 0),
+        _count(getattr(usage, "prompt_tokens", 0)),
+        _count(getattr(usage, "completion_tokens", 0)),
     )
 
 
 def _content_of(completion: Any) -> tuple[str | None, str | None]:
-    choices = getattr(completion, "choices", None) or []
-    if not choices:
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list | tuple) or not choices:
         return None, None
     choice = choices[0]
     message = getattr(choice, "message", None)

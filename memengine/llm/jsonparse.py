@@ -18,7 +18,6 @@ from ..text import has_surrogate, replace_surrogates
 
 __all__ = ["parse_json_object"]
 
-_THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE_RE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
 # How many opening braces to try as the start of the object before giving up;
 # keeps pathological inputs (thousands of "{") from costing quadratic time.
@@ -35,11 +34,29 @@ def parse_json_object(text: str) -> dict[str, Any]:
     """
     if not isinstance(text, str):
         raise LLMResponseError(f"LLM reply is not text but {type(text).__name__}")
-    cleaned = _THINK_RE.sub("", text).strip()
+    cleaned = _without_thinking(text).strip()
     if not cleaned:
         raise LLMResponseError("LLM reply is empty; expected a JSON object")
 
     return _safe_strings(_first_object(cleaned))
+
+
+def _without_thinking(text: str) -> str:
+    """``text`` without its ``<think>…</think>`` blocks (an unclosed one stays), in one
+    pass: a regular expression rescans to the end from every unclosed ``<think>``."""
+    lower = text.lower()
+    if "<think>" not in lower:
+        return text
+    parts: list[str] = []
+    at = 0
+    while True:
+        start = lower.find("<think>", at)
+        end = lower.find("</think>", start + 7) if start >= 0 else -1
+        if start < 0 or end < 0:
+            parts.append(text[at:])
+            return "".join(parts)
+        parts.append(text[at:start])
+        at = end + len("</think>")
 
 
 def _first_object(cleaned: str) -> dict[str, Any]:

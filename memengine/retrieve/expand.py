@@ -217,11 +217,24 @@ def clean_queries(queries: Sequence[str], exclude: Sequence[str], limit: int) ->
     return out
 
 
+MAX_REFERENCES = 10
+"""The most detected references read from one reply (a message names a few; thousands
+would cost the turn its deadline to read)."""
+
+
 def parse_expansion(data: Any, text: str, max_queries: int = MAX_EXPANDED_QUERIES) -> Expansion:
-    """Validate a Phase 1 reply; the message itself and duplicates are dropped, ≤ ``max_queries`` kept.
+    """Validate a Phase 1 reply; the message itself and duplicates are dropped, ≤ ``max_queries``
+    kept, and the first :data:`MAX_REFERENCES` references read.
 
     Raises LLMResponseError ("invalid reply: …") when the reply has the wrong shape or types.
     """
+    if isinstance(data, dict):  # cut long lists before they are validated one by one
+        data = {
+            k: v[: 10 * MAX_EXPANDED_QUERIES if k == "expanded_queries" else MAX_REFERENCES]
+            if k in ("expanded_queries", "detected_references") and isinstance(v, list)
+            else v
+            for k, v in data.items()
+        }
     try:
         parsed = Expansion.model_validate(data)
     except ValidationError as exc:

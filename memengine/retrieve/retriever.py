@@ -226,8 +226,10 @@ class Retriever:
         max_sensitivity: int,
         day_range: int | None,
         deep: bool,
+        day_range_asked: bool = False,
     ) -> Filters:
-        """The search filters of one turn."""
+        """The search filters of one turn (``day_range_asked``: the caller gave the day
+        range, which a time window the message names must not widen)."""
         since = None
         if day_range is not None:
             since = int((now - timedelta(days=day_range)).timestamp())
@@ -238,6 +240,7 @@ class Retriever:
             since_ts=since,
             until_ts=int(now.timestamp()) + 1,
             statuses=("active", "archived") if deep else ("active",),
+            since_is_asked=day_range_asked and since is not None,
         )
 
     def retrieve(

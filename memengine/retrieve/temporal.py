@@ -741,12 +741,15 @@ def window_filters(filters: Filters, window: Window, *, lag: bool = True) -> Fil
     """``filters`` narrowed to ``window``: its start replaces ``since_ts``, its end caps ``until_ts``.
 
     With ``lag`` the end is first widened (:func:`widen`). The start replaces
-    any default day range, so "three years ago" is searched even when
-    ``occurred_day_range`` is one year.
+    the configured day range, so "three years ago" is searched even when
+    ``occurred_day_range`` is one year; a day range the caller gave
+    (``since_is_asked``) still holds.
     """
     if lag:
         window = widen(window)
     since = math.floor(window[0].timestamp())
+    if filters.since_is_asked and filters.since_ts is not None:
+        since = max(since, filters.since_ts)
     until = math.ceil(window[1].timestamp()) - 1
     if filters.until_ts is not None:
         until = min(until, filters.until_ts)

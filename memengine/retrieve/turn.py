@@ -154,8 +154,9 @@ def _fmt_window(window: Window) -> str:
 class LLMTurn:
     """Runs turns with the LLM phases over one store; thread-safe, one per Memory.
 
-    ``executor`` is the pool the fast path's searches run on; the turn's own
-    phases run on a private pool, so a slow LLM never starves the searches.
+    ``executor`` is the pool the fast path's searches run on; the turn's LLM
+    calls run on a private pool and its searches on another, so calls a slow
+    server holds never starve the searches.
     ``refine`` re-weights the searches' candidates as the fast path does (by
     the ``reach`` of the context query, computed beside the first search), so
     the rerank reads, and a failed rerank falls back to, the fast path's
@@ -189,12 +190,15 @@ class LLMTurn:
         self.expander = Expander(client, llm, max_queries=retrieval.max_expanded_queries)
         self.reranker = Reranker(client, llm)
         self._pool = Pool(max_workers=workers, thread_name_prefix="memengine-llm")
+        # the searches have threads of their own: calls a slow server holds never starve them
+        self._searches = Pool(max_workers=workers, thread_name_prefix="memengine-turn-search")
         self._counts: Counter[str] = Counter()
         self._lock = threading.Lock()
 
     def close(self) -> None:
         """Stop the phase threads (calls still running end at their own deadline)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._searches.shutdown(wait=False, cancel_futures=True)
 
     @property
     def counters(self) -> dict[str, int]:
@@ -259,8 +263,8 @@ class LLMTurn:
         held = self.held(recent, filters)
 
         # Phase 1, with the fast path of the raw context query running alongside.
-        fast0 = self._pool.submit(self.fast.run, base, filters, now=now, exclude=held)
-        reach0 = self._pool.submit(self.reach, query) if rcfg.adaptive_weights else None
+        fast0 = self._searches.submit(self.fast.run, base, filters, now=now, exclude=held)
+        reach0 = self._searches.submit(self.reach, query) if rcfg.adaptive_weights else None
         text_window = parse_time_window(text, now)
         expansion = self._expand(text, recent, now, lang, turn_end, trace, degraded, timings)
 
@@ -495,7 +499,7 @@ class LLMTurn:
     ) -> FastResult:
         """Phase 2's search (without the ids in ``exclude``), waited for until the turn
         deadline (then the fast path's result)."""
-        future = self._pool.submit(self.fast.run, queries, filters, now=now, exclude=exclude)
+        future = self._searches.submit(self.fast.run, queries, filters, now=now, exclude=exclude)
         wait = turn_end - time.monotonic() - FINISH_S
         try:
             return future.result(timeout=max(wait, MIN_PHASE_S))

@@ -25,6 +25,7 @@ from ..errors import (
     InvalidInput,
     NotAMemEngineDatabase,
     ReadOnlyDatabase,
+    SchemaTooNew,
     StoreError,
 )
 from ..models import Episode, NewEpisode
@@ -107,11 +108,15 @@ class Store:
         conn = self.connections.get()
         cur = conn.cursor()
         try:
+            try:  # before anything is written: a foreign or newer file is left as it was
+                version = schema_version(cur)
+            except (NotAMemEngineDatabase, SchemaTooNew) as exc:
+                raise type(exc)(f"{self.path}: {exc}") from exc
             if self.read_only:
-                _check_current(self.path, schema_version(cur))
+                _check_current(self.path, version)
             elif (
                 str(cur.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal"
-                or schema_version(cur) < latest_version()
+                or version < latest_version()
             ):  # set-up, one process at a time: the switch of a new file to WAL is
                 # refused while another process reads it (an open file needs none of it)
                 with self.connections.writers_turn():
@@ -573,11 +578,23 @@ class Store:
         transaction (``progress(done, total)`` after each batch; a failure
         leaves the file as it was), and the file is then compacted
         (``VACUUM``) when it was rewritten or a quarter or more of its pages
-        are free, so the old chunks' room goes back to the disk. ``scrub`` always
-        compacts it: no free page keeps the bytes of what was deleted.
+        are free, so the old chunks' room goes back to the disk. ``scrub`` first
+        links every turn's neighbour words again under the current rule (a file
+        written before a turn lent its words only to turns at least as sensitive
+        keeps them until then), one agent a transaction, and always compacts the
+        file: no free page keeps the bytes of what was deleted.
         """
         t0 = time.perf_counter()
-        rewritten = 0
+        rewritten = relinked = 0
+        if scrub:
+            with self.connections.read() as cur:
+                spans = cur.execute(
+                    "SELECT agent, min(occurred_ts), max(occurred_ts) FROM episodes "
+                    "WHERE kind IN ('exchange', 'message') GROUP BY agent"
+                ).fetchall()
+            for agent, lo, hi in spans:
+                with self.connections.write() as cur:
+                    relinked += ep_rows.link_neighbours(cur, agent, lo, hi, self.neighbour_gap_s)
         bytes_before = maintenance.file_bytes(self.path)
         with self.connections.read() as cur:
             size = chunk_size(cur)
@@ -615,6 +632,7 @@ class Store:
             vacuumed=vacuumed,
             bytes_before=bytes_before,
             bytes_after=maintenance.file_bytes(self.path),
+            contexts_relinked=relinked,
         )
 
     def backup(self, dest: str | os.PathLike[str], *, overwrite: bool = False) -> BackupReport:

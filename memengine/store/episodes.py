@@ -401,8 +401,9 @@ UPDATE episodes
 """
 
 
-def link_neighbours(cur: Any, agent: str, lo_ts: int, hi_ts: int, gap_s: int) -> None:
-    """Refresh ``context_text`` (the neighbours' words) around new episodes of ``agent``.
+def link_neighbours(cur: Any, agent: str, lo_ts: int, hi_ts: int, gap_s: int) -> int:
+    """Refresh ``context_text`` (the neighbours' words) around new episodes of ``agent``;
+    return how many changed.
 
     Two conversation turns (kinds ``exchange`` and ``message``) are neighbours
     when they are adjacent in time for that agent and at most ``gap_s``
@@ -413,8 +414,9 @@ def link_neighbours(cur: Any, agent: str, lo_ts: int, hi_ts: int, gap_s: int) ->
     make a plain turn findable).
     """
     if gap_s <= 0:
-        return
+        return 0
     cur.execute(
         _NEIGHBOURS,
         {"agent": agent, "lo": lo_ts, "hi": hi_ts, "gap": gap_s, "cap": NEIGHBOUR_CHARS},
     )
+    return max(int(cur.rowcount), 0)

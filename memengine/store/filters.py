@@ -17,6 +17,9 @@ class Filters:
     since_ts: int | None = None
     until_ts: int | None = None
     statuses: tuple[str, ...] = ("active",)
+    since_is_asked: bool = False
+    """Whether ``since_ts`` is the caller's own limit (a ``day_range`` given to the call):
+    a time window the message names then narrows within it, never past it."""
 
     def sql(self, prefix: str = "") -> tuple[str, list[object]]:
         """A ``WHERE`` fragment (joined by AND) and its parameters, for columns under ``prefix``."""

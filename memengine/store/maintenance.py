@@ -65,7 +65,8 @@ class OptimizeReport:
     after it, how many vectors were rewritten to get there (0 unless asked
     and the table had another layout) and whether the file was then
     compacted (``VACUUM``; not while another writer keeps it busy); the
-    file's bytes (with its WAL) before and after.
+    file's bytes (with its WAL) before and after; with ``scrub``, how many
+    turns' neighbour words were linked again under the current rule.
     """
 
     segments_before: int
@@ -78,6 +79,7 @@ class OptimizeReport:
     vacuumed: bool = False
     bytes_before: int = 0
     bytes_after: int = 0
+    contexts_relinked: int = 0
 
 
 def fts_segments(cur: Any) -> int:

@@ -1,0 +1,242 @@
+"""A server that misbehaves in the ways real ones do: replies that trickle, never end, are
+not UTF-8 or have the wrong shape. Each call ends by its deadline with an error of the
+library's own tree, and a turn still gets its answer. Real HTTP, the real openai client,
+the scripted server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import httpx2
+import numpy as np
+import pytest
+
+from memengine import FixedClock, Memory
+from memengine.config import Config
+from memengine.embed.openai import OpenAIEmbedder
+from memengine.errors import EmbeddingError, LLMResponseError, LLMTimeout
+from memengine.http_deadline import DeadlineTransport, ReplyTooLarge
+from memengine.llm.client import ChatClient
+from memengine.retrieve.expand import MAX_REFERENCES, parse_expansion
+
+from .helpers import HashEmbedder
+from .openai_server import ScriptedOpenAI
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+GOOD = json.dumps({"ok": 1})
+
+
+@pytest.fixture
+def srv() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI(embedding_dim=8) as server:
+        yield server
+
+
+def chat(srv: ScriptedOpenAI, **kwargs: object) -> ChatClient:
+    options: dict[str, object] = {"base_url": srv.base_url, "timeout_s": 5.0, "max_retries": 0}
+    options.update(kwargs)
+    return ChatClient(**options)  # type: ignore[arg-type]
+
+
+def ask(client: ChatClient, deadline_s: float = 0.6) -> object:
+    return client.complete_json(
+        model="m", system="s", user="u", schema=None, max_tokens=20, deadline_s=deadline_s
+    )
+
+
+def completion(content: str, **extra: object) -> dict[str, object]:
+    body: dict[str, object] = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    body.update(extra)
+    return body
+
+
+def test_a_reply_that_trickles_ends_at_the_deadline(srv: ScriptedOpenAI) -> None:
+    """Each byte arrives well within the read timeout; the whole reply would take 30 s."""
+    raw = json.dumps(completion(GOOD)).encode()
+    srv.push_chat(raw=raw, byte_interval=30 / len(raw))
+    t0 = time.monotonic()
+    with chat(srv) as client, pytest.raises(LLMTimeout, match="did not answer within"):
+        ask(client, deadline_s=0.6)
+    assert time.monotonic() - t0 < 3.0  # the deadline plus slack, not the 30 s of the reply
+
+
+def test_a_reply_past_the_size_limit_is_cut(srv: ScriptedOpenAI) -> None:
+    srv.push_chat(raw=json.dumps(completion("x" * 5000)).encode())
+    with (
+        httpx2.Client(transport=DeadlineTransport(max_bytes=1000)) as http,
+        pytest.raises(ReplyTooLarge, match="passed 1,000 bytes"),
+    ):
+        http.post(f"{srv.base_url}/chat/completions", json={}).read()
+    srv.push_chat(raw=json.dumps(completion(GOOD)).encode())
+    with httpx2.Client(transport=DeadlineTransport(max_bytes=1000)) as http:
+        assert http.post(f"{srv.base_url}/chat/completions", json={}).json()["model"] == "m"
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (json.dumps(completion("{}")).encode()[:-9] + b"\xe3\x81", "not JSON in UTF-8"),
+        (json.dumps(completion(GOOD, usage={"prompt_tokens": "abc"})).encode(), None),
+        (json.dumps({**completion(GOOD), "choices": {"0": 1}}).encode(), "no message content"),
+        (
+            json.dumps(completion(GOOD, usage={"prompt_tokens": [1], "completion_tokens": 1e400}))
+            .replace("Infinity", "1e400")
+            .encode(),
+            None,
+        ),
+    ],
+)
+def test_replies_of_the_wrong_shape_are_the_librarys_errors(
+    srv: ScriptedOpenAI, raw: bytes, message: str | None
+) -> None:
+    srv.push_chat(raw=raw)
+    with chat(srv) as client:
+        if message is None:  # a usage block that makes no sense counts as no usage
+            reply = ask(client)
+            assert reply.data == {"ok": 1} and client.usage_total.prompt_tokens == 0  # type: ignore[attr-defined]
+        else:
+            with pytest.raises(LLMResponseError, match=message):
+                ask(client)
+
+
+def test_an_unclosed_think_block_is_read_in_one_pass(srv: ScriptedOpenAI) -> None:
+    """A regular expression took seconds per 100 KB of unclosed <think> tags."""
+    srv.push_chat("<think>" * 60_000 + "no json here")
+    t0 = time.monotonic()
+    with chat(srv) as client, pytest.raises(LLMResponseError):
+        ask(client, deadline_s=5.0)
+    assert time.monotonic() - t0 < 4.0
+    srv.push_chat("<think>plan</think><THINK>more</THINK>" + GOOD)
+    with chat(srv) as client:
+        assert ask(client).data == {"ok": 1}  # type: ignore[attr-defined]
+
+
+def test_an_expansion_reads_its_first_references_only() -> None:
+    refs = [{"type": "anaphora", "surface": f"it{i}", "resolved": "x"} for i in range(16_000)]
+    parsed = parse_expansion(
+        {"expanded_queries": [f"q{i}" for i in range(500)], "detected_references": refs}, "hi"
+    )
+    assert len(parsed.detected_references) == MAX_REFERENCES
+    assert [r.surface for r in parsed.detected_references[:2]] == ["it0", "it1"]
+    assert len(parsed.expanded_queries) == 5
+
+
+def embedder(srv: ScriptedOpenAI) -> OpenAIEmbedder:
+    return OpenAIEmbedder(base_url=srv.base_url, model="e", timeout_s=2.0, max_retries=0)
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ({"vectors": [[1.0, 0, 0, 0, 0, 0, 0, 0], [0.0] * 8]}, "a zero vector for input 1"),
+        ({"raw": b'{"object": "list", "data": "nope"}'}, "did not answer with a list"),
+        ({"raw": b"<html>captive portal</html>"}, "not JSON in UTF-8"),
+        (
+            {
+                "raw": b'{"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [1.0]}]}'
+            },
+            r"numbered its vectors \[0, 0\]",
+        ),
+        (
+            {"raw": b'{"data": [{"index": 7, "embedding": [1.0]}, {"embedding": [1.0]}]}'},
+            r"numbered its vectors \[7, None\]",
+        ),
+        (
+            {"raw": b'{"data": [{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": "\xff'},
+            "not JSON in UTF-8",
+        ),
+    ],
+)
+def test_embedding_replies_that_cannot_be_used(
+    srv: ScriptedOpenAI, reply: dict[str, object], message: str
+) -> None:
+    srv.push_embeddings(**reply)  # type: ignore[arg-type]
+    emb = embedder(srv)
+    with pytest.raises(EmbeddingError, match=message):
+        emb.embed(["a", "b"])
+    out = emb.embed(["a", "b"])  # the next reply is fine
+    assert out.shape == (2, 8) and np.isfinite(out).all()
+
+
+def test_turns_keep_their_deadline_while_the_server_trickles(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    """Calls a server holds do not pile up: each ends by its phase deadline, and the
+    searches have threads of their own."""
+    llm = {
+        "base_url": srv.base_url,
+        "turn_deadline_s": 0.5,
+        "expansion_deadline_s": 0.2,
+        "rerank_deadline_s": 0.2,
+        "request_timeout_s": 5.0,
+        "max_retries": 0,
+        "cache_expansions": False,
+    }
+    cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
+    raw = json.dumps(completion(GOOD)).encode()
+    with Memory.open(
+        tmp_path / "m.db", config=cfg, embedder=HashEmbedder(), clock=FixedClock(NOW)
+    ) as mem:
+        for i in range(20):
+            mem.add_exchange(f"note {i} about the garden and the roses", "ok")
+        for _ in range(24):  # every call trickles for 20 s
+            srv.push_chat(raw=raw, byte_interval=20 / len(raw))
+        for _ in range(12):
+            t0 = time.monotonic()
+            r = mem.retrieve("what about the roses?")
+            assert time.monotonic() - t0 < 1.5
+            assert r.results and r.degraded  # the fast path's answer, the phases noted
+
+
+def test_an_asked_day_range_holds_against_the_llms_window(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    """The LLM reads "in 2019"; a caller who asked for the last 7 days still gets only those
+    (the window's search finds nothing there and the turn searches without it)."""
+    llm = {"base_url": srv.base_url, "turn_deadline_s": 5.0, "cache_expansions": False}
+    cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
+    clock = FixedClock(NOW)
+    with Memory.open(tmp_path / "m.db", config=cfg, embedder=HashEmbedder(), clock=clock) as mem:
+        old = mem.add_exchange(
+            "the trip to Kyoto", "lovely", occurred_at=datetime(2019, 5, 3, tzinfo=timezone.utc)
+        )
+        new = mem.add_exchange(
+            "the trip to Kyoto again",
+            "twice!",
+            occurred_at=datetime(2026, 5, 30, tzinfo=timezone.utc),
+        )
+        for day_range, shown, hidden in ((7, new, old), (None, old, new)):
+            srv.push_chat(
+                json_data={
+                    "expanded_queries": ["Kyoto trip 2019"],
+                    "detected_references": [
+                        {
+                            "type": "temporal",
+                            "surface": "in 2019",
+                            "resolved": "2019-01-01/2019-12-31",
+                        }
+                    ],
+                }
+            )
+            srv.push_chat(
+                json_data={"relevant_episodes": [], "injection_strategy": "quote_key_parts"}
+            )
+            mem.retrieve("the Kyoto trip in 2019?", day_range=day_range, llm=True)
+            prompt = str(srv.chat_requests[-1]["messages"][-1]["content"])
+            assert f"[id {shown}]" in prompt and f"[id {hidden}]" not in prompt
