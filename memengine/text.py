@@ -104,12 +104,17 @@ def is_blank(text: str) -> bool:
     return all(ch.isspace() or ch in _FILLERS or unicodedata.category(ch) == "Cf" for ch in text)
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # a terminal escape sequence, whole ("\x1b[31m")
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
 
 
 def strip_controls(text: str) -> str:
-    """``text`` without control characters other than newline and tab (terminal escapes,
-    NULs): for text from a model that is shown or sent on as it is."""
+    """``text`` without control characters other than newline and tab (terminal escape
+    sequences, NULs) and without the marks that reorder text on screen (U+202E and the
+    other bidirectional embeddings, overrides and isolates): for text from a model that
+    is shown or sent on as it is."""
     return _CONTROL.sub("", text)
 
 

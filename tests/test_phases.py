@@ -305,11 +305,11 @@ def test_hostile_strings_and_nesting_from_the_llm(srv: ScriptedOpenAI, store: St
         )
     )
     srv.push_chat(
-        json_data=rerank((store.ids["dental"], "high", "\ud800 on 2 June \u0000\u001b[31m"))
+        json_data=rerank((store.ids["dental"], "high", "\ud800 on \u202e2 June \u0000\u001b[31m"))
     )
     r, _ = store.ask()
     assert r.results[0].episode.id == store.ids["dental"]
-    assert r.results[0].reason == "? on 2 June [31m"  # no NUL, no escape character
+    assert r.results[0].reason == "? on 2 June"  # no NUL, no escape sequence, no reordering
     assert "? Juno vet" in r.queries
     text = store.mem.pack(r, query=TEXT).text
     text.encode("utf-8")  # printable and sendable: no lone surrogate left
@@ -319,6 +319,69 @@ def test_hostile_strings_and_nesting_from_the_llm(srv: ScriptedOpenAI, store: St
     r, _ = store.ask()
     assert r.degraded and r.degraded[0].startswith("expansion: invalid JSON")
     assert r.results[0].episode.id == store.ids["dental"]
+
+
+def test_true_is_not_an_episode_id(srv: ScriptedOpenAI, store: Store) -> None:
+    srv.push_chat(json_data=GOOD_EXPANSION)
+    srv.push_chat(json_data=rerank((True, "high", "made up")))  # type: ignore[arg-type]
+    r, _ = store.ask()
+    assert r.degraded[0].startswith("rerank: invalid reply: relevant_episodes.0.id")
+    assert r.results and r.results[0].episode.id == store.ids["dental"]  # the fast path's
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            {"message": {"role": "assistant", "content": None, "refusal": "I can't help"}},
+            "refusal \"I can't help\"; finish_reason 'stop'",
+        ),
+        (
+            {
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "t",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            },
+            "tool calls instead of text; finish_reason 'tool_calls'",
+        ),
+        (
+            {"message": {"role": "assistant", "content": None}, "finish_reason": "content_filter"},
+            "finish_reason 'content_filter'",
+        ),
+    ],
+)
+def test_a_reply_without_text_says_what_it_held(
+    srv: ScriptedOpenAI, body: dict[str, Any], said: str
+) -> None:
+    choice = {"index": 0, "finish_reason": "stop", **body}
+    srv.push_chat(
+        body={
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [choice],
+        }
+    )
+    from memengine.errors import LLMResponseError
+    from memengine.llm.client import ChatClient
+
+    with (
+        ChatClient(base_url=srv.base_url, max_retries=0) as client,
+        pytest.raises(LLMResponseError, match=re.escape(f"returned no message content ({said})")),
+    ):
+        client.complete_json(
+            model="m", system="s", user="u", schema=None, max_tokens=5, deadline_s=2.0
+        )
 
 
 def test_the_message_itself_is_not_an_expanded_query(srv: ScriptedOpenAI, store: Store) -> None:

@@ -166,6 +166,7 @@ def test_january_last_month_and_last_week_cross_the_year() -> None:
         ("2026-06-01/2026-06-07", None),  # the future
         ("2026-05-17/2026-05-11", None),  # reversed
         ("2026-13-01", None),
+        ("0001-01-01/2026-05-01", None),  # "all time" is no window
         ("last week", None),
         ("", None),
     ],

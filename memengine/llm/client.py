@@ -261,6 +261,8 @@ class ChatClient:
                 retries = self._backoff_or_raise(exc, retries, deadline, model, attempts)
                 continue
             except openai.APIConnectionError as exc:
+                if self._closed:  # closed under the call: its socket went away
+                    raise LLMError(f"the chat client for {self.base_url} has been closed") from exc
                 if is_connect_failure(exc):
                     raise LLMError(self._connect_message(exc)) from exc
                 retries = self._backoff_or_raise(exc, retries, deadline, model, attempts)
@@ -280,6 +282,7 @@ class ChatClient:
             if text is None:
                 raise LLMResponseError(
                     f"LLM {model!r} at {self.base_url} returned no message content"
+                    + _why_empty(completion)
                 )
             try:
                 data = parse_json_object(text)
@@ -462,6 +465,27 @@ def _usage_of(completion: Any) -> Usage:
         _count(getattr(usage, "prompt_tokens", 0)),
         _count(getattr(usage, "completion_tokens", 0)),
     )
+
+
+def _why_empty(completion: Any) -> str:
+    """What a reply without content said instead: a refusal, tool calls, why it stopped,
+    or that it was no chat completion at all (an HTML page served with status 200)."""
+    if isinstance(completion, str):
+        return f" (the reply is text, not a chat completion: {' '.join(completion.split())[:80]!r})"
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list | tuple) or not choices:
+        return " (the reply has no choices)"
+    message = getattr(choices[0], "message", None)
+    said: list[str] = []
+    refusal = getattr(message, "refusal", None)
+    if isinstance(refusal, str) and refusal:
+        said.append(f"refusal {' '.join(refusal.split())[:80]!r}")
+    if getattr(message, "tool_calls", None):
+        said.append("tool calls instead of text")
+    reason = getattr(choices[0], "finish_reason", None)
+    if isinstance(reason, str) and reason:
+        said.append(f"finish_reason {reason!r}")
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def _content_of(completion: Any) -> tuple[str | None, str | None]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ..config import LLMConfig
 from ..llm.client import ChatClient
@@ -53,6 +53,13 @@ class RelevantEpisode(BaseModel):
     id: int
     relevance: Literal["high", "medium", "low"]
     reason: str = ""
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _not_a_bool(cls, value: object) -> object:
+        if isinstance(value, bool):  # true would be episode 1
+            raise ValueError("an episode id is a number, not true/false")
+        return value
 
 
 class RerankReply(BaseModel):

@@ -711,7 +711,7 @@ def parse_iso_range(value: str, now: datetime) -> Window | None:
     if start is None or end is None:
         return None
     end = min(end, now)
-    if start >= end:
+    if start >= end or start.year < 1900:  # 0001-01-01/…: all time, not a window
         return None
     return start, end
 
