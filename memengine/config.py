@@ -14,6 +14,7 @@ top-level shortcuts exist (``MEMENGINE_DB``, ``MEMENGINE_AGENT``,
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import types
@@ -40,6 +41,7 @@ __all__ = [
     "LifecycleConfig",
     "RetrievalConfig",
     "load_config",
+    "local_zone",
 ]
 
 
@@ -294,13 +296,44 @@ class Config(BaseModel):
             ) from exc
         return value
 
+    def localize(self, moment: datetime) -> datetime:
+        """A naive ``moment`` read as a time of ``time_zone`` (as UTC when it is None); an
+        aware one unchanged."""
+        if moment.tzinfo is not None or self.time_zone is None:
+            return moment
+        if self.time_zone == "local":
+            zone = local_zone()
+            return moment.replace(tzinfo=zone) if zone is not None else moment.astimezone()
+        return moment.replace(tzinfo=ZoneInfo(self.time_zone))
+
     def in_zone(self, moment: datetime) -> datetime:
         """``moment`` (aware) in ``time_zone``: the system's for "local", unchanged for None."""
         if self.time_zone is None:
             return moment
         if self.time_zone == "local":
-            return moment.astimezone()
+            zone = local_zone()
+            return moment.astimezone(zone) if zone is not None else moment.astimezone()
         return moment.astimezone(ZoneInfo(self.time_zone))
+
+
+@functools.lru_cache(maxsize=1)
+def local_zone() -> ZoneInfo | None:
+    """The system's time zone with its rules (summer time included): the IANA zone ``TZ``
+    names, else the one ``/etc/localtime`` links to; None when neither says (the fixed
+    offset of the moment is then all that is known)."""
+    candidates = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        link = os.readlink("/etc/localtime")
+        candidates.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
+    except OSError:
+        pass
+    for name in candidates:
+        if name:
+            try:
+                return ZoneInfo(name)
+            except (ZoneInfoNotFoundError, ValueError):
+                continue
+    return None
 
 
 _SHORTCUTS = {

@@ -25,8 +25,9 @@ embeddings is far smaller."""
 
 
 class ReplyTooLarge(httpx2.ReadError):
-    """A reply passed :data:`MAX_REPLY_BYTES` (an :class:`httpx2.ReadError`, so the
-    OpenAI client reports it as a connection error)."""
+    """A reply passed :data:`MAX_REPLY_BYTES`, or came compressed so that its size could
+    not be bounded (an :class:`httpx2.ReadError`, so the OpenAI client reports it as a
+    connection error)."""
 
 
 class _Limited(httpx2.SyncByteStream):
@@ -72,9 +73,18 @@ class DeadlineTransport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         """Send ``request``; its reply's body is read within the request's read timeout."""
         started = time.monotonic()
+        request.headers["Accept-Encoding"] = "identity"  # the bytes counted are the reply's
         timeouts = request.extensions.get("timeout") or {}
         limit = timeouts.get("read")
         response = self._inner.handle_request(request)
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):  # asked for none: its size would be unknown
+            response.close()
+            raise ReplyTooLarge(
+                f"the reply came compressed ({encoding}) although none was asked for; "
+                "its size cannot be bounded",
+                request=request,
+            )
         deadline = float("inf") if limit is None else started + float(limit)
         if not isinstance(response.stream, httpx2.SyncByteStream):
             return response
@@ -92,8 +102,16 @@ class DeadlineTransport(httpx2.BaseTransport):
 
 
 def http_client(*, max_bytes: int = MAX_REPLY_BYTES) -> httpx2.Client:
-    """The HTTP client the OpenAI clients are given: the OpenAI library's defaults, over a
+    """The HTTP client the OpenAI clients are given: the OpenAI library's own (its
+    connection limits, the environment's proxies), each of its transports wrapped in a
     :class:`DeadlineTransport`."""
     import openai
 
-    return openai.DefaultHttpxClient(transport=DeadlineTransport(max_bytes=max_bytes))
+    client = openai.DefaultHttpxClient()
+    # httpx builds its transports, the proxies' too, only when none is given: wrap them
+    client._transport = DeadlineTransport(client._transport, max_bytes=max_bytes)
+    client._mounts = {
+        pattern: DeadlineTransport(t, max_bytes=max_bytes) if t is not None else None
+        for pattern, t in client._mounts.items()
+    }
+    return client

@@ -81,6 +81,7 @@ class Memory:
         self._llm_client = llm_client
         self._owns_llm_client = llm_client is None
         self._llm_turn: LLMTurn | None = None
+        self._typed_names: dict[str, str] | None = None  # see _agent
         self._llm_lock = threading.Lock()
         self._client_lock = threading.Lock()
         self._llm_closed = False
@@ -223,7 +224,10 @@ class Memory:
 
     def _new(self, **fields: Any) -> NewEpisode:
         fields["agent"] = self._agent(fields.get("agent"))
-        fields["occurred_at"] = fields.get("occurred_at") or self._now()
+        when = fields.get("occurred_at")
+        if isinstance(when, datetime):  # a naive time is one of the configured zone
+            when = self.config.localize(when)
+        fields["occurred_at"] = when or self._now()
         return args.new_episode(**fields)
 
     def _validated(self, ep: NewEpisode | Episode) -> NewEpisode:
@@ -359,6 +363,7 @@ class Memory:
         if not names:
             raise NotFound(f"no agent {agent!r} in {self.store.path}")
         reports = [self.store.forget_agent(n) for n in names]
+        self._typed_names = None  # a name stored as typed may be gone
         return ForgetReport(
             name,
             sum(r.episodes for r in reports),
@@ -818,15 +823,21 @@ class Memory:
         spelling, so no twin in NFC is made beside it."""
         given = self.config.agent if agent is None else agent
         name = args.agent_name(given)
-        if life.has_agent(self.store, name):
+        typed = self._typed_agents().get(name)
+        if typed is None or life.has_agent(self.store, name):
             return name
-        typed = [
-            a.name
-            for a in self.agents()
-            if not unicodedata.is_normalized("NFC", a.name)
-            and unicodedata.normalize("NFC", a.name) == name
-        ]
-        return typed[0] if typed else name
+        return typed if life.has_agent(self.store, typed) else name
+
+    def _typed_agents(self) -> dict[str, str]:
+        """The agent names an earlier memengine stored as typed, by their NFC form: read
+        once (every name written since is in NFC, so the list only shrinks)."""
+        if self._typed_names is None:
+            self._typed_names = {
+                unicodedata.normalize("NFC", a.name): a.name
+                for a in self.agents()
+                if not unicodedata.is_normalized("NFC", a.name)
+            }
+        return self._typed_names
 
     def _writable(self) -> None:
         """Raise ReadOnlyDatabase now, before any embedding, when the file is open read-only."""

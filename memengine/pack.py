@@ -100,16 +100,32 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
+def _place(text: str, folded_at: int) -> int:
+    """The place in ``text`` of the character at ``folded_at`` in its :func:`_fold` (NFKC
+    may change lengths: ﾋﾞ is ビ): the first prefix whose fold reaches past it."""
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if len(_fold(text[: mid + 1])) > folded_at:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def _around(text: str, terms: Sequence[str], max_chars: int) -> str:
     """At most ``max_chars`` of ``text``: from a little before its first matched term when
     it has one (a long message's answer can lie far from its start), else from the start."""
+    if len(text) <= max_chars:
+        return text
     folded = _fold(text)
     hits = [at for t in terms if (at := folded.find(t)) >= 0]
     start = 0
-    if hits:  # NFKC may change lengths (ﾋﾞ is ビ): the place is scaled back to the text
-        start = max(0, min(hits) * len(text) // max(len(folded), 1) - max_chars // 4)
+    if hits:
+        start = max(0, _place(text, min(hits)) - max_chars // 4)
+        start = min(start, len(text) - (max_chars - 2))  # a full excerpt to the end
     if start == 0:
-        return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+        return text[: max_chars - 1] + "…"
     end = start + max_chars - 2
     return "…" + text[start:end] + ("…" if end < len(text) else "")
 

@@ -360,6 +360,10 @@ def test_a_japanese_colon_names_the_role_and_a_bom_is_read(db: str, tmp_path: Pa
         run("retrieve", "結婚式はいつ？", "-r", "partner：最近どう？", "--db", db, "--json").output
     )
     assert out["queries"][0] == "最近どう？\n結婚式はいつ？"  # the role is not part of the text
+    out = json.loads(
+        run("retrieve", "結婚式は？", "-r", "partner: 集合は駅前：9時", "--db", db, "--json").output
+    )
+    assert out["queries"][0] == "集合は駅前：9時\n結婚式は？"  # a colon in the text stays
     dump = tmp_path / "dump.jsonl"
     run("export", "--db", db, "-o", str(dump))
     bom = tmp_path / "bom.jsonl"

@@ -143,3 +143,33 @@ def test_time_zone_from_the_environment(tmp_path: Path, monkeypatch: pytest.Monk
     )
     with pytest.raises(ConfigError, match="unknown time zone"):
         load_config(environ={"MEMENGINE_TIME_ZONE": "Nowhere/Special"})
+
+
+def test_a_local_time_zone_keeps_its_summer_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "local" is the system's zone with its rules, not the offset of one moment."""
+    from memengine.config import local_zone
+
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    local_zone.cache_clear()
+    try:
+        cfg = Config.model_validate({"time_zone": "local"})
+        winter = cfg.in_zone(datetime(2026, 1, 10, 22, 30, tzinfo=timezone.utc))
+        summer = cfg.in_zone(datetime(2026, 7, 10, 22, 30, tzinfo=timezone.utc))
+        assert (winter.utcoffset(), summer.utcoffset()) == (timedelta(hours=1), timedelta(hours=2))
+        assert cfg.localize(datetime(2026, 7, 1, 9, 0)).utcoffset() == timedelta(hours=2)
+    finally:
+        local_zone.cache_clear()
+
+
+def test_a_naive_time_is_one_of_the_configured_zone(tmp_path: Path) -> None:
+    from memengine import FixedClock, Memory
+
+    from .helpers import HashEmbedder
+
+    cfg = Config.model_validate({"time_zone": "Asia/Tokyo"})
+    clock = FixedClock(datetime(2026, 5, 21, tzinfo=timezone.utc))
+    with Memory.open(tmp_path / "m.db", config=cfg, embedder=HashEmbedder(), clock=clock) as mem:
+        new = mem.add_exchange("朝ごはん", "何食べた？", occurred_at=datetime(2026, 5, 20, 8, 30))
+        assert mem.get(new).occurred_at == datetime(
+            2026, 5, 20, 8, 30, tzinfo=ZoneInfo("Asia/Tokyo")
+        )

@@ -219,7 +219,7 @@ def test_eval_memset_store_recent_stores_each_questions_recent_turns(tmp_path: P
         type="direct",
         asked_at=asked,
         recent=[
-            {"role": "partner", "text": "And then?"},
+            {"role": "assistant", "text": "And then?"},
             {"role": "user", "text": "She ate a sock."},
             {"role": "partner", "text": "Oh no!"},
             {"role": "user", "text": "  "},

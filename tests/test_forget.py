@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memengine import FixedClock, Memory, NotFound
+from memengine import Config, FixedClock, Memory, NotFound
 from memengine.cli import app
 
 from .helpers import T0, HashEmbedder
@@ -148,3 +148,17 @@ def test_optimize_scrub_links_an_older_files_neighbours_again(
         assert plain not in [r.episode.id for r in found.results if "bm25_rank" in r.components]
         assert m.check().ok
         assert m.optimize(scrub=True).contexts_relinked == 0  # in step now
+        with m.store.connections.write() as cur:
+            cur.execute(
+                "UPDATE episodes SET context_text = ? WHERE id = ?", (f"my pin is {SECRET}", plain)
+            )
+    no_gap = Config.model_validate({"retrieval": {"neighbour_gap_minutes": 0}})
+    with Memory.open(db_path, config=no_gap, embedder=HashEmbedder(), clock=clock) as m:
+        assert m.optimize(scrub=True).contexts_relinked == 22  # no neighbours: no lent words
+        with m.store.connections.read() as cur:
+            assert (
+                cur.execute("SELECT count(*) FROM episodes WHERE context_text != ''").fetchone()[0]
+                == 0
+            )
+        found = m.retrieve(SECRET, max_sensitivity=0, day_range=None)
+        assert plain not in [r.episode.id for r in found.results if "bm25_rank" in r.components]

@@ -144,3 +144,9 @@ def test_roundtrip_property(
     dumped = json.dumps(obj, indent=indent, ensure_ascii=False)
     body = f"```json\n{dumped}\n```" if fenced else dumped
     assert parse_json_object(f"{before}{body}{after}") == obj
+
+
+def test_think_blocks_around_text_whose_lower_case_is_longer() -> None:
+    """İ lower-cases to two characters: the tags are found in the text itself."""
+    reply = 'İ<think>İstanbul or İzmir?</think>{"expanded_queries": ["İstanbul trip"]}'
+    assert parse_json_object(reply) == {"expanded_queries": ["İstanbul trip"]}

@@ -18,7 +18,7 @@ import pytest
 from memengine import FixedClock, Memory
 from memengine.config import Config
 from memengine.embed.openai import OpenAIEmbedder
-from memengine.errors import EmbeddingError, LLMResponseError, LLMTimeout
+from memengine.errors import EmbeddingError, LLMError, LLMResponseError, LLMTimeout
 from memengine.http_deadline import DeadlineTransport, ReplyTooLarge
 from memengine.llm.client import ChatClient
 from memengine.retrieve.expand import MAX_REFERENCES, parse_expansion
@@ -240,3 +240,37 @@ def test_an_asked_day_range_holds_against_the_llms_window(
             mem.retrieve("the Kyoto trip in 2019?", day_range=day_range, llm=True)
             prompt = str(srv.chat_requests[-1]["messages"][-1]["content"])
             assert f"[id {shown}]" in prompt and f"[id {hidden}]" not in prompt
+
+
+def test_the_environments_proxy_is_used(
+    srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deadline transport wraps the proxy's transport too (it replaced it at first)."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", srv.base_url.rsplit("/v1", 1)[0])
+    srv.push_chat(GOOD)
+    with ChatClient(base_url="http://llm.invalid/v1", timeout_s=3.0, max_retries=0) as client:
+        assert ask(client).data == {"ok": 1}  # type: ignore[attr-defined]
+    (request,) = srv.requests
+    assert request.path == "http://llm.invalid/v1/chat/completions"  # asked of the proxy
+    assert request.headers["accept-encoding"] == "identity"
+
+
+def test_a_compressed_reply_is_refused(srv: ScriptedOpenAI) -> None:
+    """Its bytes would not be the reply's: 200 KB of gzip can be 200 MB."""
+    import gzip
+
+    raw = gzip.compress(json.dumps(completion(GOOD)).encode())
+    srv.push_chat(raw=raw, headers={"Content-Encoding": "gzip"})
+    with chat(srv) as client, pytest.raises(LLMError, match="came compressed"):
+        ask(client)
+
+
+def test_an_embedding_reply_too_large_says_so(srv: ScriptedOpenAI) -> None:
+    srv.push_embeddings(raw=b'{"data": [' + b" " * (17 * 2**20) + b"]}")
+    emb = OpenAIEmbedder(
+        base_url=srv.base_url, model="e", timeout_s=5.0, max_retries=0, batch_size=1
+    )
+    with pytest.raises(EmbeddingError, match="sent a reply it cannot read: the reply passed"):
+        emb.embed(["a"])

@@ -71,6 +71,24 @@ def test_a_reply_whose_question_was_cut_off_and_one_sided_turns() -> None:
     assert held_in_recent(eps, said(("user", "   "))) == set()
 
 
+def test_a_system_message_does_not_part_a_turn() -> None:
+    eps = [episode(1, "Shall we eat at noon?", "Lunch at noon, then."), episode(2, "ok", "good")]
+    recent = said(
+        ("system", "be kind"),
+        ("partner", "Lunch at noon, then."),
+        ("user", "ok"),
+        ("system", "the user is typing"),
+        ("partner", "good"),
+    )
+    assert held_in_recent(eps, recent) == {1, 2}
+
+
+def test_only_the_last_hundred_messages_are_compared() -> None:
+    recent = said(*[("user", f"message {i}") for i in range(150)])
+    eps = [episode(1, "message 10", None), episode(2, "message 120", None)]
+    assert held_in_recent(eps, recent) == {2}
+
+
 CONVERSATION = [
     ("My sister Ayla is getting married in Lisbon in September.", "How lovely! Lisbon in autumn."),
     ("I booked the flights to Lisbon today.", "Great, one thing off the list."),
@@ -127,6 +145,19 @@ def test_the_lists_are_as_long_without_them(tmp_path: Path) -> None:
         r = mem.retrieve("shoes dog Lisbon flights", recent=current(mem), llm=False)
         ids = [x.episode.id for x in r.results]
         assert r.in_recent == (3, 4) and sorted(ids) == [1, 2]
+
+
+def test_a_whole_days_conversation_as_recent(tmp_path: Path) -> None:
+    """Thousands of stored turns passed as `recent`: the newest are left out, the search
+    still runs (its lists ask for at most what the vector table allows)."""
+    with companion(tmp_path / "m.db") as mem:
+        recent: list[dict[str, str]] = []
+        for i in range(300):
+            user, reply = f"note {i} about the roses", f"reply {i}"
+            mem.add_exchange(user, reply, occurred_at=NOW - timedelta(seconds=600 - i))
+            recent += [{"role": "user", "text": user}, {"role": "partner", "text": reply}]
+        r = mem.retrieve("the Lisbon wedding?", recent=recent)
+        assert len(r.in_recent) == 50 and r.results
 
 
 def test_the_llm_turn_never_shows_them_to_the_reranker(tmp_path: Path) -> None:

@@ -58,7 +58,9 @@ def test_idf_and_lexical_reach() -> None:
         "あの給餌器なに買ったんだったかな",
         "千夏となんで金沢やめたんだったかな",
         "少し前に話した本のタイトル",
+        "だいぶ前に話したよね",
         "何回行ったの",
+        "なんで行かなかったの",
     ],
 )
 def test_asks_memory(text: str) -> None:
@@ -84,6 +86,13 @@ def test_asks_memory(text: str) -> None:
         "映画とか観たい",
         "まあいいか",
         "なんかいい感じ",
+        # kana question words inside other words
+        "こんなに寒いとは",
+        "みんなに会えた",
+        "そうなんです",
+        "好きなんですよ",
+        "午前に会議、事前に連絡した",
+        "家の前に猫がいた",
     ],
 )
 def test_small_talk_does_not_ask(text: str) -> None:

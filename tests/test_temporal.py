@@ -76,11 +76,11 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("in 2025", (d(2025, 1, 1), d(2026, 1, 1))),
     ("on 2026-03-04", (d(2026, 3, 4), d(2026, 3, 5))),
     ("the past week", (d(2026, 5, 13, 15), NOW)),
-    # a date more than 60 days ahead is last year's; a year, an era, a latest weekday
-    ("12月24日に何してたっけ", (d(2025, 12, 24), d(2025, 12, 25))),
-    ("what did we do on December 24?", (d(2025, 12, 24), d(2025, 12, 25))),
+    # a date of a named year, an era, a latest weekday
+    ("12月24日に何してたっけ", None),  # ahead this year: a plan ("the wedding is on June 20")
     ("去年の12月24日", (d(2025, 12, 24), d(2025, 12, 25))),
     ("昨年末の旅行", (d(2025, 12, 20), d(2026, 1, 1))),
+    ("一昨年末の旅行", (d(2024, 12, 20), d(2025, 1, 1))),
     ("去年の年末", (d(2025, 12, 20), d(2026, 1, 1))),
     ("令和7年12月24日", (d(2025, 12, 24), d(2025, 12, 25))),
     ("令和元年", (d(2019, 1, 1), d(2020, 1, 1))),

@@ -244,3 +244,19 @@ def test_max_sensitivity_true_is_no_level(tmp_path: Path) -> None:
     toml.write_text("[retrieval]\nmax_sensitivity = true\n")
     with pytest.raises(ConfigError, match="not true/false"):
         load_config(toml, environ={})
+
+
+@pytest.mark.parametrize(
+    ("text", "term", "max_chars"),
+    [
+        ("ａ" * 10 + "ﾊﾞ" * 200 + "本屋で買った" + "ﾊﾞ" * 300, "本屋", 100),  # NFKC shortens after it
+        ("a" * 400 + "本屋", "本屋", 100),  # at the very end
+        ("x" * 120 + "本屋" + "y" * 60, "本屋", 300),  # short enough: whole
+    ],
+)
+def test_a_quote_holds_its_matched_term(text: str, term: str, max_chars: int) -> None:
+    from memengine.pack import _around
+
+    out = _around(text, [term], max_chars)
+    assert term in out and len(out) <= max_chars
+    assert out == text or len(out) >= max_chars - 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -53,12 +54,15 @@ LLMOpt = Annotated[
 ]
 
 
+_ROLE = re.compile(r"\s*(\w+)\s*[:：]")
+
+
 def _recent(values: list[str] | None) -> list[dict[str, str]]:
     out = []
     for v in values or []:
-        role, sep, text = v.replace("：", ":", 1).partition(":")  # a Japanese IME's colon too
-        if sep and role.strip().lower() in ROLES:
-            out.append({"role": role.strip().lower(), "text": text.strip()})
+        m = _ROLE.match(v)  # a Japanese IME's colon too
+        if m and m.group(1).lower() in ROLES:
+            out.append({"role": m.group(1).lower(), "text": v[m.end() :].strip()})
         else:
             out.append({"role": "user", "text": v})
     return out

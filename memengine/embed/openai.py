@@ -18,7 +18,7 @@ import numpy as np
 import openai
 
 from ..errors import ConfigError, EmbeddingError, InvalidInput
-from ..http_deadline import http_client
+from ..http_deadline import MAX_REPLY_BYTES, ReplyTooLarge, http_client
 from ..http_retry import (
     DEFAULT_BASE_URL,
     PLACEHOLDER_API_KEY,
@@ -83,7 +83,10 @@ class OpenAIEmbedder:
             api_key=api_key or PLACEHOLDER_API_KEY,
             timeout=self.timeout_s,
             max_retries=0,
-            http_client=http_client(),  # a reply ends at its deadline and at 16 MiB
+            # a reply ends at its deadline, and at a size no batch of floats in JSON reaches
+            http_client=http_client(
+                max_bytes=max(MAX_REPLY_BYTES, self.batch_size * max(dimensions or 0, 4096) * 24)
+            ),
         )
         self._dimension: int | None = dimensions
         self._lock = threading.Lock()
@@ -247,6 +250,9 @@ class OpenAIEmbedder:
                 f"(model {self.model!r})"
             )
         if isinstance(exc, openai.APIConnectionError):
+            if has_cause(exc, ReplyTooLarge):
+                cause = exc.__cause__ or exc.__context__
+                return f"embedding endpoint {self.base_url} sent a reply it cannot read: {cause}"
             if has_cause(exc, ConnectionRefusedError):
                 return f"embedding endpoint {self.base_url} refused the connection"
             cause = exc.__cause__ or exc.__context__

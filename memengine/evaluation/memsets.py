@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from ..arguments import ROLES
 from ..clock import FixedClock, ensure_aware
 from ..config import Config
 from ..embed.base import Embedder
@@ -134,7 +135,11 @@ def recent_exchanges(question: MemsetQuestion, *, agent: str) -> list[NewEpisode
     """``question.recent`` as the exchanges a companion would have stored: a user message
     with the partner's reply after it is one exchange, a message without its other half
     one of its own side; a minute apart, the last a minute before the question."""
-    said = [m for m in question.recent if m["role"] in ("user", "partner") and m["text"].strip()]
+    said = [
+        {"role": ROLES.get(m["role"], m["role"]), "text": m["text"]}
+        for m in question.recent
+        if ROLES.get(m["role"]) in ("user", "partner") and m["text"].strip()
+    ]
     pairs: list[tuple[str | None, str | None]] = []
     i = 0
     while i < len(said):

@@ -41,22 +41,25 @@ def parse_json_object(text: str) -> dict[str, Any]:
     return _safe_strings(_first_object(cleaned))
 
 
+_THINK_OPEN = re.compile("<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile("</think>", re.IGNORECASE)
+
+
 def _without_thinking(text: str) -> str:
     """``text`` without its ``<think>…</think>`` blocks (an unclosed one stays), in one
-    pass: a regular expression rescans to the end from every unclosed ``<think>``."""
-    lower = text.lower()
-    if "<think>" not in lower:
-        return text
+    pass: one regular expression for a whole block rescans to the end from every unclosed
+    ``<think>``. The tags are found in ``text`` itself (its lower-case form may be longer:
+    İ is two characters there)."""
     parts: list[str] = []
     at = 0
     while True:
-        start = lower.find("<think>", at)
-        end = lower.find("</think>", start + 7) if start >= 0 else -1
-        if start < 0 or end < 0:
+        start = _THINK_OPEN.search(text, at)
+        end = _THINK_CLOSE.search(text, start.end()) if start is not None else None
+        if start is None or end is None:
             parts.append(text[at:])
             return "".join(parts)
-        parts.append(text[at:start])
-        at = end + len("</think>")
+        parts.append(text[at : start.start()])
+        at = end.end()
 
 
 def _first_object(cleaned: str) -> dict[str, Any]:

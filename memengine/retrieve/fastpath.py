@@ -106,7 +106,10 @@ class FastPath:
         use_bm25 = cfg.search != "vector"
         knn_job = (
             self.executor.submit(
-                self.store.knn_many, knn_vecs, cfg.knn_k_per_query + len(exclude), filters
+                self.store.knn_many,
+                knn_vecs,
+                min(cfg.knn_k_per_query + len(exclude), 4096),
+                filters,
             )
             if use_knn
             else None

@@ -27,10 +27,14 @@ LOOKBACK_SLACK = 10
 """How many more of the newest turns than ``recent`` has messages are compared (turns
 of other kinds or stored by another thread in between)."""
 
+MAX_COMPARED = 100
+"""The most recent messages compared (a caller may pass a whole day's conversation; the
+turns it holds further back are old enough to be memory again)."""
+
 
 def lookback(recent: Sequence[Message]) -> int:
     """How many of the agent's newest turns to compare with ``recent``."""
-    return len(recent) + LOOKBACK_SLACK
+    return min(len(recent), MAX_COMPARED) + LOOKBACK_SLACK
 
 
 def normalised(text: str | None) -> str:
@@ -47,11 +51,14 @@ def held_in_recent(episodes: Sequence[Episode], recent: Sequence[Message]) -> se
     - an exchange with one side: that side is a message of its role;
     - a ``message`` episode: its content is a message of ``recent``.
 
-    Other kinds are never held: ``recent`` is a conversation.
+    Other kinds are never held: ``recent`` is a conversation. Only the last
+    :data:`MAX_COMPARED` messages are compared; a system message between two
+    turns does not part them.
     """
-    said = [(m.role, normalised(m.text)) for m in recent]
-    said = [(role, text) for role, text in said if text]
-    if not said:
+    shown = [(m.role, normalised(m.text)) for m in recent[-MAX_COMPARED:]]
+    texts = {text for _, text in shown if text}
+    said = [(role, text) for role, text in shown if text and role != "system"]
+    if not texts:
         return set()
     pairs = {
         (said[i][1], said[i + 1][1])
@@ -60,8 +67,7 @@ def held_in_recent(episodes: Sequence[Episode], recent: Sequence[Message]) -> se
     }
     user_said = {text for role, text in said if role == "user"}
     partner_said = {text for role, text in said if role == "partner"}
-    texts = {text for _, text in said}
-    first = said[0]
+    first = said[0] if said else None
     held: set[int] = set()
     for ep in episodes:
         if ep.kind is EpisodeKind.message:

@@ -47,7 +47,8 @@ _EN_RECALL = re.compile(
 """English cues that point back at something said before."""
 
 _JA_QUESTION = re.compile(
-    r"(何|なに|なんで|なんの|いつ|どこ|どちら|どっち|誰|だれ|どう|なぜ|どれ|どの|いくら|いくつ)"
+    r"(何|(?<![ぁ-ゖ])なに|(?<![ぁ-ゖ])なんで(?![すし])|(?<![ぁ-ゖ])なんの"
+    r"|いつ|どこ|どちら|どっち|誰|だれ|どう|なぜ|どれ|どの|いくら|いくつ)"
     r"(?![かもでぞ]|となく|とか|だか|やら|回も|度も|しても|せ|にか|の間)"
 )
 """Japanese interrogatives, in kanji or kana (not the indefinites and set phrases 何か,
@@ -61,11 +62,12 @@ _JA_NOT_ENDINGS = ("とか", "いいか")
 """Endings in か that are no question: a list (映画とか), letting go (まあいいか)."""
 
 _JA_RECALL = re.compile(
-    r"(覚えて|忘れ|っけ|(?<![うくすつぬふむゆるぐずづぶぷただ0-9駅分秒時間目手名])前に"
+    r"(覚えて|忘れ|っけ|(?<![うくすつぬふむゆるぐずづぷだの0-9駅分秒時間目手名午事])前に"
     r"|この前|以前|言ったよね|話したよね)"
 )
-"""Japanese cues that point back at something said before (前に, 少し前に, but not
-寝る前に, 行く前に, 駅前に, 5分前に: a place, or a time before something)."""
+"""Japanese cues that point back at something said before (前に, 少し前に, だいぶ前に, but not
+寝る前に, 行く前に, 駅前に, 家の前に, 5分前に, 午前に, 事前に: a place, or a time before
+something)."""
 
 _REQUEST = re.compile(
     r"\b(tell me|fill me in|recap|summari[sz]e|go over|walk me through)\b"

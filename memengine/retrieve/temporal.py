@@ -129,24 +129,14 @@ def _this_season(name: str, now: datetime) -> Window | None:
     return window if window[0] <= now else None
 
 
-PLAN_HORIZON = timedelta(days=60)
-"""A date without a year this close ahead is a plan (no window); one further ahead is
-last year's (12月24日 asked in May)."""
-
-
 def _this_year_date(month: int, day: int, now: datetime) -> Window | None:
-    """That day of this year when it is past; last year's when this year's is more than
-    :data:`PLAN_HORIZON` ahead; None when it is just ahead (a plan, not a memory)."""
+    """That day of this year, or None when it is still to come (a plan, not a memory:
+    "the wedding is on June 20" must not search last June)."""
     try:
         d = date(now.year, month, day)
-        if _midnight(d, now) <= now:
-            return _days(d, d, now)
-        if _midnight(d, now) - now <= PLAN_HORIZON:
-            return None
-        d = date(now.year - 1, month, day)
-    except ValueError:  # 29 February of a year without one
+    except ValueError:
         return None
-    return _days(d, d, now)
+    return _days(d, d, now) if _midnight(d, now) <= now else None
 
 
 def _around(center: datetime, tolerance: timedelta) -> Window:
@@ -475,7 +465,7 @@ def _new_year(_: re.Match[str], now: datetime) -> Window | None:
 
 
 def _year_end(m: re.Match[str], now: datetime) -> Window | None:
-    named = m.groupdict().get("p") or ("去年" if m.groupdict().get("q") else None)
+    named = m.groupdict().get("p") or m.groupdict().get("q")
     if named:
         year = now.year + _JA_YEARS[named]
     else:
@@ -508,7 +498,7 @@ _RULES: list[Rule] = [
         _ja_date,
     ),
     (
-        re.compile(r"(?P<p>去年|昨年|一昨年|おととし)の?(?:年末|暮れ)|(?P<q>昨年末|去年末)"),
+        re.compile(r"(?P<p>去年|昨年|一昨年|おととし)の?(?:年末|暮れ)|(?P<q>一昨年|昨年|去年)末"),
         _year_end,
     ),
     (re.compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),

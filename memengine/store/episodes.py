@@ -413,8 +413,13 @@ def link_neighbours(cur: Any, agent: str, lo_ts: int, hi_ts: int, gap_s: int) ->
     to a neighbour at least as sensitive as itself (a secret's words must not
     make a plain turn findable).
     """
-    if gap_s <= 0:
-        return 0
+    if gap_s <= 0:  # no neighbours: no turn holds another's words
+        cur.execute(
+            "UPDATE episodes SET context_text = '' WHERE agent = ? AND occurred_ts BETWEEN ? "
+            "AND ? AND kind IN ('exchange', 'message') AND context_text != ''",
+            [agent, lo_ts, hi_ts],
+        )
+        return max(int(cur.rowcount), 0)
     cur.execute(
         _NEIGHBOURS,
         {"agent": agent, "lo": lo_ts, "hi": hi_ts, "gap": gap_s, "cap": NEIGHBOUR_CHARS},
