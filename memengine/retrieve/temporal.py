@@ -602,13 +602,13 @@ _SINCE_JA = re.compile(r"^\s*(?:から|以来|以降)")
 
 
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
-_ERA_YEAR = re.compile(r"(令和|平成|昭和)(元|\d{1,2})年")
+_ERA_YEAR = re.compile(r"(令和|平成|昭和)(元|\d{1,2}|[一二三四五六七八九十]{1,3})年")
 
 
 def _western_year(m: re.Match[str]) -> str:
-    """令和7年 → 2025年 (元年 is the first)."""
-    n = 1 if m.group(2) == "元" else int(m.group(2))
-    return f"{_ERAS[m.group(1)] + n}年"
+    """令和7年 (令和七年) → 2025年 (元年 is the first)."""
+    n = 1 if m.group(2) == "元" else _ja_number(m.group(2))
+    return f"{_ERAS[m.group(1)] + n}年" if n else m.group(0)
 
 
 def _normalise(text: str) -> str:
