@@ -7,7 +7,11 @@ a turn (or the thread it left behind) far past its deadline.
 :class:`DeadlineTransport` wraps the real transport and ends the reading of
 a reply once the request's own read timeout has passed since it was sent
 (the clients set it to the time left before their deadline), or once the
-reply passes :data:`MAX_REPLY_BYTES`. Nothing here reads configuration.
+reply passes :data:`MAX_REPLY_BYTES`. Replies are asked for uncompressed,
+and a compressed one is refused (the bytes counted would not be the reply's:
+200 KB of gzip can decode to 200 MB). Nothing here reads configuration;
+:func:`http_client` keeps the ``openai`` library's own client, environment
+proxies included.
 """
 
 from __future__ import annotations

@@ -22,10 +22,31 @@ __all__ = [
     "RecordedRequest",
     "ScriptedOpenAI",
     "ScriptedReply",
+    "completion_body",
     "deterministic_vector",
     "response_format_kind",
     "scripted_openai",
 ]
+
+
+def completion_body(content: str | None, **extra: object) -> dict[str, object]:
+    """A chat completion body with one choice holding ``content``; ``extra`` replaces or
+    adds top-level fields (``usage``, ``choices``)."""
+    body: dict[str, object] = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    body.update(extra)
+    return body
 
 
 @pytest.fixture

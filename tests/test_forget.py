@@ -82,22 +82,15 @@ def test_forget_takes_every_spelling_of_the_name(db_path: Path, clock: FixedCloc
 
     decomposed, composed = "か\u3099っこう", "がっこう"
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
-        with m.store.connections.write() as cur:  # what an earlier memengine wrote
-            ensure_agents(cur, [decomposed], T0)
-        text = f"old note {SECRET}"
-        m.store.add(
-            [NewEpisode(agent=decomposed, kind="fact", content=text, occurred_at=T0)],
-            [text],
-            m.embedder.embed([text]),
-        )
-        with m.store.connections.write() as cur:  # a twin an earlier version made beside it
-            ensure_agents(cur, [composed], T0)
-        text = f"new note {SECRET}"
-        m.store.add(
-            [NewEpisode(agent=composed, kind="fact", content=text, occurred_at=T0)],
-            [text],
-            m.embedder.embed([text]),
-        )
+        # what an earlier memengine wrote: the name as typed, then a twin in NFC beside it
+        for name, text in ((decomposed, f"old note {SECRET}"), (composed, f"new note {SECRET}")):
+            with m.store.connections.write() as cur:
+                ensure_agents(cur, [name], T0)
+            m.store.add(
+                [NewEpisode(agent=name, kind="fact", content=text, occurred_at=T0)],
+                [text],
+                m.embedder.embed([text]),
+            )
         m.add("someone else", agent="alice")
         assert len(m.agents()) == 3
         report = m.forget_agent(decomposed)

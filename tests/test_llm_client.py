@@ -12,7 +12,12 @@ import pytest
 
 from memengine.errors import LLMError, LLMResponseError, LLMTimeout
 from memengine.llm import ChatClient, JSONReply, Usage
-from tests.openai_server import ScriptedOpenAI, ScriptedReply, response_format_kind
+from tests.openai_server import (
+    ScriptedOpenAI,
+    ScriptedReply,
+    completion_body,
+    response_format_kind,
+)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -296,21 +301,7 @@ def test_usage_totals_and_counts(srv: ScriptedOpenAI, client: ChatClient) -> Non
 
 
 def test_usage_missing_counts_as_zero(srv: ScriptedOpenAI, client: ChatClient) -> None:
-    srv.push_chat(
-        body={
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "m",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": '{"a": 1}'},
-                    "finish_reason": "stop",
-                }
-            ],
-        }
-    )
+    srv.push_chat(body=completion_body('{"a": 1}'))
     reply = ask(client)
     assert reply.data == {"a": 1}
     assert reply.usage == Usage()

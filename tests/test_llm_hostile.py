@@ -24,7 +24,7 @@ from memengine.llm.client import ChatClient
 from memengine.retrieve.expand import MAX_REFERENCES, parse_expansion
 
 from .helpers import HashEmbedder
-from .openai_server import ScriptedOpenAI
+from .openai_server import ScriptedOpenAI, completion_body
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 GOOD = json.dumps({"ok": 1})
@@ -48,27 +48,9 @@ def ask(client: ChatClient, deadline_s: float = 0.6) -> object:
     )
 
 
-def completion(content: str, **extra: object) -> dict[str, object]:
-    body: dict[str, object] = {
-        "id": "x",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "m",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
-            }
-        ],
-    }
-    body.update(extra)
-    return body
-
-
 def test_a_reply_that_trickles_ends_at_the_deadline(srv: ScriptedOpenAI) -> None:
     """Each byte arrives well within the read timeout; the whole reply would take 30 s."""
-    raw = json.dumps(completion(GOOD)).encode()
+    raw = json.dumps(completion_body(GOOD)).encode()
     srv.push_chat(raw=raw, byte_interval=30 / len(raw))
     t0 = time.monotonic()
     with chat(srv) as client, pytest.raises(LLMTimeout, match="did not answer within"):
@@ -77,13 +59,13 @@ def test_a_reply_that_trickles_ends_at_the_deadline(srv: ScriptedOpenAI) -> None
 
 
 def test_a_reply_past_the_size_limit_is_cut(srv: ScriptedOpenAI) -> None:
-    srv.push_chat(raw=json.dumps(completion("x" * 5000)).encode())
+    srv.push_chat(raw=json.dumps(completion_body("x" * 5000)).encode())
     with (
         httpx2.Client(transport=DeadlineTransport(max_bytes=1000)) as http,
         pytest.raises(ReplyTooLarge, match="passed 1,000 bytes"),
     ):
         http.post(f"{srv.base_url}/chat/completions", json={}).read()
-    srv.push_chat(raw=json.dumps(completion(GOOD)).encode())
+    srv.push_chat(raw=json.dumps(completion_body(GOOD)).encode())
     with httpx2.Client(transport=DeadlineTransport(max_bytes=1000)) as http:
         assert http.post(f"{srv.base_url}/chat/completions", json={}).json()["model"] == "m"
 
@@ -91,11 +73,13 @@ def test_a_reply_past_the_size_limit_is_cut(srv: ScriptedOpenAI) -> None:
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        (json.dumps(completion("{}")).encode()[:-9] + b"\xe3\x81", "not JSON in UTF-8"),
-        (json.dumps(completion(GOOD, usage={"prompt_tokens": "abc"})).encode(), None),
-        (json.dumps({**completion(GOOD), "choices": {"0": 1}}).encode(), "no message content"),
+        (json.dumps(completion_body("{}")).encode()[:-9] + b"\xe3\x81", "not JSON in UTF-8"),
+        (json.dumps(completion_body(GOOD, usage={"prompt_tokens": "abc"})).encode(), None),
+        (json.dumps({**completion_body(GOOD), "choices": {"0": 1}}).encode(), "no message content"),
         (
-            json.dumps(completion(GOOD, usage={"prompt_tokens": [1], "completion_tokens": 1e400}))
+            json.dumps(
+                completion_body(GOOD, usage={"prompt_tokens": [1], "completion_tokens": 1e400})
+            )
             .replace("Infinity", "1e400")
             .encode(),
             None,
@@ -189,7 +173,7 @@ def test_turns_keep_their_deadline_while_the_server_trickles(
         "cache_expansions": False,
     }
     cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
-    raw = json.dumps(completion(GOOD)).encode()
+    raw = json.dumps(completion_body(GOOD)).encode()
     with Memory.open(
         tmp_path / "m.db", config=cfg, embedder=HashEmbedder(), clock=FixedClock(NOW)
     ) as mem:
@@ -261,7 +245,7 @@ def test_a_compressed_reply_is_refused(srv: ScriptedOpenAI) -> None:
     """Its bytes would not be the reply's: 200 KB of gzip can be 200 MB."""
     import gzip
 
-    raw = gzip.compress(json.dumps(completion(GOOD)).encode())
+    raw = gzip.compress(json.dumps(completion_body(GOOD)).encode())
     srv.push_chat(raw=raw, headers={"Content-Encoding": "gzip"})
     with chat(srv) as client, pytest.raises(LLMError, match="came compressed"):
         ask(client)

@@ -34,7 +34,7 @@ from memengine.models import Retrieval
 from memengine.retrieve.temporal import parse_time_window
 
 from .helpers import HashEmbedder
-from .openai_server import ScriptedOpenAI, ScriptedReply
+from .openai_server import ScriptedOpenAI, ScriptedReply, completion_body
 
 TURN_S = 1.0
 PHASE_S = 0.4
@@ -363,15 +363,7 @@ def test_a_reply_without_text_says_what_it_held(
     srv: ScriptedOpenAI, body: dict[str, Any], said: str
 ) -> None:
     choice = {"index": 0, "finish_reason": "stop", **body}
-    srv.push_chat(
-        body={
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "m",
-            "choices": [choice],
-        }
-    )
+    srv.push_chat(body=completion_body(None, choices=[choice]))
     from memengine.errors import LLMResponseError
     from memengine.llm.client import ChatClient
 

@@ -24,6 +24,7 @@ from ..embed.base import Embedder
 from ..models import Episode
 from ..store.database import Store
 from ..store.filters import Filters
+from ..store.vectors import MAX_K
 from ..text import dense_query, query_terms
 from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
@@ -108,7 +109,7 @@ class FastPath:
             self.executor.submit(
                 self.store.knn_many,
                 knn_vecs,
-                min(cfg.knn_k_per_query + len(exclude), 4096),
+                min(cfg.knn_k_per_query + len(exclude), MAX_K),
                 filters,
             )
             if use_knn

@@ -16,6 +16,7 @@ from .migrate import schema_sql
 
 __all__ = [
     "CHUNK_SIZE",
+    "MAX_K",
     "PARTITION_INDEX",
     "chunk_size",
     "create_vector_table",
@@ -28,6 +29,9 @@ __all__ = [
     "relayout_vector_table",
     "similarities",
 ]
+
+MAX_K = 4096
+"""The largest ``k`` a ``vec0`` KNN query takes."""
 
 CHUNK_SIZE = 64
 """Rows per ``vec0`` chunk in a new vector table (``vec0``'s default is 1,024).
