@@ -253,6 +253,22 @@ def test_json_schema_rejected_falls_back_and_is_remembered(
     assert response_format_kind(srv.chat_requests[2]) == "json_object_schema"
 
 
+def test_a_step_down_is_remembered_for_a_while_only(srv: ScriptedOpenAI) -> None:
+    """A 400 from a proxy must not cost the client its JSON mode for good."""
+    with ChatClient(base_url=srv.base_url, max_retries=0, format_memory_s=0.3) as client:
+        srv.reject_formats = {"json_schema"}
+        srv.push_chat(json_data={"n": 1})
+        assert ask(client).response_format == "json_object_schema"
+        srv.reject_formats = set()
+        srv.push_chat(json_data={"n": 2})
+        assert ask(client).response_format == "json_object_schema"  # remembered
+        time.sleep(0.35)
+        srv.push_chat(json_data={"n": 3})
+        reply = ask(client)
+        assert (reply.response_format, reply.attempts) == ("json_schema", 1)  # tried again
+        assert client.response_format_in_use == "json_schema"
+
+
 def test_falls_back_to_plain_json_object_then_none(srv: ScriptedOpenAI, client: ChatClient) -> None:
     srv.reject_formats = {"json_schema", "json_object_schema"}
     srv.push_chat(json_data={"n": 1})

@@ -11,7 +11,7 @@ Ollama, llama.cpp server, vLLM, …) and adds what memengine's LLM phases need:
   (the openai library's retries are switched off);
 * a ``response_format`` ladder: ``json_schema`` → llama.cpp's
   ``json_object`` + ``schema`` → plain ``json_object`` → none, moving down
-  when the server answers 400/422 and remembering per client what worked;
+  when the server answers 400/422 and remembering per client what worked for 10 minutes;
 * thread-safe token accounting.
 
 Nothing here reads the environment or a configuration file: every value is
@@ -109,11 +109,15 @@ class ChatClient:
         backoff_base_s: float = 0.1,
         backoff_max_s: float = 2.0,
         default_headers: Mapping[str, str] | None = None,
+        format_memory_s: float = 600.0,
     ) -> None:
         """Create a client for ``base_url`` (None means api.openai.com).
 
         ``timeout_s`` caps each HTTP request, ``max_retries`` the retries on
         429/5xx; ``api_key`` None sends a placeholder (fine for local servers).
+        A step down the ``response_format`` ladder is remembered for
+        ``format_memory_s`` seconds, then the best format is tried again (a 400
+        from a proxy, say, must not cost the client its JSON mode for good).
         """
         if not timeout_s > 0:
             raise ConfigError(f"timeout_s must be positive, not {timeout_s!r}")
@@ -135,6 +139,8 @@ class ChatClient:
         self._lock = threading.Lock()
         self._closed = False
         self._format_floor = 0
+        self._format_memory_s = float(format_memory_s)
+        self._floor_until = 0.0
         self._use_max_completion_tokens = False
         self._omit_temperature = False
         self._usage_total = Usage()
@@ -216,6 +222,8 @@ class ChatClient:
         deadline = start + deadline_s
         with self._lock:
             self._calls += 1
+            if self._format_floor and start >= self._floor_until:
+                self._format_floor = 0  # long enough: try the best format again
             floor = self._format_floor
         first = floor if schema is not None else max(floor, _FIRST_WITHOUT_SCHEMA)
         fmt_index = first
@@ -278,6 +286,7 @@ class ChatClient:
             if fmt_index > first:
                 with self._lock:
                     self._format_floor = max(self._format_floor, fmt_index)
+                    self._floor_until = time.monotonic() + self._format_memory_s
             text, finish_reason = _content_of(completion)
             if text is None:
                 raise LLMResponseError(
