@@ -190,7 +190,7 @@ def test_an_unknown_sqlite_driver_override_is_a_config_error(
 def test_the_fast_path_reports_the_window_it_favoured(mem: Memory) -> None:
     from datetime import timedelta
 
-    from memengine.retrieve.temporal import widen_text_window
+    from memengine.retrieve.temporal import parse_time_window, widen
 
     now = mem.clock()
     inside = mem.add_exchange(
@@ -198,9 +198,8 @@ def test_the_fast_path_reports_the_window_it_favoured(mem: Memory) -> None:
     )
     mem.add_exchange("I went hiking in the Alps", "Wow!", occurred_at=now - timedelta(days=200))
     r = mem.retrieve("where did I go hiking last month?", day_range=None)
-    assert r.time_window is not None and r.time_window == widen_text_window(
-        "where did I go hiking last month?", now
-    )
+    window = parse_time_window("where did I go hiking last month?", now)
+    assert window is not None and r.time_window == widen(window, now)
     marked = {x.episode.id for x in r.results if x.components.get("window") == 1.0}
     assert marked == {inside}
     assert mem.retrieve("where did I go hiking?", day_range=None).time_window is None

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from ..models import Episode, EpisodeKind, Message
 from ..text import scrub
 
-__all__ = ["LOOKBACK_SLACK", "held_in_recent", "lookback", "normalised"]
+__all__ = ["LOOKBACK_SLACK", "MAX_COMPARED", "held_in_recent", "lookback", "normalised"]
 
 LOOKBACK_SLACK = 10
 """How many more of the newest turns than ``recent`` has messages are compared (turns

@@ -42,7 +42,6 @@ __all__ = [
     "parse_time_window",
     "union",
     "widen",
-    "widen_text_window",
     "window_filters",
 ]
 
@@ -644,12 +643,6 @@ def find_time_expressions(text: str, now: datetime) -> list[TimeExpression]:
             found.append((m.start(), TimeExpression(m.group(0), start, end)))
     found.sort(key=lambda pair: pair[0])
     return [expr for _, expr in found]
-
-
-def widen_text_window(text: str, now: datetime) -> Window | None:
-    """The window :func:`parse_time_window` reads in ``text``, :func:`widen`-ed; or None."""
-    window = parse_time_window(text, now)
-    return widen(window, now) if window is not None else None
 
 
 def parse_time_window(text: str, now: datetime) -> Window | None:
