@@ -12,7 +12,7 @@ import json
 import math
 import unicodedata
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, TypeGuard
 
 from pydantic import ValidationError
@@ -23,6 +23,8 @@ from .models import EpisodeKind, Message, NewEpisode
 from .text import has_surrogate, is_blank, scrub
 
 __all__ = [
+    "EARLIEST",
+    "LATEST",
     "MAX_DAY_RANGE",
     "MAX_EPISODE_CHARS",
     "MAX_ID",
@@ -36,6 +38,7 @@ __all__ = [
     "episode_id",
     "episode_kind",
     "extra_queries",
+    "in_span",
     "is_int",
     "kinds",
     "message",
@@ -120,7 +123,7 @@ def checked_episode(ep: NewEpisode) -> NewEpisode:
             "reply_text": reply,
             "content": content,
             "tags": tuple(scrub(tag) for tag in ep.tags),
-            "occurred_at": ensure_aware(ep.occurred_at),
+            "occurred_at": in_span(ensure_aware(ep.occurred_at), "occurred_at"),
         }
     )
 
@@ -161,7 +164,10 @@ def episode_id(value: object) -> int:
 
 
 def episode_kind(value: object) -> EpisodeKind:
-    """An :class:`EpisodeKind` or its name, checked (InvalidInput naming the known kinds)."""
+    """An :class:`EpisodeKind` or its name, checked (InvalidInput naming the known kinds).
+    A name is read as typed in any width or case (ｆａｃｔ, Fact)."""
+    if isinstance(value, str) and not isinstance(value, EpisodeKind):
+        value = unicodedata.normalize("NFKC", value).strip().lower()
     try:
         return EpisodeKind(value)
     except ValueError:
@@ -307,8 +313,29 @@ def _listed(value: object, what: str) -> list[Any]:
         raise InvalidInput(f"{what}, not {value!r}") from exc
 
 
+EARLIEST = datetime(2, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(9998, 12, 31, tzinfo=timezone.utc)
+"""The span of times a memory file takes: a year inside Python's datetime on each side, so
+that a time can be shown in any zone and a day window reaches back from it."""
+
+
 def moment(value: object, what: str) -> datetime:
-    """A point in time given as an argument: a datetime (a naive one is taken as UTC)."""
+    """A point in time given as an argument: a datetime (a naive one is taken as UTC)
+    from :data:`EARLIEST` to :data:`LATEST`."""
     if not isinstance(value, datetime):
         raise InvalidInput(f"{what} is a datetime, not {type(value).__name__}")
-    return ensure_aware(value)
+    return in_span(ensure_aware(value), what)
+
+
+def in_span(value: datetime, what: str) -> datetime:
+    """``value`` (aware) if it lies from :data:`EARLIEST` to :data:`LATEST`, else InvalidInput."""
+    try:
+        inside = EARLIEST <= value.astimezone(timezone.utc) <= LATEST
+    except OverflowError:
+        inside = False
+    if not inside:
+        raise InvalidInput(
+            f"{what} {value.isoformat()} is outside the times a memory keeps "
+            f"({EARLIEST.date().isoformat()} to {LATEST.date().isoformat()}, UTC)"
+        )
+    return value

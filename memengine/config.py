@@ -283,6 +283,17 @@ class Config(BaseModel):
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
     lifecycle: LifecycleConfig = Field(default_factory=LifecycleConfig)
 
+    @field_validator("db", mode="before")
+    @classmethod
+    def _db_path(cls, value: Any) -> Any:
+        """``~`` is the user's home folder; an empty path is a mistake, not the folder ``.``."""
+        if isinstance(value, str | os.PathLike):
+            text = os.fspath(value)
+            if not str(text).strip():
+                raise ValueError("the database path is empty")
+            return Path(text).expanduser()
+        return value
+
     @field_validator("time_zone")
     @classmethod
     def _known_zone(cls, value: str | None) -> str | None:
@@ -350,7 +361,11 @@ _RESERVED = {"MEMENGINE_CONFIG", "MEMENGINE_SQLITE_DRIVER"}
 _UNIONS = (typing.Union, types.UnionType)
 
 
-def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+def _env_overrides(
+    environ: Mapping[str, str], origins: dict[tuple[str, ...], str] | None = None
+) -> dict[str, Any]:
+    """The settings the ``MEMENGINE_*`` variables give, nested as in the file; each
+    setting's variable is noted in ``origins``."""
     out: dict[str, Any] = {}
     for name, value in environ.items():
         if not name.startswith("MEMENGINE_") or name in _RESERVED:
@@ -368,6 +383,8 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
             if not isinstance(node, dict):
                 raise ConfigError(f"environment variable {name} conflicts with another one")
         node[path[-1]] = _parse_env_value(value, _annotation(path))
+        if origins is not None:
+            origins[path] = f"environment variable {name}"
     return out
 
 
@@ -422,23 +439,57 @@ def load_config(
     """
     env = os.environ if environ is None else environ
     data: dict[str, Any] = {}
+    origins: dict[tuple[str, ...], str] = {}
     explicit = path is not None or "MEMENGINE_CONFIG" in env
     file = Path(path if path is not None else env.get("MEMENGINE_CONFIG", "memengine.toml"))
+    file = file.expanduser()
     if file.exists():
         try:
             with file.open("rb") as fh:
                 data = tomllib.load(fh)
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"cannot read config file {file}: {exc}") from exc
+        found = "" if explicit else ", found in the working folder"
+        _note_origins(data, f"config file {file}{found}", origins)
     elif explicit:
         raise ConfigError(f"config file not found: {file}")
-    data = _merge(data, _env_overrides(env))
+    data = _merge(data, _env_overrides(env, origins))
     if overrides:
         data = _merge(data, overrides)
+        _note_origins(dict(overrides), "a command-line flag or override", origins)
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        message = str(first["msg"]).removeprefix("Value error, ")
-        raise ConfigError(f"invalid setting {where}: {message}") from exc
+        raise ConfigError(_invalid(exc, origins)) from exc
+
+
+def _note_origins(
+    data: Mapping[str, Any],
+    origin: str,
+    origins: dict[tuple[str, ...], str],
+    prefix: tuple[str, ...] = (),
+) -> None:
+    for key, value in data.items():
+        path = (*prefix, str(key))
+        origins[path] = origin
+        if isinstance(value, Mapping):
+            _note_origins(value, origin, origins, path)
+
+
+def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> str:
+    """Every invalid setting on one line: its name, the value given, where it came from
+    (the file, an environment variable, the command line) and what is wrong with it."""
+    parts = []
+    for error in exc.errors():
+        loc = tuple(str(p) for p in error["loc"])
+        where = ".".join(loc)
+        origin = next((origins[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in origins), "")
+        source = f" ({origin})" if origin else ""
+        if error["type"] == "extra_forbidden":
+            parts.append(f"unknown setting {where}{source}")
+            continue
+        message = str(error["msg"]).removeprefix("Value error, ")
+        given = error.get("input")
+        value = f" = {given!r}" if isinstance(given, str | int | float | bool) else ""
+        parts.append(f"invalid setting {where}{value}{source}: {message}")
+    return "; ".join(parts)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -38,6 +39,7 @@ __all__ = [
     "read_jsonl",
     "read_locomo",
     "read_memsets",
+    "read_stream",
 ]
 
 Format = Literal["jsonl", "locomo", "memsets"]
@@ -257,8 +259,45 @@ def read_file(
     file = Path(path)
     if file.is_dir():
         raise InvalidInput(f"{file} is a folder: give the file to import")
-    if not file.is_file():
+    if not file.exists():
         raise InvalidInput(f"no such file: {file}")
+    if not file.is_file():  # a pipe (`<(…)`, /dev/stdin) is read once, here
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from exc
+        return read_stream(
+            data,
+            str(file),
+            agent=agent,
+            default_agent=default_agent,
+            per_conversation=per_conversation,
+        )
+    return _read_regular(file, agent, default_agent, per_conversation)
+
+
+def read_stream(
+    data: bytes,
+    name: str = "<stdin>",
+    *,
+    agent: str | None = None,
+    default_agent: str = "default",
+    per_conversation: bool = False,
+) -> ImportedFile:
+    """Like :func:`read_file`, for a file's bytes already read (standard input, a pipe);
+    errors name the input ``name``."""
+    with tempfile.TemporaryDirectory(prefix="memengine-import-") as folder:
+        copy = Path(folder) / "input"
+        copy.write_bytes(data)
+        try:
+            return _read_regular(copy, agent, default_agent, per_conversation)
+        except InvalidInput as exc:
+            raise InvalidInput(str(exc).replace(str(copy), name)) from exc.__cause__
+
+
+def _read_regular(
+    file: Path, agent: str | None, default_agent: str, per_conversation: bool
+) -> ImportedFile:
     fmt = detect_format(file)
     if fmt == "jsonl":
         if per_conversation:

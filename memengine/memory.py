@@ -627,6 +627,7 @@ class Memory:
         *,
         agent: str | None = None,
         keep_ids: bool = True,
+        skip_existing: bool = False,
         per_conversation: bool = False,
         progress: Progress | None = None,
     ) -> list[int]:
@@ -634,7 +635,9 @@ class Memory:
         memsets JSON file (format detected); return the ids.
 
         The exported ids are kept unless ``keep_ids`` is False (needed to
-        import into a file that already holds episodes with those ids). The
+        import into a file that already holds episodes with those ids);
+        ``skip_existing`` leaves out the episodes whose ids the file already
+        holds (to finish an import that was interrupted). The
         whole file is read and checked, and the ids looked up, before anything
         is written; a failure while writing keeps the batches written before
         it. ``agent`` and ``per_conversation`` are as in
@@ -647,15 +650,24 @@ class Memory:
             default_agent=self.config.agent,
             per_conversation=per_conversation,
         )
-        return self.add_imported(read, keep_ids=keep_ids, progress=progress)
+        return self.add_imported(
+            read, keep_ids=keep_ids, skip_existing=skip_existing, progress=progress
+        )
 
     def add_imported(
-        self, read: ImportedFile, *, keep_ids: bool = True, progress: Progress | None = None
+        self,
+        read: ImportedFile,
+        *,
+        keep_ids: bool = True,
+        skip_existing: bool = False,
+        progress: Progress | None = None,
     ) -> list[int]:
         """Store a file read by :func:`.importers.read_file` (as :meth:`import_` does), for a
         caller that reads it before opening the memory, so a bad file creates nothing."""
         if read.format == "jsonl":
-            return self.import_episodes(read.episodes, keep_ids=keep_ids, progress=progress)
+            return self.import_episodes(
+                read.episodes, keep_ids=keep_ids, skip_existing=skip_existing, progress=progress
+            )
         return self.add_many(read.episodes, progress=progress, total=len(read.episodes))
 
     def import_episodes(
@@ -663,6 +675,7 @@ class Memory:
         episodes: Iterable[NewEpisode],
         *,
         keep_ids: bool = True,
+        skip_existing: bool = False,
         progress: Progress | None = None,
     ) -> list[int]:
         """Store episodes read from elsewhere (:mod:`memengine.importers`) as
@@ -673,7 +686,8 @@ class Memory:
             eps = [e.model_copy(update={"id": None}) for e in eps]
         for ep in eps:  # every line checked before anything is written
             self._validated(ep)
-        return self.add_many(kept_ids(self.store, eps), progress=progress, total=len(eps))
+        todo = kept_ids(self.store, eps, skip_existing=skip_existing)
+        return self.add_many(todo, progress=progress, total=len(todo))
 
     def reembed(self, *, progress: Progress | None = None) -> int:
         """Re-embed every episode with the current embedder (in one transaction)."""

@@ -18,6 +18,7 @@ first sentence (``summarize``), or kept whole (``full``).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -44,9 +45,13 @@ _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
 
 
 def _date_line(ep: Episode, lang: str, zone: tzinfo | None = None) -> str:
-    d = ep.occurred_at.astimezone(zone) if zone is not None else ep.occurred_at
+    d = ep.occurred_at
+    if zone is not None:
+        # a time stored before times were kept inside the calendar's edges stays as stored
+        with contextlib.suppress(OverflowError):
+            d = d.astimezone(zone)
     wd = _WEEKDAYS[lang][d.weekday()]
-    return f"{d:%Y-%m-%d} ({wd})"
+    return f"{d.date().isoformat()} ({wd})"
 
 
 def _topic(ep: Episode, limit: int = 40) -> str:

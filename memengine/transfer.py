@@ -52,13 +52,20 @@ def write_jsonl(
     out: IO[str] | str | os.PathLike[str], batches: Callable[[], Iterable[list[Episode]]]
 ) -> int:
     """Write the episodes of ``batches()`` as JSONL to ``out`` (an open text file, or a path
-    to create); return how many."""
+    to create); return how many. A path gets the whole export or nothing: it is written
+    beside, then moved into place, so a failure keeps an earlier file of that name."""
     if isinstance(out, (str, os.PathLike)):
+        target = Path(out)
+        part = target.with_name(f".{target.name}.{os.getpid()}.part")
         try:
-            with open(out, "w", encoding="utf-8") as fh:
-                return write_jsonl(fh, batches)
+            with open(part, "w", encoding="utf-8") as fh:
+                n = write_jsonl(fh, batches)
+            os.replace(part, target)
+            return n
         except OSError as exc:
             raise InvalidInput(f"cannot write {out}: {exc}") from exc
+        finally:
+            part.unlink(missing_ok=True)
     n = 0
     for batch in batches():
         for ep in batch:
@@ -67,12 +74,15 @@ def write_jsonl(
     return n
 
 
-def kept_ids(store: Store, eps: list[NewEpisode]) -> list[NewEpisode]:
+def kept_ids(
+    store: Store, eps: list[NewEpisode], *, skip_existing: bool = False
+) -> list[NewEpisode]:
     """``eps`` (to import into ``store``) whose ids can all be kept, those without one given
     theirs now (above every id given out and every id kept); InvalidInput, before anything
     is written, for an id that is twice in them, already in the file, past the ids an import
     may keep, or that a recorded turn or sleep names (it was another episode's, deleted
-    since)."""
+    since). With ``skip_existing`` the episodes whose ids are already in the file are left
+    out instead (to finish an import that was interrupted)."""
     kept = [e.id for e in eps if e.id is not None]
     if not kept:
         return eps
@@ -84,10 +94,17 @@ def kept_ids(store: Store, eps: list[NewEpisode]) -> list[NewEpisode]:
             f"more than one episode (first: {twice[0]}); nothing was imported." + fix
         )
     taken = sorted(store.existing(kept))
-    if taken:
+    if taken and skip_existing:
+        present = set(taken)
+        eps = [e for e in eps if e.id not in present]
+        kept = [e.id for e in eps if e.id is not None]
+        if not kept:
+            return eps
+    elif taken:
         raise InvalidInput(
             f"{len(taken):,} of the file's episode ids are already in this memory "
-            f"(first: {taken[0]}); nothing was imported." + fix
+            f"(first: {taken[0]}); nothing was imported." + fix + ", or with "
+            "skip_existing=True (--skip-existing) to finish an import that was interrupted"
         )
     named = store.named_by_records(kept)
     if named:

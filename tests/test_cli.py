@@ -46,7 +46,7 @@ def test_store_commands_end_to_end(db: str, tmp_path: Path) -> None:
         ).output
     )
     imported = json.loads(run("import", str(SAMPLE), "--db", db, "--json").output)
-    assert imported == {"format": "memsets", "imported": 40}
+    assert imported == {"format": "memsets", "imported": 40, "skipped": 0}
     out = json.loads(
         run(
             "retrieve",
@@ -280,6 +280,7 @@ def test_export_import_into_a_used_file_needs_new_ids(db: str, tmp_path: Path) -
     assert json.loads(run("import", str(out), "--new-ids", "--db", db, "--json").output) == {
         "format": "jsonl",
         "imported": 1,
+        "skipped": 0,
     }
     assert json.loads(run("stats", "--db", db, "--json").output)["episodes"] == 2
     broken = tmp_path / "broken.jsonl"
@@ -369,10 +370,10 @@ def test_a_japanese_colon_names_the_role_and_a_bom_is_read(db: str, tmp_path: Pa
     bom = tmp_path / "bom.jsonl"
     bom.write_bytes(b"\xef\xbb\xbf" + dump.read_bytes())
     result = json.loads(run("import", str(bom), "--db", str(tmp_path / "b.db"), "--json").output)
-    assert result == {"format": "jsonl", "imported": 1}
+    assert result == {"format": "jsonl", "imported": 1, "skipped": 0}
     renamed = tmp_path / "bom.txt"  # format detected from the content
     renamed.write_bytes(bom.read_bytes())
     result = json.loads(
         run("import", str(renamed), "--db", str(tmp_path / "c.db"), "--json").output
     )
-    assert result == {"format": "jsonl", "imported": 1}
+    assert result == {"format": "jsonl", "imported": 1, "skipped": 0}

@@ -122,7 +122,7 @@ def test_the_cli_salvages_and_exits_1_naming_the_ids(
     done = runner.invoke(app, ["export", "--salvage", "-o", str(out), "--db", str(damaged)])
     assert done.exit_code == 1
     message = " ".join(done.output.split())
-    assert f"salvaged {len(out.read_text().splitlines())} episodes to {out}" in message
+    assert f"salvaged {len(out.read_text().splitlines()):,} episodes to {out}" in message
     assert "the rows of ids " in message and "could not be read" in message
 
 

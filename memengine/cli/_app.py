@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
+import re
+import signal
 import sys
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -19,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..config import Config, load_config
 from ..errors import MemEngineError
+from ..text import strip_controls
 
 __all__ = [
     "AgentOpt",
@@ -29,10 +34,14 @@ __all__ = [
     "console",
     "err_console",
     "guarded",
+    "number",
     "open_memory",
+    "prepare_process",
     "print_json",
     "progress_bar",
     "settings",
+    "shown",
+    "whole",
 ]
 
 app = typer.Typer(
@@ -64,9 +73,134 @@ def _options(
     """A local-first memory engine for LLM agents, in one SQLite file."""
 
 
-# markup off: user text ("[/]", "[bold]") is printed as written; styled lines opt in
-console = Console(markup=False)
-err_console = Console(stderr=True, markup=False)
+_PIPE_WIDTH = 1_000_000
+"""The width of a console that writes to a pipe or file: lines are never wrapped or cut there."""
+
+
+def _console(*, stderr: bool) -> Console:
+    """A console that prints user text as written: no markup (``[/]``, ``[bold]``) and no
+    ``:emoji:`` codes (styled lines opt in to markup). Into a pipe or a file nothing is
+    wrapped at 80 columns or cut short."""
+    stream = sys.stderr if stderr else sys.stdout
+    piped = not stream.isatty()
+    return Console(
+        stderr=stderr,
+        markup=False,
+        emoji=False,
+        soft_wrap=piped,
+        width=_PIPE_WIDTH if piped else None,
+    )
+
+
+console = _console(stderr=False)
+err_console = _console(stderr=True)
+
+
+def shown(text: str) -> str:
+    """Stored text as a terminal should show it: without escape sequences and the other
+    control characters (newline and tab stay), so no episode can move the cursor,
+    retitle the window or reorder what is printed after it."""
+    return strip_controls(text)
+
+
+_SURROGATE = re.compile(r"[\udc80-\udcff]")
+
+
+def prepare_process(argv: list[str]) -> list[str]:
+    """Make the process safe for any locale before the command runs; return ``argv``
+    with its arguments read as UTF-8.
+
+    Under a locale that is not UTF-8 (``LC_ALL=C``, eucJP) Python decodes the
+    arguments in that locale; their bytes are read again as UTF-8 here, and
+    an argument that is not UTF-8 is a usage error (exit 2) rather than text
+    stored with ``?`` in place of its letters. Output to a terminal keeps
+    the terminal's encoding (a character it cannot show is printed as
+    ``\\u…``); output to a pipe or a file is UTF-8, as JSON and JSONL must
+    be. ``SIGTERM`` unwinds like Ctrl-C does (open transactions roll back,
+    temporary folders go) and exits with 143.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and not _is_utf8(stream.encoding):
+            if stream.isatty():
+                stream.reconfigure(errors="backslashreplace")
+            else:
+                stream.reconfigure(encoding="utf-8", errors="backslashreplace")
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, _terminated)
+    out = []
+    for arg in argv:
+        if _SURROGATE.search(arg):
+            raw = os.fsencode(arg)
+            try:
+                arg = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                err_console.print(
+                    f"error: an argument is not UTF-8 text: {raw[:80]!r}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+                raise SystemExit(2) from None
+        out.append(arg)
+    return out
+
+
+def _is_utf8(encoding: str | None) -> bool:
+    return (encoding or "").lower().replace("-", "").replace("_", "") == "utf8"
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _folded(value: str) -> str:
+    """A number as typed, in ASCII: a Japanese keyboard's full-width digits and signs
+    (５, －１, ０．５) are read as 5, -1 and 0.5."""
+    return unicodedata.normalize("NFKC", value).strip()
+
+
+def whole(lo: int | None = None, hi: int | None = None) -> Callable[[str | int], int]:
+    """A parser for a whole-number option or argument between ``lo`` and ``hi`` that also
+    reads full-width digits (``-k ５``)."""
+
+    def parse(value: str | int) -> int:
+        if isinstance(value, int):  # a default
+            return value
+        text = _folded(value)
+        try:
+            n = int(text)
+        except ValueError:
+            raise typer.BadParameter(f"{value!r} is not a whole number") from None
+        _in_range(value, n, lo, hi)
+        return n
+
+    return parse
+
+
+def number(lo: float | None = None, hi: float | None = None) -> Callable[[str | float], float]:
+    """A parser for a finite decimal option between ``lo`` and ``hi`` that also reads
+    full-width digits (``０．５``)."""
+
+    def parse(value: str | float) -> float:
+        if isinstance(value, int | float):  # a default
+            return float(value)
+        try:
+            x = float(_folded(value))
+        except ValueError:
+            raise typer.BadParameter(f"{value!r} is not a number") from None
+        if not math.isfinite(x):
+            raise typer.BadParameter(f"{value!r} is not a finite number")
+        _in_range(value, x, lo, hi)
+        return x
+
+    return parse
+
+
+def _in_range(value: str, x: float, lo: float | None, hi: float | None) -> None:
+    if (lo is not None and x < lo) or (hi is not None and x > hi):
+        low = "" if lo is None else f"{lo:g} <= "
+        high = "" if hi is None else f" <= {hi:g}"
+        raise typer.BadParameter(f"{value} is not in the range {low}x{high}")
+
 
 DbOpt = Annotated[
     Path | None, typer.Option("--db", help="Database file (default: [db] in config, memengine.db).")
@@ -135,7 +269,7 @@ def guarded(func: F) -> F:
         except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not fail too
-            raise typer.Exit(1) from None
+            raise typer.Exit(128 + 13) from None  # as a command killed by SIGPIPE (`cat`, `grep`)
         except OSError as exc:
             err_console.print(
                 f"[red]error:[/red] {escape(str(exc))}",
@@ -171,8 +305,9 @@ def _jsonable(value: Any) -> str:
 
 @contextmanager
 def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar on stderr; yields a ``(done, total)`` callback."""
-    if not enabled:
+    """A rich progress bar on stderr; yields a ``(done, total)`` callback. Nothing is
+    drawn when stderr is not a terminal (a log or a pipe gets only the messages)."""
+    if not enabled or not err_console.is_terminal:
         yield lambda done, total: None
         return
     with Progress(
@@ -193,7 +328,7 @@ def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Callable
 
 def episodes_word(n: int) -> str:
     """``"1 episode"``, ``"2 episodes"``."""
-    return f"{n} episode{'' if n == 1 else 's'}"
+    return f"{n:,} episode{'' if n == 1 else 's'}"
 
 
 def warn_if_unknown(mem: Any, agent: str) -> None:

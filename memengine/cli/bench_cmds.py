@@ -17,7 +17,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from ._app import app, console, err_console, guarded
+from ._app import app, console, err_console, guarded, whole
 
 
 @app.command()
@@ -38,10 +38,12 @@ def bench(
         ),
     ] = None,
     agents: Annotated[
-        int | None, typer.Option("--agents", min=1, help="Agents in the many-agents file.")
+        int | None,
+        typer.Option("--agents", min=1, parser=whole(1), help="Agents in the many-agents file."),
     ] = None,
     per_agent: Annotated[
-        int | None, typer.Option("--per-agent", min=1, help="Episodes per agent there.")
+        int | None,
+        typer.Option("--per-agent", min=1, parser=whole(1), help="Episodes per agent there."),
     ] = None,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Write every number to this JSON file.")
@@ -51,7 +53,9 @@ def bench(
         typer.Option("--dir", help="Folder for the benchmark files (default: a temporary one)."),
     ] = None,
     keep: Annotated[bool, typer.Option("--keep", help="Keep the benchmark files.")] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic data.")] = 7,
+    seed: Annotated[
+        int, typer.Option("--seed", parser=whole(), help="Seed of the synthetic data.")
+    ] = 7,
     no_progress: Annotated[
         bool, typer.Option("--no-progress", help="No progress display on stderr.")
     ] = False,
@@ -66,7 +70,10 @@ def bench(
         str, typer.Option("--llm-delays", help="With --llm-latency: delays in ms.")
     ] = "300,600,1200",
     llm_turns: Annotated[
-        int, typer.Option("--llm-turns", min=1, help="With --llm-latency: turns per delay.")
+        int,
+        typer.Option(
+            "--llm-turns", min=1, parser=whole(1), help="With --llm-latency: turns per delay."
+        ),
     ] = 20,
 ) -> None:
     """Measure ingest, retrieval latency, the vector and BM25 stages, many agents, cold start

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,11 +24,14 @@ from ._app import (
     episodes_word,
     err_console,
     guarded,
+    number,
     open_memory,
     print_json,
     progress_bar,
     settings,
+    shown,
     warn_if_unknown,
+    whole,
 )
 
 
@@ -51,6 +55,18 @@ def _json_object(value: str, option: str) -> dict[str, Any]:
     return parsed
 
 
+def _stdin_text() -> str:
+    """Standard input as text, without the newlines that end it (as `$(…)` drops them)."""
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"standard input is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
+    return text.rstrip("\r\n")
+
+
 @app.command()
 @guarded
 def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
@@ -68,13 +84,35 @@ def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
 @app.command()
 @guarded
 def add(
-    text: Annotated[str, typer.Argument(help="The user's words, or the content for other kinds.")],
+    text: Annotated[
+        str,
+        typer.Argument(help="The user's words, or the content for other kinds; - reads stdin."),
+    ],
     reply: Annotated[str | None, typer.Option("--reply", help="The partner's reply.")] = None,
     kind: Annotated[str, typer.Option("--kind", help="exchange, fact, principle, …")] = "exchange",
     at: Annotated[str | None, typer.Option("--at", help="When it happened (ISO 8601).")] = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag; repeat.")] = None,
-    sensitivity: Annotated[int, typer.Option("--sensitivity", min=0, max=3)] = 0,
-    importance: Annotated[float, typer.Option("--importance", min=0.0, max=1.0)] = 0.5,
+    sensitivity: Annotated[
+        int,
+        typer.Option(
+            "--sensitivity",
+            min=0,
+            max=3,
+            parser=whole(0, 3),
+            help="How private it is: 0 (plain) to 3; a retrieval with a lower "
+            "--max-sensitivity leaves it out.",
+        ),
+    ] = 0,
+    importance: Annotated[
+        float,
+        typer.Option(
+            "--importance",
+            min=0.0,
+            max=1.0,
+            parser=number(0.0, 1.0),
+            help="How much it matters, 0 to 1.",
+        ),
+    ] = 0.5,
     metadata: Annotated[
         str | None,
         typer.Option(
@@ -86,7 +124,10 @@ def add(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Store one episode."""
+    """Store one episode; a TEXT of - is read from standard input (UTF-8)."""
+    if text == "-":
+        text = _stdin_text()
+    kind = episode_kind(kind).value
     if reply is not None and kind != "exchange":
         raise InvalidInput(f"--reply belongs to --kind exchange; a {kind} has only its text")
     extra = _json_object(metadata, "--metadata") if metadata is not None else None
@@ -117,7 +158,9 @@ def add(
 @app.command("import")
 @guarded
 def import_(
-    path: Annotated[Path, typer.Argument(help="JSONL export, LoCoMo JSON or memsets JSON.")],
+    path: Annotated[
+        Path, typer.Argument(help="JSONL export, LoCoMo JSON or memsets JSON; - reads stdin.")
+    ],
     per_conversation: Annotated[
         bool,
         typer.Option(
@@ -131,33 +174,72 @@ def import_(
             "--new-ids", help="JSONL: give the episodes new ids (import into a used file)."
         ),
     ] = False,
+    skip_existing: Annotated[
+        bool,
+        typer.Option(
+            "--skip-existing",
+            help="JSONL: leave out the episodes whose ids the file already holds "
+            "(to finish an import that was interrupted).",
+        ),
+    ] = False,
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Import episodes from a file (format detected)."""
-    from ..importers import read_file
+    """Import episodes from a file (format detected); - reads standard input."""
+    from ..importers import read_file, read_stream
 
     cfg = settings(config, db, agent)
     # read and checked before the file is opened: a malformed one creates nothing
-    read = read_file(path, agent=agent, default_agent=cfg.agent, per_conversation=per_conversation)
-    with (
-        open_memory(cfg, create=True) as mem,
-        progress_bar(f"importing {path.name}", enabled=not as_json) as bar,
-    ):
-        ids = mem.add_imported(read, keep_ids=not new_ids, progress=bar)
-    fmt = read.format
-    if as_json:
-        print_json({"format": fmt, "imported": len(ids)})
+    options: dict[str, Any] = dict(
+        agent=agent, default_agent=cfg.agent, per_conversation=per_conversation
+    )
+    stdin = str(path) == "-"
+    if stdin:
+        read = read_stream(sys.stdin.buffer.read(), "<stdin>", **options)
     else:
-        console.print(f"imported {episodes_word(len(ids))} ({fmt})")
+        read = read_file(path, **options)
+    with open_memory(cfg, create=True) as mem:
+        before = mem.store.count()
+        try:
+            with progress_bar(
+                f"importing {'stdin' if stdin else path.name}", enabled=not as_json
+            ) as bar:
+                ids = mem.add_imported(
+                    read, keep_ids=not new_ids, skip_existing=skip_existing, progress=bar
+                )
+        except KeyboardInterrupt:
+            _interrupted_import(mem.store.count() - before, len(read.episodes), read.format)
+            raise typer.Exit(130) from None
+    fmt = read.format
+    skipped = len(read.episodes) - len(ids)
+    if as_json:
+        print_json({"format": fmt, "imported": len(ids), "skipped": skipped})
+    else:
+        note = f", {skipped:,} already in the file skipped" if skipped else ""
+        console.print(f"imported {episodes_word(len(ids))} ({fmt}{note})")
+
+
+def _interrupted_import(written: int, total: int, fmt: str) -> None:
+    """Say what an interrupted import kept: the batches written before the interrupt."""
+    how = (
+        "run the same import again with --skip-existing to add the rest"
+        if fmt == "jsonl"
+        else "a second import of this file would add those again; delete them first "
+        "(memengine delete) or import the rest from an export"
+    )
+    err_console.print(
+        f"interrupted: {written:,} of {total:,} episodes were imported and are kept; {how}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @app.command()
 @guarded
 def show(
-    episode_id: Annotated[int, typer.Argument(help="Episode id.")],
+    episode_id: Annotated[int, typer.Argument(parser=whole(), help="Episode id.")],
     db: DbOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
@@ -169,17 +251,27 @@ def show(
     if as_json:
         print_json(ep.model_dump(mode="json"))
         return
+    fields = [
+        (key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        for key, value in ep.model_dump(mode="json").items()
+        if value not in (None, [], {}, "")
+    ]
+    if not console.is_terminal:  # for a pipe or a file: one `key: value` line each
+        for key, value in fields:
+            console.print(f"{key}: {shown(value)}", highlight=False)
+        return
     table = Table(show_header=False)
-    for key, value in ep.model_dump(mode="json").items():
-        if value not in (None, [], {}, ""):
-            table.add_row(key, str(value))
+    table.add_column("field", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    for key, value in fields:
+        table.add_row(key, shown(value))
     console.print(table)
 
 
 @app.command()
 @guarded
 def delete(
-    ids: Annotated[list[int], typer.Argument(help="Episode ids to delete.")],
+    ids: Annotated[list[int], typer.Argument(parser=whole(), help="Episode ids to delete.")],
     scrub: Annotated[
         bool,
         typer.Option(

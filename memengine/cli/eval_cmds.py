@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 import typer
 from rich.markup import escape
 
-from ._app import ConfigOpt, app, console, err_console, guarded, settings
+from ._app import ConfigOpt, app, console, err_console, guarded, number, settings, whole
 
 eval_app = typer.Typer(
     help="Measure retrieval quality: LoCoMo evidence recall and the companion memory sets.",
@@ -41,14 +41,20 @@ EmbedderOpt = Annotated[
     ),
 ]
 LimitOpt = Annotated[
-    int | None, typer.Option("--limit", min=1, help="Only the first N questions per conversation.")
+    int | None,
+    typer.Option(
+        "--limit", min=1, parser=whole(1), help="Only the first N questions per conversation."
+    ),
 ]
 ConvOpt = Annotated[
     str | None,
     typer.Option("--conversations", help="Comma-separated conversation ids (e.g. conv-26 or c1)."),
 ]
 PadOpt = Annotated[
-    int, typer.Option("--pad", min=0, help="Add N noise episodes from --haystack to every store.")
+    int,
+    typer.Option(
+        "--pad", min=0, parser=whole(0), help="Add N noise episodes from --haystack to every store."
+    ),
 ]
 HaystackOpt = Annotated[
     Path | None,
@@ -129,6 +135,7 @@ def locomo(
         typer.Option(
             "--swap-names",
             min=0,
+            parser=whole(0),
             help="Also ask each conversation up to N questions that name a speaker from "
             "every other one, under its own speakers' names, and score leaving them empty "
             "(the should-inject decision).",
@@ -187,7 +194,7 @@ def memset(
     """Companion-chat memory sets: recall per question type, should-inject, pack precision.
 
     Several files are asked as one set (conversation ids become
-    ``file-stem/id``), so a language's held-out halves give one total.
+    <file-stem>/<id>), so a language's held-out halves give one total.
     """
     _run(
         "memset",
@@ -223,6 +230,7 @@ def signals(
             "--none-target",
             min=0.01,
             max=1.0,
+            parser=number(0.01, 1.0),
             help="Share of the questions that want nothing each threshold must reject.",
         ),
     ] = 0.85,

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InvalidInput
 from ..transfer import salvage_file
 from ._app import (
     AgentOpt,
@@ -26,31 +26,42 @@ from ._app import (
     print_json,
     progress_bar,
     settings,
+    warn_if_unknown,
 )
 
 
 @app.command()
 @guarded
 def export(
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="File (default: stdout).")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="File (default, or -: stdout).")
+    ] = None,
     salvage: Annotated[
         bool,
         typer.Option(
             "--salvage", help="A damaged file: write every episode that still reads, name the rest."
         ),
     ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace --out if it exists.")] = False,
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Export episodes as JSONL (ids, times and metadata preserved)."""
+    """Export episodes as JSONL (ids, times and metadata preserved). A file is written
+    whole or not at all."""
     cfg = settings(config, db)
+    if out is not None and str(out) == "-":
+        out = None
+    if out is not None and out.exists() and not force:
+        raise InvalidInput(f"{out} exists: export to a new file, or replace it with --force")
     target = sys.stdout if out is None else out
     if salvage:  # without opening it as a memory: its settings may be what is damaged
         report = salvage_file(cfg.db, target, agent=agent)
         n = report.episodes
     else:
         with open_memory(cfg, embeds=False) as mem:
+            if agent is not None:
+                warn_if_unknown(mem, agent)
             n = mem.export(target, agent=agent)
     where = "" if out is None else f" to {out}"
     if salvage and not report.complete:

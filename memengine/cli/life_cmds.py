@@ -6,6 +6,7 @@ Parsing and printing only; the work is done by the facade and :mod:`memengine.li
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -23,9 +24,12 @@ from ._app import (
     app,
     console,
     guarded,
+    number,
     open_memory,
     print_json,
     settings,
+    shown,
+    whole,
 )
 
 agent_app = typer.Typer(
@@ -119,16 +123,21 @@ def agent_list(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fa
     table.add_column("created")
     table.add_column("perspectives")
     for r in rows:
-        table.add_row(r.name, f"{r.created_at:%Y-%m-%d %H:%M}", ", ".join(r.perspectives))
+        table.add_row(
+            shown(r.name), f"{r.created_at:%Y-%m-%d %H:%M}", shown(", ".join(r.perspectives))
+        )
     console.print(table)
 
 
 @app.command()
 @guarded
 def feedback(
-    turn_id: Annotated[int, typer.Argument(help="The turn id a retrieval returned.")],
+    turn_id: Annotated[
+        int, typer.Argument(parser=whole(), help="The turn id a retrieval returned.")
+    ],
     used: Annotated[
-        list[int] | None, typer.Option("--used", "-u", help="Id of a memory that was used; repeat.")
+        list[int] | None,
+        typer.Option("--used", "-u", parser=whole(), help="Id of a memory that was used; repeat."),
     ] = None,
     answer: Annotated[
         str | None,
@@ -189,7 +198,12 @@ def feedback(
 def sleep(
     tasks: Annotated[
         float | None,
-        typer.Option("--tasks", min=0, help="Decay by this many tasks (default: the decay clock)."),
+        typer.Option(
+            "--tasks",
+            min=0,
+            parser=number(0),
+            help="Decay by this many tasks (default: the decay clock).",
+        ),
     ] = None,
     no_train: Annotated[
         bool, typer.Option("--no-train", help="Do not retrain the learned scorer.")
@@ -245,7 +259,12 @@ def train_scorer(
 def never_used(
     min_candidates: Annotated[
         int | None,
-        typer.Option("--min-candidates", min=0, help="Retrieved more than N times (default 50)."),
+        typer.Option(
+            "--min-candidates",
+            min=0,
+            parser=whole(0),
+            help="Retrieved more than N times (default 50).",
+        ),
     ] = None,
     db: DbOpt = None,
     agent: AgentOpt = None,
@@ -265,7 +284,7 @@ def never_used(
     table.add_column("strength", justify="right")
     table.add_column("text", overflow="fold")
     for ep in rows:
-        text = ep.text.replace("\n", " ⏎ ")
+        text = shown(ep.text).replace("\n", " ⏎ ")
         table.add_row(str(ep.id), str(ep.candidate_count), f"{ep.strength:.3f}", text[:120])
     console.print(table)
 
@@ -273,7 +292,7 @@ def never_used(
 @app.command()
 @guarded
 def life(
-    episode_id: Annotated[int, typer.Argument(help="Episode id.")],
+    episode_id: Annotated[int, typer.Argument(parser=whole(), help="Episode id.")],
     db: DbOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
@@ -299,9 +318,12 @@ def life(
     if as_json:
         print_json(data)
         return
-    table = Table(show_header=False, title=ep.text[:80].replace("\n", " ⏎ "))
+    table = Table(show_header=False, title=shown(ep.text[:80]).replace("\n", " ⏎ "))
+    table.add_column("field", no_wrap=True)
+    table.add_column("value", overflow="fold")
     for key, value in data.items():
-        table.add_row(key, str(value))
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        table.add_row(key, shown(text))
     console.print(table)
 
 
@@ -325,9 +347,20 @@ def plot_strength(
 @app.command()
 @guarded
 def simulate(
-    tasks: Annotated[int, typer.Option("--tasks", "-n", min=1, max=100_000)] = 600,
+    tasks: Annotated[
+        int,
+        typer.Option(
+            "--tasks",
+            "-n",
+            min=1,
+            max=100_000,
+            parser=whole(1, 100_000),
+            help="How many tasks to simulate.",
+        ),
+    ] = 600,
     tasks_per_day: Annotated[
-        float | None, typer.Option("--tasks-per-day", min=1, help="Expected tasks per day.")
+        float | None,
+        typer.Option("--tasks-per-day", min=1, parser=number(1), help="Expected tasks per day."),
     ] = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,

@@ -11,7 +11,17 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import InvalidInput
-from ._app import ConfigOpt, JsonOpt, app, console, err_console, guarded, print_json, settings
+from ._app import (
+    ConfigOpt,
+    JsonOpt,
+    app,
+    console,
+    err_console,
+    guarded,
+    print_json,
+    settings,
+    whole,
+)
 
 __all__ = ["bench_llm", "llm_check"]
 
@@ -85,7 +95,9 @@ def bench_llm(
     delays: Annotated[
         str, typer.Option("--delays", help="Per-call LLM delays in ms, comma separated.")
     ] = "300,600,1200",
-    turns: Annotated[int, typer.Option("--turns", min=1, help="Turns per delay.")] = 20,
+    turns: Annotated[
+        int, typer.Option("--turns", min=1, parser=whole(1), help="Turns per delay.")
+    ] = 20,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Also write the numbers to this JSON file.")
     ] = None,

