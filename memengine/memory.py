@@ -434,6 +434,8 @@ class Memory:
         day_range = args.day_range(day_range)
         queries = args.extra_queries(extra_queries)
         agent_name = self._agent(agent)
+        if isinstance(now, datetime):  # a time without a zone is one of the configured zone
+            now = self.config.localize(now)
         now = args.moment(now, "now") if now is not None else self._now()
         window = self.config.retrieval.occurred_day_range if day_range is True else day_range
         filters = self.retriever.filters(
@@ -728,12 +730,16 @@ class Memory:
         perspective: str | None = None,
         learning: str | None = None,
         judge: life.Judge = "auto",
+        agent: str | None = None,
     ) -> life.FeedbackResult:
         """Say which memories of a turn were used (by id, or found in the final ``answer``).
 
         ``judge`` "auto" asks the configured LLM which memories influenced the
         answer when ``[llm]`` is set, and matches tags, key terms and
-        similarity otherwise; "match" and "llm" force one way.
+        similarity otherwise; "match" and "llm" force one way. ``agent``
+        (optional) is the agent the caller means: a turn of another agent is
+        then :class:`.NotFound`. A used memory that a sleep archived after the
+        turn becomes active again.
         """
         self._writable()
         if not args.is_int(turn_id):
@@ -741,6 +747,21 @@ class Memory:
         if not 0 < turn_id <= args.MAX_ID:
             raise NotFound(f"no turn with id {turn_id}")
         used = args.used_ids(used)
+        for name, flag in (("helpful", helpful), ("prevented_error", prevented_error)):
+            if not isinstance(flag, bool):
+                raise InvalidInput(f"{name} is True or False, not {flag!r}")
+        if task_success is not None and not isinstance(task_success, bool):
+            raise InvalidInput(f"task_success is True, False or None, not {task_success!r}")
+        for name, value in (
+            ("answer", answer),
+            ("perspective", perspective),
+            ("learning", learning),
+        ):
+            if value is not None and not isinstance(value, str):
+                raise InvalidInput(f"{name} is a string, not {type(value).__name__}")
+        if judge not in ("auto", "match", "llm"):
+            raise InvalidInput(f"judge is 'auto', 'match' or 'llm', not {judge!r}")
+        owner = None if agent is None else self._agent(agent)
         if judge == "llm" and not self.llm_configured:
             raise ConfigError("judge='llm' needs an LLM: set [llm] base_url or api_key")
         client = None
@@ -761,6 +782,7 @@ class Memory:
             learning=learning,
             client=client,
             model=self.config.lifecycle.feedback_model or self.config.llm.rerank_model,
+            agent=owner,
         )
 
     def sleep(

@@ -21,6 +21,7 @@ __all__ = [
     "dense_query",
     "estimate_tokens",
     "guess_language",
+    "has_cjk",
     "nfc",
     "query_terms",
     "scrub",
@@ -116,6 +117,11 @@ def strip_controls(text: str) -> str:
     other bidirectional embeddings, overrides and isolates): for text from a model that
     is shown or sent on as it is."""
     return _CONTROL.sub("", text)
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a Chinese or Japanese character (a script without spaces)."""
+    return _HAS_CJK.search(text) is not None
 
 
 def guess_language(text: str) -> Language:

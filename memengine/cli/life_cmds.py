@@ -23,6 +23,7 @@ from ._app import (
     JsonOpt,
     app,
     console,
+    err_console,
     guarded,
     number,
     open_memory,
@@ -162,6 +163,10 @@ def feedback(
         typer.Option("--judge", help="How to find used memories in --answer."),
     ] = "auto",
     db: DbOpt = None,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", "-a", help="The turn must be this agent's (else: not found)."),
+    ] = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -171,6 +176,7 @@ def feedback(
         result = mem.feedback(
             turn_id,
             used,
+            agent=agent,
             answer=answer,
             helpful=helpful,
             task_success=success,
@@ -227,6 +233,8 @@ def sleep(
             f"(training AUC {report.scorer['auc']:.3f})",
             highlight=False,
         )
+    for note in report.notes:
+        err_console.print(f"note: {note}", highlight=False, soft_wrap=True)
 
 
 @app.command("train-scorer")

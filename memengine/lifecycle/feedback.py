@@ -19,6 +19,7 @@ learning, if given, is kept under that perspective).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import query_terms
+from ..text import has_cjk, query_terms
 from .strength import impact_of
 
 __all__ = ["FeedbackResult", "Judge", "give_feedback", "llm_used", "match_answer"]
@@ -72,6 +73,14 @@ def _norm(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+def _tag_in(tag: str, text: str) -> bool:
+    """Whether the (normalised) ``tag`` is in ``text``: as whole words where words are
+    spaced ("cat" is not in "location"), anywhere in Japanese and Chinese."""
+    if has_cjk(tag):
+        return tag in text
+    return re.search(rf"(?<!\w){re.escape(tag)}(?!\w)", text) is not None
+
+
 def match_answer(
     answer: str,
     episodes: Sequence[Episode],
@@ -84,7 +93,11 @@ def match_answer(
     found: dict[int, str] = {}
     for ep in episodes:
         tag = next(
-            (t for t in ep.tags if t != "principle" and len(t.strip()) >= 2 and _norm(t) in text),
+            (
+                t
+                for t in ep.tags
+                if t != "principle" and len(t.strip()) >= 2 and _tag_in(_norm(t).strip(), text)
+            ),
             None,
         )
         if tag is not None:
@@ -157,18 +170,21 @@ def give_feedback(
     learning: str | None = None,
     client: Any = None,
     model: str = "",
+    agent: str | None = None,
 ) -> FeedbackResult:
     """Record which memories of ``turn_id`` were used and reinforce them (one transaction).
 
     ``client`` (a ChatClient) makes the answer be judged by the LLM; without
     it the answer is matched. Explicit ``used`` ids and those found in the
-    answer are combined.
+    answer are combined. ``agent`` (when given) must be the turn's. A used memory that a
+    sleep archived after the turn becomes active again, as deep recall makes it.
     """
     with store.connections.read() as cur:
         turn = store_lc.get_turn(cur, turn_id)
         agent_row = store_lc.get_agent(cur, turn.agent) if turn else None
-    if turn is None:
-        raise NotFound(f"no turn with id {turn_id}")
+    if turn is None or (agent is not None and turn.agent != agent):
+        owner = "" if agent is None else f" of agent {agent!r}"
+        raise NotFound(f"no turn with id {turn_id}{owner}")
     if turn.used is not None:
         raise InvalidInput(f"turn {turn_id} already has feedback")
     persp = perspective or turn.perspective
@@ -231,6 +247,11 @@ def give_feedback(
             used_ids = [i for i in used_ids if i not in gone]
             reasons = {i: why for i, why in reasons.items() if i not in gone}
         if used_ids:
+            recalled = store_lc.recall_archived(
+                cur, used_ids, strength=cfg.recall_strength, level_drop=cfg.recall_level_drop
+            )
+            for i in recalled:  # archived by a sleep after the turn: it was used, so it is back
+                reasons[i] += "; archived since the turn, active again"
             store_lc.reinforce(
                 cur,
                 used_ids,

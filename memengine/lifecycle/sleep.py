@@ -17,7 +17,8 @@ What "per task" means here (``[lifecycle] decay_clock``):
   fade with calendar time even when the agent is idle.
 
 Steps, in order: (1) each active memory moves one level towards the level
-its ``access_count`` earns (levels never fall here; only deep recall
+its ``access_count`` earns, if the sleep counts a task for it (a sleep run
+again at once moves nothing; levels never fall here, only deep recall
 lowers them); (2) its strength and every perspective strength decay at the
 new level's rate; (3) it is archived when its strength and every
 perspective strength are below ``archive_threshold``; (4) while the
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -109,6 +111,8 @@ class SleepReport:
     archived_ids: tuple[int, ...] = ()
     pruned_ids: tuple[int, ...] = ()
     scorer: dict[str, float] | None = None
+    notes: tuple[str, ...] = ()
+    """What the caller should know: a clock behind the last sleep, a clock that counts nothing."""
 
     def summary(self) -> str:
         """One line for logs and the CLI."""
@@ -141,11 +145,13 @@ def plan_sleep(
         after.append(s)
         if s.principle or s.status != "active":
             continue
-        level = next_level(s.level, s.access_count, cfg.level_thresholds)
+        n = tasks_of(old)
+        # a sleep that counts no task for it (one run again at once) moves no level
+        level = next_level(s.level, s.access_count, cfg.level_thresholds) if n > 0 else s.level
         if level > s.level:
             promoted += 1
         s.level = level
-        factor = decay_factor(level, tasks_of(old), cfg)
+        factor = decay_factor(level, n, cfg)
         if factor < 1.0:
             decayed += 1
             s.strength *= factor
@@ -182,6 +188,15 @@ def plan_sleep(
     )
 
 
+def _created(s: MemoryState, now_ts: float, prev_ts: float | None) -> float:
+    """When ``s`` began to count tasks: its creation, or (for a creation time after this
+    sleep, from an import or another machine's clock) the previous sleep, so that it
+    decays with the others instead of never."""
+    if s.created_ts <= now_ts:
+        return s.created_ts
+    return prev_ts if prev_ts is not None else now_ts
+
+
 def _state(row: store_lc.LifeRow) -> MemoryState:
     return MemoryState(
         id=row.id,
@@ -211,11 +226,20 @@ def run_sleep(
     """
     t0 = time.perf_counter()
     now = ensure_aware(now)
-    now_ts = now.timestamp()
+    notes: list[str] = []
     with store.connections.write() as cur:
         if store_lc.get_agent(cur, agent) is None:
             raise NotFound(f"no agent named {agent!r}")
         prev = store_lc.last_sleep(cur, agent)
+        if prev is not None and now < prev.slept_at:
+            # a clock set back, or a sleep that waited behind another: time does not run
+            # backwards here, or the next sleep would count the same days again
+            notes.append(
+                f"the clock ({now.isoformat()}) is before the last sleep "
+                f"({prev.slept_at.isoformat()}): the sleep is dated at the last one"
+            )
+            now = prev.slept_at
+        now_ts = now.timestamp()
         after_turn = prev.last_turn if prev else 0
         turns = store_lc.turn_times(cur, agent, after_turn)
         last_turn = turns[-1][0] if turns else after_turn
@@ -238,15 +262,20 @@ def run_sleep(
             total_tasks = max(0.0, now_ts - start) / 86400 * cfg.expected_tasks_per_day
 
             def tasks_of(s: MemoryState) -> float:
-                since = max(s.created_ts, prev_ts) if prev_ts is not None else s.created_ts
+                since = max(_created(s, now_ts, prev_ts), prev_ts or -math.inf)
                 return max(0.0, now_ts - since) / 86400 * cfg.expected_tasks_per_day
 
         else:
             turn_ts = sorted(ts for _, ts in turns)
             clock, total_tasks = "tasks", float(len(turn_ts))
+            if not cfg.record_turns:
+                notes.append(
+                    "record_turns is off, so the tasks clock counts no turn and nothing "
+                    'decays: set [lifecycle] decay_clock = "days", or pass tasks'
+                )
 
             def tasks_of(s: MemoryState) -> float:
-                return float(tasks_since(s.created_ts, turn_ts))
+                return float(tasks_since(_created(s, now_ts, prev_ts), turn_ts))
 
         plan = plan_sleep(states, tasks_of, cfg)
         before = {s.id: s for s in states}
@@ -321,6 +350,7 @@ def run_sleep(
         duration_ms=round((time.perf_counter() - t0) * 1000, 3),
         archived_ids=tuple(plan.archived),
         pruned_ids=tuple(plan.pruned),
+        notes=tuple(notes),
     )
     log.info(report.summary())
     return report

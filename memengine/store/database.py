@@ -300,8 +300,9 @@ class Store:
             cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
             # the vector log names the agent: its entries go, and a reset tells every
             # process's vector index to drop what it holds
+            top = cur.execute("SELECT coalesce(max(seq), 0) FROM vector_log").fetchone()[0]
             cur.execute("DELETE FROM vector_log WHERE agent = ?", (agent,))
-            log_reset(cur)
+            log_reset(cur, above=int(top))  # numbered past every entry an index has seen
             prune_log(cur)
         vacuumed, wal_truncated = maintenance.compact(self.connections)
         return ForgetReport(agent, len(deleted), turns, vacuumed, wal_truncated)

@@ -586,10 +586,19 @@ class _Load:
     error: StoreError | None = None
 
 
-def log_reset(cur: Any) -> None:
+def log_reset(cur: Any, *, above: int = 0) -> None:
     """Log a :data:`RESET` (inside the caller's write transaction): every process's index
-    drops the agents it holds at its next search, after the vector table was made anew."""
-    cur.execute("INSERT INTO vector_log (episode_id, agent) VALUES (?, '')", (RESET,))
+    drops the agents it holds at its next search, after the vector table was made anew.
+
+    ``above`` is the largest ``seq`` the log held before the caller deleted from its
+    top: the reset is numbered past it, so no index that replayed up to it takes the
+    reset (or what follows it) for an entry it has already seen.
+    """
+    cur.execute(
+        "INSERT INTO vector_log (seq, episode_id, agent) "
+        "VALUES (max(?, coalesce((SELECT max(seq) FROM vector_log), 0)) + 1, ?, '')",
+        (above, RESET),
+    )
 
 
 def prune_log(cur: Any, keep: int = _LOG_KEEP) -> None:

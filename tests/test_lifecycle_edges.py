@@ -1,0 +1,181 @@
+"""The life cycle at its edges: forgetting an agent while indexes are open, turn ids that
+are never given out twice, feedback that is checked and scoped, and sleeps whose clock
+goes back, runs again at once, or counts nothing."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memengine import Config, FixedClock, InvalidInput, Memory, NewEpisode, NotFound
+from memengine.config import LifecycleConfig
+
+from .helpers import HashEmbedder
+
+
+def test_indexes_open_before_forget_agent_see_the_writes_after_it(
+    db_path: Path, clock: FixedClock
+) -> None:
+    with (
+        Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as a,
+        Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as b,
+    ):
+        a.add("carol likes green tea", kind="fact", agent="carol")
+        for i in range(6):  # the newest entries of the vector log are alice's
+            a.add(f"alice note {i} about trains", kind="fact", agent="alice")
+        for m in (a, b):  # both hold carol's vectors, up to the newest log entry
+            m.warm("carol")
+            m.retrieve("tea", agent="carol", record=False)
+        a.forget_agent("alice")
+        puppy = a.add("carol adopted a puppy called pochi", kind="fact", agent="carol")
+        for m in (a, b):
+            found = m.retrieve("puppy pochi", agent="carol", record=False)
+            assert puppy in [e.id for e in found.episodes]
+            assert m.check().ok and not m.check().stale_vector_index
+
+
+def test_a_turn_id_is_never_given_out_twice(mem: Memory) -> None:
+    mem.add("alice has a cat named kinako", kind="fact", agent="alice")
+    mem.add("bob plays the piano", kind="fact", agent="bob")
+    first = mem.retrieve("cat kinako", agent="alice").turn_id
+    bobs = mem.retrieve("piano", agent="bob").turn_id
+    assert first is not None and bobs is not None and bobs > first
+    mem.forget_agent("bob")
+    later = mem.retrieve("cat kinako", agent="alice").turn_id
+    assert later is not None and later > bobs
+    with pytest.raises(NotFound, match=f"no turn with id {bobs}"):
+        mem.feedback(bobs, answer="Kinako the cat")
+
+
+def test_feedback_scoped_to_an_agent_refuses_another_agents_turn(mem: Memory) -> None:
+    mem.add("alice has a cat named kinako", kind="fact", agent="alice")
+    turn = mem.retrieve("cat kinako", agent="alice").turn_id
+    assert turn is not None
+    with pytest.raises(NotFound, match="of agent 'bob'"):
+        mem.feedback(turn, [], agent="bob")
+    assert mem.feedback(turn, [1], agent="alice").used == (1,)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"task_success": "no"}, "task_success is True, False or None"),
+        ({"helpful": "no"}, "helpful is True or False"),
+        ({"prevented_error": 1}, "prevented_error is True or False"),
+        ({"answer": 123}, "answer is a string"),
+        ({"perspective": 5}, "perspective is a string"),
+        ({"learning": ["x"]}, "learning is a string"),
+        ({"judge": "bogus"}, "judge is 'auto', 'match' or 'llm'"),
+    ],
+)
+def test_feedback_arguments_of_the_wrong_kind_change_nothing(
+    mem: Memory, kwargs: dict[str, object], message: str
+) -> None:
+    mem.add("alice has a cat named kinako", kind="fact")
+    turn = mem.retrieve("cat kinako").turn_id
+    assert turn is not None
+    with pytest.raises(InvalidInput, match=message):
+        mem.feedback(turn, [1], **kwargs)  # type: ignore[arg-type]
+    assert mem.get(1).access_count == 0 and mem.get(1).strength == 1.0
+    assert mem.feedback(turn, [1]).used == (1,)  # the turn is still open
+
+
+def test_a_memory_archived_after_its_turn_comes_back_when_used(mem: Memory) -> None:
+    kept = mem.add("the spare key is under the blue pot", kind="fact")
+    turn = mem.retrieve("where is the spare key").turn_id
+    assert turn is not None
+    mem.sleep(tasks=1000, train=False)
+    assert mem.get(kept).status == "archived"
+    result = mem.feedback(turn, [kept])
+    back = mem.get(kept)
+    assert back.status == "active" and back.access_count == 1
+    assert back.strength == pytest.approx(mem.config.lifecycle.recall_strength + 0.1)
+    assert "active again" in result.reasons[kept]
+    assert kept in [e.id for e in mem.retrieve("where is the spare key").episodes]
+
+
+def test_tags_match_an_answer_as_whole_words(mem: Memory) -> None:
+    mem.add("we talked about painting lessons", kind="fact", tags=["art"])
+    mem.add("the vet said the kitten is healthy", kind="fact", tags=["cat"])
+    mem.add("猫の名前はこむぎ", kind="fact", tags=["こむぎ"])
+    turn = mem.retrieve("lessons kitten こむぎ", limit=3).turn_id
+    assert turn is not None
+    answer = "Sure, I will look up the location of that new café. うちのこむぎは元気です"
+    result = mem.feedback(turn, answer=answer, judge="match")
+    assert result.used == (3,) and result.reasons[3] == "tag 'こむぎ' in the answer"
+
+
+def test_a_clock_set_back_does_not_count_the_same_days_twice(
+    db_path: Path, clock: FixedClock
+) -> None:
+    cfg = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=1))
+    start = clock.now
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        mem.add("the boiler was serviced in march", kind="fact")
+        clock.set(start + timedelta(days=10))
+        mem.sleep(train=False)
+        clock.set(start + timedelta(days=5))  # the clock goes back
+        back = mem.sleep(train=False)
+        assert back.tasks == 0 and back.slept_at == start + timedelta(days=10)
+        assert "before the last sleep" in back.notes[0]
+        clock.set(start + timedelta(days=11))
+        mem.sleep(train=False)
+        level0 = mem.config.lifecycle.daily_retention[0]
+        assert mem.get(1).strength == pytest.approx(level0**11)
+
+
+def test_a_sleep_run_again_at_once_moves_no_level(mem: Memory) -> None:
+    fact = mem.add("the gate code is 4412", kind="fact")
+    for _ in range(16):
+        turn = mem.retrieve("gate code").turn_id
+        assert turn is not None
+        mem.feedback(turn, [fact])
+    levels = []
+    for _ in range(4):
+        mem.sleep(train=False)
+        levels.append(mem.get(fact).consolidation_level)
+    assert levels == [1, 1, 1, 1]
+
+
+def test_a_creation_time_ahead_of_the_clock_still_decays(mem: Memory) -> None:
+    future = datetime(2100, 1, 1, tzinfo=timezone.utc)
+    [ahead] = mem.add_many(
+        [
+            NewEpisode(
+                kind="fact",
+                content="imported from a clock ahead",
+                occurred_at=mem.clock(),
+                created_at=future,
+            )
+        ]
+    )
+    plain = mem.add("written here today", kind="fact")
+    mem.sleep(train=False)  # the first sleep: the count starts
+    for _ in range(50):
+        mem.retrieve("something else entirely", record=True)
+    mem.sleep(train=False)
+    assert mem.get(plain).strength < 1.0
+    assert mem.get(ahead).strength == pytest.approx(mem.get(plain).strength)
+
+
+def test_a_tasks_clock_without_recorded_turns_says_it_counts_nothing(
+    db_path: Path, clock: FixedClock
+) -> None:
+    cfg = Config(lifecycle=LifecycleConfig(record_turns=False))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        mem.add("the boiler was serviced in march", kind="fact")
+        for _ in range(20):
+            mem.retrieve("boiler")
+        report = mem.sleep(train=False)
+        assert report.tasks == 0 and "record_turns is off" in report.notes[0]
+
+
+def test_a_time_without_a_zone_is_read_in_the_configured_zone(db_path: Path) -> None:
+    cfg = Config(time_zone="Europe/London")
+    with Memory.open(db_path, embedder=HashEmbedder(), config=cfg) as mem:
+        mem.add("tea at noon", kind="fact", occurred_at=datetime(2026, 7, 1, 12, 0))
+        r = mem.retrieve("tea", now=datetime(2026, 7, 1, 12, 30), record=False)
+        assert r.now.utcoffset() == timedelta(hours=1)
+        assert mem.get(1).occurred_at.utcoffset() == timedelta(hours=1)
