@@ -86,6 +86,22 @@ def test_a_version_5_file_gets_the_id_mark(db_path: Path, clock: FixedClock) -> 
         assert mem.add("new") == ids[-1] + 1
 
 
+def test_a_version_6_file_gets_the_turn_id_mark(db_path: Path, clock: FixedClock) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add("bob plays the piano", kind="fact", agent="bob")
+        turns = [mem.retrieve("piano", agent="bob").turn_id for _ in range(3)]
+        cur = _raw(mem)  # the file as schema version 6 left it
+        cur.execute("DROP TRIGGER turns_id_high")
+        cur.execute("DELETE FROM meta WHERE key = 'turn_id_high'")
+        cur.execute("PRAGMA user_version = 6")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.store.schema_version() == latest_version()
+        assert mem.store.meta()["turn_id_high"] == str(turns[-1])
+        mem.forget_agent("bob")  # every turn goes
+        mem.add("alice has a cat", kind="fact", agent="alice")
+        assert mem.retrieve("cat", agent="alice").turn_id == turns[-1] + 1
+
+
 def test_a_file_with_other_pages_keeps_them(db_path: Path, clock: FixedClock) -> None:
     conn = sqlite_module().connect(str(db_path))  # an empty file made with 4 KiB pages
     conn.execute("PRAGMA page_size = 4096")
