@@ -314,7 +314,7 @@ def _listed(value: object, what: str) -> list[Any]:
 
 
 EARLIEST = datetime(2, 1, 1, tzinfo=timezone.utc)
-LATEST = datetime(9998, 12, 31, tzinfo=timezone.utc)
+LATEST = datetime(9998, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)
 """The span of times a memory file takes: a year inside Python's datetime on each side, so
 that a time can be shown in any zone and a day window reaches back from it."""
 
@@ -336,6 +336,7 @@ def in_span(value: datetime, what: str) -> datetime:
     if not inside:
         raise InvalidInput(
             f"{what} {value.isoformat()} is outside the times a memory keeps "
-            f"({EARLIEST.date().isoformat()} to {LATEST.date().isoformat()}, UTC)"
+            f"({EARLIEST.date().isoformat()} to {LATEST.date().isoformat()}, UTC): "
+            "give a time inside them"
         )
     return value

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 import types
 import typing
@@ -483,12 +484,20 @@ def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> st
     for error in exc.errors():
         loc = tuple(str(p) for p in error["loc"])
         where = ".".join(loc)
-        origin = next((origins[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in origins), "")
+        message = str(error["msg"]).removeprefix("Value error, ")
+        inside = [p for p in origins if len(p) == len(loc) + 1 and p[: len(loc)] == loc]
+        named = [p for p in inside if re.search(rf"\b{re.escape(p[-1])}\b", message)]
+        if named:  # a section's check names the setting it found wrong
+            origin = origins[named[0]]
+        elif inside and loc not in origins:
+            origin = ", ".join(dict.fromkeys(origins[p] for p in inside))
+        else:
+            found = (origins[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in origins)
+            origin = next(found, "")
         source = f" ({origin})" if origin else ""
         if error["type"] == "extra_forbidden":
             parts.append(f"unknown setting {where}{source}")
             continue
-        message = str(error["msg"]).removeprefix("Value error, ")
         given = error.get("input")
         value = f" = {given!r}" if isinstance(given, str | int | float | bool) else ""
         parts.append(f"invalid setting {where}{value}{source}: {message}")

@@ -21,7 +21,6 @@ __all__ = [
     "dense_query",
     "estimate_tokens",
     "guess_language",
-    "has_cjk",
     "nfc",
     "query_terms",
     "scrub",
@@ -107,6 +106,7 @@ def is_blank(text: str) -> bool:
 
 _CONTROL = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # a terminal escape sequence, whole ("\x1b[31m")
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # an operating-system command ("\x1b]0;title\x07")
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
 
@@ -117,11 +117,6 @@ def strip_controls(text: str) -> str:
     other bidirectional embeddings, overrides and isolates): for text from a model that
     is shown or sent on as it is."""
     return _CONTROL.sub("", text)
-
-
-def has_cjk(text: str) -> bool:
-    """Whether ``text`` holds a Chinese or Japanese character (a script without spaces)."""
-    return _HAS_CJK.search(text) is not None
 
 
 def guess_language(text: str) -> Language:

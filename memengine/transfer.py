@@ -5,6 +5,7 @@ keeps. :class:`~memengine.Memory` calls these; :func:`salvage_file` is public to
 from __future__ import annotations
 
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -52,26 +53,47 @@ def write_jsonl(
     out: IO[str] | str | os.PathLike[str], batches: Callable[[], Iterable[list[Episode]]]
 ) -> int:
     """Write the episodes of ``batches()`` as JSONL to ``out`` (an open text file, or a path
-    to create); return how many. A path gets the whole export or nothing: it is written
-    beside, then moved into place, so a failure keeps an earlier file of that name."""
+    to create); return how many. A regular file gets the whole export or nothing: it is
+    written beside (through a symbolic link, beside the file it points to), then moved
+    into place with the old file's permissions, so a failure keeps an earlier file of that
+    name. A device or a pipe (``/dev/stdout``, ``>(gzip …)``) is written in place."""
     if isinstance(out, (str, os.PathLike)):
-        target = Path(out)
-        part = target.with_name(f".{target.name}.{os.getpid()}.part")
+        target = Path(os.path.realpath(out))
         try:
-            with open(part, "w", encoding="utf-8") as fh:
-                n = write_jsonl(fh, batches)
-            os.replace(part, target)
-            return n
+            if target.exists() and not target.is_file():
+                with open(target, "w", encoding="utf-8") as fh:
+                    return write_jsonl(fh, batches)
+            part = target.with_name(f".{target.name}.{os.getpid()}.part")
+            try:
+                with open(part, "w", encoding="utf-8") as fh:
+                    n = write_jsonl(fh, batches)
+                if target.exists():
+                    os.chmod(part, stat.S_IMODE(target.stat().st_mode))
+                os.replace(part, target)
+                return n
+            finally:
+                part.unlink(missing_ok=True)
         except OSError as exc:
             raise InvalidInput(f"cannot write {out}: {exc}") from exc
-        finally:
-            part.unlink(missing_ok=True)
     n = 0
     for batch in batches():
         for ep in batch:
             out.write(episode_to_json(ep) + "\n")
             n += 1
     return n
+
+
+def _same(new: NewEpisode, old: Episode) -> bool:
+    """Whether ``new`` (from a file) is the episode ``old`` already stored under its id."""
+    ep = args.checked_episode(new)
+    return (ep.agent, ep.kind, ep.user_text, ep.reply_text, ep.content, ep.occurred_at) == (
+        old.agent,
+        old.kind,
+        old.user_text,
+        old.reply_text,
+        old.content,
+        old.occurred_at,
+    )
 
 
 def kept_ids(
@@ -81,8 +103,9 @@ def kept_ids(
     theirs now (above every id given out and every id kept); InvalidInput, before anything
     is written, for an id that is twice in them, already in the file, past the ids an import
     may keep, or that a recorded turn or sleep names (it was another episode's, deleted
-    since). With ``skip_existing`` the episodes whose ids are already in the file are left
-    out instead (to finish an import that was interrupted)."""
+    since). With ``skip_existing`` the episodes already in the file under their ids are
+    left out instead (to finish an import that was interrupted); an id held by another
+    episode (another agent, kind, text or time) is still an error."""
     kept = [e.id for e in eps if e.id is not None]
     if not kept:
         return eps
@@ -96,6 +119,14 @@ def kept_ids(
     taken = sorted(store.existing(kept))
     if taken and skip_existing:
         present = set(taken)
+        stored = store.get(taken)
+        other = [e.id for e in eps if e.id in present and not _same(e, stored[e.id])]
+        if other:
+            raise InvalidInput(
+                f"{len(other):,} of the file's episode ids belong to other episodes in this "
+                f"memory (first: {other[0]}: another agent, kind, text or time); nothing was "
+                "imported." + fix
+            )
         eps = [e for e in eps if e.id not in present]
         kept = [e.id for e in eps if e.id is not None]
         if not kept:

@@ -179,3 +179,41 @@ def test_a_time_without_a_zone_is_read_in_the_configured_zone(db_path: Path) -> 
         r = mem.retrieve("tea", now=datetime(2026, 7, 1, 12, 30), record=False)
         assert r.now.utcoffset() == timedelta(hours=1)
         assert mem.get(1).occurred_at.utcoffset() == timedelta(hours=1)
+
+
+def test_with_the_days_clock_a_quick_second_sleep_moves_no_level(
+    db_path: Path, clock: FixedClock
+) -> None:
+    cfg = Config(lifecycle=LifecycleConfig(decay_clock="days"))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        fact = mem.add("the gate code is 4412", kind="fact")
+        for _ in range(40):
+            turn = mem.retrieve("gate code").turn_id
+            assert turn is not None
+            mem.feedback(turn, [fact])
+        clock.advance(days=1)
+        levels = []
+        for _ in range(4):
+            mem.sleep(train=False)
+            levels.append(mem.get(fact).consolidation_level)
+            clock.advance(seconds=1)
+        assert levels == [1, 1, 1, 1]
+        mem.sleep(tasks=0, train=False)  # the caller says a sleep passed: it consolidates
+        assert mem.get(fact).consolidation_level == 2
+
+
+@pytest.mark.parametrize(
+    ("tag", "answer", "found"),
+    [
+        ("cat", "the location of the café", False),
+        ("cat", "my cat, Kinako", True),
+        ("c++", "I write C++ at work", True),
+        ("แมว", "ฉันชอบแมวมาก", True),
+        ("고양이", "고양이를 좋아해요", True),
+        ("new york", "we flew to New York!", True),
+    ],
+)
+def test_a_tag_is_a_whole_word_only_in_spaced_scripts(tag: str, answer: str, found: bool) -> None:
+    from memengine.lifecycle.feedback import _norm, _tag_in
+
+    assert _tag_in(_norm(tag), _norm(answer)) is found

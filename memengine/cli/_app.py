@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -9,7 +10,6 @@ import os
 import re
 import signal
 import sys
-import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -20,6 +20,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.text import Text
 
 from ..config import Config, load_config
 from ..errors import MemEngineError
@@ -77,13 +78,23 @@ _PIPE_WIDTH = 1_000_000
 """The width of a console that writes to a pipe or file: lines are never wrapped or cut there."""
 
 
+class _PlainConsole(Console):
+    """A console that leaves out the control characters of every text it renders (table
+    cells, messages, errors): stored text, an agent's name or a file's name cannot move
+    the cursor, retitle the window or reorder what is printed after it."""
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Text:
+        """Rich's rendering of ``text`` once its control characters are gone."""
+        return super().render_str(strip_controls(text), *args, **kwargs)
+
+
 def _console(*, stderr: bool) -> Console:
     """A console that prints user text as written: no markup (``[/]``, ``[bold]``) and no
-    ``:emoji:`` codes (styled lines opt in to markup). Into a pipe or a file nothing is
-    wrapped at 80 columns or cut short."""
+    ``:emoji:`` codes (styled lines opt in to markup), no control characters. Into a pipe
+    or a file nothing is wrapped at 80 columns or cut short."""
     stream = sys.stderr if stderr else sys.stdout
-    piped = not stream.isatty()
-    return Console(
+    piped = stream is None or not stream.isatty()  # None: closed (`>&-`), or pythonw
+    return _PlainConsole(
         stderr=stderr,
         markup=False,
         emoji=False,
@@ -108,16 +119,17 @@ _SURROGATE = re.compile(r"[\udc80-\udcff]")
 
 def prepare_process(argv: list[str]) -> list[str]:
     """Make the process safe for any locale before the command runs; return ``argv``
-    with its arguments read as UTF-8.
+    with its arguments read as UTF-8 where their bytes are UTF-8.
 
-    Under a locale that is not UTF-8 (``LC_ALL=C``, eucJP) Python decodes the
-    arguments in that locale; their bytes are read again as UTF-8 here, and
-    an argument that is not UTF-8 is a usage error (exit 2) rather than text
-    stored with ``?`` in place of its letters. Output to a terminal keeps
-    the terminal's encoding (a character it cannot show is printed as
-    ``\\u…``); output to a pipe or a file is UTF-8, as JSON and JSONL must
-    be. ``SIGTERM`` unwinds like Ctrl-C does (open transactions roll back,
-    temporary folders go) and exits with 143.
+    Under a locale that is not UTF-8 (``LC_ALL=C``, Latin-1, eucJP) Python
+    decodes the arguments in that locale; an argument whose bytes are UTF-8
+    is read again as UTF-8 here (so 日本語 is not stored as mojibake), and
+    one whose bytes are not keeps the locale's reading (a Latin-1 ``café``,
+    a file name in any bytes). Output to a terminal keeps the terminal's
+    encoding (a character it cannot show is printed as ``\\u…``); output to a
+    pipe or a file is UTF-8, as JSON and JSONL must be. ``SIGTERM`` unwinds
+    like Ctrl-C does (open transactions roll back, temporary folders go) and
+    exits with 143.
     """
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper) and not _is_utf8(stream.encoding):
@@ -128,20 +140,35 @@ def prepare_process(argv: list[str]) -> list[str]:
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, _terminated)
     out = []
-    for arg in argv:
-        if _SURROGATE.search(arg):
-            raw = os.fsencode(arg)
-            try:
+    for arg, raw in zip(argv, _raw_arguments(argv), strict=True):
+        if raw is not None:
+            # not UTF-8: the locale's reading stays (a path works with it as it is)
+            with contextlib.suppress(UnicodeDecodeError):
                 arg = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                err_console.print(
-                    f"error: an argument is not UTF-8 text: {raw[:80]!r}",
-                    highlight=False,
-                    soft_wrap=True,
-                )
-                raise SystemExit(2) from None
         out.append(arg)
     return out
+
+
+def _raw_arguments(argv: list[str]) -> list[bytes | None]:
+    """The bytes each argument was given as (None where they cannot be known)."""
+    if not argv:
+        return []
+    encoding = sys.getfilesystemencoding()
+    if _is_utf8(encoding):  # only an argument holding bytes that are not UTF-8 differs
+        return [os.fsencode(a) if _SURROGATE.search(a) else None for a in argv]
+    try:  # Linux: the command line as the process was given it
+        given = Path("/proc/self/cmdline").read_bytes().split(b"\0")[:-1]
+    except OSError:
+        given = []
+    if len(given) >= len(argv):
+        return list(given[-len(argv) :])
+    raw: list[bytes | None] = []
+    for a in argv:
+        try:
+            raw.append(a.encode(encoding, "surrogateescape"))
+        except UnicodeEncodeError:
+            raw.append(None)
+    return raw
 
 
 def _is_utf8(encoding: str | None) -> bool:
@@ -152,10 +179,15 @@ def _terminated(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+_FULL_WIDTH = str.maketrans("０１２３４５６７８９＋－．ｅＥ　", "0123456789+-.eE ")
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _folded(value: str) -> str:
     """A number as typed, in ASCII: a Japanese keyboard's full-width digits and signs
-    (５, －１, ０．５) are read as 5, -1 and 0.5."""
-    return unicodedata.normalize("NFKC", value).strip()
+    (５, －１, ０．５) are read as 5, -1 and 0.5. Nothing else is (not ②, ², 1_0)."""
+    return value.translate(_FULL_WIDTH).strip()
 
 
 def whole(lo: int | None = None, hi: int | None = None) -> Callable[[str | int], int]:
@@ -166,10 +198,9 @@ def whole(lo: int | None = None, hi: int | None = None) -> Callable[[str | int],
         if isinstance(value, int):  # a default
             return value
         text = _folded(value)
-        try:
-            n = int(text)
-        except ValueError:
-            raise typer.BadParameter(f"{value!r} is not a whole number") from None
+        if not _WHOLE.fullmatch(text):
+            raise typer.BadParameter(f"{value!r} is not a whole number")
+        n = int(text)
         _in_range(value, n, lo, hi)
         return n
 
@@ -183,10 +214,10 @@ def number(lo: float | None = None, hi: float | None = None) -> Callable[[str | 
     def parse(value: str | float) -> float:
         if isinstance(value, int | float):  # a default
             return float(value)
-        try:
-            x = float(_folded(value))
-        except ValueError:
-            raise typer.BadParameter(f"{value!r} is not a number") from None
+        text = _folded(value)
+        if not _DECIMAL.fullmatch(text):
+            raise typer.BadParameter(f"{value!r} is not a number")
+        x = float(text)
         if not math.isfinite(x):
             raise typer.BadParameter(f"{value!r} is not a finite number")
         _in_range(value, x, lo, hi)

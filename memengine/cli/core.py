@@ -14,6 +14,7 @@ from rich.table import Table
 from ..arguments import checked_episode, episode_kind, new_episode
 from ..clock import SystemClock
 from ..errors import InvalidInput
+from ..text import has_surrogate
 from ._app import (
     AgentOpt,
     ConfigOpt,
@@ -127,6 +128,9 @@ def add(
     """Store one episode; a TEXT of - is read from standard input (UTF-8)."""
     if text == "-":
         text = _stdin_text()
+    for what, value in (("text", text), ("--reply", reply), ("--metadata", metadata)):
+        if value is not None and has_surrogate(value):
+            raise InvalidInput(f"the {what} is not UTF-8 text: give it in UTF-8 (or with add -)")
     kind = episode_kind(kind).value
     if reply is not None and kind != "exchange":
         raise InvalidInput(f"--reply belongs to --kind exchange; a {kind} has only its text")
@@ -212,6 +216,9 @@ def import_(
         except KeyboardInterrupt:
             _interrupted_import(mem.store.count() - before, len(read.episodes), read.format)
             raise typer.Exit(130) from None
+        except SystemExit:  # SIGTERM
+            _interrupted_import(mem.store.count() - before, len(read.episodes), read.format)
+            raise
     fmt = read.format
     skipped = len(read.episodes) - len(ids)
     if as_json:
@@ -230,7 +237,8 @@ def _interrupted_import(written: int, total: int, fmt: str) -> None:
         "(memengine delete) or import the rest from an export"
     )
     err_console.print(
-        f"interrupted: {written:,} of {total:,} episodes were imported and are kept; {how}",
+        f"interrupted: {written:,} episodes were imported (of the file's {total:,}) and are "
+        f"kept; {how}",
         highlight=False,
         soft_wrap=True,
     )
@@ -258,7 +266,8 @@ def show(
     ]
     if not console.is_terminal:  # for a pipe or a file: one `key: value` line each
         for key, value in fields:
-            console.print(f"{key}: {shown(value)}", highlight=False)
+            one_line = json.dumps(value, ensure_ascii=False) if "\n" in value else value
+            console.print(f"{key}: {one_line}", highlight=False)
         return
     table = Table(show_header=False)
     table.add_column("field", no_wrap=True)

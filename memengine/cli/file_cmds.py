@@ -52,7 +52,7 @@ def export(
     cfg = settings(config, db)
     if out is not None and str(out) == "-":
         out = None
-    if out is not None and out.exists() and not force:
+    if out is not None and out.is_file() and not force:  # a device or a pipe is written to
         raise InvalidInput(f"{out} exists: export to a new file, or replace it with --force")
     target = sys.stdout if out is None else out
     if salvage:  # without opening it as a memory: its settings may be what is damaged

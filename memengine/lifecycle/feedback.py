@@ -34,7 +34,7 @@ from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import has_cjk, query_terms
+from ..text import query_terms
 from .strength import impact_of
 
 __all__ = ["FeedbackResult", "Judge", "give_feedback", "llm_used", "match_answer"]
@@ -73,12 +73,19 @@ def _norm(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+_SPACED = re.compile(r"[0-9A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u052f]")
+"""Letters of scripts that put spaces between words (Latin, Greek, Cyrillic) and digits."""
+
+
 def _tag_in(tag: str, text: str) -> bool:
-    """Whether the (normalised) ``tag`` is in ``text``: as whole words where words are
-    spaced ("cat" is not in "location"), anywhere in Japanese and Chinese."""
-    if has_cjk(tag):
-        return tag in text
-    return re.search(rf"(?<!\w){re.escape(tag)}(?!\w)", text) is not None
+    """Whether the (normalised) ``tag`` is in ``text``: an edge of the tag that is a letter
+    of a spaced script must be a word's edge ("cat" is not in "location"); in scripts
+    without spaces, or that join words (Japanese, Thai, Korean), anywhere."""
+    if not tag:
+        return False
+    before = r"(?<!\w)" if _SPACED.match(tag[0]) else ""
+    after = r"(?!\w)" if _SPACED.match(tag[-1]) else ""
+    return re.search(before + re.escape(tag) + after, text) is not None
 
 
 def match_answer(
@@ -250,8 +257,8 @@ def give_feedback(
             recalled = store_lc.recall_archived(
                 cur, used_ids, strength=cfg.recall_strength, level_drop=cfg.recall_level_drop
             )
-            for i in recalled:  # archived by a sleep after the turn: it was used, so it is back
-                reasons[i] += "; archived since the turn, active again"
+            for i in recalled:  # archived (by a sleep after the turn): it was used, so it is back
+                reasons[i] += "; it was archived: active again"
             store_lc.reinforce(
                 cur,
                 used_ids,

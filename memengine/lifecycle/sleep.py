@@ -17,9 +17,10 @@ What "per task" means here (``[lifecycle] decay_clock``):
   fade with calendar time even when the agent is idle.
 
 Steps, in order: (1) each active memory moves one level towards the level
-its ``access_count`` earns, if the sleep counts a task for it (a sleep run
-again at once moves nothing; levels never fall here, only deep recall
-lowers them); (2) its strength and every perspective strength decay at the
+its ``access_count`` earns, if the sleep's clock counts at least one task
+for it (a sleep run again at once moves nothing; an explicit ``tasks``
+always consolidates; levels never fall here, only deep recall lowers
+them); (2) its strength and every perspective strength decay at the
 new level's rate; (3) it is archived when its strength and every
 perspective strength are below ``archive_threshold``; (4) while the
 weighted total (weights 1, 2, 4, 8, 16, 32 by level, every memory of the
@@ -134,8 +135,13 @@ def plan_sleep(
     states: Sequence[MemoryState],
     tasks_of: Callable[[MemoryState], float],
     cfg: LifecycleConfig,
+    *,
+    promote_from: float | None = 1.0,
 ) -> SleepPlan:
-    """Compute a sleep without side effects (the same rules the engine and the simulation use)."""
+    """Compute a sleep without side effects (the same rules the engine and the simulation use).
+
+    A memory moves a level only when the sleep counts at least ``promote_from`` tasks
+    for it (None: always, for a caller that says how many tasks passed)."""
     weighted_before = sum(capacity_weight(s.level, cfg) for s in states)
     after: list[MemoryState] = []
     promoted = decayed = 0
@@ -146,8 +152,9 @@ def plan_sleep(
         if s.principle or s.status != "active":
             continue
         n = tasks_of(old)
-        # a sleep that counts no task for it (one run again at once) moves no level
-        level = next_level(s.level, s.access_count, cfg.level_thresholds) if n > 0 else s.level
+        # a sleep that counts no whole task for it (one run again at once) moves no level
+        gated = promote_from is not None and n < promote_from
+        level = s.level if gated else next_level(s.level, s.access_count, cfg.level_thresholds)
         if level > s.level:
             promoted += 1
         s.level = level
@@ -277,7 +284,7 @@ def run_sleep(
             def tasks_of(s: MemoryState) -> float:
                 return float(tasks_since(_created(s, now_ts, prev_ts), turn_ts))
 
-        plan = plan_sleep(states, tasks_of, cfg)
+        plan = plan_sleep(states, tasks_of, cfg, promote_from=None if tasks is not None else 1.0)
         before = {s.id: s for s in states}
         store_lc.set_strengths(
             cur,
