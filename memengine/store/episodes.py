@@ -11,6 +11,7 @@ from ..clock import ensure_aware
 from ..errors import DamagedDatabase
 from ..models import Episode, EpisodeKind, NewEpisode
 from .filters import Filters
+from .ids import highest_id_given
 
 __all__ = [
     "COLUMNS",
@@ -100,12 +101,8 @@ def insert_episodes(
     once, and the older turns next to the new ones are re-linked from the
     same rows (what :func:`link_neighbours` would do, without its scan).
     """
-    top = cur.execute(  # above every id stored and every id deleted from the top (schema 6)
-        "SELECT max(coalesce((SELECT max(id) FROM episodes), 0), "
-        "coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'episode_id_high'), 0))"
-    ).fetchone()[0]
     explicit = [e.id for e in episodes if e.id is not None]
-    next_id = max([int(top), *explicit]) + 1
+    next_id = max([highest_id_given(cur, "episodes"), *explicit]) + 1
     ids: list[int] = []
     for ep in episodes:
         if ep.id is not None:

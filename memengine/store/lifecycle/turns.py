@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from ...clock import ensure_aware
+from ..ids import highest_id_given
 from ._rows import iso
 
 __all__ = [
@@ -54,15 +55,11 @@ def insert_turn(
     """Record a retrieval with the features of each returned candidate; return the turn id."""
     cur.execute("INSERT OR IGNORE INTO agents (name, created_at) VALUES (?, ?)", (agent, iso(now)))
     payload = [{"id": i, "f": [round(float(x), 6) for x in f]} for i, f in candidates]
-    top = cur.execute(  # above every turn stored and every turn deleted from the top (schema 7)
-        "SELECT max(coalesce((SELECT max(id) FROM turns), 0), "
-        "coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'turn_id_high'), 0))"
-    ).fetchone()[0]
     cur.execute(
         "INSERT INTO turns (id, agent, created_at, created_ts, query, perspective, ranking, "
         "candidates) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            int(top) + 1,
+            highest_id_given(cur, "turns") + 1,  # never an id a deleted turn had (schema 7)
             agent,
             iso(now),
             ensure_aware(now).timestamp(),

@@ -1,0 +1,24 @@
+"""Ids that are never given out twice: episodes (schema 6) and turns (schema 7).
+
+Each table numbers new rows above the largest id it holds and the largest
+id ever deleted from its top, which a trigger keeps in ``meta`` on every
+delete (see the two migrations).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+__all__ = ["highest_id_given"]
+
+_MARKS = {"episodes": "episode_id_high", "turns": "turn_id_high"}
+
+
+def highest_id_given(cur: Any, table: Literal["episodes", "turns"]) -> int:
+    """The largest id ``table`` has ever given out: stored now, or deleted from its top."""
+    row = cur.execute(
+        f"SELECT max(coalesce((SELECT max(id) FROM {table}), 0), "
+        "coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 0))",
+        (_MARKS[table],),
+    ).fetchone()
+    return int(row[0])
