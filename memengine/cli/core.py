@@ -30,7 +30,6 @@ from ._app import (
     print_json,
     progress_bar,
     settings,
-    shown,
     warn_if_unknown,
     whole,
 )
@@ -273,7 +272,7 @@ def show(
     table.add_column("field", no_wrap=True)
     table.add_column("value", overflow="fold")
     for key, value in fields:
-        table.add_row(key, shown(value))
+        table.add_row(key, value)  # the console leaves out control characters
     console.print(table)
 
 

@@ -124,9 +124,7 @@ def agent_list(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fa
     table.add_column("created")
     table.add_column("perspectives")
     for r in rows:
-        table.add_row(
-            shown(r.name), f"{r.created_at:%Y-%m-%d %H:%M}", shown(", ".join(r.perspectives))
-        )
+        table.add_row(r.name, f"{r.created_at:%Y-%m-%d %H:%M}", ", ".join(r.perspectives))
     console.print(table)
 
 
@@ -292,7 +290,7 @@ def never_used(
     table.add_column("strength", justify="right")
     table.add_column("text", overflow="fold")
     for ep in rows:
-        text = shown(ep.text).replace("\n", " ⏎ ")
+        text = shown(ep.text).replace("\n", " ⏎ ")  # stripped before it is cut short
         table.add_row(str(ep.id), str(ep.candidate_count), f"{ep.strength:.3f}", text[:120])
     console.print(table)
 
@@ -331,7 +329,7 @@ def life(
     table.add_column("value", overflow="fold")
     for key, value in data.items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        table.add_row(key, shown(text))
+        table.add_row(key, text)
     console.print(table)
 
 

@@ -98,7 +98,7 @@ def _print_results(r: Any) -> None:
     table.add_column("text", overflow="fold")
     for item in r.results:
         ep = item.episode
-        text = shown(ep.text).replace("\n", " ⏎ ")
+        text = shown(ep.text).replace("\n", " ⏎ ")  # stripped before it is cut short
         table.add_row(
             str(item.rank),
             str(ep.id),
