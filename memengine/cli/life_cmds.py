@@ -324,7 +324,7 @@ def life(
     if as_json:
         print_json(data)
         return
-    table = Table(show_header=False, title=shown(ep.text[:80]).replace("\n", " ⏎ "))
+    table = Table(show_header=False, title=shown(ep.text)[:80].replace("\n", " ⏎ "))
     table.add_column("field", no_wrap=True)
     table.add_column("value", overflow="fold")
     for key, value in data.items():
