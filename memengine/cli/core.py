@@ -212,11 +212,10 @@ def import_(
                 ids = mem.add_imported(
                     read, keep_ids=not new_ids, skip_existing=skip_existing, progress=bar
                 )
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C, or SIGTERM's exit
             _interrupted_import(mem.store.count() - before, len(read.episodes), read.format)
-            raise typer.Exit(130) from None
-        except SystemExit:  # SIGTERM
-            _interrupted_import(mem.store.count() - before, len(read.episodes), read.format)
+            if isinstance(stop, KeyboardInterrupt):
+                raise typer.Exit(130) from None
             raise
     fmt = read.format
     skipped = len(read.episodes) - len(ids)
