@@ -7,7 +7,7 @@ from typing import Any
 
 from .config import Config
 from .errors import ConfigError, MemEngineError
-from .store.database import FTS_NOT_CHECKED
+from .store.database import FTS_NOT_CHECKED, Store
 from .store.vectors import CHUNK_SIZE
 
 __all__ = ["diagnose"]
@@ -33,7 +33,7 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
     if config is None:
         checks["config"] = (False, config_error)
         return {"checks": checks}
-    if config.db.exists():
+    if Store.holds_data(config.db):
         from .memory import Memory
 
         try:
@@ -68,7 +68,8 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
     else:
         checks["database"] = (
             False,
-            f"no memory file at {config.db} (create one with: memengine init --db …)",
+            f"{'an empty file' if config.db.is_file() else 'no memory file'} at {config.db} "
+            "(create one with: memengine init --db …)",
         )
     if config.embedder.name == "openai":
         checks["embedder"] = _embedder_check(config)

@@ -118,9 +118,10 @@ class Memory:
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(f"a memory file is a path, not {type(path).__name__}")
         db = Path(path) if path is not None else cfg.db
-        if not create and not db.exists():
+        if not create and not Store.holds_data(db):
+            what = "an empty file" if db.is_file() else "no memory file"
             raise StoreError(
-                f"no memory file at {db} (create one with: memengine init --db {db}, "
+                f"{what} at {db} (create one with: memengine init --db {db}, "
                 "or Memory.open without create=False)"
             )
         reason = ""

@@ -259,6 +259,14 @@ def test_user_mistakes_get_one_line_errors_and_change_nothing(db: str, tmp_path:
     result = run("search", "x", "--db", str(typo), ok=False)
     assert result.exit_code == 1 and "no memory file at" in result.output
     assert not typo.exists()  # a reading command never creates a file
+    typo.touch()
+    for command in (["stats"], ["show", "1"], ["export", "-o", "-"]):
+        result = run(*command, "--db", str(typo), ok=False)
+        assert result.exit_code == 1 and "an empty file at" in result.output, command
+    assert typo.stat().st_size == 0  # nor writes a schema into an empty one
+    doctor = run("doctor", "--db", str(typo), ok=False)
+    assert "FAIL  database: an empty file at" in doctor.output and typo.stat().st_size == 0
+    typo.unlink()
     result = run("add", "a fact", "--kind", "fact", "--reply", "lost?", "--db", db, ok=False)
     assert result.exit_code == 1 and "--reply belongs to --kind exchange" in result.output
     run("add", "Miso is my cat", "--db", db)

@@ -313,3 +313,15 @@ def test_open_without_create_needs_the_file(tmp_path: Path) -> None:
     Memory.open(missing, embedder=HashEmbedder()).close()  # creates it
     with Memory.open(missing, embedder=HashEmbedder(), create=False) as m:
         assert m.store.count() == 0
+
+
+def test_open_without_create_refuses_an_empty_file(tmp_path: Path) -> None:
+    touched = tmp_path / "touched.db"
+    touched.touch()
+    with pytest.raises(StoreError, match=r"an empty file at .*touched\.db"):
+        Memory.open(touched, embedder=HashEmbedder(), create=False)
+    assert touched.stat().st_size == 0 and sorted(tmp_path.iterdir()) == [touched]
+    with Memory.open(touched, embedder=HashEmbedder()) as m:  # a writing open makes it one
+        m.add("a first memory")
+    with Memory.open(touched, embedder=HashEmbedder(), create=False) as m:
+        assert m.store.count() == 1

@@ -83,6 +83,18 @@ class Store:
             raise
 
     @staticmethod
+    def holds_data(path: str | os.PathLike[str]) -> bool:
+        """Whether anything SQLite would read as a database is at ``path``: a missing
+        file does not, nor does an empty one (0 bytes, and no write-ahead log with pages)."""
+        target = Path(path)
+        try:
+            if target.stat().st_size > 0:
+                return True
+            return Path(f"{target}-wal").stat().st_size > 0
+        except OSError:
+            return False
+
+    @staticmethod
     def writable(path: str | os.PathLike[str]) -> bool:
         """Whether this process can write the file at ``path`` (or create it) and its folder,
         as a writable store needs; a file that is not yet there counts when its folder does."""
