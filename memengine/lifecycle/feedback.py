@@ -29,7 +29,7 @@ from typing import Any, Literal
 from ..arguments import spelled_as_declared
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
-from ..errors import InvalidInput, LLMError, NotFound
+from ..errors import EmbeddingError, InvalidInput, LLMError, NotFound
 from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
@@ -232,8 +232,13 @@ def give_feedback(
             except LLMError as exc:
                 degraded.append(f"LLM judge failed, matched instead: {exc}")
         if judged is None:
-            vector = embedder.embed([answer[:2000]])[0]
-            sims = store.similarities(vector, [e.id for e in episodes])  # checks the embedder
+            try:
+                vector = embedder.embed([answer[:2000]])[0]
+            except EmbeddingError as exc:  # tags and key terms still match
+                degraded.append(f"answer similarity not read, the embedder failed: {exc}")
+                sims: dict[int, float] = {}
+            else:
+                sims = store.similarities(vector, [e.id for e in episodes])  # checks the embedder
             judged = match_answer(answer, episodes, sims, cfg)
             methods.append("match")
         for i, why in judged.items():

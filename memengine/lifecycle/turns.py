@@ -23,7 +23,7 @@ import numpy as np
 
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
-from ..errors import DatabaseLocked
+from ..errors import DatabaseLocked, EmbeddingError
 from ..models import Retrieval, Retrieved
 from ..store import lifecycle as store_lc
 from ..store.database import Store
@@ -39,11 +39,16 @@ Ranking = Literal["fast", "life"]
 
 def _similarities(
     store: Store, embedder: Embedder, results: list[Retrieved], query: str, exact: bool
-) -> dict[int, float]:
+) -> dict[int, float] | None:
+    """Each result's cosine to ``query``: the retrieval's, and with ``exact`` the missing ones
+    read from the store; None when the embedder fails on them."""
     sims = {r.episode.id: r.components["cosine"] for r in results if "cosine" in r.components}
     missing = [r.episode.id for r in results if r.episode.id not in sims]
     if exact and missing and query.strip():
-        vector = embedder.embed([query])[0]
+        try:
+            vector = embedder.embed([query])[0]
+        except EmbeddingError:
+            return None
         sims.update(store.similarities(vector, missing))  # checks the embedder
     return sims
 
@@ -73,7 +78,12 @@ def after_retrieve(
     query = retrieval.queries[0] if retrieval.queries else ""
     life = ranking == "life"
     ids = [r.episode.id for r in results]
-    sims = _similarities(store, embedder, results, query, exact=life)
+    degraded = list(retrieval.degraded)
+    read = _similarities(store, embedder, results, query, exact=life)
+    if read is None:  # the life ranking filters on cosines: without them it keeps the fast order
+        degraded.append("life ranking skipped: the embedder failed; the fast path's order kept")
+        life = False
+    sims = read or {}
     pstr: dict[int, dict[str, float]] = {}
     if perspective is not None and ids:
         with store.connections.read() as cur:
@@ -123,7 +133,6 @@ def after_retrieve(
     turn_id: int | None = None
     recalled: dict[int, tuple[float, int]] = {}
     ids = [r.episode.id for r in results]
-    degraded = list(retrieval.degraded)
     # a read-only file records nothing; nor does a turn of an agent the file does not know
     # (a mistyped name would otherwise become an agent)
     record = record and not store.read_only and has_agent(store, agent)

@@ -1,6 +1,8 @@
 """The fast path: for each query, KNN and BM25 in parallel; fuse; score; fetch.
 
-It needs no LLM and is what every turn falls back to. Each search runs on
+It needs no LLM and is what every turn falls back to. When the embedder
+fails (a remote endpoint down or timing out) the full-text search answers
+alone: the result says so in ``degraded`` and ``lexical_only``. Each search runs on
 its own thread with its own connection; the lists are fused by weighted
 Reciprocal Rank Fusion and each candidate then gets a documented score
 (:func:`score_candidates`), plus the session and speaker evidence of
@@ -21,6 +23,7 @@ from datetime import datetime
 
 from ..config import RetrievalConfig
 from ..embed.base import Embedder
+from ..errors import EmbeddingError
 from ..models import Episode
 from ..store.database import Store
 from ..store.filters import Filters
@@ -43,12 +46,14 @@ class Candidate:
 
 @dataclass
 class FastResult:
-    """What the fast path found, with per-stage timings (ms) and what it had to skip."""
+    """What the fast path found, with per-stage timings (ms) and what it had to skip;
+    ``lexical_only`` when the embedder failed and the full-text search answered alone."""
 
     candidates: list[Candidate]
     queries: list[str]
     timings_ms: dict[str, float]
     degraded: list[str] = field(default_factory=list)
+    lexical_only: bool = False
 
 
 class FastPath:
@@ -97,14 +102,18 @@ class FastPath:
             return FastResult([], [], timings, ["empty query"])
         t0 = time.perf_counter()
         searched = [dense_query(q) for q in queries] if cfg.dense_content_words else []
-        vectors = self.embedder.embed([*queries, *searched])
-        qvecs = vectors[: len(queries)]
-        knn_vecs = vectors[len(queries) :] if searched else qvecs
+        try:
+            vectors = self.embedder.embed([*queries, *searched])
+        except EmbeddingError as exc:
+            vectors = None
+            degraded.append(f"vector search skipped, the full-text search answered alone: {exc}")
+        qvecs = vectors[: len(queries)] if vectors is not None else None
+        knn_vecs = vectors[len(queries) :] if vectors is not None and searched else qvecs
         timings["embed"] = _ms(t0)
 
         t1 = time.perf_counter()
-        use_knn = cfg.search != "bm25"
-        use_bm25 = cfg.search != "vector"
+        use_knn = cfg.search != "bm25" and knn_vecs is not None
+        use_bm25 = cfg.search != "vector" or knn_vecs is None
         knn_job = (
             self.executor.submit(
                 self.store.knn_many,
@@ -112,7 +121,7 @@ class FastPath:
                 min(cfg.knn_k_per_query + len(exclude), MAX_K),
                 filters,
             )
-            if use_knn
+            if use_knn and knn_vecs is not None
             else None
         )
         term_lists = [query_terms(q) if use_bm25 else [] for q in queries]
@@ -146,7 +155,11 @@ class FastPath:
 
         t3 = time.perf_counter()
         episodes = self.store.get([f.id for f in fused])
-        cosines = self.store.similarities(qvecs[0], [f.id for f in fused], agent=filters.agent)
+        cosines = (
+            self.store.similarities(qvecs[0], [f.id for f in fused], agent=filters.agent)
+            if qvecs is not None
+            else {}
+        )
         timings["fetch"] = _ms(t3)
         candidates = score_candidates(fused, episodes, cosines, now, cfg.cosine_weight)
         candidates = rescore(
@@ -158,7 +171,7 @@ class FastPath:
             speaker_weight=cfg.speaker_weight,
         )
         timings["total"] = _ms(t0)
-        return FastResult(candidates, list(queries), timings, degraded)
+        return FastResult(candidates, list(queries), timings, degraded, qvecs is None)
 
 
 def score_candidates(

@@ -11,6 +11,10 @@ Two questions decide it:
    top 3 of both the vector and the full-text search, or has a cosine
    similarity to the context query of at least ``relevance_threshold``
    (:func:`evidence_found`).
+
+Without vectors (the embedder failed and the full-text search answered
+alone) there is no cosine to read: a message that asks gets the best
+full-text hits, small talk gets nothing.
 """
 
 from __future__ import annotations
@@ -41,8 +45,17 @@ def top_cosine(candidates: Sequence[Candidate], config: RetrievalConfig) -> floa
     )
 
 
-def should_inject(candidates: Sequence[Candidate], config: RetrievalConfig, *, asks: bool) -> bool:
-    """The decision: evidence for a message that asks, a near restatement for small talk."""
+def should_inject(
+    candidates: Sequence[Candidate],
+    config: RetrievalConfig,
+    *,
+    asks: bool,
+    lexical_only: bool = False,
+) -> bool:
+    """The decision: evidence for a message that asks, a near restatement for small talk
+    (``lexical_only``: full-text hits for a message that asks, nothing for small talk)."""
+    if lexical_only:
+        return asks and any("bm25_rank" in c.components for c in candidates[: config.max_results])
     if not asks:
         return top_cosine(candidates, config) >= config.statement_min_cosine
     return evidence_found(candidates, config)

@@ -56,17 +56,23 @@ def context_query(text: str, recent: Sequence[Message], turns: int) -> str:
     return "\n".join(parts)
 
 
-def label(candidate: Candidate, config: RetrievalConfig, top_score: float) -> str:
+def label(
+    candidate: Candidate, config: RetrievalConfig, top_score: float, lexical_only: bool = False
+) -> str:
     """Relevance without an LLM.
 
     ``high``: both the vector and the full-text search ranked it in their
     top 3; ``medium``: its fused score is at least ``pack_score_ratio`` of the
     best one and its cosine similarity clears ``relevance_threshold`` or both
-    searches found it; ``low`` otherwise (listed, never packed).
+    searches found it; ``low`` otherwise (listed, never packed). When the
+    full-text search answered alone (``lexical_only``) its top 3 are
+    ``medium`` and nothing is ``high``.
     """
     c = candidate.components
     if candidate.score < config.pack_score_ratio * top_score:
         return "low"
+    if lexical_only:
+        return "medium" if c.get("bm25_rank", 99) <= 3 else "low"
     both = "knn_rank" in c and "bm25_rank" in c
     if both and c["knn_rank"] <= 3 and c["bm25_rank"] <= 3:
         return "high"
@@ -76,7 +82,10 @@ def label(candidate: Candidate, config: RetrievalConfig, top_score: float) -> st
 
 
 def fast_results(
-    candidates: Sequence[Candidate], config: RetrievalConfig, limit: int | None
+    candidates: Sequence[Candidate],
+    config: RetrievalConfig,
+    limit: int | None,
+    lexical_only: bool = False,
 ) -> list[Retrieved]:
     """The fast path's ranking as results, each labelled by :func:`label`."""
     top = list(candidates)[: limit or config.max_results]
@@ -85,7 +94,7 @@ def fast_results(
             episode=c.episode,
             score=c.score,
             rank=i + 1,
-            relevance=label(c, config, top[0].score),
+            relevance=label(c, config, top[0].score, lexical_only),
             components=c.components,
         )
         for i, c in enumerate(top)
@@ -182,19 +191,21 @@ class Retriever:
         candidates: Sequence[Candidate],
         timings: dict[str, float],
         signals: dict[str, float] | None = None,
+        lexical_only: bool = False,
     ) -> bool:
         """The should-inject decision for the user's ``text`` over ranked ``candidates``:
         :func:`.inject.should_inject`, then the opt-in coverage for a question it lets
-        through (its milliseconds go to ``timings["coverage"]``). What it read goes to
+        through (its milliseconds go to ``timings["coverage"]``; not read when the
+        full-text search answered alone, ``lexical_only``). What it read goes to
         ``signals``."""
         cfg = self.config
         asks = asks_memory(text) or not text.strip()  # an empty message leaves it to the context
-        decided = should_inject(candidates, cfg, asks=asks)
+        decided = should_inject(candidates, cfg, asks=asks, lexical_only=lexical_only)
         if signals is not None:
             signals["asks"] = float(asks)
             signals["evidence"] = float(evidence_found(candidates, cfg))
             signals["top_cosine"] = round(top_cosine(candidates, cfg), 4)
-        if decided and asks and text.strip() and cfg.coverage_min > 0:
+        if decided and asks and text.strip() and cfg.coverage_min > 0 and not lexical_only:
             t1 = time.perf_counter()
             value = self.coverage(text, candidates)
             timings["coverage"] = round((time.perf_counter() - t1) * 1000, 3)
@@ -276,8 +287,8 @@ class Retriever:
             signals=signals,
             exclude=held,
         )
-        decided = self.decide(text, result.candidates, timings, signals)
-        results = tuple(fast_results(result.candidates, cfg, limit))
+        decided = self.decide(text, result.candidates, timings, signals, result.lexical_only)
+        results = tuple(fast_results(result.candidates, cfg, limit, result.lexical_only))
         timings["turn"] = round((time.perf_counter() - t0) * 1000, 3)
         return Retrieval(
             results=results,

@@ -54,9 +54,10 @@ from .temporal import Window, parse_iso_range, parse_time_window, union, widen, 
 
 __all__ = ["Decide", "LLMTurn", "PhaseStatus", "Reach", "Refine", "TurnTrace", "llm_window"]
 
-Decide = Callable[[str, Sequence[Candidate], dict[str, float], dict[str, float] | None], bool]
+Decide = Callable[[str, Sequence[Candidate], dict[str, float], dict[str, float] | None, bool], bool]
 """The fast path's should-inject decision (:meth:`.Retriever.decide`): message, ranked
-candidates, the turn's timings and the signals it read (both to add to)."""
+candidates, the turn's timings and the signals it read (both to add to), and whether the
+full-text search answered alone."""
 
 
 Reach = Callable[[str], tuple[float, float]]
@@ -347,8 +348,8 @@ class LLMTurn:
             should_inject = bool(results)
             strategy = outcome.injection_strategy
         else:
-            results = fast_results(candidates, rcfg, limit)
-            should_inject = self.decide(text, candidates, timings, signals)
+            results = fast_results(candidates, rcfg, limit, result.lexical_only)
+            should_inject = self.decide(text, candidates, timings, signals, result.lexical_only)
             strategy = "quote_key_parts"
 
         for key, value in result.timings_ms.items():

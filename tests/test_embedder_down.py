@@ -1,0 +1,106 @@
+"""An embeddings endpoint that fails: a turn still gets the full-text search's answer.
+
+Real HTTP through the real openai client, against the scripted server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memengine import Config, EmbeddingError, FixedClock, Memory
+from memengine.embed.openai import OpenAIEmbedder
+from tests.openai_server import ScriptedOpenAI
+
+NOW = datetime(2026, 5, 1, 12, tzinfo=UTC)
+
+FACTS = [
+    ("The dentist appointment is on Friday at 3pm", "Noted, Friday at 3pm."),
+    ("My cat Miso loves the blue blanket", "How sweet!"),
+    ("I started learning the cello in April", "Good luck with it!"),
+]
+
+
+@pytest.fixture
+def srv() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI(embedding_dim=16) as server:
+        yield server
+
+
+def _open(path: Path, srv: ScriptedOpenAI, config: Config | None = None) -> Memory:
+    emb = OpenAIEmbedder(base_url=srv.base_url, model="e", timeout_s=2.0, max_retries=1)
+    return Memory.open(path, config=config, embedder=emb, clock=FixedClock(NOW))
+
+
+def _fail(srv: ScriptedOpenAI, times: int) -> None:
+    for _ in range(times):
+        srv.push_embeddings(status=503, error_message="overloaded")
+
+
+def test_a_failing_embedder_leaves_the_full_text_search(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    with _open(tmp_path / "m.db", srv) as mem:
+        ids = [mem.add_exchange(text, reply) for text, reply in FACTS]
+        _fail(srv, 2)  # the first try and its one retry
+        r = mem.retrieve("when is the dentist appointment?")
+        assert r.results[0].episode.id == ids[0]
+        assert r.results[0].relevance == "medium" and r.should_inject
+        assert "cosine" not in r.results[0].components
+        note = next(d for d in r.degraded if d.startswith("vector search skipped"))
+        assert "HTTP 503" in note and "overloaded" in note
+        text = mem.pack(r).text
+        assert "dentist appointment is on Friday" in text and "Miso" not in text
+        assert r.turn_id is not None  # the turn is recorded as any other
+
+        _fail(srv, 2)
+        small_talk = mem.retrieve("Nice weather today")
+        assert not small_talk.should_inject  # no cosine to call it a restatement
+
+        again = mem.retrieve("when is the dentist appointment?")  # the endpoint is back
+        assert not again.degraded and "cosine" in again.results[0].components
+
+
+def test_writing_needs_the_embedder_and_keeps_the_file_whole(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    with _open(tmp_path / "m.db", srv) as mem:
+        mem.add_exchange(*FACTS[0])
+        _fail(srv, 2)
+        with pytest.raises(EmbeddingError, match="HTTP 503"):
+            mem.add_exchange(*FACTS[1])
+        assert mem.store.count() == 1 and mem.check().ok
+        mem.add_exchange(*FACTS[1])  # the endpoint is back: the same call succeeds
+        assert mem.store.count() == 2 and mem.check().ok
+
+
+def test_feedback_and_life_ranking_go_on_without_vectors(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    with _open(tmp_path / "m.db", srv) as mem:
+        ids = [mem.add_exchange(text, reply) for text, reply in FACTS]
+        _fail(srv, 4)  # the query, then the life ranking's own cosines
+        r = mem.retrieve("when is the dentist appointment?", rank="life")
+        assert r.results and r.results[0].episode.id == ids[0]
+        assert any(d.startswith("life ranking skipped") for d in r.degraded)
+        assert r.turn_id is not None
+        _fail(srv, 2)
+        fb = mem.feedback(r.turn_id, answer="Your dentist appointment is Friday at 3pm.")
+        assert fb.used == (ids[0],) and fb.method == "match"
+        assert any("the embedder failed" in d for d in fb.degraded)
+
+
+def test_the_llm_turn_also_falls_back_to_full_text(tmp_path: Path, srv: ScriptedOpenAI) -> None:
+    expansion = {"expanded_queries": ["dentist appointment day"], "detected_references": []}
+    llm = {"base_url": srv.base_url, "rerank_enabled": False, "cache_expansions": False}
+    cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
+    with _open(tmp_path / "m.db", srv, cfg) as mem:
+        ids = [mem.add_exchange(text, reply) for text, reply in FACTS]
+        srv.push_chat(json_data=expansion)
+        _fail(srv, 4)  # the first search, then the expanded one
+        r = mem.retrieve("when is the dentist appointment?")
+        assert r.results[0].episode.id == ids[0] and r.should_inject
+        assert any(d.startswith("vector search skipped") for d in r.degraded)
