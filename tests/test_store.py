@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memengine import (
@@ -21,6 +23,7 @@ from memengine import (
     SchemaTooNew,
     StoreError,
 )
+from memengine.embed.base import Vectors
 from memengine.store.connect import PAGE_SIZE, sqlite_module
 from memengine.store.migrate import APPLICATION_ID, latest_version
 from memengine.store.vectors import PARTITION_INDEX
@@ -223,6 +226,58 @@ def test_embedder_mismatch_says_how_to_reembed(db_path: Path, clock: FixedClock)
     with Memory.open(db_path, embedder=HashEmbedder(32, name="other"), clock=clock) as mem:
         hits = mem.retrieve("deadline", day_range=None)
         assert [r.episode.user_text for r in hits.results] == ["the deadline is friday"]
+
+
+def test_a_handle_opened_before_a_reembed_reports_it(db_path: Path, clock: FixedClock) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as before:
+        before.add_exchange("the deadline is friday", "noted", occurred_at=T0)
+        before.warm()
+        other = HashEmbedder(32, name="other")
+        with Memory.open(db_path, embedder=other, clock=clock, allow_embedder_change=True) as m:
+            m.reembed()
+        stats = before.stats()
+        assert (stats["embedder"], stats["dimension"]) == ("other:32", 32)
+        with pytest.raises(EmbedderMismatch, match="re-embedded with other:32"):
+            before.warm()
+        with pytest.raises(EmbedderMismatch, match="re-embedded with other:32"):
+            before.retrieve("deadline")
+
+
+class _Broken(HashEmbedder):
+    """Gives the text ``spoiled`` names a vector of zeros, or of NaN."""
+
+    def __init__(self, fill: float) -> None:
+        super().__init__(32, name="broken")
+        self.fill = fill
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = super().embed(texts)
+        for row, text in enumerate(texts):
+            if "spoiled" in text:
+                out[row] = self.fill
+        return out
+
+
+@pytest.mark.parametrize(("fill", "kind"), [(0.0, "only zeros"), (float("nan"), "NaN")])
+def test_vectors_that_cannot_be_searched_are_refused(
+    db_path: Path, clock: FixedClock, fill: float, kind: str
+) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_exchange("the deadline is friday", "noted", occurred_at=T0)
+        spoiled = mem.add_exchange("the milk is spoiled", "throw it out", occurred_at=T0)
+    broken = _Broken(fill)
+    with Memory.open(db_path, embedder=broken, clock=clock, allow_embedder_change=True) as mem:
+        with pytest.raises(InvalidInput, match=f"the vector of episode {spoiled} holds {kind}"):
+            mem.reembed()
+        assert mem.store.meta()["embedder_id"] == "hash:64" and mem.check().ok  # as it was
+    with Memory.open(db_path, embedder=_Broken(fill), clock=clock, allow_embedder_change=True) as m:
+        m.store.replace_embedder(
+            "broken:32", 32, lambda eps: np.eye(32, dtype=np.float32)[: len(eps)] + 0.1
+        )
+    with Memory.open(db_path, embedder=_Broken(fill), clock=clock) as mem:
+        with pytest.raises(InvalidInput, match=f"the vector of row 0 holds {kind}"):
+            mem.add("another spoiled thing")
+        assert mem.store.count() == 2 and mem.check().ok
 
 
 def test_fts_triggers_follow_insert_update_delete(mem: Memory) -> None:

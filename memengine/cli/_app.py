@@ -272,9 +272,9 @@ def open_memory(
     """
     from ..memory import Memory
 
-    if not embeds:
-        kwargs.setdefault("allow_embedder_change", True)
-    with Memory.open(cfg.db, config=cfg, read_only=None, create=create, **kwargs) as mem:
+    with Memory.open(
+        cfg.db, config=cfg, read_only=None, create=create, embeds=embeds, **kwargs
+    ) as mem:
         yield mem
 
 
@@ -355,6 +355,11 @@ def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Callable
             bar.update(task, completed=done, total=total)
 
         yield update
+
+
+def note(text: str) -> None:
+    """Print ``note: text`` on stderr."""
+    err_console.print(f"note: {text}", highlight=False, soft_wrap=True)
 
 
 def episodes_word(n: int) -> str:

@@ -338,7 +338,15 @@ def stats(
     if as_json:
         print_json(data)
         return
-    table = Table(title=f"{cfg.db}: {data['episodes']} episodes, {data['bytes'] / 2**20:.1f} MiB")
+    free = data["free_bytes"] / 2**20
+    table = Table(
+        title=f"{cfg.db}: {data['episodes']} episodes, {data['bytes'] / 2**20:.1f} MiB"
+        + (
+            f" ({free:.1f} MiB free: memengine optimize --vectors compacts it)"
+            if free >= max(1.0, data["bytes"] / 2**20 / 4)
+            else ""
+        )
+    )
     table.add_column("agent")
     table.add_column("active", justify="right")
     table.add_column("archived", justify="right")

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ..errors import ConfigError, InvalidInput
+from ..errors import ConfigError, InvalidInput, MemEngineError
 from ..transfer import salvage_file
 from ._app import (
     AgentOpt,
@@ -22,6 +22,7 @@ from ._app import (
     episodes_word,
     err_console,
     guarded,
+    note,
     open_memory,
     print_json,
     progress_bar,
@@ -103,11 +104,35 @@ def backup(
 @app.command()
 @guarded
 def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
-    """Re-embed every episode with the configured embedder."""
+    """Re-embed every episode with the configured embedder (one transaction: stopped part
+    way, the file keeps its old vectors)."""
     cfg = settings(config, db)
-    with open_memory(cfg, allow_embedder_change=True) as mem, progress_bar("re-embedding") as bar:
-        n = mem.reembed(progress=bar)
-    console.print(f"re-embedded {n} episodes with {cfg.embedder.name}")
+    with open_memory(cfg, allow_embedder_change=True) as mem:
+        old, new = mem.store.embedder_id, mem.embedder.id
+        if old == new:
+            note(f"{cfg.db} already holds vectors of {new}: re-embedding them all again")
+        seen = [0, 0]
+        try:
+            with progress_bar("re-embedding") as bar:
+
+                def counted(done: int, total: int) -> None:
+                    seen[:] = [done, total]
+                    bar(done, total)
+
+                n = mem.reembed(progress=counted)
+        except (KeyboardInterrupt, SystemExit, MemEngineError):
+            note(
+                f"re-embed stopped after {seen[0]:,} of {seen[1]:,} episodes; nothing was "
+                f"changed: {cfg.db} still holds vectors of {old}"
+            )
+            raise
+        stats = mem.stats()
+    console.print(f"re-embedded {episodes_word(n)} with {new}", highlight=False)
+    if stats["free_bytes"] >= max(stats["bytes"] / 4, 2**20):
+        note(
+            f"{stats['free_bytes'] / 2**20:.1f} MiB of {cfg.db} is free now: "
+            "memengine optimize --vectors compacts it"
+        )
 
 
 @app.command()

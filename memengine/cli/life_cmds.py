@@ -23,8 +23,8 @@ from ._app import (
     JsonOpt,
     app,
     console,
-    err_console,
     guarded,
+    note,
     number,
     open_memory,
     print_json,
@@ -231,8 +231,8 @@ def sleep(
             f"(training AUC {report.scorer['auc']:.3f})",
             highlight=False,
         )
-    for note in report.notes:
-        err_console.print(f"note: {note}", highlight=False, soft_wrap=True)
+    for text in report.notes:
+        note(text)
 
 
 @app.command("train-scorer")

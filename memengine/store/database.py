@@ -45,14 +45,19 @@ __all__ = ["FTS_NOT_CHECKED", "ConsistencyReport", "Store"]
 
 
 class Store:
-    """One memengine database file. Thread-safe: each thread uses its own connection."""
+    """One memengine database file. Thread-safe: each thread uses its own connection.
+
+    ``embedder_id`` and ``dimension`` name the vectors this process adds and
+    searches; None for both opens the file with the embedder recorded in it
+    (for work that embeds nothing; a file that records none is refused).
+    """
 
     def __init__(
         self,
         path: str | os.PathLike[str],
         *,
-        embedder_id: str,
-        dimension: int,
+        embedder_id: str | None,
+        dimension: int | None,
         allow_embedder_change: bool = False,
         now: Callable[[], datetime],
         neighbour_gap_s: int = 3600,
@@ -115,7 +120,7 @@ class Store:
         """Whether the store has been closed."""
         return self.connections.closed
 
-    def _open(self, embedder_id: str, dimension: int, allow_change: bool) -> None:
+    def _open(self, embedder_id: str | None, dimension: int | None, allow_change: bool) -> None:
         module = self.connections.module
         conn = self.connections.get()
         cur = conn.cursor()
@@ -142,6 +147,12 @@ class Store:
                 raise ReadOnlyDatabase(f"{self.path} is read-only: {msg}") from exc
             raise StoreError(f"{self.path}: {msg}") from exc
         meta = self.meta()
+        if embedder_id is None or dimension is None:
+            if "embedder_id" not in meta:
+                raise StoreError(
+                    f"{self.path} records no embedder yet: open it once with one that embeds"
+                )
+            embedder_id, dimension = meta["embedder_id"], int(meta["dimension"])
         if "embedder_id" not in meta:  # (a read-only open refuses the write with its reason)
             with self.connections.write() as w:
                 # another process opening the new file at the same moment may have done it
@@ -164,7 +175,7 @@ class Store:
                 f"{self.path} was embedded with {self.embedder_id} ({self.dimension} dimensions) "
                 f"but the configured embedder is {embedder_id} ({dimension} dimensions). "
                 f"Configure {self.embedder_id} again, or re-embed the file with the new one: "
-                f"memengine reembed --db {self.path}"
+                f"memengine reembed --db {self.path} (with this configuration)"
             )
         self.vector_index = self._new_vector_index(self.dimension)
         self.term_stats = TermStats()
@@ -238,13 +249,7 @@ class Store:
         """Write episodes, their vectors and full-text rows in one transaction; return ids."""
         if len(episodes) != len(search_texts) or len(episodes) != len(embeddings):
             raise InvalidInput("episodes, texts and vectors must have the same length")
-        if len(episodes) and embeddings.shape[1] != self.dimension:
-            raise InvalidInput(
-                f"vectors have {embeddings.shape[1]} dimensions, the database expects "
-                f"{self.dimension}"
-            )
-        if not np.all(np.isfinite(embeddings)):
-            raise InvalidInput("vectors contain NaN or infinite values")
+        vectors.check_vectors(embeddings, self.dimension)
         now = self._now()
         with self.connections.write() as cur:
             self._check_embedder(cur)
@@ -375,6 +380,7 @@ class Store:
         """
         for _ in range(5):  # another thread's newer snapshot synced the index first: again
             with self.connections.read() as cur:
+                self._check_embedder(cur)
                 mode = self.vector_index.warm(cur, agent)
             if mode is not None:
                 return mode
@@ -506,6 +512,11 @@ class Store:
             span = cur.execute("SELECT min(occurred_at), max(occurred_at) FROM episodes").fetchone()
             segments = maintenance.fts_segments(cur)
             chunk = chunk_size(cur)
+            meta = dict(  # another process may have re-embedded the file since it was opened
+                cur.execute("SELECT key, value FROM meta WHERE key IN ('embedder_id', 'dimension')")
+            )
+            free = int(cur.execute("PRAGMA freelist_count").fetchone()[0])
+            page = int(cur.execute("PRAGMA page_size").fetchone()[0])
         agents: dict[str, dict[str, int]] = {}
         for agent, status, n in per_agent:
             agents.setdefault(agent, {})[status] = n
@@ -517,8 +528,9 @@ class Store:
             "first": span[0],
             "last": span[1],
             "bytes": size,
-            "embedder": self.embedder_id,
-            "dimension": self.dimension,
+            "free_bytes": free * page,
+            "embedder": meta.get("embedder_id", self.embedder_id),
+            "dimension": int(meta.get("dimension", self.dimension)),
             "fulltext_segments": segments,
             "vector_chunk_size": chunk,
         }
@@ -548,6 +560,8 @@ class Store:
         with self.connections.write() as cur:
             id_batches = list(ep_rows.iter_episode_ids(cur, None, batch))
             total = sum(len(ids) for ids in id_batches)
+            if progress:
+                progress(0, total)
             vectors.drop_vector_table(cur)
             vectors.create_vector_table(cur, dimension)
             for ids in id_batches:
@@ -556,6 +570,7 @@ class Store:
                 vecs = embed(eps)
                 if vecs.shape != (len(eps), dimension):
                     raise InvalidInput(f"embedder returned shape {vecs.shape}")
+                vectors.check_vectors(vecs, dimension, ids)
                 vectors.insert_vectors(
                     cur,
                     ids,

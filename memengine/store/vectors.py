@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..clock import ensure_aware
+from ..errors import InvalidInput
 from ..models import Episode, NewEpisode
 from .filters import Filters
 from .migrate import schema_sql
@@ -18,6 +19,7 @@ __all__ = [
     "CHUNK_SIZE",
     "MAX_K",
     "PARTITION_INDEX",
+    "check_vectors",
     "chunk_size",
     "create_vector_table",
     "drop_vector_table",
@@ -165,6 +167,25 @@ def filter_columns(episode: NewEpisode | Episode) -> tuple[str, str, int, str, i
     return (episode.agent, episode.kind.value, episode.sensitivity, episode.status, occurred)
 
 
+def check_vectors(
+    embeddings: npt.NDArray[np.float32], dimension: int, ids: Sequence[int] | None = None
+) -> None:
+    """Refuse vectors that cannot be searched: another ``dimension``, NaN or infinite
+    values, or no length (a zero vector has no cosine). The error names the first bad
+    row (by its episode id when ``ids`` are given)."""
+    if embeddings.ndim != 2 or (len(embeddings) and embeddings.shape[1] != dimension):
+        raise InvalidInput(
+            f"vectors have shape {embeddings.shape}, the database expects {dimension} dimensions"
+        )
+    squares = np.einsum("ij,ij->i", embeddings, embeddings, dtype=np.float64)  # one pass
+    bad = ~np.isfinite(squares) | (squares == 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        what = f"episode {ids[row]}" if ids is not None else f"row {row}"
+        kind = "NaN or infinite values" if not np.isfinite(embeddings[row]).all() else "only zeros"
+        raise InvalidInput(f"the vector of {what} holds {kind}: it cannot be searched")
+
+
 def insert_vectors(
     cur: Any,
     ids: Sequence[int],
@@ -205,6 +226,6 @@ def similarities(cur: Any, vector: npt.NDArray[np.float32], ids: Sequence[int]) 
             "WHERE episode_id = ?",
             (blob, i),
         ).fetchone()
-        if row is not None:
+        if row is not None and row[0] is not None:  # NULL: a zero vector of an older version
             out[i] = float(row[0])
     return out
