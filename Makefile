@@ -8,6 +8,8 @@ EVAL   ?= ../shared/eval
 .PHONY: install demo test lint eval bench clean
 
 $(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
+	  { echo "memengine needs Python >= 3.10; $(PYTHON) is older: make PYTHON=python3.12 …"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
-__all__ = ["Clock", "FixedClock", "SystemClock", "ensure_aware"]
+__all__ = ["Clock", "FixedClock", "SystemClock", "ensure_aware", "parse_iso"]
 
 Clock = Callable[[], datetime]
 """A callable returning the current time as a timezone-aware datetime."""
@@ -38,3 +39,17 @@ class FixedClock:
 def ensure_aware(moment: datetime) -> datetime:
     """Return ``moment`` with a timezone; a naive datetime is taken to be UTC."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+_FRACTION = re.compile(r"(?<=\d\d:\d\d:\d\d)[.,](\d+)")
+
+
+def parse_iso(value: str) -> datetime:
+    """An ISO 8601 time (``2026-05-20T08:30Z``, ``…:00.12+09:00``) read the same way on
+    every supported Python: 3.10's ``fromisoformat`` takes no ``Z`` and only 3 or 6
+    digits of a second's fraction. A ``ValueError`` for anything else."""
+    text = value.strip()
+    if text[-1:] in ("Z", "z"):
+        text = text[:-1] + "+00:00"
+    text = _FRACTION.sub(lambda m: "." + (m[1] + "000000")[:6], text, count=1)
+    return datetime.fromisoformat(text)

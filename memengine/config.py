@@ -20,6 +20,7 @@ import re
 import sys
 import types
 import typing
+import zoneinfo
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -303,6 +304,11 @@ class Config(BaseModel):
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError) as exc:
+            if not zoneinfo.available_timezones():  # no zone database at all (Windows)
+                raise ValueError(
+                    f"time zone {value!r} cannot be read: this Python has no time zone "
+                    "database (pip install tzdata), or use 'local'"
+                ) from exc
             raise ValueError(
                 f"unknown time zone {value!r}: an IANA name such as 'Asia/Tokyo', or 'local'"
             ) from exc

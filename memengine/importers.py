@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from .arguments import checked_episode
+from .clock import parse_iso
 from .errors import InvalidInput
 from .models import Episode, EpisodeKind, NewEpisode
 
@@ -183,7 +184,7 @@ def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Ite
                 kind=EpisodeKind.exchange,
                 user_text=ex["user"],
                 reply_text=ex["partner"],
-                occurred_at=datetime.fromisoformat(ex["at"]),
+                occurred_at=parse_iso(ex["at"]),
                 metadata={
                     "exchange_id": ex["id"],
                     "session": session["id"],
@@ -295,9 +296,36 @@ def read_stream(
             raise InvalidInput(str(exc).replace(str(copy), name)) from exc.__cause__
 
 
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+"""The byte-order marks of UTF-16 and UTF-32 (Windows PowerShell 5's ``>`` writes UTF-16)."""
+
+
 def _read_regular(
     file: Path, agent: str | None, default_agent: str, per_conversation: bool
 ) -> ImportedFile:
+    try:
+        with file.open("rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from exc
+    wide = next((codec for bom, codec in _WIDE_BOMS if head.startswith(bom)), None)
+    if wide is not None:  # read again as UTF-8
+        try:
+            text = file.read_bytes().decode(wide)
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(f"{file}: not {wide.upper()} after its byte-order mark") from exc
+        return read_stream(
+            text.encode("utf-8"),
+            str(file),
+            agent=agent,
+            default_agent=default_agent,
+            per_conversation=per_conversation,
+        )
     fmt = detect_format(file)
     if fmt == "jsonl":
         if per_conversation:

@@ -61,11 +61,11 @@ def write_jsonl(
         target = Path(os.path.realpath(out))
         try:
             if target.exists() and not target.is_file():
-                with open(target, "w", encoding="utf-8") as fh:
+                with open(target, "w", encoding="utf-8", newline="\n") as fh:
                     return write_jsonl(fh, batches)
             part = target.with_name(f".{target.name}.{os.getpid()}.part")
             try:
-                with open(part, "w", encoding="utf-8") as fh:
+                with open(part, "w", encoding="utf-8", newline="\n") as fh:
                     n = write_jsonl(fh, batches)
                 if target.exists():
                     os.chmod(part, stat.S_IMODE(target.stat().st_mode))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -136,6 +137,17 @@ def test_a_backup_never_replaces_or_loses_a_file_unasked(db_path: Path, clock: F
         for side in ("-wal", "-shm", "-lock"):
             with pytest.raises(InvalidInput, match="own files"):
                 mem.backup(Path(f"{db_path}{side}"), overwrite=True)
+        # another name of the same file (a hard link here; another case of the name on
+        # macOS or Windows) is refused too
+        other_name = db_path.with_name("OTHER-NAME.DB-WAL")
+        os.link(f"{db_path}-wal", other_name)
+        with pytest.raises(InvalidInput, match="own files"):
+            mem.backup(other_name, overwrite=True)
+        other_name.unlink()
+        os.link(db_path, other_name)
+        with pytest.raises(InvalidInput, match="the database itself"):
+            mem.backup(other_name, overwrite=True)
+        other_name.unlink()
         dangling = db_path.with_name("dangling.db")
         dangling.symlink_to(db_path.with_name("nowhere.db"))
         with pytest.raises(InvalidInput, match="exists"):

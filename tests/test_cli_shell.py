@@ -22,6 +22,8 @@ from memengine.store.driver import sqlite_module
 
 from .helpers import HashEmbedder
 
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="a POSIX shell, signals and named pipes")
+
 runner = CliRunner()
 
 

@@ -145,6 +145,25 @@ def test_time_zone_from_the_environment(tmp_path: Path, monkeypatch: pytest.Monk
         load_config(environ={"MEMENGINE_TIME_ZONE": "Nowhere/Special"})
 
 
+def test_no_time_zone_database_is_named_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows' Python has no IANA database unless tzdata is installed."""
+    import sys
+    import zoneinfo
+
+    monkeypatch.chdir(tmp_path)  # no stray memengine.toml
+    monkeypatch.setitem(sys.modules, "tzdata", None)  # the package, were it installed
+    zoneinfo.reset_tzpath(to=[])
+    ZoneInfo.clear_cache()
+    try:
+        with pytest.raises(ConfigError, match=r"no time zone database \(pip install tzdata\)"):
+            load_config(environ={"MEMENGINE_TIME_ZONE": "Asia/Tokyo"})
+        assert load_config(environ={"MEMENGINE_TIME_ZONE": "local"}).time_zone == "local"
+    finally:
+        zoneinfo.reset_tzpath()
+        ZoneInfo.clear_cache()
+    assert load_config(environ={"MEMENGINE_TIME_ZONE": "Asia/Tokyo"}).time_zone == "Asia/Tokyo"
+
+
 def test_a_local_time_zone_keeps_its_summer_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """ "local" is the system's zone with its rules, not the offset of one moment."""
     from memengine.config import local_zone

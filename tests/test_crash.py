@@ -27,6 +27,8 @@ from memengine.store.filters import Filters
 
 from .helpers import HashEmbedder
 
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL")
+
 ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
 

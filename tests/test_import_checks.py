@@ -167,3 +167,19 @@ def test_an_export_saved_under_another_name_imports(mem: Memory, tmp_path: Path)
     broken.write_text("{not json\n", encoding="utf-8")
     with pytest.raises(InvalidInput, match="not a JSON or JSONL file"):
         detect_format(broken)
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32"])
+def test_an_export_saved_as_utf16_imports(mem: Memory, tmp_path: Path, codec: str) -> None:
+    """Windows PowerShell 5's `>` writes UTF-16 with a byte-order mark."""
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\r\n" for line in _lines(3))
+    text = text.replace("garden", "庭 🌸")
+    bom = {"utf-16-be": "\ufeff"}.get(codec, "")  # utf-16 and utf-32 write their own
+    path = tmp_path / "wide.jsonl"
+    path.write_bytes((bom + text).encode(codec))
+    assert mem.import_(path) == [1, 2, 3]
+    assert mem.get(2).user_text == "line 2 about the 庭 🌸"
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(b"\xff\xfe" + "{}".encode("utf-16-le")[:-1])
+    with pytest.raises(InvalidInput, match="not UTF-16 after its byte-order mark"):
+        mem.import_(broken)

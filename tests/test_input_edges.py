@@ -306,3 +306,28 @@ def test_cjk_compatibility_ideographs_are_kept_as_written(mem: Memory) -> None:
     mem.add_exchange("今日は雨が降った", "傘を持ってね")
     r = mem.retrieve("\u795e\u5bae\u3055\u3093の結婚式", record=False)  # the unified 神
     assert r.results[0].episode.id == new
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-05-20T08:30Z", "2026-05-20T08:30:00+00:00"),
+        ("2026-05-20T08:30:00.12+09:00", "2026-05-20T08:30:00.120000+09:00"),
+        ("2026-05-20T08:30:00,1234567z", "2026-05-20T08:30:00.123456+00:00"),
+        ("2026-05-20 08:30", "2026-05-20T08:30:00"),
+        (" 2026-05-20 ", "2026-05-20T00:00:00"),
+    ],
+)
+def test_iso_times_read_alike_on_every_python(text: str, expected: str) -> None:
+    """3.10's fromisoformat takes no Z and only 3 or 6 digits of a fraction."""
+    from memengine.clock import parse_iso
+
+    assert parse_iso(text).isoformat() == expected
+
+
+def test_a_time_that_is_not_iso_is_refused() -> None:
+    from memengine.clock import parse_iso
+
+    for text in ("20 May 2026", "2026-05-20T25:00", "Z", ""):
+        with pytest.raises(ValueError):
+            parse_iso(text)

@@ -285,6 +285,8 @@ class _Lines:
 
 def _as_reader() -> list[str] | None:
     """The command prefix that runs a process as a user without write access here."""
+    if os.name != "posix":
+        return None
     if os.geteuid() != 0:
         return []
     setpriv = shutil.which("setpriv")

@@ -127,16 +127,20 @@ def prepare_process(argv: list[str]) -> list[str]:
     one whose bytes are not keeps the locale's reading (a Latin-1 ``café``,
     a file name in any bytes). Output to a terminal keeps the terminal's
     encoding (a character it cannot show is printed as ``\\u…``); output to a
-    pipe or a file is UTF-8, as JSON and JSONL must be. ``SIGTERM`` unwinds
-    like Ctrl-C does (open transactions roll back, temporary folders go) and
-    exits with 143.
+    pipe or a file is UTF-8 with ``\\n`` line ends, as JSON and JSONL must be on
+    every platform. ``SIGTERM`` unwinds like Ctrl-C does (open transactions roll
+    back, temporary folders go) and exits with 143.
     """
     for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper) and not _is_utf8(stream.encoding):
-            if stream.isatty():
+        if not isinstance(stream, io.TextIOWrapper):
+            continue
+        if stream.isatty():
+            if not _is_utf8(stream.encoding):
                 stream.reconfigure(errors="backslashreplace")
-            else:
-                stream.reconfigure(encoding="utf-8", errors="backslashreplace")
+        elif _is_utf8(stream.encoding):
+            stream.reconfigure(newline="\n")  # Windows would end JSONL lines with \r\n
+        else:
+            stream.reconfigure(encoding="utf-8", errors="backslashreplace", newline="\n")
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, _terminated)
     out = []

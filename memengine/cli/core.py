@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from ..arguments import checked_episode, episode_kind, new_episode
-from ..clock import SystemClock
+from ..clock import SystemClock, parse_iso
 from ..errors import InvalidInput
 from ..text import has_surrogate
 from ._app import (
@@ -39,7 +39,7 @@ def _when(value: str | None) -> datetime | None:
     if value is None:
         return None
     try:
-        return datetime.fromisoformat(value)
+        return parse_iso(value)
     except ValueError as exc:
         raise InvalidInput(f"not an ISO 8601 time: {value!r}") from exc
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..clock import FixedClock
+from ..clock import FixedClock, parse_iso
 from ..config import Config, LLMConfig
 from ..embed.base import Embedder
 from ..errors import InvalidInput
@@ -83,7 +83,7 @@ def load_questions(mem: Memory) -> list[LatencyQuestion]:
                         agent=agent,
                         text=q["query"],
                         recent=recent,
-                        asked_at=datetime.fromisoformat(q["asked_at"]),
+                        asked_at=parse_iso(q["asked_at"]),
                     )
                 )
     return questions

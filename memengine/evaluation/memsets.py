@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..arguments import ROLES
-from ..clock import FixedClock, ensure_aware
+from ..clock import FixedClock, ensure_aware, parse_iso
 from ..config import Config
 from ..embed.base import Embedder
 from ..errors import EvaluationError
@@ -115,7 +115,7 @@ def load_memset(conversation: dict[str, Any], *, agent: str = "default") -> Mems
                 MemsetQuestion(
                     id=str(q["id"]),
                     type=qtype,
-                    asked_at=ensure_aware(datetime.fromisoformat(q["asked_at"])),
+                    asked_at=ensure_aware(parse_iso(q["asked_at"])),
                     recent=[
                         {"role": str(m.get("role", "user")), "text": str(m["text"])}
                         for m in q.get("recent") or []

@@ -102,10 +102,14 @@ def _tagger() -> Any:
         import fugashi
 
         return fugashi.Tagger()
-    except (ImportError, RuntimeError) as exc:
+    except ImportError as exc:
         raise ConfigError(
             "[retrieval] coverage_min needs the Japanese analyser: "
-            f"pip install 'memengine[ja]' ({exc})"
+            f'pip install "memengine[ja]" ({exc})'
+        ) from exc
+    except RuntimeError as exc:  # installed, but MeCab or its dictionary did not load
+        raise ConfigError(
+            f"[retrieval] coverage_min needs the Japanese analyser, which did not start: {exc}"
         ) from exc
 
 

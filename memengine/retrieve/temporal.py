@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 
+from ..clock import parse_iso
 from ..store.filters import Filters
 
 __all__ = [
@@ -670,7 +671,7 @@ def _iso_bound(value: str, now: datetime, *, end: bool) -> datetime | None:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
             d = date.fromisoformat(value)
             return _midnight(d + timedelta(days=1), now) if end else _midnight(d, now)
-        moment = datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+        moment = parse_iso(value.upper())
     except (ValueError, OverflowError):  # not a date, or past the calendar's edge
         return None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=now.tzinfo)

@@ -128,9 +128,10 @@ class ForgetReport:
 def check_backup_target(source: Path, dest: Path, *, overwrite: bool) -> None:
     """Refuse a backup target that would lose data or could not be written, with the reason."""
     real, own = os.path.realpath(dest), os.path.realpath(source)
-    if real == own:
+    if real == own or _same_file(dest, source):
         raise InvalidInput(f"{dest} is the database itself: back up to another file")
-    if real in {own + side for side in ("-wal", "-shm", "-journal", "-lock")}:
+    sides = [own + side for side in ("-wal", "-shm", "-journal", "-lock")]
+    if real in sides or any(_same_file(dest, Path(side)) for side in sides):
         raise InvalidInput(f"{dest} is one of the database's own files: back up to another file")
     if dest.is_dir():
         raise InvalidInput(f"{dest} is a folder: give the backup's file name")
@@ -144,6 +145,15 @@ def check_backup_target(source: Path, dest: Path, *, overwrite: bool) -> None:
                 f"{dest}{side} exists: {dest} is open or was not closed cleanly, so it "
                 "cannot be replaced (that log would be applied to the new copy)"
             )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether both paths name one existing file (``M.DB-WAL`` and ``m.db-wal`` on a file
+    system that ignores case, as macOS's and Windows' do by default)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either is missing: not one file
+        return False
 
 
 def backup_into(cur: Any, dest: Path) -> None:
