@@ -46,7 +46,7 @@ def save_salvaged(
     as JSONL to ``out``, and report the ids that could not be read."""
     unreadable: list[int] = []
     n = write_jsonl(out, lambda: salvaged(connections, agent, unreadable))
-    return SalvageReport(n, id_ranges(unreadable))
+    return SalvageReport(n, id_ranges(sorted(set(unreadable))))
 
 
 def write_jsonl(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from memengine import DamagedDatabase, FixedClock, Memory, NewEpisode, salvage_f
 from memengine.arguments import MAX_KEPT_ID
 from memengine.cli import app
 from memengine.store.connect import sqlite_module
-from memengine.store.salvage import id_ranges
+from memengine.store.salvage import SalvageReport, id_ranges
 
 from .helpers import T0, HashEmbedder, word_episodes
 
@@ -37,9 +38,15 @@ def sound(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _damaged(sound: Path, tmp_path: Path, which: int, table: str = "episodes") -> Path:
+def _damaged(
+    sound: Path,
+    tmp_path: Path,
+    which: int,
+    table: str = "episodes",
+    span: tuple[int, int] = (0, PAGE),
+) -> Path:
     """A copy of ``sound`` with one leaf page of ``table`` overwritten (``which``: its
-    place among the table's leaves, -1 the last)."""
+    place among the table's leaves, -1 the last; ``span``: the bytes of the page)."""
     conn = sqlite_module().connect(str(sound))
     try:
         leaves = [
@@ -55,7 +62,8 @@ def _damaged(sound: Path, tmp_path: Path, which: int, table: str = "episodes") -
         conn.close()
     data = bytearray(sound.read_bytes())
     page = leaves[which]
-    data[(page - 1) * PAGE : page * PAGE] = b"\x55" * PAGE
+    lo, hi = span
+    data[(page - 1) * PAGE + lo : (page - 1) * PAGE + hi] = b"\x55" * (hi - lo)
     copy = tmp_path / "damaged.db"
     copy.write_bytes(bytes(data))
     return copy
@@ -82,6 +90,28 @@ def test_a_salvage_saves_every_row_that_reads_and_names_the_rest(
     assert sorted(saved + lost) == list(range(1, TOTAL + 1))  # (the last page too: the
     if which == -1:  # highest id is read from the vectors' rowids when max(id) fails)
         assert lost[-1] == TOTAL
+
+
+@pytest.mark.parametrize("which", [0, 3])
+def test_a_page_with_a_damaged_header_ends_the_walk(
+    sound: Path, tmp_path: Path, which: int, clock: FixedClock
+) -> None:
+    """Such a page answered the same rows again and again: export and salvage ran forever."""
+    damaged = _damaged(sound, tmp_path, which, span=(8, 40))
+    done: dict[str, object] = {}
+
+    def both() -> None:
+        with Memory.open(damaged, embedder=HashEmbedder(), clock=clock, read_only=True) as m:
+            with pytest.raises(DamagedDatabase):
+                m.export(io.StringIO())
+            done["salvage"] = m.salvage(io.StringIO())
+
+    worker = threading.Thread(target=both, daemon=True)
+    worker.start()
+    worker.join(120)
+    assert not worker.is_alive() and "salvage" in done, "the walk did not end"
+    report = done["salvage"]
+    assert isinstance(report, SalvageReport) and not report.complete
 
 
 def test_a_salvage_of_one_agent_and_its_jsonl_import_again(

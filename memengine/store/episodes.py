@@ -352,7 +352,9 @@ def deleted_spans(cur: Any, ids: Sequence[int]) -> dict[str, tuple[int, int]]:
 
 
 def iter_episode_ids(cur: Any, agent: str | None = None, batch: int = 1000) -> Iterator[list[int]]:
-    """Yield episode ids in ascending order, ``batch`` at a time."""
+    """Yield episode ids in ascending order, ``batch`` at a time. Ids out of order (a
+    damaged page of the index answers the same rows again) are :class:`.DamagedDatabase`,
+    not a walk without end."""
     last = 0
     while True:
         if agent is None:
@@ -367,6 +369,11 @@ def iter_episode_ids(cur: Any, agent: str | None = None, batch: int = 1000) -> I
         if not rows:
             return
         ids = [r[0] for r in rows]
+        if ids[0] <= last or any(a >= b for a, b in zip(ids, ids[1:])):
+            raise DamagedDatabase(
+                f"the episode ids do not read in order after id {last}: the file is damaged "
+                "(memengine doctor; memengine export --salvage saves what reads)"
+            )
         last = ids[-1]
         yield ids
 

@@ -76,10 +76,14 @@ def salvaged(
     """Yield every episode that still reads (of ``agent``, or all), in id order; the ids an
     index lists whose rows cannot be read are appended to ``unreadable``."""
 
-    def fetch(ids: list[int]) -> list[Episode]:
+    def fetch(ids: list[int]) -> tuple[list[Episode], list[int]]:
         with connections.read() as cur:
             found = ep_rows.fetch_episodes(cur, ids)
-        return [e for i in ids if (e := found.get(i)) and agent in (None, e.agent)]
+        # an id an index lists whose row is not found: a damaged page that hides its rows
+        return (
+            [e for i in ids if (e := found.get(i)) and agent in (None, e.agent)],
+            [i for i in ids if i not in found],
+        )
 
     ids = _listed_ids(connections)
     for start in range(0, len(ids), BATCH):
@@ -109,17 +113,23 @@ def _listed_ids(connections: Connections) -> list[int]:
             if not rows:
                 break
             ids.update(int(r[0]) for r in rows)
-            last = int(rows[-1][0])
+            top = max(int(r[0]) for r in rows)
+            if top <= last:  # a damaged page answers the same rows again: this index ends
+                failed.append(DamagedDatabase(f"{table} lists ids out of order after {last}"))
+                break
+            last = top
     if len(failed) == len(_LISTINGS) and not ids:
         raise DamagedDatabase(f"no index of the episode ids reads: {failed[0]}")
     return sorted(ids)
 
 
 def _walk(
-    fetch: Callable[[list[int]], list[Episode]], ids: list[int], unreadable: list[int]
+    fetch: Callable[[list[int]], tuple[list[Episode], list[int]]],
+    ids: list[int],
+    unreadable: list[int],
 ) -> Iterator[list[Episode]]:
     try:
-        found = fetch(ids)
+        found, missing = fetch(ids)
     except DatabaseLocked:
         raise  # not damage: the file is busy
     except (StoreError, ValueError):  # a damaged page, or a row that no longer decodes
@@ -130,6 +140,7 @@ def _walk(
         yield from _walk(fetch, ids[:mid], unreadable)
         yield from _walk(fetch, ids[mid:], unreadable)
         return
+    unreadable.extend(missing)
     if found:
         yield found
 
