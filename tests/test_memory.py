@@ -325,3 +325,29 @@ def test_open_without_create_refuses_an_empty_file(tmp_path: Path) -> None:
         m.add("a first memory")
     with Memory.open(touched, embedder=HashEmbedder(), create=False) as m:
         assert m.store.count() == 1
+
+
+def test_any_number_of_long_lived_threads_share_one_memory(tmp_path: Path) -> None:
+    """A server's threads each keep a connection while they live: past 40 of them, one
+    call used to wait 30 s for a connection and fail with DatabaseLocked."""
+    users = 60
+    barrier = threading.Barrier(users)
+    failures: list[BaseException] = []
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
+        mem.add_exchange("the garden has roses", "lovely")
+
+        def user() -> None:
+            try:
+                first = mem.retrieve("roses?", day_range=None)
+                barrier.wait(timeout=120)  # every thread alive, holding its connection
+                again = mem.retrieve("the garden?", day_range=None)
+                assert first.results and again.results
+            except BaseException as exc:  # collected for the main thread's assert
+                failures.append(exc)
+
+        threads = [threading.Thread(target=user) for _ in range(users)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert failures == [] and mem.check().ok

@@ -90,7 +90,11 @@ def _on_connect(dbapi_conn: Any, _record: Any) -> None:
 
 
 class Connections:
-    """A pool of connections to one database file, handing each thread its own."""
+    """A pool of connections to one database file, handing each thread its own.
+
+    A thread keeps its connection while it lives (it goes back to the pool when
+    the thread has ended), so there are as many as there are threads using the
+    file; ``pool_size`` of them are kept open for the next threads."""
 
     def __init__(
         self, path: Path, *, pool_size: int = 8, access: Access = "rw", why: str = ""
@@ -132,7 +136,7 @@ class Connections:
             creator=lambda: module.connect(database, **options),
             poolclass=QueuePool,
             pool_size=self._pool_size,
-            max_overflow=self._pool_size * 4,
+            max_overflow=-1,  # each thread keeps one while it lives: any number of threads
             pool_timeout=30,
         )
         event.listen(engine, "connect", _on_connect)
