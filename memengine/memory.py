@@ -44,7 +44,7 @@ from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport
 from .text import analyze, is_blank, scrub
-from .transfer import kept_ids, save_salvaged, write_jsonl
+from .transfer import kept_ids, not_stored, save_salvaged, write_jsonl
 
 if TYPE_CHECKING:  # llm phases
     from .llm.client import ChatClient
@@ -649,7 +649,9 @@ class Memory:
         The exported ids are kept unless ``keep_ids`` is False (needed to
         import into a file that already holds episodes with those ids);
         ``skip_existing`` leaves out the episodes whose ids the file already
-        holds (to finish an import that was interrupted). The
+        holds, and those without an id (a LoCoMo or memsets file, JSONL lines
+        without one) that it holds as they are: same agent, kind, text and time
+        (to finish an import that was interrupted). The
         whole file is read and checked, and the ids looked up, before anything
         is written; a failure while writing keeps the batches written before
         it. ``agent`` and ``per_conversation`` are as in
@@ -680,7 +682,8 @@ class Memory:
             return self.import_episodes(
                 read.episodes, keep_ids=keep_ids, skip_existing=skip_existing, progress=progress
             )
-        return self.add_many(read.episodes, progress=progress, total=len(read.episodes))
+        eps = not_stored(self.store, list(read.episodes)) if skip_existing else read.episodes
+        return self.add_many(eps, progress=progress, total=len(eps))
 
     def import_episodes(
         self,

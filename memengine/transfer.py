@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from . import arguments as args
+from .clock import ensure_aware
 from .errors import InvalidInput
 from .importers import episode_to_json
 from .models import Episode, NewEpisode
@@ -96,6 +97,30 @@ def _same(new: NewEpisode, old: Episode) -> bool:
     )
 
 
+def _moment(ep: NewEpisode) -> tuple[str, int]:
+    return ep.agent, int(ensure_aware(ep.occurred_at).timestamp())
+
+
+def not_stored(store: Store, eps: list[NewEpisode]) -> list[NewEpisode]:
+    """``eps`` without the id-less ones ``store`` already holds as they are (same agent,
+    kind, text and time): what an import with ``skip_existing`` adds of a file without
+    ids (LoCoMo, memsets, JSONL lines without an id) that was imported before."""
+    loose = [args.checked_episode(e) for e in eps if e.id is None]
+    if not loose:
+        return eps
+    found = store.ids_at(_moment(e) for e in loose)
+    stored = store.get(sorted({i for ids in found.values() for i in ids}))
+    same: dict[tuple[str, int], list[Episode]] = {
+        key: [stored[i] for i in ids if i in stored] for key, ids in found.items()
+    }
+    return [
+        e
+        for e in eps
+        if e.id is not None
+        or not any(_same(e, old) for old in same.get(_moment(args.checked_episode(e)), []))
+    ]
+
+
 def kept_ids(
     store: Store, eps: list[NewEpisode], *, skip_existing: bool = False
 ) -> list[NewEpisode]:
@@ -103,9 +128,12 @@ def kept_ids(
     theirs now (above every id given out and every id kept); InvalidInput, before anything
     is written, for an id that is twice in them, already in the file, past the ids an import
     may keep, or that a recorded turn or sleep names (it was another episode's, deleted
-    since). With ``skip_existing`` the episodes already in the file under their ids are
-    left out instead (to finish an import that was interrupted); an id held by another
-    episode (another agent, kind, text or time) is still an error."""
+    since). With ``skip_existing`` the episodes already in the file under their ids, and
+    those without an id that it holds as they are (:func:`not_stored`), are left out
+    instead (to finish an import that was interrupted); an id held by another episode
+    (another agent, kind, text or time) is still an error."""
+    if skip_existing:
+        eps = not_stored(store, eps)
     kept = [e.id for e in eps if e.id is not None]
     if not kept:
         return eps

@@ -183,3 +183,30 @@ def test_an_export_saved_as_utf16_imports(mem: Memory, tmp_path: Path, codec: st
     broken.write_bytes(b"\xff\xfe" + "{}".encode("utf-16-le")[:-1])
     with pytest.raises(InvalidInput, match="not UTF-16 after its byte-order mark"):
         mem.import_(broken)
+
+
+def test_skip_existing_finishes_a_file_without_ids(mem: Memory, tmp_path: Path) -> None:
+    """Lines without an id are matched by agent, kind, text and time: an import that was
+    stopped part way, run again with skip_existing, adds only the rest."""
+    lines = _lines(20, ids=False)
+    half = _jsonl(tmp_path / "half.jsonl", lines[:8])
+    whole = _jsonl(tmp_path / "whole.jsonl", lines)
+    first = mem.import_(half)
+    rest = mem.import_(whole, skip_existing=True)
+    assert len(first) == 8 and len(rest) == 12 and mem.store.count() == 20
+    assert mem.import_(whole, skip_existing=True) == []
+    other_time = [line | {"occurred_at": "2030-01-01T00:00:00+00:00"} for line in lines[:2]]
+    assert len(mem.import_(_jsonl(tmp_path / "moved.jsonl", other_time), skip_existing=True)) == 2
+    assert len(mem.import_(whole, keep_ids=False, skip_existing=True)) == 0
+
+
+def test_skip_existing_finishes_a_memsets_file(mem: Memory) -> None:
+    from importlib import resources
+
+    sample = resources.files("memengine.sample") / "companion_en.json"
+    with resources.as_file(sample) as path:
+        first = mem.import_(path)
+        assert mem.import_(path, skip_existing=True) == []
+        assert len(mem.import_(path, agent="another", skip_existing=True)) == len(first)
+        assert len(mem.import_(path)) == len(first)  # without it: imported again, as asked
+    assert mem.store.count() == 3 * len(first)

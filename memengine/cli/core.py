@@ -181,8 +181,9 @@ def import_(
         bool,
         typer.Option(
             "--skip-existing",
-            help="JSONL: leave out the episodes whose ids the file already holds "
-            "(to finish an import that was interrupted).",
+            help="Leave out the episodes the file already holds: by id, or (without an "
+            "id: LoCoMo, memsets) by agent, kind, text and time. Finishes an import that "
+            "was interrupted.",
         ),
     ] = False,
     db: DbOpt = None,
@@ -213,7 +214,7 @@ def import_(
                     read, keep_ids=not new_ids, skip_existing=skip_existing, progress=bar
                 )
         except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C, or SIGTERM's exit
-            _interrupted_import(mem.store.count() - before, len(read.episodes), read.format)
+            _interrupted_import(mem.store.count() - before, len(read.episodes))
             if isinstance(stop, KeyboardInterrupt):
                 raise typer.Exit(130) from None
             raise
@@ -226,17 +227,11 @@ def import_(
         console.print(f"imported {episodes_word(len(ids))} ({fmt}{note})")
 
 
-def _interrupted_import(written: int, total: int, fmt: str) -> None:
+def _interrupted_import(written: int, total: int) -> None:
     """Say what an interrupted import kept: the batches written before the interrupt."""
-    how = (
-        "run the same import again with --skip-existing to add the rest"
-        if fmt == "jsonl"
-        else "a second import of this file would add those again; delete them first "
-        "(memengine delete) or import the rest from an export"
-    )
     err_console.print(
         f"interrupted: {written:,} episodes were imported (of the file's {total:,}) and are "
-        f"kept; {how}",
+        "kept; run the same import again with --skip-existing to add the rest",
         highlight=False,
         soft_wrap=True,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -341,6 +341,19 @@ class Store:
         """Which of ``ids`` a recorded turn or a sleep's strength history names (ascending)."""
         with self.connections.read() as cur:
             return store_lc.named_by_records(cur, ids)
+
+    def ids_at(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
+        """The ids of the episodes stored for each ``(agent, unix second)`` key (the keys
+        that have none are left out)."""
+        out: dict[tuple[str, int], list[int]] = {}
+        with self.connections.read() as cur:
+            for agent, ts in set(keys):
+                rows = cur.execute(
+                    "SELECT id FROM episodes WHERE agent = ? AND occurred_ts = ?", (agent, ts)
+                ).fetchall()
+                if rows:
+                    out[(agent, ts)] = [int(r[0]) for r in rows]
+        return out
 
     def existing(self, ids: Sequence[int]) -> set[int]:
         """Which of these ids are stored episodes (without reading the episodes)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
@@ -369,7 +370,7 @@ def iter_episode_ids(cur: Any, agent: str | None = None, batch: int = 1000) -> I
         if not rows:
             return
         ids = [r[0] for r in rows]
-        if ids[0] <= last or any(a >= b for a, b in zip(ids, ids[1:])):
+        if ids[0] <= last or any(a >= b for a, b in itertools.pairwise(ids)):
             raise DamagedDatabase(
                 f"the episode ids do not read in order after id {last}: the file is damaged "
                 "(memengine doctor; memengine export --salvage saves what reads)"
