@@ -12,7 +12,7 @@ import json
 import math
 import unicodedata
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, TypeGuard
 
 from pydantic import ValidationError
@@ -124,6 +124,9 @@ def checked_episode(ep: NewEpisode) -> NewEpisode:
             "content": content,
             "tags": tuple(scrub(tag) for tag in ep.tags),
             "occurred_at": in_span(ensure_aware(ep.occurred_at), "occurred_at"),
+            "created_at": None
+            if ep.created_at is None
+            else in_span(ensure_aware(ep.created_at), "created_at"),
         }
     )
 
@@ -339,4 +342,9 @@ def in_span(value: datetime, what: str) -> datetime:
             f"({EARLIEST.date().isoformat()} to {LATEST.date().isoformat()}, UTC): "
             "give a time inside them"
         )
+    offset = value.utcoffset()
+    if offset is not None and offset % timedelta(minutes=1):
+        # an offset with seconds (local mean time before 1900: +09:18:59) does not survive
+        # JSON (an export writes minutes), so the moment is kept in UTC
+        return value.astimezone(timezone.utc)
     return value

@@ -57,8 +57,10 @@ def detect_format(path: Path) -> Format:
         if _first_line_is_object(path):  # an export saved under another name
             return "jsonl"
         raise InvalidInput(f"{path}: not a JSON or JSONL file ({exc})") from exc
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # not UTF-8; a number of 5,000 digits
         raise InvalidInput(f"{path}: not a JSON or JSONL file ({exc})") from exc
+    except RecursionError as exc:
+        raise InvalidInput(f"{path}: not a JSON file memengine reads: nested too deeply") from exc
     if isinstance(data, dict) and "occurred_at" in data:  # a one-line export
         return "jsonl"
     if isinstance(data, list) and data and isinstance(data[0], dict) and "conversation" in data[0]:
@@ -78,6 +80,16 @@ def _first_line_is_object(path: Path) -> bool:
                 except json.JSONDecodeError:
                     return False
     return False
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once: with ``"sensitivity": 3,
+    "sensitivity": 0`` the last would win and a secret be stored as level 0."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        twice = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
+        raise ValueError(f"the key {twice!r} is given twice")
+    return out
 
 
 def episode_to_json(ep: Any) -> str:
@@ -104,7 +116,7 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
             for number, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
-                raw = json.loads(line)
+                raw = json.loads(line, object_pairs_hook=_unique_keys)
                 if not isinstance(raw, dict):
                     raise InvalidInput(f"{path}:{number}: invalid episode: not a JSON object")
                 unknown = sorted(set(raw) - _JSONL_FIELDS - _EXPORT_ONLY)
@@ -118,11 +130,16 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
                     fields["agent"] = agent
                 episode = NewEpisode.model_validate(fields)
                 try:
-                    yield checked_episode(episode)
+                    checked = checked_episode(episode)
+                    # a time without a zone stays so: the memory reads it in its time_zone
+                    naive = {
+                        k: v
+                        for k in ("occurred_at", "created_at")
+                        if (v := getattr(episode, k)) is not None and v.tzinfo is None
+                    }
+                    yield checked.model_copy(update=naive) if naive else checked
                 except InvalidInput as exc:
                     raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
         except RecursionError as exc:
             raise InvalidInput(f"{path}:{number}: invalid episode: nested too deeply") from exc
         except ValidationError as exc:
@@ -133,6 +150,8 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
             ) from exc
         except UnicodeDecodeError as exc:
             raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason})") from exc
+        except ValueError as exc:  # not JSON, a duplicate key, a number of 5,000 digits
+            raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
 
 
 def parse_locomo_date(text: str) -> datetime:

@@ -251,7 +251,12 @@ class Memory:
                 "(NewEpisode.model_validate(a_dict) makes one)"
             )
         agent = self._agent(ep.agent)  # before the check puts the name in NFC
-        ep = args.checked_episode(ep)
+        naive = {  # a time without a zone is one of the configured time_zone, as in add
+            k: self.config.localize(v)
+            for k in ("occurred_at", "created_at")
+            if (v := getattr(ep, k)) is not None and v.tzinfo is None
+        }
+        ep = args.checked_episode(ep.model_copy(update=naive) if naive else ep)
         strength = ep.strength
         if strength is None and ep.kind is EpisodeKind.education:
             strength = self.config.lifecycle.read_only_strength
@@ -682,7 +687,9 @@ class Memory:
             return self.import_episodes(
                 read.episodes, keep_ids=keep_ids, skip_existing=skip_existing, progress=progress
             )
-        eps = not_stored(self.store, list(read.episodes)) if skip_existing else read.episodes
+        eps = read.episodes
+        if skip_existing:  # compared as they would be stored (agent, time zone)
+            eps = not_stored(self.store, [self._validated(e) for e in eps])
         return self.add_many(eps, progress=progress, total=len(eps))
 
     def import_episodes(
@@ -699,8 +706,7 @@ class Memory:
         eps = list(episodes)
         if not keep_ids:
             eps = [e.model_copy(update={"id": None}) for e in eps]
-        for ep in eps:  # every line checked before anything is written
-            self._validated(ep)
+        eps = [self._validated(ep) for ep in eps]  # every line checked before any is written
         todo = kept_ids(self.store, eps, skip_existing=skip_existing)
         return self.add_many(todo, progress=progress, total=len(todo))
 

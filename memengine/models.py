@@ -97,6 +97,8 @@ class NewEpisode(_Model):
         kind = type(value)
         if isinstance(value, bool) or (kind.__module__ == "numpy" and "bool" in kind.__name__):
             raise ValueError("a number, not a bool")  # True would be 1
+        if isinstance(value, str | bytes | bytearray):
+            raise ValueError(f"a number, not text ({value!r})")  # "7" would be 7
         if not isinstance(value, int | float) and hasattr(value, "__index__"):
             return int(value.__index__())  # a numpy integer
         return value

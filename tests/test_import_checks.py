@@ -210,3 +210,77 @@ def test_skip_existing_finishes_a_memsets_file(mem: Memory) -> None:
         assert len(mem.import_(path, agent="another", skip_existing=True)) == len(first)
         assert len(mem.import_(path)) == len(first)  # without it: imported again, as asked
     assert mem.store.count() == 3 * len(first)
+
+
+def test_times_without_a_zone_are_read_in_the_configured_one(tmp_path: Path) -> None:
+    from memengine import Config
+
+    from .helpers import HashEmbedder
+
+    cfg = Config.model_validate({"time_zone": "Asia/Tokyo"})
+    naive = [{"user_text": "tea at eight", "occurred_at": "2026-02-10T08:00:00"}]
+    memsets = {
+        "conversations": [
+            {
+                "id": "c1",
+                "sessions": [
+                    {"id": "s1", "exchanges": [
+                        {"id": "e1", "user": "tea at eight", "partner": "ok",
+                         "at": "2026-02-10T08:00:00"}
+                    ]}
+                ],
+                "questions": [],
+            }
+        ]
+    }  # fmt: skip
+    (tmp_path / "ms.json").write_text(json.dumps(memsets))
+    with Memory.open(tmp_path / "m.db", config=cfg, embedder=HashEmbedder()) as mem:
+        for source in (_jsonl(tmp_path / "naive.jsonl", naive), tmp_path / "ms.json"):
+            (got,) = mem.import_(source)
+            assert mem.get(got).occurred_at.isoformat() == "2026-02-10T08:00:00+09:00"
+        again = mem.import_(tmp_path / "ms.json", skip_existing=True)
+        assert again == []  # matched as stored, in the zone
+        early = [{"user_text": "x", "occurred_at": WHEN, "created_at": "0001-01-01T00:00:00+14:00"}]
+        with pytest.raises(InvalidInput, match="created_at"):
+            mem.import_(_jsonl(tmp_path / "early.jsonl", early))
+
+
+def test_an_offset_with_seconds_is_kept_as_its_moment(mem: Memory, tmp_path: Path) -> None:
+    """Tokyo's local mean time before 1888 is +09:18:59; JSON keeps minutes only, so an
+    export moved the episode by 59 s and a later --skip-existing called it another."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    when = datetime(1850, 1, 1, tzinfo=ZoneInfo("Asia/Tokyo"))
+    first = mem.add("an old letter", kind="fact", occurred_at=when)
+    stored = mem.get(first).occurred_at
+    assert stored == when and stored.utcoffset() is not None
+    assert stored.utcoffset().total_seconds() % 60 == 0
+    dump = tmp_path / "dump.jsonl"
+    mem.export(dump)
+    assert mem.import_(dump, skip_existing=True) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ('{"user_text": "x", "occurred_at": "%s", "sensitivity": 3, "sensitivity": 0}',
+         "the key 'sensitivity' is given twice"),
+        ('{"user_text": "x", "occurred_at": "%s", "id": "7"}', "a number, not text"),
+        ('{"user_text": "x", "occurred_at": "%s", "metadata": {"n": ' + "9" * 5000 + "}}",
+         "invalid episode"),
+        ("[" * 100_000, "invalid episode"),
+    ],
+)  # fmt: skip
+def test_lines_that_would_be_misread_are_refused(
+    mem: Memory, tmp_path: Path, line: str, says: str
+) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text((line % WHEN if "%s" in line else line) + "\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match=re.escape(says)):
+        mem.import_(path)
+    nested = tmp_path / "deep.json"
+    nested.write_text("[" * 100_000, encoding="utf-8")
+    with pytest.raises(InvalidInput, match="not a JSON"):
+        mem.import_(nested)
+    assert mem.store.count() == 0
