@@ -12,6 +12,7 @@ so a caller can catch that one class::
     │   ├── ExtensionError           sqlite-vec or FTS5 cannot be loaded
     │   ├── DatabaseLocked           another writer kept the file past the wait
     │   ├── DamagedDatabase          a page of the file is damaged
+    │   ├── MemoryClosed             the memory was closed (under a call, or before it)
     │   └── ConsistencyError         an index disagrees with the episodes
     ├── EmbedderMismatch         the file was embedded by another embedder
     ├── EmbeddingError           an embedder failed (dimension, HTTP, …)
@@ -39,6 +40,7 @@ __all__ = [
     "LLMResponseError",
     "LLMTimeout",
     "MemEngineError",
+    "MemoryClosed",
     "NotAMemEngineDatabase",
     "NotFound",
     "ReadOnlyDatabase",
@@ -77,6 +79,11 @@ class ExtensionError(StoreError):
 
 class DatabaseLocked(StoreError):
     """Another writer (thread or process) held the file longer than the write could wait."""
+
+
+class MemoryClosed(StoreError):
+    """The memory has been closed: a call made after :meth:`memengine.Memory.close`, or
+    one that was running in another thread when it was called."""
 
 
 class DamagedDatabase(StoreError):

@@ -33,7 +33,7 @@ from .config import Config
 from .embed.base import Embedder
 from .embed.factory import make_embedder
 from .embed.recorded import RecordedOnly
-from .errors import ConfigError, InvalidInput, NotFound, StoreError
+from .errors import ConfigError, InvalidInput, MemoryClosed, NotFound, StoreError
 from .importers import ImportedFile, read_file
 from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval
 from .pack import build_pack
@@ -435,7 +435,7 @@ class Memory:
         time zone: "yesterday" and 昨日 are days of that zone.
         """
         if self.store.closed:
-            raise StoreError(CLOSED)
+            raise MemoryClosed(CLOSED)
         if not isinstance(text, str):
             raise InvalidInput(f"the text must be a string, not {type(text).__name__}")
         cleaned = scrub(text)
@@ -537,7 +537,7 @@ class Memory:
         first use (and closed with this memory)."""
         with self._client_lock:
             if self._llm_closed:
-                raise StoreError(CLOSED)
+                raise MemoryClosed(CLOSED)
             if self._llm_client is None:
                 from .llm.client import ChatClient
 

@@ -12,7 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from memengine import EpisodeKind, FixedClock, InvalidInput, Memory, Message, NotFound, StoreError
+from memengine import (
+    EpisodeKind,
+    FixedClock,
+    InvalidInput,
+    Memory,
+    MemoryClosed,
+    Message,
+    NotFound,
+    StoreError,
+)
 from memengine.importers import read_memsets
 
 from .helpers import HashEmbedder
@@ -299,7 +308,7 @@ def test_close_while_other_threads_call_waits_for_their_transactions(
     for t in threads:
         t.join()
     assert not other and closed
-    with pytest.raises(StoreError, match="has been closed"):
+    with pytest.raises(MemoryClosed, match="has been closed"):  # a StoreError
         mem.get(1)
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
         assert again.check().ok and again.store.count() >= 20

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
-from ..errors import StoreError
+from ..errors import MemoryClosed
 from ..store.connect import CLOSED
 
 __all__ = ["Pool"]
@@ -29,4 +29,4 @@ class Pool(ThreadPoolExecutor):
         try:
             return super().submit(fn, *args, **kwargs)
         except RuntimeError as exc:  # "cannot schedule new futures after shutdown"
-            raise StoreError(CLOSED) from exc
+            raise MemoryClosed(CLOSED) from exc

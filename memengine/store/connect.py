@@ -29,6 +29,7 @@ from ..errors import (
     DamagedDatabase,
     DatabaseLocked,
     ExtensionError,
+    MemoryClosed,
     ReadOnlyDatabase,
     StoreError,
 )
@@ -156,7 +157,7 @@ class Connections:
         """Raise :class:`.ReadOnlyDatabase` when the file was opened read-only, and a
         :class:`.StoreError` when it has been closed (before a caller embeds anything)."""
         if self._closed:
-            raise StoreError(CLOSED)
+            raise MemoryClosed(CLOSED)
         if self.read_only:
             why = f" ({self._why})" if self._why else ""
             raise ReadOnlyDatabase(
@@ -171,7 +172,7 @@ class Connections:
         me = threading.get_ident()
         with self._uses_changed:
             if self._closed:
-                raise StoreError(CLOSED)
+                raise MemoryClosed(CLOSED)
             self._uses[me] = self._uses.get(me, 0) + 1
         try:
             yield
@@ -213,7 +214,7 @@ class Connections:
             conn = None
         if conn is None:
             if self._closed:
-                raise StoreError(CLOSED)
+                raise MemoryClosed(CLOSED)
             self._return_orphans()
             try:
                 conn = self.engine.raw_connection()
