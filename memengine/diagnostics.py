@@ -117,7 +117,7 @@ def _embedder_check(config: Config, recorded: str | None) -> tuple[bool, str]:
             detail = f": {ms:.0f} ms for one text, {vectors.shape[1]} dimensions"
         configured = embedder.id
     except MemEngineError as exc:
-        return False, f"{exc} (no episode can be added or searched)"
+        return False, f"{exc} (adds fail; searches are full-text only)"
     if recorded is not None and configured != recorded:
         return False, (
             f"the file holds vectors of {recorded} but {configured} is configured: configure "

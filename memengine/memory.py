@@ -134,13 +134,14 @@ class Memory:
         if read_only is None:
             read_only = db.exists() and not Store.writable(db)
             reason = "this process cannot write the file or its folder" if read_only else ""
-        emb = embedder or make_embedder(cfg.embedder)
         recorded = not embeds and Store.holds_data(db)  # a new file needs the embedder
+        # the configured embedder is neither built nor asked anything when it is not used
+        emb = embedder if embedder is not None or recorded else make_embedder(cfg.embedder)
         clk = clock or SystemClock
         store = Store(
             db,
-            embedder_id=None if recorded else emb.id,
-            dimension=None if recorded else emb.dimension,
+            embedder_id=None if recorded or emb is None else emb.id,
+            dimension=None if recorded or emb is None else emb.dimension,
             allow_embedder_change=allow_embedder_change or recorded,
             now=clk,
             neighbour_gap_s=cfg.retrieval.neighbour_gap_minutes * 60,
@@ -148,7 +149,7 @@ class Memory:
             read_only=read_only,
             read_only_reason=reason,
         )
-        if recorded:
+        if recorded or emb is None:
             emb = RecordedOnly(store.embedder_id, store.dimension, store.path)
         try:
             return cls(store, emb, cfg, clk, llm_client=llm_client)  # llm phases: llm_client

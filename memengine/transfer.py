@@ -110,15 +110,18 @@ def not_stored(store: Store, eps: list[NewEpisode]) -> list[NewEpisode]:
         return eps
     found = store.ids_at(_moment(e) for e in loose)
     stored = store.get(sorted({i for ids in found.values() for i in ids}))
-    same: dict[tuple[str, int], list[Episode]] = {
+    left: dict[tuple[str, int], list[Episode]] = {  # each stored one matches one line
         key: [stored[i] for i in ids if i in stored] for key, ids in found.items()
     }
-    return [
-        e
-        for e in eps
-        if e.id is not None
-        or not any(_same(e, old) for old in same.get(_moment(args.checked_episode(e)), []))
-    ]
+    out = []
+    for e in eps:
+        candidates = left.get(_moment(args.checked_episode(e)), []) if e.id is None else []
+        match = next((old for old in candidates if _same(e, old)), None)
+        if match is None:
+            out.append(e)
+        else:  # a line the file holds twice is skipped as often as the memory holds it
+            candidates.remove(match)
+    return out
 
 
 def kept_ids(

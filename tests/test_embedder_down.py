@@ -85,9 +85,11 @@ def test_feedback_and_life_ranking_go_on_without_vectors(
 ) -> None:
     with _open(tmp_path / "m.db", srv) as mem:
         ids = [mem.add_exchange(text, reply) for text, reply in FACTS]
-        _fail(srv, 4)  # the query, then the life ranking's own cosines
-        r = mem.retrieve("when is the dentist appointment?", rank="life")
-        assert r.results and r.results[0].episode.id == ids[0]
+        asked = len(srv.embedding_requests)
+        _fail(srv, 2)  # the query's try and its retry: nothing asks again
+        r = mem.retrieve("when is the dentist appointment?", rank="life", limit=2)
+        assert len(srv.embedding_requests) == asked + 2
+        assert len(r.results) == 2 and r.results[0].episode.id == ids[0]  # cut to the limit
         assert any(d.startswith("life ranking skipped") for d in r.degraded)
         assert r.turn_id is not None
         _fail(srv, 2)
@@ -127,3 +129,6 @@ def test_work_that_embeds_nothing_never_calls_the_endpoint(
     assert len(srv.embedding_requests) == asked and down.requests == 0
     with Memory.open(tmp_path / "new.db", embedder=_embedder(srv), embeds=False) as mem:
         assert mem.embedder.id == "openai:e:16"  # a new file takes the configured embedder
+    unusable = Config.model_validate({"embedder": {"name": "openai"}})  # no base_url, no key
+    with Memory.open(tmp_path / "m.db", config=unusable, embeds=False) as mem:
+        assert mem.embedder.id == "openai:e:16"  # the configured one is not even built

@@ -198,6 +198,9 @@ def test_skip_existing_finishes_a_file_without_ids(mem: Memory, tmp_path: Path) 
     other_time = [line | {"occurred_at": "2030-01-01T00:00:00+00:00"} for line in lines[:2]]
     assert len(mem.import_(_jsonl(tmp_path / "moved.jsonl", other_time), skip_existing=True)) == 2
     assert len(mem.import_(whole, keep_ids=False, skip_existing=True)) == 0
+    twice = _jsonl(tmp_path / "twice.jsonl", [lines[0], lines[0], lines[1]])
+    assert len(mem.import_(twice, skip_existing=True)) == 1  # the memory holds it once
+    assert mem.import_(twice, skip_existing=True) == []
 
 
 def test_skip_existing_finishes_a_memsets_file(mem: Memory) -> None:

@@ -275,7 +275,9 @@ def test_vectors_that_cannot_be_searched_are_refused(
             "broken:32", 32, lambda eps: np.eye(32, dtype=np.float32)[: len(eps)] + 0.1
         )
     with Memory.open(db_path, embedder=_Broken(fill), clock=clock) as mem:
-        with pytest.raises(InvalidInput, match=f"the vector of row 0 holds {kind}"):
+        with pytest.raises(
+            InvalidInput, match=f"the vector of the episode 'another spoiled thing' holds {kind}"
+        ):
             mem.add("another spoiled thing")
         assert mem.store.count() == 2 and mem.check().ok
 

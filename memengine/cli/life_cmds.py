@@ -219,7 +219,7 @@ def sleep(
 ) -> None:
     """Run the sleep phase: levels, decay, archiving and capacity pruning in one transaction."""
     cfg = settings(config, db, agent)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, embeds=False) as mem:
         report = mem.sleep(tasks=tasks, train=not no_train)
     if as_json:
         print_json(_dump(report))

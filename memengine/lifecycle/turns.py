@@ -41,9 +41,12 @@ def _similarities(
     store: Store, embedder: Embedder, results: list[Retrieved], query: str, exact: bool
 ) -> dict[int, float] | None:
     """Each result's cosine to ``query``: the retrieval's, and with ``exact`` the missing ones
-    read from the store; None when the embedder fails on them."""
+    read from the store; None when there are none to read (no result has one: the full-text
+    search answered alone, the embedder having failed) or the embedder fails on them."""
     sims = {r.episode.id: r.components["cosine"] for r in results if "cosine" in r.components}
     missing = [r.episode.id for r in results if r.episode.id not in sims]
+    if exact and results and not sims:  # the full-text search answered alone: it failed
+        return None
     if exact and missing and query.strip():
         try:
             vector = embedder.embed([query])[0]
@@ -83,6 +86,7 @@ def after_retrieve(
     if read is None:  # the life ranking filters on cosines: without them it keeps the fast order
         degraded.append("life ranking skipped: the embedder failed; the fast path's order kept")
         life = False
+        results = results[:k]  # it was given every candidate to rank
     sims = read or {}
     pstr: dict[int, dict[str, float]] = {}
     if perspective is not None and ids:

@@ -219,6 +219,15 @@ class Connections:
             try:
                 conn = self.engine.raw_connection()
             except self.module.DatabaseError as exc:  # a PRAGMA of the connect hook failed
+                with self._lock:
+                    held = len(self._all)
+                if "unable to open" in str(exc) and held >= 64:  # out of file descriptors?
+                    raise StoreError(
+                        f"cannot open another connection to {self.path} ({exc}): this process "
+                        f"holds {held}, one for each live thread that used the memory, and "
+                        "each takes two file descriptors; use fewer threads (a pool), or raise "
+                        "the limit on open files"
+                    ) from exc
                 damaged = _damaged(exc)
                 raise (self._changed_under_us(exc) or damaged or _translate(exc)) from exc
             except sa.exc.TimeoutError as exc:

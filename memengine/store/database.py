@@ -249,7 +249,7 @@ class Store:
         """Write episodes, their vectors and full-text rows in one transaction; return ids."""
         if len(episodes) != len(search_texts) or len(episodes) != len(embeddings):
             raise InvalidInput("episodes, texts and vectors must have the same length")
-        vectors.check_vectors(embeddings, self.dimension)
+        vectors.check_vectors(embeddings, self.dimension, texts=search_texts)
         now = self._now()
         with self.connections.write() as cur:
             self._check_embedder(cur)

@@ -168,11 +168,14 @@ def filter_columns(episode: NewEpisode | Episode) -> tuple[str, str, int, str, i
 
 
 def check_vectors(
-    embeddings: npt.NDArray[np.float32], dimension: int, ids: Sequence[int] | None = None
+    embeddings: npt.NDArray[np.float32],
+    dimension: int,
+    ids: Sequence[int] | None = None,
+    texts: Sequence[str] | None = None,
 ) -> None:
     """Refuse vectors that cannot be searched: another ``dimension``, NaN or infinite
     values, or no length (a zero vector has no cosine). The error names the first bad
-    row (by its episode id when ``ids`` are given)."""
+    row: by its episode id when ``ids`` are given, else by the start of its text."""
     if embeddings.ndim != 2 or (len(embeddings) and embeddings.shape[1] != dimension):
         raise InvalidInput(
             f"vectors have shape {embeddings.shape}, the database expects {dimension} dimensions"
@@ -181,7 +184,12 @@ def check_vectors(
     bad = ~np.isfinite(squares) | (squares == 0)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        what = f"episode {ids[row]}" if ids is not None else f"row {row}"
+        if ids is not None:
+            what = f"episode {ids[row]}"
+        elif texts is not None:
+            what = f"the episode {texts[row][:40]!r}"
+        else:
+            what = f"row {row}"
         kind = "NaN or infinite values" if not np.isfinite(embeddings[row]).all() else "only zeros"
         raise InvalidInput(f"the vector of {what} holds {kind}: it cannot be searched")
 
