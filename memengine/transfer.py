@@ -86,7 +86,11 @@ def write_jsonl(
 
 def _same(new: NewEpisode, old: Episode) -> bool:
     """Whether ``new`` (from a file) is the episode ``old`` already stored under its id."""
-    ep = args.checked_episode(new)
+    return _same_checked(args.checked_episode(new), old)
+
+
+def _same_checked(ep: NewEpisode, old: Episode) -> bool:
+    """:func:`_same` for an episode already checked (:func:`.arguments.checked_episode`)."""
     return (ep.agent, ep.kind, ep.user_text, ep.reply_text, ep.content, ep.occurred_at) == (
         old.agent,
         old.kind,
@@ -105,18 +109,19 @@ def not_stored(store: Store, eps: list[NewEpisode]) -> list[NewEpisode]:
     """``eps`` without the id-less ones ``store`` already holds as they are (same agent,
     kind, text and time): what an import with ``skip_existing`` adds of a file without
     ids (LoCoMo, memsets, JSONL lines without an id) that was imported before."""
-    loose = [args.checked_episode(e) for e in eps if e.id is None]
-    if not loose:
+    checked = {i: args.checked_episode(e) for i, e in enumerate(eps) if e.id is None}
+    if not checked:
         return eps
-    found = store.ids_at(_moment(e) for e in loose)
+    found = store.ids_at(_moment(c) for c in checked.values())
     stored = store.get(sorted({i for ids in found.values() for i in ids}))
     left: dict[tuple[str, int], list[Episode]] = {  # each stored one matches one line
         key: [stored[i] for i in ids if i in stored] for key, ids in found.items()
     }
     out = []
-    for e in eps:
-        candidates = left.get(_moment(args.checked_episode(e)), []) if e.id is None else []
-        match = next((old for old in candidates if _same(e, old)), None)
+    for i, e in enumerate(eps):
+        c = checked.get(i)
+        candidates = left.get(_moment(c), []) if c is not None else []
+        match = next((old for old in candidates if c is not None and _same_checked(c, old)), None)
         if match is None:
             out.append(e)
         else:  # a line the file holds twice is skipped as often as the memory holds it
