@@ -109,7 +109,7 @@ def _embedder_check(config: Config, recorded: str | None) -> tuple[bool, str]:
 
     detail = ""
     try:
-        embedder = make_embedder(config.embedder)
+        embedder = make_embedder(config.embedder, recorded_id=recorded)
         if config.embedder.name == "openai":
             t0 = time.perf_counter()
             vectors = embedder.embed(["memengine doctor"])

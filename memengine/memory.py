@@ -136,7 +136,13 @@ class Memory:
             reason = "this process cannot write the file or its folder" if read_only else ""
         recorded = not embeds and Store.holds_data(db)  # a new file needs the embedder
         # the configured embedder is neither built nor asked anything when it is not used
-        emb = embedder if embedder is not None or recorded else make_embedder(cfg.embedder)
+        if embedder is not None or recorded:
+            emb = embedder
+        else:  # a remote embedder may learn its dimension from the file, asking nothing
+            known = cfg.embedder.name == "openai" and cfg.embedder.dimensions is None
+            emb = make_embedder(
+                cfg.embedder, recorded_id=Store.recorded_embedder(db) if known else None
+            )
         clk = clock or SystemClock
         store = Store(
             db,

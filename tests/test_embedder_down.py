@@ -132,3 +132,35 @@ def test_work_that_embeds_nothing_never_calls_the_endpoint(
     unusable = Config.model_validate({"embedder": {"name": "openai"}})  # no base_url, no key
     with Memory.open(tmp_path / "m.db", config=unusable, embeds=False) as mem:
         assert mem.embedder.id == "openai:e:16"  # the configured one is not even built
+
+
+def test_an_existing_file_opens_without_asking_a_down_endpoint(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    remote = {"name": "openai", "base_url": srv.base_url, "model": "e", "max_retries": 0}
+    made = Config.model_validate({"embedder": remote})
+    with Memory.open(tmp_path / "m.db", config=made, clock=FixedClock(NOW)) as mem:
+        ids = [mem.add_exchange(text, reply) for text, reply in FACTS]
+    down = Config.model_validate({"embedder": {**remote, "base_url": "http://127.0.0.1:9/v1"}})
+    with Memory.open(tmp_path / "m.db", config=down, clock=FixedClock(NOW)) as mem:
+        assert mem.embedder.id == "openai:e:16"  # from the file: no dimension probe
+        r = mem.retrieve("when is the dentist appointment?")
+        assert r.results[0].episode.id == ids[0]
+        assert any(d.startswith("vector search skipped") for d in r.degraded)
+    other_model = Config.model_validate({"embedder": {**remote, "model": "f"}})
+    with pytest.raises(EmbedderMismatch, match="openai:f:16"):  # another model is asked
+        Memory.open(tmp_path / "m.db", config=other_model)
+
+
+def test_a_model_whose_dimension_changed_is_caught_on_its_first_embedding(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    remote = {"name": "openai", "base_url": srv.base_url, "model": "e", "max_retries": 0}
+    cfg = Config.model_validate({"embedder": remote})
+    with Memory.open(tmp_path / "m.db", config=cfg) as mem:
+        mem.add_exchange(*FACTS[0])
+    srv.embedding_dim = 24  # the same model name now answers with other vectors
+    with Memory.open(tmp_path / "m.db", config=cfg) as mem:
+        with pytest.raises(EmbeddingError, match="expected 16 .the memory file's vectors"):
+            mem.add_exchange(*FACTS[1])
+        assert mem.stats()["episodes"] == 1

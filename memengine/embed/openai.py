@@ -29,16 +29,28 @@ from ..http_retry import (
 )
 from .base import Vectors, normalize
 
-__all__ = ["OpenAIEmbedder"]
+__all__ = ["OpenAIEmbedder", "recorded_dimension"]
 
 _PROBE_TEXT = "dimension probe"
+
+
+def recorded_dimension(embedder_id: str | None, model: str) -> int | None:
+    """The dimension in a recorded embedder id ``openai:<model>:<n>`` of ``model``, else
+    None: a file made with this model tells its dimension without asking the endpoint."""
+    prefix = f"openai:{model}:"
+    if embedder_id is None or not embedder_id.startswith(prefix):
+        return None
+    tail = embedder_id[len(prefix) :]
+    return int(tail) if tail.isascii() and tail.isdigit() and int(tail) > 0 else None
 
 
 class OpenAIEmbedder:
     """Embeds texts with an OpenAI-compatible embeddings endpoint; thread-safe.
 
     ``id`` is ``openai:<model>:<dimension>``. The dimension is ``dimensions``
-    when given (and then also sent to the API), else learned from the first
+    when given (and then also sent to the API), else ``recorded_dimension`` (what
+    a memory file records for this model, see :func:`recorded_dimension`; not
+    sent, and the first embedding must match it), else learned from the first
     embedding (a one-text probe if it is asked for before any embedding).
     """
 
@@ -54,6 +66,7 @@ class OpenAIEmbedder:
         max_retries: int = 3,
         backoff_base_s: float = 0.2,
         backoff_max_s: float = 5.0,
+        recorded_dimension: int | None = None,
     ) -> None:
         """Create an embedder for ``model`` at ``base_url`` (None means api.openai.com).
 
@@ -88,7 +101,8 @@ class OpenAIEmbedder:
                 max_bytes=max(MAX_REPLY_BYTES, self.batch_size * max(dimensions or 0, 4096) * 24)
             ),
         )
-        self._dimension: int | None = dimensions
+        self._dimension: int | None = dimensions or recorded_dimension
+        self._from_file = dimensions is None and recorded_dimension is not None
         self._lock = threading.Lock()
         self._requests = 0
 
@@ -181,9 +195,10 @@ class OpenAIEmbedder:
             )
         expected = self._dimension
         if expected is not None and matrix.shape[1] != expected:
+            source = " (the memory file's vectors, made with this model)" if self._from_file else ""
             raise EmbeddingError(
                 f"embedding model {self.model!r} at {self.base_url} returned vectors of "
-                f"dimension {matrix.shape[1]}, expected {expected}"
+                f"dimension {matrix.shape[1]}, expected {expected}{source}"
             )
         if not np.isfinite(matrix).all():
             raise EmbeddingError(

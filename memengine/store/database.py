@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +33,7 @@ from ..models import Episode, NewEpisode
 from . import episodes as ep_rows
 from . import fulltext, maintenance, vectors
 from . import lifecycle as store_lc
-from .connect import Connections, read_only_access
+from .connect import Connections, read_only_access, sqlite_module
 from .consistency import FTS_NOT_CHECKED, ConsistencyReport, check_consistency
 from .filters import Filters
 from .maintenance import BackupReport, ForgetReport, OptimizeReport
@@ -98,6 +99,28 @@ class Store:
             return Path(f"{target}-wal").stat().st_size > 0
         except OSError:
             return False
+
+    @staticmethod
+    def recorded_embedder(path: str | os.PathLike[str]) -> str | None:
+        """The embedder id recorded in the memory file at ``path``; None when there is no
+        file, no embedder recorded yet, or nothing readable as a memory file (opening it
+        says why). Reads without writing or making anything beside the file."""
+        target = Path(path)
+        if not Store.holds_data(target):
+            return None
+        module = sqlite_module()
+        uri = f"file:{quote(str(target.resolve()))}?mode=ro"
+        if read_only_access(target) == "immutable":
+            uri += "&immutable=1"
+        try:
+            conn = module.connect(uri, uri=True)
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'embedder_id'").fetchone()
+            finally:
+                conn.close()
+        except module.Error:
+            return None
+        return row[0] if row is not None and isinstance(row[0], str) else None
 
     @staticmethod
     def writable(path: str | os.PathLike[str]) -> bool:
