@@ -17,7 +17,8 @@ so a caller can catch that one class::
     ├── EmbedderMismatch         the file was embedded by another embedder
     ├── EmbeddingError           an embedder failed (dimension, HTTP, …)
     ├── InvalidInput             empty text, unknown kind, bad id, …
-    │   └── NotFound                 no such episode / agent / turn
+    │   ├── NotFound                 no such episode / agent / turn
+    │   └── FeedbackExists           the turn has had its feedback
     ├── LLMError                 an LLM call failed
     │   ├── LLMTimeout               it missed its deadline
     │   └── LLMResponseError         it answered, but not what was asked
@@ -35,6 +36,7 @@ __all__ = [
     "EmbeddingError",
     "EvaluationError",
     "ExtensionError",
+    "FeedbackExists",
     "InvalidInput",
     "LLMError",
     "LLMResponseError",
@@ -109,6 +111,11 @@ class InvalidInput(MemEngineError):
 
 class NotFound(InvalidInput):
     """No episode, agent or turn with that identifier exists."""
+
+
+class FeedbackExists(InvalidInput):
+    """The turn already has its feedback: a turn is reinforced once (a retried call can
+    catch this and carry on; nothing changed)."""
 
 
 class LLMError(MemEngineError):

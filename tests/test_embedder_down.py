@@ -161,6 +161,6 @@ def test_a_model_whose_dimension_changed_is_caught_on_its_first_embedding(
         mem.add_exchange(*FACTS[0])
     srv.embedding_dim = 24  # the same model name now answers with other vectors
     with Memory.open(tmp_path / "m.db", config=cfg) as mem:
-        with pytest.raises(EmbeddingError, match="expected 16 .the memory file's vectors"):
+        with pytest.raises(EmbeddingError, match=r"expected 16 \(the memory file's vectors"):
             mem.add_exchange(*FACTS[1])
         assert mem.stats()["episodes"] == 1

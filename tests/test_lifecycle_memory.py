@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memengine import Config, FixedClock, InvalidInput, Memory, NotFound
+from memengine import Config, FeedbackExists, FixedClock, InvalidInput, Memory, NotFound
 from memengine.config import LifecycleConfig
 from memengine.errors import ConfigError
 from memengine.lifecycle.features import FEATURES
@@ -66,8 +66,9 @@ def test_explicit_feedback_reinforces_use_impact_and_perspective(
     assert life.learnings == {"コスト": ["bulk pays off"]}
     untouched = mem.get(shop["delivery"])
     assert untouched.access_count == 0 and untouched.strength == 1.0
-    with pytest.raises(InvalidInput, match="already has feedback"):
+    with pytest.raises(FeedbackExists, match="already has feedback"):  # an InvalidInput
         mem.feedback(r.turn_id, [shop["price"]])
+    assert mem.get(shop["price"]).access_count == 1  # a retried call changes nothing
 
 
 def test_feedback_on_a_memory_deleted_after_the_turn(mem: Memory, shop: dict[str, int]) -> None:

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from ..arguments import spelled_as_declared
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
-from ..errors import EmbeddingError, InvalidInput, LLMError, NotFound
+from ..errors import EmbeddingError, FeedbackExists, InvalidInput, LLMError, NotFound
 from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
@@ -193,7 +193,7 @@ def give_feedback(
         owner = "" if agent is None else f" of agent {agent!r}"
         raise NotFound(f"no turn with id {turn_id}{owner}")
     if turn.used is not None:
-        raise InvalidInput(f"turn {turn_id} already has feedback")
+        raise FeedbackExists(f"turn {turn_id} already has feedback (a turn is reinforced once)")
     persp = perspective or turn.perspective
     declared = agent_row.perspectives if agent_row else ()
     if persp is not None and (spelled := spelled_as_declared(persp, declared)) is not None:
@@ -252,7 +252,7 @@ def give_feedback(
     with store.connections.write() as cur:
         again = store_lc.get_turn(cur, turn_id)
         if again is None or again.used is not None:
-            raise InvalidInput(f"turn {turn_id} already has feedback")
+            raise FeedbackExists(f"turn {turn_id} already has feedback (a turn is reinforced once)")
         gone = sorted(set(used_ids) - existing_ids(cur, used_ids))
         if gone:  # deleted since the turn: nothing left to reinforce
             degraded.append(f"memories {gone} were deleted after the turn; not reinforced")
