@@ -606,10 +606,15 @@ class Memory:
         )
 
     def warm(self, agent: str | None = None) -> str:
-        """Load the agent's vectors into memory now (a server can call this before the
-        agent's first turn), and say how its searches run: ``"float32"``, ``"codes"``
-        (past the room for floats in ``vector_cache_mb``) or ``"vec0"`` (past it all)."""
-        return self.store.warm(self._agent(agent))
+        """Load the agent's vectors and the embedder's model now (a server can call this
+        before the agent's first turn), and say how its searches run: ``"float32"``,
+        ``"codes"`` (past the room for floats in ``vector_cache_mb``) or ``"vec0"`` (past
+        it all). The embedder embeds one word, so a remote one that is down raises
+        :class:`.EmbeddingError` here, as an add would (turns still answer from full text)."""
+        mode = self.store.warm(self._agent(agent))
+        if not isinstance(self.embedder, RecordedOnly):
+            self.embedder.embed(["warm"])  # the default model loads on first use (~1 s)
+        return mode
 
     def stats(self, *, agent: str | None = None) -> dict[str, Any]:
         """Counts per agent, kind and status, file size and embedder; with ``agent``, the

@@ -13,6 +13,7 @@ import pytest
 
 from memengine import Config, EmbedderMismatch, EmbeddingError, FixedClock, Memory
 from memengine.embed.openai import OpenAIEmbedder
+from memengine.embed.usem3 import USEM3Embedder
 from tests.openai_server import ScriptedOpenAI
 
 NOW = datetime(2026, 5, 1, 12, tzinfo=UTC)
@@ -164,3 +165,18 @@ def test_a_model_whose_dimension_changed_is_caught_on_its_first_embedding(
         with pytest.raises(EmbeddingError, match=r"expected 16 \(the memory file's vectors"):
             mem.add_exchange(*FACTS[1])
         assert mem.stats()["episodes"] == 1
+
+
+def test_warm_loads_the_embedder_too(tmp_path: Path, srv: ScriptedOpenAI) -> None:
+    local = USEM3Embedder()
+    with Memory.open(tmp_path / "local.db", embedder=local, clock=FixedClock(NOW)) as mem:
+        assert local._model is None  # loaded on first use
+        assert mem.warm() == "float32" and local._model is not None
+    with _open(tmp_path / "m.db", srv) as mem:
+        mem.add_exchange(*FACTS[0])
+        asked = len(srv.embedding_requests)
+        assert mem.warm() == "float32" and len(srv.embedding_requests) == asked + 1
+        _fail(srv, 2)
+        with pytest.raises(EmbeddingError, match="overloaded"):
+            mem.warm()  # as an add would; a turn still answers from full text
+        assert mem.retrieve("dentist appointment").results
