@@ -37,9 +37,29 @@ from .errors import (
     SchemaTooNew,
     StoreError,
 )
-from .lifecycle import AgentRow, FeedbackResult, MemoryLife, ScorerInfo, SleepReport
+from .lifecycle import (
+    AgentRow,
+    FeedbackResult,
+    Judge,
+    MemoryLife,
+    Ranking,
+    ScorerInfo,
+    SleepReport,
+)
 from .memory import Memory, make_embedder
-from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval, Retrieved
+from .models import (
+    DegradedPart,
+    Episode,
+    EpisodeKind,
+    Message,
+    NewEpisode,
+    Pack,
+    RecentMessage,
+    Relevance,
+    Retrieval,
+    Retrieved,
+    Role,
+)
 from .store.database import ConsistencyReport
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport
@@ -57,6 +77,7 @@ __all__ = [
     "ConsistencyReport",
     "DamagedDatabase",
     "DatabaseLocked",
+    "DegradedPart",
     "Embedder",
     "EmbedderConfig",
     "EmbedderMismatch",
@@ -70,6 +91,7 @@ __all__ = [
     "FixedClock",
     "ForgetReport",
     "InvalidInput",
+    "Judge",
     "LLMConfig",
     "LLMError",
     "LLMResponseError",
@@ -85,10 +107,14 @@ __all__ = [
     "NotFound",
     "OptimizeReport",
     "Pack",
+    "Ranking",
     "ReadOnlyDatabase",
+    "RecentMessage",
+    "Relevance",
     "Retrieval",
     "RetrievalConfig",
     "Retrieved",
+    "Role",
     "SalvageReport",
     "SchemaTooNew",
     "ScorerInfo",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeGuard
 
@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from .clock import ensure_aware
 from .errors import InvalidInput, NotFound
-from .models import EpisodeKind, Message, NewEpisode
+from .models import EpisodeKind, Message, NewEpisode, Role
 from .text import has_surrogate, is_blank, scrub
 
 __all__ = [
@@ -67,7 +67,7 @@ MAX_METADATA_DEPTH = 32
 MAX_DAY_RANGE = 365 * 200
 """The widest ``day_range`` accepted (200 years; None searches all time)."""
 
-ROLES = {
+ROLES: dict[str, Role] = {
     "user": "user",
     "partner": "partner",
     "system": "system",
@@ -184,6 +184,7 @@ def kinds(given: Sequence[EpisodeKind | str] | None) -> list[str] | None:
         return None
     if isinstance(given, (str, EpisodeKind)):
         given = [given]
+    given = _listed(given, "kinds must be a kind or a list of kinds")
     if not given:  # it would find nothing, whatever is stored
         raise InvalidInput("kinds is empty: give None for every kind, or at least one kind")
     return [episode_kind(k).value for k in given]
@@ -225,39 +226,97 @@ def spelled_as_declared(given: str, declared: Sequence[str]) -> str | None:
 
 
 def recent_messages(recent: object) -> list[Message]:
-    """The recent conversation as Messages (see :func:`message`); a list or tuple is needed,
-    since a string would be read as one message per character."""
-    if isinstance(recent, (str, bytes, dict)) or not isinstance(recent, Sequence):
+    """The recent conversation as Messages (see :func:`message`; the messages that carry
+    no conversation text are left out); a list or tuple is needed, since a string would be
+    read as one message per character. An error names the message by its place."""
+    if isinstance(recent, (str, bytes, Mapping)) or not isinstance(recent, Sequence):
         raise InvalidInput(
             f"recent must be a list of messages (oldest first), not {type(recent).__name__}"
         )
-    return [message(m) for m in recent]
+    out: list[Message] = []
+    for i, m in enumerate(recent):
+        try:
+            msg = message(m)
+        except InvalidInput as exc:
+            raise InvalidInput(f"recent[{i}]: {exc}") from None
+        if msg is not None:
+            out.append(msg)
+    return out
 
 
-def message(m: Message | dict[str, str] | str) -> Message:
-    """A recent message as a :class:`Message`: one already, a ``{"role", "text"}`` dict
-    (role user, partner — also "assistant" or "companion" — or system; default user; the
-    text may be given as ``"content"``, as in OpenAI's chat messages) or a plain string
-    (the user's)."""
+SKIPPED_ROLES = frozenset({"tool", "function"})
+"""Roles of OpenAI chat messages that carry a tool's output, not the conversation: left out."""
+
+TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+"""Types of the content parts whose ``text`` is read (images and audio are left out)."""
+
+
+def message(m: Message | Mapping[str, object] | str) -> Message | None:
+    """A recent message as a :class:`Message`, or None for one with no conversation text.
+
+    One already; a plain string (the user's); or a dict with ``role`` (user, partner — also
+    "assistant" or "companion" — or system, also "developer"; default user) and ``text``,
+    or ``content`` as OpenAI's chat messages give it: a string, or a list of parts whose
+    text parts are joined. None is returned for a tool's or function's message, and for
+    one whose content is None (an assistant's tool call) or has no text part."""
     if isinstance(m, Message):
         return m.model_copy(update={"text": scrub(m.text)})
     if isinstance(m, str):
         return Message(role="user", text=scrub(m))
-    if isinstance(m, dict) and ("text" in m or "content" in m):  # "content": OpenAI's name
-        text = m["text"] if "text" in m else m["content"]
-        role = m.get("role", "user")
-        if not isinstance(text, str):
-            raise InvalidInput(
-                f"a recent message's text must be a string, not {type(text).__name__}"
-            )
-        if not isinstance(role, str) or role not in ROLES:
-            raise InvalidInput(
-                f"unknown role {role!r} of a recent message; expected one of: {', '.join(ROLES)}"
-            )
-        return Message(role=ROLES[role], text=scrub(text))
+    if not isinstance(m, Mapping) or ("text" not in m and "content" not in m):
+        raise InvalidInput(
+            "a recent message must be a Message, a dict with 'text' (or 'content'), "
+            f"or a string: {_cut_repr(m)}"
+        )
+    role = m.get("role", "user")
+    if isinstance(role, str) and role in SKIPPED_ROLES:
+        return None
+    if not isinstance(role, str) or (role not in ROLES and role != "developer"):
+        raise InvalidInput(
+            f"unknown role {_cut_repr(role)} of a recent message; expected one of: "
+            f"{', '.join(ROLES)} (also developer; tool and function messages are left out)"
+        )
+    text = m.get("text")
+    if text is None and "content" in m:
+        text = _content_text(m["content"])
+        if text is None:
+            return None
+    if not isinstance(text, str):
+        raise InvalidInput(f"a recent message's text must be a string, not {type(text).__name__}")
+    return Message(role=ROLES.get(role, "system"), text=scrub(text))
+
+
+def _content_text(content: object) -> str | None:
+    """The text of an OpenAI message's ``content``: a string as it is, the text parts of a
+    list joined by a new line; None when there is none."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, (list, tuple)):
+        texts = []
+        for part in content:
+            if not isinstance(part, Mapping):
+                raise InvalidInput(
+                    f"a part of a recent message's content must be a dict, not "
+                    f"{type(part).__name__}"
+                )
+            if part.get("type") in TEXT_PARTS:
+                text = part.get("text")
+                if not isinstance(text, str):
+                    raise InvalidInput(
+                        f"a text part's text must be a string, not {type(text).__name__}"
+                    )
+                texts.append(text)
+        return "\n".join(texts) if texts else None
     raise InvalidInput(
-        f"a recent message must be a Message, a dict with 'text' (or 'content'), or a string: {m!r}"
+        f"a recent message's content must be a string or a list of parts, not "
+        f"{type(content).__name__}"
     )
+
+
+def _cut_repr(value: object) -> str:
+    """``value`` for an error message, cut to 80 characters."""
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
 def sensitivity_level(value: object) -> int:
@@ -311,7 +370,8 @@ def used_ids(value: object) -> list[int] | None:
 def _listed(value: object, what: str) -> list[Any]:
     """``value`` as a list, or InvalidInput saying ``what`` when it is not iterable."""
     try:
-        return list(value)  # type: ignore[call-overload]
+        items: list[Any] = list(value)  # type: ignore[call-overload]
+        return items
     except TypeError as exc:
         raise InvalidInput(f"{what}, not {value!r}") from exc
 

@@ -34,7 +34,7 @@ _SERVER_MESSAGE_CHARS = 300
 
 def backoff_delay(retry: int, base_s: float, max_s: float) -> float:
     """Exponential backoff with "equal jitter": between half and all of ``base_s * 2**retry`` (capped)."""
-    ceiling = min(max_s, base_s * (2**retry))
+    ceiling = min(max_s, base_s * float(2**retry))
     return ceiling / 2 + random.uniform(0, ceiling / 2)
 
 

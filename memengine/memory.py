@@ -33,9 +33,16 @@ from .config import Config
 from .embed.base import Embedder
 from .embed.factory import make_embedder
 from .embed.recorded import RecordedOnly
-from .errors import ConfigError, InvalidInput, MemoryClosed, NotFound, StoreError
+from .errors import (
+    ConfigError,
+    EmbeddingError,
+    InvalidInput,
+    MemoryClosed,
+    NotFound,
+    StoreError,
+)
 from .importers import ImportedFile, read_file
-from .models import Episode, EpisodeKind, Message, NewEpisode, Pack, Retrieval
+from .models import Episode, EpisodeKind, NewEpisode, Pack, RecentMessage, Retrieval
 from .pack import build_pack
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
@@ -297,13 +304,13 @@ class Memory:
         for ep in episodes:
             batch.append(self._validated(ep))
             if len(batch) >= batch_size:
-                ids.extend(self._write(batch))
+                ids.extend(self._write(batch, done))
                 done += len(batch)
                 batch = []
                 if progress:
                     progress(done, total or done)
         if batch:
-            ids.extend(self._write(batch))
+            ids.extend(self._write(batch, done))
             done += len(batch)
             if progress:
                 progress(done, total or done)
@@ -334,9 +341,18 @@ class Memory:
         self._writable()
         return self.store.optimize(vectors=vectors, scrub=scrub, progress=progress)
 
-    def _write(self, batch: list[NewEpisode]) -> list[int]:
+    def _write(self, batch: list[NewEpisode], stored_before: int = 0) -> list[int]:
+        """Embed and store one batch; ``stored_before`` episodes of the call are in already."""
         texts = [_episode_text(ep) for ep in batch]
-        vectors = self.embedder.embed([t[:MAX_EMBED_CHARS] for t in texts])
+        try:
+            vectors = self.embedder.embed([t[:MAX_EMBED_CHARS] for t in texts])
+        except EmbeddingError as exc:  # said here, where it is known what was written
+            kept = (
+                f"the {stored_before} episodes before this batch were stored, the rest not"
+                if stored_before
+                else "nothing was stored; add it again later"
+            )
+            raise EmbeddingError(f"{exc} ({kept})") from exc
         return self.store.add(batch, [analyze(t) for t in texts], vectors)
 
     def backup(self, dest: str | os.PathLike[str], *, overwrite: bool = False) -> BackupReport:
@@ -406,7 +422,7 @@ class Memory:
         self,
         text: str,
         *,
-        recent: Sequence[Message | dict[str, str] | str] = (),
+        recent: Sequence[RecentMessage] = (),
         agent: str | None = None,
         extra_queries: Sequence[str] = (),
         kinds: Sequence[EpisodeKind | str] | None = None,
@@ -422,8 +438,9 @@ class Memory:
     ) -> Retrieval:
         """Find the past episodes that matter for the user's new ``text``.
 
-        ``recent`` is the current conversation (oldest first) as Messages,
-        ``{"role", "text"}`` dicts or plain strings. ``day_range`` True uses
+        ``recent`` is the current conversation (oldest first, without ``text``) as
+        Messages, dicts (``{"role", "text"}``, or OpenAI's chat messages as they are:
+        tool messages and tool calls are left out) or plain strings. ``day_range`` True uses
         the configured window, None searches all time. ``deep`` also searches
         archived memories (those returned become active again). ``rank="life"``
         uses the life-aware ranking (default: ``[lifecycle] life_ranking``);

@@ -2,22 +2,69 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "DEGRADED_PARTS",
+    "DegradedPart",
     "Episode",
     "EpisodeKind",
     "Message",
     "NewEpisode",
     "Pack",
+    "RecentMessage",
+    "Relevance",
     "Retrieval",
     "Retrieved",
+    "Role",
     "Status",
 ]
+
+
+Role = Literal["user", "partner", "system"]
+"""Who said a recent message (``assistant`` and ``companion`` are read as the partner)."""
+
+Relevance = Literal["high", "medium", "low"]
+"""How much a result matters to the turn: ``high`` and ``medium`` go into the pack."""
+
+
+DegradedPart = Literal[
+    "expansion",
+    "rerank",
+    "search",
+    "time_window",
+    "vector",
+    "bm25",
+    "query",
+    "life_ranking",
+    "turn_record",
+    "other",
+]
+"""A part of a turn that a ``degraded`` note is about (see :attr:`Retrieval.degraded_parts`)."""
+
+DEGRADED_PARTS: tuple[tuple[str, DegradedPart], ...] = (
+    ("expansion:", "expansion"),  # the LLM's query expansion: skipped, timed out, failed
+    ("rerank:", "rerank"),  # the LLM's rerank (or unknown ids it returned, dropped)
+    ("search:", "search"),  # the expanded search missed the deadline
+    ("time window", "time_window"),  # the window found nothing; searched without it
+    ("vector search skipped", "vector"),  # the embedder failed: full text alone
+    ("bm25 skipped", "bm25"),  # a query with no searchable terms
+    ("empty query", "query"),
+    ("life ranking skipped", "life_ranking"),  # the embedder failed: the fast order kept
+    ("turn not recorded", "turn_record"),  # the turn row could not be written
+)
+"""How each note of :attr:`Retrieval.degraded` begins, and the part it is about; these
+beginnings stay the same from release to release, the rest of a note may change."""
+
+
+def degraded_part(note: str) -> DegradedPart:
+    """The part of the turn a ``degraded`` note is about (``"other"`` if none is known)."""
+    return next((part for start, part in DEGRADED_PARTS if note.startswith(start)), "other")
 
 
 class EpisodeKind(str, Enum):
@@ -57,13 +104,18 @@ class Message(_Model):
     """One message of the recent conversation, given to ``retrieve``. The role "assistant"
     (or "companion"), as other chat APIs name it, is the partner."""
 
-    role: Literal["user", "partner", "system"] = "user"
+    role: Role = "user"
     text: str
 
     @field_validator("role", mode="before")
     @classmethod
     def _partner_by_other_names(cls, role: object) -> object:
         return "partner" if role in ("assistant", "companion") else role
+
+
+RecentMessage: TypeAlias = Message | Mapping[str, object] | str
+"""One message of ``retrieve``'s ``recent``: a :class:`Message`, a dict such as OpenAI's chat
+messages (``role`` and ``content``, or ``text``), or a plain string (the user's)."""
 
 
 class NewEpisode(_Model):
@@ -149,7 +201,7 @@ class Retrieved(_Model):
     episode: Episode
     score: float
     rank: int
-    relevance: Literal["high", "medium", "low"] = "medium"
+    relevance: Relevance = "medium"
     reason: str | None = None
     components: dict[str, float] = Field(default_factory=dict)
 
@@ -190,6 +242,12 @@ class Retrieval(_Model):
     def episodes(self) -> list[Episode]:
         """The episodes of the results, best first."""
         return [r.episode for r in self.results]
+
+    @property
+    def degraded_parts(self) -> frozenset[DegradedPart]:
+        """Which parts of the turn the ``degraded`` notes are about, for code that reacts to
+        them (the notes are prose for people): see :data:`DEGRADED_PARTS`."""
+        return frozenset(degraded_part(note) for note in self.degraded)
 
 
 class Pack(_Model):

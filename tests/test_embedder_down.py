@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memengine import Config, EmbedderMismatch, EmbeddingError, FixedClock, Memory
+from memengine import Config, EmbedderMismatch, EmbeddingError, FixedClock, Memory, NewEpisode
 from memengine.embed.openai import OpenAIEmbedder
 from memengine.embed.usem3 import USEM3Embedder
 from tests.openai_server import ScriptedOpenAI
@@ -74,7 +74,9 @@ def test_writing_needs_the_embedder_and_keeps_the_file_whole(
     with _open(tmp_path / "m.db", srv) as mem:
         mem.add_exchange(*FACTS[0])
         _fail(srv, 2)
-        with pytest.raises(EmbeddingError, match="HTTP 503"):
+        with pytest.raises(
+            EmbeddingError, match=r"HTTP 503.*\(nothing was stored; add it again later\)"
+        ):
             mem.add_exchange(*FACTS[1])
         assert mem.store.count() == 1 and mem.check().ok
         mem.add_exchange(*FACTS[1])  # the endpoint is back: the same call succeeds
@@ -92,6 +94,7 @@ def test_feedback_and_life_ranking_go_on_without_vectors(
         assert len(srv.embedding_requests) == asked + 2
         assert len(r.results) == 2 and r.results[0].episode.id == ids[0]  # cut to the limit
         assert any(d.startswith("life ranking skipped") for d in r.degraded)
+        assert r.degraded_parts == {"vector", "life_ranking"}
         assert r.turn_id is not None
         _fail(srv, 2)
         fb = mem.feedback(r.turn_id, answer="Your dentist appointment is Friday at 3pm.")
@@ -180,3 +183,18 @@ def test_warm_loads_the_embedder_too(tmp_path: Path, srv: ScriptedOpenAI) -> Non
         with pytest.raises(EmbeddingError, match="overloaded"):
             mem.warm()  # as an add would; a turn still answers from full text
         assert mem.retrieve("dentist appointment").results
+
+
+def test_a_batch_that_cannot_be_embedded_says_what_was_stored(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    with _open(tmp_path / "m.db", srv) as mem:
+        srv.push_embeddings()  # the first batch is embedded, then the endpoint fails
+        _fail(srv, 2)
+        texts = [f"note number {i}" for i in range(5)]
+        with pytest.raises(EmbeddingError, match="the 2 episodes before this batch were stored"):
+            mem.add_many(
+                [NewEpisode(kind="message", content=t, occurred_at=NOW) for t in texts],
+                batch_size=2,
+            )
+        assert mem.store.count() == 2 and mem.check().ok

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from memengine import InvalidInput, Memory, NewEpisode, NotFound
+from memengine import arguments as args
 
 from .helpers import T0, HashEmbedder
 
@@ -331,3 +332,38 @@ def test_a_time_that_is_not_iso_is_refused() -> None:
     for text in ("20 May 2026", "2026-05-20T25:00", "Z", ""):
         with pytest.raises(ValueError):
             parse_iso(text)
+
+
+def test_openai_chat_messages_are_read_as_they_are(mem: Memory, ids: list[int]) -> None:
+    history: list[dict[str, object]] = [
+        {"role": "developer", "content": "Be kind."},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "my dentist"}, {"type": "image_url"}],
+        },
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}'},
+        {"role": "assistant", "content": [{"type": "text", "text": "Which day?"}], "name": "m"},
+        {"role": "user", "text": None, "content": "hmm"},
+    ]
+    messages = args.recent_messages(history)
+    assert [(m.role, m.text) for m in messages] == [
+        ("system", "Be kind."),
+        ("user", "my dentist"),
+        ("partner", "Which day?"),
+        ("user", "hmm"),
+    ]
+    assert mem.retrieve("when is it?", recent=history).results
+    with pytest.raises(InvalidInput, match=r"recent\[1\]: unknown role 'bot'"):
+        mem.retrieve(
+            "x", recent=[{"role": "user", "content": "a"}, {"role": "bot", "content": "b"}]
+        )
+    with pytest.raises(InvalidInput, match=r"recent\[0\]: a text part's text must be a string"):
+        mem.retrieve("x", recent=[{"role": "user", "content": [{"type": "text", "text": 3}]}])
+    with pytest.raises(InvalidInput, match="content must be a string or a list of parts, not int"):
+        mem.retrieve("x", recent=[{"role": "user", "content": 3}])
+
+
+def test_kinds_that_are_no_list(mem: Memory) -> None:
+    with pytest.raises(InvalidInput, match="kinds must be a kind or a list of kinds, not 123"):
+        mem.retrieve("dentist?", kinds=123)  # type: ignore[arg-type]

@@ -236,6 +236,7 @@ def test_truncated_json_in_expansion_falls_back(srv: ScriptedOpenAI, store: Stor
     srv.push_chat(json_data=rerank((store.ids["dental"], "high", "appointment")))
     r, _ = store.ask()
     assert len(r.degraded) == 1 and r.degraded[0].startswith("expansion: invalid JSON")
+    assert r.degraded_parts == {"expansion"}
     assert "truncated" in r.degraded[0]
     assert [x.episode.id for x in r.results] == [store.ids["dental"]]  # rerank still ran
     assert len(r.queries) == 1  # the context query only
@@ -261,7 +262,7 @@ def test_invented_ids_are_dropped_and_counted(srv: ScriptedOpenAI, store: Store)
         )
     )
     r, _ = store.ask()
-    assert r.degraded == ("rerank: 2 unknown ids dropped",)
+    assert r.degraded == ("rerank: 2 unknown ids dropped",) and r.degraded_parts == {"rerank"}
     assert [x.episode.id for x in r.results] == [store.ids["dental"]]
     assert store.mem._llm().counters["rerank.unknown_ids"] == 2
 

@@ -13,6 +13,7 @@ from memengine import FixedClock, Memory
 from memengine.config import Config
 from memengine.models import Episode, EpisodeKind, Message
 from memengine.retrieve.recent import held_in_recent
+from memengine.retrieve.retriever import context_query
 
 from .helpers import HashEmbedder
 from .openai_server import ScriptedOpenAI
@@ -185,3 +186,33 @@ def test_the_llm_turn_never_shows_them_to_the_reranker(tmp_path: Path) -> None:
             assert "[id 3]" not in prompt and "[id 4]" not in prompt
             assert [x.episode.id for x in r.results] == [1]  # id 4 was not a candidate
             assert r.degraded == ("rerank: 1 unknown id dropped",)
+
+
+def test_the_query_keeps_the_new_text_and_leaves_out_system_messages() -> None:
+    paste = "Dear team, the quarterly numbers follow. " * 80  # 3,280 characters
+    recent = [
+        Message(role="system", text="You are Mochi. Relevant memories: Kinako the cat."),
+        Message(role="user", text=paste),
+        Message(role="partner", text="Thanks for sharing!"),
+        Message(role="user", text="where does my sister live?"),
+    ]
+    query = context_query("where does my sister live?", recent, 2, 2000)
+    assert len(query) <= 2000
+    assert query.endswith("Thanks for sharing!\nwhere does my sister live?")
+    assert "Mochi" not in query and query.count("sister") == 1  # not read twice
+    assert query == f"{paste[:300]}\nThanks for sharing!\nwhere does my sister live?"
+    assert context_query("x" * 3000, recent, 2, 2000) == "x" * 2000
+    short = context_query("and hers?", recent[:3], 1, 2000)
+    assert short == f"{paste[:300]}\nThanks for sharing!\nand hers?"
+    tight = context_query("and hers?", recent[:3], 1, 100)
+    assert tight == f"{paste[:70]}\nThanks for sharing!\nand hers?"  # the room left
+
+
+def test_a_long_paste_in_recent_does_not_push_out_the_question(real_mem: Memory) -> None:
+    cat = real_mem.add_exchange("My cat is called Kinako", "What a sweet name!")
+    real_mem.add_exchange("I booked the dentist for Friday", "Good, get it done.")
+    real_mem.add_exchange("My sister moved to Osaka", "Exciting for her!")
+    paste = "Dear team, the quarterly figures are attached for review. " * 50
+    recent = [paste, {"role": "assistant", "text": "Thanks for sharing that."}]
+    r = real_mem.retrieve("what's my cat's name?", recent=recent)
+    assert r.results[0].episode.id == cat and r.should_inject

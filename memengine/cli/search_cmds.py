@@ -84,7 +84,8 @@ def _recent(values: list[str] | None) -> list[dict[str, str]]:
 
 
 def _retrieval_json(r: Any) -> dict[str, Any]:
-    return r.model_dump(mode="json")
+    data: dict[str, Any] = r.model_dump(mode="json")
+    return data
 
 
 def _print_results(r: Any) -> None:

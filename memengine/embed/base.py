@@ -45,4 +45,5 @@ def normalize(vectors: npt.ArrayLike) -> Vectors:
         arr = arr[None, :]
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (arr / norms).astype(np.float32, copy=False)
+    out: Vectors = (arr / norms).astype(np.float32, copy=False)
+    return out

@@ -20,7 +20,7 @@ from datetime import datetime
 
 from ..config import RetrievalConfig
 from ..embed.base import Embedder
-from ..models import Message, Retrieval, Retrieved
+from ..models import Message, Relevance, Retrieval, Retrieved
 from ..store.database import Store
 from ..store.filters import Filters
 from ..text import guess_language
@@ -48,17 +48,35 @@ _COVERAGE_WORDS = 100
 """How much of a long episode the coverage reads: its first 2,000 characters, 100 words."""
 
 
-def context_query(text: str, recent: Sequence[Message], turns: int) -> str:
-    """The recent conversation (last ``turns`` exchanges, i.e. 2×turns messages) and the new text."""
-    tail = list(recent)[-2 * turns :] if turns else []
-    parts = [m.text.strip() for m in tail if m.text.strip()]
-    parts.append(text.strip())
-    return "\n".join(parts)
+RECENT_MESSAGE_CHARS = 300
+"""How much of each recent message the query reads (the companion-chat sets' longest is
+111 characters): enough to say what "it" is, not a pasted page."""
+
+
+def context_query(text: str, recent: Sequence[Message], turns: int, max_chars: int) -> str:
+    """The recent conversation (its last ``turns`` exchanges, i.e. 2×turns messages; system
+    messages are instructions and are left out) and the new text, in ``max_chars`` at
+    most: the new text comes whole (its first ``max_chars``), the recent messages fill the
+    room left, the newest first, each cut to its first :data:`RECENT_MESSAGE_CHARS`, so
+    a long paste two messages back neither pushes the question out nor drowns it. A
+    last message that is the new text is not read twice."""
+    new = text.strip()[:max_chars]
+    said = [(m.role, m.text.strip()) for m in recent if m.role != "system" and m.text.strip()]
+    if said and said[-1] == ("user", text.strip()):  # the caller's history holds the message
+        said.pop()
+    parts = [new]
+    room = max_chars - len(new)
+    for _, message in reversed(said[-2 * turns :] if turns else []):
+        if room < 2:
+            break
+        parts.append(message[: min(room - 1, RECENT_MESSAGE_CHARS)])  # and its new line
+        room -= len(parts[-1]) + 1
+    return "\n".join(reversed(parts))
 
 
 def label(
     candidate: Candidate, config: RetrievalConfig, top_score: float, lexical_only: bool = False
-) -> str:
+) -> Relevance:
     """Relevance without an LLM.
 
     ``high``: both the vector and the full-text search ranked it in their
@@ -267,7 +285,7 @@ class Retriever:
         """One turn's retrieval on the fast path."""
         t0 = time.perf_counter()
         cfg = self.config
-        query = context_query(text, recent, cfg.recent_conversation_turns)
+        query = context_query(text, recent, cfg.recent_conversation_turns, cfg.max_query_chars)
         lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
         # the reach's term counts run beside the searches; the lists are re-fused after
         reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None

@@ -258,7 +258,7 @@ class LLMTurn:
         degraded: list[str] = []
         timings: dict[str, float] = {}
         recent = list(recent)
-        query = context_query(text, recent, rcfg.recent_conversation_turns)
+        query = context_query(text, recent, rcfg.recent_conversation_turns, rcfg.max_query_chars)
         lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
         base = [query, *(q for q in extra_queries if q.strip())]
         held = self.held(recent, filters)

@@ -57,7 +57,8 @@ def sqlite_module() -> ModuleType:
             "the stdlib sqlite3 cannot load sqlite-vec and sqlean-py is not installed: "
             "pip install sqlean-py"
         ) from exc
-    return sqlean
+    module: ModuleType = sqlean
+    return module
 
 
 def driver_info() -> DriverInfo:

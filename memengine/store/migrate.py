@@ -38,7 +38,8 @@ def _schema_dir() -> Any:
 
 def schema_sql(name: str) -> str:
     """The text of one file of the schema folder."""
-    return (_schema_dir() / name).read_text(encoding="utf-8")
+    text: str = (_schema_dir() / name).read_text(encoding="utf-8")
+    return text
 
 
 @lru_cache(maxsize=1)

@@ -116,10 +116,11 @@ def chunk_rows(row: Sequence[Any], dimension: int) -> Chunk | None:
 
 def chunk_heads(cur: Any, agent: str) -> list[tuple[int, bytes, bytes]]:
     """The agent's chunks: (chunk id, validity bits, row ids blob) each."""
-    return cur.execute(
+    rows: list[tuple[int, bytes, bytes]] = cur.execute(
         "SELECT chunk_id, validity, rowids FROM episode_vectors_chunks WHERE partition00 = ?",
         (agent,),
     ).fetchall()
+    return rows
 
 
 def chunk_blobs(cur: Any, chunk_id: int) -> list[bytes]:

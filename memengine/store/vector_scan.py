@@ -206,7 +206,8 @@ def scores(vecs: npt.NDArray[np.float32], q: npt.NDArray[np.float32]) -> npt.NDA
     products over blocks of rows (a skinny matrix product over the whole matrix is
     compute-bound in BLAS: about 3× one query for 4 queries, against 2× in blocks)."""
     if len(q) == 1:
-        return (vecs @ q[0])[:, None]
+        single: npt.NDArray[np.float32] = (vecs @ q[0])[:, None]
+        return single
     qt = np.ascontiguousarray(q.T)
     if len(vecs) <= BLOCK:
         return vecs @ qt

@@ -158,7 +158,8 @@ def ms(start: float) -> float:
 def near(vector: npt.NDArray[np.float32], rng: np.random.Generator) -> npt.NDArray[np.float32]:
     """A query vector close to ``vector`` (cosine about 0.9)."""
     noise = random_unit_vectors(rng, 1, len(vector))[0]
-    return normalize(vector + 0.5 * noise)[0]
+    out: npt.NDArray[np.float32] = normalize(vector + 0.5 * noise)[0]
+    return out
 
 
 def mean(values: Sequence[float]) -> float:
