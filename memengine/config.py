@@ -47,6 +47,15 @@ __all__ = [
 ]
 
 
+MAX_WAIT_S = 3600.0
+"""The longest a timeout or deadline may be set to (an hour; larger values overflow the
+clocks the waits are measured on)."""
+
+MAX_STRENGTH_STEP = 1000.0
+"""The largest strength, gain or impact constant of ``[lifecycle]``: strengths stay finite
+numbers that an export can carry."""
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
@@ -159,11 +168,11 @@ class LLMConfig(_Section):
     rerank_model: str = "gpt-4o-mini"
     expansion_enabled: bool = True
     rerank_enabled: bool = True
-    request_timeout_s: float = Field(default=10.0, gt=0)
+    request_timeout_s: float = Field(default=10.0, gt=0, le=MAX_WAIT_S)
     max_retries: int = Field(default=2, ge=0, le=10)
-    expansion_deadline_s: float = Field(default=0.9, gt=0)
-    rerank_deadline_s: float = Field(default=0.9, gt=0)
-    turn_deadline_s: float = Field(default=2.0, gt=0)
+    expansion_deadline_s: float = Field(default=0.9, gt=0, le=MAX_WAIT_S)
+    rerank_deadline_s: float = Field(default=0.9, gt=0, le=MAX_WAIT_S)
+    turn_deadline_s: float = Field(default=2.0, gt=0, le=MAX_WAIT_S)
     max_output_tokens: int = Field(default=300, ge=16)
     rerank_max_candidates: int = Field(default=30, ge=1, le=100)
     rerank_chars_per_candidate: int = Field(default=300, ge=40)
@@ -174,7 +183,9 @@ class LLMConfig(_Section):
     )  # exchanges of context sent to Phase 1
     expansion_cache_size: int = Field(default=256, ge=1)  # LRU entries when cache_expansions is on
     rerank_max_results: int = Field(default=5, ge=1, le=5)  # relevant_episodes kept from Phase 3
-    backoff_base_s: float = Field(default=0.05, gt=0)  # first retry wait on HTTP 429/5xx
+    backoff_base_s: float = Field(
+        default=0.05, gt=0, le=MAX_WAIT_S
+    )  # first retry wait on HTTP 429/5xx
 
     @property
     def configured(self) -> bool:
@@ -191,7 +202,7 @@ class EmbedderConfig(_Section):
     api_key: str | None = None
     dimensions: int | None = Field(default=None, ge=1)
     batch_size: int = Field(default=64, ge=1, le=2048)
-    request_timeout_s: float = Field(default=30.0, gt=0)
+    request_timeout_s: float = Field(default=30.0, gt=0, le=MAX_WAIT_S)
     max_retries: int = Field(default=3, ge=0, le=10)
 
 
@@ -202,14 +213,14 @@ LEVELS = 6
 class LifecycleConfig(_Section):
     """``[lifecycle]``: strength, decay, sleep and recall constants."""
 
-    initial_strength: float = Field(default=1.0, ge=0.0)
-    read_only_strength: float = Field(default=0.5, ge=0.0)
-    use_strength_gain: float = Field(default=0.1, ge=0.0)
-    perspective_strength_gain: float = Field(default=0.15, ge=0.0)
-    impact_factor: float = Field(default=0.2, ge=0.0)
-    impact_helpful: float = Field(default=2.0, ge=0.0)
-    impact_task_success: float = Field(default=1.5, ge=0.0)
-    impact_prevented_error: float = Field(default=2.0, ge=0.0)
+    initial_strength: float = Field(default=1.0, ge=0.0, le=MAX_STRENGTH_STEP)
+    read_only_strength: float = Field(default=0.5, ge=0.0, le=MAX_STRENGTH_STEP)
+    use_strength_gain: float = Field(default=0.1, ge=0.0, le=MAX_STRENGTH_STEP)
+    perspective_strength_gain: float = Field(default=0.15, ge=0.0, le=MAX_STRENGTH_STEP)
+    impact_factor: float = Field(default=0.2, ge=0.0, le=MAX_STRENGTH_STEP)
+    impact_helpful: float = Field(default=2.0, ge=0.0, le=MAX_STRENGTH_STEP)
+    impact_task_success: float = Field(default=1.5, ge=0.0, le=MAX_STRENGTH_STEP)
+    impact_prevented_error: float = Field(default=2.0, ge=0.0, le=MAX_STRENGTH_STEP)
     level_thresholds: list[int] = Field(default_factory=lambda: [0, 5, 15, 30, 60, 100])
     daily_retention: list[float] = Field(
         default_factory=lambda: [0.95, 0.97, 0.98, 0.99, 0.995, 0.998]
@@ -220,7 +231,7 @@ class LifecycleConfig(_Section):
         default_factory=lambda: [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
     )
     max_weighted_total: float = Field(default=10_000.0, gt=0.0, allow_inf_nan=True)  # inf: no cap
-    recall_strength: float = Field(default=0.5, ge=0.0)
+    recall_strength: float = Field(default=0.5, ge=0.0, le=MAX_STRENGTH_STEP)
     recall_level_drop: int = Field(default=2, ge=0)
     similarity_threshold: float = Field(default=0.3, ge=-1.0, le=1.0)
     learned_scorer_min_samples: int = Field(default=100, ge=1)
@@ -244,7 +255,7 @@ class LifecycleConfig(_Section):
     selection_max_results: int = Field(default=10, ge=1, le=100)
     answer_keyword_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
     feedback_model: str | None = None  # default: [llm] rerank_model
-    feedback_deadline_s: float = Field(default=5.0, gt=0)
+    feedback_deadline_s: float = Field(default=5.0, gt=0, le=MAX_WAIT_S)
     never_used_min_candidates: int = Field(default=50, ge=0)
     failure_weight: float = Field(default=0.5, ge=0.0)
     scorer_epochs: int = Field(default=600, ge=1)

@@ -650,7 +650,9 @@ class Memory:
     def export(self, out: IO[str] | str | os.PathLike[str], *, agent: str | None = None) -> int:
         """Write every episode (of one agent, or all) as JSONL to ``out`` (an open text
         file, or a path to create); return how many."""
-        return write_jsonl(out, lambda: self.store.iter_episodes(self._agent_or_all(agent)))
+        return write_jsonl(
+            out, lambda: self.store.iter_episodes(self._agent_or_all(agent)), self.store.path
+        )
 
     def salvage(
         self, out: IO[str] | str | os.PathLike[str], *, agent: str | None = None

@@ -219,21 +219,30 @@ def estimate_tokens(text: str) -> int:
     return cjk + (rest + 3) // 4
 
 
+MAX_PHRASE_CHARS = 16
+"""The longest shared CJK piece a "why" line names (a word: twice as long)."""
+
+MAX_PHRASE_TEXT = 2000
+"""How much of the query and of an episode :func:`shared_phrases` reads."""
+
+
 def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
     """The longest pieces of ``query`` that also occur in ``text`` (for "why" lines).
 
     Latin words count when they are not stopwords; a CJK piece counts when
-    it is at least 2 characters and not only hiragana.
+    it is at least 2 characters and not only hiragana; a piece is at most
+    :data:`MAX_PHRASE_CHARS` long, and the first :data:`MAX_PHRASE_TEXT` characters of
+    each text are read (the work grows with their product).
     """
-    q = unicodedata.normalize("NFKC", query).lower()
-    t = unicodedata.normalize("NFKC", text).lower()
+    q = unicodedata.normalize("NFKC", query[:MAX_PHRASE_TEXT]).lower()
+    t = unicodedata.normalize("NFKC", text[:MAX_PHRASE_TEXT]).lower()
     found: list[str] = []
     for m in _CJK_RUN.finditer(q):
         run = m.group()
         i = 0
         while i < len(run) - 1:
             j = i + 1
-            while j < len(run) and run[i : j + 1] in t:
+            while j < len(run) and j - i < MAX_PHRASE_CHARS and run[i : j + 1] in t:
                 j += 1
             piece = run[i:j]
             if len(piece) >= 2 and not _KANA_ONLY.match(piece) and piece not in found:
@@ -243,7 +252,12 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
                 i += 1
     words = set(_WORD.findall(t))
     for word in _WORD.findall(q):
-        if word not in ENGLISH_STOPWORDS and word in words and word not in found and len(word) > 1:
+        if (
+            1 < len(word) <= 2 * MAX_PHRASE_CHARS
+            and word not in ENGLISH_STOPWORDS
+            and word in words
+            and word not in found
+        ):
             found.append(word)
     found.sort(key=len, reverse=True)
     return found[:limit]

@@ -18,6 +18,7 @@ from .importers import episode_to_json
 from .models import Episode, NewEpisode
 from .store.connect import Connections
 from .store.database import Store
+from .store.maintenance import refuse_own_files
 from .store.salvage import SalvageReport, id_ranges, open_for_salvage, salvaged
 
 __all__ = ["kept_ids", "salvage_file", "save_salvaged", "write_jsonl"]
@@ -46,28 +47,32 @@ def save_salvaged(
     """Write every episode that still reads through ``connections`` (of ``agent``, or all)
     as JSONL to ``out``, and report the ids that could not be read."""
     unreadable: list[int] = []
-    n = write_jsonl(out, lambda: salvaged(connections, agent, unreadable))
+    n = write_jsonl(out, lambda: salvaged(connections, agent, unreadable), connections.path)
     return SalvageReport(n, id_ranges(sorted(set(unreadable))))
 
 
 def write_jsonl(
-    out: IO[str] | str | os.PathLike[str], batches: Callable[[], Iterable[list[Episode]]]
+    out: IO[str] | str | os.PathLike[str],
+    batches: Callable[[], Iterable[list[Episode]]],
+    database: Path,
 ) -> int:
     """Write the episodes of ``batches()`` as JSONL to ``out`` (an open text file, or a path
     to create); return how many. A regular file gets the whole export or nothing: it is
     written beside (through a symbolic link, beside the file it points to), then moved
     into place with the old file's permissions, so a failure keeps an earlier file of that
-    name. A device or a pipe (``/dev/stdout``, ``>(gzip …)``) is written in place."""
+    name. A device or a pipe (``/dev/stdout``, ``>(gzip …)``) is written in place. The
+    ``database``'s own files are refused (:class:`.InvalidInput`), under any name."""
     if isinstance(out, (str, os.PathLike)):
+        refuse_own_files(database, Path(out), "export")
         target = Path(os.path.realpath(out))
         try:
             if target.exists() and not target.is_file():
                 with open(target, "w", encoding="utf-8", newline="\n") as fh:
-                    return write_jsonl(fh, batches)
+                    return write_jsonl(fh, batches, database)
             part = target.with_name(f".{target.name}.{os.getpid()}.part")
             try:
                 with open(part, "w", encoding="utf-8", newline="\n") as fh:
-                    n = write_jsonl(fh, batches)
+                    n = write_jsonl(fh, batches, database)
                 if target.exists():
                     os.chmod(part, stat.S_IMODE(target.stat().st_mode))
                 os.replace(part, target)

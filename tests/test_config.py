@@ -192,3 +192,22 @@ def test_a_naive_time_is_one_of_the_configured_zone(tmp_path: Path) -> None:
         assert mem.get(new).occurred_at == datetime(
             2026, 5, 20, 8, 30, tzinfo=ZoneInfo("Asia/Tokyo")
         )
+
+
+def test_waits_and_strengths_have_an_upper_bound() -> None:
+    """A deadline of 1e12 s overflowed the clock a wait is measured on, and strength
+    constants of 1e308 stored an infinite strength that no export could carry."""
+    for section, key in (
+        ("llm", "turn_deadline_s"),
+        ("llm", "request_timeout_s"),
+        ("embedder", "request_timeout_s"),
+        ("lifecycle", "feedback_deadline_s"),
+        ("lifecycle", "initial_strength"),
+        ("lifecycle", "use_strength_gain"),
+        ("lifecycle", "impact_helpful"),
+    ):
+        with pytest.raises(ConfigError, match=rf"{section}\.{key}.*less than or equal"):
+            load_config(environ={f"MEMENGINE_{section.upper()}__{key.upper()}": "1e12"})
+    assert (
+        load_config(environ={"MEMENGINE_LLM__TURN_DEADLINE_S": "3600"}).llm.turn_deadline_s == 3600
+    )

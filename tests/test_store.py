@@ -555,3 +555,31 @@ def test_threads_that_end_give_their_connections_back(mem: Memory) -> None:
         t.join()
     assert len(mem.store.connections._all) <= 2
     assert mem.stats()["episodes"] == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_pipe_or_the_database_itself_is_refused(tmp_path: Path) -> None:
+    from memengine import Memory, salvage_file
+    from memengine.errors import InvalidInput, NotAMemEngineDatabase
+
+    from .helpers import HashEmbedder
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for read_only in (False, True):
+        with pytest.raises(NotAMemEngineDatabase, match="not a regular file"):
+            Memory.open(fifo, read_only=read_only, embedder=HashEmbedder())
+    db = tmp_path / "m.db"
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        mem.add_exchange("my cat is Kinako", "cute")
+        (tmp_path / "link.db").symlink_to(db)
+        for target in (db, tmp_path / "link.db", tmp_path / "m.db-wal", tmp_path / "m.db-shm"):
+            with pytest.raises(InvalidInput, match="database"):
+                mem.export(target)
+            with pytest.raises(InvalidInput, match="database"):
+                mem.salvage(target)
+        assert mem.check().ok
+    with pytest.raises(InvalidInput, match="the database itself"):
+        salvage_file(db, db)
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        assert mem.stats()["episodes"] == 1

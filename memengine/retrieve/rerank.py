@@ -15,6 +15,7 @@ database.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -148,8 +149,13 @@ _LABELS = {
 }
 
 
+_ID_TAG = re.compile(r"\[(\s*id\b)", re.IGNORECASE)
+
+
 def _cut(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
+    """``text`` on one line, within ``limit`` characters; an ``[id`` in it is written
+    ``(id`` so that a stored text cannot pose as another candidate's head."""
+    flat = _ID_TAG.sub(r"(\1", " ".join(text.split()))
     if limit <= 1:
         return ""
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -226,7 +226,8 @@ _MONTH_RE = "|".join(sorted(_MONTHS_EN, key=len, reverse=True))
 _SEASONS_JA = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
 _SEASONS_EN = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn"}
 _SEASONS_EN["winter"] = "winter"
-_JA_NUM = r"[0-9]+|[一二三四五六七八九十]+"
+_JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十])[一二三四五六七八九十]{1,4}"
+"""A number as it starts (a run of digits is not read again from each of its digits)."""
 _EN_NUM = r"[0-9]+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple(?: of)?"
 
 
@@ -598,7 +599,12 @@ _RULES: list[Rule] = [
 ]
 
 _SINCE_EN = re.compile(r"\bsince\s+$")
-_SINCE_JA = re.compile(r"^\s*(?:から|以来|以降)")
+_SINCE_JA = re.compile(r"\s*(?:から|以来|以降)")
+_SINCE_REACH = 40
+"""How far before an expression "since" is looked for (the words between are spaces)."""
+
+MAX_TIME_TEXT = 2000
+"""How much of a message is read for time expressions (as much as the search reads)."""
 
 
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
@@ -620,7 +626,7 @@ def find_time_expressions(text: str, now: datetime) -> list[TimeExpression]:
     """Every past-pointing time expression in ``text``, in order of appearance, with its window."""
     if not text or now.tzinfo is None:
         return []
-    norm = _normalise(text)
+    norm = _normalise(text[:MAX_TIME_TEXT])
     taken = [False] * len(norm)
     found: list[tuple[int, TimeExpression]] = []
     for pattern, rule in _RULES:
@@ -636,7 +642,8 @@ def find_time_expressions(text: str, now: datetime) -> list[TimeExpression]:
             if window is None:
                 continue
             start, end = window
-            if _SINCE_EN.search(norm[: m.start()]) or _SINCE_JA.match(norm[m.end() :]):
+            since = _SINCE_EN.search(norm, max(0, m.start() - _SINCE_REACH), m.start())
+            if since or _SINCE_JA.match(norm, m.end()):
                 end = now
             end = min(end, now)
             if start >= end:

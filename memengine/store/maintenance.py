@@ -125,14 +125,20 @@ class ForgetReport:
     wal_truncated: bool
 
 
-def check_backup_target(source: Path, dest: Path, *, overwrite: bool) -> None:
-    """Refuse a backup target that would lose data or could not be written, with the reason."""
-    real, own = os.path.realpath(dest), os.path.realpath(source)
-    if real == own or _same_file(dest, source):
-        raise InvalidInput(f"{dest} is the database itself: back up to another file")
+def refuse_own_files(database: Path, dest: Path, verb: str) -> None:
+    """InvalidInput when ``dest`` is the database file or one of its own (``-wal``,
+    ``-shm``, ``-journal``, ``-lock``), under any name: writing it would destroy the data."""
+    real, own = os.path.realpath(dest), os.path.realpath(database)
+    if real == own or _same_file(dest, database):
+        raise InvalidInput(f"{dest} is the database itself: {verb} to another file")
     sides = [own + side for side in ("-wal", "-shm", "-journal", "-lock")]
     if real in sides or any(_same_file(dest, Path(side)) for side in sides):
-        raise InvalidInput(f"{dest} is one of the database's own files: back up to another file")
+        raise InvalidInput(f"{dest} is one of the database's own files: {verb} to another file")
+
+
+def check_backup_target(source: Path, dest: Path, *, overwrite: bool) -> None:
+    """Refuse a backup target that would lose data or could not be written, with the reason."""
+    refuse_own_files(source, dest, "back up")
     if dest.is_dir():
         raise InvalidInput(f"{dest} is a folder: give the backup's file name")
     if not dest.parent.is_dir():

@@ -66,6 +66,8 @@ def check_header(path: Path) -> None:
         return
     if path.is_dir():
         raise NotAMemEngineDatabase(f"{path} is a directory, not a database file")
+    if not path.is_file():  # reading a pipe would wait for a writer forever
+        raise NotAMemEngineDatabase(f"{path} is not a regular file (a pipe, device or socket)")
     with path.open("rb") as fh:
         head = fh.read(16)
     if head and head != b"SQLite format 3\x00":
