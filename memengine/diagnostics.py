@@ -28,7 +28,8 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
     except ConfigError as exc:  # MEMENGINE_SQLITE_DRIVER names no driver: nothing opens
         checks["driver"] = (False, str(exc))
         return {"checks": checks}
-    checks["driver"] = (True, f"{info.module} (SQLite {info.sqlite_version}): {info.reason}")
+    usable = info.module == "sqlean" or "can load extensions" in info.reason
+    checks["driver"] = (usable, f"{info.module} (SQLite {info.sqlite_version}): {info.reason}")
     checks.update(probe_extensions())
     if config is None:
         checks["config"] = (False, config_error)
@@ -117,6 +118,18 @@ def _embedder_check(config: Config, recorded: str | None) -> tuple[bool, str]:
             detail = f": {ms:.0f} ms for one text, {vectors.shape[1]} dimensions"
         configured = embedder.id
     except MemEngineError as exc:
+        from .embed.openai import recorded_dimension
+
+        cfg = config.embedder
+        if (
+            cfg.name == "openai"
+            and not cfg.dimensions
+            and not recorded_dimension(recorded, cfg.model)
+        ):
+            return False, (
+                f"{exc} (opening the file fails while it does not answer: its dimension "
+                "is neither configured nor recorded; set [embedder] dimensions)"
+            )
         return False, f"{exc} (adds fail; searches are full-text only)"
     if recorded is not None and configured != recorded:
         return False, (

@@ -134,8 +134,8 @@ class Memory:
         if not create and not Store.holds_data(db):
             what = "an empty file" if db.is_file() else "no memory file"
             raise StoreError(
-                f"{what} at {db} (create one with: memengine init --db {db}, "
-                "or Memory.open without create=False)"
+                f"{what} at {db}: a new memory is made by `memengine init --db {db}` "
+                "or by Memory.open with create=True (the default)"
             )
         reason = ""
         if read_only is None:

@@ -110,7 +110,13 @@ class Message(_Model):
     @field_validator("role", mode="before")
     @classmethod
     def _partner_by_other_names(cls, role: object) -> object:
-        return "partner" if role in ("assistant", "companion") else role
+        if isinstance(role, str) and role in ("assistant", "companion"):
+            return "partner"
+        if not isinstance(role, str) or role not in ("user", "partner", "system"):
+            raise ValueError(
+                f"role must be user, partner (or assistant, companion) or system, not {role!r}"
+            )
+        return role
 
 
 RecentMessage: TypeAlias = Message | Mapping[str, object] | str

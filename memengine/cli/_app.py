@@ -377,7 +377,7 @@ def warn_if_unknown(mem: Any, agent: str) -> None:
         known = ", ".join(a.name for a in mem.agents()) or "none yet"
         err_console.print(
             f"[yellow]warning:[/yellow] no agent {escape(repr(agent))} in "
-            f"{escape(str(mem.store.path))} (agents: {escape(known)}); nothing of it to find",
+            f"{escape(str(mem.store.path))} (agents: {escape(known)}), so nothing is found",
             highlight=False,
             soft_wrap=True,
             markup=True,

@@ -312,7 +312,10 @@ def delete(
 def stats(
     never: Annotated[
         bool,
-        typer.Option("--never-used", help="List memories retrieved > 50 times but never used."),
+        typer.Option(
+            "--never-used",
+            help="List memories retrieved often (never_used_min_candidates) but never used.",
+        ),
     ] = False,
     db: DbOpt = None,
     agent: AgentOpt = None,

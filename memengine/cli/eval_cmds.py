@@ -28,7 +28,7 @@ ModeOpt = Annotated[
         "--mode",
         "-m",
         help="Comma-separated retrieval modes to compare on the same stores: "
-        "bm25, vector, fast (hybrid), full (needs [llm] base_url).",
+        "bm25, vector, fast (hybrid), full (needs [llm] base_url or api_key).",
     ),
 ]
 EmbedderOpt = Annotated[

@@ -269,7 +269,7 @@ def never_used(
             "--min-candidates",
             min=0,
             parser=whole(0),
-            help="Retrieved more than N times (default 50).",
+            help="Retrieved more than N times (default: [lifecycle] never_used_min_candidates, 50).",
         ),
     ] = None,
     db: DbOpt = None,
@@ -277,7 +277,7 @@ def never_used(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List memories that are often retrieved but never used (candidate_count > 50, access 0)."""
+    """List memories that are often retrieved but never used (candidate_count above never_used_min_candidates, access 0)."""
     cfg = settings(config, db, agent)
     with open_memory(cfg, embeds=False) as mem:
         rows = mem.never_used(min_candidates=min_candidates)

@@ -67,6 +67,8 @@ def driver_info() -> DriverInfo:
     _ok, why = _stdlib_usable()
     name = "sqlite3" if module is _stdlib_sqlite3 else "sqlean"
     reason = why if name == "sqlite3" else f"sqlean chosen: {why}"
+    if os.environ.get("MEMENGINE_SQLITE_DRIVER"):
+        reason = f"forced by MEMENGINE_SQLITE_DRIVER={name} ({why})"
     return DriverInfo(module=name, sqlite_version=module.sqlite_version, reason=reason)
 
 
