@@ -25,6 +25,7 @@ from memengine import (
 )
 from memengine.embed.base import Vectors
 from memengine.store.connect import PAGE_SIZE, sqlite_module
+from memengine.store.database import Store
 from memengine.store.migrate import APPLICATION_ID, latest_version
 from memengine.store.vectors import PARTITION_INDEX
 
@@ -583,3 +584,20 @@ def test_a_pipe_or_the_database_itself_is_refused(tmp_path: Path) -> None:
         salvage_file(db, db)
     with Memory.open(db, embedder=HashEmbedder()) as mem:
         assert mem.stats()["episodes"] == 1
+
+
+def test_the_recorded_embedder_is_read_without_writing(tmp_path: Path) -> None:
+    from .helpers import HashEmbedder
+
+    assert Store.recorded_embedder(tmp_path / "absent.db") is None
+    (tmp_path / "text.db").write_text("not a database")
+    assert Store.recorded_embedder(tmp_path / "text.db") is None
+    foreign = tmp_path / "foreign.db"
+    sqlite3.connect(foreign).execute("CREATE TABLE t (x)").connection.close()
+    assert Store.recorded_embedder(foreign) is None
+    emb = HashEmbedder()
+    db = tmp_path / "m.db"
+    Memory.open(db, embedder=emb).close()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert Store.recorded_embedder(db) == emb.id
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no -wal or -shm made
