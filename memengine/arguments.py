@@ -258,11 +258,17 @@ def message(m: Message | Mapping[str, object] | str) -> Message | None:
     "assistant" or "companion" — or system, also "developer"; default user) and ``text``,
     or ``content`` as OpenAI's chat messages give it: a string, or a list of parts whose
     text parts are joined. None is returned for a tool's or function's message, and for
-    one whose content is None (an assistant's tool call) or has no text part."""
+    one whose content is None or left out (an assistant's tool call) or has no text part."""
     if isinstance(m, Message):
         return m.model_copy(update={"text": scrub(m.text)})
     if isinstance(m, str):
         return Message(role="user", text=scrub(m))
+    if isinstance(m, Mapping) and "text" not in m and "content" not in m:
+        role = m.get("role")
+        if (isinstance(role, str) and role in SKIPPED_ROLES) or any(
+            key in m for key in ("tool_calls", "function_call", "refusal")
+        ):
+            return None  # a tool's message, or a call of one (OpenAI may leave content out)
     if not isinstance(m, Mapping) or ("text" not in m and "content" not in m):
         raise InvalidInput(
             "a recent message must be a Message, a dict with 'text' (or 'content'), "

@@ -95,7 +95,7 @@ class RetrievalConfig(_Section):
     relevance_threshold: float = Field(default=0.29, ge=0.0, le=1.0)
     pack_token_budget: int = Field(default=800, ge=50)
     pack_score_ratio: float = Field(default=0.75, ge=0.0, le=1.0)
-    max_query_chars: int = Field(default=2000, ge=50)
+    max_query_chars: int = Field(default=2000, ge=50, le=100_000)
     vector_cache_mb: int = Field(default=1024, ge=0)
     """Memory for in-process copies of agents' vectors (KNN at numpy speed; an agent whose floats
     do not fit is held as codes, rescored from vec0); 0: vec0 only."""

@@ -146,7 +146,11 @@ class Memory:
         if embedder is not None or recorded:
             emb = embedder
         else:  # a remote embedder may learn its dimension from the file, asking nothing
-            known = cfg.embedder.name == "openai" and cfg.embedder.dimensions is None
+            known = (  # (a re-embed learns the model's own dimension)
+                cfg.embedder.name == "openai"
+                and cfg.embedder.dimensions is None
+                and not allow_embedder_change
+            )
             emb = make_embedder(
                 cfg.embedder, recorded_id=Store.recorded_embedder(db) if known else None
             )

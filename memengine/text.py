@@ -226,6 +226,17 @@ MAX_PHRASE_TEXT = 2000
 """How much of the query and of an episode :func:`shared_phrases` reads."""
 
 
+def _head(text: str, limit: int) -> str:
+    """The first ``limit`` characters of ``text``, ending before a word cut in two."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    if text[limit].isspace():
+        return cut
+    space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
+    return cut[:space] if space > limit - 100 else cut
+
+
 def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
     """The longest pieces of ``query`` that also occur in ``text`` (for "why" lines).
 
@@ -234,8 +245,8 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
     :data:`MAX_PHRASE_CHARS` long, and the first :data:`MAX_PHRASE_TEXT` characters of
     each text are read (the work grows with their product).
     """
-    q = unicodedata.normalize("NFKC", query[:MAX_PHRASE_TEXT]).lower()
-    t = unicodedata.normalize("NFKC", text[:MAX_PHRASE_TEXT]).lower()
+    q = unicodedata.normalize("NFKC", _head(query, MAX_PHRASE_TEXT)).lower()
+    t = unicodedata.normalize("NFKC", _head(text, MAX_PHRASE_TEXT)).lower()
     found: list[str] = []
     for m in _CJK_RUN.finditer(q):
         run = m.group()

@@ -65,6 +65,8 @@ def write_jsonl(
     if isinstance(out, (str, os.PathLike)):
         refuse_own_files(database, Path(out), "export")
         target = Path(os.path.realpath(out))
+        if not target.parent.is_dir():
+            raise InvalidInput(f"cannot write {out}: folder {target.parent} does not exist")
         try:
             if target.exists() and not target.is_file():
                 with open(target, "w", encoding="utf-8", newline="\n") as fh:

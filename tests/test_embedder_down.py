@@ -165,9 +165,13 @@ def test_a_model_whose_dimension_changed_is_caught_on_its_first_embedding(
         mem.add_exchange(*FACTS[0])
     srv.embedding_dim = 24  # the same model name now answers with other vectors
     with Memory.open(tmp_path / "m.db", config=cfg) as mem:
-        with pytest.raises(EmbeddingError, match=r"expected 16 \(the memory file's vectors"):
+        with pytest.raises(EmbedderMismatch, match="set \\[embedder\\] dimensions = 16"):
             mem.add_exchange(*FACTS[1])
+        with pytest.raises(EmbedderMismatch, match="or re-embed the file"):
+            mem.retrieve("dentist")  # a setting to change: not a full-text answer
         assert mem.stats()["episodes"] == 1
+    with Memory.open(tmp_path / "m.db", config=cfg, allow_embedder_change=True) as mem:
+        assert mem.reembed() == 1 and mem.embedder.id == "openai:e:24"  # the model's own
 
 
 def test_warm_loads_the_embedder_too(tmp_path: Path, srv: ScriptedOpenAI) -> None:

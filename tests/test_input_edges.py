@@ -345,6 +345,8 @@ def test_openai_chat_messages_are_read_as_they_are(mem: Memory, ids: list[int]) 
         {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}'},
         {"role": "assistant", "content": [{"type": "text", "text": "Which day?"}], "name": "m"},
         {"role": "user", "text": None, "content": "hmm"},
+        {"role": "assistant", "tool_calls": [{"id": "c2", "type": "function"}]},  # no content
+        {"role": "tool", "tool_call_id": "c2"},
     ]
     messages = args.recent_messages(history)
     assert [(m.role, m.text) for m in messages] == [

@@ -601,3 +601,25 @@ def test_the_recorded_embedder_is_read_without_writing(tmp_path: Path) -> None:
     before = sorted(p.name for p in tmp_path.iterdir())
     assert Store.recorded_embedder(db) == emb.id
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no -wal or -shm made
+
+
+def test_the_database_is_known_by_its_place_after_a_chdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memengine import Memory
+    from memengine.errors import InvalidInput
+
+    from .helpers import HashEmbedder
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    with Memory.open("m.db", embedder=HashEmbedder()) as mem:
+        mem.add("a memory")
+        monkeypatch.chdir(tmp_path / "b")
+        with pytest.raises(InvalidInput, match="the database itself"):
+            mem.export(tmp_path / "a" / "m.db")
+        with pytest.raises(InvalidInput, match="does not exist"):
+            mem.export("nope/x.jsonl")
+        assert mem.export("m.jsonl") == 1 and mem.stats()["episodes"] == 1
+    assert (tmp_path / "b" / "m.jsonl").is_file()

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import openai
 
-from ..errors import ConfigError, EmbeddingError, InvalidInput
+from ..errors import ConfigError, EmbedderMismatch, EmbeddingError, InvalidInput
 from ..http_deadline import MAX_REPLY_BYTES, ReplyTooLarge, http_client
 from ..http_retry import (
     DEFAULT_BASE_URL,
@@ -195,10 +195,16 @@ class OpenAIEmbedder:
             )
         expected = self._dimension
         if expected is not None and matrix.shape[1] != expected:
-            source = " (the memory file's vectors, made with this model)" if self._from_file else ""
+            if self._from_file:  # a setting to change, not an endpoint to wait for
+                raise EmbedderMismatch(
+                    f"embedding model {self.model!r} at {self.base_url} returns vectors of "
+                    f"dimension {matrix.shape[1]}, but the memory file's vectors of this model "
+                    f"have {expected}: set [embedder] dimensions = {expected} (the file was "
+                    "made with it), or re-embed the file (memengine reembed)"
+                )
             raise EmbeddingError(
                 f"embedding model {self.model!r} at {self.base_url} returned vectors of "
-                f"dimension {matrix.shape[1]}, expected {expected}{source}"
+                f"dimension {matrix.shape[1]}, expected {expected}"
             )
         if not np.isfinite(matrix).all():
             raise EmbeddingError(

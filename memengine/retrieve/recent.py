@@ -21,7 +21,14 @@ from collections.abc import Sequence
 from ..models import Episode, EpisodeKind, Message
 from ..text import scrub
 
-__all__ = ["LOOKBACK_SLACK", "MAX_COMPARED", "held_in_recent", "lookback", "normalised"]
+__all__ = [
+    "LOOKBACK_SLACK",
+    "MAX_COMPARED",
+    "conversation",
+    "held_in_recent",
+    "lookback",
+    "normalised",
+]
 
 LOOKBACK_SLACK = 10
 """How many more of the newest turns than ``recent`` has messages are compared (turns
@@ -83,3 +90,14 @@ def held_in_recent(episodes: Sequence[Episode], recent: Sequence[Message]) -> se
         elif (user and user in user_said) or (reply and reply in partner_said):
             held.add(ep.id)
     return held
+
+
+def conversation(recent: Sequence[Message], text: str) -> list[Message]:
+    """What was said before ``text``: ``recent`` without its system messages (instructions,
+    not conversation) and without a last user message that is ``text`` itself (a history
+    that already holds the message being answered). The query, the language guess and
+    the LLM prompts read this; the stored turns ``recent`` repeats are found in all of it."""
+    said = [m for m in recent if m.role != "system" and m.text.strip()]
+    if said and said[-1].role == "user" and said[-1].text.strip() == text.strip():
+        said.pop()
+    return said

@@ -16,6 +16,7 @@ database.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -153,9 +154,13 @@ _ID_TAG = re.compile(r"\[(\s*id\b)", re.IGNORECASE)
 
 
 def _cut(text: str, limit: int) -> str:
-    """``text`` on one line, within ``limit`` characters; an ``[id`` in it is written
-    ``(id`` so that a stored text cannot pose as another candidate's head."""
-    flat = _ID_TAG.sub(r"(\1", " ".join(text.split()))
+    """``text`` on one line, within ``limit`` characters; an ``[id`` in it (in any width,
+    with invisible characters between) is written ``(id``, so that a stored text cannot
+    pose as another candidate's head."""
+    shown = unicodedata.normalize(
+        "NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf")
+    )
+    flat = _ID_TAG.sub(r"(\1", " ".join(shown.split()))
     if limit <= 1:
         return ""
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

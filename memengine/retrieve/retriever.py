@@ -37,7 +37,7 @@ from .coverage import (
 from .evidence import answer_type_bonus, asks_back, lift_next_turns, window_bonus
 from .fastpath import Candidate, FastPath, FastResult
 from .inject import evidence_found, should_inject, top_cosine
-from .recent import held_in_recent, lookback
+from .recent import conversation, held_in_recent, lookback
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
 from .temporal import parse_time_window, widen
 
@@ -61,12 +61,10 @@ def context_query(text: str, recent: Sequence[Message], turns: int, max_chars: i
     a long paste two messages back neither pushes the question out nor drowns it. A
     last message that is the new text is not read twice."""
     new = text.strip()[:max_chars]
-    said = [(m.role, m.text.strip()) for m in recent if m.role != "system" and m.text.strip()]
-    if said and said[-1] == ("user", text.strip()):  # the caller's history holds the message
-        said.pop()
+    said = [m.text.strip() for m in conversation(recent, text)]
     parts = [new]
     room = max_chars - len(new)
-    for _, message in reversed(said[-2 * turns :] if turns else []):
+    for message in reversed(said[-2 * turns :] if turns else []):
         if room < 2:
             break
         parts.append(message[: min(room - 1, RECENT_MESSAGE_CHARS)])  # and its new line
@@ -286,7 +284,9 @@ class Retriever:
         t0 = time.perf_counter()
         cfg = self.config
         query = context_query(text, recent, cfg.recent_conversation_turns, cfg.max_query_chars)
-        lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
+        lang = guess_language(
+            text + " " + " ".join(m.text for m in conversation(recent, text)[-2:])
+        )
         # the reach's term counts run beside the searches; the lists are re-fused after
         reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None
         held = self.held(recent, filters)
@@ -294,7 +294,11 @@ class Retriever:
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
         signals: dict[str, float] = {}
-        window = parse_time_window(text, now) if cfg.window_weight > 0 else None
+        window = (
+            parse_time_window(text, now, max_chars=cfg.max_query_chars)
+            if cfg.window_weight > 0
+            else None
+        )
         result.candidates = self.refine(
             result.candidates,
             text=text,

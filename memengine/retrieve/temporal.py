@@ -604,7 +604,8 @@ _SINCE_REACH = 40
 """How far before an expression "since" is looked for (the words between are spaces)."""
 
 MAX_TIME_TEXT = 2000
-"""How much of a message is read for time expressions (as much as the search reads)."""
+"""How much of a text is read for time expressions by default (a turn reads as much as its
+search does, ``[retrieval] max_query_chars``)."""
 
 
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
@@ -622,11 +623,14 @@ def _normalise(text: str) -> str:
     return _ERA_YEAR.sub(_western_year, unicodedata.normalize("NFKC", text).lower())
 
 
-def find_time_expressions(text: str, now: datetime) -> list[TimeExpression]:
-    """Every past-pointing time expression in ``text``, in order of appearance, with its window."""
+def find_time_expressions(
+    text: str, now: datetime, *, max_chars: int = MAX_TIME_TEXT
+) -> list[TimeExpression]:
+    """Every past-pointing time expression in the first ``max_chars`` of ``text``, in order
+    of appearance, with its window."""
     if not text or now.tzinfo is None:
         return []
-    norm = _normalise(text[:MAX_TIME_TEXT])
+    norm = _normalise(text[:max_chars])
     taken = [False] * len(norm)
     found: list[tuple[int, TimeExpression]] = []
     for pattern, rule in _RULES:
@@ -653,12 +657,13 @@ def find_time_expressions(text: str, now: datetime) -> list[TimeExpression]:
     return [expr for _, expr in found]
 
 
-def parse_time_window(text: str, now: datetime) -> Window | None:
-    """The window covering every past time expression in ``text`` (None if there is none).
+def parse_time_window(text: str, now: datetime, *, max_chars: int = MAX_TIME_TEXT) -> Window | None:
+    """The window covering every past time expression in the first ``max_chars`` of
+    ``text`` (None if there is none; the search reads ``[retrieval] max_query_chars``).
 
     ``now`` must be timezone-aware; days and weeks are counted in its time zone.
     """
-    return union((e.start, e.end) for e in find_time_expressions(text, now))
+    return union((e.start, e.end) for e in find_time_expressions(text, now, max_chars=max_chars))
 
 
 _ISO_PART = r"\d{4}-\d{2}(?:-\d{2})?(?:[t ][0-9:.]+(?:z|[+-]\d{2}:?\d{2})?)?"

@@ -48,6 +48,7 @@ from ..text import guess_language
 from .expand import DetectedReference, Expander, Expansion, clean_queries
 from .fastpath import Candidate, FastPath, FastResult
 from .pool import Pool
+from .recent import conversation
 from .rerank import Reranker, RerankOutcome
 from .retriever import context_query, fast_results
 from .temporal import Window, parse_iso_range, parse_time_window, union, widen, window_filters
@@ -257,16 +258,16 @@ class LLMTurn:
         trace = TurnTrace()
         degraded: list[str] = []
         timings: dict[str, float] = {}
-        recent = list(recent)
+        held = self.held(recent, filters)  # in all of recent; the rest reads the conversation
+        recent = conversation(recent, text)
         query = context_query(text, recent, rcfg.recent_conversation_turns, rcfg.max_query_chars)
         lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
         base = [query, *(q for q in extra_queries if q.strip())]
-        held = self.held(recent, filters)
 
         # Phase 1, with the fast path of the raw context query running alongside.
         fast0 = self._searches.submit(self.fast.run, base, filters, now=now, exclude=held)
         reach0 = self._searches.submit(self.reach, query) if rcfg.adaptive_weights else None
-        text_window = parse_time_window(text, now)
+        text_window = parse_time_window(text, now, max_chars=rcfg.max_query_chars)
         expansion = self._expand(text, recent, now, lang, turn_end, trace, degraded, timings)
 
         window: Window | None = None

@@ -72,7 +72,7 @@ class Store:
                 "connection would see another in-memory database): give a path, e.g. in a "
                 "tempfile.mkdtemp() folder for tests"
             )
-        self.path = Path(path)
+        self.path = Path(os.path.abspath(path))  # a later chdir changes nothing
         self.neighbour_gap_s = neighbour_gap_s
         self._vector_cache_bytes = max(0, vector_cache_mb) * 2**20
         self._now = now
