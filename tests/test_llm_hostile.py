@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -17,6 +17,7 @@ import pytest
 
 from memengine import FixedClock, Memory
 from memengine.config import Config
+from memengine.embed.base import Vectors
 from memengine.embed.openai import OpenAIEmbedder
 from memengine.errors import EmbeddingError, LLMError, LLMResponseError, LLMTimeout
 from memengine.http_deadline import DeadlineTransport, ReplyTooLarge
@@ -292,3 +293,35 @@ def test_long_texts_cost_no_more_than_their_first_part(tmp_path: Path) -> None:
             pack = mem.pack(r, query="あ" * 6000)
             assert pack.text or not r.should_inject
         assert time.monotonic() - started < 20  # was minutes; the bound is loose for slow hosts
+
+
+class _BusyEmbedder(HashEmbedder):
+    """An embedder that another thread's work holds up (the default one serialises)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.busy_s = 0.0
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        time.sleep(self.busy_s)
+        return super().embed(texts)
+
+
+def test_a_busy_embedder_does_not_hold_the_turn_past_its_deadline(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    llm = {"base_url": srv.base_url, "turn_deadline_s": 1.0, "cache_expansions": False}
+    cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
+    emb = _BusyEmbedder()
+    with Memory.open(tmp_path / "m.db", config=cfg, embedder=emb, clock=FixedClock(NOW)) as mem:
+        rose = mem.add_exchange("the roses in the garden need pruning", "In March, then.")
+        mem.add_exchange("the dentist is on Friday", "Noted.")
+        emb.busy_s = 3.0
+        srv.push_chat(json_data={"expanded_queries": ["rose pruning"]})
+        srv.push_chat(json_data={"relevant_episodes": [], "injection_strategy": "summarize"})
+        t0 = time.monotonic()
+        r = mem.retrieve("when do the roses need pruning?")
+        assert time.monotonic() - t0 < 1.6  # was 3 s and more: the search waited unbounded
+        assert r.results[0].episode.id == rose
+        assert "vector" in r.degraded_parts
+        assert any("not embedded within the turn deadline" in d for d in r.degraded)

@@ -90,10 +90,12 @@ class FastPath:
         *,
         now: datetime,
         exclude: AbstractSet[int] = frozenset(),
+        skip_vectors: str | None = None,
     ) -> FastResult:
         """Search every query, fuse, score and fetch the candidates (best first). The ids
         in ``exclude`` are left out of every list before it is ranked (each search asks for
-        as many more hits)."""
+        as many more hits). ``skip_vectors`` (a reason) searches the full text alone,
+        asking the embedder nothing."""
         cfg = self.config
         timings: dict[str, float] = {}
         degraded: list[str] = []
@@ -102,11 +104,16 @@ class FastPath:
             return FastResult([], [], timings, ["empty query"])
         t0 = time.perf_counter()
         searched = [dense_query(q) for q in queries] if cfg.dense_content_words else []
+        vectors = None
         try:
-            vectors = self.embedder.embed([*queries, *searched])
+            if skip_vectors is None:
+                vectors = self.embedder.embed([*queries, *searched])
         except EmbeddingError as exc:
-            vectors = None
-            degraded.append(f"vector search skipped, the full-text search answered alone: {exc}")
+            skip_vectors = str(exc)
+        if skip_vectors is not None:
+            degraded.append(
+                f"vector search skipped, the full-text search answered alone: {skip_vectors}"
+            )
         qvecs = vectors[: len(queries)] if vectors is not None else None
         knn_vecs = vectors[len(queries) :] if vectors is not None and searched else qvecs
         timings["embed"] = _ms(t0)

@@ -286,7 +286,7 @@ class LLMTurn:
         trace.expanded_queries = extra
 
         # Phase 2: the hybrid search of every query, in the window.
-        result0 = fast0.result()
+        result0 = self._first_search(fast0, base, filters, now, turn_end, held)
         t2 = time.monotonic()
         result = result0
         if extra or window is not None:
@@ -488,6 +488,30 @@ class LLMTurn:
             return None, "invalid", f"{phase}: {note}"
         except LLMError as exc:
             return None, "error", f"{phase}: {_short(exc)}"
+
+    def _first_search(
+        self,
+        future: Future[FastResult],
+        queries: list[str],
+        filters: Filters,
+        now: datetime,
+        turn_end: float,
+        exclude: AbstractSet[int],
+    ) -> FastResult:
+        """The fast path's search of the raw queries, waited for until the turn deadline;
+        past it (the embedder busy with other threads' work, or slow), the full text is
+        searched alone, which asks the embedder nothing."""
+        wait = turn_end - time.monotonic() - FINISH_S
+        try:
+            return future.result(timeout=max(wait, MIN_PHASE_S))
+        except FutureTimeout:
+            return self.fast.run(
+                queries,
+                filters,
+                now=now,
+                exclude=exclude,
+                skip_vectors="the query was not embedded within the turn deadline",
+            )
 
     def _search(
         self,
