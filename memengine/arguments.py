@@ -263,20 +263,21 @@ def message(m: Message | Mapping[str, object] | str) -> Message | None:
         return m.model_copy(update={"text": scrub(m.text)})
     if isinstance(m, str):
         return Message(role="user", text=scrub(m))
-    if isinstance(m, Mapping) and "text" not in m and "content" not in m:
-        role = m.get("role")
-        if (isinstance(role, str) and role in SKIPPED_ROLES) or any(
-            key in m for key in ("tool_calls", "function_call", "refusal")
-        ):
-            return None  # a tool's message, or a call of one (OpenAI may leave content out)
-    if not isinstance(m, Mapping) or ("text" not in m and "content" not in m):
+    if not isinstance(m, Mapping):
         raise InvalidInput(
             "a recent message must be a Message, a dict with 'text' (or 'content'), "
             f"or a string: {_cut_repr(m)}"
         )
     role = m.get("role", "user")
     if isinstance(role, str) and role in SKIPPED_ROLES:
-        return None
+        return None  # a tool's output
+    if "text" not in m and "content" not in m:
+        if any(key in m for key in ("tool_calls", "function_call", "refusal")):
+            return None  # a call of a tool (OpenAI may leave content out)
+        raise InvalidInput(
+            "a recent message must be a Message, a dict with 'text' (or 'content'), "
+            f"or a string: {_cut_repr(m)}"
+        )
     if not isinstance(role, str) or (role not in ROLES and role != "developer"):
         raise InvalidInput(
             f"unknown role {_cut_repr(role)} of a recent message; expected one of: "
