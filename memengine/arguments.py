@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from .clock import ensure_aware
 from .errors import InvalidInput, NotFound
-from .models import EpisodeKind, Message, NewEpisode, Role
+from .models import ROLE_NAMES, EpisodeKind, Message, NewEpisode
 from .text import has_surrogate, is_blank, scrub
 
 __all__ = [
@@ -67,13 +67,7 @@ MAX_METADATA_DEPTH = 32
 MAX_DAY_RANGE = 365 * 200
 """The widest ``day_range`` accepted (200 years; None searches all time)."""
 
-ROLES: dict[str, Role] = {
-    "user": "user",
-    "partner": "partner",
-    "system": "system",
-    "assistant": "partner",
-    "companion": "partner",
-}
+ROLES = ROLE_NAMES
 """A recent message's role, with the names other chat APIs give the partner."""
 
 

@@ -29,6 +29,16 @@ __all__ = [
 Role = Literal["user", "partner", "system"]
 """Who said a recent message (``assistant`` and ``companion`` are read as the partner)."""
 
+ROLE_NAMES: dict[str, Role] = {
+    "user": "user",
+    "partner": "partner",
+    "system": "system",
+    "assistant": "partner",
+    "companion": "partner",
+}
+"""A message's role by every name it is given, with the names other chat APIs give the
+partner."""
+
 Relevance = Literal["high", "medium", "low"]
 """How much a result matters to the turn: ``high`` and ``medium`` go into the pack."""
 
@@ -110,13 +120,11 @@ class Message(_Model):
     @field_validator("role", mode="before")
     @classmethod
     def _partner_by_other_names(cls, role: object) -> object:
-        if isinstance(role, str) and role in ("assistant", "companion"):
-            return "partner"
-        if not isinstance(role, str) or role not in ("user", "partner", "system"):
+        if not isinstance(role, str) or role not in ROLE_NAMES:
             raise ValueError(
                 f"role must be user, partner (or assistant, companion) or system, not {role!r}"
             )
-        return role
+        return ROLE_NAMES[role]
 
 
 RecentMessage: TypeAlias = Message | Mapping[str, object] | str

@@ -12,7 +12,7 @@ import pytest
 from memengine import FixedClock, Memory
 from memengine.config import Config
 from memengine.models import Episode, EpisodeKind, Message
-from memengine.retrieve.recent import held_in_recent
+from memengine.retrieve.recent import conversation, held_in_recent
 from memengine.retrieve.retriever import context_query
 
 from .helpers import HashEmbedder
@@ -196,15 +196,17 @@ def test_the_query_keeps_the_new_text_and_leaves_out_system_messages() -> None:
         Message(role="partner", text="Thanks for sharing!"),
         Message(role="user", text="where does my sister live?"),
     ]
-    query = context_query("where does my sister live?", recent, 2, 2000)
+    query = context_query(
+        "where does my sister live?", conversation(recent, "where does my sister live?"), 2, 2000
+    )
     assert len(query) <= 2000
     assert query.endswith("Thanks for sharing!\nwhere does my sister live?")
     assert "Mochi" not in query and query.count("sister") == 1  # not read twice
     assert query == f"{paste[:300]}\nThanks for sharing!\nwhere does my sister live?"
-    assert context_query("x" * 3000, recent, 2, 2000) == "x" * 2000
-    short = context_query("and hers?", recent[:3], 1, 2000)
+    assert context_query("x" * 3000, conversation(recent, "x"), 2, 2000) == "x" * 2000
+    short = context_query("and hers?", conversation(recent[:3], "and hers?"), 1, 2000)
     assert short == f"{paste[:300]}\nThanks for sharing!\nand hers?"
-    tight = context_query("and hers?", recent[:3], 1, 100)
+    tight = context_query("and hers?", conversation(recent[:3], "and hers?"), 1, 100)
     assert tight == f"{paste[:70]}\nThanks for sharing!\nand hers?"  # the room left
 
 

@@ -53,18 +53,18 @@ RECENT_MESSAGE_CHARS = 300
 111 characters): enough to say what "it" is, not a pasted page."""
 
 
-def context_query(text: str, recent: Sequence[Message], turns: int, max_chars: int) -> str:
-    """The recent conversation (its last ``turns`` exchanges, i.e. 2×turns messages; system
-    messages are instructions and are left out) and the new text, in ``max_chars`` at
-    most: the new text comes whole (its first ``max_chars``), the recent messages fill the
-    room left, the newest first, each cut to its first :data:`RECENT_MESSAGE_CHARS`, so
-    a long paste two messages back neither pushes the question out nor drowns it. A
-    last message that is the new text is not read twice."""
+def context_query(text: str, said: Sequence[Message], turns: int, max_chars: int) -> str:
+    """The conversation before the new text (``said``, as :func:`.recent.conversation`
+    gives it; its last ``turns`` exchanges, i.e. 2×turns messages) and the new text, in
+    ``max_chars`` at most: the new text comes whole (its first ``max_chars``), the
+    messages fill the room left, the newest first, each cut to its first
+    :data:`RECENT_MESSAGE_CHARS`, so a long paste two messages back neither pushes the
+    question out nor drowns it."""
     new = text.strip()[:max_chars]
-    said = [m.text.strip() for m in conversation(recent, text)]
+    messages = [m.text.strip() for m in said]
     parts = [new]
     room = max_chars - len(new)
-    for message in reversed(said[-2 * turns :] if turns else []):
+    for message in reversed(messages[-2 * turns :] if turns else []):
         if room < 2:
             break
         parts.append(message[: min(room - 1, RECENT_MESSAGE_CHARS)])  # and its new line
@@ -283,10 +283,9 @@ class Retriever:
         """One turn's retrieval on the fast path."""
         t0 = time.perf_counter()
         cfg = self.config
-        query = context_query(text, recent, cfg.recent_conversation_turns, cfg.max_query_chars)
-        lang = guess_language(
-            text + " " + " ".join(m.text for m in conversation(recent, text)[-2:])
-        )
+        said = conversation(recent, text)
+        query = context_query(text, said, cfg.recent_conversation_turns, cfg.max_query_chars)
+        lang = guess_language(text + " " + " ".join(m.text for m in said[-2:]))
         # the reach's term counts run beside the searches; the lists are re-fused after
         reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None
         held = self.held(recent, filters)
