@@ -195,6 +195,8 @@ def test_correct_json_uses_both_phases(srv: ScriptedOpenAI, store: Store) -> Non
     assert r.signals == {}  # the LLM decided: the fast path's signals were not read
     assert "Juno dental cleaning appointment" in r.queries
     assert {"expansion", "rerank", "turn", "reach"} <= set(r.timings_ms)
+    # the first search's stages keep their names; the expanded search's are prefixed
+    assert {"embed", "knn", "fusion", "expanded.embed", "expanded.total"} <= set(r.timings_ms)
     exp_req, rr_req = srv.chat_requests
     assert "Juno chewed my slippers again" in user_prompt(exp_req)  # the recent conversation
     assert "Today: 2026-06-01 (Mon)" in user_prompt(exp_req)

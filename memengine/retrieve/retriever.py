@@ -23,7 +23,7 @@ from ..embed.base import Embedder
 from ..models import Message, Relevance, Retrieval, Retrieved
 from ..store.database import Store
 from ..store.filters import Filters
-from ..text import guess_language
+from ..text import Language, guess_language
 from .adapt import dense_spread, list_scales, reweight
 from .answer_type import asked_types
 from .coverage import (
@@ -41,7 +41,7 @@ from .recent import conversation, held_in_recent, lookback
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
 from .temporal import parse_time_window, widen
 
-__all__ = ["Retriever", "context_query", "fast_results", "label"]
+__all__ = ["Retriever", "context_query", "fast_results", "label", "turn_language"]
 
 _COVERAGE_CHARS = 2000
 _COVERAGE_WORDS = 100
@@ -70,6 +70,11 @@ def context_query(text: str, said: Sequence[Message], turns: int, max_chars: int
         parts.append(message[: min(room - 1, RECENT_MESSAGE_CHARS)])  # and its new line
         room -= len(parts[-1]) + 1
     return "\n".join(reversed(parts))
+
+
+def turn_language(text: str, said: Sequence[Message]) -> Language:
+    """The language of a turn: of the new text and the last two messages before it."""
+    return guess_language(text + " " + " ".join(m.text for m in said[-2:]))
 
 
 def label(
@@ -285,7 +290,7 @@ class Retriever:
         cfg = self.config
         said = conversation(recent, text)
         query = context_query(text, said, cfg.recent_conversation_turns, cfg.max_query_chars)
-        lang = guess_language(text + " " + " ".join(m.text for m in said[-2:]))
+        lang = turn_language(text, said)
         # the reach's term counts run beside the searches; the lists are re-fused after
         reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None
         held = self.held(recent, filters)

@@ -44,13 +44,12 @@ from ..llm.client import ChatClient
 from ..models import Message, Retrieval, Retrieved
 from ..store.database import Store
 from ..store.filters import Filters
-from ..text import guess_language
 from .expand import DetectedReference, Expander, Expansion, clean_queries
 from .fastpath import Candidate, FastPath, FastResult
 from .pool import Pool
 from .recent import conversation
 from .rerank import Reranker, RerankOutcome
-from .retriever import context_query, fast_results
+from .retriever import context_query, fast_results, turn_language
 from .temporal import Window, parse_iso_range, parse_time_window, union, widen, window_filters
 
 __all__ = ["Decide", "LLMTurn", "PhaseStatus", "Reach", "Refine", "TurnTrace", "llm_window"]
@@ -261,7 +260,7 @@ class LLMTurn:
         held = self.held(recent, filters)  # in all of recent; the rest reads the conversation
         recent = conversation(recent, text)
         query = context_query(text, recent, rcfg.recent_conversation_turns, rcfg.max_query_chars)
-        lang = guess_language(text + " " + " ".join(m.text for m in recent[-2:]))
+        lang = turn_language(text, recent)
         base = [query, *(q for q in extra_queries if q.strip())]
 
         # Phase 1, with the fast path of the raw context query running alongside.
@@ -353,8 +352,11 @@ class LLMTurn:
             should_inject = self.decide(text, candidates, timings, signals, result.lexical_only)
             strategy = "quote_key_parts"
 
-        for key, value in result.timings_ms.items():
-            timings.setdefault(key, value)
+        for key, value in result0.timings_ms.items():
+            timings.setdefault(key, value)  # the first search's stages: embed, knn, …
+        if result is not result0:
+            for key, value in result.timings_ms.items():
+                timings[f"expanded.{key}"] = value  # the expanded search's stages
         trace.elapsed_s = time.monotonic() - t0
         timings["turn"] = round(trace.elapsed_s * 1000, 3)
         self._count(trace)
@@ -489,6 +491,15 @@ class LLMTurn:
         except LLMError as exc:
             return None, "error", f"{phase}: {_short(exc)}"
 
+    def _wait(self, future: Future[FastResult], turn_end: float) -> FastResult | None:
+        """A search's result, waited for until the turn deadline (None past it)."""
+        wait = turn_end - time.monotonic() - FINISH_S
+        try:
+            return future.result(timeout=max(wait, MIN_PHASE_S))
+        except FutureTimeout:
+            future.cancel()
+            return None
+
     def _first_search(
         self,
         future: Future[FastResult],
@@ -498,20 +509,19 @@ class LLMTurn:
         turn_end: float,
         exclude: AbstractSet[int],
     ) -> FastResult:
-        """The fast path's search of the raw queries, waited for until the turn deadline;
-        past it (the embedder busy with other threads' work, or slow), the full text is
-        searched alone, which asks the embedder nothing."""
-        wait = turn_end - time.monotonic() - FINISH_S
-        try:
-            return future.result(timeout=max(wait, MIN_PHASE_S))
-        except FutureTimeout:
-            return self.fast.run(
-                queries,
-                filters,
-                now=now,
-                exclude=exclude,
-                skip_vectors="the query was not embedded within the turn deadline",
-            )
+        """The fast path's search of the raw queries; past the turn deadline (the embedder
+        busy with other threads' work, or slow), the full text is searched alone, which
+        asks the embedder nothing."""
+        result = self._wait(future, turn_end)
+        if result is not None:
+            return result
+        return self.fast.run(
+            queries,
+            filters,
+            now=now,
+            exclude=exclude,
+            skip_vectors="the query was not embedded within the turn deadline",
+        )
 
     def _search(
         self,
@@ -523,13 +533,11 @@ class LLMTurn:
         degraded: list[str],
         exclude: AbstractSet[int],
     ) -> FastResult:
-        """Phase 2's search (without the ids in ``exclude``), waited for until the turn
-        deadline (then the fast path's result)."""
+        """Phase 2's search (without the ids in ``exclude``); past the turn deadline, the
+        first search's result."""
         future = self._searches.submit(self.fast.run, queries, filters, now=now, exclude=exclude)
-        wait = turn_end - time.monotonic() - FINISH_S
-        try:
-            return future.result(timeout=max(wait, MIN_PHASE_S))
-        except FutureTimeout:
-            future.cancel()
+        result = self._wait(future, turn_end)
+        if result is None:
             degraded.append("search: the expanded search missed the turn deadline; fast path used")
             return fallback
+        return result
