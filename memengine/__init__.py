@@ -59,6 +59,8 @@ from .models import (
     Retrieval,
     Retrieved,
     Role,
+    RoleName,
+    Stats,
 )
 from .store.database import ConsistencyReport
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
@@ -115,10 +117,12 @@ __all__ = [
     "RetrievalConfig",
     "Retrieved",
     "Role",
+    "RoleName",
     "SalvageReport",
     "SchemaTooNew",
     "ScorerInfo",
     "SleepReport",
+    "Stats",
     "StoreError",
     "SystemClock",
     "__version__",

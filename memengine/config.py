@@ -99,6 +99,9 @@ class RetrievalConfig(_Section):
     vector_cache_mb: int = Field(default=1024, ge=0)
     """Memory for in-process copies of agents' vectors (KNN at numpy speed; an agent whose floats
     do not fit is held as codes, rescored from vec0); 0: vec0 only."""
+    page_cache_mb: int = Field(default=64, ge=1, le=65_536)
+    """The most each SQLite connection (one per thread that uses the memory) keeps of the
+    file's pages in memory, filled as it reads; the OS page cache sits beneath it."""
     max_term_df: float = Field(default=0.5, gt=0.0, le=1.0)
     """Query terms found in more than this share of episodes are left out of BM25 (idf ≤ 0)."""
     bm25_posting_budget: int | None = Field(default=5_000, ge=100)

@@ -7,6 +7,7 @@ from typing import Any
 
 from .config import Config
 from .errors import ConfigError, MemEngineError
+from .models import Stats
 from .store.database import FTS_NOT_CHECKED, Store
 from .store.vectors import CHUNK_SIZE
 
@@ -66,6 +67,15 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
                 )
                 checks["consistency"] = (report.ok, detail)
                 checks["vector layout"] = _layout_check(mem.stats())
+                stopped = mem.store.stopped_reembed()
+                if stopped is not None:
+                    target, made = stopped
+                    checks["re-embed"] = (
+                        True,
+                        f"a re-embed to {target} stopped after making {made:,} vectors (the "
+                        "searches use the old ones); `memengine reembed` with that embedder "
+                        "goes on from there",
+                    )
         except MemEngineError as exc:
             checks["database"] = (False, str(exc))
     else:
@@ -155,9 +165,9 @@ def _llm_check(config: Config) -> tuple[bool, str]:
     return True, f"{client.base_url} model {llm.expansion_model!r}: {seconds * 1000:.0f} ms{slow}"
 
 
-def _layout_check(stats: dict[str, Any]) -> tuple[bool, str]:
+def _layout_check(stats: Stats) -> tuple[bool, str]:
     """Whether the vector table has the current chunk size; an older one is advice, not a fault."""
-    size = int(stats["vector_chunk_size"])
+    size = stats["vector_chunk_size"]
     if size == CHUNK_SIZE:
         return True, f"{size} vectors per chunk"
     agents = len(stats["agents"])

@@ -14,7 +14,7 @@ from typing import TypeVar
 from .config import Config
 from .errors import ConfigError, LLMError
 from .llm.client import ChatClient
-from .models import Episode, EpisodeKind, Message
+from .models import Episode, EpisodeKind, Message, Role
 from .retrieve.expand import Expander
 from .retrieve.fastpath import Candidate
 from .retrieve.rerank import Reranker
@@ -23,7 +23,7 @@ __all__ = ["check_llm"]
 
 T = TypeVar("T")
 
-_SAMPLE_RECENT = (
+_SAMPLE_RECENT: tuple[tuple[Role, str], ...] = (
     ("user", "Juno keeps pawing at her mouth this evening."),
     ("partner", "Poor girl. Is she still managing her food?"),
 )

@@ -42,7 +42,7 @@ from .errors import (
     StoreError,
 )
 from .importers import ImportedFile, read_file
-from .models import Episode, EpisodeKind, NewEpisode, Pack, RecentMessage, Retrieval
+from .models import Episode, EpisodeKind, NewEpisode, Pack, RecentMessage, Retrieval, Stats
 from .pack import build_pack
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
@@ -163,6 +163,7 @@ class Memory:
             now=clk,
             neighbour_gap_s=cfg.retrieval.neighbour_gap_minutes * 60,
             vector_cache_mb=cfg.retrieval.vector_cache_mb,
+            page_cache_mb=cfg.retrieval.page_cache_mb,
             read_only=read_only,
             read_only_reason=reason,
         )
@@ -637,7 +638,7 @@ class Memory:
             self.embedder.embed(["warm"])  # the default model loads on first use (~1 s)
         return mode
 
-    def stats(self, *, agent: str | None = None) -> dict[str, Any]:
+    def stats(self, *, agent: str | None = None) -> Stats:
         """Counts per agent, kind and status, file size and embedder; with ``agent``, the
         per-agent counts of that agent only (the file's totals stay)."""
         data = self.store.stats()
@@ -746,7 +747,12 @@ class Memory:
         return self.add_many(todo, progress=progress, total=len(todo))
 
     def reembed(self, *, progress: Progress | None = None) -> int:
-        """Re-embed every episode with the current embedder (in one transaction)."""
+        """Re-embed every episode with the current embedder; return how many.
+
+        The vectors are made in batches beside the file's old ones, which stay in use
+        (other writers go on), then swapped in by one transaction. Stopped part way,
+        nothing has changed, and the next re-embed with the same embedder goes on
+        from where this one stopped (:mod:`memengine.store.reembed`)."""
         self._writable()
         return self.store.replace_embedder(
             self.embedder.id,

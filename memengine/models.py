@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from enum import Enum
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -22,6 +22,8 @@ __all__ = [
     "Retrieval",
     "Retrieved",
     "Role",
+    "RoleName",
+    "Stats",
     "Status",
 ]
 
@@ -38,6 +40,9 @@ ROLE_NAMES: dict[str, Role] = {
 }
 """A message's role by every name it is given, with the names other chat APIs give the
 partner."""
+
+RoleName = Literal["user", "partner", "system", "assistant", "companion"]
+"""Every name a :class:`Message` takes for its role (the keys of :data:`ROLE_NAMES`)."""
 
 Relevance = Literal["high", "medium", "low"]
 """How much a result matters to the turn: ``high`` and ``medium`` go into the pack."""
@@ -117,6 +122,10 @@ class Message(_Model):
     role: Role = "user"
     text: str
 
+    if TYPE_CHECKING:  # the names it is given, not only the one it keeps
+
+        def __init__(self, *, role: RoleName = "user", text: str) -> None: ...
+
     @field_validator("role", mode="before")
     @classmethod
     def _partner_by_other_names(cls, role: object) -> object:
@@ -130,6 +139,33 @@ class Message(_Model):
 RecentMessage: TypeAlias = Message | Mapping[str, object] | str
 """One message of ``retrieve``'s ``recent``: a :class:`Message`, a dict such as OpenAI's chat
 messages (``role`` and ``content``, or ``text``), or a plain string (the user's)."""
+
+
+class Stats(TypedDict):
+    """What :meth:`memengine.Memory.stats` reports about a file."""
+
+    episodes: int
+    """Episodes in the file (with ``agent``, still the file's total)."""
+    agents: dict[str, dict[str, int]]
+    """Per agent, its episodes by status (``active``, ``archived``)."""
+    kinds: dict[str, int]
+    """Episodes by kind."""
+    first: str | None
+    """The earliest ``occurred_at`` (ISO 8601, with its offset), None in an empty file."""
+    last: str | None
+    """The latest ``occurred_at``, likewise."""
+    bytes: int
+    """The file's size with its ``-wal`` file."""
+    free_bytes: int
+    """Free pages, which ``optimize`` gives back."""
+    embedder: str
+    """The id of the embedder the vectors were made with."""
+    dimension: int
+    """The vectors' length."""
+    fulltext_segments: int
+    """FTS5 index segments (``optimize`` merges them into one)."""
+    vector_chunk_size: int
+    """Rows per ``vec0`` chunk."""
 
 
 class NewEpisode(_Model):

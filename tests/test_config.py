@@ -211,3 +211,32 @@ def test_waits_and_strengths_have_an_upper_bound() -> None:
     assert (
         load_config(environ={"MEMENGINE_LLM__TURN_DEADLINE_S": "3600"}).llm.turn_deadline_s == 3600
     )
+
+
+def test_page_cache_size_reaches_every_connection(tmp_path: Path) -> None:
+    """``[retrieval] page_cache_mb`` is each connection's ``cache_size``, read-only ones too."""
+    import threading
+
+    from memengine import Memory
+
+    from .helpers import HashEmbedder
+
+    cfg = load_config(None, overrides={"retrieval": {"page_cache_mb": 8}})
+    path = tmp_path / "m.db"
+    sizes: list[int] = []
+
+    def read_cache_size(mem: Memory) -> None:
+        with mem.store.connections.read() as cur:
+            sizes.append(int(cur.execute("PRAGMA cache_size").fetchone()[0]))
+
+    with Memory.open(path, config=cfg, embedder=HashEmbedder()) as mem:
+        mem.add_exchange("hello", "hi")
+        read_cache_size(mem)
+        other = threading.Thread(target=read_cache_size, args=(mem,))  # its own connection
+        other.start()
+        other.join()
+    with Memory.open(path, config=cfg, embedder=HashEmbedder(), read_only=True) as mem:
+        read_cache_size(mem)
+    assert sizes == [-8 * 1024] * 3  # negative: KiB
+    with pytest.raises(ConfigError, match="page_cache_mb"):
+        load_config(None, overrides={"retrieval": {"page_cache_mb": 0}})

@@ -101,3 +101,32 @@ def test_every_degraded_note_begins_as_documented() -> None:
         "feedback" in s or "LLM judge" in s or "memories" in s or "answer similarity" in s
         for s in unknown
     ), unknown
+
+
+def test_stats_holds_what_its_type_says(mem: memengine.Memory) -> None:
+    """``Stats`` is a TypedDict: the keys and value types a caller's type checker is told."""
+    import types
+    import typing
+
+    mem.add_exchange("The dentist is on Friday at 3pm", "Noted.")
+    stats: dict[str, object] = dict(mem.stats())
+    hints = typing.get_type_hints(memengine.Stats)
+    assert set(stats) == set(hints)
+    for key, hint in hints.items():
+        origin = typing.get_origin(hint) or hint
+        if origin in (typing.Union, types.UnionType):
+            origin = tuple(typing.get_origin(a) or a for a in typing.get_args(hint))
+        assert isinstance(stats[key], origin), f"{key}: {stats[key]!r} is not {hint}"
+    assert stats["episodes"] == 1 and stats["agents"] == {"default": {"active": 1}}
+    assert stats["first"] is not None and stats["first"] == stats["last"]
+
+
+def test_message_takes_every_role_name() -> None:
+    """The names other chat APIs give the partner are accepted (and typed: ``RoleName``)."""
+    import typing
+
+    kept = {typing.cast(str, a) for a in typing.get_args(memengine.Role)}
+    for name in typing.get_args(memengine.RoleName):
+        assert memengine.Message(role=name, text="hi").role in kept
+    assert memengine.Message(role="assistant", text="hi").role == "partner"
+    assert memengine.Message(role="companion", text="hi").role == "partner"

@@ -104,13 +104,16 @@ def backup(
 @app.command()
 @guarded
 def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
-    """Re-embed every episode with the configured embedder (one transaction: stopped part
-    way, the file keeps its old vectors)."""
+    """Re-embed every episode with the configured embedder. Stopped part way, the file keeps
+    its old vectors, and the next reembed with the same embedder goes on from there."""
     cfg = settings(config, db)
     with open_memory(cfg, allow_embedder_change=True) as mem:
         old, new = mem.store.embedder_id, mem.embedder.id
         if old == new:
             note(f"{cfg.db} already holds vectors of {new}: re-embedding them all again")
+        stopped = mem.store.stopped_reembed()
+        if stopped is not None and stopped[0] == f"{new}:{mem.embedder.dimension}" and stopped[1]:
+            note(f"going on from the {stopped[1]:,} vectors a stopped re-embed made")
         seen = [0, 0]
         try:
             with progress_bar("re-embedding") as bar:
@@ -123,7 +126,8 @@ def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
         except (KeyboardInterrupt, SystemExit, MemEngineError):
             note(
                 f"re-embed stopped after {seen[0]:,} of {seen[1]:,} episodes; nothing was "
-                f"changed: {cfg.db} still holds vectors of {old}"
+                f"changed: {cfg.db} still holds vectors of {old}. The vectors made so far are "
+                f"kept: run `memengine reembed` again with this embedder to go on from there"
             )
             raise
         stats = mem.stats()

@@ -11,6 +11,7 @@ the pooled DB-API connection directly, one per thread.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -72,7 +73,11 @@ many pages to chain, write and walk as SQLite's default 4 KiB, and batch ingest 
 chunks, before :data:`.vectors.CHUNK_SIZE` became 64 rows)."""
 
 
-def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+PAGE_CACHE_MB = 64
+"""Each connection's page cache, by default (``[retrieval] page_cache_mb``)."""
+
+
+def _on_connect(dbapi_conn: Any, _record: Any, *, cache_mb: int = PAGE_CACHE_MB) -> None:
     try:
         dbapi_conn.enable_load_extension(True)
         sqlite_vec.load(dbapi_conn)
@@ -85,7 +90,7 @@ def _on_connect(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA foreign_keys = ON")
     cur.execute("PRAGMA synchronous = NORMAL")
     cur.execute("PRAGMA temp_store = MEMORY")
-    cur.execute("PRAGMA cache_size = -65536")
+    cur.execute(f"PRAGMA cache_size = {-1024 * int(cache_mb)}")  # negative: in KiB
     cur.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
     cur.close()
 
@@ -95,12 +100,20 @@ class Connections:
 
     A thread keeps its connection while it lives (it goes back to the pool when
     the thread has ended), so there are as many as there are threads using the
-    file; ``pool_size`` of them are kept open for the next threads."""
+    file; ``pool_size`` of them are kept open for the next threads. Each has a page cache of
+    up to ``cache_mb`` MiB, filled as it reads."""
 
     def __init__(
-        self, path: Path, *, pool_size: int = 8, access: Access = "rw", why: str = ""
+        self,
+        path: Path,
+        *,
+        pool_size: int = 8,
+        access: Access = "rw",
+        why: str = "",
+        cache_mb: int = PAGE_CACHE_MB,
     ) -> None:
         self.path = path
+        self._cache_mb = cache_mb
         self.access: Access = access
         self._why = why
         self._stamp = _stamp(path) if access == "immutable" else None
@@ -140,7 +153,7 @@ class Connections:
             max_overflow=-1,  # each thread keeps one while it lives: any number of threads
             pool_timeout=30,
         )
-        event.listen(engine, "connect", _on_connect)
+        event.listen(engine, "connect", functools.partial(_on_connect, cache_mb=self._cache_mb))
         return engine
 
     @property

@@ -29,11 +29,12 @@ from ..errors import (
     SchemaTooNew,
     StoreError,
 )
-from ..models import Episode, NewEpisode
+from ..models import Episode, NewEpisode, Stats
 from . import episodes as ep_rows
 from . import fulltext, maintenance, vectors
 from . import lifecycle as store_lc
-from .connect import Connections, read_only_access, sqlite_module
+from . import reembed as staging
+from .connect import PAGE_CACHE_MB, Connections, read_only_access, sqlite_module
 from .consistency import FTS_NOT_CHECKED, ConsistencyReport, check_consistency
 from .filters import Filters
 from .maintenance import BackupReport, ForgetReport, OptimizeReport
@@ -63,6 +64,7 @@ class Store:
         now: Callable[[], datetime],
         neighbour_gap_s: int = 3600,
         vector_cache_mb: int = 1024,
+        page_cache_mb: int = PAGE_CACHE_MB,
         read_only: bool = False,
         read_only_reason: str = "",
     ) -> None:
@@ -78,10 +80,10 @@ class Store:
         self._now = now
         check_header(self.path)
         if read_only:
-            self.connections = _read_only_connections(self.path, read_only_reason)
+            self.connections = _read_only_connections(self.path, read_only_reason, page_cache_mb)
         else:
             _check_writable(self.path)
-            self.connections = Connections(self.path)
+            self.connections = Connections(self.path, cache_mb=page_cache_mb)
         try:
             self._open(embedder_id, dimension, allow_embedder_change)
         except BaseException:
@@ -535,7 +537,7 @@ class Store:
                 cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (agent,)).fetchone()[0]
             )
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> Stats:
         """Counts per agent, kind and status, the file's size, its full-text segments and the
         rows per vector chunk."""
         with self.connections.read() as cur:
@@ -557,19 +559,19 @@ class Store:
         for agent, status, n in per_agent:
             agents.setdefault(agent, {})[status] = n
         size = maintenance.file_bytes(self.path)
-        return {
-            "episodes": sum(sum(v.values()) for v in agents.values()),
-            "agents": agents,
-            "kinds": per_kind,
-            "first": span[0],
-            "last": span[1],
-            "bytes": size,
-            "free_bytes": free * page,
-            "embedder": meta.get("embedder_id", self.embedder_id),
-            "dimension": int(meta.get("dimension", self.dimension)),
-            "fulltext_segments": segments,
-            "vector_chunk_size": chunk,
-        }
+        return Stats(
+            episodes=sum(sum(v.values()) for v in agents.values()),
+            agents=agents,
+            kinds={str(k): int(n) for k, n in per_kind.items()},
+            first=span[0],
+            last=span[1],
+            bytes=size,
+            free_bytes=free * page,
+            embedder=str(meta.get("embedder_id", self.embedder_id)),
+            dimension=int(meta.get("dimension", self.dimension)),
+            fulltext_segments=segments,
+            vector_chunk_size=chunk,
+        )
 
     def consistency(self) -> ConsistencyReport:
         """Check that every episode has its vector with current filter columns and FTS rows,
@@ -586,43 +588,109 @@ class Store:
         progress: Callable[[int, int], None] | None = None,
         batch: int = 256,
     ) -> int:
-        """Re-embed every episode with a new embedder, in one transaction; return the count.
+        """Re-embed every episode with a new embedder; return the count.
 
-        Until it commits, readers keep seeing the old vectors; a failure leaves
-        the file as it was. The episodes are listed inside the transaction, so
-        another process's writes wait for it and none is left without a vector.
+        The vectors are made in batches outside the write transaction and kept
+        in a staging table (:mod:`.reembed`); then one transaction replaces the
+        vector table with them. Until it commits, readers see the old vectors
+        and other writers go on (they wait only for the swap); a failure or an
+        interruption leaves the file as it was, with the vectors made so far
+        kept for the next re-embed to the same embedder, which goes on from
+        there. The swap lists the episodes again, so one added meanwhile is
+        embedded there and none is left without a vector.
+        ``progress(done, total)`` counts the episodes embedded (staged ones
+        included).
         """
-        done = 0
+        target = f"{embedder_id}:{dimension}"
         with self.connections.write() as cur:
+            staging.prepare(cur, target)
+        with self.connections.read() as cur:
             id_batches = list(ep_rows.iter_episode_ids(cur, None, batch))
-            total = sum(len(ids) for ids in id_batches)
-            if progress:
-                progress(0, total)
-            vectors.drop_vector_table(cur)
-            vectors.create_vector_table(cur, dimension)
-            for ids in id_batches:
+        total = sum(len(ids) for ids in id_batches)
+        done = 0
+        if progress:
+            progress(0, total)
+        for ids in id_batches:
+            with self.connections.read() as cur:
+                kept = staging.staged(cur, ids)
                 found = ep_rows.fetch_episodes(cur, ids)
-                eps = [found[i] for i in ids]
-                vecs = embed(eps)
-                if vecs.shape != (len(eps), dimension):
-                    raise InvalidInput(f"embedder returned shape {vecs.shape}")
-                vectors.check_vectors(vecs, dimension, ids)
-                vectors.insert_vectors(
-                    cur,
-                    ids,
-                    [vectors.filter_columns(e) for e in eps],
-                    vecs,
-                )
-                done += len(eps)
-                if progress:
-                    progress(done, total)
-            self._set_meta(cur, embedder_id=embedder_id, dimension=str(dimension))
-            log_reset(cur)
+            todo = [
+                found[i]
+                for i in ids
+                if i in found and kept.get(i, (b"",))[0] != staging.digest(found[i].text)
+            ]
+            if todo:
+                vecs = self._embed_checked(embed, todo, dimension)
+                with self.connections.write() as cur:
+                    staging.prepare(cur, target)  # another re-embed may have started anew
+                    staging.stage(
+                        cur, [e.id for e in todo], [staging.digest(e.text) for e in todo], vecs
+                    )
+            done += len(ids)
+            if progress:
+                progress(done, total)
+        with self.connections.write() as cur:
+            count = self._swap_vectors(cur, embedder_id, dimension, embed, batch)
         self.embedder_id, self.dimension = embedder_id, dimension
         self._in_use = (embedder_id, dimension)
         self.vector_index.close()
         self.vector_index = self._new_vector_index(dimension)
-        return done
+        if progress and count != total:
+            progress(count, count)
+        return count
+
+    def stopped_reembed(self) -> tuple[str, int] | None:
+        """The target (``"<embedder id>:<dimension>"``) of a re-embed that stopped part way
+        and how many vectors it has made, or None."""
+        with self.connections.read() as cur:
+            return staging.staged_count(cur)
+
+    @staticmethod
+    def _embed_checked(
+        embed: Callable[[list[Episode]], npt.NDArray[np.float32]],
+        eps: list[Episode],
+        dimension: int,
+    ) -> npt.NDArray[np.float32]:
+        vecs = embed(eps)
+        if vecs.shape != (len(eps), dimension):
+            raise InvalidInput(f"embedder returned shape {vecs.shape}")
+        vectors.check_vectors(vecs, dimension, [e.id for e in eps])
+        return vecs
+
+    def _swap_vectors(
+        self,
+        cur: Any,
+        embedder_id: str,
+        dimension: int,
+        embed: Callable[[list[Episode]], npt.NDArray[np.float32]],
+        batch: int,
+    ) -> int:
+        """Replace the vector table with the staged vectors, embedding the episodes that
+        have none (added since, or staged for other text); inside the write transaction."""
+        staging.prepare(cur, f"{embedder_id}:{dimension}")  # nothing staged for another
+        vectors.drop_vector_table(cur)
+        vectors.create_vector_table(cur, dimension)
+        count = 0
+        for ids in ep_rows.iter_episode_ids(cur, None, batch):
+            found = ep_rows.fetch_episodes(cur, ids)
+            eps = [found[i] for i in ids]
+            kept = staging.staged(cur, ids)
+            vecs = np.empty((len(eps), dimension), dtype=np.float32)
+            missing: list[int] = []
+            for row, ep in enumerate(eps):
+                dig, blob = kept.get(ep.id, (b"", b""))
+                if dig == staging.digest(ep.text) and len(blob) == 4 * dimension:
+                    vecs[row] = np.frombuffer(blob, dtype=np.float32)
+                else:
+                    missing.append(row)
+            if missing:
+                vecs[missing] = self._embed_checked(embed, [eps[r] for r in missing], dimension)
+            vectors.insert_vectors(cur, ids, [vectors.filter_columns(e) for e in eps], vecs)
+            count += len(eps)
+        self._set_meta(cur, embedder_id=embedder_id, dimension=str(dimension))
+        staging.clear(cur)
+        log_reset(cur)
+        return count
 
     def optimize(
         self,
@@ -713,12 +781,12 @@ class Store:
         self.connections.close()
 
 
-def _read_only_connections(path: Path, why: str) -> Connections:
+def _read_only_connections(path: Path, why: str, cache_mb: int = PAGE_CACHE_MB) -> Connections:
     """Connections that cannot write to the file at ``path`` and make nothing beside it
     (:func:`.read_only_access`); ``why`` says why it is opened so."""
     if not path.is_file():
         raise StoreError(f"no memory file at {path}")
-    connections = Connections(path, access=read_only_access(path), why=why)
+    connections = Connections(path, access=read_only_access(path), why=why, cache_mb=cache_mb)
     try:
         connections.probe()
     except StoreError:

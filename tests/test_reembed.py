@@ -1,0 +1,170 @@
+"""A re-embed makes its vectors beside the old ones, swaps them in at once, and goes on
+after an interruption from where it stopped."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memengine import EmbeddingError, FixedClock, Memory, NewEpisode
+from memengine.embed.base import Vectors
+from memengine.store import reembed as staging
+
+from .helpers import HashEmbedder, word_episodes
+
+T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
+N = 1000  # four batches of 256
+
+
+class StopsAfter(HashEmbedder):
+    """The new embedder: fails after ``limit`` texts (an endpoint that goes down), and
+    can run a hook before each batch (another writer at work meanwhile)."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        super().__init__(32, name="new")
+        self.limit = limit
+        self.texts: list[str] = []
+        self.before_batch: list[object] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.limit is not None and len(self.texts) + len(texts) > self.limit:
+            raise EmbeddingError("the endpoint went away")
+        for hook in self.before_batch:
+            hook()  # type: ignore[operator]
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "m.db"
+    with Memory.open(path, embedder=HashEmbedder(), clock=FixedClock(T0)) as mem:
+        mem.add_many(word_episodes(N, "default"))
+    return path
+
+
+def open_with(path: Path, embedder: HashEmbedder) -> Memory:
+    return Memory.open(path, embedder=embedder, clock=FixedClock(T0), allow_embedder_change=True)
+
+
+def stored_vector(mem: Memory, episode_id: int) -> np.ndarray:
+    with mem.store.connections.read() as cur:
+        row = cur.execute(
+            "SELECT embedding FROM episode_vectors WHERE episode_id = ?", (episode_id,)
+        ).fetchone()
+    return np.frombuffer(row[0], dtype=np.float32)
+
+
+def made_by_new(mem: Memory, episode_id: int) -> bool:
+    """The vector stored for the episode is the new embedder's vector of its text."""
+    expected = HashEmbedder(32, name="new").embed([mem.get(episode_id).text])[0]
+    return bool(np.allclose(stored_vector(mem, episode_id), expected, atol=1e-6))
+
+
+def staged(mem: Memory) -> tuple[str, int] | None:
+    with mem.store.connections.read() as cur:
+        return staging.staged_count(cur)
+
+
+def test_an_interrupted_reembed_keeps_the_old_vectors_and_goes_on_later(db: Path) -> None:
+    first = StopsAfter(limit=600)  # two batches of 256 made, the third fails
+    with open_with(db, first) as mem, pytest.raises(EmbeddingError, match="went away"):
+        mem.reembed()
+    with Memory.open(db, embedder=HashEmbedder(), clock=FixedClock(T0)) as old:
+        assert old.stats()["embedder"] == "hash:64"  # the searches still read the old vectors
+        assert old.check().ok and old.retrieve("anything", day_range=None).results
+        assert staged(old) == ("new:32:32", 512)
+    second = StopsAfter()
+    seen: list[tuple[int, int]] = []
+    with open_with(db, second) as mem:
+        assert mem.reembed(progress=lambda d, t: seen.append((d, t))) == N
+        assert len(second.texts) == N - 512  # only what the first run had not made
+        assert seen[:2] == [(0, N), (256, N)] and seen[-1] == (N, N)
+        assert staged(mem) is None and mem.check().ok
+    with Memory.open(db, embedder=HashEmbedder(32, name="new"), clock=FixedClock(T0)) as mem:
+        stats = mem.stats()
+        assert (stats["embedder"], stats["dimension"]) == ("new:32", 32)
+        assert all(made_by_new(mem, i) for i in (1, 256, 512, 513, 700, N))
+
+
+def test_a_reembed_to_another_embedder_starts_anew(db: Path) -> None:
+    with open_with(db, StopsAfter(limit=300)) as mem, pytest.raises(EmbeddingError):
+        mem.reembed()
+    other = HashEmbedder(48, name="other")
+    with open_with(db, other) as mem:
+        assert staged(mem) == ("new:32:32", 256)
+        assert mem.reembed() == N
+        assert sum(other.calls) == N  # nothing of new:32 was used
+        assert mem.stats()["dimension"] == 48 and mem.check().ok
+
+
+def test_episodes_written_while_the_vectors_are_made_get_them_in_the_swap(db: Path) -> None:
+    """Another writer goes on with the old embedder during the long part; the swap embeds
+    what it added, and what it deleted stays deleted."""
+    new = StopsAfter()
+    added: list[int] = []
+    writer = Memory.open(db, embedder=HashEmbedder(), clock=FixedClock(T0))
+
+    def write_meanwhile() -> None:  # from another thread, as another user would
+        if len(added) == 4:  # the swap's call: it holds the write lock
+            return
+
+        def one() -> None:
+            added.append(writer.add_exchange(f"plumber visit number {len(added)}", "ok"))
+            writer.delete([len(added)])
+
+        t = threading.Thread(target=one)
+        t.start()
+        t.join()
+
+    new.before_batch.append(write_meanwhile)
+    try:
+        with open_with(db, new) as mem:
+            assert mem.reembed() == N  # N + 4 added, 4 deleted (ids 1–4)
+            report = mem.check()
+            assert report.ok and report.vectors == report.episodes == N
+            assert len(added) == 4 and len(new.texts) == N + 4  # the swap embedded the 4 added
+    finally:
+        writer.close()
+    with Memory.open(db, embedder=HashEmbedder(32, name="new"), clock=FixedClock(T0)) as mem:
+        assert all(made_by_new(mem, i) for i in added)
+
+
+def test_a_staged_vector_of_other_text_is_made_again(db: Path) -> None:
+    """An id whose episode was replaced after its vector was staged (deleted, and imported
+    again with its id) is embedded again in the swap: the digest tells."""
+    with open_with(db, StopsAfter(limit=300)) as mem, pytest.raises(EmbeddingError):
+        mem.reembed()
+    with Memory.open(db, embedder=HashEmbedder(), clock=FixedClock(T0)) as old:
+        episode = old.get(10)
+        old.delete([10])
+        replaced = NewEpisode(
+            id=10,
+            kind=episode.kind,
+            content="a completely different text",
+            occurred_at=episode.occurred_at,
+        )
+        assert old.import_episodes([replaced]) == [10]
+        assert old.get(10).text == "a completely different text"
+    again = StopsAfter()
+    with open_with(db, again) as mem:
+        mem.reembed()
+        assert "a completely different text" in again.texts
+        assert made_by_new(mem, 10) and made_by_new(mem, 11)
+
+
+def test_doctor_tells_of_a_stopped_reembed(db: Path) -> None:
+    from memengine.config import Config
+    from memengine.diagnostics import diagnose
+
+    with open_with(db, StopsAfter(limit=300)) as mem, pytest.raises(EmbeddingError):
+        mem.reembed()
+    checks = diagnose(Config(db=db))["checks"]
+    ok, detail = checks["re-embed"]
+    assert ok and "new:32:32 stopped after making 256 vectors" in detail
+    assert checks["consistency"][0]
