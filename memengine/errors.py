@@ -15,6 +15,7 @@ so a caller can catch that one class::
     │   ├── MemoryClosed             the memory was closed (under a call, or before it)
     │   └── ConsistencyError         an index disagrees with the episodes
     ├── EmbedderMismatch         the file was embedded by another embedder
+    │   └── EmbedderChanged          another model answers under the file's id (and an EmbeddingError)
     ├── EmbeddingError           an embedder failed (dimension, HTTP, …)
     ├── InvalidInput             empty text, unknown kind, bad id, …
     │   ├── NotFound                 no such episode / agent / turn
@@ -32,6 +33,7 @@ __all__ = [
     "ConsistencyError",
     "DamagedDatabase",
     "DatabaseLocked",
+    "EmbedderChanged",
     "EmbedderMismatch",
     "EmbeddingError",
     "EvaluationError",
@@ -103,6 +105,13 @@ class EmbedderMismatch(MemEngineError):
 
 class EmbeddingError(MemEngineError):
     """An embedder failed or returned vectors of the wrong shape."""
+
+
+class EmbedderChanged(EmbedderMismatch, EmbeddingError):
+    """The embedder has the file's id and dimension, but its model makes other vectors than
+    the ones stored (the file's probe vector no longer matches): a model swapped behind the
+    same name. Adds refuse; a search answers from the full text alone, as when the embedder
+    fails (hence also an :class:`EmbeddingError`)."""
 
 
 class InvalidInput(MemEngineError):

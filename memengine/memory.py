@@ -32,6 +32,7 @@ from .clock import Clock, SystemClock, ensure_aware
 from .config import Config
 from .embed.base import Embedder
 from .embed.factory import make_embedder
+from .embed.probe import PROBE_TEXT, ProbedEmbedder
 from .embed.recorded import RecordedOnly
 from .errors import (
     ConfigError,
@@ -80,10 +81,17 @@ class Memory:
     ) -> None:
         self.store = store
         self.embedder = embedder
+        # what the file's searches and adds embed with: the embedder, checked now and then
+        # against the file's probe vector (a model swapped behind the same id)
+        self._embedder: Embedder = (
+            embedder
+            if isinstance(embedder, RecordedOnly)
+            else ProbedEmbedder(embedder, store.embedder_probe, str(store.path))
+        )
         self.config = config
         self.clock = clock
         self._executor = Pool(max_workers=4, thread_name_prefix="memengine")
-        self.retriever = Retriever(store, embedder, config.retrieval, self._executor)
+        self.retriever = Retriever(store, self._embedder, config.retrieval, self._executor)
         self._life_rng = np.random.default_rng(config.lifecycle.selection_seed)  # lifecycle
         # llm phases: the client is built on the first LLM turn unless one is given (docs/llm.md)
         self._llm_client = llm_client
@@ -350,15 +358,20 @@ class Memory:
         """Embed and store one batch; ``stored_before`` episodes of the call are in already."""
         texts = [_episode_text(ep) for ep in batch]
         try:
-            vectors = self.embedder.embed([t[:MAX_EMBED_CHARS] for t in texts])
+            vectors = self._embedder.embed([t[:MAX_EMBED_CHARS] for t in texts])
         except EmbeddingError as exc:  # said here, where it is known what was written
             kept = (
                 f"the {stored_before} episodes before this batch were stored, the rest not"
                 if stored_before
                 else "nothing was stored; add it again later"
             )
-            raise EmbeddingError(f"{exc} ({kept})") from exc
-        return self.store.add(batch, [analyze(t) for t in texts], vectors)
+            raise type(exc)(f"{exc} ({kept})") from exc
+        probed = self._embedder if isinstance(self._embedder, ProbedEmbedder) else None
+        probe = probed.unrecorded() if probed is not None else None
+        ids = self.store.add(batch, [analyze(t) for t in texts], vectors, probe=probe)
+        if probed is not None and probe is not None:
+            probed.recorded_now()
+        return ids
 
     def backup(self, dest: str | os.PathLike[str], *, overwrite: bool = False) -> BackupReport:
         """Copy the whole memory file to ``dest`` while it stays in use (see :meth:`Store.backup`).
@@ -513,7 +526,7 @@ class Memory:
         )
         return life.after_retrieve(
             self.store,
-            self.embedder,
+            self._embedder,
             life_cfg,
             retrieval,
             agent=agent_name,
@@ -549,7 +562,7 @@ class Memory:
 
                 self._llm_turn = LLMTurn(
                     self.store,
-                    self.embedder,
+                    self._embedder,
                     self.config.retrieval,
                     self.config.llm,
                     self._chat_client(),
@@ -635,7 +648,7 @@ class Memory:
         :class:`.EmbeddingError` here, as an add would (turns still answer from full text)."""
         mode = self.store.warm(self._agent(agent))
         if not isinstance(self.embedder, RecordedOnly):
-            self.embedder.embed(["warm"])  # the default model loads on first use (~1 s)
+            self._embedder.embed(["warm"])  # the default model loads on first use (~1 s)
         return mode
 
     def stats(self, *, agent: str | None = None) -> Stats:
@@ -754,12 +767,17 @@ class Memory:
         nothing has changed, and the next re-embed with the same embedder goes on
         from where this one stopped (:mod:`memengine.store.reembed`)."""
         self._writable()
-        return self.store.replace_embedder(
+        count = self.store.replace_embedder(
             self.embedder.id,
             self.embedder.dimension,
             lambda eps: self.embedder.embed([_text(e)[:MAX_EMBED_CHARS] for e in eps]),
             progress=progress,
         )
+        # the new model's vector of the probe text, for the checks of later opens
+        self.store.record_probe(self.embedder.embed([PROBE_TEXT])[0])
+        if isinstance(self._embedder, ProbedEmbedder):
+            self._embedder.recorded_now()
+        return count
 
     # -- life cycle (lifecycle) ------------------------------------------------------------
     def create_agent(self, name: str, *, perspectives: Sequence[str] = ()) -> life.AgentRow:
@@ -829,7 +847,7 @@ class Memory:
             client = self._chat_client()
         return life.give_feedback(
             self.store,
-            self.embedder,
+            self._embedder,
             self.config.lifecycle,
             turn_id,
             now=ensure_aware(self.clock()),

@@ -8,6 +8,7 @@ the two searches the retrieval layer needs.
 
 from __future__ import annotations
 
+import base64
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -238,6 +239,34 @@ class Store:
             list(values.items()),
         )
 
+    def embedder_probe(self) -> npt.NDArray[np.float32] | None:
+        """The file's vector of the probe text, made by the embedder in use (None when the
+        file has none for it)."""
+        with self.connections.read() as cur:
+            return self._probe(cur)
+
+    def record_probe(self, probe: npt.NDArray[np.float32]) -> None:
+        """Keep ``probe`` as the embedder's vector of the probe text (replacing any)."""
+        with self.connections.write() as cur:
+            self._check_embedder(cur)
+            self._set_probe(cur, probe)
+
+    def _probe(self, cur: Any) -> npt.NDArray[np.float32] | None:
+        row = cur.execute("SELECT value FROM meta WHERE key = 'embedder_probe'").fetchone()
+        target, _, data = (row[0] if row else "").rpartition(" ")
+        if target != f"{self._in_use[0]}:{self._in_use[1]}":
+            return None
+        try:
+            vec = np.frombuffer(base64.b64decode(data, validate=True), dtype=np.float32)
+        except ValueError:  # binascii.Error too: a damaged value counts as none
+            return None
+        return vec.copy() if len(vec) == self._in_use[1] else None
+
+    def _set_probe(self, cur: Any, probe: npt.NDArray[np.float32]) -> None:
+        name, dimension = self._in_use
+        data = base64.b64encode(np.asarray(probe, dtype=np.float32).tobytes()).decode("ascii")
+        self._set_meta(cur, embedder_probe=f"{name}:{dimension} {data}")
+
     def _check_embedder(self, cur: Any) -> None:
         """Refuse to add or search vectors of another embedder than the file's: it was
         opened so (for commands that embed nothing), or another process re-embedded it
@@ -270,14 +299,20 @@ class Store:
         episodes: Sequence[NewEpisode],
         search_texts: Sequence[str],
         embeddings: npt.NDArray[np.float32],
+        *,
+        probe: npt.NDArray[np.float32] | None = None,
     ) -> list[int]:
-        """Write episodes, their vectors and full-text rows in one transaction; return ids."""
+        """Write episodes, their vectors and full-text rows in one transaction; return ids.
+        ``probe`` is the embedder's vector of its probe text, kept for a file that has none
+        (:mod:`memengine.embed.probe`)."""
         if len(episodes) != len(search_texts) or len(episodes) != len(embeddings):
             raise InvalidInput("episodes, texts and vectors must have the same length")
         vectors.check_vectors(embeddings, self.dimension, texts=search_texts)
         now = self._now()
         with self.connections.write() as cur:
             self._check_embedder(cur)
+            if probe is not None and self._probe(cur) is None:
+                self._set_probe(cur, probe)
             ep_rows.ensure_agents(cur, (e.agent for e in episodes), now)
             try:
                 ids = ep_rows.insert_episodes(
@@ -599,7 +634,8 @@ class Store:
         there. The swap lists the episodes again, so one added meanwhile is
         embedded there and none is left without a vector.
         ``progress(done, total)`` counts the episodes embedded (staged ones
-        included).
+        included). The old embedder's probe vector (:mod:`memengine.embed.probe`)
+        goes in the swap: :meth:`record_probe` keeps the new one's.
         """
         target = f"{embedder_id}:{dimension}"
         with self.connections.write() as cur:
@@ -631,6 +667,7 @@ class Store:
                 progress(done, total)
         with self.connections.write() as cur:
             count = self._swap_vectors(cur, embedder_id, dimension, embed, batch)
+            cur.execute("DELETE FROM meta WHERE key = 'embedder_probe'")
         self.embedder_id, self.dimension = embedder_id, dimension
         self._in_use = (embedder_id, dimension)
         self.vector_index.close()

@@ -1,0 +1,117 @@
+"""Noticing a model swapped behind the same embedder id.
+
+A file records its embedder's id and dimension, and opening it with another
+is refused. A model replaced behind the *same* name (a local server that
+loads another model under an alias, a re-pulled tag) gives vectors of the
+same length from another space: every search would compare the new query
+vectors with the file's old ones and find nothing of meaning, silently.
+
+So the file also keeps the vector of one fixed text, :data:`PROBE_TEXT`,
+made by its embedder. :class:`ProbedEmbedder` adds that text to the first
+batch it embeds (and to one batch every :data:`RECHECK_S` seconds after),
+which costs a remote endpoint no extra request, and compares: a cosine
+below :data:`MIN_COSINE` raises :class:`.EmbedderChanged`. The same model
+at another precision or quantization stays far above it (0.99 and more);
+another model falls far below. A file that has no probe yet gets the one
+the embedder makes, written with the next episodes it stores.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..errors import EmbedderChanged
+from .base import Embedder, Vectors
+
+__all__ = ["MIN_COSINE", "PROBE_TEXT", "RECHECK_S", "ProbedEmbedder"]
+
+PROBE_TEXT = "memengine probe: the cat sleeps by the window. 猫が窓辺で眠っている。"
+"""The text whose vector a file keeps (meta ``embedder_probe``)."""
+
+MIN_COSINE = 0.9
+"""The least cosine between the file's probe vector and the embedder's for the same model."""
+
+RECHECK_S = 600.0
+"""How long a check holds before the probe rides along with a batch again."""
+
+
+class ProbedEmbedder:
+    """Wraps ``inner``, checking now and then that it still makes the file's vectors.
+
+    ``recorded()`` returns the file's probe vector for this embedder (None when
+    the file has none, or holds one of another embedder, as while a re-embed
+    runs); ``where`` names the file in messages. :meth:`unrecorded` gives the
+    probe to write when the file has none."""
+
+    def __init__(
+        self,
+        inner: Embedder,
+        recorded: Callable[[], Vectors | None],
+        where: str,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.inner = inner
+        self._recorded = recorded
+        self._where = where
+        self._clock = clock
+        self._checked_at: float | None = None
+        self._unrecorded: Vectors | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def id(self) -> str:
+        """The wrapped embedder's id."""
+        return self.inner.id
+
+    @property
+    def dimension(self) -> int:
+        """The wrapped embedder's dimension."""
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts`` with the wrapped embedder; when a check is due the probe text
+        goes in the same batch and is compared with the file's (:class:`.EmbedderChanged`
+        when it no longer matches)."""
+        if not texts or not self._due():
+            return self.inner.embed(texts)
+        vectors = self.inner.embed([*texts, PROBE_TEXT])
+        self._check(vectors[-1])
+        return vectors[:-1]
+
+    def unrecorded(self) -> Vectors | None:
+        """The probe vector made for a file that has none yet, to be written with the next
+        episodes (then :meth:`recorded_now`); None when there is nothing to write."""
+        with self._lock:
+            return self._unrecorded
+
+    def recorded_now(self) -> None:
+        """The probe from :meth:`unrecorded` is in the file."""
+        with self._lock:
+            self._unrecorded = None
+
+    def _due(self) -> bool:
+        with self._lock:
+            return self._checked_at is None or self._clock() - self._checked_at >= RECHECK_S
+
+    def _check(self, made: Vectors) -> None:
+        kept = self._recorded()
+        if kept is None:
+            with self._lock:
+                self._unrecorded = np.asarray(made, dtype=np.float32).copy()
+                self._checked_at = self._clock()
+            return
+        cosine = float(np.dot(kept, made) / (np.linalg.norm(kept) * np.linalg.norm(made) or 1.0))
+        if cosine < MIN_COSINE:
+            raise EmbedderChanged(
+                f"the model behind {self.id} no longer makes the vectors stored in "
+                f"{self._where} (cosine {cosine:.2f} to the file's probe, at least "
+                f"{MIN_COSINE} expected): another model answers under the same name; serve "
+                "the one the file was embedded with, or re-embed the file (memengine reembed)"
+            )
+        with self._lock:
+            self._checked_at = self._clock()
