@@ -13,6 +13,7 @@ from memengine.errors import InvalidInput
 from memengine.lifecycle.features import FEATURES, linear_score
 from memengine.lifecycle.scorer import Scorer, auc, sample_weights, train
 from memengine.store import lifecycle as store_lc
+from tests.helpers import HashEmbedder
 
 CFG = LifecycleConfig()
 
@@ -104,3 +105,38 @@ def test_agent_scorer_is_trained_from_feedback_and_then_ranks(mem: Memory) -> No
 def test_train_rejects_empty_or_mismatched_input(n: int) -> None:
     with pytest.raises(InvalidInput):
         train(np.zeros((n, 9)), np.zeros(n + 1))
+
+
+def test_a_reembed_retires_the_scorer_and_the_samples_of_the_old_embedder(mem: Memory) -> None:
+    """The similarity feature is a cosine of the file's embedder: after a re-embed, the
+    scorer and the turns recorded before it no longer hold for the new one."""
+    valuable = [mem.add(f"project note {i} about the budget plan", kind="fact") for i in range(6)]
+    for i in range(6, 18):
+        mem.add(f"project note {i} about the budget memo", kind="fact")
+
+    def answered_turns(n: int) -> None:
+        for turn in range(n):
+            r = mem.retrieve(f"project budget note {turn}", limit=10)
+            used = [x.episode.id for x in r.results if x.episode.id in valuable]
+            mem.feedback(r.turn_id, used, task_success=True)
+
+    answered_turns(12)
+    before = mem.train_scorer()
+    assert before is not None and before.samples >= 100
+    path, clock = mem.store.path, mem.clock
+    mem.close()
+    with Memory.open(
+        path, embedder=HashEmbedder(32, name="new"), clock=clock, allow_embedder_change=True
+    ) as new:
+        new.reembed()
+        with new.store.connections.read() as cur:
+            assert store_lc.load_scorer(cur, "default") is None
+            assert store_lc.training_samples(cur, "default", 5000)[0] == []
+        assert new.train_scorer() is None  # no sample of the new embedder yet
+        ranked = new.retrieve("project budget note", rank="life", limit=6)
+        assert all(r.components["learned"] == 0.0 for r in ranked.results)  # the formula
+        mem = new
+        answered_turns(12)
+        after = new.train_scorer()
+        assert after is not None and after.last_turn > before.last_turn
+        assert after.samples == before.samples  # the new turns alone, as many as before

@@ -668,6 +668,7 @@ class Store:
         with self.connections.write() as cur:
             count = self._swap_vectors(cur, embedder_id, dimension, embed, batch)
             cur.execute("DELETE FROM meta WHERE key = 'embedder_probe'")
+            store_lc.retire_scorers(cur)  # they learned the old embedder's cosines
         self.embedder_id, self.dimension = embedder_id, dimension
         self._in_use = (embedder_id, dimension)
         self.vector_index.close()

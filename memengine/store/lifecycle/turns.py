@@ -13,6 +13,7 @@ from typing import Any
 from ...clock import ensure_aware
 from ..ids import highest_id_given
 from ._rows import iso
+from .scorer import samples_after
 
 __all__ = [
     "TurnRow",
@@ -158,14 +159,15 @@ def training_samples(
     """Features, labels (1 = used), outcomes and the last turn id of the latest answered turns.
 
     Whole turns are taken, newest first, until ``max_samples`` candidates are collected;
-    the samples come back oldest first.
+    the samples come back oldest first. Turns recorded before the file was re-embedded are
+    left out (their cosines are another embedder's: :func:`.retire_scorers`).
     """
     turns: list[tuple[int, str, str, str | None]] = []
     count = 0
     for row in cur.execute(
         "SELECT id, candidates, used, outcome FROM turns WHERE agent = ? AND used IS NOT NULL "
-        "ORDER BY id DESC",
-        (agent,),
+        "AND id > ? ORDER BY id DESC",
+        (agent, samples_after(cur)),
     ):
         if count >= max_samples:
             break
