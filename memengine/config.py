@@ -96,6 +96,9 @@ class RetrievalConfig(_Section):
     pack_token_budget: int = Field(default=800, ge=50)
     pack_score_ratio: float = Field(default=0.75, ge=0.0, le=1.0)
     max_query_chars: int = Field(default=2000, ge=50, le=100_000)
+    embed_deadline_s: float | None = Field(default=5.0, gt=0, le=MAX_WAIT_S)
+    """The longest a fast-path turn waits for its query vectors; past it the full text
+    answers alone (None: wait for the embedder's own timeouts)."""
     vector_cache_mb: int = Field(default=1024, ge=0)
     """Memory for in-process copies of agents' vectors (KNN at numpy speed; an agent whose floats
     do not fit is held as codes, rescored from vec0); 0: vec0 only."""

@@ -193,6 +193,7 @@ class Memory:
         finish their transaction first; any that would start another, or a new call, gets
         a :class:`.StoreError` saying the memory was closed."""
         self._close_llm()  # llm phases
+        self.retriever.close()
         self.store.close()
         self._executor.shutdown(wait=True)
 

@@ -5,6 +5,7 @@ Real HTTP through the real openai client, against the scripted server.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -202,3 +203,25 @@ def test_a_batch_that_cannot_be_embedded_says_what_was_stored(
                 batch_size=2,
             )
         assert mem.store.count() == 2 and mem.check().ok
+
+
+def test_a_slow_endpoint_holds_a_fast_path_turn_no_longer_than_its_deadline(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    cfg = Config.model_validate({"retrieval": {"embed_deadline_s": 0.5}})
+    with _open(tmp_path / "m.db", srv, cfg) as mem:
+        ids = [mem.add_exchange(text, reply) for text, reply in FACTS]
+        srv.push_embeddings(delay=2.0)  # answers, but long after the deadline
+        t0 = time.monotonic()
+        r = mem.retrieve("when is the dentist appointment?")
+        took = time.monotonic() - t0
+        assert took < 1.5, took
+        assert r.results[0].episode.id == ids[0] and "cosine" not in r.results[0].components
+        note = next(d for d in r.degraded if d.startswith("vector search skipped"))
+        assert "not embedded within 0.5 s" in note and "embed_deadline_s" in note
+        again = mem.retrieve("when is the dentist appointment?")  # the endpoint is quick again
+        assert not again.degraded and "cosine" in again.results[0].components
+    waits = Config.model_validate({"retrieval": {"embed_deadline_s": None}})
+    with _open(tmp_path / "m.db", srv, waits) as mem:
+        srv.push_embeddings(delay=0.7)
+        assert not mem.retrieve("when is the dentist appointment?").degraded

@@ -14,15 +14,17 @@ the ``cosine`` component stays that of the context query as written.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..config import RetrievalConfig
-from ..embed.base import Embedder
+from ..embed.base import Embedder, Vectors
 from ..errors import EmbeddingError
 from ..models import Episode
 from ..store.database import Store
@@ -31,6 +33,7 @@ from ..store.vectors import MAX_K
 from ..text import dense_query, query_terms
 from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
+from .pool import Pool
 
 __all__ = ["Candidate", "FastPath", "FastResult"]
 
@@ -56,6 +59,11 @@ class FastResult:
     lexical_only: bool = False
 
 
+EMBED_WORKERS = 4
+"""Threads that embed queries under ``embed_deadline_s``: one a slow endpoint holds past
+the deadline stays busy until the embedder's own timeout, and queries queue behind it."""
+
+
 class FastPath:
     """Hybrid search (vector + full text) over one store, fused by RRF."""
 
@@ -66,6 +74,35 @@ class FastPath:
         self.embedder = embedder
         self.config = config
         self.executor = executor
+        # the queries are embedded here, not on ``executor``: an embedding left running
+        # past its deadline must not hold up the searches
+        self._embeds: Pool | None = None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop taking embeddings; one still under way ends at the embedder's own timeout."""
+        with self._lock:
+            if self._embeds is not None:
+                self._embeds.shutdown(wait=False, cancel_futures=True)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """The vectors of ``texts``, waited for at most ``embed_deadline_s``
+        (:class:`.EmbeddingError` past it)."""
+        deadline = self.config.embed_deadline_s
+        if deadline is None:
+            return self.embedder.embed(texts)
+        with self._lock:
+            if self._embeds is None:
+                self._embeds = Pool(max_workers=EMBED_WORKERS, thread_name_prefix="memengine-embed")
+            pool = self._embeds
+        future = pool.submit(self.embedder.embed, texts)
+        try:
+            return future.result(timeout=deadline)
+        except FutureTimeout:
+            future.cancel()
+            raise EmbeddingError(
+                f"the query was not embedded within {deadline:g} s ([retrieval] embed_deadline_s)"
+            ) from None
 
     def bm25(
         self, terms: Sequence[str], filters: Filters, extra: int = 0
@@ -107,7 +144,7 @@ class FastPath:
         vectors = None
         try:
             if skip_vectors is None:
-                vectors = self.embedder.embed([*queries, *searched])
+                vectors = self.embed([*queries, *searched])
         except EmbeddingError as exc:
             skip_vectors = str(exc)
         if skip_vectors is not None:

@@ -136,6 +136,10 @@ class Retriever:
         if config.coverage_min > 0:
             check_analyser()
 
+    def close(self) -> None:
+        """Stop the query embedding's threads (:meth:`.FastPath.close`)."""
+        self.fast.close()
+
     def reach(self, query: str) -> float:
         """The lexical reach of ``query`` in this store (:func:`.signals.lexical_reach`)."""
         terms = content_terms(query)[: self.config.reach_max_terms]

@@ -200,6 +200,7 @@ class LLMTurn:
         """Stop the phase threads (calls still running end at their own deadline)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._searches.shutdown(wait=False, cancel_futures=True)
+        self.fast.close()
 
     @property
     def counters(self) -> dict[str, int]:
