@@ -9,6 +9,7 @@ from .config import Config
 from .errors import ConfigError, MemEngineError
 from .models import Stats
 from .store.database import FTS_NOT_CHECKED, Store
+from .store.reembed import shown
 from .store.vectors import CHUNK_SIZE
 
 __all__ = ["diagnose"]
@@ -74,8 +75,9 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
                     target, made = stopped
                     checks["re-embed"] = (
                         True,
-                        f"a re-embed to {target} stopped after making {made:,} vectors (the "
-                        "searches use the old ones); `memengine reembed` with that embedder "
+                        f"a re-embed to {shown(target)} has made {made:,} vectors and has not "
+                        "swapped them in (it stopped, or runs in another process; the "
+                        "searches use the old ones): `memengine reembed` with that embedder "
                         "goes on from there",
                     )
         except MemEngineError as exc:

@@ -760,23 +760,26 @@ class Memory:
         todo = kept_ids(self.store, eps, skip_existing=skip_existing)
         return self.add_many(todo, progress=progress, total=len(todo))
 
-    def reembed(self, *, progress: Progress | None = None) -> int:
+    def reembed(
+        self, *, progress: Progress | None = None, note: Callable[[str], None] | None = None
+    ) -> int:
         """Re-embed every episode with the current embedder; return how many.
 
         The vectors are made in batches beside the file's old ones, which stay in use
         (other writers go on), then swapped in by one transaction. Stopped part way,
-        nothing has changed, and the next re-embed with the same embedder goes on
-        from where this one stopped (:mod:`memengine.store.reembed`)."""
+        nothing the searches read has changed, and the next re-embed with the same
+        embedder (and model) goes on from where this one stopped; ``note`` is told
+        whether it did (:mod:`memengine.store.reembed`)."""
         self._writable()
         count = self.store.replace_embedder(
             self.embedder.id,
             self.embedder.dimension,
             lambda eps: self.embedder.embed([_text(e)[:MAX_EMBED_CHARS] for e in eps]),
+            probe=self.embedder.embed([PROBE_TEXT])[0],  # the model the vectors are made by
             progress=progress,
+            note=note,
         )
-        # the new model's vector of the probe text, for the checks of later opens
-        self.store.record_probe(self.embedder.embed([PROBE_TEXT])[0])
-        if isinstance(self._embedder, ProbedEmbedder):
+        if isinstance(self._embedder, ProbedEmbedder):  # the swap kept the new model's probe
             self._embedder.recorded_now()
         return count
 

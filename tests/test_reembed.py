@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memengine import EmbeddingError, FixedClock, Memory, NewEpisode
+from memengine import EmbeddingError, FixedClock, Memory, NewEpisode, StoreError
 from memengine.embed.base import Vectors
 from memengine.embed.probe import PROBE_TEXT
 from memengine.store import reembed as staging
@@ -35,8 +35,8 @@ class StopsAfter(HashEmbedder):
     def embed(self, texts: Sequence[str]) -> Vectors:
         if self.limit is not None and len(self.texts) + len(texts) > self.limit:
             raise EmbeddingError("the endpoint went away")
-        for hook in self.before_batch:
-            hook()  # type: ignore[operator]
+        for hook in self.before_batch if PROBE_TEXT not in texts else ():
+            hook()  # type: ignore[operator]  # between the batches of episodes
         self.texts.extend(texts)
         return super().embed(texts)
 
@@ -172,5 +172,74 @@ def test_doctor_tells_of_a_stopped_reembed(db: Path) -> None:
         mem.reembed()
     checks = diagnose(Config(db=db))["checks"]
     ok, detail = checks["re-embed"]
-    assert ok and "new:32:32 stopped after making 256 vectors" in detail
+    assert ok and "a re-embed to new:32 has made 256 vectors" in detail
     assert checks["consistency"][0]
+
+
+class Changed(StopsAfter):
+    """Another model behind the same id (``new:32``): its vectors lie elsewhere."""
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return np.ascontiguousarray(super().embed(texts)[:, ::-1])
+
+
+def test_a_model_changed_behind_the_id_does_not_take_the_staged_vectors(db: Path) -> None:
+    with open_with(db, StopsAfter(limit=600)) as mem, pytest.raises(EmbeddingError):
+        mem.reembed()
+    notes: list[str] = []
+    with open_with(db, StopsAfter(limit=600)) as mem:  # the same model: goes on
+        mem.reembed(note=notes.append)
+    assert notes == ["going on from the 512 vectors a stopped re-embed made"]
+
+    with open_with(db, HashEmbedder()) as mem:  # back to the first embedder
+        mem.reembed()
+    with open_with(db, StopsAfter(limit=600)) as mem, pytest.raises(EmbeddingError):
+        mem.reembed()
+    changed = Changed()
+    notes.clear()
+    with open_with(db, changed) as mem:
+        assert mem.reembed(note=notes.append) == N
+        assert len(made(changed)) == N  # every vector made anew by the model now behind it
+        assert notes == [
+            "the 512 vectors a stopped re-embed made were dropped: the model behind new:32 "
+            "has changed since"
+        ]
+        expected = changed.embed([mem.get(1).text])[0]
+        assert np.allclose(stored_vector(mem, 1), expected, atol=1e-6)
+
+
+def test_deleted_episodes_leave_no_staged_vector(db: Path) -> None:
+    """A scrubbed delete or a forgotten agent keeps nothing of the episodes, not even the
+    vectors a stopped re-embed made of them."""
+    with Memory.open(db, embedder=HashEmbedder(), clock=FixedClock(T0)) as mem:
+        mem.add_many(word_episodes(40, "alice", seed=3))
+    with open_with(db, StopsAfter(limit=1030)) as mem, pytest.raises(EmbeddingError):
+        mem.reembed()  # four batches of 256 staged: ids 1-1024, alice's 1001-1024 among them
+    with Memory.open(db, embedder=HashEmbedder(), clock=FixedClock(T0)) as mem:
+        assert staged(mem) == ("new:32:32", 1024)
+        mem.forget_agent("alice")
+        mem.delete([1, 2, 3], scrub=True)
+        with mem.store.connections.read() as cur:
+            left = {r[0] for r in cur.execute(f"SELECT id FROM {staging.TABLE}")}
+        assert left == set(range(4, 1001))
+
+
+def test_a_reembed_to_another_target_started_meanwhile_stops_this_one(db: Path) -> None:
+    """Two re-embeds that overlap: the one started later takes the staging over, and the
+    first stops rather than undo its work."""
+    first = StopsAfter()
+    other: list[int] = []
+
+    def start_another() -> None:
+        if other:
+            return
+        with open_with(db, HashEmbedder(48, name="other")) as second:
+            other.append(second.reembed())
+
+    first.before_batch.append(lambda: len(first.texts) >= 256 and start_another())
+    with open_with(db, first) as mem, pytest.raises(StoreError, match="took over"):
+        mem.reembed()
+    assert other == [N]
+    with Memory.open(db, embedder=HashEmbedder(48, name="other"), clock=FixedClock(T0)) as mem:
+        assert mem.stats()["embedder"] == "other:48" and mem.check().ok
+        assert staged(mem) is None

@@ -24,6 +24,7 @@ from memengine import (
     StoreError,
 )
 from memengine.embed.base import Vectors
+from memengine.embed.probe import PROBE_TEXT
 from memengine.store.connect import PAGE_SIZE, sqlite_module
 from memengine.store.database import Store
 from memengine.store.migrate import APPLICATION_ID, latest_version
@@ -273,7 +274,10 @@ def test_vectors_that_cannot_be_searched_are_refused(
         assert mem.store.meta()["embedder_id"] == "hash:64" and mem.check().ok  # as it was
     with Memory.open(db_path, embedder=_Broken(fill), clock=clock, allow_embedder_change=True) as m:
         m.store.replace_embedder(
-            "broken:32", 32, lambda eps: np.eye(32, dtype=np.float32)[: len(eps)] + 0.1
+            "broken:32",
+            32,
+            lambda eps: np.eye(32, dtype=np.float32)[: len(eps)] + 0.1,
+            probe=m.embedder.embed([PROBE_TEXT])[0],  # the model's own
         )
     with Memory.open(db_path, embedder=_Broken(fill), clock=clock) as mem:
         with pytest.raises(

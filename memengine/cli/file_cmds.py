@@ -111,9 +111,6 @@ def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
         old, new = mem.store.embedder_id, mem.embedder.id
         if old == new:
             note(f"{cfg.db} already holds vectors of {new}: re-embedding them all again")
-        stopped = mem.store.stopped_reembed()
-        if stopped is not None and stopped[0] == f"{new}:{mem.embedder.dimension}" and stopped[1]:
-            note(f"going on from the {stopped[1]:,} vectors a stopped re-embed made")
         seen = [0, 0]
         try:
             with progress_bar("re-embedding") as bar:
@@ -122,13 +119,15 @@ def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
                     seen[:] = [done, total]
                     bar(done, total)
 
-                n = mem.reembed(progress=counted)
+                n = mem.reembed(progress=counted, note=note)
         except (KeyboardInterrupt, SystemExit, MemEngineError):
-            note(
-                f"re-embed stopped after {seen[0]:,} of {seen[1]:,} episodes; nothing was "
-                f"changed: {cfg.db} still holds vectors of {old}. The vectors made so far are "
-                f"kept: run `memengine reembed` again with this embedder to go on from there"
-            )
+            if mem.store.embedder_id == old:  # (the swap is one transaction: all or nothing)
+                where = f"after {seen[0]:,} of {seen[1]:,} episodes" if seen[1] else "at its start"
+                note(
+                    f"re-embed stopped {where}; the searches still use the vectors of {old} in "
+                    f"{cfg.db}. The vectors made so far are kept: run `memengine reembed` again "
+                    "with this embedder to go on from there"
+                )
             raise
         stats = mem.stats()
     console.print(f"re-embedded {episodes_word(n)} with {new}", highlight=False)

@@ -245,12 +245,6 @@ class Store:
         with self.connections.read() as cur:
             return self._probe(cur)
 
-    def record_probe(self, probe: npt.NDArray[np.float32]) -> None:
-        """Keep ``probe`` as the embedder's vector of the probe text (replacing any)."""
-        with self.connections.write() as cur:
-            self._check_embedder(cur)
-            self._set_probe(cur, probe)
-
     def _probe(self, cur: Any) -> npt.NDArray[np.float32] | None:
         row = cur.execute("SELECT value FROM meta WHERE key = 'embedder_probe'").fetchone()
         target, _, data = (row[0] if row else "").rpartition(" ")
@@ -262,8 +256,12 @@ class Store:
             return None
         return vec.copy() if len(vec) == self._in_use[1] else None
 
-    def _set_probe(self, cur: Any, probe: npt.NDArray[np.float32]) -> None:
-        name, dimension = self._in_use
+    def _set_probe(
+        self, cur: Any, probe: npt.NDArray[np.float32], embedder: tuple[str, int] | None = None
+    ) -> None:
+        """Keep ``probe`` as the vector of the probe text made by ``embedder`` (id and
+        dimension; the one in use by default)."""
+        name, dimension = embedder or self._in_use
         data = base64.b64encode(np.asarray(probe, dtype=np.float32).tobytes()).decode("ascii")
         self._set_meta(cur, embedder_probe=f"{name}:{dimension} {data}")
 
@@ -620,7 +618,9 @@ class Store:
         dimension: int,
         embed: Callable[[list[Episode]], npt.NDArray[np.float32]],
         *,
+        probe: npt.NDArray[np.float32],
         progress: Callable[[int, int], None] | None = None,
+        note: Callable[[str], None] | None = None,
         batch: int = 256,
     ) -> int:
         """Re-embed every episode with a new embedder; return the count.
@@ -630,16 +630,35 @@ class Store:
         vector table with them. Until it commits, readers see the old vectors
         and other writers go on (they wait only for the swap); a failure or an
         interruption leaves the file as it was, with the vectors made so far
-        kept for the next re-embed to the same embedder, which goes on from
-        there. The swap lists the episodes again, so one added meanwhile is
-        embedded there and none is left without a vector.
-        ``progress(done, total)`` counts the episodes embedded (staged ones
-        included). The old embedder's probe vector (:mod:`memengine.embed.probe`)
-        goes in the swap: :meth:`record_probe` keeps the new one's.
+        kept for the next re-embed to the same embedder (made by the same
+        model: ``probe`` is its vector of the probe text,
+        :mod:`memengine.embed.probe`), which goes on from there. The swap lists
+        the episodes again, so one added meanwhile is embedded there and none
+        is left without a vector; it keeps ``probe`` as the file's and retires
+        the learned scorers. ``progress(done, total)`` counts the episodes
+        embedded (staged ones included); ``note`` is told whether the vectors
+        of a stopped re-embed were taken or dropped.
         """
         target = f"{embedder_id}:{dimension}"
+        probe = np.asarray(probe, dtype=np.float32).reshape(-1)
+        if probe.shape != (dimension,) or not np.isfinite(probe).all():
+            raise InvalidInput(
+                f"the probe vector (shape {probe.shape}) is not {dimension} finite numbers"
+            )
         with self.connections.write() as cur:
-            staging.prepare(cur, target)
+            before = staging.staged_count(cur)
+            resumed = staging.prepare(cur, target, probe)
+        if note is not None and before is not None and before[1]:
+            made = f"{before[1]:,} vectors a stopped re-embed"
+            if resumed:
+                note(f"going on from the {made} made")
+            elif before[0] == target:
+                note(
+                    f"the {made} made were dropped: the model behind "
+                    f"{staging.shown(target)} has changed since"
+                )
+            else:
+                note(f"the {made} to {staging.shown(before[0])} made were dropped")
         with self.connections.read() as cur:
             id_batches = list(ep_rows.iter_episode_ids(cur, None, batch))
         total = sum(len(ids) for ids in id_batches)
@@ -658,7 +677,7 @@ class Store:
             if todo:
                 vecs = self._embed_checked(embed, todo, dimension)
                 with self.connections.write() as cur:
-                    staging.prepare(cur, target)  # another re-embed may have started anew
+                    staging.claim(cur, target)  # another re-embed may have started anew
                     staging.stage(
                         cur, [e.id for e in todo], [staging.digest(e.text) for e in todo], vecs
                     )
@@ -667,13 +686,13 @@ class Store:
                 progress(done, total)
         with self.connections.write() as cur:
             count = self._swap_vectors(cur, embedder_id, dimension, embed, batch)
-            cur.execute("DELETE FROM meta WHERE key = 'embedder_probe'")
+            self._set_probe(cur, probe, (embedder_id, dimension))
             store_lc.retire_scorers(cur)  # they learned the old embedder's cosines
         self.embedder_id, self.dimension = embedder_id, dimension
         self._in_use = (embedder_id, dimension)
         self.vector_index.close()
         self.vector_index = self._new_vector_index(dimension)
-        if progress and count != total:
+        if progress and count > total:  # episodes added meanwhile
             progress(count, count)
         return count
 
@@ -705,7 +724,7 @@ class Store:
     ) -> int:
         """Replace the vector table with the staged vectors, embedding the episodes that
         have none (added since, or staged for other text); inside the write transaction."""
-        staging.prepare(cur, f"{embedder_id}:{dimension}")  # nothing staged for another
+        staging.claim(cur, f"{embedder_id}:{dimension}")  # the staging is still this one's
         vectors.drop_vector_table(cur)
         vectors.create_vector_table(cur, dimension)
         count = 0
@@ -757,6 +776,8 @@ class Store:
         t0 = time.perf_counter()
         rewritten = relinked = 0
         if scrub:
+            with self.connections.write() as cur:
+                staging.drop_deleted(cur)  # a stopped re-embed's vectors of deleted episodes
             with self.connections.read() as cur:
                 spans = cur.execute(
                     "SELECT agent, min(occurred_ts), max(occurred_ts) FROM episodes "

@@ -11,6 +11,7 @@ from typing import Any
 from ..clock import ensure_aware
 from ..errors import DamagedDatabase
 from ..models import Episode, EpisodeKind, NewEpisode
+from . import reembed as staging
 from .filters import Filters
 from .ids import highest_id_given
 
@@ -323,6 +324,7 @@ def delete_episodes(cur: Any, ids: Sequence[int], agent: str | None) -> list[int
             sql += " AND agent = ?"
             params = [*chunk, agent]
         deleted.extend(r[0] for r in cur.execute(sql + " RETURNING id", params).fetchall())
+    staging.drop_deleted(cur, deleted)  # a stopped re-embed's vectors of them go too
     return deleted
 
 

@@ -12,7 +12,13 @@ minutes, and readers see the old vectors until it commits.
 A re-embed that stops part way (an error, Ctrl-C, a crash) leaves the file
 searchable with its old vectors and keeps the staged ones: the next
 re-embed to the same embedder and dimension (``meta.reembed_target``)
-goes on from there. A re-embed to another one starts the staging anew.
+goes on from there, provided the model behind that id still gives the
+staged vectors' probe vector (``meta.reembed_probe``, the vector of
+:data:`memengine.embed.probe.PROBE_TEXT`); a re-embed to another target, or
+by a model changed behind the same id, starts the staging anew. A re-embed
+that finds the staging taken over by another one started meanwhile (to
+another target) stops with a :class:`.StoreError` rather than undo its work.
+Deleting episodes drops their staged vectors in the same transaction.
 An episode added, replaced or re-imported after its vector was staged is
 embedded again in the swap (its digest no longer matches). The staging
 table is created when a re-embed starts and dropped when it ends; it is
@@ -21,6 +27,7 @@ no part of the schema's migrations.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Sequence
 from typing import Any
@@ -28,10 +35,26 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["TABLE", "clear", "digest", "prepare", "stage", "staged", "staged_count"]
+from ..errors import StoreError
+
+__all__ = [
+    "TABLE",
+    "claim",
+    "clear",
+    "digest",
+    "drop_deleted",
+    "prepare",
+    "stage",
+    "staged",
+    "staged_count",
+]
 
 TABLE = "reembed_staging"
 _TARGET = "reembed_target"
+_PROBE = "reembed_probe"
+MIN_COSINE = 0.9
+"""The least cosine between the probe vectors of the staged model and of the model now
+behind the same id for the staged vectors to be taken (as :mod:`memengine.embed.probe`)."""
 
 
 def digest(text: str) -> bytes:
@@ -39,21 +62,89 @@ def digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-def prepare(cur: Any, target: str) -> None:
-    """Make the staging table for ``target`` (``"<embedder id>:<dimension>"``); vectors
-    staged for another target are dropped (inside the caller's write transaction)."""
+def _meta(cur: Any, key: str) -> str | None:
+    row = cur.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _set(cur: Any, key: str, value: str) -> None:
+    cur.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def _same_model(kept: str | None, probe: npt.NDArray[np.float32]) -> bool:
+    """Whether the staged vectors' probe (base64 float32) is the model's ``probe``."""
+    if kept is None:
+        return False
+    try:
+        old = np.frombuffer(base64.b64decode(kept, validate=True), dtype=np.float32)
+    except ValueError:
+        return False
+    if old.shape != probe.shape:
+        return False
+    norms = float(np.linalg.norm(old) * np.linalg.norm(probe)) or 1.0
+    return float(np.dot(old, probe)) / norms >= MIN_COSINE
+
+
+def prepare(cur: Any, target: str, probe: npt.NDArray[np.float32]) -> bool:
+    """Make the staging table for ``target`` (``"<embedder id>:<dimension>"``), made by the
+    model whose vector of the probe text is ``probe``; vectors staged for another target,
+    or by another model behind the same id, are dropped. True when staged vectors are
+    kept (inside the caller's write transaction)."""
     cur.execute(
         f"CREATE TABLE IF NOT EXISTS {TABLE} "
         "(id INTEGER PRIMARY KEY, digest BLOB NOT NULL, vector BLOB NOT NULL)"
     )
-    row = cur.execute("SELECT value FROM meta WHERE key = ?", (_TARGET,)).fetchone()
-    if row is None or row[0] != target:
-        cur.execute(f"DELETE FROM {TABLE}")
-        cur.execute(
-            "INSERT INTO meta (key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (_TARGET, target),
+    if _meta(cur, _TARGET) == target and _same_model(_meta(cur, _PROBE), probe):
+        return True
+    cur.execute(f"DELETE FROM {TABLE}")
+    _set(cur, _TARGET, target)
+    _set(cur, _PROBE, base64.b64encode(probe.astype(np.float32).tobytes()).decode("ascii"))
+    return False
+
+
+def claim(cur: Any, target: str) -> None:
+    """Check that the staging is still ``target``'s (a :class:`.StoreError` when another
+    re-embed started anew meanwhile; its staged vectors are left alone)."""
+    now = _meta(cur, _TARGET)
+    exists = cur.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)
+    ).fetchone()
+    if now != target or exists is None:
+        other = f"to {shown(now)}" if now else "that has finished"
+        raise StoreError(
+            f"another re-embed, {other}, took over the staged vectors while this one "
+            f"to {shown(target)} ran: this one stops, and the file keeps what the other makes"
         )
+
+
+def shown(target: str) -> str:
+    """``"<id>:<dimension>"`` as words: the id (which often ends in the dimension)."""
+    name, _, dims = target.rpartition(":")
+    return name if name.endswith(f":{dims}") else f"{name} ({dims} dimensions)"
+
+
+def drop_deleted(cur: Any, ids: Sequence[int] | None = None) -> int:
+    """Drop the staged vectors of these deleted episodes (None: of every episode gone), so
+    that nothing of them stays when they are scrubbed or their agent forgotten; inside the
+    caller's write transaction."""
+    exists = cur.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)
+    ).fetchone()
+    if exists is None:
+        return 0
+    if ids is None:
+        sql = f"DELETE FROM {TABLE} WHERE id NOT IN (SELECT id FROM episodes)"
+        return int(cur.execute(sql).rowcount)
+    dropped = 0
+    for start in range(0, len(ids), 500):
+        part = list(ids[start : start + 500])
+        marks = ",".join("?" * len(part))
+        dropped += int(cur.execute(f"DELETE FROM {TABLE} WHERE id IN ({marks})", part).rowcount)
+    return dropped
 
 
 def staged_count(cur: Any) -> tuple[str, int] | None:
@@ -95,4 +186,4 @@ def stage(
 def clear(cur: Any) -> None:
     """Drop the staging table and its target (the re-embed is done)."""
     cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
-    cur.execute("DELETE FROM meta WHERE key = ?", (_TARGET,))
+    cur.execute("DELETE FROM meta WHERE key IN (?, ?)", (_TARGET, _PROBE))
