@@ -121,7 +121,7 @@ def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
 
                 n = mem.reembed(progress=counted, note=note)
         except (KeyboardInterrupt, SystemExit, MemEngineError):
-            if mem.store.embedder_id == old:  # (the swap is one transaction: all or nothing)
+            if mem.store.meta().get("embedder_id") == old:  # no swap (it is all or nothing)
                 where = f"after {seen[0]:,} of {seen[1]:,} episodes" if seen[1] else "at its start"
                 note(
                     f"re-embed stopped {where}; the searches still use the vectors of {old} in "

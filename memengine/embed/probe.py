@@ -9,7 +9,8 @@ vectors with the file's old ones and find nothing of meaning, silently.
 So the file also keeps the vector of one fixed text, :data:`PROBE_TEXT`,
 made by its embedder. :class:`ProbedEmbedder` adds that text to the first
 batch it embeds (and to one batch every :data:`RECHECK_S` seconds after),
-which costs a remote endpoint no extra request, and compares: a cosine
+one more text in a batch (a request of its own only for a batch already at
+the endpoint's batch size), and compares: a cosine
 below :data:`MIN_COSINE` raises :class:`.EmbedderChanged`. The same model
 at another precision or quantization stays far above it (0.99 and more);
 another model falls far below. A file that has no probe yet gets the one

@@ -69,6 +69,7 @@ def train_agent_scorer(
     with store.connections.read() as cur:
         x, y, outcomes, last = store_lc.training_samples(cur, agent, cfg.scorer_max_samples)
         existing = store_lc.load_scorer(cur, agent)
+        mark = store_lc.samples_after(cur)
     if len(x) < cfg.learned_scorer_min_samples or len(set(y)) < 2:
         return None
     if not force and existing is not None and existing[2] >= last:
@@ -83,6 +84,8 @@ def train_agent_scorer(
     )
     train_auc = auc(scorer.predict(x), y)
     with store.connections.write() as cur:
+        if store_lc.samples_after(cur) != mark:  # re-embedded meanwhile: old cosines
+            return None
         store_lc.save_scorer(
             cur,
             agent,

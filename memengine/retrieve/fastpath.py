@@ -18,22 +18,22 @@ import threading
 import time
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..config import RetrievalConfig
 from ..embed.base import Embedder, Vectors
-from ..errors import EmbeddingError
+from ..errors import EmbeddingError, MemoryClosed
 from ..models import Episode
+from ..store.connect import CLOSED
 from ..store.database import Store
 from ..store.filters import Filters
 from ..store.vectors import MAX_K
 from ..text import dense_query, query_terms
 from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
-from .pool import Pool
 
 __all__ = ["Candidate", "FastPath", "FastResult"]
 
@@ -59,9 +59,9 @@ class FastResult:
     lexical_only: bool = False
 
 
-EMBED_WORKERS = 4
-"""Threads that embed queries under ``embed_deadline_s``: one a slow endpoint holds past
-the deadline stays busy until the embedder's own timeout, and queries queue behind it."""
+MAX_ABANDONED = 16
+"""Query embeddings left running past their deadline (a slow or hung endpoint) beyond which
+a turn asks the embedder nothing more until some of them end."""
 
 
 class FastPath:
@@ -74,32 +74,58 @@ class FastPath:
         self.embedder = embedder
         self.config = config
         self.executor = executor
-        # the queries are embedded here, not on ``executor``: an embedding left running
-        # past its deadline must not hold up the searches
-        self._embeds: Pool | None = None
         self._lock = threading.Lock()
+        self._abandoned = 0  # embeddings still running whose turn has stopped waiting
+        self._closed = False
 
     def close(self) -> None:
-        """Stop taking embeddings; one still under way ends at the embedder's own timeout."""
+        """Take no more embeddings; one still under way ends at the embedder's own limits
+        (on a daemon thread: it does not hold up the process's exit)."""
         with self._lock:
-            if self._embeds is not None:
-                self._embeds.shutdown(wait=False, cancel_futures=True)
+            self._closed = True
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """The vectors of ``texts``, waited for at most ``embed_deadline_s``
-        (:class:`.EmbeddingError` past it)."""
+        (:class:`.EmbeddingError` past it).
+
+        The embedding runs on a thread of its own, started at once (concurrent turns
+        do not queue for it, and a search never waits behind it); one left running past
+        its deadline ends at the embedder's own limits, and while :data:`MAX_ABANDONED`
+        are, a turn asks the embedder nothing and the full text answers alone."""
         deadline = self.config.embed_deadline_s
         if deadline is None:
             return self.embedder.embed(texts)
         with self._lock:
-            if self._embeds is None:
-                self._embeds = Pool(max_workers=EMBED_WORKERS, thread_name_prefix="memengine-embed")
-            pool = self._embeds
-        future = pool.submit(self.embedder.embed, texts)
+            if self._closed:
+                raise MemoryClosed(CLOSED)
+            if self._abandoned >= MAX_ABANDONED:
+                raise EmbeddingError(
+                    f"{self._abandoned} query embeddings are still running past their "
+                    "deadline: the embedder is not answering"
+                )
+        future: Future[Vectors] = Future()
+        abandoned = threading.Event()
+
+        def work() -> None:
+            try:
+                future.set_result(self.embedder.embed(texts))
+            except BaseException as exc:  # handed to the waiting turn, raised there
+                future.set_exception(exc)
+            finally:
+                if abandoned.is_set():
+                    with self._lock:
+                        self._abandoned -= 1
+
+        threading.Thread(target=work, name="memengine-embed", daemon=True).start()
         try:
             return future.result(timeout=deadline)
         except FutureTimeout:
-            future.cancel()
+            with self._lock:
+                if not future.done():  # (it may end between the wait and the count)
+                    abandoned.set()
+                    self._abandoned += 1
+            if future.done():
+                return future.result()
             raise EmbeddingError(
                 f"the query was not embedded within {deadline:g} s ([retrieval] embed_deadline_s)"
             ) from None

@@ -667,6 +667,7 @@ class Store:
             progress(0, total)
         for ids in id_batches:
             with self.connections.read() as cur:
+                staging.claim(cur, target)  # another re-embed may have started anew
                 kept = staging.staged(cur, ids)
                 found = ep_rows.fetch_episodes(cur, ids)
             todo = [

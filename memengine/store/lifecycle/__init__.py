@@ -11,7 +11,7 @@ Every function takes a cursor and runs inside the caller's transaction
 from __future__ import annotations
 
 from .agents import AgentRow, agent_episode_ids, drop_agent, get_agent, list_agents, upsert_agent
-from .scorer import load_scorer, retire_scorers, save_scorer
+from .scorer import load_scorer, retire_scorers, samples_after, save_scorer
 from .sleeps import (
     SleepRow,
     delete_sleep_history,
@@ -77,6 +77,7 @@ __all__ = [
     "reinforce",
     "reinforce_perspective",
     "retire_scorers",
+    "samples_after",
     "save_scorer",
     "set_perspective_strengths",
     "set_strengths",
