@@ -115,3 +115,20 @@ def test_an_abandoned_embedding_does_not_hold_up_the_exit(tmp_path: Path) -> Non
     assert out.returncode == 0, out.stderr
     assert "vector" in out.stdout and out.stdout.strip().endswith(" 1")
     assert time.monotonic() - t0 < 15  # not the 30 s the embedding would take
+
+
+def test_the_worker_threads_are_kept_for_the_next_call() -> None:
+    from memengine.retrieve import workers
+
+    assert workers.submit(lambda: 1).result(timeout=5) == 1
+    before = threading.active_count()
+    for i in range(50):
+        assert workers.submit(lambda i=i: i * 2).result(timeout=5) == i * 2
+    assert threading.active_count() < before + 5  # not a thread a call
+
+    def fails() -> None:
+        raise ValueError("handed on")
+
+    with pytest.raises(ValueError, match="handed on"):
+        workers.submit(fails).result(timeout=5)
+    assert all(t.daemon for t in threading.enumerate() if t.name == "memengine-worker")

@@ -32,6 +32,7 @@ from ..store.database import Store
 from ..store.filters import Filters
 from ..store.vectors import MAX_K
 from ..text import dense_query, query_terms
+from . import workers
 from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
 
@@ -88,8 +89,8 @@ class FastPath:
         """The vectors of ``texts``, waited for at most ``embed_deadline_s``
         (:class:`.EmbeddingError` past it).
 
-        The embedding runs on a thread of its own, started at once (concurrent turns
-        do not queue for it, and a search never waits behind it); one left running past
+        The embedding starts at once on a daemon thread (:mod:`.workers`: concurrent
+        turns do not queue for it, and no search waits behind it); one left running past
         its deadline ends at the embedder's own limits, and while :data:`MAX_ABANDONED`
         are, a turn asks the embedder nothing and the full text answers alone."""
         deadline = self.config.embed_deadline_s
@@ -103,32 +104,21 @@ class FastPath:
                     f"{self._abandoned} query embeddings are still running past their "
                     "deadline: the embedder is not answering"
                 )
-        future: Future[Vectors] = Future()
-        abandoned = threading.Event()
-
-        def work() -> None:
-            try:
-                future.set_result(self.embedder.embed(texts))
-            except BaseException as exc:  # handed to the waiting turn, raised there
-                future.set_exception(exc)
-            finally:
-                if abandoned.is_set():
-                    with self._lock:
-                        self._abandoned -= 1
-
-        threading.Thread(target=work, name="memengine-embed", daemon=True).start()
+        future = workers.submit(lambda: self.embedder.embed(texts))
         try:
             return future.result(timeout=deadline)
         except FutureTimeout:
-            with self._lock:
-                if not future.done():  # (it may end between the wait and the count)
-                    abandoned.set()
-                    self._abandoned += 1
-            if future.done():
-                return future.result()
-            raise EmbeddingError(
-                f"the query was not embedded within {deadline:g} s ([retrieval] embed_deadline_s)"
-            ) from None
+            pass
+        with self._lock:  # left running: counted until it ends
+            self._abandoned += 1
+        future.add_done_callback(self._ended)  # (at once if it has ended meanwhile)
+        raise EmbeddingError(
+            f"the query was not embedded within {deadline:g} s ([retrieval] embed_deadline_s)"
+        )
+
+    def _ended(self, _future: Future[Vectors]) -> None:
+        with self._lock:
+            self._abandoned -= 1
 
     def bm25(
         self, terms: Sequence[str], filters: Filters, extra: int = 0
