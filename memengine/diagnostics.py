@@ -6,6 +6,7 @@ import platform
 from typing import Any
 
 from .config import Config
+from .embed.base import Vectors
 from .errors import ConfigError, MemEngineError
 from .models import Stats
 from .store.database import FTS_NOT_CHECKED, Store
@@ -37,7 +38,7 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
         checks["config"] = (False, config_error)
         return {"checks": checks}
     recorded: str | None = None  # the file's embedder
-    probe: Any = None  # and its vector of the probe text (memengine.embed.probe)
+    probe: Vectors | None = None  # and its vector of the probe text (memengine.embed.probe)
     if Store.holds_data(config.db):
         from .memory import Memory
 
@@ -114,16 +115,16 @@ def _cosine_constants_check(config: Config) -> tuple[bool, str]:
     )
 
 
-def _embedder_check(config: Config, recorded: str | None, probe: Any = None) -> tuple[bool, str]:
+def _embedder_check(
+    config: Config, recorded: str | None, probe: Vectors | None = None
+) -> tuple[bool, str]:
     """Whether the configured embedder is the one the file ``recorded`` (when there is a
     file); an OpenAI-compatible one embeds a text first, and the detail names the model,
     the time it took and the dimensions. Its vector of the probe text is compared with the
     file's ``probe`` (a model swapped behind the same name)."""
     import time
 
-    import numpy as np
-
-    from .embed.probe import MIN_COSINE, PROBE_TEXT
+    from .embed.probe import MIN_COSINE, PROBE_TEXT, cosine
     from .memory import make_embedder
 
     detail = ""
@@ -135,16 +136,16 @@ def _embedder_check(config: Config, recorded: str | None, probe: Any = None) -> 
             ms = (time.perf_counter() - t0) * 1000
             detail = f": {ms:.0f} ms for two texts, {vectors.shape[1]} dimensions"
             if probe is not None and embedder.id == recorded:
-                cosine = float(np.dot(probe, vectors[1]))
-                if cosine < MIN_COSINE:
+                similar = cosine(probe, vectors[1])
+                if similar < MIN_COSINE:
                     return False, (
                         f"{embedder.id} no longer makes the file's vectors (cosine "
-                        f"{cosine:.2f} to its probe, at least {MIN_COSINE} expected): "
+                        f"{similar:.2f} to its probe, at least {MIN_COSINE} expected): "
                         "another model answers under the same name; serve the file's model "
                         "again or re-embed it (memengine reembed). Adds fail; searches are "
                         "full-text only"
                     )
-                detail += f", the file's probe matched (cosine {cosine:.3f})"
+                detail += f", the file's probe matched (cosine {similar:.3f})"
         configured = embedder.id
     except MemEngineError as exc:
         from .embed.openai import recorded_dimension

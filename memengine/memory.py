@@ -83,11 +83,12 @@ class Memory:
         self.embedder = embedder
         # what the file's searches and adds embed with: the embedder, checked now and then
         # against the file's probe vector (a model swapped behind the same id)
-        self._embedder: Embedder = (
-            embedder
+        self._probed = (
+            None
             if isinstance(embedder, RecordedOnly)
             else ProbedEmbedder(embedder, store.embedder_probe, str(store.path))
         )
+        self._embedder: Embedder = self._probed or embedder
         self.config = config
         self.clock = clock
         self._executor = Pool(max_workers=4, thread_name_prefix="memengine")
@@ -367,11 +368,10 @@ class Memory:
                 else "nothing was stored; add it again later"
             )
             raise type(exc)(f"{exc} ({kept})") from exc
-        probed = self._embedder if isinstance(self._embedder, ProbedEmbedder) else None
-        probe = probed.unrecorded() if probed is not None else None
+        probe = self._probed.unrecorded() if self._probed is not None else None
         ids = self.store.add(batch, [analyze(t) for t in texts], vectors, probe=probe)
-        if probed is not None and probe is not None:
-            probed.recorded_now()
+        if self._probed is not None and probe is not None:
+            self._probed.recorded_now()
         return ids
 
     def backup(self, dest: str | os.PathLike[str], *, overwrite: bool = False) -> BackupReport:
@@ -779,8 +779,8 @@ class Memory:
             progress=progress,
             note=note,
         )
-        if isinstance(self._embedder, ProbedEmbedder):  # the swap kept the new model's probe
-            self._embedder.recorded_now()
+        if self._probed is not None:  # the swap kept the new model's probe
+            self._probed.recorded_now()
         return count
 
     # -- life cycle (lifecycle) ------------------------------------------------------------

@@ -24,11 +24,12 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import EmbedderChanged
 from .base import Embedder, Vectors
 
-__all__ = ["MIN_COSINE", "PROBE_TEXT", "RECHECK_S", "ProbedEmbedder"]
+__all__ = ["MIN_COSINE", "PROBE_TEXT", "RECHECK_S", "ProbedEmbedder", "cosine"]
 
 PROBE_TEXT = "memengine probe: the cat sleeps by the window. 猫が窓辺で眠っている。"
 """The text whose vector a file keeps (meta ``embedder_probe``)."""
@@ -38,6 +39,13 @@ MIN_COSINE = 0.9
 
 RECHECK_S = 600.0
 """How long a check holds before the probe rides along with a batch again."""
+
+
+def cosine(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
+    """The cosine of two probe vectors (0 when either is all zeros)."""
+    u, v = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    norms = float(np.linalg.norm(u) * np.linalg.norm(v))
+    return float(np.dot(u, v)) / norms if norms else 0.0
 
 
 class ProbedEmbedder:
@@ -106,11 +114,11 @@ class ProbedEmbedder:
                 self._unrecorded = np.asarray(made, dtype=np.float32).copy()
                 self._checked_at = self._clock()
             return
-        cosine = float(np.dot(kept, made) / (np.linalg.norm(kept) * np.linalg.norm(made) or 1.0))
-        if cosine < MIN_COSINE:
+        similar = cosine(kept, made)
+        if similar < MIN_COSINE:
             raise EmbedderChanged(
                 f"the model behind {self.id} no longer makes the vectors stored in "
-                f"{self._where} (cosine {cosine:.2f} to the file's probe, at least "
+                f"{self._where} (cosine {similar:.2f} to the file's probe, at least "
                 f"{MIN_COSINE} expected): another model answers under the same name; serve "
                 "the one the file was embedded with, or re-embed the file (memengine reembed)"
             )

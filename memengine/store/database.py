@@ -8,7 +8,6 @@ the two searches the retrieval layer needs.
 
 from __future__ import annotations
 
-import base64
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -32,7 +31,7 @@ from ..errors import (
 )
 from ..models import Episode, NewEpisode, Stats
 from . import episodes as ep_rows
-from . import fulltext, maintenance, vectors
+from . import fulltext, maintenance, meta, vectors
 from . import lifecycle as store_lc
 from . import reembed as staging
 from .connect import PAGE_CACHE_MB, Connections, read_only_access, sqlite_module
@@ -233,11 +232,7 @@ class Store:
 
     @staticmethod
     def _set_meta(cur: Any, **values: str) -> None:
-        cur.executemany(
-            "INSERT INTO meta (key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            list(values.items()),
-        )
+        meta.put(cur, **values)
 
     def embedder_probe(self) -> npt.NDArray[np.float32] | None:
         """The file's vector of the probe text, made by the embedder in use (None when the
@@ -246,15 +241,11 @@ class Store:
             return self._probe(cur)
 
     def _probe(self, cur: Any) -> npt.NDArray[np.float32] | None:
-        row = cur.execute("SELECT value FROM meta WHERE key = 'embedder_probe'").fetchone()
-        target, _, data = (row[0] if row else "").rpartition(" ")
+        target, _, data = (meta.get(cur, "embedder_probe") or "").rpartition(" ")
         if target != f"{self._in_use[0]}:{self._in_use[1]}":
             return None
-        try:
-            vec = np.frombuffer(base64.b64decode(data, validate=True), dtype=np.float32)
-        except ValueError:  # binascii.Error too: a damaged value counts as none
-            return None
-        return vec.copy() if len(vec) == self._in_use[1] else None
+        vec = meta.text_vector(data)  # None, too, for a damaged value
+        return vec if vec is not None and len(vec) == self._in_use[1] else None
 
     def _set_probe(
         self, cur: Any, probe: npt.NDArray[np.float32], embedder: tuple[str, int] | None = None
@@ -262,8 +253,7 @@ class Store:
         """Keep ``probe`` as the vector of the probe text made by ``embedder`` (id and
         dimension; the one in use by default)."""
         name, dimension = embedder or self._in_use
-        data = base64.b64encode(np.asarray(probe, dtype=np.float32).tobytes()).decode("ascii")
-        self._set_meta(cur, embedder_probe=f"{name}:{dimension} {data}")
+        meta.put(cur, embedder_probe=f"{name}:{dimension} {meta.vector_text(probe)}")
 
     def _check_embedder(self, cur: Any) -> None:
         """Refuse to add or search vectors of another embedder than the file's: it was

@@ -27,7 +27,6 @@ no part of the schema's migrations.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 from collections.abc import Sequence
 from typing import Any
@@ -35,7 +34,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..embed.probe import MIN_COSINE, cosine
 from ..errors import StoreError
+from . import meta
 
 __all__ = [
     "TABLE",
@@ -52,9 +53,6 @@ __all__ = [
 TABLE = "reembed_staging"
 _TARGET = "reembed_target"
 _PROBE = "reembed_probe"
-MIN_COSINE = 0.9
-"""The least cosine between the probe vectors of the staged model and of the model now
-behind the same id for the staged vectors to be taken (as :mod:`memengine.embed.probe`)."""
 
 
 def digest(text: str) -> bytes:
@@ -62,31 +60,20 @@ def digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-def _meta(cur: Any, key: str) -> str | None:
-    row = cur.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def _set(cur: Any, key: str, value: str) -> None:
-    cur.execute(
-        "INSERT INTO meta (key, value) VALUES (?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (key, value),
-    )
-
-
 def _same_model(kept: str | None, probe: npt.NDArray[np.float32]) -> bool:
-    """Whether the staged vectors' probe (base64 float32) is the model's ``probe``."""
-    if kept is None:
-        return False
-    try:
-        old = np.frombuffer(base64.b64decode(kept, validate=True), dtype=np.float32)
-    except ValueError:
-        return False
-    if old.shape != probe.shape:
-        return False
-    norms = float(np.linalg.norm(old) * np.linalg.norm(probe)) or 1.0
-    return float(np.dot(old, probe)) / norms >= MIN_COSINE
+    """Whether the staged vectors' probe (as :func:`.meta.vector_text` wrote it) is the
+    model's ``probe``."""
+    old = meta.text_vector(kept)
+    return old is not None and old.shape == probe.shape and cosine(old, probe) >= MIN_COSINE
+
+
+def _exists(cur: Any) -> bool:
+    return (
+        cur.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)
+        ).fetchone()
+        is not None
+    )
 
 
 def prepare(cur: Any, target: str, probe: npt.NDArray[np.float32]) -> bool:
@@ -98,22 +85,18 @@ def prepare(cur: Any, target: str, probe: npt.NDArray[np.float32]) -> bool:
         f"CREATE TABLE IF NOT EXISTS {TABLE} "
         "(id INTEGER PRIMARY KEY, digest BLOB NOT NULL, vector BLOB NOT NULL)"
     )
-    if _meta(cur, _TARGET) == target and _same_model(_meta(cur, _PROBE), probe):
+    if meta.get(cur, _TARGET) == target and _same_model(meta.get(cur, _PROBE), probe):
         return True
     cur.execute(f"DELETE FROM {TABLE}")
-    _set(cur, _TARGET, target)
-    _set(cur, _PROBE, base64.b64encode(probe.astype(np.float32).tobytes()).decode("ascii"))
+    meta.put(cur, **{_TARGET: target, _PROBE: meta.vector_text(probe)})
     return False
 
 
 def claim(cur: Any, target: str) -> None:
     """Check that the staging is still ``target``'s (a :class:`.StoreError` when another
     re-embed started anew meanwhile; its staged vectors are left alone)."""
-    now = _meta(cur, _TARGET)
-    exists = cur.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)
-    ).fetchone()
-    if now != target or exists is None:
+    now = meta.get(cur, _TARGET)
+    if now != target or not _exists(cur):
         other = f"to {shown(now)}" if now else "that has finished"
         raise StoreError(
             f"another re-embed, {other}, took over the staged vectors while this one "
@@ -131,10 +114,7 @@ def drop_deleted(cur: Any, ids: Sequence[int] | None = None) -> int:
     """Drop the staged vectors of these deleted episodes (None: of every episode gone), so
     that nothing of them stays when they are scrubbed or their agent forgotten; inside the
     caller's write transaction."""
-    exists = cur.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)
-    ).fetchone()
-    if exists is None:
+    if not _exists(cur):
         return 0
     if ids is None:
         sql = f"DELETE FROM {TABLE} WHERE id NOT IN (SELECT id FROM episodes)"
@@ -150,13 +130,10 @@ def drop_deleted(cur: Any, ids: Sequence[int] | None = None) -> int:
 def staged_count(cur: Any) -> tuple[str, int] | None:
     """The target of a re-embed that stopped part way and how many vectors it staged, or
     None when there is none."""
-    row = cur.execute("SELECT value FROM meta WHERE key = ?", (_TARGET,)).fetchone()
-    exists = cur.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)
-    ).fetchone()
-    if row is None or exists is None:
+    target = meta.get(cur, _TARGET)
+    if target is None or not _exists(cur):
         return None
-    return str(row[0]), int(cur.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
+    return target, int(cur.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
 
 
 def staged(cur: Any, ids: Sequence[int]) -> dict[int, tuple[bytes, bytes]]:

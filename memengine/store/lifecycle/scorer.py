@@ -8,6 +8,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from .. import meta
 from ..ids import highest_id_given
 from ._rows import iso
 
@@ -53,15 +54,10 @@ def load_scorer(cur: Any, agent: str) -> tuple[dict[str, Any], int, int, float |
 def retire_scorers(cur: Any) -> int:
     """Drop every agent's scorer and leave the turns recorded so far out of training: their
     features hold cosines of the embedder the file had (called by a re-embed's swap)."""
-    cur.execute(
-        "INSERT INTO meta (key, value) VALUES (?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (SAMPLES_AFTER, str(highest_id_given(cur, "turns"))),
-    )
+    meta.put(cur, **{SAMPLES_AFTER: str(highest_id_given(cur, "turns"))})
     return int(cur.execute("DELETE FROM scorers").rowcount)
 
 
 def samples_after(cur: Any) -> int:
     """The turns up to this id were recorded with another embedder (0: none were)."""
-    row = cur.execute("SELECT value FROM meta WHERE key = ?", (SAMPLES_AFTER,)).fetchone()
-    return int(row[0]) if row else 0
+    return int(meta.get(cur, SAMPLES_AFTER) or 0)
