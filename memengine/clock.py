@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
-__all__ = ["Clock", "FixedClock", "SystemClock", "ensure_aware", "parse_iso"]
+__all__ = ["Clock", "FixedClock", "SystemClock", "ensure_aware", "iso_text", "parse_iso"]
 
 Clock = Callable[[], datetime]
 """A callable returning the current time as a timezone-aware datetime."""
@@ -53,3 +53,10 @@ def parse_iso(value: str) -> datetime:
         text = text[:-1] + "+00:00"
     text = _FRACTION.sub(lambda m: "." + (m[1] + "000000")[:6], text, count=1)
     return datetime.fromisoformat(text)
+
+
+def iso_text(moment: datetime) -> str:
+    """``moment`` as ISO 8601 the way the models' JSON writes it: UTC as ``Z``
+    (``2026-05-20T08:30:00Z``), another offset as itself; a naive datetime is UTC."""
+    text = ensure_aware(moment).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text

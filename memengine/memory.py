@@ -32,7 +32,7 @@ from .clock import Clock, SystemClock, ensure_aware
 from .config import Config
 from .embed.base import Embedder
 from .embed.factory import make_embedder
-from .embed.probe import PROBE_TEXT, ProbedEmbedder
+from .embed.probe import PROBE_TEXT, ProbedEmbedder, same_model
 from .embed.recorded import RecordedOnly
 from .errors import (
     ConfigError,
@@ -776,6 +776,7 @@ class Memory:
             self.embedder.dimension,
             lambda eps: self.embedder.embed([_text(e)[:MAX_EMBED_CHARS] for e in eps]),
             probe=self.embedder.embed([PROBE_TEXT])[0],  # the model the vectors are made by
+            same_model=same_model,
             progress=progress,
             note=note,
         )

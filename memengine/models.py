@@ -151,7 +151,8 @@ class Stats(TypedDict):
     kinds: dict[str, int]
     """Episodes by kind."""
     first: str | None
-    """The earliest ``occurred_at`` (ISO 8601, with its offset), None in an empty file."""
+    """The earliest ``occurred_at`` (ISO 8601 as the models' JSON writes it: UTC as ``Z``),
+    None in an empty file."""
     last: str | None
     """The latest ``occurred_at``, likewise."""
     bytes: int

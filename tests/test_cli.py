@@ -413,3 +413,16 @@ def test_a_japanese_colon_names_the_role_and_a_bom_is_read(db: str, tmp_path: Pa
         run("import", str(renamed), "--db", str(tmp_path / "c.db"), "--json").output
     )
     assert result == {"format": "jsonl", "imported": 1, "skipped": 0}
+
+
+def test_json_times_are_written_one_way(db: str) -> None:
+    """UTC is ``Z`` in every command's JSON (the models' way), another offset kept as given;
+    ``stats`` finds the first and last by the moment, not by the text."""
+    noon = ["--at", "2026-05-01T12:00:00+00:00", "--db", db, "--json"]
+    utc = json.loads(run("add", "tea at noon", *noon).output)
+    run("add", "breakfast", "--at", "2026-05-01T20:00:00+09:00", "--db", db)  # 11:00 UTC
+    run("add", "late tea", "--at", "2026-05-01T13:00:00Z", "--db", db)
+    shown = json.loads(run("show", str(utc["id"]), "--db", db, "--json").output)
+    stats = json.loads(run("stats", "--db", db, "--json").output)
+    assert shown["occurred_at"] == "2026-05-01T12:00:00Z"
+    assert (stats["first"], stats["last"]) == ("2026-05-01T20:00:00+09:00", "2026-05-01T13:00:00Z")

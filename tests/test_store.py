@@ -24,7 +24,7 @@ from memengine import (
     StoreError,
 )
 from memengine.embed.base import Vectors
-from memengine.embed.probe import PROBE_TEXT
+from memengine.embed.probe import PROBE_TEXT, same_model
 from memengine.store.connect import PAGE_SIZE, sqlite_module
 from memengine.store.database import Store
 from memengine.store.migrate import APPLICATION_ID, latest_version
@@ -278,6 +278,7 @@ def test_vectors_that_cannot_be_searched_are_refused(
             32,
             lambda eps: np.eye(32, dtype=np.float32)[: len(eps)] + 0.1,
             probe=m.embedder.embed([PROBE_TEXT])[0],  # the model's own
+            same_model=same_model,
         )
     with Memory.open(db_path, embedder=_Broken(fill), clock=clock) as mem:
         with pytest.raises(

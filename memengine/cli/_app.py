@@ -22,6 +22,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
+from ..clock import iso_text
 from ..config import Config, load_config
 from ..errors import MemEngineError
 from ..text import strip_controls
@@ -335,7 +336,7 @@ def _finite(value: Any) -> Any:
 
 
 def _jsonable(value: Any) -> str:
-    return value.isoformat() if isinstance(value, datetime) else str(value)
+    return iso_text(value) if isinstance(value, datetime) else str(value)
 
 
 @contextmanager

@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ..clock import iso_text
 from ..errors import InvalidInput
 from ._app import (
     AgentOpt,
@@ -316,7 +317,7 @@ def life(
         "strength_by_perspective": view.strength_by_perspective,
         "access_count": ep.access_count,
         "candidate_count": ep.candidate_count,
-        "last_access": ep.last_access.isoformat() if ep.last_access else None,
+        "last_access": iso_text(ep.last_access) if ep.last_access else None,
         "impact_score": ep.impact_score,
         "consolidation_level": ep.consolidation_level,
         "learnings": view.learnings,

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from ..errors import EmbedderChanged
 from .base import Embedder, Vectors
 
-__all__ = ["MIN_COSINE", "PROBE_TEXT", "RECHECK_S", "ProbedEmbedder", "cosine"]
+__all__ = ["MIN_COSINE", "PROBE_TEXT", "RECHECK_S", "ProbedEmbedder", "cosine", "same_model"]
 
 PROBE_TEXT = "memengine probe: the cat sleeps by the window. 猫が窓辺で眠っている。"
 """The text whose vector a file keeps (meta ``embedder_probe``)."""
@@ -46,6 +46,11 @@ def cosine(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     u, v = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     norms = float(np.linalg.norm(u) * np.linalg.norm(v))
     return float(np.dot(u, v)) / norms if norms else 0.0
+
+
+def same_model(a: npt.ArrayLike, b: npt.ArrayLike) -> bool:
+    """Whether two vectors of the probe text come from one model (cosine ≥ :data:`MIN_COSINE`)."""
+    return cosine(a, b) >= MIN_COSINE
 
 
 class ProbedEmbedder:

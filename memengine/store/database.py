@@ -19,6 +19,7 @@ from urllib.parse import quote
 import numpy as np
 import numpy.typing as npt
 
+from ..clock import iso_text, parse_iso
 from ..errors import (
     DamagedDatabase,
     DatabaseLocked,
@@ -117,12 +118,11 @@ class Store:
         try:
             conn = module.connect(uri, uri=True)
             try:
-                row = conn.execute("SELECT value FROM meta WHERE key = 'embedder_id'").fetchone()
+                return meta.get(conn, "embedder_id")
             finally:
                 conn.close()
         except module.Error:
             return None
-        return row[0] if row is not None and isinstance(row[0], str) else None
 
     @staticmethod
     def writable(path: str | os.PathLike[str]) -> bool:
@@ -171,29 +171,29 @@ class Store:
             if "readonly" in msg:
                 raise ReadOnlyDatabase(f"{self.path} is read-only: {msg}") from exc
             raise StoreError(f"{self.path}: {msg}") from exc
-        meta = self.meta()
+        recorded = self.meta()
         if embedder_id is None or dimension is None:
-            if "embedder_id" not in meta:
+            if "embedder_id" not in recorded:
                 raise StoreError(
                     f"{self.path} records no embedder yet: open it once with one that embeds"
                 )
-            embedder_id, dimension = meta["embedder_id"], int(meta["dimension"])
-        if "embedder_id" not in meta:  # (a read-only open refuses the write with its reason)
+            embedder_id, dimension = recorded["embedder_id"], int(recorded["dimension"])
+        if "embedder_id" not in recorded:  # (a read-only open refuses the write with its reason)
             with self.connections.write() as w:
                 # another process opening the new file at the same moment may have done it
-                if w.execute("SELECT 1 FROM meta WHERE key = 'embedder_id'").fetchone() is None:
+                if meta.get(w, "embedder_id") is None:
                     vectors.create_vector_table(w, dimension)
-                    self._set_meta(
+                    meta.put(
                         w,
                         embedder_id=embedder_id,
                         dimension=str(dimension),
                         metric="cosine",
                         created_at=self._now().isoformat(),
                     )
-            meta = self.meta()
+            recorded = self.meta()
         self._index_partitions()
-        self.embedder_id = meta["embedder_id"]
-        self.dimension = int(meta["dimension"])
+        self.embedder_id = recorded["embedder_id"]
+        self.dimension = int(recorded["dimension"])
         self._in_use = (embedder_id, dimension)  # the vectors this process adds and searches
         if (self.embedder_id, self.dimension) != (embedder_id, dimension) and not allow_change:
             raise EmbedderMismatch(
@@ -228,11 +228,7 @@ class Store:
     def meta(self) -> dict[str, str]:
         """Everything in the meta table."""
         with self.connections.read() as cur:
-            return dict(cur.execute("SELECT key, value FROM meta").fetchall())
-
-    @staticmethod
-    def _set_meta(cur: Any, **values: str) -> None:
-        meta.put(cur, **values)
+            return meta.everything(cur)
 
     def embedder_probe(self) -> npt.NDArray[np.float32] | None:
         """The file's vector of the probe text, made by the embedder in use (None when the
@@ -259,10 +255,7 @@ class Store:
         """Refuse to add or search vectors of another embedder than the file's: it was
         opened so (for commands that embed nothing), or another process re-embedded it
         since it was opened."""
-        rows = dict(
-            cur.execute("SELECT key, value FROM meta WHERE key IN ('embedder_id', 'dimension')")
-        )
-        now = (rows.get("embedder_id"), int(rows.get("dimension") or 0))
+        now = meta.embedder(cur)
         if now == self._in_use:
             return
         ours = f"{self._in_use[0]} ({self._in_use[1]} dimensions)"
@@ -570,12 +563,14 @@ class Store:
             per_kind = dict(
                 cur.execute("SELECT kind, count(*) FROM episodes GROUP BY kind").fetchall()
             )
-            span = cur.execute("SELECT min(occurred_at), max(occurred_at) FROM episodes").fetchone()
+            span = [  # by the moment (the texts keep their callers' offsets, so sort apart)
+                cur.execute(f"SELECT occurred_at, {m}(occurred_ts) FROM episodes").fetchone()[0]
+                for m in ("min", "max")
+            ]
             segments = maintenance.fts_segments(cur)
             chunk = chunk_size(cur)
-            meta = dict(  # another process may have re-embedded the file since it was opened
-                cur.execute("SELECT key, value FROM meta WHERE key IN ('embedder_id', 'dimension')")
-            )
+            # another process may have re-embedded the file since it was opened
+            embedder_now, dimension_now = meta.embedder(cur)
             free = int(cur.execute("PRAGMA freelist_count").fetchone()[0])
             page = int(cur.execute("PRAGMA page_size").fetchone()[0])
         agents: dict[str, dict[str, int]] = {}
@@ -586,12 +581,12 @@ class Store:
             episodes=sum(sum(v.values()) for v in agents.values()),
             agents=agents,
             kinds={str(k): int(n) for k, n in per_kind.items()},
-            first=span[0],
-            last=span[1],
+            first=iso_text(parse_iso(span[0])) if span[0] else None,
+            last=iso_text(parse_iso(span[1])) if span[1] else None,
             bytes=size,
             free_bytes=free * page,
-            embedder=str(meta.get("embedder_id", self.embedder_id)),
-            dimension=int(meta.get("dimension", self.dimension)),
+            embedder=embedder_now or self.embedder_id,
+            dimension=dimension_now or self.dimension,
             fulltext_segments=segments,
             vector_chunk_size=chunk,
         )
@@ -609,6 +604,7 @@ class Store:
         embed: Callable[[list[Episode]], npt.NDArray[np.float32]],
         *,
         probe: npt.NDArray[np.float32],
+        same_model: staging.SameModel,
         progress: Callable[[int, int], None] | None = None,
         note: Callable[[str], None] | None = None,
         batch: int = 256,
@@ -622,7 +618,8 @@ class Store:
         interruption leaves the file as it was, with the vectors made so far
         kept for the next re-embed to the same embedder (made by the same
         model: ``probe`` is its vector of the probe text,
-        :mod:`memengine.embed.probe`), which goes on from there. The swap lists
+        :mod:`memengine.embed.probe`, and ``same_model`` tells two such vectors
+        of one model), which goes on from there. The swap lists
         the episodes again, so one added meanwhile is embedded there and none
         is left without a vector; it keeps ``probe`` as the file's and retires
         the learned scorers. ``progress(done, total)`` counts the episodes
@@ -637,7 +634,7 @@ class Store:
             )
         with self.connections.write() as cur:
             before = staging.staged_count(cur)
-            resumed = staging.prepare(cur, target, probe)
+            resumed = staging.prepare(cur, target, probe, same_model)
         if note is not None and before is not None and before[1]:
             made = f"{before[1]:,} vectors a stopped re-embed"
             if resumed:
@@ -735,7 +732,7 @@ class Store:
                 vecs[missing] = self._embed_checked(embed, [eps[r] for r in missing], dimension)
             vectors.insert_vectors(cur, ids, [vectors.filter_columns(e) for e in eps], vecs)
             count += len(eps)
-        self._set_meta(cur, embedder_id=embedder_id, dimension=str(dimension))
+        meta.put(cur, embedder_id=embedder_id, dimension=str(dimension))
         staging.clear(cur)
         log_reset(cur)
         return count

@@ -11,13 +11,26 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["get", "put", "text_vector", "vector_text"]
+__all__ = ["embedder", "everything", "get", "put", "text_vector", "vector_text"]
 
 
 def get(cur: Any, key: str) -> str | None:
     """The value of ``key``, or None."""
     row = cur.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else str(row[0])
+
+
+def everything(cur: Any) -> dict[str, str]:
+    """Every key and its value."""
+    return {str(k): str(v) for k, v in cur.execute("SELECT key, value FROM meta")}
+
+
+def embedder(cur: Any) -> tuple[str | None, int]:
+    """The file's embedder id and dimension as recorded now (None and 0 before the first)."""
+    rows = dict(
+        cur.execute("SELECT key, value FROM meta WHERE key IN ('embedder_id', 'dimension')")
+    )
+    return rows.get("embedder_id"), int(rows.get("dimension") or 0)
 
 
 def put(cur: Any, **values: str) -> None:

@@ -28,13 +28,12 @@ no part of the schema's migrations.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..embed.probe import MIN_COSINE, cosine
 from ..errors import StoreError
 from . import meta
 
@@ -60,11 +59,9 @@ def digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-def _same_model(kept: str | None, probe: npt.NDArray[np.float32]) -> bool:
-    """Whether the staged vectors' probe (as :func:`.meta.vector_text` wrote it) is the
-    model's ``probe``."""
-    old = meta.text_vector(kept)
-    return old is not None and old.shape == probe.shape and cosine(old, probe) >= MIN_COSINE
+SameModel = Callable[[npt.NDArray[np.float32], npt.NDArray[np.float32]], bool]
+"""Whether two probe vectors of the same length come from one model (the embedder layer's
+rule, :func:`memengine.embed.probe.same_model`, passed down)."""
 
 
 def _exists(cur: Any) -> bool:
@@ -76,17 +73,20 @@ def _exists(cur: Any) -> bool:
     )
 
 
-def prepare(cur: Any, target: str, probe: npt.NDArray[np.float32]) -> bool:
+def prepare(cur: Any, target: str, probe: npt.NDArray[np.float32], same_model: SameModel) -> bool:
     """Make the staging table for ``target`` (``"<embedder id>:<dimension>"``), made by the
     model whose vector of the probe text is ``probe``; vectors staged for another target,
-    or by another model behind the same id, are dropped. True when staged vectors are
-    kept (inside the caller's write transaction)."""
+    or by another model behind the same id (``same_model`` of the staged probe and
+    ``probe`` is false), are dropped. True when staged vectors are kept (inside the
+    caller's write transaction)."""
     cur.execute(
         f"CREATE TABLE IF NOT EXISTS {TABLE} "
         "(id INTEGER PRIMARY KEY, digest BLOB NOT NULL, vector BLOB NOT NULL)"
     )
-    if meta.get(cur, _TARGET) == target and _same_model(meta.get(cur, _PROBE), probe):
-        return True
+    if meta.get(cur, _TARGET) == target:
+        kept = meta.text_vector(meta.get(cur, _PROBE))
+        if kept is not None and kept.shape == probe.shape and same_model(kept, probe):
+            return True
     cur.execute(f"DELETE FROM {TABLE}")
     meta.put(cur, **{_TARGET: target, _PROBE: meta.vector_text(probe)})
     return False
