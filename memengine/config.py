@@ -297,6 +297,7 @@ class Config(BaseModel):
     db: Path = Path("memengine.db")
     agent: str = Field(default="default", min_length=1, pattern=r"\S")  # something visible
     time_zone: str | None = None  # the clock's zone: an IANA name, "local"; None: UTC
+    write_wait_s: float = Field(default=10.0, gt=0, le=MAX_WAIT_S)  # for the file's other writers
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)

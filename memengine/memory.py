@@ -173,6 +173,7 @@ class Memory:
             neighbour_gap_s=cfg.retrieval.neighbour_gap_minutes * 60,
             vector_cache_mb=cfg.retrieval.vector_cache_mb,
             page_cache_mb=cfg.retrieval.page_cache_mb,
+            write_wait_s=cfg.write_wait_s,
             read_only=read_only,
             read_only_reason=reason,
         )

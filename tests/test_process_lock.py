@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memengine import DatabaseLocked, FixedClock, Memory
+from memengine import Config, DatabaseLocked, FixedClock, Memory
 from memengine.store import maintenance
 from memengine.store.connect import Connections
 from memengine.store.process_lock import ProcessLock, lock_path
@@ -122,20 +122,19 @@ def test_a_wait_given_up_does_not_keep_the_lock(made: Path) -> None:
         conns.close()
 
 
-def test_a_vacuum_takes_the_writers_turn(made: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_vacuum_takes_the_writers_turn(made: Path) -> None:
     """``VACUUM`` (``optimize --vectors``) waits for another process's write like a write
     does, gives up cleanly with the file unchanged, and runs once the turn is free."""
     conns = Connections(made)
     try:
-        with Memory.open(made, embedder=HashEmbedder()) as mem:
+        config = Config(db=made, write_wait_s=0.3)
+        with Memory.open(made, embedder=HashEmbedder(), config=config) as mem:
             with _other_process_writing(made) as proc:
                 with pytest.raises(DatabaseLocked, match="another process"):
                     conns.vacuum(wait_s=0.3)
-                monkeypatch.setattr("memengine.store.connect.BUSY_TIMEOUT_MS", 300)
                 assert (
                     maintenance.vacuum(mem.store.connections) is False
                 )  # what optimize reports as not compacted
-                monkeypatch.undo()
                 assert proc.stdin is not None
                 proc.stdin.write("go\n")
                 proc.stdin.flush()
@@ -263,3 +262,20 @@ def test_opening_a_file_in_use_waits_for_no_writer(db_path: Path, clock: FixedCl
         with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
             assert m.retrieve("dentist", day_range=None, record=False).results
         assert time.monotonic() - t0 < 5.0  # the other writer holds the lock throughout
+
+
+def test_write_wait_s_bounds_a_memory_s_wait_for_another_writer(
+    made: Path, clock: FixedClock
+) -> None:
+    """``write_wait_s`` is how long a write of a Memory waits for another process's."""
+    config = Config(db=made, write_wait_s=0.4)
+    with Memory.open(made, embedder=HashEmbedder(), clock=clock, config=config) as mem:
+        before = mem.store.count()
+        with _other_process_writing(made):
+            started = time.monotonic()
+            with pytest.raises(DatabaseLocked):
+                mem.add("waits a little")
+            waited = time.monotonic() - started
+        assert 0.3 < waited < 5 and mem.store.count() == before  # not the default 10 s
+        mem.add("goes in now")
+        assert mem.store.count() == before + 1

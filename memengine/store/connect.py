@@ -55,7 +55,8 @@ still write, SQLite's locks keep each read consistent); or read-only and
 writer has open; a read that finds the file changed or a writer come since
 reopens it as it then is, see :meth:`Connections.read`)."""
 
-BUSY_TIMEOUT_MS = 10_000
+WRITE_WAIT_S = 10.0
+"""How long a write waits for the file's other writers, by default (``write_wait_s``)."""
 CLOSED = "the memory has been closed"
 """What every call after :meth:`Connections.close` raises (a :class:`.StoreError`)."""
 
@@ -77,7 +78,7 @@ PAGE_CACHE_MB = 64
 """Each connection's page cache, by default (``[retrieval] page_cache_mb``)."""
 
 
-def _on_connect(dbapi_conn: Any, _record: Any, *, cache_mb: int = PAGE_CACHE_MB) -> None:
+def _on_connect(dbapi_conn: Any, _record: Any, *, cache_mb: int, busy_ms: int) -> None:
     try:
         dbapi_conn.enable_load_extension(True)
         sqlite_vec.load(dbapi_conn)
@@ -86,7 +87,7 @@ def _on_connect(dbapi_conn: Any, _record: Any, *, cache_mb: int = PAGE_CACHE_MB)
         raise ExtensionError(f"cannot load sqlite-vec: {exc}") from exc
     cur = dbapi_conn.cursor()
     cur.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # takes effect only in a new, empty file
-    cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    cur.execute(f"PRAGMA busy_timeout = {busy_ms}")
     cur.execute("PRAGMA foreign_keys = ON")
     cur.execute("PRAGMA synchronous = NORMAL")
     cur.execute("PRAGMA temp_store = MEMORY")
@@ -111,9 +112,11 @@ class Connections:
         access: Access = "rw",
         why: str = "",
         cache_mb: int = PAGE_CACHE_MB,
+        write_wait_s: float = WRITE_WAIT_S,
     ) -> None:
         self.path = path
         self._cache_mb = cache_mb
+        self._busy_ms = max(1, round(write_wait_s * 1000))
         self.access: Access = access
         self._why = why
         self._stamp = _stamp(path) if access == "immutable" else None
@@ -153,7 +156,11 @@ class Connections:
             max_overflow=-1,  # each thread keeps one while it lives: any number of threads
             pool_timeout=30,
         )
-        event.listen(engine, "connect", functools.partial(_on_connect, cache_mb=self._cache_mb))
+        event.listen(
+            engine,
+            "connect",
+            functools.partial(_on_connect, cache_mb=self._cache_mb, busy_ms=self._busy_ms),
+        )
         return engine
 
     @property
@@ -344,7 +351,7 @@ class Connections:
         write of another thread or process waiting. ``wait_s`` bounds the
         whole wait for the lock: in the queue, on the lock file, then in
         SQLite's busy handler for writers that use no lock file (default: the
-        busy timeout, 10 s); past it the write fails with
+        busy timeout, ``write_wait_s``: 10 s by default); past it the write fails with
         :class:`.DatabaseLocked`. SQLite's errors reach the caller as
         :class:`.StoreError`, once the locks are released.
         """
@@ -356,7 +363,7 @@ class Connections:
                 raise StoreError("nested write transaction")
             try:
                 with self._writers_turn(wait_s) as left_ms:
-                    _waiting(cur, "BEGIN IMMEDIATE", left_ms)
+                    _waiting(cur, "BEGIN IMMEDIATE", left_ms, self._busy_ms)
                     with self._rolled_back_on_error(cur):
                         yield cur
                         cur.execute("COMMIT")
@@ -377,7 +384,7 @@ class Connections:
             cur = conn.cursor()
             try:
                 with self._writers_turn(wait_s) as left_ms:
-                    _waiting(cur, "VACUUM", left_ms)
+                    _waiting(cur, "VACUUM", left_ms, self._busy_ms)
             except self.module.Error as exc:
                 raise self._store_error(exc) from exc
             finally:
@@ -396,7 +403,7 @@ class Connections:
     def _writers_turn(self, wait_s: float | None) -> Iterator[int]:
         """Hold this process's writer queue, then the lock file; yield the milliseconds
         left of the ``wait_s`` wait (default: the busy timeout) for SQLite's own lock."""
-        deadline = time.monotonic() + (BUSY_TIMEOUT_MS / 1000 if wait_s is None else wait_s)
+        deadline = time.monotonic() + (self._busy_ms / 1000 if wait_s is None else wait_s)
         with (
             self._queue.turn(deadline - time.monotonic()),
             self._process_lock.held(deadline - time.monotonic()),
@@ -582,13 +589,14 @@ def _damaged_error(msg: str) -> DamagedDatabase:
     )
 
 
-def _waiting(cur: Any, sql: str, wait_ms: int) -> None:
-    """Run ``sql`` with SQLite's busy handler waiting at most ``wait_ms`` for the lock."""
+def _waiting(cur: Any, sql: str, wait_ms: int, usual_ms: int) -> None:
+    """Run ``sql`` with SQLite's busy handler waiting at most ``wait_ms`` for the lock (then
+    ``usual_ms`` again)."""
     cur.execute(f"PRAGMA busy_timeout = {wait_ms}")
     try:
         cur.execute(sql)
     finally:
-        cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cur.execute(f"PRAGMA busy_timeout = {usual_ms}")
 
 
 def _translate(exc: Exception) -> StoreError:

@@ -35,7 +35,7 @@ from . import episodes as ep_rows
 from . import fulltext, maintenance, meta, vectors
 from . import lifecycle as store_lc
 from . import reembed as staging
-from .connect import PAGE_CACHE_MB, Connections, read_only_access, sqlite_module
+from .connect import PAGE_CACHE_MB, WRITE_WAIT_S, Connections, read_only_access, sqlite_module
 from .consistency import FTS_NOT_CHECKED, ConsistencyReport, check_consistency
 from .filters import Filters
 from .maintenance import BackupReport, ForgetReport, OptimizeReport
@@ -66,6 +66,7 @@ class Store:
         neighbour_gap_s: int = 3600,
         vector_cache_mb: int = 1024,
         page_cache_mb: int = PAGE_CACHE_MB,
+        write_wait_s: float = WRITE_WAIT_S,
         read_only: bool = False,
         read_only_reason: str = "",
     ) -> None:
@@ -84,7 +85,9 @@ class Store:
             self.connections = _read_only_connections(self.path, read_only_reason, page_cache_mb)
         else:
             _check_writable(self.path)
-            self.connections = Connections(self.path, cache_mb=page_cache_mb)
+            self.connections = Connections(
+                self.path, cache_mb=page_cache_mb, write_wait_s=write_wait_s
+            )
         try:
             self._open(embedder_id, dimension, allow_embedder_change)
         except BaseException:
