@@ -28,6 +28,7 @@ import numpy as np  # lifecycle
 
 from . import arguments as args
 from . import lifecycle as life  # lifecycle
+from .call_gate import CallGate, gated
 from .clock import Clock, SystemClock, ensure_aware
 from .config import Config
 from .embed.base import Embedder
@@ -79,6 +80,7 @@ class Memory:
         *,
         llm_client: ChatClient | None = None,  # llm phases
     ) -> None:
+        self._gate = CallGate()  # the calls under way, which close() lets finish
         self.store = store
         self.embedder = embedder
         # what the file's searches and adds embed with: the embedder, checked now and then
@@ -190,10 +192,16 @@ class Memory:
         """Whether the file was opened read-only (see :meth:`open`)."""
         return self.store.read_only
 
-    def close(self) -> None:
-        """Finish background work and close the file. Calls under way in other threads
-        finish their transaction first; any that would start another, or a new call, gets
-        a :class:`.StoreError` saying the memory was closed."""
+    def close(self, *, wait_s: float = 60.0) -> None:
+        """Finish the calls under way and background work, then close the file.
+
+        A call that another thread has under way when this is called (a turn's
+        retrieve, an ``add_exchange``, a ``feedback``…) finishes, for at most ``wait_s``
+        (past it a :class:`.StoreError`, and nothing is closed: close again to wait
+        more); a new call gets a :class:`.MemoryClosed`. Long jobs (imports, ``add_many``,
+        ``reembed``, ``sleep``, ``optimize``, ``backup``, ``export``) stop at their next
+        transaction, the one under way committed first (:mod:`memengine.call_gate`)."""
+        self._gate.close(wait_s)
         self._close_llm()  # llm phases
         self.retriever.close()
         self.store.close()
@@ -211,6 +219,7 @@ class Memory:
         self.close()
 
     # -- writing ---------------------------------------------------------------------------
+    @gated
     def add_exchange(
         self,
         user: str | None,
@@ -237,6 +246,7 @@ class Memory:
         )
         return self.add_many([episode])[0]
 
+    @gated
     def add(
         self,
         content: str,
@@ -386,6 +396,7 @@ class Memory:
         """
         return self.store.backup(dest, overwrite=overwrite)
 
+    @gated
     def delete(
         self, ids: int | Sequence[int], *, agent: str | None = None, scrub: bool = False
     ) -> list[int]:
@@ -409,6 +420,7 @@ class Memory:
         owner = None if agent is None else self._agent(agent)
         return self.store.delete(id_list, agent=owner, scrub=scrub)
 
+    @gated
     def forget_agent(self, agent: str) -> ForgetReport:
         """Delete an agent and everything of it (a user who asks to be forgotten): its
         episodes, its turns with their query texts, sleeps and learned scorer, and the agent
@@ -431,6 +443,7 @@ class Memory:
         )
 
     # -- reading ---------------------------------------------------------------------------
+    @gated
     def get(self, episode_id: int) -> Episode:
         """The episode with this id, or NotFound."""
         found = self.store.get([args.episode_id(episode_id)])
@@ -438,6 +451,7 @@ class Memory:
             raise NotFound(f"no episode with id {episode_id}")
         return found[episode_id]
 
+    @gated
     def retrieve(
         self,
         text: str,
@@ -601,6 +615,7 @@ class Memory:
                 self._llm_client.close()
                 self._llm_client = None
 
+    @gated
     def pack(
         self,
         retrieval: Retrieval,
@@ -642,6 +657,7 @@ class Memory:
             principle_budget_tokens=self.config.lifecycle.principle_token_budget,  # lifecycle
         )
 
+    @gated
     def warm(self, agent: str | None = None) -> str:
         """Load the agent's vectors and the embedder's model now (a server can call this
         before the agent's first turn), and say how its searches run: ``"float32"``,
@@ -653,6 +669,7 @@ class Memory:
             self._embedder.embed(["warm"])  # the default model loads on first use (~1 s)
         return mode
 
+    @gated
     def stats(self, *, agent: str | None = None) -> Stats:
         """Counts per agent, kind and status, file size and embedder; with ``agent``, the
         per-agent counts of that agent only (the file's totals stay)."""
@@ -662,6 +679,7 @@ class Memory:
             data["agents"] = {name: data["agents"].get(name, {})}
         return data
 
+    @gated
     def check(self) -> ConsistencyReport:
         """Run the consistency check (every episode has its vector and full-text rows)."""
         return self.store.consistency()
@@ -786,6 +804,7 @@ class Memory:
         return count
 
     # -- life cycle (lifecycle) ------------------------------------------------------------
+    @gated
     def create_agent(self, name: str, *, perspectives: Sequence[str] = ()) -> life.AgentRow:
         """Create an agent, or add perspectives (e.g. コスト, 納期) to an existing one."""
         if isinstance(perspectives, str):
@@ -794,14 +813,17 @@ class Memory:
         self._writable()
         return life.create_agent(self.store, self._agent(name), names, ensure_aware(self.clock()))
 
+    @gated
     def agents(self) -> list[life.AgentRow]:
         """Every agent with its declared perspectives."""
         return life.list_agents(self.store)
 
+    @gated
     def has_agent(self, name: str) -> bool:
         """Whether this file knows the agent ``name`` (it has added to it, or it was created)."""
         return life.has_agent(self.store, self._agent(name))
 
+    @gated
     def feedback(
         self,
         turn_id: int,
@@ -891,6 +913,7 @@ class Memory:
                 report = replace(report, scorer={"samples": info.samples, "auc": info.auc})
         return report
 
+    @gated
     def train_scorer(
         self, agent: str | None = None, *, force: bool = True
     ) -> life.ScorerInfo | None:
@@ -904,6 +927,7 @@ class Memory:
             force=force,
         )
 
+    @gated
     def never_used(
         self, agent: str | None = None, *, min_candidates: int | None = None
     ) -> list[Episode]:
@@ -915,10 +939,12 @@ class Memory:
             limit if min_candidates is None else min_candidates,
         )
 
+    @gated
     def principles(self, agent: str | None = None) -> list[Episode]:
         """The agent's active principles (always packed)."""
         return life.principles(self.store, self._agent(agent))
 
+    @gated
     def life_of(self, episode_id: int) -> life.MemoryLife:
         """One memory's life-cycle fields with its strength and learnings per perspective."""
         return life.memory_life(self.store, args.episode_id(episode_id))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 import json
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from importlib import resources
 from pathlib import Path
@@ -22,6 +23,7 @@ from memengine import (
     NotFound,
     StoreError,
 )
+from memengine.embed.base import Vectors
 from memengine.importers import read_memsets
 
 from .helpers import HashEmbedder
@@ -312,6 +314,69 @@ def test_close_while_other_threads_call_waits_for_their_transactions(
         mem.get(1)
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
         assert again.check().ok and again.store.count() >= 20
+
+
+class _HeldEmbedder(HashEmbedder):
+    """Embeds only once ``go`` is set (after saying so on ``started``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold = False
+        self.started, self.go = threading.Event(), threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.hold:
+            self.started.set()
+            self.go.wait(30)
+        return super().embed(texts)
+
+
+def test_close_lets_a_call_under_way_finish_and_refuses_new_ones(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """An exchange being embedded when the server closes its memory is still stored; a
+    call that starts after close() began gets MemoryClosed at once."""
+    emb = _HeldEmbedder()
+    mem = Memory.open(db_path, embedder=emb, clock=clock)
+    mem.add_exchange("the first thing", "ok")
+    emb.hold = True
+    added: list[int] = []
+    adding = threading.Thread(target=lambda: added.append(mem.add_exchange("in flight", "ok")))
+    adding.start()
+    assert emb.started.wait(10)
+    closing = threading.Thread(target=mem.close)
+    closing.start()
+    deadline = time.monotonic() + 10
+    while not mem._gate.closing and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with pytest.raises(MemoryClosed):
+        mem.retrieve("anything")  # refused while the call under way goes on
+    assert closing.is_alive()  # close() waits for it
+    emb.go.set()
+    adding.join(10)
+    closing.join(10)
+    assert not closing.is_alive() and len(added) == 1
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.get(added[0]).user_text == "in flight" and again.check().ok
+
+
+def test_close_gives_up_past_its_wait_and_can_be_called_again(
+    db_path: Path, clock: FixedClock
+) -> None:
+    emb = _HeldEmbedder()
+    mem = Memory.open(db_path, embedder=emb, clock=clock)
+    emb.hold = True
+    adding = threading.Thread(target=lambda: mem.add_exchange("slow", "ok"))
+    adding.start()
+    assert emb.started.wait(10)
+    with pytest.raises(StoreError, match="1 calls of other threads were still under way"):
+        mem.close(wait_s=0.2)
+    assert not mem.store.closed  # nothing was closed
+    emb.go.set()
+    mem.close()
+    adding.join(10)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.store.count() == 1 and again.check().ok
 
 
 def test_open_without_create_needs_the_file(tmp_path: Path) -> None:
