@@ -217,3 +217,31 @@ def test_a_tag_is_a_whole_word_only_in_spaced_scripts(tag: str, answer: str, fou
     from memengine.lifecycle.feedback import _norm, _tag_in
 
     assert _tag_in(_norm(tag), _norm(answer)) is found
+
+
+def test_a_days_clock_sleep_after_an_import_decays_from_the_import(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    """An exported memory carries the strength its decay has left it; the file it is
+    imported into decays it from the import on, not again from its creation."""
+    cfg = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=1))
+    start = clock.now
+    level0 = cfg.lifecycle.daily_retention[0]
+    dump = tmp_path / "dump.jsonl"
+    with Memory.open(tmp_path / "a.db", embedder=HashEmbedder(), clock=clock, config=cfg) as a:
+        a.add("the boiler was serviced in march", kind="fact")
+        clock.set(start + timedelta(days=10))
+        a.sleep(train=False)
+        assert a.get(1).strength == pytest.approx(level0**10)
+        a.export(dump)
+    clock.set(start + timedelta(days=12))
+    with Memory.open(tmp_path / "b.db", embedder=HashEmbedder(), clock=clock, config=cfg) as b:
+        b.add("a memory of the new file", kind="fact")
+        (moved,) = b.import_(dump, keep_ids=False)
+        assert b.get(moved).strength == pytest.approx(level0**10)
+        clock.set(start + timedelta(days=13))
+        b.sleep(train=False)
+        assert b.get(moved).strength == pytest.approx(level0**11)  # one day, not thirteen
+        clock.set(start + timedelta(days=14))
+        b.sleep(train=False)
+        assert b.get(moved).strength == pytest.approx(level0**12)

@@ -229,9 +229,10 @@ def test_a_writable_open_records_the_same_search(written: Path, clock: FixedCloc
 
 
 def test_read_only_refuses_a_file_that_needs_a_migration(written: Path, clock: FixedClock) -> None:
-    con = sqlite3.connect(written)
-    con.execute("PRAGMA user_version = 5")
-    con.close()
+    with Memory.open(written, embedder=HashEmbedder(), clock=clock) as m:
+        cur = m.store.connections.get().cursor()  # the file as version 5 left it
+        cur.execute("ALTER TABLE episodes DROP COLUMN decay_from")
+        cur.execute("PRAGMA user_version = 5")
     with pytest.raises(ReadOnlyDatabase, match=r"schema version 5.*open the file writable once"):
         Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=True)
     # a writable open migrates it, after which the read-only open works

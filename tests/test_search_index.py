@@ -582,6 +582,7 @@ _V3_FULLTEXT = [
     "CREATE TRIGGER episodes_fts_delete AFTER DELETE ON episodes BEGIN INSERT INTO episodes_fts "
     "(episodes_fts, rowid, search_text, context_text) VALUES ('delete', old.id, old.search_text, "
     "old.context_text); END",
+    "ALTER TABLE episodes DROP COLUMN decay_from",
     "PRAGMA user_version = 3",
 ]
 
@@ -619,6 +620,7 @@ def test_a_version_4_file_gets_its_long_contexts_cut(db_path: Path, clock: Fixed
         for i, context in ((a, text[b]), (c, f"{text[b]} {text[d]}")):
             cur.execute("UPDATE episodes SET context_text = ? WHERE id = ?", (context, i))
         cur.execute("UPDATE episodes SET context_text = 'hand made' WHERE id = ?", (d,))
+        cur.execute("ALTER TABLE episodes DROP COLUMN decay_from")
         cur.execute("PRAGMA user_version = 4")
         assert mem.store.text_search(["line399"], 5, Filters(agent="default"))[0][0][0] == b
         assert {i for i, _ in mem.store.text_search(["line399"], 5, Filters())[0]} == {a, b, c}

@@ -83,6 +83,7 @@ def test_a_version_5_file_gets_the_id_mark(db_path: Path, clock: FixedClock) -> 
         cur = _raw(mem)  # the file as schema version 5 left it
         cur.execute("DROP TRIGGER episodes_id_high")
         cur.execute("DELETE FROM meta WHERE key = 'episode_id_high'")
+        cur.execute("ALTER TABLE episodes DROP COLUMN decay_from")
         cur.execute("PRAGMA user_version = 5")
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
         assert mem.store.schema_version() == latest_version()
@@ -98,6 +99,7 @@ def test_a_version_6_file_gets_the_turn_id_mark(db_path: Path, clock: FixedClock
         cur = _raw(mem)  # the file as schema version 6 left it
         cur.execute("DROP TRIGGER turns_id_high")
         cur.execute("DELETE FROM meta WHERE key = 'turn_id_high'")
+        cur.execute("ALTER TABLE episodes DROP COLUMN decay_from")
         cur.execute("PRAGMA user_version = 6")
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
         assert mem.store.schema_version() == latest_version()
@@ -628,3 +630,20 @@ def test_the_database_is_known_by_its_place_after_a_chdir(
             mem.export("nope/x.jsonl")
         assert mem.export("m.jsonl") == 1 and mem.stats()["episodes"] == 1
     assert (tmp_path / "b" / "m.jsonl").is_file()
+
+
+def test_a_version_7_file_gets_decay_from_and_its_memories_decay_as_before(
+    db_path: Path, clock: FixedClock
+) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        kept = mem.add("the boiler was serviced in march", kind="fact")
+        cur = _raw(mem)  # the file as schema version 7 left it
+        cur.execute("ALTER TABLE episodes DROP COLUMN decay_from")
+        cur.execute("PRAGMA user_version = 7")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.store.schema_version() == latest_version() == 8
+        cur = _raw(mem)
+        assert cur.execute("SELECT decay_from FROM episodes WHERE id = ?", (kept,)).fetchone() == (
+            None,
+        )
+        assert mem.get(kept).content == "the boiler was serviced in march" and mem.check().ok

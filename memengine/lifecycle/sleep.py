@@ -73,6 +73,7 @@ class MemoryState:
     principle: bool = False
     created_ts: float = 0.0
     last_access_ts: float | None = None
+    decay_from_ts: float | None = None  # when its stored strength held, if after creation
     perspectives: dict[str, float] = field(default_factory=dict)
 
 
@@ -196,11 +197,14 @@ def plan_sleep(
 
 
 def _created(s: MemoryState, now_ts: float, prev_ts: float | None) -> float:
-    """When ``s`` began to count tasks: its creation, or (for a creation time after this
-    sleep, from an import or another machine's clock) the previous sleep, so that it
-    decays with the others instead of never."""
-    if s.created_ts <= now_ts:
-        return s.created_ts
+    """When ``s`` began to count tasks: its creation, or the moment its stored strength
+    held if later (an import's strength already counts the decay before it: schema
+    version 8), or (for such a time after this sleep, from an import or another
+    machine's clock) the previous sleep, so that it decays with the others instead of
+    never."""
+    start = s.created_ts if s.decay_from_ts is None else max(s.created_ts, s.decay_from_ts)
+    if start <= now_ts:
+        return start
     return prev_ts if prev_ts is not None else now_ts
 
 
@@ -214,6 +218,7 @@ def _state(row: store_lc.LifeRow) -> MemoryState:
         principle=is_principle(row.kind, row.tags),
         created_ts=row.created_ts,
         last_access_ts=row.last_access_ts,
+        decay_from_ts=row.decay_from_ts,
         perspectives=dict(row.perspectives),
     )
 

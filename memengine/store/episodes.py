@@ -42,14 +42,14 @@ COLUMNS = (
 _INSERT = (
     "INSERT INTO episodes (id, agent, kind, user_text, reply_text, content, occurred_at, "
     "occurred_ts, created_at, sensitivity, importance, tags, metadata, status, search_text, "
-    "strength, context_text) VALUES "
+    "strength, context_text, decay_from) VALUES "
 )
-_ROW = "(" + ", ".join(["?"] * 17) + ")"
+_ROW = "(" + ", ".join(["?"] * 18) + ")"
 _ROWS_PER_INSERT = 500
 """Rows per INSERT statement. FTS5 flushes its pending terms to a new segment
 at the start of every statement that writes it, so one statement per row
 (``executemany``) writes one tiny segment per episode and then merges them;
-a statement of 500 rows (8,500 parameters, under SQLite's 32,766) writes
+a statement of 500 rows (9,000 parameters, under SQLite's 32,766) writes
 one segment for all of them: in a profile, 3× less full-text work per row."""
 _TURN_KINDS = ("exchange", "message")
 
@@ -138,6 +138,7 @@ def insert_episodes(
                 search_text,
                 1.0 if ep.strength is None else ep.strength,
                 contexts.get(i, ""),
+                None if ep.strength is None else now_iso,  # a strength of its own holds now
             )
         )
     for start in range(0, len(rows), _ROWS_PER_INSERT):

@@ -142,6 +142,7 @@ class LifeRow:
     access_count: int
     created_ts: float
     last_access_ts: float | None
+    decay_from_ts: float | None = None  # when a strength of its own (an import's) held
     perspectives: dict[str, float] = field(default_factory=dict)
 
 
@@ -158,10 +159,11 @@ def life_rows(cur: Any, agent: str) -> list[LifeRow]:
             access_count=int(r[6]),
             created_ts=datetime.fromisoformat(r[7]).timestamp(),
             last_access_ts=datetime.fromisoformat(r[8]).timestamp() if r[8] else None,
+            decay_from_ts=datetime.fromisoformat(r[9]).timestamp() if r[9] else None,
         )
         for r in cur.execute(
             "SELECT id, kind, tags, status, strength, consolidation_level, access_count, "
-            "created_at, last_access FROM episodes WHERE agent = ? ORDER BY id",
+            "created_at, last_access, decay_from FROM episodes WHERE agent = ? ORDER BY id",
             (agent,),
         ).fetchall()
     ]
