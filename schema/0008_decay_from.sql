@@ -8,7 +8,8 @@
 -- old lost a month of strength at the first sleep after a move).
 -- decay_from is the moment a stored strength holds for when that is later
 -- than the creation: the store sets it when an episode arrives with a
--- strength of its own (an import, add_many of exported episodes), and a
+-- strength and a creation time before now (an import of an export,
+-- add_many of episodes read from another memory), and a
 -- sleep counts a memory's tasks from the latest of its creation, its
 -- decay_from and the previous sleep (lifecycle/sleep.py). NULL for
 -- everything stored before this version, which decays as it did.

@@ -158,12 +158,13 @@ def test_the_llm_judge_uses_the_client_given_to_open(db_path: Path, clock: Fixed
         client.close()
 
 
-def test_closing_during_an_llm_judgement_gives_a_library_error(
-    db_path: Path, clock: FixedClock
-) -> None:
+def test_closing_during_an_llm_judgement_lets_it_finish(db_path: Path, clock: FixedClock) -> None:
+    """A feedback call whose LLM judgement is under way when the memory is closed
+    finishes (its result stored); a call after the close gets MemoryClosed and builds
+    no new client."""
     import threading
 
-    from memengine import StoreError
+    from memengine import FeedbackResult, MemoryClosed
 
     with ScriptedOpenAI() as srv:
         cfg = Config(llm=LLMConfig(base_url=srv.base_url, rerank_model="judge"))  # retries on
@@ -171,13 +172,13 @@ def test_closing_during_an_llm_judgement_gives_a_library_error(
         mem.add("Acme gives a bulk discount on steel", kind="fact")
         r = mem.retrieve("acme steel", limit=1, llm=False)
         srv.push_chat(json_data={"used": [1]}, delay=1.0)
-        raised: list[BaseException] = []
+        results: list[FeedbackResult | BaseException] = []
 
         def judge() -> None:
             try:
-                mem.feedback(r.turn_id or 0, answer="Ask Acme for the discount.")
+                results.append(mem.feedback(r.turn_id or 0, answer="Ask Acme for the discount."))
             except BaseException as exc:  # collected for the main thread
-                raised.append(exc)
+                results.append(exc)
 
         worker = threading.Thread(target=judge)
         worker.start()
@@ -188,8 +189,10 @@ def test_closing_during_an_llm_judgement_gives_a_library_error(
         mem.close()
         worker.join(10)
         assert not worker.is_alive()
-        assert len(raised) == 1 and isinstance(raised[0], StoreError), raised
-        assert "closed" in str(raised[0])
-        with pytest.raises(StoreError, match="closed"):  # and no new client is built
+        assert len(results) == 1 and isinstance(results[0], FeedbackResult), results
+        assert results[0].used == (1,)
+        with pytest.raises(MemoryClosed, match="closed"):  # and no new client is built
             mem.feedback(r.turn_id or 0, answer="again")
         assert mem._llm_client is None
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.get(1).access_count == 1  # the judged use was stored

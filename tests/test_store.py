@@ -647,3 +647,7 @@ def test_a_version_7_file_gets_decay_from_and_its_memories_decay_as_before(
             None,
         )
         assert mem.get(kept).content == "the boiler was serviced in march" and mem.check().ok
+        fresh = mem.add("a new memory counts from its creation", kind="fact")
+        assert cur.execute("SELECT decay_from FROM episodes WHERE id = ?", (fresh,)).fetchone() == (
+            None,
+        )

@@ -73,6 +73,10 @@ def _piece(text: str) -> str:
     return text[:NEIGHBOUR_CHARS].rstrip(" ")
 
 
+def _before(moment: datetime | None, now: datetime) -> bool:
+    return moment is not None and ensure_aware(moment) < now
+
+
 def _iso(moment: datetime) -> str:
     return ensure_aware(moment).isoformat()
 
@@ -138,7 +142,9 @@ def insert_episodes(
                 search_text,
                 1.0 if ep.strength is None else ep.strength,
                 contexts.get(i, ""),
-                None if ep.strength is None else now_iso,  # a strength of its own holds now
+                # a strength brought from before now (an import's) holds now: it decays
+                # from here, not again from its creation (schema 8)
+                now_iso if ep.strength is not None and _before(ep.created_at, now) else None,
             )
         )
     for start in range(0, len(rows), _ROWS_PER_INSERT):
