@@ -51,8 +51,50 @@ def test_embeds_in_order_normalized_float32(srv: ScriptedOpenAI) -> None:
     (body,) = srv.embedding_requests
     assert body["model"] == "test-embed"
     assert body["input"] == texts
-    assert body["encoding_format"] == "float"
+    assert body["encoding_format"] == "base64"  # float32 bytes, not floats in JSON
     assert "dimensions" not in body
+
+
+@pytest.mark.parametrize("status", [400, 422])
+def test_an_endpoint_refusing_base64_is_asked_for_floats_from_then_on(
+    srv: ScriptedOpenAI, status: int
+) -> None:
+    srv.push_embeddings(status=status, error_message="encoding_format: 'base64' unsupported")
+    emb = make(srv, batch_size=2)
+    out = emb.embed(["alpha", "beta", "gamma"])
+    for row, text in zip(out, ["alpha", "beta", "gamma"], strict=True):
+        np.testing.assert_allclose(row, deterministic_vector(text, 8), rtol=1e-5, atol=1e-6)
+    formats = [b["encoding_format"] for b in srv.embedding_requests]
+    assert formats == ["base64", "float", "float"]  # the refusal, its batch again, the next
+
+
+def test_a_refusal_of_floats_too_is_the_error(srv: ScriptedOpenAI) -> None:
+    srv.push_embeddings(status=400, error_message="input too long")
+    srv.push_embeddings(status=400, error_message="input too long")
+    with pytest.raises(EmbeddingError, match="HTTP 400.*input too long"):
+        make(srv).embed(["alpha"])
+
+
+def test_floats_sent_when_base64_was_asked_for_are_read(srv: ScriptedOpenAI) -> None:
+    body = {
+        "object": "list",
+        "data": [{"object": "embedding", "index": 0, "embedding": [3.0, 4.0]}],
+        "model": "test-embed",
+    }
+    srv.push_embeddings(body=body)
+    np.testing.assert_allclose(make(srv).embed(["a"]), [[0.6, 0.8]], rtol=1e-6)
+
+
+@pytest.mark.parametrize("vector", ["not base64!", "AAAAAAA=", ""])
+def test_broken_base64_vectors_are_an_embedding_error(srv: ScriptedOpenAI, vector: str) -> None:
+    body = {
+        "object": "list",
+        "data": [{"object": "embedding", "index": 0, "embedding": vector}],
+        "model": "test-embed",
+    }
+    srv.push_embeddings(body=body)
+    with pytest.raises(EmbeddingError, match="malformed|uneven|non-numbers"):
+        make(srv).embed(["a"])
 
 
 def test_normalizes_unnormalized_server_vectors(srv: ScriptedOpenAI) -> None:

@@ -2,17 +2,23 @@
 
 Works with OpenAI, Ollama, llama.cpp server, vLLM, LM Studio, … through the
 real ``openai`` client. Inputs are de-duplicated and sent in batches; the
-vectors come back L2-normalised float32. Nothing here reads the environment:
-every value is passed in.
+vectors come back L2-normalised float32. They are asked for as base64 (their
+float32 bytes: reading a batch of floats written in JSON took most of the
+client's time for a local endpoint); an endpoint that refuses that format
+(HTTP 400 or 422) is asked again for JSON floats, which it is then asked for
+from then on, and one that sends floats anyway is read as it sends them.
+Nothing here reads the environment: every value is passed in.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import openai
@@ -105,6 +111,7 @@ class OpenAIEmbedder:
         self._from_file = dimensions is None and recorded_dimension is not None
         self._lock = threading.Lock()
         self._requests = 0
+        self._format: Literal["float", "base64"] = "base64"  # until the endpoint refuses it
 
     @property
     def id(self) -> str:
@@ -181,9 +188,9 @@ class OpenAIEmbedder:
         data = sorted(data, key=lambda item: item.index)
         try:
             matrix = np.asarray(
-                [getattr(item, "embedding", None) for item in data], dtype=np.float32
+                [_floats(getattr(item, "embedding", None)) for item in data], dtype=np.float32
             )
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, binascii.Error) as exc:
             raise EmbeddingError(
                 f"embedding endpoint {self.base_url} returned vectors of uneven length "
                 f"or non-numbers (model {self.model!r})"
@@ -229,16 +236,7 @@ class OpenAIEmbedder:
             with self._lock:
                 self._requests += 1
             try:
-                if self.dimensions is not None:
-                    return self._client.embeddings.create(
-                        input=batch,
-                        model=self.model,
-                        dimensions=self.dimensions,
-                        encoding_format="float",
-                    )
-                return self._client.embeddings.create(
-                    input=batch, model=self.model, encoding_format="float"
-                )
+                return self._create_in_format(batch)
             except (
                 openai.RateLimitError,
                 openai.InternalServerError,
@@ -263,6 +261,26 @@ class OpenAIEmbedder:
                     f"UTF-8 ({exc})"
                 ) from exc
 
+    def _create_in_format(self, batch: list[str]) -> Any:
+        """One request, for base64 vectors until the endpoint refuses them (a 400 or a
+        422), then for floats (which the endpoint is asked for from then on)."""
+        if self._format == "base64":
+            try:
+                return self._create(batch, "base64")
+            except (openai.BadRequestError, openai.UnprocessableEntityError):
+                pass  # asked again for floats below; a refusal of those, too, is the error
+        reply = self._create(batch, "float")
+        with self._lock:
+            self._format = "float"
+        return reply
+
+    def _create(self, batch: list[str], fmt: Literal["float", "base64"]) -> Any:
+        if self.dimensions is not None:
+            return self._client.embeddings.create(
+                input=batch, model=self.model, dimensions=self.dimensions, encoding_format=fmt
+            )
+        return self._client.embeddings.create(input=batch, model=self.model, encoding_format=fmt)
+
     def _failure(self, exc: openai.APIError, attempts: int) -> str:
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         if isinstance(exc, openai.APITimeoutError):
@@ -284,3 +302,13 @@ class OpenAIEmbedder:
                 f"for model {self.model!r}: {server_message(exc)}"
             )
         return f"embedding request to {self.base_url} failed: {exc}"
+
+
+def _floats(embedding: Any) -> Any:
+    """A vector as the endpoint sent it: base64 of little-endian float32 bytes, or floats."""
+    if isinstance(embedding, str):
+        raw = base64.b64decode(embedding, validate=True)
+        if len(raw) % 4:
+            raise ValueError("base64 of a whole number of float32 values expected")
+        return np.frombuffer(raw, dtype="<f4")
+    return embedding
