@@ -71,7 +71,7 @@ def test_an_endpoint_refusing_base64_is_asked_for_floats_from_then_on(
 def test_a_refusal_of_floats_too_is_the_error(srv: ScriptedOpenAI) -> None:
     srv.push_embeddings(status=400, error_message="input too long")
     srv.push_embeddings(status=400, error_message="input too long")
-    with pytest.raises(EmbeddingError, match="HTTP 400.*input too long"):
+    with pytest.raises(EmbeddingError, match=r"HTTP 400.*input too long"):
         make(srv).embed(["alpha"])
 
 
@@ -93,7 +93,7 @@ def test_broken_base64_vectors_are_an_embedding_error(srv: ScriptedOpenAI, vecto
         "model": "test-embed",
     }
     srv.push_embeddings(body=body)
-    with pytest.raises(EmbeddingError, match="malformed|uneven|non-numbers"):
+    with pytest.raises(EmbeddingError, match=r"malformed|uneven|non-numbers"):
         make(srv).embed(["a"])
 
 
