@@ -542,7 +542,7 @@ class Memory:
         )
         return life.after_retrieve(
             self.store,
-            self._embedder,
+            self.retriever.fast.deadlined,  # the turn's own wait for its vectors
             life_cfg,
             retrieval,
             agent=agent_name,

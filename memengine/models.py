@@ -57,6 +57,7 @@ DegradedPart = Literal[
     "bm25",
     "query",
     "life_ranking",
+    "coverage",
     "turn_record",
     "other",
 ]
@@ -71,6 +72,7 @@ DEGRADED_PARTS: tuple[tuple[str, DegradedPart], ...] = (
     ("bm25 skipped", "bm25"),  # a query with no searchable terms
     ("empty query", "query"),
     ("life ranking skipped", "life_ranking"),  # the embedder failed: the fast order kept
+    ("coverage skipped", "coverage"),  # the embedder failed: decided without the coverage rule
     ("turn not recorded", "turn_record"),  # the turn row could not be written
 )
 """How each note of :attr:`Retrieval.degraded` begins, and the part it is about; these

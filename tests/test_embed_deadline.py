@@ -132,3 +132,34 @@ def test_the_worker_threads_are_kept_for_the_next_call() -> None:
     with pytest.raises(ValueError, match="handed on"):
         workers.submit(fails).result(timeout=5)
     assert all(t.daemon for t in threading.enumerate() if t.name == "memengine-worker")
+
+
+class SlowAfter(HashEmbedder):
+    """Answers its first ``quick`` calls at once and every later one ``delay`` seconds late."""
+
+    def __init__(self, quick: int, delay: float) -> None:
+        super().__init__()
+        self.quick, self.delay = quick, delay
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if len(self.calls) >= self.quick:
+            time.sleep(self.delay)
+        return super().embed(texts)
+
+
+def test_the_coverage_rule_keeps_the_deadline_too(tmp_path: Path) -> None:
+    """The opt-in coverage rule's word vectors are asked for after the query's own: an
+    embedder that slows down between them costs the turn at most the deadline, and the
+    turn still answers (the rule not read)."""
+    cfg = Config.model_validate({"retrieval": {"embed_deadline_s": 0.5, "coverage_min": 0.5}})
+    emb = SlowAfter(quick=10**6, delay=3.0)
+    with Memory.open(tmp_path / "m.db", config=cfg, embedder=emb, clock=FixedClock(T0)) as mem:
+        for i in range(6):
+            mem.add_exchange(f"my cat Miso {i} loves the blue blanket", "sweet", occurred_at=T0)
+        mem.add_exchange("the dentist appointment is on Friday", "noted", occurred_at=T0)
+        emb.quick = len(emb.calls) + 1  # the turn's query is embedded at once, then slowly
+        t0 = time.monotonic()
+        r = mem.retrieve("when is the dentist appointment, and what does Miso love?", limit=2)
+        took = time.monotonic() - t0
+    assert r.results and r.should_inject and took < 2.5, took
+    assert any("coverage" in note for note in r.degraded), r.degraded

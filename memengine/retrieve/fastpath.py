@@ -65,6 +65,25 @@ MAX_ABANDONED = 16
 a turn asks the embedder nothing more until some of them end."""
 
 
+class _Deadlined:
+    """:attr:`FastPath.deadlined`: the embedder, each call waited for as :meth:`FastPath.embed`
+    waits (an :class:`.EmbeddingError` past ``embed_deadline_s``)."""
+
+    def __init__(self, fast: FastPath) -> None:
+        self._fast = fast
+
+    @property
+    def id(self) -> str:
+        return self._fast.embedder.id
+
+    @property
+    def dimension(self) -> int:
+        return self._fast.embedder.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return self._fast.embed(texts)
+
+
 class FastPath:
     """Hybrid search (vector + full text) over one store, fused by RRF."""
 
@@ -78,6 +97,8 @@ class FastPath:
         self._lock = threading.Lock()
         self._abandoned = 0  # embeddings still running whose turn has stopped waiting
         self._closed = False
+        self.deadlined: Embedder = _Deadlined(self)
+        """The embedder as a turn waits for it (:meth:`embed`), for the turn's other stages."""
 
     def close(self) -> None:
         """Take no more embeddings; one still under way ends at the embedder's own limits

@@ -20,6 +20,7 @@ from datetime import datetime
 
 from ..config import RetrievalConfig
 from ..embed.base import Embedder
+from ..errors import EmbeddingError
 from ..models import Message, Relevance, Retrieval, Retrieved
 from ..store.database import Store
 from ..store.filters import Filters
@@ -132,7 +133,7 @@ class Retriever:
         self.store = store
         self.executor = executor
         self.fast = FastPath(store, embedder, config, executor)
-        self.word_vectors = WordVectors(embedder)
+        self.word_vectors = WordVectors(self.fast.deadlined)  # as the turn's query waits
         if config.coverage_min > 0:
             check_analyser()
 
@@ -217,12 +218,14 @@ class Retriever:
         timings: dict[str, float],
         signals: dict[str, float] | None = None,
         lexical_only: bool = False,
+        degraded: list[str] | None = None,
     ) -> bool:
         """The should-inject decision for the user's ``text`` over ranked ``candidates``:
         :func:`.inject.should_inject`, then the opt-in coverage for a question it lets
         through (its milliseconds go to ``timings["coverage"]``; not read when the
-        full-text search answered alone, ``lexical_only``). What it read goes to
-        ``signals``."""
+        full-text search answered alone, ``lexical_only``, nor when its word vectors are
+        not made within ``embed_deadline_s``: a note in ``degraded`` says so). What it
+        read goes to ``signals``."""
         cfg = self.config
         asks = asks_memory(text) or not text.strip()  # an empty message leaves it to the context
         decided = should_inject(candidates, cfg, asks=asks, lexical_only=lexical_only)
@@ -232,8 +235,14 @@ class Retriever:
             signals["top_cosine"] = round(top_cosine(candidates, cfg), 4)
         if decided and asks and text.strip() and cfg.coverage_min > 0 and not lexical_only:
             t1 = time.perf_counter()
-            value = self.coverage(text, candidates)
-            timings["coverage"] = round((time.perf_counter() - t1) * 1000, 3)
+            try:
+                value = self.coverage(text, candidates)
+            except EmbeddingError as exc:
+                if degraded is not None:
+                    degraded.append(f"coverage skipped: {exc}; decided without it")
+                return decided
+            finally:
+                timings["coverage"] = round((time.perf_counter() - t1) * 1000, 3)
             if signals is not None:
                 signals["coverage"] = round(value, 4)
             decided = value >= cfg.coverage_min
@@ -317,14 +326,17 @@ class Retriever:
             signals=signals,
             exclude=held,
         )
-        decided = self.decide(text, result.candidates, timings, signals, result.lexical_only)
+        degraded = list(result.degraded)
+        decided = self.decide(
+            text, result.candidates, timings, signals, result.lexical_only, degraded
+        )
         results = tuple(fast_results(result.candidates, cfg, limit, result.lexical_only))
         timings["turn"] = round((time.perf_counter() - t0) * 1000, 3)
         return Retrieval(
             results=results,
             queries=tuple(result.queries),
             timings_ms=timings,
-            degraded=tuple(result.degraded),
+            degraded=tuple(degraded),
             should_inject=decided,
             language=lang,
             candidates=len(result.candidates),

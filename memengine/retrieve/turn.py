@@ -54,10 +54,13 @@ from .temporal import Window, parse_iso_range, parse_time_window, union, widen, 
 
 __all__ = ["Decide", "LLMTurn", "PhaseStatus", "Reach", "Refine", "TurnTrace", "llm_window"]
 
-Decide = Callable[[str, Sequence[Candidate], dict[str, float], dict[str, float] | None, bool], bool]
+Decide = Callable[
+    [str, Sequence[Candidate], dict[str, float], dict[str, float] | None, bool, list[str] | None],
+    bool,
+]
 """The fast path's should-inject decision (:meth:`.Retriever.decide`): message, ranked
-candidates, the turn's timings and the signals it read (both to add to), and whether the
-full-text search answered alone."""
+candidates, the turn's timings and the signals it read (both to add to), whether the
+full-text search answered alone, and the turn's ``degraded`` notes (to add to)."""
 
 
 Reach = Callable[[str], tuple[float, float]]
@@ -350,7 +353,9 @@ class LLMTurn:
             strategy = outcome.injection_strategy
         else:
             results = fast_results(candidates, rcfg, limit, result.lexical_only)
-            should_inject = self.decide(text, candidates, timings, signals, result.lexical_only)
+            should_inject = self.decide(
+                text, candidates, timings, signals, result.lexical_only, degraded
+            )
             strategy = "quote_key_parts"
 
         for key, value in result0.timings_ms.items():
