@@ -88,7 +88,8 @@ def clean_text(text: str | None, what: str) -> str | None:
 
 def checked_episode(ep: NewEpisode) -> NewEpisode:
     """``ep`` checked and normalised for storage: its texts scrubbed, a side of an exchange
-    that shows nothing dropped (one must remain; other kinds need content), its agent name
+    that shows nothing dropped (one must remain; other kinds need content; a text field its
+    kind does not search is refused, not stored unsearched), its agent name
     in NFC, its tags scrubbed, its time given a zone; InvalidInput for what cannot be stored
     (metadata that is not JSON, …)."""
     user = _shown(clean_text(ep.user_text, "user text"))
@@ -97,8 +98,20 @@ def checked_episode(ep: NewEpisode) -> NewEpisode:
     if ep.kind is EpisodeKind.exchange:
         if user is None and reply is None:
             raise InvalidInput("an exchange needs non-empty user or reply text")
+        if content is not None and not is_blank(content):  # it would never be found
+            raise InvalidInput(
+                "an exchange keeps its words in user_text and reply_text, and is searched by "
+                "them: its content would be stored but never searched (put it in one of "
+                "them, or store it as another kind, e.g. a fact)"
+            )
     elif content is None or is_blank(content):
         raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
+    elif user is not None or reply is not None:
+        raise InvalidInput(
+            f"a {ep.kind.value} episode is searched by its content: its user_text and "
+            "reply_text would be stored but never searched (join them into the content, or "
+            "store it as an exchange)"
+        )
     if ep.metadata:
         if _depth(ep.metadata) > MAX_METADATA_DEPTH:
             raise InvalidInput(f"metadata is nested deeper than {MAX_METADATA_DEPTH} levels")

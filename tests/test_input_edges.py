@@ -369,3 +369,25 @@ def test_openai_chat_messages_are_read_as_they_are(mem: Memory, ids: list[int]) 
 def test_kinds_that_are_no_list(mem: Memory) -> None:
     with pytest.raises(InvalidInput, match="kinds must be a kind or a list of kinds, not 123"):
         mem.retrieve("dentist?", kinds=123)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"kind": "exchange", "user_text": "hi", "content": "a note"}, "never searched"),
+        ({"kind": "fact", "content": "tea at noon", "user_text": "hi"}, "never searched"),
+        ({"kind": "observation", "content": "rain", "reply_text": "ok"}, "never searched"),
+    ],
+)
+def test_a_text_its_kind_does_not_search_is_refused(
+    mem: Memory, fields: dict[str, str], message: str
+) -> None:
+    """A field the episode's kind is not searched by would be stored and never found."""
+    before = mem.store.count()
+    with pytest.raises(InvalidInput, match=message):
+        mem.add_many([NewEpisode.model_validate({**fields, "occurred_at": T0})])
+    assert mem.store.count() == before
+    blank = {**fields, "content": " "} if fields["kind"] == "exchange" else None
+    if blank is not None:  # a blank content on an exchange shows nothing: it is dropped
+        (stored,) = mem.add_many([NewEpisode.model_validate({**blank, "occurred_at": T0})])
+        assert mem.get(stored).user_text == "hi"
