@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -155,3 +156,41 @@ def test_optimize_scrub_links_an_older_files_neighbours_again(
             )
         found = m.retrieve(SECRET, max_sensitivity=0, day_range=None)
         assert plain not in [r.episode.id for r in found.results if "bm25_rank" in r.components]
+
+
+def test_a_turn_running_while_its_agent_is_forgotten_records_nothing(
+    db_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A retrieval that began before ``forget_agent`` neither makes the agent again nor
+    writes the forgotten user's message into a turn."""
+    import threading
+
+    from memengine import Retrieval
+    from memengine.lifecycle import turns
+
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_exchange("bob's secret is the apple tree", "noted", agent="bob")
+        searched, forgotten = threading.Event(), threading.Event()
+        known = turns.has_agent
+
+        def known_then_wait(store: Any, agent: str) -> bool:
+            out = known(store, agent)  # the agent is still there when the turn checks ...
+            searched.set()
+            forgotten.wait(10)  # ... and gone when it writes the record
+            return out
+
+        monkeypatch.setattr(turns, "has_agent", known_then_wait)
+        results: list[Retrieval] = []
+        turn = threading.Thread(
+            target=lambda: results.append(mem.retrieve("bob secret apple", agent="bob"))
+        )
+        turn.start()
+        assert searched.wait(10)
+        mem.forget_agent("bob")
+        forgotten.set()
+        turn.join(10)
+        (r,) = results
+        assert r.turn_id is None and any("forgotten" in d for d in r.degraded)
+        assert not mem.has_agent("bob")
+        with mem.store.connections.read() as cur:
+            assert cur.execute("SELECT count(*) FROM turns WHERE agent = 'bob'").fetchone()[0] == 0

@@ -154,7 +154,10 @@ def after_retrieve(
                         ranking=ranking,
                         candidates=list(zip(ids, feats, strict=True)),
                     )
-                    store_lc.count_candidates(cur, ids)
+                    if turn_id is None:  # the agent was forgotten while the turn ran
+                        degraded.append("turn not recorded: the agent was forgotten meanwhile")
+                    else:
+                        store_lc.count_candidates(cur, ids)
                 if deep_recall:
                     archived = [r.episode.id for r in results if r.episode.status == "archived"]
                     if archived:

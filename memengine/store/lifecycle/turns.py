@@ -52,9 +52,12 @@ def insert_turn(
     perspective: str | None,
     ranking: str,
     candidates: Sequence[tuple[int, Sequence[float]]],
-) -> int:
-    """Record a retrieval with the features of each returned candidate; return the turn id."""
-    cur.execute("INSERT OR IGNORE INTO agents (name, created_at) VALUES (?, ?)", (agent, iso(now)))
+) -> int | None:
+    """Record a retrieval with the features of each returned candidate; return the turn id,
+    or None when the file no longer knows ``agent`` (forgotten while the turn ran: its
+    message is not written, nor is the agent made again)."""
+    if cur.execute("SELECT 1 FROM agents WHERE name = ?", (agent,)).fetchone() is None:
+        return None
     payload = [{"id": i, "f": [round(float(x), 6) for x in f]} for i, f in candidates]
     cur.execute(
         "INSERT INTO turns (id, agent, created_at, created_ts, query, perspective, ranking, "
