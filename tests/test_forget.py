@@ -194,3 +194,23 @@ def test_a_turn_running_while_its_agent_is_forgotten_records_nothing(
         assert not mem.has_agent("bob")
         with mem.store.connections.read() as cur:
             assert cur.execute("SELECT count(*) FROM turns WHERE agent = 'bob'").fetchone()[0] == 0
+
+
+def test_feedback_on_a_turn_forgotten_while_it_was_judged_is_not_found(
+    db_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memengine.lifecycle import feedback
+
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_exchange("bob's secret is the apple tree", "noted", agent="bob")
+        turn = mem.retrieve("bob secret apple", agent="bob").turn_id
+        assert turn is not None
+        judge = feedback.match_answer
+
+        def forget_then_judge(*args: Any, **kwargs: Any) -> Any:
+            mem.forget_agent("bob")  # between the judgement and its write
+            return judge(*args, **kwargs)
+
+        monkeypatch.setattr(feedback, "match_answer", forget_then_judge)
+        with pytest.raises(NotFound, match="deleted while its feedback ran"):
+            mem.feedback(turn, answer="the apple tree")

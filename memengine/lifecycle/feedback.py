@@ -251,7 +251,9 @@ def give_feedback(
     method = "+".join(methods) or "none"
     with store.connections.write() as cur:
         again = store_lc.get_turn(cur, turn_id)
-        if again is None or again.used is not None:
+        if again is None:  # forgotten with its agent (or trimmed) while this was judged
+            raise NotFound(f"no turn with id {turn_id}: it was deleted while its feedback ran")
+        if again.used is not None:
             raise FeedbackExists(f"turn {turn_id} already has feedback (a turn is reinforced once)")
         gone = sorted(set(used_ids) - existing_ids(cur, used_ids))
         if gone:  # deleted since the turn: nothing left to reinforce
