@@ -6,7 +6,8 @@ written. :class:`CallGate` counts the calls under way, per thread; once
 :meth:`CallGate.close` is called no new call starts (:class:`.MemoryClosed`),
 and the close waits, for a bounded time, for the calls already started to end
 (a call of the closing thread itself, or one nested in a call under way, is
-never refused). Long jobs (an import, a re-embed, a backup, an export,
+never refused); a check given to the gate runs as each call starts (the memory's:
+that it is not used in a process forked from the one that opened it). Long jobs (an import, a re-embed, a backup, an export,
 maintenance, a sleep) are not counted: they stop at their next transaction.
 """
 
@@ -31,7 +32,9 @@ R = TypeVar("R")
 class CallGate:
     """The calls under way of one memory, per thread; see the module's docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, check: Callable[[], None] = lambda: None) -> None:
+        """``check`` runs as each call starts (raising refuses the call)."""
+        self._check = check
         self._calls: dict[int, int] = {}  # thread id → calls under way (nested ones too)
         self._changed = threading.Condition()
         self._closing = False
@@ -49,6 +52,7 @@ class CallGate:
         with self._changed:
             if self._closing and me not in self._calls:
                 raise MemoryClosed(CLOSED)
+            self._check()
             self._calls[me] = self._calls.get(me, 0) + 1
         try:
             yield

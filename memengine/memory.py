@@ -48,7 +48,7 @@ from .models import Episode, EpisodeKind, NewEpisode, Pack, RecentMessage, Retri
 from .pack import build_pack
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
-from .store.connect import CLOSED
+from .store.connect import CLOSED, same_process
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport
@@ -80,7 +80,8 @@ class Memory:
         *,
         llm_client: ChatClient | None = None,  # llm phases
     ) -> None:
-        self._gate = CallGate()  # the calls under way, which close() lets finish
+        # the calls under way, which close() lets finish; none in a forked process
+        self._gate = CallGate(lambda: same_process(store.connections.opened_in, store.path))
         self.store = store
         self.embedder = embedder
         # what the file's searches and adds embed with: the embedder, checked now and then

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -425,3 +426,38 @@ def test_any_number_of_long_lived_threads_share_one_memory(tmp_path: Path) -> No
         for t in threads:
             t.join()
         assert failures == [] and mem.check().ok
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_memory_used_in_a_forked_child_says_to_open_it_again(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A pre-fork server (gunicorn --preload, a prefork worker pool) that opened its memory
+    before forking gets a clear error in the child, not a turn that hangs on the parent's
+    thread pool or writes through the parent's connection; the parent goes on."""
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    mem.add_exchange("the dentist is on Friday", "noted")
+    mem.retrieve("dentist")  # the pools and connections are in use before the fork
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report what each call raised, then leave at once
+        outcome = []
+        for call in (lambda: mem.retrieve("dentist"), lambda: mem.add("child note")):
+            try:
+                call()
+                outcome.append("returned")
+            except StoreError as exc:
+                outcome.append("forked" if "forked from" in str(exc) else f"other: {exc}")
+            except BaseException as exc:
+                outcome.append(f"{type(exc).__name__}: {exc}")
+        os.write(write, json.dumps(outcome).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as fh:
+        reported = fh.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and json.loads(reported) == ["forked", "forked"], reported
+    assert mem.retrieve("dentist").results and mem.store.count() == 1
+    mem.close()
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.check().ok

@@ -58,6 +58,22 @@ reopens it as it then is, see :meth:`Connections.read`)."""
 WRITE_WAIT_S = 10.0
 """How long a write waits for the file's other writers, by default (``write_wait_s``)."""
 CLOSED = "the memory has been closed"
+
+
+def same_process(opened_in: int, path: Path) -> None:
+    """Raise a :class:`.StoreError` in a process forked from the one (``opened_in``) that
+    opened ``path``: SQLite connections and threads do not cross a fork (a connection
+    used on both sides can damage the file, and the pools' threads are gone)."""
+    now = os.getpid()
+    if now != opened_in:
+        raise StoreError(
+            f"{path} was opened in process {opened_in}, which this process ({now}) was "
+            "forked from: a memory's connections and threads do not cross a fork; open "
+            "the file again in this process (Memory.open after the fork, e.g. in a "
+            "worker's start-up hook)"
+        )
+
+
 """What every call after :meth:`Connections.close` raises (a :class:`.StoreError`)."""
 
 
@@ -130,6 +146,7 @@ class Connections:
         self._all: dict[Any, threading.Thread] = {}  # each connection handed out: its thread
         self._lock = threading.Lock()
         self._closed = False
+        self.opened_in = os.getpid()  # the process; a forked child may not use them
         self._uses: dict[int, int] = {}  # thread id → transactions under way (close waits)
         self._uses_changed = threading.Condition()
         self._queue = write_queue_for(path)
@@ -178,6 +195,7 @@ class Connections:
         :class:`.StoreError` when it has been closed (before a caller embeds anything)."""
         if self._closed:
             raise MemoryClosed(CLOSED)
+        same_process(self.opened_in, self.path)
         if self.read_only:
             why = f" ({self._why})" if self._why else ""
             raise ReadOnlyDatabase(
@@ -193,6 +211,7 @@ class Connections:
         with self._uses_changed:
             if self._closed:
                 raise MemoryClosed(CLOSED)
+            same_process(self.opened_in, self.path)
             self._uses[me] = self._uses.get(me, 0) + 1
         try:
             yield
@@ -224,6 +243,7 @@ class Connections:
 
     def get(self) -> Any:
         """This thread's DB-API connection (checked out of the pool on first use)."""
+        same_process(self.opened_in, self.path)
         conn = getattr(self._local, "conn", None)
         if (
             conn is not None
