@@ -7,6 +7,7 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from memengine import EmbeddingError, FixedClock, Memory, NewEpisode, StoreError
 from memengine.embed.base import Vectors
 from memengine.embed.probe import PROBE_TEXT
 from memengine.store import reembed as staging
+from memengine.store.database import Store
 
 from .helpers import HashEmbedder, word_episodes
 
@@ -243,3 +245,41 @@ def test_a_reembed_to_another_target_started_meanwhile_stops_this_one(db: Path) 
     with Memory.open(db, embedder=HashEmbedder(48, name="other"), clock=FixedClock(T0)) as mem:
         assert mem.stats()["embedder"] == "other:48" and mem.check().ok
         assert staged(mem) is None
+
+
+def test_many_episodes_added_meanwhile_are_staged_before_the_swap(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer that adds many episodes while the vectors are made does not make the swap,
+    which holds the write lock, embed them all: a catch-up pass stages them first."""
+    new = StopsAfter()
+    writer = Memory.open(db, embedder=HashEmbedder(), clock=FixedClock(T0))
+    added: list[int] = []
+
+    def add_a_lot() -> None:  # once, during the first batch, from another thread
+        if added:
+            return
+        t = threading.Thread(
+            target=lambda: added.extend(writer.add_many(word_episodes(700, "default")))
+        )
+        t.start()
+        t.join()
+
+    new.before_batch.append(add_a_lot)
+    left_for_the_swap: list[int] = []
+    swap = Store._swap_vectors
+
+    def counting_swap(self: Store, cur: Any, *args: Any, **kwargs: Any) -> int:
+        left_for_the_swap.append(len(staging.unstaged(cur, 10**6)))
+        return swap(self, cur, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "_swap_vectors", counting_swap)
+    try:
+        with open_with(db, new) as mem:
+            assert mem.reembed() == N + 700
+            report = mem.check()
+            assert report.ok and report.vectors == report.episodes == N + 700
+    finally:
+        writer.close()
+    assert len(added) == 700 and left_for_the_swap == [0]
+    assert len(made(new)) == N + 700  # each embedded once

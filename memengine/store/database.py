@@ -47,6 +47,10 @@ from .vectors import CHUNK_SIZE, chunk_size, relayout_vector_table
 __all__ = ["FTS_NOT_CHECKED", "ConsistencyReport", "Store"]
 
 
+CATCH_UP_PASSES = 3
+"""Passes a re-embed makes over the episodes added while it ran, before its swap."""
+
+
 class Store:
     """One memengine database file. Thread-safe: each thread uses its own connection.
 
@@ -622,10 +626,11 @@ class Store:
         kept for the next re-embed to the same embedder (made by the same
         model: ``probe`` is its vector of the probe text,
         :mod:`memengine.embed.probe`, and ``same_model`` tells two such vectors
-        of one model), which goes on from there. The swap lists
-        the episodes again, so one added meanwhile is embedded there and none
-        is left without a vector; it keeps ``probe`` as the file's and retires
-        the learned scorers. ``progress(done, total)`` counts the episodes
+        of one model), which goes on from there. The episodes added meanwhile
+        are staged in passes of their own (:data:`CATCH_UP_PASSES`), and the
+        swap lists the episodes again, so the few added since are embedded
+        there (inside its write lock) and none is left without a vector; it
+        keeps ``probe`` as the file's and retires the learned scorers. ``progress(done, total)`` counts the episodes
         embedded (staged ones included); ``note`` is told whether the vectors
         of a stopped re-embed were taken or dropped.
         """
@@ -656,25 +661,20 @@ class Store:
         if progress:
             progress(0, total)
         for ids in id_batches:
-            with self.connections.read() as cur:
-                staging.claim(cur, target)  # another re-embed may have started anew
-                kept = staging.staged(cur, ids)
-                found = ep_rows.fetch_episodes(cur, ids)
-            todo = [
-                found[i]
-                for i in ids
-                if i in found and kept.get(i, (b"",))[0] != staging.digest(found[i].text)
-            ]
-            if todo:
-                vecs = self._embed_checked(embed, todo, dimension)
-                with self.connections.write() as cur:
-                    staging.claim(cur, target)  # another re-embed may have started anew
-                    staging.stage(
-                        cur, [e.id for e in todo], [staging.digest(e.text) for e in todo], vecs
-                    )
+            self._stage(target, ids, embed, dimension)
             done += len(ids)
             if progress:
                 progress(done, total)
+        # the episodes added meanwhile, in passes of their own, so that the swap (which
+        # holds the write lock) embeds few; a writer faster than the embedder still
+        # leaves some after the last pass
+        for _ in range(CATCH_UP_PASSES):
+            with self.connections.read() as cur:
+                added = staging.unstaged(cur, 10 * batch)
+            if len(added) <= batch:
+                break
+            for start in range(0, len(added), batch):
+                self._stage(target, added[start : start + batch], embed, dimension)
         with self.connections.write() as cur:
             count = self._swap_vectors(cur, embedder_id, dimension, embed, batch)
             self._set_probe(cur, probe, (embedder_id, dimension))
@@ -686,6 +686,32 @@ class Store:
         if progress and count > total:  # episodes added meanwhile
             progress(count, count)
         return count
+
+    def _stage(
+        self,
+        target: str,
+        ids: list[int],
+        embed: Callable[[list[Episode]], npt.NDArray[np.float32]],
+        dimension: int,
+    ) -> None:
+        """Embed the episodes of ``ids`` that have no staged vector of their text (outside
+        any transaction) and stage them (a short write of their own)."""
+        with self.connections.read() as cur:
+            staging.claim(cur, target)  # another re-embed may have started anew
+            kept = staging.staged(cur, ids)
+            found = ep_rows.fetch_episodes(cur, ids)
+        todo = [
+            found[i]
+            for i in ids
+            if i in found and kept.get(i, (b"",))[0] != staging.digest(found[i].text)
+        ]
+        if todo:
+            vecs = self._embed_checked(embed, todo, dimension)
+            with self.connections.write() as cur:
+                staging.claim(cur, target)
+                staging.stage(
+                    cur, [e.id for e in todo], [staging.digest(e.text) for e in todo], vecs
+                )
 
     def stopped_reembed(self) -> tuple[str, int] | None:
         """The target (``"<embedder id>:<dimension>"``) of a re-embed that stopped part way

@@ -149,6 +149,16 @@ def staged(cur: Any, ids: Sequence[int]) -> dict[int, tuple[bytes, bytes]]:
     return found
 
 
+def unstaged(cur: Any, limit: int) -> list[int]:
+    """Up to ``limit`` ids of episodes with no staged vector (added since the re-embed
+    listed them), ascending."""
+    rows = cur.execute(
+        f"SELECT id FROM episodes WHERE id NOT IN (SELECT id FROM {TABLE}) ORDER BY id LIMIT ?",
+        (limit,),
+    )
+    return [int(r[0]) for r in rows]
+
+
 def stage(
     cur: Any, ids: Sequence[int], digests: Sequence[bytes], vectors: npt.NDArray[np.float32]
 ) -> None:
