@@ -136,3 +136,41 @@ def test_optimize_command(
     assert data["seconds"] >= 0
     text = CliRunner().invoke(app, ["optimize", "--db", str(db)])
     assert text.exit_code == 0 and "full-text segments: 1 -> 1" in text.output
+
+
+def test_optimize_ends_while_another_writer_writes_back_to_back(tmp_path: Path) -> None:
+    """Each of the other writer's commits adds a segment the merge takes in, so the merge
+    never finds nothing left: it ends at one segment or at its work budget instead of
+    running as long as the writer does."""
+    import time
+
+    path = tmp_path / "busy.db"
+    with Memory.open(path, embedder=HashEmbedder(), clock=FixedClock(T0)) as mem:
+        with mem.store.connections.write() as cur:  # each batch stays a segment of its own
+            cur.execute("INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('automerge', 0)")
+        for seed in range(12):
+            mem.add_many(_episodes(200, seed))
+        with mem.store.connections.read() as cur:
+            assert fts_segments(cur) >= 5
+        stop = threading.Event()
+        written: list[int] = []
+
+        def write() -> None:
+            with Memory.open(path, embedder=HashEmbedder(), clock=FixedClock(T0)) as other:
+                while not stop.is_set():
+                    written.append(other.add_exchange(f"busy line {len(written)}", "ok"))
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            while len(written) < 5:
+                time.sleep(0.01)
+            started = time.monotonic()
+            report = mem.optimize()
+            took = time.monotonic() - started
+        finally:
+            stop.set()
+            writer.join(30)
+        assert report.segments_after <= 3, report
+        assert took < 60 and len(written) > 5
+        assert mem.check().ok

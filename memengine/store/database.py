@@ -815,12 +815,18 @@ class Store:
             size = CHUNK_SIZE
         with self.connections.read() as cur:
             before = maintenance.fts_segments(cur)
+            # another writer's segments join the merge as it goes, so it may never find
+            # nothing left: it also stops at one segment, or past a few times the work
+            # of merging the index as it was
+            budget = maintenance.merge_budget(cur, pages)
         steps = 0
         done = before <= 1
-        while not done and steps < maintenance.MAX_STEPS:
+        while not done and steps < budget:
             with self.connections.write() as cur:
                 done = maintenance.merge_step(cur, pages)
-            steps += 1
+                steps += 1
+                if not done and steps % 8 == 0:
+                    done = maintenance.fts_segments(cur) <= 1
         with self.connections.read() as cur:
             after = maintenance.fts_segments(cur)
         # the old chunks' pages are free but still in the file: give them back to the disk

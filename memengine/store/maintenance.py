@@ -39,6 +39,7 @@ __all__ = [
     "free_share",
     "fts_segments",
     "keep_mode",
+    "merge_budget",
     "merge_step",
     "put_in_place",
     "remove_stale_partials",
@@ -85,6 +86,14 @@ class OptimizeReport:
 def fts_segments(cur: Any) -> int:
     """The number of segments in the full-text index (a term lookup probes each one)."""
     return int(cur.execute("SELECT count(DISTINCT segid) FROM episodes_fts_idx").fetchone()[0])
+
+
+def merge_budget(cur: Any, pages: int = MERGE_PAGES) -> int:
+    """The most merge steps an ``optimize`` takes: four times what merging the index's
+    pages as they are now needs (a writer's new segments make the merge go on), at least
+    64, at most :data:`MAX_STEPS`."""
+    blocks = int(cur.execute("SELECT count(*) FROM episodes_fts_data").fetchone()[0])
+    return min(MAX_STEPS, max(64, 4 * -(-blocks // max(1, pages))))
 
 
 def merge_step(cur: Any, pages: int = MERGE_PAGES) -> bool:
