@@ -171,6 +171,6 @@ def test_optimize_ends_while_another_writer_writes_back_to_back(tmp_path: Path) 
         finally:
             stop.set()
             writer.join(30)
-        assert report.segments_after <= 3, report
-        assert took < 60 and len(written) > 5
+        # it ended (against a writer as quick as this one it once ran for many minutes)
+        assert took < 60 and len(written) > 5 and report.steps < 1000, report
         assert mem.check().ok

@@ -286,19 +286,20 @@ def test_an_agent_loads_at_its_second_search_from_the_chunk_blobs(mem: Memory) -
 def test_contexts_written_at_insert_equal_the_relink(mem: Memory) -> None:
     rng = np.random.default_rng(3)
     for batch in range(4):  # batches that interleave in time with what is stored
-        eps = [
-            NewEpisode(
-                kind="exchange" if i % 4 else "fact",
-                # every seventh turn is longer than what a neighbour may lend
-                user_text=f"turn {batch} {i} "
-                + " ".join(rng.choice(WORDS, 300 + i if i % 7 == 3 else 2)),
-                reply_text="ok",
-                content=None if i % 4 else f"fact {batch} {i}",
-                agent="a" if i % 5 else "b",
-                occurred_at=T0 + timedelta(minutes=int(rng.integers(0, 600))),
+        eps = []
+        for i in range(25):
+            # every seventh turn is longer than what a neighbour may lend
+            said = f"turn {batch} {i} " + " ".join(rng.choice(WORDS, 300 + i if i % 7 == 3 else 2))
+            eps.append(
+                NewEpisode(
+                    kind="exchange" if i % 4 else "fact",
+                    user_text=said if i % 4 else None,
+                    reply_text="ok" if i % 4 else None,
+                    content=None if i % 4 else f"fact {batch} {i}",
+                    agent="a" if i % 5 else "b",
+                    occurred_at=T0 + timedelta(minutes=int(rng.integers(0, 600))),
+                )
             )
-            for i in range(25)
-        ]
         mem.add_many(eps)
     for j in range(10):  # single turns landing between stored ones, and far from any
         minutes = int(rng.integers(0, 600)) if j % 3 else 5_000 + 200 * j
