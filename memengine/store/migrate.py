@@ -80,14 +80,21 @@ def schema_version(cur: Any) -> int:
     Raises NotAMemEngineDatabase for a foreign SQLite file and SchemaTooNew
     for a file from a newer memengine; writes nothing.
     """
-    app_id = cur.execute("PRAGMA application_id").fetchone()[0]
-    version = cur.execute("PRAGMA user_version").fetchone()[0]
-    if app_id not in (0, APPLICATION_ID):
-        raise NotAMemEngineDatabase(f"application_id {app_id:#x} is not memengine's")
-    if app_id == 0:
+    own = not cur.connection.in_transaction  # the three reads see one state of the file
+    if own:  # (another process's first migration may commit between them otherwise)
+        cur.execute("BEGIN")
+    try:
+        app_id = cur.execute("PRAGMA application_id").fetchone()[0]
+        version = cur.execute("PRAGMA user_version").fetchone()[0]
         tables = cur.execute(
             "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
         ).fetchone()[0]
+    finally:
+        if own:
+            cur.execute("COMMIT")
+    if app_id not in (0, APPLICATION_ID):
+        raise NotAMemEngineDatabase(f"application_id {app_id:#x} is not memengine's")
+    if app_id == 0:
         if tables:
             raise NotAMemEngineDatabase(
                 "the file holds tables but is not a memengine database; "
