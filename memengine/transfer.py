@@ -201,4 +201,12 @@ def kept_ids(
             ep = ep.model_copy(update={"id": next_id})
             next_id += 1
         out.append(ep)
+    # the batches are written one by one: another writer must not take an id meanwhile
+    taken = store.reserve_ids([e.id for e in out if e.id is not None])
+    if taken:  # another writer took one since they were looked up
+        raise InvalidInput(
+            f"{len(taken):,} of the file's episode ids were stored by another writer while "
+            f"the import was checked (first: {taken[0]}); nothing was imported. Import "
+            "again" + (" with skip_existing=True (--skip-existing)" if skip_existing else "")
+        )
     return out

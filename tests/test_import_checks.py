@@ -287,3 +287,27 @@ def test_lines_that_would_be_misread_are_refused(
     with pytest.raises(InvalidInput, match="not a JSON"):
         mem.import_(nested)
     assert mem.store.count() == 0
+
+
+def test_another_writer_adding_between_an_imports_batches_gets_ids_above_the_kept_ones(
+    mem: Memory, tmp_path: Path
+) -> None:
+    """The ids an import keeps are reserved before its first batch: an episode another
+    writer adds between two batches is numbered above them, and the import goes through."""
+    from memengine import Memory as MemoryType
+
+    from .helpers import HashEmbedder
+
+    other = MemoryType.open(mem.store.path, embedder=HashEmbedder(), clock=mem.clock)
+    added: list[int] = []
+
+    def between_batches(done: int, total: int) -> None:
+        if 0 < done < total and not added:
+            added.append(other.add("written meanwhile by another user", kind="fact"))
+
+    try:
+        ids = mem.import_(_jsonl(tmp_path / "in.jsonl", _lines(600)), progress=between_batches)
+    finally:
+        other.close()
+    assert ids == list(range(1, 601)) and added == [601]
+    assert mem.store.count() == 601 and mem.check().ok

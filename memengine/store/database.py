@@ -38,6 +38,7 @@ from . import reembed as staging
 from .connect import PAGE_CACHE_MB, WRITE_WAIT_S, Connections, read_only_access, sqlite_module
 from .consistency import FTS_NOT_CHECKED, ConsistencyReport, check_consistency
 from .filters import Filters
+from .ids import reserve_ids
 from .maintenance import BackupReport, ForgetReport, OptimizeReport
 from .migrate import check_header, latest_version, migrate, schema_version
 from .term_stats import TermStats, fts_row_count
@@ -378,6 +379,16 @@ class Store:
             marks = ",".join("?" * len(ids))
             cur.execute(f"UPDATE episodes SET status = ? WHERE id IN ({marks})", [status, *ids])
             return int(cur.rowcount)
+
+    def reserve_ids(self, ids: Sequence[int]) -> list[int]:
+        """Keep ``ids`` for episodes written later (an import's batches): in one write
+        transaction, return those already stored (reserving nothing then), else number
+        every other writer's new episodes above them (:func:`.ids.reserve_ids`)."""
+        with self.connections.write() as cur:
+            taken = sorted(ep_rows.existing_ids(cur, ids))
+            if not taken and ids:
+                reserve_ids(cur, max(ids))
+            return taken
 
     # -- reads -------------------------------------------------------------------------
     def get(self, ids: Sequence[int]) -> dict[int, Episode]:

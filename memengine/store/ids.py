@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-__all__ = ["highest_id_given"]
+__all__ = ["highest_id_given", "reserve_ids"]
 
 _MARKS = {"episodes": "episode_id_high", "turns": "turn_id_high"}
 
@@ -22,3 +22,15 @@ def highest_id_given(cur: Any, table: Literal["episodes", "turns"]) -> int:
         (_MARKS[table],),
     ).fetchone()
     return int(row[0])
+
+
+def reserve_ids(cur: Any, highest: int) -> None:
+    """Number the episodes added from now on above ``highest`` (inside the caller's write
+    transaction): ids an import keeps, written in later batches, are then not given to
+    another writer's episode meanwhile."""
+    if highest > highest_id_given(cur, "episodes"):
+        cur.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (_MARKS["episodes"], str(highest)),
+        )

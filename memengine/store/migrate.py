@@ -94,12 +94,10 @@ def schema_version(cur: Any) -> int:
             cur.execute("COMMIT")
     if app_id not in (0, APPLICATION_ID):
         raise NotAMemEngineDatabase(f"application_id {app_id:#x} is not memengine's")
-    if app_id == 0:
-        if tables:
-            raise NotAMemEngineDatabase(
-                "the file holds tables but is not a memengine database; "
-                "use a new path for memengine"
-            )
+    if app_id == 0 and tables:
+        raise NotAMemEngineDatabase(
+            "the file holds tables but is not a memengine database; use a new path for memengine"
+        )
     latest = latest_version()
     if version > latest:
         raise SchemaTooNew(
