@@ -5,6 +5,7 @@ keeps. :class:`~memengine.Memory` calls these; :func:`salvage_file` is public to
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -21,7 +22,7 @@ from .store.database import Store
 from .store.maintenance import refuse_own_files
 from .store.salvage import SalvageReport, id_ranges, open_for_salvage, salvaged
 
-__all__ = ["kept_ids", "salvage_file", "save_salvaged", "write_jsonl"]
+__all__ = ["is_stream", "kept_ids", "salvage_file", "save_salvaged", "write_jsonl"]
 
 
 def salvage_file(
@@ -51,6 +52,21 @@ def save_salvaged(
     return SalvageReport(n, id_ranges(sorted(set(unreadable))))
 
 
+_FD_ALIASES = re.compile(r"^/(dev/(stdout|stderr|fd/\d+)|proc/self/fd/\d+)$")
+
+
+def is_stream(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names a stream rather than a file to replace: a file descriptor's
+    alias (``/dev/stdout``, ``/dev/fd/63`` of a ``>(…)``), or something that exists and is
+    not a regular file (a device, a named pipe)."""
+    if _FD_ALIASES.match(os.fspath(path)):
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:  # (no such file yet)
+        return False
+
+
 def write_jsonl(
     out: IO[str] | str | os.PathLike[str],
     batches: Callable[[], Iterable[list[Episode]]],
@@ -60,10 +76,17 @@ def write_jsonl(
     to create); return how many. A regular file gets the whole export or nothing: it is
     written beside (through a symbolic link, beside the file it points to), then moved
     into place with the old file's permissions, so a failure keeps an earlier file of that
-    name. A device or a pipe (``/dev/stdout``, ``>(gzip …)``) is written in place. The
+    name. A stream (:func:`is_stream`: ``/dev/stdout``, ``>(gzip …)``, a device) is
+    written in place, appended to. The
     ``database``'s own files are refused (:class:`.InvalidInput`), under any name."""
     if isinstance(out, (str, os.PathLike)):
         refuse_own_files(database, Path(out), "export")
+        if is_stream(out):  # written where it points, appended (a `>>` stays whole)
+            try:
+                with open(out, "a", encoding="utf-8", newline="\n") as fh:
+                    return write_jsonl(fh, batches, database)
+            except OSError as exc:
+                raise InvalidInput(f"cannot write {out}: {exc}") from exc
         target = Path(os.path.realpath(out))
         if not target.parent.is_dir():
             raise InvalidInput(f"cannot write {out}: folder {target.parent} does not exist")

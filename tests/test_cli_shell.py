@@ -328,3 +328,33 @@ def test_a_sections_error_names_the_variable_that_set_the_value(
         "invalid setting lifecycle (environment variable MEMENGINE_LIFECYCLE__DAILY_RETENTION): "
         "daily_retention needs 6 values" in bad.output
     )
+
+
+def test_export_to_dev_stdout_goes_down_a_pipe_or_onto_a_redirected_file(tmp_path: Path) -> None:
+    """``-o /dev/stdout`` is a stream, not a file to replace beside: down a pipe it carries
+    the JSONL alone (the summary goes to stderr), and after ``>>`` it appends."""
+    db = str(tmp_path / "s.db")
+    for text in ("tea at noon", "a walk by the river"):
+        subprocess.run(_cli("add", text, "--db", db), env=_env(), check=True, capture_output=True)
+    piped = subprocess.run(
+        _cli("export", "-o", "/dev/stdout", "--db", db), env=_env(), capture_output=True
+    )
+    assert piped.returncode == 0, piped.stderr
+    lines = piped.stdout.decode().splitlines()
+    assert [json.loads(line)["user_text"] for line in lines] == [
+        "tea at noon",
+        "a walk by the river",
+    ]
+    assert b"exported 2 episodes" in piped.stderr
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text("a line already there\n")
+    with kept.open("a") as fh:  # the shell's >>
+        appended = subprocess.run(
+            _cli("export", "-o", "/dev/stdout", "--db", db),
+            env=_env(),
+            stdout=fh,
+            stderr=subprocess.PIPE,
+        )
+    assert appended.returncode == 0, appended.stderr
+    assert kept.read_text().splitlines()[0] == "a line already there"
+    assert len(kept.read_text().splitlines()) == 3

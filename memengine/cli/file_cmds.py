@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import ConfigError, InvalidInput, MemEngineError
-from ..transfer import salvage_file
+from ..transfer import is_stream, salvage_file
 from ._app import (
     AgentOpt,
     ConfigOpt,
@@ -53,7 +53,8 @@ def export(
     cfg = settings(config, db)
     if out is not None and str(out) == "-":
         out = None
-    if out is not None and out.is_file() and not force:  # a device or a pipe is written to
+    stream = out is not None and is_stream(out)  # /dev/stdout, >(gzip …): written in place
+    if out is not None and not stream and out.is_file() and not force:
         raise InvalidInput(f"{out} exists: export to a new file, or replace it with --force")
     target = sys.stdout if out is None else out
     if salvage:  # without opening it as a memory: its settings may be what is damaged
@@ -72,8 +73,8 @@ def export(
             "read (some of those ids may have been deleted before)"
         )
         raise typer.Exit(1)
-    if out is not None:
-        console.print(f"exported {episodes_word(n)}{where}")
+    if out is not None:  # (not into the stream the export went to)
+        (err_console if stream else console).print(f"exported {episodes_word(n)}{where}")
     elif salvage:
         err_console.print(f"salvaged {episodes_word(n)}: every row read")
 
