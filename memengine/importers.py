@@ -143,11 +143,7 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
         except RecursionError as exc:
             raise InvalidInput(f"{path}:{number}: invalid episode: nested too deeply") from exc
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "episode"
-            raise InvalidInput(
-                f"{path}:{number}: invalid episode: {where}: {first['msg']}"
-            ) from exc
+            raise InvalidInput(f"{path}:{number}: invalid episode: {one_line(exc)}") from exc
         except UnicodeDecodeError as exc:
             raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason})") from exc
         except ValueError as exc:  # not JSON, a duplicate key, a number of 5,000 digits
@@ -195,21 +191,38 @@ def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[N
 
 
 def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Iterator[NewEpisode]:
-    """Episodes of one memsets conversation, one exchange each."""
+    """Episodes of one memsets conversation, one exchange each (:class:`.InvalidInput`
+    naming the exchange whose fields are not of their kinds)."""
     for session in conversation["sessions"]:
         for ex in session["exchanges"]:
-            yield NewEpisode(
-                agent=agent,
-                kind=EpisodeKind.exchange,
-                user_text=ex["user"],
-                reply_text=ex["partner"],
-                occurred_at=parse_iso(ex["at"]),
-                metadata={
-                    "exchange_id": ex["id"],
-                    "session": session["id"],
-                    "conversation": conversation["id"],
-                },
-            )
+            try:
+                at = parse_iso(ex["at"]) if isinstance(ex["at"], str) else ex["at"]
+                yield NewEpisode(
+                    agent=agent,
+                    kind=EpisodeKind.exchange,
+                    user_text=ex["user"],
+                    reply_text=ex["partner"],
+                    occurred_at=at,
+                    metadata={
+                        "exchange_id": ex["id"],
+                        "session": session["id"],
+                        "conversation": conversation["id"],
+                    },
+                )
+            except ValidationError as exc:
+                raise InvalidInput(f"exchange {ex.get('id', '?')}: {one_line(exc)}") from exc
+            except ValueError as exc:  # a time it cannot read
+                raise InvalidInput(f"exchange {ex.get('id', '?')}: at: {exc}") from exc
+
+
+def one_line(exc: ValidationError) -> str:
+    """A validation error as one line: the first problem's field and message (and how many
+    more there are)."""
+    errors = exc.errors()
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"]) or "episode"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{where}: {first['msg']}{more}"
 
 
 def read_conversations(
@@ -234,8 +247,10 @@ def read_conversations(
         else:
             for conv in data["conversations"]:
                 episodes.extend(read_memsets(conv, agent=owner(conv["id"])))
-    except InvalidInput as exc:  # a LoCoMo date it cannot read
+    except InvalidInput as exc:  # a LoCoMo date it cannot read, a memsets exchange
         raise InvalidInput(f"{path}: {exc}") from exc
+    except ValidationError as exc:
+        raise InvalidInput(f"{path}: not a valid {fmt} file: {one_line(exc)}") from exc
     except KeyError as exc:
         raise InvalidInput(f"{path}: not a valid {fmt} file: a record lacks {exc}") from exc
     except (TypeError, AttributeError, ValueError) as exc:  # ValidationError is a ValueError

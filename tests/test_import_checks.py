@@ -311,3 +311,23 @@ def test_another_writer_adding_between_an_imports_batches_gets_ids_above_the_kep
         other.close()
     assert ids == list(range(1, 601)) and added == [601]
     assert mem.store.count() == 601 and mem.check().ok
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"user": 123}, "exchange s1e2: user_text: Input should be a valid string"),
+        ({"at": "not a date"}, "exchange s1e2: at: Invalid isoformat string"),
+    ],
+)
+def test_a_bad_memsets_exchange_is_named_in_one_line(
+    mem: Memory, tmp_path: Path, change: dict[str, Any], says: str
+) -> None:
+    good = {"at": WHEN, "user": "hello", "partner": "hi"}
+    exchanges = [{"id": "s1e1", **good}, {"id": "s1e2", **good, **change}]
+    data = {"conversations": [{"id": "c1", "sessions": [{"id": "s1", "exchanges": exchanges}]}]}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InvalidInput, match=re.escape(says)) as caught:
+        mem.import_(path)
+    assert "\n" not in str(caught.value) and mem.store.count() == 0
