@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ..errors import ConfigError, InvalidInput, MemEngineError
+from ..errors import ConfigError, InvalidInput, MemEngineError, ReadOnlyDatabase
 from ..transfer import is_stream, salvage_file
 from ._app import (
     AgentOpt,
@@ -121,14 +121,22 @@ def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
                     bar(done, total)
 
                 n = mem.reembed(progress=counted, note=note)
+        except ReadOnlyDatabase:  # refused before any work: nothing to tell of
+            raise
         except (KeyboardInterrupt, SystemExit, MemEngineError):
             if mem.store.meta().get("embedder_id") == old:  # no swap (it is all or nothing)
-                where = f"after {seen[0]:,} of {seen[1]:,} episodes" if seen[1] else "at its start"
-                note(
-                    f"re-embed stopped {where}; the searches still use the vectors of {old} in "
-                    f"{cfg.db}. The vectors made so far are kept: run `memengine reembed` again "
-                    "with this embedder to go on from there"
-                )
+                if seen[0]:
+                    note(
+                        f"re-embed stopped after {seen[0]:,} of {seen[1]:,} episodes; the "
+                        f"searches still use the vectors of {old} in {cfg.db}. The vectors "
+                        "made so far are kept: run `memengine reembed` again with this "
+                        "embedder to go on from there"
+                    )
+                else:
+                    note(
+                        f"re-embed stopped at its start; the searches still use the vectors "
+                        f"of {old} in {cfg.db}"
+                    )
             raise
         stats = mem.stats()
     console.print(f"re-embedded {episodes_word(n)} with {new}", highlight=False)
