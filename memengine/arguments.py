@@ -129,7 +129,8 @@ def checked_episode(ep: NewEpisode) -> NewEpisode:
             "user_text": user,
             "reply_text": reply,
             "content": content,
-            "tags": tuple(scrub(tag) for tag in ep.tags),
+            # a tag given twice is one tag; one that shows nothing is none
+            "tags": tuple(dict.fromkeys(t for t in map(scrub, ep.tags) if not is_blank(t))),
             "occurred_at": in_span(ensure_aware(ep.occurred_at), "occurred_at"),
             "created_at": None
             if ep.created_at is None

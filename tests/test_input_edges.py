@@ -391,3 +391,8 @@ def test_a_text_its_kind_does_not_search_is_refused(
     if blank is not None:  # a blank content on an exchange shows nothing: it is dropped
         (stored,) = mem.add_many([NewEpisode.model_validate({**blank, "occurred_at": T0})])
         assert mem.get(stored).user_text == "hi"
+
+
+def test_tags_given_twice_or_blank_are_stored_once_or_not_at_all(mem: Memory) -> None:
+    kept = mem.add("my cat Kinako", kind="fact", tags=["cat", "cat", "", " ", "\u200b", "猫"])
+    assert mem.get(kept).tags == ("cat", "猫")
