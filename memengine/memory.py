@@ -197,11 +197,16 @@ class Memory:
         """Finish the calls under way and background work, then close the file.
 
         A call that another thread has under way when this is called (a turn's
-        retrieve, an ``add_exchange``, a ``feedback``…) finishes, for at most ``wait_s``
-        (past it a :class:`.StoreError`, and nothing is closed: close again to wait
-        more); a new call gets a :class:`.MemoryClosed`. Long jobs (imports, ``add_many``,
-        ``reembed``, ``sleep``, ``optimize``, ``backup``, ``export``) stop at their next
-        transaction, the one under way committed first (:mod:`memengine.call_gate`)."""
+        retrieve, an ``add_exchange``, a ``feedback``, a ``sleep``…) finishes, for at most
+        ``wait_s`` (past it a :class:`.StoreError`, and nothing is closed: close again to
+        wait more); a new call gets a :class:`.MemoryClosed`. Long jobs (imports,
+        ``add_many``, ``reembed``, ``optimize``, ``backup``, ``export``) stop at their next
+        transaction, the one under way committed first (:mod:`memengine.call_gate`). In
+        a process forked from the one that opened the memory, it only refuses further
+        calls: the parent's connections and threads are not the child's to close."""
+        if os.getpid() != self.store.connections.opened_in:
+            self._gate.close(0.0, others=False)
+            return
         self._gate.close(wait_s)
         self._close_llm()  # llm phases
         self.retriever.close()
@@ -892,6 +897,7 @@ class Memory:
             agent=owner,
         )
 
+    @gated
     def sleep(
         self, agent: str | None = None, *, tasks: float | None = None, train: bool = True
     ) -> life.SleepReport:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -11,6 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -450,14 +452,91 @@ def test_a_memory_used_in_a_forked_child_says_to_open_it_again(
                 outcome.append("forked" if "forked from" in str(exc) else f"other: {exc}")
             except BaseException as exc:
                 outcome.append(f"{type(exc).__name__}: {exc}")
+        started = time.monotonic()
+        try:  # closing refuses further calls and leaves the parent's connections alone
+            mem.close(wait_s=5)
+            outcome.append("closed" if time.monotonic() - started < 1 else "slow")
+        except BaseException as exc:
+            outcome.append(f"close: {type(exc).__name__}: {exc}")
         os.write(write, json.dumps(outcome).encode())
         os._exit(0)
     os.close(write)
     with os.fdopen(read) as fh:
         reported = fh.read()
     _, status = os.waitpid(pid, 0)
-    assert os.WIFEXITED(status) and json.loads(reported) == ["forked", "forked"], reported
+    assert os.WIFEXITED(status) and json.loads(reported) == ["forked", "forked", "closed"], reported
     assert mem.retrieve("dentist").results and mem.store.count() == 1
     mem.close()
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
         assert again.check().ok
+
+
+def test_two_calls_that_close_the_memory_from_inside_do_not_wait_for_each_other(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """Code run inside a call (an embedder, a signal handler) may close the memory; two
+    such closes at once used to wait for each other's call until their wait ran out."""
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    both = threading.Barrier(2)
+    raised: list[BaseException] = []
+
+    class Closing(HashEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            if threading.current_thread().name.startswith("closer"):
+                both.wait(10)
+                try:
+                    mem.close(wait_s=20)
+                except BaseException as exc:  # collected for the main thread
+                    raised.append(exc)
+            return super().embed(texts)
+
+    mem._embedder = Closing()  # what an add embeds with, in the calling thread
+    threads = [
+        threading.Thread(target=lambda: _quietly(mem.add, "tea at noon"), name=f"closer-{i}")
+        for i in range(2)
+    ]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert time.monotonic() - started < 10 and not raised, raised
+    assert mem.store.closed
+
+
+def _quietly(call: Callable[..., object], *args: object) -> None:
+    with contextlib.suppress(StoreError):  # the rest of a call whose memory was closed under it
+        call(*args)
+
+
+def test_a_sleep_under_way_when_the_memory_closes_finishes(
+    db_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sleep commits its decay, then trains the scorer: closed between the two, it used
+    to raise MemoryClosed for a sleep that had been saved (a retry decayed twice)."""
+    from memengine import lifecycle
+
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    mem.add("the boiler was serviced in march", kind="fact")
+    slept, go = threading.Event(), threading.Event()
+    run_sleep = lifecycle.run_sleep
+
+    def sleep_then_wait(*args: Any, **kwargs: Any) -> Any:
+        report = run_sleep(*args, **kwargs)
+        slept.set()
+        go.wait(10)
+        return report
+
+    monkeypatch.setattr(lifecycle, "run_sleep", sleep_then_wait)
+    reports: list[object] = []
+    sleeper = threading.Thread(target=lambda: reports.append(mem.sleep(tasks=1)))
+    sleeper.start()
+    assert slept.wait(10)
+    closing = threading.Thread(target=mem.close)
+    closing.start()
+    time.sleep(0.2)
+    go.set()
+    sleeper.join(10)
+    closing.join(10)
+    assert len(reports) == 1 and not isinstance(reports[0], BaseException)
+    assert mem.store.closed

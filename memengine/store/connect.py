@@ -58,6 +58,7 @@ reopens it as it then is, see :meth:`Connections.read`)."""
 WRITE_WAIT_S = 10.0
 """How long a write waits for the file's other writers, by default (``write_wait_s``)."""
 CLOSED = "the memory has been closed"
+"""What every call after :meth:`Connections.close` raises (a :class:`.StoreError`)."""
 
 
 def same_process(opened_in: int, path: Path) -> None:
@@ -72,9 +73,6 @@ def same_process(opened_in: int, path: Path) -> None:
             "the file again in this process (Memory.open after the fork, e.g. in a "
             "worker's start-up hook)"
         )
-
-
-"""What every call after :meth:`Connections.close` raises (a :class:`.StoreError`)."""
 
 
 MMAP_BYTES = 1 << 40

@@ -581,9 +581,16 @@ class Store:
             per_kind = dict(
                 cur.execute("SELECT kind, count(*) FROM episodes GROUP BY kind").fetchall()
             )
-            span = [  # by the moment (the texts keep their callers' offsets, so sort apart)
-                cur.execute(f"SELECT occurred_at, {m}(occurred_ts) FROM episodes").fetchone()[0]
-                for m in ("min", "max")
+            span = [  # by the moment (the texts keep their callers' offsets, so sort apart;
+                # within one second, by the text: its fraction of a second)
+                row[0] if row else None
+                for order in ("ASC", "DESC")
+                for row in [
+                    cur.execute(
+                        "SELECT occurred_at FROM episodes "
+                        f"ORDER BY occurred_ts {order}, occurred_at {order} LIMIT 1"
+                    ).fetchone()
+                ]
             ]
             segments = maintenance.fts_segments(cur)
             chunk = chunk_size(cur)
