@@ -86,10 +86,11 @@ def clean_text(text: str | None, what: str) -> str | None:
     return text
 
 
-def checked_episode(ep: NewEpisode) -> NewEpisode:
+def checked_episode(ep: NewEpisode, *, copied: bool = False) -> NewEpisode:
     """``ep`` checked and normalised for storage: its texts scrubbed, a side of an exchange
     that shows nothing dropped (one must remain; other kinds need content; a text field its
-    kind does not search is refused, not stored unsearched), its agent name
+    kind does not search is refused, not stored unsearched, unless the episode is
+    ``copied`` from a memory or an export as it was stored), its agent name
     in NFC, its tags scrubbed, its time given a zone; InvalidInput for what cannot be stored
     (metadata that is not JSON, …)."""
     user = _shown(clean_text(ep.user_text, "user text"))
@@ -98,7 +99,7 @@ def checked_episode(ep: NewEpisode) -> NewEpisode:
     if ep.kind is EpisodeKind.exchange:
         if user is None and reply is None:
             raise InvalidInput("an exchange needs non-empty user or reply text")
-        if content is not None and not is_blank(content):  # it would never be found
+        if content is not None and not is_blank(content) and not copied:  # never found
             raise InvalidInput(
                 "an exchange keeps its words in user_text and reply_text, and is searched by "
                 "them: its content would be stored but never searched (put it in one of "
@@ -106,7 +107,7 @@ def checked_episode(ep: NewEpisode) -> NewEpisode:
             )
     elif content is None or is_blank(content):
         raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
-    elif user is not None or reply is not None:
+    elif (user is not None or reply is not None) and not copied:
         raise InvalidInput(
             f"a {ep.kind.value} episode is searched by its content: its user_text and "
             "reply_text would be stored but never searched (join them into the content, or "

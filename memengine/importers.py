@@ -130,7 +130,7 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
                     fields["agent"] = agent
                 episode = NewEpisode.model_validate(fields)
                 try:
-                    checked = checked_episode(episode)
+                    checked = checked_episode(episode, copied=True)  # as it was stored
                     # a time without a zone stays so: the memory reads it in its time_zone
                     naive = {
                         k: v

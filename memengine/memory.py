@@ -286,11 +286,14 @@ class Memory:
         fields["occurred_at"] = when or self._now()
         return args.new_episode(**fields)
 
-    def _validated(self, ep: NewEpisode | Episode) -> NewEpisode:
-        """``ep`` as it is stored: checked (:func:`.arguments.checked_episode`), its agent
-        as this file knows it, its strength defaulted by kind."""
+    def _validated(self, ep: NewEpisode | Episode, *, copied: bool = False) -> NewEpisode:
+        """``ep`` as it is stored: checked (:func:`.arguments.checked_episode`; ``copied``,
+        or an :class:`.Episode`, is an episode stored before and copied as it was, so a text
+        field its kind is not searched by is kept, as older files hold), its agent as this
+        file knows it, its strength defaulted by kind."""
         if isinstance(ep, Episode):  # one read from another memory: copied as it was
             ep = NewEpisode.model_validate({k: getattr(ep, k) for k in NewEpisode.model_fields})
+            copied = True
         if not isinstance(ep, NewEpisode):
             raise InvalidInput(
                 f"episodes to add are NewEpisode models, not {type(ep).__name__} "
@@ -302,7 +305,7 @@ class Memory:
             for k in ("occurred_at", "created_at")
             if (v := getattr(ep, k)) is not None and v.tzinfo is None
         }
-        ep = args.checked_episode(ep.model_copy(update=naive) if naive else ep)
+        ep = args.checked_episode(ep.model_copy(update=naive) if naive else ep, copied=copied)
         strength = ep.strength
         if strength is None and ep.kind is EpisodeKind.education:
             strength = self.config.lifecycle.read_only_strength
@@ -329,12 +332,27 @@ class Memory:
         :data:`BULK_EPISODES` episodes were added and they are a tenth of the
         file or more (the merge rewrites the whole full-text index).
         """
+        return self._add_many(
+            episodes, batch_size=batch_size, progress=progress, total=total, optimize=optimize
+        )
+
+    def _add_many(
+        self,
+        episodes: Iterable[NewEpisode | Episode],
+        *,
+        batch_size: int = 256,
+        progress: Progress | None = None,
+        total: int | None = None,
+        optimize: bool | None = None,
+        copied: bool = False,
+    ) -> list[int]:
+        """:meth:`add_many`; ``copied`` as in :meth:`_validated` (an import's episodes)."""
         self._writable()
         ids: list[int] = []
         batch: list[NewEpisode] = []
         done = 0
         for ep in episodes:
-            batch.append(self._validated(ep))
+            batch.append(self._validated(ep, copied=copied))
             if len(batch) >= batch_size:
                 ids.extend(self._write(batch, done))
                 done += len(batch)
@@ -765,7 +783,7 @@ class Memory:
         eps = read.episodes
         if skip_existing:  # compared as they would be stored (agent, time zone)
             eps = not_stored(self.store, [self._validated(e) for e in eps])
-        return self.add_many(eps, progress=progress, total=len(eps))
+        return self._add_many(eps, progress=progress, total=len(eps))
 
     def import_episodes(
         self,
@@ -781,9 +799,10 @@ class Memory:
         eps = list(episodes)
         if not keep_ids:
             eps = [e.model_copy(update={"id": None}) for e in eps]
-        eps = [self._validated(ep) for ep in eps]  # every line checked before any is written
+        # every line checked before any is written; an export keeps what older files hold
+        eps = [self._validated(ep, copied=True) for ep in eps]
         todo = kept_ids(self.store, eps, skip_existing=skip_existing)
-        return self.add_many(todo, progress=progress, total=len(todo))
+        return self._add_many(todo, progress=progress, total=len(todo), copied=True)
 
     def reembed(
         self, *, progress: Progress | None = None, note: Callable[[str], None] | None = None

@@ -116,7 +116,7 @@ def write_jsonl(
 
 def _same(new: NewEpisode, old: Episode) -> bool:
     """Whether ``new`` (from a file) is the episode ``old`` already stored under its id."""
-    return _same_checked(args.checked_episode(new), old)
+    return _same_checked(args.checked_episode(new, copied=True), old)
 
 
 def _same_checked(ep: NewEpisode, old: Episode) -> bool:
@@ -139,7 +139,7 @@ def not_stored(store: Store, eps: list[NewEpisode]) -> list[NewEpisode]:
     """``eps`` without the id-less ones ``store`` already holds as they are (same agent,
     kind, text and time): what an import with ``skip_existing`` adds of a file without
     ids (LoCoMo, memsets, JSONL lines without an id) that was imported before."""
-    checked = {i: args.checked_episode(e) for i, e in enumerate(eps) if e.id is None}
+    checked = {i: args.checked_episode(e, copied=True) for i, e in enumerate(eps) if e.id is None}
     if not checked:
         return eps
     found = store.ids_at(_moment(c) for c in checked.values())

@@ -396,3 +396,22 @@ def test_a_text_its_kind_does_not_search_is_refused(
 def test_tags_given_twice_or_blank_are_stored_once_or_not_at_all(mem: Memory) -> None:
     kept = mem.add("my cat Kinako", kind="fact", tags=["cat", "cat", "", " ", "\u200b", "猫"])
     assert mem.get(kept).tags == ("cat", "猫")
+
+
+def test_an_export_of_an_older_file_with_such_fields_imports_as_it_was(
+    mem: Memory, tmp_path: Path
+) -> None:
+    """Older files could hold an exchange with content, or a fact with user text: their
+    exports (and Episodes read from them) are copied as they were, not refused."""
+    dump = tmp_path / "old.jsonl"
+    line = {"kind": "exchange", "user_text": "hi", "content": "a note", "occurred_at": T0}
+    fact = {"kind": "fact", "content": "tea at noon", "user_text": "hi", "occurred_at": T0}
+    dump.write_text("\n".join(NewEpisode.model_validate(x).model_dump_json() for x in (line, fact)))
+    ids = mem.import_(dump)
+    assert [mem.get(i).content for i in ids] == ["a note", "tea at noon"]
+    again = tmp_path / "again.jsonl"
+    mem.export(again)
+    with Memory.open(tmp_path / "copy.db", embedder=HashEmbedder()) as copy:
+        assert len(copy.import_(again)) == 2
+    with Memory.open(tmp_path / "other.db", embedder=HashEmbedder()) as other:
+        assert len(other.add_many([mem.get(i) for i in ids])) == 2  # Episodes, as they were
