@@ -136,6 +136,9 @@ def checked_episode(ep: NewEpisode, *, copied: bool = False) -> NewEpisode:
             "created_at": None
             if ep.created_at is None
             else in_span(ensure_aware(ep.created_at), "created_at"),
+            "decayed_at": None
+            if ep.decayed_at is None
+            else in_span(ensure_aware(ep.decayed_at), "decayed_at"),
         }
     )
 

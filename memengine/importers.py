@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from .arguments import checked_episode
-from .clock import parse_iso
+from .clock import iso_text, parse_iso
 from .errors import InvalidInput
 from .models import Episode, EpisodeKind, NewEpisode
 
@@ -92,9 +92,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def episode_to_json(ep: Any) -> str:
-    """One episode as a JSONL line that :func:`read_jsonl` reads back unchanged."""
+def episode_to_json(ep: Any, decayed_at: datetime | None = None) -> str:
+    """One episode as a JSONL line that :func:`read_jsonl` reads back unchanged; with
+    ``decayed_at``, the moment its strength holds for (:attr:`.NewEpisode.decayed_at`)."""
     data = ep.model_dump(mode="json")
+    if decayed_at is not None:
+        data["decayed_at"] = iso_text(decayed_at)
     return json.dumps(data, ensure_ascii=False)
 
 
@@ -134,7 +137,7 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
                     # a time without a zone stays so: the memory reads it in its time_zone
                     naive = {
                         k: v
-                        for k in ("occurred_at", "created_at")
+                        for k in ("occurred_at", "created_at", "decayed_at")
                         if (v := getattr(episode, k)) is not None and v.tzinfo is None
                     }
                     yield checked.model_copy(update=naive) if naive else checked

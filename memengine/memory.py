@@ -292,7 +292,8 @@ class Memory:
         field its kind is not searched by is kept, as older files hold), its agent as this
         file knows it, its strength defaulted by kind."""
         if isinstance(ep, Episode):  # one read from another memory: copied as it was
-            ep = NewEpisode.model_validate({k: getattr(ep, k) for k in NewEpisode.model_fields})
+            fields = NewEpisode.model_fields
+            ep = NewEpisode.model_validate({k: getattr(ep, k, None) for k in fields})
             copied = True
         if not isinstance(ep, NewEpisode):
             raise InvalidInput(
@@ -302,7 +303,7 @@ class Memory:
         agent = self._agent(ep.agent)  # before the check puts the name in NFC
         naive = {  # a time without a zone is one of the configured time_zone, as in add
             k: self.config.localize(v)
-            for k in ("occurred_at", "created_at")
+            for k in ("occurred_at", "created_at", "decayed_at")
             if (v := getattr(ep, k)) is not None and v.tzinfo is None
         }
         ep = args.checked_episode(ep.model_copy(update=naive) if naive else ep, copied=copied)
@@ -711,9 +712,10 @@ class Memory:
     # -- export, import, re-embed -----------------------------------------------------------
     def export(self, out: IO[str] | str | os.PathLike[str], *, agent: str | None = None) -> int:
         """Write every episode (of one agent, or all) as JSONL to ``out`` (an open text
-        file, or a path to create); return how many."""
+        file, or a path to create); return how many. Each line also says when its strength
+        held (``decayed_at``), so that the file it is imported into decays it from then."""
         return write_jsonl(
-            out, lambda: self.store.iter_episodes(self._agent_or_all(agent)), self.store.path
+            out, lambda: self.store.iter_exported(self._agent_or_all(agent)), self.store.path
         )
 
     def salvage(

@@ -188,6 +188,10 @@ class NewEpisode(_Model):
     id: int | None = None
     created_at: datetime | None = None
     strength: float | None = None
+    decayed_at: datetime | None = None
+    """The moment ``strength`` holds for (an export writes it: the creation, or the agent's
+    last sleep or the import after it); a sleep decays the episode from then on. Without
+    it, a strength given with a ``created_at`` before now holds from the moment stored."""
 
     @field_validator("agent", "user_text", "reply_text", "content", mode="before")
     @classmethod

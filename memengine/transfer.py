@@ -9,6 +9,7 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import IO
 
@@ -48,7 +49,11 @@ def save_salvaged(
     """Write every episode that still reads through ``connections`` (of ``agent``, or all)
     as JSONL to ``out``, and report the ids that could not be read."""
     unreadable: list[int] = []
-    n = write_jsonl(out, lambda: salvaged(connections, agent, unreadable), connections.path)
+    n = write_jsonl(
+        out,
+        lambda: ([(e, None) for e in b] for b in salvaged(connections, agent, unreadable)),
+        connections.path,
+    )
     return SalvageReport(n, id_ranges(sorted(set(unreadable))))
 
 
@@ -69,10 +74,11 @@ def is_stream(path: str | os.PathLike[str]) -> bool:
 
 def write_jsonl(
     out: IO[str] | str | os.PathLike[str],
-    batches: Callable[[], Iterable[list[Episode]]],
+    batches: Callable[[], Iterable[list[tuple[Episode, datetime | None]]]],
     database: Path,
 ) -> int:
-    """Write the episodes of ``batches()`` as JSONL to ``out`` (an open text file, or a path
+    """Write the episodes of ``batches()`` (each with the moment its strength holds for, or
+    None: :func:`.importers.episode_to_json`) as JSONL to ``out`` (an open text file, or a path
     to create); return how many. A regular file gets the whole export or nothing: it is
     written beside (through a symbolic link, beside the file it points to), then moved
     into place with the old file's permissions, so a failure keeps an earlier file of that
@@ -108,8 +114,8 @@ def write_jsonl(
             raise InvalidInput(f"cannot write {out}: {exc}") from exc
     n = 0
     for batch in batches():
-        for ep in batch:
-            out.write(episode_to_json(ep) + "\n")
+        for ep, decayed_at in batch:
+            out.write(episode_to_json(ep, decayed_at) + "\n")
             n += 1
     return n
 

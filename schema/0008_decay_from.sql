@@ -9,7 +9,8 @@
 -- decay_from is the moment a stored strength holds for when that is later
 -- than the creation: the store sets it when an episode arrives with a
 -- strength and a creation time before now (an import of an export,
--- add_many of episodes read from another memory), and a
+-- add_many of episodes read from another memory): the export's decayed_at
+-- (when the strength held in the old file), else the moment stored; and a
 -- sleep counts a memory's tasks from the latest of its creation, its
 -- decay_from and the previous sleep (lifecycle/sleep.py). NULL for
 -- everything stored before this version, which decays as it did.

@@ -4,6 +4,7 @@ goes back, runs again at once, or counts nothing."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -222,8 +223,8 @@ def test_a_tag_is_a_whole_word_only_in_spaced_scripts(tag: str, answer: str, fou
 def test_a_days_clock_sleep_after_an_import_decays_from_the_import(
     tmp_path: Path, clock: FixedClock
 ) -> None:
-    """An exported memory carries the strength its decay has left it; the file it is
-    imported into decays it from the import on, not again from its creation."""
+    """An exported memory carries the strength its decay has left it and when that held;
+    the file it is imported into decays it from then on, not again from its creation."""
     cfg = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=1))
     start = clock.now
     level0 = cfg.lifecycle.daily_retention[0]
@@ -241,7 +242,57 @@ def test_a_days_clock_sleep_after_an_import_decays_from_the_import(
         assert b.get(moved).strength == pytest.approx(level0**10)
         clock.set(start + timedelta(days=13))
         b.sleep(train=False)
-        assert b.get(moved).strength == pytest.approx(level0**11)  # one day, not thirteen
+        # the days since its last sleep at home (day 10), as if it had stayed: not again
+        # from its creation (which made it 23 days), nor only from its import
+        assert b.get(moved).strength == pytest.approx(level0**13)
         clock.set(start + timedelta(days=14))
         b.sleep(train=False)
-        assert b.get(moved).strength == pytest.approx(level0**12)
+        assert b.get(moved).strength == pytest.approx(level0**14)
+
+
+def test_a_memory_exported_before_any_sleep_decays_as_if_it_had_stayed(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    """The export says when each strength held (``decayed_at``): a memory whose file never
+    slept decays, in the file it moves to, from its creation, as it would have at home."""
+    cfg = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=1))
+    start = clock.now
+    level0 = cfg.lifecycle.daily_retention[0]
+    dump = tmp_path / "dump.jsonl"
+    with Memory.open(tmp_path / "a.db", embedder=HashEmbedder(), clock=clock, config=cfg) as a:
+        a.add("the boiler was serviced in march", kind="fact")
+        clock.set(start + timedelta(days=30))
+        a.export(dump)
+    line = json.loads(dump.read_text().splitlines()[0])
+    assert line["decayed_at"] == line["created_at"]  # it never slept there
+    with Memory.open(tmp_path / "b.db", embedder=HashEmbedder(), clock=clock, config=cfg) as b:
+        (moved,) = b.import_(dump, keep_ids=False)
+        clock.set(start + timedelta(days=31))
+        b.sleep(train=False)
+        assert b.get(moved).strength == pytest.approx(level0**31)
+        b.export(tmp_path / "again.jsonl")  # and the next move carries the sleep's moment
+    again = json.loads((tmp_path / "again.jsonl").read_text().splitlines()[0])
+    assert again["decayed_at"].startswith((start + timedelta(days=31)).date().isoformat())
+
+
+def test_an_older_export_without_decayed_at_decays_from_its_import(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    cfg = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=1))
+    start = clock.now
+    level0 = cfg.lifecycle.daily_retention[0]
+    line = {
+        "kind": "fact",
+        "content": "the boiler was serviced in march",
+        "occurred_at": start.isoformat(),
+        "created_at": start.isoformat(),
+        "strength": 0.5,
+    }
+    dump = tmp_path / "old.jsonl"
+    dump.write_text(json.dumps(line) + "\n")
+    clock.set(start + timedelta(days=12))
+    with Memory.open(tmp_path / "b.db", embedder=HashEmbedder(), clock=clock, config=cfg) as b:
+        (moved,) = b.import_(dump)
+        clock.set(start + timedelta(days=13))
+        b.sleep(train=False)
+        assert b.get(moved).strength == pytest.approx(0.5 * level0)  # one day: since import

@@ -138,7 +138,11 @@ def test_a_salvage_of_a_sound_file_is_its_export(sound: Path, clock: FixedClock)
         assert m.export(exported) == TOTAL
         report = m.salvage(salvaged)
     assert report.complete and report.episodes == TOTAL
-    assert salvaged.getvalue() == exported.getvalue()
+    # the same lines, but for when each strength held, which a salvage does not read
+    # (its lines' strengths then hold from their import)
+    lines = [json.loads(line) for line in exported.getvalue().splitlines()]
+    assert all(line.pop("decayed_at") for line in lines)
+    assert [json.loads(line) for line in salvaged.getvalue().splitlines()] == lines
 
 
 def test_the_cli_salvages_and_exits_1_naming_the_ids(

@@ -541,6 +541,17 @@ class Store:
                 found = ep_rows.fetch_episodes(cur, ids)
                 yield [found[i] for i in ids if i in found]
 
+    def iter_exported(
+        self, agent: str | None = None, batch: int = 500
+    ) -> Iterator[list[tuple[Episode, datetime | None]]]:
+        """:meth:`iter_episodes` with the moment each one's strength holds for
+        (:func:`.episodes.decay_baselines`), read in the same snapshot: what an export writes."""
+        with self.connections.read() as cur:
+            for ids in list(ep_rows.iter_episode_ids(cur, agent, batch)):
+                found = ep_rows.fetch_episodes(cur, ids)
+                held = ep_rows.decay_baselines(cur, ids)
+                yield [(found[i], held.get(i)) for i in ids if i in found]
+
     def highest_id(self) -> int:
         """The highest episode id the file records (0 for none), from whichever record of
         it still reads: the episodes, the id kept past deletions, the vectors' rowids."""

@@ -18,6 +18,7 @@ from .ids import highest_id_given
 __all__ = [
     "COLUMNS",
     "NEIGHBOUR_CHARS",
+    "decay_baselines",
     "delete_and_relink",
     "delete_episodes",
     "deleted_spans",
@@ -73,8 +74,32 @@ def _piece(text: str) -> str:
     return text[:NEIGHBOUR_CHARS].rstrip(" ")
 
 
-def _before(moment: datetime | None, now: datetime) -> bool:
-    return moment is not None and ensure_aware(moment) < now
+def _decay_from(ep: NewEpisode, now: datetime, now_iso: str) -> str | None:
+    """Schema 8's ``decay_from`` of a new row: the moment a strength the episode brings
+    holds for (its ``decayed_at``, an export's), else, for one created before now (an
+    import of an older export), now; None for the others (they decay from creation)."""
+    if ep.strength is None:
+        return None
+    if ep.decayed_at is not None:
+        return _iso(ep.decayed_at)
+    created = ep.created_at
+    return now_iso if created is not None and ensure_aware(created) < now else None
+
+
+def decay_baselines(cur: Any, ids: Sequence[int]) -> dict[int, datetime]:
+    """The moment each episode's strength holds for: the latest of its creation, its
+    ``decay_from`` and its agent's last sleep (what an export writes as ``decayed_at``)."""
+    out: dict[int, datetime] = {}
+    for row in _rows_by_id(
+        cur,
+        "id, created_at, decay_from, "
+        "(SELECT slept_at FROM sleeps s WHERE s.agent = episodes.agent ORDER BY s.id DESC "
+        "LIMIT 1)",
+        ids,
+    ):
+        moments = [datetime.fromisoformat(t) for t in row[1:] if t]
+        out[int(row[0])] = max(moments, key=lambda m: ensure_aware(m).timestamp())
+    return out
 
 
 def _iso(moment: datetime) -> str:
@@ -142,9 +167,7 @@ def insert_episodes(
                 search_text,
                 1.0 if ep.strength is None else ep.strength,
                 contexts.get(i, ""),
-                # a strength brought from before now (an import's) holds now: it decays
-                # from here, not again from its creation (schema 8)
-                now_iso if ep.strength is not None and _before(ep.created_at, now) else None,
+                _decay_from(ep, now, now_iso),
             )
         )
     for start in range(0, len(rows), _ROWS_PER_INSERT):
