@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -198,8 +198,11 @@ def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Ite
     naming the exchange whose fields are not of their kinds)."""
     for session in conversation["sessions"]:
         for ex in session["exchanges"]:
+            where = f"session {session.get('id', '?')} exchange {ex.get('id', '?')}"
+            if not isinstance(ex["at"], str):  # (pydantic would read a number as epoch seconds)
+                raise InvalidInput(f"{where}: at: a time as ISO 8601 text, not {ex['at']!r}")
             try:
-                at = parse_iso(ex["at"]) if isinstance(ex["at"], str) else ex["at"]
+                at = parse_iso(ex["at"])
                 yield NewEpisode(
                     agent=agent,
                     kind=EpisodeKind.exchange,
@@ -213,17 +216,21 @@ def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Ite
                     },
                 )
             except ValidationError as exc:
-                raise InvalidInput(f"exchange {ex.get('id', '?')}: {one_line(exc)}") from exc
+                raise InvalidInput(f"{where}: {one_line(exc, _MEMSETS_NAMES)}") from exc
             except ValueError as exc:  # a time it cannot read
-                raise InvalidInput(f"exchange {ex.get('id', '?')}: at: {exc}") from exc
+                raise InvalidInput(f"{where}: at: {exc}") from exc
 
 
-def one_line(exc: ValidationError) -> str:
-    """A validation error as one line: the first problem's field and message (and how many
-    more there are)."""
+_MEMSETS_NAMES = {"user_text": "user", "reply_text": "partner", "occurred_at": "at"}
+"""A memsets exchange's own names for the episode's fields, in its errors."""
+
+
+def one_line(exc: ValidationError, names: Mapping[str, str] | None = None) -> str:
+    """A validation error as one line: the first problem's field (by its name in ``names``,
+    the file's own) and message (and how many more there are)."""
     errors = exc.errors()
     first = errors[0]
-    where = ".".join(str(p) for p in first["loc"]) or "episode"
+    where = ".".join(str((names or {}).get(str(p), p)) for p in first["loc"]) or "episode"
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{where}: {first['msg']}{more}"
 

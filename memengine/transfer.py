@@ -86,6 +86,8 @@ def write_jsonl(
     written in place, appended to. The
     ``database``'s own files are refused (:class:`.InvalidInput`), under any name."""
     if isinstance(out, (str, os.PathLike)):
+        if "\x00" in os.fspath(out):
+            raise InvalidInput(f"cannot write {out!r}: a path cannot hold a NUL character")
         refuse_own_files(database, Path(out), "export")
         if is_stream(out):  # written where it points, appended (a `>>` stays whole)
             try:

@@ -316,8 +316,9 @@ def test_another_writer_adding_between_an_imports_batches_gets_ids_above_the_kep
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        ({"user": 123}, "exchange s1e2: user_text: Input should be a valid string"),
-        ({"at": "not a date"}, "exchange s1e2: at: Invalid isoformat string"),
+        ({"user": 123}, "session s1 exchange s1e2: user: Input should be a valid string"),
+        ({"at": "not a date"}, "session s1 exchange s1e2: at: Invalid isoformat string"),
+        ({"at": 1717000000}, "exchange s1e2: at: a time as ISO 8601 text, not 1717000000"),
     ],
 )
 def test_a_bad_memsets_exchange_is_named_in_one_line(

@@ -415,3 +415,8 @@ def test_an_export_of_an_older_file_with_such_fields_imports_as_it_was(
         assert len(copy.import_(again)) == 2
     with Memory.open(tmp_path / "other.db", embedder=HashEmbedder()) as other:
         assert len(other.add_many([mem.get(i) for i in ids])) == 2  # Episodes, as they were
+
+
+def test_an_export_path_with_a_nul_is_invalid_input(mem: Memory) -> None:
+    with pytest.raises(InvalidInput, match="NUL"):
+        mem.export("a\x00b")

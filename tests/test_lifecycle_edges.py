@@ -296,3 +296,34 @@ def test_an_older_export_without_decayed_at_decays_from_its_import(
         clock.set(start + timedelta(days=13))
         b.sleep(train=False)
         assert b.get(moved).strength == pytest.approx(0.5 * level0)  # one day: since import
+
+
+def test_an_import_into_a_file_that_slept_since_decays_from_its_own_moment(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    """The file it moves to slept after the memory's strength held, but before it came: its
+    first sleep there counts from the memory's own moment, the next ones from that sleep."""
+    cfg = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=1))
+    start = clock.now
+    level0 = cfg.lifecycle.daily_retention[0]
+    dump = tmp_path / "dump.jsonl"
+    a = Memory.open(tmp_path / "a.db", embedder=HashEmbedder(), clock=clock, config=cfg)
+    b = Memory.open(tmp_path / "b.db", embedder=HashEmbedder(), clock=clock, config=cfg)
+    try:
+        a.add("the boiler was serviced in march", kind="fact")
+        b.add("a memory of the other file", kind="fact")
+        clock.set(start + timedelta(days=20))
+        b.sleep(train=False)
+        clock.set(start + timedelta(days=21))
+        a.export(dump)
+        (moved,) = b.import_(dump, keep_ids=False)
+        clock.set(start + timedelta(days=22))
+        b.sleep(train=False)
+        assert b.get(moved).strength == pytest.approx(level0**22)
+        clock.set(start + timedelta(days=23))
+        b.sleep(train=False)
+        assert b.get(moved).strength == pytest.approx(level0**23)
+        assert b.get(1).strength == pytest.approx(level0**23)  # the file's own, as before
+    finally:
+        a.close()
+        b.close()

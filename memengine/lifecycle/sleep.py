@@ -199,9 +199,10 @@ def plan_sleep(
 def _created(s: MemoryState, now_ts: float, prev_ts: float | None) -> float:
     """When ``s`` began to count tasks: its creation, or the moment its stored strength
     held if later (an import's strength already counts the decay before it: schema
-    version 8), or (for such a time after this sleep, from an import or another
-    machine's clock) the previous sleep, so that it decays with the others instead of
-    never."""
+    version 8; until the first sleep after the import, which clears it, that moment
+    holds even when the file slept after it), or (for such a time after this sleep,
+    from an import or another machine's clock) the previous sleep, so that it decays
+    with the others instead of never."""
     start = s.created_ts if s.decay_from_ts is None else max(s.created_ts, s.decay_from_ts)
     if start <= now_ts:
         return start
@@ -274,7 +275,9 @@ def run_sleep(
             total_tasks = max(0.0, now_ts - start) / 86400 * cfg.expected_tasks_per_day
 
             def tasks_of(s: MemoryState) -> float:
-                since = max(_created(s, now_ts, prev_ts), prev_ts or -math.inf)
+                since = _created(s, now_ts, prev_ts)
+                if s.decay_from_ts is None:  # (one imported since: its own moment holds)
+                    since = max(since, prev_ts or -math.inf)
                 return max(0.0, now_ts - since) / 86400 * cfg.expected_tasks_per_day
 
         else:
@@ -291,6 +294,9 @@ def run_sleep(
 
         plan = plan_sleep(states, tasks_of, cfg, promote_from=None if tasks is not None else 1.0)
         before = {s.id: s for s in states}
+        # an imported memory's own moment (decay_from) has served: from now on it decays
+        # from this sleep, as the others do
+        store_lc.clear_decay_from(cur, [s.id for s in states if s.decay_from_ts is not None])
         store_lc.set_strengths(
             cur,
             [

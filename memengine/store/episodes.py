@@ -87,18 +87,22 @@ def _decay_from(ep: NewEpisode, now: datetime, now_iso: str) -> str | None:
 
 
 def decay_baselines(cur: Any, ids: Sequence[int]) -> dict[int, datetime]:
-    """The moment each episode's strength holds for: the latest of its creation, its
-    ``decay_from`` and its agent's last sleep (what an export writes as ``decayed_at``)."""
+    """The moment each episode's strength holds for (what an export writes as
+    ``decayed_at``): its ``decay_from`` while it has one (imported since its agent's last
+    sleep), else the later of its creation and that sleep."""
     out: dict[int, datetime] = {}
-    for row in _rows_by_id(
+    for id_, created, decay_from, slept in _rows_by_id(
         cur,
         "id, created_at, decay_from, "
         "(SELECT slept_at FROM sleeps s WHERE s.agent = episodes.agent ORDER BY s.id DESC "
         "LIMIT 1)",
         ids,
     ):
-        moments = [datetime.fromisoformat(t) for t in row[1:] if t]
-        out[int(row[0])] = max(moments, key=lambda m: ensure_aware(m).timestamp())
+        if decay_from:
+            out[int(id_)] = datetime.fromisoformat(decay_from)
+            continue
+        moments = [datetime.fromisoformat(t) for t in (created, slept) if t]
+        out[int(id_)] = max(moments, key=lambda m: ensure_aware(m).timestamp())
     return out
 
 

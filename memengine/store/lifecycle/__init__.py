@@ -24,6 +24,7 @@ from .sleeps import (
 from .strength import (
     LifeRow,
     archive,
+    clear_decay_from,
     count_candidates,
     learnings,
     life_rows,
@@ -54,6 +55,7 @@ __all__ = [
     "TurnRow",
     "agent_episode_ids",
     "archive",
+    "clear_decay_from",
     "close_turn",
     "count_candidates",
     "delete_sleep_history",

@@ -17,6 +17,7 @@ from ._rows import IS_PRINCIPLE, chunks, iso, marks
 __all__ = [
     "LifeRow",
     "archive",
+    "clear_decay_from",
     "count_candidates",
     "learnings",
     "life_rows",
@@ -182,6 +183,12 @@ def set_strengths(cur: Any, rows: Sequence[tuple[float, int, int]]) -> None:
     cur.executemany(
         "UPDATE episodes SET strength = ?, consolidation_level = ? WHERE id = ?", list(rows)
     )
+
+
+def clear_decay_from(cur: Any, ids: Sequence[int]) -> None:
+    """Forget the moment these episodes' imported strengths held for (schema 8's
+    ``decay_from``): a sleep has decayed them from it."""
+    cur.executemany("UPDATE episodes SET decay_from = NULL WHERE id = ?", [(i,) for i in ids])
 
 
 def set_perspective_strengths(cur: Any, rows: Sequence[tuple[float, int, str]]) -> None:
