@@ -427,3 +427,11 @@ def test_json_times_are_written_one_way(db: str) -> None:
     stats = json.loads(run("stats", "--db", db, "--json").output)
     assert shown["occurred_at"] == "2026-05-01T12:00:00Z"
     assert (stats["first"], stats["last"]) == ("2026-05-01T20:00:00+09:00", "2026-05-01T13:00:00Z")
+
+
+def test_an_empty_export_imports_nothing_and_makes_no_file(db: str, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    out = run("import", str(empty), "--db", db).output
+    assert "imported 0 episodes" in out and "no memory file was made" in out
+    assert not Path(db).exists()

@@ -6,7 +6,7 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -15,6 +15,11 @@ from ..arguments import checked_episode, episode_kind, new_episode
 from ..clock import SystemClock, parse_iso
 from ..errors import InvalidInput
 from ..text import has_surrogate
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..importers import ImportedFile
+
 from ._app import (
     AgentOpt,
     ConfigOpt,
@@ -204,27 +209,55 @@ def import_(
         read = read_stream(sys.stdin.buffer.read(), "<stdin>", **options)
     else:
         read = read_file(path, **options)
-    with open_memory(cfg, create=True) as mem:
-        before = mem.store.count()
-        try:
-            with progress_bar(
-                f"importing {'stdin' if stdin else path.name}", enabled=not as_json
-            ) as bar:
-                ids = mem.add_imported(
-                    read, keep_ids=not new_ids, skip_existing=skip_existing, progress=bar
-                )
-        except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C, or SIGTERM's exit
-            _interrupted_import(mem.store.count() - before, len(read.episodes))
-            if isinstance(stop, KeyboardInterrupt):
-                raise typer.Exit(130) from None
-            raise
+    unmade = not read.episodes and not cfg.db.exists()  # nothing to put in a new file
+    if unmade:
+        ids: list[int] = []
+    else:
+        ids = _import_read(
+            cfg,
+            read,
+            stdin=stdin,
+            path=path,
+            new_ids=new_ids,
+            skip_existing=skip_existing,
+            quiet=as_json,
+        )
     fmt = read.format
     skipped = len(read.episodes) - len(ids)
     if as_json:
         print_json({"format": fmt, "imported": len(ids), "skipped": skipped})
     else:
         note = f", {skipped:,} already in the file skipped" if skipped else ""
-        console.print(f"imported {episodes_word(len(ids))} ({fmt}{note})")
+        empty = f"; {path} holds none, so no memory file was made" if unmade else ""
+        console.print(f"imported {episodes_word(len(ids))} ({fmt}{note}){empty}")
+
+
+def _import_read(
+    cfg: Config,
+    read: ImportedFile,
+    *,
+    stdin: bool,
+    path: Path,
+    new_ids: bool,
+    skip_existing: bool,
+    quiet: bool,
+) -> list[int]:
+    """Store an import file read and checked (:func:`.importers.read_file`); return the ids."""
+    with open_memory(cfg, create=True) as mem:
+        before = mem.store.count()
+        try:
+            with progress_bar(
+                f"importing {'stdin' if stdin else path.name}", enabled=not quiet
+            ) as bar:
+                ids: list[int] = mem.add_imported(
+                    read, keep_ids=not new_ids, skip_existing=skip_existing, progress=bar
+                )
+                return ids
+        except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C, or SIGTERM's exit
+            _interrupted_import(mem.store.count() - before, len(read.episodes))
+            if isinstance(stop, KeyboardInterrupt):
+                raise typer.Exit(130) from None
+            raise
 
 
 def _interrupted_import(written: int, total: int) -> None:
