@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from .arguments import checked_episode
 from .clock import iso_text, parse_iso
 from .errors import InvalidInput
-from .models import Episode, EpisodeKind, NewEpisode
+from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
 
 __all__ = [
     "ImportedFile",
@@ -137,7 +137,7 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
                     # a time without a zone stays so: the memory reads it in its time_zone
                     naive = {
                         k: v
-                        for k in ("occurred_at", "created_at", "decayed_at")
+                        for k in EPISODE_TIMES
                         if (v := getattr(episode, k)) is not None and v.tzinfo is None
                     }
                     yield checked.model_copy(update=naive) if naive else checked

@@ -44,7 +44,16 @@ from .errors import (
     StoreError,
 )
 from .importers import ImportedFile, read_file
-from .models import Episode, EpisodeKind, NewEpisode, Pack, RecentMessage, Retrieval, Stats
+from .models import (
+    EPISODE_TIMES,
+    Episode,
+    EpisodeKind,
+    NewEpisode,
+    Pack,
+    RecentMessage,
+    Retrieval,
+    Stats,
+)
 from .pack import build_pack
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
@@ -303,7 +312,7 @@ class Memory:
         agent = self._agent(ep.agent)  # before the check puts the name in NFC
         naive = {  # a time without a zone is one of the configured time_zone, as in add
             k: self.config.localize(v)
-            for k in ("occurred_at", "created_at", "decayed_at")
+            for k in EPISODE_TIMES
             if (v := getattr(ep, k)) is not None and v.tzinfo is None
         }
         ep = args.checked_episode(ep.model_copy(update=naive) if naive else ep, copied=copied)
@@ -345,15 +354,16 @@ class Memory:
         progress: Progress | None = None,
         total: int | None = None,
         optimize: bool | None = None,
-        copied: bool = False,
+        checked: bool = False,
     ) -> list[int]:
-        """:meth:`add_many`; ``copied`` as in :meth:`_validated` (an import's episodes)."""
+        """:meth:`add_many`; ``checked``: the episodes are :meth:`_validated` already (an
+        import checks every one before it writes any)."""
         self._writable()
         ids: list[int] = []
         batch: list[NewEpisode] = []
         done = 0
         for ep in episodes:
-            batch.append(self._validated(ep, copied=copied))
+            batch.append(ep if checked and isinstance(ep, NewEpisode) else self._validated(ep))
             if len(batch) >= batch_size:
                 ids.extend(self._write(batch, done))
                 done += len(batch)
@@ -782,10 +792,10 @@ class Memory:
             return self.import_episodes(
                 read.episodes, keep_ids=keep_ids, skip_existing=skip_existing, progress=progress
             )
-        eps = read.episodes
+        eps = [self._validated(e) for e in read.episodes]  # as they will be stored
         if skip_existing:  # compared as they would be stored (agent, time zone)
-            eps = not_stored(self.store, [self._validated(e) for e in eps])
-        return self._add_many(eps, progress=progress, total=len(eps))
+            eps = not_stored(self.store, eps)
+        return self._add_many(eps, progress=progress, total=len(eps), checked=True)
 
     def import_episodes(
         self,
@@ -804,7 +814,7 @@ class Memory:
         # every line checked before any is written; an export keeps what older files hold
         eps = [self._validated(ep, copied=True) for ep in eps]
         todo = kept_ids(self.store, eps, skip_existing=skip_existing)
-        return self._add_many(todo, progress=progress, total=len(todo), copied=True)
+        return self._add_many(todo, progress=progress, total=len(todo), checked=True)
 
     def reembed(
         self, *, progress: Progress | None = None, note: Callable[[str], None] | None = None

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "DEGRADED_PARTS",
+    "EPISODE_TIMES",
     "DegradedPart",
     "Episode",
     "EpisodeKind",
@@ -211,6 +212,10 @@ class NewEpisode(_Model):
         if not isinstance(value, int | float) and hasattr(value, "__index__"):
             return int(value.__index__())  # a numpy integer
         return value
+
+
+EPISODE_TIMES = ("occurred_at", "created_at", "decayed_at")
+"""The times a :class:`NewEpisode` carries (a naive one is read in the configured zone)."""
 
 
 class Episode(_Model):

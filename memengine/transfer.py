@@ -78,13 +78,13 @@ def write_jsonl(
     database: Path,
 ) -> int:
     """Write the episodes of ``batches()`` (each with the moment its strength holds for, or
-    None: :func:`.importers.episode_to_json`) as JSONL to ``out`` (an open text file, or a path
-    to create); return how many. A regular file gets the whole export or nothing: it is
+    None: :func:`.importers.episode_to_json`) as JSONL to ``out`` (an open text file, or a
+    path to create); return how many. A regular file gets the whole export or nothing: it is
     written beside (through a symbolic link, beside the file it points to), then moved
     into place with the old file's permissions, so a failure keeps an earlier file of that
     name. A stream (:func:`is_stream`: ``/dev/stdout``, ``>(gzip …)``, a device) is
-    written in place, appended to. The
-    ``database``'s own files are refused (:class:`.InvalidInput`), under any name."""
+    written in place, appended to. The ``database``'s own files are refused
+    (:class:`.InvalidInput`), under any name."""
     if isinstance(out, (str, os.PathLike)):
         if "\x00" in os.fspath(out):
             raise InvalidInput(f"cannot write {out!r}: a path cannot hold a NUL character")

@@ -15,6 +15,9 @@ from memengine.config import LifecycleConfig
 
 from .helpers import HashEmbedder
 
+DAYS = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=1))
+"""The days clock at one task a day: a level-0 memory keeps ``daily_retention[0]`` a day."""
+
 
 def test_indexes_open_before_forget_agent_see_the_writes_after_it(
     db_path: Path, clock: FixedClock
@@ -111,7 +114,7 @@ def test_tags_match_an_answer_as_whole_words(mem: Memory) -> None:
 def test_a_clock_set_back_does_not_count_the_same_days_twice(
     db_path: Path, clock: FixedClock
 ) -> None:
-    cfg = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=1))
+    cfg = DAYS
     start = clock.now
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
         mem.add("the boiler was serviced in march", kind="fact")
@@ -225,7 +228,7 @@ def test_a_days_clock_sleep_after_an_import_decays_from_the_import(
 ) -> None:
     """An exported memory carries the strength its decay has left it and when that held;
     the file it is imported into decays it from then on, not again from its creation."""
-    cfg = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=1))
+    cfg = DAYS
     start = clock.now
     level0 = cfg.lifecycle.daily_retention[0]
     dump = tmp_path / "dump.jsonl"
@@ -255,7 +258,7 @@ def test_a_memory_exported_before_any_sleep_decays_as_if_it_had_stayed(
 ) -> None:
     """The export says when each strength held (``decayed_at``): a memory whose file never
     slept decays, in the file it moves to, from its creation, as it would have at home."""
-    cfg = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=1))
+    cfg = DAYS
     start = clock.now
     level0 = cfg.lifecycle.daily_retention[0]
     dump = tmp_path / "dump.jsonl"
@@ -278,7 +281,7 @@ def test_a_memory_exported_before_any_sleep_decays_as_if_it_had_stayed(
 def test_an_older_export_without_decayed_at_decays_from_its_import(
     tmp_path: Path, clock: FixedClock
 ) -> None:
-    cfg = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=1))
+    cfg = DAYS
     start = clock.now
     level0 = cfg.lifecycle.daily_retention[0]
     line = {
@@ -303,7 +306,7 @@ def test_an_import_into_a_file_that_slept_since_decays_from_its_own_moment(
 ) -> None:
     """The file it moves to slept after the memory's strength held, but before it came: its
     first sleep there counts from the memory's own moment, the next ones from that sleep."""
-    cfg = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=1))
+    cfg = DAYS
     start = clock.now
     level0 = cfg.lifecycle.daily_retention[0]
     dump = tmp_path / "dump.jsonl"

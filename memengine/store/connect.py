@@ -209,7 +209,6 @@ class Connections:
         with self._uses_changed:
             if self._closed:
                 raise MemoryClosed(CLOSED)
-            same_process(self.opened_in, self.path)
             self._uses[me] = self._uses.get(me, 0) + 1
         try:
             yield

@@ -545,11 +545,11 @@ class Store:
         self, agent: str | None = None, batch: int = 500
     ) -> Iterator[list[tuple[Episode, datetime | None]]]:
         """:meth:`iter_episodes` with the moment each one's strength holds for
-        (:func:`.episodes.decay_baselines`), read in the same snapshot: what an export writes."""
+        (:func:`.lifecycle.decay_baselines`), read in the same snapshot: what an export writes."""
         with self.connections.read() as cur:
             for ids in list(ep_rows.iter_episode_ids(cur, agent, batch)):
                 found = ep_rows.fetch_episodes(cur, ids)
-                held = ep_rows.decay_baselines(cur, ids)
+                held = store_lc.decay_baselines(cur, ids)
                 yield [(found[i], held.get(i)) for i in ids if i in found]
 
     def highest_id(self) -> int:
@@ -592,17 +592,13 @@ class Store:
             per_kind = dict(
                 cur.execute("SELECT kind, count(*) FROM episodes GROUP BY kind").fetchall()
             )
-            span = [  # by the moment (the texts keep their callers' offsets, so sort apart;
-                # within one second, by the text: its fraction of a second)
-                row[0] if row else None
-                for order in ("ASC", "DESC")
-                for row in [
-                    cur.execute(
-                        "SELECT occurred_at FROM episodes "
-                        f"ORDER BY occurred_ts {order}, occurred_at {order} LIMIT 1"
-                    ).fetchone()
-                ]
-            ]
+            span: list[str | None] = []  # by the moment (the texts keep their callers'
+            for order in ("ASC", "DESC"):  # offsets; within a second, by the text's fraction)
+                row = cur.execute(
+                    "SELECT occurred_at FROM episodes "
+                    f"ORDER BY occurred_ts {order}, occurred_at {order} LIMIT 1"
+                ).fetchone()
+                span.append(row[0] if row else None)
             segments = maintenance.fts_segments(cur)
             chunk = chunk_size(cur)
             # another process may have re-embedded the file since it was opened
@@ -659,9 +655,10 @@ class Store:
         are staged in passes of their own (:data:`CATCH_UP_PASSES`), and the
         swap lists the episodes again, so the few added since are embedded
         there (inside its write lock) and none is left without a vector; it
-        keeps ``probe`` as the file's and retires the learned scorers. ``progress(done, total)`` counts the episodes
-        embedded (staged ones included); ``note`` is told whether the vectors
-        of a stopped re-embed were taken or dropped.
+        keeps ``probe`` as the file's and retires the learned scorers.
+        ``progress(done, total)`` counts the episodes embedded (staged ones
+        included); ``note`` is told whether the vectors of a stopped re-embed
+        were taken or dropped.
         """
         target = f"{embedder_id}:{dimension}"
         probe = np.asarray(probe, dtype=np.float32).reshape(-1)

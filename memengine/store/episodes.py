@@ -18,7 +18,6 @@ from .ids import highest_id_given
 __all__ = [
     "COLUMNS",
     "NEIGHBOUR_CHARS",
-    "decay_baselines",
     "delete_and_relink",
     "delete_episodes",
     "deleted_spans",
@@ -84,26 +83,6 @@ def _decay_from(ep: NewEpisode, now: datetime, now_iso: str) -> str | None:
         return _iso(ep.decayed_at)
     created = ep.created_at
     return now_iso if created is not None and ensure_aware(created) < now else None
-
-
-def decay_baselines(cur: Any, ids: Sequence[int]) -> dict[int, datetime]:
-    """The moment each episode's strength holds for (what an export writes as
-    ``decayed_at``): its ``decay_from`` while it has one (imported since its agent's last
-    sleep), else the later of its creation and that sleep."""
-    out: dict[int, datetime] = {}
-    for id_, created, decay_from, slept in _rows_by_id(
-        cur,
-        "id, created_at, decay_from, "
-        "(SELECT slept_at FROM sleeps s WHERE s.agent = episodes.agent ORDER BY s.id DESC "
-        "LIMIT 1)",
-        ids,
-    ):
-        if decay_from:
-            out[int(id_)] = datetime.fromisoformat(decay_from)
-            continue
-        moments = [datetime.fromisoformat(t) for t in (created, slept) if t]
-        out[int(id_)] = max(moments, key=lambda m: ensure_aware(m).timestamp())
-    return out
 
 
 def _iso(moment: datetime) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from . import meta
+
 __all__ = ["highest_id_given", "reserve_ids"]
 
 _MARKS = {"episodes": "episode_id_high", "turns": "turn_id_high"}
@@ -29,8 +31,4 @@ def reserve_ids(cur: Any, highest: int) -> None:
     transaction): ids an import keeps, written in later batches, are then not given to
     another writer's episode meanwhile."""
     if highest > highest_id_given(cur, "episodes"):
-        cur.execute(
-            "INSERT INTO meta (key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (_MARKS["episodes"], str(highest)),
-        )
+        meta.put(cur, **{_MARKS["episodes"]: str(highest)})

@@ -10,15 +10,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ...clock import ensure_aware
 from ...models import Episode
 from ..episodes import COLUMNS, row_to_episode
 from ._rows import IS_PRINCIPLE, chunks, iso, marks
+from .sleeps import last_sleep
 
 __all__ = [
     "LifeRow",
     "archive",
     "clear_decay_from",
     "count_candidates",
+    "decay_baselines",
     "learnings",
     "life_rows",
     "never_used",
@@ -183,6 +186,31 @@ def set_strengths(cur: Any, rows: Sequence[tuple[float, int, int]]) -> None:
     cur.executemany(
         "UPDATE episodes SET strength = ?, consolidation_level = ? WHERE id = ?", list(rows)
     )
+
+
+def decay_baselines(cur: Any, ids: Sequence[int]) -> dict[int, datetime]:
+    """The moment each episode's strength holds for (what an export writes as
+    ``decayed_at``): its ``decay_from`` while it has one (imported since its agent's last
+    sleep), else the later of its creation and that sleep."""
+    slept: dict[str, datetime | None] = {}
+    out: dict[int, datetime] = {}
+    for part in chunks(ids):
+        rows = cur.execute(  # (read whole: the loop asks the cursor for sleeps)
+            f"SELECT id, agent, created_at, decay_from FROM episodes WHERE id IN ({marks(len(part))})",
+            part,
+        ).fetchall()
+        for id_, agent, created, decay_from in rows:
+            if decay_from:
+                out[int(id_)] = datetime.fromisoformat(decay_from)
+                continue
+            if agent not in slept:
+                last = last_sleep(cur, agent)
+                slept[agent] = None if last is None else last.slept_at
+            moments = [datetime.fromisoformat(created), slept[agent]]
+            out[int(id_)] = max(
+                (m for m in moments if m is not None), key=lambda m: ensure_aware(m).timestamp()
+            )
+    return out
 
 
 def clear_decay_from(cur: Any, ids: Sequence[int]) -> None:
