@@ -9,7 +9,12 @@ end (a call of the closing thread itself, or one nested in a call under way,
 is never refused). A check given to the gate runs as each call starts (the
 memory's: that it is not used in a process forked from the one that opened
 it). Long jobs (an import, a re-embed, a backup, an export, maintenance) are
-not counted: they stop at their next transaction.
+counted apart and not waited for: they stop at their next transaction.
+
+A close asked for from inside a call of the same thread (a signal handler
+run between two steps of a turn, a callback) cannot close anything under
+that call's feet: the gate refuses new calls at once and runs the close
+when the thread's outermost call returns (:meth:`CallGate.close_later`).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Concatenate, ParamSpec, Protocol, TypeVar
 from .errors import MemoryClosed, StoreError
 from .store.connect import CLOSED
 
-__all__ = ["CallGate", "gated"]
+__all__ = ["CallGate", "gated", "gated_job"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -37,7 +42,10 @@ class CallGate:
         """``check`` runs as each call starts (raising refuses the call)."""
         self._check = check
         self._calls: dict[int, int] = {}  # thread id → calls under way (nested ones too)
+        self._jobs: dict[int, int] = {}  # thread id → long jobs under way (not waited for)
+        self._job_first: set[int] = set()  # threads whose outermost call is a long job
         self._closers: set[int] = set()  # threads inside close()
+        self._after: dict[int, Callable[[], None]] = {}  # thread id → its close, asked inside
         self._changed = threading.Condition()
         self._closing = False
 
@@ -47,24 +55,61 @@ class CallGate:
         return self._closing
 
     @contextmanager
-    def call(self) -> Iterator[None]:
-        """Count the body as a call under way; :class:`.MemoryClosed` once the gate is
-        closing, unless this thread already has a call under way."""
+    def call(self, *, job: bool = False) -> Iterator[None]:
+        """Count the body as a call under way (with ``job``, a long job: not waited for);
+        :class:`.MemoryClosed` once the gate is closing, unless this thread already has a
+        call under way. A close asked for inside it runs as this thread's outermost call
+        ends (:meth:`close_later`)."""
         me = threading.get_ident()
+        counts = self._jobs if job else self._calls
         with self._changed:
-            if self._closing and me not in self._calls:
+            if self._closing and not self._inside(me):
                 raise MemoryClosed(CLOSED)
             self._check()
-            self._calls[me] = self._calls.get(me, 0) + 1
+            if job and not self._inside(me):
+                self._job_first.add(me)
+            counts[me] = counts.get(me, 0) + 1
+        after = None
         try:
             yield
         finally:
             with self._changed:
-                if self._calls[me] == 1:
-                    del self._calls[me]
+                if counts[me] == 1:
+                    del counts[me]
                 else:
-                    self._calls[me] -= 1
+                    counts[me] -= 1
+                if not self._inside(me):
+                    self._job_first.discard(me)
+                    after = self._after.pop(me, None)
                 self._changed.notify_all()
+            if after is not None:
+                after()
+
+    def _inside(self, me: int) -> bool:
+        """Whether thread ``me`` has a call or a long job under way (the lock held)."""
+        return me in self._calls or me in self._jobs
+
+    def close_later(self, close: Callable[[], None]) -> bool:
+        """From inside a call of this thread: refuse new calls now and run ``close`` when the
+        thread's outermost call ends, and return True; elsewhere do nothing and return False.
+
+        A signal handler runs in the main thread between two steps of whatever it was
+        doing: closing the file (or a thread pool the call is handing work to) there
+        would break the call under way, or wait forever for a lock the call holds."""
+        me = threading.get_ident()
+        with self._changed:
+            if not self._inside(me):
+                return False
+            self._closing = True
+            self._after.setdefault(me, close)
+            self._changed.notify_all()
+            return True
+
+    @property
+    def in_job(self) -> bool:
+        """Whether this thread's outermost call under way is a long job."""
+        with self._changed:
+            return threading.get_ident() in self._job_first
 
     def close(self, wait_s: float, *, others: bool = True) -> float:
         """Refuse new calls, then wait at most ``wait_s`` for the calls of the other threads
@@ -110,6 +155,18 @@ def gated(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P],
     @functools.wraps(method)
     def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
         with self._gate.call():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+def gated_job(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
+    """Run a method of an object with a ``_gate`` as a long job of that gate (counted, so a
+    close from inside it waits for its end, but not waited for by other threads' closes)."""
+
+    @functools.wraps(method)
+    def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self._gate.call(job=True):
             return method(self, *args, **kwargs)
 
     return wrapper

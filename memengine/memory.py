@@ -28,7 +28,7 @@ import numpy as np  # lifecycle
 
 from . import arguments as args
 from . import lifecycle as life  # lifecycle
-from .call_gate import CallGate, gated
+from .call_gate import CallGate, gated, gated_job
 from .clock import Clock, SystemClock, ensure_aware
 from .config import Config
 from .embed.base import Embedder
@@ -212,9 +212,17 @@ class Memory:
         ``add_many``, ``reembed``, ``optimize``, ``backup``, ``export``) stop at their next
         transaction, the one under way committed first (:mod:`memengine.call_gate`). In
         a process forked from the one that opened the memory, it only refuses further
-        calls: the parent's connections and threads are not the child's to close."""
+        calls: the parent's connections and threads are not the child's to close.
+
+        Called from inside a call of the same thread (a signal handler, a callback), it
+        refuses new calls and returns at once; the close itself runs when that call
+        returns (a long job stops at its next transaction first)."""
         if os.getpid() != self.store.connections.opened_in:
             self._gate.close(0.0, others=False)
+            return
+        if self._gate.close_later(lambda: self.close(wait_s=wait_s)):
+            if self._gate.in_job:
+                self.store.connections.stop()
             return
         self._gate.close(wait_s)
         self._close_llm()  # llm phases
@@ -259,7 +267,7 @@ class Memory:
             tags=tags,
             metadata=metadata,
         )
-        return self.add_many([episode])[0]
+        return self._add_many([episode])[0]
 
     @gated
     def add(
@@ -285,7 +293,7 @@ class Memory:
             tags=tags,
             metadata=metadata,
         )
-        return self.add_many([episode])[0]
+        return self._add_many([episode])[0]
 
     def _new(self, **fields: Any) -> NewEpisode:
         fields["agent"] = self._agent(fields.get("agent"))
@@ -323,6 +331,7 @@ class Memory:
             strength = self.config.lifecycle.initial_strength
         return ep.model_copy(update={"agent": agent, "strength": strength})
 
+    @gated_job
     def add_many(
         self,
         episodes: Iterable[NewEpisode | Episode],
@@ -383,6 +392,7 @@ class Memory:
             self.optimize()
         return ids
 
+    @gated_job
     def optimize(
         self, *, vectors: bool = False, scrub: bool = False, progress: Progress | None = None
     ) -> OptimizeReport:
@@ -420,6 +430,7 @@ class Memory:
             self._probed.recorded_now()
         return ids
 
+    @gated_job
     def backup(self, dest: str | os.PathLike[str], *, overwrite: bool = False) -> BackupReport:
         """Copy the whole memory file to ``dest`` while it stays in use (see :meth:`Store.backup`).
 
@@ -720,6 +731,7 @@ class Memory:
         return self.store.consistency()
 
     # -- export, import, re-embed -----------------------------------------------------------
+    @gated_job
     def export(self, out: IO[str] | str | os.PathLike[str], *, agent: str | None = None) -> int:
         """Write every episode (of one agent, or all) as JSONL to ``out`` (an open text
         file, or a path to create); return how many. Each line also says when its strength
@@ -728,6 +740,7 @@ class Memory:
             out, lambda: self.store.iter_exported(self._agent_or_all(agent)), self.store.path
         )
 
+    @gated_job
     def salvage(
         self, out: IO[str] | str | os.PathLike[str], *, agent: str | None = None
     ) -> SalvageReport:
@@ -743,6 +756,7 @@ class Memory:
     def _agent_or_all(self, agent: str | None) -> str | None:
         return None if agent is None else self._agent(agent)
 
+    @gated_job
     def import_(
         self,
         path: str | os.PathLike[str],
@@ -778,6 +792,7 @@ class Memory:
             read, keep_ids=keep_ids, skip_existing=skip_existing, progress=progress
         )
 
+    @gated_job
     def add_imported(
         self,
         read: ImportedFile,
@@ -797,6 +812,7 @@ class Memory:
             eps = not_stored(self.store, eps)
         return self._add_many(eps, progress=progress, total=len(eps), checked=True)
 
+    @gated_job
     def import_episodes(
         self,
         episodes: Iterable[NewEpisode],
@@ -816,6 +832,7 @@ class Memory:
         todo = kept_ids(self.store, eps, skip_existing=skip_existing)
         return self._add_many(todo, progress=progress, total=len(todo), checked=True)
 
+    @gated_job
     def reembed(
         self, *, progress: Progress | None = None, note: Callable[[str], None] | None = None
     ) -> int:

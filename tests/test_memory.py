@@ -23,6 +23,7 @@ from memengine import (
     Memory,
     MemoryClosed,
     Message,
+    NewEpisode,
     NotFound,
     StoreError,
 )
@@ -540,3 +541,88 @@ def test_a_sleep_under_way_when_the_memory_closes_finishes(
     closing.join(10)
     assert len(reports) == 1 and not isinstance(reports[0], BaseException)
     assert mem.store.closed
+
+
+def test_a_close_from_inside_a_call_runs_when_that_call_returns(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A signal handler (here: the embedder) that closes the memory in the middle of an
+    add used to close the file under it: the exchange was lost with "Cannot operate on a
+    closed database". Now the add finishes, then the file closes."""
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    mem.add_exchange("the piano lesson moved to thursday", "noted")
+
+    class ClosingOnce(HashEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            if any("recital" in t for t in texts):
+                mem.close()  # returns at once: the call under way goes on
+                assert not mem.store.closed
+            return super().embed(texts)
+
+    mem._embedder = ClosingOnce()
+    new_id = mem.add_exchange("the recital is on the 12th", "how exciting")
+    assert mem.store.closed
+    with pytest.raises(MemoryClosed):
+        mem.retrieve("recital")
+    mem.close()  # closing again is harmless
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.get(new_id).user_text == "the recital is on the 12th"
+        assert again.store.count() == 2 and again.check().ok
+
+
+def test_a_close_from_inside_a_long_job_stops_it_at_its_next_batch(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """Inside add_many, the close stops the job before its next transaction; the batches
+    written stay, and the file is closed when the job returns."""
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+
+    class ClosingInSecondBatch(HashEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            if "note 5" in texts:
+                mem.close()
+            return super().embed(texts)
+
+    mem._embedder = ClosingInSecondBatch()
+    with pytest.raises(MemoryClosed):
+        mem.add_many(
+            [NewEpisode(kind="fact", content=f"note {i}", occurred_at=T0) for i in range(9)],
+            batch_size=4,
+        )
+    assert mem.store.closed
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.store.count() == 4 and again.check().ok
+
+
+def test_a_signal_handler_that_closes_the_memory_during_turns(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A real SIGALRM handler closing the memory while the main thread retrieves and adds in
+    a loop: the call it interrupts finishes, nothing hangs, the next call is refused."""
+    import signal
+
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    for i in range(30):
+        mem.add_exchange(f"green tea number {i}", "ok")
+    handled: list[float] = []
+
+    def handler(signum: int, frame: object) -> None:
+        mem.close(wait_s=5)
+        handled.append(time.monotonic())
+
+    old = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    calls = 0
+    started = time.monotonic()
+    try:
+        while not handled and time.monotonic() - started < 20:
+            mem.retrieve("which tea?") if calls % 2 else mem.add_exchange(f"turn {calls}", "ok")
+            calls += 1
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert handled and mem.store.closed
+    with pytest.raises(MemoryClosed):
+        mem.retrieve("which tea?")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.store.count() == 30 + (calls + 1) // 2 and again.check().ok

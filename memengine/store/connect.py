@@ -201,13 +201,20 @@ class Connections:
                 "(adding, deleting, feedback, sleep and maintenance need it writable)"
             )
 
+    def stop(self) -> None:
+        """Start no transaction from now on (the one under way ends as it would); the
+        connections stay open until :meth:`close`."""
+        with self._uses_changed:
+            self._closed = True
+
     @contextmanager
     def in_use(self) -> Iterator[None]:
         """Mark a use of the connections by this thread: :meth:`close` waits for it to end,
-        and none starts once it is called (a :class:`.StoreError` says it was closed)."""
+        and none starts once it (or :meth:`stop`) is called, but inside a use of the same
+        thread under way (a :class:`.StoreError` says it was closed)."""
         me = threading.get_ident()
         with self._uses_changed:
-            if self._closed:
+            if self._closed and me not in self._uses:  # (a use inside one under way goes on)
                 raise MemoryClosed(CLOSED)
             self._uses[me] = self._uses.get(me, 0) + 1
         try:
