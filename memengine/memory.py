@@ -691,10 +691,9 @@ class Memory:
                 for p in life.principles(self.store, owner)
                 if p.sensitivity <= retrieval.max_sensitivity
             ]
-            if rules:
-                ids = {p.id for p in rules}
-                kept = tuple(r for r in retrieval.results if r.episode.id not in ids)
-                retrieval = retrieval.model_copy(update={"results": kept})
+            # those the query found first: a budget too small for all keeps them
+            found = {r.episode.id: r.rank for r in retrieval.results}
+            rules.sort(key=lambda p: found.get(p.id, len(found) + 1))
         return build_pack(
             retrieval,
             query=query or (retrieval.queries[0] if retrieval.queries else ""),

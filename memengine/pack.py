@@ -226,7 +226,8 @@ def build_pack(
     false) and there are no principles: the pack text is then empty. Dates are
     days of the retrieval's time zone (that of its ``now``). An episode
     whose text repeats one already in the pack, within :data:`COPY_WINDOW_S`, is
-    left out (the same words at another time are another event).
+    left out (the same words at another time are another event), as is a result shown
+    among the ``principles`` (one cut by their budget stays in the evidence).
     """
     lang = retrieval.language
     zone = retrieval.now.tzinfo if retrieval.now is not None else None
@@ -254,8 +255,9 @@ def build_pack(
         used = header_cost
         evidence: list[str] = []
         seen: dict[str, list[float]] = {}
+        shown = set(ids)  # principles in their block are not repeated as evidence
         for item in retrieval.results:
-            if item.relevance == "low":
+            if item.relevance == "low" or item.episode.id in shown:
                 continue
             text, at = " ".join(item.episode.text.split()), item.episode.occurred_at.timestamp()
             if any(abs(at - t) <= COPY_WINDOW_S for t in seen.get(text, ())):

@@ -330,3 +330,102 @@ def test_an_import_into_a_file_that_slept_since_decays_from_its_own_moment(
     finally:
         a.close()
         b.close()
+
+
+@pytest.mark.parametrize("hours", [1, 6, 24])
+def test_with_the_days_clock_frequent_sleeps_consolidate_like_daily_ones(
+    db_path: Path, clock: FixedClock, hours: int
+) -> None:
+    """Sleeps closer together than one task's worth of the calendar (2.4 h by default)
+    each counted under one task, so a memory used every day never left level 0."""
+    cfg = Config(lifecycle=LifecycleConfig(decay_clock="days"))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        fact = mem.add("the steel discount for acme is 4 %", kind="fact")
+        for _ in range(12):
+            turn = mem.retrieve("steel discount").turn_id
+            assert turn is not None
+            mem.feedback(turn, [fact])
+            for _ in range(24 // hours):
+                clock.advance(hours=hours)
+                mem.sleep(train=False)
+        got = mem.get(fact)
+        assert got.access_count == 12 and got.consolidation_level == 1  # 5 uses earn level 1
+        assert got.strength > 1.5
+
+
+def test_the_tasks_clock_counts_turns_whose_caller_gave_an_earlier_now(mem: Memory) -> None:
+    """A turn counts when it is recorded by the memory's clock: a caller's own message time
+    an hour behind (a replay, a slow client clock) made every turn miss the memories."""
+    fact = mem.add("the gate code is 4412", kind="fact")
+    earlier = mem.clock.now - timedelta(hours=1)
+    for _ in range(20):
+        assert mem.retrieve("weather tomorrow", now=earlier).turn_id is not None
+    report = mem.sleep(train=False)
+    level0 = mem.config.lifecycle.daily_retention[0]
+    per_task = level0 ** (1 / mem.config.lifecycle.expected_tasks_per_day)
+    assert report.tasks == 20
+    assert mem.get(fact).strength == pytest.approx(per_task**20)
+
+
+def test_the_tasks_clock_counts_an_imported_memorys_turns_from_its_own_moment(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    """With the tasks clock, the turns of the new file between the memory's moment and its
+    previous sleep counted nothing: the moved memory decayed less than the file's own."""
+    a = Memory.open(tmp_path / "a.db", embedder=HashEmbedder(), clock=clock)
+    b = Memory.open(tmp_path / "b.db", embedder=HashEmbedder(), clock=clock)
+    dump = tmp_path / "dump.jsonl"
+    try:
+        a.add("the boiler was serviced in march", kind="fact")
+        own = b.add("a memory of the other file", kind="fact")
+        clock.advance(minutes=1)
+        for _ in range(20):
+            b.retrieve("anything at all")
+            clock.advance(minutes=1)
+        b.sleep(train=False)
+        a.export(dump)
+        (moved,) = b.import_(dump, keep_ids=False)
+        for _ in range(10):
+            clock.advance(minutes=1)
+            b.retrieve("anything at all")
+        b.sleep(train=False)
+        assert b.get(own).strength == pytest.approx(b.get(moved).strength)
+        per_task = b.config.lifecycle.daily_retention[0] ** (
+            1 / b.config.lifecycle.expected_tasks_per_day
+        )
+        assert b.get(moved).strength == pytest.approx(per_task**30)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_principles_that_weigh_more_than_the_cap_prune_nothing(
+    db_path: Path, clock: FixedClock
+) -> None:
+    cfg = Config(lifecycle=LifecycleConfig(max_weighted_total=3))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        for i in range(4):
+            mem.add(f"always answer politely, rule {i}", kind="principle")
+        facts = [mem.add(f"fact number {i}", kind="fact") for i in range(3)]
+        report = mem.sleep(train=False)
+        assert report.pruned == 0 and [mem.get(f).id for f in facts] == facts
+        assert any("principles alone weigh 4" in n for n in report.notes)
+
+
+def test_a_principle_the_query_finds_stays_in_the_pack_past_the_principle_budget(
+    mem: Memory, clock: FixedClock
+) -> None:
+    """Every principle was taken out of the results before the budget cut their block, so a
+    principle the query ranked first, and that the budget cut, was in neither block."""
+    for i in range(30):
+        mem.add(
+            f"Always be polite and answer in full sentences, rule {i}",
+            kind="principle",
+            occurred_at=clock.now - timedelta(days=100 - i),
+        )
+    key = mem.add("Never ship steel to Acme without a signed invoice", kind="principle")
+    found = mem.retrieve("ship steel to Acme invoice")
+    assert found.results[0].episode.id == key
+    pack = mem.pack(found)
+    assert pack.truncated and key in pack.episode_ids
+    assert pack.text.count("signed invoice") == 1

@@ -206,3 +206,14 @@ def test_simulation_matches_the_worked_example() -> None:
     print("\n" + table)
     assert "level 0: 0.950 a day = 0.99488 a task" in table
     assert math.isclose(0.95**45, 0.0994, abs_tol=1e-3)
+
+
+def test_a_simulation_with_a_fractional_number_of_tasks_a_day() -> None:
+    """Days of 2 and 3 tasks in turn for 2.5 a day; each sleep decays one day."""
+    cfg = CFG.model_copy(update={"expected_tasks_per_day": 2.5})
+    result = simulate(cfg, tasks=600)
+    assert result.checkpoints[:2] == [2, 17] and result.days[:2] == [1.0, 7.0]
+    assert result.strengths["never used"][0] == pytest.approx(0.95)
+    assert result.archived_day["never used"] == 45.0
+    table = format_table(result, cfg)
+    assert table.startswith("600 tasks, 2.5 tasks a day") and "archived (day 45)" in table

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from memengine import Memory
+from memengine import Config, FixedClock, Memory
 from memengine.config import LifecycleConfig
 from memengine.errors import InvalidInput
 from memengine.lifecycle.features import FEATURES, linear_score
@@ -140,3 +142,48 @@ def test_a_reembed_retires_the_scorer_and_the_samples_of_the_old_embedder(mem: M
         after = new.train_scorer()
         assert after is not None and after.last_turn > before.last_turn
         assert after.samples == before.samples  # the new turns alone, as many as before
+
+
+def test_no_scorer_is_trained_when_only_failed_turns_weigh_nothing(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """With failure_weight 0 and every answered turn failed, the weights summed to 0 and the
+    scorer was trained to NaN (life ranking then returned nothing, or NaN scores)."""
+    cfg = Config(
+        lifecycle=LifecycleConfig(
+            failure_weight=0.0, learned_scorer_min_samples=20, selection="threshold"
+        )
+    )
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        for w in ("alpha", "beta", "gamma", "delta", "epsilon"):
+            mem.add(f"steel price acme note {w}", kind="fact")
+        for _ in range(10):
+            r = mem.retrieve("steel price acme")
+            assert r.turn_id is not None
+            mem.feedback(r.turn_id, [r.results[0].episode.id], task_success=False)
+        assert mem.train_scorer() is None
+        ranked = mem.retrieve("steel price acme", rank="life")
+        assert ranked.results and all(math.isfinite(x.score) for x in ranked.results)
+
+
+def test_late_feedback_on_older_turns_retrains_at_the_next_sleep(
+    db_path: Path, clock: FixedClock
+) -> None:
+    cfg = Config(lifecycle=LifecycleConfig(learned_scorer_min_samples=20))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        for w in ("alpha", "beta", "gamma", "delta", "epsilon"):
+            mem.add(f"steel price acme note {w}", kind="fact")
+        turns = [mem.retrieve(f"steel price acme {('alpha', 'beta')[i % 2]}") for i in range(30)]
+        for r in turns[15:]:
+            assert r.turn_id is not None
+            mem.feedback(r.turn_id, [r.results[0].episode.id])
+        first = mem.sleep()
+        assert first.scorer is not None and first.scorer["samples"] == 75
+        for r in turns[:15]:  # feedback on turns older than the newest one learned from
+            assert r.turn_id is not None
+            mem.feedback(r.turn_id, [r.results[-1].episode.id])
+        clock.advance(days=1)
+        second = mem.sleep()
+        assert second.scorer is not None and second.scorer["samples"] == 150
+        clock.advance(days=1)
+        assert mem.sleep().scorer is None  # nothing new since

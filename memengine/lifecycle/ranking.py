@@ -63,21 +63,26 @@ def train_agent_scorer(
     """Train and save the agent's scorer from its answered turns; None when not (yet) possible.
 
     It learns from the latest ``scorer_max_samples`` candidates. Nothing happens with fewer than ``learned_scorer_min_samples`` samples,
-    with only one class of labels, or (unless ``force``) when no turn was
-    answered since the last training.
+    with only one class of labels among the samples that weigh something (with
+    ``failure_weight`` 0 those of failed tasks weigh nothing), or (unless ``force``)
+    when no feedback was given since the last training.
     """
     with store.connections.read() as cur:
         x, y, outcomes, last = store_lc.training_samples(cur, agent, cfg.scorer_max_samples)
         existing = store_lc.load_scorer(cur, agent)
+        late = existing is not None and store_lc.feedback_since_training(cur, agent)
         mark = store_lc.samples_after(cur)
-    if len(x) < cfg.learned_scorer_min_samples or len(set(y)) < 2:
+    weights = sample_weights(outcomes, cfg.failure_weight)
+    weighed = {yi for yi, w in zip(y, weights, strict=True) if w > 0}
+    if len(x) < cfg.learned_scorer_min_samples or len(weighed) < 2:
         return None
-    if not force and existing is not None and existing[2] >= last:
+    unchanged = existing is not None and existing[2] >= last and existing[1] == len(x)
+    if not force and unchanged and not late:
         return None
     scorer = train(
         x,
         y,
-        sample_weights(outcomes, cfg.failure_weight),
+        weights,
         seed=cfg.scorer_seed,
         epochs=cfg.scorer_epochs,
         learning_rate=cfg.scorer_learning_rate,

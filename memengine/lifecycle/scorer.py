@@ -92,6 +92,8 @@ def train(
     if len(xa) != len(ya) or len(xa) == 0:
         raise InvalidInput("training needs as many labels as feature rows, and at least one")
     wa = np.ones_like(ya) if weights is None else np.asarray(weights, dtype=np.float64)
+    if wa.shape != ya.shape or not np.all(np.isfinite(wa)) or (wa < 0).any() or wa.sum() <= 0:
+        raise InvalidInput("training needs one finite weight ≥ 0 per label, not all of them 0")
     wa = wa / wa.sum()
     mean = xa.mean(axis=0)
     std = xa.std(axis=0)

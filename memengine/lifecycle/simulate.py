@@ -15,6 +15,7 @@ and keeps growing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -37,8 +38,8 @@ class SimMemory:
 
 DEFAULT_MEMORIES: tuple[SimMemory, ...] = (
     SimMemory("used every 3 tasks", 3),
-    SimMemory("used every 10 tasks (daily)", 10),
-    SimMemory("used every 70 tasks (weekly)", 70),
+    SimMemory("used every 10 tasks", 10),
+    SimMemory("used every 70 tasks", 70),
     SimMemory("never used", None),
     SimMemory("read only (education), never used", None, 0.5),
     SimMemory("principle", None, principle=True),
@@ -50,20 +51,33 @@ class SimResult:
     """Strengths at checkpoints (task numbers) and the final state of each memory."""
 
     tasks: int
-    tasks_per_day: int
+    tasks_per_day: float
     checkpoints: list[int]
+    days: list[float]
+    """The day each checkpoint ends (the last one: the days the run lasted)."""
     strengths: dict[str, list[float]] = field(default_factory=dict)
     final: dict[str, MemoryState] = field(default_factory=dict)
     archived_at: dict[str, int] = field(default_factory=dict)
+    """The task number of the sleep that archived each archived memory."""
+    archived_day: dict[str, float] = field(default_factory=dict)
+    """The day that sleep ended."""
 
 
-def _checkpoints(tasks: int, per_day: int) -> list[int]:
-    days = [1, 7, 14, 30, 45, 60, 90, 180, 365]
-    out = [d * per_day for d in days if d * per_day < tasks]
-    return [*out, tasks]
+DAYS = (1, 7, 14, 30, 45, 60, 90, 180, 365)
+"""The days whose end is a checkpoint of the table (those within the run)."""
 
 
-def _constant(n: int) -> Callable[[MemoryState], float]:
+def _day_ends(tasks: int, per_day: float) -> list[int]:
+    """The task numbers after which a day ends: ⌊k × per_day⌋ for k = 1, 2, …"""
+    ends: list[int] = []
+    k = 1
+    while (end := math.floor(k * per_day + 1e-9)) <= tasks:
+        ends.append(end)
+        k += 1
+    return ends
+
+
+def _constant(n: float) -> Callable[[MemoryState], float]:
     return lambda _state: float(n)
 
 
@@ -73,32 +87,43 @@ def simulate(
     tasks: int,
     memories: Sequence[SimMemory] = DEFAULT_MEMORIES,
 ) -> SimResult:
-    """Run ``tasks`` tasks with a sleep after every day's worth of them."""
-    per_day = max(1, round(cfg.expected_tasks_per_day))
+    """Run ``tasks`` tasks with a sleep at the end of every day (a day: the tasks up to
+    ⌊k × expected_tasks_per_day⌋, so with 2.5 a day, days of 2 and 3 tasks in turn); each
+    sleep decays by one day, the last one by the tasks of the day begun."""
+    per_day = cfg.expected_tasks_per_day
     states = {
         m.name: MemoryState(id=i, strength=m.strength, principle=m.principle)
         for i, m in enumerate(memories, start=1)
     }
-    result = SimResult(tasks, per_day, _checkpoints(tasks, per_day))
+    ends = _day_ends(tasks, per_day)
+    marks = {ends[d - 1]: float(d) for d in DAYS if d <= len(ends) and ends[d - 1] < tasks}
+    marks[tasks] = round(tasks / per_day, 1)
+    result = SimResult(tasks, per_day, list(marks), list(marks.values()))
     result.strengths = {m.name: [] for m in memories}
-    since_sleep = 0
+    day_end = set(ends)
+    last_sleep = 0
+    day_end_seen: list[int] = []
     for t in range(1, tasks + 1):
         for m in memories:
             s = states[m.name]
             if m.every and t % m.every == 0 and s.status == "active":
                 s.access_count += 1
                 s.strength += cfg.use_strength_gain
-        since_sleep += 1
-        if since_sleep == per_day or t == tasks:
-            plan = plan_sleep(list(states.values()), _constant(since_sleep), cfg)
+        if t in day_end or t == tasks:
+            passed = per_day if t in day_end else (t - last_sleep)
+            day = float(len(day_end_seen) + 1) if t in day_end else round(tasks / per_day, 1)
+            if t in day_end:
+                day_end_seen.append(t)
+            plan = plan_sleep(list(states.values()), _constant(passed), cfg)
             by_id = {s.id: s for s in plan.states}
             for m in memories:
                 new = by_id[states[m.name].id]
                 if new.status == "archived" and states[m.name].status == "active":
                     result.archived_at[m.name] = t
+                    result.archived_day[m.name] = day
                 states[m.name] = new
-            since_sleep = 0
-        if t in result.checkpoints:
+            last_sleep = t
+        if t in marks:
             for m in memories:
                 result.strengths[m.name].append(states[m.name].strength)
     result.final = states
@@ -109,7 +134,7 @@ def format_table(result: SimResult, cfg: LifecycleConfig) -> str:
     """The simulation as plain text: decay rates, then one row per memory."""
     per_day = result.tasks_per_day
     lines = [
-        f"{result.tasks} tasks, {per_day} tasks a day, a sleep after each day",
+        f"{result.tasks} tasks, {per_day:g} tasks a day, a sleep after each day",
         "decay (strength kept) per level:",
         *(
             f"  level {lvl}: {cfg.daily_retention[lvl]:.3f} a day = "
@@ -118,7 +143,7 @@ def format_table(result: SimResult, cfg: LifecycleConfig) -> str:
         ),
         "",
     ]
-    heads = [f"day {c / per_day:g}" for c in result.checkpoints]
+    heads = [f"day {d:g}" for d in result.days]
     name_w = max(len(n) for n in result.final) + 2
     header = "memory".ljust(name_w) + "uses".rjust(6)
     header += "".join(h.rjust(10) for h in heads) + "level".rjust(7) + "  status"
@@ -129,7 +154,7 @@ def format_table(result: SimResult, cfg: LifecycleConfig) -> str:
         row += "".join(f"{v:10.3f}" for v in result.strengths[name])
         status = state.status
         if name in result.archived_at:
-            status += f" (day {result.archived_at[name] / per_day:g})"
+            status += f" (day {result.archived_day[name]:g})"
         row += str(state.level).rjust(7) + "  " + status
         lines.append(row)
     return "\n".join(lines)

@@ -56,7 +56,15 @@ from .strength import (
     next_level,
 )
 
-__all__ = ["MemoryState", "SleepPlan", "SleepReport", "plan_sleep", "run_sleep", "tasks_since"]
+__all__ = [
+    "MemoryState",
+    "SleepPlan",
+    "SleepReport",
+    "counts_a_task",
+    "plan_sleep",
+    "run_sleep",
+    "tasks_since",
+]
 
 log = logging.getLogger("memengine.lifecycle")
 
@@ -88,6 +96,8 @@ class SleepPlan:
     pruned: list[int]
     weighted_before: float
     weighted_after: float
+    principles_weight: float = 0.0
+    """The weight of the principles, which are never pruned (over the cap: nothing is)."""
 
 
 @dataclass(frozen=True)
@@ -132,17 +142,23 @@ def tasks_since(created_ts: float, turn_ts: Sequence[float]) -> int:
     return len(turn_ts) - bisect.bisect_left(turn_ts, created_ts)
 
 
+def counts_a_task(s: MemoryState, tasks: float) -> bool:
+    """The default level gate of :func:`plan_sleep`: the sleep counts a whole task for ``s``."""
+    return tasks >= 1.0
+
+
 def plan_sleep(
     states: Sequence[MemoryState],
     tasks_of: Callable[[MemoryState], float],
     cfg: LifecycleConfig,
     *,
-    promote_from: float | None = 1.0,
+    moves: Callable[[MemoryState, float], bool] = counts_a_task,
 ) -> SleepPlan:
     """Compute a sleep without side effects (the same rules the engine and the simulation use).
 
-    A memory moves a level only when the sleep counts at least ``promote_from`` tasks
-    for it (None: always, for a caller that says how many tasks passed)."""
+    A memory moves a level only when ``moves(state, tasks)`` says this sleep may move it
+    (by default: when it counts at least one task for it, so a sleep run again at once
+    moves nothing)."""
     weighted_before = sum(capacity_weight(s.level, cfg) for s in states)
     after: list[MemoryState] = []
     promoted = decayed = 0
@@ -153,9 +169,9 @@ def plan_sleep(
         if s.principle or s.status != "active":
             continue
         n = tasks_of(old)
-        # a sleep that counts no whole task for it (one run again at once) moves no level
-        gated = promote_from is not None and n < promote_from
-        level = s.level if gated else next_level(s.level, s.access_count, cfg.level_thresholds)
+        level = (
+            next_level(s.level, s.access_count, cfg.level_thresholds) if moves(old, n) else s.level
+        )
         if level > s.level:
             promoted += 1
         s.level = level
@@ -170,7 +186,10 @@ def plan_sleep(
             archived.append(s.id)
     weighted = sum(capacity_weight(s.level, cfg) for s in after)
     pruned: list[int] = []
-    if weighted > cfg.max_weighted_total:
+    fixed = sum(capacity_weight(s.level, cfg) for s in after if s.principle)
+    if fixed > cfg.max_weighted_total:
+        pass  # the principles alone weigh more: deleting the rest would not get under it
+    elif weighted > cfg.max_weighted_total:
         order = sorted(
             (s for s in after if not s.principle),
             key=lambda s: (
@@ -193,6 +212,7 @@ def plan_sleep(
         pruned=pruned,
         weighted_before=weighted_before,
         weighted_after=weighted,
+        principles_weight=fixed,
     )
 
 
@@ -265,6 +285,9 @@ def run_sleep(
             def tasks_of(s: MemoryState) -> float:
                 return float(tasks)
 
+            def moves(s: MemoryState, n: float) -> bool:  # the caller says tasks passed
+                return True
+
         elif cfg.decay_clock == "days":
             start = (
                 prev_ts
@@ -274,11 +297,22 @@ def run_sleep(
             clock = "days"
             total_tasks = max(0.0, now_ts - start) / 86400 * cfg.expected_tasks_per_day
 
-            def tasks_of(s: MemoryState) -> float:
-                since = _created(s, now_ts, prev_ts)
+            task_s = 86400 / cfg.expected_tasks_per_day
+
+            def since(s: MemoryState) -> float:
+                start = _created(s, now_ts, prev_ts)
                 if s.decay_from_ts is None:  # (one imported since: its own moment holds)
-                    since = max(since, prev_ts or -math.inf)
-                return max(0.0, now_ts - since) / 86400 * cfg.expected_tasks_per_day
+                    start = max(start, prev_ts or -math.inf)
+                return start
+
+            def tasks_of(s: MemoryState) -> float:
+                return max(0.0, now_ts - since(s)) / task_s
+
+            def moves(s: MemoryState, n: float) -> bool:
+                # a level per task boundary crossed (every 86400 / expected_tasks_per_day
+                # seconds of the calendar) since the last sleep: sleeps an hour apart
+                # consolidate as daily ones do, not never (each counts under one task)
+                return math.floor(now_ts / task_s) > math.floor(since(s) / task_s)
 
         else:
             turn_ts = sorted(ts for _, ts in turns)
@@ -289,10 +323,23 @@ def run_sleep(
                     'decays: set [lifecycle] decay_clock = "days", or pass tasks'
                 )
 
-            def tasks_of(s: MemoryState) -> float:
-                return float(tasks_since(_created(s, now_ts, prev_ts), turn_ts))
+            # a memory imported with the moment its strength held (decay_from) counts the
+            # turns from that moment, also those before this agent's previous sleep
+            held = [s.decay_from_ts for s in states if s.decay_from_ts is not None]
+            held_ts = (
+                sorted(store_lc.turn_times_from(cur, agent, min(held)))
+                if held and prev is not None
+                else turn_ts
+            )
 
-        plan = plan_sleep(states, tasks_of, cfg, promote_from=None if tasks is not None else 1.0)
+            def tasks_of(s: MemoryState) -> float:
+                times = turn_ts if s.decay_from_ts is None else held_ts
+                return float(tasks_since(_created(s, now_ts, prev_ts), times))
+
+            def moves(s: MemoryState, n: float) -> bool:
+                return counts_a_task(s, n)
+
+        plan = plan_sleep(states, tasks_of, cfg, moves=moves)
         before = {s.id: s for s in states}
         # an imported memory's own moment (decay_from) has served: from now on it decays
         # from this sleep, as the others do
@@ -315,6 +362,12 @@ def run_sleep(
             ],
         )
         store_lc.archive(cur, plan.archived)
+        if plan.principles_weight > cfg.max_weighted_total:
+            notes.append(
+                f"the principles alone weigh {plan.principles_weight:g}, over max_weighted_total "
+                f"{cfg.max_weighted_total:g}: nothing was pruned (deleting every other memory "
+                "would not get under it); raise it, or delete principles"
+            )
         if plan.pruned:
             ep_rows.delete_and_relink(cur, plan.pruned, agent, store.neighbour_gap_s)
 

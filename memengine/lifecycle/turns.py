@@ -149,6 +149,7 @@ def after_retrieve(
                         cur,
                         agent=agent,
                         now=now,
+                        recorded=store.now(),
                         query=query,
                         perspective=perspective,
                         ranking=ranking,

@@ -148,6 +148,10 @@ class Store:
         :class:`.ReadOnlyDatabase`."""
         return self.connections.read_only
 
+    def now(self) -> datetime:
+        """The store's clock: what dates a new episode's ``created_at`` and a turn's count."""
+        return self._now()
+
     @property
     def closed(self) -> bool:
         """Whether the store has been closed."""

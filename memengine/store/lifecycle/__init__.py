@@ -11,7 +11,13 @@ Every function takes a cursor and runs inside the caller's transaction
 from __future__ import annotations
 
 from .agents import AgentRow, agent_episode_ids, drop_agent, get_agent, list_agents, upsert_agent
-from .scorer import load_scorer, retire_scorers, samples_after, save_scorer
+from .scorer import (
+    feedback_since_training,
+    load_scorer,
+    retire_scorers,
+    samples_after,
+    save_scorer,
+)
 from .sleeps import (
     SleepRow,
     delete_sleep_history,
@@ -47,6 +53,7 @@ from .turns import (
     training_samples,
     trim_turns,
     turn_times,
+    turn_times_from,
 )
 
 __all__ = [
@@ -62,6 +69,7 @@ __all__ = [
     "decay_baselines",
     "delete_sleep_history",
     "drop_agent",
+    "feedback_since_training",
     "get_agent",
     "get_turn",
     "history_series",
@@ -89,5 +97,6 @@ __all__ = [
     "training_samples",
     "trim_turns",
     "turn_times",
+    "turn_times_from",
     "upsert_agent",
 ]

@@ -12,7 +12,14 @@ from .. import meta
 from ..ids import highest_id_given
 from ._rows import iso
 
-__all__ = ["SAMPLES_AFTER", "load_scorer", "retire_scorers", "samples_after", "save_scorer"]
+__all__ = [
+    "SAMPLES_AFTER",
+    "feedback_since_training",
+    "load_scorer",
+    "retire_scorers",
+    "samples_after",
+    "save_scorer",
+]
 
 SAMPLES_AFTER = "scorer_samples_after_turn"
 """The meta key of the last turn whose features were read with an older embedder."""
@@ -46,6 +53,18 @@ def load_scorer(cur: Any, agent: str) -> tuple[dict[str, Any], int, int, float |
     if row is None:
         return None
     return json.loads(row[0]), int(row[1]), int(row[2]), row[3]
+
+
+def feedback_since_training(cur: Any, agent: str) -> bool:
+    """Whether a turn of the agent got its feedback after its scorer was trained (also a
+    late one, on a turn older than the newest the scorer learned from)."""
+    row = cur.execute(
+        "SELECT EXISTS (SELECT 1 FROM turns t JOIN scorers s ON s.agent = t.agent "
+        "WHERE t.agent = ? AND t.feedback_at IS NOT NULL "
+        "AND julianday(t.feedback_at) > julianday(s.trained_at))",
+        (agent,),
+    ).fetchone()
+    return bool(row[0])
 
 
 # -- queries ----------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ __all__ = [
     "training_samples",
     "trim_turns",
     "turn_times",
+    "turn_times_from",
 ]
 
 
@@ -48,6 +49,7 @@ def insert_turn(
     *,
     agent: str,
     now: datetime,
+    recorded: datetime,
     query: str,
     perspective: str | None,
     ranking: str,
@@ -55,7 +57,12 @@ def insert_turn(
 ) -> int | None:
     """Record a retrieval with the features of each returned candidate; return the turn id,
     or None when the file no longer knows ``agent`` (forgotten while the turn ran: its
-    message is not written, nor is the agent made again)."""
+    message is not written, nor is the agent made again).
+
+    ``now`` is the moment of the message (``created_at``); ``recorded`` the store's clock,
+    which also dates the episodes: the sleep's tasks clock counts a turn for the memories
+    created before it by that time (``created_ts``), so that a caller's own message times
+    (a replay, a slow client clock) neither skip turns nor count them twice."""
     if cur.execute("SELECT 1 FROM agents WHERE name = ?", (agent,)).fetchone() is None:
         return None
     payload = [{"id": i, "f": [round(float(x), 6) for x in f]} for i, f in candidates]
@@ -66,7 +73,7 @@ def insert_turn(
             highest_id_given(cur, "turns") + 1,  # never an id a deleted turn had (schema 7)
             agent,
             iso(now),
-            ensure_aware(now).timestamp(),
+            ensure_aware(recorded).timestamp(),
             query,
             perspective,
             ranking,
@@ -141,6 +148,14 @@ def turn_times(cur: Any, agent: str, after_turn: int) -> list[tuple[int, float]]
         (agent, after_turn),
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def turn_times_from(cur: Any, agent: str, ts: float) -> list[float]:
+    """The times (``created_ts``) of the agent's turns at or after unix time ``ts``."""
+    rows = cur.execute(
+        "SELECT created_ts FROM turns WHERE agent = ? AND created_ts >= ?", (agent, ts)
+    ).fetchall()
+    return [float(r[0]) for r in rows]
 
 
 def trim_turns(cur: Any, agent: str, keep: int) -> int:
