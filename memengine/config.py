@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -165,6 +166,17 @@ class RetrievalConfig(_Section):
         return value
 
 
+def _http_url(value: str | None) -> str | None:
+    """A ``base_url`` as given, when it is an http(s) URL with a host (else a ValueError:
+    ``localhost:11434/v1`` would fail only at the first request, after its retries)."""
+    if value is None or not value.strip():
+        return None if value is None else value
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{value!r} is not an http(s) URL; write e.g. http://localhost:11434/v1")
+    return value
+
+
 class LLMConfig(_Section):
     """``[llm]``: an OpenAI-compatible chat endpoint for the LLM phases."""
 
@@ -193,6 +205,11 @@ class LLMConfig(_Section):
         default=0.05, gt=0, le=MAX_WAIT_S
     )  # first retry wait on HTTP 429/5xx
 
+    @field_validator("base_url")
+    @classmethod
+    def _a_url(cls, value: str | None) -> str | None:
+        return _http_url(value)
+
     @property
     def configured(self) -> bool:
         """Whether an endpoint is set (``base_url`` or ``api_key``, for api.openai.com)."""
@@ -210,6 +227,11 @@ class EmbedderConfig(_Section):
     batch_size: int = Field(default=64, ge=1, le=2048)
     request_timeout_s: float = Field(default=30.0, gt=0, le=MAX_WAIT_S)
     max_retries: int = Field(default=3, ge=0, le=10)
+
+    @field_validator("base_url")
+    @classmethod
+    def _a_url(cls, value: str | None) -> str | None:
+        return _http_url(value)
 
 
 LEVELS = 6

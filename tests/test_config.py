@@ -240,3 +240,14 @@ def test_page_cache_size_reaches_every_connection(tmp_path: Path) -> None:
     assert sizes == [-8 * 1024] * 3  # negative: KiB
     with pytest.raises(ConfigError, match="page_cache_mb"):
         load_config(None, overrides={"retrieval": {"page_cache_mb": 0}})
+
+
+@pytest.mark.parametrize("section", ["llm", "embedder"])
+def test_a_base_url_without_its_scheme_is_refused_when_read(section: str) -> None:
+    """``localhost:11434/v1`` failed only at the first request, after its retries."""
+    with pytest.raises(ConfigError, match="not an http\\(s\\) URL"):
+        load_config(None, environ={f"MEMENGINE_{section.upper()}__BASE_URL": "localhost:11434/v1"})
+    cfg = load_config(
+        None, environ={f"MEMENGINE_{section.upper()}__BASE_URL": "http://127.0.0.1:8/v1"}
+    )
+    assert getattr(cfg, section).base_url == "http://127.0.0.1:8/v1"

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from memengine.config import LifecycleConfig, load_config
-from memengine.errors import ConfigError
+from memengine.errors import ConfigError, InvalidInput
 from memengine.lifecycle.features import FEATURES, TaskContext, features, linear_score
 from memengine.lifecycle.selection import select
 from memengine.lifecycle.simulate import format_table, simulate
@@ -217,3 +217,8 @@ def test_a_simulation_with_a_fractional_number_of_tasks_a_day() -> None:
     assert result.archived_day["never used"] == 45.0
     table = format_table(result, cfg)
     assert table.startswith("600 tasks, 2.5 tasks a day") and "archived (day 45)" in table
+
+
+def test_a_simulation_needs_at_least_one_task_a_day() -> None:
+    with pytest.raises(InvalidInput, match="at least one task"):
+        simulate(CFG.model_copy(update={"expected_tasks_per_day": 0.5}), tasks=10)

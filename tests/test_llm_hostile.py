@@ -325,3 +325,70 @@ def test_a_busy_embedder_does_not_hold_the_turn_past_its_deadline(
         assert r.results[0].episode.id == rose
         assert "vector" in r.degraded_parts
         assert any("not embedded within the turn deadline" in d for d in r.degraded)
+
+
+DEEP = b'{"id": "x", "choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+"""A body nested deeper than Python's JSON reader can go (a RecursionError there)."""
+BIG_NUMBER = b'{"id": "x", "created": ' + b"9" * 5000 + b', "choices": []}'
+"""A number past Python's 4,300 digits (a ValueError that is not a JSONDecodeError)."""
+
+
+@pytest.mark.parametrize("raw", [DEEP, BIG_NUMBER], ids=["deep", "digits"])
+def test_bodies_the_json_reader_cannot_read_are_the_librarys_errors(
+    srv: ScriptedOpenAI, raw: bytes
+) -> None:
+    """They escaped as RecursionError and ValueError, and failed the turn and the feedback."""
+    srv.push_chat(raw=raw)
+    with chat(srv) as client, pytest.raises(LLMResponseError, match="that can be read"):
+        ask(client)
+    srv.push_embeddings(raw=raw)
+    with pytest.raises(EmbeddingError, match="that can be read"):
+        embedder(srv).embed(["a"])
+
+
+def test_a_turn_whose_llm_sends_an_unreadable_body_answers_from_the_fast_path(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    cfg = Config.model_validate({"llm": {"base_url": srv.base_url, "max_retries": 0}})
+    clock = FixedClock(NOW)
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        fact = mem.add("the dentist appointment is on friday", kind="fact")
+        srv.push_chat(raw=DEEP)  # the expansion
+        srv.push_chat(raw=BIG_NUMBER)  # the rerank
+        found = mem.retrieve("when is the dentist?")
+        assert found.episodes and found.episodes[0].id == fact
+        assert any("can be read" in d for d in found.degraded), found.degraded
+
+
+def test_a_reply_cut_at_its_token_limit_is_not_read_as_a_piece_of_itself(
+    srv: ScriptedOpenAI,
+) -> None:
+    """The first complete inner object of a cut reply (a reference) was taken for the
+    whole answer: an expansion with no queries, cached for the day."""
+    cut = (
+        '{"expanded_queries": ["dentist friday"], "detected_references": '
+        '[{"type": "topic", "surface": "it", "resolved": "the dentist"}, {"type": "temp'
+    )
+    srv.push_chat(cut, finish_reason="length")
+    with chat(srv) as client, pytest.raises(LLMResponseError, match=r"truncated.*max_tokens=20"):
+        ask(client)
+    srv.push_chat('{"note": {"a": 1}, "b": [1, 2')  # not at its limit: prose-like use goes on
+    with chat(srv) as client:
+        assert ask(client).data == {"a": 1}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("reply", [{}, {"queries": ["dentist friday"]}])
+def test_an_expansion_without_its_queries_is_not_an_expansion(reply: dict[str, object]) -> None:
+    with pytest.raises(LLMResponseError, match="invalid reply: expanded_queries"):
+        parse_expansion(reply, "when is it?")
+    assert parse_expansion({"expanded_queries": []}, "when is it?").expanded_queries == []
+
+
+def test_a_reply_of_many_braces_and_filler_is_read_in_bounded_time(srv: ScriptedOpenAI) -> None:
+    """Each of 64 braces was scanned to the end: seconds per megabyte of reply, after the
+    deadline was checked (a feedback call took 35 s on a 4 MB reply)."""
+    srv.push_chat("{" * 64 + "x" * 4_000_000)
+    t0 = time.monotonic()
+    with chat(srv) as client, pytest.raises(LLMResponseError):
+        ask(client, deadline_s=5.0)
+    assert time.monotonic() - t0 < 4.0  # the old scan: about 18 s

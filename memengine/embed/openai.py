@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import threading
 import time
 from collections.abc import Sequence
@@ -255,10 +254,11 @@ class OpenAIEmbedder:
                 raise EmbeddingError(self._failure(exc, retries + 1)) from exc
             except openai.APIError as exc:
                 raise EmbeddingError(f"embedding request to {self.base_url} failed: {exc}") from exc
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # a page, a cut reply
+            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+                # a page, a cut reply, JSON nested past the stack, a number past the digits
                 raise EmbeddingError(
                     f"embedding endpoint {self.base_url} sent a reply that is not JSON in "
-                    f"UTF-8 ({exc})"
+                    f"UTF-8 that can be read ({type(exc).__name__}: {str(exc)[:200]})"
                 ) from exc
 
     def _create_in_format(self, batch: list[str]) -> Any:

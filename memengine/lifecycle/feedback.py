@@ -52,6 +52,8 @@ LLM_SCHEMA: dict[str, Any] = {
     "required": ["used"],
 }
 _LLM_CHARS = 300
+_ANSWER_CHARS = 4000
+"""How much of the answer the LLM judge reads (the embedding reads its first 2,000)."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,7 @@ def llm_used(
     for n, ep in enumerate(episodes, start=1):
         body = " ".join(ep.text.split())
         lines.append(f"[{n}] {body[:_LLM_CHARS]}")
-    user = "Answer:\n" + answer.strip() + "\n\nMemories:\n" + "\n".join(lines)
+    user = "Answer:\n" + answer.strip()[:_ANSWER_CHARS] + "\n\nMemories:\n" + "\n".join(lines)
     reply = client.complete_json(
         model=model,
         system=LLM_SYSTEM,
@@ -155,7 +157,9 @@ def llm_used(
     if not isinstance(numbers, list) or not all(
         isinstance(n, int) and not isinstance(n, bool) for n in numbers
     ):
-        raise LLMResponseError(f"expected {{'used': [numbers]}}, got {reply.data!r}")
+        got = repr(reply.data)
+        got = got if len(got) <= 200 else got[:199] + "…"
+        raise LLMResponseError(f"expected {{'used': [numbers]}}, got {got}")
     return {
         episodes[n - 1].id: "the LLM judged it used" for n in numbers if 1 <= n <= len(episodes)
     }
@@ -230,7 +234,9 @@ def give_feedback(
                 )
                 methods.append("llm")
             except LLMError as exc:
-                degraded.append(f"LLM judge failed, matched instead: {exc}")
+                why = " ".join(str(exc).split())
+                why = why if len(why) <= 300 else why[:299] + "…"
+                degraded.append(f"LLM judge failed, matched instead: {why}")
         if judged is None:
             try:
                 vector = embedder.embed([answer[:2000]])[0]

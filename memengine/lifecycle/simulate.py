@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..config import LifecycleConfig
+from ..errors import InvalidInput
 from .sleep import MemoryState, plan_sleep
 from .strength import MAX_LEVEL, per_task_factor
 
@@ -91,6 +92,11 @@ def simulate(
     ⌊k × expected_tasks_per_day⌋, so with 2.5 a day, days of 2 and 3 tasks in turn); each
     sleep decays by one day, the last one by the tasks of the day begun."""
     per_day = cfg.expected_tasks_per_day
+    if per_day < 1:
+        raise InvalidInput(
+            f"the simulation sleeps once a day after at least one task: expected_tasks_per_day "
+            f"is {per_day:g}, give 1 or more (--tasks-per-day)"
+        )
     states = {
         m.name: MemoryState(id=i, strength=m.strength, principle=m.principle)
         for i, m in enumerate(memories, start=1)

@@ -20,7 +20,6 @@ passed in by the caller.
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
@@ -294,7 +293,7 @@ class ChatClient:
                     + _why_empty(completion)
                 )
             try:
-                data = parse_json_object(text)
+                data = parse_json_object(text, cut=finish_reason == "length")
             except LLMResponseError as exc:
                 hint = (
                     f" (the reply hit max_tokens={max_tokens})" if finish_reason == "length" else ""
@@ -367,9 +366,11 @@ class ChatClient:
                 extra_body=body,
                 timeout=httpx2.Timeout(per_request),
             )
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # a page, a cut reply
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            # a page, a cut reply, JSON nested past the stack or a number past Python's digits
             raise LLMResponseError(
-                f"LLM {model!r} at {self.base_url} sent a reply that is not JSON in UTF-8 ({exc})"
+                f"LLM {model!r} at {self.base_url} sent a reply that is not JSON in UTF-8 "
+                f"that can be read ({type(exc).__name__}: {str(exc)[:200]})"
             ) from exc
         except RuntimeError as exc:  # the HTTP client closed under the call
             if not self._closed:

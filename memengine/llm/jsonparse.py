@@ -22,15 +22,20 @@ _FENCE_RE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
 # How many opening braces to try as the start of the object before giving up;
 # keeps pathological inputs (thousands of "{") from costing quadratic time.
 _MAX_STARTS = 64
+# How many characters the brace scan may read in all (a reply of a megabyte of "{" and
+# filler would otherwise cost seconds of a turn's thread, holding the GIL).
+_SCAN_BUDGET = 1_000_000
 _SNIPPET = 120
 
 
-def parse_json_object(text: str) -> dict[str, Any]:
+def parse_json_object(text: str, *, cut: bool = False) -> dict[str, Any]:
     """Return the first JSON object found in ``text``, with any lone surrogate in its
     strings replaced (``"\\ud800"`` is valid JSON but cannot be stored or sent on).
 
     Accepts plain JSON, JSON in a ```json fence or surrounded by prose, and
     trailing commas; raises LLMResponseError if no complete object can be found.
+    ``cut``: the reply was cut at its token limit, so an object found inside one that
+    never closes is a piece of the answer, not the answer (also an LLMResponseError).
     """
     if not isinstance(text, str):
         raise LLMResponseError(f"LLM reply is not text but {type(text).__name__}")
@@ -38,7 +43,7 @@ def parse_json_object(text: str) -> dict[str, Any]:
     if not cleaned:
         raise LLMResponseError("LLM reply is empty; expected a JSON object")
 
-    return _safe_strings(_first_object(cleaned))
+    return _safe_strings(_first_object(cleaned, cut))
 
 
 _THINK_OPEN = re.compile("<think>", re.IGNORECASE)
@@ -62,7 +67,7 @@ def _without_thinking(text: str) -> str:
         at = end.end()
 
 
-def _first_object(cleaned: str) -> dict[str, Any]:
+def _first_object(cleaned: str, cut: bool) -> dict[str, Any]:
     whole = _loads(cleaned)
     if isinstance(whole, dict):
         return whole
@@ -83,15 +88,15 @@ def _first_object(cleaned: str) -> dict[str, Any]:
                 f"LLM reply's fenced JSON is not an object (top level is {_json_type(value)}): "
                 f"{_snippet(fenced)}"
             )
-        found, cut = _scan(fenced)
+        found, unclosed = _scan(fenced, cut)
         if found is not None:
             return found
-        truncated = truncated or cut
+        truncated = truncated or unclosed
 
-    found, cut = _scan(cleaned)
+    found, unclosed = _scan(cleaned, cut)
     if found is not None:
         return found
-    truncated = truncated or cut
+    truncated = truncated or unclosed
 
     if truncated:
         raise LLMResponseError(f"LLM reply holds a truncated JSON object: {_snippet(cleaned)}")
@@ -117,37 +122,44 @@ def _loads(candidate: str) -> Any:
         return _FAIL
 
 
-def _scan(text: str) -> tuple[dict[str, Any] | None, bool]:
+def _scan(text: str, cut: bool = False) -> tuple[dict[str, Any] | None, bool]:
     """Find the first balanced ``{…}`` that parses to a dict.
 
     Returns ``(object, truncated)``: ``truncated`` is True when some opening
-    brace was never closed (the text ends inside an object).
+    brace was never closed (the text ends inside an object). With ``cut``, an object
+    found after such a brace is not returned (it is a piece of the unclosed one). At
+    most :data:`_MAX_STARTS` braces are tried and :data:`_SCAN_BUDGET` characters read.
     """
     truncated = False
     start = text.find("{")
     tries = 0
-    while start != -1 and tries < _MAX_STARTS:
+    budget = _SCAN_BUDGET
+    while start != -1 and tries < _MAX_STARTS and budget > 0:
         tries += 1
-        end = _balanced_end(text, start)
+        stop = min(len(text), start + budget)
+        end = _balanced_end(text, start, stop)
+        budget -= (stop if end is None else end + 1) - start
         if end is None:
-            truncated = True
+            truncated = truncated or stop == len(text)
         elif end > start:
             value = _loads(text[start : end + 1])
             if isinstance(value, dict):
-                return value, False
+                return (None, True) if cut and truncated else (value, False)
         start = text.find("{", start + 1)
     return None, truncated
 
 
-def _balanced_end(text: str, start: int) -> int | None:
-    """Index of the ``}`` closing the ``{`` at ``start``, aware of strings and escapes.
+def _balanced_end(text: str, start: int, stop: int) -> int | None:
+    """Index of the ``}`` closing the ``{`` at ``start``, aware of strings and escapes,
+    read up to ``stop``.
 
-    ``None`` means the text ended first (truncated); ``-1`` means a bracket mismatch.
+    ``None`` means ``stop`` came first (the text ended: truncated); ``-1`` means a
+    bracket mismatch.
     """
     depth = 0
     in_string = False
     escaped = False
-    for i in range(start, len(text)):
+    for i in range(start, stop):
         ch = text[i]
         if in_string:
             if escaped:

@@ -67,7 +67,7 @@ class Expansion(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    expanded_queries: list[str] = Field(default_factory=list)
+    expanded_queries: list[str]  # required: a reply without it ({}, "queries") is not one
     detected_references: list[DetectedReference] = Field(default_factory=list)
 
     @property

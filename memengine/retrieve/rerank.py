@@ -209,7 +209,7 @@ def rerank_prompt(
         parts.append(f"{labels['recent']}:\n{history}")
     parts.append(f"{labels['new']}: {_cut(text, 600)}")
     if references:
-        notes = "; ".join(f"{r.surface} → {_cut(r.resolved, 80)}" for r in references[:6])
+        notes = "; ".join(f"{_cut(r.surface, 80)} → {_cut(r.resolved, 80)}" for r in references[:6])
         parts.append(f"{labels['notes']}: {notes}")
     blocks = [candidate_block(c.episode, chars_per_candidate, lang) for c in candidates]
     parts.append(f"{labels['cands']}:\n" + "\n".join(blocks))

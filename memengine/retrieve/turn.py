@@ -317,7 +317,15 @@ class LLMTurn:
         signals: dict[str, float] = {}
         reach = 1.0  # without the adaptive weights the lists keep their configured weights
         if reach0 is not None:
-            reach, timings["reach"] = reach0.result()
+            # it may wait in the search pool behind other turns' searches: past the turn's
+            # deadline the lists keep their configured weights
+            try:
+                reach, timings["reach"] = reach0.result(
+                    timeout=max(0.0, turn_end - time.monotonic())
+                )
+            except FutureTimeout:
+                reach0.cancel()
+                degraded.append("adaptive weights: past the turn deadline, not applied")
         candidates = self.refine(
             result.candidates,
             text=text,
