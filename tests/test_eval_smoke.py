@@ -235,3 +235,16 @@ def test_eval_memset_store_recent_stores_each_questions_recent_turns(tmp_path: P
         ("Anyway.", None),
     ]
     assert [e.occurred_at for e in stored] == [asked - timedelta(minutes=m) for m in (3, 2, 1)]
+
+
+def test_eval_records_the_settings_that_differ_from_the_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memengine.toml in the folder or a MEMENGINE_* variable changed the figures and the
+    output said nothing of it."""
+    output, data = _eval(tmp_path, "memset", "c1", "fast")
+    assert data["settings"] == {} and "settings: the defaults" in output
+    monkeypatch.setenv("MEMENGINE_RETRIEVAL__KNN_WEIGHT", "1.0")
+    output, data = _eval(tmp_path, "memset", "c1", "fast")
+    assert data["settings"] == {"retrieval.knn_weight": 1.0}
+    assert "settings: retrieval.knn_weight=1.0" in output

@@ -260,6 +260,8 @@ def summary_lines(result: EvalResult) -> list[str]:
     )
     if result.code:
         lines.append("code: " + describe_code(result.code))
+    changed = ", ".join(f"{k}={v}" for k, v in result.settings.items())
+    lines.append("settings: " + (changed or "the defaults"))
     return lines
 
 

@@ -26,7 +26,7 @@ from ..importers import parse_locomo_date, read_locomo
 from ..models import NewEpisode
 from .files import load_json, select_conversations
 from .metrics import RANKING_METRICS, mean, score_ranking
-from .provenance import code_info
+from .provenance import changed_settings, code_info
 from .runner import (
     EvalResult,
     K,
@@ -151,10 +151,14 @@ def load_locomo(sample: dict[str, Any], *, agent: str = "default") -> LocomoConv
         sid = str(sample["sample_id"])
         episodes = list(read_locomo(sample, agent=agent))
         conv = sample["conversation"]
+        # the dates of sessions that hold turns: some samples date sessions that have none
+        # (conv-26 dates 35, holds 19), and the clock is a day after the last real one
         dates = [
             parse_locomo_date(v)
             for k, v in conv.items()
-            if k.startswith("session_") and k.endswith("_date_time")
+            if k.startswith("session_")
+            and k.endswith("_date_time")
+            and conv.get(k.removesuffix("_date_time"))
         ]
     except (KeyError, TypeError, ValueError) as exc:
         raise EvaluationError(f"malformed LoCoMo sample: {exc!r}") from exc
@@ -341,6 +345,7 @@ def run_locomo(
         notes.append("--swap-names: nothing swapped (it needs two conversations or more)")
     return EvalResult(
         code=code_info().to_json(),
+        settings=changed_settings(config),
         dataset="locomo",
         path=str(path),
         modes=[p.name for p in plans],

@@ -30,7 +30,7 @@ from ..importers import read_memsets
 from ..models import NewEpisode
 from .files import load_json, select_conversations
 from .metrics import mean, precision, recall_at_k
-from .provenance import code_info
+from .provenance import changed_settings, code_info
 from .runner import (
     EvalResult,
     K,
@@ -294,6 +294,7 @@ def run_memset(
         notes.append("--store-recent: each question's recent messages were stored before it")
     return EvalResult(
         code=code_info().to_json(),
+        settings=changed_settings(config),
         dataset="memset",
         path=", ".join(map(str, files)),
         files=[str(f) for f in files] if len(files) > 1 else [],

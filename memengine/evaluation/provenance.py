@@ -14,7 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CodeInfo", "code_info", "describe_code"]
+from ..config import Config
+
+__all__ = ["CodeInfo", "changed_settings", "code_info", "describe_code"]
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -78,3 +80,21 @@ def code_info() -> CodeInfo:
         commit=commit.strip() if commit else None,
         modified=modified,
     )
+
+
+def changed_settings(config: Config) -> dict[str, Any]:
+    """The settings of ``config`` that differ from the defaults, as dotted names and JSON
+    values (``retrieval.knn_weight``): a ``memengine.toml`` in the folder, or a
+    ``MEMENGINE_*`` variable, changes what a measurement measures. The file path is left
+    out (an evaluation makes its own files)."""
+    found: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any, default: Any) -> None:
+        if isinstance(value, dict) and isinstance(default, dict):
+            for key in value:
+                walk(f"{prefix}{key}.", value[key], default.get(key))
+        elif value != default:
+            found[prefix.rstrip(".")] = value
+
+    walk("", config.model_dump(mode="json", exclude={"db"}), Config().model_dump(mode="json"))
+    return found

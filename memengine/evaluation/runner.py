@@ -341,6 +341,8 @@ class EvalResult:
     """The files pooled into this run when there were several (``path`` joins them)."""
     code: dict[str, Any] = field(default_factory=dict)
     """Which memengine ran (:func:`.provenance.code_info`)."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The settings that differ from the defaults (:func:`.provenance.changed_settings`)."""
 
     def to_json(self) -> dict[str, Any]:
         """Every number as plain JSON data."""
