@@ -325,7 +325,9 @@ class LLMTurn:
                 )
             except FutureTimeout:
                 reach0.cancel()
-                degraded.append("adaptive weights: past the turn deadline, not applied")
+                degraded.append(
+                    "search: the adaptive weights missed the turn deadline; list weights as configured"
+                )
         candidates = self.refine(
             result.candidates,
             text=text,
