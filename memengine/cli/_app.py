@@ -24,7 +24,7 @@ from rich.text import Text
 
 from ..clock import iso_text
 from ..config import Config, load_config
-from ..errors import MemEngineError
+from ..errors import InvalidInput, MemEngineError
 from ..text import strip_controls
 
 __all__ = [
@@ -88,6 +88,14 @@ class _PlainConsole(Console):
         """Rich's rendering of ``text`` once its control characters are gone."""
         return super().render_str(strip_controls(text), *args, **kwargs)
 
+    def on_broken_pipe(self) -> None:
+        """The reader of the output went away (``| head``): end as a command killed by
+        SIGPIPE does, with exit code 141 (rich's own ends with 1, which reads as a failure
+        under ``set -o pipefail``)."""
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not fail too
+        raise SystemExit(128 + 13)
+
 
 def _console(*, stderr: bool) -> Console:
     """A console that prints user text as written: no markup (``[/]``, ``[bold]``) and no
@@ -106,6 +114,20 @@ def _console(*, stderr: bool) -> Console:
 
 console = _console(stderr=False)
 err_console = _console(stderr=True)
+
+
+def check_output(path: Path | None) -> None:
+    """Refuse an output file that cannot be written (no such folder, a folder) before a
+    long run, not after it: a ``make eval`` or ``make bench`` takes minutes."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise InvalidInput(f"cannot write {path}: it is a folder")
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        raise InvalidInput(f"cannot write {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InvalidInput(f"cannot write {path}: permission denied")
 
 
 def shown(text: str) -> str:

@@ -17,7 +17,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from ._app import app, console, err_console, guarded, whole
+from ._app import app, check_output, console, err_console, guarded, whole
 
 
 @app.command()
@@ -78,6 +78,7 @@ def bench(
 ) -> None:
     """Measure ingest, retrieval latency, the vector and BM25 stages, many agents, cold start
     and concurrency on synthetic data (defaults take a few minutes)."""
+    check_output(json_path)
     if llm_latency:
         from .llm_cmds import bench_llm
 

@@ -262,12 +262,14 @@ def _import_read(
 
 def _interrupted_import(written: int, total: int) -> None:
     """Say what an interrupted import kept: the batches written before the interrupt."""
-    err_console.print(
+    said = (
         f"interrupted: {written:,} episodes were imported (of the file's {total:,}) and are "
-        "kept; run the same import again with --skip-existing to add the rest",
-        highlight=False,
-        soft_wrap=True,
+        "kept; run the same import again with --skip-existing to add the rest"
+        if written
+        else f"interrupted before its first batch: none of the file's {total:,} episodes "
+        "was imported; run the same import again"
     )
+    err_console.print(said, highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -12,7 +12,17 @@ from typing import Annotated, Literal
 import typer
 from rich.markup import escape
 
-from ._app import ConfigOpt, app, console, err_console, guarded, number, settings, whole
+from ._app import (
+    ConfigOpt,
+    app,
+    check_output,
+    console,
+    err_console,
+    guarded,
+    number,
+    settings,
+    whole,
+)
 
 eval_app = typer.Typer(
     help="Measure retrieval quality: LoCoMo evidence recall and the companion memory sets.",
@@ -91,6 +101,7 @@ def _run(
     from ..memory import make_embedder
     from .eval_report import eval_progress, render
 
+    check_output(json_out)
     cfg = settings(config)
     if embedder is not None:  # the flag wins over the configured [embedder] name
         cfg = cfg.model_copy(

@@ -105,8 +105,9 @@ def bench_llm(
 ) -> None:
     """Measure full LLM turns against a scripted LLM answering after each delay (offline)."""
     from ..evaluation.llm_latency import run_llm_latency
-    from ._app import progress_bar
+    from ._app import check_output, progress_bar
 
+    check_output(json_path)
     cfg = settings(config)
     values = _delays(delays)
     with progress_bar("LLM latency turns") as bar:

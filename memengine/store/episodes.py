@@ -254,7 +254,11 @@ def _rows_by_id(cur: Any, columns: str, ids: Sequence[int]) -> Iterator[Any]:
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
         marks = ",".join("?" * len(chunk))
-        yield from cur.execute(f"SELECT {columns} FROM episodes WHERE id IN ({marks})", chunk)
+        # read whole: a generator left suspended inside the cursor (an export stopped by
+        # Ctrl-C) would touch it after its connection closed
+        yield from cur.execute(
+            f"SELECT {columns} FROM episodes WHERE id IN ({marks})", chunk
+        ).fetchall()
 
 
 def existing_ids(cur: Any, ids: Sequence[int]) -> set[int]:
