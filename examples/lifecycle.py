@@ -71,7 +71,10 @@ def main(tasks: int = 450) -> None:
             clock.advance(minutes=45)
             if t % TASKS_PER_DAY == 0 or t == tasks:
                 clock.advance(hours=15)
-                mem.sleep()
+                mem.sleep()  # (it also trains the learned scorer once there are samples)
+                day = -(-t // TASKS_PER_DAY)
+                if day % 5 == 0 or t == tasks:  # progress: a run takes tens of seconds
+                    print(f"day {day} of {-(-tasks // TASKS_PER_DAY)}", file=sys.stderr)
             if t in checkpoints:
                 for name, episode_id in notes.items():
                     history[name].append(mem.get(episode_id).strength)
@@ -103,4 +106,7 @@ def main(tasks: int = 450) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 450)
+    arg = sys.argv[1] if len(sys.argv) > 1 else "450"
+    if not arg.isdigit() or int(arg) < 1:
+        sys.exit(f"usage: python examples/lifecycle.py [TASKS]: a whole number ≥ 1, not {arg!r}")
+    main(int(arg))

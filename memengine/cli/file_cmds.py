@@ -110,7 +110,7 @@ def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
     cfg = settings(config, db)
     with open_memory(cfg, allow_embedder_change=True) as mem:
         old, new = mem.store.embedder_id, mem.embedder.id
-        if old == new:
+        if old == new and not mem.read_only:  # (a read-only file is refused at once)
             note(f"{cfg.db} already holds vectors of {new}: re-embedding them all again")
         seen = [0, 0]
         try:

@@ -60,9 +60,10 @@ def open_for_salvage(path: Path) -> Connections:
         connections.probe()
     except DamagedDatabase as exc:
         connections.close()
+        why = exc.__cause__ if exc.__cause__ is not None else exc  # (not its advice to salvage)
         raise DamagedDatabase(
             f"{path}: the file's schema itself is damaged, so SQLite cannot read any of its "
-            f"tables and nothing can be salvaged through it ({exc})"
+            f"tables and nothing can be salvaged through it ({why}); restore a backup"
         ) from exc
     except StoreError:
         connections.close()
