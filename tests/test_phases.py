@@ -27,7 +27,7 @@ from memengine.cli import app
 from memengine.config import Config
 from memengine.diagnostics import diagnose
 from memengine.embed.usem3 import USEM3Embedder
-from memengine.errors import ConfigError
+from memengine.errors import ConfigError, LLMResponseError
 from memengine.evaluation.llm_latency import run_llm_latency, scripted_handler
 from memengine.importers import read_memsets
 from memengine.models import Retrieval
@@ -273,7 +273,7 @@ def test_only_invented_ids_fall_back_to_fast_path(srv: ScriptedOpenAI, store: St
     srv.push_chat(json_data=GOOD_EXPANSION)
     srv.push_chat(json_data=rerank((99_999, "high", "made up")))
     r, _ = store.ask()
-    assert r.degraded == ("rerank: 1 unknown ids dropped, none left; fast-path ranking used",)
+    assert r.degraded == ("rerank: 1 unknown id dropped, none left; fast-path ranking used",)
     assert r.results and r.results[0].episode.id == store.ids["dental"]
 
 
@@ -668,3 +668,34 @@ def test_a_turn_whose_llm_phases_give_nothing_ranks_as_the_fast_path(
             assert [x.episode.id for x in r.results] == [x.episode.id for x in fast.results]
             assert [x.relevance for x in r.results] == [x.relevance for x in fast.results]
             assert r.should_inject == fast.should_inject and r.signals == fast.signals
+
+
+def test_a_malformed_rerank_item_drops_only_itself() -> None:
+    """One bad item used to discard every pick, and forms a small model writes often
+    ("[id 12]", "High", a null reason, an unknown strategy) each counted as bad."""
+    from memengine.retrieve.rerank import parse_rerank
+
+    data = {
+        "relevant_episodes": [
+            {"id": "[id 12]", "relevance": "High", "reason": None},
+            {"id": 13, "relevance": "none", "reason": "?"},
+            {"relevance": "medium", "reason": "no id"},
+            {"id": "14", "relevance": " medium ", "reason": "background"},
+        ],
+        "injection_strategy": "quote",
+    }
+    out = parse_rerank(data, [12, 13, 14])
+    assert [(r.id, r.relevance, r.reason) for r in out.chosen] == [
+        (12, "high", ""),
+        (14, "medium", "background"),
+    ]
+    assert out.malformed == 2 and out.injection_strategy == "quote_key_parts"
+    with pytest.raises(LLMResponseError, match=r"relevant_episodes\.0\.relevance"):
+        parse_rerank({"relevant_episodes": [{"id": 12, "relevance": "none"}]}, [12])
+
+
+def test_expanded_queries_lose_a_models_control_characters() -> None:
+    from memengine.retrieve.expand import clean_queries
+
+    got = clean_queries(["dentist\x00 friday", "\x1b[31mred\x1b[0m", "\u202eabc", "\x00"], [], 5)
+    assert got == ["dentist friday", "red", "abc"]

@@ -29,7 +29,7 @@ from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Message
-from ..text import Language
+from ..text import Language, strip_controls
 
 __all__ = [
     "EXPANSION_SCHEMA",
@@ -206,7 +206,7 @@ def clean_queries(queries: Sequence[str], exclude: Sequence[str], limit: int) ->
     seen = {_norm(e) for e in exclude}
     out: list[str] = []
     for q in queries:
-        flat = _squash(q, _QUERY_CHARS)
+        flat = _squash(strip_controls(q), _QUERY_CHARS)  # a model's NULs, escapes, U+202E
         key = _norm(flat)
         if not key or key in seen:
             continue

@@ -25,10 +25,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ..config import LLMConfig
+from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Episode, EpisodeKind, Message
 from ..text import Language, strip_controls
-from .expand import DetectedReference, format_recent, today_line, wrong_shape
+from .expand import (
+    DetectedReference,
+    describe_validation_error,
+    format_recent,
+    today_line,
+    wrong_shape,
+)
 from .fastpath import Candidate
 
 __all__ = [
@@ -47,6 +54,12 @@ Strategy = Literal["quote_key_parts", "summarize", "full"]
 MAX_RELEVANT = 5
 
 
+_ID_TEXT = re.compile(r"^\s*\[?\s*(?:id\s*)?(\d+)\s*\]?\s*$", re.IGNORECASE)
+"""An id written as text the way the prompt shows it: ``"12"``, ``"[id 12]"``, ``"id 12"``."""
+
+_STRATEGIES: tuple[Strategy, ...] = ("quote_key_parts", "summarize", "full")
+
+
 class RelevantEpisode(BaseModel):
     """One episode the model judged relevant, with why."""
 
@@ -58,19 +71,39 @@ class RelevantEpisode(BaseModel):
 
     @field_validator("id", mode="before")
     @classmethod
-    def _not_a_bool(cls, value: object) -> object:
+    def _an_id(cls, value: object) -> object:
         if isinstance(value, bool):  # true would be episode 1
             raise ValueError("an episode id is a number, not true/false")
+        if isinstance(value, str) and (found := _ID_TEXT.match(value)):
+            return int(found.group(1))
         return value
+
+    @field_validator("relevance", mode="before")
+    @classmethod
+    def _any_case(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _none_is_no_reason(cls, value: object) -> object:
+        return "" if value is None else value
 
 
 class RerankReply(BaseModel):
-    """The raw validated answer of Phase 3 (before unknown ids are dropped)."""
+    """The raw validated answer of Phase 3 (its items are read one by one by
+    :func:`parse_rerank`: a malformed one drops only itself)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    relevant_episodes: list[RelevantEpisode]
+    relevant_episodes: list[Any]
     injection_strategy: Strategy = "quote_key_parts"
+
+    @field_validator("injection_strategy", mode="before")
+    @classmethod
+    def _a_known_strategy(cls, value: object) -> object:
+        """An unknown strategy (or none) is the default one, not a reason to drop the picks."""
+        text = value.strip().lower() if isinstance(value, str) else value
+        return text if text in _STRATEGIES else "quote_key_parts"
 
 
 @dataclass(frozen=True)
@@ -81,6 +114,8 @@ class RerankOutcome:
     injection_strategy: Strategy
     unknown_ids: list[int] = field(default_factory=list)
     listed: int = 0
+    malformed: int = 0
+    """Items of the wrong shape (no id, a relevance that is none of the three…), dropped."""
 
 
 RERANK_SCHEMA: dict[str, Any] = {
@@ -219,19 +254,33 @@ def rerank_prompt(
 def parse_rerank(
     data: Any, candidate_ids: Sequence[int], max_results: int = MAX_RELEVANT
 ) -> RerankOutcome:
-    """Validate a Phase 3 reply; drop unknown and repeated ids and "low" ones; high first.
+    """Validate a Phase 3 reply; drop unknown and repeated ids, malformed items and "low"
+    ones; high first.
 
-    Raises LLMResponseError ("invalid reply: …") when the reply has the wrong shape or types.
+    Raises LLMResponseError ("invalid reply: …") when the reply has the wrong shape, or
+    when every item it lists is malformed.
     """
     try:
         reply = RerankReply.model_validate(data)
     except ValidationError as exc:
         raise wrong_shape(exc) from exc
+    items: list[RelevantEpisode] = []
+    problem: tuple[int, ValidationError] | None = None
+    for i, raw in enumerate(reply.relevant_episodes):
+        try:
+            items.append(RelevantEpisode.model_validate(raw))
+        except ValidationError as exc:
+            problem = problem or (i, exc)
+    if problem is not None and not items:
+        i, exc = problem
+        raise LLMResponseError(
+            f"invalid reply: relevant_episodes.{i}.{describe_validation_error(exc)}"
+        ) from exc
     allowed = set(candidate_ids)
     unknown: list[int] = []
     seen: set[int] = set()
     kept: list[RelevantEpisode] = []
-    for item in reply.relevant_episodes:
+    for item in items:
         if item.id not in allowed:
             unknown.append(item.id)
             continue
@@ -246,6 +295,7 @@ def parse_rerank(
         injection_strategy=reply.injection_strategy,
         unknown_ids=unknown,
         listed=len(reply.relevant_episodes),
+        malformed=len(reply.relevant_episodes) - len(items),
     )
 
 

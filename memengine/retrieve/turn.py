@@ -469,15 +469,21 @@ class LLMTurn:
         outcome: RerankOutcome | None = value
         trace.rerank_s = time.monotonic() - start
         timings["rerank"] = _ms(start)
-        if outcome is not None and outcome.unknown_ids:
-            n = len(outcome.unknown_ids)
+        if outcome is not None and (outcome.unknown_ids or outcome.malformed):
+            n, bad = len(outcome.unknown_ids), outcome.malformed
             trace.unknown_ids = n
-            if not outcome.chosen and n == outcome.listed:
+            dropped = " and ".join(
+                [
+                    *([f"{n} unknown id{'s' if n != 1 else ''}"] if n else []),
+                    *([f"{bad} malformed item{'s' if bad != 1 else ''}"] if bad else []),
+                ]
+            )
+            if not outcome.chosen and n and n + bad == outcome.listed:
                 status = "invalid"
-                note = f"rerank: {n} unknown ids dropped, none left; fast-path ranking used"
+                note = f"rerank: {dropped} dropped, none left; fast-path ranking used"
                 outcome = None
             else:
-                note = f"rerank: {n} unknown id{'s' if n != 1 else ''} dropped"
+                note = f"rerank: {dropped} dropped"
         elif outcome is not None and not outcome.chosen:
             status = "empty"
         elif outcome is None and note:
