@@ -272,10 +272,10 @@ def parse_rerank(
         except ValidationError as exc:
             problem = problem or (i, exc)
     if problem is not None and not items:
-        i, exc = problem
+        at, first = problem
         raise LLMResponseError(
-            f"invalid reply: relevant_episodes.{i}.{describe_validation_error(exc)}"
-        ) from exc
+            f"invalid reply: relevant_episodes.{at}.{describe_validation_error(first)}"
+        ) from first
     allowed = set(candidate_ids)
     unknown: list[int] = []
     seen: set[int] = set()
