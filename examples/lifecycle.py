@@ -107,6 +107,6 @@ def main(tasks: int = 450) -> None:
 
 if __name__ == "__main__":
     arg = sys.argv[1] if len(sys.argv) > 1 else "450"
-    if not arg.isdigit() or int(arg) < 1:
+    if not (arg.isascii() and arg.isdecimal()) or int(arg) < 1:
         sys.exit(f"usage: python examples/lifecycle.py [TASKS]: a whole number ≥ 1, not {arg!r}")
     main(int(arg))

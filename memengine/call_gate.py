@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
-from .errors import MemoryClosed, StoreError
+from .errors import MemEngineError, MemoryClosed, StoreError
 from .store.connect import CLOSED
 
 __all__ = ["CallGate", "gated", "gated_job"]
@@ -46,6 +46,8 @@ class CallGate:
         self._job_first: set[int] = set()  # threads whose outermost call is a long job
         self._closers: set[int] = set()  # threads inside close()
         self._after: dict[int, Callable[[], None]] = {}  # thread id → its close, asked inside
+        self.failed: MemEngineError | None = None
+        """Why the last deferred close did not close (:meth:`_run_after`), or None."""
         self._changed = threading.Condition()
         self._closing = False
 
@@ -83,7 +85,18 @@ class CallGate:
                     after = self._after.pop(me, None)
                 self._changed.notify_all()
             if after is not None:
-                after()
+                self._run_after(after)
+
+    def _run_after(self, close: Callable[[], None]) -> None:
+        """Run a deferred close. Its failure (calls of other threads still under way past
+        its wait) does not replace the outcome of the call it waited for, which stands (an
+        add that returned is stored): it is kept in :attr:`failed`, and the memory stays
+        open, refusing calls, until ``close()`` is called again."""
+        try:
+            close()
+        except MemEngineError as exc:
+            with self._changed:
+                self.failed = exc
 
     def _inside(self, me: int) -> bool:
         """Whether thread ``me`` has a call or a long job under way (the lock held)."""

@@ -216,13 +216,16 @@ class Memory:
 
         Called from inside a call of the same thread (a signal handler, a callback), it
         refuses new calls and returns at once; the close itself runs when that call
-        returns (a long job stops at its next transaction first)."""
+        returns (when the call is a long job, it stops at its next transaction or batch
+        first). If that close cannot finish (calls of other threads still under way past
+        ``wait_s``), the interrupted call's outcome stands, the memory keeps refusing
+        calls, and the next ``close()`` tries again."""
         if os.getpid() != self.store.connections.opened_in:
             self._gate.close(0.0, others=False)
             return
         if self._gate.close_later(lambda: self.close(wait_s=wait_s)):
             if self._gate.in_job:
-                self.store.connections.stop()
+                self.store.connections.stop_this_thread()
             return
         self._gate.close(wait_s)
         self._close_llm()  # llm phases
@@ -1003,6 +1006,7 @@ class Memory:
         """One memory's life-cycle fields with its strength and learnings per perspective."""
         return life.memory_life(self.store, args.episode_id(episode_id))
 
+    @gated
     def plot_strength(self, out: str | os.PathLike[str], *, agent: str | None = None) -> Path:
         """Plot the agent's strength over its sleeps and its level distribution (needs matplotlib)."""
         return life.plot_strength(

@@ -26,3 +26,23 @@ def test_the_locomo_clock_is_a_day_after_the_last_session_that_holds_turns() -> 
     }
     conv = load_locomo(sample)
     assert conv.now == datetime(2023, 5, 9, 13, 56, tzinfo=timezone.utc)
+
+
+def test_the_settings_a_result_records_hide_secrets() -> None:
+    from memengine.config import load_config
+    from memengine.evaluation.provenance import changed_settings
+
+    cfg = load_config(
+        None,
+        environ={
+            "MEMENGINE_LLM__API_KEY": "sk-live-SECRET",
+            "MEMENGINE_LLM__BASE_URL": "https://user:pw@llm.example/v1",
+            "MEMENGINE_RETRIEVAL__KNN_WEIGHT": "0.5",
+        },
+    )
+    shown = changed_settings(cfg)
+    assert shown == {
+        "llm.api_key": "***",
+        "llm.base_url": "https://***@llm.example/v1",
+        "retrieval.knn_weight": 0.5,
+    }

@@ -88,7 +88,7 @@ def test_agent_scorer_is_trained_from_feedback_and_then_ranks(mem: Memory) -> No
         weights, samples, _last, _ = store_lc.load_scorer(cur, "default") or ({}, 0, 0, None)
     assert samples == info.samples and len(weights["w1"]) == 9
     with mem.store.connections.read() as cur:
-        x, y, _, last = store_lc.training_samples(cur, "default", 25)
+        x, y, _, last, _first = store_lc.training_samples(cur, "default", 25)
     assert 25 <= len(x) < 35 and len(x) == len(y) and last == info.last_turn  # whole latest turns
     ranked = mem.retrieve("project budget note", rank="life", limit=6)
     assert all(r.components["learned"] == 1.0 for r in ranked.results)
@@ -186,4 +186,29 @@ def test_late_feedback_on_older_turns_retrains_at_the_next_sleep(
         second = mem.sleep()
         assert second.scorer is not None and second.scorer["samples"] == 150
         clock.advance(days=1)
+        assert mem.sleep().scorer is None  # nothing new since
+
+
+def test_late_feedback_within_a_full_window_retrains(db_path: Path, clock: FixedClock) -> None:
+    """At ``scorer_max_samples`` the count of samples stays the same: the feedback's time
+    tells that a turn the window holds was answered after the training."""
+    cfg = Config(lifecycle=LifecycleConfig(learned_scorer_min_samples=20, scorer_max_samples=50))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        for w in ("alpha", "beta", "gamma", "delta", "epsilon"):
+            mem.add(f"steel price acme note {w}", kind="fact")
+        turns = [mem.retrieve(f"steel price acme {('alpha', 'beta')[i % 2]}") for i in range(30)]
+        late = turns[-3]  # inside the window of the newest ten turns (5 candidates each)
+        for r in turns:
+            assert r.turn_id is not None
+            if r is not late:
+                mem.feedback(r.turn_id, [r.results[0].episode.id])
+        first = mem.sleep()
+        assert first.scorer is not None and first.scorer["samples"] == 50
+        clock.advance(hours=1)
+        assert late.turn_id is not None
+        mem.feedback(late.turn_id, [late.results[-1].episode.id])
+        clock.advance(hours=1)
+        again = mem.sleep()
+        assert again.scorer is not None and again.scorer["samples"] == 50
+        clock.advance(hours=1)
         assert mem.sleep().scorer is None  # nothing new since

@@ -392,3 +392,26 @@ def test_a_reply_of_many_braces_and_filler_is_read_in_bounded_time(srv: Scripted
     with chat(srv) as client, pytest.raises(LLMResponseError):
         ask(client, deadline_s=5.0)
     assert time.monotonic() - t0 < 4.0  # the old scan: about 18 s
+
+
+def test_the_brace_scan_counts_what_a_bracket_mismatch_read() -> None:
+    """A mismatch (``{…]``) gave back what it had read: 63 of them after 900,000 characters
+    of filler read eight million."""
+    from memengine.llm import jsonparse
+
+    text = "{" + "x" * 900_000 + "]" + "{]" * 63
+    read: list[int] = []
+    scan = jsonparse._balanced_end
+
+    def counted(t: str, start: int, stop: int) -> tuple[int | None, int]:
+        end, upto = scan(t, start, stop)
+        read.append(upto - start)
+        return end, upto
+
+    jsonparse._balanced_end = counted  # type: ignore[assignment]
+    try:
+        with pytest.raises(LLMResponseError):
+            jsonparse.parse_json_object(text)
+    finally:
+        jsonparse._balanced_end = scan  # type: ignore[assignment]
+    assert sum(read) <= 1_000_000 + 2

@@ -612,11 +612,18 @@ def test_a_signal_handler_that_closes_the_memory_during_turns(
 
     old = signal.signal(signal.SIGALRM, handler)
     signal.setitimer(signal.ITIMER_REAL, 0.05)
-    calls = 0
+    calls = added = 0
     started = time.monotonic()
     try:
         while not handled and time.monotonic() - started < 20:
-            mem.retrieve("which tea?") if calls % 2 else mem.add_exchange(f"turn {calls}", "ok")
+            try:
+                if calls % 2:
+                    mem.retrieve("which tea?")
+                else:
+                    mem.add_exchange(f"turn {calls}", "ok")
+                    added += 1
+            except MemoryClosed:  # the signal came between two calls: closed at once
+                break
             calls += 1
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -625,4 +632,90 @@ def test_a_signal_handler_that_closes_the_memory_during_turns(
     with pytest.raises(MemoryClosed):
         mem.retrieve("which tea?")
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
-        assert again.store.count() == 30 + (calls + 1) // 2 and again.check().ok
+        assert again.store.count() == 30 + added and again.check().ok
+
+
+def test_a_close_from_inside_a_long_job_leaves_other_threads_calls_to_finish(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """The job's close stopped every thread's transactions: an add under way in another
+    thread failed with MemoryClosed although close() lets such calls finish."""
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    in_other, closed = threading.Event(), threading.Event()
+
+    class Coordinated(HashEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            if "note 5" in texts:  # the job's second batch: close from inside it
+                assert in_other.wait(10)
+                mem.close()
+                closed.set()
+            if any("other thread" in t for t in texts):
+                in_other.set()
+                assert closed.wait(10)  # embedded; its write comes after the close
+            return super().embed(texts)
+
+    mem._embedder = Coordinated()
+    got: list[object] = []
+    other = threading.Thread(target=lambda: got.append(mem.add("the other thread's note")))
+    other.start()
+    with pytest.raises(MemoryClosed):
+        mem.add_many(
+            [NewEpisode(kind="fact", content=f"note {i}", occurred_at=T0) for i in range(9)],
+            batch_size=4,
+        )
+    other.join(10)
+    assert len(got) == 1 and isinstance(got[0], int)
+    assert mem.store.closed
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.store.count() == 5 and again.get(got[0]).content == "the other thread's note"
+
+
+def test_a_deferred_close_that_cannot_finish_leaves_the_calls_outcome(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """Its StoreError (another thread's call past the wait) replaced the add's id, though
+    the exchange was stored: a caller retrying made a copy."""
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    inside, release = threading.Event(), threading.Event()
+
+    class Holding(HashEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            if any("slow" in t for t in texts):
+                inside.set()
+                assert release.wait(20)
+            elif any("closing" in t for t in texts):
+                mem.close(wait_s=0.2)
+            return super().embed(texts)
+
+    mem._embedder = Holding()
+    slow = threading.Thread(target=lambda: _quietly(mem.add, "a slow note"))
+    slow.start()
+    assert inside.wait(10)
+    kept = mem.add("the closing note")  # returns its id: the deferred close failed after it
+    assert isinstance(kept, int) and not mem.store.closed
+    assert mem._gate.failed is not None and "still under way" in str(mem._gate.failed)
+    with pytest.raises(MemoryClosed):
+        mem.add("refused")
+    release.set()
+    slow.join(10)
+    mem.close()  # the next close closes
+    assert mem.store.closed
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.get(kept).content == "the closing note" and again.store.count() == 2
+
+
+def test_an_export_stops_at_its_next_batch_when_closed_from_inside(
+    db_path: Path, clock: FixedClock, tmp_path: Path
+) -> None:
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    mem.add_many(NewEpisode(kind="fact", content=f"fact {i}", occurred_at=T0) for i in range(1200))
+
+    class Sink(io.StringIO):
+        def write(self, text: str) -> int:
+            mem.close()  # as a signal handler run while the export writes would
+            return super().write(text)
+
+    out = Sink()
+    with pytest.raises(MemoryClosed):
+        mem.export(out)
+    assert mem.store.closed and 0 < out.getvalue().count("\n") < 1200

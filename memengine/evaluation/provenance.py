@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from ..config import Config
 
@@ -97,4 +98,17 @@ def changed_settings(config: Config) -> dict[str, Any]:
             found[prefix.rstrip(".")] = value
 
     walk("", config.model_dump(mode="json", exclude={"db"}), Config().model_dump(mode="json"))
-    return found
+    return {key: _masked(key, value) for key, value in found.items()}
+
+
+def _masked(key: str, value: Any) -> Any:
+    """A setting as a result may show it: an API key as ``***``, a URL without the name and
+    password it may carry (``https://user:pw@host`` → ``https://***@host``)."""
+    if key.endswith("api_key") and value:
+        return "***"
+    if key.endswith("base_url") and isinstance(value, str):
+        parts = urlsplit(value)
+        if "@" in parts.netloc:
+            host = parts.netloc.rsplit("@", 1)[1]
+            return urlunsplit(parts._replace(netloc=f"***@{host}"))
+    return value

@@ -68,9 +68,9 @@ def train_agent_scorer(
     when no feedback was given since the last training.
     """
     with store.connections.read() as cur:
-        x, y, outcomes, last = store_lc.training_samples(cur, agent, cfg.scorer_max_samples)
+        x, y, outcomes, last, first = store_lc.training_samples(cur, agent, cfg.scorer_max_samples)
         existing = store_lc.load_scorer(cur, agent)
-        late = existing is not None and store_lc.feedback_since_training(cur, agent)
+        late = existing is not None and store_lc.feedback_since_training(cur, agent, first)
         mark = store_lc.samples_after(cur)
     weights = sample_weights(outcomes, cfg.failure_weight)
     weighed = {yi for yi, w in zip(y, weights, strict=True) if w > 0}

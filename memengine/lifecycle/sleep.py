@@ -187,9 +187,8 @@ def plan_sleep(
     weighted = sum(capacity_weight(s.level, cfg) for s in after)
     pruned: list[int] = []
     fixed = sum(capacity_weight(s.level, cfg) for s in after if s.principle)
-    if fixed > cfg.max_weighted_total:
-        pass  # the principles alone weigh more: deleting the rest would not get under it
-    elif weighted > cfg.max_weighted_total:
+    # (when the principles alone weigh more, deleting the rest would not get under it)
+    if fixed <= cfg.max_weighted_total < weighted:
         order = sorted(
             (s for s in after if not s.principle),
             key=lambda s: (

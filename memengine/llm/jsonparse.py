@@ -137,8 +137,8 @@ def _scan(text: str, cut: bool = False) -> tuple[dict[str, Any] | None, bool]:
     while start != -1 and tries < _MAX_STARTS and budget > 0:
         tries += 1
         stop = min(len(text), start + budget)
-        end = _balanced_end(text, start, stop)
-        budget -= (stop if end is None else end + 1) - start
+        end, read_to = _balanced_end(text, start, stop)
+        budget -= read_to - start
         if end is None:
             truncated = truncated or stop == len(text)
         elif end > start:
@@ -149,9 +149,9 @@ def _scan(text: str, cut: bool = False) -> tuple[dict[str, Any] | None, bool]:
     return None, truncated
 
 
-def _balanced_end(text: str, start: int, stop: int) -> int | None:
+def _balanced_end(text: str, start: int, stop: int) -> tuple[int | None, int]:
     """Index of the ``}`` closing the ``{`` at ``start``, aware of strings and escapes,
-    read up to ``stop``.
+    read up to ``stop``; with the index after the last character read.
 
     ``None`` means ``stop`` came first (the text ended: truncated); ``-1`` means a
     bracket mismatch.
@@ -175,8 +175,8 @@ def _balanced_end(text: str, start: int, stop: int) -> int | None:
         elif ch in "}]":
             depth -= 1
             if depth == 0:
-                return i if ch == "}" else -1
-    return None
+                return (i if ch == "}" else -1), i + 1
+    return None, stop
 
 
 def _strip_trailing_commas(text: str) -> str:

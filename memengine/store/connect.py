@@ -144,6 +144,7 @@ class Connections:
         self._all: dict[Any, threading.Thread] = {}  # each connection handed out: its thread
         self._lock = threading.Lock()
         self._closed = False
+        self._stopped: set[int] = set()  # threads whose long job a close from inside stops
         self.opened_in = os.getpid()  # the process; a forked child may not use them
         self._uses: dict[int, int] = {}  # thread id → transactions under way (close waits)
         self._uses_changed = threading.Condition()
@@ -191,7 +192,7 @@ class Connections:
     def refuse_writes(self) -> None:
         """Raise :class:`.ReadOnlyDatabase` when the file was opened read-only, and a
         :class:`.StoreError` when it has been closed (before a caller embeds anything)."""
-        if self._closed:
+        if self._closed or threading.get_ident() in self._stopped:
             raise MemoryClosed(CLOSED)
         same_process(self.opened_in, self.path)
         if self.read_only:
@@ -201,11 +202,18 @@ class Connections:
                 "(adding, deleting, feedback, sleep and maintenance need it writable)"
             )
 
-    def stop(self) -> None:
-        """Start no transaction from now on (the one under way ends as it would); the
-        connections stay open until :meth:`close`."""
+    def stop_this_thread(self) -> None:
+        """Start no new transaction from this thread (the one under way ends as it would:
+        a long job stops at its next one); other threads and the connections carry on
+        until :meth:`close`."""
         with self._uses_changed:
-            self._closed = True
+            self._stopped.add(threading.get_ident())
+
+    def refuse_if_stopped(self) -> None:
+        """A :class:`.MemoryClosed` in a thread :meth:`stop_this_thread` stopped (a long job
+        that reads in one transaction checks this between its batches)."""
+        if threading.get_ident() in self._stopped:
+            raise MemoryClosed(CLOSED)
 
     @contextmanager
     def in_use(self) -> Iterator[None]:
@@ -214,8 +222,8 @@ class Connections:
         thread under way (a :class:`.StoreError` says it was closed)."""
         me = threading.get_ident()
         with self._uses_changed:
-            if self._closed and me not in self._uses:  # (a use inside one under way goes on)
-                raise MemoryClosed(CLOSED)
+            if (self._closed or me in self._stopped) and me not in self._uses:
+                raise MemoryClosed(CLOSED)  # (a use inside one under way goes on)
             self._uses[me] = self._uses.get(me, 0) + 1
         try:
             yield

@@ -552,6 +552,7 @@ class Store:
         (:func:`.lifecycle.decay_baselines`), read in the same snapshot: what an export writes."""
         with self.connections.read() as cur:
             for ids in list(ep_rows.iter_episode_ids(cur, agent, batch)):
+                self.connections.refuse_if_stopped()  # a close from inside stops it here
                 found = ep_rows.fetch_episodes(cur, ids)
                 held = store_lc.decay_baselines(cur, ids)
                 yield [(found[i], held.get(i)) for i in ids if i in found]

@@ -45,6 +45,7 @@ from .strength import (
     set_strengths,
 )
 from .turns import (
+    Samples,
     TurnRow,
     close_turn,
     get_turn,
@@ -59,6 +60,7 @@ from .turns import (
 __all__ = [
     "AgentRow",
     "LifeRow",
+    "Samples",
     "SleepRow",
     "TurnRow",
     "agent_episode_ids",

@@ -55,14 +55,15 @@ def load_scorer(cur: Any, agent: str) -> tuple[dict[str, Any], int, int, float |
     return json.loads(row[0]), int(row[1]), int(row[2]), row[3]
 
 
-def feedback_since_training(cur: Any, agent: str) -> bool:
-    """Whether a turn of the agent got its feedback after its scorer was trained (also a
-    late one, on a turn older than the newest the scorer learned from)."""
+def feedback_since_training(cur: Any, agent: str, first_turn: int) -> bool:
+    """Whether a turn of the agent from ``first_turn`` on got its feedback after its scorer
+    was trained (also a late one, on a turn older than the newest the scorer learned
+    from; one older than ``first_turn``, the oldest a training takes, changes nothing)."""
     row = cur.execute(
         "SELECT EXISTS (SELECT 1 FROM turns t JOIN scorers s ON s.agent = t.agent "
-        "WHERE t.agent = ? AND t.feedback_at IS NOT NULL "
+        "WHERE t.agent = ? AND t.id >= ? AND t.feedback_at IS NOT NULL "
         "AND julianday(t.feedback_at) > julianday(s.trained_at))",
-        (agent,),
+        (agent, first_turn),
     ).fetchone()
     return bool(row[0])
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...clock import ensure_aware
 from ..ids import highest_id_given
@@ -16,6 +16,7 @@ from ._rows import iso
 from .scorer import samples_after
 
 __all__ = [
+    "Samples",
     "TurnRow",
     "close_turn",
     "get_turn",
@@ -171,10 +172,22 @@ def trim_turns(cur: Any, agent: str, keep: int) -> int:
 # -- counting and reinforcement -------------------------------------------------------------
 
 
-def training_samples(
-    cur: Any, agent: str, max_samples: int
-) -> tuple[list[list[float]], list[int], list[str], int]:
-    """Features, labels (1 = used), outcomes and the last turn id of the latest answered turns.
+class Samples(NamedTuple):
+    """What a scorer learns from: one row per candidate of the answered turns taken."""
+
+    features: list[list[float]]
+    labels: list[int]
+    """1 = used."""
+    outcomes: list[str]
+    last: int
+    """The newest turn taken (0: none)."""
+    first: int
+    """The oldest turn taken (0: none): feedback on a turn older than it changes nothing."""
+
+
+def training_samples(cur: Any, agent: str, max_samples: int) -> Samples:
+    """Features, labels (1 = used), outcomes and the newest and oldest turn ids of the
+    latest answered turns.
 
     Whole turns are taken, newest first, until ``max_samples`` candidates are collected;
     the samples come back oldest first. Turns recorded before the file was re-embedded are
@@ -200,4 +213,10 @@ def training_samples(
             features.append([float(x) for x in cand["f"]])
             labels.append(1 if cand["id"] in used_ids else 0)
             outcomes.append(outcome or "")
-    return features, labels, outcomes, int(turns[0][0]) if turns else 0
+    return Samples(
+        features,
+        labels,
+        outcomes,
+        int(turns[0][0]) if turns else 0,
+        int(turns[-1][0]) if turns else 0,
+    )
