@@ -16,8 +16,9 @@ import math
 import os
 import threading  # llm phases
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import wait  # llm phases
+from contextlib import contextmanager
 from dataclasses import replace  # lifecycle
 from datetime import datetime
 from pathlib import Path
@@ -232,6 +233,18 @@ class Memory:
         self.retriever.close()
         self.store.close()
         self._executor.shutdown(wait=True)
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """Hold a ``close()`` off for a whole conversation turn (retrieve, pack, the reply,
+        ``add_exchange``, ``feedback``): the body counts as one call under way, so a close
+        from another thread waits for it like for one call, and the body's calls are not
+        refused meanwhile. A :class:`.MemoryClosed` at once when the memory is closing.
+
+        ``with mem.turn(): …`` keeps a shutdown from storing half a turn (the retrieval
+        made, the exchange refused)."""
+        with self._gate.call():
+            yield
 
     def __enter__(self) -> Memory:
         return self
@@ -679,12 +692,18 @@ class Memory:
         The agent's principles are always included, in their own token budget
         (``[lifecycle] principle_token_budget``), unless ``principles`` is False;
         like the results, only those within the retrieval's ``max_sensitivity``.
-        ``budget_tokens`` (None: the default) is a whole number ≥ 1.
+        ``budget_tokens`` (None: the default) is a whole number ≥ 1. A result deleted
+        since the retrieval (``delete``, ``forget_agent``) is left out.
         """
         if not isinstance(retrieval, Retrieval):
             raise InvalidInput(f"pack takes what retrieve returned, not {type(retrieval).__name__}")
         if budget_tokens is not None and not (args.is_int(budget_tokens) and budget_tokens > 0):
             raise InvalidInput(f"budget_tokens must be a whole number ≥ 1, not {budget_tokens!r}")
+        if retrieval.results:  # a user's deleted words are not sent to the model after all
+            alive = self.store.get([r.episode.id for r in retrieval.results])
+            if len(alive) < len(retrieval.results):
+                kept = tuple(r for r in retrieval.results if r.episode.id in alive)
+                retrieval = retrieval.model_copy(update={"results": kept})
         # lifecycle: the agent's principles, whatever the query
         rules: list[Episode] = []
         if principles:
@@ -734,17 +753,31 @@ class Memory:
 
     # -- export, import, re-embed -----------------------------------------------------------
     @gated_job
-    def export(self, out: IO[str] | str | os.PathLike[str], *, agent: str | None = None) -> int:
+    def export(
+        self,
+        out: IO[str] | str | os.PathLike[str],
+        *,
+        agent: str | None = None,
+        overwrite: bool = False,
+    ) -> int:
         """Write every episode (of one agent, or all) as JSONL to ``out`` (an open text
-        file, or a path to create); return how many. Each line also says when its strength
-        held (``decayed_at``), so that the file it is imported into decays it from then."""
+        file, or a path to create: an existing file only with ``overwrite``); return how
+        many. Each line also says when its strength held (``decayed_at``), so that the
+        file it is imported into decays it from then."""
         return write_jsonl(
-            out, lambda: self.store.iter_exported(self._agent_or_all(agent)), self.store.path
+            out,
+            lambda: self.store.iter_exported(self._agent_or_all(agent)),
+            self.store.path,
+            overwrite=overwrite,
         )
 
     @gated_job
     def salvage(
-        self, out: IO[str] | str | os.PathLike[str], *, agent: str | None = None
+        self,
+        out: IO[str] | str | os.PathLike[str],
+        *,
+        agent: str | None = None,
+        overwrite: bool = False,
     ) -> SalvageReport:
         """Like :meth:`export`, for a damaged file (:class:`.DamagedDatabase`): write every
         episode that still reads, skipping the rows on damaged pages, and report the ids
@@ -753,7 +786,7 @@ class Memory:
             name = self._agent_or_all(agent)
         except StoreError:  # the agents table itself may be what is damaged
             name = None if agent is None else args.agent_name(agent)
-        return save_salvaged(self.store.connections, out, name)
+        return save_salvaged(self.store.connections, out, name, overwrite=overwrite)
 
     def _agent_or_all(self, agent: str | None) -> str | None:
         return None if agent is None else self._agent(agent)

@@ -31,6 +31,7 @@ def salvage_file(
     out: IO[str] | str | os.PathLike[str],
     *,
     agent: str | None = None,
+    overwrite: bool = False,
 ) -> SalvageReport:
     """:meth:`Memory.salvage` for a file that does not open (its settings page damaged):
     read-only, reading nothing of the file but the episodes and the indexes that list
@@ -38,13 +39,17 @@ def salvage_file(
     name = None if agent is None else args.agent_name(agent)
     connections = open_for_salvage(Path(path))
     try:
-        return save_salvaged(connections, out, name)
+        return save_salvaged(connections, out, name, overwrite=overwrite)
     finally:
         connections.close()
 
 
 def save_salvaged(
-    connections: Connections, out: IO[str] | str | os.PathLike[str], agent: str | None
+    connections: Connections,
+    out: IO[str] | str | os.PathLike[str],
+    agent: str | None,
+    *,
+    overwrite: bool = False,
 ) -> SalvageReport:
     """Write every episode that still reads through ``connections`` (of ``agent``, or all)
     as JSONL to ``out``, and report the ids that could not be read."""
@@ -53,6 +58,7 @@ def save_salvaged(
         out,
         lambda: ([(e, None) for e in b] for b in salvaged(connections, agent, unreadable)),
         connections.path,
+        overwrite=overwrite,
     )
     return SalvageReport(n, id_ranges(sorted(set(unreadable))))
 
@@ -76,6 +82,8 @@ def write_jsonl(
     out: IO[str] | str | os.PathLike[str],
     batches: Callable[[], Iterable[list[tuple[Episode, datetime | None]]]],
     database: Path,
+    *,
+    overwrite: bool = False,
 ) -> int:
     """Write the episodes of ``batches()`` (each with the moment its strength holds for, or
     None: :func:`.importers.episode_to_json`) as JSONL to ``out`` (an open text file, or a
@@ -84,7 +92,8 @@ def write_jsonl(
     into place with the old file's permissions, so a failure keeps an earlier file of that
     name. A stream (:func:`is_stream`: ``/dev/stdout``, ``>(gzip …)``, a device) is
     written in place, appended to. The ``database``'s own files are refused
-    (:class:`.InvalidInput`), under any name."""
+    (:class:`.InvalidInput`), under any name, and so is a regular file that exists,
+    unless ``overwrite``."""
     if isinstance(out, (str, os.PathLike)):
         if "\x00" in os.fspath(out):
             raise InvalidInput(f"cannot write {out!r}: a path cannot hold a NUL character")
@@ -98,6 +107,10 @@ def write_jsonl(
         target = Path(os.path.realpath(out))
         if not target.parent.is_dir():
             raise InvalidInput(f"cannot write {out}: folder {target.parent} does not exist")
+        if target.is_file() and not overwrite:
+            raise InvalidInput(
+                f"{out} exists: export to a new file, or replace it (overwrite=True)"
+            )
         try:
             if target.exists() and not target.is_file():
                 with open(target, "w", encoding="utf-8", newline="\n") as fh:

@@ -719,3 +719,61 @@ def test_an_export_stops_at_its_next_batch_when_closed_from_inside(
     with pytest.raises(MemoryClosed):
         mem.export(out)
     assert mem.store.closed and 0 < out.getvalue().count("\n") < 1200
+
+
+def test_a_result_deleted_after_the_retrieval_is_not_packed(mem: Memory) -> None:
+    """retrieve → delete (or forget_agent) → pack still sent the deleted words on."""
+    pin = mem.add_exchange("my locker PIN is 4711", "noted", agent="alice")
+    mem.add_exchange("I love sushi", "nice", agent="alice")
+    found = mem.retrieve("what is my locker PIN?", agent="alice")
+    assert pin in [e.id for e in found.episodes]
+    assert "4711" in mem.pack(found).text
+    mem.delete([pin])
+    assert "4711" not in mem.pack(found).text
+    mem.forget_agent("alice")
+    assert mem.pack(found, principles=False).text == ""
+
+
+def test_a_turn_holds_a_close_off_until_it_ends(db_path: Path, clock: FixedClock) -> None:
+    """Without it, a close between a turn's retrieve and its add_exchange let the first
+    finish and refused the second: the exchange was lost."""
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    mem.add_exchange("the recital is on the 12th", "how exciting")
+    retrieved, closing = threading.Event(), threading.Event()
+    stored: list[int] = []
+
+    def one_turn() -> None:
+        with mem.turn():
+            mem.retrieve("when is the recital?")
+            retrieved.set()
+            assert closing.wait(10)
+            time.sleep(0.2)  # the close has begun meanwhile
+            stored.append(mem.add_exchange("and the rehearsal?", "the 10th"))
+
+    worker = threading.Thread(target=one_turn)
+    worker.start()
+    assert retrieved.wait(10)
+    closer = threading.Thread(target=mem.close)
+    closer.start()
+    closing.set()
+    worker.join(10)
+    closer.join(10)
+    assert len(stored) == 1 and mem.store.closed
+    with pytest.raises(MemoryClosed), mem.turn():
+        pass
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.get(stored[0]).user_text == "and the rehearsal?"
+
+
+def test_export_to_an_existing_file_needs_overwrite(mem: Memory, tmp_path: Path) -> None:
+    """The command line refused an existing file without --force; the library replaced it."""
+    mem.add("the boiler was serviced in march", kind="fact")
+    precious = tmp_path / "x.jsonl"
+    precious.write_text("precious\n")
+    with pytest.raises(InvalidInput, match="exists"):
+        mem.export(precious)
+    with pytest.raises(InvalidInput, match="exists"):
+        mem.salvage(precious)
+    assert precious.read_text() == "precious\n"
+    assert mem.export(precious, overwrite=True) == 1
+    assert "boiler" in precious.read_text()

