@@ -315,7 +315,7 @@ class LifecycleConfig(_Section):
 class Config(BaseModel):
     """All settings. Build one with :func:`load_config` or directly for tests."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     db: Path = Path("memengine.db")
     agent: str = Field(default="default", min_length=1, pattern=r"\S")  # something visible

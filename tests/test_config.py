@@ -251,3 +251,9 @@ def test_a_base_url_without_its_scheme_is_refused_when_read(section: str) -> Non
         None, environ={f"MEMENGINE_{section.upper()}__BASE_URL": "http://127.0.0.1:8/v1"}
     )
     assert getattr(cfg, section).base_url == "http://127.0.0.1:8/v1"
+
+
+def test_a_top_level_wait_that_is_not_a_number_says_so() -> None:
+    """``nan`` was reported as "should be less than or equal to 3600"."""
+    with pytest.raises(ConfigError, match="finite number"):
+        load_config(None, environ={"MEMENGINE_WRITE_WAIT_S": "nan"})

@@ -126,6 +126,11 @@ def test_the_llm_judges_which_memories_were_used(db_path: Path, clock: FixedCloc
             srv.push_chat(status=500)
             fb = mem.feedback(r.turn_id, answer="Acme gives a bulk discount on steel orders.")
             assert fb.method == "match" and a in fb.used and fb.degraded
+            # numbers written as the prompt's [n] labels, as strings, are read too
+            r = mem.retrieve("acme steel", limit=2, llm=False)
+            srv.push_chat(json_data={"used": ["1"]})
+            fb = mem.feedback(r.turn_id, answer="It will take about three weeks.")
+            assert fb.method == "llm" and fb.used == (r.episodes[0].id,)
             # judge="match" never calls the LLM
             calls = len(srv.chat_requests)
             r = mem.retrieve("acme steel", limit=2, llm=False)  # llm phases: fast path here

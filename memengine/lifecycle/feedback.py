@@ -154,6 +154,8 @@ def llm_used(
         schema_name="used_memories",
     )
     numbers = reply.data.get("used")
+    if isinstance(numbers, list):  # "2" as the prompt's [2] is read: a number
+        numbers = [int(n) if isinstance(n, str) and n.strip().isdecimal() else n for n in numbers]
     if not isinstance(numbers, list) or not all(
         isinstance(n, int) and not isinstance(n, bool) for n in numbers
     ):
