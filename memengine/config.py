@@ -43,6 +43,7 @@ __all__ = [
     "LLMConfig",
     "LifecycleConfig",
     "RetrievalConfig",
+    "http_url",
     "load_config",
     "local_zone",
 ]
@@ -166,7 +167,7 @@ class RetrievalConfig(_Section):
         return value
 
 
-def _http_url(value: str | None) -> str | None:
+def http_url(value: str | None) -> str | None:
     """A ``base_url`` as given, when it is an http(s) URL with a host (else a ValueError:
     ``localhost:11434/v1`` would fail only at the first request, after its retries)."""
     if value is None or not value.strip():
@@ -208,7 +209,7 @@ class LLMConfig(_Section):
     @field_validator("base_url")
     @classmethod
     def _a_url(cls, value: str | None) -> str | None:
-        return _http_url(value)
+        return http_url(value)
 
     @property
     def configured(self) -> bool:
@@ -232,7 +233,7 @@ class EmbedderConfig(_Section):
     @field_validator("base_url")
     @classmethod
     def _a_url(cls, value: str | None) -> str | None:
-        return _http_url(value)
+        return http_url(value)
 
 
 LEVELS = 6

@@ -257,3 +257,13 @@ def test_a_top_level_wait_that_is_not_a_number_says_so() -> None:
     """``nan`` was reported as "should be less than or equal to 3600"."""
     with pytest.raises(ConfigError, match="finite number"):
         load_config(None, environ={"MEMENGINE_WRITE_WAIT_S": "nan"})
+
+
+def test_a_client_built_directly_checks_its_base_url_too() -> None:
+    from memengine.embed.openai import OpenAIEmbedder
+    from memengine.llm.client import ChatClient
+
+    with pytest.raises(ConfigError, match="not an http"):
+        ChatClient(base_url="localhost:11434/v1")
+    with pytest.raises(ConfigError, match="not an http"):
+        OpenAIEmbedder(base_url="localhost:11434/v1", model="e")

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 import openai
 
+from ..config import http_url
 from ..errors import ConfigError, EmbedderMismatch, EmbeddingError, InvalidInput
 from ..http_deadline import MAX_REPLY_BYTES, ReplyTooLarge, http_client
 from ..http_retry import (
@@ -88,6 +89,10 @@ class OpenAIEmbedder:
             raise ConfigError(f"timeout_s must be positive, not {timeout_s}")
         if max_retries < 0:
             raise ConfigError(f"max_retries must be >= 0, not {max_retries}")
+        try:  # as the configuration checks it, for a client built directly
+            http_url(base_url)
+        except ValueError as exc:
+            raise ConfigError(f"base_url: {exc}") from exc
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.model = model
         self.dimensions = dimensions

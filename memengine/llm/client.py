@@ -30,7 +30,7 @@ from typing import Any
 import httpx2
 import openai
 
-from ..config import LLMConfig
+from ..config import LLMConfig, http_url
 from ..errors import ConfigError, LLMError, LLMResponseError, LLMTimeout
 from ..http_deadline import http_client
 from ..http_retry import (
@@ -122,6 +122,10 @@ class ChatClient:
             raise ConfigError(f"timeout_s must be positive, not {timeout_s!r}")
         if max_retries < 0:
             raise ConfigError(f"max_retries must be >= 0, not {max_retries!r}")
+        try:  # as the configuration checks it, for a client built directly
+            http_url(base_url)
+        except ValueError as exc:
+            raise ConfigError(f"base_url: {exc}") from exc
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.timeout_s = float(timeout_s)
         self.max_retries = int(max_retries)
