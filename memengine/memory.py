@@ -700,7 +700,7 @@ class Memory:
         if budget_tokens is not None and not (args.is_int(budget_tokens) and budget_tokens > 0):
             raise InvalidInput(f"budget_tokens must be a whole number ≥ 1, not {budget_tokens!r}")
         if retrieval.results:  # a user's deleted words are not sent to the model after all
-            alive = self.store.get([r.episode.id for r in retrieval.results])
+            alive = self.store.existing([r.episode.id for r in retrieval.results])
             if len(alive) < len(retrieval.results):
                 kept = tuple(r for r in retrieval.results if r.episode.id in alive)
                 retrieval = retrieval.model_copy(update={"results": kept})

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memengine import Config, FixedClock, Memory
+from memengine import Config, FixedClock, Memory, Retrieval
 from memengine.config import LifecycleConfig
 from memengine.errors import InvalidInput
 from memengine.lifecycle.features import FEATURES, linear_score
@@ -166,14 +166,19 @@ def test_no_scorer_is_trained_when_only_failed_turns_weigh_nothing(
         assert ranked.results and all(math.isfinite(x.score) for x in ranked.results)
 
 
+def _thirty_turns_over_five_notes(mem: Memory) -> list[Retrieval]:
+    """Five notes on one topic, then 30 recorded turns that each return them all."""
+    for w in ("alpha", "beta", "gamma", "delta", "epsilon"):
+        mem.add(f"steel price acme note {w}", kind="fact")
+    return [mem.retrieve(f"steel price acme {('alpha', 'beta')[i % 2]}") for i in range(30)]
+
+
 def test_late_feedback_on_older_turns_retrains_at_the_next_sleep(
     db_path: Path, clock: FixedClock
 ) -> None:
     cfg = Config(lifecycle=LifecycleConfig(learned_scorer_min_samples=20))
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
-        for w in ("alpha", "beta", "gamma", "delta", "epsilon"):
-            mem.add(f"steel price acme note {w}", kind="fact")
-        turns = [mem.retrieve(f"steel price acme {('alpha', 'beta')[i % 2]}") for i in range(30)]
+        turns = _thirty_turns_over_five_notes(mem)
         for r in turns[15:]:
             assert r.turn_id is not None
             mem.feedback(r.turn_id, [r.results[0].episode.id])
@@ -194,9 +199,7 @@ def test_late_feedback_within_a_full_window_retrains(db_path: Path, clock: Fixed
     tells that a turn the window holds was answered after the training."""
     cfg = Config(lifecycle=LifecycleConfig(learned_scorer_min_samples=20, scorer_max_samples=50))
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
-        for w in ("alpha", "beta", "gamma", "delta", "epsilon"):
-            mem.add(f"steel price acme note {w}", kind="fact")
-        turns = [mem.retrieve(f"steel price acme {('alpha', 'beta')[i % 2]}") for i in range(30)]
+        turns = _thirty_turns_over_five_notes(mem)
         late = turns[-3]  # inside the window of the newest ten turns (5 candidates each)
         for r in turns:
             assert r.turn_id is not None

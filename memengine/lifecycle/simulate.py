@@ -101,25 +101,22 @@ def simulate(
         m.name: MemoryState(id=i, strength=m.strength, principle=m.principle)
         for i, m in enumerate(memories, start=1)
     }
-    ends = _day_ends(tasks, per_day)
-    marks = {ends[d - 1]: float(d) for d in DAYS if d <= len(ends) and ends[d - 1] < tasks}
-    marks[tasks] = round(tasks / per_day, 1)
+    day_of = {end: float(k) for k, end in enumerate(_day_ends(tasks, per_day), start=1)}
+    last_day = round(tasks / per_day, 1)
+    marks = {end: day for end, day in day_of.items() if day in DAYS and end < tasks}
+    marks[tasks] = last_day
     result = SimResult(tasks, per_day, list(marks), list(marks.values()))
     result.strengths = {m.name: [] for m in memories}
-    day_end = set(ends)
     last_sleep = 0
-    day_end_seen: list[int] = []
     for t in range(1, tasks + 1):
         for m in memories:
             s = states[m.name]
             if m.every and t % m.every == 0 and s.status == "active":
                 s.access_count += 1
                 s.strength += cfg.use_strength_gain
-        if t in day_end or t == tasks:
-            passed = per_day if t in day_end else (t - last_sleep)
-            day = float(len(day_end_seen) + 1) if t in day_end else round(tasks / per_day, 1)
-            if t in day_end:
-                day_end_seen.append(t)
+        if t in day_of or t == tasks:
+            passed = per_day if t in day_of else (t - last_sleep)
+            day = day_of.get(t, last_day)
             plan = plan_sleep(list(states.values()), _constant(passed), cfg)
             by_id = {s.id: s for s in plan.states}
             for m in memories:

@@ -147,6 +147,11 @@ def counts_a_task(s: MemoryState, tasks: float) -> bool:
     return tasks >= 1.0
 
 
+def _always(s: MemoryState, tasks: float) -> bool:
+    """The level gate of a sleep whose caller says how many tasks passed: it moves levels."""
+    return True
+
+
 def plan_sleep(
     states: Sequence[MemoryState],
     tasks_of: Callable[[MemoryState], float],
@@ -278,14 +283,14 @@ def run_sleep(
         states = [_state(r) for r in store_lc.life_rows(cur, agent)]
         prev_ts = prev.slept_at.timestamp() if prev else None
 
+        moves: Callable[[MemoryState, float], bool]  # may this sleep move its level
         if tasks is not None:
             clock, total_tasks = "explicit", float(tasks)
 
             def tasks_of(s: MemoryState) -> float:
                 return float(tasks)
 
-            def moves(s: MemoryState, n: float) -> bool:  # the caller says tasks passed
-                return True
+            moves = _always  # the caller says tasks passed
 
         elif cfg.decay_clock == "days":
             start = (
@@ -294,9 +299,8 @@ def run_sleep(
                 else min((s.created_ts for s in states), default=now_ts)
             )
             clock = "days"
-            total_tasks = max(0.0, now_ts - start) / 86400 * cfg.expected_tasks_per_day
-
-            task_s = 86400 / cfg.expected_tasks_per_day
+            task_s = 86400 / cfg.expected_tasks_per_day  # one task's share of the calendar
+            total_tasks = max(0.0, now_ts - start) / task_s
 
             def since(s: MemoryState) -> float:
                 start = _created(s, now_ts, prev_ts)
@@ -307,11 +311,12 @@ def run_sleep(
             def tasks_of(s: MemoryState) -> float:
                 return max(0.0, now_ts - since(s)) / task_s
 
-            def moves(s: MemoryState, n: float) -> bool:
-                # a level per task boundary crossed (every 86400 / expected_tasks_per_day
-                # seconds of the calendar) since the last sleep: sleeps an hour apart
-                # consolidate as daily ones do, not never (each counts under one task)
+            def crosses_a_boundary(s: MemoryState, tasks: float) -> bool:
+                # a level per task boundary of the calendar crossed since the last sleep:
+                # sleeps an hour apart, each under one task, still consolidate
                 return math.floor(now_ts / task_s) > math.floor(since(s) / task_s)
+
+            moves = crosses_a_boundary
 
         else:
             turn_ts = sorted(ts for _, ts in turns)
@@ -326,7 +331,7 @@ def run_sleep(
             # turns from that moment, also those before this agent's previous sleep
             held = [s.decay_from_ts for s in states if s.decay_from_ts is not None]
             held_ts = (
-                sorted(store_lc.turn_times_from(cur, agent, min(held)))
+                [ts for _, ts in store_lc.turn_times(cur, agent, 0, from_ts=min(held))]
                 if held and prev is not None
                 else turn_ts
             )
@@ -335,8 +340,7 @@ def run_sleep(
                 times = turn_ts if s.decay_from_ts is None else held_ts
                 return float(tasks_since(_created(s, now_ts, prev_ts), times))
 
-            def moves(s: MemoryState, n: float) -> bool:
-                return counts_a_task(s, n)
+            moves = counts_a_task
 
         plan = plan_sleep(states, tasks_of, cfg, moves=moves)
         before = {s.id: s for s in states}

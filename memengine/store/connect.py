@@ -192,8 +192,9 @@ class Connections:
     def refuse_writes(self) -> None:
         """Raise :class:`.ReadOnlyDatabase` when the file was opened read-only, and a
         :class:`.StoreError` when it has been closed (before a caller embeds anything)."""
-        if self._closed or threading.get_ident() in self._stopped:
+        if self._closed:
             raise MemoryClosed(CLOSED)
+        self.refuse_if_stopped()
         same_process(self.opened_in, self.path)
         if self.read_only:
             why = f" ({self._why})" if self._why else ""
@@ -218,8 +219,9 @@ class Connections:
     @contextmanager
     def in_use(self) -> Iterator[None]:
         """Mark a use of the connections by this thread: :meth:`close` waits for it to end,
-        and none starts once it (or :meth:`stop`) is called, but inside a use of the same
-        thread under way (a :class:`.StoreError` says it was closed)."""
+        and none starts once it is called (nor in a thread :meth:`stop_this_thread`
+        stopped), but inside a use of the same thread under way (a :class:`.StoreError`
+        says it was closed)."""
         me = threading.get_ident()
         with self._uses_changed:
             if (self._closed or me in self._stopped) and me not in self._uses:

@@ -54,7 +54,6 @@ from .turns import (
     training_samples,
     trim_turns,
     turn_times,
-    turn_times_from,
 )
 
 __all__ = [
@@ -99,6 +98,5 @@ __all__ = [
     "training_samples",
     "trim_turns",
     "turn_times",
-    "turn_times_from",
     "upsert_agent",
 ]

@@ -5,6 +5,7 @@ Every function takes a cursor and runs inside the caller's transaction."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,7 +26,6 @@ __all__ = [
     "training_samples",
     "trim_turns",
     "turn_times",
-    "turn_times_from",
 ]
 
 
@@ -142,21 +142,17 @@ def close_turn(
     )
 
 
-def turn_times(cur: Any, agent: str, after_turn: int) -> list[tuple[int, float]]:
-    """(id, unix time) of the agent's turns after ``after_turn``, in order."""
+def turn_times(
+    cur: Any, agent: str, after_turn: int, *, from_ts: float = -math.inf
+) -> list[tuple[int, float]]:
+    """(id, unix time) of the agent's turns after ``after_turn`` recorded at or after
+    ``from_ts``, in order."""
     rows = cur.execute(
-        "SELECT id, created_ts FROM turns WHERE agent = ? AND id > ? ORDER BY id",
-        (agent, after_turn),
+        "SELECT id, created_ts FROM turns WHERE agent = ? AND id > ? AND created_ts >= ? "
+        "ORDER BY id",
+        (agent, after_turn, from_ts),
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
-
-
-def turn_times_from(cur: Any, agent: str, ts: float) -> list[float]:
-    """The times (``created_ts``) of the agent's turns at or after unix time ``ts``."""
-    rows = cur.execute(
-        "SELECT created_ts FROM turns WHERE agent = ? AND created_ts >= ?", (agent, ts)
-    ).fetchall()
-    return [float(r[0]) for r in rows]
 
 
 def trim_turns(cur: Any, agent: str, keep: int) -> int:
