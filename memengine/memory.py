@@ -152,7 +152,10 @@ class Memory:
         cfg = config or Config()
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(f"a memory file is a path, not {type(path).__name__}")
+        if isinstance(path, str) and not path.strip():
+            raise InvalidInput("the database path is empty")  # Path("") is the folder "."
         db = Path(path) if path is not None else cfg.db
+        Store.check_file(db)  # a folder, pipe or device is named as such, not as "no file"
         if not create and not Store.holds_data(db):
             what = "an empty file" if db.is_file() else "no memory file"
             raise StoreError(

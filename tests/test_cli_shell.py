@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from memengine import Memory
 from memengine.cli import app
-from memengine.errors import InvalidInput
+from memengine.errors import InvalidInput, NotAMemEngineDatabase
 from memengine.store.driver import sqlite_module
 
 from .helpers import HashEmbedder
@@ -170,6 +170,30 @@ def test_configuration_errors_name_every_bad_setting_and_where_it_came_from(
     monkeypatch.setenv("HOME", str(tmp_path))
     absent = run("stats", ok=False)
     assert f"no memory file at {tmp_path / 'memengine-test-absent.db'}" in absent.output
+
+
+def test_a_db_flag_that_names_no_file_says_what_it_names(tmp_path: Path, cli_env: None) -> None:
+    """``--db ''`` is an empty path (it was the folder "."), and a device is not a file
+    (``stats --db /dev/null`` suggested making a memory there with ``init``)."""
+    for command in (["stats"], ["search", "hello"], ["init"]):
+        empty = run(*command, "--db", "", ok=False)
+        assert "db = '' (a command-line flag or override): the database path is empty" in (
+            empty.output
+        ), command
+        device = run(*command, "--db", os.devnull, ok=False)
+        assert f"{os.devnull} is not a regular file" in device.output, command
+        assert "init" not in device.output
+    with pytest.raises(InvalidInput, match="the database path is empty"):
+        Memory.open("  ")
+    with pytest.raises(NotAMemEngineDatabase, match="is a directory"):
+        Memory.open(tmp_path, create=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_eval_error_is_its_only_line(tmp_path: Path) -> None:
+    """A progress bar on a log or a pipe printed a blank line before the error."""
+    result = run("eval", "memset", str(tmp_path / "absent.json"), ok=False)
+    assert result.output == f"error: no such file: {tmp_path / 'absent.json'}\n"
 
 
 def test_times_outside_the_calendar_are_refused_and_windows_reach_past_it(tmp_path: Path) -> None:

@@ -131,6 +131,15 @@ def test_the_llm_judges_which_memories_were_used(db_path: Path, clock: FixedCloc
             srv.push_chat(json_data={"used": ["1"]})
             fb = mem.feedback(r.turn_id, answer="It will take about three weeks.")
             assert fb.method == "llm" and fb.used == (r.episodes[0].id,)
+            # numbers outside the ones shown are no memory: ignored, and the result says so
+            r = mem.retrieve("acme steel", limit=2, llm=False)
+            srv.push_chat(json_data={"used": [2, 0, 7, -1]})
+            fb = mem.feedback(r.turn_id, answer="It will take about three weeks.")
+            assert fb.method == "llm" and fb.used == (r.episodes[1].id,)
+            assert fb.degraded == (
+                "the LLM judge named memories it was not shown ([-1, 0, 7]; it was shown "
+                "[1]–[2]); ignored",
+            )
             # judge="match" never calls the LLM
             calls = len(srv.chat_requests)
             r = mem.retrieve("acme steel", limit=2, llm=False)  # llm phases: fast path here

@@ -260,8 +260,8 @@ def _in_range(value: str, x: float, lo: float | None, hi: float | None) -> None:
         raise typer.BadParameter(f"{value} is not in the range {low}x{high}")
 
 
-DbOpt = Annotated[
-    Path | None, typer.Option("--db", help="Database file (default: [db] in config, memengine.db).")
+DbOpt = Annotated[  # a str: a Path would turn `--db ''` into the folder "."
+    str | None, typer.Option("--db", help="Database file (default: [db] in config, memengine.db).")
 ]
 AgentOpt = Annotated[str | None, typer.Option("--agent", "-a", help="Agent scope.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
@@ -272,11 +272,11 @@ ConfigOpt = Annotated[
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def settings(config: Path | None, db: Path | None = None, agent: str | None = None) -> Config:
+def settings(config: Path | None, db: str | None = None, agent: str | None = None) -> Config:
     """Read the configuration once, with CLI flags on top."""
     overrides: dict[str, Any] = {}
     if db is not None:
-        overrides["db"] = str(db)
+        overrides["db"] = db
     if agent is not None:
         overrides["agent"] = agent
     return load_config(config, overrides=overrides)

@@ -99,7 +99,7 @@ def bench(
         seed=seed,
     )
 
-    if no_progress:
+    if no_progress or not err_console.is_terminal:  # a log or a pipe gets no bar
         result = run_bench(cfg)
     else:
         with Progress(

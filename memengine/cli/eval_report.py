@@ -327,7 +327,7 @@ def signal_table(report: SignalReport) -> Table:
 @contextmanager
 def eval_progress(console: Console, *, enabled: bool = True) -> Iterator[tuple[Callback, Callback]]:
     """Two progress bars (ingest, questions) on ``console``; yields their ``(done, total)`` callbacks."""
-    if not enabled:
+    if not enabled or not console.is_terminal:  # a log or a pipe gets no bar (nor its blank line)
 
         def noop(done: int, total: int) -> None:
             return None

@@ -131,7 +131,7 @@ def _print_degraded(r: Any) -> None:
 def _retrieve(
     text: str,
     recent: list[str] | None,
-    db: Path | None,
+    db: str | None,
     agent: str | None,
     config: Path | None,
     limit: int | None,

@@ -135,8 +135,9 @@ def llm_used(
     episodes: Sequence[Episode],
     deadline_s: float,
     max_tokens: int = 200,
-) -> dict[int, str]:
-    """Ask the LLM (a :class:`~memengine.llm.client.ChatClient`) which numbered memories it used."""
+) -> tuple[dict[int, str], list[int]]:
+    """Ask the LLM (a :class:`~memengine.llm.client.ChatClient`) which numbered memories it
+    used: the used episodes' reasons by id, and the numbers it named that were not shown."""
     from ..errors import LLMResponseError
 
     lines = []
@@ -162,9 +163,9 @@ def llm_used(
         got = repr(reply.data)
         got = got if len(got) <= 200 else got[:199] + "…"
         raise LLMResponseError(f"expected {{'used': [numbers]}}, got {got}")
-    return {
-        episodes[n - 1].id: "the LLM judged it used" for n in numbers if 1 <= n <= len(episodes)
-    }
+    shown = range(1, len(episodes) + 1)
+    used = {episodes[n - 1].id: "the LLM judged it used" for n in numbers if n in shown}
+    return used, sorted({n for n in numbers if n not in shown})
 
 
 def give_feedback(
@@ -227,7 +228,7 @@ def give_feedback(
         judged: dict[int, str] | None = None
         if client is not None:
             try:
-                judged = llm_used(
+                judged, unshown = llm_used(
                     client,
                     model=model,
                     answer=answer,
@@ -235,6 +236,12 @@ def give_feedback(
                     deadline_s=cfg.feedback_deadline_s,
                 )
                 methods.append("llm")
+                if unshown:  # an invented memory is not a used one; say that it was named
+                    named = ", ".join(map(str, unshown[:10])) + (", …" if len(unshown) > 10 else "")
+                    degraded.append(
+                        f"the LLM judge named memories it was not shown ([{named}]; it was "
+                        f"shown [1]–[{len(episodes)}]); ignored"
+                    )
             except LLMError as exc:
                 why = " ".join(str(exc).split())
                 why = why if len(why) <= 300 else why[:299] + "…"

@@ -112,6 +112,13 @@ class Store:
             return False
 
     @staticmethod
+    def check_file(path: str | os.PathLike[str]) -> None:
+        """Refuse what exists at ``path`` but cannot be a memory file (a folder, a pipe,
+        a device, a foreign file) with a :class:`NotAMemEngineDatabase`; a missing or
+        empty file passes."""
+        check_header(Path(path))
+
+    @staticmethod
     def recorded_embedder(path: str | os.PathLike[str]) -> str | None:
         """The embedder id recorded in the memory file at ``path``; None when there is no
         file, no embedder recorded yet, or nothing readable as a memory file (opening it
