@@ -5,6 +5,8 @@ The public API is re-exported here; ``__all__`` is checked by a test.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .clock import Clock, FixedClock, SystemClock
 from .config import (
     Config,
@@ -38,6 +40,7 @@ from .errors import (
     SchemaTooNew,
     StoreError,
 )
+from .importers import ImportedFile
 from .lifecycle import (
     AgentRow,
     FeedbackResult,
@@ -47,7 +50,7 @@ from .lifecycle import (
     ScorerInfo,
     SleepReport,
 )
-from .memory import Memory, make_embedder
+from .memory import Memory, Progress, make_embedder
 from .models import (
     DegradedPart,
     Episode,
@@ -68,11 +71,26 @@ from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport
 from .transfer import salvage_file
 
+if TYPE_CHECKING:
+    from .llm.client import ChatClient
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """``memengine.ChatClient`` is imported when asked for: it loads the ``openai`` client,
+    which an offline program never needs."""
+    if name == "ChatClient":
+        from .llm.client import ChatClient
+
+        return ChatClient
+    raise AttributeError(f"module 'memengine' has no attribute {name!r}")
+
 
 __all__ = [
     "AgentRow",
     "BackupReport",
+    "ChatClient",
     "Clock",
     "Config",
     "ConfigError",
@@ -94,6 +112,7 @@ __all__ = [
     "FeedbackResult",
     "FixedClock",
     "ForgetReport",
+    "ImportedFile",
     "InvalidInput",
     "Judge",
     "LLMConfig",
@@ -111,6 +130,7 @@ __all__ = [
     "NotFound",
     "OptimizeReport",
     "Pack",
+    "Progress",
     "Ranking",
     "ReadOnlyDatabase",
     "RecentMessage",

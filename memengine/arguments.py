@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypeGuard
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -25,6 +26,7 @@ from .text import has_surrogate, is_blank, scrub
 __all__ = [
     "EARLIEST",
     "LATEST",
+    "MAX_BATCH",
     "MAX_DAY_RANGE",
     "MAX_EPISODE_CHARS",
     "MAX_ID",
@@ -32,23 +34,28 @@ __all__ = [
     "MAX_METADATA_DEPTH",
     "ROLES",
     "agent_name",
+    "batch_size",
     "checked_episode",
     "clean_text",
     "day_range",
     "episode_id",
     "episode_kind",
+    "episode_source",
     "extra_queries",
     "in_span",
-    "is_int",
     "kinds",
+    "listed",
     "message",
     "moment",
     "new_episode",
+    "progress_callback",
     "recent_messages",
     "result_limit",
     "sensitivity_level",
     "spelled_as_declared",
+    "task_count",
     "used_ids",
+    "whole",
 ]
 
 MAX_EPISODE_CHARS = 200_000
@@ -162,20 +169,26 @@ def _shown(text: str | None) -> str | None:
     return None if text is None or is_blank(text) else text
 
 
-def is_int(value: object) -> TypeGuard[int]:
-    """Whether ``value`` is a whole number (a bool is not)."""
-    return isinstance(value, int) and not isinstance(value, bool)
+def whole(value: object) -> int | None:
+    """``value`` as a Python int when it is a whole number (an int, a numpy integer: what
+    ``operator.index`` takes; a bool is not one), else None."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":  # numpy's bool too
+        return None
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
 
 
 def episode_id(value: object) -> int:
     """``value`` as an episode id: InvalidInput if not a whole number, NotFound if out of
     the range an id can have."""
-    if not is_int(value):
+    number = whole(value)
+    if number is None:
         raise InvalidInput(f"an episode id is a whole number, not {value!r}")
-    assert isinstance(value, int)
-    if not 0 < value <= MAX_ID:
-        raise NotFound(f"no episode with id {value}")
-    return value
+    if not 0 < number <= MAX_ID:
+        raise NotFound(f"no episode with id {number}")
+    return number
 
 
 def episode_kind(value: object) -> EpisodeKind:
@@ -196,7 +209,7 @@ def kinds(given: Sequence[EpisodeKind | str] | None) -> list[str] | None:
         return None
     if isinstance(given, (str, EpisodeKind)):
         given = [given]
-    given = _listed(given, "kinds must be a kind or a list of kinds")
+    given = listed(given, "kinds must be a kind or a list of kinds")
     if not given:  # it would find nothing, whatever is stored
         raise InvalidInput("kinds is empty: give None for every kind, or at least one kind")
     return [episode_kind(k).value for k in given]
@@ -205,9 +218,16 @@ def kinds(given: Sequence[EpisodeKind | str] | None) -> list[str] | None:
 def new_episode(**fields: Any) -> NewEpisode:
     """A :class:`NewEpisode` made from ``fields`` (not yet :func:`checked_episode`):
     InvalidInput with one line per wrong field, without pydantic's header."""
-    tags = fields.get("tags") or ()
-    fields["tags"] = (tags,) if isinstance(tags, str) else tuple(tags)  # "abc" is one tag
-    fields["metadata"] = fields.get("metadata") or {}
+    tags = fields.get("tags")
+    if tags is None:
+        tags = ()
+    elif isinstance(tags, str):
+        tags = (tags,)  # "abc" is one tag
+    elif isinstance(tags, (bytes, Mapping)) or not isinstance(tags, Iterable):
+        raise InvalidInput(f"invalid episode: tags: a tag or a list of tags, not {_cut_repr(tags)}")
+    fields["tags"] = tuple(tags)
+    if fields.get("metadata") is None:
+        fields["metadata"] = {}
     try:
         episode = NewEpisode(**fields)
     except ValidationError as exc:
@@ -340,37 +360,40 @@ def _cut_repr(value: object) -> str:
 
 def sensitivity_level(value: object) -> int:
     """A ``max_sensitivity`` argument: 0, 1, 2 or 3."""
-    if not is_int(value) or not 0 <= value <= 3:
+    number = whole(value)
+    if number is None or not 0 <= number <= 3:
         raise InvalidInput(f"max_sensitivity must be 0, 1, 2 or 3, not {value!r}")
-    return value
+    return number
 
 
 def result_limit(value: object) -> int | None:
     """A ``limit`` argument: None (the configured number) or a whole number of at least 1."""
     if value is None:
         return None
-    if not is_int(value) or value < 1:
+    number = whole(value)
+    if number is None or number < 1:
         raise InvalidInput(f"limit must be a whole number of at least 1, not {value!r}")
-    return value
+    return number
 
 
 def day_range(value: object) -> int | bool | None:
     """A ``day_range`` argument: True (configured), None or False (all time), or days."""
     if value is None or isinstance(value, bool):
         return value
-    if not is_int(value) or not 0 <= value <= MAX_DAY_RANGE:
+    number = whole(value)
+    if number is None or not 0 <= number <= MAX_DAY_RANGE:
         raise InvalidInput(
             f"day_range must be a number of days from 0 to {MAX_DAY_RANGE:,} "
             f"(or None for all time), not {value!r}"
         )
-    return value
+    return number
 
 
 def extra_queries(value: object) -> list[str]:
     """An ``extra_queries`` argument: a sequence of strings (not one string)."""
     if isinstance(value, str):
         raise InvalidInput("extra_queries must be a list of strings, not one string")
-    queries = _listed(value, "extra_queries must be a list of strings")
+    queries = listed(value, "extra_queries must be a list of strings")
     if any(not isinstance(q, str) for q in queries):
         raise InvalidInput("extra_queries must be strings")
     return queries
@@ -380,13 +403,55 @@ def used_ids(value: object) -> list[int] | None:
     """The ``used`` argument of feedback: None, or memory ids (whole numbers)."""
     if value is None:
         return None
-    used = _listed(value, "used memories are given as a list of ids")
-    if any(not is_int(i) for i in used):
-        raise InvalidInput(f"used memories are given by id (whole numbers): {used!r}")
-    return used
+    given = listed(value, "used memories are given as a list of ids")
+    used = [whole(i) for i in given]
+    if any(i is None for i in used):
+        raise InvalidInput(f"used memories are given by id (whole numbers): {given!r}")
+    return [i for i in used if i is not None]
 
 
-def _listed(value: object, what: str) -> list[Any]:
+def task_count(value: object) -> float:
+    """A sleep's ``tasks``: a finite number of at least 0 (10**400 is no count of tasks)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInput(f"tasks must be a finite number of at least 0, not {_cut_repr(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number) or number < 0:
+        raise InvalidInput(f"tasks must be a finite number of at least 0, not {_cut_repr(value)}")
+    return number
+
+
+def progress_callback(value: object) -> Callable[[int, int], None] | None:
+    """A ``progress`` argument: None, or a callable of ``(done, total)``."""
+    if value is None or callable(value):
+        return value
+    raise InvalidInput(f"progress is a callable of (done, total), not {_cut_repr(value)}")
+
+
+MAX_BATCH = 100_000
+"""The most episodes one transaction of :meth:`Memory.add_many` writes."""
+
+
+def batch_size(value: object) -> int:
+    """A ``batch_size`` argument: a whole number from 1 to :data:`MAX_BATCH`."""
+    number = whole(value)
+    if number is None or not 1 <= number <= MAX_BATCH:
+        raise InvalidInput(
+            f"batch_size must be a whole number from 1 to {MAX_BATCH:,}, not {_cut_repr(value)}"
+        )
+    return number
+
+
+def episode_source(value: object) -> Iterable[Any]:
+    """The episodes given to a bulk add: an iterable (not a string, not None)."""
+    if not isinstance(value, Iterable):  # (a str's items are refused one by one)
+        raise InvalidInput(f"episodes are given as a list or an iterable, not {_cut_repr(value)}")
+    return value
+
+
+def listed(value: object, what: str) -> list[Any]:
     """``value`` as a list, or InvalidInput saying ``what`` when it is not iterable."""
     try:
         items: list[Any] = list(value)  # type: ignore[call-overload]

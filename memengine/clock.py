@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
+from .errors import InvalidInput
+
 __all__ = ["Clock", "FixedClock", "SystemClock", "ensure_aware", "iso_text", "parse_iso"]
 
 Clock = Callable[[], datetime]
@@ -21,7 +23,9 @@ class FixedClock:
     """A clock that stands still until moved; for tests, evals and simulations."""
 
     def __init__(self, now: datetime) -> None:
-        self.now = ensure_aware(now)
+        """Stand at ``now``; a time without a zone is UTC (a clock tells an instant, whatever
+        ``time_zone`` the memory reads messages in)."""
+        self.now = _instant(now)
 
     def __call__(self) -> datetime:
         return self.now
@@ -33,7 +37,13 @@ class FixedClock:
 
     def set(self, now: datetime) -> None:
         """Jump to ``now``."""
-        self.now = ensure_aware(now)
+        self.now = _instant(now)
+
+
+def _instant(now: object) -> datetime:
+    if not isinstance(now, datetime):
+        raise InvalidInput(f"a clock's time is a datetime, not {type(now).__name__}")
+    return ensure_aware(now)
 
 
 def ensure_aware(moment: datetime) -> datetime:

@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
+from .text import is_blank
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -316,10 +317,10 @@ class LifecycleConfig(_Section):
 class Config(BaseModel):
     """All settings. Build one with :func:`load_config` or directly for tests."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
     db: Path = Path("memengine.db")
-    agent: str = Field(default="default", min_length=1, pattern=r"\S")  # something visible
+    agent: str = Field(default="default", min_length=1)  # something visible (_visible_agent)
     time_zone: str | None = None  # the clock's zone: an IANA name, "local"; None: UTC
     write_wait_s: float = Field(default=10.0, gt=0, le=MAX_WAIT_S)  # for the file's other writers
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
@@ -336,6 +337,15 @@ class Config(BaseModel):
             if not str(text).strip():
                 raise ValueError("the database path is empty")
             return Path(text).expanduser()
+        return value
+
+    @field_validator("agent")
+    @classmethod
+    def _visible_agent(cls, value: str) -> str:
+        """The default agent's name as every call checks it (a zero-width space shows
+        nothing: each call would refuse it)."""
+        if is_blank(value):
+            raise ValueError("an agent name shows something (it is blank or invisible)")
         return value
 
     @field_validator("time_zone")
@@ -376,24 +386,46 @@ class Config(BaseModel):
         return moment.astimezone(ZoneInfo(self.time_zone))
 
 
-@functools.lru_cache(maxsize=1)
 def local_zone() -> ZoneInfo | None:
-    """The system's time zone with its rules (summer time included): the IANA zone ``TZ``
-    names, else the one ``/etc/localtime`` links to; None when neither says (the fixed
-    offset of the moment is then all that is known)."""
-    candidates = [os.environ.get("TZ", "").lstrip(":")]
+    """The system's time zone with its rules (summer time included): the zone ``TZ`` names
+    (an IANA name, or a zone file's absolute path), else the one ``/etc/localtime`` is;
+    None when ``TZ`` is a POSIX rule (``JST-9``) or nothing says (the C library's offset
+    of the moment is then used, which honours such a ``TZ``)."""
+    tz = os.environ.get("TZ")
+    if tz is not None:
+        return _zone_named(tz.removeprefix(":"))
+    return _etc_localtime()
+
+
+@functools.lru_cache(maxsize=8)
+def _zone_named(name: str) -> ZoneInfo | None:
+    """The zone of a ``TZ`` value: an IANA name, a zone file's path, else None."""
+    try:
+        if name.startswith("/"):
+            with open(name, "rb") as fh:
+                return ZoneInfo.from_file(fh, key=name)
+        return ZoneInfo(name) if name else ZoneInfo("UTC")  # TZ="" is UTC for the C library
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _etc_localtime() -> ZoneInfo | None:
+    """The zone ``/etc/localtime`` links to (or holds), None when there is none."""
     try:
         link = os.readlink("/etc/localtime")
-        candidates.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
     except OSError:
-        pass
-    for name in candidates:
-        if name:
-            try:
-                return ZoneInfo(name)
-            except (ZoneInfoNotFoundError, ValueError):
-                continue
-    return None
+        link = ""
+    if "zoneinfo/" in link:
+        try:
+            return ZoneInfo(link.split("zoneinfo/", 1)[1])
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    try:
+        with open("/etc/localtime", "rb") as fh:  # a copy of a zone file, not a link
+            return ZoneInfo.from_file(fh, key="localtime")
+    except (OSError, ValueError):
+        return None
 
 
 _SHORTCUTS = {
@@ -490,7 +522,11 @@ def load_config(
     data: dict[str, Any] = {}
     origins: dict[tuple[str, ...], str] = {}
     explicit = path is not None or "MEMENGINE_CONFIG" in env
-    file = Path(path if path is not None else env.get("MEMENGINE_CONFIG", "memengine.toml"))
+    named = path if path is not None else env.get("MEMENGINE_CONFIG", "memengine.toml")
+    if not str(named).strip():
+        where = "the config file's path" if path is not None else "MEMENGINE_CONFIG"
+        raise ConfigError(f"{where} is empty: name a TOML file, or leave it unset")
+    file = Path(named)
     file = file.expanduser()
     if file.exists():
         try:

@@ -12,7 +12,6 @@ validates input, batches embedding and writing, and hands retrieval to the
 
 from __future__ import annotations
 
-import math
 import os
 import threading  # llm phases
 import unicodedata
@@ -32,7 +31,7 @@ from . import lifecycle as life  # lifecycle
 from .call_gate import CallGate, gated, gated_job
 from .clock import Clock, SystemClock, ensure_aware
 from .config import Config
-from .embed.base import Embedder
+from .embed.base import Embedder, is_embedder
 from .embed.factory import make_embedder
 from .embed.probe import PROBE_TEXT, ProbedEmbedder, same_model
 from .embed.recorded import RecordedOnly
@@ -149,7 +148,17 @@ class Memory:
         the configured one is not touched (a remote endpoint may be down); an
         add or a search then raises :class:`.EmbedderMismatch`.
         """
-        cfg = config or Config()
+        cfg = Config() if config is None else config
+        if not isinstance(cfg, Config):
+            raise ConfigError(
+                f"config is a Config (load_config() reads a TOML file), not {type(cfg).__name__}"
+            )
+        if embedder is not None and not is_embedder(embedder):
+            raise ConfigError(
+                f"embedder is an Embedder (make_embedder builds one), not {type(embedder).__name__}"
+            )
+        if clock is not None and not callable(clock):
+            raise InvalidInput(f"clock is a callable that returns the time, not {clock!r}")
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(f"a memory file is a path, not {type(path).__name__}")
         if isinstance(path, str) and not path.strip():
@@ -386,6 +395,11 @@ class Memory:
     ) -> list[int]:
         """:meth:`add_many`; ``checked``: the episodes are :meth:`_validated` already (an
         import checks every one before it writes any)."""
+        episodes = args.episode_source(episodes)  # every argument checked before a write
+        batch_size = args.batch_size(batch_size)
+        progress = args.progress_callback(progress)
+        if total is not None and (args.whole(total) is None or total < 0):
+            raise InvalidInput(f"total is a whole number of at least 0, not {total!r}")
         self._writable()
         ids: list[int] = []
         batch: list[NewEpisode] = []
@@ -428,6 +442,7 @@ class Memory:
         sensitive) and compacts the file (``VACUUM``), so that nothing deleted stays
         in its free pages (see :meth:`delete`).
         """
+        progress = args.progress_callback(progress)
         self._writable()
         return self.store.optimize(vectors=vectors, scrub=scrub, progress=progress)
 
@@ -474,12 +489,14 @@ class Memory:
         self._writable()
         if isinstance(ids, (str, bytes)):
             raise InvalidInput(f"episode ids must be whole numbers, not the text {ids!r}")
-        if not isinstance(ids, (int, Iterable)) or isinstance(ids, bool):
+        one = args.whole(ids)
+        if one is None and (not isinstance(ids, Iterable) or isinstance(ids, bool)):
             raise InvalidInput(f"episode ids are a whole number or a list of them, not {ids!r}")
-        given: list[Any] = [ids] if isinstance(ids, int) else list(ids)
-        if any(not args.is_int(i) for i in given):
+        given: list[Any] = [one] if one is not None else list(ids)  # type: ignore[arg-type]
+        numbers = [args.whole(i) for i in given]
+        if any(i is None for i in numbers):
             raise InvalidInput(f"episode ids must be whole numbers: {given!r}")
-        id_list = [int(i) for i in given if 0 < i <= args.MAX_ID]  # others cannot be stored
+        id_list = [i for i in numbers if i is not None and 0 < i <= args.MAX_ID]
         if not id_list:
             return []
         owner = None if agent is None else self._agent(agent)
@@ -700,8 +717,15 @@ class Memory:
         """
         if not isinstance(retrieval, Retrieval):
             raise InvalidInput(f"pack takes what retrieve returned, not {type(retrieval).__name__}")
-        if budget_tokens is not None and not (args.is_int(budget_tokens) and budget_tokens > 0):
-            raise InvalidInput(f"budget_tokens must be a whole number ≥ 1, not {budget_tokens!r}")
+        if not isinstance(query, str):
+            raise InvalidInput(f"pack's query is the message's text, not {type(query).__name__}")
+        if budget_tokens is not None:
+            tokens = args.whole(budget_tokens)
+            if tokens is None or tokens < 1:
+                raise InvalidInput(
+                    f"budget_tokens must be a whole number ≥ 1, not {budget_tokens!r}"
+                )
+            budget_tokens = tokens
         if retrieval.results:  # a user's deleted words are not sent to the model after all
             alive = self.store.existing([r.episode.id for r in retrieval.results])
             if len(alive) < len(retrieval.results):
@@ -784,7 +808,9 @@ class Memory:
     ) -> SalvageReport:
         """Like :meth:`export`, for a damaged file (:class:`.DamagedDatabase`): write every
         episode that still reads, skipping the rows on damaged pages, and report the ids
-        that could not be read. On a sound file it writes what :meth:`export` writes."""
+        that could not be read. On a sound file it writes what :meth:`export` writes, but
+        for the moment each strength held (``decayed_at``): an import of a salvage decays
+        its memories from the import."""
         try:
             name = self._agent_or_all(agent)
         except StoreError:  # the agents table itself may be what is damaged
@@ -819,6 +845,7 @@ class Memory:
         it. ``agent`` and ``per_conversation`` are as in
         :func:`.importers.read_file`.
         """
+        progress = args.progress_callback(progress)
         self._writable()  # before a large file is read in vain
         read = read_file(
             path,
@@ -862,7 +889,12 @@ class Memory:
         """Store episodes read from elsewhere (:mod:`memengine.importers`) as
         :meth:`import_` does: all checked, and their ids looked up, before any is written."""
         self._writable()
-        eps = list(episodes)
+        eps = list(args.episode_source(episodes))
+        stray = next((e for e in eps if not isinstance(e, (NewEpisode, Episode))), None)
+        if stray is not None:
+            raise InvalidInput(
+                f"import_episodes takes NewEpisode (or Episode) objects, not {type(stray).__name__}"
+            )
         if not keep_ids:
             eps = [e.model_copy(update={"id": None}) for e in eps]
         # every line checked before any is written; an export keeps what older files hold
@@ -881,6 +913,9 @@ class Memory:
         nothing the searches read has changed, and the next re-embed with the same
         embedder (and model) goes on from where this one stopped; ``note`` is told
         whether it did (:mod:`memengine.store.reembed`)."""
+        progress = args.progress_callback(progress)
+        if note is not None and not callable(note):
+            raise InvalidInput(f"note is a callable of one message, not {note!r}")
         self._writable()
         count = self.store.replace_embedder(
             self.embedder.id,
@@ -901,7 +936,8 @@ class Memory:
         """Create an agent, or add perspectives (e.g. コスト, 納期) to an existing one."""
         if isinstance(perspectives, str):
             perspectives = [perspectives]
-        names = [args.agent_name(p, "perspective") for p in perspectives]  # an agent's rules
+        listed = args.listed(perspectives, "perspectives are a list of names")
+        names = [args.agent_name(p, "perspective") for p in listed]  # an agent's rules
         self._writable()
         return life.create_agent(self.store, self._agent(name), names, ensure_aware(self.clock()))
 
@@ -940,8 +976,10 @@ class Memory:
         turn becomes active again.
         """
         self._writable()
-        if not args.is_int(turn_id):
+        number = args.whole(turn_id)
+        if number is None:
             raise InvalidInput(f"a turn id is a whole number, not {turn_id!r}")
+        turn_id = number
         if not 0 < turn_id <= args.MAX_ID:
             raise NotFound(f"no turn with id {turn_id}")
         used = args.used_ids(used)
@@ -990,13 +1028,8 @@ class Memory:
         """Run the sleep phase for an agent (one transaction), then retrain its scorer if due."""
         self._writable()
         name = self._agent(agent)
-        if tasks is not None and (
-            isinstance(tasks, bool)
-            or not isinstance(tasks, (int, float))
-            or not math.isfinite(tasks)
-            or tasks < 0
-        ):
-            raise InvalidInput(f"tasks must be a finite number of at least 0, not {tasks!r}")
+        if tasks is not None:
+            tasks = args.task_count(tasks)
         report = life.run_sleep(
             self.store, name, self.config.lifecycle, ensure_aware(self.clock()), tasks=tasks
         )
@@ -1026,11 +1059,14 @@ class Memory:
     ) -> list[Episode]:
         """Memories retrieved often (candidate_count > 50) but never used (access_count 0)."""
         limit = self.config.lifecycle.never_used_min_candidates
-        return life.never_used(
-            self.store,
-            self._agent(agent),
-            limit if min_candidates is None else min_candidates,
-        )
+        if min_candidates is not None:
+            number = args.whole(min_candidates)
+            if number is None or number < 0:
+                raise InvalidInput(
+                    f"min_candidates is a whole number of at least 0, not {min_candidates!r}"
+                )
+            limit = min(number, args.MAX_ID)  # (more than SQLite's integers hold: none)
+        return life.never_used(self.store, self._agent(agent), limit)
 
     @gated
     def principles(self, agent: str | None = None) -> list[Episode]:

@@ -94,6 +94,10 @@ def write_jsonl(
     written in place, appended to. The ``database``'s own files are refused
     (:class:`.InvalidInput`), under any name, and so is a regular file that exists,
     unless ``overwrite``."""
+    if not isinstance(out, (str, os.PathLike)) and not callable(getattr(out, "write", None)):
+        raise InvalidInput(
+            f"an export goes to a path (a str) or an open text file, not {type(out).__name__}"
+        )
     if isinstance(out, (str, os.PathLike)):
         if "\x00" in os.fspath(out):
             raise InvalidInput(f"cannot write {out!r}: a path cannot hold a NUL character")

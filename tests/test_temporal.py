@@ -108,6 +108,45 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("I may go", None),
     ("Juno's vet appointment", None),
     ("", None),
+    # numbers before "may"/"mar" that are no date; dates written as dates still are
+    ("Do you think these 2 may be related to the laptop issue?", None),
+    ("I watched 10 mar the view", None),
+    ("on the 2nd may we met", (d(2026, 5, 2), d(2026, 5, 3))),
+    ("it was 3 May.", (d(2026, 5, 3), d(2026, 5, 4))),
+    ("by 3 mar the roof was done", (d(2026, 3, 3), d(2026, 3, 4))),
+    ("the 10th of March", (d(2026, 3, 10), d(2026, 3, 11))),
+    # 月曜 is Monday and 3月期 a fiscal period, not months
+    ("第2月曜日に会議がある", None),
+    ("毎月第1月曜", None),
+    ("3月期決算の話", None),
+    # next year's months, dates and holidays are plans (their month alone would be past)
+    ("来年の3月に結婚する", None),
+    ("来年の5月3日", None),
+    ("再来年の1月", None),
+    ("来年のお盆は帰省する", None),
+    ("We're getting married in March next year", None),
+    ("next March", None),
+    ("next Christmas", None),
+    ("今年の年末は実家に帰る", None),  # in May: still to come
+    ("今年のクリスマス", None),
+    # a holiday or month of a named year is that year's, not two years' span
+    ("去年のお盆", (d(2025, 8, 13), d(2025, 8, 17))),
+    ("去年のクリスマスに何した？", (d(2025, 12, 24), d(2025, 12, 26))),
+    ("一昨年のゴールデンウィーク", (d(2024, 4, 29), d(2024, 5, 7))),
+    ("2024年の正月", (d(2024, 1, 1), d(2024, 1, 8))),
+    ("Christmas last year", (d(2025, 12, 24), d(2025, 12, 26))),
+    ("last year's Christmas", (d(2025, 12, 24), d(2025, 12, 26))),
+    ("2年前の3月", (d(2024, 3, 1), d(2024, 4, 1))),
+    ("two years ago in March", (d(2024, 3, 1), d(2024, 4, 1))),
+    ("in March two years ago", (d(2024, 3, 1), d(2024, 4, 1))),
+    # New Year's Eve is 31 December; a lunar new year has no fixed days
+    ("What did we do on New Year's Eve?", (d(2025, 12, 31), d(2026, 1, 1))),
+    ("大晦日に何してた？", (d(2025, 12, 31), d(2026, 1, 1))),
+    ("lunar new year dinner", None),
+    ("旧正月の料理", None),
+    # a year before 1900 in a date is a number
+    ("order 1234-5-6 arrived", None),
+    ("1234年5月6日", None),
 ]
 
 

@@ -265,14 +265,14 @@ DbOpt = Annotated[  # a str: a Path would turn `--db ''` into the folder "."
 ]
 AgentOpt = Annotated[str | None, typer.Option("--agent", "-a", help="Agent scope.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", help="TOML config file (default: memengine.toml).")
+ConfigOpt = Annotated[  # a str: a Path would turn `--config ''` into the folder "."
+    str | None, typer.Option("--config", help="TOML config file (default: memengine.toml).")
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def settings(config: Path | None, db: str | None = None, agent: str | None = None) -> Config:
+def settings(config: str | None, db: str | None = None, agent: str | None = None) -> Config:
     """Read the configuration once, with CLI flags on top."""
     overrides: dict[str, Any] = {}
     if db is not None:

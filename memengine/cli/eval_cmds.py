@@ -92,7 +92,7 @@ def _run(
     pad: int,
     haystack: Path | None,
     json_out: Path | None,
-    config: Path | None,
+    config: str | None,
     quiet: bool,
     swapped: int = 0,
     store_recent: bool = False,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -133,7 +132,7 @@ def _retrieve(
     recent: list[str] | None,
     db: str | None,
     agent: str | None,
-    config: Path | None,
+    config: str | None,
     limit: int | None,
     deep: bool = False,
     llm: bool | None = None,  # llm phases

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "Vectors", "normalize"]
+__all__ = ["Embedder", "Vectors", "is_embedder", "normalize"]
 
 Vectors = npt.NDArray[np.float32]
 
@@ -36,6 +37,15 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` in order; an empty sequence gives a ``(0, dimension)`` array."""
         ...
+
+
+def is_embedder(obj: object) -> bool:
+    """Whether ``obj`` has what an :class:`Embedder` has, read without running it: an
+    ``isinstance`` check on Python 3.11 reads ``dimension``, which a remote embedder
+    asks its endpoint for."""
+    missing = object()
+    found = [inspect.getattr_static(obj, name, missing) for name in ("id", "dimension", "embed")]
+    return all(f is not missing for f in found) and callable(getattr(obj, "embed", None))
 
 
 def normalize(vectors: npt.ArrayLike) -> Vectors:

