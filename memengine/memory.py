@@ -407,12 +407,16 @@ class Memory:
         for ep in episodes:
             batch.append(ep if checked and isinstance(ep, NewEpisode) else self._validated(ep))
             if len(batch) >= batch_size:
+                if not checked:
+                    self._refuse_named_ids(batch, done)
                 ids.extend(self._write(batch, done))
                 done += len(batch)
                 batch = []
                 if progress:
                     progress(done, total or done)
         if batch:
+            if not checked:
+                self._refuse_named_ids(batch, done)
             ids.extend(self._write(batch, done))
             done += len(batch)
             if progress:
@@ -445,6 +449,19 @@ class Memory:
         progress = args.progress_callback(progress)
         self._writable()
         return self.store.optimize(vectors=vectors, scrub=scrub, progress=progress)
+
+    def _refuse_named_ids(self, batch: list[NewEpisode], stored_before: int) -> None:
+        """InvalidInput for an id given in ``batch`` that a recorded turn or sleep names (a
+        deleted episode's: kept, a feedback on that turn would read and reinforce the
+        new one, maybe another agent's), as an import refuses it."""
+        named = self.store.named_by_records([e.id for e in batch if e.id is not None])
+        if named:
+            kept = f" ({stored_before:,} stored before this batch)" if stored_before else ""
+            raise InvalidInput(
+                f"episode id {named[0]} belonged to an episode deleted from this memory, and a "
+                f"recorded turn or sleep names it: an id is never given out twice; this batch "
+                f"was not written{kept}. Leave the id out (None) to get a new one"
+            )
 
     def _write(self, batch: list[NewEpisode], stored_before: int = 0) -> list[int]:
         """Embed and store one batch; ``stored_before`` episodes of the call are in already."""
@@ -516,6 +533,9 @@ class Memory:
             raise NotFound(f"no agent {agent!r} in {self.store.path}")
         reports = [self.store.forget_agent(n) for n in names]
         self._typed_names = None  # a name stored as typed may be gone
+        with self._llm_lock:  # llm phases: cached expansions hold the user's messages
+            if self._llm_turn is not None:
+                self._llm_turn.expander.clear()
         return ForgetReport(
             name,
             sum(r.episodes for r in reports),

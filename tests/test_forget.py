@@ -214,3 +214,83 @@ def test_feedback_on_a_turn_forgotten_while_it_was_judged_is_not_found(
         monkeypatch.setattr(feedback, "match_answer", forget_then_judge)
         with pytest.raises(NotFound, match="deleted while its feedback ran"):
             mem.feedback(turn, answer="the apple tree")
+
+
+def test_word_counts_hold_nothing_of_a_forgotten_agent_in_any_process(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """Past 10,000 rows the cached word counts were kept while the rows moved by a tenth or
+    less: after bob was forgotten, alice's retrievals in this process and in another one
+    still said a word of his was in the file (``signals["reach"]``)."""
+    from memengine import NewEpisode
+
+    question = f"do you know {SECRET}?"
+    with (
+        Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as a,
+        Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as b,
+    ):
+        a.add_many(
+            NewEpisode(
+                kind="fact",
+                content=f"alice note {i} about her garden",
+                agent="alice",
+                occurred_at=T0,
+            )
+            for i in range(10_050)
+        )
+        a.add_exchange(f"my code is {SECRET}", "noted", agent="bob", occurred_at=T0)
+        for m in (a, b):
+            assert m.retrieve(question, agent="alice", record=False).signals["reach"] > 0
+        a.forget_agent("bob")
+        for m in (a, b):
+            assert m.retrieve(question, agent="alice", record=False).signals["reach"] == 0
+
+
+def test_an_id_a_turn_names_is_not_given_to_another_agent(db_path: Path, clock: FixedClock) -> None:
+    """add_many kept an explicit id that a recorded turn of alice's named (its episode
+    deleted since): her feedback then read bob's words and reinforced his memory."""
+    from memengine import InvalidInput, NewEpisode
+
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        cat = mem.add_exchange("My cat is called Kinako", "cute", agent="alice", occurred_at=T0)
+        mem.add_exchange("I like tea", "ok", agent="alice", occurred_at=T0)
+        turn = mem.retrieve("what is my cat called?", agent="alice").turn_id
+        assert turn is not None
+        mem.delete([cat], agent="alice")
+        pin = NewEpisode(
+            id=cat, agent="bob", kind="fact", content=f"bob's PIN is {SECRET}", occurred_at=T0
+        )
+        with pytest.raises(InvalidInput, match=f"episode id {cat} belonged to an episode deleted"):
+            mem.add_many([pin])
+        assert mem.store.existing([cat]) == set() and not mem.has_agent("bob")
+        # a file written by a version without that check: the turn's id holds bob's episode
+        vector = mem.embedder.embed([pin.content or ""])
+        mem.store.add([pin], [pin.content or ""], vector)
+        fb = mem.feedback(turn, [], answer=f"bob's PIN is {SECRET}", agent="alice")
+        assert fb.used == () and mem.get(cat).access_count == 0
+
+
+def test_a_scorer_trained_while_its_agent_is_forgotten_is_not_kept(
+    db_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sleep's scorer was saved for an agent forgotten while it trained: a bare
+    FOREIGN KEY error after the sleep had committed."""
+    from memengine.lifecycle import ranking
+
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        notes = [
+            mem.add(f"bob note {i} about the budget", kind="fact", agent="bob") for i in range(12)
+        ]
+        for turn in range(14):
+            r = mem.retrieve(f"budget note {turn}", agent="bob", limit=10)
+            assert r.turn_id is not None
+            mem.feedback(r.turn_id, [x.episode.id for x in r.results if x.episode.id in notes[:4]])
+        train = ranking.train
+
+        def forget_while_training(*args: Any, **kwargs: Any) -> Any:
+            mem.forget_agent("bob")
+            return train(*args, **kwargs)
+
+        monkeypatch.setattr(ranking, "train", forget_while_training)
+        assert mem.train_scorer("bob") is None
+        assert not mem.has_agent("bob") and mem.check().ok

@@ -519,6 +519,12 @@ def test_expansion_cache_skips_identical_calls(tmp_path: Path, srv: ScriptedOpen
         assert len(srv.chat_requests) == 1
         assert first.queries == second.queries
         assert s.mem._llm().counters["expansion.cached"] == 1
+        # a forgotten user's messages are not kept in the cache: the same message is asked
+        s.mem.add_exchange("a note of bob's", "ok", agent="bob")
+        s.mem.forget_agent("bob")
+        srv.push_chat(json_data=GOOD_EXPANSION)
+        s.ask()
+        assert len(srv.chat_requests) == 2
     finally:
         s.mem.close()
 

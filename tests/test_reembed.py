@@ -226,6 +226,29 @@ def test_deleted_episodes_leave_no_staged_vector(db: Path) -> None:
         assert left == set(range(4, 1001))
 
 
+def test_an_agent_forgotten_while_a_batch_is_embedded_leaves_no_staged_vector(
+    db: Path,
+) -> None:
+    """The batch being embedded when its agent was forgotten was staged all the same: the
+    forgotten user's vectors stayed in the file after a forget that said it kept nothing."""
+    with Memory.open(db, embedder=HashEmbedder(), clock=FixedClock(T0)) as mem:
+        mem.add_many(word_episodes(40, "alice", seed=3))  # ids 1001-1040
+        mem.add_many(word_episodes(60, "carol", seed=4))  # ids 1041-1100
+    new = StopsAfter(limit=1025)  # the probe and four batches are made, then it goes down
+    with (
+        Memory.open(db, embedder=HashEmbedder(), clock=FixedClock(T0)) as server,
+        open_with(db, new) as job,
+    ):
+        new.before_batch.append(
+            lambda: server.forget_agent("alice") if len(made(new)) == 768 else None
+        )
+        with pytest.raises(EmbeddingError):
+            job.reembed()
+        with server.store.connections.read() as cur:
+            left = {r[0] for r in cur.execute(f"SELECT id FROM {staging.TABLE}")}
+        assert left == set(range(1, 1001)) and not server.has_agent("alice")
+
+
 def test_a_reembed_to_another_target_started_meanwhile_stops_this_one(db: Path) -> None:
     """Two re-embeds that overlap: the one started later takes the staging over, and the
     first stops rather than undo its work."""

@@ -223,8 +223,9 @@ def give_feedback(
         reasons.update({i: "given explicitly" for i in used})
         methods.append("explicit")
     if answer is not None and answer.strip() and candidate_ids:
-        found = store.get(candidate_ids)
-        episodes = [found[i] for i in candidate_ids if i in found]
+        found = store.get(candidate_ids)  # (an id of the turn's that now holds another
+        # agent's episode is not this turn's memory: that agent's words are not judged)
+        episodes = [found[i] for i in candidate_ids if i in found and found[i].agent == turn.agent]
         judged: dict[int, str] | None = None
         if client is not None:
             try:
@@ -270,7 +271,7 @@ def give_feedback(
             raise NotFound(f"no turn with id {turn_id}: it was deleted while its feedback ran")
         if again.used is not None:
             raise FeedbackExists(f"turn {turn_id} already has feedback (a turn is reinforced once)")
-        gone = sorted(set(used_ids) - existing_ids(cur, used_ids))
+        gone = sorted(set(used_ids) - existing_ids(cur, used_ids, turn.agent))
         if gone:  # deleted since the turn: nothing left to reinforce
             degraded.append(f"memories {gone} were deleted after the turn; not reinforced")
             used_ids = [i for i in used_ids if i not in gone]

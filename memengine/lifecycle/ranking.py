@@ -91,6 +91,8 @@ def train_agent_scorer(
     with store.connections.write() as cur:
         if store_lc.samples_after(cur) != mark:  # re-embedded meanwhile: old cosines
             return None
+        if store_lc.get_agent(cur, agent) is None:  # forgotten while it trained: nothing kept
+            return None
         store_lc.save_scorer(
             cur,
             agent,

@@ -276,6 +276,11 @@ class Expander:
         tail = tuple((m.role, m.text) for m in list(recent)[-2 * turns :]) if turns else ()
         return (self.config.expansion_model, lang, now.date().isoformat(), text, tail)
 
+    def clear(self) -> None:
+        """Forget every cached answer (an agent forgotten: they hold its messages)."""
+        with self._lock:
+            self._cache.clear()
+
     def cached(
         self, text: str, recent: Sequence[Message], now: datetime, lang: Language
     ) -> Expansion | None:

@@ -42,7 +42,7 @@ from .filters import Filters
 from .ids import reserve_ids
 from .maintenance import BackupReport, ForgetReport, OptimizeReport
 from .migrate import check_header, latest_version, migrate, schema_version
-from .term_stats import TermStats, fts_row_count
+from .term_stats import ERASURES, TermStats, fts_row_count
 from .vector_index import VectorIndex, log_reset, prune_log
 from .vectors import CHUNK_SIZE, chunk_size, relayout_vector_table
 
@@ -357,10 +357,14 @@ class Store:
         """
         with self.connections.write() as cur:
             if not scrub:
-                return ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
+                deleted = ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
+                if deleted:
+                    meta.bump(cur, ERASURES)  # every process's term counts are redone
+                return deleted
             with maintenance.secure_deletes(cur):
                 deleted = ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
                 cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
+                meta.bump(cur, ERASURES)
         if not all(maintenance.compact(self.connections)):
             raise DatabaseLocked(
                 f"deleted {len(deleted)} episode(s), but another connection kept the file from "
@@ -385,6 +389,7 @@ class Store:
             deleted = ep_rows.delete_episodes(cur, ids, agent)
             turns = store_lc.drop_agent(cur, agent)
             cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
+            meta.bump(cur, ERASURES)  # every process's term counts are redone
             # the vector log names the agent: its entries go, and a reset tells every
             # process's vector index to drop what it holds
             top = cur.execute("SELECT coalesce(max(seq), 0) FROM vector_log").fetchone()[0]
@@ -757,8 +762,15 @@ class Store:
             vecs = self._embed_checked(embed, todo, dimension)
             with self.connections.write() as cur:
                 staging.claim(cur, target)
+                # an episode deleted (an agent forgotten) while the batch was embedded
+                # leaves no vector of itself behind
+                alive = ep_rows.existing_ids(cur, [e.id for e in todo])
+                rows = [r for r, e in enumerate(todo) if e.id in alive]
                 staging.stage(
-                    cur, [e.id for e in todo], [staging.digest(e.text) for e in todo], vecs
+                    cur,
+                    [todo[r].id for r in rows],
+                    [staging.digest(todo[r].text) for r in rows],
+                    vecs[rows],
                 )
 
     def stopped_reembed(self) -> tuple[str, int] | None:

@@ -261,9 +261,11 @@ def _rows_by_id(cur: Any, columns: str, ids: Sequence[int]) -> Iterator[Any]:
         ).fetchall()
 
 
-def existing_ids(cur: Any, ids: Sequence[int]) -> set[int]:
-    """The ids among ``ids`` that are stored episodes."""
-    return {int(row[0]) for row in _rows_by_id(cur, "id", ids)}
+def existing_ids(cur: Any, ids: Sequence[int], agent: str | None = None) -> set[int]:
+    """The ids among ``ids`` that are stored episodes (``agent``'s, when given)."""
+    if agent is None:
+        return {int(row[0]) for row in _rows_by_id(cur, "id", ids)}
+    return {int(row[0]) for row in _rows_by_id(cur, "id, agent", ids) if row[1] == agent}
 
 
 def fetch_episodes(cur: Any, ids: Sequence[int]) -> dict[int, Episode]:

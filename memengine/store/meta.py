@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["embedder", "everything", "get", "put", "text_vector", "vector_text"]
+__all__ = ["bump", "embedder", "everything", "get", "put", "text_vector", "vector_text"]
 
 
 def get(cur: Any, key: str) -> str | None:
@@ -39,6 +39,15 @@ def put(cur: Any, **values: str) -> None:
         "INSERT INTO meta (key, value) VALUES (?, ?) "
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         list(values.items()),
+    )
+
+
+def bump(cur: Any, key: str) -> None:
+    """Add one to the counter ``key`` (0 when absent)."""
+    cur.execute(
+        "INSERT INTO meta (key, value) VALUES (?, '1') "
+        "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+        (key,),
     )
 
 

@@ -17,9 +17,14 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from . import meta
 from .fulltext import quote_term
 
-__all__ = ["TermStats", "fts_row_count"]
+__all__ = ["ERASURES", "TermStats", "fts_row_count"]
+
+ERASURES = "erasures"
+"""The ``meta`` key counting deletions and forgotten agents: each process's cached term
+counts are dropped when it moves."""
 
 
 def fts_row_count(cur: Any) -> int:
@@ -47,6 +52,7 @@ class TermStats:
         self._pending: dict[tuple[str, int | None], threading.Event] = {}
         self._agents: dict[str, tuple[float, int]] = {}
         self._rows = 0
+        self._erasures: str | None = None  # the file's count of deletions (meta ERASURES)
         self._ids = (0, 0)  # the smallest and largest rowid when the counts were taken
         self._lock = threading.Lock()
 
@@ -65,16 +71,25 @@ class TermStats:
         return rows, {t: self._estimate(cur, t, rows) for t in wanted}
 
     def _refresh(self, cur: Any, rows: int) -> None:
-        """Forget the counts once the index has changed (any change below 10K rows, a tenth above)."""
+        """Forget the counts once the index has changed (any change below 10K rows, a tenth
+        above), and after any deletion by any process (a count must not tell that a
+        deleted or forgotten episode's word was in the file)."""
+        erasures = meta.get(cur, ERASURES)
         with self._lock:
-            if rows == self._rows or (rows >= 10_000 and abs(rows - self._rows) <= self._rows / 10):
+            same = erasures == self._erasures
+            if same and (
+                rows == self._rows or (rows >= 10_000 and abs(rows - self._rows) <= self._rows / 10)
+            ):
                 return
         ids = cur.execute(
             "SELECT (SELECT min(id) FROM episodes), (SELECT max(id) FROM episodes)"
         ).fetchone()
         with self._lock:
             self._df.clear()
+            if not same:
+                self._agents.clear()
             self._rows = rows
+            self._erasures = erasures
             self._ids = (int(ids[0] or 0), int(ids[1] or 0))
 
     def _estimate(self, cur: Any, term: str, rows: int) -> int:
