@@ -67,7 +67,8 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
                     f"{report.orphan_vectors[:10]}, stale filters "
                     f"{report.stale_vector_filters[:10]}, fts: {report.fts_integrity}, "
                     f"in-memory vector index: {report.stale_vector_index[:10]}, "
-                    f"vector chunk index: {report.chunk_index}, sqlite: {report.sqlite_check}"
+                    f"vector chunk index: {report.chunk_index}, vectors a search skips: "
+                    f"{report.hidden_vectors[:10]}, sqlite: {report.sqlite_check}"
                 )
                 checks["consistency"] = (report.ok, detail)
                 checks["vector layout"] = _layout_check(mem.stats())

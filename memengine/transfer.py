@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -20,7 +21,7 @@ from .importers import episode_to_json
 from .models import Episode, NewEpisode
 from .store.connect import Connections
 from .store.database import Store
-from .store.maintenance import refuse_own_files
+from .store.maintenance import PARTIAL, refuse_own_files, remove_stale_partials
 from .store.salvage import SalvageReport, id_ranges, open_for_salvage, salvaged
 
 __all__ = ["is_stream", "kept_ids", "salvage_file", "save_salvaged", "write_jsonl"]
@@ -119,7 +120,8 @@ def write_jsonl(
             if target.exists() and not target.is_file():
                 with open(target, "w", encoding="utf-8", newline="\n") as fh:
                     return write_jsonl(fh, batches, database)
-            part = target.with_name(f".{target.name}.{os.getpid()}.part")
+            remove_stale_partials(target)  # left by an export that was killed
+            part = target.with_name(f".{target.name}{PARTIAL}{secrets.token_hex(6)}")
             try:
                 with open(part, "w", encoding="utf-8", newline="\n") as fh:
                     n = write_jsonl(fh, batches, database)

@@ -129,6 +129,14 @@ def test_export_keeps_an_existing_file_unless_forced(db: str, tmp_path: Path) ->
     run("export", "--db", db, "-o", str(out), "--force")
     assert json.loads(out.read_text())["user_text"] == "something to export"
     assert sorted(p.name for p in tmp_path.iterdir() if ".part" in p.name) == []
+    # what an export killed an hour ago left beside its file goes with the next export
+    killed = tmp_path / ".dump.jsonl.partial-0a1b2c3d4e5f"
+    killed.write_text('{"user_text": "a forgotten user\'s words"}\n')
+    os.utime(killed, (time.time() - 7200, time.time() - 7200))
+    busy = tmp_path / ".dump.jsonl.partial-busy"  # another export still writing
+    busy.write_text("")
+    run("export", "--db", db, "-o", str(out), "--force")
+    assert not killed.exists() and busy.exists()
     unknown = run("export", "--db", db, "--agent", "nobody")
     assert unknown.stdout == "" and "no agent 'nobody'" in unknown.stderr
 

@@ -215,3 +215,20 @@ def test_a_row_changed_outside_memengine_is_a_clear_error_and_salvage_skips_it(
     assert report.unreadable == ((ids[1], ids[1]), (ids[3], ids[3]))  # id ranges
     saved = [json.loads(line)["id"] for line in out.getvalue().splitlines()]
     assert saved == [ids[0], ids[2], ids[4]]
+
+
+def test_a_file_cut_short_is_salvaged_up_to_the_cut(
+    sound: Path, tmp_path: Path, cli_env: None
+) -> None:
+    """A file that lost its last pages (a copy cut short, a full disk) saved nothing: its
+    header counts pages it no longer has, so SQLite read none of its tables."""
+    cut = tmp_path / "cut.db"
+    data = sound.read_bytes()
+    cut.write_bytes(data[: len(data) - 15 * PAGE])
+    with pytest.raises(DamagedDatabase):
+        Memory.open(cut, embedder=HashEmbedder(), read_only=True)
+    out = io.StringIO()
+    report = salvage_file(cut, out)
+    saved = _ids(out.getvalue())
+    assert TOTAL // 2 < report.episodes == len(saved) < TOTAL and not report.complete
+    assert saved == sorted(saved) and set(saved) <= set(range(1, TOTAL + 1))

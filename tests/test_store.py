@@ -348,6 +348,29 @@ def test_consistency_check_finds_a_missing_vector(mem: Memory) -> None:
     assert report.missing_vectors == [a]
 
 
+def test_consistency_check_finds_a_vector_its_chunk_hides(mem: Memory) -> None:
+    """A cleared validity bit in vec0's chunk hid a vector from the KNN scan while the check
+    (a lookup by id) still found it: doctor said the file was sound."""
+    ids = [mem.add_exchange(f"note {i}", "ok", occurred_at=T0) for i in range(10)]
+    mem.delete([ids[3]])
+    mem.store.set_status([ids[4]], "archived")
+    assert mem.check().ok and mem.check().hidden_vectors == []
+    cur = _raw(mem)
+    chunk, offset = cur.execute(
+        "SELECT chunk_id, chunk_offset FROM episode_vectors_rowids WHERE rowid = ?", (ids[6],)
+    ).fetchone()
+    (valid,) = cur.execute(
+        "SELECT validity FROM episode_vectors_chunks WHERE chunk_id = ?", (chunk,)
+    ).fetchone()
+    cleared = bytearray(valid)
+    cleared[offset // 8] &= ~(1 << (offset % 8)) & 0xFF
+    cur.execute(
+        "UPDATE episode_vectors_chunks SET validity = ? WHERE chunk_id = ?", (bytes(cleared), chunk)
+    )
+    report = mem.check()
+    assert not report.ok and report.hidden_vectors == [ids[6]]
+
+
 def test_failed_batch_leaves_the_file_as_it_was(mem: Memory) -> None:
     mem.add_exchange("before", "the batch", occurred_at=T0)
     first = mem.add_exchange("taken id", "x", occurred_at=T0)

@@ -100,8 +100,18 @@ def agent_forget(
         print_json(dataclasses.asdict(report))
         return
     left = [
-        *([] if report.vacuumed else ["the file was not compacted (other writers kept it)"]),
-        *([] if report.wal_truncated else ["its write-ahead log is still read by another process"]),
+        *(
+            []
+            if report.vacuumed
+            else ["the file was not compacted (other writers kept it, or the disk was full)"]
+        ),
+        *(
+            []
+            if report.wal_truncated
+            else [
+                "its write-ahead log was not emptied (another process reads it, or the disk was full)"
+            ]
+        ),
     ]
     console.print(
         f"forgot agent {report.agent}: {report.episodes} episodes and {report.turns} turns "

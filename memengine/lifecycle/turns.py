@@ -23,7 +23,7 @@ import numpy as np
 
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
-from ..errors import DatabaseLocked, EmbeddingError
+from ..errors import DamagedDatabase, EmbeddingError, MemoryClosed, StoreError
 from ..models import Retrieval, Retrieved
 from ..store import lifecycle as store_lc
 from ..store.database import Store
@@ -168,7 +168,9 @@ def after_retrieve(
                             strength=cfg.recall_strength,
                             level_drop=cfg.recall_level_drop,
                         )
-        except DatabaseLocked as exc:
+        except (DamagedDatabase, MemoryClosed):
+            raise
+        except StoreError as exc:  # the file busy past the wait, or its disk full
             # the answer matters more than its record: it is returned unrecorded
             turn_id, recalled = None, {}
             degraded.append(f"turn not recorded: {exc}")

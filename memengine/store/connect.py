@@ -92,7 +92,11 @@ PAGE_CACHE_MB = 64
 """Each connection's page cache, by default (``[retrieval] page_cache_mb``)."""
 
 
-def _on_connect(dbapi_conn: Any, _record: Any, *, cache_mb: int, busy_ms: int) -> None:
+def _on_connect(
+    dbapi_conn: Any, _record: Any, *, cache_mb: int, busy_ms: int, salvage: bool = False
+) -> None:
+    if salvage:  # a file cut short (its header counts pages it no longer has) reads at all
+        dbapi_conn.execute("PRAGMA writable_schema = ON")  # only so (read-only: no write)
     try:
         dbapi_conn.enable_load_extension(True)
         sqlite_vec.load(dbapi_conn)
@@ -127,9 +131,11 @@ class Connections:
         why: str = "",
         cache_mb: int = PAGE_CACHE_MB,
         write_wait_s: float = WRITE_WAIT_S,
+        salvage: bool = False,
     ) -> None:
         self.path = path
         self._cache_mb = cache_mb
+        self._salvage = salvage and access != "rw"  # (a salvage reads a file it never writes)
         self._busy_ms = max(1, round(write_wait_s * 1000))
         self.access: Access = access
         self._why = why
@@ -175,7 +181,9 @@ class Connections:
         event.listen(
             engine,
             "connect",
-            functools.partial(_on_connect, cache_mb=self._cache_mb, busy_ms=self._busy_ms),
+            functools.partial(
+                _on_connect, cache_mb=self._cache_mb, busy_ms=self._busy_ms, salvage=self._salvage
+            ),
         )
         return engine
 

@@ -4,12 +4,20 @@ the full-text index."""
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 from .connect import Connections
 from .vector_index import VectorIndex
 
-__all__ = ["FTS_NOT_CHECKED", "ConsistencyReport", "check_consistency", "fts_integrity"]
+__all__ = [
+    "FTS_NOT_CHECKED",
+    "ConsistencyReport",
+    "check_consistency",
+    "fts_integrity",
+    "hidden_vectors",
+]
 
 
 FTS_NOT_CHECKED = "not checked: the file is open read-only"
@@ -30,6 +38,9 @@ class ConsistencyReport:
     stale_vector_index: list[int] = field(default_factory=list)
     chunk_index: str = "ok"
     sqlite_check: str = "ok"
+    hidden_vectors: list[int] = field(default_factory=list)
+    """Vectors ``vec0`` holds but its chunk marks as empty, or under another id: a
+    search through ``vec0`` would not see them."""
 
     @property
     def ok(self) -> bool:
@@ -42,6 +53,7 @@ class ConsistencyReport:
             or self.fts_integrity not in ("ok", FTS_NOT_CHECKED)
             or self.chunk_index != "ok"
             or self.sqlite_check != "ok"
+            or self.hidden_vectors
         )
 
 
@@ -81,6 +93,7 @@ def check_consistency(
             )
         ]
         stale_index = vector_index.stale_ids(cur)
+        hidden = hidden_vectors(cur)
         # SQLite's own check of vec0's chunk table against its agent index
         chunk_index = "; ".join(
             str(r[0]) for r in cur.execute("PRAGMA integrity_check(episode_vectors_chunks)")
@@ -98,7 +111,37 @@ def check_consistency(
         fts_integrity=integrity,
         stale_vector_index=stale_index,
         chunk_index=chunk_index,
+        hidden_vectors=hidden,
     )
+
+
+def hidden_vectors(cur: Any, limit: int = 100) -> list[int]:
+    """The vectors (episode ids) whose place in ``vec0``'s chunks does not hold them: the
+    chunk's validity bit cleared, or its list of row ids naming another (``vec0``'s row
+    index points there, so a lookup by id finds them, but a KNN scan of the chunk skips
+    them)."""
+    chunks = {
+        int(cid): (bytes(valid), bytes(rowids))
+        for cid, valid, rowids in cur.execute(
+            "SELECT chunk_id, validity, rowids FROM episode_vectors_chunks"
+        )
+    }
+    hidden: list[int] = []
+    for rowid, chunk_id, offset in cur.execute(
+        "SELECT rowid, chunk_id, chunk_offset FROM episode_vectors_rowids"
+    ):
+        valid, rowids = chunks.get(int(chunk_id), (b"", b""))
+        at = int(offset)
+        held = (
+            at // 8 < len(valid)
+            and valid[at // 8] >> (at % 8) & 1
+            and rowids[8 * at : 8 * at + 8] == struct.pack("<q", int(rowid))
+        )
+        if not held:
+            hidden.append(int(rowid))
+            if len(hidden) >= limit:
+                break
+    return hidden
 
 
 def fts_integrity(connections: Connections) -> str:

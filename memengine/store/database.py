@@ -367,9 +367,10 @@ class Store:
                 meta.bump(cur, ERASURES)
         if not all(maintenance.compact(self.connections)):
             raise DatabaseLocked(
-                f"deleted {len(deleted)} episode(s), but another connection kept the file from "
-                "being compacted or its log from being emptied, so copies of their bytes may "
-                "remain there: run `memengine optimize --scrub` once it has closed"
+                f"deleted {len(deleted)} episode(s), but another connection (or a full disk) "
+                "kept the file from being compacted or its log from being emptied, so copies "
+                "of their bytes may remain there: run `memengine optimize --scrub` once it has "
+                "closed (or there is room)"
             )
         return deleted
 

@@ -23,7 +23,7 @@ from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
-from ..errors import DatabaseLocked, InvalidInput, StoreError
+from ..errors import DamagedDatabase, InvalidInput, MemoryClosed, StoreError
 from .connect import Connections
 
 __all__ = [
@@ -124,8 +124,9 @@ class BackupReport:
 @dataclass(frozen=True)
 class ForgetReport:
     """What :meth:`Store.forget_agent` deleted; whether the file was compacted (not when
-    other writers kept it busy past the wait) and its write-ahead log emptied (not while
-    another connection reads): until both, copies of what was deleted may remain in them."""
+    other writers kept it busy past the wait, or the disk was full) and its write-ahead log
+    emptied (not while another connection reads): until both, copies of what was deleted
+    may remain in them (``memengine optimize --scrub`` compacts them later)."""
 
     agent: str
     episodes: int
@@ -224,21 +225,26 @@ def put_in_place(partial: Path, dest: Path, *, overwrite: bool) -> None:
 
 def vacuum(connections: Connections) -> bool:
     """Compact the file (:meth:`.Connections.vacuum`); False when another writer kept it
-    busy for the whole wait (the file is then unchanged)."""
+    busy for the whole wait, or the disk had no room for the copy it writes (the file is
+    then unchanged)."""
     try:
         connections.vacuum()
-    except DatabaseLocked:
+    except (DamagedDatabase, MemoryClosed):
+        raise
+    except StoreError:  # busy past the wait (DatabaseLocked), or the disk full
         return False
     return True
 
 
 def truncate_wal(connections: Connections) -> bool:
     """Checkpoint the write-ahead log into the file and empty it; False when another
-    connection's read kept it from being emptied."""
+    connection's read kept it from being emptied, or the disk refused the writes."""
     with connections.in_use():
         cur = connections.get().cursor()
         try:  # (busy, log frames, checkpointed frames)
             return not cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        except connections.module.OperationalError:  # the disk full: the log stays
+            return False
         finally:
             cur.close()
 

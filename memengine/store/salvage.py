@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import DamagedDatabase, DatabaseLocked, StoreError
 from ..models import Episode
@@ -55,7 +56,7 @@ def open_for_salvage(path: Path) -> Connections:
     (a :class:`.ReadOnlyDatabase` when its ``-wal`` cannot be read from here)."""
     if not path.is_file():
         raise StoreError(f"no memory file at {path}")
-    connections = Connections(path, access=read_only_access(path), why="a salvage")
+    connections = Connections(path, access=read_only_access(path), why="a salvage", salvage=True)
     try:
         connections.probe()
     except DamagedDatabase as exc:
@@ -99,17 +100,20 @@ def _listed_ids(connections: Connections) -> list[int]:
     for table, column in _LISTINGS:
         last = 0
         while True:
+            rows: list[Any] = []
             try:
                 with connections.read() as cur:
-                    rows = cur.execute(
+                    for row in cur.execute(  # row by row: those before a damaged page count
                         f"SELECT {column} FROM {table} WHERE {column} > ? "
                         f"ORDER BY {column} LIMIT 5000",
                         (last,),
-                    ).fetchall()
+                    ):
+                        rows.append(row)
             except DatabaseLocked:
                 raise
             except StoreError as exc:  # read up to a damaged page: the others go on
                 failed.append(exc)
+                ids.update(int(r[0]) for r in rows)
                 break
             if not rows:
                 break
