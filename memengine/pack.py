@@ -26,7 +26,7 @@ from datetime import tzinfo
 from typing import Literal
 
 from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
-from .text import estimate_tokens, query_terms, shared_phrases
+from .text import cut_at, estimate_tokens, query_terms, shared_phrases
 
 __all__ = ["build_pack", "render_episode"]
 
@@ -62,7 +62,7 @@ def _topic(ep: Episode, limit: int = 40) -> str:
     first = (ep.user_text or ep.content or ep.reply_text or "").strip().splitlines()
     line = first[0] if first else ""
     sentence = _SENTENCE.split(line)[0] if line else ""
-    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+    return sentence if len(sentence) <= limit else sentence[: cut_at(sentence, limit - 1)] + "…"
 
 
 _ITEM = re.compile(r"\s*(?:[-*•・‣▪>]|\d+[.)]\s|\(?\d+\)|\d{1,4}[-/:.]\d)")
@@ -129,9 +129,10 @@ def _around(text: str, terms: Sequence[str], max_chars: int) -> str:
     if hits:
         start = max(0, _place(text, min(hits)) - max_chars // 4)
         start = min(start, len(text) - (max_chars - 2))  # a full excerpt to the end
+        start = cut_at(text, start)  # (no excerpt starts inside an emoji or a flag)
     if start == 0:
-        return text[: max_chars - 1] + "…"
-    end = start + max_chars - 2
+        return text[: cut_at(text, max_chars - 1)] + "…"
+    end = cut_at(text, start + max_chars - 2)
     return "…" + text[start:end] + ("…" if end < len(text) else "")
 
 
@@ -140,7 +141,7 @@ def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -
     sentences = [s for s in sentences if s]
     text = " ".join(text.split())
     if strategy == "full" or len(text) <= max_chars:
-        return text if len(text) <= max_chars * 4 else text[: max_chars * 4] + "…"
+        return text if len(text) <= max_chars * 4 else text[: cut_at(text, max_chars * 4)] + "…"
     if strategy == "summarize" or not terms:
         keep = sentences[:1]
     else:

@@ -18,6 +18,7 @@ from typing import Literal
 
 __all__ = [
     "analyze",
+    "cut_at",
     "dense_query",
     "estimate_tokens",
     "guess_language",
@@ -30,12 +31,19 @@ _CJK = (
     r"\u3040-\u309f"  # hiragana
     r"\u30a0-\u30ff"  # katakana
     r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kanji
+    r"\U00020000-\U0003134f"  # kanji of the extension planes (𠮟, 𩸽)
     r"\uff66-\uff9f"  # half-width katakana
-    r"\u3005\u3006\u30fc"  # 々 〆 ー
+    r"\u3005\u3006\u3007\u30fc"  # 々 〆 〇 ー
 )
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _KANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
+_NOT_A_TERM = re.compile(r"^[\u3040-\u30ff\uff66-\uff9f]$")
+"""A single kana (hiragana or katakana, ー too): a particle, an inflection, or a letter of
+a katakana word (レ of フェレット and of レポート), never searched alone."""
+_INVISIBLE = re.compile("[\u200b-\u200d\u2060\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+"""Zero-width spaces and joiners, variation selectors (葛󠄀): dropped inside a word, so the
+characters on either side still make one bigram."""
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -130,7 +138,7 @@ def guess_language(text: str) -> Language:
 
 def _cjk_grams(run: str) -> list[str]:
     """Character unigrams (except single hiragana) and overlapping bigrams of one CJK run."""
-    out = [ch for ch in run if not _KANA_ONLY.match(ch)]
+    out = [ch for ch in run if not _KANA_ONLY.match(ch)]  # (katakana kept: files agree)
     out.extend(run[i : i + 2] for i in range(len(run) - 1))
     return out
 
@@ -145,7 +153,7 @@ def analyze(text: str) -> str:
     never searches for one, so indexing it would only cost space and time
     (a third of a Japanese turn's tokens).
     """
-    text = unicodedata.normalize("NFKC", text).lower()
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text).lower())
     parts: list[str] = []
     pos = 0
     for m in _CJK_RUN.finditer(text):
@@ -160,10 +168,12 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     """Distinct search terms of a query, in order, stopwords removed.
 
     A Latin word is one term; a CJK run gives the same single characters and
-    bigrams as :func:`analyze`, except single hiragana (particles), so a
-    query shares its terms with the documents that hold its words.
+    bigrams as :func:`analyze`, except single kana (particles, and letters of
+    katakana words: レ alone matched フェレット and レポート), so a query shares
+    its terms with the documents that hold its words. Zero-width characters and
+    variation selectors inside a word are dropped on both sides.
     """
-    text = unicodedata.normalize("NFKC", text).lower()
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text).lower())
     dropped = set(drop)
     terms: list[str] = []
     seen: set[str] = set()
@@ -178,7 +188,7 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
         _latin_terms(text[pos : m.start()], push)
         run = m.group()
         for ch in run:
-            if not _KANA_ONLY.match(ch):
+            if not _NOT_A_TERM.match(ch):
                 push(ch)
         for i in range(len(run) - 1):
             push(run[i : i + 2])
@@ -213,10 +223,12 @@ def _latin_terms(chunk: str, push: Callable[[str], None]) -> None:
 
 
 def estimate_tokens(text: str) -> int:
-    """A tokenizer-free token estimate: CJK characters ~1 token each, Latin ~4 chars a token."""
-    cjk = len(_HAS_CJK.findall(text))
-    rest = len(text) - cjk
-    return cjk + (rest + 3) // 4
+    """A tokenizer-free token estimate: every character past ASCII (kana, kanji, Japanese
+    punctuation, full-width letters, emoji) ~1 token each, ASCII ~4 characters a token;
+    joiners and variation selectors count nothing."""
+    wide = sum(1 for ch in text if ord(ch) > 0x7F) - len(_INVISIBLE.findall(text))
+    ascii_chars = sum(1 for ch in text if ord(ch) <= 0x7F)
+    return wide + (ascii_chars + 3) // 4
 
 
 MAX_PHRASE_CHARS = 16
@@ -224,6 +236,25 @@ MAX_PHRASE_CHARS = 16
 
 MAX_PHRASE_TEXT = 2000
 """How much of the query and of an episode :func:`shared_phrases` reads."""
+
+
+def cut_at(text: str, end: int) -> int:
+    """``end`` moved back so that ``text[:end]`` does not end inside a character a reader
+    sees as one: before a joiner, a variation selector or a combining mark, and not
+    between the two halves of a flag."""
+    end = max(0, min(end, len(text)))
+    while 0 < end < len(text) and (
+        _INVISIBLE.match(text[end])
+        or unicodedata.category(text[end]) in ("Mn", "Me")
+        or text[end - 1] == "\u200d"
+    ):
+        end -= 1
+    flags = 0
+    while flags < end and 0x1F1E6 <= ord(text[end - 1 - flags]) <= 0x1F1FF:
+        flags += 1
+    return (
+        end - 1 if flags % 2 and end < len(text) and 0x1F1E6 <= ord(text[end]) <= 0x1F1FF else end
+    )
 
 
 def _head(text: str, limit: int) -> str:

@@ -184,3 +184,39 @@ def test_a_long_paste_does_not_bury_the_turns_beside_it(mem: Memory) -> None:
     assert len(context) <= NEIGHBOUR_CHARS and context.startswith("2026-03-01 12:00:00 error")
     assert _bm25_ids(mem, "the cat we named Miso")[0] == adopted
     assert mem.check().ok
+
+
+def test_a_katakana_letter_alone_is_no_search_term(mem: Memory) -> None:
+    """レ alone (of フェレット, of レポート) matched every katakana word that holds it, so a
+    question about 元カレ found the ferret; a kana is never searched alone."""
+    ferret = mem.add_exchange(
+        "フェレットのちくわが玄関で待っててくれた", "かわいいね！", occurred_at=T0
+    )
+    assert "レ" not in query_terms("元カレの名前なんだっけ？")
+    assert ferret not in _bm25_ids(mem, "元カレの名前")
+    assert ferret in _bm25_ids(mem, "フェレットの名前")
+
+
+def test_a_variation_selector_or_a_joiner_does_not_split_a_word(mem: Memory) -> None:
+    """葛󠄀飾 (with an ideographic variation selector) was indexed as 葛, a stray selector
+    and 飾: the bigram 葛飾 was never there, and the exact text ranked below another."""
+    ivs = "葛\U000e0100飾"
+    exact = mem.add_exchange(f"{ivs}区に引っ越した", "いいね", occurred_at=T0)
+    mem.add_exchange("葛の葉と飾り", "ふむ", occurred_at=T0)
+    assert "葛飾" in analyze(ivs).split() and "葛飾" in query_terms(ivs)
+    assert "葛飾" in query_terms("葛\u200b飾")
+    assert _bm25_ids(mem, f"{ivs}の話")[0] == exact
+
+
+def test_tokens_and_cuts_count_what_a_reader_sees() -> None:
+    """Japanese punctuation, full-width letters and emoji counted a quarter token each; a
+    cut could end between a flag's halves or after a joiner."""
+    from memengine.text import cut_at, estimate_tokens
+
+    assert estimate_tokens("「」、。！？（）〜") == 9 and estimate_tokens("😀😀😀😀") == 4
+    assert estimate_tokens("ＡＢＣ１２３") == 6 and estimate_tokens("hello world") == 3
+    flag = "あ" * 238 + "🇯🇵" + "い" * 10
+    assert flag[: cut_at(flag, 239)] == "あ" * 238
+    family = "あ" * 237 + "👨\u200d👩\u200d👧" + "い" * 10
+    assert family[: cut_at(family, 239)] == "あ" * 237
+    assert cut_at("abc", 2) == 2 and cut_at("ab", 9) == 2

@@ -61,6 +61,13 @@ def test_idf_and_lexical_reach() -> None:
         "だいぶ前に話したよね",
         "何回行ったの",
         "なんで行かなかったの",
+        # a question ending behind a laugh, a long vowel, an emoji or a kaomoji
+        "ねえねえ、猫の名前なんだったかな😅",
+        "名前なんだったかなー",
+        "だったかなｗ",
+        "名前なんだったかな💦",
+        "あれいつだったっけ(´・ω・`)",
+        "いつまで続くの",
     ],
 )
 def test_asks_memory(text: str) -> None:
@@ -93,6 +100,17 @@ def test_asks_memory(text: str) -> None:
         "好きなんですよ",
         "午前に会議、事前に連絡した",
         "家の前に猫がいた",
+        # backchannels, letting go, and set phrases with 何, いつ, どこ, どう
+        "そっか",
+        "マジか",
+        "仕方ないか",
+        "ま、いっか",
+        "何より嬉しい",
+        "何しろ忙しくて",
+        "いつまでも一緒にいようね",
+        "どこまでも行こう",
+        "どうにもならない",
+        "どうりで眠いわけだ",
     ],
 )
 def test_small_talk_does_not_ask(text: str) -> None:

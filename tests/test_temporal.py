@@ -147,6 +147,13 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     # a year before 1900 in a date is a number
     ("order 1234-5-6 arrived", None),
     ("1234年5月6日", None),
+    # dates written with slashes or dots, an ISO date inside Japanese text, 〜くらい前
+    ("2026/5/3の晩ごはん", (d(2026, 5, 3), d(2026, 5, 4))),
+    ("2026.5.3", (d(2026, 5, 3), d(2026, 5, 4))),
+    ("2026-05-03の晩ごはん何だった？", (d(2026, 5, 3), d(2026, 5, 4))),
+    ("2週間くらい前", (d(2026, 5, 3, 15), d(2026, 5, 9, 15))),
+    ("10日ほど前", (d(2026, 5, 9), d(2026, 5, 12))),
+    ("version 2026.3.5.1", None),
 ]
 
 

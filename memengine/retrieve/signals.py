@@ -49,17 +49,37 @@ _EN_RECALL = re.compile(
 _JA_QUESTION = re.compile(
     r"(何|(?<![ぁ-ゖ])なに|(?<![ぁ-ゖ])なんで(?![すし])|(?<![ぁ-ゖ])なんの"
     r"|いつ|どこ|どちら|どっち|誰|だれ|どう|なぜ|どれ|どの|いくら|いくつ)"
-    r"(?![かもでぞ]|となく|とか|だか|やら|回も|度も|しても|せ|にか|の間)"
+    r"(?![かもでぞ]|となく|とか|だか|やら|回も|度も|しても|せ|にか|の間|より|しろ|までも"
+    r"|にも|りで|になく|の気)"
 )
 """Japanese interrogatives, in kanji or kana (not the indefinites and set phrases 何か,
-何となく, 何回も, いつも, いつの間にか, どこでも, どうぞ, どうしても, どうせ, …)."""
+何となく, 何回も, いつも, いつの間にか, どこでも, どうぞ, どうしても, どうせ, 何より, 何しろ,
+いつまでも, どうにも, どうりで, いつになく, 何の気なしに, …)."""
 
 _JA_ENDINGS = ("か", "かしら", "っけ", "たかな")
 """Sentence-final particles that make a Japanese sentence a question or a check
 (…だったかな: wondering about the past; not 行こうかな, an intention)."""
 
-_JA_NOT_ENDINGS = ("とか", "いいか")
-"""Endings in か that are no question: a list (映画とか), letting go (まあいいか)."""
+_JA_NOT_ENDINGS = (
+    "とか",
+    "いいか",
+    "いっか",
+    "そっか",
+    "そうか",
+    "まじか",
+    "マジか",
+    "仕方ないか",
+    "しょうがないか",
+)
+"""Endings in か that are no question: a list (映画とか), letting go (まあいいか, 仕方ないか),
+a backchannel (そっか, マジか)."""
+
+_TRAILER = re.compile(
+    r"(?:[\s.!。！…~〜♪☆★♡♥❤ーぁぃぅぇぉ]|w+|笑|\([^()]{0,12}\)"
+    r"|[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d])+$"
+)
+"""What may follow a sentence's last word: punctuation, a long vowel (かなー, かなぁ), a
+laugh (ｗ, (笑)), a kaomoji in brackets, emoji."""
 
 _JA_RECALL = re.compile(
     r"(覚えて|忘れ|っけ|(?<![うくすつぬふむゆるぐずづぷだの0-9駅分秒時間目手名午事])前に"
@@ -122,7 +142,7 @@ def asks_memory(text: str) -> bool:
         words = _WORDS.findall(sentence)
         if words and words[0] in _EN_QUESTION_WORDS:
             return True
-        body = sentence.rstrip(".!。！…~〜 ")
+        body = _TRAILER.sub("", sentence)
         ending = body.endswith(_JA_ENDINGS) and not body.endswith(_JA_NOT_ENDINGS)
         if _JA_QUESTION.search(body) or ending:
             return True

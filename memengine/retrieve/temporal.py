@@ -616,7 +616,12 @@ _RULES: list[Rule] = [
     (re.compile(r"ひと月前|ひとつき前"), lambda _, now: _ago("month", 1, now)),
     (re.compile(r"数週間前"), _span_ago(timedelta(weeks=5), timedelta(weeks=2))),
     (re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前"), _span_ago(timedelta(days=185), timedelta(days=55))),
-    (re.compile(rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)前"), _ja_ago),
+    (
+        re.compile(
+            rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前"
+        ),
+        _ja_ago,
+    ),
     (re.compile(r"(?<![0-9])(?P<y>\d{4})年(?![0-9]|前)"), _ja_year),
     (re.compile(r"(?<![0-9年ヶか第])(?P<m>\d{1,2})月(?![0-9日曜期])"), _ja_year_month),
     (re.compile(r"ゴールデンウィーク|(?<![a-z])gw(?![a-z])"), _latest_holiday("golden_week")),
@@ -656,7 +661,13 @@ _RULES: list[Rule] = [
         re.compile(rf"\bin (?P<m>{_MONTH_RE}),? (?P<n>{_EN_NUM}) years? ago\b"),
         _month_years_ago,
     ),
-    (re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b"), _iso_date),
+    (  # 2026-03-05, 2026/3/5, 2026.3.5, also inside Japanese text (2026-03-05の…)
+        re.compile(
+            r"(?<![0-9./-])(?P<y>\d{4})(?P<sep>[-/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})(?![0-9])"
+            r"(?!(?P=sep)\d)"
+        ),
+        _iso_date,
+    ),
     (re.compile(r"\bthe day before yesterday\b"), _day_offset(-2)),
     (re.compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
     (re.compile(r"\bthis morning\b"), _this_morning),
