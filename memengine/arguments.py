@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import operator
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -412,7 +413,7 @@ def used_ids(value: object) -> list[int] | None:
 
 def task_count(value: object) -> float:
     """A sleep's ``tasks``: a finite number of at least 0 (10**400 is no count of tasks)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy's too
         raise InvalidInput(f"tasks must be a finite number of at least 0, not {_cut_repr(value)}")
     try:
         number = float(value)

@@ -11,6 +11,7 @@ so a caller can catch that one class::
     │   ├── ReadOnlyDatabase         the file or its folder cannot be written
     │   ├── ExtensionError           sqlite-vec or FTS5 cannot be loaded
     │   ├── DatabaseLocked           another writer kept the file past the wait
+    │   ├── DiskFull                 the disk had no room for a write
     │   ├── DamagedDatabase          a page of the file is damaged
     │   ├── MemoryClosed             the memory was closed (under a call, or before it)
     │   └── ConsistencyError         an index disagrees with the episodes
@@ -33,6 +34,7 @@ __all__ = [
     "ConsistencyError",
     "DamagedDatabase",
     "DatabaseLocked",
+    "DiskFull",
     "EmbedderChanged",
     "EmbedderMismatch",
     "EmbeddingError",
@@ -83,6 +85,11 @@ class ExtensionError(StoreError):
 
 class DatabaseLocked(StoreError):
     """Another writer (thread or process) held the file longer than the write could wait."""
+
+
+class DiskFull(StoreError):
+    """The disk (or the file's size limit) had no room for a write: nothing of that write is
+    in the file. Free some space; the memory goes on."""
 
 
 class MemoryClosed(StoreError):

@@ -454,7 +454,13 @@ class Memory:
         """InvalidInput for an id given in ``batch`` that a recorded turn or sleep names (a
         deleted episode's: kept, a feedback on that turn would read and reinforce the
         new one, maybe another agent's), as an import refuses it."""
-        named = self.store.named_by_records([e.id for e in batch if e.id is not None])
+        given = [e.id for e in batch if e.id is not None]
+        if not given:
+            return
+        high = self.store.highest_id()  # an id above every one given out was never named
+        reused = [i for i in given if i <= high]
+        reused = sorted(set(reused) - self.store.existing(reused))  # (stored: a clash, said
+        named = self.store.named_by_records(reused) if reused else []  # when it is written)
         if named:
             kept = f" ({stored_before:,} stored before this batch)" if stored_before else ""
             raise InvalidInput(
@@ -542,6 +548,7 @@ class Memory:
             sum(r.turns for r in reports),
             vacuumed=all(r.vacuumed for r in reports),
             wal_truncated=reports[-1].wal_truncated,
+            not_compacted=next((r.not_compacted for r in reports if r.not_compacted), ""),
         )
 
     # -- reading ---------------------------------------------------------------------------

@@ -38,12 +38,20 @@ _CJK = (
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _KANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
-_NOT_A_TERM = re.compile(r"^[\u3040-\u30ff\uff66-\uff9f]$")
-"""A single kana (hiragana or katakana, ー too): a particle, an inflection, or a letter of
-a katakana word (レ of フェレット and of レポート), never searched alone."""
-_INVISIBLE = re.compile("[\u200b-\u200d\u2060\ufe00-\ufe0f\U000e0100-\U000e01ef]")
-"""Zero-width spaces and joiners, variation selectors (葛󠄀): dropped inside a word, so the
-characters on either side still make one bigram."""
+_INVISIBLE = re.compile(
+    "[\u200c\u200d\u2060\ufe00-\ufe0f\U000e0020-\U000e007f\U000e0100-\U000e01ef]"
+)
+"""Joiners, variation selectors (葛󠄀) and tag characters (of a subdivision flag): dropped
+inside a word, so the characters on either side still make one bigram."""
+_ZWSP_IN_CJK = re.compile(f"(?<=[{_CJK}])\u200b(?=[{_CJK}])")
+"""A zero-width space between two CJK characters (a word copied from the web): dropped;
+elsewhere it is a word break (deploy\u200bscript is two words)."""
+
+
+def _visible(text: str) -> str:
+    """``text`` (NFKC, lower case) without the invisible characters inside its words."""
+    return _ZWSP_IN_CJK.sub("", _INVISIBLE.sub("", text)).replace("\u200b", " ")
+
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -153,7 +161,7 @@ def analyze(text: str) -> str:
     never searches for one, so indexing it would only cost space and time
     (a third of a Japanese turn's tokens).
     """
-    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text).lower())
+    text = _visible(unicodedata.normalize("NFKC", text).lower())
     parts: list[str] = []
     pos = 0
     for m in _CJK_RUN.finditer(text):
@@ -168,12 +176,11 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     """Distinct search terms of a query, in order, stopwords removed.
 
     A Latin word is one term; a CJK run gives the same single characters and
-    bigrams as :func:`analyze`, except single kana (particles, and letters of
-    katakana words: レ alone matched フェレット and レポート), so a query shares
-    its terms with the documents that hold its words. Zero-width characters and
-    variation selectors inside a word are dropped on both sides.
+    bigrams as :func:`analyze`, except single hiragana (particles), so a
+    query shares its terms with the documents that hold its words. Zero-width
+    characters and variation selectors inside a word are dropped on both sides.
     """
-    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text).lower())
+    text = _visible(unicodedata.normalize("NFKC", text).lower())
     dropped = set(drop)
     terms: list[str] = []
     seen: set[str] = set()
@@ -188,7 +195,7 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
         _latin_terms(text[pos : m.start()], push)
         run = m.group()
         for ch in run:
-            if not _NOT_A_TERM.match(ch):
+            if not _KANA_ONLY.match(ch):
                 push(ch)
         for i in range(len(run) - 1):
             push(run[i : i + 2])

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -21,7 +20,7 @@ from .importers import episode_to_json
 from .models import Episode, NewEpisode
 from .store.connect import Connections
 from .store.database import Store
-from .store.maintenance import PARTIAL, refuse_own_files, remove_stale_partials
+from .store.maintenance import partial_path, refuse_own_files, remove_stale_partials
 from .store.salvage import SalvageReport, id_ranges, open_for_salvage, salvaged
 
 __all__ = ["is_stream", "kept_ids", "salvage_file", "save_salvaged", "write_jsonl"]
@@ -121,7 +120,7 @@ def write_jsonl(
                 with open(target, "w", encoding="utf-8", newline="\n") as fh:
                     return write_jsonl(fh, batches, database)
             remove_stale_partials(target)  # left by an export that was killed
-            part = target.with_name(f".{target.name}{PARTIAL}{secrets.token_hex(6)}")
+            part = partial_path(target)
             try:
                 with open(part, "w", encoding="utf-8", newline="\n") as fh:
                     n = write_jsonl(fh, batches, database)

@@ -229,3 +229,48 @@ def test_searching_threads_and_a_writer_leave_it_in_step(mem: Memory, index: Vec
     _search(mem, Filters(agent="b"))
     assert mem.check().stale_vector_index == []
     _matches_vec0(mem)
+
+
+def test_the_check_agrees_with_an_index_other_threads_move_on(mem: Memory) -> None:
+    """check() compared the held agents, synced by another thread to a newer snapshot than
+    its own, with that older snapshot: a busy server's check failed on every new episode.
+    A deletion that compacted a held agent while it was compared raised an IndexError."""
+    emb = HashEmbedder()
+    q = emb.embed(["cat"])
+    ids = mem.add_many(word_episodes(3000, "a"))
+    for _ in range(2):  # the second search holds agent "a" in memory
+        mem.store.knn_many(q, 5, Filters(agent="a"))
+    with mem.store.connections.read() as cur:
+        cur.execute("SELECT count(*) FROM episodes").fetchone()  # the snapshot begins
+
+        def newer() -> None:
+            mem.add("note cat new", kind="fact", agent="a")
+            mem.store.knn_many(q, 5, Filters(agent="a"))
+
+        t = threading.Thread(target=newer)
+        t.start()
+        t.join()
+        assert mem.store.vector_index.stale_ids(cur) is None  # (it was the new id)
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def churn() -> None:
+        try:
+            for start in range(0, 2400, 400):
+                if stop.is_set():
+                    return
+                mem.delete(ids[start : start + 400], agent="a")  # compacts the held agent
+                mem.add("note dog", kind="fact", agent="a")
+                mem.store.knn_many(q, 5, Filters(agent="a"))
+        except BaseException as exc:
+            failures.append(exc)
+
+    t = threading.Thread(target=churn)
+    t.start()
+    try:
+        reports = [mem.check() for _ in range(3)]
+    finally:
+        stop.set()
+        t.join()
+    assert failures == [] and all(r.stale_vector_index == [] for r in reports)
+    assert mem.check().ok

@@ -160,7 +160,7 @@ def test_a_turn_on_a_full_disk_gets_its_answer_unrecorded(tmp_path: Path) -> Non
     """A full disk failed every retrieval (the turn's record could not be written): a
     companion lost its whole memory for as long as the disk stayed full. SQLite's own
     page limit fills the file here as a full disk would."""
-    from memengine import StoreError
+    from memengine import DiskFull
 
     with Memory.open(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
         for i in range(30):
@@ -168,12 +168,12 @@ def test_a_turn_on_a_full_disk_gets_its_answer_unrecorded(tmp_path: Path) -> Non
         conn = mem.store.connections.get()  # this thread's: the turn is recorded through it
         conn.execute(f"PRAGMA max_page_count = {conn.execute('PRAGMA page_count').fetchone()[0]}")
         for size in (4000, 400, 40, 4):  # fill every free byte
-            with pytest.raises(StoreError, match="full"):
+            with pytest.raises(DiskFull, match="full"):
                 for i in range(10_000):
                     mem.add_exchange(f"filler {i} " + "x" * size, "y" * size)
         full = [mem.retrieve("what is my cat called?") for _ in range(300)]  # turns fill it up
         assert all(r.results for r in full)
         unrecorded = [r for r in full if r.turn_id is None]
-        assert unrecorded and unrecorded[0].degraded == (
-            "turn not recorded: database or disk is full",
+        assert unrecorded and unrecorded[0].degraded[0].startswith(
+            "turn not recorded: database or disk is full: nothing of this write is in the file"
         )

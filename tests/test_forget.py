@@ -70,6 +70,7 @@ def test_the_cli_forgets_only_with_yes(db_path: Path, clock: FixedClock, cli_env
         "turns": 1,
         "vacuumed": True,
         "wal_truncated": True,
+        "not_compacted": "",
     }
     unknown = runner.invoke(app, ["agent", "forget", "carol", "--yes", "--db", str(db_path)])
     assert unknown.exit_code == 1 and "no agent 'carol'" in unknown.output
@@ -260,6 +261,9 @@ def test_an_id_a_turn_names_is_not_given_to_another_agent(db_path: Path, clock: 
         pin = NewEpisode(
             id=cat, agent="bob", kind="fact", content=f"bob's PIN is {SECRET}", occurred_at=T0
         )
+        taken = pin.model_copy(update={"id": cat + 1})  # stored, and named by the turn
+        with pytest.raises(InvalidInput, match="UNIQUE constraint failed"):
+            mem.add_many([taken])
         with pytest.raises(InvalidInput, match=f"episode id {cat} belonged to an episode deleted"):
             mem.add_many([pin])
         assert mem.store.existing([cat]) == set() and not mem.has_agent("bob")

@@ -483,6 +483,17 @@ def test_what_a_typed_api_refuses_is_named_and_changes_nothing(
     with pytest.raises(InvalidInput, match="a clock's time is a datetime, not str"):
         FixedClock("x")  # type: ignore[arg-type]
     assert not path.exists()
+
+    class Forwarding:  # a metrics or caching wrapper: what it forwards is read when used
+        def __init__(self, inner: HashEmbedder) -> None:
+            self._inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._inner, name)
+
+    with Memory.open(path, embedder=Forwarding(HashEmbedder())) as wrapped:  # type: ignore[arg-type]
+        assert wrapped.add_exchange("wrapped", "ok") == 1
+    assert mem.sleep(tasks=np.int64(2)).tasks == 2 and mem.sleep(tasks=np.float32(0.5)).tasks == 0.5
     # a configuration assigned later is checked as one built is
     cfg = Config()
     with pytest.raises(ValidationError, match="time_zone"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -104,6 +105,41 @@ def test_other_writers_go_on_during_the_merge(db_path: Path, clock: FixedClock) 
         # step is merged by the next optimize
         assert report.segments_after <= 1 + 10
         assert mem.store.optimize(pages=4).segments_after == 1 == _segments(mem)
+
+
+def test_emptying_the_log_waits_for_no_reader(db_path: Path, clock: FixedClock) -> None:
+    """optimize's last checkpoint took SQLite's write lock and then waited for a reader
+    that held a snapshot (another process's export, a check) for the whole write_wait_s:
+    every writer of every process waited with it. It now tries once and says it could not."""
+    from memengine import Config
+
+    cfg = Config(write_wait_s=30)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        mem.add_many(_episodes(200, 1))
+        reading, done = threading.Event(), threading.Event()
+
+        def hold_a_snapshot() -> None:
+            with (
+                Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as other,
+                other.store.connections.read() as cur,
+            ):
+                cur.execute("SELECT count(*) FROM episodes").fetchone()
+                reading.set()
+                done.wait(60)
+
+        reader = threading.Thread(target=hold_a_snapshot)
+        reader.start()
+        try:
+            assert reading.wait(30)
+            mem.add_many(_episodes(50, 2))  # the log now holds what the reader does not see
+            t0 = time.monotonic()
+            report = mem.optimize()
+            waited = time.monotonic() - t0
+        finally:
+            done.set()
+            reader.join()
+        assert not report.wal_truncated and waited < 10  # (it used to wait all 30 s)
+        assert mem.optimize().wal_truncated  # the reader gone, the log is emptied
 
 
 def test_a_bulk_add_many_ends_with_the_merge(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -68,6 +68,8 @@ def test_idf_and_lexical_reach() -> None:
         "名前なんだったかな💦",
         "あれいつだったっけ(´・ω・`)",
         "いつまで続くの",
+        "明日は間に合いそうか",  # そうか of a question, not the backchannel
+        "大丈夫そうか",
     ],
 )
 def test_asks_memory(text: str) -> None:
@@ -102,6 +104,7 @@ def test_asks_memory(text: str) -> None:
         "家の前に猫がいた",
         # backchannels, letting go, and set phrases with 何, いつ, どこ, どう
         "そっか",
+        "ああ、そうか",
         "マジか",
         "仕方ないか",
         "ま、いっか",

@@ -149,11 +149,18 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("1234年5月6日", None),
     # dates written with slashes or dots, an ISO date inside Japanese text, 〜くらい前
     ("2026/5/3の晩ごはん", (d(2026, 5, 3), d(2026, 5, 4))),
-    ("2026.5.3", (d(2026, 5, 3), d(2026, 5, 4))),
+    ("2026.5.3の晩ごはん", (d(2026, 5, 3), d(2026, 5, 4))),
+    ("after I updated Home Assistant to 2025.10.1 the lights broke", None),  # a version
     ("2026-05-03の晩ごはん何だった？", (d(2026, 5, 3), d(2026, 5, 4))),
     ("2週間くらい前", (d(2026, 5, 3, 15), d(2026, 5, 9, 15))),
     ("10日ほど前", (d(2026, 5, 9), d(2026, 5, 12))),
     ("version 2026.3.5.1", None),
+    # a count beside "may" is no date; a clause after a comma is no plan of next year
+    ("one of the 2 may be broken", None),
+    ("up to 3 may join", None),
+    ("may 3 people join us?", None),
+    ("on May 3 we met", (d(2026, 5, 3), d(2026, 5, 4))),
+    ("I started the course in March, next year I'll finish it", (d(2026, 3, 1), d(2026, 4, 1))),
 ]
 
 

@@ -183,8 +183,8 @@ def optimize(
         return
     if vectors:
         compacted = "; file compacted" if report.vacuumed else ""
-        if report.vectors_rewritten and not report.vacuumed:
-            compacted = "; file not compacted (it was busy): run this again later"
+        if report.not_compacted:
+            compacted = f"; file not compacted ({report.not_compacted}): run this again later"
         console.print(
             f"vectors: {report.vectors_rewritten} rewritten, "
             f"{report.vector_chunk_size} rows per chunk{compacted}",
@@ -192,6 +192,11 @@ def optimize(
         )
     if scrub:
         console.print(f"neighbour words linked again: {report.contexts_relinked} turns")
+        if report.not_compacted:  # the deleted bytes stay in the free pages meanwhile
+            console.print(
+                f"file not compacted ({report.not_compacted}): run this again later",
+                highlight=False,
+            )
     console.print(
         f"file: {report.bytes_before / 2**20:.1f} MiB -> {report.bytes_after / 2**20:.1f} MiB",
         highlight=False,

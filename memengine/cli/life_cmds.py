@@ -100,11 +100,7 @@ def agent_forget(
         print_json(dataclasses.asdict(report))
         return
     left = [
-        *(
-            []
-            if report.vacuumed
-            else ["the file was not compacted (other writers kept it, or the disk was full)"]
-        ),
+        *([] if report.vacuumed else [f"the file was not compacted ({report.not_compacted})"]),
         *(
             []
             if report.wal_truncated

@@ -42,10 +42,16 @@ class Embedder(Protocol):
 def is_embedder(obj: object) -> bool:
     """Whether ``obj`` has what an :class:`Embedder` has, read without running it: an
     ``isinstance`` check on Python 3.11 reads ``dimension``, which a remote embedder
-    asks its endpoint for."""
+    asks its endpoint for (so ``id`` and ``dimension`` are only looked up; a wrapper
+    that forwards through ``__getattr__`` passes)."""
+    if not callable(getattr(obj, "embed", None)):
+        return False
     missing = object()
-    found = [inspect.getattr_static(obj, name, missing) for name in ("id", "dimension", "embed")]
-    return all(f is not missing for f in found) and callable(getattr(obj, "embed", None))
+    if inspect.getattr_static(type(obj), "__getattr__", missing) is not missing:
+        return True  # a wrapper: what it forwards is read when it is used
+    return all(
+        inspect.getattr_static(obj, name, missing) is not missing for name in ("id", "dimension")
+    )
 
 
 def normalize(vectors: npt.ArrayLike) -> Vectors:

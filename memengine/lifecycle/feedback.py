@@ -227,7 +227,7 @@ def give_feedback(
         # agent's episode is not this turn's memory: that agent's words are not judged)
         episodes = [found[i] for i in candidate_ids if i in found and found[i].agent == turn.agent]
         judged: dict[int, str] | None = None
-        if client is not None:
+        if client is not None and episodes:  # (none left of the turn's: nothing to ask)
             try:
                 judged, unshown = llm_used(
                     client,

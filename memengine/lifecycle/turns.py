@@ -23,7 +23,7 @@ import numpy as np
 
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
-from ..errors import DamagedDatabase, EmbeddingError, MemoryClosed, StoreError
+from ..errors import DatabaseLocked, DiskFull, EmbeddingError
 from ..models import Retrieval, Retrieved
 from ..store import lifecycle as store_lc
 from ..store.database import Store
@@ -168,9 +168,7 @@ def after_retrieve(
                             strength=cfg.recall_strength,
                             level_drop=cfg.recall_level_drop,
                         )
-        except (DamagedDatabase, MemoryClosed):
-            raise
-        except StoreError as exc:  # the file busy past the wait, or its disk full
+        except (DatabaseLocked, DiskFull) as exc:  # the file busy past the wait, or the disk full
             # the answer matters more than its record: it is returned unrecorded
             turn_id, recalled = None, {}
             degraded.append(f"turn not recorded: {exc}")

@@ -60,19 +60,11 @@ _JA_ENDINGS = ("か", "かしら", "っけ", "たかな")
 """Sentence-final particles that make a Japanese sentence a question or a check
 (…だったかな: wondering about the past; not 行こうかな, an intention)."""
 
-_JA_NOT_ENDINGS = (
-    "とか",
-    "いいか",
-    "いっか",
-    "そっか",
-    "そうか",
-    "まじか",
-    "マジか",
-    "仕方ないか",
-    "しょうがないか",
-)
-"""Endings in か that are no question: a list (映画とか), letting go (まあいいか, 仕方ないか),
-a backchannel (そっか, マジか)."""
+_JA_NOT_ENDINGS = ("とか", "いいか", "いっか", "仕方ないか", "しょうがないか")
+"""Endings in か that are no question: a list (映画とか), letting go (まあいいか, 仕方ないか)."""
+
+_BACKCHANNEL = re.compile(r"^(?:あ|ああ|まあ|えっ|へえ)?[、,]?(?:そっか|そうか|まじか|マジか)$")
+"""A sentence that is only a backchannel (そっか, ああそうか, マジか), not 大丈夫そうか."""
 
 _TRAILER = re.compile(
     r"(?:[\s.!。！…~〜♪☆★♡♥❤ーぁぃぅぇぉ]|w+|笑|\([^()]{0,12}\)"
@@ -143,7 +135,11 @@ def asks_memory(text: str) -> bool:
         if words and words[0] in _EN_QUESTION_WORDS:
             return True
         body = _TRAILER.sub("", sentence)
-        ending = body.endswith(_JA_ENDINGS) and not body.endswith(_JA_NOT_ENDINGS)
+        ending = (
+            body.endswith(_JA_ENDINGS)
+            and not body.endswith(_JA_NOT_ENDINGS)
+            and not _BACKCHANNEL.match(body)
+        )
         if _JA_QUESTION.search(body) or ending:
             return True
     return False

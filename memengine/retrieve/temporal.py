@@ -424,24 +424,35 @@ def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
     return _this_year_date(month, day, now)
 
 
-_DATE_BEFORE = re.compile(r"\b(?:on|by|from|until|till|since|before|after|the|of|and|to)\s+$")
+_CJK_NEXT = re.compile(r"\s?[(（]?[\u3040-\u30ff\u3400-\u9fff]")
+"""Japanese text right after a date: a date written with dots is one there (2026.3.5の…)."""
+
+_DATE_BEFORE = re.compile(r"\b(?:on|by|until|till|since|before|after)\s+$")
+
+
+def _written_as_a_date(m: re.Match[str]) -> bool:
+    """Whether a bare number beside "may" or a month's abbreviation ("these 2 may be
+    related", "may 3 people join", "10 mar the view") is written as a date: an ordinal,
+    "of", a year, punctuation or the end after it, or "on", "by", "since"… before it."""
+    mon = m.group("mon")
+    groups = m.groupdict()
+    if groups.get("ord") or groups.get("of") or m.group("y"):
+        return True
+    if mon != "may" and (len(mon) > 4 or mon in ("june", "july")):
+        return True
+    after = m.string[m.end() : m.end() + 1]
+    before = _DATE_BEFORE.search(m.string, max(0, m.start() - 8), m.start())
+    return after in ("", *".,;:!?)") or before is not None
 
 
 def _en_day_month(m: re.Match[str], now: datetime) -> Window | None:
-    """ "5 May", "10th of March": a plain number before "may" or a month's abbreviation
-    ("these 2 may be related", "10 mar the view") is a date only when written as one: an
-    ordinal, "of", a year, punctuation or the end after it, or "on"/"by"/… before it."""
-    written = m.group("ord") or m.group("of") or m.group("y")
-    mon = m.group("mon")
-    if not written and (mon == "may" or (len(mon) <= 4 and mon not in ("june", "july"))):
-        after = m.string[m.end() : m.end() + 1]
-        before = _DATE_BEFORE.search(m.string, max(0, m.start() - 8), m.start())
-        if after not in ("", *".,;:!?)") and before is None:
-            return None
-    return _en_month_day(m, now)
+    """ "5 May", "10th of March", "May 3", when :func:`_written_as_a_date`."""
+    return _en_month_day(m, now) if _written_as_a_date(m) else None
 
 
 def _iso_date(m: re.Match[str], now: datetime) -> Window | None:
+    if m.groupdict().get("sep") == "." and not _CJK_NEXT.match(m.string, m.end()):
+        return None  # 2025.10.1 after a product's name is its version; 2026.3.5の… is a date
     try:
         d = date(int(m.group("y")), int(m.group("m")), int(m.group("d")))
     except ValueError:
@@ -636,7 +647,7 @@ _RULES: list[Rule] = [
             rf"\bnext (?:year'?s? )?(?:{_MONTH_RE}|christmas|xmas|new year'?s?(?: eve| day)?|"
             rf"spring|summer|autumn|fall|winter)\b|"
             rf"\b(?:(?:in|on|during|around|of) )?(?:{_MONTH_RE}|christmas|xmas)"
-            rf"(?: \d{{1,2}}(?:st|nd|rd|th)?)?,? next year\b"
+            rf"(?: \d{{1,2}}(?:st|nd|rd|th)?)? next year\b"
         ),
         _nothing,
     ),
@@ -701,9 +712,10 @@ _RULES: list[Rule] = [
     (re.compile(r"\b(?P<p>last|this|past) (?P<s>spring|summer|autumn|fall|winter)\b"), _en_season),
     (
         re.compile(
-            rf"\b(?P<mon>{_MONTH_RE})\.? (?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (?P<y>\d{{4}}))?"
+            rf"\b(?P<mon>{_MONTH_RE})\.? (?P<d>\d{{1,2}})(?P<ord>st|nd|rd|th)?\b"
+            rf"(?:,? (?P<y>\d{{4}}))?"
         ),
-        _en_month_day,
+        _en_day_month,
     ),
     (
         re.compile(

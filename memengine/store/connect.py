@@ -29,6 +29,7 @@ from sqlalchemy.pool import QueuePool
 from ..errors import (
     DamagedDatabase,
     DatabaseLocked,
+    DiskFull,
     ExtensionError,
     MemoryClosed,
     ReadOnlyDatabase,
@@ -88,6 +89,10 @@ many pages to chain, write and walk as SQLite's default 4 KiB, and batch ingest 
 chunks, before :data:`.vectors.CHUNK_SIZE` became 64 rows)."""
 
 
+JOURNAL_LIMIT = 64 * 2**20
+"""The write-ahead log is cut back to this size each time it starts over (long reads that
+overlap can still make it grow meanwhile: ``optimize`` empties it)."""
+
 PAGE_CACHE_MB = 64
 """Each connection's page cache, by default (``[retrieval] page_cache_mb``)."""
 
@@ -111,6 +116,7 @@ def _on_connect(
     cur.execute("PRAGMA temp_store = MEMORY")
     cur.execute(f"PRAGMA cache_size = {-1024 * int(cache_mb)}")  # negative: in KiB
     cur.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+    cur.execute(f"PRAGMA journal_size_limit = {JOURNAL_LIMIT}")
     cur.close()
 
 
@@ -432,6 +438,28 @@ class Connections:
             finally:
                 cur.close()
 
+    def truncate_log(self) -> bool:
+        """Checkpoint the write-ahead log into the file and empty it, in the writers' turn
+        and waiting for no reader: False when a reader's snapshot (of any process) or a
+        full disk kept it from being emptied. (A checkpoint that waited for readers would
+        hold every writer off meanwhile.)"""
+        with self.in_use():
+            cur = self.get().cursor()
+            try:
+                with self._writers_turn(None):
+                    cur.execute(f"PRAGMA busy_timeout = {_CHECKPOINT_WAIT_MS}")
+                    try:  # (busy, log frames, checkpointed frames)
+                        return not cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                    finally:
+                        cur.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            except self.module.OperationalError as exc:
+                error = self._store_error(exc)
+                if isinstance(error, (DatabaseLocked, DiskFull)):
+                    return False
+                raise error from exc
+            finally:
+                cur.close()
+
     @contextmanager
     def writers_turn(self, *, wait_s: float | None = None) -> Iterator[None]:
         """Hold the writers' turn (this process's queue, then the lock file) without a
@@ -631,6 +659,10 @@ def _damaged_error(msg: str) -> DamagedDatabase:
     )
 
 
+_CHECKPOINT_WAIT_MS = 50
+"""How long a checkpoint that empties the log waits for readers to move on."""
+
+
 def _waiting(cur: Any, sql: str, wait_ms: int, usual_ms: int) -> None:
     """Run ``sql`` with SQLite's busy handler waiting at most ``wait_ms`` for the lock (then
     ``usual_ms`` again)."""
@@ -647,4 +679,6 @@ def _translate(exc: Exception) -> StoreError:
         return ReadOnlyDatabase(f"the database is read-only: {msg}")
     if "locked" in msg or "busy" in msg:
         return DatabaseLocked(f"{msg}: another writer held it for the whole wait")
+    if "disk is full" in msg:  # SQLITE_FULL
+        return DiskFull(f"{msg}: nothing of this write is in the file; free some space")
     return StoreError(msg)

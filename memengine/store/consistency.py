@@ -92,12 +92,12 @@ def check_consistency(
                 "OR v.sensitivity != e.sensitivity OR v.occurred_ts != e.occurred_ts LIMIT 100"
             )
         ]
-        stale_index = vector_index.stale_ids(cur)
         hidden = hidden_vectors(cur)
         # SQLite's own check of vec0's chunk table against its agent index
         chunk_index = "; ".join(
             str(r[0]) for r in cur.execute("PRAGMA integrity_check(episode_vectors_chunks)")
         )
+    stale_index = _stale_index(connections, vector_index)
     integrity = FTS_NOT_CHECKED if read_only else fts_integrity(connections)
     if n_fts != n_ep and integrity in ("ok", FTS_NOT_CHECKED):
         integrity = f"full-text index has {n_fts} rows for {n_ep} episodes"
@@ -113,6 +113,17 @@ def check_consistency(
         chunk_index=chunk_index,
         hidden_vectors=hidden,
     )
+
+
+def _stale_index(connections: Connections, vector_index: VectorIndex, tries: int = 5) -> list[int]:
+    """The in-memory index checked in a snapshot of its own, taken again while other
+    threads' writes and searches move the index past it (a busy server's check)."""
+    for _ in range(tries):
+        with connections.read() as cur:
+            stale = vector_index.stale_ids(cur)
+        if stale is not None:
+            return stale
+    return []  # always overtaken: what disagrees at rest is found by a check at rest
 
 
 def hidden_vectors(cur: Any, limit: int = 100) -> list[int]:

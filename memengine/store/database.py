@@ -24,6 +24,7 @@ from ..clock import ensure_aware, iso_text, parse_iso
 from ..errors import (
     DamagedDatabase,
     DatabaseLocked,
+    DiskFull,
     EmbedderMismatch,
     InvalidInput,
     NotAMemEngineDatabase,
@@ -365,12 +366,14 @@ class Store:
                 deleted = ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
                 cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
                 meta.bump(cur, ERASURES)
-        if not all(maintenance.compact(self.connections)):
-            raise DatabaseLocked(
-                f"deleted {len(deleted)} episode(s), but another connection (or a full disk) "
-                "kept the file from being compacted or its log from being emptied, so copies "
-                "of their bytes may remain there: run `memengine optimize --scrub` once it has "
-                "closed (or there is room)"
+        why, wal_truncated = maintenance.compact(self.connections)
+        if why or not wal_truncated:
+            kept = why or "another connection kept its write-ahead log from being emptied"
+            error = DiskFull if why.startswith("the disk") else DatabaseLocked
+            raise error(
+                f"deleted {len(deleted)} episode(s), but the file was not compacted ({kept}), "
+                "so copies of their bytes may remain there: run `memengine optimize --scrub` "
+                + ("once there is room" if error is DiskFull else "once the others have closed it")
             )
         return deleted
 
@@ -397,8 +400,8 @@ class Store:
             cur.execute("DELETE FROM vector_log WHERE agent = ?", (agent,))
             log_reset(cur, above=int(top))  # numbered past every entry an index has seen
             prune_log(cur)
-        vacuumed, wal_truncated = maintenance.compact(self.connections)
-        return ForgetReport(agent, len(deleted), turns, vacuumed, wal_truncated)
+        why, wal_truncated = maintenance.compact(self.connections)
+        return ForgetReport(agent, len(deleted), turns, not why, wal_truncated, why)
 
     def set_status(self, ids: Sequence[int], status: str) -> int:
         """Archive or re-activate episodes; triggers keep the vector filters in step."""
@@ -891,11 +894,8 @@ class Store:
         with self.connections.read() as cur:
             after = maintenance.fts_segments(cur)
         # the old chunks' pages are free but still in the file: give them back to the disk
-        vacuumed = (
-            maintenance.vacuum(self.connections)
-            if scrub or rewritten or (vectors and maintenance.free_share(self.connections) >= 0.25)
-            else False
-        )
+        tried = scrub or rewritten or (vectors and maintenance.free_share(self.connections) >= 0.25)
+        why = maintenance.vacuum(self.connections) if tried else ""
         return OptimizeReport(
             before,
             after,
@@ -904,7 +904,8 @@ class Store:
             wal_truncated=maintenance.truncate_wal(self.connections),
             vector_chunk_size=size,
             vectors_rewritten=rewritten,
-            vacuumed=vacuumed,
+            vacuumed=bool(tried) and not why,
+            not_compacted=why,
             bytes_before=bytes_before,
             bytes_after=maintenance.file_bytes(self.path),
             contexts_relinked=relinked,

@@ -23,7 +23,7 @@ from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
-from ..errors import DamagedDatabase, InvalidInput, MemoryClosed, StoreError
+from ..errors import DatabaseLocked, DiskFull, InvalidInput, StoreError
 from .connect import Connections
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "keep_mode",
     "merge_budget",
     "merge_step",
+    "partial_path",
     "put_in_place",
     "remove_stale_partials",
     "secure_deletes",
@@ -81,6 +82,8 @@ class OptimizeReport:
     bytes_before: int = 0
     bytes_after: int = 0
     contexts_relinked: int = 0
+    not_compacted: str = ""
+    """Why a compaction that was tried did not happen ("" when it did, or was not tried)."""
 
 
 def fts_segments(cur: Any) -> int:
@@ -133,6 +136,8 @@ class ForgetReport:
     turns: int
     vacuumed: bool
     wal_truncated: bool
+    not_compacted: str = ""
+    """Why the file was not compacted ("" when it was)."""
 
 
 def refuse_own_files(database: Path, dest: Path, verb: str) -> None:
@@ -223,30 +228,24 @@ def put_in_place(partial: Path, dest: Path, *, overwrite: bool) -> None:
     partial.unlink()
 
 
-def vacuum(connections: Connections) -> bool:
-    """Compact the file (:meth:`.Connections.vacuum`); False when another writer kept it
-    busy for the whole wait, or the disk had no room for the copy it writes (the file is
-    then unchanged)."""
+def vacuum(connections: Connections) -> str:
+    """Compact the file (:meth:`.Connections.vacuum`): "" when done, else why not, when
+    another writer kept it busy for the whole wait or the disk had no room for the copy
+    it writes (the file is then unchanged)."""
     try:
         connections.vacuum()
-    except (DamagedDatabase, MemoryClosed):
-        raise
-    except StoreError:  # busy past the wait (DatabaseLocked), or the disk full
-        return False
-    return True
+    except DatabaseLocked:
+        return "other writers kept the file busy"
+    except DiskFull:
+        return "the disk had no room for the compacted copy"
+    return ""
 
 
 def truncate_wal(connections: Connections) -> bool:
     """Checkpoint the write-ahead log into the file and empty it; False when another
-    connection's read kept it from being emptied, or the disk refused the writes."""
-    with connections.in_use():
-        cur = connections.get().cursor()
-        try:  # (busy, log frames, checkpointed frames)
-            return not cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-        except connections.module.OperationalError:  # the disk full: the log stays
-            return False
-        finally:
-            cur.close()
+    connection's read kept it from being emptied, or the disk refused the writes
+    (:meth:`.Connections.truncate_log`)."""
+    return connections.truncate_log()
 
 
 def free_share(connections: Connections) -> float:
@@ -268,6 +267,12 @@ PARTIAL = ".partial-"
 STALE_PARTIAL_S = 3600.0
 """A partial copy untouched this long is left over from a backup that was killed (a
 running one writes to its copy all along: the 100,000-episode file copies in 2–3 s)."""
+
+
+def partial_path(target: Path) -> Path:
+    """A new name beside ``target`` to write its copy under until it is whole
+    (``.<name>.partial-<random>``: what :func:`remove_stale_partials` looks for)."""
+    return target.with_name(f".{target.name}{PARTIAL}{secrets.token_hex(6)}")
 
 
 def remove_stale_partials(target: Path, *, older_than_s: float = STALE_PARTIAL_S) -> list[Path]:
@@ -304,9 +309,10 @@ def secure_deletes(cur: Any) -> Iterator[None]:
         cur.execute(f"PRAGMA secure_delete = {before}")
 
 
-def compact(connections: Connections) -> tuple[bool, bool]:
-    """Compact the file and empty its log, after a delete meant to leave no copy: whether
-    each happened (another connection can keep either from it)."""
+def compact(connections: Connections) -> tuple[str, bool]:
+    """Compact the file and empty its log, after a delete meant to leave no copy: why the
+    file was not compacted ("" when it was: :func:`vacuum`), and whether the log was
+    emptied (another connection's read, or a full disk, can keep either from it)."""
     return vacuum(connections), truncate_wal(connections)
 
 
@@ -327,7 +333,7 @@ def backup(
     target = dest
     check_backup_target(path, target, overwrite=overwrite)
     remove_stale_partials(target)
-    partial = target.with_name(f".{target.name}{PARTIAL}{secrets.token_hex(6)}")
+    partial = partial_path(target)
     conn = connections.get()
     if conn.driver_connection.in_transaction:
         raise StoreError("cannot back up inside a transaction")

@@ -46,7 +46,7 @@ from ..errors import StoreError
 from . import vector_scan as scan
 from .filters import Filters
 from .vec0_chunks import STATUS, chunk_blobs, chunk_heads, chunk_rows, valid_rows
-from .vector_rows import AgentRows, same_vector
+from .vector_rows import AgentRows, same_vectors
 
 __all__ = ["RESET", "VectorIndex", "log_reset", "prune_log"]
 
@@ -55,6 +55,10 @@ RESET = -1
 
 _LOG_KEEP = 200_000
 """Log entries kept; an index further behind than this reloads instead of replaying."""
+
+
+_CHECK_BLOCK = 4096
+"""Rows compared at a time by :meth:`VectorIndex.stale_ids` (under the index's lock)."""
 
 
 class VectorIndex:
@@ -216,31 +220,44 @@ class VectorIndex:
         sims = rows @ v
         return {i: float(s) for (i, _), s in zip(pos, sims, strict=True)}
 
-    def stale_ids(self, cur: Any) -> list[int]:
-        """Ids on which an in-memory agent disagrees with ``vec0`` after a sync (empty: in step)."""
+    def stale_ids(self, cur: Any) -> list[int] | None:
+        """Ids on which an in-memory agent disagrees with ``vec0`` in this snapshot (empty:
+        in step); None when the index has moved past the snapshot (another thread's newer
+        search synced it, before or during the check): the caller reads again.
+
+        Each agent's rows are read through ``vec0`` without the lock, then compared with
+        the held arrays under it, a block at a time (searches go on between blocks)."""
         with self._lock:
-            self._sync(cur)
-            held = {name: dict(agent.where) for name, agent in self._agents.items()}
-            snapshot = {name: agent for name, agent in self._agents.items()}
+            if not self._sync(cur):
+                return None
+            seq, names = self._seq, list(self._agents)
         bad: list[int] = []
-        for name, where in held.items():
-            agent = snapshot[name]
-            stored = {int(r[0]): r for r in self._agent_rows(cur, name)}
-            bad.extend(sorted(set(where) ^ set(stored)))
-            for i in set(where) & set(stored):
-                row = self._encode(stored[i])
-                pos = where[i]
-                vec = np.frombuffer(row[5], dtype=np.float32)
-                vec = vec / (float(np.linalg.norm(vec)) or 1.0)
-                same = (
-                    int(agent.kind[pos]) == row[1]
-                    and int(agent.sens[pos]) == row[2]
-                    and int(agent.status[pos]) == row[3]
-                    and int(agent.ts[pos]) == row[4]
-                    and same_vector(agent, pos, vec)
-                )
-                if not same:
-                    bad.append(i)
+        for name in names:
+            stored = [self._encode(r) for r in self._agent_rows(cur, name)]
+            with self._lock:
+                agent = self._agents.get(name)
+                if self._seq != seq:
+                    return None
+                if agent is None:  # let go meanwhile: nothing held to disagree
+                    continue
+                bad.extend(sorted(set(agent.where) ^ {row[0] for row in stored}))
+                common = [row for row in stored if row[0] in agent.where]
+            for start in range(0, len(common), _CHECK_BLOCK):
+                block = common[start : start + _CHECK_BLOCK]
+                units = np.stack([np.frombuffer(row[5], dtype=np.float32) for row in block])
+                units = units / np.maximum(np.linalg.norm(units, axis=1, keepdims=True), 1e-30)
+                with self._lock:
+                    if self._seq != seq or self._agents.get(name) is not agent:
+                        return None
+                    pos = np.array([agent.where[row[0]] for row in block], dtype=np.int64)
+                    same = (
+                        (agent.kind[pos] == [row[1] for row in block])
+                        & (agent.sens[pos] == [row[2] for row in block])
+                        & (agent.status[pos] == [row[3] for row in block])
+                        & (agent.ts[pos] == [row[4] for row in block])
+                        & same_vectors(agent, pos, units)
+                    )
+                bad.extend(row[0] for row, ok in zip(block, same, strict=True) if not ok)
         return bad[:100]
 
     # -- keeping in step -----------------------------------------------------------------

@@ -15,7 +15,7 @@ from .filters import Filters
 from .vec0_chunks import STATUS
 from .vector_scan import int8_codes, sign_bits, unit
 
-__all__ = ["AgentRows", "resized", "same_vector"]
+__all__ = ["AgentRows", "resized", "same_vectors"]
 
 
 @dataclass
@@ -227,13 +227,20 @@ def resized(a: npt.NDArray[Any], n: int) -> npt.NDArray[Any]:
     return out
 
 
-def same_vector(agent: AgentRows, pos: int, unit: npt.NDArray[np.float32]) -> bool:
-    """Whether the row at ``pos`` holds ``unit``: its floats, or a compact agent's codes."""
+def same_vectors(
+    agent: AgentRows, pos: npt.NDArray[np.int64], units: npt.NDArray[np.float32]
+) -> npt.NDArray[np.bool_]:
+    """For each row at ``pos``, whether it holds that row of ``units``: its floats, or a
+    compact agent's codes (:func:`same_vector` for many rows at once)."""
     if agent.floats:
-        return bool(np.allclose(agent.vecs[pos], unit, atol=1e-6))
-    q8, scale = int8_codes(unit[None, :])
-    return bool(
-        (agent.bits[pos] == sign_bits(unit[None, :], agent.words)[0]).all()
-        and np.abs(agent.q8[pos].astype(np.int16) - q8[0]).max() <= 1
-        and np.isclose(agent.scale[pos], scale[0], rtol=1e-5)
+        held = agent.vecs[pos]
+        return np.asarray(
+            (np.abs(held - units) <= 1e-6 + 1e-5 * np.abs(units)).all(axis=1), dtype=np.bool_
+        )
+    q8, scale = int8_codes(units)
+    return np.asarray(
+        (agent.bits[pos] == sign_bits(units, agent.words)).all(axis=1)
+        & (np.abs(agent.q8[pos].astype(np.int16) - q8).max(axis=1) <= 1)
+        & np.isclose(agent.scale[pos], scale, rtol=1e-5),
+        dtype=np.bool_,
     )
