@@ -135,6 +135,7 @@ def test_a_vacuum_takes_the_writers_turn(made: Path) -> None:
                 assert (  # what optimize reports as not compacted, and why
                     maintenance.vacuum(mem.store.connections) == "other writers kept the file busy"
                 )
+                assert maintenance.truncate_wal(mem.store.connections) is False  # (not raised)
                 assert proc.stdin is not None
                 proc.stdin.write("go\n")
                 proc.stdin.flush()

@@ -452,6 +452,8 @@ class Connections:
                         return not cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
                     finally:
                         cur.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            except DatabaseLocked:  # other writers kept the turn for the whole wait
+                return False
             except self.module.OperationalError as exc:
                 error = self._store_error(exc)
                 if isinstance(error, (DatabaseLocked, DiskFull)):

@@ -368,11 +368,15 @@ class Store:
                 meta.bump(cur, ERASURES)
         why, wal_truncated = maintenance.compact(self.connections)
         if why or not wal_truncated:
-            kept = why or "another connection kept its write-ahead log from being emptied"
+            left = (
+                f"the file was not compacted ({why})"
+                if why
+                else "a reader kept its write-ahead log from being emptied"
+            )
             error = DiskFull if why.startswith("the disk") else DatabaseLocked
             raise error(
-                f"deleted {len(deleted)} episode(s), but the file was not compacted ({kept}), "
-                "so copies of their bytes may remain there: run `memengine optimize --scrub` "
+                f"deleted {len(deleted)} episode(s), but {left}, so copies of their bytes may "
+                "remain there: run `memengine optimize --scrub` "
                 + ("once there is room" if error is DiskFull else "once the others have closed it")
             )
         return deleted
