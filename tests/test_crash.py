@@ -177,3 +177,44 @@ def test_a_turn_on_a_full_disk_gets_its_answer_unrecorded(tmp_path: Path) -> Non
         assert unrecorded and unrecorded[0].degraded[0].startswith(
             "turn not recorded: database or disk is full: nothing of this write is in the file"
         )
+
+
+LIMITED = textwrap.dedent(
+    """
+    import resource, signal, sys
+    from memengine import Memory
+    from tests.helpers import HashEmbedder
+
+    path, limit = sys.argv[1], int(sys.argv[2])
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG)
+    with Memory.open(path, embedder=HashEmbedder()) as mem:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+        report = mem.forget_agent("bob")
+        print(report.vacuumed, report.not_compacted, mem.has_agent("bob"), sep="|", flush=True)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)
+    """
+)
+
+
+def test_a_forget_the_disk_cannot_compact_says_so_after_deleting(db_path: Path) -> None:
+    """A forget whose compaction the disk refused (a full disk, a limit on file sizes)
+    raised an error after its deletion had committed: the caller thought nothing happened,
+    and a retry said there was no such agent."""
+    from .helpers import word_episodes
+
+    with Memory.open(db_path, embedder=HashEmbedder()) as mem:
+        mem.add_many(word_episodes(6000, "alice"))
+        mem.add_many(word_episodes(100, "bob", seed=2))
+    limit = db_path.stat().st_size // 3  # room for the delete, none for the compacted copy
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITED, str(db_path), str(limit)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False|the disk failed a write of the compacted copy|False"
+    with Memory.open(db_path, embedder=HashEmbedder()) as mem:
+        assert not mem.has_agent("bob") and mem.check().ok

@@ -456,8 +456,8 @@ class Connections:
                 return False
             except self.module.OperationalError as exc:
                 error = self._store_error(exc)
-                if isinstance(error, (DatabaseLocked, DiskFull)):
-                    return False
+                if isinstance(error, (DatabaseLocked, DiskFull)) or "disk I/O error" in str(exc):
+                    return False  # (the log stays as it is)
                 raise error from exc
             finally:
                 cur.close()
@@ -643,7 +643,7 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 def _damaged(exc: Exception) -> StoreError | None:
     """A clear error for an error that says the file is damaged (None for the others)."""
     msg = str(exc)
-    if "malformed" in msg or "not a database" in msg or "disk I/O error" in msg:
+    if "malformed" in msg or "not a database" in msg:
         return _damaged_error(msg)
     return None
 
@@ -683,4 +683,9 @@ def _translate(exc: Exception) -> StoreError:
         return DatabaseLocked(f"{msg}: another writer held it for the whole wait")
     if "disk is full" in msg:  # SQLITE_FULL
         return DiskFull(f"{msg}: nothing of this write is in the file; free some space")
+    if "disk I/O error" in msg:  # the disk failed a read or write; the file may be whole
+        return StoreError(
+            f"{msg}: the disk failed a read or write (a failing disk, or a limit on the "
+            "size of files); `memengine doctor` checks whether the file is damaged"
+        )
     return StoreError(msg)

@@ -238,6 +238,10 @@ def vacuum(connections: Connections) -> str:
         return "other writers kept the file busy"
     except DiskFull:
         return "the disk had no room for the compacted copy"
+    except StoreError as exc:
+        if "disk I/O error" not in str(exc):
+            raise
+        return "the disk failed a write of the compacted copy"  # (a limit on file sizes)
     return ""
 
 
