@@ -62,6 +62,11 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
                 detail = (
                     "every episode has its vector and full-text rows"
                     + (" (FTS5's own check not run: it writes)" if unchecked else "")
+                    + (
+                        " (the in-memory vector index not checked: writes kept moving it)"
+                        if report.index_unchecked
+                        else ""
+                    )
                     if report.ok
                     else f"missing vectors {report.missing_vectors[:10]}, orphans "
                     f"{report.orphan_vectors[:10]}, stale filters "

@@ -43,7 +43,7 @@ _INVISIBLE = re.compile(
 )
 """Joiners, variation selectors (葛󠄀) and tag characters (of a subdivision flag): dropped
 inside a word, so the characters on either side still make one bigram."""
-_ZWSP_IN_CJK = re.compile(f"(?<=[{_CJK}])\u200b(?=[{_CJK}])")
+_ZWSP_IN_CJK = re.compile(f"(?<=[{_CJK}])\u200b+(?=[{_CJK}])")
 """A zero-width space between two CJK characters (a word copied from the web): dropped;
 elsewhere it is a word break (deploy\u200bscript is two words)."""
 

@@ -273,4 +273,22 @@ def test_the_check_agrees_with_an_index_other_threads_move_on(mem: Memory) -> No
         stop.set()
         t.join()
     assert failures == [] and all(r.stale_vector_index == [] for r in reports)
-    assert mem.check().ok
+    assert mem.check().ok and not mem.check().index_unchecked
+
+
+def test_a_vector_too_short_for_float32_is_not_called_stale(mem: Memory) -> None:
+    """The check scaled a vector whose length underflows float32 by 1e30, where the index
+    keeps it as it is: a false stale id."""
+
+    class Tiny(HashEmbedder):
+        def embed(self, texts: Any) -> Any:
+            return super().embed(texts) * np.float32(1e-24)
+
+    tiny = Tiny()
+    with Memory.open(mem.store.path, embedder=tiny, allow_embedder_change=True) as other:
+        other.add_many(word_episodes(20, "t"))
+        q = tiny.embed(["cat"])
+        for _ in range(2):  # held in memory
+            other.store.knn_many(q, 5, Filters(agent="t"))
+        report = other.check()
+    assert report.stale_vector_index == [] and report.ok

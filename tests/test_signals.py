@@ -105,6 +105,11 @@ def test_asks_memory(text: str) -> None:
         # backchannels, letting go, and set phrases with 何, いつ, どこ, どう
         "そっか",
         "ああ、そうか",
+        "あーそっか",
+        "なるほどそっか",
+        "そっかそっか",
+        "え、マジか",
+        "うーん、そうか",
         "マジか",
         "仕方ないか",
         "ま、いっか",

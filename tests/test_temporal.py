@@ -160,6 +160,12 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("up to 3 may join", None),
     ("may 3 people join us?", None),
     ("on May 3 we met", (d(2026, 5, 3), d(2026, 5, 4))),
+    ("May 3 was my birthday", (d(2026, 5, 3), d(2026, 5, 4))),  # written as a month
+    ("from May 3 to May 10 we travelled", (d(2026, 5, 3), d(2026, 5, 11))),
+    ("apr 3 was fun", (d(2026, 4, 3), d(2026, 4, 4))),
+    ("2026.5.3", (d(2026, 5, 3), d(2026, 5, 4))),
+    ("「2026.5.3」の話", (d(2026, 5, 3), d(2026, 5, 4))),
+    ("Home Assistant 2025.10.1で壊れた", None),
     ("I started the course in March, next year I'll finish it", (d(2026, 3, 1), d(2026, 4, 1))),
 ]
 

@@ -192,7 +192,7 @@ def optimize(
         )
     if scrub:
         console.print(f"neighbour words linked again: {report.contexts_relinked} turns")
-        if report.not_compacted:  # the deleted bytes stay in the free pages meanwhile
+        if report.not_compacted and not vectors:  # (--vectors said it above)
             console.print(
                 f"file not compacted ({report.not_compacted}): run this again later",
                 highlight=False,
@@ -204,7 +204,11 @@ def optimize(
     console.print(
         f"full-text segments: {report.segments_before} -> {report.segments_after} "
         f"({report.steps} steps, {report.seconds:.2f} s); WAL "
-        + ("truncated" if report.wal_truncated else "not truncated (another reader is open)")
+        + (
+            "truncated"
+            if report.wal_truncated
+            else "not truncated (a reader held an older snapshot, or the disk refused)"
+        )
     )
 
 

@@ -48,7 +48,7 @@ def is_embedder(obj: object) -> bool:
         return False
     missing = object()
     if inspect.getattr_static(type(obj), "__getattr__", missing) is not missing:
-        return True  # a wrapper: what it forwards is read when it is used
+        return hasattr(obj, "id")  # a wrapper: its dimension is read when it is used
     return all(
         inspect.getattr_static(obj, name, missing) is not missing for name in ("id", "dimension")
     )

@@ -63,8 +63,12 @@ _JA_ENDINGS = ("か", "かしら", "っけ", "たかな")
 _JA_NOT_ENDINGS = ("とか", "いいか", "いっか", "仕方ないか", "しょうがないか")
 """Endings in か that are no question: a list (映画とか), letting go (まあいいか, 仕方ないか)."""
 
-_BACKCHANNEL = re.compile(r"^(?:あ|ああ|まあ|えっ|へえ)?[、,]?(?:そっか|そうか|まじか|マジか)$")
-"""A sentence that is only a backchannel (そっか, ああそうか, マジか), not 大丈夫そうか."""
+_BACKCHANNEL = re.compile(
+    r"^(?:[あぁえぇへうおっーんー〜、,\s]|なるほど|うーん|まあ)*"
+    r"(?:(?:そっか|そうか|まじか|マジか)[、,\s]*)+$"
+)
+"""A sentence that is only a backchannel after an interjection or two (そっか, あーそっか,
+なるほどそっか, そっかそっか, え、マジか), not 大丈夫そうか."""
 
 _TRAILER = re.compile(
     r"(?:[\s.!。！…~〜♪☆★♡♥❤ーぁぃぅぇぉ]|w+|笑|\([^()]{0,12}\)"

@@ -29,6 +29,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 
@@ -424,21 +425,33 @@ def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
     return _this_year_date(month, day, now)
 
 
-_CJK_NEXT = re.compile(r"\s?[(（]?[\u3040-\u30ff\u3400-\u9fff]")
-"""Japanese text right after a date: a date written with dots is one there (2026.3.5の…)."""
-
 _DATE_BEFORE = re.compile(r"\b(?:on|by|until|till|since|before|after)\s+$")
+_DOTTED_BEFORE = re.compile(
+    r"(?:^|[^\w\s.]|[\u3040-\u30ff\u3400-\u9fff]|\b(?:on|by|since|until|till|before|after|from"
+    r"|between|and))\s*$"
+)
+"""What may come before a date written with dots (2026.5.3): the start, punctuation,
+Japanese, or a date's preposition; not a product's name ("Home Assistant 2025.10.1") nor
+"updated to"."""
+
+_CASED: ContextVar[str] = ContextVar("_CASED", default="")
+"""The text being read as written (not lower-cased), when its offsets are the same."""
 
 
 def _written_as_a_date(m: re.Match[str]) -> bool:
-    """Whether a bare number beside "may" or a month's abbreviation ("these 2 may be
-    related", "may 3 people join", "10 mar the view") is written as a date: an ordinal,
-    "of", a year, punctuation or the end after it, or "on", "by", "since"… before it."""
+    """Whether "may" beside a bare number is the month: written May, or with an ordinal,
+    "of", a year, punctuation or the end after it, or "on", "by", "since"… before it ("these
+    2 may be related" and "may 3 people join" are no dates). A day before a month's
+    abbreviation ("10 mar the view") is held to the same."""
     mon = m.group("mon")
     groups = m.groupdict()
     if groups.get("ord") or groups.get("of") or m.group("y"):
         return True
-    if mon != "may" and (len(mon) > 4 or mon in ("june", "july")):
+    day_first = m.start("d") < m.start("mon")
+    if mon != "may" and (not day_first or len(mon) > 4 or mon in ("june", "july")):
+        return True
+    cased = _CASED.get()
+    if cased and cased[m.start("mon")].isupper():  # May, Mar: a month's name
         return True
     after = m.string[m.end() : m.end() + 1]
     before = _DATE_BEFORE.search(m.string, max(0, m.start() - 8), m.start())
@@ -451,8 +464,10 @@ def _en_day_month(m: re.Match[str], now: datetime) -> Window | None:
 
 
 def _iso_date(m: re.Match[str], now: datetime) -> Window | None:
-    if m.groupdict().get("sep") == "." and not _CJK_NEXT.match(m.string, m.end()):
-        return None  # 2025.10.1 after a product's name is its version; 2026.3.5の… is a date
+    if m.groupdict().get("sep") == "." and not _DOTTED_BEFORE.search(
+        m.string, max(0, m.start() - 12), m.start()
+    ):
+        return None  # 2025.10.1 after a product's name is its version
     try:
         d = date(int(m.group("y")), int(m.group("m")), int(m.group("d")))
     except ValueError:
@@ -770,6 +785,16 @@ def find_time_expressions(
     if not text or now.tzinfo is None:
         return []
     norm = _normalise(text[:max_chars])
+    cased = _ERA_YEAR.sub(_western_year, unicodedata.normalize("NFKC", text[:max_chars]))
+    token = _CASED.set(cased if len(cased) == len(norm) else "")  # (as written: "May 3")
+    try:
+        return _found(norm, now)
+    finally:
+        _CASED.reset(token)
+
+
+def _found(norm: str, now: datetime) -> list[TimeExpression]:
+    """:func:`find_time_expressions` of the normalised text ``norm``."""
     taken = [False] * len(norm)
     found: list[tuple[int, TimeExpression]] = []
     for pattern, rule in _RULES:

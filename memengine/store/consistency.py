@@ -38,6 +38,9 @@ class ConsistencyReport:
     stale_vector_index: list[int] = field(default_factory=list)
     chunk_index: str = "ok"
     sqlite_check: str = "ok"
+    index_unchecked: bool = False
+    """The in-memory vector index was not checked: other threads' writes moved it past
+    every snapshot the check read (a check at rest checks it)."""
     hidden_vectors: list[int] = field(default_factory=list)
     """Vectors ``vec0`` holds but its chunk marks as empty, or under another id: a
     search through ``vec0`` would not see them."""
@@ -109,21 +112,25 @@ def check_consistency(
         orphan_vectors=orphans,
         stale_vector_filters=stale,
         fts_integrity=integrity,
-        stale_vector_index=stale_index,
+        stale_vector_index=stale_index or [],
+        index_unchecked=stale_index is None,
         chunk_index=chunk_index,
         hidden_vectors=hidden,
     )
 
 
-def _stale_index(connections: Connections, vector_index: VectorIndex, tries: int = 5) -> list[int]:
+def _stale_index(
+    connections: Connections, vector_index: VectorIndex, tries: int = 5
+) -> list[int] | None:
     """The in-memory index checked in a snapshot of its own, taken again while other
-    threads' writes and searches move the index past it (a busy server's check)."""
+    threads' writes move the index past it (a busy server's check); None when every try
+    was overtaken."""
     for _ in range(tries):
         with connections.read() as cur:
             stale = vector_index.stale_ids(cur)
         if stale is not None:
             return stale
-    return []  # always overtaken: what disagrees at rest is found by a check at rest
+    return None
 
 
 def hidden_vectors(cur: Any, limit: int = 100) -> list[int]:

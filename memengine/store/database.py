@@ -354,7 +354,8 @@ class Store:
         ``scrub`` removes those too, as :meth:`forget_agent` does (``secure_delete``
         and a full-text rebuild in the transaction, then ``VACUUM`` and an empty
         log), and raises :class:`.DatabaseLocked` when another connection kept
-        the last two from finishing (the episodes are deleted all the same).
+        the last two from finishing, :class:`.DiskFull` when the disk did (the
+        episodes are deleted all the same).
         """
         with self.connections.write() as cur:
             if not scrub:
@@ -371,7 +372,7 @@ class Store:
             left = (
                 f"the file was not compacted ({why})"
                 if why
-                else "a reader kept its write-ahead log from being emptied"
+                else "its write-ahead log was not emptied (a reader held an older snapshot)"
             )
             error = DiskFull if why.startswith("the disk") else DatabaseLocked
             raise error(

@@ -46,7 +46,7 @@ from ..errors import StoreError
 from . import vector_scan as scan
 from .filters import Filters
 from .vec0_chunks import STATUS, chunk_blobs, chunk_heads, chunk_rows, valid_rows
-from .vector_rows import AgentRows, same_vectors
+from .vector_rows import AgentRows, held_rows, same_vectors
 
 __all__ = ["RESET", "VectorIndex", "log_reset", "prune_log"]
 
@@ -225,8 +225,8 @@ class VectorIndex:
         in step); None when the index has moved past the snapshot (another thread's newer
         search synced it, before or during the check): the caller reads again.
 
-        Each agent's rows are read through ``vec0`` without the lock, then compared with
-        the held arrays under it, a block at a time (searches go on between blocks)."""
+        Each agent's rows are read through ``vec0`` and compared without the lock; under
+        it only the held rows of a block are copied out (searches go on meanwhile)."""
         with self._lock:
             if not self._sync(cur):
                 return None
@@ -240,23 +240,24 @@ class VectorIndex:
                     return None
                 if agent is None:  # let go meanwhile: nothing held to disagree
                     continue
-                bad.extend(sorted(set(agent.where) ^ {row[0] for row in stored}))
-                common = [row for row in stored if row[0] in agent.where]
+                where = dict(agent.where)
+            bad.extend(sorted(set(where) ^ {row[0] for row in stored}))
+            common = [row for row in stored if row[0] in where]
             for start in range(0, len(common), _CHECK_BLOCK):
                 block = common[start : start + _CHECK_BLOCK]
-                units = np.stack([np.frombuffer(row[5], dtype=np.float32) for row in block])
-                units = units / np.maximum(np.linalg.norm(units, axis=1, keepdims=True), 1e-30)
+                units = scan.unit(np.stack([np.frombuffer(r[5], dtype=np.float32) for r in block]))
+                pos = np.array([where[row[0]] for row in block], dtype=np.int64)
                 with self._lock:
                     if self._seq != seq or self._agents.get(name) is not agent:
                         return None
-                    pos = np.array([agent.where[row[0]] for row in block], dtype=np.int64)
-                    same = (
-                        (agent.kind[pos] == [row[1] for row in block])
-                        & (agent.sens[pos] == [row[2] for row in block])
-                        & (agent.status[pos] == [row[3] for row in block])
-                        & (agent.ts[pos] == [row[4] for row in block])
-                        & same_vectors(agent, pos, units)
-                    )
+                    held = held_rows(agent, pos)
+                same = (
+                    (held.kind == [row[1] for row in block])
+                    & (held.sens == [row[2] for row in block])
+                    & (held.status == [row[3] for row in block])
+                    & (held.ts == [row[4] for row in block])
+                    & same_vectors(held, np.arange(len(block)), units)
+                )
                 bad.extend(row[0] for row, ok in zip(block, same, strict=True) if not ok)
         return bad[:100]
 

@@ -15,7 +15,7 @@ from .filters import Filters
 from .vec0_chunks import STATUS
 from .vector_scan import int8_codes, sign_bits, unit
 
-__all__ = ["AgentRows", "resized", "same_vectors"]
+__all__ = ["AgentRows", "held_rows", "resized", "same_vectors"]
 
 
 @dataclass
@@ -225,6 +225,19 @@ def resized(a: npt.NDArray[Any], n: int) -> npt.NDArray[Any]:
     out = np.zeros((n, *a.shape[1:]), dtype=a.dtype)
     out[: len(a)] = a
     return out
+
+
+def held_rows(agent: AgentRows, pos: npt.NDArray[np.int64]) -> AgentRows:
+    """A copy of the rows at ``pos`` of ``agent`` (their vectors or codes and filter
+    columns), to compare outside the index's lock."""
+    rows = AgentRows(agent.dimension, floats=agent.floats)
+    if agent.floats:
+        rows.vecs = agent.vecs[pos]
+    else:
+        rows.bits, rows.q8, rows.scale = agent.bits[pos], agent.q8[pos], agent.scale[pos]
+    rows.kind, rows.sens = agent.kind[pos], agent.sens[pos]
+    rows.status, rows.ts = agent.status[pos], agent.ts[pos]
+    return rows
 
 
 def same_vectors(

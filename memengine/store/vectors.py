@@ -221,7 +221,8 @@ def knn(
         f"WHERE embedding MATCH ? AND k = ? AND {where} ORDER BY distance",
         [np.ascontiguousarray(vector, dtype=np.float32).tobytes(), k, *params],
     ).fetchall()
-    return [(int(r[0]), float(r[1])) for r in rows]
+    # a vector of no length has no cosine: vec0 says NULL, the farthest a cosine can be
+    return [(int(r[0]), 2.0 if r[1] is None else float(r[1])) for r in rows]
 
 
 def similarities(cur: Any, vector: npt.NDArray[np.float32], ids: Sequence[int]) -> dict[int, float]:
