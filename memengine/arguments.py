@@ -35,6 +35,7 @@ __all__ = [
     "MAX_METADATA_DEPTH",
     "ROLES",
     "agent_name",
+    "at_least",
     "batch_size",
     "checked_episode",
     "clean_text",
@@ -367,14 +368,17 @@ def sensitivity_level(value: object) -> int:
     return number
 
 
+def at_least(value: object, lowest: int, what: str) -> int:
+    """``value`` as a whole number of at least ``lowest`` (InvalidInput naming ``what``)."""
+    number = whole(value)
+    if number is None or number < lowest:
+        raise InvalidInput(f"{what} must be a whole number of at least {lowest}, not {value!r}")
+    return number
+
+
 def result_limit(value: object) -> int | None:
     """A ``limit`` argument: None (the configured number) or a whole number of at least 1."""
-    if value is None:
-        return None
-    number = whole(value)
-    if number is None or number < 1:
-        raise InvalidInput(f"limit must be a whole number of at least 1, not {value!r}")
-    return number
+    return None if value is None else at_least(value, 1, "limit")
 
 
 def day_range(value: object) -> int | bool | None:

@@ -11,7 +11,8 @@ so a caller can catch that one class::
     │   ├── ReadOnlyDatabase         the file or its folder cannot be written
     │   ├── ExtensionError           sqlite-vec or FTS5 cannot be loaded
     │   ├── DatabaseLocked           another writer kept the file past the wait
-    │   ├── DiskFull                 the disk had no room for a write
+    │   ├── DiskError                the disk failed a read or write
+    │   │   └── DiskFull                 it had no room for a write
     │   ├── DamagedDatabase          a page of the file is damaged
     │   ├── MemoryClosed             the memory was closed (under a call, or before it)
     │   └── ConsistencyError         an index disagrees with the episodes
@@ -34,6 +35,7 @@ __all__ = [
     "ConsistencyError",
     "DamagedDatabase",
     "DatabaseLocked",
+    "DiskError",
     "DiskFull",
     "EmbedderChanged",
     "EmbedderMismatch",
@@ -87,7 +89,12 @@ class DatabaseLocked(StoreError):
     """Another writer (thread or process) held the file longer than the write could wait."""
 
 
-class DiskFull(StoreError):
+class DiskError(StoreError):
+    """The disk failed a read or write ("disk I/O error": a failing disk, a limit on the
+    size of files); ``memengine doctor`` tells whether the file itself is damaged."""
+
+
+class DiskFull(DiskError):
     """The disk (or the file's size limit) had no room for a write: nothing of that write is
     in the file. Free some space; the memory goes on."""
 

@@ -398,8 +398,8 @@ class Memory:
         episodes = args.episode_source(episodes)  # every argument checked before a write
         batch_size = args.batch_size(batch_size)
         progress = args.progress_callback(progress)
-        if total is not None and (args.whole(total) is None or total < 0):
-            raise InvalidInput(f"total is a whole number of at least 0, not {total!r}")
+        if total is not None:
+            total = args.at_least(total, 0, "total")
         self._writable()
         ids: list[int] = []
         batch: list[NewEpisode] = []
@@ -457,10 +457,8 @@ class Memory:
         given = [e.id for e in batch if e.id is not None]
         if not given:
             return
-        high = self.store.highest_id()  # an id above every one given out was never named
-        reused = [i for i in given if i <= high]
-        reused = sorted(set(reused) - self.store.existing(reused))  # (stored: a clash, said
-        named = self.store.named_by_records(reused) if reused else []  # when it is written)
+        # a stored id is a clash, said when it is written
+        named = self.store.named_by_records(sorted(set(given) - self.store.existing(given)))
         if named:
             kept = f" ({stored_before:,} stored before this batch)" if stored_before else ""
             raise InvalidInput(
@@ -747,12 +745,7 @@ class Memory:
         if not isinstance(query, str):
             raise InvalidInput(f"pack's query is the message's text, not {type(query).__name__}")
         if budget_tokens is not None:
-            tokens = args.whole(budget_tokens)
-            if tokens is None or tokens < 1:
-                raise InvalidInput(
-                    f"budget_tokens must be a whole number ≥ 1, not {budget_tokens!r}"
-                )
-            budget_tokens = tokens
+            budget_tokens = args.at_least(budget_tokens, 1, "budget_tokens")
         if retrieval.results:  # a user's deleted words are not sent to the model after all
             alive = self.store.existing([r.episode.id for r in retrieval.results])
             if len(alive) < len(retrieval.results):
@@ -1086,13 +1079,8 @@ class Memory:
     ) -> list[Episode]:
         """Memories retrieved often (candidate_count > 50) but never used (access_count 0)."""
         limit = self.config.lifecycle.never_used_min_candidates
-        if min_candidates is not None:
-            number = args.whole(min_candidates)
-            if number is None or number < 0:
-                raise InvalidInput(
-                    f"min_candidates is a whole number of at least 0, not {min_candidates!r}"
-                )
-            limit = min(number, args.MAX_ID)  # (more than SQLite's integers hold: none)
+        if min_candidates is not None:  # (more than SQLite's integers hold: none)
+            limit = min(args.at_least(min_candidates, 0, "min_candidates"), args.MAX_ID)
         return life.never_used(self.store, self._agent(agent), limit)
 
     @gated

@@ -146,7 +146,7 @@ def guess_language(text: str) -> Language:
 
 def _cjk_grams(run: str) -> list[str]:
     """Character unigrams (except single hiragana) and overlapping bigrams of one CJK run."""
-    out = [ch for ch in run if not _KANA_ONLY.match(ch)]  # (katakana kept: files agree)
+    out = [ch for ch in run if not _KANA_ONLY.match(ch)]
     out.extend(run[i : i + 2] for i in range(len(run) - 1))
     return out
 
@@ -233,9 +233,9 @@ def estimate_tokens(text: str) -> int:
     """A tokenizer-free token estimate: every character past ASCII (kana, kanji, Japanese
     punctuation, full-width letters, emoji) ~1 token each, ASCII ~4 characters a token;
     joiners and variation selectors count nothing."""
-    wide = sum(1 for ch in text if ord(ch) > 0x7F) - len(_INVISIBLE.findall(text))
-    ascii_chars = sum(1 for ch in text if ord(ch) <= 0x7F)
-    return wide + (ascii_chars + 3) // 4
+    past_ascii = sum(1 for ch in text if ord(ch) > 0x7F)
+    ascii_chars = len(text) - past_ascii
+    return past_ascii - len(_INVISIBLE.findall(text)) + (ascii_chars + 3) // 4
 
 
 MAX_PHRASE_CHARS = 16

@@ -436,7 +436,7 @@ def test_what_a_typed_api_refuses_is_named_and_changes_nothing(
         ({"progress": "x"}, "progress is a callable"),
         ({"batch_size": 0}, "batch_size must be a whole number from 1"),
         ({"batch_size": "x"}, "batch_size must be"),
-        ({"total": -1}, "total is a whole number"),
+        ({"total": -1}, "total must be a whole number of at least 0"),
     ):
         with pytest.raises(InvalidInput, match=said):
             mem.add_many(one, **kwargs)  # type: ignore[arg-type]
@@ -451,7 +451,9 @@ def test_what_a_typed_api_refuses_is_named_and_changes_nothing(
     with pytest.raises(InvalidInput, match="tasks must be a finite number"):
         mem.sleep(tasks=10**400)
     for bad in (math.nan, -1, "5"):
-        with pytest.raises(InvalidInput, match="min_candidates is a whole number"):
+        with pytest.raises(
+            InvalidInput, match="min_candidates must be a whole number of at least 0"
+        ):
             mem.never_used(min_candidates=bad)  # type: ignore[arg-type]
     assert mem.never_used(min_candidates=10**30) == []
     with pytest.raises(InvalidInput, match="pack's query is the message's text, not int"):

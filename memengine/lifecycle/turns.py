@@ -23,7 +23,7 @@ import numpy as np
 
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
-from ..errors import DatabaseLocked, DiskFull, EmbeddingError
+from ..errors import DatabaseLocked, DiskError, EmbeddingError
 from ..models import Retrieval, Retrieved
 from ..store import lifecycle as store_lc
 from ..store.database import Store
@@ -168,7 +168,7 @@ def after_retrieve(
                             strength=cfg.recall_strength,
                             level_drop=cfg.recall_level_drop,
                         )
-        except (DatabaseLocked, DiskFull) as exc:  # the file busy past the wait, or the disk full
+        except (DatabaseLocked, DiskError) as exc:  # the file busy past the wait, or the disk
             # the answer matters more than its record: it is returned unrecorded
             turn_id, recalled = None, {}
             degraded.append(f"turn not recorded: {exc}")

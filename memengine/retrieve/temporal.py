@@ -489,6 +489,7 @@ _HOLIDAYS = {
     "golden_week": ((4, 29), (5, 6)),
     "new_year": ((1, 1), (1, 7)),
     "new_years_eve": ((12, 31), (12, 31)),
+    "year_end": ((12, 20), (12, 31)),
 }
 """Yearly holidays: (month, day) of their first and last days."""
 
@@ -558,13 +559,11 @@ def _nothing(_: re.Match[str], __: datetime) -> Window | None:
 
 
 def _year_end(m: re.Match[str], now: datetime) -> Window | None:
+    """年末 (20–31 December): of the year named (去年の年末, 昨年末), else the latest begun."""
     named = m.groupdict().get("p") or m.groupdict().get("q")
     if named:
-        year = now.year + _JA_YEARS[named]
-    else:
-        year = now.year if now.month == 12 and now.day >= 20 else now.year - 1
-    start = date(year, 12, 20)
-    return _days(start, date(year, 12, 31), now) if _midnight(start, now) <= now else None
+        return _holiday_in("year_end", _named_year(named, now), now)
+    return _latest_holiday("year_end")(m, now)
 
 
 def _latest_weekday(m: re.Match[str], now: datetime) -> Window | None:

@@ -29,6 +29,7 @@ from sqlalchemy.pool import QueuePool
 from ..errors import (
     DamagedDatabase,
     DatabaseLocked,
+    DiskError,
     DiskFull,
     ExtensionError,
     MemoryClosed,
@@ -456,7 +457,7 @@ class Connections:
                 return False
             except self.module.OperationalError as exc:
                 error = self._store_error(exc)
-                if isinstance(error, (DatabaseLocked, DiskFull)) or "disk I/O error" in str(exc):
+                if isinstance(error, (DatabaseLocked, DiskError)):
                     return False  # (the log stays as it is)
                 raise error from exc
             finally:
@@ -511,7 +512,7 @@ class Connections:
         ):
             return StoreError(str(exc))
         error = _translate(exc)
-        if type(error) is StoreError and _fails(self.check_pages()):
+        if type(error) in (StoreError, DiskError) and _fails(self.check_pages()):
             return _damaged_error(str(exc))
         return error
 
@@ -684,7 +685,7 @@ def _translate(exc: Exception) -> StoreError:
     if "disk is full" in msg:  # SQLITE_FULL
         return DiskFull(f"{msg}: nothing of this write is in the file; free some space")
     if "disk I/O error" in msg:  # the disk failed a read or write; the file may be whole
-        return StoreError(
+        return DiskError(
             f"{msg}: the disk failed a read or write (a failing disk, or a limit on the "
             "size of files); `memengine doctor` checks whether the file is damaged"
         )

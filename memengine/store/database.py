@@ -24,7 +24,7 @@ from ..clock import ensure_aware, iso_text, parse_iso
 from ..errors import (
     DamagedDatabase,
     DatabaseLocked,
-    DiskFull,
+    DiskError,
     EmbedderMismatch,
     InvalidInput,
     NotAMemEngineDatabase,
@@ -354,7 +354,7 @@ class Store:
         ``scrub`` removes those too, as :meth:`forget_agent` does (``secure_delete``
         and a full-text rebuild in the transaction, then ``VACUUM`` and an empty
         log), and raises :class:`.DatabaseLocked` when another connection kept
-        the last two from finishing, :class:`.DiskFull` when the disk did (the
+        the last two from finishing, a :class:`.DiskError` when the disk did (the
         episodes are deleted all the same).
         """
         with self.connections.write() as cur:
@@ -367,18 +367,19 @@ class Store:
                 deleted = ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
                 cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
                 meta.bump(cur, ERASURES)
-        why, wal_truncated = maintenance.compact(self.connections)
-        if why or not wal_truncated:
+        kept, wal_truncated = maintenance.compact(self.connections)
+        if kept is not None or not wal_truncated:
             left = (
-                f"the file was not compacted ({why})"
-                if why
+                f"the file was not compacted ({maintenance.not_compacted(kept)})"
+                if kept is not None
                 else "its write-ahead log was not emptied (a reader held an older snapshot)"
             )
-            error = DiskFull if why.startswith("the disk") else DatabaseLocked
+            disk = isinstance(kept, DiskError)
+            error: type[StoreError] = type(kept) if isinstance(kept, DiskError) else DatabaseLocked
             raise error(
                 f"deleted {len(deleted)} episode(s), but {left}, so copies of their bytes may "
                 "remain there: run `memengine optimize --scrub` "
-                + ("once there is room" if error is DiskFull else "once the others have closed it")
+                + ("once the disk has room" if disk else "once the others have closed it")
             )
         return deleted
 
@@ -405,8 +406,9 @@ class Store:
             cur.execute("DELETE FROM vector_log WHERE agent = ?", (agent,))
             log_reset(cur, above=int(top))  # numbered past every entry an index has seen
             prune_log(cur)
-        why, wal_truncated = maintenance.compact(self.connections)
-        return ForgetReport(agent, len(deleted), turns, not why, wal_truncated, why)
+        kept, wal_truncated = maintenance.compact(self.connections)
+        why = maintenance.not_compacted(kept)
+        return ForgetReport(agent, len(deleted), turns, kept is None, wal_truncated, why)
 
     def set_status(self, ids: Sequence[int], status: str) -> int:
         """Archive or re-activate episodes; triggers keep the vector filters in step."""
@@ -432,9 +434,15 @@ class Store:
             return ep_rows.fetch_episodes(cur, ids)
 
     def named_by_records(self, ids: Sequence[int]) -> list[int]:
-        """Which of ``ids`` a recorded turn or a sleep's strength history names (ascending)."""
+        """Which of ``ids`` a recorded turn or a sleep's strength history names (ascending).
+        An id above every one the file gave out was never named: only the others are
+        looked for (the records are read whole, every turn's candidates)."""
+        high = self.highest_id() if ids else 0
+        given = [i for i in ids if i <= high]
+        if not given:
+            return []
         with self.connections.read() as cur:
-            return store_lc.named_by_records(cur, ids)
+            return store_lc.named_by_records(cur, given)
 
     def ids_at(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
         """The ids of the episodes stored for each ``(agent, unix second)`` key (the keys
@@ -900,7 +908,7 @@ class Store:
             after = maintenance.fts_segments(cur)
         # the old chunks' pages are free but still in the file: give them back to the disk
         tried = scrub or rewritten or (vectors and maintenance.free_share(self.connections) >= 0.25)
-        why = maintenance.vacuum(self.connections) if tried else ""
+        kept = maintenance.vacuum(self.connections) if tried else None
         return OptimizeReport(
             before,
             after,
@@ -909,8 +917,8 @@ class Store:
             wal_truncated=maintenance.truncate_wal(self.connections),
             vector_chunk_size=size,
             vectors_rewritten=rewritten,
-            vacuumed=bool(tried) and not why,
-            not_compacted=why,
+            vacuumed=bool(tried) and kept is None,
+            not_compacted=maintenance.not_compacted(kept),
             bytes_before=bytes_before,
             bytes_after=maintenance.file_bytes(self.path),
             contexts_relinked=relinked,

@@ -23,7 +23,7 @@ from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
-from ..errors import DatabaseLocked, DiskFull, InvalidInput, StoreError
+from ..errors import DatabaseLocked, DiskError, DiskFull, InvalidInput, StoreError
 from .connect import Connections
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "keep_mode",
     "merge_budget",
     "merge_step",
+    "not_compacted",
     "partial_path",
     "put_in_place",
     "remove_stale_partials",
@@ -228,21 +229,26 @@ def put_in_place(partial: Path, dest: Path, *, overwrite: bool) -> None:
     partial.unlink()
 
 
-def vacuum(connections: Connections) -> str:
-    """Compact the file (:meth:`.Connections.vacuum`): "" when done, else why not, when
-    another writer kept it busy for the whole wait or the disk had no room for the copy
-    it writes (the file is then unchanged)."""
+def vacuum(connections: Connections) -> StoreError | None:
+    """Compact the file (:meth:`.Connections.vacuum`); None when done, else the error that
+    kept it from it (the file is then unchanged): another writer kept it busy for the whole
+    wait (:class:`.DatabaseLocked`), or the disk refused the copy (:class:`.DiskError`)."""
     try:
         connections.vacuum()
-    except DatabaseLocked:
-        return "other writers kept the file busy"
-    except DiskFull:
+    except (DatabaseLocked, DiskError) as exc:
+        return exc
+    return None
+
+
+def not_compacted(error: StoreError | None) -> str:
+    """Why a compaction that :func:`vacuum` tried did not happen ("" when it did)."""
+    if error is None:
+        return ""
+    if isinstance(error, DiskFull):
         return "the disk had no room for the compacted copy"
-    except StoreError as exc:
-        if "disk I/O error" not in str(exc):
-            raise
-        return "the disk failed a write of the compacted copy"  # (a limit on file sizes)
-    return ""
+    if isinstance(error, DiskError):
+        return "the disk failed a write of the compacted copy"
+    return "other writers kept the file busy"
 
 
 def truncate_wal(connections: Connections) -> bool:
@@ -313,10 +319,10 @@ def secure_deletes(cur: Any) -> Iterator[None]:
         cur.execute(f"PRAGMA secure_delete = {before}")
 
 
-def compact(connections: Connections) -> tuple[str, bool]:
-    """Compact the file and empty its log, after a delete meant to leave no copy: why the
-    file was not compacted ("" when it was: :func:`vacuum`), and whether the log was
-    emptied (another connection's read, or a full disk, can keep either from it)."""
+def compact(connections: Connections) -> tuple[StoreError | None, bool]:
+    """Compact the file and empty its log, after a delete meant to leave no copy: what kept
+    the file from being compacted (None when it was: :func:`vacuum`), and whether the log
+    was emptied (another connection's read, or the disk, can keep either from it)."""
     return vacuum(connections), truncate_wal(connections)
 
 
