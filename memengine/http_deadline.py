@@ -4,10 +4,13 @@ An HTTP client's timeouts bound each network operation, not a whole reply:
 a server that sends one byte every few tenths of a second never trips a
 read timeout, and one that sends 200 MB is read to the end. Both would hold
 a turn (or the thread it left behind) far past its deadline.
-:class:`DeadlineTransport` wraps the real transport and ends the reading of
-a reply once the request's own read timeout has passed since it was sent
-(the clients set it to the time left before their deadline), or once the
-reply passes :data:`MAX_REPLY_BYTES`. Replies are asked for uncompressed,
+:class:`DeadlineTransport` wraps the real transport and ends a request once
+its own read timeout has passed since it was sent (the clients set it to
+the time left before their deadline): the connection, the request, the
+status line and headers (a server may trickle those too, or send interim
+``1xx`` answers without end) and the body, each read given no more than
+the time left; and it ends the reading of a reply that passes
+:data:`MAX_REPLY_BYTES`. Replies are asked for uncompressed,
 and a compressed one is refused (the bytes counted would not be the reply's:
 200 KB of gzip can decode to 200 MB). Nothing here reads configuration;
 :func:`http_client` keeps the ``openai`` library's own client, environment
@@ -17,8 +20,11 @@ proxies included.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
+from typing import Any
 
+import httpcore2
 import httpx2
 
 __all__ = ["MAX_REPLY_BYTES", "DeadlineTransport", "ReplyTooLarge", "http_client"]
@@ -34,6 +40,86 @@ class ReplyTooLarge(httpx2.ReadError):
     connection error)."""
 
 
+_DEADLINE: ContextVar[float | None] = ContextVar("memengine_http_deadline", default=None)
+"""The moment (``time.monotonic``) by which the request this thread is sending must end."""
+
+
+def _left(timeout: float | None, error: type[httpcore2.TimeoutException]) -> float | None:
+    """``timeout`` cut to the time left before this thread's request deadline (``error``
+    when none is left)."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise error("the request's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore2.NetworkStream):
+    """A connection whose every read and write waits no longer than the deadline of the
+    request being sent on it (connections are pooled, so the deadline is the thread's)."""
+
+    def __init__(self, inner: httpcore2.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _left(timeout, httpcore2.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _left(timeout, httpcore2.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore2.NetworkStream:
+        left = _left(timeout, httpcore2.ConnectTimeout)
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, left))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore2.NetworkBackend):
+    """The network of a connection pool, its connections made within the deadline and
+    wrapped in :class:`_DeadlineStream`."""
+
+    def __init__(self, inner: httpcore2.NetworkBackend) -> None:
+        self._inner = inner
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.NetworkStream:
+        left = _left(timeout, httpcore2.ConnectTimeout)
+        stream = self._inner.connect_tcp(host, port, left, local_address, socket_options)
+        return _DeadlineStream(stream)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore2.NetworkStream:
+        left = _left(timeout, httpcore2.ConnectTimeout)
+        return _DeadlineStream(self._inner.connect_unix_socket(path, left, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def _bound_network(transport: httpx2.BaseTransport) -> None:
+    """Make the connections of ``transport``'s pool keep the request's deadline (a
+    transport without an ``httpcore2`` pool keeps only the body's)."""
+    pool = getattr(transport, "_pool", None)
+    backend = getattr(pool, "_network_backend", None)
+    if isinstance(backend, httpcore2.NetworkBackend) and not isinstance(backend, _DeadlineBackend):
+        pool._network_backend = _DeadlineBackend(backend)  # type: ignore[union-attr]
+
+
 class _Limited(httpx2.SyncByteStream):
     """A reply body that stops at a moment and a size."""
 
@@ -47,7 +133,15 @@ class _Limited(httpx2.SyncByteStream):
 
     def __iter__(self) -> Iterator[bytes]:
         read = 0
-        for chunk in self._inner:
+        chunks = iter(self._inner)
+        while True:
+            token = _DEADLINE.set(self._deadline)  # each read of the body waits no longer
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                return
+            finally:
+                _DEADLINE.reset(token)
             read += len(chunk)
             if read > self._limit:
                 raise ReplyTooLarge(
@@ -65,22 +159,28 @@ class _Limited(httpx2.SyncByteStream):
 
 
 class DeadlineTransport(httpx2.BaseTransport):
-    """A transport whose replies end at the request's read timeout, counted from the
-    moment it was sent, and at ``max_bytes``."""
+    """A transport whose requests end at their read timeout, counted from the moment each
+    was sent (connection, headers and body), and whose replies end at ``max_bytes``."""
 
     def __init__(
         self, inner: httpx2.BaseTransport | None = None, *, max_bytes: int = MAX_REPLY_BYTES
     ) -> None:
         self._inner = inner if inner is not None else httpx2.HTTPTransport()
         self._max_bytes = max_bytes
+        _bound_network(self._inner)
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        """Send ``request``; its reply's body is read within the request's read timeout."""
+        """Send ``request``; it ends, its reply's body read, within its read timeout."""
         started = time.monotonic()
         request.headers["Accept-Encoding"] = "identity"  # the bytes counted are the reply's
         timeouts = request.extensions.get("timeout") or {}
         limit = timeouts.get("read")
-        response = self._inner.handle_request(request)
+        deadline = float("inf") if limit is None else started + float(limit)
+        token = _DEADLINE.set(None if limit is None else deadline)
+        try:
+            response = self._inner.handle_request(request)
+        finally:
+            _DEADLINE.reset(token)
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):  # asked for none: its size would be unknown
             response.close()
@@ -89,7 +189,6 @@ class DeadlineTransport(httpx2.BaseTransport):
                 "its size cannot be bounded",
                 request=request,
             )
-        deadline = float("inf") if limit is None else started + float(limit)
         if not isinstance(response.stream, httpx2.SyncByteStream):
             return response
         return httpx2.Response(

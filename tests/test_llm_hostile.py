@@ -25,7 +25,7 @@ from memengine.llm.client import ChatClient
 from memengine.retrieve.expand import MAX_REFERENCES, parse_expansion
 
 from .helpers import HashEmbedder
-from .openai_server import ScriptedOpenAI, completion_body
+from .openai_server import ScriptedOpenAI, ScriptedReply, completion_body
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 GOOD = json.dumps({"ok": 1})
@@ -57,6 +57,58 @@ def test_a_reply_that_trickles_ends_at_the_deadline(srv: ScriptedOpenAI) -> None
     with chat(srv) as client, pytest.raises(LLMTimeout, match="did not answer within"):
         ask(client, deadline_s=0.6)
     assert time.monotonic() - t0 < 3.0  # the deadline plus slack, not the 30 s of the reply
+
+
+def test_a_reply_whose_headers_trickle_ends_at_the_deadline(srv: ScriptedOpenAI) -> None:
+    """The status line and headers, not only the body, are read within the deadline."""
+    srv.push_chat(content=GOOD, head_interval=0.05)  # about 6 s of headers, each byte in time
+    t0 = time.monotonic()
+    with chat(srv) as client, pytest.raises(LLMTimeout, match="did not answer within"):
+        ask(client, deadline_s=0.6)
+    assert time.monotonic() - t0 < 3.0
+
+
+def test_an_embedding_reply_whose_headers_trickle_ends_at_its_timeout(
+    srv: ScriptedOpenAI,
+) -> None:
+    srv.push_embeddings(head_interval=0.05)
+    t0 = time.monotonic()
+    with pytest.raises(EmbeddingError, match=r"timed out \(0.6s\)"):
+        OpenAIEmbedder(base_url=srv.base_url, model="e", timeout_s=0.6, max_retries=0).embed(["a"])
+    assert time.monotonic() - t0 < 3.0
+
+
+def test_turns_whose_server_trickles_its_headers_leave_no_calls_behind(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    """Each call ends at its deadline, so the LLM threads are free again when the server
+    recovers: the next turn's calls reach it."""
+    llm = {
+        "base_url": srv.base_url,
+        "turn_deadline_s": 0.5,
+        "expansion_deadline_s": 0.2,
+        "rerank_deadline_s": 0.2,
+        "request_timeout_s": 10.0,
+        "max_retries": 0,
+        "cache_expansions": False,
+    }
+    cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
+    with Memory.open(
+        tmp_path / "m.db", config=cfg, embedder=HashEmbedder(), clock=FixedClock(NOW)
+    ) as mem:
+        for i in range(5):
+            mem.add_exchange(f"note {i} about the garden and the roses", "ok")
+        srv.default_chat = ScriptedReply(  # 30 s of headers, each byte well in time
+            content=GOOD, head_interval=0.05, headers={"X-Slow": "." * 600}
+        )
+        for _ in range(20):
+            r = mem.retrieve("what about the roses?")
+            assert r.results and r.degraded
+        time.sleep(0.5)  # the calls of the last turn end at their deadline
+        srv.default_chat = None  # the server recovers
+        before = len(srv.chat_requests)
+        mem.retrieve("and the garden?")
+        assert len(srv.chat_requests) > before
 
 
 def test_a_reply_past_the_size_limit_is_cut(srv: ScriptedOpenAI) -> None:

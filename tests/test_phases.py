@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -275,6 +276,52 @@ def test_only_invented_ids_fall_back_to_fast_path(srv: ScriptedOpenAI, store: St
     r, _ = store.ask()
     assert r.degraded == ("rerank: 1 unknown id dropped, none left; fast-path ranking used",)
     assert r.results and r.results[0].episode.id == store.ids["dental"]
+
+
+def test_a_list_of_thousands_is_read_only_to_its_first_items(
+    srv: ScriptedOpenAI, store: Store
+) -> None:
+    """Each candidate is listed once at most: past a few times as many items, the list is
+    not read (reading thousands would cost the turn its deadline), and made-up ids alone
+    still fall back to the fast path."""
+    made_up = [(99_999, "high", "made up")] * 20_000
+    srv.push_chat(json_data=GOOD_EXPANSION)
+    srv.push_chat(json_data=rerank(*made_up))
+    r, _ = store.ask()
+    assert len(r.degraded) == 1
+    assert "more not read) dropped, none left; fast-path ranking used" in r.degraded[0]
+    assert r.results and r.results[0].episode.id == store.ids["dental"]
+    srv.push_chat(json_data=GOOD_EXPANSION)
+    srv.push_chat(json_data=rerank((store.ids["dental"], "high", "appointment"), *made_up))
+    r, _ = store.ask()
+    assert [x.episode.id for x in r.results] == [store.ids["dental"]]
+    assert "more not read" in r.degraded[0]
+
+
+def test_a_parsed_list_of_thousands_costs_no_more_than_its_first_items() -> None:
+    from memengine.retrieve.rerank import parse_rerank
+
+    reply = {"relevant_episodes": [{"id": 5, "relevance": "high", "reason": "x"}] * 200_000}
+    outcome = parse_rerank(reply, [1, 2, 3])
+    assert outcome.listed + outcome.unread == 200_000
+    assert outcome.listed < 50 and len(outcome.unknown_ids) == outcome.listed
+
+
+def test_a_call_that_never_left_its_queue_says_so(srv: ScriptedOpenAI, store: Store) -> None:
+    """When every LLM thread is held (a server that holds each call to its deadline, many
+    turns at once), a phase's call may wait its whole budget in the queue: the note says
+    the server was never asked, rather than blame it for a timeout."""
+    turn = store.mem._llm()
+    release = threading.Event()
+    held = [turn._pool.submit(release.wait) for _ in range(16)]
+    try:
+        r, _ = store.ask()
+    finally:
+        release.set()
+    assert all(f.result(timeout=5) for f in held)
+    assert srv.chat_requests == []
+    assert len(r.degraded) == 2 and all("not started" in note for note in r.degraded)
+    assert r.results  # the fast path's answer
 
 
 def test_empty_lists_mean_nothing_to_inject(srv: ScriptedOpenAI, store: Store) -> None:

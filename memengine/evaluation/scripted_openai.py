@@ -61,7 +61,8 @@ class ScriptedReply:
     replaces the computed vectors (one per input) and ``dimension`` overrides
     the vector length of the default embedding. ``raw`` bytes are sent as the
     body as they are (not UTF-8, cut short, …); ``byte_interval`` seconds pass
-    between the body's bytes (a server that trickles).
+    between the body's bytes (a server that trickles), ``head_interval`` between
+    those of the status line and headers (one slow to begin its answer).
     """
 
     status: int = 200
@@ -76,6 +77,7 @@ class ScriptedReply:
     dimension: int | None = None
     raw: bytes | None = None
     byte_interval: float = 0.0
+    head_interval: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -200,12 +202,13 @@ class ScriptedOpenAI:
         body: Any = None,
         raw: bytes | None = None,
         byte_interval: float = 0.0,
+        head_interval: float = 0.0,
     ) -> None:
         """Queue the answer to the next chat completion request.
 
         ``content`` is the assistant text verbatim; ``json_data`` is dumped to
         JSON and used as content; ``status`` >= 400 sends an OpenAI-style error;
-        ``raw`` and ``byte_interval`` as in :class:`ScriptedReply`.
+        ``raw``, ``byte_interval`` and ``head_interval`` as in :class:`ScriptedReply`.
         """
         if json_data is not None:
             content = json.dumps(json_data)
@@ -221,6 +224,7 @@ class ScriptedOpenAI:
                 finish_reason=finish_reason,
                 raw=raw,
                 byte_interval=byte_interval,
+                head_interval=head_interval,
             )
         )
 
@@ -235,9 +239,10 @@ class ScriptedOpenAI:
         dimension: int | None = None,
         body: Any = None,
         raw: bytes | None = None,
+        head_interval: float = 0.0,
     ) -> None:
         """Queue the answer to the next embeddings request (default: deterministic vectors;
-        ``raw`` as in :class:`ScriptedReply`)."""
+        ``raw`` and ``head_interval`` as in :class:`ScriptedReply`)."""
         self._embeddings.append(
             ScriptedReply(
                 status=status,
@@ -248,6 +253,7 @@ class ScriptedOpenAI:
                 dimension=dimension,
                 body=body,
                 raw=raw,
+                head_interval=head_interval,
             )
         )
 
@@ -417,15 +423,21 @@ def _make_handler(srv: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
             *,
             raw: bytes | None = None,
             byte_interval: float = 0.0,
+            head_interval: float = 0.0,
         ) -> None:
             payload = raw if raw is not None else json.dumps(body).encode("utf-8")
             try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
+                if head_interval > 0 and not self._trickle_head(
+                    status, len(payload), headers or {}, head_interval
+                ):
+                    return
+                if head_interval <= 0:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for key, value in (headers or {}).items():
+                        self.send_header(key, value)
+                    self.end_headers()
                 if byte_interval <= 0:
                     self.wfile.write(payload)
                 for i in range(len(payload) if byte_interval > 0 else 0):
@@ -436,6 +448,21 @@ def _make_handler(srv: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                         return
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
+
+        def _trickle_head(
+            self, status: int, length: int, headers: dict[str, str], interval: float
+        ) -> bool:
+            """Send the status line and headers a byte at a time; False once closing."""
+            lines = [f"HTTP/1.1 {status} Scripted", "Content-Type: application/json"]
+            lines += [f"Content-Length: {length}"] + [f"{k}: {v}" for k, v in headers.items()]
+            head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+            for i in range(len(head)):
+                self.wfile.write(head[i : i + 1])
+                self.wfile.flush()
+                if srv._closing.wait(interval):
+                    self.close_connection = True
+                    return False
+            return True
 
         def _answer(self, reply: ScriptedReply, make_body: Callable[[], Any]) -> None:
             if reply.delay > 0 and srv._closing.wait(reply.delay):
@@ -456,6 +483,7 @@ def _make_handler(srv: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                     reply.headers,
                     raw=reply.raw,
                     byte_interval=reply.byte_interval,
+                    head_interval=reply.head_interval,
                 )
 
         def do_GET(self) -> None:

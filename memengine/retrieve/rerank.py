@@ -114,8 +114,11 @@ class RerankOutcome:
     injection_strategy: Strategy
     unknown_ids: list[int] = field(default_factory=list)
     listed: int = 0
+    """Items read from the reply's list (its first few times as many as there were
+    candidates; :attr:`unread` more were not read)."""
     malformed: int = 0
     """Items of the wrong shape (no id, a relevance that is none of the three…), dropped."""
+    unread: int = 0
 
 
 RERANK_SCHEMA: dict[str, Any] = {
@@ -266,7 +269,10 @@ def parse_rerank(
         raise wrong_shape(exc) from exc
     items: list[RelevantEpisode] = []
     problem: tuple[int, ValidationError] | None = None
-    for i, raw in enumerate(reply.relevant_episodes):
+    # a reply lists each candidate once at most: the items past a few times that many
+    # (thousands would cost the turn its deadline to read) are not read
+    readable = reply.relevant_episodes[: 3 * len(candidate_ids) + 2 * MAX_RELEVANT]
+    for i, raw in enumerate(readable):
         try:
             items.append(RelevantEpisode.model_validate(raw))
         except ValidationError as exc:
@@ -294,8 +300,9 @@ def parse_rerank(
         chosen=kept[: min(max_results, MAX_RELEVANT)],
         injection_strategy=reply.injection_strategy,
         unknown_ids=unknown,
-        listed=len(reply.relevant_episodes),
-        malformed=len(reply.relevant_episodes) - len(items),
+        listed=len(readable),
+        malformed=len(readable) - len(items),
+        unread=len(reply.relevant_episodes) - len(readable),
     )
 
 

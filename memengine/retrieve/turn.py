@@ -478,6 +478,8 @@ class LLMTurn:
                     *([f"{bad} malformed item{'s' if bad != 1 else ''}"] if bad else []),
                 ]
             )
+            if outcome.unread:
+                dropped += f" (of its first {outcome.listed}; {outcome.unread} more not read)"
             if not outcome.chosen and n and n + bad == outcome.listed:
                 status = "invalid"
                 note = f"rerank: {dropped} dropped, none left; fast-path ranking used"
@@ -496,12 +498,21 @@ class LLMTurn:
     def _await(
         self, future: Future[Any], start: float, budget: float, turn_end: float, phase: str
     ) -> tuple[Any, PhaseStatus, str | None]:
-        """Wait for a phase's call until its deadline (plus a little grace, never past the turn)."""
-        wait = min(start + budget + GRACE_S, turn_end) - time.monotonic()
+        """Wait for a phase's call until its deadline (plus a little grace; never into the
+        time the turn keeps to finish)."""
+        wait = min(start + budget + GRACE_S, turn_end - FINISH_S) - time.monotonic()
         try:
             return future.result(timeout=max(wait, 0.0)), "ok", None
         except FutureTimeout:
-            future.cancel()
+            if future.cancel():  # still queued: it never reached the server
+                return (
+                    None,
+                    "timeout",
+                    (
+                        f"{phase}: timeout after {budget:.2f} s, not started (every LLM thread "
+                        f"was busy with earlier turns' calls)"
+                    ),
+                )
             return None, "timeout", f"{phase}: timeout after {budget:.2f} s"
         except LLMTimeout:
             return None, "timeout", f"{phase}: timeout after {budget:.2f} s"
