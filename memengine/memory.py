@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading  # llm phases
+import time
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import wait  # llm phases
@@ -635,7 +636,9 @@ class Memory:
         if perspective is not None:
             perspective = self._perspective(agent_name, perspective)
         # llm phases: the LLM turn when enabled, else the fast path
+        waited = time.monotonic()
         run = self._llm().run if self._use_llm(llm) else self.retriever.retrieve
+        waited = time.monotonic() - waited  # for the chat client, built once in the background
         retrieval = run(
             cleaned,
             recent=messages,
@@ -644,9 +647,14 @@ class Memory:
             extra_queries=[scrub(q) for q in queries],
             limit=self.config.retrieval.max_candidates if ranking == "life" else limit,
         )
-        retrieval = retrieval.model_copy(
-            update={"agent": agent_name, "max_sensitivity": max_sensitivity, "now": now}
-        )
+        update: dict[str, Any] = {
+            "agent": agent_name,
+            "max_sensitivity": max_sensitivity,
+            "now": now,
+        }
+        if waited >= 0.001:  # outside the turn's deadline: the first turn after open waits
+            update["timings_ms"] = {**retrieval.timings_ms, "llm_client": round(waited * 1000, 3)}
+        retrieval = retrieval.model_copy(update=update)
         return life.after_retrieve(
             self.store,
             self.retriever.fast.deadlined,  # the turn's own wait for its vectors

@@ -407,6 +407,14 @@ def test_true_is_not_an_episode_id(srv: ScriptedOpenAI, store: Store) -> None:
             {"message": {"role": "assistant", "content": None}, "finish_reason": "content_filter"},
             "finish_reason 'content_filter'",
         ),
+        (
+            {"message": {"role": "assistant", "content": 42}},
+            "content of another kind than text: int; finish_reason 'stop'",
+        ),
+        (
+            {"message": {"role": "assistant", "content": [{"type": "image_url"}]}},
+            "content of another kind than text: parts without text; finish_reason 'stop'",
+        ),
     ],
 )
 def test_a_reply_without_text_says_what_it_held(
@@ -424,6 +432,38 @@ def test_a_reply_without_text_says_what_it_held(
         client.complete_json(
             model="m", system="s", user="u", schema=None, max_tokens=5, deadline_s=2.0
         )
+
+
+def test_a_turn_that_waits_for_the_chat_client_says_how_long(
+    srv: ScriptedOpenAI, store: Store
+) -> None:
+    """The wait is outside the turn's deadline, so it is counted apart: a first turn
+    just after open would otherwise look faster than it was."""
+    srv.push_chat(json_data=GOOD_EXPANSION)
+    srv.push_chat(json_data=rerank((store.ids["dental"], "high", "appointment")))
+    r, _ = store.ask()
+    assert "llm_client" not in r.timings_ms  # the client was ready
+    store.mem._llm_lock.acquire()  # as if it were still being built
+    threading.Timer(0.2, store.mem._llm_lock.release).start()
+    srv.push_chat(json_data=GOOD_EXPANSION)
+    srv.push_chat(json_data=rerank((store.ids["dental"], "high", "appointment")))
+    r = store.mem.retrieve(TEXT, recent=RECENT)
+    assert r.timings_ms["llm_client"] >= 150
+
+
+def test_a_reply_in_text_parts_is_read(srv: ScriptedOpenAI) -> None:
+    """Some servers send the message's content as a list of parts: their text is read."""
+    parts = [{"type": "text", "text": '{"ok": '}, {"type": "text", "text": "1}"}]
+    choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant"}}
+    choice["message"]["content"] = parts  # type: ignore[index]
+    srv.push_chat(body=completion_body(None, choices=[choice]))
+    from memengine.llm.client import ChatClient
+
+    with ChatClient(base_url=srv.base_url, max_retries=0) as client:
+        answer = client.complete_json(
+            model="m", system="s", user="u", schema=None, max_tokens=5, deadline_s=2.0
+        )
+    assert answer.data == {"ok": 1}
 
 
 def test_the_message_itself_is_not_an_expanded_query(srv: ScriptedOpenAI, store: Store) -> None:

@@ -491,6 +491,10 @@ def _why_empty(completion: Any) -> str:
         return " (the reply has no choices)"
     message = getattr(choices[0], "message", None)
     said: list[str] = []
+    content = getattr(message, "content", None)
+    if content is not None and not isinstance(content, str):
+        kind = "parts without text" if isinstance(content, list) else type(content).__name__
+        said.append(f"content of another kind than text: {kind}")
     refusal = getattr(message, "refusal", None)
     if isinstance(refusal, str) and refusal:
         said.append(f"refusal {' '.join(refusal.split())[:80]!r}")
@@ -503,10 +507,24 @@ def _why_empty(completion: Any) -> str:
 
 
 def _content_of(completion: Any) -> tuple[str | None, str | None]:
+    """The text of a reply's first choice (a list of text parts, as some servers send,
+    joined), and why it stopped."""
     choices = getattr(completion, "choices", None)
     if not isinstance(choices, list | tuple) or not choices:
         return None, None
     choice = choices[0]
     message = getattr(choice, "message", None)
     content = getattr(message, "content", None)
+    if isinstance(content, list):
+        texts = [_part_text(part) for part in content]
+        content = "".join(t for t in texts if t is not None) if any(texts) else None
     return (content if isinstance(content, str) else None), getattr(choice, "finish_reason", None)
+
+
+def _part_text(part: Any) -> str | None:
+    """The text of one content part (``{"type": "text", "text": …}``), else None."""
+    if isinstance(part, dict):
+        kind, text = part.get("type"), part.get("text")
+    else:
+        kind, text = getattr(part, "type", None), getattr(part, "text", None)
+    return text if kind == "text" and isinstance(text, str) else None
