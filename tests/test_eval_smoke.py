@@ -181,6 +181,48 @@ def test_eval_memset_refuses_a_file_given_twice() -> None:
     assert "conversation en_dev/c1 appears twice (two files with the same name?)" in result.output
 
 
+def test_eval_refuses_to_write_its_results_over_an_input(tmp_path: Path) -> None:
+    """``--json`` before a shell's list of files takes the first of them: a file that is
+    not an earlier result is refused before the run, the data set untouched; an earlier
+    result is written over."""
+    data = tmp_path / "set_a.json"
+    data.write_bytes(MEMSET.read_bytes())
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    before = data.read_bytes()
+    for args in (
+        ["eval", "memset", "--json", str(data), str(MEMSET)],
+        ["eval", "memset", str(data), "--json", str(data)],
+        ["eval", "locomo", str(LOCOMO), "--json", str(notes)],
+    ):
+        result = runner.invoke(app, [*args, "--limit", "1", "-q", "--conversations", "c1"])
+        assert result.exit_code == 1, result.output
+        assert "holds something other than an earlier result" in result.output
+    assert data.read_bytes() == before and notes.read_text() == "my notes\n"
+    _eval(tmp_path, "memset", "c1", "fast")
+    _eval(tmp_path, "memset", "c1", "bm25")  # over the first run's result
+    assert json.loads((tmp_path / "memset.json").read_text())["modes"] == ["bm25"]
+
+
+def test_eval_says_a_haystack_it_cannot_read_is_not_one(tmp_path: Path) -> None:
+    """A results file (it has ``conversations`` too) or any other object is a clear error,
+    not a traceback."""
+    _output, _data = _eval(tmp_path, "memset", "c1", "fast")
+    for name, text in (
+        ("result.json", (tmp_path / "memset.json").read_text()),
+        ("bad.json", json.dumps({"conversations": 3})),
+    ):
+        bad = tmp_path / name
+        bad.write_text(text)
+        result = runner.invoke(
+            app,
+            ["eval", "memset", str(MEMSET), "--limit", "1", "--pad", "5", "--haystack", str(bad)],
+        )
+        assert result.exit_code == 1, result.output
+        assert "not a memsets file the padding can read" in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_eval_uses_the_configured_embedder_unless_the_flag_says_otherwise(tmp_path: Path) -> None:
     from tests.openai_server import ScriptedOpenAI
 

@@ -118,6 +118,18 @@ def test_eval_signals_prints_the_table(tmp_path: Path) -> None:
     assert "the decision as made" in result.output and "reach" in result.output
 
 
+def test_eval_signals_refuses_a_file_named_twice(tmp_path: Path) -> None:
+    """The same path twice would pool every question twice (a copy under another name is
+    already refused, as each of its questions is)."""
+    qs = [
+        _question("none", False, asks=1, reach=0.2, top_cosine=0.3),
+        _question("direct", True, asks=1, reach=0.8, top_cosine=0.5),
+    ]
+    path = _write(tmp_path / "e.json", qs)
+    with pytest.raises(EvaluationError, match="named twice"):
+        signal_report([path, tmp_path / "." / "e.json"])
+
+
 @pytest.mark.parametrize(
     ("questions", "modes", "message"),
     [

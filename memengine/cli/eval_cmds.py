@@ -98,10 +98,12 @@ def _run(
     store_recent: bool = False,
 ) -> None:
     from ..evaluation import run_locomo, run_memset, save_json
+    from ..evaluation.runner import check_result_path
     from ..memory import make_embedder
     from .eval_report import eval_progress, render
 
     check_output(json_out)
+    check_result_path(json_out)
     cfg = settings(config)
     if embedder is not None:  # the flag wins over the configured [embedder] name
         cfg = cfg.model_copy(

@@ -226,15 +226,18 @@ def summary_lines(result: EvalResult) -> list[str]:
             if c.get("normalised") or c.get("dropped")
         )
         lines.append(
-            f"evidence: {normalised} id strings normalised, {dropped} ids dropped (no such turn)"
+            f"evidence: {normalised} id strings normalised, {dropped} ids dropped (no such "
+            "turn, or not a turn's id)"
             + (f" [by category, normalised/dropped: {detail}]" if detail else "")
-            + f"; {questions} questions, {skipped} without valid evidence not scored"
+            + f"; the conversations asked hold {questions} questions, {skipped} without "
+            "valid evidence (never scored)"
         )
     else:
         ev = result.evidence.get("all", {})
         lines.append(
             f"evidence: {ev.get('dropped', 0)} ids dropped (no such exchange), "
-            f"{ev.get('skipped', 0)} questions skipped; pack = top "
+            f"{ev.get('skipped', 0)} questions of the conversations asked without valid "
+            "evidence (never scored); pack = top "
             "max_results results as the MemoryPack would inject them"
         )
     if result.padding:

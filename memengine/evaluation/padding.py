@@ -63,28 +63,43 @@ def load_haystack(path: Path) -> Haystack:
         fmt = detect_format(path)
     except InvalidInput as exc:
         raise EvaluationError(str(exc)) from exc
-    data = load_json(path)
-    convs: dict[str, list[NoiseItem]] = {}
-    if fmt == "locomo":
-        for n, sample in enumerate(data):
-            conv = sample.get("conversation", {})
-            items = [
-                NoiseItem(content=locomo_turn_text(turn))
-                for key, turns in conv.items()
-                if key.startswith("session_") and key.count("_") == 1 and isinstance(turns, list)
-                for turn in turns
-            ]
-            convs[str(sample.get("sample_id", f"sample-{n}"))] = items
-    elif fmt == "memsets":
-        for conv in data["conversations"]:
-            convs[str(conv["id"])] = [
-                NoiseItem(user=ex.get("user"), reply=ex.get("partner"))
-                for s in conv["sessions"]
-                for ex in s["exchanges"]
-            ]
-    else:
+    if fmt not in ("locomo", "memsets"):
         raise EvaluationError(f"{path}: a haystack must be a LoCoMo or memsets JSON file")
+    data = load_json(path)
+    try:
+        convs = _locomo_noise(data) if fmt == "locomo" else _memsets_noise(data)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise EvaluationError(
+            f"{path}: not a {fmt} file the padding can read (an eval --json result?): {exc!r}"
+        ) from exc
     return Haystack(path.resolve(), fmt, convs)
+
+
+def _locomo_noise(data: Any) -> dict[str, list[NoiseItem]]:
+    """The turns of a LoCoMo file, by sample."""
+    convs: dict[str, list[NoiseItem]] = {}
+    for n, sample in enumerate(data):
+        conv = sample.get("conversation", {})
+        items = [
+            NoiseItem(content=locomo_turn_text(turn))
+            for key, turns in conv.items()
+            if key.startswith("session_") and key.count("_") == 1 and isinstance(turns, list)
+            for turn in turns
+        ]
+        convs[str(sample.get("sample_id", f"sample-{n}"))] = items
+    return convs
+
+
+def _memsets_noise(data: Any) -> dict[str, list[NoiseItem]]:
+    """The exchanges of a memsets file, by conversation."""
+    convs: dict[str, list[NoiseItem]] = {}
+    for conv in data["conversations"]:
+        convs[str(conv["id"])] = [
+            NoiseItem(user=ex.get("user"), reply=ex.get("partner"))
+            for s in conv["sessions"]
+            for ex in s["exchanges"]
+        ]
+    return convs
 
 
 @dataclass

@@ -30,7 +30,7 @@ from ..clock import FixedClock
 from ..config import Config, LLMConfig
 from ..embed.base import Embedder
 from ..embed.cache import CachingEmbedder
-from ..errors import EvaluationError
+from ..errors import EvaluationError, InvalidInput
 from ..memory import Memory
 from ..models import NewEpisode, Retrieval
 from .metrics import mean_by_group
@@ -359,6 +359,23 @@ def recall_tables(
         **mean_by_group((overall, r.metrics) for r in counted),
     }
     return table, mean_by_group((r.conversation, r.metrics) for r in counted)
+
+
+def check_result_path(path: Path | None) -> None:
+    """Refuse (``InvalidInput``) a results file that exists and holds something other than
+    an earlier result, such as a data set (``--json`` before a shell's list of files
+    takes the first of them); checked before a run of minutes, not after it."""
+    if path is None or not path.is_file() or path.stat().st_size == 0:
+        return
+    try:
+        data = json.loads(path.read_bytes())
+    except (ValueError, RecursionError):
+        data = None
+    if not (isinstance(data, dict) and "dataset" in data and "table" in data):
+        raise InvalidInput(
+            f"cannot write {path}: it holds something other than an earlier result of "
+            "memengine eval (a data set?); name another file after --json, or remove it"
+        )
 
 
 def save_json(result: EvalResult, path: Path) -> None:

@@ -83,7 +83,11 @@ def signal_report(
     others: list[dict[str, Any]] = []
     small_talk = llm_decided = 0
     seen: dict[tuple[str, str, str], Path] = {}
+    read: set[Path] = set()
     for path in paths:
+        if Path(path).resolve() in read:
+            raise EvaluationError(f"{path} is named twice; pool each file once")
+        read.add(Path(path).resolve())
         source, questions = _questions(path, mode)
         for q in questions:
             key = (source, str(q.get("conversation", "")), str(q.get("question", "")))
