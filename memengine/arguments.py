@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from .clock import ensure_aware
 from .errors import InvalidInput, NotFound
 from .models import ROLE_NAMES, EpisodeKind, Message, NewEpisode
+from .store.ids import MAX_KEPT_ID
 from .text import has_surrogate, is_blank, scrub
 
 __all__ = [
@@ -66,9 +67,6 @@ MAX_EPISODE_CHARS = 200_000
 MAX_ID = 2**63 - 1
 """The largest id SQLite can store; a larger one names nothing."""
 
-MAX_KEPT_ID = 2**53 - 1
-"""The largest id an imported episode may keep: the largest integer every JSON reader
-holds exactly, far enough below :data:`MAX_ID` that new ids can still be given out."""
 
 MAX_METADATA_DEPTH = 32
 """The deepest nesting of lists and objects in an episode's metadata."""
@@ -115,10 +113,10 @@ def checked_episode(ep: NewEpisode, *, copied: bool = False) -> NewEpisode:
                 "them, or store it as another kind, e.g. a fact)"
             )
     elif content is None or is_blank(content):
-        raise InvalidInput(f"a {ep.kind.value} episode needs non-empty content")
+        raise InvalidInput(f"an episode of kind {ep.kind.value} needs non-empty content")
     elif (user is not None or reply is not None) and not copied:
         raise InvalidInput(
-            f"a {ep.kind.value} episode is searched by its content: its user_text and "
+            f"an episode of kind {ep.kind.value} is searched by its content: its user_text and "
             "reply_text would be stored but never searched (join them into the content, or "
             "store it as an exchange)"
         )

@@ -144,7 +144,7 @@ def test_import_one_agent_per_conversation_and_malformed_files(db: str, tmp_path
         (["   "], "an exchange needs non-empty user or reply text"),
         (["hi", "--at", "nope"], "not an ISO 8601 time"),
         (["hi", "--kind", "bogus"], "unknown episode kind 'bogus'"),
-        (["", "--kind", "fact"], "a fact episode needs non-empty content"),
+        (["", "--kind", "fact"], "an episode of kind fact needs non-empty content"),
         (["hi", "--metadata", '{"x": NaN}'], "metadata must be JSON-serialisable"),
     ],
 )

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memengine import InvalidInput, Memory
+from memengine import InvalidInput, Memory, NewEpisode, StoreError
 from memengine.arguments import MAX_KEPT_ID, MAX_METADATA_DEPTH
 
 from .helpers import T0
@@ -116,6 +116,29 @@ def test_lines_without_ids_above_the_largest_kept_id_are_refused(
     with pytest.raises(InvalidInput, match="without an id would get ids past 2\\*\\*53 - 1"):
         mem.import_(_jsonl(tmp_path / "top.jsonl", lines))
     assert mem.store.count() == 0
+
+
+def test_no_new_id_is_given_out_past_the_largest_an_import_keeps(
+    mem: Memory, tmp_path: Path
+) -> None:
+    """Past it, an export could not be imported again: the add is refused, nothing
+    written, and the export imports into a new file with new ids."""
+    mem.import_(
+        _jsonl(
+            tmp_path / "top.jsonl", [{"id": MAX_KEPT_ID, "user_text": "last", "occurred_at": WHEN}]
+        )
+    )
+    with pytest.raises(StoreError, match="given out every episode id up to 2\\*\\*53 - 1"):
+        mem.add_exchange("one more", "ok")
+    with pytest.raises(StoreError, match="given out every episode id"):
+        mem.add_many([NewEpisode(kind="fact", content="and another", occurred_at=WHEN)])
+    assert mem.store.count() == 1 and mem.get(MAX_KEPT_ID).user_text == "last"
+    assert mem.check().ok
+    dump = tmp_path / "dump.jsonl"
+    mem.export(dump)
+    with Memory.open(tmp_path / "new.db", embedder=mem.embedder, clock=mem.clock) as fresh:
+        assert fresh.import_(dump, keep_ids=False) == [1]
+        assert fresh.add_exchange("one more", "ok") == 2
 
 
 def test_the_library_imports_conversation_files_as_the_cli_does(

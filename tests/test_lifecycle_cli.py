@@ -210,3 +210,13 @@ def test_closing_during_an_llm_judgement_lets_it_finish(db_path: Path, clock: Fi
         assert mem._llm_client is None
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
         assert again.get(1).access_count == 1  # the judged use was stored
+
+
+def test_counts_of_one_are_said_in_the_singular(db: str) -> None:
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        mem.add("the boiler was serviced in march", kind="fact", agent="ann")
+        mem.retrieve("boiler", agent="ann")
+    slept = run("sleep", "--tasks", "1", "--agent", "ann", "--db", db).output
+    assert "sleep ann: 1 task (explicit)" in slept
+    forgot = run("agent", "forget", "ann", "--yes", "--db", db).output
+    assert "forgot agent ann: 1 episode and 1 turn deleted" in forgot

@@ -173,7 +173,23 @@ def test_a_tasks_clock_without_recorded_turns_says_it_counts_nothing(
         for _ in range(20):
             mem.retrieve("boiler")
         report = mem.sleep(train=False)
-        assert report.tasks == 0 and "record_turns is off" in report.notes[0]
+        assert report.tasks == 0 and "counts no new turn and nothing decays" in report.notes[0]
+
+
+def test_turns_recorded_before_record_turns_was_switched_off_are_said_to_count(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """The note must not say nothing decays while the turns recorded before still count."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add("the boiler was serviced in march", kind="fact")
+        for _ in range(3):
+            mem.retrieve("boiler")
+    cfg = Config(lifecycle=LifecycleConfig(record_turns=False))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        report = mem.sleep(train=False)
+        assert report.tasks == 3
+        assert "only the 3 turns recorded before it was switched off" in report.notes[0]
+        assert "nothing decays" not in report.notes[0]
 
 
 def test_a_time_without_a_zone_is_read_in_the_configured_zone(db_path: Path) -> None:

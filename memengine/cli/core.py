@@ -134,10 +134,12 @@ def add(
         text = _stdin_text()
     for what, value in (("text", text), ("--reply", reply), ("--metadata", metadata)):
         if value is not None and has_surrogate(value):
-            raise InvalidInput(f"the {what} is not UTF-8 text: give it in UTF-8 (or with add -)")
+            raise InvalidInput(f"the {what} is not UTF-8 text: give it in UTF-8")
     kind = episode_kind(kind).value
     if reply is not None and kind != "exchange":
-        raise InvalidInput(f"--reply belongs to --kind exchange; a {kind} has only its text")
+        raise InvalidInput(
+            f"--reply belongs to --kind exchange; one of kind {kind} has only its text"
+        )
     extra = _json_object(metadata, "--metadata") if metadata is not None else None
     cfg = settings(config, db, agent)
     when = _when(at)

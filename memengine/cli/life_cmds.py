@@ -24,6 +24,7 @@ from ._app import (
     JsonOpt,
     app,
     console,
+    episodes_word,
     guarded,
     note,
     number,
@@ -110,7 +111,8 @@ def agent_forget(
         ),
     ]
     console.print(
-        f"forgot agent {report.agent}: {report.episodes} episodes and {report.turns} turns "
+        f"forgot agent {report.agent}: {episodes_word(report.episodes)} and {report.turns:,} "
+        f"turn{'' if report.turns == 1 else 's'} "
         "deleted" + "".join(f"; {x}, so copies of them may remain there" for x in left),
         highlight=False,
     )

@@ -130,7 +130,8 @@ class SleepReport:
         """One line for logs and the CLI."""
         levels = " ".join(f"L{i}:{n}" for i, n in enumerate(self.level_counts))
         return (
-            f"sleep {self.agent}: {self.tasks:g} tasks ({self.decay_clock}); "
+            f"sleep {self.agent}: {self.tasks:g} task{'' if self.tasks == 1 else 's'} "
+            f"({self.decay_clock}); "
             f"{self.decayed} decayed, {self.promoted} promoted, {self.archived} archived, "
             f"{self.pruned} pruned; {self.active} active, {self.archived_total} archived; "
             f"weighted {self.weighted_total:g}/{self.max_weighted_total:g}; {levels}"
@@ -323,8 +324,12 @@ def run_sleep(
             clock, total_tasks = "tasks", float(len(turn_ts))
             if not cfg.record_turns:
                 notes.append(
-                    "record_turns is off, so the tasks clock counts no turn and nothing "
+                    "record_turns is off, so the tasks clock counts no new turn and nothing "
                     'decays: set [lifecycle] decay_clock = "days", or pass tasks'
+                    if not turn_ts
+                    else f"record_turns is off: only the {len(turn_ts):,} turns recorded "
+                    "before it was switched off are counted, and no later one will be (set "
+                    '[lifecycle] decay_clock = "days", or pass tasks)'
                 )
 
             # a memory imported with the moment its strength held (decay_from) counts the

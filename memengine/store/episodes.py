@@ -9,11 +9,11 @@ from datetime import datetime
 from typing import Any
 
 from ..clock import ensure_aware
-from ..errors import DamagedDatabase
+from ..errors import DamagedDatabase, StoreError
 from ..models import Episode, EpisodeKind, NewEpisode
 from . import reembed as staging
 from .filters import Filters
-from .ids import highest_id_given
+from .ids import MAX_KEPT_ID, highest_id_given
 
 __all__ = [
     "COLUMNS",
@@ -124,6 +124,12 @@ def insert_episodes(
         else:
             ids.append(next_id)
             next_id += 1
+    if ids and max(ids) > MAX_KEPT_ID:  # an export must be able to be imported again
+        raise StoreError(
+            "this memory has given out every episode id up to 2**53 - 1 (an import kept "
+            "one that high), so no new episode can be numbered; export it and import the "
+            "export into a new file with new ids (memengine import --new-ids)"
+        )
     contexts, relinked = (
         _contexts(cur, episodes, search_texts, ids, gap_s) if gap_s > 0 else ({}, [])
     )

@@ -11,7 +11,11 @@ from typing import Any, Literal
 
 from . import meta
 
-__all__ = ["highest_id_given", "reserve_ids"]
+__all__ = ["MAX_KEPT_ID", "highest_id_given", "reserve_ids"]
+
+MAX_KEPT_ID = 2**53 - 1
+"""The largest episode id: one an import keeps, or one given out (the largest integer
+every JSON reader holds exactly, so an export can always be imported again)."""
 
 _MARKS = {"episodes": "episode_id_high", "turns": "turn_id_high"}
 
