@@ -121,6 +121,40 @@ def test_a_scrubbed_delete_leaves_no_copy_of_the_episode(db_path: Path, clock: F
     assert result.exit_code == 0 and json.loads(result.output)["vacuumed"] is True
 
 
+def test_a_scrubbed_delete_leaves_no_copy_in_the_turns_that_quoted_it(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """In the companion loop a message is searched (its turn recorded, later turns quoting
+    it in their recent conversation) before it is stored: the turns keep no text of it."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        recent: list[dict[str, str]] = []
+        ids = []
+        for text in ("hello", f"my bank password is {SECRET}", "weather?", "thanks"):
+            m.retrieve(text, recent=recent)
+            ids.append(m.add_exchange(text, "ok!"))
+            recent += [{"role": "user", "content": text}, {"role": "assistant", "content": "ok!"}]
+            clock.advance(minutes=3)
+        assert m.delete([ids[1]], scrub=True) == [ids[1]]
+        assert m.check().ok
+    assert SECRET.encode() not in _file_bytes(db_path)
+
+
+def test_a_scrub_empties_the_turn_texts_an_older_version_recorded(
+    db_path: Path, clock: FixedClock
+) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        m.add_exchange("the garden", "ok")
+        turn = m.retrieve("the garden").turn_id
+        with m.store.connections.write() as cur:  # what an earlier memengine wrote
+            cur.execute("UPDATE turns SET query = ? WHERE id = ?", (f"pin {SECRET}", turn))
+        m.store.connections.close()
+    assert SECRET.encode() in _file_bytes(db_path)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        assert m.optimize(scrub=True).vacuumed
+        assert m.feedback(turn, used=[1]).used == (1,)  # the turn itself is kept
+    assert SECRET.encode() not in _file_bytes(db_path)
+
+
 def test_optimize_scrub_links_an_older_files_neighbours_again(
     db_path: Path, clock: FixedClock
 ) -> None:

@@ -7,8 +7,9 @@ retriever's result. It
    only appear when a sleep archived them between the search and the fetch;
 2. with ``ranking="life"``, re-ranks the candidates (Stage 1 similarity
    filter, Stage 2 linear or learned score) and applies the selection rule;
-3. in one write transaction: records the turn (query, perspective and the
-   nine features of every returned memory, for feedback and training),
+3. in one write transaction: records the turn (its perspective and the
+   nine features of every returned memory, for feedback and training; not
+   its text, which quotes the recent conversation),
    adds one to each returned memory's ``candidate_count``, and, for a deep
    retrieval, brings the archived memories it returned back to active
    with ``recall_strength`` and their level lowered by ``recall_level_drop``.
@@ -150,7 +151,6 @@ def after_retrieve(
                         agent=agent,
                         now=now,
                         recorded=store.now(),
-                        query=query,
                         perspective=perspective,
                         ranking=ranking,
                         candidates=list(zip(ids, feats, strict=True)),

@@ -366,6 +366,7 @@ class Store:
             with maintenance.secure_deletes(cur):
                 deleted = ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
                 cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
+                store_lc.clear_turn_texts(cur)  # older versions' turns quoted the messages
                 meta.bump(cur, ERASURES)
         kept, wal_truncated = maintenance.compact(self.connections)
         if kept is not None or not wal_truncated:
@@ -872,6 +873,7 @@ class Store:
         if scrub:
             with self.connections.write() as cur:
                 staging.drop_deleted(cur)  # a stopped re-embed's vectors of deleted episodes
+                store_lc.clear_turn_texts(cur)  # older versions' turns quoted the messages
             with self.connections.read() as cur:
                 spans = cur.execute(
                     "SELECT agent, min(occurred_ts), max(occurred_ts) FROM episodes "

@@ -47,6 +47,7 @@ from .strength import (
 from .turns import (
     Samples,
     TurnRow,
+    clear_turn_texts,
     close_turn,
     get_turn,
     insert_turn,
@@ -65,6 +66,7 @@ __all__ = [
     "agent_episode_ids",
     "archive",
     "clear_decay_from",
+    "clear_turn_texts",
     "close_turn",
     "count_candidates",
     "decay_baselines",

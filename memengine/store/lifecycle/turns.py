@@ -19,6 +19,7 @@ from .scorer import samples_after
 __all__ = [
     "Samples",
     "TurnRow",
+    "clear_turn_texts",
     "close_turn",
     "get_turn",
     "insert_turn",
@@ -36,7 +37,6 @@ class TurnRow:
     id: int
     agent: str
     created_at: datetime
-    query: str
     perspective: str | None
     ranking: str
     candidates: list[tuple[int, list[float]]]
@@ -51,7 +51,6 @@ def insert_turn(
     agent: str,
     now: datetime,
     recorded: datetime,
-    query: str,
     perspective: str | None,
     ranking: str,
     candidates: Sequence[tuple[int, Sequence[float]]],
@@ -63,19 +62,20 @@ def insert_turn(
     ``now`` is the moment of the message (``created_at``); ``recorded`` the store's clock,
     which also dates the episodes: the sleep's tasks clock counts a turn for the memories
     created before it by that time (``created_ts``), so that a caller's own message times
-    (a replay, a slow client clock) neither skip turns nor count them twice."""
+    (a replay, a slow client clock) neither skip turns nor count them twice. The turn's
+    text is not recorded (its ``query`` column stays empty): it quotes the recent
+    conversation, which a delete must be able to remove."""
     if cur.execute("SELECT 1 FROM agents WHERE name = ?", (agent,)).fetchone() is None:
         return None
     payload = [{"id": i, "f": [round(float(x), 6) for x in f]} for i, f in candidates]
     cur.execute(
-        "INSERT INTO turns (id, agent, created_at, created_ts, query, perspective, ranking, "
-        "candidates) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO turns (id, agent, created_at, created_ts, perspective, ranking, "
+        "candidates) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
             highest_id_given(cur, "turns") + 1,  # never an id a deleted turn had (schema 7)
             agent,
             iso(now),
             ensure_aware(recorded).timestamp(),
-            query,
             perspective,
             ranking,
             json.dumps(payload),
@@ -103,25 +103,31 @@ def named_by_records(cur: Any, ids: Sequence[int]) -> list[int]:
 def get_turn(cur: Any, turn_id: int) -> TurnRow | None:
     """The turn with this id, or None."""
     row = cur.execute(
-        "SELECT id, agent, created_at, query, perspective, ranking, candidates, used, outcome, "
+        "SELECT id, agent, created_at, perspective, ranking, candidates, used, outcome, "
         "impact FROM turns WHERE id = ?",
         (turn_id,),
     ).fetchone()
     if row is None:
         return None
-    cands = [(int(c["id"]), [float(x) for x in c["f"]]) for c in json.loads(row[6])]
+    cands = [(int(c["id"]), [float(x) for x in c["f"]]) for c in json.loads(row[5])]
     return TurnRow(
         id=row[0],
         agent=row[1],
         created_at=datetime.fromisoformat(row[2]),
-        query=row[3],
-        perspective=row[4],
-        ranking=row[5],
+        perspective=row[3],
+        ranking=row[4],
         candidates=cands,
-        used=json.loads(row[7]) if row[7] is not None else None,
-        outcome=row[8],
-        impact=row[9],
+        used=json.loads(row[6]) if row[6] is not None else None,
+        outcome=row[7],
+        impact=row[8],
     )
+
+
+def clear_turn_texts(cur: Any) -> int:
+    """Empty the text that turns recorded by older versions kept (it quoted the recent
+    conversation, deleted episodes' words too); return how many turns held some."""
+    cur.execute("UPDATE turns SET query = '' WHERE query != ''")
+    return int(cur.rowcount)
 
 
 def close_turn(
