@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor, Future
@@ -70,7 +71,9 @@ class _Deadlined:
     waits (an :class:`.EmbeddingError` past ``embed_deadline_s``)."""
 
     def __init__(self, fast: FastPath) -> None:
-        self._fast = fast
+        # a weak reference: no cycle keeps a closed memory's model loaded until a full
+        # garbage collection (a process that opens a memory per user or per day)
+        self._fast: FastPath = weakref.proxy(fast)
 
     @property
     def id(self) -> str:
