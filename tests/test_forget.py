@@ -281,6 +281,29 @@ def test_word_counts_hold_nothing_of_a_forgotten_agent_in_any_process(
             assert m.retrieve(question, agent="alice", record=False).signals["reach"] == 0
 
 
+def test_word_counts_hold_nothing_of_what_a_sleep_pruned(db_path: Path, clock: FixedClock) -> None:
+    """A sleep's prune is a delete too: past 10,000 rows the cached counts still told of
+    a pruned memory's word, in this process, until a new one counted again."""
+    from memengine import NewEpisode
+
+    cfg = Config.model_validate({"lifecycle": {"max_weighted_total": 100}})
+    question = f"do you know {SECRET}?"
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as m:
+        secret = m.add(f"my old code was {SECRET}", kind="fact", agent="bob", occurred_at=T0)
+        m.add_many(
+            NewEpisode(kind="fact", content=f"bob note {i}", agent="bob", occurred_at=T0)
+            for i in range(120)
+        )
+        m.add_many(
+            NewEpisode(kind="fact", content=f"alice note {i}", agent="alice", occurred_at=T0)
+            for i in range(10_050)
+        )
+        assert m.retrieve(question, agent="alice", record=False).signals["reach"] > 0
+        report = m.sleep("bob", tasks=0, train=False)
+        assert secret in report.pruned_ids
+        assert m.retrieve(question, agent="alice", record=False).signals["reach"] == 0
+
+
 def test_an_id_a_turn_names_is_not_given_to_another_agent(db_path: Path, clock: FixedClock) -> None:
     """add_many kept an explicit id that a recorded turn of alice's named (its episode
     deleted since): her feedback then read bob's words and reinforced his memory."""

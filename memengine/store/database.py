@@ -359,15 +359,11 @@ class Store:
         """
         with self.connections.write() as cur:
             if not scrub:
-                deleted = ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
-                if deleted:
-                    meta.bump(cur, ERASURES)  # every process's term counts are redone
-                return deleted
+                return ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
             with maintenance.secure_deletes(cur):
                 deleted = ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
                 cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
                 store_lc.clear_turn_texts(cur)  # older versions' turns quoted the messages
-                meta.bump(cur, ERASURES)
         kept, wal_truncated = maintenance.compact(self.connections)
         if kept is not None or not wal_truncated:
             left = (

@@ -11,9 +11,11 @@ from typing import Any
 from ..clock import ensure_aware
 from ..errors import DamagedDatabase, StoreError
 from ..models import Episode, EpisodeKind, NewEpisode
+from . import meta
 from . import reembed as staging
 from .filters import Filters
 from .ids import MAX_KEPT_ID, highest_id_given
+from .term_stats import ERASURES
 
 __all__ = [
     "COLUMNS",
@@ -338,7 +340,9 @@ def visible_ids(cur: Any, ids: Sequence[int], filters: Filters) -> set[int]:
 
 
 def delete_episodes(cur: Any, ids: Sequence[int], agent: str | None) -> list[int]:
-    """Delete these ids, only those belonging to ``agent`` when given; return what was deleted."""
+    """Delete these ids, only those belonging to ``agent`` when given; return what was
+    deleted. Every process's cached word counts are then counted again (a count must not
+    tell of a deleted episode's word: :data:`.term_stats.ERASURES`)."""
     deleted: list[int] = []
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
@@ -350,6 +354,8 @@ def delete_episodes(cur: Any, ids: Sequence[int], agent: str | None) -> list[int
             params = [*chunk, agent]
         deleted.extend(r[0] for r in cur.execute(sql + " RETURNING id", params).fetchall())
     staging.drop_deleted(cur, deleted)  # a stopped re-embed's vectors of them go too
+    if deleted:  # a delete, a forget, a sleep's prune
+        meta.bump(cur, ERASURES)
     return deleted
 
 
