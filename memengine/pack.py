@@ -228,7 +228,8 @@ def build_pack(
     days of the retrieval's time zone (that of its ``now``). An episode
     whose text repeats one already in the pack, within :data:`COPY_WINDOW_S`, is
     left out (the same words at another time are another event), as is a result shown
-    among the ``principles`` (one cut by their budget stays in the evidence).
+    among the ``principles`` (one cut by their budget stays in the evidence). A principle
+    whose words repeat one already listed is listed once, whenever each was stored.
     """
     lang = retrieval.language
     zone = retrieval.now.tzinfo if retrieval.now is not None else None
@@ -237,11 +238,15 @@ def build_pack(
     used = 0
     truncated = False
     ids: list[int] = []
+    copies: set[int] = set()  # principles stored more than once: said once
     if principles:
         plines = [_PRINCIPLES[lang]]
         pused = estimate_tokens(plines[0])
         for p in principles:
             line = "- " + " ".join((p.content or p.text).split())
+            if line in plines:  # a rule stored again (at each start-up) is one rule
+                copies.add(p.id)
+                continue
             cost = estimate_tokens(line)
             if pused + cost > principle_budget_tokens:
                 truncated = True
@@ -256,7 +261,7 @@ def build_pack(
         used = header_cost
         evidence: list[str] = []
         seen: dict[str, list[float]] = {}
-        shown = set(ids)  # principles in their block are not repeated as evidence
+        shown = {*ids, *copies}  # principles in their block are not repeated as evidence
         for item in retrieval.results:
             if item.relevance == "low" or item.episode.id in shown:
                 continue

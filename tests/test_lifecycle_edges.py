@@ -469,3 +469,17 @@ def test_a_principle_the_query_finds_stays_in_the_pack_past_the_principle_budget
     pack = mem.pack(found)
     assert pack.truncated and key in pack.episode_ids
     assert pack.text.count("signed invoice") == 1
+
+
+def test_a_principle_stored_again_is_packed_once(mem: Memory, clock: FixedClock) -> None:
+    """An app that adds its rule at each start-up filled the principles' block (and its
+    budget) with the same line, and the found copies came back as evidence."""
+    for day in range(5):
+        mem.add(
+            "Always answer kindly 🙏", kind="principle", occurred_at=clock.now - timedelta(days=day)
+        )
+    other = mem.add("Never share the user's address", kind="principle")
+    mem.add_exchange("I like ramen", "noted")
+    pack = mem.pack(mem.retrieve("answer kindly about ramen"))
+    assert pack.text.count("Always answer kindly") == 1
+    assert other in pack.episode_ids and "share the user's address" in pack.text
