@@ -224,3 +224,25 @@ def test_a_private_file_gets_a_private_backup(db_path: Path, clock: FixedClock) 
         os.chmod(db_path, 0o600)
         mem.backup(db_path.parent / "copy.db")
     assert stat.S_IMODE((db_path.parent / "copy.db").stat().st_mode) == 0o600
+
+
+@pytest.mark.skipif(os.name != "posix", reason="named pipes and symbolic links")
+def test_a_forced_backup_replaces_only_a_regular_file(db_path: Path, clock: FixedClock) -> None:
+    """Forced onto /dev/full, a backup replaced the device itself with a file; onto a
+    symbolic link, it replaced the link. A pipe or a device is refused, a link is written
+    through."""
+    _filled(db_path, clock)
+    pipe = db_path.with_name("pipe")
+    os.mkfifo(pipe)
+    real = db_path.with_name("real.db")
+    real.write_text("old")
+    link = db_path.with_name("link.db")
+    link.symlink_to(real)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        with pytest.raises(InvalidInput, match="not a regular file"):
+            mem.backup(pipe, overwrite=True)  # (a device is refused the same way)
+        assert pipe.is_fifo()
+        assert mem.backup(link, overwrite=True).episodes == 3
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    with Memory.open(real, embedder=HashEmbedder(), clock=clock) as copy:
+        assert copy.check().ok and copy.store.count() == 3

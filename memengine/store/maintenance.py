@@ -157,6 +157,11 @@ def check_backup_target(source: Path, dest: Path, *, overwrite: bool) -> None:
     refuse_own_files(source, dest, "back up")
     if dest.is_dir():
         raise InvalidInput(f"{dest} is a folder: give the backup's file name")
+    if dest.exists() and not dest.is_file():  # replaced, /dev/full would become a file
+        raise InvalidInput(
+            f"{dest} is not a regular file (a device, a pipe or a socket): a backup is a "
+            "database file, so give a file's name"
+        )
     if not dest.parent.is_dir():
         raise InvalidInput(f"folder {dest.parent} does not exist")
     if os.path.lexists(dest) and not overwrite:
@@ -337,11 +342,15 @@ def backup(
     temporary name, flushed to the disk and moved into place when
     complete, so ``dest`` is never half-written; an existing ``dest``
     (even one that appears during the copy) is replaced only with
-    ``overwrite``.
+    ``overwrite``, through a symbolic link to the file it names, and never
+    when it is not a regular file.
     """
     t0 = time.perf_counter()
+    check_backup_target(path, dest, overwrite=overwrite)
     target = dest
-    check_backup_target(path, target, overwrite=overwrite)
+    if dest.is_symlink():  # through it to the file it names, as an export: the link stays
+        target = Path(os.path.realpath(dest))
+        check_backup_target(path, target, overwrite=overwrite)
     remove_stale_partials(target)
     partial = partial_path(target)
     conn = connections.get()
