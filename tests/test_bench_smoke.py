@@ -113,6 +113,40 @@ def test_only_selects_sections_and_rejects_unknown() -> None:
     assert bad.exit_code == 1 and "unknown section" in bad.output
 
 
+@pytest.mark.parametrize(
+    ("args", "said", "code"),
+    [
+        (["--only", ""], "--only names no section", 1),  # it ran the whole benchmark
+        (["--only", " , "], "--only names no section", 1),
+        (["--seed", "-5"], "--seed", 2),  # numpy's ValueError
+        (["--llm-latency", "--llm-delays", "x"], "--llm-delays", 2),
+    ],
+)
+def test_bench_refuses_what_would_run_everything_or_fail_late(
+    args: list[str], said: str, code: int
+) -> None:
+    result = runner.invoke(app, ["bench", "--quick", *args])
+    assert result.exit_code == code, result.output
+    assert said in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_bench_dir_that_is_a_file_or_new_folders(tmp_path: Path, cli_env: None) -> None:
+    """A file as --dir raised '[Errno 17] File exists'; folders the run made were left
+    behind without --keep."""
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    result = runner.invoke(app, ["bench", "--quick", "--only", "bm25", "--dir", str(a_file)])
+    assert result.exit_code == 1 and "is a file, not a folder" in result.output
+    assert a_file.read_text() == "x"
+    made = tmp_path / "new" / "deeper"
+    result = runner.invoke(
+        app, ["bench", "--quick", "--only", "bm25", "--dir", str(made), "--no-progress"]
+    )
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "new").exists()
+
+
 def test_synthetic_corpus_is_deterministic_and_batch_independent() -> None:
     corpus = Corpus(size=500, dimension=16, seed=3)
     a = corpus.batch(0, 200, sources=[5])

@@ -54,7 +54,8 @@ def bench(
     ] = None,
     keep: Annotated[bool, typer.Option("--keep", help="Keep the benchmark files.")] = False,
     seed: Annotated[
-        int, typer.Option("--seed", parser=whole(), help="Seed of the synthetic data.")
+        int,
+        typer.Option("--seed", min=0, parser=whole(0), help="Seed of the synthetic data."),
     ] = 7,
     no_progress: Annotated[
         bool, typer.Option("--no-progress", help="No progress display on stderr.")
@@ -80,14 +81,15 @@ def bench(
     and concurrency on synthetic data (defaults take a few minutes)."""
     check_output(json_path)
     if llm_latency:
-        from .llm_cmds import bench_llm
+        from .llm_cmds import bench_llm, delays_ms
 
+        delays_ms(llm_delays, "--llm-delays")  # checked under its own name
         bench_llm(delays=llm_delays, turns=llm_turns, json_path=json_path, config=None)
         return
     from ..evaluation.bench import BenchConfig, run_bench
     from .bench_report import print_report
 
-    sections = [s.strip() for s in only.split(",") if s.strip()] if only else None
+    sections = None if only is None else [s.strip() for s in only.split(",") if s.strip()]
     cfg = BenchConfig.make(
         quick=quick,
         huge=huge,

@@ -10,7 +10,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import InvalidInput
 from ._app import (
     ConfigOpt,
     JsonOpt,
@@ -48,13 +47,17 @@ def llm_check(config: ConfigOpt = None, as_json: JsonOpt = False) -> None:
         raise typer.Exit(1)
 
 
-def _delays(text: str) -> list[int]:
+def delays_ms(text: str, option: str = "--delays") -> list[int]:
+    """The delays of ``option`` (milliseconds separated by commas); a usage error (exit
+    code 2, as for any bad option value) naming the option otherwise."""
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError as exc:
-        raise InvalidInput(f"--delays takes milliseconds separated by commas: {text!r}") from exc
+    except ValueError:
+        values = []
     if not values or any(v < 0 for v in values):
-        raise InvalidInput(f"--delays takes non-negative milliseconds: {text!r}")
+        raise typer.BadParameter(
+            f"milliseconds of at least 0 separated by commas, not {text!r}", param_hint=option
+        )
     return values
 
 
@@ -109,7 +112,7 @@ def bench_llm(
 
     check_output(json_path)
     cfg = settings(config)
-    values = _delays(delays)
+    values = delays_ms(delays)
     with progress_bar("LLM latency turns") as bar:
         rows = run_llm_latency(values, turns, bar, llm=cfg.llm)
     print_latency_table(rows)

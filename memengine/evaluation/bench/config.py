@@ -92,6 +92,12 @@ class BenchConfig:
             cfg = replace(cfg, agents=agents)
         if per_agent is not None:
             cfg = replace(cfg, per_agent=per_agent)
+        if workdir is not None and workdir.exists() and not workdir.is_dir():
+            raise InvalidInput(f"--dir {workdir} is a file, not a folder")
+        if only is not None and not only:
+            raise InvalidInput(f"--only names no section; expected some of: {', '.join(SECTIONS)}")
+        if seed < 0:
+            raise InvalidInput(f"--seed is a whole number of at least 0, not {seed}")
         if only:
             unknown = sorted(set(only) - set(SECTIONS))
             if unknown:

@@ -186,6 +186,8 @@ class Bench:
             if cfg.workdir is None
             else cfg.workdir
         )
+        # the folders this run makes (the deepest first), removed again when left empty
+        self.made = [d for d in (self.dir, *self.dir.parents) if not d.exists()]
         self.dir.mkdir(parents=True, exist_ok=True)
         self.built: dict[Corpus, Built] = {}
         self.truncated: list[str] = []
@@ -195,7 +197,7 @@ class Bench:
     def file(self, name: str) -> Path:
         """A fresh file in the work folder, removed at the end of the run."""
         path = self.dir / name
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", "-lock"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         self.files.append(path)
         return path
@@ -213,8 +215,13 @@ class Bench:
             shutil.rmtree(self.dir, ignore_errors=True)
             return
         for path in [b.path for b in self.built.values()] + self.files:
-            for suffix in ("", "-wal", "-shm"):
+            for suffix in ("", "-wal", "-shm", "-lock"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
+        for folder in self.made:
+            try:
+                folder.rmdir()
+            except OSError:  # something else is in it
+                break
 
     # -- building files -------------------------------------------------------------------
     def _batches(self, corpus: Corpus, sources: Sequence[int], size: int) -> Iterator[Batch]:
@@ -301,7 +308,7 @@ class Bench:
         paths: list[Path] = []
         for c, label in targets:
             path = self.dir / f"{label}.db"
-            for suffix in ("", "-wal", "-shm"):
+            for suffix in ("", "-wal", "-shm", "-lock"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
             paths.append(path)
             stores.append(
@@ -471,6 +478,6 @@ class Bench:
         """Remove one built file that no later section needs (unless ``keep``)."""
         if self.cfg.keep:
             return
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", "-lock"):
             Path(f"{built.path}{suffix}").unlink(missing_ok=True)
         self.built.pop(built.corpus, None)
