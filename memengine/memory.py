@@ -998,7 +998,10 @@ class Memory:
 
         ``judge`` "auto" asks the configured LLM which memories influenced the
         answer when ``[llm]`` is set, and matches tags, key terms and
-        similarity otherwise; "match" and "llm" force one way. ``agent``
+        similarity otherwise (or when the LLM fails); "match" and "llm" force one
+        way ("llm" raises the LLM's error, recording nothing, so the turn can be
+        given its feedback again). A feedback that says nothing (no ``used``, no
+        ``answer``, no outcome) is an :class:`.InvalidInput`: a turn takes one. ``agent``
         (optional) is the agent the caller means: a turn of another agent is
         then :class:`.NotFound`. A used memory that a sleep archived after the
         turn becomes active again.
@@ -1025,6 +1028,13 @@ class Memory:
                 raise InvalidInput(f"{name} is a string, not {type(value).__name__}")
         if judge not in ("auto", "match", "llm"):
             raise InvalidInput(f"judge is 'auto', 'match' or 'llm', not {judge!r}")
+        said = (answer or "").strip() or (learning or "").strip()
+        if used is None and not (said or helpful or prevented_error or task_success is not None):
+            raise InvalidInput(
+                f"feedback on turn {turn_id} says nothing, and a turn takes one feedback: "
+                "say which memories were used (or that none was: used=[], --none-used), "
+                "give the final answer, or say how the task went"
+            )
         owner = None if agent is None else self._agent(agent)
         if judge == "llm" and not self.llm_configured:
             raise ConfigError("judge='llm' needs an LLM: set [llm] base_url or api_key")
@@ -1047,6 +1057,7 @@ class Memory:
             client=client,
             model=self.config.lifecycle.feedback_model or self.config.llm.rerank_model,
             agent=owner,
+            judge_falls_back=judge == "auto",
         )
 
     @gated

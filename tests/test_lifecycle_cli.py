@@ -145,6 +145,16 @@ def test_the_llm_judges_which_memories_were_used(db_path: Path, clock: FixedCloc
             r = mem.retrieve("acme steel", limit=2, llm=False)  # llm phases: fast path here
             mem.feedback(r.turn_id, answer="three weeks", judge="match")
             assert len(srv.chat_requests) == calls
+            # judge="llm" forced: a failing LLM is the caller's error, and the turn still
+            # takes its feedback (it was matched instead, the turn used up)
+            r = mem.retrieve("acme steel", limit=2, llm=False)
+            assert r.turn_id is not None
+            srv.push_chat(status=500)
+            with pytest.raises(MemEngineError, match="HTTP 500"):
+                mem.feedback(r.turn_id, answer="three weeks", judge="llm")
+            srv.push_chat(json_data={"used": [1]})
+            fb = mem.feedback(r.turn_id, answer="three weeks", judge="llm")
+            assert fb.method == "llm" and fb.used == (r.episodes[0].id,)
 
 
 def test_the_llm_judge_uses_the_client_given_to_open(db_path: Path, clock: FixedClock) -> None:
@@ -220,3 +230,20 @@ def test_counts_of_one_are_said_in_the_singular(db: str) -> None:
     assert "sleep ann: 1 task (explicit)" in slept
     forgot = run("agent", "forget", "ann", "--yes", "--db", db).output
     assert "forgot agent ann: 1 episode and 1 turn deleted" in forgot
+
+
+def test_a_feedback_that_says_nothing_is_refused(db: str, usem3: USEM3Embedder) -> None:
+    """A bare ``feedback TURN`` used up the turn's one feedback, saying nothing."""
+    with Memory.open(db, embedder=usem3) as mem:
+        mem.add("the boiler was serviced in march", kind="fact")
+        turn = mem.retrieve("boiler").turn_id
+        assert turn is not None
+        for said in ({}, {"answer": "  "}, {"learning": ""}):
+            with pytest.raises(MemEngineError, match="says nothing"):
+                mem.feedback(turn, **said)  # type: ignore[arg-type]
+    bare = run("feedback", str(turn), "--db", db, ok=False)
+    assert bare.exit_code == 1 and "says nothing" in bare.output
+    both = run("feedback", str(turn), "--none-used", "-u", "1", "--db", db, ok=False)
+    assert both.exit_code == 2
+    done = json.loads(run("feedback", str(turn), "--none-used", "--db", db, "--json").output)
+    assert done["used"] == [] and done["turn_id"] == turn

@@ -147,6 +147,9 @@ def feedback(
         list[int] | None,
         typer.Option("--used", "-u", parser=whole(), help="Id of a memory that was used; repeat."),
     ] = None,
+    none_used: Annotated[
+        bool, typer.Option("--none-used", help="None of the turn's memories was used.")
+    ] = False,
     answer: Annotated[
         str | None,
         typer.Option("--answer", help="The final answer: used memories are found in it."),
@@ -177,12 +180,15 @@ def feedback(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Tell which memories of a turn were used, and how much they helped."""
+    """Tell which memories of a turn were used, and how much they helped (a turn takes one
+    feedback: say --used, --none-used, --answer or how the task went)."""
+    if none_used and used:
+        raise typer.BadParameter("either --used or --none-used", param_hint="--none-used")
     cfg = settings(config, db)
     with open_memory(cfg) as mem:
         result = mem.feedback(
             turn_id,
-            used,
+            [] if none_used else used,
             agent=agent,
             answer=answer,
             helpful=helpful,

@@ -185,11 +185,14 @@ def give_feedback(
     client: Any = None,
     model: str = "",
     agent: str | None = None,
+    judge_falls_back: bool = True,
 ) -> FeedbackResult:
     """Record which memories of ``turn_id`` were used and reinforce them (one transaction).
 
     ``client`` (a ChatClient) makes the answer be judged by the LLM; without
-    it the answer is matched. Explicit ``used`` ids and those found in the
+    it the answer is matched, as it is when the LLM fails, unless not
+    ``judge_falls_back``: the :class:`.LLMError` is then raised and nothing
+    recorded. Explicit ``used`` ids and those found in the
     answer are combined. ``agent`` (when given) must be the turn's. A used memory that a
     sleep archived after the turn becomes active again, as deep recall makes it.
     """
@@ -244,6 +247,8 @@ def give_feedback(
                         f"shown [1]–[{len(episodes)}]); ignored"
                     )
             except LLMError as exc:
+                if not judge_falls_back:  # the LLM was asked for: the turn waits for it
+                    raise
                 why = " ".join(str(exc).split())
                 why = why if len(why) <= 300 else why[:299] + "…"
                 degraded.append(f"LLM judge failed, matched instead: {why}")
