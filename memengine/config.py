@@ -534,6 +534,8 @@ def load_config(
                 data = tomllib.load(fh)
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"cannot read config file {file}: {exc}") from exc
+        except RecursionError as exc:
+            raise ConfigError(f"cannot read config file {file}: nested too deeply") from exc
         found = "" if explicit else ", found in the working folder"
         _note_origins(data, f"config file {file}{found}", origins)
     elif explicit:

@@ -390,3 +390,39 @@ def test_export_to_dev_stdout_goes_down_a_pipe_or_onto_a_redirected_file(tmp_pat
     assert appended.returncode == 0, appended.stderr
     assert kept.read_text().splitlines()[0] == "a line already there"
     assert len(kept.read_text().splitlines()) == 3
+
+
+@pytest.mark.parametrize("command", [("add", "-"), ("import", "-")])
+def test_a_closed_standard_input_is_a_clear_error(tmp_path: Path, command: tuple[str, str]) -> None:
+    """``<&-``: Python's sys.stdin is then None (an AttributeError's traceback)."""
+    db = tmp_path / "closed.db"
+    done = subprocess.run(
+        _cli(*command, "--db", str(db)),
+        env=_env(),
+        capture_output=True,
+        preexec_fn=lambda: os.close(0),
+    )
+    assert done.returncode == 1, done.stderr
+    assert b"standard input is closed" in done.stderr and b"Traceback" not in done.stderr
+    assert not db.exists()
+
+
+def test_input_nested_past_the_json_and_toml_readers_is_a_clear_error(
+    tmp_path: Path, db: str
+) -> None:
+    """A RecursionError's traceback before the depth checks could speak."""
+    deep = "[" * 5000 + "]" * 5000
+    added = run("add", "t", "--metadata", '{"a": ' + deep + "}", "--db", db, ok=False)
+    assert added.exit_code == 1 and "--metadata is nested too deeply" in added.output
+    config = tmp_path / "deep.toml"
+    config.write_text(f"a = {deep}\n")
+    stats = run("stats", "--db", db, "--config", str(config), ok=False)
+    assert stats.exit_code == 1 and "nested too deeply" in stats.output
+    data = tmp_path / "deep.json"
+    data.write_text("[" * 100_000 + "]" * 100_000)
+    for dataset in ("locomo", "memset", "signals"):
+        evaluated = run("eval", dataset, str(data), ok=False)
+        assert evaluated.exit_code == 1, evaluated.output
+        assert "nested too deeply" in evaluated.output
+    null = run("add", "t", "--metadata", "null", "--db", db, ok=False)
+    assert "must be a JSON object ({...}), not null" in null.output

@@ -55,14 +55,24 @@ def _json_object(value: str, option: str) -> dict[str, Any]:
         parsed = json.loads(value)
     except ValueError as exc:
         raise InvalidInput(f"{option} is not JSON ({exc}): {value[:80]!r}") from exc
+    except RecursionError as exc:  # (before the depth check could say so)
+        raise InvalidInput(f"{option} is nested too deeply: {value[:80]!r}") from exc
     if not isinstance(parsed, dict):
-        raise InvalidInput(f"{option} must be a JSON object ({{...}}), not {type(parsed).__name__}")
+        kind = {type(None): "null", list: "a list", str: "a string"}.get(type(parsed), "a number")
+        raise InvalidInput(f"{option} must be a JSON object ({{...}}), not {kind}")
     return parsed
+
+
+def _stdin_bytes() -> bytes:
+    """Standard input's bytes (an :class:`.InvalidInput` when it is closed: ``<&-``)."""
+    if sys.stdin is None:
+        raise InvalidInput("standard input is closed: give the text or the file's path")
+    return sys.stdin.buffer.read()
 
 
 def _stdin_text() -> str:
     """Standard input as text, without the newlines that end it (as `$(…)` drops them)."""
-    data = sys.stdin.buffer.read()
+    data = _stdin_bytes()
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -208,7 +218,7 @@ def import_(
     )
     stdin = str(path) == "-"
     if stdin:
-        read = read_stream(sys.stdin.buffer.read(), "<stdin>", **options)
+        read = read_stream(_stdin_bytes(), "<stdin>", **options)
     else:
         read = read_file(path, **options)
     unmade = not read.episodes and not cfg.db.exists()  # nothing to put in a new file

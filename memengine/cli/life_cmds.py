@@ -25,6 +25,7 @@ from ._app import (
     app,
     console,
     episodes_word,
+    err_console,
     guarded,
     note,
     number,
@@ -208,8 +209,10 @@ def feedback(
     )
     for episode_id, why in result.reasons.items():
         console.print(f"  #{episode_id}: {why}", highlight=False)
-    for d in result.degraded:
-        console.print(f"[yellow]degraded:[/yellow] {escape(d)}", highlight=False, markup=True)
+    for d in result.degraded:  # on stderr, as a turn's are
+        err_console.print(
+            f"[yellow]degraded:[/yellow] {escape(d)}", highlight=False, soft_wrap=True, markup=True
+        )
 
 
 @app.command()

@@ -20,6 +20,8 @@ def load_json(path: Path) -> Any:
         raise EvaluationError(f"no such file: {path}") from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EvaluationError(f"{path}: cannot read JSON ({exc})") from exc
+    except RecursionError as exc:
+        raise EvaluationError(f"{path}: cannot read JSON (nested too deeply)") from exc
 
 
 def select_conversations(available: Sequence[str], wanted: Sequence[str] | None) -> list[str]:
