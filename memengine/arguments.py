@@ -240,13 +240,18 @@ def new_episode(**fields: Any) -> NewEpisode:
 
 def agent_name(name: object, what: str = "agent name") -> str:
     """An agent name (or another ``what``: a perspective) checked: a string with something
-    visible, storable by SQLite, in Unicode NFC so that one name typed two ways (が as one
-    character or two) is one name."""
+    visible, no control character, storable by SQLite, in Unicode NFC so that one name
+    typed two ways (が as one character or two) is one name."""
     if not isinstance(name, str) or is_blank(name):
         article = "an" if what[:1] in "aeiou" else "a"
         raise InvalidInput(f"{article} {what} is a non-empty string, not {name!r}")
     if "\x00" in name or has_surrogate(name):
         raise InvalidInput(f"{what} {name!r} holds a NUL or a lone surrogate")
+    if any(unicodedata.category(c) == "Cc" for c in name):  # a newline, an escape sequence
+        raise InvalidInput(
+            f"{what} {name!r} holds a control character (a newline, a tab, an escape): "
+            "a name is shown on one line as it is"
+        )
     return unicodedata.normalize("NFC", name)
 
 

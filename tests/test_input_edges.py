@@ -156,6 +156,16 @@ def test_one_agent_name_typed_two_ways_is_one_agent(mem: Memory) -> None:
     assert mem.delete([1], agent=decomposed) == [1]
 
 
+@pytest.mark.parametrize("name", ["x\ny", "\x1b[2J", "tab\there", "c1\x85"])
+def test_an_agent_name_with_a_control_character_is_refused(mem: Memory, name: str) -> None:
+    """Listed, ``x\ny`` showed as two agents and an escape sequence cleared the screen."""
+    with pytest.raises(InvalidInput, match="control character"):
+        mem.add("a note", kind="fact", agent=name)
+    with pytest.raises(InvalidInput, match="control character"):
+        mem.create_agent("ann", perspectives=[name])
+    assert not mem.has_agent("ann") and not any("\x1b" in a.name for a in mem.agents())
+
+
 def test_a_search_for_an_agent_the_file_does_not_know_creates_nothing(
     mem: Memory, ids: list[int]
 ) -> None:

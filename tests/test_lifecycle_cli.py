@@ -247,3 +247,11 @@ def test_a_feedback_that_says_nothing_is_refused(db: str, usem3: USEM3Embedder) 
     assert both.exit_code == 2
     done = json.loads(run("feedback", str(turn), "--none-used", "--db", db, "--json").output)
     assert done["used"] == [] and done["turn_id"] == turn
+
+
+def test_never_used_and_train_scorer_warn_of_an_agent_the_file_does_not_know(db: str) -> None:
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        mem.add("the boiler was serviced in march", kind="fact", agent="ann")
+    for command in ("never-used", "train-scorer"):
+        result = run(command, "--agent", "anne", "--db", db)
+        assert "no agent 'anne'" in result.output and "agents: ann" in result.output

@@ -397,7 +397,7 @@ def episodes_word(n: int) -> str:
 def warn_if_unknown(mem: Any, agent: str) -> None:
     """Say on stderr when the file knows no agent ``agent`` (a typo finds nothing)."""
     if not mem.has_agent(agent):
-        known = ", ".join(a.name for a in mem.agents()) or "none yet"
+        known = ", ".join(shown(a.name) for a in mem.agents()) or "none yet"
         err_console.print(
             f"[yellow]warning:[/yellow] no agent {escape(repr(agent))} in "
             f"{escape(str(mem.store.path))} (agents: {escape(known)}), so nothing is found",

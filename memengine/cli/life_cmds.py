@@ -33,6 +33,7 @@ from ._app import (
     print_json,
     settings,
     shown,
+    warn_if_unknown,
     whole,
 )
 
@@ -134,7 +135,9 @@ def agent_list(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fa
     table.add_column("created")
     table.add_column("perspectives")
     for r in rows:
-        table.add_row(r.name, f"{r.created_at:%Y-%m-%d %H:%M}", ", ".join(r.perspectives))
+        table.add_row(  # (a name an earlier version took may hold a control character)
+            shown(r.name), f"{r.created_at:%Y-%m-%d %H:%M}", shown(", ".join(r.perspectives))
+        )
     console.print(table)
 
 
@@ -261,6 +264,7 @@ def train_scorer(
     """Train the agent's learned ranking scorer from its answered turns."""
     cfg = settings(config, db, agent)
     with open_memory(cfg, embeds=False) as mem:
+        warn_if_unknown(mem, cfg.agent)
         info = mem.train_scorer()
     if as_json:
         print_json(_dump(info))
@@ -298,6 +302,7 @@ def never_used(
     """List memories that are often retrieved but never used (candidate_count above never_used_min_candidates, access 0)."""
     cfg = settings(config, db, agent)
     with open_memory(cfg, embeds=False) as mem:
+        warn_if_unknown(mem, cfg.agent)
         rows = mem.never_used(min_candidates=min_candidates)
     if as_json:
         print_json([r.model_dump(mode="json") for r in rows])
