@@ -496,6 +496,8 @@ class Memory:
         the original's ``-wal`` and ``-shm`` (SQLite would replay them onto the copy), and
         put the copy in its place.
         """
+        if isinstance(dest, (str, os.PathLike)) and not str(os.fspath(dest)).strip():
+            raise InvalidInput("a backup needs a file's path, not an empty one")
         return self.store.backup(dest, overwrite=overwrite)
 
     @gated
@@ -816,8 +818,8 @@ class Memory:
         overwrite: bool = False,
     ) -> int:
         """Write every episode (of one agent, or all) as JSONL to ``out`` (an open text
-        file, or a path to create: an existing file only with ``overwrite``); return how
-        many. Each line also says when its strength held (``decayed_at``), so that the
+        file, or a path to create, not an empty one: an existing file only with
+        ``overwrite``); return how many. Each line also says when its strength held (``decayed_at``), so that the
         file it is imported into decays it from then."""
         return write_jsonl(
             out,

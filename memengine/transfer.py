@@ -101,6 +101,8 @@ def write_jsonl(
     if isinstance(out, (str, os.PathLike)):
         if "\x00" in os.fspath(out):
             raise InvalidInput(f"cannot write {out!r}: a path cannot hold a NUL character")
+        if not str(os.fspath(out)).strip():  # Path("") is the folder "."
+            raise InvalidInput("an export needs a file's path, not an empty one")
         refuse_own_files(database, Path(out), "export")
         if is_stream(out):  # written where it points, appended (a `>>` stays whole)
             try:

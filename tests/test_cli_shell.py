@@ -327,7 +327,13 @@ def test_skip_existing_skips_only_the_same_episode(db: str, tmp_path: Path) -> N
 
 
 def test_names_and_messages_reach_the_terminal_without_escape_sequences(db: str) -> None:
-    run("agent", "create", "ev\x1b]0;PWN\x07\x1b[31mil", "--db", db)
+    evil = "ev\x1b]0;PWN\x07\x1b[31mil"
+    refused = run("agent", "create", evil, "--db", db, ok=False)
+    assert refused.exit_code == 1 and "control character" in refused.output
+    assert "\x1b" not in refused.output  # (named as Python writes it: '\\x1b')
+    run("agent", "create", "bob", "--db", db)
+    with Memory.open(db, embeds=False) as mem, mem.store.connections.write() as cur:
+        cur.execute("UPDATE agents SET name = ? WHERE name = 'bob'", (evil,))  # an older file
     listed = run("agent", "list", "--db", db).output
     assert "evil" in listed and "\x1b" not in listed and "PWN" not in listed
 
@@ -426,3 +432,19 @@ def test_input_nested_past_the_json_and_toml_readers_is_a_clear_error(
         assert "nested too deeply" in evaluated.output
     null = run("add", "t", "--metadata", "null", "--db", db, ok=False)
     assert "must be a JSON object ({...}), not null" in null.output
+
+
+def test_an_empty_path_is_no_file(db: str) -> None:
+    """As a Path, "" is the folder ".": 'cannot write .: Is a directory'."""
+    run("add", "a note", "--db", db)
+    for args, said in (
+        (["export", "-o", ""], "--out needs a file's path, not an empty one"),
+        (["backup", ""], "a backup needs a file's path, not an empty one"),
+    ):
+        result = run(*args, "--db", db, ok=False)
+        assert result.exit_code == 1 and said in result.output
+    with (
+        Memory.open(db, embeds=False, read_only=True) as mem,
+        pytest.raises(InvalidInput, match="not an empty one"),
+    ):
+        mem.export("")

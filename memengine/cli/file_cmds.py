@@ -34,8 +34,8 @@ from ._app import (
 @app.command()
 @guarded
 def export(
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="File (default, or -: stdout).")
+    out_arg: Annotated[
+        str | None, typer.Option("--out", "-o", help="File (default, or -: stdout).")
     ] = None,
     salvage: Annotated[
         bool,
@@ -51,8 +51,9 @@ def export(
     """Export episodes as JSONL (ids, times and metadata preserved). A file is written
     whole or not at all."""
     cfg = settings(config, db)
-    if out is not None and str(out) == "-":
-        out = None
+    if out_arg is not None and not out_arg.strip():  # (as a Path, "" is the folder ".")
+        raise InvalidInput("--out needs a file's path, not an empty one")
+    out = None if out_arg is None or out_arg == "-" else Path(out_arg)
     stream = out is not None and is_stream(out)  # /dev/stdout, >(gzip …): written in place
     if out is not None and not stream and out.is_file() and not force:
         raise InvalidInput(f"{out} exists: export to a new file, or replace it with --force")
@@ -82,7 +83,7 @@ def export(
 @app.command()
 @guarded
 def backup(
-    dest: Annotated[Path, typer.Argument(help="The copy to write (a new file).")],
+    dest: Annotated[str, typer.Argument(help="The copy to write (a new file).")],
     db: DbOpt = None,
     config: ConfigOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Replace DEST if it exists.")] = False,
