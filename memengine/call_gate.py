@@ -11,6 +11,10 @@ memory's: that it is not used in a process forked from the one that opened
 it). Long jobs (an import, a re-embed, a backup, an export, maintenance) are
 counted apart and not waited for: they stop at their next transaction.
 
+A turn (:meth:`CallGate.turn`) is one call whose own calls are let through
+while the gate closes, also those it makes on other threads in a copy of its
+context (``asyncio.to_thread``), so that a shutdown does not store half a turn.
+
 A close asked for from inside a call of the same thread (a signal handler
 run between two steps of a turn, a callback) cannot close anything under
 that call's feet: the gate refuses new calls at once and runs the close
@@ -20,10 +24,12 @@ when the thread's outermost call returns (:meth:`CallGate.close_later`).
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from .errors import MemEngineError, MemoryClosed, StoreError
@@ -33,6 +39,11 @@ __all__ = ["CallGate", "gated", "gated_job"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+_TURNS: ContextVar[frozenset[int]] = ContextVar("memengine_turns", default=frozenset())
+"""The turns (:meth:`CallGate.turn`) the running code is part of: a context is copied into
+the thread ``asyncio.to_thread`` runs a call on, so that call belongs to its turn too."""
+_turn_numbers = itertools.count(1)
 
 
 class CallGate:
@@ -48,6 +59,7 @@ class CallGate:
         self._after: dict[int, Callable[[], None]] = {}  # thread id → its close, asked inside
         self.failed: MemEngineError | None = None
         """Why the last deferred close did not close (:meth:`_run_after`), or None."""
+        self._turns: set[int] = set()  # the turns under way (:meth:`turn`)
         self._changed = threading.Condition()
         self._closing = False
 
@@ -65,7 +77,7 @@ class CallGate:
         me = threading.get_ident()
         counts = self._jobs if job else self._calls
         with self._changed:
-            if self._closing and not self._inside(me):
+            if self._closing and not self._inside(me) and not (_TURNS.get() & self._turns):
                 raise MemoryClosed(CLOSED)
             self._check()
             if job and not self._inside(me):
@@ -86,6 +98,24 @@ class CallGate:
                 self._changed.notify_all()
             if after is not None:
                 self._run_after(after)
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """Count the body as one call under way, whose calls are not refused while the gate
+        closes: those of this thread, and those of any thread that runs in a copy of this
+        context (``asyncio.to_thread``), for as long as the body runs."""
+        with self.call():
+            number = next(_turn_numbers)
+            with self._changed:
+                self._turns.add(number)
+            token = _TURNS.set(_TURNS.get() | {number})
+            try:
+                yield
+            finally:
+                _TURNS.reset(token)
+                with self._changed:
+                    self._turns.discard(number)
+                    self._changed.notify_all()
 
     def _run_after(self, close: Callable[[], None]) -> None:
         """Run a deferred close. Its failure (calls of other threads still under way past

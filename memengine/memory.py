@@ -252,11 +252,12 @@ class Memory:
         """Hold a ``close()`` off for a whole conversation turn (retrieve, pack, the reply,
         ``add_exchange``, ``feedback``): the body counts as one call under way, so a close
         from another thread waits for it like for one call, and the body's calls are not
-        refused meanwhile. A :class:`.MemoryClosed` at once when the memory is closing.
+        refused meanwhile, nor are those it runs with ``asyncio.to_thread`` (they carry its
+        context). A :class:`.MemoryClosed` at once when the memory is closing.
 
         ``with mem.turn(): …`` keeps a shutdown from storing half a turn (the retrieval
         made, the exchange refused)."""
-        with self._gate.call():
+        with self._gate.turn():
             yield
 
     def __enter__(self) -> Memory:

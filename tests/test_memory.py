@@ -565,6 +565,42 @@ def test_a_sleep_under_way_when_the_memory_closes_finishes(
     assert mem.store.closed
 
 
+@pytest.mark.parametrize("closer", ["another thread", "the event loop"])
+def test_a_turn_run_from_asyncio_in_threads_is_stored_whole_by_a_shutdown(
+    db_path: Path, clock: FixedClock, closer: str
+) -> None:
+    """The README's asyncio advice runs each call with ``asyncio.to_thread``: on those
+    threads ``mem.turn()`` did not count, so a close refused the exchange (MemoryClosed)
+    after the retrieval was made."""
+    import asyncio
+
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    mem.add_exchange("the piano lesson moved to thursday", "noted")
+    stored: list[int] = []
+
+    async def turn(text: str) -> None:
+        with mem.turn():
+            await asyncio.to_thread(mem.retrieve, text)
+            await asyncio.sleep(0.3)  # the reply is written meanwhile
+            stored.append(await asyncio.to_thread(mem.add_exchange, text, "a reply"))
+
+    async def main() -> None:
+        task = asyncio.create_task(turn("when is the lesson?"))
+        await asyncio.sleep(0.1)
+        if closer == "the event loop":
+            mem.close()  # (a shutdown hook on the loop: it closes as the turn ends)
+        else:
+            await asyncio.to_thread(mem.close)
+        await task
+
+    asyncio.run(main())
+    assert mem.store.closed and len(stored) == 1
+    with pytest.raises(MemoryClosed):
+        mem.retrieve("lesson")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.get(stored[0]).user_text == "when is the lesson?"
+
+
 def test_a_close_from_inside_a_call_runs_when_that_call_returns(
     db_path: Path, clock: FixedClock
 ) -> None:
