@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -60,7 +60,10 @@ numbers that an export can carry."""
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+    # (pydantic's messages would print a refused value: an API key)
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, allow_inf_nan=False, hide_input_in_errors=True
+    )
 
 
 class RetrievalConfig(_Section):
@@ -168,6 +171,40 @@ class RetrievalConfig(_Section):
         return value
 
 
+def api_key_text(value: str | None) -> str | None:
+    """An API key as an HTTP header can carry it: without the white space around it (a
+    ``.env`` file saved with ``\r\n``). Any other character past printable ASCII is a
+    ValueError that does not show the key (sent, the header would be refused, and the
+    error quoting it would print the key)."""
+    if value is None:
+        return None
+    key = value.strip()
+    for i, c in enumerate(key):
+        if not "!" <= c <= "~":
+            kind = (
+                "white space"
+                if c.isspace()
+                else "not ASCII"
+                if ord(c) > 126
+                else "a control character"
+            )
+            raise ValueError(
+                f"the API key holds a character an HTTP header cannot carry (character "
+                f"{i + 1} is {kind}); the key is not shown"
+            )
+    return key
+
+
+def masked_url(url: str) -> str:
+    """``url`` as messages may show it: without the name and password it may carry
+    (``https://user:pw@host`` → ``https://***@host``)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"***@{host}"))
+
+
 def http_url(value: str | None) -> str | None:
     """A ``base_url`` as given, when it is an http(s) URL with a host (else a ValueError:
     ``localhost:11434/v1`` would fail only at the first request, after its retries)."""
@@ -175,7 +212,9 @@ def http_url(value: str | None) -> str | None:
         return None if value is None else value
     parts = urlsplit(value.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"{value!r} is not an http(s) URL; write e.g. http://localhost:11434/v1")
+        raise ValueError(
+            f"{masked_url(value)!r} is not an http(s) URL; write e.g. http://localhost:11434/v1"
+        )
     return value
 
 
@@ -212,6 +251,11 @@ class LLMConfig(_Section):
     def _a_url(cls, value: str | None) -> str | None:
         return http_url(value)
 
+    @field_validator("api_key")
+    @classmethod
+    def _a_key(cls, value: str | None) -> str | None:
+        return api_key_text(value)
+
     @property
     def configured(self) -> bool:
         """Whether an endpoint is set (``base_url`` or ``api_key``, for api.openai.com)."""
@@ -235,6 +279,11 @@ class EmbedderConfig(_Section):
     @classmethod
     def _a_url(cls, value: str | None) -> str | None:
         return http_url(value)
+
+    @field_validator("api_key")
+    @classmethod
+    def _a_key(cls, value: str | None) -> str | None:
+        return api_key_text(value)
 
 
 LEVELS = 6
@@ -317,7 +366,9 @@ class LifecycleConfig(_Section):
 class Config(BaseModel):
     """All settings. Build one with :func:`load_config` or directly for tests."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, allow_inf_nan=False, hide_input_in_errors=True
+    )
 
     db: Path = Path("memengine.db")
     agent: str = Field(default="default", min_length=1)  # something visible (_visible_agent)
@@ -586,5 +637,7 @@ def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> st
             continue
         given = error.get("input")
         value = f" = {given!r}" if isinstance(given, str | int | float | bool) else ""
+        if loc[-1:] == ("api_key",) or loc[-1:] == ("base_url",):  # a secret, or one inside
+            value = " = ***" if loc[-1] == "api_key" else f" = {masked_url(str(given))!r}"
         parts.append(f"invalid setting {where}{value}{source}: {message}")
     return "; ".join(parts)

@@ -188,7 +188,7 @@ def _llm_check(config: Config) -> tuple[bool, str]:
     except MemEngineError as exc:
         return False, f"{exc} (turns will fall back to the fast path)"
     slow = " — slower than the expansion deadline" if seconds > llm.expansion_deadline_s else ""
-    return True, f"{client.base_url} model {llm.expansion_model!r}: {seconds * 1000:.0f} ms{slow}"
+    return True, f"{client.shown_url} model {llm.expansion_model!r}: {seconds * 1000:.0f} ms{slow}"
 
 
 def _layout_check(stats: Stats) -> tuple[bool, str]:

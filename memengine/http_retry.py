@@ -8,6 +8,7 @@ a request or reads configuration.
 from __future__ import annotations
 
 import random
+import re
 
 import httpx2
 import openai
@@ -70,10 +71,16 @@ def is_connect_failure(exc: openai.APIConnectionError) -> bool:
     return has_cause(exc, httpx2.ConnectError) or has_cause(exc, ConnectionRefusedError)
 
 
+_CREDENTIALS = re.compile(r"(?i)(bearer|basic)\s+[^\s'\"),]+|(?<=header value )b?(['\"]).*?\2")
+
+
 def describe(exc: BaseException) -> str:
-    """``exc`` with its cause, on one line."""
+    """``exc`` with its cause, on one line, without the credentials a header carries (an
+    HTTP library's error may quote the header it refused: ``Illegal header value b'Bearer
+    sk-…'``)."""
     cause = exc.__cause__ or exc.__context__
-    return f"{exc} ({cause})" if cause is not None else str(exc)
+    text = f"{exc} ({cause})" if cause is not None else str(exc)
+    return _CREDENTIALS.sub(lambda m: f"{m.group(1)} ***" if m.group(1) else "(not shown)", text)
 
 
 def server_message(exc: openai.APIStatusError) -> str:

@@ -54,7 +54,7 @@ def check_llm(config: Config) -> dict[str, tuple[bool, str]]:
         for model in dict.fromkeys([llm.expansion_model, llm.rerank_model]):
             try:
                 seconds = client.ping(model)
-                checks[f"ping {model}"] = (True, f"{client.base_url}: {seconds * 1000:.0f} ms")
+                checks[f"ping {model}"] = (True, f"{client.shown_url}: {seconds * 1000:.0f} ms")
             except LLMError as exc:
                 checks[f"ping {model}"] = (False, str(exc))
         if not all(ok for ok, _ in checks.values()):

@@ -467,3 +467,46 @@ def test_the_brace_scan_counts_what_a_bracket_mismatch_read() -> None:
     finally:
         jsonparse._balanced_end = scan  # type: ignore[assignment]
     assert sum(read) <= 1_000_000 + 2
+
+
+def test_an_api_key_is_never_printed() -> None:
+    """A key with a ``\\r`` (a ``.env`` saved with CRLF) was refused by the HTTP library,
+    whose error, quoting the Authorization header whole, reached ``degraded``, ``doctor``
+    and ``--json``; pydantic's own message printed a refused key too."""
+    from pydantic import ValidationError
+
+    from memengine.config import load_config
+    from memengine.errors import ConfigError
+    from memengine.http_retry import describe
+
+    assert Config.model_validate({"llm": {"api_key": "sk-SECRET\r\n"}}).llm.api_key == "sk-SECRET"
+    for key in ("sk-SEC\x01RET", "sk-SÉCRET", "sk SECRET"):
+        with pytest.raises(ValidationError) as caught:
+            Config.model_validate({"embedder": {"api_key": key}})
+        assert "SEC" not in str(caught.value) and "the key is not shown" in str(caught.value)
+        with pytest.raises(ConfigError) as loaded:
+            load_config(environ={"MEMENGINE_LLM_API_KEY": key})
+        assert "SEC" not in str(loaded.value) and "llm.api_key = ***" in str(loaded.value)
+        with pytest.raises(ConfigError, match="api_key: the API key holds") as built:
+            ChatClient(base_url="http://127.0.0.1:9/v1", api_key=key)
+        assert "SEC" not in str(built.value)
+    try:
+        try:
+            raise ValueError("Illegal header value b'Bearer sk-SECRET\\r'")
+        except ValueError as cause:
+            raise OSError("Connection error.") from cause
+    except OSError as exc:
+        assert describe(exc) == "Connection error. (Illegal header value (not shown))"
+
+
+def test_a_name_and_password_in_the_url_are_not_printed() -> None:
+    """Results (eval's provenance) masked them; every message printed them."""
+    url = "http://alice:S3cretPW@127.0.0.1:9/v1"
+    with ChatClient(base_url=url, max_retries=0) as client, pytest.raises(LLMError) as caught:
+        ask(client, deadline_s=2.0)
+    assert "S3cretPW" not in str(caught.value) and "***@127.0.0.1:9" in str(caught.value)
+    assert "S3cretPW" not in repr(client)
+    emb = OpenAIEmbedder(base_url=url, model="e", max_retries=0, timeout_s=2.0)
+    with pytest.raises(EmbeddingError) as failed:
+        emb.embed(["a"])
+    assert "S3cretPW" not in str(failed.value) and "***@127.0.0.1:9" in str(failed.value)

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 import openai
 
-from ..config import http_url
+from ..config import api_key_text, http_url, masked_url
 from ..errors import ConfigError, EmbedderMismatch, EmbeddingError, InvalidInput
 from ..http_deadline import MAX_REPLY_BYTES, ReplyTooLarge, http_client
 from ..http_retry import (
@@ -89,11 +89,16 @@ class OpenAIEmbedder:
             raise ConfigError(f"timeout_s must be positive, not {timeout_s}")
         if max_retries < 0:
             raise ConfigError(f"max_retries must be >= 0, not {max_retries}")
-        try:  # as the configuration checks it, for a client built directly
+        try:  # as the configuration checks them, for a client built directly
             http_url(base_url)
+            api_key = api_key_text(api_key)
         except ValueError as exc:
-            raise ConfigError(f"base_url: {exc}") from exc
+            raise ConfigError(
+                f"{'api_key' if 'API key' in str(exc) else 'base_url'}: {exc}"
+            ) from exc
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.shown_url = masked_url(self.base_url)
+        """``base_url`` as messages show it (without a name and password in it)."""
         self.model = model
         self.dimensions = dimensions
         self.batch_size = int(batch_size)
@@ -163,7 +168,7 @@ class OpenAIEmbedder:
         self._client.close()
 
     def __repr__(self) -> str:
-        return f"OpenAIEmbedder(base_url={self.base_url!r}, model={self.model!r})"
+        return f"OpenAIEmbedder(base_url={self.shown_url!r}, model={self.model!r})"
 
     # -- internals ------------------------------------------------------------------
 
@@ -173,12 +178,12 @@ class OpenAIEmbedder:
         data = getattr(response, "data", None)
         if not isinstance(data, list):
             raise EmbeddingError(
-                f"embedding endpoint {self.base_url} did not answer with a list of embeddings "
+                f"embedding endpoint {self.shown_url} did not answer with a list of embeddings "
                 f"(got {type(response).__name__}; model {self.model!r})"
             )
         if len(data) != len(batch):
             raise EmbeddingError(
-                f"embedding endpoint {self.base_url} returned {len(data)} vectors "
+                f"embedding endpoint {self.shown_url} returned {len(data)} vectors "
                 f"for {len(batch)} inputs (model {self.model!r})"
             )
         indexes = [getattr(item, "index", None) for item in data]
@@ -186,7 +191,7 @@ class OpenAIEmbedder:
         if len(numbered) != len(indexes) or sorted(numbered) != list(range(len(batch))):
             shown = ", ".join(map(repr, indexes[:8])) + (", …" if len(indexes) > 8 else "")
             raise EmbeddingError(
-                f"embedding endpoint {self.base_url} numbered its vectors [{shown}], not each "
+                f"embedding endpoint {self.shown_url} numbered its vectors [{shown}], not each "
                 f"of 0…{len(batch) - 1} once (model {self.model!r})"
             )
         data = sorted(data, key=lambda item: item.index)
@@ -196,35 +201,35 @@ class OpenAIEmbedder:
             )
         except (TypeError, ValueError, binascii.Error) as exc:
             raise EmbeddingError(
-                f"embedding endpoint {self.base_url} returned vectors of uneven length "
+                f"embedding endpoint {self.shown_url} returned vectors of uneven length "
                 f"or non-numbers (model {self.model!r})"
             ) from exc
         if matrix.ndim != 2 or matrix.shape[1] == 0:
             raise EmbeddingError(
-                f"embedding endpoint {self.base_url} returned malformed vectors "
+                f"embedding endpoint {self.shown_url} returned malformed vectors "
                 f"(model {self.model!r})"
             )
         expected = self._dimension
         if expected is not None and matrix.shape[1] != expected:
             if self._from_file:  # a setting to change, not an endpoint to wait for
                 raise EmbedderMismatch(
-                    f"embedding model {self.model!r} at {self.base_url} returns vectors of "
+                    f"embedding model {self.model!r} at {self.shown_url} returns vectors of "
                     f"dimension {matrix.shape[1]}, but the memory file's vectors of this model "
                     f"have {expected}: set [embedder] dimensions = {expected} (the file was "
                     "made with it), or re-embed the file (memengine reembed)"
                 )
             raise EmbeddingError(
-                f"embedding model {self.model!r} at {self.base_url} returned vectors of "
+                f"embedding model {self.model!r} at {self.shown_url} returned vectors of "
                 f"dimension {matrix.shape[1]}, expected {expected}"
             )
         if not np.isfinite(matrix).all():
             raise EmbeddingError(
-                f"embedding model {self.model!r} at {self.base_url} returned NaN or infinite values"
+                f"embedding model {self.model!r} at {self.shown_url} returned NaN or infinite values"
             )
         zero = np.flatnonzero(np.linalg.norm(matrix, axis=1) == 0)
         if len(zero):  # it has no direction: no cosine to anything
             raise EmbeddingError(
-                f"embedding model {self.model!r} at {self.base_url} returned a zero vector "
+                f"embedding model {self.model!r} at {self.shown_url} returned a zero vector "
                 f"for input {int(zero[0])}"
             )
         if expected is None:
@@ -258,11 +263,13 @@ class OpenAIEmbedder:
             except openai.APIStatusError as exc:
                 raise EmbeddingError(self._failure(exc, retries + 1)) from exc
             except openai.APIError as exc:
-                raise EmbeddingError(f"embedding request to {self.base_url} failed: {exc}") from exc
+                raise EmbeddingError(
+                    f"embedding request to {self.shown_url} failed: {exc}"
+                ) from exc
             except (UnicodeDecodeError, ValueError, RecursionError) as exc:
                 # a page, a cut reply, JSON nested past the stack, a number past the digits
                 raise EmbeddingError(
-                    f"embedding endpoint {self.base_url} sent a reply that is not JSON in "
+                    f"embedding endpoint {self.shown_url} sent a reply that is not JSON in "
                     f"UTF-8 that can be read ({type(exc).__name__}: {str(exc)[:200]})"
                 ) from exc
 
@@ -290,23 +297,23 @@ class OpenAIEmbedder:
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         if isinstance(exc, openai.APITimeoutError):
             return (
-                f"embedding endpoint {self.base_url} timed out ({self.timeout_s:g}s){tries} "
+                f"embedding endpoint {self.shown_url} timed out ({self.timeout_s:g}s){tries} "
                 f"(model {self.model!r})"
             )
         if isinstance(exc, openai.APIConnectionError):
             if has_cause(exc, ReplyTooLarge):
                 cause = exc.__cause__ or exc.__context__
-                return f"embedding endpoint {self.base_url} sent a reply it cannot read: {cause}"
+                return f"embedding endpoint {self.shown_url} sent a reply it cannot read: {cause}"
             if has_cause(exc, ConnectionRefusedError):
-                return f"embedding endpoint {self.base_url} refused the connection"
+                return f"embedding endpoint {self.shown_url} refused the connection"
             cause = exc.__cause__ or exc.__context__
-            return f"cannot connect to embedding endpoint {self.base_url}: {cause or exc}"
+            return f"cannot connect to embedding endpoint {self.shown_url}: {cause or exc}"
         if isinstance(exc, openai.APIStatusError):
             return (
-                f"embedding endpoint {self.base_url} returned HTTP {exc.status_code}{tries} "
+                f"embedding endpoint {self.shown_url} returned HTTP {exc.status_code}{tries} "
                 f"for model {self.model!r}: {server_message(exc)}"
             )
-        return f"embedding request to {self.base_url} failed: {exc}"
+        return f"embedding request to {self.shown_url} failed: {exc}"
 
 
 def _floats(embedding: Any) -> Any:

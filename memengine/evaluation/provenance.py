@@ -13,9 +13,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from ..config import Config
+from ..config import Config, masked_url
 
 __all__ = ["CodeInfo", "changed_settings", "code_info", "describe_code"]
 
@@ -107,8 +106,5 @@ def _masked(key: str, value: Any) -> Any:
     if key.endswith("api_key") and value:
         return "***"
     if key.endswith("base_url") and isinstance(value, str):
-        parts = urlsplit(value)
-        if "@" in parts.netloc:
-            host = parts.netloc.rsplit("@", 1)[1]
-            return urlunsplit(parts._replace(netloc=f"***@{host}"))
+        return masked_url(value)
     return value

@@ -30,7 +30,7 @@ from typing import Any
 import httpx2
 import openai
 
-from ..config import LLMConfig, http_url
+from ..config import LLMConfig, api_key_text, http_url, masked_url
 from ..errors import ConfigError, LLMError, LLMResponseError, LLMTimeout
 from ..http_deadline import http_client
 from ..http_retry import (
@@ -122,11 +122,16 @@ class ChatClient:
             raise ConfigError(f"timeout_s must be positive, not {timeout_s!r}")
         if max_retries < 0:
             raise ConfigError(f"max_retries must be >= 0, not {max_retries!r}")
-        try:  # as the configuration checks it, for a client built directly
+        try:  # as the configuration checks them, for a client built directly
             http_url(base_url)
+            api_key = api_key_text(api_key)
         except ValueError as exc:
-            raise ConfigError(f"base_url: {exc}") from exc
+            raise ConfigError(
+                f"{'api_key' if 'API key' in str(exc) else 'base_url'}: {exc}"
+            ) from exc
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.shown_url = masked_url(self.base_url)
+        """``base_url`` as messages show it (without a name and password in it)."""
         self.timeout_s = float(timeout_s)
         self.max_retries = int(max_retries)
         self.backoff_base_s = float(backoff_base_s)
@@ -200,7 +205,7 @@ class ChatClient:
         self.close()
 
     def __repr__(self) -> str:
-        return f"ChatClient(base_url={self.base_url!r})"
+        return f"ChatClient(base_url={self.shown_url!r})"
 
     # -- public calls ---------------------------------------------------------------
 
@@ -273,7 +278,7 @@ class ChatClient:
                 continue
             except openai.APIConnectionError as exc:
                 if self._closed:  # closed under the call: its socket went away
-                    raise LLMError(f"the chat client for {self.base_url} has been closed") from exc
+                    raise LLMError(f"the chat client for {self.shown_url} has been closed") from exc
                 if is_connect_failure(exc):
                     raise LLMError(self._connect_message(exc)) from exc
                 retries = self._backoff_or_raise(exc, retries, deadline, model, attempts)
@@ -281,7 +286,7 @@ class ChatClient:
             except openai.APIStatusError as exc:
                 raise self._status_error(exc, model, attempts) from exc
             except openai.APIError as exc:
-                raise LLMError(f"LLM call to {model!r} at {self.base_url} failed: {exc}") from exc
+                raise LLMError(f"LLM call to {model!r} at {self.shown_url} failed: {exc}") from exc
 
             reply_usage = _usage_of(completion)
             usage = usage + reply_usage
@@ -293,7 +298,7 @@ class ChatClient:
             text, finish_reason = _content_of(completion)
             if text is None:
                 raise LLMResponseError(
-                    f"LLM {model!r} at {self.base_url} returned no message content"
+                    f"LLM {model!r} at {self.shown_url} returned no message content"
                     + _why_empty(completion)
                 )
             try:
@@ -335,14 +340,14 @@ class ChatClient:
             except openai.APIConnectionError as exc:
                 if is_connect_failure(exc):
                     raise LLMError(self._connect_message(exc)) from exc
-                raise LLMError(f"LLM endpoint {self.base_url} failed: {describe(exc)}") from exc
+                raise LLMError(f"LLM endpoint {self.shown_url} failed: {describe(exc)}") from exc
             except openai.APIStatusError as exc:
                 raise self._status_error(exc, model, 1) from exc
             except openai.APIError as exc:
-                raise LLMError(f"ping of {model!r} at {self.base_url} failed: {exc}") from exc
+                raise LLMError(f"ping of {model!r} at {self.shown_url} failed: {exc}") from exc
             self._account(_usage_of(completion))
             return time.monotonic() - start
-        raise LLMError(f"ping of {model!r} at {self.base_url} was rejected (HTTP 400)")
+        raise LLMError(f"ping of {model!r} at {self.shown_url} was rejected (HTTP 400)")
 
     # -- internals ------------------------------------------------------------------
 
@@ -362,7 +367,7 @@ class ChatClient:
         body[token_key] = max_tokens
         per_request = min(self.timeout_s, max(timeout, 0.001))
         if self._closed:
-            raise LLMError(f"the chat client for {self.base_url} has been closed")
+            raise LLMError(f"the chat client for {self.shown_url} has been closed")
         try:
             return self._client.chat.completions.create(
                 model=model,
@@ -373,13 +378,13 @@ class ChatClient:
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             # a page, a cut reply, JSON nested past the stack or a number past Python's digits
             raise LLMResponseError(
-                f"LLM {model!r} at {self.base_url} sent a reply that is not JSON in UTF-8 "
+                f"LLM {model!r} at {self.shown_url} sent a reply that is not JSON in UTF-8 "
                 f"that can be read ({type(exc).__name__}: {str(exc)[:200]})"
             ) from exc
         except RuntimeError as exc:  # the HTTP client closed under the call
             if not self._closed:
                 raise
-            raise LLMError(f"the chat client for {self.base_url} has been closed") from exc
+            raise LLMError(f"the chat client for {self.shown_url} has been closed") from exc
 
     def _adapt_to_rejection(self, exc: openai.BadRequestError, *, sent_temperature: bool) -> bool:
         """Adapt once to a 400 about a parameter (OpenAI reasoning models); True means resend.
@@ -421,13 +426,13 @@ class ChatClient:
     def _final_error(self, exc: openai.APIError, model: str, attempts: int, why: str) -> LLMError:
         if isinstance(exc, openai.APITimeoutError):
             return LLMTimeout(
-                f"LLM {model!r} at {self.base_url} timed out ({self.timeout_s:g}s per request) "
+                f"LLM {model!r} at {self.shown_url} timed out ({self.timeout_s:g}s per request) "
                 f"{attempts} time(s) {why}"
             )
         if isinstance(exc, openai.APIStatusError):
             return self._status_error(exc, model, attempts, why)
         return LLMError(
-            f"LLM endpoint {self.base_url} failed {attempts} time(s) {why}: {describe(exc)}"
+            f"LLM endpoint {self.shown_url} failed {attempts} time(s) {why}: {describe(exc)}"
         )
 
     def _status_error(
@@ -435,20 +440,20 @@ class ChatClient:
     ) -> LLMError:
         suffix = f" ({attempts} attempts, {why})" if why else ""
         return LLMError(
-            f"LLM endpoint {self.base_url} returned HTTP {exc.status_code} for model "
+            f"LLM endpoint {self.shown_url} returned HTTP {exc.status_code} for model "
             f"{model!r}{suffix}: {server_message(exc)}"
         )
 
     def _timeout(self, model: str, deadline_s: float, attempts: int) -> LLMTimeout:
         return LLMTimeout(
-            f"LLM {model!r} at {self.base_url} did not answer within the deadline of "
+            f"LLM {model!r} at {self.shown_url} did not answer within the deadline of "
             f"{deadline_s:.3g}s ({attempts} attempt(s))"
         )
 
     def _connect_message(self, exc: openai.APIConnectionError) -> str:
         if has_cause(exc, ConnectionRefusedError):
-            return f"LLM endpoint {self.base_url} refused the connection"
-        return f"cannot connect to LLM endpoint {self.base_url}: {describe(exc)}"
+            return f"LLM endpoint {self.shown_url} refused the connection"
+        return f"cannot connect to LLM endpoint {self.shown_url}: {describe(exc)}"
 
 
 def _response_format(fmt: str, schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
