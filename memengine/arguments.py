@@ -33,7 +33,10 @@ __all__ = [
     "MAX_EPISODE_CHARS",
     "MAX_ID",
     "MAX_KEPT_ID",
+    "MAX_METADATA_CHARS",
     "MAX_METADATA_DEPTH",
+    "MAX_TAGS",
+    "MAX_TAG_CHARS",
     "ROLES",
     "agent_name",
     "at_least",
@@ -70,6 +73,16 @@ MAX_ID = 2**63 - 1
 
 MAX_METADATA_DEPTH = 32
 """The deepest nesting of lists and objects in an episode's metadata."""
+
+MAX_METADATA_CHARS = MAX_EPISODE_CHARS
+"""The most characters of an episode's metadata written as JSON (each retrieval that
+returns the episode reads it whole)."""
+
+MAX_TAGS = 100
+"""The most tags of one episode."""
+
+MAX_TAG_CHARS = 200
+"""The longest tag."""
 
 MAX_DAY_RANGE = 365 * 200
 """The widest ``day_range`` accepted (200 years; None searches all time)."""
@@ -124,9 +137,23 @@ def checked_episode(ep: NewEpisode, *, copied: bool = False) -> NewEpisode:
         if _depth(ep.metadata) > MAX_METADATA_DEPTH:
             raise InvalidInput(f"metadata is nested deeper than {MAX_METADATA_DEPTH} levels")
         try:
-            json.dumps(ep.metadata, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            written = json.dumps(ep.metadata, ensure_ascii=False, allow_nan=False)
+            written.encode("utf-8")
         except (TypeError, ValueError) as exc:  # UnicodeEncodeError: a lone surrogate
             raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from exc
+        if len(written) > MAX_METADATA_CHARS:
+            raise InvalidInput(
+                f"metadata is {len(written):,} characters as JSON, more than "
+                f"{MAX_METADATA_CHARS:,}: keep large data elsewhere and refer to it"
+            )
+    tags = tuple(dict.fromkeys(t for t in map(scrub, ep.tags) if not is_blank(t)))
+    if len(tags) > MAX_TAGS:
+        raise InvalidInput(f"an episode takes at most {MAX_TAGS} tags, not {len(tags):,}")
+    long = next((t for t in tags if len(t) > MAX_TAG_CHARS), None)
+    if long is not None:
+        raise InvalidInput(
+            f"a tag is at most {MAX_TAG_CHARS} characters, not {len(long):,} ({long[:40]!r}…)"
+        )
     if ep.id is not None and not 0 < ep.id <= MAX_KEPT_ID:
         raise InvalidInput(f"an episode id to keep is from 1 to 2**53 - 1, not {ep.id}")
     if ep.strength is not None and not (math.isfinite(ep.strength) and ep.strength >= 0):
@@ -137,8 +164,7 @@ def checked_episode(ep: NewEpisode, *, copied: bool = False) -> NewEpisode:
             "user_text": user,
             "reply_text": reply,
             "content": content,
-            # a tag given twice is one tag; one that shows nothing is none
-            "tags": tuple(dict.fromkeys(t for t in map(scrub, ep.tags) if not is_blank(t))),
+            "tags": tags,  # a tag given twice is one tag; one that shows nothing is none
             "occurred_at": in_span(ensure_aware(ep.occurred_at), "occurred_at"),
             "created_at": None
             if ep.created_at is None

@@ -55,10 +55,13 @@ def _date_line(ep: Episode, lang: str, zone: tzinfo | None = None) -> str:
 
 
 def _topic(ep: Episode, limit: int = 40) -> str:
+    """An episode's heading: its first tags, else its first sentence, on one line and cut
+    to about ``limit`` characters (a tag's line break would start a section of its own)."""
     if ep.tags:
-        tags = [t for t in ep.tags if t != "principle"]
-        if tags:
-            return ", ".join(tags[:3])
+        tags = [" ".join(t.split()) for t in ep.tags if t != "principle"]
+        joined = ", ".join(t for t in tags[:3] if t)
+        if joined:
+            return joined if len(joined) <= limit else joined[: cut_at(joined, limit - 1)] + "…"
     first = (ep.user_text or ep.content or ep.reply_text or "").strip().splitlines()
     line = first[0] if first else ""
     sentence = _SENTENCE.split(line)[0] if line else ""
