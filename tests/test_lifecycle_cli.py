@@ -255,3 +255,23 @@ def test_never_used_and_train_scorer_warn_of_an_agent_the_file_does_not_know(db:
     for command in ("never-used", "train-scorer"):
         result = run(command, "--agent", "anne", "--db", db)
         assert "no agent 'anne'" in result.output and "agents: ann" in result.output
+
+
+def test_a_plot_is_never_written_over_the_database(db_path: Path, clock: FixedClock) -> None:
+    """A symbolic link to the database as -o made the plot replace it; a name matplotlib
+    does not know raised its ValueError, and one without an extension got .png added
+    behind the message's back. Checked before matplotlib is needed."""
+    link = db_path.with_name("evil.png")
+    link.symlink_to(db_path)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add("a note", kind="fact")
+        for out, said in (
+            (link, "the database itself"),
+            (db_path.with_name("plot.db"), "name the plot's file with one of .png, .svg, .pdf"),
+            (db_path.with_name("notes"), "name the plot's file with one of"),
+            (db_path.parent, "name the plot's file"),
+            (db_path.with_name("missing") / "s.png", "does not exist"),
+        ):
+            with pytest.raises(MemEngineError, match=said):
+                mem.plot_strength(out)
+        assert mem.check().ok and mem.store.count() == 1

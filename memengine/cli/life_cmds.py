@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
@@ -359,9 +358,9 @@ def life(
 @plot_app.command("strength")
 @guarded
 def plot_strength(
-    out: Annotated[Path, typer.Option("--out", "-o", help="PNG file to write.")] = Path(
-        "strength.png"
-    ),
+    out: Annotated[
+        str, typer.Option("--out", "-o", help="File to write: .png, .svg or .pdf.")
+    ] = "strength.png",
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,

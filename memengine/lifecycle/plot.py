@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import ConfigError, InvalidInput
 from ..store import lifecycle as store_lc
 from ..store.database import Store
+from ..store.maintenance import refuse_own_files
 from .strength import MAX_LEVEL
 
 __all__ = ["PLOT_EXTRA_HINT", "plot_strength"]
@@ -40,12 +41,14 @@ def plot_strength(
     max_lines: int = 12,
     archive_threshold: float = 0.1,
 ) -> Path:
-    """Draw the agent's strength over its sleeps and its level distribution into ``out`` (PNG).
+    """Draw the agent's strength over its sleeps and its level distribution into ``out`` (a
+    PNG, SVG or PDF file by its extension, replaced if it exists); return its path.
 
     The top panel shows, on a log scale, the most used memories' strengths,
     the mean and the 10–90 % band, with the archive threshold; the bottom
     one the active memories per level and the archived count.
     """
+    path = _plot_path(store.path, Path(out))
     plt = _pyplot()
     with store.connections.read() as cur:
         sleeps = store_lc.sleep_series(cur, agent)
@@ -82,7 +85,29 @@ def plot_strength(
     bottom.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.autofmt_xdate()
     fig.tight_layout()
-    path = Path(out)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return path
+
+
+PLOT_FORMATS = (".png", ".svg", ".pdf")
+"""The kinds of file a plot is written as, by the name's extension."""
+
+
+def _plot_path(database: Path, path: Path) -> Path:
+    """``path`` checked before anything is drawn: named with one of :data:`PLOT_FORMATS`,
+    not a folder, a device or a pipe, and none of the database's own files under any name
+    (a symbolic link to it): InvalidInput otherwise. A plot replaces an earlier one."""
+    if not str(path).strip():
+        raise InvalidInput("a plot needs a file's path, not an empty one")
+    if path.suffix.lower() not in PLOT_FORMATS:
+        raise InvalidInput(
+            f"{path}: name the plot's file with one of {', '.join(PLOT_FORMATS)} "
+            "(the extension says what is written)"
+        )
+    refuse_own_files(database, path, "write the plot")
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        raise InvalidInput(f"{path} is not a regular file: give the plot's file name")
+    if not path.parent.is_dir():
+        raise InvalidInput(f"folder {path.parent} does not exist")
     return path
