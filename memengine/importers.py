@@ -29,6 +29,7 @@ from .arguments import checked_episode
 from .clock import iso_text, parse_iso
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
+from .text import json_escaped
 
 __all__ = [
     "ImportedFile",
@@ -102,7 +103,7 @@ def episode_to_json(ep: Any, decayed_at: datetime | None = None) -> str:
     data = ep.model_dump(mode="json")
     if decayed_at is not None:
         data["decayed_at"] = iso_text(decayed_at)
-    return json.dumps(data, ensure_ascii=False)
+    return json_escaped(json.dumps(data, ensure_ascii=False))  # (-o -: a terminal)
 
 
 _JSONL_FIELDS = set(NewEpisode.model_fields)

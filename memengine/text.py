@@ -22,6 +22,7 @@ __all__ = [
     "dense_query",
     "estimate_tokens",
     "guess_language",
+    "json_escaped",
     "nfc",
     "query_terms",
     "scrub",
@@ -133,6 +134,17 @@ def strip_controls(text: str) -> str:
     other bidirectional embeddings, overrides and isolates): for text from a model that
     is shown or sent on as it is."""
     return _CONTROL.sub("", text)
+
+
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def json_escaped(text: str) -> str:
+    """JSON text with the characters a terminal acts on, or that reorder a line on screen,
+    written as ``\\uXXXX`` escapes (DEL and the C1 controls, U+202E and the other
+    bidirectional marks, the line and paragraph separators): the same JSON, read back the
+    same, but nothing in it moves a cursor. ``json.dumps`` escapes only the C0 controls."""
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def guess_language(text: str) -> Language:

@@ -448,3 +448,35 @@ def test_an_empty_path_is_no_file(db: str) -> None:
         pytest.raises(InvalidInput, match="not an empty one"),
     ):
         mem.export("")
+
+
+def test_a_file_name_in_a_progress_bar_is_shown_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import's bar named the file as rich read it: its escape sequences reached the
+    terminal, and its [markup] was applied."""
+    import io
+
+    from rich.console import Console
+
+    from memengine.cli import _app
+
+    out = io.StringIO()
+    monkeypatch.setattr(
+        _app, "err_console", Console(file=out, force_terminal=True, width=100, color_system=None)
+    )
+    with _app.progress_bar("importing evil\x1b[2J\x1b]0;PWNED\x07[bold]x[/bold].jsonl") as bar:
+        bar(1, 2)
+    drawn = out.getvalue()
+    assert "\x1b[2J" not in drawn and "PWNED\x07" not in drawn
+    assert "[bold]x[/bold]" in drawn
+
+
+def test_json_and_an_export_escape_what_a_terminal_would_act_on(db: str) -> None:
+    """``json.dumps`` escapes the C0 controls only: an 8-bit CSI (U+009B) and a bidi
+    override reached the terminal from show --json, search --json and export -o -."""
+    odd = "x\u009b2J y \u202e z"
+    run("add", odd, "--db", db)
+    for args in (["show", "1", "--json"], ["search", "y", "--json"], ["export", "-o", "-"]):
+        out = run(*args, "--db", db).output
+        assert "\u009b" not in out and "\u202e" not in out and "\\u009b" in out
+    shown = json.loads(run("show", "1", "--json", "--db", db).output)
+    assert shown["user_text"] == odd  # the same text, read back

@@ -25,7 +25,7 @@ from rich.text import Text
 from ..clock import iso_text
 from ..config import Config, load_config
 from ..errors import InvalidInput, MemEngineError
-from ..text import strip_controls
+from ..text import json_escaped, strip_controls
 
 __all__ = [
     "AgentOpt",
@@ -344,7 +344,7 @@ def print_json(data: Any) -> None:
     """Print JSON to stdout (no rich markup); a time as ISO 8601, a number that is not finite
     (an uncapped ``max_weighted_total``) as null, which strict JSON readers take."""
     text = json.dumps(_finite(data), ensure_ascii=False, indent=2, default=_jsonable)
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(json_escaped(text) + "\n")  # nothing in it a terminal acts on
 
 
 def _finite(value: Any) -> Any:
@@ -376,7 +376,8 @@ def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Callable
         console=err_console,
         transient=True,
     ) as bar:
-        task = bar.add_task(description, total=None)
+        # (a file's name may hold an escape sequence or rich markup: shown as text)
+        task = bar.add_task(escape(shown(description).replace("\n", " ")), total=None)
 
         def update(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
