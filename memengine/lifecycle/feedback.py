@@ -127,6 +127,19 @@ def match_answer(
     return found
 
 
+_NUMBER_TAG = re.compile(r"\[(\s*\d+\s*)\]")
+
+
+def _one_line(text: str) -> str:
+    """``text`` for the judge's prompt: on one line, and a ``[2]`` in it (in any width)
+    written ``(2)``, so that neither the answer nor a memory can pose as a numbered
+    memory or start a list of its own."""
+    shown = unicodedata.normalize(
+        "NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf")
+    )
+    return _NUMBER_TAG.sub(r"(\1)", " ".join(shown.split()))
+
+
 def llm_used(
     client: Any,
     *,
@@ -142,9 +155,9 @@ def llm_used(
 
     lines = []
     for n, ep in enumerate(episodes, start=1):
-        body = " ".join(ep.text.split())
-        lines.append(f"[{n}] {body[:_LLM_CHARS]}")
-    user = "Answer:\n" + answer.strip()[:_ANSWER_CHARS] + "\n\nMemories:\n" + "\n".join(lines)
+        lines.append(f"[{n}] {_one_line(ep.text)[:_LLM_CHARS]}")
+    said = _one_line(answer[: _ANSWER_CHARS * 2])[:_ANSWER_CHARS]
+    user = "Answer:\n" + said + "\n\nMemories:\n" + "\n".join(lines)
     reply = client.complete_json(
         model=model,
         system=LLM_SYSTEM,
@@ -222,7 +235,10 @@ def give_feedback(
     if used is not None:
         stray = sorted(set(used) - set(candidate_ids))
         if stray:
-            raise InvalidInput(f"turn {turn_id} did not return memories {stray}")
+            named = ", ".join(map(str, stray[:10])) + (", …" if len(stray) > 10 else "")
+            raise InvalidInput(
+                f"turn {turn_id} did not return {len(stray):,} of the memories given ([{named}])"
+            )
         reasons.update({i: "given explicitly" for i in used})
         methods.append("explicit")
     if answer is not None and answer.strip() and candidate_ids:
