@@ -2,7 +2,8 @@
 
 Runs offline with the default embedder. ``make demo`` runs it; the database
 is written to ``demo.db`` (recreated each time) so that you can explore it
-afterwards with ``memengine retrieve --db demo.db "…"``.
+afterwards with ``.venv/bin/memengine retrieve --db demo.db --agent en-c1 "…"`` (its
+agents are ``en-c1`` and ``ja-c1``, one per sample conversation).
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ def main() -> None:
             print(f"> user: {q['query']}")
             print(f"  ({retrieval.timings_ms['turn']:.0f} ms, {pack.tokens} tokens)\n")
             print(pack.text or "(nothing relevant: nothing injected)")
-    print(f"\nThe memory file is {DB}; try: memengine retrieve --db {DB} --agent en-c1 'Juno'")
+    print(
+        f"\nThe memory file is {DB}; try: .venv/bin/memengine retrieve --db {DB} --agent en-c1 "
+        "'Who looks after Juno while I am away?'"
+    )
 
 
 if __name__ == "__main__":

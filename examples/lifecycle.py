@@ -1,6 +1,6 @@
 """The life cycle on a real memory file: weeks of tasks, feedback and nightly sleeps.
 
-    python examples/lifecycle.py [TASKS]
+    .venv/bin/python examples/lifecycle.py [TASKS]     # (the venv `make demo` makes)
 
 A purchasing agent with two perspectives (コスト = cost, 納期 = delivery)
 works 10 tasks a day on a simulated clock. The bulk-discount note is used

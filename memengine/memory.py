@@ -680,6 +680,14 @@ class Memory:
         """Whether an LLM endpoint is available (``[llm] base_url``/``api_key`` or ``llm_client``)."""
         return self._llm_client is not None or self.config.llm.configured
 
+    @property
+    def llm_counters(self) -> dict[str, int]:
+        """Running totals of the LLM turns since open, by phase and status
+        (``expansion.ok``, ``rerank.timeout``, ``rerank.unknown_ids``, ``window.llm``, …);
+        empty before the first one."""
+        turn = self._llm_turn
+        return turn.counters if turn is not None else {}
+
     def _use_llm(self, llm: bool | None) -> bool:
         phases = self.config.llm.expansion_enabled or self.config.llm.rerank_enabled
         if llm is None:

@@ -296,3 +296,12 @@ def test_a_plot_is_never_written_over_the_database(db_path: Path, clock: FixedCl
             with pytest.raises(MemEngineError, match=said):
                 mem.plot_strength(out)
         assert mem.check().ok and mem.store.count() == 1
+
+
+def test_a_sleep_of_an_agent_the_file_does_not_know_names_those_it_does(db: str) -> None:
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        mem.add("the boiler was serviced in march", kind="fact", agent="ann")
+    result = run("sleep", "--db", db, ok=False)
+    assert result.exit_code == 1 and "no agent named 'default' (agents: 'ann')" in result.output
+    listed = run("agent", "list", "--db", db).output
+    assert "1 agent" in listed and "1 agents" not in listed

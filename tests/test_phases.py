@@ -267,7 +267,7 @@ def test_invented_ids_are_dropped_and_counted(srv: ScriptedOpenAI, store: Store)
     r, _ = store.ask()
     assert r.degraded == ("rerank: 2 unknown ids dropped",) and r.degraded_parts == {"rerank"}
     assert [x.episode.id for x in r.results] == [store.ids["dental"]]
-    assert store.mem._llm().counters["rerank.unknown_ids"] == 2
+    assert store.mem.llm_counters["rerank.unknown_ids"] == 2
 
 
 def test_only_invented_ids_fall_back_to_fast_path(srv: ScriptedOpenAI, store: Store) -> None:
@@ -331,7 +331,7 @@ def test_empty_lists_mean_nothing_to_inject(srv: ScriptedOpenAI, store: Store) -
     assert r.degraded == ()
     assert r.results == () and not r.should_inject
     assert not store.mem.pack(r, query=TEXT).injected
-    assert store.mem._llm().counters["rerank.empty"] == 1
+    assert store.mem.llm_counters["rerank.empty"] == 1
 
 
 def test_wrong_types_fall_back(srv: ScriptedOpenAI, store: Store) -> None:
@@ -605,7 +605,7 @@ def test_expansion_cache_skips_identical_calls(tmp_path: Path, srv: ScriptedOpen
         second, _ = s.ask()
         assert len(srv.chat_requests) == 1
         assert first.queries == second.queries
-        assert s.mem._llm().counters["expansion.cached"] == 1
+        assert s.mem.llm_counters["expansion.cached"] == 1
         # a forgotten user's messages are not kept in the cache: the same message is asked
         s.mem.add_exchange("a note of bob's", "ok", agent="bob")
         s.mem.forget_agent("bob")

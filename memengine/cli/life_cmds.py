@@ -129,7 +129,7 @@ def agent_list(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fa
     if as_json:
         print_json([_dump(r) for r in rows])
         return
-    table = Table(title=f"{len(rows)} agents")
+    table = Table(title=f"{len(rows)} agent{'' if len(rows) == 1 else 's'}")
     table.add_column("agent")
     table.add_column("created")
     table.add_column("perspectives")

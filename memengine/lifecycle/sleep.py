@@ -267,7 +267,9 @@ def run_sleep(
     notes: list[str] = []
     with store.connections.write() as cur:
         if store_lc.get_agent(cur, agent) is None:
-            raise NotFound(f"no agent named {agent!r}")
+            known = [a.name for a in store_lc.list_agents(cur)]
+            listed = ", ".join(map(repr, known[:20])) + (", …" if len(known) > 20 else "")
+            raise NotFound(f"no agent named {agent!r} (agents: {listed or 'none yet'})")
         prev = store_lc.last_sleep(cur, agent)
         if prev is not None and now < prev.slept_at:
             # a clock set back, or a sleep that waited behind another: time does not run
