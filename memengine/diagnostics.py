@@ -7,7 +7,7 @@ from typing import Any
 
 from .config import Config
 from .embed.base import Vectors
-from .errors import ConfigError, MemEngineError
+from .errors import ConfigError, DatabaseLocked, MemEngineError
 from .models import Stats
 from .store.database import FTS_NOT_CHECKED, Store
 from .store.reembed import shown
@@ -43,50 +43,13 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
         from .memory import Memory
 
         try:  # embeds=False: the file is checked whatever embedder is configured, or up
-            with Memory.open(config.db, config=config, read_only=None, embeds=False) as mem:
-                recorded = mem.store.embedder_id
-                probe = mem.store.embedder_probe()
-                report = mem.check()
-                unchecked = report.fts_integrity == FTS_NOT_CHECKED
-                counted = (
-                    f"{report.episodes} episodes"
-                    if report.sqlite_check == "ok"
-                    else "episodes not counted (SQLite's check failed)"
-                )
-                checks["database"] = (
-                    True,
-                    f"{config.db}: schema {mem.store.schema_version()}, "
-                    f"{counted}, embedder {mem.store.embedder_id}"
-                    + (" (read-only: this process cannot write it)" if mem.read_only else ""),
-                )
-                detail = (
-                    "every episode has its vector and full-text rows"
-                    + (" (FTS5's own check not run: it writes)" if unchecked else "")
-                    + (
-                        " (the in-memory vector index not checked: writes kept moving it)"
-                        if report.index_unchecked
-                        else ""
-                    )
-                    if report.ok
-                    else f"missing vectors {report.missing_vectors[:10]}, orphans "
-                    f"{report.orphan_vectors[:10]}, stale filters "
-                    f"{report.stale_vector_filters[:10]}, fts: {report.fts_integrity}, "
-                    f"in-memory vector index: {report.stale_vector_index[:10]}, "
-                    f"vector chunk index: {report.chunk_index}, vectors a search skips: "
-                    f"{report.hidden_vectors[:10]}, sqlite: {report.sqlite_check}"
-                )
-                checks["consistency"] = (report.ok, detail)
-                checks["vector layout"] = _layout_check(mem.stats())
-                stopped = mem.store.stopped_reembed()
-                if stopped is not None:
-                    target, made = stopped
-                    checks["re-embed"] = (
-                        True,
-                        f"a re-embed to {shown(target)} has made {made:,} vectors and has not "
-                        "swapped them in (it stopped, or runs in another process; the "
-                        "searches use the old ones): `memengine reembed` with that embedder "
-                        "goes on from there",
-                    )
+            try:
+                with Memory.open(config.db, config=config, read_only=None, embeds=False) as mem:
+                    recorded, probe = _check_file(mem, config.db, checks, "")
+            except DatabaseLocked:  # another writer holds it: what a reader can check
+                with Memory.open(config.db, config=config, read_only=True, embeds=False) as mem:
+                    how = " (another process held the write lock: checked read-only)"
+                    recorded, probe = _check_file(mem, config.db, checks, how)
         except MemEngineError as exc:
             checks["database"] = (False, str(exc))
     else:
@@ -103,6 +66,57 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
     if config.llm.configured:
         checks["llm"] = _llm_check(config)
     return {"checks": checks}
+
+
+def _check_file(
+    mem: Any, db: Any, checks: dict[str, tuple[bool, str]], how: str
+) -> tuple[str, Any]:
+    """Check the open memory ``mem`` (of the file ``db``) into ``checks`` (``how`` it was
+    opened, when that needs saying); return the file's embedder and its probe vector."""
+    recorded: str = mem.store.embedder_id
+    probe = mem.store.embedder_probe()
+    report = mem.check()
+    unchecked = report.fts_integrity == FTS_NOT_CHECKED
+    counted = (
+        f"{report.episodes:,} episode{'' if report.episodes == 1 else 's'}"
+        if report.sqlite_check == "ok"
+        else "episodes not counted (SQLite's check failed)"
+    )
+    checks["database"] = (
+        True,
+        f"{db}: schema {mem.store.schema_version()}, "
+        f"{counted}, embedder {mem.store.embedder_id}"
+        + (" (read-only: this process cannot write it)" if mem.read_only and not how else how),
+    )
+    detail = (
+        "every episode has its vector and full-text rows"
+        + (" (FTS5's own check not run: it writes)" if unchecked else "")
+        + (
+            " (the in-memory vector index not checked: writes kept moving it)"
+            if report.index_unchecked
+            else ""
+        )
+        if report.ok
+        else f"missing vectors {report.missing_vectors[:10]}, orphans "
+        f"{report.orphan_vectors[:10]}, stale filters "
+        f"{report.stale_vector_filters[:10]}, fts: {report.fts_integrity}, "
+        f"in-memory vector index: {report.stale_vector_index[:10]}, "
+        f"vector chunk index: {report.chunk_index}, vectors a search skips: "
+        f"{report.hidden_vectors[:10]}, sqlite: {report.sqlite_check}"
+    )
+    checks["consistency"] = (report.ok, detail)
+    checks["vector layout"] = _layout_check(mem.stats())
+    stopped = mem.store.stopped_reembed()
+    if stopped is not None:
+        target, made = stopped
+        checks["re-embed"] = (
+            True,
+            f"a re-embed to {shown(target)} has made {made:,} vectors and has not "
+            "swapped them in (it stopped, or runs in another process; the "
+            "searches use the old ones): `memengine reembed` with that embedder "
+            "goes on from there",
+        )
+    return recorded, probe
 
 
 _COSINE_CONSTANTS = ("relevance_threshold", "statement_min_cosine")

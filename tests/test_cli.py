@@ -179,6 +179,26 @@ def test_doctor_reports_a_missing_file_and_a_broken_config(db: str, tmp_path: Pa
     assert "ok  driver" in result.output and "FAIL  config" in result.output
 
 
+def test_doctor_checks_a_file_another_writer_holds_read_only(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write transaction elsewhere made doctor report the file itself as failing."""
+    from memengine.store.driver import sqlite_module
+
+    run("add", "hello there", "--db", db)
+    monkeypatch.setenv("MEMENGINE_WRITE_WAIT_S", "0.3")
+    holder = sqlite_module().connect(db, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        holder.execute("INSERT INTO meta (key, value) VALUES ('held', '1')")
+        doctor = run("doctor", "--db", db)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "FAIL" not in doctor.output
+    assert "1 episode," in doctor.output and "checked read-only" in doctor.output
+
+
 def test_config_file_and_environment(
     db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
