@@ -75,14 +75,14 @@ MAX_METADATA_DEPTH = 32
 """The deepest nesting of lists and objects in an episode's metadata."""
 
 MAX_METADATA_CHARS = MAX_EPISODE_CHARS
-"""The most characters of an episode's metadata written as JSON (each retrieval that
-returns the episode reads it whole)."""
+"""The most characters of a new episode's metadata written as JSON (each retrieval that
+returns the episode reads it whole); an import copies what an earlier version stored."""
 
 MAX_TAGS = 100
-"""The most tags of one episode."""
+"""The most tags of a new episode (an import copies what an earlier version stored)."""
 
 MAX_TAG_CHARS = 200
-"""The longest tag."""
+"""The longest tag of a new episode (an import copies what an earlier version stored)."""
 
 MAX_DAY_RANGE = 365 * 200
 """The widest ``day_range`` accepted (200 years; None searches all time)."""
@@ -141,16 +141,16 @@ def checked_episode(ep: NewEpisode, *, copied: bool = False) -> NewEpisode:
             written.encode("utf-8")
         except (TypeError, ValueError) as exc:  # UnicodeEncodeError: a lone surrogate
             raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from exc
-        if len(written) > MAX_METADATA_CHARS:
+        if len(written) > MAX_METADATA_CHARS and not copied:  # (an export: as it was stored)
             raise InvalidInput(
                 f"metadata is {len(written):,} characters as JSON, more than "
                 f"{MAX_METADATA_CHARS:,}: keep large data elsewhere and refer to it"
             )
     tags = tuple(dict.fromkeys(t for t in map(scrub, ep.tags) if not is_blank(t)))
-    if len(tags) > MAX_TAGS:
+    if len(tags) > MAX_TAGS and not copied:
         raise InvalidInput(f"an episode takes at most {MAX_TAGS} tags, not {len(tags):,}")
     long = next((t for t in tags if len(t) > MAX_TAG_CHARS), None)
-    if long is not None:
+    if long is not None and not copied:
         raise InvalidInput(
             f"a tag is at most {MAX_TAG_CHARS} characters, not {len(long):,} ({long[:40]!r}…)"
         )
@@ -266,18 +266,13 @@ def new_episode(**fields: Any) -> NewEpisode:
 
 def agent_name(name: object, what: str = "agent name") -> str:
     """An agent name (or another ``what``: a perspective) checked: a string with something
-    visible, no control character, storable by SQLite, in Unicode NFC so that one name
-    typed two ways (が as one character or two) is one name."""
+    visible, storable by SQLite, in Unicode NFC so that one name typed two ways (が as one
+    character or two) is one name."""
     if not isinstance(name, str) or is_blank(name):
         article = "an" if what[:1] in "aeiou" else "a"
         raise InvalidInput(f"{article} {what} is a non-empty string, not {name!r}")
     if "\x00" in name or has_surrogate(name):
         raise InvalidInput(f"{what} {name!r} holds a NUL or a lone surrogate")
-    if any(unicodedata.category(c) == "Cc" for c in name):  # a newline, an escape sequence
-        raise InvalidInput(
-            f"{what} {name!r} holds a control character (a newline, a tab, an escape): "
-            "a name is shown on one line as it is"
-        )
     return unicodedata.normalize("NFC", name)
 
 

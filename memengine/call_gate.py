@@ -28,7 +28,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -112,10 +112,11 @@ class CallGate:
             try:
                 yield
             finally:
-                _TURNS.reset(token)
                 with self._changed:
                     self._turns.discard(number)
                     self._changed.notify_all()
+                with suppress(ValueError):  # ended in another context (a generator closed
+                    _TURNS.reset(token)  # by another task, or thread)
 
     def _run_after(self, close: Callable[[], None]) -> None:
         """Run a deferred close. Its failure (calls of other threads still under way past

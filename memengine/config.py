@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -195,14 +195,14 @@ def api_key_text(value: str | None) -> str | None:
     return key
 
 
+_USERINFO = re.compile(r"[^/\s@]+@")
+
+
 def masked_url(url: str) -> str:
     """``url`` as messages may show it: without the name and password it may carry
-    (``https://user:pw@host`` → ``https://***@host``)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"***@{host}"))
+    (``https://user:pw@host`` → ``https://***@host``), also when it is no URL at all
+    (``user:pw@host/v1``, the mistake an error reports)."""
+    return _USERINFO.sub("***@", url)
 
 
 def http_url(value: str | None) -> str | None:

@@ -48,7 +48,7 @@ def _left(timeout: float | None, error: type[httpcore2.TimeoutException]) -> flo
     """``timeout`` cut to the time left before this thread's request deadline (``error``
     when none is left)."""
     deadline = _DEADLINE.get()
-    if deadline is None:
+    if deadline is None or deadline == float("inf"):  # a request without a read timeout
         return timeout
     left = deadline - time.monotonic()
     if left <= 0:

@@ -71,7 +71,10 @@ def is_connect_failure(exc: openai.APIConnectionError) -> bool:
     return has_cause(exc, httpx2.ConnectError) or has_cause(exc, ConnectionRefusedError)
 
 
-_CREDENTIALS = re.compile(r"(?i)(bearer|basic)\s+[^\s'\"),]+|(?<=header value )b?(['\"]).*?\2")
+_CREDENTIALS = re.compile(
+    r"(?i)(bearer|basic)\s+(?=[^\s'\"),]*[0-9_=+/.-])[^\s'\"),]+"  # a token: not a word
+    r"|(?<=header value )b?(['\"]).*?\2"
+)
 
 
 def describe(exc: BaseException) -> str:

@@ -530,7 +530,7 @@ class Memory:
     @gated
     def forget_agent(self, agent: str) -> ForgetReport:
         """Delete an agent and everything of it (a user who asks to be forgotten): its
-        episodes, its turns with their query texts, sleeps and learned scorer, and the agent
+        episodes, its turns, sleeps and learned scorer, and the agent
         itself, overwriting the freed pages (see :meth:`.Store.forget_agent`). NotFound for
         an agent the file does not know. Backups made before keep their copy."""
         self._writable()

@@ -327,15 +327,13 @@ def test_skip_existing_skips_only_the_same_episode(db: str, tmp_path: Path) -> N
 
 
 def test_names_and_messages_reach_the_terminal_without_escape_sequences(db: str) -> None:
-    evil = "ev\x1b]0;PWN\x07\x1b[31mil"
-    refused = run("agent", "create", evil, "--db", db, ok=False)
-    assert refused.exit_code == 1 and "control character" in refused.output
-    assert "\x1b" not in refused.output  # (named as Python writes it: '\\x1b')
-    run("agent", "create", "bob", "--db", db)
-    with Memory.open(db, embeds=False) as mem, mem.store.connections.write() as cur:
-        cur.execute("UPDATE agents SET name = ? WHERE name = 'bob'", (evil,))  # an older file
+    run("agent", "create", "ev\x1b]0;PWN\x07\x1b[31mil", "--db", db)
+    run("agent", "create", "x\ny", "--db", db)  # listed, it showed as two agents
     listed = run("agent", "list", "--db", db).output
     assert "evil" in listed and "\x1b" not in listed and "PWN" not in listed
+    assert "x\\ny" in listed and "2 agents" in listed
+    warned = run("search", "hi", "--agent", "nobody", "--db", db).output
+    assert "x\\ny" in warned and "\x1b" not in warned
 
 
 def test_a_path_that_is_not_utf8_works_and_text_that_is_not_is_refused(tmp_path: Path) -> None:

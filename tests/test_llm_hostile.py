@@ -510,3 +510,47 @@ def test_a_name_and_password_in_the_url_are_not_printed() -> None:
     with pytest.raises(EmbeddingError) as failed:
         emb.embed(["a"])
     assert "S3cretPW" not in str(failed.value) and "***@127.0.0.1:9" in str(failed.value)
+
+
+def test_a_url_that_is_no_url_is_not_printed_with_its_password() -> None:
+    from memengine.config import load_config, masked_url
+    from memengine.errors import ConfigError
+
+    for url in ("alice:S3cret@myhost:8080/v1", "http:/alice:S3cret@myhost/v1"):
+        with pytest.raises(ConfigError) as caught:
+            load_config(environ={"MEMENGINE_LLM_BASE_URL": url})
+        assert "S3cret" not in str(caught.value) and "***@myhost" in str(caught.value)
+    assert masked_url("https://u:p@h/v1") == "https://***@h/v1"
+    assert masked_url("http://h:8080/v1") == "http://h:8080/v1"
+
+
+def test_a_request_without_a_read_timeout_is_read_whole(srv: ScriptedOpenAI) -> None:
+    """The deadline of a request with no read timeout is none (an infinite one reached
+    the socket: OverflowError)."""
+    srv.push_chat(raw=json.dumps(completion_body("x" * 200_000)).encode())  # read in parts
+    with httpx2.Client(transport=DeadlineTransport(), timeout=None) as http:
+        assert http.post(f"{srv.base_url}/chat/completions", json={}).json()["model"] == "m"
+
+
+def test_a_closed_memory_whose_llm_failed_is_freed_without_a_collection(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    """The failed phase's error, held by its future, held the turn's frames (the memory's
+    retrieve among them) through its traceback: a cycle only a full collection freed."""
+    import gc
+    import weakref
+
+    cfg = Config.model_validate({"llm": {"base_url": srv.base_url, "max_retries": 0}})
+    gc.disable()
+    try:
+        mem = Memory.open(tmp_path / "m.db", config=cfg, embedder=HashEmbedder())
+        mem.add_exchange("I like ramen", "nice")
+        srv.push_chat(status=500)
+        srv.push_chat(status=500)
+        assert len(mem.retrieve("ramen").degraded) == 2
+        held = weakref.ref(mem)
+        mem.close()
+        del mem
+        assert held() is None
+    finally:
+        gc.enable()

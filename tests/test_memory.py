@@ -835,3 +835,26 @@ def test_export_to_an_existing_file_needs_overwrite(mem: Memory, tmp_path: Path)
     assert precious.read_text() == "precious\n"
     assert mem.export(precious, overwrite=True) == 1
     assert "boiler" in precious.read_text()
+
+
+def test_a_turn_ended_in_another_context_is_still_let_go(db_path: Path, clock: FixedClock) -> None:
+    """A streaming reply (an async generator inside ``mem.turn()``) closed by another task
+    raised ValueError from the turn's context variable, and left the turn counted."""
+    import asyncio
+
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+
+    async def stream() -> Any:
+        with mem.turn():
+            yield "first"
+            yield "second"
+
+    async def main() -> None:
+        agen = stream()
+        assert await agen.__anext__() == "first"
+        await asyncio.create_task(agen.aclose())  # closed by another task: another context
+
+    asyncio.run(main())
+    assert mem._gate._turns == set()
+    mem.close()
+    assert mem.store.closed

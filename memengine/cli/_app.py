@@ -137,6 +137,12 @@ def shown(text: str) -> str:
     return strip_controls(text)
 
 
+def shown_name(name: str) -> str:
+    """A name (an agent's, a perspective) as a terminal should show it: :func:`shown`, on
+    one line, a line break or a tab in it written ``\\n``, ``\\t``."""
+    return shown(name).replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+
+
 _SURROGATE = re.compile(r"[\udc80-\udcff]")
 
 
@@ -398,7 +404,7 @@ def episodes_word(n: int) -> str:
 def warn_if_unknown(mem: Any, agent: str) -> None:
     """Say on stderr when the file knows no agent ``agent`` (a typo finds nothing)."""
     if not mem.has_agent(agent):
-        known = ", ".join(shown(a.name) for a in mem.agents()) or "none yet"
+        known = ", ".join(shown_name(a.name) for a in mem.agents()) or "none yet"
         err_console.print(
             f"[yellow]warning:[/yellow] no agent {escape(repr(agent))} in "
             f"{escape(str(mem.store.path))} (agents: {escape(known)}), so nothing is found",

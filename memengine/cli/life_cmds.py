@@ -32,6 +32,7 @@ from ._app import (
     print_json,
     settings,
     shown,
+    shown_name,
     warn_if_unknown,
     whole,
 )
@@ -89,7 +90,7 @@ def agent_forget(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Delete an agent and everything of it: episodes, turns (their query texts), sleeps,
+    """Delete an agent and everything of it: episodes, turns, sleeps,
     learned scorer; the freed pages are overwritten."""
     if not yes:
         raise InvalidInput(
@@ -134,8 +135,10 @@ def agent_list(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fa
     table.add_column("created")
     table.add_column("perspectives")
     for r in rows:
-        table.add_row(  # (a name an earlier version took may hold a control character)
-            shown(r.name), f"{r.created_at:%Y-%m-%d %H:%M}", shown(", ".join(r.perspectives))
+        table.add_row(  # (a name may hold a line break or an escape sequence)
+            shown_name(r.name),
+            f"{r.created_at:%Y-%m-%d %H:%M}",
+            ", ".join(map(shown_name, r.perspectives)),
         )
     console.print(table)
 

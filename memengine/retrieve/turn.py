@@ -150,6 +150,18 @@ def _ms(start: float) -> float:
     return round((time.monotonic() - start) * 1000, 3)
 
 
+def _failed(exc: LLMError, phase: str, budget: float) -> tuple[PhaseStatus, str]:
+    """The status and the note of a phase whose call failed with ``exc``."""
+    if isinstance(exc, LLMTimeout):
+        return "timeout", f"{phase}: timeout after {budget:.2f} s"
+    if isinstance(exc, LLMResponseError):
+        note = _short(exc)
+        if not note.startswith("invalid reply: "):  # JSON that does not parse, no content
+            note = f"{'invalid JSON' if 'JSON' in note else 'invalid reply'}: {note}"
+        return "invalid", f"{phase}: {note}"
+    return "error", f"{phase}: {_short(exc)}"
+
+
 def _fmt_window(window: Window) -> str:
     start, end = window
     return f"{start:%Y-%m-%d %H:%M}–{end:%Y-%m-%d %H:%M}"
@@ -514,15 +526,12 @@ class LLMTurn:
                     ),
                 )
             return None, "timeout", f"{phase}: timeout after {budget:.2f} s"
-        except LLMTimeout:
-            return None, "timeout", f"{phase}: timeout after {budget:.2f} s"
-        except LLMResponseError as exc:
-            note = _short(exc)
-            if not note.startswith("invalid reply: "):  # JSON that does not parse, no content
-                note = f"{'invalid JSON' if 'JSON' in note else 'invalid reply'}: {note}"
-            return None, "invalid", f"{phase}: {note}"
         except LLMError as exc:
-            return None, "error", f"{phase}: {_short(exc)}"
+            # the future holds the error, and its traceback this frame and the callers'
+            # (the memory's retrieve among them): that cycle kept a closed memory, its model
+            # with it, until a full garbage collection
+            exc.__traceback__ = None
+            return (None, *_failed(exc, phase, budget))
 
     def _wait(self, future: Future[FastResult], turn_end: float) -> FastResult | None:
         """A search's result, waited for until the turn deadline (None past it)."""

@@ -382,7 +382,7 @@ class Store:
 
     def forget_agent(self, agent: str) -> ForgetReport:
         """Delete ``agent`` and everything of it: its episodes (their vectors and full-text
-        rows), turns (their query texts), sleeps, learned scorer and its row.
+        rows), turns, sleeps, learned scorer and its row.
 
         The full-text index is rebuilt in the same transaction (``optimize``,
         so no old segment keeps the agent's words), with SQLite's
