@@ -195,14 +195,19 @@ def api_key_text(value: str | None) -> str | None:
     return key
 
 
-_USERINFO = re.compile(r"[^/\s@]+@")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:/*")
 
 
 def masked_url(url: str) -> str:
-    """``url`` as messages may show it: without the name and password it may carry
+    """``url`` as messages may show it: everything between its scheme and its last ``@``
+    (a name and password, which may hold a raw ``/`` or ``?``) as ``***``
     (``https://user:pw@host`` → ``https://***@host``), also when it is no URL at all
-    (``user:pw@host/v1``, the mistake an error reports)."""
-    return _USERINFO.sub("***@", url)
+    (``user:pw@host/v1``, the mistake an error reports). An ``@`` later in the URL hides
+    more than it must, never less."""
+    head = _SCHEME.match(url)
+    start = head.end() if head else 0
+    at = url.rfind("@", start)
+    return url if at < 0 else url[:start] + "***" + url[at:]
 
 
 def http_url(value: str | None) -> str | None:
@@ -215,6 +220,13 @@ def http_url(value: str | None) -> str | None:
         raise ValueError(
             f"{masked_url(value)!r} is not an http(s) URL; write e.g. http://localhost:11434/v1"
         )
+    try:
+        _ = parts.port  # a ValueError for what no HTTP client can connect to
+    except ValueError:
+        raise ValueError(
+            f"{masked_url(value)!r} is not a URL an HTTP client can read: a name or "
+            "password in it must write / ? # @ as %2F %3F %23 %40"
+        ) from None
     return value
 
 

@@ -72,7 +72,8 @@ def is_connect_failure(exc: openai.APIConnectionError) -> bool:
 
 
 _CREDENTIALS = re.compile(
-    r"(?i)(bearer|basic)\s+(?=[^\s'\"),]*[0-9_=+/.-])[^\s'\"),]+"  # a token: not a word
+    r"(?i)(bearer|basic)\s+(?!(?:token|authentication|auth|credentials?|scheme)\b)"
+    r"[^\s'\"),.;]{4,}"  # a token, not the words an error writes after the scheme's name
     r"|(?<=header value )b?(['\"]).*?\2"
 )
 

@@ -13,6 +13,7 @@ validates input, batches embedding and writing, and hands retrieval to the
 from __future__ import annotations
 
 import os
+import shlex
 import threading  # llm phases
 import time
 import unicodedata
@@ -1173,7 +1174,8 @@ class Memory:
         if spelled is None:
             raise InvalidInput(
                 f"agent {agent!r} has no perspective {perspective!r} (declared: {list(declared)}); "
-                f"add it with: memengine agent create {agent} --perspective {perspective}"
+                f"add it with: memengine agent create {shlex.quote(agent)} --perspective "
+                f"{shlex.quote(perspective)}"
             )
         return spelled
 

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memengine.cli import app
+from memengine.config import Config
 
 runner = CliRunner()
 SAMPLE = Path(str(resources.files("memengine.sample") / "companion_en.json"))
@@ -197,6 +198,37 @@ def test_doctor_checks_a_file_another_writer_holds_read_only(
         holder.close()
     assert "FAIL" not in doctor.output
     assert "1 episode," in doctor.output and "checked read-only" in doctor.output
+
+
+def test_a_migration_another_writer_holds_off_is_said_to_be_locked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was a plain StoreError, so doctor's read-only fallback never ran and a caller
+    could not tell it from a damaged file."""
+    from memengine import DatabaseLocked, Memory
+    from memengine.store.driver import sqlite_module
+
+    from .helpers import HashEmbedder
+
+    path = tmp_path / "old.db"
+    with Memory.open(path, embedder=HashEmbedder()) as mem:
+        mem.add("hello there", kind="fact")
+        cur = mem.store.connections.get().cursor()
+        cur.execute("ALTER TABLE episodes DROP COLUMN decay_from")  # as schema 5 was
+        cur.execute("PRAGMA user_version = 5")
+    holder = sqlite_module().connect(str(path), isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        holder.execute("INSERT INTO meta (key, value) VALUES ('held', '1')")
+        cfg = Config(write_wait_s=0.3)
+        with pytest.raises(DatabaseLocked):
+            Memory.open(path, embedder=HashEmbedder(), config=cfg)
+        monkeypatch.setenv("MEMENGINE_WRITE_WAIT_S", "0.3")
+        doctor = run("doctor", "--db", str(path), ok=False)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "schema version 5" in doctor.output and "open the file writable once" in doctor.output
 
 
 def test_config_file_and_environment(

@@ -330,7 +330,8 @@ def test_names_and_messages_reach_the_terminal_without_escape_sequences(db: str)
     run("agent", "create", "ev\x1b]0;PWN\x07\x1b[31mil", "--db", db)
     run("agent", "create", "x\ny", "--db", db)  # listed, it showed as two agents
     listed = run("agent", "list", "--db", db).output
-    assert "evil" in listed and "\x1b" not in listed and "PWN" not in listed
+    assert "\x1b" not in listed and "\x07" not in listed  # written out, as typed to name it
+    assert "ev\\x1b]0;PWN\\x07\\x1b[31mil" in listed
     assert "x\\ny" in listed and "2 agents" in listed
     warned = run("search", "hi", "--agent", "nobody", "--db", db).output
     assert "x\\ny" in warned and "\x1b" not in warned
@@ -478,3 +479,19 @@ def test_json_and_an_export_escape_what_a_terminal_would_act_on(db: str) -> None
         assert "\u009b" not in out and "\u202e" not in out and "\\u009b" in out
     shown = json.loads(run("show", "1", "--json", "--db", db).output)
     assert shown["user_text"] == odd  # the same text, read back
+
+
+def test_every_command_shows_a_name_on_one_line_as_it_is_typed(db: str) -> None:
+    """Names with line breaks are accepted (files hold them); stats, life, agent create
+    and agent forget printed them raw, over two lines."""
+    created = run("agent", "create", "al\nice", "-p", "co\nst", "--db", db).output
+    assert "agent al\\nice: perspectives co\\nst" in created
+    run("add", "a note", "--agent", "al\nice", "--db", db)
+    for args in (["stats"], ["life", "1"]):
+        out = run(*args, "--db", db).output
+        assert "al\\nice" in out and "al\nice" not in out
+    turn = json.loads(run("retrieve", "note", "--agent", "al\nice", "--json", "--db", db).output)
+    wrong = run("feedback", str(turn["turn_id"]), "--none-used", "-p", "x y", "--db", db, ok=False)
+    assert "memengine agent create 'al\nice' --perspective 'x y'" in wrong.output
+    forgot = run("agent", "forget", "al\nice", "--yes", "--db", db).output
+    assert "forgot agent al\\nice: 1 episode" in forgot

@@ -516,10 +516,15 @@ def test_a_url_that_is_no_url_is_not_printed_with_its_password() -> None:
     from memengine.config import load_config, masked_url
     from memengine.errors import ConfigError
 
-    for url in ("alice:S3cret@myhost:8080/v1", "http:/alice:S3cret@myhost/v1"):
+    for url in (
+        "alice:S3cret@myhost:8080/v1",
+        "http:/alice:S3cret@myhost/v1",
+        "http://alice:S3cr/et@myhost:9/v1",  # accepted, then a traceback at the first call
+        "http://alice:S3cr?et@myhost:9/v1",
+    ):
         with pytest.raises(ConfigError) as caught:
             load_config(environ={"MEMENGINE_LLM_BASE_URL": url})
-        assert "S3cret" not in str(caught.value) and "***@myhost" in str(caught.value)
+        assert "S3cr" not in str(caught.value) and "***@myhost" in str(caught.value)
     assert masked_url("https://u:p@h/v1") == "https://***@h/v1"
     assert masked_url("http://h:8080/v1") == "http://h:8080/v1"
 
@@ -548,6 +553,49 @@ def test_a_closed_memory_whose_llm_failed_is_freed_without_a_collection(
         srv.push_chat(status=500)
         srv.push_chat(status=500)
         assert len(mem.retrieve("ramen").degraded) == 2
+        held = weakref.ref(mem)
+        mem.close()
+        del mem
+        assert held() is None
+    finally:
+        gc.enable()
+
+
+def test_credentials_are_masked_in_errors_but_words_are_not() -> None:
+    from memengine.http_retry import describe
+
+    for text, said in (
+        ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic ***"),
+        ("Bearer abcdefghXYZsecret refused", "Bearer *** refused"),
+        ("expected a Bearer token.", "expected a Bearer token."),
+        ("Basic authentication failed", "Basic authentication failed"),
+    ):
+        assert describe(Exception(text)) == said
+
+
+def test_a_closed_memory_whose_query_embedding_failed_is_freed_without_a_collection(
+    tmp_path: Path,
+) -> None:
+    """As with a failed LLM phase: the failed embedding's error, held by its future, held
+    the turn's frames through its traceback."""
+    import gc
+    import weakref
+
+    class Failing(HashEmbedder):
+        fail = False
+
+        def embed(self, texts: Sequence[str]) -> np.ndarray:  # type: ignore[override]
+            if self.fail:
+                raise EmbeddingError("the embedder is down")
+            return super().embed(texts)
+
+    emb = Failing()
+    gc.disable()
+    try:
+        mem = Memory.open(tmp_path / "m.db", embedder=emb)
+        mem.add_exchange("I like ramen", "nice")
+        emb.fail = True
+        assert mem.retrieve("ramen").degraded
         held = weakref.ref(mem)
         mem.close()
         del mem

@@ -138,9 +138,13 @@ def shown(text: str) -> str:
 
 
 def shown_name(name: str) -> str:
-    """A name (an agent's, a perspective) as a terminal should show it: :func:`shown`, on
-    one line, a line break or a tab in it written ``\\n``, ``\\t``."""
-    return shown(name).replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+    """A name (an agent's, a perspective) as a terminal should show it, one name told from
+    another: every control character and bidirectional mark written as an escape
+    (``al\\nice``, ``bob\\x1b[0m``), as the name is typed to name it again."""
+    return "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        for c in name
+    )
 
 
 _SURROGATE = re.compile(r"[\udc80-\udcff]")

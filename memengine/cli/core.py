@@ -35,6 +35,7 @@ from ._app import (
     print_json,
     progress_bar,
     settings,
+    shown_name,
     warn_if_unknown,
     whole,
 )
@@ -396,7 +397,9 @@ def stats(
     table.add_column("active", justify="right")
     table.add_column("archived", justify="right")
     for name, counts in data["agents"].items():
-        table.add_row(name, str(counts.get("active", 0)), str(counts.get("archived", 0)))
+        table.add_row(
+            shown_name(name), str(counts.get("active", 0)), str(counts.get("archived", 0))
+        )
     console.print(table)
     console.print(
         "kinds: "

@@ -76,7 +76,11 @@ def agent_create(
     if as_json:
         print_json(_dump(row))
     else:
-        console.print(f"agent {row.name}: perspectives {list(row.perspectives)}", highlight=False)
+        console.print(
+            f"agent {shown_name(row.name)}: perspectives "
+            f"{', '.join(map(shown_name, row.perspectives)) or 'none'}",
+            highlight=False,
+        )
 
 
 @agent_app.command("forget")
@@ -113,7 +117,7 @@ def agent_forget(
         ),
     ]
     console.print(
-        f"forgot agent {report.agent}: {episodes_word(report.episodes)} and {report.turns:,} "
+        f"forgot agent {shown_name(report.agent)}: {episodes_word(report.episodes)} and {report.turns:,} "
         f"turn{'' if report.turns == 1 else 's'} "
         "deleted" + "".join(f"; {x}, so copies of them may remain there" for x in left),
         highlight=False,
@@ -354,7 +358,7 @@ def life(
     table.add_column("value", overflow="fold")
     for key, value in data.items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        table.add_row(key, text)
+        table.add_row(key, shown_name(text) if key == "agent" else text)
     console.print(table)
 
 

@@ -20,6 +20,7 @@ learning, if given, is kept under that perspective).
 from __future__ import annotations
 
 import re
+import shlex
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -224,7 +225,8 @@ def give_feedback(
     elif persp is not None:
         raise InvalidInput(
             f"agent {turn.agent!r} has no perspective {persp!r} (declared: {list(declared)}); "
-            f"add it with: memengine agent create {turn.agent} --perspective {persp}"
+            f"add it with: memengine agent create {shlex.quote(turn.agent)} --perspective "
+            f"{shlex.quote(persp)}"
         )
     if learning and persp is None:
         raise InvalidInput("a learning is kept per perspective: give the task's perspective")

@@ -26,7 +26,7 @@ from datetime import datetime
 
 from ..config import RetrievalConfig
 from ..embed.base import Embedder, Vectors
-from ..errors import EmbeddingError, MemoryClosed
+from ..errors import EmbeddingError, MemEngineError, MemoryClosed
 from ..models import Episode
 from ..store.connect import CLOSED
 from ..store.database import Store
@@ -133,6 +133,13 @@ class FastPath:
             return future.result(timeout=deadline)
         except FutureTimeout:
             pass
+        except MemEngineError as exc:
+            # the future holds the error, and its traceback the frames that hold the future
+            # (the memory's retrieve among them): that cycle kept a closed memory, its model
+            # with it, until a full garbage collection
+            exc.__traceback__ = None
+            del future
+            raise
         with self._lock:  # left running: counted until it ends
             self._abandoned += 1
         future.add_done_callback(self._ended)  # (at once if it has ended meanwhile)

@@ -200,6 +200,10 @@ class Store:
                 raise NotAMemEngineDatabase(f"{self.path}: {msg}") from exc
             if "readonly" in msg:
                 raise ReadOnlyDatabase(f"{self.path} is read-only: {msg}") from exc
+            if "locked" in msg or "busy" in msg:  # the migration waited for another writer
+                raise DatabaseLocked(
+                    f"{self.path}: {msg}: another writer held it for the whole wait"
+                ) from exc
             raise StoreError(f"{self.path}: {msg}") from exc
         recorded = self.meta()
         if embedder_id is None or dimension is None:
