@@ -13,7 +13,6 @@ validates input, batches embedding and writing, and hands retrieval to the
 from __future__ import annotations
 
 import os
-import shlex
 import threading  # llm phases
 import time
 import unicodedata
@@ -63,7 +62,7 @@ from .store.connect import CLOSED, same_process
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport
-from .text import analyze, is_blank, scrub
+from .text import analyze, is_blank, scrub, shell_word
 from .transfer import kept_ids, not_stored, save_salvaged, write_jsonl
 
 if TYPE_CHECKING:  # llm phases
@@ -1174,8 +1173,8 @@ class Memory:
         if spelled is None:
             raise InvalidInput(
                 f"agent {agent!r} has no perspective {perspective!r} (declared: {list(declared)}); "
-                f"add it with: memengine agent create {shlex.quote(agent)} --perspective "
-                f"{shlex.quote(perspective)}"
+                f"add it with: memengine agent create {shell_word(agent)} --perspective "
+                f"{shell_word(perspective)}"
             )
         return spelled
 

@@ -26,6 +26,7 @@ __all__ = [
     "nfc",
     "query_terms",
     "scrub",
+    "shell_word",
 ]
 
 _CJK = (
@@ -145,6 +146,17 @@ def json_escaped(text: str) -> str:
     bidirectional marks, the line and paragraph separators): the same JSON, read back the
     same, but nothing in it moves a cursor. ``json.dumps`` escapes only the C0 controls."""
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_SHELL_SPECIAL = re.compile(r"""[\s'"\\$`!*?\[\](){}<>|&;#~^]|[\x00-\x1f\x7f-\x9f]""")
+
+
+def shell_word(word: str) -> str:
+    """``word`` as a POSIX shell reads it back: as it is when it holds nothing a shell
+    treats specially (品質 stays 品質), else single-quoted (``shlex.quote``)."""
+    import shlex
+
+    return word if word and not _SHELL_SPECIAL.search(word) else shlex.quote(word)
 
 
 def guess_language(text: str) -> Language:

@@ -20,7 +20,6 @@ learning, if given, is kept under that perspective).
 from __future__ import annotations
 
 import re
-import shlex
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import query_terms
+from ..text import query_terms, shell_word
 from .strength import impact_of
 
 __all__ = ["FeedbackResult", "Judge", "give_feedback", "llm_used", "match_answer"]
@@ -225,8 +224,8 @@ def give_feedback(
     elif persp is not None:
         raise InvalidInput(
             f"agent {turn.agent!r} has no perspective {persp!r} (declared: {list(declared)}); "
-            f"add it with: memengine agent create {shlex.quote(turn.agent)} --perspective "
-            f"{shlex.quote(persp)}"
+            f"add it with: memengine agent create {shell_word(turn.agent)} --perspective "
+            f"{shell_word(persp)}"
         )
     if learning and persp is None:
         raise InvalidInput("a learning is kept per perspective: give the task's perspective")
