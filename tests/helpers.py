@@ -9,8 +9,9 @@ retrieval quality use the real default embedder.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import numpy as np
 
@@ -65,3 +66,22 @@ def same_hits(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> None:
     if a:
         cut = a[-1][1] - 1e-5
         assert {i for i, d in a if d < cut} == {i for i, d in b if d < cut}
+
+
+def freed_without_a_collection(make: Callable[[], Any], use: Callable[[Any], object]) -> bool:
+    """Whether a memory that ``make`` opens and ``use`` uses is freed once closed and
+    dropped by reference counting alone (no reference cycle holds it, nor its model,
+    until Python's full garbage collection)."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        mem = make()
+        use(mem)
+        held = weakref.ref(mem)
+        mem.close()
+        del mem
+        return held() is None
+    finally:
+        gc.enable()

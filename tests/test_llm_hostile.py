@@ -9,6 +9,7 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 import httpx2
@@ -24,7 +25,7 @@ from memengine.http_deadline import DeadlineTransport, ReplyTooLarge
 from memengine.llm.client import ChatClient
 from memengine.retrieve.expand import MAX_REFERENCES, parse_expansion
 
-from .helpers import HashEmbedder
+from .helpers import HashEmbedder, freed_without_a_collection
 from .openai_server import ScriptedOpenAI, ScriptedReply, completion_body
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
@@ -542,23 +543,16 @@ def test_a_closed_memory_whose_llm_failed_is_freed_without_a_collection(
 ) -> None:
     """The failed phase's error, held by its future, held the turn's frames (the memory's
     retrieve among them) through its traceback: a cycle only a full collection freed."""
-    import gc
-    import weakref
-
     cfg = Config.model_validate({"llm": {"base_url": srv.base_url, "max_retries": 0}})
-    gc.disable()
-    try:
-        mem = Memory.open(tmp_path / "m.db", config=cfg, embedder=HashEmbedder())
+
+    def use(mem: Memory) -> None:
         mem.add_exchange("I like ramen", "nice")
         srv.push_chat(status=500)
         srv.push_chat(status=500)
         assert len(mem.retrieve("ramen").degraded) == 2
-        held = weakref.ref(mem)
-        mem.close()
-        del mem
-        assert held() is None
-    finally:
-        gc.enable()
+
+    opened = partial(Memory.open, tmp_path / "m.db", config=cfg, embedder=HashEmbedder())
+    assert freed_without_a_collection(opened, use)
 
 
 def test_credentials_are_masked_in_errors_but_words_are_not() -> None:
@@ -578,8 +572,6 @@ def test_a_closed_memory_whose_query_embedding_failed_is_freed_without_a_collect
 ) -> None:
     """As with a failed LLM phase: the failed embedding's error, held by its future, held
     the turn's frames through its traceback."""
-    import gc
-    import weakref
 
     class Failing(HashEmbedder):
         fail = False
@@ -589,16 +581,10 @@ def test_a_closed_memory_whose_query_embedding_failed_is_freed_without_a_collect
                 raise EmbeddingError("the embedder is down")
             return super().embed(texts)
 
-    emb = Failing()
-    gc.disable()
-    try:
-        mem = Memory.open(tmp_path / "m.db", embedder=emb)
+    def use(mem: Memory) -> None:
         mem.add_exchange("I like ramen", "nice")
         emb.fail = True
         assert mem.retrieve("ramen").degraded
-        held = weakref.ref(mem)
-        mem.close()
-        del mem
-        assert held() is None
-    finally:
-        gc.enable()
+
+    emb = Failing()
+    assert freed_without_a_collection(partial(Memory.open, tmp_path / "m.db", embedder=emb), use)
