@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from pydantic import ValidationError
 
@@ -313,7 +313,8 @@ def read_file(
         raise InvalidInput(f"no such file: {file}")
     if not file.is_file():  # a pipe (`<(…)`, /dev/stdin) is read once, here
         try:
-            data = file.read_bytes()
+            with file.open("rb") as fh:
+                data = read_bounded(fh, str(file))
         except OSError as exc:
             raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from exc
         return read_stream(
@@ -324,6 +325,26 @@ def read_file(
             per_conversation=per_conversation,
         )
     return _read_regular(file, agent, default_agent, per_conversation)
+
+
+MAX_STREAM_BYTES = 2**30
+"""The most bytes read from a pipe or a device to import (a file is read as a file)."""
+
+
+def read_bounded(
+    stream: IO[bytes],
+    name: str,
+    limit: int = MAX_STREAM_BYTES,
+    advice: str = "write it to a file and import the file",
+) -> bytes:
+    """All of ``stream``, which must end within ``limit`` bytes: ``import /dev/zero``, or
+    a pipe that never ends, is an :class:`.InvalidInput` (saying ``advice``) rather than
+    memory without end."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        size = f"{limit / 2**30:g} GiB" if limit >= 2**30 else f"{limit:,} bytes"
+        raise InvalidInput(f"{name} goes on past {size}: {advice}")
+    return data
 
 
 def read_stream(

@@ -495,3 +495,16 @@ def test_every_command_shows_a_name_on_one_line_as_it_is_typed(db: str) -> None:
     assert "memengine agent create 'al\nice' --perspective 'x y'" in wrong.output
     forgot = run("agent", "forget", "al\nice", "--yes", "--db", db).output
     assert "forgot agent al\\nice: 1 episode" in forgot
+
+
+def test_a_stream_that_goes_on_is_refused_not_read_without_end(db: str) -> None:
+    """``import /dev/zero`` (or ``yes | memengine add -``) read until memory ran out."""
+    import io
+
+    from memengine.importers import read_bounded
+
+    assert read_bounded(io.BytesIO(b"x" * 10), "s", 10) == b"x" * 10
+    with pytest.raises(InvalidInput, match="s goes on past 10 bytes: write it to a file"):
+        read_bounded(io.BytesIO(b"x" * 11), "s", 10)
+    long = run("add", "-", "--db", db, input=b"a" * 1_000_000, ok=False)
+    assert long.exit_code == 1 and "a text is at most 200,000 characters" in long.output

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from ..arguments import checked_episode, episode_kind, new_episode
+from ..arguments import MAX_EPISODE_CHARS, checked_episode, episode_kind, new_episode
 from ..clock import SystemClock, parse_iso
 from ..errors import InvalidInput
 from ..text import has_surrogate
@@ -64,16 +64,22 @@ def _json_object(value: str, option: str) -> dict[str, Any]:
     return parsed
 
 
-def _stdin_bytes() -> bytes:
-    """Standard input's bytes (an :class:`.InvalidInput` when it is closed: ``<&-``)."""
+def _stdin_bytes(*bounds: Any) -> bytes:
+    """Standard input's bytes, which must end within ``bounds`` (a limit and what to say
+    past it; default: what an import reads from a pipe); an :class:`.InvalidInput` when it
+    is closed (``<&-``) or goes on past them."""
+    from ..importers import read_bounded
+
     if sys.stdin is None:
         raise InvalidInput("standard input is closed: give the text or the file's path")
-    return sys.stdin.buffer.read()
+    return read_bounded(sys.stdin.buffer, "standard input", *bounds)
 
 
 def _stdin_text() -> str:
     """Standard input as text, without the newlines that end it (as `$(…)` drops them)."""
-    data = _stdin_bytes()
+    data = _stdin_bytes(
+        4 * MAX_EPISODE_CHARS + 4, f"a text is at most {MAX_EPISODE_CHARS:,} characters"
+    )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
