@@ -70,7 +70,6 @@ MAX_EPISODE_CHARS = 200_000
 MAX_ID = 2**63 - 1
 """The largest id SQLite can store; a larger one names nothing."""
 
-
 MAX_METADATA_DEPTH = 32
 """The deepest nesting of lists and objects in an episode's metadata."""
 

@@ -12,6 +12,7 @@ from .models import Stats
 from .store.database import FTS_NOT_CHECKED, Store
 from .store.reembed import shown
 from .store.vectors import CHUNK_SIZE
+from .text import counted
 
 __all__ = ["diagnose"]
 
@@ -77,15 +78,15 @@ def _check_file(
     probe = mem.store.embedder_probe()
     report = mem.check()
     unchecked = report.fts_integrity == FTS_NOT_CHECKED
-    counted = (
-        f"{report.episodes:,} episode{'' if report.episodes == 1 else 's'}"
+    how_many = (
+        counted(report.episodes, "episode")
         if report.sqlite_check == "ok"
         else "episodes not counted (SQLite's check failed)"
     )
     checks["database"] = (
         True,
         f"{db}: schema {mem.store.schema_version()}, "
-        f"{counted}, embedder {mem.store.embedder_id}"
+        f"{how_many}, embedder {mem.store.embedder_id}"
         + (" (read-only: this process cannot write it)" if mem.read_only and not how else how),
     )
     detail = (

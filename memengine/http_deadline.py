@@ -48,7 +48,7 @@ def _left(timeout: float | None, error: type[httpcore2.TimeoutException]) -> flo
     """``timeout`` cut to the time left before this thread's request deadline (``error``
     when none is left)."""
     deadline = _DEADLINE.get()
-    if deadline is None or deadline == float("inf"):  # a request without a read timeout
+    if deadline is None:  # a request without a read timeout
         return timeout
     left = deadline - time.monotonic()
     if left <= 0:
@@ -124,7 +124,11 @@ class _Limited(httpx2.SyncByteStream):
     """A reply body that stops at a moment and a size."""
 
     def __init__(
-        self, inner: httpx2.SyncByteStream, request: httpx2.Request, deadline: float, limit: int
+        self,
+        inner: httpx2.SyncByteStream,
+        request: httpx2.Request,
+        deadline: float | None,
+        limit: int,
     ) -> None:
         self._inner = inner
         self._request = request
@@ -147,7 +151,7 @@ class _Limited(httpx2.SyncByteStream):
                 raise ReplyTooLarge(
                     f"the reply passed {self._limit:,} bytes", request=self._request
                 )
-            if time.monotonic() > self._deadline:
+            if self._deadline is not None and time.monotonic() > self._deadline:
                 raise httpx2.ReadTimeout(
                     "the reply was still arriving at the request's deadline",
                     request=self._request,
@@ -175,8 +179,8 @@ class DeadlineTransport(httpx2.BaseTransport):
         request.headers["Accept-Encoding"] = "identity"  # the bytes counted are the reply's
         timeouts = request.extensions.get("timeout") or {}
         limit = timeouts.get("read")
-        deadline = float("inf") if limit is None else started + float(limit)
-        token = _DEADLINE.set(None if limit is None else deadline)
+        deadline = None if limit is None else started + float(limit)
+        token = _DEADLINE.set(deadline)
         try:
             response = self._inner.handle_request(request)
         finally:

@@ -1,8 +1,9 @@
 """What the OpenAI-compatible clients (chat and embeddings) share about HTTP failures.
 
 Backoff with jitter, the server's ``Retry-After``, the server's own error
-message and whether a failure was a refused connection. Nothing here sends
-a request or reads configuration.
+message, whether a failure was a refused connection, and the endpoint a
+client built directly is given, checked as the configuration checks it.
+Nothing here sends a request or reads configuration.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ import re
 import httpx2
 import openai
 
+from .config import api_key_text, http_url
+from .errors import ConfigError
+
 __all__ = [
     "DEFAULT_BASE_URL",
     "PLACEHOLDER_API_KEY",
     "backoff_delay",
+    "client_endpoint",
     "describe",
     "has_cause",
     "is_connect_failure",
@@ -31,6 +36,21 @@ PLACEHOLDER_API_KEY = "not-needed"
 """Sent when ``api_key`` is None: local servers ignore the key but the library insists on one."""
 
 _SERVER_MESSAGE_CHARS = 300
+
+
+def client_endpoint(base_url: str | None, api_key: str | None) -> tuple[str, str | None]:
+    """The URL (:data:`DEFAULT_BASE_URL` for None) and the key a client is given, checked as
+    the configuration checks them, for a client built directly (a :class:`.ConfigError`
+    naming the setting)."""
+    try:
+        http_url(base_url)
+    except ValueError as exc:
+        raise ConfigError(f"base_url: {exc}") from exc
+    try:
+        key = api_key_text(api_key)
+    except ValueError as exc:
+        raise ConfigError(f"api_key: {exc}") from exc
+    return (base_url or DEFAULT_BASE_URL).rstrip("/"), key
 
 
 def backoff_delay(retry: int, base_s: float, max_s: float) -> float:

@@ -12,18 +12,21 @@ hiragana (particles) are left out of both.
 from __future__ import annotations
 
 import re
+import shlex
 import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Literal
 
 __all__ = [
     "analyze",
+    "counted",
     "cut_at",
     "dense_query",
     "estimate_tokens",
     "guess_language",
     "json_escaped",
     "nfc",
+    "prompt_line",
     "query_terms",
     "scrub",
     "shell_word",
@@ -148,14 +151,27 @@ def json_escaped(text: str) -> str:
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` of ``noun``, in the singular for one: ``1 episode``, ``2,000 episodes``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def prompt_line(text: str) -> str:
+    """``text`` as a prompt quotes it: on one line, in NFKC (full-width ［２］ is [2]) and
+    without invisible format characters, so that a marker the prompt uses can be found
+    in it and written otherwise."""
+    shown = unicodedata.normalize(
+        "NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf")
+    )
+    return " ".join(shown.split())
+
+
 _SHELL_SPECIAL = re.compile(r"""[\s'"\\$`!*?\[\](){}<>|&;#~^]|[\x00-\x1f\x7f-\x9f]""")
 
 
 def shell_word(word: str) -> str:
     """``word`` as a POSIX shell reads it back: as it is when it holds nothing a shell
     treats specially (品質 stays 品質), else single-quoted (``shlex.quote``)."""
-    import shlex
-
     return word if word and not _SHELL_SPECIAL.search(word) else shlex.quote(word)
 
 

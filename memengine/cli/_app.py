@@ -400,11 +400,6 @@ def note(text: str) -> None:
     err_console.print(f"note: {text}", highlight=False, soft_wrap=True)
 
 
-def episodes_word(n: int) -> str:
-    """``"1 episode"``, ``"2 episodes"``."""
-    return f"{n:,} episode{'' if n == 1 else 's'}"
-
-
 def warn_if_unknown(mem: Any, agent: str) -> None:
     """Say on stderr when the file knows no agent ``agent`` (a typo finds nothing)."""
     if not mem.has_agent(agent):

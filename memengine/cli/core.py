@@ -14,7 +14,7 @@ from rich.table import Table
 from ..arguments import MAX_EPISODE_CHARS, checked_episode, episode_kind, new_episode
 from ..clock import SystemClock, parse_iso
 from ..errors import InvalidInput
-from ..text import has_surrogate
+from ..text import counted, has_surrogate
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -27,7 +27,6 @@ from ._app import (
     JsonOpt,
     app,
     console,
-    episodes_word,
     err_console,
     guarded,
     number,
@@ -248,7 +247,7 @@ def import_(
     else:
         note = f", {skipped:,} already in the file skipped" if skipped else ""
         empty = f"; {path} holds none, so no memory file was made" if unmade else ""
-        console.print(f"imported {episodes_word(len(ids))} ({fmt}{note}){empty}")
+        console.print(f"imported {counted(len(ids), 'episode')} ({fmt}{note}){empty}")
 
 
 def _import_read(

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import ConfigError, InvalidInput, MemEngineError, ReadOnlyDatabase
+from ..text import counted
 from ..transfer import is_stream, salvage_file
 from ._app import (
     AgentOpt,
@@ -19,7 +20,6 @@ from ._app import (
     JsonOpt,
     app,
     console,
-    episodes_word,
     err_console,
     guarded,
     note,
@@ -70,14 +70,14 @@ def export(
     if salvage and not report.complete:
         lost = ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in report.unreadable)
         err_console.print(
-            f"salvaged {episodes_word(n)}{where}; the rows of ids {lost} could not be "
+            f"salvaged {counted(n, 'episode')}{where}; the rows of ids {lost} could not be "
             "read (some of those ids may have been deleted before)"
         )
         raise typer.Exit(1)
     if out is not None:  # (not into the stream the export went to)
-        (err_console if stream else console).print(f"exported {episodes_word(n)}{where}")
+        (err_console if stream else console).print(f"exported {counted(n, 'episode')}{where}")
     elif salvage:
-        err_console.print(f"salvaged {episodes_word(n)}: every row read")
+        err_console.print(f"salvaged {counted(n, 'episode')}: every row read")
 
 
 @app.command()
@@ -117,11 +117,11 @@ def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
         try:
             with progress_bar("re-embedding") as bar:
 
-                def counted(done: int, total: int) -> None:
+                def tracked(done: int, total: int) -> None:
                     seen[:] = [done, total]
                     bar(done, total)
 
-                n = mem.reembed(progress=counted, note=note)
+                n = mem.reembed(progress=tracked, note=note)
         except ReadOnlyDatabase:  # refused before any work: nothing to tell of
             raise
         except (KeyboardInterrupt, SystemExit, MemEngineError):
@@ -140,7 +140,7 @@ def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
                     )
             raise
         stats = mem.stats()
-    console.print(f"re-embedded {episodes_word(n)} with {new}", highlight=False)
+    console.print(f"re-embedded {counted(n, 'episode')} with {new}", highlight=False)
     if stats["free_bytes"] >= max(stats["bytes"] / 4, 2**20):
         note(
             f"{stats['free_bytes'] / 2**20:.1f} MiB of {cfg.db} is free now: "

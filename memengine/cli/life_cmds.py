@@ -16,6 +16,7 @@ from rich.table import Table
 
 from ..clock import iso_text
 from ..errors import InvalidInput
+from ..text import counted
 from ._app import (
     AgentOpt,
     ConfigOpt,
@@ -23,7 +24,6 @@ from ._app import (
     JsonOpt,
     app,
     console,
-    episodes_word,
     err_console,
     guarded,
     note,
@@ -117,8 +117,8 @@ def agent_forget(
         ),
     ]
     console.print(
-        f"forgot agent {shown_name(report.agent)}: {episodes_word(report.episodes)} and {report.turns:,} "
-        f"turn{'' if report.turns == 1 else 's'} "
+        f"forgot agent {shown_name(report.agent)}: {counted(report.episodes, 'episode')} and "
+        f"{counted(report.turns, 'turn')} "
         "deleted" + "".join(f"; {x}, so copies of them may remain there" for x in left),
         highlight=False,
     )
@@ -134,7 +134,7 @@ def agent_list(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fa
     if as_json:
         print_json([_dump(r) for r in rows])
         return
-    table = Table(title=f"{len(rows)} agent{'' if len(rows) == 1 else 's'}")
+    table = Table(title=counted(len(rows), "agent"))
     table.add_column("agent")
     table.add_column("created")
     table.add_column("perspectives")

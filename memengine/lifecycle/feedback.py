@@ -34,7 +34,7 @@ from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import query_terms, shell_word
+from ..text import prompt_line, query_terms, shell_word
 from .strength import impact_of
 
 __all__ = ["FeedbackResult", "Judge", "give_feedback", "llm_used", "match_answer"]
@@ -134,10 +134,7 @@ def _one_line(text: str) -> str:
     """``text`` for the judge's prompt: on one line, and a ``[2]`` in it (in any width)
     written ``(2)``, so that neither the answer nor a memory can pose as a numbered
     memory or start a list of its own."""
-    shown = unicodedata.normalize(
-        "NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf")
-    )
-    return _NUMBER_TAG.sub(r"(\1)", " ".join(shown.split()))
+    return _NUMBER_TAG.sub(r"(\1)", prompt_line(text))
 
 
 def llm_used(

@@ -30,13 +30,14 @@ from typing import Any
 import httpx2
 import openai
 
-from ..config import LLMConfig, api_key_text, http_url, masked_url
+from ..config import LLMConfig, masked_url
 from ..errors import ConfigError, LLMError, LLMResponseError, LLMTimeout
 from ..http_deadline import http_client
 from ..http_retry import (
     DEFAULT_BASE_URL,
     PLACEHOLDER_API_KEY,
     backoff_delay,
+    client_endpoint,
     describe,
     has_cause,
     is_connect_failure,
@@ -122,14 +123,7 @@ class ChatClient:
             raise ConfigError(f"timeout_s must be positive, not {timeout_s!r}")
         if max_retries < 0:
             raise ConfigError(f"max_retries must be >= 0, not {max_retries!r}")
-        try:  # as the configuration checks them, for a client built directly
-            http_url(base_url)
-            api_key = api_key_text(api_key)
-        except ValueError as exc:
-            raise ConfigError(
-                f"{'api_key' if 'API key' in str(exc) else 'base_url'}: {exc}"
-            ) from exc
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url, api_key = client_endpoint(base_url, api_key)
         self.shown_url = masked_url(self.base_url)
         """``base_url`` as messages show it (without a name and password in it)."""
         self.timeout_s = float(timeout_s)

@@ -16,7 +16,6 @@ database.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,7 +27,7 @@ from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Episode, EpisodeKind, Message
-from ..text import Language, strip_controls
+from ..text import Language, prompt_line, strip_controls
 from .expand import (
     DetectedReference,
     describe_validation_error,
@@ -195,10 +194,7 @@ def _cut(text: str, limit: int) -> str:
     """``text`` on one line, within ``limit`` characters; an ``[id`` in it (in any width,
     with invisible characters between) is written ``(id``, so that a stored text cannot
     pose as another candidate's head."""
-    shown = unicodedata.normalize(
-        "NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf")
-    )
-    flat = _ID_TAG.sub(r"(\1", " ".join(shown.split()))
+    flat = _ID_TAG.sub(r"(\1", prompt_line(text))
     if limit <= 1:
         return ""
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

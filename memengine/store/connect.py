@@ -48,6 +48,7 @@ __all__ = [  # the driver's names re-exported, as before store/driver.py
     "probe_extensions",
     "read_only_access",
     "sqlite_module",
+    "translate_error",
 ]
 
 Access = Literal["rw", "ro", "immutable"]
@@ -298,7 +299,7 @@ class Connections:
                         "the limit on open files"
                     ) from exc
                 damaged = _damaged(exc)
-                raise (self._changed_under_us(exc) or damaged or _translate(exc)) from exc
+                raise (self._changed_under_us(exc) or damaged or translate_error(exc)) from exc
             except sa.exc.TimeoutError as exc:
                 raise DatabaseLocked(
                     f"every connection to {self.path} is held by another thread of this "
@@ -511,7 +512,7 @@ class Connections:
             self.module.IntegrityError | self.module.ProgrammingError | self.module.InterfaceError,
         ):
             return StoreError(str(exc))
-        error = _translate(exc)
+        error = translate_error(exc)
         if type(error) in (StoreError, DiskError) and _fails(self.check_pages()):
             return _damaged_error(str(exc))
         return error
@@ -676,8 +677,10 @@ def _waiting(cur: Any, sql: str, wait_ms: int, usual_ms: int) -> None:
         cur.execute(f"PRAGMA busy_timeout = {usual_ms}")
 
 
-def _translate(exc: Exception) -> StoreError:
-    msg = str(exc)
+def translate_error(exc: Exception, where: object = None) -> StoreError:
+    """The library's error for an SQLite error ``exc`` (read-only, locked, a full or failing
+    disk, else a plain :class:`.StoreError`), its message led by ``where`` when given."""
+    msg = str(exc) if where is None else f"{where}: {exc}"
     if "readonly" in msg or "read-only" in msg:
         return ReadOnlyDatabase(f"the database is read-only: {msg}")
     if "locked" in msg or "busy" in msg:

@@ -37,13 +37,20 @@ from . import episodes as ep_rows
 from . import fulltext, maintenance, meta, vectors
 from . import lifecycle as store_lc
 from . import reembed as staging
-from .connect import PAGE_CACHE_MB, WRITE_WAIT_S, Connections, read_only_access, sqlite_module
+from .connect import (
+    PAGE_CACHE_MB,
+    WRITE_WAIT_S,
+    Connections,
+    read_only_access,
+    sqlite_module,
+    translate_error,
+)
 from .consistency import FTS_NOT_CHECKED, ConsistencyReport, check_consistency
 from .filters import Filters
 from .ids import reserve_ids
 from .maintenance import BackupReport, ForgetReport, OptimizeReport
 from .migrate import check_header, latest_version, migrate, schema_version
-from .term_stats import ERASURES, TermStats, fts_row_count
+from .term_stats import TermStats, fts_row_count
 from .vector_index import VectorIndex, log_reset, prune_log
 from .vectors import CHUNK_SIZE, chunk_size, relayout_vector_table
 
@@ -198,13 +205,8 @@ class Store:
             msg = str(exc)
             if "not a database" in msg or "malformed" in msg:
                 raise NotAMemEngineDatabase(f"{self.path}: {msg}") from exc
-            if "readonly" in msg:
-                raise ReadOnlyDatabase(f"{self.path} is read-only: {msg}") from exc
-            if "locked" in msg or "busy" in msg:  # the migration waited for another writer
-                raise DatabaseLocked(
-                    f"{self.path}: {msg}: another writer held it for the whole wait"
-                ) from exc
-            raise StoreError(f"{self.path}: {msg}") from exc
+            # read-only, or a migration that waited for another writer: DatabaseLocked
+            raise translate_error(exc, self.path) from exc
         recorded = self.meta()
         if embedder_id is None or dimension is None:
             if "embedder_id" not in recorded:
@@ -400,7 +402,7 @@ class Store:
             deleted = ep_rows.delete_episodes(cur, ids, agent)
             turns = store_lc.drop_agent(cur, agent)
             cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
-            meta.bump(cur, ERASURES)  # every process's term counts are redone
+            # (delete_episodes told every process to count its words again)
             # the vector log names the agent: its entries go, and a reset tells every
             # process's vector index to drop what it holds
             top = cur.execute("SELECT coalesce(max(seq), 0) FROM vector_log").fetchone()[0]
