@@ -431,6 +431,8 @@ def used_ids(value: object) -> list[int] | None:
     """The ``used`` argument of feedback: None, or memory ids (whole numbers)."""
     if value is None:
         return None
+    if isinstance(value, (str, bytes)):  # "12" is no list of 1 and 2
+        raise InvalidInput(f"used memories are given as a list of ids, not {_cut_repr(value)}")
     given = listed(value, "used memories are given as a list of ids")
     used = [whole(i) for i in given]
     if any(i is None for i in used):

@@ -1075,7 +1075,11 @@ class Memory:
     def sleep(
         self, agent: str | None = None, *, tasks: float | None = None, train: bool = True
     ) -> life.SleepReport:
-        """Run the sleep phase for an agent (one transaction), then retrain its scorer if due."""
+        """Run the sleep phase for an agent (one transaction), then retrain its scorer if due.
+
+        The sleep is committed before the training: a training that fails (another writer
+        held the file) leaves a note in the report, not an error that would hide the
+        sleep that happened."""
         self._writable()
         name = self._agent(agent)
         if tasks is not None:
@@ -1083,11 +1087,21 @@ class Memory:
         report = life.run_sleep(
             self.store, name, self.config.lifecycle, ensure_aware(self.clock()), tasks=tasks
         )
-        if train:
-            info = self.train_scorer(name, force=False)
-            if info is not None:
-                report = replace(report, scorer={"samples": info.samples, "auc": info.auc})
-        return report
+        return self.train_after_sleep(report) if train else report
+
+    @gated
+    def train_after_sleep(self, report: life.SleepReport) -> life.SleepReport:
+        """Retrain the scorer of ``report``'s agent if it is due (:meth:`sleep` does, unless
+        ``train=False``); ``report`` with the training's figures, or with a note on why the
+        scorer was not retrained (another writer held the file)."""
+        try:
+            info = self.train_scorer(report.agent, force=False)
+        except StoreError as exc:
+            why = f"the sleep is kept; its scorer was not retrained: {exc}"
+            return replace(report, notes=(*report.notes, why))
+        if info is None:
+            return report
+        return replace(report, scorer={"samples": info.samples, "auc": info.auc})
 
     @gated
     def train_scorer(

@@ -305,3 +305,21 @@ def test_a_sleep_of_an_agent_the_file_does_not_know_names_those_it_does(db: str)
     assert result.exit_code == 1 and "no agent named 'default' (agents: 'ann')" in result.output
     listed = run("agent", "list", "--db", db).output
     assert "1 agent" in listed and "1 agents" not in listed
+
+
+def test_ctrl_c_while_the_scorer_retrains_says_the_sleep_is_kept(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        mem.add("a fact to decay", kind="fact")
+
+    def interrupted(self: Memory, report: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Memory, "train_after_sleep", interrupted)
+    result = run("sleep", "--tasks", "3", "--db", db, ok=False)
+    assert result.exit_code == 130
+    assert "sleep default: 3 tasks (explicit)" in result.output
+    assert "interrupted while retraining the scorer: the sleep above is kept" in result.output
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        assert mem.get(1).strength < 1.0  # the sleep was kept

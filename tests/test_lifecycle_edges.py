@@ -483,3 +483,103 @@ def test_a_principle_stored_again_is_packed_once(mem: Memory, clock: FixedClock)
     pack = mem.pack(mem.retrieve("answer kindly about ramen"))
     assert pack.text.count("Always answer kindly") == 1
     assert other in pack.episode_ids and "share the user's address" in pack.text
+
+
+def test_a_learning_with_no_used_memory_is_refused_and_the_turn_stays_open(mem: Memory) -> None:
+    mem.create_agent("default", perspectives=["cost"])
+    bolts = mem.add("supplier X is cheapest for bolts", kind="fact")
+    r = mem.retrieve("cheapest bolts", perspective="cost")
+    with pytest.raises(InvalidInput, match="a learning is kept with the memories a turn used"):
+        mem.feedback(r.turn_id, learning="always ask three suppliers")
+    with pytest.raises(InvalidInput, match="none was found in the answer"):
+        mem.feedback(r.turn_id, answer="no idea, sorry", learning="ask three suppliers")
+    fb = mem.feedback(r.turn_id, [bolts], learning="always ask three suppliers")  # still open
+    assert fb.used == (bolts,)
+    assert mem.life_of(bolts).learnings == {"cost": ["always ask three suppliers"]}
+
+
+def test_a_string_is_no_list_of_used_ids(mem: Memory) -> None:
+    mem.add("twelve is a number", kind="fact")
+    r = mem.retrieve("twelve")
+    with pytest.raises(InvalidInput, match="a list of ids, not '12'"):
+        mem.feedback(r.turn_id, "12")  # type: ignore[arg-type]
+
+
+def test_a_one_kanji_tag_counts_in_an_answer(mem: Memory) -> None:
+    cat = mem.add("うちのきなこは元気", kind="fact", tags=["猫"])
+    r = mem.retrieve("きなこは元気？")
+    fb = mem.feedback(r.turn_id, answer="猫は元気ですよ", judge="match")
+    assert fb.used == (cat,) and "tag '猫'" in fb.reasons[cat]
+    from memengine.lifecycle.feedback import _matchable
+
+    assert not _matchable("a") and not _matchable("の") and _matchable("ネ")
+
+
+def test_before_the_first_sleep_a_memory_dated_ahead_counts_the_turns_before_it(
+    mem: Memory,
+) -> None:
+    future = datetime(2100, 1, 1, tzinfo=timezone.utc)
+    [ahead] = mem.add_many(
+        [
+            NewEpisode(
+                kind="fact",
+                content="imported from a clock ahead",
+                occurred_at=mem.clock(),
+                created_at=future,
+            )
+        ]
+    )
+    plain = mem.add("written here today", kind="fact")
+    for _ in range(50):
+        mem.retrieve("something else entirely", record=True)
+    report = mem.sleep(train=False)  # the agent's first sleep
+    assert mem.get(plain).strength < 1.0
+    assert mem.get(ahead).strength == pytest.approx(mem.get(plain).strength)
+    assert any("1 of the memories are dated after this sleep's clock" in n for n in report.notes)
+
+
+def test_the_days_clock_decays_a_memory_dated_ahead_before_the_first_sleep(
+    db_path: Path, clock: FixedClock
+) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=DAYS) as mem:
+        plain = mem.add("written here today", kind="fact")
+        [ahead] = mem.add_many(
+            [
+                NewEpisode(
+                    kind="fact",
+                    content="from a clock ahead",
+                    occurred_at=clock.now,
+                    created_at=datetime(2100, 1, 1, tzinfo=timezone.utc),
+                )
+            ]
+        )
+        clock.advance(days=3)
+        mem.sleep(train=False)
+        assert mem.get(plain).strength < 1.0
+        assert mem.get(ahead).strength == pytest.approx(mem.get(plain).strength)
+
+
+def test_a_pruned_memory_is_counted_as_pruned_alone(db_path: Path, clock: FixedClock) -> None:
+    cfg = Config(lifecycle=LifecycleConfig(max_weighted_total=2))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        for i in range(6):
+            mem.add(f"fact number {i}", kind="fact")
+        report = mem.sleep(tasks=5, train=False)
+        assert report.pruned == 4 and report.active == 2
+        assert report.decayed == 2  # the two kept; the four pruned are not also "decayed"
+
+
+def test_a_sleep_whose_training_fails_is_reported_with_a_note(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memengine import DatabaseLocked
+
+    mem.add("a fact", kind="fact")
+
+    def locked(*args: object, **kwargs: object) -> None:
+        raise DatabaseLocked("another writer held it for the whole wait")
+
+    monkeypatch.setattr(Memory, "train_scorer", locked)
+    report = mem.sleep(tasks=1)
+    assert report.sleep_id > 0 and report.decayed == 1
+    assert any("the sleep is kept; its scorer was not retrained" in n for n in report.notes)

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from ..clock import iso_text
 from ..errors import InvalidInput
+from ..lifecycle import SleepReport
 from ..text import counted
 from ._app import (
     AgentOpt,
@@ -247,7 +248,19 @@ def sleep(
     """Run the sleep phase: levels, decay, archiving and capacity pruning in one transaction."""
     cfg = settings(config, db, agent)
     with open_memory(cfg, embeds=False) as mem:
-        report = mem.sleep(tasks=tasks, train=not no_train)
+        report = mem.sleep(tasks=tasks, train=False)
+        try:
+            if not no_train:
+                report = mem.train_after_sleep(report)
+        except KeyboardInterrupt:  # the sleep is committed: say so, not a bare "interrupted"
+            _show_sleep(report, as_json)
+            err_console.print("interrupted while retraining the scorer: the sleep above is kept")
+            raise typer.Exit(130) from None
+    _show_sleep(report, as_json)
+
+
+def _show_sleep(report: SleepReport, as_json: bool) -> None:
+    """Print what a sleep did (as JSON with ``as_json``)."""
     if as_json:
         print_json(_dump(report))
         return

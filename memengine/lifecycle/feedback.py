@@ -79,6 +79,18 @@ _SPACED = re.compile(r"[0-9A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u052f]")
 """Letters of scripts that put spaces between words (Latin, Greek, Cyrillic) and digits."""
 
 
+_WORD_SIGN = re.compile(
+    r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30a1-\u30fa\U00020000-\U0003134f]"
+)
+"""A kanji or a katakana: one alone is a word (猫, 母), as no single letter or kana is."""
+
+
+def _matchable(tag: str) -> bool:
+    """Whether a (normalised) tag is long enough to be looked for in an answer: two
+    characters or more, or one kanji or katakana (the tag 猫)."""
+    return len(tag) >= 2 or _WORD_SIGN.fullmatch(tag) is not None
+
+
 def _tag_in(tag: str, text: str) -> bool:
     """Whether the (normalised) ``tag`` is in ``text``: an edge of the tag that is a letter
     of a spaced script must be a word's edge ("cat" is not in "location"); in scripts
@@ -105,7 +117,9 @@ def match_answer(
             (
                 t
                 for t in ep.tags
-                if t != "principle" and len(t.strip()) >= 2 and _tag_in(_norm(t).strip(), text)
+                if t != "principle"
+                and _matchable(_norm(t).strip())
+                and _tag_in(_norm(t).strip(), text)
             ),
             None,
         )
@@ -125,6 +139,11 @@ def match_answer(
         if sim is not None and sim >= cfg.answer_match_threshold:
             found[ep.id] = f"similar to the answer ({sim:.2f})"
     return found
+
+
+def _found_by(method: str) -> str:
+    """How a feedback looked for used memories, for a message that says it found none."""
+    return " (none was found in the answer)" if "llm" in method or "match" in method else ""
 
 
 _NUMBER_TAG = re.compile(r"\[(\s*\d+\s*)\]")
@@ -295,6 +314,12 @@ def give_feedback(
             degraded.append(f"memories {gone} were deleted after the turn; not reinforced")
             used_ids = [i for i in used_ids if i not in gone]
             reasons = {i: why for i, why in reasons.items() if i not in gone}
+        if learning and learning.strip() and not used_ids:  # (raised here: nothing is written)
+            raise InvalidInput(
+                f"a learning is kept with the memories a turn used, and turn {turn_id} used "
+                f"none{' (those it used were deleted since)' if gone else _found_by(method)}: "
+                "name them (used=[…], --used ID), or give the feedback without the learning"
+            )
         if used_ids:
             recalled = store_lc.recall_archived(
                 cur, used_ids, strength=cfg.recall_strength, level_drop=cfg.recall_level_drop

@@ -167,7 +167,8 @@ def plan_sleep(
     moves nothing)."""
     weighted_before = sum(capacity_weight(s.level, cfg) for s in states)
     after: list[MemoryState] = []
-    promoted = decayed = 0
+    promoted: list[int] = []
+    decayed: list[int] = []
     archived: list[int] = []
     for old in states:
         s = replace(old, perspectives=dict(old.perspectives))
@@ -179,11 +180,11 @@ def plan_sleep(
             next_level(s.level, s.access_count, cfg.level_thresholds) if moves(old, n) else s.level
         )
         if level > s.level:
-            promoted += 1
+            promoted.append(s.id)
         s.level = level
         factor = decay_factor(level, n, cfg)
         if factor < 1.0:
-            decayed += 1
+            decayed.append(s.id)
             s.strength *= factor
             s.perspectives = {k: v * factor for k, v in s.perspectives.items()}
         threshold = cfg.archive_threshold
@@ -208,11 +209,11 @@ def plan_sleep(
                 break
             pruned.append(s.id)
             weighted -= capacity_weight(s.level, cfg)
-    gone = set(pruned)
+    gone = set(pruned)  # (a pruned memory is counted as pruned alone)
     return SleepPlan(
         states=[s for s in after if s.id not in gone],
-        promoted=promoted,
-        decayed=decayed,
+        promoted=sum(i not in gone for i in promoted),
+        decayed=sum(i not in gone for i in decayed),
         archived=[i for i in archived if i not in gone],
         pruned=pruned,
         weighted_before=weighted_before,
@@ -221,17 +222,32 @@ def plan_sleep(
     )
 
 
-def _created(s: MemoryState, now_ts: float, prev_ts: float | None) -> float:
+def _created(s: MemoryState, now_ts: float, since_ts: float) -> float:
     """When ``s`` began to count tasks: its creation, or the moment its stored strength
     held if later (an import's strength already counts the decay before it: schema
     version 8; until the first sleep after the import, which clears it, that moment
     holds even when the file slept after it), or (for such a time after this sleep,
-    from an import or another machine's clock) the previous sleep, so that it decays
-    with the others instead of never."""
+    from an import or another machine's clock) ``since_ts``, the previous sleep or,
+    before the first, the start of the agent's count, so that it decays with the others
+    instead of never."""
     start = s.created_ts if s.decay_from_ts is None else max(s.created_ts, s.decay_from_ts)
-    if start <= now_ts:
-        return start
-    return prev_ts if prev_ts is not None else now_ts
+    return start if start <= now_ts else since_ts
+
+
+def _ahead(states: Sequence[MemoryState], now_ts: float, prev_ts: float | None) -> str:
+    """A note for the memories dated after the sleep's clock ("" when none is)."""
+    ahead = sum(
+        (s.created_ts if s.decay_from_ts is None else max(s.created_ts, s.decay_from_ts)) > now_ts
+        for s in states
+        if s.status == "active" and not s.principle
+    )
+    if not ahead:
+        return ""
+    since = "the previous sleep" if prev_ts is not None else "the agent's first memory or turn"
+    return (
+        f"{ahead:,} of the memories are dated after this sleep's clock (an import, or another "
+        f"machine's clock): they decay as if stored at {since}"
+    )
 
 
 def _state(row: store_lc.LifeRow) -> MemoryState:
@@ -296,19 +312,19 @@ def run_sleep(
             moves = _always  # the caller says tasks passed
 
         elif cfg.decay_clock == "days":
-            start = (
+            start_ts = (
                 prev_ts
                 if prev_ts is not None
                 else min((s.created_ts for s in states), default=now_ts)
             )
             clock = "days"
             task_s = 86400 / cfg.expected_tasks_per_day  # one task's share of the calendar
-            total_tasks = max(0.0, now_ts - start) / task_s
+            total_tasks = max(0.0, now_ts - start_ts) / task_s
 
             def since(s: MemoryState) -> float:
-                start = _created(s, now_ts, prev_ts)
+                start = _created(s, now_ts, min(start_ts, now_ts))
                 if s.decay_from_ts is None:  # (one imported since: its own moment holds)
-                    start = max(start, prev_ts or -math.inf)
+                    start = max(start, prev_ts if prev_ts is not None else -math.inf)
                 return start
 
             def tasks_of(s: MemoryState) -> float:
@@ -345,10 +361,14 @@ def run_sleep(
 
             def tasks_of(s: MemoryState) -> float:
                 times = turn_ts if s.decay_from_ts is None else held_ts
-                return float(tasks_since(_created(s, now_ts, prev_ts), times))
+                # (before the first sleep, one dated ahead counts every turn of the agent)
+                since_ts = prev_ts if prev_ts is not None else -math.inf
+                return float(tasks_since(_created(s, now_ts, since_ts), times))
 
             moves = counts_a_task
 
+        if tasks is None and (ahead := _ahead(states, now_ts, prev_ts)):
+            notes.append(ahead)
         plan = plan_sleep(states, tasks_of, cfg, moves=moves)
         before = {s.id: s for s in states}
         # an imported memory's own moment (decay_from) has served: from now on it decays
