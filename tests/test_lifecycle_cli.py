@@ -323,3 +323,15 @@ def test_ctrl_c_while_the_scorer_retrains_says_the_sleep_is_kept(
     assert "interrupted while retraining the scorer: the sleep above is kept" in result.output
     with Memory.open(db, embedder=HashEmbedder()) as mem:
         assert mem.get(1).strength < 1.0  # the sleep was kept
+
+
+def test_retrieve_names_the_turns_perspective(db: str, usem3: USEM3Embedder) -> None:
+    with Memory.open(db, embedder=usem3) as mem:
+        mem.create_agent("default", perspectives=["コスト"])
+        price = mem.add("bolts are cheapest at supplier X", kind="fact")
+    r = json.loads(run("retrieve", "cheapest bolts", "-p", "コスト", "--db", db, "--json").output)
+    fb = json.loads(run("feedback", str(r["turn_id"]), "--used", str(price), "--learning",
+                        "ask three suppliers", "--db", db, "--json").output)  # fmt: skip
+    assert fb["perspective"] == "コスト"  # the turn's own, named at retrieval
+    bad = run("pack", "cheapest bolts", "-p", "納期", "--db", db, ok=False)
+    assert bad.exit_code == 1 and "has no perspective '納期'" in bad.output

@@ -66,6 +66,15 @@ LLMOpt = Annotated[
     bool | None,
     typer.Option("--llm/--no-llm", help="LLM expansion + rerank (default: on if [llm] is set)."),
 ]
+PerspectiveOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--perspective",
+        "-p",
+        help="The task's perspective (one the agent declared, e.g. コスト): the turn's feedback "
+        "reinforces the memories under it.",
+    ),
+]
 
 
 _ROLE = re.compile(r"\s*(\w+)\s*[:：]")
@@ -139,6 +148,7 @@ def _retrieve(
     record: bool | None = None,
     max_sensitivity: int | None = None,
     with_pack: bool = False,
+    perspective: str | None = None,  # lifecycle
 ) -> tuple[Any, Any]:
     """Retrieve in one opened memory; the pack too when it is asked for (``pack``)."""
     cfg = settings(config, db, agent)
@@ -152,6 +162,7 @@ def _retrieve(
             llm=llm,
             record=record,
             max_sensitivity=max_sensitivity,
+            perspective=perspective,
         )
         pack = mem.pack(r, query=text) if with_pack else None
     return r, pack
@@ -192,6 +203,7 @@ def retrieve(
     deep: Annotated[bool, typer.Option("--deep", help="Also search archived memories.")] = False,
     llm: LLMOpt = None,  # llm phases
     max_sensitivity: SensitivityOpt = None,
+    perspective: PerspectiveOpt = None,
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
@@ -199,7 +211,16 @@ def retrieve(
 ) -> None:
     """Retrieve the past episodes that matter for a new message."""
     r, _ = _retrieve(
-        text, recent, db, agent, config, limit, deep, llm=llm, max_sensitivity=max_sensitivity
+        text,
+        recent,
+        db,
+        agent,
+        config,
+        limit,
+        deep,
+        llm=llm,
+        max_sensitivity=max_sensitivity,
+        perspective=perspective,
     )
     print_json(_retrieval_json(r)) if as_json else _print_results(r)
 
@@ -211,6 +232,7 @@ def pack(
     recent: RecentOpt = None,
     llm: LLMOpt = None,  # llm phases
     max_sensitivity: SensitivityOpt = None,
+    perspective: PerspectiveOpt = None,
     db: DbOpt = None,
     agent: AgentOpt = None,
     config: ConfigOpt = None,
@@ -227,6 +249,7 @@ def pack(
         llm=llm,
         max_sensitivity=max_sensitivity,
         with_pack=True,
+        perspective=perspective,
     )
     if as_json:
         print_json({"pack": p.model_dump(mode="json"), "retrieval": _retrieval_json(r)})
