@@ -28,7 +28,15 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from .errors import ConfigError
 from .text import is_blank
@@ -64,6 +72,18 @@ class _Section(BaseModel):
     model_config = ConfigDict(
         extra="forbid", validate_assignment=True, allow_inf_nan=False, hide_input_in_errors=True
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _a_number_not_a_switch(cls, value: object, info: ValidationInfo) -> object:
+        """A number setting refuses true/false (pydantic would read ``max_retries = true``
+        as 1 and ``turn_deadline_s = true`` as 1.0 seconds)."""
+        if isinstance(value, bool) and info.field_name is not None:
+            annotation = cls.model_fields[info.field_name].annotation
+            kinds = typing.get_args(annotation) or (annotation,)
+            if bool not in kinds and any(k in (int, float) for k in kinds):
+                raise ValueError("a number, not true/false")
+        return value
 
 
 class RetrievalConfig(_Section):
@@ -163,13 +183,6 @@ class RetrievalConfig(_Section):
         default=0.8, ge=0.0, le=1.0
     )  # … and gets this share of their score
 
-    @field_validator("max_sensitivity", mode="before")
-    @classmethod
-    def _a_level_not_a_switch(cls, value: object) -> object:
-        if isinstance(value, bool):  # pydantic would read true as level 1
-            raise ValueError("a sensitivity level is 0, 1, 2 or 3, not true/false")
-        return value
-
 
 def api_key_text(value: str | None) -> str | None:
     """An API key as an HTTP header can carry it: without the white space around it (a
@@ -210,13 +223,24 @@ def masked_url(url: str) -> str:
     return url if at < 0 else url[:start] + "***" + url[at:]
 
 
+_SPACE = re.compile(r"\s")
+
+
+def model_name(value: str) -> str:
+    """A model's name without the white space around it; a blank one is a ValueError (every
+    request would name no model)."""
+    if not value.strip():
+        raise ValueError("a model's name, not an empty text")
+    return value.strip()
+
+
 def http_url(value: str | None) -> str | None:
     """A ``base_url`` as given, when it is an http(s) URL with a host (else a ValueError:
     ``localhost:11434/v1`` would fail only at the first request, after its retries)."""
-    if value is None or not value.strip():
-        return None if value is None else value
+    if value is None or not value.strip():  # ("" or "  ": unset, as a variable set empty is)
+        return None
     parts = urlsplit(value.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if parts.scheme not in ("http", "https") or not parts.netloc or _SPACE.search(parts.netloc):
         raise ValueError(
             f"{masked_url(value)!r} is not an http(s) URL; write e.g. http://localhost:11434/v1"
         )
@@ -268,6 +292,11 @@ class LLMConfig(_Section):
     def _a_key(cls, value: str | None) -> str | None:
         return api_key_text(value)
 
+    @field_validator("expansion_model", "rerank_model")
+    @classmethod
+    def _a_model(cls, value: str) -> str:
+        return model_name(value)
+
     @property
     def configured(self) -> bool:
         """Whether an endpoint is set (``base_url`` or ``api_key``, for api.openai.com)."""
@@ -296,6 +325,11 @@ class EmbedderConfig(_Section):
     @classmethod
     def _a_key(cls, value: str | None) -> str | None:
         return api_key_text(value)
+
+    @field_validator("model")
+    @classmethod
+    def _a_model(cls, value: str) -> str:
+        return model_name(value)
 
 
 LEVELS = 6
@@ -511,6 +545,7 @@ def _env_overrides(
     """The settings the ``MEMENGINE_*`` variables give, nested as in the file; each
     setting's variable is noted in ``origins``."""
     out: dict[str, Any] = {}
+    named: dict[tuple[str, ...], tuple[str, str]] = {}  # a setting's variable and its value
     for name, value in environ.items():
         if not name.startswith("MEMENGINE_") or name in _RESERVED:
             continue
@@ -521,6 +556,12 @@ def _env_overrides(
             path = tuple(part for part in rest.split("__") if part)
         if not path:
             continue
+        other = named.setdefault(path, (name, value))
+        if other[1] != value:  # (which would win hangs on the order of the environment)
+            raise ConfigError(
+                f"environment variables {other[0]} and {name} both set {'.'.join(path)}, "
+                "to different values: unset one"
+            )
         node = out
         for part in path[:-1]:
             node = node.setdefault(part, {})

@@ -98,6 +98,11 @@ def check_llm(config: Config) -> dict[str, tuple[bool, str]]:
             detail += f"; chose {chosen or 'nothing'} (expected 1 first)"
             if outcome.unknown_ids:
                 detail += f"; invented ids {outcome.unknown_ids}"
+            if outcome.malformed:
+                detail += f"; {outcome.malformed} item(s) of the wrong shape"
+            if not outcome.chosen and (outcome.unknown_ids or outcome.malformed):
+                ok = False  # as a turn reads it: nothing usable, the fast path's ranking
+                detail += "; nothing usable is left: turns would keep the fast path's ranking"
         checks["rerank"] = (ok, detail)
         # what the phases just used (known only once they ran)
         checks["response_format"] = (True, client.response_format_in_use)

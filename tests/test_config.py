@@ -286,3 +286,51 @@ def test_a_client_built_directly_checks_its_base_url_too() -> None:
         ChatClient(base_url="localhost:11434/v1")
     with pytest.raises(ConfigError, match="not an http"):
         OpenAIEmbedder(base_url="localhost:11434/v1", model="e")
+
+
+@pytest.mark.parametrize("section", ["llm", "embedder"])
+def test_a_blank_base_url_is_unset_and_a_host_with_a_space_is_refused(section: str) -> None:
+    var = f"MEMENGINE_{section.upper()}__BASE_URL"
+    assert getattr(load_config(None, environ={var: "   "}), section).base_url is None
+    assert not load_config(None, environ={var: " \t"}).llm.configured
+    with pytest.raises(ConfigError, match="not an http\\(s\\) URL"):
+        load_config(None, environ={var: "http://local host/v1"})
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ({"llm": {"max_retries": True}}, "max_retries"),
+        ({"llm": {"turn_deadline_s": True}}, "turn_deadline_s"),
+        ({"retrieval": {"max_sensitivity": True}}, "max_sensitivity"),
+        ({"lifecycle": {"keep_turns": False}}, "keep_turns"),
+    ],
+)
+def test_a_number_setting_refuses_true_and_false(setting: dict[str, object], value: str) -> None:
+    with pytest.raises(ConfigError, match=f"{value}.*not true/false"):
+        load_config(None, overrides=setting)
+    assert (
+        load_config(None, overrides={"llm": {"cache_expansions": False}}).llm.cache_expansions
+        is False
+    )
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"llm": {"rerank_model": ""}},
+        {"llm": {"expansion_model": "  "}},
+        {"embedder": {"model": ""}},
+    ],
+)
+def test_a_blank_model_name_is_refused(setting: dict[str, object]) -> None:
+    with pytest.raises(ConfigError, match="a model's name, not an empty text"):
+        load_config(None, overrides=setting)
+
+
+def test_two_variables_for_one_setting_must_agree() -> None:
+    both = {"MEMENGINE_LLM_BASE_URL": "http://a:1/v1", "MEMENGINE_LLM__BASE_URL": "http://b:2/v1"}
+    with pytest.raises(ConfigError, match=r"both set llm\.base_url, to different values"):
+        load_config(None, environ=both)
+    same = {"MEMENGINE_LLM_BASE_URL": "http://a:1/v1", "MEMENGINE_LLM__BASE_URL": "http://a:1/v1"}
+    assert load_config(None, environ=same).llm.base_url == "http://a:1/v1"

@@ -150,3 +150,17 @@ def test_think_blocks_around_text_whose_lower_case_is_longer() -> None:
     """İ lower-cases to two characters: the tags are found in the text itself."""
     reply = 'İ<think>İstanbul or İzmir?</think>{"expanded_queries": ["İstanbul trip"]}'
     assert parse_json_object(reply) == {"expanded_queries": ["İstanbul trip"]}
+
+
+def test_trailing_commas_are_repaired_only_within_the_scan_budget() -> None:
+    """The repair reads every character in Python: megabytes of broken JSON cost seconds
+    of a thread after its turn had moved on."""
+    from memengine.llm import jsonparse
+
+    small = '{"queries": ["a", "b",],}'
+    assert parse_json_object(small) == {"queries": ["a", "b"]}
+    padding = " " * jsonparse._SCAN_BUDGET
+    big = '{"queries": ["a", "b",],' + padding + "}"
+    assert jsonparse._loads(big) is jsonparse._FAIL
+    with pytest.raises(LLMResponseError, match="no valid JSON object"):
+        parse_json_object("```json\n" + big + "\n```")

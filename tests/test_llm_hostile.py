@@ -175,6 +175,27 @@ def test_an_expansion_reads_its_first_references_only() -> None:
     assert len(parsed.expanded_queries) == 5
 
 
+def test_a_bad_reference_drops_only_itself() -> None:
+    """One reference of an unknown type, or resolved to nothing, cost the whole expansion
+    (the turn searched its context query only, and cached nothing)."""
+    good = {"type": "Temporal", "surface": "last week", "resolved": "2026-05-01/2026-05-07"}
+    bad = [
+        {"type": "entity", "surface": "Juno", "resolved": "the dog"},
+        {"type": "anaphora", "surface": "it", "resolved": None},
+        {"type": "anaphora", "surface": "it"},
+        "it",
+    ]
+    parsed = parse_expansion(
+        {"expanded_queries": ["Juno vet appointment"], "detected_references": [*bad, good]}, "x"
+    )
+    assert parsed.expanded_queries == ["Juno vet appointment"]
+    assert [(r.type, r.surface) for r in parsed.detected_references] == [("temporal", "last week")]
+    assert parsed.temporal == parsed.detected_references
+    for refs in (None, {"type": "temporal"}, "last week"):
+        kept = parse_expansion({"expanded_queries": ["q"], "detected_references": refs}, "x")
+        assert kept.expanded_queries == ["q"] and kept.detected_references == []
+
+
 def embedder(srv: ScriptedOpenAI) -> OpenAIEmbedder:
     return OpenAIEmbedder(base_url=srv.base_url, model="e", timeout_s=2.0, max_retries=0)
 

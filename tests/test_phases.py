@@ -792,3 +792,23 @@ def test_expanded_queries_lose_a_models_control_characters() -> None:
 
     got = clean_queries(["dentist\x00 friday", "\x1b[31mred\x1b[0m", "\u202eabc", "\x00"], [], 5)
     assert got == ["dentist friday", "red", "abc"]
+
+
+def test_llm_check_fails_a_rerank_that_turns_would_drop(
+    srv: ScriptedOpenAI, clean_env: pytest.MonkeyPatch
+) -> None:
+    inventing = scripted_handler(0.0)
+
+    def handle(body: Any) -> ScriptedReply:
+        reply = inventing(body)
+        data = json.loads(reply.content or "{}")
+        if "relevant_episodes" in data:  # ids it was not shown
+            data["relevant_episodes"] = [{"id": 999, "relevance": "high", "reason": "x"}]
+        return ScriptedReply(content=json.dumps(data))
+
+    srv.chat_handler = handle
+    clean_env.setenv("MEMENGINE_LLM_BASE_URL", srv.base_url)
+    result = CliRunner().invoke(app, ["llm-check", "--json"])
+    assert result.exit_code == 1, result.output
+    ok, detail = json.loads(result.output)["checks"]["rerank"]
+    assert not ok and "invented ids [999]" in detail and "nothing usable is left" in detail

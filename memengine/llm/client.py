@@ -32,7 +32,7 @@ import openai
 
 from ..config import LLMConfig, masked_url
 from ..errors import ConfigError, LLMError, LLMResponseError, LLMTimeout
-from ..http_deadline import http_client
+from ..http_deadline import ReplyTooLarge, http_client
 from ..http_retry import (
     DEFAULT_BASE_URL,
     PLACEHOLDER_API_KEY,
@@ -273,7 +273,7 @@ class ChatClient:
             except openai.APIConnectionError as exc:
                 if self._closed:  # closed under the call: its socket went away
                     raise LLMError(f"the chat client for {self.shown_url} has been closed") from exc
-                if is_connect_failure(exc):
+                if is_connect_failure(exc) or has_cause(exc, ReplyTooLarge):  # (again: the same)
                     raise LLMError(self._connect_message(exc)) from exc
                 retries = self._backoff_or_raise(exc, retries, deadline, model, attempts)
                 continue
@@ -445,6 +445,9 @@ class ChatClient:
         )
 
     def _connect_message(self, exc: openai.APIConnectionError) -> str:
+        if has_cause(exc, ReplyTooLarge):
+            cause = exc.__cause__ or exc.__context__
+            return f"LLM endpoint {self.shown_url} sent a reply it cannot read: {cause}"
         if has_cause(exc, ConnectionRefusedError):
             return f"LLM endpoint {self.shown_url} refused the connection"
         return f"cannot connect to LLM endpoint {self.shown_url}: {describe(exc)}"

@@ -108,11 +108,15 @@ _FAIL: Any = object()
 
 def _loads(candidate: str) -> Any:
     """json.loads, then once more without trailing commas; ``_FAIL`` if both fail (or the
-    nesting is too deep to parse)."""
+    nesting is too deep to parse). A text longer than :data:`_SCAN_BUDGET` is not
+    repaired: the repair reads every character in Python (megabytes of broken JSON would
+    cost seconds of a thread, holding the GIL, after its turn has moved on)."""
     try:
         return json.loads(candidate)
     except (ValueError, RecursionError):  # RecursionError: nested past the stack's depth
         pass
+    if len(candidate) > _SCAN_BUDGET:
+        return _FAIL
     fixed = _strip_trailing_commas(candidate)
     if fixed == candidate:
         return _FAIL

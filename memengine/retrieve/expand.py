@@ -23,13 +23,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Message
-from ..text import Language, strip_controls
+from ..text import Language, is_blank, strip_controls
 
 __all__ = [
     "EXPANSION_SCHEMA",
@@ -60,6 +60,11 @@ class DetectedReference(BaseModel):
     type: ReferenceType
     surface: str
     resolved: str
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _any_case(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
 
 class Expansion(BaseModel):
@@ -168,7 +173,7 @@ def format_recent(
     labels = _LABELS[lang]
     lines = []
     for m in list(recent)[-2 * turns :]:
-        if not m.text.strip():
+        if is_blank(m.text):
             continue
         who = labels["partner"] if m.role == "partner" else labels["user"]
         lines.append(f"{who}: {_squash(m.text, chars)}")
@@ -235,12 +240,29 @@ def parse_expansion(data: Any, text: str, max_queries: int = MAX_EXPANDED_QUERIE
             else v
             for k, v in data.items()
         }
+        if "detected_references" in data:  # a bad one (or null) drops only itself
+            refs = data["detected_references"]
+            data["detected_references"] = _readable_references(
+                refs if isinstance(refs, list) else []
+            )
     try:
         parsed = Expansion.model_validate(data)
     except ValidationError as exc:
         raise wrong_shape(exc) from exc
     queries = clean_queries(parsed.expanded_queries, [text], min(max_queries, MAX_EXPANDED_QUERIES))
     return parsed.model_copy(update={"expanded_queries": queries})
+
+
+def _readable_references(items: list[Any]) -> list[DetectedReference]:
+    """The references of a Phase 1 reply that have the right shape (an unknown type, or
+    one resolved to nothing, is left out; the queries beside it still count)."""
+    out: list[DetectedReference] = []
+    for raw in items:
+        try:
+            out.append(DetectedReference.model_validate(raw))
+        except ValidationError:
+            continue
+    return out
 
 
 def wrong_shape(exc: ValidationError) -> LLMResponseError:
