@@ -259,8 +259,13 @@ def dense_query(text: str) -> str:
     return " ".join(words) or text.strip()
 
 
+_MARKS = re.compile("[\u0300-\u036f]")
+"""Combining diacritical marks (a letter with no precomposed form: n̈): the full-text index
+drops them inside the word (``remove_diacritics 2``), where ``\\w`` would split it."""
+
+
 def _latin_terms(chunk: str, push: Callable[[str], None]) -> None:
-    for word in _WORD.findall(chunk):
+    for word in _WORD.findall(_MARKS.sub("", chunk)):
         word = word.replace("’", "'")
         if word in ENGLISH_STOPWORDS:
             continue

@@ -40,6 +40,9 @@ TIME, QUANTITY = AnswerType.time, AnswerType.quantity
         ("いつか行ってみたい", set()),  # "someday"
         ("てかあいつ、前のライブでなんかやらかしてたよな", set()),  # あいつ "that guy"
         ("そいつ、いつ来るって?", {TIME}),
+        ("When's Maja's wedding?", {TIME}),  # "when's" was no time question
+        ("When’s the dentist again?", {TIME}),
+        ("いつから猫を飼ってるんだっけ？", {TIME}),  # nor いつから
         ("", set()),
     ],
 )

@@ -198,6 +198,16 @@ def test_a_variation_selector_or_a_joiner_does_not_split_a_word(mem: Memory) -> 
     assert _bm25_ids(mem, f"{ivs}の話")[0] == exact
 
 
+def test_a_letter_with_a_combining_mark_is_one_word(mem: Memory) -> None:
+    """n̈ has no precomposed form: the index dropped the mark (spinal), the query split the
+    word at it (spin, al), so the exact text was never a full-text hit."""
+    exact = mem.add_exchange("We saw Spin\u0308al Tap live", "what a night", occurred_at=T0)
+    mem.add_exchange("We saw a band live", "nice", occurred_at=T0)
+    assert query_terms("Spin\u0308al Tap") == ["spinal", "tap"]
+    assert _bm25_ids(mem, "Spin\u0308al")[0] == exact
+    assert _bm25_ids(mem, "spinal")[0] == exact
+
+
 def test_tokens_and_cuts_count_what_a_reader_sees() -> None:
     """Japanese punctuation, full-width letters and emoji counted a quarter token each; a
     cut could end between a flag's halves or after a joiner."""

@@ -147,6 +147,20 @@ def test_text_that_shows_nothing_is_empty(mem: Memory) -> None:
     assert mem.get(reply_only).user_text is None  # a side that shows nothing is no side
 
 
+def test_a_message_that_shows_nothing_leaves_the_decision_to_the_conversation(
+    mem: Memory,
+) -> None:
+    """An empty message deferred to the recent conversation, a zero-width one was small talk."""
+    mem.add_exchange("うちの猫のきなこ、今日も元気", "よかったね")
+    recent = ["猫の話、覚えてる？", "\u200b"]  # a blank recent message is no message either
+    empty = mem.retrieve("", recent=recent)
+    for blank in ("\u200b", "\u200b\u200d\ufeff", "ㅤ"):
+        r = mem.retrieve(blank, recent=recent)
+        assert r.signals["asks"] == empty.signals["asks"] == 1.0
+        assert r.should_inject == empty.should_inject
+        assert r.queries == empty.queries and "\u200b" not in r.queries[0]
+
+
 def test_one_agent_name_typed_two_ways_is_one_agent(mem: Memory) -> None:
     composed, decomposed = "がく", "か\u3099く"  # が as one code point, then as two
     mem.add("ギターを始めた", agent=decomposed)

@@ -284,3 +284,53 @@ def test_a_retrieval_reads_relative_days_in_the_zone_of_its_now(tmp_path: Path) 
         assert in_tokyo.time_window[0] == datetime(2026, 3, 9, tzinfo=tokyo)
         with pytest.raises(InvalidInput, match="now is a datetime"):
             mem.retrieve("昨日は？", now="2026-03-10")  # type: ignore[arg-type]
+
+
+JAN = datetime(2026, 1, 20, 12, tzinfo=JST)
+XMAS_EVE = datetime(2026, 12, 24, 10, tzinfo=JST)
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "expected"),
+    [
+        # in January this winter began last December: 去年の冬 is the winter before it
+        ("去年の冬どこ行ったっけ", JAN, (d(2024, 12, 1), d(2025, 3, 1))),
+        ("一昨年の冬", JAN, (d(2023, 12, 1), d(2024, 3, 1))),
+        ("今年の冬", JAN, (d(2025, 12, 1), JAN)),
+        ("去年の冬", d(2026, 6, 1), (d(2025, 12, 1), d(2026, 3, 1))),
+        # "since" and から point back: a month or day still to come this year is last year's
+        ("since December", JAN, (d(2025, 12, 1), JAN)),
+        ("12月から", JAN, (d(2025, 12, 1), JAN)),
+        ("12月以来ずっと", JAN, (d(2025, 12, 1), JAN)),
+        ("12月3日から", JAN, (d(2025, 12, 3), JAN)),
+        ("since Dec 3", JAN, (d(2025, 12, 3), JAN)),
+        ("in December", JAN, None),  # a plan, as before
+        # "last Christmas" is the latest one that is over
+        ("last Christmas", XMAS_EVE, (d(2025, 12, 24), d(2025, 12, 26))),
+        ("last Christmas", d(2026, 12, 26), (d(2026, 12, 24), d(2026, 12, 26))),
+        ("last new year's eve", JAN, (d(2025, 12, 31), d(2026, 1, 1))),
+        # "N … ago" past 200 of a unit
+        ("300 days ago", JAN, (d(2025, 3, 25), d(2025, 3, 28))),
+        ("300日前", JAN, (d(2025, 3, 25), d(2025, 3, 28))),
+        ("1000 years ago", JAN, None),
+    ],
+)
+def test_windows_at_the_turn_of_the_year(
+    text: str, now: datetime, expected: tuple[datetime, datetime] | None
+) -> None:
+    assert parse_time_window(text, now) == expected
+
+
+def test_a_reversed_iso_range_of_the_llm_is_no_date() -> None:
+    """ "2026-05-31/2026-05-01" was read word by word: a window on 31 May."""
+    from memengine.retrieve.expand import DetectedReference
+    from memengine.retrieve.turn import llm_window
+
+    reversed_range = DetectedReference(
+        type="temporal", surface="then", resolved="2026-05-17/2026-05-11"
+    )
+    assert llm_window([reversed_range], NOW) is None
+    last_week = DetectedReference(
+        type="temporal", surface="last week", resolved="2026-05-17/2026-05-11"
+    )
+    assert llm_window([last_week], NOW) == (d(2026, 5, 11), d(2026, 5, 18))

@@ -16,7 +16,7 @@ Two kinds, in English and Japanese:
   「いくら」「どのくらい」「何回」「何泊」「何グラム」; carried by any numeral (digits,
   number words, kanji numerals that count something: 八回, 二泊, 三千).
 
-"When" only asks when an auxiliary follows it ("when was…", "when am I…"),
+"When" only asks when an auxiliary follows it ("when was…", "when's…", "when am I…"),
 so "back when I was…" asks nothing; 「いつも」「いつでも」 and the 「いつ」 of 「あいつ」 are not
 「いつ」.
 """
@@ -39,17 +39,18 @@ class AnswerType(str, Enum):
 
 _AUX = r"is|was|were|are|am|did|do|does|will|would|should|can|could|has|have|had"
 _EN_TIME_Q = re.compile(
-    rf"\bwhen (?:{_AUX})\b|\bwhen\s*\?|\bwhat (?:date|day|time|month|year|week)\b"
+    rf"\bwhen (?:{_AUX})\b|\bwhen['’](?:s|re|ll|d)\b|\bwhen\s*\?"
+    r"|\bwhat (?:date|day|time|month|year|week)\b"
     r"|\bwhich (?:date|day|month|year|week|weekend)\b|\bhow long ago\b"
 )
 _EN_QUANTITY_Q = re.compile(
     r"\bhow (?:much|many|far|long|old|often|big|tall|heavy|fast|expensive)\b"
     r"|\bwhat (?:number|price|percentage|score|amount|size|temperature|distance|cost)\b"
 )
-# いつ, but not いつも/いつでも/いつの間に, nor いつか "someday" (いつかしら/いつかな ask), nor the
-# いつ of あいつ/こいつ/そいつ/どいつ ("that guy")
+# いつ, but not いつも/いつでも/いつの間に, nor いつか "someday" (いつかしら/いつかな ask, as
+# いつから "since when" does), nor the いつ of あいつ/こいつ/そいつ/どいつ ("that guy")
 _JA_TIME_Q = re.compile(
-    r"(?<![あこそど])いつ(?!も|の間|でも|か[^しな])|何日|何月|何時|何曜|何年|日付|日程"
+    r"(?<![あこそど])いつ(?!も|の間|でも|か[^しなら])|何日|何月|何時|何曜|何年|日付|日程"
 )
 _JA_COUNTERS = (
     "円|人|回|歳|才|泊|個|本|枚|度|分|杯|冊|匹|点|番|件|台|階|位|週|秒|倍|年|日|時間"

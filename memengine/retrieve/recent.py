@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..models import Episode, EpisodeKind, Message
-from ..text import scrub
+from ..text import is_blank, scrub
 
 __all__ = [
     "LOOKBACK_SLACK",
@@ -97,7 +97,7 @@ def conversation(recent: Sequence[Message], text: str) -> list[Message]:
     not conversation) and without a last user message that is ``text`` itself (a history
     that already holds the message being answered). The query, the language guess and
     the LLM prompts read this; the stored turns ``recent`` repeats are found in all of it."""
-    said = [m for m in recent if m.role != "system" and m.text.strip()]
+    said = [m for m in recent if m.role != "system" and not is_blank(m.text)]
     if said and said[-1].role == "user" and said[-1].text.strip() == text.strip():
         said.pop()
     return said

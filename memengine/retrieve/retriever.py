@@ -24,7 +24,7 @@ from ..errors import EmbeddingError
 from ..models import Message, Relevance, Retrieval, Retrieved
 from ..store.database import Store
 from ..store.filters import Filters
-from ..text import Language, guess_language
+from ..text import Language, guess_language, is_blank
 from .adapt import dense_spread, list_scales, reweight
 from .answer_type import asked_types
 from .coverage import (
@@ -61,7 +61,7 @@ def context_query(text: str, said: Sequence[Message], turns: int, max_chars: int
     messages fill the room left, the newest first, each cut to its first
     :data:`RECENT_MESSAGE_CHARS`, so a long paste two messages back neither pushes the
     question out nor drowns it."""
-    new = text.strip()[:max_chars]
+    new = "" if is_blank(text) else text.strip()[:max_chars]  # (a zero-width space: nothing)
     messages = [m.text.strip() for m in said]
     parts = [new]
     room = max_chars - len(new)
@@ -227,13 +227,13 @@ class Retriever:
         not made within ``embed_deadline_s``: a note in ``degraded`` says so). What it
         read goes to ``signals``."""
         cfg = self.config
-        asks = asks_memory(text) or not text.strip()  # an empty message leaves it to the context
+        asks = asks_memory(text) or is_blank(text)  # an empty message leaves it to the context
         decided = should_inject(candidates, cfg, asks=asks, lexical_only=lexical_only)
         if signals is not None:
             signals["asks"] = float(asks)
             signals["evidence"] = float(evidence_found(candidates, cfg))
             signals["top_cosine"] = round(top_cosine(candidates, cfg), 4)
-        if decided and asks and text.strip() and cfg.coverage_min > 0 and not lexical_only:
+        if decided and asks and not is_blank(text) and cfg.coverage_min > 0 and not lexical_only:
             t1 = time.perf_counter()
             try:
                 value = self.coverage(text, candidates)

@@ -130,11 +130,16 @@ def _this_season(name: str, now: datetime) -> Window | None:
     return window if window[0] <= now else None
 
 
-def _this_year_date(month: int, day: int, now: datetime) -> Window | None:
+def _this_year_date(month: int, day: int, now: datetime, *, since: bool = False) -> Window | None:
     """That day of this year, or None when it is still to come (a plan, not a memory:
-    "the wedding is on June 20" must not search last June)."""
+    "the wedding is on June 20" must not search last June); after "since" (or before から),
+    which only points back, a day still to come is last year's ("since 3 December" said in
+    January)."""
+    year = now.year
     try:
-        d = date(now.year, month, day)
+        if since and _midnight(date(year, month, day), now) > now:
+            year -= 1
+        d = date(year, month, day)
     except ValueError:
         return None
     return _days(d, d, now) if _midnight(d, now) <= now else None
@@ -272,8 +277,12 @@ def _last_weekend(_: re.Match[str], now: datetime) -> Window | None:
     return _days(monday - timedelta(days=2), monday - timedelta(days=1), now)
 
 
+_AGO_MAX = {"day": 73_000, "week": 10_400, "month": 2_400, "year": 200}
+"""The most of each unit "N … ago" is read for: about 200 years."""
+
+
 def _ago(unit: str, n: int, now: datetime) -> Window | None:
-    if n <= 0 or n > 200:
+    if n <= 0 or n > _AGO_MAX[unit]:
         return None
     if unit == "day":
         d = _today(now) - timedelta(days=n)
@@ -339,10 +348,12 @@ def _ja_season(m: re.Match[str], now: datetime) -> Window | None:
     prefix = m.group("p") or ""
     if prefix[:-1].isdigit():  # 2025年の夏 (令和7年の夏)
         return _season(name, int(prefix[:-1]), now)
+    # in January and February this winter began last year: 去年の冬 is the one before it
+    current = 1 if name == "winter" and now.month <= 2 else 0
     if prefix in ("去年", "昨年"):
-        return _season(name, now.year - 1, now)
+        return _season(name, now.year - 1 - current, now)
     if prefix in ("一昨年", "おととし"):
-        return _season(name, now.year - 2, now)
+        return _season(name, now.year - 2 - current, now)
     if prefix == "今年":
         return _this_season(name, now)
     if prefix == "この前の":
@@ -363,7 +374,9 @@ def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
         return None
     prefix = m.groupdict().get("p")
     if prefix is None:
-        return _month(now.year, month, now) if month <= now.month else None
+        if month <= now.month:
+            return _month(now.year, month, now)
+        return _month(now.year - 1, month, now) if _since_at(m) else None  # 12月から in January
     if prefix.endswith("年") and prefix[:-1].isdigit():
         year = int(prefix[:-1])
     else:
@@ -389,7 +402,7 @@ def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
         return _days(d, d, now)
     if not 1 <= month <= 12:
         return None
-    return _this_year_date(month, day, now)
+    return _this_year_date(month, day, now, since=_since_at(m))
 
 
 def _ja_year(m: re.Match[str], now: datetime) -> Window | None:
@@ -406,10 +419,11 @@ def _en_month(m: re.Match[str], now: datetime) -> Window | None:
     if prefix == "last":
         year = now.year if month < now.month else now.year - 1
         return _month(year, month, now)
-    if month > now.month:  # "in June" said in May: a plan, not a memory
+    since = prefix == "since" or _since_at(m)
+    if month > now.month and not since:  # "in June" said in May: a plan, not a memory
         return None
-    start, end = _month(now.year, month, now)
-    return (start, now) if prefix == "since" else (start, end)
+    start, end = _month(now.year if month <= now.month else now.year - 1, month, now)
+    return (start, now) if since else (start, end)
 
 
 def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
@@ -422,7 +436,7 @@ def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
         except ValueError:
             return None
         return _days(d, d, now)
-    return _this_year_date(month, day, now)
+    return _this_year_date(month, day, now, since=_since_at(m))
 
 
 _DATE_BEFORE = re.compile(r"\b(?:on|by|until|till|since|before|after)\s+$")
@@ -514,6 +528,18 @@ def _holiday_in(kind: str, year: int, now: datetime) -> Window | None:
     (m1, d1), (m2, d2) = _HOLIDAYS[kind]
     start = date(year, m1, d1)
     return _days(start, date(year, m2, d2), now) if _midnight(start, now) <= now else None
+
+
+def _last_holiday(kind: str) -> Callable[[re.Match[str], datetime], Window | None]:
+    """ "last Christmas": the latest occurrence that is over (on 24 December, a year ago)."""
+
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        this_year = _holiday_in(kind, now.year, now)
+        if this_year is not None and this_year[1] <= now:
+            return this_year
+        return _holiday_in(kind, now.year - 1, now)
+
+    return rule
 
 
 def _latest_holiday(kind: str) -> Callable[[re.Match[str], datetime], Window | None]:
@@ -678,6 +704,9 @@ _RULES: list[Rule] = [
         ),
         _holiday_of_year,
     ),
+    (re.compile(r"\blast (?:christmas|xmas)\b"), _last_holiday("christmas")),
+    (re.compile(r"\blast new year'?s eve\b"), _last_holiday("new_years_eve")),
+    (re.compile(r"\blast new year'?s?(?: day)?\b"), _last_holiday("new_year")),
     (
         re.compile(rf"\b(?P<n>{_EN_NUM}) years? ago,? in (?P<m>{_MONTH_RE})\b"),
         _month_years_ago,
@@ -756,6 +785,14 @@ _SINCE_JA = re.compile(r"\s*(?:から|以来|以降)")
 _SINCE_REACH = 40
 """How far before an expression "since" is looked for (the words between are spaces)."""
 
+
+def _since_at(m: re.Match[str]) -> bool:
+    """Whether the expression ``m`` is one "since" (before it) or から/以来/以降 (after it)
+    points back from: its window then runs until now."""
+    before = _SINCE_EN.search(m.string, max(0, m.start() - _SINCE_REACH), m.start())
+    return before is not None or _SINCE_JA.match(m.string, m.end()) is not None
+
+
 MAX_TIME_TEXT = 2000
 """How much of a text is read for time expressions by default (a turn reads as much as its
 search does, ``[retrieval] max_query_chars``)."""
@@ -809,8 +846,7 @@ def _found(norm: str, now: datetime) -> list[TimeExpression]:
             if window is None:
                 continue
             start, end = window
-            since = _SINCE_EN.search(norm, max(0, m.start() - _SINCE_REACH), m.start())
-            if since or _SINCE_JA.match(norm, m.end()):
+            if _since_at(m):
                 end = now
             end = min(end, now)
             if start >= end:
@@ -873,6 +909,13 @@ def parse_iso_range(value: str, now: datetime) -> Window | None:
     if start >= end or start.year < 1900:  # 0001-01-01/…: all time, not a window
         return None
     return start, end
+
+
+def is_iso_range(value: str) -> bool:
+    """Whether ``value`` is written as an ISO range (``2026-05-31/2026-05-01``), whether or
+    not :func:`parse_iso_range` gives it a window: a reversed one or one in the future is
+    no time expression to read word by word either."""
+    return isinstance(value, str) and _ISO_RANGE.match(_normalise(value)) is not None
 
 
 def union(windows: Iterable[Window | None]) -> Window | None:

@@ -50,7 +50,15 @@ from .pool import Pool
 from .recent import conversation
 from .rerank import Reranker, RerankOutcome
 from .retriever import context_query, fast_results, turn_language
-from .temporal import Window, parse_iso_range, parse_time_window, union, widen, window_filters
+from .temporal import (
+    Window,
+    is_iso_range,
+    parse_iso_range,
+    parse_time_window,
+    union,
+    widen,
+    window_filters,
+)
 
 __all__ = ["Decide", "LLMTurn", "PhaseStatus", "Reach", "Refine", "TurnTrace", "llm_window"]
 
@@ -133,11 +141,10 @@ def llm_window(references: Sequence[DetectedReference], now: datetime) -> Window
     for ref in references:
         if ref.type != "temporal":
             continue
-        windows.append(
-            parse_iso_range(ref.resolved, now)
-            or parse_time_window(ref.resolved, now)
-            or parse_time_window(ref.surface, now)
-        )
+        resolved = parse_iso_range(ref.resolved, now)
+        if resolved is None and not is_iso_range(ref.resolved):  # (a reversed range: no date)
+            resolved = parse_time_window(ref.resolved, now)
+        windows.append(resolved or parse_time_window(ref.surface, now))
     return union(windows)
 
 
