@@ -164,13 +164,13 @@ def checked_episode(ep: NewEpisode, *, copied: bool = False) -> NewEpisode:
             "reply_text": reply,
             "content": content,
             "tags": tags,  # a tag given twice is one tag; one that shows nothing is none
-            "occurred_at": in_span(ensure_aware(ep.occurred_at), "occurred_at"),
+            "occurred_at": in_span(ensure_aware(ep.occurred_at), "occurred_at", clamp=copied),
             "created_at": None
             if ep.created_at is None
-            else in_span(ensure_aware(ep.created_at), "created_at"),
+            else in_span(ensure_aware(ep.created_at), "created_at", clamp=copied),
             "decayed_at": None
             if ep.decayed_at is None
-            else in_span(ensure_aware(ep.decayed_at), "decayed_at"),
+            else in_span(ensure_aware(ep.decayed_at), "decayed_at", clamp=copied),
         }
     )
 
@@ -504,12 +504,16 @@ def moment(value: object, what: str) -> datetime:
     return in_span(ensure_aware(value), what)
 
 
-def in_span(value: datetime, what: str) -> datetime:
-    """``value`` (aware) if it lies from :data:`EARLIEST` to :data:`LATEST`, else InvalidInput."""
+def in_span(value: datetime, what: str, *, clamp: bool = False) -> datetime:
+    """``value`` (aware) if it lies from :data:`EARLIEST` to :data:`LATEST`, else InvalidInput;
+    with ``clamp`` (a time copied as an earlier version stored it: year 1 or 9999), the
+    nearer of the two instead."""
     try:
         inside = EARLIEST <= value.astimezone(timezone.utc) <= LATEST
-    except OverflowError:
+    except OverflowError:  # past Python's years once in UTC
         inside = False
+    if not inside and clamp:
+        return EARLIEST if value.year < EARLIEST.year + 1 else LATEST
     if not inside:
         raise InvalidInput(
             f"{what} {value.isoformat()} is outside the times a memory keeps "

@@ -104,6 +104,12 @@ def _check_file(
         f"in-memory vector index: {report.stale_vector_index[:10]}, "
         f"vector chunk index: {report.chunk_index}, vectors a search skips: "
         f"{report.hidden_vectors[:10]}, sqlite: {report.sqlite_check}"
+        + (
+            f", rows that do not read back: {report.unreadable[:10]} (`memengine export "
+            "--salvage` saves every episode that still reads)"
+            if report.unreadable
+            else ""
+        )
     )
     checks["consistency"] = (report.ok, detail)
     checks["vector layout"] = _layout_check(mem.stats())

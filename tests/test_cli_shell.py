@@ -281,6 +281,42 @@ def test_an_interrupted_import_says_what_it_kept_and_can_be_finished(
     }
 
 
+def test_an_import_stopped_by_another_writer_says_what_it_kept(tmp_path: Path) -> None:
+    """A batch that failed (another writer held the file past the wait) ended the import
+    with one line: the batches before it stayed, unsaid, and a plain rerun doubled them."""
+    src = tmp_path / "many.jsonl"
+    with src.open("w", encoding="utf-8") as fh:
+        for i in range(1, 4001):
+            line = {"id": i, "kind": "fact", "content": f"note {i} on the garden", "agent": "a"}
+            fh.write(json.dumps({**line, "occurred_at": "2025-01-01T00:00:00Z"}) + "\n")
+    db = tmp_path / "into.db"
+    proc = subprocess.Popen(
+        _cli("import", str(src), "--db", str(db)),
+        env=_env(MEMENGINE_WRITE_WAIT_S="0.3"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while _count(db) < 256 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    holder = sqlite_module().connect(str(db), isolation_level=None, timeout=10)
+    holder.execute("BEGIN IMMEDIATE")  # another program's write, held past the wait
+    try:
+        proc.wait(timeout=60)
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    _, err = proc.communicate(timeout=10)
+    kept = _count(db)
+    if proc.returncode == 0:  # it finished first: nothing was stopped
+        pytest.skip("the import ended before the other writer took the file")
+    assert proc.returncode == 1 and b"Traceback" not in err
+    said = err.decode()
+    assert f"stopped: {kept:,} episodes were imported (of the file's 4,000) and are kept" in said
+    assert "--skip-existing" in said and "locked" in said
+    assert said.index("stopped:") < said.index("error:")
+
+
 def _count(db: Path) -> int:
     if not db.exists():
         return 0

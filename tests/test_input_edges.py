@@ -4,6 +4,7 @@ nothing; odd but valid text gets an answer. Real SQLite + sqlite-vec + FTS5."""
 from __future__ import annotations
 
 import math
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -429,6 +430,24 @@ def test_an_export_of_an_older_file_with_such_fields_imports_as_it_was(
         assert len(copy.import_(again)) == 2
     with Memory.open(tmp_path / "other.db", embedder=HashEmbedder()) as other:
         assert len(other.add_many([mem.get(i) for i in ids])) == 2  # Episodes, as they were
+
+
+def test_an_export_of_times_an_older_version_stored_imports_at_the_span_s_edge(
+    mem: Memory, tmp_path: Path
+) -> None:
+    """Older versions stored years 1 and 9999: their files opened and exported, and the
+    export was refused whole on import."""
+    dump = tmp_path / "old.jsonl"
+    lines = [
+        '{"kind": "fact", "content": "the first", "occurred_at": "0001-01-01T00:00:00+00:00"}',
+        '{"kind": "fact", "content": "the last", "occurred_at": "9999-12-31T12:00:00-05:00"}',
+    ]
+    dump.write_text("\n".join(lines) + "\n")
+    first, last = mem.import_(dump)
+    assert mem.get(first).occurred_at == args.EARLIEST
+    assert mem.get(last).occurred_at == args.LATEST
+    with pytest.raises(InvalidInput, match="outside the times a memory keeps"):
+        mem.add("a new one", occurred_at=datetime(1, 1, 1, tzinfo=timezone.utc))
 
 
 def test_an_export_path_with_a_nul_is_invalid_input(mem: Memory) -> None:

@@ -15,9 +15,18 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memengine import DamagedDatabase, FixedClock, Memory, NewEpisode, salvage_file
+from memengine import (
+    Config,
+    DamagedDatabase,
+    FixedClock,
+    Memory,
+    NewEpisode,
+    StoreError,
+    salvage_file,
+)
 from memengine.arguments import MAX_KEPT_ID
 from memengine.cli import app
+from memengine.diagnostics import diagnose
 from memengine.store.connect import sqlite_module
 from memengine.store.salvage import SalvageReport, id_ranges
 
@@ -217,6 +226,33 @@ def test_a_row_changed_outside_memengine_is_a_clear_error_and_salvage_skips_it(
     assert saved == [ids[0], ids[2], ids[4]]
 
 
+def test_the_check_reads_every_row_back(tmp_path: Path) -> None:
+    """A byte changed inside a row passes SQLite's page check: `doctor` said the file was
+    fine while export and search failed on it, with the driver's own words."""
+    path = tmp_path / "bytes.db"
+    with Memory.open(path, embedder=HashEmbedder()) as m:
+        ids = m.add_many(word_episodes(5, "alice"))
+        m.add("I like green tea", metadata={"source": "UNIQUEMARK"})
+        assert m.check().ok and m.check().unreadable == []
+    conn = sqlite_module().connect(str(path))
+    with conn:  # what no memengine call writes: text that is not UTF-8, a bad date
+        conn.execute(
+            "UPDATE episodes SET metadata = CAST(X'FFFE7B7D' AS TEXT) WHERE id = ?", (ids[1],)
+        )
+        conn.execute("UPDATE episodes SET occurred_at = 'yesterday' WHERE id = ?", (ids[3],))
+    conn.close()
+    with Memory.open(path, embedder=HashEmbedder()) as m:
+        report = m.check()
+        assert not report.ok and report.unreadable == [ids[1], ids[3]]
+        assert report.sqlite_check == "ok"  # what SQLite's own check does not see
+        with pytest.raises(DamagedDatabase, match="a stored text is no longer UTF-8"):
+            m.get(ids[1])
+        with pytest.raises(DamagedDatabase, match="export --salvage"):
+            m.export(io.StringIO())
+    ok, detail = diagnose(Config.model_validate({"db": str(path)}))["checks"]["consistency"]
+    assert not ok and f"rows that do not read back: [{ids[1]}, {ids[3]}]" in detail
+
+
 def test_a_file_cut_short_is_salvaged_up_to_the_cut(
     sound: Path, tmp_path: Path, cli_env: None
 ) -> None:
@@ -232,3 +268,18 @@ def test_a_file_cut_short_is_salvaged_up_to_the_cut(
     saved = _ids(out.getvalue())
     assert TOTAL // 2 < report.episodes == len(saved) < TOTAL and not report.complete
     assert saved == sorted(saved) and set(saved) <= set(range(1, TOTAL + 1))
+
+
+def test_a_salvage_that_cannot_read_says_so_without_advising_a_salvage(
+    sound: Path, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    with pytest.raises(StoreError, match="holds no memengine episodes table"):
+        salvage_file(empty, io.StringIO())
+    stub = tmp_path / "stub.db"
+    stub.write_bytes(sound.read_bytes()[: 2 * PAGE])  # the schema's page, little else
+    with pytest.raises(DamagedDatabase) as caught:
+        salvage_file(stub, io.StringIO())
+    assert "export --salvage" not in str(caught.value)
+    assert "restore a backup" in str(caught.value)

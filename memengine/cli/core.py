@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from datetime import datetime
@@ -13,7 +14,7 @@ from rich.table import Table
 
 from ..arguments import MAX_EPISODE_CHARS, checked_episode, episode_kind, new_episode
 from ..clock import SystemClock, parse_iso
-from ..errors import InvalidInput
+from ..errors import InvalidInput, StoreError
 from ..text import counted, has_surrogate
 
 if TYPE_CHECKING:
@@ -276,15 +277,22 @@ def _import_read(
             if isinstance(stop, KeyboardInterrupt):
                 raise typer.Exit(130) from None
             raise
+        except StoreError:  # a batch failed (its error is printed after this): say what
+            with contextlib.suppress(StoreError):  # the batches before it kept
+                written = mem.store.count() - before
+                if written > 0:
+                    _interrupted_import(written, len(read.episodes), why="stopped")
+            raise
 
 
-def _interrupted_import(written: int, total: int) -> None:
-    """Say what an interrupted import kept: the batches written before the interrupt."""
+def _interrupted_import(written: int, total: int, why: str = "interrupted") -> None:
+    """Say what an interrupted (or ``why`` else stopped) import kept: the batches written
+    before it stopped."""
     said = (
-        f"interrupted: {written:,} episodes were imported (of the file's {total:,}) and are "
+        f"{why}: {written:,} episodes were imported (of the file's {total:,}) and are "
         "kept; run the same import again with --skip-existing to add the rest"
-        if written
-        else f"interrupted before its first batch: none of the file's {total:,} episodes "
+        if written > 0
+        else f"{why} before its first batch: none of the file's {total:,} episodes "
         "was imported; run the same import again"
     )
     err_console.print(said, highlight=False, soft_wrap=True)

@@ -647,6 +647,8 @@ def _damaged(exc: Exception) -> StoreError | None:
     msg = str(exc)
     if "malformed" in msg or "not a database" in msg:
         return _damaged_error(msg)
+    if "Could not decode to UTF-8" in msg:  # text memengine wrote, no longer UTF-8
+        return _damaged_error(f"a stored text is no longer UTF-8: {msg[:200]}")
     return None
 
 

@@ -1,6 +1,6 @@
-"""The consistency check behind ``memengine doctor``: SQLite's page check, then every
-episode against its vector, its vector filter columns, the in-memory vector index and
-the full-text index."""
+"""The consistency check behind ``memengine doctor``: SQLite's page check, every episode
+row read back, then every episode against its vector, its vector filter columns, the
+in-memory vector index and the full-text index."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import DatabaseLocked, StoreError
+from . import episodes as ep_rows
 from .connect import Connections
 from .vector_index import VectorIndex
 
@@ -17,6 +19,7 @@ __all__ = [
     "check_consistency",
     "fts_integrity",
     "hidden_vectors",
+    "unreadable_episodes",
 ]
 
 
@@ -44,6 +47,9 @@ class ConsistencyReport:
     hidden_vectors: list[int] = field(default_factory=list)
     """Vectors ``vec0`` holds but its chunk marks as empty, or under another id: a
     search through ``vec0`` would not see them."""
+    unreadable: list[int] = field(default_factory=list)
+    """Episodes whose rows do not read back (text that is not UTF-8, JSON or a time that
+    does not parse): a byte changed inside a row passes SQLite's page check."""
 
     @property
     def ok(self) -> bool:
@@ -57,6 +63,7 @@ class ConsistencyReport:
             or self.chunk_index != "ok"
             or self.sqlite_check != "ok"
             or self.hidden_vectors
+            or self.unreadable
         )
 
 
@@ -96,6 +103,7 @@ def check_consistency(
             )
         ]
         hidden = hidden_vectors(cur)
+        unreadable = unreadable_episodes(cur, connections.module.Error)
         # SQLite's own check of vec0's chunk table against its agent index
         chunk_index = "; ".join(
             str(r[0]) for r in cur.execute("PRAGMA integrity_check(episode_vectors_chunks)")
@@ -116,7 +124,37 @@ def check_consistency(
         index_unchecked=stale_index is None,
         chunk_index=chunk_index,
         hidden_vectors=hidden,
+        unreadable=unreadable,
     )
+
+
+def unreadable_episodes(cur: Any, sqlite_error: type[Exception], limit: int = 100) -> list[int]:
+    """The episodes (ids, the first ``limit``) whose rows do not read back as episodes, as
+    an export or a search reads them: each batch of rows is read, and one that fails is
+    split until the rows at fault are found."""
+    bad: list[int] = []
+
+    def walk(ids: list[int]) -> None:
+        try:
+            ep_rows.fetch_episodes(cur, ids)
+        except DatabaseLocked:
+            raise
+        except (sqlite_error, StoreError, ValueError):  # not UTF-8 / a row that does not parse
+            if len(ids) == 1:
+                bad.extend(ids)
+                return
+            walk(ids[: len(ids) // 2])
+            walk(ids[len(ids) // 2 :])
+
+    ids = [int(r[0]) for r in cur.execute("SELECT id FROM episodes ORDER BY id").fetchall()]
+    for start in range(0, len(ids), _READ_BATCH):
+        walk(ids[start : start + _READ_BATCH])
+        if len(bad) >= limit:
+            break
+    return bad[:limit]
+
+
+_READ_BATCH = 500
 
 
 def _stale_index(

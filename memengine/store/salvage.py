@@ -69,6 +69,13 @@ def open_for_salvage(path: Path) -> Connections:
     except StoreError:
         connections.close()
         raise
+    with connections.read() as cur:
+        found = cur.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'episodes'"
+        ).fetchone()[0]
+    if not found:  # an empty file (0 bytes), or another program's database
+        connections.close()
+        raise StoreError(f"{path} holds no memengine episodes table: there is nothing to salvage")
     return connections
 
 
@@ -124,7 +131,12 @@ def _listed_ids(connections: Connections) -> list[int]:
                 break
             last = top
     if len(failed) == len(_LISTINGS) and not ids:
-        raise DamagedDatabase(f"no index of the episode ids reads: {failed[0]}")
+        first = failed[0]
+        why = first.__cause__ if first.__cause__ is not None else first  # (not its advice)
+        raise DamagedDatabase(
+            f"{connections.path}: no table that lists the episodes reads ({why}), so "
+            "nothing can be salvaged from it; restore a backup"
+        )
     return sorted(ids)
 
 
