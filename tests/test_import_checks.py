@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timezone
 from pathlib import Path
 from typing import Any
 
@@ -267,8 +268,11 @@ def test_times_without_a_zone_are_read_in_the_configured_one(tmp_path: Path) -> 
         again = mem.import_(tmp_path / "ms.json", skip_existing=True)
         assert again == []  # matched as stored, in the zone
         early = [{"user_text": "x", "occurred_at": WHEN, "created_at": "0001-01-01T00:00:00+14:00"}]
+        (kept,) = mem.import_(_jsonl(tmp_path / "early.jsonl", early))  # as an older file held
+        assert mem.get(kept).created_at.astimezone(timezone.utc).year == 2  # the span's start
         with pytest.raises(InvalidInput, match="created_at"):
-            mem.import_(_jsonl(tmp_path / "early.jsonl", early))
+            mem.add_many([NewEpisode.model_validate({"kind": "fact", "content": "x",
+                          "occurred_at": WHEN, "created_at": "0001-01-01T00:00:00+14:00"})])  # fmt: skip
 
 
 def test_an_offset_with_seconds_is_kept_as_its_moment(mem: Memory, tmp_path: Path) -> None:
