@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 
 from .errors import InvalidInput
 
-__all__ = ["Clock", "FixedClock", "SystemClock", "ensure_aware", "iso_text", "parse_iso"]
+__all__ = [
+    "Clock",
+    "FixedClock",
+    "SystemClock",
+    "ensure_aware",
+    "in_zone",
+    "iso_text",
+    "parse_iso",
+]
 
 Clock = Callable[[], datetime]
 """A callable returning the current time as a timezone-aware datetime."""
@@ -49,6 +57,17 @@ def _instant(now: object) -> datetime:
 def ensure_aware(moment: datetime) -> datetime:
     """Return ``moment`` with a timezone; a naive datetime is taken to be UTC."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def in_zone(moment: datetime, zone: tzinfo | None) -> datetime:
+    """``moment`` in ``zone`` (the day a reader there calls it), as it is without one, or
+    when it lies at the calendar's edge where no other zone can show it."""
+    if zone is None:
+        return moment
+    try:
+        return moment.astimezone(zone)
+    except OverflowError:  # (a time stored before times were kept inside the edges)
+        return moment
 
 
 _FRACTION = re.compile(r"(?<=\d\d:\d\d:\d\d)[.,](\d+)")

@@ -12,8 +12,10 @@ Japanese conversations get ``User:``/``Partner:`` lines too, with a
 ``→ 関連:`` line. The pack fits a token budget (an offline estimate that
 counts each CJK character as a token and four Latin characters as one);
 episodes that do not fit are dropped, long utterances are trimmed to the
-sentences that share terms with the query (``quote_key_parts``), to their
-first sentence (``summarize``), or kept whole (``full``).
+sentences that share words with the query, around the one that shares the most
+(``quote_key_parts``), to their first sentence (``summarize``), or kept whole up
+to four times the length of the others (``full``). Control characters and the
+marks that reorder text on screen are left out of what a memory says.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from datetime import tzinfo
 from typing import Literal
 
 from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
-from .text import cut_at, estimate_tokens, query_terms, shared_phrases
+from .text import cut_at, estimate_tokens, query_terms, shared_phrases, strip_controls
 
 __all__ = ["build_pack", "render_episode"]
 
@@ -58,11 +60,11 @@ def _topic(ep: Episode, limit: int = 40) -> str:
     """An episode's heading: its first tags, else its first sentence, on one line and cut
     to about ``limit`` characters (a tag's line break would start a section of its own)."""
     if ep.tags:
-        tags = [" ".join(t.split()) for t in ep.tags if t != "principle"]
+        tags = [" ".join(strip_controls(t).split()) for t in ep.tags if t != "principle"]
         joined = ", ".join(t for t in tags[:3] if t)
         if joined:
             return joined if len(joined) <= limit else joined[: cut_at(joined, limit - 1)] + "…"
-    first = (ep.user_text or ep.content or ep.reply_text or "").strip().splitlines()
+    first = strip_controls(ep.user_text or ep.content or ep.reply_text or "").strip().splitlines()
     line = first[0] if first else ""
     sentence = _SENTENCE.split(line)[0] if line else ""
     return sentence if len(sentence) <= limit else sentence[: cut_at(sentence, limit - 1)] + "…"
@@ -121,16 +123,50 @@ def _place(text: str, folded_at: int) -> int:
     return lo
 
 
-def _around(text: str, terms: Sequence[str], max_chars: int) -> str:
-    """At most ``max_chars`` of ``text``: from a little before its first matched term when
-    it has one (a long message's answer can lie far from its start), else from the start."""
+_KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+_LATIN_TERM = re.compile(r"^[0-9a-z'\u00c0-\u024f]+$")
+
+
+def _patterns(terms: Sequence[str]) -> list[tuple[re.Pattern[str], int]]:
+    """The query's terms as patterns over folded text, each with its weight (its length):
+    a Latin word as a word (one of 3 letters or fewer whole, "go" is not in "good" or
+    "ago"; a longer one at a word's start, "dentist" is in "dentists"); a CJK term of two
+    characters or more anywhere; a single kanji anywhere; a single kana (ー, ト) not at all,
+    as it is in nearly every sentence."""
+    out: list[tuple[re.Pattern[str], int]] = []
+    for t in terms:
+        if _LATIN_TERM.match(t):
+            tail = r"(?![\w])" if len(t) <= 3 else ""
+            out.append((re.compile(r"(?<![\w])" + re.escape(t) + tail), len(t)))
+        elif len(t) >= 2 or _KANJI.match(t):
+            out.append((re.compile(re.escape(t)), len(t)))
+    return out
+
+
+def _weight(sentence: str, patterns: Sequence[tuple[re.Pattern[str], int]]) -> int:
+    """How much of the query ``sentence`` holds: the weights of the patterns it matches."""
+    folded = _fold(sentence)
+    return sum(w for p, w in patterns if p.search(folded))
+
+
+def _heaviest_at(sentence: str, patterns: Sequence[tuple[re.Pattern[str], int]]) -> int:
+    """Where in ``sentence`` the heaviest pattern it matches first matches (a long sentence,
+    casual Japanese without 。, has its answer where the query's longest word is)."""
+    folded = _fold(sentence)
+    hits = [(w, m.start()) for p, w in patterns if (m := p.search(folded)) is not None]
+    heaviest = max(w for w, _ in hits)
+    return _place(sentence, min(at for w, at in hits if w == heaviest))
+
+
+def _around(text: str, focus: int, max_chars: int) -> str:
+    """At most ``max_chars`` of ``text``: from a little before ``focus`` (the sentence that
+    matters; a long message's answer can lie far from its start), from the start when it
+    is 0."""
     if len(text) <= max_chars:
         return text
-    folded = _fold(text)
-    hits = [at for t in terms if (at := folded.find(t)) >= 0]
     start = 0
-    if hits:
-        start = max(0, _place(text, min(hits)) - max_chars // 4)
+    if focus > 0:
+        start = max(0, focus - max_chars // 4)
         start = min(start, len(text) - (max_chars - 2))  # a full excerpt to the end
         start = cut_at(text, start)  # (no excerpt starts inside an emoji or a flag)
     if start == 0:
@@ -140,17 +176,20 @@ def _around(text: str, terms: Sequence[str], max_chars: int) -> str:
 
 
 def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -> str:
+    text = strip_controls(text)
     sentences = [" ".join(s.split()) for piece in _pieces(text) for s in _SENTENCE.split(piece)]
     sentences = [s for s in sentences if s]
     text = " ".join(text.split())
     if strategy == "full" or len(text) <= max_chars:
         return text if len(text) <= max_chars * 4 else text[: cut_at(text, max_chars * 4)] + "…"
-    if strategy == "summarize" or not terms:
-        keep = sentences[:1]
-    else:
-        keep = [s for s in sentences if any(t in _fold(s) for t in terms)]
-        keep = keep or sentences[:1]
-    return _around(" … ".join(keep), terms if strategy != "summarize" else (), max_chars)
+    patterns = _patterns(terms) if strategy == "quote_key_parts" else []
+    weights = [_weight(s, patterns) for s in sentences] if patterns else []
+    if not any(weights):
+        return _around(" … ".join(sentences[:1]), 0, max_chars)
+    keep = [s for s, w in zip(sentences, weights, strict=True) if w > 0]
+    joined = " … ".join(keep)
+    best = sentences[weights.index(max(weights))]  # the first of those that share the most
+    return _around(joined, joined.find(best) + _heaviest_at(best, patterns), max_chars)
 
 
 def _reason(item: Retrieved, lang: str, query: str) -> str:
@@ -246,14 +285,14 @@ def build_pack(
         plines = [_PRINCIPLES[lang]]
         pused = estimate_tokens(plines[0])
         for p in principles:
-            line = "- " + " ".join((p.content or p.text).split())
+            line = "- " + " ".join(strip_controls(p.content or p.text).split())
             if line in plines:  # a rule stored again (at each start-up) is one rule
                 copies.add(p.id)
                 continue
             cost = estimate_tokens(line)
-            if pused + cost > principle_budget_tokens:
+            if pused + cost > principle_budget_tokens:  # a long rule: the shorter ones still go
                 truncated = True
-                break
+                continue
             plines.append(line)
             pused += cost
             ids.append(p.id)
@@ -281,9 +320,10 @@ def build_pack(
                 zone=zone,
             )
             cost = estimate_tokens(block) + 1
-            if used + cost > budget_tokens:
+            if used + cost > budget_tokens:  # shorter: what matched, else the first sentence
+                short: Strategy = "summarize" if strat == "summarize" else "quote_key_parts"
                 shorter = render_episode(
-                    item, lang, query=query, strategy="summarize", max_chars=80, zone=zone
+                    item, lang, query=query, strategy=short, max_chars=80, zone=zone
                 )
                 cost = estimate_tokens(shorter) + 1
                 if used + cost > budget_tokens:

@@ -292,12 +292,14 @@ MAX_PHRASE_TEXT = 2000
 
 def cut_at(text: str, end: int) -> int:
     """``end`` moved back so that ``text[:end]`` does not end inside a character a reader
-    sees as one: before a joiner, a variation selector or a combining mark, and not
-    between the two halves of a flag."""
+    sees as one: before a joiner, a variation selector, a combining mark (a spacing one
+    too: the vowel sign of का) or a skin tone (👍🏽), and not between the two halves of
+    a flag."""
     end = max(0, min(end, len(text)))
     while 0 < end < len(text) and (
         _INVISIBLE.match(text[end])
-        or unicodedata.category(text[end]) in ("Mn", "Me")
+        or unicodedata.category(text[end]) in ("Mn", "Me", "Mc")
+        or "\U0001f3fb" <= text[end] <= "\U0001f3ff"
         or text[end - 1] == "\u200d"
     ):
         end -= 1

@@ -257,5 +257,13 @@ def pack(
     _print_degraded(r)
     if p.injected:  # as it goes into a prompt; to a terminal, without control characters
         sys.stdout.write((shown(p.text) if console.is_terminal else p.text) + "\n")
+    elif r.should_inject and p.truncated:  # relevant, but nothing fitted: not "nothing relevant"
+        err_console.print(
+            "(the relevant memories did not fit the pack's token budget, [retrieval] "
+            "pack_token_budget: the pack is empty)",
+            style="dim",
+            markup=False,
+            highlight=False,
+        )
     else:  # stdout stays empty, so `$(memengine pack …)` puts nothing in a prompt
         err_console.print("[dim](nothing relevant: the pack is empty)[/dim]", markup=True)

@@ -18,16 +18,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from ..clock import in_zone
 from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Episode, EpisodeKind, Message
-from ..text import Language, prompt_line, strip_controls
+from ..text import Language, cut_at, prompt_line, strip_controls
 from .expand import (
     DetectedReference,
     describe_validation_error,
@@ -197,13 +198,16 @@ def _cut(text: str, limit: int) -> str:
     flat = _ID_TAG.sub(r"(\1", prompt_line(text))
     if limit <= 1:
         return ""
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return flat if len(flat) <= limit else flat[: cut_at(flat, limit - 1)] + "…"
 
 
-def candidate_block(episode: Episode, chars: int, lang: Language) -> str:
-    """One candidate for the prompt: ``[id N] YYYY-MM-DD`` and its text within ``chars`` characters."""
+def candidate_block(
+    episode: Episode, chars: int, lang: Language, zone: tzinfo | None = None
+) -> str:
+    """One candidate for the prompt: ``[id N] YYYY-MM-DD`` (a day of ``zone``, the turn's,
+    as the prompt's today is) and its text within ``chars`` characters."""
     labels = _LABELS[lang]
-    head = f"[id {episode.id}] {episode.occurred_at:%Y-%m-%d}"
+    head = f"[id {episode.id}] {in_zone(episode.occurred_at, zone):%Y-%m-%d}"
     if episode.kind is EpisodeKind.exchange:
         user = " ".join((episode.user_text or "").split())
         reply = " ".join((episode.reply_text or "").split())
@@ -245,7 +249,7 @@ def rerank_prompt(
     if references:
         notes = "; ".join(f"{_cut(r.surface, 80)} → {_cut(r.resolved, 80)}" for r in references[:6])
         parts.append(f"{labels['notes']}: {notes}")
-    blocks = [candidate_block(c.episode, chars_per_candidate, lang) for c in candidates]
+    blocks = [candidate_block(c.episode, chars_per_candidate, lang, now.tzinfo) for c in candidates]
     parts.append(f"{labels['cands']}:\n" + "\n".join(blocks))
     return system, "\n".join(parts)
 
@@ -289,7 +293,8 @@ def parse_rerank(
         if item.id in seen or item.relevance == "low":
             continue
         seen.add(item.id)
-        reason = " ".join(strip_controls(item.reason).split())[:200]
+        reason = " ".join(strip_controls(item.reason).split())
+        reason = reason[: cut_at(reason, 200)]
         kept.append(item.model_copy(update={"reason": reason}))
     kept.sort(key=lambda r: 0 if r.relevance == "high" else 1)  # stable: model order within
     return RerankOutcome(

@@ -1,0 +1,164 @@
+"""The MemoryPack's text: what a long memory is quoted by, principles within their budget,
+dates of the turn's zone, cuts that keep what a reader sees as one character, and text
+that cannot hide in the prompt. Episodes are stored in real SQLite and read back."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from typer.testing import CliRunner
+
+from memengine import Episode, Memory, Retrieval, Retrieved
+from memengine.cli import app
+from memengine.pack import build_pack
+from memengine.retrieve.fastpath import Candidate
+from memengine.retrieve.rerank import parse_rerank, rerank_prompt
+from memengine.text import cut_at
+
+TOKYO = ZoneInfo("Asia/Tokyo")
+
+
+def _retrieval(*episodes: Episode, lang: str = "en", now: datetime | None = None) -> Retrieval:
+    """A retrieval that returned ``episodes``, best first, and decided to inject them."""
+    return Retrieval(
+        results=tuple(
+            Retrieved(episode=e, score=1.0 / (i + 1), rank=i + 1, relevance="high")
+            for i, e in enumerate(episodes)
+        ),
+        queries=("q",),
+        should_inject=True,
+        language=lang,  # type: ignore[arg-type]
+        now=now,
+    )
+
+
+def test_the_sentence_that_shares_the_most_is_quoted_not_a_substring_hit(mem: Memory) -> None:
+    """ "go" was found in good, ago and Google, and ー in every katakana word: the filler
+    was quoted, and the sentence with the answer was left out with room to spare."""
+    filler = (
+        "It was a good day overall. We talked about algorithms and Google for ages ago. "
+        "The cargo of mangoes arrived. My ego was fine. "
+    )
+    en = mem.add(filler * 2 + "Oh and I finally had my dentist appointment on Tuesday the 14th.")
+    katakana = "朝はスーパーで買い物をした。カレーを作った。コーヒーを飲んだ。シャワーを浴びた。"
+    ja = mem.add(katakana * 5 + "それと、パスポートの番号はTK4471だったよ。")
+    pack = build_pack(
+        _retrieval(mem.get(en)), query="When did I go to the dentist?", budget_tokens=800
+    )
+    assert "dentist appointment on Tuesday the 14th" in pack.text
+    pack = build_pack(
+        _retrieval(mem.get(ja), lang="ja"),
+        query="パスポートの番号って何だっけ？",
+        budget_tokens=800,
+    )
+    assert "TK4471" in pack.text
+
+
+def test_a_tight_budget_keeps_the_sentence_that_matched(mem: Memory) -> None:
+    """The shorter block of a tight budget was the first sentence whatever matched."""
+    ep = mem.add_exchange(
+        "My old passport expired last year and I renewed it downtown after weeks of waiting. "
+        "The passport photo was terrible, honestly the worst picture of me in years. "
+        "We walked around the old town and looked at the shops all afternoon. "
+        "My passport number is TK4471.",
+        "Good to know!",
+    )
+    r = _retrieval(mem.get(ep))
+    full = build_pack(r, query="What is my passport number?", budget_tokens=800)
+    assert full.tokens > 80  # the quoted sentences do not fit 80 tokens
+    pack = build_pack(r, query="What is my passport number?", budget_tokens=80)
+    assert pack.injected and pack.truncated and pack.tokens <= 80 and "TK4471" in pack.text
+
+
+def test_a_principle_over_its_budget_leaves_the_shorter_ones_listed(mem: Memory) -> None:
+    long_rule = mem.add(
+        "When the user talks about cooking, " + "suggest a seasonal recipe and ask about it. " * 20,
+        kind="principle",
+    )
+    short = mem.add("Always answer in a gentle tone.", kind="principle")
+    polite = mem.add("常に丁寧な日本語で答えること。", kind="principle")
+    pack = build_pack(
+        Retrieval(results=(), queries=("q",)),
+        query="How are you?",
+        budget_tokens=800,
+        principles=[mem.get(i) for i in (long_rule, short, polite)],
+        principle_budget_tokens=200,
+    )
+    assert pack.truncated and pack.episode_ids == (short, polite)
+    assert "gentle tone" in pack.text and "丁寧な日本語" in pack.text
+
+
+def test_the_rerank_prompt_dates_a_candidate_in_the_turns_zone(mem: Memory) -> None:
+    """The prompt's today was Tokyo's and its candidates' days UTC's: 23:30 UTC is the
+    next morning in Tokyo, as the pack says."""
+    ep = mem.add_exchange(
+        "dinner with Aiko",
+        "sounds fun",
+        occurred_at=datetime(2026, 3, 4, 23, 30, tzinfo=timezone.utc),
+    )
+    now = datetime(2026, 3, 10, 21, 0, tzinfo=TOKYO)
+    _, user = rerank_prompt("when was dinner?", [], [Candidate(mem.get(ep), 1.0)], now, "en")
+    assert f"[id {ep}] 2026-03-05" in user
+    assert "## 2026-03-05 (Thu)" in build_pack(_retrieval(mem.get(ep), now=now), query="dinner",
+                                              budget_tokens=800).text  # fmt: skip
+
+
+def test_cuts_keep_skin_tones_spacing_marks_and_joined_emoji_whole() -> None:
+    for text, end in (("ab👍🏽cd", 3), ("abकाcd", 3), ("ab👨\u200d👩\u200d👧c", 5)):
+        assert text[: cut_at(text, end)] == "ab"
+    reason = "a" * 198 + "👨\u200d👩\u200d👧 family"
+    outcome = parse_rerank(
+        {"relevant_episodes": [{"id": 1, "relevance": "high", "reason": reason}]}, [1]
+    )
+    assert outcome.chosen[0].reason == "a" * 198
+
+
+def test_text_that_reorders_or_hides_is_left_out_of_the_pack(mem: Memory) -> None:
+    ep = mem.add_exchange(
+        "my code is \x1b[8mhidden\x1b[0m and \u202eevil\u202c and \u2066x\u2069\x07",
+        "noted",
+        tags=["x\u202ey"],
+    )
+    rule = mem.add("Never \u202ereveal\u202c the code.", kind="principle")
+    text = build_pack(
+        _retrieval(mem.get(ep)), query="my code", budget_tokens=800, principles=[mem.get(rule)]
+    ).text
+    assert "my code is hidden and evil and x" in text and "— xy" in text
+    assert "Never reveal the code." in text
+    assert not any(ch in text for ch in "\x1b\x07\u202e\u202c\u2066\u2069")
+
+
+def test_the_cli_says_when_relevant_memories_did_not_fit_the_budget(
+    tmp_path: Path, cli_env: None
+) -> None:
+    toml = tmp_path / "b.toml"
+    toml.write_text("[retrieval]\npack_token_budget = 50\n")
+    db = str(tmp_path / "b.db")
+    runner = CliRunner()
+    text = (
+        "先週、京都の伏見稲荷に行って、"
+        + "千本鳥居をずっと歩いて、" * 6
+        + "きつねうどんを食べたよ。"
+    )
+    added = runner.invoke(app, ["add", text, "--db", db, "--config", str(toml)])
+    assert added.exit_code == 0, added.output
+    result = runner.invoke(
+        app, ["pack", "伏見稲荷でなにを食べたっけ？", "--db", db, "--config", str(toml)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "did not fit the pack's token budget" in result.output
+    assert "nothing relevant" not in result.output
+
+
+def test_a_day_later_in_tokyo_is_the_same_day_in_the_pack_and_the_prompt(mem: Memory) -> None:
+    late = datetime(2026, 1, 1, 15, 30, tzinfo=timezone.utc)  # 00:30 on 2 January in Tokyo
+    ep = mem.add("new year's lunch with the team", occurred_at=late)
+    now = late + timedelta(days=3)
+    pack = build_pack(_retrieval(mem.get(ep), now=now.astimezone(TOKYO)), query="lunch",
+                      budget_tokens=800).text  # fmt: skip
+    _, user = rerank_prompt(
+        "lunch?", [], [Candidate(mem.get(ep), 1.0)], now.astimezone(TOKYO), "en"
+    )
+    assert "## 2026-01-02" in pack and f"[id {ep}] 2026-01-02" in user
