@@ -66,8 +66,9 @@ def test_store_commands_end_to_end(db: str, tmp_path: Path) -> None:
     assert len(out["results"]) == 3
     assert out["queries"][0].endswith("When is the wedding?")
     assert "wedding" in run("search", "wedding", "--db", db).output.lower()
-    pack = run("pack", "When is the wedding?", "--db", db).output
-    assert pack.startswith("[EPISODE_EVIDENCE]")
+    packed = run("pack", "When is the wedding?", "--db", db)
+    assert packed.stdout.startswith("[EPISODE_EVIDENCE]")  # the pack alone, for a prompt
+    assert "inject: True · turn 2" in packed.stderr  # the turn a feedback names
     shown = json.loads(run("show", str(added["id"]), "--db", db, "--json").output)
     assert shown["tags"] == ["health"] and shown["occurred_at"].endswith("+01:00")
     stats = json.loads(run("stats", "--db", db, "--json").output)

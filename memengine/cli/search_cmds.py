@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..arguments import ROLES
+from ..clock import in_zone
 from ._app import (
     AgentOpt,
     ConfigOpt,
@@ -111,13 +112,18 @@ def _print_results(r: Any) -> None:
         table.add_row(
             str(item.rank),
             str(ep.id),
-            f"{ep.occurred_at:%Y-%m-%d %H:%M}",
+            f"{in_zone(ep.occurred_at, r.now.tzinfo if r.now else None):%Y-%m-%d %H:%M}",
             item.relevance,
             f"{item.score:.4f}",
             text[:160] + ("…" if len(text) > 160 else ""),
         )
     console.print(table)
-    # what the search did goes to stderr: stdout holds the results alone
+    _print_status(r)
+
+
+def _print_status(r: Any) -> None:
+    """What the search did, on stderr (stdout holds the results or the pack alone): the
+    should-inject decision, the turn id a feedback names, the timings, the notes."""
     timings = ", ".join(f"{k} {v:.1f} ms" for k, v in r.timings_ms.items())
     turn = f" · turn {r.turn_id}" if r.turn_id is not None else ""
     err_console.print(
@@ -254,7 +260,7 @@ def pack(
     if as_json:
         print_json({"pack": p.model_dump(mode="json"), "retrieval": _retrieval_json(r)})
         return
-    _print_degraded(r)
+    _print_status(r)
     if p.injected:  # as it goes into a prompt; to a terminal, without control characters
         sys.stdout.write((shown(p.text) if console.is_terminal else p.text) + "\n")
     elif r.should_inject and p.truncated:  # relevant, but nothing fitted: not "nothing relevant"
