@@ -243,12 +243,7 @@ def test_a_c_locale_keeps_japanese(tmp_path: Path) -> None:
 def test_an_interrupted_import_says_what_it_kept_and_can_be_finished(
     tmp_path: Path, signum: int, code: int
 ) -> None:
-    src = tmp_path / "many.jsonl"
-    with src.open("w", encoding="utf-8") as fh:
-        for i in range(1, 4001):
-            line = {"id": i, "kind": "fact", "content": f"note {i} on the garden", "agent": "a"}
-            fh.write(json.dumps({**line, "occurred_at": "2025-01-01T00:00:00Z"}) + "\n")
-    db = tmp_path / "into.db"
+    src, db = _many(tmp_path), tmp_path / "into.db"
     proc = subprocess.Popen(
         _cli("import", str(src), "--db", str(db)),
         env=_env(),
@@ -256,9 +251,7 @@ def test_an_interrupted_import_says_what_it_kept_and_can_be_finished(
         stderr=subprocess.PIPE,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    deadline = time.monotonic() + 120
-    while _count(db) < 256 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _first_batch(db, proc)
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=120)
     kept = _count(db)
@@ -284,21 +277,14 @@ def test_an_interrupted_import_says_what_it_kept_and_can_be_finished(
 def test_an_import_stopped_by_another_writer_says_what_it_kept(tmp_path: Path) -> None:
     """A batch that failed (another writer held the file past the wait) ended the import
     with one line: the batches before it stayed, unsaid, and a plain rerun doubled them."""
-    src = tmp_path / "many.jsonl"
-    with src.open("w", encoding="utf-8") as fh:
-        for i in range(1, 4001):
-            line = {"id": i, "kind": "fact", "content": f"note {i} on the garden", "agent": "a"}
-            fh.write(json.dumps({**line, "occurred_at": "2025-01-01T00:00:00Z"}) + "\n")
-    db = tmp_path / "into.db"
+    src, db = _many(tmp_path), tmp_path / "into.db"
     proc = subprocess.Popen(
         _cli("import", str(src), "--db", str(db)),
         env=_env(MEMENGINE_WRITE_WAIT_S="0.3"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 120
-    while _count(db) < 256 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
+    _first_batch(db, proc)
     holder = sqlite_module().connect(str(db), isolation_level=None, timeout=10)
     holder.execute("BEGIN IMMEDIATE")  # another program's write, held past the wait
     try:
@@ -315,6 +301,23 @@ def test_an_import_stopped_by_another_writer_says_what_it_kept(tmp_path: Path) -
     assert f"stopped: {kept:,} episodes were imported (of the file's 4,000) and are kept" in said
     assert "--skip-existing" in said and "locked" in said
     assert said.index("stopped:") < said.index("error:")
+
+
+def _many(tmp_path: Path) -> Path:
+    """A JSONL file of 4,000 facts (16 batches of an import)."""
+    src = tmp_path / "many.jsonl"
+    with src.open("w", encoding="utf-8") as fh:
+        for i in range(1, 4001):
+            line = {"id": i, "kind": "fact", "content": f"note {i} on the garden", "agent": "a"}
+            fh.write(json.dumps({**line, "occurred_at": "2025-01-01T00:00:00Z"}) + "\n")
+    return src
+
+
+def _first_batch(db: Path, proc: subprocess.Popen[bytes]) -> None:
+    """Wait until the import ``proc`` has written its first batch into ``db`` (or ended)."""
+    deadline = time.monotonic() + 120
+    while _count(db) < 256 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def _count(db: Path) -> int:

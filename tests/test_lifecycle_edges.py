@@ -143,7 +143,8 @@ def test_a_sleep_run_again_at_once_moves_no_level(mem: Memory) -> None:
     assert levels == [1, 1, 1, 1]
 
 
-def test_a_creation_time_ahead_of_the_clock_still_decays(mem: Memory) -> None:
+def _one_ahead_one_here(mem: Memory) -> tuple[int, int]:
+    """A fact created in 2100 (from a clock ahead) and one written now: their ids."""
     future = datetime(2100, 1, 1, tzinfo=timezone.utc)
     [ahead] = mem.add_many(
         [
@@ -155,7 +156,11 @@ def test_a_creation_time_ahead_of_the_clock_still_decays(mem: Memory) -> None:
             )
         ]
     )
-    plain = mem.add("written here today", kind="fact")
+    return ahead, mem.add("written here today", kind="fact")
+
+
+def test_a_creation_time_ahead_of_the_clock_still_decays(mem: Memory) -> None:
+    ahead, plain = _one_ahead_one_here(mem)
     mem.sleep(train=False)  # the first sleep: the count starts
     for _ in range(50):
         mem.retrieve("something else entirely", record=True)
@@ -518,18 +523,7 @@ def test_a_one_kanji_tag_counts_in_an_answer(mem: Memory) -> None:
 def test_before_the_first_sleep_a_memory_dated_ahead_counts_the_turns_before_it(
     mem: Memory,
 ) -> None:
-    future = datetime(2100, 1, 1, tzinfo=timezone.utc)
-    [ahead] = mem.add_many(
-        [
-            NewEpisode(
-                kind="fact",
-                content="imported from a clock ahead",
-                occurred_at=mem.clock(),
-                created_at=future,
-            )
-        ]
-    )
-    plain = mem.add("written here today", kind="fact")
+    ahead, plain = _one_ahead_one_here(mem)
     for _ in range(50):
         mem.retrieve("something else entirely", record=True)
     report = mem.sleep(train=False)  # the agent's first sleep
