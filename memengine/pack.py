@@ -60,11 +60,11 @@ def _topic(ep: Episode, limit: int = 40) -> str:
     """An episode's heading: its first tags, else its first sentence, on one line and cut
     to about ``limit`` characters (a tag's line break would start a section of its own)."""
     if ep.tags:
-        tags = [" ".join(strip_controls(t).split()) for t in ep.tags if t != "principle"]
+        tags = [" ".join(_readable(t).split()) for t in ep.tags if t != "principle"]
         joined = ", ".join(t for t in tags[:3] if t)
         if joined:
             return joined if len(joined) <= limit else joined[: cut_at(joined, limit - 1)] + "…"
-    first = strip_controls(ep.user_text or ep.content or ep.reply_text or "").strip().splitlines()
+    first = _readable(ep.user_text or ep.content or ep.reply_text or "").strip().splitlines()
     line = first[0] if first else ""
     sentence = _SENTENCE.split(line)[0] if line else ""
     return sentence if len(sentence) <= limit else sentence[: cut_at(sentence, limit - 1)] + "…"
@@ -129,14 +129,15 @@ _LATIN_TERM = re.compile(r"^[0-9a-z'\u00c0-\u024f]+$")
 
 def _patterns(terms: Sequence[str]) -> list[tuple[re.Pattern[str], int]]:
     """The query's terms as patterns over folded text, each with its weight (its length):
-    a Latin word as a word (one of 3 letters or fewer whole, "go" is not in "good" or
-    "ago"; a longer one at a word's start, "dentist" is in "dentists"); a CJK term of two
+    a Latin word as a word (one of 3 letters or fewer whole or with a plural's s/es, "go"
+    is not in "good" or "ago", "tax" is in "taxes"; a longer one at a word's start,
+    "dentist" is in "dentists"); a CJK term of two
     characters or more anywhere; a single kanji anywhere; a single kana (ー, ト) not at all,
     as it is in nearly every sentence."""
     out: list[tuple[re.Pattern[str], int]] = []
     for t in terms:
         if _LATIN_TERM.match(t):
-            tail = r"(?![\w])" if len(t) <= 3 else ""
+            tail = r"(?:e?s)?(?![\w])" if len(t) <= 3 else ""
             out.append((re.compile(r"(?<![\w])" + re.escape(t) + tail), len(t)))
         elif len(t) >= 2 or _KANJI.match(t):
             out.append((re.compile(re.escape(t)), len(t)))
@@ -168,6 +169,8 @@ def _around(text: str, focus: int, max_chars: int) -> str:
     if focus > 0:
         start = max(0, focus - max_chars // 4)
         start = min(start, len(text) - (max_chars - 2))  # a full excerpt to the end
+        space = text.find(" ", start, focus) if start > 0 and text[start - 1] != " " else -1
+        start = space + 1 if space >= 0 else start  # (from a word's start, where one is near)
         start = cut_at(text, start)  # (no excerpt starts inside an emoji or a flag)
     if start == 0:
         return text[: cut_at(text, max_chars - 1)] + "…"
@@ -175,8 +178,15 @@ def _around(text: str, focus: int, max_chars: int) -> str:
     return "…" + text[start:end] + ("…" if end < len(text) else "")
 
 
+def _readable(text: str) -> str:
+    """``text`` without control characters and the marks that reorder it on screen, its line
+    breaks of every kind (\\r, \\v, \\f, NEL, U+2028…) kept as ``\\n``: deleted, they would
+    glue the words on either side."""
+    return strip_controls("\n".join(text.splitlines()))
+
+
 def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -> str:
-    text = strip_controls(text)
+    text = _readable(text)
     sentences = [" ".join(s.split()) for piece in _pieces(text) for s in _SENTENCE.split(piece)]
     sentences = [s for s in sentences if s]
     text = " ".join(text.split())
@@ -285,7 +295,7 @@ def build_pack(
         plines = [_PRINCIPLES[lang]]
         pused = estimate_tokens(plines[0])
         for p in principles:
-            line = "- " + " ".join(strip_controls(p.content or p.text).split())
+            line = "- " + " ".join(_readable(p.content or p.text).split())
             if line in plines:  # a rule stored again (at each start-up) is one rule
                 copies.add(p.id)
                 continue

@@ -320,12 +320,16 @@ def test_a_number_setting_refuses_true_and_false(setting: dict[str, object], val
     [
         {"llm": {"rerank_model": ""}},
         {"llm": {"expansion_model": "  "}},
-        {"embedder": {"model": ""}},
+        {"embedder": {"name": "openai", "model": ""}},
     ],
 )
 def test_a_blank_model_name_is_refused(setting: dict[str, object]) -> None:
     with pytest.raises(ConfigError, match="a model's name, not an empty text"):
         load_config(None, overrides=setting)
+    usem3 = load_config(None, overrides={"embedder": {"model": ""}})  # names no model
+    assert usem3.embedder.name == "usem3"
+    spaced = load_config(None, overrides={"embedder": {"name": "openai", "model": "m "}})
+    assert spaced.embedder.model == "m "  # as given: a file records its embedder by it
 
 
 def test_two_variables_for_one_setting_must_agree() -> None:

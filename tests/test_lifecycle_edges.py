@@ -503,6 +503,20 @@ def test_a_learning_with_no_used_memory_is_refused_and_the_turn_stays_open(mem: 
     assert mem.life_of(bolts).learnings == {"cost": ["always ask three suppliers"]}
 
 
+def test_a_learning_is_refused_with_what_the_turn_lacked(mem: Memory) -> None:
+    mem.create_agent("default", perspectives=["cost"])
+    mem.add("supplier X is cheapest for bolts", kind="fact")
+    r = mem.retrieve("cheapest bolts", perspective="cost")
+    with pytest.raises(InvalidInput, match=r"used none \(none was named\): name them"):
+        mem.feedback(r.turn_id, [], learning="ask three suppliers")
+    with pytest.raises(InvalidInput, match="none was named, and none was found in the answer"):
+        mem.feedback(r.turn_id, [], answer="no idea", learning="ask three suppliers")
+    empty = mem.retrieve("cheapest bolts", perspective="cost", kinds=["exchange"])
+    assert empty.turn_id is not None and not empty.results
+    with pytest.raises(InvalidInput, match=r"\(it returned none\): give the feedback without"):
+        mem.feedback(empty.turn_id, answer="no idea", learning="ask three suppliers")
+
+
 def test_a_string_is_no_list_of_used_ids(mem: Memory) -> None:
     mem.add("twelve is a number", kind="fact")
     r = mem.retrieve("twelve")
@@ -510,47 +524,49 @@ def test_a_string_is_no_list_of_used_ids(mem: Memory) -> None:
         mem.feedback(r.turn_id, "12")  # type: ignore[arg-type]
 
 
-def test_a_one_kanji_tag_counts_in_an_answer(mem: Memory) -> None:
-    cat = mem.add("うちのきなこは元気", kind="fact", tags=["猫"])
-    r = mem.retrieve("きなこは元気？")
-    fb = mem.feedback(r.turn_id, answer="猫は元気ですよ", judge="match")
-    assert fb.used == (cat,) and "tag '猫'" in fb.reasons[cat]
-    from memengine.lifecycle.feedback import _matchable
-
-    assert not _matchable("a") and not _matchable("の") and _matchable("ネ")
-
-
-def test_before_the_first_sleep_a_memory_dated_ahead_counts_the_turns_before_it(
-    mem: Memory,
-) -> None:
-    ahead, plain = _one_ahead_one_here(mem)
-    for _ in range(50):
-        mem.retrieve("something else entirely", record=True)
-    report = mem.sleep(train=False)  # the agent's first sleep
-    assert mem.get(plain).strength < 1.0
-    assert mem.get(ahead).strength == pytest.approx(mem.get(plain).strength)
-    assert any("1 of the memories are dated after this sleep's clock" in n for n in report.notes)
+def test_a_tag_of_one_character_is_not_looked_for_in_an_answer(mem: Memory) -> None:
+    """One character is inside too many words: the car memory is not used by an answer
+    about a train (電車), nor the tag ト by チケット."""
+    car = mem.add("車の点検は来週", kind="fact", tags=["車"])
+    trip = mem.add("駅までの行き方", kind="fact", tags=["ト", "チケット"])
+    r = mem.retrieve("駅までどう行く？")
+    assert {x.episode.id for x in r.results} >= {car, trip}
+    fb = mem.feedback(
+        r.turn_id, answer="駅までは電車で十分ほどです。チケットは駅で買えます。", judge="match"
+    )
+    assert car not in fb.used and fb.reasons[trip] == "tag 'チケット' in the answer"
 
 
-def test_the_days_clock_decays_a_memory_dated_ahead_before_the_first_sleep(
+def test_a_memory_dated_far_ahead_is_noted_and_one_seconds_ahead_is_not_archived(
     db_path: Path, clock: FixedClock
 ) -> None:
+    """A memory dated after the sleep's clock counts from the previous sleep or, before the
+    first, from this one: counted from the agent's start instead, an add committed while
+    the sleep waited for the file (seconds ahead) was decayed as the oldest and archived."""
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=DAYS) as mem:
-        plain = mem.add("written here today", kind="fact")
-        [ahead] = mem.add_many(
+        old = mem.add("sixty days old", kind="fact")
+        clock.advance(days=60)
+        [racing, far] = mem.add_many(
             [
                 NewEpisode(
                     kind="fact",
-                    content="from a clock ahead",
+                    content=text,
                     occurred_at=clock.now,
-                    created_at=datetime(2100, 1, 1, tzinfo=timezone.utc),
+                    created_at=clock.now + timedelta(seconds=seconds),
                 )
+                for text, seconds in (("added while the sleep waited", 30), ("from 2100", 10**9))
             ]
         )
+        report = mem.sleep(train=False)  # the agent's first sleep
+        assert mem.get(old).strength < 0.2
+        assert mem.get(racing).strength == mem.get(far).strength == 1.0
+        assert mem.get(racing).status == "active"
+        [said] = [n for n in report.notes if "dated an hour or more after" in n]
+        assert said.startswith("1 of the memories") and "this sleep (the agent's first)" in said
         clock.advance(days=3)
-        mem.sleep(train=False)
-        assert mem.get(plain).strength < 1.0
-        assert mem.get(ahead).strength == pytest.approx(mem.get(plain).strength)
+        mem.sleep(train=False)  # from the previous sleep on, as the others
+        assert mem.get(racing).strength == pytest.approx(mem.get(far).strength, rel=1e-3)
+        assert mem.get(far).strength < 1.0
 
 
 def test_a_pruned_memory_is_counted_as_pruned_alone(db_path: Path, clock: FixedClock) -> None:

@@ -162,3 +162,23 @@ def test_a_day_later_in_tokyo_is_the_same_day_in_the_pack_and_the_prompt(mem: Me
         "lunch?", [], [Candidate(mem.get(ep), 1.0)], now.astimezone(TOKYO), "en"
     )
     assert "## 2026-01-02" in pack and f"[id {ep}] 2026-01-02" in user
+
+
+def test_line_breaks_of_every_kind_keep_words_apart(mem: Memory) -> None:
+    """Removing control characters deleted \\r and \\v, gluing the words on either side."""
+    ep = mem.add("Paid the rent.\rDentist appointment moved to Friday 3pm.\rBought milk.")
+    listed = mem.add("Shopping list\x0bapples\x0bbread", tags=["to\rdo"])
+    text = build_pack(
+        _retrieval(mem.get(ep), mem.get(listed)), query="dentist", budget_tokens=800
+    ).text
+    assert "Paid the rent. Dentist appointment moved to Friday 3pm. Bought milk." in text
+    assert "Shopping list apples bread" in text and "— to do" in text
+
+
+def test_a_short_word_of_the_question_is_found_in_its_plural(mem: Memory) -> None:
+    filler = "Sorted through a pile of mail this morning and made some coffee for everyone. "
+    ep = mem.add(filler * 3 + "I paid the property taxes online before the deadline.")
+    dogs = mem.add(filler * 3 + "The dogs were muddy but happy and slept the whole drive home.")
+    r = _retrieval(mem.get(ep), mem.get(dogs))
+    text = build_pack(r, query="Did I pay the tax bill? How is my dog?", budget_tokens=800).text
+    assert "property taxes online" in text and "The dogs were muddy" in text

@@ -283,3 +283,7 @@ def test_a_salvage_that_cannot_read_says_so_without_advising_a_salvage(
         salvage_file(stub, io.StringIO())
     assert "export --salvage" not in str(caught.value)
     assert "restore a backup" in str(caught.value)
+    schema = _damaged(sound, tmp_path, 0, table="sqlite_schema", span=(4096, 8192))
+    with pytest.raises(DamagedDatabase, match="schema is damaged") as caught:
+        salvage_file(schema, io.StringIO())  # (it was "holds no memengine episodes table")
+    assert "restore a backup" in str(caught.value)

@@ -298,17 +298,23 @@ XMAS_EVE = datetime(2026, 12, 24, 10, tzinfo=JST)
         ("一昨年の冬", JAN, (d(2023, 12, 1), d(2024, 3, 1))),
         ("今年の冬", JAN, (d(2025, 12, 1), JAN)),
         ("去年の冬", d(2026, 6, 1), (d(2025, 12, 1), d(2026, 3, 1))),
-        # "since" and から point back: a month or day still to come this year is last year's
+        # "since" and 以来 point back only: a month or day still to come is last year's
         ("since December", JAN, (d(2025, 12, 1), JAN)),
-        ("12月から", JAN, (d(2025, 12, 1), JAN)),
         ("12月以来ずっと", JAN, (d(2025, 12, 1), JAN)),
-        ("12月3日から", JAN, (d(2025, 12, 3), JAN)),
+        ("12月3日以来", JAN, (d(2025, 12, 3), JAN)),
         ("since Dec 3", JAN, (d(2025, 12, 3), JAN)),
         ("in December", JAN, None),  # a plan, as before
+        # から and 以降 point forward as often: a plan, no window
+        ("12月から", JAN, None),
+        ("4月から大学生になります", JAN, None),
+        ("12月3日から出張に行く予定です", d(2026, 11, 30, 12), None),
+        ("来年度、4月以降に引っ越す予定", d(2026, 2, 10, 12), None),
+        ("3月から", JAN + timedelta(days=60), (d(2026, 3, 1), JAN + timedelta(days=60))),
         # "last Christmas" is the latest one that is over
         ("last Christmas", XMAS_EVE, (d(2025, 12, 24), d(2025, 12, 26))),
         ("last Christmas", d(2026, 12, 26), (d(2026, 12, 24), d(2026, 12, 26))),
         ("last new year's eve", JAN, (d(2025, 12, 31), d(2026, 1, 1))),
+        ("last new year's day", d(2026, 1, 3, 12), (d(2026, 1, 1), d(2026, 1, 3, 12))),
         # "N … ago" past 200 of a unit
         ("300 days ago", JAN, (d(2025, 3, 25), d(2025, 3, 28))),
         ("300日前", JAN, (d(2025, 3, 25), d(2025, 3, 28))),
@@ -334,3 +340,7 @@ def test_a_reversed_iso_range_of_the_llm_is_no_date() -> None:
         type="temporal", surface="last week", resolved="2026-05-17/2026-05-11"
     )
     assert llm_window([last_week], NOW) == (d(2026, 5, 11), d(2026, 5, 18))
+    plan = DetectedReference(
+        type="temporal", surface="12月3日から", resolved="2026-12-03/2026-12-05"
+    )
+    assert llm_window([plan], d(2026, 11, 30, 12)) is None  # a trip to come: no window

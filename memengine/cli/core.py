@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from datetime import datetime
@@ -264,24 +263,32 @@ def _import_read(
     """Store an import file read and checked (:func:`.importers.read_file`); return the ids."""
     with open_memory(cfg, create=True) as mem:
         before = mem.store.count()
+        stored = [0]  # the episodes of the batches committed, as the progress reports them
+
         try:
             with progress_bar(
                 f"importing {'stdin' if stdin else path.name}", enabled=not quiet
             ) as bar:
+
+                def progress(done: int, total: int) -> None:
+                    stored[0] = done
+                    bar(done, total)
+
                 ids: list[int] = mem.add_imported(
-                    read, keep_ids=not new_ids, skip_existing=skip_existing, progress=bar
+                    read, keep_ids=not new_ids, skip_existing=skip_existing, progress=progress
                 )
                 return ids
         except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C, or SIGTERM's exit
+            # (counted in the file: the interrupt may come between a commit and its report)
             _interrupted_import(mem.store.count() - before, len(read.episodes))
             if isinstance(stop, KeyboardInterrupt):
                 raise typer.Exit(130) from None
             raise
-        except StoreError:  # a batch failed (its error is printed after this): say what
-            with contextlib.suppress(StoreError):  # the batches before it kept
-                written = mem.store.count() - before
-                if written > 0:
-                    _interrupted_import(written, len(read.episodes), why="stopped")
+        except StoreError:  # a batch failed (its error is printed after this)
+            # what the batches before it kept, as reported: not counted in the file, where
+            # the other writer that held it may have written too
+            if stored[0] > 0:
+                _interrupted_import(stored[0], len(read.episodes), why="stopped")
             raise
 
 

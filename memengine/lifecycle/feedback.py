@@ -79,18 +79,6 @@ _SPACED = re.compile(r"[0-9A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u052f]")
 """Letters of scripts that put spaces between words (Latin, Greek, Cyrillic) and digits."""
 
 
-_WORD_SIGN = re.compile(
-    r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30a1-\u30fa\U00020000-\U0003134f]"
-)
-"""A kanji or a katakana: one alone is a word (猫, 母), as no single letter or kana is."""
-
-
-def _matchable(tag: str) -> bool:
-    """Whether a (normalised) tag is long enough to be looked for in an answer: two
-    characters or more, or one kanji or katakana (the tag 猫)."""
-    return len(tag) >= 2 or _WORD_SIGN.fullmatch(tag) is not None
-
-
 def _tag_in(tag: str, text: str) -> bool:
     """Whether the (normalised) ``tag`` is in ``text``: an edge of the tag that is a letter
     of a spaced script must be a word's edge ("cat" is not in "location"); in scripts
@@ -117,9 +105,8 @@ def match_answer(
             (
                 t
                 for t in ep.tags
-                if t != "principle"
-                and _matchable(_norm(t).strip())
-                and _tag_in(_norm(t).strip(), text)
+                # (one character is in too many words: 車 in 電車, ト in チケット)
+                if t != "principle" and len(t.strip()) >= 2 and _tag_in(_norm(t).strip(), text)
             ),
             None,
         )
@@ -141,9 +128,26 @@ def match_answer(
     return found
 
 
-def _found_by(method: str) -> str:
+def _found_by(methods: Sequence[str]) -> str:
     """How a feedback looked for used memories, for a message that says it found none."""
-    return " (none was found in the answer)" if "llm" in method or "match" in method else ""
+    named = "explicit" in methods
+    judged = "llm" in methods or "match" in methods
+    if named and judged:
+        return "none was named, and none was found in the answer"
+    return "none was found in the answer" if judged else "none was named"
+
+
+def _no_learning(turn_id: int, why: str) -> InvalidInput:
+    """The refusal of a learning a turn has no used memory to keep with (``why``)."""
+    advice = (
+        "give the feedback without the learning"
+        if why == "it returned none"
+        else "name them (used=[…], --used ID), or give the feedback without the learning"
+    )
+    return InvalidInput(
+        f"a learning is kept with the memories a turn used, and turn {turn_id} used none "
+        f"({why}): {advice}"
+    )
 
 
 _NUMBER_TAG = re.compile(r"\[(\s*\d+\s*)\]")
@@ -246,6 +250,11 @@ def give_feedback(
     if learning and persp is None:
         raise InvalidInput("a learning is kept per perspective: give the task's perspective")
     candidate_ids = [i for i, _ in turn.candidates]
+    if learning and learning.strip():  # what can be refused before an LLM is asked
+        if not candidate_ids:
+            raise _no_learning(turn_id, "it returned none")
+        if not used and not (answer and answer.strip()):
+            raise _no_learning(turn_id, "none was named")
     reasons: dict[int, str] = {}
     methods: list[str] = []
     degraded: list[str] = []
@@ -315,10 +324,8 @@ def give_feedback(
             used_ids = [i for i in used_ids if i not in gone]
             reasons = {i: why for i, why in reasons.items() if i not in gone}
         if learning and learning.strip() and not used_ids:  # (raised here: nothing is written)
-            raise InvalidInput(
-                f"a learning is kept with the memories a turn used, and turn {turn_id} used "
-                f"none{' (those it used were deleted since)' if gone else _found_by(method)}: "
-                "name them (used=[…], --used ID), or give the feedback without the learning"
+            raise _no_learning(
+                turn_id, "those it used were deleted since" if gone else _found_by(methods)
             )
         if used_ids:
             recalled = store_lc.recall_archived(

@@ -222,31 +222,43 @@ def plan_sleep(
     )
 
 
-def _created(s: MemoryState, now_ts: float, since_ts: float) -> float:
+def _start(s: MemoryState) -> float:
     """When ``s`` began to count tasks: its creation, or the moment its stored strength
     held if later (an import's strength already counts the decay before it: schema
     version 8; until the first sleep after the import, which clears it, that moment
-    holds even when the file slept after it), or (for such a time after this sleep,
-    from an import or another machine's clock) ``since_ts``, the previous sleep or,
-    before the first, the start of the agent's count, so that it decays with the others
-    instead of never."""
-    start = s.created_ts if s.decay_from_ts is None else max(s.created_ts, s.decay_from_ts)
-    return start if start <= now_ts else since_ts
+    holds even when the file slept after it)."""
+    return s.created_ts if s.decay_from_ts is None else max(s.created_ts, s.decay_from_ts)
+
+
+def _created(s: MemoryState, now_ts: float, prev_ts: float | None) -> float:
+    """:func:`_start`, or (for such a time after this sleep, from an import, another
+    machine's clock, or an add committed while the sleep waited for the file) the previous
+    sleep, so that it decays with the others instead of never; before the first sleep,
+    this one (it is not known which of the turns before came after it)."""
+    start = _start(s)
+    if start <= now_ts:
+        return start
+    return prev_ts if prev_ts is not None else now_ts
+
+
+AHEAD_NOTED_S = 3600
+"""How far after the sleep's clock a memory must be dated to be noted: an hour (an add
+committed while the sleep waited for the file is seconds ahead)."""
 
 
 def _ahead(states: Sequence[MemoryState], now_ts: float, prev_ts: float | None) -> str:
-    """A note for the memories dated after the sleep's clock ("" when none is)."""
+    """A note for the memories dated an hour or more after the sleep's clock ("" when none is)."""
     ahead = sum(
-        (s.created_ts if s.decay_from_ts is None else max(s.created_ts, s.decay_from_ts)) > now_ts
+        _start(s) > now_ts + AHEAD_NOTED_S
         for s in states
         if s.status == "active" and not s.principle
     )
     if not ahead:
         return ""
-    since = "the previous sleep" if prev_ts is not None else "the agent's first memory or turn"
+    since = "the previous sleep" if prev_ts is not None else "this sleep (the agent's first)"
     return (
-        f"{ahead:,} of the memories are dated after this sleep's clock (an import, or another "
-        f"machine's clock): they decay as if stored at {since}"
+        f"{ahead:,} of the memories are dated an hour or more after this sleep's clock (an "
+        f"import, or another machine's clock): they decay from {since}"
     )
 
 
@@ -322,7 +334,7 @@ def run_sleep(
             total_tasks = max(0.0, now_ts - start_ts) / task_s
 
             def since(s: MemoryState) -> float:
-                start = _created(s, now_ts, min(start_ts, now_ts))
+                start = _created(s, now_ts, prev_ts)
                 if s.decay_from_ts is None:  # (one imported since: its own moment holds)
                     start = max(start, prev_ts if prev_ts is not None else -math.inf)
                 return start
@@ -361,9 +373,7 @@ def run_sleep(
 
             def tasks_of(s: MemoryState) -> float:
                 times = turn_ts if s.decay_from_ts is None else held_ts
-                # (before the first sleep, one dated ahead counts every turn of the agent)
-                since_ts = prev_ts if prev_ts is not None else -math.inf
-                return float(tasks_since(_created(s, now_ts, since_ts), times))
+                return float(tasks_since(_created(s, now_ts, prev_ts), times))
 
             moves = counts_a_task
 

@@ -132,7 +132,7 @@ def _this_season(name: str, now: datetime) -> Window | None:
 
 def _this_year_date(month: int, day: int, now: datetime, *, since: bool = False) -> Window | None:
     """That day of this year, or None when it is still to come (a plan, not a memory:
-    "the wedding is on June 20" must not search last June); after "since" (or before から),
+    "the wedding is on June 20" must not search last June); after "since" (or before 以来),
     which only points back, a day still to come is last year's ("since 3 December" said in
     January)."""
     year = now.year
@@ -376,7 +376,7 @@ def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
     if prefix is None:
         if month <= now.month:
             return _month(now.year, month, now)
-        return _month(now.year - 1, month, now) if _since_at(m) else None  # 12月から in January
+        return _month(now.year - 1, month, now) if _back_from(m) else None  # 12月以来 in January
     if prefix.endswith("年") and prefix[:-1].isdigit():
         year = int(prefix[:-1])
     else:
@@ -402,7 +402,7 @@ def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
         return _days(d, d, now)
     if not 1 <= month <= 12:
         return None
-    return _this_year_date(month, day, now, since=_since_at(m))
+    return _this_year_date(month, day, now, since=_back_from(m))
 
 
 def _ja_year(m: re.Match[str], now: datetime) -> Window | None:
@@ -419,11 +419,11 @@ def _en_month(m: re.Match[str], now: datetime) -> Window | None:
     if prefix == "last":
         year = now.year if month < now.month else now.year - 1
         return _month(year, month, now)
-    since = prefix == "since" or _since_at(m)
+    since = prefix == "since" or _back_from(m)
     if month > now.month and not since:  # "in June" said in May: a plan, not a memory
         return None
     start, end = _month(now.year if month <= now.month else now.year - 1, month, now)
-    return (start, now) if since else (start, end)
+    return (start, now) if since or _since_at(m) else (start, end)
 
 
 def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
@@ -436,7 +436,7 @@ def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
         except ValueError:
             return None
         return _days(d, d, now)
-    return _this_year_date(month, day, now, since=_since_at(m))
+    return _this_year_date(month, day, now, since=_back_from(m))
 
 
 _DATE_BEFORE = re.compile(r"\b(?:on|by|until|till|since|before|after)\s+$")
@@ -706,7 +706,6 @@ _RULES: list[Rule] = [
     ),
     (re.compile(r"\blast (?:christmas|xmas)\b"), _last_holiday("christmas")),
     (re.compile(r"\blast new year'?s eve\b"), _last_holiday("new_years_eve")),
-    (re.compile(r"\blast new year'?s?(?: day)?\b"), _last_holiday("new_year")),
     (
         re.compile(rf"\b(?P<n>{_EN_NUM}) years? ago,? in (?P<m>{_MONTH_RE})\b"),
         _month_years_ago,
@@ -788,9 +787,20 @@ _SINCE_REACH = 40
 
 def _since_at(m: re.Match[str]) -> bool:
     """Whether the expression ``m`` is one "since" (before it) or から/以来/以降 (after it)
-    points back from: its window then runs until now."""
+    runs from: a past window then runs until now."""
     before = _SINCE_EN.search(m.string, max(0, m.start() - _SINCE_REACH), m.start())
     return before is not None or _SINCE_JA.match(m.string, m.end()) is not None
+
+
+_ONLY_BACK_JA = re.compile(r"\s*以来")
+
+
+def _back_from(m: re.Match[str]) -> bool:
+    """Whether the expression ``m`` is one "since" or 以来 runs from, which point back only:
+    a month or day still to come this year is then last year's ("since December" said in
+    January). から and 以降 point forward as often (4月から大学生になります: a plan)."""
+    before = _SINCE_EN.search(m.string, max(0, m.start() - _SINCE_REACH), m.start())
+    return before is not None or _ONLY_BACK_JA.match(m.string, m.end()) is not None
 
 
 MAX_TIME_TEXT = 2000

@@ -69,12 +69,22 @@ def open_for_salvage(path: Path) -> Connections:
     except StoreError:
         connections.close()
         raise
-    with connections.read() as cur:
-        found = cur.execute(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'episodes'"
-        ).fetchone()[0]
-    if not found:  # an empty file (0 bytes), or another program's database
+    try:
+        with connections.read() as cur:
+            found = cur.execute(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'episodes'"
+            ).fetchone()[0]
+    except DamagedDatabase as exc:  # the list of tables itself does not read
+        found, check = 0, str(exc.__cause__ if exc.__cause__ is not None else exc)
+    else:
+        check = "ok" if found else connections.check_pages()
+    if not found:  # a damaged schema page, an empty file (0 bytes), another program's file
         connections.close()
+        if check != "ok":
+            raise DamagedDatabase(
+                f"{path}: the file's schema is damaged ({check}), so SQLite lists none of "
+                "its tables and nothing can be salvaged through it; restore a backup"
+            )
         raise StoreError(f"{path} holds no memengine episodes table: there is nothing to salvage")
     return connections
 
