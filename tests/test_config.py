@@ -338,3 +338,21 @@ def test_two_variables_for_one_setting_must_agree() -> None:
         load_config(None, environ=both)
     same = {"MEMENGINE_LLM_BASE_URL": "http://a:1/v1", "MEMENGINE_LLM__BASE_URL": "http://a:1/v1"}
     assert load_config(None, environ=same).llm.base_url == "http://a:1/v1"
+
+
+def test_a_url_or_model_name_from_a_crlf_env_file_is_read_without_its_cr() -> None:
+    """A .env saved with CRLF made the URL's \\r a traceback at the first request, and a
+    model name's \\r a model the server does not have."""
+    env = {
+        "MEMENGINE_LLM__BASE_URL": "http://127.0.0.1:9/v1\r",
+        "MEMENGINE_LLM__RERANK_MODEL": "gpt-4o-mini\r",
+        "MEMENGINE_EMBEDDER__BASE_URL": " http://127.0.0.1:9/v1 ",
+    }
+    cfg = load_config(None, environ=env)
+    assert cfg.llm.base_url == "http://127.0.0.1:9/v1" and cfg.llm.rerank_model == "gpt-4o-mini"
+    assert cfg.embedder.base_url == "http://127.0.0.1:9/v1"
+
+
+def test_a_list_of_numbers_refuses_true_and_false() -> None:
+    with pytest.raises(ConfigError, match=r"level_thresholds.*not of true/false"):
+        load_config(None, overrides={"lifecycle": {"level_thresholds": [0, True, 3, 6, 10, 20]}})

@@ -563,10 +563,30 @@ def test_a_memory_dated_far_ahead_is_noted_and_one_seconds_ahead_is_not_archived
         assert mem.get(racing).status == "active"
         [said] = [n for n in report.notes if "dated an hour or more after" in n]
         assert said.startswith("1 of the memories") and "this sleep (the agent's first)" in said
-        clock.advance(days=3)
-        mem.sleep(train=False)  # from the previous sleep on, as the others
-        assert mem.get(racing).strength == pytest.approx(mem.get(far).strength, rel=1e-3)
-        assert mem.get(far).strength < 1.0
+        clock.advance(days=60)
+        later = mem.add_many(  # after a sleep too: new, not decayed for the days before
+            [NewEpisode(kind="fact", content="another add while the sleep waited",
+                        occurred_at=clock.now, created_at=clock.now + timedelta(seconds=30))]
+        )  # fmt: skip
+        report = mem.sleep(train=False)
+        assert mem.get(later[0]).strength == 1.0 and mem.get(racing).strength < 1.0
+        [said] = [n for n in report.notes if "dated an hour or more after" in n]
+        assert said.startswith("1 of the memories")  # the one from 2100, not the new one
+
+
+def test_with_the_tasks_clock_an_add_while_the_sleep_waited_is_new(mem: Memory) -> None:
+    """Counted from the previous sleep, an add committed seconds after the sleep's clock
+    was decayed for every turn since, as the oldest memory was."""
+    old = mem.add("an old fact", kind="fact")
+    mem.sleep(train=False)
+    for _ in range(300):
+        mem.retrieve("something else entirely", record=True)
+    [racing] = mem.add_many(
+        [NewEpisode(kind="fact", content="added while the sleep waited",
+                    occurred_at=mem.clock(), created_at=mem.clock() + timedelta(seconds=30))]
+    )  # fmt: skip
+    mem.sleep(train=False)
+    assert mem.get(old).strength < 0.5 and mem.get(racing).strength == 1.0
 
 
 def test_a_pruned_memory_is_counted_as_pruned_alone(db_path: Path, clock: FixedClock) -> None:

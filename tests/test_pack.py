@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from memengine import Episode, Memory, Retrieval, Retrieved
 from memengine.cli import app
-from memengine.pack import build_pack
+from memengine.pack import build_pack, render_episode
 from memengine.retrieve.fastpath import Candidate
 from memengine.retrieve.rerank import parse_rerank, rerank_prompt
 from memengine.text import cut_at
@@ -182,3 +182,62 @@ def test_a_short_word_of_the_question_is_found_in_its_plural(mem: Memory) -> Non
     r = _retrieval(mem.get(ep), mem.get(dogs))
     text = build_pack(r, query="Did I pay the tax bill? How is my dog?", budget_tokens=800).text
     assert "property taxes online" in text and "The dogs were muddy" in text
+
+
+def test_latin_words_and_digits_inside_japanese_are_found(mem: Memory) -> None:
+    """A Latin word's edge was \\w, which holds kana and kanji: the iPhone of 新しいiPhoneを
+    and the 14 of 3月14日 were no words, and the filler was quoted."""
+    day = (
+        "今日は朝から会議が三つもあって、お昼を食べる時間もなかった。帰りに駅前のスーパーで卵と"
+        "牛乳を買って、夜はカレーを作った。明日も早いから、今日はもう寝ようと思う。"
+    )
+    phone = mem.add(day * 3 + "そういえば、新しいiPhoneは青にしたよ。")
+    diary = mem.add(
+        "\n".join(
+            f"3月{d}日: {'歯医者の予約を入れた' if d == 14 else '特に何もない一日だった、散歩をした'}"
+            for d in range(10, 20)
+        )
+        + "\n4月1日: 何の日だったか忘れた一日"
+    )
+    text = build_pack(
+        _retrieval(mem.get(phone), lang="ja"),
+        query="iPhoneの色は何色にしたっけ？",
+        budget_tokens=800,
+    ).text
+    assert "新しいiPhoneは青にしたよ" in text
+    text = build_pack(
+        _retrieval(mem.get(diary), lang="ja"), query="3月14日は何をした？", budget_tokens=800
+    ).text
+    assert "3月14日: 歯医者の予約を入れた" in text
+
+
+def test_the_word_a_question_is_asked_with_does_not_choose_the_quote(mem: Memory) -> None:
+    """ "much" of "How much tax…" outweighed "tax", and the tight budget's block quoted
+    "Not much else to report"."""
+    ep = mem.add(
+        "I paid $1,200 in taxes this year after the accountant found two deductions I had "
+        "missed. Not much else to report: work was busy, the kids had swim practice twice, "
+        "and we cooked at home most nights. We stayed in all weekend, cleaned the garage and "
+        "watched two movies."
+    )
+    [item] = _retrieval(mem.get(ep)).results
+    for chars in (80, 120):  # the tight budget's block is 80 characters
+        text = render_episode(
+            item, "en", query="How much tax did I pay?", strategy="quote_key_parts", max_chars=chars
+        )
+        quoted = text.splitlines()[1]  # (the heading is the first sentence anyway)
+        assert "I paid $1,200 in taxes" in quoted and "……" not in quoted
+
+
+def test_log_lines_that_start_with_a_month_stay_lines(mem: Memory) -> None:
+    log = mem.add(
+        "\n".join(
+            f"March {d}: called {who} about the plans for the weekend and the garden work"
+            for d, who in ((2, "the plumber"), (3, "Aunt May"), (4, "the bank"), (5, "mom"))
+        )
+        + "\n"
+        + "\n".join(f"March {d}: nothing much happened, a quiet day at home" for d in range(6, 12))
+    )
+    text = build_pack(_retrieval(mem.get(log)), query="Who did I call on March 5?",
+                      budget_tokens=800).text  # fmt: skip
+    assert "March 5: called mom" in text

@@ -287,3 +287,27 @@ def test_a_salvage_that_cannot_read_says_so_without_advising_a_salvage(
     with pytest.raises(DamagedDatabase, match="schema is damaged") as caught:
         salvage_file(schema, io.StringIO())  # (it was "holds no memengine episodes table")
     assert "restore a backup" in str(caught.value)
+
+
+def test_another_programs_file_with_damage_elsewhere_is_not_called_a_damaged_schema(
+    tmp_path: Path,
+) -> None:
+    other = tmp_path / "notes.db"
+    conn = sqlite_module().connect(str(other))
+    conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    conn.execute("CREATE INDEX notes_body ON notes (body)")
+    conn.executemany(
+        "INSERT INTO notes (body) VALUES (?)", [(f"note {i} " * 20,) for i in range(3000)]
+    )
+    conn.commit()
+    leaf = conn.execute(
+        "SELECT pageno FROM dbstat WHERE name = 'notes_body' AND pagetype = 'leaf' LIMIT 1"
+    ).fetchone()[0]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    data = bytearray(other.read_bytes())
+    data[(leaf - 1) * size + 8 : (leaf - 1) * size + 308] = b"\x55" * 300
+    other.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="holds no memengine episodes table") as caught:
+        salvage_file(other, io.StringIO())
+    assert not isinstance(caught.value, DamagedDatabase)

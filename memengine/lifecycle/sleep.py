@@ -231,25 +231,29 @@ def _start(s: MemoryState) -> float:
 
 
 def _created(s: MemoryState, now_ts: float, prev_ts: float | None) -> float:
-    """:func:`_start`, or (for such a time after this sleep, from an import, another
-    machine's clock, or an add committed while the sleep waited for the file) the previous
-    sleep, so that it decays with the others instead of never; before the first sleep,
-    this one (it is not known which of the turns before came after it)."""
+    """:func:`_start`; for such a time after this sleep: this sleep when it is less than
+    :data:`AHEAD_NOTED_S` ahead (an add committed while the sleep waited for the file: it
+    is new), else (an import, another machine's clock) the previous sleep, so that it
+    decays with the others instead of never (before the first sleep, this one: it is not
+    known which of the turns before came after it)."""
     start = _start(s)
     if start <= now_ts:
         return start
-    return prev_ts if prev_ts is not None else now_ts
+    if start < now_ts + AHEAD_NOTED_S or prev_ts is None:
+        return math.nextafter(now_ts, math.inf)  # (no turn of this sleep's moment counts)
+    return prev_ts
 
 
 AHEAD_NOTED_S = 3600
-"""How far after the sleep's clock a memory must be dated to be noted: an hour (an add
-committed while the sleep waited for the file is seconds ahead)."""
+"""How far after the sleep's clock a memory must be dated to count as from another clock
+(and be noted): an hour (an add committed while the sleep waited for the file is seconds
+ahead, and new)."""
 
 
 def _ahead(states: Sequence[MemoryState], now_ts: float, prev_ts: float | None) -> str:
     """A note for the memories dated an hour or more after the sleep's clock ("" when none is)."""
     ahead = sum(
-        _start(s) > now_ts + AHEAD_NOTED_S
+        _start(s) >= now_ts + AHEAD_NOTED_S
         for s in states
         if s.status == "active" and not s.principle
     )

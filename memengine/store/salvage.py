@@ -14,6 +14,7 @@ is damaged.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,8 +77,9 @@ def open_for_salvage(path: Path) -> Connections:
             ).fetchone()[0]
     except DamagedDatabase as exc:  # the list of tables itself does not read
         found, check = 0, str(exc.__cause__ if exc.__cause__ is not None else exc)
-    else:
+    else:  # (damage elsewhere in another program's file is no damage of a schema)
         check = "ok" if found else connections.check_pages()
+        check = check if _SCHEMA_TREE.search(check) else "ok"
     if not found:  # a damaged schema page, an empty file (0 bytes), another program's file
         connections.close()
         if check != "ok":
@@ -87,6 +89,10 @@ def open_for_salvage(path: Path) -> Connections:
             )
         raise StoreError(f"{path} holds no memengine episodes table: there is nothing to salvage")
     return connections
+
+
+_SCHEMA_TREE = re.compile(r"\bTree 1 page|\bpage 1\b")
+"""What SQLite's page check says of the schema's own pages (its tree is rooted at page 1)."""
 
 
 def salvaged(
