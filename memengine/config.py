@@ -81,13 +81,18 @@ class _Section(BaseModel):
         if info.field_name is None:
             return value
         annotation = cls.model_fields[info.field_name].annotation
-        kinds = typing.get_args(annotation) or (annotation,)
+        kinds = [_plain(k) for k in typing.get_args(annotation) or (annotation,)]
         numbers = bool not in kinds and any(k in (int, float) for k in kinds)
         if numbers and isinstance(value, bool):
             raise ValueError("a number, not true/false")
         if numbers and isinstance(value, list | tuple) and any(isinstance(v, bool) for v in value):
             raise ValueError("a list of numbers, not of true/false")  # ([0, true, 3] is 1)
         return value
+
+
+def _plain(kind: Any) -> Any:
+    """``kind`` without its ``Annotated`` constraints (``list[Annotated[float, …]]``)."""
+    return typing.get_args(kind)[0] if typing.get_origin(kind) is typing.Annotated else kind
 
 
 class RetrievalConfig(_Section):
@@ -399,6 +404,11 @@ class LifecycleConfig(_Section):
     keep_turns: int = Field(
         default=20_000, ge=1
     )  # latest turns kept (feedback, training) per agent
+
+    @field_validator("feedback_model")
+    @classmethod
+    def _a_model_or_none(cls, value: str | None) -> str | None:
+        return value.strip() if value is not None else None  # (blank: rerank_model's)
 
     @model_validator(mode="after")
     def _one_value_per_level(self) -> LifecycleConfig:

@@ -72,10 +72,13 @@ def _topic(ep: Episode, limit: int = 40) -> str:
 
 _ITEM = re.compile(
     r"\s*(?:[-*•・‣▪>]|\d+[.)]\s|\(?\d+\)|\d{1,4}[-/:.]\d"
-    r"|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b)"
+    r"|(?i:(?:january|february|march|april|may|june|july|august|september|october|november"
+    r"|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.? \d{1,2}(?:st|nd|rd|th)?"
+    r"\s*[:\-–]))"
 )
-"""The start of a list item or of a log line (a bullet, a number, a date — "March 5:" too —
-or a time)."""
+"""The start of a list item or of a log line (a bullet, a number, a date or a time; a
+month's name and a day before a colon or a dash: "March 5:", not "Maybe 3" nor the
+"November 6." of a wrapped sentence)."""
 
 
 _WRAPPED = re.compile(r"[A-Za-z0-9,;'\"()–-]$")
@@ -132,10 +135,9 @@ _LATIN_TERM = re.compile(r"^[0-9a-z'\u00c0-\u024f]+$")
 _LATIN = r"0-9a-z\u00c0-\u024f"
 """The letters of a Latin word's edge (not ``\\w``, which holds kana and kanji too: the
 iPhone of 新しいiPhoneを and the 14 of 3月14日 are words)."""
-_ASKED_WITH = re.compile(
-    r"\bhow (much|many|long|often|far|old|big|tall|heavy|fast|soon)\b|\bwhat (kind|sort|type)\b"
-)
-"""The word a question is asked with, not about: "how much", "how many", "what kind"."""
+_ASKED_WITH = re.compile(r"\bhow (much|many)\b|\bwhat (kind|sort|type)\b")
+"""The word a question is asked with, not about, nor written in its answer: "how much",
+"what kind" (the answer to "how old" says "9 years old": that word stays)."""
 
 
 def _patterns(terms: Sequence[str]) -> list[tuple[re.Pattern[str], int]]:
@@ -186,9 +188,16 @@ def _around(text: str, focus: int, max_chars: int) -> str:
             start += 2
         start = cut_at(text, start)  # (no excerpt starts inside an emoji or a flag)
     if start == 0:
-        return text[: cut_at(text, max_chars - 1)] + "…"
+        return _cut_end(text[: cut_at(text, max_chars - 1)])
     end = cut_at(text, start + max_chars - 2)
-    return "…" + text[start:end] + ("…" if end < len(text) else "")
+    piece = text[start:end]
+    return "…" + (_cut_end(piece) if end < len(text) else piece)
+
+
+def _cut_end(piece: str) -> str:
+    """``piece``, cut short, with its "…": not after a sentences' separator (" …"), which
+    would read "……"."""
+    return piece.rstrip().removesuffix("…").rstrip() + "…"
 
 
 def _readable(text: str) -> str:

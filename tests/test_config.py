@@ -356,3 +356,11 @@ def test_a_url_or_model_name_from_a_crlf_env_file_is_read_without_its_cr() -> No
 def test_a_list_of_numbers_refuses_true_and_false() -> None:
     with pytest.raises(ConfigError, match=r"level_thresholds.*not of true/false"):
         load_config(None, overrides={"lifecycle": {"level_thresholds": [0, True, 3, 6, 10, 20]}})
+    weights = [1.0, True, 4.0, 8.0, 16.0, 32.0]  # list[Annotated[float, …]] too
+    with pytest.raises(ConfigError, match=r"capacity_weights.*not of true/false"):
+        load_config(None, overrides={"lifecycle": {"capacity_weights": weights}})
+
+
+def test_the_feedback_judges_model_is_read_without_a_crlf_files_cr() -> None:
+    env = {"MEMENGINE_LIFECYCLE__FEEDBACK_MODEL": "qwen2.5:7b\r"}
+    assert load_config(None, environ=env).lifecycle.feedback_model == "qwen2.5:7b"

@@ -241,3 +241,40 @@ def test_log_lines_that_start_with_a_month_stay_lines(mem: Memory) -> None:
     text = build_pack(_retrieval(mem.get(log)), query="Who did I call on March 5?",
                       budget_tokens=800).text  # fmt: skip
     assert "March 5: called mom" in text
+
+
+def test_the_word_an_answer_is_written_with_still_counts(mem: Memory) -> None:
+    """ "old" of "how old" is in the answer ("9 years old"): it was dropped with "much"."""
+    leo = mem.add(
+        "My nephew Leo visited over the weekend and we went to the science museum downtown. He\n"
+        "is 9 years old and completely obsessed with dinosaurs, so we spent two hours in the fossil hall.\n"
+        "Afterwards we had pizza and he told me everything about the Spinosaurus. His mom picks him up\n"
+        "on Sunday evening, and next time we want to go to the planetarium together."
+    )
+    [item] = _retrieval(mem.get(leo)).results
+    text = render_episode(
+        item, "en", query="how old is Leo?", strategy="quote_key_parts", max_chars=120
+    )
+    assert "9 years old" in text.splitlines()[1]
+
+
+def test_a_wrapped_sentence_is_not_cut_at_a_month_or_a_word_like_one(mem: Memory) -> None:
+    sync = mem.add(
+        "Notes from the product sync: the mobile app crash rate dropped from 1.9% to 0.6% after the\n"
+        "3.4.1 release, session length is up 11%, and the onboarding redesign ships next sprint. Maybe 3\n"
+        "people from design will join the user interviews in Chicago, which are scheduled for the week of\n"
+        "November 6. Aisha owns the interview guide and the recruiting screener."
+    )
+    [item] = _retrieval(mem.get(sync)).results
+    text = render_episode(item, "en", query="when are the user interviews in Chicago?",
+                          strategy="quote_key_parts", max_chars=240)  # fmt: skip
+    assert "scheduled for the week of November 6." in text
+
+
+def test_an_excerpt_never_ends_in_two_ellipses() -> None:
+    """A cut just after the separator of two quoted sentences ended "… …"."""
+    from memengine.pack import _trim
+
+    text = "Cents report alpha receipts delta finance gamma. Totals beta receipts refunds."
+    out = _trim(text, "quote_key_parts", ["receipts", "rounding"], 40)
+    assert out == "…alpha receipts delta finance gamma.…" and len(out) <= 40

@@ -311,3 +311,27 @@ def test_another_programs_file_with_damage_elsewhere_is_not_called_a_damaged_sch
     with pytest.raises(StoreError, match="holds no memengine episodes table") as caught:
         salvage_file(other, io.StringIO())
     assert not isinstance(caught.value, DamagedDatabase)
+
+
+def test_damage_that_names_page_1_elsewhere_is_no_damaged_schema(tmp_path: Path) -> None:
+    """SQLite's check says "2nd reference to page 1" of an index's page that points there:
+    the schema is whole, and the file is another program's."""
+    other = tmp_path / "notes.db"
+    conn = sqlite_module().connect(str(other))
+    conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    conn.execute("CREATE INDEX notes_body ON notes (body)")
+    conn.executemany(
+        "INSERT INTO notes (body) VALUES (?)", [(f"note {i} " * 20,) for i in range(3000)]
+    )
+    conn.commit()
+    inner = conn.execute(
+        "SELECT pageno FROM dbstat WHERE name = 'notes_body' AND pagetype = 'internal' LIMIT 1"
+    ).fetchone()[0]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    data = bytearray(other.read_bytes())
+    data[(inner - 1) * size + 8 : (inner - 1) * size + 12] = (1).to_bytes(4, "big")
+    other.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="holds no memengine episodes table") as caught:
+        salvage_file(other, io.StringIO())
+    assert not isinstance(caught.value, DamagedDatabase)

@@ -310,8 +310,9 @@ XMAS_EVE = datetime(2026, 12, 24, 10, tzinfo=JST)
         ("12月3日から出張に行く予定です", d(2026, 11, 30, 12), None),
         ("来年度、4月以降に引っ越す予定", d(2026, 2, 10, 12), None),
         ("3月から", JAN + timedelta(days=60), (d(2026, 3, 1), JAN + timedelta(days=60))),
-        ("12月からずっと体調が悪い", JAN, (d(2025, 12, 1), JAN)),  # ずっと: until now
-        ("12月から今まで", JAN, (d(2025, 12, 1), JAN)),
+        ("12月から今まで", JAN, (d(2025, 12, 1), JAN)),  # 今まで: until now
+        ("12月から今日までずっと", JAN, (d(2025, 12, 1), JAN)),
+        ("4月からずっと大阪勤務になるので", JAN, None),  # ずっと looks forward too
         # "last Christmas" is the latest one that is over
         ("last Christmas", XMAS_EVE, (d(2025, 12, 24), d(2025, 12, 26))),
         ("last Christmas", d(2026, 12, 26), (d(2026, 12, 24), d(2026, 12, 26))),

@@ -792,8 +792,9 @@ def _since_at(m: re.Match[str]) -> bool:
     return before is not None or _SINCE_JA.match(m.string, m.end()) is not None
 
 
-_ONLY_BACK_JA = re.compile(r"\s*(?:以来|から(?:今まで|ずっと|今日まで))")
-"""以来, and から before ずっと or 今まで: pointing back only (12月からずっと体調が悪い)."""
+_ONLY_BACK_JA = re.compile(r"\s*(?:以来|から(?:今まで|今日まで))")
+"""以来, and から before 今まで: pointing back only (からずっと looks forward as often:
+4月からずっと大阪勤務になる)."""
 
 
 def _back_from(m: re.Match[str]) -> bool:

@@ -91,7 +91,7 @@ def open_for_salvage(path: Path) -> Connections:
     return connections
 
 
-_SCHEMA_TREE = re.compile(r"\bTree 1 page|\bpage 1\b")
+_SCHEMA_TREE = re.compile(r"\bTree 1 page\b")
 """What SQLite's page check says of the schema's own pages (its tree is rooted at page 1)."""
 
 
