@@ -74,11 +74,11 @@ _ITEM = re.compile(
     r"\s*(?:[-*•・‣▪>]|\d+[.)]\s|\(?\d+\)|\d{1,4}[-/:.]\d"
     r"|(?i:(?:january|february|march|april|may|june|july|august|september|october|november"
     r"|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.? \d{1,2}(?:st|nd|rd|th)?"
-    r"\s*[:\-–]))"
+    r"\s*[:\-–—,(]))"
 )
 """The start of a list item or of a log line (a bullet, a number, a date or a time; a
-month's name and a day before a colon or a dash: "March 5:", not "Maybe 3" nor the
-"November 6." of a wrapped sentence)."""
+month's name and a day before a colon, a dash, a comma or a parenthesis: "March 5:",
+"Mar 5 (Thu)", not "Maybe 3" nor the "November 6." of a wrapped sentence)."""
 
 
 _WRAPPED = re.compile(r"[A-Za-z0-9,;'\"()–-]$")

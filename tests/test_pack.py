@@ -278,3 +278,15 @@ def test_an_excerpt_never_ends_in_two_ellipses() -> None:
     text = "Cents report alpha receipts delta finance gamma. Totals beta receipts refunds."
     out = _trim(text, "quote_key_parts", ["receipts", "rounding"], 40)
     assert out == "…alpha receipts delta finance gamma.…" and len(out) <= 40
+
+
+def test_log_lines_dated_with_a_dash_a_comma_or_a_weekday_stay_lines() -> None:
+    from memengine.pack import _pieces
+
+    log = (
+        "Running log for the spring, kept in my notes app after each run\n"
+        "March 5 — ran 5k in 27:40, then stretched for a while at the park with Ken\n"
+        "March 7, 2026: rest day, knee sore after the long walk around the lake with Aiko\n"
+        "Mar 9 (Thu) 8k easy, 48 minutes along the river and back home to the station"
+    )
+    assert len(_pieces(log)) == 4

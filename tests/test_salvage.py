@@ -335,3 +335,17 @@ def test_damage_that_names_page_1_elsewhere_is_no_damaged_schema(tmp_path: Path)
     with pytest.raises(StoreError, match="holds no memengine episodes table") as caught:
         salvage_file(other, io.StringIO())
     assert not isinstance(caught.value, DamagedDatabase)
+
+
+def test_a_schema_page_that_lists_no_table_is_a_damaged_schema(tmp_path: Path) -> None:
+    """Page 1's count of cells zeroed: the schema lists nothing, and SQLite's check speaks
+    of "… on page 1" without "Tree 1"; it was called another program's file."""
+    path = tmp_path / "mem.db"
+    with Memory.open(path, embedder=HashEmbedder()) as m:
+        m.add_many(word_episodes(50, "alice", seed=1))
+    data = bytearray(path.read_bytes())
+    data[103:105] = b"\0\0"  # page 1's b-tree header, after the 100-byte file header
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(DamagedDatabase, match="schema is damaged"):
+        salvage_file(bad, io.StringIO())

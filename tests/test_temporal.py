@@ -313,6 +313,8 @@ XMAS_EVE = datetime(2026, 12, 24, 10, tzinfo=JST)
         ("12月から今まで", JAN, (d(2025, 12, 1), JAN)),  # 今まで: until now
         ("12月から今日までずっと", JAN, (d(2025, 12, 1), JAN)),
         ("4月からずっと大阪勤務になるので", JAN, None),  # ずっと looks forward too
+        ("12月からずっと今まで忙しかった", JAN, (d(2025, 12, 1), JAN)),
+        ("12月から、これまで", JAN, (d(2025, 12, 1), JAN)),
         # "last Christmas" is the latest one that is over
         ("last Christmas", XMAS_EVE, (d(2025, 12, 24), d(2025, 12, 26))),
         ("last Christmas", d(2026, 12, 26), (d(2026, 12, 24), d(2026, 12, 26))),

@@ -792,9 +792,11 @@ def _since_at(m: re.Match[str]) -> bool:
     return before is not None or _SINCE_JA.match(m.string, m.end()) is not None
 
 
-_ONLY_BACK_JA = re.compile(r"\s*(?:以来|から(?:今まで|今日まで))")
-"""以来, and から before 今まで: pointing back only (からずっと looks forward as often:
-4月からずっと大阪勤務になる)."""
+_ONLY_BACK_JA = re.compile(
+    r"\s*(?:以来|から(?:ずっと)?[、,]?(?:今まで|いままで|今日まで|現在まで|これまで))"
+)
+"""以来, and から before 今まで (これまで, 現在まで…): pointing back only (からずっと alone
+looks forward as often: 4月からずっと大阪勤務になる)."""
 
 
 def _back_from(m: re.Match[str]) -> bool:

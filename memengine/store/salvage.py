@@ -91,8 +91,9 @@ def open_for_salvage(path: Path) -> Connections:
     return connections
 
 
-_SCHEMA_TREE = re.compile(r"\bTree 1 page\b")
-"""What SQLite's page check says of the schema's own pages (its tree is rooted at page 1)."""
+_SCHEMA_TREE = re.compile(r"\bTree 1 page\b|\bon page 1\b|(?:^|\n)Page 1\b")
+"""What SQLite's page check says of the schema's own pages (its tree is rooted at page 1;
+not "2nd reference to page 1", a pointer of another tree)."""
 
 
 def salvaged(
