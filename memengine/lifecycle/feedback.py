@@ -137,12 +137,13 @@ def _found_by(methods: Sequence[str]) -> str:
     return "none was found in the answer" if judged else "none was named"
 
 
-def _no_learning(turn_id: int, why: str) -> InvalidInput:
-    """The refusal of a learning a turn has no used memory to keep with (``why``)."""
+def _no_learning(turn_id: int, why: str, *, nameable: bool = True) -> InvalidInput:
+    """The refusal of a learning a turn has no used memory to keep with (``why``; not
+    ``nameable``: the turn returned none to name)."""
     advice = (
-        "give the feedback without the learning"
-        if why == "it returned none"
-        else "name them (used=[…], --used ID), or give the feedback without the learning"
+        "name them (used=[…], --used ID), or give the feedback without the learning"
+        if nameable
+        else "give the feedback without the learning"
     )
     return InvalidInput(
         f"a learning is kept with the memories a turn used, and turn {turn_id} used none "
@@ -252,7 +253,7 @@ def give_feedback(
     candidate_ids = [i for i, _ in turn.candidates]
     if learning and learning.strip():  # what can be refused before an LLM is asked
         if not candidate_ids:
-            raise _no_learning(turn_id, "it returned none")
+            raise _no_learning(turn_id, "it returned none", nameable=False)
         if not used and not (answer and answer.strip()):
             raise _no_learning(turn_id, "none was named")
     reasons: dict[int, str] = {}
