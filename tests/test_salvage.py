@@ -289,9 +289,9 @@ def test_a_salvage_that_cannot_read_says_so_without_advising_a_salvage(
     assert "restore a backup" in str(caught.value)
 
 
-def test_another_programs_file_with_damage_elsewhere_is_not_called_a_damaged_schema(
-    tmp_path: Path,
-) -> None:
+def _notes_file(tmp_path: Path, pagetype: str, at: int, written: bytes) -> Path:
+    """Another program's SQLite file (a table of notes and an index), with ``written`` put
+    ``at`` an offset of the index's first page of ``pagetype`` (leaf, internal)."""
     other = tmp_path / "notes.db"
     conn = sqlite_module().connect(str(other))
     conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
@@ -300,14 +300,22 @@ def test_another_programs_file_with_damage_elsewhere_is_not_called_a_damaged_sch
         "INSERT INTO notes (body) VALUES (?)", [(f"note {i} " * 20,) for i in range(3000)]
     )
     conn.commit()
-    leaf = conn.execute(
-        "SELECT pageno FROM dbstat WHERE name = 'notes_body' AND pagetype = 'leaf' LIMIT 1"
+    page = conn.execute(
+        "SELECT pageno FROM dbstat WHERE name = 'notes_body' AND pagetype = ? LIMIT 1",
+        (pagetype,),
     ).fetchone()[0]
     size = conn.execute("PRAGMA page_size").fetchone()[0]
     conn.close()
     data = bytearray(other.read_bytes())
-    data[(leaf - 1) * size + 8 : (leaf - 1) * size + 308] = b"\x55" * 300
+    data[(page - 1) * size + at : (page - 1) * size + at + len(written)] = written
     other.write_bytes(bytes(data))
+    return other
+
+
+def test_another_programs_file_with_damage_elsewhere_is_not_called_a_damaged_schema(
+    tmp_path: Path,
+) -> None:
+    other = _notes_file(tmp_path, "leaf", 8, b"\x55" * 300)  # a leaf's cells overwritten
     with pytest.raises(StoreError, match="holds no memengine episodes table") as caught:
         salvage_file(other, io.StringIO())
     assert not isinstance(caught.value, DamagedDatabase)
@@ -316,22 +324,7 @@ def test_another_programs_file_with_damage_elsewhere_is_not_called_a_damaged_sch
 def test_damage_that_names_page_1_elsewhere_is_no_damaged_schema(tmp_path: Path) -> None:
     """SQLite's check says "2nd reference to page 1" of an index's page that points there:
     the schema is whole, and the file is another program's."""
-    other = tmp_path / "notes.db"
-    conn = sqlite_module().connect(str(other))
-    conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
-    conn.execute("CREATE INDEX notes_body ON notes (body)")
-    conn.executemany(
-        "INSERT INTO notes (body) VALUES (?)", [(f"note {i} " * 20,) for i in range(3000)]
-    )
-    conn.commit()
-    inner = conn.execute(
-        "SELECT pageno FROM dbstat WHERE name = 'notes_body' AND pagetype = 'internal' LIMIT 1"
-    ).fetchone()[0]
-    size = conn.execute("PRAGMA page_size").fetchone()[0]
-    conn.close()
-    data = bytearray(other.read_bytes())
-    data[(inner - 1) * size + 8 : (inner - 1) * size + 12] = (1).to_bytes(4, "big")
-    other.write_bytes(bytes(data))
+    other = _notes_file(tmp_path, "internal", 8, (1).to_bytes(4, "big"))  # its right child: 1
     with pytest.raises(StoreError, match="holds no memengine episodes table") as caught:
         salvage_file(other, io.StringIO())
     assert not isinstance(caught.value, DamagedDatabase)
