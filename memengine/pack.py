@@ -72,13 +72,17 @@ def _topic(ep: Episode, limit: int = 40) -> str:
 
 _ITEM = re.compile(
     r"\s*(?:[-*•・‣▪>]|\d+[.)]\s|\(?\d+\)|\d{1,4}[-/:.]\d"
-    r"|(?i:(?:january|february|march|april|may|june|july|august|september|october|november"
-    r"|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.? \d{1,2}(?:st|nd|rd|th)?"
-    r"\s*[:\-–—,(]))"
+    r"|(?:January|February|March|April|May|June|July|August|September|October|November"
+    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.? \d{1,2}(?:st|nd|rd|th)?"
+    r"(?:,? \d{4})?(?: \((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?\))?\s*[:\-–—]"
+    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}"
+    r" \((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?\))"
 )
 """The start of a list item or of a log line (a bullet, a number, a date or a time; a
-month's name and a day before a colon, a dash, a comma or a parenthesis: "March 5:",
-"Mar 5 (Thu)", not "Maybe 3" nor the "November 6." of a wrapped sentence)."""
+month's name (capitalised) and a day, a year or a weekday in brackets after it, before a
+colon or a dash: "March 5:", "March 7, 2026:", "Mar 9 (Thu) —"; or with the weekday
+alone, "Mar 9 (Thu)"; not "Maybe 3", nor a wrapped sentence's "November 6." or "May 3,
+which was…")."""
 
 
 _WRAPPED = re.compile(r"[A-Za-z0-9,;'\"()–-]$")

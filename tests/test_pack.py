@@ -290,3 +290,10 @@ def test_log_lines_dated_with_a_dash_a_comma_or_a_weekday_stay_lines() -> None:
         "Mar 9 (Thu) 8k easy, 48 minutes along the river and back home to the station"
     )
     assert len(_pieces(log)) == 4
+    prose = (
+        "We finally signed the lease for the new apartment near the station on\n"
+        "May 3, which was a Sunday, so the agent came in on her day off to meet us.\n"
+        "We should all meet up at the new place one weekend and celebrate it properly, we\n"
+        "may 2, 3 or even 4 times before the summer is over."
+    )
+    assert len(_pieces(prose)) == 2  # a wrapped sentence's date, or "may", is no log line

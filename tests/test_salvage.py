@@ -321,6 +321,30 @@ def test_another_programs_file_with_damage_elsewhere_is_not_called_a_damaged_sch
     assert not isinstance(caught.value, DamagedDatabase)
 
 
+def test_a_free_list_pointing_at_page_1_is_no_damaged_schema(tmp_path: Path) -> None:
+    """SQLite's check says "freelist leaf count too big on page 1" of a free-list page that
+    points there: the schema is whole, and the file is another program's."""
+    other = tmp_path / "free.db"
+    conn = sqlite_module().connect(str(other))
+    conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    conn.executemany(
+        "INSERT INTO notes (body) VALUES (?)", [(f"note {i} " * 20,) for i in range(3000)]
+    )
+    conn.commit()
+    conn.execute("DELETE FROM notes WHERE id > 100")
+    conn.commit()
+    assert conn.execute("PRAGMA freelist_count").fetchone()[0] > 0
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    data = bytearray(other.read_bytes())
+    trunk = int.from_bytes(data[32:36], "big")  # the file header's first free-list trunk
+    data[(trunk - 1) * size : (trunk - 1) * size + 4] = (1).to_bytes(4, "big")
+    other.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="holds no memengine episodes table") as caught:
+        salvage_file(other, io.StringIO())
+    assert not isinstance(caught.value, DamagedDatabase)
+
+
 def test_damage_that_names_page_1_elsewhere_is_no_damaged_schema(tmp_path: Path) -> None:
     """SQLite's check says "2nd reference to page 1" of an index's page that points there:
     the schema is whole, and the file is another program's."""

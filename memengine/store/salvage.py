@@ -91,9 +91,11 @@ def open_for_salvage(path: Path) -> Connections:
     return connections
 
 
-_SCHEMA_TREE = re.compile(r"\bTree 1 page\b|\bon page 1\b|(?:^|\n)Page 1\b")
+_SCHEMA_TREE = re.compile(r"\bTree 1 page\b|\breported as \d+ on page 1\b|(?:^|\n)Page 1\b")
 """What SQLite's page check says of the schema's own pages (its tree is rooted at page 1;
-not "2nd reference to page 1", a pointer of another tree)."""
+"Fragmentation of … bytes reported as 0 on page 1" when its cells are lost); not "2nd
+reference to page 1" nor "freelist leaf count too big on page 1", a pointer of another
+tree or of the free list."""
 
 
 def salvaged(
