@@ -70,19 +70,33 @@ def _topic(ep: Episode, limit: int = 40) -> str:
     return sentence if len(sentence) <= limit else sentence[: cut_at(sentence, limit - 1)] + "…"
 
 
+_MONTHS = (
+    "January February March April May June July August September October November December "
+    "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
+).split()
+_DAYS = (
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday Mon Tue Wed Thu Fri Sat Sun".split()
+)
+_MONTH = "|".join([*_MONTHS, *(m.upper() for m in _MONTHS)])  # (not "may": the verb)
+_WEEKDAY = "|".join([*_DAYS, *(d.upper() for d in _DAYS)])
+_MONTH_DAY = (
+    rf"(?:(?:{_WEEKDAY}),? )?(?:{_MONTH})\.? \d{{1,2}}(?:st|nd|rd|th)?"  # Monday, March 5th
+)
+_DATED = (
+    _MONTH_DAY
+    + r"(?:,? \d{4})?"  # , 2026
+    + r"(?:,? (?:at )?\d{1,2}:\d{2}(?: ?[AaPp]\.?[Mm]\.?)?)?"  # , 10:32 AM
+    + rf"(?:,? \(?(?:{_WEEKDAY})\.?\)?)?"  # (Thu)
+)
 _ITEM = re.compile(
     r"\s*(?:[-*•・‣▪>]|\d+[.)]\s|\(?\d+\)|\d{1,4}[-/:.]\d"
-    r"|(?:January|February|March|April|May|June|July|August|September|October|November"
-    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.? \d{1,2}(?:st|nd|rd|th)?"
-    r"(?:,? \d{4})?(?: \((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?\))?\s*[:\-–—]"
-    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}"
-    r" \((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\.?\))"
+    + rf"|{_DATED}\s*(?::|\s[-–—])|{_MONTH_DAY} \((?:{_WEEKDAY})\.?\))"
 )
 """The start of a list item or of a log line (a bullet, a number, a date or a time; a
-month's name (capitalised) and a day, a year or a weekday in brackets after it, before a
-colon or a dash: "March 5:", "March 7, 2026:", "Mar 9 (Thu) —"; or with the weekday
-alone, "Mar 9 (Thu)"; not "Maybe 3", nor a wrapped sentence's "November 6." or "May 3,
-which was…")."""
+month's name, capitalised or in capitals, and a day, with a year, a time or a weekday,
+before a colon or a spaced dash: "March 5:", "MAR 5 -", "Monday, March 5:", "Mar 5, 2026
+10:32 AM - Ken:"; or a day with its weekday in brackets, "Mar 9 (Thu)"; not "may 2", nor
+a wrapped sentence's "November 6." or "May 3, which was…", nor "May 3-5")."""
 
 
 _WRAPPED = re.compile(r"[A-Za-z0-9,;'\"()–-]$")

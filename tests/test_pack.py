@@ -297,3 +297,12 @@ def test_log_lines_dated_with_a_dash_a_comma_or_a_weekday_stay_lines() -> None:
         "may 2, 3 or even 4 times before the summer is over."
     )
     assert len(_pieces(prose)) == 2  # a wrapped sentence's date, or "may", is no log line
+    above = "We should all meet up at the new place one weekend and celebrate it properly, we"
+    for line in (
+        "MARCH 5: called the plumber",
+        "Mar 5, 2026 10:32 AM - Ken: see you there",
+        "Monday, March 5: a quiet day",
+        "Mar 5, Thu: rest day",
+    ):
+        assert len(_pieces(f"{above}\n{line}")) == 2, line
+    assert len(_pieces(f"{above}\nMay 3-5 we were away")) == 1

@@ -315,9 +315,11 @@ XMAS_EVE = datetime(2026, 12, 24, 10, tzinfo=JST)
         ("4月からずっと大阪勤務になるので", JAN, None),  # ずっと looks forward too
         ("12月からずっと今まで忙しかった", JAN, (d(2025, 12, 1), JAN)),
         ("12月から、これまで", JAN, (d(2025, 12, 1), JAN)),
-        ("4月から、これまでの経験を活かして新しい仕事を始めます", JAN, None),  # another phrase
-        ("4月からこれまで以上に頑張ります", JAN, None),
+        ("4月からこれまで以上に頑張ります", JAN, None),  # another phrase: a plan
+        ("4月からこれまで通りの条件で", JAN, None),
         ("5月から現在までの売上", JAN, (d(2025, 5, 1), JAN)),
+        ("12月から今までの売上は？", JAN, (d(2025, 12, 1), JAN)),
+        ("12月から今までに何回ジムに行った？", JAN, (d(2025, 12, 1), JAN)),
         # "last Christmas" is the latest one that is over
         ("last Christmas", XMAS_EVE, (d(2025, 12, 24), d(2025, 12, 26))),
         ("last Christmas", d(2026, 12, 26), (d(2026, 12, 24), d(2026, 12, 26))),

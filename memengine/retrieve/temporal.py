@@ -794,11 +794,11 @@ def _since_at(m: re.Match[str]) -> bool:
 
 _ONLY_BACK_JA = re.compile(
     r"\s*(?:以来|から(?:ずっと)?[、,]?(?:今日まで|現在まで"
-    r"|(?:今まで|いままで|これまで)(?!以上|の|に|と|通り|より)))"
+    r"|(?:今まで|いままで|これまで)(?!以上|通り|より)))"
 )
 """以来, and から before 今まで (これまで, 現在まで…): pointing back only (からずっと alone
-looks forward as often: 4月からずっと大阪勤務になる; and これまで of これまで以上, これまでの
-経験 begins another phrase: 4月から、これまでの経験を活かして is a plan)."""
+looks forward as often: 4月からずっと大阪勤務になる; and これまで以上, これまで通り begin another
+phrase: 4月からこれまで以上に頑張ります is a plan)."""
 
 
 def _back_from(m: re.Match[str]) -> bool:
