@@ -20,13 +20,13 @@ marks that reorder text on screen are left out of what a memory says.
 
 from __future__ import annotations
 
-import contextlib
 import re
 import unicodedata
 from collections.abc import Sequence
 from datetime import tzinfo
 from typing import Literal
 
+from .clock import in_zone
 from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
 from .text import cut_at, estimate_tokens, query_terms, shared_phrases, strip_controls
 
@@ -47,11 +47,7 @@ _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
 
 
 def _date_line(ep: Episode, lang: str, zone: tzinfo | None = None) -> str:
-    d = ep.occurred_at
-    if zone is not None:
-        # a time stored before times were kept inside the calendar's edges stays as stored
-        with contextlib.suppress(OverflowError):
-            d = d.astimezone(zone)
+    d = in_zone(ep.occurred_at, zone)
     wd = _WEEKDAYS[lang][d.weekday()]
     return f"{d.date().isoformat()} ({wd})"
 

@@ -34,6 +34,14 @@ def _retrieval(*episodes: Episode, lang: str = "en", now: datetime | None = None
     )
 
 
+def _quote(episode: Episode, query: str, max_chars: int) -> str:
+    """The line of ``episode``'s block that quotes it for ``query`` (``quote_key_parts``;
+    not its heading, which is its first sentence anyway)."""
+    [item] = _retrieval(episode).results
+    block = render_episode(item, "en", query=query, strategy="quote_key_parts", max_chars=max_chars)
+    return block.splitlines()[1]
+
+
 def test_the_sentence_that_shares_the_most_is_quoted_not_a_substring_hit(mem: Memory) -> None:
     """ "go" was found in good, ago and Google, and ー in every katakana word: the filler
     was quoted, and the sentence with the answer was left out with room to spare."""
@@ -220,12 +228,8 @@ def test_the_word_a_question_is_asked_with_does_not_choose_the_quote(mem: Memory
         "and we cooked at home most nights. We stayed in all weekend, cleaned the garage and "
         "watched two movies."
     )
-    [item] = _retrieval(mem.get(ep)).results
     for chars in (80, 120):  # the tight budget's block is 80 characters
-        text = render_episode(
-            item, "en", query="How much tax did I pay?", strategy="quote_key_parts", max_chars=chars
-        )
-        quoted = text.splitlines()[1]  # (the heading is the first sentence anyway)
+        quoted = _quote(mem.get(ep), "How much tax did I pay?", chars)
         assert "I paid $1,200 in taxes" in quoted and "……" not in quoted
 
 
@@ -251,11 +255,7 @@ def test_the_word_an_answer_is_written_with_still_counts(mem: Memory) -> None:
         "Afterwards we had pizza and he told me everything about the Spinosaurus. His mom picks him up\n"
         "on Sunday evening, and next time we want to go to the planetarium together."
     )
-    [item] = _retrieval(mem.get(leo)).results
-    text = render_episode(
-        item, "en", query="how old is Leo?", strategy="quote_key_parts", max_chars=120
-    )
-    assert "9 years old" in text.splitlines()[1]
+    assert "9 years old" in _quote(mem.get(leo), "how old is Leo?", 120)
 
 
 def test_a_wrapped_sentence_is_not_cut_at_a_month_or_a_word_like_one(mem: Memory) -> None:
@@ -265,10 +265,8 @@ def test_a_wrapped_sentence_is_not_cut_at_a_month_or_a_word_like_one(mem: Memory
         "people from design will join the user interviews in Chicago, which are scheduled for the week of\n"
         "November 6. Aisha owns the interview guide and the recruiting screener."
     )
-    [item] = _retrieval(mem.get(sync)).results
-    text = render_episode(item, "en", query="when are the user interviews in Chicago?",
-                          strategy="quote_key_parts", max_chars=240)  # fmt: skip
-    assert "scheduled for the week of November 6." in text
+    quoted = _quote(mem.get(sync), "when are the user interviews in Chicago?", 240)
+    assert "scheduled for the week of November 6." in quoted
 
 
 def test_an_excerpt_never_ends_in_two_ellipses() -> None:

@@ -785,11 +785,11 @@ _SINCE_REACH = 40
 """How far before an expression "since" is looked for (the words between are spaces)."""
 
 
-def _since_at(m: re.Match[str]) -> bool:
-    """Whether the expression ``m`` is one "since" (before it) or から/以来/以降 (after it)
-    runs from: a past window then runs until now."""
+def _since_at(m: re.Match[str], after: re.Pattern[str] = _SINCE_JA) -> bool:
+    """Whether the expression ``m`` is one "since" (before it) or から/以来/以降 (``after``
+    it) runs from: a past window then runs until now."""
     before = _SINCE_EN.search(m.string, max(0, m.start() - _SINCE_REACH), m.start())
-    return before is not None or _SINCE_JA.match(m.string, m.end()) is not None
+    return before is not None or after.match(m.string, m.end()) is not None
 
 
 _ONLY_BACK_JA = re.compile(
@@ -805,8 +805,7 @@ def _back_from(m: re.Match[str]) -> bool:
     """Whether the expression ``m`` is one "since" or 以来 runs from, which point back only:
     a month or day still to come this year is then last year's ("since December" said in
     January). から and 以降 point forward as often (4月から大学生になります: a plan)."""
-    before = _SINCE_EN.search(m.string, max(0, m.start() - _SINCE_REACH), m.start())
-    return before is not None or _ONLY_BACK_JA.match(m.string, m.end()) is not None
+    return _since_at(m, _ONLY_BACK_JA)
 
 
 MAX_TIME_TEXT = 2000

@@ -8,9 +8,11 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DatabaseLocked, StoreError
+from ..errors import StoreError
+from ..models import Episode
 from . import episodes as ep_rows
 from .connect import Connections
+from .salvage import readable_batches
 from .vector_index import VectorIndex
 
 __all__ = [
@@ -130,31 +132,22 @@ def check_consistency(
 
 def unreadable_episodes(cur: Any, sqlite_error: type[Exception], limit: int = 100) -> list[int]:
     """The episodes (ids, the first ``limit``) whose rows do not read back as episodes, as
-    an export or a search reads them: each batch of rows is read, and one that fails is
-    split until the rows at fault are found."""
-    bad: list[int] = []
+    an export or a search reads them (a salvage's batches: one that fails is split until
+    the rows at fault are found)."""
 
-    def walk(ids: list[int]) -> None:
+    def fetch(ids: list[int]) -> tuple[list[Episode], list[int]]:
         try:
-            ep_rows.fetch_episodes(cur, ids)
-        except DatabaseLocked:
-            raise
-        except (sqlite_error, StoreError, ValueError):  # not UTF-8 / a row that does not parse
-            if len(ids) == 1:
-                bad.extend(ids)
-                return
-            walk(ids[: len(ids) // 2])
-            walk(ids[len(ids) // 2 :])
+            found = ep_rows.fetch_episodes(cur, ids)
+        except sqlite_error as exc:  # text that is no longer UTF-8: this row, as a salvage sees it
+            raise StoreError(str(exc)) from exc
+        return list(found.values()), [i for i in ids if i not in found]
 
+    bad: list[int] = []
     ids = [int(r[0]) for r in cur.execute("SELECT id FROM episodes ORDER BY id").fetchall()]
-    for start in range(0, len(ids), _READ_BATCH):
-        walk(ids[start : start + _READ_BATCH])
+    for _ in readable_batches(fetch, ids, bad):
         if len(bad) >= limit:
             break
     return bad[:limit]
-
-
-_READ_BATCH = 500
 
 
 def _stale_index(

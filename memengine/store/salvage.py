@@ -25,7 +25,7 @@ from ..models import Episode
 from . import episodes as ep_rows
 from .connect import Connections, read_only_access
 
-__all__ = ["SalvageReport", "id_ranges", "open_for_salvage", "salvaged"]
+__all__ = ["SalvageReport", "id_ranges", "open_for_salvage", "readable_batches", "salvaged"]
 
 BATCH = 500
 """Ids per fetch while nothing fails."""
@@ -113,9 +113,19 @@ def salvaged(
             [i for i in ids if i not in found],
         )
 
-    ids = _listed_ids(connections)
+    yield from readable_batches(fetch, _listed_ids(connections), unreadable)
+
+
+def readable_batches(
+    fetch: Callable[[list[int]], tuple[list[Episode], list[int]]],
+    ids: Sequence[int],
+    unreadable: list[int],
+) -> Iterator[list[Episode]]:
+    """The episodes of ``ids`` that read, :data:`BATCH` at a time through ``fetch`` (the
+    episodes found, the ids not found); a batch that fails is split until the ids at fault,
+    which go to ``unreadable`` with those not found."""
     for start in range(0, len(ids), BATCH):
-        yield from _walk(fetch, ids[start : start + BATCH], unreadable)
+        yield from _walk(fetch, list(ids[start : start + BATCH]), unreadable)
 
 
 def _listed_ids(connections: Connections) -> list[int]:
