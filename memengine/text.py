@@ -328,7 +328,8 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
     Latin words count when they are not stopwords; a CJK piece counts when
     it is at least 2 characters and not only hiragana; a piece is at most
     :data:`MAX_PHRASE_CHARS` long, and the first :data:`MAX_PHRASE_TEXT` characters of
-    each text are read (the work grows with their product).
+    each text are read (the work grows with their product). A piece inside a longer one
+    found is not named again.
     """
     q = unicodedata.normalize("NFKC", _head(query, MAX_PHRASE_TEXT)).lower()
     t = unicodedata.normalize("NFKC", _head(text, MAX_PHRASE_TEXT)).lower()
@@ -356,4 +357,16 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
         ):
             found.append(word)
     found.sort(key=len, reverse=True)
-    return found[:limit]
+    kept: list[str] = []
+    for piece in found:  # (a CJK piece and a word of it, 始めたよ and 始めた: the longer says it)
+        if not any(_inside(piece, longer) for longer in kept):
+            kept.append(piece)
+    return kept[:limit]
+
+
+def _inside(piece: str, longer: str) -> bool:
+    """Whether ``piece`` is part of ``longer``: a CJK piece anywhere, a word as a word
+    ("car" is not part of "cart")."""
+    if _CJK_RUN.fullmatch(piece):
+        return piece in longer
+    return re.search(rf"(?<!\w){re.escape(piece)}(?!\w)", longer) is not None

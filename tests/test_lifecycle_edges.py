@@ -104,7 +104,7 @@ def test_tags_match_an_answer_as_whole_words(mem: Memory) -> None:
     mem.add("we talked about painting lessons", kind="fact", tags=["art"])
     mem.add("the vet said the kitten is healthy", kind="fact", tags=["cat"])
     mem.add("猫の名前はこむぎ", kind="fact", tags=["こむぎ"])
-    turn = mem.retrieve("lessons kitten こむぎ", limit=3).turn_id
+    turn = mem.retrieve("what about the lessons, the kitten and こむぎ?", limit=3).turn_id
     assert turn is not None
     answer = "Sure, I will look up the location of that new café. うちのこむぎは元気です"
     result = mem.feedback(turn, answer=answer, judge="match")

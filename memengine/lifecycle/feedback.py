@@ -1,7 +1,9 @@
 """Feedback: which memories of a turn were actually used, and how much they mattered.
 
 A retrieval only counts its results as candidates; ``feedback(turn_id, …)``
-says which were *used*, either explicitly by id or from the final answer:
+says which were *used*, either explicitly by id (any candidate) or from the final
+answer, which is judged against the candidates the turn offered to the reply (the
+relevant ones of a turn that injects: what its pack shows):
 
 - ``match``: a memory is used when one of its tags occurs in the answer,
   when enough of its key terms do (``answer_keyword_fraction``), or when
@@ -271,7 +273,10 @@ def give_feedback(
     if answer is not None and answer.strip() and candidate_ids:
         found = store.get(candidate_ids)  # (an id of the turn's that now holds another
         # agent's episode is not this turn's memory: that agent's words are not judged)
-        episodes = [found[i] for i in candidate_ids if i in found and found[i].agent == turn.agent]
+        # (and only those offered to the reply: one it was not shown cannot be in its answer,
+        # and a stock reply, "I see!", is like the stored exchanges that hold it)
+        shown = [i for i in candidate_ids if turn.offered is None or i in turn.offered]
+        episodes = [found[i] for i in shown if i in found and found[i].agent == turn.agent]
         judged: dict[int, str] | None = None
         if client is not None and episodes:  # (none left of the turn's: nothing to ask)
             try:

@@ -138,6 +138,8 @@ def after_retrieve(
     turn_id: int | None = None
     recalled: dict[int, tuple[float, int]] = {}
     ids = [r.episode.id for r in results]
+    # what the reply is shown (a pack's evidence): feedback judges an answer against these
+    offered = [r.episode.id for r in results if r.relevance != "low"] if should_inject else []
     # a read-only file records nothing; nor does a turn of an agent the file does not know
     # (a mistyped name would otherwise become an agent)
     record = record and not store.read_only and has_agent(store, agent)
@@ -154,6 +156,7 @@ def after_retrieve(
                         perspective=perspective,
                         ranking=ranking,
                         candidates=list(zip(ids, feats, strict=True)),
+                        offered=offered,
                     )
                     if turn_id is None:  # the agent was forgotten while the turn ran
                         degraded.append("turn not recorded: the agent was forgotten meanwhile")

@@ -86,19 +86,21 @@ def label(
     ``high``: both the vector and the full-text search ranked it in their
     top 3; ``medium``: its fused score is at least ``pack_score_ratio`` of the
     best one and its cosine similarity clears ``relevance_threshold`` or both
-    searches found it; ``low`` otherwise (listed, never packed). When the
-    full-text search answered alone (``lexical_only``) its top 3 are
-    ``medium`` and nothing is ``high``.
+    searches found it, or it occurred in the time the message names ("yesterday",
+    先週: what happened then is what was asked about, whatever its words); ``low``
+    otherwise (listed, never packed). When the full-text search answered alone
+    (``lexical_only``) its top 3 are ``medium`` and nothing is ``high``.
     """
     c = candidate.components
     if candidate.score < config.pack_score_ratio * top_score:
         return "low"
+    in_time = c.get("window", 0.0) >= 1.0
     if lexical_only:
-        return "medium" if c.get("bm25_rank", 99) <= 3 else "low"
+        return "medium" if c.get("bm25_rank", 99) <= 3 or in_time else "low"
     both = "knn_rank" in c and "bm25_rank" in c
     if both and c["knn_rank"] <= 3 and c["bm25_rank"] <= 3:
         return "high"
-    if both or c.get("cosine", 0.0) >= config.relevance_threshold:
+    if both or in_time or c.get("cosine", 0.0) >= config.relevance_threshold:
         return "medium"
     return "low"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -43,6 +43,9 @@ class TurnRow:
     used: list[int] | None
     outcome: str | None
     impact: float
+    offered: frozenset[int] | None = None
+    """The candidates offered to the reply (those a pack shows); None for a turn recorded
+    before offers were (every candidate may have been shown)."""
 
 
 def insert_turn(
@@ -54,6 +57,7 @@ def insert_turn(
     perspective: str | None,
     ranking: str,
     candidates: Sequence[tuple[int, Sequence[float]]],
+    offered: Collection[int] = (),
 ) -> int | None:
     """Record a retrieval with the features of each returned candidate; return the turn id,
     or None when the file no longer knows ``agent`` (forgotten while the turn ran: its
@@ -64,10 +68,14 @@ def insert_turn(
     created before it by that time (``created_ts``), so that a caller's own message times
     (a replay, a slow client clock) neither skip turns nor count them twice. The turn's
     text is not recorded (its ``query`` column stays empty): it quotes the recent
-    conversation, which a delete must be able to remove."""
+    conversation, which a delete must be able to remove. ``offered`` are the candidates
+    offered to the reply (the relevant ones of a turn that injects: what a pack shows)."""
     if cur.execute("SELECT 1 FROM agents WHERE name = ?", (agent,)).fetchone() is None:
         return None
-    payload = [{"id": i, "f": [round(float(x), 6) for x in f]} for i, f in candidates]
+    shown = set(offered)
+    payload = [
+        {"id": i, "f": [round(float(x), 6) for x in f], "o": int(i in shown)} for i, f in candidates
+    ]
     cur.execute(
         "INSERT INTO turns (id, agent, created_at, created_ts, perspective, ranking, "
         "candidates) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -109,7 +117,13 @@ def get_turn(cur: Any, turn_id: int) -> TurnRow | None:
     ).fetchone()
     if row is None:
         return None
-    cands = [(int(c["id"]), [float(x) for x in c["f"]]) for c in json.loads(row[5])]
+    records = json.loads(row[5])
+    cands = [(int(c["id"]), [float(x) for x in c["f"]]) for c in records]
+    offered = (
+        frozenset(int(c["id"]) for c in records if c["o"])
+        if all("o" in c for c in records)
+        else None
+    )
     return TurnRow(
         id=row[0],
         agent=row[1],
@@ -120,6 +134,7 @@ def get_turn(cur: Any, turn_id: int) -> TurnRow | None:
         used=json.loads(row[6]) if row[6] is not None else None,
         outcome=row[7],
         impact=row[8],
+        offered=offered,
     )
 
 

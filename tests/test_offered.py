@@ -1,0 +1,101 @@
+"""What a turn offers its reply: the memories of the time asked about, and feedback that
+judges an answer against what the reply was shown."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memengine import FixedClock, Memory
+from memengine.embed.usem3 import USEM3Embedder
+from memengine.text import shared_phrases
+
+from .helpers import HashEmbedder
+
+JST = timezone(timedelta(hours=9))
+
+
+@pytest.mark.parametrize(
+    ("days", "question"),
+    [
+        (("公園を散歩した", "本屋で漫画を買った", "カフェでケーキ食べた"), "昨日何したっけ？"),
+        (
+            ("went bowling with Sam", "read a novel about whales", "cooked pasta for dinner"),
+            "What did I do yesterday?",
+        ),
+    ],
+)
+def test_what_happened_in_the_time_asked_about_is_packed(
+    tmp_path: Path, usem3: USEM3Embedder, days: tuple[str, str, str], question: str
+) -> None:
+    now = datetime(2026, 3, 10, 21, 0, tzinfo=JST)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        for day, text in zip((7, 8, 9), days, strict=True):
+            at = datetime(2026, 3, day, 19, 0, tzinfo=JST)
+            mem.add_exchange(text, "Nice!", agent="u", occurred_at=at)
+        r = mem.retrieve(question, agent="u", now=now)
+        yesterday = next(x for x in r.results if x.episode.text.startswith(days[2]))
+        assert r.should_inject and yesterday.rank == 1 and yesterday.relevance != "low"
+        pack = mem.pack(r)
+        assert yesterday.episode.id in pack.episode_ids
+        assert ("尋ねられた時期のこと" in pack.text) or ("from the time asked about" in pack.text)
+
+
+def _stock_replies(mem: Memory, clock: FixedClock) -> None:
+    for text in ("My dog is called Biscuit.", "Work was long", "lol", "Nice weather today"):
+        clock.advance(minutes=90)
+        mem.add_exchange(text, "I see!", agent="u")
+    clock.advance(minutes=90)
+
+
+def test_an_answer_is_judged_only_against_what_the_reply_was_shown(
+    db_path: Path, clock: FixedClock
+) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        _stock_replies(mem, clock)
+        r = mem.retrieve("hmm", agent="u")  # small talk: nothing is packed
+        assert not mem.pack(r).episode_ids and r.turn_id is not None
+        # the stock reply is in every stored exchange; none was shown, so none was used
+        assert mem.feedback(r.turn_id, answer="I see!", agent="u").used == ()
+        r = mem.retrieve("What is my dog called?", agent="u")
+        shown = mem.pack(r).episode_ids
+        assert r.turn_id is not None and shown
+        fb = mem.feedback(r.turn_id, answer="Your dog is called Biscuit.", agent="u")
+        assert fb.used and set(fb.used) <= set(shown)
+        # ids named explicitly may be any the turn returned
+        r = mem.retrieve("hmm", agent="u")
+        assert r.turn_id is not None
+        low = r.results[-1].episode.id
+        assert mem.feedback(r.turn_id, [low], agent="u").used == (low,)
+
+
+def test_a_turn_recorded_before_offers_judges_every_candidate(
+    db_path: Path, clock: FixedClock
+) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        _stock_replies(mem, clock)
+        r = mem.retrieve("hmm", agent="u")
+        assert r.turn_id is not None and not r.should_inject
+        with mem.store.connections.write() as cur:  # as an older version wrote it
+            raw = cur.execute("SELECT candidates FROM turns WHERE id = ?", (r.turn_id,))
+            records = [{"id": c["id"], "f": c["f"]} for c in json.loads(raw.fetchone()[0])]
+            cur.execute(
+                "UPDATE turns SET candidates = ? WHERE id = ?", (json.dumps(records), r.turn_id)
+            )
+        assert mem.feedback(r.turn_id, answer="I see!", agent="u").used  # every one judged
+
+
+def test_why_lines_name_a_phrase_once() -> None:
+    query = "先月からフランス語の勉強を始めたよ！ いつからフランス語の勉強を始めたんだっけ？"
+    assert shared_phrases(query, "先月からフランス語の勉強を始めたよ！") == [
+        "先月からフランス語の勉強を始めたよ"
+    ]
+    # a word is part of a longer one only as a word: "car" is not inside "cart"
+    assert set(shared_phrases("a red cart and a car", "the red cart by my car")) == {
+        "cart",
+        "car",
+        "red",
+    }
