@@ -613,3 +613,12 @@ def test_a_sleep_whose_training_fails_is_reported_with_a_note(
     report = mem.sleep(tasks=1)
     assert report.sleep_id > 0 and report.decayed == 1
     assert any("the sleep is kept; its scorer was not retrained" in n for n in report.notes)
+
+
+def test_a_perspective_is_named_without_its_outer_spaces(mem: Memory) -> None:
+    mem.create_agent("a", perspectives=[" cost "])  # declared as "cost"
+    kept = mem.add("the quote came to 40,000 yen", kind="fact", agent="a")
+    r = mem.retrieve("how much was the quote?", agent="a", perspective=" cost ")
+    assert r.turn_id is not None
+    fb = mem.feedback(r.turn_id, [kept], agent="a", perspective=" cost ")
+    assert fb.perspective == "cost" and fb.used == (kept,)
