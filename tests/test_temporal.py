@@ -167,6 +167,17 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("「2026.5.3」の話", (d(2026, 5, 3), d(2026, 5, 4))),
     ("Home Assistant 2025.10.1で壊れた", None),
     ("I started the course in March, next year I'll finish it", (d(2026, 3, 1), d(2026, 4, 1))),
+    # "may" the verb and a name's possessive are no months
+    ("Logging in may take a while", None),
+    ("Plugging it in may help", None),
+    ("Running late may cost us the deposit", None),
+    ("we met in april's house", None),
+    ("a friend of Jan's", None),
+    ("in may.", (d(2026, 5, 1), NOW)),
+    ("in may, we moved", (d(2026, 5, 1), NOW)),
+    ("since may 2025", (d(2025, 5, 1), d(2025, 6, 1))),
+    ("since May", (d(2026, 5, 1), NOW)),
+    ("in May we moved", (d(2026, 5, 1), NOW)),
 ]
 
 

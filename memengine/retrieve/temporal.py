@@ -410,7 +410,22 @@ def _ja_year(m: re.Match[str], now: datetime) -> Window | None:
     return _year(year, now) if 1900 <= year <= now.year else None
 
 
+def _month_word(m: re.Match[str]) -> bool:
+    """Whether the month word of ``m`` (after in, since, late…) is the month: never before
+    's ("in june's house", "a friend of Jan's"), and "may" written lower-case only before a
+    year, punctuation or the end ("in may." but not "logging in may take a while")."""
+    after = m.string[m.end("mon") : m.end("mon") + 2]
+    if after in ("'s", "’s"):
+        return False
+    cased = _CASED.get()
+    if m.group("mon") != "may" or m.group("y") or (cased and cased[m.start("mon")].isupper()):
+        return True
+    return after[:1] in ("", *".,;:!?)")
+
+
 def _en_month(m: re.Match[str], now: datetime) -> Window | None:
+    if not _month_word(m):
+        return None
     month = _MONTHS_EN[m.group("mon")]
     prefix = (m.group("p") or "").strip()
     year_text = m.group("y")
