@@ -299,6 +299,7 @@ def test_a_retrieval_reads_relative_days_in_the_zone_of_its_now(tmp_path: Path) 
 
 JAN = datetime(2026, 1, 20, 12, tzinfo=JST)
 XMAS_EVE = datetime(2026, 12, 24, 10, tzinfo=JST)
+SEPT = datetime(2026, 9, 10, 12, tzinfo=JST)
 
 
 @pytest.mark.parametrize(
@@ -336,6 +337,21 @@ XMAS_EVE = datetime(2026, 12, 24, 10, tzinfo=JST)
         ("last Christmas", d(2026, 12, 26), (d(2026, 12, 24), d(2026, 12, 26))),
         ("last new year's eve", JAN, (d(2025, 12, 31), d(2026, 1, 1))),
         ("last new year's day", d(2026, 1, 3, 12), (d(2026, 1, 1), d(2026, 1, 3, 12))),
+        # a holiday marked as still to come is no memory of last year's
+        ("this Christmas", SEPT, None),
+        ("the coming Christmas", SEPT, None),
+        ("next Christmas", SEPT, None),
+        ("今度のクリスマス", SEPT, None),
+        ("次のクリスマス", SEPT, None),
+        ("来週のGW", d(2026, 4, 22, 12), None),
+        ("今度のGW", SEPT, None),  # this year's is over: the next one is meant
+        ("来月のお盆", d(2026, 7, 20, 12), None),
+        ("今度の年末", SEPT, None),
+        ("今年末", SEPT, None),
+        ("this new year's eve", SEPT, None),
+        ("this Christmas", XMAS_EVE, (d(2026, 12, 24), XMAS_EVE)),  # begun: this year's
+        ("今年末", d(2026, 12, 22, 12), (d(2026, 12, 20), d(2026, 12, 22, 12))),
+        ("クリスマス", SEPT, (d(2025, 12, 24), d(2025, 12, 26))),  # unmarked: as before
         # "N … ago" past 200 of a unit
         ("300 days ago", JAN, (d(2025, 3, 25), d(2025, 3, 28))),
         ("300日前", JAN, (d(2025, 3, 25), d(2025, 3, 28))),

@@ -583,6 +583,25 @@ def _holiday_of_year(m: re.Match[str], now: datetime) -> Window | None:
     return _holiday_in(_HOLIDAY_NAMES[m.group("h")], year, now)
 
 
+_UPCOMING_KINDS = {
+    "年末": "year_end",
+    "new year's eve": "new_years_eve",
+    "new years eve": "new_years_eve",
+}
+
+
+def _upcoming_holiday(m: re.Match[str], now: datetime) -> Window | None:
+    """今年末, "this Christmas": the holiday of this year if it has begun, else none (still
+    to come: a plan). After a forward marker (今度の, 次の, 来月の, "coming") only while it
+    lasts: 今度のGW said in September is next year's."""
+    name = m.groupdict().get("h") or "年末"
+    kind = _HOLIDAY_NAMES.get(name) or _UPCOMING_KINDS.get(name.replace("\u2019", "'"), "new_year")
+    window = _holiday_in(kind, now.year, now)
+    if window is not None and m.groupdict().get("f") and window[1] <= now:
+        return None
+    return window
+
+
 def _month_years_ago(m: re.Match[str], now: datetime) -> Window | None:
     """2年前の3月, "two years ago in March": that month of that year."""
     n = _ja_number(m.group("n"))
@@ -649,6 +668,10 @@ _RULES: list[Rule] = [
     (
         re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年)の?(?P<h>" + _HOLIDAY_JA + ")"),
         _holiday_of_year,
+    ),
+    (  # marked as still to come: this year's if begun, else a plan
+        re.compile(r"(?P<f>今度|次|来週|来月)の(?P<h>" + _HOLIDAY_JA + "|年末)|今年末"),
+        _upcoming_holiday,
     ),
     (re.compile(rf"(?P<n>{_JA_NUM})年前の(?P<m>\d{{1,2}})月(?![0-9日曜期])"), _month_years_ago),
     (re.compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
@@ -718,6 +741,13 @@ _RULES: list[Rule] = [
             r"\b(?P<h>christmas|xmas) (?:of |in )?(?P<p>last year|the year before last|\d{4})\b"
         ),
         _holiday_of_year,
+    ),
+    (
+        re.compile(
+            r"\b(?:this|(?:the |this )?(?P<f>coming|upcoming)) (?P<h>christmas|xmas|"
+            r"new year'?s eve|new year'?s?(?: day)?)(?![\w'])"
+        ),
+        _upcoming_holiday,
     ),
     (re.compile(r"\blast (?:christmas|xmas)\b"), _last_holiday("christmas")),
     (re.compile(r"\blast new year'?s eve\b"), _last_holiday("new_years_eve")),
