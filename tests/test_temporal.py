@@ -178,6 +178,14 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("since may 2025", (d(2025, 5, 1), d(2025, 6, 1))),
     ("since May", (d(2026, 5, 1), NOW)),
     ("in May we moved", (d(2026, 5, 1), NOW)),
+    # "the last week of X" is X's final week, not the previous week
+    ("the last week of April", (d(2026, 4, 1), d(2026, 5, 1))),
+    ("the last Friday of March", (d(2026, 3, 1), d(2026, 4, 1))),
+    ("last week of April", (d(2026, 4, 1), d(2026, 5, 1))),
+    ("the last week of the year", None),
+    ("the last month of school", None),
+    ("the last year of college", None),
+    ("the last week", (d(2026, 5, 11), d(2026, 5, 18))),
 ]
 
 

@@ -766,6 +766,17 @@ _RULES: list[Rule] = [
         ),
         _iso_date,
     ),
+    (  # "the last week of June", "the last Friday of August": the final one, not the previous
+        re.compile(
+            r"\b(?:the|my|our|your|his|her|their) last (?:(?:few|couple of|two|three) )?"
+            r"(?:day|night|week|weekend|month|year|spring|summer|autumn|fall|winter|"
+            + "|".join(_WEEKDAYS_EN)
+            + r")s?(?= of\b)|\blast (?:day|week|weekend|"
+            + "|".join(_WEEKDAYS_EN)
+            + rf")(?= of (?:the (?:year|month)|{_MONTH_RE})\b)"
+        ),
+        _nothing,
+    ),
     (re.compile(r"\bthe day before yesterday\b"), _day_offset(-2)),
     (re.compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
     (re.compile(r"\bthis morning\b"), _this_morning),
