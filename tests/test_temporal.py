@@ -186,6 +186,11 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("the last month of school", None),
     ("the last year of college", None),
     ("the last week", (d(2026, 5, 11), d(2026, 5, 18))),
+    # "in the last year" is the rolling span up to now, as "the past year"
+    ("in the last year", (d(2025, 5, 19, 15), NOW)),
+    ("over the last month", (d(2026, 4, 19, 15), NOW)),
+    ("within the last week", (d(2026, 5, 13, 15), NOW)),
+    ("during the last year of college", None),
 ]
 
 

@@ -796,6 +796,19 @@ _RULES: list[Rule] = [
     (re.compile(r"\b(?:the )?past week\b"), _span_ago(timedelta(days=7), timedelta(0))),
     (re.compile(r"\b(?:the )?past month\b"), _span_ago(timedelta(days=31), timedelta(0))),
     (re.compile(r"\b(?:the )?past year\b"), _span_ago(timedelta(days=366), timedelta(0))),
+    # "in the last year" is the past year, up to now ("last year" alone is the calendar one)
+    (
+        re.compile(r"\b(?:in|over|within|during|throughout) the last week\b"),
+        _span_ago(timedelta(days=7), timedelta(0)),
+    ),
+    (
+        re.compile(r"\b(?:in|over|within|during|throughout) the last month\b"),
+        _span_ago(timedelta(days=31), timedelta(0)),
+    ),
+    (
+        re.compile(r"\b(?:in|over|within|during|throughout) the last year\b"),
+        _span_ago(timedelta(days=366), timedelta(0)),
+    ),
     (re.compile(rf"\b(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? (?:ago|back)\b"), _en_ago),
     (re.compile(r"\bthe week before last\b"), _week_offset(-2)),
     (re.compile(r"\blast weekend\b"), _last_weekend),
