@@ -191,6 +191,13 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("over the last month", (d(2026, 4, 19, 15), NOW)),
     ("within the last week", (d(2026, 5, 13, 15), NOW)),
     ("during the last year of college", None),
+    # forward-pointing phrases are no "so far"
+    ("今週末に行く予定", None),  # said on Wednesday: still to come
+    ("今月末の締め切り", None),
+    ("later this week", None),
+    ("by the end of this week", None),
+    ("the rest of this week", None),
+    ("later this month", None),
 ]
 
 
@@ -365,6 +372,7 @@ SEPT = datetime(2026, 9, 10, 12, tzinfo=JST)
         ("this Christmas", XMAS_EVE, (d(2026, 12, 24), XMAS_EVE)),  # begun: this year's
         ("今年末", d(2026, 12, 22, 12), (d(2026, 12, 20), d(2026, 12, 22, 12))),
         ("クリスマス", SEPT, (d(2025, 12, 24), d(2025, 12, 26))),  # unmarked: as before
+        ("今週末", d(2026, 5, 24, 15), (d(2026, 5, 23), d(2026, 5, 24, 15))),  # on Sunday
         # "N … ago" past 200 of a unit
         ("300 days ago", JAN, (d(2025, 3, 25), d(2025, 3, 28))),
         ("300日前", JAN, (d(2025, 3, 25), d(2025, 3, 28))),

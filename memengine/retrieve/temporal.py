@@ -321,6 +321,12 @@ def _en_ago(m: re.Match[str], now: datetime) -> Window | None:
     return _ago(m.group("u"), n, now) if n is not None else None
 
 
+def _this_weekend(_: re.Match[str], now: datetime) -> Window | None:
+    """今週末: this week's Saturday and Sunday (clipped to now: none before Saturday)."""
+    saturday = _week_start(_today(now)) + timedelta(days=5)
+    return _days(saturday, saturday + timedelta(days=1), now)
+
+
 def _ja_weekday_last_week(m: re.Match[str], now: datetime) -> Window | None:
     offset = _WEEKDAYS_JA.index(m.group("wd"))
     d = _week_start(_today(now)) - timedelta(weeks=1) + timedelta(days=offset)
@@ -688,6 +694,8 @@ _RULES: list[Rule] = [
     (re.compile(r"今週の" + _WD_JA), _ja_weekday_this_week),
     (re.compile(r"(?:この前|こないだ|この間)の" + _WD_JA), _latest_weekday),
     (re.compile(r"先週末"), _last_weekend),
+    (re.compile(r"今週末"), _this_weekend),
+    (re.compile(r"今月末"), _nothing),  # the month's end: still to come, or too near to tell
     (re.compile(r"先々週|先先週"), _week_offset(-2)),
     (re.compile(r"先週"), _week_offset(-1)),
     (re.compile(r"今週"), _week_offset(0)),
@@ -810,6 +818,13 @@ _RULES: list[Rule] = [
         _span_ago(timedelta(days=366), timedelta(0)),
     ),
     (re.compile(rf"\b(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? (?:ago|back)\b"), _en_ago),
+    (  # forward-pointing: still to come, no "so far"
+        re.compile(
+            r"\b(?:later|(?:the )?end of|(?:the )?rest of|(?:the )?remainder of) this "
+            r"(?:week|weekend|month|year)\b"
+        ),
+        _nothing,
+    ),
     (re.compile(r"\bthe week before last\b"), _week_offset(-2)),
     (re.compile(r"\blast weekend\b"), _last_weekend),
     (re.compile(r"\b(?:last|previous) week\b"), _week_offset(-1)),
