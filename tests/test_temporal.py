@@ -198,6 +198,12 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("by the end of this week", None),
     ("the rest of this week", None),
     ("later this month", None),
+    # 前後 (about) and 前期 (first term) after a count are no "ago"; 数十 is no ten
+    ("1週間前後かかります", None),
+    ("3日前後で届きます", None),
+    ("2年前期の授業", None),
+    ("数十年前の写真", None),
+    ("十年前", (d(2015, 11, 19, 15), d(2016, 11, 19, 15))),
 ]
 
 

@@ -232,8 +232,9 @@ _MONTH_RE = "|".join(sorted(_MONTHS_EN, key=len, reverse=True))
 _SEASONS_JA = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
 _SEASONS_EN = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn"}
 _SEASONS_EN["winter"] = "winter"
-_JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十])[一二三四五六七八九十]{1,4}"
-"""A number as it starts (a run of digits is not read again from each of its digits)."""
+_JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十数])[一二三四五六七八九十]{1,4}"
+"""A number as it starts (a run of digits is not read again from each of its digits; 数十 is
+no ten)."""
 _EN_NUM = r"[0-9]+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple(?: of)?"
 
 
@@ -706,16 +707,19 @@ _RULES: list[Rule] = [
     (re.compile(r"去年|昨年"), _year_offset(-1)),
     (re.compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
     (re.compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),
-    (re.compile(r"数日前"), _few_days),
+    (re.compile(r"数日前(?![後期])"), _few_days),
     (re.compile(r"先日"), _span_ago(timedelta(days=14), timedelta(days=1))),
     (re.compile(r"今朝"), _this_morning),
-    (re.compile(r"半年前"), lambda _, now: _ago("month", 6, now)),
-    (re.compile(r"ひと月前|ひとつき前"), lambda _, now: _ago("month", 1, now)),
-    (re.compile(r"数週間前"), _span_ago(timedelta(weeks=5), timedelta(weeks=2))),
-    (re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前"), _span_ago(timedelta(days=185), timedelta(days=55))),
+    (re.compile(r"半年前(?![後期])"), lambda _, now: _ago("month", 6, now)),
+    (re.compile(r"(?:ひと月|ひとつき)前(?![後期])"), lambda _, now: _ago("month", 1, now)),
+    (re.compile(r"数週間前(?![後期])"), _span_ago(timedelta(weeks=5), timedelta(weeks=2))),
+    (
+        re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前(?![後期])"),
+        _span_ago(timedelta(days=185), timedelta(days=55)),
+    ),
     (
         re.compile(
-            rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前"
+            rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?![後期])"
         ),
         _ja_ago,
     ),
