@@ -204,6 +204,12 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("2年前期の授業", None),
     ("数十年前の写真", None),
     ("十年前", (d(2015, 11, 19, 15), d(2016, 11, 19, 15))),
+    # a range of counts covers from the larger to the smaller
+    ("1〜2週間前", (d(2026, 5, 3, 15), d(2026, 5, 16, 15))),
+    ("2、3日前", (d(2026, 5, 16), d(2026, 5, 20))),
+    ("1-2 months ago", (d(2026, 3, 5, 15), d(2026, 5, 5, 15))),
+    ("one or two weeks ago", (d(2026, 5, 3, 15), d(2026, 5, 16, 15))),
+    ("2-3 weeks ago", (d(2026, 4, 26, 15), d(2026, 5, 9, 15))),
 ]
 
 

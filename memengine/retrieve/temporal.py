@@ -328,6 +328,16 @@ def _this_weekend(_: re.Match[str], now: datetime) -> Window | None:
     return _days(saturday, saturday + timedelta(days=1), now)
 
 
+def _range_ago(m: re.Match[str], now: datetime) -> Window | None:
+    """ "1-2 weeks ago", 2、3日前, 1〜2週間前: from the larger count ago to the smaller."""
+    unit = m.group("u")
+    unit = {"日": "day", "週間": "week", "週": "week", "年": "year"}.get(unit, unit)
+    unit = unit if unit in _AGO_MAX else "month"
+    counts = [_ja_number(m.group(g)) or _en_number(m.group(g)) for g in ("a", "n")]
+    windows = [_ago(unit, n, now) for n in counts if n is not None]
+    return union(windows) if len(windows) == 2 and all(windows) else None
+
+
 def _ja_weekday_last_week(m: re.Match[str], now: datetime) -> Window | None:
     offset = _WEEKDAYS_JA.index(m.group("wd"))
     d = _week_start(_today(now)) - timedelta(weeks=1) + timedelta(days=offset)
@@ -719,6 +729,13 @@ _RULES: list[Rule] = [
     ),
     (
         re.compile(
+            rf"(?P<a>{_JA_NUM})\s*(?:〜|~|-|–|、|,|から)\s*(?P<n>{_JA_NUM})"
+            r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?![後期])"
+        ),
+        _range_ago,
+    ),
+    (
+        re.compile(
             rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?![後期])"
         ),
         _ja_ago,
@@ -820,6 +837,13 @@ _RULES: list[Rule] = [
     (
         re.compile(r"\b(?:in|over|within|during|throughout) the last year\b"),
         _span_ago(timedelta(days=366), timedelta(0)),
+    ),
+    (
+        re.compile(
+            rf"\b(?P<a>{_EN_NUM}) ?(?:-|–|to|or) ?(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? "
+            r"(?:ago|back)\b"
+        ),
+        _range_ago,
     ),
     (re.compile(rf"\b(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? (?:ago|back)\b"), _en_ago),
     (  # forward-pointing: still to come, no "so far"
