@@ -20,7 +20,14 @@ Conventions: weeks start on Monday; "last week" is the calendar week
 before this one; seasons are meteorological (spring Mar–May, summer
 Jun–Aug, autumn Sep–Nov, winter Dec–Feb); "last summer" is the latest
 summer that is over; "N days/weeks/months/years ago" get a tolerance
-(±1 day, ±3 days, ±15 days, ±6 months) because people round.
+(±1 day, ±3 days, ±15 days, ±6 months) because people round, and a range
+("1-2 weeks ago", 2、3日前) covers both counts; "in/over the last year" is
+the rolling past year, as "the past year", while "the last week of June" is
+June's final week, not last week; a holiday marked as to come (今度の, 来月の,
+今年末, "this", "coming") is this year's only once begun; forward phrases
+(今週末 before Saturday, 今月末, "later this week") and 前後/前期 after a
+count give no window; lower-case "may" is a month only before a year,
+punctuation or the end, and a month word before 's is a name.
 """
 
 from __future__ import annotations
