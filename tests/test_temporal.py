@@ -167,6 +167,49 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("「2026.5.3」の話", (d(2026, 5, 3), d(2026, 5, 4))),
     ("Home Assistant 2025.10.1で壊れた", None),
     ("I started the course in March, next year I'll finish it", (d(2026, 3, 1), d(2026, 4, 1))),
+    # "may" the verb and a name's possessive are no months
+    ("Logging in may take a while", None),
+    ("Plugging it in may help", None),
+    ("Running late may cost us the deposit", None),
+    ("we met in april's house", None),
+    ("a friend of Jan's", None),
+    ("in may.", (d(2026, 5, 1), NOW)),
+    ("in may, we moved", (d(2026, 5, 1), NOW)),
+    ("since may 2025", (d(2025, 5, 1), d(2025, 6, 1))),
+    ("since May", (d(2026, 5, 1), NOW)),
+    ("in May we moved", (d(2026, 5, 1), NOW)),
+    # "the last week of X" is X's final week, not the previous week
+    ("the last week of April", (d(2026, 4, 1), d(2026, 5, 1))),
+    ("the last Friday of March", (d(2026, 3, 1), d(2026, 4, 1))),
+    ("last week of April", (d(2026, 4, 1), d(2026, 5, 1))),
+    ("the last week of the year", None),
+    ("the last month of school", None),
+    ("the last year of college", None),
+    ("the last week", (d(2026, 5, 11), d(2026, 5, 18))),
+    # "in the last year" is the rolling span up to now, as "the past year"
+    ("in the last year", (d(2025, 5, 19, 15), NOW)),
+    ("over the last month", (d(2026, 4, 19, 15), NOW)),
+    ("within the last week", (d(2026, 5, 13, 15), NOW)),
+    ("during the last year of college", None),
+    # forward-pointing phrases are no "so far"
+    ("今週末に行く予定", None),  # said on Wednesday: still to come
+    ("今月末の締め切り", None),
+    ("later this week", None),
+    ("by the end of this week", None),
+    ("the rest of this week", None),
+    ("later this month", None),
+    # 前後 (about) and 前期 (first term) after a count are no "ago"; 数十 is no ten
+    ("1週間前後かかります", None),
+    ("3日前後で届きます", None),
+    ("2年前期の授業", None),
+    ("数十年前の写真", None),
+    ("十年前", (d(2015, 11, 19, 15), d(2016, 11, 19, 15))),
+    # a range of counts covers from the larger to the smaller
+    ("1〜2週間前", (d(2026, 5, 3, 15), d(2026, 5, 16, 15))),
+    ("2、3日前", (d(2026, 5, 16), d(2026, 5, 20))),
+    ("1-2 months ago", (d(2026, 3, 5, 15), d(2026, 5, 5, 15))),
+    ("one or two weeks ago", (d(2026, 5, 3, 15), d(2026, 5, 16, 15))),
+    ("2-3 weeks ago", (d(2026, 4, 26, 15), d(2026, 5, 9, 15))),
 ]
 
 
@@ -288,6 +331,7 @@ def test_a_retrieval_reads_relative_days_in_the_zone_of_its_now(tmp_path: Path) 
 
 JAN = datetime(2026, 1, 20, 12, tzinfo=JST)
 XMAS_EVE = datetime(2026, 12, 24, 10, tzinfo=JST)
+SEPT = datetime(2026, 9, 10, 12, tzinfo=JST)
 
 
 @pytest.mark.parametrize(
@@ -325,6 +369,22 @@ XMAS_EVE = datetime(2026, 12, 24, 10, tzinfo=JST)
         ("last Christmas", d(2026, 12, 26), (d(2026, 12, 24), d(2026, 12, 26))),
         ("last new year's eve", JAN, (d(2025, 12, 31), d(2026, 1, 1))),
         ("last new year's day", d(2026, 1, 3, 12), (d(2026, 1, 1), d(2026, 1, 3, 12))),
+        # a holiday marked as still to come is no memory of last year's
+        ("this Christmas", SEPT, None),
+        ("the coming Christmas", SEPT, None),
+        ("next Christmas", SEPT, None),
+        ("今度のクリスマス", SEPT, None),
+        ("次のクリスマス", SEPT, None),
+        ("来週のGW", d(2026, 4, 22, 12), None),
+        ("今度のGW", SEPT, None),  # this year's is over: the next one is meant
+        ("来月のお盆", d(2026, 7, 20, 12), None),
+        ("今度の年末", SEPT, None),
+        ("今年末", SEPT, None),
+        ("this new year's eve", SEPT, None),
+        ("this Christmas", XMAS_EVE, (d(2026, 12, 24), XMAS_EVE)),  # begun: this year's
+        ("今年末", d(2026, 12, 22, 12), (d(2026, 12, 20), d(2026, 12, 22, 12))),
+        ("クリスマス", SEPT, (d(2025, 12, 24), d(2025, 12, 26))),  # unmarked: as before
+        ("今週末", d(2026, 5, 24, 15), (d(2026, 5, 23), d(2026, 5, 24, 15))),  # on Sunday
         # "N … ago" past 200 of a unit
         ("300 days ago", JAN, (d(2025, 3, 25), d(2025, 3, 28))),
         ("300日前", JAN, (d(2025, 3, 25), d(2025, 3, 28))),

@@ -20,7 +20,14 @@ Conventions: weeks start on Monday; "last week" is the calendar week
 before this one; seasons are meteorological (spring Mar–May, summer
 Jun–Aug, autumn Sep–Nov, winter Dec–Feb); "last summer" is the latest
 summer that is over; "N days/weeks/months/years ago" get a tolerance
-(±1 day, ±3 days, ±15 days, ±6 months) because people round.
+(±1 day, ±3 days, ±15 days, ±6 months) because people round, and a range
+("1-2 weeks ago", 2、3日前) covers both counts; "in/over the last year" is
+the rolling past year, as "the past year", while "the last week of June" is
+June's final week, not last week; a holiday marked as to come (今度の, 来月の,
+今年末, "this", "coming") is this year's only once begun; forward phrases
+(今週末 before Saturday, 今月末, "later this week") and 前後/前期 after a
+count give no window; lower-case "may" is a month only before a year,
+punctuation or the end, and a month word before 's is a name.
 """
 
 from __future__ import annotations
@@ -232,8 +239,9 @@ _MONTH_RE = "|".join(sorted(_MONTHS_EN, key=len, reverse=True))
 _SEASONS_JA = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
 _SEASONS_EN = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn"}
 _SEASONS_EN["winter"] = "winter"
-_JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十])[一二三四五六七八九十]{1,4}"
-"""A number as it starts (a run of digits is not read again from each of its digits)."""
+_JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十数])[一二三四五六七八九十]{1,4}"
+"""A number as it starts (a run of digits is not read again from each of its digits; 数十 is
+no ten)."""
 _EN_NUM = r"[0-9]+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple(?: of)?"
 
 
@@ -319,6 +327,22 @@ def _ja_ago(m: re.Match[str], now: datetime) -> Window | None:
 def _en_ago(m: re.Match[str], now: datetime) -> Window | None:
     n = _en_number(m.group("n"))
     return _ago(m.group("u"), n, now) if n is not None else None
+
+
+def _this_weekend(_: re.Match[str], now: datetime) -> Window | None:
+    """今週末: this week's Saturday and Sunday (clipped to now: none before Saturday)."""
+    saturday = _week_start(_today(now)) + timedelta(days=5)
+    return _days(saturday, saturday + timedelta(days=1), now)
+
+
+def _range_ago(m: re.Match[str], now: datetime) -> Window | None:
+    """ "1-2 weeks ago", 2、3日前, 1〜2週間前: from the larger count ago to the smaller."""
+    unit = m.group("u")
+    unit = {"日": "day", "週間": "week", "週": "week", "年": "year"}.get(unit, unit)
+    unit = unit if unit in _AGO_MAX else "month"
+    counts = [_ja_number(m.group(g)) or _en_number(m.group(g)) for g in ("a", "n")]
+    windows = [_ago(unit, n, now) for n in counts if n is not None]
+    return union(windows) if len(windows) == 2 and all(windows) else None
 
 
 def _ja_weekday_last_week(m: re.Match[str], now: datetime) -> Window | None:
@@ -410,7 +434,22 @@ def _ja_year(m: re.Match[str], now: datetime) -> Window | None:
     return _year(year, now) if 1900 <= year <= now.year else None
 
 
+def _month_word(m: re.Match[str]) -> bool:
+    """Whether the month word of ``m`` (after in, since, late…) is the month: never before
+    's ("in june's house", "a friend of Jan's"), and "may" written lower-case only before a
+    year, punctuation or the end ("in may." but not "logging in may take a while")."""
+    after = m.string[m.end("mon") : m.end("mon") + 2]
+    if after in ("'s", "’s"):
+        return False
+    cased = _CASED.get()
+    if m.group("mon") != "may" or m.group("y") or (cased and cased[m.start("mon")].isupper()):
+        return True
+    return after[:1] in ("", *".,;:!?)")
+
+
 def _en_month(m: re.Match[str], now: datetime) -> Window | None:
+    if not _month_word(m):
+        return None
     month = _MONTHS_EN[m.group("mon")]
     prefix = (m.group("p") or "").strip()
     year_text = m.group("y")
@@ -568,6 +607,25 @@ def _holiday_of_year(m: re.Match[str], now: datetime) -> Window | None:
     return _holiday_in(_HOLIDAY_NAMES[m.group("h")], year, now)
 
 
+_UPCOMING_KINDS = {
+    "年末": "year_end",
+    "new year's eve": "new_years_eve",
+    "new years eve": "new_years_eve",
+}
+
+
+def _upcoming_holiday(m: re.Match[str], now: datetime) -> Window | None:
+    """今年末, "this Christmas": the holiday of this year if it has begun, else none (still
+    to come: a plan). After a forward marker (今度の, 次の, 来月の, "coming") only while it
+    lasts: 今度のGW said in September is next year's."""
+    name = m.groupdict().get("h") or "年末"
+    kind = _HOLIDAY_NAMES.get(name) or _UPCOMING_KINDS.get(name.replace("\u2019", "'"), "new_year")
+    window = _holiday_in(kind, now.year, now)
+    if window is not None and m.groupdict().get("f") and window[1] <= now:
+        return None
+    return window
+
+
 def _month_years_ago(m: re.Match[str], now: datetime) -> Window | None:
     """2年前の3月, "two years ago in March": that month of that year."""
     n = _ja_number(m.group("n"))
@@ -635,6 +693,10 @@ _RULES: list[Rule] = [
         re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年)の?(?P<h>" + _HOLIDAY_JA + ")"),
         _holiday_of_year,
     ),
+    (  # marked as still to come: this year's if begun, else a plan
+        re.compile(r"(?P<f>今度|次|来週|来月)の(?P<h>" + _HOLIDAY_JA + "|年末)|今年末"),
+        _upcoming_holiday,
+    ),
     (re.compile(rf"(?P<n>{_JA_NUM})年前の(?P<m>\d{{1,2}})月(?![0-9日曜期])"), _month_years_ago),
     (re.compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
     (
@@ -650,6 +712,8 @@ _RULES: list[Rule] = [
     (re.compile(r"今週の" + _WD_JA), _ja_weekday_this_week),
     (re.compile(r"(?:この前|こないだ|この間)の" + _WD_JA), _latest_weekday),
     (re.compile(r"先週末"), _last_weekend),
+    (re.compile(r"今週末"), _this_weekend),
+    (re.compile(r"今月末"), _nothing),  # the month's end: still to come, or too near to tell
     (re.compile(r"先々週|先先週"), _week_offset(-2)),
     (re.compile(r"先週"), _week_offset(-1)),
     (re.compile(r"今週"), _week_offset(0)),
@@ -660,16 +724,26 @@ _RULES: list[Rule] = [
     (re.compile(r"去年|昨年"), _year_offset(-1)),
     (re.compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
     (re.compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),
-    (re.compile(r"数日前"), _few_days),
+    (re.compile(r"数日前(?![後期])"), _few_days),
     (re.compile(r"先日"), _span_ago(timedelta(days=14), timedelta(days=1))),
     (re.compile(r"今朝"), _this_morning),
-    (re.compile(r"半年前"), lambda _, now: _ago("month", 6, now)),
-    (re.compile(r"ひと月前|ひとつき前"), lambda _, now: _ago("month", 1, now)),
-    (re.compile(r"数週間前"), _span_ago(timedelta(weeks=5), timedelta(weeks=2))),
-    (re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前"), _span_ago(timedelta(days=185), timedelta(days=55))),
+    (re.compile(r"半年前(?![後期])"), lambda _, now: _ago("month", 6, now)),
+    (re.compile(r"(?:ひと月|ひとつき)前(?![後期])"), lambda _, now: _ago("month", 1, now)),
+    (re.compile(r"数週間前(?![後期])"), _span_ago(timedelta(weeks=5), timedelta(weeks=2))),
+    (
+        re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前(?![後期])"),
+        _span_ago(timedelta(days=185), timedelta(days=55)),
+    ),
     (
         re.compile(
-            rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前"
+            rf"(?P<a>{_JA_NUM})\s*(?:〜|~|-|–|、|,|から)\s*(?P<n>{_JA_NUM})"
+            r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?![後期])"
+        ),
+        _range_ago,
+    ),
+    (
+        re.compile(
+            rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?![後期])"
         ),
         _ja_ago,
     ),
@@ -704,6 +778,13 @@ _RULES: list[Rule] = [
         ),
         _holiday_of_year,
     ),
+    (
+        re.compile(
+            r"\b(?:this|(?:the |this )?(?P<f>coming|upcoming)) (?P<h>christmas|xmas|"
+            r"new year'?s eve|new year'?s?(?: day)?)(?![\w'])"
+        ),
+        _upcoming_holiday,
+    ),
     (re.compile(r"\blast (?:christmas|xmas)\b"), _last_holiday("christmas")),
     (re.compile(r"\blast new year'?s eve\b"), _last_holiday("new_years_eve")),
     (
@@ -720,6 +801,17 @@ _RULES: list[Rule] = [
             r"(?!(?P=sep)\d)"
         ),
         _iso_date,
+    ),
+    (  # "the last week of June", "the last Friday of August": the final one, not the previous
+        re.compile(
+            r"\b(?:the|my|our|your|his|her|their) last (?:(?:few|couple of|two|three) )?"
+            r"(?:day|night|week|weekend|month|year|spring|summer|autumn|fall|winter|"
+            + "|".join(_WEEKDAYS_EN)
+            + r")s?(?= of\b)|\blast (?:day|week|weekend|"
+            + "|".join(_WEEKDAYS_EN)
+            + rf")(?= of (?:the (?:year|month)|{_MONTH_RE})\b)"
+        ),
+        _nothing,
     ),
     (re.compile(r"\bthe day before yesterday\b"), _day_offset(-2)),
     (re.compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
@@ -740,7 +832,34 @@ _RULES: list[Rule] = [
     (re.compile(r"\b(?:the )?past week\b"), _span_ago(timedelta(days=7), timedelta(0))),
     (re.compile(r"\b(?:the )?past month\b"), _span_ago(timedelta(days=31), timedelta(0))),
     (re.compile(r"\b(?:the )?past year\b"), _span_ago(timedelta(days=366), timedelta(0))),
+    # "in the last year" is the past year, up to now ("last year" alone is the calendar one)
+    (
+        re.compile(r"\b(?:in|over|within|during|throughout) the last week\b"),
+        _span_ago(timedelta(days=7), timedelta(0)),
+    ),
+    (
+        re.compile(r"\b(?:in|over|within|during|throughout) the last month\b"),
+        _span_ago(timedelta(days=31), timedelta(0)),
+    ),
+    (
+        re.compile(r"\b(?:in|over|within|during|throughout) the last year\b"),
+        _span_ago(timedelta(days=366), timedelta(0)),
+    ),
+    (
+        re.compile(
+            rf"\b(?P<a>{_EN_NUM}) ?(?:-|–|to|or) ?(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? "
+            r"(?:ago|back)\b"
+        ),
+        _range_ago,
+    ),
     (re.compile(rf"\b(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? (?:ago|back)\b"), _en_ago),
+    (  # forward-pointing: still to come, no "so far"
+        re.compile(
+            r"\b(?:later|(?:the )?end of|(?:the )?rest of|(?:the )?remainder of) this "
+            r"(?:week|weekend|month|year)\b"
+        ),
+        _nothing,
+    ),
     (re.compile(r"\bthe week before last\b"), _week_offset(-2)),
     (re.compile(r"\blast weekend\b"), _last_weekend),
     (re.compile(r"\b(?:last|previous) week\b"), _week_offset(-1)),
