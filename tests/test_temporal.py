@@ -414,3 +414,23 @@ def test_a_reversed_iso_range_of_the_llm_is_no_date() -> None:
         type="temporal", surface="12月3日から", resolved="2026-12-03/2026-12-05"
     )
     assert llm_window([plan], d(2026, 11, 30, 12)) is None  # a trip to come: no window
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("in April last year", (d(2025, 4, 1), d(2025, 5, 1))),
+        ("in March of last year", (d(2025, 3, 1), d(2025, 4, 1))),
+        ("last year in March", (d(2025, 3, 1), d(2025, 4, 1))),
+        ("March 3rd last year", (d(2025, 3, 3), d(2025, 3, 4))),
+        ("the 3rd of March last year", (d(2025, 3, 3), d(2025, 3, 4))),
+        ("In May the year before last", (d(2024, 5, 1), d(2024, 6, 1))),
+        ("back in April of 2025", (d(2025, 4, 1), d(2025, 5, 1))),
+        ("it may last year-round", None),  # the verb
+    ],
+)
+def test_a_month_of_a_named_year_is_one_month(
+    text: str, expected: tuple[datetime, datetime] | None
+) -> None:
+    """ "in April last year" was the union of all of 2025 and this April."""
+    assert parse_time_window(text, NOW) == expected

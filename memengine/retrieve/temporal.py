@@ -23,7 +23,7 @@ summer that is over; "N days/weeks/months/years ago" get a tolerance
 (±1 day, ±3 days, ±15 days, ±6 months) because people round, and a range
 ("1-2 weeks ago", 2、3日前) covers both counts; "in/over the last year" is
 the rolling past year, as "the past year", while "the last week of June" is
-June's final week, not last week; a holiday marked as to come (今度の, 来月の,
+June's final week, not last week; "in April last year" is that April; a holiday marked as to come (今度の, 来月の,
 今年末, "this", "coming") is this year's only once begun; forward phrases
 (今週末 before Saturday, 今月末, "later this week") and 前後/前期 after a
 count give no window; lower-case "may" is a month only before a year,
@@ -465,6 +465,25 @@ def _en_month(m: re.Match[str], now: datetime) -> Window | None:
     return (start, now) if since or _since_at(m) else (start, end)
 
 
+def _month_of_named_year(m: re.Match[str], now: datetime) -> Window | None:
+    """ "in April last year", "last year in March", "March 3rd last year", "the 3rd of March
+    of last year": that month (or day) of the year named, not the year and the month apart.
+    A lower-case "may" is the verb ("it may last year-round")."""
+    cased = _CASED.get()
+    if m.group("mon") == "may" and not (cased and cased[m.start("mon")].isupper()):
+        return None
+    year = now.year + _EN_YEARS[m.group("p")]
+    month = _MONTHS_EN[m.group("mon")]
+    day = m.groupdict().get("d") or m.groupdict().get("d2")
+    if day is None:
+        return _month(year, month, now)
+    try:
+        d = date(year, month, int(day))
+    except ValueError:
+        return None
+    return _days(d, d, now)
+
+
 def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
     month = _MONTHS_EN[m.group("mon")]
     day = int(m.group("d"))
@@ -802,6 +821,18 @@ _RULES: list[Rule] = [
         ),
         _iso_date,
     ),
+    (  # "in April last year", "March 3rd of last year", "the 3rd of March last year"
+        re.compile(
+            rf"\b(?:(?:the )?(?P<d>\d{{1,2}})(?:st|nd|rd|th)? of )?(?P<mon>{_MONTH_RE})"
+            rf"(?:\.? (?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)?,? (?:of )?"
+            r"(?P<p>last year|the year before last)\b"
+        ),
+        _month_of_named_year,
+    ),
+    (  # "last year in March", "last year, in April"
+        re.compile(rf"\b(?P<p>last year|the year before last),? in (?P<mon>{_MONTH_RE})\b"),
+        _month_of_named_year,
+    ),
     (  # "the last week of June", "the last Friday of August": the final one, not the previous
         re.compile(
             r"\b(?:the|my|our|your|his|her|their) last (?:(?:few|couple of|two|three) )?"
@@ -888,7 +919,7 @@ _RULES: list[Rule] = [
     (
         re.compile(
             rf"\b(?P<p>in|last|during|since|early|mid|late|back in|around|of|in early|in late)"
-            rf"[ -](?P<mon>{_MONTH_RE})\b(?: (?P<y>\d{{4}}))?"
+            rf"[ -](?P<mon>{_MONTH_RE})\b(?:,? (?:of )?(?P<y>\d{{4}}))?"
         ),
         _en_month,
     ),
