@@ -86,8 +86,11 @@ def bench(
         delays_ms(llm_delays, "--llm-delays")  # checked under its own name
         bench_llm(delays=llm_delays, turns=llm_turns, json_path=json_path, config=None)
         return
-    from ..evaluation.bench import BenchConfig, run_bench
+    from ..evaluation.bench import BenchConfig, BenchResult, run_bench
+    from ..evaluation.runner import check_result_path
     from .bench_report import print_report
+
+    check_result_path(json_path, command="memengine bench", is_result=BenchResult.is_result)
 
     sections = None if only is None else [s.strip() for s in only.split(",") if s.strip()]
     cfg = BenchConfig.make(

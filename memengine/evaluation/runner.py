@@ -361,20 +361,31 @@ def recall_tables(
     return table, mean_by_group((r.conversation, r.metrics) for r in counted)
 
 
-def check_result_path(path: Path | None) -> None:
+def is_eval_result(data: Any) -> bool:
+    """Whether ``data`` (read from a JSON file) is a result of ``memengine eval``."""
+    return isinstance(data, dict) and "dataset" in data and "table" in data
+
+
+def check_result_path(
+    path: Path | None,
+    *,
+    command: str = "memengine eval",
+    is_result: Callable[[Any], bool] = is_eval_result,
+) -> None:
     """Refuse (``InvalidInput``) a results file that exists and holds something other than
-    an earlier result, such as a data set (``--json`` before a shell's list of files
-    takes the first of them); checked before a run of minutes, not after it."""
+    an earlier result of ``command`` (``is_result``), such as a data set (``--json`` before
+    a shell's list of files takes the first of them); checked before a run of minutes, not
+    after it."""
     if path is None or not path.is_file() or path.stat().st_size == 0:
         return
     try:
         data = json.loads(path.read_bytes())
     except (ValueError, RecursionError):
         data = None
-    if not (isinstance(data, dict) and "dataset" in data and "table" in data):
+    if not is_result(data):
         raise InvalidInput(
             f"cannot write {path}: it holds something other than an earlier result of "
-            "memengine eval (a data set?); name another file after --json, or remove it"
+            f"{command} (a data set?); name another file after --json, or remove it"
         )
 
 
