@@ -200,3 +200,37 @@ def test_bench_writes_over_its_own_earlier_numbers(tmp_path: Path, cli_env: None
     assert "bm25" in json.loads(out.read_text())["sections"]
     latency = [{"mode": "fast path (no LLM)", "turn_deadline_ms": 2000}]
     assert is_latency_result(latency) and not is_latency_result(json.loads(out.read_text()))
+
+
+@pytest.mark.slow
+def test_bench_cold_start_with_a_relative_dir(tmp_path: Path, cli_env: None) -> None:
+    """A relative --dir gave the fresh processes (run in that folder) a path relative to
+    it twice over: every one failed, its time was printed as measured, and bench exited 0."""
+    out = tmp_path / "bench.json"
+    result = runner.invoke(
+        app,
+        ["bench", "--quick", "--only", "cold", "--no-progress", "--dir", "rel", "--json", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    cold = json.loads(out.read_text())["sections"]["cold"]
+    for name in ("import", "stats", "retrieve"):
+        assert cold[name]["error"] == "" and _positive(cold[name]["median_s"]), cold[name]
+
+
+def test_a_failed_cold_start_process_shows_no_time() -> None:
+    from rich.console import Console
+
+    from memengine.cli.bench_report import cold_table
+    from memengine.evaluation.bench.cold import failures
+
+    section = {
+        "episodes": 300,
+        "runs": 1,
+        "import": {"median_s": 0.5, "runs_s": [0.5], "error": ""},
+        "stats": {"median_s": None, "runs_s": [], "error": "error: no memory file"},
+    }
+    assert failures(section) == ["stats"]
+    console = Console(width=200, record=True)
+    console.print(cold_table(section))
+    stats = next(line for line in console.export_text().splitlines() if "stats" in line)
+    assert "–" in stats and "0.5" not in stats

@@ -86,7 +86,8 @@ def bench(
         delays_ms(llm_delays, "--llm-delays")  # checked under its own name
         bench_llm(delays=llm_delays, turns=llm_turns, json_path=json_path, config=None)
         return
-    from ..evaluation.bench import BenchConfig, BenchResult, run_bench
+    from ..errors import EvaluationError
+    from ..evaluation.bench import BenchConfig, BenchResult, cold, run_bench
     from ..evaluation.runner import check_result_path
     from .bench_report import print_report
 
@@ -132,3 +133,6 @@ def bench(
     if json_path is not None:
         json_path.write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
         console.print(f"wrote {json_path}", highlight=False)
+    failed = cold.failures(data["sections"].get("cold", {}))
+    if failed:
+        raise EvaluationError(f"cold start: {', '.join(failed)} failed (see the table)")
