@@ -234,3 +234,17 @@ def test_a_failed_cold_start_process_shows_no_time() -> None:
     console.print(cold_table(section))
     stats = next(line for line in console.export_text().splitlines() if "stats" in line)
     assert "–" in stats and "0.5" not in stats
+
+
+def test_bench_json_holds_null_not_nan(tmp_path: Path, cli_env: None) -> None:
+    """One agent of one episode leaves a latency without samples: NaN, which strict JSON
+    readers refuse, was written."""
+    out = tmp_path / "a1.json"
+    args = ["--quick", "--only", "agents", "--agents", "1", "--per-agent", "1", "--no-progress"]
+    result = runner.invoke(app, ["bench", *args, "--json", str(out)])
+    assert result.exit_code == 0, result.output
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in bench.json")
+
+    assert json.loads(out.read_text(), parse_constant=refuse)["sections"]["agents"]

@@ -17,6 +17,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from ._app import _finite as finite
 from ._app import app, check_output, console, err_console, guarded, whole
 
 
@@ -131,7 +132,8 @@ def bench(
     out = console if console.is_terminal else Console(width=160, highlight=False)
     print_report(data, out)
     if json_path is not None:
-        json_path.write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+        text = json.dumps(finite(data), ensure_ascii=False, indent=2, default=str)
+        json_path.write_text(text + "\n")  # NaN (no sample) as null, as the CLI's JSON
         console.print(f"wrote {json_path}", highlight=False)
     failed = cold.failures(data["sections"].get("cold", {}))
     if failed:
