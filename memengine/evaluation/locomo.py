@@ -344,7 +344,7 @@ def run_locomo(
         if group in CATEGORIES.values() and group != CATEGORIES[5]:
             for key, n in evidence[group].items():
                 _count(evidence, OVERALL, key, n)
-    notes = [*run.skipped.values(), *run.notes]
+    notes = [*run.skipped.values(), *run.notes, *run.degraded_notes()]
     if limit is not None:
         notes.append(f"--limit {limit}: first {limit} scorable questions per conversation")
     if n_swapped:
@@ -374,6 +374,7 @@ def run_locomo(
         padding=run.padding,
         timings_s=run.timings(),
         notes=notes,
+        degraded=run.degraded_counts(),
         questions=results,
     )
 

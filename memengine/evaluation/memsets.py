@@ -322,7 +322,7 @@ def run_memset(
     for c in convs:
         for key, n in c.evidence.items():
             evidence["all"][key] = evidence["all"].get(key, 0) + n
-    notes = [*run.skipped.values(), *run.notes]
+    notes = [*run.skipped.values(), *run.notes, *run.degraded_notes()]
     if limit is not None:
         notes.append(f"--limit {limit}: first {limit} questions per conversation")
     if store_recent:
@@ -346,6 +346,7 @@ def run_memset(
         padding=run.padding,
         timings_s=run.timings(),
         notes=notes,
+        degraded=run.degraded_counts(),
         questions=results,
     )
 
