@@ -280,6 +280,9 @@ def start_run(
     for c in conversations:
         if limit is not None:
             c.questions = c.questions[:limit]
+    if not any(c.questions for c in conversations):
+        held = "no conversations" if not conversations else "no question with valid evidence"
+        raise EvaluationError(f"{path}: no questions to evaluate (the file holds {held})")
     padding, noise = pad_conversations(
         [(c.id, c.episodes) for c in conversations],
         pad,
