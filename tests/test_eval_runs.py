@@ -32,15 +32,15 @@ def test_degraded_retrievals_are_counted_and_noted(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("data", "held"),
     [
-        ({"conversations": []}, "no conversations"),
-        ({"conversations": [{**MEMSET, "questions": []}]}, "no question with valid evidence"),
+        ({"conversations": []}, "the file holds no conversations"),
+        ({"conversations": [{**MEMSET, "questions": []}]}, "none with valid evidence"),
     ],
 )
 def test_a_set_without_questions_is_an_error(tmp_path: Path, data: object, held: str) -> None:
     """It printed empty tables and exited 0, as if it had measured something."""
     path = tmp_path / "set.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(EvaluationError, match=f"no questions to evaluate \\(the file holds {held}"):
+    with pytest.raises(EvaluationError, match=f"no questions to evaluate \\({held}"):
         run_memset(path, config=load_config(None, environ={}), embedder=HashEmbedder())
 
 

@@ -281,8 +281,8 @@ def start_run(
         if limit is not None:
             c.questions = c.questions[:limit]
     if not any(c.questions for c in conversations):
-        held = "no conversations" if not conversations else "no question with valid evidence"
-        raise EvaluationError(f"{path}: no questions to evaluate (the file holds {held})")
+        why = "the file holds no conversations" if not conversations else "none with valid evidence"
+        raise EvaluationError(f"{path}: no questions to evaluate ({why})")
     padding, noise = pad_conversations(
         [(c.id, c.episodes) for c in conversations],
         pad,
