@@ -202,7 +202,10 @@ def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Ite
     """Episodes of one memsets conversation, one exchange each (:class:`.InvalidInput`
     naming the exchange whose fields are not of their kinds)."""
     for session in conversation["sessions"]:
-        for ex in session["exchanges"]:
+        for n, ex in enumerate(session["exchanges"]):
+            if not isinstance(ex, dict):
+                where = f"session {session.get('id', '?')} exchange {n + 1}"
+                raise InvalidInput(f"{where}: not an object but a {type(ex).__name__}")
             where = f"session {session.get('id', '?')} exchange {ex.get('id', '?')}"
             if not isinstance(ex["at"], str):  # (pydantic would read a number as epoch seconds)
                 raise InvalidInput(f"{where}: at: a time as ISO 8601 text, not {ex['at']!r}")

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from memengine.cli import app
 from memengine.errors import InvalidInput
 from memengine.evaluation.bench import SECTIONS, BenchConfig, summarize
+from memengine.evaluation.llm_latency import is_latency_result
 from memengine.evaluation.synth import FREQUENT_WORD_EN, Corpus
 from memengine.store.vectors import CHUNK_SIZE
 
@@ -167,3 +168,83 @@ def test_summarize() -> None:
     s = summarize([1.0, 2.0, 3.0, 4.0, 100.0])
     assert s["p50"] == 3.0 and s["n"] == 5 and s["p95"] > s["p50"]
     assert math.isnan(summarize([])["p50"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["bench", "--quick", "--only", "bm25", "--no-progress"],
+        ["bench", "--llm-latency", "--llm-turns", "1"],
+        ["bench-llm", "--turns", "1"],
+    ],
+)
+def test_bench_refuses_to_write_its_numbers_over_a_data_set(
+    args: list[str], tmp_path: Path, cli_env: None
+) -> None:
+    """``--json`` named a data set: it was written over after the run, as eval refuses."""
+    data = tmp_path / "set.json"
+    data.write_text('{"conversations": []}\n')
+    result = runner.invoke(app, [*args, "--json", str(data)])
+    assert result.exit_code == 1, result.output
+    assert "holds something other than an earlier result of memengine bench" in result.output
+    assert data.read_text() == '{"conversations": []}\n'
+
+
+def test_bench_writes_over_its_own_earlier_numbers(tmp_path: Path, cli_env: None) -> None:
+    out = tmp_path / "bench.json"
+    for _ in range(2):
+        result = runner.invoke(
+            app, ["bench", "--quick", "--only", "bm25", "--no-progress", "--json", str(out)]
+        )
+        assert result.exit_code == 0, result.output
+    assert "bm25" in json.loads(out.read_text())["sections"]
+    latency = [{"mode": "fast path (no LLM)", "turn_deadline_ms": 2000}]
+    assert is_latency_result(latency) and not is_latency_result(json.loads(out.read_text()))
+
+
+@pytest.mark.slow
+def test_bench_cold_start_with_a_relative_dir(tmp_path: Path, cli_env: None) -> None:
+    """A relative --dir gave the fresh processes (run in that folder) a path relative to
+    it twice over: every one failed, its time was printed as measured, and bench exited 0."""
+    out = tmp_path / "bench.json"
+    result = runner.invoke(
+        app,
+        ["bench", "--quick", "--only", "cold", "--no-progress", "--dir", "rel", "--json", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    cold = json.loads(out.read_text())["sections"]["cold"]
+    for name in ("import", "stats", "retrieve"):
+        assert cold[name]["error"] == "" and _positive(cold[name]["median_s"]), cold[name]
+
+
+def test_a_failed_cold_start_process_shows_no_time() -> None:
+    from rich.console import Console
+
+    from memengine.cli.bench_report import cold_table
+    from memengine.evaluation.bench.cold import failures
+
+    section = {
+        "episodes": 300,
+        "runs": 1,
+        "import": {"median_s": 0.5, "runs_s": [0.5], "error": ""},
+        "stats": {"median_s": None, "runs_s": [], "error": "error: no memory file"},
+    }
+    assert failures(section) == ["stats"]
+    console = Console(width=200, record=True)
+    console.print(cold_table(section))
+    stats = next(line for line in console.export_text().splitlines() if "stats" in line)
+    assert "–" in stats and "0.5" not in stats
+
+
+def test_bench_json_holds_null_not_nan(tmp_path: Path, cli_env: None) -> None:
+    """One agent of one episode leaves a latency without samples: NaN, which strict JSON
+    readers refuse, was written."""
+    out = tmp_path / "a1.json"
+    args = ["--quick", "--only", "agents", "--agents", "1", "--per-agent", "1", "--no-progress"]
+    result = runner.invoke(app, ["bench", *args, "--json", str(out)])
+    assert result.exit_code == 0, result.output
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in bench.json")
+
+    assert json.loads(out.read_text(), parse_constant=refuse)["sections"]["agents"]

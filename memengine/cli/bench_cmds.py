@@ -17,6 +17,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from ._app import _finite as finite
 from ._app import app, check_output, console, err_console, guarded, whole
 
 
@@ -86,8 +87,12 @@ def bench(
         delays_ms(llm_delays, "--llm-delays")  # checked under its own name
         bench_llm(delays=llm_delays, turns=llm_turns, json_path=json_path, config=None)
         return
-    from ..evaluation.bench import BenchConfig, run_bench
+    from ..errors import EvaluationError
+    from ..evaluation.bench import BenchConfig, BenchResult, cold, run_bench
+    from ..evaluation.runner import check_result_path
     from .bench_report import print_report
+
+    check_result_path(json_path, command="memengine bench", is_result=BenchResult.is_result)
 
     sections = None if only is None else [s.strip() for s in only.split(",") if s.strip()]
     cfg = BenchConfig.make(
@@ -127,5 +132,9 @@ def bench(
     out = console if console.is_terminal else Console(width=160, highlight=False)
     print_report(data, out)
     if json_path is not None:
-        json_path.write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+        text = json.dumps(finite(data), ensure_ascii=False, indent=2, default=str)
+        json_path.write_text(text + "\n")  # NaN (no sample) as null, as the CLI's JSON
         console.print(f"wrote {json_path}", highlight=False)
+    failed = cold.failures(data["sections"].get("cold", {}))
+    if failed:
+        raise EvaluationError(f"cold start: {', '.join(failed)} failed (see the table)")

@@ -107,10 +107,12 @@ def bench_llm(
     config: ConfigOpt = None,
 ) -> None:
     """Measure full LLM turns against a scripted LLM answering after each delay (offline)."""
-    from ..evaluation.llm_latency import run_llm_latency
+    from ..evaluation.llm_latency import is_latency_result, run_llm_latency
+    from ..evaluation.runner import check_result_path
     from ._app import check_output, progress_bar
 
     check_output(json_path)
+    check_result_path(json_path, command="memengine bench-llm", is_result=is_latency_result)
     cfg = settings(config)
     values = delays_ms(delays)
     with progress_bar("LLM latency turns") as bar:

@@ -38,7 +38,13 @@ from ..memory import Memory, make_embedder
 from ..models import Message
 from .scripted_openai import ScriptedOpenAI, ScriptedReply
 
-__all__ = ["LatencyQuestion", "load_questions", "run_llm_latency", "scripted_handler"]
+__all__ = [
+    "LatencyQuestion",
+    "is_latency_result",
+    "load_questions",
+    "run_llm_latency",
+    "scripted_handler",
+]
 
 Progress = Callable[[int, int], None]
 
@@ -148,6 +154,15 @@ def _row(
         },
         "llm_calls": sum(r["calls"] for r in rows),
     }
+
+
+def is_latency_result(data: Any) -> bool:
+    """Whether ``data`` (read from a JSON file) is an earlier :func:`run_llm_latency` list."""
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(isinstance(row, dict) and "turn_deadline_ms" in row for row in data)
+    )
 
 
 def _turn(mem: Memory, q: LatencyQuestion, clock: FixedClock, llm: bool) -> dict[str, Any]:

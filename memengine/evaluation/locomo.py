@@ -168,14 +168,27 @@ def load_locomo(sample: dict[str, Any], *, agent: str = "default") -> LocomoConv
     valid = {str(e.metadata["dia_id"]) for e in episodes}
     questions: list[LocomoQuestion] = []
     evidence: dict[str, dict[str, int]] = {}
-    for n, qa in enumerate(sample.get("qa", [])):
+    listed = sample.get("qa", [])
+    if not isinstance(listed, list):
+        raise EvaluationError(f"LoCoMo sample {sid}: qa is a list, not a {type(listed).__name__}")
+    for n, qa in enumerate(listed):
+        if not isinstance(qa, dict):
+            raise EvaluationError(
+                f"LoCoMo sample {sid}: qa item {n + 1} is not an object but a {type(qa).__name__}"
+            )
         category = qa.get("category")
         if category not in CATEGORIES:
             _count(evidence, "unknown category", "questions")
             _count(evidence, "unknown category", "skipped")
             continue
         group = CATEGORIES[category]
-        ev = normalise_evidence(qa.get("evidence") or [], valid)
+        raw = qa.get("evidence") or []
+        if not isinstance(raw, list):
+            raise EvaluationError(
+                f"LoCoMo sample {sid}: qa item {n + 1}: evidence is a list, not a "
+                f"{type(raw).__name__}"
+            )
+        ev = normalise_evidence(raw, valid)
         _count(evidence, group, "questions")
         _count(evidence, group, "raw_ids", ev.raw)
         _count(evidence, group, "normalised", ev.normalised)
@@ -331,7 +344,7 @@ def run_locomo(
         if group in CATEGORIES.values() and group != CATEGORIES[5]:
             for key, n in evidence[group].items():
                 _count(evidence, OVERALL, key, n)
-    notes = [*run.skipped.values(), *run.notes]
+    notes = [*run.skipped.values(), *run.notes, *run.degraded_notes()]
     if limit is not None:
         notes.append(f"--limit {limit}: first {limit} scorable questions per conversation")
     if n_swapped:
@@ -361,6 +374,7 @@ def run_locomo(
         padding=run.padding,
         timings_s=run.timings(),
         notes=notes,
+        degraded=run.degraded_counts(),
         questions=results,
     )
 

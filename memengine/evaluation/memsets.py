@@ -25,7 +25,7 @@ from ..arguments import ROLES
 from ..clock import FixedClock, ensure_aware, parse_iso
 from ..config import Config
 from ..embed.base import Embedder
-from ..errors import EvaluationError
+from ..errors import EvaluationError, InvalidInput
 from ..importers import read_memsets
 from ..models import NewEpisode
 from .files import load_json, select_conversations
@@ -99,11 +99,19 @@ def load_memset(conversation: dict[str, Any], *, agent: str = "default") -> Mems
         cid = str(conversation["id"])
         episodes = list(read_memsets(conversation, agent=agent))
         valid = {str(e.metadata["exchange_id"]) for e in episodes}
+        listed = conversation.get("questions", [])
+        if not isinstance(listed, list):
+            raise EvaluationError(
+                f"memsets conversation {cid}: questions is a list, not a {type(listed).__name__}"
+            )
         questions: list[MemsetQuestion] = []
         counts = {"questions": 0, "raw_ids": 0, "dropped": 0, "skipped": 0}
-        for q in conversation.get("questions", []):
+        for n, q in enumerate(listed):
+            where = f"memsets conversation {cid} question {n + 1}"
+            if not isinstance(q, dict):
+                raise EvaluationError(f"{where} is not an object but a {type(q).__name__}")
             counts["questions"] += 1
-            raw = [str(x) for x in q.get("evidence") or []]
+            raw = [str(x) for x in _listed(q, "evidence", where)]
             ids = tuple(dict.fromkeys(x for x in raw if x in valid))
             counts["raw_ids"] += len(raw)
             counts["dropped"] += sum(1 for x in raw if x not in valid)
@@ -115,20 +123,47 @@ def load_memset(conversation: dict[str, Any], *, agent: str = "default") -> Mems
                 MemsetQuestion(
                     id=str(q["id"]),
                     type=qtype,
-                    asked_at=ensure_aware(parse_iso(q["asked_at"])),
-                    recent=[
-                        {"role": str(m.get("role", "user")), "text": str(m["text"])}
-                        for m in q.get("recent") or []
-                    ],
+                    asked_at=_asked_at(q, where),
+                    recent=_recent(q, where),
                     query=str(q["query"]),
                     evidence=ids if qtype != NONE else (),
                 )
             )
+    except InvalidInput as exc:  # an exchange read_memsets cannot read
+        raise EvaluationError(f"memsets conversation {cid}: {exc}") from exc
     except (KeyError, TypeError, ValueError) as exc:
         raise EvaluationError(f"malformed memsets conversation: {exc!r}") from exc
     if not episodes:
         raise EvaluationError(f"memsets conversation {cid} has no exchanges")
     return MemsetConversation(cid, episodes, questions, counts)
+
+
+def _listed(question: dict[str, Any], key: str, where: str) -> list[Any]:
+    """``question[key]`` as a list (missing or null: empty); an EvaluationError naming the
+    question when it is anything else (a string would be read as its characters)."""
+    value = question.get(key) or []
+    if not isinstance(value, list):
+        raise EvaluationError(f"{where}: {key} is a list, not a {type(value).__name__}")
+    return value
+
+
+def _recent(question: dict[str, Any], where: str) -> list[dict[str, str]]:
+    """A question's ``recent`` messages (objects with a ``text`` and a ``role``)."""
+    messages = _listed(question, "recent", where)
+    for m in messages:
+        if not isinstance(m, dict) or "text" not in m:
+            raise EvaluationError(
+                f"{where}: recent holds a {type(m).__name__}, not a message (an object with a text)"
+            )
+    return [{"role": str(m.get("role", "user")), "text": str(m["text"])} for m in messages]
+
+
+def _asked_at(question: dict[str, Any], where: str) -> datetime:
+    """A question's ``asked_at``, ISO 8601 text."""
+    value = question["asked_at"]
+    if not isinstance(value, str):
+        raise EvaluationError(f"{where}: asked_at is a time as ISO 8601 text, not {value!r}")
+    return ensure_aware(parse_iso(value))
 
 
 def recent_exchanges(question: MemsetQuestion, *, agent: str) -> list[NewEpisode]:
@@ -287,7 +322,7 @@ def run_memset(
     for c in convs:
         for key, n in c.evidence.items():
             evidence["all"][key] = evidence["all"].get(key, 0) + n
-    notes = [*run.skipped.values(), *run.notes]
+    notes = [*run.skipped.values(), *run.notes, *run.degraded_notes()]
     if limit is not None:
         notes.append(f"--limit {limit}: first {limit} questions per conversation")
     if store_recent:
@@ -311,6 +346,7 @@ def run_memset(
         padding=run.padding,
         timings_s=run.timings(),
         notes=notes,
+        degraded=run.degraded_counts(),
         questions=results,
     )
 

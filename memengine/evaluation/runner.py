@@ -200,6 +200,9 @@ class Run(Generic[C]):
     mode_s: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     """Settings that change what is measured (printed with the results)."""
+    retrievals: dict[str, int] = field(default_factory=dict)
+    degraded: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per mode, the retrievals that came back with ``degraded`` notes, by the part named."""
 
     @contextmanager
     def stores(self, conversation: C, clock: FixedClock) -> Iterator[dict[str, Memory]]:
@@ -221,7 +224,29 @@ class Run(Generic[C]):
         t0 = time.perf_counter()
         r = mem.retrieve(text, **options)
         self.mode_s[plan.name] = self.mode_s.get(plan.name, 0.0) + time.perf_counter() - t0
+        self.retrievals[plan.name] = self.retrievals.get(plan.name, 0) + 1
+        if r.degraded:
+            parts = self.degraded.setdefault(plan.name, {"retrievals": 0})
+            parts["retrievals"] += 1
+            for part in sorted(r.degraded_parts):
+                parts[part] = parts.get(part, 0) + 1
         return r
+
+    def degraded_counts(self) -> dict[str, int]:
+        """Per mode, how many retrievals came back degraded (0 for none)."""
+        return {m: self.degraded.get(m, {}).get("retrievals", 0) for m in self.retrievals}
+
+    def degraded_notes(self) -> list[str]:
+        """One note per mode some of whose retrievals came back degraded: they were scored as
+        they came back (an LLM unreachable, a deadline missed), not as the mode works."""
+        notes = []
+        for mode, parts in self.degraded.items():
+            what = ", ".join(f"{p} {n}" for p, n in parts.items() if p != "retrievals")
+            notes.append(
+                f"degraded: {parts['retrievals']} of {self.retrievals[mode]} retrievals in mode "
+                f"{mode} came back degraded ({what}) and were scored as they came back"
+            )
+        return notes
 
     def timings(self) -> dict[str, float]:
         """Seconds spent ingesting, asking in each mode, and in all."""
@@ -255,6 +280,9 @@ def start_run(
     for c in conversations:
         if limit is not None:
             c.questions = c.questions[:limit]
+    if not any(c.questions for c in conversations):
+        why = "the file holds no conversations" if not conversations else "none with valid evidence"
+        raise EvaluationError(f"{path}: no questions to evaluate ({why})")
     padding, noise = pad_conversations(
         [(c.id, c.episodes) for c in conversations],
         pad,
@@ -275,6 +303,7 @@ def start_run(
         ProgressCounter(on_question, questions),
         started,
         mode_s={p.name: 0.0 for p in plans},
+        retrievals={p.name: 0 for p in plans},
         notes=setting_notes(config),
     )
 
@@ -334,6 +363,8 @@ class EvalResult:
     padding: PaddingInfo | None = None
     timings_s: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    degraded: dict[str, int] = field(default_factory=dict)
+    """Per mode, the retrievals that came back degraded (``Retrieval.degraded`` not empty)."""
     questions: list[QuestionResult] = field(default_factory=list)
     by_conversation: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     """``by_conversation[mode][conversation][metric]`` over the overall row's questions."""
@@ -361,20 +392,31 @@ def recall_tables(
     return table, mean_by_group((r.conversation, r.metrics) for r in counted)
 
 
-def check_result_path(path: Path | None) -> None:
+def is_eval_result(data: Any) -> bool:
+    """Whether ``data`` (read from a JSON file) is a result of ``memengine eval``."""
+    return isinstance(data, dict) and "dataset" in data and "table" in data
+
+
+def check_result_path(
+    path: Path | None,
+    *,
+    command: str = "memengine eval",
+    is_result: Callable[[Any], bool] = is_eval_result,
+) -> None:
     """Refuse (``InvalidInput``) a results file that exists and holds something other than
-    an earlier result, such as a data set (``--json`` before a shell's list of files
-    takes the first of them); checked before a run of minutes, not after it."""
+    an earlier result of ``command`` (``is_result``), such as a data set (``--json`` before
+    a shell's list of files takes the first of them); checked before a run of minutes, not
+    after it."""
     if path is None or not path.is_file() or path.stat().st_size == 0:
         return
     try:
         data = json.loads(path.read_bytes())
     except (ValueError, RecursionError):
         data = None
-    if not (isinstance(data, dict) and "dataset" in data and "table" in data):
+    if not is_result(data):
         raise InvalidInput(
             f"cannot write {path}: it holds something other than an earlier result of "
-            "memengine eval (a data set?); name another file after --json, or remove it"
+            f"{command} (a data set?); name another file after --json, or remove it"
         )
 
 

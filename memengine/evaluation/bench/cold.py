@@ -66,9 +66,15 @@ def run(bench: Bench) -> dict[str, Any]:
             if proc.returncode != 0:
                 lines = (proc.stderr or proc.stdout).strip().splitlines()
                 error = lines[-1] if lines else f"exit code {proc.returncode}"
+                break  # the time of a process that failed measures nothing
         out[name] = {
-            "median_s": round(statistics.median(walls), 3),
-            "runs_s": [round(w, 3) for w in walls],
+            "median_s": None if error else round(statistics.median(walls), 3),
+            "runs_s": [] if error else [round(w, 3) for w in walls],
             "error": error,
         }
     return out
+
+
+def failures(section: dict[str, Any]) -> list[str]:
+    """The commands of a :func:`run` result whose process failed."""
+    return [name for name, row in section.items() if isinstance(row, dict) and row.get("error")]

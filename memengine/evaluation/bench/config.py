@@ -129,3 +129,8 @@ class BenchResult:
             "truncated": self.truncated,
             "wall_s": self.wall_s,
         }
+
+    @staticmethod
+    def is_result(data: Any) -> bool:
+        """Whether ``data`` (read from a JSON file) is an earlier :meth:`to_json`."""
+        return isinstance(data, dict) and "machine" in data and "sections" in data

@@ -184,7 +184,7 @@ class Bench:
         self.dir = (
             Path(tempfile.mkdtemp(prefix="memengine-bench-"))
             if cfg.workdir is None
-            else cfg.workdir
+            else cfg.workdir.absolute()  # the cold-start processes run in another folder
         )
         # the folders this run makes (the deepest first), removed again when left empty
         self.made = [d for d in (self.dir, *self.dir.parents) if not d.exists()]
