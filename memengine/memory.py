@@ -62,7 +62,7 @@ from .store.connect import CLOSED, same_process
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport
-from .text import analyze, is_blank, scrub, shell_word
+from .text import analyze, has_surrogate, is_blank, scrub, shell_word
 from .transfer import kept_ids, not_stored, save_salvaged, write_jsonl
 
 if TYPE_CHECKING:  # llm phases
@@ -534,9 +534,13 @@ class Memory:
         itself, overwriting the freed pages (see :meth:`.Store.forget_agent`). NotFound for
         an agent the file does not know. Backups made before keep their copy."""
         self._writable()
-        name = args.agent_name(agent)
+        name = self._agent_name(agent)
         # every spelling of the name: one in NFC, and one an earlier version stored as typed
-        names = [a.name for a in self.agents() if args.agent_name(a.name) == name]
+        names = [
+            a.name
+            for a in self.agents()
+            if a.name == name or unicodedata.normalize("NFC", a.name) == name
+        ]
         if not names:
             raise NotFound(f"no agent {agent!r} in {self.store.path}")
         reports = [self.store.forget_agent(n) for n in names]
@@ -1157,11 +1161,23 @@ class Memory:
         A name an earlier memengine stored as typed (not in NFC) is found by either
         spelling, so no twin in NFC is made beside it."""
         given = self.config.agent if agent is None else agent
-        name = args.agent_name(given)
+        name = self._agent_name(given)
         typed = self._typed_agents().get(name)
         if typed is None or life.has_agent(self.store, name):
             return name
         return typed if life.has_agent(self.store, typed) else name
+
+    def _agent_name(self, given: object) -> str:
+        """``given`` checked as a new agent name, or as it is when the file already holds
+        exactly that name (an earlier memengine stored names now refused: a zero-width space)."""
+        try:
+            return args.agent_name(given)
+        except InvalidInput:
+            if not isinstance(given, str) or "\x00" in given or has_surrogate(given):
+                raise  # no such name can be stored
+            if life.has_agent(self.store, given):
+                return given
+            raise
 
     def _typed_agents(self) -> dict[str, str]:
         """The agent names an earlier memengine stored as typed, by their NFC form: read
