@@ -56,6 +56,7 @@ from .models import (
     Stats,
 )
 from .pack import build_pack
+from .retrieve.coverage import WordVectors
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
 from .store.connect import CLOSED, same_process
@@ -545,9 +546,11 @@ class Memory:
             raise NotFound(f"no agent {agent!r} in {self.store.path}")
         reports = [self.store.forget_agent(n) for n in names]
         self._typed_names = None  # a name stored as typed may be gone
-        with self._llm_lock:  # llm phases: cached expansions hold the user's messages
+        words = self.retriever.word_vectors  # the coverage's words are the user's too
+        self.retriever.word_vectors = WordVectors(words.embedder, words.max_entries)
+        with self._llm_lock:  # llm phases: cached expansions and vectors hold the messages
             if self._llm_turn is not None:
-                self._llm_turn.expander.clear()
+                self._llm_turn.forget_texts()
         return ForgetReport(
             name,
             sum(r.episodes for r in reports),

@@ -3,15 +3,21 @@ agent names are shown and listed."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
 import pytest
 
-from memengine import InvalidInput, Memory, NewEpisode
+from memengine import Config, FixedClock, InvalidInput, Memory, NewEpisode
+from memengine.embed.base import Vectors
 from memengine.store.episodes import ensure_agents
 
-from .helpers import T0
+from .helpers import T0, HashEmbedder
+from .openai_server import ScriptedOpenAI
 
 FILLER = "\u3164"  # Hangul filler: blank, refused as a new name
 ZERO_WIDTH = "\u200b"
+SECRET = "quokkapin"
 
 
 def _stored_by_an_earlier_version(mem: Memory, name: str, text: str) -> None:
@@ -54,3 +60,48 @@ def test_a_blank_name_not_stored_is_still_refused(mem: Memory) -> None:
         with pytest.raises(InvalidInput, match="non-empty"):
             mem.forget_agent(new)
     assert [a.name for a in mem.agents()] == [FILLER]
+
+
+@pytest.fixture
+def srv() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI() as server:
+        yield server
+
+
+class _SeenEmbedder(HashEmbedder):
+    """The hashing embedder, keeping every text it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+def test_forgetting_an_agent_drops_the_cached_vectors_of_its_words(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    """The LLM turn's query vectors and the coverage's word vectors are keyed by the
+    user's text: after forget_agent the same question is embedded afresh."""
+    llm = {"base_url": srv.base_url, "rerank_enabled": False}
+    cfg = Config.model_validate(
+        {"llm": llm, "retrieval": {"coverage_min": 0.1}, "lifecycle": {"record_turns": False}}
+    )
+    embedder = _SeenEmbedder()
+    question = f"what is my {SECRET} code?"
+    expansion = {"expanded_queries": ["my code"], "detected_references": []}
+    with Memory.open(tmp_path / "m.db", config=cfg, embedder=embedder, clock=FixedClock(T0)) as m:
+        for agent in ("alice", "bob"):  # (alice's note gives her search words to cover)
+            m.add_exchange(f"my code is {SECRET}", "ok", agent=agent, occurred_at=T0)
+        for _ in range(2):
+            embedder.seen.clear()
+            srv.push_chat(json_data=expansion)
+            m.retrieve(question, agent="bob", day_range=None, llm=True)
+        assert embedder.seen == []  # the second time, every vector was cached
+        m.forget_agent("bob")
+        srv.push_chat(json_data=expansion)
+        m.retrieve(question, agent="alice", day_range=None, llm=True)
+        assert question in embedder.seen  # the query's vector was dropped
+        assert SECRET in embedder.seen  # and its words' (the coverage's)
