@@ -7,8 +7,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from memengine import Config, FixedClock, InvalidInput, Memory, NewEpisode
+from memengine.cli import app
 from memengine.embed.base import Vectors
 from memengine.store.episodes import ensure_agents
 
@@ -105,3 +107,14 @@ def test_forgetting_an_agent_drops_the_cached_vectors_of_its_words(
         m.retrieve(question, agent="alice", day_range=None, llm=True)
         assert question in embedder.seen  # the query's vector was dropped
         assert SECRET in embedder.seen  # and its words' (the coverage's)
+
+
+def test_a_warning_names_a_few_agents_of_thousands(db_path: Path, cli_env: None) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder()) as m, m.store.connections.write() as cur:
+        ensure_agents(cur, [f"user{i:04d}" for i in range(3000)], T0)
+    result = CliRunner().invoke(app, ["stats", "--agent", "user12345", "--db", str(db_path)])
+    assert result.exit_code == 0 and "no agent 'user12345'" in result.stderr
+    assert "and 2,995 more; `memengine agent list`" in result.stderr
+    assert len(result.stderr) < 1000
+    shown = result.stderr.split("(agents: ")[1].split(" and ")[0].split(", ")
+    assert len(shown) == 5 and "user1234" in shown  # the closest names first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import io
 import json
 import math
@@ -10,7 +11,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -400,10 +401,24 @@ def note(text: str) -> None:
     err_console.print(f"note: {text}", highlight=False, soft_wrap=True)
 
 
+SHOWN_AGENTS = 5
+"""How many of the file's agents a warning names (a file may hold thousands)."""
+
+
+def some_agents(names: Sequence[str], typed: str, limit: int = SHOWN_AGENTS) -> str:
+    """Up to ``limit`` of ``names``, the closest to ``typed`` first and then in order, and
+    how many more there are (with the command that lists them all)."""
+    close = difflib.get_close_matches(typed, names, n=limit)
+    shown = (close + [n for n in sorted(names) if n not in close])[:limit]
+    text = ", ".join(shown_name(n) for n in shown) or "none yet"
+    more = len(names) - len(shown)
+    return f"{text} and {more:,} more; `memengine agent list`" if more else text
+
+
 def warn_if_unknown(mem: Any, agent: str) -> None:
     """Say on stderr when the file knows no agent ``agent`` (a typo finds nothing)."""
     if not mem.has_agent(agent):
-        known = ", ".join(shown_name(a.name) for a in mem.agents()) or "none yet"
+        known = some_agents([a.name for a in mem.agents()], agent)
         err_console.print(
             f"[yellow]warning:[/yellow] no agent {escape(repr(agent))} in "
             f"{escape(str(mem.store.path))} (agents: {escape(known)}), so nothing is found",
