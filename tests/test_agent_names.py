@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from memengine import Config, FixedClock, InvalidInput, Memory, NewEpisode
 from memengine.cli import app
+from memengine.cli._app import shown_name
 from memengine.embed.base import Vectors
 from memengine.store.episodes import ensure_agents
 
@@ -118,3 +119,26 @@ def test_a_warning_names_a_few_agents_of_thousands(db_path: Path, cli_env: None)
     assert len(result.stderr) < 1000
     shown = result.stderr.split("(agents: ")[1].split(" and ")[0].split(", ")
     assert len(shown) == 5 and "user1234" in shown  # the closest names first
+
+
+def test_a_name_with_spaces_at_an_end_is_told_from_the_trimmed_one(
+    db_path: Path, cli_env: None
+) -> None:
+    def run(*words: str) -> str:
+        result = CliRunner().invoke(app, [*words, "--db", str(db_path)])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    assert run("agent", "create", "alice ").startswith("agent 'alice ': ")
+    run("agent", "create", "alice")
+    listed = run("agent", "list")
+    assert "'alice '" in listed and "alice" in listed.replace("'alice '", "")
+    assert run("agent", "forget", "alice ", "--yes").startswith("forgot agent 'alice ': ")
+    assert run("agent", "forget", "alice", "--yes").startswith("forgot agent alice: ")
+
+
+def test_shown_names_that_would_look_alike_differ() -> None:
+    names = ["alice", "alice ", " alice", "'alice '", "alice\u3000", FILLER, "o'neil"]
+    shown = [shown_name(n) for n in names]
+    assert len(set(shown)) == len(shown)
+    assert shown[:3] == ["alice", "'alice '", "' alice'"] and shown[-1] == "o'neil"

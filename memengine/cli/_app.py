@@ -26,7 +26,7 @@ from rich.text import Text
 from ..clock import iso_text
 from ..config import Config, load_config
 from ..errors import InvalidInput, MemEngineError
-from ..text import json_escaped, strip_controls
+from ..text import is_blank, json_escaped, strip_controls
 
 __all__ = [
     "AgentOpt",
@@ -141,7 +141,10 @@ def shown(text: str) -> str:
 def shown_name(name: str) -> str:
     """A name (an agent's, a perspective) as a terminal should show it, one name told from
     another: every control character and bidirectional mark written as an escape
-    (``al\\nice``, ``bob\\x1b[0m``), as the name is typed to name it again."""
+    (``al\\nice``, ``bob\\x1b[0m``), as the name is typed to name it again. A name with
+    spaces at an end, a blank one, or one that begins with a quote is quoted (``'alice '``)."""
+    if name != name.strip() or is_blank(name) or name[:1] in "'\"":
+        return repr(name)
     return "".join(
         c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
         for c in name
