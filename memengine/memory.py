@@ -56,13 +56,14 @@ from .models import (
     Stats,
 )
 from .pack import build_pack
+from .retrieve.coverage import WordVectors
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
 from .store.connect import CLOSED, same_process
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport
-from .text import analyze, is_blank, scrub, shell_word
+from .text import analyze, has_surrogate, is_blank, scrub, shell_word
 from .transfer import kept_ids, not_stored, save_salvaged, write_jsonl
 
 if TYPE_CHECKING:  # llm phases
@@ -534,16 +535,22 @@ class Memory:
         itself, overwriting the freed pages (see :meth:`.Store.forget_agent`). NotFound for
         an agent the file does not know. Backups made before keep their copy."""
         self._writable()
-        name = args.agent_name(agent)
+        name = self._agent_name(agent)
         # every spelling of the name: one in NFC, and one an earlier version stored as typed
-        names = [a.name for a in self.agents() if args.agent_name(a.name) == name]
+        names = [
+            a.name
+            for a in self.agents()
+            if a.name == name or unicodedata.normalize("NFC", a.name) == name
+        ]
         if not names:
             raise NotFound(f"no agent {agent!r} in {self.store.path}")
         reports = [self.store.forget_agent(n) for n in names]
         self._typed_names = None  # a name stored as typed may be gone
-        with self._llm_lock:  # llm phases: cached expansions hold the user's messages
+        words = self.retriever.word_vectors  # the coverage's words are the user's too
+        self.retriever.word_vectors = WordVectors(words.embedder, words.max_entries)
+        with self._llm_lock:  # llm phases: cached expansions and vectors hold the messages
             if self._llm_turn is not None:
-                self._llm_turn.expander.clear()
+                self._llm_turn.forget_texts()
         return ForgetReport(
             name,
             sum(r.episodes for r in reports),
@@ -1157,11 +1164,23 @@ class Memory:
         A name an earlier memengine stored as typed (not in NFC) is found by either
         spelling, so no twin in NFC is made beside it."""
         given = self.config.agent if agent is None else agent
-        name = args.agent_name(given)
+        name = self._agent_name(given)
         typed = self._typed_agents().get(name)
         if typed is None or life.has_agent(self.store, name):
             return name
         return typed if life.has_agent(self.store, typed) else name
+
+    def _agent_name(self, given: object) -> str:
+        """``given`` checked as a new agent name, or as it is when the file already holds
+        exactly that name (an earlier memengine stored names now refused: a zero-width space)."""
+        try:
+            return args.agent_name(given)
+        except InvalidInput:
+            if not isinstance(given, str) or "\x00" in given or has_surrogate(given):
+                raise  # no such name can be stored
+            if life.has_agent(self.store, given):
+                return given
+            raise
 
     def _typed_agents(self) -> dict[str, str]:
         """The agent names an earlier memengine stored as typed, by their NFC form: read

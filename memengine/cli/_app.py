@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import io
 import json
 import math
@@ -10,7 +11,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -25,7 +26,7 @@ from rich.text import Text
 from ..clock import iso_text
 from ..config import Config, load_config
 from ..errors import InvalidInput, MemEngineError
-from ..text import json_escaped, strip_controls
+from ..text import is_blank, json_escaped, strip_controls
 
 __all__ = [
     "AgentOpt",
@@ -140,7 +141,10 @@ def shown(text: str) -> str:
 def shown_name(name: str) -> str:
     """A name (an agent's, a perspective) as a terminal should show it, one name told from
     another: every control character and bidirectional mark written as an escape
-    (``al\\nice``, ``bob\\x1b[0m``), as the name is typed to name it again."""
+    (``al\\nice``, ``bob\\x1b[0m``), as the name is typed to name it again. A name with
+    spaces at an end, a blank one, or one that begins with a quote is quoted (``'alice '``)."""
+    if name != name.strip() or is_blank(name) or name[:1] in "'\"":
+        return repr(name)
     return "".join(
         c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
         for c in name
@@ -400,10 +404,24 @@ def note(text: str) -> None:
     err_console.print(f"note: {text}", highlight=False, soft_wrap=True)
 
 
+SHOWN_AGENTS = 5
+"""How many of the file's agents a warning names (a file may hold thousands)."""
+
+
+def some_agents(names: Sequence[str], typed: str, limit: int = SHOWN_AGENTS) -> str:
+    """Up to ``limit`` of ``names``, the closest to ``typed`` first and then in order, and
+    how many more there are (with the command that lists them all)."""
+    close = difflib.get_close_matches(typed, names, n=limit)
+    shown = (close + [n for n in sorted(names) if n not in close])[:limit]
+    text = ", ".join(shown_name(n) for n in shown) or "none yet"
+    more = len(names) - len(shown)
+    return f"{text} and {more:,} more; `memengine agent list`" if more else text
+
+
 def warn_if_unknown(mem: Any, agent: str) -> None:
     """Say on stderr when the file knows no agent ``agent`` (a typo finds nothing)."""
     if not mem.has_agent(agent):
-        known = ", ".join(shown_name(a.name) for a in mem.agents()) or "none yet"
+        known = some_agents([a.name for a in mem.agents()], agent)
         err_console.print(
             f"[yellow]warning:[/yellow] no agent {escape(repr(agent))} in "
             f"{escape(str(mem.store.path))} (agents: {escape(known)}), so nothing is found",

@@ -224,6 +224,14 @@ class LLMTurn:
         self._searches.shutdown(wait=False, cancel_futures=True)
         self.fast.close()
 
+    def forget_texts(self) -> None:
+        """Drop every cached answer and query vector (an agent forgotten: they are keyed by
+        its messages); a search under way keeps the cache it began with."""
+        self.expander.clear()
+        cached = self.fast.embedder
+        if isinstance(cached, CachingEmbedder):
+            self.fast.embedder = CachingEmbedder(cached.inner)  # as built above
+
     @property
     def counters(self) -> dict[str, int]:
         """Running totals: ``turns``, ``expansion.<status>``, ``rerank.<status>``, ``window.*``, ``rerank.unknown_ids``."""
