@@ -98,3 +98,11 @@ def test_a_malformed_locomo_sample_is_named(qa: Any, said: str) -> None:
     with pytest.raises(EvaluationError, match="LoCoMo sample s") as caught:
         load_locomo({**copy.deepcopy(LOCOMO), "qa": qa})
     assert said in str(caught.value)
+
+
+def test_a_category_that_is_not_a_number_is_an_unknown_one() -> None:
+    """A list as the category was an unhashable TypeError."""
+    sample = copy.deepcopy(LOCOMO)
+    sample["qa"][0]["category"] = [2]
+    loaded = load_locomo(sample)
+    assert loaded.questions == [] and loaded.evidence["unknown category"]["skipped"] == 1

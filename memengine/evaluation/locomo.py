@@ -177,7 +177,7 @@ def load_locomo(sample: dict[str, Any], *, agent: str = "default") -> LocomoConv
                 f"LoCoMo sample {sid}: qa item {n + 1} is not an object but a {type(qa).__name__}"
             )
         category = qa.get("category")
-        if category not in CATEGORIES:
+        if not isinstance(category, int) or category not in CATEGORIES:  # ([1] is unhashable)
             _count(evidence, "unknown category", "questions")
             _count(evidence, "unknown category", "skipped")
             continue
