@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memengine import FixedClock, Memory
+from memengine import FixedClock, InvalidInput, Memory
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.text import shared_phrases
 
@@ -120,3 +120,17 @@ def test_a_question_about_something_else_is_not_answered_by_the_time_alone(
         assert yesterday.components.get("window") == 1.0
         assert "asked_time" not in yesterday.components
         assert not r.should_inject and not mem.pack(r).episode_ids
+
+
+def test_a_learning_on_a_turn_that_offered_nothing_says_so(
+    db_path: Path, clock: FixedClock
+) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.create_agent("u", perspectives=["names"])
+        _stock_replies(mem, clock)
+        r = mem.retrieve("hmm", agent="u", perspective="names")
+        assert r.turn_id is not None and not r.should_inject
+        with pytest.raises(InvalidInput, match="offered the reply no memory"):
+            mem.feedback(r.turn_id, answer="Biscuit!", learning="keep names", agent="u")
+        first = r.results[0].episode.id
+        assert mem.feedback(r.turn_id, [first], learning="keep names", agent="u").used == (first,)

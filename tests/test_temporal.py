@@ -434,3 +434,25 @@ def test_a_month_of_a_named_year_is_one_month(
 ) -> None:
     """ "in April last year" was the union of all of 2025 and this April."""
     assert parse_time_window(text, NOW) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("last may we went hiking", (d(2025, 5, 1), d(2025, 6, 1))),
+        ("what did i do in may last year?", (d(2025, 5, 1), d(2025, 6, 1))),
+        ("in may of last year", (d(2025, 5, 1), d(2025, 6, 1))),
+        ("in may this year", (d(2026, 5, 1), NOW)),
+        ("last March's trip", (d(2026, 3, 1), d(2026, 4, 1))),
+        ("2年前期待してた仕事", (d(2023, 11, 19, 15), d(2024, 11, 19, 15))),
+        ("3日前期限だった", (d(2026, 5, 16), d(2026, 5, 19))),
+        ("一週間前後前に話した", (d(2026, 5, 10, 15), d(2026, 5, 16, 15))),
+        ("1週間前後かかります", None),
+        ("2年前期の授業", None),
+    ],
+)
+def test_a_month_word_or_an_ago_that_the_narrower_rules_first_missed(
+    text: str, expected: tuple[datetime, datetime] | None
+) -> None:
+    """ "last may" and "in may this year" are the month; 前期待 and 前後前 are still "ago"."""
+    assert parse_time_window(text, NOW) == expected

@@ -330,9 +330,10 @@ def give_feedback(
             used_ids = [i for i in used_ids if i not in gone]
             reasons = {i: why for i, why in reasons.items() if i not in gone}
         if learning and learning.strip() and not used_ids:  # (raised here: nothing is written)
-            raise _no_learning(
-                turn_id, "those it used were deleted since" if gone else _found_by(methods)
-            )
+            why = _found_by(methods)
+            if not used and turn.offered is not None and not turn.offered:
+                why = "it offered the reply no memory to judge the answer against"
+            raise _no_learning(turn_id, "those it used were deleted since" if gone else why)
         if used_ids:
             recalled = store_lc.recall_archived(
                 cur, used_ids, strength=cfg.recall_strength, level_drop=cfg.recall_level_drop

@@ -23,11 +23,13 @@ summer that is over; "N days/weeks/months/years ago" get a tolerance
 (±1 day, ±3 days, ±15 days, ±6 months) because people round, and a range
 ("1-2 weeks ago", 2、3日前) covers both counts; "in/over the last year" is
 the rolling past year, as "the past year", while "the last week of June" is
-June's final week, not last week; "in April last year" is that April; a holiday marked as to come (今度の, 来月の,
-今年末, "this", "coming") is this year's only once begun; forward phrases
-(今週末 before Saturday, 今月末, "later this week") and 前後/前期 after a
-count give no window; lower-case "may" is a month only before a year,
-punctuation or the end, and a month word before 's is a name.
+read as June (not last week); "in April last year" is that April; a holiday
+marked as to come (今度の, 来月の, 今年末, "this", "coming") is this year's only
+once begun; forward phrases (今週末 before Saturday, 今月末, "later this
+week") and 前後/前期 after a count (1週間前後かかります; not 2年前期待してた)
+give no window; lower-case "may" is a month after "last" or before a year,
+punctuation or the end, and a month word before 's is a name (not after
+"last": "last March's trip").
 """
 
 from __future__ import annotations
@@ -436,17 +438,24 @@ def _ja_year(m: re.Match[str], now: datetime) -> Window | None:
     return _year(year, now) if 1900 <= year <= now.year else None
 
 
+_MAY_YEAR = re.compile(r",? (?:of )?(?:this|last) year\b")
+"""A year after a lower-case "may" (in may this year, in may of last year): the month."""
+
+
 def _month_word(m: re.Match[str]) -> bool:
     """Whether the month word of ``m`` (after in, since, late…) is the month: never before
     's ("in june's house", "a friend of Jan's"), and "may" written lower-case only before a
     year, punctuation or the end ("in may." but not "logging in may take a while")."""
     after = m.string[m.end("mon") : m.end("mon") + 2]
-    if after in ("'s", "’s"):
+    last = (m.group("p") or "").strip() == "last"  # "last may", "last March's trip"
+    if after in ("'s", "’s") and not last:
         return False
     cased = _CASED.get()
-    if m.group("mon") != "may" or m.group("y") or (cased and cased[m.start("mon")].isupper()):
+    if m.group("mon") != "may" or m.group("y") or last:
         return True
-    return after[:1] in ("", *".,;:!?)")
+    if cased and cased[m.start("mon")].isupper():
+        return True
+    return after[:1] in ("", *".,;:!?)") or _MAY_YEAR.match(m.string, m.end("mon")) is not None
 
 
 def _en_month(m: re.Match[str], now: datetime) -> Window | None:
@@ -467,12 +476,18 @@ def _en_month(m: re.Match[str], now: datetime) -> Window | None:
     return (start, now) if since or _since_at(m) else (start, end)
 
 
+_MONTH_BEFORE = re.compile(r"\b(?:in|during|since|early|mid|late|of)\s+$")
+"""What before a lower-case "may" makes it the month ("in may last year", not "it may last
+year-round")."""
+
+
 def _month_of_named_year(m: re.Match[str], now: datetime) -> Window | None:
     """ "in April last year", "last year in March", "March 3rd last year", "the 3rd of March
     of last year": that month (or day) of the year named, not the year and the month apart.
     A lower-case "may" is the verb ("it may last year-round")."""
     cased = _CASED.get()
-    if m.group("mon") == "may" and not (cased and cased[m.start("mon")].isupper()):
+    written = cased and cased[m.start("mon")].isupper()
+    if m.group("mon") == "may" and not written and not _MONTH_BEFORE.search(m.string, 0, m.start()):
         return None
     year = now.year + _EN_YEARS[m.group("p")]
     month = _MONTHS_EN[m.group("mon")]
@@ -745,26 +760,32 @@ _RULES: list[Rule] = [
     (re.compile(r"去年|昨年"), _year_offset(-1)),
     (re.compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
     (re.compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),
-    (re.compile(r"数日前(?![後期])"), _few_days),
+    (re.compile(r"数日前(?!後(?!前)|期(?![待限間日末]))"), _few_days),
     (re.compile(r"先日"), _span_ago(timedelta(days=14), timedelta(days=1))),
     (re.compile(r"今朝"), _this_morning),
-    (re.compile(r"半年前(?![後期])"), lambda _, now: _ago("month", 6, now)),
-    (re.compile(r"(?:ひと月|ひとつき)前(?![後期])"), lambda _, now: _ago("month", 1, now)),
-    (re.compile(r"数週間前(?![後期])"), _span_ago(timedelta(weeks=5), timedelta(weeks=2))),
+    (re.compile(r"半年前(?!後(?!前)|期(?![待限間日末]))"), lambda _, now: _ago("month", 6, now)),
     (
-        re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前(?![後期])"),
+        re.compile(r"(?:ひと月|ひとつき)前(?!後(?!前)|期(?![待限間日末]))"),
+        lambda _, now: _ago("month", 1, now),
+    ),
+    (
+        re.compile(r"数週間前(?!後(?!前)|期(?![待限間日末]))"),
+        _span_ago(timedelta(weeks=5), timedelta(weeks=2)),
+    ),
+    (
+        re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前(?!後(?!前)|期(?![待限間日末]))"),
         _span_ago(timedelta(days=185), timedelta(days=55)),
     ),
     (
         re.compile(
             rf"(?P<a>{_JA_NUM})\s*(?:〜|~|-|–|、|,|から)\s*(?P<n>{_JA_NUM})"
-            r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?![後期])"
+            r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日末]))"
         ),
         _range_ago,
     ),
     (
         re.compile(
-            rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?![後期])"
+            rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日末]))"
         ),
         _ja_ago,
     ),
