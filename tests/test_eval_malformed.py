@@ -57,6 +57,12 @@ def _memset(**question: Any) -> dict[str, Any]:
     return conv
 
 
+def _without(key: str) -> dict[str, Any]:
+    conv = copy.deepcopy(MEMSET)
+    del conv["questions"][0][key]
+    return conv
+
+
 def test_the_well_formed_samples_load() -> None:
     assert [q.evidence for q in load_memset(copy.deepcopy(MEMSET)).questions] == [("e1",)]
     assert [q.evidence for q in load_locomo(copy.deepcopy(LOCOMO)).questions] == [("D1:1",)]
@@ -71,6 +77,8 @@ def test_the_well_formed_samples_load() -> None:
         (_memset(recent=["Guess what"]), "question 1: recent holds a str, not a message"),
         (_memset(asked_at=1767225600), "question 1: asked_at is a time as ISO 8601 text, not"),
         (_memset(evidence="e1"), "question 1: evidence is a list, not a str"),
+        (_memset(asked_at="yesterday"), "question 1: asked_at is not an ISO 8601 time"),
+        (_without("query"), "c1 question 1 has no 'query'"),
         (
             {**MEMSET, "sessions": [{"id": "s1", "exchanges": ["I got a cat."]}]},
             "c1: session s1 exchange 1: not an object but a str",

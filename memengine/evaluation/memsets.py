@@ -119,16 +119,19 @@ def load_memset(conversation: dict[str, Any], *, agent: str = "default") -> Mems
             if qtype != NONE and not ids:
                 counts["skipped"] += 1
                 continue
-            questions.append(
-                MemsetQuestion(
-                    id=str(q["id"]),
-                    type=qtype,
-                    asked_at=_asked_at(q, where),
-                    recent=_recent(q, where),
-                    query=str(q["query"]),
-                    evidence=ids if qtype != NONE else (),
+            try:
+                questions.append(
+                    MemsetQuestion(
+                        id=str(q["id"]),
+                        type=qtype,
+                        asked_at=_asked_at(q, where),
+                        recent=_recent(q, where),
+                        query=str(q["query"]),
+                        evidence=ids if qtype != NONE else (),
+                    )
                 )
-            )
+            except KeyError as exc:
+                raise EvaluationError(f"{where} has no {exc.args[0]!r}") from exc
     except InvalidInput as exc:  # an exchange read_memsets cannot read
         raise EvaluationError(f"memsets conversation {cid}: {exc}") from exc
     except (KeyError, TypeError, ValueError) as exc:
@@ -163,7 +166,10 @@ def _asked_at(question: dict[str, Any], where: str) -> datetime:
     value = question["asked_at"]
     if not isinstance(value, str):
         raise EvaluationError(f"{where}: asked_at is a time as ISO 8601 text, not {value!r}")
-    return ensure_aware(parse_iso(value))
+    try:
+        return ensure_aware(parse_iso(value))
+    except ValueError as exc:
+        raise EvaluationError(f"{where}: asked_at is not an ISO 8601 time: {value!r}") from exc
 
 
 def recent_exchanges(question: MemsetQuestion, *, agent: str) -> list[NewEpisode]:
