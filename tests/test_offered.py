@@ -134,3 +134,42 @@ def test_a_learning_on_a_turn_that_offered_nothing_says_so(
             mem.feedback(r.turn_id, answer="Biscuit!", learning="keep names", agent="u")
         first = r.results[0].episode.id
         assert mem.feedback(r.turn_id, [first], learning="keep names", agent="u").used == (first,)
+
+
+WEEK = [
+    (1, "I went bowling with Sam and scored 180"),
+    (1, "My sister called about her new apartment in Osaka"),
+    (1, "昨日は同僚と焼肉を食べに行った"),
+    (3, "I finished reading a novel about whales"),
+    (5, "My dentist appointment got moved to next month"),
+    (9, "We hiked Mount Takao with the kids"),
+    (20, "I started learning Spanish on Duolingo"),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "days"),
+    [
+        ("Remind me what I did yesterday.", {1}),
+        ("By the way, what did I do yesterday?", {1}),
+        ("昨日の出来事を教えて", {1}),
+        ("Summarize last week.", {3, 5}),  # Monday 2 to Sunday 8 March
+        ("先週何があった？", {3, 5}),
+    ],
+)
+def test_every_memory_of_the_time_asked_about_is_packed_first(
+    tmp_path: Path, usem3: USEM3Embedder, question: str, days: set[int]
+) -> None:
+    """However the request is worded, what occurred in the time asked about comes first and
+    is packed, above what other days share with the question's words."""
+    now = datetime(2026, 3, 10, 21, 0, tzinfo=JST)  # a Tuesday
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        for ago, text in WEEK:
+            at = now - timedelta(days=ago, hours=2)
+            mem.add_exchange(text, "Nice!", agent="u", occurred_at=at)
+        r = mem.retrieve(question, agent="u", now=now)
+        wanted = {t for ago, t in WEEK if ago in days}
+        first = [x.episode.text.split("\n")[0] for x in r.results[: len(wanted)]]
+        assert set(first) == wanted
+        packed = {mem.get(i).text.split("\n")[0] for i in mem.pack(r).episode_ids}
+        assert r.should_inject and wanted <= packed

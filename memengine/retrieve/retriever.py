@@ -93,9 +93,9 @@ def label(
     (``lexical_only``) its top 3 are ``medium`` and nothing is ``high``.
     """
     c = candidate.components
-    if candidate.score < config.pack_score_ratio * top_score:
-        return "low"
     in_time = c.get("asked_time", 0.0) >= 1.0
+    if candidate.score < config.pack_score_ratio * top_score and not in_time:
+        return "low"
     if lexical_only:
         return "medium" if c.get("bm25_rank", 99) <= 3 or in_time else "low"
     both = "knn_rank" in c and "bm25_rank" in c
@@ -104,6 +104,21 @@ def label(
     if both or in_time or c.get("cosine", 0.0) >= config.relevance_threshold:
         return "medium"
     return "low"
+
+
+def asked_time_first(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """When a message asks about nothing but the time it names, what occurred then is the
+    answer: those candidates are lifted above the rest (by the best score) in their own
+    order, and marked ``asked_time`` (relevant, and evidence to inject)."""
+    top = max(c.score for c in candidates)
+    out = [
+        replace(c, score=c.score + top, components={**c.components, "asked_time": 1.0})
+        if c.components.get("window", 0.0) >= 1.0
+        else c
+        for c in candidates
+    ]
+    out.sort(key=lambda c: -c.score)
+    return out
 
 
 def fast_results(
@@ -197,13 +212,8 @@ class Retriever:
         out = reweight(candidates, cfg, scales)
         if cfg.window_weight > 0 and window is not None:
             out = window_bonus(out, window, cfg.window_weight, margin_end=widen(window, now)[1])
-            if time_is_asked(text, now, max_chars=cfg.max_query_chars):
-                out = [  # what occurred then is the answer: relevant, and evidence to inject
-                    replace(c, components={**c.components, "asked_time": 1.0})
-                    if c.components.get("window", 0.0) >= 1.0
-                    else c
-                    for c in out
-                ]
+            if out and time_is_asked(text, now, max_chars=cfg.max_query_chars):
+                out = asked_time_first(out)
         if cfg.answer_type_weight > 0:
             kinds = asked_types(text[: cfg.max_query_chars])
             out = answer_type_bonus(out, kinds, cfg.answer_type_weight)

@@ -760,32 +760,32 @@ _RULES: list[Rule] = [
     (re.compile(r"去年|昨年"), _year_offset(-1)),
     (re.compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
     (re.compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),
-    (re.compile(r"数日前(?!後(?!前)|期(?![待限間日末]))"), _few_days),
+    (re.compile(r"数日前(?!後(?!前)|期(?![待限間日]))"), _few_days),
     (re.compile(r"先日"), _span_ago(timedelta(days=14), timedelta(days=1))),
     (re.compile(r"今朝"), _this_morning),
-    (re.compile(r"半年前(?!後(?!前)|期(?![待限間日末]))"), lambda _, now: _ago("month", 6, now)),
+    (re.compile(r"半年前(?!後(?!前)|期(?![待限間日]))"), lambda _, now: _ago("month", 6, now)),
     (
-        re.compile(r"(?:ひと月|ひとつき)前(?!後(?!前)|期(?![待限間日末]))"),
+        re.compile(r"(?:ひと月|ひとつき)前(?!後(?!前)|期(?![待限間日]))"),
         lambda _, now: _ago("month", 1, now),
     ),
     (
-        re.compile(r"数週間前(?!後(?!前)|期(?![待限間日末]))"),
+        re.compile(r"数週間前(?!後(?!前)|期(?![待限間日]))"),
         _span_ago(timedelta(weeks=5), timedelta(weeks=2)),
     ),
     (
-        re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前(?!後(?!前)|期(?![待限間日末]))"),
+        re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前(?!後(?!前)|期(?![待限間日]))"),
         _span_ago(timedelta(days=185), timedelta(days=55)),
     ),
     (
         re.compile(
             rf"(?P<a>{_JA_NUM})\s*(?:〜|~|-|–|、|,|から)\s*(?P<n>{_JA_NUM})"
-            r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日末]))"
+            r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日]))"
         ),
         _range_ago,
     ),
     (
         re.compile(
-            rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日末]))"
+            rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日]))"
         ),
         _ja_ago,
     ),
@@ -1054,34 +1054,15 @@ def parse_time_window(text: str, now: datetime, *, max_chars: int = MAX_TIME_TEX
 
 
 _PERIOD_WORDS_EN = frozenset(
-    {
-        "do",
-        "did",
-        "done",
-        "doing",
-        "happen",
-        "happened",
-        "happens",
-        "happening",
-        "go",
-        "went",
-        "going",
-        "talk",
-        "talked",
-        "talking",
-        "say",
-        "said",
-        "tell",
-        "told",
-        "up",
-        "anything",
-        "something",
-        "new",
-    }
+    """do did done doing happen happened happens happening go went going get got talk
+    talked talking say said tell told up anything something everything new remind recap
+    summarize summarise summary events way since today tonight morning afternoon evening
+    night""".split()
 )
-"""Words any question about a period uses ("What did I do…", "What happened…")."""
-_PERIOD_CHARS_JA = frozenset("何話言事")
-"""The same in Japanese (何したっけ, 何話した, 何か言ってた): their kanji."""
+"""Words any question about a period uses ("What did I do…", "Remind me what happened…",
+"Recap…"), and times of day that name no window of their own ("yesterday evening")."""
+_PERIOD_CHARS_JA = frozenset("何話言事出来起教覚今日朝夜晩")
+"""The same in Japanese (何したっけ, 何話した, 何が起きた, 出来事を教えて, 今日の夜): their kanji."""
 
 
 def _names_a_topic(term: str) -> bool:
