@@ -56,7 +56,6 @@ from .models import (
     Stats,
 )
 from .pack import build_pack
-from .retrieve.coverage import WordVectors
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
 from .store.connect import CLOSED, same_process
@@ -546,8 +545,7 @@ class Memory:
             raise NotFound(f"no agent {agent!r} in {self.store.path}")
         reports = [self.store.forget_agent(n) for n in names]
         self._typed_names = None  # a name stored as typed may be gone
-        words = self.retriever.word_vectors  # the coverage's words are the user's too
-        self.retriever.word_vectors = WordVectors(words.embedder, words.max_entries)
+        self.retriever.forget_texts()  # the coverage's words are the user's too
         with self._llm_lock:  # llm phases: cached expansions and vectors hold the messages
             if self._llm_turn is not None:
                 self._llm_turn.forget_texts()

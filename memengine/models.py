@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
@@ -268,6 +268,13 @@ class Retrieved(_Model):
     components: dict[str, float] = Field(default_factory=dict)
 
 
+def offered_results(results: Sequence[Retrieved], should_inject: bool) -> list[Retrieved]:
+    """The results a turn offers its reply: the relevant ones (not ``low``) when it injects,
+    best first; a MemoryPack shows these as its budget allows, and feedback judges an answer
+    against them."""
+    return [r for r in results if r.relevance != "low"] if should_inject else []
+
+
 class Retrieval(_Model):
     """The answer to ``retrieve``: results, the queries used, timings and what was skipped."""
 
@@ -304,6 +311,11 @@ class Retrieval(_Model):
     def episodes(self) -> list[Episode]:
         """The episodes of the results, best first."""
         return [r.episode for r in self.results]
+
+    @property
+    def offered(self) -> list[Retrieved]:
+        """The results offered to the reply (:func:`offered_results`)."""
+        return offered_results(self.results, self.should_inject)
 
     @property
     def degraded_parts(self) -> frozenset[DegradedPart]:

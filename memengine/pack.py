@@ -349,14 +349,15 @@ def build_pack(
             ids.append(p.id)
         if len(plines) > 1:
             blocks.append("\n".join(plines))
-    if retrieval.should_inject and retrieval.results:
+    offered = retrieval.offered  # (what feedback judges an answer against)
+    if offered:
         header_cost = estimate_tokens(_HEADER)
         used = header_cost
         evidence: list[str] = []
         seen: dict[str, list[float]] = {}
         shown = {*ids, *copies}  # principles in their block are not repeated as evidence
-        for item in retrieval.results:
-            if item.relevance == "low" or item.episode.id in shown:
+        for item in offered:
+            if item.episode.id in shown:
                 continue
             text, at = " ".join(item.episode.text.split()), item.episode.occurred_at.timestamp()
             if any(abs(at - t) <= COPY_WINDOW_S for t in seen.get(text, ())):

@@ -25,7 +25,7 @@ import numpy as np
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
 from ..errors import DatabaseLocked, DiskError, EmbeddingError
-from ..models import Retrieval, Retrieved
+from ..models import Retrieval, Retrieved, offered_results
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from .agents import has_agent
@@ -138,8 +138,6 @@ def after_retrieve(
     turn_id: int | None = None
     recalled: dict[int, tuple[float, int]] = {}
     ids = [r.episode.id for r in results]
-    # what the reply is shown (a pack's evidence): feedback judges an answer against these
-    offered = [r.episode.id for r in results if r.relevance != "low"] if should_inject else []
     # a read-only file records nothing; nor does a turn of an agent the file does not know
     # (a mistyped name would otherwise become an agent)
     record = record and not store.read_only and has_agent(store, agent)
@@ -156,7 +154,8 @@ def after_retrieve(
                         perspective=perspective,
                         ranking=ranking,
                         candidates=list(zip(ids, feats, strict=True)),
-                        offered=offered,
+                        # what the reply is shown: feedback judges an answer against these
+                        offered=[r.episode.id for r in offered_results(results, should_inject)],
                     )
                     if turn_id is None:  # the agent was forgotten while the turn ran
                         degraded.append("turn not recorded: the agent was forgotten meanwhile")

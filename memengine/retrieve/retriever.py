@@ -41,7 +41,7 @@ from .fastpath import Candidate, FastPath, FastResult
 from .inject import evidence_found, should_inject, top_cosine
 from .recent import conversation, held_in_recent, lookback
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
-from .temporal import parse_time_window, time_is_asked, widen
+from .temporal import find_time_expressions, time_is_asked, union, widen
 
 __all__ = ["Retriever", "context_query", "fast_results", "label", "turn_language"]
 
@@ -155,6 +155,11 @@ class Retriever:
         if config.coverage_min > 0:
             check_analyser()
 
+    def forget_texts(self) -> None:
+        """Drop the cached word vectors (an agent forgotten: they are its words); a turn
+        under way keeps the cache it began with."""
+        self.word_vectors = WordVectors(self.fast.deadlined, self.word_vectors.max_entries)
+
     def close(self) -> None:
         """Stop the query embedding's threads (:meth:`.FastPath.close`)."""
         self.fast.close()
@@ -193,6 +198,7 @@ class Retriever:
         reach: float,
         filters: Filters,
         window: tuple[datetime, datetime] | None,
+        time_asked: bool = False,
         signals: dict[str, float] | None = None,
         exclude: AbstractSet[int] = frozenset(),
     ) -> list[Candidate]:
@@ -200,7 +206,8 @@ class Retriever:
         context query's lexical ``reach`` (:meth:`reach`; unused without ``adaptive_weights``)
         and the dense spread (:mod:`.adapt`), then the bonuses for the time ``window`` the
         user's ``text`` names (:func:`.temporal.parse_time_window`; part of it in the
-        recording lag after it, :func:`.temporal.widen`) and for the kind of answer it asks
+        recording lag after it, :func:`.temporal.widen`; what occurred in it first when the
+        message asks about nothing else, ``time_asked``) and for the kind of answer it asks
         (:mod:`.answer_type`), where the
         turn after one of the best few (within ``filters``) may hold the answer. The reach
         goes to ``signals``. No turn in ``exclude`` is lifted."""
@@ -212,7 +219,7 @@ class Retriever:
         out = reweight(candidates, cfg, scales)
         if cfg.window_weight > 0 and window is not None:
             out = window_bonus(out, window, cfg.window_weight, margin_end=widen(window, now)[1])
-            if out and time_is_asked(text, now, max_chars=cfg.max_query_chars):
+            if out and time_asked:  # (the message asks about nothing else: time_is_asked)
                 out = asked_time_first(out)
         if cfg.answer_type_weight > 0:
             kinds = asked_types(text[: cfg.max_query_chars])
@@ -331,11 +338,12 @@ class Retriever:
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
         signals: dict[str, float] = {}
-        window = (
-            parse_time_window(text, now, max_chars=cfg.max_query_chars)
+        found = (
+            find_time_expressions(text, now, max_chars=cfg.max_query_chars)
             if cfg.window_weight > 0
-            else None
+            else []
         )
+        window = union((e.start, e.end) for e in found)
         result.candidates = self.refine(
             result.candidates,
             text=text,
@@ -343,6 +351,7 @@ class Retriever:
             reach=reach_value,
             filters=filters,
             window=window,
+            time_asked=time_is_asked(text, found, max_chars=cfg.max_query_chars),
             signals=signals,
             exclude=held,
         )

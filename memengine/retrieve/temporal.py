@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
@@ -1077,12 +1077,14 @@ def _names_a_topic(term: str) -> bool:
     )
 
 
-def time_is_asked(text: str, now: datetime, *, max_chars: int = MAX_TIME_TEXT) -> bool:
-    """Whether the time ``text`` names is what it asks about: outside its time expressions
-    it says only what any question about a period says ("What did I do yesterday?", "What
-    happened last week?", 昨日何したっけ), so what occurred then is the answer whatever its
-    words; "What's the capital of France? I forgot it last week" asks about France."""
-    found = find_time_expressions(text, now, max_chars=max_chars)
+def time_is_asked(
+    text: str, found: Sequence[TimeExpression], *, max_chars: int = MAX_TIME_TEXT
+) -> bool:
+    """Whether the time ``text`` names (``found``: its :func:`find_time_expressions`, read
+    with the same ``max_chars``) is what it asks about: outside those expressions it says
+    only what any question about a period says ("What did I do yesterday?", "What happened
+    last week?", 昨日何したっけ), so what occurred then is the answer whatever its words;
+    "What's the capital of France? I forgot it last week" asks about France."""
     if not found:
         return False
     rest = _normalise(text[:max_chars])

@@ -52,9 +52,11 @@ from .rerank import Reranker, RerankOutcome
 from .retriever import context_query, fast_results, turn_language
 from .temporal import (
     Window,
+    find_time_expressions,
     is_iso_range,
     parse_iso_range,
     parse_time_window,
+    time_is_asked,
     union,
     widen,
     window_filters,
@@ -87,6 +89,7 @@ class Refine(Protocol):
         reach: float,
         filters: Filters,
         window: tuple[datetime, datetime] | None,
+        time_asked: bool = False,
         signals: dict[str, float] | None = None,
         exclude: AbstractSet[int] = frozenset(),
     ) -> list[Candidate]: ...
@@ -297,7 +300,8 @@ class LLMTurn:
         # Phase 1, with the fast path of the raw context query running alongside.
         fast0 = self._searches.submit(self.fast.run, base, filters, now=now, exclude=held)
         reach0 = self._searches.submit(self.reach, query) if rcfg.adaptive_weights else None
-        text_window = parse_time_window(text, now, max_chars=rcfg.max_query_chars)
+        text_found = find_time_expressions(text, now, max_chars=rcfg.max_query_chars)
+        text_window = union((e.start, e.end) for e in text_found)
         expansion = self._expand(text, recent, now, lang, turn_end, trace, degraded, timings)
 
         window: Window | None = None
@@ -362,6 +366,7 @@ class LLMTurn:
             reach=reach,
             filters=filters,
             window=text_window,
+            time_asked=time_is_asked(text, text_found, max_chars=rcfg.max_query_chars),
             signals=signals,
             exclude=held,
         )
