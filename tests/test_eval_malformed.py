@@ -79,6 +79,11 @@ def test_the_well_formed_samples_load() -> None:
         (_memset(evidence="e1"), "question 1: evidence is a list, not a str"),
         (_memset(asked_at="yesterday"), "question 1: asked_at is not an ISO 8601 time"),
         (_without("query"), "c1 question 1 has no 'query'"),
+        (_memset(query=None), "question 1: query is text, not None"),
+        (_memset(id=None), "question 1: id is text, not None"),
+        (_memset(type=None), "question 1: type is text, not None"),
+        (_memset(recent=[{"role": "user", "text": None}]), "recent message's text is text, not"),
+        (_memset(recent=[{"role": None, "text": "hi"}]), "recent message's role is text, not"),
         (
             {**MEMSET, "sessions": [{"id": "s1", "exchanges": ["I got a cat."]}]},
             "c1: session s1 exchange 1: not an object but a str",
@@ -91,6 +96,10 @@ def test_a_malformed_memsets_conversation_is_named(conversation: dict[str, Any],
     assert said in str(caught.value)
 
 
+def test_a_numeric_question_id_is_read_as_text() -> None:
+    assert [q.id for q in load_memset(_memset(id=7)).questions] == ["7"]
+
+
 @pytest.mark.parametrize(
     ("qa", "said"),
     [
@@ -99,6 +108,10 @@ def test_a_malformed_memsets_conversation_is_named(conversation: dict[str, Any],
         (
             [{"question": "When did Ann camp?", "evidence": "D1:1", "category": 2}],
             "qa item 1: evidence is a list, not a str",
+        ),
+        (
+            [{"question": 42, "evidence": ["D1:1"], "category": 2}],
+            "qa item 1: question is text, not 42",
         ),
     ],
 )
@@ -114,3 +127,11 @@ def test_a_category_that_is_not_a_number_is_an_unknown_one() -> None:
     sample["qa"][0]["category"] = [2]
     loaded = load_locomo(sample)
     assert loaded.questions == [] and loaded.evidence["unknown category"]["skipped"] == 1
+
+
+def test_a_locomo_question_that_is_null_is_skipped_not_read_as_none() -> None:
+    sample = {
+        **copy.deepcopy(LOCOMO),
+        "qa": [{"question": None, "evidence": ["D1:1"], "category": 2}],
+    }
+    assert load_locomo(sample).questions == []

@@ -188,16 +188,21 @@ def load_locomo(sample: dict[str, Any], *, agent: str = "default") -> LocomoConv
                 f"LoCoMo sample {sid}: qa item {n + 1}: evidence is a list, not a "
                 f"{type(raw).__name__}"
             )
+        question = qa.get("question")
+        if question is not None and not isinstance(question, str):
+            raise EvaluationError(
+                f"LoCoMo sample {sid}: qa item {n + 1}: question is text, not {question!r}"
+            )
         ev = normalise_evidence(raw, valid)
         _count(evidence, group, "questions")
         _count(evidence, group, "raw_ids", ev.raw)
         _count(evidence, group, "normalised", ev.normalised)
         _count(evidence, group, "dropped", ev.dropped)
-        if not ev.ids or not str(qa.get("question", "")).strip():
+        if not ev.ids or not (question or "").strip():  # (a null question is none at all)
             _count(evidence, group, "skipped")
             continue
         _count(evidence, group, "scored")
-        questions.append(LocomoQuestion(f"{sid}#q{n + 1}", str(qa["question"]), category, ev.ids))
+        questions.append(LocomoQuestion(f"{sid}#q{n + 1}", question or "", category, ev.ids))
     speakers = (str(conv.get("speaker_a", "")), str(conv.get("speaker_b", "")))
     return LocomoConversation(
         sid, episodes, questions, last + timedelta(days=1), evidence, speakers

@@ -115,18 +115,18 @@ def load_memset(conversation: dict[str, Any], *, agent: str = "default") -> Mems
             ids = tuple(dict.fromkeys(x for x in raw if x in valid))
             counts["raw_ids"] += len(raw)
             counts["dropped"] += sum(1 for x in raw if x not in valid)
-            qtype = str(q.get("type", "direct"))
+            qtype = _text(q, "type", where, default="direct")
             if qtype != NONE and not ids:
                 counts["skipped"] += 1
                 continue
             try:
                 questions.append(
                     MemsetQuestion(
-                        id=str(q["id"]),
+                        id=_text(q, "id", where),
                         type=qtype,
                         asked_at=_asked_at(q, where),
                         recent=_recent(q, where),
-                        query=str(q["query"]),
+                        query=_text(q, "query", where),
                         evidence=ids if qtype != NONE else (),
                     )
                 )
@@ -150,6 +150,17 @@ def _listed(question: dict[str, Any], key: str, where: str) -> list[Any]:
     return value
 
 
+def _text(question: dict[str, Any], key: str, where: str, *, default: str | None = None) -> str:
+    """``question[key]`` as text: a string, or a number (ids); an EvaluationError naming the
+    question when it is missing (and has no default), null or anything else."""
+    if key not in question and default is not None:
+        return default
+    value = question[key]
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise EvaluationError(f"{where}: {key} is text, not {value!r}")
+    return str(value)
+
+
 def _recent(question: dict[str, Any], where: str) -> list[dict[str, str]]:
     """A question's ``recent`` messages (objects with a ``text`` and a ``role``)."""
     messages = _listed(question, "recent", where)
@@ -158,7 +169,11 @@ def _recent(question: dict[str, Any], where: str) -> list[dict[str, str]]:
             raise EvaluationError(
                 f"{where}: recent holds a {type(m).__name__}, not a message (an object with a text)"
             )
-    return [{"role": str(m.get("role", "user")), "text": str(m["text"])} for m in messages]
+        if not isinstance(m["text"], str):
+            raise EvaluationError(f"{where}: a recent message's text is text, not {m['text']!r}")
+        if not isinstance(m.get("role", "user"), str):
+            raise EvaluationError(f"{where}: a recent message's role is text, not {m['role']!r}")
+    return [{"role": m.get("role", "user"), "text": m["text"]} for m in messages]
 
 
 def _asked_at(question: dict[str, Any], where: str) -> datetime:
