@@ -1042,6 +1042,10 @@ class Memory:
         ):
             if value is not None and not isinstance(value, str):
                 raise InvalidInput(f"{name} is a string, not {type(value).__name__}")
+        # as stored text is: a lone surrogate (half an emoji cut off) would fail to encode
+        answer, perspective, learning = (
+            None if v is None else scrub(v) for v in (answer, perspective, learning)
+        )
         if judge not in ("auto", "match", "llm"):
             raise InvalidInput(f"judge is 'auto', 'match' or 'llm', not {judge!r}")
         said = (answer or "").strip() or (learning or "").strip()

@@ -599,3 +599,15 @@ def test_an_import_copies_tags_and_metadata_an_earlier_version_stored(
     dump.write_text(json.dumps(line) + "\n")
     (new_id,) = mem.import_(dump)
     assert len(mem.get(new_id).tags) == 151
+
+
+def test_feedback_text_with_a_lone_surrogate_is_scrubbed_as_stored_text_is(
+    mem: Memory, ids: list[int]
+) -> None:
+    mem.create_agent("default", perspectives=["care"])
+    r = mem.retrieve("the dentist?", perspective="care")
+    fb = mem.feedback(r.turn_id, [ids[0]], perspective="care", learning="keep \udcff names")
+    assert fb.turn_id == r.turn_id
+    r2 = mem.retrieve("the dentist again?")
+    fb2 = mem.feedback(r2.turn_id, answer="episode number 3 about the dentist \ud83d")
+    assert fb2.turn_id == r2.turn_id and mem.check().ok

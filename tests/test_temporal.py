@@ -11,6 +11,7 @@ from memengine.retrieve.temporal import (
     find_time_expressions,
     parse_iso_range,
     parse_time_window,
+    time_is_asked,
     union,
     widen,
     window_filters,
@@ -456,3 +457,25 @@ def test_a_month_word_or_an_ago_that_the_narrower_rules_first_missed(
 ) -> None:
     """ "last may" and "in may this year" are the month; 前期待 and 前後前 are still "ago"."""
     assert parse_time_window(text, NOW) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("What did I do yesterday?", True),
+        ("What'd I do yesterday?", True),
+        ("What’d I do yesterday?", True),
+        ("What did we discuss 2 weeks ago?", True),
+        ("what did we chat about last week lol", True),
+        ("What did I do yesterday btw?", True),
+        ("Walk me through yesterday.", True),
+        ("Catch me up on last week", True),
+        ("先週何話したっけ", True),
+        ("What's the capital of France? I forgot it yesterday", False),
+        ("Did I walk the dog yesterday?", False),
+        ("Did we chat about the dentist last week?", False),
+        ("昨日の天気予報って当たった？", False),
+    ],
+)
+def test_whether_the_time_is_what_a_message_asks_about(text: str, asked: bool) -> None:
+    assert time_is_asked(text, find_time_expressions(text, NOW)) is asked

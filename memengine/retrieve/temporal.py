@@ -1057,10 +1057,12 @@ _PERIOD_WORDS_EN = frozenset(
     """do did done doing happen happened happens happening go went going get got talk
     talked talking say said tell told up anything something everything new remind recap
     summarize summarise summary events way since today tonight morning afternoon evening
-    night""".split()
+    night what'd discuss discussed discussing chat chatted chatting lol haha btw""".split()
 )
 """Words any question about a period uses ("What did I do…", "Remind me what happened…",
 "Recap…"), and times of day that name no window of their own ("yesterday evening")."""
+_PERIOD_PHRASES_EN = ("walk me through", "fill me in", "catch me up")
+"""Requests to be told about a period whose words alone could name a topic ("walk")."""
 _PERIOD_CHARS_JA = frozenset("何話言事出来起教覚今日朝夜晩")
 """The same in Japanese (何したっけ, 何話した, 何が起きた, 出来事を教えて, 今日の夜): their kanji."""
 
@@ -1090,6 +1092,8 @@ def time_is_asked(
     rest = _normalise(text[:max_chars])
     for expr in found:
         rest = rest.replace(expr.surface, " ")
+    for phrase in _PERIOD_PHRASES_EN:
+        rest = rest.replace(phrase, " ")
     return not any(_names_a_topic(term) for term in query_terms(rest))
 
 
