@@ -350,3 +350,21 @@ def test_a_paraphrase_the_embedder_does_not_know_is_missed(
         assert "coverage" in asked.timings_ms  # the evidence rule let it through
         assert asked.results[0].episode.user_text.startswith("最近夜")  # ranked first
         assert not asked.should_inject  # the coverage alone refuses it
+
+
+@pytest.mark.parametrize("question", ["昨日何したっけ？", "What happened yesterday?"])
+def test_a_question_about_a_time_alone_is_answered_by_the_memories_of_then(
+    tmp_path: Path, usem3: USEM3Embedder, question: str
+) -> None:
+    """Its only words are the time's: a memory of that day shares none of them."""
+    with _open(tmp_path / "m.db", usem3, 0.29, 0.64) as mem:
+        now = T0 + timedelta(days=30)
+        for days, text in ((3, "公園を散歩した"), (1, "本屋で漫画を買った"), (1, "cooked pasta")):
+            mem.add_exchange(text, "Nice!", occurred_at=now - timedelta(days=days))
+        r = mem.retrieve(question)
+        assert r.should_inject and "coverage" not in r.timings_ms
+        assert {"本屋で漫画を買った", "cooked pasta"} <= {
+            x.episode.text.split("\n")[0] for x in r.results if "asked_time" in x.components
+        }
+        # a question about something else in that time is still tested
+        assert "coverage" in mem.retrieve("What book did I buy yesterday?").timings_ms

@@ -249,7 +249,7 @@ class Retriever:
     ) -> bool:
         """The should-inject decision for the user's ``text`` over ranked ``candidates``:
         :func:`.inject.should_inject`, then the opt-in coverage for a question it lets
-        through (its milliseconds go to ``timings["coverage"]``; not read when the
+        through that does not ask only about a time whose memories were found (its milliseconds go to ``timings["coverage"]``; not read when the
         full-text search answered alone, ``lexical_only``, nor when its word vectors are
         not made within ``embed_deadline_s``: a note in ``degraded`` says so). What it
         read goes to ``signals``."""
@@ -260,7 +260,16 @@ class Retriever:
             signals["asks"] = float(asks)
             signals["evidence"] = float(evidence_found(candidates, cfg))
             signals["top_cosine"] = round(top_cosine(candidates, cfg), 4)
-        if decided and asks and not is_blank(text) and cfg.coverage_min > 0 and not lexical_only:
+        # a memory of the time asked about is matched by its date, not by the question's words
+        in_time = any(c.components.get("asked_time", 0.0) >= 1.0 for c in candidates)
+        if (
+            decided
+            and asks
+            and not in_time
+            and not is_blank(text)
+            and cfg.coverage_min > 0
+            and not lexical_only
+        ):
             t1 = time.perf_counter()
             try:
                 value = self.coverage(text, candidates)
