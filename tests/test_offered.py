@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from memengine import FixedClock, InvalidInput, Memory
+from memengine.config import Config
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.text import shared_phrases
 
 from .helpers import HashEmbedder
+from .openai_server import ScriptedOpenAI
 
 JST = timezone(timedelta(hours=9))
 
@@ -173,3 +175,32 @@ def test_every_memory_of_the_time_asked_about_is_packed_first(
         assert set(first) == wanted
         packed = {mem.get(i).text.split("\n")[0] for i in mem.pack(r).episode_ids}
         assert r.should_inject and wanted <= packed
+
+
+def test_the_life_ranking_keeps_what_was_found_by_its_date_or_by_the_llm(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """Stage 1's similarity floor is for what only similarity found: a question about a
+    time alone is far from the words of what happened then."""
+    now = datetime(2026, 3, 10, 21, 0, tzinfo=JST)
+    days = ("went bowling with Sam", "read a novel about whales", "cooked pasta for dinner")
+    with ScriptedOpenAI(embedding_dim=8) as srv:
+        llm = {"base_url": srv.base_url, "turn_deadline_s": 5.0, "cache_expansions": False}
+        cfg = Config.model_validate({"llm": llm})
+        with Memory.open(
+            tmp_path / "m.db", config=cfg, embedder=usem3, clock=FixedClock(now)
+        ) as mem:
+            ids = [
+                mem.add_exchange(text, "Nice!", agent="u", occurred_at=now - timedelta(days=3 - i))
+                for i, text in enumerate(days)
+            ]
+            question = "What did I do yesterday?"
+            fast = mem.retrieve(question, agent="u", now=now, rank="life", llm=False)
+            assert fast.should_inject and fast.results[0].episode.id == ids[2]
+            assert fast.results[0].components["similarity"] < 0.3  # kept though below the floor
+            srv.push_chat(json_data={"expanded_queries": [question], "detected_references": []})
+            pick = {"id": ids[2], "relevance": "high", "reason": "what they did yesterday"}
+            srv.push_chat(json_data={"relevant_episodes": [pick]})
+            r = mem.retrieve(question, agent="u", now=now, rank="life", llm=True)
+            assert r.should_inject and [x.episode.id for x in r.results] == [ids[2]]
+            assert not r.degraded

@@ -57,6 +57,13 @@ def _similarities(
     return sims
 
 
+def _judged_apart(result: Retrieved) -> bool:
+    """Whether ``result`` was found relevant by other means than its similarity: a memory of
+    the time the message asks about (by its date) or an LLM rerank's pick (by meaning)."""
+    comps = result.components
+    return comps.get("asked_time", 0.0) >= 1.0 or "fast_rank" in comps
+
+
 def after_retrieve(
     store: Store,
     embedder: Embedder,
@@ -106,7 +113,11 @@ def after_retrieve(
     ]
     should_inject = retrieval.should_inject
     if life:
-        keep = [i for i, f in enumerate(feats) if f[0] >= cfg.similarity_threshold]
+        keep = [
+            i
+            for i, f in enumerate(feats)
+            if f[0] >= cfg.similarity_threshold or _judged_apart(results[i])
+        ]
         scorer = load_agent_scorer(store, agent, cfg)
         scores = life_scores([feats[i] for i in keep], scorer, cfg)
         order = sorted(range(len(keep)), key=lambda j: -scores[j])
