@@ -204,3 +204,28 @@ def test_the_life_ranking_keeps_what_was_found_by_its_date_or_by_the_llm(
             r = mem.retrieve(question, agent="u", now=now, rank="life", llm=True)
             assert r.should_inject and [x.episode.id for x in r.results] == [ids[2]]
             assert not r.degraded
+
+
+def test_a_scorer_learns_from_what_an_answer_could_have_used(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A turn judged from its answer labels the candidates it offered; the rest were never
+    shown and teach nothing. Named ids label every candidate."""
+    from memengine.store import lifecycle as store_lc
+
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        _stock_replies(mem, clock)
+        quiet = mem.retrieve("hmm", agent="u")  # offers nothing
+        assert quiet.turn_id is not None and quiet.results and not quiet.offered
+        mem.feedback(quiet.turn_id, answer="I see!", agent="u")
+        asked = mem.retrieve("What is my dog called?", agent="u")
+        assert asked.turn_id is not None and asked.offered
+        assert len(asked.offered) < len(asked.results)
+        mem.feedback(asked.turn_id, answer="Your dog is called Biscuit.", agent="u")
+        named = mem.retrieve("hmm again", agent="u")
+        assert named.turn_id is not None
+        mem.feedback(named.turn_id, [named.results[0].episode.id], agent="u")
+        with mem.store.connections.read() as cur:
+            x, y, _, _, _ = store_lc.training_samples(cur, "u", 1000)
+        assert len(x) == len(asked.offered) + len(named.results)
+        assert sum(y) == 2

@@ -202,31 +202,44 @@ class Samples(NamedTuple):
     """The oldest turn taken (0: none): feedback on a turn older than it changes nothing."""
 
 
+def _labelled(records: list[dict[str, Any]], method: str) -> list[dict[str, Any]]:
+    """The candidate records of a turn its feedback labels: every one when memories were
+    named (``explicit``), else those offered to the reply (all, for a turn recorded before
+    offers were kept)."""
+    if "explicit" in method.split("+") or not all("o" in c for c in records):
+        return records
+    return [c for c in records if c["o"]]
+
+
 def training_samples(cur: Any, agent: str, max_samples: int) -> Samples:
     """Features, labels (1 = used), outcomes and the newest and oldest turn ids of the
     latest answered turns.
 
     Whole turns are taken, newest first, until ``max_samples`` candidates are collected;
-    the samples come back oldest first. Turns recorded before the file was re-embedded are
-    left out (their cosines are another embedder's: :func:`.retire_scorers`).
+    the samples come back oldest first. A turn whose use was judged from the answer (not
+    named) gives only the candidates it offered the reply: the others could not be used,
+    so they say nothing of whether they would have been (turns recorded before offers were
+    kept give every candidate). Turns recorded before the file was re-embedded are left out
+    (their cosines are another embedder's: :func:`.retire_scorers`).
     """
-    turns: list[tuple[int, str, str, str | None]] = []
+    turns: list[tuple[int, list[dict[str, Any]], str, str | None]] = []
     count = 0
-    for row in cur.execute(
-        "SELECT id, candidates, used, outcome FROM turns WHERE agent = ? AND used IS NOT NULL "
-        "AND id > ? ORDER BY id DESC",
+    for turn_id, candidates, used, outcome, method in cur.execute(
+        "SELECT id, candidates, used, outcome, method FROM turns WHERE agent = ? "
+        "AND used IS NOT NULL AND id > ? ORDER BY id DESC",
         (agent, samples_after(cur)),
     ):
         if count >= max_samples:
             break
-        turns.append(row)
-        count += len(json.loads(row[1]))
+        records = _labelled(json.loads(candidates), method or "")
+        turns.append((turn_id, records, used, outcome))
+        count += len(records)
     features: list[list[float]] = []
     labels: list[int] = []
     outcomes: list[str] = []
-    for _turn_id, candidates, used, outcome in reversed(turns):
+    for _turn_id, records, used, outcome in reversed(turns):
         used_ids = set(json.loads(used))
-        for cand in json.loads(candidates):
+        for cand in records:
             features.append([float(x) for x in cand["f"]])
             labels.append(1 if cand["id"] in used_ids else 0)
             outcomes.append(outcome or "")
