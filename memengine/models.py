@@ -268,11 +268,29 @@ class Retrieved(_Model):
     components: dict[str, float] = Field(default_factory=dict)
 
 
+COPY_WINDOW_S = 600
+"""Episodes of one text this close in time are copies of one memory (ten minutes)."""
+
+
 def offered_results(results: Sequence[Retrieved], should_inject: bool) -> list[Retrieved]:
     """The results a turn offers its reply: the relevant ones (not ``low``) when it injects,
-    best first; a MemoryPack shows these as its budget allows, and feedback judges an answer
-    against them."""
-    return [r for r in results if r.relevance != "low"] if should_inject else []
+    best first, without copies (an episode whose text repeats one before it within
+    :data:`COPY_WINDOW_S`: added twice, imported again; the same words at another time are
+    another event); a MemoryPack shows these as its budget allows, and feedback judges an
+    answer against them."""
+    if not should_inject:
+        return []
+    offered: list[Retrieved] = []
+    seen: dict[str, list[float]] = {}
+    for r in results:
+        if r.relevance == "low":
+            continue
+        text, at = " ".join(r.episode.text.split()), r.episode.occurred_at.timestamp()
+        if any(abs(at - t) <= COPY_WINDOW_S for t in seen.get(text, ())):
+            continue
+        seen.setdefault(text, []).append(at)
+        offered.append(r)
+    return offered
 
 
 class Retrieval(_Model):

@@ -40,8 +40,6 @@ _WEEKDAYS = {
 }
 _SENTENCE = re.compile(r"(?<=[。！？!?])\s*|(?<=\.)\s+")
 _HEADER = "[EPISODE_EVIDENCE]"
-COPY_WINDOW_S = 600
-"""Episodes of one text this close in time are copies of one memory (ten minutes)."""
 _HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
 _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
 
@@ -319,8 +317,8 @@ def build_pack(
     Nothing is injected when the retrieval decided not to (``should_inject``
     false) and there are no principles: the pack text is then empty. Dates are
     days of the retrieval's time zone (that of its ``now``). An episode
-    whose text repeats one already in the pack, within :data:`COPY_WINDOW_S`, is
-    left out (the same words at another time are another event), as is a result shown
+    whose text repeats one already in the pack, within :data:`.COPY_WINDOW_S`, is
+    left out (it is not offered: :func:`.offered_results`), as is a result shown
     among the ``principles`` (one cut by their budget stays in the evidence). A principle
     whose words repeat one already listed is listed once, whenever each was stored.
     """
@@ -354,15 +352,10 @@ def build_pack(
         header_cost = estimate_tokens(_HEADER)
         used = header_cost
         evidence: list[str] = []
-        seen: dict[str, list[float]] = {}
         shown = {*ids, *copies}  # principles in their block are not repeated as evidence
-        for item in offered:
+        for item in offered:  # (copies of one memory are offered once)
             if item.episode.id in shown:
                 continue
-            text, at = " ".join(item.episode.text.split()), item.episode.occurred_at.timestamp()
-            if any(abs(at - t) <= COPY_WINDOW_S for t in seen.get(text, ())):
-                continue  # a copy (added twice, imported again) says nothing new
-            seen.setdefault(text, []).append(at)
             block = render_episode(
                 item,
                 lang,

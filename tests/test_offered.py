@@ -229,3 +229,18 @@ def test_a_scorer_learns_from_what_an_answer_could_have_used(
             x, y, _, _, _ = store_lc.training_samples(cur, "u", 1000)
         assert len(x) == len(asked.offered) + len(named.results)
         assert sum(y) == 2
+
+
+def test_a_memory_added_twice_is_offered_once_and_credited_once(
+    db_path: Path, clock: FixedClock
+) -> None:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        first = mem.add("The zebra at the zoo is called Marty.", kind="fact")
+        clock.advance(minutes=2)
+        again = mem.add("The zebra at the zoo is called Marty.", kind="fact")
+        r = mem.retrieve("what is the zebra at the zoo called?")
+        assert r.turn_id is not None and {first, again} <= {x.episode.id for x in r.results}
+        offered = [x.episode.id for x in r.offered]
+        assert len(offered) == 1 and offered == list(mem.pack(r).episode_ids)
+        fb = mem.feedback(r.turn_id, answer="The zebra is called Marty.")
+        assert fb.used == tuple(offered)
