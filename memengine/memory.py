@@ -1048,6 +1048,13 @@ class Memory:
         )
         if judge not in ("auto", "match", "llm"):
             raise InvalidInput(f"judge is 'auto', 'match' or 'llm', not {judge!r}")
+        if learning is not None:  # (blank: no learning)
+            learning = None if is_blank(learning) else learning.strip()
+        if used is not None and not used and answer is not None and answer.strip():
+            raise InvalidInput(
+                "used=[] says that no memory was used, and an answer would be judged for the "
+                "ones it used: give one or the other"
+            )
         said = (answer or "").strip() or (learning or "").strip()
         if used is None and not (said or helpful or prevented_error or task_success is not None):
             raise InvalidInput(

@@ -509,8 +509,10 @@ def test_a_learning_is_refused_with_what_the_turn_lacked(mem: Memory) -> None:
     r = mem.retrieve("cheapest bolts", perspective="cost")
     with pytest.raises(InvalidInput, match=r"used none \(none was named\): name them"):
         mem.feedback(r.turn_id, [], learning="ask three suppliers")
-    with pytest.raises(InvalidInput, match="none was named, and none was found in the answer"):
-        mem.feedback(r.turn_id, [], answer="no idea", learning="ask three suppliers")
+    with pytest.raises(InvalidInput, match=r"used=\[\] says that no memory was used"):
+        mem.feedback(r.turn_id, [], answer="supplier X", learning="ask three suppliers")
+    with pytest.raises(InvalidInput, match="none was found in the answer"):
+        mem.feedback(r.turn_id, answer="no idea", learning="ask three suppliers")
     empty = mem.retrieve("cheapest bolts", perspective="cost", kinds=["exchange"])
     assert empty.turn_id is not None and not empty.results
     with pytest.raises(InvalidInput, match=r"\(it returned none\): give the feedback without"):
@@ -622,3 +624,20 @@ def test_a_perspective_is_named_without_its_outer_spaces(mem: Memory) -> None:
     assert r.turn_id is not None
     fb = mem.feedback(r.turn_id, [kept], agent="a", perspective=" cost ")
     assert fb.perspective == "cost" and fb.used == (kept,)
+
+
+def test_none_used_and_an_answer_contradict_each_other(mem: Memory) -> None:
+    zebra = mem.add("the zebra is striped", kind="fact", tags=["zebra"])
+    r = mem.retrieve("zebra")
+    with pytest.raises(InvalidInput, match="give one or the other"):
+        mem.feedback(r.turn_id, [], answer="the zebra is striped")
+    assert mem.get(zebra).access_count == 0
+    assert mem.feedback(r.turn_id, []).used == ()
+
+
+def test_a_blank_learning_is_no_learning(mem: Memory) -> None:
+    mem.create_agent("default", perspectives=["cost"])
+    bolts = mem.add("supplier X is cheapest for bolts", kind="fact")
+    r = mem.retrieve("cheapest bolts", perspective="cost")
+    mem.feedback(r.turn_id, [bolts], perspective="cost", learning="  \n")
+    assert mem.life_of(bolts).learnings.get("cost", []) == []

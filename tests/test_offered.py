@@ -222,6 +222,9 @@ def test_a_scorer_learns_from_what_an_answer_could_have_used(
         assert asked.turn_id is not None and asked.offered
         assert len(asked.offered) < len(asked.results)
         mem.feedback(asked.turn_id, answer="Your dog is called Biscuit.", agent="u")
+        outcome = mem.retrieve("What is my dog called again?", agent="u")
+        assert outcome.turn_id is not None
+        mem.feedback(outcome.turn_id, task_success=True, helpful=True, agent="u")
         named = mem.retrieve("hmm again", agent="u")
         assert named.turn_id is not None
         mem.feedback(named.turn_id, [named.results[0].episode.id], agent="u")

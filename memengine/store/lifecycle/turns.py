@@ -219,7 +219,7 @@ def training_samples(cur: Any, agent: str, max_samples: int) -> Samples:
     the samples come back oldest first. A turn whose use was judged from the answer (not
     named) gives only the candidates it offered the reply: the others could not be used,
     so they say nothing of whether they would have been (turns recorded before offers were
-    kept give every candidate). Turns recorded before the file was re-embedded are left out
+    kept give every candidate); one given an outcome alone gives none. Turns recorded before the file was re-embedded are left out
     (their cosines are another embedder's: :func:`.retire_scorers`).
     """
     turns: list[tuple[int, list[dict[str, Any]], str, str | None]] = []
@@ -231,6 +231,8 @@ def training_samples(cur: Any, agent: str, max_samples: int) -> Samples:
     ):
         if count >= max_samples:
             break
+        if method == "none":  # an outcome alone: which memories were used was not said
+            continue
         records = _labelled(json.loads(candidates), method or "")
         turns.append((turn_id, records, used, outcome))
         count += len(records)
