@@ -25,7 +25,8 @@ new level's rate; (3) it is archived when its strength and every
 perspective strength are below ``archive_threshold``; (4) while the
 weighted total (weights 1, 2, 4, 8, 16, 32 by level, every memory of the
 agent, archived ones included) exceeds ``max_weighted_total``, memories
-are deleted, lowest level first, then oldest last access (or creation).
+are deleted, archived before active, then lowest level, lowest strength (its own or a
+perspective's, the higher), oldest last access (or creation).
 Principles (kind or tag ``principle``) are outside the life cycle: they
 never decay, are never archived and never pruned (they still count).
 """
@@ -153,6 +154,15 @@ def _always(s: MemoryState, tasks: float) -> bool:
     return True
 
 
+def _prune_order(s: MemoryState) -> tuple[bool, int, float, float, int]:
+    """The capacity prune's order, what the sleep values least first: archived before
+    active, then the lowest level, the lowest strength (its own or a perspective's, the
+    higher, as archiving reads it), the oldest last access (or creation)."""
+    strength = max([s.strength, *s.perspectives.values()])
+    used = s.last_access_ts if s.last_access_ts is not None else s.created_ts
+    return (s.status == "active", s.level, strength, used, s.id)
+
+
 def plan_sleep(
     states: Sequence[MemoryState],
     tasks_of: Callable[[MemoryState], float],
@@ -198,11 +208,7 @@ def plan_sleep(
     if fixed <= cfg.max_weighted_total < weighted:
         order = sorted(
             (s for s in after if not s.principle),
-            key=lambda s: (
-                s.level,
-                s.last_access_ts if s.last_access_ts is not None else s.created_ts,
-                s.id,
-            ),
+            key=_prune_order,
         )
         for s in order:
             if weighted <= cfg.max_weighted_total:

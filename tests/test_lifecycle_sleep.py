@@ -1,0 +1,49 @@
+"""The sleep's choices a review found wrong: which memories capacity pruning deletes first,
+which tags make a principle, what its notes say and how many tasks its report counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memengine import Config, FixedClock, Memory
+from memengine.config import LifecycleConfig
+from memengine.lifecycle.sleep import MemoryState, plan_sleep
+
+from .helpers import HashEmbedder
+
+
+def test_capacity_keeps_a_used_strong_memory_over_never_used_weak_ones(
+    db_path: Path, clock: FixedClock
+) -> None:
+    cfg = Config(lifecycle=LifecycleConfig(max_weighted_total=5))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        mem.create_agent("a")
+        strong = mem.add("zebra savanna strong note", kind="fact", agent="a")
+        for _ in range(4):
+            clock.advance(seconds=10)
+            turn = mem.retrieve("zebra savanna strong", agent="a").turn_id
+            assert turn is not None
+            mem.feedback(turn, [strong], helpful=True)
+        clock.advance(days=1)
+        weak = [mem.add(f"other topic {i} giraffe", kind="fact", agent="a") for i in range(5)]
+        report = mem.sleep("a", train=False)
+        assert mem.get(strong).consolidation_level == 0  # still level 0, but used and strong
+        assert report.pruned == 1 and report.pruned_ids[0] in weak
+        assert strong not in report.pruned_ids
+
+
+def test_capacity_prunes_archived_before_active_then_by_strength() -> None:
+    cfg = LifecycleConfig(max_weighted_total=3)
+    states = [
+        MemoryState(id=1, strength=5.0, created_ts=1),  # oldest, but strong
+        MemoryState(id=2, strength=0.05, status="archived", created_ts=50),
+        MemoryState(id=3, strength=0.5, created_ts=60),
+        MemoryState(id=4, strength=0.2, perspectives={"cost": 3.0}, created_ts=70),
+        MemoryState(id=5, strength=0.08, status="archived", created_ts=40),
+        MemoryState(id=6, strength=1.0, level=1, created_ts=0),  # weight 2
+    ]
+    plan = plan_sleep(states, lambda s: 0, cfg)
+    # the two archived first (weaker first), then the weakest active ones of level 0 (a
+    # strong perspective counts: 4 outlives 3); 1, the oldest, is strong and stays
+    assert plan.pruned == [2, 5, 3, 4]
+    assert plan.weighted_after == 3
