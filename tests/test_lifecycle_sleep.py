@@ -47,3 +47,42 @@ def test_capacity_prunes_archived_before_active_then_by_strength() -> None:
     # strong perspective counts: 4 outlives 3); 1, the oldest, is strong and stays
     assert plan.pruned == [2, 5, 3, 4]
     assert plan.weighted_after == 3
+
+
+PRINCIPLE_TAGS = ["principle", "Principle", "PRINCIPLE", " principle ", "\tprinciple\n"]
+OTHER_TAGS = ["principles", "no principle", "prin ciple", "principle-ish"]
+
+
+def test_a_principle_tag_in_any_case_with_outer_spaces_is_a_principle(
+    db_path: Path, clock: FixedClock
+) -> None:
+    days = Config(lifecycle=LifecycleConfig(decay_clock="days", max_weighted_total=5))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=days) as mem:
+        mem.create_agent("a")
+        rules = [
+            mem.add(f"rule {i}: check invoices", kind="fact", agent="a", tags=[t])
+            for i, t in enumerate(PRINCIPLE_TAGS)
+        ]
+        others = [
+            mem.add(f"note {i}: invoices", kind="fact", agent="a", tags=[t])
+            for i, t in enumerate(OTHER_TAGS)
+        ]
+        assert sorted(p.id for p in mem.principles("a")) == rules
+        clock.advance(days=60)
+        report = mem.sleep("a", train=False)
+        # the rules weigh 5 (the cap): every other memory is pruned, no rule decays
+        assert sorted(report.pruned_ids) == others
+        for i in rules:
+            assert (mem.get(i).strength, mem.get(i).status) == (1.0, "active")
+        assert sorted(p.id for p in mem.principles("a")) == rules
+
+
+def test_the_python_and_sql_principle_rules_agree(mem: Memory) -> None:
+    from memengine.lifecycle.strength import is_principle
+    from memengine.store.lifecycle._rows import IS_PRINCIPLE
+
+    ids = {t: mem.add("a rule", kind="fact", tags=[t]) for t in PRINCIPLE_TAGS + OTHER_TAGS}
+    with mem.store.connections.read() as cur:
+        found = {int(r[0]) for r in cur.execute(f"SELECT id FROM episodes WHERE {IS_PRINCIPLE}")}
+    for tag, i in ids.items():
+        assert (i in found) == is_principle("fact", [tag]) == (tag in PRINCIPLE_TAGS), tag

@@ -27,8 +27,8 @@ weighted total (weights 1, 2, 4, 8, 16, 32 by level, every memory of the
 agent, archived ones included) exceeds ``max_weighted_total``, memories
 are deleted, archived before active, then lowest level, lowest strength (its own or a
 perspective's, the higher), oldest last access (or creation).
-Principles (kind or tag ``principle``) are outside the life cycle: they
-never decay, are never archived and never pruned (they still count).
+Principles (kind or tag ``principle``, any case, outer spaces ignored) are outside the
+life cycle: they never decay, are never archived and never pruned (they still count).
 """
 
 from __future__ import annotations

@@ -16,9 +16,13 @@ CHUNK = 500
 
 
 IS_PRINCIPLE = (
-    "(kind = 'principle' OR EXISTS (SELECT 1 FROM json_each(episodes.tags) "
-    "WHERE json_each.value = 'principle'))"
+    "(kind = 'principle' OR (episodes.tags LIKE '%principle%' AND EXISTS (SELECT 1 FROM "
+    "json_each(episodes.tags) WHERE lower(trim(json_each.value, ' ' || char(9, 10, 11, 12, 13))) "
+    "= 'principle')))"
 )
+"""An episode is a principle: kind ``principle``, or a tag ``principle`` in any case with any
+outer spaces (the rule of :func:`memengine.lifecycle.strength.is_principle`; the LIKE, also
+blind to case, only spares the JSON of the other rows)."""
 
 
 def iso(moment: datetime) -> str:

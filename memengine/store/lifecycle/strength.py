@@ -246,11 +246,12 @@ def never_used(cur: Any, agent: str, min_candidates: int) -> list[Episode]:
 
 
 def principles(cur: Any, agent: str) -> list[Episode]:
-    """The agent's active principles (kind principle or tag principle), oldest first."""
+    """The agent's active principles (kind principle, or tag principle in any case with
+    any outer spaces), oldest first."""
+    # (the partial index episodes_principles knows only the tag written without spaces: a
+    # tag " principle " is found by reading the agent's active rows, a LIKE first)
     rows = cur.execute(
-        f"SELECT {COLUMNS} FROM episodes WHERE agent = ? AND status = 'active' "
-        f"AND (kind = 'principle' OR tags LIKE '%\"principle\"%') "  # the partial index
-        f"AND {IS_PRINCIPLE}",  # no ORDER BY: it would make SQLite scan by time instead
+        f"SELECT {COLUMNS} FROM episodes WHERE agent = ? AND status = 'active' AND {IS_PRINCIPLE}",
         (agent,),
     ).fetchall()
     found = [row_to_episode(r) for r in rows]
