@@ -86,3 +86,22 @@ def test_the_python_and_sql_principle_rules_agree(mem: Memory) -> None:
         found = {int(r[0]) for r in cur.execute(f"SELECT id FROM episodes WHERE {IS_PRINCIPLE}")}
     for tag, i in ids.items():
         assert (i in found) == is_principle("fact", [tag]) == (tag in PRINCIPLE_TAGS), tag
+
+
+def test_the_note_of_a_sleep_without_record_turns_counts_explicitly_recorded_turns(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """Turns recorded by retrieve(record=True) count: the note must not say no later one will."""
+    cfg = Config(lifecycle=LifecycleConfig(record_turns=False))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        mem.create_agent("a")
+        fact = mem.add("zebra savanna note", kind="fact", agent="a")
+        for _ in range(4):
+            mem.retrieve("zebra", agent="a")  # not recorded
+            assert mem.retrieve("zebra", agent="a", record=True).turn_id is not None
+        first = mem.sleep("a", train=False)
+        assert first.tasks == 4 and mem.get(fact).strength < 1.0
+        [note] = first.notes
+        assert "or by retrieve(record=True)" in note and "no later one" not in note
+        mem.retrieve("zebra", agent="a", record=True)
+        assert mem.sleep("a", train=False).tasks == 1  # a later one is counted too

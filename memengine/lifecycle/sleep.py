@@ -363,13 +363,16 @@ def run_sleep(
             turn_ts = sorted(ts for _, ts in turns)
             clock, total_tasks = "tasks", float(len(turn_ts))
             if not cfg.record_turns:
+                # (which turns came before the switch and which a retrieve(record=True)
+                # recorded after it is not known: the note names both)
                 notes.append(
                     "record_turns is off, so the tasks clock counts no new turn and nothing "
-                    'decays: set [lifecycle] decay_clock = "days", or pass tasks'
+                    "decays (only a retrieve(record=True) records one): set [lifecycle] "
+                    'decay_clock = "days", or pass tasks'
                     if not turn_ts
                     else f"record_turns is off: only the {len(turn_ts):,} turns recorded "
-                    "before it was switched off are counted, and no later one will be (set "
-                    '[lifecycle] decay_clock = "days", or pass tasks)'
+                    "before it was switched off or by retrieve(record=True) are counted, not "
+                    'the other retrievals (set [lifecycle] decay_clock = "days", or pass tasks)'
                 )
 
             # a memory imported with the moment its strength held (decay_from) counts the
