@@ -1,9 +1,12 @@
-"""The sleep's choices a review found wrong: which memories capacity pruning deletes first,
+"""The sleep's choices: which memories capacity pruning deletes first,
 which tags make a principle, what its notes say and how many tasks its report counts."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from memengine import Config, FixedClock, Memory
 from memengine.config import LifecycleConfig
@@ -105,3 +108,24 @@ def test_the_note_of_a_sleep_without_record_turns_counts_explicitly_recorded_tur
         assert "or by retrieve(record=True)" in note and "no later one" not in note
         mem.retrieve("zebra", agent="a", record=True)
         assert mem.sleep("a", train=False).tasks == 1  # a later one is counted too
+
+
+def test_a_first_days_sleep_after_importing_an_old_memory_reports_the_days_applied(
+    db_path: Path, clock: FixedClock, tmp_path: Path
+) -> None:
+    """Not the years since the memory's created_at: it decays from its import."""
+    line = {
+        "id": 1, "agent": "a", "kind": "fact", "content": "zebra note savanna",
+        "occurred_at": "2020-06-01T12:00:00Z", "created_at": "2020-06-01T12:00:00Z",
+        "strength": 1.0, "status": "active",
+    }  # fmt: skip
+    dump = tmp_path / "old.jsonl"
+    dump.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    days = Config(lifecycle=LifecycleConfig(decay_clock="days", expected_tasks_per_day=10))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=days) as mem:
+        mem.create_agent("a")
+        [old] = mem.import_(dump)
+        clock.advance(days=1)
+        report = mem.sleep("a", train=False)
+        assert mem.get(old).strength == pytest.approx(0.95)  # one day at level 0
+        assert report.tasks == pytest.approx(10)  # one day of 10 tasks, not 2,192 days

@@ -109,6 +109,8 @@ class SleepReport:
     slept_at: datetime
     decay_clock: str
     tasks: float
+    """The tasks the clock counted: the turns since the previous sleep, the calendar's since
+    it (at the first sleep: since the earliest moment a memory decays from), or those given."""
     promoted: int
     decayed: int
     archived: int
@@ -334,20 +336,26 @@ def run_sleep(
             moves = _always  # the caller says tasks passed
 
         elif cfg.decay_clock == "days":
-            start_ts = (
-                prev_ts
-                if prev_ts is not None
-                else min((s.created_ts for s in states), default=now_ts)
-            )
             clock = "days"
             task_s = 86400 / cfg.expected_tasks_per_day  # one task's share of the calendar
-            total_tasks = max(0.0, now_ts - start_ts) / task_s
 
             def since(s: MemoryState) -> float:
                 start = _created(s, now_ts, prev_ts)
                 if s.decay_from_ts is None:  # (one imported since: its own moment holds)
                     start = max(start, prev_ts if prev_ts is not None else -math.inf)
                 return start
+
+            # the calendar since the previous sleep; at the first, since the earliest moment
+            # a memory decays from (an import's, not its years-old created_at)
+            start_ts = (
+                prev_ts
+                if prev_ts is not None
+                else min(
+                    (since(s) for s in states if s.status == "active" and not s.principle),
+                    default=now_ts,
+                )
+            )
+            total_tasks = max(0.0, now_ts - start_ts) / task_s
 
             def tasks_of(s: MemoryState) -> float:
                 return max(0.0, now_ts - since(s)) / task_s
