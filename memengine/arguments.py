@@ -145,7 +145,7 @@ def checked_episode(ep: NewEpisode, *, copied: bool = False) -> NewEpisode:
                 f"metadata is {len(written):,} characters as JSON, more than "
                 f"{MAX_METADATA_CHARS:,}: keep large data elsewhere and refer to it"
             )
-    tags = tuple(dict.fromkeys(t for t in map(scrub, ep.tags) if not is_blank(t)))
+    tags = tuple(dict.fromkeys(t.strip() for t in map(scrub, ep.tags) if not is_blank(t)))
     if len(tags) > MAX_TAGS and not copied:
         raise InvalidInput(f"an episode takes at most {MAX_TAGS} tags, not {len(tags):,}")
     long = next((t for t in tags if len(t) > MAX_TAG_CHARS), None)

@@ -54,7 +54,7 @@ def _topic(ep: Episode, limit: int = 40) -> str:
     """An episode's heading: its first tags, else its first sentence, on one line and cut
     to about ``limit`` characters (a tag's line break would start a section of its own)."""
     if ep.tags:
-        tags = [" ".join(_readable(t).split()) for t in ep.tags if t != "principle"]
+        tags = [" ".join(_readable(t).split()) for t in ep.tags if t.strip().lower() != "principle"]
         joined = ", ".join(t for t in tags[:3] if t)
         if joined:
             return joined if len(joined) <= limit else joined[: cut_at(joined, limit - 1)] + "…"

@@ -611,3 +611,9 @@ def test_feedback_text_with_a_lone_surrogate_is_scrubbed_as_stored_text_is(
     r2 = mem.retrieve("the dentist again?")
     fb2 = mem.feedback(r2.turn_id, answer="episode number 3 about the dentist \ud83d")
     assert fb2.turn_id == r2.turn_id and mem.check().ok
+
+
+def test_a_tag_is_stored_without_outer_spaces(mem: Memory) -> None:
+    rule = mem.add("Answer kindly", tags=[" Principle ", "food ", "food"])
+    assert mem.get(rule).tags == ("Principle", "food")
+    assert [p.id for p in mem.principles()] == [rule]  # found through the partial index

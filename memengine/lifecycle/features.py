@@ -58,7 +58,7 @@ class TaskContext:
 
 
 def _tag_overlap(tags: Sequence[str], terms: frozenset[str]) -> float:
-    tags = [t for t in tags if t != "principle"]
+    tags = [t for t in tags if t.strip().lower() != "principle"]
     if not tags or not terms:
         return 0.0
     hits = 0

@@ -108,7 +108,9 @@ def match_answer(
                 t
                 for t in ep.tags
                 # (one character is in too many words: 車 in 電車, ト in チケット)
-                if t != "principle" and len(t.strip()) >= 2 and _tag_in(_norm(t).strip(), text)
+                if t.strip().lower() != "principle"
+                and len(t.strip()) >= 2
+                and _tag_in(_norm(t).strip(), text)
             ),
             None,
         )

@@ -248,10 +248,13 @@ def never_used(cur: Any, agent: str, min_candidates: int) -> list[Episode]:
 def principles(cur: Any, agent: str) -> list[Episode]:
     """The agent's active principles (kind principle, or tag principle in any case with
     any outer spaces), oldest first."""
-    # (the partial index episodes_principles knows only the tag written without spaces: a
-    # tag " principle " is found by reading the agent's active rows, a LIKE first)
+    # (tags are stored without outer spaces: the partial index episodes_principles, whose
+    # LIKE is blind to case, finds every one; a tag an earlier version stored with spaces is
+    # a principle to the sleep but not listed here)
     rows = cur.execute(
-        f"SELECT {COLUMNS} FROM episodes WHERE agent = ? AND status = 'active' AND {IS_PRINCIPLE}",
+        f"SELECT {COLUMNS} FROM episodes WHERE agent = ? AND status = 'active' "
+        f"AND (kind = 'principle' OR tags LIKE '%\"principle\"%') "  # the partial index
+        f"AND {IS_PRINCIPLE}",  # no ORDER BY: it would make SQLite scan by time instead
         (agent,),
     ).fetchall()
     found = [row_to_episode(r) for r in rows]
