@@ -246,8 +246,8 @@ def never_used(cur: Any, agent: str, min_candidates: int) -> list[Episode]:
 
 
 def principles(cur: Any, agent: str) -> list[Episode]:
-    """The agent's active principles (kind principle, or tag principle in any case with
-    any outer spaces), oldest first."""
+    """The agent's active principles (kind principle, or tag principle in any case), oldest
+    first."""
     # (tags are stored without outer spaces: the partial index episodes_principles, whose
     # LIKE is blind to case, finds every one; a tag an earlier version stored with spaces is
     # a principle to the sleep but not listed here)
