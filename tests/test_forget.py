@@ -327,7 +327,7 @@ def test_an_id_a_turn_names_is_not_given_to_another_agent(db_path: Path, clock: 
         # a file written by a version without that check: the turn's id holds bob's episode
         vector = mem.embedder.embed([pin.content or ""])
         mem.store.add([pin], [pin.content or ""], vector)
-        fb = mem.feedback(turn, [], answer=f"bob's PIN is {SECRET}", agent="alice")
+        fb = mem.feedback(turn, answer=f"bob's PIN is {SECRET}", agent="alice")
         assert fb.used == () and mem.get(cat).access_count == 0
 
 

@@ -261,8 +261,38 @@ class FastPath:
             session_top_n=cfg.session_top_n,
             speaker_weight=cfg.speaker_weight,
         )
+        t4 = time.perf_counter()
+        self._mark_neighbours_only(candidates, [t for ts in term_lists for t in ts])
+        timings["own_text"] = _ms(t4)
         timings["total"] = _ms(t0)
         return FastResult(candidates, list(queries), timings, degraded, qvecs is None)
+
+    def _mark_neighbours_only(self, candidates: Sequence[Candidate], terms: Sequence[str]) -> None:
+        """Mark ``bm25_neighbours_only`` on each candidate of both searches whose full-text
+        hit matched only its neighbours' words: the two searches do not agree on it then
+        (a turn next to one about the cat is not about the cat)."""
+        both = [c for c in candidates if "knn_rank" in c.components and "bm25_rank" in c.components]
+        if not both:
+            return
+        cfg = self.config
+        own = self.store.own_text_matches(
+            list(dict.fromkeys(terms)),
+            [c.episode.id for c in both],
+            max_df=cfg.max_term_df,
+            posting_budget=cfg.bm25_posting_budget,
+        )
+        for c in both:
+            if c.episode.id not in own:
+                c.components["bm25_neighbours_only"] = 1.0
+
+
+def lexical_agreement(components: dict[str, float]) -> bool:
+    """Whether the full-text search found a candidate by its own words, or by the question
+    of the turn before it that it answers (``next_turn``), not merely by a neighbour's words
+    (``bm25_neighbours_only``)."""
+    return "bm25_rank" in components and (
+        "bm25_neighbours_only" not in components or components.get("next_turn", 0.0) >= 1.0
+    )
 
 
 def score_candidates(

@@ -8,7 +8,8 @@ Two questions decide it:
    not, and then only a near restatement of a memory (cosine to the context
    query ≥ ``statement_min_cosine``) is worth injecting.
 2. Is anything relevant there? One of the top results was ranked in the
-   top 3 of both the vector and the full-text search, has a cosine
+   top 3 of both the vector and the full-text search (for its own words, not
+   only its neighbours'), has a cosine
    similarity to the context query of at least ``relevance_threshold``, or
    occurred in the time the message asks about, when it asks about nothing
    else ("What did I do yesterday?", :func:`.temporal.time_is_asked`)
@@ -24,17 +25,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..config import RetrievalConfig
-from .fastpath import Candidate
+from .fastpath import Candidate, lexical_agreement
 
 __all__ = ["evidence_found", "should_inject", "top_cosine"]
 
 
 def evidence_found(candidates: Sequence[Candidate], config: RetrievalConfig) -> bool:
-    """Whether a top result is in the top 3 of both searches, clears ``relevance_threshold``
+    """Whether a top result is in the top 3 of both searches (the full-text one for its own
+    words: :func:`.fastpath.lexical_agreement`), clears ``relevance_threshold``
     or occurred in the time the message asks about (``asked_time``)."""
     for c in candidates[: config.max_results]:
         comps = c.components
-        if comps.get("knn_rank", 99) <= 3 and comps.get("bm25_rank", 99) <= 3:
+        if (
+            comps.get("knn_rank", 99) <= 3
+            and comps.get("bm25_rank", 99) <= 3
+            and lexical_agreement(comps)
+        ):
             return True
         if comps.get("asked_time", 0.0) >= 1.0:
             return True

@@ -37,7 +37,7 @@ from .coverage import (
     word_terms,
 )
 from .evidence import answer_type_bonus, asks_back, lift_next_turns, window_bonus
-from .fastpath import Candidate, FastPath, FastResult
+from .fastpath import Candidate, FastPath, FastResult, lexical_agreement
 from .inject import evidence_found, should_inject, top_cosine
 from .recent import conversation, held_in_recent, lookback
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
@@ -85,7 +85,8 @@ def label(
     """Relevance without an LLM.
 
     ``high``: both the vector and the full-text search ranked it in their
-    top 3; ``medium``: its fused score is at least ``pack_score_ratio`` of the
+    top 3 (the full-text search for its own words, not only its neighbours':
+    :func:`.fastpath.lexical_agreement`); ``medium``: its fused score is at least ``pack_score_ratio`` of the
     best one and its cosine similarity clears ``relevance_threshold`` or both
     searches found it, or it occurred in the time the message asks about ("What did I
     do yesterday?", 先週何話したっけ: :func:`.temporal.time_is_asked`); ``low``
@@ -98,7 +99,7 @@ def label(
         return "low"
     if lexical_only:
         return "medium" if c.get("bm25_rank", 99) <= 3 or in_time else "low"
-    both = "knn_rank" in c and "bm25_rank" in c
+    both = "knn_rank" in c and lexical_agreement(c)
     if both and c["knn_rank"] <= 3 and c["bm25_rank"] <= 3:
         return "high"
     if both or in_time or c.get("cosine", 0.0) >= config.relevance_threshold:

@@ -553,6 +553,27 @@ class Store:
             )
             return hits, sorted(dropped)
 
+    def own_text_matches(
+        self,
+        terms: Sequence[str],
+        ids: Sequence[int],
+        *,
+        max_df: float = 0.5,
+        posting_budget: int | None = None,
+    ) -> set[int]:
+        """The ids among ``ids`` whose own text holds one of the ``terms`` that
+        :meth:`text_search` searches with the same ``max_df`` and ``posting_budget`` (a
+        full-text hit that matched only its neighbours' words is not among them)."""
+        if not ids:
+            return set()
+        with self.connections.read() as cur:
+            rows = fts_row_count(cur)
+            dropped = self.term_stats.frequent(cur, terms, max_df, posting_budget, rows)
+            expression = fulltext.match_expression([t for t in terms if t not in dropped])
+            if expression is None:
+                return set()
+            return fulltext.own_matches(cur, expression, ids)
+
     def next_turns(self, ids: Sequence[int], filters: Filters) -> dict[int, Episode]:
         """The conversation turn that follows each of ``ids`` within the neighbour gap, when
         ``filters`` let it through, as ``{id: next episode}``. A turn the filters hide is

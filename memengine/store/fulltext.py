@@ -7,7 +7,7 @@ from typing import Any
 
 from .filters import Filters
 
-__all__ = ["agent_token", "bm25", "match_expression", "quote_term", "scoped"]
+__all__ = ["agent_token", "bm25", "match_expression", "own_matches", "quote_term", "scoped"]
 
 
 def quote_term(term: str) -> str:
@@ -90,3 +90,18 @@ def bm25(
         [match, *params, k],
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def own_matches(cur: Any, expression: str, ids: Sequence[int]) -> set[int]:
+    """The ids among ``ids`` whose own words match ``expression``, not only the words of
+    their neighbours (the ``context_text`` column BM25 also reads): one lookup per id."""
+    if not ids:
+        return set()
+    marks = ",".join("?" * len(ids))
+    return {
+        int(r[0])
+        for r in cur.execute(
+            f"SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ? AND rowid IN ({marks})",
+            [f"search_text : ({expression})", *ids],
+        )
+    }
