@@ -247,3 +247,22 @@ def test_a_memory_added_twice_is_offered_once_and_credited_once(
         assert len(offered) == 1 and offered == list(mem.pack(r).episode_ids)
         fb = mem.feedback(r.turn_id, answer="The zebra is called Marty.")
         assert fb.used == tuple(offered)
+
+
+def test_a_turn_next_to_a_matching_one_is_not_what_both_searches_agree_on(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """In a small agent every turn is in the vector search's top 3, and the full-text
+    search reads neighbours' words too: the nurse turn after the cat's matched "cat" only
+    through its neighbour."""
+    with Memory.open(tmp_path / "m.db", embedder=usem3) as mem:
+        cat = mem.add_exchange("My cat is called Mochi", "Lovely name!")
+        nurse = mem.add_exchange("I work night shifts as a nurse in Leeds", "That's demanding.")
+        pin = mem.add_exchange("My PIN for the bank is 4821", "I'll keep that safe.")
+        for question, answer in (("What's my cat's name?", cat), ("What's my PIN?", pin)):
+            r = mem.retrieve(question, record=False)
+            by_id = {x.episode.id: x for x in r.results}
+            assert by_id[answer].relevance == "high"
+            assert by_id[nurse].components.get("bm25_neighbours_only") == 1.0
+            assert by_id[nurse].relevance == "low"
+            assert mem.pack(r).episode_ids == (answer,)
