@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -134,6 +135,14 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
                         f"{', '.join(map(repr, unknown))} (known: {', '.join(sorted(_JSONL_FIELDS))})"
                     )
                 fields = {k: v for k, v in raw.items() if k in _JSONL_FIELDS}
+                try:
+                    fields |= {
+                        k: _time_field(k, v)
+                        for k in EPISODE_TIMES
+                        if (v := fields.get(k)) is not None
+                    }
+                except InvalidInput as exc:
+                    raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from None
                 if agent is not None:
                     fields["agent"] = agent
                 episode = NewEpisode.model_validate(fields)
@@ -156,6 +165,26 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
             raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason})") from exc
         except ValueError as exc:  # not JSON, a duplicate key, a number of 5,000 digits
             raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
+
+
+_DIGITS = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def _time_field(name: str, value: object) -> datetime:
+    """A line's time ``name`` read as ``memengine add --at`` reads it (ISO 8601 text): a
+    JSON number, or a string of digits other than a basic-form date (``20260401``), is an
+    :class:`.InvalidInput` (pydantic would read it as a Unix timestamp, silently)."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name}: a time as ISO 8601 text, not {json.dumps(value)[:80]}")
+    if _DIGITS.fullmatch(value) and not re.fullmatch(r"\d{8}", value.strip()):
+        raise InvalidInput(
+            f"{name}: a time as ISO 8601 text (2026-04-01T08:30:00Z, or 20260401), "
+            f"not {value!r}: memengine reads no Unix timestamp"
+        )
+    try:
+        return parse_iso(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{name}: not an ISO 8601 time: {value!r}") from exc
 
 
 def parse_locomo_date(text: str) -> datetime:

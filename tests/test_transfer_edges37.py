@@ -1,0 +1,71 @@
+"""Edges of import, export and backup: times given as numbers, arguments of the wrong
+type, files of one format named as another, long file names, a folder's path.
+
+Real SQLite + sqlite-vec + FTS5; the files are written as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memengine import InvalidInput, Memory
+
+from .helpers import T0
+
+
+def _jsonl(path: Path, *lines: dict[str, Any]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("occurred_at", 1775030400000, "occurred_at: a time as ISO 8601 text, not 1775030400000"),
+        ("occurred_at", 1700000000.5, "not 1700000000.5"),
+        ("occurred_at", True, "not true"),
+        ("occurred_at", "1700000000", "not '1700000000': memengine reads no Unix timestamp"),
+        ("occurred_at", "1775030400000", "reads no Unix timestamp"),
+        ("created_at", 20260401, "created_at: a time as ISO 8601 text, not 20260401"),
+        ("decayed_at", "1.7e9", "decayed_at: a time as ISO 8601 text"),
+        ("occurred_at", "next tuesday", "occurred_at: not an ISO 8601 time: 'next tuesday'"),
+    ],
+)
+def test_a_time_given_as_a_number_is_refused(
+    mem: Memory, tmp_path: Path, field: str, value: object, says: str
+) -> None:
+    """A number (or a string of digits) is not read as a Unix timestamp, silently."""
+    line = {"user_text": "I moved to Osaka", "occurred_at": T0.isoformat(), field: value}
+    path = _jsonl(tmp_path / "in.jsonl", {"user_text": "fine", "occurred_at": "2026-01-01"}, line)
+    with pytest.raises(InvalidInput, match=f"in.jsonl:2: invalid episode: .*{re.escape(says)}"):
+        mem.import_(path)
+    assert mem.store.count() == 0
+
+
+def test_a_basic_form_date_is_read_as_add_at_reads_it(mem: Memory, tmp_path: Path) -> None:
+    """``20260401`` is 1 April 2026 (ISO 8601's basic form), as ``add --at`` reads it."""
+    (new_id,) = mem.import_(
+        _jsonl(tmp_path / "in.jsonl", {"user_text": "I moved to Osaka", "occurred_at": "20260401"})
+    )
+    assert mem.get(new_id).occurred_at == datetime(2026, 4, 1, tzinfo=timezone.utc)
+
+
+def test_an_export_reimports_byte_for_byte(tmp_path: Path, mem: Memory) -> None:
+    """The times an export writes (UTC as Z, other offsets, fractions) read back the same."""
+    tokyo = timezone(timedelta(hours=9))
+    mem.add_exchange("lunch with Aiko", "nice", occurred_at=T0.replace(microsecond=123456))
+    mem.add("the rent is due on the 3rd", kind="fact", occurred_at=T0.astimezone(tokyo))
+    mem.add("an old note", kind="fact", occurred_at=datetime(1999, 12, 31, 23, 59, 59))
+    first = tmp_path / "first.jsonl"
+    mem.export(first)
+    with Memory.open(tmp_path / "copy.db", embedder=mem.embedder, clock=mem.clock) as copy:
+        copy.import_(first)
+        second = tmp_path / "second.jsonl"
+        copy.export(second)
+    assert second.read_bytes() == first.read_bytes()
