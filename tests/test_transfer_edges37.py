@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
-from memengine import InvalidInput, Memory
+from memengine import DatabaseLocked, InvalidInput, Memory
+from memengine.cli import app
 
 from .helpers import T0
 
@@ -69,3 +71,48 @@ def test_an_export_reimports_byte_for_byte(tmp_path: Path, mem: Memory) -> None:
         second = tmp_path / "second.jsonl"
         copy.export(second)
     assert second.read_bytes() == first.read_bytes()
+
+
+runner = CliRunner()
+
+
+def test_ctrl_c_in_the_merge_after_an_import_says_all_are_in(
+    tmp_path: Path, cli_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interrupted in the index merge that ends a large import, it says that every episode
+    is in and suggests `optimize`, not an import with --skip-existing (which would add none
+    and never merge)."""
+    monkeypatch.setattr("memengine.memory.BULK_EPISODES", 20)
+
+    def interrupted(self: Memory, **kwargs: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Memory, "optimize", interrupted)
+    lines = [
+        {"user_text": f"note {i} about the garden", "occurred_at": "2026-01-01"} for i in range(30)
+    ]
+    db = str(tmp_path / "m.db")
+    result = runner.invoke(app, ["import", str(_jsonl(tmp_path / "in.jsonl", *lines)), "--db", db])
+    assert result.exit_code == 130
+    said = " ".join(result.output.split())
+    assert "interrupted while merging the full-text index: all 30 episodes were imported" in said
+    assert f"memengine optimize --db {db}" in said and "--skip-existing" not in said
+
+
+def test_a_merge_that_fails_after_an_import_says_all_are_in(
+    tmp_path: Path, cli_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A merge stopped by another writer holding the file says so too (not --skip-existing)."""
+    monkeypatch.setattr("memengine.memory.BULK_EPISODES", 20)
+
+    def locked(self: Memory, **kwargs: object) -> object:
+        raise DatabaseLocked("the memory file is locked by another writer")
+
+    monkeypatch.setattr(Memory, "optimize", locked)
+    lines = [{"user_text": f"note {i}", "occurred_at": "2026-01-01"} for i in range(30)]
+    db = str(tmp_path / "m.db")
+    result = runner.invoke(app, ["import", str(_jsonl(tmp_path / "in.jsonl", *lines)), "--db", db])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1 and "locked" in said
+    assert "stopped while merging the full-text index: all 30 episodes were imported" in said
+    assert "--skip-existing" not in said
