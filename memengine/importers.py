@@ -34,6 +34,7 @@ from .text import json_escaped
 
 __all__ = [
     "ImportedFile",
+    "checked_path",
     "detect_format",
     "episode_to_json",
     "parse_locomo_date",
@@ -338,7 +339,7 @@ def read_file(
     or with ``per_conversation`` one agent per conversation, ``<agent>/<id>``.
     InvalidInput names what is wrong, before anything is stored.
     """
-    file = Path(path)
+    file = Path(checked_path(path, "an import reads a file's path (a str)"))
     if file.is_dir():
         raise InvalidInput(f"{file} is a folder: give the file to import")
     if not file.exists():
@@ -357,6 +358,14 @@ def read_file(
             per_conversation=per_conversation,
         )
     return _read_regular(file, agent, default_agent, per_conversation)
+
+
+def checked_path(value: object, what: str) -> str | os.PathLike[str]:
+    """``value`` when it is a path given as text (a str, or an ``os.PathLike`` of one); an
+    :class:`.InvalidInput` saying ``what`` it must be otherwise (None, a number, bytes)."""
+    if isinstance(value, (str, os.PathLike)) and isinstance(os.fspath(value), str):
+        return value
+    raise InvalidInput(f"{what}, not {type(value).__name__}")
 
 
 MAX_STREAM_BYTES = 2**30

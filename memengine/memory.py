@@ -44,7 +44,7 @@ from .errors import (
     NotFound,
     StoreError,
 )
-from .importers import ImportedFile, read_file
+from .importers import ImportedFile, checked_path, read_file
 from .models import (
     EPISODE_TIMES,
     Episode,
@@ -497,7 +497,8 @@ class Memory:
         the original's ``-wal`` and ``-shm`` (SQLite would replay them onto the copy), and
         put the copy in its place.
         """
-        if isinstance(dest, (str, os.PathLike)) and not str(os.fspath(dest)).strip():
+        checked_path(dest, "a backup goes to a file's path (a str)")
+        if not str(os.fspath(dest)).strip():
             raise InvalidInput("a backup needs a file's path, not an empty one")
         return self.store.backup(dest, overwrite=overwrite)
 

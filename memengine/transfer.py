@@ -4,6 +4,7 @@ keeps. :class:`~memengine.Memory` calls these; :func:`salvage_file` is public to
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import stat
@@ -16,7 +17,7 @@ from typing import IO
 from . import arguments as args
 from .clock import ensure_aware
 from .errors import InvalidInput
-from .importers import episode_to_json
+from .importers import checked_path, episode_to_json
 from .models import Episode, NewEpisode
 from .store.connect import Connections
 from .store.database import Store
@@ -94,9 +95,12 @@ def write_jsonl(
     written in place, appended to. The ``database``'s own files are refused
     (:class:`.InvalidInput`), under any name, and so is a regular file that exists,
     unless ``overwrite``."""
-    if not isinstance(out, (str, os.PathLike)) and not callable(getattr(out, "write", None)):
+    if isinstance(out, (str, os.PathLike)) or not callable(getattr(out, "write", None)):
+        checked_path(out, "an export goes to a path (a str) or an open text file")
+    elif isinstance(out, (io.RawIOBase, io.BufferedIOBase)) or "b" in str(getattr(out, "mode", "")):
         raise InvalidInput(
-            f"an export goes to a path (a str) or an open text file, not {type(out).__name__}"
+            "an export goes to a path (a str) or an open text file, not a binary file: "
+            "open it with mode 'w' (text), not 'wb'"
         )
     if isinstance(out, (str, os.PathLike)):
         if "\x00" in os.fspath(out):

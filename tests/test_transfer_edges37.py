@@ -6,6 +6,7 @@ Real SQLite + sqlite-vec + FTS5; the files are written as a user would.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from datetime import datetime, timedelta, timezone
@@ -116,3 +117,28 @@ def test_a_merge_that_fails_after_an_import_says_all_are_in(
     assert result.exit_code == 1 and "locked" in said
     assert "stopped while merging the full-text index: all 30 episodes were imported" in said
     assert "--skip-existing" not in said
+
+
+@pytest.mark.parametrize("path", [None, 123, b"/tmp/x", ["in.jsonl"]])
+def test_an_import_of_a_wrong_type_is_invalid_input(mem: Memory, path: object) -> None:
+    with pytest.raises(InvalidInput, match="an import reads a file's path"):
+        mem.import_(path)  # type: ignore[arg-type]
+
+
+def test_an_export_to_a_binary_file_is_invalid_input(mem: Memory, tmp_path: Path) -> None:
+    mem.add("the rent is due on the 3rd", kind="fact")
+    binary = pytest.raises(InvalidInput, match="not a binary file: open it with mode 'w'")
+    with (tmp_path / "out.jsonl").open("wb") as fh, binary:
+        mem.export(fh)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="not a binary file"):
+        mem.export(io.BytesIO())  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="an open text file, not bytes"):
+        mem.export(b"/tmp/out.jsonl")  # type: ignore[arg-type]
+    text = io.StringIO()
+    assert mem.export(text) == 1 and "the rent" in text.getvalue()
+
+
+@pytest.mark.parametrize("dest", [None, 123, b"/tmp/copy.db"])
+def test_a_backup_to_a_wrong_type_is_invalid_input(mem: Memory, dest: object) -> None:
+    with pytest.raises(InvalidInput, match="a backup goes to a file's path"):
+        mem.backup(dest)  # type: ignore[arg-type]
