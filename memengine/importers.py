@@ -52,9 +52,32 @@ Format = Literal["jsonl", "locomo", "memsets"]
 def detect_format(path: Path) -> Format:
     """Guess the format of a file from its name and structure: ``.jsonl``, or a file of
     JSON objects one per line whatever its name (or of nothing: an empty export), is
-    JSONL; a JSON file is LoCoMo or memsets."""
+    JSONL; a JSON file is LoCoMo or memsets, whatever its name."""
     if path.suffix == ".jsonl":
-        return "jsonl"
+        first = _first_line(path)
+        if isinstance(first, dict) and "conversations" not in first:
+            return "jsonl"
+        try:  # a LoCoMo or memsets file saved as .jsonl
+            return _format_by_content(path)
+        except InvalidInput:  # read_jsonl names the line that is no episode
+            return "jsonl"
+    return _format_by_content(path)
+
+
+def _first_line(path: Path) -> object:
+    """The JSON value on the first non-blank line of ``path`` (None when it is not JSON)."""
+    with path.open(encoding="utf-8-sig", errors="replace") as fh:
+        for line in fh:
+            if line.strip():
+                try:
+                    return json.loads(line)
+                except (ValueError, RecursionError):  # not JSON; a number of 5,000 digits
+                    return None
+    return None
+
+
+def _format_by_content(path: Path) -> Format:
+    """:func:`detect_format` from what ``path`` holds, whatever its name."""
     try:
         text = path.read_text(encoding="utf-8-sig")
         if not text.strip():  # an export of nothing (`export | import -`): no line at all
@@ -79,14 +102,7 @@ def detect_format(path: Path) -> Format:
 
 def _first_line_is_object(path: Path) -> bool:
     """Whether the first non-blank line of ``path`` is a JSON object on its own."""
-    with path.open(encoding="utf-8-sig", errors="replace") as fh:
-        for line in fh:
-            if line.strip():
-                try:
-                    return isinstance(json.loads(line), dict)
-                except json.JSONDecodeError:
-                    return False
-    return False
+    return isinstance(_first_line(path), dict)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

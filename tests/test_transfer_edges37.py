@@ -10,6 +10,7 @@ import io
 import json
 import re
 from datetime import datetime, timedelta, timezone
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,42 @@ def test_an_export_to_a_binary_file_is_invalid_input(mem: Memory, tmp_path: Path
 def test_a_backup_to_a_wrong_type_is_invalid_input(mem: Memory, dest: object) -> None:
     with pytest.raises(InvalidInput, match="a backup goes to a file's path"):
         mem.backup(dest)  # type: ignore[arg-type]
+
+
+_LOCOMO = [
+    {
+        "sample_id": "s",
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I went camping."}],
+        },
+        "qa": [],
+    }
+]
+
+
+@pytest.mark.parametrize("indent", [2, None])
+def test_a_memsets_or_locomo_file_named_jsonl_is_read_by_its_content(
+    mem: Memory, tmp_path: Path, indent: int | None
+) -> None:
+    """``x.jsonl`` holding memsets or LoCoMo JSON (pretty-printed or on one line) is read as
+    what it holds: its name used to make it JSONL, whose line 1 was no episode."""
+    sample = resources.files("memengine.sample").joinpath("companion_en.json").read_text("utf-8")
+    memsets = tmp_path / "ms.jsonl"
+    memsets.write_text(json.dumps(json.loads(sample), indent=indent), encoding="utf-8")
+    assert len(mem.import_(memsets)) == 40
+    locomo = tmp_path / "locomo.jsonl"
+    locomo.write_text(json.dumps(_LOCOMO, indent=indent), encoding="utf-8")
+    (one,) = mem.import_(locomo)
+    assert mem.get(one).content == "Ann: I went camping."
+
+
+def test_a_jsonl_file_whose_first_line_is_no_episode_names_the_line(
+    mem: Memory, tmp_path: Path
+) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text('not json\n{"user_text": "a", "occurred_at": "2026-01-01"}\n', "utf-8")
+    with pytest.raises(InvalidInput, match=re.escape("x.jsonl:1: invalid episode")):
+        mem.import_(path)
