@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from datetime import datetime, timedelta, timezone
 from importlib import resources
@@ -19,6 +20,7 @@ from typer.testing import CliRunner
 
 from memengine import DatabaseLocked, InvalidInput, Memory
 from memengine.cli import app
+from memengine.store.maintenance import partial_path, remove_stale_partials
 
 from .helpers import T0
 
@@ -182,3 +184,24 @@ def test_a_jsonl_file_whose_first_line_is_no_episode_names_the_line(
     path.write_text('not json\n{"user_text": "a", "occurred_at": "2026-01-01"}\n', "utf-8")
     with pytest.raises(InvalidInput, match=re.escape("x.jsonl:1: invalid episode")):
         mem.import_(path)
+
+
+@pytest.mark.parametrize("stem", ["a" * 236, "é" * 120])
+def test_an_export_and_a_backup_to_a_long_name(mem: Memory, tmp_path: Path, stem: str) -> None:
+    """A name the OS takes (here up to 244 bytes) works: the temporary name beside it was
+    longer than a file name may be (Errno 36)."""
+    mem.add("the rent is due on the 3rd", kind="fact")
+    out = tmp_path / f"{stem}.jsonl"
+    assert mem.export(out) == 1 and out.exists()
+    copy = tmp_path / f"{stem}.db"
+    assert mem.backup(copy).episodes == 1
+    assert sorted(p.name for p in tmp_path.iterdir() if ".partial-" in p.name) == []
+
+
+def test_a_stale_partial_of_a_long_name_is_removed(tmp_path: Path) -> None:
+    target = tmp_path / ("b" * 240 + ".db")
+    left = partial_path(target)
+    assert len(os.fsencode(left.name)) <= 255 - len("-journal")
+    left.write_bytes(b"killed")
+    os.utime(left, (0, 0))
+    assert remove_stale_partials(target) == [left] and not left.exists()
