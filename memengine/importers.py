@@ -37,6 +37,7 @@ __all__ = [
     "checked_path",
     "detect_format",
     "episode_to_json",
+    "names_a_folder",
     "parse_locomo_date",
     "read_conversations",
     "read_file",
@@ -382,6 +383,13 @@ def checked_path(value: object, what: str) -> str | os.PathLike[str]:
     if isinstance(value, (str, os.PathLike)) and isinstance(os.fspath(value), str):
         return value
     raise InvalidInput(f"{what}, not {type(value).__name__}")
+
+
+def names_a_folder(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder, or ends in a separator (``exports/``) and so means
+    one, whether or not it exists (a file of that name is not what it asks for)."""
+    text = os.fspath(path)
+    return text.endswith(tuple(filter(None, (os.sep, os.altsep)))) or os.path.isdir(text)
 
 
 MAX_STREAM_BYTES = 2**30

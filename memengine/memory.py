@@ -44,7 +44,7 @@ from .errors import (
     NotFound,
     StoreError,
 )
-from .importers import ImportedFile, checked_path, read_file
+from .importers import ImportedFile, checked_path, names_a_folder, read_file
 from .models import (
     EPISODE_TIMES,
     Episode,
@@ -500,6 +500,8 @@ class Memory:
         checked_path(dest, "a backup goes to a file's path (a str)")
         if not str(os.fspath(dest)).strip():
             raise InvalidInput("a backup needs a file's path, not an empty one")
+        if names_a_folder(dest):
+            raise InvalidInput(f"{dest} is a folder: give the backup's file name")
         return self.store.backup(dest, overwrite=overwrite)
 
     @gated

@@ -17,7 +17,7 @@ from typing import IO
 from . import arguments as args
 from .clock import ensure_aware
 from .errors import InvalidInput
-from .importers import checked_path, episode_to_json
+from .importers import checked_path, episode_to_json, names_a_folder
 from .models import Episode, NewEpisode
 from .store.connect import Connections
 from .store.database import Store
@@ -107,6 +107,8 @@ def write_jsonl(
             raise InvalidInput(f"cannot write {out!r}: a path cannot hold a NUL character")
         if not str(os.fspath(out)).strip():  # Path("") is the folder "."
             raise InvalidInput("an export needs a file's path, not an empty one")
+        if names_a_folder(out):
+            raise InvalidInput(f"{out} is a folder: give the export's file name")
         refuse_own_files(database, Path(out), "export")
         if is_stream(out):  # written where it points, appended (a `>>` stays whole)
             try:

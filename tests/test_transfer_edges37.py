@@ -205,3 +205,30 @@ def test_a_stale_partial_of_a_long_name_is_removed(tmp_path: Path) -> None:
     left.write_bytes(b"killed")
     os.utime(left, (0, 0))
     assert remove_stale_partials(target) == [left] and not left.exists()
+
+
+@pytest.mark.parametrize("made", [False, True])
+def test_a_path_ending_in_a_slash_is_a_folder(mem: Memory, tmp_path: Path, made: bool) -> None:
+    """``exports/`` means a folder: it used to become a file named ``exports``."""
+    mem.add("the rent is due on the 3rd", kind="fact")
+    if made:
+        (tmp_path / "exports").mkdir()
+    folder = f"{tmp_path / 'exports'}/"
+    with pytest.raises(InvalidInput, match="is a folder: give the export's file name"):
+        mem.export(folder)
+    with pytest.raises(InvalidInput, match="is a folder: give the export's file name"):
+        mem.salvage(folder)
+    with pytest.raises(InvalidInput, match="is a folder: give the backup's file name"):
+        mem.backup(folder)
+    assert (tmp_path / "exports").is_dir() == made and not (tmp_path / "exports").is_file()
+
+
+def test_the_cli_refuses_an_export_or_backup_to_a_folder(tmp_path: Path, cli_env: None) -> None:
+    db = str(tmp_path / "m.db")
+    path = _jsonl(tmp_path / "in.jsonl", {"user_text": "a", "occurred_at": "2026-01-01"})
+    assert runner.invoke(app, ["import", str(path), "--db", db]).exit_code == 0
+    for args in (["export", "-o", "exports/"], ["export", "--salvage", "-o", "exports/"],
+                 ["backup", "bk/"], ["backup", str(tmp_path)], ["export", "-o", str(tmp_path)]):  # fmt: skip
+        result = runner.invoke(app, [*args, "--db", db])
+        assert result.exit_code == 1 and "is a folder: give the" in result.output, args
+    assert not (tmp_path / "exports").exists() and not (tmp_path / "bk").exists()
