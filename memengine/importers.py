@@ -26,7 +26,7 @@ from typing import IO, Any, Literal
 
 from pydantic import ValidationError
 
-from .arguments import checked_episode
+from .arguments import agent_name, checked_episode
 from .clock import iso_text, parse_iso
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
@@ -163,6 +163,14 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
                     raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from None
                 if agent is not None:
                     fields["agent"] = agent
+                elif "agent" in fields:  # a name an earlier version took (a zero-width space)
+                    try:
+                        agent_name(fields["agent"])
+                    except InvalidInput as exc:
+                        raise InvalidInput(
+                            f"{path}:{number}: invalid episode: {exc}; import the file into one "
+                            "named agent: memengine import --agent NAME (import_(…, agent=NAME))"
+                        ) from None
                 episode = NewEpisode.model_validate(fields)
                 try:
                     checked = checked_episode(episode, copied=True)  # as it was stored

@@ -232,3 +232,17 @@ def test_the_cli_refuses_an_export_or_backup_to_a_folder(tmp_path: Path, cli_env
         result = runner.invoke(app, [*args, "--db", db])
         assert result.exit_code == 1 and "is a folder: give the" in result.output, args
     assert not (tmp_path / "exports").exists() and not (tmp_path / "bk").exists()
+
+
+def test_an_agent_name_now_refused_suggests_one_named_agent(mem: Memory, tmp_path: Path) -> None:
+    """A line whose agent an earlier version took (a zero-width space, now blank) names the
+    way to import the file all the same: into one named agent."""
+    path = _jsonl(
+        tmp_path / "old.jsonl",
+        {"agent": "bob", "user_text": "the dentist is on 3 June", "occurred_at": "2026-01-01"},
+        {"agent": "\u200b", "user_text": "the plumber comes Friday", "occurred_at": "2026-01-01"},
+    )
+    with pytest.raises(InvalidInput, match=r"old\.jsonl:2: .*not '\\u200b'; .*--agent NAME"):
+        mem.import_(path)
+    assert mem.store.count() == 0
+    assert len(mem.import_(path, agent="ann")) == 2
