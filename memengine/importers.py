@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from typing import IO, Any, Literal
 
 from pydantic import ValidationError
 
-from .arguments import checked_episode
+from .arguments import agent_name, checked_episode
 from .clock import iso_text, parse_iso
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
@@ -33,8 +34,10 @@ from .text import json_escaped
 
 __all__ = [
     "ImportedFile",
+    "checked_path",
     "detect_format",
     "episode_to_json",
+    "names_a_folder",
     "parse_locomo_date",
     "read_conversations",
     "read_file",
@@ -50,9 +53,32 @@ Format = Literal["jsonl", "locomo", "memsets"]
 def detect_format(path: Path) -> Format:
     """Guess the format of a file from its name and structure: ``.jsonl``, or a file of
     JSON objects one per line whatever its name (or of nothing: an empty export), is
-    JSONL; a JSON file is LoCoMo or memsets."""
+    JSONL; a JSON file is LoCoMo or memsets, whatever its name."""
     if path.suffix == ".jsonl":
-        return "jsonl"
+        first = _first_line(path)
+        if isinstance(first, dict) and "conversations" not in first:
+            return "jsonl"
+        try:  # a LoCoMo or memsets file saved as .jsonl
+            return _format_by_content(path)
+        except InvalidInput:  # read_jsonl names the line that is no episode
+            return "jsonl"
+    return _format_by_content(path)
+
+
+def _first_line(path: Path) -> object:
+    """The JSON value on the first non-blank line of ``path`` (None when it is not JSON)."""
+    with path.open(encoding="utf-8-sig", errors="replace") as fh:
+        for line in fh:
+            if line.strip():
+                try:
+                    return json.loads(line)
+                except (ValueError, RecursionError):  # not JSON; a number of 5,000 digits
+                    return None
+    return None
+
+
+def _format_by_content(path: Path) -> Format:
+    """:func:`detect_format` from what ``path`` holds, whatever its name."""
     try:
         text = path.read_text(encoding="utf-8-sig")
         if not text.strip():  # an export of nothing (`export | import -`): no line at all
@@ -77,14 +103,7 @@ def detect_format(path: Path) -> Format:
 
 def _first_line_is_object(path: Path) -> bool:
     """Whether the first non-blank line of ``path`` is a JSON object on its own."""
-    with path.open(encoding="utf-8-sig", errors="replace") as fh:
-        for line in fh:
-            if line.strip():
-                try:
-                    return isinstance(json.loads(line), dict)
-                except json.JSONDecodeError:
-                    return False
-    return False
+    return isinstance(_first_line(path), dict)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -134,8 +153,24 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
                         f"{', '.join(map(repr, unknown))} (known: {', '.join(sorted(_JSONL_FIELDS))})"
                     )
                 fields = {k: v for k, v in raw.items() if k in _JSONL_FIELDS}
+                try:
+                    fields |= {
+                        k: _time_field(k, v)
+                        for k in EPISODE_TIMES
+                        if (v := fields.get(k)) is not None
+                    }
+                except InvalidInput as exc:
+                    raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from None
                 if agent is not None:
                     fields["agent"] = agent
+                elif "agent" in fields:  # a name an earlier version took (a zero-width space)
+                    try:
+                        agent_name(fields["agent"])
+                    except InvalidInput as exc:
+                        raise InvalidInput(
+                            f"{path}:{number}: invalid episode: {exc}; import the file into one "
+                            "named agent: memengine import --agent NAME (import_(…, agent=NAME))"
+                        ) from None
                 episode = NewEpisode.model_validate(fields)
                 try:
                     checked = checked_episode(episode, copied=True)  # as it was stored
@@ -156,6 +191,26 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
             raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason})") from exc
         except ValueError as exc:  # not JSON, a duplicate key, a number of 5,000 digits
             raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
+
+
+_DIGITS = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def _time_field(name: str, value: object) -> datetime:
+    """A line's time ``name`` read as ``memengine add --at`` reads it (ISO 8601 text): a
+    JSON number, or a string of digits other than a basic-form date (``20260401``), is an
+    :class:`.InvalidInput` (pydantic would read it as a Unix timestamp, silently)."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name}: a time as ISO 8601 text, not {json.dumps(value)[:80]}")
+    if _DIGITS.fullmatch(value) and not re.fullmatch(r"\d{8}", value.strip()):
+        raise InvalidInput(
+            f"{name}: a time as ISO 8601 text (2026-04-01T08:30:00Z, or 20260401), "
+            f"not {value!r}: memengine reads no Unix timestamp"
+        )
+    try:
+        return parse_iso(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{name}: not an ISO 8601 time: {value!r}") from exc
 
 
 def parse_locomo_date(text: str) -> datetime:
@@ -309,7 +364,7 @@ def read_file(
     or with ``per_conversation`` one agent per conversation, ``<agent>/<id>``.
     InvalidInput names what is wrong, before anything is stored.
     """
-    file = Path(path)
+    file = Path(checked_path(path, "an import reads a file's path (a str)"))
     if file.is_dir():
         raise InvalidInput(f"{file} is a folder: give the file to import")
     if not file.exists():
@@ -328,6 +383,21 @@ def read_file(
             per_conversation=per_conversation,
         )
     return _read_regular(file, agent, default_agent, per_conversation)
+
+
+def checked_path(value: object, what: str) -> str | os.PathLike[str]:
+    """``value`` when it is a path given as text (a str, or an ``os.PathLike`` of one); an
+    :class:`.InvalidInput` saying ``what`` it must be otherwise (None, a number, bytes)."""
+    if isinstance(value, (str, os.PathLike)) and isinstance(os.fspath(value), str):
+        return value
+    raise InvalidInput(f"{what}, not {type(value).__name__}")
+
+
+def names_a_folder(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder, or ends in a separator (``exports/``) and so means
+    one, whether or not it exists (a file of that name is not what it asks for)."""
+    text = os.fspath(path)
+    return text.endswith(tuple(filter(None, (os.sep, os.altsep)))) or os.path.isdir(text)
 
 
 MAX_STREAM_BYTES = 2**30

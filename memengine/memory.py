@@ -44,7 +44,7 @@ from .errors import (
     NotFound,
     StoreError,
 )
-from .importers import ImportedFile, read_file
+from .importers import ImportedFile, checked_path, names_a_folder, read_file
 from .models import (
     EPISODE_TIMES,
     Episode,
@@ -497,8 +497,11 @@ class Memory:
         the original's ``-wal`` and ``-shm`` (SQLite would replay them onto the copy), and
         put the copy in its place.
         """
-        if isinstance(dest, (str, os.PathLike)) and not str(os.fspath(dest)).strip():
+        checked_path(dest, "a backup goes to a file's path (a str)")
+        if not str(os.fspath(dest)).strip():
             raise InvalidInput("a backup needs a file's path, not an empty one")
+        if names_a_folder(dest):
+            raise InvalidInput(f"{dest} is a folder: give the backup's file name")
         return self.store.backup(dest, overwrite=overwrite)
 
     @gated

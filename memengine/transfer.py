@@ -4,6 +4,7 @@ keeps. :class:`~memengine.Memory` calls these; :func:`salvage_file` is public to
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import stat
@@ -16,7 +17,7 @@ from typing import IO
 from . import arguments as args
 from .clock import ensure_aware
 from .errors import InvalidInput
-from .importers import episode_to_json
+from .importers import checked_path, episode_to_json, names_a_folder
 from .models import Episode, NewEpisode
 from .store.connect import Connections
 from .store.database import Store
@@ -94,15 +95,20 @@ def write_jsonl(
     written in place, appended to. The ``database``'s own files are refused
     (:class:`.InvalidInput`), under any name, and so is a regular file that exists,
     unless ``overwrite``."""
-    if not isinstance(out, (str, os.PathLike)) and not callable(getattr(out, "write", None)):
+    if isinstance(out, (str, os.PathLike)) or not callable(getattr(out, "write", None)):
+        checked_path(out, "an export goes to a path (a str) or an open text file")
+    elif isinstance(out, (io.RawIOBase, io.BufferedIOBase)) or "b" in str(getattr(out, "mode", "")):
         raise InvalidInput(
-            f"an export goes to a path (a str) or an open text file, not {type(out).__name__}"
+            "an export goes to a path (a str) or an open text file, not a binary file: "
+            "open it with mode 'w' (text), not 'wb'"
         )
     if isinstance(out, (str, os.PathLike)):
         if "\x00" in os.fspath(out):
             raise InvalidInput(f"cannot write {out!r}: a path cannot hold a NUL character")
         if not str(os.fspath(out)).strip():  # Path("") is the folder "."
             raise InvalidInput("an export needs a file's path, not an empty one")
+        if names_a_folder(out):
+            raise InvalidInput(f"{out} is a folder: give the export's file name")
         refuse_own_files(database, Path(out), "export")
         if is_stream(out):  # written where it points, appended (a `>>` stays whole)
             try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -264,6 +265,7 @@ def _import_read(
     with open_memory(cfg, create=True) as mem:
         before = mem.store.count()
         stored = [0]  # the episodes of the batches committed, as the progress reports them
+        planned = [-1]  # how many it writes (the file's, less those skipped), once reported
 
         try:
             with progress_bar(
@@ -271,7 +273,7 @@ def _import_read(
             ) as bar:
 
                 def progress(done: int, total: int) -> None:
-                    stored[0] = done
+                    stored[0], planned[0] = done, total
                     bar(done, total)
 
                 ids: list[int] = mem.add_imported(
@@ -280,16 +282,34 @@ def _import_read(
                 return ids
         except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C, or SIGTERM's exit
             # (counted in the file: the interrupt may come between a commit and its report)
-            _interrupted_import(mem.store.count() - before, len(read.episodes))
+            written = mem.store.count() - before
+            if 0 < planned[0] <= written:  # every batch is in: the index merge that follows
+                _interrupted_merge(written, cfg)
+            else:
+                _interrupted_import(written, len(read.episodes))
             if isinstance(stop, KeyboardInterrupt):
                 raise typer.Exit(130) from None
             raise
         except StoreError:  # a batch failed (its error is printed after this)
             # what the batches before it kept, as reported: not counted in the file, where
             # the other writer that held it may have written too
-            if stored[0] > 0:
+            if 0 < planned[0] <= stored[0]:  # every batch is in: the merge failed
+                _interrupted_merge(stored[0], cfg, why="stopped")
+            elif stored[0] > 0:
                 _interrupted_import(stored[0], len(read.episodes), why="stopped")
             raise
+
+
+def _interrupted_merge(written: int, cfg: Config, why: str = "interrupted") -> None:
+    """Say that an import was interrupted (or ``why`` else stopped) in the full-text index
+    merge that ends a large one, when every episode is in already."""
+    err_console.print(
+        f"{why} while merging the full-text index: all {written:,} episodes were "
+        f"imported and search works; run `memengine optimize --db {shlex.quote(str(cfg.db))}` "
+        "to finish the merge (searches are slower until then)",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _interrupted_import(written: int, total: int, why: str = "interrupted") -> None:

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import ConfigError, InvalidInput, MemEngineError, ReadOnlyDatabase
+from ..importers import names_a_folder
 from ..text import counted
 from ..transfer import is_stream, salvage_file
 from ._app import (
@@ -53,6 +54,8 @@ def export(
     cfg = settings(config, db)
     if out_arg is not None and not out_arg.strip():  # (as a Path, "" is the folder ".")
         raise InvalidInput("--out needs a file's path, not an empty one")
+    if out_arg not in (None, "-") and names_a_folder(out_arg):  # (as a Path, "d/" is "d")
+        raise InvalidInput(f"{out_arg} is a folder: give the export's file name")
     out = None if out_arg is None or out_arg == "-" else Path(out_arg)
     stream = out is not None and is_stream(out)  # /dev/stdout, >(gzip …): written in place
     if out is not None and not stream and out.is_file() and not force:

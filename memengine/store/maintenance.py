@@ -284,10 +284,27 @@ STALE_PARTIAL_S = 3600.0
 running one writes to its copy all along: the 100,000-episode file copies in 2–3 s)."""
 
 
+NAME_MAX_BYTES = 255
+"""The longest file name (in bytes) of the usual file systems (ext4, APFS, NTFS)."""
+
+
+def _partial_stem(target: Path) -> str:
+    """``.<name>.partial-`` for ``target``, its name cut short (at a character) so that the
+    random part that follows, and SQLite's ``-journal`` beside a backup's copy, still fit
+    in a file name: any name the OS takes works."""
+    name = target.name
+    # (12: the random part's hex digits)
+    room = NAME_MAX_BYTES - len(f".{PARTIAL}") - 12 - len("-journal")
+    while len(os.fsencode(name)) > room:
+        name = name[:-1]
+    return f".{name}{PARTIAL}"
+
+
 def partial_path(target: Path) -> Path:
     """A new name beside ``target`` to write its copy under until it is whole
-    (``.<name>.partial-<random>``: what :func:`remove_stale_partials` looks for)."""
-    return target.with_name(f".{target.name}{PARTIAL}{secrets.token_hex(6)}")
+    (``.<name>.partial-<random>``, a long name cut short: what
+    :func:`remove_stale_partials` looks for)."""
+    return target.with_name(f"{_partial_stem(target)}{secrets.token_hex(6)}")
 
 
 def remove_stale_partials(target: Path, *, older_than_s: float = STALE_PARTIAL_S) -> list[Path]:
@@ -295,7 +312,7 @@ def remove_stale_partials(target: Path, *, older_than_s: float = STALE_PARTIAL_S
     they finished (untouched for ``older_than_s``); return what was deleted."""
     removed: list[Path] = []
     cutoff = time.time() - older_than_s
-    for leftover in target.parent.glob(f".{glob_escape(target.name)}{PARTIAL}*"):
+    for leftover in target.parent.glob(f"{glob_escape(_partial_stem(target))}*"):
         try:
             if leftover.is_file() and leftover.stat().st_mtime < cutoff:
                 leftover.unlink()
