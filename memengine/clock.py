@@ -73,11 +73,41 @@ def in_zone(moment: datetime, zone: tzinfo | None) -> datetime:
 _FRACTION = re.compile(r"(?<=\d\d:\d\d:\d\d)[.,](\d+)")
 
 
+_BASIC = re.compile(
+    r"(\d{4})(\d{2})(\d{2})(?:([t ])(\d{2})(\d{2})?(\d{2})?([.,]\d+)?)?([+-]\d{2}:?\d{2}|z)?",
+    re.IGNORECASE,
+)
+"""ISO 8601's basic form (``20260501``, ``20260501T1000``, ``20260501T103000+0900``)."""
+_EXTENDED = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[t ]\d{2}(?::\d{2}(?::\d{2}(?:[.,]\d+)?)?)?)?(?:[+-]\d{2}:\d{2}|z)?",
+    re.IGNORECASE,
+)
+"""The extended form, the one every supported Python's ``fromisoformat`` reads."""
+
+
+def _extended(text: str) -> str:
+    """``text`` in ISO 8601's basic form written in the extended form; else as it is."""
+    m = _BASIC.fullmatch(text)
+    if m is None:
+        return text
+    year, month, day, sep, hour, minute, second, fraction, zone = m.groups()
+    out = f"{year}-{month}-{day}"
+    if sep:
+        out += f"T{hour}" + "".join(f":{p}" for p in (minute, second) if p) + (fraction or "")
+    if zone and zone.lower() != "z" and ":" not in zone:
+        zone = f"{zone[:3]}:{zone[3:]}"
+    return out + (zone or "")
+
+
 def parse_iso(value: str) -> datetime:
-    """An ISO 8601 time (``2026-05-20T08:30Z``, ``…:00.12+09:00``) read the same way on
-    every supported Python: 3.10's ``fromisoformat`` takes no ``Z`` and only 3 or 6
-    digits of a second's fraction. A ``ValueError`` for anything else."""
-    text = value.strip()
+    """An ISO 8601 time (``2026-05-20T08:30Z``, ``…:00.12+09:00``, the basic
+    ``20260520T0830``) read the same way on every supported Python: 3.10's
+    ``fromisoformat`` takes no ``Z``, no basic form and only 3 or 6 digits of a second's
+    fraction, 3.11's reads more (``1775030400000`` as a day of 1775). A ``ValueError`` for
+    anything else."""
+    text = _extended(value.strip())
+    if not _EXTENDED.fullmatch(text):
+        raise ValueError(f"not an ISO 8601 time: {value!r}")
     if text[-1:] in ("Z", "z"):
         text = text[:-1] + "+00:00"
     text = _FRACTION.sub(lambda m: "." + (m[1] + "000000")[:6], text, count=1)

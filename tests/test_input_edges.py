@@ -332,6 +332,10 @@ def test_cjk_compatibility_ideographs_are_kept_as_written(mem: Memory) -> None:
         ("2026-05-20T08:30:00,1234567z", "2026-05-20T08:30:00.123456+00:00"),
         ("2026-05-20 08:30", "2026-05-20T08:30:00"),
         (" 2026-05-20 ", "2026-05-20T00:00:00"),
+        ("20260520", "2026-05-20T00:00:00"),
+        ("20260520T1000", "2026-05-20T10:00:00"),
+        ("20260520T103015.5+0900", "2026-05-20T10:30:15.500000+09:00"),
+        ("2026-05-20T08", "2026-05-20T08:00:00"),
     ],
 )
 def test_iso_times_read_alike_on_every_python(text: str, expected: str) -> None:
@@ -344,7 +348,15 @@ def test_iso_times_read_alike_on_every_python(text: str, expected: str) -> None:
 def test_a_time_that_is_not_iso_is_refused() -> None:
     from memengine.clock import parse_iso
 
-    for text in ("20 May 2026", "2026-05-20T25:00", "Z", ""):
+    for text in (
+        "20 May 2026",
+        "2026-05-20T25:00",
+        "Z",
+        "",
+        "1775030400000",
+        "2026W011",
+        "2026-140",
+    ):
         with pytest.raises(ValueError):
             parse_iso(text)
 
