@@ -214,3 +214,22 @@ def test_agents_and_perspectives(mem: Memory) -> None:
     assert [x.name for x in mem.agents()] == ["buyer"]
     with pytest.raises(InvalidInput):
         mem.create_agent(" ")
+
+
+def test_deep_recall_leaves_a_low_result_archived(mem: Memory) -> None:
+    ids = [
+        mem.add_exchange(t, "ok", agent="u")
+        for t in (
+            "My sister Hana lives in Sapporo",
+            "I hate cilantro",
+            "My car is a blue Corolla",
+            "The wifi password is tulip42",
+        )
+    ]
+    mem.store.set_status(ids, "archived")
+    deep = mem.retrieve("Where does my sister Hana live?", agent="u", deep=True)
+    offered = {r.episode.id for r in deep.offered}
+    low = {r.episode.id for r in deep.results} - offered
+    assert ids[0] in offered and low
+    for i in ids:
+        assert mem.get(i).status == ("active" if i in offered else "archived"), i

@@ -173,7 +173,11 @@ def after_retrieve(
                     else:
                         store_lc.count_candidates(cur, ids)
                 if deep_recall:
-                    archived = [r.episode.id for r in results if r.episode.status == "archived"]
+                    archived = [  # those offered the reply: a low result is not recalled
+                        r.episode.id
+                        for r in offered_results(results, should_inject)
+                        if r.episode.status == "archived"
+                    ]
                     if archived:
                         recalled = store_lc.recall_archived(
                             cur,
