@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 __all__ = [
     "DEGRADED_PARTS",
@@ -335,6 +335,7 @@ class Retrieval(_Model):
         """The results offered to the reply (:func:`offered_results`)."""
         return offered_results(self.results, self.should_inject)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def degraded_parts(self) -> frozenset[DegradedPart]:
         """Which parts of the turn the ``degraded`` notes are about, for code that reacts to
