@@ -371,6 +371,39 @@ def test_consistency_check_finds_a_vector_its_chunk_hides(mem: Memory) -> None:
     assert not report.ok and report.hidden_vectors == [ids[6]]
 
 
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 0.0])
+def test_consistency_check_finds_a_vector_changed_in_the_file(mem: Memory, value: float) -> None:
+    """A NaN written into a vector's slot passed the check while the memory fell out of its
+    searches' ranking."""
+    import numpy as np
+
+    ids = [mem.add_exchange(f"note {i}", "ok", occurred_at=T0) for i in range(10)]
+    cur = _raw(mem)
+    slots = {
+        i: cur.execute(
+            "SELECT chunk_id, chunk_offset FROM episode_vectors_rowids WHERE rowid = ?", (i,)
+        ).fetchone()
+        for i in (ids[3], ids[6])
+    }
+    mem.delete([ids[3]])  # a slot no longer held: whatever it holds is no finding
+    assert mem.check().ok and mem.check().bad_vectors == []
+    for chunk, offset in slots.values():
+        (blob,) = cur.execute(
+            "SELECT vectors FROM episode_vectors_vector_chunks00 WHERE rowid = ?", (chunk,)
+        ).fetchone()
+        vecs = np.frombuffer(blob, dtype="<f4").copy().reshape(-1, mem.store.dimension)
+        if value == 0.0:
+            vecs[offset] = 0.0
+        else:
+            vecs[offset, 0] = value
+        cur.execute(
+            "UPDATE episode_vectors_vector_chunks00 SET vectors = ? WHERE rowid = ?",
+            (vecs.tobytes(), chunk),
+        )
+    report = mem.check()
+    assert not report.ok and report.bad_vectors == [ids[6]]
+
+
 def test_failed_batch_leaves_the_file_as_it_was(mem: Memory) -> None:
     mem.add_exchange("before", "the batch", occurred_at=T0)
     first = mem.add_exchange("taken id", "x", occurred_at=T0)
