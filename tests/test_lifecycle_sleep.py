@@ -129,3 +129,26 @@ def test_a_first_days_sleep_after_importing_an_old_memory_reports_the_days_appli
         report = mem.sleep("a", train=False)
         assert mem.get(old).strength == pytest.approx(0.95)  # one day at level 0
         assert report.tasks == pytest.approx(10)  # one day of 10 tasks, not 2,192 days
+
+
+def test_a_memory_from_before_a_clock_set_back_decays_with_the_turns_after_it(
+    db_path: Path,
+) -> None:
+    """A process whose clock ran a month ahead stored X and slept; the next process, its
+    clock set right, records turns dated before X: they still count for X."""
+    from datetime import datetime, timedelta, timezone
+
+    t0 = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+    ahead = FixedClock(t0 + timedelta(days=30))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=ahead) as mem:
+        x = mem.add("supplier X is cheapest for bolts", kind="fact")
+        for i in range(10):
+            mem.retrieve(f"hello {i}")
+        mem.sleep()
+        after_first = mem.get(x).strength
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=FixedClock(t0)) as mem:
+        for i in range(100):
+            mem.retrieve(f"again {i}")
+        report = mem.sleep()
+        assert report.decayed >= 1
+        assert mem.get(x).strength < after_first * 0.7

@@ -393,6 +393,10 @@ def run_sleep(
             )
 
             def tasks_of(s: MemoryState) -> float:
+                if s.decay_from_ts is None and prev_ts is not None and _start(s) <= prev_ts:
+                    # it was there at the previous sleep: every turn since counts, whatever
+                    # their times say (a clock set back after it dates them before it)
+                    return float(len(turn_ts))
                 times = turn_ts if s.decay_from_ts is None else held_ts
                 return float(tasks_since(_created(s, now_ts, prev_ts), times))
 
