@@ -85,10 +85,18 @@ def test_the_python_and_sql_principle_rules_agree(mem: Memory) -> None:
     from memengine.store.lifecycle._rows import IS_PRINCIPLE
 
     ids = {t: mem.add("a rule", kind="fact", tags=[t]) for t in PRINCIPLE_TAGS + OTHER_TAGS}
+    ids["x"] = mem.add("an old rule", kind="fact")
     with mem.store.connections.read() as cur:
         found = {int(r[0]) for r in cur.execute(f"SELECT id FROM episodes WHERE {IS_PRINCIPLE}")}
     for tag, i in ids.items():
-        assert (i in found) == is_principle("fact", [tag]) == (tag in PRINCIPLE_TAGS), tag
+        stored = mem.get(i).tags  # (without outer spaces)
+        assert (i in found) == is_principle("fact", stored) == (tag in PRINCIPLE_TAGS), tag
+    with mem.store.connections.write() as cur:  # as an earlier version stored a tag
+        cur.execute("UPDATE episodes SET tags = ? WHERE id = ?", ('[" principle "]', ids["x"]))
+    with mem.store.connections.read() as cur:
+        found = {int(r[0]) for r in cur.execute(f"SELECT id FROM episodes WHERE {IS_PRINCIPLE}")}
+    assert ids["x"] not in found and not is_principle("fact", mem.get(ids["x"]).tags)
+    assert ids["x"] not in {p.id for p in mem.principles()}  # the pack and the sleep agree
 
 
 def test_the_note_of_a_sleep_without_record_turns_counts_explicitly_recorded_turns(

@@ -80,10 +80,10 @@ def impact_of(
 
 
 def is_principle(kind: str, tags: Sequence[str]) -> bool:
-    """True for a principle (kind ``principle``, or a tag ``principle`` in any case, with any
-    outer spaces: the rule SQL reads as ``store.lifecycle._rows.IS_PRINCIPLE``): outside
-    the life cycle."""
-    return kind == "principle" or any(t.strip(" \t\n\v\f\r").lower() == "principle" for t in tags)
+    """True for a principle (kind ``principle``, or a tag ``principle`` in any case: the rule
+    SQL reads as ``store.lifecycle._rows.IS_PRINCIPLE``; tags are stored without outer
+    spaces): outside the life cycle."""
+    return kind == "principle" or any(t.lower() == "principle" for t in tags)
 
 
 def squash(value: float, scale: float = 1.0) -> float:

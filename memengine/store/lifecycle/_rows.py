@@ -16,13 +16,14 @@ CHUNK = 500
 
 
 IS_PRINCIPLE = (
-    "(kind = 'principle' OR (episodes.tags LIKE '%principle%' AND EXISTS (SELECT 1 FROM "
-    "json_each(episodes.tags) WHERE lower(trim(json_each.value, ' ' || char(9, 10, 11, 12, 13))) "
-    "= 'principle')))"
+    "(kind = 'principle' OR (episodes.tags LIKE '%\"principle\"%' AND EXISTS (SELECT 1 FROM "
+    "json_each(episodes.tags) WHERE lower(json_each.value) = 'principle')))"
 )
-"""An episode is a principle: kind ``principle``, or a tag ``principle`` in any case with any
-outer spaces (the rule of :func:`memengine.lifecycle.strength.is_principle`; the LIKE, also
-blind to case, only spares the JSON of the other rows)."""
+"""An episode is a principle: kind ``principle``, or a tag ``principle`` in any case (the
+rule of :func:`memengine.lifecycle.strength.is_principle`; the LIKE, also blind to case, is
+the partial index ``episodes_principles``'s and spares the JSON of the other rows). Tags are
+stored without outer spaces; one an earlier version stored with them is no principle to
+either rule, and so none to the pack and the sleep alike."""
 
 
 def iso(moment: datetime) -> str:
