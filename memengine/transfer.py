@@ -38,6 +38,7 @@ def salvage_file(
     read-only, reading nothing of the file but the episodes and the indexes that list
     their ids (:mod:`memengine.store.salvage`)."""
     name = None if agent is None else args.agent_name(agent)
+    path = checked_path(path, "a salvage reads a file's path (a str)")
     connections = open_for_salvage(Path(path))
     try:
         return save_salvaged(connections, out, name, overwrite=overwrite)
@@ -97,7 +98,7 @@ def write_jsonl(
     unless ``overwrite``."""
     if isinstance(out, (str, os.PathLike)) or not callable(getattr(out, "write", None)):
         checked_path(out, "an export goes to a path (a str) or an open text file")
-    elif isinstance(out, (io.RawIOBase, io.BufferedIOBase)) or "b" in str(getattr(out, "mode", "")):
+    elif isinstance(out, (io.RawIOBase, io.BufferedIOBase)):  # (a codecs writer says "wb")
         raise InvalidInput(
             "an export goes to a path (a str) or an open text file, not a binary file: "
             "open it with mode 'w' (text), not 'wb'"

@@ -246,3 +246,28 @@ def test_an_agent_name_now_refused_suggests_one_named_agent(mem: Memory, tmp_pat
         mem.import_(path)
     assert mem.store.count() == 0
     assert len(mem.import_(path, agent="ann")) == 2
+
+
+def test_an_export_to_a_codecs_text_writer_is_written(mem: Memory, tmp_path: Path) -> None:
+    import codecs
+
+    mem.add("the rent is due on the 3rd", kind="fact")
+    with codecs.open(str(tmp_path / "out.jsonl"), "w", "utf-8") as fh:  # (its mode says "wb")
+        assert mem.export(fh) == 1
+    assert "the rent" in (tmp_path / "out.jsonl").read_text(encoding="utf-8")
+
+
+def test_a_backup_whose_name_leaves_no_room_for_sqlites_files_says_so(
+    mem: Memory, tmp_path: Path
+) -> None:
+    mem.add("the rent is due on the 3rd", kind="fact")
+    with pytest.raises(InvalidInput, match="the name is too long for the files SQLite keeps"):
+        mem.backup(tmp_path / ("e" * 248 + ".db"))
+
+
+@pytest.mark.parametrize("source", [None, 123])
+def test_a_salvage_of_a_wrong_type_is_invalid_input(tmp_path: Path, source: object) -> None:
+    from memengine.transfer import salvage_file
+
+    with pytest.raises(InvalidInput, match="a salvage reads a file's path"):
+        salvage_file(source, tmp_path / "y.jsonl")  # type: ignore[arg-type]

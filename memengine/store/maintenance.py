@@ -167,7 +167,14 @@ def check_backup_target(source: Path, dest: Path, *, overwrite: bool) -> None:
     if os.path.lexists(dest) and not overwrite:
         raise _taken(dest)
     for side in ("-wal", "-journal"):
-        if Path(f"{dest}{side}").exists():
+        try:
+            beside = Path(f"{dest}{side}").exists()
+        except OSError as exc:  # ENAMETOOLONG: the name leaves no room for SQLite's own
+            raise InvalidInput(
+                f"{dest.name[:40]}…: the name is too long for the files SQLite keeps beside "
+                f"a database ({side}: {exc.strerror}); give a shorter one"
+            ) from exc
+        if beside:
             raise InvalidInput(
                 f"{dest}{side} exists: {dest} is open or was not closed cleanly, so it "
                 "cannot be replaced (that log would be applied to the new copy)"
