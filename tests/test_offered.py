@@ -266,3 +266,47 @@ def test_a_turn_next_to_a_matching_one_is_not_what_both_searches_agree_on(
             assert by_id[nurse].components.get("bm25_neighbours_only") == 1.0
             assert by_id[nurse].relevance == "low"
             assert mem.pack(r).episode_ids == (answer,)
+
+
+def test_each_query_is_checked_for_its_own_words_as_its_search_kept_them(
+    tmp_path: Path,
+) -> None:
+    """Pooled, the terms of several queries went over the posting budget and the most
+    frequent, "guitar", was left out: the guitar note seemed found by neighbours only."""
+    from .helpers import word_episodes
+
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
+        mem.add_many(word_episodes(12000, "u"))
+        g = mem.add("guitar guitar guitar guitar guitar", kind="fact", agent="u")
+        for extra in ([], ["cat dog"]):
+            r = mem.retrieve("guitar", agent="u", extra_queries=extra, record=False)
+            found = next(x for x in r.results if x.episode.id == g)
+            assert "bm25_neighbours_only" not in found.components, extra
+            assert found.relevance == "high", extra
+
+
+def test_the_full_text_search_alone_does_not_pack_a_neighbours_hit(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """With the embedder down the nurse turn after the cat's was still packed."""
+    from memengine.errors import EmbeddingError
+
+    class Down:
+        def __init__(self) -> None:
+            self.up = True
+            self.id, self.dimension = usem3.id, usem3.dimension
+
+        def embed(self, texts: list[str]) -> object:
+            if not self.up:
+                raise EmbeddingError("the embedder is down")
+            return usem3.embed(texts)
+
+    embedder = Down()
+    with Memory.open(tmp_path / "m.db", embedder=embedder) as mem:  # type: ignore[arg-type]
+        cat = mem.add_exchange("My cat is called Mochi", "Lovely name!")
+        mem.add_exchange("I work night shifts as a nurse in Leeds", "That's demanding.")
+        mem.add_exchange("My PIN for the bank is 4821", "I'll keep that safe.")
+        embedder.up = False
+        r = mem.retrieve("What's my cat's name?", record=False)
+        assert any(d.startswith("vector search skipped") for d in r.degraded)
+        assert mem.pack(r).episode_ids == (cat,)

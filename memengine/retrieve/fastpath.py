@@ -262,26 +262,41 @@ class FastPath:
             speaker_weight=cfg.speaker_weight,
         )
         t4 = time.perf_counter()
-        self._mark_neighbours_only(candidates, [t for ts in term_lists for t in ts])
+        self._mark_neighbours_only(candidates, term_lists, lexical_only=qvecs is None)
         timings["own_text"] = _ms(t4)
         timings["total"] = _ms(t0)
         return FastResult(candidates, list(queries), timings, degraded, qvecs is None)
 
-    def _mark_neighbours_only(self, candidates: Sequence[Candidate], terms: Sequence[str]) -> None:
-        """Mark ``bm25_neighbours_only`` on each candidate of both searches whose full-text
-        hit matched only its neighbours' words: the two searches do not agree on it then
-        (a turn next to one about the cat is not about the cat)."""
-        both = [c for c in candidates if "knn_rank" in c.components and "bm25_rank" in c.components]
-        if not both:
-            return
+    def _mark_neighbours_only(
+        self,
+        candidates: Sequence[Candidate],
+        term_lists: Sequence[Sequence[str]],
+        *,
+        lexical_only: bool,
+    ) -> None:
+        """Mark ``bm25_neighbours_only`` on each candidate of both searches (of the best
+        ``max_results`` full-text hits when that search answered alone) whose full-text hit
+        matched only its neighbours' words, for every query's terms as its own search kept
+        them: the searches do not agree on it then (a turn next to one about the cat is not
+        about the cat)."""
         cfg = self.config
-        own = self.store.own_text_matches(
-            list(dict.fromkeys(terms)),
-            [c.episode.id for c in both],
-            max_df=cfg.max_term_df,
-            posting_budget=cfg.bm25_posting_budget,
+        checked = (
+            [c for c in candidates[: cfg.max_results] if "bm25_rank" in c.components]
+            if lexical_only
+            else [
+                c for c in candidates if "knn_rank" in c.components and "bm25_rank" in c.components
+            ]
         )
-        for c in both:
+        if not checked:
+            return
+        ids = [c.episode.id for c in checked]
+        own: set[int] = set()
+        for terms in term_lists:
+            if terms and len(own) < len(ids):
+                own |= self.store.own_text_matches(
+                    terms, ids, max_df=cfg.max_term_df, posting_budget=cfg.bm25_posting_budget
+                )
+        for c in checked:
             if c.episode.id not in own:
                 c.components["bm25_neighbours_only"] = 1.0
 

@@ -66,7 +66,9 @@ def should_inject(
     """The decision: evidence for a message that asks, a near restatement for small talk
     (``lexical_only``: full-text hits for a message that asks, nothing for small talk)."""
     if lexical_only:
-        return asks and any("bm25_rank" in c.components for c in candidates[: config.max_results])
+        return asks and any(
+            lexical_agreement(c.components) for c in candidates[: config.max_results]
+        )
     if not asks:
         return top_cosine(candidates, config) >= config.statement_min_cosine
     return evidence_found(candidates, config)

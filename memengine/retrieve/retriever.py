@@ -91,14 +91,16 @@ def label(
     searches found it, or it occurred in the time the message asks about ("What did I
     do yesterday?", 先週何話したっけ: :func:`.temporal.time_is_asked`); ``low``
     otherwise (listed, never packed). When the full-text search answered alone
-    (``lexical_only``) its top 3 are ``medium`` and nothing is ``high``.
+    (``lexical_only``) its top 3 are ``medium`` (those found by their own words) and
+    nothing is ``high``.
     """
     c = candidate.components
     in_time = c.get("asked_time", 0.0) >= 1.0
     if candidate.score < config.pack_score_ratio * top_score and not in_time:
         return "low"
     if lexical_only:
-        return "medium" if c.get("bm25_rank", 99) <= 3 or in_time else "low"
+        top3 = c.get("bm25_rank", 99) <= 3 and lexical_agreement(c)
+        return "medium" if top3 or in_time else "low"
     both = "knn_rank" in c and lexical_agreement(c)
     if both and c["knn_rank"] <= 3 and c["bm25_rank"] <= 3:
         return "high"
