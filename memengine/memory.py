@@ -595,7 +595,7 @@ class Memory:
         Messages, dicts (``{"role", "text"}``, or OpenAI's chat messages as they are:
         tool messages and tool calls are left out) or plain strings. ``day_range`` True uses
         the configured window, None searches all time. ``deep`` also searches
-        archived memories (those returned become active again). ``rank="life"``
+        archived memories (those it offers the reply become active again). ``rank="life"``
         uses the life-aware ranking (default: ``[lifecycle] life_ranking``);
         ``perspective`` names the task's perspective. The returned ``turn_id``
         is what :meth:`feedback` takes. ``llm`` None uses the LLM phases

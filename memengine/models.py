@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 __all__ = [
     "DEGRADED_PARTS",
@@ -334,6 +334,15 @@ class Retrieval(_Model):
     def offered(self) -> list[Retrieved]:
         """The results offered to the reply (:func:`offered_results`)."""
         return offered_results(self.results, self.should_inject)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _computed_fields_dropped(cls, data: Any) -> Any:
+        """A retrieval written as JSON carries ``degraded_parts``, which is read from its
+        notes, not taken: it reads back as it was written."""
+        if isinstance(data, dict) and "degraded_parts" in data:
+            data = {k: v for k, v in data.items() if k != "degraded_parts"}
+        return data
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -310,3 +310,18 @@ def test_the_full_text_search_alone_does_not_pack_a_neighbours_hit(
         r = mem.retrieve("What's my cat's name?", record=False)
         assert any(d.startswith("vector search skipped") for d in r.degraded)
         assert mem.pack(r).episode_ids == (cat,)
+
+
+def test_a_retrieval_written_as_json_reads_back_as_it_was(db_path: Path, clock: FixedClock) -> None:
+    from memengine.models import Retrieval
+
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        _stock_replies(mem, clock)
+        r = mem.retrieve("What is my dog called?", agent="u")
+        r = r.model_copy(update={"degraded": ("vector search skipped, the full-text search …",)})
+        text = r.model_dump_json()
+        assert '"degraded_parts":["vector"]' in text
+        again = Retrieval.model_validate_json(text)
+        assert again == r and again.degraded_parts == {"vector"}
+        assert Retrieval.model_validate(r.model_dump()) == r
+        assert mem.pack(again).text == mem.pack(r).text
