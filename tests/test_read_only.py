@@ -266,8 +266,11 @@ def test_record_false_with_deep_leaves_archived_memories_archived(
         quiet = m.retrieve("cat Mochi", deep=True, record=False, day_range=None)
         assert 1 in {r.episode.id for r in quiet.results}
         assert m.get(1).status == "archived" and m.get(1).strength == 1.0
-        m.retrieve("cat Mochi", deep=True, day_range=None)
-        assert m.get(1).status == "active"  # a recorded deep turn recalls it
+        said = m.retrieve("cat Mochi", deep=True, day_range=None)
+        assert not said.offered and m.get(1).status == "archived"  # offered nothing: kept
+        asked = m.retrieve("what is my cat Mochi like?", deep=True, day_range=None)
+        assert 1 in {r.episode.id for r in asked.offered}
+        assert m.get(1).status == "active"  # a recorded deep turn recalls what it offers
 
 
 class _Lines:
