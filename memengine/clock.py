@@ -73,7 +73,9 @@ def in_zone(moment: datetime, zone: tzinfo | None) -> datetime:
 _ISO = re.compile(
     r"(\d{4})-?(\d{2})-?(\d{2})"  # the day, extended (2026-05-20) or basic (20260520)
     r"(?:[t ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?)?"  # 08, 08:30, 083000.5
-    r" ?(z|[+-]\d{2}(?::?\d{2})?)?",  # Z, +09, +0900, +09:00 (a space before it too)
+    # Z, +09, +0900, +09:00, +01:19:32 (a zone's old offset, as isoformat() writes it),
+    # a space before it too
+    r" ?(z|[+-]\d{2}(?::?[0-5]\d(?::?[0-5]\d(?:\.\d{1,6})?)?)?)?",
     re.IGNORECASE,
 )
 """An ISO 8601 time in the forms people and programs write (``date +%FT%T%z``, SQL
@@ -95,8 +97,13 @@ def parse_iso(value: str) -> datetime:
             tz = timezone.utc
         else:
             sign = -1 if zone[0] == "-" else 1
-            digits = zone[1:].replace(":", "")
-            offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:] or 0))
+            whole, _, part = zone[1:].replace(":", "").partition(".")
+            offset = timedelta(
+                hours=int(whole[:2]),
+                minutes=int(whole[2:4] or 0),
+                seconds=int(whole[4:6] or 0),
+                microseconds=int(part.ljust(6, "0")) if part else 0,
+            )
             tz = timezone(sign * offset)  # (ValueError past ±24 h)
     return datetime(
         int(year),

@@ -4,6 +4,7 @@ keeps. :class:`~memengine.Memory` calls these; :func:`salvage_file` is public to
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
 import re
@@ -98,7 +99,10 @@ def write_jsonl(
     unless ``overwrite``."""
     if isinstance(out, (str, os.PathLike)) or not callable(getattr(out, "write", None)):
         checked_path(out, "an export goes to a path (a str) or an open text file")
-    elif isinstance(out, (io.RawIOBase, io.BufferedIOBase)):  # (a codecs writer says "wb")
+    elif isinstance(out, (io.RawIOBase, io.BufferedIOBase)) or (
+        "b" in str(getattr(out, "mode", ""))
+        and not isinstance(out, (codecs.StreamWriter, codecs.StreamReaderWriter))
+    ):  # (a codecs writer is text, whose mode is the binary file's under it)
         raise InvalidInput(
             "an export goes to a path (a str) or an open text file, not a binary file: "
             "open it with mode 'w' (text), not 'wb'"

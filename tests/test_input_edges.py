@@ -340,6 +340,7 @@ def test_cjk_compatibility_ideographs_are_kept_as_written(mem: Memory) -> None:
         ("2026-05-01 10:00:00+09", "2026-05-01T10:00:00+09:00"),  # a SQL database's
         ("2026-05-01T103000", "2026-05-01T10:30:00"),
         ("2026-05-01T10:00:00 +09:00", "2026-05-01T10:00:00+09:00"),
+        ("1930-06-01T12:00:00+01:19:32", "1930-06-01T12:00:00+01:19:32"),  # isoformat()'s
     ],
 )
 def test_iso_times_read_alike_on_every_python(text: str, expected: str) -> None:

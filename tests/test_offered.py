@@ -4,6 +4,7 @@ judges an answer against what the reply was shown."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from memengine import FixedClock, InvalidInput, Memory
 from memengine.config import Config
+from memengine.embed.base import Vectors
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.text import shared_phrases
 
@@ -325,3 +327,46 @@ def test_a_retrieval_written_as_json_reads_back_as_it_was(db_path: Path, clock: 
         assert again == r and again.degraded_parts == {"vector"}
         assert Retrieval.model_validate(r.model_dump()) == r
         assert mem.pack(again).text == mem.pack(r).text
+
+
+def test_every_full_text_hit_is_checked_when_that_search_answers_alone(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    """With three queries, nine hits are in some list's top 3: the PIN turn, found by its
+    guitar neighbour's words, ranked seventh and was packed unchecked."""
+    from memengine.errors import EmbeddingError
+
+    class Down(HashEmbedder):
+        up = True
+
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            if not self.up:
+                raise EmbeddingError("the embedder is down")
+            return super().embed(texts)
+
+    embedder = Down(64)
+    with Memory.open(tmp_path / "m.db", embedder=embedder, clock=clock) as mem:
+        for text in (
+            "My cat Mochi sleeps all day",
+            "The cat knocked over a vase",
+            "Took the cat to the vet",
+            "My dog Rex barks",
+            "The dog chewed a shoe",
+            "Walked the dog in the park",
+            "I practise guitar every evening",
+        ):
+            mem.add_exchange(text, "Oh!")
+            clock.advance(days=1)
+        mem.add_exchange("Bought new guitar strings", "Cool!")
+        clock.advance(minutes=5)
+        pin = mem.add_exchange("My bank PIN is 4821", "I'll keep it safe.")
+        clock.advance(days=1)
+        for i in range(20):
+            mem.add_exchange(f"filler note number {i} about weather", "ok")
+            clock.advance(days=1)
+        embedder.up = False
+        r = mem.retrieve("tell me about my cat", extra_queries=["dog", "guitar"], limit=10)
+        assert any(d.startswith("vector search skipped") for d in r.degraded)
+        found = next(x for x in r.results if x.episode.id == pin)
+        assert found.components.get("bm25_neighbours_only") == 1.0
+        assert found.relevance == "low" and pin not in mem.pack(r).episode_ids

@@ -271,3 +271,12 @@ def test_a_salvage_of_a_wrong_type_is_invalid_input(tmp_path: Path, source: obje
 
     with pytest.raises(InvalidInput, match="a salvage reads a file's path"):
         salvage_file(source, tmp_path / "y.jsonl")  # type: ignore[arg-type]
+
+
+def test_an_export_to_a_binary_temporary_file_is_invalid_input(mem: Memory) -> None:
+    import tempfile
+
+    mem.add("the rent is due on the 3rd", kind="fact")
+    for make in (tempfile.NamedTemporaryFile, tempfile.SpooledTemporaryFile):
+        with make() as fh, pytest.raises(InvalidInput, match="not a binary file"):
+            mem.export(fh)  # type: ignore[arg-type]

@@ -274,19 +274,17 @@ class FastPath:
         *,
         lexical_only: bool,
     ) -> None:
-        """Mark ``bm25_neighbours_only`` on each candidate of both searches (of the best
-        ``max_results`` full-text hits when that search answered alone) whose full-text hit
+        """Mark ``bm25_neighbours_only`` on each candidate of both searches (each full-text
+        hit when that search answered alone) whose full-text hit
         matched only its neighbours' words, for every query's terms as its own search kept
         them: the searches do not agree on it then (a turn next to one about the cat is not
         about the cat)."""
         cfg = self.config
-        checked = (
-            [c for c in candidates[: cfg.max_results] if "bm25_rank" in c.components]
-            if lexical_only
-            else [
-                c for c in candidates if "knn_rank" in c.components and "bm25_rank" in c.components
-            ]
-        )
+        checked = [
+            c
+            for c in candidates
+            if "bm25_rank" in c.components and (lexical_only or "knn_rank" in c.components)
+        ]
         if not checked:
             return
         ids = [c.episode.id for c in checked]

@@ -250,7 +250,7 @@ def principles(cur: Any, agent: str) -> list[Episode]:
     first."""
     # (tags are stored without outer spaces: the partial index episodes_principles, whose
     # LIKE is blind to case, finds every one; a tag an earlier version stored with spaces is
-    # a principle to the sleep but not listed here)
+    # no principle here nor to the sleep)
     rows = cur.execute(
         f"SELECT {COLUMNS} FROM episodes WHERE agent = ? AND status = 'active' "
         f"AND (kind = 'principle' OR tags LIKE '%\"principle\"%') "  # the partial index
