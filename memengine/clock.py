@@ -76,7 +76,7 @@ _ISO = re.compile(
     # Z, +09, +0900, +09:00, +01:19:32 (a zone's old offset, as isoformat() writes it),
     # a space before it too
     r" ?(z|[+-]\d{2}(?::?[0-5]\d(?::?[0-5]\d(?:\.\d{1,6})?)?)?)?",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,  # (\d alone takes ２ and ٢ too)
 )
 """An ISO 8601 time in the forms people and programs write (``date +%FT%T%z``, SQL
 databases, the basic form)."""

@@ -103,7 +103,7 @@ def _check_file(
         f"{report.stale_vector_filters[:10]}, fts: {report.fts_integrity}, "
         f"in-memory vector index: {report.stale_vector_index[:10]}, "
         f"vector chunk index: {report.chunk_index}, vectors a search skips: "
-        f"{report.hidden_vectors[:10]}, vectors not finite (`memengine reembed` remakes "
+        f"{report.hidden_vectors[:10]}, vectors not finite or zero (`memengine reembed` remakes "
         f"them): "
         f"{report.bad_vectors[:10]}, sqlite: {report.sqlite_check}"
         + (

@@ -100,13 +100,16 @@ def write_jsonl(
     if isinstance(out, (str, os.PathLike)) or not callable(getattr(out, "write", None)):
         checked_path(out, "an export goes to a path (a str) or an open text file")
     elif isinstance(out, (io.RawIOBase, io.BufferedIOBase)) or (
-        "b" in str(getattr(out, "mode", ""))
+        isinstance(getattr(out, "mode", None), str)
+        and "b" in out.mode
         and not isinstance(out, (codecs.StreamWriter, codecs.StreamReaderWriter))
     ):  # (a codecs writer is text, whose mode is the binary file's under it)
         raise InvalidInput(
             "an export goes to a path (a str) or an open text file, not a binary file: "
             "open it with mode 'w' (text), not 'wb'"
         )
+    elif callable(getattr(out, "writable", None)) and not out.writable():
+        raise InvalidInput("an export goes to a file open for writing: this one was opened 'r'")
     if isinstance(out, (str, os.PathLike)):
         if "\x00" in os.fspath(out):
             raise InvalidInput(f"cannot write {out!r}: a path cannot hold a NUL character")

@@ -361,6 +361,8 @@ def test_a_time_that_is_not_iso_is_refused() -> None:
         "1775030400000",
         "2026W011",
         "2026-140",
+        "2026-05-01T10:00+09:99",  # (read as +10:39 before)
+        "\uff12\uff10\uff12\uff16-05-20",  # full-width digits
     ):
         with pytest.raises(ValueError):
             parse_iso(text)

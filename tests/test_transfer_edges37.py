@@ -280,3 +280,25 @@ def test_an_export_to_a_binary_temporary_file_is_invalid_input(mem: Memory) -> N
     for make in (tempfile.NamedTemporaryFile, tempfile.SpooledTemporaryFile):
         with make() as fh, pytest.raises(InvalidInput, match="not a binary file"):
             mem.export(fh)  # type: ignore[arg-type]
+
+
+def test_an_export_to_a_file_open_for_reading_says_so(mem: Memory, tmp_path: Path) -> None:
+    mem.add("the rent is due on the 3rd", kind="fact")
+    (tmp_path / "old.jsonl").write_text("", encoding="utf-8")
+    reading = pytest.raises(InvalidInput, match="open for writing")
+    with (tmp_path / "old.jsonl").open("r", encoding="utf-8") as fh, reading:
+        mem.export(fh)  # type: ignore[arg-type]
+
+    class Sink:
+        def __init__(self) -> None:
+            self.text = ""
+
+        def mode(self) -> str:  # a method named mode is no binary mode
+            return "whatever b"
+
+        def write(self, text: str) -> int:
+            self.text += text
+            return len(text)
+
+    sink = Sink()
+    assert mem.export(sink) == 1 and "the rent" in sink.text  # type: ignore[arg-type]

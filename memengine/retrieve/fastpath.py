@@ -275,15 +275,21 @@ class FastPath:
         lexical_only: bool,
     ) -> None:
         """Mark ``bm25_neighbours_only`` on each candidate of both searches (each full-text
-        hit when that search answered alone) whose full-text hit
+        hit in a list's top 3 or the first ``max_results`` when that search answered
+        alone: what its labels and decision read) whose full-text hit
         matched only its neighbours' words, for every query's terms as its own search kept
         them: the searches do not agree on it then (a turn next to one about the cat is not
         about the cat)."""
         cfg = self.config
-        checked = [
+        checked = [  # those whose label or decision reads the agreement
             c
-            for c in candidates
-            if "bm25_rank" in c.components and (lexical_only or "knn_rank" in c.components)
+            for i, c in enumerate(candidates)
+            if "bm25_rank" in c.components
+            and (
+                "knn_rank" in c.components
+                if not lexical_only
+                else c.components["bm25_rank"] <= 3 or i < cfg.max_results
+            )
         ]
         if not checked:
             return

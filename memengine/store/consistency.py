@@ -53,8 +53,9 @@ class ConsistencyReport:
     """Vectors ``vec0`` holds but its chunk marks as empty, or under another id: a
     search through ``vec0`` would not see them."""
     bad_vectors: list[int] = field(default_factory=list)
-    """Vectors that hold a NaN or an infinity (a byte changed in the file): no search ranks
-    them by meaning."""
+    """Vectors that hold a NaN, an infinity or only zeros (a byte changed in the file, or a
+    zero vector an older version stored): no search ranks them by meaning, and ``vec0``'s
+    ranks a zero one first for every query (``memengine reembed`` remakes them)."""
     unreadable: list[int] = field(default_factory=list)
     """Episodes whose rows do not read back (text that is not UTF-8, JSON or a time that
     does not parse): a byte changed inside a row passes SQLite's page check."""
@@ -203,10 +204,10 @@ def hidden_vectors(cur: Any, limit: int = 100) -> list[int]:
 
 
 def bad_vectors(cur: Any, limit: int = 100) -> list[int]:
-    """The vectors (episode ids) in ``vec0``'s chunks that hold a NaN or an infinity: every
-    stored vector was checked finite, so these were changed in the file since (a zero
-    vector an older version stored is no finding: it ranks last). One chunk's blob at a
-    time."""
+    """The vectors (episode ids) in ``vec0``'s chunks that hold a NaN, an infinity or only
+    zeros: every vector stored now is checked finite and non-zero, so these were changed
+    in the file since, or are a zero vector an older version stored (``vec0`` ranks one
+    first for every query). One chunk's blob at a time."""
     bad: list[int] = []
     for chunk_id, valid, rowids in cur.execute(
         "SELECT chunk_id, validity, rowids FROM episode_vectors_chunks"
@@ -221,7 +222,7 @@ def bad_vectors(cur: Any, limit: int = 100) -> list[int]:
         held = np.unpackbits(np.frombuffer(bytes(valid), dtype=np.uint8), bitorder="little")
         held = held[:size].astype(bool) if held.size >= size else np.zeros(size, bool)
         with np.errstate(invalid="ignore", over="ignore"):
-            broken = ~np.isfinite(vecs).all(axis=1)
+            broken = ~np.isfinite(vecs).all(axis=1) | ~vecs.any(axis=1)
         ids = np.frombuffer(bytes(rowids), dtype="<i8")
         bad.extend(int(i) for i in ids[held & broken])
         if len(bad) >= limit:
