@@ -235,8 +235,9 @@ def lift_next_turns(
     kind of answer; re-sort.
 
     Its score becomes at least ``factor`` × its predecessor's plus the
-    answer-type bonus (``weight`` × the best score), and a turn that was
-    not among the candidates joins them. Only the predecessors given in
+    answer-type bonus (``weight`` × the best score), it is marked ``next_turn``
+    (also when it already scored higher), and a turn that was not among the
+    candidates joins them. Only the predecessors given in
     ``following`` are read (the caller looks up the next turns of its top
     few). A turn after one that asked nothing is left alone: it is as
     likely small talk ("ok, bed now, class at 2 tomorrow") that happens to
@@ -259,8 +260,8 @@ def lift_next_turns(
             index[nxt.id] = len(out)
             comps = {"answer_type": 1.0, "next_turn": 1.0}
             out.append(replace(c, episode=nxt, score=score, components=comps))
-        elif out[i].score < score:
+        else:  # marked even when its own bonus already placed it higher: it is the answer
             comps = {**out[i].components, "answer_type": 1.0, "next_turn": 1.0}
-            out[i] = replace(out[i], score=score, components=comps)
+            out[i] = replace(out[i], score=max(out[i].score, score), components=comps)
     out.sort(key=lambda c: -c.score)
     return out
