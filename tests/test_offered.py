@@ -370,30 +370,3 @@ def test_every_full_text_hit_is_checked_when_that_search_answers_alone(
         found = next(x for x in r.results if x.episode.id == pin)
         assert found.components.get("bm25_neighbours_only") == 1.0
         assert found.relevance == "low" and pin not in mem.pack(r).episode_ids
-
-
-@pytest.mark.parametrize("question", ["When is Sakura's wedding?", "Where is Sakura's wedding?"])
-def test_a_reply_to_the_companions_question_goes_on_with_its_topic(
-    tmp_path: Path, usem3: USEM3Embedder, question: str
-) -> None:
-    """The date and the place were said in reply to "When and where?": they match the
-    question only through the turn before, and are still what it asks."""
-    t0 = datetime(2026, 5, 1, 11, tzinfo=timezone.utc)
-    clock = FixedClock(t0)
-    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=clock) as mem:
-        for day, said in enumerate(
-            [("Had pizza for lunch", "Yum!"), ("Morning!", "Good morning!")]
-        ):
-            clock.set(t0 + timedelta(days=day))
-            mem.add_exchange(*said, agent="u")
-        clock.set(t0 + timedelta(days=4))
-        mem.add_exchange(
-            "My sister Sakura is having her wedding soon!", "Congrats! When and where?", agent="u"
-        )
-        clock.advance(minutes=2)
-        answer = mem.add_exchange(
-            "June 14th, at a little chapel in Karuizawa", "Lovely place.", agent="u"
-        )
-        clock.set(t0 + timedelta(days=8))
-        r = mem.retrieve(question, agent="u")
-        assert answer in mem.pack(r).episode_ids

@@ -34,7 +34,7 @@ from ..store.filters import Filters
 from ..store.vectors import MAX_K
 from ..text import dense_query, query_terms
 from . import workers
-from .evidence import asks_back, rescore
+from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
 
 __all__ = ["Candidate", "FastPath", "FastResult"]
@@ -279,8 +279,7 @@ class FastPath:
         alone: what its labels and decision read) whose full-text hit
         matched only its neighbours' words, for every query's terms as its own search kept
         them: the searches do not agree on it then (a turn next to one about the cat is not
-        about the cat), unless it replies to a question the turn before it asked
-        (:func:`.evidence.asks_back`): it goes on with that turn's topic."""
+        about the cat)."""
         cfg = self.config
         checked = [  # those whose label or decision reads the agreement
             c
@@ -301,13 +300,9 @@ class FastPath:
                 own |= self.store.own_text_matches(
                     terms, ids, max_df=cfg.max_term_df, posting_budget=cfg.bm25_posting_budget
                 )
-        apart = [c for c in checked if c.episode.id not in own]
-        before = self.store.previous_turns([c.episode.id for c in apart]) if apart else {}
-        for c in apart:
-            prev = before.get(c.episode.id)
-            if prev is not None and asks_back(prev):  # a reply to the companion's question
-                continue  # goes on with its topic: "When and where?" → "June 14th, Karuizawa"
-            c.components["bm25_neighbours_only"] = 1.0
+        for c in checked:
+            if c.episode.id not in own:
+                c.components["bm25_neighbours_only"] = 1.0
 
 
 def lexical_agreement(components: dict[str, float]) -> bool:

@@ -574,16 +574,6 @@ class Store:
                 return set()
             return fulltext.own_matches(cur, expression, ids)
 
-    def previous_turns(self, ids: Sequence[int]) -> dict[int, Episode]:
-        """The conversation turn before each of ``ids`` within the neighbour gap, as
-        ``{id: previous episode}`` (whatever the filters: it is read, not returned)."""
-        if not ids:
-            return {}
-        with self.connections.read() as cur:
-            before = ep_rows.previous_turns(cur, ids, self.neighbour_gap_s)
-            episodes = ep_rows.fetch_episodes(cur, sorted(set(before.values())))
-        return {a: episodes[b] for a, b in before.items() if b in episodes}
-
     def next_turns(self, ids: Sequence[int], filters: Filters) -> dict[int, Episode]:
         """The conversation turn that follows each of ``ids`` within the neighbour gap, when
         ``filters`` let it through, as ``{id: next episode}``. A turn the filters hide is

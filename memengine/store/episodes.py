@@ -306,30 +306,6 @@ def next_turns(cur: Any, ids: Sequence[int], gap_s: int) -> dict[int, int]:
     return {int(a): int(b) for a, b in rows}
 
 
-_PREVIOUS_TURN = """
-SELECT e.id, p.id
-  FROM episodes AS e
-  JOIN episodes AS p ON p.id = (
-        SELECT x.id FROM episodes AS x
-         WHERE x.agent = e.agent AND x.kind IN ('exchange', 'message')
-           AND (x.occurred_ts, x.id) < (e.occurred_ts, e.id)
-         ORDER BY x.occurred_ts DESC, x.id DESC
-         LIMIT 1)
- WHERE e.id IN ({marks}) AND e.kind IN ('exchange', 'message')
-   AND p.occurred_ts >= e.occurred_ts - ?
-"""
-
-
-def previous_turns(cur: Any, ids: Sequence[int], gap_s: int) -> dict[int, int]:
-    """The conversation turn before each of ``ids`` within ``gap_s`` seconds, as
-    ``{id: previous id}`` (:func:`next_turns` the other way)."""
-    if not ids or gap_s <= 0:
-        return {}
-    marks = ",".join("?" * len(ids))
-    rows = cur.execute(_PREVIOUS_TURN.format(marks=marks), [*ids, gap_s]).fetchall()
-    return {int(a): int(b) for a, b in rows}
-
-
 def newest_turns(cur: Any, agent: str, until_ts: int, limit: int) -> list[Episode]:
     """The agent's ``limit`` newest conversation turns (``exchange`` and ``message``, any
     status) that happened at or before ``until_ts``, newest first (the ``(agent,
