@@ -106,8 +106,10 @@ def write_jsonl(
     ):  # (a codecs writer is text, whose mode is the binary file's under it)
         raise InvalidInput(
             "an export goes to a path (a str) or an open text file, not a binary file: "
-            "open it with mode 'w' (text), not 'wb'"
+            "open it with mode 'w' (text)"
         )
+    elif getattr(out, "closed", False) is True:
+        raise InvalidInput("an export goes to an open file: this one is closed")
     elif callable(getattr(out, "writable", None)) and not out.writable():
         raise InvalidInput("an export goes to a file open for writing: this one was opened 'r'")
     if isinstance(out, (str, os.PathLike)):

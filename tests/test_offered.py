@@ -370,3 +370,76 @@ def test_every_full_text_hit_is_checked_when_that_search_answers_alone(
         found = next(x for x in r.results if x.episode.id == pin)
         assert found.components.get("bm25_neighbours_only") == 1.0
         assert found.relevance == "low" and pin not in mem.pack(r).episode_ids
+
+
+def test_a_hit_a_bonus_lifts_later_was_checked_too(tmp_path: Path, clock: FixedClock) -> None:
+    """With the embedder down, the seventh full-text hit, found through its neighbours'
+    words, was lifted to the top by the date it holds and decided the turn unchecked."""
+    from memengine.errors import EmbeddingError
+
+    class Down(HashEmbedder):
+        up = True
+
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            if not self.up:
+                raise EmbeddingError("the embedder is down")
+            return super().embed(texts)
+
+    embedder = Down(64)
+    with Memory.open(tmp_path / "m.db", embedder=embedder, clock=clock) as mem:
+        for i in range(8):
+            text = f"Long day at work number {i}"
+            if i == 7:
+                text = "Long day at work, lots of meetings and calls, finally home on June 3rd"
+            mem.add_exchange(text, "Rest well.")
+            clock.advance(minutes=2)
+            mem.add(f"aquarium aquarium note {i}", kind="message")
+            clock.advance(minutes=2)
+        embedder.up = False
+        r = mem.retrieve("When did I go to the aquarium?", kinds=["exchange"], record=False)
+        assert any(d.startswith("vector search skipped") for d in r.degraded)
+        assert all("bm25_neighbours_only" in x.components for x in r.results)
+        assert not r.should_inject and not mem.pack(r).episode_ids
+
+
+@pytest.mark.parametrize(
+    ("turns", "question"),
+    [
+        (
+            (
+                ("My sister Sakura is having her wedding soon!", "Congrats! When and where?"),
+                ("June 14th, at a little chapel in Karuizawa", "Lovely place."),
+            ),
+            "When is Sakura's wedding?",
+        ),
+        (
+            (
+                ("妹のさくらが結婚式挙げるんだって", "おめでとう！いつどこで？"),
+                ("6月14日に軽井沢のチャペルでやるの", "素敵な場所だね"),
+            ),
+            "さくらの結婚式っていつだっけ？",
+        ),
+    ],
+)
+def test_the_answer_to_the_companions_question_is_packed(
+    tmp_path: Path, usem3: USEM3Embedder, turns: tuple[tuple[str, str], ...], question: str
+) -> None:
+    """The date said in reply to "When and where?" matches the question only through the
+    turn before it; its own date bonus had already ranked it higher than the lift would,
+    and it lost the next_turn mark that lets such a hit count."""
+    t0 = datetime(2026, 5, 1, 11, tzinfo=timezone.utc)
+    clock = FixedClock(t0)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=clock) as mem:
+        for day, said in enumerate([("Had pizza for lunch", "Yum!"), ("Morning!", "Hi!")]):
+            clock.set(t0 + timedelta(days=day))
+            mem.add_exchange(*said, agent="u")
+        clock.set(t0 + timedelta(days=4))
+        ids = []
+        for said in turns:
+            ids.append(mem.add_exchange(*said, agent="u"))
+            clock.advance(minutes=2)
+        clock.set(t0 + timedelta(days=8))
+        r = mem.retrieve(question, agent="u")
+        answer = next(x for x in r.results if x.episode.id == ids[1])
+        assert answer.components.get("next_turn") == 1.0
+        assert ids[1] in mem.pack(r).episode_ids

@@ -302,3 +302,11 @@ def test_an_export_to_a_file_open_for_reading_says_so(mem: Memory, tmp_path: Pat
 
     sink = Sink()
     assert mem.export(sink) == 1 and "the rent" in sink.text  # type: ignore[arg-type]
+
+
+def test_an_export_to_a_closed_file_says_so(mem: Memory, tmp_path: Path) -> None:
+    mem.add("the rent is due on the 3rd", kind="fact")
+    fh = (tmp_path / "out.jsonl").open("w", encoding="utf-8")
+    fh.close()
+    with pytest.raises(InvalidInput, match="this one is closed"):
+        mem.export(fh)  # type: ignore[arg-type]

@@ -275,21 +275,15 @@ class FastPath:
         lexical_only: bool,
     ) -> None:
         """Mark ``bm25_neighbours_only`` on each candidate of both searches (each full-text
-        hit in a list's top 3 or the first ``max_results`` when that search answered
-        alone: what its labels and decision read) whose full-text hit
+        hit when that search answered alone) whose full-text hit
         matched only its neighbours' words, for every query's terms as its own search kept
         them: the searches do not agree on it then (a turn next to one about the cat is not
         about the cat)."""
         cfg = self.config
-        checked = [  # those whose label or decision reads the agreement
+        checked = [  # (alone, every hit: a bonus may lift any of them to the top later)
             c
-            for i, c in enumerate(candidates)
-            if "bm25_rank" in c.components
-            and (
-                "knn_rank" in c.components
-                if not lexical_only
-                else c.components["bm25_rank"] <= 3 or i < cfg.max_results
-            )
+            for c in candidates
+            if "bm25_rank" in c.components and (lexical_only or "knn_rank" in c.components)
         ]
         if not checked:
             return

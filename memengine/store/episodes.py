@@ -288,10 +288,10 @@ SELECT e.id, n.id
         SELECT x.id FROM episodes AS x
          WHERE x.agent = e.agent AND x.kind IN ('exchange', 'message')
            AND (x.occurred_ts, x.id) > (e.occurred_ts, e.id)
+           AND x.occurred_ts <= e.occurred_ts + ?  -- (the gap: not a scan of all after)
          ORDER BY x.occurred_ts, x.id
          LIMIT 1)
  WHERE e.id IN ({marks}) AND e.kind IN ('exchange', 'message')
-   AND n.occurred_ts <= e.occurred_ts + ?
 """
 
 
@@ -302,7 +302,7 @@ def next_turns(cur: Any, ids: Sequence[int], gap_s: int) -> dict[int, int]:
     if not ids or gap_s <= 0:
         return {}
     marks = ",".join("?" * len(ids))
-    rows = cur.execute(_NEXT_TURN.format(marks=marks), [*ids, gap_s]).fetchall()
+    rows = cur.execute(_NEXT_TURN.format(marks=marks), [gap_s, *ids]).fetchall()
     return {int(a): int(b) for a, b in rows}
 
 
