@@ -202,14 +202,14 @@ def _time_field(name: str, value: object) -> datetime:
     :class:`.InvalidInput` (pydantic would read it as a Unix timestamp, silently)."""
     if not isinstance(value, str):
         raise InvalidInput(f"{name}: a time as ISO 8601 text, not {json.dumps(value)[:80]}")
-    if _DIGITS.fullmatch(value) and not re.fullmatch(r"\d{8}", value.strip()):
-        raise InvalidInput(
-            f"{name}: a time as ISO 8601 text (2026-04-01T08:30:00Z, or 20260401), "
-            f"not {value!r}: memengine reads no Unix timestamp"
-        )
     try:
         return parse_iso(value)
     except ValueError as exc:
+        if _DIGITS.fullmatch(value):  # a number parse_iso does not read as a basic-form day
+            raise InvalidInput(
+                f"{name}: a time as ISO 8601 text (2026-04-01T08:30:00Z, or 20260401), "
+                f"not {value!r}: memengine reads no Unix timestamp"
+            ) from exc
         raise InvalidInput(f"{name}: not an ISO 8601 time: {value!r}") from exc
 
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from memengine import NewEpisode
+from memengine import Memory, NewEpisode
 from memengine.embed.base import Vectors, normalize
+from memengine.store.episodes import ensure_agents
 from memengine.text import query_terms
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
@@ -85,3 +86,15 @@ def freed_without_a_collection(make: Callable[[], Any], use: Callable[[Any], obj
         return held() is None
     finally:
         gc.enable()
+
+
+def stored_by_an_earlier_version(mem: Memory, name: str, text: str) -> None:
+    """Write an agent and one fact of it as an earlier memengine did, its name unchecked
+    (not in NFC, or one now refused)."""
+    with mem.store.connections.write() as cur:
+        ensure_agents(cur, [name], T0)
+    mem.store.add(
+        [NewEpisode(agent=name, kind="fact", content=text, occurred_at=T0)],
+        [text],
+        mem.embedder.embed([text]),
+    )

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memengine import Config, FixedClock, InvalidInput, Memory, NewEpisode
+from memengine import Config, FixedClock, InvalidInput, Memory
 from memengine.cli import app
 from memengine.cli._app import shown_name
 from memengine.embed.base import Vectors
 from memengine.store.episodes import ensure_agents
 
-from .helpers import T0, HashEmbedder
+from .helpers import T0, HashEmbedder, stored_by_an_earlier_version
 from .openai_server import ScriptedOpenAI
 
 FILLER = "\u3164"  # Hangul filler: blank, refused as a new name
@@ -23,20 +23,9 @@ ZERO_WIDTH = "\u200b"
 SECRET = "quokkapin"
 
 
-def _stored_by_an_earlier_version(mem: Memory, name: str, text: str) -> None:
-    """Write an agent and one episode of it as an earlier memengine did, unchecked."""
-    with mem.store.connections.write() as cur:
-        ensure_agents(cur, [name], T0)
-    mem.store.add(
-        [NewEpisode(agent=name, kind="fact", content=text, occurred_at=T0)],
-        [text],
-        mem.embedder.embed([text]),
-    )
-
-
 @pytest.mark.parametrize("odd", [FILLER, ZERO_WIDTH])
 def test_a_stored_name_now_refused_blocks_no_other_agent(mem: Memory, odd: str) -> None:
-    _stored_by_an_earlier_version(mem, odd, "an old note")
+    stored_by_an_earlier_version(mem, odd, "an old note")
     mem.add("a note of alice", agent="alice")
     report = mem.forget_agent("alice")
     assert (report.agent, report.episodes) == ("alice", 1)
@@ -45,7 +34,7 @@ def test_a_stored_name_now_refused_blocks_no_other_agent(mem: Memory, odd: str) 
 
 @pytest.mark.parametrize("odd", [FILLER, ZERO_WIDTH])
 def test_a_stored_name_now_refused_is_reached_as_stored(mem: Memory, odd: str) -> None:
-    _stored_by_an_earlier_version(mem, odd, "an old note")
+    stored_by_an_earlier_version(mem, odd, "an old note")
     mem.add("a note of alice", agent="alice")
     assert mem.has_agent(odd)
     for a in mem.agents():  # the README's nightly loop
@@ -56,7 +45,7 @@ def test_a_stored_name_now_refused_is_reached_as_stored(mem: Memory, odd: str) -
 
 
 def test_a_blank_name_not_stored_is_still_refused(mem: Memory) -> None:
-    _stored_by_an_earlier_version(mem, FILLER, "an old note")
+    stored_by_an_earlier_version(mem, FILLER, "an old note")
     for new in (ZERO_WIDTH, " ", FILLER + FILLER):
         with pytest.raises(InvalidInput, match="non-empty"):
             mem.add("a note", agent=new)

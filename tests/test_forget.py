@@ -79,20 +79,13 @@ def test_the_cli_forgets_only_with_yes(db_path: Path, clock: FixedClock, cli_env
 def test_forget_takes_every_spelling_of_the_name(db_path: Path, clock: FixedClock) -> None:
     """A name an earlier version stored as typed (not in NFC) beside the same name in NFC:
     forgetting it forgets both."""
-    from memengine import NewEpisode
-    from memengine.store.episodes import ensure_agents
+    from .helpers import stored_by_an_earlier_version
 
     decomposed, composed = "か\u3099っこう", "がっこう"
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
         # what an earlier memengine wrote: the name as typed, then a twin in NFC beside it
         for name, text in ((decomposed, f"old note {SECRET}"), (composed, f"new note {SECRET}")):
-            with m.store.connections.write() as cur:
-                ensure_agents(cur, [name], T0)
-            m.store.add(
-                [NewEpisode(agent=name, kind="fact", content=text, occurred_at=T0)],
-                [text],
-                m.embedder.embed([text]),
-            )
+            stored_by_an_earlier_version(m, name, text)
         m.add("someone else", agent="alice")
         assert len(m.agents()) == 3
         report = m.forget_agent(decomposed)

@@ -12,14 +12,28 @@ import pytest
 
 from memengine import FixedClock, InvalidInput, Memory
 from memengine.config import Config
-from memengine.embed.base import Vectors
+from memengine.embed.base import Embedder, Vectors
 from memengine.embed.usem3 import USEM3Embedder
+from memengine.errors import EmbeddingError
 from memengine.text import shared_phrases
 
 from .helpers import HashEmbedder
 from .openai_server import ScriptedOpenAI
 
 JST = timezone(timedelta(hours=9))
+
+
+class _CanGoDown:
+    """An embedder that fails with EmbeddingError while ``up`` is False (a remote one down)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.up = inner, True
+        self.id, self.dimension = inner.id, inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not self.up:
+            raise EmbeddingError("the embedder is down")
+        return self.inner.embed(texts)
 
 
 @pytest.mark.parametrize(
@@ -291,20 +305,8 @@ def test_the_full_text_search_alone_does_not_pack_a_neighbours_hit(
     tmp_path: Path, usem3: USEM3Embedder
 ) -> None:
     """With the embedder down the nurse turn after the cat's was still packed."""
-    from memengine.errors import EmbeddingError
-
-    class Down:
-        def __init__(self) -> None:
-            self.up = True
-            self.id, self.dimension = usem3.id, usem3.dimension
-
-        def embed(self, texts: list[str]) -> object:
-            if not self.up:
-                raise EmbeddingError("the embedder is down")
-            return usem3.embed(texts)
-
-    embedder = Down()
-    with Memory.open(tmp_path / "m.db", embedder=embedder) as mem:  # type: ignore[arg-type]
+    embedder = _CanGoDown(usem3)
+    with Memory.open(tmp_path / "m.db", embedder=embedder) as mem:
         cat = mem.add_exchange("My cat is called Mochi", "Lovely name!")
         mem.add_exchange("I work night shifts as a nurse in Leeds", "That's demanding.")
         mem.add_exchange("My PIN for the bank is 4821", "I'll keep that safe.")
@@ -334,17 +336,7 @@ def test_every_full_text_hit_is_checked_when_that_search_answers_alone(
 ) -> None:
     """With three queries, nine hits are in some list's top 3: the PIN turn, found by its
     guitar neighbour's words, ranked seventh and was packed unchecked."""
-    from memengine.errors import EmbeddingError
-
-    class Down(HashEmbedder):
-        up = True
-
-        def embed(self, texts: Sequence[str]) -> Vectors:
-            if not self.up:
-                raise EmbeddingError("the embedder is down")
-            return super().embed(texts)
-
-    embedder = Down(64)
+    embedder = _CanGoDown(HashEmbedder(64))
     with Memory.open(tmp_path / "m.db", embedder=embedder, clock=clock) as mem:
         for text in (
             "My cat Mochi sleeps all day",
@@ -375,17 +367,7 @@ def test_every_full_text_hit_is_checked_when_that_search_answers_alone(
 def test_a_hit_a_bonus_lifts_later_was_checked_too(tmp_path: Path, clock: FixedClock) -> None:
     """With the embedder down, the seventh full-text hit, found through its neighbours'
     words, was lifted to the top by the date it holds and decided the turn unchecked."""
-    from memengine.errors import EmbeddingError
-
-    class Down(HashEmbedder):
-        up = True
-
-        def embed(self, texts: Sequence[str]) -> Vectors:
-            if not self.up:
-                raise EmbeddingError("the embedder is down")
-            return super().embed(texts)
-
-    embedder = Down(64)
+    embedder = _CanGoDown(HashEmbedder(64))
     with Memory.open(tmp_path / "m.db", embedder=embedder, clock=clock) as mem:
         for i in range(8):
             text = f"Long day at work number {i}"

@@ -149,6 +149,7 @@ def after_retrieve(
     turn_id: int | None = None
     recalled: dict[int, tuple[float, int]] = {}
     ids = [r.episode.id for r in results]
+    offered = offered_results(results, should_inject)  # what the reply is shown
     # a read-only file records nothing; nor does a turn of an agent the file does not know
     # (a mistyped name would otherwise become an agent)
     record = record and not store.read_only and has_agent(store, agent)
@@ -165,8 +166,8 @@ def after_retrieve(
                         perspective=perspective,
                         ranking=ranking,
                         candidates=list(zip(ids, feats, strict=True)),
-                        # what the reply is shown: feedback judges an answer against these
-                        offered=[r.episode.id for r in offered_results(results, should_inject)],
+                        # feedback judges an answer against these
+                        offered=[r.episode.id for r in offered],
                     )
                     if turn_id is None:  # the agent was forgotten while the turn ran
                         degraded.append("turn not recorded: the agent was forgotten meanwhile")
@@ -174,9 +175,7 @@ def after_retrieve(
                         store_lc.count_candidates(cur, ids)
                 if deep_recall:
                     archived = [  # those offered the reply: a low result is not recalled
-                        r.episode.id
-                        for r in offered_results(results, should_inject)
-                        if r.episode.status == "archived"
+                        r.episode.id for r in offered if r.episode.status == "archived"
                     ]
                     if archived:
                         recalled = store_lc.recall_archived(

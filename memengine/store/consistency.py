@@ -15,6 +15,7 @@ from ..models import Episode
 from . import episodes as ep_rows
 from .connect import Connections
 from .salvage import readable_batches
+from .vec0_chunks import held_slots, vector_blob
 from .vector_index import VectorIndex
 
 __all__ = [
@@ -212,15 +213,12 @@ def bad_vectors(cur: Any, limit: int = 100) -> list[int]:
     for chunk_id, valid, rowids in cur.execute(
         "SELECT chunk_id, validity, rowids FROM episode_vectors_chunks"
     ).fetchall():
-        row = cur.execute(
-            "SELECT vectors FROM episode_vectors_vector_chunks00 WHERE rowid = ?", (chunk_id,)
-        ).fetchone()
+        blob = vector_blob(cur, chunk_id)
         size = len(rowids) // 8
-        if row is None or not size or len(row[0]) % (4 * size):
+        if blob is None or not size or len(blob) % (4 * size):
             continue  # (a layout this check does not know: the chunk index check reports it)
-        vecs = np.frombuffer(row[0], dtype="<f4").reshape(size, -1)
-        held = np.unpackbits(np.frombuffer(bytes(valid), dtype=np.uint8), bitorder="little")
-        held = held[:size].astype(bool) if held.size >= size else np.zeros(size, bool)
+        vecs = np.frombuffer(blob, dtype="<f4").reshape(size, -1)
+        held = held_slots(valid, size)
         with np.errstate(invalid="ignore", over="ignore"):
             broken = ~np.isfinite(vecs).all(axis=1) | ~vecs.any(axis=1)
         ids = np.frombuffer(bytes(rowids), dtype="<i8")

@@ -543,8 +543,7 @@ class Store:
         """
         with self.connections.read() as cur:
             rows = fts_row_count(cur)  # read once for both caches
-            dropped = self.term_stats.frequent(cur, terms, max_df, posting_budget, rows)
-            expression = fulltext.match_expression([t for t in terms if t not in dropped])
+            expression, dropped = self._kept_terms(cur, terms, max_df, posting_budget, rows)
             if expression is None:
                 return [], sorted(dropped)
             scope = self.term_stats.agent_share(cur, filters.agent, rows) < 0.5
@@ -568,11 +567,21 @@ class Store:
             return set()
         with self.connections.read() as cur:
             rows = fts_row_count(cur)
-            dropped = self.term_stats.frequent(cur, terms, max_df, posting_budget, rows)
-            expression = fulltext.match_expression([t for t in terms if t not in dropped])
-            if expression is None:
-                return set()
-            return fulltext.own_matches(cur, expression, ids)
+            expression, _ = self._kept_terms(cur, terms, max_df, posting_budget, rows)
+            return set() if expression is None else fulltext.own_matches(cur, expression, ids)
+
+    def _kept_terms(
+        self,
+        cur: Any,
+        terms: Sequence[str],
+        max_df: float,
+        posting_budget: int | None,
+        rows: int,
+    ) -> tuple[str | None, set[str]]:
+        """The MATCH expression of the ``terms`` a search keeps (None when none is) and the
+        ones it leaves out (:meth:`TermStats.frequent`)."""
+        dropped = self.term_stats.frequent(cur, terms, max_df, posting_budget, rows)
+        return fulltext.match_expression([t for t in terms if t not in dropped]), dropped
 
     def next_turns(self, ids: Sequence[int], filters: Filters) -> dict[int, Episode]:
         """The conversation turn that follows each of ``ids`` within the neighbour gap, when

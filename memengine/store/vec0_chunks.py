@@ -16,7 +16,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["STATUS", "Chunk", "chunk_blobs", "chunk_heads", "chunk_rows", "valid_rows"]
+__all__ = [
+    "STATUS",
+    "Chunk",
+    "chunk_blobs",
+    "chunk_heads",
+    "chunk_rows",
+    "held_slots",
+    "valid_rows",
+    "vector_blob",
+]
 
 STATUS = {"active": 0, "archived": 1}
 """The small integer code of each episode status the index tells apart (others: 2)."""
@@ -81,11 +90,18 @@ def _ints(blob: bytes, size: int) -> npt.NDArray[np.int64] | None:
     return np.frombuffer(blob, dtype="<i8")
 
 
+def held_slots(validity: bytes, size: int) -> npt.NDArray[np.bool_]:
+    """Which of a vec0 chunk's ``size`` row slots are in use (its validity bits, one per
+    slot; a slot past the bits is not)."""
+    bits = np.unpackbits(np.frombuffer(bytes(validity), dtype=np.uint8), bitorder="little")
+    held = np.zeros(size, dtype=bool)
+    held[: min(size, bits.size)] = bits[:size].astype(bool)
+    return held
+
+
 def valid_rows(validity: bytes, rowids: bytes) -> int:
     """How many rows of a vec0 chunk are in use (its validity bits, one per row slot)."""
-    size = len(rowids) // 8
-    bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size]
-    return int(np.count_nonzero(bits))
+    return int(np.count_nonzero(held_slots(validity, len(rowids) // 8)))
 
 
 def chunk_rows(row: Sequence[Any], dimension: int) -> Chunk | None:
@@ -96,8 +112,7 @@ def chunk_rows(row: Sequence[Any], dimension: int) -> Chunk | None:
     size = len(ids)
     if len(vectors) != size * dimension * 4 or len(validity) * 8 < size:
         return None
-    valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size]
-    keep = valid.astype(bool)
+    keep = held_slots(validity, size)
     vecs = np.frombuffer(vectors, dtype="<f4").reshape(size, dimension)
     kinds = _texts(kind_blob, size, keep)
     statuses = _texts(status_blob, size, keep)
@@ -121,6 +136,12 @@ def chunk_heads(cur: Any, agent: str) -> list[tuple[int, bytes, bytes]]:
         (agent,),
     ).fetchall()
     return rows
+
+
+def vector_blob(cur: Any, chunk_id: int) -> bytes | None:
+    """One chunk's vectors blob, or None when the chunk has none."""
+    row = cur.execute(_BLOBS[0], (chunk_id,)).fetchone()
+    return None if row is None else bytes(row[0])
 
 
 def chunk_blobs(cur: Any, chunk_id: int) -> list[bytes]:
