@@ -721,6 +721,7 @@ class Memory:
                     refine=self.retriever.refine,
                     decide=self.retriever.decide,
                     held=self.retriever.held,
+                    repeats=self.retriever.repeats,
                 )
             return self._llm_turn
 

@@ -317,6 +317,10 @@ class Retrieval(_Model):
     in_recent: tuple[int, ...] = ()
     """The stored turns left out because the ``recent`` messages repeat them word for word
     (``[retrieval] skip_recent``): the reply model sees them already."""
+    repeats: tuple[int, ...] = ()
+    """Older exchanges found and left out because their user turn repeats a user message of
+    ``recent``, or the new message when it asks nothing (case, spacing and punctuation
+    aside; ``[retrieval] skip_repeats``): a daily "Morning!" is no memory of the question."""
     max_sensitivity: int = 3
     """The most sensitive episodes searched (0–3); a pack carries no principle above it."""
     signals: dict[str, float] = Field(default_factory=dict)

@@ -134,7 +134,8 @@ def test_the_stored_turns_of_the_current_conversation_are_left_out(mem: Memory) 
 
 
 def test_skip_recent_off_keeps_them(tmp_path: Path) -> None:
-    with companion(tmp_path / "m.db", skip_recent=False) as mem:
+    # (their user turns repeat the recent ones: skip_repeats would leave them out too)
+    with companion(tmp_path / "m.db", skip_recent=False, skip_repeats=False) as mem:
         r = mem.retrieve("Which shoes did the dog chew?", recent=current(mem))
         assert r.in_recent == ()
         assert {3, 4} <= {x.episode.id for x in r.results}

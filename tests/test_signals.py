@@ -70,6 +70,10 @@ def test_idf_and_lexical_reach() -> None:
         "いつまで続くの",
         "明日は間に合いそうか",  # そうか of a question, not the backchannel
         "大丈夫そうか",
+        # "again" and "had" in a question
+        "What was her name again",
+        "Had I told you about Mochi?",
+        "Tell me the name of that place again",
     ],
 )
 def test_asks_memory(text: str) -> None:
@@ -119,6 +123,10 @@ def test_asks_memory(text: str) -> None:
         "どこまでも行こう",
         "どうにもならない",
         "どうりで眠いわけだ",
+        # "again" of a routine, and chat that leaves out its "I"
+        "Rainy day again",
+        "Ugh, Monday again",
+        "Had pizza for lunch",
     ],
 )
 def test_small_talk_does_not_ask(text: str) -> None:

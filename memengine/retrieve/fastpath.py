@@ -36,8 +36,14 @@ from ..text import dense_query, query_terms
 from . import workers
 from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
+from .recent import user_repeats
 
-__all__ = ["Candidate", "FastPath", "FastResult"]
+__all__ = ["REPEAT_SLACK", "Candidate", "FastPath", "FastResult"]
+
+REPEAT_SLACK = 40
+"""How many more hits each search asks for when repeats of what the user said are left
+out (they are known only once found: a daily "Morning!" has a copy a day; past 40 of them
+in a list, the list comes out shorter)."""
 
 
 @dataclass
@@ -59,6 +65,9 @@ class FastResult:
     timings_ms: dict[str, float]
     degraded: list[str] = field(default_factory=list)
     lexical_only: bool = False
+    repeats: list[int] = field(default_factory=list)
+    """The stored exchanges left out because their user turn repeats what the user just
+    said (:func:`.recent.user_repeats`)."""
 
 
 MAX_ABANDONED = 16
@@ -174,13 +183,17 @@ class FastPath:
         *,
         now: datetime,
         exclude: AbstractSet[int] = frozenset(),
+        repeats: AbstractSet[str] = frozenset(),
         skip_vectors: str | None = None,
     ) -> FastResult:
         """Search every query, fuse, score and fetch the candidates (best first). The ids
         in ``exclude`` are left out of every list before it is ranked (each search asks for
-        as many more hits). ``skip_vectors`` (a reason) searches the full text alone,
-        asking the embedder nothing."""
+        as many more hits), and so are the exchanges whose user turn repeats one of the
+        ``repeats`` (:func:`.recent.repeat_key` keys; each search asks for
+        :data:`REPEAT_SLACK` more hits). ``skip_vectors`` (a reason) searches the full
+        text alone, asking the embedder nothing."""
         cfg = self.config
+        extra = len(exclude) + (REPEAT_SLACK if repeats else 0)
         timings: dict[str, float] = {}
         degraded: list[str] = []
         queries = [q[: cfg.max_query_chars] for q in queries if q.strip()]
@@ -209,7 +222,7 @@ class FastPath:
             self.executor.submit(
                 self.store.knn_many,
                 knn_vecs,
-                min(cfg.knn_k_per_query + len(exclude), MAX_K),
+                min(cfg.knn_k_per_query + extra, MAX_K),
                 filters,
             )
             if use_knn and knn_vecs is not None
@@ -217,28 +230,40 @@ class FastPath:
         )
         term_lists = [query_terms(q) if use_bm25 else [] for q in queries]
         bm25_jobs = [
-            self.executor.submit(self.bm25, terms, filters, len(exclude)) if terms else None
+            self.executor.submit(self.bm25, terms, filters, extra) if terms else None
             for terms in term_lists
         ]
-        lists: list[RankedList] = []
-        for i, hits in enumerate(knn_job.result() if knn_job is not None else []):
-            hits = [h for h in hits if h[0] not in exclude][: cfg.knn_k_per_query]
-            lists.append(
-                RankedList(
-                    f"knn{i}", [h[0] for h in hits], [1 - h[1] for h in hits], cfg.knn_weight
-                )
-            )
+        knn_hits = knn_job.result() if knn_job is not None else []
         timings["knn"] = _ms(t1)
+        bm25_hits: list[tuple[int, list[tuple[int, float]]]] = []  # (query, hits)
         for i, bjob in enumerate(bm25_jobs):
             if bjob is None:
                 if use_bm25:
                     degraded.append(f"bm25 skipped for query {i}: no searchable terms")
                 continue
-            hits = [h for h in bjob.result() if h[0] not in exclude][: cfg.bm25_k_per_query]
+            bm25_hits.append((i, bjob.result()))
+        timings["search"] = _ms(t1)
+        repeated: set[int] = set()
+        if repeats:
+            t5 = time.perf_counter()
+            found = [*knn_hits, *(hits for _, hits in bm25_hits)]
+            hit_ids = {h[0] for hits in found for h in hits}
+            repeated = user_repeats(self.store.user_turns(sorted(hit_ids - exclude)), repeats)
+            timings["repeats"] = _ms(t5)
+        skip = set(exclude) | repeated
+        lists: list[RankedList] = []
+        for i, hits in enumerate(knn_hits):
+            hits = [h for h in hits if h[0] not in skip][: cfg.knn_k_per_query]
+            lists.append(
+                RankedList(
+                    f"knn{i}", [h[0] for h in hits], [1 - h[1] for h in hits], cfg.knn_weight
+                )
+            )
+        for i, hits in bm25_hits:
+            hits = [h for h in hits if h[0] not in skip][: cfg.bm25_k_per_query]
             lists.append(
                 RankedList(f"bm25{i}", [h[0] for h in hits], [h[1] for h in hits], cfg.bm25_weight)
             )
-        timings["search"] = _ms(t1)
 
         t2 = time.perf_counter()
         fused = rrf(lists, k=cfg.rrf_k, limit=cfg.max_candidates)
@@ -265,7 +290,9 @@ class FastPath:
         self._mark_neighbours_only(candidates, term_lists, lexical_only=qvecs is None)
         timings["own_text"] = _ms(t4)
         timings["total"] = _ms(t0)
-        return FastResult(candidates, list(queries), timings, degraded, qvecs is None)
+        return FastResult(
+            candidates, list(queries), timings, degraded, qvecs is None, sorted(repeated)
+        )
 
     def _mark_neighbours_only(
         self,

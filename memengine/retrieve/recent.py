@@ -12,11 +12,24 @@ exchange counts as held only when its user turn and its reply are
 consecutive messages of ``recent`` (or its reply is the first message,
 whose user turn was cut off): an old "Yes" elsewhere in the memory is not
 mistaken for the "Yes" just said.
+
+Older turns can repeat the conversation too: a daily "Morning!" has many
+stored copies, and a context query that holds this morning's greeting finds
+them first (both searches agree on them, they are packed as ``high``) and
+pushes the asked fact out. Their user side says nothing the prompt does not
+show, so an exchange whose user turn repeats a user message of ``recent``
+(:func:`user_repeats`, compared by :func:`repeat_key`: case, spacing and
+punctuation aside) is left out of the search as well, and so is one that
+repeats the new message when that message asks nothing (small talk would
+otherwise count its own old copies as the memory it restates). A question
+keeps its old copies: their replies may hold the answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from ..models import Episode, EpisodeKind, Message
 from ..text import is_blank, scrub
@@ -28,6 +41,9 @@ __all__ = [
     "held_in_recent",
     "lookback",
     "normalised",
+    "repeat_key",
+    "repeat_keys",
+    "user_repeats",
 ]
 
 LOOKBACK_SLACK = 10
@@ -101,3 +117,29 @@ def conversation(recent: Sequence[Message], text: str) -> list[Message]:
     if said and said[-1].role == "user" and said[-1].text.strip() == text.strip():
         said.pop()
     return said
+
+
+def repeat_key(text: str | None) -> str:
+    """``text`` as repeats are compared: scrubbed, NFKC, case-folded, letters and digits
+    only ("Morning!!" and "morning" are one key; an emoji-only message has none)."""
+    folded = unicodedata.normalize("NFKC", scrub(text or "")).casefold()
+    return "".join(ch for ch in folded if ch.isalnum())
+
+
+def repeat_keys(text: str, said: Sequence[Message], *, asks: bool) -> frozenset[str]:
+    """The keys of what the user said before ``text`` in ``said`` (the conversation, as
+    :func:`conversation` gives it: its last :data:`MAX_COMPARED` messages), and of ``text``
+    itself when it asks nothing (``asks`` false): old exchanges repeating them are left out."""
+    keys = {repeat_key(m.text) for m in said[-MAX_COMPARED:] if m.role == "user"}
+    if not asks:
+        keys.add(repeat_key(text))
+    keys.discard("")
+    return frozenset(keys)
+
+
+def user_repeats(user_turns: Mapping[int, str], keys: AbstractSet[str]) -> set[int]:
+    """The ids of the exchanges whose user turn (``user_turns``: id → text, as
+    :meth:`.Store.user_turns` reads them) has one of ``keys`` (:func:`repeat_key`)."""
+    if not keys:
+        return set()
+    return {i for i, text in user_turns.items() if repeat_key(text) in keys}

@@ -39,7 +39,7 @@ from .coverage import (
 from .evidence import answer_type_bonus, asks_back, lift_next_turns, window_bonus
 from .fastpath import Candidate, FastPath, FastResult, lexical_agreement
 from .inject import evidence_found, should_inject, top_cosine
-from .recent import conversation, held_in_recent, lookback
+from .recent import conversation, held_in_recent, lookback, repeat_keys
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
 from .temporal import find_time_expressions, time_is_asked, union, widen
 
@@ -301,6 +301,13 @@ class Retriever:
         newest = self.store.newest_turns(filters.agent, filters.until_ts, lookback(recent))
         return frozenset(held_in_recent(newest, recent))
 
+    def repeats(self, text: str, said: Sequence[Message]) -> frozenset[str]:
+        """What the user said that older exchanges must not merely repeat to be searched
+        (:func:`.recent.repeat_keys`; none without ``skip_repeats``)."""
+        if not self.config.skip_repeats:
+            return frozenset()
+        return repeat_keys(text, said, asks=asks_memory(text) or is_blank(text))
+
     def filters(
         self,
         *,
@@ -346,7 +353,13 @@ class Retriever:
         # the reach's term counts run beside the searches; the lists are re-fused after
         reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None
         held = self.held(recent, filters)
-        result: FastResult = self.fast.run([query, *extra_queries], filters, now=now, exclude=held)
+        result: FastResult = self.fast.run(
+            [query, *extra_queries],
+            filters,
+            now=now,
+            exclude=held,
+            repeats=self.repeats(text, said),
+        )
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
         signals: dict[str, float] = {}
@@ -384,4 +397,5 @@ class Retriever:
             time_window=widen(window, now) if window is not None else None,
             signals=signals,
             in_recent=tuple(sorted(held)),
+            repeats=tuple(result.repeats),
         )

@@ -36,15 +36,14 @@ _WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 _EN_QUESTION_WORDS = frozenset(
     "what when where who whom whose why which how did do does was were is are have has "
-    "had can could would should will".split()
+    "can could would should will".split()
 )
-"""Words that open an English question (the first word of a sentence)."""
+"""Words that open an English question (the first word of a sentence; not "had", which
+opens chat that leaves out its "I" far more often: "Had pizza for lunch")."""
 
-_EN_RECALL = re.compile(
-    r"\b(remember|remind|recall|forgot|forget|mentioned|told you|last time|"
-    r"again)\b"
-)
-"""English cues that point back at something said before."""
+_EN_RECALL = re.compile(r"\b(remember|remind|recall|forgot|forget|mentioned|told you|last time)\b")
+"""English cues that point back at something said before (not "again": "Rainy day again"
+is small talk; "What was it again?" asks by its question mark)."""
 
 _JA_QUESTION = re.compile(
     r"(何|(?<![ぁ-ゖ])なに|(?<![ぁ-ゖ])なんで(?![すし])|(?<![ぁ-ゖ])なんの"

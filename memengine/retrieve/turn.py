@@ -98,6 +98,18 @@ class Refine(Protocol):
 Held = Callable[[Sequence[Message], Filters], frozenset[int]]
 """The stored turns the recent messages repeat (:meth:`.Retriever.held`)."""
 
+Repeats = Callable[[str, Sequence[Message]], frozenset[str]]
+"""What older exchanges must not merely repeat to be searched (:meth:`.Retriever.repeats`)."""
+
+
+@dataclass(frozen=True)
+class Skip:
+    """What every search of a turn leaves out: the ``held`` stored turns ``recent``
+    repeats, and the exchanges whose user turn repeats one of the ``repeats`` keys."""
+
+    held: frozenset[int]
+    repeats: frozenset[str]
+
 
 PhaseStatus = Literal["ok", "cached", "empty", "timeout", "error", "invalid", "skipped", "disabled"]
 """How a phase ended: ``ok``/``cached``/``empty`` made it; the others fell back."""
@@ -203,11 +215,13 @@ class LLMTurn:
         refine: Refine,
         decide: Decide,
         held: Held,
+        repeats: Repeats,
         workers: int = 16,
     ) -> None:
         self.retrieval = retrieval
         self.reach = reach
         self.held = held
+        self.repeats = repeats
         self.refine = refine
         self.decide = decide
         self.llm = llm
@@ -296,9 +310,12 @@ class LLMTurn:
         query = context_query(text, recent, rcfg.recent_conversation_turns, rcfg.max_query_chars)
         lang = turn_language(text, recent)
         base = [query, *(q for q in extra_queries if q.strip())]
+        skip = Skip(held, self.repeats(text, recent))
 
         # Phase 1, with the fast path of the raw context query running alongside.
-        fast0 = self._searches.submit(self.fast.run, base, filters, now=now, exclude=held)
+        fast0 = self._searches.submit(
+            self.fast.run, base, filters, now=now, exclude=held, repeats=skip.repeats
+        )
         reach0 = self._searches.submit(self.reach, query) if rcfg.adaptive_weights else None
         text_found = find_time_expressions(text, now, max_chars=rcfg.max_query_chars)
         text_window = union((e.start, e.end) for e in text_found)
@@ -320,13 +337,13 @@ class LLMTurn:
         trace.expanded_queries = extra
 
         # Phase 2: the hybrid search of every query, in the window.
-        result0 = self._first_search(fast0, base, filters, now, turn_end, held)
+        result0 = self._first_search(fast0, base, filters, now, turn_end, skip)
         t2 = time.monotonic()
         result = result0
         if extra or window is not None:
             queries = [*base, *extra]
             narrowed = window_filters(filters, window, lag=False) if window is not None else filters
-            result = self._search(queries, narrowed, now, turn_end, result0, degraded, held)
+            result = self._search(queries, narrowed, now, turn_end, result0, degraded, skip)
             if result is result0:  # the search missed the deadline: no window was applied
                 window = None
             if window is not None and not result.candidates:
@@ -336,7 +353,7 @@ class LLMTurn:
                 trace.window_fallback = True
                 window = None
                 if extra:
-                    result = self._search(queries, filters, now, turn_end, result0, degraded, held)
+                    result = self._search(queries, filters, now, turn_end, result0, degraded, skip)
                 else:
                     result = result0
         timings["expanded_search"] = _ms(t2)
@@ -420,6 +437,7 @@ class LLMTurn:
             time_window=window,
             signals=signals if outcome is None else {},
             in_recent=tuple(sorted(held)),
+            repeats=tuple(sorted({*result0.repeats, *result.repeats})),
         )
         return retrieval, trace
 
@@ -569,7 +587,7 @@ class LLMTurn:
         filters: Filters,
         now: datetime,
         turn_end: float,
-        exclude: AbstractSet[int],
+        skip: Skip,
     ) -> FastResult:
         """The fast path's search of the raw queries; past the turn deadline (the embedder
         busy with other threads' work, or slow), the full text is searched alone, which
@@ -581,7 +599,8 @@ class LLMTurn:
             queries,
             filters,
             now=now,
-            exclude=exclude,
+            exclude=skip.held,
+            repeats=skip.repeats,
             skip_vectors="the query was not embedded within the turn deadline",
         )
 
@@ -593,11 +612,13 @@ class LLMTurn:
         turn_end: float,
         fallback: FastResult,
         degraded: list[str],
-        exclude: AbstractSet[int],
+        skip: Skip,
     ) -> FastResult:
-        """Phase 2's search (without the ids in ``exclude``); past the turn deadline, the
+        """Phase 2's search (without what ``skip`` leaves out); past the turn deadline, the
         first search's result."""
-        future = self._searches.submit(self.fast.run, queries, filters, now=now, exclude=exclude)
+        future = self._searches.submit(
+            self.fast.run, queries, filters, now=now, exclude=skip.held, repeats=skip.repeats
+        )
         result = self._wait(future, turn_end)
         if result is None:
             degraded.append("search: the expanded search missed the turn deadline; fast path used")

@@ -436,6 +436,12 @@ class Store:
         with self.connections.read() as cur:
             return ep_rows.fetch_episodes(cur, ids)
 
+    def user_turns(self, ids: Sequence[int]) -> dict[int, str]:
+        """The user turn of each exchange among these ids (a light read: no episode is
+        built; other kinds and absent ids are left out)."""
+        with self.connections.read() as cur:
+            return ep_rows.user_turns(cur, ids)
+
     def named_by_records(self, ids: Sequence[int]) -> list[int]:
         """Which of ``ids`` a recorded turn or a sleep's strength history names (ascending).
         An id above every one the file gave out was never named: only the others are
