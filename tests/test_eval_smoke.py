@@ -252,7 +252,7 @@ def test_eval_memset_store_recent_stores_each_questions_recent_turns(tmp_path: P
     assert "--store-recent: each question's recent messages were stored before it" in output
     assert all(None not in q["ranking"] for q in data["questions"])  # none of them was found
     keep = tmp_path / "keep.toml"
-    keep.write_text("[retrieval]\nskip_recent = false\n")
+    keep.write_text("[retrieval]\nskip_recent = false\nskip_repeats = false\n")
     kept = _eval(tmp_path, "memset", "c1", "fast", "--store-recent", "--config", str(keep))[1]
     assert any(None in q["ranking"] for q in kept["questions"])  # kept, they are found
     asked = datetime(2026, 6, 8, 19, 30, tzinfo=timezone.utc)

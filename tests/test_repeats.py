@@ -37,15 +37,14 @@ def test_the_key_leaves_case_spacing_and_punctuation_aside() -> None:
     assert repeat_key("Good  night") != repeat_key("Good night, Mochi")
 
 
-def test_the_keys_are_the_users_messages_and_small_talk_itself() -> None:
+def test_the_keys_are_the_users_messages() -> None:
     said = [
         Message(role="user", text="Morning!"),
         Message(role="partner", text="Good morning! Hope you slept well."),
         Message(role="user", text="🙂"),
     ]
-    assert repeat_keys("What car did I get?", said, asks=True) == {"morning"}
-    assert repeat_keys("Rainy day", said, asks=False) == {"morning", "rainyday"}
-    assert repeat_keys("", [], asks=False) == frozenset()
+    assert repeat_keys(said) == {"morning"}
+    assert repeat_keys([]) == frozenset()
 
 
 def test_only_the_user_turn_of_an_exchange_repeats(tmp_path: Path) -> None:
@@ -117,13 +116,20 @@ def test_old_copies_of_this_mornings_greeting_do_not_push_the_fact_out(
 
 
 def test_small_talk_does_not_restate_its_own_old_copies(tmp_path: Path) -> None:
+    """They stay results (a search for a stored text finds it), `low`: the message does
+    not inject them as the memory it restates (it did, all five top results)."""
     mem, clock, _ = companion(tmp_path / "m.db")
     with mem:
         clock.advance(hours=1)
         r = mem.retrieve("Traffic was terrible")
-        assert len(r.repeats) == 14  # every day's copy
-        assert not r.should_inject
+        copies = [x for x in r.results if x.episode.user_text == "Traffic was terrible"]
+        assert r.repeats == () and len(copies) >= 3
+        assert all(x.components["repeat"] == 1.0 and x.relevance == "low" for x in copies)
+        assert not r.should_inject and r.signals["top_cosine"] < 0.7
         assert mem.pack(r).episode_ids == ()
+        # a question keeps them as they are: the reply may hold the answer
+        r = mem.retrieve("Traffic was terrible?")
+        assert "repeat" not in r.results[0].components and r.results[0].relevance != "low"
 
 
 def test_a_question_keeps_its_old_copies(tmp_path: Path) -> None:
@@ -149,12 +155,16 @@ def test_skip_repeats_off_keeps_them(tmp_path: Path) -> None:
 
 def test_the_lists_keep_their_length_past_the_copies(tmp_path: Path) -> None:
     """Each search asks for more hits when repeats are left out: fourteen copies of the
-    small talk and still two hits in a two-hit list."""
-    mem, clock, _ = companion(tmp_path / "m.db", knn_k_per_query=2, bm25_k_per_query=2)
+    recent message (the newest held, the others that the searches found listed as
+    repeats) and still two hits in two-hit lists."""
+    mem, _clock, _ = companion(tmp_path / "m.db", knn_k_per_query=2, bm25_k_per_query=2)
     with mem:
-        clock.advance(hours=1)
-        r = mem.retrieve("Traffic was terrible")
-        assert len(r.repeats) == 14
+        recent = [
+            {"role": "user", "content": "Traffic was terrible"},
+            {"role": "assistant", "content": "That's annoying."},
+        ]
+        r = mem.retrieve("traffic was terrible again, what car did I get?", recent=recent)
+        assert len(r.repeats) >= 10 and r.in_recent
         assert len(r.results) >= 2
         assert "Traffic" not in " ".join(x.episode.text for x in r.results)
 

@@ -36,6 +36,8 @@ def evidence_found(candidates: Sequence[Candidate], config: RetrievalConfig) -> 
     or occurred in the time the message asks about (``asked_time``)."""
     for c in candidates[: config.max_results]:
         comps = c.components
+        if comps.get("repeat", 0.0) >= 1.0:  # small talk's own old copy
+            continue
         if (
             comps.get("knn_rank", 99) <= 3
             and comps.get("bm25_rank", 99) <= 3
@@ -50,9 +52,15 @@ def evidence_found(candidates: Sequence[Candidate], config: RetrievalConfig) -> 
 
 
 def top_cosine(candidates: Sequence[Candidate], config: RetrievalConfig) -> float:
-    """The best cosine similarity to the context query among the top results (0 without any)."""
+    """The best cosine similarity to the context query among the top results (0 without any;
+    small talk's own old copies, marked ``repeat``, left aside)."""
     return max(
-        (c.components.get("cosine", 0.0) for c in candidates[: config.max_results]), default=0.0
+        (
+            c.components.get("cosine", 0.0)
+            for c in candidates[: config.max_results]
+            if c.components.get("repeat", 0.0) < 1.0
+        ),
+        default=0.0,
     )
 
 

@@ -19,10 +19,10 @@ them first (both searches agree on them, they are packed as ``high``) and
 pushes the asked fact out. Their user side says nothing the prompt does not
 show, so an exchange whose user turn repeats a user message of ``recent``
 (:func:`user_repeats`, compared by :func:`repeat_key`: case, spacing and
-punctuation aside) is left out of the search as well, and so is one that
-repeats the new message when that message asks nothing (small talk would
-otherwise count its own old copies as the memory it restates). A question
-keeps its old copies: their replies may hold the answer.
+punctuation aside) is left out of the search as well. One that repeats the
+new message itself stays a result: small talk does not count it as the
+memory it restates (it is ``low``, :func:`.retriever.mark_own_copies`), and
+a question keeps it as it is (its reply may hold the answer).
 """
 
 from __future__ import annotations
@@ -126,13 +126,11 @@ def repeat_key(text: str | None) -> str:
     return "".join(ch for ch in folded if ch.isalnum())
 
 
-def repeat_keys(text: str, said: Sequence[Message], *, asks: bool) -> frozenset[str]:
-    """The keys of what the user said before ``text`` in ``said`` (the conversation, as
-    :func:`conversation` gives it: its last :data:`MAX_COMPARED` messages), and of ``text``
-    itself when it asks nothing (``asks`` false): old exchanges repeating them are left out."""
+def repeat_keys(said: Sequence[Message]) -> frozenset[str]:
+    """The keys of what the user said in ``said`` (the conversation before the new text, as
+    :func:`conversation` gives it: its last :data:`MAX_COMPARED` messages): older exchanges
+    repeating them are left out."""
     keys = {repeat_key(m.text) for m in said[-MAX_COMPARED:] if m.role == "user"}
-    if not asks:
-        keys.add(repeat_key(text))
     keys.discard("")
     return frozenset(keys)
 

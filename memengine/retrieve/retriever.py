@@ -22,7 +22,7 @@ from datetime import datetime
 from ..config import RetrievalConfig
 from ..embed.base import Embedder
 from ..errors import EmbeddingError
-from ..models import Message, Relevance, Retrieval, Retrieved
+from ..models import EpisodeKind, Message, Relevance, Retrieval, Retrieved
 from ..store.database import Store
 from ..store.filters import Filters
 from ..text import Language, guess_language, is_blank
@@ -39,11 +39,18 @@ from .coverage import (
 from .evidence import answer_type_bonus, asks_back, lift_next_turns, window_bonus
 from .fastpath import Candidate, FastPath, FastResult, lexical_agreement
 from .inject import evidence_found, should_inject, top_cosine
-from .recent import conversation, held_in_recent, lookback, repeat_keys
+from .recent import conversation, held_in_recent, lookback, repeat_key, repeat_keys
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
 from .temporal import find_time_expressions, time_is_asked, union, widen
 
-__all__ = ["Retriever", "context_query", "fast_results", "label", "turn_language"]
+__all__ = [
+    "Retriever",
+    "context_query",
+    "fast_results",
+    "label",
+    "mark_own_copies",
+    "turn_language",
+]
 
 _COVERAGE_CHARS = 2000
 _COVERAGE_WORDS = 100
@@ -98,6 +105,8 @@ def label(
     in_time = c.get("asked_time", 0.0) >= 1.0
     if candidate.score < config.pack_score_ratio * top_score and not in_time:
         return "low"
+    if c.get("repeat", 0.0) >= 1.0:  # small talk's own old copy (mark_own_copies)
+        return "low"
     if lexical_only:
         top3 = c.get("bm25_rank", 99) <= 3 and lexical_agreement(c)
         return "medium" if top3 or in_time else "low"
@@ -107,6 +116,20 @@ def label(
     if both or in_time or c.get("cosine", 0.0) >= config.relevance_threshold:
         return "medium"
     return "low"
+
+
+def mark_own_copies(candidates: Sequence[Candidate], text: str, config: RetrievalConfig) -> None:
+    """When ``text`` is small talk (asks nothing) and ``skip_repeats`` is on, mark ``repeat``
+    on the exchanges whose user turn repeats it (:func:`.recent.repeat_key`: case, spacing
+    and punctuation aside): a daily "Morning!" is no memory the message restates. They stay
+    results, ``low``, and count for no should-inject rule."""
+    key = repeat_key(text)
+    if not key or not config.skip_repeats or asks_memory(text):
+        return
+    for c in candidates:
+        ep = c.episode
+        if ep.kind is EpisodeKind.exchange and ep.user_text and repeat_key(ep.user_text) == key:
+            c.components["repeat"] = 1.0
 
 
 def asked_time_first(candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -301,12 +324,12 @@ class Retriever:
         newest = self.store.newest_turns(filters.agent, filters.until_ts, lookback(recent))
         return frozenset(held_in_recent(newest, recent))
 
-    def repeats(self, text: str, said: Sequence[Message]) -> frozenset[str]:
+    def repeats(self, said: Sequence[Message]) -> frozenset[str]:
         """What the user said that older exchanges must not merely repeat to be searched
         (:func:`.recent.repeat_keys`; none without ``skip_repeats``)."""
         if not self.config.skip_repeats:
             return frozenset()
-        return repeat_keys(text, said, asks=asks_memory(text) or is_blank(text))
+        return repeat_keys(said)
 
     def filters(
         self,
@@ -358,7 +381,7 @@ class Retriever:
             filters,
             now=now,
             exclude=held,
-            repeats=self.repeats(text, said),
+            repeats=self.repeats(said),
         )
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
@@ -380,6 +403,7 @@ class Retriever:
             signals=signals,
             exclude=held,
         )
+        mark_own_copies(result.candidates, text, cfg)
         degraded = list(result.degraded)
         decided = self.decide(
             text, result.candidates, timings, signals, result.lexical_only, degraded

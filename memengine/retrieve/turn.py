@@ -49,7 +49,7 @@ from .fastpath import Candidate, FastPath, FastResult
 from .pool import Pool
 from .recent import conversation
 from .rerank import Reranker, RerankOutcome
-from .retriever import context_query, fast_results, turn_language
+from .retriever import context_query, fast_results, mark_own_copies, turn_language
 from .temporal import (
     Window,
     find_time_expressions,
@@ -98,7 +98,7 @@ class Refine(Protocol):
 Held = Callable[[Sequence[Message], Filters], frozenset[int]]
 """The stored turns the recent messages repeat (:meth:`.Retriever.held`)."""
 
-Repeats = Callable[[str, Sequence[Message]], frozenset[str]]
+Repeats = Callable[[Sequence[Message]], frozenset[str]]
 """What older exchanges must not merely repeat to be searched (:meth:`.Retriever.repeats`)."""
 
 
@@ -310,7 +310,7 @@ class LLMTurn:
         query = context_query(text, recent, rcfg.recent_conversation_turns, rcfg.max_query_chars)
         lang = turn_language(text, recent)
         base = [query, *(q for q in extra_queries if q.strip())]
-        skip = Skip(held, self.repeats(text, recent))
+        skip = Skip(held, self.repeats(recent))
 
         # Phase 1, with the fast path of the raw context query running alongside.
         fast0 = self._searches.submit(
@@ -387,6 +387,7 @@ class LLMTurn:
             signals=signals,
             exclude=held,
         )
+        mark_own_copies(candidates, text, rcfg)
         k = min(limit or rcfg.max_results, cfg.rerank_max_results)
         outcome = self._rerank(
             text, recent, candidates, now, lang, expansion, turn_end, trace, degraded, timings
