@@ -425,3 +425,44 @@ def test_the_answer_to_the_companions_question_is_packed(
         answer = next(x for x in r.results if x.episode.id == ids[1])
         assert answer.components.get("next_turn") == 1.0
         assert ids[1] in mem.pack(r).episode_ids
+
+
+def test_a_time_question_gets_the_memories_of_that_time_the_searches_did_not_find(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """Sixty earlier askings of the same question fill both searches' lists: yesterday's
+    one memory, which shares no word with it, was not a candidate (a companion soak
+    packed other days' memories for 10 of its 36 time questions)."""
+    now = datetime(2026, 3, 10, 21, 0, tzinfo=JST)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        for day in range(60):
+            at = now - timedelta(days=70 - day)
+            mem.add_exchange(
+                "What did we talk about yesterday?",
+                f"Your trip, day {day}.",
+                agent="u",
+                occurred_at=at,
+            )
+        aquarium = mem.add_exchange(
+            "Went to the aquarium with Ken, the jellyfish were amazing",
+            "That sounds lovely!",
+            agent="u",
+            occurred_at=datetime(2026, 3, 9, 15, 0, tzinfo=JST),
+        )
+        mem.add(
+            "a rule",
+            kind="principle",
+            agent="u",
+            occurred_at=datetime(2026, 3, 9, 16, 0, tzinfo=JST),
+        )
+        r = mem.retrieve("What did we talk about yesterday?", agent="u", now=now)
+        first = r.results[0]
+        assert first.episode.id == aquarium
+        assert first.components["by_date"] == 1.0 and first.components["asked_time"] == 1.0
+        rule = mem.principles(agent="u")[0].id
+        assert r.should_inject and mem.pack(r).episode_ids == (rule, aquarium)  # no other day
+        # not for a question about something else, nor past the caller's day range
+        r = mem.retrieve("What did Ken say about the trip yesterday?", agent="u", now=now)
+        assert all("by_date" not in x.components for x in r.results)
+        r = mem.retrieve("What did we talk about yesterday?", agent="u", now=now, kinds=["fact"])
+        assert r.results == ()

@@ -369,11 +369,16 @@ def score_candidates(
             comps["knn_rank"] = float(min(kr))
         if br:
             comps["bm25_rank"] = float(min(br))
-        comps["age_days"] = max(0.0, (now - ep.occurred_at).total_seconds() / 86400)
+        comps["age_days"] = age_days(ep.occurred_at, now)
         score = f.score + cosine_weight * comps.get("cosine", 0.0)
         out.append(Candidate(ep, score, comps))
     out.sort(key=lambda c: -c.score)
     return out
+
+
+def age_days(moment: datetime, now: datetime) -> float:
+    """How many days before ``now`` ``moment`` was (0 for a moment after it)."""
+    return max(0.0, (now - moment).total_seconds() / 86400)
 
 
 def _ms(start: float) -> float:

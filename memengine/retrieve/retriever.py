@@ -36,8 +36,8 @@ from .coverage import (
     word_document_counts,
     word_terms,
 )
-from .evidence import answer_type_bonus, asks_back, lift_next_turns, window_bonus
-from .fastpath import Candidate, FastPath, FastResult, lexical_agreement
+from .evidence import answer_type_bonus, asks_back, in_window, lift_next_turns, window_bonus
+from .fastpath import Candidate, FastPath, FastResult, age_days, lexical_agreement
 from .inject import evidence_found, should_inject, top_cosine
 from .recent import conversation, held_in_recent, lookback, repeat_key, repeat_keys
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
@@ -87,7 +87,11 @@ def turn_language(text: str, said: Sequence[Message]) -> Language:
 
 
 def label(
-    candidate: Candidate, config: RetrievalConfig, top_score: float, lexical_only: bool = False
+    candidate: Candidate,
+    config: RetrievalConfig,
+    top_score: float,
+    lexical_only: bool = False,
+    timed: bool = False,
 ) -> Relevance:
     """Relevance without an LLM.
 
@@ -99,11 +103,14 @@ def label(
     do yesterday?", 先週何話したっけ: :func:`.temporal.time_is_asked`); ``low``
     otherwise (listed, never packed). When the full-text search answered alone
     (``lexical_only``) its top 3 are ``medium`` (those found by their own words) and
-    nothing is ``high``.
+    nothing is ``high``. When the message asks about nothing but a time and memories of
+    that time were found (``timed``), every other one is ``low``: it is no answer.
     """
     c = candidate.components
     in_time = c.get("asked_time", 0.0) >= 1.0
     if candidate.score < config.pack_score_ratio * top_score and not in_time:
+        return "low"
+    if timed and not in_time:
         return "low"
     if c.get("repeat", 0.0) >= 1.0:  # small talk's own old copy (mark_own_copies)
         return "low"
@@ -155,12 +162,13 @@ def fast_results(
 ) -> list[Retrieved]:
     """The fast path's ranking as results, each labelled by :func:`label`."""
     top = list(candidates)[: limit or config.max_results]
+    timed = any(c.components.get("asked_time", 0.0) >= 1.0 for c in candidates)
     return [
         Retrieved(
             episode=c.episode,
             score=c.score,
             rank=i + 1,
-            relevance=label(c, config, top[0].score, lexical_only),
+            relevance=label(c, config, top[0].score, lexical_only, timed),
             components=c.components,
         )
         for i, c in enumerate(top)
@@ -244,8 +252,10 @@ class Retriever:
         scales = list_scales(cfg, reach=reach, spread=spread)
         out = reweight(candidates, cfg, scales)
         if cfg.window_weight > 0 and window is not None:
+            if time_asked:  # (the message asks about nothing else: time_is_asked)
+                out = self.dated(out, window, filters, now, exclude)
             out = window_bonus(out, window, cfg.window_weight, margin_end=widen(window, now)[1])
-            if out and time_asked:  # (the message asks about nothing else: time_is_asked)
+            if out and time_asked:
                 out = asked_time_first(out)
         if cfg.answer_type_weight > 0:
             kinds = asked_types(text[: cfg.max_query_chars])
@@ -263,6 +273,32 @@ class Retriever:
                     factor=cfg.next_turn_factor,
                 )
         return out
+
+    def dated(
+        self,
+        candidates: list[Candidate],
+        window: tuple[datetime, datetime],
+        filters: Filters,
+        now: datetime,
+        exclude: AbstractSet[int],
+    ) -> list[Candidate]:
+        """The ``candidates`` and, after them, the memories of the ``window`` the searches
+        did not find (marked ``by_date``; the most important and strongest, up to
+        ``max_results`` of the window's in all, none of ``exclude``): a message that asks
+        about nothing but a time is answered by what occurred then, whatever its words."""
+        cfg = self.config
+        have = {c.episode.id for c in candidates}
+        found = sum(in_window(c.episode.occurred_at, window) for c in candidates)
+        room = cfg.max_results - found
+        if room <= 0:
+            return candidates
+        episodes = self.store.in_window(filters, *window, limit=room + len(have) + len(exclude))
+        added = [
+            Candidate(ep, 0.0, {"by_date": 1.0, "age_days": age_days(ep.occurred_at, now)})
+            for ep in episodes
+            if ep.id not in have and ep.id not in exclude
+        ][:room]
+        return [*candidates, *added]
 
     def decide(
         self,

@@ -324,6 +324,19 @@ def newest_turns(cur: Any, agent: str, until_ts: int, limit: int) -> list[Episod
     return [row_to_episode(row) for row in rows]
 
 
+def in_window(cur: Any, filters: Filters, start_ts: int, end_ts: int, limit: int) -> list[Episode]:
+    """Up to ``limit`` episodes within ``filters`` that occurred in ``[start_ts, end_ts)``,
+    principles aside: the most important first, then the strongest, then the newest."""
+    where, params = filters.sql()
+    rows = cur.execute(
+        f"SELECT {COLUMNS} FROM episodes WHERE {where} AND occurred_ts >= ? "
+        "AND occurred_ts < ? AND kind != 'principle' "
+        "ORDER BY importance DESC, strength DESC, occurred_ts DESC, id DESC LIMIT ?",
+        [*params, start_ts, end_ts, limit],
+    ).fetchall()
+    return [row_to_episode(row) for row in rows]
+
+
 def visible_sql(n: int, where: str) -> str:
     """The query of :func:`visible_ids` for ``n`` ids and a filters ``WHERE`` fragment.
 
