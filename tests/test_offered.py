@@ -461,6 +461,11 @@ def test_a_time_question_gets_the_memories_of_that_time_the_searches_did_not_fin
         assert first.components["by_date"] == 1.0 and first.components["asked_time"] == 1.0
         rule = mem.principles(agent="u")[0].id
         assert r.should_inject and mem.pack(r).episode_ids == (rule, aquarium)  # no other day
+        # a day with no memory: the other days' answers are no answer to it
+        later = now + timedelta(days=5)
+        r = mem.retrieve("What did we talk about yesterday?", agent="u", now=later)
+        assert r.results and all(x.components["asked_time"] == 0.0 for x in r.results)
+        assert all(x.relevance == "low" for x in r.results) and not r.should_inject
         # not for a question about something else, nor past the caller's day range
         r = mem.retrieve("What did Ken say about the trip yesterday?", agent="u", now=now)
         assert all("by_date" not in x.components for x in r.results)

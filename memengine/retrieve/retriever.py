@@ -38,7 +38,7 @@ from .coverage import (
 )
 from .evidence import answer_type_bonus, asks_back, in_window, lift_next_turns, window_bonus
 from .fastpath import Candidate, FastPath, FastResult, age_days, lexical_agreement
-from .inject import evidence_found, should_inject, top_cosine
+from .inject import counts, evidence_found, should_inject, top_cosine
 from .recent import conversation, held_in_recent, lookback, repeat_key, repeat_keys
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
 from .temporal import find_time_expressions, time_is_asked, union, widen
@@ -87,11 +87,7 @@ def turn_language(text: str, said: Sequence[Message]) -> Language:
 
 
 def label(
-    candidate: Candidate,
-    config: RetrievalConfig,
-    top_score: float,
-    lexical_only: bool = False,
-    timed: bool = False,
+    candidate: Candidate, config: RetrievalConfig, top_score: float, lexical_only: bool = False
 ) -> Relevance:
     """Relevance without an LLM.
 
@@ -103,16 +99,14 @@ def label(
     do yesterday?", 先週何話したっけ: :func:`.temporal.time_is_asked`); ``low``
     otherwise (listed, never packed). When the full-text search answered alone
     (``lexical_only``) its top 3 are ``medium`` (those found by their own words) and
-    nothing is ``high``. When the message asks about nothing but a time and memories of
-    that time were found (``timed``), every other one is ``low``: it is no answer.
+    nothing is ``high``. When the message asks about nothing but a time, a memory of
+    another time (``asked_time`` 0) is ``low``: it is no answer.
     """
     c = candidate.components
     in_time = c.get("asked_time", 0.0) >= 1.0
     if candidate.score < config.pack_score_ratio * top_score and not in_time:
         return "low"
-    if timed and not in_time:
-        return "low"
-    if c.get("repeat", 0.0) >= 1.0:  # small talk's own old copy (mark_own_copies)
+    if not counts(c):  # another time than the one asked about, or small talk's own copy
         return "low"
     if lexical_only:
         top3 = c.get("bm25_rank", 99) <= 3 and lexical_agreement(c)
@@ -142,12 +136,14 @@ def mark_own_copies(candidates: Sequence[Candidate], text: str, config: Retrieva
 def asked_time_first(candidates: Sequence[Candidate]) -> list[Candidate]:
     """When a message asks about nothing but the time it names, what occurred then is the
     answer: those candidates are lifted above the rest (by the best score) in their own
-    order, and marked ``asked_time`` (relevant, and evidence to inject)."""
+    order, and marked ``asked_time`` 1 (relevant, and evidence to inject); the others are
+    marked ``asked_time`` 0 (no answer: ``low``, and no evidence, so that a message about
+    a day with no memory injects nothing)."""
     top = max(c.score for c in candidates)
     out = [
         replace(c, score=c.score + top, components={**c.components, "asked_time": 1.0})
         if c.components.get("window", 0.0) >= 1.0
-        else c
+        else replace(c, components={**c.components, "asked_time": 0.0})
         for c in candidates
     ]
     out.sort(key=lambda c: -c.score)
@@ -162,13 +158,12 @@ def fast_results(
 ) -> list[Retrieved]:
     """The fast path's ranking as results, each labelled by :func:`label`."""
     top = list(candidates)[: limit or config.max_results]
-    timed = any(c.components.get("asked_time", 0.0) >= 1.0 for c in candidates)
     return [
         Retrieved(
             episode=c.episode,
             score=c.score,
             rank=i + 1,
-            relevance=label(c, config, top[0].score, lexical_only, timed),
+            relevance=label(c, config, top[0].score, lexical_only),
             components=c.components,
         )
         for i, c in enumerate(top)
