@@ -319,7 +319,8 @@ class Retrieval(_Model):
     (``[retrieval] skip_recent``): the reply model sees them already."""
     repeats: tuple[int, ...] = ()
     """Older exchanges found and left out because their user turn repeats a user message of
-    ``recent`` (case, spacing and punctuation aside; ``[retrieval] skip_repeats``): a daily
+    ``recent`` and their reply holds no content word of the new message
+    (:class:`.retrieve.recent.RepeatCheck`; ``[retrieval] skip_repeats``): a daily
     "Morning!" is no memory of the question."""
     max_sensitivity: int = 3
     """The most sensitive episodes searched (0–3); a pack carries no principle above it."""

@@ -13,7 +13,7 @@ import pytest
 from memengine import FixedClock, Memory
 from memengine.config import Config
 from memengine.models import Message
-from memengine.retrieve.recent import repeat_key, repeat_keys, user_repeats
+from memengine.retrieve.recent import RepeatCheck, key_of, repeat_check, repeat_key
 
 from .helpers import HashEmbedder
 from .openai_server import ScriptedOpenAI
@@ -29,25 +29,41 @@ FILLER = [
 ]
 
 
-def test_the_key_leaves_case_spacing_and_punctuation_aside() -> None:
-    assert repeat_key("Morning!!") == repeat_key(" morning ") == "morning"
+def test_the_key_leaves_case_spacing_and_the_punctuation_around_it_aside() -> None:
+    assert repeat_key("Morning!!") == repeat_key(" morning ") == repeat_key("Morning :)")
+    assert repeat_key("Good  night") == "goodnight" != repeat_key("Good night, Mochi")
     assert repeat_key("ｏｋ！") == repeat_key("OK") == "ok"  # full width, NFKC
     assert repeat_key("おはよう！") == repeat_key("おはよう") == "おはよう"
     assert repeat_key("👋 🙂") == repeat_key(None) == ""  # no letters: no key
-    assert repeat_key("Good  night") != repeat_key("Good night, Mochi")
+    # what changes the meaning stays: signs, decimal points, Thai vowel and tone marks
+    assert repeat_key("It's -5") != repeat_key("It's 5")
+    assert repeat_key("$2,000") != repeat_key("$20.00")
+    assert repeat_key("3.5 stars") != repeat_key("35 stars")
+    assert repeat_key("ข่าวดี") != repeat_key("ขาวดี")
 
 
-def test_the_keys_are_the_users_messages() -> None:
+def test_far_longer_texts_are_not_keyed() -> None:
+    assert key_of("Morning!", 7) == "morning"
+    assert key_of("Morning!" + " " * 5000, 7) == "morning"  # white space is no length
+    assert key_of("lorem ipsum " * 5000, 7) is None
+
+
+def test_the_keys_are_the_users_messages_but_the_new_one() -> None:
     said = [
         Message(role="user", text="Morning!"),
         Message(role="partner", text="Good morning! Hope you slept well."),
         Message(role="user", text="🙂"),
+        Message(role="user", text="What's my cat's name?"),
+        Message(role="user", text="pasted " * 1000),  # past KEYED_CHARS
     ]
-    assert repeat_keys(said) == {"morning"}
-    assert repeat_keys([]) == frozenset()
+    check = repeat_check(said, "what's my cat's name")
+    assert check.keys == {"morning"} and check.terms == {"cat", "name"}
+    assert repeat_check([], "hi") == RepeatCheck(frozenset(), frozenset())
 
 
-def test_only_the_user_turn_of_an_exchange_repeats(tmp_path: Path) -> None:
+def test_an_exchange_repeats_by_its_user_turn_unless_its_reply_holds_the_asked_words(
+    tmp_path: Path,
+) -> None:
     with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(T0)) as mem:
         ids = [
             mem.add_exchange("Morning!", "Hi!"),
@@ -56,11 +72,14 @@ def test_only_the_user_turn_of_an_exchange_repeats(tmp_path: Path) -> None:
             mem.add("Morning!", kind="message"),  # a multi-party log's line
             mem.add("Morning!", kind="observation"),
             mem.add_exchange("Morning! I bought a car", "Nice"),
+            mem.add_exchange("Morning", "Morning! Your locker code is 4471."),
         ]
-        turns = mem.store.user_turns([*ids, 999])
-        assert sorted(turns) == [ids[0], ids[1], ids[2], ids[5]]
-        assert user_repeats(turns, {"morning"}) == {ids[0], ids[1]}
-        assert user_repeats(turns, set()) == set()
+        texts = mem.store.exchange_texts([*ids, 999])
+        assert sorted(texts) == [ids[0], ids[1], ids[2], ids[5], ids[6]]
+        assert texts[ids[1]] == ("morning", "")
+        check = RepeatCheck(frozenset({"morning"}), frozenset({"locker", "code"}))
+        assert check.repeats(texts) == {ids[0], ids[1]}
+        assert RepeatCheck(frozenset(), frozenset()).repeats(texts) == set()
 
 
 def companion(path: Path, **retrieval: object) -> tuple[Memory, FixedClock, dict[str, object]]:
@@ -116,14 +135,17 @@ def test_old_copies_of_this_mornings_greeting_do_not_push_the_fact_out(
 
 
 def test_small_talk_does_not_restate_its_own_old_copies(tmp_path: Path) -> None:
-    """They stay results (a search for a stored text finds it), `low`: the message does
-    not inject them as the memory it restates (it did, all five top results)."""
+    """They stay results after the others (a search for a stored text finds it), `low`:
+    the message does not inject them as the memory it restates (it did, all five top
+    results)."""
     mem, clock, _ = companion(tmp_path / "m.db")
     with mem:
         clock.advance(hours=1)
-        r = mem.retrieve("Traffic was terrible")
-        copies = [x for x in r.results if x.episode.user_text == "Traffic was terrible"]
-        assert r.repeats == () and len(copies) >= 3
+        r = mem.retrieve("Traffic was terrible", limit=40)
+        said = [x.episode.user_text == "Traffic was terrible" for x in r.results]
+        assert r.repeats == () and sum(said) >= 10
+        assert said == sorted(said)  # after every other result
+        copies = [x for x, s in zip(r.results, said, strict=True) if s]
         assert all(x.components["repeat"] == 1.0 and x.relevance == "low" for x in copies)
         assert not r.should_inject and r.signals["top_cosine"] < 0.7
         assert mem.pack(r).episode_ids == ()
@@ -194,3 +216,103 @@ def test_the_llm_turn_leaves_them_out_of_the_reranker_prompt(tmp_path: Path) -> 
             prompt = str(rerank["messages"][-1]["content"])
             assert all(f"[id {g}]" not in prompt for g in greetings)
             assert [x.episode.id for x in r.results] == [found["fact"]]
+
+
+def test_small_talk_finds_the_memory_it_restates_past_its_own_copies(tmp_path: Path) -> None:
+    """Eight copies of "My knee hurts" filled the top results: the ligament was not among
+    them and nothing was injected (its cosine to the message is .69: the rule's threshold
+    is set just below)."""
+    clock = FixedClock(T0)
+    cfg = Config.model_validate({"retrieval": {"statement_min_cosine": 0.65}})
+    with Memory.open(tmp_path / "m.db", clock=clock, config=cfg) as mem:
+        fact = mem.add_exchange(
+            "My knee hurts a lot, the doctor says I tore a ligament", "Oh no, rest it well."
+        )
+        for _ in range(8):
+            clock.advance(days=1)
+            mem.add_exchange("My knee hurts", "Take it easy today.")
+        clock.advance(days=1)
+        r = mem.retrieve("My knee hurts")
+        assert r.results[0].episode.id == fact
+        assert r.should_inject and fact in mem.pack(r).episode_ids
+
+
+def test_a_short_reply_in_recent_keeps_an_old_exchange_whose_reply_holds_the_answer(
+    tmp_path: Path,
+) -> None:
+    clock = FixedClock(T0)
+    with Memory.open(tmp_path / "m.db", clock=clock) as mem:
+        ask = mem.add_exchange("Can you book the dentist for me?", "Shall I book Tuesday?")
+        done = mem.add_exchange("Yes", "Done.")  # a repeat of "Yes": no word asked for
+        code = mem.add_exchange("ok", "Noted: your gym locker code is 4471.")
+        for i in range(5):
+            clock.advance(days=1)
+            mem.add_exchange(f"Walked {i} km today", "Nice!")
+        clock.advance(days=1)
+        recent = [{"role": "user", "content": "Ok!"}, {"role": "assistant", "content": "Great."}]
+        r = mem.retrieve("What's my gym locker code?", recent=recent)
+        assert r.repeats == () and r.results[0].episode.id == code
+        recent = [{"role": "user", "content": "Yes"}, {"role": "assistant", "content": "Sure."}]
+        r = mem.retrieve("When is my dentist appointment?", recent=recent)
+        assert r.repeats == (done,) and ask in {x.episode.id for x in r.results}
+        assert done not in {x.episode.id for x in r.results}  # no lift brings it back
+
+
+def test_a_question_asked_again_in_recent_keeps_its_answered_copy(tmp_path: Path) -> None:
+    clock = FixedClock(T0)
+    with Memory.open(tmp_path / "m.db", clock=clock) as mem:
+        answer = mem.add_exchange("What's my cat's name?", "Mochi, the grey one!")
+        clock.advance(days=3)
+        recent = [
+            {"role": "user", "content": "What's my cat's name?"},
+            {"role": "assistant", "content": "Hmm, I'm not sure."},
+        ]
+        for text in ("What's my cat's name?", "what's my cat's name"):
+            r = mem.retrieve(text, recent=recent)
+            assert r.repeats == () and r.results[0].episode.id == answer
+
+
+def test_four_months_of_greetings_do_not_empty_the_lists(tmp_path: Path) -> None:
+    """Past the first 40 more hits, full of copies, the searches go 400 deeper."""
+    clock = FixedClock(T0)
+    with Memory.open(tmp_path / "m.db", clock=clock) as mem:
+        fact = mem.add_exchange(*FACT)
+        for _ in range(120):
+            clock.advance(days=1)
+            mem.add_exchange(*GREETING)
+        clock.advance(hours=1)
+        recent = [
+            {"role": "user", "content": GREETING[0]},
+            {"role": "assistant", "content": GREETING[1]},
+        ]
+        r = mem.retrieve("what car did I get?", recent=recent, day_range=None)
+        assert len(r.repeats) >= 100 and r.results[0].episode.id == fact
+
+
+def test_the_llm_rerank_is_not_shown_small_talks_own_copies(tmp_path: Path) -> None:
+    mem, _clock, _ = companion(tmp_path / "m.db")
+    mem.close()
+    with ScriptedOpenAI() as srv:
+        llm = {"base_url": srv.base_url, "turn_deadline_s": 5.0, "cache_expansions": False}
+        cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
+        with Memory.open(tmp_path / "m.db", config=cfg, clock=FixedClock(T0)) as mem:
+            copies = [
+                e.id
+                for batch in mem.store.iter_episodes("default")
+                for e in batch
+                if e.user_text == "Traffic was terrible"
+            ]
+            copy = copies[0]
+            srv.push_chat(json_data={"expanded_queries": []})
+            srv.push_chat(
+                json_data={
+                    "relevant_episodes": [{"id": copy, "relevance": "high", "reason": "same"}],
+                    "injection_strategy": "quote_key_parts",
+                }
+            )
+            now = T0 + timedelta(days=21)
+            r = mem.retrieve("Traffic was terrible", now=now)
+            _, rerank = srv.chat_requests
+            prompt = str(rerank["messages"][-1]["content"])
+            assert "[id " in prompt and all(f"[id {c}]" not in prompt for c in copies)
+            assert copy not in {x.episode.id for x in r.results}

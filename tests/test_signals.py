@@ -74,6 +74,9 @@ def test_idf_and_lexical_reach() -> None:
         "What was her name again",
         "Had I told you about Mochi?",
         "Tell me the name of that place again",
+        "Say the password again",
+        "again, which hotel",
+        "Had we been to Kyoto before",
     ],
 )
 def test_asks_memory(text: str) -> None:

@@ -36,14 +36,15 @@ from ..text import dense_query, query_terms
 from . import workers
 from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
-from .recent import user_repeats
+from .recent import RepeatCheck
 
-__all__ = ["REPEAT_SLACK", "Candidate", "FastPath", "FastResult"]
+__all__ = ["REPEAT_SLACKS", "Candidate", "FastPath", "FastResult"]
 
-REPEAT_SLACK = 40
+REPEAT_SLACKS = (40, 400)
 """How many more hits each search asks for when repeats of what the user said are left
-out (they are known only once found: a daily "Morning!" has a copy a day; past 40 of them
-in a list, the list comes out shorter)."""
+out: they are known only once found, and a daily "Morning!" has a copy a day. The second,
+deeper search runs only when a list full of them came out short; past 400 in a list, the
+list comes out shorter."""
 
 
 @dataclass
@@ -183,17 +184,17 @@ class FastPath:
         *,
         now: datetime,
         exclude: AbstractSet[int] = frozenset(),
-        repeats: AbstractSet[str] = frozenset(),
+        repeats: RepeatCheck | None = None,
         skip_vectors: str | None = None,
     ) -> FastResult:
         """Search every query, fuse, score and fetch the candidates (best first). The ids
         in ``exclude`` are left out of every list before it is ranked (each search asks for
-        as many more hits), and so are the exchanges whose user turn repeats one of the
-        ``repeats`` (:func:`.recent.repeat_key` keys; each search asks for
-        :data:`REPEAT_SLACK` more hits). ``skip_vectors`` (a reason) searches the full
-        text alone, asking the embedder nothing."""
+        as many more hits), and so are the older exchanges that ``repeats`` finds repeat
+        what the user said (:class:`.recent.RepeatCheck`; known once found: each search
+        asks for :data:`REPEAT_SLACKS` more hits, the second only when a list full of
+        them came out short). ``skip_vectors`` (a reason) searches the full text alone,
+        asking the embedder nothing."""
         cfg = self.config
-        extra = len(exclude) + (REPEAT_SLACK if repeats else 0)
         timings: dict[str, float] = {}
         degraded: list[str] = []
         queries = [q[: cfg.max_query_chars] for q in queries if q.strip()]
@@ -218,38 +219,33 @@ class FastPath:
         t1 = time.perf_counter()
         use_knn = cfg.search != "bm25" and knn_vecs is not None
         use_bm25 = cfg.search != "vector" or knn_vecs is None
-        knn_job = (
-            self.executor.submit(
-                self.store.knn_many,
-                knn_vecs,
-                min(cfg.knn_k_per_query + extra, MAX_K),
-                filters,
-            )
-            if use_knn and knn_vecs is not None
-            else None
-        )
         term_lists = [query_terms(q) if use_bm25 else [] for q in queries]
-        bm25_jobs = [
-            self.executor.submit(self.bm25, terms, filters, extra) if terms else None
-            for terms in term_lists
-        ]
-        knn_hits = knn_job.result() if knn_job is not None else []
-        timings["knn"] = _ms(t1)
-        bm25_hits: list[tuple[int, list[tuple[int, float]]]] = []  # (query, hits)
-        for i, bjob in enumerate(bm25_jobs):
-            if bjob is None:
-                if use_bm25:
-                    degraded.append(f"bm25 skipped for query {i}: no searchable terms")
-                continue
-            bm25_hits.append((i, bjob.result()))
-        timings["search"] = _ms(t1)
+        for i, terms in enumerate(term_lists):
+            if use_bm25 and not terms:
+                degraded.append(f"bm25 skipped for query {i}: no searchable terms")
+        knn_vecs = knn_vecs if use_knn else None
+        slacks = REPEAT_SLACKS if repeats is not None and repeats.keys else (0,)
         repeated: set[int] = set()
-        if repeats:
+        for slack in slacks:
+            extra = len(exclude) + slack
+            knn_hits, bm25_hits = self._search(knn_vecs, term_lists, filters, extra, timings)
+            if slack == 0 or repeats is None:
+                break
             t5 = time.perf_counter()
             found = [*knn_hits, *(hits for _, hits in bm25_hits)]
-            hit_ids = {h[0] for hits in found for h in hits}
-            repeated = user_repeats(self.store.user_turns(sorted(hit_ids - exclude)), repeats)
-            timings["repeats"] = _ms(t5)
+            hit_ids = {h[0] for hits in found for h in hits} - exclude
+            repeated = repeats.repeats(self.store.exchange_texts(sorted(hit_ids)))
+            timings["repeats"] = timings.get("repeats", 0.0) + _ms(t5)
+            skip = exclude | repeated
+            if not any(
+                len(hits) >= k + extra and sum(h[0] not in skip for h in hits) < k
+                for hits, k in [
+                    *((h, cfg.knn_k_per_query) for h in knn_hits),
+                    *((h, cfg.bm25_k_per_query) for _, h in bm25_hits),
+                ]
+            ):
+                break  # no list full of repeats came out short
+        timings["search"] = _ms(t1)
         skip = set(exclude) | repeated
         lists: list[RankedList] = []
         for i, hits in enumerate(knn_hits):
@@ -293,6 +289,33 @@ class FastPath:
         return FastResult(
             candidates, list(queries), timings, degraded, qvecs is None, sorted(repeated)
         )
+
+    def _search(
+        self,
+        knn_vecs: Vectors | None,
+        term_lists: Sequence[Sequence[str]],
+        filters: Filters,
+        extra: int,
+        timings: dict[str, float],
+    ) -> tuple[list[list[tuple[int, float]]], list[tuple[int, list[tuple[int, float]]]]]:
+        """The KNN hits of every query vector and the BM25 hits of every query with terms
+        (``(query, hits)``), each search ``extra`` hits deeper than configured, in parallel;
+        the KNN's milliseconds go to ``timings["knn"]``."""
+        t0 = time.perf_counter()
+        k = min(self.config.knn_k_per_query + extra, MAX_K)
+        knn_job = (
+            self.executor.submit(self.store.knn_many, knn_vecs, k, filters)
+            if knn_vecs is not None
+            else None
+        )
+        bm25_jobs = [
+            (i, self.executor.submit(self.bm25, terms, filters, extra))
+            for i, terms in enumerate(term_lists)
+            if terms
+        ]
+        knn_hits = knn_job.result() if knn_job is not None else []
+        timings["knn"] = timings.get("knn", 0.0) + _ms(t0)
+        return knn_hits, [(i, job.result()) for i, job in bm25_jobs]
 
     def _mark_neighbours_only(
         self,

@@ -29,21 +29,24 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 
 from ..models import Episode, EpisodeKind, Message
 from ..text import is_blank, scrub
+from .signals import content_terms
 
 __all__ = [
+    "KEYED_CHARS",
     "LOOKBACK_SLACK",
     "MAX_COMPARED",
+    "RepeatCheck",
     "conversation",
     "held_in_recent",
+    "key_of",
     "lookback",
     "normalised",
+    "repeat_check",
     "repeat_key",
-    "repeat_keys",
-    "user_repeats",
 ]
 
 LOOKBACK_SLACK = 10
@@ -119,25 +122,77 @@ def conversation(recent: Sequence[Message], text: str) -> list[Message]:
     return said
 
 
+KEYED_CHARS = 2000
+"""The longest user message of ``recent`` whose older copies are looked for (the context
+query reads 300 characters of each: a pasted page two messages back is no greeting)."""
+
+_EDGE = ("P", "S", "Z", "C")
+"""The Unicode categories stripped from the ends of a key: punctuation, symbols (emoji),
+separators and controls."""
+
+
 def repeat_key(text: str | None) -> str:
-    """``text`` as repeats are compared: scrubbed, NFKC, case-folded, letters and digits
-    only ("Morning!!" and "morning" are one key; an emoji-only message has none)."""
-    folded = unicodedata.normalize("NFKC", scrub(text or "")).casefold()
-    return "".join(ch for ch in folded if ch.isalnum())
+    """``text`` as repeats are compared: scrubbed, NFKC, case-folded, white space removed,
+    and the punctuation, symbols (emoji) and separators at either end stripped
+    ("Morning!!", " morning" and "Morning :)" are one key; "It's -5" and "It's 5" two; an
+    emoji-only message has none)."""
+    folded = "".join(unicodedata.normalize("NFKC", scrub(text or "")).casefold().split())
+    start, end = 0, len(folded)
+    while start < end and unicodedata.category(folded[start])[0] in _EDGE:
+        start += 1
+    while end > start and unicodedata.category(folded[end - 1])[0] in _EDGE:
+        end -= 1
+    return folded[start:end]
 
 
-def repeat_keys(said: Sequence[Message]) -> frozenset[str]:
-    """The keys of what the user said in ``said`` (the conversation before the new text, as
-    :func:`conversation` gives it: its last :data:`MAX_COMPARED` messages): older exchanges
-    repeating them are left out."""
-    keys = {repeat_key(m.text) for m in said[-MAX_COMPARED:] if m.role == "user"}
-    keys.discard("")
-    return frozenset(keys)
+def key_of(text: str, longest: int) -> str | None:
+    """:func:`repeat_key` of ``text``, or None when ``text`` is far longer than ``longest``
+    (its key could not be that short: a 50 KB paste is not keyed to be compared with
+    "Morning!")."""
+    bound = 4 * longest + 64
+    if len(text) > bound and len("".join(text.split())) > bound:
+        return None
+    return repeat_key(text)
 
 
-def user_repeats(user_turns: Mapping[int, str], keys: AbstractSet[str]) -> set[int]:
-    """The ids of the exchanges whose user turn (``user_turns``: id → text, as
-    :meth:`.Store.user_turns` reads them) has one of ``keys`` (:func:`repeat_key`)."""
-    if not keys:
-        return set()
-    return {i for i, text in user_turns.items() if repeat_key(text) in keys}
+@dataclass(frozen=True)
+class RepeatCheck:
+    """Which older exchanges repeat what the user said in ``recent``: their user turn has one
+    of ``keys`` (:func:`repeat_key`) and their reply shares none of ``terms``, the content
+    words of the new message (a reply that does may hold what it asks: ("ok", "Noted: your
+    gym locker code is 4471") is no mere "ok")."""
+
+    keys: frozenset[str]
+    terms: frozenset[str]
+
+    @property
+    def longest(self) -> int:
+        """The length of the longest key."""
+        return max((len(k) for k in self.keys), default=0)
+
+    def repeats(self, exchanges: Mapping[int, tuple[str, str]]) -> set[int]:
+        """The ids among ``exchanges`` (id → (user turn, reply), as :meth:`.Store.exchange_texts`
+        reads them) that repeat."""
+        if not self.keys:
+            return set()
+        longest = self.longest
+        return {
+            i
+            for i, (user, reply) in exchanges.items()
+            if key_of(user, longest) in self.keys and not self.terms & set(content_terms(reply))
+        }
+
+
+def repeat_check(said: Sequence[Message], text: str) -> RepeatCheck:
+    """What the user said in ``said`` (the conversation before the new ``text``, as
+    :func:`conversation` gives it: its last :data:`MAX_COMPARED` messages, each of at most
+    :data:`KEYED_CHARS`), not the new message itself (a question asked again keeps its old
+    copies: their replies may hold the answer), with the content words of ``text``."""
+    own = repeat_key(text)
+    keys = {
+        repeat_key(m.text)
+        for m in said[-MAX_COMPARED:]
+        if m.role == "user" and len(m.text) <= KEYED_CHARS
+    }
+    keys -= {"", own}
+    return RepeatCheck(frozenset(keys), frozenset(content_terms(text)) if keys else frozenset())

@@ -39,7 +39,15 @@ from .coverage import (
 from .evidence import answer_type_bonus, asks_back, in_window, lift_next_turns, window_bonus
 from .fastpath import Candidate, FastPath, FastResult, age_days, lexical_agreement
 from .inject import counts, evidence_found, should_inject, top_cosine
-from .recent import conversation, held_in_recent, lookback, repeat_key, repeat_keys
+from .recent import (
+    RepeatCheck,
+    conversation,
+    held_in_recent,
+    key_of,
+    lookback,
+    repeat_check,
+    repeat_key,
+)
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
 from .temporal import find_time_expressions, time_is_asked, union, widen
 
@@ -119,18 +127,27 @@ def label(
     return "low"
 
 
-def mark_own_copies(candidates: Sequence[Candidate], text: str, config: RetrievalConfig) -> None:
+def mark_own_copies(
+    candidates: list[Candidate], text: str, config: RetrievalConfig
+) -> list[Candidate]:
     """When ``text`` is small talk (asks nothing) and ``skip_repeats`` is on, mark ``repeat``
-    on the exchanges whose user turn repeats it (:func:`.recent.repeat_key`: case, spacing
-    and punctuation aside): a daily "Morning!" is no memory the message restates. They stay
-    results, ``low``, and count for no should-inject rule."""
+    on the exchanges whose user turn repeats it (:func:`.recent.repeat_key`) and move them
+    after the others: a daily "Morning!" is no memory the message restates. They stay
+    results, ``low``, and count for no should-inject rule (nor are they shown to an LLM
+    rerank)."""
     key = repeat_key(text)
     if not key or not config.skip_repeats or asks_memory(text):
-        return
+        return candidates
+    copies: list[Candidate] = []
+    others: list[Candidate] = []
     for c in candidates:
         ep = c.episode
-        if ep.kind is EpisodeKind.exchange and ep.user_text and repeat_key(ep.user_text) == key:
+        if ep.kind is EpisodeKind.exchange and key_of(ep.user_text or "", len(key)) == key:
             c.components["repeat"] = 1.0
+            copies.append(c)
+        else:
+            others.append(c)
+    return [*others, *copies]
 
 
 def asked_time_first(candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -355,12 +372,12 @@ class Retriever:
         newest = self.store.newest_turns(filters.agent, filters.until_ts, lookback(recent))
         return frozenset(held_in_recent(newest, recent))
 
-    def repeats(self, said: Sequence[Message]) -> frozenset[str]:
-        """What the user said that older exchanges must not merely repeat to be searched
-        (:func:`.recent.repeat_keys`; none without ``skip_repeats``)."""
+    def repeats(self, said: Sequence[Message], text: str) -> RepeatCheck | None:
+        """What older exchanges must not merely repeat to be searched (:func:`.recent.repeat_check`
+        of the conversation ``said`` before the new ``text``; None without ``skip_repeats``)."""
         if not self.config.skip_repeats:
-            return frozenset()
-        return repeat_keys(said)
+            return None
+        return repeat_check(said, text)
 
     def filters(
         self,
@@ -412,7 +429,7 @@ class Retriever:
             filters,
             now=now,
             exclude=held,
-            repeats=self.repeats(said),
+            repeats=self.repeats(said, text),
         )
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
@@ -432,9 +449,9 @@ class Retriever:
             window=window,
             time_asked=time_is_asked(text, found, max_chars=cfg.max_query_chars),
             signals=signals,
-            exclude=held,
+            exclude=held | set(result.repeats),
         )
-        mark_own_copies(result.candidates, text, cfg)
+        result.candidates = mark_own_copies(result.candidates, text, cfg)
         degraded = list(result.degraded)
         decided = self.decide(
             text, result.candidates, timings, signals, result.lexical_only, degraded

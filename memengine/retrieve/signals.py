@@ -38,12 +38,19 @@ _EN_QUESTION_WORDS = frozenset(
     "what when where who whom whose why which how did do does was were is are have has "
     "can could would should will".split()
 )
-"""Words that open an English question (the first word of a sentence; not "had", which
-opens chat that leaves out its "I" far more often: "Had pizza for lunch")."""
+"""Words that open an English question (the first word of a sentence; "had" only before a
+pronoun, "Had we been to Kyoto before": it opens chat that leaves out its "I" far more
+often, "Had pizza for lunch")."""
 
-_EN_RECALL = re.compile(r"\b(remember|remind|recall|forgot|forget|mentioned|told you|last time)\b")
-"""English cues that point back at something said before (not "again": "Rainy day again"
-is small talk; "What was it again?" asks by its question mark)."""
+_PRONOUNS = frozenset("i you he she we they it".split())
+
+_EN_RECALL = re.compile(
+    r"\b(remember|remind|recall|forgot|forget|mentioned|told you|last time)\b"
+    r"|\b(say|tell|repeat)\b.*\bagain\b|^again\b"
+)
+"""English cues that point back at something said before ("again" only after a request
+to say it, or opening the message: "Say the password again", "again, which hotel";
+"Rainy day again" is small talk, and "What was it again?" asks by its question mark)."""
 
 _JA_QUESTION = re.compile(
     r"(何|(?<![ぁ-ゖ])なに|(?<![ぁ-ゖ])なんで(?![すし])|(?<![ぁ-ゖ])なんの"
@@ -136,6 +143,8 @@ def asks_memory(text: str) -> bool:
     for sentence in _sentences(norm):
         words = _WORDS.findall(sentence)
         if words and words[0] in _EN_QUESTION_WORDS:
+            return True
+        if len(words) > 1 and words[0] == "had" and words[1] in _PRONOUNS:
             return True
         body = _TRAILER.sub("", sentence)
         ending = (

@@ -46,8 +46,9 @@ from ..store.database import Store
 from ..store.filters import Filters
 from .expand import DetectedReference, Expander, Expansion, clean_queries
 from .fastpath import Candidate, FastPath, FastResult
+from .inject import counts
 from .pool import Pool
-from .recent import conversation
+from .recent import RepeatCheck, conversation
 from .rerank import Reranker, RerankOutcome
 from .retriever import context_query, fast_results, mark_own_copies, turn_language
 from .temporal import (
@@ -98,17 +99,17 @@ class Refine(Protocol):
 Held = Callable[[Sequence[Message], Filters], frozenset[int]]
 """The stored turns the recent messages repeat (:meth:`.Retriever.held`)."""
 
-Repeats = Callable[[Sequence[Message]], frozenset[str]]
+Repeats = Callable[[Sequence[Message], str], RepeatCheck | None]
 """What older exchanges must not merely repeat to be searched (:meth:`.Retriever.repeats`)."""
 
 
 @dataclass(frozen=True)
 class Skip:
     """What every search of a turn leaves out: the ``held`` stored turns ``recent``
-    repeats, and the exchanges whose user turn repeats one of the ``repeats`` keys."""
+    repeats, and the older exchanges that ``repeats`` finds repeat what the user said."""
 
     held: frozenset[int]
-    repeats: frozenset[str]
+    repeats: RepeatCheck | None
 
 
 PhaseStatus = Literal["ok", "cached", "empty", "timeout", "error", "invalid", "skipped", "disabled"]
@@ -310,7 +311,7 @@ class LLMTurn:
         query = context_query(text, recent, rcfg.recent_conversation_turns, rcfg.max_query_chars)
         lang = turn_language(text, recent)
         base = [query, *(q for q in extra_queries if q.strip())]
-        skip = Skip(held, self.repeats(recent))
+        skip = Skip(held, self.repeats(recent, text))
 
         # Phase 1, with the fast path of the raw context query running alongside.
         fast0 = self._searches.submit(
@@ -385,12 +386,13 @@ class LLMTurn:
             window=text_window,
             time_asked=time_is_asked(text, text_found, max_chars=rcfg.max_query_chars),
             signals=signals,
-            exclude=held,
+            exclude=held | {*result0.repeats, *result.repeats},
         )
-        mark_own_copies(candidates, text, rcfg)
+        candidates = mark_own_copies(candidates, text, rcfg)
         k = min(limit or rcfg.max_results, cfg.rerank_max_results)
+        shown = [c for c in candidates if counts(c.components)]  # as the fast path would
         outcome = self._rerank(
-            text, recent, candidates, now, lang, expansion, turn_end, trace, degraded, timings
+            text, recent, shown, now, lang, expansion, turn_end, trace, degraded, timings
         )
         if outcome is not None:
             by_id = {c.episode.id: (i, c) for i, c in enumerate(candidates)}

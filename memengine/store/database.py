@@ -437,11 +437,11 @@ class Store:
         with self.connections.read() as cur:
             return ep_rows.fetch_episodes(cur, ids)
 
-    def user_turns(self, ids: Sequence[int]) -> dict[int, str]:
-        """The user turn of each exchange among these ids (a light read: no episode is
-        built; other kinds and absent ids are left out)."""
+    def exchange_texts(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """The user turn and reply of each exchange among these ids that has a user turn (a
+        light read: no episode is built; other kinds and absent ids are left out)."""
         with self.connections.read() as cur:
-            return ep_rows.user_turns(cur, ids)
+            return ep_rows.exchange_texts(cur, ids)
 
     def named_by_records(self, ids: Sequence[int]) -> list[int]:
         """Which of ``ids`` a recorded turn or a sleep's strength history names (ascending).

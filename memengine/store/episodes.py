@@ -276,10 +276,11 @@ def existing_ids(cur: Any, ids: Sequence[int], agent: str | None = None) -> set[
     return {int(row[0]) for row in _rows_by_id(cur, "id, agent", ids) if row[1] == agent}
 
 
-def user_turns(cur: Any, ids: Sequence[int]) -> dict[int, str]:
-    """The user turn of each exchange among these ids (the other ids are absent)."""
-    rows = _rows_by_id(cur, "id, kind, user_text", ids)
-    return {int(r[0]): str(r[2]) for r in rows if r[1] == "exchange" and r[2]}
+def exchange_texts(cur: Any, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    """The user turn and reply of each exchange among these ids that has a user turn (a
+    missing reply is ""; the other ids are absent)."""
+    rows = _rows_by_id(cur, "id, kind, user_text, reply_text", ids)
+    return {int(r[0]): (str(r[2]), r[3] or "") for r in rows if r[1] == "exchange" and r[2]}
 
 
 def fetch_episodes(cur: Any, ids: Sequence[int]) -> dict[int, Episode]:
