@@ -101,7 +101,7 @@ class RetrievalConfig(_Section):
     search: Literal["hybrid", "vector", "bm25"] = "hybrid"
     recent_conversation_turns: int = Field(default=3, ge=0, le=50)
     skip_recent: bool = True  # leave out the stored turns the recent messages repeat
-    skip_repeats: bool = True  # and older exchanges whose user turn repeats recent's user turns
+    skip_repeats: bool = True  # and older exchanges that repeat what the query reads of recent
     knn_k_per_query: int = Field(default=10, ge=1, le=1000)
     bm25_k_per_query: int = Field(default=40, ge=1, le=1000)
     max_candidates: int = Field(default=40, ge=1, le=1000)

@@ -60,6 +60,7 @@ DegradedPart = Literal[
     "life_ranking",
     "coverage",
     "turn_record",
+    "repeats",
     "other",
 ]
 """A part of a turn that a ``degraded`` note is about (see :attr:`Retrieval.degraded_parts`)."""
@@ -75,6 +76,7 @@ DEGRADED_PARTS: tuple[tuple[str, DegradedPart], ...] = (
     ("life ranking skipped", "life_ranking"),  # the embedder failed: the fast order kept
     ("coverage skipped", "coverage"),  # the embedder failed: decided without the coverage rule
     ("turn not recorded", "turn_record"),  # the turn row could not be written
+    ("repeats not compared", "repeats"),  # the embedder failed: no older copy left out
 )
 """How each note of :attr:`Retrieval.degraded` begins, and the part it is about; these
 beginnings stay the same from release to release, the rest of a note may change."""
@@ -318,8 +320,8 @@ class Retrieval(_Model):
     """The stored turns left out because the ``recent`` messages repeat them word for word
     (``[retrieval] skip_recent``): the reply model sees them already."""
     repeats: tuple[int, ...] = ()
-    """Older exchanges found and left out because their user turn repeats a user message of
-    ``recent`` and their reply holds no content word of the new message
+    """Older exchanges found and left out because their user turn repeats a user message the
+    context query reads and they are close in meaning to that recent exchange
     (:class:`.retrieve.recent.RepeatCheck`; ``[retrieval] skip_repeats``): a daily
     "Morning!" is no memory of the question."""
     max_sensitivity: int = 3

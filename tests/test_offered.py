@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memengine import FixedClock, InvalidInput, Memory
+from memengine import FixedClock, InvalidInput, Memory, NewEpisode
 from memengine.config import Config
 from memengine.embed.base import Embedder, Vectors
 from memengine.embed.usem3 import USEM3Embedder
@@ -471,3 +471,128 @@ def test_a_time_question_gets_the_memories_of_that_time_the_searches_did_not_fin
         assert all("by_date" not in x.components for x in r.results)
         r = mem.retrieve("What did we talk about yesterday?", agent="u", now=now, kinds=["fact"])
         assert r.results == ()
+
+
+UTC_NOW = datetime(2026, 4, 8, 12, 0, tzinfo=timezone.utc)  # a Wednesday
+
+
+def test_what_was_told_in_the_lag_after_the_time_asked_is_judged_as_before(
+    tmp_path: Path,
+) -> None:
+    """ "Last weekend" is often told on Monday: that memory is no other time's (it was
+    marked `asked_time` 0, `low`, and nothing was injected)."""
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(UTC_NOW)) as mem:
+        monday = mem.add_exchange(
+            "This weekend we hiked Mt. Takao, what a weekend",
+            "Sounds lovely!",
+            occurred_at=UTC_NOW - timedelta(days=2, hours=2),
+        )
+        mem.add_exchange("I like green tea", "Noted", occurred_at=UTC_NOW - timedelta(days=30))
+        r = mem.retrieve("What did we do last weekend?", now=UTC_NOW)
+        first = r.results[0]
+        assert first.episode.id == monday and first.components["asked_time"] == 0.5
+        assert first.relevance != "low" and r.should_inject
+        assert monday in mem.pack(r).episode_ids
+
+
+def _yesterday_among_askings(mem: Memory) -> int:
+    mem.add_many(
+        [
+            NewEpisode(
+                kind="exchange",
+                user_text=f"what did we talk about yesterday {i}",
+                reply_text="we talk a lot",
+                occurred_at=UTC_NOW - timedelta(days=10 + i),
+            )
+            for i in range(80)
+        ]
+    )
+    return mem.add_exchange(
+        "Visited the aquarium with Ken", "Fun!", occurred_at=UTC_NOW - timedelta(hours=21)
+    )
+
+
+def test_the_life_ranking_keeps_the_memories_of_the_time_asked(tmp_path: Path) -> None:
+    """It chose five other days' askings (`low`) and still said to inject: the pack was
+    empty."""
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(UTC_NOW)) as mem:
+        aquarium = _yesterday_among_askings(mem)
+        r = mem.retrieve("What did we talk about yesterday?", now=UTC_NOW, rank="life")
+        assert [x.episode.id for x in r.results] == [aquarium]
+        assert r.results[0].components["by_date"] == 1.0
+        assert r.should_inject and aquarium in mem.pack(r).episode_ids
+
+
+def test_the_time_asked_replaces_the_configured_day_range_on_both_paths(
+    tmp_path: Path,
+) -> None:
+    with ScriptedOpenAI() as srv:
+        llm = {"base_url": srv.base_url, "turn_deadline_s": 5.0, "cache_expansions": False}
+        cfg = Config.model_validate(
+            {
+                "llm": {**llm, "rerank_enabled": False},
+                "lifecycle": {"record_turns": False},
+                "retrieval": {"occurred_day_range": 30},
+            }
+        )
+        with Memory.open(
+            tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(UTC_NOW), config=cfg
+        ) as mem:
+            for i in range(20):
+                mem.add_exchange(
+                    f"filler chat {i}", "ok", occurred_at=UTC_NOW - timedelta(days=1 + i)
+                )
+            feb = mem.add_exchange(
+                "Visited the aquarium with Ken",
+                "Fun!",
+                occurred_at=datetime(2026, 2, 10, 15, 0, tzinfo=timezone.utc),
+            )
+            question = "What did we talk about last February?"
+            fast = mem.retrieve(question, llm=False, now=UTC_NOW)
+            srv.push_chat(json_data={"expanded_queries": []})
+            turn = mem.retrieve(question, llm=True, now=UTC_NOW)
+            for r in (fast, turn):
+                assert r.should_inject and r.results[0].episode.id == feb
+
+
+def test_the_llm_turn_judges_the_time_it_searched(tmp_path: Path) -> None:
+    """The expansion's window, not the message parser's, is the time asked: what the
+    narrowed search found in it was marked another time's and hidden from the rerank."""
+    with ScriptedOpenAI() as srv:
+        llm = {"base_url": srv.base_url, "turn_deadline_s": 5.0, "cache_expansions": False}
+        cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
+        with Memory.open(
+            tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(UTC_NOW), config=cfg
+        ) as mem:
+            for i in range(30):
+                mem.add_exchange(
+                    f"filler chat {i}", "ok", occurred_at=UTC_NOW - timedelta(days=20 + i)
+                )
+            mem.add_exchange(
+                "Visited the aquarium with Ken",
+                "Fun!",
+                occurred_at=datetime(2026, 4, 2, 15, 0, tzinfo=timezone.utc),
+            )
+            bike = mem.add_exchange(
+                "Bought a new bike",
+                "Cool!",
+                occurred_at=datetime(2026, 3, 27, 15, 0, tzinfo=timezone.utc),
+            )
+            reference = {
+                "type": "temporal",
+                "surface": "last week",
+                "resolved": "2026-03-23/2026-03-29",
+            }
+            srv.push_chat(
+                json_data={"expanded_queries": ["last week"], "detected_references": [reference]}
+            )
+            srv.push_chat(
+                json_data={
+                    "relevant_episodes": [{"id": bike, "relevance": "high", "reason": "bike"}],
+                    "injection_strategy": "quote_key_parts",
+                }
+            )
+            r = mem.retrieve("What did we do last week?", now=UTC_NOW)
+            _, rerank = srv.chat_requests
+            assert f"[id {bike}]" in str(rerank["messages"][-1]["content"])
+            assert [(x.episode.id, x.components["asked_time"]) for x in r.results] == [(bike, 1.0)]

@@ -48,22 +48,24 @@ def test_far_longer_texts_are_not_keyed() -> None:
     assert key_of("lorem ipsum " * 5000, 7) is None
 
 
-def test_the_keys_are_the_users_messages_but_the_new_one() -> None:
+def test_the_keys_are_the_users_messages_the_query_reads_that_ask_nothing() -> None:
     said = [
+        Message(role="user", text="Sure"),  # past the 8 messages the query reads
+        Message(role="partner", text="Booked."),
         Message(role="user", text="Morning!"),
         Message(role="partner", text="Good morning! Hope you slept well."),
         Message(role="user", text="🙂"),
-        Message(role="user", text="What's my cat's name?"),
+        Message(role="user", text="What's my cat's name?"),  # a question: its copies stay
+        Message(role="partner", text="Hmm."),
         Message(role="user", text="pasted " * 1000),  # past KEYED_CHARS
+        Message(role="user", text="ok"),  # the new message itself
     ]
-    check = repeat_check(said, "what's my cat's name")
-    assert check.keys == {"morning"} and check.terms == {"cat", "name"}
-    assert repeat_check([], "hi") == RepeatCheck(frozenset(), frozenset())
+    check = repeat_check(said, "OK!", 4)
+    assert check.said == {"morning": "Morning!\nGood morning! Hope you slept well."}
+    assert repeat_check(said, "hi", 0) == RepeatCheck() == repeat_check([], "hi", 3)
 
 
-def test_an_exchange_repeats_by_its_user_turn_unless_its_reply_holds_the_asked_words(
-    tmp_path: Path,
-) -> None:
+def test_an_exchange_is_keyed_by_its_user_turn(tmp_path: Path) -> None:
     with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(T0)) as mem:
         ids = [
             mem.add_exchange("Morning!", "Hi!"),
@@ -72,14 +74,13 @@ def test_an_exchange_repeats_by_its_user_turn_unless_its_reply_holds_the_asked_w
             mem.add("Morning!", kind="message"),  # a multi-party log's line
             mem.add("Morning!", kind="observation"),
             mem.add_exchange("Morning! I bought a car", "Nice"),
-            mem.add_exchange("Morning", "Morning! Your locker code is 4471."),
         ]
         texts = mem.store.exchange_texts([*ids, 999])
-        assert sorted(texts) == [ids[0], ids[1], ids[2], ids[5], ids[6]]
+        assert sorted(texts) == [ids[0], ids[1], ids[2], ids[5]]
         assert texts[ids[1]] == ("morning", "")
-        check = RepeatCheck(frozenset({"morning"}), frozenset({"locker", "code"}))
-        assert check.repeats(texts) == {ids[0], ids[1]}
-        assert RepeatCheck(frozenset(), frozenset()).repeats(texts) == set()
+        check = RepeatCheck({"morning": "Morning!\nHello."})
+        assert check.keyed(texts) == {ids[0]: "morning", ids[1]: "morning"}
+        assert RepeatCheck().keyed(texts) == {}
 
 
 def companion(path: Path, **retrieval: object) -> tuple[Memory, FixedClock, dict[str, object]]:
@@ -316,3 +317,51 @@ def test_the_llm_rerank_is_not_shown_small_talks_own_copies(tmp_path: Path) -> N
             prompt = str(rerank["messages"][-1]["content"])
             assert "[id " in prompt and all(f"[id {c}]" not in prompt for c in copies)
             assert copy not in {x.episode.id for x in r.results}
+
+
+@pytest.mark.parametrize(
+    ("said", "reply", "follow_up", "question"),
+    [
+        # the reply holds a fact in other words than the question's
+        (
+            "Yes",
+            "Booked! Your plane to Osaka takes off May 3.",
+            "Great, anything else?",
+            "When does my flight leave?",
+        ),
+        (
+            "うん",
+            "予約したよ！大阪行きの飛行機は5月3日9時40分発",
+            "よかった、他には？",
+            "フライトいつだっけ",
+        ),
+    ],
+)
+def test_an_answer_whose_user_turn_was_an_acknowledgement_is_kept(
+    tmp_path: Path, said: str, reply: str, follow_up: str, question: str
+) -> None:
+    clock = FixedClock(T0)
+    with Memory.open(tmp_path / "m.db", clock=clock) as mem:
+        answer = mem.add_exchange(said, reply)
+        for i in range(5):
+            clock.advance(days=1)
+            mem.add_exchange(f"Walked {i} km today", "Nice!")
+        clock.advance(days=1)
+        recent = [{"role": "user", "content": said}, {"role": "assistant", "content": follow_up}]
+        r = mem.retrieve(question, recent=recent)
+        assert r.repeats == () and answer in {x.episode.id for x in r.results[:3]}
+
+
+def test_a_follow_up_to_a_question_keeps_its_answered_copy(tmp_path: Path) -> None:
+    clock = FixedClock(T0)
+    with Memory.open(tmp_path / "m.db", clock=clock) as mem:
+        answer = mem.add_exchange("What's my cat's name?", "Mochi, the grey one!")
+        for i in range(6):
+            clock.advance(days=1)
+            mem.add_exchange(f"Walked {i} km today", "Nice!")
+        recent = [
+            {"role": "user", "content": "What's my cat's name?"},
+            {"role": "assistant", "content": "Hmm, I'm not sure."},
+        ]
+        r = mem.retrieve("Come on, I told you before. Think!", recent=recent)
+        assert r.repeats == () and r.results[0].episode.id == answer

@@ -64,6 +64,14 @@ def _judged_apart(result: Retrieved) -> bool:
     return comps.get("asked_time", 0.0) >= 1.0 or "fast_rank" in comps
 
 
+def _no_answer(result: Retrieved) -> bool:
+    """Whether ``result`` is no answer whatever its life score: a memory of another time than
+    the only thing the message asks about (``asked_time`` 0), or small talk's own old copy
+    (``repeat``)."""
+    comps = result.components
+    return comps.get("asked_time", 1.0) <= 0.0 or comps.get("repeat", 0.0) >= 1.0
+
+
 def after_retrieve(
     store: Store,
     embedder: Embedder,
@@ -116,7 +124,8 @@ def after_retrieve(
         keep = [
             i
             for i, f in enumerate(feats)
-            if f[0] >= cfg.similarity_threshold or _judged_apart(results[i])
+            if (f[0] >= cfg.similarity_threshold or _judged_apart(results[i]))
+            and not _no_answer(results[i])
         ]
         scorer = load_agent_scorer(store, agent, cfg)
         scores = life_scores([feats[i] for i in keep], scorer, cfg)
@@ -145,7 +154,8 @@ def after_retrieve(
             )
             new_feats.append(feats[i])
         results, feats = ranked, new_feats
-        should_inject = should_inject and bool(results)
+        # nothing to inject when every chosen memory is low (the pack shows none of them)
+        should_inject = should_inject and any(r.relevance != "low" for r in results)
     turn_id: int | None = None
     recalled: dict[int, tuple[float, int]] = {}
     ids = [r.episode.id for r in results]

@@ -36,7 +36,7 @@ from ..text import dense_query, query_terms
 from . import workers
 from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
-from .recent import RepeatCheck
+from .recent import REPEAT_MIN_COSINE, RepeatCheck
 
 __all__ = ["REPEAT_SLACKS", "Candidate", "FastPath", "FastResult"]
 
@@ -224,18 +224,26 @@ class FastPath:
             if use_bm25 and not terms:
                 degraded.append(f"bm25 skipped for query {i}: no searchable terms")
         knn_vecs = knn_vecs if use_knn else None
-        slacks = REPEAT_SLACKS if repeats is not None and repeats.keys else (0,)
+        # repeats are told by their meaning: without vectors none is left out
+        check = repeats if repeats is not None and repeats.said and qvecs is not None else None
+        slacks = REPEAT_SLACKS if check is not None else (0,)
         repeated: set[int] = set()
+        said_vectors: dict[str, Vectors] = {}
         for slack in slacks:
             extra = len(exclude) + slack
             knn_hits, bm25_hits = self._search(knn_vecs, term_lists, filters, extra, timings)
-            if slack == 0 or repeats is None:
+            if check is None:
                 break
             t5 = time.perf_counter()
             found = [*knn_hits, *(hits for _, hits in bm25_hits)]
             hit_ids = {h[0] for hits in found for h in hits} - exclude
-            repeated = repeats.repeats(self.store.exchange_texts(sorted(hit_ids)))
-            timings["repeats"] = timings.get("repeats", 0.0) + _ms(t5)
+            try:
+                repeated = self._repeats(check, sorted(hit_ids), filters, said_vectors)
+            except EmbeddingError as exc:
+                degraded.append(f"repeats not compared: {exc}")
+                break
+            finally:
+                timings["repeats"] = timings.get("repeats", 0.0) + _ms(t5)
             skip = exclude | repeated
             if not any(
                 len(hits) >= k + extra and sum(h[0] not in skip for h in hits) < k
@@ -289,6 +297,29 @@ class FastPath:
         return FastResult(
             candidates, list(queries), timings, degraded, qvecs is None, sorted(repeated)
         )
+
+    def _repeats(
+        self,
+        check: RepeatCheck,
+        ids: Sequence[int],
+        filters: Filters,
+        vectors: dict[str, Vectors],
+    ) -> set[int]:
+        """The ids among ``ids`` that repeat an exchange of the context query (``check``):
+        their user turn has its key and their vector is within :data:`.recent.REPEAT_MIN_COSINE`
+        of its (the recent exchanges' vectors are kept in ``vectors`` for a second search)."""
+        keyed = check.keyed(self.store.exchange_texts(ids))
+        keys = sorted(set(keyed.values()))
+        new = [k for k in keys if k not in vectors]
+        if new:
+            for key, vec in zip(new, self.embed([check.said[k] for k in new]), strict=True):
+                vectors[key] = vec
+        out: set[int] = set()
+        for key in keys:
+            same = [i for i, k in keyed.items() if k == key]
+            sims = self.store.similarities(vectors[key], same, agent=filters.agent)
+            out |= {i for i, s in sims.items() if s >= REPEAT_MIN_COSINE}
+        return out
 
     def _search(
         self,

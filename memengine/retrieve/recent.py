@@ -16,10 +16,11 @@ mistaken for the "Yes" just said.
 Older turns can repeat the conversation too: a daily "Morning!" has many
 stored copies, and a context query that holds this morning's greeting finds
 them first (both searches agree on them, they are packed as ``high``) and
-pushes the asked fact out. Their user side says nothing the prompt does not
-show, so an exchange whose user turn repeats a user message of ``recent``
-(:func:`user_repeats`, compared by :func:`repeat_key`: case, spacing and
-punctuation aside) is left out of the search as well. One that repeats the
+pushes the asked fact out. They say nothing the prompt does not show, so an
+older exchange whose user turn repeats a user message the context query holds
+(:func:`repeat_key`: case, spacing and the punctuation around it aside) and
+which is close in meaning to that recent exchange (:class:`RepeatCheck`) is
+left out of the search as well; an "ok" whose reply held a fact is not. One that repeats the
 new message itself stays a result: small talk does not count it as the
 memory it restates (it is ``low``, :func:`.retriever.mark_own_copies`), and
 a question keeps it as it is (its reply may hold the answer).
@@ -29,16 +30,17 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..models import Episode, EpisodeKind, Message
 from ..text import is_blank, scrub
-from .signals import content_terms
+from .signals import asks_memory
 
 __all__ = [
     "KEYED_CHARS",
     "LOOKBACK_SLACK",
     "MAX_COMPARED",
+    "REPEAT_MIN_COSINE",
     "RepeatCheck",
     "conversation",
     "held_in_recent",
@@ -155,44 +157,51 @@ def key_of(text: str, longest: int) -> str | None:
     return repeat_key(text)
 
 
+REPEAT_MIN_COSINE = 0.5
+"""How close in meaning (cosine of the stored exchange's vector to the recent exchange's)
+an older exchange with a repeated user turn must be to be left out. Measured with the
+offline embedder: greetings, small talk and their varied replies .61–.85; an "ok", "Yes"
+or うん whose reply holds a fact ("Booked! Your plane to Osaka takes off May 3") .00–.17."""
+
+
 @dataclass(frozen=True)
 class RepeatCheck:
-    """Which older exchanges repeat what the user said in ``recent``: their user turn has one
-    of ``keys`` (:func:`repeat_key`) and their reply shares none of ``terms``, the content
-    words of the new message (a reply that does may hold what it asks: ("ok", "Noted: your
-    gym locker code is 4471") is no mere "ok")."""
+    """What the context query repeats: ``said`` maps the key (:func:`repeat_key`) of each
+    user message it holds that asks nothing, but the new message, to that message and the
+    reply after it. An older exchange whose user turn has one of the keys, and whose vector
+    is close to that exchange's (:data:`REPEAT_MIN_COSINE`), says what the prompt shows."""
 
-    keys: frozenset[str]
-    terms: frozenset[str]
+    said: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def longest(self) -> int:
-        """The length of the longest key."""
-        return max((len(k) for k in self.keys), default=0)
-
-    def repeats(self, exchanges: Mapping[int, tuple[str, str]]) -> set[int]:
-        """The ids among ``exchanges`` (id → (user turn, reply), as :meth:`.Store.exchange_texts`
-        reads them) that repeat."""
-        if not self.keys:
-            return set()
-        longest = self.longest
-        return {
-            i
-            for i, (user, reply) in exchanges.items()
-            if key_of(user, longest) in self.keys and not self.terms & set(content_terms(reply))
-        }
+    def keyed(self, exchanges: Mapping[int, tuple[str, str]]) -> dict[int, str]:
+        """The ids among ``exchanges`` (id → (user turn, reply), as
+        :meth:`.Store.exchange_texts` reads them) whose user turn has a key, with the key."""
+        if not self.said:
+            return {}
+        longest = max(len(k) for k in self.said)
+        out: dict[int, str] = {}
+        for i, (user, _reply) in exchanges.items():
+            key = key_of(user, longest)
+            if key is not None and key in self.said:
+                out[i] = key
+        return out
 
 
-def repeat_check(said: Sequence[Message], text: str) -> RepeatCheck:
-    """What the user said in ``said`` (the conversation before the new ``text``, as
-    :func:`conversation` gives it: its last :data:`MAX_COMPARED` messages, each of at most
-    :data:`KEYED_CHARS`), not the new message itself (a question asked again keeps its old
-    copies: their replies may hold the answer), with the content words of ``text``."""
+def repeat_check(said: Sequence[Message], text: str, turns: int) -> RepeatCheck:
+    """The :class:`RepeatCheck` of the last ``turns`` exchanges of ``said`` (the
+    conversation before the new ``text``, as :func:`conversation` gives it: what the context
+    query reads): its user messages of at most :data:`KEYED_CHARS` that ask nothing (a
+    question's old copies may hold the answer in their reply), but the new message."""
     own = repeat_key(text)
-    keys = {
-        repeat_key(m.text)
-        for m in said[-MAX_COMPARED:]
-        if m.role == "user" and len(m.text) <= KEYED_CHARS
-    }
-    keys -= {"", own}
-    return RepeatCheck(frozenset(keys), frozenset(content_terms(text)) if keys else frozenset())
+    shown = list(said[-2 * turns :]) if turns > 0 else []
+    out: dict[str, str] = {}
+    for i, m in enumerate(shown):
+        if m.role != "user" or len(m.text) > KEYED_CHARS or asks_memory(m.text):
+            continue
+        key = repeat_key(m.text)
+        if not key or key == own:
+            continue
+        after = shown[i + 1] if i + 1 < len(shown) else None
+        reply = after.text if after is not None and after.role == "partner" else ""
+        out[key] = f"{m.text}\n{reply}" if reply else m.text
+    return RepeatCheck(out)

@@ -49,7 +49,7 @@ from .recent import (
     repeat_key,
 )
 from .signals import TermStats, asks_memory, content_terms, lexical_reach
-from .temporal import find_time_expressions, time_is_asked, union, widen
+from .temporal import find_time_expressions, time_is_asked, union, widen, window_filters
 
 __all__ = [
     "Retriever",
@@ -153,16 +153,19 @@ def mark_own_copies(
 def asked_time_first(candidates: Sequence[Candidate]) -> list[Candidate]:
     """When a message asks about nothing but the time it names, what occurred then is the
     answer: those candidates are lifted above the rest (by the best score) in their own
-    order, and marked ``asked_time`` 1 (relevant, and evidence to inject); the others are
-    marked ``asked_time`` 0 (no answer: ``low``, and no evidence, so that a message about
-    a day with no memory injects nothing)."""
+    order, and marked ``asked_time`` 1 (relevant, and evidence to inject); those told in
+    the recording lag after it (``window`` 0.5: "last weekend" told on Monday) are marked
+    0.5 and judged as any other; the rest are marked ``asked_time`` 0 (no answer: ``low``,
+    and no evidence, so that a message about a day with no memory injects nothing)."""
     top = max(c.score for c in candidates)
-    out = [
-        replace(c, score=c.score + top, components={**c.components, "asked_time": 1.0})
-        if c.components.get("window", 0.0) >= 1.0
-        else replace(c, components={**c.components, "asked_time": 0.0})
-        for c in candidates
-    ]
+    out: list[Candidate] = []
+    for c in candidates:
+        window = c.components.get("window", 0.0)
+        if window >= 1.0:
+            c = replace(c, score=c.score + top, components={**c.components, "asked_time": 1.0})
+        else:
+            c = replace(c, components={**c.components, "asked_time": min(window, 0.5)})
+        out.append(c)
     out.sort(key=lambda c: -c.score)
     return out
 
@@ -296,15 +299,18 @@ class Retriever:
     ) -> list[Candidate]:
         """The ``candidates`` and, after them, the memories of the ``window`` the searches
         did not find (marked ``by_date``; the most important and strongest, up to
-        ``max_results`` of the window's in all, none of ``exclude``): a message that asks
-        about nothing but a time is answered by what occurred then, whatever its words."""
+        ``max_results`` of the window's in all, none of ``exclude``; the window replaces the
+        configured day range, as :func:`.temporal.window_filters` has it): a message that
+        asks about nothing but a time is answered by what occurred then, whatever its
+        words."""
         cfg = self.config
         have = {c.episode.id for c in candidates}
         found = sum(in_window(c.episode.occurred_at, window) for c in candidates)
         room = cfg.max_results - found
         if room <= 0:
             return candidates
-        episodes = self.store.in_window(filters, *window, limit=room + len(have) + len(exclude))
+        narrowed = window_filters(filters, window, lag=False)  # as the LLM turn searches it
+        episodes = self.store.in_window(narrowed, limit=room + len(have) + len(exclude))
         added = [
             Candidate(ep, 0.0, {"by_date": 1.0, "age_days": age_days(ep.occurred_at, now)})
             for ep in episodes
@@ -377,7 +383,7 @@ class Retriever:
         of the conversation ``said`` before the new ``text``; None without ``skip_repeats``)."""
         if not self.config.skip_repeats:
             return None
-        return repeat_check(said, text)
+        return repeat_check(said, text, self.config.recent_conversation_turns)
 
     def filters(
         self,

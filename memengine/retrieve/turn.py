@@ -328,6 +328,7 @@ class LLMTurn:
             trace.window_source = "llm" if window is not None else None
         if window is None and text_window is not None:
             window, trace.window_source = text_window, "text"
+        named = window  # the time the message names, for the bonus and a question about it
         if window is not None:
             window = widen(window, now)  # what is searched (and reported): with the recording lag
         extra = (
@@ -383,7 +384,7 @@ class LLMTurn:
             now=now,
             reach=reach,
             filters=filters,
-            window=text_window,
+            window=named,
             time_asked=time_is_asked(text, text_found, max_chars=rcfg.max_query_chars),
             signals=signals,
             exclude=held | {*result0.repeats, *result.repeats},

@@ -8,7 +8,6 @@ the two searches the retrieval layer needs.
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 import time
@@ -604,14 +603,12 @@ class Store:
             episodes = ep_rows.fetch_episodes(cur, sorted(visible))
         return {a: episodes[b] for a, b in following.items() if b in episodes}
 
-    def in_window(
-        self, filters: Filters, start: datetime, end: datetime, limit: int
-    ) -> list[Episode]:
-        """Up to ``limit`` episodes within ``filters`` that occurred from ``start`` to before
-        ``end``, principles aside: the most important, then the strongest, then the newest."""
-        start_ts, end_ts = math.floor(start.timestamp()), math.ceil(end.timestamp())
+    def in_window(self, filters: Filters, limit: int) -> list[Episode]:
+        """Up to ``limit`` episodes within ``filters`` (their time range), principles aside:
+        among the range's 1,000 newest, the most important, then the strongest, then the
+        newest."""
         with self.connections.read() as cur:
-            return ep_rows.in_window(cur, filters, start_ts, end_ts, limit)
+            return ep_rows.in_window(cur, filters, limit)
 
     def newest_turns(self, agent: str, until_ts: int, limit: int) -> list[Episode]:
         """The agent's ``limit`` newest exchanges and messages at or before ``until_ts``,

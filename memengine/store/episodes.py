@@ -325,17 +325,24 @@ def newest_turns(cur: Any, agent: str, until_ts: int, limit: int) -> list[Episod
     return [row_to_episode(row) for row in rows]
 
 
-def in_window(cur: Any, filters: Filters, start_ts: int, end_ts: int, limit: int) -> list[Episode]:
-    """Up to ``limit`` episodes within ``filters`` that occurred in ``[start_ts, end_ts)``,
-    principles aside: the most important first, then the strongest, then the newest."""
+IN_WINDOW_SCAN = 1000
+"""How many of a time range's newest episodes :func:`in_window` chooses among (a range of a
+year in a large agent would otherwise be read and sorted whole)."""
+
+
+def in_window(cur: Any, filters: Filters, limit: int) -> list[Episode]:
+    """Up to ``limit`` episodes within ``filters`` (their time range), principles aside: among
+    the :data:`IN_WINDOW_SCAN` newest, the most important first, then the strongest, then
+    the newest."""
     where, params = filters.sql()
     rows = cur.execute(
-        f"SELECT {COLUMNS} FROM episodes WHERE {where} AND occurred_ts >= ? "
-        "AND occurred_ts < ? AND kind != 'principle' "
-        "ORDER BY importance DESC, strength DESC, occurred_ts DESC, id DESC LIMIT ?",
-        [*params, start_ts, end_ts, limit],
+        f"SELECT id, importance, strength, occurred_ts FROM episodes WHERE {where} "
+        "AND kind != 'principle' ORDER BY occurred_ts DESC, id DESC LIMIT ?",
+        [*params, IN_WINDOW_SCAN],
     ).fetchall()
-    return [row_to_episode(row) for row in rows]
+    best = sorted(rows, key=lambda r: (-r[1], -r[2], -r[3], -r[0]))[:limit]
+    found = fetch_episodes(cur, [int(r[0]) for r in best])
+    return [found[r[0]] for r in best if r[0] in found]
 
 
 def visible_sql(n: int, where: str) -> str:
