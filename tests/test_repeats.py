@@ -13,7 +13,7 @@ import pytest
 from memengine import FixedClock, Memory
 from memengine.config import Config
 from memengine.models import Message
-from memengine.retrieve.recent import RepeatCheck, key_of, repeat_check, repeat_key
+from memengine.retrieve.recent import RepeatCheck, Said, key_of, repeat_check, repeat_key
 
 from .helpers import HashEmbedder
 from .openai_server import ScriptedOpenAI
@@ -48,20 +48,22 @@ def test_far_longer_texts_are_not_keyed() -> None:
     assert key_of("lorem ipsum " * 5000, 7) is None
 
 
-def test_the_keys_are_the_users_messages_the_query_reads_that_ask_nothing() -> None:
+def test_the_keys_are_the_users_messages_the_query_reads() -> None:
     said = [
         Message(role="user", text="Sure"),  # past the 8 messages the query reads
         Message(role="partner", text="Booked."),
         Message(role="user", text="Morning!"),
         Message(role="partner", text="Good morning! Hope you slept well."),
         Message(role="user", text="🙂"),
-        Message(role="user", text="What's my cat's name?"),  # a question: its copies stay
+        Message(role="user", text="What's my cat's name?"),  # a question
         Message(role="partner", text="Hmm."),
         Message(role="user", text="pasted " * 1000),  # past KEYED_CHARS
         Message(role="user", text="ok"),  # the new message itself
     ]
     check = repeat_check(said, "OK!", 4)
-    assert check.said == {"morning": "Morning!\nGood morning! Hope you slept well."}
+    assert list(check.said) == ["morning", "what'smycat'sname"]
+    assert check.said["morning"].text == "Morning!\nGood morning! Hope you slept well."
+    assert check.said["what'smycat'sname"].asks
     assert repeat_check(said, "hi", 0) == RepeatCheck() == repeat_check([], "hi", 3)
 
 
@@ -78,9 +80,18 @@ def test_an_exchange_is_keyed_by_its_user_turn(tmp_path: Path) -> None:
         texts = mem.store.exchange_texts([*ids, 999])
         assert sorted(texts) == [ids[0], ids[1], ids[2], ids[5]]
         assert texts[ids[1]] == ("morning", "")
-        check = RepeatCheck({"morning": "Morning!\nHello."})
+        said = Said("Morning!\nHello.", asks=False, terms=frozenset({"morning", "hello"}))
+        check = RepeatCheck({"morning": said})
         assert check.keyed(texts) == {ids[0]: "morning", ids[1]: "morning"}
         assert RepeatCheck().keyed(texts) == {}
+        # a question's copy only when its reply adds nothing to the recent exchange
+        more = [
+            mem.add_exchange("What's my cat's name?", "Mochi, the grey one!"),
+            mem.add_exchange("What's my cat's name?", "It's Mochi!"),
+        ]
+        asked = Said("What's my cat's name?\nMochi!", True, frozenset({"cat", "name", "mochi"}))
+        check = RepeatCheck({"what'smycat'sname": asked})
+        assert check.keyed(mem.store.exchange_texts(more)) == {more[1]: "what'smycat'sname"}
 
 
 def companion(path: Path, **retrieval: object) -> tuple[Memory, FixedClock, dict[str, object]]:

@@ -312,7 +312,7 @@ class FastPath:
         keys = sorted(set(keyed.values()))
         new = [k for k in keys if k not in vectors]
         if new:
-            for key, vec in zip(new, self.embed([check.said[k] for k in new]), strict=True):
+            for key, vec in zip(new, self.embed([check.said[k].text for k in new]), strict=True):
                 vectors[key] = vec
         out: set[int] = set()
         for key in keys:

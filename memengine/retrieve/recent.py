@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from ..models import Episode, EpisodeKind, Message
 from ..text import is_blank, scrub
-from .signals import asks_memory
+from .signals import asks_memory, content_terms
 
 __all__ = [
     "KEYED_CHARS",
@@ -42,6 +42,7 @@ __all__ = [
     "MAX_COMPARED",
     "REPEAT_MIN_COSINE",
     "RepeatCheck",
+    "Said",
     "conversation",
     "held_in_recent",
     "key_of",
@@ -165,43 +166,63 @@ or うん whose reply holds a fact ("Booked! Your plane to Osaka takes off May 3
 
 
 @dataclass(frozen=True)
+class Said:
+    """A user message the context query reads, as :class:`RepeatCheck` compares it: with the
+    reply after it (``text``), whether it asks something, and the content words of both."""
+
+    text: str
+    asks: bool
+    terms: frozenset[str]
+
+
+@dataclass(frozen=True)
 class RepeatCheck:
     """What the context query repeats: ``said`` maps the key (:func:`repeat_key`) of each
-    user message it holds that asks nothing, but the new message, to that message and the
-    reply after it. An older exchange whose user turn has one of the keys, and whose vector
-    is close to that exchange's (:data:`REPEAT_MIN_COSINE`), says what the prompt shows."""
+    user message it holds, but the new message, to that message (:class:`Said`). An older
+    exchange whose user turn has one of the keys, and whose vector is close to that
+    exchange's (:data:`REPEAT_MIN_COSINE`), says what the prompt shows; for a question, only
+    when its reply says nothing the recent exchange does not (its content words are all
+    there): an answer the recent reply lacks ("Mochi, the grey one!" after "Hmm, I'm not
+    sure.") is what a follow-up asks for."""
 
-    said: dict[str, str] = field(default_factory=dict)
+    said: dict[str, Said] = field(default_factory=dict)
 
     def keyed(self, exchanges: Mapping[int, tuple[str, str]]) -> dict[int, str]:
         """The ids among ``exchanges`` (id → (user turn, reply), as
-        :meth:`.Store.exchange_texts` reads them) whose user turn has a key, with the key."""
+        :meth:`.Store.exchange_texts` reads them) whose user turn has a key (and, for a
+        question, whose reply adds nothing), with the key."""
         if not self.said:
             return {}
         longest = max(len(k) for k in self.said)
         out: dict[int, str] = {}
-        for i, (user, _reply) in exchanges.items():
+        for i, (user, reply) in exchanges.items():
             key = key_of(user, longest)
-            if key is not None and key in self.said:
-                out[i] = key
+            said = self.said.get(key) if key is not None else None
+            if said is None or key is None:
+                continue
+            if said.asks and not set(content_terms(reply)) <= said.terms:
+                continue
+            out[i] = key
         return out
 
 
 def repeat_check(said: Sequence[Message], text: str, turns: int) -> RepeatCheck:
     """The :class:`RepeatCheck` of the last ``turns`` exchanges of ``said`` (the
     conversation before the new ``text``, as :func:`conversation` gives it: what the context
-    query reads): its user messages of at most :data:`KEYED_CHARS` that ask nothing (a
-    question's old copies may hold the answer in their reply), but the new message."""
+    query reads): its user messages of at most :data:`KEYED_CHARS`, but the new message."""
     own = repeat_key(text)
     shown = list(said[-2 * turns :]) if turns > 0 else []
-    out: dict[str, str] = {}
+    out: dict[str, Said] = {}
     for i, m in enumerate(shown):
-        if m.role != "user" or len(m.text) > KEYED_CHARS or asks_memory(m.text):
+        if m.role != "user" or len(m.text) > KEYED_CHARS:
             continue
         key = repeat_key(m.text)
         if not key or key == own:
             continue
         after = shown[i + 1] if i + 1 < len(shown) else None
         reply = after.text if after is not None and after.role == "partner" else ""
-        out[key] = f"{m.text}\n{reply}" if reply else m.text
+        both = f"{m.text}\n{reply}" if reply else m.text
+        out[key] = Said(
+            both, asks_memory(m.text), frozenset(content_terms(both[: KEYED_CHARS * 2]))
+        )
     return RepeatCheck(out)
