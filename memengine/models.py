@@ -60,7 +60,6 @@ DegradedPart = Literal[
     "life_ranking",
     "coverage",
     "turn_record",
-    "repeats",
     "other",
 ]
 """A part of a turn that a ``degraded`` note is about (see :attr:`Retrieval.degraded_parts`)."""
@@ -76,7 +75,6 @@ DEGRADED_PARTS: tuple[tuple[str, DegradedPart], ...] = (
     ("life ranking skipped", "life_ranking"),  # the embedder failed: the fast order kept
     ("coverage skipped", "coverage"),  # the embedder failed: decided without the coverage rule
     ("turn not recorded", "turn_record"),  # the turn row could not be written
-    ("repeats not compared", "repeats"),  # the embedder failed: no older copy left out
 )
 """How each note of :attr:`Retrieval.degraded` begins, and the part it is about; these
 beginnings stay the same from release to release, the rest of a note may change."""

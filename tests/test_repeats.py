@@ -4,7 +4,7 @@ on the fast path and the LLM turn."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -12,6 +12,8 @@ import pytest
 
 from memengine import FixedClock, Memory
 from memengine.config import Config
+from memengine.embed.base import Embedder, Vectors
+from memengine.embed.usem3 import USEM3Embedder
 from memengine.models import Message
 from memengine.retrieve.recent import RepeatCheck, Said, key_of, repeat_check, repeat_key
 
@@ -60,11 +62,16 @@ def test_the_keys_are_the_users_messages_the_query_reads() -> None:
         Message(role="user", text="pasted " * 1000),  # past KEYED_CHARS
         Message(role="user", text="ok"),  # the new message itself
     ]
-    check = repeat_check(said, "OK!", 4)
+    check = repeat_check(said, "OK!", 4, 2000)
     assert list(check.said) == ["morning", "what'smycat'sname"]
     assert check.said["morning"].text == "Morning!\nGood morning! Hope you slept well."
-    assert check.said["what'smycat'sname"].asks
-    assert repeat_check(said, "hi", 0) == RepeatCheck() == repeat_check([], "hi", 3)
+    assert check.said["what'smycat'sname"].asks and check.terms == set()  # "ok": none
+    assert repeat_check(said, "hi", 0, 2000) == RepeatCheck() == repeat_check([], "hi", 3, 2000)
+    # only what the query reads: a new message that fills its room leaves none
+    assert repeat_check(said, "x" * 1999, 4, 2000) == RepeatCheck()
+    # a long reply is read (and embedded) as the query reads it, its first 300 characters
+    long = [Message(role="user", text="Morning!"), Message(role="partner", text="z" * 50_000)]
+    assert len(repeat_check(long, "hi", 3, 2000).said["morning"].text) == len("Morning!") + 301
 
 
 def test_an_exchange_is_keyed_by_its_user_turn(tmp_path: Path) -> None:
@@ -376,3 +383,58 @@ def test_a_follow_up_to_a_question_keeps_its_answered_copy(tmp_path: Path) -> No
         ]
         r = mem.retrieve("Come on, I told you before. Think!", recent=recent)
         assert r.repeats == () and r.results[0].episode.id == answer
+
+
+@pytest.mark.parametrize(
+    ("old", "said", "question"),
+    [
+        (  # the recent reply is on the same topic: the whole exchanges are close
+            ("ok", "Noted: your dentist appointment is on June 4 at 3pm with Dr. Sato."),
+            ("ok", "Sure, I'll remind you about the dentist appointment."),
+            "When is my dentist appointment?",
+        ),
+        (  # a greeting that carried a fact
+            ("Morning!", "Morning! Don't forget your dentist appointment at 3pm on Friday."),
+            GREETING,
+            "When is my dentist appointment?",
+        ),
+    ],
+)
+def test_an_old_reply_that_holds_the_words_asked_for_is_kept(
+    tmp_path: Path, old: tuple[str, str], said: tuple[str, str], question: str
+) -> None:
+    clock = FixedClock(T0)
+    with Memory.open(tmp_path / "m.db", clock=clock) as mem:
+        answer = mem.add_exchange(*old)
+        for i in range(30):
+            clock.advance(hours=20)
+            mem.add_exchange(f"Walked {i} km today", "Nice!")
+        recent = [{"role": "user", "content": said[0]}, {"role": "assistant", "content": said[1]}]
+        r = mem.retrieve(question, recent=recent)
+        assert r.repeats == () and r.results[0].episode.id == answer
+
+
+class _Counting:
+    """An embedder that counts its calls."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.calls = inner, 0
+        self.id, self.dimension = inner.id, inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls += 1
+        return self.inner.embed(texts)
+
+
+def test_the_recent_exchanges_are_embedded_with_the_query(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """One wait for the embedder: a second call had a deadline of its own."""
+    embedder = _Counting(usem3)
+    mem, _clock, found = companion(tmp_path / "m.db")
+    mem.close()
+    later = FixedClock(T0 + timedelta(days=20, minutes=5))
+    with Memory.open(tmp_path / "m.db", embedder=embedder, clock=later) as mem:
+        before = embedder.calls
+        r = mem.retrieve("What car did I get again?", recent=found["recent"], llm=False)
+        assert embedder.calls == before + 1 and r.repeats == tuple(found["greetings"])

@@ -24,6 +24,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import numpy as np
+import numpy.typing as npt
+
 from ..config import RetrievalConfig
 from ..embed.base import Embedder, Vectors
 from ..errors import EmbeddingError, MemEngineError, MemoryClosed
@@ -68,7 +71,7 @@ class FastResult:
     lexical_only: bool = False
     repeats: list[int] = field(default_factory=list)
     """The stored exchanges left out because their user turn repeats what the user just
-    said (:func:`.recent.user_repeats`)."""
+    said (:class:`.recent.RepeatCheck`)."""
 
 
 MAX_ABANDONED = 16
@@ -202,18 +205,22 @@ class FastPath:
             return FastResult([], [], timings, ["empty query"])
         t0 = time.perf_counter()
         searched = [dense_query(q) for q in queries] if cfg.dense_content_words else []
+        said = list(repeats.said) if repeats is not None else []  # embedded with the query
         vectors = None
         try:
             if skip_vectors is None:
-                vectors = self.embed([*queries, *searched])
+                texts = [*queries, *searched, *(repeats.said[k].text for k in said if repeats)]
+                vectors = self.embed(texts)
         except EmbeddingError as exc:
             skip_vectors = str(exc)
         if skip_vectors is not None:
             degraded.append(
                 f"vector search skipped, the full-text search answered alone: {skip_vectors}"
             )
+        n = len(queries) + len(searched)
         qvecs = vectors[: len(queries)] if vectors is not None else None
-        knn_vecs = vectors[len(queries) :] if vectors is not None and searched else qvecs
+        knn_vecs = vectors[len(queries) : n] if vectors is not None and searched else qvecs
+        said_vectors = dict(zip(said, vectors[n:], strict=True)) if vectors is not None else {}
         timings["embed"] = _ms(t0)
 
         t1 = time.perf_counter()
@@ -224,35 +231,33 @@ class FastPath:
             if use_bm25 and not terms:
                 degraded.append(f"bm25 skipped for query {i}: no searchable terms")
         knn_vecs = knn_vecs if use_knn else None
-        # repeats are told by their meaning: without vectors none is left out
-        check = repeats if repeats is not None and repeats.said and qvecs is not None else None
-        slacks = REPEAT_SLACKS if check is not None else (0,)
+        # repeats are told by their meaning too: without vectors none is left out
+        check = repeats if repeats is not None and said_vectors else None
+        extra = len(exclude) + (REPEAT_SLACKS[0] if check is not None else 0)
+        knn_hits, bm25_hits = self._search(knn_vecs, term_lists, filters, extra, timings)
         repeated: set[int] = set()
-        said_vectors: dict[str, Vectors] = {}
-        for slack in slacks:
-            extra = len(exclude) + slack
-            knn_hits, bm25_hits = self._search(knn_vecs, term_lists, filters, extra, timings)
-            if check is None:
-                break
+        if check is not None:
             t5 = time.perf_counter()
-            found = [*knn_hits, *(hits for _, hits in bm25_hits)]
-            hit_ids = {h[0] for hits in found for h in hits} - exclude
-            try:
-                repeated = self._repeats(check, sorted(hit_ids), filters, said_vectors)
-            except EmbeddingError as exc:
-                degraded.append(f"repeats not compared: {exc}")
-                break
-            finally:
-                timings["repeats"] = timings.get("repeats", 0.0) + _ms(t5)
+            repeated = self._repeats(check, knn_hits, bm25_hits, exclude, filters, said_vectors)
             skip = exclude | repeated
-            if not any(
-                len(hits) >= k + extra and sum(h[0] not in skip for h in hits) < k
-                for hits, k in [
-                    *((h, cfg.knn_k_per_query) for h in knn_hits),
-                    *((h, cfg.bm25_k_per_query) for _, h in bm25_hits),
-                ]
-            ):
-                break  # no list full of repeats came out short
+
+            def short(hits: list[tuple[int, float]], k: int) -> bool:
+                """A list full of repeats that came out short."""
+                return len(hits) >= k + extra and sum(h[0] not in skip for h in hits) < k
+
+            knn_again = knn_vecs if any(short(h, cfg.knn_k_per_query) for h in knn_hits) else None
+            deeper = {i for i, h in bm25_hits if short(h, cfg.bm25_k_per_query)}
+            timings["repeats"] = _ms(t5)
+            if knn_again is not None or deeper:  # those lists again, deeper
+                more = len(exclude) + REPEAT_SLACKS[1]
+                terms_again = [t if i in deeper else [] for i, t in enumerate(term_lists)]
+                deep_knn, deep_bm25 = self._search(knn_again, terms_again, filters, more, timings)
+                knn_hits = deep_knn if knn_again is not None else knn_hits
+                again = dict(deep_bm25)
+                bm25_hits = [(i, again.get(i, h)) for i, h in bm25_hits]
+                t6 = time.perf_counter()
+                repeated = self._repeats(check, knn_hits, bm25_hits, exclude, filters, said_vectors)
+                timings["repeats"] += _ms(t6)
         timings["search"] = _ms(t1)
         skip = set(exclude) | repeated
         lists: list[RankedList] = []
@@ -301,19 +306,20 @@ class FastPath:
     def _repeats(
         self,
         check: RepeatCheck,
-        ids: Sequence[int],
+        knn_hits: Sequence[Sequence[tuple[int, float]]],
+        bm25_hits: Sequence[tuple[int, Sequence[tuple[int, float]]]],
+        exclude: AbstractSet[int],
         filters: Filters,
-        vectors: dict[str, Vectors],
+        vectors: dict[str, npt.NDArray[np.float32]],
     ) -> set[int]:
-        """The ids among ``ids`` that repeat an exchange of the context query (``check``):
-        their user turn has its key and their vector is within :data:`.recent.REPEAT_MIN_COSINE`
-        of its (the recent exchanges' vectors are kept in ``vectors`` for a second search)."""
+        """The hits (but those in ``exclude``) that repeat an exchange the context query
+        reads (``check``): by their words (:meth:`.recent.RepeatCheck.keyed`), and their
+        vector within :data:`.recent.REPEAT_MIN_COSINE` of its (``vectors``: the recent
+        exchanges', by key, embedded with the query)."""
+        found = [*knn_hits, *(hits for _, hits in bm25_hits)]
+        ids = sorted({h[0] for hits in found for h in hits} - exclude)
         keyed = check.keyed(self.store.exchange_texts(ids))
         keys = sorted(set(keyed.values()))
-        new = [k for k in keys if k not in vectors]
-        if new:
-            for key, vec in zip(new, self.embed([check.said[k].text for k in new]), strict=True):
-                vectors[key] = vec
         out: set[int] = set()
         for key in keys:
             same = [i for i, k in keyed.items() if k == key]

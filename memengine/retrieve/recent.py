@@ -40,6 +40,7 @@ __all__ = [
     "KEYED_CHARS",
     "LOOKBACK_SLACK",
     "MAX_COMPARED",
+    "RECENT_MESSAGE_CHARS",
     "REPEAT_MIN_COSINE",
     "RepeatCheck",
     "Said",
@@ -48,6 +49,7 @@ __all__ = [
     "key_of",
     "lookback",
     "normalised",
+    "read_parts",
     "repeat_check",
     "repeat_key",
 ]
@@ -165,10 +167,35 @@ offline embedder: greetings, small talk and their varied replies .61–.85; an "
 or うん whose reply holds a fact ("Booked! Your plane to Osaka takes off May 3") .00–.17."""
 
 
+RECENT_MESSAGE_CHARS = 300
+"""How much of each recent message the context query reads (the companion-chat sets' longest
+is 111 characters): enough to say what "it" is, not a pasted page."""
+
+
+def read_parts(
+    text: str, said: Sequence[Message], turns: int, max_chars: int
+) -> list[tuple[Message, str]]:
+    """The messages of ``said`` (its last ``turns`` exchanges, i.e. 2×turns messages) that a
+    context query of ``text`` in ``max_chars`` reads, oldest first, each with the part read:
+    the new text comes whole (its first ``max_chars``), the messages fill the room left, the
+    newest first, each cut to its first :data:`RECENT_MESSAGE_CHARS`."""
+    new = "" if is_blank(text) else text.strip()[:max_chars]  # (a zero-width space: nothing)
+    room = max_chars - len(new)
+    out: list[tuple[Message, str]] = []
+    for m in reversed(list(said[-2 * turns :]) if turns > 0 else []):
+        if room < 2:
+            break
+        part = m.text.strip()[: min(room - 1, RECENT_MESSAGE_CHARS)]  # and its new line
+        out.append((m, part))
+        room -= len(part) + 1
+    return out[::-1]
+
+
 @dataclass(frozen=True)
 class Said:
     """A user message the context query reads, as :class:`RepeatCheck` compares it: with the
-    reply after it (``text``), whether it asks something, and the content words of both."""
+    reply after it, as read (``text``), whether it asks something, and the content words of
+    both."""
 
     text: str
     asks: bool
@@ -178,19 +205,22 @@ class Said:
 @dataclass(frozen=True)
 class RepeatCheck:
     """What the context query repeats: ``said`` maps the key (:func:`repeat_key`) of each
-    user message it holds, but the new message, to that message (:class:`Said`). An older
-    exchange whose user turn has one of the keys, and whose vector is close to that
-    exchange's (:data:`REPEAT_MIN_COSINE`), says what the prompt shows; for a question, only
-    when its reply says nothing the recent exchange does not (its content words are all
-    there): an answer the recent reply lacks ("Mochi, the grey one!" after "Hmm, I'm not
-    sure.") is what a follow-up asks for."""
+    user message it reads, but the new message, to that message (:class:`Said`); ``terms``
+    are the new message's content words. An older exchange repeats when its user turn has
+    one of the keys, its reply holds none of ``terms`` (("ok", "Noted: your dentist
+    appointment is on June 4") is kept for "When is my dentist appointment?"), for a
+    question's key its reply says nothing the recent exchange does not (an answer the recent
+    reply lacked is what a follow-up asks for), and its vector is close to the recent
+    exchange's (:data:`REPEAT_MIN_COSINE`: the fast path's test; a reply that answers in
+    other words, "plane" for "flight", is far)."""
 
     said: dict[str, Said] = field(default_factory=dict)
+    terms: frozenset[str] = frozenset()
 
     def keyed(self, exchanges: Mapping[int, tuple[str, str]]) -> dict[int, str]:
         """The ids among ``exchanges`` (id → (user turn, reply), as
-        :meth:`.Store.exchange_texts` reads them) whose user turn has a key (and, for a
-        question, whose reply adds nothing), with the key."""
+        :meth:`.Store.exchange_texts` reads them) that repeat by their words, with the key
+        (the vector test is left to the caller)."""
         if not self.said:
             return {}
         longest = max(len(k) for k in self.said)
@@ -200,29 +230,30 @@ class RepeatCheck:
             said = self.said.get(key) if key is not None else None
             if said is None or key is None:
                 continue
-            if said.asks and not set(content_terms(reply)) <= said.terms:
+            words = set(content_terms(reply[:KEYED_CHARS]))
+            if words & self.terms or (said.asks and not words <= said.terms):
                 continue
             out[i] = key
         return out
 
 
-def repeat_check(said: Sequence[Message], text: str, turns: int) -> RepeatCheck:
-    """The :class:`RepeatCheck` of the last ``turns`` exchanges of ``said`` (the
-    conversation before the new ``text``, as :func:`conversation` gives it: what the context
-    query reads): its user messages of at most :data:`KEYED_CHARS`, but the new message."""
+def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int) -> RepeatCheck:
+    """The :class:`RepeatCheck` of what a context query of ``text`` in ``max_chars`` reads of
+    the last ``turns`` exchanges of ``said`` (the conversation before it, as
+    :func:`conversation` gives it; :func:`read_parts`): its user messages of at most
+    :data:`KEYED_CHARS`, but the new message."""
     own = repeat_key(text)
-    shown = list(said[-2 * turns :]) if turns > 0 else []
+    parts = read_parts(text, said, turns, max_chars)
     out: dict[str, Said] = {}
-    for i, m in enumerate(shown):
+    for i, (m, part) in enumerate(parts):
         if m.role != "user" or len(m.text) > KEYED_CHARS:
             continue
         key = repeat_key(m.text)
         if not key or key == own:
             continue
-        after = shown[i + 1] if i + 1 < len(shown) else None
-        reply = after.text if after is not None and after.role == "partner" else ""
-        both = f"{m.text}\n{reply}" if reply else m.text
-        out[key] = Said(
-            both, asks_memory(m.text), frozenset(content_terms(both[: KEYED_CHARS * 2]))
-        )
-    return RepeatCheck(out)
+        after = parts[i + 1] if i + 1 < len(parts) else None
+        reply = after[1] if after is not None and after[0].role == "partner" else ""
+        both = f"{part}\n{reply}" if reply else part
+        out[key] = Said(both, asks_memory(m.text), frozenset(content_terms(both)))
+    terms = frozenset(content_terms(text[:max_chars])) if out else frozenset()
+    return RepeatCheck(out, terms)

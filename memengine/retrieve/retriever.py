@@ -45,6 +45,7 @@ from .recent import (
     held_in_recent,
     key_of,
     lookback,
+    read_parts,
     repeat_check,
     repeat_key,
 )
@@ -65,28 +66,15 @@ _COVERAGE_WORDS = 100
 """How much of a long episode the coverage reads: its first 2,000 characters, 100 words."""
 
 
-RECENT_MESSAGE_CHARS = 300
-"""How much of each recent message the query reads (the companion-chat sets' longest is
-111 characters): enough to say what "it" is, not a pasted page."""
-
-
 def context_query(text: str, said: Sequence[Message], turns: int, max_chars: int) -> str:
     """The conversation before the new text (``said``, as :func:`.recent.conversation`
     gives it; its last ``turns`` exchanges, i.e. 2×turns messages) and the new text, in
     ``max_chars`` at most: the new text comes whole (its first ``max_chars``), the
     messages fill the room left, the newest first, each cut to its first
-    :data:`RECENT_MESSAGE_CHARS`, so a long paste two messages back neither pushes the
+    :data:`.recent.RECENT_MESSAGE_CHARS`, so a long paste two messages back neither pushes the
     question out nor drowns it."""
     new = "" if is_blank(text) else text.strip()[:max_chars]  # (a zero-width space: nothing)
-    messages = [m.text.strip() for m in said]
-    parts = [new]
-    room = max_chars - len(new)
-    for message in reversed(messages[-2 * turns :] if turns else []):
-        if room < 2:
-            break
-        parts.append(message[: min(room - 1, RECENT_MESSAGE_CHARS)])  # and its new line
-        room -= len(parts[-1]) + 1
-    return "\n".join(reversed(parts))
+    return "\n".join([*(part for _, part in read_parts(text, said, turns, max_chars)), new])
 
 
 def turn_language(text: str, said: Sequence[Message]) -> Language:
@@ -383,7 +371,8 @@ class Retriever:
         of the conversation ``said`` before the new ``text``; None without ``skip_repeats``)."""
         if not self.config.skip_repeats:
             return None
-        return repeat_check(said, text, self.config.recent_conversation_turns)
+        cfg = self.config
+        return repeat_check(said, text, cfg.recent_conversation_turns, cfg.max_query_chars)
 
     def filters(
         self,
