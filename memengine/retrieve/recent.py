@@ -17,13 +17,14 @@ Older turns can repeat the conversation too: a daily "Morning!" has many
 stored copies, and a context query that holds this morning's greeting finds
 them first (both searches agree on them, they are packed as ``high``) and
 pushes the asked fact out. They say nothing the prompt does not show, so an
-older exchange whose user turn repeats a user message the context query holds
-(:func:`repeat_key`: case, spacing and the punctuation around it aside) and
-which is close in meaning to that recent exchange (:class:`RepeatCheck`) is
-left out of the search as well; an "ok" whose reply held a fact is not. One that repeats the
-new message itself stays a result: small talk does not count it as the
-memory it restates (it is ``low``, :func:`.retriever.mark_own_copies`), and
-a question keeps it as it is (its reply may hold the answer).
+older exchange whose user turn repeats a user message the context query reads
+(:func:`repeat_key`: case, spacing and the punctuation around it aside), whose
+reply holds no word of the new message and which is close in meaning to that
+recent exchange (:class:`RepeatCheck`) is left out of the search as well; an
+"ok" whose reply held a fact is not. One that repeats the new message itself
+stays a result: small talk does not count it as the memory it restates (it
+is ``low``, :func:`.retriever.mark_own_copies`), and a question keeps it as
+it is (its reply may hold the answer).
 """
 
 from __future__ import annotations
