@@ -523,25 +523,34 @@ def test_the_life_ranking_keeps_the_memories_of_the_time_asked(tmp_path: Path) -
         assert r.should_inject and aquarium in mem.pack(r).episode_ids
 
 
+def _scripted(
+    tmp_path: Path, srv: ScriptedOpenAI, llm: dict[str, object], retrieval: dict[str, object]
+) -> Memory:
+    """A memory whose LLM is the scripted server, at UTC_NOW, recording no turns."""
+    base = {"base_url": srv.base_url, "turn_deadline_s": 5.0, "cache_expansions": False}
+    cfg = Config.model_validate(
+        {"llm": {**base, **llm}, "retrieval": retrieval, "lifecycle": {"record_turns": False}}
+    )
+    return Memory.open(
+        tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(UTC_NOW), config=cfg
+    )
+
+
+def _chat(mem: Memory, n: int, *, first_day: int) -> None:
+    """``n`` turns of idle chat, one a day, the newest ``first_day`` days before UTC_NOW."""
+    for i in range(n):
+        mem.add_exchange(
+            f"filler chat {i}", "ok", occurred_at=UTC_NOW - timedelta(days=first_day + i)
+        )
+
+
 def test_the_time_asked_replaces_the_configured_day_range_on_both_paths(
     tmp_path: Path,
 ) -> None:
     with ScriptedOpenAI() as srv:
-        llm = {"base_url": srv.base_url, "turn_deadline_s": 5.0, "cache_expansions": False}
-        cfg = Config.model_validate(
-            {
-                "llm": {**llm, "rerank_enabled": False},
-                "lifecycle": {"record_turns": False},
-                "retrieval": {"occurred_day_range": 30},
-            }
-        )
-        with Memory.open(
-            tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(UTC_NOW), config=cfg
-        ) as mem:
-            for i in range(20):
-                mem.add_exchange(
-                    f"filler chat {i}", "ok", occurred_at=UTC_NOW - timedelta(days=1 + i)
-                )
+        retrieval = {"occurred_day_range": 30}
+        with _scripted(tmp_path, srv, {"rerank_enabled": False}, retrieval) as mem:
+            _chat(mem, 20, first_day=1)
             feb = mem.add_exchange(
                 "Visited the aquarium with Ken",
                 "Fun!",
@@ -558,41 +567,33 @@ def test_the_time_asked_replaces_the_configured_day_range_on_both_paths(
 def test_the_llm_turn_judges_the_time_it_searched(tmp_path: Path) -> None:
     """The expansion's window, not the message parser's, is the time asked: what the
     narrowed search found in it was marked another time's and hidden from the rerank."""
-    with ScriptedOpenAI() as srv:
-        llm = {"base_url": srv.base_url, "turn_deadline_s": 5.0, "cache_expansions": False}
-        cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
-        with Memory.open(
-            tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(UTC_NOW), config=cfg
-        ) as mem:
-            for i in range(30):
-                mem.add_exchange(
-                    f"filler chat {i}", "ok", occurred_at=UTC_NOW - timedelta(days=20 + i)
-                )
-            mem.add_exchange(
-                "Visited the aquarium with Ken",
-                "Fun!",
-                occurred_at=datetime(2026, 4, 2, 15, 0, tzinfo=timezone.utc),
-            )
-            bike = mem.add_exchange(
-                "Bought a new bike",
-                "Cool!",
-                occurred_at=datetime(2026, 3, 27, 15, 0, tzinfo=timezone.utc),
-            )
-            reference = {
-                "type": "temporal",
-                "surface": "last week",
-                "resolved": "2026-03-23/2026-03-29",
+    with ScriptedOpenAI() as srv, _scripted(tmp_path, srv, {}, {}) as mem:
+        _chat(mem, 30, first_day=20)
+        mem.add_exchange(
+            "Visited the aquarium with Ken",
+            "Fun!",
+            occurred_at=datetime(2026, 4, 2, 15, 0, tzinfo=timezone.utc),
+        )
+        bike = mem.add_exchange(
+            "Bought a new bike",
+            "Cool!",
+            occurred_at=datetime(2026, 3, 27, 15, 0, tzinfo=timezone.utc),
+        )
+        reference = {
+            "type": "temporal",
+            "surface": "last week",
+            "resolved": "2026-03-23/2026-03-29",
+        }
+        srv.push_chat(
+            json_data={"expanded_queries": ["last week"], "detected_references": [reference]}
+        )
+        srv.push_chat(
+            json_data={
+                "relevant_episodes": [{"id": bike, "relevance": "high", "reason": "bike"}],
+                "injection_strategy": "quote_key_parts",
             }
-            srv.push_chat(
-                json_data={"expanded_queries": ["last week"], "detected_references": [reference]}
-            )
-            srv.push_chat(
-                json_data={
-                    "relevant_episodes": [{"id": bike, "relevance": "high", "reason": "bike"}],
-                    "injection_strategy": "quote_key_parts",
-                }
-            )
-            r = mem.retrieve("What did we do last week?", now=UTC_NOW)
-            _, rerank = srv.chat_requests
-            assert f"[id {bike}]" in str(rerank["messages"][-1]["content"])
-            assert [(x.episode.id, x.components["asked_time"]) for x in r.results] == [(bike, 1.0)]
+        )
+        r = mem.retrieve("What did we do last week?", now=UTC_NOW)
+        _, rerank = srv.chat_requests
+        assert f"[id {bike}]" in str(rerank["messages"][-1]["content"])
+        assert [(x.episode.id, x.components["asked_time"]) for x in r.results] == [(bike, 1.0)]
