@@ -171,12 +171,13 @@ WEEK = [
         ("Remind me what I did yesterday.", {1}),
         ("By the way, what did I do yesterday?", {1}),
         ("昨日の出来事を教えて", {1}),
-        ("Summarize last week.", {3, 5}),  # Monday 2 to Sunday 8 March
-        ("先週何があった？", {3, 5}),
+        # Monday 2 to Sunday 8 March, and the 昨日 told on Monday 9 (names_time)
+        ("Summarize last week.", {3, 5, "昨日は同僚と焼肉を食べに行った"}),
+        ("先週何があった？", {3, 5, "昨日は同僚と焼肉を食べに行った"}),
     ],
 )
 def test_every_memory_of_the_time_asked_about_is_packed_first(
-    tmp_path: Path, usem3: USEM3Embedder, question: str, days: set[int]
+    tmp_path: Path, usem3: USEM3Embedder, question: str, days: set[int | str]
 ) -> None:
     """However the request is worded, what occurred in the time asked about comes first and
     is packed, above what other days share with the question's words."""
@@ -186,7 +187,7 @@ def test_every_memory_of_the_time_asked_about_is_packed_first(
             at = now - timedelta(days=ago, hours=2)
             mem.add_exchange(text, "Nice!", agent="u", occurred_at=at)
         r = mem.retrieve(question, agent="u", now=now)
-        wanted = {t for ago, t in WEEK if ago in days}
+        wanted = {t for ago, t in WEEK if ago in days or t in days}
         first = [x.episode.text.split("\n")[0] for x in r.results[: len(wanted)]]
         assert set(first) == wanted
         packed = {mem.get(i).text.split("\n")[0] for i in mem.pack(r).episode_ids}
@@ -597,3 +598,27 @@ def test_the_llm_turn_judges_the_time_it_searched(tmp_path: Path) -> None:
         _, rerank = srv.chat_requests
         assert f"[id {bike}]" in str(rerank["messages"][-1]["content"])
         assert [(x.episode.id, x.components["asked_time"]) for x in r.results] == [(bike, 1.0)]
+
+
+def test_a_memory_told_days_later_about_the_time_asked_is_of_that_time(
+    tmp_path: Path,
+) -> None:
+    """ "On Saturday April 4 I went hiking", told on the 6th to the 9th: it names the date
+    asked about (it was marked another time's, `low`, and idle chat of the 4th packed)."""
+    clock = FixedClock(datetime(2026, 4, 1, 9, tzinfo=timezone.utc))
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
+        for i in range(40):
+            clock.advance(hours=9)
+            mem.add_exchange(f"chat about topic {i}", "ok")
+        told = []
+        for days in (2, 3, 5):
+            clock.set(datetime(2026, 4, 4, 20, tzinfo=timezone.utc) + timedelta(days=days))
+            told.append(
+                mem.add_exchange("On Saturday April 4 I went hiking on Mount Takao", "Wow!")
+            )
+        clock.set(UTC_NOW + timedelta(days=12))
+        r = mem.retrieve("What did I do on April 4?")
+        for x in r.results:
+            if x.episode.id in told:
+                assert x.components["names_time"] == 1.0 and x.components["asked_time"] == 1.0
+        assert set(told) <= set(mem.pack(r).episode_ids)

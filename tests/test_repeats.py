@@ -4,6 +4,7 @@ on the fast path and the LLM turn."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -42,6 +43,8 @@ def test_the_key_leaves_case_spacing_and_the_punctuation_around_it_aside() -> No
     assert repeat_key("$2,000") != repeat_key("$20.00")
     assert repeat_key("3.5 stars") != repeat_key("35 stars")
     assert repeat_key("ข่าวดี") != repeat_key("ขาวดี")
+    assert len({repeat_key(t) for t in ("-1", "+1", "1", "$20", "20%", "#1")}) == 6
+    assert repeat_key("-1!") == repeat_key("-1") and repeat_key("!!") == ""
 
 
 def test_far_longer_texts_are_not_keyed() -> None:
@@ -438,3 +441,33 @@ def test_the_recent_exchanges_are_embedded_with_the_query(
         before = embedder.calls
         r = mem.retrieve("What car did I get again?", recent=found["recent"], llm=False)
         assert embedder.calls == before + 1 and r.repeats == tuple(found["greetings"])
+
+
+def test_the_light_read_takes_a_prefix(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(T0)) as mem:
+        i = mem.add_exchange("Morning! " + "x" * 50_000, "Hello " + "y" * 50_000)
+        assert mem.store.exchange_texts([i], max_chars=8) == {i: ("Morning!", "Hello yy")}
+
+
+class _Short:
+    """An embedder that returns one vector fewer than it is given texts with a greeting."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.id, self.dimension = inner.id, inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = self.inner.embed(texts)
+        return out[:-1] if any(t.startswith("Morning!") for t in texts) else out
+
+
+def test_an_embedder_that_returns_too_few_vectors_leaves_the_full_text_to_answer(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    mem, _clock, found = companion(tmp_path / "m.db")
+    mem.close()
+    later = FixedClock(T0 + timedelta(days=20, minutes=5))
+    with Memory.open(tmp_path / "m.db", embedder=_Short(usem3), clock=later) as mem:
+        r = mem.retrieve("What car did I get again?", recent=found["recent"], llm=False)
+        assert r.degraded_parts == {"vector"} and r.repeats == ()
+        assert re.search(r"returned (\d+) vectors for (?!\1)\d+ texts", r.degraded[0])

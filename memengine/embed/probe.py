@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import EmbedderChanged
+from ..errors import EmbedderChanged, EmbeddingError
 from .base import Embedder, Vectors
 
 __all__ = ["MIN_COSINE", "PROBE_TEXT", "RECHECK_S", "ProbedEmbedder", "cosine", "same_model"]
@@ -94,6 +94,10 @@ class ProbedEmbedder:
         if not texts or not self._due():
             return self.inner.embed(texts)
         vectors = self.inner.embed([*texts, PROBE_TEXT])
+        if len(vectors) != len(texts) + 1:  # its last row would not be the probe's
+            raise EmbeddingError(
+                f"the embedder returned {len(vectors)} vectors for {len(texts) + 1} texts"
+            )
         self._check(vectors[-1])
         return vectors[:-1]
 

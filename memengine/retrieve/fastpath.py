@@ -39,7 +39,7 @@ from ..text import dense_query, query_terms
 from . import workers
 from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
-from .recent import REPEAT_MIN_COSINE, RepeatCheck
+from .recent import KEYED_CHARS, REPEAT_MIN_COSINE, RepeatCheck
 
 __all__ = ["REPEAT_SLACKS", "Candidate", "FastPath", "FastResult"]
 
@@ -211,6 +211,10 @@ class FastPath:
             if skip_vectors is None:
                 texts = [*queries, *searched, *(repeats.said[k].text for k in said if repeats)]
                 vectors = self.embed(texts)
+                if len(vectors) != len(texts):
+                    raise EmbeddingError(
+                        f"the embedder returned {len(vectors)} vectors for {len(texts)} texts"
+                    )
         except EmbeddingError as exc:
             skip_vectors = str(exc)
         if skip_vectors is not None:
@@ -241,12 +245,14 @@ class FastPath:
             repeated = self._repeats(check, knn_hits, bm25_hits, exclude, filters, said_vectors)
             skip = exclude | repeated
 
-            def short(hits: list[tuple[int, float]], k: int) -> bool:
-                """A list full of repeats that came out short."""
-                return len(hits) >= k + extra and sum(h[0] not in skip for h in hits) < k
+            def short(hits: list[tuple[int, float]], k: int, asked: int) -> bool:
+                """A list full (``asked`` hits) of repeats that came out short of ``k``."""
+                return len(hits) >= asked and sum(h[0] not in skip for h in hits) < k
 
-            knn_again = knn_vecs if any(short(h, cfg.knn_k_per_query) for h in knn_hits) else None
-            deeper = {i for i, h in bm25_hits if short(h, cfg.bm25_k_per_query)}
+            k_knn, k_bm25 = cfg.knn_k_per_query, cfg.bm25_k_per_query
+            asked_knn = min(k_knn + extra, MAX_K)  # as _search asks
+            knn_again = knn_vecs if any(short(h, k_knn, asked_knn) for h in knn_hits) else None
+            deeper = {i for i, h in bm25_hits if short(h, k_bm25, k_bm25 + extra)}
             timings["repeats"] = _ms(t5)
             if knn_again is not None or deeper:  # those lists again, deeper
                 more = len(exclude) + REPEAT_SLACKS[1]
@@ -318,7 +324,8 @@ class FastPath:
         exchanges', by key, embedded with the query)."""
         found = [*knn_hits, *(hits for _, hits in bm25_hits)]
         ids = sorted({h[0] for hits in found for h in hits} - exclude)
-        keyed = check.keyed(self.store.exchange_texts(ids))
+        # no key is longer than KEYED_CHARS: a user turn past 4× that is none (key_of)
+        keyed = check.keyed(self.store.exchange_texts(ids, max_chars=5 * KEYED_CHARS))
         keys = sorted(set(keyed.values()))
         out: set[int] = set()
         for key in keys:

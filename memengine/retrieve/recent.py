@@ -137,16 +137,27 @@ _EDGE = ("P", "S", "Z", "C")
 separators and controls."""
 
 
+_SIGNS = frozenset("+-−±$€£¥₩#")
+"""Marks kept before a number at the start of a key ("-1" is not "+1" nor "1")."""
+_UNITS = frozenset("%‰°")
+"""Marks kept after a number at the end of a key ("20%" is not "20")."""
+
+
 def repeat_key(text: str | None) -> str:
     """``text`` as repeats are compared: scrubbed, NFKC, case-folded, white space removed,
-    and the punctuation, symbols (emoji) and separators at either end stripped
-    ("Morning!!", " morning" and "Morning :)" are one key; "It's -5" and "It's 5" two; an
-    emoji-only message has none)."""
+    and the punctuation, symbols (emoji) and separators at either end stripped, but a sign
+    or currency before a number and a percent after one ("Morning!!", " morning" and
+    "Morning :)" are one key; "It's -5" and "It's 5" two, "-1" and "1" two; an emoji-only
+    message has none)."""
     folded = "".join(unicodedata.normalize("NFKC", scrub(text or "")).casefold().split())
     start, end = 0, len(folded)
     while start < end and unicodedata.category(folded[start])[0] in _EDGE:
+        if folded[start] in _SIGNS and start + 1 < end and folded[start + 1].isdigit():
+            break
         start += 1
     while end > start and unicodedata.category(folded[end - 1])[0] in _EDGE:
+        if folded[end - 1] in _UNITS and end - 2 >= start and folded[end - 2].isdigit():
+            break
         end -= 1
     return folded[start:end]
 

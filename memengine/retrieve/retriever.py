@@ -138,9 +138,30 @@ def mark_own_copies(
     return [*others, *copies]
 
 
+TOLD_CHARS = 500
+"""How much of a memory :func:`told_about` reads for the times it names."""
+
+
+def told_about(
+    candidates: list[Candidate], window: tuple[datetime, datetime], now: datetime
+) -> list[Candidate]:
+    """Mark ``names_time`` on the candidates that occurred outside ``window`` but name a time
+    within it, read from when they were told ("On Saturday April 4 I went hiking", told on
+    the 6th; 昨日 told the day after): they tell of the time asked about."""
+    for c in candidates:
+        if c.components.get("window", 0.0) >= 1.0:
+            continue
+        told = c.episode.occurred_at.astimezone(now.tzinfo)
+        found = find_time_expressions(c.episode.text[:TOLD_CHARS], told, max_chars=TOLD_CHARS)
+        if any(e.start < window[1] and e.end > window[0] for e in found):
+            c.components["names_time"] = 1.0
+    return candidates
+
+
 def asked_time_first(candidates: Sequence[Candidate]) -> list[Candidate]:
     """When a message asks about nothing but the time it names, what occurred then is the
-    answer: those candidates are lifted above the rest (by the best score) in their own
+    answer: those candidates, and those that name it (``names_time``, :func:`told_about`),
+    are lifted above the rest (by the best score) in their own
     order, and marked ``asked_time`` 1 (relevant, and evidence to inject); those told in
     the recording lag after it (``window`` 0.5: "last weekend" told on Monday) are marked
     0.5 and judged as any other; the rest are marked ``asked_time`` 0 (no answer: ``low``,
@@ -149,7 +170,7 @@ def asked_time_first(candidates: Sequence[Candidate]) -> list[Candidate]:
     out: list[Candidate] = []
     for c in candidates:
         window = c.components.get("window", 0.0)
-        if window >= 1.0:
+        if window >= 1.0 or c.components.get("names_time", 0.0) >= 1.0:
             c = replace(c, score=c.score + top, components={**c.components, "asked_time": 1.0})
         else:
             c = replace(c, components={**c.components, "asked_time": min(window, 0.5)})
@@ -259,7 +280,7 @@ class Retriever:
                 out = self.dated(out, window, filters, now, exclude)
             out = window_bonus(out, window, cfg.window_weight, margin_end=widen(window, now)[1])
             if out and time_asked:
-                out = asked_time_first(out)
+                out = asked_time_first(told_about(out, window, now))
         if cfg.answer_type_weight > 0:
             kinds = asked_types(text[: cfg.max_query_chars])
             out = answer_type_bonus(out, kinds, cfg.answer_type_weight)

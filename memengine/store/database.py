@@ -436,11 +436,14 @@ class Store:
         with self.connections.read() as cur:
             return ep_rows.fetch_episodes(cur, ids)
 
-    def exchange_texts(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    def exchange_texts(
+        self, ids: Sequence[int], max_chars: int | None = None
+    ) -> dict[int, tuple[str, str]]:
         """The user turn and reply of each exchange among these ids that has a user turn (a
-        light read: no episode is built; other kinds and absent ids are left out)."""
+        light read: no episode is built; other kinds and absent ids are left out), each its
+        first ``max_chars`` when given."""
         with self.connections.read() as cur:
-            return ep_rows.exchange_texts(cur, ids)
+            return ep_rows.exchange_texts(cur, ids, max_chars)
 
     def named_by_records(self, ids: Sequence[int]) -> list[int]:
         """Which of ``ids`` a recorded turn or a sleep's strength history names (ascending).

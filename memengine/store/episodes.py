@@ -276,10 +276,18 @@ def existing_ids(cur: Any, ids: Sequence[int], agent: str | None = None) -> set[
     return {int(row[0]) for row in _rows_by_id(cur, "id, agent", ids) if row[1] == agent}
 
 
-def exchange_texts(cur: Any, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+def exchange_texts(
+    cur: Any, ids: Sequence[int], max_chars: int | None = None
+) -> dict[int, tuple[str, str]]:
     """The user turn and reply of each exchange among these ids that has a user turn (a
-    missing reply is ""; the other ids are absent)."""
-    rows = _rows_by_id(cur, "id, kind, user_text, reply_text", ids)
+    missing reply is ""; the other ids are absent), each its first ``max_chars`` when given
+    (read so from the file: a 50 KB paste is not read whole)."""
+    if max_chars is None:
+        columns = "id, kind, user_text, reply_text"
+    else:
+        n = int(max_chars)
+        columns = f"id, kind, substr(user_text, 1, {n}), substr(reply_text, 1, {n})"
+    rows = _rows_by_id(cur, columns, ids)
     return {int(r[0]): (str(r[2]), r[3] or "") for r in rows if r[1] == "exchange" and r[2]}
 
 
