@@ -618,7 +618,29 @@ def test_a_memory_told_days_later_about_the_time_asked_is_of_that_time(
             )
         clock.set(UTC_NOW + timedelta(days=12))
         r = mem.retrieve("What did I do on April 4?")
-        for x in r.results:
-            if x.episode.id in told:
-                assert x.components["names_time"] == 1.0 and x.components["asked_time"] == 1.0
+        marked = {x.episode.id for x in r.results if x.components.get("names_time") == 1.0}
+        assert marked == set(told)
+        assert all(x.components["asked_time"] == 1.0 for x in r.results[:3])
         assert set(told) <= set(mem.pack(r).episode_ids)
+
+
+def test_a_wider_time_a_memory_names_is_not_the_day_asked_about(tmp_path: Path) -> None:
+    """ "In April my cat was sick", told in May, covers April 4 but does not tell of it: it
+    was lifted first and packed, above the hike of that day."""
+    clock = FixedClock(datetime(2026, 4, 1, 9, tzinfo=timezone.utc))
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
+        for i in range(30):
+            clock.advance(hours=9)
+            mem.add_exchange(f"chat about topic {i}", "ok")
+        clock.set(datetime(2026, 4, 4, 15, tzinfo=timezone.utc))
+        hike = mem.add_exchange("I went hiking on Mount Takao today", "Lovely!")
+        clock.set(datetime(2026, 5, 2, 10, tzinfo=timezone.utc))
+        wide = [
+            mem.add_exchange("Last month I started a new job at a bank", "Congrats!"),
+            mem.add_exchange("In April my cat was sick most of the time", "Poor thing."),
+        ]
+        clock.set(datetime(2026, 5, 15, 10, tzinfo=timezone.utc))
+        r = mem.retrieve("What did I do on April 4?")
+        timed = {x.episode.id: x.components.get("asked_time") for x in r.results}
+        assert timed[hike] == 1.0 and all(timed.get(i, 0.0) == 0.0 for i in wide)
+        assert hike in mem.pack(r).episode_ids and not set(wide) & set(mem.pack(r).episode_ids)

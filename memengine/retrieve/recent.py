@@ -137,10 +137,11 @@ _EDGE = ("P", "S", "Z", "C")
 separators and controls."""
 
 
-_SIGNS = frozenset("+-−±$€£¥₩#")
-"""Marks kept before a number at the start of a key ("-1" is not "+1" nor "1")."""
-_UNITS = frozenset("%‰°")
-"""Marks kept after a number at the end of a key ("20%" is not "20")."""
+_SIGNS = frozenset("+-−±$€£¥₩#.")
+"""Marks kept before a number at the start of a key ("-1" is not "+1" nor "1", ".5" not
+"5")."""
+_UNITS = frozenset("%‰°$€£¥₩")
+"""Marks kept after a number at the end of a key ("20%" is not "20", "5€" not "5")."""
 
 
 def repeat_key(text: str | None) -> str:
