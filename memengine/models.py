@@ -272,6 +272,13 @@ COPY_WINDOW_S = 600
 """Episodes of one text this close in time are copies of one memory (ten minutes)."""
 
 
+def may_answer(components: Mapping[str, float]) -> bool:
+    """Whether a result with these score ``components`` may answer at all (be relevant, count
+    as evidence, be offered): not small talk's own old copy (``repeat``), not of another
+    time than the only thing its message asks about (``asked_time`` 0)."""
+    return components.get("repeat", 0.0) < 1.0 and components.get("asked_time", 1.0) > 0.0
+
+
 def offered_results(results: Sequence[Retrieved], should_inject: bool) -> list[Retrieved]:
     """The results a turn offers its reply: the relevant ones (not ``low``) when it injects,
     best first, without copies (an episode whose text repeats one before it within

@@ -87,7 +87,7 @@ def test_an_exchange_is_keyed_by_its_user_turn(tmp_path: Path) -> None:
             mem.add("Morning!", kind="observation"),
             mem.add_exchange("Morning! I bought a car", "Nice"),
         ]
-        texts = mem.store.exchange_texts([*ids, 999])
+        texts = mem.store.exchange_texts([*ids, 999], max_chars=100)
         assert sorted(texts) == [ids[0], ids[1], ids[2], ids[5]]
         assert texts[ids[1]] == ("morning", "")
         said = Said("Morning!\nHello.", asks=False, terms=frozenset({"morning", "hello"}))
@@ -101,7 +101,9 @@ def test_an_exchange_is_keyed_by_its_user_turn(tmp_path: Path) -> None:
         ]
         asked = Said("What's my cat's name?\nMochi!", True, frozenset({"cat", "name", "mochi"}))
         check = RepeatCheck({"what'smycat'sname": asked})
-        assert check.keyed(mem.store.exchange_texts(more)) == {more[1]: "what'smycat'sname"}
+        assert check.keyed(mem.store.exchange_texts(more, max_chars=100)) == {
+            more[1]: "what'smycat'sname"
+        }
 
 
 def companion(path: Path, **retrieval: object) -> tuple[Memory, FixedClock, dict[str, object]]:

@@ -25,7 +25,7 @@ import numpy as np
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
 from ..errors import DatabaseLocked, DiskError, EmbeddingError
-from ..models import Retrieval, Retrieved, offered_results
+from ..models import Retrieval, Retrieved, may_answer, offered_results
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from .agents import has_agent
@@ -62,14 +62,6 @@ def _judged_apart(result: Retrieved) -> bool:
     the time the message asks about (by its date) or an LLM rerank's pick (by meaning)."""
     comps = result.components
     return comps.get("asked_time", 0.0) >= 1.0 or "fast_rank" in comps
-
-
-def _no_answer(result: Retrieved) -> bool:
-    """Whether ``result`` is no answer whatever its life score: a memory of another time than
-    the only thing the message asks about (``asked_time`` 0), or small talk's own old copy
-    (``repeat``)."""
-    comps = result.components
-    return comps.get("asked_time", 1.0) <= 0.0 or comps.get("repeat", 0.0) >= 1.0
 
 
 def after_retrieve(
@@ -125,7 +117,7 @@ def after_retrieve(
             i
             for i, f in enumerate(feats)
             if (f[0] >= cfg.similarity_threshold or _judged_apart(results[i]))
-            and not _no_answer(results[i])
+            and may_answer(results[i].components)  # whatever its life score
         ]
         scorer = load_agent_scorer(store, agent, cfg)
         scores = life_scores([feats[i] for i in keep], scorer, cfg)

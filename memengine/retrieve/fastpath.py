@@ -205,11 +205,11 @@ class FastPath:
             return FastResult([], [], timings, ["empty query"])
         t0 = time.perf_counter()
         searched = [dense_query(q) for q in queries] if cfg.dense_content_words else []
-        said = list(repeats.said) if repeats is not None else []  # embedded with the query
+        said = dict(repeats.said) if repeats is not None else {}  # embedded with the query
         vectors = None
         try:
             if skip_vectors is None:
-                texts = [*queries, *searched, *(repeats.said[k].text for k in said if repeats)]
+                texts = [*queries, *searched, *(s.text for s in said.values())]
                 vectors = self.embed(texts)
                 if len(vectors) != len(texts):
                     raise EmbeddingError(
@@ -243,7 +243,8 @@ class FastPath:
         repeated: set[int] = set()
         if check is not None:
             t5 = time.perf_counter()
-            repeated = self._repeats(check, knn_hits, bm25_hits, exclude, filters, said_vectors)
+            seen = _hit_ids(knn_hits, bm25_hits) - exclude
+            repeated = self._repeats(check, seen, filters, said_vectors)
             skip = exclude | repeated
 
             def short(hits: list[tuple[int, float]], k: int, asked: int) -> bool:
@@ -263,10 +264,11 @@ class FastPath:
                 again = dict(deep_bm25)
                 bm25_hits = [(i, again.get(i, h)) for i, h in bm25_hits]
                 t6 = time.perf_counter()
-                repeated = self._repeats(check, knn_hits, bm25_hits, exclude, filters, said_vectors)
+                new = _hit_ids(knn_hits, bm25_hits) - exclude - seen  # the first are checked
+                repeated |= self._repeats(check, new, filters, said_vectors)
                 timings["repeats"] += _ms(t6)
         timings["search"] = _ms(t1)
-        skip = set(exclude) | repeated
+        skip = exclude | repeated
         lists: list[RankedList] = []
         for i, hits in enumerate(knn_hits):
             hits = [h for h in hits if h[0] not in skip][: cfg.knn_k_per_query]
@@ -313,20 +315,18 @@ class FastPath:
     def _repeats(
         self,
         check: RepeatCheck,
-        knn_hits: Sequence[Sequence[tuple[int, float]]],
-        bm25_hits: Sequence[tuple[int, Sequence[tuple[int, float]]]],
-        exclude: AbstractSet[int],
+        ids: AbstractSet[int],
         filters: Filters,
         vectors: dict[str, npt.NDArray[np.float32]],
     ) -> set[int]:
-        """The hits (but those in ``exclude``) that repeat an exchange the context query
-        reads (``check``): by their words (:meth:`.recent.RepeatCheck.keyed`), and their
-        vector within :data:`.recent.REPEAT_MIN_COSINE` of its (``vectors``: the recent
-        exchanges', by key, embedded with the query)."""
-        found = [*knn_hits, *(hits for _, hits in bm25_hits)]
-        ids = sorted({h[0] for hits in found for h in hits} - exclude)
+        """The ``ids`` that repeat an exchange the context query reads (``check``): by their
+        words (:meth:`.recent.RepeatCheck.keyed`), and their vector within
+        :data:`.recent.REPEAT_MIN_COSINE` of its (``vectors``: the recent exchanges', by key,
+        embedded with the query)."""
+        if not ids:
+            return set()
         # no key is longer than KEYED_CHARS: a user turn past 4× that is none (key_of)
-        keyed = check.keyed(self.store.exchange_texts(ids, max_chars=5 * KEYED_CHARS))
+        keyed = check.keyed(self.store.exchange_texts(sorted(ids), max_chars=5 * KEYED_CHARS))
         keys = sorted(set(keyed.values()))
         out: set[int] = set()
         for key in keys:
@@ -442,6 +442,15 @@ def score_candidates(
         out.append(Candidate(ep, score, comps))
     out.sort(key=lambda c: -c.score)
     return out
+
+
+def _hit_ids(
+    knn_hits: Sequence[Sequence[tuple[int, float]]],
+    bm25_hits: Sequence[tuple[int, Sequence[tuple[int, float]]]],
+) -> set[int]:
+    """The ids of every hit of every list."""
+    found = [*knn_hits, *(hits for _, hits in bm25_hits)]
+    return {h[0] for hits in found for h in hits}
 
 
 def age_days(moment: datetime, now: datetime) -> float:

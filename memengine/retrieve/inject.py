@@ -25,16 +25,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..config import RetrievalConfig
+from ..models import may_answer
 from .fastpath import Candidate, lexical_agreement
 
-__all__ = ["counts", "evidence_found", "should_inject", "top_cosine"]
-
-
-def counts(components: dict[str, float]) -> bool:
-    """Whether a candidate may count as evidence or be relevant at all: not small talk's
-    own old copy (``repeat``), not of another time than the only thing a message asks
-    about (``asked_time`` 0)."""
-    return components.get("repeat", 0.0) < 1.0 and components.get("asked_time", 1.0) > 0.0
+__all__ = ["evidence_found", "should_inject", "top_cosine"]
 
 
 def evidence_found(candidates: Sequence[Candidate], config: RetrievalConfig) -> bool:
@@ -43,7 +37,7 @@ def evidence_found(candidates: Sequence[Candidate], config: RetrievalConfig) -> 
     or occurred in the time the message asks about (``asked_time``)."""
     for c in candidates[: config.max_results]:
         comps = c.components
-        if not counts(comps):
+        if not may_answer(comps):
             continue
         if (
             comps.get("knn_rank", 99) <= 3
@@ -65,7 +59,7 @@ def top_cosine(candidates: Sequence[Candidate], config: RetrievalConfig) -> floa
         (
             c.components.get("cosine", 0.0)
             for c in candidates[: config.max_results]
-            if counts(c.components)
+            if may_answer(c.components)
         ),
         default=0.0,
     )
@@ -82,7 +76,7 @@ def should_inject(
     (``lexical_only``: full-text hits for a message that asks, nothing for small talk)."""
     if lexical_only:
         return asks and any(
-            lexical_agreement(c.components) and counts(c.components)
+            lexical_agreement(c.components) and may_answer(c.components)
             for c in candidates[: config.max_results]
         )
     if not asks:

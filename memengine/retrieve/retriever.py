@@ -22,7 +22,7 @@ from datetime import datetime
 from ..config import RetrievalConfig
 from ..embed.base import Embedder
 from ..errors import EmbeddingError
-from ..models import EpisodeKind, Message, Relevance, Retrieval, Retrieved
+from ..models import EpisodeKind, Message, Relevance, Retrieval, Retrieved, may_answer
 from ..store.database import Store
 from ..store.filters import Filters
 from ..text import Language, guess_language, is_blank
@@ -38,7 +38,7 @@ from .coverage import (
 )
 from .evidence import answer_type_bonus, asks_back, in_window, lift_next_turns, window_bonus
 from .fastpath import Candidate, FastPath, FastResult, age_days, lexical_agreement
-from .inject import counts, evidence_found, should_inject, top_cosine
+from .inject import evidence_found, should_inject, top_cosine
 from .recent import (
     RepeatCheck,
     conversation,
@@ -102,7 +102,7 @@ def label(
     in_time = c.get("asked_time", 0.0) >= 1.0
     if candidate.score < config.pack_score_ratio * top_score and not in_time:
         return "low"
-    if not counts(c):  # another time than the one asked about, or small talk's own copy
+    if not may_answer(c):  # another time than the one asked about, or small talk's own copy
         return "low"
     if lexical_only:
         top3 = c.get("bm25_rank", 99) <= 3 and lexical_agreement(c)
@@ -326,12 +326,11 @@ class Retriever:
         if room <= 0:
             return candidates
         narrowed = window_filters(filters, window, lag=False)  # as the LLM turn searches it
-        episodes = self.store.in_window(narrowed, limit=room + len(have) + len(exclude))
+        episodes = self.store.in_window(narrowed, limit=room, skip=have | exclude)
         added = [
             Candidate(ep, 0.0, {"by_date": 1.0, "age_days": age_days(ep.occurred_at, now)})
             for ep in episodes
-            if ep.id not in have and ep.id not in exclude
-        ][:room]
+        ]
         return [*candidates, *added]
 
     def decide(

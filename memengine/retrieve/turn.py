@@ -41,12 +41,11 @@ from ..embed.base import Embedder
 from ..embed.cache import CachingEmbedder
 from ..errors import LLMError, LLMResponseError, LLMTimeout
 from ..llm.client import ChatClient
-from ..models import Message, Retrieval, Retrieved
+from ..models import Message, Retrieval, Retrieved, may_answer
 from ..store.database import Store
 from ..store.filters import Filters
 from .expand import DetectedReference, Expander, Expansion, clean_queries
 from .fastpath import Candidate, FastPath, FastResult
-from .inject import counts
 from .pool import Pool
 from .recent import RepeatCheck, conversation
 from .rerank import Reranker, RerankOutcome
@@ -378,6 +377,7 @@ class LLMTurn:
                 degraded.append(
                     "search: the adaptive weights missed the turn deadline; list weights as configured"
                 )
+        repeated = {*result0.repeats, *result.repeats}  # left out of either search
         candidates = self.refine(
             result.candidates,
             text=text,
@@ -387,11 +387,11 @@ class LLMTurn:
             window=named,
             time_asked=time_is_asked(text, text_found, max_chars=rcfg.max_query_chars),
             signals=signals,
-            exclude=held | {*result0.repeats, *result.repeats},
+            exclude=held | repeated,
         )
         candidates = mark_own_copies(candidates, text, rcfg)
         k = min(limit or rcfg.max_results, cfg.rerank_max_results)
-        shown = [c for c in candidates if counts(c.components)]  # as the fast path would
+        shown = [c for c in candidates if may_answer(c.components)]  # as the fast path would
         outcome = self._rerank(
             text, recent, shown, now, lang, expansion, turn_end, trace, degraded, timings
         )
@@ -441,7 +441,7 @@ class LLMTurn:
             time_window=window,
             signals=signals if outcome is None else {},
             in_recent=tuple(sorted(held)),
-            repeats=tuple(sorted({*result0.repeats, *result.repeats})),
+            repeats=tuple(sorted(repeated)),
         )
         return retrieval, trace
 

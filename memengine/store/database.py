@@ -12,6 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -436,12 +437,10 @@ class Store:
         with self.connections.read() as cur:
             return ep_rows.fetch_episodes(cur, ids)
 
-    def exchange_texts(
-        self, ids: Sequence[int], max_chars: int | None = None
-    ) -> dict[int, tuple[str, str]]:
-        """The user turn and reply of each exchange among these ids that has a user turn (a
-        light read: no episode is built; other kinds and absent ids are left out), each its
-        first ``max_chars`` when given."""
+    def exchange_texts(self, ids: Sequence[int], max_chars: int) -> dict[int, tuple[str, str]]:
+        """The first ``max_chars`` of the user turn and reply of each exchange among these ids
+        that has a user turn (a light read: no episode is built; other kinds and absent ids
+        are left out)."""
         with self.connections.read() as cur:
             return ep_rows.exchange_texts(cur, ids, max_chars)
 
@@ -606,12 +605,14 @@ class Store:
             episodes = ep_rows.fetch_episodes(cur, sorted(visible))
         return {a: episodes[b] for a, b in following.items() if b in episodes}
 
-    def in_window(self, filters: Filters, limit: int) -> list[Episode]:
-        """Up to ``limit`` episodes within ``filters`` (their time range), principles aside:
-        among the range's 1,000 newest, the most important, then the strongest, then the
-        newest."""
+    def in_window(
+        self, filters: Filters, limit: int, skip: AbstractSet[int] = frozenset()
+    ) -> list[Episode]:
+        """Up to ``limit`` episodes within ``filters`` (their time range), principles and the
+        ids in ``skip`` aside: among the range's 1,000 newest, the most important, then the
+        strongest, then the newest."""
         with self.connections.read() as cur:
-            return ep_rows.in_window(cur, filters, limit)
+            return ep_rows.in_window(cur, filters, limit, skip)
 
     def newest_turns(self, agent: str, until_ts: int, limit: int) -> list[Episode]:
         """The agent's ``limit`` newest exchanges and messages at or before ``until_ts``,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any
 
@@ -276,17 +277,12 @@ def existing_ids(cur: Any, ids: Sequence[int], agent: str | None = None) -> set[
     return {int(row[0]) for row in _rows_by_id(cur, "id, agent", ids) if row[1] == agent}
 
 
-def exchange_texts(
-    cur: Any, ids: Sequence[int], max_chars: int | None = None
-) -> dict[int, tuple[str, str]]:
+def exchange_texts(cur: Any, ids: Sequence[int], max_chars: int) -> dict[int, tuple[str, str]]:
     """The user turn and reply of each exchange among these ids that has a user turn (a
-    missing reply is ""; the other ids are absent), each its first ``max_chars`` when given
-    (read so from the file: a 50 KB paste is not read whole)."""
-    if max_chars is None:
-        columns = "id, kind, user_text, reply_text"
-    else:
-        n = int(max_chars)
-        columns = f"id, kind, substr(user_text, 1, {n}), substr(reply_text, 1, {n})"
+    missing reply is ""; the other ids are absent), each its first ``max_chars`` (read so
+    from the file: a 50 KB paste is not read whole)."""
+    n = int(max_chars)
+    columns = f"id, kind, substr(user_text, 1, {n}), substr(reply_text, 1, {n})"
     rows = _rows_by_id(cur, columns, ids)
     return {int(r[0]): (str(r[2]), r[3] or "") for r in rows if r[1] == "exchange" and r[2]}
 
@@ -338,16 +334,19 @@ IN_WINDOW_SCAN = 1000
 year in a large agent would otherwise be read and sorted whole)."""
 
 
-def in_window(cur: Any, filters: Filters, limit: int) -> list[Episode]:
-    """Up to ``limit`` episodes within ``filters`` (their time range), principles aside: among
-    the :data:`IN_WINDOW_SCAN` newest, the most important first, then the strongest, then
-    the newest."""
+def in_window(
+    cur: Any, filters: Filters, limit: int, skip: AbstractSet[int] = frozenset()
+) -> list[Episode]:
+    """Up to ``limit`` episodes within ``filters`` (their time range), principles and the ids
+    in ``skip`` aside: among the :data:`IN_WINDOW_SCAN` newest, the most important first,
+    then the strongest, then the newest (only those are read whole)."""
     where, params = filters.sql()
     rows = cur.execute(
         f"SELECT id, importance, strength, occurred_ts FROM episodes WHERE {where} "
         "AND kind != 'principle' ORDER BY occurred_ts DESC, id DESC LIMIT ?",
         [*params, IN_WINDOW_SCAN],
     ).fetchall()
+    rows = [r for r in rows if r[0] not in skip]
     best = sorted(rows, key=lambda r: (-r[1], -r[2], -r[3], -r[0]))[:limit]
     found = fetch_episodes(cur, [int(r[0]) for r in best])
     return [found[r[0]] for r in best if r[0] in found]
