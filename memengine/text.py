@@ -244,6 +244,15 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     return terms
 
 
+def could_hold(text: str, terms: Iterable[str]) -> bool:
+    """Whether :func:`query_terms` of ``text`` could hold one of ``terms``: False is certain
+    (each of its terms is a piece of the text as it normalises it), and far cheaper than
+    reading the terms."""
+    norm = _MARKS.sub("", _visible(unicodedata.normalize("NFKC", text).lower()))
+    norm = norm.replace("’", "'")
+    return any(t in norm for t in terms)
+
+
 def dense_query(text: str) -> str:
     """The query text for the vector search: its words, lowercased, English stopwords removed.
 

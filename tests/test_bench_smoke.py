@@ -70,6 +70,11 @@ def test_bench_quick_end_to_end(tmp_path: Path, cli_env: None) -> None:
             assert st["n"] >= 1 and st["p50"] >= 0 and st["p95"] >= st["p50"]
         assert _positive(row["fast_path_ms"]["total"]["p50"])
         assert _positive(row["fast_path_4q_ms"]["total"]["p50"])
+        # a greeting in recent: its old copies are found and left out
+        assert row["greeting_copies"] >= 1 and row["greeting_left_out"]["p50"] >= 1
+        assert _positive(row["fast_path_greeting_ms"]["repeats"]["p50"])
+        deeper, turns = row["greeting_searched_deeper"]
+        assert 0 <= deeper <= turns == row["fast_path_greeting_ms"]["total"]["n"]
         assert row["query_embedder_misses"] == 0
 
     for row in sec["vector"]["sizes"].values():

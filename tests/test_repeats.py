@@ -17,6 +17,8 @@ from memengine.embed.base import Embedder, Vectors
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.models import Message
 from memengine.retrieve.recent import RepeatCheck, Said, key_of, repeat_check, repeat_key
+from memengine.retrieve.signals import content_terms
+from memengine.text import could_hold
 
 from .helpers import HashEmbedder
 from .openai_server import ScriptedOpenAI
@@ -473,3 +475,107 @@ def test_an_embedder_that_returns_too_few_vectors_leaves_the_full_text_to_answer
         r = mem.retrieve("What car did I get again?", recent=found["recent"], llm=False)
         assert r.degraded_parts == {"vector"} and r.repeats == ()
         assert re.search(r"returned (\d+) vector\(s\) for (?!\1)\d+ texts", r.degraded[0])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Good morning! Hope you slept well.",
+        "Ｆｕｌｌ－ｗｉｄｔｈ ＨＯＮＤＡ and Zoë’s cat's bowl",
+        "n̈ice wor\u200dd e\u0301te 👍🏽 #3 20% -5",
+        "今日は締切の前に猫\u200bの写真を撮った",
+        "ラーメン食べた！　ｶﾀｶﾅもOK",
+    ],
+)
+def test_could_hold_never_misses_a_term_the_text_has(text: str) -> None:
+    """The cheap screen before the reply's terms are read: it may say yes for a term the
+    text lacks, never no for one it has."""
+    terms = content_terms(text)
+    assert terms
+    for term in terms:
+        assert could_hold(text, [term]), term
+    assert not could_hold(text, ["xylophone"])
+
+
+def test_the_copies_are_checked_only_as_far_as_the_lists_need(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three hundred greetings fill the searches of the context query: its lists are
+    checked a few hits at a time and searched again deeper, the other query's lists are
+    read no further than they keep, and no copy is read twice."""
+    clock = FixedClock(T0)
+    with Memory.open(tmp_path / "m.db", clock=clock) as mem:
+        fact = mem.add_exchange(*FACT)
+        other = mem.add_exchange("The garden tomatoes are finally ripe", "Time for a salad!")
+        plants = ("basil", "roses", "peppers", "mint", "beans", "lettuce", "tulips", "ivy")
+        for i in range(80):  # enough of the garden that its query meets no copy
+            mem.add_exchange(f"Watered the {plants[i % 8]} in the garden, day {i}", "Lovely.")
+        for _ in range(300):
+            clock.advance(hours=20)
+            mem.add_exchange(*GREETING)
+        clock.advance(hours=1)
+        recent = [
+            {"role": "user", "content": GREETING[0]},
+            {"role": "assistant", "content": GREETING[1]},
+        ]
+        read: list[int] = []
+        knn_rows: list[int] = []
+        texts, knn_many = mem.store.exchange_texts, mem.store.knn_many
+
+        def reading(ids: Sequence[int], max_chars: int) -> dict[int, tuple[str, str]]:
+            read.extend(ids)
+            return texts(ids, max_chars)
+
+        def searching(queries: Vectors, k: int, filters: object) -> object:
+            knn_rows.append(len(queries))
+            return knn_many(queries, k, filters)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(mem.store, "exchange_texts", reading)
+        monkeypatch.setattr(mem.store, "knn_many", searching)
+        r = mem.retrieve(
+            "what car did I get?",
+            recent=recent,
+            day_range=None,
+            extra_queries=["tomatoes in the garden"],
+        )
+        assert {fact, other} <= {x.episode.id for x in r.results[:3]}
+        assert "search_deeper" in r.timings_ms
+        assert knn_rows == [2, 1]  # the deeper search: the context query's vector alone
+        assert len(read) == len(set(read))  # each copy read once
+        assert len(r.repeats) >= 100 and set(r.repeats) <= set(read)
+
+
+def test_a_list_is_checked_no_further_than_it_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each search asks 40 more hits in case repeats fill it; a list with few of them
+    is read in rank order only until it keeps its number (here 10 of each search), and
+    a round that met copies looks as many further (at most twice the copies over), not
+    all 50 hits of each."""
+    clock = FixedClock(T0)
+    cfg = Config.model_validate({"retrieval": {"knn_k_per_query": 10, "bm25_k_per_query": 10}})
+    with Memory.open(tmp_path / "m.db", clock=clock, config=cfg) as mem:
+        fact = mem.add_exchange(*FACT)
+        for day in range(120):
+            clock.advance(hours=20)
+            if day % 40 == 0:
+                mem.add_exchange(*GREETING)
+            user, reply = FILLER[day % len(FILLER)]
+            mem.add_exchange(f"{user}, day {day}", reply)
+        clock.advance(hours=1)
+        recent = [
+            {"role": "user", "content": GREETING[0]},
+            {"role": "assistant", "content": GREETING[1]},
+        ]
+        read: list[int] = []
+        texts = mem.store.exchange_texts
+
+        def reading(ids: Sequence[int], max_chars: int) -> dict[int, tuple[str, str]]:
+            read.extend(ids)
+            return texts(ids, max_chars)
+
+        monkeypatch.setattr(mem.store, "exchange_texts", reading)
+        r = mem.retrieve("what car did I get?", recent=recent, day_range=None)
+        assert fact in {x.episode.id for x in r.results} and len(r.repeats) == 3
+        assert "search_deeper" not in r.timings_ms
+        assert len(read) <= 2 * (10 + 2 * 3)  # each list: what it keeps, twice its copies

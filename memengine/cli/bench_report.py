@@ -175,6 +175,36 @@ def latency_table(s: Mapping[str, Any]) -> Table:
         if key in ("fusion", "fetch"):
             continue
         add(f"fast path, 4 queries: {label}", lambda r, k=key: r["fast_path_4q_ms"].get(k))
+    if all("fast_path_greeting_ms" in r for r in rows):
+        t.add_section()
+        t.add_row(
+            "a greeting in recent: its old copies stored",
+            *[c for r in rows for c in (_n(r["greeting_copies"], 0), "")],
+        )
+        for key, label in (*_FAST_KEYS, ("repeats", "repeats check")):
+            if key in ("fusion", "fetch"):
+                continue
+            add(
+                f"  4 queries + the greeting: {label}",
+                lambda r, k=key: r["fast_path_greeting_ms"].get(k),
+            )
+        add("  old copies left out per turn", lambda r: r["greeting_left_out"])
+        for key, label in (("total", "total"), ("retrieve", "Memory.retrieve wall")):
+            add(
+                f"  the same with skip_repeats off: {label}",
+                lambda r, k=key: r.get("fast_path_greeting_off_ms", {}).get(k),
+            )
+        t.add_row(
+            "  turns that searched deeper",
+            *[
+                c
+                for r in rows
+                for c in (
+                    f"{r['greeting_searched_deeper'][0]} of {r['greeting_searched_deeper'][1]}",
+                    "",
+                )
+            ],
+        )
     t.add_section()
     add("add_exchange commit (embedding excluded)", lambda r: r.get("add_exchange_commit_ms"))
     t.add_row(

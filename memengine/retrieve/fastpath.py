@@ -45,9 +45,10 @@ __all__ = ["REPEAT_SLACKS", "Candidate", "FastPath", "FastResult"]
 
 REPEAT_SLACKS = (40, 400)
 """How many more hits each search asks for when repeats of what the user said are left
-out: they are known only once found, and a daily "Morning!" has a copy a day. The second,
-deeper search runs only when a list full of them came out short; past 400 in a list, the
-list comes out shorter."""
+out: they are known only once found, and a daily "Morning!" has a copy a day. The hits are
+checked in rank order only as far as each list needs (:meth:`FastPath._settle`). The
+second, deeper search runs only for the lists full of them that came out short; past 400
+in a list, the list comes out shorter."""
 
 
 @dataclass
@@ -242,30 +243,38 @@ class FastPath:
         knn_hits, bm25_hits = self._search(knn_vecs, term_lists, filters, extra, timings)
         repeated: set[int] = set()
         if check is not None:
+            k_knn, k_bm25 = cfg.knn_k_per_query, cfg.bm25_k_per_query
             t5 = time.perf_counter()
-            seen = _hit_ids(knn_hits, bm25_hits) - exclude
-            repeated = self._repeats(check, seen, filters, said_vectors)
+            checked: set[int] = set()
+            settle = [(h, k_knn) for h in knn_hits] + [(h, k_bm25) for _, h in bm25_hits]
+            repeated = self._settle(check, settle, exclude, checked, filters, said_vectors)
             skip = exclude | repeated
 
             def short(hits: list[tuple[int, float]], k: int, asked: int) -> bool:
                 """A list full (``asked`` hits) of repeats that came out short of ``k``."""
                 return len(hits) >= asked and sum(h[0] not in skip for h in hits) < k
 
-            k_knn, k_bm25 = cfg.knn_k_per_query, cfg.bm25_k_per_query
             asked_knn = min(k_knn + extra, MAX_K)  # as _search asks
-            knn_again = knn_vecs if any(short(h, k_knn, asked_knn) for h in knn_hits) else None
+            again = [i for i, h in enumerate(knn_hits) if short(h, k_knn, asked_knn)]
             deeper = {i for i, h in bm25_hits if short(h, k_bm25, k_bm25 + extra)}
             timings["repeats"] = _ms(t5)
-            if knn_again is not None or deeper:  # those lists again, deeper
+            if again or deeper:  # those lists again, deeper
                 more = len(exclude) + REPEAT_SLACKS[1]
+                knn_again = knn_vecs[again] if knn_vecs is not None and again else None
                 terms_again = [t if i in deeper else [] for i, t in enumerate(term_lists)]
+                t7 = time.perf_counter()
                 deep_knn, deep_bm25 = self._search(knn_again, terms_again, filters, more, timings)
-                knn_hits = deep_knn if knn_again is not None else knn_hits
-                again = dict(deep_bm25)
-                bm25_hits = [(i, again.get(i, h)) for i, h in bm25_hits]
+                timings["search_deeper"] = _ms(t7)
+                for j, i in enumerate(again):
+                    knn_hits[i] = deep_knn[j]
+                deep = dict(deep_bm25)
+                bm25_hits = [(i, deep.get(i, h)) for i, h in bm25_hits]
                 t6 = time.perf_counter()
-                new = _hit_ids(knn_hits, bm25_hits) - exclude - seen  # the first are checked
-                repeated |= self._repeats(check, new, filters, said_vectors)
+                settle = [(knn_hits[i], k_knn) for i in again]
+                settle += [(h, k_bm25) for i, h in bm25_hits if i in deeper]
+                repeated |= self._settle(
+                    check, settle, exclude | repeated, checked, filters, said_vectors
+                )
                 timings["repeats"] += _ms(t6)
         timings["search"] = _ms(t1)
         skip = exclude | repeated
@@ -311,6 +320,43 @@ class FastPath:
         return FastResult(
             candidates, list(queries), timings, degraded, qvecs is None, sorted(repeated)
         )
+
+    def _settle(
+        self,
+        check: RepeatCheck,
+        lists: Sequence[tuple[Sequence[tuple[int, float]], int]],
+        skip: AbstractSet[int],
+        checked: set[int],
+        filters: Filters,
+        vectors: dict[str, npt.NDArray[np.float32]],
+    ) -> set[int]:
+        """The repeats (:meth:`_repeats`) among the hits of ``lists`` (each with the number
+        of hits it keeps), checked in rank order only as far as each list needs to keep its
+        number that are neither repeats nor in ``skip``: a list that met repeats looks
+        that many hits further in its next round (a daily greeting's hundreds of copies
+        take a few rounds, not one per hit). ``checked`` holds the ids already checked,
+        and gets the ones checked here."""
+        found: set[int] = set()
+        ahead = [0] * len(lists)  # per list, the repeats met so far: the next round's look-ahead
+        while True:
+            ask: set[int] = set()
+            for j, (hits, keep) in enumerate(lists):
+                taken = 0
+                for h in hits:
+                    if h[0] in skip or h[0] in found:
+                        continue
+                    if h[0] not in checked:
+                        ask.add(h[0])
+                    taken += 1
+                    if taken >= keep + ahead[j]:
+                        break
+            if not ask:
+                return found
+            new = self._repeats(check, ask, filters, vectors)
+            checked |= ask
+            found |= new
+            for j, (hits, _) in enumerate(lists):
+                ahead[j] += sum(h[0] in new for h in hits)
 
     def _repeats(
         self,
@@ -442,15 +488,6 @@ def score_candidates(
         out.append(Candidate(ep, score, comps))
     out.sort(key=lambda c: -c.score)
     return out
-
-
-def _hit_ids(
-    knn_hits: Sequence[Sequence[tuple[int, float]]],
-    bm25_hits: Sequence[tuple[int, Sequence[tuple[int, float]]]],
-) -> set[int]:
-    """The ids of every hit of every list."""
-    found = [*knn_hits, *(hits for _, hits in bm25_hits)]
-    return {h[0] for hits in found for h in hits}
 
 
 def age_days(moment: datetime, now: datetime) -> float:

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..models import Episode, EpisodeKind, Message
-from ..text import is_blank, scrub
+from ..text import could_hold, is_blank, scrub
 from .signals import asks_memory, content_terms
 
 __all__ = [
@@ -238,12 +238,17 @@ class RepeatCheck:
             return {}
         longest = max(len(k) for k in self.said)
         out: dict[int, str] = {}
+        keys: dict[str, str | None] = {}  # a daily greeting's copies share their user turn
         for i, (user, reply) in exchanges.items():
-            key = key_of(user, longest)
+            key = keys[user] if user in keys else keys.setdefault(user, key_of(user, longest))
             said = self.said.get(key) if key is not None else None
             if said is None or key is None:
                 continue
-            words = set(content_terms(reply[:KEYED_CHARS]))
+            read = reply[:KEYED_CHARS]
+            if not said.asks and not could_hold(read, self.terms):  # (a greeting's reply)
+                out[i] = key
+                continue
+            words = set(content_terms(read))
             if words & self.terms or (said.asks and not words <= said.terms):
                 continue
             out[i] = key

@@ -39,6 +39,7 @@ class BenchConfig:
     usem3_single: int = 15
     commits: int = 200
     size_commits: int = 30
+    greeting_share: float = 0.03
     bm25_size: int = 100_000
     cold_runs: int = 3
     concurrency_s: float = 5.0
