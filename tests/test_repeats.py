@@ -579,3 +579,76 @@ def test_a_list_is_checked_no_further_than_it_keeps(
         assert fact in {x.episode.id for x in r.results} and len(r.repeats) == 3
         assert "search_deeper" not in r.timings_ms
         assert len(read) <= 2 * (10 + 2 * 3)  # each list: what it keeps, twice its copies
+
+
+def _greetings_behind(path: Path, embedder: Embedder | None = None) -> tuple[list[int], int]:
+    """A hundred older exchanges that outrank this morning's greeting in both searches,
+    then ten days of "Morning!" and, yesterday, a bike chain fixed: the copies' ids and
+    the bike's."""
+    clock = FixedClock(T0 - timedelta(days=60))
+    with Memory.open(path, embedder=embedder or HashEmbedder(), clock=clock) as mem:
+        for i in range(100):
+            mem.add_exchange(
+                f"Good morning sunshine, did you sleep well? We should talk, day {i}",
+                "Morning! Hope you slept well, let's talk about yesterday soon",
+            )
+            clock.advance(hours=1)
+        copies = [
+            mem.add_exchange(
+                GREETING[0],
+                f"Good morning! Hope you slept well, day {d}.",
+                occurred_at=T0 - timedelta(days=d, hours=-1),
+            )
+            for d in range(10, 0, -1)
+        ]
+        bike = mem.add_exchange(
+            "Fixed the bike chain",
+            "Great, ride safe!",
+            occurred_at=T0 - timedelta(days=1, hours=-3),
+        )
+    return copies, bike
+
+
+GREETED = [
+    {"role": "user", "content": GREETING[0]},
+    {"role": "assistant", "content": GREETING[1]},
+]
+
+
+def test_a_copy_the_searches_never_met_is_not_fetched_by_date(tmp_path: Path) -> None:
+    """A question about a time alone fetches that time's memories by date: yesterday's
+    "Morning!" is one, though a hundred older exchanges outranked it in both searches,
+    so no list met it; it repeats this morning's greeting, and is left out."""
+    copies, bike = _greetings_behind(tmp_path / "m.db")
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(T0)) as mem:
+        r = mem.retrieve(
+            "What did we talk about yesterday?", recent=GREETED, day_range=None, llm=False
+        )
+        ids = [x.episode.id for x in r.results]
+        assert ids[0] == bike and copies[-1] not in ids
+        assert copies[-1] in r.repeats
+
+
+def test_the_llm_turn_does_not_fetch_it_by_date_either(tmp_path: Path) -> None:
+    """The LLM turn searches inside the window the message names, where its lists meet
+    the copy; it is neither shown to the rerank nor fetched by date."""
+    copies, bike = _greetings_behind(tmp_path / "m.db")
+    with ScriptedOpenAI() as srv:
+        llm = {"base_url": srv.base_url, "turn_deadline_s": 5.0, "cache_expansions": False}
+        cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
+        opened = Memory.open(
+            tmp_path / "m.db", embedder=HashEmbedder(), config=cfg, clock=FixedClock(T0)
+        )
+        with opened as mem:
+            srv.push_chat(json_data={"expanded_queries": []})
+            srv.push_chat(
+                json_data={
+                    "relevant_episodes": [{"id": bike, "relevance": "high", "reason": "yesterday"}],
+                    "injection_strategy": "quote_key_parts",
+                }
+            )
+            r = mem.retrieve("What did we talk about yesterday?", recent=GREETED, day_range=None)
+            _, rerank = srv.chat_requests
+            prompt = str(rerank["messages"][-1]["content"])
+            assert f"[id {bike}]" in prompt and f"[id {copies[-1]}]" not in prompt
+            assert copies[-1] in r.repeats and [x.episode.id for x in r.results] == [bike]

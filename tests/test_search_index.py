@@ -23,6 +23,7 @@ from memengine.store.filters import Filters
 from memengine.store.fulltext import agent_token, match_expression
 from memengine.store.migrate import latest_version
 from memengine.store.vector_index import VectorIndex, prune_log
+from memengine.store.vector_scan import top_k
 from memengine.text import query_terms
 
 from .helpers import T0, WORDS, HashEmbedder, same_hits, word_episodes
@@ -750,3 +751,20 @@ def test_a_secret_lends_its_words_to_no_less_sensitive_neighbour(mem: Memory) ->
     assert plain_a in found("garden", 0) and plain_b in found("weather", 0)
     mem.delete(plain_b)  # the neighbours are linked again (link_neighbours' SQL)
     assert found("7391", 0) == set()
+
+
+@pytest.mark.parametrize("k", [1, 3, 5, 8, 12])
+def test_rows_of_equal_cosine_come_first_stored_first_whatever_k(k: int) -> None:
+    """Identical texts have identical vectors: which of them a search lists, and in what
+    order, must not depend on how deep it asks (a deeper search lists the same first)."""
+    rng = np.random.default_rng(3)
+    ids = rng.permutation(np.arange(100, 120, dtype=np.int64))
+    cosines = np.full(20, 0.5, dtype=np.float32)
+    cosines[[2, 11]] = 0.9  # two better rows, then eighteen tied ones
+    cosines[7] = -np.inf  # masked out
+    got = top_k(ids, cosines, k)
+    deep = top_k(ids, cosines, 19)
+    assert got == deep[:k]
+    assert [i for i, _ in deep[:2]] == sorted(int(ids[j]) for j in (2, 11))
+    tied = [i for i, _ in deep[2:]]
+    assert tied == sorted(tied) and int(ids[7]) not in tied and len(tied) == 17

@@ -177,23 +177,37 @@ def latency_table(s: Mapping[str, Any]) -> Table:
         add(f"fast path, 4 queries: {label}", lambda r, k=key: r["fast_path_4q_ms"].get(k))
     if all("fast_path_greeting_ms" in r for r in rows):
         t.add_section()
+        keys = (
+            ("embed", "embed (lookup)"),
+            ("knn", "knn done (both searches)"),
+            ("search", "searches done (and the repeats check)"),
+            ("repeats", "  of which the repeats check"),
+            ("search_deeper", "  of which the deeper search (when taken)"),
+            ("total", "total"),
+            ("turn", "retriever turn"),
+            ("retrieve", "Memory.retrieve wall (+ turn record)"),
+        )
+        for key, label in keys:
+            add(
+                f"4 queries + a remark in recent: {label}",
+                lambda r, k=key: r["fast_path_remark_ms"].get(k),
+            )
+        for key, label in keys[-2:]:
+            add(
+                f"  the same with skip_repeats off: {label}",
+                lambda r, k=key: r["fast_path_remark_off_ms"].get(k),
+            )
+        t.add_section()
         t.add_row(
             "a greeting in recent: its old copies stored",
             *[c for r in rows for c in (_n(r["greeting_copies"], 0), "")],
         )
-        for key, label in (*_FAST_KEYS, ("repeats", "repeats check")):
-            if key in ("fusion", "fetch"):
-                continue
+        for key, label in keys:
             add(
                 f"  4 queries + the greeting: {label}",
                 lambda r, k=key: r["fast_path_greeting_ms"].get(k),
             )
         add("  old copies left out per turn", lambda r: r["greeting_left_out"])
-        for key, label in (("total", "total"), ("retrieve", "Memory.retrieve wall")):
-            add(
-                f"  the same with skip_repeats off: {label}",
-                lambda r, k=key: r.get("fast_path_greeting_off_ms", {}).get(k),
-            )
         t.add_row(
             "  turns that searched deeper",
             *[
@@ -205,6 +219,11 @@ def latency_table(s: Mapping[str, Any]) -> Table:
                 )
             ],
         )
+        for key, label in keys[-2:]:
+            add(
+                f"  the same with skip_repeats off: {label}",
+                lambda r, k=key: r["fast_path_greeting_off_ms"].get(k),
+            )
     t.add_section()
     add("add_exchange commit (embedding excluded)", lambda r: r.get("add_exchange_commit_ms"))
     t.add_row(

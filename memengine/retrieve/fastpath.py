@@ -17,7 +17,7 @@ import math
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -72,7 +72,12 @@ class FastResult:
     lexical_only: bool = False
     repeats: list[int] = field(default_factory=list)
     """The stored exchanges left out because their user turn repeats what the user just
-    said (:class:`.recent.RepeatCheck`)."""
+    said (:class:`.recent.RepeatCheck`): those the searches met, as far as each list was
+    checked, and those :attr:`screen` found."""
+    screen: Callable[[Collection[int]], set[int]] = field(default=lambda ids: set())
+    """Which of some other ids repeat what the user said, checked as the searches' hits
+    were (the memories a by-date fetch or a lifted next turn would add; each found joins
+    :attr:`repeats`). Nothing without a repeats check."""
 
 
 MAX_ABANDONED = 16
@@ -242,10 +247,10 @@ class FastPath:
         extra = len(exclude) + (REPEAT_SLACKS[0] if check is not None else 0)
         knn_hits, bm25_hits = self._search(knn_vecs, term_lists, filters, extra, timings)
         repeated: set[int] = set()
+        checked: set[int] = set()
         if check is not None:
             k_knn, k_bm25 = cfg.knn_k_per_query, cfg.bm25_k_per_query
             t5 = time.perf_counter()
-            checked: set[int] = set()
             settle = [(h, k_knn) for h in knn_hits] + [(h, k_bm25) for _, h in bm25_hits]
             repeated = self._settle(check, settle, exclude, checked, filters, said_vectors)
             skip = exclude | repeated
@@ -317,9 +322,35 @@ class FastPath:
         self._mark_neighbours_only(candidates, term_lists, lexical_only=qvecs is None)
         timings["own_text"] = _ms(t4)
         timings["total"] = _ms(t0)
-        return FastResult(
+        result = FastResult(
             candidates, list(queries), timings, degraded, qvecs is None, sorted(repeated)
         )
+        if check is not None:
+            result.screen = self._screen(result, check, checked, filters, said_vectors)
+        return result
+
+    def _screen(
+        self,
+        result: FastResult,
+        check: RepeatCheck,
+        checked: set[int],
+        filters: Filters,
+        vectors: dict[str, npt.NDArray[np.float32]],
+    ) -> Callable[[Collection[int]], set[int]]:
+        """:attr:`FastResult.screen` of a run whose hits ``check`` read (``checked``)."""
+        lock = threading.Lock()
+
+        def screen(ids: Collection[int]) -> set[int]:
+            with lock:
+                ask = set(ids) - checked
+                if ask:
+                    new = self._repeats(check, ask, filters, vectors)
+                    checked.update(ask)
+                    if new:
+                        result.repeats = sorted({*result.repeats, *new})
+                return set(ids) & set(result.repeats)
+
+        return screen
 
     def _settle(
         self,
@@ -331,25 +362,28 @@ class FastPath:
         vectors: dict[str, npt.NDArray[np.float32]],
     ) -> set[int]:
         """The repeats (:meth:`_repeats`) among the hits of ``lists`` (each with the number
-        of hits it keeps), checked in rank order only as far as each list needs to keep its
-        number that are neither repeats nor in ``skip``: a list that met repeats looks
-        that many hits further in its next round (a daily greeting's hundreds of copies
-        take a few rounds, not one per hit). ``checked`` holds the ids already checked,
-        and gets the ones checked here."""
+        of hits it keeps), checked in rank order only as far as each list needs: until its
+        first that many hits that are neither repeats nor in ``skip`` are all checked. A
+        list with hits left to check looks as many further as the repeats it met (a daily
+        greeting's hundreds of copies take a few rounds, not one per hit). ``checked``
+        holds the ids already checked, and gets the ones checked here."""
         found: set[int] = set()
         ahead = [0] * len(lists)  # per list, the repeats met so far: the next round's look-ahead
         while True:
             ask: set[int] = set()
             for j, (hits, keep) in enumerate(lists):
-                taken = 0
+                taken, pending = 0, []
                 for h in hits:
                     if h[0] in skip or h[0] in found:
                         continue
                     if h[0] not in checked:
-                        ask.add(h[0])
+                        pending.append(h[0])
                     taken += 1
+                    if taken >= keep and not pending:
+                        break  # its first ``keep`` are checked: settled
                     if taken >= keep + ahead[j]:
                         break
+                ask.update(pending)
             if not ask:
                 return found
             new = self._repeats(check, ask, filters, vectors)

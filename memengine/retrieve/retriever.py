@@ -13,7 +13,7 @@ in through :class:`Phases` when configured.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor
 from dataclasses import replace
@@ -60,6 +60,10 @@ __all__ = [
     "mark_own_copies",
     "turn_language",
 ]
+
+_DATED_ROUNDS = 4
+"""How many times the by-date fetch reads past the memories that repeat what the user said
+(a daily greeting has one a day: a week asked about meets seven)."""
 
 _COVERAGE_CHARS = 2000
 _COVERAGE_WORDS = 100
@@ -266,6 +270,7 @@ class Retriever:
         time_asked: bool = False,
         signals: dict[str, float] | None = None,
         exclude: AbstractSet[int] = frozenset(),
+        screen: Callable[[Collection[int]], set[int]] | None = None,
     ) -> list[Candidate]:
         """The fast path's second look at fused ``candidates``: the lists re-weighted by the
         context query's lexical ``reach`` (:meth:`reach`; unused without ``adaptive_weights``)
@@ -275,7 +280,8 @@ class Retriever:
         message asks about nothing else, ``time_asked``) and for the kind of answer it asks
         (:mod:`.answer_type`), where the
         turn after one of the best few (within ``filters``) may hold the answer. The reach
-        goes to ``signals``. No turn in ``exclude`` is lifted."""
+        goes to ``signals``. No turn in ``exclude`` is lifted or fetched by date, nor one
+        that ``screen`` finds repeats what the user said (:attr:`.FastResult.screen`)."""
         cfg = self.config
         if cfg.adaptive_weights and signals is not None:
             signals["reach"] = round(reach, 4)
@@ -284,7 +290,7 @@ class Retriever:
         out = reweight(candidates, cfg, scales)
         if cfg.window_weight > 0 and window is not None:
             if time_asked:  # (the message asks about nothing else: time_is_asked)
-                out = self.dated(out, window, filters, now, exclude)
+                out = self.dated(out, window, filters, now, exclude, screen)
             out = window_bonus(out, window, cfg.window_weight, margin_end=widen(window, now)[1])
             if out and time_asked:
                 out = asked_time_first(told_about(out, window, now))
@@ -296,9 +302,10 @@ class Retriever:
                 # only a turn that asked can be answered next: the others need no lookup
                 ids = [c.episode.id for c in top if asks_back(c.episode)]
                 following = self.store.next_turns(ids, filters)
+                gone = screen([ep.id for ep in following.values()]) if screen else set()
                 out = lift_next_turns(
                     out,
-                    {a: ep for a, ep in following.items() if ep.id not in exclude},
+                    {a: ep for a, ep in following.items() if ep.id not in exclude | gone},
                     kinds,
                     weight=cfg.answer_type_weight,
                     factor=cfg.next_turn_factor,
@@ -312,13 +319,14 @@ class Retriever:
         filters: Filters,
         now: datetime,
         exclude: AbstractSet[int],
+        screen: Callable[[Collection[int]], set[int]] | None = None,
     ) -> list[Candidate]:
         """The ``candidates`` and, after them, the memories of the ``window`` the searches
         did not find (marked ``by_date``; the most important and strongest, up to
-        ``max_results`` of the window's in all, none of ``exclude``; the window replaces the
-        configured day range, as :func:`.temporal.window_filters` has it): a message that
-        asks about nothing but a time is answered by what occurred then, whatever its
-        words."""
+        ``max_results`` of the window's in all, none of ``exclude`` nor one that ``screen``
+        finds repeats what the user said; the window replaces the configured day range, as
+        :func:`.temporal.window_filters` has it): a message that asks about nothing but a
+        time is answered by what occurred then, whatever its words."""
         cfg = self.config
         have = {c.episode.id for c in candidates}
         found = sum(in_window(c.episode.occurred_at, window) for c in candidates)
@@ -326,11 +334,19 @@ class Retriever:
         if room <= 0:
             return candidates
         narrowed = window_filters(filters, window, lag=False)  # as the LLM turn searches it
-        episodes = self.store.in_window(narrowed, limit=room, skip=have | exclude)
-        added = [
-            Candidate(ep, 0.0, {"by_date": 1.0, "age_days": age_days(ep.occurred_at, now)})
-            for ep in episodes
-        ]
+        skip = have | exclude
+        added: list[Candidate] = []
+        for _ in range(_DATED_ROUNDS):  # a round that met repeats fetches past them
+            episodes = self.store.in_window(narrowed, limit=room - len(added), skip=skip)
+            gone = screen([ep.id for ep in episodes]) if screen else set()
+            added += [
+                Candidate(ep, 0.0, {"by_date": 1.0, "age_days": age_days(ep.occurred_at, now)})
+                for ep in episodes
+                if ep.id not in gone
+            ]
+            skip = skip | {ep.id for ep in episodes}
+            if not gone or len(added) >= room:
+                break
         return [*candidates, *added]
 
     def decide(
@@ -472,6 +488,7 @@ class Retriever:
             time_asked=time_is_asked(text, found, max_chars=cfg.max_query_chars),
             signals=signals,
             exclude=held | set(result.repeats),
+            screen=result.screen,
         )
         result.candidates = mark_own_copies(result.candidates, text, cfg)
         degraded = list(result.degraded)

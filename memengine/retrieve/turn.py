@@ -28,7 +28,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -92,6 +92,7 @@ class Refine(Protocol):
         time_asked: bool = False,
         signals: dict[str, float] | None = None,
         exclude: AbstractSet[int] = frozenset(),
+        screen: Callable[[Collection[int]], set[int]] | None = None,
     ) -> list[Candidate]: ...
 
 
@@ -377,7 +378,12 @@ class LLMTurn:
                 degraded.append(
                     "search: the adaptive weights missed the turn deadline; list weights as configured"
                 )
-        repeated = {*result0.repeats, *result.repeats}  # left out of either search
+        searches = (result0,) if result is result0 else (result0, result)
+
+        def screen(ids: Collection[int]) -> set[int]:
+            """What either search's repeats check finds repeats what the user said."""
+            return set().union(*(r.screen(ids) for r in searches))
+
         candidates = self.refine(
             result.candidates,
             text=text,
@@ -387,8 +393,10 @@ class LLMTurn:
             window=named,
             time_asked=time_is_asked(text, text_found, max_chars=rcfg.max_query_chars),
             signals=signals,
-            exclude=held | repeated,
+            exclude=held | {*result0.repeats, *result.repeats},
+            screen=screen,
         )
+        repeated = {*result0.repeats, *result.repeats}  # left out of either search, or refine
         candidates = mark_own_copies(candidates, text, rcfg)
         k = min(limit or rcfg.max_results, cfg.rerank_max_results)
         shown = [c for c in candidates if may_answer(c.components)]  # as the fast path would

@@ -188,12 +188,22 @@ def exact(
 def top_k(
     row_ids: npt.NDArray[np.int64], cosines: npt.NDArray[np.float32], k: int
 ) -> list[tuple[int, float]]:
-    """The ``k`` best rows as (id, cosine distance), best first; rows masked out (-inf) never."""
+    """The ``k`` best rows as (id, cosine distance), best first; rows masked out (-inf) never.
+    Rows of equal cosine (the vectors of identical texts) come in the order they were
+    stored (lowest id first), and the ones kept at the cut are the first stored too,
+    whatever ``k``: a deeper search lists the same first hits."""
     kk = min(k, len(cosines))
     if kk == 0:
         return []
     top = np.argpartition(-cosines, kk - 1)[:kk]
-    top = top[np.argsort(-cosines[top], kind="stable")]
+    if kk < len(cosines):
+        last = cosines[top].min()
+        above = top[cosines[top] > last]
+        tied = np.flatnonzero(cosines == last)
+        if len(tied) > kk - len(above):  # more rows tie at the cut than it keeps
+            tied = tied[np.argsort(row_ids[tied], kind="stable")]
+            top = np.concatenate([above, tied[: kk - len(above)]])
+    top = top[np.lexsort((row_ids[top], -cosines[top]))]
     return [(int(row_ids[i]), float(1.0 - cosines[i])) for i in top if cosines[i] != -np.inf]
 
 

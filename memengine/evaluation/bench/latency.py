@@ -1,5 +1,5 @@
-"""Section ``latency``: the fast path's stages and whole retrievals (1 and 4 queries)
-in one agent of each size.
+"""Section ``latency``: the fast path's stages and whole retrievals (1 and 4 queries, and
+4 with a recent conversation: :mod:`.greetings`) in one agent of each size.
 """
 
 from __future__ import annotations
@@ -79,30 +79,9 @@ def run(bench: Bench) -> dict[str, Any]:
             row["stages_sum_p50"] = round(sum(row["stages_ms"][k]["p50"] for k in stage), 3)
             row["fast_path_ms"] = {k: summarize(v) for k, v in fp1.items()}
             row["fast_path_4q_ms"] = {k: summarize(v) for k, v in fp4.items()}
-            # a daily greeting: its stored copies, and this morning's in every turn's recent
-            copies = greetings.store_copies(
-                bench, mem, emb, built.corpus.agent_prefix, round(cfg.greeting_share * size)
-            )
-            greetings.teach(bench, mem, emb, qs)
-            fpg, left_out = greetings.retrievals(
-                bench, mem, qs, f"latency {size:,}: fast path, 4 queries, a greeting in recent"
-            )
-            deeper = fpg.pop("deeper", [])
-            row["fast_path_greeting_ms"] = {k: summarize(v) for k, v in fpg.items()}
-            off = mem.config.model_copy(
-                update={"retrieval": rc.model_copy(update={"skip_repeats": False})}
-            )
-            with Memory.open(built.path, embedder=emb, clock=bench.clock, config=off) as plain:
-                plain.warm(built.corpus.agent_prefix)
-                fpo, _ = greetings.retrievals(
-                    bench, plain, qs, f"latency {size:,}: the same, skip_repeats off"
-                )
-            fpo.pop("deeper", None)
-            row["fast_path_greeting_off_ms"] = {k: summarize(v) for k, v in fpo.items()}
-            row["greeting_copies"] = len(copies)
-            row["greeting_left_out"] = summarize([float(n) for n in left_out])
-            row["greeting_searched_deeper"] = [int(sum(deeper)), len(deeper)]
-            mem.delete(copies)
+            with_recent, opening = greetings.run(bench, mem, emb, qs, built)
+            row.update(with_recent)
+            warm_misses += opening
             row["bm25_mean_hits"] = round(float(np.mean(hits)), 2) if hits else 0.0
             row["query_embedder_misses"] = emb.misses - warm_misses
             commit_ms, _, added = bench.commits(
