@@ -299,7 +299,7 @@ def test_a_question_asked_again_in_recent_keeps_its_answered_copy(tmp_path: Path
 
 
 def test_four_months_of_greetings_do_not_empty_the_lists(tmp_path: Path) -> None:
-    """Past the first 40 more hits, full of copies, the searches go 400 deeper."""
+    """Past the first 10 more hits, full of copies, the searches go 400 deeper."""
     clock = FixedClock(T0)
     with Memory.open(tmp_path / "m.db", clock=clock) as mem:
         fact = mem.add_exchange(*FACT)
@@ -548,10 +548,10 @@ def test_the_copies_are_checked_only_as_far_as_the_lists_need(
 def test_a_list_is_checked_no_further_than_it_keeps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each search asks 40 more hits in case repeats fill it; a list with few of them
+    """Each search asks 10 more hits in case repeats fill it; a list with few of them
     is read in rank order only until it keeps its number (here 10 of each search), and
     a round that met copies looks as many further (at most twice the copies over), not
-    all 50 hits of each."""
+    all 20 hits of each."""
     clock = FixedClock(T0)
     cfg = Config.model_validate({"retrieval": {"knn_k_per_query": 10, "bm25_k_per_query": 10}})
     with Memory.open(tmp_path / "m.db", clock=clock, config=cfg) as mem:
