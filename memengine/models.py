@@ -325,7 +325,8 @@ class Retrieval(_Model):
     """The stored turns left out because the ``recent`` messages repeat them word for word
     (``[retrieval] skip_recent``): the reply model sees them already."""
     repeats: tuple[int, ...] = ()
-    """Older exchanges found and left out because their user turn repeats a user message the
+    """Older exchanges found and left out (of the search lists, as far as each was read, a
+    by-date fetch or a lifted next turn) because their user turn repeats a user message the
     context query reads and they are close in meaning to that recent exchange
     (:class:`.retrieve.recent.RepeatCheck`; ``[retrieval] skip_repeats``): a daily
     "Morning!" is no memory of the question."""

@@ -283,8 +283,10 @@ def test_a_closed_memory_frees_its_embedder_without_a_garbage_collection(
     gc.disable()
     try:
         m = Memory.open(db_path, embedder=HashEmbedder())
+        m.add_exchange("Morning!", "Good morning!")
         m.add_exchange("I like ramen", "nice")
         m.retrieve("ramen")
+        m.retrieve("ramen", recent=[{"role": "user", "content": "Morning!"}])  # a repeats check
         held = weakref.ref(m.embedder)
         m.close()
         del m

@@ -652,3 +652,38 @@ def test_the_llm_turn_does_not_fetch_it_by_date_either(tmp_path: Path) -> None:
             prompt = str(rerank["messages"][-1]["content"])
             assert f"[id {bike}]" in prompt and f"[id {copies[-1]}]" not in prompt
             assert copies[-1] in r.repeats and [x.episode.id for x in r.results] == [bike]
+
+
+def test_a_month_of_greetings_does_not_crowd_out_its_memories(tmp_path: Path) -> None:
+    """Asked about last month with this morning's greeting in recent: the by-date fetch
+    meets the month's 27 newer "Morning!" copies first, reads past them in a few rounds,
+    and brings back the three memories the month holds."""
+    clock = FixedClock(datetime(2026, 1, 1, tzinfo=timezone.utc))
+    path = tmp_path / "m.db"
+    with Memory.open(path, embedder=HashEmbedder(), clock=clock) as mem:
+        for i in range(100):
+            mem.add_exchange(
+                f"Good morning sunshine, did you sleep well? We should talk, month {i}",
+                "Morning! Hope you slept well, let's talk about last month soon",
+            )
+        real = [
+            mem.add_exchange(t, "Noted.", occurred_at=datetime(2026, 3, d, 9, tzinfo=timezone.utc))
+            for d, t in (
+                (2, "Fixed the bike chain"),
+                (3, "Booked flights"),
+                (4, "Planted tomatoes"),
+            )
+        ]
+        for d in range(5, 32):
+            mem.add_exchange(
+                GREETING[0],
+                f"Good morning! Hope you slept well, day {d}.",
+                occurred_at=datetime(2026, 3, d, 8, tzinfo=timezone.utc),
+            )
+    now = FixedClock(datetime(2026, 4, 15, 11, tzinfo=timezone.utc))
+    with Memory.open(path, embedder=HashEmbedder(), clock=now) as mem:
+        r = mem.retrieve(
+            "What did we talk about last month?", recent=GREETED, day_range=None, llm=False
+        )
+        dated = [x.episode.id for x in r.results if "by_date" in x.components]
+        assert sorted(dated) == real and len(r.repeats) >= 20

@@ -329,18 +329,20 @@ class FastPath:
             candidates, list(queries), timings, degraded, qvecs is None, sorted(repeated)
         )
         if check is not None:
-            result.screen = self._screen(result, check, checked, filters, said_vectors)
+            result.screen = self._screen(result.repeats, check, checked, filters, said_vectors)
         return result
 
     def _screen(
         self,
-        result: FastResult,
+        repeats: list[int],
         check: RepeatCheck,
         checked: set[int],
         filters: Filters,
         vectors: dict[str, npt.NDArray[np.float32]],
     ) -> Callable[[Collection[int]], set[int]]:
-        """:attr:`FastResult.screen` of a run whose hits ``check`` read (``checked``)."""
+        """:attr:`FastResult.screen` of a run whose hits ``check`` read (``checked``); the
+        repeats it finds join ``repeats`` (the result's list, kept sorted; the closure holds
+        the list, not the result: no reference cycle keeps a closed memory's embedder)."""
         lock = threading.Lock()
 
         def screen(ids: Collection[int]) -> set[int]:
@@ -350,8 +352,8 @@ class FastPath:
                     new = self._repeats(check, ask, filters, vectors)
                     checked.update(ask)
                     if new:
-                        result.repeats = sorted({*result.repeats, *new})
-                return set(ids) & set(result.repeats)
+                        repeats[:] = sorted({*repeats, *new})
+                return set(ids) & set(repeats)
 
         return screen
 

@@ -61,9 +61,10 @@ __all__ = [
     "turn_language",
 ]
 
-_DATED_ROUNDS = 4
-"""How many times the by-date fetch reads past the memories that repeat what the user said
-(a daily greeting has one a day: a week asked about meets seven)."""
+_DATED_ROUNDS = 8
+"""How many times the by-date fetch reads past the memories that repeat what the user said,
+each round twice as many as the last (a daily greeting has one a day: a month asked about
+meets thirty; eight rounds from 5 read past 1,275)."""
 
 _COVERAGE_CHARS = 2000
 _COVERAGE_WORDS = 100
@@ -336,17 +337,19 @@ class Retriever:
         narrowed = window_filters(filters, window, lag=False)  # as the LLM turn searches it
         skip = have | exclude
         added: list[Candidate] = []
+        ask = room
         for _ in range(_DATED_ROUNDS):  # a round that met repeats fetches past them
-            episodes = self.store.in_window(narrowed, limit=room - len(added), skip=skip)
+            episodes = self.store.in_window(narrowed, limit=ask, skip=skip)
             gone = screen([ep.id for ep in episodes]) if screen else set()
             added += [
                 Candidate(ep, 0.0, {"by_date": 1.0, "age_days": age_days(ep.occurred_at, now)})
                 for ep in episodes
                 if ep.id not in gone
-            ]
+            ][: room - len(added)]
             skip = skip | {ep.id for ep in episodes}
-            if not gone or len(added) >= room:
-                break
+            if not gone or len(added) >= room or len(episodes) < ask:
+                break  # (the window had no more)
+            ask *= 2  # a month of daily greetings: a few rounds, not one per greeting
         return [*candidates, *added]
 
     def decide(

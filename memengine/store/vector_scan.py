@@ -191,7 +191,8 @@ def top_k(
     """The ``k`` best rows as (id, cosine distance), best first; rows masked out (-inf) never.
     Rows of equal cosine (the vectors of identical texts) come in the order they were
     stored (lowest id first), and the ones kept at the cut are the first stored too,
-    whatever ``k``: a deeper search lists the same first hits."""
+    whatever ``k``: a deeper exact scan lists the same first hits (a prefiltered search's
+    shortlists choose among ties before this sees them)."""
     kk = min(k, len(cosines))
     if kk == 0:
         return []
