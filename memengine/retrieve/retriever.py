@@ -64,7 +64,8 @@ __all__ = [
 _DATED_ROUNDS = 8
 """How many times the by-date fetch reads past the memories that repeat what the user said,
 each round twice as many as the last (a daily greeting has one a day: a month asked about
-meets thirty; eight rounds from 5 read past 1,275)."""
+meets thirty; eight rounds from 5 would read past 1,275, more than the window's 1,000
+newest that :meth:`.Store.in_window` chooses among)."""
 
 _COVERAGE_CHARS = 2000
 _COVERAGE_WORDS = 100
