@@ -25,6 +25,10 @@ from .openai_server import ScriptedOpenAI
 
 T0 = datetime(2026, 4, 1, 11, 0, tzinfo=timezone.utc)
 GREETING = ("Morning!", "Good morning! Hope you slept well.")
+GREETED = [
+    {"role": "user", "content": GREETING[0]},
+    {"role": "assistant", "content": GREETING[1]},
+]
 FACT = ("I bought a new car, a blue Honda Fit hybrid", "Nice, let's go for a drive!")
 FILLER = [
     ("Had pizza for lunch", "Yum!"),
@@ -307,10 +311,7 @@ def test_four_months_of_greetings_do_not_empty_the_lists(tmp_path: Path) -> None
             clock.advance(days=1)
             mem.add_exchange(*GREETING)
         clock.advance(hours=1)
-        recent = [
-            {"role": "user", "content": GREETING[0]},
-            {"role": "assistant", "content": GREETING[1]},
-        ]
+        recent = GREETED
         r = mem.retrieve("what car did I get?", recent=recent, day_range=None)
         assert len(r.repeats) >= 100 and r.results[0].episode.id == fact
 
@@ -514,10 +515,7 @@ def test_the_copies_are_checked_only_as_far_as_the_lists_need(
             clock.advance(hours=20)
             mem.add_exchange(*GREETING)
         clock.advance(hours=1)
-        recent = [
-            {"role": "user", "content": GREETING[0]},
-            {"role": "assistant", "content": GREETING[1]},
-        ]
+        recent = GREETED
         read: list[int] = []
         knn_rows: list[int] = []
         texts, knn_many = mem.store.exchange_texts, mem.store.knn_many
@@ -563,10 +561,7 @@ def test_a_list_is_checked_no_further_than_it_keeps(
             user, reply = FILLER[day % len(FILLER)]
             mem.add_exchange(f"{user}, day {day}", reply)
         clock.advance(hours=1)
-        recent = [
-            {"role": "user", "content": GREETING[0]},
-            {"role": "assistant", "content": GREETING[1]},
-        ]
+        recent = GREETED
         read: list[int] = []
         texts = mem.store.exchange_texts
 
@@ -607,12 +602,6 @@ def _greetings_behind(path: Path, embedder: Embedder | None = None) -> tuple[lis
             occurred_at=T0 - timedelta(days=1, hours=-3),
         )
     return copies, bike
-
-
-GREETED = [
-    {"role": "user", "content": GREETING[0]},
-    {"role": "assistant", "content": GREETING[1]},
-]
 
 
 def test_a_copy_the_searches_never_met_is_not_fetched_by_date(tmp_path: Path) -> None:
