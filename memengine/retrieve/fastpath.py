@@ -77,10 +77,10 @@ class FastResult:
     """The stored exchanges left out because their user turn repeats what the user just
     said (:class:`.recent.RepeatCheck`): those the searches met, as far as each list was
     checked, and those :attr:`screen` found."""
-    screen: Callable[[Collection[int]], set[int]] = field(default=lambda ids: set())
+    screen: Callable[[Collection[int]], set[int]] | None = None
     """Which of some other ids repeat what the user said, checked as the searches' hits
     were (the memories a by-date fetch or a lifted next turn would add; each found joins
-    :attr:`repeats`). Nothing without a repeats check."""
+    :attr:`repeats`). None without a repeats check."""
 
 
 MAX_ABANDONED = 16

@@ -61,12 +61,6 @@ __all__ = [
     "turn_language",
 ]
 
-_DATED_ROUNDS = 8
-"""How many times the by-date fetch reads past the memories that repeat what the user said,
-each round twice as many as the last (a daily greeting has one a day: a month asked about
-meets thirty; eight rounds from 5 would read past 1,275, more than the window's 1,000
-newest that :meth:`.Store.in_window` chooses among)."""
-
 _COVERAGE_CHARS = 2000
 _COVERAGE_WORDS = 100
 """How much of a long episode the coverage reads: its first 2,000 characters, 100 words."""
@@ -326,7 +320,8 @@ class Retriever:
         """The ``candidates`` and, after them, the memories of the ``window`` the searches
         did not find (marked ``by_date``; the most important and strongest, up to
         ``max_results`` of the window's in all, none of ``exclude`` nor one that ``screen``
-        finds repeats what the user said; the window replaces the configured day range, as
+        finds repeats what the user said, screened in rounds that double, by a light read;
+        the window replaces the configured day range, as
         :func:`.temporal.window_filters` has it): a message that asks about nothing but a
         time is answered by what occurred then, whatever its words."""
         cfg = self.config
@@ -336,21 +331,20 @@ class Retriever:
         if room <= 0:
             return candidates
         narrowed = window_filters(filters, window, lag=False)  # as the LLM turn searches it
-        skip = have | exclude
-        added: list[Candidate] = []
-        ask = room
-        for _ in range(_DATED_ROUNDS):  # a round that met repeats fetches past them
-            episodes = self.store.in_window(narrowed, limit=ask, skip=skip)
-            gone = screen([ep.id for ep in episodes]) if screen else set()
-            added += [
-                Candidate(ep, 0.0, {"by_date": 1.0, "age_days": age_days(ep.occurred_at, now)})
-                for ep in episodes
-                if ep.id not in gone
-            ][: room - len(added)]
-            skip = skip | {ep.id for ep in episodes}
-            if not gone or len(added) >= room or len(episodes) < ask:
-                break  # (the window had no more)
+        ranked = self.store.window_ids(narrowed, skip=have | exclude)
+        kept: list[int] = []
+        start, ask = 0, room
+        while start < len(ranked) and len(kept) < room:  # past what repeats the user's words
+            chunk = ranked[start : start + ask]
+            gone = screen(chunk) if screen else set()
+            kept += [i for i in chunk if i not in gone][: room - len(kept)]
+            start += len(chunk)
             ask *= 2  # a month of daily greetings: a few rounds, not one per greeting
+        episodes = self.store.get(kept)  # only what it adds is read whole
+        added = [
+            Candidate(ep, 0.0, {"by_date": 1.0, "age_days": age_days(ep.occurred_at, now)})
+            for ep in (episodes[i] for i in kept if i in episodes)
+        ]
         return [*candidates, *added]
 
     def decide(

@@ -378,12 +378,8 @@ class LLMTurn:
                 degraded.append(
                     "search: the adaptive weights missed the turn deadline; list weights as configured"
                 )
-        searches = (result0,) if result is result0 else (result0, result)
-
-        def screen(ids: Collection[int]) -> set[int]:
-            """What either search's repeats check finds repeats what the user said."""
-            return set().union(*(r.screen(ids) for r in searches))
-
+        # both searches ran one repeats check: the one that could (vectors came) screens
+        screen = result.screen or result0.screen
         candidates = self.refine(
             result.candidates,
             text=text,

@@ -605,14 +605,12 @@ class Store:
             episodes = ep_rows.fetch_episodes(cur, sorted(visible))
         return {a: episodes[b] for a, b in following.items() if b in episodes}
 
-    def in_window(
-        self, filters: Filters, limit: int, skip: AbstractSet[int] = frozenset()
-    ) -> list[Episode]:
-        """Up to ``limit`` episodes within ``filters`` (their time range), principles and the
-        ids in ``skip`` aside: among the range's 1,000 newest, the most important, then the
-        strongest, then the newest."""
+    def window_ids(self, filters: Filters, skip: AbstractSet[int] = frozenset()) -> list[int]:
+        """The ids of the episodes within ``filters`` (their time range), principles and the
+        ids in ``skip`` aside, among the range's 1,000 newest: the most important first, then
+        the strongest, then the newest."""
         with self.connections.read() as cur:
-            return ep_rows.in_window(cur, filters, limit, skip)
+            return ep_rows.window_ids(cur, filters, skip)
 
     def newest_turns(self, agent: str, until_ts: int, limit: int) -> list[Episode]:
         """The agent's ``limit`` newest exchanges and messages at or before ``until_ts``,

@@ -330,16 +330,14 @@ def newest_turns(cur: Any, agent: str, until_ts: int, limit: int) -> list[Episod
 
 
 IN_WINDOW_SCAN = 1000
-"""How many of a time range's newest episodes :func:`in_window` chooses among (a range of a
+"""How many of a time range's newest episodes :func:`window_ids` chooses among (a range of a
 year in a large agent would otherwise be read and sorted whole)."""
 
 
-def in_window(
-    cur: Any, filters: Filters, limit: int, skip: AbstractSet[int] = frozenset()
-) -> list[Episode]:
-    """Up to ``limit`` episodes within ``filters`` (their time range), principles and the ids
-    in ``skip`` aside: among the :data:`IN_WINDOW_SCAN` newest, the most important first,
-    then the strongest, then the newest (only those are read whole)."""
+def window_ids(cur: Any, filters: Filters, skip: AbstractSet[int] = frozenset()) -> list[int]:
+    """The ids of the episodes within ``filters`` (their time range), principles and the ids
+    in ``skip`` aside, among the :data:`IN_WINDOW_SCAN` newest: the most important first,
+    then the strongest, then the newest (a light read: no episode is built)."""
     where, params = filters.sql()
     rows = cur.execute(
         f"SELECT id, importance, strength, occurred_ts FROM episodes WHERE {where} "
@@ -347,9 +345,7 @@ def in_window(
         [*params, IN_WINDOW_SCAN],
     ).fetchall()
     rows = [r for r in rows if r[0] not in skip]
-    best = sorted(rows, key=lambda r: (-r[1], -r[2], -r[3], -r[0]))[:limit]
-    found = fetch_episodes(cur, [int(r[0]) for r in best])
-    return [found[r[0]] for r in best if r[0] in found]
+    return [int(r[0]) for r in sorted(rows, key=lambda r: (-r[1], -r[2], -r[3], -r[0]))]
 
 
 def visible_sql(n: int, where: str) -> str:
