@@ -676,3 +676,109 @@ def test_a_month_of_greetings_does_not_crowd_out_its_memories(tmp_path: Path) ->
         )
         dated = [x.episode.id for x in r.results if "by_date" in x.components]
         assert sorted(dated) == real and len(r.repeats) >= 20
+
+
+def test_the_words_only_a_repeated_exchange_gives_the_query_are_known() -> None:
+    """What its old copies are found by: no word the new message or another message read
+    holds."""
+    said = [
+        Message(role="partner", text="Raining in Osaka today"),  # its user turn cut off
+        Message(role="user", text="Morning!"),
+        Message(role="partner", text="Good morning! Rainy in Osaka?"),
+        Message(role="user", text="Cat pics"),
+        Message(role="partner", text="Cute morning cat!"),
+    ]
+    check = repeat_check(said, "What car did I get? Good question", 4, 2000)
+    assert check.said["morning"].only == {"rainy"}  # good: the new message; osaka: the first
+    assert check.said["catpics"].only == {"cat", "cute", "pics"}
+    terms = ["morning", "rainy", "car", "cute", "pics"]
+    assert check.without(terms, {"morning"}) == ["morning", "car", "cute", "pics"]
+    assert check.without(terms, {"catpics", "unknown"}) == ["morning", "rainy", "car"]
+    assert check.without(terms, ()) == terms
+
+
+def _searches(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], int]]:
+    """The full-text searches ``mem`` runs from now on: their terms and depths."""
+    calls: list[tuple[list[str], int]] = []
+    text_search = mem.store.text_search
+
+    def recording(terms: Sequence[str], k: int, *args: object, **kwargs: object) -> object:
+        calls.append((list(terms), k))
+        return text_search(terms, k, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mem.store, "text_search", recording)
+    return calls
+
+
+def _greeted_daily(mem: Memory, clock: FixedClock, reply: str) -> tuple[int, list[int]]:
+    """The car, 300 other exchanges, then 120 mornings of "Morning!" (each ``reply`` with its
+    day): the car's id and the copies'."""
+    fact = mem.add_exchange(*FACT)
+    for i in range(300):
+        user, answer = FILLER[i % len(FILLER)]
+        mem.add_exchange(f"{user}, day {i}", answer)
+    copies = []
+    for day in range(120):
+        clock.advance(hours=20)
+        copies.append(mem.add_exchange(GREETING[0], reply.format(day=day)))
+    clock.advance(hours=1)
+    return fact, copies
+
+
+def test_a_list_full_of_copies_is_searched_again_without_their_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The greeting's words found its copies: the context query's full-text list is searched
+    again as deep by the rest of its words (it was searched 400 deeper by all of them,
+    copies again, for a greeting with thousands)."""
+    clock = FixedClock(T0)
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
+        fact, copies = _greeted_daily(mem, clock, "Good morning! Hope you slept well, day {day}.")
+        calls = _searches(mem, monkeypatch)
+        r = mem.retrieve("what car did I get?", recent=GREETED, day_range=None, llm=False)
+        assert r.results[0].episode.id == fact and "bm25_rank" in r.results[0].components
+        assert len(r.repeats) >= 40 and set(r.repeats) <= set(copies)
+        first, again = calls[0], calls[-1]
+        assert {"morning", "slept", "car"} <= set(first[0])
+        assert "car" in again[0] and not {"morning", "good", "hope", "slept"} & set(again[0])
+        assert again[1] == first[1] and "search_deeper" in r.timings_ms
+
+
+def test_copies_found_again_by_the_other_words_are_searched_past(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copies also say what another message read says ("raining in Osaka"): the list
+    without the greeting's own words is full of them again, and is searched 400 deeper."""
+    clock = FixedClock(T0)
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
+        fact, _ = _greeted_daily(mem, clock, "Good morning! Raining in Osaka again, day {day}.")
+        calls = _searches(mem, monkeypatch)
+        recent = [
+            {"role": "assistant", "content": "Raining in Osaka today"},
+            {"role": "user", "content": "Morning!"},
+            {"role": "assistant", "content": "Good morning! Raining in Osaka again."},
+        ]
+        r = mem.retrieve("what car did I get?", recent=recent, day_range=None, llm=False)
+        assert r.results[0].episode.id == fact and len(r.repeats) >= 40
+        full, fewer, deeper = calls[0], calls[-2], calls[-1]
+        assert {"morning", "good", "osaka", "car"} <= set(full[0])
+        assert fewer[0] == deeper[0] and {"osaka", "raining", "car"} <= set(fewer[0])
+        assert not {"morning", "good"} & set(fewer[0])
+        assert fewer[1] == full[1] and deeper[1] == full[1] + 390
+
+
+def test_a_list_searched_by_the_copies_words_alone_is_searched_deeper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message with no words of its own: without the greeting's, nothing would be left
+    to search by; the list is searched 400 deeper by them, past the copies, to what else
+    they say."""
+    clock = FixedClock(T0)
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
+        slept = mem.add_exchange("I slept well after the long hike", "Hiking does that!")
+        _greeted_daily(mem, clock, "Good morning! Hope you slept well, day {day}.")
+        calls = _searches(mem, monkeypatch)
+        r = mem.retrieve("And then?", recent=GREETED, day_range=None, llm=False)
+        full, deeper = calls[0], calls[-1]
+        assert "slept" in full[0] and deeper == (full[0], full[1] + 390)
+        assert slept in {x.episode.id for x in r.results}

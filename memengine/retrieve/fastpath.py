@@ -47,11 +47,12 @@ REPEAT_SLACKS = (10, 400)
 """How many more hits each search asks for when repeats of what the user said are left
 out: they are known only once found, and a daily "Morning!" has a copy a day. The hits are
 checked in rank order only as far as each list needs (:meth:`FastPath._settle`). The
-second, deeper search runs only for the lists full of them that came out short; past 400
-in a list, the list comes out shorter. The first is small because every turn with a
+second, deeper search runs only for the lists full of them that came out short (for a
+full-text list, after one as deep without the copies' own words: :meth:`FastPath._refill`);
+past 400 in a list, the list comes out shorter. The first is small because every turn with a
 user message in ``recent`` pays it (`memengine bench`, 100,000 episodes, a remark in
 ``recent``: 10 more hits cost the turn about 2 ms at the median, 40 about 6; a greeting
-with 3,000 stored copies is searched deeper either way)."""
+with 3,000 stored copies is searched again either way)."""
 
 
 @dataclass
@@ -203,8 +204,8 @@ class FastPath:
         in ``exclude`` are left out of every list before it is ranked (each search asks for
         as many more hits), and so are the older exchanges that ``repeats`` finds repeat
         what the user said (:class:`.recent.RepeatCheck`; known once found: each search
-        asks for :data:`REPEAT_SLACKS` more hits, the second only when a list full of
-        them came out short). ``skip_vectors`` (a reason) searches the full text alone,
+        asks for :data:`REPEAT_SLACKS` more hits, and a list full of them that came out
+        short is searched again: :meth:`_refill`). ``skip_vectors`` (a reason) searches the full text alone,
         asking the embedder nothing."""
         cfg = self.config
         timings: dict[str, float] = {}
@@ -248,44 +249,24 @@ class FastPath:
         # repeats are told by their meaning too: without vectors none is left out
         check = repeats if repeats is not None and said_vectors else None
         extra = len(exclude) + (REPEAT_SLACKS[0] if check is not None else 0)
-        knn_hits, bm25_hits = self._search(knn_vecs, term_lists, filters, extra, timings)
-        repeated: set[int] = set()
+        jobs = [(i, terms, extra) for i, terms in enumerate(term_lists) if terms]
+        knn_hits, bm25_hits = self._search(knn_vecs, extra, jobs, filters, timings)
+        # each full-text list's terms as searched (fewer when copies fill it: _refill)
+        by_terms: dict[int, Sequence[str]] = {i: t for i, t, _ in jobs}
+        repeated: dict[int, str] = {}
         checked: set[int] = set()
         if check is not None:
-            k_knn, k_bm25 = cfg.knn_k_per_query, cfg.bm25_k_per_query
             t5 = time.perf_counter()
-            settle = [(h, k_knn) for h in knn_hits] + [(h, k_bm25) for _, h in bm25_hits]
+            settle = [(h, cfg.knn_k_per_query) for h in knn_hits]
+            settle += [(h, cfg.bm25_k_per_query) for _, h in bm25_hits]
             repeated = self._settle(check, settle, exclude, checked, filters, said_vectors)
-            skip = exclude | repeated
-
-            def short(hits: list[tuple[int, float]], k: int, asked: int) -> bool:
-                """A list full (``asked`` hits) of repeats that came out short of ``k``."""
-                return len(hits) >= asked and sum(h[0] not in skip for h in hits) < k
-
-            asked_knn = min(k_knn + extra, MAX_K)  # as _search asks
-            again = [i for i, h in enumerate(knn_hits) if short(h, k_knn, asked_knn)]
-            deeper = {i for i, h in bm25_hits if short(h, k_bm25, k_bm25 + extra)}
             timings["repeats"] = _ms(t5)
-            if again or deeper:  # those lists again, deeper
-                more = len(exclude) + REPEAT_SLACKS[1]
-                knn_again = knn_vecs[again] if knn_vecs is not None and again else None
-                terms_again = [t if i in deeper else [] for i, t in enumerate(term_lists)]
-                t7 = time.perf_counter()
-                deep_knn, deep_bm25 = self._search(knn_again, terms_again, filters, more, timings)
-                timings["search_deeper"] = _ms(t7)
-                for j, i in enumerate(again):
-                    knn_hits[i] = deep_knn[j]
-                deep = dict(deep_bm25)
-                bm25_hits = [(i, deep.get(i, h)) for i, h in bm25_hits]
-                t6 = time.perf_counter()
-                settle = [(knn_hits[i], k_knn) for i in again]
-                settle += [(h, k_bm25) for i, h in bm25_hits if i in deeper]
-                repeated |= self._settle(
-                    check, settle, exclude | repeated, checked, filters, said_vectors
-                )
-                timings["repeats"] += _ms(t6)
+            self._refill(
+                check, knn_vecs, knn_hits, bm25_hits, by_terms, extra,
+                exclude, repeated, checked, filters, said_vectors, timings,
+            )  # fmt: skip
         timings["search"] = _ms(t1)
-        skip = exclude | repeated
+        skip = exclude | repeated.keys()
         lists: list[RankedList] = []
         for i, hits in enumerate(knn_hits):
             hits = [h for h in hits if h[0] not in skip][: cfg.knn_k_per_query]
@@ -322,7 +303,8 @@ class FastPath:
             speaker_weight=cfg.speaker_weight,
         )
         t4 = time.perf_counter()
-        self._mark_neighbours_only(candidates, term_lists, lexical_only=qvecs is None)
+        kept_terms = [by_terms.get(i, []) for i in range(len(term_lists))]
+        self._mark_neighbours_only(candidates, kept_terms, lexical_only=qvecs is None)
         timings["own_text"] = _ms(t4)
         timings["total"] = _ms(t0)
         result = FastResult(
@@ -331,6 +313,77 @@ class FastPath:
         if check is not None:
             result.screen = self._screen(result.repeats, check, checked, filters, said_vectors)
         return result
+
+    def _refill(
+        self,
+        check: RepeatCheck,
+        knn_vecs: Vectors | None,
+        knn_hits: list[list[tuple[int, float]]],
+        bm25_hits: list[tuple[int, list[tuple[int, float]]]],
+        by_terms: dict[int, Sequence[str]],
+        extra: int,
+        exclude: AbstractSet[int],
+        repeated: dict[int, str],
+        checked: set[int],
+        filters: Filters,
+        vectors: dict[str, npt.NDArray[np.float32]],
+        timings: dict[str, float],
+    ) -> None:
+        """Search again the lists that came out short, full (``extra`` more hits than they
+        keep) of repeats: a KNN list :data:`REPEAT_SLACKS` [1] deeper; a full-text list as
+        deep, without the words only the repeated exchanges give its query
+        (:meth:`.recent.RepeatCheck.without`: "morning" found the daily greeting's copies,
+        the rest of the words find what they would have pushed out), and deeper with the
+        words it has left when none is its copies' alone, or the list comes out short again.
+        The lists (``knn_hits``, ``bm25_hits``, the terms each full-text list was searched by
+        in ``by_terms``) and the repeats found (``repeated``, ``checked``) are updated in
+        place."""
+        cfg = self.config
+        k_knn, k_bm25 = cfg.knn_k_per_query, cfg.bm25_k_per_query
+        more = len(exclude) + REPEAT_SLACKS[1]
+        knn_extra = [extra] * len(knn_hits)  # how deep each list was searched
+        bm25_extra = {i: extra for i, _ in bm25_hits}
+
+        def short(
+            hits: list[tuple[int, float]], k: int, asked: int, skip: AbstractSet[int]
+        ) -> bool:
+            """A list full (``asked`` hits) of repeats that came out short of ``k``."""
+            return len(hits) >= asked and sum(h[0] not in skip for h in hits) < k
+
+        while True:
+            skip = exclude | repeated.keys()
+            again = [
+                i
+                for i, h in enumerate(knn_hits)
+                if knn_extra[i] < more and short(h, k_knn, min(k_knn + knn_extra[i], MAX_K), skip)
+            ]
+            jobs: list[tuple[int, Sequence[str], int]] = []
+            for i, hits in bm25_hits:
+                terms, asked = by_terms[i], bm25_extra[i]
+                if asked >= more or not short(hits, k_bm25, k_bm25 + asked, skip):
+                    continue
+                fewer = check.without(terms, {repeated[h[0]] for h in hits if h[0] in repeated})
+                if fewer and len(fewer) < len(terms):
+                    jobs.append((i, fewer, asked))
+                else:  # (no word is the copies' alone, or the list is searched by none)
+                    jobs.append((i, terms, more))
+            if not again and not jobs:
+                return
+            knn_again = knn_vecs[again] if knn_vecs is not None and again else None
+            t0 = time.perf_counter()
+            deep_knn, deep_bm25 = self._search(knn_again, more, jobs, filters, timings)
+            timings["search_deeper"] = timings.get("search_deeper", 0.0) + _ms(t0)
+            for j, i in enumerate(again):
+                knn_hits[i], knn_extra[i] = deep_knn[j], more
+            for i, terms, asked in jobs:
+                by_terms[i], bm25_extra[i] = terms, asked
+            deep = dict(deep_bm25)
+            bm25_hits[:] = [(i, deep.get(i, h)) for i, h in bm25_hits]
+            t1 = time.perf_counter()
+            settle = [(knn_hits[i], k_knn) for i in again]
+            settle += [(h, k_bm25) for i, h in bm25_hits if i in deep]
+            repeated.update(self._settle(check, settle, skip, checked, filters, vectors))
+            timings["repeats"] += _ms(t1)
 
     def _screen(
         self,
@@ -365,14 +418,15 @@ class FastPath:
         checked: set[int],
         filters: Filters,
         vectors: dict[str, npt.NDArray[np.float32]],
-    ) -> set[int]:
-        """The repeats (:meth:`_repeats`) among the hits of ``lists`` (each with the number
-        of hits it keeps), checked in rank order only as far as each list needs: until its
+    ) -> dict[int, str]:
+        """The repeats (:meth:`_repeats`, by id with their key) among the hits of ``lists``
+        (each with the number of hits it keeps), checked in rank order only as far as each
+        list needs: until its
         first that many hits that are neither repeats nor in ``skip`` are all checked. A
         list with hits left to check looks as many further as the repeats it met (a daily
         greeting's hundreds of copies take a few rounds, not one per hit). ``checked``
         holds the ids already checked, and gets the ones checked here."""
-        found: set[int] = set()
+        found: dict[int, str] = {}
         ahead = [0] * len(lists)  # per list, the repeats met so far: the next round's look-ahead
         while True:
             ask: set[int] = set()
@@ -393,7 +447,7 @@ class FastPath:
                 return found
             new = self._repeats(check, ask, filters, vectors)
             checked |= ask
-            found |= new
+            found.update(new)
             for j, (hits, _) in enumerate(lists):
                 ahead[j] += sum(h[0] in new for h in hits)
 
@@ -403,36 +457,37 @@ class FastPath:
         ids: AbstractSet[int],
         filters: Filters,
         vectors: dict[str, npt.NDArray[np.float32]],
-    ) -> set[int]:
-        """The ``ids`` that repeat an exchange the context query reads (``check``): by their
+    ) -> dict[int, str]:
+        """The ``ids`` that repeat an exchange the context query reads (``check``), with its
+        key: by their
         words (:meth:`.recent.RepeatCheck.keyed`), and their vector within
         :data:`.recent.REPEAT_MIN_COSINE` of its (``vectors``: the recent exchanges', by key,
         embedded with the query)."""
         if not ids:
-            return set()
+            return {}
         # no key is longer than KEYED_CHARS: a user turn past 4× that is none (key_of)
         keyed = check.keyed(self.store.exchange_texts(sorted(ids), max_chars=5 * KEYED_CHARS))
         keys = sorted(set(keyed.values()))
-        out: set[int] = set()
+        out: dict[int, str] = {}
         for key in keys:
             same = [i for i, k in keyed.items() if k == key]
             sims = self.store.similarities(vectors[key], same, agent=filters.agent)
-            out |= {i for i, s in sims.items() if s >= REPEAT_MIN_COSINE}
+            out.update((i, key) for i, s in sims.items() if s >= REPEAT_MIN_COSINE)
         return out
 
     def _search(
         self,
         knn_vecs: Vectors | None,
-        term_lists: Sequence[Sequence[str]],
+        knn_extra: int,
+        jobs: Sequence[tuple[int, Sequence[str], int]],
         filters: Filters,
-        extra: int,
         timings: dict[str, float],
     ) -> tuple[list[list[tuple[int, float]]], list[tuple[int, list[tuple[int, float]]]]]:
-        """The KNN hits of every query vector and the BM25 hits of every query with terms
-        (``(query, hits)``), each search ``extra`` hits deeper than configured, in parallel;
+        """The KNN hits of every query vector (``knn_extra`` hits deeper than configured) and
+        the BM25 hits of each job (``(query, terms, extra)``: ``(query, hits)``), in parallel;
         the KNN's milliseconds go to ``timings["knn"]``."""
         t0 = time.perf_counter()
-        k = min(self.config.knn_k_per_query + extra, MAX_K)
+        k = min(self.config.knn_k_per_query + knn_extra, MAX_K)
         knn_job = (
             self.executor.submit(self.store.knn_many, knn_vecs, k, filters)
             if knn_vecs is not None
@@ -440,7 +495,7 @@ class FastPath:
         )
         bm25_jobs = [
             (i, self.executor.submit(self.bm25, terms, filters, extra))
-            for i, terms in enumerate(term_lists)
+            for i, terms, extra in jobs
             if terms
         ]
         knn_hits = knn_job.result() if knn_job is not None else []

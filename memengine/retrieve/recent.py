@@ -30,11 +30,11 @@ it is (its reply may hold the answer).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from ..models import Episode, EpisodeKind, Message
-from ..text import could_hold, is_blank, scrub
+from ..text import could_hold, is_blank, query_terms, scrub
 from .signals import asks_memory, content_terms
 
 __all__ = [
@@ -207,12 +207,14 @@ def read_parts(
 @dataclass(frozen=True)
 class Said:
     """A user message the context query reads, as :class:`RepeatCheck` compares it: with the
-    reply after it, as read (``text``), whether it asks something, and the content words of
-    both."""
+    reply after it, as read (``text``), whether it asks something, the content words of
+    both, and the search terms (:func:`.text.query_terms`) that only these two messages give
+    the context query (``only``: the words its old copies are found by)."""
 
     text: str
     asks: bool
     terms: frozenset[str]
+    only: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -254,6 +256,16 @@ class RepeatCheck:
             out[i] = key
         return out
 
+    def without(self, terms: Sequence[str], keys: Collection[str]) -> list[str]:
+        """``terms`` without those only the recent exchanges of ``keys`` give the context
+        query (:attr:`Said.only`): a search whose hits were all old copies of those
+        exchanges, left out, is searched again by the rest of its words."""
+        drop: set[str] = set()
+        for key in keys:
+            if key in self.said:
+                drop |= self.said[key].only
+        return [t for t in terms if t not in drop]
+
 
 def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int) -> RepeatCheck:
     """The :class:`RepeatCheck` of what a context query of ``text`` in ``max_chars`` reads of
@@ -263,6 +275,7 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
     own = repeat_key(text)
     parts = read_parts(text, said, turns, max_chars)
     out: dict[str, Said] = {}
+    mine: dict[str, set[int]] = {}  # per key, the parts its exchanges are read as
     for i, (m, part) in enumerate(parts):
         if m.role != "user" or len(m.text) > KEYED_CHARS:
             continue
@@ -273,5 +286,13 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
         reply = after[1] if after is not None and after[0].role == "partner" else ""
         both = f"{part}\n{reply}" if reply else part
         out[key] = Said(both, asks_memory(m.text), frozenset(content_terms(both)))
+        mine.setdefault(key, set()).update((i, i + 1) if reply else (i,))
+    if out:  # the words only each key's exchanges give the context query
+        new = "" if is_blank(text) else text.strip()[:max_chars]
+        read = [set(query_terms(part)) for _, part in parts]
+        for key, at in mine.items():
+            others = set(query_terms(new)).union(*(w for j, w in enumerate(read) if j not in at))
+            only = set().union(*(read[j] for j in at)) - others
+            out[key] = replace(out[key], only=frozenset(only))
     terms = frozenset(content_terms(text[:max_chars])) if out else frozenset()
     return RepeatCheck(out, terms)
