@@ -23,6 +23,7 @@ from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -47,9 +48,9 @@ REPEAT_SLACKS = (10, 400)
 """How many more hits each search asks for when repeats of what the user said are left
 out: they are known only once found, and a daily "Morning!" has a copy a day. The hits are
 checked in rank order only as far as each list needs (:meth:`FastPath._settle`). The
-second, deeper search runs only for the lists full of them that came out short (for a
-full-text list, after one as deep without the copies' own words: :meth:`FastPath._refill`);
-past 400 in a list, the list comes out shorter. The first is small because every turn with a
+second, deeper search runs only for the lists full of them that came out short (for the
+context query's full-text list, only when one as deep without the copies' words leaves it
+short: :meth:`FastPath._refill`); past 400 in a list, the list comes out shorter. The first is small because every turn with a
 user message in ``recent`` pays it (`memengine bench`, 100,000 episodes, a remark in
 ``recent``: 10 more hits cost the turn about 2 ms at the median, 40 about 6; a greeting
 with 3,000 stored copies is searched again either way)."""
@@ -108,6 +109,15 @@ class _Deadlined:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         return self._fast.embed(texts)
+
+
+class _Copy(NamedTuple):
+    """An older exchange found to repeat what the user said: the key it repeats
+    (:func:`.recent.repeat_key`) and its user turn and reply, as read."""
+
+    key: str
+    user: str
+    reply: str
 
 
 class FastPath:
@@ -179,8 +189,14 @@ class FastPath:
     ) -> list[tuple[int, float]]:
         """The full-text stage for one query's terms, with this path's settings (``extra``
         more hits than configured)."""
+        return self._bm25(terms, filters, extra)[0]
+
+    def _bm25(
+        self, terms: Sequence[str], filters: Filters, extra: int
+    ) -> tuple[list[tuple[int, float]], list[str]]:
+        """:meth:`bm25`'s hits, and the terms it searched by (those too frequent left out)."""
         cfg = self.config
-        hits, _dropped = self.store.text_search(
+        hits, dropped = self.store.text_search(
             terms,
             cfg.bm25_k_per_query + extra,
             filters,
@@ -188,7 +204,7 @@ class FastPath:
             max_df=cfg.max_term_df,
             posting_budget=cfg.bm25_posting_budget,
         )
-        return hits
+        return hits, [t for t in terms if t not in dropped]
 
     def run(
         self,
@@ -200,7 +216,8 @@ class FastPath:
         repeats: RepeatCheck | None = None,
         skip_vectors: str | None = None,
     ) -> FastResult:
-        """Search every query, fuse, score and fetch the candidates (best first). The ids
+        """Search every query (the context query first: the one that reads ``recent``),
+        fuse, score and fetch the candidates (best first). The ids
         in ``exclude`` are left out of every list before it is ranked (each search asks for
         as many more hits), and so are the older exchanges that ``repeats`` finds repeat
         what the user said (:class:`.recent.RepeatCheck`; known once found: each search
@@ -210,6 +227,7 @@ class FastPath:
         cfg = self.config
         timings: dict[str, float] = {}
         degraded: list[str] = []
+        context = 0 if queries and queries[0].strip() else None  # the query that reads recent
         queries = [q[: cfg.max_query_chars] for q in queries if q.strip()]
         if not queries:
             return FastResult([], [], timings, ["empty query"])
@@ -250,10 +268,9 @@ class FastPath:
         check = repeats if repeats is not None and said_vectors else None
         extra = len(exclude) + (REPEAT_SLACKS[0] if check is not None else 0)
         jobs = [(i, terms, extra) for i, terms in enumerate(term_lists) if terms]
-        knn_hits, bm25_hits = self._search(knn_vecs, extra, jobs, filters, timings)
-        # each full-text list's terms as searched (fewer when copies fill it: _refill)
-        by_terms: dict[int, Sequence[str]] = {i: t for i, t, _ in jobs}
-        repeated: dict[int, str] = {}
+        knn_hits, found = self._search(knn_vecs, extra, jobs, filters, timings)
+        bm25_hits = [(i, hits) for i, hits, _ in found]
+        repeated: dict[int, _Copy] = {}
         checked: set[int] = set()
         if check is not None:
             t5 = time.perf_counter()
@@ -261,8 +278,9 @@ class FastPath:
             settle += [(h, cfg.bm25_k_per_query) for _, h in bm25_hits]
             repeated = self._settle(check, settle, exclude, checked, filters, said_vectors)
             timings["repeats"] = _ms(t5)
+            by_words = {i: kept for i, _, kept in found if i == context}
             self._refill(
-                check, knn_vecs, knn_hits, bm25_hits, by_terms, extra,
+                check, knn_vecs, knn_hits, bm25_hits, term_lists, by_words, extra,
                 exclude, repeated, checked, filters, said_vectors, timings,
             )  # fmt: skip
         timings["search"] = _ms(t1)
@@ -303,8 +321,7 @@ class FastPath:
             speaker_weight=cfg.speaker_weight,
         )
         t4 = time.perf_counter()
-        kept_terms = [by_terms.get(i, []) for i in range(len(term_lists))]
-        self._mark_neighbours_only(candidates, kept_terms, lexical_only=qvecs is None)
+        self._mark_neighbours_only(candidates, term_lists, lexical_only=qvecs is None)
         timings["own_text"] = _ms(t4)
         timings["total"] = _ms(t0)
         result = FastResult(
@@ -320,70 +337,106 @@ class FastPath:
         knn_vecs: Vectors | None,
         knn_hits: list[list[tuple[int, float]]],
         bm25_hits: list[tuple[int, list[tuple[int, float]]]],
-        by_terms: dict[int, Sequence[str]],
+        term_lists: Sequence[Sequence[str]],
+        by_words: dict[int, list[str]],
         extra: int,
         exclude: AbstractSet[int],
-        repeated: dict[int, str],
+        repeated: dict[int, _Copy],
         checked: set[int],
         filters: Filters,
         vectors: dict[str, npt.NDArray[np.float32]],
         timings: dict[str, float],
     ) -> None:
         """Search again the lists that came out short, full (``extra`` more hits than they
-        keep) of repeats: a KNN list :data:`REPEAT_SLACKS` [1] deeper; a full-text list as
-        deep, without the words only the repeated exchanges give its query
-        (:meth:`.recent.RepeatCheck.without`: "morning" found the daily greeting's copies,
-        the rest of the words find what they would have pushed out), and deeper with the
-        words it has left when none is its copies' alone, or the list comes out short again.
-        The lists (``knn_hits``, ``bm25_hits``, the terms each full-text list was searched by
-        in ``by_terms``) and the repeats found (``repeated``, ``checked``) are updated in
-        place."""
+        keep) of repeats, :data:`REPEAT_SLACKS` [1] deeper; first, for the context query's
+        full-text list (the one in ``by_words``, with the terms it was searched by), as
+        deep without the words most of its copies hold that only the repeated exchanges
+        give the query (:meth:`_fewer`: "morning" found the daily greeting's copies;
+        "car" finds what they pushed out), its hits after the ones it kept; deeper only if
+        that leaves it short. The lists (``knn_hits``, ``bm25_hits``) and the repeats found
+        (``repeated``, ``checked``) are updated in place."""
         cfg = self.config
         k_knn, k_bm25 = cfg.knn_k_per_query, cfg.bm25_k_per_query
         more = len(exclude) + REPEAT_SLACKS[1]
-        knn_extra = [extra] * len(knn_hits)  # how deep each list was searched
-        bm25_extra = {i: extra for i, _ in bm25_hits}
+        deep_knn: set[int] = set()  # the lists searched deeper: final
+        deep_bm25: set[int] = set()
+        fewer_bm25: set[int] = set()  # searched again by fewer words
+        lists = dict(bm25_hits)
 
-        def short(
-            hits: list[tuple[int, float]], k: int, asked: int, skip: AbstractSet[int]
-        ) -> bool:
-            """A list full (``asked`` hits) of repeats that came out short of ``k``."""
-            return len(hits) >= asked and sum(h[0] not in skip for h in hits) < k
+        def kept(hits: list[tuple[int, float]], skip: AbstractSet[int]) -> int:
+            return sum(h[0] not in skip for h in hits)
 
         while True:
             skip = exclude | repeated.keys()
+            asked_knn = min(k_knn + extra, MAX_K)  # as _search asked
             again = [
                 i
                 for i, h in enumerate(knn_hits)
-                if knn_extra[i] < more and short(h, k_knn, min(k_knn + knn_extra[i], MAX_K), skip)
+                if i not in deep_knn and len(h) >= asked_knn and kept(h, skip) < k_knn
             ]
             jobs: list[tuple[int, Sequence[str], int]] = []
-            for i, hits in bm25_hits:
-                terms, asked = by_terms[i], bm25_extra[i]
-                if asked >= more or not short(hits, k_bm25, k_bm25 + asked, skip):
+            for i, hits in lists.items():
+                if i in deep_bm25 or kept(hits, skip) >= k_bm25:
                     continue
-                fewer = check.without(terms, {repeated[h[0]] for h in hits if h[0] in repeated})
-                if fewer and len(fewer) < len(terms):
-                    jobs.append((i, fewer, asked))
-                else:  # (no word is the copies' alone, or the list is searched by none)
-                    jobs.append((i, terms, more))
+                if i in fewer_bm25:  # short again: deeper by all its words
+                    jobs.append((i, term_lists[i], more))
+                elif len(hits) >= k_bm25 + extra:  # full of repeats
+                    fewer = self._fewer(check, hits, by_words.get(i), repeated, filters)
+                    jobs.append((i, fewer, extra) if fewer else (i, term_lists[i], more))
             if not again and not jobs:
+                bm25_hits[:] = list(lists.items())
                 return
             knn_again = knn_vecs[again] if knn_vecs is not None and again else None
             t0 = time.perf_counter()
-            deep_knn, deep_bm25 = self._search(knn_again, more, jobs, filters, timings)
+            found_knn, found_bm25 = self._search(knn_again, more, jobs, filters, timings)
             timings["search_deeper"] = timings.get("search_deeper", 0.0) + _ms(t0)
             for j, i in enumerate(again):
-                knn_hits[i], knn_extra[i] = deep_knn[j], more
-            for i, terms, asked in jobs:
-                by_terms[i], bm25_extra[i] = terms, asked
-            deep = dict(deep_bm25)
-            bm25_hits[:] = [(i, deep.get(i, h)) for i, h in bm25_hits]
+                knn_hits[i] = found_knn[j]
+                deep_knn.add(i)
+            found = {i: hits for i, hits, _ in found_bm25}
+            for i, _terms, asked in jobs:
+                new = found.get(i, [])
+                if asked == more:  # (the search deeper: the first ``extra`` is less)
+                    lists[i] = new
+                    deep_bm25.add(i)
+                    continue
+                head = [h for h in lists[i] if h[0] not in skip]  # what it kept, first
+                ids = {h[0] for h in head}
+                lists[i] = head + [h for h in new if h[0] not in ids]
+                fewer_bm25.add(i)
             t1 = time.perf_counter()
             settle = [(knn_hits[i], k_knn) for i in again]
-            settle += [(h, k_bm25) for i, h in bm25_hits if i in deep]
+            settle += [(lists[i], k_bm25) for i, _, _ in jobs]
             repeated.update(self._settle(check, settle, skip, checked, filters, vectors))
             timings["repeats"] += _ms(t1)
+
+    def _fewer(
+        self,
+        check: RepeatCheck,
+        hits: Sequence[tuple[int, float]],
+        terms: Sequence[str] | None,
+        repeated: dict[int, _Copy],
+        filters: Filters,
+    ) -> list[str] | None:
+        """``terms`` (the context query's, as its full-text list was searched by them; None
+        for another query's) without the words that only the repeated exchanges give the
+        query (:meth:`.recent.RepeatCheck.only`) and that most of the copies filling
+        ``hits`` hold (the first :attr:`.RetrievalConfig.bm25_k_per_query`, their own text;
+        the recent reply's other words stay: a copy's reply says something else); None when
+        no word goes, or none would be left."""
+        if not terms:
+            return None
+        copies = [repeated[h[0]] for h in hits if h[0] in repeated][: self.config.bm25_k_per_query]
+        only = check.only({c.key for c in copies}) & set(terms)
+        if not only:
+            return None
+        held: dict[str, int] = dict.fromkeys(only, 0)
+        for c in copies:
+            for term in only & set(query_terms(f"{c.user}\n{c.reply[:KEYED_CHARS]}")):
+                held[term] += 1
+        drop = {t for t, n in held.items() if 2 * n > len(copies)}
+        fewer = [t for t in terms if t not in drop]
+        return fewer if fewer and len(fewer) < len(terms) else None
 
     def _screen(
         self,
@@ -418,7 +471,7 @@ class FastPath:
         checked: set[int],
         filters: Filters,
         vectors: dict[str, npt.NDArray[np.float32]],
-    ) -> dict[int, str]:
+    ) -> dict[int, _Copy]:
         """The repeats (:meth:`_repeats`, by id with their key) among the hits of ``lists``
         (each with the number of hits it keeps), checked in rank order only as far as each
         list needs: until its
@@ -426,7 +479,7 @@ class FastPath:
         list with hits left to check looks as many further as the repeats it met (a daily
         greeting's hundreds of copies take a few rounds, not one per hit). ``checked``
         holds the ids already checked, and gets the ones checked here."""
-        found: dict[int, str] = {}
+        found: dict[int, _Copy] = {}
         ahead = [0] * len(lists)  # per list, the repeats met so far: the next round's look-ahead
         while True:
             ask: set[int] = set()
@@ -457,22 +510,23 @@ class FastPath:
         ids: AbstractSet[int],
         filters: Filters,
         vectors: dict[str, npt.NDArray[np.float32]],
-    ) -> dict[int, str]:
-        """The ``ids`` that repeat an exchange the context query reads (``check``), with its
-        key: by their
-        words (:meth:`.recent.RepeatCheck.keyed`), and their vector within
-        :data:`.recent.REPEAT_MIN_COSINE` of its (``vectors``: the recent exchanges', by key,
-        embedded with the query)."""
+    ) -> dict[int, _Copy]:
+        """The ``ids`` that repeat an exchange the context query reads (``check``), each with
+        its key and text as read: by their words (:meth:`.recent.RepeatCheck.keyed`), and
+        their vector within :data:`.recent.REPEAT_MIN_COSINE` of its (``vectors``: the
+        recent exchanges', by key, embedded with the query)."""
         if not ids:
             return {}
         # no key is longer than KEYED_CHARS: a user turn past 4× that is none (key_of)
-        keyed = check.keyed(self.store.exchange_texts(sorted(ids), max_chars=5 * KEYED_CHARS))
-        keys = sorted(set(keyed.values()))
-        out: dict[int, str] = {}
-        for key in keys:
+        texts = self.store.exchange_texts(sorted(ids), max_chars=5 * KEYED_CHARS)
+        keyed = check.keyed(texts)
+        out: dict[int, _Copy] = {}
+        for key in sorted(set(keyed.values())):
             same = [i for i, k in keyed.items() if k == key]
             sims = self.store.similarities(vectors[key], same, agent=filters.agent)
-            out.update((i, key) for i, s in sims.items() if s >= REPEAT_MIN_COSINE)
+            out.update(
+                (i, _Copy(key, *texts[i])) for i, s in sims.items() if s >= REPEAT_MIN_COSINE
+            )
         return out
 
     def _search(
@@ -482,10 +536,11 @@ class FastPath:
         jobs: Sequence[tuple[int, Sequence[str], int]],
         filters: Filters,
         timings: dict[str, float],
-    ) -> tuple[list[list[tuple[int, float]]], list[tuple[int, list[tuple[int, float]]]]]:
+    ) -> tuple[list[list[tuple[int, float]]], list[tuple[int, list[tuple[int, float]], list[str]]]]:
         """The KNN hits of every query vector (``knn_extra`` hits deeper than configured) and
-        the BM25 hits of each job (``(query, terms, extra)``: ``(query, hits)``), in parallel;
-        the KNN's milliseconds go to ``timings["knn"]``."""
+        the BM25 hits of each job (``(query, terms, extra)``: ``(query, hits, the terms
+        searched by)``, :meth:`_bm25`), in parallel; the KNN's milliseconds go to
+        ``timings["knn"]``."""
         t0 = time.perf_counter()
         k = min(self.config.knn_k_per_query + knn_extra, MAX_K)
         knn_job = (
@@ -494,13 +549,13 @@ class FastPath:
             else None
         )
         bm25_jobs = [
-            (i, self.executor.submit(self.bm25, terms, filters, extra))
+            (i, self.executor.submit(self._bm25, terms, filters, extra))
             for i, terms, extra in jobs
             if terms
         ]
         knn_hits = knn_job.result() if knn_job is not None else []
         timings["knn"] = timings.get("knn", 0.0) + _ms(t0)
-        return knn_hits, [(i, job.result()) for i, job in bm25_jobs]
+        return knn_hits, [(i, *job.result()) for i, job in bm25_jobs]
 
     def _mark_neighbours_only(
         self,

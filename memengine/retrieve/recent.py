@@ -209,7 +209,8 @@ class Said:
     """A user message the context query reads, as :class:`RepeatCheck` compares it: with the
     reply after it, as read (``text``), whether it asks something, the content words of
     both, and the search terms (:func:`.text.query_terms`) that only these two messages give
-    the context query (``only``: the words its old copies are found by)."""
+    the context query (``only``: its old copies may be found by them, the reply's words as
+    well when the copies' replies say the same)."""
 
     text: str
     asks: bool
@@ -256,15 +257,10 @@ class RepeatCheck:
             out[i] = key
         return out
 
-    def without(self, terms: Sequence[str], keys: Collection[str]) -> list[str]:
-        """``terms`` without those only the recent exchanges of ``keys`` give the context
-        query (:attr:`Said.only`): a search whose hits were all old copies of those
-        exchanges, left out, is searched again by the rest of its words."""
-        drop: set[str] = set()
-        for key in keys:
-            if key in self.said:
-                drop |= self.said[key].only
-        return [t for t in terms if t not in drop]
+    def only(self, keys: Collection[str]) -> set[str]:
+        """The search terms only the recent exchanges of ``keys`` give the context query
+        (:attr:`Said.only`; unknown keys give none)."""
+        return set().union(*(self.said[k].only for k in keys if k in self.said))
 
 
 def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int) -> RepeatCheck:
