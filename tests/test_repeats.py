@@ -15,7 +15,7 @@ from memengine import FixedClock, Memory
 from memengine.config import Config
 from memengine.embed.base import Embedder, Vectors
 from memengine.embed.usem3 import USEM3Embedder
-from memengine.models import Message
+from memengine.models import Message, NewEpisode
 from memengine.retrieve.recent import RepeatCheck, Said, key_of, repeat_check, repeat_key
 from memengine.retrieve.signals import content_terms
 from memengine.text import could_hold
@@ -689,17 +689,18 @@ def test_the_words_only_a_repeated_exchange_gives_the_query_are_known() -> None:
         Message(role="partner", text="Cute morning cat!"),
     ]
     check = repeat_check(said, "What car did I get? Good question", 4, 2000)
-    assert check.said["morning"].only == {"rainy"}  # good: the new message; osaka: the first
-    assert check.said["catpics"].only == {"cat", "cute", "pics"}
-    assert check.only({"morning", "catpics", "unknown"}) == {"rainy", "cat", "cute", "pics"}
-    assert check.only(()) == set()
+    assert check.only({"morning"}) == {"rainy"}  # good: the new message; osaka: the first
+    assert check.only({"catpics", "unknown"}) == {"cat", "cute", "pics"}
+    # both repeated: "morning", which they share, is theirs alone
+    assert check.only({"morning", "catpics"}) == {"rainy", "morning", "cat", "cute", "pics"}
+    assert check.only(()) == set() == check.only({"unknown"})
     # a key said twice: both its exchanges are its own
     twice = [
         *said[1:3],
         Message(role="user", text="morning"),
         Message(role="partner", text="Sunny"),
     ]
-    assert repeat_check(twice, "car?", 4, 2000).said["morning"].only == {
+    assert repeat_check(twice, "car?", 4, 2000).only({"morning"}) == {
         "morning",
         "good",
         "rainy",
@@ -894,3 +895,46 @@ def test_a_list_searched_by_the_copies_words_alone_is_searched_deeper(
         full, deeper = calls[0], calls[-1]
         assert "slept" in full[0] and deeper[:2] == (full[0], full[1] + 390) and len(calls) == 2
         assert slept in {x.episode.id for x in r.results}
+
+
+def test_the_search_deeper_keeps_what_the_searches_before_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six hundred greetings outrank the 25 dentist memories, which only the search without
+    the greeting's words finds; too few to fill the list, it is searched 400 deeper, copies
+    again: the dentist memories stay in it (it came out empty)."""
+    clock = FixedClock(T0)
+    t = T0 - timedelta(days=3000)
+    filler = [
+        NewEpisode(
+            user_text=f"{FILLER[i % 4][0]}, item {i} zq{i}",
+            reply_text=FILLER[i % 4][1],
+            occurred_at=t + timedelta(minutes=37 * i),
+        )
+        for i in range(4000)
+    ]
+    dentist = [
+        NewEpisode(
+            user_text=f"Long chat {i} about weather, news, sports, movies and books, and then "
+            "the dentist appointment details were mentioned",
+            reply_text="ok noted all of that for later",
+            occurred_at=t + timedelta(days=1000, hours=i),
+        )
+        for i in range(25)
+    ]
+    copies = [
+        NewEpisode(
+            user_text=GREETING[0],
+            reply_text=f"Good morning! Hope you slept well, day {d}.",
+            occurred_at=T0 - timedelta(days=600 - d, hours=3),
+        )
+        for d in range(600)
+    ]
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
+        ids = mem.add_many([*filler, *dentist, *copies])
+        told = set(ids[4000:4025])
+        calls = _searches(mem, monkeypatch)
+        r = mem.retrieve("When is the dentist?", recent=GREETED, day_range=None, llm=False)
+        assert [c[1] for c in calls] == [50, 50, 440] and calls[1][0] == ["dentist"]
+        assert r.results and {x.episode.id for x in r.results} <= told
+        assert all("bm25_rank" in x.components for x in r.results)

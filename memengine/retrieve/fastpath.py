@@ -113,7 +113,8 @@ class _Deadlined:
 
 class _Copy(NamedTuple):
     """An older exchange found to repeat what the user said: the key it repeats
-    (:func:`.recent.repeat_key`) and its user turn and reply, as read."""
+    (:func:`.recent.repeat_key`) and its user turn and reply, their first
+    :data:`.recent.KEYED_CHARS` (what :meth:`FastPath._fewer` reads of them)."""
 
     key: str
     user: str
@@ -352,8 +353,9 @@ class FastPath:
         full-text list (the one in ``by_words``, with the terms it was searched by), as
         deep without the words most of its copies hold that only the repeated exchanges
         give the query (:meth:`_fewer`: "morning" found the daily greeting's copies;
-        "car" finds what they pushed out), its hits after the ones it kept; deeper only if
-        that leaves it short. The lists (``knn_hits``, ``bm25_hits``) and the repeats found
+        "car" finds what they pushed out); deeper by all its words only if that leaves it
+        short. A full-text list searched again keeps the hits it had, and each search's new
+        hits come after them. The lists (``knn_hits``, ``bm25_hits``) and the repeats found
         (``repeated``, ``checked``) are updated in place."""
         cfg = self.config
         k_knn, k_bm25 = cfg.knn_k_per_query, cfg.bm25_k_per_query
@@ -395,15 +397,11 @@ class FastPath:
                 deep_knn.add(i)
             found = {i: hits for i, hits, _ in found_bm25}
             for i, _terms, asked in jobs:
-                new = found.get(i, [])
-                if asked == more:  # (the search deeper: the first ``extra`` is less)
-                    lists[i] = new
-                    deep_bm25.add(i)
-                    continue
                 head = [h for h in lists[i] if h[0] not in skip]  # what it kept, first
                 ids = {h[0] for h in head}
-                lists[i] = head + [h for h in new if h[0] not in ids]
-                fewer_bm25.add(i)
+                lists[i] = head + [h for h in found.get(i, []) if h[0] not in ids]
+                # (the search deeper: the first ``extra`` is less)
+                (deep_bm25 if asked == more else fewer_bm25).add(i)
             t1 = time.perf_counter()
             settle = [(knn_hits[i], k_knn) for i in again]
             settle += [(lists[i], k_bm25) for i, _, _ in jobs]
@@ -432,7 +430,7 @@ class FastPath:
             return None
         held: dict[str, int] = dict.fromkeys(only, 0)
         for c in copies:
-            for term in only & set(query_terms(f"{c.user}\n{c.reply[:KEYED_CHARS]}")):
+            for term in only & set(query_terms(f"{c.user}\n{c.reply}")):
                 held[term] += 1
         drop = {t for t, n in held.items() if 2 * n > len(copies)}
         fewer = [t for t in terms if t not in drop]
@@ -524,9 +522,9 @@ class FastPath:
         for key in sorted(set(keyed.values())):
             same = [i for i, k in keyed.items() if k == key]
             sims = self.store.similarities(vectors[key], same, agent=filters.agent)
-            out.update(
-                (i, _Copy(key, *texts[i])) for i, s in sims.items() if s >= REPEAT_MIN_COSINE
-            )
+            for i, s in sims.items():
+                if s >= REPEAT_MIN_COSINE:  # (as much of the reply as _fewer reads)
+                    out[i] = _Copy(key, texts[i][0][:KEYED_CHARS], texts[i][1][:KEYED_CHARS])
         return out
 
     def _search(

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..models import Episode, EpisodeKind, Message
 from ..text import could_hold, is_blank, query_terms, scrub
@@ -208,14 +208,13 @@ def read_parts(
 class Said:
     """A user message the context query reads, as :class:`RepeatCheck` compares it: with the
     reply after it, as read (``text``), whether it asks something, the content words of
-    both, and the search terms (:func:`.text.query_terms`) that only these two messages give
-    the context query (``only``: its old copies may be found by them, the reply's words as
-    well when the copies' replies say the same)."""
+    both, and which of the parts the query reads it and its reply are
+    (``parts``: indices into :attr:`RepeatCheck.words`; a message said twice, both times)."""
 
     text: str
     asks: bool
     terms: frozenset[str]
-    only: frozenset[str] = frozenset()
+    parts: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -232,6 +231,9 @@ class RepeatCheck:
 
     said: dict[str, Said] = field(default_factory=dict)
     terms: frozenset[str] = frozenset()
+    words: tuple[frozenset[str], ...] = ()
+    """The search terms (:func:`.text.query_terms`) of each part the context query reads,
+    the new message's last."""
 
     def keyed(self, exchanges: Mapping[int, tuple[str, str]]) -> dict[int, str]:
         """The ids among ``exchanges`` (id → (user turn, reply), as
@@ -258,9 +260,14 @@ class RepeatCheck:
         return out
 
     def only(self, keys: Collection[str]) -> set[str]:
-        """The search terms only the recent exchanges of ``keys`` give the context query
-        (:attr:`Said.only`; unknown keys give none)."""
-        return set().union(*(self.said[k].only for k in keys if k in self.said))
+        """The search terms only the recent exchanges of ``keys`` give the context query: in
+        no other part it reads, nor in the new message (their old copies may be found by
+        them; unknown keys give none)."""
+        at = set().union(*(self.said[k].parts for k in keys if k in self.said))
+        if not at:
+            return set()
+        mine = set().union(*(w for j, w in enumerate(self.words) if j in at))
+        return mine.difference(*(w for j, w in enumerate(self.words) if j not in at))
 
 
 def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int) -> RepeatCheck:
@@ -271,7 +278,6 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
     own = repeat_key(text)
     parts = read_parts(text, said, turns, max_chars)
     out: dict[str, Said] = {}
-    mine: dict[str, set[int]] = {}  # per key, the parts its exchanges are read as
     for i, (m, part) in enumerate(parts):
         if m.role != "user" or len(m.text) > KEYED_CHARS:
             continue
@@ -281,14 +287,12 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
         after = parts[i + 1] if i + 1 < len(parts) else None
         reply = after[1] if after is not None and after[0].role == "partner" else ""
         both = f"{part}\n{reply}" if reply else part
-        out[key] = Said(both, asks_memory(m.text), frozenset(content_terms(both)))
-        mine.setdefault(key, set()).update((i, i + 1) if reply else (i,))
-    if out:  # the words only each key's exchanges give the context query
-        new = "" if is_blank(text) else text.strip()[:max_chars]
-        read = [set(query_terms(part)) for _, part in parts]
-        for key, at in mine.items():
-            others = set(query_terms(new)).union(*(w for j, w in enumerate(read) if j not in at))
-            only = set().union(*(read[j] for j in at)) - others
-            out[key] = replace(out[key], only=frozenset(only))
-    terms = frozenset(content_terms(text[:max_chars])) if out else frozenset()
-    return RepeatCheck(out, terms)
+        at = frozenset((i, i + 1) if reply else (i,))
+        before = out[key].parts if key in out else frozenset()
+        out[key] = Said(both, asks_memory(m.text), frozenset(content_terms(both)), at | before)
+    if not out:
+        return RepeatCheck()
+    new = "" if is_blank(text) else text.strip()[:max_chars]
+    words = tuple(frozenset(query_terms(t)) for t in [*(part for _, part in parts), new])
+    terms = frozenset(content_terms(text[:max_chars]))
+    return RepeatCheck(out, terms, words)
