@@ -182,7 +182,7 @@ def latency_table(s: Mapping[str, Any]) -> Table:
             ("knn", "knn done (both searches)"),
             ("search", "searches done (and the repeats check)"),
             ("repeats", "  of which the repeats check"),
-            ("search_deeper", "  of which the search again (when taken)"),
+            ("search_deeper", "  of which the deeper search (when taken)"),
             ("total", "total"),
             ("turn", "retriever turn"),
             ("retrieve", "Memory.retrieve wall (+ turn record)"),
@@ -209,7 +209,7 @@ def latency_table(s: Mapping[str, Any]) -> Table:
             )
         add("  old copies left out per turn", lambda r: r["greeting_left_out"])
         t.add_row(
-            "  turns that searched a list again",
+            "  turns that searched deeper",
             *[
                 c
                 for r in rows

@@ -23,7 +23,6 @@ from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -48,12 +47,11 @@ REPEAT_SLACKS = (10, 400)
 """How many more hits each search asks for when repeats of what the user said are left
 out: they are known only once found, and a daily "Morning!" has a copy a day. The hits are
 checked in rank order only as far as each list needs (:meth:`FastPath._settle`). The
-second, deeper search runs only for the lists full of them that came out short (for the
-context query's full-text list, only when one as deep without the copies' words leaves it
-short: :meth:`FastPath._refill`); past 400 in a list, the list comes out shorter. The first is small because every turn with a
+second, deeper search runs only for the lists full of them that came out short; past 400
+in a list, the list comes out shorter. The first is small because every turn with a
 user message in ``recent`` pays it (`memengine bench`, 100,000 episodes, a remark in
 ``recent``: 10 more hits cost the turn about 2 ms at the median, 40 about 6; a greeting
-with 3,000 stored copies is searched again either way)."""
+with 3,000 stored copies is searched deeper either way)."""
 
 
 @dataclass
@@ -109,16 +107,6 @@ class _Deadlined:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         return self._fast.embed(texts)
-
-
-class _Copy(NamedTuple):
-    """An older exchange found to repeat what the user said: the key it repeats
-    (:func:`.recent.repeat_key`) and its user turn and reply, their first
-    :data:`.recent.KEYED_CHARS` (what :meth:`FastPath._fewer` reads of them)."""
-
-    key: str
-    user: str
-    reply: str
 
 
 class FastPath:
@@ -190,14 +178,8 @@ class FastPath:
     ) -> list[tuple[int, float]]:
         """The full-text stage for one query's terms, with this path's settings (``extra``
         more hits than configured)."""
-        return self._bm25(terms, filters, extra)[0]
-
-    def _bm25(
-        self, terms: Sequence[str], filters: Filters, extra: int
-    ) -> tuple[list[tuple[int, float]], list[str]]:
-        """:meth:`bm25`'s hits, and the terms it searched by (those too frequent left out)."""
         cfg = self.config
-        hits, dropped = self.store.text_search(
+        hits, _dropped = self.store.text_search(
             terms,
             cfg.bm25_k_per_query + extra,
             filters,
@@ -205,7 +187,7 @@ class FastPath:
             max_df=cfg.max_term_df,
             posting_budget=cfg.bm25_posting_budget,
         )
-        return hits, [t for t in terms if t not in dropped]
+        return hits
 
     def run(
         self,
@@ -217,18 +199,16 @@ class FastPath:
         repeats: RepeatCheck | None = None,
         skip_vectors: str | None = None,
     ) -> FastResult:
-        """Search every query (the context query first: the one that reads ``recent``),
-        fuse, score and fetch the candidates (best first). The ids
+        """Search every query, fuse, score and fetch the candidates (best first). The ids
         in ``exclude`` are left out of every list before it is ranked (each search asks for
         as many more hits), and so are the older exchanges that ``repeats`` finds repeat
         what the user said (:class:`.recent.RepeatCheck`; known once found: each search
-        asks for :data:`REPEAT_SLACKS` more hits, and a list full of them that came out
-        short is searched again: :meth:`_refill`). ``skip_vectors`` (a reason) searches the full text alone,
+        asks for :data:`REPEAT_SLACKS` more hits, the second only when a list full of
+        them came out short). ``skip_vectors`` (a reason) searches the full text alone,
         asking the embedder nothing."""
         cfg = self.config
         timings: dict[str, float] = {}
         degraded: list[str] = []
-        context = 0 if queries and queries[0].strip() else None  # the query that reads recent
         queries = [q[: cfg.max_query_chars] for q in queries if q.strip()]
         if not queries:
             return FastResult([], [], timings, ["empty query"])
@@ -268,24 +248,44 @@ class FastPath:
         # repeats are told by their meaning too: without vectors none is left out
         check = repeats if repeats is not None and said_vectors else None
         extra = len(exclude) + (REPEAT_SLACKS[0] if check is not None else 0)
-        jobs = [(i, terms, extra) for i, terms in enumerate(term_lists) if terms]
-        knn_hits, found = self._search(knn_vecs, extra, jobs, filters, timings)
-        bm25_hits = [(i, hits) for i, hits, _ in found]
-        repeated: dict[int, _Copy] = {}
+        knn_hits, bm25_hits = self._search(knn_vecs, term_lists, filters, extra, timings)
+        repeated: set[int] = set()
         checked: set[int] = set()
         if check is not None:
+            k_knn, k_bm25 = cfg.knn_k_per_query, cfg.bm25_k_per_query
             t5 = time.perf_counter()
-            settle = [(h, cfg.knn_k_per_query) for h in knn_hits]
-            settle += [(h, cfg.bm25_k_per_query) for _, h in bm25_hits]
+            settle = [(h, k_knn) for h in knn_hits] + [(h, k_bm25) for _, h in bm25_hits]
             repeated = self._settle(check, settle, exclude, checked, filters, said_vectors)
+            skip = exclude | repeated
+
+            def short(hits: list[tuple[int, float]], k: int, asked: int) -> bool:
+                """A list full (``asked`` hits) of repeats that came out short of ``k``."""
+                return len(hits) >= asked and sum(h[0] not in skip for h in hits) < k
+
+            asked_knn = min(k_knn + extra, MAX_K)  # as _search asks
+            again = [i for i, h in enumerate(knn_hits) if short(h, k_knn, asked_knn)]
+            deeper = {i for i, h in bm25_hits if short(h, k_bm25, k_bm25 + extra)}
             timings["repeats"] = _ms(t5)
-            by_words = {i: kept for i, _, kept in found if i == context}
-            self._refill(
-                check, knn_vecs, knn_hits, bm25_hits, term_lists, by_words, extra,
-                exclude, repeated, checked, filters, said_vectors, timings,
-            )  # fmt: skip
+            if again or deeper:  # those lists again, deeper
+                more = len(exclude) + REPEAT_SLACKS[1]
+                knn_again = knn_vecs[again] if knn_vecs is not None and again else None
+                terms_again = [t if i in deeper else [] for i, t in enumerate(term_lists)]
+                t7 = time.perf_counter()
+                deep_knn, deep_bm25 = self._search(knn_again, terms_again, filters, more, timings)
+                timings["search_deeper"] = _ms(t7)
+                for j, i in enumerate(again):
+                    knn_hits[i] = deep_knn[j]
+                deep = dict(deep_bm25)
+                bm25_hits = [(i, deep.get(i, h)) for i, h in bm25_hits]
+                t6 = time.perf_counter()
+                settle = [(knn_hits[i], k_knn) for i in again]
+                settle += [(h, k_bm25) for i, h in bm25_hits if i in deeper]
+                repeated |= self._settle(
+                    check, settle, exclude | repeated, checked, filters, said_vectors
+                )
+                timings["repeats"] += _ms(t6)
         timings["search"] = _ms(t1)
-        skip = exclude | repeated.keys()
+        skip = exclude | repeated
         lists: list[RankedList] = []
         for i, hits in enumerate(knn_hits):
             hits = [h for h in hits if h[0] not in skip][: cfg.knn_k_per_query]
@@ -332,110 +332,6 @@ class FastPath:
             result.screen = self._screen(result.repeats, check, checked, filters, said_vectors)
         return result
 
-    def _refill(
-        self,
-        check: RepeatCheck,
-        knn_vecs: Vectors | None,
-        knn_hits: list[list[tuple[int, float]]],
-        bm25_hits: list[tuple[int, list[tuple[int, float]]]],
-        term_lists: Sequence[Sequence[str]],
-        by_words: dict[int, list[str]],
-        extra: int,
-        exclude: AbstractSet[int],
-        repeated: dict[int, _Copy],
-        checked: set[int],
-        filters: Filters,
-        vectors: dict[str, npt.NDArray[np.float32]],
-        timings: dict[str, float],
-    ) -> None:
-        """Search again the lists that came out short, full (``extra`` more hits than they
-        keep) of repeats, :data:`REPEAT_SLACKS` [1] deeper; first, for the context query's
-        full-text list (the one in ``by_words``, with the terms it was searched by), as
-        deep without the words most of its copies hold that only the repeated exchanges
-        give the query (:meth:`_fewer`: "morning" found the daily greeting's copies;
-        "car" finds what they pushed out); deeper by all its words only if that leaves it
-        short. A full-text list searched again keeps the hits it had, and each search's new
-        hits come after them. The lists (``knn_hits``, ``bm25_hits``) and the repeats found
-        (``repeated``, ``checked``) are updated in place."""
-        cfg = self.config
-        k_knn, k_bm25 = cfg.knn_k_per_query, cfg.bm25_k_per_query
-        more = len(exclude) + REPEAT_SLACKS[1]
-        deep_knn: set[int] = set()  # the lists searched deeper: final
-        deep_bm25: set[int] = set()
-        fewer_bm25: set[int] = set()  # searched again by fewer words
-        lists = dict(bm25_hits)
-
-        def kept(hits: list[tuple[int, float]], skip: AbstractSet[int]) -> int:
-            return sum(h[0] not in skip for h in hits)
-
-        while True:
-            skip = exclude | repeated.keys()
-            asked_knn = min(k_knn + extra, MAX_K)  # as _search asked
-            again = [
-                i
-                for i, h in enumerate(knn_hits)
-                if i not in deep_knn and len(h) >= asked_knn and kept(h, skip) < k_knn
-            ]
-            jobs: list[tuple[int, Sequence[str], int]] = []
-            for i, hits in lists.items():
-                if i in deep_bm25 or kept(hits, skip) >= k_bm25:
-                    continue
-                if i in fewer_bm25:  # short again: deeper by all its words
-                    jobs.append((i, term_lists[i], more))
-                elif len(hits) >= k_bm25 + extra:  # full of repeats
-                    fewer = self._fewer(check, hits, by_words.get(i), repeated, filters)
-                    jobs.append((i, fewer, extra) if fewer else (i, term_lists[i], more))
-            if not again and not jobs:
-                bm25_hits[:] = list(lists.items())
-                return
-            knn_again = knn_vecs[again] if knn_vecs is not None and again else None
-            t0 = time.perf_counter()
-            found_knn, found_bm25 = self._search(knn_again, more, jobs, filters, timings)
-            timings["search_deeper"] = timings.get("search_deeper", 0.0) + _ms(t0)
-            for j, i in enumerate(again):
-                knn_hits[i] = found_knn[j]
-                deep_knn.add(i)
-            found = {i: hits for i, hits, _ in found_bm25}
-            for i, _terms, asked in jobs:
-                head = [h for h in lists[i] if h[0] not in skip]  # what it kept, first
-                ids = {h[0] for h in head}
-                lists[i] = head + [h for h in found.get(i, []) if h[0] not in ids]
-                # (the search deeper: the first ``extra`` is less)
-                (deep_bm25 if asked == more else fewer_bm25).add(i)
-            t1 = time.perf_counter()
-            settle = [(knn_hits[i], k_knn) for i in again]
-            settle += [(lists[i], k_bm25) for i, _, _ in jobs]
-            repeated.update(self._settle(check, settle, skip, checked, filters, vectors))
-            timings["repeats"] += _ms(t1)
-
-    def _fewer(
-        self,
-        check: RepeatCheck,
-        hits: Sequence[tuple[int, float]],
-        terms: Sequence[str] | None,
-        repeated: dict[int, _Copy],
-        filters: Filters,
-    ) -> list[str] | None:
-        """``terms`` (the context query's, as its full-text list was searched by them; None
-        for another query's) without the words that only the repeated exchanges give the
-        query (:meth:`.recent.RepeatCheck.only`) and that most of the copies filling
-        ``hits`` hold (the first :attr:`.RetrievalConfig.bm25_k_per_query`, their own text;
-        the recent reply's other words stay: a copy's reply says something else); None when
-        no word goes, or none would be left."""
-        if not terms:
-            return None
-        copies = [repeated[h[0]] for h in hits if h[0] in repeated][: self.config.bm25_k_per_query]
-        only = check.only({c.key for c in copies}) & set(terms)
-        if not only:
-            return None
-        held: dict[str, int] = dict.fromkeys(only, 0)
-        for c in copies:
-            for term in only & set(query_terms(f"{c.user}\n{c.reply}")):
-                held[term] += 1
-        drop = {t for t, n in held.items() if 2 * n > len(copies)}
-        fewer = [t for t in terms if t not in drop]
-        return fewer if fewer and len(fewer) < len(terms) else None
-
     def _screen(
         self,
         repeats: list[int],
@@ -469,15 +365,14 @@ class FastPath:
         checked: set[int],
         filters: Filters,
         vectors: dict[str, npt.NDArray[np.float32]],
-    ) -> dict[int, _Copy]:
-        """The repeats (:meth:`_repeats`, by id with their key) among the hits of ``lists``
-        (each with the number of hits it keeps), checked in rank order only as far as each
-        list needs: until its
+    ) -> set[int]:
+        """The repeats (:meth:`_repeats`) among the hits of ``lists`` (each with the number
+        of hits it keeps), checked in rank order only as far as each list needs: until its
         first that many hits that are neither repeats nor in ``skip`` are all checked. A
         list with hits left to check looks as many further as the repeats it met (a daily
         greeting's hundreds of copies take a few rounds, not one per hit). ``checked``
         holds the ids already checked, and gets the ones checked here."""
-        found: dict[int, _Copy] = {}
+        found: set[int] = set()
         ahead = [0] * len(lists)  # per list, the repeats met so far: the next round's look-ahead
         while True:
             ask: set[int] = set()
@@ -498,7 +393,7 @@ class FastPath:
                 return found
             new = self._repeats(check, ask, filters, vectors)
             checked |= ask
-            found.update(new)
+            found |= new
             for j, (hits, _) in enumerate(lists):
                 ahead[j] += sum(h[0] in new for h in hits)
 
@@ -508,52 +403,49 @@ class FastPath:
         ids: AbstractSet[int],
         filters: Filters,
         vectors: dict[str, npt.NDArray[np.float32]],
-    ) -> dict[int, _Copy]:
-        """The ``ids`` that repeat an exchange the context query reads (``check``), each with
-        its key and text as read: by their words (:meth:`.recent.RepeatCheck.keyed`), and
-        their vector within :data:`.recent.REPEAT_MIN_COSINE` of its (``vectors``: the
-        recent exchanges', by key, embedded with the query)."""
+    ) -> set[int]:
+        """The ``ids`` that repeat an exchange the context query reads (``check``): by their
+        words (:meth:`.recent.RepeatCheck.keyed`), and their vector within
+        :data:`.recent.REPEAT_MIN_COSINE` of its (``vectors``: the recent exchanges', by key,
+        embedded with the query)."""
         if not ids:
-            return {}
+            return set()
         # no key is longer than KEYED_CHARS: a user turn past 4× that is none (key_of)
-        texts = self.store.exchange_texts(sorted(ids), max_chars=5 * KEYED_CHARS)
-        keyed = check.keyed(texts)
-        out: dict[int, _Copy] = {}
-        for key in sorted(set(keyed.values())):
+        keyed = check.keyed(self.store.exchange_texts(sorted(ids), max_chars=5 * KEYED_CHARS))
+        keys = sorted(set(keyed.values()))
+        out: set[int] = set()
+        for key in keys:
             same = [i for i, k in keyed.items() if k == key]
             sims = self.store.similarities(vectors[key], same, agent=filters.agent)
-            for i, s in sims.items():
-                if s >= REPEAT_MIN_COSINE:  # (as much of the reply as _fewer reads)
-                    out[i] = _Copy(key, texts[i][0][:KEYED_CHARS], texts[i][1][:KEYED_CHARS])
+            out |= {i for i, s in sims.items() if s >= REPEAT_MIN_COSINE}
         return out
 
     def _search(
         self,
         knn_vecs: Vectors | None,
-        knn_extra: int,
-        jobs: Sequence[tuple[int, Sequence[str], int]],
+        term_lists: Sequence[Sequence[str]],
         filters: Filters,
+        extra: int,
         timings: dict[str, float],
-    ) -> tuple[list[list[tuple[int, float]]], list[tuple[int, list[tuple[int, float]], list[str]]]]:
-        """The KNN hits of every query vector (``knn_extra`` hits deeper than configured) and
-        the BM25 hits of each job (``(query, terms, extra)``: ``(query, hits, the terms
-        searched by)``, :meth:`_bm25`), in parallel; the KNN's milliseconds go to
-        ``timings["knn"]``."""
+    ) -> tuple[list[list[tuple[int, float]]], list[tuple[int, list[tuple[int, float]]]]]:
+        """The KNN hits of every query vector and the BM25 hits of every query with terms
+        (``(query, hits)``), each search ``extra`` hits deeper than configured, in parallel;
+        the KNN's milliseconds go to ``timings["knn"]``."""
         t0 = time.perf_counter()
-        k = min(self.config.knn_k_per_query + knn_extra, MAX_K)
+        k = min(self.config.knn_k_per_query + extra, MAX_K)
         knn_job = (
             self.executor.submit(self.store.knn_many, knn_vecs, k, filters)
             if knn_vecs is not None
             else None
         )
         bm25_jobs = [
-            (i, self.executor.submit(self._bm25, terms, filters, extra))
-            for i, terms, extra in jobs
+            (i, self.executor.submit(self.bm25, terms, filters, extra))
+            for i, terms in enumerate(term_lists)
             if terms
         ]
         knn_hits = knn_job.result() if knn_job is not None else []
         timings["knn"] = timings.get("knn", 0.0) + _ms(t0)
-        return knn_hits, [(i, *job.result()) for i, job in bm25_jobs]
+        return knn_hits, [(i, job.result()) for i, job in bm25_jobs]
 
     def _mark_neighbours_only(
         self,

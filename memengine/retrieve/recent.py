@@ -30,11 +30,11 @@ it is (its reply may hold the answer).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..models import Episode, EpisodeKind, Message
-from ..text import could_hold, is_blank, query_terms, scrub
+from ..text import could_hold, is_blank, scrub
 from .signals import asks_memory, content_terms
 
 __all__ = [
@@ -207,14 +207,12 @@ def read_parts(
 @dataclass(frozen=True)
 class Said:
     """A user message the context query reads, as :class:`RepeatCheck` compares it: with the
-    reply after it, as read (``text``), whether it asks something, the content words of
-    both, and which of the parts the query reads it and its reply are
-    (``parts``: indices into :attr:`RepeatCheck.words`; a message said twice, both times)."""
+    reply after it, as read (``text``), whether it asks something, and the content words of
+    both."""
 
     text: str
     asks: bool
     terms: frozenset[str]
-    parts: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -231,9 +229,6 @@ class RepeatCheck:
 
     said: dict[str, Said] = field(default_factory=dict)
     terms: frozenset[str] = frozenset()
-    words: tuple[frozenset[str], ...] = ()
-    """The search terms (:func:`.text.query_terms`) of each part the context query reads,
-    the new message's last."""
 
     def keyed(self, exchanges: Mapping[int, tuple[str, str]]) -> dict[int, str]:
         """The ids among ``exchanges`` (id → (user turn, reply), as
@@ -259,16 +254,6 @@ class RepeatCheck:
             out[i] = key
         return out
 
-    def only(self, keys: Collection[str]) -> set[str]:
-        """The search terms only the recent exchanges of ``keys`` give the context query: in
-        no other part it reads, nor in the new message (their old copies may be found by
-        them; unknown keys give none)."""
-        at = set().union(*(self.said[k].parts for k in keys if k in self.said))
-        if not at:
-            return set()
-        mine = set().union(*(w for j, w in enumerate(self.words) if j in at))
-        return mine.difference(*(w for j, w in enumerate(self.words) if j not in at))
-
 
 def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int) -> RepeatCheck:
     """The :class:`RepeatCheck` of what a context query of ``text`` in ``max_chars`` reads of
@@ -287,12 +272,6 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
         after = parts[i + 1] if i + 1 < len(parts) else None
         reply = after[1] if after is not None and after[0].role == "partner" else ""
         both = f"{part}\n{reply}" if reply else part
-        at = frozenset((i, i + 1) if reply else (i,))
-        before = out[key].parts if key in out else frozenset()
-        out[key] = Said(both, asks_memory(m.text), frozenset(content_terms(both)), at | before)
-    if not out:
-        return RepeatCheck()
-    new = "" if is_blank(text) else text.strip()[:max_chars]
-    words = tuple(frozenset(query_terms(t)) for t in [*(part for _, part in parts), new])
-    terms = frozenset(content_terms(text[:max_chars]))
-    return RepeatCheck(out, terms, words)
+        out[key] = Said(both, asks_memory(m.text), frozenset(content_terms(both)))
+    terms = frozenset(content_terms(text[:max_chars])) if out else frozenset()
+    return RepeatCheck(out, terms)

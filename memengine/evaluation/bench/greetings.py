@@ -1,7 +1,7 @@
 """Turns with a recent conversation in the latency section: a remark that nothing stored
 repeats, and a companion chat's daily greeting, with stored copies of "Morning!" and
 varied replies, so that the fast path's repeats check
-(:class:`.retrieve.recent.RepeatCheck`) has old copies to leave out, and searches again
+(:class:`.retrieve.recent.RepeatCheck`) has old copies to leave out, and searches deeper
 when they fill a list.
 """
 
@@ -111,7 +111,7 @@ def retrievals(
 ) -> tuple[dict[str, list[float]], list[int]]:
     """``Memory.retrieve`` of each query with its extra queries and ``recent``: the
     measured queries' stage timings and wall time (as ``retrieve``), whether each searched
-    a list again (``deeper``: 1 or 0), and how many old exchanges each left out."""
+    deeper (``deeper``: 1 or 0), and how many old exchanges each left out."""
     out: dict[str, list[float]] = {}
     left_out: list[int] = []
     for _, q, measured in bench.loop(qs, label):
