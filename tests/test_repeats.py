@@ -15,7 +15,7 @@ from memengine import FixedClock, Memory
 from memengine.config import Config
 from memengine.embed.base import Embedder, Vectors
 from memengine.embed.usem3 import USEM3Embedder
-from memengine.models import Message
+from memengine.models import Message, NewEpisode
 from memengine.retrieve.recent import RepeatCheck, Said, key_of, repeat_check, repeat_key
 from memengine.retrieve.signals import content_terms
 from memengine.text import could_hold
@@ -779,3 +779,55 @@ def test_a_list_searched_by_the_copies_words_alone_is_searched_deeper(
         full, deeper = calls[0], calls[-1]
         assert "slept" in full[0] and deeper[:2] == (full[0], full[1] + 390) and len(calls) == 2
         assert slept in {x.episode.id for x in r.results}
+
+
+def test_two_years_of_greetings_do_not_empty_the_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six hundred greetings outrank the 25 dentist memories in both searches: the
+    full-text list, 400 deeper still full of them, is searched 1,600 deeper, and the
+    dentist memories come back (nothing came back; the vector list stays short)."""
+    clock = FixedClock(T0)
+    t = T0 - timedelta(days=3000)
+    filler = [
+        NewEpisode(
+            user_text=f"{FILLER[i % 4][0]}, item {i} zq{i}",
+            reply_text=FILLER[i % 4][1],
+            occurred_at=t + timedelta(minutes=37 * i),
+        )
+        for i in range(4000)
+    ]
+    dentist = [
+        NewEpisode(
+            user_text=f"Long chat {i} about weather, news, sports, movies and books, and then "
+            "the dentist appointment details were mentioned",
+            reply_text="ok noted all of that for later",
+            occurred_at=t + timedelta(days=1000, hours=i),
+        )
+        for i in range(25)
+    ]
+    copies = [
+        NewEpisode(
+            user_text=GREETING[0],
+            reply_text=f"Good morning! Hope you slept well, day {d}.",
+            occurred_at=T0 - timedelta(days=600 - d, hours=3),
+        )
+        for d in range(600)
+    ]
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
+        ids = mem.add_many([*filler, *dentist, *copies])
+        told = set(ids[4000:4025])
+        calls = _searches(mem, monkeypatch)
+        depths: list[int] = []
+        knn_many = mem.store.knn_many
+
+        def searching(queries: Vectors, k: int, filters: object) -> object:
+            depths.append(k)
+            return knn_many(queries, k, filters)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(mem.store, "knn_many", searching)
+        r = mem.retrieve("When is the dentist?", recent=GREETED, day_range=None, llm=False)
+        assert [c[1] for c in calls] == [50, 440, 1640] and "search_deeper" in r.timings_ms
+        assert depths == [20, 410]  # a vector list goes no deeper than 400 more
+        assert r.results and {x.episode.id for x in r.results} <= told
+        assert all("bm25_rank" in x.components for x in r.results)

@@ -41,17 +41,26 @@ from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
 from .recent import KEYED_CHARS, REPEAT_MIN_COSINE, RepeatCheck
 
-__all__ = ["REPEAT_SLACKS", "Candidate", "FastPath", "FastResult"]
+__all__ = ["REPEAT_KNN_SLACK", "REPEAT_SLACKS", "Candidate", "FastPath", "FastResult"]
 
-REPEAT_SLACKS = (10, 400)
+REPEAT_SLACKS = (10, 400, 1600)
 """How many more hits each search asks for when repeats of what the user said are left
 out: they are known only once found, and a daily "Morning!" has a copy a day. The hits are
 checked in rank order only as far as each list needs (:meth:`FastPath._settle`). The
-second, deeper search runs only for the lists full of them that came out short; past 400
-in a list, the list comes out shorter. The first is small because every turn with a
+second, deeper search runs only for the lists full of them that came out short, and the
+third for the full-text lists still short (over a year of a daily greeting; vector lists
+go no deeper than :data:`REPEAT_KNN_SLACK`); past that, the list comes out shorter. The first is small because every turn with a
 user message in ``recent`` pays it (`memengine bench`, 100,000 episodes, a remark in
 ``recent``: 10 more hits cost the turn about 2 ms at the median, 40 about 6; a greeting
 with 3,000 stored copies is searched deeper either way)."""
+
+REPEAT_KNN_SLACK = 400
+"""The deepest a vector list is searched again past repeats (:data:`REPEAT_SLACKS`). Its
+copies are the nearest to the context query's vector, which holds the repeated message;
+the full-text lists, where the question's own rarer words rank its memories among the
+copies, go on to 1,600. Cost: at 100,000 episodes with 3,000 copies of a greeting, a
+vector list searched 1,600 deep and its copies read cost the turn about 15 ms at the
+median (`memengine bench`'s greeting turn, 50 → 65 ms)."""
 
 
 @dataclass
@@ -256,23 +265,25 @@ class FastPath:
             t5 = time.perf_counter()
             settle = [(h, k_knn) for h in knn_hits] + [(h, k_bm25) for _, h in bm25_hits]
             repeated = self._settle(check, settle, exclude, checked, filters, said_vectors)
-            skip = exclude | repeated
-
-            def short(hits: list[tuple[int, float]], k: int, asked: int) -> bool:
-                """A list full (``asked`` hits) of repeats that came out short of ``k``."""
-                return len(hits) >= asked and sum(h[0] not in skip for h in hits) < k
-
-            asked_knn = min(k_knn + extra, MAX_K)  # as _search asks
-            again = [i for i, h in enumerate(knn_hits) if short(h, k_knn, asked_knn)]
-            deeper = {i for i, h in bm25_hits if short(h, k_bm25, k_bm25 + extra)}
             timings["repeats"] = _ms(t5)
-            if again or deeper:  # those lists again, deeper
-                more = len(exclude) + REPEAT_SLACKS[1]
+            asked = extra  # how many more hits than it keeps each list asked for
+            for slack in REPEAT_SLACKS[1:]:  # the lists full of them again, each time deeper
+                skip = exclude | repeated
+                ask_knn = min(k_knn + asked, MAX_K)  # as _search asked
+                again = [
+                    i
+                    for i, h in enumerate(knn_hits)
+                    if slack <= REPEAT_KNN_SLACK and _short(h, k_knn, ask_knn, skip)
+                ]
+                deeper = {i for i, h in bm25_hits if _short(h, k_bm25, k_bm25 + asked, skip)}
+                if not again and not deeper:
+                    break
+                more = len(exclude) + slack
                 knn_again = knn_vecs[again] if knn_vecs is not None and again else None
                 terms_again = [t if i in deeper else [] for i, t in enumerate(term_lists)]
                 t7 = time.perf_counter()
                 deep_knn, deep_bm25 = self._search(knn_again, terms_again, filters, more, timings)
-                timings["search_deeper"] = _ms(t7)
+                timings["search_deeper"] = timings.get("search_deeper", 0.0) + _ms(t7)
                 for j, i in enumerate(again):
                     knn_hits[i] = deep_knn[j]
                 deep = dict(deep_bm25)
@@ -280,10 +291,9 @@ class FastPath:
                 t6 = time.perf_counter()
                 settle = [(knn_hits[i], k_knn) for i in again]
                 settle += [(h, k_bm25) for i, h in bm25_hits if i in deeper]
-                repeated |= self._settle(
-                    check, settle, exclude | repeated, checked, filters, said_vectors
-                )
+                repeated |= self._settle(check, settle, skip, checked, filters, said_vectors)
                 timings["repeats"] += _ms(t6)
+                asked = more
         timings["search"] = _ms(t1)
         skip = exclude | repeated
         lists: list[RankedList] = []
@@ -477,6 +487,12 @@ class FastPath:
         for c in checked:
             if c.episode.id not in own:
                 c.components["bm25_neighbours_only"] = 1.0
+
+
+def _short(hits: Sequence[tuple[int, float]], k: int, asked: int, skip: AbstractSet[int]) -> bool:
+    """Whether a list of ``hits``, full (``asked`` of them), keeps fewer than ``k`` once the
+    ids in ``skip`` are left out: full of repeats, it is searched again deeper."""
+    return len(hits) >= asked and sum(h[0] not in skip for h in hits) < k
 
 
 def lexical_agreement(components: dict[str, float]) -> bool:
