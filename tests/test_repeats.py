@@ -831,3 +831,30 @@ def test_two_years_of_greetings_do_not_empty_the_list(
         assert depths == [20, 410]  # a vector list goes no deeper than 400 more
         assert r.results and {x.episode.id for x in r.results} <= told
         assert all("bm25_rank" in x.components for x in r.results)
+
+
+def test_a_vector_search_alone_goes_as_deep(tmp_path: Path) -> None:
+    """With no full-text list beside it (``search = "vector"``), the vector list is what
+    the turn has: past 400 copies it is searched 1,600 deeper too (nothing came back)."""
+    clock = FixedClock(T0)
+    cfg = Config.model_validate({"retrieval": {"search": "vector"}})
+    copies = [
+        NewEpisode(
+            user_text=GREETING[0],
+            reply_text=f"Good morning! Hope you slept well, day {d}.",
+            occurred_at=T0 - timedelta(days=600 - d, hours=3),
+        )
+        for d in range(600)
+    ]
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        t = T0 - timedelta(days=3000)
+        filler = [
+            NewEpisode(user_text=f"{u}, item {i} zq{i}", reply_text=a, occurred_at=t)
+            for i, (u, a) in enumerate(FILLER * 100)
+        ]
+        visits = [NewEpisode(user_text=f"The dentist, visit {i}", occurred_at=t) for i in range(5)]
+        told = set(mem.add_many(visits))
+        mem.add_many([*filler, *copies])
+        r = mem.retrieve("When is the dentist?", recent=GREETED, day_range=None, llm=False)
+        assert len(r.repeats) >= 400 and "search_deeper" in r.timings_ms
+        assert told & {x.episode.id for x in r.results}

@@ -55,10 +55,11 @@ user message in ``recent`` pays it (`memengine bench`, 100,000 episodes, a remar
 with 3,000 stored copies is searched deeper either way)."""
 
 REPEAT_KNN_SLACK = 400
-"""The deepest a vector list is searched again past repeats (:data:`REPEAT_SLACKS`). Its
-copies are the nearest to the context query's vector, which holds the repeated message;
-the full-text lists, where the question's own rarer words rank its memories among the
-copies, go on to 1,600. Cost: at 100,000 episodes with 3,000 copies of a greeting, a
+"""The deepest a vector list is searched again past repeats (:data:`REPEAT_SLACKS`) when a
+full-text list is searched beside it (alone, it goes as deep as they do). Its copies are
+the nearest to the context query's vector, which holds the repeated message; the
+full-text lists, where the question's own rarer words rank its memories among the copies,
+go on to 1,600. Cost: at 100,000 episodes with 3,000 copies of a greeting, a
 vector list searched 1,600 deep and its copies read cost the turn about 15 ms at the
 median (`memengine bench`'s greeting turn, 50 → 65 ms)."""
 
@@ -212,8 +213,10 @@ class FastPath:
         in ``exclude`` are left out of every list before it is ranked (each search asks for
         as many more hits), and so are the older exchanges that ``repeats`` finds repeat
         what the user said (:class:`.recent.RepeatCheck`; known once found: each search
-        asks for :data:`REPEAT_SLACKS` more hits, the second only when a list full of
-        them came out short). ``skip_vectors`` (a reason) searches the full text alone,
+        asks for :data:`REPEAT_SLACKS` [0] more hits, a list full of them that came out
+        short is searched again [1] deeper, and a full-text list still short [2] deeper;
+        a vector list goes no deeper than :data:`REPEAT_KNN_SLACK` but when no full-text
+        list is searched beside it). ``skip_vectors`` (a reason) searches the full text alone,
         asking the embedder nothing."""
         cfg = self.config
         timings: dict[str, float] = {}
@@ -267,13 +270,15 @@ class FastPath:
             repeated = self._settle(check, settle, exclude, checked, filters, said_vectors)
             timings["repeats"] = _ms(t5)
             asked = extra  # how many more hits than it keeps each list asked for
+            # a vector list goes past REPEAT_KNN_SLACK only with no full-text list beside it
+            knn_cap = REPEAT_KNN_SLACK if bm25_hits else REPEAT_SLACKS[-1]
             for slack in REPEAT_SLACKS[1:]:  # the lists full of them again, each time deeper
                 skip = exclude | repeated
                 ask_knn = min(k_knn + asked, MAX_K)  # as _search asked
                 again = [
                     i
                     for i, h in enumerate(knn_hits)
-                    if slack <= REPEAT_KNN_SLACK and _short(h, k_knn, ask_knn, skip)
+                    if slack <= knn_cap and _short(h, k_knn, ask_knn, skip)
                 ]
                 deeper = {i for i, h in bm25_hits if _short(h, k_bm25, k_bm25 + asked, skip)}
                 if not again and not deeper:
