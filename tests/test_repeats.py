@@ -781,6 +781,18 @@ def test_a_list_searched_by_the_copies_words_alone_is_searched_deeper(
         assert slept in {x.episode.id for x in r.results}
 
 
+def _mornings(days: int) -> list[NewEpisode]:
+    """``days`` mornings of "Morning!", the last one yesterday."""
+    return [
+        NewEpisode(
+            user_text=GREETING[0],
+            reply_text=f"Good morning! Hope you slept well, day {d}.",
+            occurred_at=T0 - timedelta(days=days - d, hours=3),
+        )
+        for d in range(days)
+    ]
+
+
 def test_two_years_of_greetings_do_not_empty_the_list(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -806,14 +818,7 @@ def test_two_years_of_greetings_do_not_empty_the_list(
         )
         for i in range(25)
     ]
-    copies = [
-        NewEpisode(
-            user_text=GREETING[0],
-            reply_text=f"Good morning! Hope you slept well, day {d}.",
-            occurred_at=T0 - timedelta(days=600 - d, hours=3),
-        )
-        for d in range(600)
-    ]
+    copies = _mornings(600)
     with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
         ids = mem.add_many([*filler, *dentist, *copies])
         told = set(ids[4000:4025])
@@ -838,14 +843,7 @@ def test_a_vector_search_alone_goes_as_deep(tmp_path: Path) -> None:
     the turn has: past 400 copies it is searched 1,600 deeper too (nothing came back)."""
     clock = FixedClock(T0)
     cfg = Config.model_validate({"retrieval": {"search": "vector"}})
-    copies = [
-        NewEpisode(
-            user_text=GREETING[0],
-            reply_text=f"Good morning! Hope you slept well, day {d}.",
-            occurred_at=T0 - timedelta(days=600 - d, hours=3),
-        )
-        for d in range(600)
-    ]
+    copies = _mornings(600)
     with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
         t = T0 - timedelta(days=3000)
         filler = [

@@ -49,8 +49,8 @@ out: they are known only once found, and a daily "Morning!" has a copy a day. Th
 checked in rank order only as far as each list needs (:meth:`FastPath._settle`). The
 second, deeper search runs only for the lists full of them that came out short, and the
 third for the full-text lists still short (over a year of a daily greeting; vector lists
-go no deeper than :data:`REPEAT_KNN_SLACK`); past that, the list comes out shorter. The first is small because every turn with a
-user message in ``recent`` pays it (`memengine bench`, 100,000 episodes, a remark in
+go no deeper than :data:`REPEAT_KNN_SLACK`); past that, the list comes out shorter. The
+first is small because every turn with a user message in ``recent`` pays it (`memengine bench`, 100,000 episodes, a remark in
 ``recent``: 10 more hits cost the turn about 2 ms at the median, 40 about 6; a greeting
 with 3,000 stored copies is searched deeper either way)."""
 
@@ -61,7 +61,7 @@ the nearest to the context query's vector, which holds the repeated message; the
 full-text lists, where the question's own rarer words rank its memories among the copies,
 go on to 1,600. Cost: at 100,000 episodes with 3,000 copies of a greeting, a
 vector list searched 1,600 deep and its copies read cost the turn about 15 ms at the
-median (`memengine bench`'s greeting turn, 50 → 65 ms)."""
+median (the bench's 100K file and greeting turn, 300 turns: 50 → 65 ms)."""
 
 
 @dataclass
@@ -215,7 +215,7 @@ class FastPath:
         what the user said (:class:`.recent.RepeatCheck`; known once found: each search
         asks for :data:`REPEAT_SLACKS` [0] more hits, a list full of them that came out
         short is searched again [1] deeper, and a full-text list still short [2] deeper;
-        a vector list goes no deeper than :data:`REPEAT_KNN_SLACK` but when no full-text
+        a vector list goes no deeper than :data:`REPEAT_KNN_SLACK` unless no full-text
         list is searched beside it). ``skip_vectors`` (a reason) searches the full text alone,
         asking the embedder nothing."""
         cfg = self.config
