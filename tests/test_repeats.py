@@ -712,8 +712,8 @@ def _greeted_daily(
 def test_the_memory_past_copies_that_share_its_topic_is_found(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A week of greetings whose replies all remind of the dentist, then "when is that
-    again?": the copies hold the follow-up's topic, and the memory that answers it comes
+    """Four months of greetings whose replies all remind of the dentist, then "when is
+    that again?": the copies hold the follow-up's topic, and the memory that answers it comes
     past them in the search 400 deeper by all the words (a search without the words the
     copies hold, tried and reverted, searched by "wait" and lost it)."""
     clock = FixedClock(T0)
@@ -793,7 +793,7 @@ def _mornings(days: int) -> list[NewEpisode]:
     ]
 
 
-def test_two_years_of_greetings_do_not_empty_the_list(
+def test_a_year_and_a_half_of_greetings_do_not_empty_the_list(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Six hundred greetings outrank the 25 dentist memories in both searches: the

@@ -48,8 +48,9 @@ REPEAT_SLACKS = (10, 400, 1600)
 out: they are known only once found, and a daily "Morning!" has a copy a day. The hits are
 checked in rank order only as far as each list needs (:meth:`FastPath._settle`). The
 second, deeper search runs only for the lists full of them that came out short, and the
-third for the full-text lists still short (over a year of a daily greeting; vector lists
-go no deeper than :data:`REPEAT_KNN_SLACK`); past that, the list comes out shorter. The
+third for the full-text lists still short (over a year of a daily greeting; a vector
+list too when no full-text list is searched beside it, else it goes no deeper than
+:data:`REPEAT_KNN_SLACK`); past that, the list comes out shorter. The
 first is small because every turn with a user message in ``recent`` pays it (`memengine bench`, 100,000 episodes, a remark in
 ``recent``: 10 more hits cost the turn about 2 ms at the median, 40 about 6; a greeting
 with 3,000 stored copies is searched deeper either way)."""
