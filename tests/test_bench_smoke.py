@@ -75,6 +75,8 @@ def test_bench_quick_end_to_end(tmp_path: Path, cli_env: None) -> None:
         assert _positive(row["fast_path_greeting_ms"]["repeats"]["p50"])
         deeper, turns = row["greeting_searched_deeper"]
         assert 0 <= deeper <= turns == row["fast_path_greeting_ms"]["total"]["n"]
+        deepest, also = row["greeting_searched_deepest"]
+        assert 0 <= deepest <= deeper and also == turns
         for key in ("greeting_off", "remark", "remark_off"):
             assert _positive(row[f"fast_path_{key}_ms"]["turn"]["p50"])
         assert row["query_embedder_misses"] == 0

@@ -735,6 +735,7 @@ def test_the_memory_past_copies_that_share_its_topic_is_found(
         ]
         r = mem.retrieve("Wait, when is that again?", recent=recent, day_range=None, llm=False)
         assert len(r.repeats) >= 100 and r.results[0].episode.id == told
+        assert "search_deepest" not in r.timings_ms  # 400 deeper sufficed
         assert r.results[0].components["bm25_rank"] == 1
         assert "dentist" in calls[-1][0] and calls[-1][1] == calls[0][1] + 390
 
@@ -832,7 +833,8 @@ def test_a_year_and_a_half_of_greetings_do_not_empty_the_list(
 
         monkeypatch.setattr(mem.store, "knn_many", searching)
         r = mem.retrieve("When is the dentist?", recent=GREETED, day_range=None, llm=False)
-        assert [c[1] for c in calls] == [50, 440, 1640] and "search_deeper" in r.timings_ms
+        assert [c[1] for c in calls] == [50, 440, 1640] and "search_deepest" in r.timings_ms
+        assert r.timings_ms["search_deeper"] >= r.timings_ms["search_deepest"]  # both rounds
         assert depths == [20, 410]  # a vector list goes no deeper than 400 more
         assert r.results and {x.episode.id for x in r.results} <= told
         assert all("bm25_rank" in x.components for x in r.results)

@@ -182,7 +182,7 @@ def latency_table(s: Mapping[str, Any]) -> Table:
             ("knn", "knn done (both searches)"),
             ("search", "searches done (and the repeats check)"),
             ("repeats", "  of which the repeats check"),
-            ("search_deeper", "  of which the deeper search (when taken)"),
+            ("search_deeper", "  of which the deeper searches (when taken)"),
             ("total", "total"),
             ("turn", "retriever turn"),
             ("retrieve", "Memory.retrieve wall (+ turn record)"),
@@ -208,17 +208,18 @@ def latency_table(s: Mapping[str, Any]) -> Table:
                 lambda r, k=key: r["fast_path_greeting_ms"].get(k),
             )
         add("  old copies left out per turn", lambda r: r["greeting_left_out"])
-        t.add_row(
-            "  turns that searched deeper",
-            *[
-                c
-                for r in rows
-                for c in (
-                    f"{r['greeting_searched_deeper'][0]} of {r['greeting_searched_deeper'][1]}",
-                    "",
-                )
-            ],
-        )
+        for key, label in (
+            ("greeting_searched_deeper", "  turns that searched deeper"),
+            ("greeting_searched_deepest", "  … of which a full-text list 1,600 deeper"),
+        ):
+            t.add_row(
+                label,
+                *[
+                    c
+                    for r in rows
+                    for c in ((f"{r[key][0]} of {r[key][1]}" if key in r else "–"), "")
+                ],
+            )
         for key, label in keys[-2:]:
             add(
                 f"  the same with skip_repeats off: {label}",

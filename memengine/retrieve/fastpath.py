@@ -290,6 +290,8 @@ class FastPath:
                 t7 = time.perf_counter()
                 deep_knn, deep_bm25 = self._search(knn_again, terms_again, filters, more, timings)
                 timings["search_deeper"] = timings.get("search_deeper", 0.0) + _ms(t7)
+                if slack == REPEAT_SLACKS[-1]:  # (the deepest round alone, when taken)
+                    timings["search_deepest"] = _ms(t7)
                 for j, i in enumerate(again):
                     knn_hits[i] = deep_knn[j]
                 deep = dict(deep_bm25)

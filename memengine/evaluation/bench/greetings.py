@@ -111,7 +111,8 @@ def retrievals(
 ) -> tuple[dict[str, list[float]], list[int]]:
     """``Memory.retrieve`` of each query with its extra queries and ``recent``: the
     measured queries' stage timings and wall time (as ``retrieve``), whether each searched
-    deeper (``deeper``: 1 or 0), and how many old exchanges each left out."""
+    deeper (``deeper``: 1 or 0) and to the deepest round (``deepest``), and how many old
+    exchanges each left out."""
     out: dict[str, list[float]] = {}
     left_out: list[int] = []
     for _, q, measured in bench.loop(qs, label):
@@ -124,6 +125,7 @@ def retrievals(
                 out.setdefault(key, []).append(v)
             out.setdefault("retrieve", []).append(wall)
             out.setdefault("deeper", []).append(float("search_deeper" in r.timings_ms))
+            out.setdefault("deepest", []).append(float("search_deepest" in r.timings_ms))
             left_out.append(len(r.repeats))
     return out, left_out
 
@@ -157,7 +159,7 @@ def run(
         opening = emb.misses - before  # the open and the warm embed words no query asks
         fpgo, _ = retrievals(bench, plain, qs, f"{label}, the greeting, skip_repeats off", RECENT)
         fpro, _ = retrievals(bench, plain, qs, f"{label}, the remark, skip_repeats off", REMARK)
-    deeper = fpg.pop("deeper", [])
+    deeper, deepest = fpg.pop("deeper", []), fpg.pop("deepest", [])
     for key, found in (
         ("greeting", fpg),
         ("greeting_off", fpgo),
@@ -165,9 +167,11 @@ def run(
         ("remark_off", fpro),
     ):
         found.pop("deeper", None)
+        found.pop("deepest", None)
         row[f"fast_path_{key}_ms"] = {k: summarize(v) for k, v in found.items()}
     row["greeting_copies"] = len(copies)
     row["greeting_left_out"] = summarize([float(n) for n in left_out])
     row["greeting_searched_deeper"] = [int(sum(deeper)), len(deeper)]
+    row["greeting_searched_deepest"] = [int(sum(deepest)), len(deepest)]
     mem.delete(copies)  # the file as it was
     return row, opening
