@@ -58,6 +58,12 @@ def _visible(text: str) -> str:
     return _ZWSP_IN_CJK.sub("", _INVISIBLE.sub("", text)).replace("\u200b", " ")
 
 
+def _folded(text: str) -> str:
+    """``text`` as the index and the queries read it before splitting it into terms: NFKC,
+    lower case, :func:`_visible` (:func:`analyze`, :func:`query_terms`, :func:`could_hold`)."""
+    return _visible(unicodedata.normalize("NFKC", text).lower())
+
+
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -201,7 +207,7 @@ def analyze(text: str) -> str:
     never searches for one, so indexing it would only cost space and time
     (a third of a Japanese turn's tokens).
     """
-    text = _visible(unicodedata.normalize("NFKC", text).lower())
+    text = _folded(text)
     parts: list[str] = []
     pos = 0
     for m in _CJK_RUN.finditer(text):
@@ -220,7 +226,7 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     query shares its terms with the documents that hold its words. Zero-width
     characters and variation selectors inside a word are dropped on both sides.
     """
-    text = _visible(unicodedata.normalize("NFKC", text).lower())
+    text = _folded(text)
     dropped = set(drop)
     terms: list[str] = []
     seen: set[str] = set()
@@ -248,7 +254,7 @@ def could_hold(text: str, terms: Iterable[str]) -> bool:
     """Whether :func:`query_terms` of ``text`` could hold one of ``terms``: False is certain
     (each of its terms is a piece of the text as it normalises it), and far cheaper than
     reading the terms."""
-    norm = _MARKS.sub("", _visible(unicodedata.normalize("NFKC", text).lower()))
+    norm = _MARKS.sub("", _folded(text))
     norm = norm.replace("’", "'")
     return any(t in norm for t in terms)
 

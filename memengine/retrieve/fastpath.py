@@ -50,10 +50,10 @@ checked in rank order only as far as each list needs (:meth:`FastPath._settle`).
 second, deeper search runs only for the lists full of them that came out short, and the
 third for the full-text lists still short (over a year of a daily greeting; a vector
 list too when no full-text list is searched beside it, else it goes no deeper than
-:data:`REPEAT_KNN_SLACK`); past that, the list comes out shorter. The
-first is small because every turn with a user message in ``recent`` pays it (`memengine bench`, 100,000 episodes, a remark in
-``recent``: 10 more hits cost the turn about 2 ms at the median, 40 about 6; a greeting
-with 3,000 stored copies is searched deeper either way)."""
+:data:`REPEAT_KNN_SLACK`); past that, the list comes out shorter. The first is small
+because every turn with a user message in ``recent`` pays it (`memengine bench`, 100,000
+episodes, a remark in ``recent``: 10 more hits cost the turn about 2 ms at the median, 40
+about 6; a greeting with 3,000 stored copies is searched deeper either way)."""
 
 REPEAT_KNN_SLACK = 400
 """The deepest a vector list is searched again past repeats (:data:`REPEAT_SLACKS`) when a

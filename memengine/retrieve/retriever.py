@@ -299,9 +299,10 @@ class Retriever:
                 ids = [c.episode.id for c in top if asks_back(c.episode)]
                 following = self.store.next_turns(ids, filters)
                 gone = screen([ep.id for ep in following.values()]) if screen else set()
+                skip = exclude | gone
                 out = lift_next_turns(
                     out,
-                    {a: ep for a, ep in following.items() if ep.id not in exclude | gone},
+                    {a: ep for a, ep in following.items() if ep.id not in skip},
                     kinds,
                     weight=cfg.answer_type_weight,
                     factor=cfg.next_turn_factor,
