@@ -30,6 +30,7 @@ __all__ = [
     "query_terms",
     "scrub",
     "shell_word",
+    "within",
 ]
 
 _CJK = (
@@ -324,6 +325,18 @@ def cut_at(text: str, end: int) -> int:
     return (
         end - 1 if flags % 2 and end < len(text) and 0x1F1E6 <= ord(text[end]) <= 0x1F1FF else end
     )
+
+
+def within(text: str, max_chars: int) -> str:
+    """What a turn reads of ``text`` in ``max_chars``: all of it when it fits; past that,
+    its beginning and its end (about half each, joined by a new line), so a question typed
+    after a long paste is read beside the paste's first lines."""
+    if len(text) <= max_chars:
+        return text
+    start = cut_at(text, len(text) - (max_chars - 1) // 2)  # (no character cut in two)
+    start += len(text[start:]) - len(text[start:].lstrip())
+    end = cut_at(text, max_chars - 1 - (len(text) - start))
+    return f"{text[:end]}\n{text[start:]}"
 
 
 def _head(text: str, limit: int) -> str:

@@ -13,7 +13,7 @@ from memengine import FixedClock, Memory
 from memengine.config import Config
 from memengine.models import Episode, EpisodeKind, Message
 from memengine.retrieve.recent import conversation, held_in_recent
-from memengine.retrieve.retriever import context_query
+from memengine.retrieve.retriever import context_query, typed_after
 
 from .helpers import HashEmbedder
 from .openai_server import ScriptedOpenAI
@@ -204,7 +204,10 @@ def test_the_query_keeps_the_new_text_and_leaves_out_system_messages() -> None:
     assert query.endswith("Thanks for sharing!\nwhere does my sister live?")
     assert "Mochi" not in query and query.count("sister") == 1  # not read twice
     assert query == f"{paste[:300]}\nThanks for sharing!\nwhere does my sister live?"
-    assert context_query("x" * 3000, conversation(recent, "x"), 2, 2000) == "x" * 2000
+    long = "x" * 2990 + " why?"  # longer than it can read: its beginning and its end
+    assert (
+        context_query(long, conversation(recent, "x"), 2, 2000) == f"{long[:1000]}\n{long[-999:]}"
+    )
     short = context_query("and hers?", conversation(recent[:3], "and hers?"), 1, 2000)
     assert short == f"{paste[:300]}\nThanks for sharing!\nand hers?"
     tight = context_query("and hers?", conversation(recent[:3], "and hers?"), 1, 100)
@@ -219,6 +222,35 @@ def test_a_long_paste_in_recent_does_not_push_out_the_question(real_mem: Memory)
     recent = [paste, {"role": "assistant", "text": "Thanks for sharing that."}]
     r = real_mem.retrieve("what's my cat's name?", recent=recent)
     assert r.results[0].episode.id == cat and r.should_inject
+
+
+def test_a_question_typed_after_a_long_paste_is_searched_for(real_mem: Memory) -> None:
+    """A message past ``max_query_chars`` is read by its beginning and its end, and its last
+    line is searched as a query of its own: the question (and its time words) after a
+    pasted report is what the turn searches for."""
+    cat = real_mem.add_exchange("My cat is called Kinako", "What a sweet name!")
+    for i in range(6):
+        real_mem.add_exchange(f"The weekly report number {i} is due on Monday", "Noted.")
+    report = "Daily report: the build passed, the review queue is empty, no incidents. " * 30
+    text = f"{report}\nBy the way, what's my cat's name again?"
+    assert len(text) > 2000  # [retrieval] max_query_chars
+    r = real_mem.retrieve(text)
+    assert "By the way, what's my cat's name again?" in r.queries  # a query of its own
+    assert cat in [x.episode.id for x in r.results[:3] if x.relevance != "low"]
+    assert r.should_inject
+    yesterday = f"{report}\nWhat did we talk about yesterday?"
+    assert real_mem.retrieve(yesterday).time_window is not None
+
+
+def test_the_last_line_of_a_long_message_alone_is_searched_again() -> None:
+    paste = "line of a pasted log\n" * 200
+    assert typed_after("what's my cat's name?", 2000) == []  # it fits: read whole
+    assert typed_after(f"{paste}\n  what's my cat's name? \n", 2000) == ["what's my cat's name?"]
+    one_line = "word " * 1000 + "and when is the dentist?"
+    last = typed_after(one_line, 2000)[0]
+    assert last.endswith("when is the dentist?") and len(last) <= 300
+    assert last.startswith("word ")  # not a word cut in two
+    assert typed_after(paste + "\u200b", 2000) == []  # a blank last line: nothing searched
 
 
 def test_the_llm_prompts_and_the_language_read_the_conversation_only(tmp_path: Path) -> None:

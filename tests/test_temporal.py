@@ -36,6 +36,10 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("先週末どこ行ったっけ", (d(2026, 5, 16), d(2026, 5, 18))),
     ("先週の金曜に言った本", (d(2026, 5, 15), d(2026, 5, 16))),
     ("今週の月曜に話したこと", (d(2026, 5, 18), d(2026, 5, 19))),
+    ("先週金曜日に行った店", (d(2026, 5, 15), d(2026, 5, 16))),  # without の: the day too
+    ("今週月曜の話", (d(2026, 5, 18), d(2026, 5, 19))),
+    ("一昨昨日のこと", (d(2026, 5, 17), d(2026, 5, 18))),  # not 昨日's day
+    ("さきおとといの話", (d(2026, 5, 17), d(2026, 5, 18))),  # not おととい's
     ("先月の旅行の写真", (d(2026, 4, 1), d(2026, 5, 1))),
     ("先々月", (d(2026, 3, 1), d(2026, 4, 1))),
     ("今月", (d(2026, 5, 1), NOW)),
@@ -471,6 +475,12 @@ def test_a_month_word_or_an_ago_that_the_narrower_rules_first_missed(
         ("Walk me through yesterday.", True),
         ("Catch me up on last week", True),
         ("先週何話したっけ", True),
+        ("昨日の件どうなった？", True),
+        ("一昨日の件、その後どう？", True),
+        ("先週末どこ行ったっけ", True),
+        ("昨日の続きなんだけど", True),
+        ("先週金曜日何したっけ", True),
+        ("昨日何食べたっけ", False),  # what was eaten: a topic, as "eat" would be
         ("What's the capital of France? I forgot it yesterday", False),
         ("Did I walk the dog yesterday?", False),
         ("Did we chat about the dentist last week?", False),

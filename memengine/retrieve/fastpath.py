@@ -35,7 +35,7 @@ from ..store.connect import CLOSED
 from ..store.database import Store
 from ..store.filters import Filters
 from ..store.vectors import MAX_K
-from ..text import dense_query, query_terms
+from ..text import dense_query, query_terms, within
 from . import workers
 from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
@@ -222,7 +222,7 @@ class FastPath:
         cfg = self.config
         timings: dict[str, float] = {}
         degraded: list[str] = []
-        queries = [q[: cfg.max_query_chars] for q in queries if q.strip()]
+        queries = [within(q, cfg.max_query_chars) for q in queries if q.strip()]
         if not queries:
             return FastResult([], [], timings, ["empty query"])
         t0 = time.perf_counter()

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..models import Episode, EpisodeKind, Message
-from ..text import could_hold, is_blank, scrub
+from ..text import could_hold, is_blank, scrub, within
 from .signals import asks_memory, content_terms
 
 __all__ = [
@@ -190,9 +190,10 @@ def read_parts(
 ) -> list[tuple[Message, str]]:
     """The messages of ``said`` (its last ``turns`` exchanges, i.e. 2×turns messages) that a
     context query of ``text`` in ``max_chars`` reads, oldest first, each with the part read:
-    the new text comes whole (its first ``max_chars``), the messages fill the room left, the
-    newest first, each cut to its first :data:`RECENT_MESSAGE_CHARS`."""
-    new = "" if is_blank(text) else text.strip()[:max_chars]  # (a zero-width space: nothing)
+    the new text comes whole (longer, its beginning and end: :func:`~memengine.text.within`),
+    the messages fill the room left, the newest first, each cut to its first
+    :data:`RECENT_MESSAGE_CHARS`."""
+    new = "" if is_blank(text) else within(text.strip(), max_chars)  # (a zero-width space: nothing)
     room = max_chars - len(new)
     out: list[tuple[Message, str]] = []
     for m in reversed(list(said[-2 * turns :]) if turns > 0 else []):
@@ -273,5 +274,5 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
         reply = after[1] if after is not None and after[0].role == "partner" else ""
         both = f"{part}\n{reply}" if reply else part
         out[key] = Said(both, asks_memory(m.text), frozenset(content_terms(both)))
-    terms = frozenset(content_terms(text[:max_chars])) if out else frozenset()
+    terms = frozenset(content_terms(within(text, max_chars))) if out else frozenset()
     return RepeatCheck(out, terms)

@@ -25,7 +25,7 @@ from ..errors import EmbeddingError
 from ..models import EpisodeKind, Message, Relevance, Retrieval, Retrieved, may_answer
 from ..store.database import Store
 from ..store.filters import Filters
-from ..text import Language, guess_language, is_blank
+from ..text import Language, cut_at, guess_language, is_blank, within
 from .adapt import dense_spread, list_scales, reweight
 from .answer_type import asked_types
 from .coverage import (
@@ -69,12 +69,32 @@ _COVERAGE_WORDS = 100
 def context_query(text: str, said: Sequence[Message], turns: int, max_chars: int) -> str:
     """The conversation before the new text (``said``, as :func:`.recent.conversation`
     gives it; its last ``turns`` exchanges, i.e. 2×turns messages) and the new text, in
-    ``max_chars`` at most: the new text comes whole (its first ``max_chars``), the
-    messages fill the room left, the newest first, each cut to its first
-    :data:`.recent.RECENT_MESSAGE_CHARS`, so a long paste two messages back neither pushes the
-    question out nor drowns it."""
-    new = "" if is_blank(text) else text.strip()[:max_chars]  # (a zero-width space: nothing)
+    ``max_chars`` at most: the new text comes whole (longer, its beginning and end:
+    :func:`~memengine.text.within`), the messages fill the room left, the newest first,
+    each cut to its first :data:`.recent.RECENT_MESSAGE_CHARS`, so a long paste two
+    messages back neither pushes the question out nor drowns it."""
+    new = "" if is_blank(text) else within(text.strip(), max_chars)  # (zero-width space: nothing)
     return "\n".join([*(part for _, part in read_parts(text, said, turns, max_chars)), new])
+
+
+TYPED_AFTER_CHARS = 300
+"""The most of a long message's last line :func:`typed_after` searches (its end)."""
+
+
+def typed_after(text: str, max_chars: int) -> list[str]:
+    """The last line of a ``text`` longer than ``max_chars`` (a paste, then "By the way,
+    what's my cat's name again?"), at most its last :data:`TYPED_AFTER_CHARS`: searched as
+    a query of its own beside the context query, where the paste's words would drown it.
+    None for a text that fits."""
+    text = text.strip()
+    if len(text) <= max_chars:
+        return []
+    last = text.rsplit("\n", 1)[-1]
+    if len(last) > TYPED_AFTER_CHARS:
+        start = cut_at(last, len(last) - TYPED_AFTER_CHARS)
+        space = last.find(" ", start, start + 50)  # (not a word cut in two)
+        last = last[space + 1 if space >= 0 else start :]
+    return [] if is_blank(last) else [last.strip()]
 
 
 def turn_language(text: str, said: Sequence[Message]) -> Language:
@@ -241,7 +261,7 @@ class Retriever:
         """How well the top ``coverage_results`` candidates (at most ``max_results``) cover
         the words of ``text`` (:func:`.coverage.soft_coverage`; 1.0 without content words)."""
         cfg = self.config
-        words = content_words(text[: cfg.max_query_chars])[: cfg.reach_max_terms]
+        words = content_words(within(text, cfg.max_query_chars))[: cfg.reach_max_terms]
         if not words:
             return 1.0
         found: list[str] = []
@@ -291,7 +311,7 @@ class Retriever:
             if out and time_asked:
                 out = asked_time_first(told_about(out, window, now))
         if cfg.answer_type_weight > 0:
-            kinds = asked_types(text[: cfg.max_query_chars])
+            kinds = asked_types(within(text, cfg.max_query_chars))
             out = answer_type_bonus(out, kinds, cfg.answer_type_weight)
             if kinds and cfg.next_turn_candidates > 0 and out:
                 top = out[: cfg.next_turn_candidates]
@@ -462,7 +482,7 @@ class Retriever:
         reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None
         held = self.held(recent, filters)
         result: FastResult = self.fast.run(
-            [query, *extra_queries],
+            [query, *typed_after(text, cfg.max_query_chars), *extra_queries],
             filters,
             now=now,
             exclude=held,

@@ -44,7 +44,7 @@ from datetime import date, datetime, time, timedelta
 
 from ..clock import parse_iso
 from ..store.filters import Filters
-from ..text import query_terms
+from ..text import query_terms, within
 
 __all__ = [
     "TimeExpression",
@@ -744,8 +744,8 @@ _RULES: list[Rule] = [
         _ja_season,
     ),
     (re.compile(r"(?P<p>)(?P<s>[春夏冬])休み"), _ja_season),
-    (re.compile(r"先週の" + _WD_JA), _ja_weekday_last_week),
-    (re.compile(r"今週の" + _WD_JA), _ja_weekday_this_week),
+    (re.compile(r"先週の?" + _WD_JA), _ja_weekday_last_week),  # 先週の金曜, 先週金曜日
+    (re.compile(r"今週の?" + _WD_JA), _ja_weekday_this_week),
     (re.compile(r"(?:この前|こないだ|この間)の" + _WD_JA), _latest_weekday),
     (re.compile(r"先週末"), _last_weekend),
     (re.compile(r"今週末"), _this_weekend),
@@ -758,6 +758,7 @@ _RULES: list[Rule] = [
     (re.compile(r"今月"), _month_offset(0)),
     (re.compile(r"一昨年|おととし"), _year_offset(-2)),
     (re.compile(r"去年|昨年"), _year_offset(-1)),
+    (re.compile(r"一昨昨日|さきおととい|さきおとつい"), _day_offset(-3)),  # (holds 昨日, おととい)
     (re.compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
     (re.compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),
     (re.compile(r"数日前(?!後(?!前)|期(?![待限間日]))"), _few_days),
@@ -1004,12 +1005,14 @@ def _normalise(text: str) -> str:
 def find_time_expressions(
     text: str, now: datetime, *, max_chars: int = MAX_TIME_TEXT
 ) -> list[TimeExpression]:
-    """Every past-pointing time expression in the first ``max_chars`` of ``text``, in order
-    of appearance, with its window."""
+    """Every past-pointing time expression in what a turn reads of ``text`` in ``max_chars``
+    (:func:`~memengine.text.within`: a longer text's beginning and end), in order of
+    appearance, with its window."""
     if not text or now.tzinfo is None:
         return []
-    norm = _normalise(text[:max_chars])
-    cased = _ERA_YEAR.sub(_western_year, unicodedata.normalize("NFKC", text[:max_chars]))
+    read = within(text, max_chars)
+    norm = _normalise(read)
+    cased = _ERA_YEAR.sub(_western_year, unicodedata.normalize("NFKC", read))
     token = _CASED.set(cased if len(cased) == len(norm) else "")  # (as written: "May 3")
     try:
         return _found(norm, now)
@@ -1045,7 +1048,7 @@ def _found(norm: str, now: datetime) -> list[TimeExpression]:
 
 
 def parse_time_window(text: str, now: datetime, *, max_chars: int = MAX_TIME_TEXT) -> Window | None:
-    """The window covering every past time expression in the first ``max_chars`` of
+    """The window covering every past time expression in what a turn reads (``max_chars``) of
     ``text`` (None if there is none; the search reads ``[retrieval] max_query_chars``).
 
     ``now`` must be timezone-aware; days and weeks are counted in its time zone.
@@ -1063,8 +1066,9 @@ _PERIOD_WORDS_EN = frozenset(
 "Recap…"), and times of day that name no window of their own ("yesterday evening")."""
 _PERIOD_PHRASES_EN = ("walk me through", "fill me in", "catch me up")
 """Requests to be told about a period whose words alone could name a topic ("walk")."""
-_PERIOD_CHARS_JA = frozenset("何話言事出来起教覚今日朝夜晩")
-"""The same in Japanese (何したっけ, 何話した, 何が起きた, 出来事を教えて, 今日の夜): their kanji."""
+_PERIOD_CHARS_JA = frozenset("何話言事出来起教覚今日朝夜晩件後続行過")
+"""The same in Japanese (何したっけ, 何話した, 何が起きた, 出来事を教えて, 今日の夜, 昨日の件,
+その後どう, 昨日の続き, どこ行った, どう過ごした): their kanji."""
 
 
 def _names_a_topic(term: str) -> bool:
@@ -1089,7 +1093,7 @@ def time_is_asked(
     "What's the capital of France? I forgot it last week" asks about France."""
     if not found:
         return False
-    rest = _normalise(text[:max_chars])
+    rest = _normalise(within(text, max_chars))
     for expr in found:
         rest = rest.replace(expr.surface, " ")
     for phrase in _PERIOD_PHRASES_EN:
