@@ -644,3 +644,24 @@ def test_a_wider_time_a_memory_names_is_not_the_day_asked_about(tmp_path: Path) 
         timed = {x.episode.id: x.components.get("asked_time") for x in r.results}
         assert timed[hike] == 1.0 and all(timed.get(i, 0.0) == 0.0 for i in wide)
         assert hike in mem.pack(r).episode_ids and not set(wide) & set(mem.pack(r).episode_ids)
+
+
+def test_a_turn_that_would_offer_nothing_does_not_say_it_injects(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """The evidence behind ``should_inject`` (a cosine in the top results) can sit on a
+    candidate whose fused score labels it ``low``: then nothing is offered, and the turn
+    must not promise a MemoryPack that comes out empty."""
+    cfg = Config.model_validate({"retrieval": {"pack_score_ratio": 1.0}})
+    with Memory.open(tmp_path / "m.db", config=cfg, embedder=usem3) as mem:
+        mem.add_exchange("Kinako fixed the office printer on Tuesday", "Handy!")
+        mem.add_exchange("My cat loves tuna and chicken", "Cute!")
+        mem.add_exchange("The dentist appointment is on Friday", "OK.")
+        mem.add_exchange("My sister lives in Osaka", "Nice city.")
+        questions = ["what was Kinako's favourite food?", "Osaka food?", "Tuesday dinner?"]
+        for question in questions:
+            r = mem.retrieve(question)
+            offers = any(x.relevance != "low" for x in r.results)
+            assert r.should_inject is offers, question
+            assert bool(mem.pack(r, query=question).text) is offers
+        assert not mem.retrieve(questions[0]).should_inject  # its evidence was labelled low

@@ -226,6 +226,13 @@ def fast_results(
     ]
 
 
+def offers_any(results: Sequence[Retrieved]) -> bool:
+    """Whether any of ``results`` is relevant enough to be offered (not ``low``): a turn
+    that would inject none decides not to inject, so ``should_inject`` never promises an
+    empty MemoryPack."""
+    return any(r.relevance != "low" for r in results)
+
+
 class Retriever:
     """Runs a turn's retrieval over one store."""
 
@@ -379,10 +386,11 @@ class Retriever:
     ) -> bool:
         """The should-inject decision for the user's ``text`` over ranked ``candidates``:
         :func:`.inject.should_inject`, then the opt-in coverage for a question it lets
-        through that does not ask only about a time whose memories were found (its milliseconds go to ``timings["coverage"]``; not read when the
-        full-text search answered alone, ``lexical_only``, nor when its word vectors are
-        not made within ``embed_deadline_s``: a note in ``degraded`` says so). What it
-        read goes to ``signals``."""
+        through that does not ask only about a time whose memories were found (its
+        milliseconds go to ``timings["coverage"]``; not read when the full-text search
+        answered alone, ``lexical_only``, nor when its word vectors are not made within
+        ``embed_deadline_s``: a note in ``degraded`` says so). What it read goes to
+        ``signals``. The turn then injects only if a result is offered (:func:`offers_any`)."""
         cfg = self.config
         asks = asks_memory(text) or is_blank(text)  # an empty message leaves it to the context
         decided = should_inject(candidates, cfg, asks=asks, lexical_only=lexical_only)
@@ -515,6 +523,7 @@ class Retriever:
             text, result.candidates, timings, signals, result.lexical_only, degraded
         )
         results = tuple(fast_results(result.candidates, cfg, limit, result.lexical_only))
+        decided = decided and offers_any(results)
         timings["turn"] = round((time.perf_counter() - t0) * 1000, 3)
         return Retrieval(
             results=results,

@@ -49,7 +49,14 @@ from .fastpath import Candidate, FastPath, FastResult
 from .pool import Pool
 from .recent import RepeatCheck, conversation
 from .rerank import Reranker, RerankOutcome
-from .retriever import context_query, fast_results, mark_own_copies, turn_language, typed_after
+from .retriever import (
+    context_query,
+    fast_results,
+    mark_own_copies,
+    offers_any,
+    turn_language,
+    typed_after,
+)
 from .temporal import (
     Window,
     find_time_expressions,
@@ -423,7 +430,7 @@ class LLMTurn:
             results = fast_results(candidates, rcfg, limit, result.lexical_only)
             should_inject = self.decide(
                 text, candidates, timings, signals, result.lexical_only, degraded
-            )
+            ) and offers_any(results)
             strategy = "quote_key_parts"
 
         for key, value in result0.timings_ms.items():
