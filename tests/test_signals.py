@@ -50,6 +50,9 @@ def test_idf_and_lexical_reach() -> None:
         "ルクシアって何やってる会社だって言ったっけ？",
         "発表会って何日だったかしら",
         "この前の歯医者で言われたこと、覚えてる",
+        "この間言ってた歯医者",
+        "こないだ言ってた歯医者",
+        "例の歯医者の件",
         "就活の流れ、最初から一回振り返りたい",  # a request to be reminded, with no question
         "引っ越しまでのこと、まとめてください。",
         "Walk me through the whole lease saga.",
@@ -108,6 +111,7 @@ def test_asks_memory(text: str) -> None:
         "そうなんです",
         "好きなんですよ",
         "午前に会議、事前に連絡した",
+        "この間に洗濯しちゃおう",  # "meanwhile", not "the other day"
         "家の前に猫がいた",
         # backchannels, letting go, and set phrases with 何, いつ, どこ, どう
         "そっか",
