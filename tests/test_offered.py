@@ -665,3 +665,26 @@ def test_a_turn_that_would_offer_nothing_does_not_say_it_injects(
             assert r.should_inject is offers, question
             assert bool(mem.pack(r, query=question).text) is offers
         assert not mem.retrieve(questions[0]).should_inject  # its evidence was labelled low
+
+
+def test_a_rare_word_matched_first_by_the_full_text_is_offered(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """The full-text search's first hit by its own words is ``medium`` however far its
+    vector: 〆切 is a word the vectors barely weigh (cosine 0.07), and a vague small-talk
+    turn must not be packed in its place."""
+    now = datetime(2026, 6, 17, 20, tzinfo=JST)
+    filler = ["今日は残業だった、眠い😪", "さっきラーメン食べてきた", "朝からジム行ってきた"]
+    filler += ["夜に映画見てきた、最高だった✨", "お昼にパスタ作った", "久しぶりに母と電話した"]
+    filler += ["今日は在宅勤務だった", "眠い😪"]
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        for i in range(40):
+            when = now - timedelta(days=100 - 2 * i)
+            mem.add_exchange(filler[i % 8], "お疲れさま！", occurred_at=when)
+        text = "月末締切のレポート、まだ半分も終わってない…締切は6月30日"
+        due = mem.add_exchange(text, "がんばって！", occurred_at=now - timedelta(days=16))
+        r = mem.retrieve("〆切いつだっけ")
+        first = r.results[0]
+        assert first.episode.id == due and first.components["bm25_rank"] == 1
+        assert first.components.get("cosine", 0.0) < 0.29  # not by its vector
+        assert [x.episode.id for x in r.offered][:1] == [due]

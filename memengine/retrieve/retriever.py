@@ -109,9 +109,11 @@ def label(
 
     ``high``: both the vector and the full-text search ranked it in their
     top 3 (the full-text search for its own words, not only its neighbours':
-    :func:`.fastpath.lexical_agreement`); ``medium``: its fused score is at least ``pack_score_ratio`` of the
-    best one and its cosine similarity clears ``relevance_threshold`` or both
-    searches found it, or it occurred in the time the message asks about ("What did I
+    :func:`.fastpath.lexical_agreement`); ``medium``: its fused score is at least
+    ``pack_score_ratio`` of the best one and its cosine similarity clears
+    ``relevance_threshold``, both searches found it or the full-text search ranked it
+    first by its own words (〆切 in 「〆切いつだっけ」, a word the vectors barely weigh), or
+    it occurred in the time the message asks about ("What did I
     do yesterday?", 先週何話したっけ: :func:`.temporal.time_is_asked`); ``low``
     otherwise (listed, never packed). When the full-text search answered alone
     (``lexical_only``) its top 3 are ``medium`` (those found by their own words) and
@@ -131,6 +133,8 @@ def label(
     if both and c["knn_rank"] <= 3 and c["bm25_rank"] <= 3:
         return "high"
     if both or in_time or c.get("cosine", 0.0) >= config.relevance_threshold:
+        return "medium"
+    if c.get("bm25_rank", 99) <= 1 and lexical_agreement(c):  # a rare word matched exactly
         return "medium"
     return "low"
 
