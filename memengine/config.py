@@ -14,6 +14,7 @@ top-level shortcuts exist (``MEMENGINE_DB``, ``MEMENGINE_AGENT``,
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import re
@@ -446,7 +447,13 @@ class Config(BaseModel):
     @field_validator("db", mode="before")
     @classmethod
     def _db_path(cls, value: Any) -> Any:
-        """``~`` is the user's home folder; an empty path is a mistake, not the folder ``.``."""
+        """``~`` is the user's home folder; an empty path is a mistake, not the folder ``.``;
+        a ``[db]`` table is a top-level ``db = "…"`` written as a section."""
+        if isinstance(value, dict):
+            raise ValueError(
+                'db is a top-level path (db = "companion.db" before the first [section] '
+                "line), not a [db] table"
+            )
         if isinstance(value, str | os.PathLike):
             text = os.fspath(value)
             if not str(text).strip():
@@ -661,7 +668,8 @@ def load_config(
         found = "" if explicit else ", found in the working folder"
         _note_origins(data, f"config file {file}{found}", origins)
     elif explicit:
-        raise ConfigError(f"config file not found: {file}")
+        by = "" if path is not None else " (named by MEMENGINE_CONFIG)"
+        raise ConfigError(f"config file not found: {file}{by}")
     data = _merge(data, _env_overrides(env, origins))
     if overrides:
         data = _merge(data, overrides)
@@ -685,6 +693,31 @@ def _note_origins(
             _note_origins(value, origin, origins, path)
 
 
+def _hint(loc: tuple[str, ...]) -> str:
+    """Where an unknown setting may have been meant: the same key in another section, a
+    top-level key written after a ``[section]`` line, or a close spelling."""
+    sections = {
+        name: field.annotation
+        for name, field in Config.model_fields.items()
+        if isinstance(field.annotation, type) and issubclass(field.annotation, _Section)
+    }
+    top = [name for name in Config.model_fields if name not in sections]
+    key = loc[-1]
+    homes = [s for s, model in sections.items() if key in model.model_fields and s != loc[0]]
+    if homes:
+        return f"; did you mean {homes[0]}.{key} (under [{homes[0]}])?"
+    if len(loc) == 2 and key in top:
+        return f"; {key} is a top-level setting: put it before the first [section] line"
+    if len(loc) == 1:
+        close = difflib.get_close_matches(key, list(Config.model_fields), n=1)
+    elif loc[0] in sections:
+        close = difflib.get_close_matches(key, list(sections[loc[0]].model_fields), n=1)
+        close = [f"{loc[0]}.{c}" for c in close]
+    else:
+        close = []
+    return f"; did you mean {close[0]}?" if close else ""
+
+
 def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> str:
     """Every invalid setting on one line: its name, the value given, where it came from
     (the file, an environment variable, the command line) and what is wrong with it."""
@@ -704,7 +737,7 @@ def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> st
             origin = next(found, "")
         source = f" ({origin})" if origin else ""
         if error["type"] == "extra_forbidden":
-            parts.append(f"unknown setting {where}{source}")
+            parts.append(f"unknown setting {where}{source}{_hint(loc)}")
             continue
         given = error.get("input")
         value = f" = {given!r}" if isinstance(given, str | int | float | bool) else ""

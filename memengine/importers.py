@@ -77,8 +77,23 @@ def _first_line(path: Path) -> object:
     return None
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first bytes of an SQLite database (a memengine file is one)."""
+
+
 def _format_by_content(path: Path) -> Format:
     """:func:`detect_format` from what ``path`` holds, whatever its name."""
+    try:
+        with path.open("rb") as fh:
+            database = fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        database = False
+    if database:
+        raise InvalidInput(
+            f"{path}: an SQLite database (a memengine file?), not an export to import: "
+            "copy a memengine file with `memengine backup`, or write its episodes out with "
+            "`memengine export --db FILE` and import that"
+        )
     try:
         text = path.read_text(encoding="utf-8-sig")
         if not text.strip():  # an export of nothing (`export | import -`): no line at all

@@ -38,6 +38,7 @@ from .embed.probe import PROBE_TEXT, ProbedEmbedder, same_model
 from .embed.recorded import RecordedOnly
 from .errors import (
     ConfigError,
+    EmbedderMismatch,
     EmbeddingError,
     InvalidInput,
     MemoryClosed,
@@ -186,9 +187,10 @@ class Memory:
                 and cfg.embedder.dimensions is None
                 and not allow_embedder_change
             )
-            emb = make_embedder(
-                cfg.embedder, recorded_id=Store.recorded_embedder(db) if known else None
-            )
+            recorded_id = Store.recorded_embedder(db) if known else None
+            if recorded_id is not None:
+                _refuse_another_model(db, recorded_id, cfg.embedder.model)
+            emb = make_embedder(cfg.embedder, recorded_id=recorded_id)
         clk = clock or SystemClock
         store = Store(
             db,
@@ -701,7 +703,9 @@ class Memory:
         if llm is None:
             return self.llm_configured and phases
         if llm and not self.llm_configured:
-            raise ConfigError("llm=True needs an LLM endpoint: set [llm] base_url (or api_key)")
+            raise ConfigError(
+                "llm=True (--llm) needs an LLM endpoint: set [llm] base_url (or api_key)"
+            )
         return bool(llm) and phases
 
     def _llm(self) -> LLMTurn:
@@ -1056,8 +1060,8 @@ class Memory:
             learning = None if is_blank(learning) else learning.strip()
         if used is not None and not used and answer is not None and answer.strip():
             raise InvalidInput(
-                "used=[] says that no memory was used, and an answer would be judged for the "
-                "ones it used: give one or the other"
+                "used=[] (--none-used) says that no memory was used, and an answer (--answer) "
+                "would be judged for the ones it used: give one or the other"
             )
         said = (answer or "").strip() or (learning or "").strip()
         if used is None and not (said or helpful or prevented_error or task_success is not None):
@@ -1223,6 +1227,20 @@ class Memory:
                 f"{shell_word(perspective)}"
             )
         return spelled
+
+
+def _refuse_another_model(db: Path, recorded_id: str, model: str) -> None:
+    """Refuse a file embedded with another model than the configured remote one before the
+    endpoint is asked its dimension (the mismatch is known without it; a down endpoint
+    would hide it behind a connection error)."""
+    from .embed.openai import recorded_dimension  # (the client is loaded only for it)
+
+    if recorded_dimension(recorded_id, model) is None:
+        raise EmbedderMismatch(
+            f"{db} was embedded with {recorded_id} but the configured embedder is "
+            f"openai:{model}. Configure {recorded_id} again, or re-embed the file with the "
+            f"new one: memengine reembed --db {db} (with this configuration)"
+        )
 
 
 def _episode_text(ep: NewEpisode) -> str:

@@ -335,7 +335,7 @@ def test_user_text_with_markup_characters_is_printed_as_written(db: str) -> None
     assert "foo [/] bar [bold]x[/bold] [red]" in run("search", "foo", "--db", db).output
     assert "[bold]x[/bold]" in run("show", "1", "--db", db).output
     assert "agent [/]" in run("agent", "create", "[/]", "--db", db).output
-    assert "[db]" in run("add", "--help").output
+    assert "[section]" in run("add", "--help").output
 
 
 def test_user_mistakes_get_one_line_errors_and_change_nothing(db: str, tmp_path: Path) -> None:

@@ -169,7 +169,7 @@ def test_configuration_errors_name_every_bad_setting_and_where_it_came_from(
     assert (
         "retrieval.max_results = 'five' (config file memengine.toml, found in the working" in line
     )
-    assert "unknown setting retrieval.rrf_kk" in line
+    assert "unknown setting retrieval.rrf_kk" in line and "did you mean retrieval.rrf_k?" in line
     (tmp_path / "memengine.toml").unlink()
     monkeypatch.setenv("MEMENGINE_DB", "")
     empty = run("stats", ok=False)

@@ -35,12 +35,36 @@ def test_toml_then_env_then_overrides(tmp_path: Path) -> None:
 def test_errors_name_the_setting(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "missing.toml", environ={})
+    with pytest.raises(ConfigError, match=r"not found: nosuch.toml \(named by MEMENGINE_CONFIG\)"):
+        load_config(environ={"MEMENGINE_CONFIG": "nosuch.toml"})
     bad = tmp_path / "bad.toml"
     bad.write_text("[retrieval\n")
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(bad, environ={})
-    with pytest.raises(ConfigError, match=r"retrieval\.unknown_key"):
+    with pytest.raises(ConfigError, match=r"retrieval\.unknown_key") as unknown:
         load_config(environ={"MEMENGINE_RETRIEVAL__UNKNOWN_KEY": "1"})
+    assert "did you mean" not in str(unknown.value)  # nothing close: no guess
+
+
+@pytest.mark.parametrize(
+    ("toml", "hint"),
+    [
+        ("[llm]\nfeedback_deadline_s = 2\n", "did you mean lifecycle.feedback_deadline_s"),
+        ("[retreival]\nmax_results = 3\n", "did you mean retrieval?"),
+        ('[retrieval]\nagent = "bob"\n', "agent is a top-level setting: put it before the first"),
+        ("[retrieval]\nrrf_kk = 3\n", "did you mean retrieval.rrf_k?"),
+        ('agnet = "bob"\n', "did you mean agent?"),
+        ('[db]\npath = "x.db"\n', "db is a top-level path"),
+    ],
+)
+def test_an_unknown_setting_says_where_it_may_have_been_meant(
+    tmp_path: Path, toml: str, hint: str
+) -> None:
+    conf = tmp_path / "m.toml"
+    conf.write_text(toml, encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"unknown setting|invalid setting db") as err:
+        load_config(conf, environ={})
+    assert hint in str(err.value)
 
 
 def test_doctor_asks_for_cosine_constants_with_another_embedder(tmp_path: Path) -> None:

@@ -153,8 +153,17 @@ def test_an_existing_file_opens_without_asking_a_down_endpoint(
         assert r.results[0].episode.id == ids[0]
         assert any(d.startswith("vector search skipped") for d in r.degraded)
     other_model = Config.model_validate({"embedder": {**remote, "model": "f"}})
-    with pytest.raises(EmbedderMismatch, match="openai:f:16"):  # another model is asked
+    asked = len(srv.embedding_requests)
+    with pytest.raises(
+        EmbedderMismatch, match="openai:e:16 but the configured embedder is openai:f"
+    ):
         Memory.open(tmp_path / "m.db", config=other_model)
+    assert len(srv.embedding_requests) == asked  # known from the file: the endpoint not asked
+    other_down = Config.model_validate(
+        {"embedder": {**remote, "model": "f", "base_url": down.embedder.base_url}}
+    )
+    with pytest.raises(EmbedderMismatch, match="memengine reembed"):  # not a connection error
+        Memory.open(tmp_path / "m.db", config=other_down)
 
 
 def test_a_model_whose_dimension_changed_is_caught_on_its_first_embedding(

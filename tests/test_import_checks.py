@@ -359,3 +359,14 @@ def test_a_bad_memsets_exchange_is_named_in_one_line(
     with pytest.raises(InvalidInput, match=re.escape(says)) as caught:
         mem.import_(path)
     assert "\n" not in str(caught.value) and mem.store.count() == 0
+
+
+def test_a_database_given_to_import_says_what_it_is(mem: Memory, tmp_path: Path) -> None:
+    """A memengine file given to ``import`` in place of an export: named as a database, with
+    the commands that do what was meant (not a UTF-8 decoding error)."""
+    with Memory.open(tmp_path / "other.db", embedder=mem.embedder) as other:
+        other.add_exchange("hello there", "hi!")
+    before = mem.stats()["episodes"]
+    with pytest.raises(InvalidInput, match=r"an SQLite database .*memengine backup.*export"):
+        mem.import_(tmp_path / "other.db")
+    assert mem.stats()["episodes"] == before

@@ -626,7 +626,7 @@ def test_llm_switch(tmp_path: Path, srv: ScriptedOpenAI) -> None:
     with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(NOW)) as plain:
         assert not plain.llm_configured
         assert plain.retrieve("Juno").results  # no endpoint: the fast path, no error
-        with pytest.raises(ConfigError, match="llm=True needs an LLM endpoint"):
+        with pytest.raises(ConfigError, match=r"llm=True \(--llm\) needs an LLM endpoint"):
             plain.retrieve("Juno", llm=True)
 
 

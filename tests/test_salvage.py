@@ -283,6 +283,11 @@ def test_a_salvage_that_cannot_read_says_so_without_advising_a_salvage(
         salvage_file(stub, io.StringIO())
     assert "export --salvage" not in str(caught.value)
     assert "restore a backup" in str(caught.value)
+    text = tmp_path / "notes.txt"  # another kind of file: no damaged database
+    text.write_text("hello\n", encoding="utf-8")
+    with pytest.raises(StoreError, match="is not an SQLite database") as other:
+        salvage_file(text, io.StringIO())
+    assert "damaged" not in str(other.value)
     schema = _damaged(sound, tmp_path, 0, table="sqlite_schema", span=(4096, 8192))
     with pytest.raises(DamagedDatabase, match="schema is damaged") as caught:
         salvage_file(schema, io.StringIO())  # (it was "holds no memengine episodes table")

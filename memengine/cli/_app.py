@@ -275,7 +275,11 @@ def _in_range(value: str, x: float, lo: float | None, hi: float | None) -> None:
 
 
 DbOpt = Annotated[  # a str: a Path would turn `--db ''` into the folder "."
-    str | None, typer.Option("--db", help="Database file (default: [db] in config, memengine.db).")
+    str | None,
+    typer.Option(
+        "--db",
+        help="Database file (default: the config's db, set before any [section]; else memengine.db).",
+    ),
 ]
 AgentOpt = Annotated[str | None, typer.Option("--agent", "-a", help="Agent scope.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]

@@ -49,6 +49,7 @@ from ..errors import NotFound
 from ..store import episodes as ep_rows
 from ..store import lifecycle as store_lc
 from ..store.database import Store
+from ..text import counted
 from .strength import (
     MAX_LEVEL,
     capacity_weight,
@@ -378,7 +379,7 @@ def run_sleep(
                     "decays (only a retrieve(record=True) records one): set [lifecycle] "
                     'decay_clock = "days", or pass tasks'
                     if not turn_ts
-                    else f"record_turns is off: only the {len(turn_ts):,} turns recorded "
+                    else f"record_turns is off: only the {counted(len(turn_ts), 'turn')} recorded "
                     "before it was switched off or by retrieve(record=True) are counted, not "
                     'the other retrievals (set [lifecycle] decay_clock = "days", or pass tasks)'
                 )

@@ -24,6 +24,7 @@ from ..errors import DamagedDatabase, DatabaseLocked, StoreError
 from ..models import Episode
 from . import episodes as ep_rows
 from .connect import Connections, read_only_access
+from .migrate import check_header
 
 __all__ = ["SalvageReport", "id_ranges", "open_for_salvage", "readable_batches", "salvaged"]
 
@@ -57,6 +58,7 @@ def open_for_salvage(path: Path) -> Connections:
     (a :class:`.ReadOnlyDatabase` when its ``-wal`` cannot be read from here)."""
     if not path.is_file():
         raise StoreError(f"no memory file at {path}")
+    check_header(path)  # another kind of file is no damaged one
     connections = Connections(path, access=read_only_access(path), why="a salvage", salvage=True)
     try:
         connections.probe()
