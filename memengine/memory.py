@@ -103,6 +103,8 @@ class Memory:
             else ProbedEmbedder(embedder, store.embedder_probe, str(store.path))
         )
         self._embedder: Embedder = self._probed or embedder
+        if self._probed is not None:  # another process re-embedding the file is noticed
+            store.probe_changed = self._probed.file_changed
         self.config = config
         self.clock = clock
         self._executor = Pool(max_workers=4, thread_name_prefix="memengine")

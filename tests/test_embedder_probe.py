@@ -110,6 +110,33 @@ def test_a_reembed_takes_the_new_model_and_its_probe(tmp_path: Path, srv: Script
     assert diagnose(cfg)["checks"]["embedder"][0]
 
 
+def test_a_reembed_by_another_process_under_the_same_id_is_noticed_before_a_write(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    """A memory open on the file while another re-embeds it with another model under the
+    same id (another endpoint, or the same one swapped): its next add stores none of its
+    old model's vectors in the file, and once its endpoint serves the file's model it goes
+    on as before."""
+    db = tmp_path / "m.db"
+    with ScriptedOpenAI(embedding_dim=DIM) as other:
+        other.embed_fn = _swapped  # the model the other process re-embeds with
+        with Memory.open(db, config=_config(srv, db), clock=FixedClock(NOW)) as mem:
+            mem.add_exchange(*FACTS[0])
+            with Memory.open(db, config=_config(other, db), clock=FixedClock(NOW)) as theirs:
+                assert theirs.reembed() == 1
+            with pytest.raises(EmbedderChanged, match="re-embedded by another process"):
+                mem.add_exchange(*FACTS[1])
+            assert mem.stats()["episodes"] == 1 and mem.check().ok
+            r = mem.retrieve("when is the dentist appointment?")  # full text, said so
+            assert any(d.startswith("vector search skipped") for d in r.degraded)
+            srv.embed_fn = _swapped  # its endpoint now serves the file's model
+            added = mem.add_exchange(*FACTS[1])
+            assert not mem.retrieve("Miso's blanket").degraded
+        with Memory.open(db, config=_config(other, db), clock=FixedClock(NOW)) as fresh:
+            made = np.asarray(_swapped("\n".join(FACTS[1])), dtype=np.float32)
+            assert fresh.store.similarities(made, [added])[added] > 0.99  # the file's model
+
+
 def test_the_same_model_a_little_off_still_passes(tmp_path: Path, srv: ScriptedOpenAI) -> None:
     """Another precision or quantization of the same model moves its vectors a little."""
     db = tmp_path / "m.db"

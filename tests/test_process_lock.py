@@ -83,8 +83,10 @@ def test_a_write_waits_for_another_process_and_then_goes_in(made: Path) -> None:
     conns = Connections(made)
     try:
         with _other_process_writing(made) as proc:
-            with pytest.raises(DatabaseLocked, match="another process"):
+            with pytest.raises(DatabaseLocked, match="another process") as locked:
                 _add(conns, "too-early", wait_s=0.3)
+            # the wait as set (not what was left of it, 0.299991 s), and how to wait longer
+            assert "kept writing for 0.3 s (write_wait_s" in str(locked.value)
             assert proc.stdin is not None
             proc.stdin.write("go\n")
             proc.stdin.flush()

@@ -74,6 +74,7 @@ class ProbedEmbedder:
         self._where = where
         self._clock = clock
         self._checked_at: float | None = None
+        self._made: Vectors | None = None  # the probe vector made at the last check
         self._unrecorded: Vectors | None = None
         self._lock = threading.Lock()
 
@@ -117,7 +118,31 @@ class ProbedEmbedder:
         with self._lock:
             return self._checked_at is None or self._clock() - self._checked_at >= RECHECK_S
 
+    def file_changed(self, recorded: Vectors | None) -> None:
+        """The file's probe vector changed since its store last saw it (another process
+        re-embedded the file under the same id, or wrote its first probe): the next
+        embedding checks again, and :class:`.EmbedderChanged` refuses the call under way
+        when the vector this embedder made at its last check is another model's (its
+        vectors in hand would be: once the endpoint serves the file's model, the check
+        passes)."""
+        with self._lock:
+            made = self._made
+            if made is None or recorded is None or not same_model(recorded, made):
+                self._checked_at = None
+            if made is None or recorded is None:
+                return
+        similar = cosine(recorded, made)
+        if similar < MIN_COSINE:
+            raise EmbedderChanged(
+                f"{self._where} was re-embedded by another process with a model that answers "
+                f"under {self.id} but is not the one this process embeds with (cosine "
+                f"{similar:.2f} between their probe vectors): nothing was added or searched; "
+                "the next embedding checks the model again"
+            )
+
     def _check(self, made: Vectors) -> None:
+        with self._lock:
+            self._made = np.asarray(made, dtype=np.float32).copy()
         kept = self._recorded()
         if kept is None:
             with self._lock:

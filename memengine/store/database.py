@@ -97,6 +97,12 @@ class Store:
         self._now = now
         self._latest = datetime.min.replace(tzinfo=timezone.utc)  # the store's clock's last time
         self._latest_lock = threading.Lock()
+        self.probe_changed: Callable[[npt.NDArray[np.float32] | None], None] | None = None
+        """Called (with the file's probe vector for the embedder in use, or None) when a
+        search or an add finds the file's probe changed since this store last saw it:
+        another process re-embedded the file under the same embedder id. It raises to
+        refuse the call (the vectors in hand may be another model's)."""
+        self._probe_seen: str | None = None  # the file's probe as this store last saw it
         check_header(self.path)
         if read_only:
             self.connections = _read_only_connections(self.path, read_only_reason, page_cache_mb)
@@ -232,6 +238,7 @@ class Store:
         self.embedder_id = recorded["embedder_id"]
         self.dimension = int(recorded["dimension"])
         self._in_use = (embedder_id, dimension)  # the vectors this process adds and searches
+        self._probe_seen = recorded.get("embedder_probe")
         if (self.embedder_id, self.dimension) != (embedder_id, dimension) and not allow_change:
             raise EmbedderMismatch(
                 f"{self.path} was embedded with {self.embedder_id} ({self.dimension} dimensions) "
@@ -274,7 +281,10 @@ class Store:
             return self._probe(cur)
 
     def _probe(self, cur: Any) -> npt.NDArray[np.float32] | None:
-        target, _, data = (meta.get(cur, "embedder_probe") or "").rpartition(" ")
+        return self._parse_probe(meta.get(cur, "embedder_probe"))
+
+    def _parse_probe(self, raw: str | None) -> npt.NDArray[np.float32] | None:
+        target, _, data = (raw or "").rpartition(" ")
         if target != f"{self._in_use[0]}:{self._in_use[1]}":
             return None
         vec = meta.text_vector(data)  # None, too, for a damaged value
@@ -286,7 +296,9 @@ class Store:
         """Keep ``probe`` as the vector of the probe text made by ``embedder`` (id and
         dimension; the one in use by default)."""
         name, dimension = embedder or self._in_use
-        meta.put(cur, embedder_probe=f"{name}:{dimension} {meta.vector_text(probe)}")
+        raw = f"{name}:{dimension} {meta.vector_text(probe)}"
+        meta.put(cur, embedder_probe=raw)
+        self._probe_seen = raw
 
     def _check_embedder(self, cur: Any) -> None:
         """Refuse to add or search vectors of another embedder than the file's: it was
@@ -294,6 +306,11 @@ class Store:
         since it was opened."""
         now = meta.embedder(cur)
         if now == self._in_use:
+            if self.probe_changed is not None:  # the same id, re-embedded by another model?
+                raw = meta.get(cur, "embedder_probe")
+                if raw != self._probe_seen:
+                    self.probe_changed(self._parse_probe(raw))
+                    self._probe_seen = raw
             return
         ours = f"{self._in_use[0]} ({self._in_use[1]} dimensions)"
         if now != (self.embedder_id, self.dimension):

@@ -119,7 +119,10 @@ class ProcessLock:
 
 
 def _timed_out(timeout_s: float) -> DatabaseLocked:
-    return DatabaseLocked(f"database is locked: another process kept writing for {timeout_s:g} s")
+    return DatabaseLocked(
+        f"database is locked: another process kept writing for {round(max(timeout_s, 0.0), 2):g} s "
+        "(write_wait_s, MEMENGINE_WRITE_WAIT_S, waits longer)"
+    )
 
 
 class _Waiter:

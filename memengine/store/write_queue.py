@@ -63,7 +63,7 @@ class WriteQueue:
             self._give_up(gate)
             raise DatabaseLocked(
                 f"database is locked: another thread of this process kept writing for "
-                f"{timeout_s:g} s"
+                f"{round(max(timeout_s, 0.0), 2):g} s (write_wait_s, MEMENGINE_WRITE_WAIT_S, waits longer)"
             )
 
     def _give_up(self, gate: threading.Lock) -> None:
