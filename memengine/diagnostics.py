@@ -115,6 +115,14 @@ def _check_file(
     )
     checks["consistency"] = (report.ok, detail)
     checks["vector layout"] = _layout_check(mem.stats())
+    pending = mem.store.scrub_pending()
+    if pending is not None:
+        checks["scrub"] = (
+            False,
+            f"the compaction after {pending} did not finish (the process stopped, or others "
+            "kept the file busy): copies of the deleted text may remain in free pages; "
+            "`memengine optimize --scrub` removes them",
+        )
     stopped = mem.store.stopped_reembed()
     if stopped is not None:
         target, made = stopped

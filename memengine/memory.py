@@ -549,7 +549,14 @@ class Memory:
             if a.name == name or unicodedata.normalize("NFC", a.name) == name
         ]
         if not names:
-            raise NotFound(f"no agent {agent!r} in {self.store.path}")
+            pending = self.store.scrub_pending()
+            hint = (
+                f" (the compaction after {pending} did not finish: `memengine optimize "
+                "--scrub`, optimize(scrub=True), removes what may remain of its text)"
+                if pending is not None
+                else ""
+            )
+            raise NotFound(f"no agent {agent!r} in {self.store.path}{hint}")
         reports = [self.store.forget_agent(n) for n in names]
         self._typed_names = None  # a name stored as typed may be gone
         self.retriever.forget_texts()  # the coverage's words are the user's too

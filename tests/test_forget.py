@@ -4,6 +4,10 @@ anywhere in the file's bytes (episodes, full-text index, turn log, write-ahead l
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -13,6 +17,7 @@ from typer.testing import CliRunner
 
 from memengine import Config, FixedClock, Memory, NotFound
 from memengine.cli import app
+from memengine.diagnostics import diagnose
 
 from .helpers import T0, HashEmbedder
 
@@ -348,3 +353,56 @@ def test_a_scorer_trained_while_its_agent_is_forgotten_is_not_kept(
         monkeypatch.setattr(ranking, "train", forget_while_training)
         assert mem.train_scorer("bob") is None
         assert not mem.has_agent("bob") and mem.check().ok
+
+
+FORGETTER = """
+import sys, time
+from memengine import FixedClock, Memory
+from memengine.store import maintenance
+from tests.helpers import HashEmbedder, T0
+
+def stopped(*args, **kwargs):
+    print("deleted", flush=True)  # the delete is committed, the compaction not begun
+    time.sleep(600)
+
+maintenance.compact = stopped
+with Memory.open(sys.argv[1], embedder=HashEmbedder(), clock=FixedClock(T0)) as m:
+    m.forget_agent("bob")
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGKILL")
+def test_a_forget_killed_before_its_compaction_says_what_to_run(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """The agent's rows are deleted, but copies of their bytes stay in free pages until the
+    file is compacted: a process killed in between leaves a note that ``doctor`` and a
+    retried forget name, and ``optimize --scrub`` removes both the bytes and the note."""
+    _two_users(db_path, clock)
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", FORGETTER, str(db_path)],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    try:
+        assert proc.stdout.readline().strip() == "deleted"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+        proc.stdout.close()
+    config = Config(db=db_path)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        assert not m.has_agent("bob") and m.store.scrub_pending() == "a forgotten agent"
+        with pytest.raises(NotFound, match=r"did not finish: `memengine optimize --scrub`"):
+            m.forget_agent("bob")
+    ok, detail = diagnose(config)["checks"]["scrub"]
+    assert not ok and "memengine optimize --scrub" in detail
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        report = m.optimize(scrub=True)
+        assert report.vacuumed and m.store.scrub_pending() is None
+    assert SECRET.encode() not in _file_bytes(db_path)
+    assert "scrub" not in diagnose(config)["checks"]

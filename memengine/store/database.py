@@ -61,6 +61,10 @@ __all__ = ["FTS_NOT_CHECKED", "ConsistencyReport", "Store"]
 CATCH_UP_PASSES = 3
 """Passes a re-embed makes over the episodes added while it ran, before its swap."""
 
+SCRUB_PENDING = "scrub_pending"
+"""The meta key a forget or a scrubbing delete sets in its transaction and clears once the
+file is compacted: a process stopped between the two leaves it (:meth:`Store.scrub_pending`)."""
+
 
 class Store:
     """One memengine database file. Thread-safe: each thread uses its own connection.
@@ -388,7 +392,8 @@ class Store:
                 deleted = ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
                 cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
                 store_lc.clear_turn_texts(cur)  # older versions' turns quoted the messages
-        kept, wal_truncated = maintenance.compact(self.connections)
+                meta.put(cur, **{SCRUB_PENDING: "a scrubbing delete"})
+        kept, wal_truncated = self._compact_scrubbed()
         if kept is not None or not wal_truncated:
             left = (
                 f"the file was not compacted ({maintenance.not_compacted(kept)})"
@@ -427,9 +432,28 @@ class Store:
             cur.execute("DELETE FROM vector_log WHERE agent = ?", (agent,))
             log_reset(cur, above=int(top))  # numbered past every entry an index has seen
             prune_log(cur)
-        kept, wal_truncated = maintenance.compact(self.connections)
+            meta.put(cur, **{SCRUB_PENDING: "a forgotten agent"})  # (not its name)
+        kept, wal_truncated = self._compact_scrubbed()
         why = maintenance.not_compacted(kept)
         return ForgetReport(agent, len(deleted), turns, kept is None, wal_truncated, why)
+
+    def _compact_scrubbed(self) -> tuple[StoreError | None, bool]:
+        """:func:`.maintenance.compact` after a delete meant to leave no copy, which noted
+        :data:`SCRUB_PENDING` in its transaction: the note goes once the file is compacted
+        and its log emptied (a process stopped before keeps it, for :meth:`scrub_pending`)."""
+        kept, wal_truncated = maintenance.compact(self.connections)
+        if kept is None and wal_truncated:
+            with self.connections.write() as cur:
+                meta.drop(cur, SCRUB_PENDING)
+            wal_truncated = maintenance.truncate_wal(self.connections)
+        return kept, wal_truncated
+
+    def scrub_pending(self) -> str | None:
+        """What deleted text a compaction did not follow (a forgotten agent, a scrubbing
+        delete: the process stopped, or others kept the file busy), so copies of its bytes
+        may remain in free pages until ``memengine optimize --scrub``; None when none."""
+        with self.connections.read() as cur:
+            return meta.get(cur, SCRUB_PENDING)
 
     def set_status(self, ids: Sequence[int], status: str) -> int:
         """Archive or re-activate episodes; triggers keep the vector filters in step."""
@@ -975,12 +999,17 @@ class Store:
         # the old chunks' pages are free but still in the file: give them back to the disk
         tried = scrub or rewritten or (vectors and maintenance.free_share(self.connections) >= 0.25)
         kept = maintenance.vacuum(self.connections) if tried else None
+        truncated = maintenance.truncate_wal(self.connections)
+        if scrub and kept is None and truncated and not self.read_only:
+            with self.connections.write() as cur:
+                meta.drop(cur, SCRUB_PENDING)  # what a stopped forget left is gone now
+            truncated = maintenance.truncate_wal(self.connections)
         return OptimizeReport(
             before,
             after,
             steps,
             round(time.perf_counter() - t0, 3),
-            wal_truncated=maintenance.truncate_wal(self.connections),
+            wal_truncated=truncated,
             vector_chunk_size=size,
             vectors_rewritten=rewritten,
             vacuumed=bool(tried) and kept is None,

@@ -42,6 +42,11 @@ def put(cur: Any, **values: str) -> None:
     )
 
 
+def drop(cur: Any, key: str) -> None:
+    """Remove the key ``key`` (nothing when absent)."""
+    cur.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+
 def bump(cur: Any, key: str) -> None:
     """Add one to the counter ``key`` (0 when absent)."""
     cur.execute(
