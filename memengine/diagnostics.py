@@ -98,20 +98,7 @@ def _check_file(
             else ""
         )
         if report.ok
-        else f"missing vectors {report.missing_vectors[:10]}, orphans "
-        f"{report.orphan_vectors[:10]}, stale filters "
-        f"{report.stale_vector_filters[:10]}, fts: {report.fts_integrity}, "
-        f"in-memory vector index: {report.stale_vector_index[:10]}, "
-        f"vector chunk index: {report.chunk_index}, vectors a search skips: "
-        f"{report.hidden_vectors[:10]}, vectors not finite or zero (`memengine reembed` remakes "
-        f"them): "
-        f"{report.bad_vectors[:10]}, sqlite: {report.sqlite_check}"
-        + (
-            f", rows that do not read back: {report.unreadable[:10]} (`memengine export "
-            "--salvage` saves every episode that still reads)"
-            if report.unreadable
-            else ""
-        )
+        else _findings(report)
     )
     checks["consistency"] = (report.ok, detail)
     checks["vector layout"] = _layout_check(mem.stats())
@@ -134,6 +121,39 @@ def _check_file(
             "goes on from there",
         )
     return recorded, probe
+
+
+def _findings(report: Any) -> str:
+    """What a failed consistency check found, the failing parts only (the first ten ids
+    of each)."""
+    salvage = " (`memengine export --salvage` saves every episode that still reads)"
+    parts = [
+        f"{what}: {ids[:10]}{advice}"
+        for what, ids, advice in (
+            ("missing vectors", report.missing_vectors, ""),
+            ("orphan vectors", report.orphan_vectors, ""),
+            ("stale vector filters", report.stale_vector_filters, ""),
+            ("in-memory vector index", report.stale_vector_index, ""),
+            ("vectors a search skips", report.hidden_vectors, ""),
+            (
+                "vectors not finite or zero",
+                report.bad_vectors,
+                " (`memengine reembed` remakes them)",
+            ),
+            ("rows that do not read back", report.unreadable, salvage),
+        )
+        if ids
+    ]
+    if report.fts_integrity not in ("ok", FTS_NOT_CHECKED):
+        parts.append(
+            "the full-text index does not match the episodes (FTS5's integrity check: "
+            f"{report.fts_integrity}; SQLite's words, which `sqlite` below tells from a "
+            "damaged file): `memengine optimize --scrub` rebuilds it from the episodes"
+        )
+    if report.chunk_index != "ok":
+        parts.append(f"vector chunk index: {report.chunk_index}")
+    parts.append(f"sqlite: {report.sqlite_check}")
+    return "; ".join(parts)
 
 
 _COSINE_CONSTANTS = ("relevance_threshold", "statement_min_cosine")

@@ -953,8 +953,9 @@ class Store:
         are free, so the old chunks' room goes back to the disk. ``scrub`` first
         links every turn's neighbour words again under the current rule (a file
         written before a turn lent its words only to turns at least as sensitive
-        keeps them until then), one agent a transaction, and always compacts the
-        file: no free page keeps the bytes of what was deleted.
+        keeps them until then), one agent a transaction, rebuilds the full-text index
+        from the episodes (a drifted one, too), and always compacts the file: no free page
+        keeps the bytes of what was deleted.
         """
         t0 = time.perf_counter()
         rewritten = relinked = 0
@@ -970,6 +971,8 @@ class Store:
             for agent, lo, hi in spans:
                 with self.connections.write() as cur:
                     relinked += ep_rows.link_neighbours(cur, agent, lo, hi, self.neighbour_gap_s)
+            with self.connections.write() as cur:  # from the episodes, in one new segment
+                cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('rebuild')")
         bytes_before = maintenance.file_bytes(self.path)
         with self.connections.read() as cur:
             size = chunk_size(cur)
