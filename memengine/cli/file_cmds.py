@@ -211,7 +211,7 @@ def optimize(
         + (
             "truncated"
             if report.wal_truncated
-            else "not truncated (a reader held an older snapshot, or the disk refused)"
+            else "not truncated (another process was writing or reading an older snapshot, or the disk refused)"
         )
     )
 
