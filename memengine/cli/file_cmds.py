@@ -211,7 +211,8 @@ def optimize(
         + (
             "truncated"
             if report.wal_truncated
-            else "not truncated (another process was writing or reading an older snapshot, or the disk refused)"
+            else "not truncated (another process was writing or reading an older snapshot, "
+            "or the disk refused)"
         )
     )
 

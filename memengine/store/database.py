@@ -398,7 +398,8 @@ class Store:
             left = (
                 f"the file was not compacted ({maintenance.not_compacted(kept)})"
                 if kept is not None
-                else "its write-ahead log was not emptied (another process was writing or reading an older snapshot)"
+                else "its write-ahead log was not emptied (another process was writing, or "
+                "reading an older snapshot)"
             )
             disk = isinstance(kept, DiskError)
             error: type[StoreError] = type(kept) if isinstance(kept, DiskError) else DatabaseLocked
