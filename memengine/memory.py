@@ -16,6 +16,7 @@ import os
 import threading  # llm phases
 import time
 import unicodedata
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import wait  # llm phases
 from contextlib import contextmanager
@@ -104,7 +105,9 @@ class Memory:
         )
         self._embedder: Embedder = self._probed or embedder
         if self._probed is not None:  # another process re-embedding the file is noticed
-            store.probe_changed = self._probed.file_changed
+            # (weakly: the probed embedder reads the store's probe, and a cycle would keep
+            # a closed memory's model until a full garbage collection)
+            store.probe_changed = _weakly(self._probed.file_changed)
         self.config = config
         self.clock = clock
         self._executor = Pool(max_workers=4, thread_name_prefix="memengine")
@@ -1236,6 +1239,18 @@ class Memory:
                 f"{shell_word(perspective)}"
             )
         return spelled
+
+
+def _weakly(method: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``method``, called through a weak reference to its object (nothing once it is gone)."""
+    ref = weakref.WeakMethod(method)
+
+    def call(value: Any) -> None:
+        bound = ref()
+        if bound is not None:
+            bound(value)
+
+    return call
 
 
 def _refuse_another_model(db: Path, recorded_id: str, model: str) -> None:

@@ -509,7 +509,9 @@ def test_a_learning_is_refused_with_what_the_turn_lacked(mem: Memory) -> None:
     r = mem.retrieve("cheapest bolts", perspective="cost")
     with pytest.raises(InvalidInput, match=r"used none \(none was named\): name them"):
         mem.feedback(r.turn_id, [], learning="ask three suppliers")
-    with pytest.raises(InvalidInput, match=r"used=\[\] says that no memory was used"):
+    with pytest.raises(
+        InvalidInput, match=r"used=\[\] \(--none-used\) says that no memory was used"
+    ):
         mem.feedback(r.turn_id, [], answer="supplier X", learning="ask three suppliers")
     with pytest.raises(InvalidInput, match="none was found in the answer"):
         mem.feedback(r.turn_id, answer="no idea", learning="ask three suppliers")
