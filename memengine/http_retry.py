@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit
 
 import httpx2
 import openai
@@ -107,8 +109,10 @@ def describe(exc: BaseException) -> str:
     return _CREDENTIALS.sub(lambda m: f"{m.group(1)} ***" if m.group(1) else "(not shown)", text)
 
 
-def server_message(exc: openai.APIStatusError) -> str:
-    """The server's own error message (OpenAI's ``{"error": {"message": …}}`` or plain), shortened."""
+def server_message(exc: openai.APIStatusError, secrets: Iterable[str] = ()) -> str:
+    """The server's own error message (OpenAI's ``{"error": {"message": …}}`` or plain),
+    shortened, with ``secrets`` (:func:`secrets_of`: a server may echo the key it refused)
+    shown as ``***``."""
     body = exc.body
     message: object = exc.message
     if isinstance(body, dict):
@@ -118,4 +122,16 @@ def server_message(exc: openai.APIStatusError) -> str:
         elif isinstance(inner, str):
             message = inner
     text = " ".join(str(message).split())
+    for secret in secrets:
+        text = text.replace(secret, "***")
     return text[:_SERVER_MESSAGE_CHARS]
+
+
+def secrets_of(
+    base_url: str | None, api_key: str | None, headers: Mapping[str, str] | None = None
+) -> tuple[str, ...]:
+    """What a client sends that no message may repeat: its key, the password in its URL
+    and its extra headers' values (longest first, so a longer one is masked whole)."""
+    password = urlsplit(base_url).password if base_url else None
+    found = [api_key or "", password or "", *(headers or {}).values()]
+    return tuple(sorted({s.strip() for s in found if len(s.strip()) >= 4}, key=len, reverse=True))

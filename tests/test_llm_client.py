@@ -91,6 +91,17 @@ def test_api_key_is_sent(srv: ScriptedOpenAI) -> None:
     assert srv.requests[0].headers["authorization"] == "Bearer sk-test"
 
 
+def test_a_key_the_server_echoes_is_not_repeated(srv: ScriptedOpenAI) -> None:
+    """A server's error that quotes the key it refused: the message (and so ``degraded``,
+    ``--json``, ``llm-check``) says *** in its place."""
+    key = "sk-proj-SECRETKEY1234567890"
+    srv.push_chat(status=401, error_message=f"Incorrect API key provided: {key}. See docs.")
+    c = ChatClient(base_url=srv.base_url, api_key=key, timeout_s=2.0, max_retries=0)
+    with c, pytest.raises(LLMError, match="HTTP 401") as err:
+        ask(c)
+    assert key not in str(err.value) and "Incorrect API key provided: ***." in str(err.value)
+
+
 def test_no_schema_uses_json_object(srv: ScriptedOpenAI, client: ChatClient) -> None:
     srv.push_chat(json_data={"ok": True})
     reply = ask(client, schema=None)

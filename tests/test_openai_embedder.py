@@ -75,6 +75,14 @@ def test_a_refusal_of_floats_too_is_the_error(srv: ScriptedOpenAI) -> None:
         make(srv).embed(["alpha"])
 
 
+def test_a_key_the_server_echoes_is_not_repeated(srv: ScriptedOpenAI) -> None:
+    key = "sk-embed-SECRET0987654321"
+    srv.push_embeddings(status=401, error_message=f"Incorrect API key provided: {key}")
+    with pytest.raises(EmbeddingError, match=r"HTTP 401.*provided: \*\*\*") as err:
+        make(srv, api_key=key, max_retries=0).embed(["alpha"])
+    assert key not in str(err.value)
+
+
 def test_floats_sent_when_base64_was_asked_for_are_read(srv: ScriptedOpenAI) -> None:
     body = {
         "object": "list",

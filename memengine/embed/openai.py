@@ -31,6 +31,7 @@ from ..http_retry import (
     client_endpoint,
     has_cause,
     retry_after,
+    secrets_of,
     server_message,
 )
 from .base import Vectors, normalize
@@ -99,6 +100,7 @@ class OpenAIEmbedder:
         self.max_retries = int(max_retries)
         self.backoff_base_s = float(backoff_base_s)
         self.backoff_max_s = float(backoff_max_s)
+        self._secrets = secrets_of(self.base_url, api_key)
         self._client = openai.OpenAI(
             base_url=self.base_url,
             api_key=api_key or PLACEHOLDER_API_KEY,
@@ -304,7 +306,7 @@ class OpenAIEmbedder:
         if isinstance(exc, openai.APIStatusError):
             return (
                 f"embedding endpoint {self.shown_url} returned HTTP {exc.status_code}{tries} "
-                f"for model {self.model!r}: {server_message(exc)}"
+                f"for model {self.model!r}: {server_message(exc, self._secrets)}"
             )
         return f"embedding request to {self.shown_url} failed: {exc}"
 

@@ -42,6 +42,7 @@ from ..http_retry import (
     has_cause,
     is_connect_failure,
     retry_after,
+    secrets_of,
     server_message,
 )
 from .jsonparse import parse_json_object
@@ -130,6 +131,7 @@ class ChatClient:
         self.max_retries = int(max_retries)
         self.backoff_base_s = float(backoff_base_s)
         self.backoff_max_s = float(backoff_max_s)
+        self._secrets = secrets_of(self.base_url, api_key, default_headers)
         self._client = openai.OpenAI(
             base_url=self.base_url,
             api_key=api_key or PLACEHOLDER_API_KEY,
@@ -435,7 +437,7 @@ class ChatClient:
         suffix = f" ({attempts} attempts, {why})" if why else ""
         return LLMError(
             f"LLM endpoint {self.shown_url} returned HTTP {exc.status_code} for model "
-            f"{model!r}{suffix}: {server_message(exc)}"
+            f"{model!r}{suffix}: {server_message(exc, self._secrets)}"
         )
 
     def _timeout(self, model: str, deadline_s: float, attempts: int) -> LLMTimeout:
