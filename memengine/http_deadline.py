@@ -19,6 +19,7 @@ proxies included.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
@@ -26,6 +27,8 @@ from typing import Any
 
 import httpcore2
 import httpx2
+
+from .errors import ConfigError
 
 __all__ = ["MAX_REPLY_BYTES", "DeadlineTransport", "ReplyTooLarge", "http_client"]
 
@@ -208,13 +211,31 @@ class DeadlineTransport(httpx2.BaseTransport):
         self._inner.close()
 
 
+_PROXY_VARIABLES = (
+    "ALL_PROXY",
+    "all_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+)
+"""The environment variables that name a proxy for the HTTP client."""
+
+
 def http_client(*, max_bytes: int = MAX_REPLY_BYTES) -> httpx2.Client:
     """The HTTP client the OpenAI clients are given: the OpenAI library's own (its
     connection limits, the environment's proxies), each of its transports wrapped in a
     :class:`DeadlineTransport`."""
     import openai
 
-    client = openai.DefaultHttpxClient()
+    try:
+        client = openai.DefaultHttpxClient()
+    except (ImportError, ValueError, httpx2.InvalidURL) as exc:  # (a proxy it cannot use)
+        named = [v for v in _PROXY_VARIABLES if os.environ.get(v, "").strip()]
+        where = ", ".join(named) if named else "the environment's proxy settings"
+        raise ConfigError(
+            f"the HTTP client cannot use the proxy that {where} names ({exc}): correct or unset it"
+        ) from None
     # httpx builds its transports, the proxies' too, only when none is given: wrap them
     client._transport = DeadlineTransport(client._transport, max_bytes=max_bytes)
     client._mounts = {

@@ -662,7 +662,15 @@ class Memory:
             perspective = self._perspective(agent_name, perspective)
         # llm phases: the LLM turn when enabled, else the fast path
         waited = time.monotonic()
-        run = self._llm().run if self._use_llm(llm) else self.retriever.retrieve
+        run = self.retriever.retrieve
+        unbuilt = ""  # why the LLM phases could not run (the client cannot be built)
+        if self._use_llm(llm):
+            try:
+                run = self._llm().run
+            except ConfigError as exc:  # (a proxy in the environment it cannot use)
+                if llm:  # asked for by name: the caller hears why not
+                    raise
+                unbuilt = str(exc)
         waited = time.monotonic() - waited  # for the chat client, built once in the background
         retrieval = run(
             cleaned,
@@ -679,6 +687,12 @@ class Memory:
         }
         if waited >= 0.001:  # outside the turn's deadline: the first turn after open waits
             update["timings_ms"] = {**retrieval.timings_ms, "llm_client": round(waited * 1000, 3)}
+        if unbuilt:  # the fast path answered: each phase says why it did not run
+            skipped = [
+                f"{phase}: skipped, the LLM client cannot be built: {unbuilt}"
+                for phase in ("expansion", "rerank")
+            ]
+            update["degraded"] = (*skipped, *retrieval.degraded)
         retrieval = retrieval.model_copy(update=update)
         return life.after_retrieve(
             self.store,

@@ -630,6 +630,26 @@ def test_llm_switch(tmp_path: Path, srv: ScriptedOpenAI) -> None:
             plain.retrieve("Juno", llm=True)
 
 
+def test_a_proxy_the_client_cannot_use_leaves_the_fast_path_answering(
+    tmp_path: Path, srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proxy variable the HTTP client cannot use (an unknown scheme, SOCKS without its
+    package, a broken URL) fails every client it builds: a turn answers from the fast path,
+    each LLM phase saying why; asked for by name, the error names the variable."""
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(NOW)) as m:
+        fact = m.add_exchange("Juno stays with Kenji when I travel", "Good to know.")
+    monkeypatch.setenv("ALL_PROXY", "socks9://proxy.invalid:1080")
+    cfg = config(srv.base_url)
+    with Memory.open(tmp_path / "m.db", config=cfg, embedder=HashEmbedder()) as m:
+        r = m.retrieve("Who looks after Juno?")
+        assert r.results[0].episode.id == fact and srv.chat_requests == []
+        notes = [d for d in r.degraded if "the LLM client cannot be built" in d]
+        assert len(notes) == 2 and "ALL_PROXY" in notes[0]
+        assert {"expansion", "rerank"} <= r.degraded_parts
+        with pytest.raises(ConfigError, match="cannot use the proxy that ALL_PROXY names"):
+            m.retrieve("Who looks after Juno?", llm=True)
+
+
 # -- the CLI, doctor and the latency benchmark ---------------------------------------------------
 
 
