@@ -83,6 +83,19 @@ def test_a_key_the_server_echoes_is_not_repeated(srv: ScriptedOpenAI) -> None:
     assert key not in str(err.value)
 
 
+@pytest.mark.parametrize("value", [3e19, -2e30, 1e-23])
+def test_values_near_float32s_limits_keep_their_direction(
+    srv: ScriptedOpenAI, value: float
+) -> None:
+    """A norm taken in float32 overflowed (3e19 squared) to a silent zero vector, or
+    underflowed (1e-23) to a refused one: each is a direction like any other."""
+    dim = srv.embedding_dim
+    srv.embed_fn = lambda text: [value] * (dim - 1) + [2 * value]
+    vec = make(srv).embed(["alpha"])[0]
+    assert np.isfinite(vec).all() and abs(float(np.linalg.norm(vec)) - 1.0) < 1e-5
+    assert vec[-1] == pytest.approx(2 * vec[0])
+
+
 def test_floats_sent_when_base64_was_asked_for_are_read(srv: ScriptedOpenAI) -> None:
     body = {
         "object": "list",

@@ -55,11 +55,16 @@ def is_embedder(obj: object) -> bool:
 
 
 def normalize(vectors: npt.ArrayLike) -> Vectors:
-    """Return ``vectors`` as float32 rows of unit length (zero rows stay zero)."""
-    arr = np.asarray(vectors, dtype=np.float32)
+    """Return ``vectors`` as float32 rows of unit length (zero rows stay zero). The norms
+    are taken in float64 of rows scaled by their largest value, so values near float32's
+    limits (3e19, 1e-23) keep their direction rather than overflow or underflow to zero."""
+    arr = np.asarray(vectors, dtype=np.float64)
     if arr.ndim == 1:
         arr = arr[None, :]
-    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    peak = np.abs(arr).max(axis=1, keepdims=True) if arr.shape[1] else np.ones((len(arr), 1))
+    peak[peak == 0] = 1.0
+    scaled = arr / peak
+    norms = np.linalg.norm(scaled, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    out: Vectors = (arr / norms).astype(np.float32, copy=False)
+    out: Vectors = (scaled / norms).astype(np.float32)
     return out

@@ -221,7 +221,7 @@ class OpenAIEmbedder:
             raise EmbeddingError(
                 f"embedding model {self.model!r} at {self.shown_url} returned NaN or infinite values"
             )
-        zero = np.flatnonzero(np.linalg.norm(matrix, axis=1) == 0)
+        zero = np.flatnonzero(~np.abs(matrix).any(axis=1))
         if len(zero):  # it has no direction: no cosine to anything
             raise EmbeddingError(
                 f"embedding model {self.model!r} at {self.shown_url} returned a zero vector "
