@@ -392,3 +392,32 @@ def test_a_reply_past_the_size_limit_is_not_asked_for_again(
     with pytest.raises(LLMError, match=r"sent a reply it cannot read: .*passed 16,777,216 bytes"):
         ask(client, deadline_s=5.0)
     assert len(srv.chat_requests) == 1  # the same request would get the same reply
+
+
+def test_a_refused_temperature_is_left_out_from_then_on(
+    srv: ScriptedOpenAI, client: ChatClient
+) -> None:
+    refusal = (
+        "Unsupported value: 'temperature' does not support 0.0 with this model. "
+        "Only the default (1) value is supported."
+    )
+    srv.push_chat(status=400, error_message=refusal)
+    srv.push_chat(json_data={"ok": 1})
+    srv.push_chat(json_data={"ok": 2})
+    assert ask(client).data == {"ok": 1} and ask(client).data == {"ok": 2}
+    sent = ["temperature" in body for body in srv.chat_requests]
+    assert sent == [True, False, False]
+
+
+def test_a_400_that_only_quotes_the_temperature_keeps_it(
+    srv: ScriptedOpenAI, client: ChatClient
+) -> None:
+    """A server echoing the request body beside another refusal: the temperature it quotes
+    is not what it refused."""
+    echo = 'Invalid request body: {"temperature": 0.0, "max_tokens": 64} - response_format '
+    srv.push_chat(status=400, error_message=echo + "json_schema is not supported")
+    for _ in range(3):
+        srv.push_chat(json_data={"ok": 1})
+    ask(client)
+    ask(client)
+    assert all("temperature" in body for body in srv.chat_requests)

@@ -21,6 +21,7 @@ passed in by the caller.
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -48,6 +49,24 @@ from ..http_retry import (
 from .jsonparse import parse_json_object
 
 __all__ = ["DEFAULT_BASE_URL", "PLACEHOLDER_API_KEY", "ChatClient", "JSONReply", "Usage"]
+
+_TEMPERATURE_REFUSED = re.compile(
+    r"temperature[^{}\[\]]{0,80}(?:unsupported|not supported|does not support|only the default)"
+    r"|(?:unsupported|not supported|does not support)[^{}\[\]]{0,80}temperature",
+    re.IGNORECASE,
+)
+"""A 400's message that refuses the temperature sent ("Unsupported value: 'temperature'
+does not support 0.0 with this model"), not one that merely echoes the request."""
+
+
+def _refuses_temperature(exc: openai.BadRequestError) -> bool:
+    """Whether a 400 is about the ``temperature`` parameter: its ``param`` says so, or its
+    message refuses a temperature (not a request body quoted beside another refusal)."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    inner = body.get("error", body)
+    if isinstance(inner, dict) and inner.get("param") is not None:
+        return inner.get("param") == "temperature"
+    return bool(_TEMPERATURE_REFUSED.search(server_message(exc)))
 
 # The response_format ladder, best first. "none" sends no response_format at all.
 _FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
@@ -393,7 +412,7 @@ class ChatClient:
             if not self._use_max_completion_tokens and "max_completion_tokens" in text:
                 self._use_max_completion_tokens = True
                 return True
-            if sent_temperature and not self._omit_temperature and "temperature" in text:
+            if sent_temperature and not self._omit_temperature and _refuses_temperature(exc):
                 self._omit_temperature = True
                 return True
             return False
