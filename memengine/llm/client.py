@@ -68,6 +68,7 @@ def _refuses_temperature(exc: openai.BadRequestError) -> bool:
         return inner.get("param") == "temperature"
     return bool(_TEMPERATURE_REFUSED.search(server_message(exc)))
 
+
 # The response_format ladder, best first. "none" sends no response_format at all.
 _FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
 _FIRST_WITHOUT_SCHEMA = _FORMATS.index("json_object")
