@@ -832,3 +832,20 @@ def test_llm_check_fails_a_rerank_that_turns_would_drop(
     assert result.exit_code == 1, result.output
     ok, detail = json.loads(result.output)["checks"]["rerank"]
     assert not ok and "invented ids [999]" in detail and "nothing usable is left" in detail
+
+
+def test_a_search_past_the_turn_deadline_is_not_waited_for() -> None:
+    """With the turn's time spent (a slow embedder held up its first search), the expanded
+    search is not waited for a minimum phase beyond the deadline: the turn ends in time,
+    with what it has."""
+    from concurrent.futures import Future
+
+    from memengine.retrieve.turn import FINISH_S, LLMTurn
+
+    never: Future[Any] = Future()
+    t0 = time.monotonic()
+    assert LLMTurn._wait(None, never, t0 + FINISH_S) is None  # type: ignore[arg-type]
+    assert time.monotonic() - t0 < 0.05  # (it waited 0.1 s past the deadline before)
+    done: Future[Any] = Future()
+    done.set_result("found")
+    assert LLMTurn._wait(None, done, t0) == "found"  # one that has ended is taken

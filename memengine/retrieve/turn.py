@@ -588,10 +588,11 @@ class LLMTurn:
             return (None, *_failed(exc, phase, budget))
 
     def _wait(self, future: Future[FastResult], turn_end: float) -> FastResult | None:
-        """A search's result, waited for until the turn deadline (None past it)."""
+        """A search's result, waited for until the turn deadline less :data:`FINISH_S`
+        (None past it: one that has ended is taken even then)."""
         wait = turn_end - time.monotonic() - FINISH_S
         try:
-            return future.result(timeout=max(wait, MIN_PHASE_S))
+            return future.result(timeout=max(wait, 0.0))
         except FutureTimeout:
             future.cancel()
             return None
