@@ -849,3 +849,16 @@ def test_a_search_past_the_turn_deadline_is_not_waited_for() -> None:
     done: Future[Any] = Future()
     done.set_result("found")
     assert LLMTurn._wait(None, done, t0) == "found"  # one that has ended is taken
+
+
+def test_a_rerank_list_longer_than_is_read_says_so(srv: ScriptedOpenAI, store: Store) -> None:
+    """Of a rerank reply's list, three times the candidates (plus 10) are read: the rest is
+    reported, not silently left."""
+    srv.push_chat(json_data=GOOD_EXPANSION)
+    dental = (store.ids["dental"], "high", "appointment")
+    srv.push_chat(json_data=rerank(*[dental] * 200))
+    r, _ = store.ask()
+    assert [x.episode.id for x in r.results] == [store.ids["dental"]]
+    note = next(d for d in r.degraded if d.startswith("rerank:"))
+    assert "past its first" in note and "not read" in note
+    assert store.mem.llm_counters["rerank.unread"] > 0 and store.mem.llm_counters["rerank.ok"] == 1

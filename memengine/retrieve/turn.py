@@ -145,6 +145,8 @@ class TurnTrace:
     window_source: Literal["llm", "text"] | None = None
     window_fallback: bool = False
     unknown_ids: int = 0
+    unread: int = 0
+    """Items of the rerank's list past those read (three times the candidates, plus 10)."""
     expanded_queries: list[str] = field(default_factory=list)
 
     @property
@@ -259,7 +261,8 @@ class LLMTurn:
 
     @property
     def counters(self) -> dict[str, int]:
-        """Running totals: ``turns``, ``expansion.<status>``, ``rerank.<status>``, ``window.*``, ``rerank.unknown_ids``."""
+        """Running totals: ``turns``, ``expansion.<status>``, ``rerank.<status>``,
+        ``window.*``, ``rerank.unknown_ids``, ``rerank.unread``."""
         with self._lock:
             return dict(self._counts)
 
@@ -269,6 +272,7 @@ class LLMTurn:
             self._counts[f"expansion.{trace.expansion}"] += 1
             self._counts[f"rerank.{trace.rerank}"] += 1
             self._counts["rerank.unknown_ids"] += trace.unknown_ids
+            self._counts["rerank.unread"] += trace.unread
             if trace.window is not None:
                 self._counts[f"window.{trace.window_source}"] += 1
             if trace.window_fallback:
@@ -535,6 +539,8 @@ class LLMTurn:
         outcome: RerankOutcome | None = value
         trace.rerank_s = time.monotonic() - start
         timings["rerank"] = _ms(start)
+        if outcome is not None:
+            trace.unread = outcome.unread
         if outcome is not None and (outcome.unknown_ids or outcome.malformed):
             n, bad = len(outcome.unknown_ids), outcome.malformed
             trace.unknown_ids = n
@@ -552,6 +558,10 @@ class LLMTurn:
                 outcome = None
             else:
                 note = f"rerank: {dropped} dropped"
+        elif outcome is not None and outcome.unread:
+            more = outcome.unread
+            note = f"rerank: {more} item{'s' if more != 1 else ''} past its first {outcome.listed} not read"
+            status = "ok" if outcome.chosen else "empty"
         elif outcome is not None and not outcome.chosen:
             status = "empty"
         elif outcome is None and note:
