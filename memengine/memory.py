@@ -101,7 +101,9 @@ class Memory:
         self._probed = (
             None
             if isinstance(embedder, RecordedOnly)
-            else ProbedEmbedder(embedder, store.embedder_probe, str(store.path))
+            else ProbedEmbedder(
+                embedder, store.embedder_probe, str(store.path), stamp=store.probe_stamp
+            )
         )
         self._embedder: Embedder = self._probed or embedder
         if self._probed is not None:  # another process re-embedding the file is noticed

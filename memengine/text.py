@@ -25,6 +25,7 @@ __all__ = [
     "estimate_tokens",
     "guess_language",
     "json_escaped",
+    "near_cut",
     "nfc",
     "prompt_line",
     "query_terms",
@@ -333,10 +334,21 @@ def within(text: str, max_chars: int) -> str:
     after a long paste is read beside the paste's first lines."""
     if len(text) <= max_chars:
         return text
-    start = cut_at(text, len(text) - (max_chars - 1) // 2)  # (no character cut in two)
+    start = near_cut(text, len(text) - (max_chars - 1) // 2)
     start += len(text[start:]) - len(text[start:].lstrip())
-    end = cut_at(text, max_chars - 1 - (len(text) - start))
+    end = near_cut(text, max(0, max_chars - 1 - (len(text) - start)))
     return f"{text[:end]}\n{text[start:]}"
+
+
+NEAR_CUT_CHARS = 8
+"""How far :func:`near_cut` moves a cut back to keep a character whole."""
+
+
+def near_cut(text: str, end: int) -> int:
+    """:func:`cut_at`, moved back at most :data:`NEAR_CUT_CHARS` (a run of thousands of
+    combining marks or joiners is cut where asked: what is read stays bounded)."""
+    at = cut_at(text, end)
+    return at if end - at <= NEAR_CUT_CHARS else max(0, min(end, len(text)))
 
 
 def _head(text: str, limit: int) -> str:

@@ -7,6 +7,7 @@ Real HTTP through the real openai client, against the scripted server, whose
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -124,7 +125,8 @@ def test_a_reembed_by_another_process_under_the_same_id_is_noticed_before_a_writ
             mem.add_exchange(*FACTS[0])
             with Memory.open(db, config=_config(other, db), clock=FixedClock(NOW)) as theirs:
                 assert theirs.reembed() == 1
-            with pytest.raises(EmbedderChanged, match="re-embedded by another process"):
+            # its next embedding checks the model again: the file's probe changed
+            with pytest.raises(EmbedderChanged, match="no longer makes the vectors stored"):
                 mem.add_exchange(*FACTS[1])
             assert mem.stats()["episodes"] == 1 and mem.check().ok
             r = mem.retrieve("when is the dentist appointment?")  # full text, said so
@@ -184,3 +186,29 @@ def test_the_probe_rides_along_once_per_interval(tmp_path: Path) -> None:
         now[0] += 1
         assert probed.embed(["five"]).shape == (1, 64) and inner.calls[-1] == 2
         assert probed.embed([]).shape == (0, 64)
+
+
+def test_a_reembed_between_an_embedding_and_its_write_stores_nothing(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    """The window the embedding's own check cannot see: another process re-embeds the file
+    (another model, the same id) after this one embedded an exchange and before it writes
+    it. The write finds the file's probe changed and refuses the old model's vector."""
+    db = tmp_path / "m.db"
+    with ScriptedOpenAI(embedding_dim=DIM) as other:
+        other.embed_fn = _swapped
+        with Memory.open(db, config=_config(srv, db), clock=FixedClock(NOW)) as mem:
+            mem.add_exchange(*FACTS[0])
+            inner = mem._embedder
+            embed = inner.embed
+
+            def then_reembedded(texts: list[str]) -> Any:
+                vectors = embed(texts)
+                with Memory.open(db, config=_config(other, db), clock=FixedClock(NOW)) as theirs:
+                    theirs.reembed()
+                return vectors
+
+            inner.embed = then_reembedded  # type: ignore[method-assign]
+            with pytest.raises(EmbedderChanged, match="re-embedded by another process"):
+                mem.add_exchange(*FACTS[1])
+            assert mem.stats()["episodes"] == 1 and mem.check().ok

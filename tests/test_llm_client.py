@@ -394,13 +394,19 @@ def test_a_reply_past_the_size_limit_is_not_asked_for_again(
     assert len(srv.chat_requests) == 1  # the same request would get the same reply
 
 
-def test_a_refused_temperature_is_left_out_from_then_on(
-    srv: ScriptedOpenAI, client: ChatClient
-) -> None:
-    refusal = (
+@pytest.mark.parametrize(
+    "refusal",
+    [
         "Unsupported value: 'temperature' does not support 0.0 with this model. "
-        "Only the default (1) value is supported."
-    )
+        "Only the default (1) value is supported.",
+        "Unrecognized request argument supplied: temperature",
+        "Unknown parameter: 'temperature'.",
+        "The temperature parameter is not available for reasoning models",
+    ],
+)
+def test_a_refused_temperature_is_left_out_from_then_on(
+    srv: ScriptedOpenAI, client: ChatClient, refusal: str
+) -> None:
     srv.push_chat(status=400, error_message=refusal)
     srv.push_chat(json_data={"ok": 1})
     srv.push_chat(json_data={"ok": 2})

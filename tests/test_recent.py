@@ -14,6 +14,7 @@ from memengine.config import Config
 from memengine.models import Episode, EpisodeKind, Message
 from memengine.retrieve.recent import conversation, held_in_recent
 from memengine.retrieve.retriever import context_query, typed_after
+from memengine.text import NEAR_CUT_CHARS, within
 
 from .helpers import HashEmbedder
 from .openai_server import ScriptedOpenAI
@@ -251,6 +252,22 @@ def test_the_last_line_of_a_long_message_alone_is_searched_again() -> None:
     assert last.endswith("when is the dentist?") and len(last) <= 300
     assert last.startswith("word ")  # not a word cut in two
     assert typed_after(paste + "\u200b", 2000) == []  # a blank last line: nothing searched
+    caption = "Photo caption: the Tokyo Tower at night."  # the paste's own, asking nothing
+    assert typed_after(f"Can you summarize this article?\n{paste}{caption}", 2000) == []
+    zalgo = paste + "e" + "\u0301" * 1000 + " where is it?"  # combining marks: still bounded
+    assert len(typed_after(zalgo, 2000)[0]) <= 300
+
+
+@pytest.mark.parametrize(
+    "tail", ["e" + "\u0301" * 5000, "😀\u200d" * 3000, "\ufe0f" * 3000, "猫" * 5000]
+)
+def test_what_a_turn_reads_of_a_long_text_stays_within_its_bound(tail: str) -> None:
+    """Keeping a character whole moves a cut back a few characters at most: a run of
+    thousands of combining marks or joiners does not carry the whole text through."""
+    text = "a" * 1000 + tail
+    for limit in (100, 2000):
+        read = within(text, limit)
+        assert len(read) <= limit + 2 * NEAR_CUT_CHARS and read.startswith("a")
 
 
 def test_the_llm_prompts_and_the_language_read_the_conversation_only(tmp_path: Path) -> None:

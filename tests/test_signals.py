@@ -112,6 +112,11 @@ def test_asks_memory(text: str) -> None:
         "好きなんですよ",
         "午前に会議、事前に連絡した",
         "この間に洗濯しちゃおう",  # "meanwhile", not "the other day"
+        "この間違いを直して",  # この間違い, この間隔: "this mistake", "this interval"
+        "この間隔で並べて",
+        "異例の暑さだね",  # 例の inside a word, and 例のごとく "as usual"
+        "恒例の花見に行ってきた",
+        "例のごとく寝坊した",
         "家の前に猫がいた",
         # backchannels, letting go, and set phrases with 何, いつ, どこ, どう
         "そっか",

@@ -67,11 +67,14 @@ class ProbedEmbedder:
         recorded: Callable[[], Vectors | None],
         where: str,
         *,
+        stamp: Callable[[], str | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.inner = inner
         self._recorded = recorded
         self._where = where
+        self._stamp = stamp
+        self._stamp_seen: str | None = None
         self._clock = clock
         self._checked_at: float | None = None
         self._made: Vectors | None = None  # the probe vector made at the last check
@@ -92,7 +95,8 @@ class ProbedEmbedder:
         """Embed ``texts`` with the wrapped embedder; when a check is due the probe text
         goes in the same batch and is compared with the file's (:class:`.EmbedderChanged`
         when it no longer matches)."""
-        if not texts or not self._due():
+        stamp = self._stamp() if self._stamp is not None and texts else None
+        if not texts or not self._due(stamp):
             return self.inner.embed(texts)
         vectors = self.inner.embed([*texts, PROBE_TEXT])
         if len(vectors) != len(texts) + 1:  # its last row would not be the probe's
@@ -101,6 +105,8 @@ class ProbedEmbedder:
                 "texts (the probe's included)"
             )
         self._check(vectors[-1])
+        with self._lock:
+            self._stamp_seen = stamp
         return vectors[:-1]
 
     def unrecorded(self) -> Vectors | None:
@@ -110,13 +116,19 @@ class ProbedEmbedder:
             return self._unrecorded
 
     def recorded_now(self) -> None:
-        """The probe from :meth:`unrecorded` is in the file."""
+        """The probe from :meth:`unrecorded` is in the file (its own: no change to check)."""
+        stamp = self._stamp() if self._stamp is not None else None
         with self._lock:
             self._unrecorded = None
+            self._stamp_seen = stamp
 
-    def _due(self) -> bool:
+    def _due(self, stamp: str | None) -> bool:
+        """Whether a check is due: never made, made :data:`RECHECK_S` ago, or the file's
+        probe (``stamp``) changed since (another process re-embedded the file)."""
         with self._lock:
-            return self._checked_at is None or self._clock() - self._checked_at >= RECHECK_S
+            if self._checked_at is None or self._clock() - self._checked_at >= RECHECK_S:
+                return True
+            return self._stamp is not None and stamp != self._stamp_seen
 
     def file_changed(self, recorded: Vectors | None) -> None:
         """The file's probe vector changed since its store last saw it (another process

@@ -50,23 +50,23 @@ from .jsonparse import parse_json_object
 
 __all__ = ["DEFAULT_BASE_URL", "PLACEHOLDER_API_KEY", "ChatClient", "JSONReply", "Usage"]
 
-_TEMPERATURE_REFUSED = re.compile(
-    r"temperature[^{}\[\]]{0,80}(?:unsupported|not supported|does not support|only the default)"
-    r"|(?:unsupported|not supported|does not support)[^{}\[\]]{0,80}temperature",
-    re.IGNORECASE,
-)
-"""A 400's message that refuses the temperature sent ("Unsupported value: 'temperature'
-does not support 0.0 with this model"), not one that merely echoes the request."""
+_QUOTED_JSON = re.compile(r"\{[^{}]*\}")
+"""An object quoted in an error message (a server echoing the request body)."""
 
 
 def _refuses_temperature(exc: openai.BadRequestError) -> bool:
     """Whether a 400 is about the ``temperature`` parameter: its ``param`` says so, or its
-    message refuses a temperature (not a request body quoted beside another refusal)."""
+    message names it outside a request body it quotes ("Unsupported value: 'temperature'
+    does not support 0.0", "Unrecognized request argument supplied: temperature"; not
+    '{"temperature": 0.0, …} - response_format … is not supported')."""
     body = exc.body if isinstance(exc.body, dict) else {}
     inner = body.get("error", body)
     if isinstance(inner, dict) and inner.get("param") is not None:
         return inner.get("param") == "temperature"
-    return bool(_TEMPERATURE_REFUSED.search(server_message(exc)))
+    text = server_message(exc)
+    while _QUOTED_JSON.search(text):  # (innermost first: nested objects too)
+        text = _QUOTED_JSON.sub(" ", text)
+    return "temperature" in text.lower()
 
 
 # The response_format ladder, best first. "none" sends no response_format at all.

@@ -25,7 +25,7 @@ from ..errors import EmbeddingError
 from ..models import EpisodeKind, Message, Relevance, Retrieval, Retrieved, may_answer
 from ..store.database import Store
 from ..store.filters import Filters
-from ..text import Language, cut_at, guess_language, is_blank, within
+from ..text import Language, guess_language, is_blank, near_cut, within
 from .adapt import dense_spread, list_scales, reweight
 from .answer_type import asked_types
 from .coverage import (
@@ -83,18 +83,19 @@ TYPED_AFTER_CHARS = 300
 
 def typed_after(text: str, max_chars: int) -> list[str]:
     """The last line of a ``text`` longer than ``max_chars`` (a paste, then "By the way,
-    what's my cat's name again?"), at most its last :data:`TYPED_AFTER_CHARS`: searched as
-    a query of its own beside the context query, where the paste's words would drown it.
-    None for a text that fits."""
+    what's my cat's name again?"), at most its last :data:`TYPED_AFTER_CHARS`, when it
+    asks something (:func:`.signals.asks_memory`): searched as a query of its own beside
+    the context query, where the paste's words would drown it. None for a text that fits,
+    or whose last line asks nothing (the paste's own last line: "Photo caption: …")."""
     text = text.strip()
     if len(text) <= max_chars:
         return []
     last = text.rsplit("\n", 1)[-1]
     if len(last) > TYPED_AFTER_CHARS:
-        start = cut_at(last, len(last) - TYPED_AFTER_CHARS)
+        start = near_cut(last, len(last) - TYPED_AFTER_CHARS)
         space = last.find(" ", start, start + 50)  # (not a word cut in two)
         last = last[space + 1 if space >= 0 else start :]
-    return [] if is_blank(last) else [last.strip()]
+    return [last.strip()] if not is_blank(last) and asks_memory(last) else []
 
 
 def turn_language(text: str, said: Sequence[Message]) -> Language:

@@ -85,12 +85,14 @@ laugh (ｗ, (笑)), a kaomoji in brackets, emoji."""
 
 _JA_RECALL = re.compile(
     r"(覚えて|忘れ|っけ|(?<![うくすつぬふむゆるぐずづぷだの0-9駅分秒時間目手名午事])前に"
-    r"|この前|この間(?!に|中)|こないだ|例の|以前|言ったよね|話したよね)"
+    r"|この前|この間(?!に|中|違|隔|取|合)|こないだ|(?<![\u4e00-\u9fff])例の(?!ごと|如)"
+    r"|以前|言ったよね|話したよね)"
 )
 """Japanese cues that point back at something said before (前に, 少し前に, だいぶ前に, but not
 寝る前に, 行く前に, 駅前に, 家の前に, 5分前に, 午前に, 事前に: a place, or a time before
-something; この前, この間 and こないだ "the other day", but not この間に "meanwhile"; 例の
-"that … you know")."""
+something; この前, この間 and こないだ "the other day", but not この間に "meanwhile" nor
+この間違い, この間隔, この間取り; 例の "that … you know", but not inside 恒例の, 異例の,
+条例の nor 例のごとく "as usual")."""
 
 _REQUEST = re.compile(
     r"\b(tell me|fill me in|recap|summari[sz]e|go over|walk me through)\b"

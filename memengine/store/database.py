@@ -284,6 +284,12 @@ class Store:
         with self.connections.read() as cur:
             return self._probe(cur)
 
+    def probe_stamp(self) -> str | None:
+        """The file's probe as stored (cheap to compare: it changes when the file is
+        re-embedded, or first gets one)."""
+        with self.connections.read() as cur:
+            return meta.get(cur, "embedder_probe")
+
     def _probe(self, cur: Any) -> npt.NDArray[np.float32] | None:
         return self._parse_probe(meta.get(cur, "embedder_probe"))
 
