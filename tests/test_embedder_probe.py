@@ -7,9 +7,9 @@ Real HTTP through the real openai client, against the scripted server, whose
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
