@@ -693,9 +693,24 @@ def _note_origins(
             _note_origins(value, origin, origins, path)
 
 
-def _hint(loc: tuple[str, ...]) -> str:
+_MEANT = {("llm", "model"): ("llm.expansion_model", "llm.rerank_model")}
+"""Unknown settings whose meaning is known: the chat models are named per phase."""
+
+
+def _hint(loc: tuple[str, ...], origin: str = "") -> str:
     """Where an unknown setting may have been meant: the same key in another section, a
-    top-level key written after a ``[section]`` line, or a close spelling."""
+    top-level key written after a ``[section]`` line, or a close spelling; named as an
+    environment variable when ``origin`` is one."""
+    env = origin.startswith("environment variable")
+
+    def named(*path: str) -> str:
+        if env:
+            return "MEMENGINE_" + "__".join(p.upper() for p in path)
+        elsewhere = len(path) > 1 and path[0] != loc[0]
+        return ".".join(path) + (f" (under [{path[0]}])" if elsewhere else "")
+
+    if loc in _MEANT:
+        return "; did you mean " + " or ".join(named(*m.split(".")) for m in _MEANT[loc]) + "?"
     sections = {
         name: field.annotation
         for name, field in Config.model_fields.items()
@@ -705,17 +720,20 @@ def _hint(loc: tuple[str, ...]) -> str:
     key = loc[-1]
     homes = [s for s, model in sections.items() if key in model.model_fields and s != loc[0]]
     if homes:
-        return f"; did you mean {homes[0]}.{key} (under [{homes[0]}])?"
+        return f"; did you mean {named(homes[0], key)}?"
     if len(loc) == 2 and key in top:
+        if env:
+            return f"; did you mean {named(key)} (a top-level setting)?"
         return f"; {key} is a top-level setting: put it before the first [section] line"
+    close: list[tuple[str, ...]]
     if len(loc) == 1:
-        close = difflib.get_close_matches(key, list(Config.model_fields), n=1)
+        close = [(c,) for c in difflib.get_close_matches(key, list(Config.model_fields), n=1)]
     elif loc[0] in sections:
-        close = difflib.get_close_matches(key, list(sections[loc[0]].model_fields), n=1)
-        close = [f"{loc[0]}.{c}" for c in close]
+        fields = list(sections[loc[0]].model_fields)
+        close = [(loc[0], c) for c in difflib.get_close_matches(key, fields, n=1)]
     else:
         close = []
-    return f"; did you mean {close[0]}?" if close else ""
+    return f"; did you mean {named(*close[0])}?" if close else ""
 
 
 def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> str:
@@ -737,7 +755,7 @@ def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> st
             origin = next(found, "")
         source = f" ({origin})" if origin else ""
         if error["type"] == "extra_forbidden":
-            parts.append(f"unknown setting {where}{source}{_hint(loc)}")
+            parts.append(f"unknown setting {where}{source}{_hint(loc, origin)}")
             continue
         given = error.get("input")
         value = f" = {given!r}" if isinstance(given, str | int | float | bool) else ""

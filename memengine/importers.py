@@ -53,7 +53,9 @@ Format = Literal["jsonl", "locomo", "memsets"]
 def detect_format(path: Path) -> Format:
     """Guess the format of a file from its name and structure: ``.jsonl``, or a file of
     JSON objects one per line whatever its name (or of nothing: an empty export), is
-    JSONL; a JSON file is LoCoMo or memsets, whatever its name."""
+    JSONL; a JSON file is LoCoMo or memsets, whatever its name. A database (a memengine
+    file under any name) is refused, saying what it is."""
+    _refuse_database(path)
     if path.suffix == ".jsonl":
         first = _first_line(path)
         if isinstance(first, dict) and "conversations" not in first:
@@ -81,19 +83,23 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 """The first bytes of an SQLite database (a memengine file is one)."""
 
 
-def _format_by_content(path: Path) -> Format:
-    """:func:`detect_format` from what ``path`` holds, whatever its name."""
+def _refuse_database(path: Path) -> None:
+    """An :class:`.InvalidInput` for an SQLite database given as a file to import."""
     try:
         with path.open("rb") as fh:
             database = fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
-    except OSError:
-        database = False
+    except OSError:  # (read_file says why it cannot be read)
+        return
     if database:
         raise InvalidInput(
             f"{path}: an SQLite database (a memengine file?), not an export to import: "
             "copy a memengine file with `memengine backup`, or write its episodes out with "
             "`memengine export --db FILE` and import that"
         )
+
+
+def _format_by_content(path: Path) -> Format:
+    """:func:`detect_format` from what ``path`` holds, whatever its name."""
     try:
         text = path.read_text(encoding="utf-8-sig")
         if not text.strip():  # an export of nothing (`export | import -`): no line at all

@@ -1103,7 +1103,11 @@ class Memory:
             raise ConfigError("judge='llm' needs an LLM: set [llm] base_url or api_key")
         client = None
         if answer and judge != "match" and self.llm_configured:
-            client = self._chat_client()
+            try:
+                client = self._chat_client()
+            except ConfigError:  # (a proxy it cannot use): "auto" matches without it
+                if judge == "llm":
+                    raise
         return life.give_feedback(
             self.store,
             self._embedder,

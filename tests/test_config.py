@@ -55,6 +55,7 @@ def test_errors_name_the_setting(tmp_path: Path) -> None:
         ("[retrieval]\nrrf_kk = 3\n", "did you mean retrieval.rrf_k?"),
         ('agnet = "bob"\n', "did you mean agent?"),
         ('[db]\npath = "x.db"\n', "db is a top-level path"),
+        ('[llm]\nmodel = "x"\n', "did you mean llm.expansion_model or llm.rerank_model?"),
     ],
 )
 def test_an_unknown_setting_says_where_it_may_have_been_meant(
@@ -65,6 +66,20 @@ def test_an_unknown_setting_says_where_it_may_have_been_meant(
     with pytest.raises(ConfigError, match=r"unknown setting|invalid setting db") as err:
         load_config(conf, environ={})
     assert hint in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "hint"),
+    [
+        ("MEMENGINE_LLM__FEEDBACK_DEADLINE_S", "MEMENGINE_LIFECYCLE__FEEDBACK_DEADLINE_S?"),
+        ("MEMENGINE_RETRIEVAL__DB", "did you mean MEMENGINE_DB (a top-level setting)?"),
+        ("MEMENGINE_RETRIEVAL__RRF_KK", "did you mean MEMENGINE_RETRIEVAL__RRF_K?"),
+    ],
+)
+def test_an_unknown_variable_is_answered_with_a_variable(variable: str, hint: str) -> None:
+    with pytest.raises(ConfigError, match="unknown setting") as err:
+        load_config(environ={variable: "2"})
+    assert hint in str(err.value) and "[section]" not in str(err.value)
 
 
 def test_doctor_asks_for_cosine_constants_with_another_embedder(tmp_path: Path) -> None:

@@ -369,4 +369,8 @@ def test_a_database_given_to_import_says_what_it_is(mem: Memory, tmp_path: Path)
     before = mem.stats()["episodes"]
     with pytest.raises(InvalidInput, match=r"an SQLite database .*memengine backup.*export"):
         mem.import_(tmp_path / "other.db")
+    copy = tmp_path / "copy.jsonl"  # under an export's name too
+    copy.write_bytes((tmp_path / "other.db").read_bytes())
+    with pytest.raises(InvalidInput, match=r"an SQLite database"):
+        mem.import_(copy)
     assert mem.stats()["episodes"] == before

@@ -640,6 +640,7 @@ def test_a_proxy_the_client_cannot_use_leaves_the_fast_path_answering(
         fact = m.add_exchange("Juno stays with Kenji when I travel", "Good to know.")
     monkeypatch.setenv("ALL_PROXY", "socks9://proxy.invalid:1080")
     cfg = config(srv.base_url)
+    cfg.lifecycle.record_turns = True  # (for the feedback below)
     with Memory.open(tmp_path / "m.db", config=cfg, embedder=HashEmbedder()) as m:
         r = m.retrieve("Who looks after Juno?")
         assert r.results[0].episode.id == fact and srv.chat_requests == []
@@ -648,6 +649,11 @@ def test_a_proxy_the_client_cannot_use_leaves_the_fast_path_answering(
         assert {"expansion", "rerank"} <= r.degraded_parts
         with pytest.raises(ConfigError, match="cannot use the proxy that ALL_PROXY names"):
             m.retrieve("Who looks after Juno?", llm=True)
+        assert r.turn_id is not None  # feedback on an answer: matched without the LLM
+        report = m.feedback(r.turn_id, answer="Kenji looks after Juno when you travel.")
+        assert fact in report.used
+        with pytest.raises(ConfigError, match="ALL_PROXY"):
+            m.feedback(r.turn_id, answer="Kenji does.", judge="llm")
 
 
 # -- the CLI, doctor and the latency benchmark ---------------------------------------------------

@@ -477,10 +477,11 @@ class Connections:
     def _writers_turn(self, wait_s: float | None) -> Iterator[int]:
         """Hold this process's writer queue, then the lock file; yield the milliseconds
         left of the ``wait_s`` wait (default: the busy timeout) for SQLite's own lock."""
-        deadline = time.monotonic() + (self._busy_ms / 1000 if wait_s is None else wait_s)
+        whole = self._busy_ms / 1000 if wait_s is None else wait_s
+        deadline = time.monotonic() + whole
         with (
             self._queue.turn(deadline - time.monotonic()),
-            self._process_lock.held(deadline - time.monotonic()),
+            self._process_lock.held(deadline - time.monotonic(), wait_s=whole),
         ):
             yield max(0, int((deadline - time.monotonic()) * 1000))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime, timezone
@@ -398,8 +399,8 @@ class Store:
                 deleted = ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
                 cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
                 store_lc.clear_turn_texts(cur)  # older versions' turns quoted the messages
-                meta.put(cur, **{SCRUB_PENDING: "a scrubbing delete"})
-        kept, wal_truncated = self._compact_scrubbed()
+                note = self._scrub_note(cur, "a scrubbing delete")
+        kept, wal_truncated = self._compact_scrubbed(note)
         if kept is not None or not wal_truncated:
             left = (
                 f"the file was not compacted ({maintenance.not_compacted(kept)})"
@@ -439,19 +440,28 @@ class Store:
             cur.execute("DELETE FROM vector_log WHERE agent = ?", (agent,))
             log_reset(cur, above=int(top))  # numbered past every entry an index has seen
             prune_log(cur)
-            meta.put(cur, **{SCRUB_PENDING: "a forgotten agent"})  # (not its name)
-        kept, wal_truncated = self._compact_scrubbed()
+            note = self._scrub_note(cur, "a forgotten agent")  # (not its name)
+        kept, wal_truncated = self._compact_scrubbed(note)
         why = maintenance.not_compacted(kept)
         return ForgetReport(agent, len(deleted), turns, kept is None, wal_truncated, why)
 
-    def _compact_scrubbed(self) -> tuple[StoreError | None, bool]:
-        """:func:`.maintenance.compact` after a delete meant to leave no copy, which noted
-        :data:`SCRUB_PENDING` in its transaction: the note goes once the file is compacted
-        and its log emptied (a process stopped before keeps it, for :meth:`scrub_pending`)."""
+    @staticmethod
+    def _scrub_note(cur: Any, what: str) -> str:
+        """Note :data:`SCRUB_PENDING` (``what`` was deleted, and a mark of this delete's
+        own) in the delete's transaction; return the note."""
+        note = f"{what}\t{uuid.uuid4().hex}"
+        meta.put(cur, **{SCRUB_PENDING: note})
+        return note
+
+    def _compact_scrubbed(self, note: str) -> tuple[StoreError | None, bool]:
+        """:func:`.maintenance.compact` after a delete meant to leave no copy, which left
+        ``note`` (:meth:`_scrub_note`): it goes once the file is compacted and its log
+        emptied, unless another delete's note replaced it meanwhile (a process stopped
+        before keeps it, for :meth:`scrub_pending`)."""
         kept, wal_truncated = maintenance.compact(self.connections)
         if kept is None and wal_truncated:
             with self.connections.write() as cur:
-                meta.drop(cur, SCRUB_PENDING)
+                cur.execute("DELETE FROM meta WHERE key = ? AND value = ?", (SCRUB_PENDING, note))
             wal_truncated = maintenance.truncate_wal(self.connections)
         return kept, wal_truncated
 
@@ -460,7 +470,8 @@ class Store:
         delete: the process stopped, or others kept the file busy), so copies of its bytes
         may remain in free pages until ``memengine optimize --scrub``; None when none."""
         with self.connections.read() as cur:
-            return meta.get(cur, SCRUB_PENDING)
+            note = meta.get(cur, SCRUB_PENDING)
+        return None if note is None else note.split("\t", 1)[0]
 
     def set_status(self, ids: Sequence[int], status: str) -> int:
         """Archive or re-activate episodes; triggers keep the vector filters in step."""

@@ -59,17 +59,19 @@ class ProcessLock:
         return fcntl is not None
 
     @contextmanager
-    def held(self, timeout_s: float) -> Iterator[None]:
-        """Hold the lock for the body; :class:`.DatabaseLocked` after ``timeout_s`` of waiting."""
+    def held(self, timeout_s: float, *, wait_s: float | None = None) -> Iterator[None]:
+        """Hold the lock for the body; :class:`.DatabaseLocked` after ``timeout_s`` of waiting
+        (its message names ``wait_s``, the whole wait as set, when the caller spent part of
+        it in a queue before)."""
         fd: int | None = None
         try:
-            fd = self._take(timeout_s)
+            fd = self._take(timeout_s, timeout_s if wait_s is None else wait_s)
             yield
         finally:
             if fd is not None:
                 _let_go(fd, locked=True)
 
-    def _take(self, timeout_s: float) -> int | None:
+    def _take(self, timeout_s: float, wait_s: float) -> int | None:
         """The locked file, or None when this file system cannot lock it."""
         with self._mutex:
             waiter, self._pending = self._pending, None
@@ -83,7 +85,7 @@ class ProcessLock:
             except BlockingIOError:
                 if timeout_s <= 0:
                     _let_go(fd, locked=False)
-                    raise _timed_out(timeout_s) from None
+                    raise _timed_out(wait_s) from None
             except OSError:  # e.g. a network file system without locks
                 _let_go(fd, locked=False)
                 return None
@@ -99,7 +101,7 @@ class ProcessLock:
         if not held:
             with self._mutex:
                 self._pending = waiter
-            raise _timed_out(timeout_s)
+            raise _timed_out(wait_s)
         return waiter.fd
 
     def _open(self) -> int | None:
