@@ -208,6 +208,13 @@ def _embedder_check(
         from .embed.openai import recorded_dimension
 
         cfg = config.embedder
+        unasked = cfg.name == "openai" and not cfg.dimensions and recorded is not None
+        if unasked and not recorded_dimension(recorded, cfg.model):  # known without it
+            return False, (
+                f"the file holds vectors of {recorded} but openai:{cfg.model} is "
+                f"configured ({exc}): configure {recorded} again, or re-embed the file "
+                "with `memengine reembed`"
+            )
         if (
             cfg.name == "openai"
             and not cfg.dimensions

@@ -234,3 +234,18 @@ def test_a_slow_endpoint_holds_a_fast_path_turn_no_longer_than_its_deadline(
     with _open(tmp_path / "m.db", srv, waits) as mem:
         srv.push_embeddings(delay=0.7)
         assert not mem.retrieve("when is the dentist appointment?").degraded
+
+
+def test_doctor_names_a_file_of_another_model_while_the_endpoint_is_down(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    from memengine.diagnostics import diagnose
+
+    remote = {"name": "openai", "base_url": srv.base_url, "model": "e", "max_retries": 0}
+    with Memory.open(tmp_path / "m.db", config=Config.model_validate({"embedder": remote})) as m:
+        m.add_exchange(*FACTS[0])
+    other = {**remote, "model": "f", "base_url": "http://127.0.0.1:9/v1"}
+    config = Config.model_validate({"db": str(tmp_path / "m.db"), "embedder": other})
+    ok, detail = diagnose(config)["checks"]["embedder"]
+    assert not ok and "the file holds vectors of openai:e:16 but openai:f is configured" in detail
+    assert "set [embedder] dimensions" not in detail  # (a setting that would not help)
