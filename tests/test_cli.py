@@ -303,10 +303,13 @@ def test_reembed_moves_a_file_to_an_openai_compatible_embedder(db: str, tmp_path
         assert "searches are full-text only" in dead  # the file tells the dimension
         found = json.loads(run("retrieve", "wedding", *cli, "--json").output)
         assert found["results"] and "vector search skipped" in found["degraded"][0]
-        other = tmp_path / "other.toml"  # another model: its dimension is not known here
+        other = tmp_path / "other.toml"  # another model: known as such without the endpoint
         other.write_text(unprobed.read_text().replace("scripted-embed", "another-embed"))
         blind = run("doctor", "--db", db, "--config", str(other), ok=False).output
-        assert "opening the file fails while it does not answer" in blind
+        assert (
+            "the file holds vectors of openai:scripted-embed:16 but openai:another-embed" in blind
+        )
+        assert "set [embedder] dimensions" not in blind
         # the default embedder configured on this file: the file is sound, the embedder not its
         default = tmp_path / "default.toml"
         default.write_text('[embedder]\nname = "usem3"\n')
