@@ -212,3 +212,40 @@ def test_a_reembed_between_an_embedding_and_its_write_stores_nothing(
             with pytest.raises(EmbedderChanged, match="re-embedded by another process"):
                 mem.add_exchange(*FACTS[1])
             assert mem.stats()["episodes"] == 1 and mem.check().ok
+
+
+def test_a_reembed_between_a_querys_embedding_and_its_search_leaves_the_full_text(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    """The same window for a turn: its query was embedded by the old model, the file's
+    vectors are the new one's by the time it searches. The turn answers from the full
+    text, saying why, and holds nothing that keeps a closed memory's model alive."""
+    import gc
+    import weakref
+
+    db = tmp_path / "m.db"
+    with ScriptedOpenAI(embedding_dim=DIM) as other:
+        other.embed_fn = _swapped
+        mem = Memory.open(db, config=_config(srv, db), clock=FixedClock(NOW))
+        dentist = mem.add_exchange(*FACTS[0])
+        inner = mem._embedder
+        embed = inner.embed
+
+        def then_reembedded(texts: list[str]) -> Any:
+            vectors = embed(texts)
+            with Memory.open(db, config=_config(other, db), clock=FixedClock(NOW)) as theirs:
+                theirs.reembed()
+            return vectors
+
+        inner.embed = then_reembedded  # type: ignore[method-assign]
+        gc.disable()
+        try:
+            r = mem.retrieve("when is the dentist appointment?", record=False)
+            assert r.results[0].episode.id == dentist
+            assert any("re-embedded by another process" in d for d in r.degraded)
+            held = weakref.ref(mem._embedder)
+            mem.close()
+            del mem, inner, embed, then_reembedded, r
+            assert held() is None
+        finally:
+            gc.enable()

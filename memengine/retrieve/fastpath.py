@@ -261,7 +261,17 @@ class FastPath:
         # repeats are told by their meaning too: without vectors none is left out
         check = repeats if repeats is not None and said_vectors else None
         extra = len(exclude) + (REPEAT_SLACKS[0] if check is not None else 0)
-        knn_hits, bm25_hits = self._search(knn_vecs, term_lists, filters, extra, timings)
+        try:
+            knn_hits, bm25_hits = self._search(knn_vecs, term_lists, filters, extra, timings)
+        except EmbeddingError as exc:  # another process re-embedded the file since the query
+            if skip_vectors is not None:  # was embedded (another model, the same id)
+                raise
+            note = str(exc)
+            exc.__traceback__ = None  # (its frames hold the search's future, which holds it)
+            del exc
+            return self.run(
+                queries, filters, now=now, exclude=exclude, repeats=repeats, skip_vectors=note
+            )
         repeated: set[int] = set()
         checked: set[int] = set()
         if check is not None:
