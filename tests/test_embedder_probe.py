@@ -229,10 +229,10 @@ def test_a_reembed_between_a_querys_embedding_and_its_search_leaves_the_full_tex
         mem = Memory.open(db, config=_config(srv, db), clock=FixedClock(NOW))
         dentist = mem.add_exchange(*FACTS[0])
         inner = mem._embedder
-        embed = inner.embed
+        original = {"embed": inner.embed}
 
         def then_reembedded(texts: list[str]) -> Any:
-            vectors = embed(texts)
+            vectors = original["embed"](texts)
             with Memory.open(db, config=_config(other, db), clock=FixedClock(NOW)) as theirs:
                 theirs.reembed()
             return vectors
@@ -245,7 +245,8 @@ def test_a_reembed_between_a_querys_embedding_and_its_search_leaves_the_full_tex
             assert any("re-embedded by another process" in d for d in r.degraded)
             held = weakref.ref(mem._embedder)
             mem.close()
-            del mem, inner, embed, then_reembedded, r
+            original.clear()  # (the test's own hold on it)
+            del mem, inner, then_reembedded, r
             assert held() is None
         finally:
             gc.enable()
