@@ -702,6 +702,10 @@ def _hint(loc: tuple[str, ...], origin: str = "") -> str:
     top-level key written after a ``[section]`` line, or a close spelling; named as an
     environment variable when ``origin`` is one."""
     env = origin.startswith("environment variable")
+    if env and len(loc) == 1:  # an unknown section: the variable names the whole path
+        path = origin.split()[-1].removeprefix("MEMENGINE_").lower().split("__")
+        if len(path) == 2 and path[0] == loc[0]:
+            loc = (path[0], path[1])
 
     def named(*path: str) -> str:
         if env:
@@ -709,14 +713,23 @@ def _hint(loc: tuple[str, ...], origin: str = "") -> str:
         elsewhere = len(path) > 1 and path[0] != loc[0]
         return ".".join(path) + (f" (under [{path[0]}])" if elsewhere else "")
 
-    if loc in _MEANT:
-        return "; did you mean " + " or ".join(named(*m.split(".")) for m in _MEANT[loc]) + "?"
     sections = {
         name: field.annotation
         for name, field in Config.model_fields.items()
         if isinstance(field.annotation, type) and issubclass(field.annotation, _Section)
     }
     top = [name for name in Config.model_fields if name not in sections]
+    if env and len(loc) == 1:  # MEMENGINE_LLM_MODEL: one underscore where two go
+        for section, model in sections.items():
+            rest = loc[0].removeprefix(f"{section}_")
+            if rest != loc[0] and (rest in model.model_fields or (section, rest) in _MEANT):
+                return _hint((section, rest), origin)
+    if len(loc) == 2 and loc[0] not in sections and loc[0] not in top:  # a misspelled section
+        for section in difflib.get_close_matches(loc[0], list(sections), n=1):
+            if loc[1] in sections[section].model_fields:
+                return f"; did you mean {named(section, loc[1])}?"
+    if loc in _MEANT:
+        return "; did you mean " + " or ".join(named(*m.split(".")) for m in _MEANT[loc]) + "?"
     key = loc[-1]
     homes = [s for s, model in sections.items() if key in model.model_fields and s != loc[0]]
     if homes:

@@ -109,10 +109,12 @@ def describe(exc: BaseException) -> str:
     return _CREDENTIALS.sub(lambda m: f"{m.group(1)} ***" if m.group(1) else "(not shown)", text)
 
 
-def server_message(exc: openai.APIStatusError, secrets: Iterable[str] = ()) -> str:
+def server_message(
+    exc: openai.APIStatusError, secrets: Iterable[str] = (), *, limit: int | None = None
+) -> str:
     """The server's own error message (OpenAI's ``{"error": {"message": …}}`` or plain),
-    shortened, with ``secrets`` (:func:`secrets_of`: a server may echo the key it refused)
-    shown as ``***``."""
+    shortened (to ``limit`` characters, by default a line's worth), with ``secrets``
+    (:func:`secrets_of`: a server may echo the key it refused) shown as ``***``."""
     body = exc.body
     message: object = exc.message
     if isinstance(body, dict):
@@ -124,7 +126,7 @@ def server_message(exc: openai.APIStatusError, secrets: Iterable[str] = ()) -> s
     text = " ".join(str(message).split())
     for secret in secrets:
         text = text.replace(secret, "***")
-    return text[:_SERVER_MESSAGE_CHARS]
+    return text[: _SERVER_MESSAGE_CHARS if limit is None else limit]
 
 
 def secrets_of(

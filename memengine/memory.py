@@ -1102,12 +1102,14 @@ class Memory:
         if judge == "llm" and not self.llm_configured:
             raise ConfigError("judge='llm' needs an LLM: set [llm] base_url or api_key")
         client = None
+        unjudged = ""
         if answer and judge != "match" and self.llm_configured:
             try:
                 client = self._chat_client()
-            except ConfigError:  # (a proxy it cannot use): "auto" matches without it
+            except ConfigError as exc:  # (a proxy it cannot use): "auto" matches without it
                 if judge == "llm":
                     raise
+                unjudged = f"the LLM client cannot be built: {exc}"
         return life.give_feedback(
             self.store,
             self._embedder,
@@ -1125,6 +1127,7 @@ class Memory:
             model=self.config.lifecycle.feedback_model or self.config.llm.rerank_model,
             agent=owner,
             judge_falls_back=judge == "auto",
+            unjudged=unjudged,
         )
 
     @gated

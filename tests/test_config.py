@@ -74,6 +74,10 @@ def test_an_unknown_setting_says_where_it_may_have_been_meant(
         ("MEMENGINE_LLM__FEEDBACK_DEADLINE_S", "MEMENGINE_LIFECYCLE__FEEDBACK_DEADLINE_S?"),
         ("MEMENGINE_RETRIEVAL__DB", "did you mean MEMENGINE_DB (a top-level setting)?"),
         ("MEMENGINE_RETRIEVAL__RRF_KK", "did you mean MEMENGINE_RETRIEVAL__RRF_K?"),
+        ("MEMENGINE_RETRIEVAL_RRF_K", "did you mean MEMENGINE_RETRIEVAL__RRF_K?"),
+        ("MEMENGINE_EMBEDDER_MODEL", "did you mean MEMENGINE_EMBEDDER__MODEL?"),
+        ("MEMENGINE_RETRIEVEL__RRF_K", "did you mean MEMENGINE_RETRIEVAL__RRF_K?"),
+        ("MEMENGINE_LLM_MODEL", "MEMENGINE_LLM__EXPANSION_MODEL or MEMENGINE_LLM__RERANK_MODEL"),
     ],
 )
 def test_an_unknown_variable_is_answered_with_a_variable(variable: str, hint: str) -> None:

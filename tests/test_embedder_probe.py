@@ -250,3 +250,28 @@ def test_a_reembed_between_a_querys_embedding_and_its_search_leaves_the_full_tex
             assert held() is None
         finally:
             gc.enable()
+
+
+def test_a_reembed_between_a_search_and_its_cosines_leaves_the_full_text(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    """Later still: the vector search ran on the old vectors, the exact cosines would read
+    the new ones. The turn answers from the full text all the same."""
+    db = tmp_path / "m.db"
+    with ScriptedOpenAI(embedding_dim=DIM) as other:
+        other.embed_fn = _swapped
+        with Memory.open(db, config=_config(srv, db), clock=FixedClock(NOW)) as mem:
+            dentist = mem.add_exchange(*FACTS[0])
+            original = {"knn_many": mem.store.knn_many}
+
+            def then_reembedded(*args: Any, **kwargs: Any) -> Any:
+                found = original["knn_many"](*args, **kwargs)
+                with Memory.open(db, config=_config(other, db), clock=FixedClock(NOW)) as theirs:
+                    theirs.reembed()
+                return found
+
+            mem.store.knn_many = then_reembedded  # type: ignore[method-assign]
+            r = mem.retrieve("when is the dentist appointment?", record=False)
+            assert r.results[0].episode.id == dentist
+            assert any("re-embedded by another process" in d for d in r.degraded)
+            original.clear()

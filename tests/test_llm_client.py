@@ -420,8 +420,9 @@ def test_a_400_that_only_quotes_the_temperature_keeps_it(
 ) -> None:
     """A server echoing the request body beside another refusal: the temperature it quotes
     is not what it refused."""
-    echo = 'Invalid request body: {"temperature": 0.0, "max_tokens": 64} - response_format '
-    srv.push_chat(status=400, error_message=echo + "json_schema is not supported")
+    long = "x" * 400  # an echo past what a message line shows
+    echo = f'Invalid request body: {{"temperature": 0.0, "messages": [{{"content": "{long}"}}]}} '
+    srv.push_chat(status=400, error_message=echo + "- response_format json_schema unsupported")
     for _ in range(3):
         srv.push_chat(json_data={"ok": 1})
     ask(client)

@@ -651,7 +651,7 @@ def test_a_proxy_the_client_cannot_use_leaves_the_fast_path_answering(
             m.retrieve("Who looks after Juno?", llm=True)
         assert r.turn_id is not None  # feedback on an answer: matched without the LLM
         report = m.feedback(r.turn_id, answer="Kenji looks after Juno when you travel.")
-        assert fact in report.used
+        assert fact in report.used and "ALL_PROXY" in report.degraded[0]
         with pytest.raises(ConfigError, match="ALL_PROXY"):
             m.feedback(r.turn_id, answer="Kenji does.", judge="llm")
 

@@ -252,6 +252,12 @@ def test_the_last_line_of_a_long_message_alone_is_searched_again() -> None:
     assert last.endswith("when is the dentist?") and len(last) <= 300
     assert last.startswith("word ")  # not a word cut in two
     assert typed_after(paste + "\u200b", 2000) == []  # a blank last line: nothing searched
+    for typed in (
+        "btw what's my wifi password",
+        "ok so what is my wifi password",
+        "猫の名前なんだっけ",
+    ):
+        assert typed_after(f"{paste}{typed}", 2000) == [typed]  # no question mark needed
     caption = "Photo caption: the Tokyo Tower at night."  # the paste's own, asking nothing
     assert typed_after(f"Can you summarize this article?\n{paste}{caption}", 2000) == []
     zalgo = paste + "e" + "\u0301" * 1000 + " where is it?"  # combining marks: still bounded

@@ -53,6 +53,10 @@ def test_idf_and_lexical_reach() -> None:
         "この間言ってた歯医者",
         "こないだ言ってた歯医者",
         "例の歯医者の件",
+        "この間取った休みのこと",  # この間 before 取った, 合コン: still "the other day"
+        "この間合コンで会った人",
+        "先日例の店に行った",  # 例の after a time word
+        "昨日例の人に会った",
         "就活の流れ、最初から一回振り返りたい",  # a request to be reminded, with no question
         "引っ越しまでのこと、まとめてください。",
         "Walk me through the whole lease saga.",

@@ -224,13 +224,15 @@ def give_feedback(
     model: str = "",
     agent: str | None = None,
     judge_falls_back: bool = True,
+    unjudged: str = "",
 ) -> FeedbackResult:
     """Record which memories of ``turn_id`` were used and reinforce them (one transaction).
 
     ``client`` (a ChatClient) makes the answer be judged by the LLM; without
     it the answer is matched, as it is when the LLM fails, unless not
     ``judge_falls_back``: the :class:`.LLMError` is then raised and nothing
-    recorded. Explicit ``used`` ids and those found in the
+    recorded. ``unjudged`` says why a configured LLM could not be asked (its note goes
+    to ``degraded``). Explicit ``used`` ids and those found in the
     answer are combined. ``agent`` (when given) must be the turn's. A used memory that a
     sleep archived after the turn becomes active again, as deep recall makes it.
     """
@@ -280,6 +282,8 @@ def give_feedback(
         shown = [i for i in candidate_ids if turn.offered is None or i in turn.offered]
         episodes = [found[i] for i in shown if i in found and found[i].agent == turn.agent]
         judged: dict[int, str] | None = None
+        if client is None and unjudged and episodes:  # an LLM configured, not reachable
+            degraded.append(f"LLM judge failed, matched instead: {unjudged}")
         if client is not None and episodes:  # (none left of the turn's: nothing to ask)
             try:
                 judged, unshown = llm_used(

@@ -50,8 +50,13 @@ from .jsonparse import parse_json_object
 
 __all__ = ["DEFAULT_BASE_URL", "PLACEHOLDER_API_KEY", "ChatClient", "JSONReply", "Usage"]
 
-_QUOTED_JSON = re.compile(r"\{[^{}]*\}")
-"""An object quoted in an error message (a server echoing the request body)."""
+_QUOTED_JSON = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]")
+"""An object or a list quoted in an error message (a server echoing the request body, or
+the parameters it got)."""
+
+
+_REFUSAL_CHARS = 100_000
+"""How much of a 400's message is read for what it refuses (an echoed body, whole)."""
 
 
 def _refuses_temperature(exc: openai.BadRequestError) -> bool:
@@ -63,7 +68,7 @@ def _refuses_temperature(exc: openai.BadRequestError) -> bool:
     inner = body.get("error", body)
     if isinstance(inner, dict) and inner.get("param") is not None:
         return inner.get("param") == "temperature"
-    text = server_message(exc)
+    text = server_message(exc, limit=_REFUSAL_CHARS)
     while _QUOTED_JSON.search(text):  # (innermost first: nested objects too)
         text = _QUOTED_JSON.sub(" ", text)
     return "temperature" in text.lower()

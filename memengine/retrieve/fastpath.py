@@ -210,6 +210,38 @@ class FastPath:
         repeats: RepeatCheck | None = None,
         skip_vectors: str | None = None,
     ) -> FastResult:
+        """:meth:`_run`; when a vector read finds the file re-embedded by another process
+        since the query was embedded (another model under the same id: an
+        :class:`.EmbeddingError` from the store), the full text answers alone, saying so."""
+        try:
+            return self._run(
+                queries,
+                filters,
+                now=now,
+                exclude=exclude,
+                repeats=repeats,
+                skip_vectors=skip_vectors,
+            )
+        except EmbeddingError as exc:
+            if skip_vectors is not None:
+                raise
+            note = str(exc)
+            exc.__traceback__ = None  # (its frames hold the searches' futures, which hold it)
+            del exc
+        return self._run(
+            queries, filters, now=now, exclude=exclude, repeats=repeats, skip_vectors=note
+        )
+
+    def _run(
+        self,
+        queries: Sequence[str],
+        filters: Filters,
+        *,
+        now: datetime,
+        exclude: AbstractSet[int] = frozenset(),
+        repeats: RepeatCheck | None = None,
+        skip_vectors: str | None = None,
+    ) -> FastResult:
         """Search every query, fuse, score and fetch the candidates (best first). The ids
         in ``exclude`` are left out of every list before it is ranked (each search asks for
         as many more hits), and so are the older exchanges that ``repeats`` finds repeat
@@ -261,17 +293,7 @@ class FastPath:
         # repeats are told by their meaning too: without vectors none is left out
         check = repeats if repeats is not None and said_vectors else None
         extra = len(exclude) + (REPEAT_SLACKS[0] if check is not None else 0)
-        try:
-            knn_hits, bm25_hits = self._search(knn_vecs, term_lists, filters, extra, timings)
-        except EmbeddingError as exc:  # another process re-embedded the file since the query
-            if skip_vectors is not None:  # was embedded (another model, the same id)
-                raise
-            note = str(exc)
-            exc.__traceback__ = None  # (its frames hold the search's future, which holds it)
-            del exc
-            return self.run(
-                queries, filters, now=now, exclude=exclude, repeats=repeats, skip_vectors=note
-            )
+        knn_hits, bm25_hits = self._search(knn_vecs, term_lists, filters, extra, timings)
         repeated: set[int] = set()
         checked: set[int] = set()
         if check is not None:

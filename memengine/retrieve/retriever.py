@@ -49,7 +49,7 @@ from .recent import (
     repeat_check,
     repeat_key,
 )
-from .signals import TermStats, asks_memory, content_terms, lexical_reach
+from .signals import TermStats, asks_memory, content_terms, lexical_reach, may_ask
 from .temporal import find_time_expressions, time_is_asked, union, widen, window_filters
 
 __all__ = [
@@ -84,7 +84,7 @@ TYPED_AFTER_CHARS = 300
 def typed_after(text: str, max_chars: int) -> list[str]:
     """The last line of a ``text`` longer than ``max_chars`` (a paste, then "By the way,
     what's my cat's name again?"), at most its last :data:`TYPED_AFTER_CHARS`, when it
-    asks something (:func:`.signals.asks_memory`): searched as a query of its own beside
+    may ask something (:func:`.signals.may_ask`): searched as a query of its own beside
     the context query, where the paste's words would drown it. None for a text that fits,
     or whose last line asks nothing (the paste's own last line: "Photo caption: …")."""
     text = text.strip()
@@ -95,7 +95,7 @@ def typed_after(text: str, max_chars: int) -> list[str]:
         start = near_cut(last, len(last) - TYPED_AFTER_CHARS)
         space = last.find(" ", start, start + 50)  # (not a word cut in two)
         last = last[space + 1 if space >= 0 else start :]
-    return [last.strip()] if not is_blank(last) and asks_memory(last) else []
+    return [last.strip()] if not is_blank(last) and may_ask(last) else []
 
 
 def turn_language(text: str, said: Sequence[Message]) -> Language:

@@ -29,6 +29,7 @@ __all__ = [
     "asks_memory",
     "content_terms",
     "lexical_reach",
+    "may_ask",
 ]
 
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
@@ -85,14 +86,15 @@ laugh (ｗ, (笑)), a kaomoji in brackets, emoji."""
 
 _JA_RECALL = re.compile(
     r"(覚えて|忘れ|っけ|(?<![うくすつぬふむゆるぐずづぷだの0-9駅分秒時間目手名午事])前に"
-    r"|この前|この間(?!に|中|違|隔|取|合)|こないだ|(?<![\u4e00-\u9fff])例の(?!ごと|如)"
+    r"|この前|この間(?!に|中|違い|隔|取り)|こないだ"
+    r"|(?<![恒異条比事慣判凡用実前通特定類好悪文作範適])例の(?!ごと|如)"
     r"|以前|言ったよね|話したよね)"
 )
 """Japanese cues that point back at something said before (前に, 少し前に, だいぶ前に, but not
 寝る前に, 行く前に, 駅前に, 家の前に, 5分前に, 午前に, 事前に: a place, or a time before
 something; この前, この間 and こないだ "the other day", but not この間に "meanwhile" nor
-この間違い, この間隔, この間取り; 例の "that … you know", but not inside 恒例の, 異例の,
-条例の nor 例のごとく "as usual")."""
+この間違い, この間隔, この間取り; 例の "that … you know" (先日例の店に), but not inside a
+word, 恒例の, 異例の, 条例の, 前例の, nor 例のごとく "as usual")."""
 
 _REQUEST = re.compile(
     r"\b(tell me|fill me in|recap|summari[sz]e|go over|walk me through)\b"
@@ -134,6 +136,21 @@ def lexical_reach(terms: Sequence[str], stats: TermStats) -> float:
 def _sentences(text: str) -> list[str]:
     parts = re.split(r"(?<=[.!?。！？\n])\s*", text)
     return [p.strip() for p in parts if p.strip()]
+
+
+_INTERROGATIVE = re.compile(
+    r"\b(?:what|what's|whats|when|where|who|whom|whose|why|which|how)\b"
+    r"|何|なに|なん[でだ]|いつ(?!も)|どこ|誰|だれ|どれ|どの|どう|いくら|いくつ"
+)
+"""An interrogative anywhere in a text, not only where a question opens."""
+
+
+def may_ask(text: str) -> bool:
+    """Whether ``text`` asks something (:func:`asks_memory`) or holds an interrogative
+    anywhere ("btw what's my wifi password", typed without a question mark after a long
+    paste): the looser test of a line that may be a question."""
+    norm = unicodedata.normalize("NFKC", text).lower()
+    return asks_memory(text) or _INTERROGATIVE.search(norm) is not None
 
 
 def asks_memory(text: str) -> bool:
