@@ -210,38 +210,6 @@ class FastPath:
         repeats: RepeatCheck | None = None,
         skip_vectors: str | None = None,
     ) -> FastResult:
-        """:meth:`_run`; when a vector read finds the file re-embedded by another process
-        since the query was embedded (another model under the same id: an
-        :class:`.EmbeddingError` from the store), the full text answers alone, saying so."""
-        try:
-            return self._run(
-                queries,
-                filters,
-                now=now,
-                exclude=exclude,
-                repeats=repeats,
-                skip_vectors=skip_vectors,
-            )
-        except EmbeddingError as exc:
-            if skip_vectors is not None:
-                raise
-            note = str(exc)
-            exc.__traceback__ = None  # (its frames hold the searches' futures, which hold it)
-            del exc
-        return self._run(
-            queries, filters, now=now, exclude=exclude, repeats=repeats, skip_vectors=note
-        )
-
-    def _run(
-        self,
-        queries: Sequence[str],
-        filters: Filters,
-        *,
-        now: datetime,
-        exclude: AbstractSet[int] = frozenset(),
-        repeats: RepeatCheck | None = None,
-        skip_vectors: str | None = None,
-    ) -> FastResult:
         """Search every query, fuse, score and fetch the candidates (best first). The ids
         in ``exclude`` are left out of every list before it is ranked (each search asks for
         as many more hits), and so are the older exchanges that ``repeats`` finds repeat
@@ -250,7 +218,29 @@ class FastPath:
         short is searched again [1] deeper, and a full-text list still short [2] deeper;
         a vector list goes no deeper than :data:`REPEAT_KNN_SLACK` unless no full-text
         list is searched beside it). ``skip_vectors`` (a reason) searches the full text alone,
-        asking the embedder nothing."""
+        asking the embedder nothing; so does a turn whose vector read finds the file
+        re-embedded by another process since the query was embedded (another model under
+        the same id: an :class:`.EmbeddingError` from the store), saying so."""
+        try:
+            return self._run(queries, filters, now, exclude, repeats, skip_vectors)
+        except EmbeddingError as exc:
+            if skip_vectors is not None:
+                raise
+            note = str(exc)
+            exc.__traceback__ = None  # (its frames hold the searches' futures, which hold it)
+            del exc
+        return self._run(queries, filters, now, exclude, repeats, note)
+
+    def _run(
+        self,
+        queries: Sequence[str],
+        filters: Filters,
+        now: datetime,
+        exclude: AbstractSet[int],
+        repeats: RepeatCheck | None,
+        skip_vectors: str | None,
+    ) -> FastResult:
+        """:meth:`run`, but for a re-embed seen by a vector read (raised)."""
         cfg = self.config
         timings: dict[str, float] = {}
         degraded: list[str] = []
