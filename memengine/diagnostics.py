@@ -208,18 +208,17 @@ def _embedder_check(
         from .embed.openai import recorded_dimension
 
         cfg = config.embedder
-        unasked = cfg.name == "openai" and not cfg.dimensions and recorded is not None
-        if unasked and not recorded_dimension(recorded, cfg.model):  # known without it
-            return False, (
-                f"the file holds vectors of {recorded} but openai:{cfg.model} is "
-                f"configured ({exc}): configure {recorded} again, or re-embed the file "
-                "with `memengine reembed`"
-            )
         if (
             cfg.name == "openai"
             and not cfg.dimensions
             and not recorded_dimension(recorded, cfg.model)
         ):
+            if recorded is not None:  # another model: known without the endpoint
+                return False, (
+                    f"the file holds vectors of {recorded} but openai:{cfg.model} is "
+                    f"configured ({exc}): configure {recorded} again, or re-embed the file "
+                    "with `memengine reembed`"
+                )
             return False, (
                 f"{exc} (opening the file fails while it does not answer: its dimension "
                 "is neither configured nor recorded; set [embedder] dimensions)"

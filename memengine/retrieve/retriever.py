@@ -384,6 +384,7 @@ class Retriever:
         self,
         text: str,
         candidates: Sequence[Candidate],
+        results: Sequence[Retrieved],
         timings: dict[str, float],
         signals: dict[str, float] | None = None,
         lexical_only: bool = False,
@@ -395,7 +396,8 @@ class Retriever:
         milliseconds go to ``timings["coverage"]``; not read when the full-text search
         answered alone, ``lexical_only``, nor when its word vectors are not made within
         ``embed_deadline_s``: a note in ``degraded`` says so). What it read goes to
-        ``signals``. The turn then injects only if a result is offered (:func:`offers_any`)."""
+        ``signals``. It injects only if one of the labelled ``results`` is offered
+        (:func:`offers_any`)."""
         cfg = self.config
         asks = asks_memory(text) or is_blank(text)  # an empty message leaves it to the context
         decided = should_inject(candidates, cfg, asks=asks, lexical_only=lexical_only)
@@ -414,18 +416,19 @@ class Retriever:
             and not lexical_only
         ):
             t1 = time.perf_counter()
+            value: float | None = None
             try:
                 value = self.coverage(text, candidates)
             except EmbeddingError as exc:
                 if degraded is not None:
                     degraded.append(f"coverage skipped: {exc}; decided without it")
-                return decided
             finally:
                 timings["coverage"] = round((time.perf_counter() - t1) * 1000, 3)
-            if signals is not None:
-                signals["coverage"] = round(value, 4)
-            decided = value >= cfg.coverage_min
-        return decided
+            if value is not None:
+                if signals is not None:
+                    signals["coverage"] = round(value, 4)
+                decided = value >= cfg.coverage_min
+        return decided and offers_any(results)
 
     def timed_reach(self, query: str) -> tuple[float, float]:
         """:meth:`reach` and the milliseconds it took."""
@@ -524,11 +527,10 @@ class Retriever:
         )
         result.candidates = mark_own_copies(result.candidates, text, cfg)
         degraded = list(result.degraded)
-        decided = self.decide(
-            text, result.candidates, timings, signals, result.lexical_only, degraded
-        )
         results = tuple(fast_results(result.candidates, cfg, limit, result.lexical_only))
-        decided = decided and offers_any(results)
+        decided = self.decide(
+            text, result.candidates, results, timings, signals, result.lexical_only, degraded
+        )
         timings["turn"] = round((time.perf_counter() - t0) * 1000, 3)
         return Retrieval(
             results=results,

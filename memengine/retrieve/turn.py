@@ -49,14 +49,7 @@ from .fastpath import Candidate, FastPath, FastResult
 from .pool import Pool
 from .recent import RepeatCheck, conversation
 from .rerank import Reranker, RerankOutcome
-from .retriever import (
-    context_query,
-    fast_results,
-    mark_own_copies,
-    offers_any,
-    turn_language,
-    typed_after,
-)
+from .retriever import context_query, fast_results, mark_own_copies, turn_language, typed_after
 from .temporal import (
     Window,
     find_time_expressions,
@@ -72,7 +65,15 @@ from .temporal import (
 __all__ = ["Decide", "LLMTurn", "PhaseStatus", "Reach", "Refine", "TurnTrace", "llm_window"]
 
 Decide = Callable[
-    [str, Sequence[Candidate], dict[str, float], dict[str, float] | None, bool, list[str] | None],
+    [
+        str,
+        Sequence[Candidate],
+        Sequence[Retrieved],
+        dict[str, float],
+        dict[str, float] | None,
+        bool,
+        list[str] | None,
+    ],
     bool,
 ]
 """The fast path's should-inject decision (:meth:`.Retriever.decide`): message, ranked
@@ -433,8 +434,8 @@ class LLMTurn:
         else:
             results = fast_results(candidates, rcfg, limit, result.lexical_only)
             should_inject = self.decide(
-                text, candidates, timings, signals, result.lexical_only, degraded
-            ) and offers_any(results)
+                text, candidates, results, timings, signals, result.lexical_only, degraded
+            )
             strategy = "quote_key_parts"
 
         for key, value in result0.timings_ms.items():

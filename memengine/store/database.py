@@ -461,7 +461,7 @@ class Store:
         kept, wal_truncated = maintenance.compact(self.connections)
         if kept is None and wal_truncated:
             with self.connections.write() as cur:
-                cur.execute("DELETE FROM meta WHERE key = ? AND value = ?", (SCRUB_PENDING, note))
+                meta.drop(cur, SCRUB_PENDING, value=note)
             wal_truncated = maintenance.truncate_wal(self.connections)
         return kept, wal_truncated
 

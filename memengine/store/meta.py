@@ -42,9 +42,13 @@ def put(cur: Any, **values: str) -> None:
     )
 
 
-def drop(cur: Any, key: str) -> None:
-    """Remove the key ``key`` (nothing when absent)."""
-    cur.execute("DELETE FROM meta WHERE key = ?", (key,))
+def drop(cur: Any, key: str, *, value: str | None = None) -> None:
+    """Remove the key ``key`` (only while it holds ``value``, when given; nothing when
+    absent)."""
+    if value is None:
+        cur.execute("DELETE FROM meta WHERE key = ?", (key,))
+    else:
+        cur.execute("DELETE FROM meta WHERE key = ? AND value = ?", (key, value))
 
 
 def bump(cur: Any, key: str) -> None:
