@@ -38,7 +38,13 @@ _WEEKDAYS = {
     "ja": "月火水木金土日",
     "en": ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"),
 }
-_SENTENCE = re.compile(r"(?<=[。！？!?])\s*|(?<=\.)\s+")
+_ABBREVIATIONS = ("Mt", "Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof", "vs", "e.g", "i.e")
+_SENTENCE = re.compile(
+    r"(?<=[。！？!?])\s*|(?<=\.)"
+    + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
+    + r"(?<!\b[A-Z]\.)\s+"
+)
+"""Where a sentence ends: not after "Mt.", "Dr.", "e.g." nor an initial ("J. K.")."""
 _HEADER = "[EPISODE_EVIDENCE]"
 _HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
 _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
@@ -147,7 +153,7 @@ _LATIN_TERM = re.compile(r"^[0-9a-z'\u00c0-\u024f]+$")
 _LATIN = r"0-9a-z\u00c0-\u024f"
 """The letters of a Latin word's edge (not ``\\w``, which holds kana and kanji too: the
 iPhone of 新しいiPhoneを and the 14 of 3月14日 are words)."""
-_ASKED_WITH = re.compile(r"\bhow (much|many)\b|\bwhat (kind|sort|type)\b")
+_ASKED_WITH = re.compile(r"\bhow (much|many)\b|\bwhat (kind|sort|type)\b", re.ASCII)
 """The word a question is asked with, not about, nor written in its answer: "how much",
 "what kind" (the answer to "how old" says "9 years old": that word stays)."""
 

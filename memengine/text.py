@@ -387,8 +387,8 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
                 i = j
             else:
                 i += 1
-    words = set(_WORD.findall(t))
-    for word in _WORD.findall(q):
+    words = set(_latin_words(t))
+    for word in _latin_words(q):
         if (
             1 < len(word) <= 2 * MAX_PHRASE_CHARS
             and word not in ENGLISH_STOPWORDS
@@ -402,6 +402,15 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
         if not any(_inside(piece, longer) for longer in kept):
             kept.append(piece)
     return kept[:limit]
+
+
+def _latin_words(text: str) -> list[str]:
+    """The words of ``text`` outside its CJK runs ("meetingどうだった" holds "meeting"), a
+    possessive's 's left off ("kinako's" is "kinako")."""
+    return [_POSSESSIVE.sub("", w) for w in _WORD.findall(_CJK_RUN.sub(" ", text))]
+
+
+_POSSESSIVE = re.compile(r"['’]s$")
 
 
 def _inside(piece: str, longer: str) -> bool:

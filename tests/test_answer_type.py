@@ -275,3 +275,24 @@ def test_carries_any_reads_every_asked_kind() -> None:
 )
 def test_a_japanese_quantity_is_a_numeral_that_counts(text: str, expected: bool) -> None:
     assert carries(text, QUANTITY) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("How muchだった？desk", {QUANTITY}),
+        ("What dayだっけ、dentist", {TIME}),
+        ("When wasそれ", {TIME}),
+    ],
+)
+def test_an_english_question_against_japanese_is_read_as_when_spaced(
+    text: str, kinds: set[AnswerType]
+) -> None:
+    assert asked_types(text) == frozenset(kinds)
+
+
+@pytest.mark.parametrize(
+    "text", ["6/14だって、軽井沢で", "歯医者は3/18", "Marchに行った", "yesterdayにね"]
+)
+def test_a_time_written_against_japanese_is_carried(text: str) -> None:
+    assert carries(text, TIME)

@@ -109,7 +109,7 @@ def test_a_turn_recorded_before_offers_judges_every_candidate(
 def test_why_lines_name_a_phrase_once() -> None:
     query = "先月からフランス語の勉強を始めたよ！ いつからフランス語の勉強を始めたんだっけ？"
     assert shared_phrases(query, "先月からフランス語の勉強を始めたよ！") == [
-        "先月からフランス語の勉強を始めたよ"
+        "先月からフランス語の勉強を始めた"  # (a CJK piece: at most MAX_PHRASE_CHARS)
     ]
     # a word is part of a longer one only as a word: "car" is not inside "cart"
     assert set(shared_phrases("a red cart and a car", "the red cart by my car")) == {
@@ -688,3 +688,13 @@ def test_a_rare_word_matched_first_by_the_full_text_is_offered(
         assert first.episode.id == due and first.components["bm25_rank"] == 1
         assert first.components.get("cosine", 0.0) < 0.29  # not by its vector
         assert [x.episode.id for x in r.offered][:1] == [due]
+
+
+def test_a_latin_word_against_japanese_or_with_a_possessive_is_named() -> None:
+    assert "meeting" in shared_phrases("昨日のmeetingどうだった？", "今日のmeetingは最悪だった")
+    assert shared_phrases("What's my TOEIC goal?", "ＴＯＥＩＣの試験で800点取りたい") == ["toeic"]
+    assert "takashi" in shared_phrases("Takashiって何のリーダーだっけ", "Takashiと1on1した")
+    assert shared_phrases("When is kinako's vaccination?", "kinako has a vaccination") == [
+        "vaccination",
+        "kinako",
+    ]

@@ -304,3 +304,11 @@ def test_log_lines_dated_with_a_dash_a_comma_or_a_weekday_stay_lines() -> None:
     ):
         assert len(_pieces(f"{above}\n{line}")) == 2, line
     assert len(_pieces(f"{above}\nMay 3-5 we were away")) == 1
+
+
+def test_a_heading_is_not_cut_at_an_abbreviation(mem: Memory) -> None:
+    ep = mem.add("Sunny, we saw Mt. Fuji from the train. Then lunch in Mishima.")
+    [item] = _retrieval(mem.get(ep)).results
+    block = render_episode(item, "en", strategy="full", max_chars=400)
+    assert "Sunny, we saw Mt. Fuji from the train." in block.splitlines()[0]
+    assert "Then lunch" not in block.splitlines()[0]

@@ -84,6 +84,9 @@ def test_idf_and_lexical_reach() -> None:
         "Say the password again",
         "again, which hotel",
         "Had we been to Kyoto before",
+        # English written against Japanese (code-switching)
+        "rememberあのcafe",
+        "whatだったっけ、あのcafe",
     ],
 )
 def test_asks_memory(text: str) -> None:

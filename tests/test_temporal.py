@@ -489,3 +489,32 @@ def test_a_month_word_or_an_ago_that_the_narrower_rules_first_missed(
 )
 def test_whether_the_time_is_what_a_message_asks_about(text: str, asked: bool) -> None:
     assert time_is_asked(text, find_time_expressions(text, NOW)) is asked
+
+
+# An English expression written against Japanese (code-switching): no space between
+# "yesterday" and って is still a word's end.
+MIXED: list[tuple[str, str]] = [
+    ("yesterdayって何してた？", "yesterday"),
+    ("last weekの飲み会", "last week"),
+    ("2 weeks agoに何した？", "2 weeks ago"),
+    ("3 days ago何食べた？", "3 days ago"),
+    ("last monthの給料", "last month"),
+    ("last nightの夢", "last night"),
+    ("this morningのcoffee", "this morning"),
+    ("the day before yesterdayのdinner", "the day before yesterday"),
+    ("昨日とyesterdayの違い", "yesterday"),
+]
+
+
+@pytest.mark.parametrize(("text", "english"), MIXED, ids=[c[0] for c in MIXED])
+def test_english_expressions_against_japanese_read_as_when_spaced(text: str, english: str) -> None:
+    spaced = text.replace(english, f" {english} ")
+    window = parse_time_window(text, NOW)
+    assert window is not None
+    assert window == parse_time_window(spaced, NOW)
+    assert english in [e.surface for e in find_time_expressions(text, NOW)]
+
+
+def test_an_english_word_inside_a_longer_latin_word_is_still_no_expression() -> None:
+    assert parse_time_window("yesterdays", NOW) is None  # (no such word: no window)
+    assert parse_time_window("blast weekend", NOW) is None

@@ -41,11 +41,13 @@ _AUX = r"is|was|were|are|am|did|do|does|will|would|should|can|could|has|have|had
 _EN_TIME_Q = re.compile(
     rf"\bwhen (?:{_AUX})\b|\bwhen['’](?:s|re|ll|d)\b|\bwhen\s*\?"
     r"|\bwhat (?:date|day|time|month|year|week)\b"
-    r"|\bwhich (?:date|day|month|year|week|weekend)\b|\bhow long ago\b"
+    r"|\bwhich (?:date|day|month|year|week|weekend)\b|\bhow long ago\b",
+    re.ASCII,
 )
 _EN_QUANTITY_Q = re.compile(
     r"\bhow (?:much|many|far|long|old|often|big|tall|heavy|fast|expensive)\b"
-    r"|\bwhat (?:number|price|percentage|score|amount|size|temperature|distance|cost)\b"
+    r"|\bwhat (?:number|price|percentage|score|amount|size|temperature|distance|cost)\b",
+    re.ASCII,
 )
 # いつ, but not いつも/いつでも/いつの間に, nor いつか "someday" (いつかしら/いつかな ask, as
 # いつから "since when" does), nor the いつ of あいつ/こいつ/そいつ/どいつ ("that guy")
@@ -71,13 +73,14 @@ _EN_TIME_A = re.compile(
     r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|yesterday"
     r"|tomorrow|tonight)\b"
     r"|\b(?:next|last|this|coming)\s+(?:week|month|year|spring|summer|fall|autumn|winter)\b"
-    r"|\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\bo'clock\b|\b(?:days?|weeks?|months?|years?) ago\b"
+    r"|\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\bo'clock\b|\b(?:days?|weeks?|months?|years?) ago\b",
+    re.ASCII,
 )
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
     "|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|dozen|half|couple"
 )
-_EN_QUANTITY_A = re.compile(rf"\b(?:{_NUMBER_WORDS})\b")  # digits: _DIGIT
+_EN_QUANTITY_A = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.ASCII)  # digits: _DIGIT
 _JA_NUMERAL = r"[0-9一二三四五六七八九十百千万両数]"
 _JA_TIME_A = re.compile(
     rf"{_JA_NUMERAL}+\s*(?:月|日|時|年|曜)|曜日|昨日|明日|明後日|一昨日|来週|先週|今週"

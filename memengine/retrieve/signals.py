@@ -47,7 +47,8 @@ _PRONOUNS = frozenset("i you he she we they it".split())
 
 _EN_RECALL = re.compile(
     r"\b(remember|remind|recall|forgot|forget|mentioned|told you|last time)\b"
-    r"|\b(say|tell|repeat)\b.*\bagain\b|^again\b"
+    r"|\b(say|tell|repeat)\b.*\bagain\b|^again\b",
+    re.ASCII,
 )
 """English cues that point back at something said before ("again" only after a request
 to say it, or opening the message: "Say the password again", "again, which hotel";
@@ -98,7 +99,8 @@ word, 恒例の, 異例の, 条例の, 前例の, nor 例のごとく "as usual"
 
 _REQUEST = re.compile(
     r"\b(tell me|fill me in|recap|summari[sz]e|go over|walk me through)\b"
-    r"|教えて|まとめて|振り返|おさらい|思い出させて"
+    r"|教えて|まとめて|振り返|おさらい|思い出させて",
+    re.ASCII,
 )
 """A request to be told or reminded, put without a question ("walk me through it",
 振り返りたい, まとめてください)."""
@@ -140,7 +142,8 @@ def _sentences(text: str) -> list[str]:
 
 _INTERROGATIVE = re.compile(
     r"\b(?:what|what's|whats|when|where|who|whom|whose|why|which|how)\b"
-    r"|何|なに|なん[でだ]|いつ(?!も)|どこ|誰|だれ|どれ|どの|どう|いくら|いくつ"
+    r"|何|なに|なん[でだ]|いつ(?!も)|どこ|誰|だれ|どれ|どの|どう|いくら|いくつ",
+    re.ASCII,
 )
 """An interrogative anywhere in a text, not only where a question opens."""
 

@@ -798,7 +798,9 @@ _RULES: list[Rule] = [
     (re.compile(r"お正月|正月|年始"), _latest_holiday("new_year")),
     (re.compile(r"大晦日|おおみそか"), _latest_holiday("new_years_eve")),
     (re.compile(r"年末"), _year_end),
-    # ---- English (matched on lower-cased text)
+]
+
+_EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's edge (below)
     (  # next year's months and holidays are plans ("in March next year", "next Christmas")
         re.compile(
             rf"\bnext (?:year'?s? )?(?:{_MONTH_RE}|christmas|xmas|new year'?s?(?: eve| day)?|"
@@ -953,7 +955,16 @@ _RULES: list[Rule] = [
     (re.compile(r"\bnew year(?:'s)?\b"), _latest_holiday("new_year")),
 ]
 
-_SINCE_EN = re.compile(r"\bsince\s+$")
+
+def _ascii_edges(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    r"""``pattern`` with ``\b`` and ``\w`` read as ASCII: an English expression written against
+    Japanese (yesterdayって, last weekの) ends there, as where a space follows."""
+    return re.compile(pattern.pattern, (pattern.flags & ~re.UNICODE) | re.ASCII)
+
+
+_RULES += [(_ascii_edges(pattern), rule) for pattern, rule in _EN_RULES]
+
+_SINCE_EN = re.compile(r"\bsince\s+$", re.ASCII)
 _SINCE_JA = re.compile(r"\s*(?:から|以来|以降)")
 _SINCE_REACH = 40
 """How far before an expression "since" is looked for (the words between are spaces)."""
