@@ -518,3 +518,29 @@ def test_english_expressions_against_japanese_read_as_when_spaced(text: str, eng
 def test_an_english_word_inside_a_longer_latin_word_is_still_no_expression() -> None:
     assert parse_time_window("yesterdays", NOW) is None  # (no such word: no window)
     assert parse_time_window("blast weekend", NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("What did I do on 5/3?", (d(2026, 5, 3), d(2026, 5, 4))),
+        ("5/3何してた？", (d(2026, 5, 3), d(2026, 5, 4))),
+        ("５／３のこと", (d(2026, 5, 3), d(2026, 5, 4))),
+        ("歯医者は5/18", (d(2026, 5, 18), d(2026, 5, 19))),
+        ("5/16(土)に行った店", (d(2026, 5, 16), d(2026, 5, 17))),
+        ("since 12/3", (d(2025, 12, 3), NOW)),
+        ("I went on 17/5", (d(2026, 5, 17), d(2026, 5, 18))),  # 17 cannot be the month
+        ("the party on 12/24/2025", (d(2025, 12, 24), d(2025, 12, 25))),
+        ("5/30に行く", None),  # still to come: a plan
+        # alone, a slash is a score, a share or a schedule
+        ("The movie was 8/10.", None),
+        ("open 24/7", None),
+        ("add 1 1/2 cups", None),
+        ("about 3/4 of the people", None),
+        ("on 2/30", None),
+    ],
+)
+def test_a_month_and_day_written_with_a_slash(
+    text: str, expected: tuple[datetime, datetime] | None
+) -> None:
+    assert parse_time_window(text, NOW) == expected

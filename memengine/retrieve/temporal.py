@@ -2,7 +2,7 @@
 
 :func:`parse_time_window` turns the past-pointing time expressions of a
 message (先週, 先月, 昨日, 去年の夏, 3日前, "last week", "yesterday",
-"last summer", "two months ago", "in March", …) into one window
+"last summer", "two months ago", "in March", 3/22に, …) into one window
 ``(start, end)`` computed against ``now`` (the engine's clock, in its time
 zone). ``start`` is inclusive, ``end`` exclusive, both aware datetimes;
 ``end`` never lies after ``now``. Several expressions give the smallest
@@ -564,6 +564,36 @@ def _iso_date(m: re.Match[str], now: datetime) -> Window | None:
     return _days(d, d, now) if d.year >= 1900 else None  # "order 1234-5-6": a number
 
 
+_SLASHED_BEFORE = re.compile(
+    r"(?:[\u3040-\u30ff\u3400-\u9fff]|\b(?:on|by|since|until|till|before|after|from|between"
+    r"|and))\s*$"
+)
+_SLASHED_AFTER = re.compile(r"\s*(?:[\u3040-\u30ff\u3400-\u9fff]|\([月火水木金土日]\))")
+"""What makes a bare 3/22 a date: Japanese beside it (3/22に, 歯医者は3/18, 3/22(日)) or a
+date's preposition before it ("on 3/22"); alone it may be a score or a share (8/10, 1/2)."""
+
+
+def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
+    """3/22 (and 22/3 when the first number cannot be a month; 3/22/2026 with a year):
+    that day, as 3月22日 is read; without a year only beside Japanese or after "on",
+    "since"…, and never 24/7."""
+    first, second = int(m.group("a")), int(m.group("b"))
+    month, day = (second, first) if first > 12 >= second else (first, second)
+    year_text = m.group("y")
+    if year_text:
+        try:
+            d = date(int(year_text), month, day)
+        except ValueError:
+            return None
+        return _days(d, d, now) if d.year >= 1900 else None
+    if (first, second) == (24, 7) or not (
+        _SLASHED_AFTER.match(m.string, m.end())
+        or _SLASHED_BEFORE.search(m.string, max(0, m.start() - 8), m.start())
+    ):
+        return None
+    return _this_year_date(month, day, now, since=_back_from(m))
+
+
 def _en_year(m: re.Match[str], now: datetime) -> Window | None:
     year = int(m.group("y"))
     if not 1900 <= year <= now.year:
@@ -846,6 +876,13 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
             r"(?!(?P=sep)\d)"
         ),
         _iso_date,
+    ),
+    (  # 3/22, 3/22に, on 3/22, 3/22/2026 (22/3 when 22 cannot be the month)
+        re.compile(
+            r"(?<![0-9./-])(?<![0-9] )(?P<a>\d{1,2})/(?P<b>\d{1,2})(?:/(?P<y>\d{4}))?"
+            r"(?![0-9%]|/\d)"
+        ),
+        _slashed_date,
     ),
     (  # "in April last year", "March 3rd of last year", "the 3rd of March last year"
         re.compile(
