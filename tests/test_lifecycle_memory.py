@@ -233,3 +233,35 @@ def test_deep_recall_leaves_a_low_result_archived(mem: Memory) -> None:
     assert ids[0] in offered and low
     for i in ids:
         assert mem.get(i).status == ("active" if i in offered else "archived"), i
+
+
+def test_a_short_answer_drawn_from_a_long_memory_is_credited(real_mem: Memory) -> None:
+    """A reply of two or three words from a memory shares few of the memory's terms; the
+    answer's uncommon terms coming from it count ("Patellar tendinopathy.")."""
+    for i in range(60):  # a file where "day", "great" and "sounds" are common
+        real_mem.add_exchange(f"Slow day number {i}, reading.", "Sounds great, enjoy the day!")
+    physio = real_mem.add_exchange(
+        "Physio was good. Daniel says it's patellar tendinopathy, no running for three weeks.",
+        "Sensible. Did he give you exercises?",
+    )
+    squats = real_mem.add_exchange(
+        "Yes, squats on a slope board, three sets of fifteen every day.", "Good luck with them."
+    )
+    r = real_mem.retrieve("What did my physio diagnose again?")
+    assert physio in {x.episode.id for x in r.results if x.relevance != "low"}
+    fb = real_mem.feedback(r.turn_id, answer="Patellar tendinopathy.")
+    assert fb.used == (physio,)
+    assert "of the answer's terms from it" in fb.reasons[physio]
+    r = real_mem.retrieve("How many sets of my knee exercises am I supposed to do?")
+    assert squats in {x.episode.id for x in r.results if x.relevance != "low"}
+    assert squats in real_mem.feedback(r.turn_id, answer="Three sets of fifteen a day.").used
+
+
+def test_a_stock_reply_of_common_words_is_not_credited_for_its_words(real_mem: Memory) -> None:
+    for i in range(60):
+        real_mem.add_exchange(f"Slow day number {i}, reading.", "Sounds great, enjoy the day!")
+    r = real_mem.retrieve("What did I do on my slow day?")
+    offered = {x.episode.id for x in r.results if x.relevance != "low"}
+    assert offered
+    fb = real_mem.feedback(r.turn_id, answer="Great, sounds like a lovely day!")
+    assert not any("answer's terms" in why for why in fb.reasons.values())

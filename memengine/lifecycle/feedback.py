@@ -6,9 +6,10 @@ answer, which is judged against the candidates the turn offered to the reply (th
 relevant ones of a turn that injects: what its pack shows):
 
 - ``match``: a memory is used when one of its tags occurs in the answer,
-  when enough of its key terms do (``answer_keyword_fraction``), or when
-  the answer's embedding is close to the memory's (cosine ≥
-  ``answer_match_threshold``);
+  when enough of its key terms do (``answer_keyword_fraction``), when at least
+  two of the answer's uncommon terms come from it and make that share of the
+  answer (:func:`uncommon`), or when the answer's embedding is close to the
+  memory's (cosine ≥ ``answer_match_threshold``);
 - ``llm``: an LLM is shown the numbered memories and the answer and asked
   which influenced it (falls back to ``match`` if the call fails).
 
@@ -39,7 +40,7 @@ from ..store.episodes import existing_ids
 from ..text import prompt_line, query_terms, shell_word
 from .strength import impact_of
 
-__all__ = ["FeedbackResult", "Judge", "give_feedback", "llm_used", "match_answer"]
+__all__ = ["FeedbackResult", "Judge", "give_feedback", "llm_used", "match_answer", "uncommon"]
 
 Judge = Literal["auto", "match", "llm"]
 
@@ -92,13 +93,26 @@ def _tag_in(tag: str, text: str) -> bool:
     return re.search(before + re.escape(tag) + after, text) is not None
 
 
+def uncommon(answer_terms: Sequence[str], rows: int, counts: Mapping[str, int]) -> set[str]:
+    """The answer's terms found in few of the file's ``rows`` episodes (at most 3, or 5 %:
+    "patellar", not "day"), by their document ``counts``."""
+    most = max(3, rows // 20)
+    return {t for t in answer_terms if counts.get(t, 0) <= most}
+
+
 def match_answer(
     answer: str,
     episodes: Sequence[Episode],
     similarities: Mapping[int, float],
     cfg: LifecycleConfig,
+    rare: set[str] | frozenset[str] = frozenset(),
 ) -> dict[int, str]:
-    """The memories the answer shows signs of, each with the reason (tag, keywords, similarity)."""
+    """The memories the answer shows signs of, each with the reason (tag, keywords, similarity).
+
+    Keywords are read both ways: enough of a memory's key terms in the answer, or
+    (for a short answer drawn from a long memory: "Patellar tendinopathy.") at least two
+    of the answer's ``rare`` terms (:func:`uncommon`) from the memory, and that much of
+    the answer's terms."""
     text = _norm(answer)
     answer_terms = set(query_terms(answer))
     found: dict[int, str] = {}
@@ -125,6 +139,10 @@ def match_answer(
             and len(shared) / len(terms) >= cfg.answer_keyword_fraction
         ):
             found[ep.id] = f"{len(shared)}/{len(terms)} key terms in the answer"
+            continue
+        drawn = [t for t in shared if t in rare]
+        if len(drawn) >= 2 and len(drawn) / len(answer_terms) >= cfg.answer_keyword_fraction:
+            found[ep.id] = f"{len(drawn)}/{len(answer_terms)} of the answer's terms from it"
             continue
         sim = similarities.get(ep.id)
         if sim is not None and sim >= cfg.answer_match_threshold:
@@ -314,7 +332,9 @@ def give_feedback(
                 sims: dict[int, float] = {}
             else:
                 sims = store.similarities(vector, [e.id for e in episodes])  # checks the embedder
-            judged = match_answer(answer, episodes, sims, cfg)
+            terms = query_terms(answer)
+            rows, counts = store.document_counts(terms)
+            judged = match_answer(answer, episodes, sims, cfg, uncommon(terms, rows, counts))
             methods.append("match")
         for i, why in judged.items():
             reasons.setdefault(i, why)
