@@ -544,3 +544,21 @@ def test_a_month_and_day_written_with_a_slash(
     text: str, expected: tuple[datetime, datetime] | None
 ) -> None:
     assert parse_time_window(text, NOW) == expected
+
+
+def test_a_holiday_named_alone_shortly_before_it_comes_names_no_time() -> None:
+    dec22 = datetime(2026, 12, 22, 19, 0, tzinfo=JST)
+    assert parse_time_window("What did I say I'm getting Mum for Christmas?", dec22) is None
+    assert parse_time_window("last Christmas", dec22) == (d(2025, 12, 24), d(2025, 12, 26))
+    assert parse_time_window("去年のクリスマス", dec22) == (d(2025, 12, 24), d(2025, 12, 26))
+    nov10 = datetime(2026, 11, 10, 19, 0, tzinfo=JST)  # six weeks before: last year's
+    assert parse_time_window("What did we do at Christmas?", nov10) == (
+        d(2025, 12, 24),
+        d(2025, 12, 26),
+    )
+    jan10 = datetime(2027, 1, 10, 19, 0, tzinfo=JST)
+    assert parse_time_window("What did we do at Christmas?", jan10) == (
+        d(2026, 12, 24),
+        d(2026, 12, 26),
+    )
+    assert parse_time_window("お盆何してた？", datetime(2026, 7, 20, tzinfo=JST)) is None

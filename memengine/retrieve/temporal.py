@@ -647,11 +647,23 @@ def _last_holiday(kind: str) -> Callable[[re.Match[str], datetime], Window | Non
     return rule
 
 
+HOLIDAY_AHEAD_DAYS = 31
+"""How near a coming holiday makes its bare name ambiguous: Christmas asked on 22 December
+("what am I getting Mum for Christmas?") is this one as often as last year's."""
+
+
 def _latest_holiday(kind: str) -> Callable[[re.Match[str], datetime], Window | None]:
-    """A yearly holiday, its latest occurrence that has begun."""
+    """A yearly holiday, its latest occurrence that has begun; none while the next one is
+    less than :data:`HOLIDAY_AHEAD_DAYS` away (named alone, it may be that one)."""
 
     def rule(_: re.Match[str], now: datetime) -> Window | None:
-        return _holiday_in(kind, now.year, now) or _holiday_in(kind, now.year - 1, now)
+        begun = _holiday_in(kind, now.year, now)
+        if begun is not None:
+            return begun
+        (month, day), _end = _HOLIDAYS[kind]
+        if _midnight(date(now.year, month, day), now) - now < timedelta(days=HOLIDAY_AHEAD_DAYS):
+            return None
+        return _holiday_in(kind, now.year - 1, now)
 
     return rule
 
