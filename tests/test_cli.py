@@ -453,13 +453,19 @@ def test_a_japanese_colon_names_the_role_and_a_bom_is_read(db: str, tmp_path: Pa
     """What a Japanese IME and Windows tools write: `partner：` and a UTF-8 byte-order mark."""
     run("add", "結婚式は六月二十日", "--reply", "楽しみだね", "--db", db)
     out = json.loads(
-        run("retrieve", "結婚式はいつ？", "-r", "partner：最近どう？", "--db", db, "--json").output
+        run(
+            "retrieve", "それで結婚式はいつ？", "-r", "partner：最近どう？", "--db", db, "--json"
+        ).output
     )
-    assert out["queries"][0] == "最近どう？\n結婚式はいつ？"  # the role is not part of the text
+    assert (
+        out["queries"][0] == "最近どう？\nそれで結婚式はいつ？"
+    )  # the role is not part of the text
     out = json.loads(
-        run("retrieve", "結婚式は？", "-r", "partner: 集合は駅前：9時", "--db", db, "--json").output
+        run(
+            "retrieve", "その結婚式は？", "-r", "partner: 集合は駅前：9時", "--db", db, "--json"
+        ).output
     )
-    assert out["queries"][0] == "集合は駅前：9時\n結婚式は？"  # a colon in the text stays
+    assert out["queries"][0] == "集合は駅前：9時\nその結婚式は？"  # a colon in the text stays
     dump = tmp_path / "dump.jsonl"
     run("export", "--db", db, "-o", str(dump))
     bom = tmp_path / "bom.jsonl"

@@ -12,7 +12,7 @@ import pytest
 from memengine import FixedClock, Memory
 from memengine.config import Config
 from memengine.models import Episode, EpisodeKind, Message
-from memengine.retrieve.recent import conversation, held_in_recent
+from memengine.retrieve.recent import carries_on, conversation, held_in_recent
 from memengine.retrieve.retriever import context_query, typed_after
 from memengine.text import NEAR_CUT_CHARS, within
 
@@ -196,15 +196,15 @@ def test_the_query_keeps_the_new_text_and_leaves_out_system_messages() -> None:
         Message(role="system", text="You are Mochi. Relevant memories: Kinako the cat."),
         Message(role="user", text=paste),
         Message(role="partner", text="Thanks for sharing!"),
-        Message(role="user", text="where does my sister live?"),
+        Message(role="user", text="where does she live?"),
     ]
     query = context_query(
-        "where does my sister live?", conversation(recent, "where does my sister live?"), 2, 2000
+        "where does she live?", conversation(recent, "where does she live?"), 2, 2000
     )
     assert len(query) <= 2000
-    assert query.endswith("Thanks for sharing!\nwhere does my sister live?")
-    assert "Mochi" not in query and query.count("sister") == 1  # not read twice
-    assert query == f"{paste[:300]}\nThanks for sharing!\nwhere does my sister live?"
+    assert query.endswith("Thanks for sharing!\nwhere does she live?")
+    assert "Mochi" not in query and query.count("live") == 1  # not read twice
+    assert query == f"{paste[:300]}\nThanks for sharing!\nwhere does she live?"
     long = "x" * 2990 + " why?"  # longer than it can read: its beginning and its end
     assert (
         context_query(long, conversation(recent, "x"), 2, 2000) == f"{long[:1000]}\n{long[-999:]}"
@@ -293,3 +293,50 @@ def test_the_llm_prompts_and_the_language_read_the_conversation_only(tmp_path: P
         for request in srv.chat_requests:
             prompt = str(request["messages"][-1]["content"])
             assert "Aiko" not in prompt and prompt.count("犬が噛んだ靴はどれ") == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "carries"),
+    [
+        ("Who was the vet again?", False),  # another topic
+        ("What's 15% of 80?", False),
+        ("獣医さんの名前なんだっけ", False),
+        ("What did he order?", True),  # a pronoun leans on what was said
+        ("And then?", True),  # no content word of its own
+        ("いつだっけ？", True),
+        ("それっていつ？", True),
+        ("When is Tom's party?", True),  # a word the conversation holds
+        ("Was the pici good at Padella?", True),
+    ],
+)
+def test_a_new_topic_does_not_carry_on_from_the_conversation(text: str, carries: bool) -> None:
+    before = said(
+        ("user", "What did we do for Tom's birthday?"),
+        ("partner", "Dinner at Padella; he had the pici."),
+    )
+    assert carries_on(text, before, 3) is carries
+    query = context_query(text, before, 3, 2000)
+    assert query == (f"{before[0].text}\n{before[1].text}\n{text}" if carries else text)
+    assert carries_on(text, [], 3) and carries_on(text, before, 0)  # nothing to carry on from
+
+
+def test_a_question_on_another_topic_is_searched_by_its_own_words(real_mem: Memory) -> None:
+    """The messages before a change of topic filled the context query: the birthday dinner
+    was packed as ``high`` for "Who was the vet again?" and the vet left ``low``."""
+    vet = real_mem.add_exchange(
+        "Biscuit has his booster jab on December 11th with our vet, Dr Okafor.", "Noted."
+    )
+    real_mem.add_exchange("Tom's birthday is next week, January 20th.", "Any plans for it?")
+    dinner = real_mem.add_exchange(
+        "Dinner at Padella was lovely, Tom had the pici cacio e pepe.", "Sounds delicious!"
+    )
+    recent = [
+        {"role": "user", "content": "What did we do for Tom's birthday?"},
+        {"role": "assistant", "content": "Dinner at Padella; he had the pici cacio e pepe."},
+    ]
+    r = real_mem.retrieve("Who was the vet again?", recent=recent)
+    offered = [x.episode.id for x in r.results if x.relevance != "low"]
+    assert r.should_inject and offered[0] == vet and dinner not in offered
+    assert r.queries[0] == "Who was the vet again?"
+    follow = real_mem.retrieve("What did he have there?", recent=recent)  # leans on them
+    assert follow.results[0].episode.id == dinner

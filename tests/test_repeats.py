@@ -155,7 +155,7 @@ def test_old_copies_of_this_mornings_greeting_do_not_push_the_fact_out(
     """The context query holds the greeting: its two old copies were found by both
     searches and packed as `high`, and the car was not packed at all."""
     mem, found = chat
-    r = mem.retrieve("What car did I get again?", recent=found["recent"])
+    r = mem.retrieve("What car was it I got again?", recent=found["recent"])
     greetings = found["greetings"]
     assert isinstance(greetings, list)
     assert sorted(r.repeats) == greetings
@@ -198,7 +198,7 @@ def test_a_question_keeps_its_old_copies(tmp_path: Path) -> None:
 def test_skip_repeats_off_keeps_them(tmp_path: Path) -> None:
     mem, _clock, found = companion(tmp_path / "m.db", skip_repeats=False)
     with mem:
-        r = mem.retrieve("What car did I get again?", recent=found["recent"])
+        r = mem.retrieve("What car was it I got again?", recent=found["recent"])
         assert r.repeats == ()
         greetings = found["greetings"]
         assert isinstance(greetings, list)
@@ -240,7 +240,7 @@ def test_the_llm_turn_leaves_them_out_of_the_reranker_prompt(tmp_path: Path) -> 
                 }
             )
             now = T0 + timedelta(days=20, minutes=5)
-            r = mem.retrieve("What car did I get again?", recent=found["recent"], now=now)
+            r = mem.retrieve("What car was it I got again?", recent=found["recent"], now=now)
             assert sorted(r.repeats) == greetings
             _, rerank = srv.chat_requests
             prompt = str(rerank["messages"][-1]["content"])
@@ -444,7 +444,7 @@ def test_the_recent_exchanges_are_embedded_with_the_query(
     later = FixedClock(T0 + timedelta(days=20, minutes=5))
     with Memory.open(tmp_path / "m.db", embedder=embedder, clock=later) as mem:
         before = embedder.calls
-        r = mem.retrieve("What car did I get again?", recent=found["recent"], llm=False)
+        r = mem.retrieve("What car was it I got again?", recent=found["recent"], llm=False)
         assert embedder.calls == before + 1 and r.repeats == tuple(found["greetings"])
 
 
@@ -531,7 +531,7 @@ def test_the_copies_are_checked_only_as_far_as_the_lists_need(
         monkeypatch.setattr(mem.store, "exchange_texts", reading)
         monkeypatch.setattr(mem.store, "knn_many", searching)
         r = mem.retrieve(
-            "what car did I get?",
+            "what car was it I got?",
             recent=recent,
             day_range=None,
             extra_queries=["tomatoes in the garden"],
@@ -570,7 +570,7 @@ def test_a_list_is_checked_no_further_than_it_keeps(
             return texts(ids, max_chars)
 
         monkeypatch.setattr(mem.store, "exchange_texts", reading)
-        r = mem.retrieve("what car did I get?", recent=recent, day_range=None)
+        r = mem.retrieve("what car was it I got?", recent=recent, day_range=None)
         assert fact in {x.episode.id for x in r.results} and len(r.repeats) == 3
         assert "search_deeper" not in r.timings_ms
         assert len(read) <= 2 * (10 + 2 * 3)  # each list: what it keeps, twice its copies
@@ -832,7 +832,7 @@ def test_a_year_and_a_half_of_greetings_do_not_empty_the_list(
             return knn_many(queries, k, filters)  # type: ignore[arg-type]
 
         monkeypatch.setattr(mem.store, "knn_many", searching)
-        r = mem.retrieve("When is the dentist?", recent=GREETED, day_range=None, llm=False)
+        r = mem.retrieve("When is it, the dentist?", recent=GREETED, day_range=None, llm=False)
         assert [c[1] for c in calls] == [50, 440, 1640] and "search_deepest" in r.timings_ms
         assert r.timings_ms["search_deeper"] >= r.timings_ms["search_deepest"]  # both rounds
         assert depths == [20, 410]  # a vector list goes no deeper than 400 more
@@ -855,6 +855,6 @@ def test_a_vector_search_alone_goes_as_deep(tmp_path: Path) -> None:
         visits = [NewEpisode(user_text=f"The dentist, visit {i}", occurred_at=t) for i in range(5)]
         told = set(mem.add_many(visits))
         mem.add_many([*filler, *copies])
-        r = mem.retrieve("When is the dentist?", recent=GREETED, day_range=None, llm=False)
+        r = mem.retrieve("When is it, the dentist?", recent=GREETED, day_range=None, llm=False)
         assert len(r.repeats) >= 400 and "search_deeper" in r.timings_ms
         assert told & {x.episode.id for x in r.results}

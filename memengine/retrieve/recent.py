@@ -29,6 +29,7 @@ it is (its reply may hold the answer).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ __all__ = [
     "REPEAT_MIN_COSINE",
     "RepeatCheck",
     "Said",
+    "carries_on",
     "conversation",
     "held_in_recent",
     "key_of",
@@ -276,3 +278,28 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
         out[key] = Said(both, asks_memory(m.text), frozenset(content_terms(both)))
     terms = frozenset(content_terms(within(text, max_chars))) if out else frozenset()
     return RepeatCheck(out, terms)
+
+
+_POINTS_BACK = re.compile(
+    r"\b(?:it|its|that|this|these|those|there|then|he|him|his|she|her|hers|they|them|their"
+    r"|one|ones|same|also|too|else|other)\b"
+    r"|それ|あれ|これ|その|あの|この|そこ|あそこ|彼|あいつ|そいつ|こいつ|さっき|例の|も[?？]?$",
+    re.ASCII,
+)
+"""Words that lean on what was just said (a pronoun, "the same", "also", それ, あの)."""
+
+
+def carries_on(text: str, said: Sequence[Message], turns: int) -> bool:
+    """Whether the new ``text`` carries on from the messages a context query would read (the
+    last ``turns`` exchanges of ``said``): it has no content word of its own ("And then?",
+    いつだっけ), leans on them (a pronoun, それ), or shares a content word with them.
+    A message that does none of these ("Who was the vet again?" after talk of a birthday
+    dinner) starts another topic: the messages before it are no context for its search."""
+    read = list(said[-2 * turns :]) if turns > 0 else []
+    if not read:
+        return True
+    own = {t for t in content_terms(text) if t.isascii() or len(t) >= 2}
+    if not own or _POINTS_BACK.search(unicodedata.normalize("NFKC", text).lower()):
+        return True
+    before = {t for m in read for t in content_terms(m.text)}
+    return bool(own & before)

@@ -41,6 +41,7 @@ from .fastpath import Candidate, FastPath, FastResult, age_days, lexical_agreeme
 from .inject import evidence_found, should_inject, top_cosine
 from .recent import (
     RepeatCheck,
+    carries_on,
     conversation,
     held_in_recent,
     key_of,
@@ -68,12 +69,15 @@ _COVERAGE_WORDS = 100
 
 def context_query(text: str, said: Sequence[Message], turns: int, max_chars: int) -> str:
     """The conversation before the new text (``said``, as :func:`.recent.conversation`
-    gives it; its last ``turns`` exchanges, i.e. 2×turns messages) and the new text, in
+    gives it; its last ``turns`` exchanges, i.e. 2×turns messages; none when the new text
+    starts another topic, :func:`.recent.carries_on`) and the new text, in
     ``max_chars`` at most: the new text comes whole (longer, its beginning and end:
     :func:`~memengine.text.within`), the messages fill the room left, the newest first,
     each cut to its first :data:`.recent.RECENT_MESSAGE_CHARS`, so a long paste two
     messages back neither pushes the question out nor drowns it."""
     new = "" if is_blank(text) else within(text.strip(), max_chars)  # (zero-width space: nothing)
+    if not carries_on(text, said, turns):  # another topic: the messages are no context
+        return new
     return "\n".join([*(part for _, part in read_parts(text, said, turns, max_chars)), new])
 
 

@@ -50,6 +50,12 @@ REMARK = (
 """A remark that no stored exchange repeats: the conversation before each timed question
 in a chat without copies (the repeats check runs and finds nothing)."""
 
+LEAD = "About that: "
+"""What each timed question opens with, so that it carries on from the conversation before
+it (:func:`.retrieve.recent.carries_on`): the context query holds the recent exchange, and
+the repeats check has its copies to leave out (a question on another topic is searched
+alone, and costs what a turn without a recent conversation does)."""
+
 COPY_NOISE = 0.6
 """How far each stored greeting's vector is from the greeting's (cosine about 0.86: the
 offline embedder puts greetings and their varied replies .61–.85 apart)."""
@@ -96,11 +102,12 @@ def teach(bench: Bench, mem: Memory, emb: TableEmbedder, qs: Sequence[Query]) ->
     rc = mem.config.retrieval
     for recent, vector in ((RECENT, greeting_vector(bench)), (REMARK, greeting_vector(bench, 1))):
         for q in qs:
-            said = conversation(recent, q.text)
-            check = repeat_check(said, q.text, rc.recent_conversation_turns, rc.max_query_chars)
+            text = LEAD + q.text
+            said = conversation(recent, text)
+            check = repeat_check(said, text, rc.recent_conversation_turns, rc.max_query_chars)
             for s in check.said.values():
                 emb.add(s.text, vector)
-            query = context_query(q.text, said, rc.recent_conversation_turns, rc.max_query_chars)
+            query = context_query(text, said, rc.recent_conversation_turns, rc.max_query_chars)
             vec = normalize(q.vector + vector)[0]
             emb.add(query, vec)
             emb.add(dense_query(query), vec)
@@ -109,7 +116,7 @@ def teach(bench: Bench, mem: Memory, emb: TableEmbedder, qs: Sequence[Query]) ->
 def retrievals(
     bench: Bench, mem: Memory, qs: Sequence[Query], label: str, recent: Sequence[Message]
 ) -> tuple[dict[str, list[float]], list[int]]:
-    """``Memory.retrieve`` of each query with its extra queries and ``recent``: the
+    """``Memory.retrieve`` of each query (after :data:`LEAD`) with its extra queries and ``recent``: the
     measured queries' stage timings and wall time (as ``retrieve``), whether each searched
     deeper (``deeper``: 1 or 0) and to the deepest round (``deepest``), and how many old
     exchanges each left out."""
@@ -118,7 +125,7 @@ def retrievals(
     for _, q, measured in bench.loop(qs, label):
         more = [t for t, _ in q.extras]
         t0 = time.perf_counter()
-        r = mem.retrieve(q.text, agent=q.agent, extra_queries=more, recent=list(recent))
+        r = mem.retrieve(LEAD + q.text, agent=q.agent, extra_queries=more, recent=list(recent))
         wall = ms(t0)
         if measured:
             for key, v in r.timings_ms.items():
