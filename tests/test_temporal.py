@@ -215,6 +215,10 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("1-2 months ago", (d(2026, 3, 5, 15), d(2026, 5, 5, 15))),
     ("one or two weeks ago", (d(2026, 5, 3, 15), d(2026, 5, 16, 15))),
     ("2-3 weeks ago", (d(2026, 4, 26, 15), d(2026, 5, 9, 15))),
+    # as 先日, "the other day" is the last two weeks but today
+    ("What did I say the other day about Hannah?", (d(2026, 5, 6, 15), d(2026, 5, 19, 15))),
+    ("a fortnight ago", (d(2026, 5, 3, 15), d(2026, 5, 9, 15))),  # as "two weeks ago"
+    ("over the past fortnight", (d(2026, 5, 6, 15), NOW)),
 ]
 
 

@@ -923,6 +923,12 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
     (re.compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
     (re.compile(r"\bthis morning\b"), _this_morning),
     (re.compile(r"\b(?:a few|few|several) days (?:ago|back)\b"), _few_days),
+    (re.compile(r"\bthe other (?:day|night)\b"), _span_ago(timedelta(days=14), timedelta(days=1))),
+    (re.compile(r"\b(?:a|one) fortnight (?:ago|back)\b"), lambda _, now: _ago("week", 2, now)),
+    (
+        re.compile(r"\b(?:the )?(?:last|past) fortnight\b"),
+        _span_ago(timedelta(days=14), timedelta(0)),
+    ),
     (
         re.compile(r"\b(?:a few|few|several) weeks (?:ago|back)\b"),
         _span_ago(timedelta(weeks=5), timedelta(weeks=2)),
