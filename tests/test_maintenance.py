@@ -22,7 +22,7 @@ from memengine.cli import app
 from memengine.diagnostics import diagnose
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.store.filters import Filters
-from memengine.store.maintenance import fts_segments
+from memengine.store.maintenance import file_bytes, fts_segments
 
 from .helpers import HashEmbedder
 
@@ -232,3 +232,42 @@ def test_a_drifted_full_text_index_is_named_so_and_rebuilt_by_a_scrub(
         m.optimize(scrub=True)
         assert m.check().ok
     assert diagnose(config)["checks"]["consistency"][0]
+
+
+def test_a_compaction_keeps_its_copy_of_the_file_out_of_memory(mem: Memory) -> None:
+    """``VACUUM`` copied the file into the connection's in-memory temporary store, through
+    its 64 MiB cache and memory map: a file of 400 MB took 500 MB of memory to forget one
+    user. It runs with a temporary file and a small cache, and the connection's settings
+    come back after."""
+    mem.add_many(_episodes(200, 1))
+    driver = mem.store.connections.get().driver_connection
+    before = [driver.execute(f"PRAGMA {p}").fetchone()[0] for p in ("temp_store", "cache_size")]
+    seen: list[str] = []
+    driver.set_trace_callback(seen.append)
+    try:
+        assert mem.optimize(scrub=True).vacuumed
+    finally:
+        driver.set_trace_callback(None)
+    at = seen.index("VACUUM")
+    assert "PRAGMA temp_store = FILE" in seen[:at] and "PRAGMA mmap_size = 0" in seen[:at]
+    small = [s for s in seen[:at] if s.startswith("PRAGMA cache_size")]
+    assert small and small[-1] == "PRAGMA cache_size = -2048"
+    after = [driver.execute(f"PRAGMA {p}").fetchone()[0] for p in ("temp_store", "cache_size")]
+    assert after == before == [2, -1024 * 64]
+
+
+def test_a_scrub_reports_the_file_as_it_was_before_it(mem: Memory) -> None:
+    """The figures "before" were read after the scrub's own rebuild of the full-text index:
+    a merged file was said to hold 10 segments and 86 MiB more than it did."""
+    mem.add_many(_episodes(300, 2))
+    mem.optimize()
+    assert fts_segments_of(mem) == 1
+    size = file_bytes(mem.store.path)
+    report = mem.optimize(scrub=True)
+    assert report.segments_before == 1 and report.segments_after == 1
+    assert report.bytes_before == size
+
+
+def fts_segments_of(mem: Memory) -> int:
+    with mem.store.connections.read() as cur:
+        return fts_segments(cur)

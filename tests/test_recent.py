@@ -307,6 +307,12 @@ def test_the_llm_prompts_and_the_language_read_the_conversation_only(tmp_path: P
         ("それっていつ？", True),
         ("When is Tom's party?", True),  # a word the conversation holds
         ("Was the pici good at Padella?", True),
+        ("And the date?", True),  # a follow-up's opening
+        ("What about the venue?", True),
+        ("じゃあ場所は？", True),
+        ("日付は？", True),  # a bare topic asked
+        ("Andrew's number?", False),  # (not "and")
+        ("昨日の会議で決まった日付は？", False),  # (a whole question of its own)
     ],
 )
 def test_a_new_topic_does_not_carry_on_from_the_conversation(text: str, carries: bool) -> None:

@@ -283,10 +283,15 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
 _POINTS_BACK = re.compile(
     r"\b(?:it|its|that|this|these|those|there|then|he|him|his|she|her|hers|they|them|their"
     r"|one|ones|same|also|too|else|other)\b"
-    r"|それ|あれ|これ|その|あの|この|そこ|あそこ|彼|あいつ|そいつ|こいつ|さっき|例の|も[?？]?$",
+    r"|^[^\w\u3040-\u30ff\u3400-\u9fff]*(?:and|but|so|or|plus|what about|how about)\b"
+    r"|それ|あれ|これ|その|あの|この|そこ|あそこ|彼|あいつ|そいつ|こいつ|さっき|例の|も[?？]?$"
+    r"|^[^\w\u3040-\u30ff\u3400-\u9fff]*(?:で|じゃあ|じゃ|あと|ちなみに|なら)[、,]?"
+    r"|^\S{1,8}は[?？]+$",
     re.ASCII,
 )
-"""Words that lean on what was just said (a pronoun, "the same", "also", それ, あの)."""
+"""What leans on what was just said: a pronoun, "the same", "also", それ, あの; a follow-up's
+opening ("And the date?", "What about the venue?", じゃあ場所は？) or a bare topic asked
+(日付は？)."""
 
 
 def carries_on(text: str, said: Sequence[Message], turns: int) -> bool:

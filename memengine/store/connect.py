@@ -83,6 +83,11 @@ MMAP_BYTES = 1 << 40
 maximum): a page already in the OS cache is read without a system call, which
 matters for the vector chunk blobs (128 KiB at 64 rows of 512 floats)."""
 
+VACUUM_CACHE_MB = 2
+"""The page cache of a compaction (``VACUUM``), which reads and writes every page once: a
+cache as large as the connections' (or a memory map) would hold its copy of the file in
+memory, hundreds of MB for a file of a few hundred."""
+
 PAGE_SIZE = 16384
 """Page size of a new file (an existing file keeps the one it was made with). The
 vector chunks are blobs stored on overflow pages: 16 KiB pages make a quarter as
@@ -425,7 +430,10 @@ class Connections:
         in this process and on the lock file like :meth:`write` (``VACUUM`` cannot run
         inside a transaction, so it is not one). :class:`.DatabaseLocked` when another
         writer keeps the file past ``wait_s`` (default: the busy timeout); the file is
-        then unchanged. Readers do not stop it: in WAL mode they keep their snapshot."""
+        then unchanged. Readers do not stop it: in WAL mode they keep their snapshot.
+        Its temporary copy of the file goes to a temporary file (SQLite's temp folder:
+        ``SQLITE_TMPDIR``, else ``TMPDIR``, else ``/var/tmp`` or ``/tmp``), not to memory
+        as the connections' other temporary tables do."""
         self.refuse_writes()
         with self.in_use():
             conn = self.get()
@@ -434,7 +442,16 @@ class Connections:
             cur = conn.cursor()
             try:
                 with self._writers_turn(wait_s) as left_ms:
-                    _waiting(cur, "VACUUM", left_ms, self._busy_ms)
+                    # its copy of the file on disk, through a small cache: not in memory
+                    cur.execute("PRAGMA temp_store = FILE")
+                    cur.execute(f"PRAGMA cache_size = {-1024 * VACUUM_CACHE_MB}")
+                    cur.execute("PRAGMA mmap_size = 0")
+                    try:
+                        _waiting(cur, "VACUUM", left_ms, self._busy_ms)
+                    finally:
+                        cur.execute("PRAGMA temp_store = MEMORY")
+                        cur.execute(f"PRAGMA cache_size = {-1024 * int(self._cache_mb)}")
+                        cur.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             except self.module.Error as exc:
                 raise self._store_error(exc) from exc
             finally:

@@ -977,6 +977,9 @@ class Store:
         """
         t0 = time.perf_counter()
         rewritten = relinked = 0
+        bytes_before = maintenance.file_bytes(self.path)  # (a scrub's rebuild adds to both)
+        with self.connections.read() as cur:
+            segments_before = maintenance.fts_segments(cur)
         if scrub:
             with self.connections.write() as cur:
                 staging.drop_deleted(cur)  # a stopped re-embed's vectors of deleted episodes
@@ -991,7 +994,6 @@ class Store:
                     relinked += ep_rows.link_neighbours(cur, agent, lo, hi, self.neighbour_gap_s)
             with self.connections.write() as cur:  # from the episodes, in one new segment
                 cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('rebuild')")
-        bytes_before = maintenance.file_bytes(self.path)
         with self.connections.read() as cur:
             size = chunk_size(cur)
         if vectors and size != CHUNK_SIZE:
@@ -1026,7 +1028,7 @@ class Store:
                 meta.drop(cur, SCRUB_PENDING)  # what a stopped forget left is gone now
             truncated = maintenance.truncate_wal(self.connections)
         return OptimizeReport(
-            before,
+            segments_before,
             after,
             steps,
             round(time.perf_counter() - t0, 3),
