@@ -406,3 +406,36 @@ def test_a_forget_killed_before_its_compaction_says_what_to_run(
         assert report.vacuumed and m.store.scrub_pending() is None
     assert SECRET.encode() not in _file_bytes(db_path)
     assert "scrub" not in diagnose(config)["checks"]
+
+
+def _stop(*_: object, **__: object) -> Any:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("command", ["forget", "delete"])
+def test_ctrl_c_while_compacting_says_the_delete_is_saved(
+    db_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """A Ctrl-C in the compaction after a forget or a scrubbing delete printed only
+    "interrupted", as one before the commit does, though the delete was saved."""
+    _two_users(db_path, clock)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        bobs = [r.episode.id for r in m.retrieve("note", agent="bob", day_range=None).results][:3]
+    args = (
+        ["agent", "forget", "bob", "--yes"]
+        if command == "forget"
+        else ["delete", *map(str, bobs), "--scrub"]
+    )
+    monkeypatch.setattr("memengine.store.maintenance.compact", _stop)
+    result = CliRunner().invoke(app, [*args, "--db", str(db_path)])
+    assert result.exit_code == 130
+    assert "interrupted after the delete was saved" in result.output
+    assert "memengine optimize --scrub" in result.output
+    monkeypatch.undo()
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        assert (not m.has_agent("bob")) if command == "forget" else not m.store.existing(bobs)
+        assert m.store.scrub_pending() is not None
+    monkeypatch.setattr("memengine.store.episodes.delete_episodes", _stop)  # before the commit
+    monkeypatch.setattr("memengine.store.episodes.delete_and_relink", _stop)
+    result = CliRunner().invoke(app, ["delete", "1", "--scrub", "--db", str(db_path)])
+    assert result.exit_code == 130 and "saved" not in result.output

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -356,6 +356,19 @@ def guarded(func: F) -> F:
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def interrupted_compaction(done: str) -> NoReturn:
+    """Stop a scrubbing delete interrupted after its delete was saved (``done`` says what
+    it deleted), during the compaction that follows: exit 130, saying so."""
+    err_console.print(
+        f"interrupted after the delete was saved ({done}), while compacting the file: "
+        "copies of the deleted text may remain in its free pages until "
+        "`memengine optimize --scrub` (doctor reports it meanwhile)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(130)
 
 
 def print_json(data: Any) -> None:

@@ -30,6 +30,7 @@ from ._app import (
     console,
     err_console,
     guarded,
+    interrupted_compaction,
     number,
     open_memory,
     print_json,
@@ -379,7 +380,14 @@ def delete(
     id was not deleted (absent, or another agent's), after deleting the others."""
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        deleted = mem.delete(ids, agent=agent, scrub=scrub)
+        present = mem.store.existing(ids) if scrub else set()
+        try:
+            deleted = mem.delete(ids, agent=agent, scrub=scrub)
+        except KeyboardInterrupt:  # during the compaction the delete is saved: say so
+            gone = present - mem.store.existing(list(present))
+            if gone:
+                interrupted_compaction(f"{counted(len(gone), 'episode')} deleted")
+            raise
     missing = sorted(set(ids) - set(deleted))
     if as_json:
         print_json({"deleted": deleted, "not_deleted": missing})

@@ -27,6 +27,7 @@ from ._app import (
     console,
     err_console,
     guarded,
+    interrupted_compaction,
     note,
     number,
     open_memory,
@@ -103,7 +104,12 @@ def agent_forget(
         )
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        report = mem.forget_agent(name)
+        try:
+            report = mem.forget_agent(name)
+        except KeyboardInterrupt:  # during the compaction the forget is saved: say so
+            if not mem.has_agent(name):
+                interrupted_compaction(f"agent {shown_name(name)} is forgotten")
+            raise
     if as_json:
         print_json(dataclasses.asdict(report))
         return
