@@ -382,7 +382,8 @@ def delete(
     with open_memory(cfg, embeds=False) as mem:
         present = mem.store.existing(ids) if scrub else set()
         try:
-            deleted = mem.delete(ids, agent=agent, scrub=scrub)
+            with progress_bar("deleting and compacting", enabled=scrub and not as_json):
+                deleted = mem.delete(ids, agent=agent, scrub=scrub)
         except KeyboardInterrupt:  # during the compaction the delete is saved: say so
             gone = present - mem.store.existing(list(present))
             if gone:

@@ -179,7 +179,10 @@ def optimize(
     cfg = settings(config, db)
     with (
         open_memory(cfg, embeds=False) as mem,
-        progress_bar("rewriting vectors", enabled=vectors and not as_json) as bar,
+        progress_bar(
+            "rewriting vectors" if vectors else "scrubbing" if scrub else "merging the index",
+            enabled=not as_json,
+        ) as bar,
     ):
         report = mem.optimize(vectors=vectors, scrub=scrub, progress=bar)
     if as_json:
@@ -229,7 +232,8 @@ def doctor(
     from ..diagnostics import diagnose
 
     try:
-        report = diagnose(settings(config, db))
+        with progress_bar("checking the file", enabled=not as_json):  # (seconds at 100K)
+            report = diagnose(settings(config, db))
     except ConfigError as exc:  # still report the driver and the extensions
         report = diagnose(None, config_error=str(exc))
     if as_json:

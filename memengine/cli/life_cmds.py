@@ -32,6 +32,7 @@ from ._app import (
     number,
     open_memory,
     print_json,
+    progress_bar,
     settings,
     shown,
     shown_name,
@@ -105,7 +106,8 @@ def agent_forget(
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
         try:
-            report = mem.forget_agent(name)
+            with progress_bar("forgetting and compacting", enabled=not as_json):
+                report = mem.forget_agent(name)
         except KeyboardInterrupt:  # during the compaction the forget is saved: say so
             if not mem.has_agent(name):
                 interrupted_compaction(f"agent {shown_name(name)} is forgotten")
