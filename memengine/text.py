@@ -391,6 +391,7 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
     for word in _latin_words(q):
         if (
             1 < len(word) <= 2 * MAX_PHRASE_CHARS
+            and not (word.isdigit() and len(word) < 3)  # ("10" of 8/10 is in many texts)
             and word not in ENGLISH_STOPWORDS
             and word in words
             and word not in found

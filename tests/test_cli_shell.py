@@ -258,7 +258,10 @@ def test_an_interrupted_import_says_what_it_kept_and_can_be_finished(
     if proc.returncode == 0:  # it finished first: nothing to resume
         pytest.skip("the import ended before the signal")
     assert proc.returncode == code and b"Traceback" not in err
-    assert f"interrupted: {kept:,} episodes were imported (of the file's 4,000)".encode() in err
+    assert (
+        f"interrupted: {kept:,} episodes were imported by this run (of the file's 4,000)".encode()
+        in err
+    )
     assert b"--skip-existing" in err
     with Memory.open(db) as mem:
         assert mem.check().ok
@@ -298,7 +301,10 @@ def test_an_import_stopped_by_another_writer_says_what_it_kept(tmp_path: Path) -
         pytest.skip("the import ended before the other writer took the file")
     assert proc.returncode == 1 and b"Traceback" not in err
     said = err.decode()
-    assert f"stopped: {kept:,} episodes were imported (of the file's 4,000) and are kept" in said
+    assert (
+        f"stopped: {kept:,} episodes were imported by this run (of the file's 4,000) and are kept"
+        in said
+    )
     assert "--skip-existing" in said and "locked" in said
     assert said.index("stopped:") < said.index("error:")
 

@@ -265,3 +265,27 @@ def test_a_stock_reply_of_common_words_is_not_credited_for_its_words(real_mem: M
     assert offered
     fb = real_mem.feedback(r.turn_id, answer="Great, sounds like a lovely day!")
     assert not any("answer's terms" in why for why in fb.reasons.values())
+
+
+def test_a_stock_reply_stored_as_a_reply_is_no_use_of_it_in_a_young_file(
+    real_mem: Memory,
+) -> None:
+    """In a file of ten exchanges every word is uncommon: the answer "Sounds great, have a
+    lovely day!" was credited to the memory whose stored reply said just that (and a
+    Japanese one through its hiragana pairs). The user's side is what an answer draws on."""
+    market = real_mem.add_exchange(
+        "I'm off to the farmers market this morning to buy apples and leeks.",
+        "Sounds great, have a lovely day!",
+    )
+    for user, reply in [
+        ("The dentist appointment is at 14 Oak Road on Monday.", "Noted."),
+        ("I started reading Dune.", "A classic!"),
+        ("仕事が大変だった", "お疲れ様でした！ゆっくり休んでくださいね"),
+    ]:
+        real_mem.add_exchange(user, reply)
+    r = real_mem.retrieve("Remind me, when did I go to the farmers market?")
+    assert market in {x.episode.id for x in r.results if x.relevance != "low"}
+    assert real_mem.feedback(r.turn_id, answer="Sounds great, have a lovely day!").used == ()
+    r = real_mem.retrieve("仕事大変だったっけ？")
+    fb = real_mem.feedback(r.turn_id, answer="お疲れ様でした！ゆっくり休んでくださいね")
+    assert not any("answer's terms" in why for why in fb.reasons.values())

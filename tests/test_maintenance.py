@@ -271,3 +271,11 @@ def test_a_scrub_reports_the_file_as_it_was_before_it(mem: Memory) -> None:
 def fts_segments_of(mem: Memory) -> int:
     with mem.store.connections.read() as cur:
         return fts_segments(cur)
+
+
+def test_no_room_for_the_compacted_copy_names_the_temporary_folder_too() -> None:
+    from memengine.errors import DiskFull
+    from memengine.store.maintenance import not_compacted
+
+    said = not_compacted(DiskFull("database or disk is full"))
+    assert "SQLITE_TMPDIR" in said and "TMPDIR" in said

@@ -698,3 +698,8 @@ def test_a_latin_word_against_japanese_or_with_a_possessive_is_named() -> None:
         "vaccination",
         "kinako",
     ]
+
+
+def test_a_number_of_one_or_two_digits_is_no_shared_phrase() -> None:
+    assert shared_phrases("評価って8/10だったっけ", "10時に起きた、評価は高い") == ["評価"]
+    assert "2026" in shared_phrases("the 2026 trip", "our 2026 trip to Oslo")

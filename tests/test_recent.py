@@ -346,3 +346,21 @@ def test_a_question_on_another_topic_is_searched_by_its_own_words(real_mem: Memo
     assert r.queries[0] == "Who was the vet again?"
     follow = real_mem.retrieve("What did he have there?", recent=recent)  # leans on them
     assert follow.results[0].episode.id == dinner
+
+
+def test_a_follow_up_whose_subject_is_only_implied_still_finds_it(real_mem: Memory) -> None:
+    """ "What's the address?" has a word of its own and none of the conversation's: searched
+    alone it found nothing; the conversation joined to it is searched second."""
+    real_mem.add_exchange("The dentist appointment is at 14 Oak Road on Monday.", "Noted.")
+    dinner = real_mem.add_exchange(
+        "Sara's birthday dinner is at Luigi's, 12 Elm Street, Friday at 7.", "Lovely!"
+    )
+    real_mem.add_exchange("I bought new running shoes, Asics Novablast.", "Nice choice.")
+    recent = [
+        {"role": "user", "content": "I'm planning a birthday dinner for Sara at Luigi's."},
+        {"role": "assistant", "content": "Sounds lovely!"},
+    ]
+    r = real_mem.retrieve("What's the address?", recent=recent)
+    assert r.queries[0] == "What's the address?" and len(r.queries) == 2
+    assert "Luigi's" in r.queries[1] and r.should_inject
+    assert dinner in real_mem.pack(r).episode_ids

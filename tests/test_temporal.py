@@ -530,7 +530,9 @@ def test_an_english_word_inside_a_longer_latin_word_is_still_no_expression() -> 
         ("What did I do on 5/3?", (d(2026, 5, 3), d(2026, 5, 4))),
         ("5/3何してた？", (d(2026, 5, 3), d(2026, 5, 4))),
         ("５／３のこと", (d(2026, 5, 3), d(2026, 5, 4))),
-        ("歯医者は5/18", (d(2026, 5, 18), d(2026, 5, 19))),
+        ("5/18の歯医者", (d(2026, 5, 18), d(2026, 5, 19))),
+        ("5/1〜5/15に何した", (d(2026, 5, 1), d(2026, 5, 16))),
+        ("on 5/3, 2025", (d(2025, 5, 3), d(2025, 5, 4))),
         ("5/16(土)に行った店", (d(2026, 5, 16), d(2026, 5, 17))),
         ("since 12/3", (d(2025, 12, 3), NOW)),
         ("I went on 17/5", (d(2026, 5, 17), d(2026, 5, 18))),  # 17 cannot be the month
@@ -542,6 +544,11 @@ def test_an_english_word_inside_a_longer_latin_word_is_still_no_expression() -> 
         ("add 1 1/2 cups", None),
         ("about 3/4 of the people", None),
         ("on 2/30", None),
+        ("打率3/10だったっけ", None),
+        ("3/4くらい残ってる", None),
+        ("バス停は3/4番線", None),
+        ("my rent went up by 1/4", None),
+        ("it dropped from 3/4 to 1/2", None),
     ],
 )
 def test_a_month_and_day_written_with_a_slash(
@@ -566,3 +573,12 @@ def test_a_holiday_named_alone_shortly_before_it_comes_names_no_time() -> None:
         d(2026, 12, 26),
     )
     assert parse_time_window("お盆何してた？", datetime(2026, 7, 20, tzinfo=JST)) is None
+    dec20 = datetime(2026, 12, 20, tzinfo=JST)  # this year's New Year has begun; the next is near
+    assert parse_time_window("お正月どうする？", dec20) is None
+    assert parse_time_window("what are we doing for new year?", dec20) is None
+    assert parse_time_window("お正月何した？", datetime(2026, 1, 20, tzinfo=JST)) is not None
+
+
+def test_an_english_word_inside_a_latin_word_with_accents_is_no_expression() -> None:
+    assert parse_time_window("what happened in Marché", NOW) is None
+    assert parse_time_window("in march", NOW) == (d(2026, 3, 1), d(2026, 4, 1))

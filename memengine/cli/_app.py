@@ -20,7 +20,15 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.text import Text
 
 from ..clock import iso_text
@@ -393,17 +401,22 @@ def _jsonable(value: Any) -> str:
 
 
 @contextmanager
-def progress_bar(description: str, *, enabled: bool = True) -> Iterator[Callable[[int, int], None]]:
+def progress_bar(
+    description: str, *, enabled: bool = True, counted: bool = True
+) -> Iterator[Callable[[int, int], None]]:
     """A rich progress bar on stderr; yields a ``(done, total)`` callback. Nothing is
-    drawn when stderr is not a terminal (a log or a pipe gets only the messages)."""
+    drawn when stderr is not a terminal (a log or a pipe gets only the messages). Work
+    that is not ``counted`` (a compaction, a check) shows the time it has taken."""
     if not enabled or not err_console.is_terminal:
         yield lambda done, total: None
         return
+    columns: tuple[ProgressColumn, ...] = (
+        (MofNCompleteColumn(), TimeRemainingColumn()) if counted else (TimeElapsedColumn(),)
+    )
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
+        *columns,
         console=err_console,
         transient=True,
     ) as bar:

@@ -317,7 +317,7 @@ def _interrupted_import(written: int, total: int, why: str = "interrupted") -> N
     """Say what an interrupted (or ``why`` else stopped) import kept: the batches written
     before it stopped."""
     said = (
-        f"{why}: {written:,} episodes were imported (of the file's {total:,}) and are "
+        f"{why}: {written:,} episodes were imported by this run (of the file's {total:,}) and are "
         "kept; run the same import again with --skip-existing to add the rest"
         if written > 0
         else f"{why} before its first batch: none of the file's {total:,} episodes "
@@ -382,7 +382,9 @@ def delete(
     with open_memory(cfg, embeds=False) as mem:
         present = mem.store.existing(ids) if scrub else set()
         try:
-            with progress_bar("deleting and compacting", enabled=scrub and not as_json):
+            with progress_bar(
+                "deleting and compacting", enabled=scrub and not as_json, counted=False
+            ):
                 deleted = mem.delete(ids, agent=agent, scrub=scrub)
         except KeyboardInterrupt:  # during the compaction the delete is saved: say so
             gone = present - mem.store.existing(list(present))

@@ -182,6 +182,7 @@ def optimize(
         progress_bar(
             "rewriting vectors" if vectors else "scrubbing" if scrub else "merging the index",
             enabled=not as_json,
+            counted=vectors,
         ) as bar,
     ):
         report = mem.optimize(vectors=vectors, scrub=scrub, progress=bar)
@@ -232,7 +233,9 @@ def doctor(
     from ..diagnostics import diagnose
 
     try:
-        with progress_bar("checking the file", enabled=not as_json):  # (seconds at 100K)
+        with progress_bar(
+            "checking the file", enabled=not as_json, counted=False
+        ):  # (seconds at 100K)
             report = diagnose(settings(config, db))
     except ConfigError as exc:  # still report the driver and the extensions
         report = diagnose(None, config_error=str(exc))

@@ -106,7 +106,7 @@ def agent_forget(
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
         try:
-            with progress_bar("forgetting and compacting", enabled=not as_json):
+            with progress_bar("forgetting and compacting", enabled=not as_json, counted=False):
                 report = mem.forget_agent(name)
         except KeyboardInterrupt:  # during the compaction the forget is saved: say so
             if not mem.has_agent(name):

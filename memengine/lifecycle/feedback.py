@@ -93,6 +93,9 @@ def _tag_in(tag: str, text: str) -> bool:
     return re.search(before + re.escape(tag) + after, text) is not None
 
 
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+
+
 def uncommon(answer_terms: Sequence[str], rows: int, counts: Mapping[str, int]) -> set[str]:
     """The answer's terms found in few of the file's ``rows`` episodes (at most 3, or 5 %:
     "patellar", not "day"), by their document ``counts``."""
@@ -111,10 +114,12 @@ def match_answer(
 
     Keywords are read both ways: enough of a memory's key terms in the answer, or
     (for a short answer drawn from a long memory: "Patellar tendinopathy.") at least two
-    of the answer's ``rare`` terms (:func:`uncommon`) from the memory, and that much of
-    the answer's terms."""
+    of the answer's ``rare`` terms (:func:`uncommon`) from what the user said in the memory
+    (not its reply: a stock reply is the assistant's own), and that much of the answer's
+    terms (without hiragana: お疲れ様でした holds no でし to match)."""
     text = _norm(answer)
     answer_terms = set(query_terms(answer))
+    own = [t for t in answer_terms if not _HIRAGANA.search(t)]  # (not でし, くだ, さい)
     found: dict[int, str] = {}
     for ep in episodes:
         tag = next(
@@ -140,9 +145,11 @@ def match_answer(
         ):
             found[ep.id] = f"{len(shared)}/{len(terms)} key terms in the answer"
             continue
-        drawn = [t for t in shared if t in rare]
-        if len(drawn) >= 2 and len(drawn) / len(answer_terms) >= cfg.answer_keyword_fraction:
-            found[ep.id] = f"{len(drawn)}/{len(answer_terms)} of the answer's terms from it"
+        # the user's side only (a stock reply is the assistant's), content words only
+        told = set(query_terms(ep.user_text if ep.user_text is not None else ep.content or ""))
+        drawn = [t for t in own if t in rare and t in told]
+        if len(drawn) >= 2 and len(drawn) / len(own) >= cfg.answer_keyword_fraction:
+            found[ep.id] = f"{len(drawn)}/{len(own)} of the answer's terms from it"
             continue
         sim = similarities.get(ep.id)
         if sim is not None and sim >= cfg.answer_match_threshold:

@@ -57,9 +57,11 @@ __all__ = [
     "Retriever",
     "context_query",
     "fast_results",
+    "joined_query",
     "label",
     "mark_own_copies",
     "turn_language",
+    "turn_queries",
 ]
 
 _COVERAGE_CHARS = 2000
@@ -78,7 +80,24 @@ def context_query(text: str, said: Sequence[Message], turns: int, max_chars: int
     new = "" if is_blank(text) else within(text.strip(), max_chars)  # (zero-width space: nothing)
     if not carries_on(text, said, turns):  # another topic: the messages are no context
         return new
+    return joined_query(text, said, turns, max_chars)
+
+
+def joined_query(text: str, said: Sequence[Message], turns: int, max_chars: int) -> str:
+    """The conversation's last ``turns`` exchanges and the new text, as :func:`context_query`
+    joins them, whatever the topic."""
+    new = "" if is_blank(text) else within(text.strip(), max_chars)
     return "\n".join([*(part for _, part in read_parts(text, said, turns, max_chars)), new])
+
+
+def turn_queries(text: str, said: Sequence[Message], turns: int, max_chars: int) -> list[str]:
+    """A turn's queries of the conversation: the context query (:func:`context_query`) and,
+    when that is the new text alone (another topic, as far as its words tell), the text
+    joined to the conversation too, second: a follow-up whose subject is only implied
+    ("What was the diagnosis?" after talk of a sore knee) still finds it."""
+    query = context_query(text, said, turns, max_chars)
+    joined = joined_query(text, said, turns, max_chars)
+    return [query, joined] if joined != query else [query]
 
 
 TYPED_AFTER_CHARS = 300
@@ -496,13 +515,16 @@ class Retriever:
         t0 = time.perf_counter()
         cfg = self.config
         said = conversation(recent, text)
-        query = context_query(text, said, cfg.recent_conversation_turns, cfg.max_query_chars)
+        first, *others = turn_queries(
+            text, said, cfg.recent_conversation_turns, cfg.max_query_chars
+        )
+        query = first
         lang = turn_language(text, said)
         # the reach's term counts run beside the searches; the lists are re-fused after
         reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None
         held = self.held(recent, filters)
         result: FastResult = self.fast.run(
-            [query, *typed_after(text, cfg.max_query_chars), *extra_queries],
+            [query, *others, *typed_after(text, cfg.max_query_chars), *extra_queries],
             filters,
             now=now,
             exclude=held,

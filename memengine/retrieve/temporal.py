@@ -564,13 +564,13 @@ def _iso_date(m: re.Match[str], now: datetime) -> Window | None:
     return _days(d, d, now) if d.year >= 1900 else None  # "order 1234-5-6": a number
 
 
-_SLASHED_BEFORE = re.compile(
-    r"(?:[\u3040-\u30ff\u3400-\u9fff]|\b(?:on|by|since|until|till|before|after|from|between"
-    r"|and))\s*$"
+_SLASHED_BEFORE = re.compile(r"\b(?:on|since|until|till|before|after)\s*$")
+_SLASHED_AFTER = re.compile(
+    r"\s*(?:に|の|は|って|から|まで|頃|ごろ|何|[〜～~]\s*\d|\([月火水木金土日]\))"
 )
-_SLASHED_AFTER = re.compile(r"\s*(?:[\u3040-\u30ff\u3400-\u9fff]|\([月火水木金土日]\))")
-"""What makes a bare 3/22 a date: Japanese beside it (3/22に, 歯医者は3/18, 3/22(日)) or a
-date's preposition before it ("on 3/22"); alone it may be a score or a share (8/10, 1/2)."""
+"""What makes a bare 3/22 a date: a date's particle or a range after it (3/22に, 3/22って,
+3/22何してた, 3/1〜3/15, 3/22(日)), or a date's preposition before it ("on 3/22"); else it
+may be a score, a share or a platform (8/10だった, 3/4くらい, "by 1/4", 3/4番線)."""
 
 
 def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
@@ -579,7 +579,7 @@ def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
     "since"…, and never 24/7."""
     first, second = int(m.group("a")), int(m.group("b"))
     month, day = (second, first) if first > 12 >= second else (first, second)
-    year_text = m.group("y")
+    year_text = m.group("y") or m.group("y2")
     if year_text:
         try:
             d = date(int(year_text), month, day)
@@ -657,13 +657,12 @@ def _latest_holiday(kind: str) -> Callable[[re.Match[str], datetime], Window | N
     less than :data:`HOLIDAY_AHEAD_DAYS` away (named alone, it may be that one)."""
 
     def rule(_: re.Match[str], now: datetime) -> Window | None:
-        begun = _holiday_in(kind, now.year, now)
-        if begun is not None:
-            return begun
         (month, day), _end = _HOLIDAYS[kind]
-        if _midnight(date(now.year, month, day), now) - now < timedelta(days=HOLIDAY_AHEAD_DAYS):
+        begun = _holiday_in(kind, now.year, now)
+        coming = date(now.year + (begun is not None), month, day)  # the next one to begin
+        if _midnight(coming, now) - now < timedelta(days=HOLIDAY_AHEAD_DAYS):
             return None
-        return _holiday_in(kind, now.year - 1, now)
+        return begun or _holiday_in(kind, now.year - 1, now)
 
     return rule
 
@@ -891,8 +890,8 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
     ),
     (  # 3/22, 3/22に, on 3/22, 3/22/2026 (22/3 when 22 cannot be the month)
         re.compile(
-            r"(?<![0-9./-])(?<![0-9] )(?P<a>\d{1,2})/(?P<b>\d{1,2})(?:/(?P<y>\d{4}))?"
-            r"(?![0-9%]|/\d)"
+            r"(?<![0-9./-])(?<![0-9] )(?P<a>\d{1,2})/(?P<b>\d{1,2})"
+            r"(?:/(?P<y>\d{4})|, ?(?P<y2>(?:19|20)\d{2})(?![0-9]))?(?![0-9%]|/\d)"
         ),
         _slashed_date,
     ),
@@ -1092,7 +1091,7 @@ def _found(norm: str, now: datetime) -> list[TimeExpression]:
     found: list[tuple[int, TimeExpression]] = []
     for pattern, rule in _RULES:
         for m in pattern.finditer(norm):
-            if any(taken[m.start() : m.end()]):
+            if any(taken[m.start() : m.end()]) or _inside_a_word(norm, m):
                 continue
             for i in range(m.start(), m.end()):
                 taken[i] = True
@@ -1111,6 +1110,22 @@ def _found(norm: str, now: datetime) -> list[TimeExpression]:
             found.append((m.start(), TimeExpression(m.group(0), start, end)))
     found.sort(key=lambda pair: pair[0])
     return [expr for _, expr in found]
+
+
+_LATIN_LETTER = re.compile(r"[a-z\u00c0-\u024f]")
+
+
+def _inside_a_word(norm: str, m: re.Match[str]) -> bool:
+    """Whether the English expression ``m`` is part of a longer Latin word ("march" of
+    "marché"): the English rules' word edges are ASCII, so that "yesterdayって" ends where
+    the Japanese begins."""
+    first, last = m.group(0)[:1], m.group(0)[-1:]
+    before = norm[m.start() - 1 : m.start()]
+    after = norm[m.end() : m.end() + 1]
+    return bool(
+        (first.isascii() and first.isalpha() and before and _LATIN_LETTER.match(before))
+        or (last.isascii() and last.isalpha() and after and _LATIN_LETTER.match(after))
+    )
 
 
 def parse_time_window(text: str, now: datetime, *, max_chars: int = MAX_TIME_TEXT) -> Window | None:

@@ -256,8 +256,11 @@ def not_compacted(error: StoreError | None) -> str:
     """Why a compaction that :func:`vacuum` tried did not happen ("" when it did)."""
     if error is None:
         return ""
-    if isinstance(error, DiskFull):
-        return "the disk had no room for the compacted copy"
+    if isinstance(error, DiskFull):  # (the copy goes to SQLite's temporary folder first)
+        return (
+            "the disk had no room for the compacted copy (the file's folder, or SQLite's "
+            "temporary one: SQLITE_TMPDIR, else TMPDIR, else /var/tmp or /tmp)"
+        )
     if isinstance(error, DiskError):
         return "the disk failed a write of the compacted copy"
     return "other writers kept the file busy"
