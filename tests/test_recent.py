@@ -349,18 +349,42 @@ def test_a_question_on_another_topic_is_searched_by_its_own_words(real_mem: Memo
 
 
 def test_a_follow_up_whose_subject_is_only_implied_still_finds_it(real_mem: Memory) -> None:
-    """ "What's the address?" has a word of its own and none of the conversation's: searched
-    alone it found nothing; the conversation joined to it is searched second."""
-    real_mem.add_exchange("The dentist appointment is at 14 Oak Road on Monday.", "Noted.")
-    dinner = real_mem.add_exchange(
-        "Sara's birthday dinner is at Luigi's, 12 Elm Street, Friday at 7.", "Lovely!"
+    """ "Where did we stay?" has a word of its own and none of the conversation's: searched
+    alone it found both trips' hotels, Sapporo's first. The conversation joined to it is
+    searched second, and its hits near the message count as the message's own."""
+    kyoto = real_mem.add_exchange(
+        "We stayed at the Hotel Granvia in Kyoto, right above the station.", "Great location!"
     )
+    real_mem.add_exchange("In Sapporo we stayed at the Cross Hotel near Odori park.", "Handy!")
+    real_mem.add_exchange("The dentist appointment is at 14 Oak Road on Monday.", "Noted.")
     real_mem.add_exchange("I bought new running shoes, Asics Novablast.", "Nice choice.")
     recent = [
-        {"role": "user", "content": "I'm planning a birthday dinner for Sara at Luigi's."},
-        {"role": "assistant", "content": "Sounds lovely!"},
+        {"role": "user", "content": "Tell me about our Kyoto trip."},
+        {"role": "assistant", "content": "You went last spring and saw Kinkakuji."},
     ]
-    r = real_mem.retrieve("What's the address?", recent=recent)
-    assert r.queries[0] == "What's the address?" and len(r.queries) == 2
-    assert "Luigi's" in r.queries[1] and r.should_inject
-    assert dinner in real_mem.pack(r).episode_ids
+    r = real_mem.retrieve("Where did we stay?", recent=recent)
+    assert r.queries[0] == "Where did we stay?" and len(r.queries) == 2
+    assert "Kyoto" in r.queries[1] and r.should_inject
+    assert r.results[0].episode.id == kyoto and r.results[0].relevance == "high"
+
+
+def test_the_topic_a_message_left_is_not_offered_for_it(real_mem: Memory) -> None:
+    """The conversation joined to a message on another topic finds that topic's memories:
+    they were labelled by those searches' ranks, ``high``, and injected for "What's 15 %
+    of 80?"."""
+    for user, reply in [
+        ("Biscuit has been limping since the park.", "Poor boy."),
+        ("Dr. Alvarez said Biscuit has a torn ligament.", "Oh no."),
+        ("Mum's birthday is on 14 August.", "Noted!"),
+        ("I started reading Dune.", "A classic!"),
+    ]:
+        real_mem.add_exchange(user, reply)
+    recent = [
+        {"role": "user", "content": "Biscuit's surgery is next week, Dr. Alvarez will operate."},
+        {"role": "assistant", "content": "Fingers crossed for Biscuit."},
+    ]
+    r = real_mem.retrieve("What's 15% of 80?", recent=recent)
+    assert len(r.queries) == 2 and not r.should_inject
+    r = real_mem.retrieve("When is my mum's birthday?", recent=recent)
+    offered = [x.episode.text for x in r.results if x.relevance != "low"]
+    assert offered and all("Mum" in t for t in offered)

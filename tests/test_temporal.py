@@ -532,6 +532,10 @@ def test_an_english_word_inside_a_longer_latin_word_is_still_no_expression() -> 
         ("５／３のこと", (d(2026, 5, 3), d(2026, 5, 4))),
         ("5/18の歯医者", (d(2026, 5, 18), d(2026, 5, 19))),
         ("5/1〜5/15に何した", (d(2026, 5, 1), d(2026, 5, 16))),
+        ("What did I do 5/1~5/15?", (d(2026, 5, 1), d(2026, 5, 16))),  # both ends
+        ("5/2と5/3に何した？", (d(2026, 5, 2), d(2026, 5, 4))),
+        ("5/2朝何食べた", (d(2026, 5, 2), d(2026, 5, 3))),
+        ("I rated it 7/10, 2024 was better", None),
         ("on 5/3, 2025", (d(2025, 5, 3), d(2025, 5, 4))),
         ("5/16(土)に行った店", (d(2026, 5, 16), d(2026, 5, 17))),
         ("since 12/3", (d(2025, 12, 3), NOW)),
@@ -577,6 +581,10 @@ def test_a_holiday_named_alone_shortly_before_it_comes_names_no_time() -> None:
     assert parse_time_window("お正月どうする？", dec20) is None
     assert parse_time_window("what are we doing for new year?", dec20) is None
     assert parse_time_window("お正月何した？", datetime(2026, 1, 20, tzinfo=JST)) is not None
+    assert parse_time_window("what did we do last new year?", dec20) == (
+        d(2026, 1, 1),
+        d(2026, 1, 8),
+    )
 
 
 def test_an_english_word_inside_a_latin_word_with_accents_is_no_expression() -> None:

@@ -209,8 +209,12 @@ class FastPath:
         exclude: AbstractSet[int] = frozenset(),
         repeats: RepeatCheck | None = None,
         skip_vectors: str | None = None,
+        joined: AbstractSet[int] = frozenset(),
     ) -> FastResult:
-        """Search every query, fuse, score and fetch the candidates (best first). The ids
+        """Search every query, fuse, score and fetch the candidates (best first). The
+        queries numbered in ``joined`` only add candidates: their ranks are not the
+        candidates' ``knn_rank``/``bm25_rank`` (which label and decide) nor their words the
+        candidates' own (the conversation joined to a message on another topic). The ids
         in ``exclude`` are left out of every list before it is ranked (each search asks for
         as many more hits), and so are the older exchanges that ``repeats`` finds repeat
         what the user said (:class:`.recent.RepeatCheck`; known once found: each search
@@ -222,14 +226,14 @@ class FastPath:
         re-embedded by another process since the query was embedded (another model under
         the same id: an :class:`.EmbeddingError` from the store), saying so."""
         try:
-            return self._run(queries, filters, now, exclude, repeats, skip_vectors)
+            return self._run(queries, filters, now, exclude, repeats, skip_vectors, joined)
         except EmbeddingError as exc:
             if skip_vectors is not None:
                 raise
             note = str(exc)
             exc.__traceback__ = None  # (its frames hold the searches' futures, which hold it)
             del exc
-        return self._run(queries, filters, now, exclude, repeats, note)
+        return self._run(queries, filters, now, exclude, repeats, note, joined)
 
     def _run(
         self,
@@ -239,6 +243,7 @@ class FastPath:
         exclude: AbstractSet[int],
         repeats: RepeatCheck | None,
         skip_vectors: str | None,
+        joined: AbstractSet[int],
     ) -> FastResult:
         """:meth:`run`, but for a re-embed seen by a vector read (raised)."""
         cfg = self.config
@@ -331,13 +336,21 @@ class FastPath:
             hits = [h for h in hits if h[0] not in skip][: cfg.knn_k_per_query]
             lists.append(
                 RankedList(
-                    f"knn{i}", [h[0] for h in hits], [1 - h[1] for h in hits], cfg.knn_weight
+                    f"{_list_prefix(i, joined)}knn{i}",
+                    [h[0] for h in hits],
+                    [1 - h[1] for h in hits],
+                    cfg.knn_weight,
                 )
             )
         for i, hits in bm25_hits:
             hits = [h for h in hits if h[0] not in skip][: cfg.bm25_k_per_query]
             lists.append(
-                RankedList(f"bm25{i}", [h[0] for h in hits], [h[1] for h in hits], cfg.bm25_weight)
+                RankedList(
+                    f"{_list_prefix(i, joined)}bm25{i}",
+                    [h[0] for h in hits],
+                    [h[1] for h in hits],
+                    cfg.bm25_weight,
+                )
             )
 
         t2 = time.perf_counter()
@@ -362,7 +375,8 @@ class FastPath:
             speaker_weight=cfg.speaker_weight,
         )
         t4 = time.perf_counter()
-        self._mark_neighbours_only(candidates, term_lists, lexical_only=qvecs is None)
+        own_terms = [t for i, t in enumerate(term_lists) if i not in joined]
+        self._mark_neighbours_only(candidates, own_terms, lexical_only=qvecs is None)
         timings["own_text"] = _ms(t4)
         timings["total"] = _ms(t0)
         result = FastResult(
@@ -519,6 +533,28 @@ class FastPath:
                 c.components["bm25_neighbours_only"] = 1.0
 
 
+JOINED_MIN_COSINE = 0.1
+"""How near the message alone a joined query's hit must be for its ranks to count: of
+the offline embedder, a follow-up and its implied subject ("Where did we stay?", the
+hotel in Kyoto) .15–.55; a question and the topic it left (15 % of 80, the dog's
+limp) −.02–.08."""
+
+
+def _with_joined_ranks(f: Fused) -> Fused:
+    """``f`` with its joined queries' lists read as its own (their prefix dropped)."""
+    if not any(name.startswith("joined_") for name in f.ranks):
+        return f
+    ranks = {name.removeprefix("joined_"): rank for name, rank in f.ranks.items()}
+    raw = {name.removeprefix("joined_"): value for name, value in f.raw.items()}
+    return Fused(f.id, f.score, ranks, raw)
+
+
+def _list_prefix(query: int, joined: AbstractSet[int]) -> str:
+    """What a list's name starts with: "joined_" for a query that only adds candidates
+    (:meth:`FastPath.run`), so that its ranks are not read as ``knn_rank``/``bm25_rank``."""
+    return "joined_" if query in joined else ""
+
+
 def _short(hits: Sequence[tuple[int, float]], k: int, asked: int, skip: AbstractSet[int]) -> bool:
     """Whether a list of ``hits``, full (``asked`` of them), keeps fewer than ``k`` once the
     ids in ``skip`` are left out: full of repeats, it is searched again deeper."""
@@ -546,13 +582,18 @@ def score_candidates(
     The score is the RRF score; each candidate also carries its exact cosine
     similarity to the context query (``cosine``), its best BM25 score, its
     ranks (``knn_rank``, ``bm25_rank``) and its age in days, for the
-    should-inject rule and for later stages.
+    should-inject rule and for later stages. A rank in a list of a joined query
+    (:meth:`FastPath.run`) is the candidate's only when its cosine to the context query
+    is at least :data:`JOINED_MIN_COSINE`: the conversation found it, and it is near the
+    message too (a follow-up's implied subject, not the topic the message left).
     """
     out: list[Candidate] = []
     for f in fused:
         ep = episodes.get(f.id)
         if ep is None:  # deleted between search and fetch
             continue
+        if cosines.get(f.id, 0.0) >= JOINED_MIN_COSINE:
+            f = _with_joined_ranks(f)
         comps: dict[str, float] = {"rrf": f.score}
         knn = [v for name, v in f.raw.items() if name.startswith("knn")]
         bm = [v for name, v in f.raw.items() if name.startswith("bm25")]

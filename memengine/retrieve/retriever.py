@@ -93,8 +93,9 @@ def joined_query(text: str, said: Sequence[Message], turns: int, max_chars: int)
 def turn_queries(text: str, said: Sequence[Message], turns: int, max_chars: int) -> list[str]:
     """A turn's queries of the conversation: the context query (:func:`context_query`) and,
     when that is the new text alone (another topic, as far as its words tell), the text
-    joined to the conversation too, second: a follow-up whose subject is only implied
-    ("What was the diagnosis?" after talk of a sore knee) still finds it."""
+    joined to the conversation too, second, to be searched as a joined query
+    (:meth:`.FastPath.run`: it adds candidates; a follow-up's implied subject, "Which
+    hotel did we stay at?" after talk of a Kyoto trip, counts when near the message)."""
     query = context_query(text, said, turns, max_chars)
     joined = joined_query(text, said, turns, max_chars)
     return [query, joined] if joined != query else [query]
@@ -529,6 +530,7 @@ class Retriever:
             now=now,
             exclude=held,
             repeats=self.repeats(said, text),
+            joined=frozenset(range(1, 1 + len(others))),
         )
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)

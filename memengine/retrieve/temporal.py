@@ -564,13 +564,17 @@ def _iso_date(m: re.Match[str], now: datetime) -> Window | None:
     return _days(d, d, now) if d.year >= 1900 else None  # "order 1234-5-6": a number
 
 
-_SLASHED_BEFORE = re.compile(r"\b(?:on|since|until|till|before|after)\s*$")
+_SLASHED_BEFORE = re.compile(
+    r"\b(?:on|since|until|till|before|after)\s*$|\d/\d{1,2}\s*(?:[〜～~]|と)\s*$"
+)
 _SLASHED_AFTER = re.compile(
-    r"\s*(?:に|の|は|って|から|まで|頃|ごろ|何|[〜～~]\s*\d|\([月火水木金土日]\))"
+    r"\s*(?:に|の|は|って|から|まで|頃|ごろ|以降|以来|前後|朝|昼|夜|何|[〜～~]\s*\d"
+    r"|と\s*\d{1,2}/\d|\([月火水木金土日]\))"
 )
 """What makes a bare 3/22 a date: a date's particle or a range after it (3/22に, 3/22って,
-3/22何してた, 3/1〜3/15, 3/22(日)), or a date's preposition before it ("on 3/22"); else it
-may be a score, a share or a platform (8/10だった, 3/4くらい, "by 1/4", 3/4番線)."""
+3/22何してた, 3/22以降, 3/1〜3/15, 3/22と3/23, 3/22(日)), a date's preposition or the start
+of such a range before it ("on 3/22", 3/1〜3/15's end); else it may be a score, a share or
+a platform (8/10だった, 3/4くらい, "by 1/4", 3/4番線)."""
 
 
 def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
@@ -579,19 +583,27 @@ def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
     "since"…, and never 24/7."""
     first, second = int(m.group("a")), int(m.group("b"))
     month, day = (second, first) if first > 12 >= second else (first, second)
-    year_text = m.group("y") or m.group("y2")
+    year_text = m.group("y")  # 3/22/2026: a date anywhere; "3/4, 2000 people" is not
+    if m.group("y2") and _slashed_context(m):
+        year_text = m.group("y2")
     if year_text:
         try:
             d = date(int(year_text), month, day)
         except ValueError:
             return None
         return _days(d, d, now) if d.year >= 1900 else None
-    if (first, second) == (24, 7) or not (
-        _SLASHED_AFTER.match(m.string, m.end())
-        or _SLASHED_BEFORE.search(m.string, max(0, m.start() - 8), m.start())
-    ):
+    if (first, second) == (24, 7) or not _slashed_context(m):
         return None
     return _this_year_date(month, day, now, since=_back_from(m))
+
+
+def _slashed_context(m: re.Match[str]) -> bool:
+    """Whether a bare M/D (``m``, its year after a comma aside) is written as a date
+    (:data:`_SLASHED_AFTER`, :data:`_SLASHED_BEFORE`)."""
+    return (
+        _SLASHED_AFTER.match(m.string, m.end("b")) is not None
+        or _SLASHED_BEFORE.search(m.string, max(0, m.start() - 10), m.start()) is not None
+    )
 
 
 def _en_year(m: re.Match[str], now: datetime) -> Window | None:
@@ -873,6 +885,12 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
     ),
     (re.compile(r"\blast (?:christmas|xmas)\b"), _last_holiday("christmas")),
     (re.compile(r"\blast new year'?s eve\b"), _last_holiday("new_years_eve")),
+    (  # (the latest begun: on 3 January, this one)
+        re.compile(r"\blast new year(?:'?s)?(?: day)?\b"),
+        lambda _, now: (
+            _holiday_in("new_year", now.year, now) or _holiday_in("new_year", now.year - 1, now)
+        ),
+    ),
     (
         re.compile(rf"\b(?P<n>{_EN_NUM}) years? ago,? in (?P<m>{_MONTH_RE})\b"),
         _month_years_ago,

@@ -118,6 +118,9 @@ class Skip:
 
     held: frozenset[int]
     repeats: RepeatCheck | None
+    joined: frozenset[int] = frozenset()
+    """The queries that only add candidates (:meth:`.FastPath.run`): the conversation
+    joined to a message on another topic."""
 
 
 PhaseStatus = Literal["ok", "cached", "empty", "timeout", "error", "invalid", "skipped", "disabled"]
@@ -326,11 +329,17 @@ class LLMTurn:
         lang = turn_language(text, recent)
         after = typed_after(text, rcfg.max_query_chars)  # (a question after a long paste)
         base = [query, *others, *after, *(q for q in extra_queries if q.strip())]
-        skip = Skip(held, self.repeats(recent, text))
+        skip = Skip(held, self.repeats(recent, text), frozenset(range(1, 1 + len(others))))
 
         # Phase 1, with the fast path of the raw context query running alongside.
         fast0 = self._searches.submit(
-            self.fast.run, base, filters, now=now, exclude=held, repeats=skip.repeats
+            self.fast.run,
+            base,
+            filters,
+            now=now,
+            exclude=held,
+            repeats=skip.repeats,
+            joined=skip.joined,
         )
         reach0 = self._searches.submit(self.reach, query) if rcfg.adaptive_weights else None
         text_found = find_time_expressions(text, now, max_chars=rcfg.max_query_chars)
@@ -632,6 +641,7 @@ class LLMTurn:
             exclude=skip.held,
             repeats=skip.repeats,
             skip_vectors="the query was not embedded within the turn deadline",
+            joined=skip.joined,
         )
 
     def _search(
@@ -647,7 +657,13 @@ class LLMTurn:
         """Phase 2's search (without what ``skip`` leaves out); past the turn deadline, the
         first search's result."""
         future = self._searches.submit(
-            self.fast.run, queries, filters, now=now, exclude=skip.held, repeats=skip.repeats
+            self.fast.run,
+            queries,
+            filters,
+            now=now,
+            exclude=skip.held,
+            repeats=skip.repeats,
+            joined=skip.joined,
         )
         result = self._wait(future, turn_end)
         if result is None:

@@ -54,7 +54,7 @@ LEAD = "About that: "
 """What each timed question opens with, so that it carries on from the conversation before
 it (:func:`.retrieve.recent.carries_on`): the context query holds the recent exchange, and
 the repeats check has its copies to leave out (a question on another topic is searched
-alone, and costs what a turn without a recent conversation does)."""
+alone first, and joined to the conversation second, whose search meets the copies too)."""
 
 COPY_NOISE = 0.6
 """How far each stored greeting's vector is from the greeting's (cosine about 0.86: the
