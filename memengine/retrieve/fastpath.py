@@ -534,10 +534,11 @@ class FastPath:
 
 
 JOINED_MIN_COSINE = 0.1
-"""How near the message alone a joined query's hit must be for its ranks to count: of
+"""How near the message alone a joined query's hit must be for its ranks to count. Of
 the offline embedder, a follow-up and its implied subject ("Where did we stay?", the
-hotel in Kyoto) .15–.55; a question and the topic it left (15 % of 80, the dog's
-limp) −.02–.08."""
+hotel in Kyoto) mostly .15–.55, a question and the topic it left (15 % of 80, the dog's
+limp) mostly −.02–.08; not always ("What's the address?" and the dinner at Luigi's .06,
+"Who was the vet again?" and a knee injury .16: docs/benchmarks.md, *Session 42*)."""
 
 
 def _with_joined_ranks(f: Fused) -> Fused:
