@@ -506,12 +506,17 @@ def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
     day = int(m.group("d"))
     year_text = m.group("y")
     if year_text:
-        try:
-            d = date(int(year_text), month, day)
-        except ValueError:
-            return None
-        return _days(d, d, now)
+        return _one_day(int(year_text), month, day, now)
     return _this_year_date(month, day, now, since=_back_from(m))
+
+
+def _one_day(year: int, month: int, day: int, now: datetime) -> Window | None:
+    """That day of that year (None for no such day, or a year before 1900: a number)."""
+    try:
+        d = date(year, month, day)
+    except ValueError:
+        return None
+    return _days(d, d, now) if year >= 1900 else None
 
 
 _DATE_BEFORE = re.compile(r"\b(?:on|by|until|till|since|before|after)\s+$")
@@ -587,11 +592,7 @@ def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
     if m.group("y2") and _slashed_context(m):
         year_text = m.group("y2")
     if year_text:
-        try:
-            d = date(int(year_text), month, day)
-        except ValueError:
-            return None
-        return _days(d, d, now) if d.year >= 1900 else None
+        return _one_day(int(year_text), month, day, now)
     if (first, second) == (24, 7) or not _slashed_context(m):
         return None
     return _this_year_date(month, day, now, since=_back_from(m))
