@@ -57,7 +57,6 @@ __all__ = [
     "Retriever",
     "context_query",
     "fast_results",
-    "joined_query",
     "label",
     "mark_own_copies",
     "turn_language",
@@ -77,28 +76,33 @@ def context_query(text: str, said: Sequence[Message], turns: int, max_chars: int
     :func:`~memengine.text.within`), the messages fill the room left, the newest first,
     each cut to its first :data:`.recent.RECENT_MESSAGE_CHARS`, so a long paste two
     messages back neither pushes the question out nor drowns it."""
+    return _conversation_queries(text, said, turns, max_chars)[0]
+
+
+def _conversation_queries(
+    text: str, said: Sequence[Message], turns: int, max_chars: int
+) -> list[str]:
+    """The context query (:func:`context_query`), and, when that is the new text alone,
+    the new text joined to the conversation after it."""
     new = "" if is_blank(text) else within(text.strip(), max_chars)  # (zero-width space: nothing)
-    if not carries_on(text, said, turns):  # another topic: the messages are no context
-        return new
-    return joined_query(text, said, turns, max_chars)
+    joined = "\n".join([*(part for _, part in read_parts(text, said, turns, max_chars)), new])
+    if carries_on(text, said, turns):
+        return [joined]
+    return [new, joined] if joined != new else [new]  # another topic: the messages follow
 
 
-def joined_query(text: str, said: Sequence[Message], turns: int, max_chars: int) -> str:
-    """The conversation's last ``turns`` exchanges and the new text, as :func:`context_query`
-    joins them, whatever the topic."""
-    new = "" if is_blank(text) else within(text.strip(), max_chars)
-    return "\n".join([*(part for _, part in read_parts(text, said, turns, max_chars)), new])
-
-
-def turn_queries(text: str, said: Sequence[Message], turns: int, max_chars: int) -> list[str]:
-    """A turn's queries of the conversation: the context query (:func:`context_query`) and,
-    when that is the new text alone (another topic, as far as its words tell), the text
-    joined to the conversation too, second, to be searched as a joined query
-    (:meth:`.FastPath.run`: it adds candidates; a follow-up's implied subject, "Which
-    hotel did we stay at?" after talk of a Kyoto trip, counts when near the message)."""
-    query = context_query(text, said, turns, max_chars)
-    joined = joined_query(text, said, turns, max_chars)
-    return [query, joined] if joined != query else [query]
+def turn_queries(
+    text: str, said: Sequence[Message], config: RetrievalConfig
+) -> tuple[list[str], frozenset[int]]:
+    """A turn's queries of its message and conversation, and which of them are joined
+    (:meth:`.FastPath.run`: they only add candidates). First the context query
+    (:func:`context_query`); when that is the message alone (another topic, as far as its
+    words tell), the message joined to the conversation, a joined query (a follow-up's
+    implied subject, "Which hotel did we stay at?" after talk of a Kyoto trip, counts when
+    near the message); then the question typed after a long paste (:func:`typed_after`)."""
+    turns, max_chars = config.recent_conversation_turns, config.max_query_chars
+    queries = _conversation_queries(text, said, turns, max_chars)
+    return [*queries, *typed_after(text, max_chars)], frozenset(range(1, len(queries)))
 
 
 TYPED_AFTER_CHARS = 300
@@ -516,21 +520,19 @@ class Retriever:
         t0 = time.perf_counter()
         cfg = self.config
         said = conversation(recent, text)
-        first, *others = turn_queries(
-            text, said, cfg.recent_conversation_turns, cfg.max_query_chars
-        )
-        query = first
+        queries, joined = turn_queries(text, said, cfg)
+        query = queries[0]
         lang = turn_language(text, said)
         # the reach's term counts run beside the searches; the lists are re-fused after
         reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None
         held = self.held(recent, filters)
         result: FastResult = self.fast.run(
-            [query, *others, *typed_after(text, cfg.max_query_chars), *extra_queries],
+            [*queries, *extra_queries],
             filters,
             now=now,
             exclude=held,
             repeats=self.repeats(said, text),
-            joined=frozenset(range(1, 1 + len(others))),
+            joined=joined,
         )
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)

@@ -49,7 +49,7 @@ from .fastpath import Candidate, FastPath, FastResult
 from .pool import Pool
 from .recent import RepeatCheck, conversation
 from .rerank import Reranker, RerankOutcome
-from .retriever import fast_results, mark_own_copies, turn_language, turn_queries, typed_after
+from .retriever import fast_results, mark_own_copies, turn_language, turn_queries
 from .temporal import (
     Window,
     find_time_expressions,
@@ -323,13 +323,11 @@ class LLMTurn:
         timings: dict[str, float] = {}
         held = self.held(recent, filters)  # in all of recent; the rest reads the conversation
         recent = conversation(recent, text)
-        query, *others = turn_queries(
-            text, recent, rcfg.recent_conversation_turns, rcfg.max_query_chars
-        )
+        queries, joined = turn_queries(text, recent, rcfg)
+        query = queries[0]
         lang = turn_language(text, recent)
-        after = typed_after(text, rcfg.max_query_chars)  # (a question after a long paste)
-        base = [query, *others, *after, *(q for q in extra_queries if q.strip())]
-        skip = Skip(held, self.repeats(recent, text), frozenset(range(1, 1 + len(others))))
+        base = [*queries, *(q for q in extra_queries if q.strip())]
+        skip = Skip(held, self.repeats(recent, text), joined)
 
         # Phase 1, with the fast path of the raw context query running alongside.
         fast0 = self._searches.submit(
