@@ -320,10 +320,10 @@ def test_a_new_topic_does_not_carry_on_from_the_conversation(text: str, carries:
         ("user", "What did we do for Tom's birthday?"),
         ("partner", "Dinner at Padella; he had the pici."),
     )
-    assert carries_on(text, before, 3) is carries
+    assert carries_on(text, [m.text for m in before]) is carries
     query = context_query(text, before, 3, 2000)
     assert query == (f"{before[0].text}\n{before[1].text}\n{text}" if carries else text)
-    assert carries_on(text, [], 3) and carries_on(text, before, 0)  # nothing to carry on from
+    assert carries_on(text, []) and context_query(text, before, 0, 2000) == text  # nothing before
 
 
 def test_a_question_on_another_topic_is_searched_by_its_own_words(real_mem: Memory) -> None:

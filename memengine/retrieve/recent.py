@@ -294,17 +294,17 @@ opening ("And the date?", "What about the venue?", じゃあ場所は？) or a b
 (日付は？)."""
 
 
-def carries_on(text: str, said: Sequence[Message], turns: int) -> bool:
-    """Whether the new ``text`` carries on from the messages a context query would read (the
-    last ``turns`` exchanges of ``said``): it has no content word of its own ("And then?",
-    いつだっけ), leans on them (a pronoun, それ), or shares a content word with them.
-    A message that does none of these ("Who was the vet again?" after talk of a birthday
-    dinner) starts another topic: the messages before it are no context for its search."""
-    read = list(said[-2 * turns :]) if turns > 0 else []
+def carries_on(text: str, read: Sequence[str]) -> bool:
+    """Whether the new ``text`` (as a context query reads it) carries on from the parts of
+    the messages the query reads before it (``read``: :func:`read_parts`, not whole
+    pastes): it has no content word of its own ("And then?", いつだっけ), leans on them (a
+    pronoun, それ), or shares a content word with them. A message that does none of these
+    ("Who was the vet again?" after talk of a birthday dinner) starts another topic: the
+    messages before it are no context for its search."""
     if not read:
         return True
     own = {t for t in content_terms(text) if t.isascii() or len(t) >= 2}
     if not own or _POINTS_BACK.search(unicodedata.normalize("NFKC", text).lower()):
         return True
-    before = {t for m in read for t in content_terms(m.text)}
+    before = {t for part in read for t in content_terms(part)}
     return bool(own & before)

@@ -85,8 +85,9 @@ def _conversation_queries(
     """The context query (:func:`context_query`), and, when that is the new text alone,
     the new text joined to the conversation after it."""
     new = "" if is_blank(text) else within(text.strip(), max_chars)  # (zero-width space: nothing)
-    joined = "\n".join([*(part for _, part in read_parts(text, said, turns, max_chars)), new])
-    if carries_on(text, said, turns):
+    parts = [part for _, part in read_parts(text, said, turns, max_chars)]
+    joined = "\n".join([*parts, new])
+    if carries_on(new, parts):
         return [joined]
     return [new, joined] if joined != new else [new]  # another topic: the messages follow
 
