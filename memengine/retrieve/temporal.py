@@ -584,8 +584,8 @@ a platform (8/10だった, 3/4くらい, "by 1/4", 3/4番線)."""
 
 def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
     """3/22 (and 22/3 when the first number cannot be a month; 3/22/2026 with a year):
-    that day, as 3月22日 is read; without a year only beside Japanese or after "on",
-    "since"…, and never 24/7."""
+    that day, as 3月22日 is read; without a year only where :func:`_slashed_context` reads
+    it as a date (3/22に, "on 3/22"), and never 24/7."""
     first, second = int(m.group("a")), int(m.group("b"))
     month, day = (second, first) if first > 12 >= second else (first, second)
     year_text = m.group("y")  # 3/22/2026: a date anywhere; "3/4, 2000 people" is not
@@ -665,15 +665,18 @@ HOLIDAY_AHEAD_DAYS = 31
 ("what am I getting Mum for Christmas?") is this one as often as last year's."""
 
 
-def _latest_holiday(kind: str) -> Callable[[re.Match[str], datetime], Window | None]:
-    """A yearly holiday, its latest occurrence that has begun; none while the next one is
-    less than :data:`HOLIDAY_AHEAD_DAYS` away (named alone, it may be that one)."""
+def _latest_holiday(
+    kind: str, *, ahead: bool = True
+) -> Callable[[re.Match[str], datetime], Window | None]:
+    """A yearly holiday, its latest occurrence that has begun; with ``ahead``, none while
+    the next one is less than :data:`HOLIDAY_AHEAD_DAYS` away (named alone, it may be that
+    one)."""
 
     def rule(_: re.Match[str], now: datetime) -> Window | None:
         (month, day), _end = _HOLIDAYS[kind]
         begun = _holiday_in(kind, now.year, now)
         coming = date(now.year + (begun is not None), month, day)  # the next one to begin
-        if _midnight(coming, now) - now < timedelta(days=HOLIDAY_AHEAD_DAYS):
+        if ahead and _midnight(coming, now) - now < timedelta(days=HOLIDAY_AHEAD_DAYS):
             return None
         return begun or _holiday_in(kind, now.year - 1, now)
 
@@ -888,9 +891,7 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
     (re.compile(r"\blast new year'?s eve\b"), _last_holiday("new_years_eve")),
     (  # (the latest begun: on 3 January, this one)
         re.compile(r"\blast new year(?:'?s)?(?: day)?\b"),
-        lambda _, now: (
-            _holiday_in("new_year", now.year, now) or _holiday_in("new_year", now.year - 1, now)
-        ),
+        _latest_holiday("new_year", ahead=False),
     ),
     (
         re.compile(rf"\b(?P<n>{_EN_NUM}) years? ago,? in (?P<m>{_MONTH_RE})\b"),
