@@ -88,6 +88,15 @@ class ExtensionError(StoreError):
 class DatabaseLocked(StoreError):
     """Another writer (thread or process) held the file longer than the write could wait."""
 
+    @classmethod
+    def waited(cls, who: str, seconds: float) -> DatabaseLocked:
+        """The error of a write that waited ``seconds`` while ``who`` ("another process")
+        kept writing, saying which setting waits longer."""
+        return cls(
+            f"database is locked: {who} kept writing for {round(max(seconds, 0.0), 2):g} s "
+            "(write_wait_s, MEMENGINE_WRITE_WAIT_S, waits longer)"
+        )
+
 
 class DiskError(StoreError):
     """The disk failed a read or write ("disk I/O error": a failing disk, a limit on the

@@ -30,6 +30,7 @@ from .arguments import agent_name, checked_episode
 from .clock import iso_text, parse_iso
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
+from .store.migrate import SQLITE_HEADER
 from .text import json_escaped
 
 __all__ = [
@@ -77,10 +78,6 @@ def _first_line(path: Path) -> object:
                 except (ValueError, RecursionError):  # not JSON; a number of 5,000 digits
                     return None
     return None
-
-
-SQLITE_HEADER = b"SQLite format 3\x00"
-"""The first bytes of an SQLite database (a memengine file is one)."""
 
 
 def _refuse_database(path: Path) -> None:

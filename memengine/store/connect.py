@@ -120,9 +120,7 @@ def _on_connect(
     cur.execute(f"PRAGMA busy_timeout = {busy_ms}")
     cur.execute("PRAGMA foreign_keys = ON")
     cur.execute("PRAGMA synchronous = NORMAL")
-    cur.execute("PRAGMA temp_store = MEMORY")
-    cur.execute(f"PRAGMA cache_size = {-1024 * int(cache_mb)}")  # negative: in KiB
-    cur.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+    _memory_use(cur, "MEMORY", cache_mb, MMAP_BYTES)
     cur.execute(f"PRAGMA journal_size_limit = {JOURNAL_LIMIT}")
     cur.close()
 
@@ -443,15 +441,11 @@ class Connections:
             try:
                 with self._writers_turn(wait_s) as left_ms:
                     # its copy of the file on disk, through a small cache: not in memory
-                    cur.execute("PRAGMA temp_store = FILE")
-                    cur.execute(f"PRAGMA cache_size = {-1024 * VACUUM_CACHE_MB}")
-                    cur.execute("PRAGMA mmap_size = 0")
+                    _memory_use(cur, "FILE", VACUUM_CACHE_MB, 0)
                     try:
                         _waiting(cur, "VACUUM", left_ms, self._busy_ms)
-                    finally:
-                        cur.execute("PRAGMA temp_store = MEMORY")
-                        cur.execute(f"PRAGMA cache_size = {-1024 * int(self._cache_mb)}")
-                        cur.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+                    finally:  # (as every connection is made)
+                        _memory_use(cur, "MEMORY", self._cache_mb, MMAP_BYTES)
             except self.module.Error as exc:
                 raise self._store_error(exc) from exc
             finally:
@@ -685,6 +679,14 @@ def _damaged_error(msg: str) -> DamagedDatabase:
 
 _CHECKPOINT_WAIT_MS = 50
 """How long a checkpoint that empties the log waits for readers to move on."""
+
+
+def _memory_use(cur: Any, temp_store: str, cache_mb: int, mmap_bytes: int) -> None:
+    """Where a connection keeps its temporary tables (``MEMORY`` or ``FILE``), its page
+    cache (MiB) and its memory map (bytes)."""
+    cur.execute(f"PRAGMA temp_store = {temp_store}")
+    cur.execute(f"PRAGMA cache_size = {-1024 * int(cache_mb)}")  # negative: in KiB
+    cur.execute(f"PRAGMA mmap_size = {int(mmap_bytes)}")
 
 
 def _waiting(cur: Any, sql: str, wait_ms: int, usual_ms: int) -> None:

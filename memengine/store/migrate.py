@@ -18,6 +18,7 @@ from ..errors import NotAMemEngineDatabase, SchemaTooNew, StoreError
 
 __all__ = [
     "APPLICATION_ID",
+    "SQLITE_HEADER",
     "check_header",
     "latest_version",
     "migrate",
@@ -60,6 +61,10 @@ def latest_version() -> int:
     return len(_migrations())
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first bytes of an SQLite database (a memengine file is one)."""
+
+
 def check_header(path: Path) -> None:
     """Refuse a file that exists, is not empty, and is not an SQLite database."""
     if not path.exists():
@@ -69,8 +74,8 @@ def check_header(path: Path) -> None:
     if not path.is_file():  # reading a pipe would wait for a writer forever
         raise NotAMemEngineDatabase(f"{path} is not a regular file (a pipe, device or socket)")
     with path.open("rb") as fh:
-        head = fh.read(16)
-    if head and head != b"SQLite format 3\x00":
+        head = fh.read(len(SQLITE_HEADER))
+    if head and head != SQLITE_HEADER:
         raise NotAMemEngineDatabase(f"{path} is not an SQLite database")
 
 

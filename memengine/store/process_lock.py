@@ -85,7 +85,7 @@ class ProcessLock:
             except BlockingIOError:
                 if timeout_s <= 0:
                     _let_go(fd, locked=False)
-                    raise _timed_out(wait_s) from None
+                    raise DatabaseLocked.waited("another process", wait_s) from None
             except OSError:  # e.g. a network file system without locks
                 _let_go(fd, locked=False)
                 return None
@@ -101,7 +101,7 @@ class ProcessLock:
         if not held:
             with self._mutex:
                 self._pending = waiter
-            raise _timed_out(wait_s)
+            raise DatabaseLocked.waited("another process", wait_s)
         return waiter.fd
 
     def _open(self) -> int | None:
@@ -118,13 +118,6 @@ class ProcessLock:
             return os.open(self.path, os.O_RDONLY | cloexec)
         except OSError:  # a read-only directory: SQLite alone arbitrates
             return None
-
-
-def _timed_out(timeout_s: float) -> DatabaseLocked:
-    return DatabaseLocked(
-        f"database is locked: another process kept writing for {round(max(timeout_s, 0.0), 2):g} s "
-        "(write_wait_s, MEMENGINE_WRITE_WAIT_S, waits longer)"
-    )
 
 
 class _Waiter:

@@ -61,10 +61,7 @@ class WriteQueue:
             raise
         if not handed:
             self._give_up(gate)
-            raise DatabaseLocked(
-                f"database is locked: another thread of this process kept writing for "
-                f"{round(max(timeout_s, 0.0), 2):g} s (write_wait_s, MEMENGINE_WRITE_WAIT_S, waits longer)"
-            )
+            raise DatabaseLocked.waited("another thread of this process", timeout_s)
 
     def _give_up(self, gate: threading.Lock) -> None:
         """Leave the queue; if the queue was handed over meanwhile, pass it on."""
