@@ -460,10 +460,16 @@ class Store:
         before keeps it, for :meth:`scrub_pending`)."""
         kept, wal_truncated = maintenance.compact(self.connections)
         if kept is None and wal_truncated:
-            with self.connections.write() as cur:
-                meta.drop(cur, SCRUB_PENDING, value=note)
-            wal_truncated = maintenance.truncate_wal(self.connections)
+            wal_truncated = self._scrubbed(note)
         return kept, wal_truncated
+
+    def _scrubbed(self, note: str | None) -> bool:
+        """After a compaction and an emptied log: drop the :data:`SCRUB_PENDING` note
+        (``note``, this delete's own; any, when None) and empty the log again; whether it
+        was emptied."""
+        with self.connections.write() as cur:
+            meta.drop(cur, SCRUB_PENDING, value=note)
+        return maintenance.truncate_wal(self.connections)
 
     def scrub_pending(self) -> str | None:
         """What deleted text a compaction did not follow (a forgotten agent, a scrubbing
@@ -1024,9 +1030,7 @@ class Store:
         kept = maintenance.vacuum(self.connections) if tried else None
         truncated = maintenance.truncate_wal(self.connections)
         if scrub and kept is None and truncated and not self.read_only:
-            with self.connections.write() as cur:
-                meta.drop(cur, SCRUB_PENDING)  # what a stopped forget left is gone now
-            truncated = maintenance.truncate_wal(self.connections)
+            truncated = self._scrubbed(None)  # what a stopped forget left is gone now
         return OptimizeReport(
             segments_before,
             after,
