@@ -242,7 +242,7 @@ def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -
     return _around(joined, joined.find(best) + _heaviest_at(best, patterns), max_chars)
 
 
-def _reason(item: Retrieved, lang: str, query: str) -> str:
+def _reason(item: Retrieved, lang: str, query: str, changed: str | None = None) -> str:
     if item.reason:
         return item.reason
     shared = shared_phrases(query, item.episode.text)
@@ -250,6 +250,8 @@ def _reason(item: Retrieved, lang: str, query: str) -> str:
     comps = item.components
     bits: list[str] = []
     if lang == "ja":
+        if changed is not None:
+            bits.append(f"{changed} の記憶のあとの変化")
         if comps.get("asked_time", 0.0) >= 1.0:
             bits.append("尋ねられた時期のこと")
         if shared:
@@ -261,6 +263,8 @@ def _reason(item: Retrieved, lang: str, query: str) -> str:
         elif "answer_type" in comps:
             bits.append("尋ねられた日時・数を含む")
         return " / ".join(bits or ["関連あり"]) + f"（{_label(item.relevance, lang)}）"
+    if changed is not None:
+        bits.append(f"a later change to the memory of {changed}")
     if comps.get("asked_time", 0.0) >= 1.0:
         bits.append("from the time asked about")
     if shared:
@@ -288,9 +292,11 @@ def render_episode(
     strategy: Strategy,
     max_chars: int,
     zone: tzinfo | None = None,
+    changes: Episode | None = None,
 ) -> str:
     """One episode as a block of the pack: date (in ``zone``, else as stored) and topic,
-    the utterances, the reason line."""
+    the utterances, the reason line (which names the day of the memory it ``changes``: a
+    later change, :mod:`.retrieve.changes`)."""
     ep = item.episode
     asked_with = {w for pair in _ASKED_WITH.findall(_fold(query)) for w in pair if w}
     terms = [t for t in query_terms(query) if not _HIRAGANA.match(t) and t not in asked_with]
@@ -304,7 +310,8 @@ def render_episode(
         label = ep.kind.value.capitalize()
         lines.append(f"{label}: " + _trim(ep.content or "", strategy, terms, max_chars))
     arrow = "→ 関連: " if lang == "ja" else "→ why: "
-    lines.append(arrow + _reason(item, lang, query))
+    changed = _date_line(changes, lang, zone) if changes is not None else None
+    lines.append(arrow + _reason(item, lang, query, changed))
     return "\n".join(lines)
 
 
@@ -359,9 +366,11 @@ def build_pack(
         used = header_cost
         evidence: list[str] = []
         shown = {*ids, *copies}  # principles in their block are not repeated as evidence
+        listed = {r.episode.id: r.episode for r in retrieval.results}
         for item in offered:  # (copies of one memory are offered once)
             if item.episode.id in shown:
                 continue
+            changes = listed.get(int(item.components.get("changes", 0)))
             block = render_episode(
                 item,
                 lang,
@@ -369,12 +378,19 @@ def build_pack(
                 strategy=strat,
                 max_chars=max_chars_per_utterance,
                 zone=zone,
+                changes=changes,
             )
             cost = estimate_tokens(block) + 1
             if used + cost > budget_tokens:  # shorter: what matched, else the first sentence
                 short: Strategy = "summarize" if strat == "summarize" else "quote_key_parts"
                 shorter = render_episode(
-                    item, lang, query=query, strategy=short, max_chars=80, zone=zone
+                    item,
+                    lang,
+                    query=query,
+                    strategy=short,
+                    max_chars=80,
+                    zone=zone,
+                    changes=changes,
                 )
                 cost = estimate_tokens(shorter) + 1
                 if used + cost > budget_tokens:

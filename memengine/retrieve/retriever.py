@@ -28,6 +28,7 @@ from ..store.filters import Filters
 from ..text import Language, guess_language, is_blank, near_cut, within
 from .adapt import dense_spread, list_scales, reweight
 from .answer_type import asked_types
+from .changes import later_changes
 from .coverage import (
     WordVectors,
     check_analyser,
@@ -144,7 +145,8 @@ def label(
     ``relevance_threshold``, both searches found it or the full-text search ranked it
     first by its own words (〆切 in 「〆切いつだっけ」, a word the vectors barely weigh), or
     it occurred in the time the message asks about ("What did I
-    do yesterday?", 先週何話したっけ: :func:`.temporal.time_is_asked`); ``low``
+    do yesterday?", 先週何話したっけ: :func:`.temporal.time_is_asked`), or it is a later
+    change of a result that is packed (``later_change``: :mod:`.changes`); ``low``
     otherwise (listed, never packed). When the full-text search answered alone
     (``lexical_only``) its top 3 are ``medium`` (those found by their own words) and
     nothing is ``high``. When the message asks about nothing but a time, a memory of
@@ -156,6 +158,8 @@ def label(
         return "low"
     if not may_answer(c):  # another time than the one asked about, or small talk's own copy
         return "low"
+    if c.get("later_change", 0.0) >= 1.0:  # what a packed result became (:mod:`.changes`)
+        return "medium"
     if lexical_only:
         top3 = c.get("bm25_rank", 99) <= 3 and lexical_agreement(c)
         return "medium" if top3 or in_time else "low"
@@ -338,7 +342,9 @@ class Retriever:
         (:mod:`.answer_type`), where the
         turn after one of the best few (within ``filters``) may hold the answer. The reach
         goes to ``signals``. No turn in ``exclude`` is lifted or fetched by date, nor one
-        that ``screen`` finds repeats what the user said (:attr:`.FastResult.screen`)."""
+        that ``screen`` finds repeats what the user said (:attr:`.FastResult.screen`).
+        Last, unless the message names a time, each later change of a result to be packed
+        comes before it (:mod:`.changes`)."""
         cfg = self.config
         if cfg.adaptive_weights and signals is not None:
             signals["reach"] = round(reach, 4)
@@ -368,7 +374,15 @@ class Retriever:
                     weight=cfg.answer_type_weight,
                     factor=cfg.next_turn_factor,
                 )
+        if cfg.later_changes and window is None and out:
+            top = out[: cfg.max_results]
+            packed = [c for c in top if label(c, cfg, top[0].score) != "low"]
+            out = later_changes(out, packed, self.similar(filters), cfg.later_change_cosine)
         return out
+
+    def similar(self, filters: Filters) -> Callable[[int, Sequence[int]], dict[int, float]]:
+        """The cosines of one stored episode's vector to others' within ``filters``' agent."""
+        return lambda anchor, ids: self.store.similar_to(anchor, ids, agent=filters.agent)
 
     def dated(
         self,

@@ -589,6 +589,20 @@ class Store:
                     return found
             return vectors.similarities(cur, vector, ids)
 
+    def similar_to(
+        self, anchor: int, ids: Sequence[int], *, agent: str | None = None
+    ) -> dict[int, float]:
+        """Exact cosine similarity of episode ``anchor``'s stored vector to each of these
+        episodes' (of ``agent``); empty when ``anchor`` has no vector."""
+        with self.connections.read() as cur:
+            self._check_embedder(cur)
+            row = cur.execute(
+                "SELECT embedding FROM episode_vectors WHERE episode_id = ?", (anchor,)
+            ).fetchone()
+        if row is None or row[0] is None:
+            return {}
+        return self.similarities(np.frombuffer(row[0], dtype=np.float32), ids, agent=agent)
+
     def bm25(
         self, expression: str, k: int, filters: Filters, *, context_weight: float = 0.4
     ) -> list[tuple[int, float]]:

@@ -1,0 +1,185 @@
+"""Later changes: a newer memory saying that a packed one changed comes before it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from memengine import Config, FixedClock, Memory, RetrievalConfig
+from memengine.embed.usem3 import USEM3Embedder
+from memengine.retrieve.changes import change_sentences
+
+FILLER = [
+    ("work was so busy today", "Hang in there"),
+    ("made pasta carbonara for dinner", "Sounds tasty"),
+    ("my neighbour's dog keeps barking", "That's annoying"),
+    ("it rained all day, stayed in", "Cosy day"),
+    ("booked flights to Lisbon for April", "Exciting!"),
+]
+FILLER_JA = [
+    ("今日は仕事が忙しかった", "おつかれさま"),
+    ("夕飯にカルボナーラ作った", "おいしそう"),
+    ("隣の犬がずっと吠えてる", "それは困るね"),
+    ("一日中雨で家にいた", "のんびりできた？"),
+    ("4月のリスボン行きの航空券取った", "楽しみだね"),
+]
+
+
+def _told(
+    mem: Memory,
+    clock: FixedClock,
+    old: str,
+    new: str,
+    filler: list[tuple[str, str]],
+    agent: str | None = None,
+) -> tuple[int, int]:
+    """``old`` told 50 days ago, small talk in between, ``new`` 5 days ago: their ids."""
+    now = clock.now
+    first = mem.add_exchange(old, "OK", agent=agent, occurred_at=now - timedelta(days=50))
+    for i, (user, reply) in enumerate(filler):
+        mem.add_exchange(user, reply, agent=agent, occurred_at=now - timedelta(days=40 - 5 * i))
+    later = mem.add_exchange(new, "Got it", agent=agent, occurred_at=now - timedelta(days=5))
+    return first, later
+
+
+def test_a_later_change_comes_before_what_it_changes(real_mem: Memory, clock: FixedClock) -> None:
+    old, new = _told(
+        real_mem,
+        clock,
+        "My cat Mochi eats the salmon kibble from Purina",
+        "The vet said Mochi should switch to a renal diet, so now she's on Hill's k/d",
+        FILLER,
+    )
+    r = real_mem.retrieve("what does my cat eat?")
+    assert [x.episode.id for x in r.results[:2]] == [new, old]
+    change = r.results[0]
+    assert change.relevance == "medium"
+    assert change.components["later_change"] == 1.0
+    assert change.components["changes"] == float(old)
+    text = real_mem.pack(r).text
+    assert text.index("Hill's k/d") < text.index("salmon kibble")
+    assert "a later change to the memory of 2026-04-12 (Sun)" in text
+
+
+def test_a_japanese_change_is_packed_before_the_old_fact(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    old, new = _told(
+        real_mem,
+        clock,
+        "車は古いフィットに乗ってる",
+        "フィット売って、今はプリウスに乗ってる",
+        FILLER_JA,
+    )
+    r = real_mem.retrieve("私の車って何だっけ")
+    assert [x.episode.id for x in r.results[:2]] == [new, old]
+    assert "2026-04-12 (日) の記憶のあとの変化" in real_mem.pack(r).text
+
+
+def test_a_newer_change_about_something_else_stays_where_it_ranks(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    old, other = _told(
+        real_mem,
+        clock,
+        "My cat Mochi eats the salmon kibble from Purina",
+        "I switched my phone plan to a cheaper one",
+        FILLER,
+    )
+    r = real_mem.retrieve("what does my cat eat?")
+    assert r.results[0].episode.id == old
+    assert all("later_change" not in x.components for x in r.results)
+    assert other not in real_mem.pack(r).episode_ids
+
+
+def test_an_older_change_is_not_moved_before_a_newer_fact(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    now = clock.now
+    older = real_mem.add_exchange(
+        "I switched Mochi to the salmon kibble", "OK", occurred_at=now - timedelta(days=50)
+    )
+    for i, (user, reply) in enumerate(FILLER):
+        real_mem.add_exchange(user, reply, occurred_at=now - timedelta(days=40 - 5 * i))
+    newer = real_mem.add_exchange(
+        "My cat Mochi eats the salmon kibble from Purina, she loves it",
+        "Yum",
+        occurred_at=now - timedelta(days=5),
+    )
+    r = real_mem.retrieve("what does my cat eat?")
+    ids = [x.episode.id for x in r.results]
+    assert ids.index(newer) < ids.index(older)
+    assert all("later_change" not in x.components for x in r.results)
+
+
+def test_a_message_naming_a_time_keeps_the_ranking(real_mem: Memory, clock: FixedClock) -> None:
+    _told(
+        real_mem,
+        clock,
+        "My cat Mochi eats the salmon kibble from Purina",
+        "The vet said Mochi should switch to a renal diet, so now she's on Hill's k/d",
+        FILLER,
+    )
+    r = real_mem.retrieve("what did my cat eat two months ago?")
+    assert all("later_change" not in x.components for x in r.results)
+
+
+def test_later_changes_can_be_turned_off(
+    db_path: Path, clock: FixedClock, usem3: USEM3Embedder
+) -> None:
+    cfg = Config(retrieval=RetrievalConfig(later_changes=False))
+    with Memory.open(db_path, config=cfg, embedder=usem3, clock=clock) as mem:
+        old, _ = _told(
+            mem,
+            clock,
+            "My cat Mochi eats the salmon kibble from Purina",
+            "The vet said Mochi should switch to a renal diet, so now she's on Hill's k/d",
+            FILLER,
+        )
+        r = mem.retrieve("what does my cat eat?")
+        assert r.results[0].episode.id == old
+        assert all("later_change" not in x.components for x in r.results)
+
+
+def test_a_change_of_another_agent_is_never_brought_in(real_mem: Memory, clock: FixedClock) -> None:
+    now = clock.now
+    old = real_mem.add_exchange(
+        "My cat Mochi eats the salmon kibble from Purina",
+        "Yum",
+        agent="a",
+        occurred_at=now - timedelta(days=50),
+    )
+    theirs = real_mem.add_exchange(
+        "The vet said Mochi should switch to a renal diet, so now she's on Hill's k/d",
+        "OK",
+        agent="b",
+        occurred_at=now - timedelta(days=5),
+    )
+    r = real_mem.retrieve("what does my cat eat?", agent="a")
+    assert r.results[0].episode.id == old
+    assert theirs not in [x.episode.id for x in r.results]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("Leo switched schools, he's at St Mary's now", True),
+        ("We finally moved to Manchester last weekend", True),
+        ("I gave up on Spanish, I'm doing Korean instead", True),
+        ("Thanks, Gina! I won't quit. I'm gonna keep going.", False),
+        ("Sure thing! I'm not giving up.", False),
+        ("Wow, Mel! Any more paintings coming up?", False),
+        ("Have you switched to the new plan?", False),
+        ("Try coconut oil instead of butter.", False),
+        ("Trying new classes is a fun way to switch up your routine.", False),
+        ("フィット売って、今はプリウスに乗ってる", True),
+        ("歯医者の予約、19日に変更になった", True),
+        ("最近はずっとKing Gnuが一番好き", True),
+        ("仕事は辞めないで続けるつもり", False),
+        ("ジム変えたの？", False),
+    ],
+)
+def test_which_sentences_say_that_something_changed(text: str, says: bool) -> None:
+    assert bool(change_sentences(text)) is says
