@@ -24,10 +24,12 @@ import time
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpcore2
 import httpx2
 
+from .config import masked_url
 from .errors import ConfigError
 
 __all__ = ["MAX_REPLY_BYTES", "DeadlineTransport", "ReplyTooLarge", "http_client"]
@@ -222,6 +224,43 @@ _PROXY_VARIABLES = (
 """The environment variables that name a proxy for the HTTP client."""
 
 
+def _environment_proxies() -> dict[str, str | None]:
+    """The proxies the environment names, by the URL pattern each serves (``http://``,
+    ``all://``; None for NO_PROXY's exceptions), as the HTTP client reads them."""
+    from httpx2._utils import get_environment_proxies
+
+    return dict(get_environment_proxies())
+
+
+def _broken(url: str) -> str | None:
+    """Why a proxy URL names no server to connect to (None: it may): no host, or a host
+    or port that cannot be read ("http://[bad", "http://", "http://host:port")."""
+    try:
+        parts = urlsplit(url)
+        host, _ = parts.hostname, parts.port
+    except ValueError as exc:
+        return str(exc)
+    return None if host else "no host"
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy (as messages may show it) that the HTTP client sends requests for ``url``
+    through, by the environment (None: a direct connection)."""
+    try:
+        target = httpx2.URL(url)
+    except httpx2.InvalidURL:
+        return None
+    from httpx2._utils import URLPattern
+
+    patterns = sorted(
+        ((URLPattern(k), v) for k, v in _environment_proxies().items()), key=lambda kv: kv[0]
+    )
+    for pattern, proxy in patterns:  # (the most specific first, as the client picks)
+        if pattern.matches(target):
+            return masked_url(proxy) if proxy is not None else None
+    return None
+
+
 def http_client(*, max_bytes: int = MAX_REPLY_BYTES) -> httpx2.Client:
     """The HTTP client the OpenAI clients are given: the OpenAI library's own (its
     connection limits, the environment's proxies), each of its transports wrapped in a
@@ -236,6 +275,15 @@ def http_client(*, max_bytes: int = MAX_REPLY_BYTES) -> httpx2.Client:
         raise ConfigError(
             f"the HTTP client cannot use the proxy that {where} names ({exc}): correct or unset it"
         ) from None
+    for proxy in _environment_proxies().values():
+        why = _broken(proxy) if proxy is not None else None
+        if proxy is not None and why is not None:  # (taken, then every request fails)
+            named = [v for v in _PROXY_VARIABLES if os.environ.get(v, "").strip()]
+            raise ConfigError(
+                f"the HTTP client cannot use the proxy that "
+                f"{', '.join(named) or 'the environment'} names ({masked_url(proxy)!r}: "
+                f"{why}): correct or unset it"
+            )
     # httpx builds its transports, the proxies' too, only when none is given: wrap them
     client._transport = DeadlineTransport(client._transport, max_bytes=max_bytes)
     client._mounts = {

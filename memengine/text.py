@@ -340,6 +340,17 @@ def within(text: str, max_chars: int) -> str:
     return f"{text[:end]}\n{text[start:]}"
 
 
+def one_line_within(text: str, max_chars: int) -> str:
+    """``text`` on one line (its white space runs made single spaces) within ``max_chars``:
+    all of it when it fits, else its beginning and its end joined by " … " (as
+    :func:`within` reads it: a question typed after a long paste stays in an LLM's prompt)."""
+    flat = " ".join(text.split())
+    if len(flat) <= max_chars:
+        return flat
+    head, _, tail = within(flat, max(1, max_chars - 2)).partition("\n")
+    return f"{head.rstrip()} … {tail.lstrip()}" if tail else head
+
+
 NEAR_CUT_CHARS = 8
 """How far :func:`near_cut` moves a cut back to keep a character whole."""
 

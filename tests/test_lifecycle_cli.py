@@ -140,6 +140,12 @@ def test_the_llm_judges_which_memories_were_used(db_path: Path, clock: FixedCloc
                 "the LLM judge named memories it was not shown ([-1, 0, 7]; it was shown "
                 "[1]–[2]); ignored",
             )
+            # a numeral too long to read is a malformed reply: the answer is matched instead
+            r = mem.retrieve("acme steel", limit=2, llm=False)
+            srv.push_chat(json_data={"used": ["9" * 5000]})
+            fb = mem.feedback(r.turn_id, answer="Acme gives a bulk discount on steel orders.")
+            assert fb.method == "match" and a in fb.used
+            assert fb.degraded[0].startswith("LLM judge failed, matched instead: expected")
             # judge="match" never calls the LLM
             calls = len(srv.chat_requests)
             r = mem.retrieve("acme steel", limit=2, llm=False)  # llm phases: fast path here

@@ -236,6 +236,22 @@ def test_timeout_raises_embedding_error(srv: ScriptedOpenAI) -> None:
     assert time.monotonic() - start < 1.0
 
 
+def test_a_proxy_that_refuses_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    emb = OpenAIEmbedder(base_url="http://127.0.0.1:9/v1", model="m", max_retries=0)
+    with pytest.raises(EmbeddingError) as info:
+        emb.embed(["a"])
+    assert str(info.value) == (
+        f"embedding endpoint http://127.0.0.1:9/v1 (through the proxy http://127.0.0.1:{port}, "
+        "which the environment names) refused the connection"
+    )
+
+
 def test_connection_refused() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -208,6 +208,21 @@ def test_correct_json_uses_both_phases(srv: ScriptedOpenAI, store: Store) -> Non
     assert pack.episode_ids[0] == store.ids["dental"]
 
 
+def test_a_question_typed_after_a_long_paste_reaches_both_prompts(
+    srv: ScriptedOpenAI, store: Store
+) -> None:
+    push_good(srv, store)
+    paste = " ".join(f"Step {i}: knead the dough and let it rest." for i in range(80))
+    r, _ = store.ask(paste + "\nbtw when is Juno's dental cleaning again?")
+    assert not any(d.startswith(("expansion", "rerank")) for d in r.degraded)
+    exp_req, rr_req = srv.chat_requests
+    for req in (exp_req, rr_req):
+        prompt = user_prompt(req)
+        assert "Step 0: knead the dough" in prompt  # its beginning
+        assert "btw when is Juno's dental cleaning again?" in prompt  # and its end
+        assert " … " in prompt and len(prompt) < len(paste)
+
+
 def test_json_inside_prose_and_code_fences(srv: ScriptedOpenAI, store: Store) -> None:
     srv.push_chat("Sure! Here you go:\n```json\n" + json.dumps(GOOD_EXPANSION) + "\n```\nBye.")
     srv.push_chat(
@@ -270,6 +285,17 @@ def test_invented_ids_are_dropped_and_counted(srv: ScriptedOpenAI, store: Store)
     assert store.mem.llm_counters["rerank.unknown_ids"] == 2
 
 
+def test_an_invented_id_beside_a_low_one_counts_as_an_empty_pick(
+    srv: ScriptedOpenAI, store: Store
+) -> None:
+    srv.push_chat(json_data=GOOD_EXPANSION)
+    srv.push_chat(json_data=rerank((99_999, "high", "made up"), (store.ids["dental"], "low", "no")))
+    r, _ = store.ask()
+    assert r.degraded == ("rerank: 1 unknown id dropped",) and not r.should_inject
+    assert store.mem.llm_counters["rerank.empty"] == 1
+    assert store.mem.llm_counters.get("rerank.ok", 0) == 0
+
+
 def test_only_invented_ids_fall_back_to_fast_path(srv: ScriptedOpenAI, store: Store) -> None:
     srv.push_chat(json_data=GOOD_EXPANSION)
     srv.push_chat(json_data=rerank((99_999, "high", "made up")))
@@ -322,6 +348,27 @@ def test_a_call_that_never_left_its_queue_says_so(srv: ScriptedOpenAI, store: St
     assert srv.chat_requests == []
     assert len(r.degraded) == 2 and all("not started" in note for note in r.degraded)
     assert r.results  # the fast path's answer
+
+
+def test_a_call_taken_up_too_late_is_not_sent(srv: ScriptedOpenAI, store: Store) -> None:
+    """A phase's call that waited in the queue for nearly all of its budget is not sent when
+    a thread takes it up (it would hold the thread and the server for a whole budget more,
+    after its turn gave up on it): the note says it never started."""
+    turn = store.mem._llm()
+    release = threading.Event()
+    held = [turn._pool.submit(release.wait) for _ in range(16)]
+    timer = threading.Timer(0.33, release.set)  # the expansion's budget here is 0.4 s
+    timer.start()
+    srv.push_chat(json_data=rerank((store.ids["dental"], "high", "the vet date")))
+    try:
+        r, _ = store.ask()
+    finally:
+        release.set()
+        timer.cancel()
+    assert all(f.result(timeout=5) for f in held)
+    assert all("Candidates:" in user_prompt(req) for req in srv.chat_requests)  # no expansion
+    assert any(d.startswith("expansion") and "not started" in d for d in r.degraded)
+    assert r.results
 
 
 def test_empty_lists_mean_nothing_to_inject(srv: ScriptedOpenAI, store: Store) -> None:
@@ -630,15 +677,16 @@ def test_llm_switch(tmp_path: Path, srv: ScriptedOpenAI) -> None:
             plain.retrieve("Juno", llm=True)
 
 
+@pytest.mark.parametrize("proxy", ["socks9://proxy.invalid:1080", "http://[bad", "http://"])
 def test_a_proxy_the_client_cannot_use_leaves_the_fast_path_answering(
-    tmp_path: Path, srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch, proxy: str
 ) -> None:
     """A proxy variable the HTTP client cannot use (an unknown scheme, SOCKS without its
     package, a broken URL) fails every client it builds: a turn answers from the fast path,
     each LLM phase saying why; asked for by name, the error names the variable."""
     with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(NOW)) as m:
         fact = m.add_exchange("Juno stays with Kenji when I travel", "Good to know.")
-    monkeypatch.setenv("ALL_PROXY", "socks9://proxy.invalid:1080")
+    monkeypatch.setenv("ALL_PROXY", proxy)
     cfg = config(srv.base_url)
     cfg.lifecycle.record_turns = True  # (for the feedback below)
     with Memory.open(tmp_path / "m.db", config=cfg, embedder=HashEmbedder()) as m:
@@ -654,6 +702,22 @@ def test_a_proxy_the_client_cannot_use_leaves_the_fast_path_answering(
         assert fact in report.used and "ALL_PROXY" in report.degraded[0]
         with pytest.raises(ConfigError, match="ALL_PROXY"):
             m.feedback(r.turn_id, answer="Kenji does.", judge="llm")
+
+
+def test_a_proxy_that_refuses_is_named_as_the_way_to_the_endpoint(
+    tmp_path: Path, srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The endpoint is up, the proxy the environment names is not: the note names the proxy
+    rather than blame the endpoint alone."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://user:secret@127.0.0.1:9")
+    with Memory.open(tmp_path / "m.db", config=config(srv.base_url), embedder=HashEmbedder()) as m:
+        m.add_exchange("Juno stays with Kenji when I travel", "Good to know.")
+        r = m.retrieve("Who looks after Juno?")
+    assert r.results and srv.chat_requests == []
+    note = next(d for d in r.degraded if d.startswith("expansion"))
+    assert "through the proxy http://***@127.0.0.1:9" in note and "secret" not in note
 
 
 # -- the CLI, doctor and the latency benchmark ---------------------------------------------------

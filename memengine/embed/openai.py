@@ -24,7 +24,7 @@ import openai
 
 from ..config import masked_url
 from ..errors import ConfigError, EmbedderMismatch, EmbeddingError, InvalidInput
-from ..http_deadline import MAX_REPLY_BYTES, ReplyTooLarge, http_client
+from ..http_deadline import MAX_REPLY_BYTES, ReplyTooLarge, http_client, proxy_for
 from ..http_retry import (
     PLACEHOLDER_API_KEY,
     backoff_delay,
@@ -299,10 +299,12 @@ class OpenAIEmbedder:
             if has_cause(exc, ReplyTooLarge):
                 cause = exc.__cause__ or exc.__context__
                 return f"embedding endpoint {self.shown_url} sent a reply it cannot read: {cause}"
+            proxy = proxy_for(self.base_url)
+            via = f" (through the proxy {proxy}, which the environment names)" if proxy else ""
             if has_cause(exc, ConnectionRefusedError):
-                return f"embedding endpoint {self.shown_url} refused the connection"
+                return f"embedding endpoint {self.shown_url}{via} refused the connection"
             cause = exc.__cause__ or exc.__context__
-            return f"cannot connect to embedding endpoint {self.shown_url}: {cause or exc}"
+            return f"cannot connect to embedding endpoint {self.shown_url}{via}: {cause or exc}"
         if isinstance(exc, openai.APIStatusError):
             return (
                 f"embedding endpoint {self.shown_url} returned HTTP {exc.status_code}{tries} "

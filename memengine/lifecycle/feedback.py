@@ -190,6 +190,13 @@ def _one_line(text: str) -> str:
     return _NUMBER_TAG.sub(r"(\1)", prompt_line(text))
 
 
+def _numeral(text: str) -> bool:
+    """Whether an LLM's string reads as a memory's number: digits, no more than 18 of them
+    (Python refuses to read an integer of more than 4,300)."""
+    digits = text.strip()
+    return digits.isdecimal() and len(digits) <= 18
+
+
 def llm_used(
     client: Any,
     *,
@@ -218,8 +225,8 @@ def llm_used(
         schema_name="used_memories",
     )
     numbers = reply.data.get("used")
-    if isinstance(numbers, list):  # "2" as the prompt's [2] is read: a number
-        numbers = [int(n) if isinstance(n, str) and n.strip().isdecimal() else n for n in numbers]
+    if isinstance(numbers, list):  # "2" as the prompt's [2] is read: a number (not 5,000 nines)
+        numbers = [int(n) if isinstance(n, str) and _numeral(n) else n for n in numbers]
     if not isinstance(numbers, list) or not all(
         isinstance(n, int) and not isinstance(n, bool) for n in numbers
     ):

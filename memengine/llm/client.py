@@ -33,7 +33,7 @@ import openai
 
 from ..config import LLMConfig, masked_url
 from ..errors import ConfigError, LLMError, LLMResponseError, LLMTimeout
-from ..http_deadline import ReplyTooLarge, http_client
+from ..http_deadline import ReplyTooLarge, http_client, proxy_for
 from ..http_retry import (
     DEFAULT_BASE_URL,
     PLACEHOLDER_API_KEY,
@@ -432,7 +432,8 @@ class ChatClient:
     ) -> int:
         """Sleep before the next retry and return the new retry count, or raise if none is left."""
         if retries >= self.max_retries:
-            raise self._final_error(exc, model, attempts, "after retries") from exc
+            why = "after retries" if self.max_retries > 0 else "with retries off (max_retries 0)"
+            raise self._final_error(exc, model, attempts, why) from exc
         delay = backoff_delay(retries, self.backoff_base_s, self.backoff_max_s)
         if isinstance(exc, openai.APIStatusError):
             delay = max(delay, retry_after(exc.response.headers))
@@ -459,7 +460,7 @@ class ChatClient:
     def _status_error(
         self, exc: openai.APIStatusError, model: str, attempts: int, why: str = ""
     ) -> LLMError:
-        suffix = f" ({attempts} attempts, {why})" if why else ""
+        suffix = f" ({attempts} attempt{'s' if attempts != 1 else ''}, {why})" if why else ""
         return LLMError(
             f"LLM endpoint {self.shown_url} returned HTTP {exc.status_code} for model "
             f"{model!r}{suffix}: {server_message(exc, self._secrets)}"
@@ -475,9 +476,11 @@ class ChatClient:
         if has_cause(exc, ReplyTooLarge):
             cause = exc.__cause__ or exc.__context__
             return f"LLM endpoint {self.shown_url} sent a reply it cannot read: {cause}"
+        proxy = proxy_for(self.base_url)
+        via = f" (through the proxy {proxy}, which the environment names)" if proxy else ""
         if has_cause(exc, ConnectionRefusedError):
-            return f"LLM endpoint {self.shown_url} refused the connection"
-        return f"cannot connect to LLM endpoint {self.shown_url}: {describe(exc)}"
+            return f"LLM endpoint {self.shown_url}{via} refused the connection"
+        return f"cannot connect to LLM endpoint {self.shown_url}{via}: {describe(exc)}"
 
 
 def _response_format(fmt: str, schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:

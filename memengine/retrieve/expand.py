@@ -29,7 +29,7 @@ from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Message
-from ..text import Language, is_blank, strip_controls
+from ..text import Language, is_blank, one_line_within, strip_controls
 
 __all__ = [
     "EXPANSION_SCHEMA",
@@ -196,7 +196,7 @@ def expansion_prompt(
     history = format_recent(recent, turns, lang)
     if history:
         parts.append(f"{labels['recent']}:\n{history}")
-    parts.append(f"{labels['new']}: {_squash(text, 2 * _MESSAGE_CHARS)}")
+    parts.append(f"{labels['new']}: {one_line_within(text, 2 * _MESSAGE_CHARS)}")
     return system, "\n".join(parts)
 
 

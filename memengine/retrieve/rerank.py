@@ -28,7 +28,7 @@ from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Episode, EpisodeKind, Message
-from ..text import Language, cut_at, prompt_line, strip_controls
+from ..text import Language, cut_at, one_line_within, prompt_line, strip_controls
 from .expand import (
     DetectedReference,
     describe_validation_error,
@@ -201,6 +201,12 @@ def _cut(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: cut_at(flat, limit - 1)] + "…"
 
 
+def _message_line(text: str, limit: int) -> str:
+    """The new message as :func:`_cut` shows a text, but a long one as its beginning and its
+    end (:func:`~memengine.text.one_line_within`: a question typed after a paste)."""
+    return one_line_within(_ID_TAG.sub(r"(\1", prompt_line(text)), limit)
+
+
 def candidate_block(
     episode: Episode, chars: int, lang: Language, zone: tzinfo | None = None
 ) -> str:
@@ -245,7 +251,7 @@ def rerank_prompt(
     history = format_recent(recent, turns, lang, chars=200)
     if history:
         parts.append(f"{labels['recent']}:\n{history}")
-    parts.append(f"{labels['new']}: {_cut(text, 600)}")
+    parts.append(f"{labels['new']}: {_message_line(text, 600)}")
     if references:
         notes = "; ".join(f"{_cut(r.surface, 80)} → {_cut(r.resolved, 80)}" for r in references[:6])
         parts.append(f"{labels['notes']}: {notes}")

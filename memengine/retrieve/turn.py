@@ -182,6 +182,21 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= _NOTE_CHARS else text[: _NOTE_CHARS - 1] + "…"
 
 
+class _StartedLate(Exception):
+    """A phase's call that left the LLM threads' queue with less than :data:`MIN_PHASE_S` of
+    its turn's budget left: it is not sent (its turn has given up on it, or is about to)."""
+
+
+def _by(deadline: float, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``call`` with ``deadline_s`` what is left of ``deadline`` (a monotonic time) when a
+    thread takes it up: a call that waited in the queue gets its budget's rest, not all of
+    it again (:class:`_StartedLate` when too little is left)."""
+    left = deadline - time.monotonic()
+    if left < MIN_PHASE_S:
+        raise _StartedLate
+    return call(*args, deadline_s=left, **kwargs)
+
+
 def _ms(start: float) -> float:
     return round((time.monotonic() - start) * 1000, 3)
 
@@ -497,7 +512,9 @@ class LLMTurn:
             degraded.append(f"expansion: skipped, {max(budget, 0):.2f} s left in the turn")
             return None
         start = time.monotonic()
-        future = self._pool.submit(self.expander.expand, text, recent, now, lang, deadline_s=budget)
+        future = self._pool.submit(
+            _by, start + budget, self.expander.expand, text, recent, now, lang
+        )
         value, status, note = self._await(future, start, budget, turn_end, "expansion")
         expansion: Expansion | None = value
         trace.expansion_s = time.monotonic() - start
@@ -536,13 +553,14 @@ class LLMTurn:
         start = time.monotonic()
         refs = expansion.detected_references if expansion is not None else []
         future = self._pool.submit(
+            _by,
+            start + budget,
             self.reranker.rerank,
             text,
             recent,
             candidates,
             now,
             lang,
-            deadline_s=budget,
             references=refs,
         )
         value, status, note = self._await(future, start, budget, turn_end, "rerank")
@@ -568,6 +586,7 @@ class LLMTurn:
                 outcome = None
             else:
                 note = f"rerank: {dropped} dropped"
+                status = "ok" if outcome.chosen else "empty"  # (what was left was all low)
         elif outcome is not None and outcome.unread:
             more = outcome.unread
             note = f"rerank: {more} item{'s' if more != 1 else ''} past its first {outcome.listed} not read"
@@ -587,19 +606,18 @@ class LLMTurn:
         """Wait for a phase's call until its deadline (plus a little grace; never into the
         time the turn keeps to finish)."""
         wait = min(start + budget + GRACE_S, turn_end - FINISH_S) - time.monotonic()
+        not_started = (
+            f"{phase}: timeout after {budget:.2f} s, not started (every LLM thread was busy "
+            f"with earlier turns' calls)"
+        )
         try:
             return future.result(timeout=max(wait, 0.0)), "ok", None
         except FutureTimeout:
             if future.cancel():  # still queued: it never reached the server
-                return (
-                    None,
-                    "timeout",
-                    (
-                        f"{phase}: timeout after {budget:.2f} s, not started (every LLM thread "
-                        f"was busy with earlier turns' calls)"
-                    ),
-                )
+                return None, "timeout", not_started
             return None, "timeout", f"{phase}: timeout after {budget:.2f} s"
+        except _StartedLate:  # taken up with too little of its budget left: never sent
+            return None, "timeout", not_started
         except LLMError as exc:
             # the future holds the error, and its traceback this frame and the callers'
             # (the memory's retrieve among them): that cycle kept a closed memory, its model
