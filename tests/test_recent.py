@@ -313,11 +313,13 @@ def test_the_llm_prompts_and_the_language_read_the_conversation_only(tmp_path: P
         ("日付は？", True),  # a bare topic asked
         ("Andrew's number?", False),  # (not "and")
         ("昨日の会議で決まった日付は？", False),  # (a whole question of its own)
+        ("Looking at flats with 2 bedrooms", False),  # (a number of one or two digits is no topic)
+        ("Picked the flat on floor 2", False),
     ],
 )
 def test_a_new_topic_does_not_carry_on_from_the_conversation(text: str, carries: bool) -> None:
     before = said(
-        ("user", "What did we do for Tom's birthday?"),
+        ("user", "What did we do for Tom's birthday on Dec 2?"),
         ("partner", "Dinner at Padella; he had the pici."),
     )
     assert carries_on(text, [m.text for m in before]) is carries

@@ -87,6 +87,17 @@ def test_idf_and_lexical_reach() -> None:
         # English written against Japanese (code-switching)
         "rememberあのcafe",
         "whatだったっけ、あのcafe",
+        # chat without a question mark: contractions, and what comes before the question
+        "what's my vet's name",
+        "whats the vets name",
+        "who's getting married in march",
+        "where'd I put the spare key",
+        "wait when is the dental cleaning",
+        "and when is jen's wedding",
+        "btw what was the ramen place called",
+        "lol ok what was the ramen place called",
+        "so tired 😩 when's the dentist",
+        "そういえばたかしってお義母さんと話してくれたのかな",
     ],
 )
 def test_asks_memory(text: str) -> None:
@@ -146,6 +157,12 @@ def test_asks_memory(text: str) -> None:
         "Rainy day again",
         "Ugh, Monday again",
         "Had pizza for lunch",
+        # a negation, an exclamation, and chat words alone
+        "can't sleep again",
+        "What a day",
+        "lol ok",
+        "anyway I made pasta",
+        "oh well",
     ],
 )
 def test_small_talk_does_not_ask(text: str) -> None:

@@ -298,13 +298,19 @@ def carries_on(text: str, read: Sequence[str]) -> bool:
     """Whether the new ``text`` (as a context query reads it) carries on from the parts of
     the messages the query reads before it (``read``: :func:`read_parts`, not whole
     pastes): it has no content word of its own ("And then?", いつだっけ), leans on them (a
-    pronoun, それ), or shares a content word with them. A message that does none of these
-    ("Who was the vet again?" after talk of a birthday dinner) starts another topic: the
-    messages before it are no context for its search."""
+    pronoun, それ), or shares a content word with them (not a number of one or two digits).
+    A message that does none of these ("Who was the vet again?" after talk of a birthday
+    dinner) starts another topic: the messages before it are no context for its search."""
     if not read:
         return True
     own = {t for t in content_terms(text) if t.isascii() or len(t) >= 2}
     if not own or _POINTS_BACK.search(unicodedata.normalize("NFKC", text).lower()):
         return True
     before = {t for part in read for t in content_terms(part)}
-    return bool(own & before)
+    return any(_topical(t) for t in own & before)
+
+
+def _topical(term: str) -> bool:
+    """Whether a content term two texts share says they are on one topic: not a number of one
+    or two digits (週2 and 12月2日 share a "2", "2 bedrooms" and "dec 2" too)."""
+    return not (term.isdigit() and len(term) <= 2)

@@ -37,11 +37,24 @@ _WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 _EN_QUESTION_WORDS = frozenset(
     "what when where who whom whose why which how did do does was were is are have has "
-    "can could would should will".split()
+    "can could would should will whats whens wheres whos hows whys".split()
 )
-"""Words that open an English question (the first word of a sentence; "had" only before a
-pronoun, "Had we been to Kyoto before": it opens chat that leaves out its "I" far more
-often, "Had pizza for lunch")."""
+"""Words that open an English question (the first word of a sentence, after any
+:data:`_CHAT_OPENERS`; a contraction by its first part, "what's", "where'd", but not "can't";
+typed without its apostrophe, "whats"; "had" only before a pronoun, "Had we been to Kyoto
+before": it opens chat that leaves out its "I" far more often, "Had pizza for lunch")."""
+
+_CHAT_OPENERS = frozenset(
+    "wait and so btw lol lmao omg ok okay oh also hey hi um umm uh hmm hm anyway anyways "
+    "but well yo ugh ah ahh aw haha hahaha oops quick question random fyi sorry right".split()
+)
+"""Words that chat puts before a question without making it a statement ("wait when is
+the dental cleaning", "btw what was the ramen place called", "lol ok what's her name"):
+up to three are skipped before the opening word is read."""
+
+_EMOJI = re.compile(r"[\U0001f000-\U0001faff\u2600-\u27bf]+\ufe0f?")
+"""Emoji, which end a sentence in chat as a full stop does ("so tired 😩 when's the
+dentist")."""
 
 _PRONOUNS = frozenset("i you he she we they it".split())
 
@@ -64,9 +77,10 @@ _JA_QUESTION = re.compile(
 何となく, 何回も, いつも, いつの間にか, どこでも, どうぞ, どうしても, どうせ, 何より, 何しろ,
 いつまでも, どうにも, どうりで, いつになく, 何の気なしに, …)."""
 
-_JA_ENDINGS = ("か", "かしら", "っけ", "たかな")
+_JA_ENDINGS = ("か", "かしら", "っけ", "たかな", "のかな")
 """Sentence-final particles that make a Japanese sentence a question or a check
-(…だったかな: wondering about the past; not 行こうかな, an intention)."""
+(…だったかな, …してくれたのかな: wondering about the past or about someone; not 行こうかな, an
+intention)."""
 
 _JA_NOT_ENDINGS = ("とか", "いいか", "いっか", "仕方ないか", "しょうがないか")
 """Endings in か that are no question: a list (映画とか), letting go (まあいいか, 仕方ないか)."""
@@ -156,6 +170,13 @@ def may_ask(text: str) -> bool:
     return asks_memory(text) or _INTERROGATIVE.search(norm) is not None
 
 
+def _opening(word: str) -> str:
+    """A sentence's first word as :data:`_EN_QUESTION_WORDS` holds it: a contraction by its
+    first part ("what's", "where'd"), but not a negation ("can't sleep" says, not asks)."""
+    head, _, tail = word.partition("'")
+    return word if tail == "t" else head
+
+
 def asks_memory(text: str) -> bool:
     """Whether ``text`` asks something or points back at the past (else it is small talk)."""
     norm = unicodedata.normalize("NFKC", text).lower().strip()
@@ -163,9 +184,13 @@ def asks_memory(text: str) -> bool:
         return False
     if "?" in norm or _EN_RECALL.search(norm) or _JA_RECALL.search(norm) or _REQUEST.search(norm):
         return True
-    for sentence in _sentences(norm):
+    for sentence in _sentences(_EMOJI.sub("\n", norm)):
         words = _WORDS.findall(sentence)
-        if words and words[0] in _EN_QUESTION_WORDS:
+        skipped = 0
+        while skipped < 3 and len(words) > 1 and words[0] in _CHAT_OPENERS:
+            words, skipped = words[1:], skipped + 1
+        exclaims = words[:1] == ["what"] and words[1:2] in (["a"], ["an"])  # "What a day"
+        if words and _opening(words[0]) in _EN_QUESTION_WORDS and not exclaims:
             return True
         if len(words) > 1 and words[0] == "had" and words[1] in _PRONOUNS:
             return True
