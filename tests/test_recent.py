@@ -315,6 +315,10 @@ def test_the_llm_prompts_and_the_language_read_the_conversation_only(tmp_path: P
         ("昨日の会議で決まった日付は？", False),  # (a whole question of its own)
         ("Looking at flats with 2 bedrooms", False),  # (a number of one or two digits is no topic)
         ("Picked the flat on floor 2", False),
+        ("omg also did i tell u when jen's wedding is", False),  # (another thing brought up)
+        ("あとお姉ちゃんの結婚式ってどこだったっけ", False),
+        ("ちなみに歯医者の予約いつだっけ", False),
+        ("Also, was Padella busy?", True),  # (a word the conversation holds)
     ],
 )
 def test_a_new_topic_does_not_carry_on_from_the_conversation(text: str, carries: bool) -> None:

@@ -282,16 +282,18 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
 
 _POINTS_BACK = re.compile(
     r"\b(?:it|its|that|this|these|those|there|then|he|him|his|she|her|hers|they|them|their"
-    r"|one|ones|same|also|too|else|other)\b"
+    r"|one|ones|same|too|else|other)\b"
     r"|^[^\w\u3040-\u30ff\u3400-\u9fff]*(?:and|but|so|or|plus|what about|how about)\b"
     r"|それ|あれ|これ|その|あの|この|そこ|あそこ|彼|あいつ|そいつ|こいつ|さっき|例の|も[?？]?$"
-    r"|^[^\w\u3040-\u30ff\u3400-\u9fff]*(?:で|じゃあ|じゃ|あと|ちなみに|なら)[、,]?"
+    r"|^[^\w\u3040-\u30ff\u3400-\u9fff]*(?:で|じゃあ|じゃ|なら)[、,]?"
     r"|^\S{1,8}は[?？]+$",
     re.ASCII,
 )
-"""What leans on what was just said: a pronoun, "the same", "also", それ, あの; a follow-up's
+"""What leans on what was just said: a pronoun, "the same", "too", それ, あの; a follow-up's
 opening ("And the date?", "What about the venue?", じゃあ場所は？) or a bare topic asked
-(日付は？)."""
+(日付は？). Not "also", あと, ちなみに: in chat they bring up another thing ("omg also did i
+tell u when jen's wedding is", あとお姉ちゃんの結婚式ってどこだったっけ); a follow-up that
+opens with them shares a word with what was said, or has none of its own."""
 
 
 def carries_on(text: str, read: Sequence[str]) -> bool:
