@@ -193,7 +193,7 @@ class RetrievalConfig(_Section):
     next_turn_factor: float = Field(
         default=0.8, ge=0.0, le=1.0
     )  # … and gets this share of their score
-    later_changes: bool = True  # a newer memory saying a packed one changed comes before it
+    later_changes: bool = True  # of the packed results, a newer one saying another changed first
     later_change_cosine: float = Field(
         default=0.3, ge=-1.0, le=1.0
     )  # … sharing a phrase with it and this close in meaning

@@ -251,7 +251,7 @@ def _reason(item: Retrieved, lang: str, query: str, changed: str | None = None) 
     bits: list[str] = []
     if lang == "ja":
         if changed is not None:
-            bits.append(f"{changed} の記憶のあとの変化")
+            bits.append(f"{changed} の記憶より新しい、同じ話題の話")
         if comps.get("asked_time", 0.0) >= 1.0:
             bits.append("尋ねられた時期のこと")
         if shared:
@@ -264,7 +264,7 @@ def _reason(item: Retrieved, lang: str, query: str, changed: str | None = None) 
             bits.append("尋ねられた日時・数を含む")
         return " / ".join(bits or ["関連あり"]) + f"（{_label(item.relevance, lang)}）"
     if changed is not None:
-        bits.append(f"a later change to the memory of {changed}")
+        bits.append(f"newer than the memory of {changed} on the same subject")
     if comps.get("asked_time", 0.0) >= 1.0:
         bits.append("from the time asked about")
     if shared:

@@ -83,8 +83,11 @@ ENGLISH_STOPWORDS = frozenset(
     until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
     where's which while who who's whom why why's with won't would wouldn't you you'd you'll
     you're you've your yours yourself yourselves did does tell remember know think
-    s t just also really yeah oh hey hi ok okay""".split()
+    s t just also really yeah oh hey hi ok okay whats whens wheres whos hows whys yo lol lmao
+    omg haha hahaha btw ugh hmm um umm uh oops fyi u ur""".split()
 )
+"""English words a query searches without (function words, chat words, "whats" typed
+without its apostrophe)."""
 
 _DENSE_STOPWORDS = ENGLISH_STOPWORDS - {"out", "up", "down", "off", "over", "on", "in", "through"}
 """Stopwords left out of the vector query: verb particles stay, they change the meaning."""

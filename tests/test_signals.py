@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -13,7 +14,13 @@ from memengine.models import Episode
 from memengine.retrieve.adapt import ListScales, dense_spread, list_scales, reweight
 from memengine.retrieve.fastpath import Candidate
 from memengine.retrieve.inject import evidence_found, should_inject, top_cosine
-from memengine.retrieve.signals import TermStats, asks_memory, content_terms, lexical_reach
+from memengine.retrieve.signals import (
+    TermStats,
+    asks_memory,
+    asks_the_partner,
+    content_terms,
+    lexical_reach,
+)
 
 T0 = datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)
 
@@ -167,6 +174,55 @@ def test_asks_memory(text: str) -> None:
 )
 def test_small_talk_does_not_ask(text: str) -> None:
     assert not asks_memory(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("didn’t i tell you about the vet?", True),
+        ("can’t sleep", False),  # a phone's apostrophe: a negation, not "can …"
+        ("ugh can’t sleep", False),
+        ("wait what", False),  # a reaction: nothing after the interrogative
+        ("lol how cute", False),
+        ("well who cares", False),
+        ("so when i got home the cat had thrown up", False),  # a clause, not a question
+        ("but what i really want is a nap", False),
+        ("ok will do", False),  # after chat words, only an interrogative opens a question
+        ("lol was fun tho", False),
+        ("love you 😘 have a good night", False),
+        ("so tired ⏰ whens the dentist", True),
+        ("明日晴れるのかな", False),  # musing about the future
+        ("旅行って来週だったかなあ", True),  # a long vowel after かな
+    ],
+)
+def test_chat_questions_and_what_only_looks_like_them(text: str, asks: bool) -> None:
+    assert asks_memory(text) is asks
+
+
+def test_a_long_laugh_is_read_in_time() -> None:
+    """A run of ｗ before other text once cost time doubling with each ｗ (30 of them:
+    minutes, and the whole process stalled)."""
+    start = time.perf_counter()
+    assert not asks_memory("まじで" + "ｗ" * 40 + "やばい")
+    assert not asks_memory("草" + "w" * 50_000 + " ok")
+    assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize(
+    ("text", "partner"),
+    [
+        ("hey how are you", True),
+        ("how are you doing?", True),
+        ("and you?", True),
+        ("how are u", True),
+        ("do you remember?", False),  # a recall cue
+        ("what did you say about the vet?", False),  # a thing of its own
+        ("when?", False),  # a follow-up, not to "you"
+        ("what was it again?", False),
+    ],
+)
+def test_a_question_only_to_the_partner(text: str, partner: bool) -> None:
+    assert asks_the_partner(text) is partner
 
 
 def test_dense_spread() -> None:

@@ -1,18 +1,22 @@
-"""Later changes: a newer memory saying that a packed one has changed comes before it.
+"""Later changes: of the results a turn packs, a newer one that says the subject of an
+older one changed comes before it.
 
 A fact is often told once and changed later ("Mochi eats the salmon kibble" … weeks on,
-"the vet said she should switch to a renal diet, so now she's on Hill's k/d"). A question
-("what does my cat eat?") shares its words with the first telling, so the change ranks
-below it and, by its own scores, is often not packed at all: the reply would repeat the
-old fact. A candidate is a *later change* of a result the turn would pack when it
-occurred later, its own words (the user's side of an exchange) say that something changed
-(:data:`CHANGE`: "now", "switched", "no longer", "moved", 今は, 変えた, やめた, 引っ越した …),
-in a sentence that shares a phrase with that result (:func:`~memengine.text.shared_phrases`:
-a name, a thing, 「スペイン語」), and the two are close in meaning (the cosine of their stored
-vectors at least ``later_change_cosine``). Such a candidate is
-moved just before the result, marked ``later_change`` (and ``changes``: the result's id),
-and offered (``medium``) with it; the pack says which memory it changes. A message that
-names a time is left as ranked (what it asks about is that time's state).
+"the vet said she should switch to a renal diet, so now she's on Hill's k/d"). When both
+are packed, the question's words ("what does my cat eat?") usually rank the first telling
+first, and the reply model reads the old fact before the new one. A packed result is a
+*later change* of another packed result when it occurred later, has the same speaker (the
+user, for exchanges), says near a change word (:data:`CHANGE`: "switched", "moved … to",
+"no longer", "quit", "sold", 変えた, やめた, 引っ越した, 今は …; not negated, not a question,
+not a plan or a maybe: "I won't quit", "should I switch", "I might switch", 変えようかな)
+something it shares with the older one (:func:`~memengine.text.shared_phrases`: a name, a
+thing, 「スペイン語」; not a speaker's name), and their stored vectors are at least
+``later_change_cosine`` close. It is moved just before the closest such result, marked
+``later_change`` (and ``changes``: that result's id), and the pack's reason line names the
+day of the memory it follows. Nothing that would not be packed is brought in (a message
+with a change word next to a shared name is as often no change at all: "I almost quit
+Blue Bottle today", "My coworker Jen quit Blue Bottle"), so the results packed stay the
+same, only their order; a message that names a time keeps the order as ranked.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from ..errors import EmbeddingError
 from ..models import Episode, EpisodeKind
 from ..text import shared_phrases
 from .fastpath import Candidate
@@ -29,31 +34,44 @@ CHANGE = re.compile(
     r"|chang(?:ed|ing) (?:\w+ ){0,3}?(?:to|from|my mind)|mov(?:ed|ing) (?:\w+ ){0,3}?"
     r"(?:to|into|out|house|away|back)|quit|stopped|gave up|giving up|sold|replaced|broke up"
     r"|divorced|resched\w*|postponed|cancell?ed|from now on)\b"
-    r"|今は|今では|最近は|これからは|変え|変わっ|変更|替え|換え|乗り換|引っ越|辞め|やめ|止め"
-    r"|代わりに|じゃなくて|ではなく|じゃなく|売っ|別れ|転職|転校|移っ|移し|延期|キャンセル|訂正",
+    r"|今は|今では|最近は|これからは|変え|変わっ|変更|(?<!着)替え|買い換え|乗り換え(?!て)|引っ越"
+    r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|売っ|別れ|転職|転校|移っ|移し|延期"
+    r"|キャンセル|訂正",
     re.ASCII | re.IGNORECASE,
 )
 """Words that say something changed, in English (as words) and Japanese."""
 
 _NOT_BEFORE = re.compile(
-    r"\b(?:not|never|won't|don't|didn't|can't|cannot|wouldn't)\W+(?:\w+\W+)?$", re.I
+    r"\b(?:not|never|no need to|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"
+    r"|wouldn't|shouldn't|might|may|maybe|should|could|would|if|almost|thinking (?:of|about)"
+    r"|going to|gonna|want to|wanna|planning to|plan to|considering)"
+    r"\W+(?:\w+\W+){0,2}$",
+    re.ASCII | re.IGNORECASE,
 )
-"""A negation just before an English change word ("I won't quit", "not giving up")."""
+"""What makes an English change word say no change, within three words before it: a
+negation ("I'm not going to switch", "still haven't switched"), a maybe or a plan ("I might
+switch", "thinking of moving")."""
 
-_NOT_AFTER = re.compile(r"^\w{0,2}(?:ない|なかっ|ません|ず(?!っと))")
-"""A negation just after a Japanese one (変えない, やめないで, 辞めません)."""
+_A_SWITCH = re.compile(r"\b(?:my|the|a|your|his|her|our|their|nintendo)\W+$", re.I)
+"""What makes "switch" a thing, not a change ("on my Switch")."""
+
+_NOT_AFTER = re.compile(r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも)")
+"""What makes a Japanese one say no change just after it: a negation (変えない, 辞めません),
+an intention or a wish (変えようかな, 辞めようと思ったけど, 引っ越したい, 辞めるつもり), a maybe."""
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？\n])\s*")
 
+NEAR_CHARS = 120
+"""How far from its change word a shared phrase may be: the words read on each side."""
+
 SHARED_MIN_COSINE = 0.3
-"""The default ``later_change_cosine``: how close in meaning (on the default embedder's
-scale) a candidate must be to a result to count as its later change, besides sharing a
-phrase with it. Of 24 corrections written for the purpose (12 per language), the changes'
-cosines to what they change ran from .27 to .82; newer memories with the same change
-words about other things came to at most .39, and share no phrase with it."""
+"""The default ``later_change_cosine`` (on the default embedder's scale): of 24
+corrections written for the purpose (12 per language), the changes' cosines to what they
+change ran from .27 to .82; newer memories with change words about other things came to
+at most .39, and share no phrase with it."""
 
 MAX_CHANGES = 2
-"""How many later changes one result can bring before it (the newest first)."""
+"""How many later changes one result can have put before it (the newest first)."""
 
 Similar = Callable[[int, Sequence[int]], dict[int, float]]
 """The cosine of a stored episode's vector to each of some others' (missing: no vector)."""
@@ -67,9 +85,11 @@ def own_words(ep: Episode) -> str:
 
 
 def change_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` (its first 2,000 characters) that say something changed: a
-    change word (:data:`CHANGE`) not negated, in a sentence that asks nothing ("Any more
-    paintings coming up?", "I won't quit" and 変えないで say no change)."""
+    """The words around each change word of ``text`` (its first 2,000 characters; at most
+    :data:`NEAR_CHARS` on each side, within its sentence) that say something changed: a
+    change word (:data:`CHANGE`) not negated nor a maybe or a plan, in a sentence that asks
+    nothing ("Any more paintings coming up?", "I won't quit", "should I switch", 変えないで
+    and 変えようかな say no change)."""
     out: list[str] = []
     for sentence in _SENTENCE.split(text[:2000]):
         if not sentence or sentence.rstrip().endswith(("?", "？")):
@@ -77,13 +97,22 @@ def change_sentences(text: str) -> list[str]:
         for m in CHANGE.finditer(sentence):
             before, after = sentence[: m.start()], sentence[m.end() :]
             if m.group()[0].isascii():
-                if _NOT_BEFORE.search(before) is None:
-                    out.append(sentence)
-                    break
-            elif _NOT_AFTER.match(after) is None:
-                out.append(sentence)
-                break
+                noun = m.group().lower() == "switch" and _A_SWITCH.search(before) is not None
+                if noun or _NOT_BEFORE.search(before) is not None or _asks(before):
+                    continue
+            elif _NOT_AFTER.match(after) is not None:
+                continue
+            out.append(sentence[max(0, m.start() - NEAR_CHARS) : m.end() + NEAR_CHARS])
     return out
+
+
+_ASKS = re.compile(r"^\W*(?:should|shall|can|could|would|do|does|did|is|are|will)\b", re.I)
+
+
+def _asks(before: str) -> bool:
+    """Whether the sentence a change word is in opens as a question without its mark
+    ("should I switch Mochi to a different kibble")."""
+    return _ASKS.match(before) is not None
 
 
 def _speaker(ep: Episode) -> str | None:
@@ -91,10 +120,10 @@ def _speaker(ep: Episode) -> str | None:
     return speaker if isinstance(speaker, str) else None
 
 
-def _subjects(words: str, sentence: str, names: set[str]) -> list[str]:
-    """The phrases of ``words`` that ``sentence`` shares, not a speaker's name nor a change
-    word (今は in both says nothing about what changed)."""
-    shared = shared_phrases(words, sentence, limit=20)
+def _subjects(words: str, near: str, names: set[str]) -> list[str]:
+    """The phrases of ``words`` that ``near`` (the words around a change word) shares, not a
+    speaker's name nor a change word (今は in both says nothing about what changed)."""
+    shared = shared_phrases(words[:600], near, limit=20)
     return [p for p in shared if p not in names and CHANGE.fullmatch(p) is None]
 
 
@@ -104,40 +133,50 @@ def later_changes(
     similar: Similar,
     min_cosine: float = SHARED_MIN_COSINE,
 ) -> list[Candidate]:
-    """``candidates`` with each later change of a ``packed`` result moved just before it (up
-    to :data:`MAX_CHANGES`, the newest first), scored as it and marked ``later_change`` and
-    ``changes``. A later change occurred after the result, has the same speaker (the user,
-    for exchanges), and says in one sentence (:func:`change_sentences`) that something it
-    shares with the result (:func:`~memengine.text.shared_phrases`; not a speaker's name)
-    changed; its stored vector is at least ``min_cosine`` close to the result's (``similar``,
-    asked only about candidates that pass the rest)."""
-    said = {id(c): change_sentences(own_words(c.episode)) for c in candidates}
-    marked = [c for c in candidates if said[id(c)]]
-    if not marked or not packed:
+    """``candidates`` with each ``packed`` result that is a later change of another packed
+    result moved just before it (of several, the closest by ``similar``, the cosine of the
+    stored vectors; up to :data:`MAX_CHANGES` before one result, the newest first), scored
+    as it and marked ``later_change`` and ``changes``. ``similar`` is asked only about pairs
+    that pass the rest; when the vectors cannot be read (another process re-embedded the
+    file) the order is left as it is."""
+    said = {id(c): change_sentences(own_words(c.episode)) for c in packed}
+    if not any(said.values()) or len(packed) < 2:
         return candidates
     names = {n.lower() for c in candidates if (n := _speaker(c.episode))}
     order = list(candidates)
-    for anchor in packed:
-        at = order.index(anchor)
-        words = own_words(anchor.episode)
-        later = [
-            c
-            for c in marked
-            if c.episode.occurred_at > anchor.episode.occurred_at
-            and order.index(c) > at
-            and _speaker(c.episode) == _speaker(anchor.episode)
-            and any(_subjects(words, s, names) for s in said[id(c)])
-        ]
-        if not later:
+    taken: dict[int, int] = {}  # anchor id → changes put before it
+    for change in sorted(packed, key=lambda c: c.episode.occurred_at, reverse=True):
+        near = said[id(change)]
+        if not near:
             continue
-        cosines = similar(anchor.episode.id, [c.episode.id for c in later])
-        found = [c for c in later if cosines.get(c.episode.id, -1.0) >= min_cosine]
-        found.sort(key=lambda c: c.episode.occurred_at, reverse=True)
-        for c in found[:MAX_CHANGES]:  # each before the result: the newest first
-            order.remove(c)
-            order.insert(order.index(anchor), c)
-            c.score = max(c.score, anchor.score)
-            c.components["later_change"] = 1.0
-            c.components["changes"] = float(anchor.episode.id)
-            marked.remove(c)
+        anchors = [
+            a
+            for a in packed
+            if a is not change
+            and a.episode.occurred_at < change.episode.occurred_at
+            and _speaker(a.episode) == _speaker(change.episode)
+            and taken.get(a.episode.id, 0) < MAX_CHANGES
+            and any(_subjects(own_words(a.episode), n, names) for n in near)
+        ]
+        if not anchors:
+            continue
+        try:
+            cosines = {a.episode.id: similar(a.episode.id, [change.episode.id]) for a in anchors}
+        except EmbeddingError:  # (re-embedded by another process: the full text answered)
+            return candidates
+        close = [
+            (cos, a)
+            for a in anchors
+            if (cos := cosines[a.episode.id].get(change.episode.id, -1.0)) >= min_cosine
+        ]
+        if not close:
+            continue
+        anchor = max(close, key=lambda pair: pair[0])[1]
+        if order.index(change) > order.index(anchor):  # (else already before it)
+            order.remove(change)
+            order.insert(order.index(anchor), change)
+            change.score = max(change.score, anchor.score)
+        change.components["later_change"] = 1.0
+        change.components["changes"] = float(anchor.episode.id)
+        taken[anchor.episode.id] = taken.get(anchor.episode.id, 0) + 1
     return order

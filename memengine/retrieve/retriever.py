@@ -51,7 +51,14 @@ from .recent import (
     repeat_check,
     repeat_key,
 )
-from .signals import TermStats, asks_memory, content_terms, lexical_reach, may_ask
+from .signals import (
+    TermStats,
+    asks_memory,
+    asks_the_partner,
+    content_terms,
+    lexical_reach,
+    may_ask,
+)
 from .temporal import find_time_expressions, time_is_asked, union, widen, window_filters
 
 __all__ = [
@@ -145,8 +152,7 @@ def label(
     ``relevance_threshold``, both searches found it or the full-text search ranked it
     first by its own words (〆切 in 「〆切いつだっけ」, a word the vectors barely weigh), or
     it occurred in the time the message asks about ("What did I
-    do yesterday?", 先週何話したっけ: :func:`.temporal.time_is_asked`), or it is a later
-    change of a result that is packed (``later_change``: :mod:`.changes`); ``low``
+    do yesterday?", 先週何話したっけ: :func:`.temporal.time_is_asked`); ``low``
     otherwise (listed, never packed). When the full-text search answered alone
     (``lexical_only``) its top 3 are ``medium`` (those found by their own words) and
     nothing is ``high``. When the message asks about nothing but a time, a memory of
@@ -158,8 +164,6 @@ def label(
         return "low"
     if not may_answer(c):  # another time than the one asked about, or small talk's own copy
         return "low"
-    if c.get("later_change", 0.0) >= 1.0:  # what a packed result became (:mod:`.changes`)
-        return "medium"
     if lexical_only:
         top3 = c.get("bm25_rank", 99) <= 3 and lexical_agreement(c)
         return "medium" if top3 or in_time else "low"
@@ -176,13 +180,14 @@ def label(
 def mark_own_copies(
     candidates: list[Candidate], text: str, config: RetrievalConfig
 ) -> list[Candidate]:
-    """When ``text`` is small talk (asks nothing) and ``skip_repeats`` is on, mark ``repeat``
+    """When ``text`` is small talk (asks nothing, or only the partner: "how are you?",
+    :func:`.signals.asks_the_partner`) and ``skip_repeats`` is on, mark ``repeat``
     on the exchanges whose user turn repeats it (:func:`.recent.repeat_key`) and move them
     after the others: a daily "Morning!" is no memory the message restates. They stay
     results, ``low``, and count for no should-inject rule (nor are they shown to an LLM
     rerank)."""
     key = repeat_key(text)
-    if not key or not config.skip_repeats or asks_memory(text):
+    if not key or not config.skip_repeats or (asks_memory(text) and not asks_the_partner(text)):
         return candidates
     copies: list[Candidate] = []
     others: list[Candidate] = []
@@ -343,8 +348,8 @@ class Retriever:
         turn after one of the best few (within ``filters``) may hold the answer. The reach
         goes to ``signals``. No turn in ``exclude`` is lifted or fetched by date, nor one
         that ``screen`` finds repeats what the user said (:attr:`.FastResult.screen`).
-        Last, unless the message names a time, each later change of a result to be packed
-        comes before it (:mod:`.changes`)."""
+        Last, unless the message names a time, each result to be packed that is a later
+        change of another comes before it (:mod:`.changes`)."""
         cfg = self.config
         if cfg.adaptive_weights and signals is not None:
             signals["reach"] = round(reach, 4)
@@ -442,7 +447,8 @@ class Retriever:
         ``signals``. It injects only if one of the labelled ``results`` is offered
         (:func:`offers_any`)."""
         cfg = self.config
-        asks = asks_memory(text) or is_blank(text)  # an empty message leaves it to the context
+        # an empty message leaves it to the context; "how are you?" asks no memory
+        asks = (asks_memory(text) and not asks_the_partner(text)) or is_blank(text)
         decided = should_inject(candidates, cfg, asks=asks, lexical_only=lexical_only)
         if signals is not None:
             signals["asks"] = float(asks)

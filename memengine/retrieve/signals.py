@@ -27,6 +27,7 @@ from ..text import query_terms
 __all__ = [
     "TermStats",
     "asks_memory",
+    "asks_the_partner",
     "content_terms",
     "lexical_reach",
     "may_ask",
@@ -50,11 +51,21 @@ _CHAT_OPENERS = frozenset(
 )
 """Words that chat puts before a question without making it a statement ("wait when is
 the dental cleaning", "btw what was the ramen place called", "lol ok what's her name"):
-up to three are skipped before the opening word is read."""
+up to three are skipped, and then only an interrogative opens a question, and only one
+that asks (:func:`_asks_after_chat`)."""
 
-_EMOJI = re.compile(r"[\U0001f000-\U0001faff\u2600-\u27bf]+\ufe0f?")
+_WH_WORDS = frozenset("what when where who whom whose why which how".split())
+
+_SUBJECTS = frozenset("i you u he she we they it i'm i've i'd".split())
+"""Subject pronouns: after an interrogative, a clause ("so when i got home", "but what i
+want is a nap"), not a question ("when did i…")."""
+
+_EMOJI = re.compile(r"[\U0001f000-\U0001faff\u2600-\u27bf\u2300-\u23ff\u2b00-\u2bff]+\ufe0f?")
 """Emoji, which end a sentence in chat as a full stop does ("so tired 😩 when's the
-dentist")."""
+dentist"; what follows one is read as after a chat word)."""
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "\uff07": "'", "\u2018": "'"})
+"""Apostrophes a phone types ("can’t", "what’s") as the words read them."""
 
 _PRONOUNS = frozenset("i you he she we they it".split())
 
@@ -77,10 +88,10 @@ _JA_QUESTION = re.compile(
 何となく, 何回も, いつも, いつの間にか, どこでも, どうぞ, どうしても, どうせ, 何より, 何しろ,
 いつまでも, どうにも, どうりで, いつになく, 何の気なしに, …)."""
 
-_JA_ENDINGS = ("か", "かしら", "っけ", "たかな", "のかな")
+_JA_ENDINGS = ("か", "かしら", "っけ", "たかな", "たのかな")
 """Sentence-final particles that make a Japanese sentence a question or a check
-(…だったかな, …してくれたのかな: wondering about the past or about someone; not 行こうかな, an
-intention)."""
+(…だったかな, …してくれたのかな: wondering about the past; not 行こうかな, an intention, nor
+明日晴れるのかな, 疲れてるのかな: musing)."""
 
 _JA_NOT_ENDINGS = ("とか", "いいか", "いっか", "仕方ないか", "しょうがないか")
 """Endings in か that are no question: a list (映画とか), letting go (まあいいか, 仕方ないか)."""
@@ -92,12 +103,32 @@ _BACKCHANNEL = re.compile(
 """A sentence that is only a backchannel after an interjection or two (そっか, あーそっか,
 なるほどそっか, そっかそっか, え、マジか), not 大丈夫そうか."""
 
-_TRAILER = re.compile(
-    r"(?:[\s.!。！…~〜♪☆★♡♥❤ーぁぃぅぇぉ]|w+|笑|\([^()]{0,12}\)"
-    r"|[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d])+$"
-)
-"""What may follow a sentence's last word: punctuation, a long vowel (かなー, かなぁ), a
-laugh (ｗ, (笑)), a kaomoji in brackets, emoji."""
+_TRAILING = frozenset(" \t\n.!。！…~〜♪☆★♡♥❤ーぁぃぅぇぉあw笑\ufe0f\u200d")
+"""What may follow a sentence's last word, one character at a time (:func:`_untrailed`):
+punctuation, a long vowel (かなー, かなぁ, かなあ), a laugh (ｗ, 笑), emoji; a kaomoji in
+brackets too."""
+
+_BRACKETED = 12
+"""The most characters a kaomoji in brackets at a sentence's end holds, "(´・ω・`)"."""
+
+
+def _untrailed(sentence: str) -> str:
+    """``sentence`` without what follows its last word (:data:`_TRAILING`, emoji, a kaomoji
+    in brackets), read from its end once: a run of thousands of ｗ costs its length."""
+    end = len(sentence)
+    while end > 0:
+        c = sentence[end - 1]
+        if c in _TRAILING or 0x1F000 <= ord(c) <= 0x1FAFF or 0x2600 <= ord(c) <= 0x27BF:
+            end -= 1
+        elif c == ")" and (
+            (start := sentence.rfind("(", max(0, end - _BRACKETED - 2), end - 1)) >= 0
+            and ")" not in sentence[start + 1 : end - 1]
+        ):
+            end = start
+        else:
+            break
+    return sentence[:end]
+
 
 _JA_RECALL = re.compile(
     r"(覚えて|忘れ|っけ|(?<![うくすつぬふむゆるぐずづぷだの0-9駅分秒時間目手名午事])前に"
@@ -170,11 +201,54 @@ def may_ask(text: str) -> bool:
     return asks_memory(text) or _INTERROGATIVE.search(norm) is not None
 
 
+def _chat_sentences(norm: str) -> list[tuple[str, bool]]:
+    """The sentences of a folded message, each with whether an emoji ended the one before."""
+    out: list[tuple[str, bool]] = []
+    for sentence in _sentences(norm):
+        pieces = [p for p in _EMOJI.split(sentence) if p.strip()]
+        out.extend((p, i > 0) for i, p in enumerate(pieces))
+    return out
+
+
+def _exclaims(words: Sequence[str]) -> bool:
+    """Whether a sentence opens as an exclamation: "What a day", "what an idea"."""
+    return words[:1] == ["what"] and words[1:2] in (["a"], ["an"])
+
+
+def _asks_after_chat(words: Sequence[str]) -> bool:
+    """Whether the words after chat ones ("wait", "btw", "lol", an emoji) ask: an
+    interrogative with at least two words after it, not a subject pronoun first ("wait when
+    is the dental cleaning"; not "wait what", "lol how cute", "well who cares", "so when i
+    got home", nor "ok will do", "lol was fun": chat leaves out its "I")."""
+    if not words or _opening(words[0]) not in _EN_QUESTION_WORDS:
+        return False
+    head = _opening(words[0])
+    wh = head in _WH_WORDS or words[0] in ("whats", "whens", "wheres", "whos", "hows", "whys")
+    return wh and len(words) >= 3 and words[1] not in _SUBJECTS and not _exclaims(words)
+
+
 def _opening(word: str) -> str:
     """A sentence's first word as :data:`_EN_QUESTION_WORDS` holds it: a contraction by its
     first part ("what's", "where'd"), but not a negation ("can't sleep" says, not asks)."""
     head, _, tail = word.partition("'")
     return word if tail == "t" else head
+
+
+_PARTNER = re.compile(r"\b(?:you|your|u|ur|yourself)\b", re.ASCII)
+
+
+def asks_the_partner(text: str) -> bool:
+    """Whether ``text`` only asks the partner how they are: a question to "you" with no content
+    word of its own and no recall cue ("hey how are you", "how are you doing?", "and you?";
+    not "do you remember?", "what did you say about the vet?", nor "when?")."""
+    norm = unicodedata.normalize("NFKC", text).lower().translate(_APOSTROPHES)
+    return (
+        _PARTNER.search(norm) is not None
+        and not content_terms(text)
+        and _EN_RECALL.search(norm) is None
+        and _REQUEST.search(norm) is None
+        and asks_memory(text)
+    )
 
 
 def asks_memory(text: str) -> bool:
@@ -184,17 +258,19 @@ def asks_memory(text: str) -> bool:
         return False
     if "?" in norm or _EN_RECALL.search(norm) or _JA_RECALL.search(norm) or _REQUEST.search(norm):
         return True
-    for sentence in _sentences(_EMOJI.sub("\n", norm)):
-        words = _WORDS.findall(sentence)
+    for sentence, after_emoji in _chat_sentences(norm):
+        words = _WORDS.findall(sentence.translate(_APOSTROPHES))
         skipped = 0
         while skipped < 3 and len(words) > 1 and words[0] in _CHAT_OPENERS:
             words, skipped = words[1:], skipped + 1
-        exclaims = words[:1] == ["what"] and words[1:2] in (["a"], ["an"])  # "What a day"
-        if words and _opening(words[0]) in _EN_QUESTION_WORDS and not exclaims:
+        if skipped or after_emoji:
+            if _asks_after_chat(words):
+                return True
+        elif words and _opening(words[0]) in _EN_QUESTION_WORDS and not _exclaims(words):
             return True
         if len(words) > 1 and words[0] == "had" and words[1] in _PRONOUNS:
             return True
-        body = _TRAILER.sub("", sentence)
+        body = _untrailed(sentence)
         ending = (
             body.endswith(_JA_ENDINGS)
             and not body.endswith(_JA_NOT_ENDINGS)
