@@ -193,6 +193,14 @@ def test_small_talk_does_not_ask(text: str) -> None:
         ("so tired ⏰ whens the dentist", True),
         ("明日晴れるのかな", False),  # musing about the future
         ("旅行って来週だったかなあ", True),  # a long vowel after かな
+        # a negative auxiliary and its subject open a question; without one, chat
+        ("didn't i tell you about the new job", True),
+        ("don't i have a vet appointment this week", True),
+        ("doesn't my sister live in osaka", True),
+        ("wasn't it on friday", True),
+        ("didn't sleep well", False),
+        ("wasn't my best day", False),
+        ("couldn't find my keys", False),
     ],
 )
 def test_chat_questions_and_what_only_looks_like_them(text: str, asks: bool) -> None:

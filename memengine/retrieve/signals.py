@@ -227,6 +227,34 @@ def _asks_after_chat(words: Sequence[str]) -> bool:
     return wh and len(words) >= 3 and words[1] not in _SUBJECTS and not _exclaims(words)
 
 
+_PERSONAL = frozenset("i you u he she we they it there".split())
+
+_DETERMINERS = frozenset("my your his her our their the this that".split())
+
+
+def _subject_after(aux: str, word: str) -> bool:
+    """Whether ``word`` after a negative auxiliary is its subject, so the two open a
+    question: a personal pronoun ("didn't i tell you", "isn't it on friday"), or, after
+    do, does, did, have or has, a determiner too ("didn't my mom call"); not after is or
+    was, which chat opens without its "it" ("wasn't my best day", "isn't my fault")."""
+    if word in _PERSONAL:
+        return True
+    base = aux.replace("'", "")[:-2]
+    return word in _DETERMINERS and base in ("do", "does", "did", "have", "has")
+
+
+def _negative_aux(word: str) -> bool:
+    """Whether ``word`` is an auxiliary's negative contraction ("isn't", "didnt", "don't";
+    typed with or without its apostrophe)."""
+    base = word.replace("'", "")
+    return base.endswith("nt") and base[:-2] in _NEGATABLE
+
+
+_NEGATABLE = frozenset("is are was were do does did have has had could would should ca wo".split())
+"""The auxiliaries whose negation may open a question ("can't" is "ca" + "n't", "won't"
+"wo")."""
+
+
 def _opening(word: str) -> str:
     """A sentence's first word as :data:`_EN_QUESTION_WORDS` holds it: a contraction by its
     first part ("what's", "where'd"), but not a negation ("can't sleep" says, not asks)."""
@@ -270,6 +298,8 @@ def asks_memory(text: str) -> bool:
             return True
         if len(words) > 1 and words[0] == "had" and words[1] in _PRONOUNS:
             return True
+        if len(words) > 2 and _negative_aux(words[0]) and _subject_after(words[0], words[1]):
+            return True  # "didn't i tell you", "isn't it on friday"; not "didn't sleep well"
         body = _untrailed(sentence)
         ending = (
             body.endswith(_JA_ENDINGS)
