@@ -234,18 +234,25 @@ def _environment_proxies() -> dict[str, str | None]:
 
 def _broken(url: str) -> str | None:
     """Why a proxy URL names no server to connect to (None: it may): no host, or a host
-    or port that cannot be read ("http://[bad", "http://", "http://host:port")."""
+    or port that cannot be read ("http://[bad", "http://", "http://host:port"). The
+    reason never quotes the URL (a password in it)."""
     try:
         parts = urlsplit(url)
         host, _ = parts.hostname, parts.port
-    except ValueError as exc:
-        return str(exc)
+    except ValueError:
+        return "its host or port cannot be read"
     return None if host else "no host"
 
 
 def proxy_for(url: str) -> str | None:
     """The proxy (as messages may show it) that the HTTP client sends requests for ``url``
     through, by the environment (None: a direct connection)."""
+    proxy = _proxy_url_for(url)
+    return masked_url(proxy) if proxy is not None else None
+
+
+def _proxy_url_for(url: str) -> str | None:
+    """The proxy URL the environment names for requests to ``url`` (None: none)."""
     try:
         target = httpx2.URL(url)
     except httpx2.InvalidURL:
@@ -257,14 +264,16 @@ def proxy_for(url: str) -> str | None:
     )
     for pattern, proxy in patterns:  # (the most specific first, as the client picks)
         if pattern.matches(target):
-            return masked_url(proxy) if proxy is not None else None
+            return proxy
     return None
 
 
-def http_client(*, max_bytes: int = MAX_REPLY_BYTES) -> httpx2.Client:
+def http_client(url: str | None = None, *, max_bytes: int = MAX_REPLY_BYTES) -> httpx2.Client:
     """The HTTP client the OpenAI clients are given: the OpenAI library's own (its
     connection limits, the environment's proxies), each of its transports wrapped in a
-    :class:`DeadlineTransport`."""
+    :class:`DeadlineTransport`. A proxy the environment names for ``url`` (its scheme and
+    host, NO_PROXY read) that names no server is a ConfigError; one for other URLs is
+    left to them."""
     import openai
 
     try:
@@ -275,15 +284,15 @@ def http_client(*, max_bytes: int = MAX_REPLY_BYTES) -> httpx2.Client:
         raise ConfigError(
             f"the HTTP client cannot use the proxy that {where} names ({exc}): correct or unset it"
         ) from None
-    for proxy in _environment_proxies().values():
-        why = _broken(proxy) if proxy is not None else None
-        if proxy is not None and why is not None:  # (taken, then every request fails)
-            named = [v for v in _PROXY_VARIABLES if os.environ.get(v, "").strip()]
-            raise ConfigError(
-                f"the HTTP client cannot use the proxy that "
-                f"{', '.join(named) or 'the environment'} names ({masked_url(proxy)!r}: "
-                f"{why}): correct or unset it"
-            )
+    proxy = _proxy_url_for(url) if url is not None else None
+    why = _broken(proxy) if proxy is not None else None
+    if proxy is not None and why is not None:  # (taken, then every request fails)
+        named = [v for v in _PROXY_VARIABLES if os.environ.get(v, "").strip()]
+        raise ConfigError(
+            f"the HTTP client cannot use the proxy that "
+            f"{', '.join(named) or 'the environment'} names ({masked_url(proxy)!r}: "
+            f"{why}): correct or unset it"
+        )
     # httpx builds its transports, the proxies' too, only when none is given: wrap them
     client._transport = DeadlineTransport(client._transport, max_bytes=max_bytes)
     client._mounts = {

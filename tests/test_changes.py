@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from memengine import Config, FixedClock, Memory, RetrievalConfig
 from memengine.embed.usem3 import USEM3Embedder
-from memengine.retrieve.changes import change_sentences
+from memengine.errors import EmbedderChanged
+from memengine.models import Episode, EpisodeKind
+from memengine.retrieve.changes import change_sentences, later_changes
+from memengine.retrieve.fastpath import Candidate
+
+T0 = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 
 FILLER = [
     ("work was so busy today", "Hang in there"),
@@ -218,7 +224,71 @@ def test_a_change_of_another_agent_is_never_brought_in(real_mem: Memory, clock: 
         ("スタバは辞めるつもりはない", False),
         ("コーヒーこぼしたから着替えた", False),
         ("渋谷で乗り換えて会社に行った", False),
+        ("I'll switch Mochi to the chicken kibble next month", False),
+        ("I'm planning on switching gyms", False),
+        ("I'd switch if I could", False),
+        ("Why did I ever switch to oat milk", False),
+        ("来月大阪に引っ越す予定", False),
+        ("転職を考えてる", False),
+        ("スタバ辞めるか迷ってる", False),
     ],
 )
 def test_which_sentences_say_that_something_changed(text: str, says: bool) -> None:
     assert bool(change_sentences(text)) is says
+
+
+def test_a_chain_of_changes_puts_the_newest_first(real_mem: Memory, clock: FixedClock) -> None:
+    """A → B → C, each packed: C, then B, then A, where the chain's best ranked."""
+    now = clock.now
+    fit = real_mem.add_exchange(
+        "My car is an old Honda Fit", "OK", occurred_at=now - timedelta(days=90)
+    )
+    for i, (user, reply) in enumerate(FILLER):
+        real_mem.add_exchange(user, reply, occurred_at=now - timedelta(days=80 - 5 * i))
+    prius = real_mem.add_exchange(
+        "I sold the Honda Fit and now I drive a Toyota Prius",
+        "Nice",
+        occurred_at=now - timedelta(days=40),
+    )
+    tesla = real_mem.add_exchange(
+        "I sold the Toyota Prius, I drive a Tesla now", "Wow", occurred_at=now - timedelta(days=5)
+    )
+    r = real_mem.retrieve("what car do I drive?")
+    ids = [x.episode.id for x in r.results]
+    assert ids[:3] == [tesla, prius, fit]
+    assert r.results[0].components["changes"] == float(prius)
+    assert r.results[1].components["changes"] == float(fit)
+
+
+def _packed(i: int, days: int, text: str, score: float) -> Candidate:
+    ep = Episode(
+        id=i,
+        agent="default",
+        kind=EpisodeKind.exchange,
+        user_text=text,
+        reply_text="OK",
+        occurred_at=T0 - timedelta(days=days),
+        created_at=T0,
+    )
+    return Candidate(ep, score, {})
+
+
+def test_vectors_that_cannot_be_read_leave_the_order_and_no_mark() -> None:
+    """Another process re-embedded the file: the stored vectors cannot be compared, and
+    nothing is moved nor marked, even after a pair was read."""
+    old = _packed(1, 50, "My dentist appointment is on Monday at 3pm", 1.0)
+    first = _packed(2, 20, "The dentist moved my appointment to Tuesday", 0.9)
+    second = _packed(3, 5, "The dentist moved my appointment to Friday", 0.8)
+    asked: list[int] = []
+
+    def similar(anchor: int, ids: Sequence[int]) -> dict[int, float]:
+        asked.append(anchor)
+        if len(asked) > 2:  # (after two pairs were read)
+            raise EmbedderChanged("re-embedded by another process")
+        return dict.fromkeys(ids, 0.9)
+
+    ranked = [old, first, second]
+    out = later_changes(ranked, ranked, similar)
+    assert out == ranked and len(asked) == 3
+    assert all("later_change" not in c.components for c in ranked)
+    assert [c.score for c in ranked] == [1.0, 0.9, 0.8]

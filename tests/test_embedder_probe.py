@@ -7,7 +7,7 @@ Real HTTP through the real openai client, against the scripted server, whose
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -275,32 +275,3 @@ def test_a_reembed_between_a_search_and_its_cosines_leaves_the_full_text(
             assert r.results[0].episode.id == dentist
             assert any("re-embedded by another process" in d for d in r.degraded)
             original.clear()
-
-
-def test_a_reembed_by_another_process_leaves_later_changes_unread(
-    tmp_path: Path, srv: ScriptedOpenAI
-) -> None:
-    """Two packed memories, the newer a change of the older: their stored vectors cannot be
-    compared once another process re-embedded the file with another model, and the turn
-    still answers from the full text (it raised EmbedderChanged)."""
-    db = tmp_path / "m.db"
-    with ScriptedOpenAI(embedding_dim=DIM) as other:
-        other.embed_fn = _swapped
-        with Memory.open(db, config=_config(srv, db), clock=FixedClock(NOW)) as mem:
-            old = mem.add_exchange(
-                "My dentist appointment is on Monday at 3pm",
-                "Noted",
-                occurred_at=NOW - timedelta(days=20),
-            )
-            new = mem.add_exchange(
-                "The dentist moved my appointment to Friday",
-                "OK",
-                occurred_at=NOW - timedelta(days=2),
-            )
-            with Memory.open(db, config=_config(other, db), clock=FixedClock(NOW)) as theirs:
-                theirs.reembed()
-            r = mem.retrieve("when is my dentist appointment on Monday at 3pm", record=False)
-            assert {x.episode.id for x in r.results} == {old, new}
-            assert any(
-                "re-embedded by another process" in d or "no longer makes" in d for d in r.degraded
-            )

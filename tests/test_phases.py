@@ -34,7 +34,7 @@ from memengine.importers import read_memsets
 from memengine.models import Retrieval
 from memengine.retrieve.temporal import parse_time_window
 
-from .helpers import HashEmbedder
+from .helpers import HashEmbedder, freed_without_a_collection
 from .openai_server import ScriptedOpenAI, ScriptedReply, completion_body
 
 TURN_S = 1.0
@@ -371,6 +371,34 @@ def test_a_call_taken_up_too_late_is_not_sent(srv: ScriptedOpenAI, store: Store)
     assert r.results
 
 
+def test_a_call_taken_up_too_late_holds_no_closed_memory(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    """The error that says so is kept by its future; it holds no frame of the turn, so a
+    closed memory is freed without a full garbage collection."""
+
+    def use(mem: Memory) -> None:
+        mem.add_exchange("I like the ramen at Menya Kaze", "Nice")
+        turn = mem._llm()
+        release = threading.Event()
+        held = [turn._pool.submit(release.wait) for _ in range(16)]
+        timer = threading.Timer(0.33, release.set)
+        timer.start()
+        srv.push_chat(json_data={"relevant_episodes": [], "injection_strategy": "summarize"})
+        try:
+            r = mem.retrieve("where was that ramen place?")
+        finally:
+            release.set()
+            timer.cancel()
+        assert all(f.result(timeout=5) for f in held)
+        assert any(d.startswith("expansion") and "not started" in d for d in r.degraded)
+
+    def make() -> Memory:
+        return Memory.open(tmp_path / "m.db", config=config(srv.base_url), embedder=HashEmbedder())
+
+    assert freed_without_a_collection(make, use)
+
+
 def test_empty_lists_mean_nothing_to_inject(srv: ScriptedOpenAI, store: Store) -> None:
     srv.push_chat(json_data={"expanded_queries": [], "detected_references": []})
     srv.push_chat(json_data={"relevant_episodes": [], "injection_strategy": "summarize"})
@@ -686,6 +714,8 @@ def test_a_proxy_the_client_cannot_use_leaves_the_fast_path_answering(
     each LLM phase saying why; asked for by name, the error names the variable."""
     with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(NOW)) as m:
         fact = m.add_exchange("Juno stays with Kenji when I travel", "Good to know.")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ALL_PROXY", proxy)
     cfg = config(srv.base_url)
     cfg.lifecycle.record_turns = True  # (for the feedback below)
@@ -702,6 +732,26 @@ def test_a_proxy_the_client_cannot_use_leaves_the_fast_path_answering(
         assert fact in report.used and "ALL_PROXY" in report.degraded[0]
         with pytest.raises(ConfigError, match="ALL_PROXY"):
             m.feedback(r.turn_id, answer="Kenji does.", judge="llm")
+
+
+def test_a_broken_proxy_for_other_urls_is_left_to_them(
+    tmp_path: Path, srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stale proxy variable that the endpoint's requests do not go through (NO_PROXY, or
+    another scheme) stops nothing."""
+    for name in ("ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://[bad")
+    monkeypatch.setenv("NO_PROXY", "localhost")
+    with Memory.open(tmp_path / "m.db", config=config(srv.base_url), embedder=HashEmbedder()) as m:
+        m.add_exchange("Juno stays with Kenji when I travel", "Good to know.")
+        srv.push_chat(json_data=GOOD_EXPANSION)
+        r = m.retrieve("Who looks after Juno?", llm=True)
+    assert r.results and len(srv.chat_requests) >= 1
+    monkeypatch.setenv("HTTP_PROXY", "http://")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with Memory.open(tmp_path / "m.db", config=config(srv.base_url), embedder=HashEmbedder()) as m:
+        assert m.retrieve("Who looks after Juno?", llm=True).results
 
 
 def test_a_proxy_that_refuses_is_named_as_the_way_to_the_endpoint(

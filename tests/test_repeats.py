@@ -195,19 +195,21 @@ def test_a_question_keeps_its_old_copies(tmp_path: Path) -> None:
         assert r.results[0].episode.id == asked
 
 
-def test_a_greeting_asked_of_the_partner_does_not_pack_its_old_copies(tmp_path: Path) -> None:
-    """ "hey how are you" asks the partner, not a memory: its stored copies are small talk's
-    (marked `repeat`, `low`) and the turn injects nothing; a question about a thing keeps
-    its copies."""
+@pytest.mark.parametrize("greeting", ["hey how are you", "what's up", "how's it going"])
+def test_a_greeting_asked_of_the_partner_does_not_pack_its_old_copies(
+    tmp_path: Path, greeting: str
+) -> None:
+    """A greeting asks how the partner or things are, not a memory: its stored copies are
+    small talk's (marked `repeat`, `low`) and the turn injects nothing."""
     clock = FixedClock(T0)
     with Memory.open(tmp_path / "m.db", clock=clock) as mem:
         for reply in ("Good, you?", "All well here!", "Great, thanks for asking", "Not bad!"):
-            mem.add_exchange("hey how are you", reply)
+            mem.add_exchange(greeting, reply)
             clock.advance(days=1)
         mem.add_exchange("My cat Mochi got her vaccines today", "Good girl!")
         clock.advance(days=1)
-        r = mem.retrieve("hey how are you")
-        copies = [x for x in r.results if x.episode.user_text == "hey how are you"]
+        r = mem.retrieve(greeting)
+        copies = [x for x in r.results if x.episode.user_text == greeting]
         assert len(copies) == 4
         assert all(x.components.get("repeat") == 1.0 and x.relevance == "low" for x in copies)
         assert not r.should_inject and mem.pack(r).text == ""

@@ -201,6 +201,10 @@ def test_small_talk_does_not_ask(text: str) -> None:
         ("didn't sleep well", False),
         ("wasn't my best day", False),
         ("couldn't find my keys", False),
+        ("could've been worse", False),  # an auxiliary's contraction says, not asks
+        ("should've brought an umbrella", False),
+        ("What a great trip, where did we stay", True),  # an exclamation, then a question
+        ("月曜日かあ", False),  # a sigh
     ],
 )
 def test_chat_questions_and_what_only_looks_like_them(text: str, asks: bool) -> None:
@@ -223,6 +227,12 @@ def test_a_long_laugh_is_read_in_time() -> None:
         ("how are you doing?", True),
         ("and you?", True),
         ("how are u", True),
+        ("what's up", True),  # a greeting asks how things are
+        ("how's it going", True),
+        ("how's your day", True),
+        ("how was your weekend?", True),
+        ("how was my weekend?", False),  # the user's own
+        ("how are things with Sarah?", False),
         ("do you remember?", False),  # a recall cue
         ("what did you say about the vet?", False),  # a thing of its own
         ("when?", False),  # a follow-up, not to "you"

@@ -108,7 +108,8 @@ class OpenAIEmbedder:
             max_retries=0,
             # a reply ends at its deadline, and at a size no batch of floats in JSON reaches
             http_client=http_client(
-                max_bytes=max(MAX_REPLY_BYTES, self.batch_size * max(dimensions or 0, 4096) * 24)
+                self.base_url,
+                max_bytes=max(MAX_REPLY_BYTES, self.batch_size * max(dimensions or 0, 4096) * 24),
             ),
         )
         self._dimension: int | None = dimensions or recorded_dimension

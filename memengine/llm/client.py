@@ -163,7 +163,7 @@ class ChatClient:
             timeout=self.timeout_s,
             max_retries=0,
             default_headers=dict(default_headers) if default_headers else None,
-            http_client=http_client(),  # a reply ends at its deadline and at 16 MiB
+            http_client=http_client(self.base_url),  # a reply ends at its deadline, 16 MiB
         )
         self._lock = threading.Lock()
         self._closed = False

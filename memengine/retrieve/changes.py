@@ -42,22 +42,27 @@ CHANGE = re.compile(
 """Words that say something changed, in English (as words) and Japanese."""
 
 _NOT_BEFORE = re.compile(
-    r"\b(?:not|never|no need to|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"
-    r"|wouldn't|shouldn't|might|may|maybe|should|could|would|if|almost|thinking (?:of|about)"
-    r"|going to|gonna|want to|wanna|planning to|plan to|considering)"
+    r"(?:\b(?:not|never|no need to|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"
+    r"|wouldn't|shouldn't|might|may|maybe|should|could|would|will|if|almost|ever"
+    r"|thinking (?:of|about)|going to|gonna|want to|wanna|planning (?:to|on)|plan to"
+    r"|hope to|hoping to|considering)|'ll|'d)"
     r"\W+(?:\w+\W+){0,2}$",
     re.ASCII | re.IGNORECASE,
 )
 """What makes an English change word say no change, within three words before it: a
-negation ("I'm not going to switch", "still haven't switched"), a maybe or a plan ("I might
-switch", "thinking of moving")."""
+negation ("I'm not going to switch", "still haven't switched"), a maybe, a wish or a plan
+("I might switch", "I'll switch next month", "I'd switch if I could", "planning on
+switching", "hope to switch", "thinking of moving")."""
 
 _A_SWITCH = re.compile(r"\b(?:my|the|a|your|his|her|our|their|nintendo)\W+$", re.I)
 """What makes "switch" a thing, not a change ("on my Switch")."""
 
-_NOT_AFTER = re.compile(r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも)")
+_NOT_AFTER = re.compile(
+    r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも|予定|考え|迷っ|悩ん)"
+)
 """What makes a Japanese one say no change just after it: a negation (変えない, 辞めません),
-an intention or a wish (変えようかな, 辞めようと思ったけど, 引っ越したい, 辞めるつもり), a maybe."""
+an intention, a wish or a plan (変えようかな, 辞めようと思ったけど, 引っ越したい, 辞めるつもり,
+引っ越す予定, 転職を考えてる, 辞めるか迷ってる), a maybe."""
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？\n])\s*")
 
@@ -106,12 +111,15 @@ def change_sentences(text: str) -> list[str]:
     return out
 
 
-_ASKS = re.compile(r"^\W*(?:should|shall|can|could|would|do|does|did|is|are|will)\b", re.I)
+_ASKS = re.compile(
+    r"^\W*(?:should|shall|can|could|would|do|does|did|is|are|will|why|when|how|what|where)\b",
+    re.I,
+)
 
 
 def _asks(before: str) -> bool:
     """Whether the sentence a change word is in opens as a question without its mark
-    ("should I switch Mochi to a different kibble")."""
+    ("should I switch Mochi to a different kibble", "why did I ever switch to oat milk")."""
     return _ASKS.match(before) is not None
 
 
@@ -134,18 +142,20 @@ def later_changes(
     min_cosine: float = SHARED_MIN_COSINE,
 ) -> list[Candidate]:
     """``candidates`` with each ``packed`` result that is a later change of another packed
-    result moved just before it (of several, the closest by ``similar``, the cosine of the
-    stored vectors; up to :data:`MAX_CHANGES` before one result, the newest first), scored
-    as it and marked ``later_change`` and ``changes``. ``similar`` is asked only about pairs
-    that pass the rest; when the vectors cannot be read (another process re-embedded the
-    file) the order is left as it is."""
+    result put before it (of several older ones, the closest by ``similar``, the cosine of
+    the stored vectors; up to :data:`MAX_CHANGES` for one result): each chain of changes
+    (A, then B changing it, then C changing B) stands where its first member ranked, the
+    newest first; the changes are scored as the best of their chain and marked
+    ``later_change`` and ``changes``. ``similar`` is asked only about pairs that pass the
+    rest; when the vectors cannot be read (another process re-embedded the file) nothing
+    is changed."""
     said = {id(c): change_sentences(own_words(c.episode)) for c in packed}
     if not any(said.values()) or len(packed) < 2:
         return candidates
     names = {n.lower() for c in candidates if (n := _speaker(c.episode))}
-    order = list(candidates)
-    taken: dict[int, int] = {}  # anchor id → changes put before it
-    for change in sorted(packed, key=lambda c: c.episode.occurred_at, reverse=True):
+    links: dict[int, Candidate] = {}  # id(change) → the result it changes
+    taken: dict[int, int] = {}  # id(result) → changes linked to it
+    for change in packed:
         near = said[id(change)]
         if not near:
             continue
@@ -155,7 +165,6 @@ def later_changes(
             if a is not change
             and a.episode.occurred_at < change.episode.occurred_at
             and _speaker(a.episode) == _speaker(change.episode)
-            and taken.get(a.episode.id, 0) < MAX_CHANGES
             and any(_subjects(own_words(a.episode), n, names) for n in near)
         ]
         if not anchors:
@@ -168,15 +177,50 @@ def later_changes(
             (cos, a)
             for a in anchors
             if (cos := cosines[a.episode.id].get(change.episode.id, -1.0)) >= min_cosine
+            and taken.get(id(a), 0) < MAX_CHANGES
         ]
-        if not close:
+        if close:
+            anchor = max(close, key=lambda pair: pair[0])[1]
+            links[id(change)] = anchor
+            taken[id(anchor)] = taken.get(id(anchor), 0) + 1
+    if not links:
+        return candidates
+    return _chains_first(candidates, links)
+
+
+def _chains_first(candidates: list[Candidate], links: dict[int, Candidate]) -> list[Candidate]:
+    """``candidates`` with each chain that ``links`` makes (a change → the result it
+    changes; always an older one, so no cycle) where its best-ranked member was, the
+    newest first, its changes marked and scored as the best of the chain."""
+    parent: dict[int, int] = {}
+
+    def find(key: int) -> int:
+        while parent.get(key, key) != key:
+            key = parent[key]
+        return key
+
+    for change_key, anchor in links.items():
+        parent[find(change_key)] = find(id(anchor))
+    members = set(links) | {id(a) for a in links.values()}
+    chains: dict[int, list[Candidate]] = {}
+    for c in candidates:
+        if id(c) in members:
+            chains.setdefault(find(id(c)), []).append(c)
+    out: list[Candidate] = []
+    for c in candidates:
+        if id(c) not in members:
+            out.append(c)
             continue
-        anchor = max(close, key=lambda pair: pair[0])[1]
-        if order.index(change) > order.index(anchor):  # (else already before it)
-            order.remove(change)
-            order.insert(order.index(anchor), change)
-            change.score = max(change.score, anchor.score)
-        change.components["later_change"] = 1.0
-        change.components["changes"] = float(anchor.episode.id)
-        taken[anchor.episode.id] = taken.get(anchor.episode.id, 0) + 1
-    return order
+        chain = chains.pop(find(id(c)), None)
+        if chain is None:  # (placed with its chain)
+            continue
+        chain.sort(key=lambda m: m.episode.occurred_at, reverse=True)
+        best = max(m.score for m in chain)
+        for m in chain:
+            older = links.get(id(m))
+            if older is not None:
+                m.score = max(m.score, best)
+                m.components["later_change"] = 1.0
+                m.components["changes"] = float(older.episode.id)
+        out.extend(chain)
+    return out

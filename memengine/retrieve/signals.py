@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..text import query_terms
+from ..text import ENGLISH_STOPWORDS, query_terms
 
 __all__ = [
     "TermStats",
@@ -88,10 +88,11 @@ _JA_QUESTION = re.compile(
 何となく, 何回も, いつも, いつの間にか, どこでも, どうぞ, どうしても, どうせ, 何より, 何しろ,
 いつまでも, どうにも, どうりで, いつになく, 何の気なしに, …)."""
 
-_JA_ENDINGS = ("か", "かしら", "っけ", "たかな", "たのかな")
+_JA_ENDINGS = ("か", "かしら", "っけ", "たかな", "たのかな", "たかなあ", "たのかなあ")
 """Sentence-final particles that make a Japanese sentence a question or a check
-(…だったかな, …してくれたのかな: wondering about the past; not 行こうかな, an intention, nor
-明日晴れるのかな, 疲れてるのかな: musing)."""
+(…だったかな, …だったかなあ, …してくれたのかな: wondering about the past; not 行こうかな, an
+intention, nor 明日晴れるのかな, 疲れてるのかな: musing; a sigh, 月曜日かあ, is one only as
+雨かー is)."""
 
 _JA_NOT_ENDINGS = ("とか", "いいか", "いっか", "仕方ないか", "しょうがないか")
 """Endings in か that are no question: a list (映画とか), letting go (まあいいか, 仕方ないか)."""
@@ -103,10 +104,10 @@ _BACKCHANNEL = re.compile(
 """A sentence that is only a backchannel after an interjection or two (そっか, あーそっか,
 なるほどそっか, そっかそっか, え、マジか), not 大丈夫そうか."""
 
-_TRAILING = frozenset(" \t\n.!。！…~〜♪☆★♡♥❤ーぁぃぅぇぉあw笑\ufe0f\u200d")
+_TRAILING = frozenset(" \t\n.!。！…~〜♪☆★♡♥❤ーぁぃぅぇぉw笑\ufe0f\u200d")
 """What may follow a sentence's last word, one character at a time (:func:`_untrailed`):
-punctuation, a long vowel (かなー, かなぁ, かなあ), a laugh (ｗ, 笑), emoji; a kaomoji in
-brackets too."""
+punctuation, a long vowel (かなー, かなぁ), a laugh (ｗ, 笑), emoji; a kaomoji in brackets
+too."""
 
 _BRACKETED = 12
 """The most characters a kaomoji in brackets at a sentence's end holds, "(´・ω・`)"."""
@@ -211,8 +212,10 @@ def _chat_sentences(norm: str) -> list[tuple[str, bool]]:
 
 
 def _exclaims(words: Sequence[str]) -> bool:
-    """Whether a sentence opens as an exclamation: "What a day", "what an idea"."""
-    return words[:1] == ["what"] and words[1:2] in (["a"], ["an"])
+    """Whether a sentence opens as an exclamation and asks nothing after it: "What a day",
+    "what an idea" (not "What a great trip, where did we stay")."""
+    opens = words[:1] == ["what"] and words[1:2] in (["a"], ["an"])
+    return opens and not any(_opening(w) in _WH_WORDS for w in words[2:])
 
 
 def _asks_after_chat(words: Sequence[str]) -> bool:
@@ -256,27 +259,39 @@ _NEGATABLE = frozenset("is are was were do does did have has had could would sho
 
 
 def _opening(word: str) -> str:
-    """A sentence's first word as :data:`_EN_QUESTION_WORDS` holds it: a contraction by its
-    first part ("what's", "where'd"), but not a negation ("can't sleep" says, not asks)."""
+    """A sentence's first word as :data:`_EN_QUESTION_WORDS` holds it: an interrogative's
+    contraction by its first part ("what's", "where'd", "who're"), not an auxiliary's
+    ("could've been worse", "should've brought an umbrella", "can't sleep" say, not ask)."""
     head, _, tail = word.partition("'")
-    return word if tail == "t" else head
+    return head if tail and head in _WH_WORDS else word
 
 
-_PARTNER = re.compile(r"\b(?:you|your|u|ur|yourself)\b", re.ASCII)
+_PARTNER = frozenset("you your u ur yourself".split())
+
+_FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're we've our us".split())
+
+_PHATIC = frozenset(
+    "up going new day life everything things today doing been happening week weekend "
+    "morning evening night tonight sup goes good well fine alright everyone everybody".split()
+)
+"""Words of a greeting that asks how things are ("what's up", "how's it going", "how's
+your day"), not about a thing of the user's."""
 
 
 def asks_the_partner(text: str) -> bool:
-    """Whether ``text`` only asks the partner how they are: a question to "you" with no content
-    word of its own and no recall cue ("hey how are you", "how are you doing?", "and you?";
-    not "do you remember?", "what did you say about the vet?", nor "when?")."""
+    """Whether ``text`` only asks how the partner or things are, a greeting: a question of
+    function words, chat words and :data:`_PHATIC` ones, with "you" or one of those, no
+    "I" or "my", no recall cue ("hey how are you", "what's up", "how's it going", "how was
+    your weekend?"; not "when?", "do you remember?", "how was my weekend?", "how are things
+    with Sarah?")."""
     norm = unicodedata.normalize("NFKC", text).lower().translate(_APOSTROPHES)
-    return (
-        _PARTNER.search(norm) is not None
-        and not content_terms(text)
-        and _EN_RECALL.search(norm) is None
-        and _REQUEST.search(norm) is None
-        and asks_memory(text)
-    )
+    words = _WORDS.findall(norm)
+    if not words or not asks_memory(text):
+        return False
+    if _EN_RECALL.search(norm) or _REQUEST.search(norm) or _FIRST_PERSON.intersection(words):
+        return False
+    known = ENGLISH_STOPWORDS | _CHAT_OPENERS | _PHATIC | _PARTNER
+    return all(w in known for w in words) and any(w in _PHATIC or w in _PARTNER for w in words)
 
 
 def asks_memory(text: str) -> bool:

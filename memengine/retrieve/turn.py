@@ -616,7 +616,8 @@ class LLMTurn:
             if future.cancel():  # still queued: it never reached the server
                 return None, "timeout", not_started
             return None, "timeout", f"{phase}: timeout after {budget:.2f} s"
-        except _StartedLate:  # taken up with too little of its budget left: never sent
+        except _StartedLate as exc:  # taken up with too little of its budget left: never sent
+            exc.__traceback__ = None  # (as below: it would hold this frame and the callers')
             return None, "timeout", not_started
         except LLMError as exc:
             # the future holds the error, and its traceback this frame and the callers'
