@@ -20,6 +20,7 @@ proxies included.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
@@ -268,30 +269,47 @@ def _proxy_url_for(url: str) -> str | None:
     return None
 
 
+def _naming(proxy: str | None) -> str:
+    """The environment variables that name ``proxy`` (any set, when None or none matches)."""
+    set_ = [v for v in _PROXY_VARIABLES if os.environ.get(v, "").strip()]
+    if proxy is not None:
+        exact = [v for v in set_ if os.environ[v].strip() in (proxy, proxy.split("://", 1)[-1])]
+        set_ = exact or set_
+    return ", ".join(set_) if set_ else "the environment's proxy settings"
+
+
+def _without_userinfo(text: str) -> str:
+    """``text`` with a URL's name and password in it shown as ``***`` (an error of the HTTP
+    library's may quote the proxy URL whole)."""
+    return re.sub(r"//[^/\s@'\"]*@", "//***@", text)
+
+
 def http_client(url: str | None = None, *, max_bytes: int = MAX_REPLY_BYTES) -> httpx2.Client:
     """The HTTP client the OpenAI clients are given: the OpenAI library's own (its
     connection limits, the environment's proxies), each of its transports wrapped in a
     :class:`DeadlineTransport`. A proxy the environment names for ``url`` (its scheme and
-    host, NO_PROXY read) that names no server is a ConfigError; one for other URLs is
-    left to them."""
+    host, NO_PROXY read) that the client cannot use or that names no server is a
+    ConfigError; one only other URLs would use is left to them (when the library refuses
+    it, ``url``'s client reads none of the environment's HTTP settings)."""
     import openai
 
     try:
         client = openai.DefaultHttpxClient()
     except (ImportError, ValueError, httpx2.InvalidURL) as exc:  # (a proxy it cannot use)
-        named = [v for v in _PROXY_VARIABLES if os.environ.get(v, "").strip()]
-        where = ", ".join(named) if named else "the environment's proxy settings"
-        raise ConfigError(
-            f"the HTTP client cannot use the proxy that {where} names ({exc}): correct or unset it"
-        ) from None
+        if url is None or _proxy_url_for(url) is not None:
+            raise ConfigError(
+                f"the HTTP client cannot use the proxy that {_naming(None)} names "
+                f"({_without_userinfo(str(exc))}): correct or unset it"
+            ) from None
+        # this endpoint's requests go through no proxy (NO_PROXY, another scheme): a client
+        # that reads none of the environment's settings (its proxies, SSL_CERT_FILE)
+        client = openai.DefaultHttpxClient(trust_env=False)
     proxy = _proxy_url_for(url) if url is not None else None
     why = _broken(proxy) if proxy is not None else None
     if proxy is not None and why is not None:  # (taken, then every request fails)
-        named = [v for v in _PROXY_VARIABLES if os.environ.get(v, "").strip()]
         raise ConfigError(
-            f"the HTTP client cannot use the proxy that "
-            f"{', '.join(named) or 'the environment'} names ({masked_url(proxy)!r}: "
-            f"{why}): correct or unset it"
+            f"the HTTP client cannot use the proxy that {_naming(proxy)} names "
+            f"({masked_url(proxy)!r}: {why}): correct or unset it"
         )
     # httpx builds its transports, the proxies' too, only when none is given: wrap them
     client._transport = DeadlineTransport(client._transport, max_bytes=max_bytes)

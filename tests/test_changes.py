@@ -231,6 +231,16 @@ def test_a_change_of_another_agent_is_never_brought_in(real_mem: Memory, clock: 
         ("来月大阪に引っ越す予定", False),
         ("転職を考えてる", False),
         ("スタバ辞めるか迷ってる", False),
+        ("I’ll switch Mochi to the chicken kibble next month", False),  # a phone's apostrophe
+        ("I won’t quit my job", False),
+        # done: a clause, a past perfect, a て-form joining a clause, a month
+        ("When I moved to Osaka last spring I started a new job", True),
+        ("Ever since I switched to oat milk my stomach is fine", True),
+        ("I'd already switched Mochi to the renal diet by then", True),
+        ("We'd moved to Osaka by the time Ken was born", True),
+        ("仕事を辞めて予定通りワーホリに行った", True),
+        ("車を売って迷ってたバイクを買った", True),
+        ("In May we moved to Osaka", True),
     ],
 )
 def test_which_sentences_say_that_something_changed(text: str, says: bool) -> None:
@@ -292,3 +302,22 @@ def test_vectors_that_cannot_be_read_leave_the_order_and_no_mark() -> None:
     assert out == ranked and len(asked) == 3
     assert all("later_change" not in c.components for c in ranked)
     assert [c.score for c in ranked] == [1.0, 0.9, 0.8]
+
+
+def test_a_result_keeps_its_newest_changes() -> None:
+    """Three changes of one appointment, each close only to the first telling, the newest
+    ranked last: the two newest come before it, newest first; the oldest stays where it
+    ranked, unmarked."""
+    monday = _packed(1, 50, "My dentist appointment is on Monday at 3pm", 1.0)
+    tuesday = _packed(2, 30, "The dentist moved my appointment to Tuesday", 0.95)
+    wednesday = _packed(3, 20, "The dentist moved my appointment to Wednesday", 0.9)
+    friday = _packed(4, 5, "The dentist moved my appointment to Friday", 0.7)
+
+    def similar(anchor: int, ids: Sequence[int]) -> dict[int, float]:
+        return dict.fromkeys(ids, 0.9 if anchor == 1 else 0.1)
+
+    ranked = [monday, tuesday, wednesday, friday]
+    out = later_changes(list(ranked), ranked, similar)
+    assert [c.episode.id for c in out] == [4, 3, 1, 2]
+    assert friday.components["changes"] == 1.0 and wednesday.components["changes"] == 1.0
+    assert "later_change" not in tuesday.components

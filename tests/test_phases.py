@@ -752,6 +752,28 @@ def test_a_broken_proxy_for_other_urls_is_left_to_them(
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     with Memory.open(tmp_path / "m.db", config=config(srv.base_url), embedder=HashEmbedder()) as m:
         assert m.retrieve("Who looks after Juno?", llm=True).results
+    # one the HTTP library refuses outright (SOCKS without its package), NO_PROXY for this
+    monkeypatch.delenv("HTTP_PROXY")
+    monkeypatch.delenv("HTTPS_PROXY")
+    monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:1080")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    with Memory.open(tmp_path / "m.db", config=config(srv.base_url), embedder=HashEmbedder()) as m:
+        assert m.retrieve("Who looks after Juno?", llm=True).results
+
+
+def test_a_proxy_error_shows_no_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memengine.http_deadline import http_client
+
+    for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ALL_PROXY", "ftp://user:s3cret@proxy.example:21")
+    with pytest.raises(ConfigError) as err:
+        http_client("http://127.0.0.1:8080/v1")
+    assert "s3cret" not in str(err.value) and "ALL_PROXY" in str(err.value)
+    monkeypatch.setenv("ALL_PROXY", "http://user:s3cr℀t@proxy.example:3128")
+    with pytest.raises(ConfigError) as err:
+        http_client("http://127.0.0.1:8080/v1")
+    assert "s3cr" not in str(err.value)
 
 
 def test_a_proxy_that_refuses_is_named_as_the_way_to_the_endpoint(

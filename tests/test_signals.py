@@ -197,7 +197,15 @@ def test_small_talk_does_not_ask(text: str) -> None:
         ("didn't i tell you about the new job", True),
         ("don't i have a vet appointment this week", True),
         ("doesn't my sister live in osaka", True),
-        ("wasn't it on friday", True),
+        ("haven't we been there before", True),
+        ("薬飲んだかな", True),
+        ("元気ですかあ", True),
+        # said, not asked: rhetoric, and an exclamation with a clause
+        ("isn't it crazy how fast the year went", False),
+        ("don't you just hate mondays", False),
+        ("isn't she lovely", False),
+        ("what a great time we had when ken visited", False),
+        ("what a day, which is why I'm ordering pizza", False),
         ("didn't sleep well", False),
         ("wasn't my best day", False),
         ("couldn't find my keys", False),
@@ -233,6 +241,12 @@ def test_a_long_laugh_is_read_in_time() -> None:
         ("how was your weekend?", True),
         ("how was my weekend?", False),  # the user's own
         ("how are things with Sarah?", False),
+        ("is it today?", False),  # about a thing: a follow-up, not a greeting
+        ("what day was that?", False),
+        ("what's happening this weekend?", False),
+        ("how's she doing?", False),
+        ("what do you know about her?", False),
+        ("how's 彼女 doing?", False),
         ("do you remember?", False),  # a recall cue
         ("what did you say about the vet?", False),  # a thing of its own
         ("when?", False),  # a follow-up, not to "you"

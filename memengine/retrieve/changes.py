@@ -1,9 +1,9 @@
 """Later changes: of the results a turn packs, a newer one that says the subject of an
 older one changed comes before it.
 
-A fact is often told once and changed later ("Mochi eats the salmon kibble" … weeks on,
-"the vet said she should switch to a renal diet, so now she's on Hill's k/d"). When both
-are packed, the question's words ("what does my cat eat?") usually rank the first telling
+A fact is often told once and changed later ("my dentist appointment is on the 12th" …
+weeks on, "the dentist moved my appointment to the 19th instead"). When both are packed,
+the question's words ("when is my dentist appointment?") usually rank the first telling
 first, and the reply model reads the old fact before the new one. A packed result is a
 *later change* of another packed result when it occurred later, has the same speaker (the
 user, for exchanges), says near a change word (:data:`CHANGE`: "switched", "moved … to",
@@ -42,29 +42,38 @@ CHANGE = re.compile(
 """Words that say something changed, in English (as words) and Japanese."""
 
 _NOT_BEFORE = re.compile(
-    r"(?:\b(?:not|never|no need to|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"
-    r"|wouldn't|shouldn't|might|may|maybe|should|could|would|will|if|almost|ever"
-    r"|thinking (?:of|about)|going to|gonna|want to|wanna|planning (?:to|on)|plan to"
-    r"|hope to|hoping to|considering)|'ll|'d)"
+    r"\b(?:not|never|no need to|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"
+    r"|wouldn't|shouldn't|might|maybe|should|could|if|almost|thinking (?:of|about)"
+    r"|going to|gonna|want to|wanna|planning (?:to|on)|plan to|hope to|hoping to|considering)"
     r"\W+(?:\w+\W+){0,2}$",
     re.ASCII | re.IGNORECASE,
 )
 """What makes an English change word say no change, within three words before it: a
 negation ("I'm not going to switch", "still haven't switched"), a maybe, a wish or a plan
-("I might switch", "I'll switch next month", "I'd switch if I could", "planning on
-switching", "hope to switch", "thinking of moving")."""
+("I might switch", "planning on switching", "hope to switch", "thinking of moving")."""
+
+_WILL_BEFORE = re.compile(r"(?:\b(?:will|would)|'ll|'d)\W+(?:\w+\W+){0,2}$", re.I)
+""""will" and "would" before a change word's plain form ("I'll switch next month", "I'd
+switch if I could"); before a past form it is done ("I'd already switched by then")."""
+
+_DONE = re.compile(r"(?:\w+ed|sold|gave|broke)\b", re.I)
+"""A change word in a past form ("moved … to", "switched", "sold"): done, not planned."""
 
 _A_SWITCH = re.compile(r"\b(?:my|the|a|your|his|her|our|their|nintendo)\W+$", re.I)
 """What makes "switch" a thing, not a change ("on my Switch")."""
 
 _NOT_AFTER = re.compile(
-    r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも|予定|考え|迷っ|悩ん)"
+    r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも)"
+    r"|^[^\Wてで]{0,3}?(?:予定|考え|迷っ|悩ん)"
 )
 """What makes a Japanese one say no change just after it: a negation (変えない, 辞めません),
 an intention, a wish or a plan (変えようかな, 辞めようと思ったけど, 引っ越したい, 辞めるつもり,
-引っ越す予定, 転職を考えてる, 辞めるか迷ってる), a maybe."""
+引っ越す予定, 転職を考えてる, 辞めるか迷ってる; not after a て-form, which joins a clause:
+辞めて予定通り…, 売って迷ってたバイクを買った), a maybe."""
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？\n])\s*")
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "\uff07": "'", "\u2018": "'"})
 
 NEAR_CHARS = 120
 """How far from its change word a shared phrase may be: the words read on each side."""
@@ -96,14 +105,15 @@ def change_sentences(text: str) -> list[str]:
     nothing ("Any more paintings coming up?", "I won't quit", "should I switch", 変えないで
     and 変えようかな say no change)."""
     out: list[str] = []
-    for sentence in _SENTENCE.split(text[:2000]):
+    for sentence in _SENTENCE.split(text[:2000].translate(_APOSTROPHES)):
         if not sentence or sentence.rstrip().endswith(("?", "？")):
             continue
         for m in CHANGE.finditer(sentence):
             before, after = sentence[: m.start()], sentence[m.end() :]
             if m.group()[0].isascii():
                 noun = m.group().lower() == "switch" and _A_SWITCH.search(before) is not None
-                if noun or _NOT_BEFORE.search(before) is not None or _asks(before):
+                planned = _WILL_BEFORE.search(before) is not None and not _DONE.match(m.group())
+                if noun or planned or _NOT_BEFORE.search(before) is not None or _asks(before):
                     continue
             elif _NOT_AFTER.match(after) is not None:
                 continue
@@ -111,15 +121,13 @@ def change_sentences(text: str) -> list[str]:
     return out
 
 
-_ASKS = re.compile(
-    r"^\W*(?:should|shall|can|could|would|do|does|did|is|are|will|why|when|how|what|where)\b",
-    re.I,
-)
+_ASKS = re.compile(r"^\W*(?:should|shall|can|could|would|do|does|did|is|are|will|why)\b", re.I)
 
 
 def _asks(before: str) -> bool:
     """Whether the sentence a change word is in opens as a question without its mark
-    ("should I switch Mochi to a different kibble", "why did I ever switch to oat milk")."""
+    ("should I switch Mochi to a different kibble", "why did I ever switch to oat milk";
+    not "When I moved to Osaka…", a clause)."""
     return _ASKS.match(before) is not None
 
 
@@ -155,8 +163,8 @@ def later_changes(
     names = {n.lower() for c in candidates if (n := _speaker(c.episode))}
     links: dict[int, Candidate] = {}  # id(change) → the result it changes
     taken: dict[int, int] = {}  # id(result) → changes linked to it
-    for change in packed:
-        near = said[id(change)]
+    for change in sorted(packed, key=lambda c: c.episode.occurred_at, reverse=True):
+        near = said[id(change)]  # (the newest first: they take a result's last places)
         if not near:
             continue
         anchors = [

@@ -88,11 +88,25 @@ _JA_QUESTION = re.compile(
 何となく, 何回も, いつも, いつの間にか, どこでも, どうぞ, どうしても, どうせ, 何より, 何しろ,
 いつまでも, どうにも, どうりで, いつになく, 何の気なしに, …)."""
 
-_JA_ENDINGS = ("か", "かしら", "っけ", "たかな", "たのかな", "たかなあ", "たのかなあ")
+_JA_ENDINGS = (
+    "か",
+    "かしら",
+    "っけ",
+    "たかな",
+    "だかな",
+    "たのかな",
+    "だのかな",
+    "たかなあ",
+    "だかなあ",
+    "たのかなあ",
+    "だのかなあ",
+    "ですかあ",
+    "ますかあ",
+)
 """Sentence-final particles that make a Japanese sentence a question or a check
-(…だったかな, …だったかなあ, …してくれたのかな: wondering about the past; not 行こうかな, an
-intention, nor 明日晴れるのかな, 疲れてるのかな: musing; a sigh, 月曜日かあ, is one only as
-雨かー is)."""
+(…だったかな, 飲んだかなあ, …してくれたのかな: wondering about the past; 元気ですかあ; not
+行こうかな, an intention, nor 明日晴れるのかな, 疲れてるのかな: musing; a sigh, 月曜日かあ, is one
+only as 雨かー is)."""
 
 _JA_NOT_ENDINGS = ("とか", "いいか", "いっか", "仕方ないか", "しょうがないか")
 """Endings in か that are no question: a list (映画とか), letting go (まあいいか, 仕方ないか)."""
@@ -212,10 +226,24 @@ def _chat_sentences(norm: str) -> list[tuple[str, bool]]:
 
 
 def _exclaims(words: Sequence[str]) -> bool:
-    """Whether a sentence opens as an exclamation and asks nothing after it: "What a day",
-    "what an idea" (not "What a great trip, where did we stay")."""
-    opens = words[:1] == ["what"] and words[1:2] in (["a"], ["an"])
-    return opens and not any(_opening(w) in _WH_WORDS for w in words[2:])
+    """Whether a sentence opens as an exclamation: "What a day", "what an idea", "what a
+    great time we had when ken visited" (its question, if any, comes after a comma and is
+    read as a clause of its own: :func:`_asking_clause`)."""
+    return words[:1] == ["what"] and words[1:2] in (["a"], ["an"])
+
+
+_AUX = frozenset("did do does was were is are can could will would should have has".split())
+
+
+def _asking_clause(sentence: str) -> bool:
+    """Whether a clause after a comma asks: an interrogative (not "which") then an
+    auxiliary ("What a great trip, where did we stay"; not "what a day, which is why…",
+    "what a mess, how annoying")."""
+    for clause in sentence.split(",")[1:]:
+        words = _WORDS.findall(clause.translate(_APOSTROPHES))
+        if len(words) > 1 and _opening(words[0]) in _WH_WORDS - {"which"} and words[1] in _AUX:
+            return True
+    return False
 
 
 def _asks_after_chat(words: Sequence[str]) -> bool:
@@ -230,20 +258,16 @@ def _asks_after_chat(words: Sequence[str]) -> bool:
     return wh and len(words) >= 3 and words[1] not in _SUBJECTS and not _exclaims(words)
 
 
-_PERSONAL = frozenset("i you u he she we they it there".split())
-
-_DETERMINERS = frozenset("my your his her our their the this that".split())
-
-
 def _subject_after(aux: str, word: str) -> bool:
-    """Whether ``word`` after a negative auxiliary is its subject, so the two open a
-    question: a personal pronoun ("didn't i tell you", "isn't it on friday"), or, after
-    do, does, did, have or has, a determiner too ("didn't my mom call"); not after is or
-    was, which chat opens without its "it" ("wasn't my best day", "isn't my fault")."""
-    if word in _PERSONAL:
+    """Whether ``word`` after a negative auxiliary is its subject, the user, so the two ask
+    about the user's past: "didn't i tell you", "haven't we been there", or, after do,
+    does, did, have or has, "my"/"our" ("doesn't my sister live in osaka"); not "isn't
+    it crazy how…", "don't you just hate mondays", "isn't she lovely" (said, not asked),
+    nor "wasn't my best day" (chat without its "it")."""
+    if word in ("i", "we"):
         return True
     base = aux.replace("'", "")[:-2]
-    return word in _DETERMINERS and base in ("do", "does", "did", "have", "has")
+    return word in ("my", "our") and base in ("do", "does", "did", "have", "has")
 
 
 def _negative_aux(word: str) -> bool:
@@ -270,28 +294,43 @@ _PARTNER = frozenset("you your u ur yourself".split())
 
 _FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're we've our us".split())
 
+_THIRD_PERSON = frozenset("he she him her his hers they them their theirs".split())
+
 _PHATIC = frozenset(
-    "up going new day life everything things today doing been happening week weekend "
-    "morning evening night tonight sup goes good well fine alright everyone everybody".split()
+    "up going new day life everything things today doing been week weekend morning "
+    "evening night tonight good well fine alright".split()
 )
-"""Words of a greeting that asks how things are ("what's up", "how's it going", "how's
-your day"), not about a thing of the user's."""
+"""Words of a question to the partner about how they are ("how was your day", "are you
+doing well"), not about a thing of the user's."""
+
+_GREETING_WORDS = frozenset("up going new everything life things happening it is goes".split())
+"""The words after the interrogative of a greeting asked of no one ("what's up", "how's it
+going", "what's new", "how's everything", "how's life")."""
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 
 
 def asks_the_partner(text: str) -> bool:
-    """Whether ``text`` only asks how the partner or things are, a greeting: a question of
-    function words, chat words and :data:`_PHATIC` ones, with "you" or one of those, no
-    "I" or "my", no recall cue ("hey how are you", "what's up", "how's it going", "how was
-    your weekend?"; not "when?", "do you remember?", "how was my weekend?", "how are things
-    with Sarah?")."""
+    """Whether ``text`` only asks how the partner or things are, a greeting: a question to
+    "you" of function, chat and :data:`_PHATIC` words ("hey how are you", "how was your
+    weekend?"), or an interrogative and :data:`_GREETING_WORDS` alone ("what's up", "how's
+    it going"); no "I", "my", "she" or "they", no recall cue, no Japanese ("is it today?",
+    "what's happening this weekend?", "how's she doing?", "do you remember?", "how was my
+    weekend?", "what do you know about her?" ask)."""
     norm = unicodedata.normalize("NFKC", text).lower().translate(_APOSTROPHES)
-    words = _WORDS.findall(norm)
-    if not words or not asks_memory(text):
+    words = [w for w in _WORDS.findall(norm) if w not in _CHAT_OPENERS]
+    if not words or _CJK.search(norm) or not asks_memory(text):
         return False
-    if _EN_RECALL.search(norm) or _REQUEST.search(norm) or _FIRST_PERSON.intersection(words):
+    if _EN_RECALL.search(norm) or _REQUEST.search(norm):
         return False
-    known = ENGLISH_STOPWORDS | _CHAT_OPENERS | _PHATIC | _PARTNER
-    return all(w in known for w in words) and any(w in _PHATIC or w in _PARTNER for w in words)
+    if _FIRST_PERSON.intersection(words) or _THIRD_PERSON.intersection(words):
+        return False
+    if _PARTNER.intersection(words):
+        return all(w in ENGLISH_STOPWORDS or w in _PHATIC or w in _PARTNER for w in words)
+    head = _opening(words[0])
+    return head in ("what", "how", "whats", "hows", "sup") and all(
+        w in _GREETING_WORDS for w in words[1:]
+    )
 
 
 def asks_memory(text: str) -> bool:
@@ -309,7 +348,11 @@ def asks_memory(text: str) -> bool:
         if skipped or after_emoji:
             if _asks_after_chat(words):
                 return True
-        elif words and _opening(words[0]) in _EN_QUESTION_WORDS and not _exclaims(words):
+        elif (
+            words
+            and _opening(words[0]) in _EN_QUESTION_WORDS
+            and (not _exclaims(words) or _asking_clause(sentence))
+        ):
             return True
         if len(words) > 1 and words[0] == "had" and words[1] in _PRONOUNS:
             return True
