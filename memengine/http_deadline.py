@@ -20,7 +20,6 @@ proxies included.
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
@@ -269,6 +268,33 @@ def _proxy_url_for(url: str) -> str | None:
     return None
 
 
+_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+"""The OpenAI library's own connection limits (its ``DefaultHttpxClient``'s)."""
+
+
+def _without_other_proxies(url: str | None, exc: Exception) -> httpx2.Client:
+    """The client for ``url`` when the HTTP library refused a proxy of the environment's:
+    through ``url``'s own proxy alone, or none (its other settings, SSL_CERT_FILE among
+    them, still read); a ConfigError when ``url`` would go through the refused one. Its
+    text never quotes a URL (a password in it may hold the "/" a parser stops at)."""
+    import openai
+
+    own = _proxy_url_for(url) if url is not None else None
+    why = str(exc) if isinstance(exc, ImportError) else "its scheme or URL cannot be used"
+    refused = ConfigError(
+        f"the HTTP client cannot use the proxy that {_naming(own)} names ({why}): "
+        "correct or unset it"
+    )
+    if url is None:
+        raise refused from None
+    try:
+        if own is None:  # a transport of its own: the environment's proxies are not read
+            return openai.DefaultHttpxClient(transport=httpx2.HTTPTransport(limits=_LIMITS))
+        return openai.DefaultHttpxClient(proxy=own)
+    except (ImportError, ValueError, httpx2.InvalidURL):
+        raise refused from None
+
+
 def _naming(proxy: str | None) -> str:
     """The environment variables that name ``proxy`` (any set, when None or none matches)."""
     set_ = [v for v in _PROXY_VARIABLES if os.environ.get(v, "").strip()]
@@ -278,32 +304,19 @@ def _naming(proxy: str | None) -> str:
     return ", ".join(set_) if set_ else "the environment's proxy settings"
 
 
-def _without_userinfo(text: str) -> str:
-    """``text`` with a URL's name and password in it shown as ``***`` (an error of the HTTP
-    library's may quote the proxy URL whole)."""
-    return re.sub(r"//[^/\s@'\"]*@", "//***@", text)
-
-
 def http_client(url: str | None = None, *, max_bytes: int = MAX_REPLY_BYTES) -> httpx2.Client:
     """The HTTP client the OpenAI clients are given: the OpenAI library's own (its
     connection limits, the environment's proxies), each of its transports wrapped in a
     :class:`DeadlineTransport`. A proxy the environment names for ``url`` (its scheme and
     host, NO_PROXY read) that the client cannot use or that names no server is a
     ConfigError; one only other URLs would use is left to them (when the library refuses
-    it, ``url``'s client reads none of the environment's HTTP settings)."""
+    it, ``url``'s client takes its own proxy alone, or none)."""
     import openai
 
     try:
         client = openai.DefaultHttpxClient()
     except (ImportError, ValueError, httpx2.InvalidURL) as exc:  # (a proxy it cannot use)
-        if url is None or _proxy_url_for(url) is not None:
-            raise ConfigError(
-                f"the HTTP client cannot use the proxy that {_naming(None)} names "
-                f"({_without_userinfo(str(exc))}): correct or unset it"
-            ) from None
-        # this endpoint's requests go through no proxy (NO_PROXY, another scheme): a client
-        # that reads none of the environment's settings (its proxies, SSL_CERT_FILE)
-        client = openai.DefaultHttpxClient(trust_env=False)
+        client = _without_other_proxies(url, exc)
     proxy = _proxy_url_for(url) if url is not None else None
     why = _broken(proxy) if proxy is not None else None
     if proxy is not None and why is not None:  # (taken, then every request fails)

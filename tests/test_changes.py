@@ -241,6 +241,9 @@ def test_a_change_of_another_agent_is_never_brought_in(real_mem: Memory, clock: 
         ("仕事を辞めて予定通りワーホリに行った", True),
         ("車を売って迷ってたバイクを買った", True),
         ("In May we moved to Osaka", True),
+        ("I may switch Mochi to the chicken kibble next month", False),
+        ("I would have switched to oat milk but the store was out", False),
+        ("How about I switch Mochi to the renal diet", False),
     ],
 )
 def test_which_sentences_say_that_something_changed(text: str, says: bool) -> None:

@@ -762,18 +762,40 @@ def test_a_broken_proxy_for_other_urls_is_left_to_them(
 
 
 def test_a_proxy_error_shows_no_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A password holding a raw "/" stops the URL parser inside it ("Invalid port:
+    'Xk9pQ2rT'"): the error quotes none of the library's text about a URL."""
     from memengine.http_deadline import http_client
 
-    for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+    for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://admin:Xk9pQ2rT/vLm8@proxy.corp:3128")
+    with pytest.raises(ConfigError) as err:
+        http_client("https://api.example.com/v1")
+    assert "Xk9pQ2rT" not in str(err.value) and "HTTPS_PROXY" in str(err.value)
+    monkeypatch.delenv("HTTPS_PROXY")
     monkeypatch.setenv("ALL_PROXY", "ftp://user:s3cret@proxy.example:21")
     with pytest.raises(ConfigError) as err:
         http_client("http://127.0.0.1:8080/v1")
     assert "s3cret" not in str(err.value) and "ALL_PROXY" in str(err.value)
-    monkeypatch.setenv("ALL_PROXY", "http://user:s3cr℀t@proxy.example:3128")
-    with pytest.raises(ConfigError) as err:
-        http_client("http://127.0.0.1:8080/v1")
-    assert "s3cr" not in str(err.value)
+
+
+def test_a_refused_proxy_leaves_the_endpoints_own_and_its_other_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A desktop's proxy variables: https_proxy works, all_proxy is SOCKS without its
+    package. An https endpoint goes through https_proxy; an exempt one through none, still
+    reading the environment's other settings (SSL_CERT_FILE)."""
+    from memengine.http_deadline import http_client
+
+    for name in ("NO_PROXY", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("https_proxy", "http://proxy.corp:3128/")
+    monkeypatch.setenv("all_proxy", "socks5://proxy.corp:1080/")
+    monkeypatch.setenv("no_proxy", "localhost,127.0.0.1")
+    through = http_client("https://api.openai.com/v1")
+    assert [p.pattern for p in through._mounts] == ["all://"]  # the endpoint's own proxy
+    direct = http_client("http://127.0.0.1:8080/v1")
+    assert direct._mounts == {} and direct.trust_env
 
 
 def test_a_proxy_that_refuses_is_named_as_the_way_to_the_endpoint(

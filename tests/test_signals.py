@@ -206,6 +206,13 @@ def test_small_talk_does_not_ask(text: str) -> None:
         ("isn't she lovely", False),
         ("what a great time we had when ken visited", False),
         ("what a day, which is why I'm ordering pizza", False),
+        ("omg what a trip, where did we stay", True),  # after a chat word too
+        ("lol what a day, what time is the dentist tomorrow", True),
+        ("didn't you say the party was on saturday", True),
+        ("荷物まだかな", False),  # musing, set phrases, a backchannel, an intention
+        ("なんだかなあ…", False),
+        ("そうですかあ", False),
+        ("じゃあ寝ますかあ", False),
         ("didn't sleep well", False),
         ("wasn't my best day", False),
         ("couldn't find my keys", False),
@@ -247,6 +254,9 @@ def test_a_long_laugh_is_read_in_time() -> None:
         ("how's she doing?", False),
         ("what do you know about her?", False),
         ("how's 彼女 doing?", False),
+        ("what is it?", False),  # a follow-up
+        ("how is it?", False),
+        ("hey how are you (・ω・)", True),  # a kaomoji is no Japanese
         ("do you remember?", False),  # a recall cue
         ("what did you say about the vet?", False),  # a thing of its own
         ("when?", False),  # a follow-up, not to "you"

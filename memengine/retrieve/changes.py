@@ -43,14 +43,17 @@ CHANGE = re.compile(
 
 _NOT_BEFORE = re.compile(
     r"\b(?:not|never|no need to|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"
-    r"|wouldn't|shouldn't|might|maybe|should|could|if|almost|thinking (?:of|about)"
-    r"|going to|gonna|want to|wanna|planning (?:to|on)|plan to|hope to|hoping to|considering)"
+    r"|wouldn't|shouldn't|might|(?-i:may)|maybe|should|could|if|almost|thinking (?:of|about)"
+    r"|going to|gonna|want to|wanna|planning (?:to|on)|plan to|hope to|hoping to|considering"
+    r"|would have|would've|how about|what if)"
     r"\W+(?:\w+\W+){0,2}$",
     re.ASCII | re.IGNORECASE,
 )
 """What makes an English change word say no change, within three words before it: a
-negation ("I'm not going to switch", "still haven't switched"), a maybe, a wish or a plan
-("I might switch", "planning on switching", "hope to switch", "thinking of moving")."""
+negation ("I'm not going to switch", "still haven't switched"), a maybe, a wish, a plan or
+what did not happen ("I might switch", "I may switch", not "In May we moved"; "planning on
+switching", "hope to switch", "thinking of moving", "I would have switched but…", "how
+about I switch")."""
 
 _WILL_BEFORE = re.compile(r"(?:\b(?:will|would)|'ll|'d)\W+(?:\w+\W+){0,2}$", re.I)
 """"will" and "would" before a change word's plain form ("I'll switch next month", "I'd

@@ -101,15 +101,30 @@ _JA_ENDINGS = (
     "たのかなあ",
     "だのかなあ",
     "ですかあ",
-    "ますかあ",
 )
 """Sentence-final particles that make a Japanese sentence a question or a check
 (…だったかな, 飲んだかなあ, …してくれたのかな: wondering about the past; 元気ですかあ; not
 行こうかな, an intention, nor 明日晴れるのかな, 疲れてるのかな: musing; a sigh, 月曜日かあ, is one
 only as 雨かー is)."""
 
-_JA_NOT_ENDINGS = ("とか", "いいか", "いっか", "仕方ないか", "しょうがないか")
-"""Endings in か that are no question: a list (映画とか), letting go (まあいいか, 仕方ないか)."""
+_JA_NOT_ENDINGS = (
+    "とか",
+    "いいか",
+    "いっか",
+    "仕方ないか",
+    "しょうがないか",
+    "なんだかな",
+    "何だかな",
+    "どうだかな",
+    "まだかな",
+    "なんだかなあ",
+    "何だかなあ",
+    "どうだかなあ",
+    "まだかなあ",
+    "そうですかあ",
+)
+"""Endings in か that are no question: a list (映画とか), letting go (まあいいか, 仕方ないか),
+set phrases and musing (なんだかなあ, どうだかなあ, 荷物まだかな), a backchannel (そうですかあ)."""
 
 _BACKCHANNEL = re.compile(
     r"^(?:[あぁえぇへうおっーんー〜、,\s]|なるほど|うーん|まあ)*"
@@ -237,11 +252,13 @@ _AUX = frozenset("did do does was were is are can could will would should have h
 
 def _asking_clause(sentence: str) -> bool:
     """Whether a clause after a comma asks: an interrogative (not "which") then an
-    auxiliary ("What a great trip, where did we stay"; not "what a day, which is why…",
-    "what a mess, how annoying")."""
+    auxiliary, one word apart at most ("What a great trip, where did we stay", "what a day,
+    what time is the dentist"; not "what a day, which is why…", "what a mess, how
+    annoying")."""
     for clause in sentence.split(",")[1:]:
         words = _WORDS.findall(clause.translate(_APOSTROPHES))
-        if len(words) > 1 and _opening(words[0]) in _WH_WORDS - {"which"} and words[1] in _AUX:
+        wh = len(words) > 1 and _opening(words[0]) in _WH_WORDS - {"which"}
+        if wh and (words[1] in _AUX or (len(words) > 2 and words[2] in _AUX)):
             return True
     return False
 
@@ -259,14 +276,14 @@ def _asks_after_chat(words: Sequence[str]) -> bool:
 
 
 def _subject_after(aux: str, word: str) -> bool:
-    """Whether ``word`` after a negative auxiliary is its subject, the user, so the two ask
-    about the user's past: "didn't i tell you", "haven't we been there", or, after do,
-    does, did, have or has, "my"/"our" ("doesn't my sister live in osaka"); not "isn't
-    it crazy how…", "don't you just hate mondays", "isn't she lovely" (said, not asked),
-    nor "wasn't my best day" (chat without its "it")."""
-    if word in ("i", "we"):
-        return True
+    """Whether ``word`` after a negative auxiliary is its subject, so the two ask about what
+    was said or done: "didn't i tell you", "haven't we been there", "didn't you say…", or,
+    after do, does, did, have or has, "my"/"our" ("doesn't my sister live in osaka"); not
+    "isn't it crazy how…", "don't you just hate mondays", "isn't she lovely" (said, not
+    asked), nor "wasn't my best day" (chat without its "it")."""
     base = aux.replace("'", "")[:-2]
+    if word in ("i", "we") or (word in ("you", "u") and base == "did"):
+        return True
     return word in ("my", "our") and base in ("do", "does", "did", "have", "has")
 
 
@@ -303,11 +320,13 @@ _PHATIC = frozenset(
 """Words of a question to the partner about how they are ("how was your day", "are you
 doing well"), not about a thing of the user's."""
 
-_GREETING_WORDS = frozenset("up going new everything life things happening it is goes".split())
+_GREETING_WORDS = frozenset("up going new everything life things happening goes".split())
 """The words after the interrogative of a greeting asked of no one ("what's up", "how's it
-going", "what's new", "how's everything", "how's life")."""
+going", "what's new", "how's everything", "how's life"; "it" and "is" beside them, but
+not alone: "what is it?" asks)."""
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_CJK = re.compile(r"[\u3041-\u3096\u30a1-\u30fa\u3400-\u9fff\uf900-\ufaff]")
+"""Kana and kanji (not ・ nor ヽ, which kaomoji use)."""
 
 
 def asks_the_partner(text: str) -> bool:
@@ -327,9 +346,11 @@ def asks_the_partner(text: str) -> bool:
         return False
     if _PARTNER.intersection(words):
         return all(w in ENGLISH_STOPWORDS or w in _PHATIC or w in _PARTNER for w in words)
-    head = _opening(words[0])
-    return head in ("what", "how", "whats", "hows", "sup") and all(
-        w in _GREETING_WORDS for w in words[1:]
+    head, rest = _opening(words[0]), words[1:]
+    return (
+        head in ("what", "how", "whats", "hows", "sup")
+        and all(w in _GREETING_WORDS or w in ("it", "is") for w in rest)
+        and (head == "sup" or any(w in _GREETING_WORDS for w in rest))
     )
 
 
@@ -346,7 +367,7 @@ def asks_memory(text: str) -> bool:
         while skipped < 3 and len(words) > 1 and words[0] in _CHAT_OPENERS:
             words, skipped = words[1:], skipped + 1
         if skipped or after_emoji:
-            if _asks_after_chat(words):
+            if _asks_after_chat(words) or (_exclaims(words) and _asking_clause(sentence)):
                 return True
         elif (
             words
