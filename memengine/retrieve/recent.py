@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from ..models import Episode, EpisodeKind, Message
 from ..text import could_hold, is_blank, scrub, within
-from .signals import asks_memory, asks_the_partner, content_terms
+from .signals import asks_something, content_terms
 
 __all__ = [
     "KEYED_CHARS",
@@ -258,11 +258,6 @@ class RepeatCheck:
         return out
 
 
-def _asks(text: str) -> bool:
-    """Whether a user message asks something a memory may answer (not "how are you?")."""
-    return asks_memory(text) and not asks_the_partner(text)
-
-
 def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int) -> RepeatCheck:
     """The :class:`RepeatCheck` of what a context query of ``text`` in ``max_chars`` reads of
     the last ``turns`` exchanges of ``said`` (the conversation before it, as
@@ -280,7 +275,7 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
         after = parts[i + 1] if i + 1 < len(parts) else None
         reply = after[1] if after is not None and after[0].role == "partner" else ""
         both = f"{part}\n{reply}" if reply else part
-        out[key] = Said(both, _asks(m.text), frozenset(content_terms(both)))
+        out[key] = Said(both, asks_something(m.text), frozenset(content_terms(both)))
     terms = frozenset(content_terms(within(text, max_chars))) if out else frozenset()
     return RepeatCheck(out, terms)
 

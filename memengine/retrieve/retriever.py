@@ -53,8 +53,7 @@ from .recent import (
 )
 from .signals import (
     TermStats,
-    asks_memory,
-    asks_the_partner,
+    asks_something,
     content_terms,
     lexical_reach,
     may_ask,
@@ -187,7 +186,7 @@ def mark_own_copies(
     results, ``low``, and count for no should-inject rule (nor are they shown to an LLM
     rerank)."""
     key = repeat_key(text)
-    if not key or not config.skip_repeats or (asks_memory(text) and not asks_the_partner(text)):
+    if not key or not config.skip_repeats or asks_something(text):
         return candidates
     copies: list[Candidate] = []
     others: list[Candidate] = []
@@ -448,7 +447,7 @@ class Retriever:
         (:func:`offers_any`)."""
         cfg = self.config
         # an empty message leaves it to the context; "how are you?" asks no memory
-        asks = (asks_memory(text) and not asks_the_partner(text)) or is_blank(text)
+        asks = asks_something(text) or is_blank(text)
         decided = should_inject(candidates, cfg, asks=asks, lexical_only=lexical_only)
         if signals is not None:
             signals["asks"] = float(asks)

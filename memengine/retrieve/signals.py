@@ -27,6 +27,7 @@ from ..text import ENGLISH_STOPWORDS, query_terms
 __all__ = [
     "TermStats",
     "asks_memory",
+    "asks_something",
     "asks_the_partner",
     "content_terms",
     "lexical_reach",
@@ -352,6 +353,12 @@ def asks_the_partner(text: str) -> bool:
         and all(w in _GREETING_WORDS or w in ("it", "is") for w in rest)
         and (head == "sup" or any(w in _GREETING_WORDS for w in rest))
     )
+
+
+def asks_something(text: str) -> bool:
+    """Whether ``text`` asks something a memory may answer: it asks (:func:`asks_memory`),
+    and not only how the partner or things are (:func:`asks_the_partner`)."""
+    return asks_memory(text) and not asks_the_partner(text)
 
 
 def asks_memory(text: str) -> bool:
