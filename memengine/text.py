@@ -93,6 +93,10 @@ _DENSE_STOPWORDS = ENGLISH_STOPWORDS - {"out", "up", "down", "off", "over", "on"
 """Stopwords left out of the vector query: verb particles stay, they change the meaning."""
 
 
+APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "\uff07": "'", "\u2018": "'"})
+"""A ``str.translate`` table of the apostrophes a phone types ("can’t", "what’s") to "'"."""
+
+
 def replace_surrogates(text: str) -> str:
     """``text`` with each lone surrogate (valid in a Python string or a JSON escape, but not
     in UTF-8) replaced by "?"."""

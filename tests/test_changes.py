@@ -242,6 +242,8 @@ def test_a_change_of_another_agent_is_never_brought_in(real_mem: Memory, clock: 
         ("車を売って迷ってたバイクを買った", True),
         ("In May we moved to Osaka", True),
         ("I may switch Mochi to the chicken kibble next month", False),
+        ("in may we moved to osaka", True),  # a month, typed in lowercase
+        ("back in may i switched to oat milk", True),
         ("I would have switched to oat milk but the store was out", False),
         ("How about I switch Mochi to the renal diet", False),
     ],

@@ -779,8 +779,24 @@ def test_a_proxy_error_shows_no_password(monkeypatch: pytest.MonkeyPatch) -> Non
     assert "s3cret" not in str(err.value) and "ALL_PROXY" in str(err.value)
 
 
+ONE_CA = """\
+-----BEGIN CERTIFICATE-----
+MIIBjDCCATOgAwIBAgIUHFxqhHXTDh7eyWMXE5Pjazfn4tUwCgYIKoZIzj0EAwIw
+HDEaMBgGA1UEAwwRbWVtZW5naW5lIHRlc3QgQ0EwHhcNMjYxMjA1MjE0MzI3WhcN
+MzYxMjAyMjE0MzI3WjAcMRowGAYDVQQDDBFtZW1lbmdpbmUgdGVzdCBDQTBZMBMG
+ByqGSM49AgEGCCqGSM49AwEHA0IABAgKwj+/UP4vrtQiRcM8vatZCCcs2lyFBJmK
+2CnFz48oNdBGGxQkXtKK3lqD7RAm9C8z1earPQRpovIVejbbzNWjUzBRMB0GA1Ud
+DgQWBBQMhY8JsQCctOBEd8IuJ+yR69RLATAfBgNVHSMEGDAWgBQMhY8JsQCctOBE
+d8IuJ+yR69RLATAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0cAMEQCICrG
+47MsSrBnKv9rUnbBR4B2qbL1oFmAndYiql7kic3GAiAO/myFXdzK36BOYSsQZxCg
+FpBrr27N63MfTXT65+gSMw==
+-----END CERTIFICATE-----
+"""
+"""A self-signed CA certificate (a test's SSL_CERT_FILE: its only one)."""
+
+
 def test_a_refused_proxy_leaves_the_endpoints_own_and_its_other_settings(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A desktop's proxy variables: https_proxy works, all_proxy is SOCKS without its
     package. An https endpoint goes through https_proxy; an exempt one through none, still
@@ -795,7 +811,15 @@ def test_a_refused_proxy_leaves_the_endpoints_own_and_its_other_settings(
     through = http_client("https://api.openai.com/v1")
     assert [p.pattern for p in through._mounts] == ["all://"]  # the endpoint's own proxy
     direct = http_client("http://127.0.0.1:8080/v1")
-    assert direct._mounts == {} and direct.trust_env
+    assert direct._mounts == {}
+    # the environment's SSL_CERT_FILE is still read by both: a file of one CA certificate
+    one = tmp_path / "one-ca.pem"
+    one.write_text(ONE_CA)
+    monkeypatch.setenv("SSL_CERT_FILE", str(one))
+    for url in ("https://api.openai.com/v1", "http://127.0.0.1:8080/v1"):
+        client = http_client(url)
+        transport = next(iter(client._mounts.values()), client._transport)._inner
+        assert transport._pool._ssl_context.cert_store_stats()["x509_ca"] == 1
 
 
 def test_a_proxy_that_refuses_is_named_as_the_way_to_the_endpoint(

@@ -257,6 +257,8 @@ def test_a_long_laugh_is_read_in_time() -> None:
         ("what is it?", False),  # a follow-up
         ("how is it?", False),
         ("hey how are you (・ω・)", True),  # a kaomoji is no Japanese
+        ("hi how are you (^_^)ﾉ", True),
+        ("how's it going (っ´ω`)っ", True),
         ("do you remember?", False),  # a recall cue
         ("what did you say about the vet?", False),  # a thing of its own
         ("when?", False),  # a follow-up, not to "you"

@@ -11,9 +11,10 @@ user, for exchanges), says near a change word (:data:`CHANGE`: "switched", "move
 not a plan or a maybe: "I won't quit", "should I switch", "I might switch", 変えようかな)
 something it shares with the older one (:func:`~memengine.text.shared_phrases`: a name, a
 thing, 「スペイン語」; not a speaker's name), and their stored vectors are at least
-``later_change_cosine`` close. It is moved just before the closest such result, marked
-``later_change`` (and ``changes``: that result's id), and the pack's reason line names the
-day of the memory it follows. Nothing that would not be packed is brought in (a message
+``later_change_cosine`` close. It comes before the closest such result (a chain of
+changes stands newest first where its best-ranked member was), marked ``later_change``
+(and ``changes``: that result's id), and the pack's reason line names the day of the
+memory it follows. Nothing that would not be packed is brought in (a message
 with a change word next to a shared name is as often no change at all: "I almost quit
 Blue Bottle today", "My coworker Jen quit Blue Bottle"), so the results packed stay the
 same, only their order; a message that names a time keeps the order as ranked.
@@ -26,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import EmbeddingError
 from ..models import Episode, EpisodeKind
-from ..text import shared_phrases
+from ..text import APOSTROPHES, shared_phrases
 from .fastpath import Candidate
 
 CHANGE = re.compile(
@@ -43,7 +44,8 @@ CHANGE = re.compile(
 
 _NOT_BEFORE = re.compile(
     r"\b(?:not|never|no need to|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"
-    r"|wouldn't|shouldn't|might|(?-i:may)|maybe|should|could|if|almost|thinking (?:of|about)"
+    r"|wouldn't|shouldn't|might|(?:i|we|you|he|she|they) may|maybe|should|could|if|almost"
+    r"|thinking (?:of|about)"
     r"|going to|gonna|want to|wanna|planning (?:to|on)|plan to|hope to|hoping to|considering"
     r"|would have|would've|how about|what if)"
     r"\W+(?:\w+\W+){0,2}$",
@@ -51,7 +53,7 @@ _NOT_BEFORE = re.compile(
 )
 """What makes an English change word say no change, within three words before it: a
 negation ("I'm not going to switch", "still haven't switched"), a maybe, a wish, a plan or
-what did not happen ("I might switch", "I may switch", not "In May we moved"; "planning on
+what did not happen ("I might switch", "I may switch", not "in may we moved"; "planning on
 switching", "hope to switch", "thinking of moving", "I would have switched but…", "how
 about I switch")."""
 
@@ -76,7 +78,6 @@ an intention, a wish or a plan (変えようかな, 辞めようと思ったけ�
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？\n])\s*")
 
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "\uff07": "'", "\u2018": "'"})
 
 NEAR_CHARS = 120
 """How far from its change word a shared phrase may be: the words read on each side."""
@@ -108,7 +109,7 @@ def change_sentences(text: str) -> list[str]:
     nothing ("Any more paintings coming up?", "I won't quit", "should I switch", 変えないで
     and 変えようかな say no change)."""
     out: list[str] = []
-    for sentence in _SENTENCE.split(text[:2000].translate(_APOSTROPHES)):
+    for sentence in _SENTENCE.split(text[:2000].translate(APOSTROPHES)):
         if not sentence or sentence.rstrip().endswith(("?", "？")):
             continue
         for m in CHANGE.finditer(sentence):

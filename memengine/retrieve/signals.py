@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..text import ENGLISH_STOPWORDS, query_terms
+from ..text import APOSTROPHES, ENGLISH_STOPWORDS, query_terms
 
 __all__ = [
     "TermStats",
@@ -65,8 +65,6 @@ _EMOJI = re.compile(r"[\U0001f000-\U0001faff\u2600-\u27bf\u2300-\u23ff\u2b00-\u2
 """Emoji, which end a sentence in chat as a full stop does ("so tired 😩 when's the
 dentist"; what follows one is read as after a chat word)."""
 
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "\uff07": "'", "\u2018": "'"})
-"""Apostrophes a phone types ("can’t", "what’s") as the words read them."""
 
 _PRONOUNS = frozenset("i you he she we they it".split())
 
@@ -257,7 +255,7 @@ def _asking_clause(sentence: str) -> bool:
     what time is the dentist"; not "what a day, which is why…", "what a mess, how
     annoying")."""
     for clause in sentence.split(",")[1:]:
-        words = _WORDS.findall(clause.translate(_APOSTROPHES))
+        words = _WORDS.findall(clause.translate(APOSTROPHES))
         wh = len(words) > 1 and _opening(words[0]) in _WH_WORDS - {"which"}
         if wh and (words[1] in _AUX or (len(words) > 2 and words[2] in _AUX)):
             return True
@@ -326,8 +324,8 @@ _GREETING_WORDS = frozenset("up going new everything life things happening goes"
 going", "what's new", "how's everything", "how's life"; "it" and "is" beside them, but
 not alone: "what is it?" asks)."""
 
-_CJK = re.compile(r"[\u3041-\u3096\u30a1-\u30fa\u3400-\u9fff\uf900-\ufaff]")
-"""Kana and kanji (not ・ nor ヽ, which kaomoji use)."""
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[\u3041-\u3096\u30a1-\u30fa]{2}")
+"""Japanese: a kanji, or two kana in a row (a kaomoji's single ノ, ツ or っ is none)."""
 
 
 def asks_the_partner(text: str) -> bool:
@@ -337,7 +335,7 @@ def asks_the_partner(text: str) -> bool:
     it going"); no "I", "my", "she" or "they", no recall cue, no Japanese ("is it today?",
     "what's happening this weekend?", "how's she doing?", "do you remember?", "how was my
     weekend?", "what do you know about her?" ask)."""
-    norm = unicodedata.normalize("NFKC", text).lower().translate(_APOSTROPHES)
+    norm = unicodedata.normalize("NFKC", text).lower().translate(APOSTROPHES)
     words = [w for w in _WORDS.findall(norm) if w not in _CHAT_OPENERS]
     if not words or _CJK.search(norm) or not asks_memory(text):
         return False
@@ -369,7 +367,7 @@ def asks_memory(text: str) -> bool:
     if "?" in norm or _EN_RECALL.search(norm) or _JA_RECALL.search(norm) or _REQUEST.search(norm):
         return True
     for sentence, after_emoji in _chat_sentences(norm):
-        words = _WORDS.findall(sentence.translate(_APOSTROPHES))
+        words = _WORDS.findall(sentence.translate(APOSTROPHES))
         skipped = 0
         while skipped < 3 and len(words) > 1 and words[0] in _CHAT_OPENERS:
             words, skipped = words[1:], skipped + 1
