@@ -44,10 +44,23 @@ def _told(
     """``old`` told 50 days ago, small talk in between, ``new`` 5 days ago: their ids."""
     now = clock.now
     first = mem.add_exchange(old, "OK", agent=agent, occurred_at=now - timedelta(days=50))
-    for i, (user, reply) in enumerate(filler):
-        mem.add_exchange(user, reply, agent=agent, occurred_at=now - timedelta(days=40 - 5 * i))
+    _small_talk(mem, clock, filler, days_ago=40, agent=agent)
     later = mem.add_exchange(new, "Got it", agent=agent, occurred_at=now - timedelta(days=5))
     return first, later
+
+
+def _small_talk(
+    mem: Memory,
+    clock: FixedClock,
+    filler: list[tuple[str, str]],
+    *,
+    days_ago: int,
+    agent: str | None = None,
+) -> None:
+    """``filler``'s exchanges, the first ``days_ago`` days ago, one every five days."""
+    for i, (user, reply) in enumerate(filler):
+        when = clock.now - timedelta(days=days_ago - 5 * i)
+        mem.add_exchange(user, reply, agent=agent, occurred_at=when)
 
 
 def test_a_later_change_comes_before_what_it_changes(
@@ -133,8 +146,7 @@ def test_an_older_change_is_not_moved_before_a_newer_fact(
     older = real_mem.add_exchange(
         "I switched Mochi to the salmon kibble", "OK", occurred_at=now - timedelta(days=50)
     )
-    for i, (user, reply) in enumerate(FILLER):
-        real_mem.add_exchange(user, reply, occurred_at=now - timedelta(days=40 - 5 * i))
+    _small_talk(real_mem, clock, FILLER, days_ago=40)
     newer = real_mem.add_exchange(
         "My cat Mochi eats the salmon kibble from Purina, she loves it",
         "Yum",
@@ -258,8 +270,7 @@ def test_a_chain_of_changes_puts_the_newest_first(real_mem: Memory, clock: Fixed
     fit = real_mem.add_exchange(
         "My car is an old Honda Fit", "OK", occurred_at=now - timedelta(days=90)
     )
-    for i, (user, reply) in enumerate(FILLER):
-        real_mem.add_exchange(user, reply, occurred_at=now - timedelta(days=80 - 5 * i))
+    _small_talk(real_mem, clock, FILLER, days_ago=80)
     prius = real_mem.add_exchange(
         "I sold the Honda Fit and now I drive a Toyota Prius",
         "Nice",
