@@ -272,14 +272,13 @@ _LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
 """The OpenAI library's own connection limits (its ``DefaultHttpxClient``'s)."""
 
 
-def _without_other_proxies(url: str | None, exc: Exception) -> httpx2.Client:
+def _without_other_proxies(url: str | None, own: str | None, exc: Exception) -> httpx2.Client:
     """The client for ``url`` when the HTTP library refused a proxy of the environment's:
-    through ``url``'s own proxy alone, or none (its other settings, SSL_CERT_FILE among
-    them, still read); a ConfigError when ``url`` would go through the refused one. Its
-    text never quotes a URL (a password in it may hold the "/" a parser stops at)."""
+    through ``url``'s own proxy (``own``) alone, or none (its other settings, SSL_CERT_FILE
+    among them, still read); a ConfigError when ``url`` would go through the refused one.
+    Its text never quotes a URL (a password in it may hold the "/" a parser stops at)."""
     import openai
 
-    own = _proxy_url_for(url) if url is not None else None
     why = str(exc) if isinstance(exc, ImportError) else "its scheme or URL cannot be used"
     refused = ConfigError(
         f"the HTTP client cannot use the proxy that {_naming(own)} names ({why}): "
@@ -313,11 +312,11 @@ def http_client(url: str | None = None, *, max_bytes: int = MAX_REPLY_BYTES) -> 
     it, ``url``'s client takes its own proxy alone, or none)."""
     import openai
 
+    proxy = _proxy_url_for(url) if url is not None else None
     try:
         client = openai.DefaultHttpxClient()
     except (ImportError, ValueError, httpx2.InvalidURL) as exc:  # (a proxy it cannot use)
-        client = _without_other_proxies(url, exc)
-    proxy = _proxy_url_for(url) if url is not None else None
+        client = _without_other_proxies(url, proxy, exc)
     why = _broken(proxy) if proxy is not None else None
     if proxy is not None and why is not None:  # (taken, then every request fails)
         raise ConfigError(

@@ -71,7 +71,11 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 Language = Literal["ja", "en"]
 
-ENGLISH_STOPWORDS = frozenset(
+CHAT_WORDS = frozenset("yo lol lmao omg haha hahaha btw ugh hmm um umm uh oops fyi".split())
+"""Words of chat that name no topic (a query searches without them; before a question they
+do not make it a statement)."""
+
+ENGLISH_STOPWORDS = CHAT_WORDS | frozenset(
     """a about above after again against all am an and any are aren't as at be because been
     before being below between both but by can can't cannot could couldn't did didn't do does
     doesn't doing don't down during each few for from further had hadn't has hasn't have haven't
@@ -83,8 +87,7 @@ ENGLISH_STOPWORDS = frozenset(
     until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
     where's which while who who's whom why why's with won't would wouldn't you you'd you'll
     you're you've your yours yourself yourselves did does tell remember know think
-    s t just also really yeah oh hey hi ok okay whats whens wheres whos hows whys yo lol lmao
-    omg haha hahaha btw ugh hmm um umm uh oops fyi u ur""".split()
+    s t just also really yeah oh hey hi ok okay whats whens wheres whos hows whys u ur""".split()
 )
 """English words a query searches without (function words, chat words, "whats" typed
 without its apostrophe)."""
@@ -95,6 +98,15 @@ _DENSE_STOPWORDS = ENGLISH_STOPWORDS - {"out", "up", "down", "off", "over", "on"
 
 APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "\uff07": "'", "\u2018": "'"})
 """A ``str.translate`` table of the apostrophes a phone types ("can’t", "what’s") to "'"."""
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？\n])\s*")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``: split after . ! ? 。 ！ ？ and line breaks, stripped, none
+    empty."""
+    return [p.strip() for p in _SENTENCE_END.split(text) if p.strip()]
 
 
 def replace_surrogates(text: str) -> str:

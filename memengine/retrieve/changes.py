@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import EmbeddingError
 from ..models import Episode, EpisodeKind
-from ..text import APOSTROPHES, shared_phrases
+from ..text import APOSTROPHES, sentences, shared_phrases
 from .fastpath import Candidate
 
 CHANGE = re.compile(
@@ -76,8 +76,6 @@ an intention, a wish or a plan (変えようかな, 辞めようと思ったけ�
 引っ越す予定, 転職を考えてる, 辞めるか迷ってる; not after a て-form, which joins a clause:
 辞めて予定通り…, 売って迷ってたバイクを買った), a maybe."""
 
-_SENTENCE = re.compile(r"(?<=[.!?。！？\n])\s*")
-
 
 NEAR_CHARS = 120
 """How far from its change word a shared phrase may be: the words read on each side."""
@@ -109,8 +107,8 @@ def change_sentences(text: str) -> list[str]:
     nothing ("Any more paintings coming up?", "I won't quit", "should I switch", 変えないで
     and 変えようかな say no change)."""
     out: list[str] = []
-    for sentence in _SENTENCE.split(text[:2000].translate(APOSTROPHES)):
-        if not sentence or sentence.rstrip().endswith(("?", "？")):
+    for sentence in sentences(text[:2000].translate(APOSTROPHES)):
+        if sentence.endswith(("?", "？")):
             continue
         for m in CHANGE.finditer(sentence):
             before, after = sentence[: m.start()], sentence[m.end() :]
@@ -181,14 +179,14 @@ def later_changes(
         ]
         if not anchors:
             continue
-        try:
-            cosines = {a.episode.id: similar(a.episode.id, [change.episode.id]) for a in anchors}
+        try:  # (the change's vector read once, against each older result's)
+            cosines = similar(change.episode.id, [a.episode.id for a in anchors])
         except EmbeddingError:  # (re-embedded by another process: the full text answered)
             return candidates
         close = [
             (cos, a)
             for a in anchors
-            if (cos := cosines[a.episode.id].get(change.episode.id, -1.0)) >= min_cosine
+            if (cos := cosines.get(a.episode.id, -1.0)) >= min_cosine
             and taken.get(id(a), 0) < MAX_CHANGES
         ]
         if close:

@@ -386,7 +386,7 @@ class Retriever:
 
     def similar(self, filters: Filters) -> Callable[[int, Sequence[int]], dict[int, float]]:
         """The cosines of one stored episode's vector to others' within ``filters``' agent."""
-        return lambda anchor, ids: self.store.similar_to(anchor, ids, agent=filters.agent)
+        return lambda episode, ids: self.store.similar_to(episode, ids, agent=filters.agent)
 
     def dated(
         self,

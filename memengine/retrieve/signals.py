@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..text import APOSTROPHES, ENGLISH_STOPWORDS, query_terms
+from ..text import APOSTROPHES, CHAT_WORDS, ENGLISH_STOPWORDS, query_terms, sentences
 
 __all__ = [
     "TermStats",
@@ -39,16 +39,16 @@ _WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 _EN_QUESTION_WORDS = frozenset(
     "what when where who whom whose why which how did do does was were is are have has "
-    "can could would should will whats whens wheres whos hows whys".split()
+    "can could would should will".split()
 )
 """Words that open an English question (the first word of a sentence, after any
 :data:`_CHAT_OPENERS`; a contraction by its first part, "what's", "where'd", but not "can't";
 typed without its apostrophe, "whats"; "had" only before a pronoun, "Had we been to Kyoto
 before": it opens chat that leaves out its "I" far more often, "Had pizza for lunch")."""
 
-_CHAT_OPENERS = frozenset(
-    "wait and so btw lol lmao omg ok okay oh also hey hi um umm uh hmm hm anyway anyways "
-    "but well yo ugh ah ahh aw haha hahaha oops quick question random fyi sorry right".split()
+_CHAT_OPENERS = CHAT_WORDS | frozenset(
+    "wait and so ok okay oh also hey hi hm anyway anyways but well ah ahh aw quick question "
+    "random sorry right".split()
 )
 """Words that chat puts before a question without making it a statement ("wait when is
 the dental cleaning", "btw what was the ramen place called", "lol ok what's her name"):
@@ -209,11 +209,6 @@ def lexical_reach(terms: Sequence[str], stats: TermStats) -> float:
     return found / total if total > 0 else 1.0
 
 
-def _sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[.!?。！？\n])\s*", text)
-    return [p.strip() for p in parts if p.strip()]
-
-
 _INTERROGATIVE = re.compile(
     r"\b(?:what|what's|whats|when|where|who|whom|whose|why|which|how)\b"
     r"|何|なに|なん[でだ]|いつ(?!も)|どこ|誰|だれ|どれ|どの|どう|いくら|いくつ",
@@ -233,7 +228,7 @@ def may_ask(text: str) -> bool:
 def _chat_sentences(norm: str) -> list[tuple[str, bool]]:
     """The sentences of a folded message, each with whether an emoji ended the one before."""
     out: list[tuple[str, bool]] = []
-    for sentence in _sentences(norm):
+    for sentence in sentences(norm):
         pieces = [p for p in _EMOJI.split(sentence) if p.strip()]
         out.extend((p, i > 0) for i, p in enumerate(pieces))
     return out
@@ -267,11 +262,9 @@ def _asks_after_chat(words: Sequence[str]) -> bool:
     interrogative with at least two words after it, not a subject pronoun first ("wait when
     is the dental cleaning"; not "wait what", "lol how cute", "well who cares", "so when i
     got home", nor "ok will do", "lol was fun": chat leaves out its "I")."""
-    if not words or _opening(words[0]) not in _EN_QUESTION_WORDS:
+    if len(words) < 3 or _opening(words[0]) not in _WH_WORDS:
         return False
-    head = _opening(words[0])
-    wh = head in _WH_WORDS or words[0] in ("whats", "whens", "wheres", "whos", "hows", "whys")
-    return wh and len(words) >= 3 and words[1] not in _SUBJECTS and not _exclaims(words)
+    return words[1] not in _SUBJECTS and not _exclaims(words)
 
 
 def _subject_after(aux: str, word: str) -> bool:
@@ -300,10 +293,17 @@ _NEGATABLE = frozenset("is are was were do does did have has had could would sho
 
 def _opening(word: str) -> str:
     """A sentence's first word as :data:`_EN_QUESTION_WORDS` holds it: an interrogative's
-    contraction by its first part ("what's", "where'd", "who're"), not an auxiliary's
-    ("could've been worse", "should've brought an umbrella", "can't sleep" say, not ask)."""
+    contraction by its first part ("what's", "where'd", "who're"; typed without its
+    apostrophe, "whats"), not an auxiliary's ("could've been worse", "should've brought an
+    umbrella", "can't sleep" say, not ask)."""
     head, _, tail = word.partition("'")
-    return head if tail and head in _WH_WORDS else word
+    if tail:
+        return head if head in _WH_WORDS else word
+    return _WITHOUT_APOSTROPHE.get(word, word)
+
+
+_WITHOUT_APOSTROPHE = {w + "s": w for w in ("what", "when", "where", "who", "how", "why")}
+"""An interrogative's contraction typed without its apostrophe ("whats", "hows")."""
 
 
 _PARTNER = frozenset("you your u ur yourself".split())
@@ -335,9 +335,14 @@ def asks_the_partner(text: str) -> bool:
     it going"); no "I", "my", "she" or "they", no recall cue, no Japanese ("is it today?",
     "what's happening this weekend?", "how's she doing?", "do you remember?", "how was my
     weekend?", "what do you know about her?" ask)."""
+    return asks_memory(text) and _greets(text)
+
+
+def _greets(text: str) -> bool:
+    """:func:`asks_the_partner` for a ``text`` known to ask."""
     norm = unicodedata.normalize("NFKC", text).lower().translate(APOSTROPHES)
     words = [w for w in _WORDS.findall(norm) if w not in _CHAT_OPENERS]
-    if not words or _CJK.search(norm) or not asks_memory(text):
+    if not words or _CJK.search(norm):
         return False
     if _EN_RECALL.search(norm) or _REQUEST.search(norm):
         return False
@@ -347,7 +352,7 @@ def asks_the_partner(text: str) -> bool:
         return all(w in ENGLISH_STOPWORDS or w in _PHATIC or w in _PARTNER for w in words)
     head, rest = _opening(words[0]), words[1:]
     return (
-        head in ("what", "how", "whats", "hows", "sup")
+        head in ("what", "how", "sup")
         and all(w in _GREETING_WORDS or w in ("it", "is") for w in rest)
         and (head == "sup" or any(w in _GREETING_WORDS for w in rest))
     )
@@ -356,7 +361,7 @@ def asks_the_partner(text: str) -> bool:
 def asks_something(text: str) -> bool:
     """Whether ``text`` asks something a memory may answer: it asks (:func:`asks_memory`),
     and not only how the partner or things are (:func:`asks_the_partner`)."""
-    return asks_memory(text) and not asks_the_partner(text)
+    return asks_memory(text) and not _greets(text)
 
 
 def asks_memory(text: str) -> bool:

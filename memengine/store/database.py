@@ -583,11 +583,7 @@ class Store:
         """Exact cosine similarity of ``vector`` to each of these episodes (of ``agent``)."""
         with self.connections.read() as cur:
             self._check_embedder(cur)
-            if agent is not None:
-                found = self.vector_index.similarities(cur, vector, agent, ids)
-                if found is not None and len(found) == len(set(ids)):
-                    return found
-            return vectors.similarities(cur, vector, ids)
+            return self._similarities(cur, vector, ids, agent)
 
     def similar_to(
         self, anchor: int, ids: Sequence[int], *, agent: str | None = None
@@ -599,9 +595,20 @@ class Store:
             row = cur.execute(
                 "SELECT embedding FROM episode_vectors WHERE episode_id = ?", (anchor,)
             ).fetchone()
-        if row is None or row[0] is None:
-            return {}
-        return self.similarities(np.frombuffer(row[0], dtype=np.float32), ids, agent=agent)
+            if row is None or row[0] is None:
+                return {}
+            return self._similarities(cur, np.frombuffer(row[0], dtype=np.float32), ids, agent)
+
+    def _similarities(
+        self, cur: Any, vector: npt.NDArray[np.float32], ids: Sequence[int], agent: str | None
+    ) -> dict[int, float]:
+        """:meth:`similarities` within a read already checked: the agent's vectors held in
+        memory when all of ``ids`` are, else ``vec0``'s."""
+        if agent is not None:
+            found = self.vector_index.similarities(cur, vector, agent, ids)
+            if found is not None and len(found) == len(set(ids)):
+                return found
+        return vectors.similarities(cur, vector, ids)
 
     def bm25(
         self, expression: str, k: int, filters: Filters, *, context_weight: float = 0.4
