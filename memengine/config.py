@@ -63,6 +63,16 @@ MAX_WAIT_S = 3600.0
 """The longest a timeout or deadline may be set to (an hour; larger values overflow the
 clocks the waits are measured on)."""
 
+MAX_COUNT = 10**9
+"""The largest count, size or budget a whole-number setting takes (SQLite stores integers
+of 64 bits; a larger value would overflow a query's parameter, not be refused)."""
+
+MAX_DAY_RANGE = 365 * 200
+"""The longest ``occurred_day_range``: two hundred years, as ``retrieve(day_range=…)``."""
+
+MAX_SEED = 2**63 - 1
+"""The largest random seed (seeds are whole numbers from 0)."""
+
 MAX_STRENGTH_STEP = 1000.0
 """The largest strength, gain or impact constant of ``[lifecycle]``: strengths stay finite
 numbers that an export can carry."""
@@ -106,13 +116,13 @@ class RetrievalConfig(_Section):
     knn_k_per_query: int = Field(default=10, ge=1, le=1000)
     bm25_k_per_query: int = Field(default=40, ge=1, le=1000)
     max_candidates: int = Field(default=40, ge=1, le=1000)
-    occurred_day_range: int | None = Field(default=None, ge=1)  # None: all time
+    occurred_day_range: int | None = Field(default=None, ge=1, le=MAX_DAY_RANGE)  # None: all time
     max_sensitivity: int = Field(
         default=3, ge=0, le=3
     )  # leave out episodes more sensitive than this
     rrf_k: float = Field(default=10.0, gt=0)
     context_weight: float = Field(default=0.4, ge=0)
-    neighbour_gap_minutes: int = Field(default=60, ge=0)
+    neighbour_gap_minutes: int = Field(default=60, ge=0, le=MAX_COUNT)
     knn_weight: float = Field(default=0.4, ge=0)
     bm25_weight: float = Field(default=1.0, ge=0)
     cosine_weight: float = Field(default=0.0, ge=0)
@@ -130,13 +140,13 @@ class RetrievalConfig(_Section):
     max_results: int = Field(default=5, ge=1, le=100)
     max_expanded_queries: int = Field(default=5, ge=0, le=5)
     relevance_threshold: float = Field(default=0.29, ge=0.0, le=1.0)
-    pack_token_budget: int = Field(default=800, ge=50)
+    pack_token_budget: int = Field(default=800, ge=50, le=MAX_COUNT)
     pack_score_ratio: float = Field(default=0.75, ge=0.0, le=1.0)
     max_query_chars: int = Field(default=2000, ge=50, le=100_000)
     embed_deadline_s: float | None = Field(default=5.0, gt=0, le=MAX_WAIT_S)
     """The longest a fast-path turn waits for its query vectors; past it the full text
     answers alone (None: wait for the embedder's own timeouts)."""
-    vector_cache_mb: int = Field(default=1024, ge=0)
+    vector_cache_mb: int = Field(default=1024, ge=0, le=MAX_COUNT)
     """Memory for in-process copies of agents' vectors (KNN at numpy speed; an agent whose floats
     do not fit is held as codes, rescored from vec0); 0: vec0 only."""
     page_cache_mb: int = Field(default=64, ge=1, le=65_536)
@@ -144,7 +154,7 @@ class RetrievalConfig(_Section):
     file's pages in memory, filled as it reads; the OS page cache sits beneath it."""
     max_term_df: float = Field(default=0.5, gt=0.0, le=1.0)
     """Query terms found in more than this share of episodes are left out of BM25 (idf ≤ 0)."""
-    bm25_posting_budget: int | None = Field(default=5_000, ge=100)
+    bm25_posting_budget: int | None = Field(default=5_000, ge=100, le=MAX_COUNT)
     """Leave out a query's most frequent terms while their row counts add up to more (speed)."""
     # query-adaptive list weights and the should-inject rule: memengine/retrieve/adapt.py, inject.py
     adaptive_weights: bool = True  # re-fuse by lexical reach and dense spread
@@ -285,15 +295,17 @@ class LLMConfig(_Section):
     expansion_deadline_s: float = Field(default=0.9, gt=0, le=MAX_WAIT_S)
     rerank_deadline_s: float = Field(default=0.9, gt=0, le=MAX_WAIT_S)
     turn_deadline_s: float = Field(default=2.0, gt=0, le=MAX_WAIT_S)
-    max_output_tokens: int = Field(default=300, ge=16)
+    max_output_tokens: int = Field(default=300, ge=16, le=MAX_COUNT)
     rerank_max_candidates: int = Field(default=30, ge=1, le=100)
-    rerank_chars_per_candidate: int = Field(default=300, ge=40)
+    rerank_chars_per_candidate: int = Field(default=300, ge=40, le=MAX_COUNT)
     cache_expansions: bool = True
     # llm phases: see docs/llm.md
     expansion_recent_turns: int = Field(
         default=3, ge=0, le=20
     )  # exchanges of context sent to Phase 1
-    expansion_cache_size: int = Field(default=256, ge=1)  # LRU entries when cache_expansions is on
+    expansion_cache_size: int = Field(
+        default=256, ge=1, le=MAX_COUNT
+    )  # LRU entries when cache_expansions is on
     rerank_max_results: int = Field(default=5, ge=1, le=5)  # relevant_episodes kept from Phase 3
     backoff_base_s: float = Field(
         default=0.05, gt=0, le=MAX_WAIT_S
@@ -327,7 +339,7 @@ class EmbedderConfig(_Section):
     model: str = "text-embedding-3-small"
     base_url: str | None = None
     api_key: str | None = None
-    dimensions: int | None = Field(default=None, ge=1)
+    dimensions: int | None = Field(default=None, ge=1, le=MAX_COUNT)
     batch_size: int = Field(default=64, ge=1, le=2048)
     request_timeout_s: float = Field(default=30.0, gt=0, le=MAX_WAIT_S)
     max_retries: int = Field(default=3, ge=0, le=10)
@@ -365,7 +377,9 @@ class LifecycleConfig(_Section):
     impact_helpful: float = Field(default=2.0, ge=0.0, le=MAX_STRENGTH_STEP)
     impact_task_success: float = Field(default=1.5, ge=0.0, le=MAX_STRENGTH_STEP)
     impact_prevented_error: float = Field(default=2.0, ge=0.0, le=MAX_STRENGTH_STEP)
-    level_thresholds: list[int] = Field(default_factory=lambda: [0, 5, 15, 30, 60, 100])
+    level_thresholds: list[Annotated[int, Field(le=MAX_COUNT)]] = Field(
+        default_factory=lambda: [0, 5, 15, 30, 60, 100]
+    )
     daily_retention: list[float] = Field(
         default_factory=lambda: [0.95, 0.97, 0.98, 0.99, 0.995, 0.998]
     )
@@ -376,13 +390,13 @@ class LifecycleConfig(_Section):
     )
     max_weighted_total: float = Field(default=10_000.0, gt=0.0, allow_inf_nan=True)  # inf: no cap
     recall_strength: float = Field(default=0.5, ge=0.0, le=MAX_STRENGTH_STEP)
-    recall_level_drop: int = Field(default=2, ge=0)
+    recall_level_drop: int = Field(default=2, ge=0, le=MAX_COUNT)
     similarity_threshold: float = Field(default=0.3, ge=-1.0, le=1.0)
-    learned_scorer_min_samples: int = Field(default=100, ge=1)
+    learned_scorer_min_samples: int = Field(default=100, ge=1, le=MAX_COUNT)
     selection: Literal["top_k", "threshold", "probabilistic"] = "top_k"
     selection_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    selection_seed: int = 0
-    principle_token_budget: int = Field(default=200, ge=0)
+    selection_seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    principle_token_budget: int = Field(default=200, ge=0, le=MAX_COUNT)
     answer_match_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
     # lifecycle: switches and constants of memengine/lifecycle (see the README, "Memory that lives")
     life_ranking: bool = False  # retrieve(rank=None) uses the life-aware ranking when True
@@ -400,15 +414,19 @@ class LifecycleConfig(_Section):
     answer_keyword_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
     feedback_model: str | None = None  # default: [llm] rerank_model
     feedback_deadline_s: float = Field(default=5.0, gt=0, le=MAX_WAIT_S)
-    never_used_min_candidates: int = Field(default=50, ge=0)
+    never_used_min_candidates: int = Field(default=50, ge=0, le=MAX_COUNT)
     failure_weight: float = Field(default=0.5, ge=0.0)
-    scorer_epochs: int = Field(default=600, ge=1)
-    scorer_learning_rate: float = Field(default=0.02, gt=0)
-    scorer_seed: int = 0
-    scorer_max_samples: int = Field(default=5000, ge=1)  # train on the latest N candidates
-    history_sleeps: int = Field(default=90, ge=0)  # sleeps whose per-memory strengths are kept
+    scorer_epochs: int = Field(default=600, ge=1, le=MAX_COUNT)
+    scorer_learning_rate: float = Field(default=0.02, gt=0, le=100.0)
+    scorer_seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    scorer_max_samples: int = Field(
+        default=5000, ge=1, le=MAX_COUNT
+    )  # train on the latest N candidates
+    history_sleeps: int = Field(
+        default=90, ge=0, le=MAX_COUNT
+    )  # sleeps whose per-memory strengths are kept
     keep_turns: int = Field(
-        default=20_000, ge=1
+        default=20_000, ge=1, le=MAX_COUNT
     )  # latest turns kept (feedback, training) per agent
 
     @field_validator("feedback_model")
@@ -432,12 +450,8 @@ class LifecycleConfig(_Section):
         return self
 
 
-class Config(BaseModel):
+class Config(_Section):
     """All settings. Build one with :func:`load_config` or directly for tests."""
-
-    model_config = ConfigDict(
-        extra="forbid", validate_assignment=True, allow_inf_nan=False, hide_input_in_errors=True
-    )
 
     db: Path = Path("memengine.db")
     agent: str = Field(default="default", min_length=1)  # something visible (_visible_agent)
@@ -578,6 +592,7 @@ def _env_overrides(
     for name, value in environ.items():
         if not name.startswith("MEMENGINE_") or name in _RESERVED:
             continue
+        value = value.removesuffix("\r")  # (a .env saved with \r\n: "alice\r" is alice)
         if name in _SHORTCUTS:
             path: tuple[str, ...] = _SHORTCUTS[name]
         else:
@@ -661,10 +676,14 @@ def load_config(
         raise ConfigError(f"{where} is empty: name a TOML file, or leave it unset")
     file = Path(named)
     file = file.expanduser()
-    if file.exists():
+    try:
+        exists = file.exists()  # (a folder this user cannot enter raises)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {file}: {exc}") from exc
+    if exists:
         try:
-            with file.open("rb") as fh:
-                data = tomllib.load(fh)
+            with file.open("rb") as fh:  # (a byte order mark, as Notepad writes, is no error)
+                data = tomllib.loads(fh.read().decode("utf-8").removeprefix("\ufeff"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"cannot read config file {file}: {exc}") from exc
         except RecursionError as exc:

@@ -58,6 +58,7 @@ from .models import (
     Stats,
 )
 from .pack import build_pack
+from .retrieve.coverage import check_analyser
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
 from .store.connect import CLOSED, same_process
@@ -113,7 +114,13 @@ class Memory:
         self.config = config
         self.clock = clock
         self._executor = Pool(max_workers=4, thread_name_prefix="memengine")
-        self.retriever = Retriever(store, self._embedder, config.retrieval, self._executor)
+        self.retriever = Retriever(  # (a memory that embeds nothing searches nothing)
+            store,
+            self._embedder,
+            config.retrieval,
+            self._executor,
+            analyser=not isinstance(embedder, RecordedOnly),
+        )
         self._life_rng = np.random.default_rng(config.lifecycle.selection_seed)  # lifecycle
         # llm phases: the client is built on the first LLM turn unless one is given (docs/llm.md)
         self._llm_client = llm_client
@@ -198,13 +205,15 @@ class Memory:
             if recorded_id is not None:
                 _refuse_another_model(db, recorded_id, cfg.embedder.model)
             emb = make_embedder(cfg.embedder, recorded_id=recorded_id)
+        if emb is not None and not recorded and cfg.retrieval.coverage_min > 0:
+            check_analyser()  # (before the file is made: a refused setting leaves none)
         clk = clock or SystemClock
         store = Store(
             db,
             embedder_id=None if recorded or emb is None else emb.id,
             dimension=None if recorded or emb is None else emb.dimension,
             allow_embedder_change=allow_embedder_change or recorded,
-            now=clk,
+            now=_in_span(clk),
             neighbour_gap_s=cfg.retrieval.neighbour_gap_minutes * 60,
             vector_cache_mb=cfg.retrieval.vector_cache_mb,
             page_cache_mb=cfg.retrieval.page_cache_mb,
@@ -1019,7 +1028,7 @@ class Memory:
         listed = args.listed(perspectives, "perspectives are a list of names")
         names = [args.agent_name(p, "perspective") for p in listed]  # an agent's rules
         self._writable()
-        return life.create_agent(self.store, self._agent(name), names, ensure_aware(self.clock()))
+        return life.create_agent(self.store, self._agent(name), names, self._clock_time())
 
     @gated
     def agents(self) -> list[life.AgentRow]:
@@ -1115,7 +1124,7 @@ class Memory:
             self._embedder,
             self.config.lifecycle,
             turn_id,
-            now=ensure_aware(self.clock()),
+            now=self._clock_time(),
             used=used,
             answer=answer,
             helpful=helpful,
@@ -1144,7 +1153,7 @@ class Memory:
         if tasks is not None:
             tasks = args.task_count(tasks)
         report = life.run_sleep(
-            self.store, name, self.config.lifecycle, ensure_aware(self.clock()), tasks=tasks
+            self.store, name, self.config.lifecycle, self._clock_time(), tasks=tasks
         )
         return self.train_after_sleep(report) if train else report
 
@@ -1172,7 +1181,7 @@ class Memory:
             self.store,
             self._agent(agent),
             self.config.lifecycle,
-            ensure_aware(self.clock()),
+            self._clock_time(),
             force=force,
         )
 
@@ -1209,7 +1218,11 @@ class Memory:
     def _now(self) -> datetime:
         """The clock's moment, in the configured ``time_zone`` (that of a message and of
         an episode stored without a time)."""
-        return self.config.in_zone(ensure_aware(self.clock()))
+        return self.config.in_zone(self._clock_time())
+
+    def _clock_time(self) -> datetime:
+        """The clock's moment, refused (InvalidInput) outside the times a memory keeps."""
+        return _in_span(self.clock)()
 
     def _agent(self, agent: str | None) -> str:
         """The agent a call is about: the one named (checked, in NFC) or the configured one.
@@ -1262,6 +1275,12 @@ class Memory:
                 f"{shell_word(perspective)}"
             )
         return spelled
+
+
+def _in_span(clock: Clock) -> Callable[[], datetime]:
+    """``clock``, its time refused (InvalidInput) outside the times a memory keeps, as an
+    explicit ``now`` is: a clock stepped to year 1 stores no such time."""
+    return lambda: args.in_span(ensure_aware(clock()), "the clock's time")
 
 
 def _weakly(method: Callable[[Any], None]) -> Callable[[Any], None]:

@@ -31,6 +31,7 @@ __all__ = [
     "query_terms",
     "scrub",
     "shell_word",
+    "shown_name",
     "within",
 ]
 
@@ -148,8 +149,30 @@ _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 def is_blank(text: str) -> bool:
     """Whether ``text`` shows nothing: only white space, invisible format characters
-    (zero-width spaces and joiners, a byte-order mark) and blank fillers (ㅤ)."""
-    return all(ch.isspace() or ch in _FILLERS or unicodedata.category(ch) == "Cf" for ch in text)
+    (zero-width spaces and joiners, a byte-order mark), variation selectors and the
+    combining grapheme joiner (marks that change a character, drawn as nothing alone) and
+    blank fillers (ㅤ)."""
+    return all(
+        ch.isspace()
+        or ch in _FILLERS
+        or _INVISIBLE.match(ch)
+        or ch == "\u034f"
+        or unicodedata.category(ch) == "Cf"
+        for ch in text
+    )
+
+
+def shown_name(name: str) -> str:
+    """A name (an agent's, a perspective) as a terminal should show it, one name told from
+    another: every control character and bidirectional mark written as an escape
+    (``al\\nice``, ``bob\\x1b[0m``), as the name is typed to name it again. A name with
+    spaces at an end, a blank one, or one that begins with a quote is quoted (``'alice '``)."""
+    if name != name.strip() or is_blank(name) or name[:1] in "'\"":
+        return repr(name)
+    return "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        for c in name
+    )
 
 
 _CONTROL = re.compile(

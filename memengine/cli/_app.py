@@ -34,7 +34,7 @@ from rich.text import Text
 from ..clock import iso_text
 from ..config import Config, load_config
 from ..errors import InvalidInput, MemEngineError
-from ..text import is_blank, json_escaped, strip_controls
+from ..text import json_escaped, shown_name, strip_controls
 
 __all__ = [
     "AgentOpt",
@@ -52,6 +52,7 @@ __all__ = [
     "progress_bar",
     "settings",
     "shown",
+    "shown_name",
     "whole",
 ]
 
@@ -144,19 +145,6 @@ def shown(text: str) -> str:
     control characters (newline and tab stay), so no episode can move the cursor,
     retitle the window or reorder what is printed after it."""
     return strip_controls(text)
-
-
-def shown_name(name: str) -> str:
-    """A name (an agent's, a perspective) as a terminal should show it, one name told from
-    another: every control character and bidirectional mark written as an escape
-    (``al\\nice``, ``bob\\x1b[0m``), as the name is typed to name it again. A name with
-    spaces at an end, a blank one, or one that begins with a quote is quoted (``'alice '``)."""
-    if name != name.strip() or is_blank(name) or name[:1] in "'\"":
-        return repr(name)
-    return "".join(
-        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
-        for c in name
-    )
 
 
 _SURROGATE = re.compile(r"[\udc80-\udcff]")
@@ -252,6 +240,18 @@ def whole(lo: int | None = None, hi: int | None = None) -> Callable[[str | int],
         n = int(text)
         _in_range(value, n, lo, hi)
         return n
+
+    return parse
+
+
+def choice(*values: str) -> Callable[[str], str]:
+    """A parser for an option that takes one of ``values`` (for a ``Literal`` typer prints
+    its validator's own words: "Value error, 'x' is not one of …")."""
+
+    def parse(value: str) -> str:
+        if value in values:
+            return value
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(values)}")
 
     return parse
 

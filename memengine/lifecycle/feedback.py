@@ -313,6 +313,12 @@ def give_feedback(
         # and a stock reply, "I see!", is like the stored exchanges that hold it)
         shown = [i for i in candidate_ids if turn.offered is None or i in turn.offered]
         episodes = [found[i] for i in shown if i in found and found[i].agent == turn.agent]
+        missing = [i for i in shown if i not in found]
+        if missing:  # (deleted or pruned since the turn: the answer cannot be matched to them)
+            degraded.append(
+                f"memories {missing} were deleted after the turn; the answer was judged "
+                "without them"
+            )
         judged: dict[int, str] | None = None
         if client is None and unjudged and episodes:  # an LLM configured, not reachable
             degraded.append(f"LLM judge failed, matched instead: {unjudged}")

@@ -49,7 +49,7 @@ from ..errors import NotFound
 from ..store import episodes as ep_rows
 from ..store import lifecycle as store_lc
 from ..store.database import Store
-from ..text import counted
+from ..text import counted, shown_name
 from .strength import (
     MAX_LEVEL,
     capacity_weight,
@@ -134,7 +134,7 @@ class SleepReport:
         """One line for logs and the CLI."""
         levels = " ".join(f"L{i}:{n}" for i, n in enumerate(self.level_counts))
         return (
-            f"sleep {self.agent}: {self.tasks:g} task{'' if self.tasks == 1 else 's'} "
+            f"sleep {shown_name(self.agent)}: {self.tasks:g} task{'' if self.tasks == 1 else 's'} "
             f"({self.decay_clock}); "
             f"{self.decayed} decayed, {self.promoted} promoted, {self.archived} archived, "
             f"{self.pruned} pruned; {self.active} active, {self.archived_total} archived; "

@@ -279,14 +279,23 @@ class Retriever:
     """Runs a turn's retrieval over one store."""
 
     def __init__(
-        self, store: Store, embedder: Embedder, config: RetrievalConfig, executor: Executor
+        self,
+        store: Store,
+        embedder: Embedder,
+        config: RetrievalConfig,
+        executor: Executor,
+        *,
+        analyser: bool = True,
     ) -> None:
+        """``analyser`` False skips the check that ``coverage_min`` finds the Japanese
+        analyser (:func:`.coverage.check_analyser`): for a store that is searched by nothing
+        (an export, a delete)."""
         self.config = config
         self.store = store
         self.executor = executor
         self.fast = FastPath(store, embedder, config, executor)
         self.word_vectors = WordVectors(self.fast.deadlined)  # as the turn's query waits
-        if config.coverage_min > 0:
+        if analyser and config.coverage_min > 0:
             check_analyser()
 
     def forget_texts(self) -> None:

@@ -301,8 +301,10 @@ class Connections:
                         "each takes two file descriptors; use fewer threads (a pool), or raise "
                         "the limit on open files"
                     ) from exc
-                damaged = _damaged(exc)
-                raise (self._changed_under_us(exc) or damaged or translate_error(exc)) from exc
+                changed = self._changed_under_us(exc)
+                if changed is None and "unable to open" in str(exc):  # (it names no file)
+                    raise StoreError(f"cannot open {self.path}: {exc}") from exc
+                raise (changed or _damaged(exc) or translate_error(exc)) from exc
             except sa.exc.TimeoutError as exc:
                 raise DatabaseLocked(
                     f"every connection to {self.path} is held by another thread of this "

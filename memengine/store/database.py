@@ -8,6 +8,7 @@ the two searches the retrieval layer needs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -111,11 +112,24 @@ class Store:
         check_header(self.path)
         if read_only:
             self.connections = _read_only_connections(self.path, read_only_reason, page_cache_mb)
-        else:
-            _check_writable(self.path)
+            self._open_or_close(embedder_id, dimension, allow_embedder_change)
+            return
+        _check_writable(self.path)
+        new = not self.path.exists()
+        try:
             self.connections = Connections(
                 self.path, cache_mb=page_cache_mb, write_wait_s=write_wait_s
             )
+            self._open_or_close(embedder_id, dimension, allow_embedder_change)
+        except BaseException:
+            if new:  # (a driver that cannot load the extension: no empty file left behind)
+                _remove_if_empty(self.path)
+            raise
+
+    def _open_or_close(
+        self, embedder_id: str | None, dimension: int | None, allow_embedder_change: bool
+    ) -> None:
+        """:meth:`_open`, closing the connections when it fails."""
         try:
             self._open(embedder_id, dimension, allow_embedder_change)
         except BaseException:
@@ -1114,6 +1128,11 @@ def _check_writable(path: Path) -> None:
         " (to search or export it, open it read-only: Memory.open(..., read_only=True); "
         "the CLI does so by itself)"
     )
+    if path.is_symlink() and not path.exists():
+        raise StoreError(
+            f"{path} is a symbolic link to {os.readlink(path)}, which does not exist "
+            "(or leads back to itself)"
+        )
     if path.exists() and not os.access(path, os.W_OK):
         raise ReadOnlyDatabase(f"{path} is read-only{hint}")
     if not folder.exists():
@@ -1123,3 +1142,13 @@ def _check_writable(path: Path) -> None:
             f"folder {folder} is not writable: SQLite needs it for the -wal and -shm files"
             + (hint if path.exists() else "")
         )
+
+
+def _remove_if_empty(path: Path) -> None:
+    """Remove the file at ``path`` (and its journal files) when it holds nothing: one this
+    open made before it failed. A file with any data is left as it is."""
+    if Store.holds_data(path):
+        return
+    for name in (f"{path}-wal", f"{path}-shm", f"{path}-journal", str(path)):
+        with contextlib.suppress(OSError):
+            os.remove(name)

