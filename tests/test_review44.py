@@ -49,7 +49,7 @@ def test_the_top_level_wait_takes_no_true_or_false(tmp_path: Path) -> None:
     """``write_wait_s = true`` was read as one second (the sections refused it already)."""
     conf = tmp_path / "m.toml"
     conf.write_text("write_wait_s = true\n")
-    with pytest.raises(ConfigError, match="write_wait_s.*not true/false"):
+    with pytest.raises(ConfigError, match=r"write_wait_s.*not true/false"):
         load_config(conf, environ={})
 
 
