@@ -165,14 +165,19 @@ def is_blank(text: str) -> bool:
 def shown_name(name: str) -> str:
     """A name (an agent's, a perspective) as a terminal should show it, one name told from
     another: every control character and bidirectional mark written as an escape
-    (``al\\nice``, ``bob\\x1b[0m``), as the name is typed to name it again. A name with
-    spaces at an end, a blank one, or one that begins with a quote is quoted (``'alice '``)."""
+    (``al\\nice``, ``bob\\x1b[0m``) and a backslash doubled (``a\\\\b``), as a shell's
+    ``$'…'`` types the name again. A name with spaces at an end, a blank one, or one that
+    begins with a quote is quoted (``'alice '``)."""
     if name != name.strip() or is_blank(name) or name[:1] in "'\"":
         return repr(name)
     return "".join(
-        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
-        for c in name
+        c if (c.isprintable() or c == " ") and c != "\\" else _escaped(c) for c in name
     )
+
+
+def _escaped(char: str) -> str:
+    """``char`` as Python (and a shell's ``$'…'``) writes it escaped: ``\\n``, ``\\\\``."""
+    return char.encode("unicode_escape").decode("ascii")
 
 
 _CONTROL = re.compile(

@@ -228,3 +228,19 @@ def test_store_helper_removes_only_an_empty_file(tmp_path: Path) -> None:
     full.write_bytes(b"SQLite format 3\x00")
     _remove_if_empty(full)
     assert full.exists() and Store.holds_data(full)
+
+
+def test_an_unknown_agent_is_warned_of_as_the_known_ones_are_shown(
+    tmp_path: Path, cli_env: None
+) -> None:
+    """``agent list`` showed ``al\\nice`` for a name with a new line; typing those six
+    characters was warned of as ``'al\\\\nice'`` beside ``al\\nice``: two spellings of one
+    look. A backslash is doubled now, in the list and the warning alike."""
+    db = str(tmp_path / "m.db")
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        mem.add("hello", agent="al\nice")
+    listed = runner.invoke(app, ["agent", "list", "--db", db])
+    assert listed.exit_code == 0 and "al\\nice" in listed.output
+    typed = runner.invoke(app, ["stats", "--db", db, "--agent", "al\\nice"])
+    assert "no agent 'al\\\\nice'" in typed.output and "(agents: al\\nice)" in typed.output
+

@@ -371,3 +371,16 @@ def test_a_schema_page_that_lists_no_table_is_a_damaged_schema(tmp_path: Path) -
     bad.write_bytes(bytes(data))
     with pytest.raises(DamagedDatabase, match="schema is damaged"):
         salvage_file(bad, io.StringIO())
+
+
+@pytest.mark.parametrize("table", ["episodes_fts_docsize", "episode_vectors_rowids"])
+def test_a_salvage_names_no_id_that_no_episode_can_have(
+    sound: Path, tmp_path: Path, table: str
+) -> None:
+    """A damaged leaf of an index read as a row of id 0 (or -1): the report named "the rows
+    of ids 0" though no episode ever has an id below 1 (session 44)."""
+    damaged = _damaged(sound, tmp_path, 1, table, span=(100, 300))
+    with Memory.open(damaged, embedder=HashEmbedder(), read_only=True) as m:
+        report = m.salvage(io.StringIO())
+    assert all(low >= 1 for low, _ in report.unreadable)
+    assert report.episodes == TOTAL

@@ -24,6 +24,7 @@ from ..errors import DamagedDatabase, DatabaseLocked, StoreError
 from ..models import Episode
 from . import episodes as ep_rows
 from .connect import Connections, read_only_access
+from .ids import MAX_KEPT_ID
 from .migrate import check_header
 
 __all__ = ["SalvageReport", "id_ranges", "open_for_salvage", "readable_batches", "salvaged"]
@@ -168,7 +169,8 @@ def _listed_ids(connections: Connections) -> list[int]:
             f"{connections.path}: no table that lists the episodes reads ({why}), so "
             "nothing can be salvaged from it; restore a backup"
         )
-    return sorted(ids)
+    # (a damaged page can list a number no id ever was: -1, 0, past the largest id kept)
+    return sorted(i for i in ids if 1 <= i <= MAX_KEPT_ID)
 
 
 def _walk(
