@@ -170,9 +170,7 @@ def shown_name(name: str) -> str:
     begins with a quote is quoted (``'alice '``)."""
     if name != name.strip() or is_blank(name) or name[:1] in "'\"":
         return repr(name)
-    return "".join(
-        c if (c.isprintable() or c == " ") and c != "\\" else _escaped(c) for c in name
-    )
+    return "".join(c if (c.isprintable() or c == " ") and c != "\\" else _escaped(c) for c in name)
 
 
 def _escaped(char: str) -> str:

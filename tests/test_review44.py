@@ -243,4 +243,3 @@ def test_an_unknown_agent_is_warned_of_as_the_known_ones_are_shown(
     assert listed.exit_code == 0 and "al\\nice" in listed.output
     typed = runner.invoke(app, ["stats", "--db", db, "--agent", "al\\nice"])
     assert "no agent 'al\\\\nice'" in typed.output and "(agents: al\\nice)" in typed.output
-
