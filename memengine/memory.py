@@ -208,6 +208,7 @@ class Memory:
         if emb is not None and not recorded and cfg.retrieval.coverage_min > 0:
             check_analyser()  # (before the file is made: a refused setting leaves none)
         clk = clock or SystemClock
+        _in_span(clk)()  # (and a clock the store would refuse, before it writes anything)
         store = Store(
             db,
             embedder_id=None if recorded or emb is None else emb.id,

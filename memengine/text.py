@@ -149,33 +149,44 @@ _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 def is_blank(text: str) -> bool:
     """Whether ``text`` shows nothing: only white space, invisible format characters
-    (zero-width spaces and joiners, a byte-order mark), variation selectors and the
-    combining grapheme joiner (marks that change a character, drawn as nothing alone) and
-    blank fillers (ㅤ)."""
-    return all(
-        ch.isspace()
-        or ch in _FILLERS
-        or _INVISIBLE.match(ch)
-        or ch == "\u034f"
-        or unicodedata.category(ch) == "Cf"
-        for ch in text
-    )
+    (zero-width spaces and joiners, a byte-order mark) and blank fillers (ㅤ)."""
+    return all(ch.isspace() or ch in _FILLERS or unicodedata.category(ch) == "Cf" for ch in text)
 
 
 def shown_name(name: str) -> str:
     """A name (an agent's, a perspective) as a terminal should show it, one name told from
-    another: every control character and bidirectional mark written as an escape
-    (``al\\nice``, ``bob\\x1b[0m``) and a backslash doubled (``a\\\\b``), as a shell's
-    ``$'…'`` types the name again. A name with spaces at an end, a blank one, or one that
-    begins with a quote is quoted (``'alice '``)."""
+    another. A name with a control character or a bidirectional mark, or one drawn as
+    nothing (a lone variation selector), is written as a shell's ``$'…'`` types it again
+    (``$'al\\nice'``, ``$'bob\\x1b[0m'``); one with spaces at an end, a blank one, or one
+    that begins with a quote is quoted (``'alice '``); any other is shown as it is
+    (``CORP\\alice``)."""
+    if any(_hidden(c) for c in name) or _drawn_as_nothing(name):
+        every = _drawn_as_nothing(name)
+        return (
+            "$'"
+            + "".join(_escaped(c) if every or _hidden(c) or c in "\\'" else c for c in name)
+            + "'"
+        )
     if name != name.strip() or is_blank(name) or name[:1] in "'\"":
         return repr(name)
-    return "".join(c if (c.isprintable() or c == " ") and c != "\\" else _escaped(c) for c in name)
+    return name
+
+
+def _hidden(char: str) -> bool:
+    """Whether ``char`` is not shown as itself: a control character, a bidirectional mark."""
+    return not (char.isprintable() or char == " ")
+
+
+def _drawn_as_nothing(name: str) -> bool:
+    """Whether ``name`` is made of variation selectors and joiners alone (not blank: an
+    earlier memengine stored such names)."""
+    return bool(name) and all(_INVISIBLE.match(c) or c == "\u034f" for c in name)
 
 
 def _escaped(char: str) -> str:
-    """``char`` as Python (and a shell's ``$'…'``) writes it escaped: ``\\n``, ``\\\\``."""
-    return char.encode("unicode_escape").decode("ascii")
+    """``char`` as a shell's ``$'…'`` (and Python) writes it escaped: ``\\n``, ``\\\\``,
+    ``\\'``."""
+    return "\\'" if char == "'" else char.encode("unicode_escape").decode("ascii")
 
 
 _CONTROL = re.compile(

@@ -530,7 +530,7 @@ def test_every_command_shows_a_name_on_one_line_as_it_is_typed(db: str) -> None:
     """Names with line breaks are accepted (files hold them); stats, life, agent create
     and agent forget printed them raw, over two lines."""
     created = run("agent", "create", "al\nice", "-p", "co\nst", "--db", db).output
-    assert "agent al\\nice: perspectives co\\nst" in created
+    assert "agent $'al\\nice': perspectives $'co\\nst'" in created
     run("add", "a note", "--agent", "al\nice", "--db", db)
     for args in (["stats"], ["life", "1"]):
         out = run(*args, "--db", db).output
@@ -539,7 +539,7 @@ def test_every_command_shows_a_name_on_one_line_as_it_is_typed(db: str) -> None:
     wrong = run("feedback", str(turn["turn_id"]), "--none-used", "-p", "x y", "--db", db, ok=False)
     assert "memengine agent create 'al\nice' --perspective 'x y'" in wrong.output
     forgot = run("agent", "forget", "al\nice", "--yes", "--db", db).output
-    assert "forgot agent al\\nice: 1 episode" in forgot
+    assert "forgot agent $'al\\nice': 1 episode" in forgot
 
 
 def test_a_stream_that_goes_on_is_refused_not_read_without_end(db: str) -> None:

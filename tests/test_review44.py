@@ -12,11 +12,19 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memengine import Config, ConfigError, FixedClock, InvalidInput, Memory, load_config
+from memengine import (
+    Config,
+    ConfigError,
+    EvaluationError,
+    FixedClock,
+    InvalidInput,
+    Memory,
+    StoreError,
+    load_config,
+)
 from memengine.cli import app
 from memengine.lifecycle import SleepReport
 from memengine.store.database import Store
-from memengine.text import is_blank
 
 from .helpers import HashEmbedder
 
@@ -33,7 +41,7 @@ runner = CliRunner()
         ("MEMENGINE_LIFECYCLE__HISTORY_SLEEPS", str(10**30), "history_sleeps"),
         ("MEMENGINE_LIFECYCLE__NEVER_USED_MIN_CANDIDATES", str(10**30), "never_used_min"),
         ("MEMENGINE_LIFECYCLE__SCORER_LEARNING_RATE", "1e300", "scorer_learning_rate"),
-        ("MEMENGINE_LIFECYCLE__LEVEL_THRESHOLDS", f"0,5,{10**30}", "level_thresholds"),
+        ("MEMENGINE_LIFECYCLE__LEVEL_THRESHOLDS", f"0,5,15,30,60,{10**17}", "level_thresholds"),
     ],
 )
 def test_a_value_numpy_or_sqlite_would_choke_on_is_refused_when_read(
@@ -119,8 +127,40 @@ def test_a_driver_that_cannot_load_the_extension_leaves_no_empty_file(tmp_path: 
 def test_a_dangling_link_and_an_unopenable_path_are_named(tmp_path: Path) -> None:
     link = tmp_path / "m.db"
     link.symlink_to(tmp_path / "nowhere" / "x.db")
-    with pytest.raises(Exception, match=r"symbolic link to .*nowhere/x\.db, which does not exist"):
+    with pytest.raises(StoreError, match=r"symbolic link to .*nowhere/x\.db, whose folder"):
         Memory.open(link, embedder=HashEmbedder())
+    loop = tmp_path / "loop.db"
+    loop.symlink_to(loop)
+    with pytest.raises(StoreError, match="leads back to itself"):
+        Memory.open(loop, embedder=HashEmbedder())
+    with pytest.raises(StoreError, match=r"cannot open .*file\.db/x\.db: unable to open"):
+        (tmp_path / "file.db").write_bytes(b"")
+        Memory.open(tmp_path / "file.db" / "x.db", embedder=HashEmbedder())
+
+
+def test_a_link_to_where_a_new_file_will_be_is_followed(tmp_path: Path) -> None:
+    """A link made before the first use, to a file not yet there in a folder that is."""
+    (tmp_path / "data").mkdir()
+    link = tmp_path / "m.db"
+    link.symlink_to(tmp_path / "data" / "real.db")
+    with Memory.open(link, embedder=HashEmbedder()) as mem:
+        mem.add("hello")
+    assert (tmp_path / "data" / "real.db").is_file()
+
+
+def test_a_refused_clock_leaves_no_new_file(tmp_path: Path) -> None:
+    new = tmp_path / "m.db"
+    clock = FixedClock(datetime(1, 1, 1, tzinfo=timezone.utc))
+    with pytest.raises(InvalidInput, match="the clock's time"):
+        Memory.open(new, embedder=HashEmbedder(), clock=clock)
+    assert not new.exists()
+
+
+def test_an_eval_question_asked_at_a_time_no_memory_keeps_is_named(tmp_path: Path) -> None:
+    from memengine.evaluation.memsets import _asked_at
+
+    with pytest.raises(EvaluationError, match=r"q1: asked_at 0001-01-01.* is outside"):
+        _asked_at({"asked_at": "0001-01-01T00:00:00Z"}, "q1")
 
 
 def test_cli_choices_are_refused_in_the_projects_words(tmp_path: Path, cli_env: None) -> None:
@@ -187,7 +227,7 @@ def test_a_sleep_line_shows_the_agent_as_typed() -> None:
         duration_ms=0.0,
     )
     line = report.summary()
-    assert "\n" not in line and "\u202e" not in line and "al\\nice\\u202e" in line
+    assert "\n" not in line and "\u202e" not in line and "$'al\\nice\\u202e'" in line
 
 
 def test_feedback_by_answer_says_a_memory_it_could_have_used_is_gone(tmp_path: Path) -> None:
@@ -200,21 +240,9 @@ def test_feedback_by_answer_says_a_memory_it_could_have_used_is_gone(tmp_path: P
         mem.delete([car])
         result = mem.feedback(turn, answer="You drive a blue Honda Fit.")
     assert result.used == ()
-    assert any(f"[{car}] were deleted after the turn" in d for d in result.degraded)
-
-
-@pytest.mark.parametrize("text", ["\ufe0f", "\U000e0100", "\u034f", " \u200b\ufe0f "])
-def test_a_variation_selector_alone_shows_nothing(text: str, tmp_path: Path) -> None:
-    assert is_blank(text)
-    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
-        with pytest.raises(InvalidInput):
-            mem.add(text)
-        with pytest.raises(InvalidInput):
-            mem.add("hello", agent=text)
-
-
-def test_a_character_with_its_selector_is_no_blank() -> None:
-    assert not is_blank("葛\U000e0100") and not is_blank("❤\ufe0f") and not is_blank("\u0301")
+    assert f"memory [{car}] was deleted after the turn; the answer was judged without it" in (
+        result.degraded
+    )
 
 
 def test_store_helper_removes_only_an_empty_file(tmp_path: Path) -> None:
@@ -233,13 +261,19 @@ def test_store_helper_removes_only_an_empty_file(tmp_path: Path) -> None:
 def test_an_unknown_agent_is_warned_of_as_the_known_ones_are_shown(
     tmp_path: Path, cli_env: None
 ) -> None:
-    """``agent list`` showed ``al\\nice`` for a name with a new line; typing those six
-    characters was warned of as ``'al\\\\nice'`` beside ``al\\nice``: two spellings of one
-    look. A backslash is doubled now, in the list and the warning alike."""
+    """``agent list`` showed ``al\\nice`` for a name with a new line, and a name typed with
+    those six characters (a backslash and an n) looked the same; a name that needs escapes
+    is shown as a shell's ``$'…'`` types it now, and one without as it is."""
     db = str(tmp_path / "m.db")
     with Memory.open(db, embedder=HashEmbedder()) as mem:
         mem.add("hello", agent="al\nice")
+        mem.add("hello", agent="CORP\\bob")
+        mem.add("hello", agent="\ufe0f")  # (an earlier memengine stored such names)
     listed = runner.invoke(app, ["agent", "list", "--db", db])
-    assert listed.exit_code == 0 and "al\\nice" in listed.output
+    assert listed.exit_code == 0, listed.output
+    assert "$'al\\nice'" in listed.output and "CORP\\bob" in listed.output
+    assert "$'\\ufe0f'" in listed.output
     typed = runner.invoke(app, ["stats", "--db", db, "--agent", "al\\nice"])
-    assert "no agent 'al\\\\nice'" in typed.output and "(agents: al\\nice)" in typed.output
+    assert "no agent 'al\\nice'" in typed.output and "$'al\\nice'" in typed.output
+    quoted = runner.invoke(app, ["stats", "--db", db, "--agent", "O'Brien"])
+    assert 'no agent "O\'Brien"' in quoted.output

@@ -452,8 +452,9 @@ def warn_if_unknown(mem: Any, agent: str) -> None:
     """Say on stderr when the file knows no agent ``agent`` (a typo finds nothing)."""
     if not mem.has_agent(agent):
         known = some_agents([a.name for a in mem.agents()], agent)
-        named = shown_name(agent)  # (as the agents are shown: `al\nice` is typed so again)
-        named = named if named[:1] in "'\"" else f"'{named}'"
+        named = shown_name(agent)  # (as the agents are shown, in quotes)
+        if not named.startswith(("'", '"', "$'")):
+            named = f'"{named}"' if "'" in named else f"'{named}'"
         err_console.print(
             f"[yellow]warning:[/yellow] no agent {escape(named)} in "
             f"{escape(str(mem.store.path))} (agents: {escape(known)}), so nothing is found",

@@ -74,9 +74,9 @@ def export(
         lost = ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in report.unreadable)
         one = len(report.unreadable) == 1 and report.unreadable[0][0] == report.unreadable[0][1]
         rows = f"the row of id {lost}" if one else f"the rows of ids {lost}"
+        maybe = "it may have been deleted before" if one else "some may have been deleted before"
         err_console.print(
-            f"salvaged {counted(n, 'episode')}{where}; {rows} could not be read (some of "
-            "those ids may have been deleted before)"
+            f"salvaged {counted(n, 'episode')}{where}; {rows} could not be read ({maybe})"
         )
         raise typer.Exit(1)
     if out is not None:  # (not into the stream the export went to)

@@ -301,7 +301,12 @@ def train_scorer(
         info = mem.train_scorer()
     needed = cfg.lifecycle.learned_scorer_min_samples
     if as_json:  # (an object either way: "trained" says which)
-        untrained = {"trained": False, "samples_needed": needed, "reason": "too few samples"}
+        untrained = {
+            "trained": False,
+            "samples_needed": needed,
+            "reason": f"not trained: it needs {needed} labelled samples with used and unused "
+            "candidates among them",
+        }
         print_json(untrained if info is None else {"trained": True, **_dump(info)})
     elif info is None:
         console.print(

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..arguments import ROLES
+from ..arguments import ROLES, in_span
 from ..clock import FixedClock, ensure_aware, parse_iso
 from ..config import Config
 from ..embed.base import Embedder
@@ -182,9 +182,13 @@ def _asked_at(question: dict[str, Any], where: str) -> datetime:
     if not isinstance(value, str):
         raise EvaluationError(f"{where}: asked_at is a time as ISO 8601 text, not {value!r}")
     try:
-        return ensure_aware(parse_iso(value))
+        moment = ensure_aware(parse_iso(value))
     except ValueError as exc:
         raise EvaluationError(f"{where}: asked_at is not an ISO 8601 time: {value!r}") from exc
+    try:  # (the clock is set to it: a time no memory keeps would be refused there)
+        return in_span(moment, "asked_at")
+    except InvalidInput as exc:
+        raise EvaluationError(f"{where}: {exc}") from exc
 
 
 def recent_exchanges(question: MemsetQuestion, *, agent: str) -> list[NewEpisode]:

@@ -315,9 +315,11 @@ def give_feedback(
         episodes = [found[i] for i in shown if i in found and found[i].agent == turn.agent]
         missing = [i for i in shown if i not in found]
         if missing:  # (deleted or pruned since the turn: the answer cannot be matched to them)
+            named = ", ".join(map(str, missing[:10])) + (", …" if len(missing) > 10 else "")
+            what = "memory [{}] was" if len(missing) == 1 else "memories [{}] were"
             degraded.append(
-                f"memories {missing} were deleted after the turn; the answer was judged "
-                "without them"
+                f"{what.format(named)} deleted after the turn; the answer was judged without "
+                f"{'it' if len(missing) == 1 else 'them'}"
             )
         judged: dict[int, str] | None = None
         if client is None and unjudged and episodes:  # an LLM configured, not reachable

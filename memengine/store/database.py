@@ -1128,11 +1128,16 @@ def _check_writable(path: Path) -> None:
         " (to search or export it, open it read-only: Memory.open(..., read_only=True); "
         "the CLI does so by itself)"
     )
-    if path.is_symlink() and not path.exists():
-        raise StoreError(
-            f"{path} is a symbolic link to {os.readlink(path)}, which does not exist "
-            "(or leads back to itself)"
-        )
+    if path.is_symlink() and not path.exists():  # a link to where a new file will be made
+        try:
+            target = path.resolve(strict=False)
+        except (OSError, RuntimeError) as exc:  # (a loop: RuntimeError before Python 3.13)
+            raise StoreError(f"{path} is a symbolic link that leads back to itself") from exc
+        if target == path or not target.parent.is_dir():
+            raise StoreError(
+                f"{path} is a symbolic link to {os.readlink(path)}, whose folder does not "
+                "exist (or that leads back to itself)"
+            )
     if path.exists() and not os.access(path, os.W_OK):
         raise ReadOnlyDatabase(f"{path} is read-only{hint}")
     if not folder.exists():
