@@ -189,8 +189,8 @@ class Memory:
             )
         reason = ""
         if read_only is None:
-            read_only = db.exists() and not Store.writable(db)
-            reason = "this process cannot write the file or its folder" if read_only else ""
+            reason = (Store.unwritable_because(db) or "") if db.exists() else ""
+            read_only = bool(reason)
         recorded = not embeds and Store.holds_data(db)  # a new file needs the embedder
         # the configured embedder is neither built nor asked anything when it is not used
         if embedder is not None or recorded:
@@ -413,9 +413,12 @@ class Memory:
         total: int | None = None,
         optimize: bool | None = None,
         checked: bool = False,
+        bulk: int = 0,
     ) -> list[int]:
         """:meth:`add_many`; ``checked``: the episodes are :meth:`_validated` already (an
-        import checks every one before it writes any)."""
+        import checks every one before it writes any); ``bulk``: how many episodes the load
+        holds in all (an import that finishes an interrupted one adds fewer: it merges the
+        full-text index when the whole load is bulk-sized)."""
         episodes = args.episode_source(episodes)  # every argument checked before a write
         batch_size = args.batch_size(batch_size)
         progress = args.progress_callback(progress)
@@ -444,8 +447,8 @@ class Memory:
                 progress(done, total or done)
         if optimize or (
             optimize is None
-            and len(ids) >= BULK_EPISODES
-            and len(ids) * 10 >= self.store.count()  # counted only after a bulk-sized load
+            and max(len(ids), bulk) >= BULK_EPISODES
+            and max(len(ids), bulk) * 10 >= self.store.count()  # counted after a bulk load
         ):
             self.optimize()
         return ids
@@ -963,9 +966,10 @@ class Memory:
                 read.episodes, keep_ids=keep_ids, skip_existing=skip_existing, progress=progress
             )
         eps = [self._validated(e) for e in read.episodes]  # as they will be stored
+        bulk = len(eps)
         if skip_existing:  # compared as they would be stored (agent, time zone)
             eps = not_stored(self.store, eps)
-        return self._add_many(eps, progress=progress, total=len(eps), checked=True)
+        return self._add_many(eps, progress=progress, total=len(eps), checked=True, bulk=bulk)
 
     @gated_job
     def import_episodes(
@@ -990,7 +994,7 @@ class Memory:
         # every line checked before any is written; an export keeps what older files hold
         eps = [self._validated(ep, copied=True) for ep in eps]
         todo = kept_ids(self.store, eps, skip_existing=skip_existing)
-        return self._add_many(todo, progress=progress, total=len(todo), checked=True)
+        return self._add_many(todo, progress=progress, total=len(todo), checked=True, bulk=len(eps))
 
     @gated_job
     def reembed(

@@ -277,3 +277,68 @@ def test_an_unknown_agent_is_warned_of_as_the_known_ones_are_shown(
     assert "no agent 'al\\nice'" in typed.output and "$'al\\nice'" in typed.output
     quoted = runner.invoke(app, ["stats", "--db", db, "--agent", "O'Brien"])
     assert 'no agent "O\'Brien"' in quoted.output
+
+
+def test_another_users_shm_is_named_when_a_write_is_refused() -> None:
+    """A ``-shm`` another user's reader left (not writable here) made the owner's next add
+    fail as "the database is read-only" though the file and its folder are writable."""
+    import shutil
+    import subprocess
+
+    from .test_read_only import _as_reader
+
+    prefix = _as_reader()
+    if prefix is None or os.geteuid() != 0:
+        pytest.skip("needs root (to hand the file to another user) and setpriv")
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="memengine-shm-"))  # (tmp_path's parents: root's)
+    db = folder / "m.db"
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        mem.add("first")
+    shm = Path(f"{db}-shm")
+    shm.write_bytes(b"")
+    for path in (folder, *folder.iterdir()):
+        if path != shm:
+            shutil.chown(path, 65534, 65534)
+    shm.chmod(0o644)  # (root's: the user who owns the file cannot write it)
+    script = (
+        "from memengine import Memory, ReadOnlyDatabase\n"
+        "from tests.helpers import HashEmbedder\n"
+        f"m = Memory.open({str(db)!r}, embedder=HashEmbedder(), read_only=None)\n"
+        "try:\n    m.add('second')\nexcept ReadOnlyDatabase as e:\n    print(e)\n"
+    )
+    done = subprocess.run(
+        [*prefix, sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parent.parent,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MEMENGINE_")}
+        | {"HOME": str(folder), "PYTHONPATH": str(Path(__file__).parent.parent)},
+    )
+    shutil.rmtree(folder)
+    said = " ".join(done.stdout.split())
+    assert f"{shm} is not writable by this process (owner uid 0)" in said, done.stderr
+
+
+def test_an_import_finished_with_skip_existing_merges_the_full_text_index(
+    tmp_path: Path,
+) -> None:
+    """A 10,000-episode import finished by a run that added fewer ended with many full-text
+    segments: only a run that added 10,000 itself merged them."""
+    from .helpers import word_episodes
+
+    source = tmp_path / "source.db"
+    with Memory.open(source, embedder=HashEmbedder()) as mem:
+        mem.add_many(word_episodes(10_000, "a"), optimize=False)
+        mem.export(tmp_path / "all.jsonl")
+    lines = (tmp_path / "all.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "part.jsonl").write_text("".join(lines[:6_000]))
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
+        mem.import_(tmp_path / "part.jsonl")  # (the run that was stopped)
+        assert mem.stats()["fulltext_segments"] > 1
+        added = mem.import_(tmp_path / "all.jsonl", skip_existing=True)
+        assert len(added) == 4_000
+        assert mem.stats()["fulltext_segments"] == 1
+        assert mem.stats()["episodes"] == 10_000

@@ -180,11 +180,17 @@ class Store:
     def writable(path: str | os.PathLike[str]) -> bool:
         """Whether this process can write the file at ``path`` (or create it) and its folder,
         as a writable store needs; a file that is not yet there counts when its folder does."""
+        return Store.unwritable_because(path) is None
+
+    @staticmethod
+    def unwritable_because(path: str | os.PathLike[str]) -> str | None:
+        """Why this process cannot write the file at ``path`` as a writable store needs
+        (:meth:`writable`), or None when it can."""
         try:
-            _check_writable(Path(path))
-        except StoreError:
-            return False
-        return True
+            _check_writable(Path(path), advice=False)
+        except StoreError as exc:
+            return str(exc)
+        return None
 
     @property
     def read_only(self) -> bool:
@@ -1122,11 +1128,16 @@ def _check_current(path: Path, version: int) -> None:
         )
 
 
-def _check_writable(path: Path) -> None:
+def _check_writable(path: Path, *, advice: bool = True) -> None:
+    """Raise a :class:`.StoreError` (:class:`.ReadOnlyDatabase` for permissions) when this
+    process cannot write the file at ``path`` as a writable store needs; ``advice`` adds
+    how to open it read-only."""
     folder = path.parent if str(path.parent) else Path(".")
     hint = (
         " (to search or export it, open it read-only: Memory.open(..., read_only=True); "
         "the CLI does so by itself)"
+        if advice
+        else ""
     )
     if path.is_symlink() and not path.exists():  # a link to where a new file will be made
         try:
@@ -1139,13 +1150,24 @@ def _check_writable(path: Path) -> None:
                 "exist (or that leads back to itself)"
             )
     if path.exists() and not os.access(path, os.W_OK):
-        raise ReadOnlyDatabase(f"{path} is read-only{hint}")
+        said = f"{path} is read-only" if advice else "this process cannot write the file"
+        raise ReadOnlyDatabase(f"{said}{hint}")
+    real = os.path.realpath(path)
+    for name in (f"{real}-wal", f"{real}-shm"):  # (another user's reader can leave them)
+        if os.path.exists(name) and not os.access(name, os.W_OK):
+            raise ReadOnlyDatabase(
+                f"{name} is not writable by this process (owner uid {os.stat(name).st_uid}): "
+                "SQLite writes it beside the file; once no process has the file open, "
+                f"remove it, or write as its owner{hint}"
+            )
     if not folder.exists():
         raise StoreError(f"folder {folder} does not exist")
     if not os.access(folder, os.W_OK):
+        said = (
+            f"folder {folder} is not writable" if advice else "this process cannot write its folder"
+        )
         raise ReadOnlyDatabase(
-            f"folder {folder} is not writable: SQLite needs it for the -wal and -shm files"
-            + (hint if path.exists() else "")
+            f"{said}: SQLite needs it for the -wal and -shm files" + (hint if path.exists() else "")
         )
 
 
