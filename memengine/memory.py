@@ -65,7 +65,7 @@ from .store.connect import CLOSED, same_process
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport
-from .text import analyze, has_surrogate, is_blank, scrub, shell_word
+from .text import analyze, has_surrogate, is_blank, quoted_name, scrub, shell_word
 from .transfer import kept_ids, not_stored, save_salvaged, write_jsonl
 
 if TYPE_CHECKING:  # llm phases
@@ -425,6 +425,8 @@ class Memory:
         if total is not None:
             total = args.at_least(total, 0, "total")
         self._writable()
+        if progress and total == 0:  # (nothing to write: a caller still learns the plan)
+            progress(0, 0)
         ids: list[int] = []
         batch: list[NewEpisode] = []
         done = 0
@@ -574,7 +576,7 @@ class Memory:
                 if pending is not None
                 else ""
             )
-            raise NotFound(f"no agent {agent!r} in {self.store.path}{hint}")
+            raise NotFound(f"no agent {quoted_name(agent)} in {self.store.path}{hint}")
         reports = [self.store.forget_agent(n) for n in names]
         self._typed_names = None  # a name stored as typed may be gone
         self.retriever.forget_texts()  # the coverage's words are the user's too

@@ -29,6 +29,7 @@ __all__ = [
     "nfc",
     "prompt_line",
     "query_terms",
+    "quoted_name",
     "scrub",
     "shell_word",
     "shown_name",
@@ -155,21 +156,25 @@ def is_blank(text: str) -> bool:
 
 def shown_name(name: str) -> str:
     """A name (an agent's, a perspective) as a terminal should show it, one name told from
-    another. A name with a control character or a bidirectional mark, or one drawn as
-    nothing (a lone variation selector), is written as a shell's ``$'…'`` types it again
-    (``$'al\\nice'``, ``$'bob\\x1b[0m'``); one with spaces at an end, a blank one, or one
-    that begins with a quote is quoted (``'alice '``); any other is shown as it is
-    (``CORP\\alice``)."""
+    another, in a form a POSIX shell reads back. A name with a control character or a
+    bidirectional mark, or one drawn as nothing (a lone variation selector), is written as
+    ``$'…'`` (``$'al\\nice'``, ``$'bob\\x1b[0m'``); one with spaces at an end, a blank
+    one, or one that begins with a quote is quoted (:func:`quoted_name`: ``'alice '``); any
+    other is shown as it is (``CORP\\alice``)."""
     if any(_hidden(c) for c in name) or _drawn_as_nothing(name):
-        every = _drawn_as_nothing(name)
-        return (
-            "$'"
-            + "".join(_escaped(c) if every or _hidden(c) or c in "\\'" else c for c in name)
-            + "'"
-        )
+        return _dollar_quoted(name)
     if name != name.strip() or is_blank(name) or name[:1] in "'\"":
-        return repr(name)
+        return quoted_name(name)
     return name
+
+
+def quoted_name(name: str) -> str:
+    """``name`` quoted as a POSIX shell reads it back (for a message that names it):
+    ``'alice'``, or ``$'…'`` when it holds a single quote or needs escapes
+    (``$'O\\'Brien'``)."""
+    if "'" in name or any(_hidden(c) for c in name) or _drawn_as_nothing(name):
+        return _dollar_quoted(name)
+    return f"'{name}'"
 
 
 def _hidden(char: str) -> bool:
@@ -183,10 +188,24 @@ def _drawn_as_nothing(name: str) -> bool:
     return bool(name) and all(_INVISIBLE.match(c) or c == "\u034f" for c in name)
 
 
+def _dollar_quoted(name: str) -> str:
+    """``name`` as a shell's ``$'…'`` writes it: every character not shown as itself (all of
+    them in a name drawn as nothing), a backslash and a quote escaped."""
+    every = _drawn_as_nothing(name)
+    return (
+        "$'" + "".join(_escaped(c) if every or _hidden(c) or c in "\\'" else c for c in name) + "'"
+    )
+
+
 def _escaped(char: str) -> str:
-    """``char`` as a shell's ``$'…'`` (and Python) writes it escaped: ``\\n``, ``\\\\``,
-    ``\\'``."""
-    return "\\'" if char == "'" else char.encode("unicode_escape").decode("ascii")
+    """``char`` escaped as a shell's ``$'…'`` reads it: ``\\n``, ``\\x1b``, ``\\\\``,
+    ``\\'``, and past ASCII ``\\u00a0`` (``\\xa0`` would be one byte, not the character)."""
+    code = ord(char)
+    if char in "\\'":
+        return "\\" + char
+    if code < 0x80:
+        return char.encode("unicode_escape").decode("ascii")
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 _CONTROL = re.compile(
@@ -235,7 +254,10 @@ _SHELL_SPECIAL = re.compile(r"""[\s'"\\$`!*?\[\](){}<>|&;#~^]|[\x00-\x1f\x7f-\x9
 
 def shell_word(word: str) -> str:
     """``word`` as a POSIX shell reads it back: as it is when it holds nothing a shell
-    treats specially (品質 stays 品質), else single-quoted (``shlex.quote``)."""
+    treats specially (品質 stays 品質), as ``$'…'`` when it holds characters a terminal
+    does not show (:func:`shown_name`), else single-quoted (``shlex.quote``)."""
+    if any(_hidden(c) for c in word) or _drawn_as_nothing(word):
+        return _dollar_quoted(word)  # (single quotes would keep them, but none is seen)
     return word if word and not _SHELL_SPECIAL.search(word) else shlex.quote(word)
 
 

@@ -537,7 +537,7 @@ def test_every_command_shows_a_name_on_one_line_as_it_is_typed(db: str) -> None:
         assert "al\\nice" in out and "al\nice" not in out
     turn = json.loads(run("retrieve", "note", "--agent", "al\nice", "--json", "--db", db).output)
     wrong = run("feedback", str(turn["turn_id"]), "--none-used", "-p", "x y", "--db", db, ok=False)
-    assert "memengine agent create 'al\nice' --perspective 'x y'" in wrong.output
+    assert "memengine agent create $'al\\nice' --perspective 'x y'" in wrong.output
     forgot = run("agent", "forget", "al\nice", "--yes", "--db", db).output
     assert "forgot agent $'al\\nice': 1 episode" in forgot
 

@@ -276,7 +276,7 @@ def test_an_unknown_agent_is_warned_of_as_the_known_ones_are_shown(
     typed = runner.invoke(app, ["stats", "--db", db, "--agent", "al\\nice"])
     assert "no agent 'al\\nice'" in typed.output and "$'al\\nice'" in typed.output
     quoted = runner.invoke(app, ["stats", "--db", db, "--agent", "O'Brien"])
-    assert 'no agent "O\'Brien"' in quoted.output
+    assert "no agent $'O\\'Brien'" in quoted.output
 
 
 def test_another_users_shm_is_named_when_a_write_is_refused() -> None:
@@ -342,3 +342,76 @@ def test_an_import_finished_with_skip_existing_merges_the_full_text_index(
         assert len(added) == 4_000
         assert mem.stats()["fulltext_segments"] == 1
         assert mem.stats()["episodes"] == 10_000
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "al\nice",
+        "alice\u00a0bob",  # (\xa0 in $'…' would be one byte, not the character)
+        "soft\u00adhyphen",
+        "bob\x1b[31m",
+        "x\u202ey",
+        "o'n\ne",
+        "\ufe0f",
+        "alice ",
+        "'alice '",
+        "it's",
+        "CORP\\alice",
+        "a\\b\tc",
+    ],
+)
+def test_a_quoted_name_is_read_back_by_a_shell(name: str) -> None:
+    """What a message names an agent by is pasted into a shell to name it again."""
+    import shutil
+    import subprocess
+
+    from memengine.text import quoted_name, shell_word, shown_name
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash here")
+    for form in {quoted_name(name), shell_word(name), shown_name(name)}:
+        if form == name and any(c in name for c in "'\\ "):
+            continue  # (a list shows such a name as it is, unquoted)
+        done = subprocess.run([bash, "-c", f"printf %s {form}"], capture_output=True, timeout=30)
+        assert done.stdout.decode("utf-8") == name, form
+
+
+def test_a_read_only_open_through_a_link_sees_the_writers_log(tmp_path: Path) -> None:
+    """A reader on a link to the file looked for -shm and -wal beside the link, found none,
+    and read the file as immutable: what a writer still held in its -wal went unseen."""
+    (tmp_path / "data").mkdir()
+    real = tmp_path / "data" / "real.db"
+    link = tmp_path / "m.db"
+    link.symlink_to(real)
+    with Memory.open(real, embedder=HashEmbedder()) as writer:
+        writer.add("zebras are striped")
+        writer.add("zebras live in herds")  # (still in the writer's -wal)
+        assert Path(f"{real}-wal").exists()
+        with Memory.open(link, embedder=HashEmbedder(), read_only=True) as reader:
+            assert reader.stats()["episodes"] == 2
+
+
+def test_ctrl_c_in_the_merge_of_a_rerun_that_adds_nothing_says_all_are_in(
+    tmp_path: Path, cli_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memengine.memory.BULK_EPISODES", 5)
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps({"user_text": f"note {i}", "occurred_at": "2026-01-01"}) + "\n"
+            for i in range(10)
+        )
+    )
+    db = str(tmp_path / "m.db")
+    assert runner.invoke(app, ["import", str(source), "--db", db]).exit_code == 0
+
+    def interrupted(self: Memory, **kwargs: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Memory, "optimize", interrupted)
+    again = runner.invoke(app, ["import", str(source), "--db", db, "--skip-existing"])
+    assert again.exit_code == 130
+    said = " ".join(again.output.split())
+    assert "while merging the full-text index: the file held every episode already" in said

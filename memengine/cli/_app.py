@@ -34,7 +34,7 @@ from rich.text import Text
 from ..clock import iso_text
 from ..config import Config, load_config
 from ..errors import InvalidInput, MemEngineError
-from ..text import json_escaped, shown_name, strip_controls
+from ..text import json_escaped, quoted_name, shown_name, strip_controls
 
 __all__ = [
     "AgentOpt",
@@ -452,9 +452,7 @@ def warn_if_unknown(mem: Any, agent: str) -> None:
     """Say on stderr when the file knows no agent ``agent`` (a typo finds nothing)."""
     if not mem.has_agent(agent):
         known = some_agents([a.name for a in mem.agents()], agent)
-        named = shown_name(agent)  # (as the agents are shown, in quotes)
-        if not named.startswith(("'", '"', "$'")):
-            named = f'"{named}"' if "'" in named else f"'{named}'"
+        named = quoted_name(agent)  # (as the agents are shown, in quotes)
         err_console.print(
             f"[yellow]warning:[/yellow] no agent {escape(named)} in "
             f"{escape(str(mem.store.path))} (agents: {escape(known)}), so nothing is found",

@@ -284,7 +284,7 @@ def _import_read(
         except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C, or SIGTERM's exit
             # (counted in the file: the interrupt may come between a commit and its report)
             written = mem.store.count() - before
-            if 0 < planned[0] <= written:  # every batch is in: the index merge that follows
+            if 0 <= planned[0] <= written:  # every batch is in: the index merge that follows
                 _interrupted_merge(written, cfg)
             else:
                 _interrupted_import(written, len(read.episodes))
@@ -304,9 +304,13 @@ def _import_read(
 def _interrupted_merge(written: int, cfg: Config, why: str = "interrupted") -> None:
     """Say that an import was interrupted (or ``why`` else stopped) in the full-text index
     merge that ends a large one, when every episode is in already."""
+    held = (
+        f"all {written:,} episodes were imported"
+        if written
+        else "the file held every episode already"
+    )
     err_console.print(
-        f"{why} while merging the full-text index: all {written:,} episodes were "
-        f"imported and search works; run `memengine optimize --db {shlex.quote(str(cfg.db))}` "
+        f"{why} while merging the full-text index: {held} and search works; run `memengine optimize --db {shlex.quote(str(cfg.db))}` "
         "to finish the merge (searches are slower until then)",
         highlight=False,
         soft_wrap=True,

@@ -17,7 +17,7 @@ from rich.table import Table
 from ..clock import iso_text
 from ..errors import InvalidInput
 from ..lifecycle import Judge, SleepReport
-from ..text import counted
+from ..text import counted, quoted_name
 from ._app import (
     AgentOpt,
     ConfigOpt,
@@ -102,7 +102,8 @@ def agent_forget(
     learned scorer; the freed pages are overwritten."""
     if not yes:
         raise InvalidInput(
-            f"agent forget deletes {name!r} and all its memories for good: add --yes to do it"
+            f"agent forget deletes {quoted_name(name)} and all its memories for good: add --yes "
+            "to do it"
         )
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:

@@ -151,7 +151,8 @@ class Connections:
         self.access: Access = access
         self._why = why
         self._stamp = _stamp(path) if access == "immutable" else None
-        self._shm, self._wal = f"{path}-shm", f"{path}-wal"
+        real = os.path.realpath(path)  # (SQLite keeps them beside the file a link names)
+        self._shm, self._wal = f"{real}-shm", f"{real}-wal"
         self.module = sqlite_module()
         self._pool_size = pool_size
         self.engine = self._engine(access)
@@ -264,7 +265,7 @@ class Connections:
             with self.read() as cur:
                 cur.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except StoreError as exc:
-            wal, shm = Path(f"{self.path}-wal"), Path(f"{self.path}-shm")
+            wal, shm = Path(self._wal), Path(self._shm)
             if self.access == "ro" and _pending(wal) and not shm.exists():
                 raise ReadOnlyDatabase(
                     f"{self.path} has changes in its write-ahead log ({wal.name}) that SQLite "
@@ -631,7 +632,8 @@ def read_only_access(path: Path) -> Access:
     (``mode=ro``), and so are changes in a ``-wal`` without a ``-shm``, for which
     SQLite makes the index (:meth:`Connections.probe` says so when it cannot).
     """
-    return "ro" if _writer_signs(f"{path}-shm", f"{path}-wal") else "immutable"
+    real = os.path.realpath(path)  # (SQLite keeps them beside the file a link names)
+    return "ro" if _writer_signs(f"{real}-shm", f"{real}-wal") else "immutable"
 
 
 def _writer_signs(shm: str, wal: str) -> bool:

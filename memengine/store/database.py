@@ -1132,7 +1132,7 @@ def _check_writable(path: Path, *, advice: bool = True) -> None:
     """Raise a :class:`.StoreError` (:class:`.ReadOnlyDatabase` for permissions) when this
     process cannot write the file at ``path`` as a writable store needs; ``advice`` adds
     how to open it read-only."""
-    folder = path.parent if str(path.parent) else Path(".")
+    folder = Path(os.path.realpath(path)).parent  # (SQLite writes beside the file a link names)
     hint = (
         " (to search or export it, open it read-only: Memory.open(..., read_only=True); "
         "the CLI does so by itself)"
@@ -1155,10 +1155,15 @@ def _check_writable(path: Path, *, advice: bool = True) -> None:
     real = os.path.realpath(path)
     for name in (f"{real}-wal", f"{real}-shm"):  # (another user's reader can leave them)
         if os.path.exists(name) and not os.access(name, os.W_OK):
+            owner = os.stat(name).st_uid
+            fix = (
+                "give it write permission (chmod u+w)"
+                if owner == os.geteuid()
+                else "once no process has the file open, remove it, or write as its owner"
+            )
             raise ReadOnlyDatabase(
-                f"{name} is not writable by this process (owner uid {os.stat(name).st_uid}): "
-                "SQLite writes it beside the file; once no process has the file open, "
-                f"remove it, or write as its owner{hint}"
+                f"{name} is not writable by this process (owner uid {owner}): SQLite writes "
+                f"it beside the file; {fix}{hint}"
             )
     if not folder.exists():
         raise StoreError(f"folder {folder} does not exist")
