@@ -23,7 +23,7 @@ from .clock import ensure_aware
 from .errors import InvalidInput, NotFound
 from .models import ROLE_NAMES, EpisodeKind, Message, NewEpisode
 from .store.ids import MAX_KEPT_ID
-from .text import has_surrogate, is_blank, scrub
+from .text import drawn_as_nothing, has_surrogate, is_blank, scrub
 
 __all__ = [
     "EARLIEST",
@@ -112,8 +112,8 @@ def checked_episode(ep: NewEpisode, *, copied: bool = False) -> NewEpisode:
     ``copied`` from a memory or an export as it was stored), its agent name
     in NFC, its tags scrubbed, its time given a zone; InvalidInput for what cannot be stored
     (metadata that is not JSON, …)."""
-    user = _shown(clean_text(ep.user_text, "user text"))
-    reply = _shown(clean_text(ep.reply_text, "reply text"))
+    user = _shown(clean_text(ep.user_text, "user text"), copied)
+    reply = _shown(clean_text(ep.reply_text, "reply text"), copied)
     content = clean_text(ep.content, "content")
     if ep.kind is EpisodeKind.exchange:
         if user is None and reply is None:
@@ -124,7 +124,7 @@ def checked_episode(ep: NewEpisode, *, copied: bool = False) -> NewEpisode:
                 "them: its content would be stored but never searched (put it in one of "
                 "them, or store it as another kind, e.g. a fact)"
             )
-    elif content is None or is_blank(content):
+    elif content is None or is_blank(content) or (not copied and drawn_as_nothing(content)):
         raise InvalidInput(f"an episode of kind {ep.kind.value} needs non-empty content")
     elif (user is not None or reply is not None) and not copied:
         raise InvalidInput(
@@ -189,9 +189,12 @@ def _depth(value: object) -> int:
     return deepest
 
 
-def _shown(text: str | None) -> str | None:
-    """``text``, or None when it shows nothing."""
-    return None if text is None or is_blank(text) else text
+def _shown(text: str | None, copied: bool = False) -> str | None:
+    """``text``, or None when it shows nothing (a new text drawn as nothing too: a lone
+    variation selector; one ``copied`` from an export is kept as it was stored)."""
+    if text is None or is_blank(text) or (not copied and drawn_as_nothing(text)):
+        return None
+    return text
 
 
 def whole(value: object) -> int | None:
@@ -267,7 +270,7 @@ def agent_name(name: object, what: str = "agent name") -> str:
     """An agent name (or another ``what``: a perspective) checked: a string with something
     visible, storable by SQLite, in Unicode NFC so that one name typed two ways (が as one
     character or two) is one name."""
-    if not isinstance(name, str) or is_blank(name):
+    if not isinstance(name, str) or is_blank(name) or drawn_as_nothing(name):
         article = "an" if what[:1] in "aeiou" else "a"
         raise InvalidInput(f"{article} {what} is a non-empty string, not {name!r}")
     if "\x00" in name or has_surrogate(name):

@@ -22,6 +22,7 @@ __all__ = [
     "counted",
     "cut_at",
     "dense_query",
+    "drawn_as_nothing",
     "estimate_tokens",
     "guess_language",
     "json_escaped",
@@ -161,7 +162,7 @@ def shown_name(name: str) -> str:
     ``$'…'`` (``$'al\\nice'``, ``$'bob\\x1b[0m'``); one with spaces at an end, a blank
     one, or one that begins with a quote is quoted (:func:`quoted_name`: ``'alice '``); any
     other is shown as it is (``CORP\\alice``)."""
-    if any(_hidden(c) for c in name) or _drawn_as_nothing(name):
+    if any(_hidden(c) for c in name) or drawn_as_nothing(name):
         return _dollar_quoted(name)
     if name != name.strip() or is_blank(name) or name[:1] in "'\"":
         return quoted_name(name)
@@ -172,7 +173,7 @@ def quoted_name(name: str) -> str:
     """``name`` quoted as a POSIX shell reads it back (for a message that names it):
     ``'alice'``, or ``$'…'`` when it holds a single quote or needs escapes
     (``$'O\\'Brien'``)."""
-    if "'" in name or any(_hidden(c) for c in name) or _drawn_as_nothing(name):
+    if "'" in name or any(_hidden(c) for c in name) or drawn_as_nothing(name):
         return _dollar_quoted(name)
     return f"'{name}'"
 
@@ -182,16 +183,17 @@ def _hidden(char: str) -> bool:
     return not (char.isprintable() or char == " ")
 
 
-def _drawn_as_nothing(name: str) -> bool:
-    """Whether ``name`` is made of variation selectors and joiners alone (not blank: an
-    earlier memengine stored such names)."""
+def drawn_as_nothing(name: str) -> bool:
+    """Whether ``name`` is made of variation selectors and joiners alone: not blank (an
+    earlier memengine stored such names and texts, and an export of them imports), but no
+    new name or text."""
     return bool(name) and all(_INVISIBLE.match(c) or c == "\u034f" for c in name)
 
 
 def _dollar_quoted(name: str) -> str:
     """``name`` as a shell's ``$'…'`` writes it: every character not shown as itself (all of
     them in a name drawn as nothing), a backslash and a quote escaped."""
-    every = _drawn_as_nothing(name)
+    every = drawn_as_nothing(name)
     return (
         "$'" + "".join(_escaped(c) if every or _hidden(c) or c in "\\'" else c for c in name) + "'"
     )
@@ -256,7 +258,7 @@ def shell_word(word: str) -> str:
     """``word`` as a POSIX shell reads it back: as it is when it holds nothing a shell
     treats specially (品質 stays 品質), as ``$'…'`` when it holds characters a terminal
     does not show (:func:`shown_name`), else single-quoted (``shlex.quote``)."""
-    if any(_hidden(c) for c in word) or _drawn_as_nothing(word):
+    if any(_hidden(c) for c in word) or drawn_as_nothing(word):
         return _dollar_quoted(word)  # (single quotes would keep them, but none is seen)
     return word if word and not _SHELL_SPECIAL.search(word) else shlex.quote(word)
 

@@ -415,3 +415,20 @@ def test_ctrl_c_in_the_merge_of_a_rerun_that_adds_nothing_says_all_are_in(
     assert again.exit_code == 130
     said = " ".join(again.output.split())
     assert "while merging the full-text index: the file held every episode already" in said
+
+
+@pytest.mark.parametrize("text", ["\ufe0f", "\U000e0100", "\u034f"])
+def test_a_lone_variation_selector_is_no_new_text_or_name_but_imports(
+    text: str, tmp_path: Path
+) -> None:
+    """Drawn as nothing, it is refused as a new text or agent name; an export of a file an
+    earlier memengine wrote with one imports as it was stored."""
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
+        with pytest.raises(InvalidInput):
+            mem.add(text)
+        with pytest.raises(InvalidInput):
+            mem.add("hello", agent=text)
+        old = {"kind": "fact", "content": text, "occurred_at": "2026-01-01T00:00:00Z", "id": 7}
+        (tmp_path / "old.jsonl").write_text(json.dumps(old) + "\n")
+        assert mem.import_(tmp_path / "old.jsonl") == [7]
+        assert mem.get(7).content == text
