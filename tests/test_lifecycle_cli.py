@@ -310,7 +310,7 @@ def test_a_sleep_of_an_agent_the_file_does_not_know_names_those_it_does(db: str)
     with Memory.open(db, embedder=HashEmbedder()) as mem:
         mem.add("the boiler was serviced in march", kind="fact", agent="ann")
     result = run("sleep", "--db", db, ok=False)
-    assert result.exit_code == 1 and "no agent named 'default' (agents: 'ann')" in result.output
+    assert result.exit_code == 1 and "no agent named 'default' (agents: ann)" in result.output
     listed = run("agent", "list", "--db", db).output
     assert "1 agent" in listed and "1 agents" not in listed
 
