@@ -203,7 +203,8 @@ class Memory:
             )
             recorded_id = Store.recorded_embedder(db) if known else None
             if recorded_id is not None:
-                _refuse_another_model(db, recorded_id, cfg.embedder.model)
+                ready = bool(cfg.embedder.base_url or cfg.embedder.api_key)
+                _refuse_another_model(db, recorded_id, cfg.embedder.model, ready=ready)
             emb = make_embedder(cfg.embedder, recorded_id=recorded_id)
         if emb is not None and not recorded and cfg.retrieval.coverage_min > 0:
             check_analyser()  # (before the file is made: a refused setting leaves none)
@@ -1302,17 +1303,19 @@ def _weakly(method: Callable[[Any], None]) -> Callable[[Any], None]:
     return call
 
 
-def _refuse_another_model(db: Path, recorded_id: str, model: str) -> None:
+def _refuse_another_model(db: Path, recorded_id: str, model: str, *, ready: bool) -> None:
     """Refuse a file embedded with another model than the configured remote one before the
     endpoint is asked its dimension (the mismatch is known without it; a down endpoint
-    would hide it behind a connection error)."""
+    would hide it behind a connection error); ``ready``: the configuration names an
+    endpoint (``base_url`` or ``api_key``), which a re-embed with it needs."""
     from .embed.openai import recorded_dimension  # (the client is loaded only for it)
 
     if recorded_dimension(recorded_id, model) is None:
+        needs = "" if ready else ", once [embedder] base_url or api_key is set"
         raise EmbedderMismatch(
             f"{db} was embedded with {recorded_id} but the configured embedder is "
             f"openai:{model}. Configure {recorded_id} again, or re-embed the file with the "
-            f"new one: memengine reembed --db {db} (with this configuration)"
+            f"new one: memengine reembed --db {db} (with this configuration{needs})"
         )
 
 

@@ -430,3 +430,23 @@ def test_a_lone_variation_selector_is_no_new_text_or_name_but_imports(
         (tmp_path / "old.jsonl").write_text(json.dumps(old) + "\n")
         assert mem.import_(tmp_path / "old.jsonl") == [7]
         assert mem.get(7).content == text
+
+
+def test_a_remote_embedder_without_an_endpoint_is_named_in_the_re_embed_advice(
+    tmp_path: Path,
+) -> None:
+    """On a file of the default embedder, ``[embedder] name = "openai"`` without
+    ``base_url`` said to re-embed "with this configuration", which then asked for one."""
+    from memengine import EmbedderMismatch
+
+    db = tmp_path / "m.db"
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        mem.add("hello")
+    cfg = Config()
+    cfg.embedder.name = "openai"
+    with pytest.raises(EmbedderMismatch, match=r"once \[embedder\] base_url or api_key is set"):
+        Memory.open(db, config=cfg)
+    cfg.embedder.base_url = "http://127.0.0.1:9/v1"
+    with pytest.raises(EmbedderMismatch) as raised:
+        Memory.open(db, config=cfg)
+    assert "base_url or api_key is set" not in str(raised.value)
