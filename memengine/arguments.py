@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .clock import ensure_aware
+from .config import MAX_DAY_RANGE
 from .errors import InvalidInput, NotFound
 from .models import ROLE_NAMES, EpisodeKind, Message, NewEpisode
 from .store.ids import MAX_KEPT_ID
@@ -82,9 +83,6 @@ MAX_TAGS = 100
 
 MAX_TAG_CHARS = 200
 """The longest tag of a new episode (an import copies what an earlier version stored)."""
-
-MAX_DAY_RANGE = 365 * 200
-"""The widest ``day_range`` accepted (200 years; None searches all time)."""
 
 ROLES = ROLE_NAMES
 """A recent message's role, with the names other chat APIs give the partner."""

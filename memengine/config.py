@@ -68,7 +68,8 @@ MAX_COUNT = 10**9
 of 64 bits; a larger value would overflow a query's parameter, not be refused)."""
 
 MAX_DAY_RANGE = 365 * 200
-"""The longest ``occurred_day_range``: two hundred years, as ``retrieve(day_range=…)``."""
+"""The widest day range: ``occurred_day_range`` and ``retrieve(day_range=…)`` (200 years;
+None searches all time)."""
 
 MAX_SEED = 2**63 - 1
 """The largest random seed (seeds are whole numbers from 0)."""

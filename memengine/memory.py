@@ -12,6 +12,7 @@ validates input, batches embedding and writing, and hands retrieval to the
 
 from __future__ import annotations
 
+import functools
 import os
 import threading  # llm phases
 import time
@@ -209,13 +210,13 @@ class Memory:
         if emb is not None and not recorded and cfg.retrieval.coverage_min > 0:
             check_analyser()  # (before the file is made: a refused setting leaves none)
         clk = clock or SystemClock
-        _in_span(clk)()  # (and a clock the store would refuse, before it writes anything)
+        _clock_time(clk)  # (and a clock the store would refuse, before it writes anything)
         store = Store(
             db,
             embedder_id=None if recorded or emb is None else emb.id,
             dimension=None if recorded or emb is None else emb.dimension,
             allow_embedder_change=allow_embedder_change or recorded,
-            now=_in_span(clk),
+            now=functools.partial(_clock_time, clk),
             neighbour_gap_s=cfg.retrieval.neighbour_gap_minutes * 60,
             vector_cache_mb=cfg.retrieval.vector_cache_mb,
             page_cache_mb=cfg.retrieval.page_cache_mb,
@@ -1036,7 +1037,7 @@ class Memory:
         listed = args.listed(perspectives, "perspectives are a list of names")
         names = [args.agent_name(p, "perspective") for p in listed]  # an agent's rules
         self._writable()
-        return life.create_agent(self.store, self._agent(name), names, self._clock_time())
+        return life.create_agent(self.store, self._agent(name), names, _clock_time(self.clock))
 
     @gated
     def agents(self) -> list[life.AgentRow]:
@@ -1132,7 +1133,7 @@ class Memory:
             self._embedder,
             self.config.lifecycle,
             turn_id,
-            now=self._clock_time(),
+            now=_clock_time(self.clock),
             used=used,
             answer=answer,
             helpful=helpful,
@@ -1161,7 +1162,7 @@ class Memory:
         if tasks is not None:
             tasks = args.task_count(tasks)
         report = life.run_sleep(
-            self.store, name, self.config.lifecycle, self._clock_time(), tasks=tasks
+            self.store, name, self.config.lifecycle, _clock_time(self.clock), tasks=tasks
         )
         return self.train_after_sleep(report) if train else report
 
@@ -1189,7 +1190,7 @@ class Memory:
             self.store,
             self._agent(agent),
             self.config.lifecycle,
-            self._clock_time(),
+            _clock_time(self.clock),
             force=force,
         )
 
@@ -1226,11 +1227,7 @@ class Memory:
     def _now(self) -> datetime:
         """The clock's moment, in the configured ``time_zone`` (that of a message and of
         an episode stored without a time)."""
-        return self.config.in_zone(self._clock_time())
-
-    def _clock_time(self) -> datetime:
-        """The clock's moment, refused (InvalidInput) outside the times a memory keeps."""
-        return _in_span(self.clock)()
+        return self.config.in_zone(_clock_time(self.clock))
 
     def _agent(self, agent: str | None) -> str:
         """The agent a call is about: the one named (checked, in NFC) or the configured one.
@@ -1285,10 +1282,10 @@ class Memory:
         return spelled
 
 
-def _in_span(clock: Clock) -> Callable[[], datetime]:
-    """``clock``, its time refused (InvalidInput) outside the times a memory keeps, as an
+def _clock_time(clock: Clock) -> datetime:
+    """``clock``'s moment, refused (InvalidInput) outside the times a memory keeps, as an
     explicit ``now`` is: a clock stepped to year 1 stores no such time."""
-    return lambda: args.in_span(ensure_aware(clock()), "the clock's time")
+    return args.in_span(ensure_aware(clock()), "the clock's time")
 
 
 def _weakly(method: Callable[[Any], None]) -> Callable[[Any], None]:

@@ -151,8 +151,7 @@ class Connections:
         self.access: Access = access
         self._why = why
         self._stamp = _stamp(path) if access == "immutable" else None
-        real = os.path.realpath(path)  # (SQLite keeps them beside the file a link names)
-        self._shm, self._wal = f"{real}-shm", f"{real}-wal"
+        self._wal, self._shm = log_files(path)
         self.module = sqlite_module()
         self._pool_size = pool_size
         self.engine = self._engine(access)
@@ -632,8 +631,15 @@ def read_only_access(path: Path) -> Access:
     (``mode=ro``), and so are changes in a ``-wal`` without a ``-shm``, for which
     SQLite makes the index (:meth:`Connections.probe` says so when it cannot).
     """
-    real = os.path.realpath(path)  # (SQLite keeps them beside the file a link names)
-    return "ro" if _writer_signs(f"{real}-shm", f"{real}-wal") else "immutable"
+    wal, shm = log_files(path)
+    return "ro" if _writer_signs(shm, wal) else "immutable"
+
+
+def log_files(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """The ``-wal`` and ``-shm`` files of the database at ``path``: beside the file a link
+    names, where SQLite keeps them."""
+    real = os.path.realpath(path)
+    return f"{real}-wal", f"{real}-shm"
 
 
 def _writer_signs(shm: str, wal: str) -> bool:

@@ -44,6 +44,7 @@ from .connect import (
     PAGE_CACHE_MB,
     WRITE_WAIT_S,
     Connections,
+    log_files,
     read_only_access,
     sqlite_module,
     translate_error,
@@ -177,15 +178,10 @@ class Store:
             return None
 
     @staticmethod
-    def writable(path: str | os.PathLike[str]) -> bool:
-        """Whether this process can write the file at ``path`` (or create it) and its folder,
-        as a writable store needs; a file that is not yet there counts when its folder does."""
-        return Store.unwritable_because(path) is None
-
-    @staticmethod
     def unwritable_because(path: str | os.PathLike[str]) -> str | None:
-        """Why this process cannot write the file at ``path`` as a writable store needs
-        (:meth:`writable`), or None when it can."""
+        """Why this process cannot write the file at ``path`` (or create it) and its folder
+        as a writable store needs, or None when it can (a file that is not yet there can
+        be written when its folder can)."""
         try:
             _check_writable(Path(path), advice=False)
         except StoreError as exc:
@@ -1132,7 +1128,7 @@ def _check_writable(path: Path, *, advice: bool = True) -> None:
     """Raise a :class:`.StoreError` (:class:`.ReadOnlyDatabase` for permissions) when this
     process cannot write the file at ``path`` as a writable store needs; ``advice`` adds
     how to open it read-only."""
-    folder = Path(os.path.realpath(path)).parent  # (SQLite writes beside the file a link names)
+    folder = Path(os.path.realpath(path)).parent  # (the -wal and -shm go beside that file)
     hint = (
         " (to search or export it, open it read-only: Memory.open(..., read_only=True); "
         "the CLI does so by itself)"
@@ -1152,8 +1148,7 @@ def _check_writable(path: Path, *, advice: bool = True) -> None:
     if path.exists() and not os.access(path, os.W_OK):
         said = f"{path} is read-only" if advice else "this process cannot write the file"
         raise ReadOnlyDatabase(f"{said}{hint}")
-    real = os.path.realpath(path)
-    for name in (f"{real}-wal", f"{real}-shm"):  # (another user's reader can leave them)
+    for name in log_files(path):  # (another user's reader can leave them)
         if os.path.exists(name) and not os.access(name, os.W_OK):
             owner = os.stat(name).st_uid
             fix = (
