@@ -1275,11 +1275,19 @@ class Memory:
         spelled = args.spelled_as_declared(perspective, declared)
         if spelled is None:
             raise InvalidInput(
-                f"agent {agent!r} has no perspective {perspective!r} (declared: {list(declared)}); "
+                f"agent {quoted_name(agent)} has no perspective {quoted_name(perspective)} "
+                f"({_declared(declared)}); "
                 f"add it with: memengine agent create {shell_word(agent)} --perspective "
                 f"{shell_word(perspective)}"
             )
         return spelled
+
+
+def _declared(perspectives: Sequence[str]) -> str:
+    """The perspectives an agent declared, for a message: ``declared: 'コスト', '品質'``."""
+    if not perspectives:
+        return "it declared none"
+    return "declared: " + ", ".join(quoted_name(p) for p in perspectives)
 
 
 def _clock_time(clock: Clock) -> datetime:

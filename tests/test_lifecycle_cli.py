@@ -342,4 +342,6 @@ def test_retrieve_names_the_turns_perspective(db: str, usem3: USEM3Embedder) -> 
                         "ask three suppliers", "--db", db, "--json").output)  # fmt: skip
     assert fb["perspective"] == "コスト"  # the turn's own, named at retrieval
     bad = run("pack", "cheapest bolts", "-p", "納期", "--db", db, ok=False)
-    assert bad.exit_code == 1 and "has no perspective '納期'" in bad.output
+    assert bad.exit_code == 1 and "has no perspective '納期' (declared: 'コスト')" in bad.output
+    bare = run("pack", "x", "-p", "納期", "--agent", "bob", "--db", db, ok=False)
+    assert "agent 'bob' has no perspective '納期' (it declared none)" in bare.output
