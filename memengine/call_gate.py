@@ -5,11 +5,13 @@ are still in it: a turn embedding its query, an exchange about to be
 written. :class:`CallGate` counts the calls under way, per thread; once
 :meth:`CallGate.close` is called no new call starts (:class:`.MemoryClosed`),
 and the close waits, for a bounded time, for the calls already started to
-end (a call of the closing thread itself, or one nested in a call under way,
-is never refused). A check given to the gate runs as each call starts (the
-memory's: that it is not used in a process forked from the one that opened
-it). Long jobs (an import, a re-embed, a backup, an export, maintenance) are
-counted apart and not waited for: they stop at their next transaction.
+end (a call of the closing thread itself, or one nested in a call under way of
+the same thread and context, is never refused: two asyncio tasks on one thread
+are two contexts, so a task's new turn is refused while another's ends). A
+check given to the gate runs as each call starts (the memory's: that it is not
+used in a process forked from the one that opened it). Long jobs (an import, a
+re-embed, a backup, an export, maintenance) are counted apart and not waited
+for: they stop at their next transaction.
 
 A turn (:meth:`CallGate.turn`) is one call whose own calls are let through
 while the gate closes, also those it makes on other threads in a copy of its
@@ -44,6 +46,11 @@ _TURNS: ContextVar[frozenset[int]] = ContextVar("memengine_turns", default=froze
 """The turns (:meth:`CallGate.turn`) the running code is part of: a context is copied into
 the thread ``asyncio.to_thread`` runs a call on, so that call belongs to its turn too."""
 _turn_numbers = itertools.count(1)
+_INSIDE: ContextVar[frozenset[int]] = ContextVar("memengine_calls", default=frozenset())
+"""The gates (by :attr:`CallGate.number`) the running code has a call under way in: a call
+nested in another of the same context is let through while its gate closes, but not one
+of another asyncio task that runs on the same thread (each task has its own context)."""
+_gate_numbers = itertools.count(1)
 
 
 class CallGate:
@@ -62,6 +69,8 @@ class CallGate:
         self._turns: set[int] = set()  # the turns under way (:meth:`turn`)
         self._changed = threading.Condition()
         self._closing = False
+        self.number = next(_gate_numbers)
+        """This gate's number in :data:`_INSIDE`."""
 
     @property
     def closing(self) -> bool:
@@ -71,22 +80,28 @@ class CallGate:
     @contextmanager
     def call(self, *, job: bool = False) -> Iterator[None]:
         """Count the body as a call under way (with ``job``, a long job: not waited for);
-        :class:`.MemoryClosed` once the gate is closing, unless this thread already has a
-        call under way. A close asked for inside it runs as this thread's outermost call
-        ends (:meth:`close_later`)."""
+        :class:`.MemoryClosed` once the gate is closing, unless it is nested in a call under
+        way of the same context (the same thread, or the same asyncio task: another task's
+        call on the loop's thread is refused). A close asked for inside it runs as this
+        thread's outermost call ends (:meth:`close_later`)."""
         me = threading.get_ident()
         counts = self._jobs if job else self._calls
+        inside = _INSIDE.get()
         with self._changed:
-            if self._closing and not self._inside(me) and not (_TURNS.get() & self._turns):
+            nested = self.number in inside and self._inside(me)
+            if self._closing and not nested and not (_TURNS.get() & self._turns):
                 raise MemoryClosed(CLOSED)
             self._check()
             if job and not self._inside(me):
                 self._job_first.add(me)
             counts[me] = counts.get(me, 0) + 1
         after = None
+        token = _INSIDE.set(inside | {self.number})
         try:
             yield
         finally:
+            with suppress(ValueError):  # ended in another context (a generator closed
+                _INSIDE.reset(token)  # by another task, or thread)
             with self._changed:
                 if counts[me] == 1:
                     del counts[me]

@@ -603,6 +603,53 @@ def test_a_turn_run_from_asyncio_in_threads_is_stored_whole_by_a_shutdown(
         assert again.get(stored[0]).user_text == "when is the lesson?"
 
 
+@pytest.mark.parametrize("closer", ["another thread", "the event loop"])
+def test_a_new_turn_of_another_asyncio_task_is_refused_once_the_close_began(
+    db_path: Path, clock: FixedClock, closer: str
+) -> None:
+    """Every task's turn counts against the event loop's one thread: a turn that another
+    task started after the close began was let through as if nested in the first (and
+    under steady traffic the memory never closed). It is refused; the first is stored."""
+    import asyncio
+
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    mem.add_exchange("the piano lesson moved to thursday", "noted")
+    outcome: dict[str, object] = {}
+
+    async def turn(name: str, hold: asyncio.Event) -> None:
+        try:
+            with mem.turn():
+                await asyncio.to_thread(mem.retrieve, f"{name}: when is the lesson?")
+                await hold.wait()
+                outcome[name] = await asyncio.to_thread(mem.add_exchange, name, "a reply")
+        except MemoryClosed as exc:
+            outcome[name] = exc
+
+    async def main() -> None:
+        hold = asyncio.Event()
+        first = asyncio.create_task(turn("first", hold))
+        await asyncio.sleep(0.1)
+        closing = None
+        if closer == "the event loop":
+            mem.close()  # deferred: the loop's thread has the first turn under way
+        else:
+            closing = asyncio.create_task(asyncio.to_thread(mem.close))
+            await asyncio.sleep(0.1)
+        second = asyncio.create_task(turn("second", hold))
+        await asyncio.sleep(0.1)
+        hold.set()
+        await asyncio.gather(first, second)
+        if closing is not None:
+            await closing
+
+    asyncio.run(main())
+    assert isinstance(outcome["second"], MemoryClosed), outcome
+    assert isinstance(outcome["first"], int) and mem.store.closed
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.get(outcome["first"]).user_text == "first"
+        assert again.stats()["episodes"] == 2
+
+
 def test_a_close_from_inside_a_call_runs_when_that_call_returns(
     db_path: Path, clock: FixedClock
 ) -> None:
