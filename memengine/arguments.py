@@ -13,7 +13,7 @@ import math
 import numbers
 import operator
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -60,8 +60,10 @@ __all__ = [
     "result_limit",
     "sensitivity_level",
     "spelled_as_declared",
+    "switches",
     "task_count",
     "used_ids",
+    "wait_seconds",
     "whole",
 ]
 
@@ -193,6 +195,19 @@ def _shown(text: str | None, copied: bool = False) -> str | None:
     if text is None or is_blank(text) or (not copied and drawn_as_nothing(text)):
         return None
     return text
+
+
+def switches(*, maybe: Collection[str] = (), **values: object) -> None:
+    """An :class:`.InvalidInput` naming the first of ``values`` that is not True or False
+    (numpy's bool too), or None for a name in ``maybe``: ``record="no"`` would be true."""
+    for name, value in values.items():
+        if isinstance(value, bool) or (value is None and name in maybe):
+            continue
+        kind = type(value)
+        if kind.__module__ == "numpy" and "bool" in kind.__name__:
+            continue
+        choices = "True, False or None" if name in maybe else "True or False"
+        raise InvalidInput(f"{name} is {choices}, not {value!r}"[:200])
 
 
 def whole(value: object) -> int | None:
@@ -452,6 +467,17 @@ def task_count(value: object) -> float:
         number = math.inf
     if not math.isfinite(number) or number < 0:
         raise InvalidInput(f"tasks must be a finite number of at least 0, not {_cut_repr(value)}")
+    return number
+
+
+def wait_seconds(value: object) -> float:
+    """A close's ``wait_s``: a number of seconds of at least 0 (``math.inf``: as long as
+    the calls under way take)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy's too
+        raise InvalidInput(f"wait_s is a number of seconds, not {_cut_repr(value)}")
+    number = float(value)
+    if math.isnan(number) or number < 0:
+        raise InvalidInput(f"wait_s is a number of seconds of at least 0, not {value!r}")
     return number
 
 

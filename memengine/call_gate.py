@@ -51,6 +51,8 @@ _INSIDE: ContextVar[frozenset[int]] = ContextVar("memengine_calls", default=froz
 nested in another of the same context is let through while its gate closes, but not one
 of another asyncio task that runs on the same thread (each task has its own context)."""
 _gate_numbers = itertools.count(1)
+_LONGEST_WAIT = 3600.0
+"""The longest one wait for the calls under way (a close's may be endless: it waits again)."""
 
 
 class CallGate:
@@ -195,7 +197,7 @@ class CallGate:
                             f"{wait_s:g} s: the memory was not closed (close it again to wait "
                             "more)"
                         )
-                    self._changed.wait(left)
+                    self._changed.wait(min(left, _LONGEST_WAIT))  # (math.inf overflows)
             finally:
                 self._closers.discard(me)
         return max(0.0, deadline - time.monotonic())

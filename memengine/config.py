@@ -667,7 +667,26 @@ def load_config(
     ``overrides`` (e.g. CLI flags) win over everything. A missing default
     file is fine; a missing file that was named explicitly is a ConfigError.
     """
+    if path is not None and not isinstance(path, str | os.PathLike):
+        raise ConfigError(f"a config file is a path, not {type(path).__name__}")
+    for name, given in (("environ", environ), ("overrides", overrides)):
+        if given is not None and not isinstance(given, Mapping):
+            raise ConfigError(f"{name} is a mapping of names to values, not {type(given).__name__}")
     env = os.environ if environ is None else environ
+    if environ is not None:
+        stray = next(
+            (
+                k
+                for k, v in environ.items()
+                if str(k).startswith("MEMENGINE_") and not isinstance(v, str)
+            ),
+            None,
+        )
+        if stray is not None:
+            raise ConfigError(
+                f"environ[{stray!r}] is text, as the environment holds, not "
+                f"{type(environ[stray]).__name__}"
+            )
     data: dict[str, Any] = {}
     origins: dict[tuple[str, ...], str] = {}
     explicit = path is not None or "MEMENGINE_CONFIG" in env

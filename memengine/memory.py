@@ -32,7 +32,7 @@ import numpy as np  # lifecycle
 from . import arguments as args
 from . import lifecycle as life  # lifecycle
 from .call_gate import CallGate, gated, gated_job
-from .clock import Clock, SystemClock, ensure_aware
+from .clock import Clock, SystemClock
 from .config import Config
 from .embed.base import Embedder, is_embedder
 from .embed.factory import make_embedder
@@ -165,6 +165,13 @@ class Memory:
         the configured one is not touched (a remote endpoint may be down); an
         add or a search then raises :class:`.EmbedderMismatch`.
         """
+        args.switches(
+            allow_embedder_change=allow_embedder_change,
+            read_only=read_only,
+            create=create,
+            embeds=embeds,
+            maybe=("read_only",),
+        )
         cfg = Config() if config is None else config
         if not isinstance(cfg, Config):
             raise ConfigError(
@@ -254,7 +261,8 @@ class Memory:
         returns (when the call is a long job, it stops at its next transaction or batch
         first). If that close cannot finish (calls of other threads still under way past
         ``wait_s``), the interrupted call's outcome stands, the memory keeps refusing
-        calls, and the next ``close()`` tries again."""
+        calls, and the next ``close()`` tries again. ``wait_s`` may be ``math.inf``."""
+        wait_s = args.wait_seconds(wait_s)
         if os.getpid() != self.store.connections.opened_in:
             self._gate.close(0.0, others=False)
             return
@@ -349,9 +357,10 @@ class Memory:
     def _new(self, **fields: Any) -> NewEpisode:
         fields["agent"] = self._agent(fields.get("agent"))
         when = fields.get("occurred_at")
-        if isinstance(when, datetime):  # a naive time is one of the configured zone
-            when = self.config.localize(when)
-        fields["occurred_at"] = when or self._now()
+        if when is not None and not isinstance(when, datetime):  # (not a Unix timestamp)
+            raise InvalidInput(f"occurred_at is a datetime, not {type(when).__name__}")
+        # a naive time is one of the configured zone
+        fields["occurred_at"] = self._now() if when is None else self.config.localize(when)
         return args.new_episode(**fields)
 
     def _validated(self, ep: NewEpisode | Episode, *, copied: bool = False) -> NewEpisode:
@@ -421,6 +430,7 @@ class Memory:
         import checks every one before it writes any); ``bulk``: how many episodes the load
         holds in all (an import that finishes an interrupted one adds fewer: it merges the
         full-text index when the whole load is bulk-sized)."""
+        args.switches(optimize=optimize, checked=checked, maybe=("optimize",))
         episodes = args.episode_source(episodes)  # every argument checked before a write
         batch_size = args.batch_size(batch_size)
         progress = args.progress_callback(progress)
@@ -474,6 +484,7 @@ class Memory:
         sensitive) and compacts the file (``VACUUM``), so that nothing deleted stays
         in its free pages (see :meth:`delete`).
         """
+        args.switches(vectors=vectors, scrub=scrub)
         progress = args.progress_callback(progress)
         self._writable()
         return self.store.optimize(vectors=vectors, scrub=scrub, progress=progress)
@@ -540,6 +551,7 @@ class Memory:
         overwritten; ``scrub`` removes those too (a full-text rebuild, ``VACUUM`` and
         an empty log: seconds for a large file, while writers wait).
         """
+        args.switches(scrub=scrub)
         self._writable()
         if isinstance(ids, (str, bytes)):
             raise InvalidInput(f"episode ids must be whole numbers, not the text {ids!r}")
@@ -644,6 +656,7 @@ class Memory:
         ``now`` (default: the clock) is the moment of the message, in the user's
         time zone: "yesterday" and 昨日 are days of that zone.
         """
+        args.switches(deep=deep, llm=llm, record=record, maybe=("llm", "record"))
         if self.store.closed:
             raise MemoryClosed(CLOSED)
         if not isinstance(text, str):
@@ -817,6 +830,7 @@ class Memory:
         ``budget_tokens`` (None: the default) is a whole number ≥ 1. A result deleted
         since the retrieval (``delete``, ``forget_agent``) is left out.
         """
+        args.switches(principles=principles)
         if not isinstance(retrieval, Retrieval):
             raise InvalidInput(f"pack takes what retrieve returned, not {type(retrieval).__name__}")
         if not isinstance(query, str):
@@ -888,6 +902,7 @@ class Memory:
         file, or a path to create, not an empty one: an existing file only with
         ``overwrite``); return how many. Each line also says when its strength held (``decayed_at``), so that the
         file it is imported into decays it from then."""
+        args.switches(overwrite=overwrite)
         return write_jsonl(
             out,
             lambda: self.store.iter_exported(self._agent_or_all(agent)),
@@ -908,6 +923,7 @@ class Memory:
         that could not be read. On a sound file it writes what :meth:`export` writes, but
         for the moment each strength held (``decayed_at``): an import of a salvage decays
         its memories from the import."""
+        args.switches(overwrite=overwrite)
         try:
             name = self._agent_or_all(agent)
         except StoreError:  # the agents table itself may be what is damaged
@@ -942,6 +958,9 @@ class Memory:
         it. ``agent`` and ``per_conversation`` are as in
         :func:`.importers.read_file`.
         """
+        args.switches(
+            keep_ids=keep_ids, skip_existing=skip_existing, per_conversation=per_conversation
+        )
         progress = args.progress_callback(progress)
         self._writable()  # before a large file is read in vain
         read = read_file(
@@ -965,6 +984,7 @@ class Memory:
     ) -> list[int]:
         """Store a file read by :func:`.importers.read_file` (as :meth:`import_` does), for a
         caller that reads it before opening the memory, so a bad file creates nothing."""
+        args.switches(keep_ids=keep_ids, skip_existing=skip_existing)
         if read.format == "jsonl":
             return self.import_episodes(
                 read.episodes, keep_ids=keep_ids, skip_existing=skip_existing, progress=progress
@@ -986,6 +1006,7 @@ class Memory:
     ) -> list[int]:
         """Store episodes read from elsewhere (:mod:`memengine.importers`) as
         :meth:`import_` does: all checked, and their ids looked up, before any is written."""
+        args.switches(keep_ids=keep_ids, skip_existing=skip_existing)
         self._writable()
         eps = list(args.episode_source(episodes))
         stray = next((e for e in eps if not isinstance(e, (NewEpisode, Episode))), None)
@@ -1157,6 +1178,7 @@ class Memory:
         The sleep is committed before the training: a training that fails (another writer
         held the file) leaves a note in the report, not an error that would hide the
         sleep that happened."""
+        args.switches(train=train)
         self._writable()
         name = self._agent(agent)
         if tasks is not None:
@@ -1171,6 +1193,8 @@ class Memory:
         """Retrain the scorer of ``report``'s agent if it is due (:meth:`sleep` does, unless
         ``train=False``); ``report`` with the training's figures, or with a note on why the
         scorer was not retrained (another writer held the file)."""
+        if not isinstance(report, life.SleepReport):
+            raise InvalidInput(f"train_after_sleep takes what sleep returned, not {report!r}")
         try:
             info = self.train_scorer(report.agent, force=False)
         except StoreError as exc:
@@ -1185,6 +1209,7 @@ class Memory:
         self, agent: str | None = None, *, force: bool = True
     ) -> life.ScorerInfo | None:
         """Train the agent's learned ranking scorer from its answered turns (None if too few)."""
+        args.switches(force=force)
         self._writable()
         return life.train_agent_scorer(
             self.store,
@@ -1293,7 +1318,7 @@ def _declared(perspectives: Sequence[str]) -> str:
 def _clock_time(clock: Clock) -> datetime:
     """``clock``'s moment, refused (InvalidInput) outside the times a memory keeps, as an
     explicit ``now`` is: a clock stepped to year 1 stores no such time."""
-    return args.in_span(ensure_aware(clock()), "the clock's time")
+    return args.moment(clock(), "the clock's time")
 
 
 def _weakly(method: Callable[[Any], None]) -> Callable[[Any], None]:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
+
+from .clock import parse_iso
 
 __all__ = [
     "DEGRADED_PARTS",
@@ -117,6 +119,18 @@ Status = Literal["active", "archived"]
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """The fields, each text cut to :data:`REPR_CHARS` characters: a logged retrieval
+        does not write its users' memories out in full."""
+        for name, value in super().__repr_args__():
+            if isinstance(value, str) and len(value) > REPR_CHARS:
+                value = f"{value[:REPR_CHARS]}… ({len(value):,} characters)"
+            yield name, value
+
+
+REPR_CHARS = 60
+"""How much of a text ``repr()`` of a model shows."""
+
 
 class Message(_Model):
     """One message of the recent conversation, given to ``retrieve``. The role "assistant"
@@ -200,6 +214,25 @@ class NewEpisode(_Model):
         if isinstance(value, bytes | bytearray):  # pydantic would decode them
             raise ValueError("text is a str, not bytes")
         return value
+
+    @field_validator("occurred_at", "created_at", "decayed_at", mode="before")
+    @classmethod
+    def _time_not_number(cls, value: object) -> object:
+        """A datetime, or ISO 8601 text read as an export's line is (``20260401`` is a day):
+        pydantic would read a number, or text of digits, as a Unix timestamp."""
+        if value is None or isinstance(value, datetime):
+            return value
+        if isinstance(value, str):
+            try:
+                return parse_iso(value)
+            except ValueError:
+                number = value.strip().lstrip("+-").replace(".", "", 1).isdigit()
+                raise ValueError(
+                    f"a time as a datetime or ISO 8601 text (2026-04-01T08:30:00Z, or "
+                    f"20260401), not {value[:80]!r}"
+                    + (": memengine reads no Unix timestamp" if number else "")
+                ) from None
+        raise ValueError(f"a time as a datetime or ISO 8601 text, not {type(value).__name__}")
 
     @field_validator("sensitivity", "importance", "id", "strength", mode="before")
     @classmethod

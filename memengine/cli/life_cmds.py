@@ -17,7 +17,7 @@ from rich.table import Table
 from ..clock import iso_text
 from ..errors import InvalidInput
 from ..lifecycle import Judge, SleepReport
-from ..text import counted, quoted_name
+from ..text import counted, quoted_name, shell_word
 from ._app import (
     AgentOpt,
     ConfigOpt,
@@ -116,23 +116,33 @@ def agent_forget(
             raise
     if as_json:
         print_json(dataclasses.asdict(report))
-        return
-    left = [
-        *([] if report.vacuumed else [f"the file was not compacted ({report.not_compacted})"]),
-        *(
-            []
-            if report.wal_truncated
-            else [
-                "its write-ahead log was not emptied (another process reads it, or the disk was full)"
-            ]
-        ),
-    ]
-    console.print(
-        f"forgot agent {shown_name(report.agent)}: {counted(report.episodes, 'episode')} and "
-        f"{counted(report.turns, 'turn')} "
-        "deleted" + "".join(f"; {x}, so copies of them may remain there" for x in left),
-        highlight=False,
-    )
+    else:
+        left = [
+            *([] if report.vacuumed else [f"the file was not compacted ({report.not_compacted})"]),
+            *(
+                []
+                if report.wal_truncated
+                else [
+                    "its write-ahead log was not emptied (another process reads the file, "
+                    "or the disk was full)"
+                ]
+            ),
+        ]
+        console.print(
+            f"forgot agent {shown_name(report.agent)}: {counted(report.episodes, 'episode')} and "
+            f"{counted(report.turns, 'turn')} deleted"
+            + "".join(f"; but {x}" for x in left)
+            + (
+                f", so the file and its log may still hold copies of them: run `memengine "
+                f"optimize --scrub --db {shell_word(str(cfg.db))}` once the other processes "
+                "have closed it"
+                if left
+                else ""
+            ),
+            highlight=False,
+        )
+    if not (report.vacuumed and report.wal_truncated):
+        raise typer.Exit(1)  # (the forget is saved; the scrub is not done)
 
 
 @agent_app.command("list")

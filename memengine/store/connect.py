@@ -11,6 +11,7 @@ the pooled DB-API connection directly, one per thread.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import threading
@@ -294,12 +295,12 @@ class Connections:
             except self.module.DatabaseError as exc:  # a PRAGMA of the connect hook failed
                 with self._lock:
                     held = len(self._all)
-                if "unable to open" in str(exc) and held >= 64:  # out of file descriptors?
+                if "unable to open" in str(exc) and (held >= 64 or _out_of_descriptors()):
                     raise StoreError(
                         f"cannot open another connection to {self.path} ({exc}): this process "
-                        f"holds {held}, one for each live thread that used the memory, and "
-                        "each takes two file descriptors; use fewer threads (a pool), or raise "
-                        "the limit on open files"
+                        f"is out of file descriptors; it holds {held} connections to the file, "
+                        "one for each live thread that used the memory, and each takes two; "
+                        "use fewer threads (a pool), or raise the limit on open files"
                     ) from exc
                 changed = self._changed_under_us(exc)
                 if changed is None and "unable to open" in str(exc):  # (it names no file)
@@ -635,6 +636,15 @@ def read_only_access(path: Path) -> Access:
     return "ro" if _writer_signs(shm, wal) else "immutable"
 
 
+def _out_of_descriptors() -> bool:
+    """Whether this process can open no more files (the limit on open files reached)."""
+    try:
+        os.close(os.open(os.devnull, os.O_RDONLY))
+    except OSError as exc:
+        return exc.errno in (errno.EMFILE, errno.ENFILE)
+    return False
+
+
 def log_files(path: str | os.PathLike[str]) -> tuple[str, str]:
     """The ``-wal`` and ``-shm`` files of the database at ``path``: beside the file a link
     names, where SQLite keeps them."""
@@ -716,7 +726,10 @@ def translate_error(exc: Exception, where: object = None) -> StoreError:
     if "readonly" in msg or "read-only" in msg:
         return ReadOnlyDatabase(f"the database is read-only: {msg}")
     if "locked" in msg or "busy" in msg:
-        return DatabaseLocked(f"{msg}: another writer held it for the whole wait")
+        return DatabaseLocked(
+            f"{msg}: another writer held it for the whole wait (write_wait_s, "
+            "MEMENGINE_WRITE_WAIT_S, waits longer)"
+        )
     if "disk is full" in msg:  # SQLITE_FULL
         return DiskFull(f"{msg}: nothing of this write is in the file; free some space")
     if "disk I/O error" in msg:  # the disk failed a read or write; the file may be whole

@@ -1,0 +1,180 @@
+"""What the session-45 reviews found: times and switches of the wrong type refused, not read
+as something else; messages that name what to do."""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from memengine import ConfigError, FixedClock, InvalidInput, Memory, NewEpisode, load_config
+from memengine.cli import app
+
+from .helpers import HashEmbedder
+
+
+@pytest.mark.parametrize("when", ["20260401", 1e9, 0, True])
+def test_an_exchange_time_that_is_not_a_datetime_is_refused(mem: Memory, when: object) -> None:
+    """``occurred_at="20260401"`` was stored as 1970-08-23 (pydantic reads digits as a Unix
+    timestamp) and ``occurred_at=0`` as now."""
+    before = mem.stats()["episodes"]
+    with pytest.raises(InvalidInput, match="occurred_at is a datetime, not "):
+        mem.add_exchange("I moved to Osaka", "congrats", occurred_at=when)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="occurred_at is a datetime, not "):
+        mem.add("I moved to Osaka", occurred_at=when)  # type: ignore[arg-type]
+    assert mem.stats()["episodes"] == before
+
+
+def test_a_new_episodes_time_is_read_as_an_exports_line_reads_it(mem: Memory) -> None:
+    """``NewEpisode`` has the fields of an export's line: ``"20260401"`` is a day (it was
+    1970-08-23), and a number is refused (it was a Unix timestamp, silently)."""
+    day = NewEpisode.model_validate({"user_text": "I moved", "occurred_at": "20260401"})
+    assert mem.get(mem.add_many([day])[0]).occurred_at == datetime(2026, 4, 1, tzinfo=timezone.utc)
+    for value, words in [
+        (1775000000, "not int"),
+        ("1775000000", "reads no Unix timestamp"),
+        ("next tuesday", "not 'next tuesday'"),
+    ]:
+        with pytest.raises(ValidationError, match=words):
+            NewEpisode.model_validate({"user_text": "I moved", "occurred_at": value})
+
+
+def test_switches_of_another_type_are_refused(db_path: Path, clock: FixedClock) -> None:
+    """``record="no"`` recorded the turn, ``create="no"`` made the file and
+    ``principles="no"`` packed the principles: any value that Python reads as true was."""
+    with pytest.raises(InvalidInput, match="create is True or False, not 'no'"):
+        Memory.open(db_path, embedder=HashEmbedder(), clock=clock, create="no")  # type: ignore[arg-type]
+    assert not db_path.exists()
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_exchange("my cat is called Mochi", "cute")
+        with pytest.raises(InvalidInput, match="record is True, False or None, not 'no'"):
+            mem.retrieve("the cat's name?", record="no")  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput, match="deep is True or False"):
+            mem.retrieve("the cat's name?", deep=1)  # type: ignore[arg-type]
+        r = mem.retrieve("the cat's name?", record=np.bool_(False))  # numpy's bool is one
+        assert mem.retrieve("the cat's name?").turn_id == 1  # the first turn recorded
+        with pytest.raises(InvalidInput, match="principles is True or False"):
+            mem.pack(r, principles="no")  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput, match="scrub is True or False"):
+            mem.delete([1], scrub="yes")  # type: ignore[arg-type]
+        assert mem.stats()["episodes"] == 1 and r.turn_id is None
+
+
+def test_a_close_waits_without_end_and_a_bad_wait_changes_nothing(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """``close(wait_s=math.inf)`` raised OverflowError and left the memory refusing every
+    call but open; ``wait_s=None`` a TypeError."""
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    for wait in (None, "x", -1, math.nan):
+        with pytest.raises(InvalidInput, match="wait_s is a number of seconds"):
+            mem.close(wait_s=wait)  # type: ignore[arg-type]
+    mem.add_exchange("still open", "yes")
+    mem.close(wait_s=math.inf)
+    assert mem.store.closed
+
+
+def test_arguments_of_the_wrong_type_are_errors_of_the_tree(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A clock that returns a number, ``load_config`` given a number or a list, and
+    ``train_after_sleep(None)`` raised AttributeError or TypeError."""
+    with pytest.raises(InvalidInput, match="the clock's time is a datetime, not int"):
+        Memory.open(db_path, embedder=HashEmbedder(), clock=lambda: 5)  # type: ignore[arg-type,return-value]
+    for kwargs, words in [
+        ({"path": 5}, "a config file is a path, not int"),
+        ({"overrides": ["a"]}, "overrides is a mapping of names to values, not list"),
+        ({"environ": 5}, "environ is a mapping of names to values, not int"),
+        ({"environ": {"MEMENGINE_DB": 5}}, "environ['MEMENGINE_DB'] is text"),
+    ]:
+        with pytest.raises(ConfigError, match=re.escape(words)):
+            load_config(**kwargs)  # type: ignore[arg-type]
+    with (
+        Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem,
+        pytest.raises(InvalidInput, match="takes what sleep returned, not None"),
+    ):
+        mem.train_after_sleep(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="resource limits are POSIX")
+def test_a_process_out_of_file_descriptors_is_told_so(tmp_path: Path) -> None:
+    """The advice to use fewer threads came only past 64 connections: a server whose own
+    sockets took the descriptors got SQLite's bare "unable to open database file"."""
+    script = f"""
+import resource, sys, threading
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from helpers import HashEmbedder
+from memengine import Memory, StoreError
+mem = Memory.open({str(tmp_path / "fd.db")!r}, embedder=HashEmbedder())
+mem.add_exchange("my cat is Mochi", "cute")
+resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40))
+said = []
+def work():
+    try:
+        mem.retrieve("cat?")
+    except StoreError as exc:
+        said.append(str(exc))
+threads = [threading.Thread(target=work) for _ in range(30)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(sum("out of file descriptors" in s for s in said), len(said))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    ).stdout.split()
+    told, failed = int(out[0]), int(out[1])
+    assert failed > 0 and told >= failed - 1, out  # (one may race a descriptor freed)
+
+
+def test_the_repr_of_a_retrieval_does_not_write_the_memories_out_in_full(mem: Memory) -> None:
+    """Logging a retrieval (``repr``/``str``, pydantic's default) wrote every text whole:
+    28 KB for one exchange of 25 KB."""
+    paste = "the quarterly figures were " + "very " * 5000 + "good"
+    mem.add_exchange(paste, "noted")
+    r = mem.retrieve("the quarterly figures?")
+    assert r.results and len(repr(r)) < 4000 and len(str(r)) < 4000
+    assert "(25,031 characters)" in repr(r.results[0].episode)
+    assert r.results[0].episode.user_text == paste  # (the text itself is whole)
+
+
+def test_a_forget_whose_log_a_reader_kept_exits_1_and_says_what_to_run(
+    tmp_path: Path, cli_env: None, clock: FixedClock
+) -> None:
+    """Another process reading the file keeps the compacted copy in the log, so the file
+    itself still held the forgotten words: the command said copies "may remain there" and
+    exited 0, without the command that finishes the job."""
+    db = tmp_path / "forget.db"
+    with Memory.open(db, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_exchange("zorbaxquilt is my secret", "kept", agent="alice")
+        mem.add_exchange("bob trains on tuesdays", "ok", agent="bob")
+    hold = (  # another process (a lock of this one's own would not stop its SQLite)
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('BEGIN'); "
+        "c.execute('SELECT count(*) FROM episodes').fetchone(); print('reading', flush=True); "
+        "sys.stdin.read()"
+    )
+    reader = subprocess.Popen(
+        [sys.executable, "-c", hold, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == b"reading\n"
+        out = CliRunner().invoke(app, ["agent", "forget", "alice", "--yes", "--db", str(db)])
+    finally:
+        reader.communicate(b"", timeout=30)
+    assert out.exit_code == 1, out.output
+    said = " ".join(out.output.split())
+    assert "2 episodes" not in said and "forgot agent alice: 1 episode" in said
+    assert "the file and its log may still hold copies" in said
+    assert f"memengine optimize --scrub --db {db}" in said
+    done = CliRunner().invoke(app, ["optimize", "--scrub", "--db", str(db)])
+    assert done.exit_code == 0, done.output
+    assert b"zorbaxquilt" not in db.read_bytes()
