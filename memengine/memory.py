@@ -608,11 +608,13 @@ class Memory:
 
     # -- reading ---------------------------------------------------------------------------
     @gated
-    def get(self, episode_id: int) -> Episode:
-        """The episode with this id, or NotFound."""
+    def get(self, episode_id: int, *, agent: str | None = None) -> Episode:
+        """The episode with this id (only ``agent``'s when given: a server that passes a
+        client's id on), or NotFound."""
+        owner = None if agent is None else self._agent(agent)
         found = self.store.get([args.episode_id(episode_id)])
-        if episode_id not in found:
-            raise NotFound(f"no episode with id {episode_id}")
+        if episode_id not in found or (owner is not None and found[episode_id].agent != owner):
+            raise NotFound(f"no episode with id {episode_id}{_of(owner)}")
         return found[episode_id]
 
     @gated
@@ -1235,8 +1237,11 @@ class Memory:
         return life.principles(self.store, self._agent(agent))
 
     @gated
-    def life_of(self, episode_id: int) -> life.MemoryLife:
-        """One memory's life-cycle fields with its strength and learnings per perspective."""
+    def life_of(self, episode_id: int, *, agent: str | None = None) -> life.MemoryLife:
+        """One memory's life-cycle fields with its strength and learnings per perspective
+        (only ``agent``'s memory when given; NotFound for another's)."""
+        if agent is not None:
+            self.get(episode_id, agent=agent)
         return life.memory_life(self.store, args.episode_id(episode_id))
 
     @gated
@@ -1306,6 +1311,11 @@ class Memory:
                 f"{shell_word(perspective)}"
             )
         return spelled
+
+
+def _of(agent: str | None) -> str:
+    """`` of agent 'bob'`` for a message about one agent's memories ("" for any agent's)."""
+    return "" if agent is None else f" of agent {quoted_name(agent)}"
 
 
 def _declared(perspectives: Sequence[str]) -> str:

@@ -390,12 +390,13 @@ MAX_PHRASE_TEXT = 2000
 def cut_at(text: str, end: int) -> int:
     """``end`` moved back so that ``text[:end]`` does not end inside a character a reader
     sees as one: before a joiner, a variation selector, a combining mark (a spacing one
-    too: the vowel sign of का) or a skin tone (👍🏽), and not between the two halves of
-    a flag."""
+    too: the vowel sign of का; a half-width voicing mark, ｶﾞ), or a skin tone (👍🏽),
+    and not between the two halves of a flag."""
     end = max(0, min(end, len(text)))
     while 0 < end < len(text) and (
         _INVISIBLE.match(text[end])
         or unicodedata.category(text[end]) in ("Mn", "Me", "Mc")
+        or text[end] in "\uff9e\uff9f"  # ﾞ ﾟ are letters (Lm), but mark the kana before
         or "\U0001f3fb" <= text[end] <= "\U0001f3ff"
         or text[end - 1] == "\u200d"
     ):

@@ -15,7 +15,15 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from memengine import ConfigError, FixedClock, InvalidInput, Memory, NewEpisode, load_config
+from memengine import (
+    ConfigError,
+    FixedClock,
+    InvalidInput,
+    Memory,
+    NewEpisode,
+    NotFound,
+    load_config,
+)
 from memengine.cli import app
 
 from .helpers import HashEmbedder
@@ -178,3 +186,47 @@ def test_a_forget_whose_log_a_reader_kept_exits_1_and_says_what_to_run(
     done = CliRunner().invoke(app, ["optimize", "--scrub", "--db", str(db)])
     assert done.exit_code == 0, done.output
     assert b"zorbaxquilt" not in db.read_bytes()
+
+
+def test_a_cut_does_not_part_half_width_kana_from_its_voicing_mark() -> None:
+    """ﾞ and ﾟ are letters (Lm), not combining marks, so a heading cut between ｸ and ﾞ
+    turned ﾄﾞｯｸﾞ (dog) into ﾄﾞｯｸ (dock)."""
+    from memengine.text import cut_at
+
+    text = "ﾄﾞｯｸﾞﾌｰﾄﾞ"
+    assert text[: cut_at(text, 4)] == "ﾄﾞｯ" and text[: cut_at(text, 5)] == "ﾄﾞｯｸﾞ"
+    assert "ﾎﾟﾁ"[: cut_at("ﾎﾟﾁ", 1)] == ""
+
+
+def test_a_forgotten_agents_vectors_leave_this_process_at_once(mem: Memory) -> None:
+    """The in-process vector index kept the user's vectors until its next search of any
+    agent: an idle server held them in memory after the forget."""
+    mem.add_exchange("my cat is called Mochi", "cute", agent="alice")
+    mem.add_exchange("I train on tuesdays", "ok", agent="bob")
+    mem.warm("alice")
+    mem.warm("bob")
+    assert {"alice", "bob"} <= set(mem.store.vector_index.loaded())
+    mem.forget_agent("alice")
+    assert set(mem.store.vector_index.loaded()) == {"bob"}
+    assert mem.retrieve("what do I do on tuesdays?", agent="bob").results
+
+
+def test_one_episode_is_read_by_id_only_for_its_own_agent_when_one_is_named(
+    tmp_path: Path, cli_env: None, clock: FixedClock
+) -> None:
+    """``delete`` and ``feedback`` checked the owner; ``get``, ``life_of``, ``show`` and
+    ``life`` took no agent, so a server passing a client's id on had to check it itself."""
+    db = tmp_path / "owners.db"
+    with Memory.open(db, embedder=HashEmbedder(), clock=clock) as mem:
+        secret = mem.add_exchange("my PIN is 4821", "noted", agent="alice")
+        assert mem.get(secret, agent="alice").user_text == "my PIN is 4821"
+        assert mem.life_of(secret, agent="alice").episode.id == secret
+        for read in (mem.get, mem.life_of):
+            with pytest.raises(NotFound, match=f"no episode with id {secret} of agent 'bob'"):
+                read(secret, agent="bob")
+    for command in ("show", "life"):
+        out = CliRunner().invoke(app, [command, str(secret), "--agent", "bob", "--db", str(db)])
+        assert out.exit_code == 1 and "of agent 'bob'" in out.output
+        assert "4821" not in out.output
+        mine = CliRunner().invoke(app, [command, str(secret), "-a", "alice", "--db", str(db)])
+        assert mine.exit_code == 0, mine.output

@@ -334,14 +334,15 @@ def _interrupted_import(written: int, total: int, why: str = "interrupted") -> N
 @guarded
 def show(
     episode_id: Annotated[int, typer.Argument(parser=whole(), help="Episode id.")],
+    agent: AgentOpt = None,
     db: DbOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show one episode."""
+    """Show one episode (only the given agent's when --agent is set)."""
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        ep = mem.get(episode_id)
+        ep = mem.get(episode_id, agent=agent)
     if as_json:
         print_json(ep.model_dump(mode="json"))
         return

@@ -372,14 +372,16 @@ def never_used(
 @guarded
 def life(
     episode_id: Annotated[int, typer.Argument(parser=whole(), help="Episode id.")],
+    agent: AgentOpt = None,
     db: DbOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show one memory's life: strength (per perspective), counts, level, status, learnings."""
+    """Show one memory's life: strength (per perspective), counts, level, status, learnings
+    (only the given agent's memory when --agent is set)."""
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        view = mem.life_of(episode_id)
+        view = mem.life_of(episode_id, agent=agent)
     ep = view.episode
     data = {
         "id": ep.id,

@@ -457,6 +457,7 @@ class Store:
             log_reset(cur, above=int(top))  # numbered past every entry an index has seen
             prune_log(cur)
             note = self._scrub_note(cur, "a forgotten agent")  # (not its name)
+        self.vector_index.forget(agent)  # (other processes drop it at their next search)
         kept, wal_truncated = self._compact_scrubbed(note)
         why = maintenance.not_compacted(kept)
         return ForgetReport(agent, len(deleted), turns, kept is None, wal_truncated, why)

@@ -158,6 +158,18 @@ class VectorIndex:
                 self._agent(cur, name, inline=True)
         return self.mode(name)
 
+    def forget(self, name: str) -> None:
+        """Drop what this process holds of agent ``name`` now (a forgotten user's vectors),
+        not at the next search; a load of it under way is stopped and not taken in."""
+        with self._lock:
+            self._agents.pop(name, None)
+            self._too_big.discard(name)
+            self._asked.pop(name, None)
+            load = self._load
+            if load is not None and load.name == name:
+                load.stop.set()
+                self._load = None
+
     def close(self, timeout: float = 30.0) -> None:
         """Stop the background loader (a load in flight stops at its next chunk) and wait for
         its thread, at most ``timeout`` seconds."""
