@@ -256,8 +256,22 @@ def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[N
     )
     for n in sessions:
         turns = conv.get(f"session_{n}") or []
-        start = parse_locomo_date(conv[f"session_{n}_date_time"])
+        if not isinstance(turns, list):
+            raise InvalidInput(f"session_{n} is a list of turns, not a {type(turns).__name__}")
+        if turns and f"session_{n}_date_time" not in conv:
+            raise InvalidInput(f"session_{n} has no session_{n}_date_time")
+        try:
+            start = parse_locomo_date(conv[f"session_{n}_date_time"])
+        except InvalidInput as exc:
+            raise InvalidInput(f"session_{n}_date_time: {exc}") from exc
         for i, turn in enumerate(turns):
+            if not isinstance(turn, dict):
+                raise InvalidInput(
+                    f"session_{n} turn {i + 1}: not an object but a {type(turn).__name__}"
+                )
+            lacks = [key for key in ("dia_id", "speaker") if key not in turn]
+            if lacks:
+                raise InvalidInput(f"session_{n} turn {i + 1}: has no {lacks[0]!r}")
             yield NewEpisode(
                 agent=agent,
                 kind=EpisodeKind.message,
@@ -274,12 +288,21 @@ def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[N
 def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Iterator[NewEpisode]:
     """Episodes of one memsets conversation, one exchange each (:class:`.InvalidInput`
     naming the exchange whose fields are not of their kinds)."""
-    for session in conversation["sessions"]:
-        for n, ex in enumerate(session["exchanges"]):
+    sessions = _list_of(conversation, "sessions", "")
+    for k, session in enumerate(sessions):
+        if not isinstance(session, dict):
+            raise InvalidInput(f"session {k + 1}: not an object but a {type(session).__name__}")
+        named = f"session {session.get('id', k + 1)}"
+        for n, ex in enumerate(_list_of(session, "exchanges", named)):
             if not isinstance(ex, dict):
-                where = f"session {session.get('id', '?')} exchange {n + 1}"
+                where = f"{named} exchange {n + 1}"
                 raise InvalidInput(f"{where}: not an object but a {type(ex).__name__}")
-            where = f"session {session.get('id', '?')} exchange {ex.get('id', '?')}"
+            where = f"{named} exchange {ex.get('id', n + 1)}"
+            lacks = [key for key in ("id", "at", "user", "partner") if key not in ex]
+            if lacks:
+                raise InvalidInput(f"{where}: has no {lacks[0]!r}")
+            if not _an_id(ex["id"]):
+                raise InvalidInput(f"{named} exchange {n + 1}: id is text, not {ex['id']!r}")
             if not isinstance(ex["at"], str):  # (pydantic would read a number as epoch seconds)
                 raise InvalidInput(f"{where}: at: a time as ISO 8601 text, not {ex['at']!r}")
             try:
@@ -292,14 +315,35 @@ def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Ite
                     occurred_at=at,
                     metadata={
                         "exchange_id": ex["id"],
-                        "session": session["id"],
-                        "conversation": conversation["id"],
+                        "session": session.get("id", k + 1),
+                        "conversation": conversation.get("id", ""),
                     },
                 )
             except ValidationError as exc:
                 raise InvalidInput(f"{where}: {one_line(exc, _MEMSETS_NAMES)}") from exc
             except ValueError as exc:  # a time it cannot read
                 raise InvalidInput(f"{where}: at: {exc}") from exc
+
+
+def _an_id(value: object) -> bool:
+    """Whether ``value`` names a record of a LoCoMo or memsets file: text that is not blank,
+    or a whole number (not null, a list or a bool)."""
+    if isinstance(value, str):
+        return bool(value.strip())
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _list_of(record: dict[str, Any], key: str, where: str) -> list[Any]:
+    """``record[key]``, a list; an :class:`.InvalidInput` naming ``where`` when it is
+    missing or anything else."""
+    if key not in record:
+        raise InvalidInput(f"{where} has no {key!r}" if where else f"has no {key!r}")
+    value = record[key]
+    if not isinstance(value, list):
+        raise InvalidInput(
+            f"{where}: " * bool(where) + f"{key} is a list, not a {type(value).__name__}"
+        )
+    return value
 
 
 _MEMSETS_NAMES = {"user_text": "user", "reply_text": "partner", "occurred_at": "at"}
@@ -327,6 +371,10 @@ def read_conversations(
     data = json.loads(path.read_text(encoding="utf-8-sig"))
 
     def owner(conversation_id: object) -> str:
+        if per_conversation and not _an_id(conversation_id):  # (not an agent "default/None")
+            raise InvalidInput(
+                f"a conversation's id names its agent: text, not {conversation_id!r}"
+            )
         return f"{agent}/{conversation_id}" if per_conversation else agent
 
     episodes: list[NewEpisode] = []
@@ -457,7 +505,7 @@ def read_stream(
             raise InvalidInput(str(exc).replace(str(copy), name)) from exc.__cause__
 
 
-_WIDE_BOMS = (
+WIDE_BOMS = (
     (b"\xff\xfe\x00\x00", "utf-32"),
     (b"\x00\x00\xfe\xff", "utf-32"),
     (b"\xff\xfe", "utf-16"),
@@ -474,7 +522,7 @@ def _read_regular(
             head = fh.read(4)
     except OSError as exc:
         raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from exc
-    wide = next((codec for bom, codec in _WIDE_BOMS if head.startswith(bom)), None)
+    wide = next((codec for bom, codec in WIDE_BOMS if head.startswith(bom)), None)
     if wide is not None:  # read again as UTF-8
         try:
             text = file.read_bytes().decode(wide)

@@ -11,11 +11,12 @@ hiragana (particles) are left out of both.
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 import unicodedata
 from collections.abc import Callable, Iterable
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "analyze",
@@ -26,6 +27,7 @@ __all__ = [
     "estimate_tokens",
     "guess_language",
     "json_escaped",
+    "json_finite",
     "near_cut",
     "nfc",
     "prompt_line",
@@ -234,6 +236,18 @@ def json_escaped(text: str) -> str:
     bidirectional marks, the line and paragraph separators): the same JSON, read back the
     same, but nothing in it moves a cursor. ``json.dumps`` escapes only the C0 controls."""
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def json_finite(value: Any) -> Any:
+    """``value`` (nested dicts, lists, tuples) with every float that is not finite as None:
+    ``json.dumps`` would write ``Infinity`` or ``NaN``, which strict JSON readers refuse."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_finite(v) for v in value]
+    return value
 
 
 def counted(n: int, noun: str) -> str:

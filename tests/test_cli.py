@@ -129,11 +129,11 @@ def test_import_one_agent_per_conversation_and_malformed_files(db: str, tmp_path
     bad = tmp_path / "bad.json"
     bad.write_text(
         '{"conversations": [{"id": "c1", "sessions": [{"id": "s1", '
-        '"exchanges": [{"user": "hi", "at": "2026-01-01T10:00:00"}]}]}]}'
+        '"exchanges": [{"id": "x1", "user": "hi", "at": "2026-01-01T10:00:00"}]}]}]}'
     )
     fresh = str(tmp_path / "fresh.db")
     result = run("import", str(bad), "--db", fresh, ok=False)
-    assert result.exit_code == 1 and "a record lacks 'partner'" in result.output
+    assert result.exit_code == 1 and "session s1 exchange x1: has no 'partner'" in result.output
     assert "Traceback" not in result.output and not Path(fresh).exists()
     bad.write_text('{"conversations": 5}')
     result = run("import", str(bad), "--db", fresh, ok=False)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -38,6 +39,8 @@ MEMSET: dict[str, Any] = {
         }
     ],
 }
+
+EXCHANGE: dict[str, Any] = {**MEMSET["sessions"][0]["exchanges"][0], "partner": ""}
 
 LOCOMO: dict[str, Any] = {
     "sample_id": "s",
@@ -88,6 +91,35 @@ def test_the_well_formed_samples_load() -> None:
             {**MEMSET, "sessions": [{"id": "s1", "exchanges": ["I got a cat."]}]},
             "c1: session s1 exchange 1: not an object but a str",
         ),
+        # found by a review (session 45): each was a repr, a late error or a wrong score
+        (_memset(query="   "), "question q1: query is empty"),
+        (_memset(query=5), "question q1: query is text, not 5"),
+        (_memset(recent=[{"role": "bot", "text": "hi"}]), "role is one of user, partner"),
+        (_memset(type="None", evidence=[]), "question 1: type 'None' is spelled 'none'"),
+        (_memset(type="none"), "a 'none' question has nothing to find, but lists evidence"),
+        (_memset(asked_at="2026-04-30T09:00:00Z"), "before its evidence e1 happened"),
+        ({**MEMSET, "sessions": {"s1": []}}, "c1: sessions is a list, not a dict"),
+        ({k: v for k, v in MEMSET.items() if k != "sessions"}, "c1: has no 'sessions'"),
+        (
+            {**MEMSET, "sessions": [{"id": "s1", "exchanges": [{"id": "e1", "user": "x"}]}]},
+            "c1: session s1 exchange e1: has no 'at'",
+        ),
+        (
+            {**MEMSET, "sessions": [{"id": "s1", "exchanges": [{**EXCHANGE, "id": None}]}]},
+            "c1: session s1 exchange 1: id is text, not None",
+        ),
+        (
+            {**MEMSET, "sessions": [{"id": "s1", "exchanges": [EXCHANGE, EXCHANGE]}]},
+            "c1 exchange e1 appears twice",
+        ),
+        (
+            {**MEMSET, "sessions": [{"id": "s1", "exchanges": [{**EXCHANGE, "user": " "}]}]},
+            "c1 exchange e1: an exchange needs non-empty user or reply text",
+        ),
+        (
+            {**MEMSET, "questions": [MEMSET["questions"][0], MEMSET["questions"][0]]},
+            "c1 question q1 appears twice",
+        ),
     ],
 )
 def test_a_malformed_memsets_conversation_is_named(conversation: dict[str, Any], said: str) -> None:
@@ -113,6 +145,10 @@ def test_a_numeric_question_id_is_read_as_text() -> None:
             [{"question": 42, "evidence": ["D1:1"], "category": 2}],
             "qa item 1: question is text, not 42",
         ),
+        (
+            [{"question": "When did Ann camp?", "evidence": ["D1:1"], "category": "2"}],
+            "qa item 1: category is a whole number, not '2'",
+        ),
     ],
 )
 def test_a_malformed_locomo_sample_is_named(qa: Any, said: str) -> None:
@@ -135,3 +171,40 @@ def test_a_locomo_question_that_is_null_is_skipped_not_read_as_none() -> None:
         "qa": [{"question": None, "evidence": ["D1:1"], "category": 2}],
     }
     assert load_locomo(sample).questions == []
+
+
+@pytest.mark.parametrize(
+    ("session", "said"),
+    [
+        ([{"speaker": "Ann", "text": "hi"}], "session_1 turn 1: has no 'dia_id'"),
+        (["hi"], "session_1 turn 1: not an object but a str"),
+        ("hi", "session_1 is a list of turns, not a str"),
+        (
+            [{"speaker": "Ann", "dia_id": "D1:1", "text": "a"}] * 2,
+            "turn D1:1 appears twice",
+        ),
+    ],
+)
+def test_a_malformed_locomo_turn_is_named(session: Any, said: str) -> None:
+    """A turn without its id was ``malformed LoCoMo sample: KeyError('dia_id')``; two turns
+    of one id were both taken as the evidence."""
+    sample = copy.deepcopy(LOCOMO)
+    sample["conversation"]["session_1"] = session
+    with pytest.raises(EvaluationError, match="LoCoMo sample s") as caught:
+        load_locomo(sample)
+    assert said in str(caught.value)
+
+
+def test_a_time_without_a_zone_is_asked_in_the_configured_one() -> None:
+    """A naive ``at`` is read in ``time_zone``, but a naive ``asked_at`` was read as UTC: in
+    New York a question asked half an hour after its evidence was asked before it."""
+    from zoneinfo import ZoneInfo
+
+    from memengine import Config
+
+    conv = copy.deepcopy(MEMSET)
+    conv["sessions"][0]["exchanges"][0]["at"] = "2026-03-10T09:30:00"
+    conv["questions"][0]["asked_at"] = "2026-03-10T10:00:00"
+    localize = Config(time_zone="America/New_York").localize
+    asked = load_memset(conv, localize=localize).questions[0].asked_at
+    assert asked == datetime(2026, 3, 10, 10, tzinfo=ZoneInfo("America/New_York"))

@@ -3,8 +3,10 @@ as something else; messages that name what to do."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import shlex
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -230,3 +232,49 @@ def test_one_episode_is_read_by_id_only_for_its_own_agent_when_one_is_named(
         assert "4821" not in out.output
         mine = CliRunner().invoke(app, [command, str(secret), "-a", "alice", "--db", str(db)])
         assert mine.exit_code == 0, mine.output
+
+
+def test_an_eval_writes_its_json_before_its_tables_and_as_strict_json(tmp_path: Path) -> None:
+    """``eval … --json out.json | head -2`` lost the whole run (the JSON came after the
+    tables, and the closed pipe ended the command); an uncapped setting was written as
+    ``Infinity``, which strict JSON readers refuse."""
+    data = tmp_path / "set.json"
+    conversation = {
+        "id": "c1",
+        "sessions": [
+            {
+                "id": "s1",
+                "exchanges": [
+                    {"id": "e1", "at": "2026-05-01T09:00:00Z", "user": "I got a cat.",
+                     "partner": "Nice!"},
+                    {"id": "e2", "at": "2026-05-01T09:05:00Z", "user": "I parked on level 4.",
+                     "partner": "Noted"},
+                ],
+            }
+        ],
+        "questions": [
+            {"id": "q1", "type": "direct", "asked_at": "2026-05-02T09:00:00Z", "recent": [],
+             "query": "What pet do I have?", "evidence": ["e1"]},
+        ],
+    }  # fmt: skip
+    data.write_text(json.dumps({"conversations": [conversation]}))
+    (tmp_path / "cfg.toml").write_text("[lifecycle]\nmax_weighted_total = inf\n")
+    out = tmp_path / "out.json"
+    command = (
+        f"{shlex.quote(sys.executable)} -m memengine eval memset {data} -m bm25 -q "
+        f"--config {tmp_path / 'cfg.toml'} --json {out} | head -c 1 > /dev/null"
+    )
+    subprocess.run(["sh", "-c", command], check=True, timeout=300, cwd=tmp_path)
+    written = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(c))
+    assert written["settings"]["lifecycle.max_weighted_total"] is None
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.json")]
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
+def test_an_output_file_that_cannot_be_made_is_refused_before_the_run() -> None:
+    """``os.access`` says yes to root everywhere: ``--json /proc/out.json`` failed after the
+    whole run, with a raw ``[Errno 2]``."""
+    from memengine.cli._app import check_output
+
+    with pytest.raises(InvalidInput, match=r"cannot write /proc/out\.json"):
+        check_output(Path("/proc/out.json"))

@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -34,7 +35,7 @@ from rich.text import Text
 from ..clock import iso_text
 from ..config import Config, load_config
 from ..errors import InvalidInput, MemEngineError
-from ..text import json_escaped, quoted_name, shown_name, strip_controls
+from ..text import json_escaped, json_finite, quoted_name, shown_name, strip_controls
 
 __all__ = [
     "AgentOpt",
@@ -138,6 +139,36 @@ def check_output(path: Path | None) -> None:
         raise InvalidInput(f"cannot write {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise InvalidInput(f"cannot write {path}: permission denied")
+    if path.exists() and not path.is_file():
+        return  # a device or a pipe (/dev/stdout) is written to as it is
+    try:  # (os.access says yes to root everywhere, /proc and read-only mounts too)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{path.name}.", suffix=".try"):
+            pass
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def write_json_file(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` whole or not at all (under a temporary name
+    beside it, then renamed: a full disk leaves the file it replaces as it was); a number
+    that is not finite as null, as :func:`print_json` writes it. A device or a pipe is
+    written to as it is."""
+    text = json.dumps(json_finite(data), ensure_ascii=False, indent=2, default=_jsonable) + "\n"
+    if path.exists() and not path.is_file():
+        path.write_text(text, encoding="utf-8")
+        return
+    folder = path.resolve().parent
+    fd, partial = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
 
 
 def shown(text: str) -> str:
@@ -382,18 +413,8 @@ def interrupted_compaction(done: str) -> NoReturn:
 def print_json(data: Any) -> None:
     """Print JSON to stdout (no rich markup); a time as ISO 8601, a number that is not finite
     (an uncapped ``max_weighted_total``) as null, which strict JSON readers take."""
-    text = json.dumps(_finite(data), ensure_ascii=False, indent=2, default=_jsonable)
+    text = json.dumps(json_finite(data), ensure_ascii=False, indent=2, default=_jsonable)
     sys.stdout.write(json_escaped(text) + "\n")  # nothing in it a terminal acts on
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _jsonable(value: Any) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -17,8 +16,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from ._app import _finite as finite
-from ._app import app, check_output, console, err_console, guarded, whole
+from ._app import app, check_output, console, err_console, guarded, whole, write_json_file
 
 
 @app.command()
@@ -128,12 +126,12 @@ def bench(
 
             result = run_bench(cfg, update)
     data = result.to_json()
+    if json_path is not None:  # before the tables: a closed pipe (`| head`) ends the printing
+        write_json_file(json_path, data)  # NaN (no sample) as null, as the CLI's JSON
     # the tables are wide: when printing to a file or a pipe, do not squeeze them to 80 columns
     out = console if console.is_terminal else Console(width=160, highlight=False)
     print_report(data, out)
     if json_path is not None:
-        text = json.dumps(finite(data), ensure_ascii=False, indent=2, default=str)
-        json_path.write_text(text + "\n")  # NaN (no sample) as null, as the CLI's JSON
         console.print(f"wrote {json_path}", highlight=False)
     failed = cold.failures(data["sections"].get("cold", {}))
     if failed:

@@ -23,6 +23,7 @@ from ._app import (
     number,
     settings,
     whole,
+    write_json_file,
 )
 
 eval_app = typer.Typer(
@@ -100,7 +101,7 @@ def _run(
     swapped: int = 0,
     store_recent: bool = False,
 ) -> None:
-    from ..evaluation import run_locomo, run_memset, save_json
+    from ..evaluation import run_locomo, run_memset
     from ..evaluation.runner import check_result_path
     from ..memory import make_embedder
     from .eval_report import eval_progress, render
@@ -130,9 +131,10 @@ def _run(
             on_ingest=on_ingest,
             on_question=on_question,
         )
+    if json_out is not None:  # before the tables: a closed pipe (`| head`) ends the printing
+        write_json_file(json_out, result.to_json())
     render(result, console)
     if json_out is not None:
-        save_json(result, json_out)
         console.print(f"[dim]wrote {escape(str(json_out))}[/dim]", highlight=False, markup=True)
 
 

@@ -7,17 +7,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import EvaluationError
+from ..errors import EvaluationError, InvalidInput
+from ..importers import WIDE_BOMS, read_bounded
 
 __all__ = ["load_json", "select_conversations"]
 
 
 def load_json(path: Path) -> Any:
-    """Read a JSON evaluation file, turning I/O and syntax errors into EvaluationError."""
+    """Read a JSON evaluation file (UTF-8, or UTF-16/32 after a byte-order mark, as an
+    import reads it; at most :data:`.importers.MAX_STREAM_BYTES`), turning I/O and syntax
+    errors into EvaluationError."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        with Path(path).open("rb") as fh:
+            data = read_bounded(fh, str(path), advice="an evaluation file is smaller")
+        wide = next((codec for bom, codec in WIDE_BOMS if data.startswith(bom)), None)
+        return json.loads(data.decode(wide or "utf-8-sig"))
     except FileNotFoundError as exc:
         raise EvaluationError(f"no such file: {path}") from exc
+    except InvalidInput as exc:
+        raise EvaluationError(str(exc)) from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EvaluationError(f"{path}: cannot read JSON ({exc})") from exc
     except RecursionError as exc:

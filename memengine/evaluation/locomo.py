@@ -21,7 +21,7 @@ from typing import Any
 from ..clock import FixedClock
 from ..config import Config
 from ..embed.base import Embedder
-from ..errors import EvaluationError
+from ..errors import EvaluationError, InvalidInput
 from ..importers import parse_locomo_date, read_locomo
 from ..models import NewEpisode
 from .files import load_json, select_conversations
@@ -147,8 +147,8 @@ def _count(evidence: dict[str, dict[str, int]], group: str, key: str, n: int = 1
 
 def load_locomo(sample: dict[str, Any], *, agent: str = "default") -> LocomoConversation:
     """Episodes, scorable questions and evidence counts of one LoCoMo sample."""
+    sid = str(sample.get("sample_id", "?"))
     try:
-        sid = str(sample["sample_id"])
         episodes = list(read_locomo(sample, agent=agent))
         conv = sample["conversation"]
         # the dates of sessions that hold turns: some samples date sessions that have none
@@ -160,12 +160,20 @@ def load_locomo(sample: dict[str, Any], *, agent: str = "default") -> LocomoConv
             and k.endswith("_date_time")
             and conv.get(k.removesuffix("_date_time"))
         ]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise EvaluationError(f"malformed LoCoMo sample: {exc!r}") from exc
+    except InvalidInput as exc:
+        raise EvaluationError(f"LoCoMo sample {sid}: {exc}") from exc
+    except KeyError as exc:
+        raise EvaluationError(f"LoCoMo sample {sid} has no {exc.args[0]!r}") from exc
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise EvaluationError(f"malformed LoCoMo sample {sid}: {exc}") from exc
     if not episodes:
         raise EvaluationError(f"LoCoMo sample {sid} has no turns")
     last = max([*dates, *(e.occurred_at for e in episodes)])
-    valid = {str(e.metadata["dia_id"]) for e in episodes}
+    turns = [str(e.metadata["dia_id"]) for e in episodes]
+    valid = set(turns)
+    if len(valid) < len(turns):
+        twice = next(t for n, t in enumerate(turns) if t in turns[:n])
+        raise EvaluationError(f"LoCoMo sample {sid}: turn {twice} appears twice")
     questions: list[LocomoQuestion] = []
     evidence: dict[str, dict[str, int]] = {}
     listed = sample.get("qa", [])
@@ -177,6 +185,11 @@ def load_locomo(sample: dict[str, Any], *, agent: str = "default") -> LocomoConv
                 f"LoCoMo sample {sid}: qa item {n + 1} is not an object but a {type(qa).__name__}"
             )
         category = qa.get("category")
+        if isinstance(category, str | float | bool):  # ("2" would be skipped, unknown)
+            raise EvaluationError(
+                f"LoCoMo sample {sid}: qa item {n + 1}: category is a whole number, not "
+                f"{category!r}"
+            )
         if not isinstance(category, int) or category not in CATEGORIES:  # ([1] is unhashable)
             _count(evidence, "unknown category", "questions")
             _count(evidence, "unknown category", "skipped")
@@ -280,6 +293,9 @@ def run_locomo(
     if not isinstance(data, list) or not all(isinstance(s, dict) for s in data):
         raise EvaluationError(f"{path}: not a LoCoMo file (expected a JSON list of samples)")
     ids = [str(s.get("sample_id", f"sample-{i}")) for i, s in enumerate(data)]
+    twice = next((i for n, i in enumerate(ids) if i in ids[:n]), None)
+    if twice is not None:
+        raise EvaluationError(f"{path}: sample {twice} appears twice")
     chosen = set(select_conversations(ids, conversations))
     run = start_run(
         path,

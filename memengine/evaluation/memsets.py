@@ -15,19 +15,20 @@ where something was injected.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..arguments import ROLES, in_span
-from ..clock import FixedClock, ensure_aware, parse_iso
+from ..arguments import ROLES, checked_episode, in_span
+from ..clock import FixedClock, ensure_aware, iso_text, parse_iso
 from ..config import Config
 from ..embed.base import Embedder
 from ..errors import EvaluationError, InvalidInput
 from ..importers import read_memsets
 from ..models import NewEpisode
+from ..text import is_blank
 from .files import load_json, select_conversations
 from .metrics import mean, precision, recall_at_k
 from .provenance import changed_settings, code_info
@@ -93,12 +94,21 @@ class MemsetConversation:
     evidence: dict[str, int] = field(default_factory=dict)
 
 
-def load_memset(conversation: dict[str, Any], *, agent: str = "default") -> MemsetConversation:
-    """Episodes and questions of one memsets conversation (evidence ids checked)."""
+def load_memset(
+    conversation: dict[str, Any],
+    *,
+    agent: str = "default",
+    localize: Callable[[datetime], datetime] | None = None,
+) -> MemsetConversation:
+    """Episodes and questions of one memsets conversation (evidence ids checked). A time
+    without a zone (``asked_at``, as an exchange's ``at``) is read by ``localize``
+    (:meth:`.Config.localize`: in the configured ``time_zone``), else as UTC."""
+    cid = str(conversation.get("id", "?"))
     try:
-        cid = str(conversation["id"])
         episodes = list(read_memsets(conversation, agent=agent))
-        valid = {str(e.metadata["exchange_id"]) for e in episodes}
+        times = _exchange_times(episodes, cid, localize)
+        valid = set(times)
+        seen: set[str] = set()
         listed = conversation.get("questions", [])
         if not isinstance(listed, list):
             raise EvaluationError(
@@ -116,29 +126,68 @@ def load_memset(conversation: dict[str, Any], *, agent: str = "default") -> Mems
             counts["raw_ids"] += len(raw)
             counts["dropped"] += sum(1 for x in raw if x not in valid)
             qtype = _text(q, "type", where, default="direct")
+            if qtype != NONE and qtype.strip().lower() == NONE:
+                raise EvaluationError(f"{where}: type {qtype!r} is spelled {NONE!r}")
+            if qtype == NONE and raw:
+                raise EvaluationError(
+                    f"{where}: a {NONE!r} question has nothing to find, but lists evidence {raw}"
+                )
             if qtype != NONE and not ids:
                 counts["skipped"] += 1
                 continue
             try:
-                questions.append(
-                    MemsetQuestion(
-                        id=_text(q, "id", where),
-                        type=qtype,
-                        asked_at=_asked_at(q, where),
-                        recent=_recent(q, where),
-                        query=_text(q, "query", where),
-                        evidence=ids if qtype != NONE else (),
-                    )
+                question = MemsetQuestion(
+                    id=_text(q, "id", where),
+                    type=qtype,
+                    asked_at=_asked_at(q, where, localize),
+                    recent=_recent(q, where),
+                    query=_text(q, "query", where),
+                    evidence=ids if qtype != NONE else (),
                 )
             except KeyError as exc:
                 raise EvaluationError(f"{where} has no {exc.args[0]!r}") from exc
+            where = f"memsets conversation {cid} question {question.id}"
+            if question.id in seen:
+                raise EvaluationError(f"{where} appears twice")
+            seen.add(question.id)
+            if not isinstance(q["query"], str):
+                raise EvaluationError(f"{where}: query is text, not {q['query']!r}")
+            if is_blank(question.query):
+                raise EvaluationError(f"{where}: query is empty")
+            later = [x for x in ids if times[x] > question.asked_at]
+            if later:
+                raise EvaluationError(
+                    f"{where} is asked at {iso_text(question.asked_at)}, before its evidence "
+                    f"{later[0]} happened ({iso_text(times[later[0]])}): nothing of the future "
+                    "is searched"
+                )
+            questions.append(question)
     except InvalidInput as exc:  # an exchange read_memsets cannot read
         raise EvaluationError(f"memsets conversation {cid}: {exc}") from exc
-    except (KeyError, TypeError, ValueError) as exc:
-        raise EvaluationError(f"malformed memsets conversation: {exc!r}") from exc
     if not episodes:
         raise EvaluationError(f"memsets conversation {cid} has no exchanges")
     return MemsetConversation(cid, episodes, questions, counts)
+
+
+def _exchange_times(
+    episodes: Sequence[NewEpisode], cid: str, localize: Callable[[datetime], datetime] | None
+) -> dict[str, datetime]:
+    """When each exchange happened, by its id (aware: a naive ``at`` read by ``localize``),
+    every exchange checked as an add would check it: an EvaluationError names the one that
+    would be refused, or an id that two exchanges share."""
+    times: dict[str, datetime] = {}
+    for ep in episodes:
+        xid = str(ep.metadata["exchange_id"])
+        where = f"memsets conversation {cid} exchange {xid}"
+        if xid in times:
+            raise EvaluationError(f"{where} appears twice (evidence names one exchange)")
+        try:
+            checked_episode(ep)
+        except InvalidInput as exc:
+            raise EvaluationError(f"{where}: {exc}") from exc
+        at = localize(ep.occurred_at) if localize is not None else ep.occurred_at
+        times[xid] = ensure_aware(at)
+    return times
 
 
 def _listed(question: dict[str, Any], key: str, where: str) -> list[Any]:
@@ -171,18 +220,26 @@ def _recent(question: dict[str, Any], where: str) -> list[dict[str, str]]:
             )
         if not isinstance(m["text"], str):
             raise EvaluationError(f"{where}: a recent message's text is text, not {m['text']!r}")
-        if not isinstance(m.get("role", "user"), str):
-            raise EvaluationError(f"{where}: a recent message's role is text, not {m['role']!r}")
+        role = m.get("role", "user")
+        if not isinstance(role, str):
+            raise EvaluationError(f"{where}: a recent message's role is text, not {role!r}")
+        if role not in ROLES:
+            raise EvaluationError(
+                f"{where}: a recent message's role is one of {', '.join(ROLES)}, not {role!r}"
+            )
     return [{"role": m.get("role", "user"), "text": m["text"]} for m in messages]
 
 
-def _asked_at(question: dict[str, Any], where: str) -> datetime:
-    """A question's ``asked_at``, ISO 8601 text."""
+def _asked_at(
+    question: dict[str, Any], where: str, localize: Callable[[datetime], datetime] | None
+) -> datetime:
+    """A question's ``asked_at``, ISO 8601 text (without a zone: read by ``localize``)."""
     value = question["asked_at"]
     if not isinstance(value, str):
         raise EvaluationError(f"{where}: asked_at is a time as ISO 8601 text, not {value!r}")
     try:
-        moment = ensure_aware(parse_iso(value))
+        moment = parse_iso(value)
+        moment = ensure_aware(localize(moment) if localize is not None else moment)
     except ValueError as exc:
         raise EvaluationError(f"{where}: asked_at is not an ISO 8601 time: {value!r}") from exc
     try:  # (the clock is set to it: a time no memory keeps would be refused there)
@@ -255,7 +312,7 @@ def run_memset(
     run = start_run(
         files[0],
         [
-            replace(load_memset(c, agent=config.agent), id=cid)
+            replace(load_memset(c, agent=config.agent, localize=config.localize), id=cid)
             for cid, c in raw.items()
             if cid in chosen
         ],
@@ -272,7 +329,7 @@ def run_memset(
     plans, convs = run.plans, run.conversations
     results: list[QuestionResult] = []
     for c in convs:
-        last = max(ensure_aware(e.occurred_at) for e in c.episodes)
+        last = max(ensure_aware(config.localize(e.occurred_at)) for e in c.episodes)
         clock = FixedClock(last + timedelta(days=1))
         with run.stores(c, clock) as mems:
             for q in c.questions:
@@ -389,7 +446,14 @@ def _read_conversations(files: Sequence[Path]) -> dict[str, dict[str, Any]]:
         for i, conv in enumerate(data["conversations"]):
             if not isinstance(conv, dict):
                 raise EvaluationError(f"{f}: conversation {i + 1} is not an object")
-            cid = prefix + str(conv.get("id", f"conversation-{i}"))
+            given = conv.get("id", f"conversation-{i + 1}")
+            if (
+                isinstance(given, bool)
+                or not isinstance(given, str | int)
+                or not str(given).strip()
+            ):
+                raise EvaluationError(f"{f}: conversation {i + 1}: id is text, not {given!r}")
+            cid = prefix + str(given)
             if cid in out:
                 raise EvaluationError(
                     f"conversation {cid} appears twice"

@@ -33,6 +33,7 @@ from ..embed.cache import CachingEmbedder
 from ..errors import EvaluationError, InvalidInput
 from ..memory import Memory
 from ..models import NewEpisode, Retrieval
+from ..text import json_finite
 from .metrics import mean_by_group
 from .padding import PaddingInfo, pad_conversations
 
@@ -421,7 +422,8 @@ def check_result_path(
 
 
 def save_json(result: EvalResult, path: Path) -> None:
-    """Write ``result`` as JSON to ``path``."""
+    """Write ``result`` as JSON to ``path`` (a number that is not finite as null)."""
     Path(path).write_text(
-        json.dumps(result.to_json(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+        json.dumps(json_finite(result.to_json()), ensure_ascii=False, indent=2) + "\n",
+        encoding="utf-8",
     )
