@@ -9,6 +9,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from memengine import (
     Memory,
     NewEpisode,
     NotFound,
+    StoreError,
     load_config,
 )
 from memengine.cli import app
@@ -278,3 +280,31 @@ def test_an_output_file_that_cannot_be_made_is_refused_before_the_run() -> None:
 
     with pytest.raises(InvalidInput, match=r"cannot write /proc/out\.json"):
         check_output(Path("/proc/out.json"))
+
+
+def test_a_write_to_a_file_deleted_under_the_memory_is_an_error_not_lost(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A file deleted while open: the next thread's connection made a new empty file (whose
+    reads said "no such table: meta"), and an add through an older connection returned an
+    id for an exchange stored in the deleted file, lost at close."""
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    mem.add_exchange("my cat is called Mochi", "cute")
+    for side in ("", "-wal", "-shm"):
+        Path(f"{db_path}{side}").unlink(missing_ok=True)
+    with pytest.raises(StoreError, match="was deleted while this memory had it open"):
+        mem.add_exchange("I moved to Osaka", "congrats")
+    found: list[BaseException] = []
+
+    def other_thread() -> None:
+        try:
+            mem.retrieve("the cat?")
+        except StoreError as exc:
+            found.append(exc)
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    worker.join()
+    assert found and f"cannot open {db_path}" in str(found[0])
+    mem.close()
+    assert not db_path.exists()  # (no new empty file made in its place)

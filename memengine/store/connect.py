@@ -155,6 +155,7 @@ class Connections:
         self._wal, self._shm = log_files(path)
         self.module = sqlite_module()
         self._pool_size = pool_size
+        self._identity: tuple[int, int] | None = None  # the file's (device, inode), once open
         self.engine = self._engine(access)
         self._generation = 0  # raised each time an immutable file is opened anew
         self._retired: list[sa.Engine] = []
@@ -181,10 +182,20 @@ class Connections:
             database = uri
         else:
             database = str(self.path)
+        again = f"file:{quote(str(self.path.resolve()))}?mode=rw"
+
+        def connect() -> Any:
+            if access == "rw" and self._identity is not None:  # never make the file anew:
+                return module.connect(again, **options, uri=True)  # (it was deleted)
+            conn = module.connect(database, **options)
+            if access == "rw" and self._identity is None:
+                self._identity = _identity(self.path)
+            return conn
+
         engine = sa.create_engine(
             "sqlite://",
             module=module,
-            creator=lambda: module.connect(database, **options),
+            creator=connect,
             poolclass=QueuePool,
             pool_size=self._pool_size,
             max_overflow=-1,  # each thread keeps one while it lives: any number of threads
@@ -421,10 +432,26 @@ class Connections:
                 with self._writers_turn(wait_s) as left_ms:
                     _waiting(cur, "BEGIN IMMEDIATE", left_ms, self._busy_ms)
                     with self._rolled_back_on_error(cur):
+                        self._check_same_file()
                         yield cur
                         cur.execute("COMMIT")
             except self.module.Error as exc:
                 raise self._store_error(exc) from exc
+
+    def _check_same_file(self) -> None:
+        """A :class:`.StoreError` when the file at the path is no longer the one this memory
+        opened (deleted, or another moved in its place): a write would go to a file that
+        no one can open again, and be lost when the memory closes."""
+        now = _identity(self.path)
+        if self._identity is None:
+            self._identity = now  # (a connection made before the file was: the first write)
+        if now is None or now != self._identity:
+            what = "deleted" if now is None else "replaced by another file"
+            raise StoreError(
+                f"{self.path} was {what} while this memory had it open: nothing of this "
+                "write is stored; close the memory and open the file again (a copy of what "
+                "it held is in a backup or an export, if one was made)"
+            )
 
     def vacuum(self, *, wait_s: float | None = None) -> None:
         """Rebuild the file without its free pages (``VACUUM``), taking the writers' turn
@@ -634,6 +661,15 @@ def read_only_access(path: Path) -> Access:
     """
     wal, shm = log_files(path)
     return "ro" if _writer_signs(shm, wal) else "immutable"
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path`` (None: there is none)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _out_of_descriptors() -> bool:
