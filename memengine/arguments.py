@@ -198,13 +198,11 @@ def _shown(text: str | None, copied: bool = False) -> str | None:
 
 
 def switches(*, maybe: Collection[str] = (), **values: object) -> None:
-    """An :class:`.InvalidInput` naming the first of ``values`` that is not True or False
-    (numpy's bool too), or None for a name in ``maybe``: ``record="no"`` would be true."""
+    """An :class:`.InvalidInput` naming the first of ``values`` that is not True or False,
+    or None for a name in ``maybe``: ``record="no"`` would be true (and numpy's
+    ``False_`` is not ``False``, which the code compares with, so it is refused too)."""
     for name, value in values.items():
         if isinstance(value, bool) or (value is None and name in maybe):
-            continue
-        kind = type(value)
-        if kind.__module__ == "numpy" and "bool" in kind.__name__:
             continue
         choices = "True, False or None" if name in maybe else "True or False"
         raise InvalidInput(f"{name} is {choices}, not {value!r}"[:200])

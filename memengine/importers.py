@@ -26,7 +26,7 @@ from typing import IO, Any, Literal
 
 from pydantic import ValidationError
 
-from .arguments import agent_name, checked_episode
+from .arguments import agent_name, checked_episode, switches
 from .clock import iso_text, parse_iso
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
@@ -258,7 +258,9 @@ def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[N
         turns = conv.get(f"session_{n}") or []
         if not isinstance(turns, list):
             raise InvalidInput(f"session_{n} is a list of turns, not a {type(turns).__name__}")
-        if turns and f"session_{n}_date_time" not in conv:
+        if not turns:  # (a session without turns needs no date)
+            continue
+        if f"session_{n}_date_time" not in conv:
             raise InvalidInput(f"session_{n} has no session_{n}_date_time")
         try:
             start = parse_locomo_date(conv[f"session_{n}_date_time"])
@@ -430,6 +432,7 @@ def read_file(
     or with ``per_conversation`` one agent per conversation, ``<agent>/<id>``.
     InvalidInput names what is wrong, before anything is stored.
     """
+    switches(per_conversation=per_conversation)
     file = Path(checked_path(path, "an import reads a file's path (a str)"))
     if file.is_dir():
         raise InvalidInput(f"{file} is a folder: give the file to import")

@@ -534,6 +534,7 @@ class Memory:
         the original's ``-wal`` and ``-shm`` (SQLite would replay them onto the copy), and
         put the copy in its place.
         """
+        args.switches(overwrite=overwrite)
         checked_path(dest, "a backup goes to a file's path (a str)")
         if not str(os.fspath(dest)).strip():
             raise InvalidInput("a backup needs a file's path, not an empty one")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 from .clock import parse_iso
+from .text import cut_at
 
 __all__ = [
     "DEGRADED_PARTS",
@@ -123,13 +124,25 @@ class _Model(BaseModel):
         """The fields, each text cut to :data:`REPR_CHARS` characters: a logged retrieval
         does not write its users' memories out in full."""
         for name, value in super().__repr_args__():
-            if isinstance(value, str) and len(value) > REPR_CHARS:
-                value = f"{value[:REPR_CHARS]}… ({len(value):,} characters)"
-            yield name, value
+            yield name, _cut_for_repr(value)
 
 
 REPR_CHARS = 60
 """How much of a text ``repr()`` of a model shows."""
+
+
+def _cut_for_repr(value: Any) -> Any:
+    """``value`` with each text in it (in tuples, lists and dicts too) cut to about
+    :data:`REPR_CHARS` characters, where a reader sees a character end (:func:`.cut_at`)."""
+    if isinstance(value, str) and len(value) > REPR_CHARS:
+        return f"{value[: cut_at(value, REPR_CHARS)]}… ({len(value):,} characters)"
+    if isinstance(value, list):
+        return [_cut_for_repr(v) for v in value]
+    if isinstance(value, tuple):  # (a named tuple is shown as a plain one)
+        return tuple(_cut_for_repr(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _cut_for_repr(v) for k, v in value.items()}
+    return value
 
 
 class Message(_Model):

@@ -81,6 +81,44 @@ def is_stream(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+def write_text_file(out: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``out`` as an export is written: a stream (:func:`is_stream`) where
+    it points; a regular file whole or not at all, beside the file a symbolic link names,
+    then moved into place with the old file's permissions (a new file gets the umask's)."""
+    if is_stream(out):
+        with open(out, "a", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        return
+    target = Path(os.path.realpath(out))
+    remove_stale_partials(target)
+    part = partial_path(target)
+    try:
+        with open(part, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if target.exists():
+            os.chmod(part, stat.S_IMODE(target.stat().st_mode))
+        os.replace(part, target)
+    finally:
+        part.unlink(missing_ok=True)
+
+
+def can_write(out: str | os.PathLike[str]) -> None:
+    """An :class:`.InvalidInput` now when :func:`write_text_file` could not make ``out``
+    later (its folder refuses a new file: a read-only mount, ``/proc``), by making and
+    removing the partial copy's name there: ``os.access`` says yes to root everywhere."""
+    if is_stream(out):
+        return
+    trial = partial_path(Path(os.path.realpath(out)))
+    try:
+        with open(trial, "x", encoding="utf-8"):
+            pass
+        trial.unlink()
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {out}: {exc.strerror or exc}") from exc
+
+
 def write_jsonl(
     out: IO[str] | str | os.PathLike[str],
     batches: Callable[[], Iterable[list[tuple[Episode, datetime | None]]]],
@@ -97,6 +135,7 @@ def write_jsonl(
     written in place, appended to. The ``database``'s own files are refused
     (:class:`.InvalidInput`), under any name, and so is a regular file that exists,
     unless ``overwrite``."""
+    args.switches(overwrite=overwrite)
     if isinstance(out, (str, os.PathLike)) or not callable(getattr(out, "write", None)):
         checked_path(out, "an export goes to a path (a str) or an open text file")
     elif isinstance(out, (io.RawIOBase, io.BufferedIOBase)) or (

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import copy
+import json
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -208,3 +210,28 @@ def test_a_time_without_a_zone_is_asked_in_the_configured_one() -> None:
     localize = Config(time_zone="America/New_York").localize
     asked = load_memset(conv, localize=localize).questions[0].asked_at
     assert asked == datetime(2026, 3, 10, 10, tzinfo=ZoneInfo("America/New_York"))
+
+
+def test_an_error_names_the_conversation_as_the_run_does(tmp_path: Path) -> None:
+    """With two files, a run calls the second's c1 ``b/c1``, but its errors said ``c1`` (the
+    first file's has that id too); a conversation without an id was ``?``."""
+    from memengine import Config
+    from memengine.evaluation.memsets import run_memset
+
+    from .helpers import HashEmbedder
+
+    good, bad = tmp_path / "a.json", tmp_path / "b.json"
+    good.write_text(json.dumps({"conversations": [copy.deepcopy(MEMSET)]}))
+    bad.write_text(json.dumps({"conversations": [_memset(query=" ")]}))
+    with pytest.raises(EvaluationError, match="memsets conversation b/c1 question q1: query"):
+        run_memset([good, bad], config=Config(), embedder=HashEmbedder())
+    nameless = {k: v for k, v in _memset(query=" ").items() if k != "id"}
+    bad.write_text(json.dumps({"conversations": [nameless]}))
+    with pytest.raises(EvaluationError, match="conversation conversation-1 question q1"):
+        run_memset(bad, config=Config(), embedder=HashEmbedder())
+
+
+def test_a_locomo_session_without_turns_needs_no_date() -> None:
+    sample = copy.deepcopy(LOCOMO)
+    sample["conversation"]["session_2"] = []
+    assert [q.evidence for q in load_locomo(sample).questions] == [("D1:1",)]

@@ -71,7 +71,9 @@ def test_switches_of_another_type_are_refused(db_path: Path, clock: FixedClock) 
             mem.retrieve("the cat's name?", record="no")  # type: ignore[arg-type]
         with pytest.raises(InvalidInput, match="deep is True or False"):
             mem.retrieve("the cat's name?", deep=1)  # type: ignore[arg-type]
-        r = mem.retrieve("the cat's name?", record=np.bool_(False))  # numpy's bool is one
+        with pytest.raises(InvalidInput, match=r"not np\.False_"):  # (``is not False``)
+            mem.retrieve("the cat's name?", record=np.bool_(False))  # type: ignore[arg-type]
+        r = mem.retrieve("the cat's name?", record=False)
         assert mem.retrieve("the cat's name?").turn_id == 1  # the first turn recorded
         with pytest.raises(InvalidInput, match="principles is True or False"):
             mem.pack(r, principles="no")  # type: ignore[arg-type]
@@ -157,6 +159,10 @@ def test_the_repr_of_a_retrieval_does_not_write_the_memories_out_in_full(mem: Me
     assert r.results and len(repr(r)) < 4000 and len(str(r)) < 4000
     assert "(25,031 characters)" in repr(r.results[0].episode)
     assert r.results[0].episode.user_text == paste  # (the text itself is whole)
+    long_query = mem.retrieve("my diary says " + "secret " * 80, record=False)
+    assert "secret " * 20 not in repr(long_query)  # (in its queries, a tuple, too)
+    kana = NewEpisode(user_text="x" * 59 + "ｶﾞ" + "y" * 20, occurred_at=datetime.now(timezone.utc))
+    assert "xｶ…" not in repr(kana) and "x… (81 characters)" in repr(kana)
 
 
 def test_a_forget_whose_log_a_reader_kept_exits_1_and_says_what_to_run(
@@ -308,3 +314,37 @@ def test_a_write_to_a_file_deleted_under_the_memory_is_an_error_not_lost(
     assert found and f"cannot open {db_path}" in str(found[0])
     mem.close()
     assert not db_path.exists()  # (no new empty file made in its place)
+
+
+def test_a_backup_or_export_over_a_file_takes_overwrite_as_a_switch(
+    mem: Memory, tmp_path: Path
+) -> None:
+    """``backup(dest, overwrite="no")`` replaced the file: any true value did."""
+    mem.add_exchange("my cat is called Mochi", "cute")
+    keep = tmp_path / "keep.db"
+    keep.write_text("mine")
+    with pytest.raises(InvalidInput, match="overwrite is True or False, not 'no'"):
+        mem.backup(keep, overwrite="no")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="overwrite is True or False, not 'no'"):
+        mem.export(keep, overwrite="no")  # type: ignore[arg-type]
+    assert keep.read_text() == "mine"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX links, modes and /dev/stdout")
+def test_a_json_result_is_written_as_an_export_is(tmp_path: Path) -> None:
+    """The JSON file written before the tables replaced a symbolic link with a file, gave
+    the result mode 0600, and ``--json /dev/stdout`` failed (a rename onto a device)."""
+    command = [sys.executable, "-m", "memengine", "bench-llm", "--delays", "1", "--turns", "1"]
+    real, link = tmp_path / "real.json", tmp_path / "link.json"
+    subprocess.run([*command, "--json", str(real)], check=True, timeout=120, capture_output=True)
+    real.chmod(0o640)
+    link.symlink_to(real.name)
+    before = real.stat().st_mtime_ns
+    subprocess.run([*command, "--json", str(link)], check=True, timeout=120, capture_output=True)
+    assert link.is_symlink() and real.stat().st_mtime_ns > before
+    assert real.stat().st_mode & 0o777 == 0o640 and json.loads(real.read_text())
+    out = subprocess.run(
+        [*command, "--json", "/dev/stdout"], check=True, timeout=120, capture_output=True, text=True
+    ).stdout
+    table, _, rest = out.partition("\n[")
+    assert "latency" in table and json.loads("[" + rest)  # the tables, then the JSON

@@ -11,7 +11,6 @@ import os
 import re
 import signal
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -130,7 +129,9 @@ err_console = _console(stderr=True)
 def check_output(path: Path | None) -> None:
     """Refuse an output file that cannot be written (no such folder, a folder) before a
     long run, not after it: a ``make eval`` or ``make bench`` takes minutes."""
-    if path is None:
+    from ..transfer import can_write, is_stream  # (here: the command line starts faster)
+
+    if path is None or is_stream(path):  # (/dev/stdout is written where it points)
         return
     if path.is_dir():
         raise InvalidInput(f"cannot write {path}: it is a folder")
@@ -139,36 +140,36 @@ def check_output(path: Path | None) -> None:
         raise InvalidInput(f"cannot write {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise InvalidInput(f"cannot write {path}: permission denied")
-    if path.exists() and not path.is_file():
-        return  # a device or a pipe (/dev/stdout) is written to as it is
-    try:  # (os.access says yes to root everywhere, /proc and read-only mounts too)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{path.name}.", suffix=".try"):
-            pass
-    except OSError as exc:
-        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from exc
+    can_write(path)
+
+
+def shown_with_json(path: Path | None, data: Any, show: Callable[[], None]) -> None:
+    """``show()`` the tables and write ``data`` to the JSON file ``path`` (when given): the
+    file first, so that a pipe closed while the tables print (``| head``) loses nothing;
+    a stream (``--json /dev/stdout``) after them, so the two do not overwrite each other."""
+    from ..transfer import is_stream
+
+    later = path is not None and is_stream(path)
+    if path is not None and not later:
+        write_json_file(path, data)
+    show()
+    if path is not None and later:
+        sys.stdout.flush()
+        write_json_file(path, data)
 
 
 def write_json_file(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` whole or not at all (under a temporary name
-    beside it, then renamed: a full disk leaves the file it replaces as it was); a number
-    that is not finite as null, as :func:`print_json` writes it. A device or a pipe is
-    written to as it is."""
+    """Write ``data`` as JSON to ``path`` as an export is written (whole or not at all,
+    through a symbolic link, with the old file's permissions; a device or a pipe such as
+    ``/dev/stdout`` where it points), a number that is not finite as null, as
+    :func:`print_json` writes it."""
+    from ..transfer import write_text_file
+
     text = json.dumps(json_finite(data), ensure_ascii=False, indent=2, default=_jsonable) + "\n"
-    if path.exists() and not path.is_file():
-        path.write_text(text, encoding="utf-8")
-        return
-    folder = path.resolve().parent
-    fd, partial = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".partial")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(partial, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(partial)
-        raise
+        write_text_file(path, text)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def shown(text: str) -> str:

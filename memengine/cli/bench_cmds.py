@@ -16,7 +16,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from ._app import app, check_output, console, err_console, guarded, whole, write_json_file
+from ._app import app, check_output, console, err_console, guarded, shown_with_json, whole
 
 
 @app.command()
@@ -126,11 +126,9 @@ def bench(
 
             result = run_bench(cfg, update)
     data = result.to_json()
-    if json_path is not None:  # before the tables: a closed pipe (`| head`) ends the printing
-        write_json_file(json_path, data)  # NaN (no sample) as null, as the CLI's JSON
     # the tables are wide: when printing to a file or a pipe, do not squeeze them to 80 columns
     out = console if console.is_terminal else Console(width=160, highlight=False)
-    print_report(data, out)
+    shown_with_json(json_path, data, lambda: print_report(data, out))  # NaN as null
     if json_path is not None:
         console.print(f"wrote {json_path}", highlight=False)
     failed = cold.failures(data["sections"].get("cold", {}))

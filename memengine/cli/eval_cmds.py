@@ -22,8 +22,8 @@ from ._app import (
     guarded,
     number,
     settings,
+    shown_with_json,
     whole,
-    write_json_file,
 )
 
 eval_app = typer.Typer(
@@ -131,9 +131,7 @@ def _run(
             on_ingest=on_ingest,
             on_question=on_question,
         )
-    if json_out is not None:  # before the tables: a closed pipe (`| head`) ends the printing
-        write_json_file(json_out, result.to_json())
-    render(result, console)
+    shown_with_json(json_out, result.to_json(), lambda: render(result, console))
     if json_out is not None:
         console.print(f"[dim]wrote {escape(str(json_out))}[/dim]", highlight=False, markup=True)
 

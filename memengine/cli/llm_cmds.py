@@ -108,7 +108,7 @@ def bench_llm(
     """Measure full LLM turns against a scripted LLM answering after each delay (offline)."""
     from ..evaluation.llm_latency import is_latency_result, run_llm_latency
     from ..evaluation.runner import check_result_path
-    from ._app import check_output, progress_bar, write_json_file
+    from ._app import check_output, progress_bar, shown_with_json
 
     check_output(json_path)
     check_result_path(json_path, command="memengine bench-llm", is_result=is_latency_result)
@@ -116,8 +116,6 @@ def bench_llm(
     values = delays_ms(delays)
     with progress_bar("LLM latency turns") as bar:
         rows = run_llm_latency(values, turns, bar, llm=cfg.llm)
-    if json_path is not None:
-        write_json_file(json_path, rows)
-    print_latency_table(rows)
+    shown_with_json(json_path, rows, lambda: print_latency_table(rows))
     if json_path is not None:
         err_console.print(f"wrote {json_path}")

@@ -145,9 +145,12 @@ def _count(evidence: dict[str, dict[str, int]], group: str, key: str, n: int = 1
     bucket[key] += n
 
 
-def load_locomo(sample: dict[str, Any], *, agent: str = "default") -> LocomoConversation:
-    """Episodes, scorable questions and evidence counts of one LoCoMo sample."""
-    sid = str(sample.get("sample_id", "?"))
+def load_locomo(
+    sample: dict[str, Any], *, agent: str = "default", name: str | None = None
+) -> LocomoConversation:
+    """Episodes, scorable questions and evidence counts of one LoCoMo sample (``name``: its
+    name, default its ``sample_id``)."""
+    sid = name if name is not None else str(sample.get("sample_id", "?"))
     try:
         episodes = list(read_locomo(sample, agent=agent))
         conv = sample["conversation"]
@@ -299,7 +302,11 @@ def run_locomo(
     chosen = set(select_conversations(ids, conversations))
     run = start_run(
         path,
-        [load_locomo(s, agent=config.agent) for s, i in zip(data, ids, strict=True) if i in chosen],
+        [
+            load_locomo(s, agent=config.agent, name=i)
+            for s, i in zip(data, ids, strict=True)
+            if i in chosen
+        ],
         config=config,
         embedder=embedder,
         modes=modes,

@@ -99,11 +99,13 @@ def load_memset(
     *,
     agent: str = "default",
     localize: Callable[[datetime], datetime] | None = None,
+    name: str | None = None,
 ) -> MemsetConversation:
     """Episodes and questions of one memsets conversation (evidence ids checked). A time
     without a zone (``asked_at``, as an exchange's ``at``) is read by ``localize``
-    (:meth:`.Config.localize`: in the configured ``time_zone``), else as UTC."""
-    cid = str(conversation.get("id", "?"))
+    (:meth:`.Config.localize`: in the configured ``time_zone``), else as UTC. ``name`` is
+    the conversation's in errors (default: its ``id``)."""
+    cid = name if name is not None else str(conversation.get("id", "?"))
     try:
         episodes = list(read_memsets(conversation, agent=agent))
         times = _exchange_times(episodes, cid, localize)
@@ -231,7 +233,7 @@ def _recent(question: dict[str, Any], where: str) -> list[dict[str, str]]:
 
 
 def _asked_at(
-    question: dict[str, Any], where: str, localize: Callable[[datetime], datetime] | None
+    question: dict[str, Any], where: str, localize: Callable[[datetime], datetime] | None = None
 ) -> datetime:
     """A question's ``asked_at``, ISO 8601 text (without a zone: read by ``localize``)."""
     value = question["asked_at"]
@@ -312,7 +314,7 @@ def run_memset(
     run = start_run(
         files[0],
         [
-            replace(load_memset(c, agent=config.agent, localize=config.localize), id=cid)
+            replace(load_memset(c, agent=config.agent, localize=config.localize, name=cid), id=cid)
             for cid, c in raw.items()
             if cid in chosen
         ],

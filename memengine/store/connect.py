@@ -175,18 +175,18 @@ class Connections:
         module = self.module
         options: dict[str, Any] = {"check_same_thread": False, "isolation_level": None}
         if access != "rw":  # a file URI: SQLite itself refuses every write
-            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+            uri = f"file:{_uri_path(self.path)}?mode=ro"
             if access == "immutable":
                 uri += "&immutable=1"
             options.update(uri=True)
             database = uri
         else:
             database = str(self.path)
-        again = f"file:{quote(str(self.path.resolve()))}?mode=rw"
 
         def connect() -> Any:
             if access == "rw" and self._identity is not None:  # never make the file anew:
-                return module.connect(again, **options, uri=True)  # (it was deleted)
+                again = f"file:{_uri_path(self.path)}?mode=rw"  # (it may have been deleted)
+                return module.connect(again, **options, uri=True)
             conn = module.connect(database, **options)
             if access == "rw" and self._identity is None:
                 self._identity = _identity(self.path)
@@ -661,6 +661,12 @@ def read_only_access(path: Path) -> Access:
     """
     wal, shm = log_files(path)
     return "ro" if _writer_signs(shm, wal) else "immutable"
+
+
+def _uri_path(path: str | os.PathLike[str]) -> str:
+    """``path``, resolved, as the path of an SQLite file URI (its bytes quoted: a name that
+    is not UTF-8 keeps them)."""
+    return quote(os.fsencode(Path(path).resolve()))
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
