@@ -131,10 +131,12 @@ def check_output(path: Path | None) -> None:
     long run, not after it: a ``make eval`` or ``make bench`` takes minutes."""
     from ..transfer import can_write, is_stream  # (here: the command line starts faster)
 
-    if path is None or is_stream(path):  # (/dev/stdout is written where it points)
+    if path is None:
         return
     if path.is_dir():
         raise InvalidInput(f"cannot write {path}: it is a folder")
+    if is_stream(path):  # (/dev/stdout is written where it points)
+        return
     folder = path.resolve().parent
     if not folder.is_dir():
         raise InvalidInput(f"cannot write {path}: folder {folder} does not exist")
