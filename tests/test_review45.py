@@ -298,7 +298,7 @@ def test_a_write_to_a_file_deleted_under_the_memory_is_an_error_not_lost(
     mem.add_exchange("my cat is called Mochi", "cute")
     for side in ("", "-wal", "-shm"):
         Path(f"{db_path}{side}").unlink(missing_ok=True)
-    with pytest.raises(StoreError, match="was deleted while this memory had it open"):
+    with pytest.raises(StoreError, match="was deleted or moved while this memory had it open"):
         mem.add_exchange("I moved to Osaka", "congrats")
     found: list[BaseException] = []
 

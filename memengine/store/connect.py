@@ -446,7 +446,7 @@ class Connections:
         if self._identity is None:
             self._identity = now  # (a connection made before the file was: the first write)
         if now is None or now != self._identity:
-            what = "deleted" if now is None else "replaced by another file"
+            what = "deleted or moved" if now is None else "replaced by another file"
             raise StoreError(
                 f"{self.path} was {what} while this memory had it open: nothing of this "
                 "write is stored; close the memory and open the file again (a copy of what "
