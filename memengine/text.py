@@ -30,6 +30,7 @@ __all__ = [
     "json_finite",
     "near_cut",
     "nfc",
+    "preview",
     "prompt_line",
     "query_terms",
     "quoted_name",
@@ -444,6 +445,14 @@ def one_line_within(text: str, max_chars: int) -> str:
         return flat
     head, _, tail = within(flat, max(1, max_chars - 2)).partition("\n")
     return f"{head.rstrip()} … {tail.lstrip()}" if tail else head
+
+
+def preview(text: str, max_chars: int) -> str:
+    """The first ``max_chars`` characters of ``text`` for a table's cell, cut where a reader
+    sees a character end (:func:`near_cut`), with "…" when anything was left out."""
+    if len(text) <= max_chars:
+        return text
+    return text[: near_cut(text, max_chars)] + "…"
 
 
 NEAR_CUT_CHARS = 8

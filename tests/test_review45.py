@@ -348,3 +348,13 @@ def test_a_json_result_is_written_as_an_export_is(tmp_path: Path) -> None:
     ).stdout
     table, _, rest = out.partition("\n[")
     assert "latency" in table and json.loads("[" + rest)  # the tables, then the JSON
+
+
+def test_a_table_preview_keeps_a_character_whole() -> None:
+    """``search``'s table cut its text at 160 characters wherever that fell: between the
+    halves of a flag, or a kana and its voicing mark."""
+    from memengine.text import preview
+
+    assert preview("a" * 159 + "🇯🇵" + "b", 160) == "a" * 159 + "…"
+    assert preview("x" * 159 + "ｶﾞ", 160) == "x" * 159 + "…"
+    assert preview("short", 160) == "short"

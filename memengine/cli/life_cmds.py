@@ -17,7 +17,7 @@ from rich.table import Table
 from ..clock import iso_text
 from ..errors import InvalidInput
 from ..lifecycle import Judge, SleepReport
-from ..text import counted, quoted_name, shell_word
+from ..text import counted, preview, quoted_name, shell_word
 from ._app import (
     AgentOpt,
     ConfigOpt,
@@ -364,7 +364,7 @@ def never_used(
     table.add_column("text", overflow="fold")
     for ep in rows:
         text = shown(ep.text).replace("\n", " ⏎ ")  # stripped before it is cut short
-        table.add_row(str(ep.id), str(ep.candidate_count), f"{ep.strength:.3f}", text[:120])
+        table.add_row(str(ep.id), str(ep.candidate_count), f"{ep.strength:.3f}", preview(text, 120))
     console.print(table)
 
 
@@ -399,7 +399,7 @@ def life(
     if as_json:
         print_json(data)
         return
-    table = Table(show_header=False, title=shown(ep.text)[:80].replace("\n", " ⏎ "))
+    table = Table(show_header=False, title=preview(shown(ep.text).replace("\n", " ⏎ "), 80))
     table.add_column("field", no_wrap=True)
     table.add_column("value", overflow="fold")
     for key, value in data.items():

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ..arguments import ROLES
 from ..clock import in_zone
+from ..text import preview
 from ._app import (
     AgentOpt,
     ConfigOpt,
@@ -115,7 +116,7 @@ def _print_results(r: Any) -> None:
             f"{in_zone(ep.occurred_at, r.now.tzinfo if r.now else None):%Y-%m-%d %H:%M}",
             item.relevance,
             f"{item.score:.4f}",
-            text[:160] + ("…" if len(text) > 160 else ""),
+            preview(text, 160),
         )
     console.print(table)
     _print_status(r)
