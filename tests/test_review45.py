@@ -358,3 +358,15 @@ def test_a_table_preview_keeps_a_character_whole() -> None:
     assert preview("a" * 159 + "🇯🇵" + "b", 160) == "a" * 159 + "…"
     assert preview("x" * 159 + "ｶﾞ", 160) == "x" * 159 + "…"
     assert preview("short", 160) == "short"
+
+
+def test_a_haystack_is_read_as_a_data_set_is_utf16_too(tmp_path: Path) -> None:
+    """A data set saved as UTF-16 (PowerShell 5's ``>``) was read, but the same file as
+    ``--haystack`` was "not a JSON or JSONL file"."""
+    from memengine.evaluation.padding import load_haystack
+    from memengine.sample import __file__ as samples
+
+    text = (Path(samples).parent / "companion_en.json").read_text(encoding="utf-8")
+    wide = tmp_path / "wide.json"
+    wide.write_text(text, encoding="utf-16")
+    assert load_haystack(wide).format == "memsets" and load_haystack(wide).conversations
