@@ -186,7 +186,7 @@ def memset_tables(result: EvalResult) -> list[Table]:
         ("inject accuracy, none questions", "inject_accuracy_none", "n_none"),
         ("inject accuracy, other questions", "inject_accuracy_others", "n_others"),
         (f"pack precision (target ≥ {_PACK_TARGET})", "pack_precision", None),
-        ("  questions with a pack", "n_injected", None),
+        ("  other questions with a pack (its n)", "n_injected", None),
     ]
     return [recall, _decisions(result, "should-inject decision and MemoryPack precision", rows)]
 
