@@ -827,7 +827,8 @@ class Memory:
     ) -> Pack:
         """Render a retrieval as a MemoryPack (empty when nothing should be injected).
 
-        The agent's principles are always included, in their own token budget
+        The agent's principles (the retrieval's agent; ``agent``, when given, must be the
+        same) are always included, in their own token budget
         (``[lifecycle] principle_token_budget``), unless ``principles`` is False;
         like the results, only those within the retrieval's ``max_sensitivity``.
         ``budget_tokens`` (None: the default) is a whole number ≥ 1. A result deleted
@@ -847,6 +848,11 @@ class Memory:
                 retrieval = retrieval.model_copy(update={"results": kept})
         # lifecycle: the agent's principles, whatever the query
         rules: list[Episode] = []
+        if agent is not None and retrieval.agent and self._agent(agent) != retrieval.agent:
+            raise InvalidInput(  # (another agent's principles beside this one's memories)
+                f"pack's agent {quoted_name(agent)} is not the retrieval's "
+                f"({quoted_name(retrieval.agent)}): leave agent out, or retrieve for it"
+            )
         if principles:
             owner = self._agent(agent if agent is not None else retrieval.agent)
             rules = [

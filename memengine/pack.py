@@ -14,8 +14,9 @@ counts each CJK character as a token and four Latin characters as one);
 episodes that do not fit are dropped, long utterances are trimmed to the
 sentences that share words with the query, around the one that shares the most
 (``quote_key_parts``), to their first sentence (``summarize``), or kept whole up
-to four times the length of the others (``full``). Control characters and the
-marks that reorder text on screen are left out of what a memory says.
+to four times the length of the others (``full``); a quote marks what it leaves
+out with "…". Control characters and the marks that reorder text on screen are
+left out of what a memory says.
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def _topic(ep: Episode, limit: int = 40) -> str:
         joined = ", ".join(t for t in tags[:3] if t)
         if joined:
             return joined if len(joined) <= limit else joined[: cut_at(joined, limit - 1)] + "…"
-    first = _readable(ep.user_text or ep.content or ep.reply_text or "").strip().splitlines()
+    sides = (_readable(t).strip() for t in (ep.user_text, ep.content, ep.reply_text) if t)
+    first = next((t for t in sides if t), "").splitlines()  # (a side of controls alone: none)
     line = first[0] if first else ""
     sentence = _SENTENCE.split(line)[0] if line else ""
     return sentence if len(sentence) <= limit else sentence[: cut_at(sentence, limit - 1)] + "…"
@@ -235,17 +237,34 @@ def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -
     patterns = _patterns(terms) if strategy == "quote_key_parts" else []
     weights = [_weight(s, patterns) for s in sentences] if patterns else []
     if not any(weights):
-        return _around(" … ".join(sentences[:1]), 0, max_chars)
-    keep = [s for s, w in zip(sentences, weights, strict=True) if w > 0]
-    joined = " … ".join(keep)
+        return _around(_quoted(sentences, [0] if sentences else []), 0, max_chars)
+    joined = _quoted(sentences, [i for i, w in enumerate(weights) if w > 0])
     best = sentences[weights.index(max(weights))]  # the first of those that share the most
     return _around(joined, joined.find(best) + _heaviest_at(best, patterns), max_chars)
 
 
-def _reason(item: Retrieved, lang: str, query: str, changed: str | None = None) -> str:
+def _quoted(sentences: Sequence[str], kept: Sequence[int]) -> str:
+    """The ``kept`` sentences (by place, in order) as a quote that shows what it leaves
+    out: " … " where sentences were left out between two kept ones, before the first and
+    after the last; next ones joined as they were written (a space, none after 。)."""
+    out = "… " if kept and kept[0] > 0 else ""
+    for n, i in enumerate(kept):
+        if n and i > kept[n - 1] + 1:
+            out += " … "
+        elif n:
+            out += "" if sentences[kept[n - 1]][-1:] in "。！？" else " "
+        out += sentences[i]
+    return out + (" …" if kept and kept[-1] < len(sentences) - 1 else "")
+
+
+def _reason(
+    item: Retrieved, lang: str, query: str, changed: str | None = None, shown: str = ""
+) -> str:
+    """The reason line: the LLM's, else what the memory ``shown`` (the lines quoted: the
+    phrases a long memory shares lie beyond the start that is read) shares, and why."""
     if item.reason:
         return item.reason
-    shared = shared_phrases(query, item.episode.text)
+    shared = shared_phrases(query, shown or item.episode.text)
     cos = item.components.get("cosine")
     comps = item.components
     bits: list[str] = []
@@ -293,26 +312,44 @@ def render_episode(
     max_chars: int,
     zone: tzinfo | None = None,
     changes: Episode | None = None,
+    why: bool = True,
 ) -> str:
     """One episode as a block of the pack: date (in ``zone``, else as stored) and topic,
-    the utterances, the reason line (which names the day of the memory it ``changes``: a
-    later change, :mod:`.retrieve.changes`)."""
+    the utterances (a memory not an exchange says who spoke, when its metadata names a
+    ``speaker``), the reason line unless ``why`` is False (it names the day of the memory
+    it ``changes``: a later change, :mod:`.retrieve.changes`)."""
     ep = item.episode
     asked_with = {w for pair in _ASKED_WITH.findall(_fold(query)) for w in pair if w}
     terms = [t for t in query_terms(query) if not _HIRAGANA.match(t) and t not in asked_with]
     lines = [f"## {_date_line(ep, lang, zone)} — {_topic(ep)}"]
     if ep.kind is EpisodeKind.exchange:
-        if ep.user_text:
-            lines.append("User: " + _trim(ep.user_text, strategy, terms, max_chars))
-        if ep.reply_text:
-            lines.append("Partner: " + _trim(ep.reply_text, strategy, terms, max_chars))
+        sides = [("User", ep.user_text), ("Partner", ep.reply_text)]
     else:
-        label = ep.kind.value.capitalize()
-        lines.append(f"{label}: " + _trim(ep.content or "", strategy, terms, max_chars))
-    arrow = "→ 関連: " if lang == "ja" else "→ why: "
-    changed = _date_line(changes, lang, zone) if changes is not None else None
-    lines.append(arrow + _reason(item, lang, query, changed))
+        sides = [(_speaker_label(ep), ep.content)]
+    quoted: list[str] = []
+    for label, text in sides:
+        said = _trim(text, strategy, terms, max_chars) if text else ""
+        if said:  # (a side of control characters alone says nothing: no empty line)
+            lines.append(f"{label}: {said}")
+            quoted.append(said)
+    if why:
+        arrow = "→ 関連: " if lang == "ja" else "→ why: "
+        changed = _date_line(changes, lang, zone) if changes is not None else None
+        lines.append(arrow + _reason(item, lang, query, changed, "\n".join(quoted)))
     return "\n".join(lines)
+
+
+def _speaker_label(ep: Episode) -> str:
+    """The label of a memory that is not an exchange: its kind, with the speaker its
+    metadata names unless its text already starts with that name ("Message (Ken)")."""
+    label = ep.kind.value.capitalize()
+    speaker = ep.metadata.get("speaker")
+    if not isinstance(speaker, str):
+        return label
+    name = " ".join(_readable(speaker).split())
+    if not name or (ep.content or "").lstrip().startswith(f"{speaker}:"):
+        return label
+    return f"{label} ({name if len(name) <= 40 else name[: cut_at(name, 39)] + '…'})"
 
 
 def build_pack(
@@ -393,6 +430,18 @@ def build_pack(
                     changes=changes,
                 )
                 cost = estimate_tokens(shorter) + 1
+                if used + cost > budget_tokens:  # then without its reason line
+                    shorter = render_episode(
+                        item,
+                        lang,
+                        query=query,
+                        strategy=short,
+                        max_chars=80,
+                        zone=zone,
+                        changes=changes,
+                        why=False,
+                    )
+                    cost = estimate_tokens(shorter) + 1
                 if used + cost > budget_tokens:
                     truncated = True
                     continue

@@ -216,15 +216,16 @@ def _escaped(char: str) -> str:
 _CONTROL = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # a terminal escape sequence, whole ("\x1b[31m")
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # an operating-system command ("\x1b]0;title\x07")
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 )
 
 
 def strip_controls(text: str) -> str:
     """``text`` without control characters other than newline and tab (terminal escape
     sequences, NULs) and without the marks that reorder text on screen (U+202E and the
-    other bidirectional embeddings, overrides and isolates): for text from a model that
-    is shown or sent on as it is."""
+    other bidirectional embeddings, overrides and isolates, and the left-to-right,
+    right-to-left and Arabic letter marks): for text from a model that is shown or sent on
+    as it is."""
     return _CONTROL.sub("", text)
 
 

@@ -158,6 +158,15 @@ def test_the_cli_says_when_relevant_memories_did_not_fit_the_budget(
     assert result.exit_code == 0, result.output
     assert "did not fit the pack's token budget" in result.output
     assert "nothing relevant" not in result.output
+    # with a principle the pack is not empty, but the evidence was still left out: said
+    rule = runner.invoke(app, ["add", "Be kind", "--kind", "principle", "--db", db])
+    assert rule.exit_code == 0, rule.output
+    result = runner.invoke(
+        app, ["pack", "伏見稲荷でなにを食べたっけ？", "--db", db, "--config", str(toml)]
+    )
+    assert "- Be kind" in result.output
+    assert "did not fit the pack's token budget" in result.output
+    assert "the pack holds the principles alone" in result.output
 
 
 def test_a_day_later_in_tokyo_is_the_same_day_in_the_pack_and_the_prompt(mem: Memory) -> None:
@@ -275,7 +284,10 @@ def test_an_excerpt_never_ends_in_two_ellipses() -> None:
 
     text = "Cents report alpha receipts delta finance gamma. Totals beta receipts refunds."
     out = _trim(text, "quote_key_parts", ["receipts", "rounding"], 40)
-    assert out == "…alpha receipts delta finance gamma.…" and len(out) <= 40
+    assert out == "…alpha receipts delta finance gamma. To…" and len(out) <= 40
+    apart = "Cents report alpha receipts delta. Other words here. Totals beta receipts refunds."
+    out = _trim(apart, "quote_key_parts", ["receipts"], 44)  # (the separator at the cut)
+    assert not out.endswith("… …") and not out.endswith("……") and len(out) <= 44
 
 
 def test_log_lines_dated_with_a_dash_a_comma_or_a_weekday_stay_lines() -> None:

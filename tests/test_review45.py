@@ -10,7 +10,7 @@ import shlex
 import subprocess
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
@@ -370,3 +370,63 @@ def test_a_haystack_is_read_as_a_data_set_is_utf16_too(tmp_path: Path) -> None:
     wide = tmp_path / "wide.json"
     wide.write_text(text, encoding="utf-16")
     assert load_haystack(wide).format == "memsets" and load_haystack(wide).conversations
+
+
+def test_a_memory_dated_after_the_clock_is_not_found(db_path: Path) -> None:
+    """The search reached up to two seconds past the clock (``int(now) + 1``, inclusive):
+    "a memory dated after the clock is found only once the clock has reached it"."""
+    now = datetime(2026, 3, 9, 10, 0, 0, tzinfo=timezone.utc)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=FixedClock(now)) as mem:
+        for seconds in (0, 1, 1.9, 60):
+            when = now + timedelta(seconds=seconds)
+            mem.add(f"zebra crossing plus {seconds}s", occurred_at=when)
+        found = {r.episode.text for r in mem.retrieve("zebra crossing", record=False).results}
+    assert found == {"zebra crossing plus 0s"}
+
+
+def test_a_pack_marks_what_a_quote_leaves_out_and_says_who_spoke(mem: Memory) -> None:
+    """A quote of one sentence of a long memory was shown as if it were all the user said
+    (no "…"); a ``message``'s speaker in its metadata was never shown; a side made of
+    control characters packed as an empty ``User:`` line and an empty heading."""
+    from memengine.pack import _trim
+
+    story = (
+        "I woke up early. I went to the clinic. The dentist said my teeth are fine. "
+        "The dentist wants to see me in June. Then I had lunch with Sam near the station. "
+    ) * 2
+    quote = _trim(story, "quote_key_parts", ["dentist"], 240)
+    assert quote.startswith("… The dentist said") and quote.endswith(" …")
+    assert "are fine. The dentist wants" in quote  # (next sentences: no "…" between)
+    assert _trim(story, "summarize", [], 240) == "I woke up early. …"
+    mem.add(
+        "I'll bring the cake to the party on Friday", kind="message", metadata={"speaker": "Ken"}
+    )
+    mem.add_exchange("\x1b[31m\x1b[0m", "the cake for the party is chocolate")
+    r = mem.retrieve("who brings the cake to the party?")
+    text = mem.pack(r).text
+    assert "Message (Ken): I'll bring the cake" in text
+    assert "User: \n" not in text + "\n" and "— \n" not in text
+    assert "Partner: the cake for the party is chocolate" in text
+
+
+def test_a_pack_takes_no_other_agents_principles(mem: Memory) -> None:
+    """``pack(retrieval, agent="bob")`` put bob's principles beside the default agent's
+    memories (and its own principle shown as plain evidence)."""
+    mem.add("bob likes bank jokes", kind="principle", agent="bob")
+    mem.add_exchange("My PIN for the bank card is 4711", "noted")
+    r = mem.retrieve("what is my bank PIN?")
+    with pytest.raises(InvalidInput, match="pack's agent 'bob' is not the retrieval's"):
+        mem.pack(r, agent="bob")
+    assert "bank jokes" not in mem.pack(r).text
+
+
+def test_the_why_line_names_what_the_quote_shares_far_into_a_long_memory(mem: Memory) -> None:
+    """The phrases shared were read from a memory's first 2,000 characters: a paste whose
+    quoted sentence said "dentist appointment" was explained by a cosine alone."""
+    paste = "Notes from the week. " * 2000 + "Also: my dentist appointment is on June 3 at 10am."
+    mem.add_exchange(paste, "noted")
+    r = mem.retrieve("when is my dentist appointment?")
+    text = mem.pack(r).text
+    assert "dentist appointment is on June 3" in text
+    why = next(line for line in text.splitlines() if line.startswith("→ why:"))
+    assert 'shares "appointment", "dentist"' in why, why

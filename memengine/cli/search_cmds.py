@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ..arguments import ROLES
 from ..clock import in_zone
+from ..lifecycle.strength import is_principle
 from ..text import preview
 from ._app import (
     AgentOpt,
@@ -264,13 +265,17 @@ def pack(
     _print_status(r)
     if p.injected:  # as it goes into a prompt; to a terminal, without control characters
         sys.stdout.write((shown(p.text) if console.is_terminal else p.text) + "\n")
-    elif r.should_inject and p.truncated:  # relevant, but nothing fitted: not "nothing relevant"
-        err_console.print(
+    evidence = {  # (a principle packed in its own block is not evidence that fitted)
+        x.episode.id for x in r.results if not is_principle(x.episode.kind.value, x.episode.tags)
+    }
+    if r.should_inject and p.truncated and not evidence & set(p.episode_ids):
+        left = "holds the principles alone" if p.injected else "is empty"
+        err_console.print(  # relevant, but nothing fitted: not "nothing relevant"
             "(the relevant memories did not fit the pack's token budget, [retrieval] "
-            "pack_token_budget: the pack is empty)",
+            f"pack_token_budget: the pack {left})",
             style="dim",
             markup=False,
             highlight=False,
         )
-    else:  # stdout stays empty, so `$(memengine pack …)` puts nothing in a prompt
+    elif not p.injected:  # stdout stays empty, so `$(memengine pack …)` puts nothing in a prompt
         err_console.print("[dim](nothing relevant: the pack is empty)[/dim]", markup=True)
