@@ -430,3 +430,21 @@ def test_the_why_line_names_what_the_quote_shares_far_into_a_long_memory(mem: Me
     assert "dentist appointment is on June 3" in text
     why = next(line for line in text.splitlines() if line.startswith("→ why:"))
     assert 'shares "appointment", "dentist"' in why, why
+
+
+def test_a_share_before_no_is_not_read_as_a_day() -> None:
+    """1/3の確率, 2/3の人 and 1/4まで were days (Jan 3, Feb 3, Jan 4): the LLM turn, told
+    by its model that the message names no time, searched only that day."""
+    from memengine.retrieve.temporal import parse_time_window
+
+    now = datetime(2026, 10, 15, tzinfo=timezone.utc)
+    for share in (
+        "1/3の確率で当たる",
+        "クラスの2/3の人が賛成した話",
+        "全体の1/2は何",
+        "1/4まで減らした",
+    ):
+        assert parse_time_window(share, now) is None, share
+    for day, start in (("3/11の震災のこと", (3, 11)), ("on 1/3 what did I do", (1, 3))):
+        window = parse_time_window(day, now)
+        assert window is not None and (window[0].month, window[0].day) == start, day

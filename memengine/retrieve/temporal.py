@@ -593,9 +593,25 @@ def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
         year_text = m.group("y2")
     if year_text:
         return _one_day(int(year_text), month, day, now)
-    if (first, second) == (24, 7) or not _slashed_context(m):
+    if (first, second) == (24, 7) or not _slashed_context(m) or _fraction(m):
         return None
     return _this_year_date(month, day, now, since=_back_from(m))
+
+
+_FRACTION_AFTER = re.compile(r"\s*(?:の|は|まで)")
+"""What a share takes after it as often as a day does: 1/3の確率, 1/2は, 1/4まで減らした."""
+
+
+def _fraction(m: re.Match[str]) -> bool:
+    """Whether a bare M/D is more likely a share than a day: a proper fraction of a small
+    denominator (1/2 … 9/10) before の, は or まで, and no date's preposition before it
+    ("on 1/3"). 3/11の and 12/25の stay days."""
+    first, second = int(m.group("a")), int(m.group("b"))
+    return (
+        first < second <= 10
+        and _FRACTION_AFTER.match(m.string, m.end("b")) is not None
+        and _SLASHED_BEFORE.search(m.string, max(0, m.start() - 10), m.start()) is None
+    )
 
 
 def _slashed_context(m: re.Match[str]) -> bool:
