@@ -98,7 +98,9 @@ def _refuse_database(path: Path) -> None:
 def _format_by_content(path: Path) -> Format:
     """:func:`detect_format` from what ``path`` holds, whatever its name."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        raw = path.read_bytes()
+        wide = next((codec for bom, codec in WIDE_BOMS if raw.startswith(bom)), None)
+        text = raw.decode(wide or "utf-8-sig")  # (UTF-16 after its mark, as it is imported)
         if not text.strip():  # an export of nothing (`export | import -`): no line at all
             return "jsonl"
         data = json.loads(text)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from datetime import tzinfo
 from typing import Literal
 
@@ -41,7 +41,7 @@ _WEEKDAYS = {
 }
 _ABBREVIATIONS = ("Mt", "Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof", "vs", "e.g", "i.e")
 _SENTENCE = re.compile(
-    r"(?<=[。！？!?])\s*|(?<=\.)"
+    r"(?<=[。！？!?])(?![。！？!?])\s*|(?<=\.)"
     + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
     + r"(?<!\b[A-Z]\.)\s+"
 )
@@ -229,28 +229,37 @@ def _readable(text: str) -> str:
 
 def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -> str:
     text = _readable(text)
-    sentences = [" ".join(s.split()) for piece in _pieces(text) for s in _SENTENCE.split(piece)]
-    sentences = [s for s in sentences if s]
+    sentences: list[str] = []
+    starts: set[int] = set()  # the sentences that begin a line of their own
+    for piece in _pieces(text):
+        said = [" ".join(s.split()) for s in _SENTENCE.split(piece)]
+        said = [s for s in said if s]
+        if said:
+            starts.add(len(sentences))
+            sentences += said
     text = " ".join(text.split())
     if strategy == "full" or len(text) <= max_chars:
         return text if len(text) <= max_chars * 4 else text[: cut_at(text, max_chars * 4)] + "…"
     patterns = _patterns(terms) if strategy == "quote_key_parts" else []
     weights = [_weight(s, patterns) for s in sentences] if patterns else []
     if not any(weights):
-        return _around(_quoted(sentences, [0] if sentences else []), 0, max_chars)
-    joined = _quoted(sentences, [i for i, w in enumerate(weights) if w > 0])
+        return _around(_quoted(sentences, [0] if sentences else [], starts), 0, max_chars)
+    joined = _quoted(sentences, [i for i, w in enumerate(weights) if w > 0], starts)
     best = sentences[weights.index(max(weights))]  # the first of those that share the most
     return _around(joined, joined.find(best) + _heaviest_at(best, patterns), max_chars)
 
 
-def _quoted(sentences: Sequence[str], kept: Sequence[int]) -> str:
+def _quoted(sentences: Sequence[str], kept: Sequence[int], starts: Set[int] = frozenset()) -> str:
     """The ``kept`` sentences (by place, in order) as a quote that shows what it leaves
     out: " … " where sentences were left out between two kept ones, before the first and
-    after the last; next ones joined as they were written (a space, none after 。)."""
+    after the last; next ones joined as they were written (a space, none after 。), or
+    " / " where the next begins a line of its own (``starts``: a list's, a log's)."""
     out = "… " if kept and kept[0] > 0 else ""
     for n, i in enumerate(kept):
         if n and i > kept[n - 1] + 1:
             out += " … "
+        elif n and i in starts:
+            out += " / "
         elif n:
             out += "" if sentences[kept[n - 1]][-1:] in "。！？" else " "
         out += sentences[i]
@@ -314,7 +323,8 @@ def render_episode(
     changes: Episode | None = None,
     why: bool = True,
 ) -> str:
-    """One episode as a block of the pack: date (in ``zone``, else as stored) and topic,
+    """One episode as a block of the pack ("" when it shows nothing): date (in ``zone``,
+    else as stored) and topic,
     the utterances (a memory not an exchange says who spoke, when its metadata names a
     ``speaker``), the reason line unless ``why`` is False (it names the day of the memory
     it ``changes``: a later change, :mod:`.retrieve.changes`)."""
@@ -325,13 +335,17 @@ def render_episode(
     if ep.kind is EpisodeKind.exchange:
         sides = [("User", ep.user_text), ("Partner", ep.reply_text)]
     else:
-        sides = [(_speaker_label(ep), ep.content)]
+        sides = [(ep.kind.value.capitalize(), ep.content)]
     quoted: list[str] = []
     for label, text in sides:
         said = _trim(text, strategy, terms, max_chars) if text else ""
         if said:  # (a side of control characters alone says nothing: no empty line)
+            if ep.kind is not EpisodeKind.exchange:
+                label = _speaker_label(label, ep.metadata.get("speaker"), said)
             lines.append(f"{label}: {said}")
             quoted.append(said)
+    if not quoted:  # (nothing it says can be shown: no block)
+        return ""
     if why:
         arrow = "→ 関連: " if lang == "ja" else "→ why: "
         changed = _date_line(changes, lang, zone) if changes is not None else None
@@ -339,15 +353,14 @@ def render_episode(
     return "\n".join(lines)
 
 
-def _speaker_label(ep: Episode) -> str:
-    """The label of a memory that is not an exchange: its kind, with the speaker its
-    metadata names unless its text already starts with that name ("Message (Ken)")."""
-    label = ep.kind.value.capitalize()
-    speaker = ep.metadata.get("speaker")
+def _speaker_label(label: str, speaker: object, said: str) -> str:
+    """The label of a memory that is not an exchange: its kind, with the ``speaker`` its
+    metadata names ("Message (Ken)") unless what is quoted, ``said``, starts with that
+    name and a colon already (in any case, ：too)."""
     if not isinstance(speaker, str):
         return label
     name = " ".join(_readable(speaker).split())
-    if not name or (ep.content or "").lstrip().startswith(f"{speaker}:"):
+    if not name or _fold(said).lstrip().startswith(_fold(name) + ":"):
         return label
     return f"{label} ({name if len(name) <= 40 else name[: cut_at(name, 39)] + '…'})"
 
@@ -417,6 +430,8 @@ def build_pack(
                 zone=zone,
                 changes=changes,
             )
+            if not block:  # (it shows nothing: control characters alone)
+                continue
             cost = estimate_tokens(block) + 1
             if used + cost > budget_tokens:  # shorter: what matched, else the first sentence
                 short: Strategy = "summarize" if strat == "summarize" else "quote_key_parts"

@@ -448,3 +448,77 @@ def test_a_share_before_no_is_not_read_as_a_day() -> None:
     for day, start in (("3/11の震災のこと", (3, 11)), ("on 1/3 what did I do", (1, 3))):
         window = parse_time_window(day, now)
         assert window is not None and (window[0].month, window[0].day) == start, day
+
+
+def test_pack_quotes_after_a_second_look(mem: Memory) -> None:
+    """A second review: "！？" and "?!" were split into a lone mark (the quote then said
+    something was left out between them); a log's next line was run on with a space ("at
+    10 Mar 5"); the speaker was dropped when the content, not the quote, began with the
+    name, and doubled for "ケン：" or another case; a memory of control characters alone
+    packed as an empty block with a reason."""
+    from memengine.pack import _trim
+
+    ja = (
+        "今日は雨。" * 30
+        + "えっ、歯医者の予約って明日だったの！？歯医者さんに電話しなきゃ！！"
+        + "晴れ。" * 30
+    )
+    assert "明日だったの！？歯医者さんに電話しなきゃ！！" in _trim(
+        ja, "quote_key_parts", ["歯医者"], 240
+    )
+    en = (
+        "It rained. " * 30
+        + "The dentist is tomorrow?! I need to call the dentist!! "
+        + "Sunny. " * 30
+    )
+    assert "tomorrow?! I need to call the dentist!!" in _trim(
+        en, "quote_key_parts", ["dentist"], 240
+    )
+    log = "Mar 3: lunch with Sam\nMar 4: dentist checkup at 10\nMar 5: dentist follow-up at 3pm\n"
+    log += "Mar 6: gym\n" * 40
+    quote = _trim(log, "quote_key_parts", ["dentist"], 240)
+    assert "checkup at 10 / Mar 5: dentist follow-up" in quote
+    long = (
+        "Ken: Hey everyone, " + "so many plans this week. " * 12 + "I'll bring the cake on Friday."
+    )
+    mem.add(long, kind="message", tags=["party"], metadata={"speaker": "Ken"})
+    mem.add("ケン：ケーキは僕が持っていくよ", kind="message", metadata={"speaker": "ケン"})
+    mem.add_exchange("\x1b]0;zebra title\x07", None)
+    text = mem.pack(mem.retrieve("who brings the cake on Friday?")).text
+    assert "Message (Ken): … I'll bring the cake on Friday." in text
+    text = mem.pack(mem.retrieve("ケーキは誰が持ってくる？")).text
+    assert "Message: ケン：ケーキは僕が持っていくよ" in text
+    text = mem.pack(mem.retrieve("zebra title?")).text
+    assert "— \n" not in text + "\n" and 'shares "title"' not in text
+
+
+def test_a_memory_stored_at_the_clock_before_1970_is_found(db_path: Path) -> None:
+    """The bound floor(now) was a second below a stored time cut toward zero (int)."""
+    now = datetime(1969, 12, 31, 23, 59, 58, 500000, tzinfo=timezone.utc)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=FixedClock(now)) as mem:
+        mem.add_exchange("the zebra crossing by the school", "ok")
+        assert mem.retrieve("zebra crossing", record=False).results
+
+
+def test_pack_says_nothing_did_not_fit_when_the_relevant_memory_is_a_principle(
+    tmp_path: Path, cli_env: None
+) -> None:
+    """A long rule cut by the principles' own budget made the pack "truncated", and the
+    command said the relevant memories did not fit though the one asked for was packed."""
+    db, toml = str(tmp_path / "p.db"), tmp_path / "p.toml"
+    toml.write_text("[lifecycle]\nprinciple_token_budget = 40\n")
+    runner = CliRunner()
+    for args in (
+        ["add", "Never say the user's bank PIN out loud", "--kind", "principle"],
+        [
+            "add",
+            "Always " + "double check everything before you answer " * 8,
+            "--kind",
+            "principle",
+        ],
+        ["add", "I had pasta for dinner"],
+    ):
+        assert runner.invoke(app, [*args, "--db", db]).exit_code == 0
+    out = runner.invoke(app, ["pack", "what is my bank PIN?", "--db", db, "--config", str(toml)])
+    assert "- Never say the user's bank PIN out loud" in out.output
+    assert "did not fit" not in out.output

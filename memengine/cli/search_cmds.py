@@ -265,10 +265,10 @@ def pack(
     _print_status(r)
     if p.injected:  # as it goes into a prompt; to a terminal, without control characters
         sys.stdout.write((shown(p.text) if console.is_terminal else p.text) + "\n")
-    evidence = {  # (a principle packed in its own block is not evidence that fitted)
-        x.episode.id for x in r.results if not is_principle(x.episode.kind.value, x.episode.tags)
+    evidence = {  # what the pack offers, but a principle (packed in its own block)
+        x.episode.id for x in r.offered if not is_principle(x.episode.kind.value, x.episode.tags)
     }
-    if r.should_inject and p.truncated and not evidence & set(p.episode_ids):
+    if r.should_inject and p.truncated and evidence and not evidence & set(p.episode_ids):
         left = "holds the principles alone" if p.injected else "is empty"
         err_console.print(  # relevant, but nothing fitted: not "nothing relevant"
             "(the relevant memories did not fit the pack's token budget, [retrieval] "

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..errors import EvaluationError
-from ..importers import locomo_turn_text
+from ..errors import EvaluationError, InvalidInput
+from ..importers import detect_format, locomo_turn_text
 from ..models import EpisodeKind, NewEpisode
 from .files import load_json
 
@@ -59,15 +59,13 @@ def load_haystack(path: Path) -> Haystack:
     path = Path(path)
     if not path.exists():
         raise EvaluationError(f"no such haystack file: {path}")
-    if path.suffix.lower() == ".jsonl":
+    try:
+        fmt = detect_format(path)  # (UTF-16 too, as a data set is read)
+    except InvalidInput as exc:
+        raise EvaluationError(str(exc)) from exc
+    if fmt not in ("locomo", "memsets"):
         raise EvaluationError(f"{path}: a haystack must be a LoCoMo or memsets JSON file")
-    data = load_json(path)  # (UTF-16 too, as a data set is read)
-    if isinstance(data, list) and data and isinstance(data[0], dict) and "conversation" in data[0]:
-        fmt = "locomo"
-    elif isinstance(data, dict) and "conversations" in data:
-        fmt = "memsets"
-    else:
-        raise EvaluationError(f"{path}: a haystack must be a LoCoMo or memsets JSON file")
+    data = load_json(path)
     try:
         convs = _locomo_noise(data) if fmt == "locomo" else _memsets_noise(data)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:

@@ -12,7 +12,6 @@ in through :class:`Phases` when configured.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
@@ -531,7 +530,7 @@ class Retriever:
             kinds=tuple(kinds) if kinds is not None else None,
             max_sensitivity=max_sensitivity,
             since_ts=since,
-            until_ts=math.floor(now.timestamp()),  # (to the second: nothing after the clock)
+            until_ts=int(now.timestamp()),  # (to the second, as occurred_ts is cut: int)
             statuses=("active", "archived") if deep else ("active",),
             since_is_asked=day_range_asked and since is not None,
         )
