@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,11 +32,25 @@ import httpx2
 from .config import masked_url
 from .errors import ConfigError
 
-__all__ = ["MAX_REPLY_BYTES", "DeadlineTransport", "ReplyTooLarge", "http_client"]
+__all__ = [
+    "MAX_CHAT_REPLY_BYTES",
+    "MAX_REPLY_BYTES",
+    "ByteCap",
+    "DeadlineTransport",
+    "ReplyTooLarge",
+    "http_client",
+]
 
 MAX_REPLY_BYTES = 16 * 2**20
 """The largest reply read (16 MiB): a JSON answer of a few hundred tokens or a batch of
 embeddings is far smaller."""
+
+MAX_CHAT_REPLY_BYTES = 2**20
+"""The largest chat reply read (1 MiB, a few hundred tokens are a few KB): parsing a reply
+of megabytes of JSON holds the interpreter past a turn's deadline."""
+
+ByteCap = int | Callable[[httpx2.Request], int]
+"""The most bytes of a reply read: one number, or one per request (a batch's size)."""
 
 
 class ReplyTooLarge(httpx2.ReadError):
@@ -172,7 +186,7 @@ class DeadlineTransport(httpx2.BaseTransport):
     was sent (connection, headers and body), and whose replies end at ``max_bytes``."""
 
     def __init__(
-        self, inner: httpx2.BaseTransport | None = None, *, max_bytes: int = MAX_REPLY_BYTES
+        self, inner: httpx2.BaseTransport | None = None, *, max_bytes: ByteCap = MAX_REPLY_BYTES
     ) -> None:
         self._inner = inner if inner is not None else httpx2.HTTPTransport()
         self._max_bytes = max_bytes
@@ -203,10 +217,14 @@ class DeadlineTransport(httpx2.BaseTransport):
         return httpx2.Response(
             status_code=response.status_code,
             headers=response.headers,
-            stream=_Limited(response.stream, request, deadline, self._max_bytes),
+            stream=_Limited(response.stream, request, deadline, self._cap(request)),
             extensions=response.extensions,
             request=request,
         )
+
+    def _cap(self, request: httpx2.Request) -> int:
+        """The most bytes of ``request``'s reply read."""
+        return self._max_bytes(request) if callable(self._max_bytes) else self._max_bytes
 
     def close(self) -> None:
         """Close the wrapped transport."""
@@ -303,7 +321,7 @@ def _naming(proxy: str | None) -> str:
     return ", ".join(set_) if set_ else "the environment's proxy settings"
 
 
-def http_client(url: str | None = None, *, max_bytes: int = MAX_REPLY_BYTES) -> httpx2.Client:
+def http_client(url: str | None = None, *, max_bytes: ByteCap = MAX_REPLY_BYTES) -> httpx2.Client:
     """The HTTP client the OpenAI clients are given: the OpenAI library's own (its
     connection limits, the environment's proxies), each of its transports wrapped in a
     :class:`DeadlineTransport`. A proxy the environment names for ``url`` (its scheme and

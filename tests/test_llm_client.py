@@ -386,10 +386,10 @@ def test_ping_errors(srv: ScriptedOpenAI, client: ChatClient) -> None:
 def test_a_reply_past_the_size_limit_is_not_asked_for_again(
     srv: ScriptedOpenAI, client: ChatClient
 ) -> None:
-    from memengine.http_deadline import MAX_REPLY_BYTES
+    from memengine.http_deadline import MAX_CHAT_REPLY_BYTES
 
-    srv.default_chat = ScriptedReply(raw=b"x" * (MAX_REPLY_BYTES + 1024))
-    with pytest.raises(LLMError, match=r"sent a reply it cannot read: .*passed 16,777,216 bytes"):
+    srv.default_chat = ScriptedReply(raw=b"x" * (MAX_CHAT_REPLY_BYTES + 1024))
+    with pytest.raises(LLMError, match=r"sent a reply it cannot read: .*passed 1,048,576 bytes"):
         ask(client, deadline_s=5.0)
     assert len(srv.chat_requests) == 1  # the same request would get the same reply
 

@@ -335,6 +335,18 @@ def test_an_embedding_reply_too_large_says_so(srv: ScriptedOpenAI) -> None:
         emb.embed(["a"])
 
 
+def test_a_reply_of_megabytes_for_one_text_is_not_parsed(srv: ScriptedOpenAI) -> None:
+    """A valid reply of 14 MB (under the 16 MiB cap) for one query took seconds to parse,
+    the interpreter held: a turn ran past its deadline. One text's reply is read up to
+    room for its vector (4,096 numbers of 24 bytes) and 64 KiB."""
+    srv.push_embeddings(raw=b'{"data": [], "x": [' + b"1," * (3 * 2**20) + b"1]}")
+    emb = OpenAIEmbedder(
+        base_url=srv.base_url, model="e", timeout_s=5.0, max_retries=0, batch_size=64
+    )
+    with pytest.raises(EmbeddingError, match="the reply passed 163,840 bytes"):
+        emb.embed(["one query"])
+
+
 def test_a_stored_text_cannot_pose_as_another_candidate(
     tmp_path: Path, srv: ScriptedOpenAI
 ) -> None:
@@ -401,7 +413,7 @@ def test_a_busy_embedder_does_not_hold_the_turn_past_its_deadline(
         assert any("not embedded within the turn deadline" in d for d in r.degraded)
 
 
-DEEP = b'{"id": "x", "choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+DEEP = b'{"id": "x", "choices": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
 """A body nested deeper than Python's JSON reader can go (a RecursionError there)."""
 BIG_NUMBER = b'{"id": "x", "created": ' + b"9" * 5000 + b', "choices": []}'
 """A number past Python's 4,300 digits (a ValueError that is not a JSONDecodeError)."""
@@ -461,11 +473,11 @@ def test_an_expansion_without_its_queries_is_not_an_expansion(reply: dict[str, o
 def test_a_reply_of_many_braces_and_filler_is_read_in_bounded_time(srv: ScriptedOpenAI) -> None:
     """Each of 64 braces was scanned to the end: seconds per megabyte of reply, after the
     deadline was checked (a feedback call took 35 s on a 4 MB reply)."""
-    srv.push_chat("{" * 64 + "x" * 4_000_000)
+    srv.push_chat("{" * 64 + "x" * 1_000_000)  # (a chat reply is read up to 1 MiB)
     t0 = time.monotonic()
     with chat(srv) as client, pytest.raises(LLMResponseError):
         ask(client, deadline_s=5.0)
-    assert time.monotonic() - t0 < 4.0  # the old scan: about 18 s
+    assert time.monotonic() - t0 < 2.0  # the old scan: about 18 s for 4 MB
 
 
 def test_the_brace_scan_counts_what_a_bracket_mismatch_read() -> None:

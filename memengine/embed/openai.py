@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import threading
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
+import httpx2
 import numpy as np
 import openai
 
@@ -107,10 +109,7 @@ class OpenAIEmbedder:
             timeout=self.timeout_s,
             max_retries=0,
             # a reply ends at its deadline, and at a size no batch of floats in JSON reaches
-            http_client=http_client(
-                self.base_url,
-                max_bytes=max(MAX_REPLY_BYTES, self.batch_size * max(dimensions or 0, 4096) * 24),
-            ),
+            http_client=http_client(self.base_url, max_bytes=self._reply_cap),
         )
         self._dimension: int | None = dimensions or recorded_dimension
         self._from_file = dimensions is None and recorded_dimension is not None
@@ -138,6 +137,17 @@ class OpenAIEmbedder:
         """Number of HTTP requests sent so far (retries included)."""
         with self._lock:
             return self._requests
+
+    def _reply_cap(self, request: httpx2.Request) -> int:
+        """The most bytes of the reply to ``request`` read: room for its texts' vectors in
+        JSON (24 bytes a number, 4,096 numbers a vector at least) and 64 KiB more; parsing
+        megabytes more, for one query, would hold a turn past its deadline."""
+        try:
+            texts = json.loads(request.content or b"{}").get("input")
+        except (ValueError, AttributeError, httpx2.RequestNotRead):
+            return MAX_REPLY_BYTES
+        n = len(texts) if isinstance(texts, list) else 1
+        return n * max(self._dimension or 0, 4096) * 24 + 2**16
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` in order: shape ``(len(texts), dimension)``, float32, unit rows."""

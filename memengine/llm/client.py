@@ -33,7 +33,7 @@ import openai
 
 from ..config import LLMConfig, masked_url
 from ..errors import ConfigError, LLMError, LLMResponseError, LLMTimeout
-from ..http_deadline import ReplyTooLarge, http_client, proxy_for
+from ..http_deadline import MAX_CHAT_REPLY_BYTES, ReplyTooLarge, http_client, proxy_for
 from ..http_retry import (
     DEFAULT_BASE_URL,
     PLACEHOLDER_API_KEY,
@@ -163,7 +163,8 @@ class ChatClient:
             timeout=self.timeout_s,
             max_retries=0,
             default_headers=dict(default_headers) if default_headers else None,
-            http_client=http_client(self.base_url),  # a reply ends at its deadline, 16 MiB
+            # a reply ends at its deadline, and at 1 MiB: parsing more would outlast a turn
+            http_client=http_client(self.base_url, max_bytes=MAX_CHAT_REPLY_BYTES),
         )
         self._lock = threading.Lock()
         self._closed = False
