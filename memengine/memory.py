@@ -1051,6 +1051,7 @@ class Memory:
             lambda eps: self.embedder.embed([_text(e)[:MAX_EMBED_CHARS] for e in eps]),
             probe=self.embedder.embed([PROBE_TEXT])[0],  # the model the vectors are made by
             same_model=same_model,
+            probe_again=lambda: self.embedder.embed([PROBE_TEXT])[0],  # and still, at the end
             progress=progress,
             note=note,
         )

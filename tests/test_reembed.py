@@ -12,7 +12,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memengine import EmbeddingError, FixedClock, Memory, NewEpisode, StoreError
+from memengine import (
+    EmbedderChanged,
+    EmbedderMismatch,
+    EmbeddingError,
+    FixedClock,
+    Memory,
+    NewEpisode,
+    StoreError,
+)
 from memengine.embed.base import Vectors
 from memengine.embed.probe import PROBE_TEXT
 from memengine.store import reembed as staging
@@ -107,7 +115,7 @@ def test_a_reembed_to_another_embedder_starts_anew(db: Path) -> None:
     with open_with(db, other) as mem:
         assert staged(mem) == ("new:32:32", 256)
         assert mem.reembed() == N
-        assert sum(other.calls) == N + 1  # nothing of new:32 was used (+ the probe text)
+        assert sum(other.calls) == N + 2  # nothing of new:32 was used (+ the probe, twice)
         assert mem.stats()["dimension"] == 48 and mem.check().ok
 
 
@@ -306,3 +314,58 @@ def test_many_episodes_added_meanwhile_are_staged_before_the_swap(
         writer.close()
     assert len(added) == 700 and left_for_the_swap == [0]
     assert len(made(new)) == N + 700  # each embedded once
+
+
+def test_the_few_added_during_a_reembed_are_embedded_before_the_swap(db: Path) -> None:
+    """Up to 256 episodes added meanwhile were left to the swap, which embedded them
+    holding the write lock (an endpoint's retries kept every other writer waiting)."""
+    new = StopsAfter()
+    mem = open_with(db, new)
+    in_lock: list[bool] = []
+    plain = new.embed
+
+    def watched(texts: Sequence[str]) -> Vectors:
+        in_lock.append(mem.store.connections.get().driver_connection.in_transaction)
+        return plain(texts)
+
+    new.embed = watched  # type: ignore[method-assign]
+    other = Memory.open(db, embedder=HashEmbedder(), clock=FixedClock(T0))
+    batches = 0
+
+    def add_at_the_end() -> None:
+        nonlocal batches
+        batches += 1
+        if batches == 4:  # the last batch of episodes: ten more come in meanwhile
+            other.add_many(word_episodes(10, "default"))
+
+    new.before_batch.append(add_at_the_end)
+    try:
+        assert mem.reembed() == N + 10
+    finally:
+        other.close()
+    assert not any(in_lock), in_lock  # every text was embedded outside the swap's lock
+    assert made_by_new(mem, N + 10)
+    mem.close()
+
+
+def test_a_model_changed_behind_the_id_during_a_reembed_swaps_nothing(db: Path) -> None:
+    """The probe was made once, at the start: a model swapped behind the same name midway
+    left the file with vectors of two models, and ``doctor`` passed."""
+
+    class Changes(StopsAfter):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            out = super().embed(texts)
+            return np.roll(out, 5, axis=1) if len(self.texts) > 600 else out
+
+    mem = open_with(db, Changes())
+    with pytest.raises(EmbedderChanged, match="changed while the re-embed ran"):
+        mem.reembed()
+    assert mem.store.embedder_id == "hash:64"  # the old vectors stay
+    mem.close()
+
+
+def test_an_add_to_a_file_of_another_embedder_says_so(db: Path) -> None:
+    """Opened with ``allow_embedder_change``, an add blamed its input ("vectors have shape
+    (1, 32), the database expects 64 dimensions")."""
+    with open_with(db, StopsAfter()) as mem, pytest.raises(EmbedderMismatch, match="reembed"):
+        mem.add("a new note")

@@ -28,6 +28,7 @@ from ..errors import (
     DamagedDatabase,
     DatabaseLocked,
     DiskError,
+    EmbedderChanged,
     EmbedderMismatch,
     InvalidInput,
     NotAMemEngineDatabase,
@@ -369,6 +370,9 @@ class Store:
         (:mod:`memengine.embed.probe`)."""
         if len(episodes) != len(search_texts) or len(episodes) != len(embeddings):
             raise InvalidInput("episodes, texts and vectors must have the same length")
+        if np.ndim(embeddings) == 2 and np.shape(embeddings)[1] != self.dimension:
+            with self.connections.read() as cur:  # another embedder's: say so, not "shape"
+                self._check_embedder(cur)
         vectors.check_vectors(embeddings, self.dimension, texts=search_texts)
         now = self.now()
         with self.connections.write() as cur:
@@ -835,6 +839,7 @@ class Store:
         progress: Callable[[int, int], None] | None = None,
         note: Callable[[str], None] | None = None,
         batch: int = 256,
+        probe_again: Callable[[], npt.NDArray[np.float32]] | None = None,
     ) -> int:
         """Re-embed every episode with a new embedder; return the count.
 
@@ -850,7 +855,10 @@ class Store:
         are staged in passes of their own (:data:`CATCH_UP_PASSES`), and the
         swap lists the episodes again, so the few added since are embedded
         there (inside its write lock) and none is left without a vector; it
-        keeps ``probe`` as the file's and retires the learned scorers.
+        keeps ``probe`` as the file's and retires the learned scorers. Before the
+        swap, ``probe_again()`` (the probe text embedded anew) must still be
+        ``same_model`` as ``probe``: a model swapped behind the id meanwhile would
+        leave the file's vectors of two models (:class:`.EmbedderChanged`).
         ``progress(done, total)`` counts the episodes embedded (staged ones
         included); ``note`` is told whether the vectors of a stopped re-embed
         were taken or dropped.
@@ -892,10 +900,16 @@ class Store:
         for _ in range(CATCH_UP_PASSES):
             with self.connections.read() as cur:
                 added = staging.unstaged(cur, 10 * batch)
-            if len(added) <= batch:
+            if not added:  # (any: embedded here, not inside the swap's write lock)
                 break
             for start in range(0, len(added), batch):
                 self._stage(target, added[start : start + batch], embed, dimension)
+        if probe_again is not None and not same_model(probe, probe_again()):
+            raise EmbedderChanged(  # (the staged vectors are dropped by the next run)
+                f"the model behind {staging.shown(target)} changed while the re-embed ran "
+                "(its vector of the probe text moved): nothing was swapped, the file keeps "
+                "its vectors; re-embed again once the endpoint serves one model"
+            )
         with self.connections.write() as cur:
             count = self._swap_vectors(cur, embedder_id, dimension, embed, batch)
             self._set_probe(cur, probe, (embedder_id, dimension))
