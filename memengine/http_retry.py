@@ -8,9 +8,11 @@ Nothing here sends a request or reads configuration.
 
 from __future__ import annotations
 
+import email.utils
 import random
 import re
 from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
 import httpx2
@@ -62,7 +64,8 @@ def backoff_delay(retry: int, base_s: float, max_s: float) -> float:
 
 
 def retry_after(headers: httpx2.Headers) -> float:
-    """Seconds asked for by a ``Retry-After`` / ``retry-after-ms`` header (0 if absent or a date)."""
+    """Seconds asked for by a ``Retry-After`` (seconds, or an HTTP date) or
+    ``retry-after-ms`` header (0 if absent or unreadable)."""
     value = headers.get("retry-after-ms")
     scale = 0.001
     if value is None:
@@ -73,7 +76,14 @@ def retry_after(headers: httpx2.Headers) -> float:
     try:
         return max(0.0, float(value) * scale)
     except ValueError:
+        pass
+    try:  # "Wed, 21 Oct 2026 07:28:00 GMT"
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
         return 0.0
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
 def has_cause(exc: BaseException, kind: type[BaseException]) -> bool:

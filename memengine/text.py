@@ -264,7 +264,7 @@ def prompt_line(text: str) -> str:
     shown = unicodedata.normalize(
         "NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf")
     )
-    return " ".join(shown.split())
+    return " ".join(strip_controls(shown).split())  # (a NUL, an escape: nothing to read)
 
 
 _SHELL_SPECIAL = re.compile(r"""[\s'"\\$`!*?\[\](){}<>|&;#~^]|[\x00-\x1f\x7f-\x9f]""")

@@ -621,3 +621,21 @@ def test_a_closed_memory_whose_query_embedding_failed_is_freed_without_a_collect
 
     emb = Failing()
     assert freed_without_a_collection(partial(Memory.open, tmp_path / "m.db", embedder=emb), use)
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        ([{"index": 0, "embedding": ["0.1", "0.2", "0.3"]}], "non-numbers"),
+        (["a"], r"numbered its vectors \[None\]"),
+    ],
+)
+def test_an_embedding_of_text_or_switches_is_refused(
+    srv: ScriptedOpenAI, data: list[object], said: str
+) -> None:
+    """Components sent as "0.1" were read as numbers (the add succeeded), and a list of
+    strings was "numbered [<built-in method index of str object …>]"."""
+    srv.push_embeddings(body={"object": "list", "data": data, "model": "e"})
+    emb = OpenAIEmbedder(base_url=srv.base_url, model="e", timeout_s=5.0, max_retries=0)
+    with pytest.raises(EmbeddingError, match=said):
+        emb.embed(["a"])

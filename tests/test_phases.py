@@ -310,7 +310,7 @@ def test_a_list_of_thousands_is_read_only_to_its_first_items(
     """Each candidate is listed once at most: past a few times as many items, the list is
     not read (reading thousands would cost the turn its deadline), and made-up ids alone
     still fall back to the fast path."""
-    made_up = [(99_999, "high", "made up")] * 20_000
+    made_up = [(99_999, "high", "made up")] * 8_000  # (a chat reply is read up to 1 MiB)
     srv.push_chat(json_data=GOOD_EXPANSION)
     srv.push_chat(json_data=rerank(*made_up))
     r, _ = store.ask()
@@ -568,6 +568,19 @@ def test_http_500_everywhere_keeps_the_fast_path(srv: ScriptedOpenAI, store: Sto
     assert r.degraded[1].startswith("rerank: ") and "HTTP 500" in r.degraded[1]
     assert r.results and len(r.queries) == 1
     assert len(srv.chat_requests) == 6  # 1 + 2 retries per phase
+
+
+def test_a_servers_error_text_reaches_no_note_with_its_controls(
+    srv: ScriptedOpenAI, store: Store
+) -> None:
+    """A 500 whose message held an escape sequence, a bell, U+202E and a NUL was copied into
+    ``Retrieval.degraded`` byte for byte (a library's logs print them)."""
+    srv.default_chat = ScriptedReply(
+        status=500, error_message="\x1b[2J\x1b[1;31mFAKE\x07\u202eevil\x00"
+    )
+    r, _ = store.ask()
+    assert r.degraded and all("FAKE" in d and "evil" in d for d in r.degraded)
+    assert not any(c in d for d in r.degraded for c in "\x1b\x07\u202e\x00")
 
 
 def test_slow_expansion_times_out_and_rerank_still_runs(srv: ScriptedOpenAI, store: Store) -> None:

@@ -522,3 +522,17 @@ def test_pack_says_nothing_did_not_fit_when_the_relevant_memory_is_a_principle(
     out = runner.invoke(app, ["pack", "what is my bank PIN?", "--db", db, "--config", str(toml)])
     assert "- Never say the user's bank PIN out loud" in out.output
     assert "did not fit" not in out.output
+
+
+def test_a_retry_after_given_as_a_date_is_honoured() -> None:
+    """``Retry-After: <HTTP date>`` counted as 0 s: three attempts at once."""
+    import httpx2
+
+    from memengine.http_retry import retry_after
+
+    later = (datetime.now(timezone.utc) + timedelta(seconds=30)).strftime(
+        "%a, %d %b %Y %H:%M:%S GMT"
+    )
+    assert 25 < retry_after(httpx2.Headers({"retry-after": later})) <= 30
+    assert retry_after(httpx2.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0
+    assert retry_after(httpx2.Headers({"retry-after": "soon"})) == 0

@@ -192,7 +192,9 @@ class OpenAIEmbedder:
                 f"embedding endpoint {self.shown_url} returned {len(data)} vectors "
                 f"for {len(batch)} inputs (model {self.model!r})"
             )
-        indexes = [getattr(item, "index", None) for item in data]
+        indexes = [
+            getattr(item, "index", None) if not isinstance(item, str) else None for item in data
+        ]
         numbered = [i for i in indexes if type(i) is int]
         if len(numbered) != len(indexes) or sorted(numbered) != list(range(len(batch))):
             shown = ", ".join(map(repr, indexes[:8])) + (", …" if len(indexes) > 8 else "")
@@ -331,4 +333,8 @@ def _floats(embedding: Any) -> Any:
         if len(raw) % 4:
             raise ValueError("base64 of a whole number of float32 values expected")
         return np.frombuffer(raw, dtype="<f4")
+    if isinstance(embedding, list) and not all(
+        isinstance(x, int | float) and not isinstance(x, bool) for x in embedding
+    ):  # ("0.1" and true would be read as numbers)
+        raise TypeError("a vector holds numbers only")
     return embedding

@@ -44,6 +44,7 @@ from ..llm.client import ChatClient
 from ..models import Message, Retrieval, Retrieved, may_answer
 from ..store.database import Store
 from ..store.filters import Filters
+from ..text import cut_at, strip_controls
 from .expand import DetectedReference, Expander, Expansion, clean_queries
 from .fastpath import Candidate, FastPath, FastResult
 from .pool import Pool
@@ -178,8 +179,10 @@ def llm_window(references: Sequence[DetectedReference], now: datetime) -> Window
 
 
 def _short(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= _NOTE_CHARS else text[: _NOTE_CHARS - 1] + "…"
+    """An error as a note: on one line, without the control characters and reordering
+    marks a server's message may hold, cut short (where a character ends)."""
+    text = " ".join(strip_controls(str(exc)).split())
+    return text if len(text) <= _NOTE_CHARS else text[: cut_at(text, _NOTE_CHARS - 1)] + "…"
 
 
 class _StartedLate(Exception):
