@@ -421,47 +421,26 @@ def build_pack(
             if item.episode.id in shown:
                 continue
             changes = listed.get(int(item.components.get("changes", 0)))
-            block = render_episode(
-                item,
-                lang,
-                query=query,
-                strategy=strat,
-                max_chars=max_chars_per_utterance,
-                zone=zone,
-                changes=changes,
-            )
+            # as it is; shorter (what matched, else the first sentence); then without its
+            # reason line: the first that fits what is left of the budget
+            short: Strategy = "summarize" if strat == "summarize" else "quote_key_parts"
+            block = ""
+            for n, (how, chars, why) in enumerate(
+                ((strat, max_chars_per_utterance, True), (short, 80, True), (short, 80, False))
+            ):
+                block = render_episode(
+                    item, lang, query=query, strategy=how, max_chars=chars, zone=zone,
+                    changes=changes, why=why,
+                )  # fmt: skip
+                cost = estimate_tokens(block) + 1
+                if not block or used + cost <= budget_tokens:
+                    truncated = truncated or n > 0
+                    break
+            else:
+                truncated = True
+                continue
             if not block:  # (it shows nothing: control characters alone)
                 continue
-            cost = estimate_tokens(block) + 1
-            if used + cost > budget_tokens:  # shorter: what matched, else the first sentence
-                short: Strategy = "summarize" if strat == "summarize" else "quote_key_parts"
-                shorter = render_episode(
-                    item,
-                    lang,
-                    query=query,
-                    strategy=short,
-                    max_chars=80,
-                    zone=zone,
-                    changes=changes,
-                )
-                cost = estimate_tokens(shorter) + 1
-                if used + cost > budget_tokens:  # then without its reason line
-                    shorter = render_episode(
-                        item,
-                        lang,
-                        query=query,
-                        strategy=short,
-                        max_chars=80,
-                        zone=zone,
-                        changes=changes,
-                        why=False,
-                    )
-                    cost = estimate_tokens(shorter) + 1
-                if used + cost > budget_tokens:
-                    truncated = True
-                    continue
-                block = shorter
-                truncated = True
             evidence.append(block)
             used += cost
             ids.append(item.episode.id)

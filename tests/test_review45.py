@@ -536,3 +536,20 @@ def test_a_retry_after_given_as_a_date_is_honoured() -> None:
     assert 25 < retry_after(httpx2.Headers({"retry-after": later})) <= 30
     assert retry_after(httpx2.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0
     assert retry_after(httpx2.Headers({"retry-after": "soon"})) == 0
+
+
+def test_a_memory_too_long_for_the_budget_goes_in_without_its_arrow_line(mem: Memory) -> None:
+    """The shorter block kept its arrow line, most of a short block: where it did not fit,
+    the memory was dropped (and a lower one could go in instead)."""
+    mem.add_exchange(
+        "So much happened this week with the kids and the car and work. " * 4
+        + "The dentist appointment is on June 3 at the clinic near the station, at ten.",
+        "Noted, good luck at the dentist appointment on June 3!",
+    )
+    r = mem.retrieve("when is my dentist appointment?", record=False)
+    fits = [b for b in range(20, 120) if mem.pack(r, budget_tokens=b, principles=False).episode_ids]
+    tight = mem.pack(r, budget_tokens=fits[0], principles=False)
+    assert "June 3" in tight.text and "→ why:" not in tight.text and tight.truncated
+    assert tight.tokens <= fits[0]
+    roomy = mem.pack(r, budget_tokens=400, principles=False)
+    assert "→ why:" in roomy.text and not roomy.truncated
