@@ -16,6 +16,7 @@ __all__ = [
     "in_zone",
     "iso_text",
     "parse_iso",
+    "time_text",
 ]
 
 Clock = Callable[[], datetime]
@@ -115,6 +116,24 @@ def parse_iso(value: str) -> datetime:
         int((fraction or "").ljust(6, "0")[:6]),
         tzinfo=tz,
     )
+
+
+_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def time_text(value: str) -> datetime:
+    """:func:`parse_iso` of a time given as text (an export's line, a new episode's field),
+    its ``ValueError`` saying what is wrong: a number that is no basic-form day
+    (``20260401`` is one) is refused as such, not read as a Unix timestamp."""
+    try:
+        return parse_iso(value)
+    except ValueError:
+        if _NUMBER.fullmatch(value):
+            raise ValueError(
+                f"a time as ISO 8601 text (2026-04-01T08:30:00Z, or 20260401), not {value!r}: "
+                "memengine reads no Unix timestamp"
+            ) from None
+        raise ValueError(f"not an ISO 8601 time: {value!r}") from None
 
 
 def iso_text(moment: datetime) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from typing import IO, Any, Literal
 from pydantic import ValidationError
 
 from .arguments import agent_name, checked_episode, switches
-from .clock import iso_text, parse_iso
+from .clock import iso_text, parse_iso, time_text
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
 from .store.migrate import SQLITE_HEADER
@@ -213,9 +212,6 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
             raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
 
 
-_DIGITS = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
-
-
 def _time_field(name: str, value: object) -> datetime:
     """A line's time ``name`` read as ``memengine add --at`` reads it (ISO 8601 text): a
     JSON number, or a string of digits other than a basic-form date (``20260401``), is an
@@ -223,14 +219,9 @@ def _time_field(name: str, value: object) -> datetime:
     if not isinstance(value, str):
         raise InvalidInput(f"{name}: a time as ISO 8601 text, not {json.dumps(value)[:80]}")
     try:
-        return parse_iso(value)
+        return time_text(value)
     except ValueError as exc:
-        if _DIGITS.fullmatch(value):  # a number parse_iso does not read as a basic-form day
-            raise InvalidInput(
-                f"{name}: a time as ISO 8601 text (2026-04-01T08:30:00Z, or 20260401), "
-                f"not {value!r}: memengine reads no Unix timestamp"
-            ) from exc
-        raise InvalidInput(f"{name}: not an ISO 8601 time: {value!r}") from exc
+        raise InvalidInput(f"{name}: {exc}") from exc
 
 
 def parse_locomo_date(text: str) -> datetime:

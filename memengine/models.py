@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
-from .clock import parse_iso
+from .clock import time_text
 from .text import cut_at
 
 __all__ = [
@@ -236,15 +236,7 @@ class NewEpisode(_Model):
         if value is None or isinstance(value, datetime):
             return value
         if isinstance(value, str):
-            try:
-                return parse_iso(value)
-            except ValueError:
-                number = value.strip().lstrip("+-").replace(".", "", 1).isdigit()
-                raise ValueError(
-                    f"a time as a datetime or ISO 8601 text (2026-04-01T08:30:00Z, or "
-                    f"20260401), not {value[:80]!r}"
-                    + (": memengine reads no Unix timestamp" if number else "")
-                ) from None
+            return time_text(value)  # (as an export's line is read)
         raise ValueError(f"a time as a datetime or ISO 8601 text, not {type(value).__name__}")
 
     @field_validator("sensitivity", "importance", "id", "strength", mode="before")

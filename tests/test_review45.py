@@ -53,7 +53,7 @@ def test_a_new_episodes_time_is_read_as_an_exports_line_reads_it(mem: Memory) ->
     for value, words in [
         (1775000000, "not int"),
         ("1775000000", "reads no Unix timestamp"),
-        ("next tuesday", "not 'next tuesday'"),
+        ("next tuesday", "not an ISO 8601 time: 'next tuesday'"),
     ]:
         with pytest.raises(ValidationError, match=words):
             NewEpisode.model_validate({"user_text": "I moved", "occurred_at": value})
