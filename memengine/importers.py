@@ -98,8 +98,7 @@ def _format_by_content(path: Path) -> Format:
     """:func:`detect_format` from what ``path`` holds, whatever its name."""
     try:
         raw = path.read_bytes()
-        wide = next((codec for bom, codec in WIDE_BOMS if raw.startswith(bom)), None)
-        text = raw.decode(wide or "utf-8-sig")  # (UTF-16 after its mark, as it is imported)
+        text = raw.decode(wide_codec(raw) or "utf-8-sig")  # (UTF-16 after its mark too)
         if not text.strip():  # an export of nothing (`export | import -`): no line at all
             return "jsonl"
         data = json.loads(text)
@@ -501,13 +500,19 @@ def read_stream(
             raise InvalidInput(str(exc).replace(str(copy), name)) from exc.__cause__
 
 
-WIDE_BOMS = (
+_WIDE_BOMS = (
     (b"\xff\xfe\x00\x00", "utf-32"),
     (b"\x00\x00\xfe\xff", "utf-32"),
     (b"\xff\xfe", "utf-16"),
     (b"\xfe\xff", "utf-16"),
 )
 """The byte-order marks of UTF-16 and UTF-32 (Windows PowerShell 5's ``>`` writes UTF-16)."""
+
+
+def wide_codec(head: bytes) -> str | None:
+    """The codec of a file that begins with ``head`` when that is a UTF-16 or UTF-32
+    byte-order mark (None: UTF-8, with or without its own mark)."""
+    return next((codec for bom, codec in _WIDE_BOMS if head.startswith(bom)), None)
 
 
 def _read_regular(
@@ -518,7 +523,7 @@ def _read_regular(
             head = fh.read(4)
     except OSError as exc:
         raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from exc
-    wide = next((codec for bom, codec in WIDE_BOMS if head.startswith(bom)), None)
+    wide = wide_codec(head)
     if wide is not None:  # read again as UTF-8
         try:
             text = file.read_bytes().decode(wide)

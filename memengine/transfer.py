@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from . import arguments as args
 from .clock import ensure_aware
@@ -89,17 +89,27 @@ def write_text_file(out: str | os.PathLike[str], text: str) -> None:
         with open(out, "a", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
         return
-    target = Path(os.path.realpath(out))
-    remove_stale_partials(target)
+    _written_whole(Path(os.path.realpath(out)), lambda fh: fh.write(text))
+
+
+T = TypeVar("T")
+
+
+def _written_whole(target: Path, write: Callable[[IO[str]], T]) -> T:
+    """``write`` into a new file beside ``target`` (a killed one's copy removed first), on
+    the disk, then moved into place with the old file's permissions: ``target`` holds the
+    whole or what it held before. What ``write`` returns."""
+    remove_stale_partials(target)  # left by a write that was killed
     part = partial_path(target)
     try:
         with open(part, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+            done = write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         if target.exists():
             os.chmod(part, stat.S_IMODE(target.stat().st_mode))
         os.replace(part, target)
+        return done
     finally:
         part.unlink(missing_ok=True)
 
@@ -176,17 +186,7 @@ def write_jsonl(
             if target.exists() and not target.is_file():
                 with open(target, "w", encoding="utf-8", newline="\n") as fh:
                     return write_jsonl(fh, batches, database)
-            remove_stale_partials(target)  # left by an export that was killed
-            part = partial_path(target)
-            try:
-                with open(part, "w", encoding="utf-8", newline="\n") as fh:
-                    n = write_jsonl(fh, batches, database)
-                if target.exists():
-                    os.chmod(part, stat.S_IMODE(target.stat().st_mode))
-                os.replace(part, target)
-                return n
-            finally:
-                part.unlink(missing_ok=True)
+            return _written_whole(target, lambda fh: write_jsonl(fh, batches, database))
         except OSError as exc:
             raise InvalidInput(f"cannot write {out}: {exc}") from exc
     n = 0

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvaluationError, InvalidInput
-from ..importers import WIDE_BOMS, read_bounded
+from ..importers import read_bounded, wide_codec
 
 __all__ = ["load_json", "select_conversations"]
 
@@ -20,8 +20,7 @@ def load_json(path: Path) -> Any:
     try:
         with Path(path).open("rb") as fh:
             data = read_bounded(fh, str(path), advice="an evaluation file is smaller")
-        wide = next((codec for bom, codec in WIDE_BOMS if data.startswith(bom)), None)
-        return json.loads(data.decode(wide or "utf-8-sig"))
+        return json.loads(data.decode(wide_codec(data) or "utf-8-sig"))
     except FileNotFoundError as exc:
         raise EvaluationError(f"no such file: {path}") from exc
     except InvalidInput as exc:

@@ -34,6 +34,7 @@ from ..errors import EvaluationError, InvalidInput
 from ..memory import Memory
 from ..models import NewEpisode, Retrieval
 from ..text import json_finite
+from ..transfer import write_text_file
 from .metrics import mean_by_group
 from .padding import PaddingInfo, pad_conversations
 
@@ -422,8 +423,7 @@ def check_result_path(
 
 
 def save_json(result: EvalResult, path: Path) -> None:
-    """Write ``result`` as JSON to ``path`` (a number that is not finite as null)."""
-    Path(path).write_text(
-        json.dumps(json_finite(result.to_json()), ensure_ascii=False, indent=2) + "\n",
-        encoding="utf-8",
-    )
+    """Write ``result`` as JSON to ``path`` (a number that is not finite as null), whole or
+    not at all, as an export is written (:func:`.transfer.write_text_file`)."""
+    text = json.dumps(json_finite(result.to_json()), ensure_ascii=False, indent=2) + "\n"
+    write_text_file(path, text)
