@@ -71,6 +71,16 @@ MAX_DAY_RANGE = 365 * 200
 """The widest day range: ``occurred_day_range`` and ``retrieve(day_range=…)`` (200 years;
 None searches all time)."""
 
+MAX_WEIGHT = 1000.0
+"""The largest weight of a score, a list or a feature (``[retrieval]`` weights,
+``spread_boost``, ``[lifecycle]`` capacity and linear weights, ``failure_weight``):
+scores are sums of weighted terms, and a weight near the largest float makes them inf
+or NaN, a ranking of nothing."""
+
+MAX_RATE = 1e6
+"""The largest ``rrf_k`` and ``expected_tasks_per_day`` (a task every 0.09 s): larger
+values overflow the arithmetic they go into."""
+
 MAX_SEED = 2**63 - 1
 """The largest random seed (seeds are whole numbers from 0)."""
 
@@ -121,22 +131,22 @@ class RetrievalConfig(_Section):
     max_sensitivity: int = Field(
         default=3, ge=0, le=3
     )  # leave out episodes more sensitive than this
-    rrf_k: float = Field(default=10.0, gt=0)
-    context_weight: float = Field(default=0.4, ge=0)
+    rrf_k: float = Field(default=10.0, gt=0, le=MAX_RATE)
+    context_weight: float = Field(default=0.4, ge=0, le=MAX_WEIGHT)
     neighbour_gap_minutes: int = Field(default=60, ge=0, le=MAX_COUNT)
-    knn_weight: float = Field(default=0.4, ge=0)
-    bm25_weight: float = Field(default=1.0, ge=0)
-    cosine_weight: float = Field(default=0.0, ge=0)
+    knn_weight: float = Field(default=0.4, ge=0, le=MAX_WEIGHT)
+    bm25_weight: float = Field(default=1.0, ge=0, le=MAX_WEIGHT)
+    cosine_weight: float = Field(default=0.0, ge=0, le=MAX_WEIGHT)
     # second stage over the fused candidates (retrieve/evidence.py; docs/benchmarks.md)
     dense_content_words: bool = True  # KNN embeds the query's content words, lowercased
     session_weight: float = Field(
-        default=0.2, ge=0
+        default=0.2, ge=0, le=MAX_WEIGHT
     )  # bonus for candidates in the best-matching session
     session_top_n: int = Field(
         default=3, ge=1, le=100
     )  # a session's score sums its n best BM25 scores
     speaker_weight: float = Field(
-        default=0.5, ge=0
+        default=0.5, ge=0, le=MAX_WEIGHT
     )  # bonus when the query names the turn's speaker
     max_results: int = Field(default=5, ge=1, le=100)
     max_expanded_queries: int = Field(default=5, ge=0, le=5)
@@ -165,7 +175,7 @@ class RetrievalConfig(_Section):
     reach_floor: float = Field(
         default=0.25, ge=0.0, le=1.0
     )  # BM25's share of its weight at zero reach
-    reach_cosine_weight: float = Field(default=0.2, ge=0.0)  # cosine weight added at zero reach
+    reach_cosine_weight: float = Field(default=0.2, ge=0.0, le=MAX_WEIGHT)  # cosine weight added at zero reach
     reach_max_terms: int = Field(default=32, ge=1, le=256)  # content terms looked up for the reach
     spread_k: int = Field(
         default=10, ge=2, le=100
@@ -177,9 +187,9 @@ class RetrievalConfig(_Section):
         default=0.25, ge=0.0, le=1.0
     )  # full vector boost from this spread on
     spread_boost: float = Field(
-        default=1.0, ge=0.0
+        default=1.0, ge=0.0, le=MAX_WEIGHT
     )  # vector weight × (1 + spread_boost) at full spread
-    spread_cosine_weight: float = Field(default=0.1, ge=0.0)  # cosine weight added at full spread
+    spread_cosine_weight: float = Field(default=0.1, ge=0.0, le=MAX_WEIGHT)  # cosine weight added at full spread
     statement_min_cosine: float = Field(
         default=0.7, ge=0.0, le=1.0
     )  # small talk injects only above this
@@ -193,10 +203,10 @@ class RetrievalConfig(_Section):
         default=3, ge=1, le=20
     )  # top results the coverage reads (≤ max_results)
     window_weight: float = Field(
-        default=0.3, ge=0.0
+        default=0.3, ge=0.0, le=MAX_WEIGHT
     )  # bonus for candidates in the message's time window
     answer_type_weight: float = Field(
-        default=0.3, ge=0.0
+        default=0.3, ge=0.0, le=MAX_WEIGHT
     )  # bonus when a text holds the asked time/number
     next_turn_candidates: int = Field(
         default=3, ge=0, le=20
@@ -275,6 +285,11 @@ def http_url(value: str | None) -> str | None:
     try:
         _ = parts.port  # a ValueError for what no HTTP client can connect to
     except ValueError:
+        if "@" not in value:  # no name or password: the port is what is wrong
+            raise ValueError(
+                f"{masked_url(value)!r} is not a URL an HTTP client can read: the port "
+                "after the host's ':' must be a number from 0 to 65535"
+            ) from None
         raise ValueError(
             f"{masked_url(value)!r} is not a URL an HTTP client can read: a name or "
             "password in it must write / ? # @ as %2F %3F %23 %40"
@@ -384,9 +399,9 @@ class LifecycleConfig(_Section):
     daily_retention: list[float] = Field(
         default_factory=lambda: [0.95, 0.97, 0.98, 0.99, 0.995, 0.998]
     )
-    expected_tasks_per_day: float = Field(default=10.0, gt=0)
-    archive_threshold: float = Field(default=0.1, ge=0.0)
-    capacity_weights: list[Annotated[float, Field(gt=0.0)]] = Field(
+    expected_tasks_per_day: float = Field(default=10.0, gt=0, le=MAX_RATE)
+    archive_threshold: float = Field(default=0.1, ge=0.0, le=MAX_STRENGTH_STEP)
+    capacity_weights: list[Annotated[float, Field(gt=0.0, le=MAX_WEIGHT)]] = Field(
         default_factory=lambda: [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
     )
     max_weighted_total: float = Field(default=10_000.0, gt=0.0, allow_inf_nan=True)  # inf: no cap
@@ -406,8 +421,8 @@ class LifecycleConfig(_Section):
     # results are returned unrecorded (turn_id None, noted in Retrieval.degraded)
     turn_record_wait_s: float = Field(default=0.5, ge=0.0, le=60.0)
     decay_clock: Literal["tasks", "days"] = "tasks"  # what "per task" counts at sleep
-    recency_half_life_days: float = Field(default=30.0, gt=0)
-    linear_weights: list[Annotated[float, Field(ge=0.0)]] = Field(
+    recency_half_life_days: float = Field(default=30.0, gt=0, le=MAX_DAY_RANGE)
+    linear_weights: list[Annotated[float, Field(ge=0.0, le=MAX_WEIGHT)]] = Field(
         default_factory=lambda: [0.4, 0.4, 0.2], min_length=3, max_length=3
     )
     """Weights of similarity, strength and recency in the life ranking (three, none negative)."""
@@ -416,7 +431,7 @@ class LifecycleConfig(_Section):
     feedback_model: str | None = None  # default: [llm] rerank_model
     feedback_deadline_s: float = Field(default=5.0, gt=0, le=MAX_WAIT_S)
     never_used_min_candidates: int = Field(default=50, ge=0, le=MAX_COUNT)
-    failure_weight: float = Field(default=0.5, ge=0.0)
+    failure_weight: float = Field(default=0.5, ge=0.0, le=MAX_WEIGHT)
     scorer_epochs: int = Field(default=600, ge=1, le=MAX_COUNT)
     scorer_learning_rate: float = Field(default=0.02, gt=0, le=100.0)
     scorer_seed: int = Field(default=0, ge=0, le=MAX_SEED)
@@ -435,20 +450,18 @@ class LifecycleConfig(_Section):
     def _a_model_or_none(cls, value: str | None) -> str | None:
         return value.strip() if value is not None else None  # (blank: rerank_model's)
 
-    @model_validator(mode="after")
-    def _one_value_per_level(self) -> LifecycleConfig:
-        for name in ("level_thresholds", "daily_retention", "capacity_weights"):
-            values = getattr(self, name)
-            if len(values) != LEVELS:
-                raise ValueError(f"{name} needs {LEVELS} values (levels 0–5), got {len(values)}")
-        thresholds = list(self.level_thresholds)
-        if thresholds != sorted(thresholds) or thresholds[0] < 0:
-            raise ValueError(f"level_thresholds must be ascending from 0 or more, not {thresholds}")
-        if not all(0 < r <= 1 for r in self.daily_retention):
-            raise ValueError(
-                f"daily_retention values must be in (0, 1], not {self.daily_retention}"
-            )
-        return self
+    @field_validator("level_thresholds", "daily_retention", "capacity_weights")
+    @classmethod
+    def _one_value_per_level(cls, values: list[Any], info: ValidationInfo) -> list[Any]:
+        """One value per level in each list; thresholds ascending from 0, retentions in
+        (0, 1] (a check per list, so that one error names every list that is wrong)."""
+        if len(values) != LEVELS:
+            raise ValueError(f"{info.field_name} needs {LEVELS} values (levels 0–5), got {len(values)}")
+        if info.field_name == "level_thresholds" and (values != sorted(values) or values[0] < 0):
+            raise ValueError(f"level_thresholds must be ascending from 0 or more, not {values}")
+        if info.field_name == "daily_retention" and not all(0 < r <= 1 for r in values):
+            raise ValueError(f"daily_retention values must be in (0, 1], not {values}")
+        return values
 
 
 class Config(_Section):
@@ -700,6 +713,11 @@ def load_config(
         exists = file.exists()  # (a folder this user cannot enter raises)
     except OSError as exc:
         raise ConfigError(f"cannot read config file {file}: {exc}") from exc
+    if not exists and file.is_symlink():  # a link to nothing is a file meant, not none
+        raise ConfigError(
+            f"cannot read config file {file}: it is a symbolic link to "
+            f"{os.readlink(file)}, which does not exist"
+        )
     if exists:
         try:
             with file.open("rb") as fh:  # (a byte order mark, as Notepad writes, is no error)
@@ -783,10 +801,11 @@ def _hint(loc: tuple[str, ...], origin: str = "") -> str:
         return f"; {key} is a top-level setting: put it before the first [section] line"
     close: list[tuple[str, ...]]
     if len(loc) == 1:
-        close = [(c,) for c in difflib.get_close_matches(key, list(Config.model_fields), n=1)]
+        fields = list(Config.model_fields)  # (every name is lower case: [LLM] is [llm])
+        close = [(c,) for c in difflib.get_close_matches(key.lower(), fields, n=1)]
     elif loc[0] in sections:
         fields = list(sections[loc[0]].model_fields)
-        close = [(loc[0], c) for c in difflib.get_close_matches(key, fields, n=1)]
+        close = [(loc[0], c) for c in difflib.get_close_matches(key.lower(), fields, n=1)]
     else:
         close = []
     return f"; did you mean {named(*close[0])}?" if close else ""
@@ -802,6 +821,7 @@ def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> st
         message = str(error["msg"]).removeprefix("Value error, ")
         inside = [p for p in origins if len(p) == len(loc) + 1 and p[: len(loc)] == loc]
         named = [p for p in inside if re.search(rf"\b{re.escape(p[-1])}\b", message)]
+        named.sort(key=lambda p: not message.startswith(f"{p[-1]} "))  # the one it is about
         if named:  # a section's check names the setting it found wrong
             origin = origins[named[0]]
         elif inside and loc not in origins:

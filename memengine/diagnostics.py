@@ -7,7 +7,7 @@ from typing import Any
 
 from .config import Config
 from .embed.base import Vectors
-from .errors import ConfigError, DatabaseLocked, MemEngineError
+from .errors import ConfigError, DatabaseLocked, EmbedderMismatch, MemEngineError
 from .models import Stats
 from .store.database import FTS_NOT_CHECKED, Store
 from .store.reembed import shown
@@ -223,6 +223,14 @@ def _embedder_check(
                 f"{exc} (opening the file fails while it does not answer: its dimension "
                 "is neither configured nor recorded; set [embedder] dimensions)"
             )
+        wanted = f"openai:{cfg.model}:{cfg.dimensions}" if cfg.dimensions else None
+        if cfg.name == "openai" and recorded is not None and wanted not in (None, recorded):
+            return False, (  # the id is known without the endpoint: searches would refuse
+                f"the file holds vectors of {recorded} but {wanted} is configured ({exc}): "
+                f"configure {recorded} again, or re-embed the file with `memengine reembed`"
+            )
+        if isinstance(exc, EmbedderMismatch):  # searches raise it too, not fall back
+            return False, f"{exc} (adds and searches fail until then)"
         return False, f"{exc} (adds fail; searches are full-text only)"
     if recorded is not None and configured != recorded:
         return False, (

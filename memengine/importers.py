@@ -148,9 +148,13 @@ _EXPORT_ONLY = set(Episode.model_fields) - _JSONL_FIELDS
 """Fields an export lists for reading that an import does not restore (usage counters)."""
 
 
-def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
+def read_jsonl(
+    path: Path, *, agent: str | None = None, default_agent: str = "default"
+) -> Iterator[NewEpisode]:
     """Episodes from a memengine JSONL export (ids, times, metadata preserved), each checked
-    as it would be stored (:func:`.arguments.checked_episode`); InvalidInput names the line."""
+    as it would be stored (:func:`.arguments.checked_episode`); InvalidInput names the line.
+    Every line goes to ``agent`` when it is given, else to its own ``agent`` field, else
+    (a hand-written line without one) to ``default_agent``."""
     try:
         fh = path.open(encoding="utf-8-sig")
     except OSError as exc:
@@ -181,7 +185,9 @@ def read_jsonl(path: Path, *, agent: str | None = None) -> Iterator[NewEpisode]:
                     raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from None
                 if agent is not None:
                     fields["agent"] = agent
-                elif "agent" in fields:  # a name an earlier version took (a zero-width space)
+                elif "agent" not in fields:
+                    fields["agent"] = default_agent
+                else:  # a name an earlier version took (a zero-width space)
                     try:
                         agent_name(fields["agent"])
                     except InvalidInput as exc:
@@ -241,11 +247,16 @@ def locomo_turn_text(turn: dict[str, Any]) -> str:
 
 
 def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[NewEpisode]:
-    """Episodes of one LoCoMo sample, one per turn, a minute apart within a session."""
+    """Episodes of one LoCoMo sample, one per turn, a minute apart within a session
+    (:class:`.InvalidInput` naming the session or turn that is not of its kind)."""
     conv = sample["conversation"]
-    sessions = sorted(
-        int(k.split("_")[1]) for k in conv if k.startswith("session_") and k.count("_") == 1
-    )
+    if not isinstance(conv, dict):
+        raise InvalidInput(f"conversation is an object, not a {type(conv).__name__}")
+    numbers = [k.split("_")[1] for k in conv if k.startswith("session_") and k.count("_") == 1]
+    odd = next((n for n in numbers if not (n.isascii() and n.isdigit())), None)
+    if odd is not None:
+        raise InvalidInput(f"conversation.session_{odd}: a session is session_<n>, n a number")
+    sessions = sorted(map(int, numbers))
     for n in sessions:
         turns = conv.get(f"session_{n}") or []
         if not isinstance(turns, list):
@@ -263,9 +274,18 @@ def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[N
                 raise InvalidInput(
                     f"session_{n} turn {i + 1}: not an object but a {type(turn).__name__}"
                 )
-            lacks = [key for key in ("dia_id", "speaker") if key not in turn]
+            lacks = [key for key in ("dia_id", "speaker", "text") if key not in turn]
             if lacks:
                 raise InvalidInput(f"session_{n} turn {i + 1}: has no {lacks[0]!r}")
+            odd = next(
+                (k for k in ("speaker", "text") if not isinstance(turn[k], str)), None
+            )  # (a speaker None or a text [..] would be stored as "None: …", "A: ['x']")
+            if odd is not None:
+                raise InvalidInput(
+                    f"session_{n} turn {i + 1}: {odd} is text, not {type(turn[odd]).__name__}"
+                )
+            if not turn["speaker"].strip():
+                raise InvalidInput(f"session_{n} turn {i + 1}: speaker is empty")
             yield NewEpisode(
                 agent=agent,
                 kind=EpisodeKind.message,
@@ -374,11 +394,22 @@ def read_conversations(
     episodes: list[NewEpisode] = []
     try:
         if fmt == "locomo":
-            for sample in data:
+            if not isinstance(data, list):
+                raise InvalidInput(f"a LoCoMo file is a list of samples, not a {type(data).__name__}")
+            for k, sample in enumerate(data):
+                if not isinstance(sample, dict):
+                    raise InvalidInput(f"sample {k + 1}: not an object but a {type(sample).__name__}")
                 name = owner(sample.get("sample_id", "locomo"))
-                episodes.extend(read_locomo(sample, agent=name))
+                try:
+                    episodes.extend(read_locomo(sample, agent=name))
+                except InvalidInput as exc:
+                    raise InvalidInput(f"sample {sample.get('sample_id', k + 1)}: {exc}") from exc
         else:
-            for conv in data["conversations"]:
+            for k, conv in enumerate(_list_of(data, "conversations", "")):
+                if not isinstance(conv, dict):
+                    raise InvalidInput(
+                        f"conversation {k + 1}: not an object but a {type(conv).__name__}"
+                    )
                 episodes.extend(read_memsets(conv, agent=owner(conv["id"])))
     except InvalidInput as exc:  # a LoCoMo date it cannot read, a memsets exchange
         raise InvalidInput(f"{path}: {exc}") from exc
@@ -397,8 +428,9 @@ def read_conversations(
         try:
             checked_episode(ep)
         except InvalidInput as exc:
+            which = "exchange" if "exchange_id" in ep.metadata else "turn"
             where = ep.metadata.get("exchange_id") or ep.metadata.get("dia_id") or "?"
-            raise InvalidInput(f"{path}: {ep.agent} {where}: {exc}") from exc
+            raise InvalidInput(f"{path}: agent {ep.agent}, {which} {where}: {exc}") from exc
     return episodes
 
 
@@ -419,7 +451,8 @@ def read_file(
 ) -> ImportedFile:
     """Read and check a whole file of any supported format (detected), writing nothing.
 
-    A JSONL export keeps each episode's agent unless ``agent`` is given; the
+    A JSONL export keeps each episode's agent unless ``agent`` is given (a line without
+    one goes to ``default_agent``); the
     episodes of a LoCoMo or memsets file go to ``agent`` (else ``default_agent``),
     or with ``per_conversation`` one agent per conversation, ``<agent>/<id>``.
     InvalidInput names what is wrong, before anything is stored.
@@ -543,7 +576,9 @@ def _read_regular(
                 "per_conversation (--agent-per-conversation) is for LoCoMo and memsets "
                 "files: a JSONL export keeps each episode's agent (an agent puts them all in one)"
             )
-        return ImportedFile(fmt, list(read_jsonl(file, agent=agent)))
+        return ImportedFile(
+            fmt, list(read_jsonl(file, agent=agent, default_agent=default_agent))
+        )
     owner = agent if agent is not None else default_agent
     return ImportedFile(
         fmt, read_conversations(file, fmt, agent=owner, per_conversation=per_conversation)

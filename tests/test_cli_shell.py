@@ -407,7 +407,7 @@ def test_a_sections_error_names_the_variable_that_set_the_value(
     monkeypatch.setenv("MEMENGINE_LIFECYCLE__DAILY_RETENTION", "0.9,0.9")
     bad = run("stats", "--config", "ok.toml", ok=False)
     assert (
-        "invalid setting lifecycle (environment variable MEMENGINE_LIFECYCLE__DAILY_RETENTION): "
+        "invalid setting lifecycle.daily_retention (environment variable MEMENGINE_LIFECYCLE__DAILY_RETENTION): "
         "daily_retention needs 6 values" in bad.output
     )
 

@@ -178,8 +178,9 @@ def test_a_file_whose_settings_are_damaged_is_salvaged_without_opening_it(
     sound: Path, tmp_path: Path, cli_env: None
 ) -> None:
     damaged = _damaged(sound, tmp_path, 0, table="meta")
-    with pytest.raises(DamagedDatabase):
+    with pytest.raises(DamagedDatabase, match="export --salvage -o") as caught:
         Memory.open(damaged, embedder=HashEmbedder(), read_only=True)
+    assert "doctor" not in str(caught.value)  # (doctor says it: not a command to run next)
     out = io.StringIO()
     report = salvage_file(damaged, out, agent="alice")
     assert report.complete and report.episodes == TOTAL // 2
@@ -188,6 +189,9 @@ def test_a_file_whose_settings_are_damaged_is_salvaged_without_opening_it(
     done = CliRunner().invoke(app, ["export", "--salvage", "-o", str(saved), "--db", str(damaged)])
     assert done.exit_code == 0, done.output
     assert len(saved.read_text().splitlines()) == TOTAL
+    said = " ".join(done.output.split())  # a salvage, not an export, said so
+    assert f"salvaged {TOTAL:,} episodes to {saved}: every row read" in said
+    assert "exported" not in said
 
 
 def test_a_salvage_takes_time_by_the_episodes_not_by_their_largest_id(

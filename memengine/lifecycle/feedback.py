@@ -78,8 +78,21 @@ def _norm(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-_SPACED = re.compile(r"[0-9A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u052f]")
-"""Letters of scripts that put spaces between words (Latin, Greek, Cyrillic) and digits."""
+_SPACED_LETTERS = (
+    "0-9A-Za-z\u00c0-\u024f\u1e00-\u1eff"  # digits, Latin (Vietnamese's too)
+    "\u0370-\u03ff\u1f00-\u1fff\u0400-\u052f\u0531-\u0559\u0560-\u0588"  # Greek, Cyrillic, Armenian
+    "\u0591-\u05bd\u05bf-\u05c2\u05c4-\u05c7\u05d0-\u05f2\ufb1d-\ufb4f"  # Hebrew
+    "\u0610-\u061a\u0620-\u0669\u066e-\u06d3\u06d5-\u06ff\u0750-\u077f\u08a0-\u08ff"
+    "\ufb50-\ufdff\ufe70-\ufefc"  # Arabic (not its comma, question mark or full stop)
+    "\u0900-\u0963\u0966-\u0dff"  # Devanagari … Sinhala (not the danda, a full stop)
+    "\u10a0-\u10ff\u1200-\u137f"  # Georgian, Ethiopic
+)
+_SPACED = re.compile(f"[{_SPACED_LETTERS}]")
+"""Letters of scripts that put spaces between words, and digits."""
+
+_NOT_AN_EDGE = f"[\\w{_SPACED_LETTERS}]"
+"""What continues a word: a word character, or a letter or mark of a spaced script (a
+Devanagari vowel sign or an Arabic vowel mark is no word character to ``re``)."""
 
 
 def _tag_in(tag: str, text: str) -> bool:
@@ -88,8 +101,8 @@ def _tag_in(tag: str, text: str) -> bool:
     without spaces, or that join words (Japanese, Thai, Korean), anywhere."""
     if not tag:
         return False
-    before = r"(?<!\w)" if _SPACED.match(tag[0]) else ""
-    after = r"(?!\w)" if _SPACED.match(tag[-1]) else ""
+    before = f"(?<!{_NOT_AN_EDGE})" if _SPACED.match(tag[0]) else ""
+    after = f"(?!{_NOT_AN_EDGE})" if _SPACED.match(tag[-1]) else ""
     return re.search(before + re.escape(tag) + after, text) is not None
 
 

@@ -29,12 +29,23 @@ __all__ = ["DEFAULT_MEMORIES", "SimMemory", "SimResult", "format_table", "simula
 
 @dataclass(frozen=True)
 class SimMemory:
-    """A simulated memory: its name, how often it is used (every N tasks; None = never)."""
+    """A simulated memory: its name, how often it is used (every N tasks; None = never).
+
+    Its strength starts at ``strength``, or as the engine starts one: at ``[lifecycle]
+    read_only_strength`` for ``read_only`` material (kind ``education``), else at
+    ``initial_strength``."""
 
     name: str
     every: int | None
-    strength: float = 1.0
+    strength: float | None = None
     principle: bool = False
+    read_only: bool = False
+
+    def start(self, cfg: LifecycleConfig) -> float:
+        """The strength this memory starts at under ``cfg``."""
+        if self.strength is not None:
+            return self.strength
+        return cfg.read_only_strength if self.read_only else cfg.initial_strength
 
 
 DEFAULT_MEMORIES: tuple[SimMemory, ...] = (
@@ -42,7 +53,7 @@ DEFAULT_MEMORIES: tuple[SimMemory, ...] = (
     SimMemory("used every 10 tasks", 10),
     SimMemory("used every 70 tasks", 70),
     SimMemory("never used", None),
-    SimMemory("read only (education), never used", None, 0.5),
+    SimMemory("read only (education), never used", None, read_only=True),
     SimMemory("principle", None, principle=True),
 )
 
@@ -98,7 +109,7 @@ def simulate(
             f"is {per_day:g}, give 1 or more (--tasks-per-day)"
         )
     states = {
-        m.name: MemoryState(id=i, strength=m.strength, principle=m.principle)
+        m.name: MemoryState(id=i, strength=m.start(cfg), principle=m.principle)
         for i, m in enumerate(memories, start=1)
     }
     day_of = {end: float(k) for k, end in enumerate(_day_ends(tasks, per_day), start=1)}

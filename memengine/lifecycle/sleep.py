@@ -100,6 +100,8 @@ class SleepPlan:
     weighted_after: float
     principles_weight: float = 0.0
     """The weight of the principles, which are never pruned (over the cap: nothing is)."""
+    pruned_active: int = 0
+    """How many of ``pruned`` were active (not archived) memories."""
 
 
 @dataclass(frozen=True)
@@ -219,6 +221,7 @@ def plan_sleep(
             pruned.append(s.id)
             weighted -= capacity_weight(s.level, cfg)
     gone = set(pruned)  # (a pruned memory is counted as pruned alone)
+    pruned_active = sum(s.id in gone and s.status == "active" for s in after)
     return SleepPlan(
         states=[s for s in after if s.id not in gone],
         promoted=sum(i not in gone for i in promoted),
@@ -228,6 +231,7 @@ def plan_sleep(
         weighted_before=weighted_before,
         weighted_after=weighted,
         principles_weight=fixed,
+        pruned_active=pruned_active,
     )
 
 
@@ -436,6 +440,14 @@ def run_sleep(
             )
         if plan.pruned:
             ep_rows.delete_and_relink(cur, plan.pruned, agent, store.neighbour_gap_s)
+        if plan.pruned_active:
+            notes.append(
+                f"{plan.pruned_active:,} active "
+                f"{'memory' if plan.pruned_active == 1 else 'memories'} (not archived) "
+                f"{'was' if plan.pruned_active == 1 else 'were'} deleted to keep the weighted total under max_weighted_total "
+                f"{cfg.max_weighted_total:g}: raise it ([lifecycle] max_weighted_total; inf: "
+                "no cap) to keep all of an agent's history"
+            )
 
         active = [s for s in plan.states if s.status == "active"]
         strengths = np.asarray([s.strength for s in active], dtype=float)

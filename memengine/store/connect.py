@@ -734,8 +734,9 @@ def _fails(check: str) -> bool:
 
 def _damaged_error(msg: str) -> DamagedDatabase:
     return DamagedDatabase(
-        f"the database file is damaged ({msg}): `memengine doctor` checks it; restore a "
-        "backup, or save what still reads with `memengine export --salvage`"
+        f"the database file is damaged ({msg}): restore a backup, or save what still "
+        "reads with `memengine export --salvage -o saved.jsonl` (and import it into a new "
+        "file)"
     )
 
 

@@ -41,10 +41,17 @@ def _stdlib_usable() -> tuple[bool, str]:
     return True, f"stdlib SQLite {_stdlib_sqlite3.sqlite_version} can load extensions"
 
 
+def _forced() -> str | None:
+    """``MEMENGINE_SQLITE_DRIVER`` (a diagnostic override, documented in the README), less
+    the final ``\\r`` of a ``.env`` saved with ``\\r\\n``, as every ``MEMENGINE_*`` value."""
+    forced = os.environ.get("MEMENGINE_SQLITE_DRIVER")
+    return forced.removesuffix("\r") if forced is not None else None
+
+
 @functools.lru_cache(maxsize=1)
 def sqlite_module() -> ModuleType:
     """The DB-API module to use: stdlib ``sqlite3`` when good enough, else ``sqlean``."""
-    forced = os.environ.get("MEMENGINE_SQLITE_DRIVER")  # diagnostic override, documented in README
+    forced = _forced()
     if forced not in (None, "", "sqlite3", "sqlean"):
         raise ConfigError(f"MEMENGINE_SQLITE_DRIVER must be 'sqlite3' or 'sqlean', not {forced!r}")
     ok, _ = _stdlib_usable()
@@ -67,7 +74,7 @@ def driver_info() -> DriverInfo:
     _ok, why = _stdlib_usable()
     name = "sqlite3" if module is _stdlib_sqlite3 else "sqlean"
     reason = why if name == "sqlite3" else f"sqlean chosen: {why}"
-    if os.environ.get("MEMENGINE_SQLITE_DRIVER"):
+    if _forced():
         reason = f"forced by MEMENGINE_SQLITE_DRIVER={name} ({why})"
     return DriverInfo(module=name, sqlite_version=module.sqlite_version, reason=reason)
 

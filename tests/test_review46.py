@@ -1,0 +1,273 @@
+"""Fixes from the session-46 reviews: configuration limits and messages, and the rest."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memengine import Config, ConfigError, FixedClock, LifecycleConfig, Memory, load_config
+from memengine.config import MAX_RATE, MAX_WEIGHT
+
+from .helpers import HashEmbedder
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "limit"),
+    [
+        ("retrieval", "context_weight", MAX_WEIGHT),
+        ("retrieval", "bm25_weight", MAX_WEIGHT),
+        ("retrieval", "spread_boost", MAX_WEIGHT),
+        ("retrieval", "answer_type_weight", MAX_WEIGHT),
+        ("retrieval", "rrf_k", MAX_RATE),
+        ("lifecycle", "expected_tasks_per_day", MAX_RATE),
+        ("lifecycle", "failure_weight", MAX_WEIGHT),
+        ("lifecycle", "recency_half_life_days", 365 * 200),
+    ],
+)
+def test_a_weight_near_the_largest_float_is_refused(
+    tmp_path: Path, section: str, key: str, limit: float
+) -> None:
+    """1e308 made FTS5's bm25() NaN (a TypeError in the search) or a sleep's task
+    boundary infinite (an OverflowError); the largest allowed value still loads."""
+    env = {f"MEMENGINE_{section.upper()}__{key.upper()}": "1e308"}
+    with pytest.raises(ConfigError, match=rf"{section}\.{key} .*less than or equal to"):
+        load_config(environ=env)
+    ok = load_config(environ={f"MEMENGINE_{section.upper()}__{key.upper()}": str(limit)})
+    assert getattr(getattr(ok, section), key) == limit
+
+
+def test_list_weights_are_bounded_too() -> None:
+    env = {"MEMENGINE_LIFECYCLE__CAPACITY_WEIGHTS": "1,2,4,8,16,1e308"}
+    with pytest.raises(ConfigError, match="capacity_weights"):
+        load_config(environ=env)
+    env = {"MEMENGINE_LIFECYCLE__LINEAR_WEIGHTS": "0.5,0.5,1e300"}
+    with pytest.raises(ConfigError, match="linear_weights"):
+        load_config(environ=env)
+
+
+def test_one_error_names_every_wrong_list(tmp_path: Path) -> None:
+    conf = tmp_path / "m.toml"
+    conf.write_text("[lifecycle]\nlinear_weights = [0.5, 0.5]\nlevel_thresholds = [0, 1]\n")
+    env = {"MEMENGINE_LIFECYCLE__DAILY_RETENTION": "0.9,0.9"}
+    with pytest.raises(ConfigError) as caught:
+        load_config(conf, environ=env)
+    message = str(caught.value)
+    assert "lifecycle.linear_weights" in message
+    assert "lifecycle.level_thresholds (config file" in message
+    assert "level_thresholds needs 6 values" in message
+    assert "daily_retention needs 6 values" in message
+    assert "MEMENGINE_LIFECYCLE__DAILY_RETENTION" in message
+    with pytest.raises(ConfigError, match="ascending from 0"):
+        load_config(environ={"MEMENGINE_LIFECYCLE__LEVEL_THRESHOLDS": "0,5,4,30,60,100"})
+    with pytest.raises(ConfigError, match=r"daily_retention values must be in \(0, 1\]"):
+        load_config(environ={"MEMENGINE_LIFECYCLE__DAILY_RETENTION": "1,1,1,1,1,1.5"})
+
+
+def test_an_empty_embedding_model_is_blamed_on_where_it_came_from(tmp_path: Path) -> None:
+    conf = tmp_path / "b.toml"
+    conf.write_text('[embedder]\nname = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(conf, environ={"MEMENGINE_EMBEDDER__MODEL": ""})
+    assert "(environment variable MEMENGINE_EMBEDDER__MODEL)" in str(caught.value)
+    env = {
+        "MEMENGINE_EMBEDDER__NAME": "openai",
+        "MEMENGINE_EMBEDDER__BASE_URL": "http://127.0.0.1:9/v1",
+        "MEMENGINE_EMBEDDER__MODEL": "",
+    }
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ=env)
+    assert "(environment variable MEMENGINE_EMBEDDER__MODEL)" in str(caught.value)
+
+
+@pytest.mark.parametrize("url", ["http://localhost:99999/v1", "http://localhost:11434x/v1"])
+def test_a_bad_port_is_named_as_such(url: str) -> None:
+    with pytest.raises(ConfigError, match="the port after the host's ':'") as caught:
+        load_config(environ={"MEMENGINE_LLM_BASE_URL": url})
+    assert "password" not in str(caught.value)
+    with pytest.raises(ConfigError, match="a name or password in it"):
+        load_config(environ={"MEMENGINE_LLM_BASE_URL": "http://me:p/ss@host:8/v1"})
+
+
+def test_a_config_link_to_nothing_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "memengine.toml").symlink_to(tmp_path / "gone.toml")
+    with pytest.raises(ConfigError, match="symbolic link to .*gone.toml, which does not exist"):
+        load_config(environ={})
+
+
+def test_a_section_in_capitals_gets_a_suggestion(tmp_path: Path) -> None:
+    conf = tmp_path / "d.toml"
+    conf.write_text('[LLM]\nbase_url = "http://x/v1"\n[retrieval]\nMAX_RESULTS = 3\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(conf, environ={})
+    assert "unknown setting LLM (config file" in str(caught.value)
+    assert "did you mean llm?" in str(caught.value)
+    assert "did you mean retrieval.max_results?" in str(caught.value)
+
+
+def test_the_driver_variable_drops_a_final_carriage_return(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memengine.store import driver
+
+    monkeypatch.setenv("MEMENGINE_SQLITE_DRIVER", "sqlean\r")
+    driver.sqlite_module.cache_clear()
+    try:
+        assert driver.sqlite_module().__name__ == "sqlean"
+        assert "forced by MEMENGINE_SQLITE_DRIVER=sqlean" in driver.driver_info().reason
+    finally:
+        monkeypatch.delenv("MEMENGINE_SQLITE_DRIVER")
+        driver.sqlite_module.cache_clear()
+    assert os.environ.get("MEMENGINE_SQLITE_DRIVER") is None
+
+
+def test_a_sleep_that_deletes_active_memories_says_how_many(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """Past the capacity a sleep deletes active memories too: its notes say so, with the
+    setting that keeps them; deleting archived ones alone adds no such note."""
+    cfg = Config(lifecycle=LifecycleConfig(max_weighted_total=3))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        facts = [mem.add(f"fact number {i}", kind="fact") for i in range(5)]
+        report = mem.sleep(train=False)
+        assert report.pruned == 2 and report.active == 3
+        assert any(
+            "2 active memories (not archived) were deleted" in n
+            and "max_weighted_total 3" in n
+            and "inf" in n
+            for n in report.notes
+        ), report.notes
+        kept = [f for f in facts if f not in report.pruned_ids]
+        assert len(kept) == 3
+    roomy = Config(lifecycle=LifecycleConfig(max_weighted_total=10))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=roomy) as mem:
+        mem.add("one more fact", kind="fact")
+        again = mem.sleep(train=False)
+        assert again.pruned == 0 and not any("active memor" in n for n in again.notes)
+
+
+def test_simulate_starts_from_the_configured_strengths() -> None:
+    """simulate's "same rules as the engine" held only at the default starting strengths."""
+    from memengine.lifecycle.simulate import simulate
+
+    cfg = LifecycleConfig(initial_strength=2.0, read_only_strength=0.2)
+    result = simulate(cfg, tasks=100)
+    per_day = 0.95  # level 0 for a day of 10 tasks
+    assert result.strengths["never used"][0] == pytest.approx(2.0 * per_day)
+    read_only = result.strengths["read only (education), never used"]
+    assert read_only[0] == pytest.approx(0.2 * per_day)
+    assert result.final["principle"].strength == 2.0
+    default = simulate(LifecycleConfig(), tasks=100)
+    assert default.strengths["never used"][0] == pytest.approx(per_day)
+
+
+def test_an_archived_principle_is_refused(mem: Memory, tmp_path: Path) -> None:
+    """Principles are always packed and never archived: an import could store one archived,
+    never packed again and never revived by a sleep."""
+    from memengine import InvalidInput, NewEpisode
+
+    lines = tmp_path / "p.jsonl"
+    lines.write_text(
+        '{"agent":"u","kind":"principle","content":"Always be kind",'
+        '"occurred_at":"2026-01-01T00:00:00Z","status":"archived"}\n'
+    )
+    with pytest.raises(InvalidInput, match="a principle .* is never archived"):
+        mem.import_(lines)
+    assert mem.stats()["episodes"] == 0
+    tagged = NewEpisode(
+        agent="u",
+        kind="fact",
+        content="Answer in Japanese",
+        tags=("Principle",),
+        status="archived",
+        occurred_at="2026-01-01T00:00:00Z",
+    )
+    with pytest.raises(InvalidInput, match="never archived"):
+        mem.add_many([tagged])
+    kept = mem.add_many([tagged.model_copy(update={"status": "active"})])
+    assert [p.id for p in mem.principles("u")] == kept
+
+
+_DATE = '"session_1_date_time": "1:56 pm on 8 May, 2023"'
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            '[{"sample_id": "s1", "conversation": {"session_1": [{"dia_id": "D1:1", '
+            f'"speaker": "A"}}], {_DATE}}}}}]',
+            "sample s1: session_1 turn 1: has no 'text'",
+        ),
+        (
+            '[{"sample_id": "s1", "conversation": {"session_1": [{"dia_id": "D1:1", '
+            f'"speaker": null, "text": "hello"}}], {_DATE}}}}}]',
+            "speaker is text, not NoneType",
+        ),
+        (
+            '[{"sample_id": "s1", "conversation": {"session_1": [{"dia_id": "D1:1", '
+            f'"speaker": "A", "text": ["x"]}}], {_DATE}}}}}]',
+            "text is text, not list",
+        ),
+        (
+            '[{"sample_id": "s1", "conversation": {"session_1": [{"dia_id": "D1:1", '
+            f'"speaker": " ", "text": "hi"}}], {_DATE}}}}}]',
+            "speaker is empty",
+        ),
+        (
+            '[{"sample_id": "s1", "conversation": {"session_1": [{"dia_id": "D1:1", '
+            f'"speaker": "A", "text": "hi"}}], {_DATE}}}}}, '
+            '{"sample_id": "s2", "conversation": "oops"}]',
+            "sample s2: conversation is an object, not a str",
+        ),
+        ('[{"sample_id": "s1", "conversation": {"session_x": []}}]', "session_x: a session is"),
+        (
+            '[{"sample_id": "s1", "conversation": {"session_1": [{"dia_id": "D1:1", '
+            f'"speaker": "A", "text": "hi"}}], {_DATE}}}}}, 7]',
+            "sample 2: not an object but a int",
+        ),
+        ('{"conversations": {"a": 1}}', "conversations is a list, not a dict"),
+        ('{"conversations": ["x"]}', "conversation 1: not an object but a str"),
+        (
+            '{"conversations": [{"id": "c1", "sessions": [{"id": "s1", "exchanges": [{"id": '
+            '"e1", "at": "2026-01-01T00:00:00Z", "user": "", "partner": ""}]}]}]}',
+            "agent default, exchange e1: an exchange needs",
+        ),
+    ],
+)
+def test_a_malformed_conversation_file_is_named_and_imports_nothing(
+    mem: Memory, tmp_path: Path, body: str, message: str
+) -> None:
+    """A LoCoMo turn without text, or with a speaker None, was stored as "A: " or
+    "None: hello"; a sample whose conversation was text vanished without a word; some
+    files got Python's own messages ("string indices must be integers")."""
+    from memengine import InvalidInput
+
+    path = tmp_path / "bad.json"
+    path.write_text(body)
+    with pytest.raises(InvalidInput) as caught:
+        mem.import_(path)
+    assert message in str(caught.value)
+    assert "string indices" not in str(caught.value)
+    assert mem.stats()["episodes"] == 0
+
+
+def test_a_jsonl_line_without_an_agent_goes_to_the_configured_one(
+    db_path: Path, clock: FixedClock, tmp_path: Path
+) -> None:
+    lines = tmp_path / "ag.jsonl"
+    lines.write_text(
+        '{"user_text": "I moved to Osaka", "occurred_at": "2026-04-01T09:00:00+09:00"}\n'
+        '{"agent": "bob", "user_text": "I moved to Kyoto", "occurred_at": "2026-04-02T09:00:00Z"}\n'
+    )
+    cfg = Config(agent="alice")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        osaka, kyoto = mem.import_(lines)
+        assert mem.get(osaka).agent == "alice" and mem.get(kyoto).agent == "bob"
+        assert [r.episode.id for r in mem.retrieve("moved to Osaka").results][:1] == [osaka]
+        forced = mem.import_(lines, agent="carol", keep_ids=False)
+        assert {mem.get(i).agent for i in forced} == {"carol"}
