@@ -490,6 +490,11 @@ class Config(_Section):
             text = os.fspath(value)
             if not str(text).strip():
                 raise ValueError("the database path is empty")
+            if str(text).endswith(tuple(filter(None, (os.sep, os.altsep)))):
+                raise ValueError(  # (Path("m/") is the file "m": it would be made as one)
+                    "it ends in a separator, as a folder's path does: give the memory "
+                    "file's name (m/memory.db)"
+                )
             return Path(text).expanduser()
         return value
 

@@ -395,19 +395,25 @@ def read_conversations(
     try:
         if fmt == "locomo":
             if not isinstance(data, list):
-                raise InvalidInput(f"a LoCoMo file is a list of samples, not a {type(data).__name__}")
+                raise TypeError(f"a LoCoMo file is a list of samples, not a {type(data).__name__}")
             for k, sample in enumerate(data):
                 if not isinstance(sample, dict):
-                    raise InvalidInput(f"sample {k + 1}: not an object but a {type(sample).__name__}")
+                    raise TypeError(f"sample {k + 1}: not an object but a {type(sample).__name__}")
                 name = owner(sample.get("sample_id", "locomo"))
                 try:
                     episodes.extend(read_locomo(sample, agent=name))
                 except InvalidInput as exc:
                     raise InvalidInput(f"sample {sample.get('sample_id', k + 1)}: {exc}") from exc
         else:
-            for k, conv in enumerate(_list_of(data, "conversations", "")):
+            if not isinstance(data, dict):
+                raise TypeError(f"a memsets file is an object, not a {type(data).__name__}")
+            conversations = data.get("conversations")
+            if not isinstance(conversations, list):
+                what = "none" if conversations is None else f"a {type(conversations).__name__}"
+                raise TypeError(f"conversations is a list, not {what}")
+            for k, conv in enumerate(conversations):
                 if not isinstance(conv, dict):
-                    raise InvalidInput(
+                    raise TypeError(
                         f"conversation {k + 1}: not an object but a {type(conv).__name__}"
                     )
                 episodes.extend(read_memsets(conv, agent=owner(conv["id"])))

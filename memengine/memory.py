@@ -187,13 +187,18 @@ class Memory:
             raise InvalidInput(f"a memory file is a path, not {type(path).__name__}")
         if isinstance(path, str) and not path.strip():
             raise InvalidInput("the database path is empty")  # Path("") is the folder "."
+        if path is not None and names_a_folder(path) and not os.path.isdir(path):
+            raise InvalidInput(  # (Path("m/") is the file "m": it would be made as one)
+                f"{os.fspath(path)} ends in a separator, as a folder's path does: give the "
+                "memory file's name (m/memory.db)"
+            )
         db = Path(path) if path is not None else cfg.db
         Store.check_file(db)  # a folder, pipe or device is named as such, not as "no file"
         if not create and not Store.holds_data(db):
             what = "an empty file" if db.is_file() else "no memory file"
             raise StoreError(
-                f"{what} at {db}: a new memory is made by `memengine init --db {db}` "
-                "or by Memory.open with create=True (the default)"
+                f"{what} at {db}: a new memory is made by `memengine init --db "
+                f"{shell_word(os.fspath(db))}` (Memory.open(…, create=True), the default)"
             )
         reason = ""
         if read_only is None:
@@ -895,7 +900,7 @@ class Memory:
         data = self.store.stats()
         if agent is not None:
             name = self._agent(agent)
-            data["agents"] = {name: data["agents"].get(name, {})}
+            data["agents"] = {name: data["agents"].get(name, {"active": 0, "archived": 0})}
         return data
 
     @gated
@@ -1368,7 +1373,8 @@ def _refuse_another_model(db: Path, recorded_id: str, model: str, *, ready: bool
         raise EmbedderMismatch(
             f"{db} was embedded with {recorded_id} but the configured embedder is "
             f"openai:{model}. Configure {recorded_id} again, or re-embed the file with the "
-            f"new one: memengine reembed --db {db} (with this configuration{needs})"
+            f"new one: memengine reembed --db {shell_word(os.fspath(db))} (with this "
+            f"configuration{needs})"
         )
 
 

@@ -117,7 +117,7 @@ def test_stats_holds_what_its_type_says(mem: memengine.Memory) -> None:
         if origin in (typing.Union, types.UnionType):
             origin = tuple(typing.get_origin(a) or a for a in typing.get_args(hint))
         assert isinstance(stats[key], origin), f"{key}: {stats[key]!r} is not {hint}"
-    assert stats["episodes"] == 1 and stats["agents"] == {"default": {"active": 1}}
+    assert stats["episodes"] == 1 and stats["agents"] == {"default": {"active": 1, "archived": 0}}
     assert stats["first"] is not None and stats["first"] == stats["last"]
 
 

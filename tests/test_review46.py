@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from memengine import Config, ConfigError, FixedClock, LifecycleConfig, Memory, load_config
+from memengine import (
+    Config,
+    ConfigError,
+    FixedClock,
+    LifecycleConfig,
+    Memory,
+    StoreError,
+    load_config,
+)
 from memengine.config import MAX_RATE, MAX_WEIGHT
 
 from .helpers import HashEmbedder
@@ -228,10 +236,10 @@ _DATE = '"session_1_date_time": "1:56 pm on 8 May, 2023"'
         (
             '[{"sample_id": "s1", "conversation": {"session_1": [{"dia_id": "D1:1", '
             f'"speaker": "A", "text": "hi"}}], {_DATE}}}}}, 7]',
-            "sample 2: not an object but a int",
+            "not a valid locomo file: sample 2: not an object but a int",
         ),
-        ('{"conversations": {"a": 1}}', "conversations is a list, not a dict"),
-        ('{"conversations": ["x"]}', "conversation 1: not an object but a str"),
+        ('{"conversations": {"a": 1}}', "not a valid memsets file: conversations is a list, not a dict"),
+        ('{"conversations": ["x"]}', "not a valid memsets file: conversation 1: not an object but a str"),
         (
             '{"conversations": [{"id": "c1", "sessions": [{"id": "s1", "exchanges": [{"id": '
             '"e1", "at": "2026-01-01T00:00:00Z", "user": "", "partner": ""}]}]}]}',
@@ -271,3 +279,99 @@ def test_a_jsonl_line_without_an_agent_goes_to_the_configured_one(
         assert [r.episode.id for r in mem.retrieve("moved to Osaka").results][:1] == [osaka]
         forced = mem.import_(lines, agent="carol", keep_ids=False)
         assert {mem.get(i).agent for i in forced} == {"carol"}
+
+
+def test_a_closed_stdout_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`memengine … >&-` gave an AttributeError traceback from a JSON print (or stored the
+    episode and then failed); `--help` into a full disk gave an OSError traceback."""
+    import subprocess
+
+    from .test_cli_shell import _cli, _env
+
+    db = str(tmp_path / "c.db")
+    for args in (("add", "hello", "--db", db), ("stats", "--db", db, "--json"), ("--version",)):
+        closed = subprocess.run(
+            _cli(*args), env=_env(), stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1)
+        )
+        assert closed.returncode == 1
+        assert closed.stderr.decode().strip() == (
+            "error: standard output is closed (`>&-`): send it somewhere, e.g. `>/dev/null`"
+        )
+    assert not Path(db).exists()  # the add did nothing
+    if Path("/dev/full").exists():
+        with open("/dev/full", "w") as full:
+            helped = subprocess.run(
+                _cli("--help"), env=_env(), stdout=full, stderr=subprocess.PIPE
+            )
+        assert helped.returncode == 1
+        assert helped.stderr.decode().strip() == "error: cannot print: No space left on device"
+
+
+def test_a_memory_path_ending_in_a_separator_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--db nd/` made a file named nd (Path drops the slash), where export and backup
+    refuse such a path."""
+    from memengine import InvalidInput
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InvalidInput, match="ends in a separator"):
+        Memory.open("nd/", embedder=HashEmbedder())
+    with pytest.raises(ConfigError, match="invalid setting db = 'nd/'.*ends in a separator"):
+        load_config(environ={}, overrides={"db": "nd/"})
+    with pytest.raises(ConfigError, match="MEMENGINE_DB"):
+        load_config(environ={"MEMENGINE_DB": "nd/"})
+    assert not (tmp_path / "nd").exists()
+    (tmp_path / "real").mkdir()
+    with pytest.raises(StoreError, match="is a directory"):
+        Memory.open("real/", embedder=HashEmbedder())
+
+
+def test_a_suggested_command_quotes_the_path_as_a_shell_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError) as caught:
+        Memory.open("my mem.db", embedder=HashEmbedder(), create=False)
+    assert "`memengine init --db 'my mem.db'`" in str(caught.value)
+    with Memory.open("my mem.db", embedder=HashEmbedder()) as mem:
+        mem.add("a note", kind="fact")
+    from memengine import EmbedderMismatch
+
+    with pytest.raises(EmbedderMismatch, match=r"memengine reembed --db '/.*/my mem.db' \(with"):
+        Memory.open("my mem.db", embedder=HashEmbedder(name="other"))
+
+
+def test_stats_give_both_statuses_of_every_agent(mem: Memory) -> None:
+    """`jq .agents.default.archived` read null where the table said 0."""
+    mem.add("a note", kind="fact")
+    assert mem.stats()["agents"] == {"default": {"active": 1, "archived": 0}}
+    assert mem.stats(agent="nobody")["agents"] == {"nobody": {"active": 0, "archived": 0}}
+
+
+def test_a_narrow_terminal_gets_lines_not_a_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_env: None
+) -> None:
+    """At 40 columns the results table cut the date and score to "…" (at 20, every cell
+    was empty); `show` folded values to four columns."""
+    from typer.testing import CliRunner
+
+    from memengine.cli import app
+    from memengine.cli._app import console
+
+    db = str(tmp_path / "n.db")
+    runner = CliRunner()
+    assert runner.invoke(app, ["add", "the dentist is on 5 March", "--db", db]).exit_code == 0
+    monkeypatch.setattr(type(console), "is_terminal", property(lambda self: True))
+    monkeypatch.setattr(console, "_width", 40)
+    out = runner.invoke(app, ["search", "dentist", "--db", db]).stdout
+    lines = out.splitlines()
+    assert lines[0] == "1 result"
+    assert lines[1].startswith("1. id 1 · ") and lines[1].count("·") == 3
+    assert "the dentist is on 5 March" in " ".join(lines[2:])
+    assert "…" not in out
+    shown = runner.invoke(app, ["show", "1", "--db", db]).stdout
+    assert "user_text: the dentist is on 5 March" in shown
+    monkeypatch.setattr(console, "_width", 120)
+    wide = runner.invoke(app, ["search", "dentist", "--db", db]).stdout
+    assert "┏" in wide and "the dentist is on 5 March" in wide

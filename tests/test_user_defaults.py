@@ -209,7 +209,7 @@ def test_stats_of_an_agent_typed_another_way(cli_env: None, tmp_path: Path) -> N
     runner.invoke(app, ["add", "ギターを始めた", "--agent", "がっこう", "--db", db])
     out = runner.invoke(app, ["stats", "--agent", "か\u3099っこう", "--db", db, "--json"])
     assert out.exit_code == 0
-    assert json.loads(out.stdout)["agents"] == {"がっこう": {"active": 1}}
+    assert json.loads(out.stdout)["agents"] == {"がっこう": {"active": 1, "archived": 0}}
 
 
 def test_commands_that_embed_nothing_open_a_file_of_another_embedder(

@@ -5,7 +5,10 @@ Commands are grouped in modules by topic; each registers on the one app.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+from typing import NoReturn
 
 # the import order is the order in which --help lists the commands
 # isort: off
@@ -20,5 +23,20 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """Entry point of the ``memengine`` console script."""
+    if sys.stdout is None:  # closed (`>&-`): refused before any work, not after it
+        _fail("standard output is closed (`>&-`): send it somewhere, e.g. `>/dev/null`")
     sys.argv[1:] = prepare_process(sys.argv[1:])
-    app()
+    try:
+        app()
+    except OSError as exc:  # printing --help or --version (a command's own are caught in it)
+        with contextlib.suppress(OSError, ValueError):  # (the exit's flush would fail too)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _fail(f"cannot print: {exc.strerror or exc}")
+
+
+def _fail(message: str) -> NoReturn:
+    """Say ``message`` as a one-line error on stderr (if there is one) and exit 1."""
+    with contextlib.suppress(OSError, AttributeError):  # (stderr closed too: None)
+        sys.stderr.write(f"error: {message}\n")
+        sys.stderr.flush()
+    sys.exit(1)

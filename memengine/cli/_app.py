@@ -88,6 +88,15 @@ def _options(
 _PIPE_WIDTH = 1_000_000
 """The width of a console that writes to a pipe or file: lines are never wrapped or cut there."""
 
+NARROW_WIDTH = 60
+"""A terminal narrower than this gets lines, not a table (whose cells would be cut to
+``…`` or left empty)."""
+
+
+def too_narrow() -> bool:
+    """Whether standard output is a terminal too narrow for a table (:data:`NARROW_WIDTH`)."""
+    return console.is_terminal and console.width < NARROW_WIDTH
+
 
 class _PlainConsole(Console):
     """A console that leaves out the control characters of every text it renders (table

@@ -37,6 +37,7 @@ from ._app import (
     progress_bar,
     settings,
     shown_name,
+    too_narrow,
     warn_if_unknown,
     whole,
 )
@@ -351,7 +352,7 @@ def show(
         for key, value in ep.model_dump(mode="json").items()
         if value not in (None, [], {}, "")
     ]
-    if not console.is_terminal:  # for a pipe or a file: one `key: value` line each
+    if not console.is_terminal or too_narrow():  # a pipe, a file: one `key: value` line each
         for key, value in fields:
             one_line = json.dumps(value, ensure_ascii=False) if "\n" in value else value
             console.print(f"{key}: {one_line}", highlight=False)

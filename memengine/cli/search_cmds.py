@@ -27,6 +27,7 @@ from ._app import (
     print_json,
     settings,
     shown,
+    too_narrow,
     warn_if_unknown,
     whole,
 )
@@ -100,25 +101,36 @@ def _retrieval_json(r: Any) -> dict[str, Any]:
 
 
 def _print_results(r: Any) -> None:
+    """The results as a table (the numbers never cut; the text folds), or in a terminal
+    too narrow for one, two lines each: rank, id, time, relevance and score, then the text."""
     n = len(r.results)
-    table = Table(show_lines=False, title=f"{n} result{'' if n == 1 else 's'}")
-    table.add_column("#", justify="right")
-    table.add_column("id", justify="right")
-    table.add_column("when")
-    table.add_column("rel")
-    table.add_column("score", justify="right")
-    table.add_column("text", overflow="fold")
+    rows = []
     for item in r.results:
         ep = item.episode
         text = shown(ep.text).replace("\n", " ⏎ ")  # stripped before it is cut short
-        table.add_row(
-            str(item.rank),
-            str(ep.id),
-            f"{in_zone(ep.occurred_at, r.now.tzinfo if r.now else None):%Y-%m-%d %H:%M}",
-            item.relevance,
-            f"{item.score:.4f}",
-            preview(text, 160),
+        rows.append(
+            (
+                str(item.rank),
+                str(ep.id),
+                f"{in_zone(ep.occurred_at, r.now.tzinfo if r.now else None):%Y-%m-%d %H:%M}",
+                item.relevance,
+                f"{item.score:.4f}",
+                preview(text, 160),
+            )
         )
+    if too_narrow():
+        console.print(f"{n} result{'' if n == 1 else 's'}", highlight=False)
+        for rank, ep_id, when, relevance, score, text in rows:
+            console.print(f"{rank}. id {ep_id} · {when} · {relevance} · {score}", highlight=False)
+            console.print(f"   {text}", highlight=False)
+        _print_status(r)
+        return
+    table = Table(show_lines=False, title=f"{n} result{'' if n == 1 else 's'}")
+    for name in ("#", "id", "when", "rel", "score"):
+        table.add_column(name, justify="left" if name in ("when", "rel") else "right", no_wrap=True)
+    table.add_column("text", overflow="fold", min_width=10)
+    for row in rows:
+        table.add_row(*row)
     console.print(table)
     _print_status(r)
 

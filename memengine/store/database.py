@@ -37,6 +37,7 @@ from ..errors import (
     StoreError,
 )
 from ..models import Episode, NewEpisode, Stats
+from ..text import shell_word
 from . import episodes as ep_rows
 from . import fulltext, maintenance, meta, vectors
 from . import lifecycle as store_lc
@@ -266,7 +267,8 @@ class Store:
                 f"{self.path} was embedded with {self.embedder_id} ({self.dimension} dimensions) "
                 f"but the configured embedder is {embedder_id} ({dimension} dimensions). "
                 f"Configure {self.embedder_id} again, or re-embed the file with the new one: "
-                f"memengine reembed --db {self.path} (with this configuration)"
+                f"memengine reembed --db {shell_word(os.fspath(self.path))} (with this "
+                "configuration)"
             )
         self.vector_index = self._new_vector_index(self.dimension)
         self.term_stats = TermStats()
@@ -805,8 +807,8 @@ class Store:
             free = int(cur.execute("PRAGMA freelist_count").fetchone()[0])
             page = int(cur.execute("PRAGMA page_size").fetchone()[0])
         agents: dict[str, dict[str, int]] = {}
-        for agent, status, n in per_agent:
-            agents.setdefault(agent, {})[status] = n
+        for agent, status, n in per_agent:  # (both statuses, 0 too: `jq .active` reads 0)
+            agents.setdefault(agent, {"active": 0, "archived": 0})[status] = n
         size = maintenance.file_bytes(self.path)
         return Stats(
             episodes=sum(sum(v.values()) for v in agents.values()),
