@@ -175,7 +175,9 @@ class RetrievalConfig(_Section):
     reach_floor: float = Field(
         default=0.25, ge=0.0, le=1.0
     )  # BM25's share of its weight at zero reach
-    reach_cosine_weight: float = Field(default=0.2, ge=0.0, le=MAX_WEIGHT)  # cosine weight added at zero reach
+    reach_cosine_weight: float = Field(
+        default=0.2, ge=0.0, le=MAX_WEIGHT
+    )  # cosine weight added at zero reach
     reach_max_terms: int = Field(default=32, ge=1, le=256)  # content terms looked up for the reach
     spread_k: int = Field(
         default=10, ge=2, le=100
@@ -189,7 +191,9 @@ class RetrievalConfig(_Section):
     spread_boost: float = Field(
         default=1.0, ge=0.0, le=MAX_WEIGHT
     )  # vector weight × (1 + spread_boost) at full spread
-    spread_cosine_weight: float = Field(default=0.1, ge=0.0, le=MAX_WEIGHT)  # cosine weight added at full spread
+    spread_cosine_weight: float = Field(
+        default=0.1, ge=0.0, le=MAX_WEIGHT
+    )  # cosine weight added at full spread
     statement_min_cosine: float = Field(
         default=0.7, ge=0.0, le=1.0
     )  # small talk injects only above this
@@ -456,7 +460,9 @@ class LifecycleConfig(_Section):
         """One value per level in each list; thresholds ascending from 0, retentions in
         (0, 1] (a check per list, so that one error names every list that is wrong)."""
         if len(values) != LEVELS:
-            raise ValueError(f"{info.field_name} needs {LEVELS} values (levels 0–5), got {len(values)}")
+            raise ValueError(
+                f"{info.field_name} needs {LEVELS} values (levels 0–5), got {len(values)}"
+            )
         if info.field_name == "level_thresholds" and (values != sorted(values) or values[0] < 0):
             raise ValueError(f"level_thresholds must be ascending from 0 or more, not {values}")
         if info.field_name == "daily_retention" and not all(0 < r <= 1 for r in values):

@@ -582,9 +582,7 @@ def _read_regular(
                 "per_conversation (--agent-per-conversation) is for LoCoMo and memsets "
                 "files: a JSONL export keeps each episode's agent (an agent puts them all in one)"
             )
-        return ImportedFile(
-            fmt, list(read_jsonl(file, agent=agent, default_agent=default_agent))
-        )
+        return ImportedFile(fmt, list(read_jsonl(file, agent=agent, default_agent=default_agent)))
     owner = agent if agent is not None else default_agent
     return ImportedFile(
         fmt, read_conversations(file, fmt, agent=owner, per_conversation=per_conversation)

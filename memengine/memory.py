@@ -452,23 +452,31 @@ class Memory:
         ids: list[int] = []
         batch: list[NewEpisode] = []
         done = 0
-        for ep in episodes:
-            batch.append(ep if checked and isinstance(ep, NewEpisode) else self._validated(ep))
-            if len(batch) >= batch_size:
+        try:
+            for ep in episodes:
+                batch.append(ep if checked and isinstance(ep, NewEpisode) else self._validated(ep))
+                if len(batch) >= batch_size:
+                    if not checked:
+                        self._refuse_named_ids(batch, done)
+                    ids.extend(self._write(batch, done))
+                    done += len(batch)
+                    batch = []
+                    if progress:
+                        progress(done, total or done)
+            if batch:
                 if not checked:
                     self._refuse_named_ids(batch, done)
                 ids.extend(self._write(batch, done))
                 done += len(batch)
-                batch = []
                 if progress:
                     progress(done, total or done)
-        if batch:
-            if not checked:
-                self._refuse_named_ids(batch, done)
-            ids.extend(self._write(batch, done))
-            done += len(batch)
-            if progress:
-                progress(done, total or done)
+        except StoreError as exc:  # closed, locked, a full disk: say what is in (a retry
+            if not done:  # of the whole list would store those twice)
+                raise
+            raise type(exc)(
+                f"{exc} (the first {done:,} episodes of this call were stored, the rest "
+                "not: go on from there)"
+            ) from exc
         if optimize or (
             optimize is None
             and max(len(ids), bulk) >= BULK_EPISODES

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -103,7 +104,7 @@ def test_a_config_link_to_nothing_is_an_error(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "memengine.toml").symlink_to(tmp_path / "gone.toml")
-    with pytest.raises(ConfigError, match="symbolic link to .*gone.toml, which does not exist"):
+    with pytest.raises(ConfigError, match=r"symbolic link to .*gone.toml, which does not exist"):
         load_config(environ={})
 
 
@@ -183,7 +184,7 @@ def test_an_archived_principle_is_refused(mem: Memory, tmp_path: Path) -> None:
         '{"agent":"u","kind":"principle","content":"Always be kind",'
         '"occurred_at":"2026-01-01T00:00:00Z","status":"archived"}\n'
     )
-    with pytest.raises(InvalidInput, match="a principle .* is never archived"):
+    with pytest.raises(InvalidInput, match=r"a principle .* is never archived"):
         mem.import_(lines)
     assert mem.stats()["episodes"] == 0
     tagged = NewEpisode(
@@ -238,8 +239,14 @@ _DATE = '"session_1_date_time": "1:56 pm on 8 May, 2023"'
             f'"speaker": "A", "text": "hi"}}], {_DATE}}}}}, 7]',
             "not a valid locomo file: sample 2: not an object but a int",
         ),
-        ('{"conversations": {"a": 1}}', "not a valid memsets file: conversations is a list, not a dict"),
-        ('{"conversations": ["x"]}', "not a valid memsets file: conversation 1: not an object but a str"),
+        (
+            '{"conversations": {"a": 1}}',
+            "not a valid memsets file: conversations is a list, not a dict",
+        ),
+        (
+            '{"conversations": ["x"]}',
+            "not a valid memsets file: conversation 1: not an object but a str",
+        ),
         (
             '{"conversations": [{"id": "c1", "sessions": [{"id": "s1", "exchanges": [{"id": '
             '"e1", "at": "2026-01-01T00:00:00Z", "user": "", "partner": ""}]}]}]}',
@@ -300,9 +307,7 @@ def test_a_closed_stdout_is_refused_before_any_work(tmp_path: Path) -> None:
     assert not Path(db).exists()  # the add did nothing
     if Path("/dev/full").exists():
         with open("/dev/full", "w") as full:
-            helped = subprocess.run(
-                _cli("--help"), env=_env(), stdout=full, stderr=subprocess.PIPE
-            )
+            helped = subprocess.run(_cli("--help"), env=_env(), stdout=full, stderr=subprocess.PIPE)
         assert helped.returncode == 1
         assert helped.stderr.decode().strip() == "error: cannot print: No space left on device"
 
@@ -317,7 +322,7 @@ def test_a_memory_path_ending_in_a_separator_is_refused(
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InvalidInput, match="ends in a separator"):
         Memory.open("nd/", embedder=HashEmbedder())
-    with pytest.raises(ConfigError, match="invalid setting db = 'nd/'.*ends in a separator"):
+    with pytest.raises(ConfigError, match=r"invalid setting db = 'nd/'.*ends in a separator"):
         load_config(environ={}, overrides={"db": "nd/"})
     with pytest.raises(ConfigError, match="MEMENGINE_DB"):
         load_config(environ={"MEMENGINE_DB": "nd/"})
@@ -375,3 +380,86 @@ def test_a_narrow_terminal_gets_lines_not_a_table(
     monkeypatch.setattr(console, "_width", 120)
     wide = runner.invoke(app, ["search", "dentist", "--db", db]).stdout
     assert "┏" in wide and "the dentist is on 5 March" in wide
+
+
+def test_add_many_stopped_part_way_says_how_many_were_stored(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A close from another thread stopped add_many with a bare "the memory has been
+    closed": a caller that retried the whole list stored its first batches twice."""
+    import threading
+
+    from memengine import MemoryClosed
+
+    from .helpers import word_episodes
+
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    started = threading.Event()
+    caught: list[BaseException] = []
+
+    def progress(done: int, total: int) -> None:
+        if done >= 128:
+            started.set()
+            threading.Event().wait(0.05)  # (the close gets its turn between batches)
+
+    def load() -> None:
+        try:
+            mem.add_many(word_episodes(2000, "alice"), batch_size=64, progress=progress)
+        except MemoryClosed as exc:
+            caught.append(exc)
+
+    worker = threading.Thread(target=load)
+    worker.start()
+    assert started.wait(30)
+    mem.close()
+    worker.join(30)
+    assert len(caught) == 1
+    said = str(caught[0])
+    assert said.startswith("the memory has been closed (the first ")
+    stored = int(said.split("the first ")[1].split(" ")[0].replace(",", ""))
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
+        assert again.stats()["episodes"] == stored and 128 <= stored < 2000
+
+
+def test_a_forget_whose_log_a_reader_kept_is_done_once_every_process_closed(
+    tmp_path: Path, cli_env: None, clock: FixedClock
+) -> None:
+    """The compaction had finished and only the log kept copies; once every process closed,
+    the log was gone and the file held no copy, yet doctor kept failing with "the
+    compaction … did not finish … copies may remain in free pages"."""
+    import subprocess
+    import sys
+
+    from typer.testing import CliRunner
+
+    from memengine.cli import app
+
+    db = tmp_path / "forget.db"
+    with Memory.open(db, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_exchange("zorbaxquilt is my secret", "kept", agent="alice")
+        mem.add_exchange("bob trains on tuesdays", "ok", agent="bob")
+    hold = (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('BEGIN'); "
+        "c.execute('SELECT count(*) FROM episodes').fetchone(); print('reading', flush=True); "
+        "sys.stdin.read()"
+    )
+    reader = subprocess.Popen(
+        [sys.executable, "-c", hold, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == b"reading\n"
+        with Memory.open(db, embedder=HashEmbedder(), clock=clock) as mem:
+            report = mem.forget_agent("alice")
+            assert report.vacuumed and not report.wal_truncated
+            assert mem.store.scrub_pending() == "a forgotten agent"  # the log holds copies
+    finally:
+        reader.communicate(b"", timeout=30)
+    assert b"zorbaxquilt" not in db.read_bytes()  # every process closed: the log went in
+    doctor = CliRunner().invoke(app, ["doctor", "--db", str(db), "--json"])
+    assert "scrub" not in json.loads(doctor.stdout)["checks"], doctor.stdout
+    with Memory.open(db, embedder=HashEmbedder(), clock=clock, read_only=True) as mem:
+        assert mem.store.scrub_pending() is None  # (the note itself went at the open)
+        from memengine.store import meta
+
+        with mem.store.connections.read() as cur:
+            assert meta.get(cur, "scrub_pending") is None

@@ -116,6 +116,13 @@ class _PlainConsole(Console):
         raise SystemExit(128 + 13)
 
 
+def wide_console() -> Console:
+    """A console of 160 columns on standard output for wide tables (a benchmark's report)
+    into a pipe or a file, with :data:`console`'s rules (no markup of stored text, a
+    closed pipe ends with 141)."""
+    return _PlainConsole(width=160, highlight=False)
+
+
 def _console(*, stderr: bool) -> Console:
     """A console that prints user text as written: no markup (``[/]``, ``[bold]``) and no
     ``:emoji:`` codes (styled lines opt in to markup), no control characters. Into a pipe

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -16,7 +15,16 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from ._app import app, check_output, console, err_console, guarded, shown_with_json, whole
+from ._app import (
+    app,
+    check_output,
+    console,
+    err_console,
+    guarded,
+    shown_with_json,
+    whole,
+    wide_console,
+)
 
 
 @app.command()
@@ -127,7 +135,7 @@ def bench(
             result = run_bench(cfg, update)
     data = result.to_json()
     # the tables are wide: when printing to a file or a pipe, do not squeeze them to 80 columns
-    out = console if console.is_terminal else Console(width=160, highlight=False)
+    out = console if console.is_terminal else wide_console()
     shown_with_json(json_path, data, lambda: print_report(data, out))  # NaN as null
     if json_path is not None:
         console.print(f"wrote {json_path}", highlight=False)

@@ -80,8 +80,10 @@ def export(
         )
         raise typer.Exit(1)
     if out is not None:  # (not into the stream the export went to)
-        done = f"salvaged {counted(n, 'episode')}{where}: every row read" if salvage else (
-            f"exported {counted(n, 'episode')}{where}"
+        done = (
+            f"salvaged {counted(n, 'episode')}{where}: every row read"
+            if salvage
+            else (f"exported {counted(n, 'episode')}{where}")
         )
         (err_console if stream else console).print(done)
     elif salvage:

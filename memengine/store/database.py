@@ -66,6 +66,10 @@ __all__ = ["FTS_NOT_CHECKED", "ConsistencyReport", "Store"]
 CATCH_UP_PASSES = 3
 """Passes a re-embed makes over the episodes added while it ran, before its swap."""
 
+_IN_LOG = "in the log"
+"""The mark of a :data:`SCRUB_PENDING` note whose file was compacted, and whose
+write-ahead log alone may keep copies (other processes were reading it)."""
+
 SCRUB_PENDING = "scrub_pending"
 """The meta key a forget or a scrubbing delete sets in its transaction and clears once the
 file is compacted: a process stopped between the two leaves it (:meth:`Store.scrub_pending`)."""
@@ -119,6 +123,7 @@ class Store:
             return
         _check_writable(self.path)
         new = not self.path.exists()
+        log_was_empty = maintenance.log_is_empty(self.path)  # (before this store writes)
         try:
             self.connections = Connections(
                 self.path, cache_mb=page_cache_mb, write_wait_s=write_wait_s
@@ -128,6 +133,17 @@ class Store:
             if new:  # (a driver that cannot load the extension: no empty file left behind)
                 _remove_if_empty(self.path)
             raise
+        if log_was_empty and not new:
+            self._drop_note_of_an_emptied_log()
+
+    def _drop_note_of_an_emptied_log(self) -> None:
+        """Drop a :data:`SCRUB_PENDING` note whose file was compacted and whose log alone
+        kept copies, when that log was found empty (every process that read it closed)."""
+        with self.connections.read() as cur:
+            note = meta.get(cur, SCRUB_PENDING)
+        if note is not None and note.endswith(f"\t{_IN_LOG}"):
+            with self.connections.write() as cur:
+                meta.drop(cur, SCRUB_PENDING, value=note)
 
     def _open_or_close(
         self, embedder_id: str | None, dimension: int | None, allow_embedder_change: bool
@@ -484,6 +500,10 @@ class Store:
         kept, wal_truncated = maintenance.compact(self.connections)
         if kept is None and wal_truncated:
             wal_truncated = self._scrubbed(note)
+        elif kept is None:  # compacted; only the log, which others still read, keeps copies
+            with self.connections.write() as cur:
+                if meta.get(cur, SCRUB_PENDING) == note:
+                    meta.put(cur, **{SCRUB_PENDING: f"{note}\t{_IN_LOG}"})
         return kept, wal_truncated
 
     def _scrubbed(self, note: str | None) -> bool:
@@ -500,7 +520,11 @@ class Store:
         may remain in free pages until ``memengine optimize --scrub``; None when none."""
         with self.connections.read() as cur:
             note = meta.get(cur, SCRUB_PENDING)
-        return None if note is None else note.split("\t", 1)[0]
+        if note is None:
+            return None
+        if note.endswith(f"\t{_IN_LOG}") and maintenance.log_is_empty(self.path):
+            return None  # compacted, and the log that kept copies is gone since
+        return note.split("\t", 1)[0]
 
     def set_status(self, ids: Sequence[int], status: str) -> int:
         """Archive or re-activate episodes; triggers keep the vector filters in step."""

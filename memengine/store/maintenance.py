@@ -281,6 +281,15 @@ def free_share(connections: Connections) -> float:
     return free / pages if pages else 0.0
 
 
+def log_is_empty(path: Path) -> bool:
+    """Whether the write-ahead log of the file at ``path`` holds nothing (absent: every
+    process closed the file, or of no length)."""
+    try:
+        return Path(f"{path}-wal").stat().st_size == 0
+    except FileNotFoundError:
+        return True
+
+
 def file_bytes(path: Path) -> int:
     """The file's size with its WAL."""
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
