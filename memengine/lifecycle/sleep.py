@@ -384,7 +384,8 @@ def run_sleep(
                     'decay_clock = "days", or pass tasks'
                     if not turn_ts
                     else f"record_turns is off: only the {counted(len(turn_ts), 'turn')} recorded "
-                    "before it was switched off or by retrieve(record=True) are counted, not "
+                    "before it was switched off or by retrieve(record=True) "
+                    f"{'is' if len(turn_ts) == 1 else 'are'} counted, not "
                     'the other retrievals (set [lifecycle] decay_clock = "days", or pass tasks)'
                 )
 
