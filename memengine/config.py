@@ -112,6 +112,13 @@ class _Section(BaseModel):
         return value
 
 
+def ends_as_a_folder(text: str) -> bool:
+    """Whether the path ``text`` ends as only a folder's does: in a separator, or in a
+    ``.`` or ``..`` part (``Path`` reads ``m/`` and ``m/.`` as the file ``m``)."""
+    one_sep = text.replace(os.altsep, os.sep) if os.altsep else text
+    return one_sep.endswith(os.sep) or one_sep.rsplit(os.sep, 1)[-1] in (".", "..")
+
+
 def _plain(kind: Any) -> Any:
     """``kind`` without its ``Annotated`` constraints (``list[Annotated[float, …]]``)."""
     return typing.get_args(kind)[0] if typing.get_origin(kind) is typing.Annotated else kind
@@ -289,7 +296,9 @@ def http_url(value: str | None) -> str | None:
     try:
         _ = parts.port  # a ValueError for what no HTTP client can connect to
     except ValueError:
-        if "@" not in value:  # no name or password: the port is what is wrong
+        # the host part holds the "@" of a name (or there is none): the port is wrong; an
+        # "@" past it means a "/", "?" or "#" in a password cut the host part short
+        if "@" not in value or "@" in parts.netloc:
             raise ValueError(
                 f"{masked_url(value)!r} is not a URL an HTTP client can read: the port "
                 "after the host's ':' must be a number from 0 to 65535"
@@ -496,9 +505,9 @@ class Config(_Section):
             text = os.fspath(value)
             if not str(text).strip():
                 raise ValueError("the database path is empty")
-            if str(text).endswith(tuple(filter(None, (os.sep, os.altsep)))):
+            if ends_as_a_folder(str(text)):
                 raise ValueError(  # (Path("m/") is the file "m": it would be made as one)
-                    "it ends in a separator, as a folder's path does: give the memory "
+                    "it ends in a separator (or a . or ..), as a folder's path does: give the memory "
                     "file's name (m/memory.db)"
                 )
             return Path(text).expanduser()

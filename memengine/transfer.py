@@ -24,6 +24,7 @@ from .store.connect import Connections
 from .store.database import Store
 from .store.maintenance import partial_path, refuse_own_files, remove_stale_partials
 from .store.salvage import SalvageReport, id_ranges, open_for_salvage, salvaged
+from .text import counted
 
 __all__ = ["is_stream", "kept_ids", "salvage_file", "save_salvaged", "write_jsonl"]
 
@@ -298,7 +299,8 @@ def kept_ids(
     unnumbered = len(eps) - len(kept)
     if unnumbered and next_id + unnumbered - 1 > args.MAX_KEPT_ID:
         raise InvalidInput(
-            f"the {unnumbered:,} episodes without an id would get ids past 2**53 - 1, above "
+            f"the {counted(unnumbered, 'episode')} without an id would get ids past "
+            "2**53 - 1, above "
             f"the ids kept ({max(kept)}) and given out before; nothing was imported." + fix
         )
     out = []

@@ -236,10 +236,10 @@ def test_with_the_days_clock_a_quick_second_sleep_moves_no_level(
         ("แมว", "ฉันชอบแมวมาก", True),
         ("고양이", "고양이를 좋아해요", True),
         ("new york", "we flew to New York!", True),
-        ("قط", "فقط", False),  # Arabic "cat" in "only"
-        ("قط", "هل عندك قط؟", True),
-        ("חם", "לחם", False),  # Hebrew "hot" in "bread"
-        ("חם", "היום חם.", True),
+        ("قهوة", "أحب القهوة", True),  # Arabic: words take an article in front
+        ("קפה", "שתיתי הקפה", True),  # Hebrew too: found anywhere
+        ("ቡና", "የምወደው ቡና።", True),  # Ethiopic: before its full stop
+        ("ቡና", "ቡናው", False),
         ("कम", "कमल", False),  # Devanagari: a word's start
         ("कम", "कमी", False),  # … before a vowel sign (a mark, no word character to re)
         ("कम", "बहुत कम।", True),

@@ -97,6 +97,8 @@ def test_a_bad_port_is_named_as_such(url: str) -> None:
     assert "password" not in str(caught.value)
     with pytest.raises(ConfigError, match="a name or password in it"):
         load_config(environ={"MEMENGINE_LLM_BASE_URL": "http://me:p/ss@host:8/v1"})
+    with pytest.raises(ConfigError, match="the port after the host's ':'"):
+        load_config(environ={"MEMENGINE_LLM_BASE_URL": "http://me@host:x/v1"})
 
 
 def test_a_config_link_to_nothing_is_an_error(
@@ -174,9 +176,10 @@ def test_simulate_starts_from_the_configured_strengths() -> None:
     assert default.strengths["never used"][0] == pytest.approx(per_day)
 
 
-def test_an_archived_principle_is_refused(mem: Memory, tmp_path: Path) -> None:
-    """Principles are always packed and never archived: an import could store one archived,
-    never packed again and never revived by a sleep."""
+def test_an_archived_principle_is_refused_or_imported_active(mem: Memory, tmp_path: Path) -> None:
+    """Principles are always packed and never archived: an import stored one archived,
+    never packed again and never revived by a sleep. A new one is refused; one copied from
+    an export (an older file's sleep archived a memory tagged "Principle") comes in active."""
     from memengine import InvalidInput, NewEpisode
 
     lines = tmp_path / "p.jsonl"
@@ -184,9 +187,9 @@ def test_an_archived_principle_is_refused(mem: Memory, tmp_path: Path) -> None:
         '{"agent":"u","kind":"principle","content":"Always be kind",'
         '"occurred_at":"2026-01-01T00:00:00Z","status":"archived"}\n'
     )
-    with pytest.raises(InvalidInput, match=r"a principle .* is never archived"):
-        mem.import_(lines)
-    assert mem.stats()["episodes"] == 0
+    (principle,) = mem.import_(lines)  # an older file's export: imported active
+    assert mem.get(principle).status == "active"
+    assert [p.id for p in mem.principles("u")] == [principle]
     tagged = NewEpisode(
         agent="u",
         kind="fact",
@@ -198,7 +201,7 @@ def test_an_archived_principle_is_refused(mem: Memory, tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="never archived"):
         mem.add_many([tagged])
     kept = mem.add_many([tagged.model_copy(update={"status": "active"})])
-    assert [p.id for p in mem.principles("u")] == kept
+    assert [p.id for p in mem.principles("u")] == [principle, *kept]
 
 
 _DATE = '"session_1_date_time": "1:56 pm on 8 May, 2023"'
@@ -234,6 +237,7 @@ _DATE = '"session_1_date_time": "1:56 pm on 8 May, 2023"'
             "sample s2: conversation is an object, not a str",
         ),
         ('[{"sample_id": "s1", "conversation": {"session_x": []}}]', "session_x: a session is"),
+        ('[{"sample_id": "s1", "conversation": {"session_01": []}}]', "session_01: a session"),
         (
             '[{"sample_id": "s1", "conversation": {"session_1": [{"dia_id": "D1:1", '
             f'"speaker": "A", "text": "hi"}}], {_DATE}}}}}, 7]',
@@ -288,28 +292,40 @@ def test_a_jsonl_line_without_an_agent_goes_to_the_configured_one(
         assert {mem.get(i).agent for i in forced} == {"carol"}
 
 
-def test_a_closed_stdout_is_refused_before_any_work(tmp_path: Path) -> None:
-    """`memengine … >&-` gave an AttributeError traceback from a JSON print (or stored the
-    episode and then failed); `--help` into a full disk gave an OSError traceback."""
+def test_a_command_whose_output_cannot_be_written_does_its_work_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """`memengine … >&-` gave an AttributeError traceback from a JSON print; `--help` into
+    a full disk an OSError traceback; an `add` into a full disk said "No space left on
+    device", which reads as the memory's own write having failed."""
     import subprocess
 
     from .test_cli_shell import _cli, _env
 
     db = str(tmp_path / "c.db")
+    closed = "standard output is closed (`>&-`), so nothing could be printed"
     for args in (("add", "hello", "--db", db), ("stats", "--db", db, "--json"), ("--version",)):
-        closed = subprocess.run(
+        done = subprocess.run(
             _cli(*args), env=_env(), stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1)
         )
-        assert closed.returncode == 1
-        assert closed.stderr.decode().strip() == (
-            "error: standard output is closed (`>&-`): send it somewhere, e.g. `>/dev/null`"
-        )
-    assert not Path(db).exists()  # the add did nothing
+        said = done.stderr.decode()
+        assert done.returncode == 1 and closed in said and "Traceback" not in said
+        assert len(said.strip().splitlines()) == 1
+    with Memory.open(db, embedder=HashEmbedder(), allow_embedder_change=True) as mem:
+        assert mem.get(1).user_text == "hello"  # the work was done
     if Path("/dev/full").exists():
         with open("/dev/full", "w") as full:
             helped = subprocess.run(_cli("--help"), env=_env(), stdout=full, stderr=subprocess.PIPE)
+            added = subprocess.run(
+                _cli("add", "tea", "--db", db), env=_env(), stdout=full, stderr=subprocess.PIPE
+            )
         assert helped.returncode == 1
         assert helped.stderr.decode().strip() == "error: cannot print: No space left on device"
+        assert added.returncode == 1
+        assert added.stderr.decode().strip() == (
+            "error: could not print the output: No space left on device (what the command "
+            "did is done)"
+        )
 
 
 def test_a_memory_path_ending_in_a_separator_is_refused(
@@ -326,6 +342,10 @@ def test_a_memory_path_ending_in_a_separator_is_refused(
         load_config(environ={}, overrides={"db": "nd/"})
     with pytest.raises(ConfigError, match="MEMENGINE_DB"):
         load_config(environ={"MEMENGINE_DB": "nd/"})
+    with pytest.raises(InvalidInput, match="ends in a separator"):
+        Memory.open("nd/.", embedder=HashEmbedder())
+    with pytest.raises(ConfigError, match="ends in a separator"):
+        load_config(environ={"MEMENGINE_DB": "nd/.."})
     assert not (tmp_path / "nd").exists()
     (tmp_path / "real").mkdir()
     with pytest.raises(StoreError, match="is a directory"):
@@ -416,6 +436,7 @@ def test_add_many_stopped_part_way_says_how_many_were_stored(
     assert len(caught) == 1
     said = str(caught[0])
     assert said.startswith("the memory has been closed (the first ")
+    assert "were stored, in the order given, the rest not: go on from there" in said
     stored = int(said.split("the first ")[1].split(" ")[0].replace(",", ""))
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
         assert again.stats()["episodes"] == stored and 128 <= stored < 2000
@@ -463,3 +484,70 @@ def test_a_forget_whose_log_a_reader_kept_is_done_once_every_process_closed(
 
         with mem.store.connections.read() as cur:
             assert meta.get(cur, "scrub_pending") is None
+
+
+def test_a_bulk_load_whose_merge_fails_says_every_episode_is_in(
+    db_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memengine import DatabaseLocked
+    from memengine.store.database import Store
+
+    from .helpers import word_episodes
+
+    def locked(self: Store, **kwargs: object) -> None:
+        raise DatabaseLocked("database is locked: another process kept writing for 10 s")
+
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        monkeypatch.setattr(Store, "optimize", locked)
+        with pytest.raises(DatabaseLocked, match="all 3 episodes were stored; only the full"):
+            mem.add_many(word_episodes(3, "alice"), optimize=True)
+        assert mem.stats()["episodes"] == 3
+
+
+def test_a_table_wider_than_the_terminal_becomes_lines_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_env: None
+) -> None:
+    """At 60–67 columns, long ids and "medium" cropped the table's right edge."""
+    from typer.testing import CliRunner
+
+    from memengine import NewEpisode
+    from memengine.cli import app
+    from memengine.cli._app import console
+
+    db = tmp_path / "w.db"
+    with Memory.open(db) as mem:  # (the command line's embedder)
+        mem.add_many(
+            [
+                NewEpisode(
+                    id=1234561 + i,
+                    kind="fact",
+                    content=f"greyhound Juno note {i}",
+                    occurred_at="2026-04-01T00:00:00Z",
+                )
+                for i in range(12)
+            ]
+        )
+    monkeypatch.setattr(type(console), "is_terminal", property(lambda self: True))
+    monkeypatch.setattr(console, "_width", 64)
+    out = CliRunner().invoke(app, ["search", "greyhound Juno", "--db", str(db), "-k", "12"])
+    assert out.stdout.splitlines()[1].startswith("1. id 12345"), out.stdout
+    monkeypatch.setattr(console, "_width", 100)
+    wide = CliRunner().invoke(app, ["search", "greyhound Juno", "--db", str(db), "-k", "12"])
+    assert all(len(line) <= 100 for line in wide.stdout.splitlines()) and "┏" in wide.stdout
+
+
+def test_add_of_an_exchange_points_to_add_exchange(mem: Memory) -> None:
+    from memengine import InvalidInput
+
+    with pytest.raises(InvalidInput, match=r"add_exchange\(user, reply\)"):
+        mem.add("hello", kind="exchange")
+    assert mem.stats()["episodes"] == 0
+
+
+def test_doctor_names_an_eval_command_that_runs() -> None:
+    from memengine import Config
+    from memengine.diagnostics import _cosine_constants_check
+
+    cfg = Config.model_validate({"embedder": {"name": "openai", "base_url": "http://x/v1"}})
+    ok, said = _cosine_constants_check(cfg)
+    assert not ok and "`memengine eval memset FILE --embedder openai`" in said

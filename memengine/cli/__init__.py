@@ -23,8 +23,6 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """Entry point of the ``memengine`` console script."""
-    if sys.stdout is None:  # closed (`>&-`): refused before any work, not after it
-        _fail("standard output is closed (`>&-`): send it somewhere, e.g. `>/dev/null`")
     sys.argv[1:] = prepare_process(sys.argv[1:])
     try:
         app()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import io
 import json
 import math
@@ -93,9 +94,10 @@ NARROW_WIDTH = 60
 ``…`` or left empty)."""
 
 
-def too_narrow() -> bool:
-    """Whether standard output is a terminal too narrow for a table (:data:`NARROW_WIDTH`)."""
-    return console.is_terminal and console.width < NARROW_WIDTH
+def too_narrow(needed: int = NARROW_WIDTH) -> bool:
+    """Whether standard output is a terminal narrower than a table ``needed`` columns wide
+    (by default :data:`NARROW_WIDTH`)."""
+    return console.is_terminal and console.width < max(needed, NARROW_WIDTH)
 
 
 class _PlainConsole(Console):
@@ -214,6 +216,8 @@ def prepare_process(argv: list[str]) -> list[str]:
     every platform. ``SIGTERM`` unwinds like Ctrl-C does (open transactions roll
     back, temporary folders go) and exits with 143.
     """
+    if sys.stdout is None:  # closed (`>&-`): the work is done, what it prints is an error
+        sys.stdout = ClosedOutput()
     for stream in (sys.stdout, sys.stderr):
         if not isinstance(stream, io.TextIOWrapper):
             continue
@@ -234,6 +238,30 @@ def prepare_process(argv: list[str]) -> list[str]:
                 arg = raw.decode("utf-8")
         out.append(arg)
     return out
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
+"""What a write to standard output fails with (a full disk, a file too large): the
+memory's own writes raise memengine's errors, so a bare one of these is the output's."""
+
+
+class ClosedOutput(io.TextIOBase):
+    """Standard output of a process started without one (`>&-`): a command does its work,
+    and what it would print is an :class:`OSError` saying so (one line, exit 1), as a
+    write to a closed descriptor is for ``echo``; not an AttributeError of None."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(
+            errno.EBADF,
+            "standard output is closed (`>&-`), so nothing could be printed (what the "
+            "command did is done); send it to /dev/null to drop it",
+        )
+
+    def isatty(self) -> bool:
+        return False
 
 
 def _raw_arguments(argv: list[str]) -> list[bytes | None]:
@@ -405,8 +433,15 @@ def guarded(func: F) -> F:
             os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not fail too
             raise typer.Exit(128 + 13) from None  # as a command killed by SIGPIPE (`cat`, `grep`)
         except OSError as exc:
+            said = str(exc)
+            if exc.errno == errno.EBADF and exc.strerror:  # (ClosedOutput's own words)
+                said = exc.strerror
+            elif exc.errno in _WRITE_ERRNOS and exc.filename is None:  # the output's
+                said = f"could not print the output: {exc.strerror} (what the command did is done)"
+                with contextlib.suppress(OSError, ValueError):  # (the exit's flush fails too)
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             err_console.print(
-                f"[red]error:[/red] {escape(str(exc))}",
+                f"[red]error:[/red] {escape(said)}",
                 highlight=False,
                 soft_wrap=True,
                 markup=True,

@@ -100,6 +100,10 @@ def _retrieval_json(r: Any) -> dict[str, Any]:
     return data
 
 
+_MIN_TEXT = 10
+"""The narrowest the results table's text column gets (narrower: lines, not a table)."""
+
+
 def _print_results(r: Any) -> None:
     """The results as a table (the numbers never cut; the text folds), or in a terminal
     too narrow for one, two lines each: rank, id, time, relevance and score, then the text."""
@@ -118,7 +122,10 @@ def _print_results(r: Any) -> None:
                 preview(text, 160),
             )
         )
-    if too_narrow():
+    heads = ("#", "id", "when", "rel", "score")
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(heads)]
+    needed = sum(w + 3 for w in widths) + _MIN_TEXT + 3 + 1  # (a cell's padding and border)
+    if too_narrow(needed):
         console.print(f"{n} result{'' if n == 1 else 's'}", highlight=False)
         for rank, ep_id, when, relevance, score, text in rows:
             console.print(f"{rank}. id {ep_id} · {when} · {relevance} · {score}", highlight=False)
@@ -126,9 +133,9 @@ def _print_results(r: Any) -> None:
         _print_status(r)
         return
     table = Table(show_lines=False, title=f"{n} result{'' if n == 1 else 's'}")
-    for name in ("#", "id", "when", "rel", "score"):
+    for name in heads:
         table.add_column(name, justify="left" if name in ("when", "rel") else "right", no_wrap=True)
-    table.add_column("text", overflow="fold", min_width=10)
+    table.add_column("text", overflow="fold", min_width=_MIN_TEXT)
     for row in rows:
         table.add_row(*row)
     console.print(table)

@@ -81,18 +81,17 @@ def _norm(text: str) -> str:
 _SPACED_LETTERS = (
     "0-9A-Za-z\u00c0-\u024f\u1e00-\u1eff"  # digits, Latin (Vietnamese's too)
     "\u0370-\u03ff\u1f00-\u1fff\u0400-\u052f\u0531-\u0559\u0560-\u0588"  # Greek, Cyrillic, Armenian
-    "\u0591-\u05bd\u05bf-\u05c2\u05c4-\u05c7\u05d0-\u05f2\ufb1d-\ufb4f"  # Hebrew
-    "\u0610-\u061a\u0620-\u0669\u066e-\u06d3\u06d5-\u06ff\u0750-\u077f\u08a0-\u08ff"
-    "\ufb50-\ufdff\ufe70-\ufefc"  # Arabic (not its comma, question mark or full stop)
     "\u0900-\u0963\u0966-\u0dff"  # Devanagari … Sinhala (not the danda, a full stop)
-    "\u10a0-\u10ff\u1200-\u137f"  # Georgian, Ethiopic
+    "\u10a0-\u10fa\u1200-\u135f\u1369-\u137f"  # Georgian, Ethiopic (not its punctuation)
 )
 _SPACED = re.compile(f"[{_SPACED_LETTERS}]")
-"""Letters of scripts that put spaces between words, and digits."""
+"""Letters of scripts that put spaces between words, and digits. Not Arabic or Hebrew:
+their words take an article or a preposition in front (القهوة, הקפה) and pronouns
+behind, so a tag is found anywhere in them, as in Japanese."""
 
 _NOT_AN_EDGE = f"[\\w{_SPACED_LETTERS}]"
 """What continues a word: a word character, or a letter or mark of a spaced script (a
-Devanagari vowel sign or an Arabic vowel mark is no word character to ``re``)."""
+Devanagari vowel sign is no word character to ``re``)."""
 
 
 def _tag_in(tag: str, text: str) -> bool:
@@ -351,7 +350,8 @@ def give_feedback(
                     named = ", ".join(map(str, unshown[:10])) + (", …" if len(unshown) > 10 else "")
                     degraded.append(
                         f"the LLM judge named memories it was not shown ([{named}]; it was "
-                        f"shown [1]–[{len(episodes)}]); ignored"
+                        f"shown {'[1]' if len(episodes) == 1 else f'[1]–[{len(episodes)}]'}); "
+                        "ignored"
                     )
             except LLMError as exc:
                 if not judge_falls_back:  # the LLM was asked for: the turn waits for it

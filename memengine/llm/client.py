@@ -46,6 +46,7 @@ from ..http_retry import (
     secrets_of,
     server_message,
 )
+from ..text import counted
 from .jsonparse import parse_json_object
 
 __all__ = ["DEFAULT_BASE_URL", "PLACEHOLDER_API_KEY", "ChatClient", "JSONReply", "Usage"]
@@ -450,12 +451,13 @@ class ChatClient:
         if isinstance(exc, openai.APITimeoutError):
             return LLMTimeout(
                 f"LLM {model!r} at {self.shown_url} timed out ({self.timeout_s:g}s per request) "
-                f"{attempts} time(s) {why}"
+                f"{counted(attempts, 'time')} {why}"
             )
         if isinstance(exc, openai.APIStatusError):
             return self._status_error(exc, model, attempts, why)
         return LLMError(
-            f"LLM endpoint {self.shown_url} failed {attempts} time(s) {why}: {describe(exc)}"
+            f"LLM endpoint {self.shown_url} failed {counted(attempts, 'time')} {why}: "
+            f"{describe(exc)}"
         )
 
     def _status_error(
@@ -470,7 +472,7 @@ class ChatClient:
     def _timeout(self, model: str, deadline_s: float, attempts: int) -> LLMTimeout:
         return LLMTimeout(
             f"LLM {model!r} at {self.shown_url} did not answer within the deadline of "
-            f"{deadline_s:.3g}s ({attempts} attempt(s))"
+            f"{deadline_s:.3g}s ({counted(attempts, 'attempt')})"
         )
 
     def _connect_message(self, exc: openai.APIConnectionError) -> str:

@@ -123,7 +123,6 @@ class Store:
             return
         _check_writable(self.path)
         new = not self.path.exists()
-        log_was_empty = maintenance.log_is_empty(self.path)  # (before this store writes)
         try:
             self.connections = Connections(
                 self.path, cache_mb=page_cache_mb, write_wait_s=write_wait_s
@@ -133,15 +132,19 @@ class Store:
             if new:  # (a driver that cannot load the extension: no empty file left behind)
                 _remove_if_empty(self.path)
             raise
-        if log_was_empty and not new:
+        if not new:
             self._drop_note_of_an_emptied_log()
 
     def _drop_note_of_an_emptied_log(self) -> None:
         """Drop a :data:`SCRUB_PENDING` note whose file was compacted and whose log alone
-        kept copies, when that log was found empty (every process that read it closed)."""
+        kept copies, when that log is empty since (every process that read it closed).
+        The note is read before the log is looked at, and dropped only while it is the
+        note read: one that another process writes meanwhile stays."""
         with self.connections.read() as cur:
             note = meta.get(cur, SCRUB_PENDING)
-        if note is not None and note.endswith(f"\t{_IN_LOG}"):
+        if note is None or not note.endswith(f"\t{_IN_LOG}"):
+            return
+        if maintenance.log_is_empty(self.path):
             with self.connections.write() as cur:
                 meta.drop(cur, SCRUB_PENDING, value=note)
 
