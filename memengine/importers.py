@@ -107,7 +107,11 @@ def _format_by_content(path: Path) -> Format:
         if _first_line_is_object(path):  # an export saved under another name
             return "jsonl"
         raise InvalidInput(f"{path}: not a JSON or JSONL file ({exc})") from exc
-    except (OSError, ValueError) as exc:  # not UTF-8; a number of 5,000 digits
+    except UnicodeDecodeError as exc:  # (Shift_JIS, as Japanese Windows tools save by default)
+        raise InvalidInput(
+            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start:,}): save it as UTF-8"
+        ) from exc
+    except (OSError, ValueError) as exc:  # a number of 5,000 digits
         raise InvalidInput(f"{path}: not a JSON or JSONL file ({exc})") from exc
     except RecursionError as exc:
         raise InvalidInput(f"{path}: not a JSON file memengine reads: nested too deeply") from exc

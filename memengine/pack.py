@@ -417,8 +417,12 @@ def build_pack(
         evidence: list[str] = []
         shown = {*ids, *copies}  # principles in their block are not repeated as evidence
         listed = {r.episode.id: r.episode for r in retrieval.results}
+        outdated: set[int] = set()  # what a later change that did not fit says is changed
         for item in offered:  # (copies of one memory are offered once)
             if item.episode.id in shown:
+                continue
+            if item.episode.id in outdated:  # alone, it would tell the old fact as the fact
+                truncated = True
                 continue
             changes = listed.get(int(item.components.get("changes", 0)))
             # as it is; shorter (what matched, else the first sentence); then without its
@@ -438,6 +442,8 @@ def build_pack(
                     break
             else:
                 truncated = True
+                if changes is not None:
+                    outdated.add(changes.id)
                 continue
             if not block:  # (it shows nothing: control characters alone)
                 continue

@@ -279,13 +279,20 @@ def shell_word(word: str) -> str:
     return word if word and not _SHELL_SPECIAL.search(word) else shlex.quote(word)
 
 
+_HIRAGANA_RUN = re.compile(r"[\u3041-\u309f]+")
+
+
 def guess_language(text: str) -> Language:
-    """``"ja"`` when the text holds a meaningful share of Japanese characters, else ``"en"``."""
+    """``"ja"`` when the text holds a meaningful share of Japanese characters (a fifth of
+    its letters), or Japanese grammar around other words: hiragana in two places or more
+    (「Pythonのdeadlineいつ？」; not "she said ありがとう"), else ``"en"``."""
     if not text:
         return "en"
     cjk = len(_HAS_CJK.findall(text))
     letters = sum(1 for ch in text if ch.isalpha())
-    return "ja" if cjk and cjk >= 0.2 * max(letters, 1) else "en"
+    if cjk and cjk >= 0.2 * max(letters, 1):
+        return "ja"
+    return "ja" if len(_HIRAGANA_RUN.findall(text)) >= 2 else "en"
 
 
 def _cjk_grams(run: str) -> list[str]:

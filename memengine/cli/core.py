@@ -15,7 +15,7 @@ from rich.table import Table
 from ..arguments import MAX_EPISODE_CHARS, checked_episode, episode_kind, new_episode
 from ..clock import SystemClock, parse_iso
 from ..errors import InvalidInput, StoreError
-from ..text import counted, has_surrogate
+from ..text import counted
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -35,6 +35,7 @@ from ._app import (
     open_memory,
     print_json,
     progress_bar,
+    refuse_undecodable,
     settings,
     shown_name,
     too_narrow,
@@ -151,9 +152,7 @@ def add(
     """Store one episode; a TEXT of - is read from standard input (UTF-8)."""
     if text == "-":
         text = _stdin_text()
-    for what, value in (("text", text), ("--reply", reply), ("--metadata", metadata)):
-        if value is not None and has_surrogate(value):
-            raise InvalidInput(f"the {what} is not UTF-8 text: give it in UTF-8")
+    refuse_undecodable(text=text, **{"--reply": reply, "--metadata": metadata})
     kind = episode_kind(kind).value
     if reply is not None and kind != "exchange":
         raise InvalidInput(

@@ -25,6 +25,7 @@ from ._app import (
     guarded,
     open_memory,
     print_json,
+    refuse_undecodable,
     settings,
     shown,
     too_narrow,
@@ -178,6 +179,9 @@ def _retrieve(
     perspective: str | None = None,  # lifecycle
 ) -> tuple[Any, Any]:
     """Retrieve in one opened memory; the pack too when it is asked for (``pack``)."""
+    refuse_undecodable(
+        text=text, **{f"--recent message {i + 1}": v for i, v in enumerate(recent or [])}
+    )
     cfg = settings(config, db, agent)
     with open_memory(cfg) as mem:
         warn_if_unknown(mem, cfg.agent)

@@ -146,6 +146,14 @@ _UNITS = frozenset("%‰°$€£¥₩")
 """Marks kept after a number at the end of a key ("20%" is not "20", "5€" not "5")."""
 
 
+def _at_an_edge(char: str) -> bool:
+    """Whether ``char`` goes from a message's ends (:data:`_EDGE`), or draws an emoji there:
+    a variation selector (☀️ is ☀ and U+FE0F, a mark) or a keycap's enclosing mark."""
+    return (
+        unicodedata.category(char)[0] in _EDGE or "\ufe00" <= char <= "\ufe0f" or char == "\u20e3"
+    )
+
+
 def repeat_key(text: str | None) -> str:
     """``text`` as repeats are compared: scrubbed, NFKC, case-folded, white space removed,
     and the punctuation, symbols (emoji) and separators at either end stripped, but a sign
@@ -154,11 +162,11 @@ def repeat_key(text: str | None) -> str:
     message has none)."""
     folded = "".join(unicodedata.normalize("NFKC", scrub(text or "")).casefold().split())
     start, end = 0, len(folded)
-    while start < end and unicodedata.category(folded[start])[0] in _EDGE:
+    while start < end and _at_an_edge(folded[start]):
         if folded[start] in _SIGNS and start + 1 < end and folded[start + 1].isdigit():
             break
         start += 1
-    while end > start and unicodedata.category(folded[end - 1])[0] in _EDGE:
+    while end > start and _at_an_edge(folded[end - 1]):
         if folded[end - 1] in _UNITS and end - 2 >= start and folded[end - 2].isdigit():
             break
         end -= 1
