@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone, tzinfo
 
@@ -124,7 +125,9 @@ _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 def time_text(value: str) -> datetime:
     """:func:`parse_iso` of a time given as text (an export's line, a new episode's field),
     its ``ValueError`` saying what is wrong: a number that is no basic-form day
-    (``20260401`` is one) is refused as such, not read as a Unix timestamp."""
+    (``20260401`` is one) is refused as such, not read as a Unix timestamp. Full-width
+    digits and marks (２０２６－１２－０１, as an IME types them) are read as their ASCII."""
+    value = unicodedata.normalize("NFKC", value)
     try:
         return parse_iso(value)
     except ValueError:

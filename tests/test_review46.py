@@ -618,3 +618,18 @@ def test_a_query_in_another_encoding_is_refused_on_the_command_line(tmp_path: Pa
         capture_output=True,
     )
     assert b"the --recent message 1 is not UTF-8 text" in recent.stderr
+
+
+def test_add_at_takes_a_full_width_time(tmp_path: Path, cli_env: None) -> None:
+    from typer.testing import CliRunner
+
+    from memengine.cli import app
+
+    db = str(tmp_path / "fw.db")
+    runner = CliRunner()
+    done = runner.invoke(
+        app, ["add", "全角の日付", "--at", "２０２６－１２－０１Ｔ０９：００Ｚ", "--db", db]
+    )
+    assert done.exit_code == 0, done.output
+    shown = json.loads(runner.invoke(app, ["show", "1", "--db", db, "--json"]).stdout)
+    assert shown["occurred_at"] == "2026-12-01T09:00:00Z"

@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from ..arguments import MAX_EPISODE_CHARS, checked_episode, episode_kind, new_episode
-from ..clock import SystemClock, parse_iso
+from ..clock import SystemClock, time_text
 from ..errors import InvalidInput, StoreError
 from ..text import counted
 
@@ -45,12 +45,14 @@ from ._app import (
 
 
 def _when(value: str | None) -> datetime | None:
+    """``--at``: an ISO 8601 time, typed in full width too (２０２６－１２－０１, as an IME
+    gives it, like the command line's numbers)."""
     if value is None:
         return None
     try:
-        return parse_iso(value)
+        return time_text(value)
     except ValueError as exc:
-        raise InvalidInput(f"not an ISO 8601 time: {value!r}") from exc
+        raise InvalidInput(str(exc)) from exc
 
 
 def _json_object(value: str, option: str) -> dict[str, Any]:
