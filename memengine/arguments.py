@@ -290,11 +290,11 @@ def agent_name(name: object, what: str = "agent name") -> str:
 
 
 def spelled_as_declared(given: str, declared: Sequence[str]) -> str | None:
-    """The name among ``declared`` that is ``given`` in Unicode NFC without outer spaces, as
-    perspectives are declared (one stored by an earlier memengine keeps the spelling it was
-    typed in), or None."""
-    wanted = unicodedata.normalize("NFC", given.strip())
-    return next((d for d in declared if unicodedata.normalize("NFC", d.strip()) == wanted), None)
+    """The name among ``declared`` that is ``given`` without outer spaces, compared in
+    Unicode NFKC (half-width ｺｽﾄ is コスト, as an IME may type it; one stored by an earlier
+    memengine keeps the spelling it was typed in), or None."""
+    wanted = unicodedata.normalize("NFKC", given.strip())
+    return next((d for d in declared if unicodedata.normalize("NFKC", d.strip()) == wanted), None)
 
 
 def recent_messages(recent: object) -> list[Message]:

@@ -633,3 +633,12 @@ def test_add_at_takes_a_full_width_time(tmp_path: Path, cli_env: None) -> None:
     assert done.exit_code == 0, done.output
     shown = json.loads(runner.invoke(app, ["show", "1", "--db", db, "--json"]).stdout)
     assert shown["occurred_at"] == "2026-12-01T09:00:00Z"
+
+
+def test_a_perspective_typed_in_half_width_names_the_declared_one(mem: Memory) -> None:
+    mem.create_agent("buyer", perspectives=["コスト"])
+    fact = mem.add("the supplier raised prices by 5%", agent="buyer", kind="fact")
+    r = mem.retrieve("supplier prices", agent="buyer", perspective="ｺｽﾄ")
+    assert fact in [x.episode.id for x in r.results]
+    mem.feedback(r.turn_id, used=[fact], agent="buyer", perspective="ｺｽﾄ")
+    assert mem.life_of(fact, agent="buyer").strength_by_perspective == {"コスト": 0.15}
