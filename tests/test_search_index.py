@@ -768,3 +768,39 @@ def test_rows_of_equal_cosine_come_first_stored_first_whatever_k(k: int) -> None
     assert [i for i, _ in deep[:2]] == sorted(int(ids[j]) for j in (2, 11))
     tied = [i for i, _ in deep[2:]]
     assert tied == sorted(tied) and int(ids[7]) not in tied and len(tied) == 17
+
+
+def test_the_cache_holds_its_budget_as_held_agents_grow(mem: Memory) -> None:
+    """The budget was checked only when an agent was loaded: a long-lived process kept a
+    hot agent's floats however many rows it gained (83 MB against 1 MB), and counted the
+    arrays' spare room (a 10-row agent as 1,024 rows) when it evicted others."""
+    index = mem.store.vector_index
+    index.load_after = 1
+    dim = index.dimension
+    floats = VectorIndex.row_bytes(dim, floats=True, codes=False)
+    for name in "ab":
+        mem.add_many(word_episodes(20, name, seed=ord(name)))
+    index.budget_bytes = 60 * floats  # both agents' floats, with room for 20 more rows
+    q = HashEmbedder().embed(["cat tea rain"])[0]
+
+    def search(name: str) -> None:
+        f = Filters(agent=name)
+        same_hits(mem.store.knn(q, 5, f), _vec0(mem, q, 5, f))
+
+    search("a")
+    search("b")
+    assert (index.mode("a"), index.mode("b")) == ("float32", "float32")
+    mem.add_many(word_episodes(1, "a", seed=1))  # the arrays grow past their 20 rows
+    search("a")
+    assert index._agents["a"].used_bytes == 21 * floats  # counted: the rows in use
+    assert (index.mode("a"), index.mode("b")) == ("float32", "float32")
+    mem.add_many(word_episodes(30, "a", seed=2))  # 51 + 20 rows: past the budget
+    search("a")
+    assert index.mode("b") == "vec0"  # used least recently: evicted
+    assert sum(m.used_bytes for m in index._agents.values()) <= index.budget_bytes
+    mem.add_many(word_episodes(40, "a", seed=3))  # a alone past it: a goes too
+    search("a")
+    assert sum(m.used_bytes for m in index._agents.values()) <= index.budget_bytes
+    search("a")  # loaded again under the rule: compact (its codes fit), or vec0
+    assert index.mode("a") in ("codes", "vec0")
+    assert mem.check().ok

@@ -448,9 +448,9 @@ class Connections:
         if now is None or now != self._identity:
             what = "deleted or moved" if now is None else "replaced by another file"
             raise StoreError(
-                f"{self.path} was {what} while this memory had it open: nothing of this "
-                "write is stored; close the memory and open the file again (a copy of what "
-                "it held is in a backup or an export, if one was made)"
+                f"{self.path} was {what} while this memory had it open: nothing was written "
+                "to it; close the memory and open the file again (a copy of what it held is "
+                "in a backup or an export, if one was made)"
             )
 
     def vacuum(self, *, wait_s: float | None = None) -> None:

@@ -321,6 +321,9 @@ class VectorIndex:
             agent = self._agents.get(name)  # gone if an episode moved from another agent
             if agent is not None and not self._apply(cur, name, agent, ids):
                 del self._agents[name]  # a big batch: reload on next use
+        if touched:  # rows added since the loads: the budget holds for a long-lived process
+            self._make_room(0)  # (an agent grown past it alone goes too: its next search
+            # loads it again, compact, or leaves it to vec0)
 
     def _apply(self, cur: Any, name: str, agent: AgentRows, ids: list[int]) -> bool:
         """Bring these rows of ``agent`` in step with the snapshot of ``cur``; False (nothing
@@ -538,13 +541,13 @@ class VectorIndex:
         return count * self.row_bytes(self.dimension, floats=floats, codes=codes)
 
     def _held_bytes(self) -> int:
-        return sum(a.nbytes for a in self._agents.values())
+        return sum(a.used_bytes for a in self._agents.values())
 
     def _make_room(self, need: int) -> None:
         """Evict the agents used least recently until ``need`` more bytes fit the budget."""
         held = self._held_bytes()
         while self._agents and held + need > self.budget_bytes:
-            held -= self._agents.popitem(last=False)[1].nbytes
+            held -= self._agents.popitem(last=False)[1].used_bytes
 
     def _read_agent(
         self,

@@ -52,6 +52,18 @@ class AgentRows:
         return (self.dimension + 63) // 64
 
     @property
+    def used_bytes(self) -> int:
+        """Bytes of the rows in use, as the index's budget counts them: the float32 vector
+        (when held) and the prefilter codes (when made), with the id, filter columns and
+        tombstone (the arrays' spare capacity, untouched zeros, is not counted)."""
+        size = 32
+        if self.floats:
+            size += 4 * self.dimension
+        if len(self.bits):
+            size += self.dimension + self.dimension // 8 + 4  # (as VectorIndex.row_bytes)
+        return self.n * size
+
+    @property
     def nbytes(self) -> int:
         """Bytes held by the arrays (capacity, not only the rows in use)."""
         return int(
