@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone, tzinfo
 
@@ -122,15 +121,20 @@ def parse_iso(value: str) -> datetime:
 _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 
 
+_FULL_WIDTH = {0xFF01 + i: 0x21 + i for i in range(0x5E)} | {0x3000: 0x20}
+"""Full-width ASCII (！ to ～) and the ideographic space, as their ASCII: what an IME types."""
+
+
 def time_text(value: str) -> datetime:
     """:func:`parse_iso` of a time given as text (an export's line, a new episode's field),
     its ``ValueError`` saying what is wrong: a number that is no basic-form day
     (``20260401`` is one) is refused as such, not read as a Unix timestamp. Full-width
     digits and marks (２０２６－１２－０１, as an IME types them) are read as their ASCII."""
-    value = unicodedata.normalize("NFKC", value)
+    typed, value = value, value.translate(_FULL_WIDTH)
     try:
         return parse_iso(value)
     except ValueError:
+        value = typed  # (said as it was typed)
         if _NUMBER.fullmatch(value):
             raise ValueError(
                 f"a time as ISO 8601 text (2026-04-01T08:30:00Z, or 20260401), not {value!r}: "

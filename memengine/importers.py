@@ -218,6 +218,8 @@ def read_jsonl(
             raise InvalidInput(f"{path}:{number}: invalid episode: {one_line(exc)}") from exc
         except UnicodeDecodeError as exc:
             raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason})") from exc
+        except OSError as exc:  # (a failing disk, a network mount gone: a read, not an output)
+            raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
         except ValueError as exc:  # not JSON, a duplicate key, a number of 5,000 digits
             raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
 
@@ -391,7 +393,10 @@ def read_conversations(
     gets its own agent, ``<agent>/<conversation id>`` (so two files' conversations of one id
     stay apart when their ``agent`` differs). InvalidInput names what a malformed file
     lacks, or the episode that cannot be stored, before anything is."""
-    data = json.loads(path.read_text(encoding="utf-8-sig"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except OSError as exc:  # (a failing disk, a network mount gone: a read, not an output)
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
 
     def owner(conversation_id: object) -> str:
         if per_conversation and not _an_id(conversation_id):  # (not an agent "default/None")
@@ -578,6 +583,8 @@ def _read_regular(
             text = file.read_bytes().decode(wide)
         except UnicodeDecodeError as exc:
             raise InvalidInput(f"{file}: not {wide.upper()} after its byte-order mark") from exc
+        except OSError as exc:  # (a read, not an output)
+            raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from exc
         return read_stream(
             text.encode("utf-8"),
             str(file),

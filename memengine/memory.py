@@ -66,7 +66,7 @@ from .store.connect import CLOSED, same_process
 from .store.database import ConsistencyReport, Store
 from .store.maintenance import BackupReport, ForgetReport, OptimizeReport
 from .store.salvage import SalvageReport
-from .text import analyze, has_surrogate, is_blank, quoted_name, scrub, shell_word
+from .text import analyze, counted, has_surrogate, is_blank, quoted_name, scrub, shell_word
 from .transfer import kept_ids, not_stored, save_salvaged, write_jsonl
 
 if TYPE_CHECKING:  # llm phases
@@ -462,8 +462,17 @@ class Memory:
         batch: list[NewEpisode] = []
         done = 0
         try:
-            for ep in episodes:
-                batch.append(ep if checked and isinstance(ep, NewEpisode) else self._validated(ep))
+            for k, ep in enumerate(episodes):
+                try:
+                    batch.append(
+                        ep if checked and isinstance(ep, NewEpisode) else self._validated(ep)
+                    )
+                except InvalidInput as exc:  # (checked one by one as the source gives them)
+                    if not k:  # the first (or only: add, add_exchange): nothing to place
+                        raise
+                    raise InvalidInput(
+                        f"episode {k + 1:,} of those given: {exc}" + _stored_note(done, checked)
+                    ) from exc
                 if len(batch) >= batch_size:
                     if not checked:
                         self._refuse_named_ids(batch, done)
@@ -482,15 +491,7 @@ class Memory:
         except StoreError as exc:  # closed, locked, a full disk: say what is in (a retry
             if not done:  # of the whole list would store those twice)
                 raise
-            how = (
-                "import the file again with skip_existing=True to go on"
-                if checked
-                else "go on from there"
-            )
-            raise type(exc)(
-                f"{exc} (the first {done:,} episodes to store were stored, in the order "
-                f"given, the rest not: {how})"
-            ) from exc
+            raise type(exc)(f"{exc}{_stored_note(done, checked)}") from exc
         if optimize or (
             optimize is None
             and max(len(ids), bulk) >= BULK_EPISODES
@@ -499,9 +500,12 @@ class Memory:
             try:
                 self.optimize()
             except StoreError as exc:  # every episode is in: only the merge is not
+                if not done:
+                    raise
                 raise type(exc)(
-                    f"{exc} (all {done:,} episodes were stored; only the full-text index "
-                    "merge that follows a bulk load was not done: run optimize() later)"
+                    f"{exc} (all {counted(done, 'episode')} stored; only the full-text index "
+                    "merge that follows a bulk load was not done: run optimize() "
+                    "(memengine optimize) later)"
                 ) from exc
         return ids
 
@@ -1404,6 +1408,23 @@ def _refuse_another_model(db: Path, recorded_id: str, model: str, *, ready: bool
             f"new one: memengine reembed --db {shell_word(os.fspath(db))} (with this "
             f"configuration{needs})"
         )
+
+
+def _stored_note(done: int, imported: bool) -> str:
+    """What an add_many or an import stopped part way had stored (a retry of the whole
+    list would store those twice): nothing to say when nothing was."""
+    if not done:
+        return ""
+    how = (
+        "import the file again with skip_existing=True (memengine import --skip-existing) to go on"
+        if imported
+        else "go on from there"
+    )
+    were = "was" if done == 1 else "were"
+    return (
+        f" (the first {counted(done, 'episode')} to store {were} stored, in the order given, "
+        f"the rest not: {how})"
+    )
 
 
 def _episode_text(ep: NewEpisode) -> str:

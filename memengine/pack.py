@@ -421,10 +421,12 @@ def build_pack(
         for item in offered:  # (copies of one memory are offered once)
             if item.episode.id in shown:
                 continue
+            changes = listed.get(int(item.components.get("changes", 0)))
             if item.episode.id in outdated:  # alone, it would tell the old fact as the fact
                 truncated = True
+                if changes is not None:  # (and so would what it changed, down a chain)
+                    outdated.add(changes.id)
                 continue
-            changes = listed.get(int(item.components.get("changes", 0)))
             # as it is; shorter (what matched, else the first sentence); then without its
             # reason line: the first that fits what is left of the budget
             short: Strategy = "summarize" if strat == "summarize" else "quote_key_parts"

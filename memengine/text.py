@@ -279,20 +279,23 @@ def shell_word(word: str) -> str:
     return word if word and not _SHELL_SPECIAL.search(word) else shlex.quote(word)
 
 
-_HIRAGANA_RUN = re.compile(r"[\u3041-\u309f]+")
+_PARTICLE_ON_A_WORD = re.compile(r"[A-Za-z0-9][\u3041-\u3096]")
+"""A hiragana written onto a Latin word or a number, as Japanese grammar attaches its
+particles and endings (「Pythonの」, 「deadlineいつ」, 「3日に」); an English sentence
+that quotes a Japanese word spaces it (「my dog さくら is」)."""
 
 
 def guess_language(text: str) -> Language:
     """``"ja"`` when the text holds a meaningful share of Japanese characters (a fifth of
-    its letters), or Japanese grammar around other words: hiragana in two places or more
-    (「Pythonのdeadlineいつ？」; not "she said ありがとう"), else ``"en"``."""
+    its letters), or Japanese grammar on another word (「Pythonのdeadlineいつ？」), else
+    ``"en"``."""
     if not text:
         return "en"
     cjk = len(_HAS_CJK.findall(text))
     letters = sum(1 for ch in text if ch.isalpha())
     if cjk and cjk >= 0.2 * max(letters, 1):
         return "ja"
-    return "ja" if len(_HIRAGANA_RUN.findall(text)) >= 2 else "en"
+    return "ja" if _PARTICLE_ON_A_WORD.search(text) else "en"
 
 
 def _cjk_grams(run: str) -> list[str]:

@@ -324,3 +324,37 @@ def test_a_heading_is_not_cut_at_an_abbreviation(mem: Memory) -> None:
     block = render_episode(item, "en", strategy="full", max_chars=400)
     assert "Sunny, we saw Mt. Fuji from the train." in block.splitlines()[0]
     assert "Then lunch" not in block.splitlines()[0]
+
+
+def test_a_chain_of_changes_left_out_leaves_out_its_oldest_fact_too() -> None:
+    """A ← B ← C: when C did not fit, B was left out, but A was packed alone."""
+    from datetime import datetime, timedelta, timezone
+
+    from memengine.models import Episode, EpisodeKind, Retrieval, Retrieved
+    from memengine.pack import build_pack
+
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+    def ep(i: int, text: str, days: int) -> Episode:
+        at = t0 + timedelta(days=days)
+        return Episode(
+            id=i, agent="default", kind=EpisodeKind.fact, content=text, occurred_at=at,
+            created_at=at,
+        )  # fmt: skip
+
+    a = ep(1, "my dentist appointment is on the 12th", 0)
+    b = ep(2, "the dentist moved my appointment to the 19th instead", 5)
+    c = ep(3, "the dentist moved my appointment again, to the 26th instead, because " * 3, 9)
+    results = (
+        Retrieved(episode=c, score=1.0, rank=1, relevance="high", components={"changes": 2.0}),
+        Retrieved(episode=b, score=1.0, rank=2, relevance="high", components={"changes": 1.0}),
+        Retrieved(episode=a, score=0.9, rank=3, relevance="high"),
+    )
+    r = Retrieval(
+        results=results, queries=("when is my dentist appointment?",), should_inject=True,
+        now=t0 + timedelta(days=10),
+    )  # fmt: skip
+    full = build_pack(r, query="when is my dentist appointment?", budget_tokens=800)
+    assert full.episode_ids == (3, 2, 1)
+    tight = build_pack(r, query="when is my dentist appointment?", budget_tokens=45)
+    assert 1 not in tight.episode_ids and "the 12th" not in tight.text and tight.truncated

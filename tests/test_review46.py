@@ -436,7 +436,7 @@ def test_add_many_stopped_part_way_says_how_many_were_stored(
     assert len(caught) == 1
     said = str(caught[0])
     assert said.startswith("the memory has been closed (the first ")
-    assert "were stored, in the order given, the rest not: go on from there" in said
+    assert "episodes to store were stored, in the order given, the rest not: go on from" in said
     stored = int(said.split("the first ")[1].split(" ")[0].replace(",", ""))
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
         assert again.stats()["episodes"] == stored and 128 <= stored < 2000
@@ -499,7 +499,7 @@ def test_a_bulk_load_whose_merge_fails_says_every_episode_is_in(
 
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
         monkeypatch.setattr(Store, "optimize", locked)
-        with pytest.raises(DatabaseLocked, match="all 3 episodes were stored; only the full"):
+        with pytest.raises(DatabaseLocked, match="all 3 episodes stored; only the full"):
             mem.add_many(word_episodes(3, "alice"), optimize=True)
         assert mem.stats()["episodes"] == 3
 
@@ -558,6 +558,8 @@ def test_doctor_names_an_eval_command_that_runs() -> None:
     [
         ("丸山製菓のパンフの締切はいつでしょう", True),
         ("これは何でしょう", True),
+        ("何でしょうね、この暑さは", False),
+        ("まあ、どうでしょうね。", False),
         ("こむぎって今いくつ", True),
         ("幾らだった", True),
         ("いつでも大丈夫", False),
@@ -578,6 +580,9 @@ def test_a_japanese_sentence_around_an_english_word_is_japanese() -> None:
 
     assert guess_language("Pythonのdeadlineいつ？") == "ja"
     assert guess_language("When is the Python deadline?") == "en"
+    said = "My dog さくら went to the vet today and the vet said さくら is a healthy girl"
+    assert guess_language(said) == "en"  # (two hiragana words, spaced: English)
+    assert guess_language("What does ねこ mean, and is いぬ a dog?") == "en"
 
 
 def test_an_emoji_drawn_with_a_variation_selector_is_stripped_from_a_repeat() -> None:
@@ -637,8 +642,45 @@ def test_add_at_takes_a_full_width_time(tmp_path: Path, cli_env: None) -> None:
 
 def test_a_perspective_typed_in_half_width_names_the_declared_one(mem: Memory) -> None:
     mem.create_agent("buyer", perspectives=["コスト"])
+    assert mem.create_agent("buyer", perspectives=["ｺｽﾄ", "納期"]).perspectives == (
+        "コスト",
+        "納期",
+    )
     fact = mem.add("the supplier raised prices by 5%", agent="buyer", kind="fact")
     r = mem.retrieve("supplier prices", agent="buyer", perspective="ｺｽﾄ")
     assert fact in [x.episode.id for x in r.results]
     mem.feedback(r.turn_id, used=[fact], agent="buyer", perspective="ｺｽﾄ")
     assert mem.life_of(fact, agent="buyer").strength_by_perspective == {"コスト": 0.15}
+
+
+def test_a_bad_episode_part_way_names_its_place_and_what_was_stored(
+    db_path: Path, clock: FixedClock
+) -> None:
+    from memengine import InvalidInput, NewEpisode
+
+    from .helpers import word_episodes
+
+    bad = NewEpisode(kind="principle", content="be kind", status="archived", occurred_at=clock.now)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        with pytest.raises(InvalidInput) as caught:
+            mem.add_many([*word_episodes(300, "a"), bad], batch_size=256)
+        said = str(caught.value)
+        assert said.startswith("episode 301 of those given: a principle")
+        assert "(the first 256 episodes to store were stored, in the order given" in said
+        assert mem.stats()["episodes"] == 256
+
+
+def test_a_tag_or_an_answer_in_another_encoding_is_refused(tmp_path: Path) -> None:
+    import subprocess
+
+    from .test_cli_shell import _cli, _env
+
+    db = str(tmp_path / "t.db")
+    latin1 = "café".encode("latin-1")
+    tagged = subprocess.run(
+        [*(a.encode() for a in _cli("add", "hello", "--db", db, "--tag")), latin1],
+        env=_env(),
+        capture_output=True,
+    )
+    assert tagged.returncode == 1
+    assert b"the --tag is not UTF-8 text" in tagged.stderr and not Path(db).exists()

@@ -804,3 +804,31 @@ def test_the_cache_holds_its_budget_as_held_agents_grow(mem: Memory) -> None:
     search("a")  # loaded again under the rule: compact (its codes fit), or vec0
     assert index.mode("a") in ("codes", "vec0")
     assert mem.check().ok
+
+
+def test_the_agent_searched_is_the_last_the_budget_evicts(mem: Memory) -> None:
+    """The budget was checked when the log was replayed, before the searched agent was
+    marked as used: it was evicted at the start of its own search (and read again as
+    codes) while the agent that grew stayed; dropped rows counted until a compaction."""
+    index = mem.store.vector_index
+    index.load_after = 1
+    floats = VectorIndex.row_bytes(index.dimension, floats=True, codes=False)
+    for name in "ab":
+        mem.add_many(word_episodes(40, name, seed=ord(name)))
+    index.budget_bytes = 90 * floats
+    q = HashEmbedder().embed(["cat tea rain"])[0]
+    for name in "ab":  # b used last
+        mem.store.knn(q, 5, Filters(agent=name))
+    held_a = index._agents["a"]
+    mem.add_many(word_episodes(15, "b", seed=5))  # 95 rows: over by 5
+    mem.store.knn(q, 5, Filters(agent="a"))
+    assert index._agents.get("a") is held_a  # a, searched, stays; b, now the least recent, goes
+    assert index.mode("b") == "vec0"
+    mem.store.knn(q, 5, Filters(agent="b"))  # b back (as codes: a's floats leave no room)
+    with mem.store.connections.read() as cur:
+        some = [r[0] for r in cur.execute("SELECT id FROM episodes WHERE agent = 'a' LIMIT 9")]
+    mem.store.set_status(some, "archived")  # nine dropped-and-put rows: the live count is 40
+    before = index._agents.get("a")
+    mem.store.knn(q, 5, Filters(agent="a"))
+    assert index._agents.get("a") is before  # not reloaded for its tombstones
+    assert mem.check().ok

@@ -15,7 +15,7 @@ from rich.table import Table
 from ..arguments import MAX_EPISODE_CHARS, checked_episode, episode_kind, new_episode
 from ..clock import SystemClock, time_text
 from ..errors import InvalidInput, StoreError
-from ..text import counted
+from ..text import counted, has_surrogate
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -155,6 +155,7 @@ def add(
     if text == "-":
         text = _stdin_text()
     refuse_undecodable(text=text, **{"--reply": reply, "--metadata": metadata})
+    refuse_undecodable(**{"--tag": next((t for t in tag or () if has_surrogate(t)), None)})
     kind = episode_kind(kind).value
     if reply is not None and kind != "exchange":
         raise InvalidInput(

@@ -34,6 +34,7 @@ from ._app import (
     open_memory,
     print_json,
     progress_bar,
+    refuse_undecodable,
     settings,
     shown,
     shown_name,
@@ -220,6 +221,7 @@ def feedback(
     feedback: say --used, --none-used, --answer or how the task went)."""
     if none_used and used:
         raise typer.BadParameter("either --used or --none-used", param_hint="--none-used")
+    refuse_undecodable(**{"--answer": answer, "--learning": learning})
     cfg = settings(config, db)
     with open_memory(cfg) as mem:
         result = mem.feedback(

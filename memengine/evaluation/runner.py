@@ -415,6 +415,8 @@ def check_result_path(
         data = json.loads(path.read_bytes())
     except (ValueError, RecursionError):
         data = None
+    except OSError as exc:  # (a read, not an output)
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
     if not is_result(data):
         raise InvalidInput(
             f"cannot write {path}: it holds something other than an earlier result of "

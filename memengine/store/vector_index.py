@@ -90,6 +90,7 @@ class VectorIndex:
         self._agents: OrderedDict[str, AgentRows] = OrderedDict()
         self._too_big: set[str] = set()
         self._seq = 0
+        self._grown = False  # held agents gained rows since the budget was last checked
         self._kinds: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -321,9 +322,8 @@ class VectorIndex:
             agent = self._agents.get(name)  # gone if an episode moved from another agent
             if agent is not None and not self._apply(cur, name, agent, ids):
                 del self._agents[name]  # a big batch: reload on next use
-        if touched:  # rows added since the loads: the budget holds for a long-lived process
-            self._make_room(0)  # (an agent grown past it alone goes too: its next search
-            # loads it again, compact, or leaves it to vec0)
+        if touched:  # held agents grew: the next use checks the budget (see _agent)
+            self._grown = True
 
     def _apply(self, cur: Any, name: str, agent: AgentRows, ids: list[int]) -> bool:
         """Bring these rows of ``agent`` in step with the snapshot of ``cur``; False (nothing
@@ -499,7 +499,12 @@ class VectorIndex:
         agent = self._agents.get(name)
         if agent is not None:
             self._agents.move_to_end(name)
-            return agent
+            if self._grown:  # rows added since the loads: the budget holds in a long-lived
+                self._grown = False  # process too; the least recent go first, this one
+                self._make_room(0)  # last (grown past it alone: loaded again, compact)
+                agent = self._agents.get(name)
+            if agent is not None:
+                return agent
         self._asked[name] = self._asked.get(name, 0) + 1
         if self._asked[name] < self.load_after:
             return None

@@ -53,15 +53,16 @@ class AgentRows:
 
     @property
     def used_bytes(self) -> int:
-        """Bytes of the rows in use, as the index's budget counts them: the float32 vector
+        """Bytes of the live rows, as the index's budget counts them: the float32 vector
         (when held) and the prefilter codes (when made), with the id, filter columns and
-        tombstone (the arrays' spare capacity, untouched zeros, is not counted)."""
+        tombstone (the arrays' spare capacity, untouched zeros, and the dropped rows until
+        the next compaction are not counted)."""
         size = 32
         if self.floats:
             size += 4 * self.dimension
         if len(self.bits):
             size += self.dimension + self.dimension // 8 + 4  # (as VectorIndex.row_bytes)
-        return self.n * size
+        return (self.n - self.dead) * size  # (a dropped row's tombstone: not counted)
 
     @property
     def nbytes(self) -> int:

@@ -5,6 +5,7 @@ Every function takes a cursor and runs inside the caller's transaction."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -50,12 +51,18 @@ def list_agents(cur: Any) -> list[AgentRow]:
 
 
 def upsert_agent(cur: Any, name: str, perspectives: Sequence[str], now: datetime) -> AgentRow:
-    """Create the agent or add perspectives to it (existing ones are kept, in order)."""
+    """Create the agent or add perspectives to it (existing ones are kept, in order; one
+    that is an existing one in Unicode NFKC, ｺｽﾄ for コスト, is that one, as a retrieval
+    names it)."""
     cur.execute("INSERT OR IGNORE INTO agents (name, created_at) VALUES (?, ?)", (name, iso(now)))
     current = get_agent(cur, name)
     assert current is not None
     merged = list(current.perspectives)
-    merged.extend(p for p in perspectives if p not in merged)
+    seen = {unicodedata.normalize("NFKC", p) for p in merged}
+    for p in perspectives:
+        if unicodedata.normalize("NFKC", p) not in seen:
+            merged.append(p)
+            seen.add(unicodedata.normalize("NFKC", p))
     cur.execute(
         "UPDATE agents SET perspectives = ? WHERE name = ?",
         (json.dumps(merged, ensure_ascii=False), name),
