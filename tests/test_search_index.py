@@ -832,3 +832,19 @@ def test_the_agent_searched_is_the_last_the_budget_evicts(mem: Memory) -> None:
     mem.store.knn(q, 5, Filters(agent="a"))
     assert index._agents.get("a") is before  # not reloaded for its tombstones
     assert mem.check().ok
+
+
+def test_a_word_counted_absent_is_counted_again_once_it_is_stored(mem: Memory) -> None:
+    """On a file of 10,000 episodes or more a word's count was kept until a tenth more
+    were stored: a word first seen in a turn's question (counted 0), then stored, was
+    still taken as absent, its reach 0 and the fact just told ranked below unrelated ones."""
+    mem.add_many(word_episodes(10_050, "a", seed=31), batch_size=2_000)
+    stats = mem.store.term_stats
+    with mem.store.connections.read() as cur:
+        assert stats.counts(cur, ["okonkwo"])[1] == {"okonkwo": 0}
+    mem.add("my appointment with Okonkwo is on Friday", kind="fact", agent="a")
+    with mem.store.connections.read() as cur:
+        assert stats.counts(cur, ["okonkwo"])[1] == {"okonkwo": 1}
+    mem.add("Okonkwo called again", kind="fact", agent="a")
+    with mem.store.connections.read() as cur:
+        assert stats.counts(cur, ["okonkwo"])[1] == {"okonkwo": 2}

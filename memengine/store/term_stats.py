@@ -40,6 +40,11 @@ def fts_row_count(cur: Any) -> int:
     return value
 
 
+def _top_id(cur: Any) -> int:
+    """The largest episode id (one b-tree probe): counts taken below it are current."""
+    return int(cur.execute("SELECT coalesce(max(id), 0) FROM episodes").fetchone()[0])
+
+
 class TermStats:
     """A thread-safe cache of term document frequencies."""
 
@@ -47,8 +52,9 @@ class TermStats:
         self.max_entries = max_entries
         self.min_rows = min_rows
         self.cap = cap
-        # (term, limit) -> (rows, rowid of the last row read); counted up to limit
-        self._df: dict[tuple[str, int | None], tuple[int, int]] = {}
+        # (term, limit) -> (rows, rowid of the last row read, largest episode id when
+        # counted); counted up to limit
+        self._df: dict[tuple[str, int | None], tuple[int, int, int]] = {}
         self._pending: dict[tuple[str, int | None], threading.Event] = {}
         self._agents: dict[str, tuple[float, int]] = {}
         self._rows = 0
@@ -67,8 +73,9 @@ class TermStats:
         """
         rows = fts_row_count(cur) if rows is None else rows
         self._refresh(cur, rows)
+        top = _top_id(cur)
         wanted = list(dict.fromkeys(t for t in terms if t.strip()))
-        return rows, {t: self._estimate(cur, t, rows) for t in wanted}
+        return rows, {t: self._estimate(cur, t, rows, top) for t in wanted}
 
     def _refresh(self, cur: Any, rows: int) -> None:
         """Forget the counts once the index has changed (any change below 10K rows, a tenth
@@ -92,27 +99,33 @@ class TermStats:
             self._erasures = erasures
             self._ids = (int(ids[0] or 0), int(ids[1] or 0))
 
-    def _estimate(self, cur: Any, term: str, rows: int) -> int:
+    def _estimate(self, cur: Any, term: str, rows: int, top: int) -> int:
         """The rows holding ``term``: exact below ``cap``, else scaled from where the cap was hit."""
-        n, last = self._rows_holding(cur, term, self.cap)
+        n, last = self._rows_holding(cur, term, self.cap, top)
         if n < self.cap:
             return n
         lo, hi = self._ids
         share = (last - lo + 1) / max(hi - lo + 1, 1)  # of the index read to fill the cap
         return max(n, min(rows, round(n / max(share, 1e-9))))
 
-    def _rows_holding(self, cur: Any, term: str, limit: int | None) -> tuple[int, int]:
+    def _rows_holding(
+        self, cur: Any, term: str, limit: int | None, top: int
+    ) -> tuple[int, int]:
         """Rows holding ``term`` counted up to ``limit`` (None: all), and the last rowid read.
 
         FTS5 reads a doclist in rowid order and stops at ``limit``. A term
         counted by another thread at the same moment is waited for, not
-        counted twice.
+        counted twice. A count below ``limit`` taken before episodes past it were
+        stored (``top``, the largest episode id now) goes on from there: the rows
+        added since are counted and added to it (a word first seen in a turn's
+        question, then stored, is not taken as absent until a tenth more are stored).
         """
         key = (term, limit)
         while True:
             with self._lock:
-                if key in self._df:
-                    return self._df[key]
+                hit = self._df.get(key)
+                if hit is not None and (hit[2] >= top or (limit is not None and hit[0] >= limit)):
+                    return hit[0], hit[1]
                 pending = self._pending.get(key)
                 if pending is None:
                     self._pending[key] = threading.Event()
@@ -120,17 +133,19 @@ class TermStats:
             pending.wait()
         try:
             match = "{search_text context_text} : " + quote_term(term)
-            hit = cur.execute(
+            n, last, since = (0, 0, 0) if hit is None else hit
+            left = -1 if limit is None else limit - n
+            more = cur.execute(
                 "SELECT count(*), coalesce(max(r), 0) FROM (SELECT rowid AS r FROM episodes_fts "
-                "WHERE episodes_fts MATCH ? LIMIT ?)",
-                (match, -1 if limit is None else limit),
+                "WHERE episodes_fts MATCH ? AND rowid > ? LIMIT ?)",
+                (match, since, left),
             ).fetchone()
-            found = (int(hit[0]), int(hit[1]))
+            found = (n + int(more[0]), max(last, int(more[1])), top)
             with self._lock:
                 if len(self._df) >= self.max_entries:
                     self._df.clear()
                 self._df[key] = found
-            return found
+            return found[0], found[1]
         finally:
             with self._lock:
                 self._pending.pop(key).set()
@@ -165,13 +180,14 @@ class TermStats:
         rarest = keep[0]
         keep = [t for t in keep if df[t] <= max_share * rows or t == rarest]
         if budget is None:
+            top = _top_id(cur)
             if max_share * rows >= self.cap:  # estimated counts: count exactly
                 keep = [
                     t
                     for t in keep
                     if df[t] < self.cap
                     or t == rarest
-                    or self._rows_holding(cur, t, None)[0] <= max_share * rows
+                    or self._rows_holding(cur, t, None, top)[0] <= max_share * rows
                 ]
             return set(df) - set(keep)
         total = sum(df[t] for t in keep)
