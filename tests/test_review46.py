@@ -684,3 +684,66 @@ def test_a_tag_or_an_answer_in_another_encoding_is_refused(tmp_path: Path) -> No
     )
     assert tagged.returncode == 1
     assert b"the --tag is not UTF-8 text" in tagged.stderr and not Path(db).exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX fork")
+def test_a_forked_child_does_not_keep_a_dead_parents_write_lock(tmp_path: Path) -> None:
+    """The lock file's flock belongs to the open file, which a forked child shares: a
+    helper forked during a write kept the lock after its parent was killed, and every
+    writer waited write_wait_s and failed."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    db = tmp_path / "f.db"
+    script = f"""
+import os, sys, threading, time
+sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+from memengine import Memory
+from memengine.store.process_lock import process_lock_for
+from tests.helpers import HashEmbedder
+mem = Memory.open({str(db)!r}, embedder=HashEmbedder())
+lock = process_lock_for({str(db)!r})
+with lock.held(5):
+    child = os.fork()
+    if child == 0:  # a helper that never touches memengine
+        time.sleep(30)
+        os._exit(0)
+    print(child, flush=True)
+    time.sleep(30)
+"""
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    try:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+        cfg = Config(write_wait_s=2.0)
+        t0 = time.monotonic()
+        with Memory.open(db, embedder=HashEmbedder(), config=cfg) as mem:
+            mem.add("written after the parent died", kind="fact")
+        assert time.monotonic() - t0 < 2.0
+    finally:
+        os.kill(child, signal.SIGKILL)
+
+
+def test_a_forget_whose_last_note_meets_a_lock_reports_the_agent_forgotten(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the delete and the compaction, dropping the scrub note met another writer
+    past write_wait_s: a bare DatabaseLocked told the caller nothing had happened."""
+    from memengine import DatabaseLocked
+    from memengine.store.database import Store
+
+    mem.add_exchange("zorbaxquilt is my secret", "kept", agent="alice")
+    mem.add_exchange("bob trains on tuesdays", "ok", agent="bob")
+
+    def locked(self: Store, note: str | None) -> bool:
+        raise DatabaseLocked("database is locked: another process kept writing for 10 s")
+
+    monkeypatch.setattr(Store, "_scrubbed", locked)
+    report = mem.forget_agent("alice")
+    assert report.episodes == 1 and report.vacuumed and not report.wal_truncated
+    assert [a.name for a in mem.agents()] == ["bob"]
+    assert mem.store.scrub_pending() == "a forgotten agent"  # doctor says so

@@ -189,7 +189,11 @@ def test_a_retrieval_answers_unrecorded_when_another_writer_keeps_the_file(
             other.close()
         assert [x.episode.id for x in r.results] == [1]
         assert r.turn_id is None
-        assert any(d.startswith("turn not recorded: database is locked") for d in r.degraded)
+        assert any(
+            d.startswith("turn not recorded: another writer kept the file past 0.2 s")
+            and "turn_record_wait_s" in d
+            for d in r.degraded
+        ), r.degraded
         again = mem.retrieve("what did Miso eat?")
         assert again.turn_id is not None and again.degraded == ()
         assert mem.check().ok

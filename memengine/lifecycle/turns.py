@@ -186,8 +186,14 @@ def after_retrieve(
                             strength=cfg.recall_strength,
                             level_drop=cfg.recall_level_drop,
                         )
-        except (DatabaseLocked, DiskError) as exc:  # the file busy past the wait, or the disk
+        except DatabaseLocked:  # the file busy past the turn's own wait (not write_wait_s)
             # the answer matters more than its record: it is returned unrecorded
+            turn_id, recalled = None, {}
+            degraded.append(
+                f"turn not recorded: another writer kept the file past "
+                f"{cfg.turn_record_wait_s:g} s ([lifecycle] turn_record_wait_s waits longer)"
+            )
+        except DiskError as exc:  # the disk: the answer is returned unrecorded too
             turn_id, recalled = None, {}
             degraded.append(f"turn not recorded: {exc}")
     if recalled:

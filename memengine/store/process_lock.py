@@ -19,6 +19,7 @@ read-only directory), writers go straight to SQLite's busy timeout.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Iterator
@@ -109,13 +110,13 @@ class ProcessLock:
             return None
         cloexec = getattr(os, "O_CLOEXEC", 0)
         try:
-            return os.open(self.path, os.O_RDWR | os.O_CREAT | cloexec, 0o666)
+            return _opened(os.open(self.path, os.O_RDWR | os.O_CREAT | cloexec, 0o666))
         except PermissionError:  # another user's lock file: flock works on a read-only file
             pass
         except OSError:
             return None
         try:
-            return os.open(self.path, os.O_RDONLY | cloexec)
+            return _opened(os.open(self.path, os.O_RDONLY | cloexec))
         except OSError:  # a read-only directory: SQLite alone arbitrates
             return None
 
@@ -192,11 +193,40 @@ def _let_go(fd: int, *, locked: bool) -> None:
         if locked and fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
+        with _OPEN_LOCK:
+            _OPEN.discard(fd)
         os.close(fd)
+
+
+_OPEN: set[int] = set()
+"""The lock files this process has open. A ``flock`` belongs to the open file, which a
+forked child shares: a child (a multiprocessing helper forked during a write) would keep
+the lock of a parent that died, and every writer of the file would wait for it."""
+_OPEN_LOCK = threading.Lock()
+
+
+def _opened(fd: int) -> int:
+    with _OPEN_LOCK:
+        _OPEN.add(fd)
+    return fd
+
+
+def _close_in_child() -> None:
+    """In a forked child: close the lock files it shares with its parent (the lock stays
+    the parent's, and goes with it), and forget the parent's locks."""
+    for fd in list(_OPEN):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _OPEN.clear()
+    _LOCKS.clear()
 
 
 _LOCKS: dict[Path, ProcessLock] = {}
 _LOCKS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # (not on Windows, which does not fork)
+    os.register_at_fork(after_in_child=_close_in_child)
 
 
 def process_lock_for(database: str | os.PathLike[str]) -> ProcessLock:

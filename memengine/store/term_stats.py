@@ -108,9 +108,7 @@ class TermStats:
         share = (last - lo + 1) / max(hi - lo + 1, 1)  # of the index read to fill the cap
         return max(n, min(rows, round(n / max(share, 1e-9))))
 
-    def _rows_holding(
-        self, cur: Any, term: str, limit: int | None, top: int
-    ) -> tuple[int, int]:
+    def _rows_holding(self, cur: Any, term: str, limit: int | None, top: int) -> tuple[int, int]:
         """Rows holding ``term`` counted up to ``limit`` (None: all), and the last rowid read.
 
         FTS5 reads a doclist in rowid order and stops at ``limit``. A term
