@@ -21,6 +21,7 @@ left out of what a memory says.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence, Set
@@ -160,13 +161,15 @@ _ASKED_WITH = re.compile(r"\bhow (much|many)\b|\bwhat (kind|sort|type)\b", re.AS
 "what kind" (the answer to "how old" says "9 years old": that word stays)."""
 
 
-def _patterns(terms: Sequence[str]) -> list[tuple[re.Pattern[str], int]]:
+@functools.lru_cache(maxsize=8)
+def _patterns(terms: tuple[str, ...]) -> list[tuple[re.Pattern[str], int]]:
     """The query's terms as patterns over folded text, each with its weight (its length):
     a Latin word as a word (one of 3 letters or fewer whole or with a plural's s/es, "go"
     is not in "good" or "ago", "tax" is in "taxes"; a longer one at a word's start,
     "dentist" is in "dentists"); a CJK term of two
     characters or more anywhere; a single kanji anywhere; a single kana (ー, ト) not at all,
-    as it is in nearly every sentence."""
+    as it is in nearly every sentence. Compiled once for a pack's blocks (cached by the
+    terms: a message of a thousand distinct kanji compiled its patterns per block)."""
     out: list[tuple[re.Pattern[str], int]] = []
     for t in terms:
         if _LATIN_TERM.match(t):
@@ -240,7 +243,7 @@ def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -
     text = " ".join(text.split())
     if strategy == "full" or len(text) <= max_chars:
         return text if len(text) <= max_chars * 4 else text[: cut_at(text, max_chars * 4)] + "…"
-    patterns = _patterns(terms) if strategy == "quote_key_parts" else []
+    patterns = _patterns(tuple(terms)) if strategy == "quote_key_parts" else []
     weights = [_weight(s, patterns) for s in sentences] if patterns else []
     if not any(weights):
         return _around(_quoted(sentences, [0] if sentences else [], starts), 0, max_chars)
@@ -397,7 +400,11 @@ def build_pack(
         plines = [_PRINCIPLES[lang]]
         pused = estimate_tokens(plines[0])
         for p in principles:
-            line = "- " + " ".join(_readable(p.content or p.text).split())
+            raw = p.content or p.text
+            if len(raw) > 64 * max(principle_budget_tokens, 1):  # can never fit: not read
+                truncated = True  # (a line of tokens at 4 characters each, and then some)
+                continue
+            line = "- " + " ".join(_readable(raw).split())
             if line in plines:  # a rule stored again (at each start-up) is one rule
                 copies.add(p.id)
                 continue

@@ -413,13 +413,15 @@ MAX_PHRASE_TEXT = 2000
 """How much of the query and of an episode :func:`shared_phrases` reads."""
 
 
-def cut_at(text: str, end: int) -> int:
+def cut_at(text: str, end: int, *, most: int | None = None) -> int:
     """``end`` moved back so that ``text[:end]`` does not end inside a character a reader
     sees as one: before a joiner, a variation selector, a combining mark (a spacing one
     too: the vowel sign of का; a half-width voicing mark, ｶﾞ), or a skin tone (👍🏽),
-    and not between the two halves of a flag."""
+    and not between the two halves of a flag; moved back at most ``most`` characters
+    (then past them: a run of marks longer than that is not walked to its start)."""
     end = max(0, min(end, len(text)))
-    while 0 < end < len(text) and (
+    floor = 0 if most is None else max(0, end - most)
+    while floor < end < len(text) and (
         _INVISIBLE.match(text[end])
         or unicodedata.category(text[end]) in ("Mn", "Me", "Mc")
         or text[end] in "\uff9e\uff9f"  # ﾞ ﾟ are letters (Lm), but mark the kana before
@@ -427,8 +429,8 @@ def cut_at(text: str, end: int) -> int:
         or text[end - 1] == "\u200d"
     ):
         end -= 1
-    flags = 0
-    while flags < end and 0x1F1E6 <= ord(text[end - 1 - flags]) <= 0x1F1FF:
+    flags = 0  # (a run of flags past ``most`` is counted no further: it is cut where asked)
+    while flags < end - floor and 0x1F1E6 <= ord(text[end - 1 - flags]) <= 0x1F1FF:
         flags += 1
     return (
         end - 1 if flags % 2 and end < len(text) and 0x1F1E6 <= ord(text[end]) <= 0x1F1FF else end
@@ -473,7 +475,7 @@ NEAR_CUT_CHARS = 8
 def near_cut(text: str, end: int) -> int:
     """:func:`cut_at`, moved back at most :data:`NEAR_CUT_CHARS` (a run of thousands of
     combining marks or joiners is cut where asked: what is read stays bounded)."""
-    at = cut_at(text, end)
+    at = cut_at(text, end, most=NEAR_CUT_CHARS + 1)
     return at if end - at <= NEAR_CUT_CHARS else max(0, min(end, len(text)))
 
 

@@ -747,3 +747,26 @@ def test_a_forget_whose_last_note_meets_a_lock_reports_the_agent_forgotten(
     assert report.episodes == 1 and report.vacuumed and not report.wal_truncated
     assert [a.name for a in mem.agents()] == ["bob"]
     assert mem.store.scrub_pending() == "a forgotten agent"  # doctor says so
+
+
+def test_a_turn_on_a_huge_message_is_read_within_its_bounds(mem: Memory) -> None:
+    """Checks around the search (is it a question, its language, its repeats) read the
+    whole message: a million combining marks took 2.4 s, past an LLM turn's deadline;
+    principles far over their budget were read whole at every pack."""
+    import time
+
+    from memengine.text import near_cut
+
+    marks = "a" + "\u0301" * 200_000
+    t0 = time.perf_counter()
+    assert near_cut(marks, 100_000) == 100_000  # (not walked back to the run's start)
+    assert time.perf_counter() - t0 < 0.05
+    mem.add_exchange("the dentist is on friday", "ok")
+    for _ in range(5):
+        mem.add("be kind " * 24_000, kind="principle")
+    huge = "x" * 2_000_000 + "\nwhen is the dentist?"
+    r = mem.retrieve(huge)
+    assert r.results and r.results[0].episode.user_text == "the dentist is on friday"
+    assert len(r.queries[0]) <= mem.config.retrieval.max_query_chars
+    pack = mem.pack(r)
+    assert pack.truncated and "be kind" not in pack.text
