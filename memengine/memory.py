@@ -74,7 +74,6 @@ from .text import (
     quoted_name,
     scrub,
     shell_word,
-    within,
 )
 from .transfer import kept_ids, not_stored, save_salvaged, write_jsonl
 
@@ -715,10 +714,7 @@ class Memory:
             raise MemoryClosed(CLOSED)
         if not isinstance(text, str):
             raise InvalidInput(f"the text must be a string, not {type(text).__name__}")
-        # what a turn reads of a message it reads within ten times max_query_chars (its
-        # beginning and end): a paste of megabytes is searched no differently, and a turn
-        # (its question checks, its language) stays within its deadline
-        cleaned = within(scrub(text), TURN_READ_FACTOR * self.config.retrieval.max_query_chars)
+        cleaned = scrub(text)
         messages = args.recent_messages(recent)
         if is_blank(cleaned) and all(is_blank(m.text) for m in messages):
             raise InvalidInput("nothing to search for: the text is empty")
@@ -1420,12 +1416,6 @@ def _refuse_another_model(db: Path, recorded_id: str, model: str, *, ready: bool
             f"new one: memengine reembed --db {shell_word(os.fspath(db))} (with this "
             f"configuration{needs})"
         )
-
-
-TURN_READ_FACTOR = 10
-"""A retrieval reads a message within this many times ``[retrieval] max_query_chars`` (its
-beginning and its end, :func:`.text.within`): the searches read ``max_query_chars`` of it,
-and the checks around them (is it a question, its language) no more than this."""
 
 
 def _stored_note(done: int, imported: bool) -> str:

@@ -291,6 +291,7 @@ def guess_language(text: str) -> Language:
     ``"en"``."""
     if not text:
         return "en"
+    text = within(text, 20_000)  # (a paste of megabytes: its beginning and its end tell)
     cjk = len(_HAS_CJK.findall(text))
     letters = sum(1 for ch in text if ch.isalpha())
     if cjk and cjk >= 0.2 * max(letters, 1):
@@ -413,6 +414,11 @@ MAX_PHRASE_TEXT = 2000
 """How much of the query and of an episode :func:`shared_phrases` reads."""
 
 
+_FLAGS_COUNTED = 10_000
+"""How far back a bounded cut (:func:`near_cut`) counts a run of flag letters to keep
+their pairs whole."""
+
+
 def cut_at(text: str, end: int, *, most: int | None = None) -> int:
     """``end`` moved back so that ``text[:end]`` does not end inside a character a reader
     sees as one: before a joiner, a variation selector, a combining mark (a spacing one
@@ -429,9 +435,11 @@ def cut_at(text: str, end: int, *, most: int | None = None) -> int:
         or text[end - 1] == "\u200d"
     ):
         end -= 1
-    flags = 0  # (a run of flags past ``most`` is counted no further: it is cut where asked)
-    while flags < end - floor and 0x1F1E6 <= ord(text[end - 1 - flags]) <= 0x1F1FF:
+    flags, counted_to = 0, end if most is None else min(end, _FLAGS_COUNTED)
+    while flags < counted_to and 0x1F1E6 <= ord(text[end - 1 - flags]) <= 0x1F1FF:
         flags += 1
+    if most is not None and flags == _FLAGS_COUNTED:  # a run of thousands of flags: its
+        return end  # pairs are not counted to its start, and it is cut where asked
     return (
         end - 1 if flags % 2 and end < len(text) and 0x1F1E6 <= ord(text[end]) <= 0x1F1FF else end
     )

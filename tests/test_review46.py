@@ -744,7 +744,7 @@ def test_a_forget_whose_last_note_meets_a_lock_reports_the_agent_forgotten(
 
     monkeypatch.setattr(Store, "_scrubbed", locked)
     report = mem.forget_agent("alice")
-    assert report.episodes == 1 and report.vacuumed and not report.wal_truncated
+    assert report.episodes == 1 and report.vacuumed and report.wal_truncated  # (as it was)
     assert [a.name for a in mem.agents()] == ["bob"]
     assert mem.store.scrub_pending() == "a forgotten agent"  # doctor says so
 
@@ -770,3 +770,21 @@ def test_a_turn_on_a_huge_message_is_read_within_its_bounds(mem: Memory) -> None
     assert len(r.queries[0]) <= mem.config.retrieval.max_query_chars
     pack = mem.pack(r)
     assert pack.truncated and "be kind" not in pack.text
+
+
+def test_a_long_paste_repeated_is_still_its_own_copy_and_read_once(mem: Memory) -> None:
+    """Reading a message within bounds must not hide that it repeats its stored copy (a
+    first fix cut the message itself, and its key no longer matched the copy's)."""
+    log = "\n".join(f"build step {i} ok compiled module_{i}.o" for i in range(700))
+    assert len(log) > 20_000
+    mem.add_exchange(log, "noted")
+    r = mem.retrieve(log)
+    assert not r.should_inject
+    assert any(x.components.get("repeat") == 1.0 for x in r.results)
+
+
+def test_a_cut_in_a_run_of_flags_keeps_their_pairs() -> None:
+    from memengine.text import near_cut
+
+    flags = "🇯🇵" * 10
+    assert [near_cut(flags, n) for n in (10, 11, 12)] == [10, 10, 12]

@@ -146,6 +146,11 @@ _UNITS = frozenset("%‰°$€£¥₩")
 """Marks kept after a number at the end of a key ("20%" is not "20", "5€" not "5")."""
 
 
+_LONGEST_KEY = 250_000
+"""A text longer than this has no repeat key (a stored text is at most 200,000
+characters a field: nothing stored can repeat it)."""
+
+
 def _at_an_edge(char: str) -> bool:
     """Whether ``char`` goes from a message's ends (:data:`_EDGE`), or draws an emoji there:
     a variation selector (☀️ is ☀ and U+FE0F, a mark) or a keycap's enclosing mark."""
@@ -160,6 +165,8 @@ def repeat_key(text: str | None) -> str:
     or currency before a number and a percent after one ("Morning!!", " morning" and
     "Morning :)" are one key; "It's -5" and "It's 5" two, "-1" and "1" two; an emoji-only
     message has none)."""
+    if text is not None and len(text) > _LONGEST_KEY:  # longer than any stored text: no
+        return ""  # copy of it can be stored, and folding megabytes would cost seconds
     folded = "".join(unicodedata.normalize("NFKC", scrub(text or "")).casefold().split())
     start, end = 0, len(folded)
     while start < end and _at_an_edge(folded[start]):

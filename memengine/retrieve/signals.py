@@ -22,7 +22,14 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..text import APOSTROPHES, CHAT_WORDS, ENGLISH_STOPWORDS, query_terms, sentences
+from ..text import (
+    APOSTROPHES,
+    CHAT_WORDS,
+    ENGLISH_STOPWORDS,
+    query_terms,
+    sentences,
+    within,
+)
 
 __all__ = [
     "TermStats",
@@ -218,11 +225,17 @@ _INTERROGATIVE = re.compile(
 """An interrogative anywhere in a text, not only where a question opens."""
 
 
+READ_CHARS = 20_000
+"""The most of a message the checks of what it asks read (its beginning and its end,
+:func:`.text.within`): the searches read ``max_query_chars`` of it (2,000 by default), and a
+paste of megabytes costs a turn tens of milliseconds, not seconds."""
+
+
 def may_ask(text: str) -> bool:
     """Whether ``text`` asks something (:func:`asks_memory`) or holds an interrogative
     anywhere ("btw what's my wifi password", typed without a question mark after a long
     paste): the looser test of a line that may be a question."""
-    norm = unicodedata.normalize("NFKC", text).lower()
+    norm = unicodedata.normalize("NFKC", within(text, READ_CHARS)).lower()
     return asks_memory(text) or _INTERROGATIVE.search(norm) is not None
 
 
@@ -341,6 +354,7 @@ def asks_the_partner(text: str) -> bool:
 
 def _greets(text: str) -> bool:
     """:func:`asks_the_partner` for a ``text`` known to ask."""
+    text = within(text, READ_CHARS)
     norm = unicodedata.normalize("NFKC", text).lower().translate(APOSTROPHES)
     words = [w for w in _WORDS.findall(norm) if w not in _CHAT_OPENERS]
     if not words or _CJK.search(norm):
@@ -366,8 +380,9 @@ def asks_something(text: str) -> bool:
 
 
 def asks_memory(text: str) -> bool:
-    """Whether ``text`` asks something or points back at the past (else it is small talk)."""
-    norm = unicodedata.normalize("NFKC", text).lower().strip()
+    """Whether ``text`` asks something or points back at the past (else it is small talk);
+    a long text is read within :data:`READ_CHARS` (its beginning and its end)."""
+    norm = unicodedata.normalize("NFKC", within(text, READ_CHARS)).lower().strip()
     if not norm:
         return False
     if "?" in norm or _EN_RECALL.search(norm) or _JA_RECALL.search(norm) or _REQUEST.search(norm):

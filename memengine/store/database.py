@@ -501,15 +501,16 @@ class Store:
         emptied, unless another delete's note replaced it meanwhile (a process stopped
         before keeps it, for :meth:`scrub_pending`)."""
         kept, wal_truncated = maintenance.compact(self.connections)
-        try:
+        try:  # (the delete is in, and compacted: a writer that keeps the file past
+            # write_wait_s now leaves the note, which optimize --scrub clears, not an error)
             if kept is None and wal_truncated:
                 wal_truncated = self._scrubbed(note)
             elif kept is None:  # compacted; only the log, which others still read, keeps copies
                 with self.connections.write() as cur:
                     if meta.get(cur, SCRUB_PENDING) == note:
                         meta.put(cur, **{SCRUB_PENDING: f"{note}\t{_IN_LOG}"})
-        except DatabaseLocked:  # the delete is in, and compacted: another writer kept the
-            return kept, False  # file past write_wait_s; the note stays, for doctor to say
+        except DatabaseLocked:
+            pass  # (the log was emptied or not, as compact said)
         return kept, wal_truncated
 
     def _scrubbed(self, note: str | None) -> bool:

@@ -4,7 +4,9 @@ A term in more than half of the rows has an idf of 0 in FTS5's BM25: it
 cannot change the ranking, but matching it means reading and scoring
 nearly every row. :class:`TermStats` counts a term's rows with the same
 tokenizer as the search (so stemming agrees) and caches the count until the
-index's row count changes (below 10K rows) or moves by a tenth (above).
+index's row count changes (below 10K rows) or moves by a tenth (above); a count
+below the cap goes on from the rows stored since it was taken, so a word that
+was absent is found once it is stored.
 Counting stops at ``cap`` rows: FTS5 reads a doclist in rowid order, so
 how far into the index those first rows reach tells how common the term
 is (a term found in every tenth row fills the cap a tenth of the way in),
