@@ -8,9 +8,13 @@ retrieval quality use the real default embedder.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Callable, Sequence
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -98,3 +102,22 @@ def stored_by_an_earlier_version(mem: Memory, name: str, text: str) -> None:
         [text],
         mem.embedder.embed([text]),
     )
+
+
+@contextlib.contextmanager
+def another_process_reading(db: Path) -> Iterator[None]:
+    """Another process holding a read transaction on the file at ``db`` for the body (its
+    snapshot keeps the write-ahead log from being emptied)."""
+    hold = (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('BEGIN'); "
+        "c.execute('SELECT count(*) FROM episodes').fetchone(); print('reading', flush=True); "
+        "sys.stdin.read()"
+    )
+    reader = subprocess.Popen(
+        [sys.executable, "-c", hold, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == b"reading\n"
+        yield
+    finally:
+        reader.communicate(b"", timeout=30)

@@ -30,7 +30,7 @@ from memengine import (
 )
 from memengine.cli import app
 
-from .helpers import HashEmbedder
+from .helpers import HashEmbedder, another_process_reading
 
 
 @pytest.mark.parametrize("when", ["20260401", 1e9, 0, True])
@@ -175,19 +175,9 @@ def test_a_forget_whose_log_a_reader_kept_exits_1_and_says_what_to_run(
     with Memory.open(db, embedder=HashEmbedder(), clock=clock) as mem:
         mem.add_exchange("zorbaxquilt is my secret", "kept", agent="alice")
         mem.add_exchange("bob trains on tuesdays", "ok", agent="bob")
-    hold = (  # another process (a lock of this one's own would not stop its SQLite)
-        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('BEGIN'); "
-        "c.execute('SELECT count(*) FROM episodes').fetchone(); print('reading', flush=True); "
-        "sys.stdin.read()"
-    )
-    reader = subprocess.Popen(
-        [sys.executable, "-c", hold, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
-    try:
-        assert reader.stdout is not None and reader.stdout.readline() == b"reading\n"
+    # another process (a lock of this one's own would not stop its SQLite)
+    with another_process_reading(db):
         out = CliRunner().invoke(app, ["agent", "forget", "alice", "--yes", "--db", str(db)])
-    finally:
-        reader.communicate(b"", timeout=30)
     assert out.exit_code == 1, out.output
     said = " ".join(out.output.split())
     assert "2 episodes" not in said and "forgot agent alice: 1 episode" in said

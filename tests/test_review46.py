@@ -19,7 +19,7 @@ from memengine import (
 )
 from memengine.config import MAX_RATE, MAX_WEIGHT
 
-from .helpers import HashEmbedder
+from .helpers import HashEmbedder, another_process_reading
 
 
 @pytest.mark.parametrize(
@@ -448,8 +448,6 @@ def test_a_forget_whose_log_a_reader_kept_is_done_once_every_process_closed(
     """The compaction had finished and only the log kept copies; once every process closed,
     the log was gone and the file held no copy, yet doctor kept failing with "the
     compaction … did not finish … copies may remain in free pages"."""
-    import subprocess
-    import sys
 
     from typer.testing import CliRunner
 
@@ -459,22 +457,13 @@ def test_a_forget_whose_log_a_reader_kept_is_done_once_every_process_closed(
     with Memory.open(db, embedder=HashEmbedder(), clock=clock) as mem:
         mem.add_exchange("zorbaxquilt is my secret", "kept", agent="alice")
         mem.add_exchange("bob trains on tuesdays", "ok", agent="bob")
-    hold = (
-        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('BEGIN'); "
-        "c.execute('SELECT count(*) FROM episodes').fetchone(); print('reading', flush=True); "
-        "sys.stdin.read()"
-    )
-    reader = subprocess.Popen(
-        [sys.executable, "-c", hold, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
-    try:
-        assert reader.stdout is not None and reader.stdout.readline() == b"reading\n"
-        with Memory.open(db, embedder=HashEmbedder(), clock=clock) as mem:
-            report = mem.forget_agent("alice")
-            assert report.vacuumed and not report.wal_truncated
-            assert mem.store.scrub_pending() == "a forgotten agent"  # the log holds copies
-    finally:
-        reader.communicate(b"", timeout=30)
+    with (
+        another_process_reading(db),
+        Memory.open(db, embedder=HashEmbedder(), clock=clock) as mem,
+    ):
+        report = mem.forget_agent("alice")
+        assert report.vacuumed and not report.wal_truncated
+        assert mem.store.scrub_pending() == "a forgotten agent"  # the log holds copies
     assert b"zorbaxquilt" not in db.read_bytes()  # every process closed: the log went in
     doctor = CliRunner().invoke(app, ["doctor", "--db", str(db), "--json"])
     assert "scrub" not in json.loads(doctor.stdout)["checks"], doctor.stdout
