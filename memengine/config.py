@@ -463,6 +463,16 @@ class LifecycleConfig(_Section):
     def _a_model_or_none(cls, value: str | None) -> str | None:
         return value.strip() if value is not None else None  # (blank: rerank_model's)
 
+    @model_validator(mode="after")
+    def _a_scorer_that_can_train(self) -> LifecycleConfig:
+        if self.scorer_max_samples < self.learned_scorer_min_samples:
+            raise ValueError(
+                f"scorer_max_samples ({self.scorer_max_samples}) is below "
+                f"learned_scorer_min_samples ({self.learned_scorer_min_samples}): the learned "
+                "scorer could never train"
+            )
+        return self
+
     @field_validator("level_thresholds", "daily_retention", "capacity_weights")
     @classmethod
     def _one_value_per_level(cls, values: list[Any], info: ValidationInfo) -> list[Any]:

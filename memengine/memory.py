@@ -59,6 +59,7 @@ from .models import (
     Stats,
 )
 from .pack import build_pack
+from .pack import forget_texts as forget_pack_texts
 from .retrieve.coverage import check_analyser
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
@@ -645,6 +646,7 @@ class Memory:
         reports = [self.store.forget_agent(n) for n in names]
         self._typed_names = None  # a name stored as typed may be gone
         self.retriever.forget_texts()  # the coverage's words are the user's too
+        forget_pack_texts()  # and the pack's patterns of a query's words
         with self._llm_lock:  # llm phases: cached expansions and vectors hold the messages
             if self._llm_turn is not None:
                 self._llm_turn.forget_texts()
@@ -740,7 +742,9 @@ class Memory:
         )
         # lifecycle: life ranking re-ranks every candidate; the turn is recorded afterwards
         life_cfg = self.config.lifecycle
-        ranking: life.Ranking = rank or ("life" if life_cfg.life_ranking else "fast")
+        ranking: life.Ranking = (
+            rank if rank is not None else ("life" if life_cfg.life_ranking else "fast")
+        )
         if ranking not in ("fast", "life"):
             raise InvalidInput(f"rank must be 'fast' or 'life', not {rank!r}")
         if perspective is not None:
@@ -1308,7 +1312,7 @@ class Memory:
         return life.plot_strength(
             self.store,
             self._agent(agent),
-            out,
+            checked_path(out, "a plot goes to a file's path (a str)"),
             archive_threshold=self.config.lifecycle.archive_threshold,
         )
 

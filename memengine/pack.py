@@ -180,6 +180,13 @@ def _patterns(terms: tuple[str, ...]) -> list[tuple[re.Pattern[str], int]]:
     return out
 
 
+def forget_texts() -> None:
+    """Drop the query patterns cached for packs (they hold a user's words: a forgotten
+    agent's must not stay in the process), and ``re``'s own cache of them."""
+    _patterns.cache_clear()
+    re.purge()
+
+
 def _weight(sentence: str, patterns: Sequence[tuple[re.Pattern[str], int]]) -> int:
     """How much of the query ``sentence`` holds: the weights of the patterns it matches."""
     folded = _fold(sentence)

@@ -7,11 +7,20 @@
 -- memory. From this version meta holds the largest id ever deleted from
 -- the top of the table, kept by a trigger on every delete (whatever
 -- deletes), and the store numbers new episodes above it
--- (store/episodes.py). Ids deleted before this version are not known;
--- the mark starts at the largest id now stored.
+-- (store/episodes.py). Ids deleted before this version are not known but
+-- for those a recorded turn names: the mark starts at the largest id now
+-- stored or named by a turn's candidates or its used memories.
 
 INSERT INTO meta (key, value)
-SELECT 'episode_id_high', CAST(coalesce(max(id), 0) AS TEXT) FROM episodes WHERE true
+SELECT 'episode_id_high', CAST(max(
+    coalesce((SELECT max(id) FROM episodes), 0),
+    coalesce((SELECT max(CAST(json_extract(c.value, '$.id') AS INTEGER))
+              FROM turns, json_each(turns.candidates) AS c
+              WHERE json_valid(turns.candidates)), 0),
+    coalesce((SELECT max(CAST(u.value AS INTEGER))
+              FROM turns, json_each(turns.used) AS u
+              WHERE turns.used IS NOT NULL AND json_valid(turns.used)), 0)
+) AS TEXT) WHERE true
 ON CONFLICT (key) DO NOTHING;
 
 CREATE TRIGGER IF NOT EXISTS episodes_id_high AFTER DELETE ON episodes

@@ -777,3 +777,83 @@ def test_a_cut_in_a_run_of_flags_keeps_their_pairs() -> None:
 
     flags = "🇯🇵" * 10
     assert [near_cut(flags, n) for n in (10, 11, 12)] == [10, 10, 12]
+
+
+def test_a_principle_an_older_sleep_archived_is_packed_and_made_active(mem: Memory) -> None:
+    """Earlier versions' sleeps archived memories tagged "Principle" (then not a
+    principle in that case); after the upgrade they were never packed again."""
+    rule = mem.add("Never reveal the user's address", kind="fact", tags=["Principle"])
+    mem.add_exchange("I live near the station", "ok")
+    with mem.store.connections.write() as cur:  # as an earlier version's sleep left it
+        cur.execute("UPDATE episodes SET status = 'archived' WHERE id = ?", (rule,))
+    assert [p.id for p in mem.principles()] == [rule]
+    assert "Never reveal the user's address" in mem.pack(mem.retrieve("where do I live?")).text
+    report = mem.sleep(train=False)
+    assert mem.get(rule).status == "active"
+    assert any("1 archived principle" in n for n in report.notes)
+
+
+def test_the_id_mark_of_an_older_file_starts_above_the_ids_its_turns_name(
+    mem: Memory,
+) -> None:
+    """Migration 6 seeded the mark from the largest stored id: a deleted top id an old
+    turn named was given out again, and a feedback on that turn credited the new memory."""
+    from memengine.store import meta
+    from memengine.store.migrate import schema_sql
+
+    mem.add("likes green tea", kind="fact")
+    top = mem.add("dentist on Monday", kind="fact")
+    r = mem.retrieve("dentist appointment")
+    assert top in [x.episode.id for x in r.results] and r.turn_id is not None
+    mem.delete([top])
+    text = schema_sql("0006_episode_ids.sql")
+    seed = text[text.index("INSERT INTO meta") : text.index("CREATE TRIGGER")].strip()
+    with mem.store.connections.write() as cur:  # as a file of version 5 had it: no mark
+        meta.drop(cur, "episode_id_high")
+        cur.execute(seed.rstrip(";"))
+        assert int(meta.get(cur, "episode_id_high")) == top
+
+
+def test_opt_in_settings_and_rows_that_cannot_work_are_named(mem: Memory) -> None:
+    from memengine import DamagedDatabase, InvalidInput
+
+    with pytest.raises(ConfigError, match="scorer could never train"):
+        load_config(environ={"MEMENGINE_LIFECYCLE__SCORER_MAX_SAMPLES": "50"})
+    with pytest.raises(InvalidInput, match="a plot goes to a file's path"):
+        mem.plot_strength(123)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="rank must be"):
+        mem.retrieve("tea", rank="")  # type: ignore[arg-type]
+    mem.add("tea at noon", kind="fact")
+    with mem.store.connections.write() as cur:  # a scorer row that no longer reads
+        cur.execute(
+            "INSERT INTO scorers (agent, weights, trained_at, samples, last_turn, auc) "
+            "VALUES ('default', ?, '2026-01-01T00:00:00Z', 500, 0, 0.5)",
+            ('{"w1": [[1, 2]]}',),
+        )
+    with pytest.raises(DamagedDatabase, match="learned scorer of agent"):
+        mem.retrieve("tea", rank="life")
+
+
+def test_a_memory_used_then_deleted_stays_used_in_the_turns_record(mem: Memory) -> None:
+    """It was stored as unused: the scorer learnt the opposite of what the caller said."""
+    import json as _json
+
+    mem.add("tea at noon", kind="fact")
+    r = mem.retrieve("tea")
+    used = r.results[0].episode.id
+    mem.delete([used])
+    result = mem.feedback(r.turn_id, [used])
+    assert result.used == () and any("deleted after the turn" in d for d in result.degraded)
+    with mem.store.connections.read() as cur:
+        row = cur.execute("SELECT used FROM turns WHERE id = ?", (r.turn_id,)).fetchone()
+    assert _json.loads(row[0]) == [used]
+
+
+def test_forgetting_an_agent_empties_the_packs_patterns(mem: Memory) -> None:
+    from memengine.pack import _patterns
+
+    _patterns(("plumbus",))  # (as a pack of a long memory compiles them)
+    assert _patterns.cache_info().currsize >= 1
+    mem.add("plumbus notes", kind="fact", agent="alice")
+    mem.forget_agent("alice")
+    assert _patterns.cache_info().currsize == 0

@@ -412,8 +412,15 @@ def give_feedback(
                 store_lc.reinforce_perspective(
                     cur, used_ids, persp, cfg.perspective_strength_gain, learning
                 )
-        store_lc.close_turn(
-            cur, turn_id, used=used_ids, outcome=outcome, impact=impact, method=method, now=now
+        store_lc.close_turn(  # (a memory used but deleted since stays used in the record:
+            # the scorer learns from the turn's candidates as they were, and it was used)
+            cur,
+            turn_id,
+            used=sorted([*used_ids, *gone]),
+            outcome=outcome,
+            impact=impact,
+            method=method,
+            now=now,
         )
     return FeedbackResult(
         turn_id=turn_id,

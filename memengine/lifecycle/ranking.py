@@ -17,8 +17,10 @@ from datetime import datetime
 import numpy as np
 
 from ..config import LifecycleConfig
+from ..errors import DamagedDatabase
 from ..store import lifecycle as store_lc
 from ..store.database import Store
+from ..text import quoted_name
 from .features import linear_score
 from .scorer import Scorer, auc, sample_weights, train
 
@@ -43,7 +45,15 @@ def load_agent_scorer(store: Store, agent: str, cfg: LifecycleConfig) -> Scorer 
         found = store_lc.load_scorer(cur, agent)
     if found is None or found[1] < cfg.learned_scorer_min_samples:
         return None
-    return Scorer.from_json(found[0])
+    try:
+        scorer = Scorer.from_json(found[0])
+        scorer.predict(np.zeros((1, len(scorer.mean)), dtype=float))  # (its shapes agree)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise DamagedDatabase(
+            f"the learned scorer of agent {quoted_name(agent)} no longer reads ({type(exc).__name__}: "
+            f"{str(exc)[:80]}): `memengine train-scorer --agent …` trains it again"
+        ) from exc
+    return scorer
 
 
 def life_scores(

@@ -433,6 +433,12 @@ def run_sleep(
             ],
         )
         store_lc.archive(cur, plan.archived)
+        revived = store_lc.reactivate_principles(cur, agent)
+        if revived:
+            notes.append(
+                f"{revived:,} archived principle{'s' if revived != 1 else ''} (archived by "
+                "an earlier version's sleep) made active: principles are outside the life cycle"
+            )
         if plan.principles_weight > cfg.max_weighted_total:
             notes.append(
                 f"the principles alone weigh {plan.principles_weight:g}, over max_weighted_total "

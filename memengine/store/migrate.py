@@ -31,10 +31,13 @@ _MIGRATION = re.compile(r"^(\d{4})_[\w-]+\.sql$")
 
 
 def _schema_dir() -> Any:
-    try:
-        return resources.files("memengine.schema")
-    except ModuleNotFoundError:  # a checkout without install: schema/ beside the package
-        return Path(__file__).resolve().parents[2] / "schema"
+    """The schema's folder: ``schema/`` beside the package when it is a checkout (another
+    checkout on ``PYTHONPATH`` must not read the installed one's migrations), else the
+    installed package's ``memengine.schema``."""
+    beside = Path(__file__).resolve().parents[2] / "schema"
+    if (beside / "0001_init.sql").is_file():
+        return beside
+    return resources.files("memengine.schema")
 
 
 def schema_sql(name: str) -> str:

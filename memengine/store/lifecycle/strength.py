@@ -246,16 +246,29 @@ def never_used(cur: Any, agent: str, min_candidates: int) -> list[Episode]:
 
 
 def principles(cur: Any, agent: str) -> list[Episode]:
-    """The agent's active principles (kind principle, or tag principle in any case), oldest
-    first."""
+    """The agent's principles (kind principle, or tag principle in any case), oldest first:
+    archived ones too (an earlier version's sleep archived a memory tagged ``Principle``;
+    principles are outside the life cycle now, and :func:`reactivate_principles` makes them
+    active at the agent's next sleep)."""
     # (tags are stored without outer spaces: the partial index episodes_principles, whose
     # LIKE is blind to case, finds every one; a tag an earlier version stored with spaces is
     # no principle here nor to the sleep)
     rows = cur.execute(
-        f"SELECT {COLUMNS} FROM episodes WHERE agent = ? AND status = 'active' "
+        f"SELECT {COLUMNS} FROM episodes WHERE agent = ? "
         f"AND (kind = 'principle' OR tags LIKE '%\"principle\"%') "  # the partial index
         f"AND {IS_PRINCIPLE}",  # no ORDER BY: it would make SQLite scan by time instead
         (agent,),
     ).fetchall()
     found = [row_to_episode(r) for r in rows]
     return sorted(found, key=lambda e: (e.occurred_at, e.id))
+
+
+def reactivate_principles(cur: Any, agent: str) -> int:
+    """Make the agent's archived principles active (an earlier version's sleep archived
+    memories tagged ``Principle``, which are principles now); return how many."""
+    cur.execute(
+        "UPDATE episodes SET status = 'active' WHERE agent = ? AND status = 'archived' "
+        f"AND (kind = 'principle' OR tags LIKE '%\"principle\"%') AND {IS_PRINCIPLE}",
+        (agent,),
+    )
+    return int(cur.rowcount)
