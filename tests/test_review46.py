@@ -857,3 +857,26 @@ def test_forgetting_an_agent_empties_the_packs_patterns(mem: Memory) -> None:
     mem.add("plumbus notes", kind="fact", agent="alice")
     mem.forget_agent("alice")
     assert _patterns.cache_info().currsize == 0
+
+
+def test_a_development_file_without_neighbour_words_is_refused_before_any_step(
+    tmp_path: Path,
+) -> None:
+    """Files of the first commits (schema 1 before 0001_init.sql gained context_text) failed
+    migration 4 after steps 2 and 3 were committed: neither version could open them again."""
+    import sqlite3
+
+    from memengine.store.migrate import APPLICATION_ID
+
+    db = tmp_path / "early.db"  # (its episodes table as those commits made it, in short)
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE episodes (id INTEGER PRIMARY KEY, agent TEXT, search_text TEXT)")
+    con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    con.execute("PRAGMA user_version = 1")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreError, match=r"development version .* export --salvage"):
+        Memory.open(db, embedder=HashEmbedder())
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 1  # no step was taken
+    con.close()

@@ -122,6 +122,13 @@ def migrate(cur: Any) -> int:
     for a file from a newer memengine.
     """
     version = schema_version(cur)
+    if 1 <= version < 4 and not _has_column(cur, "episodes", "context_text"):
+        raise StoreError(  # (refused before any step: a step done would strand the file)
+            "this file was written by a development version of memengine from before its "
+            "schema's neighbour words (schema 1 without context_text), which no migration "
+            "upgrades: save its episodes with `memengine export --salvage -o saved.jsonl` "
+            "and import them into a new file"
+        )
     for number, name in _migrations():
         if number <= version:
             continue
@@ -139,6 +146,11 @@ def migrate(cur: Any) -> int:
             raise
         cur.execute("COMMIT")
     return int(version)
+
+
+def _has_column(cur: Any, table: str, column: str) -> bool:
+    """Whether ``table`` has ``column``."""
+    return any(row[1] == column for row in cur.execute(f"PRAGMA table_info({table})"))
 
 
 def _statements(sql: str) -> list[str]:
