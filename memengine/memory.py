@@ -1295,7 +1295,7 @@ class Memory:
 
     @gated
     def principles(self, agent: str | None = None) -> list[Episode]:
-        """The agent's active principles (always packed)."""
+        """The agent's principles (always packed; one an earlier version archived too)."""
         return life.principles(self.store, self._agent(agent))
 
     @gated

@@ -791,6 +791,7 @@ def test_a_principle_an_older_sleep_archived_is_packed_and_made_active(mem: Memo
     report = mem.sleep(train=False)
     assert mem.get(rule).status == "active"
     assert any("1 archived principle" in n for n in report.notes)
+    assert (report.active, report.archived_total) == (2, 0)  # counted after it
 
 
 def test_the_id_mark_of_an_older_file_starts_above_the_ids_its_turns_name(
@@ -830,8 +831,17 @@ def test_opt_in_settings_and_rows_that_cannot_work_are_named(mem: Memory) -> Non
             "VALUES ('default', ?, '2026-01-01T00:00:00Z', 500, 0, 0.5)",
             ('{"w1": [[1, 2]]}',),
         )
-    with pytest.raises(DamagedDatabase, match="learned scorer of agent"):
-        mem.retrieve("tea", rank="life")
+    r = mem.retrieve("tea", rank="life")  # ranked by the linear formula, saying why
+    assert r.results and any("linear formula" in d for d in r.degraded)
+    with mem.store.connections.write() as cur:
+        cur.execute("UPDATE scorers SET weights = 'not json'")
+    r = mem.retrieve("tea", rank="life")
+    assert any("is not JSON" in d for d in r.degraded)
+    assert mem.train_scorer() is None  # too few samples: nothing to train, and no crash
+    with pytest.raises(DamagedDatabase):
+        from memengine.lifecycle.ranking import load_agent_scorer
+
+        load_agent_scorer(mem.store, "default", mem.config.lifecycle)
 
 
 def test_a_memory_used_then_deleted_stays_used_in_the_turns_record(mem: Memory) -> None:

@@ -61,7 +61,7 @@ def never_used(store: Store, agent: str, min_candidates: int) -> list[Episode]:
 
 
 def principles(store: Store, agent: str) -> list[Episode]:
-    """The agent's active principles, oldest first."""
+    """The agent's principles, oldest first (one an earlier version archived too)."""
     with store.connections.read() as cur:
         return store_lc.principles(cur, agent)
 

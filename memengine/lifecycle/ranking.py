@@ -42,7 +42,7 @@ class ScorerInfo:
 def load_agent_scorer(store: Store, agent: str, cfg: LifecycleConfig) -> Scorer | None:
     """The agent's learned scorer when it was trained on enough samples, else None."""
     with store.connections.read() as cur:
-        found = store_lc.load_scorer(cur, agent)
+        found = store_lc.load_scorer(cur, agent)  # (DamagedDatabase: not JSON)
     if found is None or found[1] < cfg.learned_scorer_min_samples:
         return None
     try:
@@ -79,7 +79,10 @@ def train_agent_scorer(
     """
     with store.connections.read() as cur:
         x, y, outcomes, last, first = store_lc.training_samples(cur, agent, cfg.scorer_max_samples)
-        existing = store_lc.load_scorer(cur, agent)
+        try:
+            existing = store_lc.load_scorer(cur, agent)
+        except DamagedDatabase:  # a row that no longer reads: trained anew, over it
+            existing = None
         late = existing is not None and store_lc.feedback_since_training(cur, agent, first)
         mark = store_lc.samples_after(cur)
     weights = sample_weights(outcomes, cfg.failure_weight)

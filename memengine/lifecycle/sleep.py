@@ -328,6 +328,12 @@ def run_sleep(
         after_turn = prev.last_turn if prev else 0
         turns = store_lc.turn_times(cur, agent, after_turn)
         last_turn = turns[-1][0] if turns else after_turn
+        revived = store_lc.reactivate_principles(cur, agent)  # (before the rows are read)
+        if revived:
+            notes.append(
+                f"{revived:,} archived principle{'s' if revived != 1 else ''} (archived by "
+                "an earlier version's sleep) made active: principles are outside the life cycle"
+            )
         states = [_state(r) for r in store_lc.life_rows(cur, agent)]
         prev_ts = prev.slept_at.timestamp() if prev else None
 
@@ -433,12 +439,6 @@ def run_sleep(
             ],
         )
         store_lc.archive(cur, plan.archived)
-        revived = store_lc.reactivate_principles(cur, agent)
-        if revived:
-            notes.append(
-                f"{revived:,} archived principle{'s' if revived != 1 else ''} (archived by "
-                "an earlier version's sleep) made active: principles are outside the life cycle"
-            )
         if plan.principles_weight > cfg.max_weighted_total:
             notes.append(
                 f"the principles alone weigh {plan.principles_weight:g}, over max_weighted_total "

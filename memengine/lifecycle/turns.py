@@ -24,7 +24,7 @@ import numpy as np
 
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
-from ..errors import DatabaseLocked, DiskError, EmbeddingError
+from ..errors import DamagedDatabase, DatabaseLocked, DiskError, EmbeddingError
 from ..models import Retrieval, Retrieved, may_answer, offered_results
 from ..store import lifecycle as store_lc
 from ..store.database import Store
@@ -119,7 +119,11 @@ def after_retrieve(
             if (f[0] >= cfg.similarity_threshold or _judged_apart(results[i]))
             and may_answer(results[i].components)  # whatever its life score
         ]
-        scorer = load_agent_scorer(store, agent, cfg)
+        try:
+            scorer = load_agent_scorer(store, agent, cfg)
+        except DamagedDatabase as exc:  # the linear formula ranks; train-scorer writes anew
+            scorer = None
+            degraded.append(f"life ranking used the linear formula: {exc}")
         scores = life_scores([feats[i] for i in keep], scorer, cfg)
         order = sorted(range(len(keep)), key=lambda j: -scores[j])
         chosen = select(

@@ -34,9 +34,9 @@ def _schema_dir() -> Any:
     """The schema's folder: ``schema/`` beside the package when it is a checkout (another
     checkout on ``PYTHONPATH`` must not read the installed one's migrations), else the
     installed package's ``memengine.schema``."""
-    beside = Path(__file__).resolve().parents[2] / "schema"
-    if (beside / "0001_init.sql").is_file():
-        return beside
+    root = Path(__file__).resolve().parents[2]  # (site-packages, in an installed wheel)
+    if (root / "pyproject.toml").is_file() and (root / "schema" / "0001_init.sql").is_file():
+        return root / "schema"
     return resources.files("memengine.schema")
 
 

@@ -8,6 +8,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from ...errors import DamagedDatabase
 from .. import meta
 from ..ids import highest_id_given
 from ._rows import iso
@@ -52,7 +53,15 @@ def load_scorer(cur: Any, agent: str) -> tuple[dict[str, Any], int, int, float |
     ).fetchone()
     if row is None:
         return None
-    return json.loads(row[0]), int(row[1]), int(row[2]), row[3]
+    try:
+        weights = json.loads(row[0])
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise DamagedDatabase(
+            f"the learned scorer of agent {agent!r} is not JSON ({type(exc).__name__})"
+        ) from exc
+    if not isinstance(weights, dict):
+        raise DamagedDatabase(f"the learned scorer of agent {agent!r} is not a JSON object")
+    return weights, int(row[1]), int(row[2]), row[3]
 
 
 def feedback_since_training(cur: Any, agent: str, first_turn: int) -> bool:
