@@ -76,6 +76,7 @@ DEGRADED_PARTS: tuple[tuple[str, DegradedPart], ...] = (
     ("bm25 skipped", "bm25"),  # a query with no searchable terms
     ("empty query", "query"),
     ("life ranking skipped", "life_ranking"),  # the embedder failed: the fast order kept
+    ("life ranking used the linear formula", "life_ranking"),  # a scorer row unreadable
     ("coverage skipped", "coverage"),  # the embedder failed: decided without the coverage rule
     ("turn not recorded", "turn_record"),  # the turn row could not be written
 )
