@@ -163,7 +163,7 @@ def read_jsonl(
     try:
         fh = path.open(encoding="utf-8-sig")
     except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise unreadable(path, exc) from exc
     with fh:
         number = 0
         try:
@@ -219,7 +219,7 @@ def read_jsonl(
         except UnicodeDecodeError as exc:
             raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason})") from exc
         except OSError as exc:  # (a failing disk, a network mount gone: a read, not an output)
-            raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
+            raise unreadable(path, exc) from exc
         except ValueError as exc:  # not JSON, a duplicate key, a number of 5,000 digits
             raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
 
@@ -396,7 +396,7 @@ def read_conversations(
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except OSError as exc:  # (a failing disk, a network mount gone: a read, not an output)
-        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise unreadable(path, exc) from exc
 
     def owner(conversation_id: object) -> str:
         if per_conversation and not _an_id(conversation_id):  # (not an agent "default/None")
@@ -488,7 +488,7 @@ def read_file(
             with file.open("rb") as fh:
                 data = read_bounded(fh, str(file))
         except OSError as exc:
-            raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from exc
+            raise unreadable(file, exc) from exc
         return read_stream(
             data,
             str(file),
@@ -497,6 +497,12 @@ def read_file(
             per_conversation=per_conversation,
         )
     return _read_regular(file, agent, default_agent, per_conversation)
+
+
+def unreadable(path: str | os.PathLike[str], exc: OSError) -> InvalidInput:
+    """The error of a file that could not be read (a failing disk, a network mount gone,
+    no permission): a read's, named as such, not taken for the output's."""
+    return InvalidInput(f"cannot read {os.fspath(path)}: {exc.strerror or exc}")
 
 
 def checked_path(value: object, what: str) -> str | os.PathLike[str]:
@@ -576,7 +582,7 @@ def _read_regular(
         with file.open("rb") as fh:
             head = fh.read(4)
     except OSError as exc:
-        raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from exc
+        raise unreadable(file, exc) from exc
     wide = wide_codec(head)
     if wide is not None:  # read again as UTF-8
         try:
@@ -584,7 +590,7 @@ def _read_regular(
         except UnicodeDecodeError as exc:
             raise InvalidInput(f"{file}: not {wide.upper()} after its byte-order mark") from exc
         except OSError as exc:  # (a read, not an output)
-            raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from exc
+            raise unreadable(file, exc) from exc
         return read_stream(
             text.encode("utf-8"),
             str(file),

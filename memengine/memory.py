@@ -33,7 +33,7 @@ from . import arguments as args
 from . import lifecycle as life  # lifecycle
 from .call_gate import CallGate, gated, gated_job
 from .clock import Clock, SystemClock
-from .config import Config
+from .config import Config, ends_as_a_folder
 from .embed.base import Embedder, is_embedder
 from .embed.factory import make_embedder
 from .embed.probe import PROBE_TEXT, ProbedEmbedder, same_model
@@ -196,7 +196,7 @@ class Memory:
             raise InvalidInput(f"a memory file is a path, not {type(path).__name__}")
         if isinstance(path, str) and not path.strip():
             raise InvalidInput("the database path is empty")  # Path("") is the folder "."
-        if path is not None and names_a_folder(path) and not os.path.isdir(path):
+        if path is not None and ends_as_a_folder(os.fspath(path)) and not os.path.isdir(path):
             raise InvalidInput(  # (Path("m/") is the file "m": it would be made as one)
                 f"{os.fspath(path)} ends in a separator (or a . or ..), as a folder's path "
                 "does: give the memory file's name (m/memory.db)"

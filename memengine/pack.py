@@ -436,17 +436,16 @@ def build_pack(
             if item.episode.id in shown:
                 continue
             changes = listed.get(int(item.components.get("changes", 0)))
-            if item.episode.id in outdated:  # alone, it would tell the old fact as the fact
-                truncated = True
-                if changes is not None:  # (and so would what it changed, down a chain)
-                    outdated.add(changes.id)
-                continue
             # as it is; shorter (what matched, else the first sentence); then without its
-            # reason line: the first that fits what is left of the budget
+            # reason line: the first that fits what is left of the budget. One that does
+            # not fit leaves out what it says changed: alone, that would tell the old fact
+            # as the fact (and so down a chain of changes)
             short: Strategy = "summarize" if strat == "summarize" else "quote_key_parts"
-            block = ""
+            block, fits = "", item.episode.id not in outdated
             for n, (how, chars, why) in enumerate(
                 ((strat, max_chars_per_utterance, True), (short, 80, True), (short, 80, False))
+                if fits
+                else ()
             ):
                 block = render_episode(
                     item, lang, query=query, strategy=how, max_chars=chars, zone=zone,
@@ -457,6 +456,8 @@ def build_pack(
                     truncated = truncated or n > 0
                     break
             else:
+                fits = False
+            if not fits:
                 truncated = True
                 if changes is not None:
                     outdated.add(changes.id)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 __all__ = [
+    "READ_CHARS",
     "analyze",
     "counted",
     "cut_at",
@@ -279,6 +280,12 @@ def shell_word(word: str) -> str:
     return word if word and not _SHELL_SPECIAL.search(word) else shlex.quote(word)
 
 
+READ_CHARS = 20_000
+"""The most of a message that the checks of what it is (its language; what it asks,
+:mod:`.retrieve.signals`) read: its beginning and its end (:func:`within`). The searches read
+``max_query_chars`` of it (2,000 by default), and a paste of megabytes costs a turn tens
+of milliseconds, not seconds."""
+
 _PARTICLE_ON_A_WORD = re.compile(r"[A-Za-z0-9][\u3041-\u3096]")
 """A hiragana written onto a Latin word or a number, as Japanese grammar attaches its
 particles and endings (「Pythonの」, 「deadlineいつ」, 「3日に」); an English sentence
@@ -291,7 +298,7 @@ def guess_language(text: str) -> Language:
     ``"en"``."""
     if not text:
         return "en"
-    text = within(text, 20_000)  # (a paste of megabytes: its beginning and its end tell)
+    text = within(text, READ_CHARS)  # (a paste of megabytes: its beginning and end tell)
     cjk = len(_HAS_CJK.findall(text))
     letters = sum(1 for ch in text if ch.isalpha())
     if cjk and cjk >= 0.2 * max(letters, 1):

@@ -448,22 +448,15 @@ def test_pack_quotes_after_a_second_look(mem: Memory) -> None:
     packed as an empty block with a reason."""
     from memengine.pack import _trim
 
-    ja = (
-        "今日は雨。" * 30
-        + "えっ、歯医者の予約って明日だったの！？歯医者さんに電話しなきゃ！！"
-        + "晴れ。" * 30
-    )
-    assert "明日だったの！？歯医者さんに電話しなきゃ！！" in _trim(
-        ja, "quote_key_parts", ["歯医者"], 240
-    )
-    en = (
-        "It rained. " * 30
-        + "The dentist is tomorrow?! I need to call the dentist!! "
-        + "Sunny. " * 30
-    )
-    assert "tomorrow?! I need to call the dentist!!" in _trim(
-        en, "quote_key_parts", ["dentist"], 240
-    )
+    for said, term, kept in (
+        ("えっ、歯医者の予約って明日だったの！？歯医者さんに電話しなきゃ！！", "歯医者",
+         "明日だったの！？歯医者さんに電話しなきゃ！！"),
+        ("The dentist is tomorrow?! I need to call the dentist!! ", "dentist",
+         "tomorrow?! I need to call the dentist!!"),
+    ):  # fmt: skip
+        around = ("今日は雨。", "晴れ。") if term == "歯医者" else ("It rained. ", "Sunny. ")
+        text = around[0] * 30 + said + around[1] * 30
+        assert kept in _trim(text, "quote_key_parts", [term], 240)
     log = "Mar 3: lunch with Sam\nMar 4: dentist checkup at 10\nMar 5: dentist follow-up at 3pm\n"
     log += "Mar 6: gym\n" * 40
     quote = _trim(log, "quote_key_parts", ["dentist"], 240)

@@ -6,7 +6,6 @@ Commands are grouped in modules by topic; each registers on the one app.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from typing import NoReturn
 
@@ -16,7 +15,7 @@ from . import core, search_cmds, file_cmds, life_cmds  # noqa: F401  (register c
 from . import llm_cmds, eval_cmds, bench_cmds  # noqa: F401
 
 # isort: on
-from ._app import app, prepare_process
+from ._app import app, prepare_process, silence_stdout
 
 __all__ = ["app", "main"]
 
@@ -27,8 +26,7 @@ def main() -> None:
     try:
         app()
     except OSError as exc:  # printing --help or --version (a command's own are caught in it)
-        with contextlib.suppress(OSError, ValueError):  # (the exit's flush would fail too)
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        silence_stdout()
         _fail(f"cannot print: {exc.strerror or exc}")
 
 

@@ -107,6 +107,13 @@ def too_narrow(needed: int = NARROW_WIDTH) -> bool:
     return console.is_terminal and console.width < max(needed, NARROW_WIDTH)
 
 
+def silence_stdout() -> None:
+    """Point standard output at the null device, so that the exit's flush of what could
+    not be written (a closed pipe, a full disk) does not fail once more."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 class _PlainConsole(Console):
     """A console that leaves out the control characters of every text it renders (table
     cells, messages, errors): stored text, an agent's name or a file's name cannot move
@@ -120,8 +127,7 @@ class _PlainConsole(Console):
         """The reader of the output went away (``| head``): end as a command killed by
         SIGPIPE does, with exit code 141 (rich's own ends with 1, which reads as a failure
         under ``set -o pipefail``)."""
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not fail too
+        silence_stdout()
         raise SystemExit(128 + 13)
 
 
@@ -252,11 +258,13 @@ _WRITE_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EFBIG, getattr(errno, "EDQUOT", 
 memory's own writes raise memengine's errors, so a bare one of these is the output's."""
 
 
-def refuse_undecodable(**named: str | None) -> None:
-    """Refuse an argument whose bytes were not UTF-8 (read as lone surrogates: a Shift_JIS
-    or Latin-1 terminal), naming it: stored or searched, it would be ``?`` marks."""
+def refuse_undecodable(**named: str | Sequence[str] | None) -> None:
+    """Refuse an argument (or any of a repeated option's values) whose bytes were not UTF-8
+    (read as lone surrogates: a Shift_JIS or Latin-1 terminal), naming it: stored or
+    searched, it would be ``?`` marks."""
     for what, value in named.items():
-        if value is not None and has_surrogate(value):
+        values = [value] if isinstance(value, str) else value or []
+        if any(has_surrogate(v) for v in values):
             raise InvalidInput(f"the {what} is not UTF-8 text: give it in UTF-8")
 
 
@@ -444,8 +452,7 @@ def guarded(func: F) -> F:
             err_console.print("interrupted")
             raise typer.Exit(130) from None
         except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not fail too
+            silence_stdout()
             raise typer.Exit(128 + 13) from None  # as a command killed by SIGPIPE (`cat`, `grep`)
         except OSError as exc:
             said = str(exc)
@@ -453,8 +460,7 @@ def guarded(func: F) -> F:
                 said = exc.strerror
             elif exc.errno in _WRITE_ERRNOS and exc.filename is None:  # the output's
                 said = f"could not print the output: {exc.strerror} (what the command did is done)"
-                with contextlib.suppress(OSError, ValueError):  # (the exit's flush fails too)
-                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                silence_stdout()
             err_console.print(
                 f"[red]error:[/red] {escape(said)}",
                 highlight=False,

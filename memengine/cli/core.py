@@ -15,7 +15,7 @@ from rich.table import Table
 from ..arguments import MAX_EPISODE_CHARS, checked_episode, episode_kind, new_episode
 from ..clock import SystemClock, time_text
 from ..errors import InvalidInput, StoreError
-from ..text import counted, has_surrogate
+from ..text import counted
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -154,8 +154,7 @@ def add(
     """Store one episode; a TEXT of - is read from standard input (UTF-8)."""
     if text == "-":
         text = _stdin_text()
-    refuse_undecodable(text=text, **{"--reply": reply, "--metadata": metadata})
-    refuse_undecodable(**{"--tag": next((t for t in tag or () if has_surrogate(t)), None)})
+    refuse_undecodable(text=text, **{"--reply": reply, "--metadata": metadata, "--tag": tag})
     kind = episode_kind(kind).value
     if reply is not None and kind != "exchange":
         raise InvalidInput(

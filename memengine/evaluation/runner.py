@@ -31,6 +31,7 @@ from ..config import Config, LLMConfig
 from ..embed.base import Embedder
 from ..embed.cache import CachingEmbedder
 from ..errors import EvaluationError, InvalidInput
+from ..importers import unreadable
 from ..memory import Memory
 from ..models import NewEpisode, Retrieval
 from ..text import json_finite
@@ -416,7 +417,7 @@ def check_result_path(
     except (ValueError, RecursionError):
         data = None
     except OSError as exc:  # (a read, not an output)
-        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise unreadable(path, exc) from exc
     if not is_result(data):
         raise InvalidInput(
             f"cannot write {path}: it holds something other than an earlier result of "

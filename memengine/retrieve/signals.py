@@ -26,6 +26,7 @@ from ..text import (
     APOSTROPHES,
     CHAT_WORDS,
     ENGLISH_STOPWORDS,
+    READ_CHARS,
     query_terms,
     sentences,
     within,
@@ -223,12 +224,6 @@ _INTERROGATIVE = re.compile(
     re.ASCII,
 )
 """An interrogative anywhere in a text, not only where a question opens."""
-
-
-READ_CHARS = 20_000
-"""The most of a message the checks of what it asks read (its beginning and its end,
-:func:`.text.within`): the searches read ``max_query_chars`` of it (2,000 by default), and a
-paste of megabytes costs a turn tens of milliseconds, not seconds."""
 
 
 def may_ask(text: str) -> bool:

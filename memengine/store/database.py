@@ -142,11 +142,13 @@ class Store:
         note read: one that another process writes meanwhile stays."""
         with self.connections.read() as cur:
             note = meta.get(cur, SCRUB_PENDING)
-        if note is None or not note.endswith(f"\t{_IN_LOG}"):
-            return
-        if maintenance.log_is_empty(self.path):
+        if note is not None and self._log_emptied_since(note):
             with self.connections.write() as cur:
                 meta.drop(cur, SCRUB_PENDING, value=note)
+
+    def _log_emptied_since(self, note: str) -> bool:
+        """Whether ``note`` says the log alone kept copies, and the log is empty now."""
+        return note.endswith(f"\t{_IN_LOG}") and maintenance.log_is_empty(self.path)
 
     def _open_or_close(
         self, embedder_id: str | None, dimension: int | None, allow_embedder_change: bool
@@ -527,10 +529,8 @@ class Store:
         may remain in free pages until ``memengine optimize --scrub``; None when none."""
         with self.connections.read() as cur:
             note = meta.get(cur, SCRUB_PENDING)
-        if note is None:
-            return None
-        if note.endswith(f"\t{_IN_LOG}") and maintenance.log_is_empty(self.path):
-            return None  # compacted, and the log that kept copies is gone since
+        if note is None or self._log_emptied_since(note):
+            return None  # (compacted, and the log that kept copies is gone since)
         return note.split("\t", 1)[0]
 
     def set_status(self, ids: Sequence[int], status: str) -> int:

@@ -60,9 +60,10 @@ def upsert_agent(cur: Any, name: str, perspectives: Sequence[str], now: datetime
     merged = list(current.perspectives)
     seen = {unicodedata.normalize("NFKC", p) for p in merged}
     for p in perspectives:
-        if unicodedata.normalize("NFKC", p) not in seen:
+        key = unicodedata.normalize("NFKC", p)
+        if key not in seen:
             merged.append(p)
-            seen.add(unicodedata.normalize("NFKC", p))
+            seen.add(key)
     cur.execute(
         "UPDATE agents SET perspectives = ? WHERE name = ?",
         (json.dumps(merged, ensure_ascii=False), name),

@@ -245,6 +245,11 @@ def never_used(cur: Any, agent: str, min_candidates: int) -> list[Episode]:
     return [row_to_episode(r) for r in rows]
 
 
+_PRINCIPLE_ROWS = f"(kind = 'principle' OR tags LIKE '%\"principle\"%') AND {IS_PRINCIPLE}"
+"""An agent's principles, found through the partial index ``episodes_principles`` (whose
+LIKE is blind to case) and then told apart exactly (:data:`IS_PRINCIPLE`)."""
+
+
 def principles(cur: Any, agent: str) -> list[Episode]:
     """The agent's principles (kind principle, or tag principle in any case), oldest first:
     archived ones too (an earlier version's sleep archived a memory tagged ``Principle``;
@@ -255,8 +260,7 @@ def principles(cur: Any, agent: str) -> list[Episode]:
     # no principle here nor to the sleep)
     rows = cur.execute(
         f"SELECT {COLUMNS} FROM episodes WHERE agent = ? "
-        f"AND (kind = 'principle' OR tags LIKE '%\"principle\"%') "  # the partial index
-        f"AND {IS_PRINCIPLE}",  # no ORDER BY: it would make SQLite scan by time instead
+        f"AND {_PRINCIPLE_ROWS}",  # no ORDER BY: it would make SQLite scan by time instead
         (agent,),
     ).fetchall()
     found = [row_to_episode(r) for r in rows]
@@ -268,7 +272,7 @@ def reactivate_principles(cur: Any, agent: str) -> int:
     memories tagged ``Principle``, which are principles now); return how many."""
     cur.execute(
         "UPDATE episodes SET status = 'active' WHERE agent = ? AND status = 'archived' "
-        f"AND (kind = 'principle' OR tags LIKE '%\"principle\"%') AND {IS_PRINCIPLE}",
+        f"AND {_PRINCIPLE_ROWS}",
         (agent,),
     )
     return int(cur.rowcount)
