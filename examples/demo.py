@@ -9,6 +9,7 @@ agents are ``en-c1`` and ``ja-c1``, one per sample conversation).
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -21,6 +22,8 @@ DB = Path("demo.db")
 
 def main() -> None:
     """Import both samples into one file and print a pack for a Japanese and an English turn."""
+    if not sys.stdout.isatty():  # (into a file or a pipe: UTF-8, whatever the locale's code page)
+        sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
     for suffix in ("", "-wal", "-shm"):
         Path(f"{DB}{suffix}").unlink(missing_ok=True)
     samples = resources.files("memengine.sample")
@@ -45,10 +48,11 @@ def main() -> None:
             print(f"> user: {q['query']}")
             print(f"  ({retrieval.timings_ms['turn']:.0f} ms, {pack.tokens} tokens)\n")
             print(pack.text or "(nothing relevant: nothing injected)")
-    print(
-        f"\nThe memory file is {DB}; try: .venv/bin/memengine retrieve --db {DB} --agent en-c1 "
-        "'Who looks after Juno while I am away?'"
-    )
+    windows = sys.platform == "win32"  # (cmd.exe keeps single quotes; both read double ones)
+    program = r".venv\Scripts\memengine" if windows else ".venv/bin/memengine"
+    question = "Who looks after Juno while I am away?"
+    question = f'"{question}"' if windows else f"'{question}'"
+    print(f"\nThe memory file is {DB}; try: {program} retrieve --db {DB} --agent en-c1 {question}")
 
 
 if __name__ == "__main__":

@@ -19,9 +19,16 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from memengine import FixedClock, Memory
+from memengine import FixedClock, Memory, Retrieval
 
 TASKS_PER_DAY = 10
+
+
+def _turn(r: Retrieval) -> int:
+    """The turn ``r`` recorded (a writable memory records every retrieval's turn)."""
+    if r.turn_id is None:
+        raise SystemExit("this memory records no turns: feedback needs one")
+    return r.turn_id
 
 
 def main(tasks: int = 450) -> None:
@@ -60,14 +67,14 @@ def main(tasks: int = 450) -> None:
             if t % 3 == 0:
                 r = mem.retrieve("how much does Acme steel cost in bulk?", perspective="コスト")
                 used = [bulk] if bulk in [e.id for e in r.episodes] else []
-                mem.feedback(r.turn_id, used, task_success=True)
+                mem.feedback(_turn(r), used, task_success=True)
             elif t % 10 == 0:
                 r = mem.retrieve("when will the Acme steel arrive?", perspective="納期")
                 used = [lead] if lead in [e.id for e in r.episodes] else []
-                mem.feedback(r.turn_id, used, task_success=True)
+                mem.feedback(_turn(r), used, task_success=True)
             else:
                 r = mem.retrieve("any news from the suppliers?")
-                mem.feedback(r.turn_id, [])
+                mem.feedback(_turn(r), [])
             clock.advance(minutes=45)
             if t % TASKS_PER_DAY == 0 or t == tasks:
                 clock.advance(hours=15)

@@ -19,7 +19,6 @@ from .config import (
 from .embed.base import Embedder
 from .errors import (
     ConfigError,
-    ConsistencyError,
     DamagedDatabase,
     DatabaseLocked,
     DiskError,
@@ -96,7 +95,6 @@ __all__ = [
     "Clock",
     "Config",
     "ConfigError",
-    "ConsistencyError",
     "ConsistencyReport",
     "DamagedDatabase",
     "DatabaseLocked",

@@ -18,13 +18,17 @@ while the gate closes, also those it makes on other threads in a copy of its
 context (``asyncio.to_thread``), so that a shutdown does not store half a turn.
 
 A close asked for from inside a call of the same thread (a signal handler
-run between two steps of a turn, a callback) cannot close anything under
-that call's feet: the gate refuses new calls at once and runs the close
-when the thread's outermost call returns (:meth:`CallGate.close_later`).
+run between two steps of a turn, a callback), or from a thread that runs in a
+turn's context (``await asyncio.to_thread(mem.close)`` in the turn), cannot
+close anything under that call's feet: the gate refuses new calls at once and
+runs the close when the thread's outermost call returns
+(:meth:`CallGate.close_later`); on an event loop's thread, on a thread of its
+own, so that the loop's other tasks go on while it waits for their calls.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
 import threading
@@ -36,6 +40,7 @@ from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from .errors import MemEngineError, MemoryClosed, StoreError
 from .store.connect import CLOSED
+from .text import counted
 
 __all__ = ["CallGate", "gated", "gated_job"]
 
@@ -68,7 +73,7 @@ class CallGate:
         self._after: dict[int, Callable[[], None]] = {}  # thread id → its close, asked inside
         self.failed: MemEngineError | None = None
         """Why the last deferred close did not close (:meth:`_run_after`), or None."""
-        self._turns: set[int] = set()  # the turns under way (:meth:`turn`)
+        self._turns: dict[int, int] = {}  # the turns under way (:meth:`turn`) → their thread
         self._changed = threading.Condition()
         self._closing = False
         self.number = next(_gate_numbers)
@@ -91,8 +96,8 @@ class CallGate:
         inside = _INSIDE.get()
         with self._changed:
             nested = self.number in inside and self._inside(me)
-            if self._closing and not nested and not (_TURNS.get() & self._turns):
-                raise MemoryClosed(CLOSED)
+            if self._closing and not nested and not (_TURNS.get() & self._turns.keys()):
+                raise MemoryClosed(self._refusal())
             self._check()
             if job and not self._inside(me):
                 self._job_first.add(me)
@@ -124,45 +129,68 @@ class CallGate:
         with self.call():
             number = next(_turn_numbers)
             with self._changed:
-                self._turns.add(number)
+                self._turns[number] = threading.get_ident()
             token = _TURNS.set(_TURNS.get() | {number})
             try:
                 yield
             finally:
                 with self._changed:
-                    self._turns.discard(number)
+                    self._turns.pop(number, None)
                     self._changed.notify_all()
                 with suppress(ValueError):  # ended in another context (a generator closed
                     _TURNS.reset(token)  # by another task, or thread)
 
     def _run_after(self, close: Callable[[], None]) -> None:
-        """Run a deferred close. Its failure (calls of other threads still under way past
+        """Run a deferred close: here, or on a thread of its own when this thread runs an
+        asyncio event loop (the close may wait for other threads' calls: the loop's other
+        tasks go on meanwhile). Its failure (calls of other threads still under way past
         its wait) does not replace the outcome of the call it waited for, which stands (an
-        add that returned is stored): it is kept in :attr:`failed`, and the memory stays
-        open, refusing calls, until ``close()`` is called again."""
-        try:
-            close()
-        except MemEngineError as exc:
-            with self._changed:
-                self.failed = exc
+        add that returned is stored): it is kept in :attr:`failed`, named by the refusal
+        of every later call, and the memory stays open, refusing calls, until ``close()``
+        is called again."""
+
+        def run() -> None:
+            try:
+                close()
+            except MemEngineError as exc:
+                with self._changed:
+                    self.failed = exc
+
+        if _in_event_loop():
+            threading.Thread(target=run, name="memengine-close").start()
+        else:
+            run()
+
+    def _refusal(self) -> str:
+        """Why a call is refused: the memory is closed, or its deferred close failed."""
+        if self.failed is None:
+            return CLOSED
+        return f"{CLOSED} (its close did not finish: {self.failed})"
 
     def _inside(self, me: int) -> bool:
         """Whether thread ``me`` has a call or a long job under way (the lock held)."""
         return me in self._calls or me in self._jobs
 
     def close_later(self, close: Callable[[], None]) -> bool:
-        """From inside a call of this thread: refuse new calls now and run ``close`` when the
-        thread's outermost call ends, and return True; elsewhere do nothing and return False.
+        """From inside a call of this thread, or of a turn (:meth:`turn`) whose context
+        this thread runs in (``asyncio.to_thread``): refuse new calls now and run ``close``
+        when that thread's outermost call ends, and return True; elsewhere do nothing and
+        return False.
 
         A signal handler runs in the main thread between two steps of whatever it was
         doing: closing the file (or a thread pool the call is handing work to) there
-        would break the call under way, or wait forever for a lock the call holds."""
+        would break the call under way, or wait forever for a lock the call holds; a
+        close from inside a turn would wait for that turn, which waits for the close."""
         me = threading.get_ident()
         with self._changed:
-            if not self._inside(me):
+            if self._inside(me):
+                owner = me
+            elif mine := _TURNS.get() & self._turns.keys():
+                owner = self._turns[min(mine)]
+            else:
                 return False
             self._closing = True
-            self._after.setdefault(me, close)
+            self._after.setdefault(owner, close)
             self._changed.notify_all()
             return True
 
@@ -187,20 +215,27 @@ class CallGate:
             self._closers.add(me)
             self._changed.notify_all()  # another closer stops waiting for this thread
             try:
-                while others_left := sum(
-                    n for t, n in self._calls.items() if t not in self._closers
-                ):
+                while others_left := sum(1 for t in self._calls if t not in self._closers):
                     left = deadline - time.monotonic()
                     if left <= 0:
                         raise StoreError(
-                            f"{others_left} calls of other threads were still under way after "
-                            f"{wait_s:g} s: the memory was not closed (close it again to wait "
-                            "more)"
+                            f"calls of {counted(others_left, 'other thread')} were still under "
+                            f"way after {wait_s:g} s: the memory was not closed (close it "
+                            "again to wait more)"
                         )
                     self._changed.wait(min(left, _LONGEST_WAIT))  # (math.inf overflows)
             finally:
                 self._closers.discard(me)
         return max(0.0, deadline - time.monotonic())
+
+
+def _in_event_loop() -> bool:
+    """Whether this thread is running an asyncio event loop (its tasks' code is)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 class _Gated(Protocol):

@@ -40,8 +40,19 @@ class FixedClock:
         return self.now
 
     def advance(self, delta: timedelta | None = None, /, **kwargs: float) -> datetime:
-        """Move the clock forward by ``delta`` or ``timedelta(**kwargs)`` and return the new time."""
-        self.now = self.now + (delta if delta is not None else timedelta(**kwargs))
+        """Move the clock forward by ``delta`` or ``timedelta(**kwargs)`` of elapsed time
+        (across a summer-time change, ``hours=1`` is an hour, whatever the wall clock of
+        the clock's zone reads) and return the new time, in the clock's zone."""
+        if delta is not None and kwargs:
+            raise InvalidInput("advance a clock by a timedelta or by keywords, not both")
+        try:
+            step = delta if delta is not None else timedelta(**kwargs)
+            if not isinstance(step, timedelta):
+                raise TypeError(f"not {type(step).__name__}")
+            moved = (self.now.astimezone(timezone.utc) + step).astimezone(self.now.tzinfo)
+        except (TypeError, OverflowError) as exc:
+            raise InvalidInput(f"cannot advance the clock by {delta or kwargs!r}: {exc}") from exc
+        self.now = moved
         return self.now
 
     def set(self, now: datetime) -> None:
@@ -133,7 +144,9 @@ def time_text(value: str) -> datetime:
     typed, value = value, value.translate(_FULL_WIDTH)
     try:
         return parse_iso(value)
-    except ValueError:
+    except ValueError as exc:
+        if _ISO.fullmatch(value.strip()):  # written as a time, but no such day (2026-02-30)
+            raise ValueError(f"no such time: {typed!r} ({exc})") from None
         value = typed  # (said as it was typed)
         if _NUMBER.fullmatch(value):
             raise ValueError(

@@ -14,8 +14,7 @@ so a caller can catch that one class::
     │   ├── DiskError                the disk failed a read or write
     │   │   └── DiskFull                 it had no room for a write
     │   ├── DamagedDatabase          a page of the file is damaged
-    │   ├── MemoryClosed             the memory was closed (under a call, or before it)
-    │   └── ConsistencyError         an index disagrees with the episodes
+    │   └── MemoryClosed             the memory was closed (under a call, or before it)
     ├── EmbedderMismatch         the file was embedded by another embedder
     │   └── EmbedderChanged          another model answers under the file's id (and an EmbeddingError)
     ├── EmbeddingError           an embedder failed (dimension, HTTP, …)
@@ -32,7 +31,6 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
-    "ConsistencyError",
     "DamagedDatabase",
     "DatabaseLocked",
     "DiskError",
@@ -116,10 +114,6 @@ class MemoryClosed(StoreError):
 class DamagedDatabase(StoreError):
     """A page of the file is damaged (SQLite's page check fails): restore a backup, or save
     what still reads with :meth:`memengine.Memory.salvage`."""
-
-
-class ConsistencyError(StoreError):
-    """An index (vectors or full text) disagrees with the episodes table."""
 
 
 class EmbedderMismatch(MemEngineError):

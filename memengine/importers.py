@@ -26,7 +26,7 @@ from typing import IO, Any, Literal
 from pydantic import ValidationError
 
 from .arguments import agent_name, checked_episode, switches
-from .clock import iso_text, parse_iso, time_text
+from .clock import iso_text, time_text
 from .config import ends_as_a_folder
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
@@ -331,7 +331,7 @@ def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Ite
             if not isinstance(ex["at"], str):  # (pydantic would read a number as epoch seconds)
                 raise InvalidInput(f"{where}: at: a time as ISO 8601 text, not {ex['at']!r}")
             try:
-                at = parse_iso(ex["at"])
+                at = time_text(ex["at"])
                 yield NewEpisode(
                     agent=agent,
                     kind=EpisodeKind.exchange,

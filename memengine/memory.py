@@ -190,6 +190,11 @@ class Memory:
             raise ConfigError(
                 f"embedder is an Embedder (make_embedder builds one), not {type(embedder).__name__}"
             )
+        if llm_client is not None and not callable(getattr(llm_client, "complete_json", None)):
+            raise ConfigError(  # (every turn would fail on it, past the fast path)
+                "llm_client is a ChatClient (ChatClient(base_url=…, model=…)), not "
+                f"{type(llm_client).__name__}"
+            )
         if clock is not None and not callable(clock):
             raise InvalidInput(f"clock is a callable that returns the time, not {clock!r}")
         if path is not None and not isinstance(path, (str, os.PathLike)):
@@ -270,12 +275,15 @@ class Memory:
         a process forked from the one that opened the memory, it only refuses further
         calls: the parent's connections and threads are not the child's to close.
 
-        Called from inside a call of the same thread (a signal handler, a callback), it
-        refuses new calls and returns at once; the close itself runs when that call
-        returns (when the call is a long job, it stops at its next transaction or batch
-        first). If that close cannot finish (calls of other threads still under way past
-        ``wait_s``), the interrupted call's outcome stands, the memory keeps refusing
-        calls, and the next ``close()`` tries again. ``wait_s`` may be ``math.inf``."""
+        Called from inside a call of the same thread (a signal handler, a callback; on an
+        asyncio loop's thread, while a task has a call under way) or of a :meth:`turn`
+        (``await asyncio.to_thread(mem.close)`` in it), it refuses new calls and returns
+        at once; the close itself runs when that call returns (when the call is a long
+        job, it stops at its next transaction or batch first; on a loop's thread, on a
+        thread of its own). If that close cannot finish (calls of other threads still
+        under way past ``wait_s``), the interrupted call's outcome stands, the memory
+        keeps refusing calls (:class:`.MemoryClosed` names why), and the next ``close()``
+        tries again. ``wait_s`` may be ``math.inf``."""
         wait_s = args.wait_seconds(wait_s)
         if os.getpid() != self.store.connections.opened_in:
             self._gate.close(0.0, others=False)
@@ -1361,8 +1369,7 @@ class Memory:
 
     def _perspective(self, agent: str, perspective: str) -> str:
         """``perspective`` as the agent declared it; InvalidInput when it did not."""
-        if not isinstance(perspective, str):
-            raise InvalidInput(f"a perspective is a string, not {perspective!r}")
+        perspective = args.agent_name(perspective, "perspective")  # (no NUL, no surrogate)
         declared = next((a.perspectives for a in self.agents() if a.name == agent), ())
         spelled = args.spelled_as_declared(perspective, declared)
         if spelled is None:

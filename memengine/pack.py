@@ -30,7 +30,14 @@ from typing import Literal
 
 from .clock import in_zone
 from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
-from .text import cut_at, estimate_tokens, query_terms, shared_phrases, strip_controls
+from .text import (
+    cut_at,
+    estimate_tokens,
+    query_terms,
+    readable,
+    reason_line,
+    shared_phrases,
+)
 
 __all__ = ["build_pack", "render_episode"]
 
@@ -62,11 +69,11 @@ def _topic(ep: Episode, limit: int = 40) -> str:
     """An episode's heading: its first tags, else its first sentence, on one line and cut
     to about ``limit`` characters (a tag's line break would start a section of its own)."""
     if ep.tags:
-        tags = [" ".join(_readable(t).split()) for t in ep.tags if t.strip().lower() != "principle"]
+        tags = [" ".join(readable(t).split()) for t in ep.tags if t.strip().lower() != "principle"]
         joined = ", ".join(t for t in tags[:3] if t)
         if joined:
             return joined if len(joined) <= limit else joined[: cut_at(joined, limit - 1)] + "…"
-    sides = (_readable(t).strip() for t in (ep.user_text, ep.content, ep.reply_text) if t)
+    sides = (readable(t).strip() for t in (ep.user_text, ep.content, ep.reply_text) if t)
     first = next((t for t in sides if t), "").splitlines()  # (a side of controls alone: none)
     line = first[0] if first else ""
     sentence = _SENTENCE.split(line)[0] if line else ""
@@ -230,15 +237,8 @@ def _cut_end(piece: str) -> str:
     return piece.rstrip().removesuffix("…").rstrip() + "…"
 
 
-def _readable(text: str) -> str:
-    """``text`` without control characters and the marks that reorder it on screen, its line
-    breaks of every kind (\\r, \\v, \\f, NEL, U+2028…) kept as ``\\n``: deleted, they would
-    glue the words on either side."""
-    return strip_controls("\n".join(text.splitlines()))
-
-
 def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -> str:
-    text = _readable(text)
+    text = readable(text)
     sentences: list[str] = []
     starts: set[int] = set()  # the sentences that begin a line of their own
     for piece in _pieces(text):
@@ -282,7 +282,7 @@ def _reason(
     """The reason line: the LLM's, else what the memory ``shown`` (the lines quoted: the
     phrases a long memory shares lie beyond the start that is read) shares, and why."""
     if item.reason:
-        return item.reason
+        return reason_line(item.reason)  # (the model's is already; one given by hand too)
     shared = shared_phrases(query, shown or item.episode.text)
     cos = item.components.get("cosine")
     comps = item.components
@@ -369,7 +369,7 @@ def _speaker_label(label: str, speaker: object, said: str) -> str:
     name and a colon already (in any case, ：too)."""
     if not isinstance(speaker, str):
         return label
-    name = " ".join(_readable(speaker).split())
+    name = " ".join(readable(speaker).split())
     if not name or _fold(said).lstrip().startswith(_fold(name) + ":"):
         return label
     return f"{label} ({name if len(name) <= 40 else name[: cut_at(name, 39)] + '…'})"
@@ -411,7 +411,7 @@ def build_pack(
             if len(raw) > 64 * max(principle_budget_tokens, 1):  # can never fit: not read
                 truncated = True  # (a line of tokens at 4 characters each, and then some)
                 continue
-            line = "- " + " ".join(_readable(raw).split())
+            line = "- " + " ".join(readable(raw).split())
             if line in plines:  # a rule stored again (at each start-up) is one rule
                 copies.add(p.id)
                 continue

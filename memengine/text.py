@@ -12,6 +12,7 @@ hiragana (particles) are left out of both.
 from __future__ import annotations
 
 import math
+import os
 import re
 import shlex
 import unicodedata
@@ -215,19 +216,34 @@ def _escaped(char: str) -> str:
 
 
 _CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # a terminal escape sequence, whole ("\x1b[31m")
+    r"(\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f)"  # a flag's tags (🏴 of Scotland): kept
+    r"|\x1b\[[0-?]*[ -/]*[@-~]"  # a terminal escape sequence, whole ("\x1b[31m")
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # an operating-system command ("\x1b]0;title\x07")
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+    r"|[\U000e0000-\U000e007f]"  # tag characters: invisible ASCII a model still reads
 )
 
 
 def strip_controls(text: str) -> str:
     """``text`` without control characters other than newline and tab (terminal escape
-    sequences, NULs) and without the marks that reorder text on screen (U+202E and the
+    sequences, NULs), without the marks that reorder text on screen (U+202E and the
     other bidirectional embeddings, overrides and isolates, and the left-to-right,
-    right-to-left and Arabic letter marks): for text from a model that is shown or sent on
-    as it is."""
-    return _CONTROL.sub("", text)
+    right-to-left and Arabic letter marks) and without tag characters (U+E0000…, which
+    write invisible text a model reads; a flag's, 🏴 of Scotland, are kept): for text that
+    is shown or sent on as it is."""
+    return _CONTROL.sub(_kept_flag, text)
+
+
+def readable(text: str) -> str:
+    """``text`` as it is shown or quoted: :func:`strip_controls`, its line breaks of every
+    kind (\\r, \\v, \\f, NEL, U+2028…) kept as ``\\n`` (deleted, they would glue the
+    words on either side)."""
+    return strip_controls("\n".join(text.splitlines()))
+
+
+def _kept_flag(match: re.Match[str]) -> str:
+    """What :data:`_CONTROL` keeps of ``match``: a flag's tag sequence, else nothing."""
+    return match.group(1) or ""
 
 
 _UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -258,6 +274,36 @@ def counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
+_PROMPT_MARKERS = re.compile(r"\[(\s*id\b)|<(\s*/?\s*think\b)", re.IGNORECASE)
+_BRACES = str.maketrans("{}", "()")
+
+
+def prompt_quote(text: str) -> str:
+    """``text`` (stored or typed) as a prompt quotes it: :func:`prompt_line`, an ``[id``
+    written ``(id`` (no text poses as a candidate's head), a ``<think>`` tag as
+    ``‹think>``, and braces as parentheses, so that a model that quotes it while it
+    reasons writes no JSON object that could be taken for its answer."""
+    marked = _PROMPT_MARKERS.sub(_unmarked, prompt_line(text))
+    return marked.translate(_BRACES)
+
+
+def _unmarked(match: re.Match[str]) -> str:
+    """An ``[id`` of :data:`_PROMPT_MARKERS` as ``(id``, a ``<think`` as ``‹think``."""
+    return f"({match.group(1)}" if match.group(1) is not None else f"‹{match.group(2)}"
+
+
+REASON_CHARS = 200
+"""The most of a reason (the LLM's, for a memory it chose) that is kept."""
+
+
+def reason_line(reason: str) -> str:
+    """``reason`` as a pack writes it: on one line, without control characters (what
+    :func:`strip_controls` removes), at most :data:`REASON_CHARS` characters; one given
+    to a :class:`~memengine.models.Retrieved` by hand is written the same way."""
+    said = " ".join(strip_controls(reason).split())
+    return said[: cut_at(said, REASON_CHARS)]
+
+
 def prompt_line(text: str) -> str:
     """``text`` as a prompt quotes it: on one line, in NFKC (full-width ［２］ is [2]) and
     without invisible format characters, so that a marker the prompt uses can be found
@@ -271,13 +317,49 @@ def prompt_line(text: str) -> str:
 _SHELL_SPECIAL = re.compile(r"""[\s'"\\$`!*?\[\](){}<>|&;#~^]|[\x00-\x1f\x7f-\x9f]""")
 
 
-def shell_word(word: str) -> str:
+def shell_word(word: str, *, posix: bool = os.name != "nt") -> str:
     """``word`` as a POSIX shell reads it back: as it is when it holds nothing a shell
     treats specially (品質 stays 品質), as ``$'…'`` when it holds characters a terminal
-    does not show (:func:`shown_name`), else single-quoted (``shlex.quote``)."""
+    does not show (:func:`shown_name`), else single-quoted (``shlex.quote``). On Windows
+    (``posix=False``) in double quotes, as cmd.exe and PowerShell both read a path with a
+    space (``"C:\\My files\\m.db"``; a ``"`` in it doubled)."""
+    if not posix:
+        return word if word and not _SHELL_SPECIAL.search(word) else _double_quoted(word)
     if any(_hidden(c) for c in word) or drawn_as_nothing(word):
         return _dollar_quoted(word)  # (single quotes would keep them, but none is seen)
     return word if word and not _SHELL_SPECIAL.search(word) else shlex.quote(word)
+
+
+def _double_quoted(word: str) -> str:
+    """``word`` in double quotes for cmd.exe or PowerShell (a backslash in a path is
+    itself there)."""
+    return '"' + word.replace('"', '""') + '"'
+
+
+_SPACED_LETTERS = (
+    "0-9A-Za-z\u00c0-\u024f\u1e00-\u1eff"  # digits, Latin (Vietnamese's too)
+    "\u0370-\u03ff\u1f00-\u1fff\u0400-\u052f\u0531-\u0559\u0560-\u0588"  # Greek, Cyrillic, Armenian
+    "\u0900-\u0963\u0966-\u0dff"  # Devanagari … Sinhala (not the danda, a full stop)
+    "\u10a0-\u10fa\u1200-\u135f\u1369-\u137f"  # Georgian, Ethiopic (not its punctuation)
+)
+_SPACED = re.compile(f"[{_SPACED_LETTERS}]")
+"""Letters of scripts that put spaces between words, and digits. Not Arabic or Hebrew:
+their words take an article or a preposition in front (القهوة, הקפה) and pronouns
+behind, so a word is found anywhere in them, as in Japanese."""
+
+_NOT_AN_EDGE = f"[\\w{_SPACED_LETTERS}]"
+"""What continues a word: a word character, or a letter or mark of a spaced script (a
+Devanagari vowel sign is no word character to ``re``)."""
+
+
+def as_a_word(word: str) -> str:
+    """A regular expression that finds ``word`` as a word: an edge of it that is a letter
+    of a spaced script must be a word's edge ("cat" is not in "location"); in scripts
+    without spaces, or that join words (Japanese: さくら in さくらの犬; Thai, Korean),
+    anywhere."""
+    before = f"(?<!{_NOT_AN_EDGE})" if _SPACED.match(word[:1]) else ""
+    after = f"(?!{_NOT_AN_EDGE})" if _SPACED.match(word[-1:]) else ""
+    return before + re.escape(word) + after
 
 
 READ_CHARS = 20_000

@@ -223,24 +223,30 @@ def not_stored(store: Store, eps: list[NewEpisode]) -> list[NewEpisode]:
     """``eps`` without the id-less ones ``store`` already holds as they are (same agent,
     kind, text and time): what an import with ``skip_existing`` adds of a file without
     ids (LoCoMo, memsets, JSONL lines without an id) that was imported before."""
-    checked = {i: args.checked_episode(e, copied=True) for i, e in enumerate(eps) if e.id is None}
-    if not checked:
-        return eps
-    found = store.ids_at(_moment(c) for c in checked.values())
-    stored = store.get(sorted({i for ids in found.values() for i in ids}))
-    left: dict[tuple[str, int], list[Episode]] = {  # each stored one matches one line
-        key: [stored[i] for i in ids if i in stored] for key, ids in found.items()
-    }
-    out = []
+    lines: dict[tuple[str, int], list[int]] = {}  # the id-less lines of each (agent, time)
     for i, e in enumerate(eps):
-        c = checked.get(i)
-        candidates = left.get(_moment(c), []) if c is not None else []
-        match = next((old for old in candidates if c is not None and _same_checked(c, old)), None)
-        if match is None:
-            out.append(e)
-        else:  # a line the file holds twice is skipped as often as the memory holds it
-            candidates.remove(match)
-    return out
+        if e.id is None:
+            lines.setdefault(_moment(args.checked_episode(e, copied=True)), []).append(i)
+    moments = list(lines)
+    skipped: set[int] = set()
+    for start in range(0, len(moments), _CHECK_ROWS):  # (a part at a time: bounded memory)
+        part = moments[start : start + _CHECK_ROWS]
+        found = store.ids_at(part)
+        stored = store.get(sorted({i for ids in found.values() for i in ids}))
+        for key in part:
+            left = [stored[i] for i in found.get(key, ()) if i in stored]
+            for i in lines[key] if left else ():  # each stored one matches one line: a line
+                line = args.checked_episode(eps[i], copied=True)  # the file holds twice is
+                match = next((old for old in left if _same_checked(line, old)), None)
+                if match is not None:  # skipped as often as the memory holds it
+                    left.remove(match)
+                    skipped.add(i)
+    return [e for i, e in enumerate(eps) if i not in skipped] if skipped else eps
+
+
+_CHECK_ROWS = 2_000
+"""How many stored episodes (or times) an import with ``skip_existing`` reads at once to
+compare with its lines: the check's memory stays that of a part, not of the file."""
 
 
 def kept_ids(
@@ -269,8 +275,14 @@ def kept_ids(
     taken = sorted(store.existing(kept))
     if taken and skip_existing:
         present = set(taken)
-        stored = store.get(taken)
-        other = [e.id for e in eps if e.id in present and not _same(e, stored[e.id])]
+        by_id = {e.id: e for e in eps if e.id in present}
+        other = [
+            i
+            for start in range(0, len(taken), _CHECK_ROWS)
+            for i, old in store.get(taken[start : start + _CHECK_ROWS]).items()
+            if not _same(by_id[i], old)
+        ]
+        other.sort()
         if other:
             raise InvalidInput(
                 f"{len(other):,} of the file's episode ids belong to other episodes in this "

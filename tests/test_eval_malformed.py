@@ -82,7 +82,7 @@ def test_the_well_formed_samples_load() -> None:
         (_memset(recent=["Guess what"]), "question 1: recent holds a str, not a message"),
         (_memset(asked_at=1767225600), "question 1: asked_at is a time as ISO 8601 text, not"),
         (_memset(evidence="e1"), "question 1: evidence is a list, not a str"),
-        (_memset(asked_at="yesterday"), "question 1: asked_at is not an ISO 8601 time"),
+        (_memset(asked_at="yesterday"), "question 1: asked_at: not an ISO 8601 time"),
         (_without("query"), "c1 question 1 has no 'query'"),
         (_memset(query=None), "question 1: query is text, not None"),
         (_memset(id=None), "question 1: id is text, not None"),
@@ -167,12 +167,15 @@ def test_a_category_that_is_not_a_number_is_an_unknown_one() -> None:
     assert loaded.questions == [] and loaded.evidence["unknown category"]["skipped"] == 1
 
 
-def test_a_locomo_question_that_is_null_is_skipped_not_read_as_none() -> None:
-    sample = {
-        **copy.deepcopy(LOCOMO),
-        "qa": [{"question": None, "evidence": ["D1:1"], "category": 2}],
-    }
-    assert load_locomo(sample).questions == []
+@pytest.mark.parametrize("question", [None, "   ", "missing"])
+def test_a_locomo_question_that_asks_nothing_is_named_not_read_as_none(question: Any) -> None:
+    """A null question was skipped as one "without valid evidence" (its evidence was
+    valid); a memsets file's blank query is an error too."""
+    qa: dict[str, Any] = {"question": question, "evidence": ["D1:1"], "category": 2}
+    if question == "missing":
+        del qa["question"]
+    with pytest.raises(EvaluationError, match="qa item 1 asks nothing"):
+        load_locomo({**copy.deepcopy(LOCOMO), "qa": [qa]})
 
 
 @pytest.mark.parametrize(

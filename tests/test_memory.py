@@ -397,7 +397,7 @@ def test_close_gives_up_past_its_wait_and_can_be_called_again(
     adding = threading.Thread(target=lambda: mem.add_exchange("slow", "ok"))
     adding.start()
     assert emb.started.wait(10)
-    with pytest.raises(StoreError, match="1 calls of other threads were still under way"):
+    with pytest.raises(StoreError, match="calls of 1 other thread were still under way"):
         mem.close(wait_s=0.2)
     assert not mem.store.closed  # nothing was closed
     emb.go.set()
@@ -904,6 +904,6 @@ def test_a_turn_ended_in_another_context_is_still_let_go(db_path: Path, clock: F
         await asyncio.create_task(agen.aclose())  # closed by another task: another context
 
     asyncio.run(main())
-    assert mem._gate._turns == set()
+    assert not mem._gate._turns
     mem.close()
     assert mem.store.closed

@@ -81,6 +81,18 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("in 2025", (d(2025, 1, 1), d(2026, 1, 1))),
     ("on 2026-03-04", (d(2026, 3, 4), d(2026, 3, 5))),
     ("the past week", (d(2026, 5, 13, 15), NOW)),
+    # a stretch until now, counted
+    ("in the last 3 days", (NOW - timedelta(days=3), NOW)),
+    ("over the past two weeks", (NOW - timedelta(days=14), NOW)),
+    ("the past 6 months", (d(2025, 11, 20, 15), NOW)),
+    ("the last two weeks of June", None),  # the final ones
+    ("ここ数日", (NOW - timedelta(days=4), NOW)),
+    ("この1週間", (NOW - timedelta(days=7), NOW)),
+    ("過去2ヶ月", (d(2026, 3, 20, 15), NOW)),
+    ("ここ3日間で", (NOW - timedelta(days=3), NOW)),
+    ("この3月", (d(2026, 3, 1), d(2026, 4, 1))),  # a month, not three
+    ("what did I do over the weekend?", (d(2026, 5, 16), d(2026, 5, 18))),
+    ("this past weekend", (d(2026, 5, 16), d(2026, 5, 18))),
     # a date of a named year, an era, a latest weekday
     ("12月24日に何してたっけ", None),  # ahead this year: a plan ("the wedding is on June 20")
     ("去年の12月24日", (d(2025, 12, 24), d(2025, 12, 25))),
@@ -356,7 +368,14 @@ SEPT = datetime(2026, 9, 10, 12, tzinfo=JST)
         ("12月以来ずっと", JAN, (d(2025, 12, 1), JAN)),
         ("12月3日以来", JAN, (d(2025, 12, 3), JAN)),
         ("since Dec 3", JAN, (d(2025, 12, 3), JAN)),
-        ("in December", JAN, None),  # a plan, as before
+        # a month or day still to come, whose last one ended under 31 days ago: that one
+        ("in December", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
+        ("12月に何してたっけ", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
+        ("12月31日は何してたっけ？", d(2026, 1, 3, 12), (d(2025, 12, 31), d(2026, 1, 1))),
+        ("What did I do on December 31?", d(2026, 1, 3, 12), (d(2025, 12, 31), d(2026, 1, 1))),
+        ("in November", JAN, None),  # ended 50 days ago: this one, a plan
+        ("over the weekend", d(2026, 1, 18, 12), (d(2026, 1, 17), d(2026, 1, 18, 12))),  # Sunday
+        ("on December 20", d(2026, 1, 25, 12), None),  # 35 days ago
         # から and 以降 point forward as often: a plan, no window
         ("12月から", JAN, None),
         ("4月から大学生になります", JAN, None),

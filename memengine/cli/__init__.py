@@ -15,7 +15,7 @@ from . import core, search_cmds, file_cmds, life_cmds  # noqa: F401  (register c
 from . import llm_cmds, eval_cmds, bench_cmds  # noqa: F401
 
 # isort: on
-from ._app import app, prepare_process, silence_stdout
+from ._app import app, prepare_process, reader_gone, silence_stdout
 
 __all__ = ["app", "main"]
 
@@ -27,6 +27,8 @@ def main() -> None:
         app()
     except OSError as exc:  # printing --help or --version (a command's own are caught in it)
         silence_stdout()
+        if reader_gone(exc):  # (`memengine --help | head -1`): quietly, as a command's
+            sys.exit(128 + 13)
         _fail(f"cannot print: {exc.strerror or exc}")
 
 

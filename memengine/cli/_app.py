@@ -40,6 +40,7 @@ from ..text import (
     json_escaped,
     json_finite,
     quoted_name,
+    readable,
     shown_name,
     strip_controls,
 )
@@ -164,6 +165,11 @@ def check_output(path: Path | None) -> None:
 
     if path is None:
         return
+    if str(path) == "-":  # (not standard output here: the tables go there)
+        raise InvalidInput(
+            "cannot write -: give /dev/stdout to print the JSON after the tables, or ./- "
+            "for a file of that name"
+        )
     if path.is_dir():
         raise InvalidInput(f"cannot write {path}: it is a folder")
     if is_stream(path):  # (/dev/stdout is written where it points)
@@ -207,9 +213,10 @@ def write_json_file(path: Path, data: Any) -> None:
 
 def shown(text: str) -> str:
     """Stored text as a terminal should show it: without escape sequences and the other
-    control characters (newline and tab stay), so no episode can move the cursor,
-    retitle the window or reorder what is printed after it."""
-    return strip_controls(text)
+    control characters (tab stays; a line break of any kind, ``\\r`` or U+2028, is a
+    newline), so no episode can move the cursor, retitle the window or reorder what is
+    printed after it, and no word is glued to the next."""
+    return readable(text)
 
 
 _SURROGATE = re.compile(r"[\udc80-\udcff]")
@@ -251,6 +258,14 @@ def prepare_process(argv: list[str]) -> list[str]:
                 arg = raw.decode("utf-8")
         out.append(arg)
     return out
+
+
+def reader_gone(exc: OSError, *, windows: bool = sys.platform == "win32") -> bool:
+    """Whether ``exc``, raised by a command, is its output's reader going away: a broken
+    pipe, or on Windows the "invalid argument" a write to a closed pipe raises there."""
+    if isinstance(exc, BrokenPipeError):
+        return True
+    return windows and exc.errno == errno.EINVAL and exc.filename is None
 
 
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
@@ -451,10 +466,10 @@ def guarded(func: F) -> F:
         except KeyboardInterrupt:
             err_console.print("interrupted")
             raise typer.Exit(130) from None
-        except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly
-            silence_stdout()
-            raise typer.Exit(128 + 13) from None  # as a command killed by SIGPIPE (`cat`, `grep`)
         except OSError as exc:
+            if reader_gone(exc):  # the reader of stdout went away (`| head`): stop quietly
+                silence_stdout()
+                raise typer.Exit(128 + 13) from None  # as one killed by SIGPIPE (`cat`, `grep`)
             said = str(exc)
             if exc.errno == errno.EBADF and exc.strerror:  # (ClosedOutput's own words)
                 said = exc.strerror

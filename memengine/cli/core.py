@@ -15,7 +15,7 @@ from rich.table import Table
 from ..arguments import MAX_EPISODE_CHARS, checked_episode, episode_kind, new_episode
 from ..clock import SystemClock, time_text
 from ..errors import InvalidInput, StoreError
-from ..text import counted
+from ..text import counted, json_escaped
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -355,7 +355,8 @@ def show(
     ]
     if not console.is_terminal or too_narrow():  # a pipe, a file: one `key: value` line each
         for key, value in fields:
-            one_line = json.dumps(value, ensure_ascii=False) if "\n" in value else value
+            breaks = value.splitlines() != [value]  # (\r, U+2028… too)
+            one_line = json_escaped(json.dumps(value, ensure_ascii=False)) if breaks else value
             console.print(f"{key}: {one_line}", highlight=False)
         return
     table = Table(show_header=False)

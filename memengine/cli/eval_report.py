@@ -219,6 +219,7 @@ def summary_lines(result: EvalResult) -> list[str]:
         questions = sum(c.get("questions", 0) for c in counted.values())
         normalised = sum(c.get("normalised", 0) for c in counted.values())
         dropped = sum(c.get("dropped", 0) for c in counted.values())
+        unknown = counted.pop("unknown category", {}).get("skipped", 0)
         skipped = sum(c.get("skipped", 0) for c in counted.values())
         detail = ", ".join(
             f"{g} {c.get('normalised', 0)}/{c.get('dropped', 0)}"
@@ -229,8 +230,13 @@ def summary_lines(result: EvalResult) -> list[str]:
             f"evidence: {normalised} id strings normalised, {dropped} ids dropped (no such "
             "turn, or not a turn's id)"
             + (f" [by category, normalised/dropped: {detail}]" if detail else "")
-            + f"; the conversations asked hold {questions} questions, {skipped} without "
-            "valid evidence (never scored)"
+            + f"; the conversations asked hold {questions + unknown} questions, {skipped} "
+            "without valid evidence (never scored)"
+            + (
+                f", {unknown} of a category LoCoMo does not number (never scored)"
+                if unknown
+                else ""
+            )
         )
     else:
         ev = result.evidence.get("all", {})

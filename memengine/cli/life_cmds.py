@@ -163,7 +163,7 @@ def agent_list(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fa
     for r in rows:
         table.add_row(  # (a name may hold a line break or an escape sequence)
             shown_name(r.name),
-            f"{r.created_at:%Y-%m-%d %H:%M}",
+            f"{cfg.in_zone(r.created_at):%Y-%m-%d %H:%M}",  # (`time_zone`'s, as a search's)
             ", ".join(map(shown_name, r.perspectives)),
         )
     console.print(table)

@@ -24,6 +24,7 @@ from ..embed.base import Embedder
 from ..errors import EvaluationError, InvalidInput
 from ..importers import parse_locomo_date, read_locomo
 from ..models import NewEpisode
+from ..text import as_a_word
 from .files import load_json, select_conversations
 from .metrics import RANKING_METRICS, mean, score_ranking
 from .provenance import changed_settings, code_info
@@ -88,16 +89,21 @@ def normalise_evidence(raw: Sequence[Any], valid: set[str]) -> EvidenceIds:
     """
     ids: list[str] = []
     normalised = dropped = 0
+    turns = {_canonical(v): v for v in valid if _canonical(v) is not None}
     for item in raw:
         text = str(item).strip()
+        if text in valid:  # a turn's id as the file writes it (``D1:01``, ``T7``)
+            if text not in ids:
+                ids.append(text)
+            continue
         pieces = [p for p in _SPLIT.split(text) if p]
         changed = len(pieces) != 1
         for piece in pieces or [text]:
-            m = _DIA_ID.match(piece)
-            fixed = f"D{int(m.group(1))}:{int(m.group(2))}" if m else None
+            canonical = _canonical(piece)
+            fixed = piece if piece in valid else turns.get(canonical or "")
             if fixed is not None and fixed != piece:
                 changed = True
-            if fixed is None or fixed not in valid:
+            if fixed is None:
                 dropped += 1
                 continue
             if fixed not in ids:
@@ -105,6 +111,13 @@ def normalise_evidence(raw: Sequence[Any], valid: set[str]) -> EvidenceIds:
         if changed:
             normalised += 1
     return EvidenceIds(tuple(ids), len(raw), normalised, dropped)
+
+
+def _canonical(dia_id: str) -> str | None:
+    """``dia_id`` as ``D<session>:<turn>`` without zeros in front (``D:11:26``, ``D30:05``
+    are ``D11:26``, ``D30:5``), or None for an id of another form."""
+    m = _DIA_ID.match(dia_id)
+    return f"D{int(m.group(1))}:{int(m.group(2))}" if m else None
 
 
 @dataclass
@@ -193,6 +206,10 @@ def load_locomo(
                 f"LoCoMo sample {sid}: qa item {n + 1}: category is a whole number, not "
                 f"{category!r}"
             )
+        if category is None:
+            raise EvaluationError(
+                f"LoCoMo sample {sid}: qa item {n + 1} has no category (LoCoMo numbers them 1–5)"
+            )
         if not isinstance(category, int) or category not in CATEGORIES:  # ([1] is unhashable)
             _count(evidence, "unknown category", "questions")
             _count(evidence, "unknown category", "skipped")
@@ -209,16 +226,20 @@ def load_locomo(
             raise EvaluationError(
                 f"LoCoMo sample {sid}: qa item {n + 1}: question is text, not {question!r}"
             )
+        if not (question or "").strip():
+            raise EvaluationError(
+                f"LoCoMo sample {sid}: qa item {n + 1} asks nothing (a blank question)"
+            )
         ev = normalise_evidence(raw, valid)
         _count(evidence, group, "questions")
         _count(evidence, group, "raw_ids", ev.raw)
         _count(evidence, group, "normalised", ev.normalised)
         _count(evidence, group, "dropped", ev.dropped)
-        if not ev.ids or not (question or "").strip():  # (a null question is none at all)
+        if not ev.ids:
             _count(evidence, group, "skipped")
             continue
         _count(evidence, group, "scored")
-        questions.append(LocomoQuestion(f"{sid}#q{n + 1}", question or "", category, ev.ids))
+        questions.append(LocomoQuestion(f"{sid}#q{n + 1}", str(question), category, ev.ids))
     speakers = (str(conv.get("speaker_a", "")), str(conv.get("speaker_b", "")))
     return LocomoConversation(
         sid, episodes, questions, last + timedelta(days=1), evidence, speakers
@@ -254,12 +275,13 @@ def swap_names(conversations: Sequence[LocomoConversation], per_source: int) -> 
 
 
 def _renamer(names: dict[str, str]) -> Callable[[str], str | None]:
-    """A function that replaces each whole-word key of ``names`` by its value, all at
-    once; it returns None for a text that holds none of them."""
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+    """A function that replaces each key of ``names``, as a word (:func:`as_a_word`: さくら
+    in さくらの犬 too), by its value, all at once; it returns None for a text that holds
+    none of them."""
+    pattern = re.compile("|".join(as_a_word(name) for name in sorted(names, key=len, reverse=True)))
 
     def rename(text: str) -> str | None:
-        renamed, n = pattern.subn(lambda m: names[m.group(1)], text)
+        renamed, n = pattern.subn(lambda m: names[m.group()], text)
         return renamed if n else None
 
     return rename

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..arguments import ROLES, checked_episode, in_span
-from ..clock import FixedClock, ensure_aware, iso_text, parse_iso
+from ..clock import FixedClock, ensure_aware, iso_text, time_text
 from ..config import Config
 from ..embed.base import Embedder
 from ..errors import EvaluationError, InvalidInput
@@ -240,10 +240,10 @@ def _asked_at(
     if not isinstance(value, str):
         raise EvaluationError(f"{where}: asked_at is a time as ISO 8601 text, not {value!r}")
     try:
-        moment = parse_iso(value)
+        moment = time_text(value)  # (full-width digits too, as an exchange's `at`)
         moment = ensure_aware(localize(moment) if localize is not None else moment)
     except ValueError as exc:
-        raise EvaluationError(f"{where}: asked_at is not an ISO 8601 time: {value!r}") from exc
+        raise EvaluationError(f"{where}: asked_at: {exc}") from exc
     try:  # (the clock is set to it: a time no memory keeps would be refused there)
         return in_span(moment, "asked_at")
     except InvalidInput as exc:

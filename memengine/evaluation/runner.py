@@ -153,7 +153,8 @@ def stores(
     folder) are deleted on exit.
     """
     folder = Path(tempfile.mkdtemp(prefix="memengine-eval-"))
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name) or "conversation"
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name[:40]) or "conversation"
+    # (its own folder: only readable; 40 characters of 4 bytes stay under a name's 255)
     path = folder / f"{safe}.db"
     try:
         if not plans:  # every mode was skipped: nothing to ingest
@@ -280,6 +281,9 @@ def start_run(
             "--pad needs --haystack (a LoCoMo or memsets file to take noise from)"
         )
     plans, skipped = plan_modes(modes, config)
+    if not plans:  # (a run of nothing would write a result that looks like one)
+        said = "; ".join(note.removesuffix("; skipped") for note in skipped.values())
+        raise EvaluationError(f"no mode left to evaluate: {said}")
     for c in conversations:
         if limit is not None:
             c.questions = c.questions[:limit]

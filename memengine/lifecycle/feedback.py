@@ -37,7 +37,7 @@ from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import prompt_line, query_terms, shell_word
+from ..text import as_a_word, prompt_line, query_terms, shell_word
 from .strength import impact_of
 
 __all__ = ["FeedbackResult", "Judge", "give_feedback", "llm_used", "match_answer", "uncommon"]
@@ -78,31 +78,10 @@ def _norm(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-_SPACED_LETTERS = (
-    "0-9A-Za-z\u00c0-\u024f\u1e00-\u1eff"  # digits, Latin (Vietnamese's too)
-    "\u0370-\u03ff\u1f00-\u1fff\u0400-\u052f\u0531-\u0559\u0560-\u0588"  # Greek, Cyrillic, Armenian
-    "\u0900-\u0963\u0966-\u0dff"  # Devanagari … Sinhala (not the danda, a full stop)
-    "\u10a0-\u10fa\u1200-\u135f\u1369-\u137f"  # Georgian, Ethiopic (not its punctuation)
-)
-_SPACED = re.compile(f"[{_SPACED_LETTERS}]")
-"""Letters of scripts that put spaces between words, and digits. Not Arabic or Hebrew:
-their words take an article or a preposition in front (القهوة, הקפה) and pronouns
-behind, so a tag is found anywhere in them, as in Japanese."""
-
-_NOT_AN_EDGE = f"[\\w{_SPACED_LETTERS}]"
-"""What continues a word: a word character, or a letter or mark of a spaced script (a
-Devanagari vowel sign is no word character to ``re``)."""
-
-
 def _tag_in(tag: str, text: str) -> bool:
-    """Whether the (normalised) ``tag`` is in ``text``: an edge of the tag that is a letter
-    of a spaced script must be a word's edge ("cat" is not in "location"); in scripts
-    without spaces, or that join words (Japanese, Thai, Korean), anywhere."""
-    if not tag:
-        return False
-    before = f"(?<!{_NOT_AN_EDGE})" if _SPACED.match(tag[0]) else ""
-    after = f"(?!{_NOT_AN_EDGE})" if _SPACED.match(tag[-1]) else ""
-    return re.search(before + re.escape(tag) + after, text) is not None
+    """Whether the (normalised) ``tag`` is in ``text``: as a word where it begins or ends
+    with a letter of a spaced script, else anywhere (:func:`~memengine.text.as_a_word`)."""
+    return bool(tag) and re.search(as_a_word(tag), text) is not None
 
 
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")

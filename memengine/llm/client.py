@@ -133,7 +133,7 @@ class ChatClient:
         api_key: str | None = None,
         timeout_s: float = 10.0,
         max_retries: int = 2,
-        backoff_base_s: float = 0.1,
+        backoff_base_s: float = 0.05,  # ([llm] backoff_base_s's)
         backoff_max_s: float = 2.0,
         default_headers: Mapping[str, str] | None = None,
         format_memory_s: float = 600.0,

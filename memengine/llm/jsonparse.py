@@ -9,6 +9,7 @@ cannot turn into a ``dict`` (truncated text, invalid JSON, a top-level list).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from typing import Any
@@ -39,6 +40,15 @@ def parse_json_object(text: str, *, cut: bool = False) -> dict[str, Any]:
     """
     if not isinstance(text, str):
         raise LLMResponseError(f"LLM reply is not text but {type(text).__name__}")
+    whole = _loads(text.strip())  # (a reason may quote "<think>": the reply is still JSON)
+    if isinstance(whole, dict):
+        return _safe_strings(whole)
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:  # the answer follows the last close: thinking may quote a memory's JSON
+        after = text[closes[-1].end() :].strip()
+        if after:
+            with contextlib.suppress(LLMResponseError):
+                return _safe_strings(_first_object(after, cut))
     cleaned = _without_thinking(text).strip()
     if not cleaned:
         raise LLMResponseError("LLM reply is empty; expected a JSON object")

@@ -29,7 +29,7 @@ from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Message
-from ..text import Language, is_blank, one_line_within, strip_controls
+from ..text import Language, is_blank, one_line_within, prompt_quote, strip_controls
 
 __all__ = [
     "EXPANSION_SCHEMA",
@@ -176,7 +176,7 @@ def format_recent(
         if is_blank(m.text):
             continue
         who = labels["partner"] if m.role == "partner" else labels["user"]
-        lines.append(f"{who}: {_squash(m.text, chars)}")
+        lines.append(f"{who}: {_squash(prompt_quote(m.text[: 4 * chars]), chars)}")
     return "\n".join(lines)
 
 
@@ -196,7 +196,7 @@ def expansion_prompt(
     history = format_recent(recent, turns, lang)
     if history:
         parts.append(f"{labels['recent']}:\n{history}")
-    parts.append(f"{labels['new']}: {one_line_within(text, 2 * _MESSAGE_CHARS)}")
+    parts.append(f"{labels['new']}: {one_line_within(prompt_quote(text), 2 * _MESSAGE_CHARS)}")
     return system, "\n".join(parts)
 
 

@@ -22,11 +22,31 @@ T = TypeVar("T")
 
 class Pool(ThreadPoolExecutor):
     """A :class:`~concurrent.futures.ThreadPoolExecutor` whose ``submit`` after shutdown
-    raises :class:`.StoreError`."""
+    raises :class:`.StoreError`, and that does the work in the caller's thread once the
+    interpreter is exiting."""
+
+    _closed = False
 
     def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
-        """Schedule ``fn(*args, **kwargs)``; a :class:`.StoreError` once the pool is shut."""
+        """Schedule ``fn(*args, **kwargs)``; a :class:`.StoreError` once the pool is shut.
+
+        When the main thread has ended, Python's exit shuts every pool down before it
+        waits for the threads still running; a turn in one of them is not refused (no one
+        closed the memory) but done in its own thread, without the pool."""
         try:
             return super().submit(fn, *args, **kwargs)
-        except RuntimeError as exc:  # "cannot schedule new futures after shutdown"
-            raise MemoryClosed(CLOSED) from exc
+        except RuntimeError as exc:  # "cannot schedule new futures after [interpreter] shutdown"
+            if self._closed:
+                raise MemoryClosed(CLOSED) from exc
+        done: Future[T] = Future()
+        try:
+            done.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # (as the pool's worker hands it to .result())
+            done.set_exception(exc)
+        return done
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Take no more work (:meth:`submit` raises :class:`.MemoryClosed`), as the
+        executor's own ``shutdown``."""
+        self._closed = True
+        super().shutdown(wait, cancel_futures=cancel_futures)

@@ -28,7 +28,7 @@ from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Episode, EpisodeKind, Message
-from ..text import Language, cut_at, one_line_within, prompt_line, strip_controls
+from ..text import Language, cut_at, one_line_within, prompt_quote, reason_line
 from .expand import (
     DetectedReference,
     describe_validation_error,
@@ -188,14 +188,11 @@ _LABELS = {
 }
 
 
-_ID_TAG = re.compile(r"\[(\s*id\b)", re.IGNORECASE)
-
-
 def _cut(text: str, limit: int) -> str:
-    """``text`` on one line, within ``limit`` characters; an ``[id`` in it (in any width,
-    with invisible characters between) is written ``(id``, so that a stored text cannot
-    pose as another candidate's head."""
-    flat = _ID_TAG.sub(r"(\1", prompt_line(text))
+    """``text`` on one line, within ``limit`` characters, as :func:`prompt_quote` writes
+    it: an ``[id`` in it (in any width, with invisible characters between) is written
+    ``(id``, so that a stored text cannot pose as another candidate's head."""
+    flat = prompt_quote(text)
     if limit <= 1:
         return ""
     return flat if len(flat) <= limit else flat[: cut_at(flat, limit - 1)] + "…"
@@ -204,7 +201,7 @@ def _cut(text: str, limit: int) -> str:
 def _message_line(text: str, limit: int) -> str:
     """The new message as :func:`_cut` shows a text, but a long one as its beginning and its
     end (:func:`~memengine.text.one_line_within`: a question typed after a paste)."""
-    return one_line_within(_ID_TAG.sub(r"(\1", prompt_line(text)), limit)
+    return one_line_within(prompt_quote(text), limit)
 
 
 def candidate_block(
@@ -299,9 +296,7 @@ def parse_rerank(
         if item.id in seen or item.relevance == "low":
             continue
         seen.add(item.id)
-        reason = " ".join(strip_controls(item.reason).split())
-        reason = reason[: cut_at(reason, 200)]
-        kept.append(item.model_copy(update={"reason": reason}))
+        kept.append(item.model_copy(update={"reason": reason_line(item.reason)}))
     kept.sort(key=lambda r: 0 if r.relevance == "high" else 1)  # stable: model order within
     return RerankOutcome(
         chosen=kept[: min(max_results, MAX_RELEVANT)],

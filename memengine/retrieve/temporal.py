@@ -141,19 +141,36 @@ def _this_season(name: str, now: datetime) -> Window | None:
     return window if window[0] <= now else None
 
 
-def _this_year_date(month: int, day: int, now: datetime, *, since: bool = False) -> Window | None:
+JUST_PAST_DAYS = 31
+"""A month or a day named without a year that is still to come this year is last year's
+when that one ended less than this many days ago: "12月31日は何してたっけ", "what did I do
+in December?" asked in January (a plan so far ahead is rarely named so)."""
+
+
+def _just_past(end: datetime, now: datetime) -> bool:
+    """Whether a window that ends at ``end`` ended less than :data:`JUST_PAST_DAYS` ago."""
+    return end <= now and now - end < timedelta(days=JUST_PAST_DAYS)
+
+
+def _this_year_date(
+    month: int, day: int, now: datetime, *, since: bool = False, runs_from: bool = False
+) -> Window | None:
     """That day of this year, or None when it is still to come (a plan, not a memory:
-    "the wedding is on June 20" must not search last June); after "since" (or before 以来),
-    which only points back, a day still to come is last year's ("since 3 December" said in
-    January)."""
-    year = now.year
+    "the wedding is on June 20" must not search last June) unless last year's ended
+    less than :data:`JUST_PAST_DAYS` ago and no から or 以降 runs from it (``runs_from``:
+    12月3日から出張 is a plan as often); after "since" (or before 以来), which only points
+    back, a day still to come is last year's ("since 3 December" said in January)."""
     try:
-        if since and _midnight(date(year, month, day), now) > now:
-            year -= 1
-        d = date(year, month, day)
+        d = date(now.year, month, day)
+        if _midnight(d, now) > now:
+            last = date(now.year - 1, month, day)
+            ended = _midnight(last + timedelta(days=1), now)
+            if not since and (runs_from or not _just_past(ended, now)):
+                return None
+            d = last
     except ValueError:
         return None
-    return _days(d, d, now) if _midnight(d, now) <= now else None
+    return _days(d, d, now)
 
 
 def _around(center: datetime, tolerance: timedelta) -> Window:
@@ -328,6 +345,30 @@ def _ja_ago(m: re.Match[str], now: datetime) -> Window | None:
     return _ago(unit, n, now) if n is not None else None
 
 
+_UNITS = {"日": "day", "週": "week", "年": "year"}
+"""A Japanese unit's first character as the unit it names (any other is a month)."""
+
+
+def _within_last(m: re.Match[str], now: datetime) -> Window | None:
+    """ "the last 3 days", "over the past two weeks", ここ3日, この1週間, 過去2ヶ月: from that
+    long ago until now (数 and "a few": about four)."""
+    token = m.group("n")
+    n = 4 if token in ("数", "few") else (_ja_number(token) or _en_number(token))
+    unit = m.group("u").rstrip("s")
+    unit = _UNITS.get(unit[0], "month") if not unit.isascii() else unit
+    if n is None or n <= 0 or n > _AGO_MAX[unit]:
+        return None
+    if unit in ("day", "week"):
+        return now - timedelta(days=n * (7 if unit == "week" else 1)), now
+    return _months_ago(n * (12 if unit == "year" else 1), now), now
+
+
+def _latest_weekend(m: re.Match[str], now: datetime) -> Window | None:
+    """ "this past weekend", "over the weekend": this one on a Saturday or a Sunday (until
+    now), else the last one."""
+    return _this_weekend(m, now) if now.weekday() >= 5 else _last_weekend(m, now)
+
+
 def _en_ago(m: re.Match[str], now: datetime) -> Window | None:
     n = _en_number(m.group("n"))
     return _ago(m.group("u"), n, now) if n is not None else None
@@ -404,7 +445,8 @@ def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
     if prefix is None:
         if month <= now.month:
             return _month(now.year, month, now)
-        return _month(now.year - 1, month, now) if _back_from(m) else None  # 12月以来 in January
+        last = _month(now.year - 1, month, now)  # 12月以来, 12月に何してた in January
+        return last if _back_from(m) or (_just_past(last[1], now) and not _since_at(m)) else None
     if prefix.endswith("年") and prefix[:-1].isdigit():
         year = int(prefix[:-1])
     else:
@@ -430,7 +472,7 @@ def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
         return _days(d, d, now)
     if not 1 <= month <= 12:
         return None
-    return _this_year_date(month, day, now, since=_back_from(m))
+    return _this_year_date(month, day, now, since=_back_from(m), runs_from=_since_at(m))
 
 
 def _ja_year(m: re.Match[str], now: datetime) -> Window | None:
@@ -470,7 +512,8 @@ def _en_month(m: re.Match[str], now: datetime) -> Window | None:
         year = now.year if month < now.month else now.year - 1
         return _month(year, month, now)
     since = prefix == "since" or _back_from(m)
-    if month > now.month and not since:  # "in June" said in May: a plan, not a memory
+    just_past = _just_past(_month(now.year - 1, month, now)[1], now) and not _since_at(m)
+    if month > now.month and not since and not just_past:  # "in June" said in May: a plan
         return None
     start, end = _month(now.year if month <= now.month else now.year - 1, month, now)
     return (start, now) if since or _since_at(m) else (start, end)
@@ -507,7 +550,7 @@ def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
     year_text = m.group("y")
     if year_text:
         return _one_day(int(year_text), month, day, now)
-    return _this_year_date(month, day, now, since=_back_from(m))
+    return _this_year_date(month, day, now, since=_back_from(m), runs_from=_since_at(m))
 
 
 def _one_day(year: int, month: int, day: int, now: datetime) -> Window | None:
@@ -595,7 +638,7 @@ def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
         return _one_day(int(year_text), month, day, now)
     if (first, second) == (24, 7) or not _slashed_context(m) or _fraction(m):
         return None
-    return _this_year_date(month, day, now, since=_back_from(m))
+    return _this_year_date(month, day, now, since=_back_from(m), runs_from=_since_at(m))
 
 
 _FRACTION_AFTER = re.compile(r"\s*(?:の|は|まで)")
@@ -850,6 +893,13 @@ _RULES: list[Rule] = [
         re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前(?!後(?!前)|期(?![待限間日]))"),
         _span_ago(timedelta(days=185), timedelta(days=55)),
     ),
+    (  # ここ3日, この1週間, 過去2ヶ月, ここ数日: until now
+        re.compile(
+            rf"(?:ここ|この|過去)\s*(?P<n>数|{_JA_NUM})\s*"
+            r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?!前|後|目)"
+        ),
+        _within_last,
+    ),
     (
         re.compile(
             rf"(?P<a>{_JA_NUM})\s*(?:〜|~|-|–|、|,|から)\s*(?P<n>{_JA_NUM})"
@@ -976,6 +1026,13 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         re.compile(r"\b(?:the )?(?:last|past) (?:few|couple of) days\b"),
         _span_ago(timedelta(days=4), timedelta(0)),
     ),
+    (
+        re.compile(
+            rf"\b(?:the )?(?:last|past) (?P<n>{_EN_NUM}|few) (?P<u>day|week|month|year)s?\b(?! of\b)"
+        ),
+        _within_last,
+    ),
+    (re.compile(r"\b(?:this past|over the) weekend\b"), _latest_weekend),
     (re.compile(r"\b(?:the )?past week\b"), _span_ago(timedelta(days=7), timedelta(0))),
     (re.compile(r"\b(?:the )?past month\b"), _span_ago(timedelta(days=31), timedelta(0))),
     (re.compile(r"\b(?:the )?past year\b"), _span_ago(timedelta(days=366), timedelta(0))),

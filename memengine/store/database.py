@@ -1198,15 +1198,8 @@ def _check_writable(path: Path, *, advice: bool = True) -> None:
         raise ReadOnlyDatabase(f"{said}{hint}")
     for name in log_files(path):  # (another user's reader can leave them)
         if os.path.exists(name) and not os.access(name, os.W_OK):
-            owner = os.stat(name).st_uid
-            fix = (
-                "give it write permission (chmod u+w)"
-                if owner == os.geteuid()
-                else "once no process has the file open, remove it, or write as its owner"
-            )
             raise ReadOnlyDatabase(
-                f"{name} is not writable by this process (owner uid {owner}): SQLite writes "
-                f"it beside the file; {fix}{hint}"
+                f"{name} is not writable by this process{_log_file_fix(name)}{hint}"
             )
     if not folder.exists():
         raise StoreError(f"folder {folder} does not exist")
@@ -1217,6 +1210,20 @@ def _check_writable(path: Path, *, advice: bool = True) -> None:
         raise ReadOnlyDatabase(
             f"{said}: SQLite needs it for the -wal and -shm files" + (hint if path.exists() else "")
         )
+
+
+def _log_file_fix(name: str) -> str:
+    """What to do about SQLite's ``-wal`` or ``-shm`` file ``name`` that this process
+    cannot write: its owner's, with its permission, or another user's."""
+    if not hasattr(os, "geteuid"):  # Windows: no owners by number; a read-only attribute
+        return ": SQLite writes it beside the file; clear its read-only attribute (attrib -r)"
+    owner = os.stat(name).st_uid
+    fix = (
+        "give it write permission (chmod u+w)"
+        if owner == os.geteuid()
+        else "once no process has the file open, remove it, or write as its owner"
+    )
+    return f" (owner uid {owner}): SQLite writes it beside the file; {fix}"
 
 
 def _remove_if_empty(path: Path) -> None:

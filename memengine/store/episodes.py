@@ -192,13 +192,16 @@ def _contexts(
     out: dict[int, str] = {}
     relinked: list[tuple[str, int]] = []
     for agent, new in by_agent.items():
-        lo = min(n[0] for n in new) - 2 * gap_s
-        hi = max(n[0] for n in new) + 2 * gap_s
-        old = cur.execute(
-            "SELECT occurred_ts, id, search_text, context_text, sensitivity FROM episodes "
-            "WHERE agent = ? AND kind IN ('exchange', 'message') AND occurred_ts BETWEEN ? AND ?",
-            (agent, lo, hi),
-        ).fetchall()
+        old = [  # (only near the new turns: a batch out of time order spans the whole file)
+            row
+            for lo, hi in _spans(sorted(n[0] for n in new), 2 * gap_s)
+            for row in cur.execute(
+                "SELECT occurred_ts, id, search_text, context_text, sensitivity FROM episodes "
+                "WHERE agent = ? AND kind IN ('exchange', 'message') "
+                "AND occurred_ts BETWEEN ? AND ?",
+                (agent, lo, hi),
+            )
+        ]
         stored = {int(r[1]): str(r[3]) for r in old}
         turns = sorted([*((int(r[0]), int(r[1]), str(r[2]), int(r[4])) for r in old), *new])
         fresh = {n[1] for n in new}
@@ -218,6 +221,20 @@ def _contexts(
             elif context != stored[i]:
                 relinked.append((context, i))
     return out, relinked
+
+
+def _spans(times: Sequence[int], reach: int) -> list[tuple[int, int]]:
+    """The (sorted) ``times`` each widened by ``reach`` on both sides, overlapping ones
+    merged: what :func:`_contexts` reads. Two turns read side by side across a gap between
+    spans are never taken for neighbours of a turn that changes: that turn's neighbours
+    all lie within ``reach`` of a new one."""
+    spans: list[tuple[int, int]] = []
+    for ts in times:
+        if spans and ts - reach <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], ts + reach)
+        else:
+            spans.append((ts - reach, ts + reach))
+    return spans
 
 
 def row_to_episode(row: Sequence[Any]) -> Episode:
