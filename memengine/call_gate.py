@@ -165,7 +165,7 @@ class CallGate:
         """Why a call is refused: the memory is closed, or its deferred close failed."""
         if self.failed is None:
             return CLOSED
-        return f"{CLOSED} (its close did not finish: {self.failed})"
+        return f"the memory is closing and refuses calls, but is not closed: {self.failed}"
 
     def _inside(self, me: int) -> bool:
         """Whether thread ``me`` has a call or a long job under way (the lock held)."""
@@ -226,6 +226,7 @@ class CallGate:
                     self._changed.wait(min(left, _LONGEST_WAIT))  # (math.inf overflows)
             finally:
                 self._closers.discard(me)
+            self.failed = None  # (the close goes on: a deferred one's failure is past)
         return max(0.0, deadline - time.monotonic())
 
 

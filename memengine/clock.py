@@ -50,7 +50,7 @@ class FixedClock:
             if not isinstance(step, timedelta):
                 raise TypeError(f"not {type(step).__name__}")
             moved = (self.now.astimezone(timezone.utc) + step).astimezone(self.now.tzinfo)
-        except (TypeError, OverflowError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:  # (ValueError: a NaN)
             raise InvalidInput(f"cannot advance the clock by {delta or kwargs!r}: {exc}") from exc
         self.now = moved
         return self.now

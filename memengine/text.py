@@ -216,7 +216,7 @@ def _escaped(char: str) -> str:
 
 
 _CONTROL = re.compile(
-    r"(\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f)"  # a flag's tags (🏴 of Scotland): kept
+    r"(\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,7}\U000e007f)"  # 🏴 of Scotland
     r"|\x1b\[[0-?]*[ -/]*[@-~]"  # a terminal escape sequence, whole ("\x1b[31m")
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # an operating-system command ("\x1b]0;title\x07")
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
@@ -229,8 +229,8 @@ def strip_controls(text: str) -> str:
     sequences, NULs), without the marks that reorder text on screen (U+202E and the
     other bidirectional embeddings, overrides and isolates, and the left-to-right,
     right-to-left and Arabic letter marks) and without tag characters (U+E0000…, which
-    write invisible text a model reads; a flag's, 🏴 of Scotland, are kept): for text that
-    is shown or sent on as it is."""
+    write invisible text a model reads; a flag's few, 🏴 of Scotland, are kept): for text
+    that is shown or sent on as it is."""
     return _CONTROL.sub(_kept_flag, text)
 
 
@@ -321,8 +321,9 @@ def shell_word(word: str, *, posix: bool = os.name != "nt") -> str:
     """``word`` as a POSIX shell reads it back: as it is when it holds nothing a shell
     treats specially (品質 stays 品質), as ``$'…'`` when it holds characters a terminal
     does not show (:func:`shown_name`), else single-quoted (``shlex.quote``). On Windows
-    (``posix=False``) in double quotes, as cmd.exe and PowerShell both read a path with a
-    space (``"C:\\My files\\m.db"``; a ``"`` in it doubled)."""
+    (``posix=False``) in double quotes, as cmd.exe reads a path with a space
+    (``"C:\\My files\\m.db"``; a ``"`` in it doubled), and PowerShell too unless it holds
+    a ``$`` or a backtick."""
     if not posix:
         return word if word and not _SHELL_SPECIAL.search(word) else _double_quoted(word)
     if any(_hidden(c) for c in word) or drawn_as_nothing(word):
@@ -347,9 +348,13 @@ _SPACED = re.compile(f"[{_SPACED_LETTERS}]")
 their words take an article or a preposition in front (القهوة, הקפה) and pronouns
 behind, so a word is found anywhere in them, as in Japanese."""
 
-_NOT_AN_EDGE = f"[\\w{_SPACED_LETTERS}]"
-"""What continues a word: a word character, or a letter or mark of a spaced script (a
-Devanagari vowel sign is no word character to ``re``)."""
+_JOINED_LETTERS = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+"""Letters of scripts that write words without spaces between them (Thai, kana, kanji,
+Hangul): one next to a Latin word is the next word (Emiの犬), not more of it."""
+
+_NOT_AN_EDGE = f"(?:[{_SPACED_LETTERS}]|(?![{_JOINED_LETTERS}])\\w)"
+"""What continues a word: a letter or mark of a spaced script (a Devanagari vowel sign is
+no word character to ``re``), or a word character of no script that joins words."""
 
 
 def as_a_word(word: str) -> str:

@@ -87,12 +87,21 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("the past 6 months", (d(2025, 11, 20, 15), NOW)),
     ("the last two weeks of June", None),  # the final ones
     ("ここ数日", (NOW - timedelta(days=4), NOW)),
-    ("この1週間", (NOW - timedelta(days=7), NOW)),
+    ("ここ1週間", (NOW - timedelta(days=7), NOW)),
+    ("the past couple weeks", (NOW - timedelta(days=14), NOW)),
+    # not a stretch until now: ahead, a school year, a part of something, "at last"
+    ("この1週間が勝負", None),
+    ("この1年でやりたいこと", None),
+    ("ここ1週間後に結果が出ます", None),
+    ("この2年生の担任になった", None),
+    ("過去2年度の予算", None),
+    ("at last a day off!", None),
+    ("the last 5 days before the exam", None),
     ("過去2ヶ月", (d(2026, 3, 20, 15), NOW)),
     ("ここ3日間で", (NOW - timedelta(days=3), NOW)),
     ("この3月", (d(2026, 3, 1), d(2026, 4, 1))),  # a month, not three
-    ("what did I do over the weekend?", (d(2026, 5, 16), d(2026, 5, 18))),
     ("this past weekend", (d(2026, 5, 16), d(2026, 5, 18))),
+    ("what are you doing over the weekend?", None),  # ahead as often
     # a date of a named year, an era, a latest weekday
     ("12月24日に何してたっけ", None),  # ahead this year: a plan ("the wedding is on June 20")
     ("去年の12月24日", (d(2025, 12, 24), d(2025, 12, 25))),
@@ -374,7 +383,13 @@ SEPT = datetime(2026, 9, 10, 12, tzinfo=JST)
         ("12月31日は何してたっけ？", d(2026, 1, 3, 12), (d(2025, 12, 31), d(2026, 1, 1))),
         ("What did I do on December 31?", d(2026, 1, 3, 12), (d(2025, 12, 31), d(2026, 1, 1))),
         ("in November", JAN, None),  # ended 50 days ago: this one, a plan
-        ("over the weekend", d(2026, 1, 18, 12), (d(2026, 1, 17), d(2026, 1, 18, 12))),  # Sunday
+        ("this past weekend", d(2026, 1, 18, 12), (d(2026, 1, 10), d(2026, 1, 12))),  # Sunday
+        # a message that looks ahead keeps a month or day still to come a plan
+        ("in December this year", JAN, None),
+        ("I'm going to Paris in December", JAN, None),
+        ("12月に引っ越す予定なんだ", JAN, None),
+        ("12月どうする？", JAN, None),
+        ("by the end of December", JAN, None),
         ("on December 20", d(2026, 1, 25, 12), None),  # 35 days ago
         # から and 以降 point forward as often: a plan, no window
         ("12月から", JAN, None),

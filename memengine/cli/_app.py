@@ -165,10 +165,10 @@ def check_output(path: Path | None) -> None:
 
     if path is None:
         return
-    if str(path) == "-":  # (not standard output here: the tables go there)
+    if str(path) == "-":  # (not standard output here: the tables go there; ./- is read so)
         raise InvalidInput(
-            "cannot write -: give /dev/stdout to print the JSON after the tables, or ./- "
-            "for a file of that name"
+            "cannot write -: give /dev/stdout to print the JSON after the tables, or a path "
+            "with its folder (results/-) for a file of that name"
         )
     if path.is_dir():
         raise InvalidInput(f"cannot write {path}: it is a folder")

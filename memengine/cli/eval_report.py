@@ -216,10 +216,10 @@ def summary_lines(result: EvalResult) -> list[str]:
     lines = list(result.notes)
     if result.dataset == "locomo":
         counted = {g: c for g, c in result.evidence.items() if not g.startswith("overall")}
+        unknown = counted.pop("unknown category", {}).get("skipped", 0)
         questions = sum(c.get("questions", 0) for c in counted.values())
         normalised = sum(c.get("normalised", 0) for c in counted.values())
         dropped = sum(c.get("dropped", 0) for c in counted.values())
-        unknown = counted.pop("unknown category", {}).get("skipped", 0)
         skipped = sum(c.get("skipped", 0) for c in counted.values())
         detail = ", ".join(
             f"{g} {c.get('normalised', 0)}/{c.get('dropped', 0)}"

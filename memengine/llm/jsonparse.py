@@ -46,6 +46,10 @@ def parse_json_object(text: str, *, cut: bool = False) -> dict[str, Any]:
     closes = list(_THINK_CLOSE.finditer(text))
     if closes:  # the answer follows the last close: thinking may quote a memory's JSON
         after = text[closes[-1].end() :].strip()
+        if not _THINK_OPEN.search(text, 0, closes[0].start()):  # (a template opened it:
+            if not after:  # Qwen3, DeepSeek-R1): all before the close is thinking
+                raise LLMResponseError("LLM reply holds only its thinking; expected a JSON object")
+            return _safe_strings(_first_object(after, cut))
         if after:
             with contextlib.suppress(LLMResponseError):
                 return _safe_strings(_first_object(after, cut))

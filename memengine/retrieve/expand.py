@@ -249,7 +249,10 @@ def parse_expansion(data: Any, text: str, max_queries: int = MAX_EXPANDED_QUERIE
         parsed = Expansion.model_validate(data)
     except ValidationError as exc:
         raise wrong_shape(exc) from exc
-    queries = clean_queries(parsed.expanded_queries, [text], min(max_queries, MAX_EXPANDED_QUERIES))
+    shown = prompt_quote(text)  # (as the prompt showed it: a model may echo either)
+    queries = clean_queries(
+        parsed.expanded_queries, [text, shown], min(max_queries, MAX_EXPANDED_QUERIES)
+    )
     return parsed.model_copy(update={"expanded_queries": queries})
 
 

@@ -29,7 +29,9 @@ once begun; forward phrases (今週末 before Saturday, 今月末, "later this
 week") and 前後/前期 after a count (1週間前後かかります; not 2年前期待してた)
 give no window; lower-case "may" is a month after "last" or before a year,
 punctuation or the end, and a month word before 's is a name (not after
-"last": "last March's trip").
+"last": "last March's trip"); "the last 3 days", ここ数日, 過去2ヶ月 run until now; a month
+or day named without a year and still to come is last year's when that one ended less
+than :data:`JUST_PAST_DAYS` ago, unless the message looks ahead (:data:`_AHEAD`).
 """
 
 from __future__ import annotations
@@ -152,6 +154,22 @@ def _just_past(end: datetime, now: datetime) -> bool:
     return end <= now and now - end < timedelta(days=JUST_PAST_DAYS)
 
 
+_AHEAD = re.compile(
+    r"\b(?:this year|next|will|going to|gonna|plan(?:s|ned|ning)?|should|by the end of|until|"
+    r"till|looking forward)\b|'ll\b|今年|今度|次の|来月|来年|予定|つもり|たい|までに|になったら|"
+    r"しよう|どうする|どうしよう|楽しみ"
+)
+"""Words of a message that looks ahead: a month or a day named in it that is still to
+come is that one ("I'm going to Paris in December", 12月に引っ越す予定), not last year's."""
+
+
+def _not_just_past(m: re.Match[str]) -> bool:
+    """Whether a month or day still to come stays a plan (no window) even when last year's
+    ended less than :data:`JUST_PAST_DAYS` ago: から or 以降 runs from it, or the message
+    looks ahead (:data:`_AHEAD`)."""
+    return _since_at(m) or _AHEAD.search(m.string) is not None
+
+
 def _this_year_date(
     month: int, day: int, now: datetime, *, since: bool = False, runs_from: bool = False
 ) -> Window | None:
@@ -204,6 +222,7 @@ _EN_NUMBERS = {
     "a couple of": 2,
     "a couple": 2,
     "couple of": 2,
+    "couple": 2,  # ("the past couple weeks")
 }
 
 
@@ -363,12 +382,6 @@ def _within_last(m: re.Match[str], now: datetime) -> Window | None:
     return _months_ago(n * (12 if unit == "year" else 1), now), now
 
 
-def _latest_weekend(m: re.Match[str], now: datetime) -> Window | None:
-    """ "this past weekend", "over the weekend": this one on a Saturday or a Sunday (until
-    now), else the last one."""
-    return _this_weekend(m, now) if now.weekday() >= 5 else _last_weekend(m, now)
-
-
 def _en_ago(m: re.Match[str], now: datetime) -> Window | None:
     n = _en_number(m.group("n"))
     return _ago(m.group("u"), n, now) if n is not None else None
@@ -446,7 +459,9 @@ def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
         if month <= now.month:
             return _month(now.year, month, now)
         last = _month(now.year - 1, month, now)  # 12月以来, 12月に何してた in January
-        return last if _back_from(m) or (_just_past(last[1], now) and not _since_at(m)) else None
+        return (
+            last if _back_from(m) or (_just_past(last[1], now) and not _not_just_past(m)) else None
+        )
     if prefix.endswith("年") and prefix[:-1].isdigit():
         year = int(prefix[:-1])
     else:
@@ -472,7 +487,7 @@ def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
         return _days(d, d, now)
     if not 1 <= month <= 12:
         return None
-    return _this_year_date(month, day, now, since=_back_from(m), runs_from=_since_at(m))
+    return _this_year_date(month, day, now, since=_back_from(m), runs_from=_not_just_past(m))
 
 
 def _ja_year(m: re.Match[str], now: datetime) -> Window | None:
@@ -512,7 +527,7 @@ def _en_month(m: re.Match[str], now: datetime) -> Window | None:
         year = now.year if month < now.month else now.year - 1
         return _month(year, month, now)
     since = prefix == "since" or _back_from(m)
-    just_past = _just_past(_month(now.year - 1, month, now)[1], now) and not _since_at(m)
+    just_past = _just_past(_month(now.year - 1, month, now)[1], now) and not _not_just_past(m)
     if month > now.month and not since and not just_past:  # "in June" said in May: a plan
         return None
     start, end = _month(now.year if month <= now.month else now.year - 1, month, now)
@@ -550,7 +565,7 @@ def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
     year_text = m.group("y")
     if year_text:
         return _one_day(int(year_text), month, day, now)
-    return _this_year_date(month, day, now, since=_back_from(m), runs_from=_since_at(m))
+    return _this_year_date(month, day, now, since=_back_from(m), runs_from=_not_just_past(m))
 
 
 def _one_day(year: int, month: int, day: int, now: datetime) -> Window | None:
@@ -638,7 +653,7 @@ def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
         return _one_day(int(year_text), month, day, now)
     if (first, second) == (24, 7) or not _slashed_context(m) or _fraction(m):
         return None
-    return _this_year_date(month, day, now, since=_back_from(m), runs_from=_since_at(m))
+    return _this_year_date(month, day, now, since=_back_from(m), runs_from=_not_just_past(m))
 
 
 _FRACTION_AFTER = re.compile(r"\s*(?:の|は|まで)")
@@ -893,10 +908,10 @@ _RULES: list[Rule] = [
         re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前(?!後(?!前)|期(?![待限間日]))"),
         _span_ago(timedelta(days=185), timedelta(days=55)),
     ),
-    (  # ここ3日, この1週間, 過去2ヶ月, ここ数日: until now
+    (  # ここ3日, 過去2ヶ月, ここ数日: until now (この1週間 looks ahead as often: この1年でやりたい)
         re.compile(
-            rf"(?:ここ|この|過去)\s*(?P<n>数|{_JA_NUM})\s*"
-            r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?!前|後|目)"
+            rf"(?:ここ|過去)\s*(?P<n>数|{_JA_NUM})\s*"
+            r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?!前|後|目|間前|間後|生|度)"
         ),
         _within_last,
     ),
@@ -1026,13 +1041,14 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         re.compile(r"\b(?:the )?(?:last|past) (?:few|couple of) days\b"),
         _span_ago(timedelta(days=4), timedelta(0)),
     ),
-    (
+    (  # (not "the last two weeks of June", "… before the exam"; "at last a day off")
         re.compile(
-            rf"\b(?:the )?(?:last|past) (?P<n>{_EN_NUM}|few) (?P<u>day|week|month|year)s?\b(?! of\b)"
+            rf"\bthe (?:last|past) (?P<n>{_EN_NUM}|few) (?P<u>day|week|month|year)s?\b"
+            r"(?! (?:of|before|until|till|to)\b)"
         ),
         _within_last,
     ),
-    (re.compile(r"\b(?:this past|over the) weekend\b"), _latest_weekend),
+    (re.compile(r"\bthis past weekend\b"), _last_weekend),  # (a finished one, on Sunday too)
     (re.compile(r"\b(?:the )?past week\b"), _span_ago(timedelta(days=7), timedelta(0))),
     (re.compile(r"\b(?:the )?past month\b"), _span_ago(timedelta(days=31), timedelta(0))),
     (re.compile(r"\b(?:the )?past year\b"), _span_ago(timedelta(days=366), timedelta(0))),
