@@ -8,18 +8,21 @@ Nothing here sends a request or reads configuration.
 
 from __future__ import annotations
 
+import base64
 import email.utils
+import functools
 import random
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from urllib.parse import urlsplit
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
+from urllib.parse import unquote, urlsplit
 
 import httpx2
 import openai
 
 from .config import api_key_text, http_url
-from .errors import ConfigError
+from .errors import ConfigError, MemEngineError
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -133,17 +136,58 @@ def server_message(
             message = inner["message"]
         elif isinstance(inner, str):
             message = inner
-    text = " ".join(str(message).split())
+    text = hidden(" ".join(str(message).split()), secrets)
+    return text[: _SERVER_MESSAGE_CHARS if limit is None else limit]
+
+
+def hidden(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each of ``secrets`` (:func:`secrets_of`) shown as ``***``."""
     for secret in secrets:
         text = text.replace(secret, "***")
-    return text[: _SERVER_MESSAGE_CHARS if limit is None else limit]
+    return text
+
+
+class _HoldsSecrets(Protocol):
+    @property
+    def _secrets(self) -> Sequence[str]: ...
+
+
+S = TypeVar("S", bound=_HoldsSecrets)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def hides_secrets(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
+    """Raise the memengine errors of a client's ``method`` with its secrets (``self._secrets``)
+    shown as ``***`` in the message, and without the HTTP library's error they were raised
+    from (a server may echo the request's headers in it, where a log's traceback shows it:
+    a reply with status 200 that quotes the key, an ``Authorization: Basic`` header)."""
+
+    @functools.wraps(method)
+    def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except MemEngineError as exc:
+            exc.args = tuple(
+                hidden(a, self._secrets) if isinstance(a, str) else a for a in exc.args
+            )
+            exc.__context__ = None
+            raise exc from None
+
+    return wrapper
 
 
 def secrets_of(
     base_url: str | None, api_key: str | None, headers: Mapping[str, str] | None = None
 ) -> tuple[str, ...]:
-    """What a client sends that no message may repeat: its key, the password in its URL
-    and its extra headers' values (longest first, so a longer one is masked whole)."""
-    password = urlsplit(base_url).password if base_url else None
-    found = [api_key or "", password or "", *(headers or {}).values()]
+    """What a client sends that no message may repeat: its key, the name and password in its
+    URL (as written, decoded, and as the ``Authorization: Basic`` token the HTTP library
+    makes of them) and its extra headers' values (longest first, so a longer one is masked
+    whole)."""
+    url = urlsplit(base_url) if base_url else None
+    name, password = (url.username or "", url.password or "") if url else ("", "")
+    found = [api_key or "", *(headers or {}).values(), name, password, unquote(name)]
+    if name or password:
+        pair = f"{unquote(name)}:{unquote(password)}"
+        found += [unquote(password), base64.b64encode(pair.encode("utf-8")).decode("ascii")]
     return tuple(sorted({s.strip() for s in found if len(s.strip()) >= 4}, key=len, reverse=True))

@@ -102,13 +102,15 @@ def _written_whole(target: Path, write: Callable[[IO[str]], T]) -> T:
     whole or what it held before. What ``write`` returns."""
     remove_stale_partials(target)  # left by a write that was killed
     part = partial_path(target)
-    try:
-        with open(part, "w", encoding="utf-8", newline="\n") as fh:
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+    try:  # (made with the old file's permissions: a private file's words are never readable
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
+        with open(fd, "w", encoding="utf-8", newline="\n") as fh:  # by others, even in part)
+            if mode is not None:
+                os.chmod(part, mode)  # (the bits the umask took from the old file's)
             done = write(fh)
             fh.flush()
             os.fsync(fh.fileno())
-        if target.exists():
-            os.chmod(part, stat.S_IMODE(target.stat().st_mode))
         os.replace(part, target)
         return done
     finally:

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from memengine import (
     Config,
     ConfigError,
+    EmbeddingError,
     EvaluationError,
     FixedClock,
     InvalidInput,
@@ -554,3 +555,105 @@ def test_the_locomo_note_counts_a_question_of_an_unknown_category_once(
     assert done.exit_code == 0, done.output
     said = " ".join(done.output.split())
     assert "hold 2 questions, 0 without valid evidence (never scored), 1 of a category" in said
+
+
+# --- secrets and private files ------------------------------------------------------------
+
+KEY = "sk-SECRETKEY1234567890"
+
+
+def test_a_urls_name_password_and_their_basic_token_are_secrets() -> None:
+    """httpx sends `name:password@` as `Authorization: Basic base64(…)`: a server that
+    echoed it, or the decoded %40 password, was printed."""
+    import base64
+
+    from memengine.http_retry import secrets_of
+
+    found = secrets_of("http://alice:p%40ssword9@127.0.0.1/v1", KEY)
+    token = base64.b64encode(b"alice:p@ssword9").decode()
+    assert {KEY, "alice", "p%40ssword9", "p@ssword9", token} <= set(found)
+
+
+def test_a_reply_of_status_200_that_quotes_the_key_is_not_repeated() -> None:
+    """`server_message` hid secrets in error replies only: a 200 reply that was no JSON,
+    or a text body, was quoted as it came; and the error kept the HTTP library's one as
+    its cause, which a log's traceback prints."""
+    import traceback
+
+    from memengine import LLMError
+    from memengine.embed.openai import OpenAIEmbedder
+    from memengine.llm.client import ChatClient
+
+    with ScriptedOpenAI() as server:
+        client = ChatClient(base_url=server.base_url, api_key=KEY, max_retries=0)
+        for reply in (
+            {"content": f"rejected: Bearer {KEY}"},
+            {"status": 401, "error_message": f"bad key {KEY}"},
+            {"body": f"rejected Bearer {KEY}"},
+        ):
+            server.push_chat(**reply)
+            with pytest.raises(LLMError) as caught:
+                client.complete_json(
+                    model="m", system="s", user="u", schema=None, max_tokens=50, deadline_s=5
+                )
+            shown = "".join(traceback.format_exception(caught.value))
+            assert KEY not in shown and "***" in str(caught.value), shown
+            assert caught.value.__cause__ is None and caught.value.__context__ is None
+        client.close()
+        server.push_embeddings(status=401, error_message=f"bad key {KEY}")
+        embedder = OpenAIEmbedder(base_url=server.base_url, api_key=KEY, model="e", max_retries=0)
+        with pytest.raises(EmbeddingError) as failed:
+            embedder.embed(["tea"])
+        assert KEY not in "".join(traceback.format_exception(failed.value))
+        embedder.close()
+
+
+def test_a_backup_and_an_export_are_private_from_their_first_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both were written under the umask (0644) and given the source's mode (0600) only
+    once complete: readable by others meanwhile, and left so when killed."""
+    from memengine.store import maintenance
+    from memengine.transfer import write_text_file
+
+    old_umask = os.umask(0o022)
+    try:
+        db = tmp_path / "private.db"
+        with Memory.open(db, embedder=HashEmbedder()) as mem:
+            mem.add_exchange("my PIN is 4321", "noted")
+        db.chmod(0o600)
+        seen: list[int] = []
+        into = maintenance.backup_into
+
+        def watched(cur: Any, dest: Path) -> None:
+            seen.append(dest.stat().st_mode & 0o777)
+            into(cur, dest)
+
+        monkeypatch.setattr(maintenance, "backup_into", watched)
+        with Memory.open(db, embedder=HashEmbedder()) as mem:
+            mem.backup(tmp_path / "b.db")
+            other = tmp_path / "other.db"
+            other.write_bytes(b"")
+            other.chmod(0o600)
+            db.chmod(0o644)  # a wider source over a private file: the stricter stays
+            mem.backup(other, overwrite=True)
+        assert seen == [0o600, 0o600]
+        assert (tmp_path / "b.db").stat().st_mode & 0o777 == 0o600
+        assert other.stat().st_mode & 0o777 == 0o600
+
+        export = tmp_path / "e.jsonl"
+        export.write_text("", encoding="utf-8")
+        export.chmod(0o600)
+        modes: list[int] = []
+
+        def write(fh: Any) -> None:
+            modes.append(os.fstat(fh.fileno()).st_mode & 0o777)
+            fh.write("secret\n")
+
+        from memengine.transfer import _written_whole
+
+        _written_whole(export, write)
+        write_text_file(export, "again\n")
+        assert modes == [0o600] and export.stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old_umask)

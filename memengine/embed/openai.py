@@ -32,6 +32,7 @@ from ..http_retry import (
     backoff_delay,
     client_endpoint,
     has_cause,
+    hides_secrets,
     retry_after,
     secrets_of,
     server_message,
@@ -178,6 +179,7 @@ class OpenAIEmbedder:
 
     # -- internals ------------------------------------------------------------------
 
+    @hides_secrets
     def _embed_batch(self, batch: list[str]) -> Vectors:
         """One embeddings request (with retries), checked and normalised."""
         response = self._request(batch)

@@ -41,6 +41,7 @@ from ..http_retry import (
     client_endpoint,
     describe,
     has_cause,
+    hides_secrets,
     is_connect_failure,
     retry_after,
     secrets_of,
@@ -232,6 +233,7 @@ class ChatClient:
 
     # -- public calls ---------------------------------------------------------------
 
+    @hides_secrets
     def complete_json(
         self,
         *,
@@ -341,6 +343,7 @@ class ChatClient:
                 finish_reason=finish_reason,
             )
 
+    @hides_secrets
     def ping(self, model: str, *, deadline_s: float | None = None) -> float:
         """Send a one-token completion to ``model`` and return its latency in seconds.
 

@@ -38,7 +38,6 @@ __all__ = [
     "file_bytes",
     "free_share",
     "fts_segments",
-    "keep_mode",
     "merge_budget",
     "merge_step",
     "not_compacted",
@@ -341,13 +340,6 @@ def remove_stale_partials(target: Path, *, older_than_s: float = STALE_PARTIAL_S
     return removed
 
 
-def keep_mode(source: Path, copy: Path) -> None:
-    """Give ``copy`` the permission bits of ``source`` (a private file's backup stays
-    private); a file system without them is left as it is."""
-    with contextlib.suppress(OSError):
-        os.chmod(copy, stat.S_IMODE(source.stat().st_mode))
-
-
 @contextlib.contextmanager
 def secure_deletes(cur: Any) -> Iterator[None]:
     """Inside the caller's write transaction: what is deleted is overwritten with zeros
@@ -389,13 +381,17 @@ def backup(
         check_backup_target(path, target, overwrite=overwrite)
     remove_stale_partials(target)
     partial = partial_path(target)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if overwrite and target.is_file():  # (the stricter of the two: a private one stays so)
+        mode &= stat.S_IMODE(target.stat().st_mode)
     conn = connections.get()
     if conn.driver_connection.in_transaction:
         raise StoreError("cannot back up inside a transaction")
     module = connections.module
     try:
         with connections.in_use():
-            cur = conn.cursor()
+            os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
+            cur = conn.cursor()  # (VACUUM INTO fills an empty file: never readable by more)
             try:
                 backup_into(cur, partial)
             finally:
@@ -405,7 +401,8 @@ def backup(
             episodes = int(copy.execute("SELECT count(*) FROM episodes").fetchone()[0])
         finally:
             copy.close()
-        keep_mode(path, partial)
+        with contextlib.suppress(OSError):  # (a file system without permission bits)
+            os.chmod(partial, mode)
         sync_file(partial)
         put_in_place(partial, target, overwrite=overwrite)
         sync_file(target.parent)
