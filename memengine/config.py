@@ -22,7 +22,7 @@ import sys
 import types
 import typing
 import zoneinfo
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -94,6 +94,17 @@ class _Section(BaseModel):
     model_config = ConfigDict(
         extra="forbid", validate_assignment=True, allow_inf_nan=False, hide_input_in_errors=True
     )
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """The fields a repr (and ``str``) shows: a key as ``'***'``, a URL without the name
+        and password it may hold (a logged configuration repeats no secret)."""
+        for name, value in super().__repr_args__():
+            if name == "api_key" and value is not None:
+                yield name, "***"
+            elif name == "base_url" and isinstance(value, str):
+                yield name, masked_url(value)
+            else:
+                yield name, value
 
     @field_validator("*", mode="before")
     @classmethod

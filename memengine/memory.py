@@ -158,7 +158,8 @@ class Memory:
         create: bool = True,
         embeds: bool = True,
     ) -> Memory:
-        """Open (creating or migrating) the memory file at ``path``.
+        """Open (creating or migrating) the memory file at ``path`` (None: the configured
+        ``db``, ``memengine.db`` in the working folder).
 
         ``config`` defaults to :class:`Config` defaults (the CLI passes what
         :func:`~memengine.config.load_config` read); ``embedder`` defaults to
@@ -172,7 +173,9 @@ class Memory:
         ``embeds`` False is for work that embeds nothing (inspecting, exporting,
         deleting): an existing file opens with the embedder recorded in it, and
         the configured one is not touched (a remote endpoint may be down); an
-        add or a search then raises :class:`.EmbedderMismatch`.
+        add or a search then raises :class:`.EmbedderMismatch`. ``allow_embedder_change``
+        opens a file embedded by another embedder than ``embedder`` for :meth:`reembed`
+        (without it, :class:`.EmbedderMismatch`).
         """
         args.switches(
             allow_embedder_change=allow_embedder_change,
@@ -192,7 +195,7 @@ class Memory:
             )
         if llm_client is not None and not callable(getattr(llm_client, "complete_json", None)):
             raise ConfigError(  # (every turn would fail on it, past the fast path)
-                "llm_client is a ChatClient (ChatClient(base_url=…, model=…)), not "
+                "llm_client is a ChatClient (ChatClient(base_url=…, api_key=…)), not "
                 f"{type(llm_client).__name__}"
             )
         if clock is not None and not callable(clock):
@@ -262,6 +265,16 @@ class Memory:
     def read_only(self) -> bool:
         """Whether the file was opened read-only (see :meth:`open`)."""
         return self.store.read_only
+
+    @property
+    def closed(self) -> bool:
+        """Whether the memory is closed, or closing (a call then gets :class:`.MemoryClosed`)."""
+        return self._gate.closing or self.store.closed
+
+    def __repr__(self) -> str:
+        """``<Memory 'memory.db' open>``: the file and whether it is open, read-only or closed."""
+        state = "closed" if self.closed else "read-only" if self.read_only else "open"
+        return f"<Memory {os.fspath(self.store.path)!r} {state}>"
 
     def close(self, *, wait_s: float = 60.0) -> None:
         """Finish the calls under way and background work, then close the file.
@@ -336,7 +349,12 @@ class Memory:
         tags: Sequence[str] = (),
         metadata: dict[str, Any] | None = None,
     ) -> int:
-        """Store one exchange (the user's words and the partner's reply); return its id."""
+        """Store one exchange (the user's words and the partner's reply); return its id.
+
+        ``occurred_at`` (default: the clock; without a zone, one of ``time_zone``) dates it;
+        ``sensitivity`` 0–3 is what a retrieval's ``max_sensitivity`` leaves out above;
+        ``importance`` 0–1 weighs it in the life ranking and the sleep; ``tags`` and
+        ``metadata`` are kept with it (tags are searched too)."""
         episode = self._new(
             kind=EpisodeKind.exchange,
             user_text=user,
@@ -363,7 +381,9 @@ class Memory:
         tags: Sequence[str] = (),
         metadata: dict[str, Any] | None = None,
     ) -> int:
-        """Store one episode of another kind (observation, fact, principle, …); return its id."""
+        """Store one episode of another kind (observation, fact, principle, …); return its id.
+
+        The other arguments are :meth:`add_exchange`'s."""
         if args.episode_kind(kind) is EpisodeKind.exchange:  # (its text is user and reply)
             raise InvalidInput(
                 "add stores one text of another kind (a fact, an observation, …): an "
@@ -701,8 +721,13 @@ class Memory:
 
         ``recent`` is the current conversation (oldest first, without ``text``) as
         Messages, dicts (``{"role", "text"}``, or OpenAI's chat messages as they are:
-        tool messages and tool calls are left out) or plain strings. ``day_range`` True uses
-        the configured window, None searches all time. ``deep`` also searches
+        tool messages and tool calls are left out) or plain strings. ``agent`` None is
+        the configured ``agent`` ("default"). ``extra_queries`` are searched beside ``text``
+        (your own rewrites, as the LLM's expansion adds its). ``kinds`` keeps to those
+        episode kinds (``"exchange"``, ``"fact"``…; None: all). ``limit`` is how many
+        results come back (None: ``[retrieval] max_results``, 5). ``day_range`` True uses
+        the configured window (``[retrieval] occurred_day_range``), a number the last that
+        many days, None or False all time. ``deep`` also searches
         archived memories (those it offers the reply become active again). ``rank="life"``
         uses the life-aware ranking (default: ``[lifecycle] life_ranking``);
         ``perspective`` names the task's perspective. The returned ``turn_id``
@@ -893,8 +918,9 @@ class Memory:
         same) are always included, in their own token budget
         (``[lifecycle] principle_token_budget``), unless ``principles`` is False;
         like the results, only those within the retrieval's ``max_sensitivity``.
-        ``budget_tokens`` (None: the default) is a whole number ≥ 1. A result deleted
-        since the retrieval (``delete``, ``forget_agent``) is left out.
+        ``budget_tokens`` (None: the default) is a whole number ≥ 1. ``query`` (the user's
+        message) picks what a long memory is quoted by and the phrases a reason names. A
+        result deleted since the retrieval (``delete``, ``forget_agent``) is left out.
         """
         args.switches(principles=principles)
         if not isinstance(retrieval, Retrieval):
@@ -1247,9 +1273,11 @@ class Memory:
     ) -> life.SleepReport:
         """Run the sleep phase for an agent (one transaction), then retrain its scorer if due.
 
-        The sleep is committed before the training: a training that fails (another writer
-        held the file) leaves a note in the report, not an error that would hide the
-        sleep that happened."""
+        ``tasks`` decays every active memory by exactly that many tasks (default: the decay
+        clock's, ``[lifecycle] decay_clock``: the turns since the last sleep, or the days
+        times ``expected_tasks_per_day``). The sleep is committed before the training
+        (``train``): a training that fails (another writer held the file) leaves a note in
+        the report, not an error that would hide the sleep that happened."""
         args.switches(train=train)
         self._writable()
         name = self._agent(agent)
@@ -1280,7 +1308,8 @@ class Memory:
     def train_scorer(
         self, agent: str | None = None, *, force: bool = True
     ) -> life.ScorerInfo | None:
-        """Train the agent's learned ranking scorer from its answered turns (None if too few)."""
+        """Train the agent's learned ranking scorer from its answered turns (None if too few,
+        or, without ``force``, when no feedback came since it was last trained)."""
         args.switches(force=force)
         self._writable()
         return life.train_agent_scorer(

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
+from typing_extensions import TypedDict  # (pydantic reads typing's only from Python 3.12)
 
 from .clock import time_text
 from .text import cut_at
@@ -221,6 +222,28 @@ class NewEpisode(_Model):
     """The moment ``strength`` holds for (an export writes it: the creation, or the agent's
     last sleep or the import after it); a sleep decays the episode from then on. Without
     it, a strength given with a ``created_at`` before now holds from the moment stored."""
+
+    if TYPE_CHECKING:  # what it reads (a kind's name, a list of tags, ISO 8601 text)
+
+        def __init__(
+            self,
+            *,
+            agent: str = "default",
+            kind: EpisodeKind | str = EpisodeKind.exchange,
+            user_text: str | None = None,
+            reply_text: str | None = None,
+            content: str | None = None,
+            occurred_at: datetime | str,
+            sensitivity: int = 0,
+            importance: float = 0.5,
+            tags: Sequence[str] = (),
+            metadata: dict[str, Any] = {},  # noqa: B006  (never run: a signature for checkers)
+            status: Status = "active",
+            id: int | None = None,
+            created_at: datetime | str | None = None,
+            strength: float | None = None,
+            decayed_at: datetime | str | None = None,
+        ) -> None: ...
 
     @field_validator("agent", "user_text", "reply_text", "content", mode="before")
     @classmethod

@@ -657,3 +657,51 @@ def test_a_backup_and_an_export_are_private_from_their_first_byte(
         assert modes == [0o600] and export.stat().st_mode & 0o777 == 0o600
     finally:
         os.umask(old_umask)
+
+
+# --- the library as a user meets it -----------------------------------------------------
+
+
+def test_a_configuration_repeats_no_secret_in_its_repr_or_errors() -> None:
+    """repr(cfg) and str(cfg.llm) showed the key and the URL's password, and so did
+    make_embedder(cfg)'s error (3,000 characters of the whole Config)."""
+    from memengine import load_config, make_embedder
+
+    cfg = load_config(
+        environ={
+            "MEMENGINE_LLM_API_KEY": KEY,
+            "MEMENGINE_LLM_BASE_URL": "https://bob:hunter2@llm.example/v1",
+        }
+    )
+    for shown in (repr(cfg), str(cfg), repr(cfg.llm), str(cfg.embedder)):
+        assert KEY not in shown and "hunter2" not in shown
+    assert "api_key='***'" in repr(cfg.llm) and "https://***@llm.example/v1" in repr(cfg.llm)
+    with pytest.raises(ConfigError) as caught:
+        make_embedder(cfg)  # type: ignore[arg-type]
+    said = str(caught.value)
+    assert KEY not in said and "hunter2" not in said and len(said) < 200
+
+
+def test_stats_is_a_type_pydantic_reads_and_a_memory_says_what_it_is(mem: Memory) -> None:
+    """Stats, a typing.TypedDict, could not be read by pydantic before Python 3.12 (nor be
+    a FastAPI response model); repr(mem) named no file."""
+    from pydantic import TypeAdapter
+
+    from memengine import Stats
+
+    mem.add_exchange("tea")
+    stats = TypeAdapter(Stats).validate_python(mem.stats())
+    assert stats["episodes"] == 1
+    assert repr(mem) == f"<Memory {os.fspath(mem.store.path)!r} open>" and not mem.closed
+    mem.close()
+    assert mem.closed and repr(mem).endswith(" closed>")
+
+
+def test_a_new_episode_reads_a_kind_tags_and_a_time_as_text() -> None:
+    """The README's way of writing one (a JSONL line's fields) now type-checks too: the
+    signature checkers see takes a kind's name, a list of tags and ISO 8601 text."""
+    from memengine import EpisodeKind, NewEpisode
+
+    ep = NewEpisode(kind="fact", content="c", occurred_at="2026-04-01T09:00:00+09:00", tags=["a"])
+    assert ep.kind is EpisodeKind.fact and ep.tags == ("a",)
+    assert ep.occurred_at == datetime(2026, 4, 1, 9, tzinfo=timezone(timedelta(hours=9)))

@@ -18,8 +18,8 @@ def make_embedder(config: EmbedderConfig, *, recorded_id: str | None = None) -> 
     """
     if not isinstance(config, EmbedderConfig):
         raise ConfigError(
-            f"make_embedder takes an EmbedderConfig (EmbedderConfig(name={config!r}) for a "
-            f"name), not {type(config).__name__}"
+            "make_embedder takes an EmbedderConfig (a Config's .embedder, or "
+            f"EmbedderConfig(name='usem3')), not {type(config).__name__}"
         )
     if config.name == "usem3":
         from .usem3 import USEM3Embedder

@@ -139,7 +139,8 @@ class ChatClient:
         default_headers: Mapping[str, str] | None = None,
         format_memory_s: float = 600.0,
     ) -> None:
-        """Create a client for ``base_url`` (None means api.openai.com).
+        """Create a client for ``base_url`` (given as None: api.openai.com); the models are
+        named per call (``[llm] expansion_model``, ``rerank_model``).
 
         ``timeout_s`` caps each HTTP request, ``max_retries`` the retries on
         429/5xx; ``api_key`` None sends a placeholder (fine for local servers).
