@@ -58,6 +58,11 @@ __all__ = [
 class MemEngineError(Exception):
     """Root of every error memengine raises on purpose."""
 
+    stored: int | None = None
+    """For an ``add_many`` or an import that stopped part way: how many of the episodes
+    given were stored, the first ones in the order given (the message says so too); None
+    for any other error."""
+
 
 class ConfigError(MemEngineError):
     """A configuration value or file is invalid."""

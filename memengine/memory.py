@@ -507,9 +507,11 @@ class Memory:
                 except InvalidInput as exc:  # (checked one by one as the source gives them)
                     if not k:  # the first (or only: add, add_exchange): nothing to place
                         raise
-                    raise InvalidInput(
+                    failed = InvalidInput(
                         f"episode {k + 1:,} of those given: {exc}" + _stored_note(done, checked)
-                    ) from exc
+                    )
+                    failed.stored = done
+                    raise failed from exc
                 if len(batch) >= batch_size:
                     if not checked:
                         self._refuse_named_ids(batch, done)
@@ -526,9 +528,12 @@ class Memory:
                 if progress:
                     progress(done, total or done)
         except StoreError as exc:  # closed, locked, a full disk: say what is in (a retry
-            if not done:  # of the whole list would store those twice)
+            exc.stored = done  # of the whole list would store those twice)
+            if not done:
                 raise
-            raise type(exc)(f"{exc}{_stored_note(done, checked)}") from exc
+            stopped = type(exc)(f"{exc}{_stored_note(done, checked)}")
+            stopped.stored = done
+            raise stopped from exc
         if optimize or (
             optimize is None
             and max(len(ids), bulk) >= BULK_EPISODES

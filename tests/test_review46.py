@@ -438,6 +438,7 @@ def test_add_many_stopped_part_way_says_how_many_were_stored(
     assert said.startswith("the memory has been closed (the first ")
     assert "episodes to store were stored, in the order given, the rest not: go on from" in said
     stored = int(said.split("the first ")[1].split(" ")[0].replace(",", ""))
+    assert caught[0].stored == stored  # (without reading the message)
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
         assert again.stats()["episodes"] == stored and 128 <= stored < 2000
 

@@ -705,3 +705,18 @@ def test_a_new_episode_reads_a_kind_tags_and_a_time_as_text() -> None:
     ep = NewEpisode(kind="fact", content="c", occurred_at="2026-04-01T09:00:00+09:00", tags=["a"])
     assert ep.kind is EpisodeKind.fact and ep.tags == ("a",)
     assert ep.occurred_at == datetime(2026, 4, 1, 9, tzinfo=timezone(timedelta(hours=9)))
+
+
+def test_an_add_many_stopped_part_way_says_how_many_it_stored_as_a_number(mem: Memory) -> None:
+    """Only the message said "the first N"; a program had to parse prose to go on."""
+    from memengine import NewEpisode
+
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    good = [NewEpisode(user_text=f"turn {i}", occurred_at=t0) for i in range(5)]
+    bad = {"user_text": "", "occurred_at": t0}  # (nothing to store)
+    with pytest.raises(InvalidInput) as caught:
+        mem.add_many([*good, bad], batch_size=2)  # type: ignore[list-item]
+    assert caught.value.stored == 4 and "the first 4 episodes" in str(caught.value)
+    with pytest.raises(InvalidInput) as first:
+        mem.add_many([bad])  # type: ignore[list-item]
+    assert first.value.stored is None
