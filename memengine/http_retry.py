@@ -140,16 +140,24 @@ def server_message(
     return text[: _SERVER_MESSAGE_CHARS if limit is None else limit]
 
 
-def hidden(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with each of ``secrets`` (:func:`secrets_of`) shown as ``***``."""
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return text
+def hidden(text: str, secrets: Iterable[str], keep: Iterable[str] = ()) -> str:
+    """``text`` with each of ``secrets`` (:func:`secrets_of`) shown as ``***``, except
+    inside the words of ``keep`` (what memengine writes itself: the endpoint as shown, the
+    model's name; a placeholder key ``ollama`` is no reason to mask ``http://ollama:11434``)."""
+    own = sorted({k for k in keep if k}, key=len, reverse=True)
+    parts = re.split("(" + "|".join(map(re.escape, own)) + ")", text) if own else [text]
+    for i in range(0, len(parts), 2):  # (the odd ones are the kept words)
+        for secret in secrets:
+            parts[i] = parts[i].replace(secret, "***")
+    return "".join(parts)
 
 
 class _HoldsSecrets(Protocol):
     @property
     def _secrets(self) -> Sequence[str]: ...
+
+    @property
+    def shown_url(self) -> str: ...
 
 
 S = TypeVar("S", bound=_HoldsSecrets)
@@ -168,8 +176,12 @@ def hides_secrets(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenat
         try:
             return method(self, *args, **kwargs)
         except MemEngineError as exc:
+            model = kwargs.get("model", getattr(self, "model", None))
+            if args and isinstance(args[0], str) and method.__name__ == "ping":
+                model = args[0]
+            keep = (self.shown_url, model if isinstance(model, str) else "")
             exc.args = tuple(
-                hidden(a, self._secrets) if isinstance(a, str) else a for a in exc.args
+                hidden(a, self._secrets, keep) if isinstance(a, str) else a for a in exc.args
             )
             exc.__context__ = None
             raise exc from None
@@ -180,13 +192,14 @@ def hides_secrets(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenat
 def secrets_of(
     base_url: str | None, api_key: str | None, headers: Mapping[str, str] | None = None
 ) -> tuple[str, ...]:
-    """What a client sends that no message may repeat: its key, the name and password in its
-    URL (as written, decoded, and as the ``Authorization: Basic`` token the HTTP library
-    makes of them) and its extra headers' values (longest first, so a longer one is masked
-    whole)."""
+    """What a client sends that no message may repeat: its key, the password in its URL
+    (as written, decoded, and in the ``Authorization: Basic`` token the HTTP library makes
+    of the name and password; the name alone is no secret, and often a word: ``user``) and
+    its extra headers' values (longest first, so a longer one is masked whole). Messages
+    show the URL without its name and password anyway."""
     url = urlsplit(base_url) if base_url else None
     name, password = (url.username or "", url.password or "") if url else ("", "")
-    found = [api_key or "", *(headers or {}).values(), name, password, unquote(name)]
+    found = [api_key or "", *(headers or {}).values(), password]
     if name or password:
         pair = f"{unquote(name)}:{unquote(password)}"
         found += [unquote(password), base64.b64encode(pair.encode("utf-8")).decode("ascii")]

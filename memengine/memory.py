@@ -268,12 +268,22 @@ class Memory:
 
     @property
     def closed(self) -> bool:
-        """Whether the memory is closed, or closing (a call then gets :class:`.MemoryClosed`)."""
-        return self._gate.closing or self.store.closed
+        """Whether the memory is closed (while it closes, calls already get
+        :class:`.MemoryClosed`)."""
+        return self.store.closed
 
     def __repr__(self) -> str:
-        """``<Memory 'memory.db' open>``: the file and whether it is open, read-only or closed."""
-        state = "closed" if self.closed else "read-only" if self.read_only else "open"
+        """``<Memory 'memory.db' open>``: the file and whether it is open, read-only, closing
+        (it refuses calls; a close that could not finish leaves it so) or closed."""
+        state = (
+            "closed"
+            if self.closed
+            else "closing"
+            if self._gate.closing
+            else "read-only"
+            if self.read_only
+            else "open"
+        )
         return f"<Memory {os.fspath(self.store.path)!r} {state}>"
 
     def close(self, *, wait_s: float = 60.0) -> None:

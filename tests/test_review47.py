@@ -562,7 +562,7 @@ def test_the_locomo_note_counts_a_question_of_an_unknown_category_once(
 KEY = "sk-SECRETKEY1234567890"
 
 
-def test_a_urls_name_password_and_their_basic_token_are_secrets() -> None:
+def test_a_urls_password_and_the_basic_token_are_secrets() -> None:
     """httpx sends `name:password@` as `Authorization: Basic base64(…)`: a server that
     echoed it, or the decoded %40 password, was printed."""
     import base64
@@ -571,7 +571,7 @@ def test_a_urls_name_password_and_their_basic_token_are_secrets() -> None:
 
     found = secrets_of("http://alice:p%40ssword9@127.0.0.1/v1", KEY)
     token = base64.b64encode(b"alice:p@ssword9").decode()
-    assert {KEY, "alice", "p%40ssword9", "p@ssword9", token} <= set(found)
+    assert {KEY, "p%40ssword9", "p@ssword9", token} <= set(found) and "alice" not in found
 
 
 def test_a_reply_of_status_200_that_quotes_the_key_is_not_repeated() -> None:
@@ -720,3 +720,51 @@ def test_an_add_many_stopped_part_way_says_how_many_it_stored_as_a_number(mem: M
     with pytest.raises(InvalidInput) as first:
         mem.add_many([bad])  # type: ignore[list-item]
     assert first.value.stored is None
+
+
+def test_a_read_only_file_is_backed_up_and_a_read_only_backup_replaced(tmp_path: Path) -> None:
+    """The copy was made with the final mode before VACUUM INTO filled it: 0444 could not
+    be written ("attempt to write a readonly database")."""
+    db = tmp_path / "ro.db"
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        mem.add_exchange("tea")
+    old = tmp_path / "old.db"
+    old.write_bytes(b"")
+    old.chmod(0o444)
+    db.chmod(0o444)
+    with Memory.open(db, embedder=HashEmbedder(), read_only=True) as mem:
+        mem.backup(tmp_path / "b.db")
+        mem.backup(old, overwrite=True)
+    for backup in (tmp_path / "b.db", old):
+        assert backup.stat().st_mode & 0o777 == 0o444
+        with Memory.open(backup, embedder=HashEmbedder(), read_only=True) as again:
+            assert again.get(1).user_text == "tea" and again.check().ok
+
+
+def test_masking_leaves_memengines_own_words_and_a_url_name() -> None:
+    """A placeholder key `ollama` masked the endpoint's host (http://***:11434), and a
+    URL's name `user` every "user" a server wrote."""
+    from memengine.http_retry import hidden, secrets_of
+
+    secrets = secrets_of("http://user:hunter2pass@ollama:11434/v1", "ollama")
+    said = "cannot connect to http://***@ollama:11434/v1: user message too long; ollama hunter2pass"
+    assert hidden(said, secrets, ["http://***@ollama:11434/v1"]) == (
+        "cannot connect to http://***@ollama:11434/v1: user message too long; *** ***"
+    )
+
+
+def test_the_llm_judges_wrong_answer_is_named_by_its_shape_not_its_text(
+    mem: Memory, clock: FixedClock
+) -> None:
+    """Its error quoted the reply, which a server may fill with the key it was sent."""
+    from memengine.lifecycle.feedback import llm_used
+    from memengine.llm.client import ChatClient
+
+    ep = mem.get(mem.add_exchange("my cat is Miso", "cute"))
+    with ScriptedOpenAI() as server:
+        server.push_chat(json_data={"used": f"key was {KEY}"})
+        client = ChatClient(base_url=server.base_url, api_key=KEY, max_retries=0)
+        with pytest.raises(LLMResponseError) as caught:
+            llm_used(client, model="m", answer="Miso", episodes=[ep], deadline_s=5)
+        client.close()
+    assert KEY not in str(caught.value) and "('used': str)" in str(caught.value)

@@ -96,6 +96,11 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("この2年生の担任になった", None),
     ("過去2年度の予算", None),
     ("at last a day off!", None),
+    ("what have I done these past two weeks?", (NOW - timedelta(days=14), NOW)),
+    ("last 10 days", (NOW - timedelta(days=10), NOW)),
+    ("in the last 3 days until now", (NOW - timedelta(days=3), NOW)),
+    ("the last two weeks in April", (d(2026, 4, 1), d(2026, 5, 1))),
+    ("the last 5 days until the exam", None),
     ("the last 5 days before the exam", None),
     ("過去2ヶ月", (d(2026, 3, 20, 15), NOW)),
     ("ここ3日間で", (NOW - timedelta(days=3), NOW)),
@@ -389,7 +394,14 @@ SEPT = datetime(2026, 9, 10, 12, tzinfo=JST)
         ("I'm going to Paris in December", JAN, None),
         ("12月に引っ越す予定なんだ", JAN, None),
         ("12月どうする？", JAN, None),
-        ("by the end of December", JAN, None),
+        ("I’ll be in Paris in December", JAN, None),  # (a phone's apostrophe)
+        ("12月に行きたい", JAN, None),
+        # past forms are no plan
+        ("I planned to go in December, did I?", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
+        ("What did Will say in December?", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
+        ("12月にぜったい言ったよね", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
+        ("12月は冷たい雨ばかりだったね", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
+        ("12月31日はありがたいことに休みだった", JAN, (d(2025, 12, 31), d(2026, 1, 1))),
         ("on December 20", d(2026, 1, 25, 12), None),  # 35 days ago
         # から and 以降 point forward as often: a plan, no window
         ("12月から", JAN, None),

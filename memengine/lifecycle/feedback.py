@@ -221,9 +221,11 @@ def llm_used(
     if not isinstance(numbers, list) or not all(
         isinstance(n, int) and not isinstance(n, bool) for n in numbers
     ):
-        got = repr(reply.data)
-        got = got if len(got) <= 200 else got[:199] + "…"
-        raise LLMResponseError(f"expected {{'used': [numbers]}}, got {got}")
+        keys = ", ".join(map(repr, list(reply.data)[:5])) or "none"
+        what = "a list of other things" if isinstance(numbers, list) else type(numbers).__name__
+        raise LLMResponseError(  # (its shape, not its text: a server may echo the key)
+            f"expected {{'used': [numbers]}}, got an object of keys {keys} ('used': {what})"
+        )
     shown = range(1, len(episodes) + 1)
     used = {episodes[n - 1].id: "the LLM judged it used" for n in numbers if n in shown}
     return used, sorted({n for n in numbers if n not in shown})

@@ -10,6 +10,7 @@ cannot turn into a ``dict`` (truncated text, invalid JSON, a top-level list).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import re
 from typing import Any
@@ -47,7 +48,12 @@ def parse_json_object(text: str, *, cut: bool = False) -> dict[str, Any]:
     if closes:  # the answer follows the last close: thinking may quote a memory's JSON
         after = text[closes[-1].end() :].strip()
         if not _THINK_OPEN.search(text, 0, closes[0].start()):  # (a template opened it:
-            if not after:  # Qwen3, DeepSeek-R1): all before the close is thinking
+            # Qwen3, DeepSeek-R1): all before the close is thinking, unless the close is
+            # inside a string of the answer (a reply about HTML, "</think> tags")
+            holding = _object_around(text, closes[-1].start())
+            if holding is not None:
+                return _safe_strings(holding)
+            if not after:
                 raise LLMResponseError("LLM reply holds only its thinking; expected a JSON object")
             return _safe_strings(_first_object(after, cut))
         if after:
@@ -118,6 +124,25 @@ def _first_object(cleaned: str, cut: bool) -> dict[str, Any]:
 
 
 _FAIL: Any = object()
+
+
+_BRACE = re.compile(r"\{")
+
+
+def _object_around(text: str, at: int) -> dict[str, Any] | None:
+    """The JSON object in ``text`` whose span holds the position ``at`` (a ``</think>``
+    written inside one of its strings), or None; at most :data:`_MAX_STARTS` braces
+    before ``at`` are tried."""
+    decoder = json.JSONDecoder()
+    for brace in itertools.islice(_BRACE.finditer(text, 0, at), _MAX_STARTS):
+        start = brace.start()
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and end > at:
+            return value
+    return None
 
 
 def _loads(candidate: str) -> Any:

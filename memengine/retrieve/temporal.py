@@ -155,12 +155,15 @@ def _just_past(end: datetime, now: datetime) -> bool:
 
 
 _AHEAD = re.compile(
-    r"\b(?:this year|next|will|going to|gonna|plan(?:s|ned|ning)?|should|by the end of|until|"
-    r"till|looking forward)\b|'ll\b|今年|今度|次の|来月|来年|予定|つもり|たい|までに|になったら|"
-    r"しよう|どうする|どうしよう|楽しみ"
+    r"\b(?:this year|next (?:year|month|week|time)|(?:i|we|you|he|she|they|it) will|"
+    r"(?:am|is|are|i['’]m|we['’]re|you['’]re|he['’]s|she['’]s|they['’]re) (?:going to|gonna)|"
+    r"gonna|plan(?:s|ning)? to|looking forward)\b|\b(?:i|we|you|he|she|they|it)['’]ll\b"
+    r"|今年|今度の|次の|来月|来年|予定|つもり|までに|になったら|しよう|どうする|どうしよう|楽しみ"
+    r"|[\u3041-\u3093\u4e00-\u9fff]たい(?=[。！？!?、,.\s]|$|な|んだ|の[?？]|けど|と思)"
 )
 """Words of a message that looks ahead: a month or a day named in it that is still to
-come is that one ("I'm going to Paris in December", 12月に引っ越す予定), not last year's."""
+come is that one ("I'm going to Paris in December", 12月に引っ越す予定, 12月に行きたい), not
+last year's. Past forms do not ("I planned to", "what did Will say", ぜったい, 冷たい雨)."""
 
 
 def _not_just_past(m: re.Match[str]) -> bool:
@@ -283,6 +286,9 @@ _JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十数])[一二
 """A number as it starts (a run of digits is not read again from each of its digits; 数十 is
 no ten)."""
 _EN_NUM = r"[0-9]+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple(?: of)?"
+_EN_COUNT = r"[0-9]+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple(?: of)?"
+"""A count that says it is one without an article before "last" ("last 10 days"; not the
+"a" of "at last a day off")."""
 
 
 def _today(now: datetime) -> date:
@@ -371,7 +377,7 @@ _UNITS = {"日": "day", "週": "week", "年": "year"}
 def _within_last(m: re.Match[str], now: datetime) -> Window | None:
     """ "the last 3 days", "over the past two weeks", ここ3日, この1週間, 過去2ヶ月: from that
     long ago until now (数 and "a few": about four)."""
-    token = m.group("n")
+    token = m.group("n") or m.groupdict().get("n2") or ""
     n = 4 if token in ("数", "few") else (_ja_number(token) or _en_number(token))
     unit = m.group("u").rstrip("s")
     unit = _UNITS.get(unit[0], "month") if not unit.isascii() else unit
@@ -1041,10 +1047,12 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         re.compile(r"\b(?:the )?(?:last|past) (?:few|couple of) days\b"),
         _span_ago(timedelta(days=4), timedelta(0)),
     ),
-    (  # (not "the last two weeks of June", "… before the exam"; "at last a day off")
+    (  # "the last 3 days", "these past two weeks", "in past 2 weeks", "last 10 days"; not
+        # "the last two weeks of June" / "in May", "… before the exam", "at last a day off"
         re.compile(
-            rf"\bthe (?:last|past) (?P<n>{_EN_NUM}|few) (?P<u>day|week|month|year)s?\b"
-            r"(?! (?:of|before|until|till|to)\b)"
+            rf"\b(?:(?:the|these|in|over|within|during|for) (?:last|past) (?P<n>{_EN_NUM}|few)"
+            rf"|(?:last|past) (?P<n2>{_EN_COUNT}|few)) (?P<u>day|week|month|year)s?\b"
+            rf"(?! (?:of|before|to)\b| in (?:{_MONTH_RE}|\d{{4}})\b| (?:until|till) (?!now\b))"
         ),
         _within_last,
     ),

@@ -390,7 +390,7 @@ def backup(
     module = connections.module
     try:
         with connections.in_use():
-            os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
+            os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode | stat.S_IWUSR))
             cur = conn.cursor()  # (VACUUM INTO fills an empty file: never readable by more)
             try:
                 backup_into(cur, partial)
