@@ -768,3 +768,68 @@ def test_the_llm_judges_wrong_answer_is_named_by_its_shape_not_its_text(
             llm_used(client, model="m", answer="Miso", episodes=[ep], deadline_s=5)
         client.close()
     assert KEY not in str(caught.value) and "('used': str)" in str(caught.value)
+
+
+# --- work that meets a forget -----------------------------------------------------------
+
+
+def test_a_scorer_trained_while_its_agent_was_forgotten_and_made_again_is_not_kept(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was saved under the new agent: a forgotten user's scorer came back."""
+    import memengine.lifecycle.ranking as ranking
+
+    cfg = Config.model_validate({"lifecycle": {"learned_scorer_min_samples": 10}})
+    with Memory.open(db_path, embedder=HashEmbedder(), config=cfg) as mem:
+        for i in range(20):
+            mem.add_exchange(f"my cat Mochi likes tuna {i}", "noted", agent="u42")
+        for _ in range(8):
+            r = mem.retrieve("what does my cat like", agent="u42")
+            assert r.turn_id is not None
+            mem.feedback(r.turn_id, [x.episode.id for x in r.results[:1]])
+        fit = ranking.train
+
+        def train(*args: Any, **kwargs: Any) -> Any:  # the forget lands while it fits
+            worker = threading.Thread(
+                target=lambda: (mem.forget_agent("u42"), mem.add_exchange("hi", agent="u42"))
+            )
+            worker.start()
+            worker.join()
+            return fit(*args, **kwargs)
+
+        monkeypatch.setattr(ranking, "train", train)
+        assert mem.train_scorer("u42") is None
+        with mem.store.connections.read() as cur:
+            assert cur.execute("SELECT count(*) FROM scorers").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("again", [False, True])
+def test_a_retrieval_under_way_at_a_forget_returns_and_names_none_of_its_memories(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, again: bool
+) -> None:
+    """Its turn was recorded naming the forgotten episodes (for the agent made again), and
+    their texts came back in the results."""
+    import memengine.memory as facade
+
+    with Memory.open(db_path, embedder=HashEmbedder()) as mem:
+        for i in range(5):
+            mem.add_exchange(f"my diagnosis is tendinopathy {i}", "noted", agent="u42")
+        record = facade.life.after_retrieve
+
+        def late(*args: Any, **kwargs: Any) -> Any:  # the searches are done; then the forget
+            def forget() -> None:
+                mem.forget_agent("u42")
+                if again:
+                    mem.add_exchange("hi again", "hello", agent="u42")
+
+            worker = threading.Thread(target=forget)
+            worker.start()
+            worker.join()
+            return record(*args, **kwargs)
+
+        monkeypatch.setattr(facade.life, "after_retrieve", late)
+        r = mem.retrieve("what is my diagnosis?", agent="u42")
+        assert r.results == () and not r.should_inject
+        with mem.store.connections.read() as cur:
+            named = [json.loads(c) for (c,) in cur.execute("SELECT candidates FROM turns")]
+        assert named == ([[]] if again else [])

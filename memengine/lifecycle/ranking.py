@@ -104,7 +104,10 @@ def train_agent_scorer(
     with store.connections.write() as cur:
         if store_lc.samples_after(cur) != mark:  # re-embedded meanwhile: old cosines
             return None
-        if store_lc.get_agent(cur, agent) is None:  # forgotten while it trained: nothing kept
+        if not cur.execute(  # forgotten while it trained (and made again since, maybe, by
+            "SELECT 1 FROM turns WHERE agent = ? AND id <= ? LIMIT 1",  # an add: its turns
+            (agent, last),  # are all newer, ids are never given twice): nothing is kept
+        ).fetchone():
             return None
         store_lc.save_scorer(
             cur,

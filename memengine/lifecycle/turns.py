@@ -17,8 +17,9 @@ retriever's result. It
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from ..errors import DamagedDatabase, DatabaseLocked, DiskError, EmbeddingError
 from ..models import Retrieval, Retrieved, may_answer, offered_results
 from ..store import lifecycle as store_lc
 from ..store.database import Store
+from ..store.episodes import existing_ids
 from .agents import has_agent
 from .features import FEATURES, TaskContext, features
 from .ranking import life_scores, load_agent_scorer
@@ -156,13 +158,19 @@ def after_retrieve(
     recalled: dict[int, tuple[float, int]] = {}
     ids = [r.episode.id for r in results]
     offered = offered_results(results, should_inject)  # what the reply is shown
+    ids_before = list(ids)
     # a read-only file records nothing; nor does a turn of an agent the file does not know
     # (a mistyped name would otherwise become an agent)
     record = record and not store.read_only and has_agent(store, agent)
     deep_recall = deep and recall and not store.read_only
+    if not (record or (deep_recall and ids)) and ids:
+        with store.connections.read() as cur:
+            results, feats, offered = _still_stored(cur, agent, results, feats, offered)
     if record or (deep_recall and ids):
         try:
             with store.connections.write(wait_s=cfg.turn_record_wait_s) as cur:
+                results, feats, offered = _still_stored(cur, agent, results, feats, offered)
+                ids = [r.episode.id for r in results]
                 if record:
                     turn_id = store_lc.insert_turn(
                         cur,
@@ -217,6 +225,8 @@ def after_retrieve(
             else r
             for r in results
         ]
+    if len(results) < len(ids_before):  # (deleted meanwhile: nothing left to offer, nothing)
+        should_inject = should_inject and bool(offered)
     return retrieval.model_copy(
         update={
             "results": tuple(results),
@@ -225,3 +235,22 @@ def after_retrieve(
             "degraded": tuple(degraded),
         }
     )
+
+
+def _still_stored(
+    cur: Any,
+    agent: str,
+    results: list[Retrieved],
+    feats: list[list[float]],
+    offered: Sequence[Retrieved],
+) -> tuple[list[Retrieved], list[list[float]], list[Retrieved]]:
+    """The results (with their features, and those offered the reply) still stored as
+    ``agent``'s when the turn is recorded: one deleted, or forgotten with its agent, while
+    the searches ran is neither returned nor named by the turn (an import may give its id
+    to another agent's memory meanwhile)."""
+    present = existing_ids(cur, [r.episode.id for r in results], agent)
+    if len(present) == len(results):
+        return results, feats, list(offered)
+    kept = [i for i, r in enumerate(results) if r.episode.id in present]
+    ranked = [results[i].model_copy(update={"rank": n}) for n, i in enumerate(kept, start=1)]
+    return ranked, [feats[i] for i in kept], [r for r in offered if r.episode.id in present]

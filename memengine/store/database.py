@@ -409,7 +409,10 @@ class Store:
                 )
             except self.connections.module.IntegrityError as exc:
                 hint = (
-                    " (an episode with that id exists: import with keep_ids=False / --new-ids)"
+                    " (an episode with that id exists, stored meanwhile by another import of "
+                    "the same file, or there before: import again with skip_existing=True "
+                    "(--skip-existing) to go on, or with keep_ids=False (--new-ids) to add "
+                    "copies under new ids)"
                     if "episodes.id" in str(exc)
                     else ""
                 )
@@ -448,15 +451,20 @@ class Store:
             left = (
                 f"the file was not compacted ({maintenance.not_compacted(kept)})"
                 if kept is not None
-                else "its write-ahead log was not emptied (another process was writing, or "
-                "reading an older snapshot)"
+                else "its write-ahead log was not emptied (another connection, of another "
+                "process or of another thread of this one, an export or a search, was writing "
+                "or reading an older snapshot)"
             )
             disk = isinstance(kept, DiskError)
             error: type[StoreError] = type(kept) if isinstance(kept, DiskError) else DatabaseLocked
             raise error(
                 f"deleted {len(deleted)} episode(s), but {left}, so copies of their bytes may "
                 "remain there: run `memengine optimize --scrub` "
-                + ("once the disk has room" if disk else "once the others have closed it")
+                + (
+                    "once the disk has room"
+                    if disk
+                    else "(mem.optimize(scrub=True)) once nothing else reads or writes the file"
+                )
             )
         return deleted
 
