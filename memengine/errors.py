@@ -59,9 +59,9 @@ class MemEngineError(Exception):
     """Root of every error memengine raises on purpose."""
 
     stored: int | None = None
-    """For an ``add_many`` or an import that stopped part way: how many of the episodes
-    given were stored, the first ones in the order given (the message says so too); None
-    for any other error."""
+    """For an error of a call that stores episodes (``add``, ``add_exchange``, ``add_many``,
+    an import): how many of those given were stored, the first ones in the order given
+    (0: none; the message says so too when some were); None for any other error."""
 
 
 class ConfigError(MemEngineError):

@@ -144,12 +144,20 @@ def hidden(text: str, secrets: Iterable[str], keep: Iterable[str] = ()) -> str:
     """``text`` with each of ``secrets`` (:func:`secrets_of`) shown as ``***``, except
     inside the words of ``keep`` (what memengine writes itself: the endpoint as shown, the
     model's name; a placeholder key ``ollama`` is no reason to mask ``http://ollama:11434``)."""
-    own = sorted({k for k in keep if k}, key=len, reverse=True)
-    parts = re.split("(" + "|".join(map(re.escape, own)) + ")", text) if own else [text]
-    for i in range(0, len(parts), 2):  # (the odd ones are the kept words)
-        for secret in secrets:
-            parts[i] = parts[i].replace(secret, "***")
-    return "".join(parts)
+    found = sorted({s for s in secrets if s}, key=len, reverse=True)
+    if not found:
+        return text
+    kept = [
+        (m.start(), m.end())
+        for word in {k for k in keep if k}
+        for m in re.finditer(re.escape(word), text)
+    ]
+
+    def mask(m: re.Match[str]) -> str:  # (a key that merely holds a model's name: masked)
+        inside = any(a <= m.start() and m.end() <= b for a, b in kept)
+        return m.group() if inside else "***"
+
+    return re.sub("|".join(map(re.escape, found)), mask, text)
 
 
 class _HoldsSecrets(Protocol):
@@ -200,6 +208,8 @@ def secrets_of(
     url = urlsplit(base_url) if base_url else None
     name, password = (url.username or "", url.password or "") if url else ("", "")
     found = [api_key or "", *(headers or {}).values(), password]
+    if name and not password:  # (a token given as the name: https://TOKEN@host)
+        found += [name, unquote(name)]
     if name or password:
         pair = f"{unquote(name)}:{unquote(password)}"
         found += [unquote(password), base64.b64encode(pair.encode("utf-8")).decode("ascii")]

@@ -43,6 +43,7 @@ from .errors import (
     EmbedderMismatch,
     EmbeddingError,
     InvalidInput,
+    MemEngineError,
     MemoryClosed,
     NotFound,
     StoreError,
@@ -270,7 +271,8 @@ class Memory:
     def closed(self) -> bool:
         """Whether the memory is closed (while it closes, calls already get
         :class:`.MemoryClosed`)."""
-        return self.store.closed
+        forked = os.getpid() != self.store.connections.opened_in  # (close() only refuses there)
+        return self.store.closed or (forked and self._gate.closing)
 
     def __repr__(self) -> str:
         """``<Memory 'memory.db' open>``: the file and whether it is open, read-only, closing
@@ -537,8 +539,10 @@ class Memory:
                 done += len(batch)
                 if progress:
                     progress(done, total or done)
-        except StoreError as exc:  # closed, locked, a full disk: say what is in (a retry
-            exc.stored = done  # of the whole list would store those twice)
+        except MemEngineError as exc:  # closed, locked, a full disk, an id taken: say what
+            if exc.stored is not None:  # is in (a retry of the whole list would store those
+                raise  # twice); said already: a line that does not check, an embedding
+            exc.stored = done
             if not done:
                 raise
             stopped = type(exc)(f"{exc}{_stored_note(done, checked)}")
@@ -552,13 +556,16 @@ class Memory:
             try:
                 self.optimize()
             except StoreError as exc:  # every episode is in: only the merge is not
+                exc.stored = done
                 if not done:
                     raise
-                raise type(exc)(
+                merged = type(exc)(
                     f"{exc} (all {counted(done, 'episode')} stored; only the full-text index "
                     "merge that follows a bulk load was not done: run optimize() "
                     "(memengine optimize) later)"
-                ) from exc
+                )
+                merged.stored = done
+                raise merged from exc
         return ids
 
     @gated_job
@@ -611,7 +618,9 @@ class Memory:
                 if stored_before
                 else "nothing was stored; add it again later"
             )
-            raise type(exc)(f"{exc} ({kept})") from exc
+            failed = type(exc)(f"{exc} ({kept})")
+            failed.stored = stored_before
+            raise failed from exc
         probe = self._probed.unrecorded() if self._probed is not None else None
         ids = self.store.add(batch, [analyze(t) for t in texts], vectors, probe=probe)
         if self._probed is not None and probe is not None:

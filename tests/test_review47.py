@@ -719,7 +719,7 @@ def test_an_add_many_stopped_part_way_says_how_many_it_stored_as_a_number(mem: M
     assert caught.value.stored == 4 and "the first 4 episodes" in str(caught.value)
     with pytest.raises(InvalidInput) as first:
         mem.add_many([bad])  # type: ignore[list-item]
-    assert first.value.stored is None
+    assert first.value.stored == 0
 
 
 def test_a_read_only_file_is_backed_up_and_a_read_only_backup_replaced(tmp_path: Path) -> None:
@@ -767,7 +767,7 @@ def test_the_llm_judges_wrong_answer_is_named_by_its_shape_not_its_text(
         with pytest.raises(LLMResponseError) as caught:
             llm_used(client, model="m", answer="Miso", episodes=[ep], deadline_s=5)
         client.close()
-    assert KEY not in str(caught.value) and "('used': str)" in str(caught.value)
+    assert KEY not in str(caught.value) and "'used': str" in str(caught.value)
 
 
 # --- work that meets a forget -----------------------------------------------------------
@@ -833,3 +833,25 @@ def test_a_retrieval_under_way_at_a_forget_returns_and_names_none_of_its_memorie
         with mem.store.connections.read() as cur:
             named = [json.loads(c) for (c,) in cur.execute("SELECT candidates FROM turns")]
         assert named == ([[]] if again else [])
+
+
+def test_a_key_that_holds_the_models_name_is_still_masked_and_a_token_as_the_urls_name() -> None:
+    from memengine.http_retry import hidden, secrets_of
+
+    key = "sk-proj-Zq8o3Lk2Vw9TtR4mN7pXc1"
+    assert hidden(f"model o3: Bearer {key}", [key], ["o3"]) == "model o3: Bearer ***"
+    assert "ghp_9f8e7d6c5b4a3f2e1d0c" in secrets_of("http://ghp_9f8e7d6c5b4a3f2e1d0c@h/v1", None)
+
+
+def test_an_id_clash_part_way_says_how_many_were_stored(mem: Memory) -> None:
+    """Only a StoreError got its count: an id taken meanwhile (InvalidInput) and an
+    embedder that failed had stored None."""
+    from memengine import NewEpisode
+
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    taken = mem.add_exchange("there before")
+    eps = [NewEpisode(user_text=f"turn {i}", occurred_at=t0, id=100 + i) for i in range(4)]
+    eps.append(NewEpisode(user_text="clash", occurred_at=t0, id=taken))
+    with pytest.raises(InvalidInput) as caught:
+        mem.add_many(eps, batch_size=2)
+    assert caught.value.stored == 4 and "the first 4 episodes" in str(caught.value)

@@ -101,6 +101,9 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("in the last 3 days until now", (NOW - timedelta(days=3), NOW)),
     ("the last two weeks in April", (d(2026, 4, 1), d(2026, 5, 1))),
     ("the last 5 days until the exam", None),
+    ("These batteries last two weeks", None),  # the verb
+    ("It didn't last 3 months", None),
+    ("at last two days off!", None),
     ("the last 5 days before the exam", None),
     ("過去2ヶ月", (d(2026, 3, 20, 15), NOW)),
     ("ここ3日間で", (NOW - timedelta(days=3), NOW)),
@@ -396,6 +399,12 @@ SEPT = datetime(2026, 9, 10, 12, tzinfo=JST)
         ("12月どうする？", JAN, None),
         ("I’ll be in Paris in December", JAN, None),  # (a phone's apostrophe)
         ("12月に行きたい", JAN, None),
+        ("My mom will visit in December", JAN, None),
+        ("Where should we go in December?", JAN, None),
+        ("Are you going to Paris in December?", JAN, None),
+        ("12月に沖縄に行きたいです", JAN, None),
+        ("今度は12月に会おうね", JAN, None),
+        ("12月に買った服、もったいないな", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
         # past forms are no plan
         ("I planned to go in December, did I?", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
         ("What did Will say in December?", JAN, (d(2025, 12, 1), d(2026, 1, 1))),

@@ -221,10 +221,16 @@ def llm_used(
     if not isinstance(numbers, list) or not all(
         isinstance(n, int) and not isinstance(n, bool) for n in numbers
     ):
-        keys = ", ".join(map(repr, list(reply.data)[:5])) or "none"
-        what = "a list of other things" if isinstance(numbers, list) else type(numbers).__name__
+        what = (
+            "no 'used'"
+            if "used" not in reply.data
+            else "a list of other things"
+            if isinstance(numbers, list)
+            else type(numbers).__name__
+        )
         raise LLMResponseError(  # (its shape, not its text: a server may echo the key)
-            f"expected {{'used': [numbers]}}, got an object of keys {keys} ('used': {what})"
+            f"expected {{'used': [numbers]}}, got an object of {len(reply.data)} keys, "
+            f"'used': {what}"
         )
     shown = range(1, len(episodes) + 1)
     used = {episodes[n - 1].id: "the LLM judged it used" for n in numbers if n in shown}

@@ -17,7 +17,6 @@ retriever's result. It
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -165,12 +164,14 @@ def after_retrieve(
     deep_recall = deep and recall and not store.read_only
     if not (record or (deep_recall and ids)) and ids:
         with store.connections.read() as cur:
-            results, feats, offered = _still_stored(cur, agent, results, feats, offered)
+            results, feats = _still_stored(cur, agent, results, feats)
     if record or (deep_recall and ids):
         try:
             with store.connections.write(wait_s=cfg.turn_record_wait_s) as cur:
-                results, feats, offered = _still_stored(cur, agent, results, feats, offered)
+                results, feats = _still_stored(cur, agent, results, feats)
                 ids = [r.episode.id for r in results]
+                if len(ids) < len(ids_before):  # (a copy of a deleted one may be offered)
+                    offered = offered_results(results, should_inject)
                 if record:
                     turn_id = store_lc.insert_turn(
                         cur,
@@ -201,6 +202,8 @@ def after_retrieve(
         except DatabaseLocked:  # the file busy past the turn's own wait (not write_wait_s)
             # the answer matters more than its record: it is returned unrecorded
             turn_id, recalled = None, {}
+            with store.connections.read() as cur:  # (without what was deleted meanwhile)
+                results, feats = _still_stored(cur, agent, results, feats)
             degraded.append(
                 f"turn not recorded: another writer kept the file past "
                 f"{cfg.turn_record_wait_s:g} s ([lifecycle] turn_record_wait_s waits longer)"
@@ -226,7 +229,7 @@ def after_retrieve(
             for r in results
         ]
     if len(results) < len(ids_before):  # (deleted meanwhile: nothing left to offer, nothing)
-        should_inject = should_inject and bool(offered)
+        should_inject = should_inject and bool(offered_results(results, should_inject))
     return retrieval.model_copy(
         update={
             "results": tuple(results),
@@ -238,19 +241,15 @@ def after_retrieve(
 
 
 def _still_stored(
-    cur: Any,
-    agent: str,
-    results: list[Retrieved],
-    feats: list[list[float]],
-    offered: Sequence[Retrieved],
-) -> tuple[list[Retrieved], list[list[float]], list[Retrieved]]:
-    """The results (with their features, and those offered the reply) still stored as
-    ``agent``'s when the turn is recorded: one deleted, or forgotten with its agent, while
-    the searches ran is neither returned nor named by the turn (an import may give its id
-    to another agent's memory meanwhile)."""
+    cur: Any, agent: str, results: list[Retrieved], feats: list[list[float]]
+) -> tuple[list[Retrieved], list[list[float]]]:
+    """The results (with their features) still stored as ``agent``'s when the turn is
+    recorded: one deleted, or forgotten with its agent, while the searches ran is neither
+    returned nor named by the turn (an import may give its id to another agent's memory
+    meanwhile)."""
     present = existing_ids(cur, [r.episode.id for r in results], agent)
     if len(present) == len(results):
-        return results, feats, list(offered)
+        return results, feats
     kept = [i for i, r in enumerate(results) if r.episode.id in present]
     ranked = [results[i].model_copy(update={"rank": n}) for n, i in enumerate(kept, start=1)]
-    return ranked, [feats[i] for i in kept], [r for r in offered if r.episode.id in present]
+    return ranked, [feats[i] for i in kept]

@@ -155,15 +155,20 @@ def _just_past(end: datetime, now: datetime) -> bool:
 
 
 _AHEAD = re.compile(
-    r"\b(?:this year|next (?:year|month|week|time)|(?:i|we|you|he|she|they|it) will|"
-    r"(?:am|is|are|i['’]m|we['’]re|you['’]re|he['’]s|she['’]s|they['’]re) (?:going to|gonna)|"
-    r"gonna|plan(?:s|ning)? to|looking forward)\b|\b(?:i|we|you|he|she|they|it)['’]ll\b"
-    r"|今年|今度の|次の|来月|来年|予定|つもり|までに|になったら|しよう|どうする|どうしよう|楽しみ"
-    r"|[\u3041-\u3093\u4e00-\u9fff]たい(?=[。！？!?、,.\s]|$|な|んだ|の[?？]|けど|と思)"
+    r"\b(?:this year|next (?:year|month|week|time)|gonna|plan(?:s|ning)? to|looking forward|"
+    r"(?:will|won['’]t|shall) (?:i|we|you|he|she|they|it|be|go|come|visit|do|have|get|see|"
+    r"meet|start|need|take|make|try|stay|move|travel|fly|leave|buy|finish|open|close)|"
+    r"(?:am|is|are|i['’]m|we['’]re|you['’]re|he['’]s|she['’]s|they['’]re|are (?:you|we|they)|"
+    r"is (?:he|she|it)) (?:going to|gonna)|should (?:i|we)|(?:need|have|want) to|"
+    r"(?:i|we|you|he|she|they|it)['’]ll)\b"
+    r"|今年|今度|次の|来月|来年|予定|つもり|までに|になったら|しよう|どうする|どうしよう|楽しみ"
+    r"|(?:[いきぎしじちにびみりえけげせぜてでねべめれ]|[見寝出居得来])たい"
+    r"(?=[。！？!?、,.\s]|$|な|ん|の|けど|と思|です|よ|ね|わ|って)"
 )
 """Words of a message that looks ahead: a month or a day named in it that is still to
-come is that one ("I'm going to Paris in December", 12月に引っ越す予定, 12月に行きたい), not
-last year's. Past forms do not ("I planned to", "what did Will say", ぜったい, 冷たい雨)."""
+come is that one ("I'm going to Paris in December", "my mom will visit", "should we go",
+12月に引っ越す予定, 12月に行きたいです), not last year's. Past forms do not ("I planned
+to", "what did Will say", ぜったい, 冷たい雨, もったいない, ありがたい)."""
 
 
 def _not_just_past(m: re.Match[str]) -> bool:
@@ -1051,7 +1056,7 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         # "the last two weeks of June" / "in May", "… before the exam", "at last a day off"
         re.compile(
             rf"\b(?:(?:the|these|in|over|within|during|for) (?:last|past) (?P<n>{_EN_NUM}|few)"
-            rf"|(?:last|past) (?P<n2>{_EN_COUNT}|few)) (?P<u>day|week|month|year)s?\b"
+            rf"|(?:(?<![a-z] )past|^last) (?P<n2>{_EN_COUNT}|few)) (?P<u>day|week|month|year)s?\b"
             rf"(?! (?:of|before|to)\b| in (?:{_MONTH_RE}|\d{{4}})\b| (?:until|till) (?!now\b))"
         ),
         _within_last,

@@ -410,9 +410,10 @@ class Store:
             except self.connections.module.IntegrityError as exc:
                 hint = (
                     " (an episode with that id exists, stored meanwhile by another import of "
-                    "the same file, or there before: import again with skip_existing=True "
-                    "(--skip-existing) to go on, or with keep_ids=False (--new-ids) to add "
-                    "copies under new ids)"
+                    "the same file, or there before: an import goes on with "
+                    "skip_existing=True (--skip-existing), or adds copies under new ids with "
+                    "keep_ids=False (--new-ids); add_many keeps an episode's id: give none "
+                    "for a new one)"
                     if "episodes.id" in str(exc)
                     else ""
                 )
