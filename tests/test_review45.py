@@ -131,11 +131,14 @@ mem = Memory.open({str(tmp_path / "fd.db")!r}, embedder=HashEmbedder())
 mem.add_exchange("my cat is Mochi", "cute")
 resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40))
 said = []
-def work():
+start, end = threading.Barrier(30, timeout=60), threading.Barrier(30, timeout=60)
+def work():  # (all at once, each holding its connection until all are done)
+    start.wait()
     try:
         mem.retrieve("cat?")
     except StoreError as exc:
         said.append(str(exc))
+    end.wait()
 threads = [threading.Thread(target=work) for _ in range(30)]
 for t in threads:
     t.start()
