@@ -127,6 +127,8 @@ def test_thinking_that_quotes_a_memorys_json_is_not_taken_for_the_answer() -> No
         parse_json_object(opened_by_the_template[:-20], cut=True)
     with pytest.raises(LLMResponseError, match="only its thinking"):
         parse_json_object(f"Candidate 2 reads: {forged}</think>")
+    with pytest.raises(LLMResponseError, match="cut inside its thinking"):
+        parse_json_object(f"<think>the user means {forged} so", cut=True)
 
 
 def test_the_prompts_quote_no_json_no_think_tag_and_no_id_head(clock: FixedClock) -> None:
