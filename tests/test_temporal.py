@@ -404,6 +404,8 @@ SEPT = datetime(2026, 9, 10, 12, tzinfo=JST)
         ("Are you going to Paris in December?", JAN, None),
         ("12月に沖縄に行きたいです", JAN, None),
         ("今度は12月に会おうね", JAN, None),
+        ("We have to move in December", JAN, None),
+        ("what did I want to do in December?", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
         ("12月に買った服、もったいないな", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
         # past forms are no plan
         ("I planned to go in December, did I?", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
