@@ -273,12 +273,14 @@ def masked_url(url: str) -> str:
     """``url`` as messages may show it: everything between its scheme and its last ``@``
     (a name and password, which may hold a raw ``/`` or ``?``) as ``***``
     (``https://user:pw@host`` → ``https://***@host``), also when it is no URL at all
-    (``user:pw@host/v1``, the mistake an error reports). An ``@`` later in the URL hides
-    more than it must, never less."""
+    (``user:pw@host/v1``, the mistake an error reports), and its query (``?key=…``) as
+    ``?***``. An ``@`` later in the URL hides more than it must, never less."""
     head = _SCHEME.match(url)
     start = head.end() if head else 0
     at = url.rfind("@", start)
-    return url if at < 0 else url[:start] + "***" + url[at:]
+    shown = url if at < 0 else url[:start] + "***" + url[at:]
+    query = shown.find("?", start)  # (a key may ride in it: ?key=…)
+    return shown if query < 0 else shown[: query + 1] + "***"
 
 
 _SPACE = re.compile(r"\s")

@@ -59,9 +59,10 @@ class MemEngineError(Exception):
     """Root of every error memengine raises on purpose."""
 
     stored: int | None = None
-    """For an error of a call that stores episodes (``add``, ``add_exchange``, ``add_many``,
-    an import): how many of those given were stored, the first ones in the order given
-    (0: none; the message says so too when some were); None for any other error."""
+    """For an error raised while episodes given to ``add``, ``add_exchange``, ``add_many``
+    or an import were being checked and stored: how many of them were stored, the first
+    ones in the order given (0: none; the message says so too when some were). None for
+    an error raised before (bad arguments, a closed or read-only memory) and any other."""
 
 
 class ConfigError(MemEngineError):

@@ -202,9 +202,10 @@ def secrets_of(
 ) -> tuple[str, ...]:
     """What a client sends that no message may repeat: its key, the password in its URL
     (as written, decoded, and in the ``Authorization: Basic`` token the HTTP library makes
-    of the name and password; the name alone is no secret, and often a word: ``user``) and
-    its extra headers' values (longest first, so a longer one is masked whole). Messages
-    show the URL without its name and password anyway."""
+    of the name and password; the name beside a password is no secret, and often a word:
+    ``user``; a name without one is a token: ``https://TOKEN@host``) and its extra headers'
+    values (longest first, so a longer one is masked whole). Messages show the URL without
+    its name, password and query anyway."""
     url = urlsplit(base_url) if base_url else None
     name, password = (url.username or "", url.password or "") if url else ("", "")
     found = [api_key or "", *(headers or {}).values(), password]

@@ -540,9 +540,9 @@ class Memory:
                 if progress:
                     progress(done, total or done)
         except MemEngineError as exc:  # closed, locked, a full disk, an id taken: say what
-            if exc.stored is not None:  # is in (a retry of the whole list would store those
-                raise  # twice); said already: a line that does not check, an embedding
-            exc.stored = done
+            if exc.stored == done:  # is in (a retry of the whole list would store those
+                raise  # twice); said already here: a line that does not check, an embedding
+            exc.stored = done  # (another memory's count, a progress callback's, is not ours)
             if not done:
                 raise
             stopped = type(exc)(f"{exc}{_stored_note(done, checked)}")
@@ -601,11 +601,13 @@ class Memory:
         named = self.store.named_by_records(sorted(set(given) - self.store.existing(given)))
         if named:
             kept = f" ({stored_before:,} stored before this batch)" if stored_before else ""
-            raise InvalidInput(
+            refused = InvalidInput(
                 f"episode id {named[0]} belonged to an episode deleted from this memory, and a "
                 f"recorded turn or sleep names it: an id is never given out twice; this batch "
                 f"was not written{kept}. Leave the id out (None) to get a new one"
             )
+            refused.stored = stored_before
+            raise refused
 
     def _write(self, batch: list[NewEpisode], stored_before: int = 0) -> list[int]:
         """Embed and store one batch; ``stored_before`` episodes of the call are in already."""

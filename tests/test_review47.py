@@ -769,7 +769,7 @@ def test_the_llm_judges_wrong_answer_is_named_by_its_shape_not_its_text(
         with pytest.raises(LLMResponseError) as caught:
             llm_used(client, model="m", answer="Miso", episodes=[ep], deadline_s=5)
         client.close()
-    assert KEY not in str(caught.value) and "'used': str" in str(caught.value)
+    assert KEY not in str(caught.value) and "1 key whose 'used' is a str" in str(caught.value)
 
 
 # --- work that meets a forget -----------------------------------------------------------
@@ -857,3 +857,29 @@ def test_an_id_clash_part_way_says_how_many_were_stored(mem: Memory) -> None:
     with pytest.raises(InvalidInput) as caught:
         mem.add_many(eps, batch_size=2)
     assert caught.value.stored == 4 and "the first 4 episodes" in str(caught.value)
+
+
+def test_a_count_from_another_memory_is_not_taken_for_this_ones(
+    mem: Memory, tmp_path: Path
+) -> None:
+    """An error with its own `stored` (a progress callback's call into another memory)
+    passed through with that count: a caller resuming from it stored an episode twice."""
+    from memengine import NewEpisode
+
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    other = Memory.open(tmp_path / "other.db", embedder=HashEmbedder())
+    other.close()
+
+    def mirror(done: int, total: int) -> None:
+        other.add_exchange("mirror")  # closed: MemoryClosed, stored 0 for that memory
+
+    eps = [NewEpisode(user_text=f"turn {i}", occurred_at=t0) for i in range(3)]
+    with pytest.raises(MemoryClosed) as caught:
+        mem.add_many(eps, batch_size=1, progress=mirror)
+    assert caught.value.stored == mem.stats()["episodes"] == 1
+
+
+def test_a_url_query_is_not_shown() -> None:
+    from memengine.config import masked_url
+
+    assert masked_url("http://127.0.0.1:9/v1?key=SECRETKEY1234") == "http://127.0.0.1:9/v1?***"

@@ -104,6 +104,9 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("These batteries last two weeks", None),  # the verb
     ("It didn't last 3 months", None),
     ("at last two days off!", None),
+    ("Hey, last two weeks I was sick", (NOW - timedelta(days=14), NOW)),
+    ("summarize my last 7 days", (NOW - timedelta(days=7), NOW)),
+    ("The trip will last 10 days", None),
     ("the last 5 days before the exam", None),
     ("過去2ヶ月", (d(2026, 3, 20, 15), NOW)),
     ("ここ3日間で", (NOW - timedelta(days=3), NOW)),
@@ -405,6 +408,8 @@ SEPT = datetime(2026, 9, 10, 12, tzinfo=JST)
         ("12月に沖縄に行きたいです", JAN, None),
         ("今度は12月に会おうね", JAN, None),
         ("We have to move in December", JAN, None),
+        ("It will snow in December", JAN, None),
+        ("Did Will visit us in December?", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
         ("what did I want to do in December?", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
         ("12月に買った服、もったいないな", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
         # past forms are no plan

@@ -37,7 +37,7 @@ from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import as_a_word, prompt_line, query_terms, shell_word
+from ..text import as_a_word, counted, prompt_line, query_terms, shell_word
 from .strength import impact_of
 
 __all__ = ["FeedbackResult", "Judge", "give_feedback", "llm_used", "match_answer", "uncommon"]
@@ -222,15 +222,15 @@ def llm_used(
         isinstance(n, int) and not isinstance(n, bool) for n in numbers
     ):
         what = (
-            "no 'used'"
+            "without 'used'"
             if "used" not in reply.data
-            else "a list of other things"
+            else "whose 'used' is a list of other things"
             if isinstance(numbers, list)
-            else type(numbers).__name__
+            else f"whose 'used' is a {type(numbers).__name__}"
         )
         raise LLMResponseError(  # (its shape, not its text: a server may echo the key)
-            f"expected {{'used': [numbers]}}, got an object of {len(reply.data)} keys, "
-            f"'used': {what}"
+            f"expected {{'used': [numbers]}}, got an object of {counted(len(reply.data), 'key')} "
+            f"{what}"
         )
     shown = range(1, len(episodes) + 1)
     used = {episodes[n - 1].id: "the LLM judged it used" for n in numbers if n in shown}

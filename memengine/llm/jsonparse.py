@@ -60,8 +60,9 @@ def parse_json_object(text: str, *, cut: bool = False) -> dict[str, Any]:
             with contextlib.suppress(LLMResponseError):
                 return _safe_strings(_first_object(after, cut))
     opened = list(_THINK_OPEN.finditer(text))
-    if cut and opened and (not closes or opened[-1].start() > closes[-1].start()):
-        raise LLMResponseError(  # (what it quoted while thinking is no answer)
+    unclosed = bool(opened) and (not closes or opened[-1].start() > closes[-1].start())
+    if cut and unclosed and _object_around(text, opened[-1].start()) is None:  # (a "<think>"
+        raise LLMResponseError(  # in one of the answer's strings is no thinking)  # (what it quoted while thinking is no answer)
             "LLM reply was cut inside its thinking (<think> never closed); expected a JSON object"
         )
     cleaned = _without_thinking(text).strip()

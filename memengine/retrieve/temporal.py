@@ -156,8 +156,7 @@ def _just_past(end: datetime, now: datetime) -> bool:
 
 _AHEAD = re.compile(
     r"\b(?:this year|next (?:year|month|week|time)|gonna|plan(?:s|ning)? to|looking forward|"
-    r"(?:will|won['’]t|shall) (?:i|we|you|he|she|they|it|be|go|come|visit|do|have|get|see|"
-    r"meet|start|need|take|make|try|stay|move|travel|fly|leave|buy|finish|open|close)|"
+    r"(?<!did )(?:will|won['’]t|shall)|"
     r"(?:am|is|are|i['’]m|we['’]re|you['’]re|he['’]s|she['’]s|they['’]re|are (?:you|we|they)|"
     r"is (?:he|she|it)) (?:going to|gonna)|should (?:i|we)|"
     r"(?<!did )(?<!didn['’]t )(?:i|we|you) (?:need|have|want) to|"
@@ -1057,7 +1056,9 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         # "the last two weeks of June" / "in May", "… before the exam", "at last a day off"
         re.compile(
             rf"\b(?:(?:the|these|in|over|within|during|for) (?:last|past) (?P<n>{_EN_NUM}|few)"
-            rf"|(?:(?<![a-z] )past|^last) (?P<n2>{_EN_COUNT}|few)) (?P<u>day|week|month|year)s?\b"
+            rf"|(?:past|(?:^|(?<=[,.;:!?] )|(?<=\bmy )|(?<=\bour )|(?<=\byour )|(?<=\bhis )|(?<=\bher )"
+            rf"|(?<=\btheir ))last)"
+            rf" (?P<n2>{_EN_COUNT}|few)) (?P<u>day|week|month|year)s?\b"
             rf"(?! (?:of|before|to)\b| in (?:{_MONTH_RE}|\d{{4}})\b| (?:until|till) (?!now\b))"
         ),
         _within_last,
