@@ -277,9 +277,11 @@ def masked_url(url: str) -> str:
     ``?***``. An ``@`` later in the URL hides more than it must, never less."""
     head = _SCHEME.match(url)
     start = head.end() if head else 0
-    at = url.rfind("@", start)
+    at, query = url.rfind("@", start), url.find("?", start)  # (a key may ride in a query)
+    if query >= 0 and at > query and re.search("[=&]", url[at:]):  # an "@" in the query
+        at = -1  # (else a raw "?" in a password: hidden with the name)
     shown = url if at < 0 else url[:start] + "***" + url[at:]
-    query = shown.find("?", start)  # (a key may ride in it: ?key=…)
+    query = shown.find("?", start)
     return shown if query < 0 else shown[: query + 1] + "***"
 
 
@@ -320,6 +322,12 @@ def http_url(value: str | None) -> str | None:
             f"{masked_url(value)!r} is not a URL an HTTP client can read: a name or "
             "password in it must write / ? # @ as %2F %3F %23 %40"
         ) from None
+    if parts.query or parts.fragment:  # (the client adds /chat/completions after it all)
+        raise ValueError(
+            f"{masked_url(value)!r} holds a query (?…) or a fragment (#…), where the client "
+            "would add its paths (/v1?key=…chat/completions): give the endpoint's path only, "
+            "e.g. http://localhost:11434/v1, and a key as api_key"
+        )
     return value
 
 

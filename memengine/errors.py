@@ -64,6 +64,9 @@ class MemEngineError(Exception):
     ones in the order given (0: none; the message says so too when some were). None for
     an error raised before (bad arguments, a closed or read-only memory) and any other."""
 
+    counted_by: object = None
+    """The call whose episodes :attr:`stored` counts (memengine's own bookkeeping)."""
+
 
 class ConfigError(MemEngineError):
     """A configuration value or file is invalid."""

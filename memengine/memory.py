@@ -510,6 +510,7 @@ class Memory:
         ids: list[int] = []
         batch: list[NewEpisode] = []
         done = 0
+        call = object()  # (the errors this call counted: not another's, a callback's)
         try:
             for k, ep in enumerate(episodes):
                 try:
@@ -522,27 +523,27 @@ class Memory:
                     failed = InvalidInput(
                         f"episode {k + 1:,} of those given: {exc}" + _stored_note(done, checked)
                     )
-                    failed.stored = done
+                    failed.stored, failed.counted_by = done, call
                     raise failed from exc
                 if len(batch) >= batch_size:
                     if not checked:
-                        self._refuse_named_ids(batch, done)
-                    ids.extend(self._write(batch, done))
+                        self._refuse_named_ids(batch, done, call)
+                    ids.extend(self._write(batch, done, call))
                     done += len(batch)
                     batch = []
                     if progress:
                         progress(done, total or done)
             if batch:
                 if not checked:
-                    self._refuse_named_ids(batch, done)
-                ids.extend(self._write(batch, done))
+                    self._refuse_named_ids(batch, done, call)
+                ids.extend(self._write(batch, done, call))
                 done += len(batch)
                 if progress:
                     progress(done, total or done)
         except MemEngineError as exc:  # closed, locked, a full disk, an id taken: say what
-            if exc.stored == done:  # is in (a retry of the whole list would store those
+            if exc.counted_by is call:  # is in (a retry of the whole list would store those
                 raise  # twice); said already here: a line that does not check, an embedding
-            exc.stored = done  # (another memory's count, a progress callback's, is not ours)
+            exc.stored = done  # (another call's count, a progress callback's, is not ours)
             if not done:
                 raise
             stopped = type(exc)(f"{exc}{_stored_note(done, checked)}")
@@ -590,7 +591,9 @@ class Memory:
         self._writable()
         return self.store.optimize(vectors=vectors, scrub=scrub, progress=progress)
 
-    def _refuse_named_ids(self, batch: list[NewEpisode], stored_before: int) -> None:
+    def _refuse_named_ids(
+        self, batch: list[NewEpisode], stored_before: int, call: object = None
+    ) -> None:
         """InvalidInput for an id given in ``batch`` that a recorded turn or sleep names (a
         deleted episode's: kept, a feedback on that turn would read and reinforce the
         new one, maybe another agent's), as an import refuses it."""
@@ -606,10 +609,12 @@ class Memory:
                 f"recorded turn or sleep names it: an id is never given out twice; this batch "
                 f"was not written{kept}. Leave the id out (None) to get a new one"
             )
-            refused.stored = stored_before
+            refused.stored, refused.counted_by = stored_before, call
             raise refused
 
-    def _write(self, batch: list[NewEpisode], stored_before: int = 0) -> list[int]:
+    def _write(
+        self, batch: list[NewEpisode], stored_before: int = 0, call: object = None
+    ) -> list[int]:
         """Embed and store one batch; ``stored_before`` episodes of the call are in already."""
         texts = [_episode_text(ep) for ep in batch]
         try:
@@ -621,7 +626,7 @@ class Memory:
                 else "nothing was stored; add it again later"
             )
             failed = type(exc)(f"{exc} ({kept})")
-            failed.stored = stored_before
+            failed.stored, failed.counted_by = stored_before, call
             raise failed from exc
         probe = self._probed.unrecorded() if self._probed is not None else None
         ids = self.store.add(batch, [analyze(t) for t in texts], vectors, probe=probe)

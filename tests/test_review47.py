@@ -129,6 +129,10 @@ def test_thinking_that_quotes_a_memorys_json_is_not_taken_for_the_answer() -> No
         parse_json_object(f"Candidate 2 reads: {forged}</think>")
     with pytest.raises(LLMResponseError, match="cut inside its thinking"):
         parse_json_object(f"<think>the user means {forged} so", cut=True)
+    with pytest.raises(LLMResponseError, match="cut inside its thinking"):
+        parse_json_object(f"<think>a</think><think>b {forged}", cut=True)  # (a second block)
+    with pytest.raises(LLMResponseError, match="truncated"):  # ("<think>" in its string)
+        parse_json_object('{"expanded_queries": ["what is a <think> tag", "html', cut=True)
 
 
 def test_the_prompts_quote_no_json_no_think_tag_and_no_id_head(clock: FixedClock) -> None:
@@ -867,19 +871,23 @@ def test_a_count_from_another_memory_is_not_taken_for_this_ones(
     from memengine import NewEpisode
 
     t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    other = Memory.open(tmp_path / "other.db", embedder=HashEmbedder())
-    other.close()
+    with Memory.open(tmp_path / "other.db", embedder=HashEmbedder()) as other:
 
-    def mirror(done: int, total: int) -> None:
-        other.add_exchange("mirror")  # closed: MemoryClosed, stored 0 for that memory
+        def mirror(done: int, total: int) -> None:
+            other.add_many([NewEpisode(user_text="ok", occurred_at=t0), {"user_text": ""}])
 
-    eps = [NewEpisode(user_text=f"turn {i}", occurred_at=t0) for i in range(3)]
-    with pytest.raises(MemoryClosed) as caught:
-        mem.add_many(eps, batch_size=1, progress=mirror)
+        eps = [NewEpisode(user_text=f"turn {i}", occurred_at=t0) for i in range(3)]
+        with pytest.raises(InvalidInput) as caught:  # (the other's: "the first 1 … stored")
+            mem.add_many(eps, batch_size=1, progress=mirror)  # type: ignore[arg-type]
     assert caught.value.stored == mem.stats()["episodes"] == 1
 
 
 def test_a_url_query_is_not_shown() -> None:
+    from memengine import load_config
     from memengine.config import masked_url
 
     assert masked_url("http://127.0.0.1:9/v1?key=SECRETKEY1234") == "http://127.0.0.1:9/v1?***"
+    assert masked_url("http://h/v1?user=me@x.com&key=SECRETKEY99") == "http://h/v1?***"
+    with pytest.raises(ConfigError, match=r"holds a query \(\?…\)") as caught:
+        load_config(environ={"MEMENGINE_LLM_BASE_URL": "http://h/v1?key=SECRETKEY99"})
+    assert "SECRETKEY99" not in str(caught.value)

@@ -97,7 +97,8 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("過去2年度の予算", None),
     ("at last a day off!", None),
     ("what have I done these past two weeks?", (NOW - timedelta(days=14), NOW)),
-    ("last 10 days", (NOW - timedelta(days=10), NOW)),
+    ("last 10 days were busy", (NOW - timedelta(days=10), NOW)),
+    ("last 10 days", None),  # no verb in the past: the verb "last", or a plan
     ("in the last 3 days until now", (NOW - timedelta(days=3), NOW)),
     ("the last two weeks in April", (d(2026, 4, 1), d(2026, 5, 1))),
     ("the last 5 days until the exam", None),
@@ -389,7 +390,8 @@ SEPT = datetime(2026, 9, 10, 12, tzinfo=JST)
         ("12月3日以来", JAN, (d(2025, 12, 3), JAN)),
         ("since Dec 3", JAN, (d(2025, 12, 3), JAN)),
         # a month or day still to come, whose last one ended under 31 days ago: that one
-        ("in December", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
+        ("in December", JAN, None),  # no verb in the past: a plan as often
+        ("What did I do in December?", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
         ("12月に何してたっけ", JAN, (d(2025, 12, 1), d(2026, 1, 1))),
         ("12月31日は何してたっけ？", d(2026, 1, 3, 12), (d(2025, 12, 31), d(2026, 1, 1))),
         ("What did I do on December 31?", d(2026, 1, 3, 12), (d(2025, 12, 31), d(2026, 1, 1))),

@@ -45,6 +45,14 @@ def parse_json_object(text: str, *, cut: bool = False) -> dict[str, Any]:
     if isinstance(whole, dict):
         return _safe_strings(whole)
     closes = list(_THINK_CLOSE.finditer(text))
+    opened = list(_THINK_OPEN.finditer(text))
+    if cut and opened and (not closes or opened[-1].start() > closes[-1].start()):
+        before = text[: opened[-1].start()].rstrip()  # a block the reply begins with, or one
+        if not before or _THINK_CLOSE.search(before[-8:]):  # after another: thinking, cut
+            raise LLMResponseError(  # (what it quoted while thinking is no answer)
+                "LLM reply was cut inside its thinking (<think> never closed); expected a "
+                "JSON object"
+            )
     if closes:  # the answer follows the last close: thinking may quote a memory's JSON
         after = text[closes[-1].end() :].strip()
         if not _THINK_OPEN.search(text, 0, closes[0].start()):  # (a template opened it:
@@ -59,12 +67,6 @@ def parse_json_object(text: str, *, cut: bool = False) -> dict[str, Any]:
         if after:
             with contextlib.suppress(LLMResponseError):
                 return _safe_strings(_first_object(after, cut))
-    opened = list(_THINK_OPEN.finditer(text))
-    unclosed = bool(opened) and (not closes or opened[-1].start() > closes[-1].start())
-    if cut and unclosed and _object_around(text, opened[-1].start()) is None:  # (a "<think>"
-        raise LLMResponseError(  # in one of the answer's strings is no thinking)  # (what it quoted while thinking is no answer)
-            "LLM reply was cut inside its thinking (<think> never closed); expected a JSON object"
-        )
     cleaned = _without_thinking(text).strip()
     if not cleaned:
         raise LLMResponseError("LLM reply is empty; expected a JSON object")

@@ -156,7 +156,7 @@ def _just_past(end: datetime, now: datetime) -> bool:
 
 _AHEAD = re.compile(
     r"\b(?:this year|next (?:year|month|week|time)|gonna|plan(?:s|ning)? to|looking forward|"
-    r"(?<!did )(?:will|won['’]t|shall)|"
+    r"(?<!did )(?<!didn't )(?<!didn’t )(?:will|won['’]t|shall)|"
     r"(?:am|is|are|i['’]m|we['’]re|you['’]re|he['’]s|she['’]s|they['’]re|are (?:you|we|they)|"
     r"is (?:he|she|it)) (?:going to|gonna)|should (?:i|we)|"
     r"(?<!did )(?<!didn['’]t )(?:i|we|you) (?:need|have|want) to|"
@@ -171,11 +171,22 @@ come is that one ("I'm going to Paris in December", "my mom will visit", "should
 to", "what did Will say", ぜったい, 冷たい雨, もったいない, ありがたい)."""
 
 
+_BACK = re.compile(
+    r"\b(?:did|didn['’]t|was|were|wasn['’]t|had|went|got|said|told|saw|came|bought|met|took|"
+    r"made|ate|spent|paid|gave|left|felt|thought|happened|[a-z]{3,}(?<!e)ed)\b"
+    r"|(?:た|だ)(?:っけ|よね|よな|よ|ね|な|の|か|んだ|けど)?(?:[？?！!。、,.\s]|$)|ました|でした"
+    r"|(?:った|んだ|いた|した|えた|てた|でた|きた)(?![いくらめ])"
+)
+"""Words of a message that looks back: a verb in the past (did, was, went, …ed; した,
+だった, 何してたっけ, 行きました)."""
+
+
 def _not_just_past(m: re.Match[str]) -> bool:
     """Whether a month or day still to come stays a plan (no window) even when last year's
-    ended less than :data:`JUST_PAST_DAYS` ago: から or 以降 runs from it, or the message
-    looks ahead (:data:`_AHEAD`)."""
-    return _since_at(m) or _AHEAD.search(m.string) is not None
+    ended less than :data:`JUST_PAST_DAYS` ago: から or 以降 runs from it, the message does
+    not look back (:data:`_BACK`: "what about December?" may be either) or it looks ahead
+    (:data:`_AHEAD`)."""
+    return _since_at(m) or _BACK.search(m.string) is None or _AHEAD.search(m.string) is not None
 
 
 def _this_year_date(
@@ -382,7 +393,12 @@ _UNITS = {"日": "day", "週": "week", "年": "year"}
 def _within_last(m: re.Match[str], now: datetime) -> Window | None:
     """ "the last 3 days", "over the past two weeks", ここ3日, この1週間, 過去2ヶ月: from that
     long ago until now (数 and "a few": about four)."""
-    token = m.group("n") or m.groupdict().get("n2") or ""
+    bare = m.groupdict().get("n2")  # "last two weeks I was sick": a stretch only told of in
+    mine = bare and re.search(r"\b(?:my|our|your|his|her|their) $", m.string[: m.start()])
+    told = mine or _BACK.search(m.string) is not None  # the past ("summarize my last 7 days";
+    if bare and (not told or _AHEAD.search(m.string) is not None):  # not "batteries last
+        return None  # two weeks", "my last 10 days in London I'll…")
+    token = m.group("n") or bare or ""
     n = 4 if token in ("数", "few") else (_ja_number(token) or _en_number(token))
     unit = m.group("u").rstrip("s")
     unit = _UNITS.get(unit[0], "month") if not unit.isascii() else unit
@@ -1056,8 +1072,8 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         # "the last two weeks of June" / "in May", "… before the exam", "at last a day off"
         re.compile(
             rf"\b(?:(?:the|these|in|over|within|during|for) (?:last|past) (?P<n>{_EN_NUM}|few)"
-            rf"|(?:past|(?:^|(?<=[,.;:!?] )|(?<=\bmy )|(?<=\bour )|(?<=\byour )|(?<=\bhis )|(?<=\bher )"
-            rf"|(?<=\btheir ))last)"
+            rf"|(?:^|(?<=[,.;:!?] )|(?<=\bmy )|(?<=\bour )|(?<=\byour )|(?<=\bhis )|(?<=\bher )"
+            rf"|(?<=\btheir ))(?:last|past)"
             rf" (?P<n2>{_EN_COUNT}|few)) (?P<u>day|week|month|year)s?\b"
             rf"(?! (?:of|before|to)\b| in (?:{_MONTH_RE}|\d{{4}})\b| (?:until|till) (?!now\b))"
         ),
