@@ -410,7 +410,7 @@ class Store:
             except self.connections.module.IntegrityError as exc:
                 hint = (
                     " (an episode with that id exists, stored meanwhile by another import of "
-                    "the same file, or there before: an import goes on with "
+                    "the same file, or there before: an import goes on when run again with "
                     "skip_existing=True (--skip-existing), or adds copies under new ids with "
                     "keep_ids=False (--new-ids); add_many keeps an episode's id: give none "
                     "for a new one)"
