@@ -891,3 +891,18 @@ def test_a_url_query_is_not_shown() -> None:
     with pytest.raises(ConfigError, match=r"holds a query \(\?…\)") as caught:
         load_config(environ={"MEMENGINE_LLM_BASE_URL": "http://h/v1?key=SECRETKEY99"})
     assert "SECRETKEY99" not in str(caught.value)
+
+
+def test_an_embeddings_reply_without_data_says_so() -> None:
+    """It said "got CreateEmbeddingResponse", the client library's type, not what was
+    missing."""
+    from memengine.embed.openai import OpenAIEmbedder
+
+    with ScriptedOpenAI() as server:
+        server.push_embeddings(body={"object": "list", "model": "e"})
+        server.push_embeddings(body={"object": "list", "data": {"0": [0.1]}})
+        embedder = OpenAIEmbedder(base_url=server.base_url, model="e", max_retries=0)
+        for said in ("the reply has no 'data'", "its 'data' is a dict, not a list"):
+            with pytest.raises(EmbeddingError, match=said):
+                embedder.embed(["tea"])
+        embedder.close()

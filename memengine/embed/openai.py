@@ -187,7 +187,7 @@ class OpenAIEmbedder:
         if not isinstance(data, list):
             raise EmbeddingError(
                 f"embedding endpoint {self.shown_url} did not answer with a list of embeddings "
-                f"(got {type(response).__name__}; model {self.model!r})"
+                f"({_what_came(response, data)}; model {self.model!r})"
             )
         if len(data) != len(batch):
             raise EmbeddingError(
@@ -326,6 +326,16 @@ class OpenAIEmbedder:
                 f"for model {self.model!r}: {server_message(exc, self._secrets)}"
             )
         return f"embedding request to {self.shown_url} failed: {exc}"
+
+
+def _what_came(response: Any, data: Any) -> str:
+    """What an embeddings reply held instead of its list: no ``data`` at all (the openai
+    client still builds its response type), or ``data`` of another kind, or another reply."""
+    if isinstance(response, str):
+        return "the reply is text, not a JSON object"
+    if data is None:
+        return "the reply has no 'data'"
+    return f"its 'data' is a {type(data).__name__}, not a list"
 
 
 def _floats(embedding: Any) -> Any:
