@@ -696,8 +696,9 @@ class Memory:
         if not names:
             pending = self.store.scrub_pending()
             hint = (
-                f" (the compaction after {pending} did not finish: `memengine optimize "
-                "--scrub`, optimize(scrub=True), removes what may remain of its text)"
+                f" (the compaction after {pending} has not finished, or is under way in "
+                "another thread: once it is not, `memengine optimize --scrub`, "
+                "optimize(scrub=True), removes what may remain of its text)"
                 if pending is not None
                 else ""
             )
