@@ -184,9 +184,8 @@ def hides_secrets(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenat
         try:
             return method(self, *args, **kwargs)
         except MemEngineError as exc:
-            model = kwargs.get("model", getattr(self, "model", None))
-            if args and isinstance(args[0], str) and method.__name__ == "ping":
-                model = args[0]
+            named = args[0] if args and isinstance(args[0], str) else None  # (ping's model)
+            model = kwargs.get("model", named or getattr(self, "model", None))
             keep = (self.shown_url, model if isinstance(model, str) else "")
             exc.args = tuple(
                 hidden(a, self._secrets, keep) if isinstance(a, str) else a for a in exc.args

@@ -25,7 +25,7 @@ from dataclasses import replace  # lifecycle
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import numpy as np  # lifecycle
 
@@ -520,11 +520,13 @@ class Memory:
                 except InvalidInput as exc:  # (checked one by one as the source gives them)
                     if not k:  # the first (or only: add, add_exchange): nothing to place
                         raise
-                    failed = InvalidInput(
-                        f"episode {k + 1:,} of those given: {exc}" + _stored_note(done, checked)
-                    )
-                    failed.stored, failed.counted_by = done, call
-                    raise failed from exc
+                    raise _counted(
+                        InvalidInput(
+                            f"episode {k + 1:,} of those given: {exc}" + _stored_note(done, checked)
+                        ),
+                        done,
+                        call,
+                    ) from exc
                 if len(batch) >= batch_size:
                     if not checked:
                         self._refuse_named_ids(batch, done, call)
@@ -543,12 +545,10 @@ class Memory:
         except MemEngineError as exc:  # closed, locked, a full disk, an id taken: say what
             if exc.counted_by is call:  # is in (a retry of the whole list would store those
                 raise  # twice); said already here: a line that does not check, an embedding
-            exc.stored = done  # (another call's count, a progress callback's, is not ours)
-            if not done:
+            if not done:  # (another call's count, a progress callback's, is not ours)
+                _counted(exc, done)
                 raise
-            stopped = type(exc)(f"{exc}{_stored_note(done, checked)}")
-            stopped.stored = done
-            raise stopped from exc
+            raise _counted(type(exc)(f"{exc}{_stored_note(done, checked)}"), done) from exc
         if optimize or (
             optimize is None
             and max(len(ids), bulk) >= BULK_EPISODES
@@ -557,16 +557,15 @@ class Memory:
             try:
                 self.optimize()
             except StoreError as exc:  # every episode is in: only the merge is not
-                exc.stored = done
                 if not done:
+                    _counted(exc, done)
                     raise
                 merged = type(exc)(
                     f"{exc} (all {counted(done, 'episode')} stored; only the full-text index "
                     "merge that follows a bulk load was not done: run optimize() "
                     "(memengine optimize) later)"
                 )
-                merged.stored = done
-                raise merged from exc
+                raise _counted(merged, done) from exc
         return ids
 
     @gated_job
@@ -609,8 +608,7 @@ class Memory:
                 f"recorded turn or sleep names it: an id is never given out twice; this batch "
                 f"was not written{kept}. Leave the id out (None) to get a new one"
             )
-            refused.stored, refused.counted_by = stored_before, call
-            raise refused
+            raise _counted(refused, stored_before, call)
 
     def _write(
         self, batch: list[NewEpisode], stored_before: int = 0, call: object = None
@@ -625,9 +623,7 @@ class Memory:
                 if stored_before
                 else "nothing was stored; add it again later"
             )
-            failed = type(exc)(f"{exc} ({kept})")
-            failed.stored, failed.counted_by = stored_before, call
-            raise failed from exc
+            raise _counted(type(exc)(f"{exc} ({kept})"), stored_before, call) from exc
         probe = self._probed.unrecorded() if self._probed is not None else None
         ids = self.store.add(batch, [analyze(t) for t in texts], vectors, probe=probe)
         if self._probed is not None and probe is not None:
@@ -1488,6 +1484,16 @@ def _refuse_another_model(db: Path, recorded_id: str, model: str, *, ready: bool
             f"new one: memengine reembed --db {shell_word(os.fspath(db))} (with this "
             f"configuration{needs})"
         )
+
+
+E = TypeVar("E", bound=MemEngineError)
+
+
+def _counted(exc: E, stored: int, call: object = None) -> E:
+    """``exc`` with how many of its call's episodes were stored (:attr:`.MemEngineError.stored`)
+    and, when ``call`` is given, that this call counted them (its own error, said already)."""
+    exc.stored, exc.counted_by = stored, call
+    return exc
 
 
 def _stored_note(done: int, imported: bool) -> str:

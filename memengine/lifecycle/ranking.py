@@ -104,11 +104,8 @@ def train_agent_scorer(
     with store.connections.write() as cur:
         if store_lc.samples_after(cur) != mark:  # re-embedded meanwhile: old cosines
             return None
-        if not cur.execute(  # forgotten while it trained (and made again since, maybe, by
-            "SELECT 1 FROM turns WHERE agent = ? AND id <= ? LIMIT 1",  # an add: its turns
-            (agent, last),  # are all newer, ids are never given twice): nothing is kept
-        ).fetchone():
-            return None
+        if not store_lc.has_turns_up_to(cur, agent, last):  # forgotten while it trained (and
+            return None  # made again since, maybe, by an add): nothing is kept
         store_lc.save_scorer(
             cur,
             agent,

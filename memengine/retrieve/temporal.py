@@ -31,7 +31,8 @@ give no window; lower-case "may" is a month after "last" or before a year,
 punctuation or the end, and a month word before 's is a name (not after
 "last": "last March's trip"); "the last 3 days", ここ数日, 過去2ヶ月 run until now; a month
 or day named without a year and still to come is last year's when that one ended less
-than :data:`JUST_PAST_DAYS` ago, unless the message looks ahead (:data:`_AHEAD`).
+than :data:`JUST_PAST_DAYS` ago when the message tells of the past and does not look
+ahead (:func:`_told_as_past`).
 """
 
 from __future__ import annotations
@@ -181,28 +182,30 @@ _BACK = re.compile(
 だった, 何してたっけ, 行きました)."""
 
 
-def _not_just_past(m: re.Match[str]) -> bool:
-    """Whether a month or day still to come stays a plan (no window) even when last year's
-    ended less than :data:`JUST_PAST_DAYS` ago: から or 以降 runs from it, the message does
-    not look back (:data:`_BACK`: "what about December?" may be either) or it looks ahead
-    (:data:`_AHEAD`)."""
-    return _since_at(m) or _BACK.search(m.string) is None or _AHEAD.search(m.string) is not None
+def _told_as_past(m: re.Match[str]) -> bool:
+    """Whether a month or day still to come, named by ``m``, is last year's when that one
+    ended less than :data:`JUST_PAST_DAYS` ago: no から or 以降 runs from it (12月3日から出張
+    is a plan as often), the message looks back (:data:`_BACK`: "what about December?" may
+    be either) and not ahead (:data:`_AHEAD`)."""
+    return (
+        not _since_at(m) and _BACK.search(m.string) is not None and _AHEAD.search(m.string) is None
+    )
 
 
 def _this_year_date(
-    month: int, day: int, now: datetime, *, since: bool = False, runs_from: bool = False
+    month: int, day: int, now: datetime, m: re.Match[str], *, since: bool = False
 ) -> Window | None:
     """That day of this year, or None when it is still to come (a plan, not a memory:
     "the wedding is on June 20" must not search last June) unless last year's ended
-    less than :data:`JUST_PAST_DAYS` ago and no から or 以降 runs from it (``runs_from``:
-    12月3日から出張 is a plan as often); after "since" (or before 以来), which only points
-    back, a day still to come is last year's ("since 3 December" said in January)."""
+    less than :data:`JUST_PAST_DAYS` ago and ``m`` is told as past (:func:`_told_as_past`);
+    after "since" (or before 以来), which only points back, a day still to come is last
+    year's ("since 3 December" said in January)."""
     try:
         d = date(now.year, month, day)
         if _midnight(d, now) > now:
             last = date(now.year - 1, month, day)
             ended = _midnight(last + timedelta(days=1), now)
-            if not since and (runs_from or not _just_past(ended, now)):
+            if not since and not (_just_past(ended, now) and _told_as_past(m)):
                 return None
             d = last
     except ValueError:
@@ -391,8 +394,8 @@ _UNITS = {"日": "day", "週": "week", "年": "year"}
 
 
 def _within_last(m: re.Match[str], now: datetime) -> Window | None:
-    """ "the last 3 days", "over the past two weeks", ここ3日, この1週間, 過去2ヶ月: from that
-    long ago until now (数 and "a few": about four)."""
+    """ "the last 3 days", "over the past two weeks", ここ3日, 過去2ヶ月: from that long ago
+    until now (数 and "a few": about four)."""
     bare = m.groupdict().get("n2")  # "last two weeks I was sick": a stretch only told of in
     mine = bare and re.search(r"\b(?:my|our|your|his|her|their) $", m.string[: m.start()])
     told = mine or _BACK.search(m.string) is not None  # the past ("summarize my last 7 days";
@@ -486,9 +489,7 @@ def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
         if month <= now.month:
             return _month(now.year, month, now)
         last = _month(now.year - 1, month, now)  # 12月以来, 12月に何してた in January
-        return (
-            last if _back_from(m) or (_just_past(last[1], now) and not _not_just_past(m)) else None
-        )
+        return last if _back_from(m) or (_just_past(last[1], now) and _told_as_past(m)) else None
     if prefix.endswith("年") and prefix[:-1].isdigit():
         year = int(prefix[:-1])
     else:
@@ -514,7 +515,7 @@ def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
         return _days(d, d, now)
     if not 1 <= month <= 12:
         return None
-    return _this_year_date(month, day, now, since=_back_from(m), runs_from=_not_just_past(m))
+    return _this_year_date(month, day, now, m, since=_back_from(m))
 
 
 def _ja_year(m: re.Match[str], now: datetime) -> Window | None:
@@ -554,8 +555,11 @@ def _en_month(m: re.Match[str], now: datetime) -> Window | None:
         year = now.year if month < now.month else now.year - 1
         return _month(year, month, now)
     since = prefix == "since" or _back_from(m)
-    just_past = _just_past(_month(now.year - 1, month, now)[1], now) and not _not_just_past(m)
-    if month > now.month and not since and not just_past:  # "in June" said in May: a plan
+    if (  # "in June" said in May: a plan; "what did I do in December?" in January: the last
+        month > now.month
+        and not since
+        and not (_just_past(_month(now.year - 1, month, now)[1], now) and _told_as_past(m))
+    ):
         return None
     start, end = _month(now.year if month <= now.month else now.year - 1, month, now)
     return (start, now) if since or _since_at(m) else (start, end)
@@ -592,7 +596,7 @@ def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
     year_text = m.group("y")
     if year_text:
         return _one_day(int(year_text), month, day, now)
-    return _this_year_date(month, day, now, since=_back_from(m), runs_from=_not_just_past(m))
+    return _this_year_date(month, day, now, m, since=_back_from(m))
 
 
 def _one_day(year: int, month: int, day: int, now: datetime) -> Window | None:
@@ -680,7 +684,7 @@ def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
         return _one_day(int(year_text), month, day, now)
     if (first, second) == (24, 7) or not _slashed_context(m) or _fraction(m):
         return None
-    return _this_year_date(month, day, now, since=_back_from(m), runs_from=_not_just_past(m))
+    return _this_year_date(month, day, now, m, since=_back_from(m))
 
 
 _FRACTION_AFTER = re.compile(r"\s*(?:の|は|まで)")

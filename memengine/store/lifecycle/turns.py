@@ -22,6 +22,7 @@ __all__ = [
     "clear_turn_texts",
     "close_turn",
     "get_turn",
+    "has_turns_up_to",
     "insert_turn",
     "named_by_records",
     "training_samples",
@@ -106,6 +107,15 @@ def named_by_records(cur: Any, ids: Sequence[int]) -> list[int]:
         (json.dumps(sorted(set(ids))),),
     ).fetchall()
     return [int(r[0]) for r in rows]
+
+
+def has_turns_up_to(cur: Any, agent: str, turn_id: int) -> bool:
+    """Whether ``agent`` still has a turn numbered ``turn_id`` or below: none once it was
+    forgotten, even when it was made again since (turn ids are never given out twice)."""
+    row = cur.execute(
+        "SELECT 1 FROM turns WHERE agent = ? AND id <= ? LIMIT 1", (agent, turn_id)
+    ).fetchone()
+    return row is not None
 
 
 def get_turn(cur: Any, turn_id: int) -> TurnRow | None:
