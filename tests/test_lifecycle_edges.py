@@ -601,6 +601,60 @@ def test_with_the_tasks_clock_an_add_while_the_sleep_waited_is_new(mem: Memory) 
     assert mem.get(old).strength < 0.5 and mem.get(racing).strength == 1.0
 
 
+def _import_from_ahead(mem: Memory, tmp_path: Path, *, decayed_at: bool) -> int:
+    """Import a fact whose export was written by a clock 30 days ahead: its id."""
+    ahead = (mem.clock() + timedelta(days=30)).isoformat()
+    line = {"kind": "fact", "content": f"from a clock ahead ({decayed_at})",
+            "occurred_at": ahead, "created_at": ahead, "strength": 1.0}  # fmt: skip
+    if decayed_at:  # what a current export writes
+        line["decayed_at"] = ahead
+    dump = tmp_path / f"ahead-{decayed_at}.jsonl"
+    dump.write_text(json.dumps(line) + "\n")
+    [moved] = mem.import_(dump, keep_ids=False)
+    return moved
+
+
+def test_with_the_tasks_clock_an_import_whose_decayed_at_is_ahead_decays_from_the_last_sleep(
+    db_path: Path, tmp_path: Path, clock: FixedClock
+) -> None:
+    """The note says it decays from the previous sleep: its turns were read from its own
+    moment, in the future, so it counted none and never decayed at the first sleep."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add("Acme steel costs 900 dollars per tonne", kind="fact")
+        mem.retrieve("acme")
+        clock.advance(hours=1)
+        mem.sleep(train=False)  # a previous sleep
+        held = _import_from_ahead(mem, tmp_path, decayed_at=True)
+        created = _import_from_ahead(mem, tmp_path, decayed_at=False)
+        for _ in range(3):
+            mem.retrieve("acme steel")
+            clock.advance(minutes=20)
+        report = mem.sleep(train=False)
+        assert mem.get(held).strength == pytest.approx(0.98473, abs=1e-5)  # 0.95 ** 0.3
+        assert mem.get(created).strength == mem.get(held).strength
+        [said] = [n for n in report.notes if "dated an hour or more after" in n]
+        assert said.startswith("2 of the memories") and "the previous sleep" in said
+        for _ in range(2):  # from then on, from that sleep as the others
+            mem.retrieve("acme steel")
+        mem.sleep(train=False)
+        assert mem.get(held).strength == pytest.approx(0.95**0.5)
+
+
+def test_with_the_days_clock_an_import_whose_decayed_at_is_ahead_decays_from_the_last_sleep(
+    db_path: Path, tmp_path: Path, clock: FixedClock
+) -> None:
+    level0 = DAYS.lifecycle.daily_retention[0]
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=DAYS) as mem:
+        mem.add("Acme steel costs 900 dollars per tonne", kind="fact")
+        mem.sleep(train=False)  # a previous sleep
+        held = _import_from_ahead(mem, tmp_path, decayed_at=True)
+        created = _import_from_ahead(mem, tmp_path, decayed_at=False)
+        clock.advance(days=2)
+        mem.sleep(train=False)
+        assert mem.get(held).strength == pytest.approx(level0**2)
+        assert mem.get(created).strength == pytest.approx(level0**2)
+
+
 def test_a_pruned_memory_is_counted_as_pruned_alone(db_path: Path, clock: FixedClock) -> None:
     cfg = Config(lifecycle=LifecycleConfig(max_weighted_total=2))
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:

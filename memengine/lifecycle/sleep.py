@@ -257,6 +257,12 @@ def _created(s: MemoryState, now_ts: float, prev_ts: float | None) -> float:
     return prev_ts
 
 
+def _own_moment(s: MemoryState, now_ts: float) -> bool:
+    """``s`` counts from its own moment (an import's ``decay_from``), which is not after this
+    sleep (one after it counts as any memory dated ahead: :func:`_created`)."""
+    return s.decay_from_ts is not None and _start(s) <= now_ts
+
+
 AHEAD_NOTED_S = 3600
 """How far after the sleep's clock a memory must be dated to count as from another clock
 (and be noted): an hour (an add committed while the sleep waited for the file is seconds
@@ -396,8 +402,10 @@ def run_sleep(
                 )
 
             # a memory imported with the moment its strength held (decay_from) counts the
-            # turns from that moment, also those before this agent's previous sleep
-            held = [s.decay_from_ts for s in states if s.decay_from_ts is not None]
+            # turns from that moment, also those before this agent's previous sleep; one
+            # whose moment is after this sleep's clock counts the turns since the previous
+            # sleep, as any memory dated ahead (its moment has no turn after it to read)
+            held = [_start(s) for s in states if _own_moment(s, now_ts)]
             held_ts = (
                 [ts for _, ts in store_lc.turn_times(cur, agent, 0, from_ts=min(held))]
                 if held and prev is not None
@@ -409,7 +417,7 @@ def run_sleep(
                     # it was there at the previous sleep: every turn since counts, whatever
                     # their times say (a clock set back after it dates them before it)
                     return float(len(turn_ts))
-                times = turn_ts if s.decay_from_ts is None else held_ts
+                times = held_ts if _own_moment(s, now_ts) else turn_ts
                 return float(tasks_since(_created(s, now_ts, prev_ts), times))
 
             moves = counts_a_task
