@@ -654,3 +654,120 @@ def test_a_holiday_named_alone_shortly_before_it_comes_names_no_time() -> None:
 def test_an_english_word_inside_a_latin_word_with_accents_is_no_expression() -> None:
     assert parse_time_window("what happened in Marché", NOW) is None
     assert parse_time_window("in march", NOW) == (d(2026, 3, 1), d(2026, 4, 1))
+
+
+UTC = timezone.utc
+JUNE3 = datetime(2026, 6, 3, 10, tzinfo=JST)  # Wednesday
+SAT = datetime(2026, 3, 14, 20, tzinfo=JST)
+MON = datetime(2026, 3, 16, 20, tzinfo=JST)
+JAN5 = datetime(2026, 1, 5, 12, tzinfo=JST)
+LATE = datetime(2024, 1, 13, tzinfo=UTC)  # a LoCoMo-like "now", long after the dates asked
+AUG = datetime(2026, 8, 21, tzinfo=JST)
+
+
+def u(y: int, m: int, day: int) -> datetime:
+    return datetime(y, m, day, tzinfo=UTC)
+
+
+READ_IN_CHAT: list[tuple[str, datetime, tuple[datetime, datetime] | None]] = [
+    # a school break named alone: the season of the latest break begun
+    ("夏休みどこ行ったっけ", JUNE3, (d(2025, 6, 1), d(2025, 9, 1))),
+    ("夏休みどこ行ったっけ", datetime(2026, 8, 10, tzinfo=JST), (d(2026, 6, 1), d(2026, 8, 10))),
+    ("冬休み何してたっけ", datetime(2026, 12, 5, tzinfo=JST), (d(2025, 12, 1), d(2026, 3, 1))),
+    ("冬休み何してたっけ", datetime(2027, 1, 5, tzinfo=JST), (d(2026, 12, 1), d(2027, 1, 5))),
+    ("春休みどこ行ったっけ", datetime(2026, 3, 3, tzinfo=JST), (d(2025, 3, 1), d(2025, 6, 1))),
+    # "this morning" after midnight is the morning just gone
+    (
+        "What did we talk about this morning?",
+        d(2026, 6, 13, 0),
+        (d(2026, 6, 12), d(2026, 6, 12, 12)),
+    ),
+    (
+        "今朝何話したっけ？",
+        datetime(2026, 6, 13, 0, 40, tzinfo=JST),
+        (d(2026, 6, 12), d(2026, 6, 12, 12)),
+    ),
+    (
+        "今朝何話したっけ？",
+        datetime(2026, 6, 13, 9, tzinfo=JST),
+        (d(2026, 6, 13), d(2026, 6, 13, 9)),
+    ),
+    # a weekday or weekend named alone, told as past: the latest one
+    ("Pickle ate one of my socks on Tuesday.", SAT, (d(2026, 3, 10), d(2026, 3, 11))),
+    ("she howled for an hour on Thursday", MON, (d(2026, 3, 12), d(2026, 3, 13))),
+    ("火曜に歯医者行ったよ", SAT, (d(2026, 3, 10), d(2026, 3, 11))),
+    ("土曜に何したっけ？", MON, (d(2026, 3, 14), d(2026, 3, 15))),
+    ("土曜に何したっけ？", SAT, (d(2026, 3, 7), d(2026, 3, 8))),  # (today's is not yet told)
+    ("週末は何してたっけ？", MON, (d(2026, 3, 14), d(2026, 3, 16))),
+    ("What did I do over the weekend?", SAT, (d(2026, 3, 7), SAT)),  # with the one under way
+    ("We met up last Fri", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("I'm seeing her on Friday", SAT, None),  # a plan
+    ("I go swimming on Tuesdays", SAT, None),  # a habit
+    ("来週の金曜に行く", SAT, None),
+    ("毎週金曜に行ってた", SAT, None),
+    ("I met him on the 15th", AUG, (d(2026, 8, 15), d(2026, 8, 16))),
+    ("15日に先輩と会った", AUG, (d(2026, 8, 15), d(2026, 8, 16))),
+    ("25日に何したっけ", AUG, (d(2026, 7, 25), d(2026, 7, 26))),  # still to come: last month's
+    ("2日に1回ジム行ってた", AUG, None),  # every other day
+    ("two weekends ago we hiked", AUG, (d(2026, 8, 8), d(2026, 8, 10))),
+    # a month just past, told as past in its own sentence; plans told in the past are plans
+    ("What did I do in December? I'll have to tell Mum.", JAN5, (d(2025, 12, 1), d(2026, 1, 1))),
+    ("What did we talk about in October?", JAN5, (d(2025, 10, 1), d(2025, 11, 1))),
+    ("12月20日に結婚式やることに決まったよ", JAN5, None),
+    ("12月に引っ越すことになった", JAN5, None),
+    ("I signed up for a marathon on December 14.", JAN5, None),
+    ("My sister said she's due in December.", JAN5, None),
+    ("Our lease ends in December, so we decided to look for a house.", JAN5, None),
+    # words that count from a time
+    ("What did Mel do the week before 16 November 2023?", LATE, (u(2023, 11, 9), u(2023, 11, 16))),
+    ("What happened two weeks before August 11, 2023?", LATE, (u(2023, 7, 24), u(2023, 8, 1))),
+    ("Where was he the Sunday before October 25, 2023?", LATE, (u(2023, 10, 22), u(2023, 10, 23))),
+    ("What did I do the week after Christmas?", LATE, (u(2023, 12, 26), u(2024, 1, 2))),
+    ("the day after Christmas", LATE, (u(2023, 12, 26), u(2023, 12, 27))),
+    ("クリスマスの前の週に何してた？", LATE, (u(2023, 12, 17), u(2023, 12, 24))),
+    ("GWの翌週どこ行った？", LATE, (u(2023, 5, 7), u(2023, 5, 14))),
+    ("What did they do last weekend before April 10, 2023?", LATE, (u(2023, 4, 8), u(2023, 4, 10))),
+    # a written year anchors the others
+    ("What did she buy last Friday on 23 January, 2022?", LATE, (u(2022, 1, 23), u(2022, 1, 24))),
+    # expressions that were missing
+    ("Got the tattoo a few years ago", AUG, (d(2020, 8, 22), d(2025, 2, 19))),
+    ("数年前に行った", AUG, (d(2020, 8, 22), d(2025, 2, 19))),
+    ("in summer 2021 we went", AUG, (d(2021, 6, 1), d(2021, 9, 1))),
+    ("the summer of 2021", AUG, (d(2021, 6, 1), d(2021, 9, 1))),
+    ("What did we do on Halloween?", AUG, (d(2025, 10, 31), d(2025, 11, 1))),
+    ("last Easter we went", AUG, (d(2026, 4, 3), d(2026, 4, 7))),
+    ("バレンタインに何もらったっけ", AUG, (d(2026, 2, 14), d(2026, 2, 15))),
+    ("the fourth of july party was fun", AUG, (d(2026, 7, 4), d(2026, 7, 5))),
+    # words that name no time
+    ("It feels like just yesterday I got married.", AUG, None),
+    ("昨日のことのように覚えてる", AUG, None),
+    ("年末調整の書類どこやったっけ", AUG, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "expected"), READ_IN_CHAT, ids=[f"{c[0]}@{c[1]:%m-%d}" for c in READ_IN_CHAT]
+)
+def test_time_expressions_as_chat_tells_them(
+    text: str, now: datetime, expected: tuple[datetime, datetime] | None
+) -> None:
+    assert parse_time_window(text, now) == expected
+
+
+def test_this_morning_after_midnight_finds_the_morning_memory(tmp_path: Path) -> None:
+    """Asked at 00:40, "this morning" is the morning just gone: its memory is the answer."""
+    from memengine import FixedClock, Memory
+
+    from .helpers import HashEmbedder
+
+    now = datetime(2026, 6, 13, 0, 40, tzinfo=JST)
+    clock = FixedClock(now)
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
+        breakfast = mem.add_exchange(
+            "Made pancakes with blueberries for breakfast", "Yum!", occurred_at=d(2026, 6, 12, 8)
+        )
+        mem.add_exchange("Rainy walk to the station", "Stay dry", occurred_at=d(2026, 6, 10, 18))
+        retrieval = mem.retrieve("What did we talk about this morning?", now=now)
+        assert retrieval.time_window is not None
+        assert retrieval.time_window[0] == d(2026, 6, 12)
+        assert retrieval.results[0].episode.id == breakfast and retrieval.should_inject

@@ -31,8 +31,11 @@ give no window; lower-case "may" is a month after "last" or before a year,
 punctuation or the end, and a month word before 's is a name (not after
 "last": "last March's trip"); "the last 3 days", ここ数日, 過去2ヶ月 run until now; a month
 or day named without a year and still to come is last year's when that one ended less
-than :data:`JUST_PAST_DAYS` ago when the message tells of the past and does not look
-ahead (:func:`_told_as_past`).
+than :data:`JUST_PAST_DAYS` ago when the message tells of the past and the sentence does
+not look ahead (:func:`_told_as_past`), and so, told as past, a weekday, a weekend or a
+day of the month named alone is the latest one; words that count from a time move it
+("the week before 16 November", クリスマスの前の週: :func:`_offsets`), and a time with its
+year written beside others keeps only those near it (:func:`_anchored_years`).
 """
 
 from __future__ import annotations
@@ -137,6 +140,20 @@ def _recent_season(name: str, now: datetime) -> Window:
         year -= 1
 
 
+_BREAK_START = {"spring": (3, 20), "summer": (7, 20), "winter": (12, 20)}
+"""When a school break (春休み, 夏休み, 冬休み) begins, about: before that day this year's
+has not begun."""
+
+
+def _school_break(m: re.Match[str], now: datetime) -> Window | None:
+    """夏休み (春休み, 冬休み) named alone: the season of the latest break that has begun
+    (on 3 June, last year's summer; on 5 January, the winter begun in December)."""
+    name = _SEASONS_JA[m.group("s")]
+    month, day = _BREAK_START[name]
+    year = now.year if _midnight(date(now.year, month, day), now) <= now else now.year - 1
+    return _season(name, year, now)
+
+
 def _this_season(name: str, now: datetime) -> Window | None:
     """This calendar year's season (winter: the one that began last December while in Jan/Feb)."""
     year = now.year - 1 if name == "winter" and now.month <= 2 else now.year
@@ -144,7 +161,7 @@ def _this_season(name: str, now: datetime) -> Window | None:
     return window if window[0] <= now else None
 
 
-JUST_PAST_DAYS = 31
+JUST_PAST_DAYS = 92
 """A month or a day named without a year that is still to come this year is last year's
 when that one ended less than this many days ago: "12月31日は何してたっけ", "what did I do
 in December?" asked in January (a plan so far ahead is rarely named so)."""
@@ -161,15 +178,20 @@ _AHEAD = re.compile(
     r"(?:am|is|are|i['’]m|we['’]re|you['’]re|he['’]s|she['’]s|they['’]re|are (?:you|we|they)|"
     r"is (?:he|she|it)) (?:going to|gonna)|should (?:i|we)|"
     r"(?<!did )(?<!didn['’]t )(?:i|we|you) (?:need|have|want) to|"
-    r"(?:i|we|you|he|she|they|it)['’]ll)\b"
-    r"|今年|今度|次の|来月|来年|予定|つもり|までに|になったら|しよう|どうする|どうしよう|楽しみ"
+    r"(?:i|we|you|he|she|they|it)['’]ll|tomorrow|upcoming|coming up|due (?:in|on|by|at)|"
+    r"(?:sign(?:ed|ing)?|signs) up|registered for|scheduled|booked|decided to|"
+    r"(?:ends|starts|begins|opens|closes) (?:in|on))\b"
+    r"|今年|今度|次の|来月|来年|来週|明日|予定|予約|つもり|までに|になったら|しよう|どうする|どうしよう|楽しみ"
+    r"|ことに(?:な|決ま|し)(?:った|りました|ました)"
     r"|(?:[いきぎしじちにびみりえけげせぜてでねべめれ]|[見寝出居得来])たい"
     r"(?=[。！？!?、,.\s]|$|な|ん|の|けど|と思|です|よ|ね|わ|って)"
 )
-"""Words of a message that looks ahead: a month or a day named in it that is still to
+"""Words of a sentence that looks ahead: a month or a day named in it that is still to
 come is that one ("I'm going to Paris in December", "my mom will visit", "should we go",
-12月に引っ越す予定, 12月に行きたいです), not last year's. Past forms do not ("I planned
-to", "what did Will say", ぜったい, 冷たい雨, もったいない, ありがたい)."""
+"she's due in December", "I signed up for a race on December 14", "the lease ends in
+December", 12月に引っ越す予定, 12月に行きたいです, 12月に引っ越すことになった), not last
+year's. Past forms do not ("I planned to", "what did Will say", ぜったい, 冷たい雨,
+もったいない, ありがたい)."""
 
 
 _BACK = re.compile(
@@ -182,14 +204,33 @@ _BACK = re.compile(
 だった, 何してたっけ, 行きました)."""
 
 
+_SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
+
+
+def _sentence(m: re.Match[str]) -> str:
+    """The sentence of the message that holds ``m`` (sentences end at 。！？!?, a line break
+    or a full stop before a space)."""
+    text = m.string
+    start = 0
+    for end in _SENTENCE_END.finditer(text, 0, m.start()):
+        start = end.end()
+    after = _SENTENCE_END.search(text, m.end())
+    return text[start : after.end() if after else len(text)]
+
+
+def _looks_ahead(m: re.Match[str]) -> bool:
+    """Whether the sentence holding ``m`` looks ahead (:data:`_AHEAD`): "What did I do in
+    December? I'll tell Mum" asks about the past all the same."""
+    return _AHEAD.search(_sentence(m)) is not None
+
+
 def _told_as_past(m: re.Match[str]) -> bool:
-    """Whether a month or day still to come, named by ``m``, is last year's when that one
-    ended less than :data:`JUST_PAST_DAYS` ago: no から or 以降 runs from it (12月3日から出張
-    is a plan as often), the message looks back (:data:`_BACK`: "what about December?" may
-    be either) and not ahead (:data:`_AHEAD`)."""
-    return (
-        not _since_at(m) and _BACK.search(m.string) is not None and _AHEAD.search(m.string) is None
-    )
+    """Whether a time named by ``m`` without "last" or a year is told as past: no から or 以降
+    runs from it (12月3日から出張 is a plan as often), the message looks back (:data:`_BACK`:
+    "what about December?" may be either) and its sentence not ahead (:func:`_looks_ahead`).
+    A month or day still to come is then last year's when that one ended less than
+    :data:`JUST_PAST_DAYS` ago; a weekday or "the weekend" the latest one."""
+    return not _since_at(m) and _BACK.search(m.string) is not None and not _looks_ahead(m)
 
 
 def _this_year_date(
@@ -399,7 +440,7 @@ def _within_last(m: re.Match[str], now: datetime) -> Window | None:
     bare = m.groupdict().get("n2")  # "last two weeks I was sick": a stretch only told of in
     mine = bare and re.search(r"\b(?:my|our|your|his|her|their) $", m.string[: m.start()])
     told = mine or _BACK.search(m.string) is not None  # the past ("summarize my last 7 days";
-    if bare and (not told or _AHEAD.search(m.string) is not None):  # not "batteries last
+    if bare and (not told or _looks_ahead(m)):  # not "batteries last
         return None  # two weeks", "my last 10 days in London I'll…")
     token = m.group("n") or bare or ""
     n = 4 if token in ("数", "few") else (_ja_number(token) or _en_number(token))
@@ -445,8 +486,74 @@ def _ja_weekday_this_week(m: re.Match[str], now: datetime) -> Window | None:
     return _days(d, d, now) if d < _today(now) else None
 
 
+def _weekday_index(name: str) -> int:
+    """Monday 0 … Sunday 6 of a weekday written in Japanese (金) or English (friday, fri)."""
+    if name in _WEEKDAYS_JA:
+        return _WEEKDAYS_JA.index(name)
+    return [day[:3] for day in _WEEKDAYS_EN].index(name[:3])
+
+
+def _latest_before_today(target: int, now: datetime) -> date:
+    """The latest day before today that is weekday ``target`` (one to seven days back)."""
+    today = _today(now)
+    return today - timedelta(days=(today.weekday() - target) % 7 or 7)
+
+
+def _past_weekday(m: re.Match[str], now: datetime) -> Window | None:
+    """火曜に歯医者行った, "Pickle ate my sock on Tuesday": a weekday named alone, told as
+    past (:func:`_told_as_past`), is the latest one before today; else none (a plan as often:
+    "I'm seeing her on Friday")."""
+    if not _told_as_past(m):
+        return None
+    d = _latest_before_today(_weekday_index(m.group("wd")), now)
+    return _days(d, d, now)
+
+
+def _past_weekend(m: re.Match[str], now: datetime) -> Window | None:
+    """週末, 土日, "over the weekend" told as past (:func:`_told_as_past`): the latest weekend,
+    and on a Saturday or Sunday the one under way with it."""
+    if not _told_as_past(m):
+        return None
+    if _today(now).weekday() >= 5:
+        return _midnight(_week_start(_today(now)) - timedelta(days=2), now), now
+    return _last_weekend(m, now)
+
+
+def _weekends_ago(m: re.Match[str], now: datetime) -> Window | None:
+    """ "two weekends ago": the weekend that many weekends back (one: the last weekend)."""
+    n = _en_number(m.group("n"))
+    if n is None or not 1 <= n <= _AGO_MAX["week"]:
+        return None
+    saturday = _week_start(_today(now)) - timedelta(days=2, weeks=n - 1)
+    return _days(saturday, saturday + timedelta(days=1), now)
+
+
+def _day_of_month(m: re.Match[str], now: datetime) -> Window | None:
+    """15日に先輩と会った, "on the 15th" told as past (:func:`_told_as_past`): that day of this
+    month, or of last month while this month's is still to come."""
+    day = int(m.group("d"))
+    if not _told_as_past(m) or not 1 <= day <= 31:
+        return None
+    year, month = now.year, now.month
+    if day > now.day:
+        year, month = _add_months(year, month, -1)
+    try:
+        d = date(year, month, day)
+    except ValueError:  # the 31st of a 30-day month
+        return None
+    return _days(d, d, now)
+
+
+def _season_of_year(m: re.Match[str], now: datetime) -> Window | None:
+    """ "summer 2021", "the summer of 2021": that season of that year."""
+    year = int(m.group("y"))
+    if not 1900 <= year <= now.year:
+        return None
+    return _season(_SEASONS_EN[m.group("s")], year, now)
+
+
 def _en_last_weekday(m: re.Match[str], now: datetime) -> Window | None:
-    target = _WEEKDAYS_EN.index(m.group("wd"))
+    target = _weekday_index(m.group("wd"))
     today = _today(now)
     back = (today.weekday() - target) % 7 or 7
     latest = today - timedelta(days=back)
@@ -727,8 +834,36 @@ _HOLIDAYS = {
     "new_year": ((1, 1), (1, 7)),
     "new_years_eve": ((12, 31), (12, 31)),
     "year_end": ((12, 20), (12, 31)),
+    "valentine": ((2, 14), (2, 14)),
+    "independence_day": ((7, 4), (7, 4)),
+    "halloween": ((10, 31), (10, 31)),
 }
-"""Yearly holidays: (month, day) of their first and last days."""
+"""Yearly holidays: (month, day) of their first and last days (Easter moves:
+:func:`_holiday_days`)."""
+
+
+def _easter(year: int) -> date:
+    """Easter Sunday of ``year`` (Gregorian calendar, the anonymous algorithm)."""
+    a, (b, c) = year % 19, divmod(year, 100)
+    d, e = divmod(b, 4)
+    g = (b - (b + 8) // 25 + 1) // 3
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    el = (32 + 2 * e + 2 * i - h - k) % 7
+    n = (a + 11 * h + 22 * el) // 451
+    month, day = divmod(h + el - 7 * n + 114, 31)
+    return date(year, month, day + 1)
+
+
+def _holiday_days(kind: str, year: int) -> tuple[date, date]:
+    """The first and last days of the holiday ``kind`` in ``year`` (Easter: Good Friday to
+    Easter Monday)."""
+    if kind == "easter":
+        sunday = _easter(year)
+        return sunday - timedelta(days=2), sunday + timedelta(days=1)
+    (m1, d1), (m2, d2) = _HOLIDAYS[kind]
+    return date(year, m1, d1), date(year, m2, d2)
+
 
 _HOLIDAY_NAMES = {
     "お盆": "obon",
@@ -742,15 +877,16 @@ _HOLIDAY_NAMES = {
     "年始": "new_year",
     "大晦日": "new_years_eve",
     "おおみそか": "new_years_eve",
+    "バレンタイン": "valentine",
+    "ハロウィン": "halloween",
 }
-_HOLIDAY_JA = "お盆|クリスマス|ゴールデンウィーク|gw|お正月|正月|年始|大晦日|おおみそか"
+_HOLIDAY_JA = "お盆|クリスマス|ゴールデンウィーク|gw|お正月|正月|年始|大晦日|おおみそか|バレンタイン|ハロウィン"
 
 
 def _holiday_in(kind: str, year: int, now: datetime) -> Window | None:
     """The holiday ``kind`` of ``year``; None when it has not begun."""
-    (m1, d1), (m2, d2) = _HOLIDAYS[kind]
-    start = date(year, m1, d1)
-    return _days(start, date(year, m2, d2), now) if _midnight(start, now) <= now else None
+    start, last = _holiday_days(kind, year)
+    return _days(start, last, now) if _midnight(start, now) <= now else None
 
 
 def _last_holiday(kind: str) -> Callable[[re.Match[str], datetime], Window | None]:
@@ -778,9 +914,8 @@ def _latest_holiday(
     one)."""
 
     def rule(_: re.Match[str], now: datetime) -> Window | None:
-        (month, day), _end = _HOLIDAYS[kind]
         begun = _holiday_in(kind, now.year, now)
-        coming = date(now.year + (begun is not None), month, day)  # the next one to begin
+        coming = _holiday_days(kind, now.year + (begun is not None))[0]  # the next to begin
         if ahead and _midnight(coming, now) - now < timedelta(days=HOLIDAY_AHEAD_DAYS):
             return None
         return begun or _holiday_in(kind, now.year - 1, now)
@@ -856,8 +991,16 @@ def _latest_weekday(m: re.Match[str], now: datetime) -> Window | None:
     return _days(d, d, now)
 
 
+MORNING_CUTOFF_HOUR = 4
+"""Before this hour "this morning" (今朝) is the morning of the day before: at 00:40 the
+night is still the day's."""
+
+
 def _this_morning(_: re.Match[str], now: datetime) -> Window | None:
-    start = _midnight(_today(now), now)
+    """今朝, "this morning": midnight to noon of today, or of yesterday before
+    :data:`MORNING_CUTOFF_HOUR`."""
+    day = _today(now) - timedelta(days=now.hour < MORNING_CUTOFF_HOUR)
+    start = _midnight(day, now)
     return start, start + timedelta(hours=12)
 
 
@@ -867,6 +1010,7 @@ _WD_EN = "(?P<wd>" + "|".join(_WEEKDAYS_EN) + ")"
 # Longest, most specific patterns first: a span matched once is not matched again.
 _RULES: list[Rule] = [
     # ---- Japanese
+    (re.compile(r"年末調整|(?:昨日|きのう)のことのよう"), _nothing),  # a tax form; an idiom
     (  # next year's dates and holidays are plans (their month or day alone would be past)
         re.compile(
             r"(?:再来年|来年|明年)の?(?:\d{1,2}月(?:\d{1,2}日)?|[春夏秋冬](?:休み)?|"
@@ -897,6 +1041,13 @@ _RULES: list[Rule] = [
     ),
     (re.compile(rf"(?P<n>{_JA_NUM})年前の(?P<m>\d{{1,2}})月(?![0-9日曜期])"), _month_years_ago),
     (re.compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
+    (  # 15日に会った (not 2日に1回, 3日の間, 数日)
+        re.compile(
+            r"(?<![0-9月/年数毎何])(?P<d>\d{1,2})日"
+            r"(?=に(?![0-9一二三四五六七八九十]+[回度])|は|の(?!間|うち))"
+        ),
+        _day_of_month,
+    ),
     (
         re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年)の?(?P<m>\d{1,2})月(?![曜期])"),
         _ja_year_month,
@@ -905,10 +1056,12 @@ _RULES: list[Rule] = [
         re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年|この前の)の?(?P<s>[春夏秋冬])"),
         _ja_season,
     ),
-    (re.compile(r"(?P<p>)(?P<s>[春夏冬])休み"), _ja_season),
+    (re.compile(r"(?P<s>[春夏冬])休み"), _school_break),
     (re.compile(r"先週の?" + _WD_JA), _ja_weekday_last_week),  # 先週の金曜, 先週金曜日
     (re.compile(r"今週の?" + _WD_JA), _ja_weekday_this_week),
     (re.compile(r"(?:この前|こないだ|この間)の" + _WD_JA), _latest_weekday),
+    (re.compile(r"(?<![週毎の])" + _WD_JA + r"(?=に|は|の|、|,)"), _past_weekday),  # 火曜に
+    (re.compile(r"(?<![今先来毎])(?:週末|土日)"), _past_weekend),
     (re.compile(r"先週末"), _last_weekend),
     (re.compile(r"今週末"), _this_weekend),
     (re.compile(r"今月末"), _nothing),  # the month's end: still to come, or too near to tell
@@ -925,6 +1078,10 @@ _RULES: list[Rule] = [
     (re.compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),
     (re.compile(r"数日前(?!後(?!前)|期(?![待限間日]))"), _few_days),
     (re.compile(r"先日"), _span_ago(timedelta(days=14), timedelta(days=1))),
+    (
+        re.compile(r"数年前(?!後(?!前)|期(?![待限間日]))"),
+        _span_ago(timedelta(days=2190), timedelta(days=548)),
+    ),
     (re.compile(r"今朝"), _this_morning),
     (re.compile(r"半年前(?!後(?!前)|期(?![待限間日]))"), lambda _, now: _ago("month", 6, now)),
     (
@@ -967,6 +1124,8 @@ _RULES: list[Rule] = [
     (re.compile(r"お正月|正月|年始"), _latest_holiday("new_year")),
     (re.compile(r"大晦日|おおみそか"), _latest_holiday("new_years_eve")),
     (re.compile(r"年末"), _year_end),
+    (re.compile(r"バレンタイン"), _latest_holiday("valentine")),
+    (re.compile(r"ハロウィン"), _latest_holiday("halloween")),
 ]
 
 _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's edge (below)
@@ -1000,6 +1159,10 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         _upcoming_holiday,
     ),
     (re.compile(r"\blast (?:christmas|xmas)\b"), _last_holiday("christmas")),
+    (
+        re.compile(r"\b(?:the )?(?:fourth|4th) of july\b|\bindependence day\b"),
+        _latest_holiday("independence_day"),
+    ),
     (re.compile(r"\blast new year'?s eve\b"), _last_holiday("new_years_eve")),
     (  # (the latest begun: on 3 January, this one)
         re.compile(r"\blast new year(?:'?s)?(?: day)?\b"),
@@ -1050,6 +1213,13 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         ),
         _nothing,
     ),
+    (  # an idiom, not a day
+        re.compile(
+            r"\b(?:(?:feels?|felt|seems?|seemed) like|like it was) (?:it was )?"
+            r"(?:only |just )?yesterday\b"
+        ),
+        _nothing,
+    ),
     (re.compile(r"\bthe day before yesterday\b"), _day_offset(-2)),
     (re.compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
     (re.compile(r"\bthis morning\b"), _this_morning),
@@ -1067,6 +1237,10 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
     (
         re.compile(r"\b(?:a few|few|several) months (?:ago|back)\b"),
         _span_ago(timedelta(days=185), timedelta(days=55)),
+    ),
+    (
+        re.compile(r"\b(?:a few|few|several) years (?:ago|back)\b"),
+        _span_ago(timedelta(days=2190), timedelta(days=548)),
     ),
     (
         re.compile(r"\b(?:the )?(?:last|past) (?:few|couple of) days\b"),
@@ -1117,6 +1291,8 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
     ),
     (re.compile(r"\bthe week before last\b"), _week_offset(-2)),
     (re.compile(r"\blast weekend\b"), _last_weekend),
+    (re.compile(rf"\b(?P<n>{_EN_NUM}) weekends? ago\b"), _weekends_ago),
+    (re.compile(r"\b(?:over|on|at|during) the weekend\b"), _past_weekend),
     (re.compile(r"\b(?:last|previous) week\b"), _week_offset(-1)),
     (re.compile(r"\b(?:earlier )?this week\b"), _week_offset(0)),
     (re.compile(r"\bthe month before last\b"), _month_offset(-2)),
@@ -1125,6 +1301,15 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
     (re.compile(r"\bthe year before last\b"), _year_offset(-2)),
     (re.compile(r"\blast year\b"), _year_offset(-1)),
     (re.compile(r"\blast " + _WD_EN + r"\b"), _en_last_weekday),
+    (
+        re.compile(r"\blast (?P<wd>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b"),
+        _en_last_weekday,
+    ),
+    (re.compile(r"\bon " + _WD_EN + r"\b"), _past_weekday),  # (not "on Tuesdays")
+    (
+        re.compile(r"\b(?:the )?(?P<s>spring|summer|autumn|fall|winter)(?: of)?,? (?P<y>\d{4})\b"),
+        _season_of_year,
+    ),
     (re.compile(r"\b(?P<p>last|this|past) (?P<s>spring|summer|autumn|fall|winter)\b"), _en_season),
     (
         re.compile(
@@ -1147,10 +1332,17 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         ),
         _en_month,
     ),
+    (re.compile(r"\bon the (?P<d>\d{1,2})(?:st|nd|rd|th)\b"), _day_of_month),
     (re.compile(r"\b(?:in|during|since|back in|of) (?P<y>\d{4})\b"), _en_year),
     (re.compile(r"\b(?:christmas|xmas)\b"), _latest_holiday("christmas")),
     (re.compile(r"\bnew year'?s eve\b"), _latest_holiday("new_years_eve")),
     (re.compile(r"\bnew year(?:'s)?\b"), _latest_holiday("new_year")),
+    (re.compile(r"\blast halloween\b"), _last_holiday("halloween")),
+    (re.compile(r"\blast easter\b"), _last_holiday("easter")),
+    (re.compile(r"\blast valentine'?s(?: day)?\b"), _last_holiday("valentine")),
+    (re.compile(r"\bhalloween\b"), _latest_holiday("halloween")),
+    (re.compile(r"\beaster\b"), _latest_holiday("easter")),
+    (re.compile(r"\bvalentine'?s(?: day)?\b"), _latest_holiday("valentine")),
 ]
 
 
@@ -1229,10 +1421,14 @@ def find_time_expressions(
         _CASED.reset(token)
 
 
+_Found = tuple[int, int, Window, str]
+"""An expression found: its span in the normalised text, its window and its surface."""
+
+
 def _found(norm: str, now: datetime) -> list[TimeExpression]:
     """:func:`find_time_expressions` of the normalised text ``norm``."""
     taken = [False] * len(norm)
-    found: list[tuple[int, TimeExpression]] = []
+    found: list[_Found] = []
     for pattern, rule in _RULES:
         for m in pattern.finditer(norm):
             if any(taken[m.start() : m.end()]) or _inside_a_word(norm, m):
@@ -1243,17 +1439,121 @@ def _found(norm: str, now: datetime) -> list[TimeExpression]:
                 window = rule(m, now)
             except (ValueError, OverflowError):  # a date at the calendar's edge (9999-12-31)
                 window = None
-            if window is None:
-                continue
-            start, end = window
-            if _since_at(m):
-                end = now
-            end = min(end, now)
-            if start >= end:
-                continue
-            found.append((m.start(), TimeExpression(m.group(0), start, end)))
-    found.sort(key=lambda pair: pair[0])
-    return [expr for _, expr in found]
+            if window is not None:
+                found.append((m.start(), m.end(), window, m.group(0)))
+    found = _anchored_years(_offsets(norm, found, now))
+    kept: list[tuple[int, TimeExpression]] = []
+    for first, last, (start, end), surface in found:
+        if _SINCE_EN.search(norm, max(0, first - _SINCE_REACH), first) or _SINCE_JA.match(
+            norm, last
+        ):
+            end = now
+        end = min(end, now)
+        if start < end:
+            kept.append((first, TimeExpression(surface, start, end)))
+    kept.sort(key=lambda pair: pair[0])
+    return [expr for _, expr in kept]
+
+
+_OFFSET_EN = re.compile(
+    r"\b(?:(?P<n>the|a|an|one|two|three|four|five|six|last|\d{1,2}) "
+    r"(?P<u>day|week|weekend|month)s?|the (?P<wd>"
+    + "|".join(_WEEKDAYS_EN)
+    + r")) (?P<dir>before|after|prior to|following) (?:(?:the|on|of) )?$",
+    re.ASCII,
+)
+"""Words before a time that count from it ("the week before 16 November", "two weeks after
+Christmas", "the Sunday before October 25", "last weekend before April 10")."""
+_OFFSET_JA = re.compile(
+    rf"の?(?:(?P<n>{_JA_NUM})(?P<u>日|週間)(?P<dir>前|後)|(?P<w>前日|前の日|翌日|次の日|"
+    r"前の週末?|翌週末?|次の週末?))"
+)
+"""Words after a time that count from it (クリスマスの前の週, 3月5日の2日前, GWの翌週)."""
+
+
+def _offsets(norm: str, found: list[_Found], now: datetime) -> list[_Found]:
+    """``found`` with each time that words count from (:data:`_OFFSET_EN`,
+    :data:`_OFFSET_JA`) moved to the time they name, and the expressions those words held
+    ("last weekend" of "last weekend before April 10", 2日前 of "の2日前") left out."""
+    moved: list[tuple[_Found, bool]] = []
+    spent: list[tuple[int, int]] = []
+    for first, last, window, surface in found:
+        en = _OFFSET_EN.search(norm, max(0, first - 40), first)
+        ja = _OFFSET_JA.match(norm, last)
+        shifted = None
+        if en is not None:
+            n = en.group("n")
+            count = 1 if n in (None, "the", "a", "an", "one", "last") else _en_number(n)
+            unit = en.group("u") or "weekday"
+            after = en.group("dir") in ("after", "following")
+            target = _weekday_index(en.group("wd")) if en.group("wd") else None
+            span = (en.start(), last)
+            shifted = _shift(window, unit, count or 0, after, target, now)
+        elif ja is not None:
+            word = ja.group("w") or ""
+            count = _ja_number(ja.group("n")) if ja.group("n") else 1
+            unit = "day" if "日" in (ja.group("u") or word) else "week"
+            unit = "weekend" if word.endswith("週末") else unit
+            after = (ja.group("dir") or word[:1]) in ("後", "翌", "次")
+            span = (first, ja.end())
+            shifted = _shift(window, unit, count or 0, after, None, now)
+        if shifted is None:
+            moved.append(((first, last, window, surface), False))
+        else:
+            spent.append(span)
+            moved.append(((span[0], span[1], shifted, norm[span[0] : span[1]]), True))
+    return [f for f, own in moved if own or not any(a < f[1] and f[0] < b for a, b in spent)]
+
+
+def _shift(
+    window: Window, unit: str, n: int, after: bool, weekday: int | None, now: datetime
+) -> Window | None:
+    """The time ``n`` units (``unit``) before ``window`` (``after``: after it): a day, the
+    seven days next to it or about ``n`` weeks off, the weekend or ``weekday`` next to it,
+    the month (31 days) next to it."""
+    if not 1 <= n <= 52:
+        return None
+    edge = window[1] if after else window[0]
+    day = edge.date() if after else edge.date() - timedelta(days=1)  # the first day outside
+    sign = 1 if after else -1
+    if unit == "day":
+        d = day + timedelta(days=sign * (n - 1))
+        return _days(d, d, now)
+    if unit == "week" and n == 1:
+        start = edge if after else edge - timedelta(weeks=1)
+        return start, start + timedelta(weeks=1)
+    if unit == "week":
+        return _around(edge + sign * timedelta(weeks=n), timedelta(days=4))
+    if unit == "month":
+        return (
+            (edge, edge + timedelta(days=31 * n))
+            if after
+            else (edge - timedelta(days=31 * n), edge)
+        )
+    target = 5 if unit == "weekend" else weekday if weekday is not None else 0
+    while day.weekday() != target:
+        day += timedelta(days=sign)
+    last = day + timedelta(days=1) if unit == "weekend" else day
+    return _days(day, last, now)
+
+
+_YEAR_WRITTEN = re.compile(r"(?<![0-9])(?:1[89]|20)[0-9]{2}(?![0-9])")
+
+
+def _anchored_years(found: list[_Found]) -> list[_Found]:
+    """``found`` without the expressions that name no year and lie more than a month from
+    every one that does: "last Friday on 23 January, 2022" is that Friday, not every day
+    from it until last week."""
+    dated = [f[2] for f in found if _YEAR_WRITTEN.search(f[3])]
+    if not dated:
+        return found
+    month = timedelta(days=31)
+    return [
+        f
+        for f in found
+        if _YEAR_WRITTEN.search(f[3])
+        or any(f[2][0] < end + month and start - month < f[2][1] for start, end in dated)
+    ]
 
 
 _LATIN_LETTER = re.compile(r"[a-z\u00c0-\u024f]")
