@@ -40,6 +40,7 @@ year written beside others keeps only those near it (:func:`_anchored_years`).
 
 from __future__ import annotations
 
+import calendar
 import math
 import re
 import unicodedata
@@ -147,7 +148,10 @@ has not begun."""
 
 def _school_break(m: re.Match[str], now: datetime) -> Window | None:
     """夏休み (春休み, 冬休み) named alone: the season of the latest break that has begun
-    (on 3 June, last year's summer; on 5 January, the winter begun in December)."""
+    (on 3 June, last year's summer; on 5 January, the winter begun in December); none in a
+    sentence that looks ahead (夏休みに沖縄行く予定, 夏休みどこ行く？: :func:`_looks_ahead`)."""
+    if _looks_ahead(m):
+        return None
     name = _SEASONS_JA[m.group("s")]
     month, day = _BREAK_START[name]
     year = now.year if _midnight(date(now.year, month, day), now) <= now else now.year - 1
@@ -179,37 +183,49 @@ _AHEAD = re.compile(
     r"is (?:he|she|it)) (?:going to|gonna)|should (?:i|we)|"
     r"(?<!did )(?<!didn['’]t )(?:i|we|you) (?:need|have|want) to|"
     r"(?:i|we|you|he|she|they|it)['’]ll|tomorrow|upcoming|coming up|due (?:in|on|by|at)|"
-    r"(?:sign(?:ed|ing)?|signs) up|registered for|scheduled|booked|decided to|"
-    r"(?:ends|starts|begins|opens|closes) (?:in|on))\b"
+    r"(?:sign(?:ed|ing)?|signs) up|registered for|scheduled|booked|decided to|tickets? (?:for|to)|"
+    r"(?:ends|starts|begins|opens|closes) (?:in|on)|(?:is|are|['’]s|['’]re) (?:in|on)|"
+    r"(?:i['’]m|i am|we['’]re|we are|you['’]re|he['’]s|she['’]s|they['’]re|it['’]s) [a-z]{2,}ing|"
+    r"(?:i|we|you|he|she|they)['’]d(?! (?:been|had|already|never|just|gone|done|seen))|would)\b"
     r"|今年|今度|次の|来月|来年|来週|明日|予定|予約|つもり|までに|になったら|しよう|どうする|どうしよう|楽しみ"
-    r"|ことに(?:な|決ま|し)(?:った|りました|ました)"
+    r"|ことに(?:な|決ま|し)(?:った|りました|ました)|[るくうぐすつぬむぶ](?:って|と)(?:言|話|聞|決)"
+    r"|(?:[こそとのもろごぼ]う|[べみけせてねれえ]よう)(?=[よかぜね！!。?？、\s]|$)"
     r"|(?:[いきぎしじちにびみりえけげせぜてでねべめれ]|[見寝出居得来])たい"
     r"(?=[。！？!?、,.\s]|$|な|ん|の|けど|と思|です|よ|ね|わ|って)"
 )
 """Words of a sentence that looks ahead: a month or a day named in it that is still to
 come is that one ("I'm going to Paris in December", "my mom will visit", "should we go",
 "she's due in December", "I signed up for a race on December 14", "the lease ends in
-December", 12月に引っ越す予定, 12月に行きたいです, 12月に引っ越すことになった), not last
-year's. Past forms do not ("I planned to", "what did Will say", ぜったい, 冷たい雨,
+December", "the party is on Saturday", "I'm meeting Sarah on Friday", "she said she'd
+come on Friday", 12月に引っ越す予定, 12月に行きたいです, 12月に引っ越すことになった,
+金曜に来るって言ってた, 週末映画行こうよ), not last year's. Past forms do not ("I planned to", "what did Will say", ぜったい, 冷たい雨,
 もったいない, ありがたい)."""
 
 
 _BACK = re.compile(
     r"\b(?:did|didn['’]t|was|were|wasn['’]t|had|went|got|said|told|saw|came|bought|met|took|"
-    r"made|ate|spent|paid|gave|left|felt|thought|happened|[a-z]{3,}(?<!e)ed)\b"
-    r"|(?:た|だ)(?:っけ|よね|よな|よ|ね|な|の|か|んだ|けど)?(?:[？?！!。、,.\s]|$)|ました|でした"
-    r"|(?:った|んだ|いた|した|えた|てた|でた|きた)(?![いくらめ])"
+    r"made|ate|spent|paid|gave|left|felt|thought|happened|"
+    r"(?<!['’]m )(?<!am )(?<!is )(?<!are )(?<!['’]s )(?<!['’]re )(?<!so )(?<!very )(?<!really )"
+    r"(?<!too )(?<!be )(?<!been )(?<!feel )(?<!get )(?<!getting )(?<!kinda )(?<!pretty )"
+    r"(?!hundred\b|kindred\b|sacred\b|naked\b|wicked\b|beloved\b)[a-z]{3,}(?<!e)ed)\b"
+    r"|(?:た|(?<=[^るくうぐすつぬむぶなのい]ん)だ|(?<=い)だ|だ(?=っけ))"
+    r"(?:っけ|よね|よな|よ|ね|な|の|か|んだ|けど)?(?:[？?！!。、,.\s]|$)|ました|でした"
+    r"|(?:った|(?<![るくうぐすつぬむぶなのい])んだ|いた|した|えた|てた|でた|きた)(?![いくらめ])"
 )
-"""Words of a message that looks back: a verb in the past (did, was, went, …ed; した,
-だった, 何してたっけ, 行きました)."""
+"""Words that look back: a verb in the past (did, was, went, …ed but not "so excited", "I'm
+stressed", "hundred"; した, だった, 読んだ, 何だっけ, 何してたっけ, 行きました; not the
+explanatory あるんだ, 好きなんだ, nor the copula 雨だ)."""
 
 
-_SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
+_SENTENCE_END = re.compile(
+    r"[。！？!?\n]|(?<!\bmr)(?<!\bmrs)(?<!\bms)(?<!\bdr)(?<!\bst)(?<!\bvs)(?<!\bjr)(?<!\bsr)"
+    r"\.(?=\s|$)"
+)
 
 
 def _sentence(m: re.Match[str]) -> str:
     """The sentence of the message that holds ``m`` (sentences end at 。！？!?, a line break
-    or a full stop before a space)."""
+    or a full stop before a space, not that of "Dr." or "Mrs.")."""
     text = m.string
     start = 0
     for end in _SENTENCE_END.finditer(text, 0, m.start()):
@@ -226,11 +242,15 @@ def _looks_ahead(m: re.Match[str]) -> bool:
 
 def _told_as_past(m: re.Match[str]) -> bool:
     """Whether a time named by ``m`` without "last" or a year is told as past: no から or 以降
-    runs from it (12月3日から出張 is a plan as often), the message looks back (:data:`_BACK`:
-    "what about December?" may be either) and its sentence not ahead (:func:`_looks_ahead`).
-    A month or day still to come is then last year's when that one ended less than
-    :data:`JUST_PAST_DAYS` ago; a weekday or "the weekend" the latest one."""
-    return not _since_at(m) and _BACK.search(m.string) is not None and not _looks_ahead(m)
+    runs from it (12月3日から出張 is a plan as often), and its sentence looks back
+    (:data:`_BACK`: "what about December?" may be either) and not ahead
+    (:func:`_looks_ahead`; "Worked late. Seeing Mike on Friday." is a plan). A month or day
+    still to come is then last year's when that one ended less than :data:`JUST_PAST_DAYS`
+    ago; a weekday or "the weekend" the latest one."""
+    sentence = _sentence(m)
+    return (
+        not _since_at(m) and _BACK.search(sentence) is not None and _AHEAD.search(sentence) is None
+    )
 
 
 def _this_year_date(
@@ -537,10 +557,9 @@ def _day_of_month(m: re.Match[str], now: datetime) -> Window | None:
     year, month = now.year, now.month
     if day > now.day:
         year, month = _add_months(year, month, -1)
-    try:
-        d = date(year, month, day)
-    except ValueError:  # the 31st of a 30-day month
-        return None
+    if day > calendar.monthrange(year, month)[1]:  # "the 30th" said in March: January's
+        year, month = _add_months(year, month, -1)
+    d = date(year, month, day)
     return _days(d, d, now)
 
 
@@ -1041,10 +1060,10 @@ _RULES: list[Rule] = [
     ),
     (re.compile(rf"(?P<n>{_JA_NUM})年前の(?P<m>\d{{1,2}})月(?![0-9日曜期])"), _month_years_ago),
     (re.compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
-    (  # 15日に会った (not 2日に1回, 3日の間, 数日)
+    (  # 15日に会った (not 2日に1回, 1日に10キロ, 2日にわたって, 2泊3日, 最初の3日は, 数日)
         re.compile(
-            r"(?<![0-9月/年数毎何])(?P<d>\d{1,2})日"
-            r"(?=に(?![0-9一二三四五六七八九十]+[回度])|は|の(?!間|うち))"
+            r"(?<![0-9月/年数毎何泊の])(?P<d>\d{1,2})日"
+            r"(?=に(?![0-9一二三四五六七八九十数]|何[回度杯個本時]|わた)|は(?!かか)|の(?!間|うち))"
         ),
         _day_of_month,
     ),
@@ -1332,7 +1351,14 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         ),
         _en_month,
     ),
-    (re.compile(r"\bon the (?P<d>\d{1,2})(?:st|nd|rd|th)\b"), _day_of_month),
+    (  # (not "on the 15th floor": a noun after it)
+        re.compile(
+            r"\bon the (?P<d>\d{1,2})(?:st|nd|rd|th)\b(?=\s*(?:[,.;:!?)]|$|(?:and|but|so|at|in|"
+            r"after|before|when|because|i|we|he|she|they|my|our|for|with|to|too|again|"
+            r"already|then|this|last)\b))"
+        ),
+        _day_of_month,
+    ),
     (re.compile(r"\b(?:in|during|since|back in|of) (?P<y>\d{4})\b"), _en_year),
     (re.compile(r"\b(?:christmas|xmas)\b"), _latest_holiday("christmas")),
     (re.compile(r"\bnew year'?s eve\b"), _latest_holiday("new_years_eve")),
@@ -1441,7 +1467,7 @@ def _found(norm: str, now: datetime) -> list[TimeExpression]:
                 window = None
             if window is not None:
                 found.append((m.start(), m.end(), window, m.group(0)))
-    found = _anchored_years(_offsets(norm, found, now))
+    found = _anchored_years(norm, _offsets(norm, found, now))
     kept: list[tuple[int, TimeExpression]] = []
     for first, last, (start, end), surface in found:
         if _SINCE_EN.search(norm, max(0, first - _SINCE_REACH), first) or _SINCE_JA.match(
@@ -1540,11 +1566,14 @@ def _shift(
 _YEAR_WRITTEN = re.compile(r"(?<![0-9])(?:1[89]|20)[0-9]{2}(?![0-9])")
 
 
-def _anchored_years(found: list[_Found]) -> list[_Found]:
+def _anchored_years(norm: str, found: list[_Found]) -> list[_Found]:
     """``found`` without the expressions that name no year and lie more than a month from
-    every one that does: "last Friday on 23 January, 2022" is that Friday, not every day
-    from it until last week."""
-    dated = [f[2] for f in found if _YEAR_WRITTEN.search(f[3])]
+    every day written with its year in the same sentence: "last Friday on 23 January, 2022"
+    is that Friday, not every day from it until last week ("I moved here in 2019 and last
+    week I met my neighbour" keeps both: a year alone anchors nothing)."""
+    dated = [
+        f for f in found if _YEAR_WRITTEN.search(f[3]) and f[2][1] - f[2][0] <= timedelta(days=7)
+    ]
     if not dated:
         return found
     month = timedelta(days=31)
@@ -1552,8 +1581,18 @@ def _anchored_years(found: list[_Found]) -> list[_Found]:
         f
         for f in found
         if _YEAR_WRITTEN.search(f[3])
-        or any(f[2][0] < end + month and start - month < f[2][1] for start, end in dated)
+        or not any(_one_sentence(norm, f, g) for g in dated)
+        or any(
+            _one_sentence(norm, f, g) and f[2][0] < g[2][1] + month and g[2][0] - month < f[2][1]
+            for g in dated
+        )
     ]
+
+
+def _one_sentence(norm: str, a: _Found, b: _Found) -> bool:
+    """Whether no sentence ends between the expressions ``a`` and ``b``."""
+    first, last = min(a[1], b[1]), max(a[0], b[0])
+    return _SENTENCE_END.search(norm, first, last) is None
 
 
 _LATIN_LETTER = re.compile(r"[a-z\u00c0-\u024f]")
