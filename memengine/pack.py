@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections.abc import Sequence, Set
 from datetime import tzinfo
 from typing import Literal
@@ -33,6 +32,7 @@ from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
 from .text import (
     cut_at,
     estimate_tokens,
+    fold,
     query_terms,
     readable,
     reason_line,
@@ -141,13 +141,16 @@ def _pieces(text: str) -> list[str]:
 
 
 def _fold(text: str) -> str:
-    """``text`` as the query's terms are written: NFKC (ｺﾝﾋﾞﾆ is コンビニ), lower case."""
-    return unicodedata.normalize("NFKC", text).lower()
+    """``text`` as the full-text search compares it, and so the query's terms
+    (:func:`.text.fold`): NFKC (ｺﾝﾋﾞﾆ is コンビニ), lower case, café as cafe, O’Brien as
+    o'brien, 葛󠄀飾 as 葛飾."""
+    return fold(text)
 
 
 def _place(text: str, folded_at: int) -> int:
     """The place in ``text`` of the character at ``folded_at`` in its :func:`_fold` (NFKC
-    may change lengths: ﾋﾞ is ビ): the first prefix whose fold reaches past it."""
+    may change lengths, ﾋﾞ is ビ, and a variation selector is dropped): the first prefix
+    whose fold reaches past it."""
     lo, hi = 0, len(text)
     while lo < hi:
         mid = (lo + hi) // 2
@@ -170,16 +173,23 @@ _ASKED_WITH = re.compile(r"\bhow (much|many)\b|\bwhat (kind|sort|type)\b", re.AS
 
 @functools.lru_cache(maxsize=8)
 def _patterns(terms: tuple[str, ...]) -> list[tuple[re.Pattern[str], int]]:
-    """The query's terms as patterns over folded text, each with its weight (its length):
+    """The query's terms (folded as the text, :func:`_fold`) as patterns over folded text,
+    each with its weight (its length):
     a Latin word as a word (one of 3 letters or fewer whole or with a plural's s/es, "go"
     is not in "good" or "ago", "tax" is in "taxes"; a longer one at a word's start,
-    "dentist" is in "dentists"); a CJK term of two
+    "dentist" is in "dentists"; a number of four digits or more with or without its
+    thousands separators, 41500 in "41,500"); a CJK term of two
     characters or more anywhere; a single kanji anywhere; a single kana (ー, ト) not at all,
     as it is in nearly every sentence. Compiled once for a pack's blocks (cached by the
     terms: a message of a thousand distinct kanji compiled its patterns per block)."""
     out: list[tuple[re.Pattern[str], int]] = []
-    for t in terms:
-        if _LATIN_TERM.match(t):
+    for t in dict.fromkeys(fold(term) for term in terms):
+        if t.isascii() and t.isdigit() and len(t) >= 4:
+            head = len(t) % 3 or 3
+            groups = [t[:head], *(t[i : i + 3] for i in range(head, len(t), 3))]
+            spaced = "[, ]?".join(groups)
+            out.append((re.compile(rf"(?<![{_LATIN}]){spaced}(?![{_LATIN}])"), len(t)))
+        elif _LATIN_TERM.match(t):
             tail = rf"(?:e?s)?(?![{_LATIN}])" if len(t) <= 3 else ""
             out.append((re.compile(rf"(?<![{_LATIN}])" + re.escape(t) + tail), len(t)))
         elif len(t) >= 2 or _KANJI.match(t):

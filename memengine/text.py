@@ -27,6 +27,7 @@ __all__ = [
     "dense_query",
     "drawn_as_nothing",
     "estimate_tokens",
+    "fold",
     "guess_language",
     "json_escaped",
     "json_finite",
@@ -106,6 +107,33 @@ _DENSE_STOPWORDS = ENGLISH_STOPWORDS - {"out", "up", "down", "off", "over", "on"
 
 APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "\uff07": "'", "\u2018": "'"})
 """A ``str.translate`` table of the apostrophes a phone types ("can’t", "what’s") to "'"."""
+
+
+_MARKS = re.compile("[\u0300-\u036f]")
+"""Combining diacritical marks (a letter with no precomposed form: n̈): the full-text index
+drops them inside the word (``remove_diacritics 2``), where ``\\w`` would split it."""
+
+
+def _plain_letters() -> dict[int, str]:
+    """A ``str.translate`` table of each Latin letter with diacritics that decomposes into an
+    ASCII letter and combining marks (é, ë, ł does not) to that letter: what FTS5's
+    ``unicode61 remove_diacritics 2`` folds."""
+    table: dict[int, str] = {}
+    for code in [*range(0xC0, 0x250), *range(0x1E00, 0x1F00)]:
+        parts = unicodedata.normalize("NFD", chr(code))
+        if parts[0].isascii() and parts[0].isalpha() and all(_MARKS.match(m) for m in parts[1:]):
+            table[code] = parts[0]
+    return table
+
+
+_FOLD_TABLE = {**_plain_letters(), **APOSTROPHES}
+
+
+def fold(text: str) -> str:
+    """``text`` as the full-text search compares words: NFKC, lower case, joiners and
+    variation selectors dropped (:func:`_folded`), a phone's apostrophe as "'", and a Latin
+    letter's diacritics dropped as ``remove_diacritics 2`` drops them (café is cafe)."""
+    return _MARKS.sub("", _folded(text).translate(_FOLD_TABLE))
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？\n])\s*")
@@ -458,7 +486,8 @@ def could_hold(text: str, terms: Iterable[str]) -> bool:
     (each of its terms is a piece of the text as it normalises it), and far cheaper than
     reading the terms."""
     norm = _MARKS.sub("", _folded(text))
-    norm = norm.replace("’", "'")
+    numbers = _joined_numbers(_CJK_RUN.sub(" ", norm))  # (12,800円 holds 12800)
+    norm = norm.replace("’", "'") + " " + " ".join(numbers)
     return any(t in norm for t in terms)
 
 
@@ -477,14 +506,27 @@ def dense_query(text: str) -> str:
     return " ".join(words) or text.strip()
 
 
-_MARKS = re.compile("[\u0300-\u036f]")
-"""Combining diacritical marks (a letter with no precomposed form: n̈): the full-text index
-drops them inside the word (``remove_diacritics 2``), where ``\\w`` would split it."""
+_GROUPED_NUMBER = re.compile(r"(?<![\w.,])[0-9]{1,3}(?:,[0-9]{3})+(?!\w|,[0-9])")
+"""A number written with thousands separators (41,500; １，０００ in NFKC), not a list
+("1,2,3"), a decimal ("3.5") nor one run into letters (41,500k, indexed as 41 and 500k):
+the index holds its groups as words (41 500)."""
+
+
+def _joined_numbers(text: str) -> list[str]:
+    """The numbers of ``text`` written with thousands separators, without them ("41500")."""
+    return [m.group().replace(",", "") for m in _GROUPED_NUMBER.finditer(text)]
+
+
+_NUMBER_OR_WORD = re.compile(f"{_GROUPED_NUMBER.pattern}|{_WORD.pattern}")
 
 
 def _latin_terms(chunk: str, push: Callable[[str], None]) -> None:
-    for word in _WORD.findall(_MARKS.sub("", chunk)):
-        word = word.replace("’", "'")
+    """Push the words of ``chunk`` (text outside CJK runs) that are not stopwords, a
+    possessive's 's left off; a number written with thousands separators is one term,
+    without them ("41,500" is 41500, which the full-text search finds written either way:
+    :func:`.store.fulltext.term_expression`)."""
+    for word in _NUMBER_OR_WORD.findall(_MARKS.sub("", chunk)):
+        word = word.replace("’", "'").replace(",", "")  # (only a grouped number holds ",")
         if word in ENGLISH_STOPWORDS:
             continue
         if word.endswith("'s"):
@@ -599,10 +641,11 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
     it is at least 2 characters and not only hiragana; a piece is at most
     :data:`MAX_PHRASE_CHARS` long, and the first :data:`MAX_PHRASE_TEXT` characters of
     each text are read (the work grows with their product). A piece inside a longer one
-    found is not named again.
+    found is not named again. Both are compared as :func:`fold` writes them (café is cafe,
+    O’Brien is O'Brien, 葛󠄀飾 is 葛飾); a word is named as the query writes it, in lower case.
     """
-    q = unicodedata.normalize("NFKC", _head(query, MAX_PHRASE_TEXT)).lower()
-    t = unicodedata.normalize("NFKC", _head(text, MAX_PHRASE_TEXT)).lower()
+    q = _folded(_head(query, MAX_PHRASE_TEXT))
+    t = fold(_head(text, MAX_PHRASE_TEXT))
     found: list[str] = []
     for m in _CJK_RUN.finditer(q):
         run = m.group()
@@ -617,16 +660,19 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
                 i = j
             else:
                 i += 1
-    words = set(_latin_words(t))
+    words = {w.replace(",", "") for w in _latin_words(t)}
+    named: set[str] = set()
     for word in _latin_words(q):
+        plain = fold(word).replace(",", "")  # (41,500 is 41500)
         if (
             1 < len(word) <= 2 * MAX_PHRASE_CHARS
             and not (word.isdigit() and len(word) < 3)  # ("10" of 8/10 is in many texts)
-            and word not in ENGLISH_STOPWORDS
-            and word in words
-            and word not in found
+            and plain not in ENGLISH_STOPWORDS
+            and plain in words
+            and plain not in named
         ):
             found.append(word)
+            named.add(plain)
     found.sort(key=len, reverse=True)
     kept: list[str] = []
     for piece in found:  # (a CJK piece and a word of it, 始めたよ and 始めた: the longer says it)
@@ -637,8 +683,9 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
 
 def _latin_words(text: str) -> list[str]:
     """The words of ``text`` outside its CJK runs ("meetingどうだった" holds "meeting"), a
-    possessive's 's left off ("kinako's" is "kinako")."""
-    return [_POSSESSIVE.sub("", w) for w in _WORD.findall(_CJK_RUN.sub(" ", text))]
+    possessive's 's left off ("kinako's" is "kinako"); a number written with thousands
+    separators is one word (41,500)."""
+    return [_POSSESSIVE.sub("", w) for w in _NUMBER_OR_WORD.findall(_CJK_RUN.sub(" ", text))]
 
 
 _POSSESSIVE = re.compile(r"['’]s$")

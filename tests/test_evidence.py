@@ -188,3 +188,13 @@ def test_a_time_expression_prefers_memories_from_then(mem: Memory, clock: FixedC
     assert r.results[0].episode.id == ids[1]
     assert r.results[0].components.get("window") == 1.0
     assert "window" not in r.results[1].components
+
+
+def test_names_speaker_folds_diacritics_and_apostrophes() -> None:
+    """The full-text search finds Zoë for Zoe and O’Brien for O'Brien; the speaker bonus
+    compared NFKC and lower case alone."""
+    assert names_speaker("what did Zoe say", "Zoë")
+    assert names_speaker("what did zoe\u0308 say", "ZOË")
+    assert names_speaker("what did O'Brien say", "O’Brien")
+    assert names_speaker("what did O’Brien say", "O'Brien")
+    assert not names_speaker("what did Zoey say", "Zoë")

@@ -12,7 +12,7 @@ from memengine import InvalidInput, Memory
 from memengine.store.episodes import NEIGHBOUR_CHARS
 from memengine.store.filters import Filters
 from memengine.store.fulltext import match_expression, quote_term
-from memengine.text import analyze, query_terms
+from memengine.text import analyze, could_hold, query_terms
 
 T0 = datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)
 
@@ -222,3 +222,29 @@ def test_tokens_and_cuts_count_what_a_reader_sees() -> None:
     assert cut_at("abc", 2) == 2 and cut_at("ab", 9) == 2
     england = "あ" * 5 + "🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f" + "い"
     assert england[: cut_at(england, 8)] == "あ" * 5 and estimate_tokens(england[5:-1]) == 1
+
+
+def test_a_number_is_found_with_or_without_its_thousands_separators(mem: Memory) -> None:
+    """FTS5 stores 41,500 as two words, 41 and 500: the query 41500 (one word) never found
+    it, and 41,500 never found 41500; a list (1,2,3) or a decimal (3.5) is not a number."""
+    said = [
+        "Deborah told us. I'm getting a bump to £41,500.",
+        "スマホの修理代は12,800円だった",
+        "電気代が8,400円もした",
+        "The flat deposit was 12800 dollars",
+        "I ran 41 laps, then 800 metres",
+        "The weather was grey all day",
+    ]
+    salary, repair, _, plain, _, _ = [
+        mem.add_exchange(u, "OK", occurred_at=T0 + timedelta(hours=3 * i))  # (no neighbours)
+        for i, u in enumerate(said)
+    ]
+    assert _bm25_ids(mem, "Is my new salary 41500?")[:1] == [salary]
+    assert _bm25_ids(mem, "12800円って何の代金だっけ？")[:1] == [repair]
+    assert set(_bm25_ids(mem, "１２，８００")[:2]) == {repair, plain}
+    assert query_terms("41,500 and 1,000.50") == ["41500", "1000", "50"]
+    assert query_terms("1,2,3 or 3.5 or 12,34,567") == ["1", "2", "3", "5", "12", "34", "567"]
+    assert match_expression(["41500", "0123"]) == '("41500" OR "41 500") OR "0123"'
+    assert mem.store.document_counts(["41500"])[1] == {"41500": 1}  # (the query's reach)
+    assert could_hold("a bump to 41,500", query_terms("is it 41500"))
+    assert could_hold("修理代は１２，８００円", query_terms("12800円"))

@@ -358,3 +358,25 @@ def test_a_chain_of_changes_left_out_leaves_out_its_oldest_fact_too() -> None:
     assert full.episode_ids == (3, 2, 1)
     tight = build_pack(r, query="when is my dentist appointment?", budget_tokens=45)
     assert 1 not in tight.episode_ids and "the 12th" not in tight.text and tight.truncated
+
+
+def test_the_quote_and_the_why_line_fold_words_as_the_search_does(mem: Memory) -> None:
+    """The search finds café for cafe, O’Brien for O'Brien, 葛󠄀飾 for 葛飾 and 41,500 for
+    41500, but the quote compared NFKC and lower case alone: it showed the filler, and
+    the why line named nothing shared. The quote keeps the text as written."""
+    filler = "We talked about the weather and the traffic and the news for a long while. " * 3
+    cafe = mem.get(mem.add(filler + "Then we met at a little café near the river."))
+    brien = mem.get(mem.add(filler + "Then O’Brien rang: the boiler gets replaced Thursday."))
+    salary = mem.get(mem.add(filler + "Deborah says I'm getting a bump to £41,500."))
+    for episode, query, quoted, named in [
+        (cafe, "What was that cafe called?", "little café near the river", '"cafe"'),
+        (brien, "What did O’Brien ring about?", "O’Brien rang", '"o’brien"'),
+        (brien, "What did O'Brien ring about?", "O’Brien rang", '"o\'brien"'),
+        (salary, "Is my new salary 41500?", "bump to £41,500", '"41500"'),
+    ]:
+        block = build_pack(_retrieval(episode), query=query, budget_tokens=800).text
+        assert quoted in block.splitlines()[2] and f"shares {named}" in block, query
+    day = "今日は天気の話とか電車の話とかニュースの話とかをずっとしていた。" * 5
+    ivs = mem.get(mem.add(day + "そのあと葛\U000e0100飾に住む友達に会った。"))
+    block = build_pack(_retrieval(ivs, lang="ja"), query="葛飾って", budget_tokens=800).text
+    assert "葛\U000e0100飾に住む" in block and "「葛飾」が一致" in block

@@ -31,13 +31,13 @@ yet?", after the turn that names the wedding.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..models import Episode, EpisodeKind
+from ..text import fold
 from .answer_type import AnswerType, carries_any
 
 if TYPE_CHECKING:
@@ -94,9 +94,11 @@ def session_scores(
 
 
 def names_speaker(query: str, speaker: str) -> bool:
-    """True when ``query`` names ``speaker``: the full name or its first word, as whole words (CJK: anywhere)."""
-    q = unicodedata.normalize("NFKC", query).lower()
-    name = " ".join(unicodedata.normalize("NFKC", speaker).lower().split())
+    """True when ``query`` names ``speaker``: the full name or its first word, as whole words
+    (CJK: anywhere), both compared as the full-text search compares words (:func:`.text.fold`:
+    Zoë is Zoe, O’Brien is O'Brien)."""
+    q = fold(query)
+    name = " ".join(fold(speaker).split())
     if not name:
         return False
     if _CJK.search(name):

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from .filters import Filters
 
-__all__ = ["agent_token", "bm25", "match_expression", "own_matches", "quote_term", "scoped"]
+__all__ = [
+    "agent_token",
+    "bm25",
+    "match_expression",
+    "own_matches",
+    "quote_term",
+    "scoped",
+    "term_expression",
+]
+
+_PLAIN_NUMBER = re.compile(r"[1-9][0-9]{3,}")
+"""A number of four digits or more, written without separators (41500)."""
 
 
 def quote_term(term: str) -> str:
@@ -15,9 +27,22 @@ def quote_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+def term_expression(term: str) -> str:
+    """One term as an FTS5 expression: :func:`quote_term`, and for a number of four digits
+    or more, also the phrase of its thousands groups (41500 finds "41,500", which the
+    tokenizer stores as two words, 41 and 500)."""
+    quoted = quote_term(term)
+    if not _PLAIN_NUMBER.fullmatch(term):
+        return quoted
+    head = len(term) % 3 or 3
+    groups = [term[:head], *(term[i : i + 3] for i in range(head, len(term), 3))]
+    return f"({quoted} OR {quote_term(' '.join(groups))})"
+
+
 def match_expression(terms: Sequence[str]) -> str | None:
-    """An FTS5 MATCH expression that ORs the quoted terms, or None when there are none."""
-    quoted = [quote_term(t) for t in terms if t.strip()]
+    """An FTS5 MATCH expression that ORs the terms (each :func:`term_expression`), or None
+    when there are none."""
+    quoted = [term_expression(t) for t in terms if t.strip()]
     return " OR ".join(quoted) if quoted else None
 
 

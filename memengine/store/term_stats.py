@@ -3,7 +3,8 @@
 A term in more than half of the rows has an idf of 0 in FTS5's BM25: it
 cannot change the ranking, but matching it means reading and scoring
 nearly every row. :class:`TermStats` counts a term's rows with the same
-tokenizer as the search (so stemming agrees) and caches the count until the
+tokenizer and expression as the search (so stemming agrees, and 41500 counts the
+rows of 41,500 too: :func:`.fulltext.term_expression`) and caches the count until the
 index's row count changes (below 10K rows) or moves by a tenth (above); a count
 below the cap goes on from the rows stored since it was taken, so a word that
 was absent is found once it is stored.
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import meta
-from .fulltext import quote_term
+from .fulltext import term_expression
 
 __all__ = ["ERASURES", "TermStats", "fts_row_count"]
 
@@ -132,7 +133,7 @@ class TermStats:
                     break
             pending.wait()
         try:
-            match = "{search_text context_text} : " + quote_term(term)
+            match = "{search_text context_text} : (" + term_expression(term) + ")"
             n, last, since = (0, 0, 0) if hit is None else hit
             left = -1 if limit is None else limit - n
             more = cur.execute(
