@@ -286,6 +286,11 @@ def _quoted(sentences: Sequence[str], kept: Sequence[int], starts: Set[int] = fr
     return out + (" …" if kept and kept[-1] < len(sentences) - 1 else "")
 
 
+MEANING_SHOWN = 0.1
+"""The least cosine the reason line calls a similar meaning: below it (a memory found by
+its time or its words alone) the line does not claim one."""
+
+
 def _reason(
     item: Retrieved, lang: str, query: str, changed: str | None = None, shown: str = ""
 ) -> str:
@@ -304,7 +309,7 @@ def _reason(
             bits.append("尋ねられた時期のこと")
         if shared:
             bits.append("「" + "」「".join(shared) + "」が一致")
-        if cos is not None:
+        if cos is not None and cos >= MEANING_SHOWN:
             bits.append(f"意味の近さ {cos:.2f}")
         if "next_turn" in comps:
             bits.append("一致した発言の問いに答え、尋ねられた日時・数を含む")
@@ -317,7 +322,7 @@ def _reason(
         bits.append("from the time asked about")
     if shared:
         bits.append("shares " + ", ".join(f'"{t}"' for t in shared))
-    if cos is not None:
+    if cos is not None and cos >= MEANING_SHOWN:
         bits.append(f"similar meaning ({cos:.2f})")
     if "next_turn" in comps:
         bits.append("answers a matching turn's question and holds the time or number asked")

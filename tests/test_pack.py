@@ -380,3 +380,24 @@ def test_the_quote_and_the_why_line_fold_words_as_the_search_does(mem: Memory) -
     ivs = mem.get(mem.add(day + "そのあと葛\U000e0100飾に住む友達に会った。"))
     block = build_pack(_retrieval(ivs, lang="ja"), query="葛飾って", budget_tokens=800).text
     assert "葛\U000e0100飾に住む" in block and "「葛飾」が一致" in block
+
+
+def test_the_why_line_claims_a_similar_meaning_only_from_its_least_cosine(mem: Memory) -> None:
+    """A memory found by the time asked about alone (cosine near 0, or below) is not said
+    to be close in meaning, nor shown as "-0.00"."""
+    e = mem.get(mem.add("We went to the aquarium and saw the jellyfish", kind="fact"))
+    for lang, claim in (("en", "similar meaning"), ("ja", "意味の近さ")):
+        for cosine, claimed in ((-0.001, False), (0.05, False), (0.1, True), (0.42, True)):
+            item = Retrieved(
+                episode=e,
+                score=1.0,
+                rank=1,
+                relevance="medium",
+                components={"cosine": cosine, "asked_time": 1.0},
+            )
+            why = render_episode(
+                item, lang, query="What did I do yesterday?", strategy="full", max_chars=400
+            ).splitlines()[-1]
+            assert (claim in why) is claimed, why
+            assert "-0.00" not in why
+            assert ("time asked" in why) if lang == "en" else ("尋ねられた時期" in why)
