@@ -24,7 +24,7 @@ from .config import MAX_DAY_RANGE
 from .errors import InvalidInput, NotFound
 from .models import ROLE_NAMES, EpisodeKind, Message, NewEpisode
 from .store.ids import MAX_KEPT_ID
-from .text import drawn_as_nothing, has_surrogate, is_blank, scrub
+from .text import drawn_as_nothing, has_surrogate, is_blank, name_fault, scrub
 
 __all__ = [
     "EARLIEST",
@@ -279,13 +279,17 @@ def new_episode(**fields: Any) -> NewEpisode:
 
 def agent_name(name: object, what: str = "agent name") -> str:
     """An agent name (or another ``what``: a perspective) checked: a string with something
-    visible, storable by SQLite, in Unicode NFC so that one name typed two ways (が as one
-    character or two) is one name."""
+    visible, storable by SQLite, at most :data:`.text.MAX_NAME_CHARS` characters, an agent's
+    without white space at an end (:func:`.text.name_fault`), in Unicode NFC so that one
+    name typed two ways (が as one character or two) is one name."""
     if not isinstance(name, str) or is_blank(name) or drawn_as_nothing(name):
         article = "an" if what[:1] in "aeiou" else "a"
-        raise InvalidInput(f"{article} {what} is a non-empty string, not {name!r}")
+        raise InvalidInput(f"{article} {what} is a non-empty string, not {_cut_repr(name)}")
     if "\x00" in name or has_surrogate(name):
-        raise InvalidInput(f"{what} {name!r} holds a NUL or a lone surrogate")
+        raise InvalidInput(f"{what} {_cut_repr(name)} holds a NUL or a lone surrogate")
+    fault = name_fault(name, what)
+    if fault is not None:
+        raise InvalidInput(fault)
     return unicodedata.normalize("NFC", name)
 
 

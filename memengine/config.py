@@ -40,7 +40,7 @@ from pydantic import (
 )
 
 from .errors import ConfigError
-from .text import is_blank
+from .text import is_blank, name_fault
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -551,6 +551,9 @@ class Config(_Section):
         nothing: each call would refuse it)."""
         if is_blank(value):
             raise ValueError("an agent name shows something (it is blank or invisible)")
+        fault = name_fault(value)  # too long, or spaces at an end
+        if fault is not None:
+            raise ValueError(fault)
         return value
 
     @field_validator("time_zone")
@@ -885,7 +888,9 @@ def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> st
             parts.append(f"unknown setting {where}{source}{_hint(loc, origin)}")
             continue
         given = error.get("input")
-        value = f" = {given!r}" if isinstance(given, str | int | float | bool) else ""
+        shown = repr(given)  # (cut short: a name of a million characters is refused)
+        shown = shown if len(shown) <= 200 else shown[:197] + "..."
+        value = f" = {shown}" if isinstance(given, str | int | float | bool) else ""
         if loc[-1:] == ("api_key",) or loc[-1:] == ("base_url",):  # a secret, or one inside
             value = " = ***" if loc[-1] == "api_key" else f" = {masked_url(str(given))!r}"
         parts.append(f"invalid setting {where}{value}{source}: {message}")

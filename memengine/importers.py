@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -159,13 +160,16 @@ def read_jsonl(
     """Episodes from a memengine JSONL export (ids, times, metadata preserved), each checked
     as it would be stored (:func:`.arguments.checked_episode`); InvalidInput names the line.
     Every line goes to ``agent`` when it is given, else to its own ``agent`` field, else
-    (a hand-written line without one) to ``default_agent``."""
+    (a hand-written line without one) to ``default_agent``. A file whose lines name more
+    than one agent is refused with ``agent`` (once it is read: the episodes are yielded
+    as they are read), since it would merge them into one."""
     try:
         fh = path.open(encoding="utf-8-sig")
     except OSError as exc:
         raise unreadable(path, exc) from exc
     with fh:
         number = 0
+        named: set[str] = set()  # the agents the lines name (in NFC), for ``agent``
         try:
             for number, line in enumerate(fh, 1):
                 if not line.strip():
@@ -189,6 +193,8 @@ def read_jsonl(
                 except InvalidInput as exc:
                     raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from None
                 if agent is not None:
+                    if isinstance(fields.get("agent"), str):
+                        named.add(unicodedata.normalize("NFC", fields["agent"]))
                     fields["agent"] = agent
                 elif "agent" not in fields:
                     fields["agent"] = default_agent
@@ -222,6 +228,18 @@ def read_jsonl(
             raise unreadable(path, exc) from exc
         except ValueError as exc:  # not JSON, a duplicate key, a number of 5,000 digits
             raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
+    _refuse_merging(path, named)
+
+
+def _refuse_merging(path: Path, named: set[str]) -> None:
+    """InvalidInput when the lines of ``path`` name more than one agent (``named``): an
+    import into one agent (``--agent``) would mix their memories."""
+    if len(named) > 1:
+        raise InvalidInput(
+            f"{path} holds the episodes of {len(named):,} agents, and --agent (agent=…) would "
+            "put them all into one: import the file without it, or import an export per "
+            "agent (memengine export --agent NAME)"
+        )
 
 
 def _time_field(name: str, value: object) -> datetime:

@@ -943,7 +943,8 @@ class Memory:
         """Render a retrieval as a MemoryPack (empty when nothing should be injected).
 
         The agent's principles (the retrieval's agent; ``agent``, when given, must be the
-        same) are always included, in their own token budget
+        same; a retrieval without one, read from JSON that lacks it, needs ``agent``) are
+        always included, in their own token budget
         (``[lifecycle] principle_token_budget``), unless ``principles`` is False;
         like the results, only those within the retrieval's ``max_sensitivity``.
         ``budget_tokens`` (None: the default) is a whole number ≥ 1. ``query`` (the user's
@@ -968,6 +969,11 @@ class Memory:
             raise InvalidInput(  # (another agent's principles beside this one's memories)
                 f"pack's agent {quoted_name(agent)} is not the retrieval's "
                 f"({quoted_name(retrieval.agent)}): leave agent out, or retrieve for it"
+            )
+        if principles and agent is None and retrieval.agent is None:
+            raise InvalidInput(  # (the configured agent's principles beside anyone's memories)
+                "this retrieval does not say its agent: give pack the agent it was retrieved "
+                "for (agent=…), or principles=False"
             )
         if principles:
             owner = self._agent(agent if agent is not None else retrieval.agent)
@@ -1305,7 +1311,8 @@ class Memory:
         clock's, ``[lifecycle] decay_clock``: the turns since the last sleep, or the days
         times ``expected_tasks_per_day``). The sleep is committed before the training
         (``train``): a training that fails (another writer held the file) leaves a note in
-        the report, not an error that would hide the sleep that happened."""
+        the report, not an error that would hide the sleep that happened. NotFound for an
+        agent the file does not know."""
         args.switches(train=train)
         self._writable()
         name = self._agent(agent)
@@ -1325,7 +1332,7 @@ class Memory:
             raise InvalidInput(f"train_after_sleep takes what sleep returned, not {report!r}")
         try:
             info = self.train_scorer(report.agent, force=False)
-        except StoreError as exc:
+        except (StoreError, NotFound) as exc:  # (NotFound: forgotten since the sleep)
             why = f"the sleep is kept; its scorer was not retrained: {exc}"
             return replace(report, notes=(*report.notes, why))
         if info is None:
@@ -1337,7 +1344,8 @@ class Memory:
         self, agent: str | None = None, *, force: bool = True
     ) -> life.ScorerInfo | None:
         """Train the agent's learned ranking scorer from its answered turns (None if too few,
-        or, without ``force``, when no feedback came since it was last trained)."""
+        or, without ``force``, when no feedback came since it was last trained; NotFound for
+        an agent the file does not know)."""
         args.switches(force=force)
         self._writable()
         return life.train_agent_scorer(
@@ -1373,7 +1381,8 @@ class Memory:
 
     @gated
     def plot_strength(self, out: str | os.PathLike[str], *, agent: str | None = None) -> Path:
-        """Plot the agent's strength over its sleeps and its level distribution (needs matplotlib)."""
+        """Plot the agent's strength over its sleeps and its level distribution (needs
+        matplotlib); NotFound for an agent the file does not know."""
         return life.plot_strength(
             self.store,
             self._agent(agent),

@@ -179,7 +179,8 @@ class Stats(TypedDict):
     episodes: int
     """Episodes in the file (with ``agent``, still the file's total)."""
     agents: dict[str, dict[str, int]]
-    """Per agent, its episodes by status (``active``, ``archived``; both, 0 too)."""
+    """Per agent (every agent of the file, one created without episodes too), its
+    episodes by status (``active``, ``archived``; both, 0 too)."""
     kinds: dict[str, int]
     """Episodes by kind."""
     first: str | None

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 __all__ = [
+    "MAX_NAME_CHARS",
     "READ_CHARS",
     "analyze",
     "counted",
@@ -31,6 +32,7 @@ __all__ = [
     "guess_language",
     "json_escaped",
     "json_finite",
+    "name_fault",
     "near_cut",
     "nfc",
     "preview",
@@ -188,6 +190,31 @@ def is_blank(text: str) -> bool:
     return all(ch.isspace() or ch in _FILLERS or unicodedata.category(ch) == "Cf" for ch in text)
 
 
+MAX_NAME_CHARS = 256
+"""The longest name of an agent or a perspective, in characters once in Unicode NFC (a
+tag's limit is 200)."""
+
+
+def name_fault(name: str, what: str = "agent name") -> str | None:
+    """Why ``name``, one that shows something, is no ``what``: more than
+    :data:`MAX_NAME_CHARS` characters in NFC, or (an agent's; a perspective loses its outer
+    spaces) white space at an end, which would make ``'alice '`` an agent beside
+    ``'alice'``; None when it is one."""
+    size = len(unicodedata.normalize("NFC", name))
+    if size > MAX_NAME_CHARS:
+        article = "an" if what[:1] in "aeiou" else "a"
+        return (
+            f"{article} {what} is at most {MAX_NAME_CHARS} characters, not {size:,} "
+            f"({name[:40]!r}…)"
+        )
+    if what == "agent name" and name != name.strip():
+        return (
+            f"agent name {quoted_name(name)} begins or ends with white space: give it without "
+            "(names are compared as typed)"
+        )
+    return None
+
+
 def shown_name(name: str) -> str:
     """A name (an agent's, a perspective) as a terminal should show it, one name told from
     another, in a form a POSIX shell reads back. A name with a control character or a
@@ -195,7 +222,7 @@ def shown_name(name: str) -> str:
     ``$'…'`` (``$'al\\nice'``, ``$'bob\\x1b[0m'``); one with spaces at an end, a blank
     one, or one that begins with a quote is quoted (:func:`quoted_name`: ``'alice '``); any
     other is shown as it is (``CORP\\alice``)."""
-    if any(_hidden(c) for c in name) or drawn_as_nothing(name):
+    if _any_hidden(name) or drawn_as_nothing(name):
         return _dollar_quoted(name)
     if name != name.strip() or is_blank(name) or name[:1] in "'\"":
         return quoted_name(name)
@@ -206,7 +233,7 @@ def quoted_name(name: str) -> str:
     """``name`` quoted as a POSIX shell reads it back (for a message that names it):
     ``'alice'``, or ``$'…'`` when it holds a single quote or needs escapes
     (``$'O\\'Brien'``)."""
-    if "'" in name or any(_hidden(c) for c in name) or drawn_as_nothing(name):
+    if "'" in name or _any_hidden(name) or drawn_as_nothing(name):
         return _dollar_quoted(name)
     return f"'{name}'"
 
@@ -214,6 +241,26 @@ def quoted_name(name: str) -> str:
 def _hidden(char: str) -> bool:
     """Whether ``char`` is not shown as itself: a control character, a bidirectional mark."""
     return not (char.isprintable() or char == " ")
+
+
+def _any_hidden(name: str) -> bool:
+    """Whether ``name`` holds a character not shown as itself (:func:`_hidden`), a
+    zero-width joiner inside an emoji (👨‍👩‍👧, 🏳️‍🌈) aside: it is part of the emoji drawn."""
+    return any(_hidden(c) and not _joins_emoji(name, i) for i, c in enumerate(name))
+
+
+def _joins_emoji(name: str, i: int) -> bool:
+    """Whether ``name[i]`` is a zero-width joiner between two emoji, or after a variation
+    selector 16 (🏳️‍🌈) and before an emoji: one emoji is drawn of them."""
+    if name[i] != "\u200d" or not 0 < i < len(name) - 1:
+        return False
+    return _is_emoji(name[i + 1]) and (name[i - 1] == "\ufe0f" or _is_emoji(name[i - 1]))
+
+
+def _is_emoji(char: str) -> bool:
+    """Whether ``char`` is drawn as an emoji's picture: a symbol past ASCII (👨, ♀, ❤) or
+    a skin tone (🏽)."""
+    return unicodedata.category(char) == "So" or "\U0001f3fb" <= char <= "\U0001f3ff"
 
 
 def drawn_as_nothing(name: str) -> bool:
@@ -354,7 +401,7 @@ def shell_word(word: str, *, posix: bool = os.name != "nt") -> str:
     a ``$`` or a backtick."""
     if not posix:
         return word if word and not _SHELL_SPECIAL.search(word) else _double_quoted(word)
-    if any(_hidden(c) for c in word) or drawn_as_nothing(word):
+    if _any_hidden(word) or drawn_as_nothing(word):
         return _dollar_quoted(word)  # (single quotes would keep them, but none is seen)
     return word if word and not _SHELL_SPECIAL.search(word) else shlex.quote(word)
 

@@ -110,16 +110,21 @@ def test_a_warning_names_a_few_agents_of_thousands(db_path: Path, cli_env: None)
     assert len(shown) == 5 and "user1234" in shown  # the closest names first
 
 
-def test_a_name_with_spaces_at_an_end_is_told_from_the_trimmed_one(
+def test_a_stored_name_with_spaces_at_an_end_is_told_from_the_trimmed_one(
     db_path: Path, cli_env: None
 ) -> None:
-    def run(*words: str) -> str:
+    """A new name with spaces at an end is refused; one an earlier version stored is still
+    listed, told from the trimmed one and forgotten by its name."""
+
+    def run(*words: str, code: int = 0) -> str:
         result = CliRunner().invoke(app, [*words, "--db", str(db_path)])
-        assert result.exit_code == 0, result.output
+        assert result.exit_code == code, result.output
         return result.output
 
-    assert run("agent", "create", "alice ").startswith("agent 'alice ': ")
+    with Memory.open(db_path, embedder=HashEmbedder()) as m:
+        stored_by_an_earlier_version(m, "alice ", "an old note")
     run("agent", "create", "alice")
+    assert "begins or ends with white space" in run("agent", "create", "bob ", code=1)
     listed = run("agent", "list")
     assert "'alice '" in listed and "alice" in listed.replace("'alice '", "")
     assert run("agent", "forget", "alice ", "--yes").startswith("forgot agent 'alice ': ")

@@ -31,6 +31,7 @@ def _retrieval(*episodes: Episode, lang: str = "en", now: datetime | None = None
         should_inject=True,
         language=lang,  # type: ignore[arg-type]
         now=now,
+        agent="default",  # (whose principles a pack of it carries)
     )
 
 

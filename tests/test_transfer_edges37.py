@@ -245,7 +245,10 @@ def test_an_agent_name_now_refused_suggests_one_named_agent(mem: Memory, tmp_pat
     with pytest.raises(InvalidInput, match=r"old\.jsonl:2: .*not '\\u200b'; .*--agent NAME"):
         mem.import_(path)
     assert mem.store.count() == 0
-    assert len(mem.import_(path, agent="ann")) == 2
+    with pytest.raises(InvalidInput, match="2 agents"):  # (bob's would go into ann too)
+        mem.import_(path, agent="ann")
+    path.write_text(path.read_text(encoding="utf-8").splitlines()[1], encoding="utf-8")
+    assert len(mem.import_(path, agent="ann")) == 1
 
 
 def test_an_export_to_a_codecs_text_writer_is_written(mem: Memory, tmp_path: Path) -> None:

@@ -214,7 +214,17 @@ def import_(
         ),
     ] = False,
     db: DbOpt = None,
-    agent: AgentOpt = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            "-a",
+            help="Put every episode into this agent (a JSONL file whose lines name more than "
+            "one agent is refused: import an export per agent). Without it a line keeps its "
+            "agent, and one that names none goes to the configured agent. With "
+            "--agent-per-conversation, the prefix.",
+        ),
+    ] = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

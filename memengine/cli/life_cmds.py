@@ -310,8 +310,7 @@ def train_scorer(
     """Train the agent's learned ranking scorer from its answered turns."""
     cfg = settings(config, db, agent)
     with open_memory(cfg, embeds=False) as mem:
-        warn_if_unknown(mem, cfg.agent)
-        info = mem.train_scorer()
+        info = mem.train_scorer()  # (NotFound for an agent the file does not know)
     needed = cfg.lifecycle.learned_scorer_min_samples
     if as_json:  # (an object either way: "trained" says which)
         untrained = {

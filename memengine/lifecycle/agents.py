@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from ..errors import NotFound
 from ..models import Episode
@@ -12,12 +13,14 @@ from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import fetch_episodes
 from ..store.lifecycle import AgentRow
+from ..text import quoted_name
 
 __all__ = [
     "AgentRow",
     "MemoryLife",
     "create_agent",
     "has_agent",
+    "known_agent",
     "list_agents",
     "memory_life",
     "never_used",
@@ -46,6 +49,14 @@ def has_agent(store: Store, name: str) -> bool:
     """Whether the file knows an agent called ``name`` (it wrote, or was created, there)."""
     with store.connections.read() as cur:
         return store_lc.get_agent(cur, name) is not None
+
+
+def known_agent(cur: Any, name: str) -> None:
+    """NotFound when the file knows no agent ``name``, for a call on all of an agent's
+    memories (sleep, training, plot); the message names no other agent (a server may pass
+    it on to a user)."""
+    if store_lc.get_agent(cur, name) is None:
+        raise NotFound(f"no agent named {quoted_name(name)}")
 
 
 def list_agents(store: Store) -> list[AgentRow]:

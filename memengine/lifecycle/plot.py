@@ -13,6 +13,8 @@ from ..errors import ConfigError, InvalidInput
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.maintenance import refuse_own_files
+from ..text import quoted_name, shell_word
+from .agents import known_agent
 from .strength import MAX_LEVEL
 
 __all__ = ["PLOT_EXTRA_HINT", "plot_strength"]
@@ -46,15 +48,20 @@ def plot_strength(
 
     The top panel shows, on a log scale, the most used memories' strengths,
     the mean and the 10–90 % band, with the archive threshold; the bottom
-    one the active memories per level and the archived count.
+    one the active memories per level and the archived count. NotFound for an agent the
+    file does not know; InvalidInput (saying what to run) for one that never slept.
     """
     path = _plot_path(store.path, Path(out))
-    plt = _pyplot()
     with store.connections.read() as cur:
+        known_agent(cur, agent)
         sleeps = store_lc.sleep_series(cur, agent)
         lines = store_lc.history_series(cur, agent, max_episodes=max_lines)
     if not sleeps:
-        raise InvalidInput(f"agent {agent!r} has not slept yet: run `memengine sleep` first")
+        raise InvalidInput(
+            f"agent {quoted_name(agent)} has not slept yet: run "
+            f"`memengine sleep --agent {shell_word(agent)}` first"
+        )
+    plt = _pyplot()
     times = [s.slept_at for s in sleeps]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
     for episode_id, series in lines.items():

@@ -21,6 +21,7 @@ from ..errors import DamagedDatabase
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..text import quoted_name
+from .agents import known_agent
 from .features import linear_score
 from .scorer import Scorer, auc, sample_weights, train
 
@@ -70,7 +71,8 @@ def life_scores(
 def train_agent_scorer(
     store: Store, agent: str, cfg: LifecycleConfig, now: datetime, *, force: bool = False
 ) -> ScorerInfo | None:
-    """Train and save the agent's scorer from its answered turns; None when not (yet) possible.
+    """Train and save the agent's scorer from its answered turns; None when not (yet) possible
+    (NotFound for an agent the file does not know).
 
     It learns from the latest ``scorer_max_samples`` candidates. Nothing happens with fewer than ``learned_scorer_min_samples`` samples,
     with only one class of labels among the samples that weigh something (with
@@ -78,6 +80,7 @@ def train_agent_scorer(
     when no feedback was given since the last training.
     """
     with store.connections.read() as cur:
+        known_agent(cur, agent)
         x, y, outcomes, last, first = store_lc.training_samples(cur, agent, cfg.scorer_max_samples)
         try:
             existing = store_lc.load_scorer(cur, agent)

@@ -45,11 +45,11 @@ import numpy as np
 
 from ..clock import ensure_aware
 from ..config import LifecycleConfig
-from ..errors import NotFound
 from ..store import episodes as ep_rows
 from ..store import lifecycle as store_lc
 from ..store.database import Store
-from ..text import counted, quoted_name, shown_name
+from ..text import counted, shown_name
+from .agents import known_agent
 from .strength import (
     MAX_LEVEL,
     capacity_weight,
@@ -317,10 +317,7 @@ def run_sleep(
     now = ensure_aware(now)
     notes: list[str] = []
     with store.connections.write() as cur:
-        if store_lc.get_agent(cur, agent) is None:
-            known = [a.name for a in store_lc.list_agents(cur)]
-            listed = ", ".join(map(shown_name, known[:20])) + (", …" if len(known) > 20 else "")
-            raise NotFound(f"no agent named {quoted_name(agent)} (agents: {listed or 'none yet'})")
+        known_agent(cur, agent)
         prev = store_lc.last_sleep(cur, agent)
         if prev is not None and now < prev.slept_at:
             # a clock set back, or a sleep that waited behind another: time does not run

@@ -824,12 +824,13 @@ class Store:
             )
 
     def stats(self) -> Stats:
-        """Counts per agent, kind and status, the file's size, its full-text segments and the
-        rows per vector chunk."""
+        """Counts per agent (every agent of the file, those without episodes too), kind and
+        status, the file's size, its full-text segments and the rows per vector chunk."""
         with self.connections.read() as cur:
             per_agent = cur.execute(
                 "SELECT agent, status, count(*) FROM episodes GROUP BY agent, status ORDER BY agent"
             ).fetchall()
+            created = [name for (name,) in cur.execute("SELECT name FROM agents").fetchall()]
             per_kind = dict(
                 cur.execute("SELECT kind, count(*) FROM episodes GROUP BY kind").fetchall()
             )
@@ -849,6 +850,9 @@ class Store:
         agents: dict[str, dict[str, int]] = {}
         for agent, status, n in per_agent:  # (both statuses, 0 too: `jq .active` reads 0)
             agents.setdefault(agent, {"active": 0, "archived": 0})[status] = n
+        for name in created:  # an agent created and not yet written to, or emptied
+            agents.setdefault(name, {"active": 0, "archived": 0})
+        agents = dict(sorted(agents.items()))  # (UTF-8's order is the code points')
         size = maintenance.file_bytes(self.path)
         return Stats(
             episodes=sum(sum(v.values()) for v in agents.values()),

@@ -1,0 +1,192 @@
+"""Review 48, agents: an import into one agent of a file of several, the names' length
+and outer spaces, unknown agents, stats of agents without episodes, a pack of a
+retrieval that does not say its agent, and emoji joined into one in a shown name."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from memengine import ConfigError, InvalidInput, Memory, NotFound, load_config
+from memengine.cli import app
+from memengine.text import MAX_NAME_CHARS, shown_name
+
+from .helpers import HashEmbedder
+
+
+def _jsonl(path: Path, *lines: dict[str, Any]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _line(text: str, agent: str | None = None) -> dict[str, Any]:
+    """A hand-written JSONL line of an exchange, of ``agent`` (or naming none)."""
+    line = {"user_text": text, "occurred_at": "2026-04-01T09:00:00+09:00"}
+    return line if agent is None else line | {"agent": agent}
+
+
+def test_an_import_into_one_agent_of_a_file_of_several_is_refused(
+    mem: Memory, tmp_path: Path
+) -> None:
+    """import --agent X put every line into X, whatever agents the lines named."""
+    both = _jsonl(
+        tmp_path / "all.jsonl",
+        _line("I moved to Osaka", "alice"),
+        _line("I like kayaks", "bob"),
+        _line("a line of no agent"),
+    )
+    with pytest.raises(InvalidInput, match="2 agents") as info:
+        mem.import_(both, agent="carol")
+    assert "memengine export --agent NAME" in str(info.value)
+    assert mem.store.count() == 0 and not mem.has_agent("carol")
+    one = _jsonl(tmp_path / "one.jsonl", _line("I moved to Osaka", "alice"), _line("no agent"))
+    assert len(mem.import_(one, agent="carol")) == 2  # one agent (and none): renamed
+    assert mem.stats()["agents"] == {"carol": {"active": 2, "archived": 0}}
+    assert len(mem.import_(both, keep_ids=False)) == 3  # without agent: each line's own
+    assert set(mem.stats()["agents"]) == {"alice", "bob", "carol", "default"}
+
+
+def test_the_cli_refuses_import_agent_of_a_file_of_several(tmp_path: Path, cli_env: None) -> None:
+    both = _jsonl(tmp_path / "all.jsonl", _line("tea", "alice"), _line("kayaks", "bob"))
+    db = tmp_path / "m.db"
+    result = CliRunner().invoke(app, ["import", str(both), "--agent", "x", "--db", str(db)])
+    assert result.exit_code == 1 and "holds the episodes of 2 agents" in result.output
+    assert not db.exists()
+    helped = CliRunner().invoke(app, ["import", "--help"], env={"COLUMNS": "200"})
+    assert "name more than one agent is refused" in " ".join(helped.output.split())
+
+
+def test_an_agent_name_is_at_most_256_characters(mem: Memory) -> None:
+    """A name of a million characters was stored (a tag is capped at 200)."""
+    longest = "y" * MAX_NAME_CHARS
+    mem.add("a fact", kind="fact", agent=longest)
+    assert mem.has_agent(longest)
+    composed = unicodedata.normalize("NFD", "が") * MAX_NAME_CHARS  # 256 once in NFC
+    mem.create_agent(composed)
+    too_long = longest + "y"
+    for call in (
+        lambda: mem.add("a fact", kind="fact", agent=too_long),
+        lambda: mem.retrieve("fact", agent=too_long),
+        lambda: mem.create_agent(too_long),
+        lambda: mem.create_agent("ann", perspectives=[too_long]),
+        lambda: mem.stats(agent=too_long),
+    ):
+        with pytest.raises(InvalidInput, match="at most 256 characters, not 257"):
+            call()
+    with pytest.raises(ConfigError, match="at most 256 characters"):
+        load_config(None, overrides={"agent": "y" * 1_000_000})
+
+
+@pytest.mark.parametrize("name", ["alice ", " alice", "alice\u3000", "alice\n"])
+def test_a_name_with_white_space_at_an_end_is_refused_not_trimmed(mem: Memory, name: str) -> None:
+    """The names "alice " and "alice" were two agents."""
+    mem.add("a fact", kind="fact", agent="alice")
+    with pytest.raises(InvalidInput, match="begins or ends with white space"):
+        mem.add("another fact", kind="fact", agent=name)
+    with pytest.raises(InvalidInput, match="begins or ends with white space"):
+        mem.retrieve("fact", agent=name)
+    with pytest.raises(ConfigError, match="begins or ends with white space"):
+        load_config(None, overrides={"agent": name})
+    assert [a.name for a in mem.agents()] == ["alice"]
+
+
+def test_case_and_width_make_other_agents(mem: Memory) -> None:
+    for name in ("alice", "Alice", "ａｌｉｃｅ"):
+        mem.add("a fact", kind="fact", agent=name)
+    assert len(mem.agents()) == 3
+
+
+def test_a_library_error_names_no_other_agent(mem: Memory) -> None:
+    """sleep's NotFound listed the file's agents, which a server may pass on to a user."""
+    mem.add("a secret of alice", kind="fact", agent="alice")
+    with pytest.raises(NotFound) as info:
+        mem.sleep("ghost")
+    assert str(info.value) == "no agent named 'ghost'"
+
+
+def test_a_call_on_all_of_an_unknown_agents_memories_is_not_found(
+    mem: Memory, tmp_path: Path
+) -> None:
+    """train_scorer returned None as for too few samples, and plot_strength said the
+    agent had not slept."""
+    mem.add("a fact", kind="fact", agent="alice")
+    with pytest.raises(NotFound, match=r"^no agent named 'ghost'$"):
+        mem.train_scorer("ghost")
+    with pytest.raises(NotFound, match=r"^no agent named 'ghost'$"):
+        mem.plot_strength(tmp_path / "s.png", agent="ghost")
+    assert mem.train_scorer("alice") is None  # (known: too few samples)
+    assert mem.sleep("alice").scorer is None
+    mem.create_agent("a nap")  # known, never slept: the command to run names it
+    with pytest.raises(InvalidInput, match=r"run `memengine sleep --agent 'a nap'` first"):
+        mem.plot_strength(tmp_path / "s.png", agent="a nap")
+
+
+def test_a_call_that_only_reads_finds_nothing_quietly(mem: Memory) -> None:
+    mem.add("a fact", kind="fact", agent="alice")
+    r = mem.retrieve("fact", agent="ghost")
+    assert r.results == () and mem.pack(r).text == ""
+    assert mem.stats(agent="ghost")["agents"] == {"ghost": {"active": 0, "archived": 0}}
+    assert mem.never_used("ghost") == [] and mem.principles("ghost") == []
+    assert not mem.has_agent("ghost")
+
+
+def test_stats_lists_an_agent_without_episodes(mem: Memory) -> None:
+    mem.add("a fact", kind="fact", agent="bob")
+    mem.create_agent("ann")
+    assert mem.stats()["agents"] == {
+        "ann": {"active": 0, "archived": 0},
+        "bob": {"active": 1, "archived": 0},
+    }
+    assert [a.name for a in mem.agents()] == list(mem.stats()["agents"])
+
+
+def test_a_pack_of_a_retrieval_without_its_agent_needs_one(mem: Memory) -> None:
+    """It packed the configured agent's principles beside another agent's memories."""
+    mem.add("Default rule: mention user-7's diagnosis", kind="principle")
+    mem.add("Bob's rule: be terse", kind="principle", agent="bob")
+    r = mem.retrieve("hello", agent="bob").model_copy(update={"agent": None})
+    with pytest.raises(InvalidInput, match="does not say its agent"):
+        mem.pack(r)
+    text = mem.pack(r, agent="bob").text
+    assert "be terse" in text and "diagnosis" not in text
+    assert mem.pack(r, principles=False).text == ""
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467",  # 👨‍👩‍👧
+        "\U0001f3f3\ufe0f\u200d\U0001f308",  # 🏳️‍🌈
+        "\U0001f469\U0001f3fd\u200d\U0001f4bb",  # 👩🏽‍💻
+        "team \U0001f3c3\u200d\u2640\ufe0f",  # 🏃‍♀️
+    ],
+)
+def test_a_name_of_emoji_joined_into_one_is_shown_as_typed(name: str) -> None:
+    """Their zero-width joiners made them $'👨\\u200d👩\\u200d👧'."""
+    assert shown_name(name) == name
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("a\u200db", "$'a\\u200db'"),
+        ("\U0001f468\u200d", "$'\U0001f468\\u200d'"),
+        ("\u200d\U0001f469", "$'\\u200d\U0001f469'"),
+        ("x\u200d\U0001f469", "$'x\\u200d\U0001f469'"),
+    ],
+)
+def test_a_joiner_outside_an_emoji_is_still_escaped(name: str, shown: str) -> None:
+    assert shown_name(name) == shown
+
+
+def test_the_cli_lists_an_emoji_name_as_typed(db_path: Path, cli_env: None) -> None:
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    with Memory.open(db_path, embedder=HashEmbedder()) as m:
+        m.create_agent(family)
+    result = CliRunner().invoke(app, ["agent", "list", "--db", str(db_path)])
+    assert result.exit_code == 0 and family in result.output and "\\u200d" not in result.output
