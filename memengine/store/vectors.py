@@ -84,6 +84,10 @@ def chunk_size(cur: Any) -> int:
     return int(found.group(1)) if found else _VEC0_DEFAULT_CHUNK
 
 
+RELAYOUT_TABLE = "memengine_relayout_vectors"
+"""Where :func:`relayout_vector_table` keeps the rows while it rewrites the table."""
+
+
 def relayout_vector_table(
     cur: Any,
     dimension: int,
@@ -97,35 +101,42 @@ def relayout_vector_table(
 
     Runs inside the caller's write transaction: a failure part way leaves the
     old table in place. The rows go in agent by agent, so each agent's
-    chunks fill in turn.
+    chunks fill in turn. The copy the rows wait in is a table of the file itself
+    (:data:`RELAYOUT_TABLE`, dropped in the same transaction): the connections keep their
+    temporary tables in memory, where it would take every vector at once.
     """
-    cur.execute("DROP TABLE IF EXISTS temp.relayout_vectors")
-    cur.execute(  # rowids in (agent, id) order: the copy is then read back a page at a time
-        "CREATE TEMP TABLE relayout_vectors AS SELECT episode_id, agent, kind, sensitivity, "
-        "status, occurred_ts, embedding FROM episode_vectors ORDER BY agent, episode_id"
+    cur.execute(f"DROP TABLE IF EXISTS main.{RELAYOUT_TABLE}")
+    cur.execute(  # as stored (an ORDER BY here would sort every vector in memory)
+        f"CREATE TABLE main.{RELAYOUT_TABLE} AS SELECT episode_id, agent, kind, sensitivity, "
+        "status, occurred_ts, embedding FROM episode_vectors"
     )
-    total = int(cur.execute("SELECT count(*) FROM temp.relayout_vectors").fetchone()[0])
+    cur.execute(  # (its keys alone are sorted): read back in (agent, id) order, a page at a time
+        f"CREATE INDEX main.{RELAYOUT_TABLE}_order ON {RELAYOUT_TABLE} (agent, episode_id)"
+    )
+    total = int(cur.execute(f"SELECT count(*) FROM main.{RELAYOUT_TABLE}").fetchone()[0])
     drop_vector_table(cur)
     create_vector_table(cur, dimension, size)
-    done, last = 0, 0
+    done = 0
+    last: tuple[str, int] = ("", -1)
     while True:
         part = cur.execute(
-            "SELECT rowid, episode_id, agent, kind, sensitivity, status, occurred_ts, embedding "
-            "FROM temp.relayout_vectors WHERE rowid > ? ORDER BY rowid LIMIT ?",
-            (last, batch),
+            "SELECT episode_id, agent, kind, sensitivity, status, occurred_ts, embedding "
+            f"FROM main.{RELAYOUT_TABLE} WHERE (agent, episode_id) > (?, ?) "
+            "ORDER BY agent, episode_id LIMIT ?",
+            (*last, batch),
         ).fetchall()
         if not part:
             break
-        last = int(part[-1][0])
+        last = (part[-1][1], int(part[-1][0]))
         cur.executemany(
             "INSERT INTO episode_vectors (episode_id, agent, kind, sensitivity, status, "
             "occurred_ts, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [r[1:] for r in part],
+            part,
         )
         done += len(part)
         if progress:
             progress(done, total)
-    cur.execute("DROP TABLE temp.relayout_vectors")
+    cur.execute(f"DROP TABLE main.{RELAYOUT_TABLE}")
     return done
 
 
