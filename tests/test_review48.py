@@ -190,3 +190,34 @@ def test_the_cli_lists_an_emoji_name_as_typed(db_path: Path, cli_env: None) -> N
         m.create_agent(family)
     result = CliRunner().invoke(app, ["agent", "list", "--db", str(db_path)])
     assert result.exit_code == 0 and family in result.output and "\\u200d" not in result.output
+
+
+def test_a_sleep_and_a_plain_delete_show_that_they_are_working(
+    tmp_path: Path, cli_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first sleep that pruned 90,000 memories printed nothing for 13 s, a delete of
+    100,000 ids without --scrub nothing for 12 s; a counted bar showed no time before its
+    first count (an import reading its file sat at "0/?")."""
+    import io
+
+    from rich.console import Console
+
+    from memengine.cli import _app
+
+    db = str(tmp_path / "m.db")
+    runner = CliRunner()
+    assert runner.invoke(app, ["add", "the dentist is on 5 March", "--db", db]).exit_code == 0
+    out = io.StringIO()
+    terminal = Console(file=out, force_terminal=True, width=100, color_system=None)
+    monkeypatch.setattr(_app, "err_console", terminal)
+    assert runner.invoke(app, ["sleep", "--db", db]).exit_code == 0
+    assert "sleeping" in out.getvalue()
+    assert runner.invoke(app, ["delete", "1", "--db", db]).exit_code == 0
+    assert "deleting" in out.getvalue() and "compacting" not in out.getvalue()
+    drawn = io.StringIO()
+    monkeypatch.setattr(
+        _app, "err_console", Console(file=drawn, force_terminal=True, width=100, color_system=None)
+    )
+    with _app.progress_bar("importing big.jsonl"):
+        pass
+    assert "0:00:00" in drawn.getvalue()  # the time taken, before any count

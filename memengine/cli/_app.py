@@ -516,13 +516,16 @@ def progress_bar(
     description: str, *, enabled: bool = True, counted: bool = True
 ) -> Iterator[Callable[[int, int], None]]:
     """A rich progress bar on stderr; yields a ``(done, total)`` callback. Nothing is
-    drawn when stderr is not a terminal (a log or a pipe gets only the messages). Work
-    that is not ``counted`` (a compaction, a check) shows the time it has taken."""
+    drawn when stderr is not a terminal (a log or a pipe gets only the messages). Every bar
+    shows the time taken (counted work before its first count too: an import reading its
+    file); counted work also its count and the time left."""
     if not enabled or not err_console.is_terminal:
         yield lambda done, total: None
         return
     columns: tuple[ProgressColumn, ...] = (
-        (MofNCompleteColumn(), TimeRemainingColumn()) if counted else (TimeElapsedColumn(),)
+        (MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+        if counted
+        else (TimeElapsedColumn(),)
     )
     with Progress(
         TextColumn("{task.description}"),

@@ -401,7 +401,9 @@ def delete(
         present = mem.store.existing(ids) if scrub else set()
         try:
             with progress_bar(
-                "deleting and compacting", enabled=scrub and not as_json, counted=False
+                "deleting and compacting" if scrub else "deleting",
+                enabled=not as_json,
+                counted=False,
             ):
                 deleted = mem.delete(ids, agent=agent, scrub=scrub)
         except KeyboardInterrupt:  # during the compaction the delete is saved: say so

@@ -275,7 +275,8 @@ def sleep(
     """Run the sleep phase: levels, decay, archiving and capacity pruning in one transaction."""
     cfg = settings(config, db, agent)
     with open_memory(cfg, embeds=False) as mem:
-        report = mem.sleep(tasks=tasks, train=False)
+        with progress_bar("sleeping", enabled=not as_json, counted=False):
+            report = mem.sleep(tasks=tasks, train=False)
         try:
             if not no_train:
                 report = mem.train_after_sleep(report)
