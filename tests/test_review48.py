@@ -221,3 +221,47 @@ def test_a_sleep_and_a_plain_delete_show_that_they_are_working(
     with _app.progress_bar("importing big.jsonl"):
         pass
     assert "0:00:00" in drawn.getvalue()  # the time taken, before any count
+
+
+def test_every_package_the_code_imports_is_declared() -> None:
+    """The LLM client imported httpx2 and httpcore2, which only openai 3 brings, while the
+    declared floor was openai 1.40: an environment keeping openai 1.x or 2.x (pip keeps a
+    version that satisfies the floor) failed at the first LLM call."""
+    import ast
+    import importlib.metadata
+    import re
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wanted = [*project["dependencies"]]
+    for extra in project["optional-dependencies"].values():
+        wanted += extra
+
+    def name(requirement: str) -> str:
+        return canonical(re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0])
+
+    def canonical(dist: str) -> str:  # (as package indexes compare names: sqlean.py, sqlean-py)
+        return re.sub(r"[-_.]+", "-", dist).lower()
+
+    declared = {name(r) for r in wanted}
+    providers = importlib.metadata.packages_distributions()
+    imported: set[str] = set()
+    for source in (root / "memengine").rglob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    missing = {}
+    for module in sorted(imported - set(sys.stdlib_module_names) - {"memengine"}):
+        dists = {canonical(d) for d in providers.get(module, [])}
+        if dists and not dists & declared:
+            missing[module] = sorted(dists)
+    assert missing == {}, f"imported but not declared in pyproject.toml: {missing}"
+    assert {"httpx2", "httpcore2"} <= declared

@@ -49,7 +49,7 @@ agent_app = typer.Typer(
 )
 app.add_typer(agent_app, name="agent")
 plot_app = typer.Typer(
-    help="Plots (needs: pip install 'memengine[plot]').",
+    help="Plots (needs matplotlib: pip install matplotlib).",
     no_args_is_help=True,
     rich_markup_mode=None,
 )

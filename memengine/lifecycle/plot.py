@@ -1,6 +1,7 @@
 """``memengine plot strength``: strength over time and the level distribution, from sleep records.
 
-Needs the optional extra ``plot`` (matplotlib): ``pip install 'memengine[plot]'``.
+Needs the optional extra ``plot`` (matplotlib): ``pip install matplotlib``, or ``pip install -e
+".[plot]"`` in a checkout.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .strength import MAX_LEVEL
 __all__ = ["PLOT_EXTRA_HINT", "plot_strength"]
 
 PLOT_EXTRA_HINT = (
-    "matplotlib is not installed; install the plot extra: pip install 'memengine[plot]'"
+    "matplotlib is not installed; install it (the plot extra): pip install matplotlib"
 )
 
 

@@ -28,7 +28,7 @@ percentile itself was chosen with the dev sets in view). With
 ``coverage_min`` set (off by default), the should-inject rule requires
 that much of it; docs/benchmarks.md (sessions 13 and 14) gives what each
 setting costs and gains.
-Japanese needs the analyser of the ``memengine[ja]`` extra (fugashi with
+Japanese needs the analyser of the ``ja`` extra (fugashi with
 UniDic-lite); setting ``coverage_min`` without it fails when the store opens.
 
 Word vectors come from the store's embedder and are cached per process
@@ -105,7 +105,7 @@ def _tagger() -> Any:
     except ImportError as exc:
         raise ConfigError(
             "[retrieval] coverage_min needs the Japanese analyser: "
-            f'pip install "memengine[ja]" ({exc})'
+            f"pip install fugashi unidic-lite (the ja extra) ({exc})"
         ) from exc
     except RuntimeError as exc:  # installed, but MeCab or its dictionary did not load
         raise ConfigError(
