@@ -1,19 +1,25 @@
 """The MemoryPack: the ``[EPISODE_EVIDENCE]`` prompt section built from a retrieval.
 
-Format, one block per episode, best first, in the conversation's language::
+Format, one block per episode, best first, in the conversation's language, under a line
+that says what day it is (the retrieval's ``now``) and that a block's date is when it was
+said::
 
     [EPISODE_EVIDENCE]
+    (today: 2026-03-10 (Tue); dates are when it was said)
     ## 2026-03-04 (Wed) — New project "Mimosa" starts
-    User: I started a new project today…
+    User: … I started a new project today…
     Partner: Congratulations! …
     → why: shares "mimosa", "project"; high relevance
 
-Japanese conversations get ``User:``/``Partner:`` lines too, with a
-``→ 関連:`` line. The pack fits a token budget (an offline estimate that
+A heading names its topic (its tags, else its first sentence) only when the first line
+quoted does not begin with it. Japanese conversations get ``User:``/``Partner:`` lines
+too, with a ``→ 関連:`` line. The pack fits a token budget (an offline estimate that
 counts each CJK character as a token and four Latin characters as one);
 episodes that do not fit are dropped, long utterances are trimmed to the
 sentences that share words with the query, around the one that shares the most
-(``quote_key_parts``), to their first sentence (``summarize``), or kept whole up
+(``quote_key_parts``; then the nearest sentence after it that holds the time or quantity
+asked, and the sentences next to those, as many as fit the budget left once the memories
+packed are chosen), to their first sentence (``summarize``), or kept whole up
 to four times the length of the others (``full``); a quote marks what it leaves
 out with "…". Control characters and the marks that reorder text on screen are
 left out of what a memory says.
@@ -24,12 +30,14 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence, Set
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from typing import Literal
 
 from .clock import in_zone
 from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
+from .retrieve.answer_type import AnswerType, asked_types, carries_any
 from .text import (
+    asked_with,
     cut_at,
     estimate_tokens,
     fold,
@@ -60,19 +68,44 @@ _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
 
 
 def _date_line(ep: Episode, lang: str, zone: tzinfo | None = None) -> str:
-    d = in_zone(ep.occurred_at, zone)
-    wd = _WEEKDAYS[lang][d.weekday()]
-    return f"{d.date().isoformat()} ({wd})"
+    return _day(in_zone(ep.occurred_at, zone), lang)
+
+
+def _day(d: datetime, lang: str) -> str:
+    """A day as the pack writes it: "2026-06-10 (Wed)", 「2026-06-10 (水)」."""
+    return f"{d.date().isoformat()} ({_WEEKDAYS[lang][d.weekday()]})"
+
+
+def _frame(now: datetime | None, lang: str) -> str:
+    """The line under the evidence's header that says what day it is (the retrieval's
+    ``now``, in its zone) and what a block's date is: when it was said ("" without a
+    ``now``)."""
+    if now is None:
+        return ""
+    if lang == "ja":
+        return f"（今日: {_day(now, lang)}・日付は話した日）"
+    return f"(today: {_day(now, lang)}; dates are when it was said)"
 
 
 def _topic(ep: Episode, limit: int = 40) -> str:
     """An episode's heading: its first tags, else its first sentence, on one line and cut
     to about ``limit`` characters (a tag's line break would start a section of its own)."""
+    return _tagged(ep, limit) or _first_sentence(ep, limit)
+
+
+def _tagged(ep: Episode, limit: int = 40) -> str:
+    """An episode's first tags as its heading names them ("" without one)."""
     if ep.tags:
         tags = [" ".join(readable(t).split()) for t in ep.tags if t.strip().lower() != "principle"]
         joined = ", ".join(t for t in tags[:3] if t)
         if joined:
             return joined if len(joined) <= limit else joined[: cut_at(joined, limit - 1)] + "…"
+    return ""
+
+
+def _first_sentence(ep: Episode, limit: int = 40) -> str:
+    """An episode's first sentence (of its first side that says something), cut to about
+    ``limit`` characters."""
     sides = (readable(t).strip() for t in (ep.user_text, ep.content, ep.reply_text) if t)
     first = next((t for t in sides if t), "").splitlines()  # (a side of controls alone: none)
     line = first[0] if first else ""
@@ -166,9 +199,6 @@ _LATIN_TERM = re.compile(r"^[0-9a-z'\u00c0-\u024f]+$")
 _LATIN = r"0-9a-z\u00c0-\u024f"
 """The letters of a Latin word's edge (not ``\\w``, which holds kana and kanji too: the
 iPhone of 新しいiPhoneを and the 14 of 3月14日 are words)."""
-_ASKED_WITH = re.compile(r"\bhow (much|many)\b|\bwhat (kind|sort|type)\b", re.ASCII)
-"""The word a question is asked with, not about, nor written in its answer: "how much",
-"what kind" (the answer to "how old" says "9 years old": that word stays)."""
 
 
 @functools.lru_cache(maxsize=8)
@@ -247,7 +277,19 @@ def _cut_end(piece: str) -> str:
     return piece.rstrip().removesuffix("…").rstrip() + "…"
 
 
-def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -> str:
+def _trim(
+    text: str,
+    strategy: Strategy,
+    terms: Sequence[str],
+    max_chars: int,
+    asked: frozenset[AnswerType] = frozenset(),
+    fill: bool = False,
+) -> str:
+    """``text`` as a block quotes it in ``max_chars`` (:data:`Strategy`). With ``fill``,
+    ``quote_key_parts`` adds to the sentences that share the query's ``terms`` the nearest
+    one after the best that holds an ``asked`` kind of answer (a time, a quantity) when the
+    quote still shows it whole, then the sentences next to those kept while they fit
+    (:func:`_neighbours`)."""
     text = readable(text)
     sentences: list[str] = []
     starts: set[int] = set()  # the sentences that begin a line of their own
@@ -262,11 +304,66 @@ def _trim(text: str, strategy: Strategy, terms: Sequence[str], max_chars: int) -
         return text if len(text) <= max_chars * 4 else text[: cut_at(text, max_chars * 4)] + "…"
     patterns = _patterns(tuple(terms)) if strategy == "quote_key_parts" else []
     weights = [_weight(s, patterns) for s in sentences] if patterns else []
-    if not any(weights):
-        return _around(_quoted(sentences, [0] if sentences else [], starts), 0, max_chars)
-    joined = _quoted(sentences, [i for i, w in enumerate(weights) if w > 0], starts)
-    best = sentences[weights.index(max(weights))]  # the first of those that share the most
-    return _around(joined, joined.find(best) + _heaviest_at(best, patterns), max_chars)
+    matched = any(weights)
+    best = weights.index(max(weights)) if matched else 0  # the first that shares the most
+    kept = [i for i, w in enumerate(weights) if w > 0] if matched else [0][: len(sentences)]
+
+    def shown(chosen: Sequence[int]) -> str:
+        joined = _quoted(sentences, chosen, starts)
+        if not matched:
+            return _around(joined, 0, max_chars)
+        at = joined.find(sentences[best]) + _heaviest_at(sentences[best], patterns)
+        return _around(joined, at, max_chars)
+
+    if not fill or strategy != "quote_key_parts" or not sentences:
+        return shown(kept)
+    answer = _answer_after(sentences, best, asked)
+    if answer is not None and answer not in kept:  # (then those between go, if need be)
+        for tried in (sorted({*kept, answer}), [*(i for i in kept if i <= best), answer]):
+            if sentences[answer] in shown(tried):
+                kept = tried
+                break
+    return shown(_neighbours(sentences, kept, best, starts, max_chars))
+
+
+ANSWER_REACH = 3
+"""How many sentences after the one that shares the most a quote looks for the time or
+quantity asked (one further on is another matter: a dentist's date below a car's
+inspection)."""
+
+
+def _answer_after(sentences: Sequence[str], best: int, asked: frozenset[AnswerType]) -> int | None:
+    """The nearest sentence of the :data:`ANSWER_REACH` after ``best`` that holds an
+    ``asked`` kind of answer (:func:`.answer_type.carries_any`: "Booked the plumber." is
+    answered by "Tuesday 12 May, 9 to 11am."), None when the question asks neither or
+    none does."""
+    if not asked:
+        return None
+    reach = range(best + 1, min(len(sentences), best + 1 + ANSWER_REACH))
+    return next((i for i in reach if carries_any(sentences[i], asked)), None)
+
+
+def _neighbours(
+    sentences: Sequence[str], kept: Sequence[int], best: int, starts: Set[int], max_chars: int
+) -> list[int]:
+    """``kept`` with the sentences next to them added one at a time while the quote
+    (:func:`_quoted`) fits ``max_chars``: the one right after a kept sentence first (an
+    answer follows what it answers), the one before next, each the nearest to ``best``."""
+    chosen = set(kept)
+    if len(_quoted(sentences, sorted(chosen), starts)) >= max_chars:  # (no room: cut as is)
+        return sorted(chosen)
+    while True:
+        after = [i + 1 for i in chosen if i + 1 < len(sentences) and i + 1 not in chosen]
+        before = [i - 1 for i in chosen if i > 0 and i - 1 not in chosen]
+        near = sorted(after, key=lambda i: abs(i - best)) + sorted(
+            before, key=lambda i: abs(i - best)
+        )
+        for i in near:
+            if len(_quoted(sentences, sorted({*chosen, i}), starts)) <= max_chars:
+                chosen.add(i)
+                break
+        else:
+            return sorted(chosen)
 
 
 def _quoted(sentences: Sequence[str], kept: Sequence[int], starts: Set[int] = frozenset()) -> str:
@@ -295,12 +392,16 @@ def _reason(
     item: Retrieved, lang: str, query: str, changed: str | None = None, shown: str = ""
 ) -> str:
     """The reason line: the LLM's, else what the memory ``shown`` (the lines quoted: the
-    phrases a long memory shares lie beyond the start that is read) shares, and why."""
+    phrases a long memory shares lie beyond the start that is read) shares, and why; it
+    says the memory holds a date or number only when what is shown holds one of the kinds
+    the query asks (:func:`_holds_asked`)."""
     if item.reason:
         return reason_line(item.reason)  # (the model's is already; one given by hand too)
-    shared = shared_phrases(query, shown or item.episode.text)
+    text = shown or item.episode.text
+    shared = shared_phrases(query, text)
     cos = item.components.get("cosine")
     comps = item.components
+    holds = "answer_type" in comps and _holds_asked(text, query)
     bits: list[str] = []
     if lang == "ja":
         if changed is not None:
@@ -312,9 +413,9 @@ def _reason(
         if cos is not None and cos >= MEANING_SHOWN:
             bits.append(f"意味の近さ {cos:.2f}")
         if "next_turn" in comps:
-            bits.append("一致した発言の問いに答え、尋ねられた日時・数を含む")
-        elif "answer_type" in comps:
-            bits.append("尋ねられた日時・数を含む")
+            bits.append("一致した発言の問いに答え" + ("、日時・数を含む" if holds else "る"))
+        elif holds:
+            bits.append("日時・数を含む")
         return " / ".join(bits or ["関連あり"]) + f"（{_label(item.relevance, lang)}）"
     if changed is not None:
         bits.append(f"newer than the memory of {changed} on the same subject")
@@ -325,10 +426,19 @@ def _reason(
     if cos is not None and cos >= MEANING_SHOWN:
         bits.append(f"similar meaning ({cos:.2f})")
     if "next_turn" in comps:
-        bits.append("answers a matching turn's question and holds the time or number asked")
-    elif "answer_type" in comps:
-        bits.append("holds the time or number asked")
+        bits.append(
+            "answers a matching turn's question" + (" and holds a date or number" if holds else "")
+        )
+    elif holds:
+        bits.append("holds a date or number")
     return "; ".join(bits or ["related"]) + f"; {_label(item.relevance, lang)}"
+
+
+def _holds_asked(shown: str, query: str) -> bool:
+    """Whether ``shown`` holds a kind of answer ``query`` asks (a time, a quantity:
+    :func:`.answer_type.carries_any`; either, when the query asks neither: the retrieval
+    asked one)."""
+    return carries_any(shown, asked_types(query) or frozenset(AnswerType))
 
 
 def _label(relevance: str, lang: str) -> str:
@@ -347,23 +457,28 @@ def render_episode(
     zone: tzinfo | None = None,
     changes: Episode | None = None,
     why: bool = True,
+    fill: bool = True,
 ) -> str:
     """One episode as a block of the pack ("" when it shows nothing): date (in ``zone``,
-    else as stored) and topic,
+    else as stored) and topic (left out when the first line quoted begins with it: it
+    would be read twice),
     the utterances (a memory not an exchange says who spoke, when its metadata names a
-    ``speaker``), the reason line unless ``why`` is False (it names the day of the memory
-    it ``changes``: a later change, :mod:`.retrieve.changes`)."""
+    ``speaker``; with ``fill``, a quote holds the sentences next to those that matched, as
+    many as fit ``max_chars``: :func:`_trim`), the reason line unless ``why`` is False (it
+    names the day of the memory it ``changes``: a later change, :mod:`.retrieve.changes`)."""
     ep = item.episode
-    asked_with = {w for pair in _ASKED_WITH.findall(_fold(query)) for w in pair if w}
-    terms = [t for t in query_terms(query) if not _HIRAGANA.match(t) and t not in asked_with]
-    lines = [f"## {_date_line(ep, lang, zone)} — {_topic(ep)}"]
+    folded = _fold(query)
+    dropped = asked_with(folded)
+    terms = [t for t in query_terms(query) if not _HIRAGANA.match(t) and t not in dropped]
+    asked = asked_types(query)
     if ep.kind is EpisodeKind.exchange:
         sides = [("User", ep.user_text), ("Partner", ep.reply_text)]
     else:
         sides = [(ep.kind.value.capitalize(), ep.content)]
+    lines: list[str] = []
     quoted: list[str] = []
     for label, text in sides:
-        said = _trim(text, strategy, terms, max_chars) if text else ""
+        said = _trim(text, strategy, terms, max_chars, asked, fill) if text else ""
         if said:  # (a side of control characters alone says nothing: no empty line)
             if ep.kind is not EpisodeKind.exchange:
                 label = _speaker_label(label, ep.metadata.get("speaker"), said)
@@ -371,6 +486,10 @@ def render_episode(
             quoted.append(said)
     if not quoted:  # (nothing it says can be shown: no block)
         return ""
+    topic = _topic(ep)
+    repeated = not _tagged(ep) and quoted[0].startswith(" ".join(topic.removesuffix("…").split()))
+    date = _date_line(ep, lang, zone)
+    lines.insert(0, f"## {date}" if repeated else f"## {date} — {topic}")
     if why:
         arrow = "→ 関連: " if lang == "ja" else "→ why: "
         changed = _date_line(changes, lang, zone) if changes is not None else None
@@ -441,9 +560,11 @@ def build_pack(
             blocks.append("\n".join(plines))
     offered = retrieval.offered  # (what feedback judges an answer against)
     if offered:
-        header_cost = estimate_tokens(_HEADER)
-        used = header_cost
+        frame = _frame(retrieval.now, lang)
+        header = f"{_HEADER}\n{frame}" if frame else _HEADER
+        used = estimate_tokens(header)
         evidence: list[str] = []
+        drawn: list[tuple[Retrieved, Strategy, int, bool, Episode | None]] = []
         shown = {*ids, *copies}  # principles in their block are not repeated as evidence
         listed = {r.episode.id: r.episode for r in retrieval.results}
         outdated: set[int] = set()  # what a later change that did not fit says is changed
@@ -464,7 +585,7 @@ def build_pack(
             ):
                 block = render_episode(
                     item, lang, query=query, strategy=how, max_chars=chars, zone=zone,
-                    changes=changes, why=why,
+                    changes=changes, why=why, fill=False,
                 )  # fmt: skip
                 cost = estimate_tokens(block) + 1
                 if not block or used + cost <= budget_tokens:
@@ -480,10 +601,23 @@ def build_pack(
             if not block:  # (it shows nothing: control characters alone)
                 continue
             evidence.append(block)
+            drawn.append((item, how, chars, why, changes))
             used += cost
             ids.append(item.episode.id)
+        # then each block, best first, with its quotes filled (the sentences next to those
+        # that matched) where what is left of the budget holds it: which memories are
+        # packed, and how short, is decided without (a fuller quote takes no one's place)
+        for n, (item, how, chars, why, changes) in enumerate(drawn):
+            fuller = render_episode(
+                item, lang, query=query, strategy=how, max_chars=chars, zone=zone,
+                changes=changes, why=why,
+            )  # fmt: skip
+            more = estimate_tokens(fuller) - estimate_tokens(evidence[n])
+            if used + more <= budget_tokens:
+                evidence[n] = fuller
+                used += more
         if evidence:
-            blocks.append(_HEADER + "\n" + "\n\n".join(evidence))
+            blocks.append(header + "\n" + "\n\n".join(evidence))
     text = "\n\n".join(blocks)
     return Pack(
         text=text,

@@ -20,9 +20,11 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 __all__ = [
+    "ASKED_WITH",
     "MAX_NAME_CHARS",
     "READ_CHARS",
     "analyze",
+    "asked_with",
     "counted",
     "cut_at",
     "dense_query",
@@ -681,11 +683,43 @@ def _head(text: str, limit: int) -> str:
     return cut[:space] if space > limit - 100 else cut
 
 
+ASKED_WITH = re.compile(r"\bhow (much|many|long|far|often)\b|\bwhat (kind|sort|type)\b", re.ASCII)
+"""The word a question is asked with, not about, nor written in its answer: "how much",
+"what kind", "how long" (the answer to "how old" says "9 years old": that word stays)."""
+
+
+def asked_with(query: str) -> set[str]:
+    """The words ``query`` (folded, :func:`fold`) is asked with (:data:`ASKED_WITH`):
+    {"much"} of "how much tax…"."""
+    return {w for pair in ASKED_WITH.findall(query) for w in pair if w}
+
+
+_EDGE_KANA = re.compile(r"^[\u3040-\u309f]+|[\u3040-\u309f]+$")
+_KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff"  # (not ・, which parts two words)
+_KATAKANA_ONLY = re.compile(f"^[{_KATAKANA}]+$")
+
+
+def _whole_piece(piece: str, text: str) -> str:
+    """``piece`` (a CJK piece of a query found in ``text``) as a why line names it: without
+    the hiragana at its edges (a particle or an ending: 「て名前」 is 「名前」, 「に設定し」
+    「設定」), "" when less than 2 characters are left (「って言」) or when it is katakana
+    found only inside a longer katakana word of ``text`` (the 「リー」 of 「リーダー」)."""
+    piece = _EDGE_KANA.sub("", piece)
+    if len(piece) < 2:
+        return ""
+    if _KATAKANA_ONLY.match(piece):
+        whole = rf"(?<![{_KATAKANA}]){re.escape(piece)}(?![{_KATAKANA}])"
+        return piece if re.search(whole, text) else ""
+    return piece
+
+
 def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
     """The longest pieces of ``query`` that also occur in ``text`` (for "why" lines).
 
-    Latin words count when they are not stopwords; a CJK piece counts when
-    it is at least 2 characters and not only hiragana; a piece is at most
+    Latin words count when they are not stopwords nor the word a question is asked with
+    (:data:`ASKED_WITH`: the "long" of "how long"); a CJK piece counts without the
+    hiragana at its edges, when at least 2 characters are left, and a katakana one only
+    as a whole word of ``text`` (:func:`_whole_piece`); a piece is at most
     :data:`MAX_PHRASE_CHARS` long, and the first :data:`MAX_PHRASE_TEXT` characters of
     each text are read (the work grows with their product). A piece inside a longer one
     found is not named again. Both are compared as :func:`fold` writes them (café is cafe,
@@ -701,13 +735,14 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
             j = i + 1
             while j < len(run) and j - i < MAX_PHRASE_CHARS and run[i : j + 1] in t:
                 j += 1
-            piece = run[i:j]
-            if len(piece) >= 2 and not _KANA_ONLY.match(piece) and piece not in found:
+            piece = _whole_piece(run[i:j], t) if j - i >= 2 else ""
+            if piece and piece not in found:
                 found.append(piece)
                 i = j
             else:
                 i += 1
     words = {w.replace(",", "") for w in _latin_words(t)}
+    asked = asked_with(fold(query))
     named: set[str] = set()
     for word in _latin_words(q):
         plain = fold(word).replace(",", "")  # (41,500 is 41500)
@@ -715,6 +750,7 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
             1 < len(word) <= 2 * MAX_PHRASE_CHARS
             and not (word.isdigit() and len(word) < 3)  # ("10" of 8/10 is in many texts)
             and plain not in ENGLISH_STOPWORDS
+            and plain not in asked
             and plain in words
             and plain not in named
         ):

@@ -258,6 +258,20 @@ def test_a_change_of_another_agent_is_never_brought_in(real_mem: Memory, clock: 
         ("back in may i switched to oat milk", True),
         ("I would have switched to oat milk but the store was out", False),
         ("How about I switch Mochi to the renal diet", False),
+        # a date moved: pushed, bumped, delayed, brought forward; 延期, 延びた, ずれた, 前倒し
+        ("My editor pushed the chapter 2 deadline to April 20", True),
+        ("The launch got pushed back a week", True),
+        ("They bumped my appointment to Friday", True),
+        ("My flight was delayed by two hours", True),
+        ("The review was brought forward to Monday", True),
+        ("I pushed myself to run 5k", False),
+        ("We pushed the car to the garage", False),
+        ("I might push the deadline to next week", False),
+        ("第2章の締め切り、4月20日に延びた", True),
+        ("歯医者の予約が一週間ずれた", True),
+        ("発表を来週に前倒しした", True),
+        ("締め切りは延びなかった", False),
+        ("いずれ行きたい", False),
     ],
 )
 def test_which_sentences_say_that_something_changed(text: str, says: bool) -> None:
@@ -360,3 +374,19 @@ def test_a_budget_that_leaves_out_the_change_leaves_out_what_it_changed(
         fits_old = mem.pack(r, budget_tokens=45)
         assert new not in fits_old.episode_ids and old not in fits_old.episode_ids
         assert fits_old.truncated and "on the 12th" not in fits_old.text
+
+
+def test_a_deadline_pushed_to_a_later_day_changes_the_first_one() -> None:
+    """ "pushed the chapter 2 deadline to April 20" said no change of "chapter 2 by March 31":
+    the reply model read both dates, the old one first (and so in Japanese, 延びた)."""
+    for old_text, new_text in (
+        (
+            "My editor wants chapter 2 by March 31",
+            "My editor pushed the chapter 2 deadline to April 20",
+        ),
+        ("第2章の締め切りは3月31日", "第2章の締め切り、4月20日に延びた"),
+    ):
+        old = _packed(1, 50, old_text, 1.0)
+        new = _packed(2, 5, new_text, 0.9)
+        out = later_changes([old, new], [old, new], lambda c, ids: dict.fromkeys(ids, 0.6))
+        assert [c.episode.id for c in out] == [2, 1] and new.components["changes"] == 1.0

@@ -68,7 +68,8 @@ def test_pack_format_and_budget(real_mem: Memory, clock: FixedClock) -> None:
     r = real_mem.retrieve(q["query"], recent=[Message(**m) for m in q["recent"]])
     pack = real_mem.pack(r, query=q["query"])
     assert r.should_inject and pack.injected
-    assert pack.text.startswith("[EPISODE_EVIDENCE]\n## 2026-")
+    assert pack.text.startswith(f"[EPISODE_EVIDENCE]\n（今日: {q['asked_at'][:10]} (")
+    assert "・日付は話した日）\n## 2026-" in pack.text
     assert "User: " in pack.text and "Partner: " in pack.text and "→ 関連: " in pack.text
     assert list(pack.episode_ids) == [x.episode.id for x in r.results][: len(pack.episode_ids)]
     small = real_mem.pack(r, query=q["query"], budget_tokens=120)
@@ -83,7 +84,7 @@ def test_english_pack_uses_why_lines(real_mem: Memory, clock: FixedClock) -> Non
     r = real_mem.retrieve("When is Juno's dental appointment?")
     text = real_mem.pack(r).text
     assert "→ why: " in text and "juno" in text.lower()
-    assert "holds the time or number asked" in text  # "When" asks a time; "2 June" is one
+    assert "holds a date or number" in text  # "When" asks a time; "2 June" is one
 
 
 def test_a_long_list_is_trimmed_to_the_line_that_matches(mem: Memory) -> None:

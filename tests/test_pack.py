@@ -12,10 +12,11 @@ from typer.testing import CliRunner
 
 from memengine import Episode, Memory, Retrieval, Retrieved
 from memengine.cli import app
+from memengine.models import EpisodeKind
 from memengine.pack import build_pack, render_episode
 from memengine.retrieve.fastpath import Candidate
 from memengine.retrieve.rerank import parse_rerank, rerank_prompt
-from memengine.text import cut_at
+from memengine.text import cut_at, estimate_tokens, shared_phrases
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 
@@ -76,9 +77,9 @@ def test_a_tight_budget_keeps_the_sentence_that_matched(mem: Memory) -> None:
     )
     r = _retrieval(mem.get(ep))
     full = build_pack(r, query="What is my passport number?", budget_tokens=800)
-    assert full.tokens > 80  # the quoted sentences do not fit 80 tokens
-    pack = build_pack(r, query="What is my passport number?", budget_tokens=80)
-    assert pack.injected and pack.truncated and pack.tokens <= 80 and "TK4471" in pack.text
+    assert full.tokens > 70  # the quoted sentences do not fit 70 tokens
+    pack = build_pack(r, query="What is my passport number?", budget_tokens=70)
+    assert pack.injected and pack.truncated and pack.tokens <= 70 and "TK4471" in pack.text
 
 
 def test_a_principle_over_its_budget_leaves_the_shorter_ones_listed(mem: Memory) -> None:
@@ -322,7 +323,10 @@ def test_log_lines_dated_with_a_dash_a_comma_or_a_weekday_stay_lines() -> None:
 def test_a_heading_is_not_cut_at_an_abbreviation(mem: Memory) -> None:
     ep = mem.add("Sunny, we saw Mt. Fuji from the train. Then lunch in Mishima.")
     [item] = _retrieval(mem.get(ep)).results
-    block = render_episode(item, "en", strategy="full", max_chars=400)
+    block = render_episode(  # (a quote from its second sentence: the heading names the first)
+        item, "en", query="lunch", strategy="quote_key_parts", max_chars=30
+    )
+    assert block.splitlines()[1] == "Observation: … Then lunch in Mishima."
     assert "Sunny, we saw Mt. Fuji from the train." in block.splitlines()[0]
     assert "Then lunch" not in block.splitlines()[0]
 
@@ -402,3 +406,187 @@ def test_the_why_line_claims_a_similar_meaning_only_from_its_least_cosine(mem: M
             assert (claim in why) is claimed, why
             assert "-0.00" not in why
             assert ("time asked" in why) if lang == "en" else ("尋ねられた時期" in why)
+
+
+# --- what a reply model reads: the answer next to the match, claims about what is shown ---
+
+PLUMBER = (
+    "Long day. " * 3
+    + "Booked the plumber for the boiler. Tuesday 12 May, 9 to 11am. "
+    + "I also need to sort the garden, repaint the fence, call mum, pay the council tax, "
+    "and get the car washed before the weekend. " * 2
+)
+DENTIST = (
+    "今週ほんと忙しかった。月曜は朝から会議で、火曜は客先、水曜は資料作りで終電。"
+    "部長がまた四半期レポートの方針を変えてきて、結局二回も作り直し。ほんと勘弁してほしい。"
+    "木曜にやっと歯医者に電話して予約した。6月4日の15時で、担当は李先生。"
+    "あと妹がピクニックの件どうするって言ってて、日曜晴れたら行きたいなって思ってる。"
+    "レモンケーキのレシピも探さなきゃ。そういえば駅前のカフェが閉店するらしくて、"
+    "最後に一回行っておきたいんだよね。来週は少し落ち着くといいな。"
+    "週末は洗濯と掃除と買い出しもしないと。冷蔵庫が空っぽなんだよね。"
+)
+
+
+def test_a_quote_holds_the_sentence_after_the_one_that_matched(mem: Memory) -> None:
+    """ "Booked the plumber for the boiler." was quoted alone, far below the 240 characters,
+    and the date in the next sentence was left out (so was 「6月4日の15時」)."""
+    ep = mem.get(mem.add_exchange(PLUMBER, "Good, one thing off the list!"))
+    quoted = _quote(ep, "When is the plumber coming?", 240)
+    assert "Booked the plumber for the boiler. Tuesday 12 May, 9 to 11am." in quoted
+    assert len(quoted) <= len("User: ") + 240
+    ja = mem.get(mem.add_exchange(DENTIST, "お疲れさま！歯のこと片付いてよかったね。"))
+    [item] = _retrieval(ja, lang="ja").results
+    block = render_episode(
+        item, "ja", query="歯医者の予約っていつだっけ？", strategy="quote_key_parts", max_chars=240
+    )
+    assert "木曜にやっと歯医者に電話して予約した。6月4日の15時で、担当は李先生。" in block
+
+
+def test_the_sentence_that_holds_the_time_asked_is_kept_past_a_long_one(mem: Memory) -> None:
+    """The date two sentences below the match is kept, the long sentence between left out
+    (it does not fit the quote beside them); a question that asks no time keeps the next
+    sentence only when it fits."""
+    chat = (
+        "He was very friendly and we talked for ages about his kids, his van, his old dog, "
+        "his knee, his brother in Leeds, the price of copper pipes, the football, the "
+        "weather and whether the council will ever fix the potholes on our road. "
+    )
+    ep = mem.get(
+        mem.add(
+            "Long day at work. " * 8
+            + "Booked the plumber for the boiler. "
+            + chat
+            + "Tuesday 12 May, 9 to 11am. "
+            + "Then I cooked pasta and watched a film. " * 6
+        )
+    )
+    quoted = _quote(ep, "When is the plumber coming?", 240)
+    assert "Booked the plumber for the boiler. … Tuesday 12 May, 9 to 11am." in quoted
+    assert "friendly" not in quoted and len(quoted) <= len("Observation: ") + 240
+    assert "Tuesday 12 May" not in _quote(ep, "Who did I book for the boiler?", 240)
+
+
+def test_a_fuller_quote_takes_no_memorys_place_in_the_budget(mem: Memory) -> None:
+    """The quotes are filled with what is left of the budget once the memories packed are
+    chosen: two memories that fit as matched sentences stay packed, best first, and the
+    first is filled."""
+    first = mem.get(mem.add_exchange(PLUMBER, "Good, one thing off the list!"))
+    second = mem.get(
+        mem.add_exchange("Busy week. " * 20 + "The plumber said the boiler is old.", "Oh no.")
+    )
+    r = _retrieval(first, second)
+    query = "When is the plumber coming?"
+    blocks = {  # each block as matched, and filled
+        fill: [
+            render_episode(x, "en", query=query, strategy="quote_key_parts", max_chars=240,
+                           fill=fill)
+            for x in r.results
+        ]
+        for fill in (False, True)
+    }  # fmt: skip
+    bare = estimate_tokens("[EPISODE_EVIDENCE]") + sum(
+        estimate_tokens(b) + 1 for b in blocks[False]
+    )
+    more = [
+        estimate_tokens(f) - estimate_tokens(b)
+        for f, b in zip(blocks[True], blocks[False], strict=True)
+    ]
+    assert more[0] > 0 and more[1] > 0
+    tight = bare + more[0]  # (room to fill the first alone)
+    pack = build_pack(r, query=query, budget_tokens=tight)
+    assert pack.episode_ids == (first.id, second.id) and not pack.truncated
+    assert pack.tokens <= tight and "Tuesday 12 May" in pack.text
+    assert "Busy week. Busy week." not in pack.text  # (no room left to fill the second)
+
+
+def test_the_why_line_says_a_date_or_number_only_when_the_quote_shows_one(mem: Memory) -> None:
+    """The claim came from the whole memory: a quote without the date was said to hold "the
+    time or number asked", and a dentist's date packed for a question about a car
+    inspection was said to hold "the time asked"."""
+    far = mem.get(
+        mem.add(
+            "Took the car to the garage for its inspection. "
+            + "The waiting room had a coffee machine and old magazines about boats. " * 6
+            + "The dentist is on May 12."
+        )
+    )
+    near = mem.get(mem.add("The car inspection passed. The dentist is on May 12."))
+    query = "When is the car inspection?"
+    for lang, claim in (("en", "holds a date or number"), ("ja", "日時・数を含む")):
+        for episode, holds in ((far, False), (near, True)):
+            item = Retrieved(
+                episode=episode, score=1.0, rank=1, relevance="high",
+                components={"answer_type": 1.0},
+            )  # fmt: skip
+            why = render_episode(
+                item, lang, query=query, strategy="quote_key_parts", max_chars=240
+            ).splitlines()[-1]
+            assert (claim in why) is holds, why
+            assert "asked" not in why and "尋ねられた" not in why
+        item = Retrieved(
+            episode=far, score=1.0, rank=1, relevance="high",
+            components={"answer_type": 1.0, "next_turn": 1.0},
+        )  # fmt: skip
+        why = render_episode(item, lang, query=query, strategy="quote_key_parts", max_chars=240)
+        said = (
+            "answers a matching turn's question" if lang == "en" else "一致した発言の問いに答える"
+        )
+        assert said in why and claim not in why
+
+
+def test_a_heading_names_no_topic_that_the_quote_begins_with(mem: Memory) -> None:
+    """ "## 2026-04-20 (Mon) — Long day." above "User: Long day. …" said it twice (about an
+    eighth of a pack's tokens); a quote that starts further on keeps it."""
+    short = mem.get(mem.add_exchange("Long day. Booked the plumber.", "Good!"))
+    block = render_episode(
+        _retrieval(short).results[0], "en", query="plumber", strategy="quote_key_parts",
+        max_chars=240,
+    )  # fmt: skip
+    assert block.splitlines()[:2] == ["## 2026-06-01 (Mon)", "User: Long day. Booked the plumber."]
+    long = mem.get(mem.add_exchange("Long day. " * 30 + "Booked the plumber.", "Good!"))
+    block = render_episode(
+        _retrieval(long).results[0], "en", query="plumber", strategy="quote_key_parts",
+        max_chars=60,
+    )  # fmt: skip
+    assert block.splitlines()[0] == "## 2026-06-01 (Mon) — Long day."
+    assert block.splitlines()[1].startswith("User: … Long day. Long day.")
+    tagged = mem.get(mem.add("Long day. Booked the plumber.", tags=["home"]))
+    assert render_episode(
+        _retrieval(tagged).results[0], "en", strategy="full", max_chars=240
+    ).startswith("## 2026-06-01 (Mon) — home\n")
+
+
+def test_the_pack_says_what_day_it_is_and_what_its_dates_are() -> None:
+    """Nothing told the reply model today's date, nor that a block's date is when it was
+    said: one line under the header, in the conversation's language, within the budget."""
+    now = datetime(2026, 6, 10, 9, 0, tzinfo=TOKYO)
+    said = now - timedelta(days=9)
+    ep = Episode(
+        id=1, agent="default", kind=EpisodeKind.exchange, user_text="Booked the plumber.",
+        reply_text="Good!", occurred_at=said, created_at=said,
+    )  # fmt: skip
+    en = build_pack(_retrieval(ep, now=now), query="plumber", budget_tokens=800)
+    assert en.text.splitlines()[:3] == [
+        "[EPISODE_EVIDENCE]",
+        "(today: 2026-06-10 (Wed); dates are when it was said)",
+        "## 2026-06-01 (Mon)",
+    ]
+    ja = build_pack(_retrieval(ep, lang="ja", now=now), query="plumber", budget_tokens=800)
+    assert ja.text.splitlines()[1] == "（今日: 2026-06-10 (水)・日付は話した日）"
+    assert "today" not in build_pack(_retrieval(ep), query="plumber", budget_tokens=800).text
+    for budget in range(en.tokens - 12, en.tokens + 1):  # (counted: never over the budget)
+        pack = build_pack(_retrieval(ep, now=now), query="plumber", budget_tokens=budget)
+        assert pack.tokens <= budget and ("today" in pack.text) is bool(pack.episode_ids)
+
+
+def test_why_lines_name_words_not_fragments() -> None:
+    """「リー」 of リリース and リーダー, 「て名前」, 「に設定し」, 「の子」 and the "long" of
+    "how long" were named as what a memory shares."""
+    assert shared_phrases("リリースっていつ？", "新しいリーダーが来た") == []
+    assert shared_phrases("新しいリーダーは誰？", "リーダーが来た") == ["リーダー"]
+    assert shared_phrases("その子って名前なんだっけ？", "うちの子、ミケって名前") == ["名前"]
+    assert shared_phrases(
+        "あれって1日何グラムに設定してたっけ?", "へえ、便利そう!量はどれくらいに設定したの?"
+    ) == ["設定"]
+    assert shared_phrases("なんて言ってたっけ", "って言ってた") == []
+    assert shared_phrases("How long is the flight?", "Long day. The flight was fine.") == ["flight"]

@@ -103,7 +103,7 @@ def test_the_demo_prints_japanese_into_a_file_under_any_code_page(tmp_path: Path
     )
     assert done.returncode == 0, done.stderr.decode()
     out = done.stdout.decode("utf-8")
-    assert "loaded 42 exchanges of 遥 (ja)" in out and "— " in out
+    assert "loaded 42 exchanges of 遥 (ja)" in out and "・日付は話した日）" in out
 
 
 # --- text that poses as the prompt's or the pack's own ------------------------------

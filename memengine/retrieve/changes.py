@@ -6,8 +6,8 @@ weeks on, "the dentist moved my appointment to the 19th instead"). When both are
 the question's words ("when is my dentist appointment?") usually rank the first telling
 first, and the reply model reads the old fact before the new one. A packed result is a
 *later change* of another packed result when it occurred later, has the same speaker (the
-user, for exchanges), says near a change word (:data:`CHANGE`: "switched", "moved … to",
-"no longer", "quit", "sold", 変えた, やめた, 引っ越した, 今は …; not negated, not a question,
+user, for exchanges), says near a change word (:data:`CHANGE`: "switched", "moved … to", "pushed … to",
+"no longer", "quit", "sold", 変えた, やめた, 引っ越した, 延期, 今は …; not negated, not a question,
 not a plan or a maybe: "I won't quit", "should I switch", "I might switch", 変えようかな)
 something it shares with the older one (:func:`~memengine.text.shared_phrases`: a name, a
 thing, 「スペイン語」; not a speaker's name), and their stored vectors are at least
@@ -30,17 +30,30 @@ from ..models import Episode, EpisodeKind
 from ..text import APOSTROPHES, sentences, shared_phrases
 from .fastpath import Candidate
 
+_WHEN = (
+    r"(?:\d|next|later|tomorrow|the (?:\d|end|week|weekend|day)"
+    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*)"
+)
+"""The start of a time that a date is moved to ("to April 20", "to next week", "to the
+19th", "to Friday")."""
+
 CHANGE = re.compile(
     r"\b(?:nowadays|these days|anymore|no longer|instead(?! of)|switch(?:ed|ing)?(?! up)"
     r"|chang(?:ed|ing) (?:\w+ ){0,3}?(?:to|from|my mind)|mov(?:ed|ing) (?:\w+ ){0,3}?"
     r"(?:to|into|out|house|away|back)|quit|stopped|gave up|giving up|sold|replaced|broke up"
-    r"|divorced|resched\w*|postponed|cancell?ed|from now on)\b"
+    r"|divorced|resched\w*|postponed|cancell?ed|from now on"
+    rf"|(?:push|bump)(?:ed|ing) (?:\w+ ){{0,4}}?(?:back|up|to {_WHEN})|delayed"
+    r"|brought (?:\w+ ){0,3}?forward)\b"
     r"|今は|今では|最近は|これからは|変え|変わっ|変更|(?<!着)替え|買い換え|乗り換え(?!て)|引っ越"
     r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|売っ|別れ|転職|転校|移っ|移し|延期"
+    r"|延び|延ばし|(?<![いはく])ずれ(?:た|て|込|こ)|前倒し|繰り上げ|繰り下げ"
     r"|キャンセル|訂正",
     re.ASCII | re.IGNORECASE,
 )
-"""Words that say something changed, in English (as words) and Japanese."""
+"""Words that say something changed, in English (as words) and Japanese: a date pushed
+("pushed the chapter 2 deadline to April 20", "pushed back", "bumped … to Friday", not
+"pushed myself to run"), delayed, brought forward, 延期, 延びた, ずれた (not いずれ, はずれ),
+前倒し."""
 
 _NOT_BEFORE = re.compile(
     r"\b(?:not|never|no need to|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"
@@ -61,7 +74,7 @@ _WILL_BEFORE = re.compile(r"(?:\b(?:will|would)|'ll|'d)\W+(?:\w+\W+){0,2}$", re.
 """"will" and "would" before a change word's plain form ("I'll switch next month", "I'd
 switch if I could"); before a past form it is done ("I'd already switched by then")."""
 
-_DONE = re.compile(r"(?:\w+ed|sold|gave|broke)\b", re.I)
+_DONE = re.compile(r"(?:\w+ed|sold|gave|broke|brought)\b", re.I)
 """A change word in a past form ("moved … to", "switched", "sold"): done, not planned."""
 
 _A_SWITCH = re.compile(r"\b(?:my|the|a|your|his|her|our|their|nintendo)\W+$", re.I)
