@@ -694,18 +694,22 @@ def asked_with(query: str) -> set[str]:
     return {w for pair in ASKED_WITH.findall(query) for w in pair if w}
 
 
-_EDGE_KANA = re.compile(r"^[\u3040-\u309f]+|[\u3040-\u309f]+$")
+_HIRAGANA = re.compile("[\u3040-\u309f]")
+_EDGE_KANA = re.compile(r"^[\u3040-\u309f]+|(?:[のがをにはでともへや]|って|っ)+$")
+"""The hiragana a why line's piece does not begin with (a particle, an ending: 「て名前」),
+and the particles it does not end with (「月の」); other endings stay (締め切り, 始めた)."""
 _KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff"  # (not ・, which parts two words)
 _KATAKANA_ONLY = re.compile(f"^[{_KATAKANA}]+$")
 
 
 def _whole_piece(piece: str, text: str) -> str:
     """``piece`` (a CJK piece of a query found in ``text``) as a why line names it: without
-    the hiragana at its edges (a particle or an ending: 「て名前」 is 「名前」, 「に設定し」
-    「設定」), "" when less than 2 characters are left (「って言」) or when it is katakana
-    found only inside a longer katakana word of ``text`` (the 「リー」 of 「リーダー」)."""
+    the hiragana it begins with and the particles it ends with (:data:`_EDGE_KANA`: 「て名前」
+    is 「名前」, 「に設定し」 「設定し」), "" when less than 2 characters other than hiragana
+    are left (「って言」, 「月の」, 「言ってた」) or when it is katakana found only inside a
+    longer katakana word of ``text`` (the 「リー」 of 「リーダー」)."""
     piece = _EDGE_KANA.sub("", piece)
-    if len(piece) < 2:
+    if len(_HIRAGANA.sub("", piece)) < 2:  # (one kanji and its ending: 言ってた, 始めた)
         return ""
     if _KATAKANA_ONLY.match(piece):
         whole = rf"(?<![{_KATAKANA}]){re.escape(piece)}(?![{_KATAKANA}])"

@@ -587,6 +587,7 @@ def test_why_lines_name_words_not_fragments() -> None:
     assert shared_phrases("その子って名前なんだっけ？", "うちの子、ミケって名前") == ["名前"]
     assert shared_phrases(
         "あれって1日何グラムに設定してたっけ?", "へえ、便利そう!量はどれくらいに設定したの?"
-    ) == ["設定"]
+    ) == ["設定し"]
+    assert shared_phrases("締め切りいつだっけ", "締め切りは金曜") == ["締め切り"]  # (its ending)
     assert shared_phrases("なんて言ってたっけ", "って言ってた") == []
     assert shared_phrases("How long is the flight?", "Long day. The flight was fine.") == ["flight"]
