@@ -20,9 +20,7 @@ from .strength import MAX_LEVEL
 
 __all__ = ["PLOT_EXTRA_HINT", "plot_strength"]
 
-PLOT_EXTRA_HINT = (
-    "matplotlib is not installed; install it (the plot extra): pip install matplotlib"
-)
+PLOT_EXTRA_HINT = "matplotlib is not installed; install it (the plot extra): pip install matplotlib"
 
 
 def _pyplot() -> Any:
