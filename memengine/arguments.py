@@ -279,15 +279,16 @@ def new_episode(**fields: Any) -> NewEpisode:
 
 def agent_name(name: object, what: str = "agent name") -> str:
     """An agent name (or another ``what``: a perspective) checked: a string with something
-    visible, storable by SQLite, at most :data:`.text.MAX_NAME_CHARS` characters, an agent's
-    without white space at an end (:func:`.text.name_fault`), in Unicode NFC so that one
-    name typed two ways (が as one character or two) is one name."""
+    visible, storable by SQLite, a perspective's at most :data:`.text.MAX_NAME_CHARS`
+    characters, in Unicode NFC so that one name typed two ways (が as one character or two)
+    is one name. (A new agent's name is checked further where a write would create it:
+    ``Memory._new_agent``, :func:`.text.name_fault`.)"""
     if not isinstance(name, str) or is_blank(name) or drawn_as_nothing(name):
         article = "an" if what[:1] in "aeiou" else "a"
         raise InvalidInput(f"{article} {what} is a non-empty string, not {_cut_repr(name)}")
     if "\x00" in name or has_surrogate(name):
         raise InvalidInput(f"{what} {_cut_repr(name)} holds a NUL or a lone surrogate")
-    fault = name_fault(name, what)
+    fault = name_fault(name, what) if what != "agent name" else None
     if fault is not None:
         raise InvalidInput(fault)
     return unicodedata.normalize("NFC", name)

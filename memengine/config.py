@@ -40,7 +40,7 @@ from pydantic import (
 )
 
 from .errors import ConfigError
-from .text import is_blank, name_fault
+from .text import is_blank
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -551,10 +551,7 @@ class Config(_Section):
         nothing: each call would refuse it)."""
         if is_blank(value):
             raise ValueError("an agent name shows something (it is blank or invisible)")
-        fault = name_fault(value)  # too long, or spaces at an end
-        if fault is not None:
-            raise ValueError(fault)
-        return value
+        return value  # (a new agent's name is checked where a write would create it)
 
     @field_validator("time_zone")
     @classmethod

@@ -73,6 +73,7 @@ from .text import (
     counted,
     has_surrogate,
     is_blank,
+    name_fault,
     quoted_name,
     scrub,
     shell_word,
@@ -414,7 +415,7 @@ class Memory:
         return self._add_many([episode])[0]
 
     def _new(self, **fields: Any) -> NewEpisode:
-        fields["agent"] = self._agent(fields.get("agent"))
+        fields["agent"] = self._new_agent(self._agent(fields.get("agent")))
         when = fields.get("occurred_at")
         if when is not None and not isinstance(when, datetime):  # (not a Unix timestamp)
             raise InvalidInput(f"occurred_at is a datetime, not {type(when).__name__}")
@@ -437,6 +438,8 @@ class Memory:
                 "(NewEpisode.model_validate(a_dict) makes one)"
             )
         agent = self._agent(ep.agent)  # before the check puts the name in NFC
+        if not copied:  # (an import keeps the names its file holds)
+            self._new_agent(agent)
         naive = {  # a time without a zone is one of the configured time_zone, as in add
             k: self.config.localize(v)
             for k in EPISODE_TIMES
@@ -1190,7 +1193,9 @@ class Memory:
         listed = args.listed(perspectives, "perspectives are a list of names")
         names = [args.agent_name(p, "perspective") for p in listed]  # an agent's rules
         self._writable()
-        return life.create_agent(self.store, self._agent(name), names, _clock_time(self.clock))
+        return life.create_agent(
+            self.store, self._new_agent(self._agent(name)), names, _clock_time(self.clock)
+        )
 
     @gated
     def agents(self) -> list[life.AgentRow]:
@@ -1417,6 +1422,16 @@ class Memory:
             if life.has_agent(self.store, given):
                 return given
             raise
+
+    def _new_agent(self, name: str) -> str:
+        """``name``, an agent a write stores under, refused (InvalidInput) when it is no
+        name for a new agent (:func:`.text.name_fault`: longer than
+        :data:`.text.MAX_NAME_CHARS`, white space at an end) and the file does not hold it
+        already (an earlier memengine stored such names: they are still written to)."""
+        fault = name_fault(name)
+        if fault is not None and not life.has_agent(self.store, name):
+            raise InvalidInput(fault)
+        return name
 
     def _typed_agents(self) -> dict[str, str]:
         """The agent names an earlier memengine stored as typed, by their NFC form: read

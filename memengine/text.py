@@ -211,8 +211,8 @@ def name_fault(name: str, what: str = "agent name") -> str | None:
         )
     if what == "agent name" and name != name.strip():
         return (
-            f"agent name {quoted_name(name)} begins or ends with white space: give it without "
-            "(names are compared as typed)"
+            f"agent name {quoted_name(name)} begins or ends with white space: names are "
+            f"compared as typed, so it would be an agent beside {quoted_name(name.strip())}"
         )
     return None
 
@@ -246,23 +246,9 @@ def _hidden(char: str) -> bool:
 
 
 def _any_hidden(name: str) -> bool:
-    """Whether ``name`` holds a character not shown as itself (:func:`_hidden`), a
-    zero-width joiner inside an emoji (👨‍👩‍👧, 🏳️‍🌈) aside: it is part of the emoji drawn."""
-    return any(_hidden(c) and not _joins_emoji(name, i) for i, c in enumerate(name))
-
-
-def _joins_emoji(name: str, i: int) -> bool:
-    """Whether ``name[i]`` is a zero-width joiner between two emoji, or after a variation
-    selector 16 (🏳️‍🌈) and before an emoji: one emoji is drawn of them."""
-    if name[i] != "\u200d" or not 0 < i < len(name) - 1:
-        return False
-    return _is_emoji(name[i + 1]) and (name[i - 1] == "\ufe0f" or _is_emoji(name[i - 1]))
-
-
-def _is_emoji(char: str) -> bool:
-    """Whether ``char`` is drawn as an emoji's picture: a symbol past ASCII (👨, ♀, ❤) or
-    a skin tone (🏽)."""
-    return unicodedata.category(char) == "So" or "\U0001f3fb" <= char <= "\U0001f3ff"
+    """Whether ``name`` holds a character not shown as itself (:func:`_hidden`; a zero-width
+    joiner too, inside an emoji: 👨‍👩‍👧 and 👨👩👧 are two names drawn alike)."""
+    return any(_hidden(c) for c in name)
 
 
 def drawn_as_nothing(name: str) -> bool:
