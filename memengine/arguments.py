@@ -12,6 +12,7 @@ import json
 import math
 import numbers
 import operator
+import os
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
@@ -40,6 +41,7 @@ __all__ = [
     "MAX_TAG_CHARS",
     "ROLES",
     "agent_name",
+    "agent_of_a_new_file",
     "at_least",
     "batch_size",
     "checked_episode",
@@ -292,6 +294,16 @@ def agent_name(name: object, what: str = "agent name") -> str:
     if fault is not None:
         raise InvalidInput(fault)
     return unicodedata.normalize("NFC", name)
+
+
+def agent_of_a_new_file(path: str | os.PathLike[str], name: str) -> None:
+    """InvalidInput when no file is at ``path`` yet and ``name`` is no new agent's name
+    (:func:`.text.name_fault`): a write that creates the file would create the agent too
+    (a new file holds no name an earlier version stored), so it is refused before the file
+    is made."""
+    fault = None if os.path.exists(path) else name_fault(name)
+    if fault is not None:
+        raise InvalidInput(fault)
 
 
 def spelled_as_declared(given: str, declared: Sequence[str]) -> str | None:

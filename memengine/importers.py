@@ -32,7 +32,7 @@ from .config import ends_as_a_folder
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
 from .store.migrate import SQLITE_HEADER
-from .text import json_escaped
+from .text import json_escaped, name_fault
 
 __all__ = [
     "ImportedFile",
@@ -197,7 +197,7 @@ def read_jsonl(
                         named.add(unicodedata.normalize("NFC", fields["agent"]))
                     fields["agent"] = agent
                 elif "agent" not in fields:
-                    fields["agent"] = default_agent
+                    fields["agent"] = _given_name(default_agent)
                 else:  # a name an earlier version took (a zero-width space)
                     try:
                         agent_name(fields["agent"])
@@ -496,6 +496,8 @@ def read_file(
     InvalidInput names what is wrong, before anything is stored.
     """
     switches(per_conversation=per_conversation)
+    if agent is not None:
+        _given_name(agent)
     file = Path(checked_path(path, "an import reads a file's path (a str)"))
     if file.is_dir():
         raise InvalidInput(f"{file} is a folder: give the file to import")
@@ -515,6 +517,17 @@ def read_file(
             per_conversation=per_conversation,
         )
     return _read_regular(file, agent, default_agent, per_conversation)
+
+
+def _given_name(name: str) -> str:
+    """``name``, an agent an import puts episodes into by the caller's word (``agent``, the
+    configured agent for lines that name none), refused as a new agent's name would be
+    (:func:`.text.name_fault`: too long, white space at an end); the names a file's lines
+    hold are kept as written (an export of an earlier memengine's agents)."""
+    fault = name_fault(name)
+    if fault is not None:
+        raise InvalidInput(fault)
+    return name
 
 
 def unreadable(path: str | os.PathLike[str], exc: OSError) -> InvalidInput:

@@ -286,10 +286,10 @@ def _trim(
     fill: bool = False,
 ) -> str:
     """``text`` as a block quotes it in ``max_chars`` (:data:`Strategy`). With ``fill``,
-    ``quote_key_parts`` adds to the sentences that share the query's ``terms`` the nearest
-    one after the best that holds an ``asked`` kind of answer (a time, a quantity) when the
-    quote still shows it whole, then the sentences next to those kept while they fit
-    (:func:`_neighbours`)."""
+    ``quote_key_parts`` adds to the sentences that share the query's ``terms`` the one right
+    after the best, when the quote still shows it whole: it holds an ``asked`` kind of
+    answer (a time, a quantity), or it fits (an answer follows what it answers; further
+    sentences would be filler, and a date two sentences on is often another matter's)."""
     text = readable(text)
     sentences: list[str] = []
     starts: set[int] = set()  # the sentences that begin a line of their own
@@ -317,53 +317,19 @@ def _trim(
 
     if not fill or strategy != "quote_key_parts" or not sentences:
         return shown(kept)
-    answer = _answer_after(sentences, best, asked)
-    if answer is not None and answer not in kept:  # (then those between go, if need be)
-        for tried in (sorted({*kept, answer}), [*(i for i in kept if i <= best), answer]):
-            if sentences[answer] in shown(tried):
-                kept = tried
-                break
-    return shown(_neighbours(sentences, kept, best, starts, max_chars))
-
-
-ANSWER_REACH = 3
-"""How many sentences after the one that shares the most a quote looks for the time or
-quantity asked (one further on is another matter: a dentist's date below a car's
-inspection)."""
-
-
-def _answer_after(sentences: Sequence[str], best: int, asked: frozenset[AnswerType]) -> int | None:
-    """The nearest sentence of the :data:`ANSWER_REACH` after ``best`` that holds an
-    ``asked`` kind of answer (:func:`.answer_type.carries_any`: "Booked the plumber." is
-    answered by "Tuesday 12 May, 9 to 11am."), None when the question asks neither or
-    none does."""
-    if not asked:
-        return None
-    reach = range(best + 1, min(len(sentences), best + 1 + ANSWER_REACH))
-    return next((i for i in reach if carries_any(sentences[i], asked)), None)
-
-
-def _neighbours(
-    sentences: Sequence[str], kept: Sequence[int], best: int, starts: Set[int], max_chars: int
-) -> list[int]:
-    """``kept`` with the sentences next to them added one at a time while the quote
-    (:func:`_quoted`) fits ``max_chars``: the one right after a kept sentence first (an
-    answer follows what it answers), the one before next, each the nearest to ``best``."""
-    chosen = set(kept)
-    if len(_quoted(sentences, sorted(chosen), starts)) >= max_chars:  # (no room: cut as is)
-        return sorted(chosen)
-    while True:
-        after = [i + 1 for i in chosen if i + 1 < len(sentences) and i + 1 not in chosen]
-        before = [i - 1 for i in chosen if i > 0 and i - 1 not in chosen]
-        near = sorted(after, key=lambda i: abs(i - best)) + sorted(
-            before, key=lambda i: abs(i - best)
-        )
-        for i in near:
-            if len(_quoted(sentences, sorted({*chosen, i}), starts)) <= max_chars:
-                chosen.add(i)
-                break
-        else:
-            return sorted(chosen)
+    after = best + 1
+    if after >= len(sentences) or after in kept:
+        return shown(kept)
+    answers = bool(asked) and carries_any(sentences[after], asked)  # "Booked the plumber."
+    tries = [sorted({*kept, after})]  # then, for the answer, those after the best may go
+    if answers:
+        tries.append([*(i for i in kept if i <= best), after])
+    for tried in tries:
+        if answers and sentences[after] in shown(tried):
+            return shown(tried)
+        if not answers and len(_quoted(sentences, tried, starts)) <= max_chars:
+            return shown(tried)
+    return shown(kept)
 
 
 def _quoted(sentences: Sequence[str], kept: Sequence[int], starts: Set[int] = frozenset()) -> str:
@@ -463,8 +429,8 @@ def render_episode(
     else as stored) and topic (left out when the first line quoted begins with it: it
     would be read twice),
     the utterances (a memory not an exchange says who spoke, when its metadata names a
-    ``speaker``; with ``fill``, a quote holds the sentences next to those that matched, as
-    many as fit ``max_chars``: :func:`_trim`), the reason line unless ``why`` is False (it
+    ``speaker``; with ``fill``, a quote holds the sentence after the one that matched
+    most, where ``max_chars`` allows: :func:`_trim`), the reason line unless ``why`` is False (it
     names the day of the memory it ``changes``: a later change, :mod:`.retrieve.changes`)."""
     ep = item.episode
     folded = _fold(query)
@@ -561,8 +527,7 @@ def build_pack(
     offered = retrieval.offered  # (what feedback judges an answer against)
     if offered:
         frame = _frame(retrieval.now, lang)
-        header = f"{_HEADER}\n{frame}" if frame else _HEADER
-        used = estimate_tokens(header)
+        used = estimate_tokens(_HEADER)  # (the frame line goes in if it fits: below)
         evidence: list[str] = []
         drawn: list[tuple[Retrieved, Strategy, int, bool, Episode | None]] = []
         shown = {*ids, *copies}  # principles in their block are not repeated as evidence
@@ -604,9 +569,15 @@ def build_pack(
             drawn.append((item, how, chars, why, changes))
             used += cost
             ids.append(item.episode.id)
-        # then each block, best first, with its quotes filled (the sentences next to those
-        # that matched) where what is left of the budget holds it: which memories are
-        # packed, and how short, is decided without (a fuller quote takes no one's place)
+        # then the frame line and each block, best first, with its quote filled (the
+        # sentence after the one that matched) where what is left of the budget holds it:
+        # which memories are packed, and how short, is decided without (neither takes a
+        # memory's place)
+        header = _HEADER
+        framed = f"{_HEADER}\n{frame}"
+        extra = estimate_tokens(framed) - estimate_tokens(_HEADER)
+        if frame and used + extra <= budget_tokens:
+            header, used = framed, used + extra
         for n, (item, how, chars, why, changes) in enumerate(drawn):
             fuller = render_episode(
                 item, lang, query=query, strategy=how, max_chars=chars, zone=zone,

@@ -681,9 +681,16 @@ def asked_with(query: str) -> set[str]:
 
 
 _HIRAGANA = re.compile("[\u3040-\u309f]")
-_EDGE_KANA = re.compile(r"^[\u3040-\u309f]+|(?:[のがをにはでともへや]|って|っ)+$")
-"""The hiragana a why line's piece does not begin with (a particle, an ending: 「て名前」),
-and the particles it does not end with (「月の」); other endings stay (締め切り, 始めた)."""
+_EDGE_KANA = re.compile(
+    r"^(?:[\u3040-\u309f](?![\u4e00-\u9fff])|[\u3040-\u309f](?=[\u4e00-\u9fff])(?<![おご]))+"
+    r"|(?:[のがをにはでともへや]|って|っ)+$"
+)
+"""The hiragana a why line's piece does not begin with (a particle, an ending: 「て名前」;
+an honorific お or ご before a kanji stays: お母さん, ご飯), and the particles it does not
+end with (「月の」); other endings stay (締め切り, 植えた)."""
+_GENERIC_KANJI = frozenset("言思行来見聞話知出入持使分会取考感")
+"""Kanji of verbs any message uses (言った, 思った, 行った, 見た): one of them alone with
+its ending is not what a memory shares."""
 _KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff"  # (not ・, which parts two words)
 _KATAKANA_ONLY = re.compile(f"^[{_KATAKANA}]+$")
 
@@ -691,11 +698,13 @@ _KATAKANA_ONLY = re.compile(f"^[{_KATAKANA}]+$")
 def _whole_piece(piece: str, text: str) -> str:
     """``piece`` (a CJK piece of a query found in ``text``) as a why line names it: without
     the hiragana it begins with and the particles it ends with (:data:`_EDGE_KANA`: 「て名前」
-    is 「名前」, 「に設定し」 「設定し」), "" when less than 2 characters other than hiragana
-    are left (「って言」, 「月の」, 「言ってた」) or when it is katakana found only inside a
-    longer katakana word of ``text`` (the 「リー」 of 「リーダー」)."""
+    is 「名前」, 「に設定し」 「設定し」), "" when less than 2 characters are left (「月の」),
+    or one kanji of a verb any message uses (:data:`_GENERIC_KANJI`: 「って言」, 「言ってた」;
+    「植えた」 stays), or when it is katakana found only inside a longer katakana word of
+    ``text`` (the 「リー」 of 「リーダー」)."""
     piece = _EDGE_KANA.sub("", piece)
-    if len(_HIRAGANA.sub("", piece)) < 2:  # (one kanji and its ending: 言ってた, 始めた)
+    core = _HIRAGANA.sub("", piece)
+    if len(piece) < 2 or not core or (len(core) == 1 and core in _GENERIC_KANJI):
         return ""
     if _KATAKANA_ONLY.match(piece):
         whole = rf"(?<![{_KATAKANA}]){re.escape(piece)}(?![{_KATAKANA}])"
@@ -708,7 +717,8 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
 
     Latin words count when they are not stopwords nor the word a question is asked with
     (:data:`ASKED_WITH`: the "long" of "how long"); a CJK piece counts without the
-    hiragana at its edges, when at least 2 characters are left, and a katakana one only
+    hiragana it begins with and the particles it ends with (:func:`_whole_piece`), and a
+    katakana one only
     as a whole word of ``text`` (:func:`_whole_piece`); a piece is at most
     :data:`MAX_PHRASE_CHARS` long, and the first :data:`MAX_PHRASE_TEXT` characters of
     each text are read (the work grows with their product). A piece inside a longer one

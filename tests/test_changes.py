@@ -272,6 +272,11 @@ def test_a_change_of_another_agent_is_never_brought_in(real_mem: Memory, clock: 
         ("発表を来週に前倒しした", True),
         ("締め切りは延びなかった", False),
         ("いずれ行きたい", False),
+        ("My therapist pushed me to decide about the job offer", False),  # (not "dec")
+        ("I pushed myself to run up the hill again", False),
+        ("She pushed back against my idea", False),
+        ("新しい眼鏡、鼻のところがずっとずれてる", False),
+        ("延びた先に駅がある", False),
     ],
 )
 def test_which_sentences_say_that_something_changed(text: str, says: bool) -> None:

@@ -109,8 +109,8 @@ def test_a_turn_recorded_before_offers_judges_every_candidate(
 def test_why_lines_name_a_phrase_once() -> None:
     query = "先月からフランス語の勉強を始めたよ！ いつからフランス語の勉強を始めたんだっけ？"
     assert shared_phrases(query, "先月からフランス語の勉強を始めたよ！") == [
-        "先月からフランス語の勉強を始"  # (a CJK piece: at most MAX_PHRASE_CHARS, its edges'
-        # hiragana left off; the から…始めた of the question is inside it)
+        "先月からフランス語の勉強を始めた"  # (a CJK piece: at most MAX_PHRASE_CHARS, the
+        # particles at its end left off; the から…始めた of the question is inside it)
     ]
     # a word is part of a longer one only as a word: "car" is not inside "cart"
     assert set(shared_phrases("a red cart and a car", "the red cart by my car")) == {

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from memengine import InvalidInput, Memory, NotFound
+from memengine import InvalidInput, Memory, NotFound, load_config
 from memengine.cli import app
 from memengine.text import MAX_NAME_CHARS, shown_name
 
@@ -269,3 +269,24 @@ def test_every_package_the_code_imports_is_declared() -> None:
             missing[module] = sorted(dists)
     assert missing == {}, f"imported but not declared in pyproject.toml: {missing}"
     assert {"httpx2", "httpcore2"} <= declared
+
+
+def test_an_import_into_a_name_the_caller_gives_follows_the_new_name_rule(
+    mem: Memory, tmp_path: Path
+) -> None:
+    """``import --agent 'bob '`` (or the configured agent for lines naming none) created
+    an agent the new-name rule refuses; the names the file's lines hold are kept."""
+    plain = _jsonl(tmp_path / "plain.jsonl", _line("a line of no agent"))
+    for bad in ("bob ", "x" * 300):
+        with pytest.raises(InvalidInput, match=r"white space|at most 256"):
+            mem.import_(plain, agent=bad)
+    with Memory.open(
+        tmp_path / "c.db",
+        embedder=HashEmbedder(),
+        config=load_config(None, overrides={"agent": "carol "}),
+    ) as carol:
+        with pytest.raises(InvalidInput, match="white space"):
+            carol.import_(plain)
+        named = _jsonl(tmp_path / "named.jsonl", _line("kept as written", "alice "))
+        assert len(carol.import_(named)) == 1  # (an export of an earlier version's agent)
+    assert mem.store.count() == 0

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from ..arguments import MAX_EPISODE_CHARS, checked_episode, episode_kind, new_episode
+from ..arguments import (
+    MAX_EPISODE_CHARS,
+    agent_of_a_new_file,
+    checked_episode,
+    episode_kind,
+    new_episode,
+)
 from ..clock import SystemClock, time_text
 from ..errors import InvalidInput, StoreError
 from ..text import counted, json_escaped
@@ -174,6 +180,7 @@ def add(
     # checked before the file is opened: a failing add creates no file
     draft = {**common, "occurred_at": when or SystemClock()}
     checked_episode(new_episode(kind=episode_kind(kind), **texts, **draft))
+    agent_of_a_new_file(cfg.db, cfg.agent)
     with open_memory(cfg, create=True) as mem:
         if kind == "exchange":
             new_id = mem.add_exchange(text, reply, **common)

@@ -14,6 +14,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ..arguments import agent_of_a_new_file
 from ..clock import iso_text
 from ..errors import InvalidInput
 from ..lifecycle import Judge, SleepReport
@@ -76,6 +77,7 @@ def agent_create(
 ) -> None:
     """Create an agent, or add perspectives to an existing one."""
     cfg = settings(config, db)
+    agent_of_a_new_file(cfg.db, name)  # (refused before the file is made)
     with open_memory(cfg, create=True, embeds=False) as mem:
         row = mem.create_agent(name, perspectives=perspective or [])
     if as_json:
