@@ -32,7 +32,7 @@ from .config import ends_as_a_folder
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
 from .store.migrate import SQLITE_HEADER
-from .text import json_escaped, name_fault
+from .text import json_escaped
 
 __all__ = [
     "ImportedFile",
@@ -197,7 +197,7 @@ def read_jsonl(
                         named.add(unicodedata.normalize("NFC", fields["agent"]))
                     fields["agent"] = agent
                 elif "agent" not in fields:
-                    fields["agent"] = _given_name(default_agent)
+                    fields["agent"] = default_agent
                 else:  # a name an earlier version took (a zero-width space)
                     try:
                         agent_name(fields["agent"])
@@ -474,10 +474,14 @@ def read_conversations(
 
 @dataclass(frozen=True)
 class ImportedFile:
-    """A file read for import: its format and its episodes, every one already checked."""
+    """A file read for import: its format and its episodes, every one already checked, and
+    the agents the caller put them into (``assigned``: ``agent``, the configured agent for
+    lines naming none, a LoCoMo or memsets file's agents) rather than the file's own names;
+    a write refuses such a name as a new agent's (``Memory._new_agent``)."""
 
     format: Format
     episodes: list[NewEpisode]
+    assigned: frozenset[str] = frozenset()
 
 
 def read_file(
@@ -496,8 +500,6 @@ def read_file(
     InvalidInput names what is wrong, before anything is stored.
     """
     switches(per_conversation=per_conversation)
-    if agent is not None:
-        _given_name(agent)
     file = Path(checked_path(path, "an import reads a file's path (a str)"))
     if file.is_dir():
         raise InvalidInput(f"{file} is a folder: give the file to import")
@@ -517,17 +519,6 @@ def read_file(
             per_conversation=per_conversation,
         )
     return _read_regular(file, agent, default_agent, per_conversation)
-
-
-def _given_name(name: str) -> str:
-    """``name``, an agent an import puts episodes into by the caller's word (``agent``, the
-    configured agent for lines that name none), refused as a new agent's name would be
-    (:func:`.text.name_fault`: too long, white space at an end); the names a file's lines
-    hold are kept as written (an export of an earlier memengine's agents)."""
-    fault = name_fault(name)
-    if fault is not None:
-        raise InvalidInput(fault)
-    return name
 
 
 def unreadable(path: str | os.PathLike[str], exc: OSError) -> InvalidInput:
@@ -636,8 +627,10 @@ def _read_regular(
                 "per_conversation (--agent-per-conversation) is for LoCoMo and memsets "
                 "files: a JSONL export keeps each episode's agent (an agent puts them all in one)"
             )
-        return ImportedFile(fmt, list(read_jsonl(file, agent=agent, default_agent=default_agent)))
+        eps = list(read_jsonl(file, agent=agent, default_agent=default_agent))
+        given = agent if agent is not None else default_agent  # (one that a line named too)
+        named = {unicodedata.normalize("NFC", given)} & {e.agent for e in eps}
+        return ImportedFile(fmt, eps, frozenset(named))
     owner = agent if agent is not None else default_agent
-    return ImportedFile(
-        fmt, read_conversations(file, fmt, agent=owner, per_conversation=per_conversation)
-    )
+    eps = read_conversations(file, fmt, agent=owner, per_conversation=per_conversation)
+    return ImportedFile(fmt, eps, frozenset(e.agent for e in eps))

@@ -1119,6 +1119,8 @@ class Memory:
         """Store a file read by :func:`.importers.read_file` (as :meth:`import_` does), for a
         caller that reads it before opening the memory, so a bad file creates nothing."""
         args.switches(keep_ids=keep_ids, skip_existing=skip_existing)
+        for name in read.assigned:  # (the names a file's lines hold are kept as written)
+            self._new_agent(self._agent(name))
         if read.format == "jsonl":
             return self.import_episodes(
                 read.episodes, keep_ids=keep_ids, skip_existing=skip_existing, progress=progress

@@ -325,8 +325,10 @@ def _trim(
     if answers:
         tries.append([*(i for i in kept if i <= best), after])
     for tried in tries:
-        if answers and sentences[after] in shown(tried):
-            return shown(tried)
+        quote = shown(tried)
+        past_best = quote.find(sentences[best]) + len(sentences[best])
+        if answers and quote.find(sentences[after], past_best) >= 0:  # (shown whole, after it)
+            return quote
         if not answers and len(_quoted(sentences, tried, starts)) <= max_chars:
             return shown(tried)
     return shown(kept)

@@ -681,13 +681,28 @@ def asked_with(query: str) -> set[str]:
 
 
 _HIRAGANA = re.compile("[\u3040-\u309f]")
-_EDGE_KANA = re.compile(
-    r"^(?:[\u3040-\u309f](?![\u4e00-\u9fff])|[\u3040-\u309f](?=[\u4e00-\u9fff])(?<![おご]))+"
-    r"|(?:[のがをにはでともへや]|って|っ)+$"
+_LEAD_KANA = re.compile("^[\u3040-\u309f]+")
+_HONORIFIC = re.compile("(?:^|[のがをにはでともへや])[おご]$")
+_TAIL_KANA = re.compile(
+    "(?:まで|から|だけ|です|でした|より|など|ので|のに|けど|とか|しか|ばかり|くらい|ぐらい"
+    "|[のがをにはでともへや]|って|っ)+$"
 )
-"""The hiragana a why line's piece does not begin with (a particle, an ending: 「て名前」;
-an honorific お or ご before a kanji stays: お母さん, ご飯), and the particles it does not
-end with (「月の」); other endings stay (締め切り, 植えた)."""
+
+
+def _without_edge_kana(piece: str) -> str:
+    """``piece`` without the hiragana it begins with (a particle, an ending: 「て名前」 is
+    「名前」), save an honorific お or ご before a kanji at its start or after a particle
+    (お母さん, をお茶会 「お茶会」; not the end of a word: たまご焼き 「焼き」), and without the
+    particles it ends with (「月の」, 「朝まで」, 「私から」); other endings stay (締め切り,
+    植えた)."""
+    lead = _LEAD_KANA.match(piece)
+    if lead is not None:
+        rest = piece[lead.end() :]
+        kanji = "\u4e00" <= rest[:1] <= "\u9fff"
+        piece = (lead.group()[-1] if kanji and _HONORIFIC.search(lead.group()) else "") + rest
+    return _TAIL_KANA.sub("", piece)
+
+
 _GENERIC_KANJI = frozenset("言思行来見聞話知出入持使分会取考感")
 """Kanji of verbs any message uses (言った, 思った, 行った, 見た): one of them alone with
 its ending is not what a memory shares."""
@@ -697,12 +712,12 @@ _KATAKANA_ONLY = re.compile(f"^[{_KATAKANA}]+$")
 
 def _whole_piece(piece: str, text: str) -> str:
     """``piece`` (a CJK piece of a query found in ``text``) as a why line names it: without
-    the hiragana it begins with and the particles it ends with (:data:`_EDGE_KANA`: 「て名前」
+    the hiragana it begins with and the particles it ends with (:func:`_without_edge_kana`: 「て名前」
     is 「名前」, 「に設定し」 「設定し」), "" when less than 2 characters are left (「月の」),
     or one kanji of a verb any message uses (:data:`_GENERIC_KANJI`: 「って言」, 「言ってた」;
     「植えた」 stays), or when it is katakana found only inside a longer katakana word of
     ``text`` (the 「リー」 of 「リーダー」)."""
-    piece = _EDGE_KANA.sub("", piece)
+    piece = _without_edge_kana(piece)
     core = _HIRAGANA.sub("", piece)
     if len(piece) < 2 or not core or (len(core) == 1 and core in _GENERIC_KANJI):
         return ""

@@ -277,6 +277,15 @@ def test_a_change_of_another_agent_is_never_brought_in(real_mem: Memory, clock: 
         ("She pushed back against my idea", False),
         ("新しい眼鏡、鼻のところがずっとずれてる", False),
         ("延びた先に駅がある", False),
+        ("I bumped into Sarah on Friday", False),
+        ("I was pushing weights on Monday", False),
+        ("I pushed myself to run 5 miles", False),
+        ("The meeting got pushed back", True),
+        ("They pushed the meeting back an hour", True),
+        ("They bumped my appointment to the 19th", True),
+        ("締め切りが3日延びた", True),
+        ("飲み会、金曜にずれたよ", True),
+        ("予定が１時間ずれた", True),
     ],
 )
 def test_which_sentences_say_that_something_changed(text: str, says: bool) -> None:

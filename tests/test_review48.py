@@ -290,3 +290,27 @@ def test_an_import_into_a_name_the_caller_gives_follows_the_new_name_rule(
         named = _jsonl(tmp_path / "named.jsonl", _line("kept as written", "alice "))
         assert len(carol.import_(named)) == 1  # (an export of an earlier version's agent)
     assert mem.store.count() == 0
+
+
+def test_an_import_into_an_agent_an_earlier_version_named_so_is_written(
+    mem: Memory, tmp_path: Path, cli_env: None
+) -> None:
+    """The check of an import's --agent did not ask whether the file already holds it."""
+    from .helpers import stored_by_an_earlier_version
+
+    stored_by_an_earlier_version(mem, "alice ", "an old note")
+    plain = _jsonl(tmp_path / "plain.jsonl", _line("a line of no agent"))
+    assert len(mem.import_(plain, agent="alice ")) == 1
+    assert mem.stats(agent="alice ")["agents"]["alice "]["active"] == 2
+
+
+def test_a_conversation_file_into_a_refused_name_makes_no_file(
+    tmp_path: Path, cli_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memsets import under a configured agent "carol " left an empty new file."""
+    sample = Path(__file__).resolve().parent.parent / "memengine" / "sample" / "companion_en.json"
+    db = tmp_path / "new.db"
+    monkeypatch.setenv("MEMENGINE_AGENT", "carol ")
+    result = CliRunner().invoke(app, ["import", str(sample), "--db", str(db)])
+    assert result.exit_code == 1 and "white space" in result.output
+    assert not db.exists()

@@ -248,6 +248,8 @@ def import_(
         read = read_stream(_stdin_bytes(), "<stdin>", **options)
     else:
         read = read_file(path, **options)
+    for name in read.assigned:  # a name refused for a new agent: no new file either
+        agent_of_a_new_file(cfg.db, name)
     unmade = not read.episodes and not cfg.db.exists()  # nothing to put in a new file
     if unmade:
         ids: list[int] = []

@@ -31,8 +31,9 @@ from ..text import APOSTROPHES, sentences, shared_phrases
 from .fastpath import Candidate
 
 _WHEN = (
-    r"(?:\d|(?:next|later|tomorrow)\b|(?:a|one|two|three|four|a few|a couple of) "
-    r"(?:day|week|month)s?\b|the (?:\d|end\b|week\b|weekend\b|day\b)"
+    r"(?:\d+(?:st|nd|rd|th|am|pm)?\b|(?:next|later|tomorrow)\b|(?:an?|one|two|three|four|a few"
+    r"|a couple of) (?:hour|day|week|month)s?\b|the (?:\d+(?:st|nd|rd|th)?\b|end\b|week\b"
+    r"|weekend\b|day\b)"
     r"|(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|mon(?:day)?|tue(?:s|sday)?"
     r"|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)\b)"
@@ -45,22 +46,24 @@ CHANGE = re.compile(
     r"|chang(?:ed|ing) (?:\w+ ){0,3}?(?:to|from|my mind)|mov(?:ed|ing) (?:\w+ ){0,3}?"
     r"(?:to|into|out|house|away|back)|quit|stopped|gave up|giving up|sold|replaced|broke up"
     r"|divorced|resched\w*|postponed|cancell?ed|from now on"
-    rf"|(?:push|bump)(?:ed|ing) (?:\w+ ){{0,4}}?(?:(?:back|up|forward) )?(?:(?:to|until|till|by) )?"
-    rf"{_WHEN}|delayed"
+    rf"|(?:push|bump)(?:ed|ing) (?:\w+ ){{0,4}}?(?:(?:back|up|forward) )?(?:to|until|till) {_WHEN}"
+    r"|(?:push|bump)(?:ed|ing) (?:\w+ ){0,4}?back(?! (?:against|on|at|from|into|in|out|down))"
+    r"|delayed"
     r"|brought (?:\w+ ){0,3}?forward)\b"
     r"|今は|今では|最近は|これからは|変え|変わっ|変更|(?<!着)替え|買い換え|乗り換え(?!て)|引っ越"
     r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|売っ|別れ|転職|転校|移っ|移し|延期"
-    r"|(?:に|まで|へ)延び|延ばし|(?:日程|予定|予約|日付|日にち|時間|締め?切り?|期限|納期|発売日?)が?ずれ"
-    r"|(?:\d+|[一二三四五六七八九十]+)(?:日|週間|ヶ月|か月|カ月|時間)ずれ"
+    r"|延び(?!る先|た先)|延ばし|(?:日程|予定|予約|日付|日にち|時間|締め?切り?|期限|納期|発売日?)が?ずれ"
+    r"|(?:に|へ|まで)ずれ|(?:\d+|[０-９]+|[一二三四五六七八九十]+)(?:日|週間|ヶ月|か月|カ月|時間)ずれ"
     r"|ずれ込|前倒し|繰り上げ|繰り下げ"
     r"|キャンセル|訂正",
     re.ASCII | re.IGNORECASE,
 )
 """Words that say something changed, in English (as words) and Japanese: a date pushed
-to or by a time ("pushed the chapter 2 deadline to April 20", "pushed it back a week",
-"bumped … to Friday"; not "pushed myself to run up the hill", "pushed me to decide",
-"pushed back against it"), delayed, brought forward, 延期, 5月に延びた, 日程がずれた,
-ずれ込んだ (not 眼鏡がずれてる, 延びた先に駅), 前倒し."""
+to a time or back ("pushed the chapter 2 deadline to April 20", "bumped … to the 19th",
+"the meeting got pushed back", "pushed it back a week"; not "pushed myself to run",
+"pushed me to decide", "pushed back against it", "bumped into Sarah on Friday"), delayed,
+brought forward, 延期, 締め切りが延びた, 来週にずれた, 日程がずれた, ずれ込んだ (not
+眼鏡がずれてる, 延びた先に駅), 前倒し."""
 
 _NOT_BEFORE = re.compile(
     r"\b(?:not|never|no need to|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"
