@@ -155,12 +155,17 @@ _EXPORT_ONLY = set(Episode.model_fields) - _JSONL_FIELDS
 
 
 def read_jsonl(
-    path: Path, *, agent: str | None = None, default_agent: str = "default"
+    path: Path,
+    *,
+    agent: str | None = None,
+    default_agent: str = "default",
+    defaulted: set[str] | None = None,
 ) -> Iterator[NewEpisode]:
     """Episodes from a memengine JSONL export (ids, times, metadata preserved), each checked
     as it would be stored (:func:`.arguments.checked_episode`); InvalidInput names the line.
     Every line goes to ``agent`` when it is given, else to its own ``agent`` field, else
-    (a hand-written line without one) to ``default_agent``. A file whose lines name more
+    (a hand-written line without one) to ``default_agent`` (added to ``defaulted`` when
+    given: a name the caller chose, not the file). A file whose lines name more
     than one agent is refused with ``agent`` (once it is read: the episodes are yielded
     as they are read), since it would merge them into one."""
     try:
@@ -198,6 +203,8 @@ def read_jsonl(
                     fields["agent"] = agent
                 elif "agent" not in fields:
                     fields["agent"] = default_agent
+                    if defaulted is not None:
+                        defaulted.add(default_agent)
                 else:  # a name an earlier version took (a zero-width space)
                     try:
                         agent_name(fields["agent"])
@@ -627,10 +634,9 @@ def _read_regular(
                 "per_conversation (--agent-per-conversation) is for LoCoMo and memsets "
                 "files: a JSONL export keeps each episode's agent (an agent puts them all in one)"
             )
-        eps = list(read_jsonl(file, agent=agent, default_agent=default_agent))
-        given = agent if agent is not None else default_agent  # (one that a line named too)
-        named = {unicodedata.normalize("NFC", given)} & {e.agent for e in eps}
-        return ImportedFile(fmt, eps, frozenset(named))
+        defaulted: set[str] = set()  # the configured agent, given to lines that name none
+        eps = list(read_jsonl(file, agent=agent, default_agent=default_agent, defaulted=defaulted))
+        return ImportedFile(fmt, eps, frozenset(defaulted if agent is None else {agent}))
     owner = agent if agent is not None else default_agent
     eps = read_conversations(file, fmt, agent=owner, per_conversation=per_conversation)
     return ImportedFile(fmt, eps, frozenset(e.agent for e in eps))

@@ -326,7 +326,9 @@ def _trim(
         tries.append([*(i for i in kept if i <= best), after])
     for tried in tries:
         quote = shown(tried)
-        past_best = quote.find(sentences[best]) + len(sentences[best])
+        tail = sentences[best][-24:]  # (the best's end: its start may be cut off)
+        seen = quote.find(tail)
+        past_best = seen + len(tail) if seen >= 0 else 0
         if answers and quote.find(sentences[after], past_best) >= 0:  # (shown whole, after it)
             return quote
         if not answers and len(_quoted(sentences, tried, starts)) <= max_chars:

@@ -690,13 +690,12 @@ _TAIL_KANA = re.compile(
 
 
 def _without_edge_kana(piece: str) -> str:
-    """``piece`` without the hiragana it begins with (a particle, an ending: 「て名前」 is
-    「名前」), save an honorific お or ご before a kanji at its start or after a particle
-    (お母さん, をお茶会 「お茶会」; not the end of a word: たまご焼き 「焼き」), and without the
-    particles it ends with (「月の」, 「朝まで」, 「私から」); other endings stay (締め切り,
-    植えた)."""
+    """``piece`` without the one or two hiragana it begins with (a particle, an ending cut
+    from a word: 「て名前」 is 「名前」; a longer run is a word: おばあちゃんの家, たまご焼き),
+    save an honorific お or ご before a kanji (をお茶会 「お茶会」), and without the particles it
+    ends with (「月の」, 「朝まで」, 「私から」); other endings stay (締め切り, 植えた)."""
     lead = _LEAD_KANA.match(piece)
-    if lead is not None:
+    if lead is not None and len(lead.group()) <= 2:
         rest = piece[lead.end() :]
         kanji = "\u4e00" <= rest[:1] <= "\u9fff"
         piece = (lead.group()[-1] if kanji and _HONORIFIC.search(lead.group()) else "") + rest

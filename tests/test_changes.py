@@ -286,6 +286,17 @@ def test_a_change_of_another_agent_is_never_brought_in(real_mem: Memory, clock: 
         ("締め切りが3日延びた", True),
         ("飲み会、金曜にずれたよ", True),
         ("予定が１時間ずれた", True),
+        ("We pushed the trip by a week.", True),
+        ("we pushed back our wedding", True),
+        ("My surgery got bumped.", True),
+        ("He pushed the chair back.", False),
+        ("He pushed back the chair and stood up.", False),
+        ("The dentist pushed me back to the waiting room.", False),
+        ("pushed my weights to 100 kg", False),
+        ("I got pushed into the pool", False),
+        ("寿命が延びた", False),
+        ("体内時計が8時間ずれてる", False),
+        ("テーブルが右にずれた", False),
     ],
 )
 def test_which_sentences_say_that_something_changed(text: str, says: bool) -> None:

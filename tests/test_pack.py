@@ -602,9 +602,10 @@ def test_why_lines_name_words_not_fragments() -> None:
     assert shared_phrases("お母さんの誕生日いつ", "お母さんの誕生日は6月3日") == [
         "お母さんの誕生日"  # (an honorific お stays)
     ]
-    assert shared_phrases("たまご焼き作った？", "昨日たまご焼き作った") == [
-        "焼き作った"
-    ]  # (not ご)
+    assert shared_phrases("たまご焼き作った？", "昨日たまご焼き作った") == ["たまご焼き作った"]
+    assert shared_phrases("おばあちゃんの家ってどこ？", "おばあちゃんの家は静岡") == [
+        "おばあちゃんの家"  # (a run of hiragana longer than two is a word, a name)
+    ]
     for query, text in (("朝まで飲んだ", "朝まで仕事"), ("私から電話するね", "私から連絡した")):
         assert shared_phrases(query, text) == []  # (a particle of two kana: まで, から)
     assert shared_phrases("なんて言ってたっけ", "って言ってた") == []

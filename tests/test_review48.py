@@ -314,3 +314,37 @@ def test_a_conversation_file_into_a_refused_name_makes_no_file(
     result = CliRunner().invoke(app, ["import", str(sample), "--db", str(db)])
     assert result.exit_code == 1 and "white space" in result.output
     assert not db.exists()
+
+
+def test_the_answer_after_a_best_sentence_cut_at_its_start_is_kept() -> None:
+    """The check that the answer shows after the best sentence looked for the whole best
+    sentence, whose start the quote had cut: the date was dropped."""
+    from memengine.pack import _trim
+
+    text = (
+        "Busy week. "
+        * 10
+        + "After weeks of putting it off and a very long morning of chores and errands "
+        "and phone calls, I finally called the dentist. It's on March 12 at 3pm. "
+        + "Then I cooked pasta. "
+        * 10
+    )
+    from memengine.retrieve.answer_type import asked_types
+
+    quote = _trim(
+        text, "quote_key_parts", ["dentist"], 120, asked_types("when is my dentist appointment?"),
+        fill=True,
+    )  # fmt: skip
+    assert "called the dentist." in quote and "March 12 at 3pm" in quote
+
+
+def test_an_export_of_the_configured_legacy_agent_imports(mem: Memory, tmp_path: Path) -> None:
+    """Lines naming the configured agent "alice " themselves were taken for lines naming
+    none, and refused as a new name."""
+    from .helpers import stored_by_an_earlier_version
+
+    stored_by_an_earlier_version(mem, "alice ", "an old note")
+    mem.export(tmp_path / "alice.jsonl")
+    config = load_config(None, overrides={"agent": "alice "})
+    with Memory.open(tmp_path / "n.db", embedder=HashEmbedder(), config=config) as moved:
+        assert len(moved.import_(tmp_path / "alice.jsonl")) == 1

@@ -30,40 +30,63 @@ from ..models import Episode, EpisodeKind
 from ..text import APOSTROPHES, sentences, shared_phrases
 from .fastpath import Candidate
 
-_WHEN = (
-    r"(?:\d+(?:st|nd|rd|th|am|pm)?\b|(?:next|later|tomorrow)\b|(?:an?|one|two|three|four|a few"
-    r"|a couple of) (?:hour|day|week|month)s?\b|the (?:\d+(?:st|nd|rd|th)?\b|end\b|week\b"
-    r"|weekend\b|day\b)"
+_DATE = (
+    r"(?:\d+(?:st|nd|rd|th|am|pm)\b|\d{1,2}:\d\d|\d{1,2}/\d{1,2}|(?:next|later|tomorrow|tonight"
+    r"|noon|midnight)\b|the (?:\d+(?:st|nd|rd|th)\b|weekend\b|end of (?:the )?(?:week|month|year)\b)"
+    r"|(?:the |this |next )?(?:morning|afternoon|evening|fall|autumn|spring|summer|winter)\b"
+    r"|after (?:christmas|new year|the holidays)\b"
     r"|(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|mon(?:day)?|tue(?:s|sday)?"
     r"|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)\b)"
 )
-"""A time that a date is moved to or by, as a whole word ("to April 20", "to next week",
-"to the 19th", "to Friday", "back a week"; not the "dec" of "decide")."""
+"""A time a date is moved to, as a whole word ("to April 20", "to the 19th", "to 5pm", "to
+next week", "to the fall"; not "to 3 sets", "to 100 kg", nor the "dec" of "decide")."""
+_LONG = r"(?:an?|one|two|three|four|five|six|a few|a couple of|\d+) (?:hour|day|week|month)s?\b"
+"""How long a date is moved by ("a week", "two days", "an hour")."""
+_PLANS = (
+    r"(?:deadline|meeting|launch|wedding|date|appointment|surgery|operation|trip|flight"
+    r"|release|exam|interview|party|move|start|event|class|game|match|session|shift|delivery"
+    r"|visit|holiday|vacation|plans?|schedule|call|lesson|review|presentation|opening|show"
+    r"|concert|due date|it|them)"
+)
+"""What a date belongs to, when "back" moves it ("pushed back the wedding", "pushed the
+meeting back"; not "pushed back the chair", "pushed the stroller back")."""
+_JA_PLANS = (
+    "(?:締め?切り?|締切日|期限|納期|予定|日程|会議|打ち合わせ|ミーティング|発売日?|出発|手術|試験"
+    "|テスト|結婚式|式|旅行|引っ越し|入院|退院|工事|配達|発表|公開|開始|出張|飲み会|デート|約束"
+    "|面接|予約|授業|レッスン|ライブ|試合|イベント|誕生日会|パーティー?|検査|健診|診察)"
+)
+"""What a date belongs to in Japanese, when 延びた, 延ばした or ずれた moves it (寿命が延びた,
+線路が延びた, 体内時計がずれてる, テーブルが右にずれた move none)."""
 
 CHANGE = re.compile(
     r"\b(?:nowadays|these days|anymore|no longer|instead(?! of)|switch(?:ed|ing)?(?! up)"
     r"|chang(?:ed|ing) (?:\w+ ){0,3}?(?:to|from|my mind)|mov(?:ed|ing) (?:\w+ ){0,3}?"
     r"(?:to|into|out|house|away|back)|quit|stopped|gave up|giving up|sold|replaced|broke up"
     r"|divorced|resched\w*|postponed|cancell?ed|from now on"
-    rf"|(?:push|bump)(?:ed|ing) (?:\w+ ){{0,4}}?(?:(?:back|up|forward) )?(?:to|until|till) {_WHEN}"
-    r"|(?:push|bump)(?:ed|ing) (?:\w+ ){0,4}?back(?! (?:against|on|at|from|into|in|out|down))"
+    rf"|(?:push|bump)(?:ed|ing) (?:\w+ ){{0,4}}?(?:(?:back|up|forward|out) )?(?:to|until|till) {_DATE}"
+    rf"|(?:push|bump)(?:ed|ing) (?:\w+ ){{0,4}}?(?:(?:back|up|forward|out) )?(?:by )?{_LONG}"
+    rf"|(?:push|bump)(?:ed|ing) back (?:the |our |my |his |her |their |its )?(?:\w+ )?{_PLANS}"
+    rf"|(?:push|bump)(?:ed|ing) (?:the |our |my |his |her |their |its )?(?:\w+ )?{_PLANS} back"
+    r"(?! (?:to|into|in|out|down|up|home|against|on|at|from)\b)"
+    r"|got (?:push|bump)ed(?: back)?(?! (?:into|against|out|off|over|around|up|aside|away)\b)"
     r"|delayed"
     r"|brought (?:\w+ ){0,3}?forward)\b"
     r"|今は|今では|最近は|これからは|変え|変わっ|変更|(?<!着)替え|買い換え|乗り換え(?!て)|引っ越"
     r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|売っ|別れ|転職|転校|移っ|移し|延期"
-    r"|延び(?!る先|た先)|延ばし|(?:日程|予定|予約|日付|日にち|時間|締め?切り?|期限|納期|発売日?)が?ずれ"
-    r"|(?:に|へ|まで)ずれ|(?:\d+|[０-９]+|[一二三四五六七八九十]+)(?:日|週間|ヶ月|か月|カ月|時間)ずれ"
+    rf"|{_JA_PLANS}(?:が|は|も|を)?[^。！？!?\n]{{0,8}}?(?:延び|延ばし|ずれ)"
     r"|ずれ込|前倒し|繰り上げ|繰り下げ"
     r"|キャンセル|訂正",
     re.ASCII | re.IGNORECASE,
 )
 """Words that say something changed, in English (as words) and Japanese: a date pushed
-to a time or back ("pushed the chapter 2 deadline to April 20", "bumped … to the 19th",
-"the meeting got pushed back", "pushed it back a week"; not "pushed myself to run",
-"pushed me to decide", "pushed back against it", "bumped into Sarah on Friday"), delayed,
-brought forward, 延期, 締め切りが延びた, 来週にずれた, 日程がずれた, ずれ込んだ (not
-眼鏡がずれてる, 延びた先に駅), 前倒し."""
+to a time, by a while or back ("pushed the chapter 2 deadline to April 20", "bumped … to
+the 19th", "pushed the trip by a week", "the meeting got pushed back", "pushed back the
+wedding"; not "pushed myself to run", "pushed to 3 sets", "pushed back against it",
+"pushed the chair back", "bumped into Sarah on Friday"), delayed, brought forward, 延期,
+and, of a plan (:data:`_JA_PLANS`), 延びた, 延ばした, ずれた (締め切りが3日延びた, 飲み会、
+金曜にずれた; not 寿命が延びた, 眼鏡がずれてる, 体内時計が8時間ずれてる), ずれ込んだ,
+前倒し."""
 
 _NOT_BEFORE = re.compile(
     r"\b(?:not|never|no need to|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"
