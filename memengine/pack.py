@@ -2,7 +2,7 @@
 
 Format, one block per episode, best first, in the conversation's language, under a line
 that says what day it is (the retrieval's ``now``) and that a block's date is when it was
-said::
+said (where the budget left once the memories are chosen holds it)::
 
     [EPISODE_EVIDENCE]
     (today: 2026-03-10 (Tue); dates are when it was said)
@@ -17,9 +17,8 @@ too, with a ``→ 関連:`` line. The pack fits a token budget (an offline estim
 counts each CJK character as a token and four Latin characters as one);
 episodes that do not fit are dropped, long utterances are trimmed to the
 sentences that share words with the query, around the one that shares the most
-(``quote_key_parts``; then the nearest sentence after it that holds the time or quantity
-asked, and the sentences next to those, as many as fit the budget left once the memories
-packed are chosen), to their first sentence (``summarize``), or kept whole up
+(``quote_key_parts``; then the sentence right after that one, where the budget left once
+the memories packed are chosen holds it), to their first sentence (``summarize``), or kept whole up
 to four times the length of the others (``full``); a quote marks what it leaves
 out with "…". Control characters and the marks that reorder text on screen are
 left out of what a memory says.
