@@ -885,7 +885,7 @@ def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> st
             parts.append(f"unknown setting {where}{source}{_hint(loc, origin)}")
             continue
         given = error.get("input")
-        shown = repr(given)  # (cut short: a name of a million characters is refused)
+        shown = repr(given)  # (cut short: a value may be a million characters)
         shown = shown if len(shown) <= 200 else shown[:197] + "..."
         value = f" = {shown}" if isinstance(given, str | int | float | bool) else ""
         if loc[-1:] == ("api_key",) or loc[-1:] == ("base_url",):  # a secret, or one inside

@@ -44,6 +44,7 @@ from .text import (
     readable,
     reason_line,
     shared_phrases,
+    thousands,
 )
 
 __all__ = ["build_pack", "render_episode"]
@@ -214,9 +215,7 @@ def _patterns(terms: tuple[str, ...]) -> list[tuple[re.Pattern[str], int]]:
     out: list[tuple[re.Pattern[str], int]] = []
     for t in dict.fromkeys(fold(term) for term in terms):
         if t.isascii() and t.isdigit() and len(t) >= 4:
-            head = len(t) % 3 or 3
-            groups = [t[:head], *(t[i : i + 3] for i in range(head, len(t), 3))]
-            spaced = "[, ]?".join(groups)
+            spaced = "[, ]?".join(thousands(t))
             out.append((re.compile(rf"(?<![{_LATIN}]){spaced}(?![{_LATIN}])"), len(t)))
         elif _LATIN_TERM.match(t):
             tail = rf"(?:e?s)?(?![{_LATIN}])" if len(t) <= 3 else ""
@@ -403,6 +402,13 @@ def _reason(
     return "; ".join(bits or ["related"]) + f"; {_label(item.relevance, lang)}"
 
 
+def _may_fill(ep: Episode, strategy: Strategy, max_chars: int) -> bool:
+    """Whether filling can change the block of ``ep``: a ``quote_key_parts`` quote of a side
+    longer than ``max_chars`` (a shorter one is quoted whole either way, :func:`_trim`)."""
+    sides = (ep.user_text, ep.reply_text) if ep.kind is EpisodeKind.exchange else (ep.content,)
+    return strategy == "quote_key_parts" and any(t and len(t) > max_chars for t in sides)
+
+
 def _holds_asked(shown: str, query: str) -> bool:
     """Whether ``shown`` holds a kind of answer ``query`` asks (a time, a quantity:
     :func:`.answer_type.carries_any`; either, when the query asks neither: the retrieval
@@ -582,6 +588,8 @@ def build_pack(
         if frame and used + extra <= budget_tokens:
             header, used = framed, used + extra
         for n, (item, how, chars, why, changes) in enumerate(drawn):
+            if not _may_fill(item.episode, how, chars):  # (shown whole already: no new render)
+                continue
             fuller = render_episode(
                 item, lang, query=query, strategy=how, max_chars=chars, zone=zone,
                 changes=changes, why=why,

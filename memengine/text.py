@@ -44,6 +44,7 @@ __all__ = [
     "scrub",
     "shell_word",
     "shown_name",
+    "thousands",
     "within",
 ]
 
@@ -224,7 +225,7 @@ def shown_name(name: str) -> str:
     ``$'…'`` (``$'al\\nice'``, ``$'bob\\x1b[0m'``); one with spaces at an end, a blank
     one, or one that begins with a quote is quoted (:func:`quoted_name`: ``'alice '``); any
     other is shown as it is (``CORP\\alice``)."""
-    if _any_hidden(name) or drawn_as_nothing(name):
+    if any(_hidden(c) for c in name) or drawn_as_nothing(name):
         return _dollar_quoted(name)
     if name != name.strip() or is_blank(name) or name[:1] in "'\"":
         return quoted_name(name)
@@ -235,7 +236,7 @@ def quoted_name(name: str) -> str:
     """``name`` quoted as a POSIX shell reads it back (for a message that names it):
     ``'alice'``, or ``$'…'`` when it holds a single quote or needs escapes
     (``$'O\\'Brien'``)."""
-    if "'" in name or _any_hidden(name) or drawn_as_nothing(name):
+    if "'" in name or any(_hidden(c) for c in name) or drawn_as_nothing(name):
         return _dollar_quoted(name)
     return f"'{name}'"
 
@@ -243,12 +244,6 @@ def quoted_name(name: str) -> str:
 def _hidden(char: str) -> bool:
     """Whether ``char`` is not shown as itself: a control character, a bidirectional mark."""
     return not (char.isprintable() or char == " ")
-
-
-def _any_hidden(name: str) -> bool:
-    """Whether ``name`` holds a character not shown as itself (:func:`_hidden`; a zero-width
-    joiner too, inside an emoji: 👨‍👩‍👧 and 👨👩👧 are two names drawn alike)."""
-    return any(_hidden(c) for c in name)
 
 
 def drawn_as_nothing(name: str) -> bool:
@@ -389,7 +384,7 @@ def shell_word(word: str, *, posix: bool = os.name != "nt") -> str:
     a ``$`` or a backtick."""
     if not posix:
         return word if word and not _SHELL_SPECIAL.search(word) else _double_quoted(word)
-    if _any_hidden(word) or drawn_as_nothing(word):
+    if any(_hidden(c) for c in word) or drawn_as_nothing(word):
         return _dollar_quoted(word)  # (single quotes would keep them, but none is seen)
     return word if word and not _SHELL_SPECIAL.search(word) else shlex.quote(word)
 
@@ -545,6 +540,13 @@ _GROUPED_NUMBER = re.compile(r"(?<![\w.,])[0-9]{1,3}(?:,[0-9]{3})+(?!\w|,[0-9])"
 """A number written with thousands separators (41,500; １，０００ in NFKC), not a list
 ("1,2,3"), a decimal ("3.5") nor one run into letters (41,500k, indexed as 41 and 500k):
 the index holds its groups as words (41 500)."""
+
+
+def thousands(number: str) -> list[str]:
+    """The thousands groups of a number written without separators, as the full-text
+    index holds "41,500": ["41", "500"]."""
+    head = len(number) % 3 or 3
+    return [number[:head], *(number[i : i + 3] for i in range(head, len(number), 3))]
 
 
 def _joined_numbers(text: str) -> list[str]:
@@ -711,8 +713,8 @@ _KATAKANA_ONLY = re.compile(f"^[{_KATAKANA}]+$")
 
 def _whole_piece(piece: str, text: str) -> str:
     """``piece`` (a CJK piece of a query found in ``text``) as a why line names it: without
-    the hiragana it begins with and the particles it ends with (:func:`_without_edge_kana`: 「て名前」
-    is 「名前」, 「に設定し」 「設定し」), "" when less than 2 characters are left (「月の」),
+    the hiragana it begins with and the particles it ends with (:func:`_without_edge_kana`:
+    「て名前」 is 「名前」, 「に設定し」 「設定し」), "" when less than 2 characters are left (「月の」),
     or one kanji of a verb any message uses (:data:`_GENERIC_KANJI`: 「って言」, 「言ってた」;
     「植えた」 stays), or when it is katakana found only inside a longer katakana word of
     ``text`` (the 「リー」 of 「リーダー」)."""
@@ -730,10 +732,9 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
     """The longest pieces of ``query`` that also occur in ``text`` (for "why" lines).
 
     Latin words count when they are not stopwords nor the word a question is asked with
-    (:data:`ASKED_WITH`: the "long" of "how long"); a CJK piece counts without the
-    hiragana it begins with and the particles it ends with (:func:`_whole_piece`), and a
-    katakana one only
-    as a whole word of ``text`` (:func:`_whole_piece`); a piece is at most
+    (:data:`ASKED_WITH`: the "long" of "how long"); a CJK piece counts as :func:`_whole_piece`
+    names it (without the hiragana it begins with and the particles it ends with; a
+    katakana one only as a whole word of ``text``); a piece is at most
     :data:`MAX_PHRASE_CHARS` long, and the first :data:`MAX_PHRASE_TEXT` characters of
     each text are read (the work grows with their product). A piece inside a longer one
     found is not named again. Both are compared as :func:`fold` writes them (café is cafe,

@@ -519,24 +519,26 @@ def _latest_before_today(target: int, now: datetime) -> date:
     return today - timedelta(days=(today.weekday() - target) % 7 or 7)
 
 
-def _past_weekday(m: re.Match[str], now: datetime) -> Window | None:
-    """火曜に歯医者行った, "Pickle ate my sock on Tuesday": a weekday named alone, told as
-    past (:func:`_told_as_past`), is the latest one before today; else none (a plan as often:
-    "I'm seeing her on Friday")."""
-    if not _told_as_past(m):
-        return None
+def _latest_weekday(m: re.Match[str], now: datetime) -> Window | None:
+    """The latest such weekday before today (この前の日曜: within the last seven days)."""
     d = _latest_before_today(_weekday_index(m.group("wd")), now)
     return _days(d, d, now)
 
 
+def _past_weekday(m: re.Match[str], now: datetime) -> Window | None:
+    """火曜に歯医者行った, "Pickle ate my sock on Tuesday": a weekday named alone, told as
+    past (:func:`_told_as_past`), is the latest one before today (:func:`_latest_weekday`);
+    else none (a plan as often: "I'm seeing her on Friday")."""
+    return _latest_weekday(m, now) if _told_as_past(m) else None
+
+
 def _past_weekend(m: re.Match[str], now: datetime) -> Window | None:
-    """週末, 土日, "over the weekend" told as past (:func:`_told_as_past`): the latest weekend,
-    and on a Saturday or Sunday the one under way with it."""
+    """週末, 土日, "over the weekend" told as past (:func:`_told_as_past`): the latest weekend
+    (:func:`_last_weekend`), and on a Saturday or Sunday the one under way with it."""
     if not _told_as_past(m):
         return None
-    if _today(now).weekday() >= 5:
-        return _midnight(_week_start(_today(now)) - timedelta(days=2), now), now
-    return _last_weekend(m, now)
+    last = _last_weekend(m, now)
+    return (last[0], now) if last is not None and _today(now).weekday() >= 5 else last
 
 
 def _weekends_ago(m: re.Match[str], now: datetime) -> Window | None:
@@ -572,10 +574,8 @@ def _season_of_year(m: re.Match[str], now: datetime) -> Window | None:
 
 
 def _en_last_weekday(m: re.Match[str], now: datetime) -> Window | None:
-    target = _weekday_index(m.group("wd"))
     today = _today(now)
-    back = (today.weekday() - target) % 7 or 7
-    latest = today - timedelta(days=back)
+    latest = _latest_before_today(_weekday_index(m.group("wd")), now)
     if latest >= _week_start(today):  # "last Tuesday" said on Thursday: either Tuesday
         return _days(latest - timedelta(weeks=1), latest, now)
     return _days(latest, latest, now)
@@ -1002,14 +1002,6 @@ def _year_end(m: re.Match[str], now: datetime) -> Window | None:
     return _latest_holiday("year_end")(m, now)
 
 
-def _latest_weekday(m: re.Match[str], now: datetime) -> Window | None:
-    """The latest such weekday before today (この前の日曜: within the last seven days)."""
-    today = _today(now)
-    back = (today.weekday() - _WEEKDAYS_JA.index(m.group("wd"))) % 7 or 7
-    d = today - timedelta(days=back)
-    return _days(d, d, now)
-
-
 MORNING_CUTOFF_HOUR = 4
 """Before this hour "this morning" (今朝) is the morning of the day before: at 00:40 the
 night is still the day's."""
@@ -1389,8 +1381,13 @@ _SINCE_REACH = 40
 def _since_at(m: re.Match[str], after: re.Pattern[str] = _SINCE_JA) -> bool:
     """Whether the expression ``m`` is one "since" (before it) or から/以来/以降 (``after``
     it) runs from: a past window then runs until now."""
-    before = _SINCE_EN.search(m.string, max(0, m.start() - _SINCE_REACH), m.start())
-    return before is not None or after.match(m.string, m.end()) is not None
+    return _since_around(m.string, m.start(), m.end(), after)
+
+
+def _since_around(text: str, start: int, end: int, after: re.Pattern[str] = _SINCE_JA) -> bool:
+    """:func:`_since_at` of the span ``start``–``end`` of ``text``."""
+    before = _SINCE_EN.search(text, max(0, start - _SINCE_REACH), start)
+    return before is not None or after.match(text, end) is not None
 
 
 _ONLY_BACK_JA = re.compile(
@@ -1470,9 +1467,7 @@ def _found(norm: str, now: datetime) -> list[TimeExpression]:
     found = _anchored_years(norm, _offsets(norm, found, now))
     kept: list[tuple[int, TimeExpression]] = []
     for first, last, (start, end), surface in found:
-        if _SINCE_EN.search(norm, max(0, first - _SINCE_REACH), first) or _SINCE_JA.match(
-            norm, last
-        ):
+        if _since_around(norm, first, last):
             end = now
         end = min(end, now)
         if start < end:
@@ -1574,19 +1569,17 @@ def _anchored_years(norm: str, found: list[_Found]) -> list[_Found]:
     dated = [
         f for f in found if _YEAR_WRITTEN.search(f[3]) and f[2][1] - f[2][0] <= timedelta(days=7)
     ]
-    if not dated:
-        return found
     month = timedelta(days=31)
-    return [
-        f
-        for f in found
-        if _YEAR_WRITTEN.search(f[3])
-        or not any(_one_sentence(norm, f, g) for g in dated)
-        or any(
-            _one_sentence(norm, f, g) and f[2][0] < g[2][1] + month and g[2][0] - month < f[2][1]
-            for g in dated
+
+    def kept(f: _Found) -> bool:
+        anchors = [g for g in dated if _one_sentence(norm, f, g)]
+        return (
+            _YEAR_WRITTEN.search(f[3]) is not None
+            or not anchors
+            or any(f[2][0] < g[2][1] + month and g[2][0] - month < f[2][1] for g in anchors)
         )
-    ]
+
+    return [f for f in found if kept(f)] if dated else found
 
 
 def _one_sentence(norm: str, a: _Found, b: _Found) -> bool:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ..text import thousands
 from .filters import Filters
 
 __all__ = [
@@ -34,9 +35,7 @@ def term_expression(term: str) -> str:
     quoted = quote_term(term)
     if not _PLAIN_NUMBER.fullmatch(term):
         return quoted
-    head = len(term) % 3 or 3
-    groups = [term[:head], *(term[i : i + 3] for i in range(head, len(term), 3))]
-    return f"({quoted} OR {quote_term(' '.join(groups))})"
+    return f"({quoted} OR {quote_term(' '.join(thousands(term)))})"
 
 
 def match_expression(terms: Sequence[str]) -> str | None:
