@@ -431,10 +431,13 @@ READ_CHARS = 20_000
 ``max_query_chars`` of it (2,000 by default), and a paste of megabytes costs a turn tens
 of milliseconds, not seconds."""
 
-_PARTICLE_ON_A_WORD = re.compile(r"[A-Za-z0-9][\u3041-\u3096]")
+_PARTICLE_ON_A_WORD = re.compile(
+    r"[A-Za-z0-9][\u3041-\u3096]|[A-Za-z0-9.)\]'\"] [がでをにはへとも](?: |$)"
+)
 """A hiragana written onto a Latin word or a number, as Japanese grammar attaches its
-particles and endings (「Pythonの」, 「deadlineいつ」, 「3日に」); an English sentence
-that quotes a Japanese word spaces it (「my dog さくら is」)."""
+particles and endings (「Pythonの」, 「deadlineいつ」, 「3日に」), or a particle alone after
+one, as a Japanese writer spaces pasted English (「pip install で ModuleNotFoundError が
+出た」); an English sentence that quotes a Japanese word spaces it (「my dog さくら is」)."""
 
 
 def guess_language(text: str) -> Language:

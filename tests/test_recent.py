@@ -319,6 +319,23 @@ def test_the_llm_prompts_and_the_language_read_the_conversation_only(tmp_path: P
         ("あとお姉ちゃんの結婚式ってどこだったっけ", False),
         ("ちなみに歯医者の予約いつだっけ", False),
         ("Also, was Padella busy?", True),  # (a word the conversation holds)
+        # set phrases and words that only look like a demonstrative or a pronoun
+        ("この前読んでた本のタイトルなんだっけ？", False),  # (この前: the other day)
+        ("あのさ、動物病院の名前なんだっけ？", False),  # (a filler)
+        ("あれ？Wi-Fiのパスワードなんだっけ", False),
+        ("きなこの誕生日いつだっけ？", False),  # (the こ of きなこ, then の)
+        ("さやかとラーメン食べたのどこの店だっけ？", False),
+        ("彼氏の誕生日いつだっけ？", False),  # (a boyfriend)
+        ("the other day I mentioned a book, what was the title?", False),
+        ("What's the name of our vet? I need to call them", False),  # (them: the vet)
+        ("what was that podcast called?", False),  # (that: of its own noun)
+        ("What was that thing you mentioned?", True),  # (a thing of no name of its own)
+        ("When is her birthday again?", True),  # (a pronoun before its own words)
+        ("wait, when is her birthday?", True),
+        ("fine I reckon. he'll ask about my time off though", True),  # (he: wherever it is)
+        ("あれっていつだっけ？", True),
+        ("僕もあれ見たい", True),  # (after a particle)
+        ("彼はいつ来るって？", True),
     ],
 )
 def test_a_new_topic_does_not_carry_on_from_the_conversation(text: str, carries: bool) -> None:
@@ -352,6 +369,26 @@ def test_a_question_on_another_topic_is_searched_by_its_own_words(real_mem: Memo
     assert r.queries[0] == "Who was the vet again?"
     follow = real_mem.retrieve("What did he have there?", recent=recent)  # leans on them
     assert follow.results[0].episode.id == dinner
+
+
+def test_a_set_phrase_that_looks_back_does_not_join_the_conversation(real_mem: Memory) -> None:
+    """この前 (the other day), the こ of きなこの and the filler あのさ looked like a
+    demonstrative: the message was searched only joined to a conversation about work, and
+    the boss memory was packed instead of the book."""
+    book = real_mem.add_exchange("最近『三体』を読み始めた、めちゃくちゃ面白い", "SFだよね！")
+    boss = real_mem.add_exchange("上司の田中さんにまた資料直せって言われた", "大変だったね")
+    real_mem.add_exchange("週末は実家に帰る予定", "ゆっくりしてね")
+    recent = [
+        {
+            "role": "user",
+            "content": "今日も仕事きつかった、上司の田中さんに資料ぜんぶ直せって言われて",
+        },
+        {"role": "assistant", "content": "それは大変だったね…少しは休めた？"},
+    ]
+    r = real_mem.retrieve("この前読んでた本のタイトルなんだっけ？", recent=recent)
+    offered = [x.episode.id for x in r.results if x.relevance != "low"]
+    assert r.queries[0] == "この前読んでた本のタイトルなんだっけ？"
+    assert offered and offered[0] == book and boss not in offered
 
 
 def test_a_follow_up_whose_subject_is_only_implied_still_finds_it(real_mem: Memory) -> None:

@@ -219,7 +219,8 @@ def test_a_greeting_asked_of_the_partner_does_not_pack_its_old_copies(
 def test_skip_repeats_off_keeps_them(tmp_path: Path) -> None:
     mem, _clock, found = companion(tmp_path / "m.db", skip_repeats=False)
     with mem:
-        r = mem.retrieve("What car was it I got again?", recent=found["recent"])
+        # ("So": it carries on from the greeting, which the context query then holds)
+        r = mem.retrieve("So what car was it I got again?", recent=found["recent"])
         assert r.repeats == ()
         greetings = found["greetings"]
         assert isinstance(greetings, list)
@@ -552,7 +553,7 @@ def test_the_copies_are_checked_only_as_far_as_the_lists_need(
         monkeypatch.setattr(mem.store, "exchange_texts", reading)
         monkeypatch.setattr(mem.store, "knn_many", searching)
         r = mem.retrieve(
-            "what car was it I got?",
+            "so what car was it I got?",
             recent=recent,
             day_range=None,
             extra_queries=["tomatoes in the garden"],
@@ -591,7 +592,7 @@ def test_a_list_is_checked_no_further_than_it_keeps(
             return texts(ids, max_chars)
 
         monkeypatch.setattr(mem.store, "exchange_texts", reading)
-        r = mem.retrieve("what car was it I got?", recent=recent, day_range=None)
+        r = mem.retrieve("so what car was it I got?", recent=recent, day_range=None)
         assert fact in {x.episode.id for x in r.results} and len(r.repeats) == 3
         assert "search_deeper" not in r.timings_ms
         assert len(read) <= 2 * (10 + 2 * 3)  # each list: what it keeps, twice its copies

@@ -754,9 +754,10 @@ def test_a_secret_lends_its_words_to_no_less_sensitive_neighbour(mem: Memory) ->
 
 
 @pytest.mark.parametrize("k", [1, 3, 5, 8, 12])
-def test_rows_of_equal_cosine_come_first_stored_first_whatever_k(k: int) -> None:
+def test_rows_of_equal_cosine_come_last_stored_first_whatever_k(k: int) -> None:
     """Identical texts have identical vectors: which of them a search lists, and in what
-    order, must not depend on how deep it asks (a deeper search lists the same first)."""
+    order, must not depend on how deep it asks (a deeper search lists the same first);
+    the latest telling comes first."""
     rng = np.random.default_rng(3)
     ids = rng.permutation(np.arange(100, 120, dtype=np.int64))
     cosines = np.full(20, 0.5, dtype=np.float32)
@@ -765,9 +766,9 @@ def test_rows_of_equal_cosine_come_first_stored_first_whatever_k(k: int) -> None
     got = top_k(ids, cosines, k)
     deep = top_k(ids, cosines, 19)
     assert got == deep[:k]
-    assert [i for i, _ in deep[:2]] == sorted(int(ids[j]) for j in (2, 11))
+    assert [i for i, _ in deep[:2]] == sorted((int(ids[j]) for j in (2, 11)), reverse=True)
     tied = [i for i, _ in deep[2:]]
-    assert tied == sorted(tied) and int(ids[7]) not in tied and len(tied) == 17
+    assert tied == sorted(tied, reverse=True) and int(ids[7]) not in tied and len(tied) == 17
 
 
 def test_the_cache_holds_its_budget_as_held_agents_grow(mem: Memory) -> None:

@@ -17,7 +17,7 @@ import math
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -355,6 +355,7 @@ class FastPath:
 
         t2 = time.perf_counter()
         fused = rrf(lists, k=cfg.rrf_k, limit=cfg.max_candidates)
+        joined_part = _joined_part(fused, lists, cfg.rrf_k)
         timings["fusion"] = _ms(t2)
 
         t3 = time.perf_counter()
@@ -365,7 +366,9 @@ class FastPath:
             else {}
         )
         timings["fetch"] = _ms(t3)
-        candidates = score_candidates(fused, episodes, cosines, now, cfg.cosine_weight)
+        candidates = score_candidates(
+            fused, episodes, cosines, now, cfg.cosine_weight, joined_part=joined_part
+        )
         candidates = rescore(
             candidates,
             queries[0],
@@ -554,6 +557,19 @@ def _with_joined_ranks(f: Fused) -> Fused:
     return Fused(f.id, f.score, ranks, raw)
 
 
+def _joined_part(fused: Sequence[Fused], lists: Sequence[RankedList], k: float) -> dict[int, float]:
+    """The part of each fused score that the joined queries' lists gave (by id; none when
+    it has no such part): taken back from a candidate those ranks are not the own of
+    (:func:`score_candidates`)."""
+    weights = {lst.name: lst.weight for lst in lists if lst.name.startswith("joined_")}
+    out: dict[int, float] = {}
+    for f in fused:
+        part = sum(weights[name] / (k + rank) for name, rank in f.ranks.items() if name in weights)
+        if part:
+            out[f.id] = part
+    return out
+
+
 def _list_prefix(query: int, joined: AbstractSet[int]) -> str:
     """What a list's name starts with: "joined_" for a query that only adds candidates
     (:meth:`FastPath.run`), so that its ranks are not read as ``knn_rank``/``bm25_rank``."""
@@ -581,6 +597,8 @@ def score_candidates(
     cosines: dict[int, float],
     now: datetime,
     cosine_weight: float = 0.0,
+    *,
+    joined_part: Mapping[int, float] | None = None,
 ) -> list[Candidate]:
     """Turn fused ids into scored candidates.
 
@@ -590,7 +608,9 @@ def score_candidates(
     should-inject rule and for later stages. A rank in a list of a joined query
     (:meth:`FastPath.run`) is the candidate's only when its cosine to the context query
     is at least :data:`JOINED_MIN_COSINE`: the conversation found it, and it is near the
-    message too (a follow-up's implied subject, not the topic the message left).
+    message too (a follow-up's implied subject, not the topic the message left). Below
+    that, their part of its RRF score (``joined_part``) is taken back too: such a hit is
+    a candidate, scored by the message's own lists alone.
     """
     out: list[Candidate] = []
     for f in fused:
@@ -599,6 +619,8 @@ def score_candidates(
             continue
         if cosines.get(f.id, 0.0) >= JOINED_MIN_COSINE:
             f = _with_joined_ranks(f)
+        elif joined_part and f.id in joined_part:
+            f = Fused(f.id, f.score - joined_part[f.id], f.ranks, f.raw)
         comps: dict[str, float] = {"rrf": f.score}
         knn = [v for name, v in f.raw.items() if name.startswith("knn")]
         bm = [v for name, v in f.raw.items() if name.startswith("bm25")]

@@ -134,8 +134,18 @@ def typed_after(text: str, max_chars: int) -> list[str]:
     return [last.strip()] if not is_blank(last) and may_ask(last) else []
 
 
+OWN_LANGUAGE_LETTERS = 12
+"""How many letters a message needs for its own language to be the turn's."""
+
+
 def turn_language(text: str, said: Sequence[Message]) -> Language:
-    """The language of a turn: of the new text and the last two messages before it."""
+    """The language of a turn: of the new text when it has :data:`OWN_LANGUAGE_LETTERS`
+    letters or more ("When is Mochi's birthday?" after a reply in Japanese asks in
+    English) or any Japanese (はい), else of it and the last two messages before it
+    ("OK!")."""
+    head = text[:500]
+    if guess_language(head) == "ja" or sum(ch.isalpha() for ch in head) >= OWN_LANGUAGE_LETTERS:
+        return guess_language(text)
     return guess_language(text + " " + " ".join(m.text for m in said[-2:]))
 
 

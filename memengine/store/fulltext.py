@@ -77,7 +77,8 @@ def bm25(
     agent holds a minority of the rows). FTS5 ranks first, alone; only the
     best ``4 k`` rows are then checked against the filters, so the episodes
     table is read for a few rows rather than for every match. When too few
-    pass, the search runs again with the filters joined in.
+    pass, the search runs again with the filters joined in. Equal scores (the same words
+    told again) come the last stored first.
     """
     w = f"bm25(episodes_fts, 1.0, {float(context_weight)!r}, 0.0)"
     match = (
@@ -89,7 +90,7 @@ def bm25(
     depth = 4 * k
     ranked = cur.execute(
         f"SELECT rowid, -{w} AS score FROM episodes_fts WHERE episodes_fts MATCH ? "
-        "ORDER BY score DESC LIMIT ?",
+        "ORDER BY score DESC, rowid DESC LIMIT ?",
         [match, depth],
     ).fetchall()
     if not ranked:
@@ -110,7 +111,7 @@ def bm25(
         # agent's episodes and run the MATCH once per row (100× slower).
         f"SELECT e.id, -{w} AS score FROM episodes_fts "
         "CROSS JOIN episodes e ON e.id = episodes_fts.rowid "
-        f"WHERE episodes_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?",
+        f"WHERE episodes_fts MATCH ? AND {where} ORDER BY score DESC, e.id DESC LIMIT ?",
         [match, *params, k],
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]

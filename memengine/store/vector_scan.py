@@ -189,10 +189,11 @@ def top_k(
     row_ids: npt.NDArray[np.int64], cosines: npt.NDArray[np.float32], k: int
 ) -> list[tuple[int, float]]:
     """The ``k`` best rows as (id, cosine distance), best first; rows masked out (-inf) never.
-    Rows of equal cosine (the vectors of identical texts) come in the order they were
-    stored (lowest id first), and the ones kept at the cut are the first stored too,
-    whatever ``k``: a deeper exact scan lists the same first hits (a prefiltered search's
-    shortlists choose among ties before this sees them)."""
+    Rows of equal cosine (the vectors of identical texts: a nightly "so tired") come the
+    last stored first (highest id first: the latest telling is the one a "when did I last…"
+    asks for), and the ones kept at the cut are the last stored too, whatever ``k``: a
+    deeper exact scan lists the same first hits (a prefiltered search's shortlists choose
+    among ties before this sees them)."""
     kk = min(k, len(cosines))
     if kk == 0:
         return []
@@ -202,9 +203,9 @@ def top_k(
         above = top[cosines[top] > last]
         tied = np.flatnonzero(cosines == last)
         if len(tied) > kk - len(above):  # more rows tie at the cut than it keeps
-            tied = tied[np.argsort(row_ids[tied], kind="stable")]
+            tied = tied[np.argsort(-row_ids[tied], kind="stable")]
             top = np.concatenate([above, tied[: kk - len(above)]])
-    top = top[np.lexsort((row_ids[top], -cosines[top]))]
+    top = top[np.lexsort((-row_ids[top], -cosines[top]))]
     return [(int(row_ids[i]), float(1.0 - cosines[i])) for i in top if cosines[i] != -np.inf]
 
 
