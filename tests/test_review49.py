@@ -8,6 +8,7 @@ import pytest
 from memengine import FixedClock, Memory
 from memengine.models import Message
 from memengine.retrieve.retriever import turn_language
+from memengine.retrieve.signals import code_words
 from memengine.store.filters import Filters
 from memengine.store.fulltext import match_expression
 from memengine.text import guess_language, query_terms
@@ -65,3 +66,58 @@ def test_the_same_words_told_again_come_the_latest_first(mem: Memory, clock: Fix
     hits = mem.store.bm25(expr, 4, Filters())
     assert len({score for _, score in hits}) == 1  # (a tie)
     assert [i for i, _ in hits] == sorted(copies, reverse=True)[:4]
+
+
+def test_a_paste_told_again_finds_the_old_one_and_its_fix(real_mem: Memory) -> None:
+    """A traceback pasted again asks nothing, so its old copy was marked a repeat of small
+    talk ("Morning!") and the pack was empty: the old reply held the fix."""
+    traceback = (
+        'Traceback (most recent call last):\n  File "/app/worker.py", line 88, in run\n'
+        'psycopg2.OperationalError: password authentication failed for user "svc_billing"'
+    )
+    fix = real_mem.add_exchange(traceback, "Rotated secret: update the password in Vault.")
+    real_mem.add_exchange("Lunch was great", "Nice!")
+    r = real_mem.retrieve(traceback)
+    assert r.results[0].episode.id == fix and "repeat" not in r.results[0].components
+    assert r.should_inject and "Vault" in real_mem.pack(r).text
+    real_mem.add_exchange("Morning!", "Good morning!")
+    morning = real_mem.retrieve("Morning!")  # (small talk's copies stay marked)
+    copies = [x for x in morning.results if x.episode.text.startswith("Morning")]
+    assert copies and all("repeat" in x.components for x in copies)
+
+
+@pytest.mark.parametrize(
+    ("text", "codes"),
+    [
+        ("what was E1101 about?", ["e1101"]),
+        ("remind me about ERESOLVE", ["eresolve"]),
+        ("ORA-00942 again", ["ora-00942"]),
+        ("got 0x80070005 on windows", ["0x80070005"]),
+        ("what's the user_id column", ["user_id"]),
+        ("psycopg2.connect failed", ["psycopg2.connect"]),
+        ("I'M SO TIRED", []),  # (shouted: no code)
+        ("meet at 4pm on the 3rd, ran 5km", []),  # (times, ordinals, amounts)
+        ("version 3.11.7 is out", []),
+        ("How was your day?", []),
+    ],
+)
+def test_the_codes_a_message_names(text: str, codes: list[str]) -> None:
+    assert code_words(text) == codes
+
+
+def test_a_question_of_one_code_injects_the_memory_that_holds_it(real_mem: Memory) -> None:
+    """ "what was E1101 about?" found its one memory first in the full-text search, but the
+    vectors barely weigh a code (cosine .12): the pack was empty."""
+    lint = real_mem.add_exchange(
+        "pylint complains E1101 no-member on my Django models", "Install pylint-django."
+    )
+    real_mem.add_exchange(
+        "Node 18 にしたら npm ERR! code ERESOLVE が出る", "--legacy-peer-deps を試して"
+    )
+    for i in range(6):
+        real_mem.add_exchange(f"Made pasta for dinner again, the {i}th time", "Yum!")
+    r = real_mem.retrieve("what was E1101 about?")
+    assert r.should_inject and r.results[0].episode.id == lint
+    assert "pylint-django" in real_mem.pack(r).text
+    other = real_mem.retrieve("what was W0612 about?")  # (a code no memory holds)
+    assert not other.should_inject

@@ -12,8 +12,10 @@ Two questions decide it:
    only its neighbours'), has a cosine
    similarity to the context query of at least ``relevance_threshold``, or
    occurred in the time the message asks about, when it asks about nothing
-   else ("What did I do yesterday?", :func:`.temporal.time_is_asked`)
-   (:func:`evidence_found`).
+   else ("What did I do yesterday?", :func:`.temporal.time_is_asked`), or is the
+   full-text search's first by its own words and holds a code the message names
+   (E1101, ERESOLVE, ORA-00942: :func:`.signals.code_words`; the vectors barely
+   weigh such a word) (:func:`evidence_found`).
 
 Without vectors (the embedder failed and the full-text search answered
 alone) there is no cosine to read: a message that asks gets the best
@@ -22,7 +24,7 @@ full-text hits, small talk gets nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ..config import RetrievalConfig
 from ..models import may_answer
@@ -31,14 +33,22 @@ from .fastpath import Candidate, lexical_agreement
 __all__ = ["evidence_found", "should_inject", "top_cosine"]
 
 
-def evidence_found(candidates: Sequence[Candidate], config: RetrievalConfig) -> bool:
+def evidence_found(
+    candidates: Sequence[Candidate], config: RetrievalConfig, codes: Collection[str] = ()
+) -> bool:
     """Whether a top result is in the top 3 of both searches (the full-text one for its own
-    words: :func:`.fastpath.lexical_agreement`), clears ``relevance_threshold``
-    or occurred in the time the message asks about (``asked_time``)."""
+    words: :func:`.fastpath.lexical_agreement`), clears ``relevance_threshold``,
+    occurred in the time the message asks about (``asked_time``), or is the full-text
+    search's first by its own words and holds one of ``codes`` (the message's
+    :func:`.signals.code_words`)."""
     for c in candidates[: config.max_results]:
         comps = c.components
         if not may_answer(comps):
             continue
+        if codes and comps.get("bm25_rank", 99) <= 1 and lexical_agreement(comps):
+            text = c.episode.text.lower()
+            if any(code in text for code in codes):
+                return True
         if (
             comps.get("knn_rank", 99) <= 3
             and comps.get("bm25_rank", 99) <= 3
@@ -71,6 +81,7 @@ def should_inject(
     *,
     asks: bool,
     lexical_only: bool = False,
+    codes: Collection[str] = (),
 ) -> bool:
     """The decision: evidence for a message that asks, a near restatement for small talk
     (``lexical_only``: full-text hits for a message that asks, nothing for small talk)."""
@@ -81,4 +92,4 @@ def should_inject(
         )
     if not asks:
         return top_cosine(candidates, config) >= config.statement_min_cosine
-    return evidence_found(candidates, config)
+    return evidence_found(candidates, config, codes)

@@ -297,7 +297,7 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
 
 _JA_OPENS = "(?:(?<![\u3041-\u3096])|(?<=[はがをにでもとへやよかてっ]))"
 """Where a Japanese demonstrative may begin: not inside a word of hiragana (the この of
-きなこの, どこの, ねこの is その word's end and the particle の), but after a particle (じゃ
+きなこの, どこの, ねこの is a word's end and the particle の), but after a particle (じゃ
 このあとは, 僕もあれ見たい)."""
 
 _POINTS_BACK = re.compile(

@@ -54,6 +54,7 @@ from .recent import (
 from .signals import (
     TermStats,
     asks_something,
+    code_words,
     content_terms,
     lexical_reach,
     may_ask,
@@ -186,16 +187,24 @@ def label(
     return "low"
 
 
+SMALL_TALK_CHARS = 200
+"""The longest message whose older copies can be small talk's (:func:`mark_own_copies`; nor
+one of several lines): a traceback pasted again is no greeting, and its old copy's reply
+may hold the fix."""
+
+
 def mark_own_copies(
     candidates: list[Candidate], text: str, config: RetrievalConfig
 ) -> list[Candidate]:
-    """When ``text`` is small talk (asks nothing, or only the partner: "how are you?",
+    """When ``text`` is small talk (one line of at most :data:`SMALL_TALK_CHARS`, and asks
+    nothing, or only the partner: "how are you?",
     :func:`.signals.asks_the_partner`) and ``skip_repeats`` is on, mark ``repeat``
     on the exchanges whose user turn repeats it (:func:`.recent.repeat_key`) and move them
     after the others: a daily "Morning!" is no memory the message restates. They stay
     results, ``low``, and count for no should-inject rule (nor are they shown to an LLM
     rerank)."""
-    key = repeat_key(text)
+    small = len(text) <= SMALL_TALK_CHARS and "\n" not in text.strip()
+    key = repeat_key(text) if small else ""
     if not key or not config.skip_repeats or asks_something(text):
         return candidates
     copies: list[Candidate] = []
@@ -467,10 +476,11 @@ class Retriever:
         cfg = self.config
         # an empty message leaves it to the context; "how are you?" asks no memory
         asks = asks_something(text) or is_blank(text)
-        decided = should_inject(candidates, cfg, asks=asks, lexical_only=lexical_only)
+        codes = code_words(text)
+        decided = should_inject(candidates, cfg, asks=asks, lexical_only=lexical_only, codes=codes)
         if signals is not None:
             signals["asks"] = float(asks)
-            signals["evidence"] = float(evidence_found(candidates, cfg))
+            signals["evidence"] = float(evidence_found(candidates, cfg, codes))
             signals["top_cosine"] = round(top_cosine(candidates, cfg), 4)
         # a memory of the time asked about is matched by its date, not by the question's words
         in_time = any(c.components.get("asked_time", 0.0) >= 1.0 for c in candidates)

@@ -37,12 +37,21 @@ __all__ = [
     "asks_memory",
     "asks_something",
     "asks_the_partner",
+    "code_words",
     "content_terms",
     "lexical_reach",
     "may_ask",
 ]
 
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
+_CODE_WORD = re.compile(
+    r"(?<![\w.-])(?=[\w.-]*[A-Za-z])(?:"
+    r"(?=[\w.-]*\d)[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*"  # E1101, ORA-00942, 0x80070005, v2.0.1
+    r"|[A-Z]{4,}"  # ERESOLVE, ENOENT (in a message that is not all capitals)
+    r"|[A-Za-z][A-Za-z0-9]*(?:[._][A-Za-z0-9]+)+"  # user_id, psycopg2.connect
+    r")(?![\w-])",
+    re.ASCII,
+)
 _WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 _EN_QUESTION_WORDS = frozenset(
@@ -187,6 +196,31 @@ _REQUEST = re.compile(
 )
 """A request to be told or reminded, put without a question ("walk me through it",
 振り返りたい, まとめてください)."""
+
+
+def code_words(text: str) -> list[str]:
+    """The words of ``text`` (its first :data:`READ_CHARS`) that look like codes or names
+    of code, in lower case: letters with digits (E1101, ORA-00942, 0x80070005, v2.0.0-rc1),
+    four capitals or more in a message not shouted in capitals (ERESOLVE), parts joined by
+    dots or underscores (user_id, psycopg2.connect). No word of chat is one; "4pm", "3rd",
+    "2nd", "10am" and other times and ordinals are not either."""
+    head = within(text, READ_CHARS)
+    shouted = not any(ch.islower() for ch in head)
+    out: list[str] = []
+    for m in _CODE_WORD.finditer(head):
+        word = m.group()
+        if (shouted and word.isalpha()) or _TIME_OR_ORDINAL.fullmatch(word.lower()):
+            continue
+        if word.lower() not in out:
+            out.append(word.lower())
+    return out
+
+
+_TIME_OR_ORDINAL = re.compile(
+    r"\d+(?:st|nd|rd|th|am|pm|h|s|k|m|min|mins|km|kg|g|cm|mm|ml|l|x|yo|yrs?|lbs?|hrs?|d|w)"
+    r"|\d{1,2}[.:]\d\d(?:am|pm)?|\d+(?:[.,]\d+)+"
+)
+"""Words with digits that are no code: times, ordinals, amounts (4pm, 3rd, 5km, 10.5)."""
 
 
 def content_terms(text: str) -> list[str]:
