@@ -297,6 +297,57 @@ def test_a_change_of_another_agent_is_never_brought_in(real_mem: Memory, clock: 
         ("寿命が延びた", False),
         ("体内時計が8時間ずれてる", False),
         ("テーブルが右にずれた", False),
+        # a comma, an "again," between the words
+        ("The vet moved Mochi's checkup again, to May 16th this time.", True),
+        ("They changed the venue, again, to the Hilton", True),
+        ("The clinic pushed my scan, once more, to Friday", True),
+        ("They bumped the release, again, by a week", True),
+        # "anymore" says a change after a negation, not after a maybe, a plan or a wish
+        ("I'm not vegetarian anymore, I eat chicken again", True),
+        ("I don't play tennis anymore", True),
+        ("I never eat sugar anymore.", True),
+        ("Not anymore.", True),
+        ("We aren't friends anymore", True),
+        ("She doesn’t call me any more.", True),
+        ("I rarely see him anymore", True),
+        ("I might not play tennis anymore", False),
+        ("If I don't go to the gym anymore I'll get lazy", False),
+        ("You shouldn't eat sugar anymore", False),
+        ("Do you not play tennis anymore", False),
+        ("I don't love him any more than you do", False),
+        ("I don't want any more coffee", False),
+        # 中止, ずらした, リスケ, a plan's なくなった, もう…てない, 退職, 転勤
+        ("花火大会は中止になった", True),
+        ("同窓会は中止", True),
+        ("美容院の予約ずらした", True),
+        ("美容院、金曜にずらしてもらった", True),
+        ("打ち合わせリスケした", True),
+        ("雨で試合なくなった", True),
+        ("もう実家には住んでない", True),
+        ("もうタバコは吸ってない", True),
+        ("先月で会社を退職した", True),
+        ("夫が札幌に転勤になった", True),
+        ("同窓会は中止にしないで", False),
+        ("春に退職するつもり", False),
+        ("来年転勤になるかも", False),
+        ("リスケしようかな", False),
+        ("時間がなくなった", False),
+        ("お金がなくなった", False),
+        ("視線をずらした", False),
+        ("まだ実家には住んでない", False),
+        ("もう少し待ってて", False),
+        ("もう実家には住んでないかも", False),
+        # "I used to …" after its subject, not accustomed, not a thing used
+        ("Funny, I used to hate running, now I run every morning", True),
+        ("We used to live in Kyoto", True),
+        ("When I was little, I used to hate tomatoes", True),
+        ("I got used to the early shifts", False),
+        ("I'm used to the noise", False),
+        ("I'm getting used to my new glasses", False),
+        ("She was used to it", False),
+        ("This is the pan I used to fry the fish", False),
+        ("It used to rain every day", False),
+        ("Did you used to live in Kyoto", False),
     ],
 )
 def test_which_sentences_say_that_something_changed(text: str, says: bool) -> None:
@@ -415,3 +466,100 @@ def test_a_deadline_pushed_to_a_later_day_changes_the_first_one() -> None:
         new = _packed(2, 5, new_text, 0.9)
         out = later_changes([old, new], [old, new], lambda c, ids: dict.fromkeys(ids, 0.6))
         assert [c.episode.id for c in out] == [2, 1] and new.components["changes"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "changes"),
+    [
+        # the shared thing is someone else's: no change
+        ("My eye exam is on May 12th", "My daughter's eye exam got moved to May 20th", False),
+        ("Mum's retirement party is on June 3rd", "Dad's retirement party got postponed", False),
+        ("Mochi's kibble is the chicken one", "I switched Leo's kibble to salmon", False),
+        ("Her recital is on Friday", "His recital got pushed to Monday", False),
+        ("私の健診は5月12日", "娘の健診が5月20日に変わった", False),
+        ("母の送別会は6月3日", "父の送別会は延期になった", False),
+        ("田中さんの送別会は金曜", "佐藤さんの送別会は延期になった", False),
+        # the same owner, no owner on a side, a pronoun that may name the owner: a change
+        ("My eye exam is on May 12th", "They moved my eye exam to May 20th", True),
+        ("My eye exam is on May 12th", "The eye exam got moved to May 20th", True),
+        ("Dad's retirement party is on June 3rd", "His retirement party got postponed", True),
+        ("Mochi's kibble is the chicken one", "I switched Mochi's kibble to salmon", True),
+        ("It's my eye exam on May 12th", "That's eye exam number two moved to May 20th", True),
+        ("私の健診は5月12日", "健診が5月20日に変わった", True),
+        ("お母さんの送別会は6月3日", "母の送別会は延期になった", True),
+        ("私の妹の誕生日会は6月3日", "妹の誕生日会は延期になった", True),
+        # a plain modifier is no owner: the changed value often sits there
+        ("Mochi eats the chicken kibble", "I switched Mochi to the salmon kibble", True),
+    ],
+)
+def test_someone_elses_thing_is_not_a_change_of_yours(
+    old_text: str, new_text: str, changes: bool
+) -> None:
+    """A newer memory about the same kind of thing with another explicit owner ("my
+    daughter's eye exam", 娘の健診) is about another thing; a side without an owner may mean
+    either, and keeps the change."""
+    old = _packed(1, 50, old_text, 1.0)
+    new = _packed(2, 5, new_text, 0.9)
+    out = later_changes([old, new], [old, new], lambda c, ids: dict.fromkeys(ids, 0.6))
+    assert ([c.episode.id for c in out] == [2, 1]) is changes
+    assert ("changes" in new.components) is changes
+
+
+def test_someone_elses_appointment_moved_stays_where_it_ranks(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    for old_text, new_text, question in (
+        (
+            "My eye exam is on May 12th.",
+            "My daughter's eye exam got moved to May 20th.",
+            "when is my eye exam?",
+        ),
+        ("私の健診は5月12日。", "娘の健診が5月20日に変わった。", "私の健診っていつだっけ？"),
+    ):
+        filler = FILLER if old_text.isascii() else FILLER_JA
+        old, theirs = _told(real_mem, clock, old_text, new_text, filler)
+        r = real_mem.retrieve(question)
+        ids = [x.episode.id for x in r.results]
+        assert ids.index(old) < ids.index(theirs)
+        assert theirs in real_mem.pack(r).episode_ids  # (packed, and left where it ranked)
+        assert all("later_change" not in x.components for x in r.results)
+
+
+def test_a_date_moved_again_after_a_comma_heads_the_chain(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    now = clock.now
+    first = real_mem.add_exchange(
+        "Mochi's checkup at the vet is on May 2nd", "OK", occurred_at=now - timedelta(days=30)
+    )
+    _small_talk(real_mem, clock, FILLER, days_ago=28)
+    moved = real_mem.add_exchange(
+        "The vet moved Mochi's checkup to May 9th", "OK", occurred_at=now - timedelta(days=10)
+    )
+    again = real_mem.add_exchange(
+        "The vet moved Mochi's checkup again, to May 16th this time.",
+        "OK",
+        occurred_at=now - timedelta(days=3),
+    )
+    r = real_mem.retrieve("when is Mochi's checkup?")
+    assert [x.episode.id for x in r.results[:3]] == [again, moved, first]
+    assert r.results[0].components["changes"] == float(moved)
+
+
+def test_a_negated_anymore_and_a_used_to_come_before_the_old_fact(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    for old_text, new_text, question in (
+        ("I play tennis every Sunday with Ken", "I don't play tennis anymore", "do I play tennis?"),
+        (
+            "I hate running, it's so boring",
+            "Funny, I used to hate running, now I run every morning",
+            "do I like running?",
+        ),
+        ("沖縄旅行は7月の予定", "沖縄旅行は中止になった", "沖縄旅行の予定ってどうなってる？"),
+    ):
+        filler = FILLER if old_text.isascii() else FILLER_JA
+        old, new = _told(real_mem, clock, old_text, new_text, filler)
+        r = real_mem.retrieve(question)
+        assert [x.episode.id for x in r.results[:2]] == [new, old]
+        assert r.results[0].components["changes"] == float(old)
