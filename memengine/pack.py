@@ -20,7 +20,8 @@ sentences that share words with the query, around the one that shares the most
 (``quote_key_parts``; then the sentence right after that one, where the budget left once
 the memories packed are chosen holds it), to their first sentence (``summarize``), or kept whole up
 to four times the length of the others (``full``); a quote marks what it leaves
-out with "…". Control characters and the marks that reorder text on screen are
+out with "…", and shows a memory's line breaks as " / " (a side is one line of the pack),
+whatever its length. Control characters and the marks that reorder text on screen are
 left out of what a memory says.
 """
 
@@ -56,12 +57,20 @@ _WEEKDAYS = {
     "en": ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"),
 }
 _ABBREVIATIONS = ("Mt", "Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof", "vs", "e.g", "i.e")
+_CLOSING = "」』）】〕〉》”’"
 _SENTENCE = re.compile(
-    r"(?<=[。！？!?])(?![。！？!?])\s*|(?<=\.)"
+    r"(?<=[。！？])(?![。！？!?])\s*"
+    + rf"|(?<=[!?])(?![。！？!?])(?:\s+|(?=[^\x00-\x7f{_CLOSING}]))|(?<=\.)"
     + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
     + r"(?<!\b[A-Z]\.)\s+"
 )
-"""Where a sentence ends: not after "Mt.", "Dr.", "e.g." nor an initial ("J. K.")."""
+"""Where a sentence ends: after 。！？ (Japanese writes no space after them); after an
+ASCII "!" or "?" only before white space or a character past ASCII (本当!すごい), and after
+"." only before white space, so a URL's "api?orgId=1" and code's "!=" stay whole; not
+after "Mt.", "Dr.", "e.g." nor an initial ("J. K.")."""
+_LINE_BREAK = " / "
+"""How a quote shows a line break of a memory (a pack's side is one line): "Ports: / - api:
+8443 / - web: 443", whatever the memory's length."""
 _HEADER = "[EPISODE_EVIDENCE]"
 _HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
 _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
@@ -288,16 +297,14 @@ def _trim(
     after the best, when the quote still shows it whole: it holds an ``asked`` kind of
     answer (a time, a quantity), or it fits (an answer follows what it answers; further
     sentences would be filler, and a date two sentences on is often another matter's)."""
-    text = readable(text)
+    lines = _lines(text)
     sentences: list[str] = []
     starts: set[int] = set()  # the sentences that begin a line of their own
-    for piece in _pieces(text):
-        said = [" ".join(s.split()) for s in _SENTENCE.split(piece)]
-        said = [s for s in said if s]
-        if said:
-            starts.add(len(sentences))
-            sentences += said
-    text = " ".join(text.split())
+    for line in lines:
+        starts.add(len(sentences))
+        said = (" ".join(sentence.split()) for sentence in _SENTENCE.split(line))
+        sentences += [sentence for sentence in said if sentence]
+    text = _LINE_BREAK.join(lines)
     if strategy == "full" or len(text) <= max_chars:
         return text if len(text) <= max_chars * 4 else text[: cut_at(text, max_chars * 4)] + "…"
     patterns = _patterns(tuple(terms)) if strategy == "quote_key_parts" else []
@@ -334,17 +341,25 @@ def _trim(
     return shown(kept)
 
 
+def _lines(text: str) -> list[str]:
+    """``text`` as a quote shows it, in its lines that say something (:func:`_pieces`), each
+    with its white space as single spaces; a quote joins them with :data:`_LINE_BREAK`."""
+    lines = (" ".join(piece.split()) for piece in _pieces(readable(text)))
+    return [line for line in lines if line]
+
+
 def _quoted(sentences: Sequence[str], kept: Sequence[int], starts: Set[int] = frozenset()) -> str:
     """The ``kept`` sentences (by place, in order) as a quote that shows what it leaves
     out: " … " where sentences were left out between two kept ones, before the first and
     after the last; next ones joined as they were written (a space, none after 。), or
-    " / " where the next begins a line of its own (``starts``: a list's, a log's)."""
+    " / " where the next begins a line of its own (``starts``: a list's, a log's), as a
+    memory quoted whole shows it."""
     out = "… " if kept and kept[0] > 0 else ""
     for n, i in enumerate(kept):
         if n and i > kept[n - 1] + 1:
             out += " … "
         elif n and i in starts:
-            out += " / "
+            out += _LINE_BREAK
         elif n:
             out += "" if sentences[kept[n - 1]][-1:] in "。！？" else " "
         out += sentences[i]
@@ -404,9 +419,12 @@ def _reason(
 
 def _may_fill(ep: Episode, strategy: Strategy, max_chars: int) -> bool:
     """Whether filling can change the block of ``ep``: a ``quote_key_parts`` quote of a side
-    longer than ``max_chars`` (a shorter one is quoted whole either way, :func:`_trim`)."""
+    longer than ``max_chars`` as shown (its lines joined by :data:`_LINE_BREAK`; a shorter
+    one is quoted whole either way, :func:`_trim`)."""
+    if strategy != "quote_key_parts":
+        return False
     sides = (ep.user_text, ep.reply_text) if ep.kind is EpisodeKind.exchange else (ep.content,)
-    return strategy == "quote_key_parts" and any(t and len(t) > max_chars for t in sides)
+    return any(t and len(_LINE_BREAK.join(_lines(t))) > max_chars for t in sides)
 
 
 def _holds_asked(shown: str, query: str) -> bool:

@@ -296,3 +296,48 @@ def test_an_english_question_against_japanese_is_read_as_when_spaced(
 )
 def test_a_time_written_against_japanese_is_carried(text: str) -> None:
     assert carries(text, TIME)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # code and logs: no date
+        ("df.to_csv('report.csv', sep=';')", False),  # a keyword argument
+        ("value = dec(3) + oct_mode", False),  # a call, an identifier
+        ("sort --sep , and cfg.oct.mask", False),  # an option, an attribute
+        ("GET /api/v2/users/12/3 returned 404", False),  # a path's numbers
+        ("the server listens on port 2048", False),
+        ("error: 1903 at line 2012, pid=1999", False),
+        ("open localhost:2020 and issue #1987", False),
+        ("the yesterday.log file and tonight_backup", False),
+        # prose: a date
+        ("Meeting moved to Sep 12", True),
+        ("on 12/3 we met", True),
+        ("Sept. 12 works for me", True),
+        ("we went in mid-Sep", True),
+        ("We met in Dec.", True),
+        ("the party on 12/24/2025", True),
+        ("on 3/4/26 at the lake", True),
+        ("we support 2024 models since 2019", True),  # "support" is no "port"
+        ("see you tomorrow", True),
+    ],
+)
+def test_a_time_in_code_is_no_date(text: str, expected: bool) -> None:
+    """ "sep=" read as September, 12/3 of a path as a day and "port 2048" as a year gave
+    code the bonus of a date."""
+    assert carries(text, TIME) is expected
+
+
+def test_a_when_question_gives_code_no_bonus_of_a_date(
+    db_path: Path, clock: FixedClock, usem3: USEM3Embedder
+) -> None:
+    """A line of code with "sep=';'" was lifted as the answer to "when is…due?"."""
+    turns = [
+        "The report export writes df.to_csv('report.csv', sep=';') in export.py on port 2048",
+        "The client moved the report export deadline to Sep 12",
+    ]
+    code, dated = _store(db_path, clock, usem3, turns, [timedelta(days=3), timedelta(days=2)])
+    with Memory.open(db_path, embedder=usem3, clock=clock) as mem:
+        r = mem.retrieve("when is the report export due?", limit=10, day_range=None)
+    bonus = {x.episode.id: x.components.get("answer_type") for x in r.results}
+    assert bonus[dated] == 1.0 and bonus[code] is None

@@ -184,14 +184,15 @@ def test_a_day_later_in_tokyo_is_the_same_day_in_the_pack_and_the_prompt(mem: Me
 
 
 def test_line_breaks_of_every_kind_keep_words_apart(mem: Memory) -> None:
-    """Removing control characters deleted \\r and \\v, gluing the words on either side."""
+    """Removing control characters deleted \\r and \\v, gluing the words on either side
+    (each is a line break, shown as one: " / ")."""
     ep = mem.add("Paid the rent.\rDentist appointment moved to Friday 3pm.\rBought milk.")
     listed = mem.add("Shopping list\x0bapples\x0bbread", tags=["to\rdo"])
     text = build_pack(
         _retrieval(mem.get(ep), mem.get(listed)), query="dentist", budget_tokens=800
     ).text
-    assert "Paid the rent. Dentist appointment moved to Friday 3pm. Bought milk." in text
-    assert "Shopping list apples bread" in text and "— to do" in text
+    assert "Paid the rent. / Dentist appointment moved to Friday 3pm. / Bought milk." in text
+    assert "Shopping list / apples / bread" in text and "— to do" in text
 
 
 def test_a_short_word_of_the_question_is_found_in_its_plural(mem: Memory) -> None:
@@ -610,3 +611,59 @@ def test_why_lines_name_words_not_fragments() -> None:
         assert shared_phrases(query, text) == []  # (a particle of two kana: まで, から)
     assert shared_phrases("なんて言ってたっけ", "って言ってた") == []
     assert shared_phrases("How long is the flight?", "Long day. The flight was fine.") == ["flight"]
+
+
+def test_a_url_or_a_line_of_code_is_not_cut_into_sentences(mem: Memory) -> None:
+    """An ASCII "?" or "!" ended a sentence with no space after it: a long memory was
+    quoted "…/api? orgId=1…", "! =", or from the "= \\"ok\\"" of "!=" alone (the opposite
+    condition)."""
+    from memengine.pack import _trim
+
+    filler = " We also talked about lunch plans and the weather for a while, nothing much." * 3
+    url = "https://grafana.example.com/d/x1/api?orgId=1&var-env=staging"
+    check = 'if [ "$STATUS" != "ok" ]; then exit 1; fi'
+    dashboard = mem.add(f"The dashboard is {url} and it is slow." + filler)
+    deploy = mem.add(f"The deploy check in run.sh is `{check}` for the deploy." + filler)
+    for chars in (240, 80):  # (80: the tight budget's block)
+        assert url in _quote(mem.get(dashboard), "which orgId is staging on?", chars)
+        assert check in _quote(mem.get(deploy), "what is the STATUS check in run.sh?", chars)
+    short = _trim('if [ "$a" != "ok" ]; then exit 1; fi' + filler, "quote_key_parts", ["exit"], 80)
+    assert '!= "ok" ]; then exit 1' in short
+
+
+def test_a_sentence_still_ends_at_a_mark_before_a_space_or_japanese() -> None:
+    """What must still end a sentence: "?" or "!" before a space, a half-width "!" before
+    Japanese (本当!すごい, as casual Japanese types it), and 。！？ before anything."""
+    from memengine.pack import _trim
+
+    filler = " Then we walked along the river and talked about nothing much at all." * 3
+    quote = _trim("Did you see the game? " + filler + " The final score was 3-1!", "quote_key_parts",
+                  ["score"], 120)  # fmt: skip
+    assert "The final score was 3-1!" in quote and "game?" not in quote
+    walk = "駅から公園までずっと歩いて、足が疲れてしまった。" * 6
+    for mark in ("!", "！", "。"):
+        quote = _trim(walk + f"ケーキは美味しかった{mark}また行きたい", "quote_key_parts",
+                      ["ケーキ"], 60)  # fmt: skip
+        assert f"ケーキは美味しかった{mark}" in quote and "また行きたい" not in quote, mark
+
+
+def test_a_line_break_is_shown_the_same_whatever_the_length(mem: Memory) -> None:
+    """A memory of 240 characters or less was joined with spaces ("Ports: - api: 8443 -
+    web: 443", a table as one run), a longer one with " / " between its lines; either way a
+    side stays one line of the pack."""
+    ports = "Ports:\n- api: 8443\n- web: 443\n- redis: 6379"
+    table = "| host | port |\n|---|---|\n| api | 8443 |"
+    more = "\n".join(f"- worker{n}: {9000 + n} (the background queue number {n})" for n in range(8))
+    ids = [mem.add(t) for t in (ports, table, f"{ports}\n{more}", "買い物\n・牛乳\n・卵")]
+    prose = mem.add(  # (prose wrapped at a width is one sentence, not lines)
+        "We finally signed the lease for the new apartment near\nthe station, and the agent met us there."
+    )
+    r = _retrieval(*(mem.get(i) for i in (*ids, prose)))
+    text = build_pack(r, query="which port is redis on?", budget_tokens=2000).text
+    assert "Observation: Ports: / - api: 8443 / - web: 443 / - redis: 6379\n" in text
+    assert "Observation: | host | port | / |---|---| / | api | 8443 |\n" in text
+    assert "- redis: 6379 / - worker0: 9000" in text  # (the long one, quoted in part)
+    assert "Observation: 買い物 / ・牛乳 / ・卵\n" in text
+    assert "apartment near the station, and the agent met us there." in text
+    assert all(line.startswith(("[", "(", "##", "Observation: ", "→ ")) or not line
+               for line in text.splitlines())  # fmt: skip

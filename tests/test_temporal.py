@@ -801,3 +801,61 @@ def test_this_morning_after_midnight_finds_the_morning_memory(tmp_path: Path) ->
         assert retrieval.time_window is not None
         assert retrieval.time_window[0] == d(2026, 6, 12)
         assert retrieval.results[0].episode.id == breakfast and retrieval.should_inject
+
+
+MAY10 = datetime(2026, 5, 10, 12, tzinfo=JST)  # a Sunday
+MAY9 = (d(2026, 5, 9), d(2026, 5, 10))
+LAST_MONDAY = (d(2026, 4, 27), d(2026, 5, 5))  # (either Monday it may mean)
+NAMED_IN_CODE: list[tuple[str, tuple[datetime, datetime] | None]] = [
+    # a time named as code is, not said of one: no window
+    ("what was the git log --since=yesterday command?", None),
+    ("`journalctl --since yesterday` showed nothing", None),
+    ("what did the yesterday.log file contain?", None),
+    ("tail -f logs/yesterday and grep it", None),
+    ('date -d "last monday" printed the wrong day', None),
+    ("git log --since '3 days ago' --oneline", None),
+    ('the regex for "3 days ago" does not match', None),
+    ("```\ncron: run backup yesterday at 2am\n```\nwhy does it fail?", None),
+    ("「`date -d yesterday` の出力は何だっけ」", None),
+    ("report-2026-05-01.csv は開けた？", None),
+    # said of a time: still a window
+    ("I saw it yesterday.", MAY9),
+    ("last monday I went to the gym", LAST_MONDAY),
+    ("It was yesterday.It rained all day", MAY9),  # (no space, but no file name either)
+    ("what did we talk about since yesterday?", (d(2026, 5, 9), MAY10)),
+    ("I ran `git pull` yesterday", MAY9),  # the code is beside the time, not around it
+    ("it`s been a mess since yesterday", (d(2026, 5, 9), MAY10)),  # a backtick as apostrophe
+    ("I -- no, we -- went yesterday", MAY9),
+    ("先週/先々週の話", (d(2026, 4, 20), d(2026, 5, 4))),  # a slash between words
+    ("2026/5/1に行った", (d(2026, 5, 1), d(2026, 5, 2))),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), NAMED_IN_CODE, ids=[c[0] for c in NAMED_IN_CODE])
+def test_a_time_named_in_code_names_no_time(
+    text: str, expected: tuple[datetime, datetime] | None
+) -> None:
+    """Time words in a command, a file's name or backticks set a window: the question
+    about a command was searched for the day before."""
+    assert parse_time_window(text, MAY10) == expected
+
+
+def test_a_question_about_a_command_searches_no_window(tmp_path: Path) -> None:
+    """ "what was the git log --since=yesterday command?" lifted what was said yesterday
+    above the memory of the command."""
+    from memengine import FixedClock, Memory
+
+    from .helpers import HashEmbedder
+
+    clock = FixedClock(MAY10)
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
+        command = mem.add_exchange(
+            "To list recent commits: git log --since=yesterday --oneline",
+            "Handy.",
+            occurred_at=MAY10 - timedelta(days=30),
+        )
+        mem.add_exchange("Made pasta for dinner", "Yum.", occurred_at=MAY10 - timedelta(days=1))
+        asked = mem.retrieve("what was the git log --since=yesterday command?", now=MAY10)
+        assert asked.time_window is None and asked.results[0].episode.id == command
+        said = mem.retrieve("what did I eat yesterday?", now=MAY10)
+        assert said.time_window is not None and said.time_window[0] == MAY9[0]

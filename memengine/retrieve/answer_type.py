@@ -11,7 +11,8 @@ Two kinds, in English and Japanese:
 
 - ``time``: "when did/is …", "what date/day/year …", 「いつ」「何日」「何曜日」;
   carried by dates, month and weekday names, clock times and relative
-  expressions ("yesterday", "next week", 「先月」「3月」「来週」).
+  expressions ("yesterday", "next week", 「先月」「3月」「来週」), as words of prose, not of
+  code ("sep=';'", "dec(3)", the 12/3 of "/users/12/3", the "2048" of "port 2048").
 - ``quantity``: "how much/many/far/long/old …", "what number/price …",
   「いくら」「どのくらい」「何回」「何泊」「何グラム」; carried by any numeral (digits,
   number words, kanji numerals that count something: 八回, 二泊, 三千).
@@ -67,11 +68,24 @@ _MONTHS = (
     "january|february|march|april|june|july|august|september|october|november|december"
     "|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"
 )
+_WORD_START = r"(?<![.\w])(?<![\s-]-)(?<!^-)\b"
+_WORD_END = r"\b(?![=(_]|\.[a-z_])"
+"""The edges of a time's word in prose, not in code: not an attribute, a keyword argument
+or a call ("df.sep", "sep=';'", "dec(3)", "oct.x"), nor an option ("--sep", "-dec"); "mid-Sep"
+and "Sept. 12" are words."""
+_NOT_YEAR = "".join(
+    rf"(?<!\b{label}{gap})"
+    for label in ("port", "error", "errno", "code", "pid", "line", "exit", "status")
+    for gap in (" ", ": ", "=")
+)
+"""What a number of four digits is not a year after: a label of a number in code or a log
+("port 2048", "error: 1903", "line 2012"), a colon ("localhost:2020") or "#" ("#1999")."""
 _EN_TIME_A = re.compile(
-    rf"\b(?:{_MONTHS})\b|\bmay\s+\d|\b\d{{1,2}}(?:st|nd|rd|th)\b|\b\d{{1,2}}/\d{{1,2}}\b"
-    r"|\b(?:19|20)\d{2}\b"
-    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|yesterday"
-    r"|tomorrow|tonight)\b"
+    rf"{_WORD_START}(?:{_MONTHS}){_WORD_END}|\bmay\s+\d|\b\d{{1,2}}(?:st|nd|rd|th)\b"
+    r"|(?<!/)\b\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b(?!/\w)"  # not of a path: /users/12/3
+    rf"|(?<![:#]){_NOT_YEAR}\b(?:19|20)\d{{2}}\b"
+    rf"|{_WORD_START}(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend"
+    rf"|yesterday|tomorrow|tonight){_WORD_END}"
     r"|\b(?:next|last|this|coming)\s+(?:week|month|year|spring|summer|fall|autumn|winter)\b"
     r"|\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\bo'clock\b|\b(?:days?|weeks?|months?|years?) ago\b",
     re.ASCII,

@@ -35,7 +35,9 @@ than :data:`JUST_PAST_DAYS` ago when the message tells of the past and the sente
 not look ahead (:func:`_told_as_past`), and so, told as past, a weekday, a weekend or a
 day of the month named alone is the latest one; words that count from a time move it
 ("the week before 16 November", クリスマスの前の週: :func:`_offsets`), and a time with its
-year written beside others keeps only those near it (:func:`_anchored_years`).
+year written beside others keeps only those near it (:func:`_anchored_years`); a time named
+in code ("git log --since=yesterday", "yesterday.log", a span in backticks) names none
+(:func:`_named_in_code`).
 """
 
 from __future__ import annotations
@@ -1452,12 +1454,15 @@ def _found(norm: str, now: datetime) -> list[TimeExpression]:
     """:func:`find_time_expressions` of the normalised text ``norm``."""
     taken = [False] * len(norm)
     found: list[_Found] = []
+    code = [m.span() for m in _CODE.finditer(norm)]
     for pattern, rule in _RULES:
         for m in pattern.finditer(norm):
             if any(taken[m.start() : m.end()]) or _inside_a_word(norm, m):
                 continue
             for i in range(m.start(), m.end()):
-                taken[i] = True
+                taken[i] = True  # (one named in code too: no shorter rule reads a part of it)
+            if _named_in_code(norm, m, code):
+                continue
             try:
                 window = rule(m, now)
             except (ValueError, OverflowError):  # a date at the calendar's edge (9999-12-31)
@@ -1602,6 +1607,39 @@ def _inside_a_word(norm: str, m: re.Match[str]) -> bool:
         (first.isascii() and first.isalpha() and before and _LATIN_LETTER.match(before))
         or (last.isascii() and last.isalpha() and after and _LATIN_LETTER.match(after))
     )
+
+
+_CODE = re.compile(r"```[\s\S]*?(?:```|$)|(?<![a-z])`[^`\n]+`(?![a-z])")
+"""Code as a chat writes it: a block fenced with three backticks (to the end when it is not
+closed) or a span in backticks on one line (not from a backtick typed for an apostrophe,
+"it`s", to the next)."""
+_OPTION_BEFORE = re.compile(r"(?<![\w-])(?:--[a-z][a-z0-9-]*(?:=| +)|-[a-z] +)[\"']?$", re.ASCII)
+"""A command's option just before its value: "--since=", "--since ", "-d ", '-d "'."""
+_FILE_AFTER = re.compile(r"\.[a-z][a-z0-9]{0,4}(?![a-z0-9])", re.ASCII)
+"""A file name's extension just after a word: "yesterday.log" (not "yesterday.It rained",
+where a capital begins the next sentence)."""
+_PATH_BEFORE = re.compile(r"(?:^|[\s\w.~-])/$", re.ASCII)
+"""A path's slash just before a word: "logs/yesterday", "/yesterday" (not 先週/先々週)."""
+_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’"}
+
+
+def _named_in_code(norm: str, m: re.Match[str], code: Sequence[tuple[int, int]]) -> bool:
+    """Whether the expression ``m`` is named as code names it, not said of a time: in
+    backticks (``code``: "`journalctl --since yesterday`"), an option's value
+    ("--since=yesterday", "-d 'last monday'"), part of a file's name or path ("yesterday.log",
+    "logs/yesterday"), or quoted alone (the regex for "3 days ago")."""
+    start, end = m.start(), m.end()
+    if any(first < end and start < last for first, last in code):
+        return True
+    if _OPTION_BEFORE.search(norm, max(0, start - 40), start):  # (an option's name is shorter)
+        return True
+    cased = _CASED.get()
+    if _FILE_AFTER.match(norm, end) and not (cased and cased[end + 1].isupper()):
+        return True
+    if _PATH_BEFORE.search(norm, max(0, start - 2), start):
+        return True
+    quote = norm[start - 1 : start] if start else ""
+    return bool(quote) and _QUOTES.get(quote) == norm[end : end + 1]
 
 
 def parse_time_window(text: str, now: datetime, *, max_chars: int = MAX_TIME_TEXT) -> Window | None:
