@@ -3,9 +3,13 @@ after set phrases that only look like pronouns, and a joined search's share of a
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from typer.testing import CliRunner
 
 from memengine import FixedClock, Memory
+from memengine.cli import app
 from memengine.models import Message
 from memengine.retrieve.retriever import turn_language
 from memengine.retrieve.signals import code_words
@@ -121,3 +125,37 @@ def test_a_question_of_one_code_injects_the_memory_that_holds_it(real_mem: Memor
     assert "pylint-django" in real_mem.pack(r).text
     other = real_mem.retrieve("what was W0612 about?")  # (a code no memory holds)
     assert not other.should_inject
+
+
+def test_the_words_of_a_time_asked_are_not_searched_as_a_topic(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """ "What did we talk about last week?" searched "last" and "week" as words: every
+    Python traceback ("most recent call last") matched, and was packed with 'shares "last"'."""
+    traceback = real_mem.add_exchange(
+        "Traceback (most recent call last): ModuleNotFoundError: No module named 'yaml'",
+        "pip install pyyaml",
+    )
+    clock.advance(days=20)
+    week = real_mem.add_exchange("Booked the flights to Osaka for June", "Exciting!")
+    clock.advance(days=6)
+    for question in ("what did we talk about last week?", "先週何話したっけ"):
+        r = real_mem.retrieve(question)
+        assert r.results[0].episode.id == week
+        tb = [x for x in r.results if x.episode.id == traceback]
+        assert all("bm25_rank" not in x.components for x in tb)
+        assert 'shares "last"' not in real_mem.pack(r).text
+    found = real_mem.retrieve("what was the pip error with yaml last week?")  # (other words stay)
+    assert any(x.episode.id == traceback and "bm25_rank" in x.components for x in found.results)
+
+
+def test_a_text_that_starts_with_a_dash_goes_after_two_dashes(tmp_path: Path) -> None:
+    """ "-5 degrees outside" read as an option (the README shows the way round it)."""
+    db = str(tmp_path / "m.db")
+    runner = CliRunner()
+    refused = runner.invoke(app, ["add", "-5 degrees outside", "--db", db])
+    assert refused.exit_code == 2 and "-5" in refused.output
+    added = runner.invoke(app, ["add", "--db", db, "--", "-5 degrees outside"])
+    assert added.exit_code == 0, added.output
+    with Memory.open(db) as mem:
+        assert mem.get(1).user_text == "-5 degrees outside"

@@ -119,7 +119,9 @@ def init(db: DbOpt = None, config: ConfigOpt = None) -> None:
 def add(
     text: Annotated[
         str,
-        typer.Argument(help="The user's words, or the content for other kinds; - reads stdin."),
+        typer.Argument(
+            help="The user's words, or the content for other kinds; - reads stdin; one that starts with - goes after --."
+        ),
     ],
     reply: Annotated[str | None, typer.Option("--reply", help="The partner's reply.")] = None,
     kind: Annotated[str, typer.Option("--kind", help="exchange, fact, principle, …")] = "exchange",

@@ -202,7 +202,9 @@ def _retrieve(
 @app.command()
 @guarded
 def search(
-    text: Annotated[str, typer.Argument(help="What to search for.")],
+    text: Annotated[
+        str, typer.Argument(help="What to search for; one that starts with - goes after --.")
+    ],
     limit: LimitOpt = None,
     max_sensitivity: SensitivityOpt = None,
     db: DbOpt = None,
@@ -228,7 +230,9 @@ def search(
 @app.command()
 @guarded
 def retrieve(
-    text: Annotated[str, typer.Argument(help="The user's new message.")],
+    text: Annotated[
+        str, typer.Argument(help="The user's new message; one that starts with - goes after --.")
+    ],
     recent: RecentOpt = None,
     limit: LimitOpt = None,
     deep: Annotated[bool, typer.Option("--deep", help="Also search archived memories.")] = False,
@@ -259,7 +263,9 @@ def retrieve(
 @app.command()
 @guarded
 def pack(
-    text: Annotated[str, typer.Argument(help="The user's new message.")],
+    text: Annotated[
+        str, typer.Argument(help="The user's new message; one that starts with - goes after --.")
+    ],
     recent: RecentOpt = None,
     llm: LLMOpt = None,  # llm phases
     max_sensitivity: SensitivityOpt = None,

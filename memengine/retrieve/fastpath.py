@@ -210,6 +210,7 @@ class FastPath:
         repeats: RepeatCheck | None = None,
         skip_vectors: str | None = None,
         joined: AbstractSet[int] = frozenset(),
+        time_terms: AbstractSet[str] = frozenset(),
     ) -> FastResult:
         """Search every query, fuse, score and fetch the candidates (best first). The
         queries numbered in ``joined`` only add candidates: their ranks are not the
@@ -224,16 +225,20 @@ class FastPath:
         list is searched beside it). ``skip_vectors`` (a reason) searches the full text alone,
         asking the embedder nothing; so does a turn whose vector read finds the file
         re-embedded by another process since the query was embedded (another model under
-        the same id: an :class:`.EmbeddingError` from the store), saying so."""
+        the same id: an :class:`.EmbeddingError` from the store), saying so. The full-text
+        search leaves out ``time_terms``, the words of the times the message names ("last",
+        "week", 先週: the time window answers for them; "last" as a word found every
+        "Traceback (most recent call last)")."""
+        args = (filters, now, exclude, repeats)
         try:
-            return self._run(queries, filters, now, exclude, repeats, skip_vectors, joined)
+            return self._run(queries, *args, skip_vectors, joined, time_terms)
         except EmbeddingError as exc:
             if skip_vectors is not None:
                 raise
             note = str(exc)
             exc.__traceback__ = None  # (its frames hold the searches' futures, which hold it)
             del exc
-        return self._run(queries, filters, now, exclude, repeats, note, joined)
+        return self._run(queries, *args, note, joined, time_terms)
 
     def _run(
         self,
@@ -244,6 +249,7 @@ class FastPath:
         repeats: RepeatCheck | None,
         skip_vectors: str | None,
         joined: AbstractSet[int],
+        time_terms: AbstractSet[str],
     ) -> FastResult:
         """:meth:`run`, but for a re-embed seen by a vector read (raised)."""
         cfg = self.config
@@ -280,8 +286,9 @@ class FastPath:
         t1 = time.perf_counter()
         use_knn = cfg.search != "bm25" and knn_vecs is not None
         use_bm25 = cfg.search != "vector" or knn_vecs is None
-        term_lists = [query_terms(q) if use_bm25 else [] for q in queries]
-        for i, terms in enumerate(term_lists):
+        all_terms = [query_terms(q) if use_bm25 else [] for q in queries]
+        term_lists = [[t for t in terms if t not in time_terms] for terms in all_terms]
+        for i, terms in enumerate(all_terms):
             if use_bm25 and not terms:
                 degraded.append(f"bm25 skipped for query {i}: no searchable terms")
         knn_vecs = knn_vecs if use_knn else None

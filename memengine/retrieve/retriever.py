@@ -25,7 +25,7 @@ from ..errors import EmbeddingError
 from ..models import EpisodeKind, Message, Relevance, Retrieval, Retrieved, may_answer
 from ..store.database import Store
 from ..store.filters import Filters
-from ..text import Language, guess_language, is_blank, near_cut, within
+from ..text import Language, guess_language, is_blank, near_cut, query_terms, within
 from .adapt import dense_spread, list_scales, reweight
 from .answer_type import asked_types
 from .changes import later_changes
@@ -59,7 +59,14 @@ from .signals import (
     lexical_reach,
     may_ask,
 )
-from .temporal import find_time_expressions, time_is_asked, union, widen, window_filters
+from .temporal import (
+    TimeExpression,
+    find_time_expressions,
+    time_is_asked,
+    union,
+    widen,
+    window_filters,
+)
 
 __all__ = [
     "Retriever",
@@ -67,6 +74,7 @@ __all__ = [
     "fast_results",
     "label",
     "mark_own_copies",
+    "time_terms",
     "turn_language",
     "turn_queries",
 ]
@@ -185,6 +193,19 @@ def label(
     if c.get("bm25_rank", 99) <= 1 and lexical_agreement(c):  # a rare word matched exactly
         return "medium"
     return "low"
+
+
+_POINTING = frozenset("last past ago previous earlier couple".split())
+"""The words of a time that point from now, and name no thing ("last" of "last week")."""
+
+
+def time_terms(found: Sequence[TimeExpression]) -> frozenset[str]:
+    """The words of the time expressions a message names that point from now ("last",
+    "ago": :data:`_POINTING`), which its full-text search leaves out: the time window
+    answers for them ("last" as a word found every "Traceback (most recent call last)").
+    The words that name the time stay ("week", "saturday", 先週): a memory that says
+    "last Saturday" is often the one asked about."""
+    return frozenset(t for e in found for t in query_terms(e.surface) if t in _POINTING)
 
 
 SMALL_TALK_CHARS = 200
@@ -575,6 +596,11 @@ class Retriever:
         # the reach's term counts run beside the searches; the lists are re-fused after
         reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None
         held = self.held(recent, filters)
+        found = (
+            find_time_expressions(text, now, max_chars=cfg.max_query_chars)
+            if cfg.window_weight > 0
+            else []
+        )
         result: FastResult = self.fast.run(
             [*queries, *extra_queries],
             filters,
@@ -582,15 +608,11 @@ class Retriever:
             exclude=held,
             repeats=self.repeats(said, text),
             joined=joined,
+            time_terms=time_terms(found),
         )
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)
         signals: dict[str, float] = {}
-        found = (
-            find_time_expressions(text, now, max_chars=cfg.max_query_chars)
-            if cfg.window_weight > 0
-            else []
-        )
         window = union((e.start, e.end) for e in found)
         result.candidates = self.refine(
             result.candidates,

@@ -50,7 +50,7 @@ from .fastpath import Candidate, FastPath, FastResult
 from .pool import Pool
 from .recent import RepeatCheck, conversation
 from .rerank import Reranker, RerankOutcome
-from .retriever import fast_results, mark_own_copies, turn_language, turn_queries
+from .retriever import fast_results, mark_own_copies, time_terms, turn_language, turn_queries
 from .temporal import (
     Window,
     find_time_expressions,
@@ -122,6 +122,9 @@ class Skip:
     joined: frozenset[int] = frozenset()
     """The queries that only add candidates (:meth:`.FastPath.run`): the conversation
     joined to a message on another topic."""
+    time_terms: frozenset[str] = frozenset()
+    """The words of the times the message names, which no full-text search reads
+    (:func:`.retriever.time_terms`)."""
 
 
 PhaseStatus = Literal["ok", "cached", "empty", "timeout", "error", "invalid", "skipped", "disabled"]
@@ -345,7 +348,8 @@ class LLMTurn:
         query = queries[0]
         lang = turn_language(text, recent)
         base = [*queries, *(q for q in extra_queries if q.strip())]
-        skip = Skip(held, self.repeats(recent, text), joined)
+        text_found = find_time_expressions(text, now, max_chars=rcfg.max_query_chars)
+        skip = Skip(held, self.repeats(recent, text), joined, time_terms(text_found))
 
         # Phase 1, with the fast path of the raw context query running alongside.
         fast0 = self._searches.submit(
@@ -356,9 +360,9 @@ class LLMTurn:
             exclude=held,
             repeats=skip.repeats,
             joined=skip.joined,
+            time_terms=skip.time_terms,
         )
         reach0 = self._searches.submit(self.reach, query) if rcfg.adaptive_weights else None
-        text_found = find_time_expressions(text, now, max_chars=rcfg.max_query_chars)
         text_window = union((e.start, e.end) for e in text_found)
         expansion = self._expand(text, recent, now, lang, turn_end, trace, degraded, timings)
 
@@ -662,6 +666,7 @@ class LLMTurn:
             repeats=skip.repeats,
             skip_vectors="the query was not embedded within the turn deadline",
             joined=skip.joined,
+            time_terms=skip.time_terms,
         )
 
     def _search(
@@ -684,6 +689,7 @@ class LLMTurn:
             exclude=skip.held,
             repeats=skip.repeats,
             joined=skip.joined,
+            time_terms=skip.time_terms,
         )
         result = self._wait(future, turn_end)
         if result is None:
