@@ -443,6 +443,9 @@ class LifecycleConfig(_Section):
     recall_level_drop: int = Field(default=2, ge=0, le=MAX_COUNT)
     similarity_threshold: float = Field(default=0.3, ge=-1.0, le=1.0)
     learned_scorer_min_samples: int = Field(default=100, ge=1, le=MAX_COUNT)
+    # a scorer is trained (and used) only when its used samples come from this many
+    # memories: one memory's uses teach "that memory", not what makes a memory useful
+    learned_scorer_min_used_memories: int = Field(default=5, ge=1, le=MAX_COUNT)
     selection: Literal["top_k", "threshold", "probabilistic"] = "top_k"
     selection_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     selection_seed: int = Field(default=0, ge=0, le=MAX_SEED)

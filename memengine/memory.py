@@ -1351,8 +1351,9 @@ class Memory:
         self, agent: str | None = None, *, force: bool = True
     ) -> life.ScorerInfo | None:
         """Train the agent's learned ranking scorer from its answered turns (None if too few,
-        or, without ``force``, when no feedback came since it was last trained; NotFound for
-        an agent the file does not know)."""
+        or their used ones of too few memories: :meth:`scorer_declined` says why; or,
+        without ``force``, when no feedback came since it was last trained; NotFound for an
+        agent the file does not know)."""
         args.switches(force=force)
         self._writable()
         return life.train_agent_scorer(
@@ -1362,6 +1363,14 @@ class Memory:
             _clock_time(self.clock),
             force=force,
         )
+
+    @gated
+    def scorer_declined(self, agent: str | None = None) -> str | None:
+        """Why :meth:`train_scorer` would train no scorer for the agent now ("not enough
+        labelled samples yet (40 of the 100 needed, …)", "its used samples are all of 1
+        memory ([47]); …"), or None when it would (NotFound for an agent the file does not
+        know)."""
+        return life.scorer_declined(self.store, self._agent(agent), self.config.lifecycle)
 
     @gated
     def never_used(

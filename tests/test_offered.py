@@ -247,7 +247,7 @@ def test_a_scorer_learns_from_what_an_answer_could_have_used(
         assert named.turn_id is not None
         mem.feedback(named.turn_id, [named.results[0].episode.id], agent="u")
         with mem.store.connections.read() as cur:
-            x, y, _, _, _ = store_lc.training_samples(cur, "u", 1000)
+            x, y, *_ = store_lc.training_samples(cur, "u", 1000)
         assert len(x) == len(asked.offered) + len(named.results)
         assert sum(y) == 2
 

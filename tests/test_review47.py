@@ -774,7 +774,9 @@ def test_a_scorer_trained_while_its_agent_was_forgotten_and_made_again_is_not_ke
     """It was saved under the new agent: a forgotten user's scorer came back."""
     import memengine.lifecycle.ranking as ranking
 
-    cfg = Config.model_validate({"lifecycle": {"learned_scorer_min_samples": 10}})
+    cfg = Config.model_validate(
+        {"lifecycle": {"learned_scorer_min_samples": 10, "learned_scorer_min_used_memories": 1}}
+    )
     with Memory.open(db_path, embedder=HashEmbedder(), config=cfg) as mem:
         for i in range(20):
             mem.add_exchange(f"my cat Mochi likes tuna {i}", "noted", agent="u42")

@@ -314,23 +314,23 @@ def train_scorer(
     cfg = settings(config, db, agent)
     with open_memory(cfg, embeds=False) as mem:
         info = mem.train_scorer()  # (NotFound for an agent the file does not know)
+        why = mem.scorer_declined() if info is None else None
+    why = why or "the file changed while it trained (a re-embed, or the agent forgotten)"
     needed = cfg.lifecycle.learned_scorer_min_samples
     if as_json:  # (an object either way: "trained" says which)
         untrained = {
             "trained": False,
             "samples_needed": needed,
-            "reason": f"not trained: it needs {needed} labelled samples with used and unused "
-            "candidates among them",
+            "used_memories_needed": cfg.lifecycle.learned_scorer_min_used_memories,
+            "reason": f"not trained: {why}",
         }
         print_json(untrained if info is None else {"trained": True, **_dump(info)})
     elif info is None:
-        console.print(
-            f"not enough labelled samples yet (need {needed}, with used and unused candidates)",
-            highlight=False,
-        )
+        console.print(f"not trained: {why}", highlight=False)
     else:
         console.print(
-            f"trained on {info.samples} samples ({info.positives} used), "
+            f"trained on {info.samples} samples ({info.positives} used, of "
+            f"{info.used_memories:,} memor{'y' if info.used_memories == 1 else 'ies'}), "
             f"training AUC {info.auc:.3f}",
             highlight=False,
         )

@@ -21,7 +21,7 @@ from .agents import (
 )
 from .feedback import FeedbackResult, Judge, give_feedback
 from .plot import plot_strength
-from .ranking import ScorerInfo, train_agent_scorer
+from .ranking import ScorerInfo, scorer_declined, train_agent_scorer
 from .sleep import SleepReport, run_sleep
 from .turns import Ranking, after_retrieve
 
@@ -43,5 +43,6 @@ __all__ = [
     "plot_strength",
     "principles",
     "run_sleep",
+    "scorer_declined",
     "train_agent_scorer",
 ]

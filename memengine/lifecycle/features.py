@@ -27,7 +27,7 @@ from ..models import Episode
 from ..text import query_terms
 from .strength import is_principle, recency, squash
 
-__all__ = ["FEATURES", "TaskContext", "features", "linear_score"]
+__all__ = ["FEATURES", "LEARNED", "TaskContext", "features", "learned_columns", "linear_score"]
 
 FEATURES = (
     "similarity",
@@ -41,6 +41,14 @@ FEATURES = (
     "perspective_match",
 )
 IMPACT_SCALE = 2.0
+
+LEARNED = ("similarity", "tag_overlap", "principle")
+"""The features the learned scorer reads: those no feedback changes. The others (strength,
+use ratio, recency of the last use, impact, the perspective's) are what earlier turns'
+labels made of a memory: fitted, they teach "used before, used again", and a memory never
+used scores nothing whatever its similarity (:mod:`.ranking` adds strength and recency by
+the linear formula instead)."""
+_LEARNED_AT = [FEATURES.index(name) for name in LEARNED]
 
 
 @dataclass(frozen=True)
@@ -96,10 +104,19 @@ def features(
     ]
 
 
-def linear_score(f: Sequence[float], weights: Sequence[float]) -> float:
-    """``w0·similarity + w1·strength + w2·recency`` divided by the sum of the weights (in [0, 1])."""
+def learned_columns(rows: Sequence[Sequence[float]]) -> list[list[float]]:
+    """The :data:`LEARNED` features of rows of the nine (:data:`FEATURES` order)."""
+    return [[float(row[i]) for i in _LEARNED_AT] for row in rows]
+
+
+def linear_score(
+    f: Sequence[float], weights: Sequence[float], relevance: float | None = None
+) -> float:
+    """``w0·similarity + w1·strength + w2·recency`` divided by the sum of the weights (in [0, 1]);
+    ``relevance`` (the learned scorer's estimate) in place of the similarity when given."""
     w_sim, w_str, w_rec = weights
     total = w_sim + w_str + w_rec
     if total <= 0:
         return 0.0
-    return (w_sim * f[0] + w_str * f[1] + w_rec * f[4]) / total
+    first = f[0] if relevance is None else relevance
+    return (w_sim * first + w_str * f[1] + w_rec * f[4]) / total

@@ -8,7 +8,10 @@ relevant ones of a turn that injects: what its pack shows):
 - ``match``: a memory is used when one of its tags occurs in the answer,
   when enough of its key terms do (``answer_keyword_fraction``), when at least
   two of the answer's uncommon terms come from it and make that share of the
-  answer (:func:`uncommon`), or when the answer's embedding is close to the
+  answer (:func:`uncommon`), when the answer carries its own content however many
+  other memories it also draws on (a name, a title or a number of it, or two terms
+  the user said in it, that no other memory offered holds; or the day it was said,
+  by its date: "Mar 3, 8 and 13"), or when the answer's embedding is close to the
   memory's (cosine ≥ ``answer_match_threshold``);
 - ``llm``: an LLM is shown the numbered memories and the answer and asked
   which influenced it (falls back to ``match`` if the call fails).
@@ -22,25 +25,37 @@ learning, if given, is kept under that perspective).
 
 from __future__ import annotations
 
+import calendar
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
 from ..arguments import spelled_as_declared
+from ..clock import in_zone
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
 from ..errors import EmbeddingError, FeedbackExists, InvalidInput, LLMError, NotFound
 from ..models import Episode
+from ..retrieve.temporal import find_time_expressions
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
 from ..text import as_a_word, counted, prompt_line, query_terms, shell_word
 from .strength import impact_of
 
-__all__ = ["FeedbackResult", "Judge", "give_feedback", "llm_used", "match_answer", "uncommon"]
+__all__ = [
+    "FeedbackResult",
+    "Judge",
+    "give_feedback",
+    "llm_used",
+    "match_answer",
+    "named_days",
+    "uncommon",
+]
 
 Judge = Literal["auto", "match", "llm"]
 
@@ -100,6 +115,7 @@ def match_answer(
     similarities: Mapping[int, float],
     cfg: LifecycleConfig,
     rare: set[str] | frozenset[str] = frozenset(),
+    asked_at: datetime | None = None,
 ) -> dict[int, str]:
     """The memories the answer shows signs of, each with the reason (tag, keywords, similarity).
 
@@ -107,10 +123,24 @@ def match_answer(
     (for a short answer drawn from a long memory: "Patellar tendinopathy.") at least two
     of the answer's ``rare`` terms (:func:`uncommon`) from what the user said in the memory
     (not its reply: a stock reply is the assistant's own), and that much of the answer's
-    terms (without hiragana: お疲れ様でした holds no でし to match)."""
+    terms (without hiragana: お疲れ様でした holds no でし to match). A term that another
+    memory offered holds too counts for neither: it is the question's subject (the "gym"
+    of every gym session). A memory the answer draws on among others (a list: "Your kids
+    are Emma, Liam and Noah.") is found by its own content (:func:`_own_content`), or by
+    its day when the answer names it by its date and no other memory offered is of that
+    day (:func:`named_days`, read at ``asked_at``, the turn's time, in its zone)."""
     text = _norm(answer)
     answer_terms = set(query_terms(answer))
     own = [t for t in answer_terms if not _HIRAGANA.search(t)]  # (not でし, くだ, さい)
+    terms_of = {ep.id: set(query_terms(ep.text)) for ep in episodes}
+    # a term that more than one memory offered holds is the question's subject ("gym" of
+    # every gym session), or a common word: it tells none of them apart
+    holders = Counter(t for terms in terms_of.values() for t in terms)
+    own_rare = {t for t in own if t in rare and holders[t] <= 1}
+    names = _names(answer) if own_rare else set()
+    zone = asked_at.tzinfo if asked_at is not None else None
+    days = named_days(answer, asked_at) if asked_at is not None else set()
+    day_of = {ep.id: in_zone(ep.occurred_at, zone).date() for ep in episodes}
     found: dict[int, str] = {}
     for ep in episodes:
         tag = next(
@@ -138,14 +168,144 @@ def match_answer(
             continue
         # the user's side only (a stock reply is the assistant's), content words only
         told = set(query_terms(ep.user_text if ep.user_text is not None else ep.content or ""))
-        drawn = [t for t in own if t in rare and t in told]
+        drawn = [t for t in own_rare if t in told]
         if len(drawn) >= 2 and len(drawn) / len(own) >= cfg.answer_keyword_fraction:
             found[ep.id] = f"{len(drawn)}/{len(own)} of the answer's terms from it"
+            continue
+        why = _own_content(ep, answer_terms, names, own_rare & terms_of[ep.id], told)
+        if why:
+            found[ep.id] = why
+            continue
+        day = day_of[ep.id]
+        if day in days and sum(d == day for d in day_of.values()) == 1:
+            found[ep.id] = f"its day ({day.isoformat()}) named in the answer"
             continue
         sim = similarities.get(ep.id)
         if sim is not None and sim >= cfg.answer_match_threshold:
             found[ep.id] = f"similar to the answer ({sim:.2f})"
     return found
+
+
+_QUOTED = re.compile(
+    r"『([^』\n]{1,80})』|「([^」\n]{1,80})」|【([^】\n]{1,80})】|《([^》\n]{1,80})》"
+    r"|“([^”\n]{1,80})”|‘([^’\n]{1,80}?)’(?!\w)|\"([^\"\n]{1,80})\""
+    r"|(?<![\w'])'([^'\n]{1,80}?)'(?!\w)"
+)
+"""A quoted title or name: 'Educated', “Dune”, 『コンビニ人間』, 「三体」 (not the apostrophe of
+"She's" nor "don't", which stand between two letters)."""
+_CAPITALISED = re.compile(r"(?<![\w'’])[^\W\d_][^\W_]*(?:['’][^\W_]+)*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?。！？…\n])[\s\"'“‘(\[]*$")
+
+
+def _titles(text: str) -> list[tuple[str, set[str]]]:
+    """The quoted titles and names of ``text``, each as written and with its content terms
+    (hiragana pairs aside): 'The Remains of the Day' holds "remains" and "day"."""
+    out = []
+    for m in _QUOTED.finditer(text):
+        span = next(g for g in m.groups() if g is not None).strip()
+        terms = {t for t in query_terms(span) if not _HIRAGANA.search(t)}
+        if terms:
+            out.append((span, terms))
+    return out
+
+
+def _names(text: str) -> set[str]:
+    """The terms of ``text``'s words written with a capital inside a sentence ("Liam",
+    "Westover"; not the "Sounds" that begins one): a name, as a Latin script writes it."""
+    found: set[str] = set()
+    for m in _CAPITALISED.finditer(text):
+        word = m.group()
+        begins = _SENTENCE_START.search(text, max(0, m.start() - 20), m.start())
+        if word[0].isupper() and begins is None:
+            found.update(query_terms(word))
+    return found
+
+
+def _a_number(term: str) -> bool:
+    """Whether ``term`` is a number of three characters or more ("1995", "12800", "3pm"):
+    one or two digits are a date's, an age's, a count's in too many texts."""
+    return len(term) >= 3 and any(ch.isdigit() for ch in term)
+
+
+def _own_content(
+    ep: Episode, answer_terms: set[str], answer_names: set[str], fresh: set[str], told: set[str]
+) -> str:
+    """Why ``ep`` is used by an answer (its ``answer_terms``, and the ``answer_names`` it
+    writes as names) that carries the memory's own content, or "".
+
+    ``fresh`` are the answer's uncommon terms (hiragana pairs aside) that ``ep`` holds and
+    no other memory offered with it does (what those share is the question's subject: the
+    "gym" of every gym session). One of them is enough when ``ep`` or the answer writes
+    it as a name, a title or a number (:func:`_names`, :func:`_titles`, :func:`_a_number`),
+    on either side of the exchange (the partner's "I suggested 'Educated' by Tara
+    Westover."); otherwise two from what the user said (a stock reply's words are the
+    assistant's own, and a young file's common words are all uncommon)."""
+    if not fresh:
+        return ""
+    pieces = [span for span, terms in _titles(ep.text) if terms <= answer_terms and terms & fresh]
+    named = _names(ep.text) | answer_names
+    for term in sorted(fresh):
+        if (term in named or _a_number(term)) and not any(term in _norm(p) for p in pieces):
+            pieces.append(term)
+    if pieces:
+        shown = ", ".join(repr(p) for p in pieces[:3]) + (", …" if len(pieces) > 3 else "")
+        return f"its own {shown} in the answer"
+    mine = sorted(fresh & told)
+    if len(mine) >= 2:
+        return f"{len(mine)} of its own terms in the answer ({', '.join(mine[:3])})"
+    return ""
+
+
+_MORE_DAYS = re.compile(
+    r"\s*(?:,|、|，|&|\band\b|と|や)\s*(?:the\s+)?(\d{1,2})(?:st|nd|rd|th|日)?(?![\d/:]|\.\d)"
+)
+"""One more day of a list after a date ("Mar 3, 8 and 13", 「3月3日、9日」): the same month's."""
+_DAY_RUN = re.compile(r"(?<![\d月/])\d{1,2}日(?:\s*[、,，とや]\s*\d{1,2}日)+(?![間前後目])")
+"""A list of days of the month (「3日、9日、14日」) that no month is written before."""
+_DAY = re.compile(r"(\d{1,2})日")
+
+
+def named_days(answer: str, asked_at: datetime) -> set[date]:
+    """The days ``answer`` names by their date, read at ``asked_at`` (in its zone): "Mar 3",
+    3月3日, 2026-03-03 and the days of a list after one ("Mar 3, 8, 13 and Apr 5"), and a
+    list of days of the month alone (「3日、9日、14日」: the latest of each, as
+    "on the 15th" is read). A day told by a word ("today", "last Friday") names no memory's
+    date: the answer's "Rest up today!" is not a use of today's memories."""
+    norm = unicodedata.normalize("NFKC", answer).lower()
+    days: set[date] = set()
+    cursor = 0
+    listed: list[tuple[int, int]] = []  # (a list after a date is of its month: not alone)
+    for expr in find_time_expressions(answer, asked_at):
+        first = in_zone(expr.start, asked_at.tzinfo).date()
+        if not any(ch.isdigit() for ch in expr.surface) or expr.end - expr.start > _A_DAY:
+            continue
+        days.add(first)
+        at = norm.find(expr.surface, cursor)
+        if at < 0:
+            continue
+        cursor = at + len(expr.surface)
+        start = cursor
+        while (more := _MORE_DAYS.match(norm, cursor)) is not None:
+            cursor = more.end()
+            if 1 <= int(more.group(1)) <= calendar.monthrange(first.year, first.month)[1]:
+                days.add(first.replace(day=int(more.group(1))))
+        listed.append((start, cursor))
+    today = in_zone(asked_at, asked_at.tzinfo).date()
+    for run in _DAY_RUN.finditer(norm):
+        if any(a <= run.start() < b for a, b in listed):
+            continue
+        for item in _DAY.finditer(run.group()):
+            n = int(item.group(1))
+            year, month = (today.year, today.month)
+            if n > today.day:
+                year, month = (year - 1, 12) if month == 1 else (year, month - 1)
+            if 1 <= n <= calendar.monthrange(year, month)[1]:
+                days.add(date(year, month, n))
+    return days
+
+
+_A_DAY = timedelta(hours=25)
+"""The longest window read as one day (one of 25 hours, when a clock is set back)."""
 
 
 def _found_by(methods: Sequence[str]) -> str:
@@ -356,7 +516,9 @@ def give_feedback(
                 sims = store.similarities(vector, [e.id for e in episodes])  # checks the embedder
             terms = query_terms(answer)
             rows, counts = store.document_counts(terms)
-            judged = match_answer(answer, episodes, sims, cfg, uncommon(terms, rows, counts))
+            judged = match_answer(
+                answer, episodes, sims, cfg, uncommon(terms, rows, counts), turn.created_at
+            )
             methods.append("match")
         for i, why in judged.items():
             reasons.setdefault(i, why)

@@ -1,14 +1,17 @@
-"""The learned ranking scorer: a 2-layer network (9 → 16 → 1, ReLU, sigmoid) in numpy.
+"""The learned ranking scorer: a 2-layer network (3 → 16 → 1, ReLU, sigmoid) in numpy.
 
-It is trained with binary cross-entropy on the candidates of answered turns
-(label 1 = the memory was used), samples of failed tasks weighted by
-``failure_weight`` (0.5), with full-batch Adam from a seeded initialisation:
-the same samples and seed give the same weights. Inputs are standardised
-with the training mean and deviation, stored with the weights.
+It reads the features no feedback changes (:data:`~.features.LEARNED`: similarity, tag
+overlap, principle) and is trained with binary cross-entropy on the candidates of answered
+turns (label 1 = the memory was used), samples of failed tasks weighted by
+``failure_weight`` (0.5) and those of one memory capped (:func:`memory_weights`), with
+full-batch Adam from a seeded initialisation: the same samples and seed give the same
+weights. Inputs are standardised with the training mean and deviation, stored with the
+weights.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,9 +20,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InvalidInput
-from .features import FEATURES
+from .features import FEATURES, LEARNED
 
-__all__ = ["HIDDEN", "Scorer", "auc", "sample_weights", "train"]
+__all__ = ["HIDDEN", "Scorer", "auc", "memory_weights", "sample_weights", "train"]
 
 HIDDEN = 16
 Array = npt.NDArray[np.float64]
@@ -31,7 +34,8 @@ def _sigmoid(z: Array) -> Array:
 
 @dataclass(frozen=True)
 class Scorer:
-    """Trained weights: ``sigmoid(relu(((x - mean) / std) @ w1 + b1) @ w2 + b2)``."""
+    """Trained weights: ``sigmoid(relu(((x - mean) / std) @ w1 + b1) @ w2 + b2)`` over the
+    named ``features``; ``used_memories``: how many memories its used samples came from."""
 
     w1: Array
     b1: Array
@@ -39,17 +43,20 @@ class Scorer:
     b2: float
     mean: Array
     std: Array
+    features: tuple[str, ...] = LEARNED
+    used_memories: int = 0
 
     def predict(self, x: npt.ArrayLike) -> Array:
-        """Scores in (0, 1) for rows of features (shape ``(n, 9)``)."""
-        arr = np.asarray(x, dtype=np.float64).reshape(-1, len(FEATURES))
+        """Scores in (0, 1) for rows of its features (shape ``(n, len(features))``)."""
+        arr = np.asarray(x, dtype=np.float64).reshape(-1, len(self.mean))
         h = np.maximum(0.0, ((arr - self.mean) / self.std) @ self.w1 + self.b1)
         return _sigmoid(h @ self.w2 + self.b2)
 
     def to_json(self) -> dict[str, Any]:
         """The weights as a JSON-ready dict."""
         return {
-            "features": list(FEATURES),
+            "features": list(self.features),
+            "used_memories": self.used_memories,
             "w1": self.w1.tolist(),
             "b1": self.b1.tolist(),
             "w2": self.w2.tolist(),
@@ -60,7 +67,8 @@ class Scorer:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Scorer:
-        """Rebuild a scorer from :meth:`to_json` output."""
+        """Rebuild a scorer from :meth:`to_json` output (one saved before the features were
+        named read the nine of :data:`~.features.FEATURES`)."""
         return cls(
             w1=np.asarray(data["w1"], dtype=np.float64),
             b1=np.asarray(data["b1"], dtype=np.float64),
@@ -68,12 +76,29 @@ class Scorer:
             b2=float(data["b2"]),
             mean=np.asarray(data["mean"], dtype=np.float64),
             std=np.asarray(data["std"], dtype=np.float64),
+            features=tuple(str(f) for f in data.get("features", FEATURES)),
+            used_memories=int(data.get("used_memories", 0)),
         )
 
 
 def sample_weights(outcomes: Sequence[str], failure_weight: float) -> Array:
     """1.0 per sample, ``failure_weight`` for samples of a failed task."""
     return np.asarray([failure_weight if o == "failure" else 1.0 for o in outcomes], dtype=float)
+
+
+def memory_weights(ids: Sequence[int], labels: Sequence[int]) -> Array:
+    """A factor per sample that caps what one memory's samples of a label weigh together
+    at what the median memory's of that label do: a memory used in 30 turns (the same
+    question asked daily) teaches as much as one used in two, not the whole scorer."""
+    counts = Counter(zip(ids, labels, strict=True))
+    cap = {
+        label: float(np.median([n for (_, lab), n in counts.items() if lab == label]))
+        for label in {lab for _, lab in counts}
+    }
+    return np.asarray(
+        [min(1.0, cap[lab] / counts[(i, lab)]) for i, lab in zip(ids, labels, strict=True)],
+        dtype=float,
+    )
 
 
 def train(
@@ -85,9 +110,12 @@ def train(
     epochs: int = 600,
     learning_rate: float = 0.02,
     l2: float = 1e-4,
+    features: Sequence[str] = LEARNED,
+    used_memories: int = 0,
 ) -> Scorer:
-    """Fit the scorer to features ``x`` and labels ``y`` (0/1) with full-batch Adam."""
-    xa = np.asarray(x, dtype=np.float64).reshape(-1, len(FEATURES))
+    """Fit the scorer to rows ``x`` of the named ``features`` and labels ``y`` (0/1) with
+    full-batch Adam (``used_memories`` is kept with it: see :class:`Scorer`)."""
+    xa = np.asarray(x, dtype=np.float64).reshape(-1, len(features))
     ya = np.asarray(y, dtype=np.float64).reshape(-1)
     if len(xa) != len(ya) or len(xa) == 0:
         raise InvalidInput("training needs as many labels as feature rows, and at least one")
@@ -101,7 +129,7 @@ def train(
     xs = (xa - mean) / std
 
     rng = np.random.default_rng(seed)
-    n_in = len(FEATURES)
+    n_in = len(features)
     params = {
         "w1": rng.normal(0.0, np.sqrt(2.0 / n_in), (n_in, HIDDEN)),
         "b1": np.zeros(HIDDEN),
@@ -138,6 +166,8 @@ def train(
         b2=float(params["b2"][0]),
         mean=mean,
         std=std,
+        features=tuple(features),
+        used_memories=used_memories,
     )
 
 

@@ -210,6 +210,9 @@ class Samples(NamedTuple):
     """The newest turn taken (0: none)."""
     first: int
     """The oldest turn taken (0: none): feedback on a turn older than it changes nothing."""
+    ids: list[int]
+    """The memory of each row (whose samples :func:`~memengine.lifecycle.scorer.memory_weights`
+    caps, and whose used ones are counted)."""
 
 
 def _labelled(records: list[dict[str, Any]], method: str) -> list[dict[str, Any]]:
@@ -222,8 +225,8 @@ def _labelled(records: list[dict[str, Any]], method: str) -> list[dict[str, Any]
 
 
 def training_samples(cur: Any, agent: str, max_samples: int) -> Samples:
-    """Features, labels (1 = used), outcomes and the newest and oldest turn ids of the
-    latest answered turns.
+    """Features, labels (1 = used), outcomes, the newest and oldest turn ids and the
+    memories of the latest answered turns.
 
     Whole turns are taken, newest first, until ``max_samples`` candidates are collected;
     the samples come back oldest first. A turn whose use was judged from the answer (not
@@ -249,16 +252,19 @@ def training_samples(cur: Any, agent: str, max_samples: int) -> Samples:
     features: list[list[float]] = []
     labels: list[int] = []
     outcomes: list[str] = []
+    ids: list[int] = []
     for _turn_id, records, used, outcome in reversed(turns):
         used_ids = set(json.loads(used))
         for cand in records:
             features.append([float(x) for x in cand["f"]])
             labels.append(1 if cand["id"] in used_ids else 0)
             outcomes.append(outcome or "")
+            ids.append(int(cand["id"]))
     return Samples(
         features,
         labels,
         outcomes,
         int(turns[0][0]) if turns else 0,
         int(turns[-1][0]) if turns else 0,
+        ids,
     )
