@@ -159,3 +159,42 @@ def test_a_text_that_starts_with_a_dash_goes_after_two_dashes(tmp_path: Path) ->
     assert added.exit_code == 0, added.output
     with Memory.open(db) as mem:
         assert mem.get(1).user_text == "-5 degrees outside"
+
+
+def test_one_text_told_again_takes_one_place_in_the_vector_list(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """Six evenings of "Traffic was awful" took six of the vector list's places (their
+    vectors are one), and a trip that fitted the question took none."""
+    trips = [
+        real_mem.add_exchange("Back from a long weekend in Lisbon, the tiles!", "Lovely!"),
+        real_mem.add_exchange("We spent a week in Kyoto, so many temples", "Wonderful!"),
+    ]
+    for _ in range(8):
+        clock.advance(days=1)
+        real_mem.add_exchange("Traffic was awful", "Ugh, sorry.")
+    r = real_mem.retrieve("What places have I travelled to?", limit=10)
+    by_vector = sorted(
+        (x for x in r.results if "knn_rank" in x.components), key=lambda x: x.components["knn_rank"]
+    )
+    texts = [x.episode.text for x in by_vector]
+    assert len(texts) == len(set(texts))  # (one place per text)
+    assert set(trips) <= {x.episode.id for x in by_vector[:3]}
+
+
+def test_each_part_of_a_split_question_packs_its_answer(mem: Memory) -> None:
+    """Split in two, "When is Mochi's birthday and what's our vet called?" ranked the vet
+    first in both of its own lists, but the fused score sums every list: below 0.75 of
+    the birthday's, it was ``low`` and left out of the pack."""
+    mem.add_exchange("Mochi's birthday is on 3 March, she turns four", "Noted!")
+    vet = mem.add_exchange("Our vet is Dr. Alvarez at Greenway clinic", "Good to know")
+    mem.add_exchange("Tom's birthday party is on 12 June", "Fun!")
+    for i in range(5):
+        mem.add_exchange(f"Work meeting ran long, day {i}", "Tiring.")
+    r = mem.retrieve(
+        "When is Mochi's birthday and what's the name of our vet?",
+        extra_queries=["Mochi birthday", "vet name"],
+    )
+    shown = {x.episode.id: x for x in r.results}
+    assert vet in shown and shown[vet].relevance != "low"
+    assert "Alvarez" in mem.pack(r).text

@@ -339,8 +339,10 @@ class FastPath:
         timings["search"] = _ms(t1)
         skip = exclude | repeated
         lists: list[RankedList] = []
+        copies = self._copies(knn_hits, skip)
         for i, hits in enumerate(knn_hits):
-            hits = [h for h in hits if h[0] not in skip][: cfg.knn_k_per_query]
+            hits = [h for h in hits if h[0] not in skip and h[0] not in copies]
+            hits = hits[: cfg.knn_k_per_query]
             lists.append(
                 RankedList(
                     f"{_list_prefix(i, joined)}knn{i}",
@@ -395,6 +397,32 @@ class FastPath:
         if check is not None:
             result.screen = self._screen(result.repeats, check, checked, filters, said_vectors)
         return result
+
+    def _copies(
+        self, knn_hits: Sequence[Sequence[tuple[int, float]]], skip: AbstractSet[int]
+    ) -> set[int]:
+        """The vector hits that are another copy of a text a nearer (or as near, stored
+        later) hit holds: "Traffic was awful" told on six evenings took six of ten places,
+        and the trip to Lisbon none. Only ties are read (their texts compared); the first
+        kept is the latest stored (the scan's order of ties), and the copies can still come
+        from the full-text search."""
+        runs = [
+            run for hits in knn_hits for run in tied_runs([h for h in hits if h[0] not in skip])
+        ]
+        if not runs:
+            return set()
+        texts = {i: ep.text for i, ep in self.store.get([i for run in runs for i in run]).items()}
+        copies: set[int] = set()
+        for run in runs:
+            seen: set[str] = set()
+            for i in run:
+                text = texts.get(i)
+                if text is None:
+                    continue
+                if text in seen:
+                    copies.add(i)
+                seen.add(text)
+        return copies
 
     def _screen(
         self,
@@ -581,6 +609,19 @@ def _list_prefix(query: int, joined: AbstractSet[int]) -> str:
     """What a list's name starts with: "joined_" for a query that only adds candidates
     (:meth:`FastPath.run`), so that its ranks are not read as ``knn_rank``/``bm25_rank``."""
     return "joined_" if query in joined else ""
+
+
+def tied_runs(hits: Sequence[tuple[int, float]]) -> list[list[int]]:
+    """The ids of each run of two or more vector ``hits`` (nearest first) at the same
+    distance: the vectors of one text told again, or of texts that only tie."""
+    runs: list[list[int]] = []
+    for k, (i, distance) in enumerate(hits):
+        if k and distance == hits[k - 1][1]:
+            if runs and runs[-1][-1] == hits[k - 1][0]:
+                runs[-1].append(i)
+            else:
+                runs.append([hits[k - 1][0], i])
+    return runs
 
 
 def _short(hits: Sequence[tuple[int, float]], k: int, asked: int, skip: AbstractSet[int]) -> bool:

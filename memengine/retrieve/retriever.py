@@ -174,11 +174,15 @@ def label(
     otherwise (listed, never packed). When the full-text search answered alone
     (``lexical_only``) its top 3 are ``medium`` (those found by their own words) and
     nothing is ``high``. When the message asks about nothing but a time, a memory of
-    another time (``asked_time`` 0) is ``low``: it is no answer.
+    another time (``asked_time`` 0) is ``low``: it is no answer. The first of both
+    searches (by its own words) is never below the ratio: of a turn of several queries
+    ("When is Mochi's birthday and what's our vet called?" split in two), each part's
+    answer is first in its own lists, while the fused score sums every list.
     """
     c = candidate.components
     in_time = c.get("asked_time", 0.0) >= 1.0
-    if candidate.score < config.pack_score_ratio * top_score and not in_time:
+    first = c.get("knn_rank", 99) <= 1 and c.get("bm25_rank", 99) <= 1 and lexical_agreement(c)
+    if candidate.score < config.pack_score_ratio * top_score and not (in_time or first):
         return "low"
     if not may_answer(c):  # another time than the one asked about, or small talk's own copy
         return "low"
