@@ -431,18 +431,25 @@ READ_CHARS = 20_000
 ``max_query_chars`` of it (2,000 by default), and a paste of megabytes costs a turn tens
 of milliseconds, not seconds."""
 
-_PARTICLE_ON_A_WORD = re.compile(
-    r"[A-Za-z0-9][\u3041-\u3096]|[A-Za-z0-9.)\]'\"] [がでをにはへとも](?: |$)"
-)
+_PARTICLE_ON_A_WORD = re.compile(r"[A-Za-z0-9][\u3041-\u3096]")
 """A hiragana written onto a Latin word or a number, as Japanese grammar attaches its
-particles and endings (「Pythonの」, 「deadlineいつ」, 「3日に」), or a particle alone after
-one, as a Japanese writer spaces pasted English (「pip install で ModuleNotFoundError が
-出た」); an English sentence that quotes a Japanese word spaces it (「my dog さくら is」)."""
+particles and endings (「Pythonの」, 「deadlineいつ」, 「3日に」); an English sentence
+that quotes a Japanese word spaces it (「my dog さくら is」)."""
+
+_SPACED_PARTICLE = re.compile(
+    r"[A-Za-z0-9.)\]'\"] [がでをにはへとも](?= |$|[\u30a0-\u30ff\u3400-\u9fff])"
+)
+"""A particle alone after a Latin word, as a Japanese writer spaces pasted English (「pip
+install で ModuleNotFoundError が出た」): Japanese only beside a kanji or a katakana
+(:data:`_KANJI_OR_KATAKANA`; "the difference between は and が?" is English)."""
+
+_KANJI_OR_KATAKANA = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff]")
 
 
 def guess_language(text: str) -> Language:
     """``"ja"`` when the text holds a meaningful share of Japanese characters (a fifth of
-    its letters), or Japanese grammar on another word (「Pythonのdeadlineいつ？」), else
+    its letters), Japanese grammar on another word (「Pythonのdeadlineいつ？」), or a particle
+    spaced after one beside a kanji or a katakana (:data:`_SPACED_PARTICLE`), else
     ``"en"``."""
     if not text:
         return "en"
@@ -451,7 +458,10 @@ def guess_language(text: str) -> Language:
     letters = sum(1 for ch in text if ch.isalpha())
     if cjk and cjk >= 0.2 * max(letters, 1):
         return "ja"
-    return "ja" if _PARTICLE_ON_A_WORD.search(text) else "en"
+    if _PARTICLE_ON_A_WORD.search(text):
+        return "ja"
+    spaced = _SPACED_PARTICLE.search(text) and _KANJI_OR_KATAKANA.search(text)
+    return "ja" if spaced else "en"
 
 
 def _cjk_grams(run: str) -> list[str]:

@@ -625,7 +625,8 @@ def test_feedback_text_with_a_lone_surrogate_is_scrubbed_as_stored_text_is(
 ) -> None:
     mem.create_agent("default", perspectives=["care"])
     r = mem.retrieve("the dentist?", perspective="care")
-    fb = mem.feedback(r.turn_id, [ids[0]], perspective="care", learning="keep \udcff names")
+    used = r.episodes[0].id  # (of fifteen alike, the latest stored come first)
+    fb = mem.feedback(r.turn_id, [used], perspective="care", learning="keep \udcff names")
     assert fb.turn_id == r.turn_id
     r2 = mem.retrieve("the dentist again?")
     fb2 = mem.feedback(r2.turn_id, answer="episode number 3 about the dentist \ud83d")

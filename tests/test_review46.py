@@ -762,15 +762,18 @@ def test_a_turn_on_a_huge_message_is_read_within_its_bounds(mem: Memory) -> None
     assert pack.truncated and "be kind" not in pack.text
 
 
-def test_a_long_paste_repeated_is_still_its_own_copy_and_read_once(mem: Memory) -> None:
-    """Reading a message within bounds must not hide that it repeats its stored copy (a
-    first fix cut the message itself, and its key no longer matched the copy's)."""
+def test_a_long_paste_repeated_is_found_as_its_own_copy(mem: Memory) -> None:
+    """Reading a message within bounds must not hide its stored copy (a first fix cut the
+    message itself, and its key no longer matched the copy's). Since session 49 a paste
+    told again is no small talk: its copy is the first result, not a ``repeat`` (its
+    reply may hold the fix it got)."""
     log = "\n".join(f"build step {i} ok compiled module_{i}.o" for i in range(700))
     assert len(log) > 20_000
-    mem.add_exchange(log, "noted")
+    copy = mem.add_exchange(log, "noted")
+    mem.add_exchange("Lunch was great", "Nice!")
     r = mem.retrieve(log)
-    assert not r.should_inject
-    assert any(x.components.get("repeat") == 1.0 for x in r.results)
+    assert r.results[0].episode.id == copy
+    assert all("repeat" not in x.components for x in r.results)
 
 
 def test_a_cut_in_a_run_of_flags_keeps_their_pairs() -> None:

@@ -99,7 +99,12 @@ def test_a_paste_told_again_finds_the_old_one_and_its_fix(real_mem: Memory) -> N
         ("got 0x80070005 on windows", ["0x80070005"]),
         ("what's the user_id column", ["user_id"]),
         ("psycopg2.connect failed", ["psycopg2.connect"]),
+        ("ERESOLVEってなんだっけ？", ["eresolve"]),  # (Japanese has no lower case)
         ("I'M SO TIRED", []),  # (shouted: no code)
+        ("I'm SO HAPPY today", []),
+        ("need it ASAP, lmao", []),  # (four capitals or fewer)
+        ("e.g. the U.S. trip at 5 a.m., thanks.see you", []),
+        ("1.5kg of flour at 2pm-ish", []),
         ("meet at 4pm on the 3rd, ran 5km", []),  # (times, ordinals, amounts)
         ("version 3.11.7 is out", []),
         ("How was your day?", []),
@@ -198,3 +203,14 @@ def test_each_part_of_a_split_question_packs_its_answer(mem: Memory) -> None:
     shown = {x.episode.id: x for x in r.results}
     assert vet in shown and shown[vet].relevance != "low"
     assert "Alvarez" in mem.pack(r).text
+
+
+@pytest.mark.parametrize("greeting", ["おはよう\n今日もがんばる", "Morning!\nCoffee time"])
+def test_a_greeting_of_two_lines_is_still_small_talk(real_mem: Memory, greeting: str) -> None:
+    """Its old copies were packed once a paste of several lines stopped being small talk."""
+    for _ in range(3):
+        real_mem.add_exchange(greeting, "おはよう！")
+    r = real_mem.retrieve(greeting)
+    copies = [x for x in r.results if x.episode.user_text == greeting]
+    assert copies and all("repeat" in x.components for x in copies)
+    assert not r.should_inject

@@ -24,6 +24,7 @@ full-text hits, small talk gets nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 
 from ..config import RetrievalConfig
@@ -31,6 +32,12 @@ from ..models import may_answer
 from .fastpath import Candidate, lexical_agreement
 
 __all__ = ["evidence_found", "should_inject", "top_cosine"]
+
+_CODE_TOKEN = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*", re.ASCII)
+"""A memory's words as :func:`.signals.code_words` reads a code (a whole word: "good" is not
+in "goods")."""
+_CODE_CHARS = 20_000
+"""How much of a memory is read for a code."""
 
 
 def evidence_found(
@@ -46,8 +53,8 @@ def evidence_found(
         if not may_answer(comps):
             continue
         if codes and comps.get("bm25_rank", 99) <= 1 and lexical_agreement(comps):
-            text = c.episode.text.lower()
-            if any(code in text for code in codes):
+            words = set(_CODE_TOKEN.findall(c.episode.text[:_CODE_CHARS].lower()))
+            if any(code in words for code in codes):
                 return True
         if (
             comps.get("knn_rank", 99) <= 3

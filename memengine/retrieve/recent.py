@@ -295,19 +295,18 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
     return RepeatCheck(out, terms)
 
 
-_JA_OPENS = "(?:(?<![\u3041-\u3096])|(?<=[はがをにでもとへやよかてっ]))"
+_JA_OPENS = "(?:(?<![\u3041-\u3096])|(?<=[はがをにでもとへやよかてっんえうあお]))"
 """Where a Japanese demonstrative may begin: not inside a word of hiragana (the この of
-きなこの, どこの, ねこの is a word's end and the particle の), but after a particle (じゃ
-このあとは, 僕もあれ見たい)."""
+きなこの, どこの, ねこの is a word's end and the particle の), but after a particle or a
+filler (じゃこのあとは, 僕もあれ見たい, うんそれ, えそれ何時から？)."""
 
 _POINTS_BACK = re.compile(
-    r"\b(?:it|its|he|him|his|she|her|hers|they|them|their|one|ones)\b"
-    r"|\b(?P<det>that|this|these|those)\b(?: (?P<next>[a-z']+))?"
-    r"|\b(?:there|then|same|too|else)\b"
+    r"\b(?:it|its|he|him|his|she|her|hers|they|them|their|one|ones|that|this|these|those"
+    r"|there|then|same|too|else)\b"
     r"|\bother\b(?! (?:day|night|week|weekend|morning|evening|afternoon)\b)"
     r"|^[^\w\u3040-\u30ff\u3400-\u9fff]*(?:and|but|so|or|plus|what about|how about)\b"
     rf"|{_JA_OPENS}(?:それ|これ|その|そこ|あそこ|あの(?![さねー〜~、,])"
-    r"|あれ(?![?？!！っれ、,])|この(?!前|間|あいだ))"
+    r"|あれ(?![?？!！れ、,]|っ(?!て))|この(?!前|間|あいだ|まえ))"
     r"|彼(?![氏女])|あいつ|そいつ|こいつ|さっき|例の|も[?？]?$"
     r"|^[^\w\u3040-\u30ff\u3400-\u9fff]*(?:で|じゃあ|じゃ|なら)[、,]?"
     r"|^\S{1,8}は[?？]+$",
@@ -319,55 +318,30 @@ opening ("And the date?", "What about the venue?", じゃあ場所は？) or a b
 tell u when jen's wedding is", あとお姉ちゃんの結婚式ってどこだったっけ); a follow-up that
 opens with them shares a word with what was said, or has none of its own. Nor set phrases
 that name no earlier thing: "the other day", この前, この間 (the other day), the fillers あのさ
-and あれ？, 彼氏 and 彼女 (a boyfriend, a girlfriend); a pronoun after a word of the message's
-own ("What's our vet called? I need to call them") and "that" before one ("what was that
-podcast called?") are :func:`_leans_back`'s to judge."""
+and あれ？ (あれって leans), 彼氏 and 彼女 (a boyfriend, a girlfriend); an object pronoun in a
+sentence after one of the message's own words is :func:`_leans_back`'s to judge."""
 
-_VAGUE = frozenset(
-    """thing things stuff one ones time times day days night nights place places guy guys girl
-    girls person people man woman idea story way week weekend morning evening""".split()
-)
-"""Nouns that name nothing of their own after "that" ("that thing", "that time", "that
-place"): they point back all the same."""
+_SENTENCE_MARKS = re.compile(r"[.?!。？！\n]+")
+_WORD = re.compile(r"[a-z][a-z']*", re.ASCII)
+_PRONOUN = re.compile(r"it|its|him|her|them|one|ones")
+"""The pronouns that can stand for a noun the message named in a sentence before ("What's
+our vet called? I need to call them"); "he", "she", "they" and "that" lean back wherever
+they stand ("fine I reckon. he'll ask about my time off", "Was that expensive?")."""
 
 
 def _leans_back(text: str) -> bool:
-    """Whether ``text`` (NFKC, lower case) leans on what was said (:data:`_POINTS_BACK`):
-    "that", "this", "these" or "those" before a word of meaning other than a vague one
-    (:data:`_VAGUE`) names its own thing ("that podcast"); an object pronoun (:data:`_PRONOUN`)
-    counts only before the message's first word of meaning ("when is her birthday?", not
-    "What's our vet called? I need to call them", whose "them" is the vet)."""
-    first = min(
-        (
-            m.start()
-            for m in _WORD.finditer(text)
-            if m.group() not in ENGLISH_STOPWORDS and m.group() not in _OPENERS
-        ),
-        default=len(text),
-    )
+    """Whether ``text`` (NFKC, lower case) leans on what was said (:data:`_POINTS_BACK`). An
+    object pronoun (:data:`_PRONOUN`) does not when an earlier sentence of the message holds
+    a word of meaning it can stand for ("What's our vet called? I need to call them"; "How
+    much did I pay for it?" leans on the talk of a bike)."""
+    marks = [m.end() for m in _SENTENCE_MARKS.finditer(text)]
     for m in _POINTS_BACK.finditer(text):
-        det = m.group("det")
-        if det is not None:
-            following = m.group("next")
-            if following and following not in ENGLISH_STOPWORDS and following not in _VAGUE:
-                continue  # (a determiner of the message's own noun)
-        elif _PRONOUN.fullmatch(m.group()) and m.start() > first:
-            continue  # (the message's own noun, named before it)
+        if _PRONOUN.fullmatch(m.group()):
+            opens = max((end for end in marks if end <= m.start()), default=0)
+            if any(w.group() not in ENGLISH_STOPWORDS for w in _WORD.finditer(text, 0, opens)):
+                continue  # (it stands for a word of an earlier sentence)
         return True
     return False
-
-
-_WORD = re.compile(r"[a-z][a-z']*", re.ASCII)
-_OPENERS = frozenset(
-    """wait well fine anyway right sorry thanks thank yes yeah yep nope sure cool great nice
-    ah aw wow please pls quick question""".split()
-)
-"""Words a message opens with that name no thing a pronoun after them could stand for
-("wait, when is her birthday?")."""
-_PRONOUN = re.compile(r"it|its|him|her|them|one|ones")
-"""The pronouns that can stand for a noun of the message itself ("call them", "write it
-down"); "he", "she" and "they" lean back wherever they stand ("fine I reckon. he'll ask
-about my time off")."""
 
 
 def carries_on(text: str, read: Sequence[str]) -> bool:

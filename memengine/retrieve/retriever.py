@@ -213,22 +213,28 @@ def time_terms(found: Sequence[TimeExpression]) -> frozenset[str]:
 
 
 SMALL_TALK_CHARS = 200
-"""The longest message whose older copies can be small talk's (:func:`mark_own_copies`; nor
-one of several lines): a traceback pasted again is no greeting, and its old copy's reply
-may hold the fix."""
+"""The longest message whose older copies can be small talk's (:func:`mark_own_copies`):
+a traceback pasted again is no greeting, and its old copy's reply may hold the fix."""
+SMALL_TALK_LINES = 3
+"""The fewest lines of a message that is no small talk ("おはよう\n今日もがんばる" is)."""
 
 
 def mark_own_copies(
     candidates: list[Candidate], text: str, config: RetrievalConfig
 ) -> list[Candidate]:
-    """When ``text`` is small talk (one line of at most :data:`SMALL_TALK_CHARS`, and asks
+    """When ``text`` is small talk (at most :data:`SMALL_TALK_CHARS` on fewer than
+    :data:`SMALL_TALK_LINES` lines, naming no code, :func:`.signals.code_words`, and asks
     nothing, or only the partner: "how are you?",
     :func:`.signals.asks_the_partner`) and ``skip_repeats`` is on, mark ``repeat``
     on the exchanges whose user turn repeats it (:func:`.recent.repeat_key`) and move them
     after the others: a daily "Morning!" is no memory the message restates. They stay
     results, ``low``, and count for no should-inject rule (nor are they shown to an LLM
     rerank)."""
-    small = len(text) <= SMALL_TALK_CHARS and "\n" not in text.strip()
+    small = (
+        len(text) <= SMALL_TALK_CHARS
+        and text.strip().count("\n") < SMALL_TALK_LINES
+        and not code_words(text)
+    )
     key = repeat_key(text) if small else ""
     if not key or not config.skip_repeats or asks_something(text):
         return candidates

@@ -47,11 +47,13 @@ _HIRAGANA = re.compile(r"[\u3040-\u309f]")
 _CODE_WORD = re.compile(
     r"(?<![\w.-])(?=[\w.-]*[A-Za-z])(?:"
     r"(?=[\w.-]*\d)[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*"  # E1101, ORA-00942, 0x80070005, v2.0.1
-    r"|[A-Z]{4,}"  # ERESOLVE, ENOENT (in a message that is not all capitals)
-    r"|[A-Za-z][A-Za-z0-9]*(?:[._][A-Za-z0-9]+)+"  # user_id, psycopg2.connect
+    r"|[A-Z]{5,}"  # ERESOLVE, ENOENT (in a message that is not shouted)
+    r"|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"  # user_id
+    r"|[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z0-9_]+){2,}"  # com.example.app
     r")(?![\w-])",
     re.ASCII,
 )
+_CAPITALS = re.compile(r"\b[A-Z]{2,}\b", re.ASCII)
 _WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 _EN_QUESTION_WORDS = frozenset(
@@ -200,27 +202,33 @@ _REQUEST = re.compile(
 
 def code_words(text: str) -> list[str]:
     """The words of ``text`` (its first :data:`READ_CHARS`) that look like codes or names
-    of code, in lower case: letters with digits (E1101, ORA-00942, 0x80070005, v2.0.0-rc1),
-    four capitals or more in a message not shouted in capitals (ERESOLVE), parts joined by
-    dots or underscores (user_id, psycopg2.connect). No word of chat is one; "4pm", "3rd",
-    "2nd", "10am" and other times and ordinals are not either."""
+    of code, in lower case: letters with digits (E1101, ORA-00942, 0x80070005, v2.0.0-rc1,
+    psycopg2.connect), five capitals or more (ERESOLVE, ERESOLVEってなんだっけ), parts joined
+    by underscores or by two dots or more (user_id, com.example.app). Not capitals in a
+    message that shouts (two words in capitals or more: "I'm SO HAPPY", "I'M SO TIRED"),
+    nor four capitals or fewer (LMAO, ASAP, NASA), chat's own (LMFAO), times, ordinals and
+    amounts (4pm, 3rd, 5km, 1.5kg, 2pm-ish), "e.g." or "thanks.see"."""
     head = within(text, READ_CHARS)
-    shouted = not any(ch.islower() for ch in head)
+    shouted = len(_CAPITALS.findall(head)) >= 2
     out: list[str] = []
     for m in _CODE_WORD.finditer(head):
-        word = m.group()
-        if (shouted and word.isalpha()) or _TIME_OR_ORDINAL.fullmatch(word.lower()):
+        word = m.group().lower()
+        if m.group().isalpha() and (shouted or word in CHAT_WORDS or word in _CHAT_CAPITALS):
             continue
-        if word.lower() not in out:
-            out.append(word.lower())
+        if _TIME_OR_ORDINAL.fullmatch(word) or word in out:
+            continue
+        out.append(word)
     return out
 
 
+_CHAT_CAPITALS = frozenset("lmao lmfao rofl asap tbh imho idk smh afaik ftw".split())
+"""Chat's own capitals, which name no code."""
+
 _TIME_OR_ORDINAL = re.compile(
-    r"\d+(?:st|nd|rd|th|am|pm|h|s|k|m|min|mins|km|kg|g|cm|mm|ml|l|x|yo|yrs?|lbs?|hrs?|d|w)"
-    r"|\d{1,2}[.:]\d\d(?:am|pm)?|\d+(?:[.,]\d+)+"
+    r"\d+(?:[.,]\d+)?(?:st|nd|rd|th|am|pm|h|s|k|m|min|mins|km|kg|g|cm|mm|ml|l|x|yo|yrs?|lbs?"
+    r"|hrs?|d|w)?(?:-ish)?|\d{1,2}[.:]\d\d(?:am|pm)?|\d+(?:[.,]\d+)+"
 )
-"""Words with digits that are no code: times, ordinals, amounts (4pm, 3rd, 5km, 10.5)."""
+"""Words with digits that are no code: times, ordinals, amounts (4pm, 3rd, 5km, 1.5kg)."""
 
 
 def content_terms(text: str) -> list[str]:
