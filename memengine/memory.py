@@ -1306,6 +1306,7 @@ class Memory:
             agent=owner,
             judge_falls_back=judge == "auto",
             unjudged=unjudged,
+            zone=None if self.config.time_zone is None else self._now().tzinfo,
         )
 
     @gated

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 __all__ = [
     "ASKED_WITH",
+    "CJK_CHARACTER",
     "MAX_NAME_CHARS",
     "READ_CHARS",
     "analyze",
@@ -58,6 +59,9 @@ _CJK = (
 )
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _HAS_CJK = re.compile(f"[{_CJK}]")
+CJK_CHARACTER = _HAS_CJK
+"""A character of a CJK run (kana, kanji, 々, ー): of a term of :func:`query_terms`, one
+that is a character or a bigram of such a run (仕, 仕事), not a Latin word."""
 _KANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
 _INVISIBLE = re.compile(
     "[\u200c\u200d\u2060\ufe00-\ufe0f\U000e0020-\U000e007f\U000e0100-\U000e01ef]"

@@ -8,11 +8,11 @@ relevant ones of a turn that injects: what its pack shows):
 - ``match``: a memory is used when one of its tags occurs in the answer,
   when enough of its key terms do (``answer_keyword_fraction``), when at least
   two of the answer's uncommon terms come from it and make that share of the
-  answer (:func:`uncommon`), when the answer carries its own content however many
-  other memories it also draws on (a name, a title or a number of it, or two terms
-  the user said in it, that no other memory offered holds; or the day it was said,
-  by its date: "Mar 3, 8 and 13"), or when the answer's embedding is close to the
-  memory's (cosine ≥ ``answer_match_threshold``);
+  answer (:func:`uncommon`), when the answer lists several memories and carries its
+  own content (a name, a title or a number of it, or two words the user said in it,
+  that no other memory offered holds), when the answer lists days by their date and
+  one is the day it was said ("Mar 3, 8 and 13"), or when the answer's embedding is
+  close to the memory's (cosine ≥ ``answer_match_threshold``);
 - ``llm``: an LLM is shown the numbered memories and the answer and asked
   which influenced it (falls back to ``match`` if the call fails).
 
@@ -31,7 +31,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, tzinfo
 from typing import Any, Literal
 
 from ..arguments import spelled_as_declared
@@ -44,7 +44,7 @@ from ..retrieve.temporal import find_time_expressions
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import as_a_word, counted, prompt_line, query_terms, shell_word
+from ..text import CJK_CHARACTER, as_a_word, counted, fold, prompt_line, query_terms, shell_word
 from .strength import impact_of
 
 __all__ = [
@@ -123,26 +123,31 @@ def match_answer(
     (for a short answer drawn from a long memory: "Patellar tendinopathy.") at least two
     of the answer's ``rare`` terms (:func:`uncommon`) from what the user said in the memory
     (not its reply: a stock reply is the assistant's own), and that much of the answer's
-    terms (without hiragana: お疲れ様でした holds no でし to match). A term that another
-    memory offered holds too counts for neither: it is the question's subject (the "gym"
-    of every gym session). A memory the answer draws on among others (a list: "Your kids
-    are Emma, Liam and Noah.") is found by its own content (:func:`_own_content`), or by
-    its day when the answer names it by its date and no other memory offered is of that
-    day (:func:`named_days`, read at ``asked_at``, the turn's time, in its zone)."""
+    terms (without hiragana: お疲れ様でした holds no でし to match). An answer that lists
+    several memories ("Your kids are Emma, Liam and Noah.") credits each whose own content
+    it carries (:func:`_own_content`), when it carries that of two or more: one memory
+    named alone is judged by the rules above ("Sorry, I don't remember anything about
+    Barcelona." is no use of the trip). An answer that names two days or more by their
+    date credits the memories said on them (:func:`_by_day`, read at ``asked_at``, the
+    turn's time in the zone the pack dates its blocks in)."""
     text = _norm(answer)
     answer_terms = set(query_terms(answer))
     own = [t for t in answer_terms if not _HIRAGANA.search(t)]  # (not でし, くだ, さい)
-    terms_of = {ep.id: set(query_terms(ep.text)) for ep in episodes}
     # a term that more than one memory offered holds is the question's subject ("gym" of
-    # every gym session), or a common word: it tells none of them apart
+    # every gym session), or a common word: it is no memory's own content
+    terms_of = {ep.id: set(query_terms(ep.text)) for ep in episodes}
     holders = Counter(t for terms in terms_of.values() for t in terms)
     own_rare = {t for t in own if t in rare and holders[t] <= 1}
     names = _names(answer) if own_rare else set()
-    zone = asked_at.tzinfo if asked_at is not None else None
-    days = named_days(answer, asked_at) if asked_at is not None else set()
-    day_of = {ep.id: in_zone(ep.occurred_at, zone).date() for ep in episodes}
+    folded = fold(answer)
     found: dict[int, str] = {}
+    carried: dict[int, str] = {}  # each memory whose own content the answer carries
     for ep in episodes:
+        # the user's side only (a stock reply is the assistant's), content words only
+        told = set(query_terms(ep.user_text if ep.user_text is not None else ep.content or ""))
+        why = _own_content(ep, answer_terms, names, own_rare & terms_of[ep.id], told, folded)
+        if why:
+            carried[ep.id] = why
         tag = next(
             (
                 t
@@ -166,24 +171,45 @@ def match_answer(
         ):
             found[ep.id] = f"{len(shared)}/{len(terms)} key terms in the answer"
             continue
-        # the user's side only (a stock reply is the assistant's), content words only
-        told = set(query_terms(ep.user_text if ep.user_text is not None else ep.content or ""))
-        drawn = [t for t in own_rare if t in told]
+        drawn = [t for t in own if t in rare and t in told]
         if len(drawn) >= 2 and len(drawn) / len(own) >= cfg.answer_keyword_fraction:
             found[ep.id] = f"{len(drawn)}/{len(own)} of the answer's terms from it"
-            continue
-        why = _own_content(ep, answer_terms, names, own_rare & terms_of[ep.id], told)
-        if why:
-            found[ep.id] = why
-            continue
-        day = day_of[ep.id]
-        if day in days and sum(d == day for d in day_of.values()) == 1:
-            found[ep.id] = f"its day ({day.isoformat()}) named in the answer"
-            continue
+    if len(carried) >= 2:  # a list answer: each memory it draws on
+        for i, why in carried.items():
+            found.setdefault(i, why)
+    if asked_at is not None:
+        found.update(_by_day(answer, episodes, found, asked_at))
+    for ep in episodes:
         sim = similarities.get(ep.id)
-        if sim is not None and sim >= cfg.answer_match_threshold:
+        if ep.id not in found and sim is not None and sim >= cfg.answer_match_threshold:
             found[ep.id] = f"similar to the answer ({sim:.2f})"
     return found
+
+
+def _by_day(
+    answer: str, episodes: Sequence[Episode], found: Mapping[int, str], asked_at: datetime
+) -> dict[int, str]:
+    """The memories not yet ``found`` that an answer listing days by their date ("Mar 3, 8
+    and 13") names by the day they were said (in ``asked_at``'s zone, as the pack dates
+    them), each with the reason: none when it names one day ("You had knee surgery on
+    May 3." tells when, it lists no memories), nor by a day that more than one memory
+    offered was said on, or that a memory ``found`` by its content was said on or names
+    (the knee surgery's "May 3" is not the pasta's of that day)."""
+    days = named_days(answer, asked_at)
+    if len(days) < 2:
+        return {}
+    zone = asked_at.tzinfo
+    said = {ep.id: in_zone(ep.occurred_at, zone) for ep in episodes}
+    per_day = Counter(moment.date() for moment in said.values())
+    taken: set[date] = set()
+    for ep in episodes:
+        if ep.id in found:
+            taken |= {said[ep.id].date()} | named_days(ep.text, said[ep.id])
+    return {
+        ep.id: f"its day ({day.isoformat()}) named in the answer"
+        for ep in episodes
+        if ep.id not in found and (day := said[ep.id].date()) in days - taken and per_day[day] == 1
+    }
 
 
 _QUOTED = re.compile(
@@ -195,6 +221,8 @@ _QUOTED = re.compile(
 "She's" nor "don't", which stand between two letters)."""
 _CAPITALISED = re.compile(r"(?<![\w'’])[^\W\d_][^\W_]*(?:['’][^\W_]+)*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？…\n])[\s\"'“‘(\[]*$")
+_TITLE = re.compile(r"(?<![\w.])(?:mr|mrs|ms|mx|dr|prof|st|mt)\.\s*$", re.IGNORECASE)
+"""A title's abbreviation, whose period ends no sentence: "Dr. Lee", "Mt. Fuji"."""
 
 
 def _titles(text: str) -> list[tuple[str, set[str]]]:
@@ -211,12 +239,18 @@ def _titles(text: str) -> list[tuple[str, set[str]]]:
 
 def _names(text: str) -> set[str]:
     """The terms of ``text``'s words written with a capital inside a sentence ("Liam",
-    "Westover"; not the "Sounds" that begins one): a name, as a Latin script writes it."""
+    "Westover", the "Lee" of "Dr. Lee"; not the "Sounds" that begins one): a name, as a
+    Latin script writes it. A Latin word with a capital next to kana or kanji is one
+    wherever it stands (EmmaとLiamとNoahだよ): Japanese writes no other capitals."""
     found: set[str] = set()
-    for m in _CAPITALISED.finditer(text):
-        word = m.group()
-        begins = _SENTENCE_START.search(text, max(0, m.start() - 20), m.start())
-        if word[0].isupper() and begins is None:
+    latin = CJK_CHARACTER.sub(" ", text)  # (as long as ``text``: EmmaとLiam is two words)
+    for m in _CAPITALISED.finditer(latin):
+        word, start, end = m.group(), m.start(), m.end()
+        if not word[0].isupper():
+            continue
+        beside_cjk = any(CJK_CHARACTER.match(text, i) for i in (start - 1, end) if i >= 0)
+        begins = _SENTENCE_START.search(latin, max(0, start - 20), start)
+        if begins is None or beside_cjk or _TITLE.search(latin, max(0, start - 8), start):
             found.update(query_terms(word))
     return found
 
@@ -228,18 +262,25 @@ def _a_number(term: str) -> bool:
 
 
 def _own_content(
-    ep: Episode, answer_terms: set[str], answer_names: set[str], fresh: set[str], told: set[str]
+    ep: Episode,
+    answer_terms: set[str],
+    answer_names: set[str],
+    fresh: set[str],
+    told: set[str],
+    answer: str,
 ) -> str:
-    """Why ``ep`` is used by an answer (its ``answer_terms``, and the ``answer_names`` it
-    writes as names) that carries the memory's own content, or "".
+    """Why ``ep`` is one of the memories a list answer draws on (its ``answer_terms``, and
+    the ``answer_names`` it writes as names; the ``answer`` :func:`~memengine.text.fold`
+    made): the answer carries the memory's own content, or "".
 
     ``fresh`` are the answer's uncommon terms (hiragana pairs aside) that ``ep`` holds and
     no other memory offered with it does (what those share is the question's subject: the
     "gym" of every gym session). One of them is enough when ``ep`` or the answer writes
     it as a name, a title or a number (:func:`_names`, :func:`_titles`, :func:`_a_number`),
     on either side of the exchange (the partner's "I suggested 'Educated' by Tara
-    Westover."); otherwise two from what the user said (a stock reply's words are the
-    assistant's own, and a young file's common words are all uncommon)."""
+    Westover."); otherwise two words (:func:`_words`: 仕事 is one) from what the user said
+    (a stock reply's words are the assistant's own, and a young file's common words are
+    all uncommon)."""
     if not fresh:
         return ""
     pieces = [span for span, terms in _titles(ep.text) if terms <= answer_terms and terms & fresh]
@@ -250,10 +291,30 @@ def _own_content(
     if pieces:
         shown = ", ".join(repr(p) for p in pieces[:3]) + (", …" if len(pieces) > 3 else "")
         return f"its own {shown} in the answer"
-    mine = sorted(fresh & told)
+    mine = _words(fresh & told, answer)
     if len(mine) >= 2:
-        return f"{len(mine)} of its own terms in the answer ({', '.join(mine[:3])})"
+        return f"{len(mine)} of its own words in the answer ({', '.join(mine[:3])})"
     return ""
+
+
+def _words(terms: set[str], text: str) -> list[str]:
+    """The distinct words ``terms`` (of :func:`~memengine.text.query_terms`) make in
+    ``text`` (folded), each as one of its terms: a Latin term is a word; of a CJK run's, a
+    single character is none (it is inside a bigram: 仕事 gives 仕, 事 and 仕事, one word)
+    and bigrams that overlap in ``text`` are one (東京駅 gives 東京 and 京駅)."""
+    words = sorted(t for t in terms if not CJK_CHARACTER.search(t))
+    groups: list[list[str]] = []
+    for gram in sorted(t for t in terms if CJK_CHARACTER.search(t) and len(t) > 1):
+        linked = [g for g in groups if any(_overlap(gram, other, text) for other in g)]
+        groups = [g for g in groups if g not in linked]
+        groups.append([gram, *(t for g in linked for t in g)])
+    return words + sorted(min(g, key=text.find) for g in groups)
+
+
+def _overlap(gram: str, other: str, text: str) -> bool:
+    """Whether the bigrams ``gram`` and ``other`` are written overlapping in ``text``, as
+    pieces of one word (東京 and 京駅 in 東京駅)."""
+    return any(a[-1] == b[0] and a + b[1:] in text for a, b in ((gram, other), (other, gram)))
 
 
 _MORE_DAYS = re.compile(
@@ -416,6 +477,7 @@ def give_feedback(
     agent: str | None = None,
     judge_falls_back: bool = True,
     unjudged: str = "",
+    zone: tzinfo | None = None,
 ) -> FeedbackResult:
     """Record which memories of ``turn_id`` were used and reinforce them (one transaction).
 
@@ -424,8 +486,11 @@ def give_feedback(
     ``judge_falls_back``: the :class:`.LLMError` is then raised and nothing
     recorded. ``unjudged`` says why a configured LLM could not be asked (its note goes
     to ``degraded``). Explicit ``used`` ids and those found in the
-    answer are combined. ``agent`` (when given) must be the turn's. A used memory that a
-    sleep archived after the turn becomes active again, as deep recall makes it.
+    answer are combined. ``zone`` is the time zone the memory dates its packs in (its
+    ``time_zone``; None: the turn's own offset): the days an answer names are read there,
+    so a change of summer time moves none. ``agent`` (when given) must be the turn's. A
+    used memory that a sleep archived after the turn becomes active again, as deep recall
+    makes it.
     """
     with store.connections.read() as cur:
         turn = store_lc.get_turn(cur, turn_id)
@@ -516,8 +581,9 @@ def give_feedback(
                 sims = store.similarities(vector, [e.id for e in episodes])  # checks the embedder
             terms = query_terms(answer)
             rows, counts = store.document_counts(terms)
+            asked_at = in_zone(turn.created_at, zone)  # (the turn keeps an offset, not a zone)
             judged = match_answer(
-                answer, episodes, sims, cfg, uncommon(terms, rows, counts), turn.created_at
+                answer, episodes, sims, cfg, uncommon(terms, rows, counts), asked_at
             )
             methods.append("match")
         for i, why in judged.items():
