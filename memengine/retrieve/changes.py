@@ -12,7 +12,9 @@ user, for exchanges), says near a change word (:data:`CHANGE`: "switched", "move
 quit", "should I switch", "I might switch", 変えようかな) something it shares with the
 older one (:func:`~memengine.text.shared_phrases`: a name, a thing, 「スペイン語」; not a
 speaker's name, nor a thing each names another owner of: "my son's dentist appointment"
-changes no "my dentist appointment", 父の誕生日会 no 母の誕生日会), and their stored vectors
+and "my daughter's next eye exam" change no "my dentist appointment" or "my eye exam",
+父の誕生日会 no 母の誕生日会; an owner names a person surely, "a doctor's appointment",
+"today's", "your appointment" and 彼女の name none), and their stored vectors
 are at least ``later_change_cosine`` close. It comes before the closest such result (a
 chain of changes stands newest first where its best-ranked member was), marked
 ``later_change`` (and ``changes``: that result's id), and the pack's reason line names the
@@ -29,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import EmbeddingError
 from ..models import Episode, EpisodeKind
-from ..text import APOSTROPHES, fold, sentences, shared_phrases
+from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, sentences, shared_phrases
 from .fastpath import Candidate
 
 _DATE = (
@@ -62,36 +64,43 @@ _JA_PLANS = (
 なくなった calls it off (寿命が延びた, 線路が延びた, 体内時計がずれてる, テーブルが右にずれた,
 お金がなくなった move nothing)."""
 
-_WORD = r"(?:\w+(?:'s)?,? )"
+_WORD = r"(?:\w+(?:'s)? )"
 """A word between a change verb and its "to" ("moved my appointment to", "moved Mochi's
-checkup to"), a comma after it ("moved my appointment again, to March 26th")."""
-_JA_DAY = "(?:[週日月曜時年朝夜末方後]|明日|あした)(?:に|へ|まで)"
-"""A time a Japanese plan is shifted to (来週に, 19日に, 金曜に, 午後に, 週末まで), before ずらした."""
+checkup to")."""
+_ASIDE = r"(?:\w+(?:'s)?,(?: \w+(?: \w+)?,)? )"
+"""The last word before a change verb's "to" with a comma after it, or an aside between
+commas ("moved my appointment again, to March 26th", "changed the venue, again, to the
+Hilton"); never a comma just after the verb, which ends a list's item ("Got up, changed,
+drove to work", "I moved, stretched, went to bed"), nor a comma a next item follows
+("changed clothes, drove to work")."""
+_JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした)(?:に|へ|まで)"
+"""A time a Japanese plan is shifted to (来週に, 19日に, 金曜に, 午後に, 週末まで), before ずらした
+(not a place: ソファを窓の方にずらした)."""
 
 CHANGE = re.compile(
-    r"\b(?:nowadays|these days|anymore|any more(?=\s*(?:[^\w\s]|$))|no longer|instead(?! of)"
+    r"\b(?:nowadays|these days|anymore|no longer|instead(?! of)"
     r"|switch(?:ed|ing)?(?! up)"
-    rf"|chang(?:ed|ing),? {_WORD}{{0,3}}?(?:to|from|my mind)"
-    rf"|mov(?:ed|ing),? {_WORD}{{0,3}}?(?:to|into|out|house|away|back)"
+    rf"|chang(?:ed|ing) {_WORD}{{0,3}}?{_ASIDE}?(?:to|from|my mind)"
+    rf"|mov(?:ed|ing) {_WORD}{{0,3}}?{_ASIDE}?(?:to|into|out|house|away|back)"
     r"|quit|stopped|gave up|giving up|sold|replaced|broke up"
     r"|divorced|resched\w*|postponed|cancell?ed|from now on"
-    r"|(?:(?<=\bi )|(?<=\bwe )|(?<=\bhe )|(?<=\bshe )|(?<=\bthey )|(?<=\byou ))used to"
-    rf"|(?:push|bump)(?:ed|ing),? {_WORD}{{0,4}}?(?:(?:back|up|forward|out),? )?"
+    r"|(?:i|we|he|she|they) (?:(?:\w+ly|never|also|always|once|even|still|just) )?used to"
+    rf"|(?:push|bump)(?:ed|ing) {_WORD}{{0,4}}?{_ASIDE}?(?:(?:back|up|forward|out),? )?"
     rf"(?:to|until|till) {_DATE}"
-    rf"|(?:push|bump)(?:ed|ing),? {_WORD}{{0,4}}?(?:(?:back|up|forward|out),? )?"
+    rf"|(?:push|bump)(?:ed|ing) {_WORD}{{0,4}}?{_ASIDE}?(?:(?:back|up|forward|out),? )?"
     rf"(?:by )?{_LONG}"
     rf"|(?:push|bump)(?:ed|ing) back (?:the |our |my |his |her |their |its )?(?:\w+ )?{_PLANS}"
     rf"|(?:push|bump)(?:ed|ing) (?:the |our |my |his |her |their |its )?(?:\w+ )?{_PLANS} back"
     r"(?! (?:to|into|in|out|down|up|home|against|on|at|from)\b)"
     r"|got (?:push|bump)ed(?: back)?(?! (?:into|against|out|off|over|around|up|aside|away)\b)"
     r"|delayed"
-    rf"|brought,? {_WORD}{{0,3}}?forward)\b"
+    rf"|brought {_WORD}{{0,3}}?{_ASIDE}?forward)\b"
     r"|今は|今では|最近は|これからは|変え|変わっ|変更|(?<!着)替え|買い換え|乗り換え(?!て)|引っ越"
     r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|売っ|別れ|転職|転校|移っ|移し|延期"
-    r"|中止|リスケ|退職|転勤"
+    r"|(?<![雨荒]天)中止|リスケ|退職(?![祝金])|転勤(?!族)"
     rf"|{_JA_PLANS}(?:が|は|も|を)?[^。！？!?\n]{{0,8}}?(?:延び|延ばし|ずれ|ずらし)"
-    rf"|{_JA_DAY}ずらし|{_JA_PLANS}(?:が|は|も)?[^。！？!?\n]{{0,4}}?(?:なくなっ|無くなっ)"
-    r"|もう[^。！？!?\n、，,]{0,8}?[てで]い?(?:ない|なかっ|ません)"
+    rf"|{_JA_DAY}ずらし|{_JA_PLANS}(?:が|は|も)?(?:なくなっ|無くなっ)"
+    r"|もう[^。！？!?\n、，,]{0,10}?(?:(?:んで|って|いて)|[てで]い)(?:ない|なかっ|ません)"
     r"|ずれ込|前倒し|繰り上げ|繰り下げ"
     r"|キャンセル|訂正",
     re.ASCII | re.IGNORECASE,
@@ -101,14 +110,19 @@ to a time, by a while or back ("pushed the chapter 2 deadline to April 20", "bum
 the 19th", "pushed the trip by a week", "the meeting got pushed back", "pushed back the
 wedding"; not "pushed myself to run", "pushed to 3 sets", "pushed back against it",
 "pushed the chair back", "bumped into Sarah on Friday"), delayed, brought forward, a comma
-or an "again," between the words ("moved my appointment again, to March 26th", "moved
-Mochi's checkup to May 9th"); 延期, 中止, リスケ, and, of a plan (:data:`_JA_PLANS`), 延びた, 延ばした, ずれた, ずらした, なくなった
-(締め切りが3日延びた, 飲み会、金曜にずれた, 予約ずらした, 飲み会なくなった; not 寿命が延びた,
-眼鏡がずれてる, 体内時計が8時間ずれてる, 視線をずらした, 時間がなくなった), ずらした to a time
-(来週にずらしてもらった), ずれ込んだ, 前倒し; 退職した, 転勤になった; "no longer" as もう with a
-negated ている form (もう大阪には住んでない, もう飲んでない); "I used to …" after its subject ("I
-used to hate coffee"; not "got used to", "I'm used to", "it used to"), and "anymore" (or a
-clause's last "any more"), which says a change only after a negation (:data:`_NEGATION`)."""
+or an "again," between the words (:data:`_ASIDE`: "moved my appointment again, to March
+26th", "moved Mochi's checkup to May 9th"; not "Got up, changed, drove to work"); 延期,
+中止 (not 雨天中止, a rule), リスケ, and, of a plan (:data:`_JA_PLANS`), 延びた, 延ばした, ずれた,
+ずらした, and なくなった just after it (締め切りが3日延びた, 飲み会、金曜にずれた, 予約ずらした,
+飲み会なくなった, 結婚式がなくなった; not 寿命が延びた, 眼鏡がずれてる, 体内時計が8時間ずれてる,
+視線をずらした, 時間がなくなった, 面接の緊張がなくなった), ずらした to a time (来週にずらしてもらった),
+ずれ込んだ, 前倒し; 退職した, 転勤になった (not 退職祝い, 退職金, 転勤族); "no longer" as もう with a
+negated ている form within ten characters (もう大阪には住んでない, もう飲んでない, もう働いてない,
+もう食べていない, もう実家の近くには住んでない; not もう待てない, もう捨てない, a can't or a won't);
+"I used to …" after its subject, an adverb between or none ("I used to hate coffee", "I never
+used to like coffee", "I also used to live in Kyoto"; not "got used to", "I'm used to", "it
+used to", "you used to", which tells the one spoken to), and "anymore", which says a change
+only after a negation (:data:`_NEGATION`; "Mochi doesn't want any more" is no change)."""
 
 _MAYBES = (
     r"no need to|might|(?:i|we|you|he|she|they) may|maybe|should|could|if|almost"
@@ -144,8 +158,22 @@ anymore", "I don't go to the gym anymore", "I never drink coffee anymore", "Not 
 "We aren't together anymore"); alone it says nothing ("Any more paintings coming up?"), and
 advice is no change ("you shouldn't drink anymore")."""
 
-_ANYMORE = re.compile(r"any ?more", re.I)
-"""The change words that need a negation before them (:data:`_NEGATION`)."""
+_ANYMORE = re.compile(r"anymore", re.I)
+"""The change word that needs a negation before it (:data:`_NEGATION`)."""
+
+_REFUSAL = re.compile(
+    r"^(?:won't|wouldn't)\b"
+    r"|\b(?:want to|wanna|gonna|plan(?:ning)? to"
+    r"|going to (?!(?:the|a|an|my|our|his|her|their|this|that|school|work|church|class|college"
+    r"|bed|practice|therapy)\b))"
+    r"|^(?:can't|cannot) (?:wait\b|\w+ (?:\w+ )?(?:it|this|that)\W*$)",
+    re.I,
+)
+"""What makes a negated "anymore" a plan, a refusal or an outburst, not a change, read from
+the negation on: "I won't eat sugar anymore", "I wouldn't trust Ken anymore", "I'm not going
+to drink coffee anymore", "I don't think I want to be vegan anymore", "I can't wait anymore",
+"I can't take it anymore" (not "I'm not going to the gym anymore", "I can't eat gluten
+anymore": a change)."""
 
 _WILL_BEFORE = re.compile(r"(?:\b(?:will|would)|'ll|'d)\W+(?:\w+\W+){0,2}$", re.I)
 """"will" and "would" before a change word's plain form ("I'll switch next month", "I'd
@@ -158,21 +186,37 @@ _A_SWITCH = re.compile(r"\b(?:my|the|a|your|his|her|our|their|nintendo)\W+$", re
 """What makes "switch" a thing, not a change ("on my Switch")."""
 
 _A_TOOL = re.compile(
-    r"\b(?:the|a|an|this|that|these|those|my|your|his|her|our|their|its|some) \w+ \w+ $",
+    r"(?:^|\W)what\W*$"
+    r"|(?<!\bwas )(?<!\bwere )(?<!\bas )"
+    r"\b(?:the|a|an|this|that|these|those|my|your|his|her|our|their|its|some) "
+    r"(?:(?!(?:and|but|so|or|because|when|then|since|while|if|is|was|are|were|now)\b)\w+ ){1,3}$",
     re.I,
 )
-"""What makes "I used to" a thing used, not a habit left ("the knife I used to cut it", "the
-app we used to pay"): a thing named just before its subject ("When I was a kid, I used to"
-is a habit)."""
+"""What makes "I used to" a thing used, not a habit left: a thing named (one to three words
+after a determiner, a "that" or "which" among them) or a "what" just before its subject
+("the knife I used to cut it", "the kitchen knife I used to cut the fish", "the app that I
+used to pay rent", "What I used to clean the stain was baking soda"); a determiner after
+"was" or "as" names a time of life ("When I was a kid I used to hate tomatoes", "As a kid I
+used to…", "When I was a kid, I used to": habits)."""
 
 _NOT_AFTER = re.compile(
-    r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも)"
+    r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも|かな|なら|れば|(?<![たいだ])そう"
+    r"|もらえ(?!た|まし)|って(?:本当|ほんと))"
     r"|^[^\Wてで]{0,3}?(?:予定|考え|迷っ|悩ん)"
 )
 """What makes a Japanese one say no change just after it: a negation (変えない, 辞めません),
 an intention, a wish or a plan (変えようかな, 辞めようと思ったけど, 引っ越したい, 辞めるつもり,
 引っ越す予定, 転職を考えてる, 辞めるか迷ってる; not after a て-form, which joins a clause:
-辞めて予定通り…, 売って迷ってたバイクを買った), a maybe."""
+辞めて予定通り…, 売って迷ってたバイクを買った), a maybe (転勤になりそう, 中止かな; 中止だそう,
+hearsay, is told), a condition (中止なら, 変えればよかった; たら: :data:`_IF`), asking
+(リスケしてもらえる; してもらえた is done) or doubting (中止って本当)."""
+
+_IF = re.compile(r"^\w{0,3}?たら(?!しい)")
+"""A condition just after a Japanese change word (中止になったら家で映画見よう), unless what
+follows ends in the past (:data:`_PAST_END`: ジム変えたら通うのが楽になった, it happened)."""
+
+_PAST_END = re.compile(r"[ただ][よねわなのさー〜~wｗ笑]*[!！。.…\s]*$")
+"""A sentence that ends in the past (…楽になった, …すっきりしたよ！)."""
 
 
 NEAR_CHARS = 120
@@ -202,9 +246,10 @@ def change_sentences(text: str) -> list[str]:
     """The words around each change word of ``text`` (its first 2,000 characters; at most
     :data:`NEAR_CHARS` on each side, within its sentence) that say something changed: a
     change word (:data:`CHANGE`) not negated nor a maybe or a plan ("anymore" negated, not
-    as a maybe: "I'm not vegan anymore"), in a sentence that asks nothing ("Any more
-    paintings coming up?", "I won't quit", "should I switch", "I might not go anymore",
-    変えないで and 変えようかな say no change)."""
+    as a maybe, a plan or a refusal: "I'm not vegan anymore"), in a sentence that asks
+    nothing ("Any more paintings coming up?", "I won't quit", "should I switch", "I might
+    not go anymore", "I won't eat sugar anymore", 変えないで, 変えようかな and 中止になったら
+    say no change)."""
     out: list[str] = []
     for sentence in sentences(text[:2000].translate(APOSTROPHES)):
         if sentence.endswith(("?", "？")):
@@ -217,11 +262,13 @@ def change_sentences(text: str) -> list[str]:
             elif m.group()[0].isascii():
                 word = m.group().lower()
                 noun = word == "switch" and _A_SWITCH.search(before) is not None
-                tool = word == "used to" and _A_TOOL.search(before) is not None
+                tool = word.endswith("used to") and _A_TOOL.search(before) is not None
                 planned = _WILL_BEFORE.search(before) is not None and not _DONE.match(m.group())
                 if noun or tool or planned or _NOT_BEFORE.search(before) or _asks(before):
                     continue
-            elif _NOT_AFTER.match(after) is not None:
+            elif _NOT_AFTER.match(after) is not None or (
+                _IF.match(after) is not None and _PAST_END.search(after) is None
+            ):
                 continue
             out.append(sentence[max(0, m.start() - NEAR_CHARS) : m.end() + NEAR_CHARS])
     return out
@@ -231,10 +278,19 @@ _ASKS = re.compile(r"^\W*(?:should|shall|can|could|would|do|does|did|is|are|will
 
 
 def _negated(before: str) -> bool:
-    """Whether the words before an "anymore" negate it, and not as a maybe or a plan ("I
-    don't live there anymore"; not "I might not go anymore", "if I don't go anymore")."""
+    """Whether the words before an "anymore" negate it, and not as a maybe, a plan or a
+    refusal ("I don't live there anymore", "I can't eat gluten anymore"; not "I might not go
+    anymore", "if I don't go anymore", "I'll never eat sugar anymore", "I won't eat sugar
+    anymore", "I can't take it anymore")."""
     negation = _NEGATION.search(before)
-    return negation is not None and _MAYBE_BEFORE.search(before[: negation.start()]) is None
+    if negation is None:
+        return False
+    ahead = before[: negation.start()]
+    return (
+        _MAYBE_BEFORE.search(ahead) is None
+        and _WILL_BEFORE.search(ahead) is None
+        and _REFUSAL.search(before[negation.start() :]) is None
+    )
 
 
 def _asks(before: str) -> bool:
@@ -256,61 +312,192 @@ def _subjects(words: str, near: str, names: set[str]) -> list[str]:
     return [p for p in shared if p not in names and CHANGE.fullmatch(p) is None]
 
 
-_EN_OWNERS = {"my": "i", "our": "i", "your": "you", "his": "he", "her": "she", "their": "they"}
-"""The owner a possessive word names: "my" and "our" the speaker, "your" the one spoken to,
-"his", "her" and "their" someone a name may be."""
-_NOT_OWNERS = frozenset("it that what there here let he she who".split())
-"""What "X's" is when it is "X is" or "let us" ("it's", "that's", "let's"), not an owner."""
+_EN_OWNERS = {"my": "i", "our": "i", "his": "he", "her": "she", "their": "they"}
+"""The owner a possessive word names: "my" and "our" the speaker, "his", "her" and "their"
+someone a name may be; not "your" (a clinic's text to the user says "your appointment")."""
 _PRONOUNS = frozenset({"he", "she", "they"})
 """The owners a possessive pronoun names: maybe a name's ("his" may be "Dad's")."""
-_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-"""A word of a folded text, with its "'s" ("son's")."""
-_JA_OWNER = re.compile(
-    r"(?:(?P<me>私|僕|俺|うち)"
-    r"|(?<![\u4e00-\u9fff々])お?(?P<kin>息子|娘|祖母|祖父|母|父|夫|妻|彼氏|彼女|友達|兄|姉|弟|妹"
-    r"|上司|同僚)(?:さん|ちゃん)?"
-    r"|(?P<name>(?<![\u4e00-\u9fff々])[\u4e00-\u9fff々]{1,4}|(?<![\u30a1-\u30ff])[\u30a1-\u30ff]{1,8}"
-    r"|(?<![a-z])[a-z]{1,12})(?:さん|ちゃん|くん|君|様))の$"
+
+
+def _people(words: str, key: str) -> dict[str, str]:
+    """Each of ``words`` (a person word and its other forms) as ``key`` ("mum" is "mother")."""
+    return dict.fromkeys(words.split(), key)
+
+
+_PEOPLE = {
+    **_people("mom moms mum mums mother mothers mommy mummy mama", "mother"),
+    **_people("dad dads father fathers daddy papa", "father"),
+    **_people("parent parents", "parent"),
+    **_people("son sons", "son"),
+    **_people("daughter daughters", "daughter"),
+    **_people("kid kids child children baby babies", "child"),
+    **_people("wife wives", "wife"),
+    **_people("husband husbands", "husband"),
+    **_people("partner partners", "partner"),
+    **_people("boyfriend boyfriends", "boyfriend"),
+    **_people("girlfriend girlfriends", "girlfriend"),
+    **_people("sister sisters", "sister"),
+    **_people("brother brothers", "brother"),
+    **_people("friend friends", "friend"),
+    **_people("boss bosses", "boss"),
+    **_people("grandma grandmas grandmother grandmothers granny", "grandmother"),
+    **_people("grandpa grandpas grandfather grandfathers", "grandfather"),
+    **_people("aunt aunts auntie", "aunt"),
+    **_people("uncle uncles", "uncle"),
+    **_people("cousin cousins", "cousin"),
+    **_people("colleague colleagues coworker coworkers", "colleague"),
+    **_people("neighbour neighbours neighbor neighbors", "neighbour"),
+}
+"""The words whose "X's" surely names a person's thing ("my daughter's eye exam", "Mom's
+surgery" and "my mother's surgery" alike, "the kids' party"), as one word for each person."""
+_DESCRIPTIVE = frozenset(
+    """today tomorrow yesterday tonight week weekend month year morning afternoon evening
+    night day spring summer fall autumn winter monday tuesday wednesday thursday friday
+    saturday sunday january february march april may june july august september october
+    november december valentine valentines christmas easter halloween thanksgiving doctor
+    doctors dentist dentists vet vets everyone everybody someone somebody anyone nobody one
+    it that this what there here let he she who where how when why""".split()
 )
-"""Whose a Japanese piece is, by the 「Xの」 just before it: the speaker's (私の, 僕の, うちの),
-a person's (息子の, お母さんの and 母の alike, 上司の) or a name's (田中さんの, ミキちゃんの)."""
+"""What an "X's" written with a capital names when it names no one: a time, a holiday, a
+place one goes to ("Today's dentist appointment", "Valentine's dinner", "Doctor's
+appointment moved"), or "X is" ("It's", "That's", "Let's")."""
+_DETERMINERS = frozenset("a an the this that these those next last every my our your".split())
+"""What a name does not follow ("the Hilton's pool", "this Monday's meeting")."""
+_GAP_STOPS = ENGLISH_STOPWORDS - {"own", "other", "same"}
+"""The words an owner is never read across ("the", "to", "about": "I told her about the eye
+exam" names no owner of it); a modifier is ("my daughter's next eye exam", "my own car")."""
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)*(?:(?<=s)'(?![a-z0-9]))?")
+"""A word of a folded text, with its "'s" ("son's", "o'brien's") or its "'" after an s
+("Chris'")."""
+_CAPITAL = re.compile(r"\b(\w+(?:'\w+)*)'")
+"""A word before an apostrophe, to tell a name written with a capital ("Ken's")."""
+
+_JA_KIN = (
+    "うちの子|息子|娘|祖母|祖父|叔母|伯母|叔父|伯父|母|父|夫|妻|旦那|主人|嫁|彼氏|友達|兄|姉|弟|妹"
+    "|上司|同僚|子供|子ども|子|パパ|ママ"
+)
+"""The Japanese words of a person 「Xの」 names an owner by (not 彼女, she or a girlfriend)."""
+_JA_PEOPLE = {kin: kin for kin in _JA_KIN.split("|")} | {
+    "ママ": "母",
+    "パパ": "父",
+    "旦那": "夫",
+    "主人": "夫",
+    "嫁": "妻",
+    "子供": "子",
+    "子ども": "子",
+    "うちの子": "子",
+    "伯母": "叔母",
+    "伯父": "叔父",
+}
+"""Each Japanese person word as one word for each person (ママ is 母, 旦那 and 主人 are 夫)."""
+_KIN = frozenset(_PEOPLE.values()) | frozenset(_JA_PEOPLE.values())
+"""The owners that are person words (a name may be one of them: "Yuki's" and "my wife's")."""
+_KIN_OF = {
+    "child": {"son", "daughter"},
+    "parent": {"mother", "father"},
+    "partner": {"wife", "husband", "boyfriend", "girlfriend"},
+    "子": {"息子", "娘"},
+}
+"""The person words another may name ("my kid's recital" may be "my son's recital")."""
+_JA_WHO = (
+    r"(?:(?P<me>私|僕|俺|うち)"
+    rf"|(?<![\u4e00-\u9fff々\u30a1-\u30ff])お?(?P<kin>{_JA_KIN})(?:さん|ちゃん|くん)?"
+    r"|(?<![\u4e00-\u9fff々])(?P<he>彼)"
+    r"|(?P<name>(?<![\u4e00-\u9fff々])[\u4e00-\u9fff々]{1,4}|(?<![\u30a1-\u30ff])[\u30a1-\u30ff]{1,8}"
+    r"|(?<![a-z])[a-z]{1,12})(?:さん|ちゃん|くん|君|様))の"
+)
+"""A Japanese owner and its の (私の, 娘の, お母さんの, 彼の, 田中さんの; not 彼女の)."""
+_JA_GAP = r"(?:[^\Wのがはを]{1,6}の|[\u4e00-\u9fff々\u30a1-\u30ffー]{1,4})"
+"""A word between a Japanese owner and its piece (次の, 来月の, 定期; not across が, は, を)."""
+_JA_OWNERS = tuple(re.compile(f"{_JA_WHO}{_JA_GAP}{{{gap}}}$") for gap in range(3))
+"""Whose a Japanese piece is, by the 「Xの」 just before it, or one or two words before it
+(娘の次の健診, 娘の定期健診): the speaker's (私の, 僕の, うちの), a person's (息子の, お母さんの,
+母の and ママの alike, 上司の, うちの子の), "his" (彼の) or a name's (田中さんの, ミキちゃんの)."""
+_JA_OWNER_CHARS = 40
+"""How far before a Japanese piece its owner is looked for (the work stays linear)."""
 
 
 def _owners(text: str, subject: str, shared: set[str]) -> set[str]:
     """Who ``text`` says ``subject`` (a shared phrase) belongs to, at each place it holds it
-    with an owner just before it or before the run of shared words it begins ("my dentist
-    appointment": the speaker's; "my son's dentist appointment": "son"; 息子の歯医者の予約:
-    息子; the nearest one, 私の妹の誕生日会: 妹), as "i" for the speaker; empty when no place
-    names an owner ("the dentist")."""
+    with an owner just before it or before the run of shared words it begins, or one or two
+    words before that ("my dentist appointment": the speaker's; "my son's dentist
+    appointment": "son"; "my daughter's next eye exam": "daughter"; 息子の歯医者の予約: 息子;
+    the nearest one, 私の妹の誕生日会: 妹), as "i" for the speaker; empty when no place names
+    an owner ("the dentist", "a doctor's appointment", "your appointment")."""
     folded = fold(text)
     found: set[str] = set()
     if not subject.isascii():  # (the nearest 「Xの」; 田中さんの… shares 「さんの送別会」)
         heads = [0] + [i + 1 for i, char in enumerate(subject) if char == "の"]
         at = folded.find(subject)
         while at >= 0:
-            owners = (_JA_OWNER.search(folded, 0, at + head) for head in reversed(heads))
-            owner = next((o for o in owners if o is not None), None)
-            if owner is not None:
-                found.add("i" if owner["me"] else owner["kin"] or owner["name"])
+            for end in (at + head for head in reversed(heads)):
+                start = max(0, end - _JA_OWNER_CHARS)
+                owner = next(
+                    (m for p in _JA_OWNERS if (m := p.search(folded, start, end)) is not None),
+                    None,
+                )
+                if owner is not None:
+                    found.add(_ja_owner(owner))
+                    break
             at = folded.find(subject, at + 1)
         return found
+    caps = {fold(m[1]) for m in _CAPITAL.finditer(text.translate(APOSTROPHES)) if m[1][0].isupper()}
     tokens = list(_TOKEN.finditer(folded))
-    for k, token in enumerate(tokens):
-        if token.group().removesuffix("'s") != subject:
+    words = [token.group() for token in tokens]
+    for k, word in enumerate(words):
+        if _bare(word) != subject:
             continue
         while k > 0 and _joined(folded, tokens[k - 1], tokens[k]):
-            prev = tokens[k - 1].group()
-            if prev.endswith("'s") or prev not in shared:  # (the run ends at an owner)
+            prev = words[k - 1]
+            if _genitive(prev) or prev not in shared:  # (the run ends at an owner)
                 break
             k -= 1
-        if k == 0 or not _joined(folded, tokens[k - 1], tokens[k]):
-            continue
-        word = tokens[k - 1].group()
-        if word in _EN_OWNERS:
-            found.add(_EN_OWNERS[word])
-        elif word.endswith("'s") and word[:-2] not in _NOT_OWNERS:
-            found.add(word[:-2])
+        for i in range(k - 1, max(k - 4, -1), -1):  # (just before, or one or two words on)
+            if not _joined(folded, tokens[i], tokens[i + 1]):
+                break
+            who = _owner(words, i, caps)
+            if who is not None:
+                found.add(who)
+                break
+            if words[i] in _GAP_STOPS or _bare(words[i]) in _PEOPLE:
+                break
     return found
+
+
+def _ja_owner(owner: re.Match[str]) -> str:
+    """The owner a Japanese 「Xの」 names: "i" for the speaker, "he" for 彼, one word for each
+    person (ママ is 母), or the name."""
+    if owner["me"]:
+        return "i"
+    if owner["he"]:
+        return "he"
+    return _JA_PEOPLE[owner["kin"]] if owner["kin"] else owner["name"]
+
+
+def _owner(words: list[str], i: int, caps: set[str]) -> str | None:
+    """The owner ``words[i]`` names: "my" the speaker's, "his" his, "daughter's" a person
+    word's, "Ken's" a name written with a capital's (not "Today's", "the Hilton's", nor
+    "Mother's Day"); none for "the", "your", "doctor's" or "this week's"."""
+    word = words[i]
+    if word in _EN_OWNERS:
+        return _EN_OWNERS[word]
+    if not _genitive(word) or words[i + 1 : i + 2] == ["day"]:
+        return None
+    base = _bare(word)
+    if base in _PEOPLE:
+        return _PEOPLE[base]
+    named = base in caps and base not in _DESCRIPTIVE
+    return base if named and (i == 0 or words[i - 1] not in _DETERMINERS) else None
+
+
+def _genitive(word: str) -> bool:
+    """Whether a word of a folded text is an "X's" or an "X'" ("son's", "chris'")."""
+    return word.endswith(("'s", "'"))
+
+
+def _bare(word: str) -> str:
+    """A word of a folded text without its "'s" or its "'" ("son's" is "son")."""
+    return word.removesuffix("'s").removesuffix("'")
 
 
 def _joined(text: str, first: re.Match[str], second: re.Match[str]) -> bool:
@@ -319,16 +506,20 @@ def _joined(text: str, first: re.Match[str], second: re.Match[str]) -> bool:
 
 
 def _other_owner(one: str, other: str) -> bool:
-    """Whether two owners are surely two people: the speaker, "you" and each name differ
-    from any other owner, "he" from "she"; a pronoun may be a name's ("his party" may be
-    "Dad's party")."""
+    """Whether two owners are surely two people: the speaker differs from any other owner,
+    "he" from "she", two names and two person words from each other ("mother" and "father";
+    not "child" and "son", one may be the other); a pronoun may be a name's or a person
+    word's ("his party" may be "Dad's party"), and a name a person word's ("Yuki's party" may
+    be "my wife's party", 健ちゃんの健診 夫の健診)."""
     if one == other:
         return False
-    if one in _PRONOUNS and other in _PRONOUNS:
+    if "i" in (one, other):
+        return True
+    if one in _PRONOUNS or other in _PRONOUNS:
         return {one, other} == {"he", "she"}
-    return not (one in _PRONOUNS and other not in ("i", "you")) and not (
-        other in _PRONOUNS and one not in ("i", "you")
-    )
+    if one in _KIN and other in _KIN:
+        return other not in _KIN_OF.get(one, ()) and one not in _KIN_OF.get(other, ())
+    return one not in _KIN and other not in _KIN
 
 
 def _about_the_same(words: str, near: str, names: set[str]) -> bool:
