@@ -21,7 +21,9 @@ sentences that share words with the query, around the one that shares the most
 the memories packed are chosen holds it), to their first sentence (``summarize``), or kept whole up
 to four times the length of the others (``full``); a quote marks what it leaves
 out with "…", and shows a memory's line breaks as " / " (a side is one line of the pack),
-whatever its length. Control characters and the marks that reorder text on screen are
+whatever its length; a line break counts as the one character it is in the memory (for the
+length a quote may reach and the token budget), so what fitted as a run of spaces still
+fits. Control characters and the marks that reorder text on screen are
 left out of what a memory says.
 """
 
@@ -71,6 +73,11 @@ after "Mt.", "Dr.", "e.g." nor an initial ("J. K.")."""
 _LINE_BREAK = " / "
 """How a quote shows a line break of a memory (a pack's side is one line): "Ports: / - api:
 8443 / - web: 443", whatever the memory's length."""
+_BREAK = "\x1f"
+"""A line break of a memory as a quote is measured: one character, as the space it was
+before it was shown as :data:`_LINE_BREAK` (a 33-item shopping list of 189 characters is
+quoted whole in 240; a block's token estimate counts it so too); a control character, so
+no memory holds one (:func:`.text.readable`), shown as " / " by :func:`_shown`."""
 _HEADER = "[EPISODE_EVIDENCE]"
 _HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
 _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
@@ -266,8 +273,9 @@ def _around(text: str, focus: int, max_chars: int) -> str:
     if focus > 0:
         start = max(0, focus - max_chars // 4)
         start = min(start, len(text) - (max_chars - 2))  # a full excerpt to the end
-        space = text.find(" ", start, focus) if start > 0 and text[start - 1] != " " else -1
-        start = space + 1 if space >= 0 else start  # (from a word's start, where one is near)
+        after_space = start == 0 or _SPACE.match(text, start - 1)
+        space = None if after_space else _SPACE.search(text, start, focus)
+        start = space.end() if space else start  # (from a word's start, where one is near)
         if text.startswith("… ", start):  # (not the separator of two sentences: "……")
             start += 2
         start = cut_at(text, start)  # (no excerpt starts inside an emoji or a flag)
@@ -278,9 +286,13 @@ def _around(text: str, focus: int, max_chars: int) -> str:
     return "…" + (_cut_end(piece) if end < len(text) else piece)
 
 
+_SPACE = re.compile(f"[ {_BREAK}]")
+"""What parts two words of a quote: a space or a line break (:data:`_BREAK`)."""
+
+
 def _cut_end(piece: str) -> str:
     """``piece``, cut short, with its "…": not after a sentences' separator (" …"), which
-    would read "……"."""
+    would read "……", nor after a line break (" / …")."""
     return piece.rstrip().removesuffix("…").rstrip() + "…"
 
 
@@ -292,7 +304,26 @@ def _trim(
     asked: frozenset[AnswerType] = frozenset(),
     fill: bool = False,
 ) -> str:
-    """``text`` as a block quotes it in ``max_chars`` (:data:`Strategy`). With ``fill``,
+    """``text`` as a block shows its quote (:func:`_quote`), its line breaks as " / "."""
+    return _shown(_quote(text, strategy, terms, max_chars, asked, fill))
+
+
+def _shown(text: str) -> str:
+    """``text`` (a quote, a block, a pack) with its line breaks (:data:`_BREAK`) as a reader
+    sees them, " / "."""
+    return text.replace(_BREAK, _LINE_BREAK)
+
+
+def _quote(
+    text: str,
+    strategy: Strategy,
+    terms: Sequence[str],
+    max_chars: int,
+    asked: frozenset[AnswerType] = frozenset(),
+    fill: bool = False,
+) -> str:
+    """``text`` as a block quotes it in ``max_chars`` (:data:`Strategy`), its line breaks as
+    :data:`_BREAK` (one character each, as measured). With ``fill``,
     ``quote_key_parts`` adds to the sentences that share the query's ``terms`` the one right
     after the best, when the quote still shows it whole: it holds an ``asked`` kind of
     answer (a time, a quantity), or it fits (an answer follows what it answers; further
@@ -304,9 +335,9 @@ def _trim(
         starts.add(len(sentences))
         said = (" ".join(sentence.split()) for sentence in _SENTENCE.split(line))
         sentences += [sentence for sentence in said if sentence]
-    text = _LINE_BREAK.join(lines)
+    text = _BREAK.join(lines)
     if strategy == "full" or len(text) <= max_chars:
-        return text if len(text) <= max_chars * 4 else text[: cut_at(text, max_chars * 4)] + "…"
+        return text if len(text) <= max_chars * 4 else _cut_end(text[: cut_at(text, max_chars * 4)])
     patterns = _patterns(tuple(terms)) if strategy == "quote_key_parts" else []
     weights = [_weight(s, patterns) for s in sentences] if patterns else []
     matched = any(weights)
@@ -343,7 +374,7 @@ def _trim(
 
 def _lines(text: str) -> list[str]:
     """``text`` as a quote shows it, in its lines that say something (:func:`_pieces`), each
-    with its white space as single spaces; a quote joins them with :data:`_LINE_BREAK`."""
+    with its white space as single spaces; a quote joins them with :data:`_BREAK`."""
     lines = (" ".join(piece.split()) for piece in _pieces(readable(text)))
     return [line for line in lines if line]
 
@@ -352,14 +383,14 @@ def _quoted(sentences: Sequence[str], kept: Sequence[int], starts: Set[int] = fr
     """The ``kept`` sentences (by place, in order) as a quote that shows what it leaves
     out: " … " where sentences were left out between two kept ones, before the first and
     after the last; next ones joined as they were written (a space, none after 。), or
-    " / " where the next begins a line of its own (``starts``: a list's, a log's), as a
-    memory quoted whole shows it."""
+    a line break (:data:`_BREAK`, shown " / ") where the next begins a line of its own
+    (``starts``: a list's, a log's), as a memory quoted whole shows it."""
     out = "… " if kept and kept[0] > 0 else ""
     for n, i in enumerate(kept):
         if n and i > kept[n - 1] + 1:
             out += " … "
         elif n and i in starts:
-            out += _LINE_BREAK
+            out += _BREAK
         elif n:
             out += "" if sentences[kept[n - 1]][-1:] in "。！？" else " "
         out += sentences[i]
@@ -419,12 +450,12 @@ def _reason(
 
 def _may_fill(ep: Episode, strategy: Strategy, max_chars: int) -> bool:
     """Whether filling can change the block of ``ep``: a ``quote_key_parts`` quote of a side
-    longer than ``max_chars`` as shown (its lines joined by :data:`_LINE_BREAK`; a shorter
-    one is quoted whole either way, :func:`_trim`)."""
+    longer than ``max_chars`` as measured (a line break one character, :data:`_BREAK`; a
+    shorter one is quoted whole either way, :func:`_quote`)."""
     if strategy != "quote_key_parts":
         return False
     sides = (ep.user_text, ep.reply_text) if ep.kind is EpisodeKind.exchange else (ep.content,)
-    return any(t and len(_LINE_BREAK.join(_lines(t))) > max_chars for t in sides)
+    return any(t and len(_BREAK.join(_lines(t))) > max_chars for t in sides)
 
 
 def _holds_asked(shown: str, query: str) -> bool:
@@ -459,6 +490,27 @@ def render_episode(
     ``speaker``; with ``fill``, a quote holds the sentence after the one that matched
     most, where ``max_chars`` allows: :func:`_trim`), the reason line unless ``why`` is False (it
     names the day of the memory it ``changes``: a later change, :mod:`.retrieve.changes`)."""
+    block = _block(
+        item, lang, query=query, strategy=strategy, max_chars=max_chars, zone=zone,
+        changes=changes, why=why, fill=fill,
+    )  # fmt: skip
+    return _shown(block)
+
+
+def _block(
+    item: Retrieved,
+    lang: str,
+    *,
+    query: str,
+    strategy: Strategy,
+    max_chars: int,
+    zone: tzinfo | None,
+    changes: Episode | None,
+    why: bool,
+    fill: bool,
+) -> str:
+    """:func:`render_episode` with its quotes' line breaks as :data:`_BREAK`, as the pack
+    measures a block against its budget (each one character, as before it showed them)."""
     ep = item.episode
     folded = _fold(query)
     dropped = asked_with(folded)
@@ -471,7 +523,7 @@ def render_episode(
     lines: list[str] = []
     quoted: list[str] = []
     for label, text in sides:
-        said = _trim(text, strategy, terms, max_chars, asked, fill) if text else ""
+        said = _quote(text, strategy, terms, max_chars, asked, fill) if text else ""
         if said:  # (a side of control characters alone says nothing: no empty line)
             if ep.kind is not EpisodeKind.exchange:
                 label = _speaker_label(label, ep.metadata.get("speaker"), said)
@@ -486,7 +538,7 @@ def render_episode(
     if why:
         arrow = "→ 関連: " if lang == "ja" else "→ why: "
         changed = _date_line(changes, lang, zone) if changes is not None else None
-        lines.append(arrow + _reason(item, lang, query, changed, "\n".join(quoted)))
+        lines.append(arrow + _reason(item, lang, query, changed, _shown("\n".join(quoted))))
     return "\n".join(lines)
 
 
@@ -520,7 +572,9 @@ def build_pack(
     whose text repeats one already in the pack, within :data:`.COPY_WINDOW_S`, is
     left out (it is not offered: :func:`.offered_results`), as is a result shown
     among the ``principles`` (one cut by their budget stays in the evidence). A principle
-    whose words repeat one already listed is listed once, whenever each was stored.
+    whose words repeat one already listed is listed once, whenever each was stored. A quote's
+    line break, shown " / ", counts as one character against the budget and in the pack's
+    ``tokens`` (:data:`_BREAK`): what fitted when it was shown as a space still fits.
     """
     lang = retrieval.language
     zone = retrieval.now.tzinfo if retrieval.now is not None else None
@@ -575,7 +629,7 @@ def build_pack(
                 if fits
                 else ()
             ):
-                block = render_episode(
+                block = _block(
                     item, lang, query=query, strategy=how, max_chars=chars, zone=zone,
                     changes=changes, why=why, fill=False,
                 )  # fmt: skip
@@ -608,9 +662,9 @@ def build_pack(
         for n, (item, how, chars, why, changes) in enumerate(drawn):
             if not _may_fill(item.episode, how, chars):  # (shown whole already: no new render)
                 continue
-            fuller = render_episode(
+            fuller = _block(
                 item, lang, query=query, strategy=how, max_chars=chars, zone=zone,
-                changes=changes, why=why,
+                changes=changes, why=why, fill=True,
             )  # fmt: skip
             more = estimate_tokens(fuller) - estimate_tokens(evidence[n])
             if used + more <= budget_tokens:
@@ -618,9 +672,9 @@ def build_pack(
                 used += more
         if evidence:
             blocks.append(header + "\n" + "\n\n".join(evidence))
-    text = "\n\n".join(blocks)
+    text = "\n\n".join(blocks)  # (measured with its quotes' line breaks as one character)
     return Pack(
-        text=text,
+        text=_shown(text),
         episode_ids=tuple(ids),
         tokens=estimate_tokens(text),
         injected=bool(text),

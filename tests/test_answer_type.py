@@ -305,9 +305,14 @@ def test_a_time_written_against_japanese_is_carried(text: str) -> None:
         ("df.to_csv('report.csv', sep=';')", False),  # a keyword argument
         ("value = dec(3) + oct_mode", False),  # a call, an identifier
         ("sort --sep , and cfg.oct.mask", False),  # an option, an attribute
+        ("the value of cfg.monday.start", False),
         ("GET /api/v2/users/12/3 returned 404", False),  # a path's numbers
         ("the server listens on port 2048", False),
         ("error: 1903 at line 2012, pid=1999", False),
+        ('File "app.py", line 2012, in main', False),
+        ("see line 2012 of main.py", False),
+        ("the job ended with exit code 2019 (status code 2001)", False),
+        ("errno=1999 and exit status 2020", False),
         ("open localhost:2020 and issue #1987", False),
         ("the yesterday.log file and tonight_backup", False),
         # prose: a date
@@ -318,13 +323,23 @@ def test_a_time_written_against_japanese_is_carried(text: str) -> None:
         ("We met in Dec.", True),
         ("the party on 12/24/2025", True),
         ("on 3/4/26 at the lake", True),
-        ("we support 2024 models since 2019", True),  # "support" is no "port"
+        ("we support 2024 models", True),  # "support" is no "port"
+        ("Advent of Code 2023 was when I learned Rust", True),  # a word that is prose too
+        ("the dress code 2024 is out", True),
+        ("My status 2020: single", True),
+        ("the exit 2019 results", True),
+        ("line 2012 of the report", True),  # of no file
+        # a capital after a dot starts a sentence written without its space
+        ("It rained yesterday.It was cold", True),
+        ("The appointment is on Monday.It is at noon", True),
+        ("ok.Tomorrow works", True),
         ("see you tomorrow", True),
     ],
 )
 def test_a_time_in_code_is_no_date(text: str, expected: bool) -> None:
     """ "sep=" read as September, 12/3 of a path as a day and "port 2048" as a year gave
-    code the bonus of a date."""
+    code the bonus of a date; then "Advent of Code 2023" lost its year and "Monday.It was
+    fun" its weekday (a dot before a word was an attribute's in either case)."""
     assert carries(text, TIME) is expected
 
 
@@ -341,3 +356,16 @@ def test_a_when_question_gives_code_no_bonus_of_a_date(
         r = mem.retrieve("when is the report export due?", limit=10, day_range=None)
     bonus = {x.episode.id: x.components.get("answer_type") for x in r.results}
     assert bonus[dated] == 1.0 and bonus[code] is None
+
+
+def test_a_long_run_of_digits_is_read_in_linear_time() -> None:
+    """A match was tried from each numeral of a run to its end: a run of 50,000 digits took
+    28 s (a pack reads every sentence of a memory, however long)."""
+    import time
+
+    started = time.monotonic()
+    for run in ("1" * 50_000, "一" * 50_000):
+        assert not carries(run + "x", TIME)  # (a number with no 月, 日…: no time)
+        assert carries(run + "日", TIME) and carries(run + "回", QUANTITY)
+    assert not carries("十分な時間", QUANTITY) and carries("三十分で着く", QUANTITY)
+    assert time.monotonic() - started < 5  # (0.1 s; quadratic, minutes)

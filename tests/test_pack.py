@@ -667,3 +667,46 @@ def test_a_line_break_is_shown_the_same_whatever_the_length(mem: Memory) -> None
     assert "apartment near the station, and the agent met us there." in text
     assert all(line.startswith(("[", "(", "##", "Observation: ", "→ ")) or not line
                for line in text.splitlines())  # fmt: skip
+
+
+def test_a_line_break_is_measured_as_the_one_character_it_is(mem: Memory) -> None:
+    """Shown as " / ", a line break counted three characters toward the 240 a quote may reach
+    and the budget: a shopping list of 189 characters (33 items) and a 買い物リスト of 212
+    were cut to their first line, and a log of 50 lines under ``full`` lost its last ones."""
+    from memengine.pack import _trim
+
+    items = ["milk", "eggs", "bread", "butter", "rice", "tofu", "natto", "miso", "leeks",
+             "apples", "bananas", "coffee", "tea", "salt", "sugar", "flour", "oil", "soap", "foil",
+             "ham", "jam", "beer", "wine", "gum", "nori", "ice", "kale", "figs", "dates", "yuzu",
+             "mochi", "udon", "soba"]  # fmt: skip
+    goods = "牛乳 卵 食パン バター 米 豆腐 納豆 味噌 ネギ りんご バナナ コーヒー 紅茶 塩 砂糖 小麦粉 油 石鹸 ハム ジャム ビール"
+    goods += " ワイン 海苔 氷 ケール いちじく 柚子 餅 うどん そば ごま みりん 酢 醤油 鮭 鶏肉 豚肉 牛肉 卵焼き 大根 人参"
+    goods += " 玉ねぎ じゃがいも キャベツ レタス トマト きゅうり なす ピーマン しいたけ えのき しめじ もやし ほうれん草 小松菜"
+    goods += " 白菜 ごぼう れんこん"
+    lists = [
+        ("Shopping list:\n" + "\n".join(items), "what's on my shopping list?", "en"),
+        ("買い物リスト\n" + "\n".join(goods.split()), "買い物リストに何がある？", "ja"),
+    ]
+    assert [len(" ".join(text.split())) for text, _, _ in lists] == [189, 212]
+    for text, query, lang in lists:
+        ep = mem.get(mem.add(text))
+        shown, spaced = " / ".join(text.splitlines()), " ".join(text.split())
+        pack = build_pack(_retrieval(ep, lang=lang), query=query, budget_tokens=800)
+        assert f"Observation: {shown}\n" in pack.text  # quoted whole, as before
+        assert pack.tokens == estimate_tokens(pack.text.replace(shown, spaced))  # (as before)
+        block = pack.text.split("\n", 1)[1].replace(shown, spaced)  # as it was packed before
+        before = estimate_tokens("[EPISODE_EVIDENCE]") + estimate_tokens(block) + 1
+        tight = build_pack(_retrieval(ep, lang=lang), query=query, budget_tokens=before)
+        assert tight.text == pack.text and tight.tokens <= before  # what fitted still fits
+        tighter = build_pack(_retrieval(ep, lang=lang), query=query, budget_tokens=before - 1)
+        assert shown not in tighter.text and tighter.truncated  # (and no more)
+    log = "\n".join(f"12:00:{i:02d} E{i} fail" for i in range(50))  # (889 characters)
+    full = _trim(log, "full", [], 240)
+    assert full.count("fail") == 50 and full.endswith("12:00:49 E49 fail")
+    # what did not fit before still does not: a longer list is quoted in part, a longer log cut
+    longer = "Shopping list:\n" + "\n".join(f"{item} (the organic kind)" for item in items)
+    quote = _trim(longer, "quote_key_parts", ["shopping", "list"], 240, fill=True)
+    assert quote.startswith("Shopping list: / milk") and "soba" not in quote
+    cut = _trim(log + "\n" + log, "full", [], 240)
+    assert "E49 fail" in cut and cut.count("fail") < 100 and cut.endswith("…")
+    assert not cut.endswith("/ …") and len(cut.replace(" / ", " ")) <= 961

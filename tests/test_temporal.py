@@ -815,6 +815,10 @@ NAMED_IN_CODE: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ('date -d "last monday" printed the wrong day', None),
     ("git log --since '3 days ago' --oneline", None),
     ('the regex for "3 days ago" does not match', None),
+    ("grep 'last week' in the notes", None),  # quoted as text to match
+    ("正規表現の「3日前」が合わない", None),
+    ("open 3 days ago.csv in the editor", None),  # a known extension
+    ("cd ~/notes/today/yesterday", None),  # a path goes on beside the two times
     ("```\ncron: run backup yesterday at 2am\n```\nwhy does it fail?", None),
     ("「`date -d yesterday` の出力は何だっけ」", None),
     ("report-2026-05-01.csv は開けた？", None),
@@ -827,6 +831,19 @@ NAMED_IN_CODE: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("it`s been a mess since yesterday", (d(2026, 5, 9), MAY10)),  # a backtick as apostrophe
     ("I -- no, we -- went yesterday", MAY9),
     ("先週/先々週の話", (d(2026, 4, 20), d(2026, 5, 4))),  # a slash between words
+    # a sentence written without its space after a time: no file's extension
+    ("I saw him yesterday.he said hi", MAY9),
+    ("what happened last week.any idea?", (d(2026, 4, 27), d(2026, 5, 4))),
+    ("what did we do 3 days ago.ok", (d(2026, 5, 6), d(2026, 5, 9))),
+    ("İstanbul trip: yesterday.Out of options", MAY9),  # (İ lower-cased is two characters)
+    # a time quoted in prose, not as text to match
+    ('you said "last monday" we went hiking', LAST_MONDAY),
+    ("was it 'last week' or earlier?", (d(2026, 4, 27), d(2026, 5, 4))),
+    ("remind me what we did “last weekend”", (d(2026, 5, 2), d(2026, 5, 4))),
+    ("「昨日」何食べたっけ", MAY9),
+    # a slash between two times: both
+    ("what did I say this morning/yesterday?", (d(2026, 5, 9), MAY10)),
+    ("last week/this week", (d(2026, 4, 27), MAY10)),
     ("2026/5/1に行った", (d(2026, 5, 1), d(2026, 5, 2))),
 ]
 
@@ -836,7 +853,9 @@ def test_a_time_named_in_code_names_no_time(
     text: str, expected: tuple[datetime, datetime] | None
 ) -> None:
     """Time words in a command, a file's name or backticks set a window: the question
-    about a command was searched for the day before."""
+    about a command was searched for the day before. Then the rule for code took too much:
+    a sentence after a time with no space ("yesterday.he said hi") as a file's name, a time
+    quoted in prose as a pattern's, "this morning/yesterday" as a path."""
     assert parse_time_window(text, MAY10) == expected
 
 

@@ -12,7 +12,8 @@ Two kinds, in English and Japanese:
 - ``time``: "when did/is …", "what date/day/year …", 「いつ」「何日」「何曜日」;
   carried by dates, month and weekday names, clock times and relative
   expressions ("yesterday", "next week", 「先月」「3月」「来週」), as words of prose, not of
-  code ("sep=';'", "dec(3)", the 12/3 of "/users/12/3", the "2048" of "port 2048").
+  code ("sep=';'", "dec(3)", the 12/3 of "/users/12/3", the "2048" of "port 2048"); a
+  capital after a dot starts a sentence ("Monday.It was fun", "ok.Tomorrow works").
 - ``quantity``: "how much/many/far/long/old …", "what number/price …",
   「いくら」「どのくらい」「何回」「何泊」「何グラム」; carried by any numeral (digits,
   number words, kanji numerals that count something: 八回, 二泊, 三千).
@@ -68,43 +69,56 @@ _MONTHS = (
     "january|february|march|april|june|july|august|september|october|november|december"
     "|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"
 )
-_WORD_START = r"(?<![.\w])(?<![\s-]-)(?<!^-)\b"
-_WORD_END = r"\b(?![=(_]|\.[a-z_])"
+_WORD_START = r"(?<!\w)(?:(?<!\.)|(?-i:(?=[A-Z])))(?<![\s-]-)(?<!^-)\b"
+_WORD_END = r"\b(?![=(_]|\.(?-i:[a-z_]))"
 """The edges of a time's word in prose, not in code: not an attribute, a keyword argument
 or a call ("df.sep", "sep=';'", "dec(3)", "oct.x"), nor an option ("--sep", "-dec"); "mid-Sep"
-and "Sept. 12" are words."""
-_NOT_YEAR = "".join(
-    rf"(?<!\b{label}{gap})"
-    for label in ("port", "error", "errno", "code", "pid", "line", "exit", "status")
-    for gap in (" ", ": ", "=")
+and "Sept. 12" are words, and so is one beside a dot and a capital, which starts a sentence
+written without its space ("Monday.It was fun", "ok.Tomorrow works"; read as written:
+:func:`carries_any`)."""
+_NOT_YEAR_LABELS = (
+    "port", "pid", "errno", "error", "exit code", "exit status", "status code", "error code",
+    "return code",
+)  # fmt: skip
+_NOT_YEAR = (
+    "".join(rf"(?<!\b{label}{gap})" for label in _NOT_YEAR_LABELS for gap in (" ", ": ", "="))
+    + "(?<![:#])"
 )
 """What a number of four digits is not a year after: a label of a number in code or a log
-("port 2048", "error: 1903", "line 2012"), a colon ("localhost:2020") or "#" ("#1999")."""
+("port 2048", "error: 1903", "pid=1999", "exit code 2019"; not a word that is prose too, "the
+dress code 2024", "My status 2020: single", "the exit 2019 results"), a colon ("localhost:2020")
+or "#" ("#1999")."""
+_LINE_NUMBER = r"(?!(?<=\bline \d{4})(?:[,:]|\s+in\b|\s+of\s+\S+\.[a-z]))"
+"""What a number of four digits after "line" is a line's number before, not a year: a comma
+or a colon, "in", "of" a file ('File "app.py", line 2012, in main', "line 2012 of main.py";
+not "line 2012 of the report")."""
 _EN_TIME_A = re.compile(
     rf"{_WORD_START}(?:{_MONTHS}){_WORD_END}|\bmay\s+\d|\b\d{{1,2}}(?:st|nd|rd|th)\b"
     r"|(?<!/)\b\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b(?!/\w)"  # not of a path: /users/12/3
-    rf"|(?<![:#]){_NOT_YEAR}\b(?:19|20)\d{{2}}\b"
+    rf"|{_NOT_YEAR}\b(?:19|20)\d{{2}}\b{_LINE_NUMBER}"
     rf"|{_WORD_START}(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend"
     rf"|yesterday|tomorrow|tonight){_WORD_END}"
     r"|\b(?:next|last|this|coming)\s+(?:week|month|year|spring|summer|fall|autumn|winter)\b"
     r"|\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\bo'clock\b|\b(?:days?|weeks?|months?|years?) ago\b",
-    re.ASCII,
+    re.ASCII | re.IGNORECASE,
 )
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
     "|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|dozen|half|couple"
 )
-_EN_QUANTITY_A = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.ASCII)  # digits: _DIGIT
+_EN_QUANTITY_A = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.ASCII | re.IGNORECASE)  # digits: _DIGIT
 _JA_NUMERAL = r"[0-9一二三四五六七八九十百千万両数]"
-_JA_TIME_A = re.compile(
-    rf"{_JA_NUMERAL}+\s*(?:月|日|時|年|曜)|曜日|昨日|明日|明後日|一昨日|来週|先週|今週"
-    r"|来月|先月|今月|来年|去年|昨年|週末"
+_JA_TIME_A = re.compile(  # (from a run's first numeral: linear in a run of 50,000 digits)
+    rf"(?<!{_JA_NUMERAL}){_JA_NUMERAL}+\s*(?:月|日|時|年|曜)|曜日|昨日|明日|明後日|一昨日|来週|先週"
+    r"|今週|来月|先月|今月|来年|去年|昨年|週末"
 )
 # digits, or kanji numerals that count something (八回, 二泊三日, 数人): the 一 of 一緒 or 一応
-# is not a number, nor 一番 "most" or 十分な/十分に "enough" (十分で "in ten minutes" is)
+# is not a number, nor 一番 "most" or 十分な/十分に "enough" (十分で "in ten minutes" is);
+# read from a run's first numeral, as _JA_TIME_A
 _JA_QUANTITY_A = re.compile(
-    rf"(?!一番|十分[なにだ])[一二三四五六七八九十百千万両数]+(?:{_JA_COUNTERS}|月|日|時|ヶ所|つ|名)"
-    r"|[一二三四五六七八九][十百千万]"
+    r"(?<![一二三四五六七八九十百千万両数])(?!一番|十分[なにだ])[一二三四五六七八九十百千万両数]+"
+    rf"(?:{_JA_COUNTERS}|月|日|時|ヶ所|つ|名)|[一二三四五六七八九][十百千万]",
+    re.IGNORECASE,
 )
 
 _ASKED = {
@@ -136,8 +150,9 @@ def carries(text: str, kind: AnswerType) -> bool:
 
 
 def carries_any(text: str, kinds: frozenset[AnswerType]) -> bool:
-    """Whether ``text`` holds something that could answer one of the ``kinds`` (normalised once)."""
+    """Whether ``text`` holds something that could answer one of the ``kinds`` (normalised once,
+    NFKC; read as written, in either case: a capital after a dot starts a sentence)."""
     if not kinds:
         return False
-    norm = _norm(text)
-    return any(p.search(norm) for kind in kinds for p in _CARRIED[kind])
+    written = unicodedata.normalize("NFKC", text)
+    return any(p.search(written) for kind in kinds for p in _CARRIED[kind])

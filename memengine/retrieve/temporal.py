@@ -36,8 +36,9 @@ not look ahead (:func:`_told_as_past`), and so, told as past, a weekday, a weeke
 day of the month named alone is the latest one; words that count from a time move it
 ("the week before 16 November", クリスマスの前の週: :func:`_offsets`), and a time with its
 year written beside others keeps only those near it (:func:`_anchored_years`); a time named
-in code ("git log --since=yesterday", "yesterday.log", a span in backticks) names none
-(:func:`_named_in_code`).
+in code ("git log --since=yesterday", "yesterday.log", a span in backticks, the regex for "3
+days ago") names none (:func:`_named_in_code`), one quoted in prose or before a sentence
+written without its space ("yesterday.he said hi") still does.
 """
 
 from __future__ import annotations
@@ -1438,12 +1439,22 @@ def find_time_expressions(
         return []
     read = within(text, max_chars)
     norm = _normalise(read)
-    cased = _ERA_YEAR.sub(_western_year, unicodedata.normalize("NFKC", read))
+    cased = _ERA_YEAR.sub(_western_year, _as_written(unicodedata.normalize("NFKC", read)))
     token = _CASED.set(cased if len(cased) == len(norm) else "")  # (as written: "May 3")
     try:
         return _found(norm, now)
     finally:
         _CASED.reset(token)
+
+
+def _as_written(nfkc: str) -> str:
+    """The NFKC text ``nfkc`` as written, in its case, each character as long as its lower
+    case (İ lower-cased is i and a combining dot: two), so that its offsets are those of the
+    normalised text ("İstanbul was great yesterday.It rained": the capital after the dot is
+    found)."""
+    if len(nfkc.lower()) == len(nfkc):
+        return nfkc
+    return "".join(c + c.lower()[1:] for c in nfkc)
 
 
 _Found = tuple[int, int, Window, str]
@@ -1615,19 +1626,34 @@ closed) or a span in backticks on one line (not from a backtick typed for an apo
 "it`s", to the next)."""
 _OPTION_BEFORE = re.compile(r"(?<![\w-])(?:--[a-z][a-z0-9-]*(?:=| +)|-[a-z] +)[\"']?$", re.ASCII)
 """A command's option just before its value: "--since=", "--since ", "-d ", '-d "'."""
-_FILE_AFTER = re.compile(r"\.[a-z][a-z0-9]{0,4}(?![a-z0-9])", re.ASCII)
-"""A file name's extension just after a word: "yesterday.log" (not "yesterday.It rained",
-where a capital begins the next sentence)."""
+_EXTENSIONS = (
+    "log|txt|md|json|yaml|yml|csv|py|js|ts|sh|sql|xml|html|ini|toml|conf|cfg|out|err|bak|gz|zip"
+    "|tar|png|jpg|pdf|doc|docx|xls|xlsx"
+)
+_FILE_AFTER = re.compile(rf"\.(?:{_EXTENSIONS})(?![a-z0-9])", re.ASCII)
+"""A file name's known extension just after a word: "yesterday.log", "3 days ago.csv"; not
+a sentence written without its space ("I saw him yesterday.he said hi", "3 days ago.ok"),
+nor one whose capital begins it ("yesterday.Out of time")."""
 _PATH_BEFORE = re.compile(r"(?:^|[\s\w.~-])/$", re.ASCII)
 """A path's slash just before a word: "logs/yesterday", "/yesterday" (not 先週/先々週)."""
-_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’"}
+_PATH_WORD = re.compile(r"[\w.-]*$", re.ASCII)
+"""The name of a path's part before a slash: the "logs" of "logs/yesterday"."""
+_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "「": "」", "『": "』"}
+_QUOTED_AS_TEXT = re.compile(
+    r"(?:\b(?:regexp?|regexes|pattern|string|grep|search(?:ed|es|ing)? for|match(?:es|ed|ing)?)"
+    r"(?: (?:for|like|of))?|正規表現|パターン|文字列)[:：]? ?(?:の|で|は)?$"
+)
+"""What before a time quoted alone names it as text to match, not a time: the regex for "3
+days ago", grep 'last week', the string "yesterday", 正規表現の「3日前」 (not 'you said "last
+monday" we went hiking', "was it 'last week' or earlier?")."""
 
 
 def _named_in_code(norm: str, m: re.Match[str], code: Sequence[tuple[int, int]]) -> bool:
     """Whether the expression ``m`` is named as code names it, not said of a time: in
     backticks (``code``: "`journalctl --since yesterday`"), an option's value
     ("--since=yesterday", "-d 'last monday'"), part of a file's name or path ("yesterday.log",
-    "logs/yesterday"), or quoted alone (the regex for "3 days ago")."""
+    "logs/yesterday": :func:`_in_a_path`), or quoted alone as text to match (the regex for
+    "3 days ago"; not 'you said "last monday"')."""
     start, end = m.start(), m.end()
     if any(first < end and start < last for first, last in code):
         return True
@@ -1636,10 +1662,36 @@ def _named_in_code(norm: str, m: re.Match[str], code: Sequence[tuple[int, int]])
     cased = _CASED.get()
     if _FILE_AFTER.match(norm, end) and not (cased and cased[end + 1].isupper()):
         return True
-    if _PATH_BEFORE.search(norm, max(0, start - 2), start):
+    if _in_a_path(norm, start, end):
         return True
     quote = norm[start - 1 : start] if start else ""
-    return bool(quote) and _QUOTES.get(quote) == norm[end : end + 1]
+    return (
+        bool(quote)
+        and _QUOTES.get(quote) == norm[end : end + 1]
+        and _QUOTED_AS_TEXT.search(norm, max(0, start - 40), start - 1) is not None
+    )
+
+
+def _in_a_path(norm: str, start: int, end: int) -> bool:
+    """Whether the expression at ``start``..``end`` follows a path's slash ("logs/yesterday",
+    "/yesterday"): not a slash between two times ("this morning/yesterday", "last week/this
+    week"), unless the path goes on beside them ("~/notes/today/yesterday",
+    "backups/today/yesterday/")."""
+    if not _PATH_BEFORE.search(norm, max(0, start - 2), start):
+        return False
+    slash = start - 1
+    if not _ends_a_time(norm, slash):
+        return True
+    word = _PATH_WORD.search(norm, max(0, slash - 40), slash)
+    at = word.start() if word else slash
+    return norm[at - 1 : at] in ("/", "~") or norm[end : end + 1] == "/"
+
+
+def _ends_a_time(norm: str, at: int) -> bool:
+    """Whether a time expression (of any rule, read alone) ends at ``at``: the "this
+    morning" of "this morning/yesterday"."""
+    since = max(0, at - 40)
+    return any(m.end() == at for pattern, _ in _RULES for m in pattern.finditer(norm, since, at))
 
 
 def parse_time_window(text: str, now: datetime, *, max_chars: int = MAX_TIME_TEXT) -> Window | None:
