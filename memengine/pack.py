@@ -308,6 +308,11 @@ def _trim(
     return _shown(_quote(text, strategy, terms, max_chars, asked, fill))
 
 
+def _tokens(text: str) -> int:
+    """The token estimate of ``text`` as shown (:func:`_shown`)."""
+    return estimate_tokens(_shown(text))
+
+
 def _shown(text: str) -> str:
     """``text`` (a quote, a block, a pack) with its line breaks (:data:`_BREAK`) as a reader
     sees them, " / "."""
@@ -572,9 +577,9 @@ def build_pack(
     whose text repeats one already in the pack, within :data:`.COPY_WINDOW_S`, is
     left out (it is not offered: :func:`.offered_results`), as is a result shown
     among the ``principles`` (one cut by their budget stays in the evidence). A principle
-    whose words repeat one already listed is listed once, whenever each was stored. A quote's
-    line break, shown " / ", counts as one character against the budget and in the pack's
-    ``tokens`` (:data:`_BREAK`): what fitted when it was shown as a space still fits.
+    whose words repeat one already listed is listed once, whenever each was stored. The
+    budget and the pack's ``tokens`` count the text as shown (a quote's line break as " / ";
+    the length a quote may reach counts it as the one character it is: :data:`_BREAK`).
     """
     lang = retrieval.language
     zone = retrieval.now.tzinfo if retrieval.now is not None else None
@@ -586,7 +591,7 @@ def build_pack(
     copies: set[int] = set()  # principles stored more than once: said once
     if principles:
         plines = [_PRINCIPLES[lang]]
-        pused = estimate_tokens(plines[0])
+        pused = _tokens(plines[0])
         for p in principles:
             raw = p.content or p.text
             if len(raw) > 64 * max(principle_budget_tokens, 1):  # can never fit: not read
@@ -596,7 +601,7 @@ def build_pack(
             if line in plines:  # a rule stored again (at each start-up) is one rule
                 copies.add(p.id)
                 continue
-            cost = estimate_tokens(line)
+            cost = _tokens(line)
             if pused + cost > principle_budget_tokens:  # a long rule: the shorter ones still go
                 truncated = True
                 continue
@@ -608,7 +613,7 @@ def build_pack(
     offered = retrieval.offered  # (what feedback judges an answer against)
     if offered:
         frame = _frame(retrieval.now, lang)
-        used = estimate_tokens(_HEADER)  # (the frame line goes in if it fits: below)
+        used = _tokens(_HEADER)  # (the frame line goes in if it fits: below)
         evidence: list[str] = []
         drawn: list[tuple[Retrieved, Strategy, int, bool, Episode | None]] = []
         shown = {*ids, *copies}  # principles in their block are not repeated as evidence
@@ -633,7 +638,7 @@ def build_pack(
                     item, lang, query=query, strategy=how, max_chars=chars, zone=zone,
                     changes=changes, why=why, fill=False,
                 )  # fmt: skip
-                cost = estimate_tokens(block) + 1
+                cost = _tokens(block) + 1
                 if not block or used + cost <= budget_tokens:
                     truncated = truncated or n > 0
                     break
@@ -656,7 +661,7 @@ def build_pack(
         # memory's place)
         header = _HEADER
         framed = f"{_HEADER}\n{frame}"
-        extra = estimate_tokens(framed) - estimate_tokens(_HEADER)
+        extra = _tokens(framed) - _tokens(_HEADER)
         if frame and used + extra <= budget_tokens:
             header, used = framed, used + extra
         for n, (item, how, chars, why, changes) in enumerate(drawn):
@@ -666,7 +671,7 @@ def build_pack(
                 item, lang, query=query, strategy=how, max_chars=chars, zone=zone,
                 changes=changes, why=why, fill=True,
             )  # fmt: skip
-            more = estimate_tokens(fuller) - estimate_tokens(evidence[n])
+            more = _tokens(fuller) - _tokens(evidence[n])
             if used + more <= budget_tokens:
                 evidence[n] = fuller
                 used += more
@@ -676,7 +681,7 @@ def build_pack(
     return Pack(
         text=_shown(text),
         episode_ids=tuple(ids),
-        tokens=estimate_tokens(text),
+        tokens=_tokens(text),
         injected=bool(text),
         language=lang,
         truncated=truncated,

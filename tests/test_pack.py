@@ -670,9 +670,10 @@ def test_a_line_break_is_shown_the_same_whatever_the_length(mem: Memory) -> None
 
 
 def test_a_line_break_is_measured_as_the_one_character_it_is(mem: Memory) -> None:
-    """Shown as " / ", a line break counted three characters toward the 240 a quote may reach
-    and the budget: a shopping list of 189 characters (33 items) and a 買い物リスト of 212
-    were cut to their first line, and a log of 50 lines under ``full`` lost its last ones."""
+    """Shown as " / ", a line break counted three characters toward the 240 a quote may reach:
+    a shopping list of 189 characters (33 items) and a 買い物リスト of 212 were cut to their
+    first line, and a log of 50 lines under ``full`` lost its last ones. The token budget
+    and ``tokens`` count the text as shown."""
     from memengine.pack import _trim
 
     items = ["milk", "eggs", "bread", "butter", "rice", "tofu", "natto", "miso", "leeks",
@@ -692,13 +693,13 @@ def test_a_line_break_is_measured_as_the_one_character_it_is(mem: Memory) -> Non
         ep = mem.get(mem.add(text))
         shown, spaced = " / ".join(text.splitlines()), " ".join(text.split())
         pack = build_pack(_retrieval(ep, lang=lang), query=query, budget_tokens=800)
-        assert f"Observation: {shown}\n" in pack.text  # quoted whole, as before
-        assert pack.tokens == estimate_tokens(pack.text.replace(shown, spaced))  # (as before)
-        block = pack.text.split("\n", 1)[1].replace(shown, spaced)  # as it was packed before
-        before = estimate_tokens("[EPISODE_EVIDENCE]") + estimate_tokens(block) + 1
-        tight = build_pack(_retrieval(ep, lang=lang), query=query, budget_tokens=before)
-        assert tight.text == pack.text and tight.tokens <= before  # what fitted still fits
-        tighter = build_pack(_retrieval(ep, lang=lang), query=query, budget_tokens=before - 1)
+        assert f"Observation: {shown}\n" in pack.text and spaced not in pack.text  # whole
+        assert pack.tokens == estimate_tokens(pack.text)  # (the text as shown)
+        block = pack.text.split("\n", 1)[1]
+        fits = estimate_tokens("[EPISODE_EVIDENCE]") + estimate_tokens(block) + 1
+        tight = build_pack(_retrieval(ep, lang=lang), query=query, budget_tokens=fits)
+        assert tight.text == pack.text and tight.tokens <= fits
+        tighter = build_pack(_retrieval(ep, lang=lang), query=query, budget_tokens=fits - 1)
         assert shown not in tighter.text and tighter.truncated  # (and no more)
     log = "\n".join(f"12:00:{i:02d} E{i} fail" for i in range(50))  # (889 characters)
     full = _trim(log, "full", [], 240)
