@@ -226,9 +226,9 @@ class FastPath:
         asking the embedder nothing; so does a turn whose vector read finds the file
         re-embedded by another process since the query was embedded (another model under
         the same id: an :class:`.EmbeddingError` from the store), saying so. The full-text
-        search leaves out ``time_terms``, the words of the times the message names ("last",
-        "week", 先週: the time window answers for them; "last" as a word found every
-        "Traceback (most recent call last)")."""
+        search leaves out ``time_terms``, the words of the times the message names that
+        point from now (:func:`.retriever.time_terms`: "last", "ago"; the time window
+        answers for them, and "last" as a word found every "most recent call last")."""
         args = (filters, now, exclude, repeats)
         try:
             return self._run(queries, *args, skip_vectors, joined, time_terms)
