@@ -21,9 +21,9 @@ sentences that share words with the query, around the one that shares the most
 the memories packed are chosen holds it), to their first sentence (``summarize``), or kept whole up
 to four times the length of the others (``full``); a quote marks what it leaves
 out with "…", and shows a memory's line breaks as " / " (a side is one line of the pack),
-whatever its length; a line break counts as the one character it is in the memory (for the
-length a quote may reach and the token budget), so what fitted as a run of spaces still
-fits. Control characters and the marks that reorder text on screen are
+whatever its length; a line break counts as the one character it is in the memory for the
+length a quote may reach, so what fitted as a run of spaces still fits (the token budget
+counts the text as shown). Control characters and the marks that reorder text on screen are
 left out of what a memory says.
 """
 
@@ -76,7 +76,7 @@ _LINE_BREAK = " / "
 _BREAK = "\x1f"
 """A line break of a memory as a quote is measured: one character, as the space it was
 before it was shown as :data:`_LINE_BREAK` (a 33-item shopping list of 189 characters is
-quoted whole in 240; a block's token estimate counts it so too); a control character, so
+quoted whole in 240; the token budget counts it as shown); a control character, so
 no memory holds one (:func:`.text.readable`), shown as " / " by :func:`_shown`."""
 _HEADER = "[EPISODE_EVIDENCE]"
 _HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")

@@ -765,3 +765,13 @@ def test_a_negated_anymore_and_a_used_to_come_before_the_old_fact(
         r = real_mem.retrieve(question)
         assert [x.episode.id for x in r.results[:2]] == [new, old]
         assert r.results[0].components["changes"] == float(old)
+
+
+def test_a_shop_or_a_clinic_is_no_owner_and_an_evening_is_a_time() -> None:
+    """歯医者さんの and ケーキ屋さんの named a person; 夕方にずらした was no change once 方 left
+    the times a plan is moved to (窓の方にずらした still is none)."""
+    assert _owners("歯医者さんの予約が19日に変更になった", "予約", set()) == set()
+    assert _owners("ケーキ屋さんの予約が変わった", "予約", set()) == set()
+    assert _owners("田中さんの予約が19日に変更になった", "予約", set()) == {"田中"}
+    assert change_sentences("歯医者の予約、夕方にずらした")
+    assert not change_sentences("ソファを窓の方にずらした")

@@ -600,3 +600,28 @@ def test_days_named_in_an_answer() -> None:
     ran = named_days("今月は5回だよ。1日、9日、14日！", jst)  # (days to come are last month's)
     assert ran == {date(2026, 4, 1), date(2026, 3, 9), date(2026, 3, 14)}
     assert named_days("3日間休んだ", jst) == set()
+
+
+def test_an_answer_that_does_not_know_what_it_names_credits_nothing(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """A list read only in names credited every memory an answer disowned ("I don't
+    remember Liam or Emma") or asked about ("How was Barcelona?"), and every day it said it
+    did not know (3日と10日は何してたか覚えてないな)."""
+    liam, emma, trip = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("My son Liam loves dinosaurs", "So cute!"),
+            ("My daughter Emma started piano lessons", "Lovely!"),
+            ("We went to Barcelona last summer", "Fun!"),
+        ],
+    )
+    offered = [liam, emma, trip]
+    for answer in [
+        "I don't remember Liam or Emma, sorry.",
+        "Who are Liam and Emma? I don't think you've told me about Barcelona either.",
+    ]:
+        assert _judged(real_mem, answer, offered) == {}, answer
+    assert set(_judged(real_mem, "Have fun! Say hi to Liam. How was Barcelona?", offered)) <= {liam}
+    assert set(_judged(real_mem, "Say hi to Liam and Emma!", offered)) == {liam, emma}

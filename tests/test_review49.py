@@ -105,6 +105,8 @@ def test_a_paste_told_again_finds_the_old_one_and_its_fix(real_mem: Memory) -> N
         ("need it ASAP, lmao", []),  # (four capitals or fewer)
         ("e.g. the U.S. trip at 5 a.m., thanks.see you", []),
         ("1.5kg of flour at 2pm-ish", []),
+        ("what was the ERESOLVE error from NPM?", ["eresolve"]),  # (two acronyms: no shout)
+        ("I'm SOOOO tired, gr8, see u l8r, my PS5 and the U.S.A.", []),
         ("meet at 4pm on the 3rd, ran 5km", []),  # (times, ordinals, amounts)
         ("version 3.11.7 is out", []),
         ("How was your day?", []),
@@ -205,7 +207,9 @@ def test_each_part_of_a_split_question_packs_its_answer(mem: Memory) -> None:
     assert "Alvarez" in mem.pack(r).text
 
 
-@pytest.mark.parametrize("greeting", ["おはよう\n今日もがんばる", "Morning!\nCoffee time"])
+@pytest.mark.parametrize(
+    "greeting", ["おはよう\n今日もがんばる", "Morning!\nCoffee time", "That movie was AMAZING"]
+)
 def test_a_greeting_of_two_lines_is_still_small_talk(real_mem: Memory, greeting: str) -> None:
     """Its old copies were packed once a paste of several lines stopped being small talk."""
     for _ in range(3):
@@ -214,3 +218,38 @@ def test_a_greeting_of_two_lines_is_still_small_talk(real_mem: Memory, greeting:
     copies = [x for x in r.results if x.episode.user_text == greeting]
     assert copies and all("repeat" in x.components for x in copies)
     assert not r.should_inject
+
+
+def test_a_message_of_three_lines_is_no_small_talk(real_mem: Memory) -> None:
+    """Small talk is one or two lines: the third made a pasted note's old copy a repeat."""
+    note = "Shopping\nmilk, eggs\nand the dry cleaning"
+    copy = real_mem.add_exchange(note, "Got it.")
+    real_mem.add_exchange("Lunch was great", "Nice!")
+    r = real_mem.retrieve(note)
+    assert r.results[0].episode.id == copy and "repeat" not in r.results[0].components
+
+
+@pytest.mark.parametrize(
+    ("text", "leans"),
+    [
+        ("Wait. When is it?", True),  # (a chat opener is no noun "it" stands for)
+        ("Nice! When does it start?", True),
+        ("うそのような本当の話があってさ", False),  # (the その of 嘘の)
+        ("おそれいりますが明日は休みます", False),
+    ],
+)
+def test_openers_and_words_that_hold_a_demonstrative(text: str, leans: bool) -> None:
+    from memengine.retrieve.recent import _leans_back
+
+    assert _leans_back(text.lower()) is leans
+
+
+def test_a_title_in_quotes_names_no_time() -> None:
+    """The song "Yesterday" opened a window on yesterday."""
+    from datetime import datetime, timezone
+
+    from memengine.retrieve.temporal import parse_time_window
+
+    now = datetime(2026, 11, 4, 12, tzinfo=timezone.utc)
+    assert parse_time_window('my favourite Beatles song is "Yesterday"', now) is None
+    assert parse_time_window('you said "last monday" we went hiking', now) is not None

@@ -44,7 +44,16 @@ from ..retrieve.temporal import find_time_expressions
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import CJK_CHARACTER, as_a_word, counted, fold, prompt_line, query_terms, shell_word
+from ..text import (
+    CJK_CHARACTER,
+    as_a_word,
+    counted,
+    fold,
+    prompt_line,
+    query_terms,
+    sentences,
+    shell_word,
+)
 from .strength import impact_of
 
 __all__ = [
@@ -138,14 +147,19 @@ def match_answer(
     terms_of = {ep.id: set(query_terms(ep.text)) for ep in episodes}
     holders = Counter(t for terms in terms_of.values() for t in terms)
     own_rare = {t for t in own if t in rare and holders[t] <= 1}
-    names = _names(answer) if own_rare else set()
-    folded = fold(answer)
+    # a list is read in what the answer states: not in a question ("How was Barcelona?"),
+    # nor in an answer that says it does not know ("I don't remember Liam or Emma")
+    stated = "" if _DISOWNS.search(answer) else _statements(answer)
+    stated_terms = set(query_terms(stated))
+    names = _names(stated) if own_rare and stated else set()
+    folded = fold(stated)
     found: dict[int, str] = {}
     carried: dict[int, str] = {}  # each memory whose own content the answer carries
     for ep in episodes:
         # the user's side only (a stock reply is the assistant's), content words only
         told = set(query_terms(ep.user_text if ep.user_text is not None else ep.content or ""))
-        why = _own_content(ep, answer_terms, names, own_rare & terms_of[ep.id], told, folded)
+        fresh = own_rare & terms_of[ep.id] & stated_terms
+        why = _own_content(ep, stated_terms, names, fresh, told, folded) if stated else ""
         if why:
             carried[ep.id] = why
         tag = next(
@@ -177,13 +191,29 @@ def match_answer(
     if len(carried) >= 2:  # a list answer: each memory it draws on
         for i, why in carried.items():
             found.setdefault(i, why)
-    if asked_at is not None:
-        found.update(_by_day(answer, episodes, found, asked_at))
+    if asked_at is not None and stated:
+        found.update(_by_day(stated, episodes, found, asked_at))
     for ep in episodes:
         sim = similarities.get(ep.id)
         if ep.id not in found and sim is not None and sim >= cfg.answer_match_threshold:
             found[ep.id] = f"similar to the answer ({sim:.2f})"
     return found
+
+
+_DISOWNS = re.compile(
+    r"\b(?:(?:don't|do not|can't|cannot|couldn't|didn't) (?:remember|recall|know|say)"
+    r"|not sure|no idea|haven't (?:told|mentioned)|never (?:told|mentioned))\b"
+    r"|覚えてない|覚えていない|思い出せない|わからない|分からない|知らない|聞いてない|聞いていない",
+    re.IGNORECASE,
+)
+"""What an answer says when it does not know what it names ("I don't remember Liam or
+Emma, sorry.", 3日と10日は何してたか覚えてないな): no list of memories it drew on."""
+
+
+def _statements(answer: str) -> str:
+    """The sentences of ``answer`` that state, not ask ("Say hi to Liam." of "Say hi to
+    Liam. How was Barcelona?")."""
+    return " ".join(s for s in sentences(answer) if not s.rstrip().endswith(("?", "？")))
 
 
 def _by_day(
@@ -301,20 +331,32 @@ def _words(terms: set[str], text: str) -> list[str]:
     """The distinct words ``terms`` (of :func:`~memengine.text.query_terms`) make in
     ``text`` (folded), each as one of its terms: a Latin term is a word; of a CJK run's, a
     single character is none (it is inside a bigram: 仕事 gives 仕, 事 and 仕事, one word)
-    and bigrams that overlap in ``text`` are one (東京駅 gives 東京 and 京駅)."""
+    and bigrams written overlapping in ``text`` are one (東京駅 gives 東京 and 京駅). One pass
+    over ``text``: a long paste of kanji costs its length, not its square."""
     words = sorted(t for t in terms if not CJK_CHARACTER.search(t))
-    groups: list[list[str]] = []
-    for gram in sorted(t for t in terms if CJK_CHARACTER.search(t) and len(t) > 1):
-        linked = [g for g in groups if any(_overlap(gram, other, text) for other in g)]
-        groups = [g for g in groups if g not in linked]
-        groups.append([gram, *(t for g in linked for t in g)])
-    return words + sorted(min(g, key=text.find) for g in groups)
+    grams = {t for t in terms if CJK_CHARACTER.search(t) and len(t) > 1}
+    parent = {g: g for g in grams}
 
+    def root(gram: str) -> str:
+        while parent[gram] != gram:
+            parent[gram] = parent[parent[gram]]
+            gram = parent[gram]
+        return gram
 
-def _overlap(gram: str, other: str, text: str) -> bool:
-    """Whether the bigrams ``gram`` and ``other`` are written overlapping in ``text``, as
-    pieces of one word (東京 and 京駅 in 東京駅)."""
-    return any(a[-1] == b[0] and a + b[1:] in text for a, b in ((gram, other), (other, gram)))
+    first: dict[str, int] = {}
+    for i in range(len(text) - 1):
+        here = text[i : i + 2]
+        if here not in grams:
+            continue
+        first.setdefault(here, i)
+        after = text[i + 1 : i + 3]
+        if after in grams:
+            parent[root(here)] = root(after)
+    groups: dict[str, list[str]] = {}
+    for gram in grams:
+        groups.setdefault(root(gram), []).append(gram)
+    shown = (min(g, key=lambda t: (first.get(t, len(text)), t)) for g in groups.values())
+    return words + sorted(shown)
 
 
 _MORE_DAYS = re.compile(

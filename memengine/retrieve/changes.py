@@ -73,7 +73,7 @@ commas ("moved my appointment again, to March 26th", "changed the venue, again, 
 Hilton"); never a comma just after the verb, which ends a list's item ("Got up, changed,
 drove to work", "I moved, stretched, went to bed"), nor a comma a next item follows
 ("changed clothes, drove to work")."""
-_JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした)(?:に|へ|まで)"
+_JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした|夕方|明け方)(?:に|へ|まで)"
 """A time a Japanese plan is shifted to (来週に, 19日に, 金曜に, 午後に, 週末まで), before ずらした
 (not a place: ソファを窓の方にずらした)."""
 
@@ -403,7 +403,8 @@ _JA_WHO = (
     r"(?:(?P<me>私|僕|俺|うち)"
     rf"|(?<![\u4e00-\u9fff々\u30a1-\u30ff])お?(?P<kin>{_JA_KIN})(?:さん|ちゃん|くん)?"
     r"|(?<![\u4e00-\u9fff々])(?P<he>彼)"
-    r"|(?P<name>(?<![\u4e00-\u9fff々])[\u4e00-\u9fff々]{1,4}|(?<![\u30a1-\u30ff])[\u30a1-\u30ff]{1,8}"
+    r"|(?P<name>(?<![\u4e00-\u9fff々])[\u4e00-\u9fff々]{0,3}[\u4e00-\u9fff々](?<![者屋店院医局所館社課科])"
+    r"|(?<![\u30a1-\u30ff])[\u30a1-\u30ff]{1,8}"
     r"|(?<![a-z])[a-z]{1,12})(?:さん|ちゃん|くん|君|様))の"
 )
 """A Japanese owner and its の (私の, 娘の, お母さんの, 彼の, 田中さんの; not 彼女の)."""

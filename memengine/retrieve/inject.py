@@ -36,6 +36,8 @@ __all__ = ["evidence_found", "should_inject", "top_cosine"]
 _CODE_TOKEN = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*", re.ASCII)
 """A memory's words as :func:`.signals.code_words` reads a code (a whole word: "good" is not
 in "goods")."""
+_PARTS = re.compile(r"[._-]")
+"""What joins the parts of a memory's word ("psycopg2" of "psycopg2.OperationalError")."""
 _CODE_CHARS = 20_000
 """How much of a memory is read for a code."""
 
@@ -53,7 +55,8 @@ def evidence_found(
         if not may_answer(comps):
             continue
         if codes and comps.get("bm25_rank", 99) <= 1 and lexical_agreement(comps):
-            words = set(_CODE_TOKEN.findall(c.episode.text[:_CODE_CHARS].lower()))
+            tokens = _CODE_TOKEN.findall(c.episode.text[:_CODE_CHARS].lower())
+            words = {*tokens, *(part for t in tokens for part in _PARTS.split(t))}
             if any(code in words for code in codes):
                 return True
         if (

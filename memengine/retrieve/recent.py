@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -295,10 +296,10 @@ def repeat_check(said: Sequence[Message], text: str, turns: int, max_chars: int)
     return RepeatCheck(out, terms)
 
 
-_JA_OPENS = "(?:(?<![\u3041-\u3096])|(?<=[はがをにでもとへやよかてっんえうあお]))"
+_JA_OPENS = "(?:(?<![\u3041-\u3096])|(?<=[はがをにでもとへやよかてっんえあ]))"
 """Where a Japanese demonstrative may begin: not inside a word of hiragana (the この of
-きなこの, どこの, ねこの is a word's end and the particle の), but after a particle or a
-filler (じゃこのあとは, 僕もあれ見たい, うんそれ, えそれ何時から？)."""
+きなこの, どこの, ねこの is a word's end and the particle の; nor うその, おそれ, おこのみ), but
+after a particle or a filler (じゃこのあとは, 僕もあれ見たい, うんそれ, えそれ何時から？)."""
 
 _POINTS_BACK = re.compile(
     r"\b(?:it|its|he|him|his|she|her|hers|they|them|their|one|ones|that|this|these|those"
@@ -335,13 +336,29 @@ def _leans_back(text: str) -> bool:
     a word of meaning it can stand for ("What's our vet called? I need to call them"; "How
     much did I pay for it?" leans on the talk of a bike)."""
     marks = [m.end() for m in _SENTENCE_MARKS.finditer(text)]
+    meant = next((w.start() for w in _WORD.finditer(text) if _means(w.group())), len(text))
     for m in _POINTS_BACK.finditer(text):
         if _PRONOUN.fullmatch(m.group()):
-            opens = max((end for end in marks if end <= m.start()), default=0)
-            if any(w.group() not in ENGLISH_STOPWORDS for w in _WORD.finditer(text, 0, opens)):
+            opens = (
+                marks[bisect_right(marks, m.start()) - 1] if marks and marks[0] <= m.start() else 0
+            )
+            if meant < opens:
                 continue  # (it stands for a word of an earlier sentence)
         return True
     return False
+
+
+def _means(word: str) -> bool:
+    """Whether ``word`` may be a thing a pronoun stands for: no stopword, nor a word chat
+    opens with (:data:`_OPENERS`: "Wait. When is it?", "Nice! When does it start?")."""
+    return word not in ENGLISH_STOPWORDS and word not in _OPENERS
+
+
+_OPENERS = frozenset(
+    """wait well fine anyway right sorry thanks thank yes yeah yep nope sure cool great nice
+    ah aw wow please pls typo haha hm hmm awesome perfect""".split()
+)
+"""Words a message opens with that name no thing a pronoun after them could stand for."""
 
 
 def carries_on(text: str, read: Sequence[str]) -> bool:

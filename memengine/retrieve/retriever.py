@@ -232,8 +232,8 @@ def mark_own_copies(
     rerank)."""
     small = (
         len(text) <= SMALL_TALK_CHARS
-        and text.strip().count("\n") < SMALL_TALK_LINES
-        and not code_words(text)
+        and text.strip().count("\n") + 1 < SMALL_TALK_LINES
+        and not code_words(text, capitals=False)  # ("That movie was AMAZING" is small talk)
     )
     key = repeat_key(text) if small else ""
     if not key or not config.skip_repeats or asks_something(text):

@@ -46,14 +46,13 @@ __all__ = [
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
 _CODE_WORD = re.compile(
     r"(?<![\w.-])(?=[\w.-]*[A-Za-z])(?:"
-    r"(?=[\w.-]*\d)[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*"  # E1101, ORA-00942, 0x80070005, v2.0.1
-    r"|[A-Z]{5,}"  # ERESOLVE, ENOENT (in a message that is not shouted)
+    r"(?=[\w.-]*\d)(?=[\w.-]{4})[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*"  # E1101, ORA-00942
+    r"|(?P<caps>[A-Z]{5,})"  # ERESOLVE, ENOENT (in a message that is not shouted)
     r"|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"  # user_id
-    r"|[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z0-9_]+){2,}"  # com.example.app
+    r"|[A-Za-z][A-Za-z0-9]+(?:\.[A-Za-z0-9_]{2,}){2,}"  # com.example.app
     r")(?![\w-])",
     re.ASCII,
 )
-_CAPITALS = re.compile(r"\b[A-Z]{2,}\b", re.ASCII)
 _WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 _EN_QUESTION_WORDS = frozenset(
@@ -200,26 +199,35 @@ _REQUEST = re.compile(
 振り返りたい, まとめてください)."""
 
 
-def code_words(text: str) -> list[str]:
+def code_words(text: str, *, capitals: bool = True) -> list[str]:
     """The words of ``text`` (its first :data:`READ_CHARS`) that look like codes or names
-    of code, in lower case: letters with digits (E1101, ORA-00942, 0x80070005, v2.0.0-rc1,
-    psycopg2.connect), five capitals or more (ERESOLVE, ERESOLVEってなんだっけ), parts joined
-    by underscores or by two dots or more (user_id, com.example.app). Not capitals in a
-    message that shouts (two words in capitals or more: "I'm SO HAPPY", "I'M SO TIRED"),
-    nor four capitals or fewer (LMAO, ASAP, NASA), chat's own (LMFAO), times, ordinals and
-    amounts (4pm, 3rd, 5km, 1.5kg, 2pm-ish), "e.g." or "thanks.see"."""
+    of code, in lower case: letters with digits, four characters or more (E1101,
+    ORA-00942, 0x80070005, v2.0.0-rc1, psycopg2.connect; not gr8, PS5, b4), five capitals
+    or more (ERESOLVE, ERESOLVEってなんだっけ; not with ``capitals`` false), parts joined by
+    underscores or by two dots or more (user_id, com.example.app; not U.S.A.). Not
+    capitals in a message that shouts (half its words or more in capitals: "I'm SO
+    HAPPY", "I'M SO TIRED"; "what was ERESOLVE from NPM?" does not), a word of repeated
+    letters ("SOOOO"), nor four capitals or fewer (LMAO, ASAP, NASA), chat's own (LMFAO),
+    times, ordinals and amounts (4pm, 3rd, 5km, 1.5kg, 2pm-ish), "e.g." or "thanks.see"."""
     head = within(text, READ_CHARS)
-    shouted = len(_CAPITALS.findall(head)) >= 2
+    words = _LATIN_WORD.findall(head)
+    shouted = len(words) > 1 and 2 * sum(len(w) > 1 and w.isupper() for w in words) >= len(words)
     out: list[str] = []
     for m in _CODE_WORD.finditer(head):
         word = m.group().lower()
-        if m.group().isalpha() and (shouted or word in CHAT_WORDS or word in _CHAT_CAPITALS):
+        if m.group("caps") and (
+            not capitals or shouted or word in _CHAT_CAPITALS or _REPEATED.search(word)
+        ):
             continue
         if _TIME_OR_ORDINAL.fullmatch(word) or word in out:
             continue
         out.append(word)
     return out
 
+
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z']*", re.ASCII)
+_REPEATED = re.compile(r"(\w)\1\1")
+"""A letter three times over: a word drawn out for emphasis ("SOOOO", "NOOOOO")."""
 
 _CHAT_CAPITALS = frozenset("lmao lmfao rofl asap tbh imho idk smh afaik ftw".split())
 """Chat's own capitals, which name no code."""

@@ -1653,7 +1653,7 @@ def _named_in_code(norm: str, m: re.Match[str], code: Sequence[tuple[int, int]])
     backticks (``code``: "`journalctl --since yesterday`"), an option's value
     ("--since=yesterday", "-d 'last monday'"), part of a file's name or path ("yesterday.log",
     "logs/yesterday": :func:`_in_a_path`), or quoted alone as text to match (the regex for
-    "3 days ago"; not 'you said "last monday"')."""
+    "3 days ago"; not 'you said "last monday"') or as a title (the song "Yesterday")."""
     start, end = m.start(), m.end()
     if any(first < end and start < last for first, last in code):
         return True
@@ -1665,11 +1665,10 @@ def _named_in_code(norm: str, m: re.Match[str], code: Sequence[tuple[int, int]])
     if _in_a_path(norm, start, end):
         return True
     quote = norm[start - 1 : start] if start else ""
-    return (
-        bool(quote)
-        and _QUOTES.get(quote) == norm[end : end + 1]
-        and _QUOTED_AS_TEXT.search(norm, max(0, start - 40), start - 1) is not None
-    )
+    if not quote or _QUOTES.get(quote) != norm[end : end + 1]:
+        return False
+    titled = bool(cased) and cased[start].isupper()  # ("Yesterday", a song: a title)
+    return titled or _QUOTED_AS_TEXT.search(norm, max(0, start - 40), start - 1) is not None
 
 
 def _in_a_path(norm: str, start: int, end: int) -> bool:
