@@ -216,7 +216,11 @@ def code_words(text: str, *, capitals: bool = True) -> list[str]:
     for m in _CODE_WORD.finditer(head):
         word = m.group().lower()
         if m.group("caps") and (
-            not capitals or shouted or word in _CHAT_CAPITALS or _REPEATED.search(word)
+            not capitals
+            or shouted
+            or word in CHAT_WORDS
+            or word in _CHAT_CAPITALS
+            or _REPEATED.search(word)
         ):
             continue
         if _TIME_OR_ORDINAL.fullmatch(word) or word in out:
