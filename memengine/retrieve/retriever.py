@@ -152,9 +152,9 @@ def turn_language(text: str, said: Sequence[Message]) -> Language:
     letters or more ("When is Mochi's birthday?" after a reply in Japanese asks in
     English) or any Japanese (はい), else of it and the last two messages before it
     ("OK!")."""
-    head = text[:500]
-    if guess_language(head) == "ja" or sum(ch.isalpha() for ch in head) >= OWN_LANGUAGE_LETTERS:
-        return guess_language(text)
+    own = guess_language(text)
+    if own == "ja" or sum(ch.isalpha() for ch in text[:500]) >= OWN_LANGUAGE_LETTERS:
+        return own
     return guess_language(text + " " + " ".join(m.text for m in said[-2:]))
 
 
