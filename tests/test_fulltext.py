@@ -62,6 +62,16 @@ def test_english_stemming(mem: Memory, stocked: dict[str, int]) -> None:
     assert _bm25_ids(mem, "bakeries")[0] == stocked["runs"]  # neighbours follow, weaker
 
 
+def test_like_is_no_search_term(mem: Memory) -> None:
+    """"Do I like coffee?" searches coffee: "like" is in every preference and "feel like"."""
+    assert query_terms("Do I like coffee?") == ["coffee"]
+    tired = mem.add_exchange("I feel like I'm always tired lately", "Rest up", occurred_at=T0)
+    latte = mem.add_exchange("I don't drink coffee, only tea", "Noted", occurred_at=T0)
+    assert _bm25_ids(mem, "Do I like coffee?")[0] == latte
+    assert _bm25_ids(mem, "Do I like jazz?") == []  # not "I feel like…"
+    assert _bm25_ids(mem, "tired")[0] == tired
+
+
 def test_analyze_splits_cjk_into_unigrams_and_bigrams() -> None:
     # a single hiragana (a particle) is never a query term, so it is not indexed
     assert analyze("締切は") == "締 切 締切 切は"
