@@ -7,14 +7,17 @@ the question's words ("when is my dentist appointment?") usually rank the first 
 first, and the reply model reads the old fact before the new one. A packed result is a
 *later change* of another packed result when it occurred later, has the same speaker (the
 user, for exchanges), says near a change word (:data:`CHANGE`: "switched", "moved … to",
-"pushed … to", "no longer", "not … anymore", "I used to", "quit", "sold", 変えた, やめた,
-引っ越した, 延期, 中止, 今は …; not negated, not a question, not a plan or a maybe: "I won't
-quit", "should I switch", "I might switch", 変えようかな) something it shares with the
-older one (:func:`~memengine.text.shared_phrases`: a name, a thing, 「スペイン語」; not a
-speaker's name, nor a thing each names another owner of: "my son's dentist appointment"
-and "my daughter's next eye exam" change no "my dentist appointment" or "my eye exam",
-父の誕生日会 no 母の誕生日会; an owner names a person surely, "a doctor's appointment",
-"today's", "your appointment" and 彼女の name none), and their stored vectors
+"pushed … to", "no longer", "not … any more", "I used to", "my wife used to", "quit",
+"sold", 変えた, やめた, 引っ越した, 延期, 中止, 今は, 前は…だった …; not negated, not a question,
+not a plan or a maybe: "I won't quit", "should I switch", "I might switch", 変えようかな)
+something it shares with the older one (:func:`~memengine.text.shared_phrases`: a name, a
+thing, 「スペイン語」, also in the sentence before when a pronoun stands for it: "… I can't
+afford it anymore"; not a speaker's name, nor a thing each names another owner of: "my
+son's dentist appointment" and "my daughter's next eye exam" change no "my dentist
+appointment" or "my eye exam", 父の誕生日会 no 母の誕生日会, "My wife used to love jazz" no
+"I love jazz"; an owner names a person surely, "a doctor's appointment", "today's", "your
+appointment" and 彼女の name none, and what the speaker switched to is the speaker's: "I
+switched to McDonald's breakfast"), and their stored vectors
 are at least ``later_change_cosine`` close. It comes before the closest such result (a
 chain of changes stands newest first where its best-ranked member was), marked
 ``later_change`` (and ``changes``: that result's id), and the pack's reason line names the
@@ -79,12 +82,13 @@ _JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした|夕方|明け方
 
 CHANGE = re.compile(
     r"\b(?:nowadays|these days|anymore|no longer|instead(?! of)"
+    r"|any more(?=\s*(?:$|[^\w\s']|(?:and|but|so|now|because|since|though)\b))"
     r"|switch(?:ed|ing)?(?! up)"
     rf"|chang(?:ed|ing) {_WORD}{{0,3}}?{_ASIDE}?(?:to|from|my mind)"
     rf"|mov(?:ed|ing) {_WORD}{{0,3}}?{_ASIDE}?(?:to|into|out|house|away|back)"
     r"|quit|stopped|gave up|giving up|sold|replaced|broke up"
     r"|divorced|resched\w*|postponed|cancell?ed|from now on"
-    r"|(?:i|we|he|she|they) (?:(?:\w+ly|never|also|always|once|even|still|just) )?used to"
+    r"|\w+ (?:(?:\w+ly|never|also|always|once|even|still|just) )?used to"
     rf"|(?:push|bump)(?:ed|ing) {_WORD}{{0,4}}?{_ASIDE}?(?:(?:back|up|forward|out),? )?"
     rf"(?:to|until|till) {_DATE}"
     rf"|(?:push|bump)(?:ed|ing) {_WORD}{{0,4}}?{_ASIDE}?(?:(?:back|up|forward|out),? )?"
@@ -102,7 +106,9 @@ CHANGE = re.compile(
     rf"|{_JA_DAY}ずらし|{_JA_PLANS}(?:が|は|も)?(?:なくなっ|無くなっ)"
     r"|もう[^。！？!?\n、，,]{0,10}?(?:(?:んで|って|いて)|[てで]い)(?:ない|なかっ|ません)"
     r"|ずれ込|前倒し|繰り上げ|繰り下げ"
-    r"|キャンセル|訂正",
+    r"|キャンセル|訂正"
+    r"|(?:^|(?<=[はも、，,\s]))(?:前|以前|昔|もともと|元々)は[^。！？!?\n]{0,20}?"
+    r"(?:だった|てた|でた|ていた|でいた|かった)",
     re.ASCII | re.IGNORECASE,
 )
 """Words that say something changed, in English (as words) and Japanese: a date pushed
@@ -120,9 +126,13 @@ or an "again," between the words (:data:`_ASIDE`: "moved my appointment again, t
 negated ている form within ten characters (もう大阪には住んでない, もう飲んでない, もう働いてない,
 もう食べていない, もう実家の近くには住んでない; not もう待てない, もう捨てない, a can't or a won't);
 "I used to …" after its subject, an adverb between or none ("I used to hate coffee", "I never
-used to like coffee", "I also used to live in Kyoto"; not "got used to", "I'm used to", "it
-used to", "you used to", which tells the one spoken to), and "anymore", which says a change
-only after a negation (:data:`_NEGATION`; "Mochi doesn't want any more" is no change)."""
+used to like coffee", "I also used to live in Kyoto", "My wife used to love jazz": a person's
+habit, :func:`_habit_owner`; not "got used to", "I'm used to", "it used to", "you used to",
+which tells the one spoken to), and in Japanese 前は, 昔は or 以前は at a sentence's or a
+topic's start with a past state within twenty characters (前はジャズが好きだった, 妻は昔はタバコ
+吸ってた; not この前は楽しかった, 駅の前は混んでた); and "anymore", or "any more" ending its
+clause, which says a change only after a negation (:data:`_NEGATION`; "I don't drink coffee
+any more"; "Mochi doesn't want any more" and "I don't want any more coffee" are amounts)."""
 
 _MAYBES = (
     r"no need to|might|(?:i|we|you|he|she|they) may|maybe|should|could|if|almost"
@@ -158,22 +168,33 @@ anymore", "I don't go to the gym anymore", "I never drink coffee anymore", "Not 
 "We aren't together anymore"); alone it says nothing ("Any more paintings coming up?"), and
 advice is no change ("you shouldn't drink anymore")."""
 
-_ANYMORE = re.compile(r"anymore", re.I)
+_ANYMORE = re.compile(r"any ?more", re.I)
 """The change word that needs a negation before it (:data:`_NEGATION`)."""
+
+_AN_AMOUNT = re.compile(
+    r"\b(?:want|wanna|need|have|has|had|take|get|eat|drink|buy|give|add|use|make|spend|afford"
+    r"|do)\W+$|\bthere\W+(?:\w+n't|\w+\W+not)\W+$",
+    re.I,
+)
+"""What makes a negated "any more" in two words an amount, not a change: a verb it is the
+object of, or a "there isn't" ("Mochi doesn't want any more.", "I can't eat any more", "I
+don't need any more", "There isn't any more"; not "I don't smoke any more", "I'm not vegan
+any more")."""
 
 _REFUSAL = re.compile(
     r"^(?:won't|wouldn't)\b"
     r"|\b(?:want to|wanna|gonna|plan(?:ning)? to"
     r"|going to (?!(?:the|a|an|my|our|his|her|their|this|that|school|work|church|class|college"
     r"|bed|practice|therapy)\b))"
-    r"|^(?:can't|cannot) (?:wait\b|\w+ (?:\w+ )?(?:it|this|that)\W*$)",
+    r"|^(?:can't|cannot) (?:wait|go on|cope|(?:take|stand|bear|handle|do|deal with|cope with"
+    r"|put up with) (?:it|this|that|them|him|her))\b",
     re.I,
 )
 """What makes a negated "anymore" a plan, a refusal or an outburst, not a change, read from
 the negation on: "I won't eat sugar anymore", "I wouldn't trust Ken anymore", "I'm not going
 to drink coffee anymore", "I don't think I want to be vegan anymore", "I can't wait anymore",
-"I can't take it anymore" (not "I'm not going to the gym anymore", "I can't eat gluten
-anymore": a change)."""
+"I can't take it anymore", "I can't do this anymore" (not "I'm not going to the gym anymore",
+"I can't eat gluten anymore", "I can't afford it anymore": a change)."""
 
 _WILL_BEFORE = re.compile(r"(?:\b(?:will|would)|'ll|'d)\W+(?:\w+\W+){0,2}$", re.I)
 """"will" and "would" before a change word's plain form ("I'll switch next month", "I'd
@@ -201,7 +222,7 @@ used to…", "When I was a kid, I used to": habits)."""
 
 _NOT_AFTER = re.compile(
     r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも|かな|なら|れば|(?<![たいだ])そう"
-    r"|もらえ(?!た|まし)|って(?:本当|ほんと))"
+    r"|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ)"
     r"|^[^\Wてで]{0,3}?(?:予定|考え|迷っ|悩ん)"
 )
 """What makes a Japanese one say no change just after it: a negation (変えない, 辞めません),
@@ -209,7 +230,8 @@ an intention, a wish or a plan (変えようかな, 辞めようと思ったけ�
 引っ越す予定, 転職を考えてる, 辞めるか迷ってる; not after a て-form, which joins a clause:
 辞めて予定通り…, 売って迷ってたバイクを買った), a maybe (転勤になりそう, 中止かな; 中止だそう,
 hearsay, is told), a condition (中止なら, 変えればよかった; たら: :data:`_IF`), asking
-(リスケしてもらえる; してもらえた is done) or doubting (中止って本当)."""
+(リスケしてもらえる; してもらえた is done), doubting (中止って本当) or asking oneself
+(前は何してたっけ)."""
 
 _IF = re.compile(r"^\w{0,3}?たら(?!しい)")
 """A condition just after a Japanese change word (中止になったら家で映画見よう), unless what
@@ -244,25 +266,29 @@ def own_words(ep: Episode) -> str:
 
 def change_sentences(text: str) -> list[str]:
     """The words around each change word of ``text`` (its first 2,000 characters; at most
-    :data:`NEAR_CHARS` on each side, within its sentence) that say something changed: a
+    :data:`NEAR_CHARS` on each side, within its sentence, and the sentence before when a
+    pronoun stands for what changed: :func:`_refers_back`) that say something changed: a
     change word (:data:`CHANGE`) not negated nor a maybe or a plan ("anymore" negated, not
     as a maybe, a plan or a refusal: "I'm not vegan anymore"), in a sentence that asks
     nothing ("Any more paintings coming up?", "I won't quit", "should I switch", "I might
     not go anymore", "I won't eat sugar anymore", 変えないで, 変えようかな and 中止になったら
     say no change)."""
     out: list[str] = []
+    previous = ""
     for sentence in sentences(text[:2000].translate(APOSTROPHES)):
         if sentence.endswith(("?", "？")):
+            previous = sentence
             continue
         for m in CHANGE.finditer(sentence):
             before, after = sentence[: m.start()], sentence[m.end() :]
             if _ANYMORE.fullmatch(m.group()):
-                if not _negated(before) or _asks(before):
+                amount = " " in m.group() and _AN_AMOUNT.search(before) is not None
+                if amount or not _negated(before) or _asks(before):
                     continue
             elif m.group()[0].isascii():
                 word = m.group().lower()
                 noun = word == "switch" and _A_SWITCH.search(before) is not None
-                tool = word.endswith("used to") and _A_TOOL.search(before) is not None
+                tool = word.endswith("used to") and _habit(before, m.group()) is None
                 planned = _WILL_BEFORE.search(before) is not None and not _DONE.match(m.group())
                 if noun or tool or planned or _NOT_BEFORE.search(before) or _asks(before):
                     continue
@@ -270,8 +296,60 @@ def change_sentences(text: str) -> list[str]:
                 _IF.match(after) is not None and _PAST_END.search(after) is None
             ):
                 continue
-            out.append(sentence[max(0, m.start() - NEAR_CHARS) : m.end() + NEAR_CHARS])
+            near = sentence[max(0, m.start() - NEAR_CHARS) : m.end() + NEAR_CHARS]
+            if previous and _refers_back(sentence, m):
+                near = f"{previous[-NEAR_CHARS:]} {near}"
+            out.append(near)
+        previous = sentence
     return out
+
+
+_OWNED_BY = re.compile(r"\b(?:my|our|his|her|their|the)\s+$", re.I)
+"""The possessive or "the" before a person word that says "used to" ("the knife my wife used
+to cut the fish" names a thing as "the knife I used to cut the fish" does)."""
+
+
+def _habit(before: str, used_to: str) -> str | None:
+    """Whose habit left ``used_to`` ("I used to", "wife never used to") tells after the words
+    ``before`` it (:func:`_habit_owner`: "i", "wife", "ken"); none for a subject that is no
+    person ("It used to rain") or a thing used ("the knife my wife used to cut the fish",
+    "What I used to clean it was…": :data:`_A_TOOL`)."""
+    who = _habit_owner(used_to.split()[0])
+    return None if _A_TOOL.search(_OWNED_BY.sub("", before)) is not None else who
+
+
+_POINTS_BACK = re.compile(r"\b(?P<it>it|them|that|there)\W+$", re.I)
+"""A pronoun just before a change word, standing for what changed ("I can't afford it
+anymore", "I don't go there anymore", "I don't do that any more")."""
+_POINTS_BACK_AFTER = re.compile(r"\w+\W+(?P<it>it|them)\b(?!')", re.I)
+"""A pronoun just after a change verb, standing for what changed ("I sold it", "They
+cancelled it", "moved it to Friday")."""
+_JA_POINTS_BACK = re.compile("(?P<it>それ|そこ|あそこ|あれ)(?=[はをにでも、])")
+"""A Japanese pronoun for what changed, with its particle (もうそこには通ってない, あれはもう
+使ってない; not それぞれ, そこそこ)."""
+_JA_NOUN = re.compile("[\u4e00-\u9fff々\u30a1-\u30ff]")
+"""A kanji or katakana: a Japanese text that may name a thing."""
+_LATIN_WORD = re.compile(r"[a-z']+")
+"""A word of a folded English text."""
+
+
+def _refers_back(sentence: str, m: re.Match[str]) -> bool:
+    """Whether the change word ``m`` of ``sentence`` changes a pronoun's thing that the
+    sentence does not name, so that the sentence before names it ("The gym raised its fees
+    again. I can't afford it anymore.", "Remember Kinako's café? I don't go there anymore.",
+    駅前のジム、また会費が上がった。もうそこには通ってない。): a pronoun next to it, and before
+    the pronoun a verb at most (one word that is no stopword, and no kanji nor katakana: "The
+    new phone though, I can't afford it anymore" names its thing)."""
+    pronoun = (
+        _POINTS_BACK_AFTER.match(sentence, m.start())
+        or _POINTS_BACK.search(sentence, 0, m.start())
+        or _JA_POINTS_BACK.search(sentence, max(0, m.start() - 6), m.end())
+    )
+    if pronoun is None:
+        return False
+    head = sentence[: pronoun.start("it")]
+    named = [w for w in _LATIN_WORD.findall(fold(head)) if w not in ENGLISH_STOPWORDS]
+    return len(named) <= 1 and _JA_NOUN.search(head) is None
 
 
 _ASKS = re.compile(r"^\W*(?:should|shall|can|could|would|do|does|did|is|are|will|why)\b", re.I)
@@ -399,15 +477,19 @@ _KIN_OF = {
     "子": {"息子", "娘"},
 }
 """The person words another may name ("my kid's recital" may be "my son's recital")."""
-_JA_WHO = (
+_JA_PERSON = (
     r"(?:(?P<me>私|僕|俺|うち)"
     rf"|(?<![\u4e00-\u9fff々\u30a1-\u30ff])お?(?P<kin>{_JA_KIN})(?:さん|ちゃん|くん)?"
     r"|(?<![\u4e00-\u9fff々])(?P<he>彼)"
     r"|(?P<name>(?<![\u4e00-\u9fff々])[\u4e00-\u9fff々]{0,3}[\u4e00-\u9fff々](?<![者屋店院医局所館社課科])"
     r"|(?<![\u30a1-\u30ff])[\u30a1-\u30ff]{1,8}"
-    r"|(?<![a-z])[a-z]{1,12})(?:さん|ちゃん|くん|君|様))の"
+    r"|(?<![a-z])[a-z]{1,12})(?:さん|ちゃん|くん|君|様))"
 )
+"""A Japanese person (私, 娘, お母さん, 彼, 田中さん; not 彼女, she or a girlfriend)."""
+_JA_WHO = f"{_JA_PERSON}の"
 """A Japanese owner and its の (私の, 娘の, お母さんの, 彼の, 田中さんの; not 彼女の)."""
+_JA_TOPIC = f"{_JA_PERSON}(?:は|も|って|が)"
+"""A Japanese person as what a sentence tells about (妻は, 私も, 田中さんって)."""
 _JA_GAP = r"(?:[^\Wのがはを]{1,6}の|[\u4e00-\u9fff々\u30a1-\u30ffー]{1,4})"
 """A word between a Japanese owner and its piece (次の, 来月の, 定期; not across が, は, を)."""
 _JA_OWNERS = tuple(re.compile(f"{_JA_WHO}{_JA_GAP}{{{gap}}}$") for gap in range(3))
@@ -418,13 +500,24 @@ _JA_OWNER_CHARS = 40
 """How far before a Japanese piece its owner is looked for (the work stays linear)."""
 
 
+_TAKEN = re.compile(
+    r"\b(?:i|we)(?:'ve|'d| have| had)? (?:(?:\w+ly|just|also|already|now|then) )?"
+    r"(?:switched|changed|moved)(?: over| back)? (?:to|from) (?:my |our )?$"
+)
+"""The speaker taking another's thing as their own or leaving it, before its owner ("I
+switched to McDonald's breakfast", "we finally moved to Mum's old house", "I switched from
+my sister's phone plan": the speaker's breakfast, house, plan; not "My son switched to…",
+"I moved my son's appointment to…")."""
+
+
 def _owners(text: str, subject: str, shared: set[str]) -> set[str]:
     """Who ``text`` says ``subject`` (a shared phrase) belongs to, at each place it holds it
     with an owner just before it or before the run of shared words it begins, or one or two
     words before that ("my dentist appointment": the speaker's; "my son's dentist
     appointment": "son"; "my daughter's next eye exam": "daughter"; 息子の歯医者の予約: 息子;
-    the nearest one, 私の妹の誕生日会: 妹), as "i" for the speaker; empty when no place names
-    an owner ("the dentist", "a doctor's appointment", "your appointment")."""
+    the nearest one, 私の妹の誕生日会: 妹), as "i" for the speaker, also where the speaker
+    switched to another's (:data:`_TAKEN`: "I switched to McDonald's breakfast"); empty when
+    no place names an owner ("the dentist", "a doctor's appointment", "your appointment")."""
     folded = fold(text)
     found: set[str] = set()
     if not subject.isascii():  # (the nearest 「Xの」; 田中さんの… shares 「さんの送別会」)
@@ -458,7 +551,8 @@ def _owners(text: str, subject: str, shared: set[str]) -> set[str]:
                 break
             who = _owner(words, i, caps)
             if who is not None:
-                found.add(who)
+                taken = _TAKEN.search(folded, max(0, tokens[i].start() - 60), tokens[i].start())
+                found.add("i" if taken is not None else who)
                 break
             if words[i] in _GAP_STOPS or _bare(words[i]) in _PEOPLE:
                 break
@@ -523,17 +617,86 @@ def _other_owner(one: str, other: str) -> bool:
     return one not in _KIN and other not in _KIN
 
 
+def _habit_owner(subject: str) -> str | None:
+    """Whose habit "X used to …" tells, by its subject as written: "i" for "I" and "we",
+    "she" for "she", a person word's one word ("wife" for "my wife", "mother" for "Mom"), a
+    name written with a capital ("Ken"); none when it names no person ("It used to rain",
+    "This used to be…", "You used to work at Acme": the one spoken to)."""
+    word = subject.lower()
+    if word in ("i", "we"):
+        return "i"
+    if word in _PRONOUNS or word in _PEOPLE:
+        return _PEOPLE.get(word, word)
+    if subject[0].isupper() and word not in ENGLISH_STOPWORDS and word not in _DESCRIPTIVE:
+        return word
+    return None
+
+
+_USED_TO = re.compile(
+    r"\b\w+ (?:(?:\w+ly|never|also|always|once|even|still|just) )?used to\b", re.I
+)
+"""A habit left, after its subject (:func:`_habit`)."""
+_JA_USED_TO = re.compile(f"{_JA_TOPIC}(?:前|以前|昔|もともと|元々)は")
+"""A Japanese habit left, after the person it is of (妻は前は, 田中さんも昔は)."""
+
+
+def _habit_of(near: str) -> str | None:
+    """Whose habit left the words around a change word tell ("My wife used to love jazz":
+    "wife"; "I used to hate running": "i"; 妻は前はジャズが好きだった: 妻), if any."""
+    for m in _USED_TO.finditer(near):
+        if (who := _habit(near[: m.start()], m.group())) is not None:
+            return who
+    ja = _JA_USED_TO.search(fold(near))
+    return _ja_owner(ja) if ja is not None else None
+
+
+_LEAD = re.compile(r"\W*(?:(my|our|his|her|their|the) )?([a-z]+)\b(?!')")
+"""The first word of an English sentence, and a possessive or "the" before it."""
+_JA_LEAD = re.compile(_JA_TOPIC)
+"""The person a Japanese sentence opens with as its topic (妻は, 私も)."""
+
+
+def _leads(words: str, subject: str) -> set[str]:
+    """Who the sentences of ``words`` that hold ``subject`` tell about, by the person they
+    open with ("I love jazz": "i"; "My wife loves jazz": "wife"; "She plays tennis": "she";
+    妻はジャズが好き: 妻); none for a name, which at a sentence's start may be a thing as often
+    ("Jazz is my favourite")."""
+    found: set[str] = set()
+    for sentence in sentences(fold(words)):
+        if subject not in sentence:
+            continue
+        if (ja := _JA_LEAD.match(sentence)) is not None:
+            found.add(_ja_owner(ja))
+        elif (m := _LEAD.match(sentence)) is not None:
+            if m[1] is None and m[2] in ("i", "we"):
+                found.add("i")
+            elif m[1] is None and m[2] in _PRONOUNS:
+                found.add(m[2])
+            elif m[2] in _PEOPLE:
+                found.add(_PEOPLE[m[2]])
+    return found
+
+
 def _about_the_same(words: str, near: str, names: set[str]) -> bool:
     """Whether ``near`` (the words around a change word) shares a subject with ``words`` (an
     older result's) that is the same thing: none of the shared phrases is an owner's on both
     sides and the owners differ ("My son's dentist appointment got moved" does not change
     "My dentist appointment is on March 12th", 父の誕生日会 not 母の誕生日会). A side with no
     owner may mean either ("The dentist appointment got moved"); a plain modifier is no owner
-    (the changed value often sits there: "switched Mochi to salmon kibble")."""
+    (the changed value often sits there: "switched Mochi to salmon kibble"). A habit left is
+    its subject's, and the older one is about whom its sentence opens with ("My wife used to
+    love jazz" changes "My wife loves jazz", not "I love jazz"; 妻は前は… not 私は…), unless
+    that subject is a shared phrase itself ("Jazz used to be my thing": what both are
+    about)."""
     subjects = _subjects(words, near, names)
     shared = {s for s in subjects if s.isascii()}
+    habit = _habit_of(near)
+    if habit is not None and habit in {fold(s) for s in subjects}:
+        habit = None
     for subject in subjects:
         old, new = _owners(words[:600], subject, shared), _owners(near, subject, shared)
+        if habit is not None:
+            old, new = old or _leads(words[:600], fold(subject)), new or {habit}
         if old and new and all(_other_owner(a, b) for a in old for b in new):
             return False
     return bool(subjects)
