@@ -491,6 +491,78 @@ def test_a_japanese_list_answer_credits_each_memory_it_names(
         assert set(judged) == set(ids[2:4]), answer  # (not the work's 仕事, 今日)
 
 
+def test_a_japanese_list_answer_credits_the_names_and_words_it_carries(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """「お子さんは翔太くんと結衣ちゃんだね」 credited the son only (his name made most of the
+    answer's terms): Japanese writes no capitals, so 結衣 was no name. A name is one an
+    honorific marks, on either side (the partner's 「翔太くん、おめでとう！」; 翔太君, one kanji:
+    蓮くん), and a whole kanji or katakana word the user said that no other memory offered
+    holds is one's own (京都 of 京都行ってきた, ピアノ)."""
+    son, daughter, kyoto, sapporo, youngest = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("息子が7歳になった", "翔太くん、おめでとう！"),
+            ("娘の結衣はピアノを習ってる", "素敵！"),
+            ("週末に京都行ってきたよ", "いいなあ！"),
+            ("出張で札幌に行ってた", "寒かった？"),
+            ("末っ子の蓮はまだ2歳", "かわいい盛り！"),
+        ],
+    )
+    r = real_mem.retrieve("子供たちの名前覚えてる？")
+    assert {son, daughter, youngest} <= _offered(r)
+    fb = real_mem.feedback(r.turn_id, answer="お子さんは翔太くんと結衣ちゃんだね")
+    assert set(fb.used) == {son, daughter}  # (not the youngest, offered too)
+    assert fb.reasons[son] == "its own '翔太' in the answer"
+    assert fb.reasons[daughter] == "its own '結衣' in the answer"
+    everyone = [son, daughter, kyoto, sapporo, youngest]
+    kids = {son, daughter, youngest}
+    assert set(_judged(real_mem, "翔太君と結衣ちゃんと蓮くんだよ", everyone)) == kids
+    judged = _judged(real_mem, "京都のお寺と札幌の雪、どっちも素敵な旅だったね", everyone)
+    assert set(judged) == {kyoto, sapporo}  # (not the daughter's, whose partner said 素敵)
+    assert judged[kyoto] == "its own word '京都' in the answer"
+    judged = _judged(real_mem, "ピアノの発表会と京都のお寺、楽しみが多いね", everyone)
+    assert set(judged) == {daughter, kyoto}
+    assert judged[daughter] == "its own word 'ピアノ' in the answer"
+
+
+def test_a_japanese_answer_that_lists_nothing_of_its_own_credits_nothing(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """No Japanese list is read in a question back, an answer that does not know, one name
+    echoed from the user's message, names that another memory offered holds too, an
+    everyday word (今日, 仕事) or a katakana word cut short (the ピア of ピアニスト)."""
+    son, daughter, tired, outing = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("息子の翔太は7歳", "かわいい盛りだね"),
+            ("娘の結衣はピアノを習ってる", "素敵！"),
+            ("今日は仕事で疲れた", "ゆっくり休んでね"),
+            ("翔太と結衣を連れて動物園に行った", "楽しそう！"),
+        ],
+    )
+    kids = [son, daughter, tired]
+    for answer in [
+        "翔太くんと結衣ちゃんって誰だっけ？",
+        "翔太くんと結衣ちゃんのことは覚えてないなあ",
+        "ピアニストの翔太くん、すごいね",
+    ]:
+        assert _judged(real_mem, answer, kids) == {}, answer
+    both = "翔太くんと結衣ちゃん、二人とも大きくなったね"
+    assert set(_judged(real_mem, both, kids)) == {son, daughter}
+    # (told 「結衣のピアノの発表会、来週なんだ」: one memory's content is no list)
+    assert _judged(real_mem, "来週、結衣ちゃんのピアノの発表会なんだね！楽しみだね", kids) == {}
+    # offered with the zoo's memory, which holds both names, they are neither child's own
+    assert set(_judged(real_mem, both, [*kids, outing])) == {outing}
+    for answer in [
+        "翔太くんと結衣ちゃんだね。今日はゆっくりしてね",
+        "翔太くんと結衣ちゃん、仕事の合間に会えるといいね",
+    ]:
+        assert set(_judged(real_mem, answer, kids)) == {son, daughter}, answer
+
+
 def test_an_answer_that_lists_days_credits_the_memories_of_those_days(
     real_mem: Memory, clock: FixedClock
 ) -> None:

@@ -10,9 +10,11 @@ relevant ones of a turn that injects: what its pack shows):
   two of the answer's uncommon terms come from it and make that share of the
   answer (:func:`uncommon`), when the answer lists several memories and carries its
   own content (a name, a title or a number of it, or two words the user said in it,
-  that no other memory offered holds), when the answer lists days by their date and
-  one is the day it was said ("Mar 3, 8 and 13"), or when the answer's embedding is
-  close to the memory's (cosine ≥ ``answer_match_threshold``);
+  that no other memory offered holds; in Japanese also a name an honorific marks,
+  翔太くん, or one word of kanji or katakana the user said, 京都 or ピアノ, not 今日 nor
+  仕事), when the answer lists days by their date and one is the day it was said ("Mar
+  3, 8 and 13"), or when the answer's embedding is close to the memory's (cosine ≥
+  ``answer_match_threshold``);
 - ``llm``: an LLM is shown the numbered memories and the answer and asked
   which influenced it (falls back to ``match`` if the call fails).
 
@@ -133,12 +135,12 @@ def match_answer(
     of the answer's ``rare`` terms (:func:`uncommon`) from what the user said in the memory
     (not its reply: a stock reply is the assistant's own), and that much of the answer's
     terms (without hiragana: お疲れ様でした holds no でし to match). An answer that lists
-    several memories ("Your kids are Emma, Liam and Noah.") credits each whose own content
-    it carries (:func:`_own_content`), when it carries that of two or more: one memory
-    named alone is judged by the rules above ("Sorry, I don't remember anything about
-    Barcelona." is no use of the trip). An answer that names two days or more by their
-    date credits the memories said on them (:func:`_by_day`, read at ``asked_at``, the
-    turn's time in the zone the pack dates its blocks in)."""
+    several memories ("Your kids are Emma, Liam and Noah.", お子さんは翔太くんと結衣ちゃんだね)
+    credits each whose own content it carries (:func:`_own_content`), when it carries
+    that of two or more: one memory named alone is judged by the rules above ("Sorry, I
+    don't remember anything about Barcelona." is no use of the trip). An answer that names
+    two days or more by their date credits the memories said on them (:func:`_by_day`,
+    read at ``asked_at``, the turn's time in the zone the pack dates its blocks in)."""
     text = _norm(answer)
     answer_terms = set(query_terms(answer))
     own = [t for t in answer_terms if not _HIRAGANA.search(t)]  # (not でし, くだ, さい)
@@ -153,13 +155,14 @@ def match_answer(
     stated_terms = set(query_terms(stated))
     names = _names(stated) if own_rare and stated else set()
     folded = fold(stated)
+    words = _japanese_words(folded) if own_rare else []
     found: dict[int, str] = {}
     carried: dict[int, str] = {}  # each memory whose own content the answer carries
     for ep in episodes:
         # the user's side only (a stock reply is the assistant's), content words only
-        told = set(query_terms(ep.user_text if ep.user_text is not None else ep.content or ""))
+        told = set(query_terms(_said(ep)))
         fresh = own_rare & terms_of[ep.id] & stated_terms
-        why = _own_content(ep, stated_terms, names, fresh, told, folded) if stated else ""
+        why = _own_content(ep, stated_terms, names, fresh, told, folded, words) if stated else ""
         if why:
             carried[ep.id] = why
         tag = next(
@@ -291,6 +294,91 @@ def _a_number(term: str) -> bool:
     return len(term) >= 3 and any(ch.isdigit() for ch in term)
 
 
+_JA_WORD = re.compile(
+    "[\u30a1-\u30fa\u30fc-\u30ff\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "\U00020000-\U0003134f]+"
+)
+"""A run of kanji or katakana (々, ー): a Japanese word, the particles and kana endings
+around it left off (「息子の翔太は」 holds 息子 and 翔太)."""
+_KATAKANA_LETTER = re.compile("[\u30a1-\u30fa\u30fc-\u30ff]")
+_KANA_HONORIFIC = re.compile("くん|ちゃん|さん|さま")
+_KANJI_HONORIFIC = re.compile("(?:先輩|先生|様|君)$")
+"""The honorifics that mark a name after it (翔太くん, 結衣ちゃん, 田中さん) or ending its run
+(翔太君, 山田先輩); 先生 alone is a word."""
+_POLITE_PREFIX = "おご"
+"""The prefixes of a polite word, not a name (お母さん, ご苦労様, お客様)."""
+
+_EVERYDAY_JA = frozenset(
+    "今日 明日 昨日 今朝 今夜 今晩 毎日 毎朝 毎晩 今週 先週 来週 今月 先月 来月 今年 去年 来年 "
+    "週末 最近 今度 今回 時間 午前 午後 自分 友達 家族 仕事 会社 学校 用事 予定 本当 大丈夫 元気 "
+    "大変 一緒 全部 普通 結構 多分 絶対 気分 問題 場合 感じ 連絡 相談 準備 確認".split()
+)
+"""Kanji words of everyday talk: a young file holds each in few memories, but one of them
+alone is no memory's own content (「今日は雨だね」 is no use of 「今日は仕事で疲れた」)."""
+
+
+def _japanese_words(text: str) -> list[tuple[str, bool]]:
+    """The Japanese words of ``text``, folded (:data:`_JA_WORD`), each with whether it is
+    written as a name: an honorific after it or ending its run makes it one (翔太くん, 翔太君:
+    翔太, named), unless a polite prefix stands before it (お母さん, ご苦労様)."""
+    out = []
+    for m in _JA_WORD.finditer(text):
+        word, start = m.group(), m.start()
+        polite = start > 0 and text[start - 1] in _POLITE_PREFIX
+        title = _KANJI_HONORIFIC.search(word)
+        if title is not None and title.start() > 0:
+            out.append((word[: title.start()], not polite))
+        else:
+            out.append((word, not polite and _KANA_HONORIFIC.match(text, m.end()) is not None))
+    return out
+
+
+def _japanese_content(
+    ep: Episode, answer_words: Sequence[tuple[str, bool]], fresh: set[str]
+) -> tuple[list[str], list[str]]:
+    """The names and the words of ``ep`` a Japanese list answer (its ``answer_words``,
+    :func:`_japanese_words`) carries, each beginning a word on both sides (京都 of 京都行って,
+    not of 東京都; a katakana word whole: not the ピア of ピアニスト) and holding one of the
+    ``fresh`` terms (what no other memory offered holds, uncommon in the file).
+
+    A name, written so on either side (翔太くん; the partner's 「結衣ちゃん、おめでとう！」),
+    may be one kanji when both write it alone (蓮くん); a word is two characters or more
+    that the user said, not one of everyday talk (:data:`_EVERYDAY_JA`)."""
+    if not answer_words:
+        return [], []
+    said = {w for w, _ in _japanese_words(fold(_said(ep)))}
+    by_first: dict[str, list[tuple[str, bool]]] = {}
+    for word, named in _japanese_words(fold(ep.text)):
+        by_first.setdefault(word[0], []).append((word, named))
+    names: list[str] = []
+    words: list[str] = []
+    for a, a_named in answer_words:
+        for m, m_named in by_first.get(a[0], ()):
+            n = 0
+            while n < min(len(a), len(m)) and a[n] == m[n]:
+                n += 1
+            piece, named = a[:n], a_named or m_named
+            if _KATAKANA_LETTER.match(piece[-1]) and any(
+                _KATAKANA_LETTER.match(w, n) for w in (a, m)
+            ):
+                continue  # (a katakana word goes on: ピア of ピアノ and ピアニスト)
+            if n < 2 and not (named and a == m):
+                continue
+            grams = {piece} if n == 1 else {piece[i : i + 2] for i in range(n - 1)}
+            if not grams & fresh:
+                continue
+            if named and piece not in names:
+                names.append(piece)
+            elif not named and m in said and piece not in _EVERYDAY_JA and piece not in words:
+                words.append(piece)
+    return names, [w for w in words if w not in names]
+
+
+def _said(ep: Episode) -> str:
+    """What the user said in ``ep``: its user side, or its content (a note is the user's)."""
+    return ep.user_text if ep.user_text is not None else ep.content or ""
+
+
 def _own_content(
     ep: Episode,
     answer_terms: set[str],
@@ -298,10 +386,12 @@ def _own_content(
     fresh: set[str],
     told: set[str],
     answer: str,
+    answer_words: Sequence[tuple[str, bool]],
 ) -> str:
     """Why ``ep`` is one of the memories a list answer draws on (its ``answer_terms``, and
     the ``answer_names`` it writes as names; the ``answer`` :func:`~memengine.text.fold`
-    made): the answer carries the memory's own content, or "".
+    made, and its Japanese ``answer_words``, :func:`_japanese_words`): the answer carries
+    the memory's own content, or "".
 
     ``fresh`` are the answer's uncommon terms (hiragana pairs aside) that ``ep`` holds and
     no other memory offered with it does (what those share is the question's subject: the
@@ -310,7 +400,9 @@ def _own_content(
     on either side of the exchange (the partner's "I suggested 'Educated' by Tara
     Westover."); otherwise two words (:func:`_words`: 仕事 is one) from what the user said
     (a stock reply's words are the assistant's own, and a young file's common words are
-    all uncommon)."""
+    all uncommon). Japanese writes no capitals: a name is one an honorific marks (翔太くん),
+    and a whole word of kanji or katakana the user said (京都, ピアノ) is enough unless
+    everyday talk uses it (今日, 仕事: :func:`_japanese_content`)."""
     if not fresh:
         return ""
     pieces = [span for span, terms in _titles(ep.text) if terms <= answer_terms and terms & fresh]
@@ -318,12 +410,16 @@ def _own_content(
     for term in sorted(fresh):
         if (term in named or _a_number(term)) and not any(term in _norm(p) for p in pieces):
             pieces.append(term)
+    ja_names, ja_words = _japanese_content(ep, answer_words, fresh)
+    pieces += [n for n in ja_names if not any(n in _norm(p) for p in pieces)]
     if pieces:
         shown = ", ".join(repr(p) for p in pieces[:3]) + (", …" if len(pieces) > 3 else "")
         return f"its own {shown} in the answer"
     mine = _words(fresh & told, answer)
     if len(mine) >= 2:
         return f"{len(mine)} of its own words in the answer ({', '.join(mine[:3])})"
+    if ja_words:
+        return f"its own word {ja_words[0]!r} in the answer"
     return ""
 
 
