@@ -44,6 +44,24 @@ TIME, QUANTITY = AnswerType.time, AnswerType.quantity
         ("When’s the dentist again?", {TIME}),
         ("いつから猫を飼ってるんだっけ？", {TIME}),  # nor いつから
         ("", set()),
+        # a number or an amount asked by name, what something cost
+        ("what did the plumber cost?", {QUANTITY}),
+        ("what was the price of the boiler repair?", {QUANTITY}),
+        ("what's my flight number?", {QUANTITY}),
+        ("whats my room number", {QUANTITY}),
+        ("what did you pay for the tickets?", {QUANTITY}),
+        ("What a great price!", set()),  # an exclamation
+        ("what's my dog's name?", set()),
+        ("what did I say about the weather?", set()),
+        ("What time does it leave?", {TIME}),
+        ("沖縄の飛行機何便だっけ", {QUANTITY}),
+        ("何号室だっけ", {QUANTITY}),
+        ("部屋番号なんだっけ", {QUANTITY}),
+        ("フライト番号は？", {QUANTITY}),
+        ("修理代何万円だった？", {QUANTITY}),
+        ("あれ何ドルだった？", {QUANTITY}),
+        ("何割引きだっけ", {QUANTITY}),
+        ("電話番号変えた", set()),  # a number named, not asked
     ],
 )
 def test_asked_types(text: str, kinds: set[AnswerType]) -> None:
@@ -369,3 +387,95 @@ def test_a_long_run_of_digits_is_read_in_linear_time() -> None:
         assert carries(run + "日", TIME) and carries(run + "回", QUANTITY)
     assert not carries("十分な時間", QUANTITY) and carries("三十分で着く", QUANTITY)
     assert time.monotonic() - started < 5  # (0.1 s; quadratic, minutes)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a clock time with a colon, in prose of either language
+        ("18:30 from pier 4", True),
+        ("It departs Takamatsu at 10:40.", True),
+        ("the meeting is 10:40-11:30", True),
+        ("at 9:00.It was late", True),  # (a sentence written without its space)
+        ("フェリーは10:40発", True),
+        ("15:00に駅で", True),
+        ("１８：３０に出る", True),  # full-width
+        # a score, a ratio, a race's time, an address, a path, code: no clock time
+        ("we won 3:1", False),
+        ("we won 21:15 in the final", False),
+        ("the screen's ratio 16:10", False),
+        ("finished the marathon in 3:41:07", False),
+        ("open localhost:8080", False),
+        ("GET /schedule/12:30 returned 404", False),
+        ("the link had t=10:30 in it", False),
+        ("cfg.12:30 is set", False),
+    ],
+)
+def test_a_clock_time_with_a_colon_is_a_time(text: str, expected: bool) -> None:
+    """ "18:30 from pier 4" held no time (a clock time needed am/pm or 時): the answer to
+    "what time does it leave?" was not lifted, nor its sentence kept in a long memory's
+    quote."""
+    assert carries(text, TIME) is expected
+
+
+def test_the_turn_that_answers_with_a_clock_time_is_packed(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """The reply "18:30 from pier 4" came second, without the bonus of a time, and only the
+    turn that asked was packed; the same in Japanese."""
+    asked = real_mem.add_exchange("Got the ferry tickets for Saturday!", "What time does it leave?")
+    clock.advance(minutes=2)
+    answer = real_mem.add_exchange("18:30 from pier 4", "Got it, have fun.")
+    clock.advance(days=1)
+    real_mem.add_exchange("フェリーのチケット取れた！", "いいね！何時に出るの？")
+    clock.advance(minutes=2)
+    answer_ja = real_mem.add_exchange("18:30に4番桟橋から", "了解、楽しんで！")
+    for i in range(4):
+        clock.advance(days=1)
+        real_mem.add_exchange(f"Made pasta for dinner, the {i}th time", "Yum.")
+    r = real_mem.retrieve("what time does the ferry leave?")
+    assert r.results[0].episode.id == answer and r.results[1].episode.id == asked
+    assert "18:30 from pier 4" in real_mem.pack(r).text
+    ja = real_mem.retrieve("フェリー何時発だっけ")
+    assert ja.results[0].episode.id == answer_ja
+    assert "18:30に4番桟橋から" in real_mem.pack(ja).text
+
+
+def test_a_long_memory_is_quoted_with_its_sentence_that_names_a_clock_time(
+    real_mem: Memory,
+) -> None:
+    """The quote of a long memory kept the sentences that share the question's words and
+    dropped "It departs Takamatsu at 18:30.", the answer."""
+    story = (
+        "Booked the ferry to Shodoshima for Saturday. It departs Takamatsu at 18:30. The ferry "
+        "company said the ferry can get crowded on weekends, so the ferry staff suggest "
+        "arriving early, and the ferry terminal has a small cafe where the ferry crew sells "
+        "udon and coffee, which is great for a ferry trip with kids who get hungry."
+    )
+    real_mem.add_exchange(story, "Sounds like a fun trip!")
+    real_mem.add_exchange("Made pasta for dinner", "Yum.")
+    r = real_mem.retrieve("what time does the ferry leave?")
+    assert "It departs Takamatsu at 18:30." in real_mem.pack(r).text
+    other = real_mem.retrieve("is the ferry crowded on weekends?")  # (asks for no time)
+    assert "crowded on weekends" in real_mem.pack(other).text
+
+
+def test_a_question_of_a_number_by_name_lifts_the_turn_that_holds_it(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """ "what did the plumber cost?" and 沖縄の飛行機何便だっけ asked for no quantity: the
+    replies "$350, ouch" and "JAL 903" stayed below the turns that named the topic."""
+    real_mem.add_exchange("The plumber finally fixed the boiler", "How much did he charge?")
+    clock.advance(minutes=2)
+    cost = real_mem.add_exchange("$350, ouch", "Yikes, but at least it's fixed.")
+    clock.advance(days=1)
+    real_mem.add_exchange("沖縄行きの飛行機取れた！", "いいね！何便？")
+    clock.advance(minutes=2)
+    flight = real_mem.add_exchange("JAL 903", "了解！")
+    for text in ("Watched a movie with Ken", "今日は雨だった"):
+        clock.advance(days=1)
+        real_mem.add_exchange(text, "Nice.")
+    assert real_mem.retrieve("what did the plumber cost?").results[0].episode.id == cost
+    assert real_mem.retrieve("沖縄の飛行機何便だっけ").results[0].episode.id == flight
+    chat = real_mem.retrieve("the plumber was nice")  # (asks for nothing: no bonus)
+    assert not any("answer_type" in x.components for x in chat.results)

@@ -116,6 +116,43 @@ def test_the_codes_a_message_names(text: str, codes: list[str]) -> None:
     assert code_words(text) == codes
 
 
+@pytest.mark.parametrize(
+    ("text", "codes"),
+    [
+        ("Gym 7pm-8pm tonight", []),
+        ("free 3pm-4pm or 7-8pm", []),
+        ("Slept 7h-8h again", []),
+        ("Ran 5k-10k today", []),
+        ("Lunch was 1000yen again, dinner 3000yen", []),
+        ("the bag was 30kyen", []),
+        ("a 16GB card", []),
+        ("flight NH106, pylint E1101", ["nh106", "e1101"]),
+        ("room 1204B at 3pm-4pm", ["1204b"]),
+        ("npm says ERESOLVE again", ["eresolve"]),
+        ("ORA-00942 at 10am-11am", ["ora-00942"]),
+    ],
+)
+def test_a_range_or_an_amount_run_into_its_unit_is_no_code(text: str, codes: list[str]) -> None:
+    """ "Gym 7pm-8pm tonight" and "Lunch was 1000yen again" named a code (7pm-8pm, 1000yen):
+    a message told again injected its own old copies, as "Gym at 7pm tonight" did not."""
+    assert code_words(text) == codes
+
+
+def test_a_message_told_again_with_a_range_of_hours_injects_no_copy(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """Its range of hours was a code the old copies held: each copy was evidence and all four
+    were packed for a message that asks nothing ("Gym at 7pm tonight" packed none)."""
+    for reply in ("Have fun!", "Nice!", "Cool.", "Enjoy!"):
+        real_mem.add_exchange("Gym 7pm-8pm tonight", reply)
+        real_mem.add_exchange("Made curry for dinner", "Yum.")
+        clock.advance(days=1)
+    again = real_mem.retrieve("Gym 7pm-8pm tonight")
+    assert not again.should_inject and real_mem.pack(again).text == ""
+    asked = real_mem.retrieve("what time is the gym tonight?")  # (a question still finds it)
+    assert asked.should_inject and "7pm-8pm" in real_mem.pack(asked).text
+
+
 def test_a_question_of_one_code_injects_the_memory_that_holds_it(real_mem: Memory) -> None:
     """ "what was E1101 about?" found its one memory first in the full-text search, but the
     vectors barely weigh a code (cosine .12): the pack was empty."""

@@ -252,6 +252,19 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("What did I say the other day about Hannah?", (d(2026, 5, 6, 15), d(2026, 5, 19, 15))),
     ("a fortnight ago", (d(2026, 5, 3, 15), d(2026, 5, 9, 15))),  # as "two weeks ago"
     ("over the past fortnight", (d(2026, 5, 6, 15), NOW)),
+    # a year before a model's or an edition's word is a thing's year, not a time
+    ("2019年モデルのMacBookどうなったっけ", None),
+    ("2019年式の車を売った", None),
+    ("2020年モデル", None),
+    ("2019年版の地図", None),
+    ("2019年製のギター", None),
+    ("2019年産のワイン", None),
+    ("令和元年モデル", None),
+    ("the 2019 model", None),
+    ("2019年に買った", (d(2019, 1, 1), d(2020, 1, 1))),
+    ("2019年の夏", (d(2019, 6, 1), d(2019, 9, 1))),
+    ("2019年産休を取った", (d(2019, 1, 1), d(2020, 1, 1))),  # 産休, a leave
+    ("2019年モデルのMacBookを2019年に買った", (d(2019, 1, 1), d(2020, 1, 1))),
 ]
 
 
@@ -878,3 +891,23 @@ def test_a_question_about_a_command_searches_no_window(tmp_path: Path) -> None:
         assert asked.time_window is None and asked.results[0].episode.id == command
         said = mem.retrieve("what did I eat yesterday?", now=MAY10)
         assert said.time_window is not None and said.time_window[0] == MAY9[0]
+
+
+def test_a_year_of_a_model_is_no_time_asked_about(tmp_path: Path) -> None:
+    """2019年モデルのMacBook was read as the year 2019: "what did I do in 2019?" found the
+    memory of the laptop in the time asked about, beside the one told of that year, and a
+    question about the laptop searched 2019 only."""
+    from memengine import FixedClock, Memory
+
+    from .helpers import HashEmbedder
+
+    clock = FixedClock(NOW)
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
+        berlin = mem.add_exchange("2019年はベルリンに住んでた", "すごい経験だね")
+        laptop = mem.add_exchange("2019年モデルのMacBookがそろそろ限界", "買い替え時かもね")
+        asked = mem.retrieve("2019年って何してたっけ")
+        assert asked.time_window is not None and asked.time_window[0] == d(2019, 1, 1)
+        marks = {x.episode.id: x.components.get("asked_time") for x in asked.results}
+        assert marks[berlin] == 1.0 and marks[laptop] != 1.0
+        about = mem.retrieve("2019年モデルのMacBookどうなったっけ")
+        assert about.time_window is None and about.results[0].episode.id == laptop

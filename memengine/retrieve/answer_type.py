@@ -10,12 +10,14 @@ fast path gives the candidates that carry the asked kind a bonus
 Two kinds, in English and Japanese:
 
 - ``time``: "when did/is …", "what date/day/year …", 「いつ」「何日」「何曜日」;
-  carried by dates, month and weekday names, clock times and relative
+  carried by dates, month and weekday names, clock times ("6:30pm", "18:30",
+  「18時30分」「15:00に」; not a score, "won 21:15") and relative
   expressions ("yesterday", "next week", 「先月」「3月」「来週」), as words of prose, not of
   code ("sep=';'", "dec(3)", the 12/3 of "/users/12/3", the "2048" of "port 2048"); a
   capital after a dot starts a sentence ("Monday.It was fun", "ok.Tomorrow works").
-- ``quantity``: "how much/many/far/long/old …", "what number/price …",
-  「いくら」「どのくらい」「何回」「何泊」「何グラム」; carried by any numeral (digits,
+- ``quantity``: "how much/many/far/long/old …", "what number/price …", "what's my
+  room number?", "what did the plumber cost?", 「いくら」「どのくらい」「何回」「何泊」
+  「何グラム」「何便」「何割」「何万円」「部屋番号なんだっけ」; carried by any numeral (digits,
   number words, kanji numerals that count something: 八回, 二泊, 三千).
 
 "When" only asks when an auxiliary follows it ("when was…", "when's…", "when am I…"),
@@ -46,11 +48,21 @@ _EN_TIME_Q = re.compile(
     r"|\bwhich (?:date|day|month|year|week|weekend)\b|\bhow long ago\b",
     re.ASCII,
 )
+_AMOUNTS = (
+    "number|price|percentage|score|amount|size|temperature|distance|cost|fee|fare|total|age"
+    "|weight|height|rate"
+)
 _EN_QUANTITY_Q = re.compile(
     r"\bhow (?:much|many|far|long|old|often|big|tall|heavy|fast|expensive)\b"
-    r"|\bwhat (?:number|price|percentage|score|amount|size|temperature|distance|cost)\b",
+    rf"|\bwhat (?:{_AMOUNTS})\b"
+    rf"|\bwhat(?:['’]?s| is| was| are| were)\s+(?:the|my|your|his|her|our|their|its)"
+    rf"(?:\s+[a-z]+)?\s+(?:{_AMOUNTS})\b"
+    rf"|\bwhat (?:{_AUX})\s+(?:[a-z'’]+\s+){{1,3}}(?:cost|charge|pay)\b",
     re.ASCII,
 )
+"""An English question of a quantity: "how much/many…", "what price…", a number or an amount
+asked by name ("what's my flight number?", "what was the price of…"), what something cost
+("what did the plumber cost?", "what did you pay for it?")."""
 # いつ, but not いつも/いつでも/いつの間に, nor いつか "someday" (いつかしら/いつかな ask, as
 # いつから "since when" does), nor the いつ of あいつ/こいつ/そいつ/どいつ ("that guy")
 _JA_TIME_Q = re.compile(
@@ -59,11 +71,15 @@ _JA_TIME_Q = re.compile(
 _JA_COUNTERS = (
     "円|人|回|歳|才|泊|個|本|枚|度|分|杯|冊|匹|点|番|件|台|階|位|週|秒|倍|年|日|時間"
     "|ヶ月|か月|カ月|キロ|グラム|メートル|センチ|ミリ|リットル|ページ|パーセント|%"
-    "|着|軒|社|足|頭|羽|駅|周|錠|粒|kg|km|cm|mm|ml"
+    "|着|軒|社|足|頭|羽|駅|周|錠|粒|便|号|割|ドル|ユーロ|kg|km|cm|mm|ml"
 )
 _JA_QUANTITY_Q = re.compile(
-    rf"いくら|どれ(?:くらい|ぐらい)|どの(?:くらい|ぐらい)|何(?:{_JA_COUNTERS})"
+    rf"いくら|どれ(?:くらい|ぐらい)|どの(?:くらい|ぐらい)|何(?:{_JA_COUNTERS}|[万千百億])"
+    r"|番号(?:って|は|を)?(?:何|なに|なん|どれ|いくつ|教え|覚え|\?)"
 )
+"""A Japanese question of a quantity: いくら, どのくらい, 何 before a counter or a place of
+a number (何回, 何便, 何号室, 何割, 何ドル, 何万円), a number asked by name (部屋番号なんだっけ,
+フライト番号は？; not 電話番号変えた)."""
 
 _MONTHS = (
     "january|february|march|april|june|july|august|september|october|november|december"
@@ -102,6 +118,17 @@ _EN_TIME_A = re.compile(
     r"|\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\bo'clock\b|\b(?:days?|weeks?|months?|years?) ago\b",
     re.ASCII | re.IGNORECASE,
 )
+_NOT_CLOCK_LABELS = ("won", "lost", "beat", "drew", "score", "scored", "ratio", "verse")
+_CLOCK = re.compile(
+    "".join(rf"(?<!\b{label} )" for label in _NOT_CLOCK_LABELS)
+    + r"(?<![\w.:/#=])(?:[01]?\d|2\d):[0-5]\d(?![\w:/=(]|\.(?-i:[a-z0-9_]))",
+    re.ASCII | re.IGNORECASE,
+)
+"""A clock time written with a colon, in prose of either language ("18:30 from pier 4",
+「フェリーは10:40発」「15:00に」): not a score or a ratio after its word ("won 21:15",
+"ratio 16:10"; "won 3:1" has no minutes), nor one with seconds (a race's "1:23:45") or in
+code, an address or a path ("localhost:8080", "/12:30", "t=10:30", "x.12:30"); a sentence
+may follow without its space ("at 9:00.It was late")."""
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
     "|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|dozen|half|couple"
@@ -127,7 +154,7 @@ _ASKED = {
 }
 _DIGIT = re.compile(r"\d")
 _CARRIED = {
-    AnswerType.time: (_EN_TIME_A, _JA_TIME_A),
+    AnswerType.time: (_EN_TIME_A, _JA_TIME_A, _CLOCK),
     AnswerType.quantity: (_DIGIT, _EN_QUANTITY_A, _JA_QUANTITY_A),  # a digit is found fastest
 }
 

@@ -208,7 +208,8 @@ def code_words(text: str, *, capitals: bool = True) -> list[str]:
     capitals in a message that shouts (half its words or more in capitals: "I'm SO
     HAPPY", "I'M SO TIRED"; "what was ERESOLVE from NPM?" does not), a word of repeated
     letters ("SOOOO"), nor four capitals or fewer (LMAO, ASAP, NASA), chat's own (LMFAO),
-    times, ordinals and amounts (4pm, 3rd, 5km, 1.5kg, 2pm-ish), "e.g." or "thanks.see"."""
+    times, ordinals and amounts (4pm, 3rd, 5km, 1.5kg, 2pm-ish, 1000yen, 30kyen), ranges of
+    them (7pm-8pm, 5k-10k), "e.g." or "thanks.see"."""
     head = within(text, READ_CHARS)
     words = _LATIN_WORD.findall(head)
     shouted = len(words) > 1 and 2 * sum(len(w) > 1 and w.isupper() for w in words) >= len(words)
@@ -236,11 +237,16 @@ _REPEATED = re.compile(r"(\w)\1\1")
 _CHAT_CAPITALS = frozenset("lmao lmfao rofl asap tbh imho idk smh afaik ftw".split())
 """Chat's own capitals, which name no code."""
 
-_TIME_OR_ORDINAL = re.compile(
-    r"\d+(?:[.,]\d+)?(?:st|nd|rd|th|am|pm|h|s|k|m|min|mins|km|kg|g|cm|mm|ml|l|x|yo|yrs?|lbs?"
-    r"|hrs?|d|w)?(?:-ish)?|\d{1,2}[.:]\d\d(?:am|pm)?|\d+(?:[.,]\d+)+"
+_UNITS = (
+    "st|nd|rd|th|am|pm|h|s|k|m|min|mins|sec|secs|km|kg|g|cm|mm|ml|l|x|yo|yrs?|lbs?|hrs?|d|w"
+    "|days?|wks?|weeks?|months?|yen|usd|eur|gbp|jpy|bucks|dollars?|euros?|kcal|cal|kb|mb|gb|tb"
+    "|mbps|gbps|hz|khz|mhz|ghz|mph|kph|kmh"
 )
-"""Words with digits that are no code: times, ordinals, amounts (4pm, 3rd, 5km, 1.5kg)."""
+_AMOUNT = rf"\d+(?:[.,]\d+)?k?(?:{_UNITS})?(?:-ish)?|\d{{1,2}}[.:]\d\d(?:am|pm)?|\d+(?:[.,]\d+)+"
+_TIME_OR_ORDINAL = re.compile(rf"(?:{_AMOUNT})(?:-(?:{_AMOUNT}))?")
+"""Words with digits that are no code: times, ordinals, amounts (4pm, 3rd, 5km, 1.5kg), a
+number run into its unit, after a thousand or not (1000yen, 30kyen, 16gb), and a range of
+them (7pm-8pm, 7-8pm, 5k-10k; not 1204b, ora-00942)."""
 
 
 def content_terms(text: str) -> list[str]:

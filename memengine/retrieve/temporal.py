@@ -38,7 +38,9 @@ day of the month named alone is the latest one; words that count from a time mov
 year written beside others keeps only those near it (:func:`_anchored_years`); a time named
 in code ("git log --since=yesterday", "yesterday.log", a span in backticks, the regex for "3
 days ago") names none (:func:`_named_in_code`), one quoted in prose or before a sentence
-written without its space ("yesterday.he said hi") still does.
+written without its space ("yesterday.he said hi") still does; a year before a model's or
+an edition's word is a thing's year (2019年モデル, 2019年式, 2019年版, as "the 2019 model":
+:data:`_PRODUCT_YEAR`), no window.
 """
 
 from __future__ import annotations
@@ -1018,6 +1020,11 @@ def _this_morning(_: re.Match[str], now: datetime) -> Window | None:
     return start, start + timedelta(hours=12)
 
 
+_PRODUCT_YEAR = "モデル|式|型|版|製|産(?!休)"
+"""What after 2019年 makes it a thing's year, not a time to search: a model, an edition, when
+it was made (2019年モデルのMacBook, 2019年式の車, 2019年版の地図, 2019年製, 2019年産のワイン;
+not 2019年に, 2019年の夏, 2019年産休を取った)."""
+
 _WD_JA = f"(?P<wd>[{_WEEKDAYS_JA}])曜日?"
 _WD_EN = "(?P<wd>" + "|".join(_WEEKDAYS_EN) + ")"
 
@@ -1130,7 +1137,7 @@ _RULES: list[Rule] = [
         ),
         _ja_ago,
     ),
-    (re.compile(r"(?<![0-9])(?P<y>\d{4})年(?![0-9]|前)"), _ja_year),
+    (re.compile(rf"(?<![0-9])(?P<y>\d{{4}})年(?![0-9]|前|{_PRODUCT_YEAR})"), _ja_year),
     (re.compile(r"(?<![0-9年ヶか第])(?P<m>\d{1,2})月(?![0-9日曜期])"), _ja_year_month),
     (re.compile(r"ゴールデンウィーク|(?<![a-z])gw(?![a-z])"), _latest_holiday("golden_week")),
     (re.compile(r"お盆"), _latest_holiday("obon")),
