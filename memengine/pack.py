@@ -19,7 +19,10 @@ episodes that do not fit are dropped, long utterances are trimmed to the
 sentences that share words with the query, around the one that shares the most
 (``quote_key_parts``; then the sentence right after that one, where the budget left once
 the memories packed are chosen holds it), to their first sentence (``summarize``), or kept whole up
-to four times the length of the others (``full``); a quote marks what it leaves
+to four times the length of the others (``full``); a trimmed quote keeps too the first later
+sentence (within :data:`TURN_REACH` characters) that says what it quotes changed or ended
+("That all changed after my surgery", 状況が変わっちゃって), where it fits whole, before any
+other (alone, the quote would tell the old fact as the fact); a quote marks what it leaves
 out with "…", and shows a memory's line breaks as " / " (a side is one line of the pack),
 whatever its length; a line break counts as the one character it is in the memory for the
 length a quote may reach, so what fitted as a run of spaces still fits (the token budget
@@ -38,6 +41,7 @@ from typing import Literal
 from .clock import in_zone
 from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
 from .retrieve.answer_type import AnswerType, asked_types, carries_any
+from .retrieve.changes import change_sentences
 from .text import (
     asked_with,
     cut_at,
@@ -332,7 +336,12 @@ def _quote(
     ``quote_key_parts`` adds to the sentences that share the query's ``terms`` the one right
     after the best, when the quote still shows it whole: it holds an ``asked`` kind of
     answer (a time, a quantity), or it fits (an answer follows what it answers; further
-    sentences would be filler, and a date two sentences on is often another matter's)."""
+    sentences would be filler, and a date two sentences on is often another matter's). A
+    trimmed quote, filled or not, keeps the first sentence after the best (the first, for
+    ``summarize``) that says it changed or ended (:func:`_turns`: "Sushi is my favourite
+    food. … That all changed after my surgery."), when the quote shows it whole: before
+    the one right after the best, then before the others after the best, then before those
+    before it; else the quote is as without it."""
     lines = _lines(text)
     sentences: list[str] = []
     starts: set[int] = set()  # the sentences that begin a line of their own
@@ -356,25 +365,83 @@ def _quote(
         at = joined.find(sentences[best]) + _heaviest_at(sentences[best], patterns)
         return _around(joined, at, max_chars)
 
-    if not fill or strategy != "quote_key_parts" or not sentences:
-        return shown(kept)
-    after = best + 1
-    if after >= len(sentences) or after in kept:
-        return shown(kept)
-    answers = bool(asked) and carries_any(sentences[after], asked)  # "Booked the plumber."
-    tries = [sorted({*kept, after})]  # then, for the answer, those after the best may go
-    if answers:
-        tries.append([*(i for i in kept if i <= best), after])
-    for tried in tries:
-        quote = shown(tried)
+    def whole(quote: str, i: int) -> bool:
+        """Whether ``quote`` shows sentence ``i`` whole, after the best's end."""
         tail = sentences[best][-24:]  # (the best's end: its start may be cut off)
         seen = quote.find(tail)
-        past_best = seen + len(tail) if seen >= 0 else 0
-        if answers and quote.find(sentences[after], past_best) >= 0:  # (shown whole, after it)
+        return quote.find(sentences[i], seen + len(tail) if seen >= 0 else 0) >= 0
+
+    turn = _turn_after(sentences, best) if sentences else None
+    upto = tuple(i for i in kept if i <= best)
+    after: int | None = best + 1 if fill and strategy == "quote_key_parts" else None
+    if after is not None and (after >= len(sentences) or after in kept or after == turn):
+        after = None  # (nothing to fill with, or the change fills it)
+    answers = False
+    tries: list[tuple[int, ...]] = []
+    if after is not None:
+        answers = bool(asked) and carries_any(sentences[after], asked)  # "Booked the plumber."
+        tries.append(tuple(sorted({*kept, after})))
+        if answers:  # then, for the answer, those after the best may go
+            tries.append((*upto, after))
+    if turn is not None:  # each with the change, then fewer others with it, then without
+        turned = (tuple(sorted({*tried, turn})) for tried in (*tries, kept, upto, (best,)))
+        tries = [*dict.fromkeys(turned), *tries]
+    for tried in tries:
+        quote = shown(tried)
+        if turn is not None and turn in tried and not whole(quote, turn):
+            continue
+        if after not in tried:
+            return quote
+        if answers and whole(quote, after):
             return quote
         if not answers and len(_quoted(sentences, tried, starts)) <= max_chars:
-            return shown(tried)
+            return quote
     return shown(kept)
+
+
+TURN_REACH = 1000
+"""How many characters past the best sentence a quote looks for one that says it changed: a
+change is told soon after what it changes ("Sushi is my favourite food. … That all changed
+after my surgery."), and a long paste's further lines are other matters (each read costs)."""
+
+
+def _turn_after(sentences: Sequence[str], best: int) -> int | None:
+    """The first of ``sentences`` after the ``best`` one, within :data:`TURN_REACH` characters
+    of it, that says what was said changed or ended (:func:`_turns`), else None."""
+    read = 0
+    for i in range(best + 1, len(sentences)):
+        if read > TURN_REACH:
+            return None
+        if _turns(sentences[i]):
+            return i
+        read += len(sentences[i]) + 1
+    return None
+
+
+_CHANGED = re.compile(r"\bchanged\b", re.IGNORECASE)
+"""A bare "changed", which says a change a quote must not leave out ("That all changed after
+my surgery") though it names no new state: a later change is read only with one ("changed …
+to", "changed my mind": :data:`.retrieve.changes.CHANGE`), as a message that says "changed"
+alone is as often about something else than the older memory; within one message it is
+about what was just said."""
+_UNCHANGED = re.compile(r"(?:\b(?:not|never|nothing)|n't)\W+(?:\w+\W+){0,2}$", re.IGNORECASE)
+"""A negation within three words before "changed" ("nothing has changed", "it hasn't really
+changed"): no change."""
+
+
+def _turns(sentence: str) -> bool:
+    """Whether ``sentence`` says that what was said before it changed or ended: a change word
+    of a later change (:func:`.retrieve.changes.change_sentences`: "I quit last month", "I'm
+    not vegan anymore", 状況が変わっちゃって, 今はもう食べられない; not "I might switch",
+    変えようかな) or a bare "changed" not negated ("That all changed after my surgery"; not
+    "nothing has changed", "Has it changed?"). A quote that cuts a long utterance keeps it:
+    without it, the fact before it would be told as it was."""
+    if change_sentences(sentence):
+        return True
+    if sentence.endswith(("?", "？")):
+        return False
+    said = _CHANGED.search(sentence)
+    return said is not None and _UNCHANGED.search(sentence[: said.start()]) is None
 
 
 def _lines(text: str) -> list[str]:
@@ -492,8 +559,9 @@ def render_episode(
     else as stored) and topic (left out when the first line quoted begins with it: it
     would be read twice),
     the utterances (a memory not an exchange says who spoke, when its metadata names a
-    ``speaker``; with ``fill``, a quote holds the sentence after the one that matched
-    most, where ``max_chars`` allows: :func:`_trim`), the reason line unless ``why`` is False (it
+    ``speaker``; a trimmed quote holds a later sentence that says it changed, and with
+    ``fill`` the sentence after the one that matched most, where ``max_chars`` allows:
+    :func:`_trim`), the reason line unless ``why`` is False (it
     names the day of the memory it ``changes``: a later change, :mod:`.retrieve.changes`)."""
     block = _block(
         item, lang, query=query, strategy=strategy, max_chars=max_chars, zone=zone,

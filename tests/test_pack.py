@@ -468,6 +468,119 @@ def test_the_sentence_right_after_the_match_is_kept_not_one_further_on(mem: Memo
     assert "friendly" in quoted  # (the next sentence, which fits)
 
 
+COFFEE = (
+    "Right, the drinks question, since you asked what I order when we go out. "
+    "Coffee is honestly my favourite drink, I had three strong cups a day all through university. "
+    "My flatmates joked that I ran on espresso. "
+    "{turn} "
+    "The cardiologist said no caffeine at all for now, so I have been strict about it."
+)
+"""A long message that tells a fact, then (two sentences on) a sentence ``turn``."""
+COFFEE_JA = (
+    "飲み物の話なんだけど、外で何を頼むかよく聞かれるから、ここでまとめて言っておくね。"
+    "コーヒーは学生の頃からずっと一番好きな飲み物で、毎朝三杯は飲むのが当たり前だったんだ。"
+    "友だちにはカフェイン中毒ってよくからかわれてたなあ。"
+    "{turn}"
+    "お医者さんから、当分のあいだはカフェインを一切とらないようにって言われてるから、ちゃんと守ってるよ。"
+    "だから今度誘ってくれるときは、ハーブティーかジュースがあるお店にしてくれるとうれしいな。"
+    "ついでに言うと、甘いものは今でも大好きだから、ケーキのおいしいお店なら大歓迎だよ。"
+)
+
+
+def test_a_cut_quote_keeps_the_later_sentence_that_says_the_fact_changed(mem: Memory) -> None:
+    """The quote kept the sentence that matched and the one after it, and left out the
+    change two sentences on ("That all changed after my gallbladder surgery"): the pack
+    told a favourite food the user may no longer eat. Filled or not, within the limit."""
+    turn = "That all changed after my heart check-up in March though."
+    ep = mem.get(mem.add_exchange(COFFEE.format(turn=turn), "Thanks for telling me."))
+    assert len(ep.user_text or "") > 240
+    quoted = _quote(ep, "Want to grab a coffee later?", 240)
+    assert "Coffee is honestly my favourite drink" in quoted and turn in quoted
+    assert "My flatmates joked" in quoted  # (the sentence after the best: it fits too)
+    assert "cardiologist" not in quoted and len(quoted) <= len("User: ") + 240
+    [item] = _retrieval(ep).results
+    bare = render_episode(
+        item, "en", query="Want to grab a coffee later?", strategy="quote_key_parts",
+        max_chars=240, fill=False,
+    )  # fmt: skip
+    assert turn in bare and "My flatmates joked" not in bare  # (the change is no filler)
+    gave_up = "Since my heart check-up in March I don't drink it anymore."  # (a change word)
+    ep = mem.get(mem.add(COFFEE.format(turn=gave_up)))
+    assert gave_up in _quote(ep, "Want to grab a coffee later?", 240)
+    for turn in (
+        "でも三月の心臓の検査のあとで、生活がすっかり変わっちゃって。",
+        "でも三月にきっぱりやめたんだ。",
+    ):
+        ja = mem.get(mem.add_exchange(COFFEE_JA.format(turn=turn), "教えてくれてありがとう"))
+        assert len(ja.user_text or "") > 240
+        [item] = _retrieval(ja, lang="ja").results
+        block = render_episode(
+            item, "ja", query="コーヒー飲みに行かない？", strategy="quote_key_parts", max_chars=240
+        )
+        quoted = block.splitlines()[1]
+        assert "コーヒーは学生の頃から" in quoted and turn in quoted
+        assert "ハーブティー" not in quoted and len(quoted) <= len("User: ") + 240
+
+
+def test_the_change_goes_before_the_sentence_after_the_best_when_both_do_not_fit() -> None:
+    """Where the sentence after the best and the change do not both fit, the change is kept
+    and the other is left out, marked; where the change cannot be shown whole (80
+    characters), the quote is as it was without it."""
+    from memengine.pack import _trim
+
+    long_after = (
+        "My flatmates joked that I ran on espresso, and my grandmother sent a tin of beans "
+        "from Naples every single Christmas."
+    )
+    turn = "That all changed after my heart check-up in March though."
+    flatmates = "My flatmates joked that I ran on espresso."
+    text = COFFEE.format(turn=turn).replace(flatmates, long_after)
+    quote = _trim(text, "quote_key_parts", ["coffee"], 240, fill=True)
+    assert turn in quote and "Naples" not in quote and len(quote) <= 240
+    assert "favourite drink, I had three strong cups a day all through university. … That" in quote
+    plain = COFFEE.format(turn="My sister visited me in March though.").replace(
+        flatmates, long_after
+    )
+    short = _trim(text, "quote_key_parts", ["coffee"], 80, fill=True)
+    assert short == _trim(plain, "quote_key_parts", ["coffee"], 80, fill=True)
+    assert len(short) <= 80 and "changed" not in short
+    summary = _trim(text, "summarize", [], 240)  # (the first sentence's change, likewise)
+    assert summary.startswith("Right, the drinks question") and turn in summary
+
+
+def test_a_later_sentence_with_no_change_is_not_forced_into_the_quote(mem: Memory) -> None:
+    """Only a sentence that says the fact changed is kept further on: not one with no
+    change word, a change denied or asked about, a maybe (I might switch, 変えようかな), a
+    change before the best nor one a long paste further on; a message that fits is quoted
+    whole, as it was."""
+    query = "Want to grab a coffee later?"
+    for turn in (
+        "My sister visited me in March and we went to the beach.",
+        "Nothing has changed since then, honestly.",
+        "Has that changed since March, do you think?",
+        "I might switch to green tea one day, who knows.",
+    ):
+        quoted = _quote(mem.get(mem.add(COFFEE.format(turn=turn))), query, 240)
+        assert "Coffee is honestly my favourite drink" in quoted and "My flatmates" in quoted
+        assert turn not in quoted, turn
+    before = "I quit my job in May and moved back in with my parents for a while. " + (
+        COFFEE.format(turn="My sister visited me in March.")
+    )
+    assert "quit" not in _quote(mem.get(mem.add(before)), query, 240)
+    far = COFFEE.format(turn="We talked for hours. " * 60 + "That all changed in March.")
+    assert "changed" not in _quote(mem.get(mem.add(far)), query, 240)  # (past TURN_REACH)
+    ja = mem.get(
+        mem.add(COFFEE_JA.format(turn="そのうち紅茶に変えようかなって思ってるんだけどね。"))
+    )
+    [item] = _retrieval(ja, lang="ja").results
+    block = render_episode(
+        item, "ja", query="コーヒー飲みに行かない？", strategy="quote_key_parts", max_chars=240
+    )
+    assert "紅茶に変えよう" not in block and "友だちには" in block
+    short = "Coffee is my favourite drink. That all changed in March. Now it's tea."
+    assert _quote(mem.get(mem.add(short)), query, 240).endswith(f": {short}")
+
+
 def test_a_fuller_quote_takes_no_memorys_place_in_the_budget(mem: Memory) -> None:
     """The quotes are filled with what is left of the budget once the memories packed are
     chosen: two memories that fit as matched sentences stay packed, best first, and the
