@@ -215,6 +215,9 @@ class RetrievalConfig(_Section):
     statement_min_cosine: float = Field(
         default=0.7, ge=0.0, le=1.0
     )  # small talk injects only above this
+    proposal_min_cosine: float = Field(
+        default=0.3, ge=0.0, le=1.0
+    )  # a proposal ("Let's get sushi", 激辛カレー作るね) injects a `high` memory from this on
     coverage_min: float = Field(default=0.0, ge=0.0, le=1.0)
     """A question injects only if the top results cover its words this well (0: off; needs
     ``ja`` extra; docs/benchmarks.md, sessions 13 and 14, measure both scales)."""

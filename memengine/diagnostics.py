@@ -156,7 +156,7 @@ def _findings(report: Any) -> str:
     return "; ".join(parts)
 
 
-_COSINE_CONSTANTS = ("relevance_threshold", "statement_min_cosine")
+_COSINE_CONSTANTS = ("relevance_threshold", "statement_min_cosine", "proposal_min_cosine")
 """``[retrieval]`` settings that are cosines, so on one embedder's scale."""
 
 

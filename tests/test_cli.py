@@ -277,7 +277,10 @@ def test_reembed_moves_a_file_to_an_openai_compatible_embedder(db: str, tmp_path
         loose = run("doctor", "--db", db, ok=False)
         assert loose.exit_code == 1 and "FAIL  cosine constants" in loose.output
         with conf.open("a") as fh:
-            fh.write("[retrieval]\nrelevance_threshold = 0.5\nstatement_min_cosine = 0.9\n")
+            fh.write(
+                "[retrieval]\nrelevance_threshold = 0.5\nstatement_min_cosine = 0.9\n"
+                "proposal_min_cosine = 0.6\n"
+            )
         doctor = run("doctor", "--db", db).output
         assert "FAIL" not in doctor and "ok  embedder: openai:scripted-embed:16" in doctor
         refused = tmp_path / "refused.toml"  # nothing listens on port 9

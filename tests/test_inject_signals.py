@@ -39,8 +39,10 @@ def test_a_retrieval_records_what_the_decision_read(tmp_path: Path, usem3: USEM3
     with _memory(tmp_path / "m.db", usem3) as mem:
         asked = mem.retrieve("When does Lily start kindergarten?")
         s = asked.signals
-        assert set(s) == {"asks", "evidence", "top_cosine", "reach"}  # no coverage: it is off
+        # no coverage: it is off
+        assert set(s) == {"asks", "proposes", "evidence", "top_cosine", "reach"}
         assert asked.should_inject and s["asks"] == 1.0 and s["evidence"] == 1.0
+        assert s["proposes"] == 0.0  # a question is not read as a proposal
         assert s["reach"] == 1.0  # every word of the question is stored
         best = max(r.components["cosine"] for r in asked.results)
         assert s["top_cosine"] == pytest.approx(best, abs=1e-4) and s["top_cosine"] > 0.5
@@ -50,10 +52,14 @@ def test_a_retrieval_records_what_the_decision_read(tmp_path: Path, usem3: USEM3
         assert unknown.signals["top_cosine"] < s["top_cosine"]
         chat = mem.retrieve("Nice weather today.")
         assert chat.signals["asks"] == 0.0 and not chat.should_inject
+        assert chat.signals["proposes"] == 0.0
+        plan = mem.retrieve("Let's plant more cucumber seedlings this weekend!")
+        assert plan.signals["asks"] == 0.0 and plan.signals["proposes"] == 1.0
     with _memory(tmp_path / "fixed.db", usem3, adaptive_weights=False) as mem:
         # no reach is computed without the adaptive list weights
         assert set(mem.retrieve("When does Lily start kindergarten?").signals) == {
             "asks",
+            "proposes",
             "evidence",
             "top_cosine",
         }

@@ -36,8 +36,9 @@ LEFT_OUT = frozenset({CATEGORIES[5]})
 """Question groups of neither kind: LoCoMo's adversarial questions have evidence, yet ask
 about what the other speaker did."""
 
-_SKIP = frozenset({"asks", "evidence"})
-"""The rule's yes/no parts: ``asks`` picks the pool, ``evidence`` is in the decision row."""
+_SKIP = frozenset({"asks", "evidence", "proposes"})
+"""The rule's yes/no parts: ``asks`` picks the pool, ``evidence`` is in the decision row,
+``proposes`` is read only for a message that asks nothing (outside the pool)."""
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,12 @@ Two questions decide it:
    interrogative or a recall cue ("remember", 覚えてる, …っけ) does
    (:func:`.signals.asks_memory`); small talk ("Nice weather today") does
    not, and then only a near restatement of a memory (cosine to the context
-   query ≥ ``statement_min_cosine``) is worth injecting.
+   query ≥ ``statement_min_cosine``) is worth injecting. A proposal or an offer
+   asks nothing either ("Let's get sushi tonight!", "I'm baking you cookies",
+   激辛カレー作るね: :func:`.proposal.proposes`), yet the reply needs what it
+   touches (a favourite, an allergy, 辛いの無理): it also injects a memory both
+   searches ranked in their top 3 (``high``) whose cosine is at least
+   ``proposal_min_cosine`` (:func:`plan_evidence`).
 2. Is anything relevant there? One of the top results was ranked in the
    top 3 of both the vector and the full-text search (for its own words, not
    only its neighbours'), has a cosine
@@ -31,7 +36,7 @@ from ..config import RetrievalConfig
 from ..models import may_answer
 from .fastpath import Candidate, lexical_agreement
 
-__all__ = ["evidence_found", "should_inject", "top_cosine"]
+__all__ = ["evidence_found", "plan_evidence", "should_inject", "top_cosine"]
 
 _CODE_TOKEN = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*", re.ASCII)
 """A memory's words as :func:`.signals.code_words` reads a code (a whole word: "good" is not
@@ -72,6 +77,21 @@ def evidence_found(
     return False
 
 
+def plan_evidence(candidates: Sequence[Candidate], config: RetrievalConfig) -> bool:
+    """Whether a top result that both searches ranked in their top 3 (the full-text one for
+    its own words: what the ``high`` label asks) has a cosine of at least
+    ``proposal_min_cosine``: "I'm allergic to peanuts" for "I'm baking you peanut butter
+    cookies!", not 今夜何見るか迷う, which shares only 今夜 with 今夜は焼肉にしよう."""
+    return any(
+        may_answer(c.components)
+        and c.components.get("knn_rank", 99) <= 3
+        and c.components.get("bm25_rank", 99) <= 3
+        and lexical_agreement(c.components)
+        and c.components.get("cosine", 0.0) >= config.proposal_min_cosine
+        for c in candidates[: config.max_results]
+    )
+
+
 def top_cosine(candidates: Sequence[Candidate], config: RetrievalConfig) -> float:
     """The best cosine similarity to the context query among the top results (0 without any;
     small talk's own old copies, marked ``repeat``, left aside)."""
@@ -92,14 +112,19 @@ def should_inject(
     asks: bool,
     lexical_only: bool = False,
     codes: Collection[str] = (),
+    proposes: bool = False,
 ) -> bool:
-    """The decision: evidence for a message that asks, a near restatement for small talk
-    (``lexical_only``: full-text hits for a message that asks, nothing for small talk)."""
+    """The decision: evidence for a message that asks, a near restatement for small talk,
+    and for a proposal that asks nothing (``proposes``) also a ``high`` memory near enough
+    (:func:`plan_evidence`); ``lexical_only``: full-text hits for a message that asks,
+    nothing for small talk nor a proposal (no cosine tells what it touches)."""
     if lexical_only:
         return asks and any(
             lexical_agreement(c.components) and may_answer(c.components)
             for c in candidates[: config.max_results]
         )
     if not asks:
+        if proposes and plan_evidence(candidates, config):
+            return True
         return top_cosine(candidates, config) >= config.statement_min_cosine
     return evidence_found(candidates, config, codes)

@@ -40,6 +40,7 @@ from .coverage import (
 from .evidence import answer_type_bonus, asks_back, in_window, lift_next_turns, window_bonus
 from .fastpath import Candidate, FastPath, FastResult, age_days, lexical_agreement
 from .inject import evidence_found, should_inject, top_cosine
+from .proposal import proposes
 from .recent import (
     RepeatCheck,
     carries_on,
@@ -508,9 +509,13 @@ class Retriever:
         # an empty message leaves it to the context; "how are you?" asks no memory
         asks = asks_something(text) or is_blank(text)
         codes = code_words(text)
-        decided = should_inject(candidates, cfg, asks=asks, lexical_only=lexical_only, codes=codes)
+        plan = not asks and proposes(text)  # "Let's get sushi tonight!": read only if not asked
+        decided = should_inject(
+            candidates, cfg, asks=asks, lexical_only=lexical_only, codes=codes, proposes=plan
+        )
         if signals is not None:
             signals["asks"] = float(asks)
+            signals["proposes"] = float(plan)
             signals["evidence"] = float(evidence_found(candidates, cfg, codes))
             signals["top_cosine"] = round(top_cosine(candidates, cfg), 4)
         # a memory of the time asked about is matched by its date, not by the question's words

@@ -1,0 +1,210 @@
+"""A proposal or an offer that asks nothing still injects the memory it touches
+(:func:`memengine.retrieve.proposal.proposes`, :func:`memengine.retrieve.inject.plan_evidence`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memengine import FixedClock, Memory
+from memengine.config import RetrievalConfig
+from memengine.embed.usem3 import USEM3Embedder
+from memengine.models import Episode
+from memengine.retrieve.fastpath import Candidate
+from memengine.retrieve.inject import plan_evidence, should_inject
+from memengine.retrieve.proposal import proposes
+
+T0 = datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)
+EN = [
+    ("I love sushi, it's my favorite food", "Sushi is the best."),
+    ("I'm allergic to peanuts", "Good to know, I'll remember."),
+    ("My wife can't handle spicy food anymore", "Noted, mild dishes for her."),
+    ("Work was so busy today, back to back meetings", "That sounds draining."),
+    ("The bus was late again", "Annoying!"),
+    ("I started reading a mystery novel", "Fun, who's the author?"),
+    ("Can't decide what to watch tonight", "Maybe a comedy?"),
+    ("My knee hurts a bit after the hike", "Take it easy and ice it."),
+]
+JA = [
+    ("パクチー苦手なんだよね", "そうなんだ、覚えとくね"),
+    ("辛いの無理", "了解、辛いのは避けようね"),
+    ("もうビールは飲んでない", "健康的だね"),
+    ("仕事めっちゃ忙しかった", "お疲れさま！"),
+    ("今夜何見るか迷う", "コメディとかどう？"),
+    ("明日雨らしいね", "傘忘れないでね"),
+    ("電車また遅れてた", "大変だったね"),
+    ("新しいランニングシューズ買った", "どこのやつ？"),
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # suggestions
+        "Let's get sushi tonight!",
+        "ok let's just order pizza",
+        "lets go camping this weekend",
+        "Shall we go out for ramen",
+        # offers and what was made for someone
+        "I'm baking you peanut butter cookies!",
+        "Gonna grab you a latte on the way",
+        "I'll make broccoli soup for my son",
+        "Thinking of ordering a cheese pizza for everyone",
+        "I'm cooking dinner for Emma tonight",
+        "I made a spicy curry for my wife tonight",
+        "Let me make you a sandwich",
+        "Honey, I'm making you pancakes",
+        "I'm planning to make you dinner",
+        # Japanese: volitional, getting ready, offering
+        "今夜パクチー鍋にしよう",
+        "激辛ラーメン行こうよ！",
+        "息子ににんじんケーキ焼こうかな",
+        "週末は温泉行こ〜",
+        "一緒に飲もうよ",
+        "夕飯はカレーにしよっか",
+        "明日はお寿司にしましょう",
+        "飲み会でビール頼んどくね",
+        "ケーキ買っとくね",
+        "お店予約しときます",
+        "激辛カレー作るね",
+        "帰りにビール買ってくるよ",
+        "明日お弁当作りますね",
+        "息子にケーキ焼いてあげた",
+        "妻のために激辛カレーを作った",
+    ],
+)
+def test_a_proposal_or_an_offer_is_read(text: str) -> None:
+    assert proposes(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # news and chat about oneself
+        "I'm making dinner",
+        "I made dinner",
+        "I bought new running shoes",
+        "I've been cooking for hours",
+        "I'm ordering new shoes for Friday",  # a time, not a person
+        "She made you a cake",  # someone else's doing
+        "I'm getting old",
+        "We might go camping next month",
+        # "let's" that plans nothing, and "lets" inside a sentence
+        "Let's see",
+        "let's see what happens",
+        "Let's be honest, it was bad",
+        "He lets me drive his car",
+        "Let us know when you arrive",
+        "I got you",  # agreement, nothing given
+        # Japanese news, greetings and guesses
+        "今日カレー作った",
+        "新しいランニングシューズ買った",
+        "今日暑いね",
+        "おはよう！",
+        "ありがとう",
+        "夢のようだった",
+        "明日雨だろう",
+        "たぶん晴れるでしょう",
+        "信頼するよ",
+        "来月キャンプ行くかも",
+        "辛いの無理",
+    ],
+)
+def test_news_and_small_talk_are_no_proposal(text: str) -> None:
+    assert not proposes(text)
+
+
+def test_a_long_text_is_read_in_time() -> None:
+    """Each ending is looked for once per sentence, and who receives an offer a few words
+    after its verb: a paste of repeated stems costs its length, not its square."""
+    start = time.perf_counter()
+    assert not proposes("作" * 20_000)
+    assert not proposes("のために" * 5_000)
+    assert not proposes("planning " * 2_200)
+    assert proposes("x" * 30_000 + "\nLet's get sushi tonight!")  # the end is read
+    assert time.perf_counter() - start < 2.0
+
+
+def _cand(i: int, **comps: float) -> Candidate:
+    return Candidate(Episode.model_construct(id=i, text=f"episode {i}"), 1.0 / i, dict(comps))
+
+
+def test_a_proposal_injects_a_high_memory_above_the_floor() -> None:
+    cfg = RetrievalConfig()
+    floor = cfg.proposal_min_cosine
+    high = [_cand(1, knn_rank=1.0, bm25_rank=2.0, cosine=floor + 0.05)]
+    faint = [_cand(1, knn_rank=1.0, bm25_rank=1.0, cosine=floor - 0.05)]
+    vector_only = [_cand(1, knn_rank=1.0, cosine=0.6)]  # medium at best: no word shared
+    neighbours = [_cand(1, knn_rank=1.0, bm25_rank=1.0, bm25_neighbours_only=1.0, cosine=0.6)]
+    assert plan_evidence(high, cfg)
+    assert not any(plan_evidence(c, cfg) for c in (faint, vector_only, neighbours))
+    assert should_inject(high, cfg, asks=False, proposes=True)
+    assert not should_inject(high, cfg, asks=False)  # small talk: below statement_min_cosine
+    assert not should_inject(faint, cfg, asks=False, proposes=True)
+    assert not should_inject(vector_only, cfg, asks=False, proposes=True)
+    # without vectors nothing tells what a proposal touches
+    assert not should_inject(high, cfg, asks=False, lexical_only=True, proposes=True)
+
+
+@pytest.fixture
+def companion(tmp_path: Path, usem3: USEM3Embedder) -> Iterator[Memory]:
+    """Two small agents, one English and one Japanese, each with a few likes, dislikes and
+    an allergy among everyday chat."""
+    mem = Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(T0 + timedelta(days=30)))
+    for agent, turns in (("en", EN), ("ja", JA)):
+        for i, (user, reply) in enumerate(turns):
+            mem.add_exchange(user, reply, agent=agent, occurred_at=T0 + timedelta(days=i))
+    with mem:
+        yield mem
+
+
+@pytest.mark.parametrize(
+    ("agent", "text", "memory"),
+    [
+        ("en", "Let's get sushi tonight!", "I love sushi, it's my favorite food"),
+        ("en", "I'm baking you peanut butter cookies!", "I'm allergic to peanuts"),
+        (
+            "en",
+            "I made a spicy curry for my wife tonight",
+            "My wife can't handle spicy food anymore",
+        ),
+        ("ja", "今夜パクチー鍋にしよう", "パクチー苦手なんだよね"),
+        ("ja", "激辛カレー作るね", "辛いの無理"),
+        ("ja", "飲み会でビール頼んどくね", "もうビールは飲んでない"),
+    ],
+)
+def test_a_proposal_packs_the_preference_it_touches(
+    companion: Memory, agent: str, text: str, memory: str
+) -> None:
+    r = companion.retrieve(text, agent=agent, record=False)
+    assert r.signals["asks"] == 0.0 and r.signals["proposes"] == 1.0
+    assert r.should_inject
+    assert memory in [x.episode.user_text for x in r.offered]
+    assert memory in companion.pack(r, query=text).text
+
+
+@pytest.mark.parametrize(
+    ("agent", "text"),
+    [
+        # news that touches a preference is still small talk: only a restatement injects
+        ("en", "I had sushi for lunch"),
+        ("en", "I'm making dinner"),
+        ("ja", "ビール飲んだ"),
+        ("ja", "今日カレー作った"),
+        # chat that is no plan
+        ("en", "Let's see"),
+        # a proposal that touches nothing stored, or shares only 今夜 with a memory
+        ("en", "let's go!!"),
+        ("en", "Let's play a board game"),
+        ("ja", "ボードゲームしよう"),
+        ("ja", "今夜は焼肉にしよう"),
+    ],
+)
+def test_news_and_unrelated_proposals_stay_empty(companion: Memory, agent: str, text: str) -> None:
+    r = companion.retrieve(text, agent=agent, record=False)
+    assert r.signals["asks"] == 0.0
+    assert not r.should_inject and companion.pack(r, query=text).text == ""
