@@ -104,12 +104,12 @@ ENGLISH_STOPWORDS = CHAT_WORDS | frozenset(
     then there there's these they they'd they'll they're they've this those through to too under
     until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
     where's which while who who's whom why why's with won't would wouldn't you you'd you'll
-    you're you've your yours yourself yourselves did does tell remember know think like
+    you're you've your yours yourself yourselves did does tell remember know think like likes liked
     s t just also really yeah oh hey hi ok okay whats whens wheres whos hows whys u ur""".split()
 )
 """English words a query searches without (function words, chat words, "whats" typed
-without its apostrophe, and "like": a verb of every preference and a preposition, it
-matched "I feel like…" for "do I like coffee?")."""
+without its apostrophe, and "like", "likes", "liked": a verb of every preference and a
+preposition, FTS5 stems all three to the "like" of "I feel like…")."""
 
 _DENSE_STOPWORDS = ENGLISH_STOPWORDS - {"out", "up", "down", "off", "over", "on", "in", "through"}
 """Stopwords left out of the vector query: verb particles stay, they change the meaning."""

@@ -65,6 +65,7 @@ def test_english_stemming(mem: Memory, stocked: dict[str, int]) -> None:
 def test_like_is_no_search_term(mem: Memory) -> None:
     """A preference question searches its thing: "like" is in every preference and "feel like"."""
     assert query_terms("Do I like coffee?") == ["coffee"]
+    assert query_terms("Have I liked jazz? She likes it") == ["jazz"]
     tired = mem.add_exchange("I feel like I'm always tired lately", "Rest up", occurred_at=T0)
     latte = mem.add_exchange("I don't drink coffee, only tea", "Noted", occurred_at=T0)
     assert _bm25_ids(mem, "Do I like coffee?")[0] == latte
