@@ -21,7 +21,7 @@ from memengine.config import LifecycleConfig
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import ConfigError
 from memengine.lifecycle.features import FEATURES
-from memengine.lifecycle.feedback import match_answer, named_days, uncommon
+from memengine.lifecycle.feedback import _stems, match_answer, named_days, uncommon
 from memengine.text import query_terms
 
 from .helpers import HashEmbedder
@@ -264,7 +264,7 @@ def test_a_short_answer_drawn_from_a_long_memory_is_credited(real_mem: Memory) -
     assert physio in {x.episode.id for x in r.results if x.relevance != "low"}
     fb = real_mem.feedback(r.turn_id, answer="Patellar tendinopathy.")
     assert fb.used == (physio,)
-    assert "of the answer's terms from it" in fb.reasons[physio]
+    assert "of the answer's words from it" in fb.reasons[physio]
     r = real_mem.retrieve("How many sets of my knee exercises am I supposed to do?")
     assert squats in {x.episode.id for x in r.results if x.relevance != "low"}
     assert squats in real_mem.feedback(r.turn_id, answer="Three sets of fifteen a day.").used
@@ -288,7 +288,7 @@ def test_a_short_answer_told_in_two_memories_credits_both(real_mem: Memory) -> N
     assert {diagnosed, again} <= _offered(r)
     fb = real_mem.feedback(r.turn_id, answer="Patellar tendinopathy.")
     assert set(fb.used) == {diagnosed, again}
-    assert fb.reasons[again] == "2/2 of the answer's terms from it"
+    assert fb.reasons[again] == "2/2 of the answer's words from it"
     r = real_mem.retrieve("What did my physio say my knee problem was?")
     assert real_mem.feedback(r.turn_id, answer="I'm not sure, sorry!").used == ()
 
@@ -300,7 +300,7 @@ def test_a_stock_reply_of_common_words_is_not_credited_for_its_words(real_mem: M
     offered = {x.episode.id for x in r.results if x.relevance != "low"}
     assert offered
     fb = real_mem.feedback(r.turn_id, answer="Great, sounds like a lovely day!")
-    assert not any("answer's terms" in why for why in fb.reasons.values())
+    assert not any("answer's words" in why for why in fb.reasons.values())
 
 
 def test_a_stock_reply_stored_as_a_reply_is_no_use_of_it_in_a_young_file(
@@ -324,7 +324,7 @@ def test_a_stock_reply_stored_as_a_reply_is_no_use_of_it_in_a_young_file(
     assert real_mem.feedback(r.turn_id, answer="Sounds great, have a lovely day!").used == ()
     r = real_mem.retrieve("仕事大変だったっけ？")
     fb = real_mem.feedback(r.turn_id, answer="お疲れ様でした！ゆっくり休んでくださいね")
-    assert not any("answer's terms" in why for why in fb.reasons.values())
+    assert not any("answer's words" in why for why in fb.reasons.values())
 
 
 def _companion_weeks(mem: Memory, clock: FixedClock, days: list[tuple[str, str]]) -> list[int]:
@@ -345,13 +345,127 @@ def _offered(r: Retrieval) -> set[int]:
     return {x.episode.id for x in r.offered}
 
 
-def _judged(mem: Memory, answer: str, ids: list[int]) -> dict[int, str]:
+def _judged(
+    mem: Memory, answer: str, ids: list[int], similar: dict[int, float] | None = None
+) -> dict[int, str]:
     """What the judge finds of ``answer`` in the memories ``ids`` offered together (its
-    uncommon terms read from the file, no similarity)."""
+    uncommon terms read from the file; the ``similar`` cosines given, else none)."""
     terms = query_terms(answer)
     rows, counts = mem.store.document_counts(terms)
     episodes = [mem.get(i) for i in ids]
-    return match_answer(answer, episodes, {}, mem.config.lifecycle, uncommon(terms, rows, counts))
+    rare = uncommon(terms, rows, counts)
+    return match_answer(answer, episodes, similar or {}, mem.config.lifecycle, rare)
+
+
+def _cosines(mem: Memory, answer: str, ids: list[int]) -> dict[int, float]:
+    """The cosines of ``answer`` to the memories ``ids``, as feedback reads them."""
+    return mem.store.similarities(mem.embedder.embed([answer])[0], ids)
+
+
+def test_a_japanese_word_of_the_answer_counts_once(real_mem: Memory, clock: FixedClock) -> None:
+    """「田中さんはトヨタで働いてるよ。」 credited 佐藤さんがトヨタ辞めたらしい too: トヨタ was five
+    of the answer's terms (ト, ヨ, タ, トヨ, ヨタ), five of nine. A word counts once, and a
+    memory that holds the answer's words only as another offered memory holds them and more
+    (佐藤さんもトヨタで働いてる) is not what it drew on; an answer of one word (高尾山) is drawn
+    from the memory that holds it, when no other memory offered does."""
+    tanaka, sato, also, yui, misaki, hike = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("田中さんはトヨタで働いてるんだって", "大企業だね"),
+            ("佐藤さんがトヨタ辞めたらしい", "え、そうなんだ"),
+            ("佐藤さんもトヨタで働いてる", "同じ会社なんだ"),
+            ("結衣ちゃんはピアノ習ってるよ", "素敵！"),
+            ("美咲ちゃんがピアノやめたって", "もったいないね"),
+            ("週末は高尾山に登ってきた", "紅葉きれいだった？"),
+        ],
+    )
+    judged = _judged(real_mem, "田中さんはトヨタで働いてるよ。", [tanaka, sato])
+    assert set(judged) == {tanaka}
+    assert set(_judged(real_mem, "田中さんはトヨタで働いてるよ。", [tanaka, also])) == {tanaka}
+    assert set(_judged(real_mem, "うん、結衣ちゃんはピアノ続けてるよ！", [yui, misaki])) == {yui}
+    # (offered alone, the memory that holds two of the answer's three words is credited)
+    assert set(_judged(real_mem, "佐藤さん、トヨタ辞めたんだね", [sato])) == {sato}
+    judged = _judged(real_mem, "高尾山！", [hike, yui])
+    assert judged == {hike: "1/1 of the answer's words from it"}
+    assert set(_judged(real_mem, "トヨタかあ、いいね", [sato, hike])) == {sato}
+    # (no word; one word that two memories offered say; one of two words)
+    for answer in ["そうだね！", "トヨタかあ、いいね", "高尾山とトヨタ"]:
+        assert _judged(real_mem, answer, [tanaka, sato, hike]) == {}, answer
+
+
+def test_a_memory_only_similar_to_the_answer_gives_way_to_the_one_it_draws_on(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """「辛いの無理って言ってたよね」 credited 辛いのは大丈夫 (cosine 0.66) as well as 辛いの無理
+    (0.80): the memory the answer draws on holds every term of the answer that the other
+    does, and is clearly closer, so the other is only the topic's other side. A memory that
+    holds a word of the answer of its own (東京マラソン) is still credited by its similarity."""
+    fine, cannot, marathon, knee = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("辛いのは大丈夫", "頼もしい！"),
+            ("辛いの無理", "了解、辛いのは避けようね"),
+            ("来月東京マラソンに出る", "頑張って"),
+            ("長く走ると膝が痛い", "無理しないでね"),
+        ],
+    )
+    answer = "辛いの無理って言ってたよね、マイルドなのにしよう"
+    both = [fine, cannot]
+    assert set(_judged(real_mem, answer, both, _cosines(real_mem, answer, both))) == {cannot}
+    # (the cosines given: one as close as the other, by less than 0.1, is credited too)
+    assert set(_judged(real_mem, answer, both, {fine: 0.66, cannot: 0.8})) == {cannot}
+    assert set(_judged(real_mem, answer, both, {fine: 0.66, cannot: 0.72})) == set(both)
+    assert set(_judged(real_mem, answer, both, {fine: 0.66})) == set(both)
+    answer = "東京マラソン前だし、膝が痛いなら長く走るのは控えめにね"
+    pair = [marathon, knee]
+    judged = _judged(real_mem, answer, pair, _cosines(real_mem, answer, pair))
+    assert set(judged) == {marathon, knee}
+    assert judged[marathon].startswith("similar to the answer")
+
+
+def test_an_english_word_counts_in_another_form(real_mem: Memory, clock: FixedClock) -> None:
+    """ "Remember your peanut allergy!" holds "allergic to peanuts" in other forms; one word
+    of the memory in another form is still one ("Remember your allergy!"), and a longer
+    word is not another form of a shorter one ("classic", "county", "hated")."""
+    peanuts, yoga, votes = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("I'm allergic to peanuts", "Good to know, I'll remember."),
+            ("Yoga class on Monday", "Enjoy!"),
+            ("Every vote counts", "True!"),
+        ],
+    )
+    everyone = [peanuts, yoga, votes]
+    judged = _judged(real_mem, "Remember your peanut allergy!", everyone)
+    assert judged == {peanuts: "2/3 key terms in the answer"}
+    assert set(_judged(real_mem, "Count on it.", everyone)) == {votes}  # (its one word)
+    for answer in [
+        "Remember your allergy! Maybe a shortbread instead?",
+        "A classic Monday, then.",
+        "Which county?",
+    ]:
+        assert _judged(real_mem, answer, everyone) == {}, answer
+
+
+@pytest.mark.parametrize(
+    ("one", "other", "forms"),
+    [
+        ("peanut", "peanuts", True),
+        ("allergy", "allergic", True),
+        ("arrive", "arriving", True),
+        ("parties", "party", True),
+        ("class", "classic", False),
+        ("count", "county", False),
+        ("hated", "hates", False),
+        ("custom", "customer", False),
+        ("1490", "14900", False),
+    ],
+)
+def test_the_forms_of_an_english_word(one: str, other: str, forms: bool) -> None:
+    assert (not _stems(one).isdisjoint(_stems(other))) is forms
 
 
 def test_a_list_answer_credits_each_memory_it_names(real_mem: Memory, clock: FixedClock) -> None:

@@ -6,15 +6,19 @@ answer, which is judged against the candidates the turn offered to the reply (th
 relevant ones of a turn that injects: what its pack shows):
 
 - ``match``: a memory is used when one of its tags occurs in the answer,
-  when enough of its key terms do (``answer_keyword_fraction``), when at least
-  two of the answer's uncommon terms come from it and make that share of the
-  answer (:func:`uncommon`), when the answer lists several memories and carries its
+  when enough of its key terms do (``answer_keyword_fraction``; an English word in
+  another form too: "peanut" of "peanuts"), when at least two of the answer's words
+  with an uncommon term (:func:`uncommon`; トヨタ is one word) come from it and make that
+  share of the answer, unless another memory offered holds them and more of the answer's,
+  when the answer lists several memories and carries its
   own content (a name, a title or a number of it, or two words the user said in it,
   that no other memory offered holds; in Japanese also a name an honorific marks,
   翔太くん, or one word of kanji or katakana the user said, 京都 or ピアノ, not 今日 nor
   仕事), when the answer lists days by their date and one is the day it was said ("Mar
   3, 8 and 13"), or when the answer's embedding is close to the memory's (cosine ≥
-  ``answer_match_threshold``);
+  ``answer_match_threshold``) and no memory found by its content holds the answer's
+  terms this one does and is clearly closer (辛いの無理, not 辛いのは大丈夫, for
+  「辛いの無理って言ってたよね」);
 - ``llm``: an LLM is shown the numbered memories and the answer and asked
   which influenced it (falls back to ``match`` if the call fails).
 
@@ -132,15 +136,22 @@ def match_answer(
 
     Keywords are read both ways: enough of a memory's key terms in the answer, or
     (for a short answer drawn from a long memory: "Patellar tendinopathy.") at least two
-    of the answer's ``rare`` terms (:func:`uncommon`) from what the user said in the memory
-    (not its reply: a stock reply is the assistant's own), and that much of the answer's
-    terms (without hiragana: お疲れ様でした holds no でし to match). An answer that lists
+    of the answer's words with a ``rare`` term (:func:`uncommon`) from what the user said in
+    the memory (not its reply: a stock reply is the assistant's own), or the one word of an
+    answer of one (高尾山！) that no other memory offered says, and that much of the
+    answer's words (:func:`_answer_words`: トヨタ is one word, not five terms; without
+    hiragana: お疲れ様でした holds no でし to match), unless another memory offered says
+    those words and more of the answer's (「田中さんはトヨタで働いてるよ」 is not drawn from
+    佐藤さんもトヨタで働いてる). An English word counts in another form of it (the answer's
+    "peanut" of "peanuts", "allergy" of "allergic": :func:`_stems`). An answer that lists
     several memories ("Your kids are Emma, Liam and Noah.", お子さんは翔太くんと結衣ちゃんだね)
     credits each whose own content it carries (:func:`_own_content`), when it carries
     that of two or more: one memory named alone is judged by the rules above ("Sorry, I
     don't remember anything about Barcelona." is no use of the trip). An answer that names
     two days or more by their date credits the memories said on them (:func:`_by_day`,
-    read at ``asked_at``, the turn's time in the zone the pack dates its blocks in)."""
+    read at ``asked_at``, the turn's time in the zone the pack dates its blocks in). Last,
+    an answer close to a memory's embedding credits it, unless it is only the other side of
+    a topic that a memory found by its content holds (:func:`_outshone`)."""
     text = _norm(answer)
     answer_terms = set(query_terms(answer))
     own = [t for t in answer_terms if not _HIRAGANA.search(t)]  # (not でし, くだ, さい)
@@ -158,9 +169,14 @@ def match_answer(
     words = _japanese_words(folded) if own_rare else []
     found: dict[int, str] = {}
     carried: dict[int, str] = {}  # each memory whose own content the answer carries
+    # the user's side only (a stock reply is the assistant's), content words only
+    told_of = {ep.id: set(query_terms(_said(ep))) for ep in episodes}
+    # the answer's words (トヨタ once, not as ト, ヨ, タ, トヨ and ヨタ) each memory says
+    answer_words = _answer_words(own, fold(answer))
+    held = {i: _held(answer_words, told) for i, told in told_of.items()}
+    answer_forms = {stem for t in answer_terms for stem in _stems(t)}  # (peanut of peanuts)
     for ep in episodes:
-        # the user's side only (a stock reply is the assistant's), content words only
-        told = set(query_terms(_said(ep)))
+        told = told_of[ep.id]
         fresh = own_rare & terms_of[ep.id] & stated_terms
         why = _own_content(ep, stated_terms, names, fresh, told, folded, words) if stated else ""
         if why:
@@ -180,7 +196,7 @@ def match_answer(
             found[ep.id] = f"tag {tag!r} in the answer"
             continue
         terms = query_terms(ep.text)
-        shared = [t for t in terms if t in answer_terms]
+        shared = [t for t in terms if t in answer_terms or not _stems(t).isdisjoint(answer_forms)]
         if (
             terms
             and len(shared) >= min(2, len(terms))
@@ -188,19 +204,61 @@ def match_answer(
         ):
             found[ep.id] = f"{len(shared)}/{len(terms)} key terms in the answer"
             continue
-        drawn = [t for t in own if t in rare and t in told]
-        if len(drawn) >= 2 and len(drawn) / len(own) >= cfg.answer_keyword_fraction:
-            found[ep.id] = f"{len(drawn)}/{len(own)} of the answer's terms from it"
+        drawn = [w for w in held[ep.id] if w & rare]
+        # (or an answer's one word, 高尾山！, that no other memory offered says)
+        alone = len(answer_words) == len(drawn) == 1
+        if (
+            (len(drawn) >= 2 or (alone and sum(drawn[0] in h for h in held.values()) == 1))
+            and len(drawn) / len(answer_words) >= cfg.answer_keyword_fraction
+            # (not when another memory offered says these words and more of the answer's:
+            # 「田中さんはトヨタで働いてるよ」 is not drawn from 佐藤さんもトヨタで働いてる)
+            and not any(held[ep.id] < more for more in held.values())
+        ):
+            found[ep.id] = f"{len(drawn)}/{len(answer_words)} of the answer's words from it"
     if len(carried) >= 2:  # a list answer: each memory it draws on
         for i, why in carried.items():
             found.setdefault(i, why)
     if asked_at is not None and stated:
         found.update(_by_day(stated, episodes, found, asked_at))
+    by_content = set(found)
     for ep in episodes:
         sim = similarities.get(ep.id)
-        if ep.id not in found and sim is not None and sim >= cfg.answer_match_threshold:
-            found[ep.id] = f"similar to the answer ({sim:.2f})"
+        if ep.id in found or sim is None or sim < cfg.answer_match_threshold:
+            continue
+        if _outshone(ep.id, sim, by_content, similarities, terms_of, own):
+            continue
+        found[ep.id] = f"similar to the answer ({sim:.2f})"
     return found
+
+
+_CLEARLY_CLOSER = 0.1
+"""How much closer to the answer a memory it draws on must be than one that is only
+similar to it, for the similar one to be taken as the same topic's other side."""
+
+
+def _outshone(
+    i: int,
+    sim: float,
+    by_content: set[int],
+    similarities: Mapping[int, float],
+    terms_of: Mapping[int, set[str]],
+    own: Sequence[str],
+) -> bool:
+    """Whether memory ``i``, similar to the answer (``sim``) but not found in its content,
+    is only another side of the topic of one that is (``by_content``): that one holds each
+    of the answer's ``own`` terms (no hiragana pairs) that ``i`` holds, one at least, and is
+    clearly closer to the answer (:data:`_CLEARLY_CLOSER`). 「辛いの無理って言ってたよね」
+    draws on 辛いの無理; 辛いのは大丈夫, close to it by the topic they share, is not what it
+    used. A memory that holds a word of the answer the other does not is judged by its
+    similarity alone (the marathon of "With the marathon coming, rest that knee": "I'm
+    training for the Tokyo marathon", beside "My knee hurts after long runs")."""
+    shared = {t for t in own if t in terms_of[i]}
+    return bool(shared) and any(
+        other != i
+        and shared <= terms_of[other]
+        and similarities.get(other, -1.0) - sim >= _CLEARLY_CLOSER
+        for other in by_content
+    )
 
 
 _DISOWNS = re.compile(
@@ -374,6 +432,43 @@ def _japanese_content(
     return names, [w for w in words if w not in names]
 
 
+_ENDINGS = ("s", "es", "e", "d", "ed", "ing")
+"""The endings an English word drops between its forms (peanut, peanuts; arrive, arrives,
+arriving; allergy, allergic: :func:`_stems`)."""
+_TO_Y = ("ies", "ied", "ic")
+"""The endings that stand for a "y" (parties: party; studied: study; allergic: allergy)."""
+
+
+def _stems(term: str) -> set[str]:
+    """What ``term``, an English word, shares with another form of it: itself, its letters
+    before an ending (:data:`_ENDINGS`; five letters or more: "peanuts" and "peanut" hold
+    "peanut", "arriving" and "arrive" "arriv", not the "hat" of "hated" and "hates"), and
+    its "y" form (:data:`_TO_Y`: "allergic", "allergy"). Nothing for another script's word
+    or a number: they are matched as written."""
+    if not (term.isascii() and term.isalpha()):
+        return set()
+    found = {term}
+    for ending in _ENDINGS:
+        if term.endswith(ending) and len(term) - len(ending) >= 5:
+            found.add(term[: -len(ending)])
+    for ending in _TO_Y:
+        if term.endswith(ending) and len(term) - len(ending) >= 4:
+            found.add(term[: -len(ending)] + "y")
+    return found
+
+
+def _held(words: Sequence[frozenset[str]], terms: set[str]) -> set[frozenset[str]]:
+    """The answer's ``words`` (:func:`_answer_words`) that ``terms`` hold whole, or hold in
+    another form when it is an English word (:func:`_stems`: the answer's "allergy" is held
+    by "I'm allergic to peanuts")."""
+    forms = {stem for t in terms for stem in _stems(t)}
+    return {
+        w
+        for w in words
+        if w <= terms or (len(w) == 1 and not _stems(next(iter(w))).isdisjoint(forms))
+    }
+
+
 def _said(ep: Episode) -> str:
     """What the user said in ``ep``: its user side, or its content (a note is the user's)."""
     return ep.user_text if ep.user_text is not None else ep.content or ""
@@ -427,10 +522,17 @@ def _words(terms: set[str], text: str) -> list[str]:
     """The distinct words ``terms`` (of :func:`~memengine.text.query_terms`) make in
     ``text`` (folded), each as one of its terms: a Latin term is a word; of a CJK run's, a
     single character is none (it is inside a bigram: 仕事 gives 仕, 事 and 仕事, one word)
-    and bigrams written overlapping in ``text`` are one (東京駅 gives 東京 and 京駅). One pass
-    over ``text``: a long paste of kanji costs its length, not its square."""
+    and bigrams written overlapping in ``text`` are one (東京駅 gives 東京 and 京駅)."""
     words = sorted(t for t in terms if not CJK_CHARACTER.search(t))
     grams = {t for t in terms if CJK_CHARACTER.search(t) and len(t) > 1}
+    return words + sorted(group[0] for group in _gram_groups(grams, text))
+
+
+def _gram_groups(grams: set[str], text: str) -> list[list[str]]:
+    """The CJK bigrams ``grams`` grouped by the words they make in ``text`` (folded): those
+    written overlapping are one word (東京駅: 東京 and 京駅), each group its bigrams in the
+    order ``text`` first writes them. One pass over ``text``: a long paste of kanji costs
+    its length, not its square."""
     parent = {g: g for g in grams}
 
     def root(gram: str) -> str:
@@ -451,8 +553,22 @@ def _words(terms: set[str], text: str) -> list[str]:
     groups: dict[str, list[str]] = {}
     for gram in grams:
         groups.setdefault(root(gram), []).append(gram)
-    shown = (min(g, key=lambda t: (first.get(t, len(text)), t)) for g in groups.values())
-    return words + sorted(shown)
+    return [sorted(g, key=lambda t: (first.get(t, len(text)), t)) for g in groups.values()]
+
+
+def _answer_words(terms: Sequence[str], text: str) -> list[frozenset[str]]:
+    """The words of an answer's ``terms`` (no hiragana pairs) as its ``text`` (folded)
+    writes them, each as the terms that make it: a Latin term is a word, a CJK run's bigrams
+    written overlapping are one (トヨタ: トヨ and ヨタ, not five terms with ト, ヨ and タ), and
+    a character inside none of them is a word alone (the 働 of 働いてる)."""
+    grams = {t for t in terms if CJK_CHARACTER.search(t) and len(t) > 1}
+    inside = {ch for gram in grams for ch in gram}
+    words = [
+        frozenset({t})
+        for t in terms
+        if not CJK_CHARACTER.search(t) or (t not in grams and t not in inside)
+    ]
+    return words + [frozenset(group) for group in _gram_groups(grams, text)]
 
 
 _MORE_DAYS = re.compile(
