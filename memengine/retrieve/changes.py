@@ -8,23 +8,29 @@ first, and the reply model reads the old fact before the new one. A packed resul
 *later change* of another packed result when it occurred later, has the same speaker (the
 user, for exchanges), says near a change word (:data:`CHANGE`: "switched", "moved … to",
 "pushed … to", "no longer", "not … any more", "I used to", "my wife used to", "quit",
-"sold", 変えた, やめた, 引っ越した, 延期, 中止, 今は, 前は…だった …; not negated, not a question,
-not a plan or a maybe: "I won't quit", "should I switch", "I might switch", 変えようかな)
-something it shares with the older one (:func:`~memengine.text.shared_phrases`: a name, a
-thing, 「スペイン語」, also in the sentence before when a pronoun stands for it: "… I can't
-afford it anymore"; not a speaker's name, nor a thing each names another owner of: "my
-son's dentist appointment" and "my daughter's next eye exam" change no "my dentist
+"sold", "… now" ending its clause, "went up", "dropped to $999", "turned 7", 変えた, やめた,
+引っ越した, 延期, 中止, 今は, 前は…だった, 6歳になった, 飲まないことにした …; not negated, not a
+question, not a plan or a maybe: "I won't quit", "should I switch", "I might switch",
+"right now", 変えようかな) something it shares with the older one
+(:func:`~memengine.text.shared_phrases`: a name, a thing, 「スペイン語」, also in the sentence
+before when a pronoun stands for it: "… I can't afford it anymore"; not a speaker's name,
+nor a number or a counter alone, "$1,200", 3万円, nor a thing each names another owner of:
+"my son's dentist appointment" and "my daughter's next eye exam" change no "my dentist
 appointment" or "my eye exam", 父の誕生日会 no 母の誕生日会, "My wife used to love jazz" no
 "I love jazz"; an owner names a person surely, "a doctor's appointment", "today's", "your
 appointment" and 彼女の name none, and what the speaker switched to is the speaker's: "I
-switched to McDonald's breakfast"), and their stored vectors
-are at least ``later_change_cosine`` close. It comes before the closest such result (a
-chain of changes stands newest first where its best-ranked member was), marked
-``later_change`` (and ``changes``: that result's id), and the pack's reason line names the
-day of the memory it follows. Nothing that would not be packed is brought in (a message
-with a change word next to a shared name is as often no change at all: "I almost quit
-Blue Bottle today", "My coworker Jen quit Blue Bottle"), so the results packed stay the
-same, only their order; a message that names a time keeps the order as ranked.
+switched to McDonald's breakfast"; nor one two other people the sentences tell about share:
+"My coworker Jen quit Google" changes no "Ken works at Google", 佐藤さんがトヨタ辞めた no
+田中さんはトヨタで働いてる; a person alone is none: "My wife quit her job" changes no "My
+wife loves spicy food", but an age told again is: "My son turned 7 today" changes "My son
+is 6"), and their stored vectors are at least ``later_change_cosine`` close. It comes
+before the closest such result (a chain of changes stands newest first where its
+best-ranked member was), marked ``later_change`` (and ``changes``: that result's id), and
+the pack's reason line names the day of the memory it follows. Nothing that would not be
+packed is brought in (a message with a change word next to a shared name is as often no
+change at all: "I almost quit Blue Bottle today", "My coworker Jen quit Blue Bottle"), so
+the results packed stay the same, only their order; a message that names a time keeps the
+order as ranked.
 """
 
 from __future__ import annotations
@@ -76,6 +82,16 @@ commas ("moved my appointment again, to March 26th", "changed the venue, again, 
 Hilton"); never a comma just after the verb, which ends a list's item ("Got up, changed,
 drove to work", "I moved, stretched, went to bed"), nor a comma a next item follows
 ("changed clothes, drove to work")."""
+_AMOUNT = r"[$¥£€]?\d[\d,.]*"
+"""A number a value went up or down to or by ("to $1,950", "by 20", "to 999")."""
+_AGE = (
+    r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
+    r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty"
+    r"|seventy|eighty|ninety)"
+    r"(?=\s*(?:$|[^\w\s])|\s+(?:today|yesterday|last|this|on|in|years?)\b)"
+)
+"""An age one turned, ending its clause or before a time ("turned 7 today", "turned thirty
+in May"; not "turned 90 degrees", "turned one of the rooms into an office")."""
 _JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした|夕方|明け方)(?:に|へ|まで)"
 """A time a Japanese plan is shifted to (来週に, 19日に, 金曜に, 午後に, 週末まで), before ずらした
 (not a place: ソファを窓の方にずらした)."""
@@ -98,7 +114,13 @@ CHANGE = re.compile(
     r"(?! (?:to|into|in|out|down|up|home|against|on|at|from)\b)"
     r"|got (?:push|bump)ed(?: back)?(?! (?:into|against|out|off|over|around|up|aside|away)\b)"
     r"|delayed"
-    rf"|brought {_WORD}{{0,3}}?{_ASIDE}?forward)\b"
+    rf"|brought {_WORD}{{0,3}}?{_ASIDE}?forward"
+    r"|now(?=\s*(?:$|[^\w\s']|(?:and|but|so|because|since|though|too)\b))"
+    r"|(?:went|gone|goes|go) (?:up|down)"
+    r"(?=\s*(?:$|[^\w\s']|(?:again|and|but|so)\b|(?:to|by) [$\d]))"
+    rf"|(?:dropped|rose|fell|jumped|climbed) (?:to|by) {_AMOUNT}"
+    rf"|(?:raised|lowered|cut|increased|decreased|upped) (?:\w+ ){{0,3}}?(?:to|by) {_AMOUNT}"
+    rf"|turned {_AGE})\b"
     r"|今は|今では|最近は|これからは|変え|変わっ|変更|(?<!着)替え|買い換え|乗り換え(?!て)|引っ越"
     r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|売っ|別れ|転職|転校|移っ|移し|延期"
     r"|(?<![雨荒]天)中止|リスケ|退職(?![祝金])|転勤(?!族)"
@@ -107,6 +129,7 @@ CHANGE = re.compile(
     r"|もう[^。！？!?\n、，,]{0,10}?(?:(?:んで|って|いて)|[てで]い)(?:ない|なかっ|ません)"
     r"|ずれ込|前倒し|繰り上げ|繰り下げ"
     r"|キャンセル|訂正"
+    r"|(?<=[0-9０-９〇一二三四五六七八九十])(?:歳|才)にな(?=っ|りまし)|(?:こと|事)にし(?=た|まし|て)"
     r"|(?:^|(?<=[はも、，,\s]))(?:前|以前|昔|もともと|元々)は[^。！？!?\n]{0,20}?"
     r"(?:だった|てた|でた|ていた|でいた|かった)",
     re.ASCII | re.IGNORECASE,
@@ -132,7 +155,15 @@ which tells the one spoken to), and in Japanese 前は, 昔は or 以前は at a
 topic's start with a past state within twenty characters (前はジャズが好きだった, 妻は昔はタバコ
 吸ってた; not この前は楽しかった, 駅の前は混んでた); and "anymore", or "any more" ending its
 clause, which says a change only after a negation (:data:`_NEGATION`; "I don't drink coffee
-any more"; "Mochi doesn't want any more" and "I don't want any more coffee" are amounts)."""
+any more"; "Mochi doesn't want any more" and "I don't want any more coffee" are amounts);
+"now" ending its clause, read as 今は (:data:`_NOT_NOW`: "I can't stand sushi now", "it's
+$1,950 a month now"; not "right now", "for now", "by now", "for two years now", "I have to
+go now", "Now, the roof."; "now that…" and "Now I'm hungry" end no clause); a value gone up
+or down ("Rent went up", "prices went up again", "dropped to $999", "raised its fees to
+$80"; not "went up the stairs", "went up to Sapporo", "dropped him off by 8"); an age
+turned ("turned 7 today", "turned thirty in May", 6歳になった; not "turned one of the rooms
+into…", "turned 90 degrees", 6歳になったら); and a decision, ことにした (お酒は飲まないことにした;
+not 続けることにした, 辞めないことにした: :data:`_KEPT_ON`)."""
 
 _MAYBES = (
     r"no need to|might|(?:i|we|you|he|she|they) may|maybe|should|could|if|almost"
@@ -167,6 +198,22 @@ _NEGATION = re.compile(
 anymore", "I don't go to the gym anymore", "I never drink coffee anymore", "Not anymore",
 "We aren't together anymore"); alone it says nothing ("Any more paintings coming up?"), and
 advice is no change ("you shouldn't drink anymore")."""
+
+_NOT_NOW = re.compile(
+    r"\b(?:right|just|for|by|until|till|to|of|from|even|not|than|only|before|ago"
+    r"|years?|months?|weeks?|days?|hours?|minutes?|while|ages|long|time"
+    r"|go|going|leave|leaving|heading|off)\W*$"
+    r"|\b(?:have to|has to|need to|needs to|got to|gotta|must|let's|let me|(?:i|we)'ll"
+    r"|will|would|about to|off to|tempted to)\W+(?:\w+\W+){0,4}$"
+    r"|^\W*(?:(?:and|but|so|ok|okay|well|oh|anyway|alright)\W+)*$",
+    re.ASCII | re.IGNORECASE,
+)
+"""What makes a "now" that ends its clause no change: a "now" of the moment or of a while
+("right now", "just now", "for now", "by now", "until now", "a week from now", "not now",
+"for two years now", "I have to go now", "I'll call you now", "I'm off to spend some time
+with them now"), or one that opens its sentence ("Now, the roof.", "And now, big news");
+a negation before it is none ("I don't eat meat now" is a change), and "now that …" or
+"Now I'm hungry" do not end a clause."""
 
 _ANYMORE = re.compile(r"any ?more", re.I)
 """The change word that needs a negation before it (:data:`_NEGATION`)."""
@@ -233,6 +280,12 @@ hearsay, is told), a condition (中止なら, 変えればよかった; たら: 
 (リスケしてもらえる; してもらえた is done), doubting (中止って本当) or asking oneself
 (前は何してたっけ)."""
 
+_KEPT_ON = re.compile(
+    "(?:続ける|続け|残る|待つ|このままに|(?:辞め|やめ|止め|変え|替え|売ら|引っ越さ|別れ|移ら)ない)$"
+)
+"""What makes a ことにした a decision to keep things as they are (続けることにした,
+辞めないことにした; 飲まないことにした is a change)."""
+
 _IF = re.compile(r"^\w{0,3}?たら(?!しい)")
 """A condition just after a Japanese change word (中止になったら家で映画見よう), unless what
 follows ends in the past (:data:`_PAST_END`: ジム変えたら通うのが楽になった, it happened)."""
@@ -248,7 +301,11 @@ SHARED_MIN_COSINE = 0.3
 """The default ``later_change_cosine`` (on the default embedder's scale): of 24
 corrections written for the purpose (12 per language), the changes' cosines to what they
 change ran from .27 to .82; newer memories with change words about other things came to
-at most .39, and share no phrase with it."""
+at most .39, and share no phrase with it. No floor serves for a person alone: of 46 pairs
+that shared only the person (English and Japanese), 18 real changes ("My wife works at
+the bank", then "My wife quit her job") came to .50-.78 and 28 other news of the same one
+("Yuki quit her diet" after "Yuki lives near the station") to .39-.68, so a person alone
+links none (:func:`_about_the_same`)."""
 
 MAX_CHANGES = 2
 """How many later changes one result can have put before it (the newest first)."""
@@ -285,6 +342,9 @@ def change_sentences(text: str) -> list[str]:
                 amount = " " in m.group() and _AN_AMOUNT.search(before) is not None
                 if amount or not _negated(before) or _asks(before):
                     continue
+            elif m.group().lower() == "now":
+                if _NOT_NOW.search(before) or _MAYBE_BEFORE.search(before) or _asks(before):
+                    continue
             elif m.group()[0].isascii():
                 word = m.group().lower()
                 noun = word == "switch" and _A_SWITCH.search(before) is not None
@@ -292,8 +352,10 @@ def change_sentences(text: str) -> list[str]:
                 planned = _WILL_BEFORE.search(before) is not None and not _DONE.match(m.group())
                 if noun or tool or planned or _NOT_BEFORE.search(before) or _asks(before):
                     continue
-            elif _NOT_AFTER.match(after) is not None or (
-                _IF.match(after) is not None and _PAST_END.search(after) is None
+            elif (
+                _NOT_AFTER.match(after) is not None
+                or (_IF.match(after) is not None and _PAST_END.search(after) is None)
+                or _KEPT_ON.search(before) is not None
             ):
                 continue
             near = sentence[max(0, m.start() - NEAR_CHARS) : m.end() + NEAR_CHARS]
@@ -385,9 +447,24 @@ def _speaker(ep: Episode) -> str | None:
 
 def _subjects(words: str, near: str, names: set[str]) -> list[str]:
     """The phrases of ``words`` that ``near`` (the words around a change word) shares, not a
-    speaker's name nor a change word (今は in both says nothing about what changed)."""
+    speaker's name, a change word (今は in both says nothing about what changed), nor a
+    number or a counter alone (:data:`_A_COUNT`: "$1,200" on a laptop and on a bike)."""
     shared = shared_phrases(words[:600], near, limit=20)
-    return [p for p in shared if p not in names and CHANGE.fullmatch(p) is None]
+    return [
+        p
+        for p in shared
+        if p not in names and CHANGE.fullmatch(p) is None and _A_COUNT.fullmatch(p) is None
+    ]
+
+
+_A_COUNT = re.compile(
+    r"\d[\d,.]*(?:st|nd|rd|th|s|k|am|pm)?"
+    "|[〇一二三四五六七八九十百千万億兆]+(?:円|ドル|ユーロ|歳|才|年|か?月|ヶ月|日|時間?|分|秒|週間?|回|度"
+    "|個|人|本|枚|台|杯|冊|匹|階|番|位|件|点|倍|割|キロ|グラム|メートル|センチ|リットル|ページ)?"
+    "|ドル|ユーロ|キロ|グラム|メートル|センチ|リットル|パーセント|ページ"
+)
+"""A number or a counter alone, which names no thing ("1,200" of "$1,200", "106" of "NH
+106" and "the 106 bus", 万円 of 3万円; 号室 names a room)."""
 
 
 _EN_OWNERS = {"my": "i", "our": "i", "his": "he", "her": "she", "their": "they"}
@@ -650,31 +727,181 @@ def _habit_of(near: str) -> str | None:
     return _ja_owner(ja) if ja is not None else None
 
 
-_LEAD = re.compile(r"\W*(?:(my|our|his|her|their|the) )?([a-z]+)\b(?!')")
-"""The first word of an English sentence, and a possessive or "the" before it."""
-_JA_LEAD = re.compile(_JA_TOPIC)
-"""The person a Japanese sentence opens with as its topic (妻は, 私も)."""
+_PERSON_WORD = "|".join(sorted(_PEOPLE, key=len, reverse=True))
+"""A person word, as a pattern ("mom", "coworker", "sisters")."""
+_NAME = r"(?-i:[A-Z][^\W\d_]+)"
+"""A word written with a capital: a name, when it names anyone ("Ken", "José")."""
+_LEAD_IN = (
+    r"(?:(?:so|and|but|well|oh|also|actually|apparently|anyway|btw|today|yesterday|recently"
+    r"|lately|finally|these days|nowadays|the other day"
+    r"|(?:last|this) (?:week|month|year|night|morning)),? )*"
+)
+"""The words an English sentence may open with before whom it tells about ("These days my
+son…", "Apparently, Ken…")."""
+_PERSON_VERB = (
+    r"(?:works|worked|lives|lived|loves|loved|likes|liked|hates|hated|enjoys|enjoyed|quits?"
+    r"|moved|drives|drove|plays|played|studies|studied|teaches|taught|married|retired"
+    r"|smokes|smoked|eats|ate|drinks|drank)"
+)
+"""What a person does, after a name ("Ken works", "Emma loves"; not "Jazz is", "Netflix
+raised", "Starbucks sold out", which name a thing as often)."""
+_DOER = re.compile(
+    rf"[^\w']*{_LEAD_IN}(?:(?P<me>i|we)\b|(?P<they>he|she|they)\b"
+    rf"|(?:(?:my|our|his|her|their|the) (?:\w+ ){{0,2}}?)?(?P<kin>{_PERSON_WORD})\b(?!')"
+    rf"(?:,? (?P<called>{_NAME})\b(?!'))?"
+    rf"|(?P<name>{_NAME})(?: {_NAME})?(?:, [^,]{{1,40}},| from \w+(?: \w+)?)? "
+    rf"(?:(?:\w+ly|just|still|never|also|always|finally) )?{_PERSON_VERB}\b)",
+    re.IGNORECASE,
+)
+"""The person an English sentence opens with as its subject: "I" or "we", a pronoun, a
+person word and the name after it ("My coworker Jen quit…", "my college friend…", "Mom
+sold…"), or a name before what a person does ("Ken works…", "Emma Watson, my college
+friend, lives…", "Emma Clarke from work moved…")."""
+_JA_DOER = re.compile(f"(?:[^、。！？!?\\sはがをの]{{1,8}}?(?:は|、))??{_JA_TOPIC}")
+"""The person a Japanese sentence tells about, as its topic or subject, at its start or
+after a time or a thing (妻は, 佐藤さんが, 最近は息子が, 昨日、兄が)."""
+_CALLED = re.compile(
+    rf"\b(?:{_PERSON_WORD})\b,? ({_NAME})\b(?!')"
+    rf"|\b({_NAME})(?: {_NAME})?, (?:my|our|a|an) (?:\w+ ){{0,2}}?(?:{_PERSON_WORD})\b",
+    re.IGNORECASE,
+)
+"""A name a person word stands beside ("my friend Sarah", "coworker Jen", "Emma Watson, my
+college friend")."""
+_JA_CALLED = re.compile(
+    "([\u4e00-\u9fff々\u30a1-\u30ffー]{1,6})(?<![者屋店院医局所館社課科])(?:さん|ちゃん|くん|君|様)"
+)
+"""A Japanese name before its honorific (田中さん, 結衣ちゃん; not 歯医者さん, ケーキ屋さん)."""
+_HONORIFIC = re.compile("^お|(?:さん|ちゃん|くん|君|様)$")
+"""The お and the honorific a Japanese person word or name may be written with (お母さん)."""
+
+
+def _doer(sentence: str) -> str | None:
+    """Who ``sentence`` tells about, by the person it opens with as its subject: "i" for
+    "I" and "we" (私, 僕), "she" for "she", a person word's one word ("mother" for "My mom"),
+    the name a person word stands beside ("My coworker Jen": "jen"), a name before what a
+    person does ("Ken works at Google": "ken"), 佐藤 for 佐藤さんが, 息子 for 最近は息子が;
+    none for a thing ("Jazz is my favourite", "The Fit kept breaking down")."""
+    if (ja := _JA_DOER.match(fold(sentence))) is not None:
+        return _ja_owner(ja)
+    m = _DOER.match(sentence.translate(APOSTROPHES))
+    if m is None:
+        return None
+    if m["me"]:
+        return "i"
+    if m["they"]:
+        return m["they"].lower()
+    if m["kin"]:
+        called = (m["called"] or "").lower()
+        return called if _a_name(called) else _PEOPLE[m["kin"].lower()]
+    name = m["name"].lower()
+    return name if _a_name(name) else None
+
+
+def _a_name(word: str) -> bool:
+    """Whether a word written with a capital may be a name ("ken"; not "" nor "the",
+    "today", "monday", "mom")."""
+    return bool(word) and word not in ENGLISH_STOPWORDS | _DESCRIPTIVE and word not in _PEOPLE
 
 
 def _leads(words: str, subject: str) -> set[str]:
-    """Who the sentences of ``words`` that hold ``subject`` tell about, by the person they
-    open with ("I love jazz": "i"; "My wife loves jazz": "wife"; "She plays tennis": "she";
-    妻はジャズが好き: 妻); none for a name, which at a sentence's start may be a thing as often
-    ("Jazz is my favourite")."""
-    found: set[str] = set()
-    for sentence in sentences(fold(words)):
-        if subject not in sentence:
-            continue
-        if (ja := _JA_LEAD.match(sentence)) is not None:
-            found.add(_ja_owner(ja))
-        elif (m := _LEAD.match(sentence)) is not None:
-            if m[1] is None and m[2] in ("i", "we"):
-                found.add("i")
-            elif m[1] is None and m[2] in _PRONOUNS:
-                found.add(m[2])
-            elif m[2] in _PEOPLE:
-                found.add(_PEOPLE[m[2]])
-    return found
+    """Who the sentences of ``words`` that hold ``subject`` (folded) tell about, by the
+    person they open with (:func:`_doer`: "I love jazz": "i"; "My wife loves jazz": "wife";
+    "She plays tennis": "she"; "Ken works at Google": "ken"; 妻はジャズが好き: 妻)."""
+    return {
+        who
+        for sentence in sentences(words)
+        if subject in fold(sentence) and (who := _doer(sentence)) is not None
+    }
+
+
+def _told(near: str) -> str:
+    """The sentence of ``near`` (the words around a change word) that holds the change
+    word, past the sentence before that a pronoun may have brought in."""
+    return next((s for s in sentences(near) if CHANGE.search(s)), near)
+
+
+def _mentioned(text: str) -> set[str]:
+    """Everyone ``text`` may name, as :func:`_doer` writes them: its words ("ken"), its
+    person words ("mother" for "Mom's"), "i" for "I", "me", "we" or "us", and its Japanese
+    persons (兄, 田中, "i" for 私)."""
+    folded = fold(text)
+    words = {_bare(token.group()) for token in _TOKEN.finditer(folded)}
+    found = words | {_PEOPLE[w] for w in words if w in _PEOPLE}
+    if words & {"i", "me", "we", "us", "i'm", "i've", "i'd", "i'll"}:
+        found.add("i")
+    return found | {_ja_owner(m) for m in _JA_SOMEONE.finditer(folded)}
+
+
+_JA_SOMEONE = re.compile(_JA_PERSON)
+"""A Japanese person anywhere in a text (:data:`_JA_PERSON`)."""
+
+
+def _another_doer(words: str, near: str, subject: str) -> bool:
+    """Whether ``near`` tells of someone surely other than the one the sentences of
+    ``words`` (an older result's) holding ``subject`` tell about (:func:`_leads`), and
+    neither names the other: "My coworker Jen quit Google" changes nothing of "Ken works at
+    Google", nor "My dad sold the Honda Fit" "My mom drives a Honda Fit", 佐藤さんがトヨタ辞めた
+    田中さんはトヨタで働いてる, 弟が大阪に引っ越した 兄は大阪に住んでる. An older fact about the
+    speaker may be changed by anyone ("My wife moved the dentist appointment"), and "I
+    switched Mochi to the salmon kibble" still changes "Mochi eats the chicken kibble"."""
+    theirs = _leads(words, fold(subject)) - {"i"}
+    doer = _doer(_told(near))
+    if not theirs or doer is None or doer in _mentioned(words) or theirs & _mentioned(near):
+        return False
+    return all(_other_owner(one, doer) for one in theirs)
+
+
+def _people_named(text: str) -> set[str]:
+    """The names and person words ``text`` names people by, folded: whom its sentences tell
+    about (:func:`_doer`), a name a person word stands beside (:data:`_CALLED`), and a
+    Japanese name before its honorific (田中 of 田中さん)."""
+    plain = text.translate(APOSTROPHES)
+    found = {fold(m[1] or m[2]) for m in _CALLED.finditer(plain)}
+    found |= {who for sentence in sentences(plain) if (who := _doer(sentence)) is not None}
+    return found | {m[1] for m in _JA_CALLED.finditer(fold(text))}
+
+
+def _a_person(subject: str, named: set[str]) -> bool:
+    """Whether a shared phrase names a person (a person word, "emma" when a text tells
+    about Emma, 息子, お母さん, 田中さん) rather than something about them."""
+    folded = fold(subject)
+    core = _HONORIFIC.sub("", folded)
+    return (
+        folded in _PEOPLE
+        or folded in named
+        or core in _JA_PEOPLE
+        or core in named
+        or (core != folded and folded.endswith(("さん", "ちゃん", "くん", "君", "様")))
+    )
+
+
+_AGE_NOW = re.compile(
+    rf"\bturned {_AGE}|[0-9０-９〇一二三四五六七八九十]+(?:歳|才)にな(?:っ|りまし)", re.IGNORECASE
+)
+"""An age one turned ("My son turned 7 today", 娘が6歳になった)."""
+_AN_AGE = re.compile(
+    r"\b(?:is|am|i'm|he's|she's|was|aged?|turned|turns) \d{1,3}"
+    r"(?=\s*(?:$|[^\w\s$]|(?:years?|yo|and|but|now|today)\b))"
+    r"|\b\d{1,3}[ -]years?[ -]old\b|[0-9０-９〇一二三四五六七八九十]+(?:歳|才)",
+    re.IGNORECASE,
+)
+"""An age told ("My son is 6, he's…", "I'm 29", "a 6-year-old", 娘は5歳; not "is $1,800",
+"is 1204")."""
+
+
+def _age_again(words: str, near: str) -> bool:
+    """Whether ``near`` tells an age turned of the one ``words`` told an age of, by whom
+    each sentence tells about (the speaker when none: 30歳になった): "My son turned 7 today"
+    after "My son is 6", 娘が6歳になった after 娘は5歳 (not after 息子は5歳)."""
+    told = _told(near)
+    if _AGE_NOW.search(told) is None:
+        return False
+    who = _doer(told) or "i"
+    return any(
+        not _other_owner(_doer(sentence) or "i", who)
+        for sentence in sentences(words.translate(APOSTROPHES))
+        if _AN_AGE.search(sentence) is not None
+    )
 
 
 def _about_the_same(words: str, near: str, names: set[str]) -> bool:
@@ -687,7 +914,12 @@ def _about_the_same(words: str, near: str, names: set[str]) -> bool:
     its subject's, and the older one is about whom its sentence opens with ("My wife used to
     love jazz" changes "My wife loves jazz", not "I love jazz"; 妻は前は… not 私は…), unless
     that subject is a shared phrase itself ("Jazz used to be my thing": what both are
-    about)."""
+    about); with no owner on either side, two others the two tell about are two people
+    (:func:`_another_doer`: "My coworker Jen quit Google" not "Ken works at Google"; anyone
+    may change one's thing: "Mom moved the retirement party" after "Dad's retirement party
+    is on June 3rd"). A person alone is no subject ("My wife quit her job" changes nothing
+    of "My wife loves spicy food"): one shared phrase must be a thing, or ``near`` an age
+    turned of whom ``words`` told an age (:func:`_age_again`)."""
     subjects = _subjects(words, near, names)
     shared = {s for s in subjects if s.isascii()}
     habit = _habit_of(near)
@@ -699,7 +931,10 @@ def _about_the_same(words: str, near: str, names: set[str]) -> bool:
             old, new = old or _leads(words[:600], fold(subject)), new or {habit}
         if old and new and all(_other_owner(a, b) for a in old for b in new):
             return False
-    return bool(subjects)
+        if not old and not new and _another_doer(words[:600], near, subject):
+            return False
+    named = _people_named(words[:600]) | _people_named(near) if subjects else set()
+    return any(not _a_person(s, named) for s in subjects) or _age_again(words[:600], near)
 
 
 def later_changes(
