@@ -581,6 +581,89 @@ def test_a_later_sentence_with_no_change_is_not_forced_into_the_quote(mem: Memor
     assert _quote(mem.get(mem.add(short)), query, 240).endswith(f": {short}")
 
 
+def _ja_quote(mem: Memory, turn: str) -> str:
+    """The line that quotes :data:`COFFEE_JA` with ``turn`` for a Japanese coffee query."""
+    ep = mem.get(mem.add(COFFEE_JA.format(turn=turn)))
+    [item] = _retrieval(ep, lang="ja").results
+    block = render_episode(
+        item, "ja", query="コーヒー飲みに行かない？", strategy="quote_key_parts", max_chars=240
+    )
+    return block.splitlines()[1]
+
+
+def test_the_change_kept_is_about_what_was_quoted_not_another_matter(mem: Memory) -> None:
+    """The first later change was kept even when it was about another person or opened
+    another matter ("My sister quit her job, by the way", そういえば妹が…辞めた), and the change
+    of the fact quoted after it was left out. A change about the speaker or what was said,
+    or that shares its words, comes first; one about another matter is not kept alone."""
+    query = "Want to grab a coffee later?"
+    turn = "That all changed after my heart check-up in March though."
+    for aside in (
+        "My sister quit her job last week, by the way.",
+        "Ken quit his job in April.",
+        "The café down the road switched to oat milk.",  # (about no one: kept only alone)
+    ):
+        quoted = _quote(mem.get(mem.add(COFFEE.format(turn=f"{aside} {turn}"))), query, 240)
+        assert turn in quoted and aside not in quoted, aside
+    for aside in ("My sister quit her job last week, by the way.", "Ken quit his job in April."):
+        quoted = _quote(mem.get(mem.add(COFFEE.format(turn=aside))), query, 240)
+        assert aside not in quoted and "My flatmates" in quoted, aside  # (not kept alone)
+    kept = (
+        "The café down the road switched to oat milk.",
+        "My sister quit coffee too, by the way.",  # (it shares the quote's word)
+        "Since March I don't drink it anymore.",
+    )
+    for alone in kept:
+        assert alone in _quote(mem.get(mem.add(COFFEE.format(turn=alone))), query, 240), alone
+    ja_turn = "でも三月の心臓の検査のあとで、生活がすっかり変わっちゃって。"
+    for aside in (
+        "そういえば妹が先週仕事を辞めたんだって。",
+        "そういえば駅前のパン屋、前はもっと安かったんだよね。",
+    ):
+        quoted = _ja_quote(mem, aside + ja_turn)
+        assert ja_turn in quoted and aside not in quoted, aside
+        assert aside not in _ja_quote(mem, aside), aside  # (not kept alone)
+    for alone in ("そういえば妹もコーヒーやめたんだって。", "でも三月にきっぱりやめたんだ。"):
+        assert alone in _ja_quote(mem, alone), alone
+
+
+def test_a_bare_changed_in_another_sense_is_not_kept_nor_costs_budget(mem: Memory) -> None:
+    """A bare "changed" was kept whatever it said ("Then I changed into my gym clothes",
+    "Dad changed the oil", "Hardly anything has changed") and cost the budget; it is kept
+    only said of what was said, with no object, not negated nor in an "if"."""
+    query = "Want to grab a coffee later?"
+    for other in (
+        "Then I changed into my gym clothes and went for a run.",
+        "I got changed after work and went for a run.",
+        "Dad changed the oil in the car that weekend.",
+        "Hardly anything has changed since then.",
+        "Little has changed since then.",
+        "No one changed anything in the flat.",
+        "If anything changed I would tell you.",
+        "Not much has changed since then.",
+        "I don't think that has changed at all.",
+    ):
+        quoted = _quote(mem.get(mem.add(COFFEE.format(turn=other))), query, 240)
+        assert other not in quoted and "My flatmates" in quoted, other
+    for turn in (
+        "Everything changed after my heart check-up in March.",
+        "Things have changed a lot since March.",
+        "That's all changed now.",
+        "My life changed completely in March.",
+    ):
+        assert turn in _quote(mem.get(mem.add(COFFEE.format(turn=turn))), query, 240), turn
+    base = COFFEE.format(turn="{then} my gym clothes and went for a run along the river.")
+    plain = mem.get(mem.add_exchange(base.format(then="Then I put on"), "Thanks."))
+    gym = mem.get(mem.add_exchange(base.format(then="Then I changed into"), "Thanks."))
+    query = "How much coffee did I drink at university?"
+    for budget in range(60, 200, 4):
+        packs = [
+            build_pack(_retrieval(ep), query=query, budget_tokens=budget) for ep in (plain, gym)
+        ]
+        assert packs[0].tokens == packs[1].tokens and packs[0].text == packs[1].text, budget
+        assert "gym clothes" not in packs[1].text
+
+
 def test_a_fuller_quote_takes_no_memorys_place_in_the_budget(mem: Memory) -> None:
     """The quotes are filled with what is left of the budget once the memories packed are
     chosen: two memories that fit as matched sentences stay packed, best first, and the
