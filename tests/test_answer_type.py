@@ -62,6 +62,32 @@ TIME, QUANTITY = AnswerType.time, AnswerType.quantity
         ("あれ何ドルだった？", {QUANTITY}),
         ("何割引きだっけ", {QUANTITY}),
         ("電話番号変えた", set()),  # a number named, not asked
+        # an amount's word that starts another noun, a verb of paying that asks no amount
+        ("what's the number one thing to do in Kyoto?", set()),
+        ("what's my weight loss plan again?", set()),
+        ("what's the rate limit error about?", set()),
+        ("what's the fee for?", set()),
+        ("what did you pay attention to?", set()),
+        ("what did the doctor charge me with?", set()),
+        ("what did you charge your phone with", set()),
+        ("what did it cost you emotionally?", set()),
+        ("what did she pay for?", set()),  # what she bought, not how much
+        ("what was the score last night?", {QUANTITY}),
+        ("what's the number you gave me?", {QUANTITY}),
+        ("what was the temperature like in Kyoto?", {QUANTITY}),
+        ("what did the plumber charge?", {QUANTITY}),
+        ("what did we pay the plumber?", {QUANTITY}),
+        ("what would it cost to fix?", {QUANTITY}),
+        ("what was I charged for the room?", {QUANTITY}),
+        # a number asked for, not told
+        ("番号教えて", {QUANTITY}),
+        ("番号覚えてる？", {QUANTITY}),
+        ("番号教えてくれる？", {QUANTITY}),
+        ("番号教えるね", set()),
+        ("番号覚えた", set()),
+        ("番号を教えてもらった", set()),
+        ("暗証番号は絶対教えないでね", set()),
+        ("番号なんて忘れた", set()),
     ],
 )
 def test_asked_types(text: str, kinds: set[AnswerType]) -> None:
@@ -400,6 +426,31 @@ def test_a_long_run_of_digits_is_read_in_linear_time() -> None:
         ("フェリーは10:40発", True),
         ("15:00に駅で", True),
         ("１８：３０に出る", True),  # full-width
+        ("25:00に寝た", True),  # late at night
+        ("深夜25:00まで起きてた", True),
+        ("18:30から飲み会", True),
+        ("朝7:30に集合", True),
+        ("dinner @ 19:00", True),
+        ("open until 22:00 tonight", True),
+        ("tomorrow morning 7:30 works", True),
+        ("7:30 in the morning", True),
+        ("6:30 p.m. at the station", True),
+        ("9:00 to 17:00 on weekdays", True),
+        ("受付は10:00〜", True),
+        ("18:30!", True),  # a reply that is only a time
+        # a score, a verse, a pace, a place in a video: its words make it no time
+        ("the final score was 21:15", False),
+        ("we beat them 10:20", False),
+        ("we lost 10:20 to the Bears", False),
+        ("Lakers 21:15", False),
+        ("Leo memorised John 3:16", False),
+        ("Romans 8:28 and Gen 1:27", False),
+        ("read Luke 2:10-11 aloud", False),
+        ("Section 12:30 of the contract", False),
+        ("my pace is 5:30 now", False),
+        ("ran a 25:30 5k", False),
+        ("see 1:20 in the video", False),
+        ("キロ5:30で走った", False),
         # a score, a ratio, a race's time, an address, a path, code: no clock time
         ("we won 3:1", False),
         ("we won 21:15 in the final", False),
@@ -414,7 +465,7 @@ def test_a_long_run_of_digits_is_read_in_linear_time() -> None:
 def test_a_clock_time_with_a_colon_is_a_time(text: str, expected: bool) -> None:
     """ "18:30 from pier 4" held no time (a clock time needed am/pm or 時): the answer to
     "what time does it leave?" was not lifted, nor its sentence kept in a long memory's
-    quote."""
+    quote. Any colon between digits then was one: a score, a verse, a pace."""
     assert carries(text, TIME) is expected
 
 
@@ -458,6 +509,29 @@ def test_a_long_memory_is_quoted_with_its_sentence_that_names_a_clock_time(
     assert "It departs Takamatsu at 18:30." in real_mem.pack(r).text
     other = real_mem.retrieve("is the ferry crowded on weekends?")  # (asks for no time)
     assert "crowded on weekends" in real_mem.pack(other).text
+
+
+def test_a_score_or_a_pace_is_no_answer_to_a_question_of_when(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """ "the final score was 21:15" held a time: it got the bonus of one and came first for
+    "when is the next game?", above the turn that says when; so did a pace, "5:30"."""
+    game = real_mem.add_exchange("The next game is after the holidays", "Can't wait!")
+    score = real_mem.add_exchange("What a game, the final score was 21:15", "Wow!")
+    best = real_mem.add_exchange("My best 5k was the Sakura run, after my knee healed", "Nice.")
+    pace = real_mem.add_exchange("My 5k pace is about 5:30 now", "Fast!")
+    for text in ("Made pasta for dinner", "The bus was late again", "Work was busy"):
+        clock.advance(days=1)
+        real_mem.add_exchange(text, "Ok.")
+    r = real_mem.retrieve("when is the next game?")
+    assert r.results[0].episode.id == game
+    assert not any(
+        x.episode.id in (score, pace) and "answer_type" in x.components for x in r.results
+    )
+    assert real_mem.retrieve("when did I run my best 5k?").results[0].episode.id == best
+    ferry = real_mem.add_exchange("The ferry leaves at 18:30", "Got it.")  # (a time still is)
+    asked = real_mem.retrieve("what time does the ferry leave?")
+    assert asked.results[0].episode.id == ferry and "answer_type" in asked.results[0].components
 
 
 def test_a_question_of_a_number_by_name_lifts_the_turn_that_holds_it(

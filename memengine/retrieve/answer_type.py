@@ -10,13 +10,15 @@ fast path gives the candidates that carry the asked kind a bonus
 Two kinds, in English and Japanese:
 
 - ``time``: "when did/is …", "what date/day/year …", 「いつ」「何日」「何曜日」;
-  carried by dates, month and weekday names, clock times ("6:30pm", "18:30",
-  「18時30分」「15:00に」; not a score, "won 21:15") and relative
+  carried by dates, month and weekday names, clock times ("6:30pm", 「18時30分」; one
+  with a colon where its words make it a time: "at 18:30", 「15:00に」, "10:00-12:00"; not a
+  score, a verse or a pace: "won 21:15", "John 3:16", "pace is 5:30") and relative
   expressions ("yesterday", "next week", 「先月」「3月」「来週」), as words of prose, not of
   code ("sep=';'", "dec(3)", the 12/3 of "/users/12/3", the "2048" of "port 2048"); a
   capital after a dot starts a sentence ("Monday.It was fun", "ok.Tomorrow works").
 - ``quantity``: "how much/many/far/long/old …", "what number/price …", "what's my
-  room number?", "what did the plumber cost?", 「いくら」「どのくらい」「何回」「何泊」
+  room number?" (not "the number one thing"), "what did the plumber cost?" (not "pay
+  attention to"), 「いくら」「どのくらい」「何回」「何泊」
   「何グラム」「何便」「何割」「何万円」「部屋番号なんだっけ」; carried by any numeral (digits,
   number words, kanji numerals that count something: 八回, 二泊, 三千).
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from enum import Enum
 
 __all__ = ["AnswerType", "asked_types", "carries", "carries_any"]
@@ -52,17 +55,37 @@ _AMOUNTS = (
     "number|price|percentage|score|amount|size|temperature|distance|cost|fee|fare|total|age"
     "|weight|height|rate"
 )
+_AMOUNT_ENDS = (
+    r"(?=\s*(?:[?.!,;:]|$)|\s+for\s+[^\s?.!]"
+    r"|\s+(?:of|on|at|in|to|from|between|per|after|before|during|when|like"
+    r"|since|again|now|then|there|here|today|tonight|yesterday|last|this|that|exactly|roughly"
+    r"|approximately|i|you|we|he|she|they|it|is|was|will|did|do|does)\b)"
+)
+"""What ends the noun phrase of an amount asked by name: the question's end, a preposition, an
+adverb, a clause ("what's my room number?", "the price of…", "the score last night", "the
+number you gave me"; not "the number one thing", "my weight loss plan", "the rate limit",
+"what's the fee for?")."""
+_PAID_ENDS = (
+    r"(?:\s+(?:me|you|him|her|us|them|the\s+[a-z]+))?"
+    r"(?=\s*(?:[?.!,]|$)|\s+(?:for\s+[^\s?.!]|to\s+[a-z]|per\b|each\b|again\b|last\b|in total\b"
+    r"|altogether\b|overall\b|upfront\b|exactly\b))"
+)
+"""What follows a verb of paying when it asks an amount: nothing, whom ("what did the plumber
+charge?", "what did it cost you?", "what did we pay the plumber?"), what for ("…pay for the
+tickets?"), to do what ("what would it cost to fix?"); not another object or a question of
+what ("pay attention to", "charge me with", "charge your phone", "cost you emotionally",
+"what did she pay for?")."""
 _EN_QUANTITY_Q = re.compile(
     r"\bhow (?:much|many|far|long|old|often|big|tall|heavy|fast|expensive)\b"
     rf"|\bwhat (?:{_AMOUNTS})\b"
     rf"|\bwhat(?:['’]?s| is| was| are| were)\s+(?:the|my|your|his|her|our|their|its)"
-    rf"(?:\s+[a-z]+)?\s+(?:{_AMOUNTS})\b"
-    rf"|\bwhat (?:{_AUX})\s+(?:[a-z'’]+\s+){{1,3}}(?:cost|charge|pay)\b",
+    rf"(?:\s+[a-z]+)?\s+(?:{_AMOUNTS}){_AMOUNT_ENDS}"
+    rf"|\bwhat (?:{_AUX})\s+(?:[a-z'’]+\s+){{1,3}}(?:cost|charged?|pay|paid){_PAID_ENDS}",
     re.ASCII,
 )
 """An English question of a quantity: "how much/many…", "what price…", a number or an amount
 asked by name ("what's my flight number?", "what was the price of…"), what something cost
-("what did the plumber cost?", "what did you pay for it?")."""
+("what did the plumber cost?", "what did you pay for it?", "what was I charged?")."""
 # いつ, but not いつも/いつでも/いつの間に, nor いつか "someday" (いつかしら/いつかな ask, as
 # いつから "since when" does), nor the いつ of あいつ/こいつ/そいつ/どいつ ("that guy")
 _JA_TIME_Q = re.compile(
@@ -75,11 +98,14 @@ _JA_COUNTERS = (
 )
 _JA_QUANTITY_Q = re.compile(
     rf"いくら|どれ(?:くらい|ぐらい)|どの(?:くらい|ぐらい)|何(?:{_JA_COUNTERS}|[万千百億])"
-    r"|番号(?:って|は|を)?(?:何|なに|なん|どれ|いくつ|教え|覚え|\?)"
+    r"|番号(?:って|は|を)?(?:何|なに|なん(?![てか])|どれ|いくつ|\?"
+    r"|(?:教え|覚え)[^。!?\n]*?(?:\?|っけ|かな)"  # 番号覚えてる？, 番号教えてくれる？
+    r"|教えて(?:ください|下さい|ほしい|欲しい|くれ|ちょうだい)?[ねよ]?(?=$|[。!、,\s]))"
 )
 """A Japanese question of a quantity: いくら, どのくらい, 何 before a counter or a place of
-a number (何回, 何便, 何号室, 何割, 何ドル, 何万円), a number asked by name (部屋番号なんだっけ,
-フライト番号は？; not 電話番号変えた)."""
+a number (何回, 何便, 何号室, 何割, 何ドル, 何万円), a number asked by name or asked for
+(部屋番号なんだっけ, フライト番号は？, 番号覚えてる？, 番号教えて; not 電話番号変えた, nor a number
+told: 番号教えるね, 番号覚えた, 番号を教えてもらった, 番号なんて忘れた)."""
 
 _MONTHS = (
     "january|february|march|april|june|july|august|september|october|november|december"
@@ -118,17 +144,35 @@ _EN_TIME_A = re.compile(
     r"|\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\bo'clock\b|\b(?:days?|weeks?|months?|years?) ago\b",
     re.ASCII | re.IGNORECASE,
 )
-_NOT_CLOCK_LABELS = ("won", "lost", "beat", "drew", "score", "scored", "ratio", "verse")
+_HH_MM = r"(?:[01]?\d|2\d):[0-5]\d"
 _CLOCK = re.compile(
-    "".join(rf"(?<!\b{label} )" for label in _NOT_CLOCK_LABELS)
-    + r"(?<![\w.:/#=])(?:[01]?\d|2\d):[0-5]\d(?![\w:/=(]|\.(?-i:[a-z0-9_]))",
+    rf"(?<![\w.:/#=]){_HH_MM}(?![\w:/=(]|\.(?-i:[a-z0-9_]))", re.ASCII | re.IGNORECASE
+)
+"""Hours and minutes with a colon (18:30, 10:40, a late night's 25:00) in prose: not with
+seconds (a race's "1:23:45"), nor in code, an address or a path ("localhost:8080", "/12:30",
+"t=10:30", "x.12:30"); a sentence may follow without its space ("at 9:00.It was late").
+Scores, verses, paces and a video's seconds are written so too: :func:`_clock_time` reads
+one as a time only where its words say so."""
+_CLOCK_BEFORE = re.compile(
+    r"(?:\b(?:at|by|from|until|till|til|around|before|after|since|between|morning|afternoon"
+    r"|evening|night|tonight|today|tomorrow|noon)|@|朝|昼|夜|夕方|晩|午前|午後|今日|明日|あした"
+    r")\s{0,2}$",
     re.ASCII | re.IGNORECASE,
 )
-"""A clock time written with a colon, in prose of either language ("18:30 from pier 4",
-「フェリーは10:40発」「15:00に」): not a score or a ratio after its word ("won 21:15",
-"ratio 16:10"; "won 3:1" has no minutes), nor one with seconds (a race's "1:23:45") or in
-code, an address or a path ("localhost:8080", "/12:30", "t=10:30", "x.12:30"); a sentence
-may follow without its space ("at 9:00.It was late")."""
+"""The word just before a colon time that makes it a time: a preposition of time ("at 18:30",
+"until 10:00", "@ 19:00"), a part of the day ("tomorrow morning 7:30", 朝7:30, 明日10:00)."""
+_CLOCK_AFTER = re.compile(
+    rf"\s{{0,2}}(?:[ap]\.?m\b|(?:[-–—~〜]|to\b|until\b|till\b)\s{{0,2}}{_HH_MM}"
+    r"|(?:from|sharp|start|starts|departure|arrival|tonight|tomorrow|at night"
+    r"|(?:in the|this) (?:morning|afternoon|evening))\b"
+    r"|発|着|に|から|まで|頃|ごろ|過ぎ|すぎ|前|開始|開演|開場|集合|出発|到着|スタート|[~〜])",
+    re.ASCII | re.IGNORECASE,
+)
+"""The words just after a colon time that make it a time: "p.m.", a range ("10:00-12:00",
+"9:00 to 17:00"), where or when from ("18:30 from pier 4", "7:30 in the morning"),
+発, に, から, 頃 (「10:40発」「15:00に」「18:30から」), 〜 ("10:00〜": from then)."""
+_BARE = " \t\r\n.,!?、。"
+"""What may stand around a reply that is only a time ("18:30!")."""
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
     "|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|dozen|half|couple"
@@ -153,9 +197,28 @@ _ASKED = {
     AnswerType.quantity: (_EN_QUANTITY_Q, _JA_QUANTITY_Q),
 }
 _DIGIT = re.compile(r"\d")
-_CARRIED = {
-    AnswerType.time: (_EN_TIME_A, _JA_TIME_A, _CLOCK),
-    AnswerType.quantity: (_DIGIT, _EN_QUANTITY_A, _JA_QUANTITY_A),  # a digit is found fastest
+
+
+def _clock_time(text: str) -> bool:
+    """Whether ``text`` holds a colon time that its words make a time ("at 18:30", "18:30 from
+    pier 4", 「10:40発」「15:00に」, "10:00-12:00", a reply that is only "18:30"), not one read
+    as a score, a verse, a pace or a place in a video ("the final score was 21:15", "John
+    3:16", "pace is 5:30", "see 1:20 in the video")."""
+    for m in _CLOCK.finditer(text):
+        start, end = m.span()
+        if (
+            _CLOCK_BEFORE.search(text, max(0, start - 16), start)
+            or _CLOCK_AFTER.match(text, end)
+            or not (text[:start].strip(_BARE) or text[end:].strip(_BARE))
+        ):
+            return True
+    return False
+
+
+_CARRIED: dict[AnswerType, tuple[Callable[[str], object], ...]] = {
+    AnswerType.time: (_EN_TIME_A.search, _JA_TIME_A.search, _clock_time),
+    # a digit is found fastest
+    AnswerType.quantity: (_DIGIT.search, _EN_QUANTITY_A.search, _JA_QUANTITY_A.search),
 }
 
 
@@ -182,4 +245,4 @@ def carries_any(text: str, kinds: frozenset[AnswerType]) -> bool:
     if not kinds:
         return False
     written = unicodedata.normalize("NFKC", text)
-    return any(p.search(written) for kind in kinds for p in _CARRIED[kind])
+    return any(found(written) for kind in kinds for found in _CARRIED[kind])
