@@ -12,13 +12,13 @@ relevant ones of a turn that injects: what its pack shows):
   share of the answer, unless another memory offered holds them and more of the answer's,
   when the answer lists several memories and carries its
   own content (a name, a title or a number of it, or two words the user said in it,
-  that no other memory offered holds; in Japanese also a name an honorific marks,
-  翔太くん, or one word of kanji or katakana the user said, 京都 or ピアノ, not 今日 nor
-  仕事), when the answer lists days by their date and one is the day it was said ("Mar
-  3, 8 and 13"), or when the answer's embedding is close to the memory's (cosine ≥
-  ``answer_match_threshold``) and no memory found by its content holds the answer's
-  terms this one does and is clearly closer (辛いの無理, not 辛いのは大丈夫, for
-  「辛いの無理って言ってたよね」);
+  that no other memory offered holds; in Japanese a name is one an honorific marks,
+  翔太くん or はるとくん, not a word for someone, 店員さん or 息子さん, and a plain word,
+  京都 or 天気, is one of two, as in English), when the answer lists days by their date
+  and one is the day it was said ("Mar 3, 8 and 13"), or when the answer's embedding
+  is close to the memory's (cosine ≥ ``answer_match_threshold``) and no memory found by
+  its content holds the answer's terms this one does and is clearly closer (辛いの無理,
+  not 辛いのは大丈夫, for 「辛いの無理って言ってたよね」);
 - ``llm``: an LLM is shown the numbered memories and the answer and asked
   which influenced it (falls back to ``match`` if the call fails).
 
@@ -144,10 +144,11 @@ def match_answer(
     those words and more of the answer's (「田中さんはトヨタで働いてるよ」 is not drawn from
     佐藤さんもトヨタで働いてる). An English word counts in another form of it (the answer's
     "peanut" of "peanuts", "allergy" of "allergic": :func:`_stems`). An answer that lists
-    several memories ("Your kids are Emma, Liam and Noah.", お子さんは翔太くんと結衣ちゃんだね)
-    credits each whose own content it carries (:func:`_own_content`), when it carries
-    that of two or more: one memory named alone is judged by the rules above ("Sorry, I
-    don't remember anything about Barcelona." is no use of the trip). An answer that names
+    several memories ("Your kids are Emma, Liam and Noah.", お子さんは翔太くんと結衣ちゃんだね,
+    not 店員さんに息子さんと間違えられたんだね: :func:`_a_name`) credits each whose own
+    content it carries (:func:`_own_content`), when it carries that of two or more: one
+    memory named alone is judged by the rules above ("Sorry, I don't remember anything
+    about Barcelona." is no use of the trip). An answer that names
     two days or more by their date credits the memories said on them (:func:`_by_day`,
     read at ``asked_at``, the turn's time in the zone the pack dates its blocks in). Last,
     an answer close to a memory's embedding credits it, unless it is only the other side of
@@ -159,14 +160,15 @@ def match_answer(
     # every gym session), or a common word: it is no memory's own content
     terms_of = {ep.id: set(query_terms(ep.text)) for ep in episodes}
     holders = Counter(t for terms in terms_of.values() for t in terms)
-    own_rare = {t for t in own if t in rare and holders[t] <= 1}
+    once = {t for t in answer_terms if t in rare and holders[t] <= 1}
+    own_rare = {t for t in own if t in once}
     # a list is read in what the answer states: not in a question ("How was Barcelona?"),
     # nor in an answer that says it does not know ("I don't remember Liam or Emma")
     stated = "" if _DISOWNS.search(answer) else _statements(answer)
     stated_terms = set(query_terms(stated))
     names = _names(stated) if own_rare and stated else set()
     folded = fold(stated)
-    words = _japanese_words(folded) if own_rare else []
+    words = _japanese_words(folded) if once else []
     found: dict[int, str] = {}
     carried: dict[int, str] = {}  # each memory whose own content the answer carries
     # the user's side only (a stock reply is the assistant's), content words only
@@ -177,7 +179,7 @@ def match_answer(
     answer_forms = {stem for t in answer_terms for stem in _stems(t)}  # (peanut of peanuts)
     for ep in episodes:
         told = told_of[ep.id]
-        fresh = own_rare & terms_of[ep.id] & stated_terms
+        fresh = once & terms_of[ep.id] & stated_terms  # (hiragana pairs: はるとくん)
         why = _own_content(ep, stated_terms, names, fresh, told, folded, words) if stated else ""
         if why:
             carried[ep.id] = why
@@ -366,70 +368,144 @@ _KANJI_HONORIFIC = re.compile("(?:先輩|先生|様|君)$")
 _POLITE_PREFIX = "おご"
 """The prefixes of a polite word, not a name (お母さん, ご苦労様, お客様)."""
 
-_EVERYDAY_JA = frozenset(
-    "今日 明日 昨日 今朝 今夜 今晩 毎日 毎朝 毎晩 今週 先週 来週 今月 先月 来月 今年 去年 来年 "
-    "週末 最近 今度 今回 時間 午前 午後 自分 友達 家族 仕事 会社 学校 用事 予定 本当 大丈夫 元気 "
-    "大変 一緒 全部 普通 結構 多分 絶対 気分 問題 場合 感じ 連絡 相談 準備 確認".split()
+_TIME_WORDS = (
+    "今日 明日 昨日 今朝 今夜 今晩 昨夜 昨晩 毎日 毎朝 毎晩 毎週 今週 先週 来週 今月 先月 来月 "
+    "今年 去年 来年 先日 週末 最近 今度 今回 午前 午後 明後日 一昨日".split()
 )
-"""Kanji words of everyday talk: a young file holds each in few memories, but one of them
-alone is no memory's own content (「今日は雨だね」 is no use of 「今日は仕事で疲れた」)."""
+_TIME_WORD = re.compile("|".join(sorted(_TIME_WORDS, key=len, reverse=True)))
+"""A time word that Japanese writes joined to the name after it (今日翔太くんが来た,
+昨日翔太と公園に行った): the run is two words when two characters or more follow it (not
+明日香, 今日子: names)."""
+_EVERYDAY_JA = frozenset(
+    [
+        *_TIME_WORDS,
+        *"時間 自分 友達 家族 仕事 会社 学校 用事 予定 本当 大丈夫 元気 大変 一緒 全部 普通 結構 "
+        "多分 絶対 気分 問題 場合 感じ 連絡 相談 準備 確認".split(),
+    ]
+)
+"""Kanji words of everyday talk: never a name, though an honorific follows one (友達さん)."""
+_PEOPLE_JA = frozenset(
+    "息子 娘 子 子供 孫 母 父 兄 姉 弟 妹 妻 夫 嫁 婿 旦那 主人 家内 奥 彼 彼女 彼氏 両親 親 "
+    "祖母 祖父 叔母 叔父 伯母 伯父 爺 婆 甥 姪 赤 坊 嬢 皆 神 仏 王 姫 殿 客 隣 相手 友人 親友 "
+    "先生 先輩 後輩 同僚 上司 部下 店員 大家 選手 歌手 助手 運転手 監督 警察 看護師 医者 "
+    "本屋 花屋 魚屋 肉屋 八百屋 床屋 酒屋 パン屋 ママ パパ ママ友 コーチ シェフ スタッフ "
+    "ばあ じい かあ とう にい ねえ あか みな".split()
+)
+"""Kin, role and trade words that an honorific follows as it follows a name (息子さん,
+店員さん, 皆さん, 神様, the ばあ of ばあちゃん): a word for someone, not a name of them."""
+_PEOPLE_ENDING = frozenset("員師者官医家長")
+"""The last characters of a word for someone's role or trade (店員, 看護師, 歯医者,
+警察官, 獣医, 大家, 部長): a word of two characters or more that ends in one is no name (a
+surname or a given name seldom does)."""
+
+
+def _a_name(word: str) -> bool:
+    """Whether ``word``, which an honorific marks, can be a name: not a word for someone
+    (:data:`_PEOPLE_JA`, :data:`_PEOPLE_ENDING`: 店員さん, 部長さん) nor of everyday talk
+    (:data:`_EVERYDAY_JA`)."""
+    return not (
+        word in _PEOPLE_JA or word in _EVERYDAY_JA or (len(word) > 1 and word[-1] in _PEOPLE_ENDING)
+    )
 
 
 def _japanese_words(text: str) -> list[tuple[str, bool]]:
     """The Japanese words of ``text``, folded (:data:`_JA_WORD`), each with whether it is
     written as a name: an honorific after it or ending its run makes it one (翔太くん, 翔太君:
-    翔太, named), unless a polite prefix stands before it (お母さん, ご苦労様)."""
+    翔太, named), unless a polite prefix stands before it (お母さん, ご苦労様), it is a word
+    for someone (店員さん, 皆さん: :func:`_a_name`) or one kanji before a kanji honorific
+    (大先輩, 神様). A time word that begins a run is a word of its own (今日翔太くん: 今日
+    and 翔太, :data:`_TIME_WORD`); a name in hiragana is one too (:func:`_kana_names`)."""
     out = []
     for m in _JA_WORD.finditer(text):
         word, start = m.group(), m.start()
+        lead = _TIME_WORD.match(word)
+        if lead is not None and len(word) - lead.end() >= 2:
+            out.append((lead.group(), False))
+            word, start = word[lead.end() :], start + lead.end()
         polite = start > 0 and text[start - 1] in _POLITE_PREFIX
         title = _KANJI_HONORIFIC.search(word)
         if title is not None and title.start() > 0:
-            out.append((word[: title.start()], not polite))
+            stem = word[: title.start()]
+            out.append((stem, not polite and len(stem) > 1 and _a_name(stem)))
         else:
-            out.append((word, not polite and _KANA_HONORIFIC.match(text, m.end()) is not None))
-    return out
+            honoured = _KANA_HONORIFIC.match(text, m.end()) is not None
+            out.append((word, not polite and honoured and _a_name(word)))
+    return out + [(name, True) for name in _kana_names(text)]
+
+
+_HIRAGANA_LETTER = re.compile("[\u3041-\u3096\u309d\u309e]")
+_CHILD_HONORIFIC = re.compile("くん|ちゃん")
+_NAME_JOINS = "のとや"
+"""The particles a hiragana name follows a word by (息子のはるとくん, はるとくんとさくらちゃん)."""
+_AFTER_NAME = "とのはがにもやへをねよ"
+"""The hiragana that may follow a name's honorific (さくらちゃんと, はるとくんは); another
+makes it no honorific (ちゃんこ, くんせい)."""
+
+
+def _kana_names(text: str) -> list[str]:
+    """The names ``text`` (folded) writes in hiragana: two to four before くん or ちゃん
+    (はるとくん, さくらちゃん), at the start of a sentence or after の, と or や that follow a
+    word or another name (息子のはるとくん, はるとくんとさくらちゃん). Not a polite word or one
+    for someone (おばあちゃん, あかちゃん), nor an adverb's ちゃんと (もっとちゃんと), nor
+    where the kana go on (ちゃんこ): a name and its end both written, not guessed."""
+    names = []
+    stop = 0
+    for m in _CHILD_HONORIFIC.finditer(text):
+        i = m.start()
+        while i > stop and _HIRAGANA_LETTER.match(text[i - 1]):
+            i -= 1
+        stretch, after = text[i : m.start()], text[m.end() : m.end() + 1]
+        joined = i > 0 and (i == stop or _JA_WORD.match(text[i - 1]) is not None)
+        stop = m.end()
+        if joined:  # (after a word or a name: a particle joins them)
+            if not stretch.startswith(tuple(_NAME_JOINS)):
+                continue
+            stretch = stretch[1:]
+        elif m.group() == "ちゃん" and after == "と":
+            continue  # (もっとちゃんと, いつもちゃんと: an adverb)
+        if after and _HIRAGANA_LETTER.match(after) and after not in _AFTER_NAME:
+            continue
+        if 2 <= len(stretch) <= 4 and stretch[0] not in _POLITE_PREFIX and _a_name(stretch):
+            names.append(stretch)
+    return names
 
 
 def _japanese_content(
     ep: Episode, answer_words: Sequence[tuple[str, bool]], fresh: set[str]
-) -> tuple[list[str], list[str]]:
-    """The names and the words of ``ep`` a Japanese list answer (its ``answer_words``,
-    :func:`_japanese_words`) carries, each beginning a word on both sides (京都 of 京都行って,
-    not of 東京都; a katakana word whole: not the ピア of ピアニスト) and holding one of the
-    ``fresh`` terms (what no other memory offered holds, uncommon in the file).
+) -> list[str]:
+    """The names of ``ep`` a Japanese list answer (its ``answer_words``,
+    :func:`_japanese_words`) carries, each beginning a word on both sides (田中 of 田中さん,
+    not of 山田中学; a katakana word whole: not the ハル of ハルトくん; a hiragana name whole)
+    and holding one of the ``fresh`` terms (what no other memory offered holds, uncommon
+    in the file).
 
-    A name, written so on either side (翔太くん; the partner's 「結衣ちゃん、おめでとう！」),
-    may be one kanji when both write it alone (蓮くん); a word is two characters or more
-    that the user said, not one of everyday talk (:data:`_EVERYDAY_JA`)."""
+    A name is written so on either side (翔太くん; the partner's 「結衣ちゃん、おめでとう！」),
+    and may be one kanji when both write it alone (蓮くん). A word no honorific marks (京都,
+    ピアノ) is no name: it counts with the memory's other words (:func:`_own_content`)."""
     if not answer_words:
-        return [], []
-    said = {w for w, _ in _japanese_words(fold(_said(ep)))}
+        return []
     by_first: dict[str, list[tuple[str, bool]]] = {}
     for word, named in _japanese_words(fold(ep.text)):
         by_first.setdefault(word[0], []).append((word, named))
     names: list[str] = []
-    words: list[str] = []
     for a, a_named in answer_words:
         for m, m_named in by_first.get(a[0], ()):
+            if not (a_named or m_named):
+                continue
             n = 0
             while n < min(len(a), len(m)) and a[n] == m[n]:
                 n += 1
-            piece, named = a[:n], a_named or m_named
+            piece = a[:n]
             if _KATAKANA_LETTER.match(piece[-1]) and any(
                 _KATAKANA_LETTER.match(w, n) for w in (a, m)
             ):
-                continue  # (a katakana word goes on: ピア of ピアノ and ピアニスト)
-            if n < 2 and not (named and a == m):
-                continue
+                continue  # (a katakana word goes on: ハル of ハルト and ハルカ)
+            if (n < 2 or _HIRAGANA_LETTER.match(a)) and a != m:
+                continue  # (one kanji, or a hiragana name, is written whole on both sides)
             grams = {piece} if n == 1 else {piece[i : i + 2] for i in range(n - 1)}
-            if not grams & fresh:
-                continue
-            if named and piece not in names:
+            if grams & fresh and piece not in names:
                 names.append(piece)
-            elif not named and m in said and piece not in _EVERYDAY_JA and piece not in words:
-                words.append(piece)
-    return names, [w for w in words if w not in names]
+    return names
 
 
 _ENDINGS = ("s", "es", "e", "d", "ed", "ing")
@@ -488,33 +564,32 @@ def _own_content(
     made, and its Japanese ``answer_words``, :func:`_japanese_words`): the answer carries
     the memory's own content, or "".
 
-    ``fresh`` are the answer's uncommon terms (hiragana pairs aside) that ``ep`` holds and
-    no other memory offered with it does (what those share is the question's subject: the
-    "gym" of every gym session). One of them is enough when ``ep`` or the answer writes
-    it as a name, a title or a number (:func:`_names`, :func:`_titles`, :func:`_a_number`),
-    on either side of the exchange (the partner's "I suggested 'Educated' by Tara
-    Westover."); otherwise two words (:func:`_words`: 仕事 is one) from what the user said
-    (a stock reply's words are the assistant's own, and a young file's common words are
-    all uncommon). Japanese writes no capitals: a name is one an honorific marks (翔太くん),
-    and a whole word of kanji or katakana the user said (京都, ピアノ) is enough unless
-    everyday talk uses it (今日, 仕事: :func:`_japanese_content`)."""
+    ``fresh`` are the answer's uncommon terms that ``ep`` holds and no other memory offered
+    with it does (what those share is the question's subject: the "gym" of every gym
+    session). One of them is enough when ``ep`` or the answer writes it as a name, a title
+    or a number (:func:`_names`, :func:`_titles`, :func:`_a_number`), on either side of
+    the exchange (the partner's "I suggested 'Educated' by Tara Westover."); otherwise two
+    words (:func:`_words`: 仕事 is one; hiragana pairs aside) from what the user said (a
+    stock reply's words are the assistant's own, and a young file's common words are all
+    uncommon). Japanese writes no capitals: a name is one an honorific marks (翔太くん,
+    はるとくん: :func:`_japanese_content`), and a plain word (京都, 天気, ピアノ) is one of
+    the two words, as "weather" or "piano" is."""
     if not fresh:
         return ""
-    pieces = [span for span, terms in _titles(ep.text) if terms <= answer_terms and terms & fresh]
+    plain = {t for t in fresh if not _HIRAGANA.search(t)}
+    pieces = [span for span, terms in _titles(ep.text) if terms <= answer_terms and terms & plain]
     named = _names(ep.text) | answer_names
-    for term in sorted(fresh):
+    for term in sorted(plain):
         if (term in named or _a_number(term)) and not any(term in _norm(p) for p in pieces):
             pieces.append(term)
-    ja_names, ja_words = _japanese_content(ep, answer_words, fresh)
+    ja_names = _japanese_content(ep, answer_words, fresh)
     pieces += [n for n in ja_names if not any(n in _norm(p) for p in pieces)]
     if pieces:
         shown = ", ".join(repr(p) for p in pieces[:3]) + (", …" if len(pieces) > 3 else "")
         return f"its own {shown} in the answer"
-    mine = _words(fresh & told, answer)
+    mine = _words(plain & told, answer)
     if len(mine) >= 2:
         return f"{len(mine)} of its own words in the answer ({', '.join(mine[:3])})"
-    if ja_words:
-        return f"its own word {ja_words[0]!r} in the answer"
     return ""
 
 
