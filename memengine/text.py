@@ -6,7 +6,9 @@ are split here, in Python, into overlapping character bigrams plus single
 characters (no segmenter: the README gives the measurements), so that
 2-character words (締切, 転職) and 1-character words (猫) are found. The
 query goes through the same analysis, so both sides always agree; single
-hiragana (particles) are left out of both.
+hiragana (particles) are left out of both, and the query leaves out what names
+nothing (honorifics after a name, the hiragana pairs of endings and interrogatives:
+:func:`query_terms`).
 """
 
 from __future__ import annotations
@@ -500,13 +502,18 @@ def analyze(text: str) -> str:
 def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     """Distinct search terms of a query, in order, stopwords removed.
 
-    A Latin word is one term; a CJK run gives the same single characters and
-    bigrams as :func:`analyze`, except single hiragana (particles), so a
-    query shares its terms with the documents that hold its words. Zero-width
-    characters and variation selectors inside a word are dropped on both sides.
+    A Latin word is one term (a compound joined around a stopword, "brother-in-law", is one:
+    :func:`_latin_terms`); a CJK run gives the same single characters and bigrams as
+    :func:`analyze`, except what names nothing in Japanese as the English stopwords name
+    nothing: single hiragana (particles), an honorific after a name and the particle after
+    it (the さん and んの of 「田中さんの」: :func:`_without_honorifics`), the hiragana pairs
+    of endings and of interrogatives (:data:`_GRAMMAR_PAIRS`: the って, んだ and だっ of
+    「…ってどこに住んでるんだっけ」), so a query shares its terms with the documents that
+    hold its words, not with every one that says さん or んだって. Zero-width characters
+    and variation selectors inside a word are dropped on both sides.
     """
     text = _folded(text)
-    dropped = set(drop)
+    dropped = set(drop) | _GRAMMAR_PAIRS
     terms: list[str] = []
     seen: set[str] = set()
 
@@ -522,11 +529,45 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
         for ch in run:
             if not _KANA_ONLY.match(ch):
                 push(ch)
-        for i in range(len(run) - 1):
-            push(run[i : i + 2])
+        for piece in _without_honorifics(run, text[m.start() - 1 : m.start()]):
+            for i in range(len(piece) - 1):
+                push(piece[i : i + 2])
         pos = m.end()
     _latin_terms(text[pos:], push)
     return terms
+
+
+_GRAMMAR_PAIRS = frozenset(
+    """だっ たっ っけ んだ んで って った てる てた でる でた して した です でし ます まし
+    ませ よう そう かな よね だよ けど いつ どこ だれ なに なん どう""".split()
+)
+"""Hiragana pairs that name nothing (a query searches without them, as without an English
+stopword): pieces of the endings every sentence has, the copula, the past, the て form, the
+progressive, the polite forms, the explanatory んだ, the quotative って, a closing かな,
+よね, っけ, よう or そう (「…なんだっけ」, 「…してたよね」, 「寝よう」), and interrogatives
+in kana (いつ, どこ, なに, なん, as "when", "where" and "what" are English stopwords). A
+hiragana word keeps its other pairs (ごはん, かわいい have none of these)."""
+
+_HONORIFIC_AFTER_NAME = re.compile("さん|くん|ちゃん|さま")
+"""Honorifics a name takes (田中さん, 翔太くん, 結衣ちゃん, お客さま): left out of the query
+after a name (:func:`_without_honorifics`)."""
+
+
+def _without_honorifics(run: str, before: str) -> list[str]:
+    """The pieces of a CJK ``run`` (``before``: the character before it) between the
+    honorifics that follow a name (a kanji, a katakana or a Latin letter before them:
+    「小林くん」, 「ケンちゃん」, 「Emmaさん」), which are left out: a name's honorific is no
+    word of it, and 「小林くんの」 shares くん and んの with every 「翔太くんの」. A hiragana
+    word that holds one stays whole (おばあちゃん, さんま)."""
+    pieces: list[str] = []
+    start = 0
+    for m in _HONORIFIC_AFTER_NAME.finditer(run):
+        prev = run[m.start() - 1] if m.start() else before
+        if prev.isalnum() and not _KANA_ONLY.match(prev):
+            pieces.append(run[start : m.start()])
+            start = m.end()
+    pieces.append(run[start:])
+    return pieces
 
 
 def could_hold(text: str, terms: Iterable[str]) -> bool:
@@ -579,14 +620,40 @@ def _latin_terms(chunk: str, push: Callable[[str], None]) -> None:
     """Push the words of ``chunk`` (text outside CJK runs) that are not stopwords, a
     possessive's 's left off; a number written with thousands separators is one term,
     without them ("41,500" is 41500, which the full-text search finds written either way:
-    :func:`.store.fulltext.term_expression`)."""
-    for word in _NUMBER_OR_WORD.findall(_MARKS.sub("", chunk)):
-        word = word.replace("’", "'").replace(",", "")  # (only a grouped number holds ",")
-        if word in ENGLISH_STOPWORDS:
-            continue
-        if word.endswith("'s"):
-            word = word[:-2]
-        push(word)
+    :func:`.store.fulltext.term_expression`); a compound is one term (:func:`_compound`:
+    "mother-in-law", searched as the phrase of its words, shares no "law" with
+    "brother-in-law")."""
+    for word in _COMPOUND_NUMBER_OR_WORD.findall(_MARKS.sub("", chunk)):
+        word = word.replace("’", "'")
+        if "-" in word:
+            if whole := _compound(word):
+                push(whole)
+                continue
+            words = _NUMBER_OR_WORD.findall(word)
+        else:
+            words = [word]
+        for one in words:
+            one = one.replace(",", "")  # (only a grouped number holds ",")
+            if one in ENGLISH_STOPWORDS:
+                continue
+            push(one[:-2] if one.endswith("'s") else one)
+
+
+_COMPOUND = re.compile(rf"{_WORD.pattern}(?:-{_WORD.pattern})+(?!,[0-9])")
+"""Words joined by hyphens ("brother-in-law"), not ending in a grouped number's first
+digits ("500-1,000" is 500 and 1000)."""
+_COMPOUND_NUMBER_OR_WORD = re.compile(f"{_COMPOUND.pattern}|{_NUMBER_OR_WORD.pattern}")
+
+
+def _compound(word: str) -> str:
+    """``word`` (words joined by hyphens) as one term when a stopword joins its first and
+    last word ("brother-in-law", "up-to-date", "face-to-face": its parts name nothing alone,
+    the "law" of "mother-in-law" is no law), its possessive's 's left off; else "" (its
+    words are terms of their own: "e-mail", "check-in", "2024-05-01")."""
+    parts = word.split("-")
+    if not any(p in ENGLISH_STOPWORDS for p in parts[1:-1]):
+        return ""
+    return _POSSESSIVE.sub("", word)
 
 
 def estimate_tokens(text: str) -> int:
@@ -801,7 +868,12 @@ def _latin_words(text: str) -> list[str]:
     """The words of ``text`` outside its CJK runs ("meetingどうだった" holds "meeting"), a
     possessive's 's left off ("kinako's" is "kinako"); a number written with thousands
     separators is one word (41,500)."""
-    return [_POSSESSIVE.sub("", w) for w in _NUMBER_OR_WORD.findall(_CJK_RUN.sub(" ", text))]
+    words: list[str] = []
+    for word in _COMPOUND_NUMBER_OR_WORD.findall(_CJK_RUN.sub(" ", text)):
+        whole = _compound(word.replace("’", "'")) if "-" in word else ""
+        found = [whole] if whole else _NUMBER_OR_WORD.findall(word)
+        words.extend(_POSSESSIVE.sub("", w) for w in found)
+    return words
 
 
 _POSSESSIVE = re.compile(r"['’]s$")

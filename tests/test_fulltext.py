@@ -259,3 +259,67 @@ def test_a_number_is_found_with_or_without_its_thousands_separators(mem: Memory)
     assert mem.store.document_counts(["41500"])[1] == {"41500": 1}  # (the query's reach)
     assert could_hold("a bump to 41,500", query_terms("is it 41500"))
     assert could_hold("修理代は１２，８００円", query_terms("12800円"))
+
+
+def test_an_honorific_or_an_ending_alone_finds_nothing(mem: Memory) -> None:
+    """A question about someone never mentioned shared くん, って, んだ and だっ with other
+    memories: they ranked in the full-text search's top 3 and were packed as ``high``
+    (「小林くんってどこに住んでるんだっけ」 found 翔太くん on くん)."""
+    said = [
+        "翔太くんがサッカーの試合でゴール決めたらしい",
+        "伊藤さんちの猫が子猫産んだんだって",
+        "田中さんの奥さんが来月出産予定なんだって",
+        "今日はずっと雨だった",
+        "雨の日はゆっくりしよう",
+    ]
+    shota, ito, tanaka, rain, _ = [
+        mem.add_exchange(u, "へえ", occurred_at=T0 + timedelta(hours=3 * i))  # (no neighbours)
+        for i, u in enumerate(said)
+    ]
+    assert _bm25_ids(mem, "小林くんってどこに住んでるんだっけ") == []
+    assert _bm25_ids(mem, "おはよう！") == []  # (not on the よう of しよう)
+    assert rain not in _bm25_ids(mem, "tomorrowの予定なんだっけ")
+    assert tanaka not in _bm25_ids(mem, "山本さんって何してるんだっけ")
+    terms = query_terms("小林くんってどこに住んでるんだっけ")
+    assert "小林" in terms and "住ん" in terms
+    assert not {"くん", "んっ", "って", "どこ", "んだ", "だっ", "っけ"} & set(terms)
+    # the name, the word and the honorific written after a Latin or a katakana name
+    assert _bm25_ids(mem, "翔太くんって何のスポーツやってるんだっけ")[:1] == [shota]
+    assert _bm25_ids(mem, "伊藤さんちの猫どうなった？")[:1] == [ito]
+    assert _bm25_ids(mem, "田中さんの奥さんいつ出産だっけ")[:1] == [tanaka]
+    assert "emma" in query_terms("Emmaさんと行った") and "さん" not in query_terms("Emmaさん")
+    assert query_terms("ケンちゃんが来た")[:4] == ["ケ", "ン", "来", "ケン"]
+    assert "ちゃ" not in query_terms("ケンちゃんが来た")
+
+
+def test_a_word_in_hiragana_keeps_its_pairs(mem: Memory) -> None:
+    """Only honorifics after a name and the pairs of endings are left out: hiragana words,
+    and one that holds an honorific without a name before it, are searched."""
+    lunch = mem.add_exchange("昼ごはんはラーメンだった", "いいね", occurred_at=T0)
+    grandma = mem.add_exchange(
+        "おばあちゃんの家に行った", "いいね", occurred_at=T0 + timedelta(hours=3)
+    )
+    mem.add_exchange("会社の飲み会だった", "お疲れ", occurred_at=T0 + timedelta(hours=6))
+    assert _bm25_ids(mem, "ごはん何食べたっけ")[:1] == [lunch]
+    assert _bm25_ids(mem, "おばあちゃん元気？")[:1] == [grandma]
+    assert {"ちゃ", "ゃん"} <= set(query_terms("おばあちゃん"))
+    assert {"さん", "んま"} <= set(query_terms("さんまを焼いた"))  # (a fish, not a name's)
+    assert {"かわ", "わい", "いい"} <= set(query_terms("かわいい"))
+
+
+def test_an_in_law_shares_no_law_with_another(mem: Memory) -> None:
+    """ "mother-in-law" shared "law" (and "in", a stopword) with "brother-in-law": the
+    brother-in-law was the full-text search's first for a question about the mother-in-law."""
+    brother = mem.add_exchange("My brother-in-law Dave is a firefighter", "Brave", occurred_at=T0)
+    spaced = mem.add_exchange(
+        "my sister in law Mia moved to Leeds", "Nice", occurred_at=T0 + timedelta(hours=3)
+    )
+    mem.add_exchange("I read about tax law today", "Fun", occurred_at=T0 + timedelta(hours=6))
+    assert query_terms("What's my mother-in-law's name?") == ["mother-in-law", "name"]
+    assert _bm25_ids(mem, "What's my mother-in-law's name?") == []
+    assert _bm25_ids(mem, "What does my brother-in-law do?") == [brother]
+    assert _bm25_ids(mem, "Where does my sister-in-law live?") == [spaced]  # (as a phrase)
+    assert could_hold("My Brother-In-Law's car", query_terms("brother-in-law"))
+    # a compound without a stopword inside, and numbers with a hyphen, stay their words
+    assert query_terms("e-mail check-in up-to-date") == ["e", "mail", "check", "up-to-date"]
+    assert query_terms("500-1,000 yen on 2024-05-01") == ["500", "1000", "yen", "2024", "05", "01"]

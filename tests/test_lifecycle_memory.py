@@ -630,7 +630,9 @@ def test_a_japanese_list_answer_credits_the_names_it_carries(
             ("末っ子の蓮はまだ2歳", "かわいい盛り！"),
         ],
     )
-    r = real_mem.retrieve("子供たちの名前覚えてる？")
+    # (the question names each child: 「子供たちの名前覚えてる？」 found the daughter by the
+    # てる of 習ってる alone, which the full-text search no longer searches)
+    r = real_mem.retrieve("息子と娘と末っ子の名前、覚えてる？")
     assert {son, daughter, youngest} <= _offered(r)
     fb = real_mem.feedback(r.turn_id, answer="お子さんは翔太くんと結衣ちゃんだね")
     assert set(fb.used) == {son, daughter}  # (not the youngest, offered too)

@@ -87,6 +87,30 @@ def test_english_pack_uses_why_lines(real_mem: Memory, clock: FixedClock) -> Non
     assert "holds a date or number" in text  # "When" asks a time; "2 June" is one
 
 
+def test_a_shared_honorific_or_ending_is_no_agreement(real_mem: Memory, clock: FixedClock) -> None:
+    """Both searches put a memory in their top 3 (``high``) when the full-text search found
+    it only on くん, って, んだ or だっ: a question about someone never mentioned packed
+    翔太くん's goal as 関連度: 高, and a why line that names nothing shared."""
+    said = [
+        ("翔太くんがサッカーの試合でゴール決めたらしい", "すごい！"),
+        ("伊藤さんちの猫が子猫産んだんだって", "見に行きたい！"),
+        ("今日は雨で洗濯物が乾かなかった", "梅雨っぽいね"),
+        ("新しいスニーカー買った", "どんなの？"),
+    ]
+    shota, *_ = [
+        real_mem.add_exchange(u, r, occurred_at=T0 + timedelta(days=i))
+        for i, (u, r) in enumerate(said)
+    ]
+    clock.set(T0 + timedelta(days=6))
+    unknown = real_mem.retrieve("小林くんってどこに住んでるんだっけ")
+    assert all("bm25_rank" not in x.components for x in unknown.results)
+    assert all(x.relevance != "high" for x in unknown.results)
+    assert shota not in real_mem.pack(unknown).episode_ids
+    known = real_mem.retrieve("翔太くんってサッカーで何したんだっけ")
+    assert known.should_inject and known.results[0].episode.id == shota
+    assert known.results[0].relevance == "high"
+
+
 def test_a_long_list_is_trimmed_to_the_line_that_matches(mem: Memory) -> None:
     """One item per line: the pack quotes the item the question is about, not the list's
     first lines (the whole list used to be one "sentence", clipped from its start)."""

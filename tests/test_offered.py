@@ -704,3 +704,15 @@ def test_a_latin_word_against_japanese_or_with_a_possessive_is_named() -> None:
 def test_a_number_of_one_or_two_digits_is_no_shared_phrase() -> None:
     assert shared_phrases("評価って8/10だったっけ", "10時に起きた、評価は高い") == ["評価"]
     assert "2026" in shared_phrases("the 2026 trip", "our 2026 trip to Oslo")
+
+
+def test_an_in_law_is_named_whole() -> None:
+    """The why line of a brother-in-law's memory said it shares "law" with a question about
+    the mother-in-law."""
+    text = "My brother-in-law Dave, my sister's husband, is a firefighter."
+    assert shared_phrases("What's my mother-in-law's name?", text) == []
+    assert shared_phrases("What does my brother-in-law do?", text) == ["brother-in-law"]
+    assert shared_phrases("Is the law up-to-date?", "the up-to-date tax law") == [
+        "up-to-date",
+        "law",
+    ]

@@ -226,6 +226,31 @@ def test_chat_questions_and_what_only_looks_like_them(text: str, asks: bool) -> 
     assert asks_memory(text) is asks
 
 
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        # an English word run straight into Japanese is a name or a noun, not an opener
+        ("Willが遊びに来た", False),
+        ("Ｗｉｌｌが遊びに来た", False),
+        ("Canのビール飲んだ", False),
+        ("Whoのライブ行った", False),
+        ("Whyって言われても困る", False),
+        ("Which家電がいいかな", False),
+        ("Will Smithの新作観た", False),
+        ("Do it yourselfで棚作った", False),
+        ("lol what time is itって聞かれた", False),
+        # spaced from the Japanese, or leading on to it, it opens a question
+        ("Where is 渋谷", True),
+        ("when is健太の誕生日", True),
+        ("btw what time is the 歯医者", True),
+        ("Willって誰だっけ", True),  # a Japanese question about the name
+        ("Will came over yesterday?", True),
+    ],
+)
+def test_an_english_word_inside_japanese_opens_no_question(text: str, asks: bool) -> None:
+    assert asks_memory(text) is asks
+
+
 def test_a_long_laugh_is_read_in_time() -> None:
     """A run of ｗ before other text once cost time doubling with each ｗ (30 of them:
     minutes, and the whole process stalled)."""

@@ -326,6 +326,32 @@ def _asking_clause(sentence: str) -> bool:
     return False
 
 
+_LATIN_RUN = re.compile(r"[a-z](?:[a-z' -]*[a-z])?")
+"""English words in a row, spaces between them (of a folded sentence: "will smith")."""
+_JAPANESE_CHAR = re.compile(r"[\u3041-\u3096\u30a1-\u30fa\u30fc\u3005\u3400-\u9fff\uf900-\ufaff]")
+"""A kana, a kanji, ー or 々."""
+
+
+def _runs_into_japanese(sentence: str, start: int) -> bool:
+    """Whether the English words from ``start`` on run straight into Japanese text, with no
+    space between: a name or a phrase a Japanese sentence uses as a noun (「Willが遊びに来た」,
+    「Canのビール」, 「Whyって言われても」, 「Which家電がいいかな」, 「Do it yourselfで棚作った」),
+    not an English question ("Where is 渋谷" asks, and so does "when is健太の誕生日", whose
+    last English word leads on to the Japanese: :data:`_LEADS_ON`)."""
+    run = _LATIN_RUN.match(sentence, start)
+    if run is None or _JAPANESE_CHAR.match(sentence, run.end()) is None:
+        return False
+    words = run.group().split()
+    return len(words) == 1 or words[-1] not in _LEADS_ON
+
+
+_LEADS_ON = _AUX | frozenset(
+    "am a an the my your his her our their of to at in on with about for from by".split()
+)
+"""English words that lead on to what follows them (an auxiliary, an article, a possessive, a
+preposition): the Japanese after one is still part of the English sentence."""
+
+
 def _asks_after_chat(words: Sequence[str]) -> bool:
     """Whether the words after chat ones ("wait", "btw", "lol", an emoji) ask: an
     interrogative with at least two words after it, not a subject pronoun first ("wait when
@@ -436,17 +462,23 @@ def asks_something(text: str) -> bool:
 
 def asks_memory(text: str) -> bool:
     """Whether ``text`` asks something or points back at the past (else it is small talk);
-    a long text is read within :data:`READ_CHARS` (its beginning and its end)."""
+    a long text is read within :data:`READ_CHARS` (its beginning and its end). An English
+    word that runs straight into Japanese opens no English question (「Willが遊びに来た」,
+    「Whyって言われても」: :func:`_runs_into_japanese`)."""
     norm = unicodedata.normalize("NFKC", within(text, READ_CHARS)).lower().strip()
     if not norm:
         return False
     if "?" in norm or _EN_RECALL.search(norm) or _JA_RECALL.search(norm) or _REQUEST.search(norm):
         return True
     for sentence, after_emoji in _chat_sentences(norm):
-        words = _WORDS.findall(sentence.translate(APOSTROPHES))
+        plain = sentence.translate(APOSTROPHES)
+        found = list(_WORDS.finditer(plain))
+        words = [m.group() for m in found]
         skipped = 0
         while skipped < 3 and len(words) > 1 and words[0] in _CHAT_OPENERS:
             words, skipped = words[1:], skipped + 1
+        if words and _runs_into_japanese(plain, found[skipped].start()):
+            words = []  # (a name or a phrase of a Japanese sentence: Willが, Whyって)
         if skipped or after_emoji:
             if _asks_after_chat(words) or (_exclaims(words) and _asking_clause(sentence)):
                 return True
