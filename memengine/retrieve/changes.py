@@ -13,13 +13,14 @@ user, for exchanges), says near a change word (:data:`CHANGE`: "switched", "move
 question, not a plan or a maybe: "I won't quit", "should I switch", "I might switch",
 "right now", 変えようかな) something it shares with the older one
 (:func:`~memengine.text.shared_phrases`: a name, a thing, 「スペイン語」, also in the sentence
-before when a pronoun stands for it: "… I can't afford it anymore"; not a speaker's name,
-nor a number or a counter alone, "$1,200", 3万円, nor a thing each names another owner of:
-"my son's dentist appointment" and "my daughter's next eye exam" change no "my dentist
-appointment" or "my eye exam", 父の誕生日会 no 母の誕生日会, "My wife used to love jazz" no
-"I love jazz"; an owner names a person surely, "a doctor's appointment", "today's", "your
-appointment" and 彼女の name none, and what the speaker switched to is the speaker's: "I
-switched to McDonald's breakfast"; nor one two other people the sentences tell about share:
+before when a pronoun, its object, stands for it: "… I can't afford it anymore", not "It
+stopped raining"; not a speaker's name, nor a number or a counter alone, "$1,200", 3万円,
+nor a thing each names another owner of: "my son's dentist appointment" and "my daughter's
+next eye exam" change no "my dentist appointment" or "my eye exam", 父の誕生日会 no
+母の誕生日会, "My wife used to love jazz" no "I love jazz"; an owner names a person surely,
+"a doctor's appointment", "today's", "your appointment" and 彼女の name none, and what one
+switched to is theirs: "I switched to McDonald's breakfast", "Ken switched to McDonald's
+breakfast"; nor one two other people the sentences tell about share:
 "My coworker Jen quit Google" changes no "Ken works at Google", 佐藤さんがトヨタ辞めた no
 田中さんはトヨタで働いてる; a person alone is none: "My wife quit her job" changes no "My
 wife loves spicy food", but an age told again is: "My son turned 7 today" changes "My son
@@ -130,7 +131,8 @@ CHANGE = re.compile(
     r"|ずれ込|前倒し|繰り上げ|繰り下げ"
     r"|キャンセル|訂正"
     r"|(?<=[0-9０-９〇一二三四五六七八九十])(?:歳|才)にな(?=っ|りまし)|(?:こと|事)にし(?=た|まし|て)"
-    r"|(?:^|(?<=[はも、，,\s]))(?:前|以前|昔|もともと|元々)は[^。！？!?\n]{0,20}?"
+    r"|(?:^|(?<=[はも、，,\s]))(?:前|以前|昔|もともと|元々)は[、，,]?"
+    r"(?:(?!けど|けれど|のに|ので|から|ことが?あ)[^。！？!?\n、，,]){0,20}?"
     r"(?:だった|てた|でた|ていた|でいた|かった)",
     re.ASCII | re.IGNORECASE,
 )
@@ -152,8 +154,11 @@ negated ている form within ten characters (もう大阪には住んでない,
 used to like coffee", "I also used to live in Kyoto", "My wife used to love jazz": a person's
 habit, :func:`_habit_owner`; not "got used to", "I'm used to", "it used to", "you used to",
 which tells the one spoken to), and in Japanese 前は, 昔は or 以前は at a sentence's or a
-topic's start with a past state within twenty characters (前はジャズが好きだった, 妻は昔はタバコ
-吸ってた; not この前は楽しかった, 駅の前は混んでた); and "anymore", or "any more" ending its
+topic's start with a past state within twenty characters of its clause (前はジャズが好きだった,
+妻は昔はタバコ吸ってた, 前は平日も空いてたのに; not この前は楽しかった, 駅の前は混んでた, nor
+"once" or "last time": 前は一回行ったことあるけど、混んでた, 前は行ったけど混んでた, and a
+past told as shared with a また or a 今度 beside it, 前は楽しかったね！また行こう:
+:func:`_an_occasion`); and "anymore", or "any more" ending its
 clause, which says a change only after a negation (:data:`_NEGATION`; "I don't drink coffee
 any more"; "Mochi doesn't want any more" and "I don't want any more coffee" are amounts);
 "now" ending its clause, read as 今は (:data:`_NOT_NOW`: "I can't stand sushi now", "it's
@@ -332,7 +337,9 @@ def change_sentences(text: str) -> list[str]:
     say no change)."""
     out: list[str] = []
     previous = ""
-    for sentence in sentences(text[:2000].translate(APOSTROPHES)):
+    listed = sentences(text[:2000].translate(APOSTROPHES))
+    for at, sentence in enumerate(listed):
+        following = listed[at + 1] if at + 1 < len(listed) else ""
         if sentence.endswith(("?", "？")):
             previous = sentence
             continue
@@ -348,7 +355,7 @@ def change_sentences(text: str) -> list[str]:
             elif m.group()[0].isascii():
                 word = m.group().lower()
                 noun = word == "switch" and _A_SWITCH.search(before) is not None
-                tool = word.endswith("used to") and _habit(before, m.group()) is None
+                tool = word.endswith("used to") and _habit(before, m.group(), after) is None
                 planned = _WILL_BEFORE.search(before) is not None and not _DONE.match(m.group())
                 if noun or tool or planned or _NOT_BEFORE.search(before) or _asks(before):
                     continue
@@ -356,6 +363,7 @@ def change_sentences(text: str) -> list[str]:
                 _NOT_AFTER.match(after) is not None
                 or (_IF.match(after) is not None and _PAST_END.search(after) is None)
                 or _KEPT_ON.search(before) is not None
+                or _an_occasion(m.group(), after, f"{previous} {after} {following}")
             ):
                 continue
             near = sentence[max(0, m.start() - NEAR_CHARS) : m.end() + NEAR_CHARS]
@@ -366,29 +374,59 @@ def change_sentences(text: str) -> list[str]:
     return out
 
 
+_ONCE_BEFORE = re.compile("^(?:前|以前)は.*(?:だった|かった)$")
+"""A 前は with a past that is no habit form (前は楽しかった, 前は雨だった; not 前は通ってた)."""
+_TOLD_AS_SHARED = re.compile("^よ?ね(?![^。！？!?\n]*(?:でも|けど|けれど|のに|今|もう))")
+"""The ね of a past told to the one who shared it (楽しかったね！), with no now set against it
+(楽しかったね、でも今は…)."""
+_AGAIN = re.compile("また|今度")
+"""An "again" or a "next time": the past was an occasion, to be had again."""
+
+
+def _an_occasion(change: str, after: str, around: str) -> bool:
+    """Whether a Japanese 前は … past (``change``, ``after`` it the rest of its sentence)
+    tells the last time, not a state left: a past that is no habit form, told as shared (ね),
+    with a また or a 今度 in ``around`` (the sentence before, the rest, and the one after):
+    カラオケ、前は楽しかったね！また行こう (not 前は楽しかったね、でも今はつまらない, 前はよく
+    通ってたね！また行こう, a habit left)."""
+    return (
+        _ONCE_BEFORE.match(change) is not None
+        and _TOLD_AS_SHARED.match(after) is not None
+        and _AGAIN.search(around) is not None
+    )
+
+
 _OWNED_BY = re.compile(r"\b(?:my|our|his|her|their|the)\s+$", re.I)
 """The possessive or "the" before a person word that says "used to" ("the knife my wife used
 to cut the fish" names a thing as "the knife I used to cut the fish" does)."""
 
 
-def _habit(before: str, used_to: str) -> str | None:
-    """Whose habit left ``used_to`` ("I used to", "wife never used to") tells after the words
-    ``before`` it (:func:`_habit_owner`: "i", "wife", "ken"); none for a subject that is no
-    person ("It used to rain") or a thing used ("the knife my wife used to cut the fish",
-    "What I used to clean it was…": :data:`_A_TOOL`)."""
-    who = _habit_owner(used_to.split()[0])
+def _habit(before: str, used_to: str, after: str) -> str | None:
+    """Whose habit left ``used_to`` ("I used to", "wife never used to") tells between the
+    words ``before`` and ``after`` it (:func:`_habit_owner`: "i", "wife", "ken"); none for a
+    subject that is no person ("It used to rain") or a thing used ("the knife my wife used to
+    cut the fish", "What I used to clean it was…": :data:`_A_TOOL`)."""
+    who = _habit_owner(used_to.split()[0], before, after)
     return None if _A_TOOL.search(_OWNED_BY.sub("", before)) is not None else who
 
 
-_POINTS_BACK = re.compile(r"\b(?P<it>it|them|that|there)\W+$", re.I)
-"""A pronoun just before a change word, standing for what changed ("I can't afford it
-anymore", "I don't go there anymore", "I don't do that any more")."""
+_POINTS_BACK = re.compile(r"\b\w+\W+(?P<it>it|them|that|there)\W+$", re.I)
+"""A pronoun just before a change word said after its verb's object, and after that verb,
+standing for what changed ("I can't afford it anymore", "I don't go there anymore", "I
+don't do that any more", "I can't stand it now": :data:`_AFTER_OBJECT`)."""
+_AFTER_OBJECT = re.compile(r"any ?more|now|instead|nowadays|these days", re.I)
+"""The change words said after a verb's object ("afford it anymore"); before any other, a
+pronoun is the change verb's subject, and one that stands for nothing as often ("It stopped
+raining", "It changed my mind"), so only the object after it counts ("sold it")."""
 _POINTS_BACK_AFTER = re.compile(r"\w+\W+(?P<it>it|them)\b(?!')", re.I)
 """A pronoun just after a change verb, standing for what changed ("I sold it", "They
 cancelled it", "moved it to Friday")."""
-_JA_POINTS_BACK = re.compile("(?P<it>それ|そこ|あそこ|あれ)(?=[はをにでも、])")
+_JA_POINTS_BACK = re.compile(
+    "(?P<it>それ|そこ|あそこ|あれ)(?=[はをにでも、])(?!(?<=それ)[にで](?!は))"
+)
 """A Japanese pronoun for what changed, with its particle (もうそこには通ってない, あれはもう
-使ってない; not それぞれ, そこそこ)."""
+使ってない, それにはもう使ってない; not それぞれ, そこそこ, nor the conjunctions それに, それで,
+それでも, which join the sentence to the one before and stand for nothing)."""
 _JA_NOUN = re.compile("[\u4e00-\u9fff々\u30a1-\u30ff]")
 """A kanji or katakana: a Japanese text that may name a thing."""
 _LATIN_WORD = re.compile(r"[a-z']+")
@@ -399,12 +437,14 @@ def _refers_back(sentence: str, m: re.Match[str]) -> bool:
     """Whether the change word ``m`` of ``sentence`` changes a pronoun's thing that the
     sentence does not name, so that the sentence before names it ("The gym raised its fees
     again. I can't afford it anymore.", "Remember Kinako's café? I don't go there anymore.",
-    駅前のジム、また会費が上がった。もうそこには通ってない。): a pronoun next to it, and before
-    the pronoun a verb at most (one word that is no stopword, and no kanji nor katakana: "The
-    new phone though, I can't afford it anymore" names its thing)."""
+    駅前のジム、また会費が上がった。もうそこには通ってない。): a pronoun next to it as its object
+    ("I sold it", "afford it anymore"; not a subject, "It stopped raining", nor それに, a
+    conjunction), and before the pronoun a verb at most (one word that is no stopword, and no
+    kanji nor katakana: "The new phone though, I can't afford it anymore" names its thing)."""
+    before = _AFTER_OBJECT.fullmatch(m.group()) is not None
     pronoun = (
         _POINTS_BACK_AFTER.match(sentence, m.start())
-        or _POINTS_BACK.search(sentence, 0, m.start())
+        or (_POINTS_BACK.search(sentence, 0, m.start()) if before else None)
         or _JA_POINTS_BACK.search(sentence, max(0, m.start() - 6), m.end())
     )
     if pronoun is None:
@@ -578,13 +618,15 @@ _JA_OWNER_CHARS = 40
 
 
 _TAKEN = re.compile(
-    r"\b(?:i|we)(?:'ve|'d| have| had)? (?:(?:\w+ly|just|also|already|now|then) )?"
-    r"(?:switched|changed|moved)(?: over| back)? (?:to|from) (?:my |our )?$"
+    r"(?:\b(?P<det>a|an|the|this|that|my|our|your|his|her|their|its) )?"
+    r"\b(?P<who>[a-z]+)(?:'ve|'d|'s| has| have| had)? (?:(?:\w+ly|just|also|already|now|then) )?"
+    r"(?:switched|changed|moved)(?: over| back)? (?:to|from) (?:my |our |his |her |their )?$"
 )
-"""The speaker taking another's thing as their own or leaving it, before its owner ("I
-switched to McDonald's breakfast", "we finally moved to Mum's old house", "I switched from
-my sister's phone plan": the speaker's breakfast, house, plan; not "My son switched to…",
-"I moved my son's appointment to…")."""
+"""Someone taking another's thing as their own or leaving it, before its owner ("I switched
+to McDonald's breakfast", "we finally moved to Mum's old house", "I switched from my
+sister's phone plan": the speaker's breakfast, house, plan; "Ken switched to McDonald's
+breakfast": Ken's, "My son switched to…": the son's; not "I moved my son's appointment
+to…"): whom :func:`_taker` reads."""
 
 
 def _owners(text: str, subject: str, shared: set[str]) -> set[str]:
@@ -629,11 +671,28 @@ def _owners(text: str, subject: str, shared: set[str]) -> set[str]:
             who = _owner(words, i, caps)
             if who is not None:
                 taken = _TAKEN.search(folded, max(0, tokens[i].start() - 60), tokens[i].start())
-                found.add("i" if taken is not None else who)
+                found.add((_taker(taken, text) if taken else None) or who)
                 break
             if words[i] in _GAP_STOPS or _bare(words[i]) in _PEOPLE:
                 break
     return found
+
+
+def _taker(taken: re.Match[str], text: str) -> str | None:
+    """Whose a thing switched or moved to is, by the subject of the verb (:data:`_TAKEN`)
+    as :func:`_doer` writes it: "i" for "I" and "we", "he" for "he", a person word's one word
+    ("son" for "My son"), a name written with a capital in ``text`` ("Ken"); none for a thing
+    after a determiner or a word that names no one ("The party moved to Mom's house", "It
+    moved to Ken's place")."""
+    word = taken["who"]
+    if word in ("i", "we"):
+        return "i"
+    if word in _PRONOUNS or word in _PEOPLE:
+        return _PEOPLE.get(word, word)
+    if taken["det"] or not _a_name(word):
+        return None
+    written = re.finditer(rf"\b{word}\b", text, re.IGNORECASE)
+    return word if any(w.group()[0].isupper() for w in written) else None
 
 
 def _ja_owner(owner: re.Match[str]) -> str:
@@ -694,19 +753,35 @@ def _other_owner(one: str, other: str) -> bool:
     return one not in _KIN and other not in _KIN
 
 
-def _habit_owner(subject: str) -> str | None:
-    """Whose habit "X used to …" tells, by its subject as written: "i" for "I" and "we",
-    "she" for "she", a person word's one word ("wife" for "my wife", "mother" for "Mom"), a
-    name written with a capital ("Ken"); none when it names no person ("It used to rain",
-    "This used to be…", "You used to work at Acme": the one spoken to)."""
+_PERSON_DOES = re.compile(
+    r"\s+(?:work|live|love|like|hate|enjoy|play|drive|study|teach|smoke|eat|drink|date|cook"
+    r"|run|swim|sing|go out with)\b",
+    re.I,
+)
+"""What a person does, after "used to" ("ken used to love jazz", "ken used to live in Kyoto";
+not "dinner used to be at 7", "netflix used to mail DVDs")."""
+_A_DETERMINER = re.compile(r"\b(?:a|an|the|this|that|my|our|your|his|her|their|its)\W+$", re.I)
+"""A determiner just before a word, which makes it a thing's ("the dog", "my phone")."""
+
+
+def _habit_owner(subject: str, before: str = "", after: str = "") -> str | None:
+    """Whose habit "X used to …" tells, by its subject as written (``before`` and ``after``
+    the words around "X used to"): "i" for "I" and "we", "she" for "she", a person word's one
+    word ("wife" for "my wife", "mother" for "Mom"), a name written with a capital ("Ken"),
+    or in lower case, as chat writes it, before what a person does ("ken used to love jazz";
+    not "dinner used to be at 7", "the dog used to love walks"); none when it names no person
+    ("It used to rain", "This used to be…", "You used to work at Acme": the one spoken to)."""
     word = subject.lower()
     if word in ("i", "we"):
         return "i"
     if word in _PRONOUNS or word in _PEOPLE:
         return _PEOPLE.get(word, word)
-    if subject[0].isupper() and word not in ENGLISH_STOPWORDS and word not in _DESCRIPTIVE:
+    if word in ENGLISH_STOPWORDS or word in _DESCRIPTIVE or not word.isalpha():
+        return None
+    if subject[0].isupper():
         return word
-    return None
+    lower_name = _PERSON_DOES.match(after) is not None and _A_DETERMINER.search(before) is None
+    return word if lower_name else None
 
 
 _USED_TO = re.compile(
@@ -721,7 +796,7 @@ def _habit_of(near: str) -> str | None:
     """Whose habit left the words around a change word tell ("My wife used to love jazz":
     "wife"; "I used to hate running": "i"; 妻は前はジャズが好きだった: 妻), if any."""
     for m in _USED_TO.finditer(near):
-        if (who := _habit(near[: m.start()], m.group())) is not None:
+        if (who := _habit(near[: m.start()], m.group(), near[m.end() :])) is not None:
             return who
     ja = _JA_USED_TO.search(fold(near))
     return _ja_owner(ja) if ja is not None else None
@@ -732,12 +807,13 @@ _PERSON_WORD = "|".join(sorted(_PEOPLE, key=len, reverse=True))
 _NAME = r"(?-i:[A-Z][^\W\d_]+)"
 """A word written with a capital: a name, when it names anyone ("Ken", "José")."""
 _LEAD_IN = (
-    r"(?:(?:so|and|but|well|oh|also|actually|apparently|anyway|btw|today|yesterday|recently"
-    r"|lately|finally|these days|nowadays|the other day"
+    r"(?:(?:so|and|but|well|oh|also|anyway|btw|today|yesterday|\w+ly|these days|nowadays"
+    r"|the other day|to be honest|tbh|yeah|yes|no|ok|okay|ugh|man|wow|lol|haha"
     r"|(?:last|this) (?:week|month|year|night|morning)),? )*"
 )
-"""The words an English sentence may open with before whom it tells about ("These days my
-son…", "Apparently, Ken…")."""
+"""The words an English sentence may open with before whom it tells about: a sentence
+adverb, a time, an interjection ("These days my son…", "Apparently, Ken…", "Honestly I…",
+"Yeah, my wife…")."""
 _PERSON_VERB = (
     r"(?:works|worked|lives|lived|loves|loved|likes|liked|hates|hated|enjoys|enjoyed|quits?"
     r"|moved|drives|drove|plays|played|studies|studied|teaches|taught|married|retired"
@@ -760,6 +836,15 @@ friend, lives…", "Emma Clarke from work moved…")."""
 _JA_DOER = re.compile(f"(?:[^、。！？!?\\sはがをの]{{1,8}}?(?:は|、))??{_JA_TOPIC}")
 """The person a Japanese sentence tells about, as its topic or subject, at its start or
 after a time or a thing (妻は, 佐藤さんが, 最近は息子が, 昨日、兄が)."""
+_MY_CLAUSE = re.compile(
+    r"[^\w']*(?:[\w']+(?: [\w']+){0,2}, )?[^,;:.!?()\u2013\u2014]*?\b(?:i|we)\b", re.IGNORECASE
+)
+"""An English sentence whose first clause (past a few words and a comma) holds "I" or "we",
+whatever it opens with: the speaker's ("Jazz is what I love", "To be honest, I love jazz",
+"Love jazz, I play it every day"; not "Jazz is her thing, I think")."""
+_JA_TEXT = re.compile("[\u3041-\u30ff\u4e00-\u9fff]")
+"""A kana or a kanji: a Japanese sentence, whose subject, when it names none, is the
+speaker (ジャズにハマってて、毎日聴いてる)."""
 _CALLED = re.compile(
     rf"\b(?:{_PERSON_WORD})\b,? ({_NAME})\b(?!')"
     rf"|\b({_NAME})(?: {_NAME})?, (?:my|our|a|an) (?:\w+ ){{0,2}}?(?:{_PERSON_WORD})\b",
@@ -780,12 +865,16 @@ def _doer(sentence: str) -> str | None:
     "I" and "we" (私, 僕), "she" for "she", a person word's one word ("mother" for "My mom"),
     the name a person word stands beside ("My coworker Jen": "jen"), a name before what a
     person does ("Ken works at Google": "ken"), 佐藤 for 佐藤さんが, 息子 for 最近は息子が;
+    the speaker for a first clause that holds "I" ("Honestly, jazz is what I love":
+    :data:`_MY_CLAUSE`) and a Japanese sentence that names no one (毎日ジャズを聴いてる);
     none for a thing ("Jazz is my favourite", "The Fit kept breaking down")."""
     if (ja := _JA_DOER.match(fold(sentence))) is not None:
         return _ja_owner(ja)
-    m = _DOER.match(sentence.translate(APOSTROPHES))
+    plain = sentence.translate(APOSTROPHES)
+    m = _DOER.match(plain)
     if m is None:
-        return None
+        mine = _MY_CLAUSE.match(plain) is not None or _JA_TEXT.search(sentence) is not None
+        return "i" if mine else None
     if m["me"]:
         return "i"
     if m["they"]:
