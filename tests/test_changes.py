@@ -1382,7 +1382,7 @@ def test_a_weather_it_a_last_time_and_anothers_habit_leave_the_order_as_ranked(
             (
                 "ジャズにハマってて、毎日聴いてる",
                 "妻は前はジャズが好きだったけど、今はK-POPばかり聴いてる",
-                "私の好きな音楽って何だっけ",
+                "私ってジャズ好きだっけ",
                 False,
             ),
             (
