@@ -42,7 +42,7 @@ from typing import Literal
 from .clock import in_zone
 from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
 from .retrieve.answer_type import AnswerType, asked_types, carries_any
-from .retrieve.changes import CHANGE, change_sentences
+from .retrieve.change_words import CHANGE, change_sentences
 from .text import (
     CJK_CHARACTER,
     ENGLISH_STOPWORDS,
@@ -552,7 +552,7 @@ _CHANGED = re.compile(
 """A bare "changed" said of what was said, with no object ("That all changed after my
 surgery", "Everything changed", "things have changed a lot", "my life's changed"), which says a
 change a quote must not leave out though it names no new state: a later change is read only
-with one ("changed … to", "changed my mind": :data:`.retrieve.changes.CHANGE`), as a
+with one ("changed … to", "changed my mind": :data:`.retrieve.change_words.CHANGE`), as a
 message that says "changed" alone is as often about something else than the older memory;
 within one message it is about what was just said. Not "I changed into my gym clothes", "I
 got changed", "Dad changed the oil", "That changed everything"."""
@@ -568,7 +568,7 @@ _UNCHANGED = re.compile(
 
 def _turns(sentence: str) -> bool:
     """Whether ``sentence`` says that what was said before it changed or ended: a change word
-    of a later change (:func:`.retrieve.changes.change_sentences`: "I quit last month", "I'm
+    of a later change (:func:`.retrieve.change_words.change_sentences`: "I quit last month", "I'm
     not vegan anymore", 状況が変わっちゃって, 今はもう食べられない; not "I might switch",
     変えようかな) or a bare "changed" of what was said (:data:`_CHANGED`: "That all changed
     after my surgery"; not "Then I changed into my gym clothes", "Hardly anything has

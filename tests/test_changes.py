@@ -13,8 +13,10 @@ from memengine import Config, FixedClock, Memory, RetrievalConfig
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import EmbedderChanged
 from memengine.models import Episode, EpisodeKind
-from memengine.retrieve.changes import _doer, _owners, change_sentences, later_changes
+from memengine.retrieve.change_words import change_sentences
+from memengine.retrieve.changes import later_changes
 from memengine.retrieve.fastpath import Candidate
+from memengine.retrieve.owners import doer, owners
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -725,7 +727,7 @@ def test_whose_a_long_japanese_text_says_is_read_in_linear_time() -> None:
     text's start (50 KB took 43 seconds)."""
     text = "娘の予約延期。" * 7000
     started = time.perf_counter()
-    assert _owners(text, "予約", set()) == {"娘"}
+    assert owners(text, "予約", set()) == {"娘"}
     assert time.perf_counter() - started < 5
 
 
@@ -772,9 +774,9 @@ def test_a_negated_anymore_and_a_used_to_come_before_the_old_fact(
 def test_a_shop_or_a_clinic_is_no_owner_and_an_evening_is_a_time() -> None:
     """歯医者さんの and ケーキ屋さんの named a person; 夕方にずらした was no change once 方 left
     the times a plan is moved to (窓の方にずらした still is none)."""
-    assert _owners("歯医者さんの予約が19日に変更になった", "予約", set()) == set()
-    assert _owners("ケーキ屋さんの予約が変わった", "予約", set()) == set()
-    assert _owners("田中さんの予約が19日に変更になった", "予約", set()) == {"田中"}
+    assert owners("歯医者さんの予約が19日に変更になった", "予約", set()) == set()
+    assert owners("ケーキ屋さんの予約が変わった", "予約", set()) == set()
+    assert owners("田中さんの予約が19日に変更になった", "予約", set()) == {"田中"}
     assert change_sentences("歯医者の予約、夕方にずらした")
     assert not change_sentences("ソファを窓の方にずらした")
 
@@ -1349,19 +1351,19 @@ def test_whom_a_sentence_tells_about_and_whose_a_thing_switched_to_is() -> None:
     """An "I" in the first clause, past a sentence adverb, and a Japanese sentence naming
     no one are the speaker's; a thing switched to is its taker's, a person's or a name's,
     not a thing's moved there."""
-    assert _doer("Honestly I love jazz") == "i"
-    assert _doer("To be honest, I love jazz") == "i"
-    assert _doer("Jazz is what I love") == "i"
-    assert _doer("Yeah my wife loves jazz") == "wife"
-    assert _doer("ジャズにハマってて、毎日聴いてる") == "i"
-    assert _doer("妻はジャズが好き") == "妻"
-    assert _doer("Jazz is her thing, I think") is None
-    assert _doer("Jazz is my favourite") is None
-    assert _owners("Ken switched to McDonald's breakfast", "breakfast", set()) == {"ken"}
-    assert _owners("My son switched to McDonald's breakfast", "breakfast", set()) == {"son"}
-    assert _owners("I switched to McDonald's breakfast", "breakfast", set()) == {"i"}
-    assert _owners("The party moved to Mom's house", "house", set()) == {"mother"}
-    assert _owners("It moved to Ken's place", "place", set()) == {"ken"}
+    assert doer("Honestly I love jazz") == "i"
+    assert doer("To be honest, I love jazz") == "i"
+    assert doer("Jazz is what I love") == "i"
+    assert doer("Yeah my wife loves jazz") == "wife"
+    assert doer("ジャズにハマってて、毎日聴いてる") == "i"
+    assert doer("妻はジャズが好き") == "妻"
+    assert doer("Jazz is her thing, I think") is None
+    assert doer("Jazz is my favourite") is None
+    assert owners("Ken switched to McDonald's breakfast", "breakfast", set()) == {"ken"}
+    assert owners("My son switched to McDonald's breakfast", "breakfast", set()) == {"son"}
+    assert owners("I switched to McDonald's breakfast", "breakfast", set()) == {"i"}
+    assert owners("The party moved to Mom's house", "house", set()) == {"mother"}
+    assert owners("It moved to Ken's place", "place", set()) == {"ken"}
 
 
 def test_a_weather_it_a_last_time_and_anothers_habit_leave_the_order_as_ranked(

@@ -1,0 +1,454 @@
+"""Change words: the words of one message that say something changed (:data:`CHANGE`:
+"switched", "moved … to", "pushed … to", "no longer", "not … any more", "I used to", "my wife
+used to", "quit", "sold", "… now" ending its clause, "went up", "dropped to $999", "turned 7",
+変えた, やめた, 引っ越した, 延期, 中止, 今は, 前は…だった, 6歳になった, 飲まないことにした …), and
+the words around each that :func:`change_sentences` keeps: not negated, not a question, not a
+plan or a maybe ("I won't quit", "should I switch", "I might switch", "right now",
+変えようかな), with the sentence before when a pronoun, its object, stands for what changed
+("… I can't afford it anymore"; not "It stopped raining"). Whose habit a "used to" or a 前は
+tells (:func:`habit_of`) is read by the person words of :mod:`.owners`; :mod:`.changes` links
+a message's change to the older memory it changes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, sentences
+from .owners import JA_TOPIC, habit_owner, ja_owner
+
+_DATE = (
+    r"(?:\d+(?:st|nd|rd|th|am|pm)\b|\d{1,2}:\d\d|\d{1,2}/\d{1,2}|(?:next|later|tomorrow|tonight"
+    r"|noon|midnight)\b|the (?:\d+(?:st|nd|rd|th)\b|weekend\b|end of (?:the )?(?:week|month|year)\b)"
+    r"|(?:the |this |next )?(?:morning|afternoon|evening|fall|autumn|spring|summer|winter)\b"
+    r"|after (?:christmas|new year|the holidays)\b"
+    r"|(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|mon(?:day)?|tue(?:s|sday)?"
+    r"|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)\b)"
+)
+"""A time a date is moved to, as a whole word ("to April 20", "to the 19th", "to 5pm", "to
+next week", "to the fall"; not "to 3 sets", "to 100 kg", nor the "dec" of "decide")."""
+_LONG = r"(?:an?|one|two|three|four|five|six|a few|a couple of|\d+) (?:hour|day|week|month)s?\b"
+"""How long a date is moved by ("a week", "two days", "an hour")."""
+_PLANS = (
+    r"(?:deadline|meeting|launch|wedding|date|appointment|surgery|operation|trip|flight"
+    r"|release|exam|interview|party|move|start|event|class|game|match|session|shift|delivery"
+    r"|visit|holiday|vacation|plans?|schedule|call|lesson|review|presentation|opening|show"
+    r"|concert|due date|it|them)"
+)
+"""What a date belongs to, when "back" moves it ("pushed back the wedding", "pushed the
+meeting back"; not "pushed back the chair", "pushed the stroller back")."""
+_JA_PLANS = (
+    "(?:締め?切り?|締切日|期限|納期|予定|日程|会議|打ち合わせ|ミーティング|発売日?|出発|手術|試験"
+    "|テスト|結婚式|式|旅行|引っ越し|入院|退院|工事|配達|発表|公開|開始|出張|飲み会|デート|約束"
+    "|面接|予約|授業|レッスン|ライブ|試合|イベント|誕生日会|パーティー?|検査|健診|診察)"
+)
+"""What a date belongs to in Japanese, when 延びた, 延ばした, ずれた or ずらした moves it or
+なくなった calls it off (寿命が延びた, 線路が延びた, 体内時計がずれてる, テーブルが右にずれた,
+お金がなくなった move nothing)."""
+
+_WORD = r"(?:\w+(?:'s)? )"
+"""A word between a change verb and its "to" ("moved my appointment to", "moved Mochi's
+checkup to")."""
+_ASIDE = r"(?:\w+(?:'s)?,(?: \w+(?: \w+)?,)? )"
+"""The last word before a change verb's "to" with a comma after it, or an aside between
+commas ("moved my appointment again, to March 26th", "changed the venue, again, to the
+Hilton"); never a comma just after the verb, which ends a list's item ("Got up, changed,
+drove to work", "I moved, stretched, went to bed"), nor a comma a next item follows
+("changed clothes, drove to work")."""
+_AMOUNT = r"[$¥£€]?\d[\d,.]*"
+"""A number a value went up or down to or by ("to $1,950", "by 20", "to 999")."""
+AGE = (
+    r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
+    r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty"
+    r"|seventy|eighty|ninety)"
+    r"(?=\s*(?:$|[^\w\s])|\s+(?:today|yesterday|last|this|on|in|years?)\b)"
+)
+"""An age one turned, ending its clause or before a time ("turned 7 today", "turned thirty
+in May"; not "turned 90 degrees", "turned one of the rooms into an office")."""
+_JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした|夕方|明け方)(?:に|へ|まで)"
+"""A time a Japanese plan is shifted to (来週に, 19日に, 金曜に, 午後に, 週末まで), before ずらした
+(not a place: ソファを窓の方にずらした)."""
+
+CHANGE = re.compile(
+    r"\b(?:nowadays|these days|anymore|no longer|instead(?! of)"
+    r"|any more(?=\s*(?:$|[^\w\s']|(?:and|but|so|now|because|since|though)\b))"
+    r"|switch(?:ed|ing)?(?! up)"
+    rf"|chang(?:ed|ing) {_WORD}{{0,3}}?{_ASIDE}?(?:to|from|my mind)"
+    rf"|mov(?:ed|ing) {_WORD}{{0,3}}?{_ASIDE}?(?:to|into|out|house|away|back)"
+    r"|quit|stopped|gave up|giving up|sold|replaced|broke up"
+    r"|divorced|resched\w*|postponed|cancell?ed|from now on"
+    r"|\w+ (?:(?:\w+ly|never|also|always|once|even|still|just) )?used to"
+    rf"|(?:push|bump)(?:ed|ing) {_WORD}{{0,4}}?{_ASIDE}?(?:(?:back|up|forward|out),? )?"
+    rf"(?:to|until|till) {_DATE}"
+    rf"|(?:push|bump)(?:ed|ing) {_WORD}{{0,4}}?{_ASIDE}?(?:(?:back|up|forward|out),? )?"
+    rf"(?:by )?{_LONG}"
+    rf"|(?:push|bump)(?:ed|ing) back (?:the |our |my |his |her |their |its )?(?:\w+ )?{_PLANS}"
+    rf"|(?:push|bump)(?:ed|ing) (?:the |our |my |his |her |their |its )?(?:\w+ )?{_PLANS} back"
+    r"(?! (?:to|into|in|out|down|up|home|against|on|at|from)\b)"
+    r"|got (?:push|bump)ed(?: back)?(?! (?:into|against|out|off|over|around|up|aside|away)\b)"
+    r"|delayed"
+    rf"|brought {_WORD}{{0,3}}?{_ASIDE}?forward"
+    r"|now(?=\s*(?:$|[^\w\s']|(?:and|but|so|because|since|though|too)\b))"
+    r"|(?:went|gone|goes|go) (?:up|down)"
+    r"(?=\s*(?:$|[^\w\s']|(?:again|and|but|so)\b|(?:to|by) [$\d]))"
+    rf"|(?:dropped|rose|fell|jumped|climbed) (?:to|by) {_AMOUNT}"
+    rf"|(?:raised|lowered|cut|increased|decreased|upped) (?:\w+ ){{0,3}}?(?:to|by) {_AMOUNT}"
+    rf"|turned {AGE})\b"
+    r"|今は|今では|最近は|これからは|変え|変わっ|変更|(?<!着)替え|買い換え|乗り換え(?!て)|引っ越"
+    r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|売っ|別れ|転職|転校|移っ|移し|延期"
+    r"|(?<![雨荒]天)中止|リスケ|退職(?![祝金])|転勤(?!族)"
+    rf"|{_JA_PLANS}(?:が|は|も|を)?[^。！？!?\n]{{0,8}}?(?:延び|延ばし|ずれ|ずらし)"
+    rf"|{_JA_DAY}ずらし|{_JA_PLANS}(?:が|は|も)?(?:なくなっ|無くなっ)"
+    r"|もう[^。！？!?\n、，,]{0,10}?(?:(?:んで|って|いて)|[てで]い)(?:ない|なかっ|ません)"
+    r"|ずれ込|前倒し|繰り上げ|繰り下げ"
+    r"|キャンセル|訂正"
+    r"|(?<=[0-9０-９〇一二三四五六七八九十])(?:歳|才)にな(?=っ|りまし)|(?:こと|事)にし(?=た|まし|て)"
+    r"|(?:^|(?<=[はも、，,\s]))(?:前|以前|昔|もともと|元々)は[、，,]?"
+    r"(?:(?!けど|けれど|のに|ので|から|ことが?あ)[^。！？!?\n、，,]){0,20}?"
+    r"(?:だった|てた|でた|ていた|でいた|かった)",
+    re.ASCII | re.IGNORECASE,
+)
+"""Words that say something changed, in English (as words) and Japanese: a date pushed
+to a time, by a while or back ("pushed the chapter 2 deadline to April 20", "bumped … to
+the 19th", "pushed the trip by a week", "the meeting got pushed back", "pushed back the
+wedding"; not "pushed myself to run", "pushed to 3 sets", "pushed back against it",
+"pushed the chair back", "bumped into Sarah on Friday"), delayed, brought forward, a comma
+or an "again," between the words (:data:`_ASIDE`: "moved my appointment again, to March
+26th", "moved Mochi's checkup to May 9th"; not "Got up, changed, drove to work"); 延期,
+中止 (not 雨天中止, a rule), リスケ, and, of a plan (:data:`_JA_PLANS`), 延びた, 延ばした, ずれた,
+ずらした, and なくなった just after it (締め切りが3日延びた, 飲み会、金曜にずれた, 予約ずらした,
+飲み会なくなった, 結婚式がなくなった; not 寿命が延びた, 眼鏡がずれてる, 体内時計が8時間ずれてる,
+視線をずらした, 時間がなくなった, 面接の緊張がなくなった), ずらした to a time (来週にずらしてもらった),
+ずれ込んだ, 前倒し; 退職した, 転勤になった (not 退職祝い, 退職金, 転勤族); "no longer" as もう with a
+negated ている form within ten characters (もう大阪には住んでない, もう飲んでない, もう働いてない,
+もう食べていない, もう実家の近くには住んでない; not もう待てない, もう捨てない, a can't or a won't);
+"I used to …" after its subject, an adverb between or none ("I used to hate coffee", "I never
+used to like coffee", "I also used to live in Kyoto", "My wife used to love jazz": a person's
+habit, :func:`.owners.habit_owner`; not "got used to", "I'm used to", "it used to", "you used to",
+which tells the one spoken to), and in Japanese 前は, 昔は or 以前は at a sentence's or a
+topic's start with a past state within twenty characters of its clause (前はジャズが好きだった,
+妻は昔はタバコ吸ってた, 前は平日も空いてたのに; not この前は楽しかった, 駅の前は混んでた, nor
+"once" or "last time": 前は一回行ったことあるけど、混んでた, 前は行ったけど混んでた, and a
+past told as shared with a また or a 今度 beside it, 前は楽しかったね！また行こう:
+:func:`_an_occasion`); and "anymore", or "any more" ending its
+clause, which says a change only after a negation (:data:`_NEGATION`; "I don't drink coffee
+any more"; "Mochi doesn't want any more" and "I don't want any more coffee" are amounts);
+"now" ending its clause, read as 今は (:data:`_NOT_NOW`: "I can't stand sushi now", "it's
+$1,950 a month now"; not "right now", "for now", "by now", "for two years now", "I have to
+go now", "Now, the roof."; "now that…" and "Now I'm hungry" end no clause); a value gone up
+or down ("Rent went up", "prices went up again", "dropped to $999", "raised its fees to
+$80"; not "went up the stairs", "went up to Sapporo", "dropped him off by 8"); an age
+turned ("turned 7 today", "turned thirty in May", 6歳になった; not "turned one of the rooms
+into…", "turned 90 degrees", 6歳になったら); and a decision, ことにした (お酒は飲まないことにした;
+not 続けることにした, 辞めないことにした: :data:`_KEPT_ON`)."""
+
+_MAYBES = (
+    r"no need to|might|(?:i|we|you|he|she|they) may|maybe|should|could|if|almost"
+    r"|thinking (?:of|about)"
+    r"|going to|gonna|want to|wanna|planning (?:to|on)|plan to|hope to|hoping to|considering"
+    r"|would have|would've|how about|what if"
+)
+"""A maybe, a wish, a plan or what did not happen, before an English change word."""
+
+_NOT_BEFORE = re.compile(
+    r"\b(?:not|never|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"
+    rf"|wouldn't|shouldn't|{_MAYBES})"
+    r"\W+(?:\w+\W+){0,2}$",
+    re.ASCII | re.IGNORECASE,
+)
+"""What makes an English change word say no change, within three words before it: a
+negation ("I'm not going to switch", "still haven't switched"), a maybe, a wish, a plan or
+what did not happen ("I might switch", "I may switch", not "in may we moved"; "planning on
+switching", "hope to switch", "thinking of moving", "I would have switched but…", "how
+about I switch"). "anymore" is read the other way (:data:`_NEGATION`)."""
+
+_MAYBE_BEFORE = re.compile(rf"\b(?:{_MAYBES})\W+(?:\w+\W+){{0,2}}$", re.ASCII | re.IGNORECASE)
+"""A maybe, a wish or a plan within three words before a negation ("I might not go anymore",
+"if I don't go to the gym anymore")."""
+
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|nothing|nobody|nowhere|neither|nor|hardly|barely|rarely|seldom|cannot"
+    r"|(?!(?:should|might|must)n't)\w+n't)\W+(?:\w+\W+){0,6}$",
+    re.ASCII | re.IGNORECASE,
+)
+"""The negation that makes "anymore" a change, within seven words before it ("I'm not vegan
+anymore", "I don't go to the gym anymore", "I never drink coffee anymore", "Not anymore",
+"We aren't together anymore"); alone it says nothing ("Any more paintings coming up?"), and
+advice is no change ("you shouldn't drink anymore")."""
+
+_NOT_NOW = re.compile(
+    r"\b(?:right|just|for|by|until|till|to|of|from|even|not|than|only|before|ago"
+    r"|years?|months?|weeks?|days?|hours?|minutes?|while|ages|long|time"
+    r"|go|going|leave|leaving|heading|off)\W*$"
+    r"|\b(?:have to|has to|need to|needs to|got to|gotta|must|let's|let me|(?:i|we)'ll"
+    r"|will|would|about to|off to|tempted to)\W+(?:\w+\W+){0,4}$"
+    r"|^\W*(?:(?:and|but|so|ok|okay|well|oh|anyway|alright)\W+)*$",
+    re.ASCII | re.IGNORECASE,
+)
+"""What makes a "now" that ends its clause no change: a "now" of the moment or of a while
+("right now", "just now", "for now", "by now", "until now", "a week from now", "not now",
+"for two years now", "I have to go now", "I'll call you now", "I'm off to spend some time
+with them now"), or one that opens its sentence ("Now, the roof.", "And now, big news");
+a negation before it is none ("I don't eat meat now" is a change), and "now that …" or
+"Now I'm hungry" do not end a clause."""
+
+_ANYMORE = re.compile(r"any ?more", re.I)
+"""The change word that needs a negation before it (:data:`_NEGATION`)."""
+
+_AN_AMOUNT = re.compile(
+    r"\b(?:want|wanna|need|have|has|had|take|get|eat|drink|buy|give|add|use|make|spend|afford"
+    r"|do)\W+$|\bthere\W+(?:\w+n't|\w+\W+not)\W+$",
+    re.I,
+)
+"""What makes a negated "any more" in two words an amount, not a change: a verb it is the
+object of, or a "there isn't" ("Mochi doesn't want any more.", "I can't eat any more", "I
+don't need any more", "There isn't any more"; not "I don't smoke any more", "I'm not vegan
+any more")."""
+
+_REFUSAL = re.compile(
+    r"^(?:won't|wouldn't)\b"
+    r"|\b(?:want to|wanna|gonna|plan(?:ning)? to"
+    r"|going to (?!(?:the|a|an|my|our|his|her|their|this|that|school|work|church|class|college"
+    r"|bed|practice|therapy)\b))"
+    r"|^(?:can't|cannot) (?:wait|go on|cope|(?:take|stand|bear|handle|do|deal with|cope with"
+    r"|put up with) (?:it|this|that|them|him|her))\b",
+    re.I,
+)
+"""What makes a negated "anymore" a plan, a refusal or an outburst, not a change, read from
+the negation on: "I won't eat sugar anymore", "I wouldn't trust Ken anymore", "I'm not going
+to drink coffee anymore", "I don't think I want to be vegan anymore", "I can't wait anymore",
+"I can't take it anymore", "I can't do this anymore" (not "I'm not going to the gym anymore",
+"I can't eat gluten anymore", "I can't afford it anymore": a change)."""
+
+_WILL_BEFORE = re.compile(r"(?:\b(?:will|would)|'ll|'d)\W+(?:\w+\W+){0,2}$", re.I)
+""""will" and "would" before a change word's plain form ("I'll switch next month", "I'd
+switch if I could"); before a past form it is done ("I'd already switched by then")."""
+
+_DONE = re.compile(r"(?:\w+ed|sold|gave|broke|brought)\b", re.I)
+"""A change word in a past form ("moved … to", "switched", "sold"): done, not planned."""
+
+_A_SWITCH = re.compile(r"\b(?:my|the|a|your|his|her|our|their|nintendo)\W+$", re.I)
+"""What makes "switch" a thing, not a change ("on my Switch")."""
+
+_A_TOOL = re.compile(
+    r"(?:^|\W)what\W*$"
+    r"|(?<!\bwas )(?<!\bwere )(?<!\bas )"
+    r"\b(?:the|a|an|this|that|these|those|my|your|his|her|our|their|its|some) "
+    r"(?:(?!(?:and|but|so|or|because|when|then|since|while|if|is|was|are|were|now)\b)\w+ ){1,3}$",
+    re.I,
+)
+"""What makes "I used to" a thing used, not a habit left: a thing named (one to three words
+after a determiner, a "that" or "which" among them) or a "what" just before its subject
+("the knife I used to cut it", "the kitchen knife I used to cut the fish", "the app that I
+used to pay rent", "What I used to clean the stain was baking soda"); a determiner after
+"was" or "as" names a time of life ("When I was a kid I used to hate tomatoes", "As a kid I
+used to…", "When I was a kid, I used to": habits)."""
+
+_NOT_AFTER = re.compile(
+    r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも|かな|なら|れば|(?<![たいだ])そう"
+    r"|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ)"
+    r"|^[^\Wてで]{0,3}?(?:予定|考え|迷っ|悩ん)"
+)
+"""What makes a Japanese one say no change just after it: a negation (変えない, 辞めません),
+an intention, a wish or a plan (変えようかな, 辞めようと思ったけど, 引っ越したい, 辞めるつもり,
+引っ越す予定, 転職を考えてる, 辞めるか迷ってる; not after a て-form, which joins a clause:
+辞めて予定通り…, 売って迷ってたバイクを買った), a maybe (転勤になりそう, 中止かな; 中止だそう,
+hearsay, is told), a condition (中止なら, 変えればよかった; たら: :data:`_IF`), asking
+(リスケしてもらえる; してもらえた is done), doubting (中止って本当) or asking oneself
+(前は何してたっけ)."""
+
+_KEPT_ON = re.compile(
+    "(?:続ける|続け|残る|待つ|このままに|(?:辞め|やめ|止め|変え|替え|売ら|引っ越さ|別れ|移ら)ない)$"
+)
+"""What makes a ことにした a decision to keep things as they are (続けることにした,
+辞めないことにした; 飲まないことにした is a change)."""
+
+_IF = re.compile(r"^\w{0,3}?たら(?!しい)")
+"""A condition just after a Japanese change word (中止になったら家で映画見よう), unless what
+follows ends in the past (:data:`_PAST_END`: ジム変えたら通うのが楽になった, it happened)."""
+
+_PAST_END = re.compile(r"[ただ][よねわなのさー〜~wｗ笑]*[!！。.…\s]*$")
+"""A sentence that ends in the past (…楽になった, …すっきりしたよ！)."""
+
+
+NEAR_CHARS = 120
+"""How far from its change word a shared phrase may be: the words read on each side."""
+
+
+def change_sentences(text: str) -> list[str]:
+    """The words around each change word of ``text`` (its first 2,000 characters; at most
+    :data:`NEAR_CHARS` on each side, within its sentence, and the sentence before when a
+    pronoun stands for what changed: :func:`_refers_back`) that say something changed: a
+    change word (:data:`CHANGE`) not negated nor a maybe or a plan ("anymore" negated, not
+    as a maybe, a plan or a refusal: "I'm not vegan anymore"), in a sentence that asks
+    nothing ("Any more paintings coming up?", "I won't quit", "should I switch", "I might
+    not go anymore", "I won't eat sugar anymore", 変えないで, 変えようかな and 中止になったら
+    say no change)."""
+    out: list[str] = []
+    previous = ""
+    listed = sentences(text[:2000].translate(APOSTROPHES))
+    for at, sentence in enumerate(listed):
+        following = listed[at + 1] if at + 1 < len(listed) else ""
+        if sentence.endswith(("?", "？")):
+            previous = sentence
+            continue
+        for m in CHANGE.finditer(sentence):
+            before, after = sentence[: m.start()], sentence[m.end() :]
+            if _ANYMORE.fullmatch(m.group()):
+                amount = " " in m.group() and _AN_AMOUNT.search(before) is not None
+                if amount or not _negated(before) or _asks(before):
+                    continue
+            elif m.group().lower() == "now":
+                if _NOT_NOW.search(before) or _MAYBE_BEFORE.search(before) or _asks(before):
+                    continue
+            elif m.group()[0].isascii():
+                word = m.group().lower()
+                noun = word == "switch" and _A_SWITCH.search(before) is not None
+                tool = word.endswith("used to") and _habit(before, m.group(), after) is None
+                planned = _WILL_BEFORE.search(before) is not None and not _DONE.match(m.group())
+                if noun or tool or planned or _NOT_BEFORE.search(before) or _asks(before):
+                    continue
+            elif (
+                _NOT_AFTER.match(after) is not None
+                or (_IF.match(after) is not None and _PAST_END.search(after) is None)
+                or _KEPT_ON.search(before) is not None
+                or _an_occasion(m.group(), after, f"{previous} {after} {following}")
+            ):
+                continue
+            near = sentence[max(0, m.start() - NEAR_CHARS) : m.end() + NEAR_CHARS]
+            if previous and _refers_back(sentence, m):
+                near = f"{previous[-NEAR_CHARS:]} {near}"
+            out.append(near)
+        previous = sentence
+    return out
+
+
+_ONCE_BEFORE = re.compile("^(?:前|以前)は.*(?:だった|かった)$")
+"""A 前は with a past that is no habit form (前は楽しかった, 前は雨だった; not 前は通ってた)."""
+_TOLD_AS_SHARED = re.compile("^よ?ね(?![^。！？!?\n]*(?:でも|けど|けれど|のに|今|もう))")
+"""The ね of a past told to the one who shared it (楽しかったね！), with no now set against it
+(楽しかったね、でも今は…)."""
+_AGAIN = re.compile("また|今度")
+"""An "again" or a "next time": the past was an occasion, to be had again."""
+
+
+def _an_occasion(change: str, after: str, around: str) -> bool:
+    """Whether a Japanese 前は … past (``change``, ``after`` it the rest of its sentence)
+    tells the last time, not a state left: a past that is no habit form, told as shared (ね),
+    with a また or a 今度 in ``around`` (the sentence before, the rest, and the one after):
+    カラオケ、前は楽しかったね！また行こう (not 前は楽しかったね、でも今はつまらない, 前はよく
+    通ってたね！また行こう, a habit left)."""
+    return (
+        _ONCE_BEFORE.match(change) is not None
+        and _TOLD_AS_SHARED.match(after) is not None
+        and _AGAIN.search(around) is not None
+    )
+
+
+_OWNED_BY = re.compile(r"\b(?:my|our|his|her|their|the)\s+$", re.I)
+"""The possessive or "the" before a person word that says "used to" ("the knife my wife used
+to cut the fish" names a thing as "the knife I used to cut the fish" does)."""
+
+
+def _habit(before: str, used_to: str, after: str) -> str | None:
+    """Whose habit left ``used_to`` ("I used to", "wife never used to") tells between the
+    words ``before`` and ``after`` it (:func:`.owners.habit_owner`: "i", "wife", "ken"); none for a
+    subject that is no person ("It used to rain") or a thing used ("the knife my wife used to
+    cut the fish", "What I used to clean it was…": :data:`_A_TOOL`)."""
+    who = habit_owner(used_to.split()[0], before, after)
+    return None if _A_TOOL.search(_OWNED_BY.sub("", before)) is not None else who
+
+
+_POINTS_BACK = re.compile(r"\b\w+\W+(?P<it>it|them|that|there)\W+$", re.I)
+"""A pronoun just before a change word said after its verb's object, and after that verb,
+standing for what changed ("I can't afford it anymore", "I don't go there anymore", "I
+don't do that any more", "I can't stand it now": :data:`_AFTER_OBJECT`)."""
+_AFTER_OBJECT = re.compile(r"any ?more|now|instead|nowadays|these days", re.I)
+"""The change words said after a verb's object ("afford it anymore"); before any other, a
+pronoun is the change verb's subject, and one that stands for nothing as often ("It stopped
+raining", "It changed my mind"), so only the object after it counts ("sold it")."""
+_POINTS_BACK_AFTER = re.compile(r"\w+\W+(?P<it>it|them)\b(?!')", re.I)
+"""A pronoun just after a change verb, standing for what changed ("I sold it", "They
+cancelled it", "moved it to Friday")."""
+_JA_POINTS_BACK = re.compile(
+    "(?P<it>それ|そこ|あそこ|あれ)(?=[はをにでも、])(?!(?<=それ)[にで](?!は))"
+)
+"""A Japanese pronoun for what changed, with its particle (もうそこには通ってない, あれはもう
+使ってない, それにはもう使ってない; not それぞれ, そこそこ, nor the conjunctions それに, それで,
+それでも, which join the sentence to the one before and stand for nothing)."""
+_JA_NOUN = re.compile("[\u4e00-\u9fff々\u30a1-\u30ff]")
+"""A kanji or katakana: a Japanese text that may name a thing."""
+_LATIN_WORD = re.compile(r"[a-z']+")
+"""A word of a folded English text."""
+
+
+def _refers_back(sentence: str, m: re.Match[str]) -> bool:
+    """Whether the change word ``m`` of ``sentence`` changes a pronoun's thing that the
+    sentence does not name, so that the sentence before names it ("The gym raised its fees
+    again. I can't afford it anymore.", "Remember Kinako's café? I don't go there anymore.",
+    駅前のジム、また会費が上がった。もうそこには通ってない。): a pronoun next to it as its object
+    ("I sold it", "afford it anymore"; not a subject, "It stopped raining", nor それに, a
+    conjunction), and before the pronoun a verb at most (one word that is no stopword, and no
+    kanji nor katakana: "The new phone though, I can't afford it anymore" names its thing)."""
+    before = _AFTER_OBJECT.fullmatch(m.group()) is not None
+    pronoun = (
+        _POINTS_BACK_AFTER.match(sentence, m.start())
+        or (_POINTS_BACK.search(sentence, 0, m.start()) if before else None)
+        or _JA_POINTS_BACK.search(sentence, max(0, m.start() - 6), m.end())
+    )
+    if pronoun is None:
+        return False
+    head = sentence[: pronoun.start("it")]
+    named = [w for w in _LATIN_WORD.findall(fold(head)) if w not in ENGLISH_STOPWORDS]
+    return len(named) <= 1 and _JA_NOUN.search(head) is None
+
+
+_ASKS = re.compile(r"^\W*(?:should|shall|can|could|would|do|does|did|is|are|will|why)\b", re.I)
+
+
+def _negated(before: str) -> bool:
+    """Whether the words before an "anymore" negate it, and not as a maybe, a plan or a
+    refusal ("I don't live there anymore", "I can't eat gluten anymore"; not "I might not go
+    anymore", "if I don't go anymore", "I'll never eat sugar anymore", "I won't eat sugar
+    anymore", "I can't take it anymore")."""
+    negation = _NEGATION.search(before)
+    if negation is None:
+        return False
+    ahead = before[: negation.start()]
+    return (
+        _MAYBE_BEFORE.search(ahead) is None
+        and _WILL_BEFORE.search(ahead) is None
+        and _REFUSAL.search(before[negation.start() :]) is None
+    )
+
+
+def _asks(before: str) -> bool:
+    """Whether the sentence a change word is in opens as a question without its mark
+    ("should I switch Mochi to a different kibble", "why did I ever switch to oat milk";
+    not "When I moved to Osaka…", a clause)."""
+    return _ASKS.match(before) is not None
+
+
+_USED_TO = re.compile(
+    r"\b\w+ (?:(?:\w+ly|never|also|always|once|even|still|just) )?used to\b", re.I
+)
+"""A habit left, after its subject (:func:`_habit`)."""
+_JA_USED_TO = re.compile(f"{JA_TOPIC}(?:前|以前|昔|もともと|元々)は")
+"""A Japanese habit left, after the person it is of (妻は前は, 田中さんも昔は)."""
+
+
+def habit_of(near: str) -> str | None:
+    """Whose habit left the words around a change word tell ("My wife used to love jazz":
+    "wife"; "I used to hate running": "i"; 妻は前はジャズが好きだった: 妻), if any."""
+    for m in _USED_TO.finditer(near):
+        if (who := _habit(near[: m.start()], m.group(), near[m.end() :])) is not None:
+            return who
+    ja = _JA_USED_TO.search(fold(near))
+    return ja_owner(ja) if ja is not None else None
+
+
+def told(near: str) -> str:
+    """The sentence of ``near`` (the words around a change word) that holds the change
+    word, past the sentence before that a pronoun may have brought in."""
+    return next((s for s in sentences(near) if CHANGE.search(s)), near)
