@@ -503,6 +503,17 @@ def _packed(i: int, days: int, text: str, score: float) -> Candidate:
     return Candidate(ep, score, {})
 
 
+def _links(old_text: str, new_text: str) -> bool:
+    """Whether ``new_text`` is linked as a later change of ``old_text`` (both packed, cosine
+    0.6): it then comes first and says so; else the order is left as ranked."""
+    old = _packed(1, 50, old_text, 1.0)
+    new = _packed(2, 5, new_text, 0.9)
+    out = later_changes([old, new], [old, new], lambda c, ids: dict.fromkeys(ids, 0.6))
+    first = [c.episode.id for c in out] == [2, 1]
+    assert first is ("changes" in new.components)
+    return first
+
+
 def test_vectors_that_cannot_be_read_leave_the_order_and_no_mark() -> None:
     """Another process re-embedded the file: the stored vectors cannot be compared, and
     nothing is moved nor marked, even after a pair was read."""
@@ -655,11 +666,7 @@ def test_someone_elses_thing_is_not_a_change_of_yours(
     """A newer memory about the same kind of thing with another explicit owner ("my
     daughter's eye exam", 娘の健診) is about another thing; a side without an owner may mean
     either, and keeps the change."""
-    old = _packed(1, 50, old_text, 1.0)
-    new = _packed(2, 5, new_text, 0.9)
-    out = later_changes([old, new], [old, new], lambda c, ids: dict.fromkeys(ids, 0.6))
-    assert ([c.episode.id for c in out] == [2, 1]) is changes
-    assert ("changes" in new.components) is changes
+    assert _links(old_text, new_text) is changes
 
 
 def test_someone_elses_appointment_moved_stays_where_it_ranks(
@@ -806,10 +813,7 @@ def test_what_the_speaker_switched_to_is_theirs_whoever_sold_it(
 ) -> None:
     """ "I switched to McDonald's breakfast" read "McDonald's" as another person's, and
     changed no "my breakfast"; "my son's appointment" and "Ken's appointment" stay theirs."""
-    old = _packed(1, 50, old_text, 1.0)
-    new = _packed(2, 5, new_text, 0.9)
-    out = later_changes([old, new], [old, new], lambda c, ids: dict.fromkeys(ids, 0.6))
-    assert ([c.episode.id for c in out] == [2, 1]) is changes
+    assert _links(old_text, new_text) is changes
 
 
 @pytest.mark.parametrize(
@@ -910,11 +914,7 @@ def test_a_pronoun_any_more_and_a_habit_change_the_same_ones_fact(
     """ "I can't afford it anymore" changes what the sentence before names; "any more" in two
     words is "anymore"; "My wife used to love jazz" changes the wife's fact, not the
     speaker's "I love jazz" (妻は前は… not 私は…)."""
-    old = _packed(1, 50, old_text, 1.0)
-    new = _packed(2, 5, new_text, 0.9)
-    out = later_changes([old, new], [old, new], lambda c, ids: dict.fromkeys(ids, 0.6))
-    assert ([c.episode.id for c in out] == [2, 1]) is changes
-    assert ("changes" in new.components) is changes
+    assert _links(old_text, new_text) is changes
 
 
 def test_a_brand_any_more_a_pronoun_and_a_wifes_habit_come_before_the_old_fact(
@@ -1023,11 +1023,7 @@ def test_another_persons_change_of_a_shared_thing_is_not_a_change(
 ) -> None:
     """ "My coworker Jen quit Google" changed "Ken works at Google" (both share "Google"):
     two names or person words the sentences open with are two people (佐藤さんが, 田中さんは)."""
-    old = _packed(1, 50, old_text, 1.0)
-    new = _packed(2, 5, new_text, 0.9)
-    out = later_changes([old, new], [old, new], lambda c, ids: dict.fromkeys(ids, 0.6))
-    assert ([c.episode.id for c in out] == [2, 1]) is changes
-    assert ("changes" in new.components) is changes
+    assert _links(old_text, new_text) is changes
 
 
 @pytest.mark.parametrize(
@@ -1070,11 +1066,7 @@ def test_a_person_or_a_number_alone_is_no_shared_subject(
     """ "My wife quit her job" changed "My wife loves spicy food" (both share "wife"), "Sold
     my old bike for $1,200" "I paid $1,200 for the new laptop", 3万円 shared 万円: the shared
     phrase must hold a thing (号室 names a room), or the newer one tell an age turned."""
-    old = _packed(1, 50, old_text, 1.0)
-    new = _packed(2, 5, new_text, 0.9)
-    out = later_changes([old, new], [old, new], lambda c, ids: dict.fromkeys(ids, 0.6))
-    assert ([c.episode.id for c in out] == [2, 1]) is changes
-    assert ("changes" in new.components) is changes
+    assert _links(old_text, new_text) is changes
 
 
 @pytest.mark.parametrize(
@@ -1312,11 +1304,7 @@ def test_a_pronouns_object_whose_fact_a_last_time_and_anyones_switch(
     another's habit changes not; 前は一回行ったことある and 前は楽しかったね！また行こう tell a
     last time; "ken used to" is Ken's habit, and "Ken switched to McDonald's breakfast"
     changes Ken's breakfast."""
-    old = _packed(1, 50, old_text, 1.0)
-    new = _packed(2, 5, new_text, 0.9)
-    out = later_changes([old, new], [old, new], lambda c, ids: dict.fromkeys(ids, 0.6))
-    assert ([c.episode.id for c in out] == [2, 1]) is changes
-    assert ("changes" in new.components) is changes
+    assert _links(old_text, new_text) is changes
 
 
 @pytest.mark.parametrize(
