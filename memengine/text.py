@@ -505,8 +505,9 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     A Latin word is one term (a compound joined around a stopword, "brother-in-law", is one:
     :func:`_latin_terms`); a CJK run gives the same single characters and bigrams as
     :func:`analyze`, except what names nothing in Japanese as the English stopwords name
-    nothing: single hiragana (particles), an honorific after a name and the particle after
-    it (the さん and んの of 「田中さんの」: :func:`_without_honorifics`), the hiragana pairs
+    nothing: single hiragana (particles), an honorific that ends a name and the particle
+    after it (the さん and んの of 「田中さんの」, not the さん of さんま:
+    :func:`_without_honorifics`), the hiragana pairs
     of endings and of interrogatives (:data:`_GRAMMAR_PAIRS`: the って, んだ and だっ of
     「…ってどこに住んでるんだっけ」), so a query shares its terms with the documents that
     hold its words, not with every one that says さん or んだって. Zero-width characters
@@ -549,25 +550,51 @@ in kana (いつ, どこ, なに, なん, as "when", "where" and "what" are Engli
 hiragana word keeps its other pairs (ごはん, かわいい have none of these)."""
 
 _HONORIFIC_AFTER_NAME = re.compile("さん|くん|ちゃん|さま")
-"""Honorifics a name takes (田中さん, 翔太くん, 結衣ちゃん, お客さま): left out of the query
-after a name (:func:`_without_honorifics`)."""
+"""Honorifics a name takes (田中さん, 翔太くん, 結衣ちゃん, さくらちゃん): left out of the
+query after a name when they end the word (:func:`_without_honorifics`)."""
+
+_ENDS_THE_WORD = re.compile("の|は|が|と|って|に|も|や|へ|を|から|まで|だ|で|ね|よ|たち|ち")
+"""What follows an honorific that ends a word: a particle, the copula, a closing ね or よ,
+たち (田中さんたち) or the ち of a home (伊藤さんち); not more kana of a word (the ま of
+さんま, the ぽ of さんぽ, the こ of ちゃんこ, the せ of くんせい, the ざ of さまざま)."""
+
+_PARTICLE_CHARS = frozenset("のはがとにもをへやで")
+_HIRAGANA_CHARS = "".join(map(chr, range(0x3041, 0x3097)))
+"""Particles a hiragana name may follow inside a run (「昨日はさくらちゃんと」)."""
 
 
 def _without_honorifics(run: str, before: str) -> list[str]:
     """The pieces of a CJK ``run`` (``before``: the character before it) between the
-    honorifics that follow a name (a kanji, a katakana or a Latin letter before them:
-    「小林くん」, 「ケンちゃん」, 「Emmaさん」), which are left out: a name's honorific is no
-    word of it, and 「小林くんの」 shares くん and んの with every 「翔太くんの」. A hiragana
-    word that holds one stays whole (おばあちゃん, さんま)."""
+    honorifics that end a name (:func:`_after_a_name`, and a particle, an ending or no kana
+    after them: :data:`_ENDS_THE_WORD`), which are left out: a name's honorific is no word
+    of it, and 「小林くんの」 shares くん and んの with every 「翔太くんの」. A hiragana word
+    that holds one stays whole (おばあちゃん, さんま, 「朝さんぽ」)."""
     pieces: list[str] = []
     start = 0
     for m in _HONORIFIC_AFTER_NAME.finditer(run):
-        prev = run[m.start() - 1] if m.start() else before
-        if prev.isalnum() and not _KANA_ONLY.match(prev):
+        rest = run[m.end() :]
+        ends = not _KANA_ONLY.match(rest[:1]) or _ENDS_THE_WORD.match(rest) is not None
+        if ends and _after_a_name(run[start : m.start()], before if start == 0 else ""):
             pieces.append(run[start : m.start()])
             start = m.end()
     pieces.append(run[start:])
     return pieces
+
+
+def _after_a_name(head: str, before: str) -> bool:
+    """Whether the text ``head`` (``before``: the character before it) ends with a name an
+    honorific may follow: a kanji, a katakana or a Latin letter (「小林」, 「ケン」, 「Emma」),
+    or two to four hiragana at its start or after a particle (「さくら」, 「昨日はゆい」), not a
+    family word that opens with お or ご (おばあ, おじ of おばあちゃん, おじさん)."""
+    prev = head[-1:] or before
+    if prev.isalnum() and not _KANA_ONLY.match(prev):
+        return True
+    tail = head[len(head.rstrip(_HIRAGANA_CHARS)) :]
+    for size in range(2, min(4, len(tail)) + 1):
+        word = tail[-size:]
+        if word[0] not in "おご" and (size == len(tail) or tail[-size - 1] in _PARTICLE_CHARS):
+            return True
+    return False
 
 
 def could_hold(text: str, terms: Iterable[str]) -> bool:
@@ -822,14 +849,20 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
     katakana one only as a whole word of ``text``); a piece is at most
     :data:`MAX_PHRASE_CHARS` long, and the first :data:`MAX_PHRASE_TEXT` characters of
     each text are read (the work grows with their product). A piece inside a longer one
-    found is not named again. Both are compared as :func:`fold` writes them (café is cafe,
+    found is not named again, nor an honorific after a name (:func:`_without_honorifics`:
+    「さくらちゃんの誕生日」 and 「結衣ちゃんの誕生日」 share 「誕生日」, not 「ちゃんの誕生日」).
+    Both are compared as :func:`fold` writes them (café is cafe,
     O’Brien is O'Brien, 葛󠄀飾 is 葛飾); a word is named as the query writes it, in lower case.
     """
     q = _folded(_head(query, MAX_PHRASE_TEXT))
     t = fold(_head(text, MAX_PHRASE_TEXT))
     found: list[str] = []
-    for m in _CJK_RUN.finditer(q):
-        run = m.group()
+    runs = (
+        run  # (an honorific after a name is no shared word: 「ちゃんの誕生日」)
+        for m in _CJK_RUN.finditer(q)
+        for run in _without_honorifics(m.group(), q[m.start() - 1 : m.start()])
+    )
+    for run in runs:
         i = 0
         while i < len(run) - 1:
             j = i + 1

@@ -307,6 +307,52 @@ def test_a_word_in_hiragana_keeps_its_pairs(mem: Memory) -> None:
     assert {"かわ", "わい", "いい"} <= set(query_terms("かわいい"))
 
 
+def test_an_honorific_is_cut_only_where_it_ends_a_word(mem: Memory) -> None:
+    """さん after a kanji was cut wherever it stood: 「朝さんぽってまだ続けてる？」 lost the
+    さんぽ that found 「さんぽ中に犬に吠えられた」, 「夜さんま食べたっけ」 its さんま. It is
+    cut only before a particle, an ending, a kanji, a katakana or no more kana."""
+    walk = mem.add_exchange("さんぽ中に犬に吠えられた", "こわかったね", occurred_at=T0)
+    fish = mem.add_exchange(
+        "さんまの塩焼きが一番好き", "渋いね", occurred_at=T0 + timedelta(hours=3)
+    )
+    mem.add_exchange("田中さんの家でごはん", "いいね", occurred_at=T0 + timedelta(hours=6))
+    assert _bm25_ids(mem, "朝さんぽってまだ続けてる？")[:1] == [walk]
+    assert _bm25_ids(mem, "夜さんま食べたっけ")[:1] == [fish]
+    assert {"さん", "んま"} <= set(query_terms("夜さんま食べたっけ"))
+    for word in ("ちゃんこ", "くんせい", "さまざま"):
+        assert word[:2] in query_terms(f"昨日{word}だった")
+    # a name's honorific before a particle, an ending, a kanji or the end is still cut
+    for text in (
+        "田中さんの",
+        "田中さんって",
+        "田中さんから",
+        "田中さんだ",
+        "田中さん家",
+        "田中さん",
+    ):
+        assert "さん" not in query_terms(text), text
+    assert _bm25_ids(mem, "小林さんってどこ出身？") == []
+
+
+def test_a_hiragana_name_drops_its_honorific(mem: Memory) -> None:
+    """「さくらちゃんの誕生日っていつだっけ」 shared ちゃん and んの with every child's memory.
+    Two to four hiragana at a run's start or after a particle are a name; a family word
+    that opens with お or ご keeps its honorific (おばあちゃん, おじさん)."""
+    hina = mem.add_exchange("ひなちゃんが保育園で転んだ", "大丈夫？", occurred_at=T0)
+    grandma = mem.add_exchange(
+        "おばあちゃんちに泊まった", "いいね", occurred_at=T0 + timedelta(hours=3)
+    )
+    assert _bm25_ids(mem, "さくらちゃんって何歳だっけ") == []
+    assert _bm25_ids(mem, "ひなちゃんって何かあった？")[:1] == [hina]
+    assert _bm25_ids(mem, "おばあちゃん元気？")[:1] == [grandma]
+    terms = query_terms("さくらちゃんの誕生日っていつだっけ")
+    assert {"さく", "くら", "誕生"} <= set(terms)
+    assert not {"ちゃ", "ゃん", "んの"} & set(terms)
+    assert not {"ちゃ", "ゃん"} & set(query_terms("昨日はゆいちゃんと遊んだ"))
+    assert {"じさ", "さん"} <= set(query_terms("おじさんの家"))
+    assert {"ちゃ", "ゃん"} <= set(query_terms("ちゃんこ鍋"))  # (no name before it)
+
+
 def test_an_in_law_shares_no_law_with_another(mem: Memory) -> None:
     """ "mother-in-law" shared "law" (and "in", a stopword) with "brother-in-law": the
     brother-in-law was the full-text search's first for a question about the mother-in-law."""

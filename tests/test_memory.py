@@ -111,6 +111,21 @@ def test_a_shared_honorific_or_ending_is_no_agreement(real_mem: Memory, clock: F
     assert known.results[0].relevance == "high"
 
 
+def test_an_english_question_run_into_japanese_is_answered(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """「what's明日の予定」 was read as small talk (an English word used as a Japanese noun,
+    like 「Willが」): its memory ranked first as ``high`` and nothing was packed."""
+    plans = real_mem.add_exchange("明日は10時から歯医者で、午後は会議", "忙しいね", occurred_at=T0)
+    real_mem.add_exchange(
+        "鍵はいつも玄関の棚に置いてる", "了解", occurred_at=T0 + timedelta(days=1)
+    )
+    clock.set(T0 + timedelta(days=3))
+    r = real_mem.retrieve("what's明日の予定")
+    assert r.should_inject and plans in real_mem.pack(r).episode_ids
+    assert not real_mem.retrieve("Willが遊びに来た").should_inject
+
+
 def test_a_long_list_is_trimmed_to_the_line_that_matches(mem: Memory) -> None:
     """One item per line: the pack quotes the item the question is about, not the list's
     first lines (the whole list used to be one "sentence", clipped from its start)."""

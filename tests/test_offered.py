@@ -716,3 +716,15 @@ def test_an_in_law_is_named_whole() -> None:
         "up-to-date",
         "law",
     ]
+
+
+def test_a_name_s_honorific_is_no_shared_phrase() -> None:
+    """A question about さくらちゃん's birthday packed 結衣ちゃん's with the why line
+    「ちゃんの誕生日」が一致: the honorific after a name is no shared word."""
+    text = "結衣ちゃんの誕生日は5月3日"
+    assert shared_phrases("さくらちゃんの誕生日っていつだっけ", text) == ["誕生日"]
+    assert shared_phrases("小林くんの誕生日っていつ？", text) == ["誕生日"]
+    assert shared_phrases("おばあちゃんの家どこだっけ", "おばあちゃんの家に行った") == [
+        "おばあちゃんの家"
+    ]
+    assert shared_phrases("さんまの塩焼き好き？", "夜さんまの塩焼き食べた") == ["さんまの塩焼き"]

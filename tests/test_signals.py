@@ -245,6 +245,15 @@ def test_chat_questions_and_what_only_looks_like_them(text: str, asks: bool) -> 
         ("btw what time is the 歯医者", True),
         ("Willって誰だっけ", True),  # a Japanese question about the name
         ("Will came over yesterday?", True),
+        # an English question run straight into its Japanese words still asks
+        ("what's明日の予定", True),
+        ("when’s健太の誕生日", True),
+        ("where'd I put鍵", True),
+        ("where did I put鍵", True),
+        ("Do you know翔太の誕生日", True),
+        ("what was the name of that店", True),
+        ("whatsアプリ入れた", False),  # (WhatsApp: no apostrophe, no contraction)
+        ("Do itで直した", False),
     ],
 )
 def test_an_english_word_inside_japanese_opens_no_question(text: str, asks: bool) -> None:

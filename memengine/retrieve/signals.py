@@ -334,15 +334,40 @@ _JAPANESE_CHAR = re.compile(r"[\u3041-\u3096\u30a1-\u30fa\u30fc\u3005\u3400-\u9f
 
 def _runs_into_japanese(sentence: str, start: int) -> bool:
     """Whether the English words from ``start`` on run straight into Japanese text, with no
-    space between: a name or a phrase a Japanese sentence uses as a noun (「Willが遊びに来た」,
-    「Canのビール」, 「Whyって言われても」, 「Which家電がいいかな」, 「Do it yourselfで棚作った」),
-    not an English question ("Where is 渋谷" asks, and so does "when is健太の誕生日", whose
-    last English word leads on to the Japanese: :data:`_LEADS_ON`)."""
+    space between, as a name or a phrase a Japanese sentence uses as a noun: one word
+    (「Willが遊びに来た」, 「Canのビール」, 「Whyって言われても」, 「Which家電がいいかな」), or
+    words that open no English question (「Will Smithの新作」, 「Do it yourselfで棚作った」).
+    Not an English question run into its Japanese words (:func:`_asks_into_japanese`: "what's
+    明日の予定", "where did I put鍵"), nor one spaced from them ("Where is 渋谷")."""
     run = _LATIN_RUN.match(sentence, start)
     if run is None or _JAPANESE_CHAR.match(sentence, run.end()) is None:
         return False
-    words = run.group().split()
-    return len(words) == 1 or words[-1] not in _LEADS_ON
+    return not _asks_into_japanese(run.group().split())
+
+
+def _asks_into_japanese(words: Sequence[str]) -> bool:
+    """Whether English ``words`` run into Japanese read as a question about it: an
+    interrogative's contraction with its apostrophe ("what's明日の予定", "when's健太の誕生日";
+    「whatsアプリ」 is WhatsApp), an interrogative then an auxiliary ("where did I put鍵",
+    "what was the name of that店"), an auxiliary then a person ("do you know翔太の誕生日", "did we…"), or words whose last one
+    leads on to the Japanese (:data:`_LEADS_ON`: "when is健太の誕生日"). Not one word used
+    as a noun (Willが, Whyって), nor "Will Smithの", "Do it yourselfで"."""
+    first = words[0]
+    head = _opening(first)
+    if "'" in first and head in _WH_WORDS:
+        return True
+    if len(words) < 2:
+        return False
+    if head in _WH_WORDS and (words[1] in _AUX or _negative_aux(words[1])):
+        return True
+    if head in _AUX and words[1] in _PEOPLE:
+        return True
+    return words[-1] in _LEADS_ON
+
+
+_PEOPLE = frozenset("i you u we they he she".split())
+"""Subjects after an opening auxiliary that make it a question ("do you know", "did i";
+not "it": "Do it yourself")."""
 
 
 _LEADS_ON = _AUX | frozenset(
