@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -463,6 +464,16 @@ def test_an_english_word_counts_in_another_form(real_mem: Memory, clock: FixedCl
         ("allergy", "allergic", True),
         ("arrive", "arriving", True),
         ("parties", "party", True),
+        ("terrified", "terrifying", True),
+        ("train", "training", True),
+        ("economic", "economy", True),
+        ("terrific", "terrified", False),
+        ("specific", "specify", False),
+        ("classic", "classy", False),
+        ("final", "finale", False),
+        ("moral", "morale", False),
+        ("simon", "simone", False),
+        ("justin", "justine", False),
         ("class", "classic", False),
         ("count", "county", False),
         ("hated", "hates", False),
@@ -472,6 +483,35 @@ def test_an_english_word_counts_in_another_form(real_mem: Memory, clock: FixedCl
 )
 def test_the_forms_of_an_english_word(one: str, other: str, forms: bool) -> None:
     assert (not _stems(one).isdisjoint(_stems(other))) is forms
+
+
+def test_a_name_or_a_word_that_only_looks_like_another_form_is_no_form_of_it(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """ "Terrific!" was credited for "I was terrified at the dentist" (both "terrify"), and
+    "Simone!" for "Simon is coming" (Simon with an "e"): a word's forms are its inflections
+    (and the "y" of "allergic"), and a name written with a capital has none but its plural
+    ("France" is not "Frances"). "Terrifying" is a form of "terrified"."""
+    dentist, simon, france, promo = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("I was terrified at the dentist yesterday", "Oh no, that sounds awful."),
+            ("Simon is coming to visit next week", "Nice!"),
+            ("I went to France with my sister", "Lovely!"),
+            ("I got the promotion at work!", "Congratulations!"),
+        ],
+    )
+    for answer, ids in [
+        ("Terrific!", [dentist, promo]),
+        ("That's terrific!", [dentist, promo]),
+        ("Simone!", [simon, promo]),
+        ("Say hi to Simone!", [simon, promo]),
+        ("Say hi to Frances!", [france, promo]),
+    ]:
+        assert _judged(real_mem, answer, ids) == {}, answer
+    assert set(_judged(real_mem, "Terrifying!", [dentist, promo])) == {dentist}
+    assert set(_judged(real_mem, "Simon!", [simon, promo])) == {simon}
 
 
 def test_a_list_answer_credits_each_memory_it_names(real_mem: Memory, clock: FixedClock) -> None:
@@ -706,6 +746,10 @@ def test_a_japanese_answer_that_lists_nothing_of_its_own_credits_nothing(
         ("もっとちゃんとしてね。いつもちゃんと寝てる", []),
         ("ちゃんこ鍋とくんせい", []),
         ("会いたいさくらちゃん", []),
+        ("薬ちゃんと飲んでね。歯ちゃんと磨いてから寝てね", []),
+        ("宿題ちゃんとやった？朝さんぽと人さまざま、鮭くんせい", []),
+        ("結衣ちゃんと蓮くん、ゆいちゃんとさくらちゃん", ["結衣", "蓮", "ゆい", "さくら"]),
+        ("はるとくんとゆいちゃんだよ。翔太くんって言ってたよね", ["翔太", "はると", "ゆい"]),
     ],
 )
 def test_the_names_a_japanese_honorific_marks(text: str, named: list[str]) -> None:
@@ -713,7 +757,9 @@ def test_the_names_a_japanese_honorific_marks(text: str, named: list[str]) -> No
     (店員さん, 息子さん, 部長さん, 皆さん, 神様, the 大 of 大先輩) nor one of everyday talk;
     a time word joined before a name is a word of its own (今日翔太くん), not before one
     kanji (明日香); a hiragana name begins a sentence or follows の, と or や (not after the
-    kana of a verb: 会いたいさくらちゃん), and ちゃんと after kana is an adverb (もっとちゃんと)."""
+    kana of a verb: 会いたいさくらちゃん); ちゃんと is an adverb (もっとちゃんと, 薬ちゃんと)
+    unless a name follows (結衣ちゃんと蓮くん), and kana that go on make no honorific (さんぽ,
+    さまざま, くんせい) but an ending does (ゆいちゃんだよ, 翔太くんって)."""
     assert [w for w, is_name in _japanese_words(fold(text)) if is_name] == named
 
 
@@ -824,7 +870,8 @@ def test_a_hiragana_name_credits_where_both_sides_mark_it(
 ) -> None:
     """A name written in hiragana is one when an honorific marks it, on each side (the
     partner's 「はるとくん、かわいいね」, the user's さくらちゃん), and whole: はるくん is not
-    はると; さくら no honorific marks (公園のさくら) or ゆい (娘のゆいは) is no name of the memory."""
+    はると; さくら no honorific marks (公園のさくら) or ゆい (娘のゆいは) is no name of the memory,
+    though the answer writes it as one."""
     haruto, sakura, blossom, daughter = _companion_weeks(
         real_mem,
         clock,
@@ -844,6 +891,7 @@ def test_a_hiragana_name_credits_where_both_sides_mark_it(
         "はるくんとゆいちゃんによろしくね",
         "ゆいちゃんとさくらちゃん、元気？ よろしくね",
     ]:
+        assert "ゆい" in {w for w, named in _japanese_words(fold(answer)) if named}, answer
         judged = _judged(real_mem, answer, [haruto, blossom, daughter])
         assert judged == {}, answer
 
@@ -982,3 +1030,66 @@ def test_an_answer_that_does_not_know_what_it_names_credits_nothing(
         assert _judged(real_mem, answer, offered) == {}, answer
     assert set(_judged(real_mem, "Have fun! Say hi to Liam. How was Barcelona?", offered)) <= {liam}
     assert set(_judged(real_mem, "Say hi to Liam and Emma!", offered)) == {liam, emma}
+
+
+def test_a_japanese_answer_round_one_word_or_a_word_inside_another_is_no_use(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """「薬ちゃんと飲んでね。歯ちゃんと磨いてから寝てね」 credited the medicine and the tooth
+    (薬ちゃん, 歯ちゃん as names); 「そっか、雨なんだね。むりしないでね」 was "an answer of one
+    word" (雨, the user's echo), and お子さん's 子 was the 子 of 息子. An answer of one word is
+    that word and a particle or an ending (雨だよ); one kanji counts where the memory writes
+    it alone; a word that begins with two kanji the memory says counts both ways (結婚式 of
+    結婚する, 結婚 of 結婚式)."""
+    pills, tooth, tired, rain, sleepy, son, daughter, wedding, speech = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("朝の薬を飲み忘れた", "気をつけてね"),
+            ("歯が痛くて眠れない", "歯医者行った方がいいよ"),
+            ("仕事で疲れた", "おつかれ"),
+            ("先週も雨で洗濯できなかった", "残念だったね"),
+            ("最近ずっと眠い", "寝不足？"),
+            ("息子のはるとくんが7歳になった", "はるとくん、おめでとう！"),
+            ("娘のゆいちゃんがピアノ始めた", "ゆいちゃん、がんばれ！"),
+            ("妹の美咲が来月結婚する", "おめでとう！"),
+            ("友達の結婚式でスピーチする", "緊張するね"),
+        ],
+    )
+    answer = "薬ちゃんと飲んでね。歯ちゃんと磨いてから寝てね"
+    assert _judged(real_mem, answer, [pills, tooth, tired]) == {}
+    for answer in [
+        "そっか、雨なんだね。むりしないでね",
+        "そっか、雨だったんだね。ゆっくりやすんでね",
+    ]:
+        assert _judged(real_mem, answer, [rain, sleepy]) == {}, answer
+    assert _judged(real_mem, "雨だよ", [rain, sleepy]) == {
+        rain: "1/1 of the answer's words from it"
+    }
+    kids = [son, daughter, tired]
+    assert _judged(real_mem, "お子さんだね", kids) == {}  # (a word of one: not 息子's 子)
+    judged = _judged(real_mem, "はるとくんとゆいちゃんだよ", kids)
+    assert judged == {
+        son: "its own 'はると' in the answer",
+        daughter: "its own 'ゆい' in the answer",
+    }
+    assert set(_judged(real_mem, "美咲、結婚式いつ？", [wedding, tired])) == {wedding}
+    assert set(_judged(real_mem, "スピーチ、友達の結婚だもんね", [speech, tired])) == {speech}
+    # (one kanji of the two, or a word that begins elsewhere, is not the word)
+    assert _judged(real_mem, "美咲、婚約いつ？", [wedding, tired]) == {}
+
+
+def test_a_long_japanese_answer_and_memory_are_judged_in_their_length(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """An answer that writes one name thousands of times, judged against a memory that
+    does, compared each place with each: 16 KB took 20 seconds, this 50 KB 7. Each word is
+    compared once (a tenth of a second)."""
+    pasted = "翔くん" * 2700  # (8,100 characters, 24 KB, on each side)
+    long, piano = _companion_weeks(
+        real_mem, clock, [(pasted, "うん"), ("結衣ちゃんはピアノ", "いいね")]
+    )
+    started = time.monotonic()
+    judged = _judged(real_mem, pasted + "結衣ちゃん", [long, piano])
+    assert time.monotonic() - started < 2.0
+    assert judged == {long: "its own '翔' in the answer", piano: "its own '結衣' in the answer"}

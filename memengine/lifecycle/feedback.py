@@ -35,7 +35,7 @@ import calendar
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any, Literal
@@ -142,8 +142,11 @@ def match_answer(
     answer's words (:func:`_answer_words`: トヨタ is one word, not five terms; without
     hiragana: お疲れ様でした holds no でし to match), unless another memory offered says
     those words and more of the answer's (「田中さんはトヨタで働いてるよ」 is not drawn from
-    佐藤さんもトヨタで働いてる). An English word counts in another form of it (the answer's
-    "peanut" of "peanuts", "allergy" of "allergic": :func:`_stems`). An answer that lists
+    佐藤さんもトヨタで働いてる); one word is the answer's when a particle or an ending is all it
+    writes beside it (高尾山だよ, not 「そっか、雨なんだね。むりしないでね」: :data:`_ONE_WORD_ROOM`).
+    An English word counts in another form of it (the answer's "peanut" of "peanuts",
+    "allergy" of "allergic"; not a name's, "Simone" of "Simon": :func:`_stems`), a Japanese
+    word by the two kanji it begins with (結婚式 of 結婚する: :func:`_held`). An answer that lists
     several memories ("Your kids are Emma, Liam and Noah.", お子さんは翔太くんと結衣ちゃんだね,
     not 店員さんに息子さんと間違えられたんだね: :func:`_a_name`) credits each whose own
     content it carries (:func:`_own_content`), when it carries that of two or more: one
@@ -174,9 +177,17 @@ def match_answer(
     # the user's side only (a stock reply is the assistant's), content words only
     told_of = {ep.id: set(query_terms(_said(ep))) for ep in episodes}
     # the answer's words (トヨタ once, not as ト, ヨ, タ, トヨ and ヨタ) each memory says
-    answer_words = _answer_words(own, fold(answer))
-    held = {i: _held(answer_words, told) for i, told in told_of.items()}
-    answer_forms = {stem for t in answer_terms for stem in _stems(t)}  # (peanut of peanuts)
+    whole = fold(answer)
+    answer_words = _answer_words(own, whole)
+    starts = _word_starts(own, whole)
+    capitals = _capitals(answer)  # (a name is in no other form: Simone is not Simon)
+    held = {
+        ep.id: _held(answer_words, starts, capitals, told_of[ep.id], _said(ep)) for ep in episodes
+    }
+    answer_forms = _forms(answer_terms, capitals)  # (peanut of peanuts)
+    # (an answer of one word is that word, a particle or an ending aside: 高尾山だよ, not
+    # 「そっか、雨なんだね。むりしないでね」)
+    one_word = len(answer_words) == 1 and _written_beside(answer_words[0], whole) <= _ONE_WORD_ROOM
     for ep in episodes:
         told = told_of[ep.id]
         fresh = once & terms_of[ep.id] & stated_terms  # (hiragana pairs: はるとくん)
@@ -198,7 +209,12 @@ def match_answer(
             found[ep.id] = f"tag {tag!r} in the answer"
             continue
         terms = query_terms(ep.text)
-        shared = [t for t in terms if t in answer_terms or not _stems(t).isdisjoint(answer_forms)]
+        written = _capitals(ep.text)
+        shared = [
+            t
+            for t in terms
+            if t in answer_terms or not _stems(t, t in written).isdisjoint(answer_forms)
+        ]
         if (
             terms
             and len(shared) >= min(2, len(terms))
@@ -208,7 +224,7 @@ def match_answer(
             continue
         drawn = [w for w in held[ep.id] if w & rare]
         # (or an answer's one word, 高尾山！, that no other memory offered says)
-        alone = len(answer_words) == len(drawn) == 1
+        alone = one_word and len(drawn) == 1
         if (
             (len(drawn) >= 2 or (alone and sum(drawn[0] in h for h in held.values()) == 1))
             and len(drawn) / len(answer_words) >= cfg.answer_keyword_fraction
@@ -231,6 +247,29 @@ def match_answer(
             continue
         found[ep.id] = f"similar to the answer ({sim:.2f})"
     return found
+
+
+_ONE_WORD_ROOM = 5
+"""How much an answer of one word writes beside it (:func:`_written_beside`): a particle,
+an ending or a word of no content (高尾山だよ, トヨタかあ、いいね, "About $2,400"), not a
+sentence's other words."""
+_LATIN_RUN = re.compile("[0-9a-z]+")
+
+
+def _written_beside(word: frozenset[str], text: str) -> int:
+    """How much ``text`` (folded) writes outside every place of ``word`` (its terms,
+    :func:`_answer_words`), a Latin word or number counting one and a kana or kanji one
+    each: 2 for 高尾山 in 高尾山だよ！ and for "Deepika" in "It's Deepika!", 14 for 雨 in
+    「そっか、雨なんだね。むりしないでね」."""
+    covered = [False] * len(text)
+    for term in word:
+        pattern = re.escape(term) if CJK_CHARACTER.search(term) else as_a_word(term)
+        for m in re.finditer(pattern, text):
+            covered[m.start() : m.end()] = [True] * (m.end() - m.start())
+    rest = "".join(" " if inside else ch for ch, inside in zip(text, covered, strict=True))
+    return len(_LATIN_RUN.findall(rest)) + sum(
+        1 for ch in rest if ch.isalnum() and not ch.isascii()
+    )
 
 
 _CLEARLY_CLOSER = 0.1
@@ -413,8 +452,9 @@ def _japanese_words(text: str) -> list[tuple[str, bool]]:
     written as a name: an honorific after it or ending its run makes it one (翔太くん, 翔太君:
     翔太, named), unless a polite prefix stands before it (お母さん, ご苦労様), it is a word
     for someone (店員さん, 皆さん: :func:`_a_name`) or one kanji before a kanji honorific
-    (大先輩, 神様). A time word that begins a run is a word of its own (今日翔太くん: 今日
-    and 翔太, :data:`_TIME_WORD`); a name in hiragana is one too (:func:`_kana_names`)."""
+    (大先輩, 神様), nor where the honorific is none (薬ちゃんと飲んで, 朝さんぽ:
+    :func:`_ends_a_name`). A time word that begins a run is a word of its own (今日翔太くん:
+    今日 and 翔太, :data:`_TIME_WORD`); a name in hiragana is one too (:func:`_kana_names`)."""
     out = []
     for m in _JA_WORD.finditer(text):
         word, start = m.group(), m.start()
@@ -428,7 +468,8 @@ def _japanese_words(text: str) -> list[tuple[str, bool]]:
             stem = word[: title.start()]
             out.append((stem, not polite and len(stem) > 1 and _a_name(stem)))
         else:
-            honoured = _KANA_HONORIFIC.match(text, m.end()) is not None
+            mark = _KANA_HONORIFIC.match(text, m.end())
+            honoured = mark is not None and _ends_a_name(text, mark.end(), adverb=True)
             out.append((word, not polite and honoured and _a_name(word)))
     return out + [(name, True) for name in _kana_names(text)]
 
@@ -437,9 +478,27 @@ _HIRAGANA_LETTER = re.compile("[\u3041-\u3096\u309d\u309e]")
 _CHILD_HONORIFIC = re.compile("くん|ちゃん")
 _NAME_JOINS = "のとや"
 """The particles a hiragana name follows a word by (息子のはるとくん, はるとくんとさくらちゃん)."""
-_AFTER_NAME = "とのはがにもやへをねよ"
-"""The hiragana that may follow a name's honorific (さくらちゃんと, はるとくんは); another
-makes it no honorific (ちゃんこ, くんせい)."""
+_AFTER_NAME = "とのはがにもやへをねよだでっ"
+"""The hiragana that may follow a name's honorific (さくらちゃんと, はるとくんは, ゆいちゃんだよ,
+翔太くんって); another makes it no honorific (ちゃんこ, くんせい, さんぽ, さまざま)."""
+_JA_LETTERS = _JA_WORD.pattern[:-1]
+_NAME_AHEAD = re.compile(
+    f"{_JA_LETTERS}+(?:くん|ちゃん|さん|さま)|{_JA_LETTERS}*(?:先輩|先生|様|君)(?!{_JA_LETTERS})"
+    "|[\u3041-\u3096]{2,4}(?:くん|ちゃん)"
+)
+"""A name an honorific marks, where one begins (結衣ちゃん, 山田先輩, さくらちゃん)."""
+
+
+def _ends_a_name(text: str, end: int, adverb: bool) -> bool:
+    """Whether the kana honorific that ends at ``end`` of ``text`` (folded) ends a name: no
+    kana go on from it (ちゃんこ, くんせい, さんぽ, さまざま), a particle or an ending may
+    (:data:`_AFTER_NAME`); and where the word before it may be an adverb's (``adverb``), its
+    ちゃんと is the adverb (薬ちゃんと飲んでね, 宿題ちゃんとやった) unless a name follows
+    (結衣ちゃんと蓮くん, ゆいちゃんとさくらちゃん)."""
+    after = text[end : end + 1]
+    if adverb and after == "と" and text.endswith("ちゃん", 0, end):
+        return _NAME_AHEAD.match(text, end + 1) is not None
+    return not (after and _HIRAGANA_LETTER.match(after) and after not in _AFTER_NAME)
 
 
 def _kana_names(text: str) -> list[str]:
@@ -447,23 +506,22 @@ def _kana_names(text: str) -> list[str]:
     (はるとくん, さくらちゃん), at the start of a sentence or after の, と or や that follow a
     word or another name (息子のはるとくん, はるとくんとさくらちゃん). Not a polite word or one
     for someone (おばあちゃん, あかちゃん), nor an adverb's ちゃんと (もっとちゃんと), nor
-    where the kana go on (ちゃんこ): a name and its end both written, not guessed."""
+    where the kana go on (ちゃんこ: :func:`_ends_a_name`): a name and its end both written,
+    not guessed."""
     names = []
     stop = 0
     for m in _CHILD_HONORIFIC.finditer(text):
         i = m.start()
         while i > stop and _HIRAGANA_LETTER.match(text[i - 1]):
             i -= 1
-        stretch, after = text[i : m.start()], text[m.end() : m.end() + 1]
+        stretch = text[i : m.start()]
         joined = i > 0 and (i == stop or _JA_WORD.match(text[i - 1]) is not None)
         stop = m.end()
         if joined:  # (after a word or a name: a particle joins them)
             if not stretch.startswith(tuple(_NAME_JOINS)):
                 continue
             stretch = stretch[1:]
-        elif m.group() == "ちゃん" and after == "と":
-            continue  # (もっとちゃんと, いつもちゃんと: an adverb)
-        if after and _HIRAGANA_LETTER.match(after) and after not in _AFTER_NAME:
+        if not _ends_a_name(text, m.end(), adverb=not joined):  # (もっとちゃんと: an adverb)
             continue
         if 2 <= len(stretch) <= 4 and stretch[0] not in _POLITE_PREFIX and _a_name(stretch):
             names.append(stretch)
@@ -484,13 +542,15 @@ def _japanese_content(
     ピアノ) is no name: it counts with the memory's other words (:func:`_own_content`)."""
     if not answer_words:
         return []
-    by_first: dict[str, list[tuple[str, bool]]] = {}
-    for word, named in _japanese_words(fold(ep.text)):
-        by_first.setdefault(word[0], []).append((word, named))
-    names: list[str] = []
-    for a, a_named in answer_words:
-        for m, m_named in by_first.get(a[0], ()):
-            if not (a_named or m_named):
+    mine = _distinct(_japanese_words(fold(ep.text)))
+    by_start: dict[str, list[str]] = {}  # (a word is met by one it shares two letters with)
+    for word in mine:
+        by_start.setdefault(word[:2], []).append(word)
+    names: dict[str, None] = {}
+    for a, a_named in _distinct(answer_words).items():
+        met = by_start.get(a[:2], []) if len(a) > 1 else [a] if a in mine else []
+        for m in met:
+            if not (a_named or mine[m]):
                 continue
             n = 0
             while n < min(len(a), len(m)) and a[n] == m[n]:
@@ -503,46 +563,112 @@ def _japanese_content(
             if (n < 2 or _HIRAGANA_LETTER.match(a)) and a != m:
                 continue  # (one kanji, or a hiragana name, is written whole on both sides)
             grams = {piece} if n == 1 else {piece[i : i + 2] for i in range(n - 1)}
-            if grams & fresh and piece not in names:
-                names.append(piece)
-    return names
+            if grams & fresh:
+                names.setdefault(piece)
+    return list(names)
 
 
-_ENDINGS = ("s", "es", "e", "d", "ed", "ing")
-"""The endings an English word drops between its forms (peanut, peanuts; arrive, arrives,
-arriving; allergy, allergic: :func:`_stems`)."""
+def _distinct(words: Sequence[tuple[str, bool]]) -> dict[str, bool]:
+    """Each of the Japanese ``words`` (:func:`_japanese_words`) once, in their order, named
+    when it is named anywhere: a long paste that writes one name a thousand times is
+    compared once."""
+    out: dict[str, bool] = {}
+    for word, named in words:
+        out[word] = out.get(word, False) or named
+    return out
+
+
+_ENDINGS = ("s", "es", "ed", "ing")
+"""The endings of an English word's inflections (peanut, peanuts; arrive, arrives,
+arriving; parties, party: :func:`_stems`)."""
 _TO_Y = ("ies", "ied", "ic")
 """The endings that stand for a "y" (parties: party; studied: study; allergic: allergy)."""
+_NOT_Y = re.compile("[fs]ic$")
+"""An "-ic" that is no "-y" word's (terrific is not terrify, specific not specify, classic
+not classy)."""
+_PLURAL = re.compile("[^aeiousy]s$")
+"""A name's plain plural ("the Smiths"; not the end of Louis, Frances or Marcus)."""
 
 
-def _stems(term: str) -> set[str]:
+def _stems(term: str, name: bool = False) -> set[str]:
     """What ``term``, an English word, shares with another form of it: itself, its letters
-    before an ending (:data:`_ENDINGS`; five letters or more: "peanuts" and "peanut" hold
-    "peanut", "arriving" and "arrive" "arriv", not the "hat" of "hated" and "hates"), and
-    its "y" form (:data:`_TO_Y`: "allergic", "allergy"). Nothing for another script's word
-    or a number: they are matched as written."""
+    before an inflection's ending (:data:`_ENDINGS`; five letters or more, with the "e" an
+    "-ing" or "-ed" drops: "peanuts" and "peanut" hold "peanut", "arriving" and "arrive"
+    "arrive", not the "hat" of "hated" and "hates"), and its "y" form (:data:`_TO_Y`:
+    "allergic", "allergy"; not "terrific", :data:`_NOT_Y`). A ``name`` (written with a
+    capital) has no other form than its plain plural: "Simone" is not "Simon", "Louise" not
+    "Louis", "Frances" not "France". Nothing for another script's word or a number: they
+    are matched as written."""
     if not (term.isascii() and term.isalpha()):
         return set()
     found = {term}
+    if name:
+        if _PLURAL.search(term) and len(term) > 5:
+            found.add(term[:-1])
+        return found
     for ending in _ENDINGS:
         if term.endswith(ending) and len(term) - len(ending) >= 5:
             found.add(term[: -len(ending)])
+            if ending in ("ed", "ing"):  # (arriving, arrived: arrive)
+                found.add(term[: -len(ending)] + "e")
     for ending in _TO_Y:
-        if term.endswith(ending) and len(term) - len(ending) >= 4:
+        if term.endswith(ending) and len(term) - len(ending) >= 4 and not _NOT_Y.search(term):
             found.add(term[: -len(ending)] + "y")
     return found
 
 
-def _held(words: Sequence[frozenset[str]], terms: set[str]) -> set[frozenset[str]]:
-    """The answer's ``words`` (:func:`_answer_words`) that ``terms`` hold whole, or hold in
-    another form when it is an English word (:func:`_stems`: the answer's "allergy" is held
-    by "I'm allergic to peanuts")."""
-    forms = {stem for t in terms for stem in _stems(t)}
-    return {
-        w
-        for w in words
-        if w <= terms or (len(w) == 1 and not _stems(next(iter(w))).isdisjoint(forms))
+def _capitals(text: str) -> set[str]:
+    """The terms of the English words ``text`` writes as names (:func:`_names`: "Simone" of
+    "Say hi to Simone", not the "Terrific" that begins "Terrific!") and nowhere in lower
+    case: matched in no other form than a plural (:func:`_stems`)."""
+    lower = {
+        t
+        for m in _CAPITALISED.finditer(text)
+        if m.group().isascii() and m.group()[0].islower()
+        for t in query_terms(m.group())
     }
+    return {t for t in _names(text) if t.isascii()} - lower
+
+
+def _forms(terms: Iterable[str], names: set[str]) -> set[str]:
+    """The forms of the English ``terms`` (:func:`_stems`), those of ``names`` as a name's."""
+    return {stem for t in terms for stem in _stems(t, t in names)}
+
+
+_KANJI_PAIR = re.compile("[\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]{2}")
+"""Two kanji (結婚 of 結婚式): a word's start that a longer word of the same begins with."""
+
+
+def _held(
+    words: Sequence[frozenset[str]],
+    starts: Mapping[frozenset[str], str],
+    names: set[str],
+    terms: set[str],
+    said: str,
+) -> set[frozenset[str]]:
+    """The answer's ``words`` (:func:`_answer_words`, each begun by its bigram in
+    ``starts``; ``names`` its words written with a capital) that a memory's ``terms``, of
+    what the user ``said`` in it, hold: whole, or in another form when an English word
+    (:func:`_stems`: the answer's "allergy" is held by "I'm allergic to peanuts"), or by
+    the two kanji it begins with, as a shorter word is held by a longer one (結婚式 of
+    来月結婚する, 東京都 of 東京, as 結婚 of 結婚式); one kanji when the memory writes it alone
+    too (雨 of 雨で, not the 子 of お子さん in 息子)."""
+    forms = _forms(terms, _capitals(said))
+    mine = _answer_words([t for t in terms if not _HIRAGANA.search(t)], fold(said))
+    alone = {next(iter(w)) for w in mine if len(w) == 1}
+    held = set()
+    for w in words:
+        term = next(iter(w))
+        if len(w) == 1 and CJK_CHARACTER.fullmatch(term):
+            whole = term in alone
+        else:
+            whole = w <= terms or (
+                len(w) == 1 and not _stems(term, term in names).isdisjoint(forms)
+            )
+        start = starts.get(w, "")
+        if whole or (_KANJI_PAIR.fullmatch(start) is not None and start in terms):
+            held.add(w)
+    return held
 
 
 def _said(ep: Episode) -> str:
@@ -644,6 +770,13 @@ def _answer_words(terms: Sequence[str], text: str) -> list[frozenset[str]]:
         if not CJK_CHARACTER.search(t) or (t not in grams and t not in inside)
     ]
     return words + [frozenset(group) for group in _gram_groups(grams, text)]
+
+
+def _word_starts(terms: Sequence[str], text: str) -> dict[frozenset[str], str]:
+    """The bigram that begins each word of bigrams ``terms`` make in ``text`` (folded), as
+    :func:`_answer_words` groups them: 結婚 of 結婚式, トヨ of トヨタ."""
+    grams = {t for t in terms if CJK_CHARACTER.search(t) and len(t) > 1}
+    return {frozenset(group): group[0] for group in _gram_groups(grams, text)}
 
 
 _MORE_DAYS = re.compile(
