@@ -907,3 +907,79 @@ def test_a_line_break_is_measured_as_the_one_character_it_is(mem: Memory) -> Non
     cut = _trim(log + "\n" + log, "full", [], 240)
     assert "E49 fail" in cut and cut.count("fail") < 100 and cut.endswith("…")
     assert not cut.endswith("/ …") and len(cut.replace(" / ", " ")) <= 961
+
+
+def test_a_change_the_speaker_was_made_to_make_is_the_speakers(mem: Memory) -> None:
+    """ "My wife made me quit last spring" was read as the wife's change and dropped, and so
+    were "Rent went up, so I moved out" (a capital read as a name) and でも妻が心配するから
+    三月にやめたんだ (the person of the reason clause read as the subject): the speaker is the
+    one who changes in each. Another's change stays out, though the speaker is named."""
+    query = "Want to grab a coffee later?"
+    for turn in (
+        "My wife made me quit last spring after my heart check-up.",
+        "She made me quit in March.",
+        "Work moved me to nights, so I quit the gym.",
+        "Rent went up, so I moved out of Shibuya.",
+        "Prices went up so I stopped going.",
+    ):
+        assert turn in _quote(mem.get(mem.add(COFFEE.format(turn=turn))), query, 240), turn
+    for aside in (
+        "My sister quit her job last week.",
+        "I heard Ken quit his job in April.",
+        "She told me she quit her job.",
+    ):
+        quoted = _quote(mem.get(mem.add(COFFEE.format(turn=aside))), query, 240)
+        assert aside not in quoted and "My flatmates" in quoted, aside
+    for turn in (
+        "でも妻が心配するから三月にやめたんだ。",
+        "でも彼女が嫌がるから、きっぱりやめたんだ。",
+    ):
+        assert turn in _ja_quote(mem, turn), turn
+    for aside in ("妹が東京から引っ越したんだって。", "私が頼んだから、妹が仕事を辞めたんだって。"):
+        assert aside not in _ja_quote(mem, aside), aside  # (から of a place; 妹 the subject)
+
+
+def test_of_the_speakers_changes_the_one_that_points_back_is_kept(mem: Memory) -> None:
+    """Of two changes of the speaker's, the first was kept though it named another thing
+    ("I switched gyms in February", 二月にジムを変えたんだ) and the one of what was quoted came
+    after it ("I quit it completely", 三月の…やめたんだ): one that shares a word comes first,
+    then one that points back, then the speaker's, then one about no one."""
+    query = "Want to grab a coffee later?"
+    gyms = "I switched gyms in February."
+    for later in (
+        "After my heart check-up in March I quit it completely.",
+        "I quit coffee in March.",
+    ):
+        quoted = _quote(mem.get(mem.add(COFFEE.format(turn=f"{gyms} {later}"))), query, 240)
+        assert later in quoted and gyms not in quoted, later
+    back = "After my heart check-up in March I quit it completely."
+    quoted = _quote(mem.get(mem.add(COFFEE.format(turn=f"{back} {gyms}"))), query, 240)
+    assert back in quoted and gyms not in quoted  # (the first that points back, not the later)
+    assert gyms in _quote(mem.get(mem.add(COFFEE.format(turn=gyms))), query, 240)  # (alone)
+    cafe, wife = "The café down the road switched to oat milk.", "My wife made me quit in May."
+    quoted = _quote(mem.get(mem.add(COFFEE.format(turn=f"{cafe} {wife}"))), query, 240)
+    assert wife in quoted and cafe not in quoted
+    ja_gym, ja_back = "二月にジムを変えたんだ。", "三月の検査のあと、きっぱりやめたんだ。"
+    for turn in (ja_gym + ja_back, ja_back + ja_gym):
+        quoted = _ja_quote(mem, turn)
+        assert ja_back in quoted and ja_gym not in quoted, turn
+    assert ja_gym in _ja_quote(mem, ja_gym)  # (alone, the speaker's change is kept)
+
+
+def test_a_long_clause_before_a_bare_changed_is_read_once() -> None:
+    """A word that says no change ("if", "not") was looked for from each such word to the
+    clause's end: 50 KB of "if if …, it changed." took seconds to trim (the pack ten). The
+    clause is read back from "changed" once; its negation still counts."""
+    import time
+
+    from memengine.pack import _trim, _turns
+
+    for filler in ("if ", "not ", "never mind "):
+        text = "Coffee is my favourite drink. " + filler * 16000 + ", it changed."
+        started = time.perf_counter()
+        quote = _trim(text, "quote_key_parts", ["coffee"], 240)
+        assert time.perf_counter() - started < 1.0, filler
+        assert quote.startswith("Coffee is my favourite drink.")
+    assert _turns("If that changed I would tell you.") is False
+    assert _turns("Not much, but that has changed since March.") is True
+    assert _turns("I don't think that has changed.") is False
