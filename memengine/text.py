@@ -585,10 +585,11 @@ def _after_a_name(head: str, before: str) -> bool:
     """Whether the text ``head`` (``before``: the character before it) ends with a name an
     honorific may follow: a kanji, a katakana or a Latin letter (「小林」, 「ケン」, 「Emma」),
     or two to four hiragana at its start or after a particle (「さくら」, 「昨日はゆい」), not a
-    family word that opens with お or ご (おばあ, おじ of おばあちゃん, おじさん)."""
+    family word that opens with お or ご (おばあ, おじ of おばあちゃん, おじさん; お母, お客 of
+    お母さん, お客さま: the honorific is part of the word)."""
     prev = head[-1:] or before
     if prev.isalnum() and not _KANA_ONLY.match(prev):
-        return True
+        return head[-2:-1] not in ("お", "ご")
     tail = head[len(head.rstrip(_HIRAGANA_CHARS)) :]
     for size in range(2, min(4, len(tail)) + 1):
         word = tail[-size:]
