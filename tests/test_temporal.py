@@ -267,6 +267,13 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("2019年モデルのMacBookを2019年に買った", (d(2019, 1, 1), d(2020, 1, 1))),
     ("2019年型プリウスに乗ってる", None),  # (a name after the word)
     ("うちの車は2019年式だよ", None),
+    ("2019年製造の車", None),
+    ("2019年産米", None),
+    ("2019年型落ちのiPhone", None),
+    ("2019年型って何？", None),
+    ("2019年モデルって何？", None),
+    ("2019年製造業に転職した", (d(2019, 1, 1), d(2020, 1, 1))),  # an industry, not a make
+    ("2019年って大変だった", (d(2019, 1, 1), d(2020, 1, 1))),
     # a word that only starts as a model's or an edition's: a year still
     ("長男は2019年産まれ", (d(2019, 1, 1), d(2020, 1, 1))),
     ("2019年産後うつになった", (d(2019, 1, 1), d(2020, 1, 1))),

@@ -11,14 +11,15 @@ Two kinds, in English and Japanese:
 
 - ``time``: "when did/is …", "what date/day/year …", 「いつ」「何日」「何曜日」;
   carried by dates, month and weekday names, clock times ("6:30pm", 「18時30分」; one
-  with a colon where its words make it a time: "at 18:30", 「15:00に」, "10:00-12:00"; not a
-  score, a verse or a pace: "won 21:15", "John 3:16", "pace is 5:30") and relative
+  with a colon unless its words make it something else: "dinner is 19:00", 「会議は14:00」;
+  not a score, a verse, a pace or a place in a video: "won 21:15", "John 3:16", "pace is
+  5:30", "1:20 in the video") and relative
   expressions ("yesterday", "next week", 「先月」「3月」「来週」), as words of prose, not of
   code ("sep=';'", "dec(3)", the 12/3 of "/users/12/3", the "2048" of "port 2048"); a
   capital after a dot starts a sentence ("Monday.It was fun", "ok.Tomorrow works").
 - ``quantity``: "how much/many/far/long/old …", "what number/price …", "what's my
-  room number?" (not "the number one thing"), "what did the plumber cost?" (not "pay
-  attention to"), 「いくら」「どのくらい」「何回」「何泊」
+  room number btw?" (not "the number one thing"), "what did the plumber cost in the end?"
+  (not "pay attention to"), 「いくら」「どのくらい」「何回」「何泊」
   「何グラム」「何便」「何割」「何万円」「部屋番号なんだっけ」; carried by any numeral (digits,
   number words, kanji numerals that count something: 八回, 二泊, 三千).
 
@@ -55,26 +56,34 @@ _AMOUNTS = (
     "number|price|percentage|score|amount|size|temperature|distance|cost|fee|fare|total|age"
     "|weight|height|rate"
 )
+_CHAT_TAIL = (
+    r"(?:btw|lol|haha|again|now|then|back|these days|nowadays|anyway|though|tho|in the end"
+    r"|in total|altogether|overall|upfront|exactly|roughly|approximately|each|monthly|weekly"
+    r"|yearly|annually|today|tonight|yesterday|last|this)\b|(?:in|on)\s+[a-z]"
+)
+"""The chat words that may follow an amount or a verb of paying in a question: a word of talk
+("…room number btw?", "…lol"), when ("now", "these days", "back then", "back in May", "last
+year", "on Friday", "in the end"), how often ("monthly")."""
 _AMOUNT_ENDS = (
     r"(?=\s*(?:[?.!,;:]|$)|\s+for\s+[^\s?.!]"
-    r"|\s+(?:of|on|at|in|to|from|between|per|after|before|during|when|like"
-    r"|since|again|now|then|there|here|today|tonight|yesterday|last|this|that|exactly|roughly"
-    r"|approximately|i|you|we|he|she|they|it|is|was|will|did|do|does)\b)"
+    r"|\s+(?:of|at|to|from|between|per|after|before|during|when|like|since|there|here|that"
+    r"|i|you|we|he|she|they|it|is|was|will|did|do|does)\b"
+    rf"|\s+(?:{_CHAT_TAIL}))"
 )
 """What ends the noun phrase of an amount asked by name: the question's end, a preposition, an
 adverb, a clause ("what's my room number?", "the price of…", "the score last night", "the
-number you gave me"; not "the number one thing", "my weight loss plan", "the rate limit",
-"what's the fee for?")."""
+number you gave me", "my room number btw?", "my weight back in May?"; not "the number one
+thing", "my weight loss plan", "the rate limit", "what's the fee for?")."""
 _PAID_ENDS = (
     r"(?:\s+(?:me|you|him|her|us|them|the\s+[a-z]+))?"
-    r"(?=\s*(?:[?.!,]|$)|\s+(?:for\s+[^\s?.!]|to\s+[a-z]|per\b|each\b|again\b|last\b|in total\b"
-    r"|altogether\b|overall\b|upfront\b|exactly\b))"
+    rf"(?=\s*(?:[?.!,]|$)|\s+(?:for\s+[^\s?.!]|to\s+[a-z]|per\b|{_CHAT_TAIL}))"
 )
 """What follows a verb of paying when it asks an amount: nothing, whom ("what did the plumber
 charge?", "what did it cost you?", "what did we pay the plumber?"), what for ("…pay for the
-tickets?"), to do what ("what would it cost to fix?"); not another object or a question of
-what ("pay attention to", "charge me with", "charge your phone", "cost you emotionally",
-"what did she pay for?")."""
+tickets?"), to do what ("what would it cost to fix?"), a word of chat ("…cost in the end?",
+"…charge monthly?", "what did we pay in rent last year?", "…pay the babysitter on Friday?");
+not another object or a question of what ("pay attention to", "charge me with", "charge your
+phone", "cost you emotionally", "what did she pay for?")."""
 _EN_QUANTITY_Q = re.compile(
     r"\bhow (?:much|many|far|long|old|often|big|tall|heavy|fast|expensive)\b"
     rf"|\bwhat (?:{_AMOUNTS})\b"
@@ -99,13 +108,15 @@ _JA_COUNTERS = (
 _JA_QUANTITY_Q = re.compile(
     rf"いくら|どれ(?:くらい|ぐらい)|どの(?:くらい|ぐらい)|何(?:{_JA_COUNTERS}|[万千百億])"
     r"|番号(?:って|は|を)?(?:何|なに|なん(?![てか])|どれ|いくつ|\?"
-    r"|(?:教え|覚え)[^。!?\n]*?(?:\?|っけ|かな)"  # 番号覚えてる？, 番号教えてくれる？
-    r"|教えて(?:ください|下さい|ほしい|欲しい|くれ|ちょうだい)?[ねよ]?(?=$|[。!、,\s]))"
+    # 番号覚えてる？, 番号教えてくれる？: a question mark within a clause's reach (not scanned
+    # to the end from each 番号教え of a long text)
+    r"|(?:教え|覚え)[^。!?\n]{0,30}?(?:\?|っけ|かな)"
+    r"|教えて(?:ください|下さい|ほしい|欲しい|くれ|ちょうだい)?[ねよな]?(?=$|[。!、,\s]))"
 )
 """A Japanese question of a quantity: いくら, どのくらい, 何 before a counter or a place of
 a number (何回, 何便, 何号室, 何割, 何ドル, 何万円), a number asked by name or asked for
-(部屋番号なんだっけ, フライト番号は？, 番号覚えてる？, 番号教えて; not 電話番号変えた, nor a number
-told: 番号教えるね, 番号覚えた, 番号を教えてもらった, 番号なんて忘れた)."""
+(部屋番号なんだっけ, フライト番号は？, 番号覚えてる？, 番号教えて, 電話番号教えてほしいな; not
+電話番号変えた, nor a number told: 番号教えるね, 番号覚えた, 番号を教えてもらった, 番号なんて忘れた)."""
 
 _MONTHS = (
     "january|february|march|april|june|july|august|september|october|november|december"
@@ -152,27 +163,60 @@ _CLOCK = re.compile(
 seconds (a race's "1:23:45"), nor in code, an address or a path ("localhost:8080", "/12:30",
 "t=10:30", "x.12:30"); a sentence may follow without its space ("at 9:00.It was late").
 Scores, verses, paces and a video's seconds are written so too: :func:`_clock_time` reads
-one as a time only where its words say so."""
+one as a time unless its words say it is one of those."""
 _CLOCK_BEFORE = re.compile(
     r"(?:\b(?:at|by|from|until|till|til|around|before|after|since|between|morning|afternoon"
     r"|evening|night|tonight|today|tomorrow|noon)|@|朝|昼|夜|夕方|晩|午前|午後|今日|明日|あした"
     r")\s{0,2}$",
     re.ASCII | re.IGNORECASE,
 )
-"""The word just before a colon time that makes it a time: a preposition of time ("at 18:30",
-"until 10:00", "@ 19:00"), a part of the day ("tomorrow morning 7:30", 朝7:30, 明日10:00)."""
-_CLOCK_AFTER = re.compile(
-    rf"\s{{0,2}}(?:[ap]\.?m\b|(?:[-–—~〜]|to\b|until\b|till\b)\s{{0,2}}{_HH_MM}"
-    r"|(?:from|sharp|start|starts|departure|arrival|tonight|tomorrow|at night"
-    r"|(?:in the|this) (?:morning|afternoon|evening))\b"
-    r"|発|着|に|から|まで|頃|ごろ|過ぎ|すぎ|前|開始|開演|開場|集合|出発|到着|スタート|[~〜])",
+"""The word just before a colon time that makes it a time whatever came before it: a
+preposition of time ("the marathon starts at 9:00", "my run at 6:30", "@ 19:00"), a part of
+the day ("tomorrow morning 7:30", 朝7:30, 明日10:00)."""
+_NOT_CLOCK_WORDS = (
+    "scores?|scored|beats?|won|wins?|lost|lose|loses|drew|draw|tied|ties?|vs|v|versus|final"
+    "|half-?time|ratio|verses?|chapters?|sections?|articles?|psalms?|paces?|ran|runs?|running"
+    "|km|kms|miles?|5k|10k|marathon|min|mins|videos?|clips?|songs?|timestamps?"
+)
+_NOT_CLOCK_BEFORE = re.compile(
+    rf"(?:\b(?:{_NOT_CLOCK_WORDS})\b(?!['’])[.:]?"
+    r"(?:\s+(?!(?:and|then|but|so|or)\b)[^\s.,;!?。、]+){0,2}"  # (not past a clause's start)
+    r"|キロ|ペース|スコア|動画|ビデオ)(?:は|が|も|で|の|って)?\s*$",
     re.ASCII | re.IGNORECASE,
 )
-"""The words just after a colon time that make it a time: "p.m.", a range ("10:00-12:00",
-"9:00 to 17:00"), where or when from ("18:30 from pier 4", "7:30 in the morning"),
-発, に, から, 頃 (「10:40発」「15:00に」「18:30から」), 〜 ("10:00〜": from then)."""
-_BARE = " \t\r\n.,!?、。"
-"""What may stand around a reply that is only a time ("18:30!")."""
+"""A word at most two words before a colon time that makes it a score, a reference, a pace
+or a place in a video: "the final score was 21:15", "we beat them 10:20", "we lost 10:20",
+"Section 12:30", "pace is 5:30", "ran a 25:30 5k", キロ5:30, ペースは5:30 (not "won't",
+nor one before "and" or "then": "I ran 5k then dinner 19:00" is a time)."""
+_NOT_CLOCK_AFTER = re.compile(
+    r"\s*(?:pace|min|mins|km|kms|miles?|5k|10k|marathon|splits?|laps?|win|loss|victory"
+    r"|per (?:km|k|kilometer|kilometre|mile|lap))\b"
+    r"|\s+(?:in|into|of|on)\s+(?:the|this|that|my|your|his|her|our|their|a)\s+"
+    r"(?:video|vid|clip|song|film|movie|recording|podcast|episode|stream)\b"
+    r"|(?:の|で)?(?:ペース|勝|負)",
+    re.ASCII | re.IGNORECASE,
+)
+"""The words just after a colon time that make it a pace, a race's time, a score or a place
+in a video: "5:30 pace", "25:30 5k", "21:15 win", "1:20 in the video", 5:30ペース,
+21:15で勝った."""
+_TIME_NAMES = (
+    f"may|{_MONTHS}|(?:monday|tuesday|wednesday|thursday"
+    "|friday|saturday|sunday|mon|tues?|wed|thu|thurs|fri|sat|sun|weekday|weekend|morning"
+    "|afternoon|evening|night)s?|today|tonight|tomorrow|noon|midnight|breakfast|brunch|lunch"
+    "|dinner|supper"
+)
+_OPENERS = (
+    "is|was|are|were|be|do|does|did|will|would|can|could|should|maybe|say|or|and|but|so|then"
+    "|now|probably|like|about|approx|ok|okay|yes|yeah|no|sure|also|even|only|just|still"
+    "|thanks|its|how|what"
+)
+_NAME_BEFORE = re.compile(
+    rf"(?<![\w'’.-])(?!(?i:(?:{_TIME_NAMES}|{_OPENERS})\b))[A-Z][a-z]+\.?\s$", re.ASCII
+)
+"""A capitalised word just before a colon time, not the name of a month, a day or a part of
+it ("Monday 9:00", "Dinner 19:00") nor a word that opens a sentence ("Is 7:30 ok?",
+"Maybe 8:15?"): a book before a chapter of one digit ("John 3:16", "Gen 1:27", "Luke 2:10")
+or a plural name before its score or chapter ("Lakers 21:15", "Romans 12:10"), not a time."""
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
     "|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|dozen|half|couple"
@@ -200,18 +244,23 @@ _DIGIT = re.compile(r"\d")
 
 
 def _clock_time(text: str) -> bool:
-    """Whether ``text`` holds a colon time that its words make a time ("at 18:30", "18:30 from
-    pier 4", 「10:40発」「15:00に」, "10:00-12:00", a reply that is only "18:30"), not one read
-    as a score, a verse, a pace or a place in a video ("the final score was 21:15", "John
-    3:16", "pace is 5:30", "see 1:20 in the video")."""
+    """Whether ``text`` holds a colon time, read as a time unless its words make it a score, a
+    reference, a pace or a place in a video ("dinner is 19:00", "meeting moved to 14:00",
+    「会議は14:00」「7:45の新幹線」; not "the final score was 21:15", "John 3:16", "pace is
+    5:30", "see 1:20 in the video", キロ5:30). Each look is a few words wide, so a long text
+    is read in linear time."""
     for m in _CLOCK.finditer(text):
         start, end = m.span()
-        if (
-            _CLOCK_BEFORE.search(text, max(0, start - 16), start)
-            or _CLOCK_AFTER.match(text, end)
-            or not (text[:start].strip(_BARE) or text[end:].strip(_BARE))
-        ):
+        if _NOT_CLOCK_AFTER.match(text, end, end + 40):
+            continue
+        if _CLOCK_BEFORE.search(text, max(0, start - 16), start):
             return True
+        if _NOT_CLOCK_BEFORE.search(text, max(0, start - 40), start):
+            continue
+        name = _NAME_BEFORE.search(text, max(0, start - 24), start)
+        if name and (end - start == 4 or name.group().rstrip(". ").endswith("s")):
+            continue
+        return True
     return False
 
 

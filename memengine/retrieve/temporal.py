@@ -1022,14 +1022,15 @@ def _this_morning(_: re.Match[str], now: datetime) -> Window | None:
 
 _PRODUCT_YEAR = (
     "モデル(?![ァ-ヶー])"  # not モデルチェンジ, モデルルーム
-    "|(?:型|版|製|産|式(?![をはがも]?(?:挙|あげ|行|おこな)))"  # not 式を挙げた, a ceremony
-    "(?![㐀-鿿々]|(?![のはがをもでにとだじやよね])[ぁ-ゖ])"  # a whole word: not 産後, 産まれ
+    "|(?:型落ち|型|版|製造|製|産米|産|式(?![をはがも]?(?:挙|あげ|行|おこな)))"  # not 式を挙げた
+    "(?![㐀-鿿々]|(?!って|[のはがをもでにとだじやよね])[ぁ-ゖ])"  # a whole word: not 産後, 産まれ
 )
 """What after 2019年 makes it a thing's year, not a time to search: a model, an edition, when
-it was made, as a whole word before a particle, a name or the end (2019年モデルのMacBook,
-2019年式の車, 2019年型プリウス, 2019年版の地図, 2019年製, 2019年産のワイン; not 2019年に,
-2019年の夏, nor a word that only starts so: 2019年産まれ, 2019年産後, 2019年産休, 2019年製薬会社,
-2019年式典, 2019年版画展, 2019年モデルチェンジ, nor 2019年式を挙げた, a wedding)."""
+or where it was made, as a whole word before a particle, a name or the end (2019年モデルのMacBook,
+2019年式の車, 2019年型プリウス, 2019年型って何？, 2019年型落ちのiPhone, 2019年版の地図, 2019年製,
+2019年製造の車, 2019年産のワイン, 2019年産米; not 2019年に, 2019年の夏, nor a word that only
+starts so: 2019年産まれ, 2019年産後, 2019年産休, 2019年製薬会社, 2019年製造業, 2019年式典,
+2019年版画展, 2019年モデルチェンジ, nor 2019年式を挙げた, a wedding)."""
 
 _WD_JA = f"(?P<wd>[{_WEEKDAYS_JA}])曜日?"
 _WD_EN = "(?P<wd>" + "|".join(_WEEKDAYS_EN) + ")"
