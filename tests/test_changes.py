@@ -1409,3 +1409,124 @@ def test_a_weather_it_a_last_time_and_anothers_habit_leave_the_order_as_ranked(
         assert marks.get(new) == (float(old) if changes else None), new_text
         if changes:
             assert [x.episode.id for x in r.results[:2]] == [new, old], new_text
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "changes"),
+    [
+        # an age told again is of the same person: another's age changes not the speaker's
+        ("I'm 29, turning 30 this year", "Jen turned 30 yesterday, we had cake", False),
+        ("I'm 29", "Ken turned 30 today!", False),
+        ("I'm 29", "Emma turned 30 last week", False),
+        ("私は29歳", "結衣ちゃん、6歳になった！", False),
+        ("私は29歳", "姪っ子が6歳になった！", False),
+        ("I'm 29, turning 30 this year", "Finally turned 30 yesterday, we had cake", True),
+        ("Jen is 29", "Jen turned 30 yesterday, we had cake", True),
+        ("私は29歳", "今日で30歳になった！", True),
+        ("結衣ちゃんは5歳", "結衣ちゃん、6歳になった！", True),
+        ("My dog Max is 5", "Max turned 6 today", True),
+        # another's person word is another person ("Ken's wife" is not Ken)
+        ("Ken works at Google as an engineer.", "Ken's wife quit Google last week.", False),
+        ("My sister works at Google", "My sister's husband quit Google", False),
+        ("My brother works at Google", "Jen's husband quit Google", False),
+        ("Ken's wife works at Google", "Ken's wife quit Google", True),
+        ("Ken works at Google", "Ken quit Google", True),
+        # one the speaker describes by a clause is that person, not the speaker
+        ("The guy I'm dating works at Google", "My brother quit Google", False),
+        ("The guy I'm dating works at Google", "Ken quit Google", True),
+        # a pet and a person of the same name are two
+        (
+            "My dog Max eats the chicken kibble",
+            "My coworker Max switched to the salmon kibble",
+            False,
+        ),
+        (
+            "My dog Max eats the chicken kibble",
+            "My friend Max switched to the salmon kibble",
+            False,
+        ),
+        (
+            "うちの犬のマックスはチキンのフードを食べてる",
+            "同僚のマックスさんがサーモンのフードに変えた",
+            False,
+        ),
+        ("My dog Max eats the chicken kibble", "I switched Max to the salmon kibble", True),
+        (
+            "うちの犬のマックスはチキンのフードを食べてる",
+            "マックスのフード、サーモンに変えた",
+            True,
+        ),
+        # a "now" of the moment changes nothing; a lasting one does
+        (
+            "My favourite coffee shop is Blue Bottle on Main St",
+            "I'm at Blue Bottle now, the line is crazy",
+            False,
+        ),
+        (
+            "My favourite coffee shop is Blue Bottle on Main St",
+            "Blue Bottle closed, Verve is my favourite now",
+            True,
+        ),
+    ],
+)
+def test_an_age_a_possessive_a_described_person_and_a_namesake_are_whose_they_say(
+    old_text: str, new_text: str, changes: bool
+) -> None:
+    """An age turned changes an age told only of the same person (the same name or person
+    word, or the speaker's on both sides); "Ken's wife" is not Ken, "the guy I'm dating" not
+    the speaker nor "my brother", and "my coworker Max" not "my dog Max"."""
+    assert _links(old_text, new_text) is changes
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # a "now" of the moment: a place, a passing state, what one is doing
+        ("I'm at Blue Bottle now, the line is crazy", False),
+        ("Sending you the lasagna recipe now!", False),
+        ("It's raining now, so I'll take the bus to work", False),
+        ("I'm on the train now", False),
+        ("I'm at the office now", False),
+        ("I'm reading Dune now", False),
+        ("I'm home now", False),
+        ("今は仕事が忙しい", False),
+        ("今はジムにいる", False),
+        # a lasting state, a habit, a value, or after a contrast
+        ("I can't stand sushi now", True),
+        ("I drink oat milk now", True),
+        ("Ken works at Apple now", True),
+        ("Rent went up, it's $1,950 a month now", True),
+        ("It was cheap, but it's pricey now", True),
+        ("今は大阪に住んでる", True),
+        ("今はジムに通ってる", True),
+        ("前はジャズが好きだったけど、今はK-POP", True),
+        # a decision for one day is no change
+        ("今日はジム休むことにした", False),
+        ("今日はラーメン食べることにした", False),
+        ("今週末はジム行かないことにした", False),
+        ("お酒は飲まないことにした", True),
+        # もう with the short て-iru negative, not a potential or a plain negative
+        ("先生に言われて、もう甘いもの食べてない", True),
+        ("もう見てない", True),
+        ("もう寝てない", True),
+        ("もう勉強してない", True),
+        ("もう捨てない", False),
+        ("もう勝てない", False),
+        ("もう持てない", False),
+    ],
+)
+def test_a_now_of_the_moment_a_one_day_decision_and_the_short_te_nai(text: str, says: bool) -> None:
+    """A "now" (今は) says a change only of a lasting state or habit, or set against what
+    was; a ことにした for one day is none; もう…てない after a verb stem is a "no longer"."""
+    assert bool(change_sentences(text)) is says
+
+
+def test_a_possessive_subject_and_a_described_one_are_read_as_that_person() -> None:
+    """Whom a sentence tells about: the possessed person word, the described person."""
+    assert doer("Ken's wife quit Google") == "wife"
+    assert doer("My sister's husband quit Google") == "husband"
+    assert doer("The guy I'm dating works at Google") == "guy"
+    assert doer("Jen turned 30 yesterday") == "jen"
+    assert doer("Finally moved to Osaka") is None
+    assert doer("Emily moved to Osaka") == "emily"
+    assert doer("Honestly, jazz is what I love") == "i"

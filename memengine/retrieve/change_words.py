@@ -100,7 +100,8 @@ CHANGE = re.compile(
     r"|(?<![雨荒]天)中止|リスケ|退職(?![祝金])|転勤(?!族)"
     rf"|{_JA_PLANS}(?:が|は|も|を)?[^。！？!?\n]{{0,8}}?(?:延び|延ばし|ずれ|ずらし)"
     rf"|{_JA_DAY}ずらし|{_JA_PLANS}(?:が|は|も)?(?:なくなっ|無くなっ)"
-    r"|もう[^。！？!?\n、，,]{0,10}?(?:(?:んで|って|いて)|[てで]い)(?:ない|なかっ|ません)"
+    r"|もう[^。！？!?\n、，,]{0,10}?(?:(?:んで|って|いて)|[てで]い"
+    r"|(?<=[えけげせぜてでねべぺめれきぎしじちぢびぴみり見寝着居出])て)(?:ない|なかっ|ません)"
     r"|ずれ込|前倒し|繰り上げ|繰り下げ"
     r"|キャンセル|訂正"
     r"|(?<=[0-9０-９〇一二三四五六七八九十])(?:歳|才)にな(?=っ|りまし)|(?:こと|事)にし(?=た|まし|て)"
@@ -122,7 +123,8 @@ or an "again," between the words (:data:`_ASIDE`: "moved my appointment again, t
 視線をずらした, 時間がなくなった, 面接の緊張がなくなった), ずらした to a time (来週にずらしてもらった),
 ずれ込んだ, 前倒し; 退職した, 転勤になった (not 退職祝い, 退職金, 転勤族); "no longer" as もう with a
 negated ている form within ten characters (もう大阪には住んでない, もう飲んでない, もう働いてない,
-もう食べていない, もう実家の近くには住んでない; not もう待てない, もう捨てない, a can't or a won't);
+もう食べていない, もう実家の近くには住んでない, and the short もう食べてない, もう見てない after an
+-eru or -iru stem; not もう待てない, もう捨てない, もう勝てない, a can't or a won't);
 "I used to …" after its subject, an adverb between or none ("I used to hate coffee", "I never
 used to like coffee", "I also used to live in Kyoto", "My wife used to love jazz": a person's
 habit, :func:`.owners.habit_owner`; not "got used to", "I'm used to", "it used to", "you used to",
@@ -134,14 +136,17 @@ past told as shared with a また or a 今度 beside it, 前は楽しかった�
 :func:`_an_occasion`); and "anymore", or "any more" ending its
 clause, which says a change only after a negation (:data:`_NEGATION`; "I don't drink coffee
 any more"; "Mochi doesn't want any more" and "I don't want any more coffee" are amounts);
-"now" ending its clause, read as 今は (:data:`_NOT_NOW`: "I can't stand sushi now", "it's
-$1,950 a month now"; not "right now", "for now", "by now", "for two years now", "I have to
-go now", "Now, the roof."; "now that…" and "Now I'm hungry" end no clause); a value gone up
+"now" ending its clause, read as 今は, of a lasting state (:func:`_lasting`,
+:func:`_ja_lasting`, :data:`_NOT_NOW`: "I can't stand sushi now", "I drink oat milk now";
+not "I'm at Blue Bottle now", "I'm reading Dune now", 今はジムにいる; nor "right now", "for
+now", "by now", "for two years now", "I have to go now", "Now, the roof."; "now that…" and
+"Now I'm hungry" end no clause); a value gone up
 or down ("Rent went up", "prices went up again", "dropped to $999", "raised its fees to
 $80"; not "went up the stairs", "went up to Sapporo", "dropped him off by 8"); an age
 turned ("turned 7 today", "turned thirty in May", 6歳になった; not "turned one of the rooms
 into…", "turned 90 degrees", 6歳になったら); and a decision, ことにした (お酒は飲まないことにした;
-not 続けることにした, 辞めないことにした: :data:`_KEPT_ON`)."""
+not 続けることにした, 辞めないことにした: :data:`_KEPT_ON`, nor one for a day, 今日はジム休むことにした:
+:data:`_ONE_DAY`)."""
 
 _MAYBES = (
     r"no need to|might|(?:i|we|you|he|she|they) may|maybe|should|could|if|almost"
@@ -192,6 +197,55 @@ _NOT_NOW = re.compile(
 with them now"), or one that opens its sentence ("Now, the roof.", "And now, big news");
 a negation before it is none ("I don't eat meat now" is a change), and "now that …" or
 "Now I'm hungry" do not end a clause."""
+
+_CLAUSE_START = re.compile(r".*(?:[,;:](?!\d)|[\u2013\u2014]|\b(?:and|so|because|since)\b)", re.I)
+"""Where the clause a "now" ends begins: past the last comma or joining word."""
+_LASTING = re.compile(
+    r"\b(?:not|no|never|cannot|\w+n't|only|favou?rite"
+    r"|(?:like|love|hate|prefer|eat|drink|live|work|use|go|play|drive|take|listen|watch|wear"
+    r"|smoke|cook|run|swim|study|buy|shop|order)(?:s|es)?)\b|\d",
+    re.ASCII | re.IGNORECASE,
+)
+"""What makes the clause a "now" ends a lasting state or a habit: a negation ("I can't
+stand sushi now", "I don't eat meat now"), a habit or a liking in its plain form ("I drink
+oat milk now", "Ken works at Apple now", "Blue Bottle is my favourite now"), or a value
+("it's $1,950 a month now", "So May 4 now"); not a place one is at, a passing state or what one is
+doing ("I'm at Blue Bottle now", "I'm home now", "It's raining now", "I'm reading Dune now",
+"Sending you the recipe now")."""
+_CONTRAST = re.compile(r"\b(?:but|though|although|instead|whereas)\b", re.I)
+"""A contrast before a "now", which sets it against what was ("It was cheap, but it's
+pricey now")."""
+
+
+def _lasting(before: str) -> bool:
+    """Whether a "now" ending its clause (``before`` it, its sentence's words) tells a lasting
+    state or habit that differs from before (:data:`_LASTING`, or after a contrast:
+    :data:`_CONTRAST`), not the moment ("I'm on the train now")."""
+    clause = _CLAUSE_START.sub("", before)
+    return _LASTING.search(clause) is not None or _CONTRAST.search(before) is not None
+
+
+_JA_LASTING = re.compile(
+    "ない|なく|ません|なかっ|好き|嫌い|派|ハマ|はま|ばかり|ばっかり|しか|毎|いつも|住|働|勤め|通"
+    "|[0-9０-９〇一二三四五六七八九十]"
+)
+"""What makes the clause after a 今は a lasting state or habit: a negation (今はもう飲んでない),
+a liking or a habit (今はK-POPばかり, 今は大阪に住んでる, 今はジムに通ってる), or a value
+(今は月8万); not a place one is at or a passing state (今はジムにいる, 今は仕事が忙しい)."""
+_JA_CONTRAST = re.compile(
+    "けど|けれど|でも|のに|しかし|だが|(?:前|以前|昔|もともと|元々)は|[たっ]た[、，,]"
+)
+"""A contrast or a past before a 今は, which sets it against what was (前はジャズだったけど、今は;
+フィット売った、今は)."""
+
+
+def _ja_lasting(before: str, after: str) -> bool:
+    """Whether a 今は (``before`` and ``after`` it, its sentence's words) tells a lasting state
+    or habit (:data:`_JA_LASTING` in its clause) or follows a contrast (:data:`_JA_CONTRAST`):
+    前はジャズが好きだったけど、今はK-POP, 今は大阪に住んでる (not 今はジムにいる, 今は忙しい)."""
+    clause = re.split("[、，,。！？!?]", after, maxsplit=1)[0]
+    return _JA_LASTING.search(clause) is not None or _JA_CONTRAST.search(before) is not None
+
 
 _ANYMORE = re.compile(r"any ?more", re.I)
 """The change word that needs a negation before it (:data:`_NEGATION`)."""
@@ -264,6 +318,10 @@ _KEPT_ON = re.compile(
 """What makes a ことにした a decision to keep things as they are (続けることにした,
 辞めないことにした; 飲まないことにした is a change)."""
 
+_ONE_DAY = re.compile("(?:今日|今夜|今晩|今朝|今週末|明日|あした|あす|今回)は")
+"""A day or a time a ことにした is limited to, a one-off, not a change (今日はジム休むことにした,
+今週末はジム行かないことにした)."""
+
 _IF = re.compile(r"^\w{0,3}?たら(?!しい)")
 """A condition just after a Japanese change word (中止になったら家で映画見よう), unless what
 follows ends in the past (:data:`_PAST_END`: ジム変えたら通うのが楽になった, it happened)."""
@@ -302,6 +360,10 @@ def change_sentences(text: str) -> list[str]:
             elif m.group().lower() == "now":
                 if _NOT_NOW.search(before) or _MAYBE_BEFORE.search(before) or _asks(before):
                     continue
+                if not _lasting(before):
+                    continue
+            elif m.group() == "今は" and not _ja_lasting(before, after):
+                continue
             elif m.group()[0].isascii():
                 word = m.group().lower()
                 noun = word == "switch" and _A_SWITCH.search(before) is not None
@@ -313,6 +375,7 @@ def change_sentences(text: str) -> list[str]:
                 _NOT_AFTER.match(after) is not None
                 or (_IF.match(after) is not None and _PAST_END.search(after) is None)
                 or _KEPT_ON.search(before) is not None
+                or (m.group()[0] in "こ事" and _ONE_DAY.search(before) is not None)
                 or _an_occasion(m.group(), after, f"{previous} {after} {following}")
             ):
                 continue

@@ -16,8 +16,9 @@ number or a counter alone, "$1,200", 3万円, nor a thing each names another own
 no 母の誕生日会, "My wife used to love jazz" no "I love jazz"), nor one two other people the
 sentences tell about share: "My coworker Jen quit Google" changes no "Ken works at Google",
 佐藤さんがトヨタ辞めた no 田中さんはトヨタで働いてる; a person alone is none: "My wife quit her job"
-changes no "My wife loves spicy food", but an age told again is: "My son turned 7 today"
-changes "My son is 6"), and their stored vectors are at least ``later_change_cosine`` close.
+changes no "My wife loves spicy food", but an age told again of the same person is: "My
+son turned 7 today" changes "My son is 6", "Jen turned 30" no "I'm 29"), and their stored
+vectors are at least ``later_change_cosine`` close.
 It comes before the closest such result (a chain of changes stands newest first where its
 best-ranked member was), marked ``later_change`` (and ``changes``: that result's id), and
 the pack's reason line names the day of the memory it follows. Nothing that would not be
@@ -37,7 +38,20 @@ from ..models import Episode, EpisodeKind
 from ..text import APOSTROPHES, fold, sentences, shared_phrases
 from .change_words import AGE, CHANGE, change_sentences, habit_of, told
 from .fastpath import Candidate
-from .owners import a_person, doer, leads, mentioned, other_owner, owners, people_named
+from .owners import (
+    a_name,
+    a_person,
+    doer,
+    last_ja_person,
+    leads,
+    mentioned,
+    other_owner,
+    owners,
+    people_named,
+    possessor,
+    same_name_two_beings,
+    same_person,
+)
 
 SHARED_MIN_COSINE = 0.3
 """The default ``later_change_cosine`` (on the default embedder's scale): of 24
@@ -106,18 +120,55 @@ _AN_AGE = re.compile(
 
 
 def _age_again(words: str, near: str) -> bool:
-    """Whether ``near`` tells an age turned of the one ``words`` told an age of, by whom
-    each sentence tells about (the speaker when none: 30歳になった): "My son turned 7 today"
-    after "My son is 6", 娘が6歳になった after 娘は5歳 (not after 息子は5歳)."""
+    """Whether ``near`` tells an age turned of the one ``words`` told an age of, the same
+    person by :func:`_whose_age` on both sides: "My son turned 7 today" after "My son is 6",
+    "Turned 30 today!" after "I'm 29", 娘が6歳になった after 娘は5歳 (not after 息子は5歳, nor
+    "Jen turned 30 yesterday" after "I'm 29", 結衣ちゃん、6歳になった after 私は29歳)."""
     said = told(near)
-    if _AGE_NOW.search(said) is None:
+    turned = _AGE_NOW.search(said)
+    who = _whose_age(said, turned.start()) if turned is not None else None
+    if who is None:
         return False
-    who = doer(said) or "i"
-    return any(
-        not other_owner(doer(sentence) or "i", who)
-        for sentence in sentences(words.translate(APOSTROPHES))
-        if _AN_AGE.search(sentence) is not None
-    )
+    for sentence in sentences(words.translate(APOSTROPHES)):
+        age = _AN_AGE.search(sentence)
+        was = _whose_age(sentence, age.start()) if age is not None else None
+        if was is not None and same_person(was, who):
+            return True
+    return False
+
+
+_OWN_LEAD = re.compile(
+    r"^\W*(?:(?:just|finally|officially|so|and|well|ugh|yay|oh|wow|yes|also|today|yesterday"
+    r"|lol|haha|omg)\W+)*$",
+    re.IGNORECASE,
+)
+"""The words an English sentence of the speaker's own age may open with, naming no one
+("Turned 30 today!", "Finally turned 30"; not "The big one turned 30")."""
+
+
+_NAMED_AGE = re.compile(r"\b([A-Z][^\W\d_]+)\W*$")
+"""A name just before an age ("Jen is 29", "Max, 5")."""
+
+
+def _whose_age(sentence: str, at: int) -> str | None:
+    """Whom the age told at ``at`` of ``sentence`` is of, as :func:`.owners.doer` writes
+    them: in Japanese the person named last before it (娘は5歳: 娘; 結衣ちゃん、6歳になった: 結衣;
+    私は29歳: "i"), else the speaker where no が names another (30歳になった; not
+    姪っ子が6歳になった); in English whom the sentence opens with ("Jen turned 30": "jen"; "I'm
+    29": "i"), else the speaker where nothing but an interjection or a time comes before
+    ("Turned 30 today!"), or a name just before ("Jen is 29"); none for anyone else ("The
+    big one turned 30")."""
+    before = sentence[:at]
+    if not sentence[at:].isascii() or not before.isascii():
+        who = last_ja_person(before)
+        return who if who is not None else (None if "が" in before else "i")
+    who = doer(sentence)
+    if who is not None:
+        return who
+    if _OWN_LEAD.match(before) is not None:
+        return "i"
+    name = _NAMED_AGE.search(before)
+    return name[1].lower() if name is not None and a_name(name[1].lower()) else None
 
 
 def _another_doer(words: str, near: str, subject: str) -> bool:
@@ -127,9 +178,17 @@ def _another_doer(words: str, near: str, subject: str) -> bool:
     Google", nor "My dad sold the Honda Fit" "My mom drives a Honda Fit", 佐藤さんがトヨタ辞めた
     田中さんはトヨタで働いてる, 弟が大阪に引っ越した 兄は大阪に住んでる. An older fact about the
     speaker may be changed by anyone ("My wife moved the dentist appointment"), and "I
-    switched Mochi to the salmon kibble" still changes "Mochi eats the chicken kibble"."""
+    switched Mochi to the salmon kibble" still changes "Mochi eats the chicken kibble".
+    Another's person word is surely another ("Ken's wife quit Google" changes nothing of
+    "Ken works at Google": :func:`.owners.possessor`), and so is a person named as a pet
+    is ("My coworker Max switched to the salmon kibble" and "My dog Max eats the chicken
+    kibble": :func:`.owners.same_name_two_beings`)."""
+    if same_name_two_beings(words, told(near)):  # ("My dog Max…", "My coworker Max…")
+        return True
     theirs = leads(words, fold(subject)) - {"i"}
     who = doer(told(near))
+    if possessor(told(near)) in theirs:  # ("Ken's wife quit Google": not Ken)
+        return True
     if not theirs or who is None or who in mentioned(words) or theirs & mentioned(near):
         return False
     return all(other_owner(one, who) for one in theirs)

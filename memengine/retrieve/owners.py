@@ -200,7 +200,7 @@ def _taker(taken: re.Match[str], text: str) -> str | None:
         return "i"
     if word in _PRONOUNS or word in _PEOPLE:
         return _PEOPLE.get(word, word)
-    if taken["det"] or not _a_name(word):
+    if taken["det"] or not a_name(word):
         return None
     written = re.finditer(rf"\b{word}\b", text, re.IGNORECASE)
     return word if any(w.group()[0].isupper() for w in written) else None
@@ -252,13 +252,17 @@ def other_owner(one: str, other: str) -> bool:
     "he" from "she", two names and two person words from each other ("mother" and "father";
     not "child" and "son", one may be the other); a pronoun may be a name's or a person
     word's ("his party" may be "Dad's party"), and a name a person word's ("Yuki's party" may
-    be "my wife's party", 健ちゃんの健診 夫の健診)."""
+    be "my wife's party", 健ちゃんの健診 夫の健診), and one the speaker describes ("the guy I'm
+    dating": :data:`_DESCRIBED`) is none of their person words ("my brother"), one would
+    call them so."""
     if one == other:
         return False
     if "i" in (one, other):
         return True
     if one in _PRONOUNS or other in _PRONOUNS:
         return {one, other} == {"he", "she"}
+    if one in _DESCRIBED or other in _DESCRIBED:  # ("the guy I'm dating" is no "my brother")
+        return one in _KIN or other in _KIN
     if one in _KIN and other in _KIN:
         return other not in _KIN_OF.get(one, ()) and one not in _KIN_OF.get(other, ())
     return one not in _KIN and other not in _KIN
@@ -307,24 +311,29 @@ _LEAD_IN = (
 """The words an English sentence may open with before whom it tells about: a sentence
 adverb, a time, an interjection ("These days my son…", "Apparently, Ken…", "Honestly I…",
 "Yeah, my wife…")."""
+_ADVERB = r"\w{3,}(?:ally|ntly|ously|fully|tely|stly|dly|ily)\b"
+"""A sentence adverb written with a capital, which is no name ("Finally", "Apparently",
+"Honestly", "Luckily"; not "Emily", "Sally")."""
 _PERSON_VERB = (
     r"(?:works|worked|lives|lived|loves|loved|likes|liked|hates|hated|enjoys|enjoyed|quits?"
     r"|moved|drives|drove|plays|played|studies|studied|teaches|taught|married|retired"
-    r"|smokes|smoked|eats|ate|drinks|drank)"
+    r"|smokes|smoked|eats|ate|drinks|drank|turned|turns)"
 )
-"""What a person does, after a name ("Ken works", "Emma loves"; not "Jazz is", "Netflix
-raised", "Starbucks sold out", which name a thing as often)."""
+"""What a person does, after a name ("Ken works", "Emma loves", "Jen turned 30"; not "Jazz
+is", "Netflix raised", "Starbucks sold out", which name a thing as often)."""
 _DOER = re.compile(
     rf"[^\w']*{_LEAD_IN}(?:(?P<me>i|we)\b|(?P<they>he|she|they)\b"
-    rf"|(?:(?:my|our|his|her|their|the) (?:\w+ ){{0,2}}?)?(?P<kin>{_PERSON_WORD})\b(?!')"
+    rf"|(?:(?:my|our|his|her|their|the) (?:\w+ ){{0,2}}?)?(?:(?P<whose>\w+)(?:'s|(?<=s)') )?"
+    rf"(?P<kin>{_PERSON_WORD})\b(?!')"
     rf"(?:,? (?P<called>{_NAME})\b(?!'))?"
-    rf"|(?P<name>{_NAME})(?: {_NAME})?(?:, [^,]{{1,40}},| from \w+(?: \w+)?)? "
+    rf"|(?P<name>(?!{_ADVERB}){_NAME})(?: {_NAME})?(?:, [^,]{{1,40}},| from \w+(?: \w+)?)? "
     rf"(?:(?:\w+ly|just|still|never|also|always|finally) )?{_PERSON_VERB}\b)",
     re.IGNORECASE,
 )
 """The person an English sentence opens with as its subject: "I" or "we", a pronoun, a
 person word and the name after it ("My coworker Jen quit…", "my college friend…", "Mom
-sold…"), or a name before what a person does ("Ken works…", "Emma Watson, my college
+sold…"), another's person word ("Ken's wife quit…", "My sister's husband…": the wife, the
+husband), or a name before what a person does ("Ken works…", "Emma Watson, my college
 friend, lives…", "Emma Clarke from work moved…")."""
 _JA_DOER = re.compile(f"(?:[^、。！？!?\\sはがをの]{{1,8}}?(?:は|、))??{JA_TOPIC}")
 """The person a Japanese sentence tells about, as its topic or subject, at its start or
@@ -335,6 +344,17 @@ _MY_CLAUSE = re.compile(
 """An English sentence whose first clause (past a few words and a comma) holds "I" or "we",
 whatever it opens with: the speaker's ("Jazz is what I love", "To be honest, I love jazz",
 "Love jazz, I play it every day"; not "Jazz is her thing, I think")."""
+_DESCRIBED = frozenset("guy guys girl girls person man men woman women lady boy dude".split())
+"""The words a person is described by with a clause of the speaker's ("the guy I'm
+dating"): someone the speaker calls by no person word of theirs (:func:`other_owner`)."""
+_DESCRIBED_BY_ME = re.compile(
+    rf"[^\w']*{_LEAD_IN}(?:the|this|that|a|an|some) (?:\w+ )?"
+    rf"(?P<who>{'|'.join(sorted(_DESCRIBED))}) (?:(?:that|who|whom) )?(?:i|we)\b",
+    re.IGNORECASE,
+)
+"""An English sentence whose subject is a person the speaker describes by a clause of
+their own ("The guy I'm dating works at Google", "the woman who I met…"): that person's,
+not the speaker's (:data:`_MY_CLAUSE`)."""
 _JA_TEXT = re.compile("[\u3041-\u30ff\u4e00-\u9fff]")
 """A kana or a kanji: a Japanese sentence, whose subject, when it names none, is the
 speaker (ジャズにハマってて、毎日聴いてる)."""
@@ -365,6 +385,8 @@ def doer(sentence: str) -> str | None:
         return ja_owner(ja)
     plain = sentence.translate(APOSTROPHES)
     m = _DOER.match(plain)
+    if m is None and (described := _DESCRIBED_BY_ME.match(plain)) is not None:
+        return described["who"].lower()
     if m is None:
         mine = _MY_CLAUSE.match(plain) is not None or _JA_TEXT.search(sentence) is not None
         return "i" if mine else None
@@ -374,12 +396,52 @@ def doer(sentence: str) -> str | None:
         return m["they"].lower()
     if m["kin"]:
         called = (m["called"] or "").lower()
-        return called if _a_name(called) else _PEOPLE[m["kin"].lower()]
+        return called if a_name(called) else _PEOPLE[m["kin"].lower()]
     name = m["name"].lower()
-    return name if _a_name(name) else None
+    return name if a_name(name) else None
 
 
-def _a_name(word: str) -> bool:
+_PET_CALLED = re.compile(
+    rf"\b(?:dog|dogs|cat|cats|puppy|kitten|bird|parrot|hamster|rabbit|bunny|pet),? ({_NAME})\b"
+    "|(?:犬|猫|ワンコ|わんこ|ネコ|ねこ|インコ|ハムスター|うさぎ|ウサギ|ペット)の?"
+    "([\u30a1-\u30ffー]{2,8}|[\u4e00-\u9fff々]{1,3}(?=[はがもをの、]))",
+    re.IGNORECASE,
+)
+"""A name a pet word stands before ("my dog Max", "our cat, Luna", 犬のポチ, うちの猫タマ)."""
+
+
+def _pets(text: str) -> set[str]:
+    """The names ``text`` calls pets by, folded (:data:`_PET_CALLED`: "max" of "my dog Max")."""
+    return {fold(m[1] or m[2]) for m in _PET_CALLED.finditer(text.translate(APOSTROPHES))}
+
+
+def _called(text: str) -> set[str]:
+    """The names ``text`` calls people by a person word or an honorific, folded ("max" of
+    "my coworker Max", マックス of マックスさん)."""
+    found = {fold(m[1] or m[2]) for m in _CALLED.finditer(text.translate(APOSTROPHES))}
+    return found | {m[1] for m in _JA_CALLED.finditer(fold(text))}
+
+
+def same_name_two_beings(one: str, other: str) -> bool:
+    """Whether a name ``one`` calls a pet (:data:`_PET_CALLED`) is called a person in
+    ``other`` by a person word or an honorific (:data:`_CALLED`, :data:`_JA_CALLED`), or the
+    other way: two namesakes ("My dog Max eats…" and "My coworker Max switched…", 犬のマックス
+    and 同僚のマックスさん; not "I switched Max to…", the same dog)."""
+    return bool(_pets(one) & _called(other) or _called(one) & _pets(other))
+
+
+def possessor(sentence: str) -> str | None:
+    """Whose person word the subject of an English ``sentence`` is, as :func:`doer` writes
+    them ("Ken's wife quit Google": "ken"; "My sister's husband…": "sister"), if any: a
+    person surely other than the subject."""
+    m = _DOER.match(sentence.translate(APOSTROPHES))
+    if m is None or not m["whose"]:
+        return None
+    whose = m["whose"].lower()
+    return _PEOPLE.get(whose, whose)
+
+
+def a_name(word: str) -> bool:
     """Whether a word written with a capital may be a name ("ken"; not "" nor "the",
     "today", "monday", "mom")."""
     return bool(word) and word not in ENGLISH_STOPWORDS | _DESCRIPTIVE and word not in _PEOPLE
@@ -410,6 +472,22 @@ def mentioned(text: str) -> set[str]:
 
 _JA_SOMEONE = re.compile(_JA_PERSON)
 """A Japanese person anywhere in a text (:data:`_JA_PERSON`)."""
+
+
+def last_ja_person(text: str) -> str | None:
+    """The Japanese person ``text`` names last, as :func:`ja_owner` writes it (結衣 of
+    「昨日、結衣ちゃん」, "i" of 私は), if any: whom what follows it tells about."""
+    found = list(_JA_SOMEONE.finditer(fold(text)))
+    return ja_owner(found[-1]) if found else None
+
+
+def same_person(one: str, other: str) -> bool:
+    """Whether two people as :func:`doer` writes them are surely one: the same word ("i"
+    and "i", "son" and "son", "jen" and "jen"), or person words one may be the other of
+    ("child" and "son"); not a name and a person word, nor a pronoun ("he" may be anyone)."""
+    if one == other:
+        return True
+    return one in _KIN and other in _KIN and not other_owner(one, other)
 
 
 def people_named(text: str) -> set[str]:
