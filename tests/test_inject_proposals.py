@@ -259,6 +259,16 @@ def test_a_proposal_or_an_offer_is_read(text: str) -> None:
         "妻がケーキ焼くよ",
         "彼は頭痛薬買ってくるよ",
         "お母さんがお弁当作りますよ",
+        # a thing noted or seen to, no plan with anyone
+        "考えておくね",
+        "覚えておくね",
+        "メモしとくね",
+        "分かった、やっとく",
+        "確認しとく",
+        # no outing
+        "I'm taking you to court",
+        "I'll pick you up on that later",
+        "Careful or I'll take you to task",
     ],
 )
 def test_news_and_small_talk_are_no_proposal(text: str) -> None:

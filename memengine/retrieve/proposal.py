@@ -270,6 +270,13 @@ _JA_PREPARE = re.compile(
 """A sentence announcing that something is got ready: 頼んどくね, 買っとく, 予約しときます,
 用意しておくね."""
 
+_JA_NOTED = re.compile(
+    r"(?:考え|覚え|メモし?|メモっ|気をつけ|気を付け|検討し|確認し|調べ|やっ)[てで]?"
+    r"(?:おく|とく|おきます|ときます)(?:ね|よ|わ|から|ぞ)?$"
+)
+"""A sentence that says a thing is noted or will be seen to, no plan with anyone: 考えておくね,
+覚えておくね, メモしとくね, 確認しとく, 分かった、やっとく."""
+
 _JA_REFRAIN = re.compile(
     r"(?:やめ|止め|辞め|遠慮し|パスし|控え)"
     r"(?:よう|よ|ましょう?|よっ|とこう|とこ|ておこう|とく|ときます|ておく|ておきます)"
@@ -355,6 +362,8 @@ def _japanese(body: str) -> bool:
         return False
     if _JA_VOLITIONAL.search(body):
         return True
+    if _JA_NOTED.search(body):
+        return False
     if _JA_PREPARE.search(body) or _JA_OFFER.search(body):
         return not _JA_OTHER_SUBJECT.search(_JA_CLAUSES.split(body)[-1])
     if _JA_CHOICE.search(body) and _JA_MEAL_TOPIC.search(body):
@@ -482,6 +491,11 @@ def _title(words: Sequence[str], cased: Sequence[str], at: int) -> bool:
     return any(w == "by" and _named(cased[i + 1]) for i, w in enumerate(words[at + 2 : -1], at + 2))
 
 
+_NO_OUTING = frozenset({"court", "task", "on"})
+"""Words after "take you to" or "pick you up" that make no outing ("I'm taking you to
+court", "take you to task", "I'll pick you up on that")."""
+
+
 def _named(word: str) -> bool:
     """Whether ``word`` is written as a title's or a name's word and names no time
     (:data:`_NOT_NAMES`: "Emma", "Get"; not "Friday")."""
@@ -496,7 +510,11 @@ def _offers(words: Sequence[str], cased: Sequence[str]) -> bool:
     cooking for hours", "she made you a cake", "I took him to the vet"."""
     for at, verb in enumerate(words):
         escort = _ESCORTS.get(verb, frozenset())
-        if words[at + 1 : at + 2] == ["you"] and escort.intersection(words[at + 2 : at + 3]):
+        if (
+            words[at + 1 : at + 2] == ["you"]
+            and escort.intersection(words[at + 2 : at + 3])
+            and not _NO_OUTING.intersection(words[at + 3 : at + 4])
+        ):
             return True  # "I'll take you to that ramen place", "I'll pick you up at 7"
         end = at + 1 + _REACH
         if verb in _PROVIDE and _receives(
