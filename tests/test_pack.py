@@ -972,7 +972,8 @@ def test_a_long_clause_before_a_bare_changed_is_read_once() -> None:
     clause is read back from "changed" once; its negation still counts."""
     import time
 
-    from memengine.pack import _trim, _turns
+    from memengine.pack import _trim
+    from memengine.quote_changes import _turns
 
     for filler in ("if ", "not ", "never mind "):
         text = "Coffee is my favourite drink. " + filler * 16000 + ", it changed."
