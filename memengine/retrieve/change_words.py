@@ -136,9 +136,9 @@ past told as shared with a また or a 今度 beside it, 前は楽しかった�
 :func:`_an_occasion`); and "anymore", or "any more" ending its
 clause, which says a change only after a negation (:data:`_NEGATION`; "I don't drink coffee
 any more"; "Mochi doesn't want any more" and "I don't want any more coffee" are amounts);
-"now" ending its clause, read as 今は, of a lasting state (:func:`_lasting`,
-:func:`_ja_lasting`, :data:`_NOT_NOW`: "I can't stand sushi now", "I drink oat milk now";
-not "I'm at Blue Bottle now", "I'm reading Dune now", 今はジムにいる; nor "right now", "for
+"now" ending its clause, read as 今は, unless it tells the moment (:func:`_a_moment`,
+:func:`_ja_a_moment`, :data:`_NOT_NOW`: "I can't stand sushi now", "I'm vegan now", 今は独身;
+not "I'm at the gym now", "I'm reading Dune now", 今はジムにいる; nor "right now", "for
 now", "by now", "for two years now", "I have to go now", "Now, the roof."; "now that…" and
 "Now I'm hungry" end no clause); a value gone up
 or down ("Rent went up", "prices went up again", "dropped to $999", "raised its fees to
@@ -198,53 +198,83 @@ with them now"), or one that opens its sentence ("Now, the roof.", "And now, big
 a negation before it is none ("I don't eat meat now" is a change), and "now that …" or
 "Now I'm hungry" do not end a clause."""
 
-_CLAUSE_START = re.compile(r".*(?:[,;:](?!\d)|[\u2013\u2014]|\b(?:and|so|because|since)\b)", re.I)
-"""Where the clause a "now" ends begins: past the last comma or joining word."""
-_LASTING = re.compile(
-    r"\b(?:not|no|never|cannot|\w+n't|only|favou?rite"
-    r"|(?:like|love|hate|prefer|eat|drink|live|work|use|go|play|drive|take|listen|watch|wear"
-    r"|smoke|cook|run|swim|study|buy|shop|order)(?:s|es)?)\b|\d",
+_CLAUSE_SEPARATOR = re.compile(r"[,;:](?!\d)|[\u2013\u2014]|\b(?:and|so|because|since)\b", re.I)
+"""What a clause a "now" ends begins after: a comma or a joining word."""
+
+
+def _clause_before(before: str) -> str:
+    """The clause a "now" ends, ``before`` it its sentence's words: what follows the last comma
+    or joining word ("I can't talk" of "I'm at the gym, I can't talk"), found in one pass so a
+    long text without one costs no more than reading it."""
+    start = 0
+    for start_at in _CLAUSE_SEPARATOR.finditer(before):
+        start = start_at.end()
+    return before[start:]
+
+
+_ADVERBS = r"(?:(?:still|already|just|finally|currently|\w+ly)\s+)?"
+_LASTING_ING = (
+    r"(?:working|living|using|dating|seeing|studying|learning|teaching|training|renting"
+    r"|driving|taking|attending|going|commuting|staying|feeling|getting|earning|paying)"
+)
+"""What one does over a while, told as going on ("I'm working from home now", "I'm living in
+Osaka now", "I'm using Linux now"), no action of this minute."""
+_MOMENT = re.compile(
+    # a place one is at: "I'm at the gym", "I'm on the train", "I'm at work", "I'm home"
+    rf"\b(?:am|is|are|was|'m|'s|'re)\s+{_ADVERBS}(?:(?:at|on|in|inside|outside)\s+"
+    r"(?:the|my|our|his|her|their|your|this|that)\b|(?:at|in)\s+(?:work|home|school|church"
+    r"|class|lunch|dinner|bed|practice)\b|(?:home|here|there|back|out|outside|up|awake|asleep"
+    r"|on (?:my|the|our) way)\W*$)"
+    # the weather, the clock, a battery
+    r"|\b(?:rain\w*|snow\w*|pouring|drizzl\w*|hail\w*|sunny|cloudy|windy|stormy|foggy"
+    r"|thunder\w*|battery)\b"
+    r"|\bit(?:'s| is)\s+(?:(?:almost|nearly|just|already|past)\s+)?(?:\d{1,2}(?::\d\d)?\s*"
+    r"(?:am|pm|o'?clock)|\d{1,2}:\d\d|midnight|noon)\W*$"
+    # a passing state, what one can't do this minute
+    r"|\b(?:busy|tired|sleepy|exhausted|hungry|starving|thirsty|bored|free|asleep|awake|drunk"
+    r"|full|late|ready|done|finished)\b"
+    r"|\b(?:can't|cannot|can not|couldn't)\s+(?:\w+\s+)?(?:talk|chat|call|answer|text|reply"
+    r"|speak|pick up|come|make it|focus|think)\b"
+    # an action of this minute ("Sending you the recipe", "I'm reading Dune")
+    rf"|(?:^\W*|\b(?:am|is|are|'m|'s|'re)\s+{_ADVERBS})(?!{_LASTING_ING})\w+ing\b",
     re.ASCII | re.IGNORECASE,
 )
-"""What makes the clause a "now" ends a lasting state or a habit: a negation ("I can't
-stand sushi now", "I don't eat meat now"), a habit or a liking in its plain form ("I drink
-oat milk now", "Ken works at Apple now", "Blue Bottle is my favourite now"), or a value
-("it's $1,950 a month now", "So May 4 now"); not a place one is at, a passing state or what one is
-doing ("I'm at Blue Bottle now", "I'm home now", "It's raining now", "I'm reading Dune now",
-"Sending you the recipe now")."""
-_CONTRAST = re.compile(r"\b(?:but|though|although|instead|whereas)\b", re.I)
-"""A contrast before a "now", which sets it against what was ("It was cheap, but it's
-pricey now")."""
+"""What makes the clause a "now" ends a moment, not a change: a place one is at ("I'm at the
+gym now", "I'm on the train now", "I'm at work now", "I'm home now"), the weather ("It's
+raining now"), the clock or a battery ("It's 3pm now", "I'm at 50% battery now"), a passing
+state or what one can't do this minute ("I'm busy now", "I can't talk now"), or an action of
+this minute ("Sending you the recipe now", "I'm reading Dune now"); not "I'm at Google now",
+"I'm working from home now", "He's in first grade now", "I'm vegan now"."""
+_HABIT_SAID = re.compile(r"\b(?:less|more|only|mostly|every|always|usually|instead)\b", re.I)
+"""A word that makes an action told as going on a habit ("I'm eating less meat now")."""
 
 
-def _lasting(before: str) -> bool:
-    """Whether a "now" ending its clause (``before`` it, its sentence's words) tells a lasting
-    state or habit that differs from before (:data:`_LASTING`, or after a contrast:
-    :data:`_CONTRAST`), not the moment ("I'm on the train now")."""
-    clause = _CLAUSE_START.sub("", before)
-    return _LASTING.search(clause) is not None or _CONTRAST.search(before) is not None
+def _a_moment(before: str) -> bool:
+    """Whether a "now" ending its clause (``before`` it, its sentence's words) tells only the
+    moment (:data:`_MOMENT`: "I'm on the train now", "It's 3pm now"), which changes nothing
+    told before; else it tells what is so now, unlike before ("I'm vegan now", "I have a cat
+    now", "The rent is higher now")."""
+    clause = _clause_before(before[-200:])
+    return _MOMENT.search(clause) is not None and _HABIT_SAID.search(clause) is None
 
 
-_JA_LASTING = re.compile(
-    "ない|なく|ません|なかっ|好き|嫌い|派|ハマ|はま|ばかり|ばっかり|しか|毎|いつも|住|働|勤め|通"
-    "|[0-9０-９〇一二三四五六七八九十]"
+_JA_MOMENT = re.compile(
+    "に(?:いる|いて|居る|居て|いま|来て|着い)|雨|雪|晴れ|曇|台風|忙し|眠|疲れ|手が離せ|暇"
+    "|電話(?:でき|出られ|出れ|無理)|話せな|お腹|腹減|バッテリー|電池|充電"
+    "|(?:移動|運転|会議|仕事|授業|作業|食事|外出|休憩|通勤|電車|出張)中"
+    "|[0-9０-９一二三四五六七八九十]時(?:[0-9０-９]+分|半|過ぎ|前|頃|ごろ)?(?:だ|です|[、。！!]|$)"
 )
-"""What makes the clause after a 今は a lasting state or habit: a negation (今はもう飲んでない),
-a liking or a habit (今はK-POPばかり, 今は大阪に住んでる, 今はジムに通ってる), or a value
-(今は月8万); not a place one is at or a passing state (今はジムにいる, 今は仕事が忙しい)."""
-_JA_CONTRAST = re.compile(
-    "けど|けれど|でも|のに|しかし|だが|(?:前|以前|昔|もともと|元々)は|[たっ]た[、，,]"
-)
-"""A contrast or a past before a 今は, which sets it against what was (前はジャズだったけど、今は;
-フィット売った、今は)."""
+"""What makes the clause after a 今は a moment, not a change: a place one is at (今はジムにいる),
+the weather (今は雨降ってない), a passing state or what one can't do this minute (今は忙しい,
+今は眠い, 今は手が離せない, 電話できない, 移動中), the clock or a battery (今は夜の11時だ); not
+今はリモートワーク, 今は独身, 今は猫を飼ってる, 今は大阪に住んでる."""
 
 
-def _ja_lasting(before: str, after: str) -> bool:
-    """Whether a 今は (``before`` and ``after`` it, its sentence's words) tells a lasting state
-    or habit (:data:`_JA_LASTING` in its clause) or follows a contrast (:data:`_JA_CONTRAST`):
-    前はジャズが好きだったけど、今はK-POP, 今は大阪に住んでる (not 今はジムにいる, 今は忙しい)."""
+def _ja_a_moment(after: str) -> bool:
+    """Whether a 今は (``after`` it, the rest of its sentence) tells only the moment
+    (:data:`_JA_MOMENT` in its clause: 今はジムにいるから電話できない), which changes nothing."""
     clause = re.split("[、，,。！？!?]", after, maxsplit=1)[0]
-    return _JA_LASTING.search(clause) is not None or _JA_CONTRAST.search(before) is not None
+    return _JA_MOMENT.search(clause) is not None
 
 
 _ANYMORE = re.compile(r"any ?more", re.I)
@@ -318,9 +348,12 @@ _KEPT_ON = re.compile(
 """What makes a ことにした a decision to keep things as they are (続けることにした,
 辞めないことにした; 飲まないことにした is a change)."""
 
-_ONE_DAY = re.compile("(?:今日|今夜|今晩|今朝|今週末|明日|あした|あす|今回)は")
+_ONE_DAY = re.compile(
+    "(?:今日|今夜|今晩|今朝|今週末|週末|明日|あした|あす|明後日|あさって|来週|[月火水木金土日]曜日?)は"
+)
 """A day or a time a ことにした is limited to, a one-off, not a change (今日はジム休むことにした,
-今週末はジム行かないことにした)."""
+今週末はジム行かないことにした, 土曜は家にいることにした); not 今回は, which may open a lasting
+decision (今回は本気で禁酒することにした)."""
 
 _IF = re.compile(r"^\w{0,3}?たら(?!しい)")
 """A condition just after a Japanese change word (中止になったら家で映画見よう), unless what
@@ -360,9 +393,9 @@ def change_sentences(text: str) -> list[str]:
             elif m.group().lower() == "now":
                 if _NOT_NOW.search(before) or _MAYBE_BEFORE.search(before) or _asks(before):
                     continue
-                if not _lasting(before):
+                if _a_moment(before):
                     continue
-            elif m.group() == "今は" and not _ja_lasting(before, after):
+            elif m.group() == "今は" and _ja_a_moment(after):
                 continue
             elif m.group()[0].isascii():
                 word = m.group().lower()
