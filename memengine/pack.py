@@ -303,18 +303,6 @@ def _cut_end(piece: str) -> str:
     return piece.rstrip().removesuffix("…").rstrip() + "…"
 
 
-def _trim(
-    text: str,
-    strategy: Strategy,
-    terms: Sequence[str],
-    max_chars: int,
-    asked: frozenset[AnswerType] = frozenset(),
-    fill: bool = False,
-) -> str:
-    """``text`` as a block shows its quote (:func:`_quote`), its line breaks as " / "."""
-    return _shown(_quote(text, strategy, terms, max_chars, asked, fill))
-
-
 def _tokens(text: str) -> int:
     """The token estimate of ``text`` as shown (:func:`_shown`)."""
     return estimate_tokens(_shown(text))
@@ -528,7 +516,7 @@ def render_episode(
     the utterances (a memory not an exchange says who spoke, when its metadata names a
     ``speaker``; a trimmed quote holds a later sentence that says it changed, and with
     ``fill`` the sentence after the one that matched most, where ``max_chars`` allows:
-    :func:`_trim`), the reason line unless ``why`` is False (it
+    :func:`_quote`), the reason line unless ``why`` is False (it
     names the day of the memory it ``changes``: a later change, :mod:`.retrieve.changes`)."""
     block = _block(
         item, lang, query=query, strategy=strategy, max_chars=max_chars, zone=zone,

@@ -21,6 +21,8 @@ import numpy as np
 
 from memengine import Memory, NewEpisode
 from memengine.embed.base import Vectors, normalize
+from memengine.pack import Strategy
+from memengine.retrieve.answer_type import AnswerType
 from memengine.store.episodes import ensure_agents
 from memengine.text import query_terms
 
@@ -121,3 +123,19 @@ def another_process_reading(db: Path) -> Iterator[None]:
         yield
     finally:
         reader.communicate(b"", timeout=30)
+
+
+def shown_quote(
+    text: str,
+    strategy: Strategy,
+    terms: Sequence[str],
+    max_chars: int,
+    asked: frozenset[AnswerType] = frozenset(),
+    *,
+    fill: bool = False,
+) -> str:
+    """``text`` as a pack block shows its quote: :func:`memengine.pack._quote`, its line
+    breaks as " / " (what a reader of the pack sees)."""
+    from memengine.pack import _quote, _shown
+
+    return _shown(_quote(text, strategy, terms, max_chars, asked, fill))

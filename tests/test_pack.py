@@ -283,13 +283,13 @@ def test_a_wrapped_sentence_is_not_cut_at_a_month_or_a_word_like_one(mem: Memory
 
 def test_an_excerpt_never_ends_in_two_ellipses() -> None:
     """A cut just after the separator of two quoted sentences ended "… …"."""
-    from memengine.pack import _trim
+    from .helpers import shown_quote
 
     text = "Cents report alpha receipts delta finance gamma. Totals beta receipts refunds."
-    out = _trim(text, "quote_key_parts", ["receipts", "rounding"], 40)
+    out = shown_quote(text, "quote_key_parts", ["receipts", "rounding"], 40)
     assert out == "…alpha receipts delta finance gamma. To…" and len(out) <= 40
     apart = "Cents report alpha receipts delta. Other words here. Totals beta receipts refunds."
-    out = _trim(apart, "quote_key_parts", ["receipts"], 44)  # (the separator at the cut)
+    out = shown_quote(apart, "quote_key_parts", ["receipts"], 44)  # (the separator at the cut)
     assert not out.endswith("… …") and not out.endswith("……") and len(out) <= 44
 
 
@@ -526,7 +526,7 @@ def test_the_change_goes_before_the_sentence_after_the_best_when_both_do_not_fit
     """Where the sentence after the best and the change do not both fit, the change is kept
     and the other is left out, marked; where the change cannot be shown whole (80
     characters), the quote is as it was without it."""
-    from memengine.pack import _trim
+    from .helpers import shown_quote
 
     long_after = (
         "My flatmates joked that I ran on espresso, and my grandmother sent a tin of beans "
@@ -535,16 +535,16 @@ def test_the_change_goes_before_the_sentence_after_the_best_when_both_do_not_fit
     turn = "That all changed after my heart check-up in March though."
     flatmates = "My flatmates joked that I ran on espresso."
     text = COFFEE.format(turn=turn).replace(flatmates, long_after)
-    quote = _trim(text, "quote_key_parts", ["coffee"], 240, fill=True)
+    quote = shown_quote(text, "quote_key_parts", ["coffee"], 240, fill=True)
     assert turn in quote and "Naples" not in quote and len(quote) <= 240
     assert "favourite drink, I had three strong cups a day all through university. … That" in quote
     plain = COFFEE.format(turn="My sister visited me in March though.").replace(
         flatmates, long_after
     )
-    short = _trim(text, "quote_key_parts", ["coffee"], 80, fill=True)
-    assert short == _trim(plain, "quote_key_parts", ["coffee"], 80, fill=True)
+    short = shown_quote(text, "quote_key_parts", ["coffee"], 80, fill=True)
+    assert short == shown_quote(plain, "quote_key_parts", ["coffee"], 80, fill=True)
     assert len(short) <= 80 and "changed" not in short
-    summary = _trim(text, "summarize", [], 240)  # (the first sentence's change, likewise)
+    summary = shown_quote(text, "summarize", [], 240)  # (the first sentence's change, likewise)
     assert summary.startswith("Right, the drinks question") and turn in summary
 
 
@@ -813,7 +813,7 @@ def test_a_url_or_a_line_of_code_is_not_cut_into_sentences(mem: Memory) -> None:
     """An ASCII "?" or "!" ended a sentence with no space after it: a long memory was
     quoted "…/api? orgId=1…", "! =", or from the "= \\"ok\\"" of "!=" alone (the opposite
     condition)."""
-    from memengine.pack import _trim
+    from .helpers import shown_quote
 
     filler = " We also talked about lunch plans and the weather for a while, nothing much." * 3
     url = "https://grafana.example.com/d/x1/api?orgId=1&var-env=staging"
@@ -823,22 +823,24 @@ def test_a_url_or_a_line_of_code_is_not_cut_into_sentences(mem: Memory) -> None:
     for chars in (240, 80):  # (80: the tight budget's block)
         assert url in _quote(mem.get(dashboard), "which orgId is staging on?", chars)
         assert check in _quote(mem.get(deploy), "what is the STATUS check in run.sh?", chars)
-    short = _trim('if [ "$a" != "ok" ]; then exit 1; fi' + filler, "quote_key_parts", ["exit"], 80)
+    short = shown_quote(
+        'if [ "$a" != "ok" ]; then exit 1; fi' + filler, "quote_key_parts", ["exit"], 80
+    )
     assert '!= "ok" ]; then exit 1' in short
 
 
 def test_a_sentence_still_ends_at_a_mark_before_a_space_or_japanese() -> None:
     """What must still end a sentence: "?" or "!" before a space, a half-width "!" before
     Japanese (本当!すごい, as casual Japanese types it), and 。！？ before anything."""
-    from memengine.pack import _trim
+    from .helpers import shown_quote
 
     filler = " Then we walked along the river and talked about nothing much at all." * 3
-    quote = _trim("Did you see the game? " + filler + " The final score was 3-1!", "quote_key_parts",
+    quote = shown_quote("Did you see the game? " + filler + " The final score was 3-1!", "quote_key_parts",
                   ["score"], 120)  # fmt: skip
     assert "The final score was 3-1!" in quote and "game?" not in quote
     walk = "駅から公園までずっと歩いて、足が疲れてしまった。" * 6
     for mark in ("!", "！", "。"):
-        quote = _trim(walk + f"ケーキは美味しかった{mark}また行きたい", "quote_key_parts",
+        quote = shown_quote(walk + f"ケーキは美味しかった{mark}また行きたい", "quote_key_parts",
                       ["ケーキ"], 60)  # fmt: skip
         assert f"ケーキは美味しかった{mark}" in quote and "また行きたい" not in quote, mark
 
@@ -870,7 +872,7 @@ def test_a_line_break_is_measured_as_the_one_character_it_is(mem: Memory) -> Non
     a shopping list of 189 characters (33 items) and a 買い物リスト of 212 were cut to their
     first line, and a log of 50 lines under ``full`` lost its last ones. The token budget
     and ``tokens`` count the text as shown."""
-    from memengine.pack import _trim
+    from .helpers import shown_quote
 
     items = ["milk", "eggs", "bread", "butter", "rice", "tofu", "natto", "miso", "leeks",
              "apples", "bananas", "coffee", "tea", "salt", "sugar", "flour", "oil", "soap", "foil",
@@ -898,13 +900,13 @@ def test_a_line_break_is_measured_as_the_one_character_it_is(mem: Memory) -> Non
         tighter = build_pack(_retrieval(ep, lang=lang), query=query, budget_tokens=fits - 1)
         assert shown not in tighter.text and tighter.truncated  # (and no more)
     log = "\n".join(f"12:00:{i:02d} E{i} fail" for i in range(50))  # (889 characters)
-    full = _trim(log, "full", [], 240)
+    full = shown_quote(log, "full", [], 240)
     assert full.count("fail") == 50 and full.endswith("12:00:49 E49 fail")
     # what did not fit before still does not: a longer list is quoted in part, a longer log cut
     longer = "Shopping list:\n" + "\n".join(f"{item} (the organic kind)" for item in items)
-    quote = _trim(longer, "quote_key_parts", ["shopping", "list"], 240, fill=True)
+    quote = shown_quote(longer, "quote_key_parts", ["shopping", "list"], 240, fill=True)
     assert quote.startswith("Shopping list: / milk") and "soba" not in quote
-    cut = _trim(log + "\n" + log, "full", [], 240)
+    cut = shown_quote(log + "\n" + log, "full", [], 240)
     assert "E49 fail" in cut and cut.count("fail") < 100 and cut.endswith("…")
     assert not cut.endswith("/ …") and len(cut.replace(" / ", " ")) <= 961
 
@@ -972,13 +974,14 @@ def test_a_long_clause_before_a_bare_changed_is_read_once() -> None:
     clause is read back from "changed" once; its negation still counts."""
     import time
 
-    from memengine.pack import _trim
     from memengine.quote_changes import _turns
+
+    from .helpers import shown_quote
 
     for filler in ("if ", "not ", "never mind "):
         text = "Coffee is my favourite drink. " + filler * 16000 + ", it changed."
         started = time.perf_counter()
-        quote = _trim(text, "quote_key_parts", ["coffee"], 240)
+        quote = shown_quote(text, "quote_key_parts", ["coffee"], 240)
         assert time.perf_counter() - started < 1.0, filler
         assert quote.startswith("Coffee is my favourite drink.")
     assert _turns("If that changed I would tell you.") is False

@@ -381,16 +381,16 @@ def test_a_pack_marks_what_a_quote_leaves_out_and_says_who_spoke(mem: Memory) ->
     """A quote of one sentence of a long memory was shown as if it were all the user said
     (no "…"); a ``message``'s speaker in its metadata was never shown; a side made of
     control characters packed as an empty ``User:`` line and an empty heading."""
-    from memengine.pack import _trim
+    from .helpers import shown_quote
 
     story = (
         "I woke up early. I went to the clinic. The dentist said my teeth are fine. "
         "The dentist wants to see me in June. Then I had lunch with Sam near the station. "
     ) * 2
-    quote = _trim(story, "quote_key_parts", ["dentist"], 240)
+    quote = shown_quote(story, "quote_key_parts", ["dentist"], 240)
     assert quote.startswith("… The dentist said") and quote.endswith(" …")
     assert "are fine. The dentist wants" in quote  # (next sentences: no "…" between)
-    assert _trim(story, "summarize", [], 240) == "I woke up early. …"
+    assert shown_quote(story, "summarize", [], 240) == "I woke up early. …"
     mem.add(
         "I'll bring the cake to the party on Friday", kind="message", metadata={"speaker": "Ken"}
     )
@@ -449,7 +449,7 @@ def test_pack_quotes_after_a_second_look(mem: Memory) -> None:
     10 Mar 5"); the speaker was dropped when the content, not the quote, began with the
     name, and doubled for "ケン：" or another case; a memory of control characters alone
     packed as an empty block with a reason."""
-    from memengine.pack import _trim
+    from .helpers import shown_quote
 
     for said, term, kept in (
         ("えっ、歯医者の予約って明日だったの！？歯医者さんに電話しなきゃ！！", "歯医者",
@@ -459,10 +459,10 @@ def test_pack_quotes_after_a_second_look(mem: Memory) -> None:
     ):  # fmt: skip
         around = ("今日は雨。", "晴れ。") if term == "歯医者" else ("It rained. ", "Sunny. ")
         text = around[0] * 30 + said + around[1] * 30
-        assert kept in _trim(text, "quote_key_parts", [term], 240)
+        assert kept in shown_quote(text, "quote_key_parts", [term], 240)
     log = "Mar 3: lunch with Sam\nMar 4: dentist checkup at 10\nMar 5: dentist follow-up at 3pm\n"
     log += "Mar 6: gym\n" * 40
-    quote = _trim(log, "quote_key_parts", ["dentist"], 240)
+    quote = shown_quote(log, "quote_key_parts", ["dentist"], 240)
     assert "checkup at 10 / Mar 5: dentist follow-up" in quote
     long = (
         "Ken: Hey everyone, " + "so many plans this week. " * 12 + "I'll bring the cake on Friday."

@@ -319,7 +319,7 @@ def test_a_conversation_file_into_a_refused_name_makes_no_file(
 def test_the_answer_after_a_best_sentence_cut_at_its_start_is_kept() -> None:
     """The check that the answer shows after the best sentence looked for the whole best
     sentence, whose start the quote had cut: the date was dropped."""
-    from memengine.pack import _trim
+    from .helpers import shown_quote
 
     text = (
         "Busy week. "
@@ -331,7 +331,7 @@ def test_the_answer_after_a_best_sentence_cut_at_its_start_is_kept() -> None:
     )
     from memengine.retrieve.answer_type import asked_types
 
-    quote = _trim(
+    quote = shown_quote(
         text, "quote_key_parts", ["dentist"], 120, asked_types("when is my dentist appointment?"),
         fill=True,
     )  # fmt: skip

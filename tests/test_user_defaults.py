@@ -256,8 +256,8 @@ def test_max_sensitivity_true_is_no_level(tmp_path: Path) -> None:
     ],
 )
 def test_a_quote_holds_its_matched_term(text: str, term: str, max_chars: int) -> None:
-    from memengine.pack import _trim
+    from .helpers import shown_quote
 
-    out = _trim(text, "quote_key_parts", [term], max_chars)  # it finds the term itself
+    out = shown_quote(text, "quote_key_parts", [term], max_chars)  # it finds the term itself
     assert term in out and len(out) <= max_chars
     assert out == text or len(out) >= max_chars - 1
