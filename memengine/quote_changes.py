@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from .retrieve.change_words import CHANGE, change_sentences
+from .retrieve.owners import JA_OTHERS
 from .text import CJK_CHARACTER, ENGLISH_STOPWORDS
 
 __all__ = ["CLAUSE_CHARS", "TURN_REACH", "turn_after"]
@@ -83,14 +84,9 @@ _MINE = re.compile(r"\b(?:i|me|my)\b", re.IGNORECASE)
 """The speaker in a sentence: one that holds them and begins with a word with a capital
 before a change word tells of a thing, no name ("Work moved my shift", "Rent went up on my
 flat")."""
-_JA_KIN = (
-    "母|父|夫|妻|兄|姉|弟|妹|息子|娘|祖母|祖父|叔母|伯母|叔父|伯父|旦那|主人|嫁|彼氏|彼女|彼|友達"
-    "|友だち|上司|同僚|先輩|後輩|子供|子ども|パパ|ママ"
-)
-"""The Japanese words of a person other than the speaker (妹, 友達, 彼女)."""
 _JA_WHO = re.compile(
     r"(?:(?P<me>私|僕|俺|あたし|自分)"
-    rf"|(?<![\u4e00-\u9fff々\u30a1-\u30ff])お?(?:{_JA_KIN})(?:さん|ちゃん|くん)?"
+    rf"|(?<![\u4e00-\u9fff々\u30a1-\u30ff])お?(?:{JA_OTHERS})(?:さん|ちゃん|くん)?"
     r"|[\u4e00-\u9fff々\u30a1-\u30ffー]{1,6}(?<![者屋店院局所館社])(?:さん|ちゃん|くん|君))"
     "(?:が|は|も|って)"
 )

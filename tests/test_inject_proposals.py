@@ -259,6 +259,8 @@ def test_a_proposal_or_an_offer_is_read(text: str) -> None:
         "妻がケーキ焼くよ",
         "彼は頭痛薬買ってくるよ",
         "お母さんがお弁当作りますよ",
+        "子供がケーキ焼くよ",
+        "彼氏が作るね",
         # a thing noted or seen to, no plan with anyone
         "考えておくね",
         "覚えておくね",

@@ -78,12 +78,20 @@ _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)*(?:(?<=s)'(?![a-z0-9]))?")
 _CAPITAL = re.compile(r"\b(\w+(?:'\w+)*)'")
 """A word before an apostrophe, to tell a name written with a capital ("Ken's")."""
 
-_JA_KIN = (
-    "うちの子|息子|娘|祖母|祖父|叔母|伯母|叔父|伯父|母|父|夫|妻|旦那|主人|嫁|彼氏|友達|兄|姉|弟|妹"
-    "|上司|同僚|子供|子ども|子|パパ|ママ"
+JA_KIN_WORDS = tuple(
+    "うちの子 息子 娘 祖母 祖父 叔母 伯母 叔父 伯父 母 父 夫 妻 旦那 主人 嫁 彼氏 友達 兄 姉 弟 妹"
+    " 上司 同僚 子供 子ども 子 パパ ママ".split()
 )
 """The Japanese words of a person 「Xの」 names an owner by (not 彼女, she or a girlfriend)."""
-_JA_PEOPLE = {kin: kin for kin in _JA_KIN.split("|")} | {
+_JA_KIN = "|".join(JA_KIN_WORDS)
+JA_OTHERS = "|".join(
+    [w for w in JA_KIN_WORDS if w not in ("うちの子", "子")]
+    + ["彼女", "彼", "友だち", "先輩", "後輩"]
+)
+"""The Japanese words of a person other than the speaker as a sentence's subject, as a
+pattern (妹が, 彼女は, 先輩も): :data:`JA_KIN_WORDS` but the bare 子, and she, he and the
+seniors no owner rule reads (:mod:`.quote_changes`, :mod:`.proposal`)."""
+_JA_PEOPLE = {kin: kin for kin in JA_KIN_WORDS} | {
     "ママ": "母",
     "パパ": "父",
     "旦那": "夫",

@@ -17,6 +17,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from ..text import APOSTROPHES, CHAT_WORDS, READ_CHARS, sentences, within
+from .owners import JA_OTHERS
 
 __all__ = ["proposes"]
 
@@ -316,10 +317,7 @@ _JA_MEAL_TOPIC = re.compile(
 """A meal or a time as a sentence's topic, a whole word (今夜は, 夕飯は, 明日のお昼は,
 日曜日は, 誕生日は; a listed word, not any word that ends in 日, 夜 or 食)."""
 
-_JA_OTHER_SUBJECT = re.compile(
-    r"(?:母|父|妻|夫|彼女|彼|息子|娘|兄|姉|弟|妹|友達|上司|同僚|旦那|嫁|主人|祖母|祖父|ママ|パパ"
-    r"|さん|ちゃん|くん|君)(?:が|は|も)"
-)
+_JA_OTHER_SUBJECT = re.compile(f"(?:{JA_OTHERS}|さん|ちゃん|くん|君)(?:が|は|も)")
 """Someone else as the subject of an offer's clause: 母が作るね, 妻がケーキ焼くよ, 彼は買って
 くるよ tell what another does (not 妻は辛いの苦手だから甘口カレー作るね, whose last clause
 is the speaker's)."""
