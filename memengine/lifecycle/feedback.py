@@ -46,6 +46,7 @@ from ..config import LifecycleConfig
 from ..embed.base import Embedder
 from ..errors import EmbeddingError, FeedbackExists, InvalidInput, LLMError, NotFound
 from ..models import Episode
+from ..retrieve.owners import JA_KIN_WORDS
 from ..retrieve.temporal import find_time_expressions
 from ..store import lifecycle as store_lc
 from ..store.database import Store
@@ -423,15 +424,15 @@ _EVERYDAY_JA = frozenset(
     ]
 )
 """Kanji words of everyday talk: never a name, though an honorific follows one (友達さん)."""
-_PEOPLE_JA = frozenset(
-    "息子 娘 子 子供 孫 母 父 兄 姉 弟 妹 妻 夫 嫁 婿 旦那 主人 家内 奥 彼 彼女 彼氏 両親 親 "
-    "祖母 祖父 叔母 叔父 伯母 伯父 爺 婆 甥 姪 赤 坊 嬢 皆 神 仏 王 姫 殿 客 隣 相手 友人 親友 "
-    "先生 先輩 後輩 同僚 上司 部下 店員 大家 選手 歌手 助手 運転手 監督 警察 看護師 医者 "
-    "本屋 花屋 魚屋 肉屋 八百屋 床屋 酒屋 パン屋 ママ パパ ママ友 コーチ シェフ スタッフ "
+_PEOPLE_JA = frozenset(JA_KIN_WORDS) | frozenset(
+    "孫 婿 家内 奥 彼 彼女 両親 親 爺 婆 甥 姪 赤 坊 嬢 皆 神 仏 王 姫 殿 客 隣 相手 友人 親友 "
+    "先生 先輩 後輩 部下 店員 大家 選手 歌手 助手 運転手 監督 警察 看護師 医者 "
+    "本屋 花屋 魚屋 肉屋 八百屋 床屋 酒屋 パン屋 ママ友 コーチ シェフ スタッフ "
     "ばあ じい かあ とう にい ねえ あか みな".split()
 )
 """Kin, role and trade words that an honorific follows as it follows a name (息子さん,
-店員さん, 皆さん, 神様, the ばあ of ばあちゃん): a word for someone, not a name of them."""
+店員さん, 皆さん, 神様, the ばあ of ばあちゃん): a word for someone, not a name of them (the
+kin words of :data:`.retrieve.owners.JA_KIN_WORDS` and more)."""
 _PEOPLE_ENDING = frozenset("員師者官医家長")
 """The last characters of a word for someone's role or trade (店員, 看護師, 歯医者,
 警察官, 獣医, 大家, 部長): a word of two characters or more that ends in one is no name (a
