@@ -1,0 +1,1178 @@
+"""The rules that read time expressions: each a pattern and the window its match names.
+
+:data:`_RULES` holds them in order, longest and most specific patterns first (the English
+ones read lower-cased text with ASCII word edges), and a rule gives None for a span that
+names no past window (a plan, a thing's year). How a sentence is told (:func:`_told_as_past`)
+and what "since" runs from are read here too; :mod:`.temporal` finds expressions with them.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Callable
+from contextvars import ContextVar
+from datetime import date, datetime, timedelta
+
+from .calendar import (
+    Window,
+    _add_months,
+    _around,
+    _days,
+    _en_number,
+    _holiday_days,
+    _holiday_in,
+    _ja_number,
+    _just_past,
+    _last_season,
+    _latest_before_today,
+    _midnight,
+    _month,
+    _months_ago,
+    _one_day,
+    _recent_season,
+    _season,
+    _this_season,
+    _today,
+    _week_start,
+    _year,
+    union,
+)
+
+_BREAK_START = {"spring": (3, 20), "summer": (7, 20), "winter": (12, 20)}
+"""When a school break (春休み, 夏休み, 冬休み) begins, about: before that day this year's
+has not begun."""
+
+
+def _school_break(m: re.Match[str], now: datetime) -> Window | None:
+    """夏休み (春休み, 冬休み) named alone: the season of the latest break that has begun
+    (on 3 June, last year's summer; on 5 January, the winter begun in December); none in a
+    sentence that looks ahead (夏休みに沖縄行く予定, 夏休みどこ行く？: :func:`_looks_ahead`)."""
+    if _looks_ahead(m):
+        return None
+    name = _SEASONS_JA[m.group("s")]
+    month, day = _BREAK_START[name]
+    year = now.year if _midnight(date(now.year, month, day), now) <= now else now.year - 1
+    return _season(name, year, now)
+
+
+_AHEAD = re.compile(
+    r"\b(?:this year|next (?:year|month|week|time)|gonna|plan(?:s|ning)? to|looking forward|"
+    r"(?<!did )(?<!didn't )(?<!didn’t )(?:will|won['’]t|shall)|"
+    r"(?:am|is|are|i['’]m|we['’]re|you['’]re|he['’]s|she['’]s|they['’]re|are (?:you|we|they)|"
+    r"is (?:he|she|it)) (?:going to|gonna)|should (?:i|we)|"
+    r"(?<!did )(?<!didn['’]t )(?:i|we|you) (?:need|have|want) to|"
+    r"(?:i|we|you|he|she|they|it)['’]ll|tomorrow|upcoming|coming up|due (?:in|on|by|at)|"
+    r"(?:sign(?:ed|ing)?|signs) up|registered for|scheduled|booked|decided to|tickets? (?:for|to)|"
+    r"(?:ends|starts|begins|opens|closes) (?:in|on)|(?:is|are|['’]s|['’]re) (?:in|on)|"
+    r"(?:i['’]m|i am|we['’]re|we are|you['’]re|he['’]s|she['’]s|they['’]re|it['’]s) [a-z]{2,}ing|"
+    r"(?:i|we|you|he|she|they)['’]d(?! (?:been|had|already|never|just|gone|done|seen))|would)\b"
+    r"|今年|今度|次の|来月|来年|来週|明日|予定|予約|つもり|までに|になったら|しよう|どうする|どうしよう|楽しみ"
+    r"|ことに(?:な|決ま|し)(?:った|りました|ました)|[るくうぐすつぬむぶ](?:って|と)(?:言|話|聞|決)"
+    r"|(?:[こそとのもろごぼ]う|[べみけせてねれえ]よう)(?=[よかぜね！!。?？、\s]|$)"
+    r"|(?:[いきぎしじちにびみりえけげせぜてでねべめれ]|[見寝出居得来])たい"
+    r"(?=[。！？!?、,.\s]|$|な|ん|の|けど|と思|です|よ|ね|わ|って)"
+)
+"""Words of a sentence that looks ahead: a month or a day named in it that is still to
+come is that one ("I'm going to Paris in December", "my mom will visit", "should we go",
+"she's due in December", "I signed up for a race on December 14", "the lease ends in
+December", "the party is on Saturday", "I'm meeting Sarah on Friday", "she said she'd
+come on Friday", 12月に引っ越す予定, 12月に行きたいです, 12月に引っ越すことになった,
+金曜に来るって言ってた, 週末映画行こうよ), not last year's. Past forms do not ("I planned to", "what did Will say", ぜったい, 冷たい雨,
+もったいない, ありがたい)."""
+
+
+_BACK = re.compile(
+    r"\b(?:did|didn['’]t|was|were|wasn['’]t|had|went|got|said|told|saw|came|bought|met|took|"
+    r"made|ate|spent|paid|gave|left|felt|thought|happened|"
+    r"(?<!['’]m )(?<!am )(?<!is )(?<!are )(?<!['’]s )(?<!['’]re )(?<!so )(?<!very )(?<!really )"
+    r"(?<!too )(?<!be )(?<!been )(?<!feel )(?<!get )(?<!getting )(?<!kinda )(?<!pretty )"
+    r"(?!hundred\b|kindred\b|sacred\b|naked\b|wicked\b|beloved\b)[a-z]{3,}(?<!e)ed)\b"
+    r"|(?:た|(?<=[^るくうぐすつぬむぶなのい]ん)だ|(?<=い)だ|だ(?=っけ))"
+    r"(?:っけ|よね|よな|よ|ね|な|の|か|んだ|けど)?(?:[？?！!。、,.\s]|$)|ました|でした"
+    r"|(?:った|(?<![るくうぐすつぬむぶなのい])んだ|いた|した|えた|てた|でた|きた)(?![いくらめ])"
+)
+"""Words that look back: a verb in the past (did, was, went, …ed but not "so excited", "I'm
+stressed", "hundred"; した, だった, 読んだ, 何だっけ, 何してたっけ, 行きました; not the
+explanatory あるんだ, 好きなんだ, nor the copula 雨だ)."""
+
+
+_SENTENCE_END = re.compile(
+    r"[。！？!?\n]|(?<!\bmr)(?<!\bmrs)(?<!\bms)(?<!\bdr)(?<!\bst)(?<!\bvs)(?<!\bjr)(?<!\bsr)"
+    r"\.(?=\s|$)"
+)
+
+
+def _sentence(m: re.Match[str]) -> str:
+    """The sentence of the message that holds ``m`` (sentences end at 。！？!?, a line break
+    or a full stop before a space, not that of "Dr." or "Mrs.")."""
+    text = m.string
+    start = 0
+    for end in _SENTENCE_END.finditer(text, 0, m.start()):
+        start = end.end()
+    after = _SENTENCE_END.search(text, m.end())
+    return text[start : after.end() if after else len(text)]
+
+
+def _looks_ahead(m: re.Match[str]) -> bool:
+    """Whether the sentence holding ``m`` looks ahead (:data:`_AHEAD`): "What did I do in
+    December? I'll tell Mum" asks about the past all the same."""
+    return _AHEAD.search(_sentence(m)) is not None
+
+
+def _told_as_past(m: re.Match[str]) -> bool:
+    """Whether a time named by ``m`` without "last" or a year is told as past: no から or 以降
+    runs from it (12月3日から出張 is a plan as often), and its sentence looks back
+    (:data:`_BACK`: "what about December?" may be either) and not ahead
+    (:func:`_looks_ahead`; "Worked late. Seeing Mike on Friday." is a plan). A month or day
+    still to come is then last year's when that one ended less than :data:`JUST_PAST_DAYS`
+    ago; a weekday or "the weekend" the latest one."""
+    sentence = _sentence(m)
+    return (
+        not _since_at(m) and _BACK.search(sentence) is not None and _AHEAD.search(sentence) is None
+    )
+
+
+def _this_year_date(
+    month: int, day: int, now: datetime, m: re.Match[str], *, since: bool = False
+) -> Window | None:
+    """That day of this year, or None when it is still to come (a plan, not a memory:
+    "the wedding is on June 20" must not search last June) unless last year's ended
+    less than :data:`JUST_PAST_DAYS` ago and ``m`` is told as past (:func:`_told_as_past`);
+    after "since" (or before 以来), which only points back, a day still to come is last
+    year's ("since 3 December" said in January)."""
+    try:
+        d = date(now.year, month, day)
+        if _midnight(d, now) > now:
+            last = date(now.year - 1, month, day)
+            ended = _midnight(last + timedelta(days=1), now)
+            if not since and not (_just_past(ended, now) and _told_as_past(m)):
+                return None
+            d = last
+    except ValueError:
+        return None
+    return _days(d, d, now)
+
+
+# -- the rules ----------------------------------------------------------------------------------
+
+RuleFn = Callable[[re.Match[str], datetime], "Window | None"]
+Rule = tuple[re.Pattern[str], RuleFn]
+
+_WEEKDAYS_JA = "月火水木金土日"
+_WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS_EN = {
+    name: i + 1
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ]
+    )
+    for name in names
+}
+_MONTH_RE = "|".join(sorted(_MONTHS_EN, key=len, reverse=True))
+_SEASONS_JA = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
+_SEASONS_EN = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn"}
+_SEASONS_EN["winter"] = "winter"
+_JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十数])[一二三四五六七八九十]{1,4}"
+"""A number as it starts (a run of digits is not read again from each of its digits; 数十 is
+no ten)."""
+_EN_NUM = r"[0-9]+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple(?: of)?"
+_EN_COUNT = r"[0-9]+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple(?: of)?"
+"""A count that says it is one without an article before "last" ("last 10 days"; not the
+"a" of "at last a day off")."""
+
+
+def _day_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        d = _today(now) + timedelta(days=offset)
+        return _days(d, d, now)
+
+    return rule
+
+
+def _week_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        start = _week_start(_today(now)) + timedelta(weeks=offset)
+        return _days(start, start + timedelta(days=6), now)
+
+    return rule
+
+
+def _month_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        y, m = _add_months(now.year, now.month, offset)
+        return _month(y, m, now)
+
+    return rule
+
+
+def _year_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        return _year(now.year + offset, now)
+
+    return rule
+
+
+def _last_weekend(_: re.Match[str], now: datetime) -> Window | None:
+    monday = _week_start(_today(now))
+    return _days(monday - timedelta(days=2), monday - timedelta(days=1), now)
+
+
+_AGO_MAX = {"day": 73_000, "week": 10_400, "month": 2_400, "year": 200}
+"""The most of each unit "N … ago" is read for: about 200 years."""
+
+
+def _ago(unit: str, n: int, now: datetime) -> Window | None:
+    if n <= 0 or n > _AGO_MAX[unit]:
+        return None
+    if unit == "day":
+        d = _today(now) - timedelta(days=n)
+        return _days(d - timedelta(days=1), d + timedelta(days=1), now)
+    if unit == "week":
+        return _around(now - timedelta(weeks=n), timedelta(days=3))
+    if unit == "month":
+        return _around(_months_ago(n, now), timedelta(days=15))
+    return _around(_months_ago(12 * n, now), timedelta(days=183))
+
+
+def _span_ago(
+    oldest: timedelta, newest: timedelta
+) -> Callable[[re.Match[str], datetime], Window | None]:
+    """From ``oldest`` ago to ``newest`` ago."""
+
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        return now - oldest, now - newest
+
+    return rule
+
+
+def _few_days(_: re.Match[str], now: datetime) -> Window | None:
+    today = _today(now)
+    return _days(today - timedelta(days=6), today - timedelta(days=2), now)
+
+
+def _ja_ago(m: re.Match[str], now: datetime) -> Window | None:
+    n = _ja_number(m.group("n"))
+    unit = {"日": "day", "週間": "week", "週": "week", "年": "year"}.get(m.group("u"), "month")
+    return _ago(unit, n, now) if n is not None else None
+
+
+_UNITS = {"日": "day", "週": "week", "年": "year"}
+"""A Japanese unit's first character as the unit it names (any other is a month)."""
+
+
+def _within_last(m: re.Match[str], now: datetime) -> Window | None:
+    """ "the last 3 days", "over the past two weeks", ここ3日, 過去2ヶ月: from that long ago
+    until now (数 and "a few": about four)."""
+    bare = m.groupdict().get("n2")  # "last two weeks I was sick": a stretch only told of in
+    mine = bare and re.search(r"\b(?:my|our|your|his|her|their) $", m.string[: m.start()])
+    told = mine or _BACK.search(m.string) is not None  # the past ("summarize my last 7 days";
+    if bare and (not told or _looks_ahead(m)):  # not "batteries last
+        return None  # two weeks", "my last 10 days in London I'll…")
+    token = m.group("n") or bare or ""
+    n = 4 if token in ("数", "few") else (_ja_number(token) or _en_number(token))
+    unit = m.group("u").rstrip("s")
+    unit = _UNITS.get(unit[0], "month") if not unit.isascii() else unit
+    if n is None or n <= 0 or n > _AGO_MAX[unit]:
+        return None
+    if unit in ("day", "week"):
+        return now - timedelta(days=n * (7 if unit == "week" else 1)), now
+    return _months_ago(n * (12 if unit == "year" else 1), now), now
+
+
+def _en_ago(m: re.Match[str], now: datetime) -> Window | None:
+    n = _en_number(m.group("n"))
+    return _ago(m.group("u"), n, now) if n is not None else None
+
+
+def _this_weekend(_: re.Match[str], now: datetime) -> Window | None:
+    """今週末: this week's Saturday and Sunday (clipped to now: none before Saturday)."""
+    saturday = _week_start(_today(now)) + timedelta(days=5)
+    return _days(saturday, saturday + timedelta(days=1), now)
+
+
+def _range_ago(m: re.Match[str], now: datetime) -> Window | None:
+    """ "1-2 weeks ago", 2、3日前, 1〜2週間前: from the larger count ago to the smaller."""
+    unit = m.group("u")
+    unit = {"日": "day", "週間": "week", "週": "week", "年": "year"}.get(unit, unit)
+    unit = unit if unit in _AGO_MAX else "month"
+    counts = [_ja_number(m.group(g)) or _en_number(m.group(g)) for g in ("a", "n")]
+    windows = [_ago(unit, n, now) for n in counts if n is not None]
+    return union(windows) if len(windows) == 2 and all(windows) else None
+
+
+def _ja_weekday_last_week(m: re.Match[str], now: datetime) -> Window | None:
+    offset = _WEEKDAYS_JA.index(m.group("wd"))
+    d = _week_start(_today(now)) - timedelta(weeks=1) + timedelta(days=offset)
+    return _days(d, d, now)
+
+
+def _ja_weekday_this_week(m: re.Match[str], now: datetime) -> Window | None:
+    offset = _WEEKDAYS_JA.index(m.group("wd"))
+    d = _week_start(_today(now)) + timedelta(days=offset)
+    return _days(d, d, now) if d < _today(now) else None
+
+
+def _weekday_index(name: str) -> int:
+    """Monday 0 … Sunday 6 of a weekday written in Japanese (金) or English (friday, fri)."""
+    if name in _WEEKDAYS_JA:
+        return _WEEKDAYS_JA.index(name)
+    return [day[:3] for day in _WEEKDAYS_EN].index(name[:3])
+
+
+def _latest_weekday(m: re.Match[str], now: datetime) -> Window | None:
+    """The latest such weekday before today (この前の日曜: within the last seven days)."""
+    d = _latest_before_today(_weekday_index(m.group("wd")), now)
+    return _days(d, d, now)
+
+
+def _past_weekday(m: re.Match[str], now: datetime) -> Window | None:
+    """火曜に歯医者行った, "Pickle ate my sock on Tuesday": a weekday named alone, told as
+    past (:func:`_told_as_past`), is the latest one before today (:func:`_latest_weekday`);
+    else none (a plan as often: "I'm seeing her on Friday")."""
+    return _latest_weekday(m, now) if _told_as_past(m) else None
+
+
+def _past_weekend(m: re.Match[str], now: datetime) -> Window | None:
+    """週末, 土日, "over the weekend" told as past (:func:`_told_as_past`): the latest weekend
+    (:func:`_last_weekend`), and on a Saturday or Sunday the one under way with it."""
+    if not _told_as_past(m):
+        return None
+    last = _last_weekend(m, now)
+    return (last[0], now) if last is not None and _today(now).weekday() >= 5 else last
+
+
+def _weekends_ago(m: re.Match[str], now: datetime) -> Window | None:
+    """ "two weekends ago": the weekend that many weekends back (one: the last weekend)."""
+    n = _en_number(m.group("n"))
+    if n is None or not 1 <= n <= _AGO_MAX["week"]:
+        return None
+    saturday = _week_start(_today(now)) - timedelta(days=2, weeks=n - 1)
+    return _days(saturday, saturday + timedelta(days=1), now)
+
+
+def _day_of_month(m: re.Match[str], now: datetime) -> Window | None:
+    """15日に先輩と会った, "on the 15th" told as past (:func:`_told_as_past`): that day of this
+    month, or of last month while this month's is still to come."""
+    day = int(m.group("d"))
+    if not _told_as_past(m) or not 1 <= day <= 31:
+        return None
+    year, month = now.year, now.month
+    if day > now.day:
+        year, month = _add_months(year, month, -1)
+    if day > calendar.monthrange(year, month)[1]:  # "the 30th" said in March: January's
+        year, month = _add_months(year, month, -1)
+    d = date(year, month, day)
+    return _days(d, d, now)
+
+
+def _season_of_year(m: re.Match[str], now: datetime) -> Window | None:
+    """ "summer 2021", "the summer of 2021": that season of that year."""
+    year = int(m.group("y"))
+    if not 1900 <= year <= now.year:
+        return None
+    return _season(_SEASONS_EN[m.group("s")], year, now)
+
+
+def _en_last_weekday(m: re.Match[str], now: datetime) -> Window | None:
+    today = _today(now)
+    latest = _latest_before_today(_weekday_index(m.group("wd")), now)
+    if latest >= _week_start(today):  # "last Tuesday" said on Thursday: either Tuesday
+        return _days(latest - timedelta(weeks=1), latest, now)
+    return _days(latest, latest, now)
+
+
+def _ja_season(m: re.Match[str], now: datetime) -> Window | None:
+    name = _SEASONS_JA[m.group("s")]
+    prefix = m.group("p") or ""
+    if prefix[:-1].isdigit():  # 2025年の夏 (令和7年の夏)
+        return _season(name, int(prefix[:-1]), now)
+    # in January and February this winter began last year: 去年の冬 is the one before it
+    current = 1 if name == "winter" and now.month <= 2 else 0
+    if prefix in ("去年", "昨年"):
+        return _season(name, now.year - 1 - current, now)
+    if prefix in ("一昨年", "おととし"):
+        return _season(name, now.year - 2 - current, now)
+    if prefix == "今年":
+        return _this_season(name, now)
+    if prefix == "この前の":
+        return _last_season(name, now)
+    return _recent_season(name, now)
+
+
+def _en_season(m: re.Match[str], now: datetime) -> Window | None:
+    name = _SEASONS_EN[m.group("s")]
+    if m.group("p") == "this":
+        return _this_season(name, now)
+    return _last_season(name, now)
+
+
+def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
+    month = int(m.group("m"))
+    if not 1 <= month <= 12:
+        return None
+    prefix = m.groupdict().get("p")
+    if prefix is None:
+        if month <= now.month:
+            return _month(now.year, month, now)
+        last = _month(now.year - 1, month, now)  # 12月以来, 12月に何してた in January
+        return last if _back_from(m) or (_just_past(last[1], now) and _told_as_past(m)) else None
+    if prefix.endswith("年") and prefix[:-1].isdigit():
+        year = int(prefix[:-1])
+    else:
+        year = now.year + _JA_YEARS[prefix]
+    return _month(year, month, now)
+
+
+_JA_YEARS = {"去年": -1, "昨年": -1, "一昨年": -2, "おととし": -2, "今年": 0}
+_EN_YEARS = {"last year": -1, "the year before last": -2, "this year": 0}
+
+
+def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
+    month, day = int(m.group("m")), int(m.group("d"))
+    named = m.groupdict().get("p")
+    if m.groupdict().get("y") or named:
+        year = int(m.group("y")) if m.groupdict().get("y") else now.year + _JA_YEARS[named or ""]
+        if year < 1900:  # 1234年5月6日: a number, not a date to search
+            return None
+        try:
+            d = date(year, month, day)
+        except ValueError:
+            return None
+        return _days(d, d, now)
+    if not 1 <= month <= 12:
+        return None
+    return _this_year_date(month, day, now, m, since=_back_from(m))
+
+
+def _ja_year(m: re.Match[str], now: datetime) -> Window | None:
+    year = int(m.group("y"))
+    return _year(year, now) if 1900 <= year <= now.year else None
+
+
+_MAY_YEAR = re.compile(r",? (?:of )?(?:this|last) year\b")
+"""A year after a lower-case "may" (in may this year, in may of last year): the month."""
+
+
+def _month_word(m: re.Match[str]) -> bool:
+    """Whether the month word of ``m`` (after in, since, late…) is the month: never before
+    's ("in june's house", "a friend of Jan's"), and "may" written lower-case only before a
+    year, punctuation or the end ("in may." but not "logging in may take a while")."""
+    after = m.string[m.end("mon") : m.end("mon") + 2]
+    last = (m.group("p") or "").strip() == "last"  # "last may", "last March's trip"
+    if after in ("'s", "’s") and not last:
+        return False
+    cased = _CASED.get()
+    if m.group("mon") != "may" or m.group("y") or last:
+        return True
+    if cased and cased[m.start("mon")].isupper():
+        return True
+    return after[:1] in ("", *".,;:!?)") or _MAY_YEAR.match(m.string, m.end("mon")) is not None
+
+
+def _en_month(m: re.Match[str], now: datetime) -> Window | None:
+    if not _month_word(m):
+        return None
+    month = _MONTHS_EN[m.group("mon")]
+    prefix = (m.group("p") or "").strip()
+    year_text = m.group("y")
+    if year_text:
+        return _month(int(year_text), month, now)
+    if prefix == "last":
+        year = now.year if month < now.month else now.year - 1
+        return _month(year, month, now)
+    since = prefix == "since" or _back_from(m)
+    if (  # "in June" said in May: a plan; "what did I do in December?" in January: the last
+        month > now.month
+        and not since
+        and not (_just_past(_month(now.year - 1, month, now)[1], now) and _told_as_past(m))
+    ):
+        return None
+    start, end = _month(now.year if month <= now.month else now.year - 1, month, now)
+    return (start, now) if since or _since_at(m) else (start, end)
+
+
+_MONTH_BEFORE = re.compile(r"\b(?:in|during|since|early|mid|late|of)\s+$")
+"""What before a lower-case "may" makes it the month ("in may last year", not "it may last
+year-round")."""
+
+
+def _month_of_named_year(m: re.Match[str], now: datetime) -> Window | None:
+    """ "in April last year", "last year in March", "March 3rd last year", "the 3rd of March
+    of last year": that month (or day) of the year named, not the year and the month apart.
+    A lower-case "may" is the verb ("it may last year-round")."""
+    cased = _CASED.get()
+    written = cased and cased[m.start("mon")].isupper()
+    if m.group("mon") == "may" and not written and not _MONTH_BEFORE.search(m.string, 0, m.start()):
+        return None
+    year = now.year + _EN_YEARS[m.group("p")]
+    month = _MONTHS_EN[m.group("mon")]
+    day = m.groupdict().get("d") or m.groupdict().get("d2")
+    if day is None:
+        return _month(year, month, now)
+    try:
+        d = date(year, month, int(day))
+    except ValueError:
+        return None
+    return _days(d, d, now)
+
+
+def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
+    month = _MONTHS_EN[m.group("mon")]
+    day = int(m.group("d"))
+    year_text = m.group("y")
+    if year_text:
+        return _one_day(int(year_text), month, day, now)
+    return _this_year_date(month, day, now, m, since=_back_from(m))
+
+
+_DATE_BEFORE = re.compile(r"\b(?:on|by|until|till|since|before|after)\s+$")
+_DOTTED_BEFORE = re.compile(
+    r"(?:^|[^\w\s.]|[\u3040-\u30ff\u3400-\u9fff]|\b(?:on|by|since|until|till|before|after|from"
+    r"|between|and))\s*$"
+)
+"""What may come before a date written with dots (2026.5.3): the start, punctuation,
+Japanese, or a date's preposition; not a product's name ("Home Assistant 2025.10.1") nor
+"updated to"."""
+
+_CASED: ContextVar[str] = ContextVar("_CASED", default="")
+"""The text being read as written (not lower-cased), when its offsets are the same."""
+
+
+def _written_as_a_date(m: re.Match[str]) -> bool:
+    """Whether "may" beside a bare number is the month: written May, or with an ordinal,
+    "of", a year, punctuation or the end after it, or "on", "by", "since"… before it ("these
+    2 may be related" and "may 3 people join" are no dates). A day before a month's
+    abbreviation ("10 mar the view") is held to the same."""
+    mon = m.group("mon")
+    groups = m.groupdict()
+    if groups.get("ord") or groups.get("of") or m.group("y"):
+        return True
+    day_first = m.start("d") < m.start("mon")
+    if mon != "may" and (not day_first or len(mon) > 4 or mon in ("june", "july")):
+        return True
+    cased = _CASED.get()
+    if cased and cased[m.start("mon")].isupper():  # May, Mar: a month's name
+        return True
+    after = m.string[m.end() : m.end() + 1]
+    before = _DATE_BEFORE.search(m.string, max(0, m.start() - 8), m.start())
+    return after in ("", *".,;:!?)") or before is not None
+
+
+def _en_day_month(m: re.Match[str], now: datetime) -> Window | None:
+    """ "5 May", "10th of March", "May 3", when :func:`_written_as_a_date`."""
+    return _en_month_day(m, now) if _written_as_a_date(m) else None
+
+
+def _iso_date(m: re.Match[str], now: datetime) -> Window | None:
+    if m.groupdict().get("sep") == "." and not _DOTTED_BEFORE.search(
+        m.string, max(0, m.start() - 12), m.start()
+    ):
+        return None  # 2025.10.1 after a product's name is its version
+    try:
+        d = date(int(m.group("y")), int(m.group("m")), int(m.group("d")))
+    except ValueError:
+        return None
+    return _days(d, d, now) if d.year >= 1900 else None  # "order 1234-5-6": a number
+
+
+_SLASHED_BEFORE = re.compile(
+    r"\b(?:on|since|until|till|before|after)\s*$|\d/\d{1,2}\s*(?:[〜～~]|と)\s*$"
+)
+_SLASHED_AFTER = re.compile(
+    r"\s*(?:に|の|は|って|から|まで|頃|ごろ|以降|以来|前後|朝|昼|夜|何|[〜～~]\s*\d"
+    r"|と\s*\d{1,2}/\d|\([月火水木金土日]\))"
+)
+"""What makes a bare 3/22 a date: a date's particle or a range after it (3/22に, 3/22って,
+3/22何してた, 3/22以降, 3/1〜3/15, 3/22と3/23, 3/22(日)), a date's preposition or the start
+of such a range before it ("on 3/22", 3/1〜3/15's end); else it may be a score, a share or
+a platform (8/10だった, 3/4くらい, "by 1/4", 3/4番線)."""
+
+
+def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
+    """3/22 (and 22/3 when the first number cannot be a month; 3/22/2026 with a year):
+    that day, as 3月22日 is read; without a year only where :func:`_slashed_context` reads
+    it as a date (3/22に, "on 3/22"), and never 24/7."""
+    first, second = int(m.group("a")), int(m.group("b"))
+    month, day = (second, first) if first > 12 >= second else (first, second)
+    year_text = m.group("y")  # 3/22/2026: a date anywhere; "3/4, 2000 people" is not
+    if m.group("y2") and _slashed_context(m):
+        year_text = m.group("y2")
+    if year_text:
+        return _one_day(int(year_text), month, day, now)
+    if (first, second) == (24, 7) or not _slashed_context(m) or _fraction(m):
+        return None
+    return _this_year_date(month, day, now, m, since=_back_from(m))
+
+
+_FRACTION_AFTER = re.compile(r"\s*(?:の|は|まで)")
+"""What a share takes after it as often as a day does: 1/3の確率, 1/2は, 1/4まで減らした."""
+
+
+def _fraction(m: re.Match[str]) -> bool:
+    """Whether a bare M/D is more likely a share than a day: a proper fraction of a small
+    denominator (1/2 … 9/10) before の, は or まで, and no date's preposition before it
+    ("on 1/3"). 3/11の and 12/25の stay days."""
+    first, second = int(m.group("a")), int(m.group("b"))
+    return (
+        first < second <= 10
+        and _FRACTION_AFTER.match(m.string, m.end("b")) is not None
+        and _SLASHED_BEFORE.search(m.string, max(0, m.start() - 10), m.start()) is None
+    )
+
+
+def _slashed_context(m: re.Match[str]) -> bool:
+    """Whether a bare M/D (``m``, its year after a comma aside) is written as a date
+    (:data:`_SLASHED_AFTER`, :data:`_SLASHED_BEFORE`)."""
+    return (
+        _SLASHED_AFTER.match(m.string, m.end("b")) is not None
+        or _SLASHED_BEFORE.search(m.string, max(0, m.start() - 10), m.start()) is not None
+    )
+
+
+def _en_year(m: re.Match[str], now: datetime) -> Window | None:
+    year = int(m.group("y"))
+    if not 1900 <= year <= now.year:
+        return None
+    start, end = _year(year, now)
+    return (start, now) if m.group(0).startswith("since") else (start, end)
+
+
+_HOLIDAY_NAMES = {
+    "お盆": "obon",
+    "クリスマス": "christmas",
+    "christmas": "christmas",
+    "xmas": "christmas",
+    "ゴールデンウィーク": "golden_week",
+    "gw": "golden_week",
+    "お正月": "new_year",
+    "正月": "new_year",
+    "年始": "new_year",
+    "大晦日": "new_years_eve",
+    "おおみそか": "new_years_eve",
+    "バレンタイン": "valentine",
+    "ハロウィン": "halloween",
+}
+_HOLIDAY_JA = "お盆|クリスマス|ゴールデンウィーク|gw|お正月|正月|年始|大晦日|おおみそか|バレンタイン|ハロウィン"
+
+
+def _last_holiday(kind: str) -> Callable[[re.Match[str], datetime], Window | None]:
+    """ "last Christmas": the latest occurrence that is over (on 24 December, a year ago)."""
+
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        this_year = _holiday_in(kind, now.year, now)
+        if this_year is not None and this_year[1] <= now:
+            return this_year
+        return _holiday_in(kind, now.year - 1, now)
+
+    return rule
+
+
+HOLIDAY_AHEAD_DAYS = 31
+"""How near a coming holiday makes its bare name ambiguous: Christmas asked on 22 December
+("what am I getting Mum for Christmas?") is this one as often as last year's."""
+
+
+def _latest_holiday(
+    kind: str, *, ahead: bool = True
+) -> Callable[[re.Match[str], datetime], Window | None]:
+    """A yearly holiday, its latest occurrence that has begun; with ``ahead``, none while
+    the next one is less than :data:`HOLIDAY_AHEAD_DAYS` away (named alone, it may be that
+    one)."""
+
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        begun = _holiday_in(kind, now.year, now)
+        coming = _holiday_days(kind, now.year + (begun is not None))[0]  # the next to begin
+        if ahead and _midnight(coming, now) - now < timedelta(days=HOLIDAY_AHEAD_DAYS):
+            return None
+        return begun or _holiday_in(kind, now.year - 1, now)
+
+    return rule
+
+
+def _named_year(prefix: str, now: datetime) -> int:
+    """The year a prefix names: 2025年 (令和7年), 去年, 今年, "last year", "2025"…"""
+    prefix = prefix.strip().removesuffix("'s").removesuffix("の").strip()
+    digits = prefix.removesuffix("年")
+    if digits.isdigit():
+        return int(digits)
+    return now.year + _JA_YEARS.get(prefix, _EN_YEARS.get(prefix, 0))
+
+
+def _holiday_of_year(m: re.Match[str], now: datetime) -> Window | None:
+    """去年のお盆, 2024年のクリスマス, "Christmas last year": the holiday of that year."""
+    year = _named_year(m.group("p"), now)
+    if not 1900 <= year <= now.year:
+        return None
+    return _holiday_in(_HOLIDAY_NAMES[m.group("h")], year, now)
+
+
+_UPCOMING_KINDS = {
+    "年末": "year_end",
+    "new year's eve": "new_years_eve",
+    "new years eve": "new_years_eve",
+}
+
+
+def _upcoming_holiday(m: re.Match[str], now: datetime) -> Window | None:
+    """今年末, "this Christmas": the holiday of this year if it has begun, else none (still
+    to come: a plan). After a forward marker (今度の, 次の, 来月の, "coming") only while it
+    lasts: 今度のGW said in September is next year's."""
+    name = m.groupdict().get("h") or "年末"
+    kind = _HOLIDAY_NAMES.get(name) or _UPCOMING_KINDS.get(name.replace("\u2019", "'"), "new_year")
+    window = _holiday_in(kind, now.year, now)
+    if window is not None and m.groupdict().get("f") and window[1] <= now:
+        return None
+    return window
+
+
+def _month_years_ago(m: re.Match[str], now: datetime) -> Window | None:
+    """2年前の3月, "two years ago in March": that month of that year."""
+    n = _ja_number(m.group("n"))
+    n = n if n is not None else _en_number(m.group("n"))
+    mon = m.group("m")
+    month = int(mon) if mon.isdigit() else _MONTHS_EN[mon]
+    if n is None or not 1 <= n <= 200 or not 1 <= month <= 12:
+        return None
+    return _month(now.year - n, month, now)
+
+
+def _nothing(_: re.Match[str], __: datetime) -> Window | None:
+    """A span that is no past window (a plan: 来年の3月, "next March"; a movable feast)."""
+    return None
+
+
+def _year_end(m: re.Match[str], now: datetime) -> Window | None:
+    """年末 (20–31 December): of the year named (去年の年末, 昨年末), else the latest begun."""
+    named = m.groupdict().get("p") or m.groupdict().get("q")
+    if named:
+        return _holiday_in("year_end", _named_year(named, now), now)
+    return _latest_holiday("year_end")(m, now)
+
+
+MORNING_CUTOFF_HOUR = 4
+"""Before this hour "this morning" (今朝) is the morning of the day before: at 00:40 the
+night is still the day's."""
+
+
+def _this_morning(_: re.Match[str], now: datetime) -> Window | None:
+    """今朝, "this morning": midnight to noon of today, or of yesterday before
+    :data:`MORNING_CUTOFF_HOUR`."""
+    day = _today(now) - timedelta(days=now.hour < MORNING_CUTOFF_HOUR)
+    start = _midnight(day, now)
+    return start, start + timedelta(hours=12)
+
+
+_PRODUCT_YEAR = (
+    "モデル(?![ァ-ヶー])"  # not モデルチェンジ, モデルルーム
+    "|(?:型落ち|型|版|製造|製|産米|産|式(?![をはがも]?(?:挙|あげ|行|おこな)))"  # not 式を挙げた
+    "(?![㐀-鿿々]|(?!って|[のはがをもでにとだじやよね])[ぁ-ゖ])"  # a whole word: not 産後, 産まれ
+)
+"""What after 2019年 makes it a thing's year, not a time to search: a model, an edition, when
+or where it was made, as a whole word before a particle, a name or the end (2019年モデルのMacBook,
+2019年式の車, 2019年型プリウス, 2019年型って何？, 2019年型落ちのiPhone, 2019年版の地図, 2019年製,
+2019年製造の車, 2019年産のワイン, 2019年産米; not 2019年に, 2019年の夏, nor a word that only
+starts so: 2019年産まれ, 2019年産後, 2019年産休, 2019年製薬会社, 2019年製造業, 2019年式典,
+2019年版画展, 2019年モデルチェンジ, nor 2019年式を挙げた, a wedding)."""
+
+_WD_JA = f"(?P<wd>[{_WEEKDAYS_JA}])曜日?"
+_WD_EN = "(?P<wd>" + "|".join(_WEEKDAYS_EN) + ")"
+
+# Longest, most specific patterns first: a span matched once is not matched again.
+_RULES: list[Rule] = [
+    # ---- Japanese
+    (re.compile(r"年末調整|(?:昨日|きのう)のことのよう"), _nothing),  # a tax form; an idiom
+    (  # next year's dates and holidays are plans (their month or day alone would be past)
+        re.compile(
+            r"(?:再来年|来年|明年)の?(?:\d{1,2}月(?:\d{1,2}日)?|[春夏秋冬](?:休み)?|"
+            + _HOLIDAY_JA
+            + "|年末)?"
+        ),
+        _nothing,
+    ),
+    (re.compile(r"旧正月|春節"), _nothing),  # a lunar date: no fixed days
+    (re.compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
+    (
+        re.compile(r"(?P<p>去年|昨年|一昨年|おととし|今年)の?(?P<m>\d{1,2})月(?P<d>\d{1,2})日"),
+        _ja_date,
+    ),
+    (
+        re.compile(
+            r"(?P<p>去年|昨年|一昨年|おととし|今年)の?(?:年末|暮れ)|(?P<q>一昨年|昨年|去年)末"
+        ),
+        _year_end,
+    ),
+    (
+        re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年)の?(?P<h>" + _HOLIDAY_JA + ")"),
+        _holiday_of_year,
+    ),
+    (  # marked as still to come: this year's if begun, else a plan
+        re.compile(r"(?P<f>今度|次|来週|来月)の(?P<h>" + _HOLIDAY_JA + "|年末)|今年末"),
+        _upcoming_holiday,
+    ),
+    (re.compile(rf"(?P<n>{_JA_NUM})年前の(?P<m>\d{{1,2}})月(?![0-9日曜期])"), _month_years_ago),
+    (re.compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
+    (  # 15日に会った (not 2日に1回, 1日に10キロ, 2日にわたって, 2泊3日, 最初の3日は, 数日)
+        re.compile(
+            r"(?<![0-9月/年数毎何泊の])(?P<d>\d{1,2})日"
+            r"(?=に(?![0-9一二三四五六七八九十数]|何[回度杯個本時]|わた)|は(?!かか)|の(?!間|うち))"
+        ),
+        _day_of_month,
+    ),
+    (
+        re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年)の?(?P<m>\d{1,2})月(?![曜期])"),
+        _ja_year_month,
+    ),
+    (
+        re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年|この前の)の?(?P<s>[春夏秋冬])"),
+        _ja_season,
+    ),
+    (re.compile(r"(?P<s>[春夏冬])休み"), _school_break),
+    (re.compile(r"先週の?" + _WD_JA), _ja_weekday_last_week),  # 先週の金曜, 先週金曜日
+    (re.compile(r"今週の?" + _WD_JA), _ja_weekday_this_week),
+    (re.compile(r"(?:この前|こないだ|この間)の" + _WD_JA), _latest_weekday),
+    (re.compile(r"(?<![週毎の])" + _WD_JA + r"(?=に|は|の|、|,)"), _past_weekday),  # 火曜に
+    (re.compile(r"(?<![今先来毎])(?:週末|土日)"), _past_weekend),
+    (re.compile(r"先週末"), _last_weekend),
+    (re.compile(r"今週末"), _this_weekend),
+    (re.compile(r"今月末"), _nothing),  # the month's end: still to come, or too near to tell
+    (re.compile(r"先々週|先先週"), _week_offset(-2)),
+    (re.compile(r"先週"), _week_offset(-1)),
+    (re.compile(r"今週"), _week_offset(0)),
+    (re.compile(r"先々月|先先月"), _month_offset(-2)),
+    (re.compile(r"先月"), _month_offset(-1)),
+    (re.compile(r"今月"), _month_offset(0)),
+    (re.compile(r"一昨年|おととし"), _year_offset(-2)),
+    (re.compile(r"去年|昨年"), _year_offset(-1)),
+    (re.compile(r"一昨昨日|さきおととい|さきおとつい"), _day_offset(-3)),  # (holds 昨日, おととい)
+    (re.compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
+    (re.compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),
+    (re.compile(r"数日前(?!後(?!前)|期(?![待限間日]))"), _few_days),
+    (re.compile(r"先日"), _span_ago(timedelta(days=14), timedelta(days=1))),
+    (
+        re.compile(r"数年前(?!後(?!前)|期(?![待限間日]))"),
+        _span_ago(timedelta(days=2190), timedelta(days=548)),
+    ),
+    (re.compile(r"今朝"), _this_morning),
+    (re.compile(r"半年前(?!後(?!前)|期(?![待限間日]))"), lambda _, now: _ago("month", 6, now)),
+    (
+        re.compile(r"(?:ひと月|ひとつき)前(?!後(?!前)|期(?![待限間日]))"),
+        lambda _, now: _ago("month", 1, now),
+    ),
+    (
+        re.compile(r"数週間前(?!後(?!前)|期(?![待限間日]))"),
+        _span_ago(timedelta(weeks=5), timedelta(weeks=2)),
+    ),
+    (
+        re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前(?!後(?!前)|期(?![待限間日]))"),
+        _span_ago(timedelta(days=185), timedelta(days=55)),
+    ),
+    (  # ここ3日, 過去2ヶ月, ここ数日: until now (この1週間 looks ahead as often: この1年でやりたい)
+        re.compile(
+            rf"(?:ここ|過去)\s*(?P<n>数|{_JA_NUM})\s*"
+            r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?!前|後|目|間前|間後|生|度)"
+        ),
+        _within_last,
+    ),
+    (
+        re.compile(
+            rf"(?P<a>{_JA_NUM})\s*(?:〜|~|-|–|、|,|から)\s*(?P<n>{_JA_NUM})"
+            r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日]))"
+        ),
+        _range_ago,
+    ),
+    (
+        re.compile(
+            rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日]))"
+        ),
+        _ja_ago,
+    ),
+    (re.compile(rf"(?<![0-9])(?P<y>\d{{4}})年(?![0-9]|前|{_PRODUCT_YEAR})"), _ja_year),
+    (re.compile(r"(?<![0-9年ヶか第])(?P<m>\d{1,2})月(?![0-9日曜期])"), _ja_year_month),
+    (re.compile(r"ゴールデンウィーク|(?<![a-z])gw(?![a-z])"), _latest_holiday("golden_week")),
+    (re.compile(r"お盆"), _latest_holiday("obon")),
+    (re.compile(r"クリスマス"), _latest_holiday("christmas")),
+    (re.compile(r"お正月|正月|年始"), _latest_holiday("new_year")),
+    (re.compile(r"大晦日|おおみそか"), _latest_holiday("new_years_eve")),
+    (re.compile(r"年末"), _year_end),
+    (re.compile(r"バレンタイン"), _latest_holiday("valentine")),
+    (re.compile(r"ハロウィン"), _latest_holiday("halloween")),
+]
+
+_EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's edge (below)
+    (  # next year's months and holidays are plans ("in March next year", "next Christmas")
+        re.compile(
+            rf"\bnext (?:year'?s? )?(?:{_MONTH_RE}|christmas|xmas|new year'?s?(?: eve| day)?|"
+            rf"spring|summer|autumn|fall|winter)\b|"
+            rf"\b(?:(?:in|on|during|around|of) )?(?:{_MONTH_RE}|christmas|xmas)"
+            rf"(?: \d{{1,2}}(?:st|nd|rd|th)?)? next year\b"
+        ),
+        _nothing,
+    ),
+    (re.compile(r"\b(?:lunar|chinese) new year(?:'s)?\b"), _nothing),  # no fixed days
+    (
+        re.compile(
+            r"\b(?P<p>last year'?s|the year before last'?s|\d{4}'?s?) (?P<h>christmas|xmas)\b"
+        ),
+        _holiday_of_year,
+    ),
+    (
+        re.compile(
+            r"\b(?P<h>christmas|xmas) (?:of |in )?(?P<p>last year|the year before last|\d{4})\b"
+        ),
+        _holiday_of_year,
+    ),
+    (
+        re.compile(
+            r"\b(?:this|(?:the |this )?(?P<f>coming|upcoming)) (?P<h>christmas|xmas|"
+            r"new year'?s eve|new year'?s?(?: day)?)(?![\w'])"
+        ),
+        _upcoming_holiday,
+    ),
+    (re.compile(r"\blast (?:christmas|xmas)\b"), _last_holiday("christmas")),
+    (
+        re.compile(r"\b(?:the )?(?:fourth|4th) of july\b|\bindependence day\b"),
+        _latest_holiday("independence_day"),
+    ),
+    (re.compile(r"\blast new year'?s eve\b"), _last_holiday("new_years_eve")),
+    (  # (the latest begun: on 3 January, this one)
+        re.compile(r"\blast new year(?:'?s)?(?: day)?\b"),
+        _latest_holiday("new_year", ahead=False),
+    ),
+    (
+        re.compile(rf"\b(?P<n>{_EN_NUM}) years? ago,? in (?P<m>{_MONTH_RE})\b"),
+        _month_years_ago,
+    ),
+    (
+        re.compile(rf"\bin (?P<m>{_MONTH_RE}),? (?P<n>{_EN_NUM}) years? ago\b"),
+        _month_years_ago,
+    ),
+    (  # 2026-03-05, 2026/3/5, 2026.3.5, also inside Japanese text (2026-03-05の…)
+        re.compile(
+            r"(?<![0-9./-])(?P<y>\d{4})(?P<sep>[-/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})(?![0-9])"
+            r"(?!(?P=sep)\d)"
+        ),
+        _iso_date,
+    ),
+    (  # 3/22, 3/22に, on 3/22, 3/22/2026 (22/3 when 22 cannot be the month)
+        re.compile(
+            r"(?<![0-9./-])(?<![0-9] )(?P<a>\d{1,2})/(?P<b>\d{1,2})"
+            r"(?:/(?P<y>\d{4})|, ?(?P<y2>(?:19|20)\d{2})(?![0-9]))?(?![0-9%]|/\d)"
+        ),
+        _slashed_date,
+    ),
+    (  # "in April last year", "March 3rd of last year", "the 3rd of March last year"
+        re.compile(
+            rf"\b(?:(?:the )?(?P<d>\d{{1,2}})(?:st|nd|rd|th)? of )?(?P<mon>{_MONTH_RE})"
+            rf"(?:\.? (?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)?,? (?:of )?"
+            r"(?P<p>last year|the year before last)\b"
+        ),
+        _month_of_named_year,
+    ),
+    (  # "last year in March", "last year, in April"
+        re.compile(rf"\b(?P<p>last year|the year before last),? in (?P<mon>{_MONTH_RE})\b"),
+        _month_of_named_year,
+    ),
+    (  # "the last week of June", "the last Friday of August": the final one, not the previous
+        re.compile(
+            r"\b(?:the|my|our|your|his|her|their) last (?:(?:few|couple of|two|three) )?"
+            r"(?:day|night|week|weekend|month|year|spring|summer|autumn|fall|winter|"
+            + "|".join(_WEEKDAYS_EN)
+            + r")s?(?= of\b)|\blast (?:day|week|weekend|"
+            + "|".join(_WEEKDAYS_EN)
+            + rf")(?= of (?:the (?:year|month)|{_MONTH_RE})\b)"
+        ),
+        _nothing,
+    ),
+    (  # an idiom, not a day
+        re.compile(
+            r"\b(?:(?:feels?|felt|seems?|seemed) like|like it was) (?:it was )?"
+            r"(?:only |just )?yesterday\b"
+        ),
+        _nothing,
+    ),
+    (re.compile(r"\bthe day before yesterday\b"), _day_offset(-2)),
+    (re.compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
+    (re.compile(r"\bthis morning\b"), _this_morning),
+    (re.compile(r"\b(?:a few|few|several) days (?:ago|back)\b"), _few_days),
+    (re.compile(r"\bthe other (?:day|night)\b"), _span_ago(timedelta(days=14), timedelta(days=1))),
+    (re.compile(r"\b(?:a|one) fortnight (?:ago|back)\b"), lambda _, now: _ago("week", 2, now)),
+    (
+        re.compile(r"\b(?:the )?(?:last|past) fortnight\b"),
+        _span_ago(timedelta(days=14), timedelta(0)),
+    ),
+    (
+        re.compile(r"\b(?:a few|few|several) weeks (?:ago|back)\b"),
+        _span_ago(timedelta(weeks=5), timedelta(weeks=2)),
+    ),
+    (
+        re.compile(r"\b(?:a few|few|several) months (?:ago|back)\b"),
+        _span_ago(timedelta(days=185), timedelta(days=55)),
+    ),
+    (
+        re.compile(r"\b(?:a few|few|several) years (?:ago|back)\b"),
+        _span_ago(timedelta(days=2190), timedelta(days=548)),
+    ),
+    (
+        re.compile(r"\b(?:the )?(?:last|past) (?:few|couple of) days\b"),
+        _span_ago(timedelta(days=4), timedelta(0)),
+    ),
+    (  # "the last 3 days", "these past two weeks", "in past 2 weeks", "last 10 days"; not
+        # "the last two weeks of June" / "in May", "… before the exam", "at last a day off"
+        re.compile(
+            rf"\b(?:(?:the|these|in|over|within|during|for) (?:last|past) (?P<n>{_EN_NUM}|few)"
+            rf"|(?:^|(?<=[,.;:!?] )|(?<=\bmy )|(?<=\bour )|(?<=\byour )|(?<=\bhis )|(?<=\bher )"
+            rf"|(?<=\btheir ))(?:last|past)"
+            rf" (?P<n2>{_EN_COUNT}|few)) (?P<u>day|week|month|year)s?\b"
+            rf"(?! (?:of|before|to)\b| in (?:{_MONTH_RE}|\d{{4}})\b| (?:until|till) (?!now\b))"
+        ),
+        _within_last,
+    ),
+    (re.compile(r"\bthis past weekend\b"), _last_weekend),  # (a finished one, on Sunday too)
+    (re.compile(r"\b(?:the )?past week\b"), _span_ago(timedelta(days=7), timedelta(0))),
+    (re.compile(r"\b(?:the )?past month\b"), _span_ago(timedelta(days=31), timedelta(0))),
+    (re.compile(r"\b(?:the )?past year\b"), _span_ago(timedelta(days=366), timedelta(0))),
+    # "in the last year" is the past year, up to now ("last year" alone is the calendar one)
+    (
+        re.compile(r"\b(?:in|over|within|during|throughout) the last week\b"),
+        _span_ago(timedelta(days=7), timedelta(0)),
+    ),
+    (
+        re.compile(r"\b(?:in|over|within|during|throughout) the last month\b"),
+        _span_ago(timedelta(days=31), timedelta(0)),
+    ),
+    (
+        re.compile(r"\b(?:in|over|within|during|throughout) the last year\b"),
+        _span_ago(timedelta(days=366), timedelta(0)),
+    ),
+    (
+        re.compile(
+            rf"\b(?P<a>{_EN_NUM}) ?(?:-|–|to|or) ?(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? "
+            r"(?:ago|back)\b"
+        ),
+        _range_ago,
+    ),
+    (re.compile(rf"\b(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? (?:ago|back)\b"), _en_ago),
+    (  # forward-pointing: still to come, no "so far"
+        re.compile(
+            r"\b(?:later|(?:the )?end of|(?:the )?rest of|(?:the )?remainder of) this "
+            r"(?:week|weekend|month|year)\b"
+        ),
+        _nothing,
+    ),
+    (re.compile(r"\bthe week before last\b"), _week_offset(-2)),
+    (re.compile(r"\blast weekend\b"), _last_weekend),
+    (re.compile(rf"\b(?P<n>{_EN_NUM}) weekends? ago\b"), _weekends_ago),
+    (re.compile(r"\b(?:over|on|at|during) the weekend\b"), _past_weekend),
+    (re.compile(r"\b(?:last|previous) week\b"), _week_offset(-1)),
+    (re.compile(r"\b(?:earlier )?this week\b"), _week_offset(0)),
+    (re.compile(r"\bthe month before last\b"), _month_offset(-2)),
+    (re.compile(r"\b(?:last|previous) month\b"), _month_offset(-1)),
+    (re.compile(r"\b(?:earlier )?this month\b"), _month_offset(0)),
+    (re.compile(r"\bthe year before last\b"), _year_offset(-2)),
+    (re.compile(r"\blast year\b"), _year_offset(-1)),
+    (re.compile(r"\blast " + _WD_EN + r"\b"), _en_last_weekday),
+    (
+        re.compile(r"\blast (?P<wd>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b"),
+        _en_last_weekday,
+    ),
+    (re.compile(r"\bon " + _WD_EN + r"\b"), _past_weekday),  # (not "on Tuesdays")
+    (
+        re.compile(r"\b(?:the )?(?P<s>spring|summer|autumn|fall|winter)(?: of)?,? (?P<y>\d{4})\b"),
+        _season_of_year,
+    ),
+    (re.compile(r"\b(?P<p>last|this|past) (?P<s>spring|summer|autumn|fall|winter)\b"), _en_season),
+    (
+        re.compile(
+            rf"\b(?P<mon>{_MONTH_RE})\.? (?P<d>\d{{1,2}})(?P<ord>st|nd|rd|th)?\b"
+            rf"(?:,? (?P<y>\d{{4}}))?"
+        ),
+        _en_day_month,
+    ),
+    (
+        re.compile(
+            rf"\b(?P<d>\d{{1,2}})(?P<ord>st|nd|rd|th)? (?P<of>of )?(?P<mon>{_MONTH_RE})\b"
+            rf"(?:,? (?P<y>\d{{4}}))?"
+        ),
+        _en_day_month,
+    ),
+    (
+        re.compile(
+            rf"\b(?P<p>in|last|during|since|early|mid|late|back in|around|of|in early|in late)"
+            rf"[ -](?P<mon>{_MONTH_RE})\b(?:,? (?:of )?(?P<y>\d{{4}}))?"
+        ),
+        _en_month,
+    ),
+    (  # (not "on the 15th floor": a noun after it)
+        re.compile(
+            r"\bon the (?P<d>\d{1,2})(?:st|nd|rd|th)\b(?=\s*(?:[,.;:!?)]|$|(?:and|but|so|at|in|"
+            r"after|before|when|because|i|we|he|she|they|my|our|for|with|to|too|again|"
+            r"already|then|this|last)\b))"
+        ),
+        _day_of_month,
+    ),
+    (re.compile(r"\b(?:in|during|since|back in|of) (?P<y>\d{4})\b"), _en_year),
+    (re.compile(r"\b(?:christmas|xmas)\b"), _latest_holiday("christmas")),
+    (re.compile(r"\bnew year'?s eve\b"), _latest_holiday("new_years_eve")),
+    (re.compile(r"\bnew year(?:'s)?\b"), _latest_holiday("new_year")),
+    (re.compile(r"\blast halloween\b"), _last_holiday("halloween")),
+    (re.compile(r"\blast easter\b"), _last_holiday("easter")),
+    (re.compile(r"\blast valentine'?s(?: day)?\b"), _last_holiday("valentine")),
+    (re.compile(r"\bhalloween\b"), _latest_holiday("halloween")),
+    (re.compile(r"\beaster\b"), _latest_holiday("easter")),
+    (re.compile(r"\bvalentine'?s(?: day)?\b"), _latest_holiday("valentine")),
+]
+
+
+def _ascii_edges(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    r"""``pattern`` with ``\b`` and ``\w`` read as ASCII: an English expression written against
+    Japanese (yesterdayって, last weekの) ends there, as where a space follows."""
+    return re.compile(pattern.pattern, (pattern.flags & ~re.UNICODE) | re.ASCII)
+
+
+_RULES += [(_ascii_edges(pattern), rule) for pattern, rule in _EN_RULES]
+
+_SINCE_EN = re.compile(r"\bsince\s+$", re.ASCII)
+_SINCE_JA = re.compile(r"\s*(?:から|以来|以降)")
+_SINCE_REACH = 40
+"""How far before an expression "since" is looked for (the words between are spaces)."""
+
+
+def _since_at(m: re.Match[str], after: re.Pattern[str] = _SINCE_JA) -> bool:
+    """Whether the expression ``m`` is one "since" (before it) or から/以来/以降 (``after``
+    it) runs from: a past window then runs until now."""
+    return _since_around(m.string, m.start(), m.end(), after)
+
+
+def _since_around(text: str, start: int, end: int, after: re.Pattern[str] = _SINCE_JA) -> bool:
+    """:func:`_since_at` of the span ``start``–``end`` of ``text``."""
+    before = _SINCE_EN.search(text, max(0, start - _SINCE_REACH), start)
+    return before is not None or after.match(text, end) is not None
+
+
+_ONLY_BACK_JA = re.compile(
+    r"\s*(?:以来|から(?:ずっと)?[、,]?(?:今日まで|現在まで"
+    r"|(?:今まで|いままで|これまで)(?!以上|通り|より)))"
+)
+"""以来, and から before 今まで (これまで, 現在まで…): pointing back only (からずっと alone
+looks forward as often: 4月からずっと大阪勤務になる; and これまで以上, これまで通り begin another
+phrase: 4月からこれまで以上に頑張ります is a plan)."""
+
+
+def _back_from(m: re.Match[str]) -> bool:
+    """Whether the expression ``m`` is one "since" or 以来 runs from, which point back only:
+    a month or day still to come this year is then last year's ("since December" said in
+    January). から and 以降 point forward as often (4月から大学生になります: a plan)."""
+    return _since_at(m, _ONLY_BACK_JA)
