@@ -55,7 +55,7 @@ from datetime import date, datetime, timedelta
 from ..clock import parse_iso
 from ..store.filters import Filters
 from ..text import query_terms, within
-from .calendar import Window, _around, _days, _en_number, _ja_number, _midnight, _month, union
+from .dates import Window, _around, _days, _en_number, _ja_number, _midnight, _month, union
 from .time_rules import (
     _CASED,
     _JA_NUM,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from datetime import date, datetime, timedelta
 
-from .calendar import (
+from .dates import (
     Window,
     _add_months,
     _around,
