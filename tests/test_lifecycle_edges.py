@@ -247,7 +247,7 @@ def test_with_the_days_clock_a_quick_second_sleep_moves_no_level(
     ],
 )
 def test_a_tag_is_a_whole_word_only_in_spaced_scripts(tag: str, answer: str, found: bool) -> None:
-    from memengine.lifecycle.feedback import _norm, _tag_in
+    from memengine.lifecycle.answer_match import _norm, _tag_in
 
     assert _tag_in(_norm(tag), _norm(answer)) is found
 

@@ -21,14 +21,9 @@ from memengine import (
 from memengine.config import LifecycleConfig
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import ConfigError
+from memengine.lifecycle.answer_match import match_answer, named_days, uncommon
+from memengine.lifecycle.answer_words import _japanese_words, _stems
 from memengine.lifecycle.features import FEATURES
-from memengine.lifecycle.feedback import (
-    _japanese_words,
-    _stems,
-    match_answer,
-    named_days,
-    uncommon,
-)
 from memengine.text import fold, query_terms
 
 from .helpers import HashEmbedder

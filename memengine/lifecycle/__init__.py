@@ -1,7 +1,8 @@
 """The life cycle of memories: use-based strength, decay by consolidation level, sleep, recall.
 
 Pure rules live in :mod:`.strength`, :mod:`.features`, :mod:`.scorer`,
-:mod:`.selection` and :mod:`.simulate`; :mod:`.turns`, :mod:`.feedback`,
+:mod:`.selection`, :mod:`.simulate` and :mod:`.answer_match` (the offline answer judge,
+with the words it reads in :mod:`.answer_words`); :mod:`.turns`, :mod:`.feedback`,
 :mod:`.sleep`, :mod:`.ranking` and :mod:`.agents` apply them to a store
 (through :mod:`memengine.store.lifecycle`, the only SQL). See
 the README section "Memory that lives".
