@@ -22,7 +22,7 @@ from memengine.config import LifecycleConfig
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import ConfigError
 from memengine.lifecycle.answer_match import match_answer, named_days, uncommon
-from memengine.lifecycle.answer_words import _japanese_words, _stems
+from memengine.lifecycle.answer_words import japanese_words, stems
 from memengine.lifecycle.features import FEATURES
 from memengine.text import fold, query_terms
 
@@ -477,7 +477,7 @@ def test_an_english_word_counts_in_another_form(real_mem: Memory, clock: FixedCl
     ],
 )
 def test_the_forms_of_an_english_word(one: str, other: str, forms: bool) -> None:
-    assert (not _stems(one).isdisjoint(_stems(other))) is forms
+    assert (not stems(one).isdisjoint(stems(other))) is forms
 
 
 def test_a_name_or_a_word_that_only_looks_like_another_form_is_no_form_of_it(
@@ -755,7 +755,7 @@ def test_the_names_a_japanese_honorific_marks(text: str, named: list[str]) -> No
     kana of a verb: 会いたいさくらちゃん); ちゃんと is an adverb (もっとちゃんと, 薬ちゃんと)
     unless a name follows (結衣ちゃんと蓮くん), and kana that go on make no honorific (さんぽ,
     さまざま, くんせい) but an ending does (ゆいちゃんだよ, 翔太くんって)."""
-    assert [w for w, is_name in _japanese_words(fold(text)) if is_name] == named
+    assert [w for w, is_name in japanese_words(fold(text)) if is_name] == named
 
 
 def test_a_japanese_word_for_someone_credits_no_memory(real_mem: Memory, clock: FixedClock) -> None:
@@ -886,7 +886,7 @@ def test_a_hiragana_name_credits_where_both_sides_mark_it(
         "はるくんとゆいちゃんによろしくね",
         "ゆいちゃんとさくらちゃん、元気？ よろしくね",
     ]:
-        assert "ゆい" in {w for w, named in _japanese_words(fold(answer)) if named}, answer
+        assert "ゆい" in {w for w, named in japanese_words(fold(answer)) if named}, answer
         judged = _judged(real_mem, answer, [haruto, blossom, daughter])
         assert judged == {}, answer
 

@@ -20,20 +20,20 @@ from ..models import Episode
 from ..retrieve.temporal import find_time_expressions
 from ..text import CJK_CHARACTER, as_a_word, fold, query_terms, sentences
 from .answer_words import (
-    _HIRAGANA,
-    _HIRAGANA_LETTER,
-    _KATAKANA_LETTER,
-    _a_number,
-    _answer_words,
-    _capitals,
-    _distinct,
-    _forms,
-    _japanese_words,
-    _names,
-    _stems,
-    _titles,
-    _word_starts,
-    _words,
+    HIRAGANA,
+    HIRAGANA_LETTER,
+    KATAKANA_LETTER,
+    a_number,
+    answer_term_groups,
+    capital_words,
+    distinct_words,
+    japanese_words,
+    names_in,
+    stems,
+    titled_names,
+    word_forms,
+    word_starts,
+    words_in,
 )
 
 __all__ = ["match_answer", "named_days", "uncommon"]
@@ -71,13 +71,13 @@ def match_answer(
     of the answer's words with a ``rare`` term (:func:`uncommon`) from what the user said in
     the memory (not its reply: a stock reply is the assistant's own), or the one word of an
     answer of one (高尾山！) that no other memory offered says, and that much of the
-    answer's words (:func:`_answer_words`: トヨタ is one word, not five terms; without
+    answer's words (:func:`answer_term_groups`: トヨタ is one word, not five terms; without
     hiragana: お疲れ様でした holds no でし to match), unless another memory offered says
     those words and more of the answer's (「田中さんはトヨタで働いてるよ」 is not drawn from
     佐藤さんもトヨタで働いてる); one word is the answer's when a particle or an ending is all it
     writes beside it (高尾山だよ, not 「そっか、雨なんだね。むりしないでね」: :data:`_ONE_WORD_ROOM`).
     An English word counts in another form of it (the answer's "peanut" of "peanuts",
-    "allergy" of "allergic"; not a name's, "Simone" of "Simon": :func:`_stems`), a Japanese
+    "allergy" of "allergic"; not a name's, "Simone" of "Simon": :func:`stems`), a Japanese
     word by the two kanji it begins with (結婚式 of 結婚する: :func:`_held`). An answer that lists
     several memories ("Your kids are Emma, Liam and Noah.", お子さんは翔太くんと結衣ちゃんだね,
     not 店員さんに息子さんと間違えられたんだね: :func:`_a_name`) credits each whose own
@@ -90,7 +90,7 @@ def match_answer(
     a topic that a memory found by its content holds (:func:`_outshone`)."""
     text = _norm(answer)
     answer_terms = set(query_terms(answer))
-    own = [t for t in answer_terms if not _HIRAGANA.search(t)]  # (not でし, くだ, さい)
+    own = [t for t in answer_terms if not HIRAGANA.search(t)]  # (not でし, くだ, さい)
     # a term that more than one memory offered holds is the question's subject ("gym" of
     # every gym session), or a common word: it is no memory's own content
     terms_of = {ep.id: set(query_terms(ep.text)) for ep in episodes}
@@ -101,22 +101,22 @@ def match_answer(
     # nor in an answer that says it does not know ("I don't remember Liam or Emma")
     stated = "" if _DISOWNS.search(answer) else _statements(answer)
     stated_terms = set(query_terms(stated))
-    names = _names(stated) if own_rare and stated else set()
+    names = names_in(stated) if own_rare and stated else set()
     folded = fold(stated)
-    words = _japanese_words(folded) if once else []
+    words = japanese_words(folded) if once else []
     found: dict[int, str] = {}
     carried: dict[int, str] = {}  # each memory whose own content the answer carries
     # the user's side only (a stock reply is the assistant's), content words only
     told_of = {ep.id: set(query_terms(_said(ep))) for ep in episodes}
     # the answer's words (トヨタ once, not as ト, ヨ, タ, トヨ and ヨタ) each memory says
     whole = fold(answer)
-    answer_words = _answer_words(own, whole)
-    starts = _word_starts(own, whole)
-    capitals = _capitals(answer)  # (a name is in no other form: Simone is not Simon)
+    answer_words = answer_term_groups(own, whole)
+    starts = word_starts(own, whole)
+    capitals = capital_words(answer)  # (a name is in no other form: Simone is not Simon)
     held = {
         ep.id: _held(answer_words, starts, capitals, told_of[ep.id], _said(ep)) for ep in episodes
     }
-    answer_forms = _forms(answer_terms, capitals)  # (peanut of peanuts)
+    answer_forms = word_forms(answer_terms, capitals)  # (peanut of peanuts)
     # (an answer of one word is that word, a particle or an ending aside: 高尾山だよ, not
     # 「そっか、雨なんだね。むりしないでね」)
     one_word = len(answer_words) == 1 and _written_beside(answer_words[0], whole) <= _ONE_WORD_ROOM
@@ -141,11 +141,11 @@ def match_answer(
             found[ep.id] = f"tag {tag!r} in the answer"
             continue
         terms = query_terms(ep.text)
-        written = _capitals(ep.text)
+        written = capital_words(ep.text)
         shared = [
             t
             for t in terms
-            if t in answer_terms or not _stems(t, t in written).isdisjoint(answer_forms)
+            if t in answer_terms or not stems(t, t in written).isdisjoint(answer_forms)
         ]
         if (
             terms
@@ -190,7 +190,7 @@ _LATIN_RUN = re.compile("[0-9a-z]+")
 
 def _written_beside(word: frozenset[str], text: str) -> int:
     """How much ``text`` (folded) writes outside every place of ``word`` (its terms,
-    :func:`_answer_words`), a Latin word or number counting one and a kana or kanji one
+    :func:`answer_term_groups`), a Latin word or number counting one and a kana or kanji one
     each: 2 for 高尾山 in 高尾山だよ！ and for "Deepika" in "It's Deepika!", 14 for 雨 in
     「そっか、雨なんだね。むりしないでね」."""
     covered = [False] * len(text)
@@ -280,7 +280,7 @@ def _japanese_content(
     ep: Episode, answer_words: Sequence[tuple[str, bool]], fresh: set[str]
 ) -> list[str]:
     """The names of ``ep`` a Japanese list answer (its ``answer_words``,
-    :func:`_japanese_words`) carries, each beginning a word on both sides (田中 of 田中さん,
+    :func:`japanese_words`) carries, each beginning a word on both sides (田中 of 田中さん,
     not of 山田中学; a katakana word whole: not the ハル of ハルトくん; a hiragana name whole)
     and holding one of the ``fresh`` terms (what no other memory offered holds, uncommon
     in the file).
@@ -290,12 +290,12 @@ def _japanese_content(
     ピアノ) is no name: it counts with the memory's other words (:func:`_own_content`)."""
     if not answer_words:
         return []
-    mine = _distinct(_japanese_words(fold(ep.text)))
+    mine = distinct_words(japanese_words(fold(ep.text)))
     by_start: dict[str, list[str]] = {}  # (a word is met by one it shares two letters with)
     for word in mine:
         by_start.setdefault(word[:2], []).append(word)
     names: dict[str, None] = {}
-    for a, a_named in _distinct(answer_words).items():
+    for a, a_named in distinct_words(answer_words).items():
         met = by_start.get(a[:2], []) if len(a) > 1 else [a] if a in mine else []
         for m in met:
             if not (a_named or mine[m]):
@@ -304,11 +304,11 @@ def _japanese_content(
             while n < min(len(a), len(m)) and a[n] == m[n]:
                 n += 1
             piece = a[:n]
-            if _KATAKANA_LETTER.match(piece[-1]) and any(
-                _KATAKANA_LETTER.match(w, n) for w in (a, m)
+            if KATAKANA_LETTER.match(piece[-1]) and any(
+                KATAKANA_LETTER.match(w, n) for w in (a, m)
             ):
                 continue  # (a katakana word goes on: ハル of ハルト and ハルカ)
-            if (n < 2 or _HIRAGANA_LETTER.match(a)) and a != m:
+            if (n < 2 or HIRAGANA_LETTER.match(a)) and a != m:
                 continue  # (one kanji, or a hiragana name, is written whole on both sides)
             grams = {piece} if n == 1 else {piece[i : i + 2] for i in range(n - 1)}
             if grams & fresh:
@@ -327,15 +327,15 @@ def _held(
     terms: set[str],
     said: str,
 ) -> set[frozenset[str]]:
-    """The answer's ``words`` (:func:`_answer_words`, each begun by its bigram in
+    """The answer's ``words`` (:func:`answer_term_groups`, each begun by its bigram in
     ``starts``; ``names`` its words written with a capital) that a memory's ``terms``, of
     what the user ``said`` in it, hold: whole, or in another form when an English word
-    (:func:`_stems`: the answer's "allergy" is held by "I'm allergic to peanuts"), or by
+    (:func:`stems`: the answer's "allergy" is held by "I'm allergic to peanuts"), or by
     the two kanji it begins with, as a shorter word is held by a longer one (結婚式 of
     来月結婚する, 東京都 of 東京, as 結婚 of 結婚式); one kanji when the memory writes it alone
     too (雨 of 雨で, not the 子 of お子さん in 息子)."""
-    forms = _forms(terms, _capitals(said))
-    mine = _answer_words([t for t in terms if not _HIRAGANA.search(t)], fold(said))
+    forms = word_forms(terms, capital_words(said))
+    mine = answer_term_groups([t for t in terms if not HIRAGANA.search(t)], fold(said))
     alone = {next(iter(w)) for w in mine if len(w) == 1}
     held = set()
     for w in words:
@@ -343,9 +343,7 @@ def _held(
         if len(w) == 1 and CJK_CHARACTER.fullmatch(term):
             whole = term in alone
         else:
-            whole = w <= terms or (
-                len(w) == 1 and not _stems(term, term in names).isdisjoint(forms)
-            )
+            whole = w <= terms or (len(w) == 1 and not stems(term, term in names).isdisjoint(forms))
         start = starts.get(w, "")
         if whole or (_KANJI_PAIR.fullmatch(start) is not None and start in terms):
             held.add(w)
@@ -368,33 +366,35 @@ def _own_content(
 ) -> str:
     """Why ``ep`` is one of the memories a list answer draws on (its ``answer_terms``, and
     the ``answer_names`` it writes as names; the ``answer`` :func:`~memengine.text.fold`
-    made, and its Japanese ``answer_words``, :func:`_japanese_words`): the answer carries
+    made, and its Japanese ``answer_words``, :func:`japanese_words`): the answer carries
     the memory's own content, or "".
 
     ``fresh`` are the answer's uncommon terms that ``ep`` holds and no other memory offered
     with it does (what those share is the question's subject: the "gym" of every gym
     session). One of them is enough when ``ep`` or the answer writes it as a name, a title
-    or a number (:func:`_names`, :func:`_titles`, :func:`_a_number`), on either side of
+    or a number (:func:`names_in`, :func:`titled_names`, :func:`a_number`), on either side of
     the exchange (the partner's "I suggested 'Educated' by Tara Westover."); otherwise two
-    words (:func:`_words`: 仕事 is one; hiragana pairs aside) from what the user said (a
+    words (:func:`words_in`: 仕事 is one; hiragana pairs aside) from what the user said (a
     stock reply's words are the assistant's own, and a young file's common words are all
     uncommon). Japanese writes no capitals: a name is one an honorific marks (翔太くん,
     はるとくん: :func:`_japanese_content`), and a plain word (京都, 天気, ピアノ) is one of
     the two words, as "weather" or "piano" is."""
     if not fresh:
         return ""
-    plain = {t for t in fresh if not _HIRAGANA.search(t)}
-    pieces = [span for span, terms in _titles(ep.text) if terms <= answer_terms and terms & plain]
-    named = _names(ep.text) | answer_names
+    plain = {t for t in fresh if not HIRAGANA.search(t)}
+    pieces = [
+        span for span, terms in titled_names(ep.text) if terms <= answer_terms and terms & plain
+    ]
+    named = names_in(ep.text) | answer_names
     for term in sorted(plain):
-        if (term in named or _a_number(term)) and not any(term in _norm(p) for p in pieces):
+        if (term in named or a_number(term)) and not any(term in _norm(p) for p in pieces):
             pieces.append(term)
     ja_names = _japanese_content(ep, answer_words, fresh)
     pieces += [n for n in ja_names if not any(n in _norm(p) for p in pieces)]
     if pieces:
         shown = ", ".join(repr(p) for p in pieces[:3]) + (", …" if len(pieces) > 3 else "")
         return f"its own {shown} in the answer"
-    mine = _words(plain & told, answer)
+    mine = words_in(plain & told, answer)
     if len(mine) >= 2:
         return f"{len(mine)} of its own words in the answer ({', '.join(mine[:3])})"
     return ""

@@ -1,7 +1,7 @@
 """The words the offline answer judge reads in a text: names, titles, numbers, word forms.
 
 A Latin script's names are its capitalised words inside a sentence and its quoted titles, and
-an English word counts in its inflections (:func:`_stems`: peanut, peanuts); Japanese words are
+an English word counts in its inflections (:func:`stems`: peanut, peanuts); Japanese words are
 runs of kanji or katakana, a name one an honorific marks (翔太くん, はるとくん), and a CJK run's
 bigrams written overlapping are one word (トヨタ). :mod:`.answer_match` judges with them.
 """
@@ -14,7 +14,24 @@ from collections.abc import Iterable, Sequence
 from ..retrieve.owners import JA_KIN_WORDS
 from ..text import CJK_CHARACTER, query_terms
 
-_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+__all__ = [
+    "HIRAGANA",
+    "HIRAGANA_LETTER",
+    "KATAKANA_LETTER",
+    "a_number",
+    "answer_term_groups",
+    "capital_words",
+    "distinct_words",
+    "japanese_words",
+    "names_in",
+    "stems",
+    "titled_names",
+    "word_forms",
+    "word_starts",
+    "words_in",
+]
+
+HIRAGANA = re.compile(r"[\u3040-\u309f]")
 
 
 _QUOTED = re.compile(
@@ -30,19 +47,19 @@ _TITLE = re.compile(r"(?<![\w.])(?:mr|mrs|ms|mx|dr|prof|st|mt)\.\s*$", re.IGNORE
 """A title's abbreviation, whose period ends no sentence: "Dr. Lee", "Mt. Fuji"."""
 
 
-def _titles(text: str) -> list[tuple[str, set[str]]]:
+def titled_names(text: str) -> list[tuple[str, set[str]]]:
     """The quoted titles and names of ``text``, each as written and with its content terms
     (hiragana pairs aside): 'The Remains of the Day' holds "remains" and "day"."""
     out = []
     for m in _QUOTED.finditer(text):
         span = next(g for g in m.groups() if g is not None).strip()
-        terms = {t for t in query_terms(span) if not _HIRAGANA.search(t)}
+        terms = {t for t in query_terms(span) if not HIRAGANA.search(t)}
         if terms:
             out.append((span, terms))
     return out
 
 
-def _names(text: str) -> set[str]:
+def names_in(text: str) -> set[str]:
     """The terms of ``text``'s words written with a capital inside a sentence ("Liam",
     "Westover", the "Lee" of "Dr. Lee"; not the "Sounds" that begins one): a name, as a
     Latin script writes it. A Latin word with a capital next to kana or kanji is one
@@ -60,7 +77,7 @@ def _names(text: str) -> set[str]:
     return found
 
 
-def _a_number(term: str) -> bool:
+def a_number(term: str) -> bool:
     """Whether ``term`` is a number of three characters or more ("1995", "12800", "3pm"):
     one or two digits are a date's, an age's, a count's in too many texts."""
     return len(term) >= 3 and any(ch.isdigit() for ch in term)
@@ -72,7 +89,7 @@ _JA_WORD = re.compile(
 )
 """A run of kanji or katakana (々, ー): a Japanese word, the particles and kana endings
 around it left off (「息子の翔太は」 holds 息子 and 翔太)."""
-_KATAKANA_LETTER = re.compile("[\u30a1-\u30fa\u30fc-\u30ff]")
+KATAKANA_LETTER = re.compile("[\u30a1-\u30fa\u30fc-\u30ff]")
 _KANA_HONORIFIC = re.compile("くん|ちゃん|さん|さま")
 _KANJI_HONORIFIC = re.compile("(?:先輩|先生|様|君)$")
 """The honorifics that mark a name after it (翔太くん, 結衣ちゃん, 田中さん) or ending its run
@@ -120,7 +137,7 @@ def _a_name(word: str) -> bool:
     )
 
 
-def _japanese_words(text: str) -> list[tuple[str, bool]]:
+def japanese_words(text: str) -> list[tuple[str, bool]]:
     """The Japanese words of ``text``, folded (:data:`_JA_WORD`), each with whether it is
     written as a name: an honorific after it or ending its run makes it one (翔太くん, 翔太君:
     翔太, named), unless a polite prefix stands before it (お母さん, ご苦労様), it is a word
@@ -147,7 +164,7 @@ def _japanese_words(text: str) -> list[tuple[str, bool]]:
     return out + [(name, True) for name in _kana_names(text)]
 
 
-_HIRAGANA_LETTER = re.compile("[\u3041-\u3096\u309d\u309e]")
+HIRAGANA_LETTER = re.compile("[\u3041-\u3096\u309d\u309e]")
 _CHILD_HONORIFIC = re.compile("くん|ちゃん")
 _NAME_JOINS = "のとや"
 """The particles a hiragana name follows a word by (息子のはるとくん, はるとくんとさくらちゃん)."""
@@ -171,7 +188,7 @@ def _ends_a_name(text: str, end: int, adverb: bool) -> bool:
     after = text[end : end + 1]
     if adverb and after == "と" and text.endswith("ちゃん", 0, end):
         return _NAME_AHEAD.match(text, end + 1) is not None
-    return not (after and _HIRAGANA_LETTER.match(after) and after not in _AFTER_NAME)
+    return not (after and HIRAGANA_LETTER.match(after) and after not in _AFTER_NAME)
 
 
 def _kana_names(text: str) -> list[str]:
@@ -185,7 +202,7 @@ def _kana_names(text: str) -> list[str]:
     stop = 0
     for m in _CHILD_HONORIFIC.finditer(text):
         i = m.start()
-        while i > stop and _HIRAGANA_LETTER.match(text[i - 1]):
+        while i > stop and HIRAGANA_LETTER.match(text[i - 1]):
             i -= 1
         stretch = text[i : m.start()]
         joined = i > 0 and (i == stop or _JA_WORD.match(text[i - 1]) is not None)
@@ -201,8 +218,8 @@ def _kana_names(text: str) -> list[str]:
     return names
 
 
-def _distinct(words: Sequence[tuple[str, bool]]) -> dict[str, bool]:
-    """Each of the Japanese ``words`` (:func:`_japanese_words`) once, in their order, named
+def distinct_words(words: Sequence[tuple[str, bool]]) -> dict[str, bool]:
+    """Each of the Japanese ``words`` (:func:`japanese_words`) once, in their order, named
     when it is named anywhere: a long paste that writes one name a thousand times is
     compared once."""
     out: dict[str, bool] = {}
@@ -213,7 +230,7 @@ def _distinct(words: Sequence[tuple[str, bool]]) -> dict[str, bool]:
 
 _ENDINGS = ("s", "es", "ed", "ing")
 """The endings of an English word's inflections (peanut, peanuts; arrive, arrives,
-arriving; parties, party: :func:`_stems`)."""
+arriving; parties, party: :func:`stems`)."""
 _TO_Y = ("ies", "ied", "ic")
 """The endings that stand for a "y" (parties: party; studied: study; allergic: allergy)."""
 _NOT_Y = re.compile("[fs]ic$")
@@ -223,7 +240,7 @@ _PLURAL = re.compile("[^aeiousy]s$")
 """A name's plain plural ("the Smiths"; not the end of Louis, Frances or Marcus)."""
 
 
-def _stems(term: str, name: bool = False) -> set[str]:
+def stems(term: str, name: bool = False) -> set[str]:
     """What ``term``, an English word, shares with another form of it: itself, its letters
     before an inflection's ending (:data:`_ENDINGS`; five letters or more, with the "e" an
     "-ing" or "-ed" drops: "peanuts" and "peanut" hold "peanut", "arriving" and "arrive"
@@ -250,25 +267,25 @@ def _stems(term: str, name: bool = False) -> set[str]:
     return found
 
 
-def _capitals(text: str) -> set[str]:
-    """The terms of the English words ``text`` writes as names (:func:`_names`: "Simone" of
+def capital_words(text: str) -> set[str]:
+    """The terms of the English words ``text`` writes as names (:func:`names_in`: "Simone" of
     "Say hi to Simone", not the "Terrific" that begins "Terrific!") and nowhere in lower
-    case: matched in no other form than a plural (:func:`_stems`)."""
+    case: matched in no other form than a plural (:func:`stems`)."""
     lower = {
         t
         for m in _CAPITALISED.finditer(text)
         if m.group().isascii() and m.group()[0].islower()
         for t in query_terms(m.group())
     }
-    return {t for t in _names(text) if t.isascii()} - lower
+    return {t for t in names_in(text) if t.isascii()} - lower
 
 
-def _forms(terms: Iterable[str], names: set[str]) -> set[str]:
-    """The forms of the English ``terms`` (:func:`_stems`), those of ``names`` as a name's."""
-    return {stem for t in terms for stem in _stems(t, t in names)}
+def word_forms(terms: Iterable[str], names: set[str]) -> set[str]:
+    """The forms of the English ``terms`` (:func:`stems`), those of ``names`` as a name's."""
+    return {stem for t in terms for stem in stems(t, t in names)}
 
 
-def _words(terms: set[str], text: str) -> list[str]:
+def words_in(terms: set[str], text: str) -> list[str]:
     """The distinct words ``terms`` (of :func:`~memengine.text.query_terms`) make in
     ``text`` (folded), each as one of its terms: a Latin term is a word; of a CJK run's, a
     single character is none (it is inside a bigram: 仕事 gives 仕, 事 and 仕事, one word)
@@ -306,7 +323,7 @@ def _gram_groups(grams: set[str], text: str) -> list[list[str]]:
     return [sorted(g, key=lambda t: (first.get(t, len(text)), t)) for g in groups.values()]
 
 
-def _answer_words(terms: Sequence[str], text: str) -> list[frozenset[str]]:
+def answer_term_groups(terms: Sequence[str], text: str) -> list[frozenset[str]]:
     """The words of an answer's ``terms`` (no hiragana pairs) as its ``text`` (folded)
     writes them, each as the terms that make it: a Latin term is a word, a CJK run's bigrams
     written overlapping are one (トヨタ: トヨ and ヨタ, not five terms with ト, ヨ and タ), and
@@ -321,8 +338,8 @@ def _answer_words(terms: Sequence[str], text: str) -> list[frozenset[str]]:
     return words + [frozenset(group) for group in _gram_groups(grams, text)]
 
 
-def _word_starts(terms: Sequence[str], text: str) -> dict[frozenset[str], str]:
+def word_starts(terms: Sequence[str], text: str) -> dict[frozenset[str], str]:
     """The bigram that begins each word of bigrams ``terms`` make in ``text`` (folded), as
-    :func:`_answer_words` groups them: 結婚 of 結婚式, トヨ of トヨタ."""
+    :func:`answer_term_groups` groups them: 結婚 of 結婚式, トヨ of トヨタ."""
     grams = {t for t in terms if CJK_CHARACTER.search(t) and len(t) > 1}
     return {frozenset(group): group[0] for group in _gram_groups(grams, text)}

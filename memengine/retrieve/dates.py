@@ -11,6 +11,31 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date, datetime, time, timedelta
 
+__all__ = [
+    "Window",
+    "add_months",
+    "days_window",
+    "en_number",
+    "holiday_days",
+    "holiday_in",
+    "ja_number",
+    "just_past",
+    "last_season",
+    "latest_before_today",
+    "local_today",
+    "midnight_of",
+    "month_window",
+    "months_ago",
+    "one_day",
+    "recent_season",
+    "season_window",
+    "this_season",
+    "union",
+    "week_start",
+    "window_around",
+    "year_window",
+]
+
 Window = tuple[datetime, datetime]
 """``(start, end)``: start inclusive, end exclusive, timezone-aware."""
 
@@ -18,67 +43,67 @@ Window = tuple[datetime, datetime]
 # -- calendar helpers ------------------------------------------------------------------------
 
 
-def _midnight(day: date, now: datetime) -> datetime:
+def midnight_of(day: date, now: datetime) -> datetime:
     return datetime.combine(day, time(0), tzinfo=now.tzinfo)
 
 
-def _days(first: date, last_inclusive: date, now: datetime) -> Window:
-    return _midnight(first, now), _midnight(last_inclusive + timedelta(days=1), now)
+def days_window(first: date, last_inclusive: date, now: datetime) -> Window:
+    return midnight_of(first, now), midnight_of(last_inclusive + timedelta(days=1), now)
 
 
-def _week_start(day: date) -> date:
+def week_start(day: date) -> date:
     return day - timedelta(days=day.weekday())
 
 
-def _add_months(year: int, month: int, delta: int) -> tuple[int, int]:
+def add_months(year: int, month: int, delta: int) -> tuple[int, int]:
     index = year * 12 + (month - 1) + delta
     return index // 12, index % 12 + 1
 
 
-def _month(year: int, month: int, now: datetime) -> Window:
-    ny, nm = _add_months(year, month, 1)
-    return _midnight(date(year, month, 1), now), _midnight(date(ny, nm, 1), now)
+def month_window(year: int, month: int, now: datetime) -> Window:
+    ny, nm = add_months(year, month, 1)
+    return midnight_of(date(year, month, 1), now), midnight_of(date(ny, nm, 1), now)
 
 
-def _year(year: int, now: datetime) -> Window:
-    return _midnight(date(year, 1, 1), now), _midnight(date(year + 1, 1, 1), now)
+def year_window(year: int, now: datetime) -> Window:
+    return midnight_of(date(year, 1, 1), now), midnight_of(date(year + 1, 1, 1), now)
 
 
 _SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "winter": 12}
 
 
-def _season(name: str, year: int, now: datetime) -> Window:
+def season_window(name: str, year: int, now: datetime) -> Window:
     """The season starting in ``year`` (winter starts in December of ``year``)."""
     first = _SEASON_START[name]
-    start = _midnight(date(year, first, 1), now)
-    ey, em = _add_months(year, first, 3)
-    return start, _midnight(date(ey, em, 1), now)
+    start = midnight_of(date(year, first, 1), now)
+    ey, em = add_months(year, first, 3)
+    return start, midnight_of(date(ey, em, 1), now)
 
 
-def _last_season(name: str, now: datetime) -> Window:
+def last_season(name: str, now: datetime) -> Window:
     """The latest occurrence of the season that is entirely over."""
     year = now.year
     while True:
-        window = _season(name, year, now)
+        window = season_window(name, year, now)
         if window[1] <= now:
             return window
         year -= 1
 
 
-def _recent_season(name: str, now: datetime) -> Window:
+def recent_season(name: str, now: datetime) -> Window:
     """The current occurrence of the season if it has begun, else the latest past one."""
     year = now.year
     while True:
-        window = _season(name, year, now)
+        window = season_window(name, year, now)
         if window[0] <= now:
             return window
         year -= 1
 
 
-def _this_season(name: str, now: datetime) -> Window | None:
+def this_season(name: str, now: datetime) -> Window | None:
     """This calendar year's season (winter: the one that began last December while in Jan/Feb)."""
     year = now.year - 1 if name == "winter" and now.month <= 2 else now.year
-    window = _season(name, year, now)
+    window = season_window(name, year, now)
     return window if window[0] <= now else None
 
 
@@ -88,17 +113,17 @@ when that one ended less than this many days ago: "12月31日は何してたっ�
 in December?" asked in January (a plan so far ahead is rarely named so)."""
 
 
-def _just_past(end: datetime, now: datetime) -> bool:
+def just_past(end: datetime, now: datetime) -> bool:
     """Whether a window that ends at ``end`` ended less than :data:`JUST_PAST_DAYS` ago."""
     return end <= now and now - end < timedelta(days=JUST_PAST_DAYS)
 
 
-def _around(center: datetime, tolerance: timedelta) -> Window:
+def window_around(center: datetime, tolerance: timedelta) -> Window:
     return center - tolerance, center + tolerance
 
 
-def _months_ago(n: int, now: datetime) -> datetime:
-    y, m = _add_months(now.year, now.month, -n)
+def months_ago(n: int, now: datetime) -> datetime:
+    y, m = add_months(now.year, now.month, -n)
     day = min(now.day, 28)
     return now.replace(year=y, month=m, day=day)
 
@@ -128,7 +153,7 @@ _EN_NUMBERS = {
 }
 
 
-def _ja_number(token: str) -> int | None:
+def ja_number(token: str) -> int | None:
     if token.isdigit():
         return int(token)
     if token == "十":
@@ -143,30 +168,30 @@ def _ja_number(token: str) -> int | None:
     return None
 
 
-def _en_number(token: str) -> int | None:
+def en_number(token: str) -> int | None:
     token = " ".join(token.split())
     if token.isdigit():
         return int(token)
     return _EN_NUMBERS.get(token)
 
 
-def _today(now: datetime) -> date:
+def local_today(now: datetime) -> date:
     return now.date()
 
 
-def _latest_before_today(target: int, now: datetime) -> date:
+def latest_before_today(target: int, now: datetime) -> date:
     """The latest day before today that is weekday ``target`` (one to seven days back)."""
-    today = _today(now)
+    today = local_today(now)
     return today - timedelta(days=(today.weekday() - target) % 7 or 7)
 
 
-def _one_day(year: int, month: int, day: int, now: datetime) -> Window | None:
+def one_day(year: int, month: int, day: int, now: datetime) -> Window | None:
     """That day of that year (None for no such day, or a year before 1900: a number)."""
     try:
         d = date(year, month, day)
     except ValueError:
         return None
-    return _days(d, d, now) if year >= 1900 else None
+    return days_window(d, d, now) if year >= 1900 else None
 
 
 _HOLIDAYS = {
@@ -181,7 +206,7 @@ _HOLIDAYS = {
     "halloween": ((10, 31), (10, 31)),
 }
 """Yearly holidays: (month, day) of their first and last days (Easter moves:
-:func:`_holiday_days`)."""
+:func:`holiday_days`)."""
 
 
 def _easter(year: int) -> date:
@@ -197,7 +222,7 @@ def _easter(year: int) -> date:
     return date(year, month, day + 1)
 
 
-def _holiday_days(kind: str, year: int) -> tuple[date, date]:
+def holiday_days(kind: str, year: int) -> tuple[date, date]:
     """The first and last days of the holiday ``kind`` in ``year`` (Easter: Good Friday to
     Easter Monday)."""
     if kind == "easter":
@@ -207,10 +232,10 @@ def _holiday_days(kind: str, year: int) -> tuple[date, date]:
     return date(year, m1, d1), date(year, m2, d2)
 
 
-def _holiday_in(kind: str, year: int, now: datetime) -> Window | None:
+def holiday_in(kind: str, year: int, now: datetime) -> Window | None:
     """The holiday ``kind`` of ``year``; None when it has not begun."""
-    start, last = _holiday_days(kind, year)
-    return _days(start, last, now) if _midnight(start, now) <= now else None
+    start, last = holiday_days(kind, year)
+    return days_window(start, last, now) if midnight_of(start, now) <= now else None
 
 
 def union(windows: Iterable[Window | None]) -> Window | None:

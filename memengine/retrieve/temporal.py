@@ -55,15 +55,24 @@ from datetime import date, datetime, timedelta
 from ..clock import parse_iso
 from ..store.filters import Filters
 from ..text import query_terms, within
-from .dates import Window, _around, _days, _en_number, _ja_number, _midnight, _month, union
+from .dates import (
+    Window,
+    days_window,
+    en_number,
+    ja_number,
+    midnight_of,
+    month_window,
+    union,
+    window_around,
+)
 from .time_rules import (
-    _CASED,
-    _JA_NUM,
-    _RULES,
-    _SENTENCE_END,
-    _WEEKDAYS_EN,
-    _since_around,
-    _weekday_index,
+    CASED,
+    JA_NUM,
+    RULES,
+    SENTENCE_END,
+    WEEKDAYS_EN,
+    since_around,
+    weekday_index,
 )
 
 __all__ = [
@@ -102,7 +111,7 @@ _ERA_YEAR = re.compile(r"(令和|平成|昭和)(元|\d{1,2}|[一二三四五六�
 
 def _western_year(m: re.Match[str]) -> str:
     """令和7年 (令和七年) → 2025年 (元年 is the first)."""
-    n = 1 if m.group(2) == "元" else _ja_number(m.group(2))
+    n = 1 if m.group(2) == "元" else ja_number(m.group(2))
     return f"{_ERAS[m.group(1)] + n}年" if n else m.group(0)
 
 
@@ -122,11 +131,11 @@ def find_time_expressions(
     read = within(text, max_chars)
     norm = _normalise(read)
     cased = _ERA_YEAR.sub(_western_year, _as_written(unicodedata.normalize("NFKC", read)))
-    token = _CASED.set(cased if len(cased) == len(norm) else "")  # (as written: "May 3")
+    token = CASED.set(cased if len(cased) == len(norm) else "")  # (as written: "May 3")
     try:
         return _found(norm, now)
     finally:
-        _CASED.reset(token)
+        CASED.reset(token)
 
 
 def _as_written(nfkc: str) -> str:
@@ -148,7 +157,7 @@ def _found(norm: str, now: datetime) -> list[TimeExpression]:
     taken = [False] * len(norm)
     found: list[_Found] = []
     code = [m.span() for m in _CODE.finditer(norm)]
-    for pattern, rule in _RULES:
+    for pattern, rule in RULES:
         for m in pattern.finditer(norm):
             if any(taken[m.start() : m.end()]) or _inside_a_word(norm, m):
                 continue
@@ -165,7 +174,7 @@ def _found(norm: str, now: datetime) -> list[TimeExpression]:
     found = _anchored_years(norm, _offsets(norm, found, now))
     kept: list[tuple[int, TimeExpression]] = []
     for first, last, (start, end), surface in found:
-        if _since_around(norm, first, last):
+        if since_around(norm, first, last):
             end = now
         end = min(end, now)
         if start < end:
@@ -177,14 +186,14 @@ def _found(norm: str, now: datetime) -> list[TimeExpression]:
 _OFFSET_EN = re.compile(
     r"\b(?:(?P<n>the|a|an|one|two|three|four|five|six|last|\d{1,2}) "
     r"(?P<u>day|week|weekend|month)s?|the (?P<wd>"
-    + "|".join(_WEEKDAYS_EN)
+    + "|".join(WEEKDAYS_EN)
     + r")) (?P<dir>before|after|prior to|following) (?:(?:the|on|of) )?$",
     re.ASCII,
 )
 """Words before a time that count from it ("the week before 16 November", "two weeks after
 Christmas", "the Sunday before October 25", "last weekend before April 10")."""
 _OFFSET_JA = re.compile(
-    rf"の?(?:(?P<n>{_JA_NUM})(?P<u>日|週間)(?P<dir>前|後)|(?P<w>前日|前の日|翌日|次の日|"
+    rf"の?(?:(?P<n>{JA_NUM})(?P<u>日|週間)(?P<dir>前|後)|(?P<w>前日|前の日|翌日|次の日|"
     r"前の週末?|翌週末?|次の週末?))"
 )
 """Words after a time that count from it (クリスマスの前の週, 3月5日の2日前, GWの翌週)."""
@@ -202,15 +211,15 @@ def _offsets(norm: str, found: list[_Found], now: datetime) -> list[_Found]:
         shifted = None
         if en is not None:
             n = en.group("n")
-            count = 1 if n in (None, "the", "a", "an", "one", "last") else _en_number(n)
+            count = 1 if n in (None, "the", "a", "an", "one", "last") else en_number(n)
             unit = en.group("u") or "weekday"
             after = en.group("dir") in ("after", "following")
-            target = _weekday_index(en.group("wd")) if en.group("wd") else None
+            target = weekday_index(en.group("wd")) if en.group("wd") else None
             span = (en.start(), last)
             shifted = _shift(window, unit, count or 0, after, target, now)
         elif ja is not None:
             word = ja.group("w") or ""
-            count = _ja_number(ja.group("n")) if ja.group("n") else 1
+            count = ja_number(ja.group("n")) if ja.group("n") else 1
             unit = "day" if "日" in (ja.group("u") or word) else "week"
             unit = "weekend" if word.endswith("週末") else unit
             after = (ja.group("dir") or word[:1]) in ("後", "翌", "次")
@@ -237,12 +246,12 @@ def _shift(
     sign = 1 if after else -1
     if unit == "day":
         d = day + timedelta(days=sign * (n - 1))
-        return _days(d, d, now)
+        return days_window(d, d, now)
     if unit == "week" and n == 1:
         start = edge if after else edge - timedelta(weeks=1)
         return start, start + timedelta(weeks=1)
     if unit == "week":
-        return _around(edge + sign * timedelta(weeks=n), timedelta(days=4))
+        return window_around(edge + sign * timedelta(weeks=n), timedelta(days=4))
     if unit == "month":
         return (
             (edge, edge + timedelta(days=31 * n))
@@ -253,7 +262,7 @@ def _shift(
     while day.weekday() != target:
         day += timedelta(days=sign)
     last = day + timedelta(days=1) if unit == "weekend" else day
-    return _days(day, last, now)
+    return days_window(day, last, now)
 
 
 _YEAR_WRITTEN = re.compile(r"(?<![0-9])(?:1[89]|20)[0-9]{2}(?![0-9])")
@@ -283,7 +292,7 @@ def _anchored_years(norm: str, found: list[_Found]) -> list[_Found]:
 def _one_sentence(norm: str, a: _Found, b: _Found) -> bool:
     """Whether no sentence ends between the expressions ``a`` and ``b``."""
     first, last = min(a[1], b[1]), max(a[0], b[0])
-    return _SENTENCE_END.search(norm, first, last) is None
+    return SENTENCE_END.search(norm, first, last) is None
 
 
 _LATIN_LETTER = re.compile(r"[a-z\u00c0-\u024f]")
@@ -341,7 +350,7 @@ def _named_in_code(norm: str, m: re.Match[str], code: Sequence[tuple[int, int]])
         return True
     if _OPTION_BEFORE.search(norm, max(0, start - 40), start):  # (an option's name is shorter)
         return True
-    cased = _CASED.get()
+    cased = CASED.get()
     if _FILE_AFTER.match(norm, end) and not (cased and cased[end + 1].isupper()):
         return True
     if _in_a_path(norm, start, end):
@@ -372,7 +381,7 @@ def _ends_a_time(norm: str, at: int) -> bool:
     """Whether a time expression (of any rule, read alone) ends at ``at``: the "this
     morning" of "this morning/yesterday"."""
     since = max(0, at - 40)
-    return any(m.end() == at for pattern, _ in _RULES for m in pattern.finditer(norm, since, at))
+    return any(m.end() == at for pattern, _ in RULES for m in pattern.finditer(norm, since, at))
 
 
 def parse_time_window(text: str, now: datetime, *, max_chars: int = MAX_TIME_TEXT) -> Window | None:
@@ -441,11 +450,11 @@ def _iso_bound(value: str, now: datetime, *, end: bool) -> datetime | None:
     try:
         if re.fullmatch(r"\d{4}-\d{2}", value):
             y, m = map(int, value.split("-"))
-            start, stop = _month(y, m, now)
+            start, stop = month_window(y, m, now)
             return stop if end else start
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
             d = date.fromisoformat(value)
-            return _midnight(d + timedelta(days=1), now) if end else _midnight(d, now)
+            return midnight_of(d + timedelta(days=1), now) if end else midnight_of(d, now)
         moment = parse_iso(value.upper())
     except (ValueError, OverflowError):  # not a date, or past the calendar's edge
         return None

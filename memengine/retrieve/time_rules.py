@@ -1,6 +1,6 @@
 """The rules that read time expressions: each a pattern and the window its match names.
 
-:data:`_RULES` holds them in order, longest and most specific patterns first (the English
+:data:`RULES` holds them in order, longest and most specific patterns first (the English
 ones read lower-cased text with ASCII word edges), and a rule gives None for a span that
 names no past window (a plan, a thing's year). How a sentence is told (:func:`_told_as_past`)
 and what "since" runs from are read here too; :mod:`.temporal` finds expressions with them.
@@ -16,28 +16,38 @@ from datetime import date, datetime, timedelta
 
 from .dates import (
     Window,
-    _add_months,
-    _around,
-    _days,
-    _en_number,
-    _holiday_days,
-    _holiday_in,
-    _ja_number,
-    _just_past,
-    _last_season,
-    _latest_before_today,
-    _midnight,
-    _month,
-    _months_ago,
-    _one_day,
-    _recent_season,
-    _season,
-    _this_season,
-    _today,
-    _week_start,
-    _year,
+    add_months,
+    days_window,
+    en_number,
+    holiday_days,
+    holiday_in,
+    ja_number,
+    just_past,
+    last_season,
+    latest_before_today,
+    local_today,
+    midnight_of,
+    month_window,
+    months_ago,
+    one_day,
+    recent_season,
+    season_window,
+    this_season,
     union,
+    week_start,
+    window_around,
+    year_window,
 )
+
+__all__ = [
+    "CASED",
+    "JA_NUM",
+    "RULES",
+    "SENTENCE_END",
+    "WEEKDAYS_EN",
+    "since_around",
+    "weekday_index",
+]
 
 _BREAK_START = {"spring": (3, 20), "summer": (7, 20), "winter": (12, 20)}
 """When a school break (春休み, 夏休み, 冬休み) begins, about: before that day this year's
@@ -52,8 +62,8 @@ def _school_break(m: re.Match[str], now: datetime) -> Window | None:
         return None
     name = _SEASONS_JA[m.group("s")]
     month, day = _BREAK_START[name]
-    year = now.year if _midnight(date(now.year, month, day), now) <= now else now.year - 1
-    return _season(name, year, now)
+    year = now.year if midnight_of(date(now.year, month, day), now) <= now else now.year - 1
+    return season_window(name, year, now)
 
 
 _AHEAD = re.compile(
@@ -97,7 +107,7 @@ stressed", "hundred"; した, だった, 読んだ, 何だっけ, 何してた�
 explanatory あるんだ, 好きなんだ, nor the copula 雨だ)."""
 
 
-_SENTENCE_END = re.compile(
+SENTENCE_END = re.compile(
     r"[。！？!?\n]|(?<!\bmr)(?<!\bmrs)(?<!\bms)(?<!\bdr)(?<!\bst)(?<!\bvs)(?<!\bjr)(?<!\bsr)"
     r"\.(?=\s|$)"
 )
@@ -108,9 +118,9 @@ def _sentence(m: re.Match[str]) -> str:
     or a full stop before a space, not that of "Dr." or "Mrs.")."""
     text = m.string
     start = 0
-    for end in _SENTENCE_END.finditer(text, 0, m.start()):
+    for end in SENTENCE_END.finditer(text, 0, m.start()):
         start = end.end()
-    after = _SENTENCE_END.search(text, m.end())
+    after = SENTENCE_END.search(text, m.end())
     return text[start : after.end() if after else len(text)]
 
 
@@ -143,15 +153,15 @@ def _this_year_date(
     year's ("since 3 December" said in January)."""
     try:
         d = date(now.year, month, day)
-        if _midnight(d, now) > now:
+        if midnight_of(d, now) > now:
             last = date(now.year - 1, month, day)
-            ended = _midnight(last + timedelta(days=1), now)
-            if not since and not (_just_past(ended, now) and _told_as_past(m)):
+            ended = midnight_of(last + timedelta(days=1), now)
+            if not since and not (just_past(ended, now) and _told_as_past(m)):
                 return None
             d = last
     except ValueError:
         return None
-    return _days(d, d, now)
+    return days_window(d, d, now)
 
 
 # -- the rules ----------------------------------------------------------------------------------
@@ -160,7 +170,7 @@ RuleFn = Callable[[re.Match[str], datetime], "Window | None"]
 Rule = tuple[re.Pattern[str], RuleFn]
 
 _WEEKDAYS_JA = "月火水木金土日"
-_WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTHS_EN = {
     name: i + 1
     for i, names in enumerate(
@@ -185,7 +195,7 @@ _MONTH_RE = "|".join(sorted(_MONTHS_EN, key=len, reverse=True))
 _SEASONS_JA = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
 _SEASONS_EN = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn"}
 _SEASONS_EN["winter"] = "winter"
-_JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十数])[一二三四五六七八九十]{1,4}"
+JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十数])[一二三四五六七八九十]{1,4}"
 """A number as it starts (a run of digits is not read again from each of its digits; 数十 is
 no ten)."""
 _EN_NUM = r"[0-9]+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple(?: of)?"
@@ -196,38 +206,38 @@ _EN_COUNT = r"[0-9]+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|
 
 def _day_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
     def rule(_: re.Match[str], now: datetime) -> Window | None:
-        d = _today(now) + timedelta(days=offset)
-        return _days(d, d, now)
+        d = local_today(now) + timedelta(days=offset)
+        return days_window(d, d, now)
 
     return rule
 
 
 def _week_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
     def rule(_: re.Match[str], now: datetime) -> Window | None:
-        start = _week_start(_today(now)) + timedelta(weeks=offset)
-        return _days(start, start + timedelta(days=6), now)
+        start = week_start(local_today(now)) + timedelta(weeks=offset)
+        return days_window(start, start + timedelta(days=6), now)
 
     return rule
 
 
 def _month_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
     def rule(_: re.Match[str], now: datetime) -> Window | None:
-        y, m = _add_months(now.year, now.month, offset)
-        return _month(y, m, now)
+        y, m = add_months(now.year, now.month, offset)
+        return month_window(y, m, now)
 
     return rule
 
 
 def _year_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
     def rule(_: re.Match[str], now: datetime) -> Window | None:
-        return _year(now.year + offset, now)
+        return year_window(now.year + offset, now)
 
     return rule
 
 
 def _last_weekend(_: re.Match[str], now: datetime) -> Window | None:
-    monday = _week_start(_today(now))
-    return _days(monday - timedelta(days=2), monday - timedelta(days=1), now)
+    monday = week_start(local_today(now))
+    return days_window(monday - timedelta(days=2), monday - timedelta(days=1), now)
 
 
 _AGO_MAX = {"day": 73_000, "week": 10_400, "month": 2_400, "year": 200}
@@ -238,13 +248,13 @@ def _ago(unit: str, n: int, now: datetime) -> Window | None:
     if n <= 0 or n > _AGO_MAX[unit]:
         return None
     if unit == "day":
-        d = _today(now) - timedelta(days=n)
-        return _days(d - timedelta(days=1), d + timedelta(days=1), now)
+        d = local_today(now) - timedelta(days=n)
+        return days_window(d - timedelta(days=1), d + timedelta(days=1), now)
     if unit == "week":
-        return _around(now - timedelta(weeks=n), timedelta(days=3))
+        return window_around(now - timedelta(weeks=n), timedelta(days=3))
     if unit == "month":
-        return _around(_months_ago(n, now), timedelta(days=15))
-    return _around(_months_ago(12 * n, now), timedelta(days=183))
+        return window_around(months_ago(n, now), timedelta(days=15))
+    return window_around(months_ago(12 * n, now), timedelta(days=183))
 
 
 def _span_ago(
@@ -259,12 +269,12 @@ def _span_ago(
 
 
 def _few_days(_: re.Match[str], now: datetime) -> Window | None:
-    today = _today(now)
-    return _days(today - timedelta(days=6), today - timedelta(days=2), now)
+    today = local_today(now)
+    return days_window(today - timedelta(days=6), today - timedelta(days=2), now)
 
 
 def _ja_ago(m: re.Match[str], now: datetime) -> Window | None:
-    n = _ja_number(m.group("n"))
+    n = ja_number(m.group("n"))
     unit = {"日": "day", "週間": "week", "週": "week", "年": "year"}.get(m.group("u"), "month")
     return _ago(unit, n, now) if n is not None else None
 
@@ -282,25 +292,25 @@ def _within_last(m: re.Match[str], now: datetime) -> Window | None:
     if bare and (not told or _looks_ahead(m)):  # not "batteries last
         return None  # two weeks", "my last 10 days in London I'll…")
     token = m.group("n") or bare or ""
-    n = 4 if token in ("数", "few") else (_ja_number(token) or _en_number(token))
+    n = 4 if token in ("数", "few") else (ja_number(token) or en_number(token))
     unit = m.group("u").rstrip("s")
     unit = _UNITS.get(unit[0], "month") if not unit.isascii() else unit
     if n is None or n <= 0 or n > _AGO_MAX[unit]:
         return None
     if unit in ("day", "week"):
         return now - timedelta(days=n * (7 if unit == "week" else 1)), now
-    return _months_ago(n * (12 if unit == "year" else 1), now), now
+    return months_ago(n * (12 if unit == "year" else 1), now), now
 
 
 def _en_ago(m: re.Match[str], now: datetime) -> Window | None:
-    n = _en_number(m.group("n"))
+    n = en_number(m.group("n"))
     return _ago(m.group("u"), n, now) if n is not None else None
 
 
 def _this_weekend(_: re.Match[str], now: datetime) -> Window | None:
     """今週末: this week's Saturday and Sunday (clipped to now: none before Saturday)."""
-    saturday = _week_start(_today(now)) + timedelta(days=5)
-    return _days(saturday, saturday + timedelta(days=1), now)
+    saturday = week_start(local_today(now)) + timedelta(days=5)
+    return days_window(saturday, saturday + timedelta(days=1), now)
 
 
 def _range_ago(m: re.Match[str], now: datetime) -> Window | None:
@@ -308,34 +318,34 @@ def _range_ago(m: re.Match[str], now: datetime) -> Window | None:
     unit = m.group("u")
     unit = {"日": "day", "週間": "week", "週": "week", "年": "year"}.get(unit, unit)
     unit = unit if unit in _AGO_MAX else "month"
-    counts = [_ja_number(m.group(g)) or _en_number(m.group(g)) for g in ("a", "n")]
+    counts = [ja_number(m.group(g)) or en_number(m.group(g)) for g in ("a", "n")]
     windows = [_ago(unit, n, now) for n in counts if n is not None]
     return union(windows) if len(windows) == 2 and all(windows) else None
 
 
 def _ja_weekday_last_week(m: re.Match[str], now: datetime) -> Window | None:
     offset = _WEEKDAYS_JA.index(m.group("wd"))
-    d = _week_start(_today(now)) - timedelta(weeks=1) + timedelta(days=offset)
-    return _days(d, d, now)
+    d = week_start(local_today(now)) - timedelta(weeks=1) + timedelta(days=offset)
+    return days_window(d, d, now)
 
 
 def _ja_weekday_this_week(m: re.Match[str], now: datetime) -> Window | None:
     offset = _WEEKDAYS_JA.index(m.group("wd"))
-    d = _week_start(_today(now)) + timedelta(days=offset)
-    return _days(d, d, now) if d < _today(now) else None
+    d = week_start(local_today(now)) + timedelta(days=offset)
+    return days_window(d, d, now) if d < local_today(now) else None
 
 
-def _weekday_index(name: str) -> int:
+def weekday_index(name: str) -> int:
     """Monday 0 … Sunday 6 of a weekday written in Japanese (金) or English (friday, fri)."""
     if name in _WEEKDAYS_JA:
         return _WEEKDAYS_JA.index(name)
-    return [day[:3] for day in _WEEKDAYS_EN].index(name[:3])
+    return [day[:3] for day in WEEKDAYS_EN].index(name[:3])
 
 
 def _latest_weekday(m: re.Match[str], now: datetime) -> Window | None:
     """The latest such weekday before today (この前の日曜: within the last seven days)."""
-    d = _latest_before_today(_weekday_index(m.group("wd")), now)
-    return _days(d, d, now)
+    d = latest_before_today(weekday_index(m.group("wd")), now)
+    return days_window(d, d, now)
 
 
 def _past_weekday(m: re.Match[str], now: datetime) -> Window | None:
@@ -351,16 +361,16 @@ def _past_weekend(m: re.Match[str], now: datetime) -> Window | None:
     if not _told_as_past(m):
         return None
     last = _last_weekend(m, now)
-    return (last[0], now) if last is not None and _today(now).weekday() >= 5 else last
+    return (last[0], now) if last is not None and local_today(now).weekday() >= 5 else last
 
 
 def _weekends_ago(m: re.Match[str], now: datetime) -> Window | None:
     """ "two weekends ago": the weekend that many weekends back (one: the last weekend)."""
-    n = _en_number(m.group("n"))
+    n = en_number(m.group("n"))
     if n is None or not 1 <= n <= _AGO_MAX["week"]:
         return None
-    saturday = _week_start(_today(now)) - timedelta(days=2, weeks=n - 1)
-    return _days(saturday, saturday + timedelta(days=1), now)
+    saturday = week_start(local_today(now)) - timedelta(days=2, weeks=n - 1)
+    return days_window(saturday, saturday + timedelta(days=1), now)
 
 
 def _day_of_month(m: re.Match[str], now: datetime) -> Window | None:
@@ -371,11 +381,11 @@ def _day_of_month(m: re.Match[str], now: datetime) -> Window | None:
         return None
     year, month = now.year, now.month
     if day > now.day:
-        year, month = _add_months(year, month, -1)
+        year, month = add_months(year, month, -1)
     if day > calendar.monthrange(year, month)[1]:  # "the 30th" said in March: January's
-        year, month = _add_months(year, month, -1)
+        year, month = add_months(year, month, -1)
     d = date(year, month, day)
-    return _days(d, d, now)
+    return days_window(d, d, now)
 
 
 def _season_of_year(m: re.Match[str], now: datetime) -> Window | None:
@@ -383,40 +393,40 @@ def _season_of_year(m: re.Match[str], now: datetime) -> Window | None:
     year = int(m.group("y"))
     if not 1900 <= year <= now.year:
         return None
-    return _season(_SEASONS_EN[m.group("s")], year, now)
+    return season_window(_SEASONS_EN[m.group("s")], year, now)
 
 
 def _en_last_weekday(m: re.Match[str], now: datetime) -> Window | None:
-    today = _today(now)
-    latest = _latest_before_today(_weekday_index(m.group("wd")), now)
-    if latest >= _week_start(today):  # "last Tuesday" said on Thursday: either Tuesday
-        return _days(latest - timedelta(weeks=1), latest, now)
-    return _days(latest, latest, now)
+    today = local_today(now)
+    latest = latest_before_today(weekday_index(m.group("wd")), now)
+    if latest >= week_start(today):  # "last Tuesday" said on Thursday: either Tuesday
+        return days_window(latest - timedelta(weeks=1), latest, now)
+    return days_window(latest, latest, now)
 
 
 def _ja_season(m: re.Match[str], now: datetime) -> Window | None:
     name = _SEASONS_JA[m.group("s")]
     prefix = m.group("p") or ""
     if prefix[:-1].isdigit():  # 2025年の夏 (令和7年の夏)
-        return _season(name, int(prefix[:-1]), now)
+        return season_window(name, int(prefix[:-1]), now)
     # in January and February this winter began last year: 去年の冬 is the one before it
     current = 1 if name == "winter" and now.month <= 2 else 0
     if prefix in ("去年", "昨年"):
-        return _season(name, now.year - 1 - current, now)
+        return season_window(name, now.year - 1 - current, now)
     if prefix in ("一昨年", "おととし"):
-        return _season(name, now.year - 2 - current, now)
+        return season_window(name, now.year - 2 - current, now)
     if prefix == "今年":
-        return _this_season(name, now)
+        return this_season(name, now)
     if prefix == "この前の":
-        return _last_season(name, now)
-    return _recent_season(name, now)
+        return last_season(name, now)
+    return recent_season(name, now)
 
 
 def _en_season(m: re.Match[str], now: datetime) -> Window | None:
     name = _SEASONS_EN[m.group("s")]
     if m.group("p") == "this":
-        return _this_season(name, now)
-    return _last_season(name, now)
+        return this_season(name, now)
+    return last_season(name, now)
 
 
 def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
@@ -426,14 +436,14 @@ def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
     prefix = m.groupdict().get("p")
     if prefix is None:
         if month <= now.month:
-            return _month(now.year, month, now)
-        last = _month(now.year - 1, month, now)  # 12月以来, 12月に何してた in January
-        return last if _back_from(m) or (_just_past(last[1], now) and _told_as_past(m)) else None
+            return month_window(now.year, month, now)
+        last = month_window(now.year - 1, month, now)  # 12月以来, 12月に何してた in January
+        return last if _back_from(m) or (just_past(last[1], now) and _told_as_past(m)) else None
     if prefix.endswith("年") and prefix[:-1].isdigit():
         year = int(prefix[:-1])
     else:
         year = now.year + _JA_YEARS[prefix]
-    return _month(year, month, now)
+    return month_window(year, month, now)
 
 
 _JA_YEARS = {"去年": -1, "昨年": -1, "一昨年": -2, "おととし": -2, "今年": 0}
@@ -451,7 +461,7 @@ def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
             d = date(year, month, day)
         except ValueError:
             return None
-        return _days(d, d, now)
+        return days_window(d, d, now)
     if not 1 <= month <= 12:
         return None
     return _this_year_date(month, day, now, m, since=_back_from(m))
@@ -459,7 +469,7 @@ def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
 
 def _ja_year(m: re.Match[str], now: datetime) -> Window | None:
     year = int(m.group("y"))
-    return _year(year, now) if 1900 <= year <= now.year else None
+    return year_window(year, now) if 1900 <= year <= now.year else None
 
 
 _MAY_YEAR = re.compile(r",? (?:of )?(?:this|last) year\b")
@@ -474,7 +484,7 @@ def _month_word(m: re.Match[str]) -> bool:
     last = (m.group("p") or "").strip() == "last"  # "last may", "last March's trip"
     if after in ("'s", "’s") and not last:
         return False
-    cased = _CASED.get()
+    cased = CASED.get()
     if m.group("mon") != "may" or m.group("y") or last:
         return True
     if cased and cased[m.start("mon")].isupper():
@@ -489,18 +499,18 @@ def _en_month(m: re.Match[str], now: datetime) -> Window | None:
     prefix = (m.group("p") or "").strip()
     year_text = m.group("y")
     if year_text:
-        return _month(int(year_text), month, now)
+        return month_window(int(year_text), month, now)
     if prefix == "last":
         year = now.year if month < now.month else now.year - 1
-        return _month(year, month, now)
+        return month_window(year, month, now)
     since = prefix == "since" or _back_from(m)
     if (  # "in June" said in May: a plan; "what did I do in December?" in January: the last
         month > now.month
         and not since
-        and not (_just_past(_month(now.year - 1, month, now)[1], now) and _told_as_past(m))
+        and not (just_past(month_window(now.year - 1, month, now)[1], now) and _told_as_past(m))
     ):
         return None
-    start, end = _month(now.year if month <= now.month else now.year - 1, month, now)
+    start, end = month_window(now.year if month <= now.month else now.year - 1, month, now)
     return (start, now) if since or _since_at(m) else (start, end)
 
 
@@ -513,7 +523,7 @@ def _month_of_named_year(m: re.Match[str], now: datetime) -> Window | None:
     """ "in April last year", "last year in March", "March 3rd last year", "the 3rd of March
     of last year": that month (or day) of the year named, not the year and the month apart.
     A lower-case "may" is the verb ("it may last year-round")."""
-    cased = _CASED.get()
+    cased = CASED.get()
     written = cased and cased[m.start("mon")].isupper()
     if m.group("mon") == "may" and not written and not _MONTH_BEFORE.search(m.string, 0, m.start()):
         return None
@@ -521,12 +531,12 @@ def _month_of_named_year(m: re.Match[str], now: datetime) -> Window | None:
     month = _MONTHS_EN[m.group("mon")]
     day = m.groupdict().get("d") or m.groupdict().get("d2")
     if day is None:
-        return _month(year, month, now)
+        return month_window(year, month, now)
     try:
         d = date(year, month, int(day))
     except ValueError:
         return None
-    return _days(d, d, now)
+    return days_window(d, d, now)
 
 
 def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
@@ -534,7 +544,7 @@ def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
     day = int(m.group("d"))
     year_text = m.group("y")
     if year_text:
-        return _one_day(int(year_text), month, day, now)
+        return one_day(int(year_text), month, day, now)
     return _this_year_date(month, day, now, m, since=_back_from(m))
 
 
@@ -547,7 +557,7 @@ _DOTTED_BEFORE = re.compile(
 Japanese, or a date's preposition; not a product's name ("Home Assistant 2025.10.1") nor
 "updated to"."""
 
-_CASED: ContextVar[str] = ContextVar("_CASED", default="")
+CASED: ContextVar[str] = ContextVar("CASED", default="")
 """The text being read as written (not lower-cased), when its offsets are the same."""
 
 
@@ -563,7 +573,7 @@ def _written_as_a_date(m: re.Match[str]) -> bool:
     day_first = m.start("d") < m.start("mon")
     if mon != "may" and (not day_first or len(mon) > 4 or mon in ("june", "july")):
         return True
-    cased = _CASED.get()
+    cased = CASED.get()
     if cased and cased[m.start("mon")].isupper():  # May, Mar: a month's name
         return True
     after = m.string[m.end() : m.end() + 1]
@@ -585,7 +595,7 @@ def _iso_date(m: re.Match[str], now: datetime) -> Window | None:
         d = date(int(m.group("y")), int(m.group("m")), int(m.group("d")))
     except ValueError:
         return None
-    return _days(d, d, now) if d.year >= 1900 else None  # "order 1234-5-6": a number
+    return days_window(d, d, now) if d.year >= 1900 else None  # "order 1234-5-6": a number
 
 
 _SLASHED_BEFORE = re.compile(
@@ -611,7 +621,7 @@ def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
     if m.group("y2") and _slashed_context(m):
         year_text = m.group("y2")
     if year_text:
-        return _one_day(int(year_text), month, day, now)
+        return one_day(int(year_text), month, day, now)
     if (first, second) == (24, 7) or not _slashed_context(m) or _fraction(m):
         return None
     return _this_year_date(month, day, now, m, since=_back_from(m))
@@ -646,7 +656,7 @@ def _en_year(m: re.Match[str], now: datetime) -> Window | None:
     year = int(m.group("y"))
     if not 1900 <= year <= now.year:
         return None
-    start, end = _year(year, now)
+    start, end = year_window(year, now)
     return (start, now) if m.group(0).startswith("since") else (start, end)
 
 
@@ -672,10 +682,10 @@ def _last_holiday(kind: str) -> Callable[[re.Match[str], datetime], Window | Non
     """ "last Christmas": the latest occurrence that is over (on 24 December, a year ago)."""
 
     def rule(_: re.Match[str], now: datetime) -> Window | None:
-        this_year = _holiday_in(kind, now.year, now)
+        this_year = holiday_in(kind, now.year, now)
         if this_year is not None and this_year[1] <= now:
             return this_year
-        return _holiday_in(kind, now.year - 1, now)
+        return holiday_in(kind, now.year - 1, now)
 
     return rule
 
@@ -693,11 +703,11 @@ def _latest_holiday(
     one)."""
 
     def rule(_: re.Match[str], now: datetime) -> Window | None:
-        begun = _holiday_in(kind, now.year, now)
-        coming = _holiday_days(kind, now.year + (begun is not None))[0]  # the next to begin
-        if ahead and _midnight(coming, now) - now < timedelta(days=HOLIDAY_AHEAD_DAYS):
+        begun = holiday_in(kind, now.year, now)
+        coming = holiday_days(kind, now.year + (begun is not None))[0]  # the next to begin
+        if ahead and midnight_of(coming, now) - now < timedelta(days=HOLIDAY_AHEAD_DAYS):
             return None
-        return begun or _holiday_in(kind, now.year - 1, now)
+        return begun or holiday_in(kind, now.year - 1, now)
 
     return rule
 
@@ -716,7 +726,7 @@ def _holiday_of_year(m: re.Match[str], now: datetime) -> Window | None:
     year = _named_year(m.group("p"), now)
     if not 1900 <= year <= now.year:
         return None
-    return _holiday_in(_HOLIDAY_NAMES[m.group("h")], year, now)
+    return holiday_in(_HOLIDAY_NAMES[m.group("h")], year, now)
 
 
 _UPCOMING_KINDS = {
@@ -732,7 +742,7 @@ def _upcoming_holiday(m: re.Match[str], now: datetime) -> Window | None:
     lasts: 今度のGW said in September is next year's."""
     name = m.groupdict().get("h") or "年末"
     kind = _HOLIDAY_NAMES.get(name) or _UPCOMING_KINDS.get(name.replace("\u2019", "'"), "new_year")
-    window = _holiday_in(kind, now.year, now)
+    window = holiday_in(kind, now.year, now)
     if window is not None and m.groupdict().get("f") and window[1] <= now:
         return None
     return window
@@ -740,13 +750,13 @@ def _upcoming_holiday(m: re.Match[str], now: datetime) -> Window | None:
 
 def _month_years_ago(m: re.Match[str], now: datetime) -> Window | None:
     """2年前の3月, "two years ago in March": that month of that year."""
-    n = _ja_number(m.group("n"))
-    n = n if n is not None else _en_number(m.group("n"))
+    n = ja_number(m.group("n"))
+    n = n if n is not None else en_number(m.group("n"))
     mon = m.group("m")
     month = int(mon) if mon.isdigit() else _MONTHS_EN[mon]
     if n is None or not 1 <= n <= 200 or not 1 <= month <= 12:
         return None
-    return _month(now.year - n, month, now)
+    return month_window(now.year - n, month, now)
 
 
 def _nothing(_: re.Match[str], __: datetime) -> Window | None:
@@ -758,7 +768,7 @@ def _year_end(m: re.Match[str], now: datetime) -> Window | None:
     """年末 (20–31 December): of the year named (去年の年末, 昨年末), else the latest begun."""
     named = m.groupdict().get("p") or m.groupdict().get("q")
     if named:
-        return _holiday_in("year_end", _named_year(named, now), now)
+        return holiday_in("year_end", _named_year(named, now), now)
     return _latest_holiday("year_end")(m, now)
 
 
@@ -770,8 +780,8 @@ night is still the day's."""
 def _this_morning(_: re.Match[str], now: datetime) -> Window | None:
     """今朝, "this morning": midnight to noon of today, or of yesterday before
     :data:`MORNING_CUTOFF_HOUR`."""
-    day = _today(now) - timedelta(days=now.hour < MORNING_CUTOFF_HOUR)
-    start = _midnight(day, now)
+    day = local_today(now) - timedelta(days=now.hour < MORNING_CUTOFF_HOUR)
+    start = midnight_of(day, now)
     return start, start + timedelta(hours=12)
 
 
@@ -788,10 +798,10 @@ starts so: 2019年産まれ, 2019年産後, 2019年産休, 2019年製薬会社, 
 2019年版画展, 2019年モデルチェンジ, nor 2019年式を挙げた, a wedding)."""
 
 _WD_JA = f"(?P<wd>[{_WEEKDAYS_JA}])曜日?"
-_WD_EN = "(?P<wd>" + "|".join(_WEEKDAYS_EN) + ")"
+_WD_EN = "(?P<wd>" + "|".join(WEEKDAYS_EN) + ")"
 
 # Longest, most specific patterns first: a span matched once is not matched again.
-_RULES: list[Rule] = [
+RULES: list[Rule] = [
     # ---- Japanese
     (re.compile(r"年末調整|(?:昨日|きのう)のことのよう"), _nothing),  # a tax form; an idiom
     (  # next year's dates and holidays are plans (their month or day alone would be past)
@@ -822,7 +832,7 @@ _RULES: list[Rule] = [
         re.compile(r"(?P<f>今度|次|来週|来月)の(?P<h>" + _HOLIDAY_JA + "|年末)|今年末"),
         _upcoming_holiday,
     ),
-    (re.compile(rf"(?P<n>{_JA_NUM})年前の(?P<m>\d{{1,2}})月(?![0-9日曜期])"), _month_years_ago),
+    (re.compile(rf"(?P<n>{JA_NUM})年前の(?P<m>\d{{1,2}})月(?![0-9日曜期])"), _month_years_ago),
     (re.compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
     (  # 15日に会った (not 2日に1回, 1日に10キロ, 2日にわたって, 2泊3日, 最初の3日は, 数日)
         re.compile(
@@ -881,21 +891,21 @@ _RULES: list[Rule] = [
     ),
     (  # ここ3日, 過去2ヶ月, ここ数日: until now (この1週間 looks ahead as often: この1年でやりたい)
         re.compile(
-            rf"(?:ここ|過去)\s*(?P<n>数|{_JA_NUM})\s*"
+            rf"(?:ここ|過去)\s*(?P<n>数|{JA_NUM})\s*"
             r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?!前|後|目|間前|間後|生|度)"
         ),
         _within_last,
     ),
     (
         re.compile(
-            rf"(?P<a>{_JA_NUM})\s*(?:〜|~|-|–|、|,|から)\s*(?P<n>{_JA_NUM})"
+            rf"(?P<a>{JA_NUM})\s*(?:〜|~|-|–|、|,|から)\s*(?P<n>{JA_NUM})"
             r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日]))"
         ),
         _range_ago,
     ),
     (
         re.compile(
-            rf"(?P<n>{_JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日]))"
+            rf"(?P<n>{JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日]))"
         ),
         _ja_ago,
     ),
@@ -989,9 +999,9 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         re.compile(
             r"\b(?:the|my|our|your|his|her|their) last (?:(?:few|couple of|two|three) )?"
             r"(?:day|night|week|weekend|month|year|spring|summer|autumn|fall|winter|"
-            + "|".join(_WEEKDAYS_EN)
+            + "|".join(WEEKDAYS_EN)
             + r")s?(?= of\b)|\blast (?:day|week|weekend|"
-            + "|".join(_WEEKDAYS_EN)
+            + "|".join(WEEKDAYS_EN)
             + rf")(?= of (?:the (?:year|month)|{_MONTH_RE})\b)"
         ),
         _nothing,
@@ -1142,7 +1152,7 @@ def _ascii_edges(pattern: re.Pattern[str]) -> re.Pattern[str]:
     return re.compile(pattern.pattern, (pattern.flags & ~re.UNICODE) | re.ASCII)
 
 
-_RULES += [(_ascii_edges(pattern), rule) for pattern, rule in _EN_RULES]
+RULES += [(_ascii_edges(pattern), rule) for pattern, rule in _EN_RULES]
 
 _SINCE_EN = re.compile(r"\bsince\s+$", re.ASCII)
 _SINCE_JA = re.compile(r"\s*(?:から|以来|以降)")
@@ -1153,10 +1163,10 @@ _SINCE_REACH = 40
 def _since_at(m: re.Match[str], after: re.Pattern[str] = _SINCE_JA) -> bool:
     """Whether the expression ``m`` is one "since" (before it) or から/以来/以降 (``after``
     it) runs from: a past window then runs until now."""
-    return _since_around(m.string, m.start(), m.end(), after)
+    return since_around(m.string, m.start(), m.end(), after)
 
 
-def _since_around(text: str, start: int, end: int, after: re.Pattern[str] = _SINCE_JA) -> bool:
+def since_around(text: str, start: int, end: int, after: re.Pattern[str] = _SINCE_JA) -> bool:
     """:func:`_since_at` of the span ``start``–``end`` of ``text``."""
     before = _SINCE_EN.search(text, max(0, start - _SINCE_REACH), start)
     return before is not None or after.match(text, end) is not None
