@@ -728,3 +728,77 @@ def test_a_name_s_honorific_is_no_shared_phrase() -> None:
         "おばあちゃんの家"
     ]
     assert shared_phrases("さんまの塩焼き好き？", "夜さんまの塩焼き食べた") == ["さんまの塩焼き"]
+
+
+@pytest.mark.parametrize(
+    ("told", "asked", "question"),
+    [
+        (
+            (
+                "Went hiking on Mount Rokko with Ken",
+                "Baked sourdough bread at home",
+                "Is it normal that my knee still hurts after the hike?",  # tells: no recall
+            ),
+            (
+                ("What did I do last week?", "Let me think..."),
+                ("What's my favourite food?", "Yakiniku!"),
+            ),
+            "What did I do last month?",
+        ),
+        (
+            ("健太と六甲山に登った", "家でパンを焼いた", "登山のあと膝がまだ痛いのって普通？"),
+            (("先週何してたっけ？", "えーと…"), ("私の好きな食べ物って何だっけ？", "焼肉だよね。")),
+            "先月何してたっけ？",
+        ),
+    ],
+)
+def test_an_earlier_request_to_be_reminded_follows_what_was_told_in_the_time_asked(
+    tmp_path: Path,
+    usem3: USEM3Embedder,
+    told: tuple[str, ...],
+    asked: tuple[tuple[str, str], ...],
+    question: str,
+) -> None:
+    """The user's own "What did I do last week?" of the month asked about tells nothing that
+    happened then: what they told comes first, and it is never ``high``."""
+    now = datetime(2026, 5, 10, 14, 0, tzinfo=JST)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        for i, text in enumerate(told):
+            at = datetime(2026, 4, 3 + 7 * i, 20, 0, tzinfo=JST)
+            mem.add_exchange(text, "Nice!", agent="u", occurred_at=at)
+        for i, (text, reply) in enumerate(asked):
+            at = datetime(2026, 4, 6 + 7 * i, 20, 0, tzinfo=JST)
+            mem.add_exchange(text, reply, agent="u", occurred_at=at)
+        r = mem.retrieve(question, agent="u", now=now)
+        first = [x.episode.user_text for x in r.results[: len(told)]]
+        assert set(first) == set(told) and r.should_inject
+        recalls = [x for x in r.results if x.episode.user_text in dict(asked)]
+        assert len(recalls) == len(asked)
+        assert all(x.components.get("recall_only") == 1.0 for x in recalls)
+        assert all(x.relevance == "medium" for x in recalls)
+        assert not any(x.components.get("recall_only") for x in r.results[: len(told)])
+
+
+def test_a_request_to_be_reminded_is_still_found_when_nothing_else_was_told_then(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """Alone in the time asked about, the earlier question is its memory: packed, not lost."""
+    now = datetime(2026, 5, 10, 14, 0, tzinfo=JST)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        mem.add_exchange(
+            "Went hiking on Mount Rokko with Ken",
+            "Nice!",
+            agent="u",
+            occurred_at=datetime(2026, 2, 3, 20, 0, tzinfo=JST),
+        )
+        alone = mem.add_exchange(
+            "What did I do last week?",
+            "You baked bread.",
+            agent="u",
+            occurred_at=datetime(2026, 4, 6, 20, 0, tzinfo=JST),
+        )
+        r = mem.retrieve("What did I do last month?", agent="u", now=now)
+        top = r.results[0]
+        assert top.episode.id == alone and top.relevance == "medium"
+        assert top.components["asked_time"] == 1.0 and r.should_inject
+        assert alone in mem.pack(r).episode_ids

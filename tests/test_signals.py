@@ -20,6 +20,7 @@ from memengine.retrieve.signals import (
     asks_the_partner,
     content_terms,
     lexical_reach,
+    only_asks_to_recall,
 )
 
 T0 = datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)
@@ -372,3 +373,25 @@ def test_retrieval_reports_reach_time_and_skips_small_talk(mem: Memory) -> None:
     asked = mem.retrieve("When did the laundry dry fast?")
     assert asked.should_inject
     assert math.isfinite(r.timings_ms["reach"])
+
+
+@pytest.mark.parametrize(
+    ("text", "only"),
+    [
+        ("What did I do last week?", True),
+        ("Hey, where do I live again?", True),
+        ("3月は何してたっけ？", True),
+        ("ねえ、私の好きな食べ物って何だっけ？", True),
+        ("ヨガ教室って何曜日だっけ", True),  # (no question mark: the ending asks)
+        # a question that tells something, or one beside a statement
+        ("Is it normal that my knee still hurts after the surgery on the 21st?", False),
+        ("膝の手術のあと、まだ痛いのって普通？", False),
+        ("Baked bread today. What did I do last week?", False),
+        ("今日は面接だった、どうだったと思う？", False),
+        ("昨日パン焼いた。先週何してたっけ？", False),
+        ("Went hiking on Mount Rokko with Ken", False),
+        ("What did I do last week? " + "x" * 200, False),  # too long to be a bare question
+    ],
+)
+def test_only_asks_to_recall(text: str, only: bool) -> None:
+    assert only_asks_to_recall(text) is only

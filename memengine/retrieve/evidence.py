@@ -19,7 +19,8 @@ re-sorted (see :func:`rescore`):
 
 After the lists are re-weighted, :func:`window_bonus` lifts the candidates
 that occurred in the time window the message names (``window_weight``),
-and :func:`answer_type_bonus` those whose text could answer the kind of
+but not an exchange whose user turn only asked to be reminded (:func:`asks_to_recall`:
+"What did I do last week?" tells nothing that happened then), and :func:`answer_type_bonus` those whose text could answer the kind of
 question asked, a time or a quantity (``answer_type_weight``). Last,
 :func:`lift_next_turns` lifts the turn that follows one of the best
 candidates when that candidate ended on a question (:func:`asks_back`) and
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING
 from ..models import Episode, EpisodeKind
 from ..text import fold
 from .answer_type import AnswerType, carries_any
+from .signals import only_asks_to_recall
 
 if TYPE_CHECKING:
     from .fastpath import Candidate
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "answer_type_bonus",
     "asks_back",
+    "asks_to_recall",
     "in_window",
     "lift_next_turns",
     "names_speaker",
@@ -169,7 +172,9 @@ def window_bonus(
     "a few weeks ago", "on 21 May, 2023"). It is a soft prior, not a filter:
     people misplace dates, and what is outside keeps its rank among itself.
     The margin's smaller share keeps this week's Tuesday below last week's
-    when "last week" is asked.
+    when "last week" is asked. An exchange that only asked to be reminded
+    (:func:`asks_to_recall`) is marked ``window`` and ``recall_only`` but not lifted:
+    the user's earlier "What did I do last week?" comes after what they told.
     """
     if window is None or weight <= 0 or not candidates:
         return list(candidates)
@@ -182,7 +187,9 @@ def window_bonus(
             share = 1.0
         elif margin is not None and in_window(c.episode.occurred_at, margin):
             share = MARGIN_SHARE
-        if share:
+        if share and asks_to_recall(c.episode):
+            c = replace(c, components={**c.components, "window": share, "recall_only": 1.0})
+        elif share:
             c = replace(
                 c,
                 score=c.score + share * weight * top,
@@ -222,6 +229,13 @@ def asks_back(episode: Episode) -> bool:
     The user's own question in an exchange does not count: the reply already followed it."""
     text = episode.reply_text if episode.kind == EpisodeKind.exchange else episode.text
     return text is not None and ("?" in text or "？" in text)
+
+
+def asks_to_recall(episode: Episode) -> bool:
+    """Whether ``episode`` is an exchange whose user turn only asked to be reminded
+    (:func:`.signals.only_asks_to_recall`: "What did I do last week?", 何だっけ？): what it
+    holds happened before, or is told elsewhere, not at the time it was asked."""
+    return episode.kind == EpisodeKind.exchange and only_asks_to_recall(episode.user_text or "")
 
 
 def lift_next_turns(

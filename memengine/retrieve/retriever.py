@@ -175,7 +175,9 @@ def label(
     otherwise (listed, never packed). When the full-text search answered alone
     (``lexical_only``) its top 3 are ``medium`` (those found by their own words) and
     nothing is ``high``. When the message asks about nothing but a time, a memory of
-    another time (``asked_time`` 0) is ``low``: it is no answer. The first of both
+    another time (``asked_time`` 0) is ``low``: it is no answer; an earlier request
+    to be reminded made in the window (``recall_only``, :func:`.evidence.asks_to_recall`:
+    "What did I do last week?") is never ``high``. The first of both
     searches (by its own words) is never below the ratio: of a turn of several queries
     ("When is Mochi's birthday and what's our vet called?" split in two), each part's
     answer is first in its own lists, while the fused score sums every list.
@@ -191,7 +193,8 @@ def label(
         top3 = c.get("bm25_rank", 99) <= 3 and lexical_agreement(c)
         return "medium" if top3 or in_time else "low"
     both = "knn_rank" in c and lexical_agreement(c)
-    if both and c["knn_rank"] <= 3 and c["bm25_rank"] <= 3:
+    recall = c.get("recall_only", 0.0) >= 1.0  # (its words match a window question's own)
+    if both and c["knn_rank"] <= 3 and c["bm25_rank"] <= 3 and not recall:
         return "high"
     if both or in_time or c.get("cosine", 0.0) >= config.relevance_threshold:
         return "medium"
@@ -285,12 +288,17 @@ def asked_time_first(candidates: Sequence[Candidate]) -> list[Candidate]:
     order, and marked ``asked_time`` 1 (relevant, and evidence to inject); those told in
     the recording lag after it (``window`` 0.5: "last weekend" told on Monday) are marked
     0.5 and judged as any other; the rest are marked ``asked_time`` 0 (no answer: ``low``,
-    and no evidence, so that a message about a day with no memory injects nothing)."""
+    and no evidence, so that a message about a day with no memory injects nothing). An
+    exchange of the time that only asked to be reminded (``recall_only``: "What did I do
+    last week?", 3月は何してたっけ？) is marked 1 but not lifted: it comes after what was
+    told then, and is found when nothing else was."""
     top = max(c.score for c in candidates)
     out: list[Candidate] = []
     for c in candidates:
         window = c.components.get("window", 0.0)
-        if window >= 1.0 or c.components.get("names_time", 0.0) >= 1.0:
+        if window >= 1.0 and c.components.get("recall_only", 0.0) >= 1.0:
+            c = replace(c, components={**c.components, "asked_time": 1.0})
+        elif window >= 1.0 or c.components.get("names_time", 0.0) >= 1.0:
             c = replace(c, score=c.score + top, components={**c.components, "asked_time": 1.0})
         else:
             c = replace(c, components={**c.components, "asked_time": min(window, 0.5)})

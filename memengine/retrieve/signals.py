@@ -12,6 +12,9 @@
   something said before (a question, an interrogative, a recall cue, a
   request to be told: "walk me through…", 振り返りたい).
   Small talk ("Nice weather today") is not a request for memories.
+- :func:`only_asks_to_recall`: whether a stored user turn did nothing but ask
+  to be reminded ("What did I do last week?", 何だっけ？): it tells nothing
+  that happened.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ __all__ = [
     "content_terms",
     "lexical_reach",
     "may_ask",
+    "only_asks_to_recall",
 ]
 
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
@@ -526,3 +530,29 @@ def asks_memory(text: str) -> bool:
         if _JA_QUESTION.search(body) or ending:
             return True
     return False
+
+
+_CLAUSE = re.compile(r"[,、]")
+
+RECALL_ONLY_CHARS = 200
+"""The longest text :func:`only_asks_to_recall` reads as a bare question: a longer one
+tells something on its way."""
+
+
+def only_asks_to_recall(text: str) -> bool:
+    """Whether ``text`` does nothing but ask to be reminded: at most
+    :data:`RECALL_ONLY_CHARS`, every sentence with a content word asks
+    (:func:`asks_memory`), and it holds an interrogative or a recall cue ("What did I do
+    last week?", "Where do I live again?", 私の好きな食べ物って何だっけ？, 先週何してたっけ).
+    Not a question that tells something without them ("Is it normal that my knee still
+    hurts after the surgery?"), nor one beside a statement ("Baked bread today. What did
+    I do last week?", 今日は面接だった、どうだったと思う？)."""
+    if len(text) > RECALL_ONLY_CHARS:
+        return False
+    norm = unicodedata.normalize("NFKC", text).lower().strip()
+    clauses = (c for s in sentences(norm) for c in _CLAUSE.split(s))
+    told = [c for c in clauses if content_terms(c)]  # ("hey!", "hmm," tell nothing)
+    if not told or not all(asks_memory(s) for s in told):
+        return False
+    cue = _INTERROGATIVE.search(norm) or _EN_RECALL.search(norm) or _JA_RECALL.search(norm)
+    return cue is not None
