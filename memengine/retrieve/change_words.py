@@ -1,7 +1,7 @@
 """Change words: the words of one message that say something changed (:data:`CHANGE`:
 "switched", "moved … to", "pushed … to", "no longer", "not … any more", "I used to", "my wife
 used to", "quit", "sold", "… now" ending its clause, "went up", "dropped to $999", "turned 7",
-変えた, やめた, 引っ越した, 延期, 中止, 今は, 前は…だった, 6歳になった, 飲まないことにした …), and
+"it's Tuesday, not Monday", "no wait", "sorry, I meant", 変えた, やめた, 引っ越した, 延期, 中止, 今は, 前は…だった, 6歳になった, 飲まないことにした …), and
 the words around each that :func:`change_sentences` keeps: not negated, not a question, not a
 plan or a maybe ("I won't quit", "should I switch", "I might switch", "right now",
 変えようかな), with the sentence before when a pronoun, its object, stands for what changed
@@ -70,8 +70,51 @@ _JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした|夕方|明け方
 """A time a Japanese plan is shifted to (来週に, 19日に, 金曜に, 午後に, 週末まで), before ずらした
 (not a place: ソファを窓の方にずらした)."""
 
+_CLAUSE_START = r"(?<!\w )"
+"""Where a retracting opener must stand: a sentence's or a clause's start, after a mark
+("no wait, …", "Sorry, I meant …"; not "there's no wait at lunch")."""
+_NOT_A_VALUE = (
+    r"(?!(?:really|sure|yet|bad|great|good|that|this|only|just|even|quite|much|many|so|too"
+    r"|very|exactly|always|ever|never|necessarily|at all|anymore|any more|likely|now|again|all"
+    r"|everyone|everything|once|one bit|also|me|i|to mention|for (?:long|now|me|sure)"
+    r"|in the (?:least|slightest)|an? (?:problem|big deal|fan|chance|lot|bit|issue|thing))\b)"
+)
+"""What follows a "not" as a plain negation or a judgement, never the value it sets aside
+("not really", "not sure", "not bad", "not yet", "not only", "not that I know", "not a
+big deal", "not for me")."""
+_VALUE = (
+    r"(?:(?:on|at|in|by|to|from|for|with|the|a|an|my|our|his|her|their|on the|at the|in the)\s+)?"
+    r"[$¥£€]?\w+(?:'s)?(?:\s+\w+)?"
+)
+"""A value one or two words long, with a preposition or a determiner before it ("Tuesday",
+"the 19th", "at 7pm", "my sister", "Monday evening")."""
+_CLAUSE_END = r"(?=\s*(?:$|[.!;:,)\u2013\u2014]))"
+"""The end of the clause a value ends ("…, not Monday." but not "…, not Monday I think")."""
+CORRECTION = (
+    rf"(?!(?:sure|ok|okay|yes|yeah|yep|no|nope|well|oh|hmm|honestly|probably|maybe|thanks"
+    rf"|fine|good|lol|haha|and|but|or|so|though|course|too|either|not)\b)\w+(?:'s)?,"
+    rf" not\s+{_NOT_A_VALUE}{_VALUE}{_CLAUSE_END}"
+    rf"|not\s+{_NOT_A_VALUE}{_VALUE},? but\s+(?!(?:also|not|i|i'm|i'll|we|you|he|she|it|it's"
+    rf"|they|still|then|that|this|there|fine|ok|okay|alright|good)\b){_VALUE}{_CLAUSE_END}"
+    rf"|{_CLAUSE_START}(?:no,? wait|wait,? no(?! (?:one|more|way|problem|idea)\b)"
+    r"|scratch that|correction(?=\s*:)|i mis-?spoke"
+    r"|i meant(?! (?:to|it|well|what|that|for|no|nothing|every|business)\b)"
+    r"|actually,? (?:it's|it is|it was|its|that's|that is|that was|they're|they are|it'll be))"
+)
+"""A correction of what was just said, in English (:data:`CHANGE`; じゃなくて's counterpart):
+a value set against the one it replaces, "X, not Y" or "not Y but X", each a word or two
+ending its clause ("it's Tuesday, not Monday", "I mean 7pm, not 6pm", "not Monday but
+Tuesday"; not a plain negation or a judgement after the "not", :data:`_NOT_A_VALUE`: "Me,
+not really", "It was fine, not bad", "not only … but also", "not tired but I'll go", nor
+after an interjection: "Sure, not a problem"), or an opener that takes back what was said
+at a clause's start ("no wait", "wait, no", "scratch that", "correction:", "I misspoke",
+"sorry, I meant Tuesday", "actually it's …"; not "there's no wait", "can't wait", "I meant
+to call you", "I mean, it's fine", "I actually liked it"). A question is none ("Tuesday,
+not Monday?": :func:`change_sentences` reads no question)."""
+
 CHANGE = re.compile(
     r"\b(?:nowadays|these days|anymore|no longer|instead(?! of)"
+    rf"|{CORRECTION}"
     r"|any more(?=\s*(?:$|[^\w\s']|(?:and|but|so|now|because|since|though)\b))"
     r"|switch(?:ed|ing)?(?! up)"
     rf"|chang(?:ed|ing) {_WORD}{{0,3}}?{_ASIDE}?(?:to|from|my mind)"
