@@ -435,9 +435,15 @@ def _reason(
     """The reason line: the LLM's, else what the memory ``shown`` (the lines quoted: the
     phrases a long memory shares lie beyond the start that is read) shares, and why; it
     says the memory holds a date or number only when what is shown holds one of the kinds
-    the query asks (:func:`_holds_asked`)."""
+    the query asks (:func:`_holds_asked`). A later change says so first, beside the LLM's
+    too ("newer than the memory of 2026-05-02 (Sat) on the same subject; the vet")."""
     if item.reason:
-        return reason_line(item.reason)  # (the model's is already; one given by hand too)
+        said = reason_line(item.reason)  # (the model's is already; one given by hand too)
+        if changed is None:
+            return said
+        if lang == "ja":
+            return f"{changed} の記憶より新しい、同じ話題の話 / {said}"
+        return f"newer than the memory of {changed} on the same subject; {said}"
     text = shown or item.episode.text
     shared = shared_phrases(query, text)
     cos = item.components.get("cosine")

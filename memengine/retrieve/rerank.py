@@ -9,8 +9,10 @@ rerank model with the user's message; it answers::
 
 Ids that are not among the candidates are dropped and counted; the rest is
 ordered high before medium (keeping the model's order within each); an
-empty list is a valid "nothing relevant" answer. Nothing here touches the
-database.
+empty list is a valid "nothing relevant" answer. A chosen memory that the fast
+path found changed later (:mod:`.changes`) has its later change put right before
+it, brought back when the model left it out (:func:`with_later_changes`).
+Nothing here touches the database.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ __all__ = [
     "candidate_block",
     "parse_rerank",
     "rerank_prompt",
+    "with_later_changes",
 ]
 
 Strategy = Literal["quote_key_parts", "summarize", "full"]
@@ -306,6 +309,53 @@ def parse_rerank(
         malformed=len(readable) - len(items),
         unread=len(reply.relevant_episodes) - len(readable),
     )
+
+
+def with_later_changes(
+    chosen: Sequence[RelevantEpisode], candidates: Sequence[Candidate]
+) -> list[RelevantEpisode]:
+    """``chosen`` in the model's order, but with each later change the fast path linked
+    to a chosen memory (:mod:`.changes`: a candidate of the same agent marked ``changes``,
+    that memory's id) right before it, the newest first, and so down a chain: "my vet is
+    now Dr. Sato" before "my vet is Dr. Tanaka", as the fast path packs them. A change the
+    model left out of ``chosen`` is brought back from ``candidates`` (no reason of the
+    model's: the pack writes the fast path's); a change's relevance is never lower than
+    the memory's it changes. Alone, the older memory would tell the old fact as the fact;
+    with no such link the order is the model's."""
+    by_id = {c.episode.id: c for c in candidates}
+    changed_by: dict[int, list[Candidate]] = {}  # a memory's id → its later changes
+    for c in candidates:
+        older = by_id.get(int(c.components.get("changes", 0)))
+        if older is not None and older.episode.agent == c.episode.agent:
+            changed_by.setdefault(older.episode.id, []).append(c)
+    if not changed_by:
+        return list(chosen)
+    picked = {item.id: item for item in chosen}
+    placed: set[int] = set()
+    out: list[RelevantEpisode] = []
+    for item in chosen:
+        if item.id in placed:  # (placed before a memory it changes)
+            continue
+        chain, todo = [by_id[item.id]] if item.id in by_id else [], [item.id]
+        placed.add(item.id)
+        while todo:  # the changes of the chosen memory, then theirs
+            for change in changed_by.get(todo.pop(), []):
+                if change.episode.id not in placed:
+                    placed.add(change.episode.id)
+                    chain.append(change)
+                    todo.append(change.episode.id)
+        if len(chain) < 2:
+            out.append(item)
+            continue
+        chain.sort(key=lambda m: m.episode.occurred_at, reverse=True)
+        for member in chain:
+            own = picked.get(member.episode.id)
+            if own is None:  # (left out by the model: brought back)
+                own = RelevantEpisode(id=member.episode.id, relevance=item.relevance)
+            elif own.relevance != item.relevance and item.relevance == "high":
+                own = own.model_copy(update={"relevance": "high"})
+            out.append(own)
+    return out
 
 
 class Reranker:

@@ -11,7 +11,8 @@
    plus the expanded queries, fused by RRF, narrowed to the window; a
    window that finds nothing is dropped (and said so in ``degraded``).
 3. **Rerank** (:mod:`.rerank`): the LLM picks ≤ 5 relevant candidates
-   with a reason each, and the injection strategy.
+   with a reason each, and the injection strategy; a pick's later change
+   (:mod:`.changes`) comes right before it, brought back if left out.
 
 Every LLM call has a per-phase deadline and the whole turn a deadline
 (``[llm] turn_deadline_s``, 2.0 s by default); the rerank deadline is
@@ -49,7 +50,7 @@ from .expand import DetectedReference, Expander, Expansion, clean_queries
 from .fastpath import Candidate, FastPath, FastResult
 from .pool import Pool
 from .recent import RepeatCheck, conversation
-from .rerank import Reranker, RerankOutcome
+from .rerank import Reranker, RerankOutcome, with_later_changes
 from .retriever import fast_results, mark_own_copies, time_terms, turn_language, turn_queries
 from .temporal import (
     Window,
@@ -446,10 +447,16 @@ class LLMTurn:
         if outcome is not None:
             by_id = {c.episode.id: (i, c) for i, c in enumerate(candidates)}
             results: list[Retrieved] = []
-            for item in outcome.chosen[:k]:
+            picks = outcome.chosen[:k]
+            kept = {item.id for item in picks}
+            # a chosen memory's later change (the fast path's link) comes before it, brought
+            # back if the model left it out; then the first k, the newest of a chain first
+            for item in with_later_changes(picks, shown)[:k]:
                 pos, cand = by_id[item.id]
                 comps = dict(cand.components)
                 comps["fast_rank"] = float(pos + 1)
+                if item.id not in kept:
+                    comps["brought_back"] = 1.0
                 results.append(
                     Retrieved(
                         episode=cand.episode,
