@@ -110,17 +110,25 @@ def check_llm(config: Config) -> dict[str, tuple[bool, str]]:
 
 
 def _timed(call: Callable[[], T], deadline_s: float) -> tuple[bool, str, T | None]:
-    """Run one phase call and describe the outcome (ok, detail, value)."""
+    """Run one phase call and describe the outcome (ok, detail, value), with its time against
+    the phase's deadline whether it answered or failed ("invalid reply: …; after 5.01 s — over
+    the 0.90 s deadline"): a slow server's wrong answer is two faults, not one."""
     start = time.monotonic()
     try:
         value = call()
     except LLMError as exc:
-        return False, str(exc), None
+        seconds = time.monotonic() - start
+        return False, f"{exc}; after {_against(seconds, deadline_s, fall_back=False)}", None
     seconds = time.monotonic() - start
     late = seconds > deadline_s
-    verdict = (
-        f"{seconds:.2f} s — over the {deadline_s:.2f} s deadline: turns will fall back"
-        if late
-        else f"{seconds:.2f} s (deadline {deadline_s:.2f} s)"
-    )
-    return not late, verdict, value
+    return not late, _against(seconds, deadline_s, fall_back=True), value
+
+
+def _against(seconds: float, deadline_s: float, *, fall_back: bool) -> str:
+    """``seconds`` against a phase's deadline: "0.42 s (deadline 0.90 s)", or "5.01 s — over
+    the 0.90 s deadline: turns will fall back" (those last words left out after a failure,
+    which turns fall back on whatever its time)."""
+    if seconds <= deadline_s:
+        return f"{seconds:.2f} s (deadline {deadline_s:.2f} s)"
+    then = ": turns will fall back" if fall_back else ""
+    return f"{seconds:.2f} s — over the {deadline_s:.2f} s deadline{then}"

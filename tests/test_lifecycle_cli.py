@@ -131,6 +131,24 @@ def test_the_llm_judges_which_memories_were_used(db_path: Path, clock: FixedCloc
             srv.push_chat(json_data={"used": ["1"]})
             fb = mem.feedback(r.turn_id, answer="It will take about three weeks.")
             assert fb.method == "llm" and fb.used == (r.episodes[0].id,)
+            # and written with the prompt's brackets, in any width, beside a plain one
+            r = mem.retrieve("acme steel", limit=2, llm=False)
+            srv.push_chat(json_data={"used": ["[2]", 1]})
+            fb = mem.feedback(r.turn_id, answer="It will take about three weeks.")
+            assert fb.method == "llm" and fb.used == tuple(sorted(order)) and fb.degraded == ()
+            r = mem.retrieve("acme steel", limit=2, llm=False)
+            srv.push_chat(json_data={"used": ["［２］", " [ 9 ] "]})
+            fb = mem.feedback(r.turn_id, answer="It will take about three weeks.")
+            assert fb.method == "llm" and fb.used == (r.episodes[1].id,)
+            assert fb.degraded == (
+                "the LLM judge named memories it was not shown ([9]; it was shown [1]–[2]); "
+                "ignored",
+            )
+            # a string that is not one number is no label: the answer is matched instead
+            r = mem.retrieve("acme steel", limit=2, llm=False)
+            srv.push_chat(json_data={"used": ["[1, 2]"]})
+            fb = mem.feedback(r.turn_id, answer="Acme gives a bulk discount on steel orders.")
+            assert fb.method == "match" and fb.degraded[0].startswith("LLM judge failed")
             # numbers outside the ones shown are no memory: ignored, and the result says so
             r = mem.retrieve("acme steel", limit=2, llm=False)
             srv.push_chat(json_data={"used": [2, 0, 7, -1]})

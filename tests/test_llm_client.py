@@ -392,6 +392,9 @@ def test_a_reply_past_the_size_limit_is_not_asked_for_again(
     with pytest.raises(LLMError, match=r"sent a reply it cannot read: .*passed 1,048,576 bytes"):
         ask(client, deadline_s=5.0)
     assert len(srv.chat_requests) == 1  # the same request would get the same reply
+    # a ping says the same of it (``llm-check`` called it a connection error)
+    with pytest.raises(LLMError, match=r"sent a reply it cannot read: .*passed 1,048,576 bytes"):
+        client.ping("test-chat", deadline_s=5.0)
 
 
 @pytest.mark.parametrize(

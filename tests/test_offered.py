@@ -581,13 +581,13 @@ def test_the_llm_turn_judges_the_time_it_searched(tmp_path: Path) -> None:
             "Cool!",
             occurred_at=datetime(2026, 3, 27, 15, 0, tzinfo=timezone.utc),
         )
-        reference = {
+        reference = {  # within the message's own window (March): it may narrow it
             "type": "temporal",
-            "surface": "last week",
+            "surface": "last month",
             "resolved": "2026-03-23/2026-03-29",
         }
         srv.push_chat(
-            json_data={"expanded_queries": ["last week"], "detected_references": [reference]}
+            json_data={"expanded_queries": ["last month"], "detected_references": [reference]}
         )
         srv.push_chat(
             json_data={
@@ -595,7 +595,7 @@ def test_the_llm_turn_judges_the_time_it_searched(tmp_path: Path) -> None:
                 "injection_strategy": "quote_key_parts",
             }
         )
-        r = mem.retrieve("What did we do last week?", now=UTC_NOW)
+        r = mem.retrieve("What did we do last month?", now=UTC_NOW)
         _, rerank = srv.chat_requests
         assert f"[id {bike}]" in str(rerank["messages"][-1]["content"])
         assert [(x.episode.id, x.components["asked_time"]) for x in r.results] == [(bike, 1.0)]

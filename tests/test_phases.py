@@ -669,6 +669,53 @@ def test_temporal_reference_from_the_llm_filters(tmp_path: Path, srv: ScriptedOp
         s.mem.close()
 
 
+def _temporal(surface: str, resolved: str) -> dict[str, Any]:
+    return expansion(refs=[{"type": "temporal", "surface": surface, "resolved": resolved}])
+
+
+def test_a_time_the_conversation_never_named_is_no_window(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    """The LLM's "yesterday" for a message that names no time was searched, and shut out
+    the memory asked about; a time it moved ("last week" to April) won over the message's."""
+    s = Store(tmp_path / "m.db", config(srv.base_url, rerank_enabled=False))
+    try:
+        srv.push_chat(json_data=_temporal("yesterday", "0001-01-01/9999-12-31"))
+        r, _ = s.ask("Where did we try the ramen?", recent=[])
+        assert r.time_window is None and r.results[0].episode.id == s.ids["ramen"]
+        assert r.degraded == ("expansion: time 'yesterday' not in the conversation; ignored",)
+        # the message's own "last week" (25 May – 1 June) wins over the LLM's April
+        srv.push_chat(json_data=_temporal("last week", "2026-04-01/2026-04-30"))
+        r, _ = s.ask("What did I start last week?", recent=[])
+        own = parse_time_window("last week", NOW)
+        assert own is not None and r.time_window is not None and r.time_window[0] == own[0]
+        assert s.ids["tender"] not in {x.episode.id for x in r.results}
+        assert r.degraded == (
+            "expansion: time window 2026-04-01 00:00–2026-05-01 00:00 is outside the "
+            "message's own 2026-05-25 00:00–2026-06-01 00:00; the message's used",
+        )
+    finally:
+        s.mem.close()
+
+
+def test_a_time_said_before_or_narrowed_is_the_llms(tmp_path: Path, srv: ScriptedOpenAI) -> None:
+    """Not a false alarm: words of an earlier turn, in another case or width, and a window
+    within the message's own (先週 narrowed to four days) are the LLM's to resolve."""
+    s = Store(tmp_path / "m.db", config(srv.base_url, rerank_enabled=False))
+    try:
+        srv.push_chat(json_data=_temporal("Last  Week", "2026-05-25/2026-05-28"))
+        recent = [{"role": "user", "text": "We went somewhere new LAST WEEK"}]
+        r, _ = s.ask("Where was that place?", recent=recent)
+        assert r.degraded == () and r.time_window is not None
+        assert r.time_window[0] == datetime(2026, 5, 25, tzinfo=timezone.utc)
+        srv.push_chat(json_data=_temporal("先週", "2026-05-25/2026-05-28"))
+        r, _ = s.ask("ＰＯＴＴＥＲＹは先週始めたっけ？", recent=[])
+        assert r.degraded == () and r.time_window is not None
+        assert r.time_window[1] == datetime(2026, 5, 31, tzinfo=timezone.utc)  # 28 May, widened
+    finally:
+        s.mem.close()
+
+
 def test_empty_time_window_falls_back_to_all_time(tmp_path: Path, srv: ScriptedOpenAI) -> None:
     s = Store(tmp_path / "m.db", config(srv.base_url, rerank_enabled=False))
     try:
@@ -1033,6 +1080,22 @@ def test_llm_check_fails_a_rerank_that_turns_would_drop(
     assert result.exit_code == 1, result.output
     ok, detail = json.loads(result.output)["checks"]["rerank"]
     assert not ok and "invented ids [999]" in detail and "nothing usable is left" in detail
+
+
+def test_llm_check_times_a_failed_phase(srv: ScriptedOpenAI, clean_env: pytest.MonkeyPatch) -> None:
+    """A phase that failed after its deadline said only how it failed: the time it took, and
+    that it was too long, were lost."""
+    srv.default_chat = ScriptedReply(content="{}", delay=0.3)
+    clean_env.setenv("MEMENGINE_LLM_BASE_URL", srv.base_url)
+    clean_env.setenv("MEMENGINE_LLM__EXPANSION_DEADLINE_S", "0.1")
+    result = CliRunner().invoke(app, ["llm-check", "--json"])
+    assert result.exit_code == 1, result.output
+    checks = json.loads(result.output)["checks"]
+    ok, detail = checks["expansion"]
+    assert not ok and detail.startswith("invalid reply: expanded_queries")
+    assert re.search(r"; after 0\.\d\d s — over the 0\.10 s deadline$", detail)
+    ok, detail = checks["rerank"]  # failed within its deadline (0.9 s): no "over"
+    assert not ok and re.search(r"; after 0\.\d\d s \(deadline 0\.90 s\)$", detail), detail
 
 
 def test_a_search_past_the_turn_deadline_is_not_waited_for() -> None:

@@ -117,11 +117,18 @@ def _one_line(text: str) -> str:
     return _NUMBER_TAG.sub(r"(\1)", prompt_line(text))
 
 
-def _numeral(text: str) -> bool:
-    """Whether an LLM's string reads as a memory's number: digits, no more than 18 of them
-    (Python refuses to read an integer of more than 4,300)."""
-    digits = text.strip()
-    return digits.isdecimal() and len(digits) <= 18
+_LABEL = re.compile(r"\[?\s*(\d{1,18})\s*\]?")
+"""A memory's number written as text the way the prompt shows it: ``"2"``, ``"[2]"``, no
+more than 18 digits (Python refuses to read an integer of more than 4,300)."""
+
+
+def _number(item: Any) -> Any:
+    """An item of the judge's ``used`` list as a memory's number where a string reads as one
+    (``"[2]"``, ``"2"``, ``"［２］"`` are 2); anything else as it came, for the check after."""
+    if not isinstance(item, str):
+        return item
+    label = _LABEL.fullmatch(unicodedata.normalize("NFKC", item).strip())
+    return int(label.group(1)) if label else item
 
 
 def llm_used(
@@ -152,8 +159,8 @@ def llm_used(
         schema_name="used_memories",
     )
     numbers = reply.data.get("used")
-    if isinstance(numbers, list):  # "2" as the prompt's [2] is read: a number (not 5,000 nines)
-        numbers = [int(n) if isinstance(n, str) and _numeral(n) else n for n in numbers]
+    if isinstance(numbers, list):  # "2" and "[2]" as the prompt's [2] are read: a number
+        numbers = [_number(n) for n in numbers]
     if not isinstance(numbers, list) or not all(
         isinstance(n, int) and not isinstance(n, bool) for n in numbers
     ):

@@ -365,7 +365,7 @@ class ChatClient:
             except openai.APITimeoutError as exc:
                 raise self._timeout(model, limit, 1) from exc
             except openai.APIConnectionError as exc:
-                if is_connect_failure(exc):
+                if is_connect_failure(exc) or has_cause(exc, ReplyTooLarge):  # as a phase says
                     raise LLMError(self._connect_message(exc)) from exc
                 raise LLMError(f"LLM endpoint {self.shown_url} failed: {describe(exc)}") from exc
             except openai.APIStatusError as exc:

@@ -45,7 +45,7 @@ from ..llm.client import ChatClient
 from ..models import Message, Retrieval, Retrieved, may_answer
 from ..store.database import Store
 from ..store.filters import Filters
-from ..text import cut_at, strip_controls
+from ..text import cut_at, fold, strip_controls
 from .expand import DetectedReference, Expander, Expansion, clean_queries
 from .fastpath import Candidate, FastPath, FastResult
 from .pool import Pool
@@ -182,6 +182,37 @@ def llm_window(references: Sequence[DetectedReference], now: datetime) -> Window
     return union(windows)
 
 
+def _plain(text: str) -> str:
+    """``text`` as a time reference's words are looked for in the conversation: folded
+    (NFKC, lower case, a phone's apostrophe) and its spaces one ("Last  Week" is "last week")."""
+    return " ".join(fold(text).split())
+
+
+def unsaid_references(
+    references: Sequence[DetectedReference], said: Sequence[str]
+) -> tuple[list[DetectedReference], list[str]]:
+    """The LLM's temporal references whose words (``surface``) are in ``said`` (the message
+    and the turns before it), and the words of those that are not: a time the conversation
+    never named ("yesterday" for "Where did we hike?") is the model's guess, not a window."""
+    plain = [_plain(t) for t in said]
+    kept: list[DetectedReference] = []
+    unsaid: list[str] = []
+    for ref in references:
+        if ref.type != "temporal":
+            continue
+        words = _plain(ref.surface)
+        if words and any(words in t for t in plain):
+            kept.append(ref)
+        else:
+            unsaid.append(ref.surface)
+    return kept, unsaid
+
+
+def _inside(window: Window, outer: Window) -> bool:
+    """Whether ``window`` lies within ``outer`` (the same window does)."""
+    return outer[0] <= window[0] and window[1] <= outer[1]
+
+
 def _short(exc: BaseException) -> str:
     """An error as a note: on one line, without the control characters and reordering
     marks a server's message may hold, cut short (where a character ends)."""
@@ -306,6 +337,41 @@ class LLMTurn:
 
     # -- the turn ------------------------------------------------------------------------
 
+    @staticmethod
+    def _window(
+        expansion: Expansion | None,
+        text: str,
+        recent: Sequence[Message],
+        text_window: Window | None,
+        now: datetime,
+        trace: TurnTrace,
+        degraded: list[str],
+    ) -> Window | None:
+        """The time the turn searches in: the LLM's, from references whose words the
+        conversation holds, where it lies within the window the message names (it may narrow
+        "the other day" to three days, not move "yesterday" to April), else the message's.
+        A reference of words never said is left out ("yesterday" for "Where did we hike?"),
+        and an LLM window outside the message's is not taken: both noted in ``degraded``."""
+        window: Window | None = None
+        if expansion is not None:
+            kept, unsaid = unsaid_references(
+                expansion.detected_references, [text, *(m.text for m in recent)]
+            )
+            if unsaid:
+                words = ", ".join(repr(" ".join(strip_controls(w).split())[:40]) for w in unsaid)
+                degraded.append(f"expansion: time {words} not in the conversation; ignored")
+            window = llm_window(kept, now)
+            if window is not None and text_window is not None and not _inside(window, text_window):
+                degraded.append(
+                    f"expansion: time window {_fmt_window(window)} is outside the message's "
+                    f"own {_fmt_window(text_window)}; the message's used"
+                )
+                window = None
+            trace.window_source = "llm" if window is not None else None
+        if window is None and text_window is not None:
+            window, trace.window_source = text_window, "text"
+        return window
+
     def run(
         self,
         text: str,
@@ -367,12 +433,7 @@ class LLMTurn:
         text_window = union((e.start, e.end) for e in text_found)
         expansion = self._expand(text, recent, now, lang, turn_end, trace, degraded, timings)
 
-        window: Window | None = None
-        if expansion is not None:
-            window = llm_window(expansion.detected_references, now)
-            trace.window_source = "llm" if window is not None else None
-        if window is None and text_window is not None:
-            window, trace.window_source = text_window, "text"
+        window = self._window(expansion, text, recent, text_window, now, trace, degraded)
         named = window  # the time the message names, for the bonus and a question about it
         if window is not None:
             window = widen(window, now)  # what is searched (and reported): with the recording lag
