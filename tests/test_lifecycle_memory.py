@@ -21,7 +21,7 @@ from memengine import (
 from memengine.config import LifecycleConfig
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import ConfigError
-from memengine.lifecycle.answer_match import match_answer, named_days, uncommon
+from memengine.lifecycle.answer_match import closed_values, match_answer, named_days, uncommon
 from memengine.lifecycle.answer_words import japanese_words, stems
 from memengine.lifecycle.features import FEATURES
 from memengine.text import fold, query_terms
@@ -425,6 +425,98 @@ def test_a_memory_only_similar_to_the_answer_gives_way_to_the_one_it_draws_on(
     judged = _judged(real_mem, answer, pair, _cosines(real_mem, answer, pair))
     assert set(judged) == {marathon, knee}
     assert judged[marathon].startswith("similar to the answer")
+
+
+def test_a_memory_the_answer_states_another_value_than_gives_way(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """ "Your yoga class is on Tuesday evenings." credited "My yoga class is on Monday
+    evenings" by "yoga", "class", "evenings" (3/6), so each correct answer strengthened the
+    corrected Monday. A memory whose weekday, time, month or amount the answer does not name,
+    while it names another that a memory credited beside it holds, is not what it used;
+    one naming both values, one naming a value no other memory holds, and a memory with no
+    such value are credited as before."""
+    monday, tuesday, loves, old_rent, new_rent, dentist, walk = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("My yoga class is on Monday evenings", "Good routine"),
+            ("no wait, it's Tuesday, not Monday. Yoga is on Tuesday evenings", "Got it"),
+            ("I love my yoga class", "Great!"),
+            ("My rent is $1,800 a month", "That's a lot"),
+            ("My rent went up to $1,950 a month", "Oof"),
+            ("Dentist appointment on Monday", "Good luck"),
+            ("Took a long walk by the river", "Lovely"),
+        ],
+    )
+    yoga = [monday, tuesday]
+    answer = "Your yoga class is on Tuesday evenings."
+    assert _judged(real_mem, answer, yoga) == {tuesday: "3/6 key terms in the answer"}
+    # (credited by its similarity, the Monday gives way as well)
+    assert set(_judged(real_mem, answer, yoga, {monday: 0.8, tuesday: 0.7})) == {tuesday}
+    assert set(_judged(real_mem, answer, [monday, tuesday, loves])) == {tuesday, loves}
+    rent = [old_rent, new_rent]
+    assert set(_judged(real_mem, "Your rent is $1,950 a month now.", rent)) == {new_rent}
+    # (must not: an answer naming both values; a value that no memory credited holds; a
+    # memory with no such value, "I love my yoga class", above)
+    moved = "Your yoga class moved from Monday to Tuesday evenings."
+    assert set(_judged(real_mem, moved, yoga)) == set(yoga)
+    assert set(_judged(real_mem, "Your rent went from $1,800 to $1,950 a month.", rent)) == set(
+        rent
+    )
+    friday = "Your yoga class is on Friday evenings."
+    assert set(_judged(real_mem, friday, [monday, loves])) == {monday, loves}
+    see_you = "Good luck with the dentist appointment. See you Tuesday!"
+    assert set(_judged(real_mem, see_you, [dentist, walk], {walk: 0.7})) == {dentist, walk}
+    # (nor one that a memory of another subject holds: the yoga's Tuesday)
+    assert dentist in _judged(real_mem, see_you, [dentist, tuesday])
+
+
+def test_a_japanese_memory_the_answer_states_another_value_than_gives_way(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """月曜 and 火曜, 3時 and 4時 are values of a closed kind as Monday and Tuesday are: the
+    appointment moved to 火曜の4時 is what 「歯医者は火曜の4時だね」 used, not the first one;
+    「月曜の3時から火曜の4時になったんだね」 names both."""
+    first, moved, lunch = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("歯医者の予約は月曜の3時", "了解"),
+            ("歯医者、火曜の4時に変更になった", "わかった"),
+            ("ランチはパスタにした", "いいね"),
+        ],
+    )
+    pair = [first, moved]
+    close = {first: 0.7, moved: 0.72}
+    assert set(_judged(real_mem, "歯医者は火曜の4時だね", pair, close)) == {moved}
+    assert set(_judged(real_mem, "歯医者は4時からだね", pair, close)) == {moved}
+    both = "月曜の3時から火曜の4時になったんだね"
+    assert set(_judged(real_mem, both, pair, close)) == set(pair)
+    # (must not: a memory with no such value beside it keeps its credit)
+    assert set(_judged(real_mem, "火曜の4時ね", [first, lunch], {first: 0.7, lunch: 0.7})) == {
+        first,
+        lunch,
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("Yoga on Mondays at 7pm", {("weekday", "0"), ("time", "7:00")}),
+        ("19:30, or 7:30 p.m.", {("time", "7:30")}),
+        ("ヨガは月曜の夜7時半", {("weekday", "0"), ("time", "7:30")}),
+        ("3月3日に1,800円", {("month", "3"), ("number", "3"), ("number", "1800")}),
+        ("Rent is $1,950 from Mar 3", {("number", "1950"), ("month", "3"), ("number", "3")}),
+        ("3時間歩いた", {("number", "3")}),  # (a duration, no clock time)
+        ("in May, not March", {("month", "5"), ("month", "3")}),
+        ("May I march on? I may.", set()),
+        ("Flew an A320", set()),
+        ("I love my yoga class", set()),
+    ],
+)
+def test_closed_values(text: str, values: set[tuple[str, str]]) -> None:
+    assert closed_values(text) == values
 
 
 def test_an_english_word_counts_in_another_form(real_mem: Memory, clock: FixedClock) -> None:
