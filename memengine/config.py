@@ -84,6 +84,10 @@ values overflow the arithmetic they go into."""
 MAX_SEED = 2**63 - 1
 """The largest random seed (seeds are whole numbers from 0)."""
 
+MAX_CONFIG_BYTES = 2**20
+"""The largest config file read (1 MiB; a settings file is a few hundred bytes): ``--config
+/dev/zero``, or a pipe that never ends, is a ConfigError rather than memory without end."""
+
 MAX_STRENGTH_STEP = 1000.0
 """The largest strength, gain or impact constant of ``[lifecycle]``: strengths stay finite
 numbers that an export can carry."""
@@ -677,15 +681,28 @@ def _env_overrides(
                 f"environment variables {other[0]} and {name} both set {'.'.join(path)}, "
                 "to different values: unset one"
             )
+        for known, (known_name, _) in named.items():
+            if known != path and known == path[: len(known)]:
+                _nested_under_a_value(known, known_name, name)
+            if known != path and path == known[: len(path)]:
+                _nested_under_a_value(path, name, known_name)
         node = out
         for part in path[:-1]:
             node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise ConfigError(f"environment variable {name} conflicts with another one")
         node[path[-1]] = _parse_env_value(value, _annotation(path))
         if origins is not None:
             origins[path] = f"environment variable {name}"
     return out
+
+
+def _nested_under_a_value(path: tuple[str, ...], plain: str, nested: str) -> typing.NoReturn:
+    """Refuse two variables of which one sets ``path`` to a value and the other a setting
+    inside it (``MEMENGINE_AGENT=bob`` and ``MEMENGINE_AGENT__X=1``): the same error,
+    naming both, whichever the environment lists first (else the later one won)."""
+    raise ConfigError(
+        f"environment variables {plain} and {nested} conflict: {plain} sets "
+        f"{'.'.join(path)} to a value, and {nested} a setting inside it: unset one"
+    )
 
 
 def _annotation(path: tuple[str, ...]) -> Any:
@@ -777,8 +794,15 @@ def load_config(
         )
     if exists:
         try:
-            with file.open("rb") as fh:  # (a byte order mark, as Notepad writes, is no error)
-                data = tomllib.loads(fh.read().decode("utf-8").removeprefix("\ufeff"))
+            with file.open("rb") as fh:
+                raw = fh.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) > MAX_CONFIG_BYTES:
+                raise ConfigError(
+                    f"cannot read config file {file}: larger than "
+                    f"{MAX_CONFIG_BYTES // 2**20} MiB (not a config file?)"
+                )
+            # (a byte order mark, as Notepad writes, is no error)
+            data = tomllib.loads(raw.decode("utf-8").removeprefix("\ufeff"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"cannot read config file {file}: {exc}") from exc
         except RecursionError as exc:
@@ -879,8 +903,11 @@ def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> st
         inside = [p for p in origins if len(p) == len(loc) + 1 and p[: len(loc)] == loc]
         named = [p for p in inside if re.search(rf"\b{re.escape(p[-1])}\b", message)]
         named.sort(key=lambda p: not message.startswith(f"{p[-1]} "))  # the one it is about
-        if named:  # a section's check names the setting it found wrong
-            origin = origins[named[0]]
+        if named:  # a section's check names the setting it found wrong, and each other one
+            # it compared by its value ("… is below learned_scorer_min_samples (50)"), not a
+            # word that happens to be a key ("model is a model's name")
+            compared = [p for p in named[1:] if re.search(rf"\b{re.escape(p[-1])} \(", message)]
+            origin = "; ".join(dict.fromkeys(origins[p] for p in (named[0], *compared)))
         elif inside and loc not in origins:
             origin = ", ".join(dict.fromkeys(origins[p] for p in inside))
         else:

@@ -11,6 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from memengine import Config, ConfigError, load_config
+from memengine.config import MAX_CONFIG_BYTES
 from memengine.diagnostics import diagnose
 
 
@@ -413,3 +414,105 @@ def test_a_list_of_numbers_refuses_true_and_false() -> None:
 def test_the_feedback_judges_model_is_read_without_a_crlf_files_cr() -> None:
     env = {"MEMENGINE_LIFECYCLE__FEEDBACK_MODEL": "qwen2.5:7b\r"}
     assert load_config(None, environ=env).lifecycle.feedback_model == "qwen2.5:7b"
+
+
+def test_a_config_file_past_1_mib_is_refused_not_read_to_its_end(tmp_path: Path) -> None:
+    """``--config /dev/zero`` read until memory ran out (23 GB, then a MemoryError)."""
+    big = tmp_path / "big.toml"
+    big.write_bytes(b'agent = "bob"\n' + b"#" * MAX_CONFIG_BYTES)
+    with pytest.raises(ConfigError, match=r"big\.toml: larger than 1 MiB \(not a config file\?\)"):
+        load_config(big, environ={})
+    padded = tmp_path / "padded.toml"  # a file just within the limit is read as ever
+    padded.write_bytes(b'agent = "bob"\n#' + b"x" * (MAX_CONFIG_BYTES - 16) + b"\n")
+    assert load_config(padded, environ={}).agent == "bob"
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_a_device_that_never_ends_is_no_config_file() -> None:
+    with pytest.raises(ConfigError, match=r"^cannot read config file /dev/zero: larger than 1 MiB"):
+        load_config("/dev/zero", environ={})
+    with pytest.raises(ConfigError, match="larger than 1 MiB"):
+        load_config(environ={"MEMENGINE_CONFIG": "/dev/zero"})
+
+
+@pytest.mark.parametrize(
+    ("plain", "nested"),
+    [
+        (("MEMENGINE_AGENT", "bob"), ("MEMENGINE_AGENT__X", "1")),
+        (("MEMENGINE_RETRIEVAL", "x"), ("MEMENGINE_RETRIEVAL__RRF_K", "5")),
+        (("MEMENGINE_LLM", "x"), ("MEMENGINE_LLM_BASE_URL", "http://a:1/v1")),  # a shortcut's
+    ],
+)
+def test_a_variable_inside_another_ones_value_is_refused_in_either_order(
+    plain: tuple[str, str], nested: tuple[str, str]
+) -> None:
+    """With the plain variable listed last, the nested one was dropped without a word."""
+    messages = set()
+    for env in (dict([plain, nested]), dict([nested, plain])):
+        with pytest.raises(ConfigError) as caught:
+            load_config(None, environ=env)
+        messages.add(str(caught.value))
+    assert len(messages) == 1  # the same error whatever the environment's order
+    (message,) = messages
+    assert f"environment variables {plain[0]} and {nested[0]} conflict" in message
+
+
+def test_variables_side_by_side_in_one_section_do_not_conflict() -> None:
+    env = {
+        "MEMENGINE_LLM_BASE_URL": "http://a:1/v1",
+        "MEMENGINE_LLM__API_KEY": "k",
+        "MEMENGINE_RETRIEVAL__RRF_K": "5",
+        "MEMENGINE_AGENT": "bob",
+        "MEMENGINE_AGENT__": "bob",  # (the same setting, the same value)
+    }
+    cfg = load_config(None, environ=env)
+    assert cfg.llm.base_url == "http://a:1/v1" and cfg.llm.api_key == "k"
+    assert cfg.retrieval.rrf_k == 5 and cfg.agent == "bob"
+
+
+def test_a_check_across_two_settings_names_where_each_came_from(tmp_path: Path) -> None:
+    conf = tmp_path / "c.toml"
+    conf.write_text("[lifecycle]\nscorer_max_samples = 10\n")
+    env = {"MEMENGINE_LIFECYCLE__LEARNED_SCORER_MIN_SAMPLES": "50"}
+    with pytest.raises(ConfigError) as caught:
+        load_config(conf, environ=env)
+    assert (
+        f"invalid setting lifecycle (config file {conf}; environment variable "
+        "MEMENGINE_LIFECYCLE__LEARNED_SCORER_MIN_SAMPLES): scorer_max_samples (10) is below"
+    ) in str(caught.value)
+    conf.write_text("[lifecycle]\nscorer_max_samples = 10\nlearned_scorer_min_samples = 50\n")
+    with pytest.raises(ConfigError) as one_source:  # both from the file: the file, once
+        load_config(conf, environ={})
+    assert f"invalid setting lifecycle (config file {conf}): scorer_max" in str(one_source.value)
+
+
+def test_a_forced_driver_without_extension_loading_says_why_and_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The error was the missing Python attribute ('sqlite3.Connection' object has no
+    attribute 'enable_load_extension'), not its cause."""
+    import sqlite3
+
+    from memengine import ExtensionError, Memory
+    from memengine.store import driver
+
+    from .helpers import HashEmbedder
+
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        pytest.skip("this Python's sqlite3 loads extensions")
+    monkeypatch.setenv("MEMENGINE_SQLITE_DRIVER", "sqlite3")
+    driver.sqlite_module.cache_clear()
+    try:
+        with pytest.raises(ExtensionError) as caught:
+            Memory.open(tmp_path / "new.db", embedder=HashEmbedder())
+        detail = driver.probe_extensions()["sqlite-vec"]
+    finally:
+        monkeypatch.delenv("MEMENGINE_SQLITE_DRIVER")
+        driver.sqlite_module.cache_clear()
+    message = str(caught.value)
+    assert message.startswith("cannot load sqlite-vec: the stdlib sqlite3 was built without")
+    assert "unset MEMENGINE_SQLITE_DRIVER or set it to sqlean" in message
+    assert "has no attribute" not in message
+    assert detail[0] is False and "unset MEMENGINE_SQLITE_DRIVER" in detail[1]
+    with Memory.open(tmp_path / "other.db", embedder=HashEmbedder()) as mem:  # unforced: sqlean
+        assert mem.stats()["episodes"] == 0

@@ -37,7 +37,13 @@ from ..errors import (
     ReadOnlyDatabase,
     StoreError,
 )
-from .driver import DriverInfo, driver_info, probe_extensions, sqlite_module
+from .driver import (
+    DriverInfo,
+    driver_info,
+    no_extension_loading,
+    probe_extensions,
+    sqlite_module,
+)
 from .process_lock import process_lock_for
 from .write_queue import write_queue_for
 
@@ -114,7 +120,11 @@ def _on_connect(
         dbapi_conn.enable_load_extension(True)
         sqlite_vec.load(dbapi_conn)
         dbapi_conn.enable_load_extension(False)
-    except (AttributeError, sqlite_module().OperationalError) as exc:
+    except AttributeError as exc:
+        if not hasattr(dbapi_conn, "enable_load_extension"):  # a module built without it
+            raise ExtensionError(f"cannot load sqlite-vec: {no_extension_loading()}") from exc
+        raise ExtensionError(f"cannot load sqlite-vec: {exc}") from exc
+    except sqlite_module().OperationalError as exc:
         raise ExtensionError(f"cannot load sqlite-vec: {exc}") from exc
     cur = dbapi_conn.cursor()
     cur.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # takes effect only in a new, empty file

@@ -18,7 +18,14 @@ import sqlite_vec
 
 from ..errors import ConfigError, ExtensionError
 
-__all__ = ["MIN_STDLIB_VERSION", "DriverInfo", "driver_info", "probe_extensions", "sqlite_module"]
+__all__ = [
+    "MIN_STDLIB_VERSION",
+    "DriverInfo",
+    "driver_info",
+    "no_extension_loading",
+    "probe_extensions",
+    "sqlite_module",
+]
 
 MIN_STDLIB_VERSION = (3, 45, 0)
 
@@ -68,6 +75,21 @@ def sqlite_module() -> ModuleType:
     return module
 
 
+def no_extension_loading() -> str:
+    """Why sqlite-vec cannot be loaded when the chosen module has no extension loading, and
+    the fix ("unset MEMENGINE_SQLITE_DRIVER"): what opening a file and ``doctor`` say, rather
+    than the missing attribute ("'sqlite3.Connection' object has no attribute …")."""
+    if sqlite_module() is not _stdlib_sqlite3:  # pragma: no cover - sqlean's wheels load them
+        return "sqlean was built without extension loading: reinstall sqlean-py"
+    cause = "the stdlib sqlite3 was built without extension loading"
+    if _forced():
+        return (
+            f"{cause} (MEMENGINE_SQLITE_DRIVER={_forced()} chose it): unset "
+            "MEMENGINE_SQLITE_DRIVER or set it to sqlean"
+        )
+    return f"{cause}: set MEMENGINE_SQLITE_DRIVER=sqlean"
+
+
 def driver_info() -> DriverInfo:
     """Describe the chosen driver (module name, SQLite version, reason)."""
     module = sqlite_module()
@@ -91,7 +113,8 @@ def probe_extensions() -> dict[str, tuple[bool, str]]:
             sqlite_vec.load(conn)
             checks["sqlite-vec"] = (True, str(conn.execute("SELECT vec_version()").fetchone()[0]))
         except (AttributeError, module.Error) as exc:
-            checks["sqlite-vec"] = (False, str(exc))
+            missing = not hasattr(conn, "enable_load_extension")
+            checks["sqlite-vec"] = (False, no_extension_loading() if missing else str(exc))
         try:
             conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
             checks["fts5"] = (True, "available")
