@@ -1461,9 +1461,15 @@ class Memory:
         self.store.connections.refuse_writes()
 
     def _perspective(self, agent: str, perspective: str) -> str:
-        """``perspective`` as the agent declared it; InvalidInput when it did not."""
+        """``perspective`` as the agent declared it; InvalidInput when it did not. An agent
+        the file does not know yet (a companion's new user, asked with its fixed perspective
+        on the first turn) declared nothing to check against: the perspective is taken as
+        given, and the read finds nothing, as it would without one."""
         perspective = args.agent_name(perspective, "perspective")  # (no NUL, no surrogate)
-        declared = next((a.perspectives for a in self.agents() if a.name == agent), ())
+        known = next((a for a in self.agents() if a.name == agent), None)
+        if known is None:
+            return perspective
+        declared = known.perspectives
         spelled = args.spelled_as_declared(perspective, declared)
         if spelled is None:
             raise InvalidInput(

@@ -136,3 +136,19 @@ def test_shown_names_that_would_look_alike_differ() -> None:
     shown = [shown_name(n) for n in names]
     assert len(set(shown)) == len(shown)
     assert shown[:3] == ["alice", "'alice '", "' alice'"] and shown[-1] == "o'neil"
+
+
+def test_an_unknown_agent_with_a_perspective_finds_nothing_quietly(mem: Memory) -> None:
+    mem.create_agent("seller", perspectives=[" 品質 "])  # declared without its outer spaces
+    assert mem.agents()[0].perspectives == ("品質",)
+    mem.add("bolts from supplier X failed the quality check", kind="fact", agent="seller")
+    found = mem.retrieve("bolts quality", agent="ghost", perspective="コスト")
+    assert found.results == () and found.turn_id is None  # a new user's first turn
+    assert not mem.pack(found).injected
+    assert not mem.has_agent("ghost")  # the read created no agent
+    with pytest.raises(InvalidInput, match="agent 'seller' has no perspective 'コスト'"):
+        mem.retrieve("bolts", agent="seller", perspective="コスト")  # a known agent's typo
+    mem.add("a note of bob", agent="bob")  # known, having declared none
+    with pytest.raises(InvalidInput, match="it declared none"):
+        mem.retrieve("a note", agent="bob", perspective="コスト")
+    assert mem.retrieve("bolts", agent="seller", perspective=" 品質").results

@@ -560,3 +560,44 @@ def test_a_closed_pipe_ends_every_command_with_sigpipes_code(db: str) -> None:
     proc.stdout.close()  # gone before the command writes anything
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 141 and b"Traceback" not in err, err
+
+
+def _agents_in(jsonl: str) -> list[str]:
+    """The agent of each line of a JSONL export, sorted."""
+    return sorted(json.loads(line)["agent"] for line in jsonl.splitlines())
+
+
+def test_export_keeps_to_the_configured_agent_and_all_agents_exports_the_file(
+    db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memengine import Memory
+
+    from .helpers import HashEmbedder
+
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        for agent in ("default", "user-41", "user-42"):
+            mem.add(f"a note of {agent}", kind="fact", agent=agent)
+    everyone = ["default", "user-41", "user-42"]
+    assert _agents_in(run("export", "--db", db).stdout) == everyone  # none configured: all
+    conf = tmp_path / "memengine.toml"
+    conf.write_text('agent = "user-42"\n')
+    out = tmp_path / "user42.jsonl"
+    done = run("export", "-o", str(out), "--db", db)
+    assert _agents_in(out.read_text()) == ["user-42"]  # not every user's memories
+    assert "exported 1 episode of agent user-42 to" in done.output
+    assert _agents_in(run("export", "--all-agents", "--db", db).stdout) == everyone
+    assert _agents_in(run("export", "--agent", "user-41", "--db", db).stdout) == ["user-41"]
+    saved = tmp_path / "saved.jsonl"
+    run("export", "--salvage", "-o", str(saved), "--db", db)
+    assert _agents_in(saved.read_text()) == ["user-42"]
+    both = run("export", "--agent", "user-41", "--all-agents", "--db", db, ok=False)
+    assert both.exit_code == 2 and "either --agent or --all-agents" in both.output
+    conf.unlink()
+    monkeypatch.setenv("MEMENGINE_AGENT", "user-41")
+    assert _agents_in(run("export", "--db", db).stdout) == ["user-41"]
+    run("export", "--all-agents", "--salvage", "-o", str(saved), "--force", "--db", db)
+    assert _agents_in(saved.read_text()) == everyone
+    monkeypatch.setenv("MEMENGINE_AGENT", "user-43")  # a typo finds nothing, and says so
+    unknown = run("export", "--db", db)
+    assert unknown.stdout == "" and "no agent 'user-43'" in unknown.stderr
+    assert "--all-agents" in run("export", "-h").output

@@ -367,6 +367,7 @@ def test_ctrl_c_while_the_scorer_retrains_says_the_sleep_is_kept(
 def test_retrieve_names_the_turns_perspective(db: str, usem3: USEM3Embedder) -> None:
     with Memory.open(db, embedder=usem3) as mem:
         mem.create_agent("default", perspectives=["コスト"])
+        mem.create_agent("bob")  # known, declaring no perspective
         price = mem.add("bolts are cheapest at supplier X", kind="fact")
     r = json.loads(run("retrieve", "cheapest bolts", "-p", "コスト", "--db", db, "--json").output)
     fb = json.loads(run("feedback", str(r["turn_id"]), "--used", str(price), "--learning",
@@ -376,6 +377,8 @@ def test_retrieve_names_the_turns_perspective(db: str, usem3: USEM3Embedder) -> 
     assert bad.exit_code == 1 and "has no perspective '納期' (declared: 'コスト')" in bad.output
     bare = run("pack", "x", "-p", "納期", "--agent", "bob", "--db", db, ok=False)
     assert "agent 'bob' has no perspective '納期' (it declared none)" in bare.output
+    ghost = run("pack", "x", "-p", "納期", "--agent", "ghost", "--db", db)  # a new user's turn
+    assert ghost.stdout == "" and "no agent 'ghost'" in ghost.stderr
 
 
 def test_train_scorer_says_it_declined_a_scorer_of_one_memorys_uses(

@@ -12,14 +12,14 @@ from rich.markup import escape
 
 from ..errors import ConfigError, InvalidInput, MemEngineError, ReadOnlyDatabase
 from ..importers import names_a_folder
-from ..text import counted
+from ..text import counted, shown_name
 from ..transfer import is_stream, salvage_file
 from ._app import (
-    AgentOpt,
     ConfigOpt,
     DbOpt,
     JsonOpt,
     app,
+    configured_agent,
     console,
     err_console,
     guarded,
@@ -46,12 +46,30 @@ def export(
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace --out if it exists.")] = False,
     db: DbOpt = None,
-    agent: AgentOpt = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            "-a",
+            help="Only this agent's episodes (default: the agent memengine.toml or "
+            "MEMENGINE_AGENT names; when neither does, every agent's).",
+        ),
+    ] = None,
+    all_agents: Annotated[
+        bool,
+        typer.Option("--all-agents", help="Every agent's episodes, whatever agent is configured."),
+    ] = False,
     config: ConfigOpt = None,
 ) -> None:
     """Export episodes as JSONL (ids, times and metadata preserved). A file is written
-    whole or not at all."""
+    whole or not at all. Like search, it keeps to the agent the configuration names
+    (agent = "user-42" in memengine.toml, or MEMENGINE_AGENT); --all-agents exports the
+    whole file."""
+    if agent is not None and all_agents:
+        raise typer.BadParameter("either --agent or --all-agents", param_hint="--all-agents")
     cfg = settings(config, db)
+    if agent is None and not all_agents:
+        agent = configured_agent(cfg)
     if out_arg is not None and not out_arg.strip():  # (as a Path, "" is the folder ".")
         raise InvalidInput("--out needs a file's path, not an empty one")
     if out_arg not in (None, "-") and names_a_folder(out_arg):  # (as a Path, "d/" is "d")
@@ -70,24 +88,25 @@ def export(
                 warn_if_unknown(mem, agent)
             n = mem.export(target, agent=agent, overwrite=True)  # (--force: checked above)
     where = "" if out is None else f" to {out}"
+    scope = "" if agent is None else f" of agent {shown_name(agent)}"
     if salvage and not report.complete:
         lost = ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in report.unreadable)
         one = len(report.unreadable) == 1 and report.unreadable[0][0] == report.unreadable[0][1]
         rows = f"the row of id {lost}" if one else f"the rows of ids {lost}"
         maybe = "it may have been deleted before" if one else "some may have been deleted before"
         err_console.print(
-            f"salvaged {counted(n, 'episode')}{where}; {rows} could not be read ({maybe})"
+            f"salvaged {counted(n, 'episode')}{scope}{where}; {rows} could not be read ({maybe})"
         )
         raise typer.Exit(1)
     if out is not None:  # (not into the stream the export went to)
         done = (
-            f"salvaged {counted(n, 'episode')}{where}: every row read"
+            f"salvaged {counted(n, 'episode')}{scope}{where}: every row read"
             if salvage
-            else (f"exported {counted(n, 'episode')}{where}")
+            else (f"exported {counted(n, 'episode')}{scope}{where}")
         )
         (err_console if stream else console).print(done)
     elif salvage:
-        err_console.print(f"salvaged {counted(n, 'episode')}: every row read")
+        err_console.print(f"salvaged {counted(n, 'episode')}{scope}: every row read")
 
 
 @app.command()
