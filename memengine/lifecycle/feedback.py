@@ -32,6 +32,7 @@ learning, if given, is kept under that perspective).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
