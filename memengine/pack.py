@@ -14,7 +14,8 @@ said (where the budget left once the memories are chosen holds it)::
 A heading names its topic (its tags, else its first sentence) only when the first line
 quoted does not begin with it. Japanese conversations get ``User:``/``Partner:`` lines
 too, with a ``→ 関連:`` line. The pack fits a token budget (an offline estimate that
-counts each CJK character as a token and four Latin characters as one);
+counts each code point past ASCII as a token, a CJK character, an emoji's joiner, and four
+Latin characters as one: :func:`.text.estimate_tokens`);
 episodes that do not fit are dropped, long utterances are trimmed to the
 sentences that share words with the query, around the one that shares the most
 (``quote_key_parts``; then the sentence right after that one, where the budget left once
@@ -29,7 +30,10 @@ out with "…", and shows a memory's line breaks as " / " (a side is one line of
 whatever its length; a line break counts as the one character it is in the memory for the
 length a quote may reach, so what fitted as a run of spaces still fits (the token budget
 counts the text as shown). Control characters and the marks that reorder text on screen are
-left out of what a memory says.
+left out of what a memory says; a quoted line that begins as the pack's own lines do
+("Partner: ", "## ", "[PRINCIPLES]") has its label in ‹ › ("‹Partner›: "), and a chat
+template's token is written with ‹ › for its brackets ("‹|im_start|›":
+:func:`.text.untemplated`): what is quoted is stored text, and untrusted.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from .text import (
     reason_line,
     shared_phrases,
     thousands,
+    untemplated,
 )
 
 __all__ = ["build_pack", "render_episode"]
@@ -85,6 +90,16 @@ _BREAK = "\x1f"
 before it was shown as :data:`_LINE_BREAK` (a 33-item shopping list of 189 characters is
 quoted whole in 240; the token budget counts it as shown); a control character, so
 no memory holds one (:func:`.text.readable`), shown as " / " by :func:`_shown`."""
+_NAME = r"[^\W\d_][^\s:：/()（）]{0,29}(?: [^\W\d_][^\s:：/()（）]{0,29}){0,2}"
+"""A speaker's name as a pasted chat writes it: one to three words, each from a letter
+("Ken", "Partner", "Message", ユーザー, "Mary Ann")."""
+_POSED = re.compile(
+    rf"(^|{_BREAK})(… )?(#+(?= )|\[[A-Z][A-Z_]{{2,}}\]"
+    rf"|(?:→ ?)?{_NAME}(?: ?[(（][^()（）:：{_BREAK}]{{1,40}}[)）])?(?=: |：))"
+)
+"""A line of a quote that begins as the pack's own lines do: a speaker's label ("Partner:
+", "Message (Ken): ", ケン：), a heading ("## "), a section ("[PRINCIPLES]"), a reason
+("→ why: "); not a time ("19:30"), a URL ("https://…") nor a bullet ("- api: 8443")."""
 _HEADER = "[EPISODE_EVIDENCE]"
 _HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
 _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
@@ -559,9 +574,12 @@ def _block(
     for label, text in sides:
         said = _quote(text, strategy, terms, max_chars, asked, fill) if text else ""
         if said:  # (a side of control characters alone says nothing: no empty line)
+            own = False  # (a message that begins with its own speaker's name)
             if ep.kind is not EpisodeKind.exchange:
-                label = _speaker_label(label, ep.metadata.get("speaker"), said)
-            lines.append(f"{label}: {said}")
+                speaker = ep.metadata.get("speaker")
+                label = _speaker_label(label, speaker, said)
+                own = _names_itself(speaker, said)
+            lines.append(f"{label}: {_unposed(said, own)}")
             quoted.append(said)
     if not quoted:  # (nothing it says can be shown: no block)
         return ""
@@ -573,19 +591,39 @@ def _block(
         arrow = "→ 関連: " if lang == "ja" else "→ why: "
         changed = _date_line(changes, lang, zone) if changes is not None else None
         lines.append(arrow + _reason(item, lang, query, changed, _shown("\n".join(quoted))))
-    return "\n".join(lines)
+    return untemplated("\n".join(lines))
+
+
+def _unposed(said: str, own: bool = False) -> str:
+    """``said`` (a quote) with each of its lines that begins as the pack's own lines do
+    (:data:`_POSED`: a pasted chat's "Partner: I promise…", a forged "[PRINCIPLES]") marked
+    as quoted, its label in ‹ ›: "‹Partner›: I promise…", "‹##› 2026-05-01", so a line break
+    shown " / " starts no turn or section of the pack; the first line is left as it is when
+    it names the memory's ``own`` speaker ("Ken: see you", said by Ken)."""
+    return _POSED.sub(
+        lambda m: m.group() if own and m.start() == 0 else f"{m[1]}{m[2] or ''}‹{m[3]}›", said
+    )
 
 
 def _speaker_label(label: str, speaker: object, said: str) -> str:
     """The label of a memory that is not an exchange: its kind, with the ``speaker`` its
     metadata names ("Message (Ken)") unless what is quoted, ``said``, starts with that
     name and a colon already (in any case, ：too)."""
-    if not isinstance(speaker, str):
+    if not isinstance(speaker, str) or _names_itself(speaker, said):
         return label
     name = " ".join(readable(speaker).split())
-    if not name or _fold(said).lstrip().startswith(_fold(name) + ":"):
+    if not name:
         return label
     return f"{label} ({name if len(name) <= 40 else name[: cut_at(name, 39)] + '…'})"
+
+
+def _names_itself(speaker: object, said: str) -> bool:
+    """Whether ``said`` starts with the ``speaker``'s name and a colon (in any case, ：
+    too): "Ken: see you" of Ken."""
+    if not isinstance(speaker, str):
+        return False
+    name = " ".join(readable(speaker).split())
+    return bool(name) and _fold(said).lstrip().startswith(_fold(name) + ":")
 
 
 def build_pack(
@@ -626,7 +664,7 @@ def build_pack(
             if len(raw) > 64 * max(principle_budget_tokens, 1):  # can never fit: not read
                 truncated = True  # (a line of tokens at 4 characters each, and then some)
                 continue
-            line = "- " + " ".join(readable(raw).split())
+            line = "- " + untemplated(" ".join(readable(raw).split()))
             if line in plines:  # a rule stored again (at each start-up) is one rule
                 copies.add(p.id)
                 continue

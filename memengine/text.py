@@ -346,15 +346,33 @@ _BRACES = str.maketrans("{}", "()")
 def prompt_quote(text: str) -> str:
     """``text`` (stored or typed) as a prompt quotes it: :func:`prompt_line`, an ``[id``
     written ``(id`` (no text poses as a candidate's head), a ``<think>`` tag as
-    ``‹think>``, and braces as parentheses, so that a model that quotes it while it
+    ``‹think>``, a chat template's token as :func:`untemplated` writes it, and braces as
+    parentheses, so that a model that quotes it while it
     reasons writes no JSON object that could be taken for its answer."""
     marked = _PROMPT_MARKERS.sub(_unmarked, prompt_line(text))
-    return marked.translate(_BRACES)
+    return untemplated(marked).translate(_BRACES)
 
 
 def _unmarked(match: re.Match[str]) -> str:
     """An ``[id`` of :data:`_PROMPT_MARKERS` as ``(id``, a ``<think`` as ``‹think``."""
     return f"({match.group(1)}" if match.group(1) is not None else f"‹{match.group(2)}"
+
+
+_TEMPLATE_TOKENS = re.compile(
+    r"<[|｜][^<>|｜\s]{1,40}[|｜]>"  # <|im_start|>, <|eot_id|>, <｜begin▁of▁sentence｜>
+    r"|<</?SYS>>|\[/?INST\]|</?s>"  # Llama 2's, a sentence's start and end
+    r"|<(?:start_of_turn|end_of_turn|bos|eos)>"  # Gemma's
+)
+_TEMPLATE_BRACKETS = str.maketrans("<>[]", "‹›‹›")
+
+
+def untemplated(text: str) -> str:
+    """``text`` (stored, and so untrusted) with the tokens chat templates mark turns with
+    written with ‹ › for their brackets: ``<|im_start|>`` as ``‹|im_start|›``, ``[INST]`` as
+    ``‹INST›``, ``</s>`` as ``‹/s›``. A serving stack that renders a template to a string
+    and tokenizes it again would read the token itself as a turn of its own; "<3" and
+    "a < b" are left as they are."""
+    return _TEMPLATE_TOKENS.sub(lambda m: m.group().translate(_TEMPLATE_BRACKETS), text)
 
 
 REASON_CHARS = 200
@@ -685,12 +703,14 @@ def _compound(word: str) -> str:
 
 
 def estimate_tokens(text: str) -> int:
-    """A tokenizer-free token estimate: every character past ASCII (kana, kanji, Japanese
-    punctuation, full-width letters, emoji) ~1 token each, ASCII ~4 characters a token;
-    joiners and variation selectors count nothing."""
+    """A tokenizer-free token estimate, an upper bound a budget can keep: every code point
+    past ASCII (kana, kanji, Japanese punctuation, full-width letters, emoji) ~1 token
+    each, an emoji's joiners, variation selectors, skin tones and tag characters too (a
+    byte-level tokenizer spends a token or more on each: 👨‍👩‍👧‍👦 is 7, 🏴󠁧󠁢󠁳󠁣󠁴󠁿 of Scotland
+    7); ASCII ~4 characters a token."""
     past_ascii = sum(1 for ch in text if ord(ch) > 0x7F)
     ascii_chars = len(text) - past_ascii
-    return past_ascii - len(_INVISIBLE.findall(text)) + (ascii_chars + 3) // 4
+    return past_ascii + (ascii_chars + 3) // 4
 
 
 MAX_PHRASE_CHARS = 16

@@ -232,7 +232,20 @@ def test_tokens_and_cuts_count_what_a_reader_sees() -> None:
     assert family[: cut_at(family, 239)] == "あ" * 237
     assert cut_at("abc", 2) == 2 and cut_at("ab", 9) == 2
     england = "あ" * 5 + "🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f" + "い"
-    assert england[: cut_at(england, 8)] == "あ" * 5 and estimate_tokens(england[5:-1]) == 1
+    assert england[: cut_at(england, 8)] == "あ" * 5 and estimate_tokens(england[5:-1]) == 7
+
+
+def test_an_emoji_sequence_counts_each_of_its_code_points() -> None:
+    """Joiners, variation selectors and tag characters counted nothing: 👨‍👩‍👧‍👦 was 4
+    tokens and 🏴󠁧󠁢󠁳󠁣󠁴󠁿 1, where a byte-level tokenizer spends several on each; the budget
+    is an upper bound. Plain text is counted as before."""
+    from memengine.text import estimate_tokens
+
+    family = "👨\u200d👩\u200d👧\u200d👦"
+    scotland = "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+    assert estimate_tokens(family) == 7 and estimate_tokens(scotland) == 7
+    assert estimate_tokens("👍🏽") == 2 and estimate_tokens("❤\ufe0f") == 2
+    assert estimate_tokens("歯医者の予約") == 6 and estimate_tokens("hello world") == 3
 
 
 def test_a_number_is_found_with_or_without_its_thousands_separators(mem: Memory) -> None:
