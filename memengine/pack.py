@@ -288,7 +288,11 @@ def _heaviest_at(sentence: str, patterns: Sequence[tuple[re.Pattern[str], int]])
 def _around(text: str, focus: int, max_chars: int) -> str:
     """At most ``max_chars`` of ``text``: from a little before ``focus`` (the sentence that
     matters; a long message's answer can lie far from its start), from the start when it
-    is 0."""
+    is 0. Neither end cuts a Latin word or a number (:func:`_edge`): the start moves to a
+    word's start where a space is near, else past a near 、 or to a near word's start in
+    Japanese (:func:`_from`), "…家賃は128,000円に", not "…8,000円に"; the end stops before a word
+    or a number that would not fit whole, "they quoted…", not "they quoted $1,9…"
+    (:func:`_to`)."""
     if len(text) <= max_chars:
         return text
     start = 0
@@ -298,14 +302,84 @@ def _around(text: str, focus: int, max_chars: int) -> str:
         after_space = start == 0 or _SPACE.match(text, start - 1)
         space = None if after_space else _SPACE.search(text, start, focus)
         start = space.end() if space else start  # (from a word's start, where one is near)
+        if not after_space and space is None:
+            start = _from(text, start, focus)
         if text.startswith("… ", start):  # (not the separator of two sentences: "……")
             start += 2
         start = cut_at(text, start)  # (no excerpt starts inside an emoji or a flag)
-    if start == 0:
-        return _cut_end(text[: cut_at(text, max_chars - 1)])
-    end = cut_at(text, start + max_chars - 2)
+    end = _to(text, cut_at(text, start + max_chars - (1 if start == 0 else 2)), start)
     piece = text[start:end]
-    return "…" + (_cut_end(piece) if end < len(text) else piece)
+    if end < len(text):
+        piece = _cut_end(piece)
+    return piece if start == 0 else "…" + piece
+
+
+_NUMBER = (
+    r"[$€£¥￥₩#+-]?\d+(?:[.,:/\-，．：]\d+)*(?:[万千億兆]\d*)*"
+    r"(?:円|ドル|[%％°]|[A-Za-z\u00c0-\u024f]+)?"
+)
+"""A number with its sign, currency, separators and unit, shown whole or not at all:
+"$1,950.50", "128,000円", "10万円", "3.5kg", "19:30", "2026-06-12"."""
+_WORD = rf"[{_LATIN}A-Z\u00c0-\u024f]+(?:['’\-][{_LATIN}A-Z]+)*"
+"""A Latin word ("don't", "well-known", "iPhone15")."""
+_EDGED = re.compile(f"{_NUMBER}|{_WORD}")
+_LONGEST = 40
+"""The longest word or number a cut moves off: a longer run (a URL, a hash) is cut where
+the length falls, or the quote would lose all it holds."""
+_NEAR = 8
+"""How far on a Japanese quote's start looks for a clause's or a word's start."""
+_CLAUSE = "、。！？，"
+_KANA = re.compile(r"[\u3040-\u309f]")
+
+
+def _edge(text: str, at: int) -> tuple[int, int] | None:
+    """The Latin word or number (:data:`_NUMBER`) that ``at`` falls inside (a cut there
+    would show a piece of it: "$1,9", "8,000円", "Acme Corp i"), as its start and its end;
+    None when ``at`` is at an edge or the run is longer than
+    :data:`_LONGEST`."""
+    lo, hi = max(0, at - _LONGEST - 1), min(len(text), at + _LONGEST + 1)
+    for m in _EDGED.finditer(text, lo, hi):
+        if m.start() >= at:
+            break
+        if m.end() > at:  # (one that meets the window's edge may run on past it)
+            long = (
+                m.end() - m.start() > _LONGEST or 0 < lo == m.start() or m.end() == hi < len(text)
+            )
+            return None if long else (m.start(), m.end())
+    return None
+
+
+def _from(text: str, start: int, focus: int) -> int:
+    """Where an excerpt with no space near its ``start`` (Japanese) begins: past a
+    clause's end (、。) within :data:`_NEAR` characters, "…駐車場代も"; else at the start of
+    the word or number ``start`` falls inside, "…128,000円に", not "…8,000円に"; else at
+    the near start of a word written in kanji, katakana or Latin letters after kana, "…家賃
+    は", not "…賃は"; never past ``focus``."""
+    if text[start - 1 : start] in tuple(_CLAUSE):
+        return start
+    near = min(focus, start + _NEAR)
+    for i in range(start, near):
+        if text[i] in _CLAUSE:
+            return i + 1
+    inside = _edge(text, start)
+    if inside is not None:
+        return inside[0]
+    for i in range(max(start, 1), near):
+        kana = bool(_KANA.match(text[i - 1]))
+        if kana and not _KANA.match(text[i]) and text[i] not in "ー・":
+            return i
+    return start
+
+
+def _to(text: str, end: int, start: int) -> int:
+    """Where an excerpt that would end at ``end`` ends: not inside a Latin word ("the ne",
+    "Corp i") nor a number ("$1,9", "198,0"), but before it (a quote keeps to its length,
+    and a piece of a number would tell another number); where asked when the word began
+    at ``start`` (a quote of one long word)."""
+    inside = _edge(text, end)
+    if inside is None:
+        return end
+    return inside[0] if inside[0] > start else end
 
 
 _SPACE = re.compile(f"[ {_BREAK}]")
@@ -358,7 +432,9 @@ def _quote(
         sentences += [sentence for sentence in said if sentence]
     text = _BREAK.join(lines)
     if strategy == "full" or len(text) <= max_chars:
-        return text if len(text) <= max_chars * 4 else _cut_end(text[: cut_at(text, max_chars * 4)])
+        if len(text) <= max_chars * 4:
+            return text
+        return _cut_end(text[: _to(text, cut_at(text, max_chars * 4), 0)])
     patterns = _patterns(tuple(terms)) if strategy == "quote_key_parts" else []
     weights = [_weight(s, patterns) for s in sentences] if patterns else []
     matched = any(weights)

@@ -287,7 +287,7 @@ def test_an_excerpt_never_ends_in_two_ellipses() -> None:
 
     text = "Cents report alpha receipts delta finance gamma. Totals beta receipts refunds."
     out = shown_quote(text, "quote_key_parts", ["receipts", "rounding"], 40)
-    assert out == "…alpha receipts delta finance gamma. To…" and len(out) <= 40
+    assert out == "…alpha receipts delta finance gamma.…" and len(out) <= 40  # (not "To…")
     apart = "Cents report alpha receipts delta. Other words here. Totals beta receipts refunds."
     out = shown_quote(apart, "quote_key_parts", ["receipts"], 44)  # (the separator at the cut)
     assert not out.endswith("… …") and not out.endswith("……") and len(out) <= 44
