@@ -802,3 +802,59 @@ def test_a_request_to_be_reminded_is_still_found_when_nothing_else_was_told_then
         assert top.episode.id == alone and top.relevance == "medium"
         assert top.components["asked_time"] == 1.0 and r.should_inject
         assert alone in mem.pack(r).episode_ids
+
+
+def test_a_request_to_be_reminded_comes_before_memories_of_other_times(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """Asked on the day asked about, the user's "Where did I park my bike again?" follows
+    what they told that day but comes before every memory of another day; a later recall
+    question that names the day ("What did I do on Sunday?" on Monday) is no telling
+    either; a question that tells ("…after running the half marathon this morning?") is
+    told, and may be ``high``."""
+    now = datetime(2026, 6, 3, 12, 0, tzinfo=JST)  # Wednesday
+    sunday = datetime(2026, 5, 31, 9, 0, tzinfo=JST)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        before = mem.add_exchange(
+            "Work was busy, lots of meetings",
+            "Hang in there",
+            agent="u",
+            occurred_at=sunday - timedelta(days=2),
+        )
+        parked = mem.add_exchange(
+            "Where did I park my bike again?", "At the station.", agent="u", occurred_at=sunday
+        )
+        tv = mem.add_exchange(
+            "Watched some TV in the evening",
+            "Relaxing",
+            agent="u",
+            occurred_at=sunday + timedelta(hours=10),
+        )
+        later = mem.add_exchange(
+            "What did I do on Sunday?",
+            "You watched TV.",
+            agent="u",
+            occurred_at=sunday + timedelta(days=1, hours=10),
+        )
+        r = mem.retrieve("What did I do on Sunday?", agent="u", now=now)
+        ids = [x.episode.id for x in r.results]
+        assert ids.index(tv) < ids.index(parked) < ids.index(before)
+        assert ids.index(later) < ids.index(before)
+        by_id = {x.episode.id: x for x in r.results}
+        assert by_id[tv].components.get("recall_only") is None
+        for asked in (parked, later):
+            assert by_id[asked].components["recall_only"] == 1.0
+            assert by_id[asked].relevance == "medium"
+        assert by_id[before].relevance == "low"
+        assert {tv, parked} <= set(mem.pack(r).episode_ids)
+
+        raced = mem.add_exchange(
+            "Any idea why my knee hurts after running the Osaka half marathon this morning?",
+            "Probably overuse; rest and ice it.",
+            agent="u",
+            occurred_at=sunday,
+        )
+        r = mem.retrieve("Did I run a race on Sunday?", agent="u", now=now)
+        top = r.results[0]
+        assert top.episode.id == raced and "recall_only" not in top.components
+        assert top.relevance == "high"

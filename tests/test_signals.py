@@ -391,6 +391,31 @@ def test_retrieval_reports_reach_time_and_skips_small_talk(mem: Memory) -> None:
         ("昨日パン焼いた。先週何してたっけ？", False),
         ("Went hiking on Mount Rokko with Ken", False),
         ("What did I do last week? " + "x" * 200, False),  # too long to be a bare question
+        # recall forms, beside chat words that tell nothing
+        ("Hmm, what did I do?", True),
+        ("What's my favourite food again?", True),
+        ("Do you remember what I ate on Friday?", True),
+        ("Remind me where I parked?", True),
+        ("Who was that guy again?", True),
+        ("私の好きな食べ物って何だっけ？", True),
+        ("ヨガ教室って何曜日だっけ？", True),
+        ("先週何してた？", True),
+        # an interrogative is no recall form: these tell, plan or request
+        ("Any idea why my knee hurts after running 10k on Sunday?", False),
+        ("Why does my knee still hurt after the hike?", False),
+        ("Remember when I ran my first marathon on Sunday?", False),
+        ("Do you remember I started a new job at Google?", False),
+        ("What should I cook for Ken's birthday party on Saturday?", False),
+        ("Can you remind me to call mom tomorrow?", False),
+        ("Who do you think won the match I played yesterday?", False),
+        ("How do I make pasta?", False),
+        ("なんで昨日の面接で落ちたんだろう？", False),
+        ("どうして膝が痛いんだろう、昨日ハーフマラソン走ったから？", False),
+        ("覚えてる？先週京都に行ったの", False),
+        # a recall form beside an event of the user's own tells it
+        ("What did I eat after the hike again?", False),
+        ("ハーフマラソン走ったあと何食べたっけ？", False),
+        ("猫を拾ったって言ったっけ？", False),
     ],
 )
 def test_only_asks_to_recall(text: str, only: bool) -> None:

@@ -19,7 +19,7 @@ re-sorted (see :func:`rescore`):
 
 After the lists are re-weighted, :func:`window_bonus` lifts the candidates
 that occurred in the time window the message names (``window_weight``),
-but not an exchange whose user turn only asked to be reminded (:func:`asks_to_recall`:
+an exchange whose user turn only asked to be reminded by less (:func:`asks_to_recall`:
 "What did I do last week?" tells nothing that happened then), and :func:`answer_type_bonus` those whose text could answer the kind of
 question asked, a time or a quantity (``answer_type_weight``). Last,
 :func:`lift_next_turns` lifts the turn that follows one of the best
@@ -156,6 +156,11 @@ def in_window(moment: datetime, window: tuple[datetime, datetime]) -> bool:
 MARGIN_SHARE = 0.5
 """The share of the window bonus for what occurred in the recording lag after the window."""
 
+RECALL_SHARE = 0.5
+"""The share of the window bonus for an exchange of the window that only asked to be
+reminded (:func:`asks_to_recall`): still lifted above what is outside, less than what
+was told then."""
+
 
 def window_bonus(
     candidates: Sequence[Candidate],
@@ -173,8 +178,9 @@ def window_bonus(
     people misplace dates, and what is outside keeps its rank among itself.
     The margin's smaller share keeps this week's Tuesday below last week's
     when "last week" is asked. An exchange that only asked to be reminded
-    (:func:`asks_to_recall`) is marked ``window`` and ``recall_only`` but not lifted:
-    the user's earlier "What did I do last week?" comes after what they told.
+    (:func:`asks_to_recall`) is also marked ``recall_only`` and gets :data:`RECALL_SHARE`
+    of its share: the user's earlier "What did I do last week?" tells less of the time
+    than what they told then, but more than what is outside it.
     """
     if window is None or weight <= 0 or not candidates:
         return list(candidates)
@@ -187,13 +193,16 @@ def window_bonus(
             share = 1.0
         elif margin is not None and in_window(c.episode.occurred_at, margin):
             share = MARGIN_SHARE
-        if share and asks_to_recall(c.episode):
-            c = replace(c, components={**c.components, "window": share, "recall_only": 1.0})
-        elif share:
+        if share:
+            recall = asks_to_recall(c.episode)
             c = replace(
                 c,
-                score=c.score + share * weight * top,
-                components={**c.components, "window": share},
+                score=c.score + share * (RECALL_SHARE if recall else 1.0) * weight * top,
+                components={
+                    **c.components,
+                    "window": share,
+                    **({"recall_only": 1.0} if recall else {}),
+                },
             )
         out.append(c)
     out.sort(key=lambda c: -c.score)

@@ -37,7 +37,14 @@ from .coverage import (
     word_document_counts,
     word_terms,
 )
-from .evidence import answer_type_bonus, asks_back, in_window, lift_next_turns, window_bonus
+from .evidence import (
+    answer_type_bonus,
+    asks_back,
+    asks_to_recall,
+    in_window,
+    lift_next_turns,
+    window_bonus,
+)
 from .fastpath import Candidate, FastPath, FastResult, age_days, lexical_agreement
 from .inject import evidence_found, should_inject, top_cosine
 from .proposal import proposes
@@ -290,15 +297,28 @@ def asked_time_first(candidates: Sequence[Candidate]) -> list[Candidate]:
     0.5 and judged as any other; the rest are marked ``asked_time`` 0 (no answer: ``low``,
     and no evidence, so that a message about a day with no memory injects nothing). An
     exchange of the time that only asked to be reminded (``recall_only``: "What did I do
-    last week?", 3月は何してたっけ？) is marked 1 but not lifted: it comes after what was
-    told then, and is found when nothing else was."""
+    last week?", 3月は何してたっけ？), or a later one that names the time, is marked 1 and
+    ``recall_only`` and lifted between the two, in its own order: after what was told
+    then, before every memory of another time."""
     top = max(c.score for c in candidates)
+    then = [
+        c.components.get("window", 0.0) >= 1.0 or c.components.get("names_time", 0.0) >= 1.0
+        for c in candidates
+    ]
+    recall = [
+        t and (c.components.get("recall_only", 0.0) >= 1.0 or asks_to_recall(c.episode))
+        for c, t in zip(candidates, then, strict=True)
+    ]  # (a later "What did I do in March?" names March, and tells nothing of it either)
+    told = [c.score for c, t, r in zip(candidates, then, recall, strict=True) if t and not r]
+    floor = min(told, default=top)  # (the least lift of what was told then)
     out: list[Candidate] = []
-    for c in candidates:
+    for c, t, r in zip(candidates, then, recall, strict=True):
         window = c.components.get("window", 0.0)
-        if window >= 1.0 and c.components.get("recall_only", 0.0) >= 1.0:
-            c = replace(c, components={**c.components, "asked_time": 1.0})
-        elif window >= 1.0 or c.components.get("names_time", 0.0) >= 1.0:
+        if r:
+            score = top + 0.5 * floor * c.score / top if top > 0 else c.score
+            comps = {**c.components, "asked_time": 1.0, "recall_only": 1.0}
+            c = replace(c, score=score, components=comps)
+        elif t:
             c = replace(c, score=c.score + top, components={**c.components, "asked_time": 1.0})
         else:
             c = replace(c, components={**c.components, "asked_time": min(window, 0.5)})

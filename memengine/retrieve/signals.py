@@ -538,21 +538,54 @@ RECALL_ONLY_CHARS = 200
 """The longest text :func:`only_asks_to_recall` reads as a bare question: a longer one
 tells something on its way."""
 
+_WH = r"(?:what|when|where|who|which|how)"
+
+_EN_RECALL_FORM = re.compile(
+    rf"\b{_WH}(?: \w+)?(?: (?:did|was|were|had) (?:i|we|my|our)|(?:'s| is| are) (?:my|our))\b"
+    rf"|\bagain\s*\?|\b(?:remember|recall) (?:when (?!i\b|we\b)|(?!when){_WH}\b)"
+    rf"|\bremind me (?:of )?{_WH}\b",
+    re.ASCII,
+)
+"""English forms that ask to be reminded of the user's own past or facts: "what did I",
+"what was my", "what's my", "when is my", "where did we", "… again?", "do you remember
+what …", "remind me where …" (not "remember when I …" nor "do you remember I …", which
+tell, nor "remind me to …", a request, nor "what should I", "who do you think", "how's
+it going")."""
+
+_JA_RECALL_FORM = re.compile(
+    r"っけ|覚えて(?:る|い|ます)?[?？]?\s*(?:何|なに|いつ|どこ|誰|だれ)"
+    r"|(?:何|なに)(?:して|し)た(?!ら|の?に|から|けど)|(?:何|なん)だった"
+)
+"""Japanese forms that ask to be reminded: …っけ, 覚えてる + 何/いつ/どこ/誰, 何してた, 何だった
+(not 覚えてる？昨日…した, which tells)."""
+
+_TELLS = re.compile(
+    r"\b(?:after|because|since|cause|while)\b|.\bwhen (?:i|we)\b|\btold you (?:i|we|that)\b"
+    r"|[たっだ](?:から|ので|けど|のに|あと|後)|(?:って|と)(?:言|話)(?:った|して|し)",
+    re.ASCII,
+)
+"""A clause told beside a recall form: an English one of the user's own ("after running
+10k", "because I", "when I moved"), a Japanese past event given as a reason or a time
+(走ったから, 食べたあと), or a "did I tell you …" that tells (猫拾ったって言ったっけ)."""
+
 
 def only_asks_to_recall(text: str) -> bool:
-    """Whether ``text`` does nothing but ask to be reminded: at most
-    :data:`RECALL_ONLY_CHARS`, every sentence with a content word asks
-    (:func:`asks_memory`), and it holds an interrogative or a recall cue ("What did I do
-    last week?", "Where do I live again?", 私の好きな食べ物って何だっけ？, 先週何してたっけ).
-    Not a question that tells something without them ("Is it normal that my knee still
-    hurts after the surgery?"), nor one beside a statement ("Baked bread today. What did
-    I do last week?", 今日は面接だった、どうだったと思う？)."""
+    """Whether ``text`` does nothing but ask to be reminded of the user's own past or
+    facts: at most :data:`RECALL_ONLY_CHARS`, it holds a recall form
+    (:data:`_EN_RECALL_FORM`, :data:`_JA_RECALL_FORM`: "What did I do last week?", "Where
+    do I live again?", 私の好きな食べ物って何だっけ？, 3月は何してたっけ), every clause with a
+    content word is one, and none tells an event beside it (:data:`_TELLS`). Not a question
+    that tells ("Any idea why my knee hurts after running 10k?", "Remember when I ran my
+    first marathon?", なんで昨日の面接で落ちたんだろう？), a plan or a request ("What should I
+    cook on Saturday?", "Can you remind me to call mom?"), nor one beside a statement
+    ("Baked bread today. What did I do last week?"); chat words tell nothing ("Hmm, what
+    did I do?")."""
     if len(text) > RECALL_ONLY_CHARS:
         return False
-    norm = unicodedata.normalize("NFKC", text).lower().strip()
-    clauses = (c for s in sentences(norm) for c in _CLAUSE.split(s))
-    told = [c for c in clauses if content_terms(c)]  # ("hey!", "hmm," tell nothing)
-    if not told or not all(asks_memory(s) for s in told):
+    norm = unicodedata.normalize("NFKC", text).lower().translate(APOSTROPHES).strip()
+    clauses = [c for s in sentences(norm) for c in _CLAUSE.split(s)]
+    recalls = [c for c in clauses if _EN_RECALL_FORM.search(c) or _JA_RECALL_FORM.search(c)]
+    told = [c for c in clauses if content_terms(c)]  # ("hey!", "hmm," ねえ tell nothing)
+    if not recalls or any(c not in recalls for c in told):
         return False
-    cue = _INTERROGATIVE.search(norm) or _EN_RECALL.search(norm) or _JA_RECALL.search(norm)
-    return cue is not None
+    return not any(_TELLS.search(c) for c in clauses)
