@@ -285,19 +285,42 @@ def _heaviest_at(sentence: str, patterns: Sequence[tuple[re.Pattern[str], int]])
     return _place(sentence, min(at for w, at in hits if w == heaviest))
 
 
-def _around(text: str, focus: int, max_chars: int) -> str:
-    """At most ``max_chars`` of ``text``: from a little before ``focus`` (the sentence that
-    matters; a long message's answer can lie far from its start), from the start when it
-    is 0. Neither end cuts a Latin word or a number (:func:`_edge`): the start moves to a
-    word's start where a space is near, else past a near 、 or to a near word's start in
-    Japanese (:func:`_from`), "…家賃は128,000円に", not "…8,000円に"; the end stops before a word
-    or a number that would not fit whole, "they quoted…", not "they quoted $1,9…"
-    (:func:`_to`)."""
+def _heaviest_span(
+    sentence: str, patterns: Sequence[tuple[re.Pattern[str], int]]
+) -> tuple[int, int]:
+    """Where in ``sentence`` the heaviest pattern it matches first matches, as its start
+    (:func:`_heaviest_at`) and its end: "laptop repair" of "My laptop repair: …"."""
+    start = _heaviest_at(sentence, patterns)
+    folded = _fold(sentence)
+    begun = len(_fold(sentence[:start]))
+    ends = [m.end() for p, w in patterns if (m := p.match(folded, begun)) is not None]
+    return start, (_place(sentence, max(ends) - 1) + 1 if ends else start + 1)
+
+
+def _around(text: str, focus: int, max_chars: int, lead: int | None = None) -> str:
+    """At most ``max_chars`` of ``text``, the part :func:`_window` chooses, with a "…" where
+    it is cut."""
+    start, end = _window(text, focus, max_chars, lead)
+    piece = text[start:end]
+    if end < len(text):
+        piece = _cut_end(piece)
+    return piece if start == 0 else "…" + piece
+
+
+def _window(text: str, focus: int, max_chars: int, lead: int | None = None) -> tuple[int, int]:
+    """Where an excerpt of at most ``max_chars`` of ``text`` (its "…" counted) starts and
+    ends: from a little before ``focus`` (the sentence that matters; a long message's answer
+    can lie far from its start), ``lead`` characters or a quarter of ``max_chars``; from the
+    start when it is 0. Neither end cuts a Latin word or a number (:func:`_edge`): the
+    start moves on (never past ``focus``) to a word's start where a space is near, else past
+    a near 、 or to a near word's start in Japanese (:func:`_from`), "…家賃は128,000円に", not
+    "…8,000円に"; the end stops before a word or a number that would not fit whole, "they
+    quoted…", not "they quoted $1,9…" (:func:`_to`)."""
     if len(text) <= max_chars:
-        return text
+        return 0, len(text)
     start = 0
     if focus > 0:
-        start = max(0, focus - max_chars // 4)
+        start = max(0, focus - (max_chars // 4 if lead is None else lead))
         start = min(start, len(text) - (max_chars - 2))  # a full excerpt to the end
         after_space = start == 0 or _SPACE.match(text, start - 1)
         space = None if after_space else _SPACE.search(text, start, focus)
@@ -307,11 +330,50 @@ def _around(text: str, focus: int, max_chars: int) -> str:
         if text.startswith("… ", start):  # (not the separator of two sentences: "……")
             start += 2
         start = cut_at(text, start)  # (no excerpt starts inside an emoji or a flag)
-    end = _to(text, cut_at(text, start + max_chars - (1 if start == 0 else 2)), start)
-    piece = text[start:end]
-    if end < len(text):
-        piece = _cut_end(piece)
-    return piece if start == 0 else "…" + piece
+    return start, _to(text, cut_at(text, start + max_chars - (1 if start == 0 else 2)), start)
+
+
+def _figures(sentence: str, asked: frozenset[AnswerType]) -> list[tuple[int, int]]:
+    """Where ``sentence`` holds a number written in figures (:data:`_NUMBER`, whole with its
+    sign and unit) that could answer an ``asked`` kind, read with the word before it and the
+    character after: "$1,950" and "12" of "they quoted $1,950 … ready on June 12" for a
+    quantity, "June 12" and "3月" for a time. Numbers in words ("ninety percent", "next
+    Monday") are not among them: prose says "one of", "a couple", "half the time"."""
+    found = []
+    for m in _EDGED.finditer(sentence):
+        s, e = m.span()
+        if e - s > _LONGEST or not _FIGURE.fullmatch(m.group()):
+            continue
+        before = re.search(r"\S*\s*$", sentence[max(0, s - 12) : s])
+        said = (before.group() if before else "") + sentence[s : e + 1]
+        if carries_any(said, asked):
+            found.append((s, e))
+    return found
+
+
+def _toward(
+    word: tuple[int, int],
+    figures: Sequence[tuple[int, int]],
+    shown: tuple[int, int],
+    max_chars: int,
+) -> tuple[int, int] | None:
+    """Where a quote that would show ``shown`` of its text starts instead, as the focus and
+    the lead :func:`_window` takes, to show the figure (``figures``, the asked kind's) nearest
+    the query's ``word`` whole and the word with it: "…laptop repair: … they quoted $1,950…"
+    for "How much is my laptop repair?", not "…the warranty desk they quoted…". None when
+    ``shown`` holds one of them whole already, or none is near enough to show with the word
+    in ``max_chars`` (a number far from it, in a long casual Japanese message of many
+    matters, is as often another matter's; the quote stays where the word is)."""
+    room = max_chars - 2  # (a "…" at either end)
+    if any(shown[0] <= s and e <= shown[1] for s, e in figures):
+        return None
+    near = [f for f in figures if max(f[1], word[1]) - min(f[0], word[0]) <= room]
+    if not near:
+        return None
+    s, e = min(near, key=lambda f: f[0] - word[1] if f[0] >= word[0] else word[0] - f[1])
+    if s >= word[0]:  # after the word: the window ends at the figure, or past it
+        return word[0], min(max_chars // 4, word[0] - max(0, e - room))
+    return s, min(max_chars // 4, s - max(0, word[1] - room))  # before: it starts before it
 
 
 _NUMBER = (
@@ -323,6 +385,7 @@ _NUMBER = (
 _WORD = rf"[{_LATIN}A-Z\u00c0-\u024f]+(?:['’\-][{_LATIN}A-Z]+)*"
 """A Latin word ("don't", "well-known", "iPhone15")."""
 _EDGED = re.compile(f"{_NUMBER}|{_WORD}")
+_FIGURE = re.compile(_NUMBER)
 _LONGEST = 40
 """The longest word or number a cut moves off: a longer run (a URL, a hash) is cut where
 the length falls, or the quote would lose all it holds."""
@@ -422,7 +485,10 @@ def _quote(
     "Sushi is my favourite food. … That all changed after my surgery."; not "My sister quit
     her job, by the way"), when the quote shows it whole: before
     the one right after the best, then before the others after the best, then before those
-    before it; else the quote is as without it."""
+    before it; else the quote is as without it. A quote cut inside the best sentence shows
+    the ``asked`` figure of it nearest the query's word whole, with the word, when both fit
+    (:func:`_toward`): "How much is my laptop repair?" is quoted "…laptop repair: … they
+    quoted $1,950…", not "…they quoted…"."""
     lines = _lines(text)
     sentences: list[str] = []
     starts: set[int] = set()  # the sentences that begin a line of their own
@@ -441,12 +507,32 @@ def _quote(
     best = weights.index(max(weights)) if matched else 0  # the first that shares the most
     kept = [i for i, w in enumerate(weights) if w > 0] if matched else [0][: len(sentences)]
 
+    answered = matched and carries_any(sentences[best], asked)  # "…they quoted $1,950…"
+    figures = _figures(sentences[best], asked) if answered else []
+
     def shown(chosen: Sequence[int]) -> str:
+        """The quote of the ``chosen`` sentences around the best's heaviest word, moved to
+        show the asked figure of the best nearest it (:func:`_toward`) unless that would
+        lose the change the old one showed whole."""
         joined = _quoted(sentences, chosen, starts)
         if not matched:
             return _around(joined, 0, max_chars)
-        at = joined.find(sentences[best]) + _heaviest_at(sentences[best], patterns)
-        return _around(joined, at, max_chars)
+        base = joined.find(sentences[best])
+        word = _heaviest_span(sentences[best], patterns)
+        at = base + word[0]
+        quote = _around(joined, at, max_chars)
+        placed = _toward(
+            (at, base + word[1]),
+            [(base + s, base + e) for s, e in figures],
+            _window(joined, at, max_chars),
+            max_chars,
+        )
+        if placed is None:
+            return quote
+        moved = _around(joined, placed[0], max_chars, placed[1])
+        if turn is not None and turn in chosen and whole(quote, turn) and not whole(moved, turn):
+            return quote
+        return moved
 
     def whole(quote: str, i: int) -> bool:
         """Whether ``quote`` shows sentence ``i`` whole, after the best's end."""

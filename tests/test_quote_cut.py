@@ -89,12 +89,13 @@ def test_a_cut_at_an_edge_already_stays_and_a_long_run_is_cut_where_it_falls(
     assert quote.startswith("My laptop repair invoice: https://example.com/xx") and len(quote) == 80
 
 
-def test_the_review_laptop_repair_quote_ends_before_the_price(
+def test_the_review_laptop_repair_quote_shows_the_price_asked(
     real_mem: Memory, clock: FixedClock
 ) -> None:
     """Review repro: one 269-character sentence with "$1,950" at 235 was quoted to "they
-    quoted $1,9…" (another price); it ends before the price now, and the reason line's
-    "holds a date or number" rests on what is shown ("ninety percent")."""
+    quoted $1,9…" (another price), then to "…the warranty desk they quoted…" (no price);
+    "How much…?" asks a quantity, so the quote moves to show the price whole with "laptop
+    repair", and the reason line's "holds a date or number" rests on it."""
     text = (
         "My laptop repair: the shop looked at it on Monday, said the hinge and the screen both "
         "need replacing, the keyboard is fine, the battery is still at ninety percent, and after "
@@ -105,8 +106,75 @@ def test_the_review_laptop_repair_quote_ends_before_the_price(
     query = "How much is my laptop repair?"
     pack = real_mem.pack(real_mem.retrieve(query), query=query)
     [said] = [line[6:] for line in pack.text.splitlines() if line.startswith("User: ")]
-    assert said.endswith("the warranty desk they quoted…") and _pieces(said, text) == []
-    assert "holds a date or number" in pack.text and "ninety percent" in said
+    assert said.startswith("…laptop repair: ") and said.endswith("they quoted $1,950…")
+    assert len(said) <= 240 and _pieces(said, text) == []
+    assert "holds a date or number" in pack.text
+
+
+def test_a_quote_moves_to_the_asked_figure_only_when_asked_and_in_reach(mem: Memory) -> None:
+    """The price moves the quote for a question that asks a quantity, not for one that asks
+    none ("Tell me about…" keeps the quote where the word is), nor when it lies too far
+    from the word to show both (the word is kept); a time is moved to as a quantity is, and
+    a figure before the word is shown with the word too."""
+
+    def told(parts: int) -> str:
+        """A long sentence with "laptop repair" near its start and the price ``parts``
+        clauses on."""
+        return (
+            "We talked about the weekend, then the laptop repair: the shop said "
+            + "the part is on order and " * parts
+            + "they quoted $1,950 in total, ready on June 12 or so, they think, maybe."
+        )
+
+    asked = _quoted(mem, told(7), "How much is the laptop repair?", 240)
+    assert asked.startswith("…then the laptop repair") and asked.endswith("$1,950 in…")
+    assert len(asked) <= 240
+    plain = _quoted(mem, told(7), "Tell me about the laptop repair", 240)
+    assert plain.startswith("We talked") and "$" not in plain and plain.endswith("on order…")
+    beyond = _quoted(mem, told(8), "How much is the laptop repair?", 240)
+    assert beyond == _quoted(mem, told(8), "Tell me about the laptop repair", 240)
+    assert "laptop repair" in beyond and "$" not in beyond
+    when = _quoted(mem, told(6), "When is the laptop repair ready?", 240)
+    assert "laptop repair" in when and "June 12" in when and len(when) <= 240
+    assert "June 12" not in _quoted(mem, told(6), "Tell me about the laptop repair", 240)
+    before = (
+        "They quoted $1,950 in total "
+        + "and the part is on order " * 8
+        + "for the laptop repair they did last week at the shop near the station"
+        + " ok" * 40
+    )
+    shown = _quoted(mem, before, "How much was the laptop repair?", 240)
+    assert shown.startswith("…quoted $1,950") and "laptop" in shown and len(shown) <= 240
+    assert "$" not in _quoted(mem, before, "Remember the laptop repair?", 240)
+
+
+def test_a_japanese_quote_moves_to_the_asked_price(mem: Memory) -> None:
+    """Casual Japanese, no 。: 「修理代はいくらだっけ？」 asks a quantity, and a quote that
+    stopped before 「128,000円」 shows it whole with ノートパソコンの修理; 「どうなった？」 asks
+    none and keeps the quote where it was, as does a price already shown or one too far
+    from the word to show both; no cut is inside a number, nor past the length."""
+    middle = (
+        "だけど、月曜にお店で見てもらって、ヒンジも画面も交換が必要で、キーボードは大丈夫、バッテリーもまだ"
+        "九割あるって言われて、部品の取り寄せとか保証の確認とか色々してもらって"
+    )
+    tail = (
+        "結局修理代は全部で128,000円って言われたんだよね、" + "ほんと高すぎてびっくりしちゃった" * 8
+    )
+    moved = stayed = far = 0
+    for gap in range(40, 140, 6):
+        text = "ずっと" * 30 + "ノートパソコンの修理" + middle + "ね" * gap + tail
+        price = _quoted(mem, text, "ノートパソコンの修理代はいくらだっけ？", 240, "ja")
+        plain = _quoted(mem, text, "ノートパソコンの修理どうなった？", 240, "ja")
+        for quote in (price, plain):
+            assert "ノートパソコンの修理" in quote and len(quote) <= 240
+            assert _pieces(quote, text) == [], quote
+        if "128,000円" in plain or "128,000円" not in price:
+            assert price == plain  # (shown already, or out of reach)
+            stayed += "128,000円" in plain
+            far += "128,000円" not in plain
+        else:
+            moved += 1
+    assert moved >= 3 and stayed >= 3 and far >= 1, (moved, stayed, far)
 
 
 def test_the_review_rent_quote_starts_at_the_rent_whole(
@@ -134,7 +202,8 @@ def test_the_review_rent_quote_starts_at_the_rent_whole(
 
 def test_a_price_cut_off_the_quote_is_not_claimed_by_the_reason(mem: Memory) -> None:
     """The reason line says "holds a date or number" of what is shown: a price that would
-    have been cut is left out, and with it the claim; a price shown whole keeps it."""
+    have been cut, too far from "laptop repair" for the quote to move to it, is left out,
+    and with it the claim; a price shown whole keeps it."""
     lead = "My laptop repair went badly: " + "the shop kept it and " * 9
     ep = mem.get(mem.add(lead + "they quoted $1,234,567.89 for the whole job in the end."))
     short = mem.get(mem.add("My laptop repair went badly: they quoted $1,950 for it."))
