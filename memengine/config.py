@@ -18,6 +18,7 @@ import difflib
 import functools
 import os
 import re
+import stat
 import sys
 import types
 import typing
@@ -85,8 +86,9 @@ MAX_SEED = 2**63 - 1
 """The largest random seed (seeds are whole numbers from 0)."""
 
 MAX_CONFIG_BYTES = 2**20
-"""The largest config file read (1 MiB; a settings file is a few hundred bytes): ``--config
-/dev/zero``, or a pipe that never ends, is a ConfigError rather than memory without end."""
+"""The largest config file read (1 MiB; a settings file is a few hundred bytes): a pipe
+that never ends (``--config <(yes)``) is a ConfigError rather than memory without end."""
+
 
 MAX_STRENGTH_STEP = 1000.0
 """The largest strength, gain or impact constant of ``[lifecycle]``: strengths stay finite
@@ -743,6 +745,21 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _not_a_file(file: Path) -> str:
+    """What ``file`` is when it is a device or a socket ("a character device" for
+    ``/dev/zero``, refused before it is opened: reading one may never end, or opening it
+    block), else "". A named pipe is read (``--config <(…)``) and waits for its writer."""
+    try:
+        mode = file.stat().st_mode
+    except OSError:
+        return ""  # (the open says why)
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "a socket" if stat.S_ISSOCK(mode) else ""
+
+
 def load_config(
     path: str | os.PathLike[str] | None = None,
     *,
@@ -793,6 +810,9 @@ def load_config(
             f"{os.readlink(file)}, which does not exist"
         )
     if exists:
+        kind = _not_a_file(file)
+        if kind:
+            raise ConfigError(f"cannot read config file {file}: {kind}, not a file")
         try:
             with file.open("rb") as fh:
                 raw = fh.read(MAX_CONFIG_BYTES + 1)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -429,10 +432,35 @@ def test_a_config_file_past_1_mib_is_refused_not_read_to_its_end(tmp_path: Path)
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
 def test_a_device_that_never_ends_is_no_config_file() -> None:
-    with pytest.raises(ConfigError, match=r"^cannot read config file /dev/zero: larger than 1 MiB"):
+    """Refused before it is opened (opening a device or a socket may block, reading one
+    never end), with what it is."""
+    with pytest.raises(
+        ConfigError, match=r"^cannot read config file /dev/zero: a character device, not a file$"
+    ):
         load_config("/dev/zero", environ={})
-    with pytest.raises(ConfigError, match="larger than 1 MiB"):
+    with pytest.raises(ConfigError, match="a character device, not a file"):
         load_config(environ={"MEMENGINE_CONFIG": "/dev/zero"})
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix sockets")
+def test_a_socket_is_no_config_file(tmp_path: Path) -> None:
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tmp_path / "c.sock"))
+        with pytest.raises(ConfigError, match=r"c\.sock: a socket, not a file$"):
+            load_config(tmp_path / "c.sock", environ={})
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+def test_a_named_pipe_with_a_writer_is_read(tmp_path: Path) -> None:
+    """Not a false refusal: ``--config <(…)`` hands over a pipe, read as a file is."""
+    pipe = tmp_path / "c.toml"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=pipe.write_text, args=('agent = "bob"\n',))
+    writer.start()
+    try:
+        assert load_config(pipe, environ={}).agent == "bob"
+    finally:
+        writer.join(timeout=5)
 
 
 @pytest.mark.parametrize(

@@ -158,6 +158,21 @@ def test_the_llm_judges_which_memories_were_used(db_path: Path, clock: FixedCloc
                 "the LLM judge named memories it was not shown ([-1, 0, 7]; it was shown "
                 "[1]–[2]); ignored",
             )
+            # "-1" as a string and 2.0 as a float are numbers too: noted and read, not a failure
+            r = mem.retrieve("acme steel", limit=2, llm=False)
+            srv.push_chat(json_data={"used": [2.0, "-1"]})
+            fb = mem.feedback(r.turn_id, answer="It will take about three weeks.")
+            assert fb.method == "llm" and fb.used == (r.episodes[1].id,)
+            assert fb.degraded == (
+                "the LLM judge named memories it was not shown ([-1]; it was shown [1]–[2]); "
+                "ignored",
+            )
+            # one bracket, or a digit that is not one ("²"), is no label: matched instead
+            for odd in ("[2", "2]", "²"):
+                r = mem.retrieve("acme steel", limit=2, llm=False)
+                srv.push_chat(json_data={"used": [odd]})
+                fb = mem.feedback(r.turn_id, answer="Acme gives a bulk discount on steel orders.")
+                assert fb.method == "match" and fb.degraded[0].startswith("LLM judge failed"), odd
             # a numeral too long to read is a malformed reply: the answer is matched instead
             r = mem.retrieve("acme steel", limit=2, llm=False)
             srv.push_chat(json_data={"used": ["9" * 5000]})

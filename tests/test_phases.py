@@ -716,6 +716,66 @@ def test_a_time_said_before_or_narrowed_is_the_llms(tmp_path: Path, srv: Scripte
         s.mem.close()
 
 
+def test_a_time_inside_a_longer_word_is_not_said(tmp_path: Path, srv: ScriptedOpenAI) -> None:
+    """The LLM's words were looked for as letters anywhere: "May" in "Maybe", "now" in
+    "know" and 昨日 in 一昨日 counted as said, and the model's guess was searched."""
+    s = Store(tmp_path / "m.db", config(srv.base_url, rerank_enabled=False))
+    try:
+        for text, surface, recent in [
+            ("Maybe we should go back to that ramen place?", "May", []),
+            ("I know you like ramen, what was the shop?", "now", []),
+            ("どこの店だっけ？", "昨日", [{"role": "user", "text": "一昨日ラーメン食べた"}]),
+        ]:
+            srv.push_chat(json_data=_temporal(surface, "2026-05"))
+            r, _ = s.ask(text, recent=recent)
+            assert r.time_window is None, text
+            assert r.degraded == (f"expansion: time '{surface}' not in the conversation; ignored",)
+        # not a false alarm: the same words standing alone in an earlier turn
+        srv.push_chat(json_data=_temporal("May", "2026-05"))
+        r, _ = s.ask("What was it called?", recent=[{"role": "user", "text": "ramen in May!"}])
+        assert r.degraded == () and r.time_window is not None
+        assert r.time_window[0] == datetime(2026, 5, 1, tzinfo=timezone.utc)
+    finally:
+        s.mem.close()
+
+
+def test_the_llms_reading_of_the_messages_own_time_is_taken(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    """The model's words for a time the message names (先週 for せんしゅう, "last Friday"
+    for "last fri", a Sunday–Saturday week) were "not in the conversation": a false alarm,
+    and "three days ago"'s exact day lost to the message's three. Each of the message's
+    times is its own bound (a day's a day exactly): May is in neither "last week" nor April."""
+    s = Store(tmp_path / "m.db", config(srv.base_url, rerank_enabled=False))
+    try:
+        for text, surface, resolved, start in [
+            ("せんしゅう始めたのなんだっけ？", "先週", "2026-05-25/2026-05-28", 25),
+            ("What happened last fri?", "last Friday", "2026-05-29", 29),
+            ("What did I start last week?", "last week", "2026-05-24/2026-05-30", 24),
+            ("What happened 3 days ago?", "three days ago", "2026-05-29", 29),
+        ]:
+            srv.push_chat(json_data=_temporal(surface, resolved))
+            r, _ = s.ask(text, recent=[])
+            assert r.degraded == (), text
+            assert r.time_window is not None
+            assert r.time_window[0] == datetime(2026, 5, start, tzinfo=timezone.utc), text
+        srv.push_chat(json_data=_temporal("May", "2026-05"))
+        r, _ = s.ask("What did we do last week and in April?", recent=[])
+        assert r.degraded == (
+            "expansion: time window 2026-05-01 00:00–2026-06-01 00:00 is outside the message's "
+            "own 2026-05-25 00:00–2026-06-01 00:00 or 2026-04-01 00:00–2026-05-01 00:00; "
+            "the message's used",
+        )
+        srv.push_chat(json_data=_temporal("昨日", "2026-05-31"))
+        r, _ = s.ask("一昨日どこ行った？", recent=[])
+        assert r.degraded[0] == (
+            "expansion: time window 2026-05-31 00:00–2026-06-01 00:00 is outside the message's "
+            "own 2026-05-30 00:00–2026-05-31 00:00; the message's used"
+        )
+    finally:
+        s.mem.close()
+
+
 def test_empty_time_window_falls_back_to_all_time(tmp_path: Path, srv: ScriptedOpenAI) -> None:
     s = Store(tmp_path / "m.db", config(srv.base_url, rerank_enabled=False))
     try:

@@ -90,6 +90,35 @@ def test_a_change_the_rerank_kept_comes_first_with_its_marker(
     assert text.index("プリウス") < text.index("古いフィット")
 
 
+def test_a_change_picked_past_the_limit_is_the_models_and_one_picked_first_stays(
+    llm_mem: tuple[Memory, ScriptedOpenAI], clock: FixedClock
+) -> None:
+    """With ``limit=2`` a change the model picked third came back as if left out (marked
+    ``brought_back``, its reason lost): the order is made from every pick, then cut. A change
+    the model put first stays there, another pick between it and the old fact."""
+    mem, srv = llm_mem
+    question = "Who is my vet?"
+    old, new = _told(mem, clock, VET_OLD, VET_NEW, FILLER)
+    visit = mem.add_exchange(
+        "Took the cat to the vet for her shots", "OK", occurred_at=clock.now - timedelta(days=2)
+    )
+    picks = [(old, "high", "old vet"), (visit, "high", "vet visit"), (new, "high", "new vet")]
+    _picks(srv, question, *picks)
+    r = mem.retrieve(question, limit=2)
+    assert [(x.episode.id, x.reason) for x in r.results] == [(new, "new vet"), (old, "old vet")]
+    assert all("brought_back" not in x.components for x in r.results)
+    _picks(srv, question, (new, "high", "new vet"), (visit, "high", "vet visit"))
+    r = mem.retrieve(question)  # not a false recall: a pick never changed stays as ranked
+    assert [x.episode.id for x in r.results] == [new, visit]
+    _picks(srv, question, (new, "high", "new vet"), (visit, "high", ""), (old, "medium", ""))
+    r = mem.retrieve(question)
+    assert [(x.episode.id, x.relevance) for x in r.results] == [
+        (new, "high"),
+        (visit, "high"),
+        (old, "medium"),
+    ]
+
+
 def test_without_a_link_the_rerank_order_stands(
     llm_mem: tuple[Memory, ScriptedOpenAI], clock: FixedClock
 ) -> None:

@@ -32,7 +32,6 @@ learning, if given, is kept under that perspective).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -118,18 +117,27 @@ def _one_line(text: str) -> str:
     return _NUMBER_TAG.sub(r"(\1)", prompt_line(text))
 
 
-_LABEL = re.compile(r"\[?\s*(\d{1,18})\s*\]?")
-"""A memory's number written as text the way the prompt shows it: ``"2"``, ``"[2]"``, no
-more than 18 digits (Python refuses to read an integer of more than 4,300)."""
+_LABEL = re.compile(
+    r"[\[［]\s*(?P<b>[-－]?[0-9０-９]{1,18})\s*[\]］]|(?P<n>[-－]?[0-9０-９]{1,18})"
+)
+"""A memory's number written as text the way the prompt shows it: ``"2"``, ``"[2]"``, in
+ASCII or full-width digits and brackets (``"［２］"``), both brackets or none (not ``"[2"``),
+no more than 18 digits (Python refuses to read an integer of more than 4,300). Other
+digits are no number: ``"²"`` or ``"٢"`` is not 2."""
+
+_WIDE = str.maketrans("０１２３４５６７８９－", "0123456789-")
 
 
 def _number(item: Any) -> Any:
-    """An item of the judge's ``used`` list as a memory's number where a string reads as one
-    (``"[2]"``, ``"2"``, ``"［２］"`` are 2); anything else as it came, for the check after."""
+    """An item of the judge's ``used`` list as a memory's number where it reads as one
+    (``"[2]"``, ``"2"``, ``"［２］"`` and ``2.0`` are 2; ``"-1"`` is -1, a number not shown);
+    anything else as it came, for the check after."""
+    if isinstance(item, float) and item.is_integer():
+        return int(item)
     if not isinstance(item, str):
         return item
-    label = _LABEL.fullmatch(unicodedata.normalize("NFKC", item).strip())
-    return int(label.group(1)) if label else item
+    label = _LABEL.fullmatch(item.strip())
+    return int((label.group("b") or label.group("n")).translate(_WIDE)) if label else item
 
 
 def llm_used(

@@ -11,7 +11,8 @@ Ids that are not among the candidates are dropped and counted; the rest is
 ordered high before medium (keeping the model's order within each); an
 empty list is a valid "nothing relevant" answer. A chosen memory that the fast
 path found changed later (:mod:`.changes`) has its later change put right before
-it, brought back when the model left it out (:func:`with_later_changes`).
+it (or left where the model put it, when that is earlier), brought back when the model
+left it out (:func:`with_later_changes`).
 Nothing here touches the database.
 """
 
@@ -318,6 +319,8 @@ def with_later_changes(
     to a chosen memory (:mod:`.changes`: a candidate of the same agent marked ``changes``,
     that memory's id) right before it, the newest first, and so down a chain: "my vet is
     now Dr. Sato" before "my vet is Dr. Tanaka", as the fast path packs them. A change the
+    model ranked higher still stays where it put it, before the memory but perhaps not next
+    to it (``[new, other, old]`` is kept). A change the
     model left out of ``chosen`` is brought back from ``candidates`` (no reason of the
     model's: the pack writes the fast path's); a change's relevance is never lower than
     the memory's it changes. Alone, the older memory would tell the old fact as the fact;

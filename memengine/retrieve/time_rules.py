@@ -859,13 +859,13 @@ RULES: list[Rule] = [
     (re.compile(r"今週末"), _this_weekend),
     (re.compile(r"今月末"), _nothing),  # the month's end: still to come, or too near to tell
     (re.compile(r"先々週|先先週"), _week_offset(-2)),
-    (re.compile(r"先週"), _week_offset(-1)),
+    (re.compile(r"先週|せんしゅう(?!らく)"), _week_offset(-1)),  # (not 千秋楽, せんしゅうらく)
     (re.compile(r"今週"), _week_offset(0)),
     (re.compile(r"先々月|先先月"), _month_offset(-2)),
-    (re.compile(r"先月"), _month_offset(-1)),
+    (re.compile(r"先月|せんげつ"), _month_offset(-1)),
     (re.compile(r"今月"), _month_offset(0)),
     (re.compile(r"一昨年|おととし"), _year_offset(-2)),
-    (re.compile(r"去年|昨年"), _year_offset(-1)),
+    (re.compile(r"去年|昨年|きょねん|さくねん"), _year_offset(-1)),
     (re.compile(r"一昨昨日|さきおととい|さきおとつい"), _day_offset(-3)),  # (holds 昨日, おととい)
     (re.compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
     (re.compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),

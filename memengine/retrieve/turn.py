@@ -12,7 +12,8 @@
    window that finds nothing is dropped (and said so in ``degraded``).
 3. **Rerank** (:mod:`.rerank`): the LLM picks ≤ 5 relevant candidates
    with a reason each, and the injection strategy; a pick's later change
-   (:mod:`.changes`) comes right before it, brought back if left out.
+   (:mod:`.changes`) comes before it (right before, unless the model ranked it
+   higher), brought back if left out.
 
 Every LLM call has a per-phase deadline and the whole turn a deadline
 (``[llm] turn_deadline_s``, 2.0 s by default); the rerank deadline is
@@ -26,6 +27,8 @@ the database.
 
 from __future__ import annotations
 
+import functools
+import re
 import threading
 import time
 from collections import Counter
@@ -34,7 +37,7 @@ from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from ..config import LLMConfig, RetrievalConfig
@@ -53,6 +56,7 @@ from .recent import RepeatCheck, conversation
 from .rerank import Reranker, RerankOutcome, with_later_changes
 from .retriever import fast_results, mark_own_copies, time_terms, turn_language, turn_queries
 from .temporal import (
+    TimeExpression,
     Window,
     find_time_expressions,
     is_iso_range,
@@ -188,20 +192,83 @@ def _plain(text: str) -> str:
     return " ".join(fold(text).split())
 
 
+def _latin(char: str) -> bool:
+    """Whether ``char`` is a letter or digit of a word written in Latin letters (folded)."""
+    return char.isascii() and char.isalnum()
+
+
+def _said_in(
+    words: str,
+    own: Callable[[], Window | None],
+    text: str,
+    named: Callable[[], list[TimeExpression]],
+) -> bool:
+    """Whether a time's ``words`` stand in ``text`` (both as :func:`_plain` gives them) as
+    words of their own: not the letters of a longer word ("may" in "maybe", "now" in
+    "know") nor part of a longer time the text names (``named``) outside the words' own time
+    (``own``): 昨日 in 一昨日, "yesterday" in "the day before yesterday"; 先週 in 先週の金曜
+    still counts. Both are read only when the words stand alone somewhere."""
+    longer: dict[str, list[int]] | None = None  # a longer time named: where the words sit in it
+    start = text.find(words)
+    while start >= 0:
+        end, at_next = start + len(words), text.find(words, start + 1)
+        if (_latin(words[0]) and _latin(text[start - 1 : start])) or (
+            _latin(words[-1]) and _latin(text[end : end + 1])
+        ):
+            start = at_next
+            continue
+        if longer is None:
+            window = own()
+            elsewhere = (
+                set()
+                if window is None
+                else {_plain(x.surface) for x in named() if not _inside((x.start, x.end), window)}
+            )
+            longer = {
+                t: [k.start() for k in re.finditer(f"(?={re.escape(words)})", t)]
+                for t in elsewhere
+                if len(t) > len(words) and words in t
+            }
+        if any(
+            start >= at and text.startswith(t, start - at)
+            for t, offsets in longer.items()
+            for at in offsets
+        ):
+            start = at_next
+            continue
+        return True
+    return False
+
+
 def unsaid_references(
-    references: Sequence[DetectedReference], said: Sequence[str]
+    references: Sequence[DetectedReference], said: Sequence[str], now: datetime
 ) -> tuple[list[DetectedReference], list[str]]:
     """The LLM's temporal references whose words (``surface``) are in ``said`` (the message
-    and the turns before it), and the words of those that are not: a time the conversation
-    never named ("yesterday" for "Where did we hike?") is the model's guess, not a window."""
+    and the turns before it) as words of their own (:func:`_said_in`), and the words of
+    those that are not: a time the conversation never named ("yesterday" for "Where did we
+    hike?", "May" for "Maybe we should hike again") is the model's guess, not a window."""
     plain = [_plain(t) for t in said]
+    found: dict[int, list[TimeExpression]] = {}  # the times each text names, read once
+
+    def named(i: int) -> Callable[[], list[TimeExpression]]:
+        def read() -> list[TimeExpression]:
+            if i not in found:
+                found[i] = find_time_expressions(plain[i], now)
+            return found[i]
+
+        return read
+
+    said_words: dict[str, bool] = {}  # (the same words are looked for once)
     kept: list[DetectedReference] = []
     unsaid: list[str] = []
     for ref in references:
         if ref.type != "temporal":
             continue
         words = _plain(ref.surface)
-        if words and any(words in t for t in plain):
+        if words and words not in said_words:
+            own = functools.cache(lambda w=words: parse_time_window(w, now))
+            said_words[words] = any(_said_in(words, own, t, named(i)) for i, t in enumerate(plain))
+        if words and said_words[words]:
             kept.append(ref)
         else:
             unsaid.append(ref.surface)
@@ -211,6 +278,21 @@ def unsaid_references(
 def _inside(window: Window, outer: Window) -> bool:
     """Whether ``window`` lies within ``outer`` (the same window does)."""
     return outer[0] <= window[0] and window[1] <= outer[1]
+
+
+_EDGE_SLACK = timedelta(days=1)
+
+
+def _within_one(window: Window, own: Sequence[Window]) -> bool:
+    """Whether ``window`` lies within one of the message's ``own`` windows, each longer than a
+    day taken a day wider on each side: where a week or a weekend begins is a convention (a
+    Sunday–Saturday "last week", a Friday–Sunday "last weekend"), where a day does is not
+    (一昨日 is not 昨日). Each window alone: "last week and in April" lets no May through."""
+    for start, end in own:
+        slack = _EDGE_SLACK if end - start > _EDGE_SLACK else timedelta(0)
+        if _inside(window, (start - slack, end + slack)):
+            return True
+    return False
 
 
 def _short(exc: BaseException) -> str:
@@ -342,34 +424,46 @@ class LLMTurn:
         expansion: Expansion | None,
         text: str,
         recent: Sequence[Message],
-        text_window: Window | None,
+        own: Sequence[Window],
         now: datetime,
         trace: TurnTrace,
         degraded: list[str],
     ) -> Window | None:
-        """The time the turn searches in: the LLM's, from references whose words the
-        conversation holds, where it lies within the window the message names (it may narrow
-        "the other day" to three days, not move "yesterday" to April), else the message's.
-        A reference of words never said is left out ("yesterday" for "Where did we hike?"),
-        and an LLM window outside the message's is not taken: both noted in ``degraded``."""
+        """The time the turn searches in. When the message names a time (``own``, a window
+        per expression), the LLM's is taken where each of its references lies within one of
+        them (:func:`_within_one`: it may narrow "the other day" to three days or read
+        せんしゅう as 先週, not move "yesterday" to April), else the message's. When the
+        message names none, the LLM's is taken from references whose words the conversation
+        holds (:func:`unsaid_references`): "yesterday" for "Where did we hike?" is left out.
+        Both refusals are noted in ``degraded``."""
         window: Window | None = None
         if expansion is not None:
-            kept, unsaid = unsaid_references(
-                expansion.detected_references, [text, *(m.text for m in recent)]
-            )
-            if unsaid:
-                words = ", ".join(repr(" ".join(strip_controls(w).split())[:40]) for w in unsaid)
-                degraded.append(f"expansion: time {words} not in the conversation; ignored")
-            window = llm_window(kept, now)
-            if window is not None and text_window is not None and not _inside(window, text_window):
-                degraded.append(
-                    f"expansion: time window {_fmt_window(window)} is outside the message's "
-                    f"own {_fmt_window(text_window)}; the message's used"
-                )
-                window = None
+            refs = [r for r in expansion.detected_references if r.type == "temporal"]
+            if own:
+                window = llm_window(refs, now)
+                outside = [
+                    w
+                    for w in (llm_window([r], now) for r in refs)
+                    if w is not None and not _within_one(w, own)
+                ]
+                if outside:
+                    mine = " or ".join(_fmt_window(w) for w in own)
+                    degraded.append(
+                        f"expansion: time window {_fmt_window(outside[0])} is outside the "
+                        f"message's own {mine}; the message's used"
+                    )
+                    window = None
+            else:
+                kept, unsaid = unsaid_references(refs, [text, *(m.text for m in recent)], now)
+                if unsaid:
+                    words = ", ".join(
+                        repr(" ".join(strip_controls(w).split())[:40]) for w in unsaid
+                    )
+                    degraded.append(f"expansion: time {words} not in the conversation; ignored")
+                window = llm_window(kept, now)
             trace.window_source = "llm" if window is not None else None
-        if window is None and text_window is not None:
-            window, trace.window_source = text_window, "text"
+        if window is None and own:
+            window, trace.window_source = union(own), "text"
         return window
 
     def run(
@@ -430,10 +524,10 @@ class LLMTurn:
             time_terms=skip.time_terms,
         )
         reach0 = self._searches.submit(self.reach, query) if rcfg.adaptive_weights else None
-        text_window = union((e.start, e.end) for e in text_found)
+        own = [(e.start, e.end) for e in text_found]  # each time the message names
         expansion = self._expand(text, recent, now, lang, turn_end, trace, degraded, timings)
 
-        window = self._window(expansion, text, recent, text_window, now, trace, degraded)
+        window = self._window(expansion, text, recent, own, now, trace, degraded)
         named = window  # the time the message names, for the bonus and a question about it
         if window is not None:
             window = widen(window, now)  # what is searched (and reported): with the recording lag
@@ -508,11 +602,11 @@ class LLMTurn:
         if outcome is not None:
             by_id = {c.episode.id: (i, c) for i, c in enumerate(candidates)}
             results: list[Retrieved] = []
-            picks = outcome.chosen[:k]
-            kept = {item.id for item in picks}
+            kept = {item.id for item in outcome.chosen}
             # a chosen memory's later change (the fast path's link) comes before it, brought
-            # back if the model left it out; then the first k, the newest of a chain first
-            for item in with_later_changes(picks, shown)[:k]:
+            # back if the model left it out (a pick ranked past k is the model's, with its
+            # reason); then the first k, the newest of a chain first
+            for item in with_later_changes(outcome.chosen, shown)[:k]:
                 pos, cand = by_id[item.id]
                 comps = dict(cand.components)
                 comps["fast_rank"] = float(pos + 1)
