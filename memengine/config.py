@@ -745,15 +745,29 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _null_device(found: os.stat_result) -> bool:
+    """Whether ``found`` is the stat of the null device (``/dev/null``), which reads as
+    empty at once."""
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    return stat.S_ISCHR(null.st_mode) and found.st_rdev == null.st_rdev
+
+
 def _not_a_file(file: Path) -> str:
     """What ``file`` is when it is a device or a socket ("a character device" for
     ``/dev/zero``, refused before it is opened: reading one may never end, or opening it
-    block), else "". A named pipe is read (``--config <(…)``) and waits for its writer."""
+    block), else "". A named pipe is read (``--config <(…)``) and waits for its writer, and
+    the null device is read as an empty file."""
     try:
-        mode = file.stat().st_mode
+        found = file.stat()
     except OSError:
         return ""  # (the open says why)
+    mode = found.st_mode
     if stat.S_ISCHR(mode):
+        if _null_device(found):
+            return ""  # (read as empty: ``MEMENGINE_CONFIG=/dev/null`` is "no settings")
         return "a character device"
     if stat.S_ISBLK(mode):
         return "a block device"

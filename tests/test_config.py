@@ -442,6 +442,15 @@ def test_a_device_that_never_ends_is_no_config_file() -> None:
         load_config(environ={"MEMENGINE_CONFIG": "/dev/zero"})
 
 
+@pytest.mark.skipif(not Path(os.devnull).exists(), reason="no null device")
+def test_the_null_device_is_a_config_file_that_sets_nothing() -> None:
+    """``MEMENGINE_CONFIG=/dev/null`` (the idiom for "ignore any memengine.toml here") reads
+    as an empty file: the defaults, and the environment still applies."""
+    assert load_config(os.devnull, environ={}).agent == Config().agent
+    got = load_config(environ={"MEMENGINE_CONFIG": os.devnull, "MEMENGINE_AGENT": "bob"})
+    assert got.agent == "bob"
+
+
 @pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix sockets")
 def test_a_socket_is_no_config_file(tmp_path: Path) -> None:
     with socket.socket(socket.AF_UNIX) as sock:
