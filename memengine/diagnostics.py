@@ -126,7 +126,9 @@ def _check_file(
 def _findings(report: Any) -> str:
     """What a failed consistency check found, the failing parts only (the first ten ids
     of each)."""
-    salvage = " (`memengine export --salvage` saves every episode that still reads)"
+    salvage = (
+        " (`memengine export --all-agents --salvage` saves every agent's episodes that still read)"
+    )
     parts = [
         f"{what}: {ids[:10]}{advice}"
         for what, ids, advice in (

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import unicodedata
 from collections.abc import Iterator, Mapping
@@ -32,7 +33,7 @@ from .config import ends_as_a_folder
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
 from .store.migrate import SQLITE_HEADER
-from .text import json_escaped
+from .text import json_escaped, shown_name
 
 __all__ = [
     "ImportedFile",
@@ -229,13 +230,50 @@ def read_jsonl(
             raise InvalidInput(f"{path}:{number}: invalid episode: nested too deeply") from exc
         except ValidationError as exc:
             raise InvalidInput(f"{path}:{number}: invalid episode: {one_line(exc)}") from exc
-        except UnicodeDecodeError as exc:
-            raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason})") from exc
+        except UnicodeDecodeError as exc:  # (read in blocks: ``number`` may be lines before)
+            raise _not_utf8(path, exc) from exc
         except OSError as exc:  # (a failing disk, a network mount gone: a read, not an output)
             raise unreadable(path, exc) from exc
         except ValueError as exc:  # not JSON, a duplicate key, a number of 5,000 digits
             raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
     _refuse_merging(path, named)
+
+
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> InvalidInput:
+    """The error for a text file that is not UTF-8, naming its first line that is not
+    ("trunc.jsonl:3: not UTF-8 text"), and that the file looks cut off when it ends
+    inside a character (a copy or a download that did not finish)."""
+    try:
+        found = _first_line_not_utf8(path)
+    except OSError:
+        found = None
+    if found is None:  # (every line reads now: the file changed meanwhile)
+        return InvalidInput(f"{path}: not UTF-8 text ({exc.reason}): save it as UTF-8")
+    number, reason, cut = found
+    if cut:
+        return InvalidInput(
+            f"{path}:{number}: not UTF-8 text ({reason}): the file ends inside a character, "
+            "it looks cut off (a copy or a download that did not finish?)"
+        )
+    return InvalidInput(f"{path}:{number}: not UTF-8 text ({reason}): save it as UTF-8")
+
+
+def _first_line_not_utf8(path: Path) -> tuple[int, str, bool] | None:
+    """The number of the first line of ``path`` that is not UTF-8, why, and whether the
+    file ends inside its last character (None when every line is UTF-8). Lines end as
+    in text mode, at \n, \r\n or a lone \r (bytes never part of a UTF-8 character)."""
+    number = 0
+    with path.open("rb") as fh:
+        for raw in fh:
+            pieces = re.split(rb"\r(?!\n)", raw)
+            for piece in pieces:
+                number += 1
+                try:
+                    piece.decode("utf-8")
+                except UnicodeDecodeError as bad:
+                    last = piece is pieces[-1] and not fh.read(1)
+                    return number, bad.reason, last and bad.end == len(piece)
+    return None
 
 
 def _refuse_merging(path: Path, named: set[str]) -> None:
@@ -278,6 +316,11 @@ def locomo_turn_text(turn: dict[str, Any]) -> str:
     return text
 
 
+_SESSION_DIGITS = 9
+"""The most digits of a LoCoMo session number (``session_<n>``): far more sessions than
+any conversation holds, and a longer one is no number to read."""
+
+
 def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[NewEpisode]:
     """Episodes of one LoCoMo sample, one per turn, a minute apart within a session
     (:class:`.InvalidInput` naming the session or turn that is not of its kind)."""
@@ -285,12 +328,19 @@ def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[N
     if not isinstance(conv, dict):
         raise InvalidInput(f"conversation is an object, not a {type(conv).__name__}")
     numbers = [k.split("_")[1] for k in conv if k.startswith("session_") and k.count("_") == 1]
+    long = next((n for n in numbers if len(n) > _SESSION_DIGITS), None)
+    if long is not None:  # (Python refuses to read a number of over 4,300 digits)
+        raise InvalidInput(
+            f"conversation.session_{shown_name(long[:12])}… ({len(long):,} characters): a "
+            f"session is session_<n>, n a number of at most {_SESSION_DIGITS} digits (1, 2, …)"
+        )
     odd = next(  # (session_01 would be read as session_1, and one of them lost)
         (n for n in numbers if not (n.isascii() and n.isdigit() and str(int(n)) == n)), None
     )
     if odd is not None:
         raise InvalidInput(
-            f"conversation.session_{odd}: a session is session_<n>, n a number (1, 2, …)"
+            f"conversation.session_{odd if odd.isprintable() else shown_name(odd)}: a session "
+            "is session_<n>, n a number (1, 2, …)"
         )
     sessions = sorted(map(int, numbers))
     for n in sessions:
@@ -301,8 +351,15 @@ def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[N
             continue
         if f"session_{n}_date_time" not in conv:
             raise InvalidInput(f"session_{n} has no session_{n}_date_time")
+        when = conv[f"session_{n}_date_time"]
+        if not isinstance(when, str):  # (5 or null: no date to read, not a Python error)
+            raise InvalidInput(
+                f'session_{n}_date_time: a date as text ("1:56 pm on 8 May, 2023"), not {when!r}'[
+                    :300
+                ]
+            )
         try:
-            start = parse_locomo_date(conv[f"session_{n}_date_time"])
+            start = parse_locomo_date(when)
         except InvalidInput as exc:
             raise InvalidInput(f"session_{n}_date_time: {exc}") from exc
         for i, turn in enumerate(turns):
@@ -316,6 +373,8 @@ def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[N
             odd = next(
                 (k for k in ("speaker", "text") if not isinstance(turn[k], str)), None
             )  # (a speaker None or a text [..] would be stored as "None: …", "A: ['x']")
+            if odd is None and turn.get("blip_caption") is not None:  # (or absent, or null)
+                odd = "blip_caption" if not isinstance(turn["blip_caption"], str) else None
             if odd is not None:
                 raise InvalidInput(
                     f"session_{n} turn {i + 1}: {odd} is text, not {type(turn[odd]).__name__}"
@@ -342,12 +401,12 @@ def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Ite
     for k, session in enumerate(sessions):
         if not isinstance(session, dict):
             raise InvalidInput(f"session {k + 1}: not an object but a {type(session).__name__}")
-        named = f"session {session.get('id', k + 1)}"
+        named = f"session {_shown_id(session.get('id', k + 1))}"
         for n, ex in enumerate(_list_of(session, "exchanges", named)):
             if not isinstance(ex, dict):
                 where = f"{named} exchange {n + 1}"
                 raise InvalidInput(f"{where}: not an object but a {type(ex).__name__}")
-            where = f"{named} exchange {ex.get('id', n + 1)}"
+            where = f"{named} exchange {_shown_id(ex.get('id', n + 1))}"
             lacks = [key for key in ("id", "at", "user", "partner") if key not in ex]
             if lacks:
                 raise InvalidInput(f"{where}: has no {lacks[0]!r}")
@@ -373,6 +432,12 @@ def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Ite
                 raise InvalidInput(f"{where}: {one_line(exc, _MEMSETS_NAMES)}") from exc
             except ValueError as exc:  # a time it cannot read
                 raise InvalidInput(f"{where}: at: {exc}") from exc
+
+
+def _shown_id(value: object) -> str:
+    """A record's id as a message names it: text as :func:`.text.shown_name` shows a name
+    (one line, ``$'e\\n1'`` for an id holding a line break), anything else as it prints."""
+    return shown_name(value) if isinstance(value, str) else str(value)
 
 
 def _an_id(value: object) -> bool:
@@ -475,7 +540,9 @@ def read_conversations(
         except InvalidInput as exc:
             which = "exchange" if "exchange_id" in ep.metadata else "turn"
             where = ep.metadata.get("exchange_id") or ep.metadata.get("dia_id") or "?"
-            raise InvalidInput(f"{path}: agent {ep.agent}, {which} {where}: {exc}") from exc
+            raise InvalidInput(
+                f"{path}: agent {shown_name(ep.agent)}, {which} {_shown_id(where)}: {exc}"
+            ) from exc
     return episodes
 
 

@@ -889,7 +889,7 @@ def test_a_development_file_without_neighbour_words_is_refused_before_any_step(
     con.execute("PRAGMA user_version = 1")
     con.commit()
     con.close()
-    with pytest.raises(StoreError, match=r"development version .* export --salvage"):
+    with pytest.raises(StoreError, match=r"development version .* export --all-agents --salvage"):
         Memory.open(db, embedder=HashEmbedder())
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA user_version").fetchone()[0] == 1  # no step was taken

@@ -88,7 +88,7 @@ def test_a_salvage_saves_every_row_that_reads_and_names_the_rest(
 ) -> None:
     damaged = _damaged(sound, tmp_path, which)
     with Memory.open(damaged, embedder=HashEmbedder(), clock=clock, read_only=True) as m:
-        with pytest.raises(DamagedDatabase, match="export --salvage"):
+        with pytest.raises(DamagedDatabase, match="export --all-agents --salvage"):
             m.export(io.StringIO())
         out = io.StringIO()
         report = m.salvage(out)
@@ -160,7 +160,7 @@ def test_the_cli_salvages_and_exits_1_naming_the_ids(
     damaged = _damaged(sound, tmp_path, 3)
     runner = CliRunner()
     plain = runner.invoke(app, ["export", "--db", str(damaged)])
-    assert plain.exit_code == 1 and "export --salvage" in plain.output
+    assert plain.exit_code == 1 and "export --all-agents --salvage" in plain.output
     out = tmp_path / "saved.jsonl"
     done = runner.invoke(app, ["export", "--salvage", "-o", str(out), "--db", str(damaged)])
     assert done.exit_code == 1
@@ -178,7 +178,7 @@ def test_a_file_whose_settings_are_damaged_is_salvaged_without_opening_it(
     sound: Path, tmp_path: Path, cli_env: None
 ) -> None:
     damaged = _damaged(sound, tmp_path, 0, table="meta")
-    with pytest.raises(DamagedDatabase, match="export --salvage -o") as caught:
+    with pytest.raises(DamagedDatabase, match="export --all-agents --salvage -o") as caught:
         Memory.open(damaged, embedder=HashEmbedder(), read_only=True)
     assert "doctor" not in str(caught.value)  # (doctor says it: not a command to run next)
     out = io.StringIO()
@@ -221,7 +221,7 @@ def test_a_row_changed_outside_memengine_is_a_clear_error_and_salvage_skips_it(
         assert m.get(ids[0]).id == ids[0]
         with pytest.raises(DamagedDatabase, match=f"episode {ids[1]} does not read back"):
             m.get(ids[1])
-        with pytest.raises(DamagedDatabase, match="export --salvage"):
+        with pytest.raises(DamagedDatabase, match="export --all-agents --salvage"):
             m.export(io.StringIO())
         out = io.StringIO()
         report = m.salvage(out)
@@ -251,7 +251,7 @@ def test_the_check_reads_every_row_back(tmp_path: Path) -> None:
         assert report.sqlite_check == "ok"  # what SQLite's own check does not see
         with pytest.raises(DamagedDatabase, match="a stored text is no longer UTF-8"):
             m.get(ids[1])
-        with pytest.raises(DamagedDatabase, match="export --salvage"):
+        with pytest.raises(DamagedDatabase, match="export --all-agents --salvage"):
             m.export(io.StringIO())
     ok, detail = diagnose(Config.model_validate({"db": str(path)}))["checks"]["consistency"]
     assert not ok and f"rows that do not read back: [{ids[1]}, {ids[3]}]" in detail
@@ -285,7 +285,7 @@ def test_a_salvage_that_cannot_read_says_so_without_advising_a_salvage(
     stub.write_bytes(sound.read_bytes()[: 2 * PAGE])  # the schema's page, little else
     with pytest.raises(DamagedDatabase) as caught:
         salvage_file(stub, io.StringIO())
-    assert "export --salvage" not in str(caught.value)
+    assert "--salvage" not in str(caught.value)
     assert "restore a backup" in str(caught.value)
     text = tmp_path / "notes.txt"  # another kind of file: no damaged database
     text.write_text("hello\n", encoding="utf-8")

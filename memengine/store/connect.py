@@ -566,7 +566,7 @@ class Connections:
             return StoreError(str(exc))
         error = translate_error(exc)
         if type(error) in (StoreError, DiskError) and _fails(self.check_pages()):
-            return _damaged_error(str(exc))
+            return damaged_error(str(exc))
         return error
 
     def _changed_under_us(
@@ -730,9 +730,9 @@ def _damaged(exc: Exception) -> StoreError | None:
     """A clear error for an error that says the file is damaged (None for the others)."""
     msg = str(exc)
     if "malformed" in msg or "not a database" in msg:
-        return _damaged_error(msg)
+        return damaged_error(msg)
     if "Could not decode to UTF-8" in msg:  # text memengine wrote, no longer UTF-8
-        return _damaged_error(f"a stored text is no longer UTF-8: {msg[:200]}")
+        return damaged_error(f"a stored text is no longer UTF-8: {msg[:200]}")
     return None
 
 
@@ -742,11 +742,13 @@ def _fails(check: str) -> bool:
     return check != "ok" and "locked" not in check and "busy" not in check
 
 
-def _damaged_error(msg: str) -> DamagedDatabase:
+def damaged_error(msg: str) -> DamagedDatabase:
+    """The error for a file found damaged (``msg`` says how), naming the way out: a backup,
+    or the salvage of every agent's episodes that still read."""
     return DamagedDatabase(
         f"the database file is damaged ({msg}): restore a backup, or save what still "
-        "reads with `memengine export --salvage -o saved.jsonl` (and import it into a new "
-        "file)"
+        "reads with `memengine export --all-agents --salvage -o saved.jsonl` (and import it "
+        "into a new file)"
     )
 
 

@@ -270,8 +270,8 @@ def row_to_episode(row: Sequence[Any]) -> Episode:
         first = " ".join(str(exc).split())[:200]
         raise DamagedDatabase(
             f"episode {row[0]} does not read back ({first}): it was changed outside "
-            "memengine or its page is damaged; `memengine export --salvage` saves every "
-            "episode that still reads"
+            "memengine or its page is damaged; `memengine export --all-agents --salvage` "
+            "saves every episode that still reads"
         ) from exc
 
 
@@ -453,7 +453,7 @@ def iter_episode_ids(cur: Any, agent: str | None = None, batch: int = 1000) -> I
         if ids[0] <= last or any(a >= b for a, b in itertools.pairwise(ids)):
             raise DamagedDatabase(
                 f"the episode ids do not read in order after id {last}: the file is damaged "
-                "(memengine doctor; memengine export --salvage saves what reads)"
+                "(memengine doctor; memengine export --all-agents --salvage saves what reads)"
             )
         last = ids[-1]
         yield ids

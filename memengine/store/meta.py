@@ -11,24 +11,41 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .connect import damaged_error
+
 __all__ = ["bump", "embedder", "everything", "get", "put", "text_vector", "vector_text"]
+
+
+def _sound(rows: list[Any]) -> list[Any]:
+    """The meta rows as read, refused when one holds a NULL, which memengine never writes:
+    a damaged page can read so (through a memory-mapped file, cells past the page's end
+    read as NULLs, not as "malformed"), and taken as text it said "records no embedder"."""
+    if any(value is None for row in rows for value in row):
+        raise damaged_error("the settings (meta) table reads keys or values that are NULL")
+    return rows
 
 
 def get(cur: Any, key: str) -> str | None:
     """The value of ``key``, or None."""
-    row = cur.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
+    rows = _sound(cur.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall())
+    return str(rows[0][0]) if rows else None
 
 
 def everything(cur: Any) -> dict[str, str]:
     """Every key and its value."""
-    return {str(k): str(v) for k, v in cur.execute("SELECT key, value FROM meta")}
+    return {
+        str(k): str(v) for k, v in _sound(cur.execute("SELECT key, value FROM meta").fetchall())
+    }
 
 
 def embedder(cur: Any) -> tuple[str | None, int]:
     """The file's embedder id and dimension as recorded now (None and 0 before the first)."""
     rows = dict(
-        cur.execute("SELECT key, value FROM meta WHERE key IN ('embedder_id', 'dimension')")
+        _sound(
+            cur.execute(
+                "SELECT key, value FROM meta WHERE key IN ('embedder_id', 'dimension')"
+            ).fetchall()
+        )
     )
     return rows.get("embedder_id"), int(rows.get("dimension") or 0)
 
