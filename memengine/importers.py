@@ -97,6 +97,16 @@ def _refuse_database(path: Path) -> None:
         )
 
 
+def _why_not_json(exc: Exception) -> str:
+    """What ``exc``, raised reading a JSON file, says went wrong, in the file's terms: Python
+    refuses a number of more than 4,300 digits with advice for programmers
+    (``sys.set_int_max_str_digits``), which is here "a number of N digits"."""
+    digits = re.search(r"value has (\d+) digits", str(exc))
+    if digits and "integer string conversion" in str(exc):
+        return f"a number of {int(digits.group(1)):,} digits"
+    return str(exc)
+
+
 def _format_by_content(path: Path) -> Format:
     """:func:`detect_format` from what ``path`` holds, whatever its name."""
     try:
@@ -114,7 +124,7 @@ def _format_by_content(path: Path) -> Format:
             f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start:,}): save it as UTF-8"
         ) from exc
     except (OSError, ValueError) as exc:  # a number of 5,000 digits
-        raise InvalidInput(f"{path}: not a JSON or JSONL file ({exc})") from exc
+        raise InvalidInput(f"{path}: not a JSON or JSONL file ({_why_not_json(exc)})") from exc
     except RecursionError as exc:
         raise InvalidInput(f"{path}: not a JSON file memengine reads: nested too deeply") from exc
     if isinstance(data, dict) and "occurred_at" in data:  # a one-line export

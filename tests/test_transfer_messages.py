@@ -208,3 +208,15 @@ def test_an_agent_name_with_a_line_break_is_named_on_one_line(
     said = done.output.strip()
     assert "\n" not in said, said
     assert "agent $'default/a\\x00b\\n', exchange $'e\\n1': agent name" in said
+
+
+def test_a_number_too_long_to_read_is_named_in_the_files_terms(mem: Memory, tmp_path: Path) -> None:
+    """Python refuses a number of more than 4,300 digits with advice for programmers
+    ("use sys.set_int_max_str_digits()"); the error names the number's length instead, and
+    nothing is stored."""
+    long = tmp_path / "long.json"
+    long.write_text('{"conversations": [{"id": ' + "9" * 5000 + "}]}", encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"long\.json: .*a number of 5,000 digits\)$") as caught:
+        mem.import_(long)
+    assert "sys." not in str(caught.value)
+    assert mem.store.count() == 0
