@@ -1,5 +1,7 @@
 """English corrections: "no wait, it's Tuesday, not Monday" is a later change, as
-「月曜じゃなくて火曜」 is, and plain negations are none."""
+「月曜じゃなくて火曜」 is, when it sets a value against another of its kind (a weekday, a
+time, an amount, a name); plain negations, contrasts and fillers are none ("It's a
+marathon, not a sprint", "Actually, it's fine")."""
 
 from __future__ import annotations
 
@@ -42,6 +44,15 @@ def test_a_correction_is_packed_first_and_marked(real_mem: Memory, clock: FixedC
     assert "same subject" in real_mem.pack(r).text
 
 
+def test_a_contrast_is_no_later_change(real_mem: Memory, clock: FixedClock) -> None:
+    """ "My yoga class is a marathon, not a sprint." shares the yoga class with the Monday
+    memory, but sets no value against another: it is no later change of it."""
+    old, _ = _yoga(real_mem, clock, "My yoga class is a marathon, not a sprint.")
+    r = real_mem.retrieve("When is my yoga class?")
+    assert not any("later_change" in x.components for x in r.results)
+    assert real_mem.pack(r).episode_ids[0] == old
+
+
 def test_a_plain_wait_changes_nothing(real_mem: Memory, clock: FixedClock) -> None:
     _yoga(real_mem, clock, "I can't wait for yoga on Monday, it's not bad at all")
     r = real_mem.retrieve("When is my yoga class?")
@@ -58,6 +69,19 @@ def test_a_plain_wait_changes_nothing(real_mem: Memory, clock: FixedClock) -> No
         "I mean 7pm, not 6pm",
         "The party is on Saturday, not Friday",
         "My sister, not my brother, lives in Kyoto",
+        "It's Sato, not Tanaka",
+        "Rent is $1,950, not $1,800.",
+        "Not Monday — Tuesday.",
+        "It's on Tuesday not Monday.",
+        "It's Tuesday, not Monday 😅",
+        "It's Tuesday, not Monday lol",
+        "Actually, Tuesday.",
+        "My bad, it's Tuesday.",
+        "Make that Tuesday.",
+        "I said Monday but I meant Tuesday.",
+        "Yoga is 火曜, not 月曜.",
+        "The dentist is on the 19th, not the 18th",
+        "Monday — no, Tuesday",
         "It's not Monday but Tuesday.",
         "Scratch that, the meeting is at 3",
         "Correction: the flight leaves at 9",
@@ -99,6 +123,33 @@ def test_a_correction_is_a_change_word(text: str) -> None:
         "There's no wait at lunch on Monday",
         "Tuesday, not Monday?",
         "Is it Tuesday, not Monday",
+        # (a contrast of words that are no values of one kind, nor names)
+        "It's a marathon, not a sprint.",
+        "Quality, not quantity.",
+        "Love, not war.",
+        "It's me, not you.",
+        "I love it, not gonna lie.",
+        "Seriously, not funny.",
+        "It's not a bug but a feature.",
+        "I'm not angry, but disappointed.",
+        "Coffee, not tea, is my thing.",
+        "I'm a morning person, not a night owl.",
+        "I'm tired, not sick.",
+        "I'm 30, not 29.",
+        "Monday, not 7pm",
+        "Rent is $1,950, not 1,800円",
+        # (a list going on)
+        "We meet Tuesday, not Monday, and Friday.",
+        # (an opener with no value nor name after it)
+        "Actually, it's fine.",
+        "Actually it's been a great day.",
+        "Actually, it's raining.",
+        "Actually, that's so sweet of you.",
+        "Actually, it's fine, yoga on Monday evenings is relaxing.",
+        "No wait, that's amazing!",
+        "No wait, I love it!",
+        "No wait, don't go yet.",
+        "Sorry, I meant to say thanks.",
     ],
 )
 def test_a_negation_filler_or_question_is_no_correction(text: str) -> None:

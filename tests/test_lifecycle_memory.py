@@ -21,7 +21,7 @@ from memengine import (
 from memengine.config import LifecycleConfig
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import ConfigError
-from memengine.lifecycle.answer_match import closed_values, match_answer, named_days, uncommon
+from memengine.lifecycle.answer_match import match_answer, named_days, uncommon
 from memengine.lifecycle.answer_words import japanese_words, stems
 from memengine.lifecycle.features import FEATURES
 from memengine.text import fold, query_terms
@@ -500,23 +500,40 @@ def test_a_japanese_memory_the_answer_states_another_value_than_gives_way(
     }
 
 
-@pytest.mark.parametrize(
-    ("text", "values"),
-    [
-        ("Yoga on Mondays at 7pm", {("weekday", "0"), ("time", "7:00")}),
-        ("19:30, or 7:30 p.m.", {("time", "7:30")}),
-        ("ヨガは月曜の夜7時半", {("weekday", "0"), ("time", "7:30")}),
-        ("3月3日に1,800円", {("month", "3"), ("number", "3"), ("number", "1800")}),
-        ("Rent is $1,950 from Mar 3", {("number", "1950"), ("month", "3"), ("number", "3")}),
-        ("3時間歩いた", {("number", "3")}),  # (a duration, no clock time)
-        ("in May, not March", {("month", "5"), ("month", "3")}),
-        ("May I march on? I may.", set()),
-        ("Flew an A320", set()),
-        ("I love my yoga class", set()),
-    ],
-)
-def test_closed_values(text: str, values: set[tuple[str, str]]) -> None:
-    assert closed_values(text) == values
+def test_a_number_with_nothing_to_tell_what_it_counts_takes_no_credit_back(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """An age, a year or a count in the answer is no value an amount or a date gives way
+    to: "Emma is turning 7" said beside her $300 venue, "engaged in 2025" beside the June 6
+    wedding, 7歳 beside 3万円 (each of these lost its credit when every bare number was one
+    kind). A value sets aside only one of its kind: "$1,950" takes back "$1,800", not
+    "1,800円"."""
+    venue, age, wedding, engaged, yen, seven, usd = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("Emma's birthday party venue costs $300", "Nice"),
+            ("Emma's birthday is coming, she is turning 7", "Aww"),
+            ("My sister's wedding is on Saturday, June 6 in Kyoto", "Lovely"),
+            ("My sister got engaged in 2025", "Congrats"),
+            ("娘の誕生日パーティーの会場代は3万円", "いいね"),
+            ("娘の誕生日で7歳になる", "おめでとう"),
+            ("The party venue deposit is $30,000", "Wow"),
+        ],
+    )
+    for answer, ids in [
+        ("Emma is turning 7 - her birthday party venue sounds great!", [venue, age]),
+        (
+            "Your sister's wedding in Kyoto is coming up, and she got engaged in 2025!",
+            [wedding, engaged],
+        ),
+        ("娘さん7歳の誕生日パーティー、会場も素敵だね！", [yen, seven]),
+    ]:
+        close = {i: 0.7 for i in ids}
+        assert set(_judged(real_mem, answer, ids, close)) == set(ids), answer
+    # (30,000 dollars is not 3万円: another currency sets nothing aside)
+    pair = {yen: 0.7, usd: 0.7}
+    assert set(_judged(real_mem, "会場代は$30,000だね", [yen, usd], pair)) == {yen, usd}
 
 
 def test_an_english_word_counts_in_another_form(real_mem: Memory, clock: FixedClock) -> None:

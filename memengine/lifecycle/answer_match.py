@@ -19,6 +19,7 @@ from ..config import LifecycleConfig
 from ..models import Episode
 from ..retrieve.temporal import find_time_expressions
 from ..text import CJK_CHARACTER, as_a_word, fold, query_terms, sentences
+from ..values import closed_values
 from .answer_words import (
     HIRAGANA,
     HIRAGANA_LETTER,
@@ -36,7 +37,7 @@ from .answer_words import (
     words_in,
 )
 
-__all__ = ["closed_values", "match_answer", "named_days", "uncommon"]
+__all__ = ["match_answer", "named_days", "uncommon"]
 
 
 def _norm(text: str) -> str:
@@ -88,8 +89,8 @@ def match_answer(
     read at ``asked_at``, the turn's time in the zone the pack dates its blocks in). Last,
     an answer close to a memory's embedding credits it, unless it is only the other side of
     a topic that a memory found by its content holds (:func:`_outshone`). A memory whose
-    weekday, time, month or amount the answer does not name, while it names another that a
-    memory of the same subject credited holds, gives way ("Tuesday" of a correction, not
+    weekday, date, time, month or amount the answer does not name, while it names another of
+    the same kind that a memory of the same subject credited holds, gives way ("Tuesday" of a correction, not
     the corrected "Monday": :func:`_corrected`)."""
     text = _norm(answer)
     answer_terms = set(query_terms(answer))
@@ -240,72 +241,19 @@ def _outshone(
     )
 
 
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
-_CLOSED_VALUES = re.compile(
-    # a clock time: 7pm, 7:30 p.m., 19:00, 午後7時半, 7時30分 (not 3時間, a duration)
-    r"(?P<h>\d{1,2})(?::(?P<m>\d{2})\s*(?:[ap]\.?m\b\.?)?|\s*[ap]\.?m\b\.?)"
-    r"|(?P<jh>\d{1,2})時(?!間)(?:(?P<half>半)|(?P<jm>\d{1,2})分)?"
-    # a weekday: Monday(s), 月曜(日) (not the 月 of 3月, a month)
-    r"|(?i:\b(?P<day>" + "|".join(_WEEKDAYS) + r")s?\b)"
-    r"|(?P<jday>[月火水木金土日])曜"
-    # a month, written with its capital ("May" beside a number or after "in": not "May I")
-    r"|\b(?P<month>(?!May\b)(?:" + "|".join(_MONTHS) + r")|(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug"
-    r"|Sept?|Oct|Nov|Dec)\.?(?=\s*\d)|May(?=\s*\d)|(?<=\bin )May)\b"
-    r"|(?P<jmonth>\d{1,2})月(?!曜)"
-    # a number or an amount: $1,800, 1,800円, 2.5 (not the digits of a name: A320)
-    r"|(?<![A-Za-z\d.,])(?P<n>\d+(?:[.,]\d+)*)"
-)
-"""The values of a closed kind a text states: a clock time (its hour on a 12-hour dial, as
-7時 may be 19:00), a weekday, a month, a number; Monday is 月曜, March is 3月."""
-
-
-def closed_values(text: str) -> set[tuple[str, str]]:
-    """The values of a closed kind (:data:`_CLOSED_VALUES`) ``text`` states, each with its
-    kind: "Yoga moved to Tuesday at 7pm" states ("weekday", "1") and ("time", "7:00"),
-    「家賃は1,800ドル」 ("number", "1800"), "$1,950" ("number", "1950")."""
-    values: set[tuple[str, str]] = set()
-    for m in _CLOSED_VALUES.finditer(unicodedata.normalize("NFKC", text)):
-        if m["h"] or m["jh"]:
-            minute = int(m["m"] or m["jm"] or (30 if m["half"] else 0))
-            values.add(("time", f"{int(m['h'] or m['jh']) % 12}:{minute:02d}"))
-        elif m["day"]:
-            values.add(("weekday", str(_WEEKDAYS.index(m["day"].lower()))))
-        elif m["jday"]:
-            values.add(("weekday", str("月火水木金土日".index(m["jday"]))))
-        elif m["month"]:
-            values.add(("month", str(1 + [n[:3] for n in _MONTHS].index(m["month"][:3]))))
-        elif m["jmonth"]:
-            values.add(("month", str(int(m["jmonth"]))))
-        else:
-            number = m["n"].replace(",", "")
-            values.add(("number", number.rstrip("0").rstrip(".") if "." in number else number))
-    return values
-
-
 def _corrected(answer: str, credited: Sequence[Episode]) -> set[int]:
     """The ``credited`` memories the answer states another value than: it names none of
-    the memory's values of a closed kind (:func:`closed_values`), and names another of one
-    of their kinds that another credited memory of the same subject holds (the two share a
-    word of the answer that is no value). "Your yoga class is on Tuesday evenings." shares
-    "yoga", "class", "evenings" with "My yoga class is on Monday evenings", but states the
-    Tuesday of the correction beside it ("no wait, it's Tuesday, not Monday"): the Monday
-    is not what it used. "It moved from Monday to Tuesday" names both and takes neither
-    back, nor does "See you Tuesday!" take back a Monday dentist appointment (no other
-    memory of the dentist holds the Tuesday)."""
+    the memory's values of a closed kind (:func:`.values.closed_values`: a weekday, a month,
+    a date, a day of the month, a clock time, an amount in one currency or unit), and names
+    another of one of their kinds that another credited memory of the same subject holds
+    (the two share a word of the answer that is no value). "Your yoga class is on Tuesday
+    evenings." shares "yoga", "class", "evenings" with "My yoga class is on Monday
+    evenings", but states the Tuesday of the correction beside it ("no wait, it's Tuesday,
+    not Monday"): the Monday is not what it used. "It moved from Monday to Tuesday" names
+    both and takes neither back, nor does "See you Tuesday!" take back a Monday dentist
+    appointment (no other memory of the dentist holds the Tuesday), nor does an age or a
+    year take back an amount or a date ("Emma is turning 7" beside a $300 venue: a bare
+    number is no value)."""
     stated = closed_values(answer)
     if not stated:
         return set()

@@ -1,7 +1,9 @@
 """Change words: the words of one message that say something changed (:data:`CHANGE`:
 "switched", "moved … to", "pushed … to", "no longer", "not … any more", "I used to", "my wife
 used to", "quit", "sold", "… now" ending its clause, "went up", "dropped to $999", "turned 7",
-"it's Tuesday, not Monday", "no wait", "sorry, I meant", 変えた, やめた, 引っ越した, 延期, 中止, 今は, 前は…だった, 6歳になった, 飲まないことにした …), and
+変えた, やめた, 引っ越した, 延期, 中止, 今は, 前は…だった, 6歳になった, 飲まないことにした …; and
+the English corrections of :func:`corrections`, a value set against one of its kind: "it's
+Tuesday, not Monday", "no wait, it's Tuesday"), and
 the words around each that :func:`change_sentences` keeps: not negated, not a question, not a
 plan or a maybe ("I won't quit", "should I switch", "I might switch", "right now",
 変えようかな), with the sentence before when a pronoun, its object, stands for what changed
@@ -15,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, sentences
+from ..values import closed_values, same_kind_change
 from .owners import JA_TOPIC, habit_owner, ja_owner
 
 _DATE = (
@@ -70,51 +73,113 @@ _JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした|夕方|明け方
 """A time a Japanese plan is shifted to (来週に, 19日に, 金曜に, 午後に, 週末まで), before ずらした
 (not a place: ソファを窓の方にずらした)."""
 
-_CLAUSE_START = r"(?<!\w )"
-"""Where a retracting opener must stand: a sentence's or a clause's start, after a mark
-("no wait, …", "Sorry, I meant …"; not "there's no wait at lunch")."""
-_NOT_A_VALUE = (
-    r"(?!(?:really|sure|yet|bad|great|good|that|this|only|just|even|quite|much|many|so|too"
-    r"|very|exactly|always|ever|never|necessarily|at all|anymore|any more|likely|now|again|all"
-    r"|everyone|everything|once|one bit|also|me|i|to mention|for (?:long|now|me|sure)"
-    r"|in the (?:least|slightest)|an? (?:problem|big deal|fan|chance|lot|bit|issue|thing))\b)"
-)
-"""What follows a "not" as a plain negation or a judgement, never the value it sets aside
-("not really", "not sure", "not bad", "not yet", "not only", "not that I know", "not a
-big deal", "not for me")."""
-_VALUE = (
-    r"(?:(?:on|at|in|by|to|from|for|with|the|a|an|my|our|his|her|their|on the|at the|in the)\s+)?"
-    r"[$¥£€]?\w+(?:'s)?(?:\s+\w+)?"
-)
-"""A value one or two words long, with a preposition or a determiner before it ("Tuesday",
-"the 19th", "at 7pm", "my sister", "Monday evening")."""
-_CLAUSE_END = r"(?=\s*(?:$|[.!;:,)\u2013\u2014]))"
-"""The end of the clause a value ends ("…, not Monday." but not "…, not Monday I think")."""
-CORRECTION = (
-    rf"(?!(?:sure|ok|okay|yes|yeah|yep|no|nope|well|oh|hmm|honestly|probably|maybe|thanks"
-    rf"|fine|good|lol|haha|and|but|or|so|though|course|too|either|not)\b)\w+(?:'s)?,"
-    rf" not\s+{_NOT_A_VALUE}{_VALUE}{_CLAUSE_END}"
-    rf"|not\s+{_NOT_A_VALUE}{_VALUE},? but\s+(?!(?:also|not|i|i'm|i'll|we|you|he|she|it|it's"
-    rf"|they|still|then|that|this|there|fine|ok|okay|alright|good)\b){_VALUE}{_CLAUSE_END}"
-    rf"|{_CLAUSE_START}(?:no,? wait|wait,? no(?! (?:one|more|way|problem|idea)\b)"
-    r"|scratch that|correction(?=\s*:)|i mis-?spoke"
+_TOKEN = r"(?:(?<![^\s,;!?()（）「」])[^\s,;!?()（）「」]+(?:,\d{3}(?!\d))*(?:\s?[ap]\.?m\b\.?)?)"
+"""One word of a correction's value as written ("Tuesday", "$1,950", "7 pm", "19th", 火曜),
+read from its start only (not from each character of a long word)."""
+_SIDE = rf"(?:(?:on|at|in|by|the|my|our|on the|at the)\s+)?{_TOKEN}(?:\s+{_TOKEN})?"
+"""A side of a correction: a word or two, with a preposition or a determiner before it
+("Tuesday", "the 19th", "at 7pm", "my sister")."""
+_ENDS = r"(?=\s*(?:$|[.!;:,)\u2013\u2014\u2026]|[^\x00-\x7f]|(?:lol|haha)\b))"
+"""The end of the clause a correction's value ends, an emoji or a "lol" after it fine
+("…, not Monday." "…, not Monday 😅"; not "…, not Monday I think")."""
+_DASH = r"(?:\s*[\u2013\u2014\u2026]|\s+--?|\.{2,})"
+"""A dash or an ellipsis between two sides ("Not Monday — Tuesday", "Tuesday... not Monday")."""
+CORRECTION = re.compile(
+    r"(?<!\w )(?P<opener>no,? wait|wait,? no(?! (?:one|more|way|problem|idea)\b)|scratch that"
+    r"|correction(?=\s*:)|i mis-?spoke|my bad|make that"
     r"|i meant(?! (?:to|it|well|what|that|for|no|nothing|every|business)\b)"
-    r"|actually,? (?:it's|it is|it was|its|that's|that is|that was|they're|they are|it'll be))"
+    r"|i said\b[^.!?]{1,60}?\bbut (?:i )?meant"
+    r"|actually,? (?:it's|it is|it was|its|that's|that is|that was|they're|they are|it'll be))\b"
+    r"|(?<!\w )(?P<bare>actually),? (?=[^,;:.!?]+$|[^,;:.!?]+[,;:.!?])"
+    rf"|(?P<x1>{_SIDE}){_DASH}?,?\s+not\s+(?P<y1>{_SIDE}){_ENDS}"
+    rf"|\bnot\s+(?P<y2>{_SIDE}),?\s+but\s+(?:(?:it's|it is|it was|it'll be)\s+)?"
+    rf"(?P<x2>{_SIDE}){_ENDS}"
+    rf"|\bnot\s+(?P<y3>{_SIDE}){_DASH}\s*(?P<x3>{_SIDE}){_ENDS}"
+    rf"|(?P<y4>{_TOKEN}){_DASH}?,?\s*\bno,\s+(?P<x4>{_SIDE}){_ENDS}",
+    re.IGNORECASE,
 )
-"""A correction of what was just said, in English (:data:`CHANGE`; じゃなくて's counterpart):
-a value set against the one it replaces, "X, not Y" or "not Y but X", each a word or two
-ending its clause ("it's Tuesday, not Monday", "I mean 7pm, not 6pm", "not Monday but
-Tuesday"; not a plain negation or a judgement after the "not", :data:`_NOT_A_VALUE`: "Me,
-not really", "It was fine, not bad", "not only … but also", "not tired but I'll go", nor
-after an interjection: "Sure, not a problem"), or an opener that takes back what was said
-at a clause's start ("no wait", "wait, no", "scratch that", "correction:", "I misspoke",
-"sorry, I meant Tuesday", "actually it's …"; not "there's no wait", "can't wait", "I meant
-to call you", "I mean, it's fine", "I actually liked it"). A question is none ("Tuesday,
-not Monday?": :func:`change_sentences` reads no question)."""
+"""A correction of what was just said, in English (じゃなくて's counterpart), as a shape:
+:func:`corrections` keeps those that set a value against another of its kind. "X, not
+Y", "not Y but X", "not Y — X" and "Y — no, X", each side a word or two ending its clause;
+or an opener that takes back what was said at a clause's start ("no wait", "wait, no",
+"scratch that", "correction:", "I misspoke", "sorry, I meant", "my bad", "make that",
+"actually it's …", "I said Monday but I meant …"; not "there's no wait", "can't wait", "I
+meant to call you", "I actually liked it")."""
+_NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?\b(?!')")
+"""A word with a capital, a name's ("Sato", "Kyoto")."""
+_NOT_NAMES = frozenset({"i", "i'm", "i'll", "i've", "i'd", "ok", "okay", "oh", "omg", "lol"})
+"""Capitalised words that name no one ("I", "Oh")."""
+_KIN = frozenset(
+    "sister brother mother father mom mum dad wife husband son daughter boss partner"
+    " girlfriend boyfriend aunt uncle cousin grandma grandpa friend".split()
+)
+"""The people a "my X, not my Y" sets against each other ("My sister, not my brother")."""
+_CLAUSES = re.compile(r"[,;:.!?](?!\d)|[\u2013\u2014]")
+"""Where the clause after a retracting opener ends: what it takes back is in that clause
+("Scratch that, the meeting is at 3"; not "Actually, it's fine, yoga on Monday is
+relaxing")."""
+_A_LIST = re.compile(r"\s*,\s*(?:and|or)\b", re.I)
+"""A list going on after a correction's second side ("Tuesday, not Monday, and Friday")."""
+
+
+def _names(side: str, sentence: str, at: int) -> list[str]:
+    """The names in ``side``, found at ``at`` of ``sentence``, not its first word (a
+    sentence starts with a capital: "Coffee, not tea")."""
+    lead = len(sentence) - len(sentence.lstrip(" \"'(\u201c"))
+    return [
+        n.group()
+        for n in _NAME.finditer(side)
+        if at + n.start() > lead and n.group().lower() not in _NOT_NAMES
+    ]
+
+
+def _set_against(x: str, y: str, sentence: str, at_x: int, at_y: int) -> bool:
+    """Whether side ``x`` replaces side ``y``: a value of the same kind, another
+    (:func:`.values.same_kind_change`: "Tuesday, not Monday", "7pm, not 6pm", "火曜, not
+    月曜"), two names ("It's Sato, not Tanaka"; not "Coffee, not tea", a sentence's first
+    word), or two of the family ("my sister, not my brother")."""
+    if same_kind_change(y, x):
+        return True
+    if _names(x, sentence, at_x) and _names(y, sentence, at_y):
+        return x.split()[-1].lower() != y.split()[-1].lower()
+    kin = (x.split()[-1].lower().rstrip(".!"), y.split()[-1].lower().rstrip(".!"))
+    return kin[0] in _KIN and kin[1] in _KIN and kin[0] != kin[1]
+
+
+def corrections(sentence: str) -> list[re.Match[str]]:
+    """The corrections of ``sentence`` (:data:`CORRECTION`) that set a value against the
+    one it replaces: two sides of the same kind (:func:`_set_against`: "It's Tuesday, not
+    Monday 😅", "Rent is $1,950, not $1,800", "It's not Monday but Tuesday", "Not Monday —
+    Tuesday"; not "It's a marathon, not a sprint", "I'm tired, not sick", "It's not a bug but
+    a feature", nor a list, "Tuesday, not Monday, and Friday"), or an opener with a value or
+    a name after it ("No wait, it's Tuesday", "Actually, Tuesday", "Make that 7pm", "Sorry, I
+    meant Ken"; not "No wait, that's amazing!", "Actually, it's fine", "Actually, it's
+    raining", "Sorry, I meant to call")."""
+    out = []
+    for m in CORRECTION.finditer(sentence):
+        if m["opener"] or m["bare"]:
+            clauses = [c for c in _CLAUSES.split(sentence[m.end() :]) if c.strip()]
+            # ("actually it's" states in its own clause what it takes back: "Actually, it's
+            # fine, yoga on Monday is relaxing" takes nothing back; "I misspoke earlier, the
+            # class is on Wednesday", the clause after)
+            actually = m["bare"] or m["opener"].lower().startswith("actually")
+            clause = ", ".join(clauses[: 1 if actually else 2])
+            if m["bare"] and len(clause.split()) > 3:
+                continue  # (a value or a name alone: "Actually, Tuesday.", not "Actually, I …")
+            if closed_values(clause) or _names(clause, sentence, m.end()):
+                out.append(m)
+            continue
+        pair = next(n for n in "1234" if m[f"x{n}"] is not None)
+        x, y = f"x{pair}", f"y{pair}"
+        if _A_LIST.match(sentence, m.end()) is not None:
+            continue
+        if _set_against(m[x], m[y], sentence, m.start(x), m.start(y)):
+            out.append(m)
+    return out
+
 
 CHANGE = re.compile(
     r"\b(?:nowadays|these days|anymore|no longer|instead(?! of)"
-    rf"|{CORRECTION}"
     r"|any more(?=\s*(?:$|[^\w\s']|(?:and|but|so|now|because|since|though)\b))"
     r"|switch(?:ed|ing)?(?! up)"
     rf"|chang(?:ed|ing) {_WORD}{{0,3}}?{_ASIDE}?(?:to|from|my mind)"
@@ -414,7 +479,8 @@ def change_sentences(text: str) -> list[str]:
     """The words around each change word of ``text`` (its first 2,000 characters; at most
     :data:`NEAR_CHARS` on each side, within its sentence, and the sentence before when a
     pronoun stands for what changed: :func:`_refers_back`) that say something changed: a
-    change word (:data:`CHANGE`) not negated nor a maybe or a plan ("anymore" negated, not
+    change word (:data:`CHANGE`, or a correction: :func:`corrections`) not negated nor a
+    maybe or a plan ("anymore" negated, not
     as a maybe, a plan or a refusal: "I'm not vegan anymore"), in a sentence that asks
     nothing ("Any more paintings coming up?", "I won't quit", "should I switch", "I might
     not go anymore", "I won't eat sugar anymore", 変えないで, 変えようかな and 中止になったら
@@ -427,9 +493,13 @@ def change_sentences(text: str) -> list[str]:
         if sentence.endswith(("?", "？")):
             previous = sentence
             continue
-        for m in CHANGE.finditer(sentence):
+        found = [*CHANGE.finditer(sentence), *corrections(sentence)]
+        for m in sorted(found, key=lambda m: m.start()):
             before, after = sentence[: m.start()], sentence[m.end() :]
-            if _ANYMORE.fullmatch(m.group()):
+            if m.re is CORRECTION:
+                if _asks(before):
+                    continue
+            elif _ANYMORE.fullmatch(m.group()):
                 amount = " " in m.group() and _AN_AMOUNT.search(before) is not None
                 if amount or not _negated(before) or _asks(before):
                     continue
@@ -590,4 +660,4 @@ def habit_of(near: str) -> str | None:
 def told(near: str) -> str:
     """The sentence of ``near`` (the words around a change word) that holds the change
     word, past the sentence before that a pronoun may have brought in."""
-    return next((s for s in sentences(near) if CHANGE.search(s)), near)
+    return next((s for s in sentences(near) if CHANGE.search(s) or corrections(s)), near)

@@ -1,0 +1,92 @@
+"""Values of a closed kind (:mod:`memengine.values`): what the answer judge and the English
+corrections compare, each only with a value of its own kind."""
+
+from __future__ import annotations
+
+import pytest
+
+from memengine.values import closed_values, kanji_number, same_kind_change
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("Yoga on Mondays at 7pm", {("weekday", "0"), ("time", "7:00")}),
+        ("19:30, or 7:30 p.m.", {("time", "7:30")}),
+        ("ヨガは月曜の夜7時半", {("weekday", "0"), ("time", "7:30")}),
+        ("3月3日に1,800円", {("date", "3/3"), ("amount ¥", "1800")}),
+        ("Rent is $1,950 from Mar 3", {("amount $", "1950"), ("date", "3/3")}),
+        ("Saturday, June 6 in Kyoto", {("weekday", "5"), ("date", "6/6")}),
+        ("the 6th of June", {("date", "6/6")}),
+        ("in May, not March", {("month", "5"), ("month", "3")}),
+        ("the dentist is on the 19th", {("day", "19")}),
+        ("19日に変更", {("day", "19")}),
+        ("3万円", {("amount ¥", "30000")}),
+        ("12万円", {("amount ¥", "120000")}),
+        ("十二万円", {("amount ¥", "120000")}),
+        ("120,000 yen", {("amount ¥", "120000")}),
+        ("¥3,000", {("amount ¥", "3000")}),
+        ("1,800ドル", {("amount $", "1800")}),
+        ("$2.50", {("amount $", "2.5")}),
+        ("5 kg", {("amount kg", "5")}),
+        ("12pm", {("time", "12:00")}),
+        ("noon", {("time", "12:00")}),
+        ("12am", {("time", "0:00")}),
+        ("midnight", {("time", "0:00")}),
+        ("half past seven", {("time", "7:30")}),
+        ("It's 7 o'clock", {("time", "7:00")}),
+        ("the meeting is at 3", {("time", "3:00")}),
+        ("三時", {("time", "3:00")}),
+        ("午後7時半", {("time", "7:30")}),
+        ("See you Tue.", {("weekday", "1")}),
+        ("Sat, 10:30am", {("weekday", "5"), ("time", "10:30")}),
+        ("6/6(土)", {("weekday", "5")}),
+        # (must not: a bare number, an age, a year, a duration, a phone number, a code)
+        ("1,2,3", set()),
+        ("3/14", set()),
+        ("090-1234-5678", set()),
+        ("Emma is turning 7", set()),
+        ("7歳の誕生日", set()),
+        ("engaged in 2025", set()),
+        ("3時間歩いた", set()),
+        ("walked 3 hours", set()),
+        ("3日間休んだ", set()),
+        ("I was at 3 parties", set()),
+        ("I sat down in the sun", set()),
+        ("May I march on? I may.", set()),
+        ("Flew an A320", set()),
+        ("I love my yoga class", set()),
+    ],
+)
+def test_closed_values(text: str, values: set[tuple[str, str]]) -> None:
+    assert closed_values(text) == values
+
+
+def test_kanji_numbers() -> None:
+    assert [kanji_number(n) for n in ["12", "十二", "三十", "二〇", "百五十", "七"]] == [
+        12,
+        12,
+        30,
+        20,
+        150,
+        7,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("said", "meant", "change"),
+    [
+        ("Monday", "Tuesday", True),
+        ("6pm", "7pm", True),
+        ("$1,800", "$1,950", True),
+        ("the 18th", "the 19th", True),
+        ("月曜", "火曜", True),
+        ("Monday", "Monday", False),
+        ("1,800円", "$1,950", False),  # (another currency)
+        ("Monday", "7pm", False),  # (another kind)
+        ("a sprint", "a marathon", False),
+        ("6", "7", False),  # (bare numbers)
+    ],
+)
+def test_a_value_replaces_only_one_of_its_kind(said: str, meant: str, change: bool) -> None:
+    assert same_kind_change(said, meant) is change
