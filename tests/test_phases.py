@@ -725,6 +725,8 @@ def test_a_time_inside_a_longer_word_is_not_said(tmp_path: Path, srv: ScriptedOp
             ("Maybe we should go back to that ramen place?", "May", []),
             ("I know you like ramen, what was the shop?", "now", []),
             ("どこの店だっけ？", "昨日", [{"role": "user", "text": "一昨日ラーメン食べた"}]),
+            ("あのせんしゅうまいよね、誰だっけ？", "せんしゅう", []),  # 選手うまい
+            ("May I ask where we had ramen?", "May", []),  # the modal, not the month
         ]:
             srv.push_chat(json_data=_temporal(surface, "2026-05"))
             r, _ = s.ask(text, recent=recent)
@@ -735,6 +737,13 @@ def test_a_time_inside_a_longer_word_is_not_said(tmp_path: Path, srv: ScriptedOp
         r, _ = s.ask("What was it called?", recent=[{"role": "user", "text": "ramen in May!"}])
         assert r.degraded == () and r.time_window is not None
         assert r.time_window[0] == datetime(2026, 5, 1, tzinfo=timezone.utc)
+        srv.push_chat(json_data=_temporal("May", "2026-05"))  # the month, after "in"
+        r, _ = s.ask("What did we eat? In May I had ramen somewhere", recent=[])
+        assert r.time_window is not None and r.time_window[0].month == 5
+        srv.push_chat(json_data=_temporal("", "2026-05"))  # no words: said so, not "time ''"
+        r, _ = s.ask("Where did we eat?", recent=[])
+        assert r.time_window is None
+        assert r.degraded == ("expansion: a time reference with no words; ignored",)
     finally:
         s.mem.close()
 
@@ -750,6 +759,7 @@ def test_the_llms_reading_of_the_messages_own_time_is_taken(
     try:
         for text, surface, resolved, start in [
             ("せんしゅう始めたのなんだっけ？", "先週", "2026-05-25/2026-05-28", 25),
+            ("せんせんしゅう始めたのなんだっけ？", "先々週", "2026-05-18/2026-05-24", 18),
             ("What happened last fri?", "last Friday", "2026-05-29", 29),
             ("What did I start last week?", "last week", "2026-05-24/2026-05-30", 24),
             ("What happened 3 days ago?", "three days ago", "2026-05-29", 29),

@@ -2,7 +2,8 @@
 
 :func:`parse_time_window` turns the past-pointing time expressions of a
 message (先週, 先月, 昨日, 去年の夏, 3日前, and in kana as typed casually: せんしゅう,
-せんげつ, きのう, おととい, きょねん; "last week", "yesterday",
+せんせんしゅう, せんげつ, きのう, おととい, きょねん, きょねんのなつ, せんしゅうの金曜, as words
+of their own, not the せんしゅう of あのせんしゅうまいね; "last week", "yesterday",
 "last summer", "two months ago", "in March", 3/22に, …) into one window
 ``(start, end)`` computed against ``now`` (the engine's clock, in its time
 zone). ``start`` is inclusive, ``end`` exclusive, both aware datetimes;

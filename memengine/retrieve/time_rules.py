@@ -45,6 +45,7 @@ __all__ = [
     "RULES",
     "SENTENCE_END",
     "WEEKDAYS_EN",
+    "kana_word_at",
     "since_around",
     "weekday_index",
 ]
@@ -192,7 +193,14 @@ _MONTHS_EN = {
     for name in names
 }
 _MONTH_RE = "|".join(sorted(_MONTHS_EN, key=len, reverse=True))
-_SEASONS_JA = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
+_SEASONS_JA = {
+    "春": "spring",
+    "夏": "summer",
+    "秋": "autumn",
+    "冬": "winter",
+    "なつ": "summer",
+    "ふゆ": "winter",
+}
 _SEASONS_EN = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn"}
 _SEASONS_EN["winter"] = "winter"
 JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十数])[一二三四五六七八九十]{1,4}"
@@ -411,10 +419,8 @@ def _ja_season(m: re.Match[str], now: datetime) -> Window | None:
         return season_window(name, int(prefix[:-1]), now)
     # in January and February this winter began last year: 去年の冬 is the one before it
     current = 1 if name == "winter" and now.month <= 2 else 0
-    if prefix in ("去年", "昨年"):
-        return season_window(name, now.year - 1 - current, now)
-    if prefix in ("一昨年", "おととし"):
-        return season_window(name, now.year - 2 - current, now)
+    if _JA_YEARS.get(prefix, 0) < 0:  # 去年の夏, きょねんのなつ, おととしの冬
+        return season_window(name, now.year + _JA_YEARS[prefix] - current, now)
     if prefix == "今年":
         return this_season(name, now)
     if prefix == "この前の":
@@ -446,7 +452,16 @@ def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
     return month_window(year, month, now)
 
 
-_JA_YEARS = {"去年": -1, "昨年": -1, "一昨年": -2, "おととし": -2, "今年": 0}
+_JA_YEARS = {
+    "去年": -1,
+    "昨年": -1,
+    "きょねん": -1,
+    "さくねん": -1,
+    "一昨年": -2,
+    "おととし": -2,
+    "いっさくねん": -2,
+    "今年": 0,
+}
 _EN_YEARS = {"last year": -1, "the year before last": -2, "this year": 0}
 
 
@@ -798,6 +813,40 @@ starts so: 2019年産まれ, 2019年産後, 2019年産休, 2019年製薬会社, 
 2019年版画展, 2019年モデルチェンジ, nor 2019年式を挙げた, a wedding)."""
 
 _WD_JA = f"(?P<wd>[{_WEEKDAYS_JA}])曜日?"
+
+_KANA_BEFORE = "(?:(?<![ぁ-ゖゝゞ])|(?<=[はがをにでともへやかねよさばてどらわの]))"
+"""Where a time word written in hiragana may start: not inside a hiragana word (ません習慣,
+危機, ぱっさく), only at the start, after anything not hiragana (kanji, katakana, a space,
+punctuation) or after a particle's last kana (あのせんしゅう, でもきょねん, けどせんげつ)."""
+
+_KANA_AFTER = (
+    "(?=$|[^ぁ-ゖゝゞ]|[のにはもがをでとやへねよさ]|から|かな|か(?![ぁ-ゖ])|まで|くらい|ぐらい"
+    "|ごろ|じゅう|だ(?!い))"
+)
+"""Where it may end: before anything not hiragana (せんしゅう行った, きょねん、) or a particle
+(の, に, は, から, まで, ごろ, だった…), not inside a longer word: せんしゅうまい (選手うまい),
+せんしゅうだいがく (専修大学), よせんしゅうりょう (予選終了), せんしゅうらく (千秋楽)."""
+
+
+def _kana(words: str, *, ends: bool = True) -> str:
+    """A pattern for time words written in hiragana (``words``: せんしゅう|せんげつ) that
+    stand as words of their own (:data:`_KANA_BEFORE`, :data:`_KANA_AFTER`: "あのせんしゅう
+    うまいね" names no week); with ``ends`` False, the end is left to what follows (the の
+    of きょねんの夏)."""
+    return f"{_KANA_BEFORE}(?:{words})" + (_KANA_AFTER if ends else "")
+
+
+def kana_word_at(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]``, a word written in hiragana, stands there as a word of its
+    own (:func:`_kana`): せんしゅう in せんしゅう行った, not in あのせんしゅうまいね."""
+    edges = re.compile(_KANA_BEFORE + re.escape(text[start:end]) + _KANA_AFTER)
+    return edges.match(text, start) is not None
+
+
+_YEAR_JA = "去年|昨年|一昨年|おととし|今年|" + _kana("いっさくねん|きょねん|さくねん", ends=False)
+"""A year named before の: 去年, 一昨年, 今年, and in hiragana きょねん, さくねん, いっさくねん."""
+_SEASON_JA = "[春夏秋冬]|" + _kana("なつ|ふゆ")
+"""A season after a year: 夏 or, in hiragana, なつ and ふゆ (not はる or あき, names as often)."""
 _WD_EN = "(?P<wd>" + "|".join(WEEKDAYS_EN) + ")"
 
 # Longest, most specific patterns first: a span matched once is not matched again.
@@ -815,17 +864,15 @@ RULES: list[Rule] = [
     (re.compile(r"旧正月|春節"), _nothing),  # a lunar date: no fixed days
     (re.compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
     (
-        re.compile(r"(?P<p>去年|昨年|一昨年|おととし|今年)の?(?P<m>\d{1,2})月(?P<d>\d{1,2})日"),
+        re.compile(rf"(?P<p>{_YEAR_JA})の?(?P<m>\d{{1,2}})月(?P<d>\d{{1,2}})日"),
         _ja_date,
     ),
     (
-        re.compile(
-            r"(?P<p>去年|昨年|一昨年|おととし|今年)の?(?:年末|暮れ)|(?P<q>一昨年|昨年|去年)末"
-        ),
+        re.compile(rf"(?P<p>{_YEAR_JA})の?(?:年末|暮れ)|(?P<q>一昨年|昨年|去年)末"),
         _year_end,
     ),
     (
-        re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年)の?(?P<h>" + _HOLIDAY_JA + ")"),
+        re.compile(rf"(?P<p>\d{{4}}年|{_YEAR_JA})の?(?P<h>" + _HOLIDAY_JA + ")"),
         _holiday_of_year,
     ),
     (  # marked as still to come: this year's if begun, else a plan
@@ -842,30 +889,33 @@ RULES: list[Rule] = [
         _day_of_month,
     ),
     (
-        re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年)の?(?P<m>\d{1,2})月(?![曜期])"),
+        re.compile(rf"(?P<p>\d{{4}}年|{_YEAR_JA})の?(?P<m>\d{{1,2}})月(?![曜期])"),
         _ja_year_month,
     ),
     (
-        re.compile(r"(?P<p>\d{4}年|去年|昨年|一昨年|おととし|今年|この前の)の?(?P<s>[春夏秋冬])"),
+        re.compile(rf"(?P<p>\d{{4}}年|{_YEAR_JA}|この前の)の?(?P<s>{_SEASON_JA})"),
         _ja_season,
     ),
     (re.compile(r"(?P<s>[春夏冬])休み"), _school_break),
-    (re.compile(r"先週の?" + _WD_JA), _ja_weekday_last_week),  # 先週の金曜, 先週金曜日
+    (  # 先週の金曜, 先週金曜日, せんしゅうの金曜
+        re.compile(r"(?:先週|" + _kana("せんしゅう", ends=False) + ")の?" + _WD_JA),
+        _ja_weekday_last_week,
+    ),
     (re.compile(r"今週の?" + _WD_JA), _ja_weekday_this_week),
     (re.compile(r"(?:この前|こないだ|この間)の" + _WD_JA), _latest_weekday),
     (re.compile(r"(?<![週毎の])" + _WD_JA + r"(?=に|は|の|、|,)"), _past_weekday),  # 火曜に
     (re.compile(r"(?<![今先来毎])(?:週末|土日)"), _past_weekend),
-    (re.compile(r"先週末"), _last_weekend),
+    (re.compile(r"先週末|" + _kana("せんしゅうまつ")), _last_weekend),
     (re.compile(r"今週末"), _this_weekend),
     (re.compile(r"今月末"), _nothing),  # the month's end: still to come, or too near to tell
-    (re.compile(r"先々週|先先週"), _week_offset(-2)),
-    (re.compile(r"先週|せんしゅう(?!らく)"), _week_offset(-1)),  # (not 千秋楽, せんしゅうらく)
+    (re.compile(r"先々週|先先週|" + _kana("せんせんしゅう")), _week_offset(-2)),  # (holds 先週)
+    (re.compile(r"先週|" + _kana("せんしゅう")), _week_offset(-1)),
     (re.compile(r"今週"), _week_offset(0)),
-    (re.compile(r"先々月|先先月"), _month_offset(-2)),
-    (re.compile(r"先月|せんげつ"), _month_offset(-1)),
+    (re.compile(r"先々月|先先月|" + _kana("せんせんげつ")), _month_offset(-2)),
+    (re.compile(r"先月|" + _kana("せんげつ")), _month_offset(-1)),
     (re.compile(r"今月"), _month_offset(0)),
-    (re.compile(r"一昨年|おととし"), _year_offset(-2)),
-    (re.compile(r"去年|昨年|きょねん|さくねん"), _year_offset(-1)),
+    (re.compile(r"一昨年|おととし|" + _kana("いっさくねん")), _year_offset(-2)),
+    (re.compile(r"去年|昨年|" + _kana("きょねん|さくねん")), _year_offset(-1)),
     (re.compile(r"一昨昨日|さきおととい|さきおとつい"), _day_offset(-3)),  # (holds 昨日, おととい)
     (re.compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
     (re.compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),

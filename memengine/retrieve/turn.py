@@ -67,6 +67,7 @@ from .temporal import (
     widen,
     window_filters,
 )
+from .time_rules import kana_word_at
 
 __all__ = ["Decide", "LLMTurn", "PhaseStatus", "Reach", "Refine", "TurnTrace", "llm_window"]
 
@@ -197,6 +198,22 @@ def _latin(char: str) -> bool:
     return char.isascii() and char.isalnum()
 
 
+_MODAL_MAY = re.compile(r"may (?:i|we|you|he|she|they|it)\b")
+"""A question that opens with the modal "may" ("May I ask…", "May we…"), not the month."""
+
+
+_HIRAGANA = re.compile("[ぁ-ゖゝゞー]+")
+
+
+def _modal_may(text: str, start: int) -> bool:
+    """Whether the "may" at ``start`` of ``text`` (as :func:`_plain` gives it) opens a
+    sentence as the modal of a question ("May I ask where we had ramen?"; not "in May I
+    went to Kyoto")."""
+    before = text[:start].rstrip()
+    opens = not before or before[-1] in ".!?。！？"
+    return opens and _MODAL_MAY.match(text, start) is not None
+
+
 def _said_in(
     words: str,
     own: Callable[[], Window | None],
@@ -205,16 +222,22 @@ def _said_in(
 ) -> bool:
     """Whether a time's ``words`` stand in ``text`` (both as :func:`_plain` gives them) as
     words of their own: not the letters of a longer word ("may" in "maybe", "now" in
-    "know") nor part of a longer time the text names (``named``) outside the words' own time
+    "know"; せんしゅう in あのせんしゅうまいね: :func:`kana_word_at`), not the modal "May
+    I…" (:func:`_modal_may`), nor part of a longer time the text names (``named``) outside the words' own time
     (``own``): 昨日 in 一昨日, "yesterday" in "the day before yesterday"; 先週 in 先週の金曜
     still counts. Both are read only when the words stand alone somewhere."""
     longer: dict[str, list[int]] | None = None  # a longer time named: where the words sit in it
     start = text.find(words)
     while start >= 0:
         end, at_next = start + len(words), text.find(words, start + 1)
-        if (_latin(words[0]) and _latin(text[start - 1 : start])) or (
-            _latin(words[-1]) and _latin(text[end : end + 1])
+        if (
+            (_latin(words[0]) and _latin(text[start - 1 : start]))
+            or (_latin(words[-1]) and _latin(text[end : end + 1]))
+            or (words == "may" and _modal_may(text, start))
         ):
+            start = at_next
+            continue
+        if _HIRAGANA.fullmatch(words) and not kana_word_at(text, start, end):
             start = at_next
             continue
         if longer is None:
@@ -455,11 +478,12 @@ class LLMTurn:
                     window = None
             else:
                 kept, unsaid = unsaid_references(refs, [text, *(m.text for m in recent)], now)
-                if unsaid:
-                    words = ", ".join(
-                        repr(" ".join(strip_controls(w).split())[:40]) for w in unsaid
-                    )
+                shown = [" ".join(strip_controls(w).split())[:40] for w in unsaid]
+                if any(shown):
+                    words = ", ".join(repr(w) for w in shown if w)
                     degraded.append(f"expansion: time {words} not in the conversation; ignored")
+                if not all(shown):  # (a reference of no words: nothing to look for)
+                    degraded.append("expansion: a time reference with no words; ignored")
                 window = llm_window(kept, now)
             trace.window_source = "llm" if window is not None else None
         if window is None and own:
