@@ -31,9 +31,11 @@ whatever its length; a line break counts as the one character it is in the memor
 length a quote may reach, so what fitted as a run of spaces still fits (the token budget
 counts the text as shown). Control characters and the marks that reorder text on screen are
 left out of what a memory says; a quoted line that begins as the pack's own lines do
-("Partner: ", "## ", "[PRINCIPLES]") has its label in ‹ › ("‹Partner›: "), and a chat
-template's token is written with ‹ › for its brackets ("‹|im_start|›":
-:func:`.text.untemplated`): what is quoted is stored text, and untrusted.
+("Partner: ", "## ", "[PRINCIPLES]"; "Partner:" alone on its line, "**Partner:**", "> User: ")
+has its label in ‹ › ("‹Partner›: "), and a chat template's token is written with ‹ › for
+its brackets, once ("‹|im_start|›", "‹INST›": :func:`.text.untemplated`): what is quoted is
+stored text, and untrusted. The marks are not counted in the characters a quote may reach
+(the token budget counts them).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from .text import (
     thousands,
     untemplated,
 )
+from .values import closed_values
 
 __all__ = ["build_pack", "render_episode"]
 
@@ -93,13 +96,22 @@ no memory holds one (:func:`.text.readable`), shown as " / " by :func:`_shown`."
 _NAME = r"[^\W\d_][^\s:：/()（）]{0,29}(?: [^\W\d_][^\s:：/()（）]{0,29}){0,2}"
 """A speaker's name as a pasted chat writes it: one to three words, each from a letter
 ("Ken", "Partner", "Message", ユーザー, "Mary Ann")."""
-_POSED = re.compile(
-    rf"(^|{_BREAK})(… )?(#+(?= )|\[[A-Z][A-Z_]{{2,}}\]"
-    rf"|(?:→ ?)?{_NAME}(?: ?[(（][^()（）:：{_BREAK}]{{1,40}}[)）])?(?=: |：))"
+_OWN = "|".join(["User", "Partner", *(k.value.capitalize() for k in EpisodeKind)])
+"""The speakers' labels the pack writes ("User", "Partner", "Message", "Note"…)."""
+_AS = rf"(?: ?[(（][^()（）:：{_BREAK}]{{1,40}}[)）])?(?:\*\*|__)?"
+_LABELLED = (
+    rf"(?:> ?)*(?:\*\*|__)?(?:{_NAME}{_AS}(?=:(?:\*\*|__)? |：)"
+    rf"|(?i:{_OWN}){_AS}(?=:(?:\*\*|__)?{_BREAK}))"
 )
-"""A line of a quote that begins as the pack's own lines do: a speaker's label ("Partner:
-", "Message (Ken): ", ケン：), a heading ("## "), a section ("[PRINCIPLES]"), a reason
-("→ why: "); not a time ("19:30"), a URL ("https://…") nor a bullet ("- api: 8443")."""
+"""A speaker's label as a pasted chat starts a line with it: "Ken: ", "Message (Ken): ",
+ケン：, in bold ("**Partner:**"), after a quote's ">" ("> User: "), or one the pack writes
+alone on its line ("Partner:" above "I promise…"; not a list's heading, "Shopping list:"
+above "milk")."""
+_POSED = re.compile(rf"(^|{_BREAK})(… )?(#+(?= )|\[[A-Z][A-Z_]{{2,}}\]|(?:→ ?)?{_LABELLED})")
+"""A line of a quote that begins as the pack's own lines do: a speaker's label
+(:data:`_LABELLED`), a heading ("## "), a section ("[PRINCIPLES]"), a reason ("→ why: ");
+not a time ("19:30"), a URL ("https://…") nor a bullet ("- api: 8443")."""
+_SPOKEN = re.compile(_LABELLED)
 _HEADER = "[EPISODE_EVIDENCE]"
 _HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
 _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
@@ -191,8 +203,8 @@ WRAP_WIDTH = 40
 def _pieces(text: str) -> list[str]:
     """``text`` in lines that stand alone. A line break ends a piece, except inside Latin
     prose wrapped at a width: a long line that ends mid-sentence, followed by one that
-    goes on in Latin letters and is not a list item or a log line (a bullet, a number, a
-    date)."""
+    goes on in Latin letters and is not a list item, a log line (a bullet, a number, a
+    date) nor a pasted chat's line ("Partner: I promise…", :data:`_LABELLED`)."""
     pieces: list[str] = []
     above = ""
     for line in (raw.strip() for raw in text.splitlines()):
@@ -202,6 +214,7 @@ def _pieces(text: str) -> list[str]:
             and line[:1].isascii()
             and line[:1].isalpha()
             and not _ITEM.match(line)
+            and not _SPOKEN.match(line + _BREAK)  # (as a line of its own)
         )
         if wrapped:
             pieces[-1] = f"{pieces[-1]} {line}"
@@ -333,22 +346,84 @@ def _window(text: str, focus: int, max_chars: int, lead: int | None = None) -> t
     return start, _to(text, cut_at(text, start + max_chars - (1 if start == 0 else 2)), start)
 
 
+_KINDS = {
+    AnswerType.quantity: ("amount",),
+    AnswerType.time: ("time", "date", "day", "weekday", "month"),
+}
+"""The kinds of :func:`.values.closed_values` that answer each kind of question: an amount
+with its currency or unit for "How much…?"; a clock time, a date, a day, a weekday or a
+month for "When…?"."""
+_READ = 16
+"""How far either side of a number :func:`_figures` reads for its lead word and its unit
+("the 6th of September", "120,000 yen")."""
+
+
 def _figures(sentence: str, asked: frozenset[AnswerType]) -> list[tuple[int, int]]:
-    """Where ``sentence`` holds a number written in figures (:data:`_NUMBER`, whole with its
-    sign and unit) that could answer an ``asked`` kind, read with the word before it and the
-    character after: "$1,950" and "12" of "they quoted $1,950 … ready on June 12" for a
-    quantity, "June 12" and "3月" for a time. Numbers in words ("ninety percent", "next
-    Monday") are not among them: prose says "one of", "a couple", "half the time"."""
-    found = []
+    """Where ``sentence`` holds a number written in figures (:data:`_NUMBER`) that states a
+    value of an ``asked`` kind (:func:`.values.closed_values`, the reader the answer judge
+    shares), whole with the words it is read with: "$1,950" and "120,000 yen" for a
+    quantity, "June 12", "6月12日" and "at 3" for a time; not a phone number, a room's, an
+    age, "5th Avenue" nor a year ("555-0199", "room 12", "I'm 35": nothing tells what they
+    count). Numbers in words ("ninety percent", "next Monday") are not among them: prose
+    says "one of", "a couple", "half the time"."""
+    kinds = {k for a in asked for k in _KINDS.get(a, ())}
+
+    def values(lo: int, hi: int) -> set[tuple[str, str]]:
+        """The values of the asked kinds ``sentence[lo:hi]`` states."""
+        return {v for v in closed_values(sentence[lo:hi]) if v[0].split()[0] in kinds}
+
+    found: list[tuple[int, int]] = []
     for m in _EDGED.finditer(sentence):
         s, e = m.span()
         if e - s > _LONGEST or not _FIGURE.fullmatch(m.group()):
             continue
-        before = re.search(r"\S*\s*$", sentence[max(0, s - 12) : s])
-        said = (before.group() if before else "") + sentence[s : e + 1]
-        if carries_any(said, asked):
-            found.append((s, e))
+        lo, hi = max(0, s - _READ), min(len(sentence), e + _READ)
+        own = values(lo, hi) - values(lo, s) - values(e, hi)  # (what the number takes part in)
+        if not own:
+            continue
+        end = next(b for b in range(e, hi + 1) if own <= values(lo, b))
+        start = next(a for a in range(s, lo - 1, -1) if own <= values(a, end))
+        if (start, end) not in found:
+            found.append((start, end))
     return found
+
+
+def _whole_word(
+    text: str, span: tuple[int, int], patterns: Sequence[tuple[re.Pattern[str], int]]
+) -> tuple[int, int]:
+    """``span`` of ``text`` (a match of the query's word) grown to the word it lies in, and
+    on over the query's words that follow it after a space or a hyphen: "dentists" for the
+    "dentist" matched, "laptop repairs" for "laptop"; in Japanese a run of one script,
+    歯医者 for 歯医 (kanji, or katakana; not hiragana, which runs on through particles and
+    verbs)."""
+    s, e = span
+    kind = _script(text[s : s + 1])
+    while kind and s > 0 and _script(text[s - 1]) == kind:
+        s -= 1
+    folded = _fold(text)
+    while True:
+        kind = _script(text[e - 1 : e])
+        while kind and e < len(text) and _script(text[e]) == kind:
+            e += 1
+        at = len(_fold(text[: e + 1]))
+        if text[e : e + 1] not in (" ", "-") or not any(p.match(folded, at) for p, _ in patterns):
+            return s, e
+        e += 2
+
+
+def _script(char: str) -> str | None:
+    """The script of ``char`` a word is written in: "latin" (a letter or a digit), "kanji",
+    "katakana" (ー too); None for any other."""
+    if _LATIN_CHAR.match(char):
+        return "latin"
+    if _KANJI.match(char):
+        return "kanji"
+    if "\u30a0" <= char <= "\u30ff" or "\uff66" <= char <= "\uff9f":
+        return "katakana"
+    return None
+
+
+_LATIN_CHAR = re.compile(r"[0-9A-Za-z\u00c0-\u024f]")
 
 
 def _toward(
@@ -356,10 +431,11 @@ def _toward(
     figures: Sequence[tuple[int, int]],
     shown: tuple[int, int],
     max_chars: int,
-) -> tuple[int, int] | None:
+) -> tuple[int, int, int, int] | None:
     """Where a quote that would show ``shown`` of its text starts instead, as the focus and
     the lead :func:`_window` takes, to show the figure (``figures``, the asked kind's) nearest
-    the query's ``word`` whole and the word with it: "…laptop repair: … they quoted $1,950…"
+    the query's ``word`` (whole: :func:`_whole_word`) whole and the word with it, and the
+    span both take, which the quote must show: "…laptop repair: … they quoted $1,950…"
     for "How much is my laptop repair?", not "…the warranty desk they quoted…". None when
     ``shown`` holds one of them whole already, or none is near enough to show with the word
     in ``max_chars`` (a number far from it, in a long casual Japanese message of many
@@ -371,9 +447,10 @@ def _toward(
     if not near:
         return None
     s, e = min(near, key=lambda f: f[0] - word[1] if f[0] >= word[0] else word[0] - f[1])
+    both = min(s, word[0]), max(e, word[1])
     if s >= word[0]:  # after the word: the window ends at the figure, or past it
-        return word[0], min(max_chars // 4, word[0] - max(0, e - room))
-    return s, min(max_chars // 4, s - max(0, word[1] - room))  # before: it starts before it
+        return word[0], min(max_chars // 4, word[0] - max(0, e - room)), *both
+    return s, min(max_chars // 4, s - max(0, word[1] - room)), *both  # before: starts before it
 
 
 _NUMBER = (
@@ -518,18 +595,22 @@ def _quote(
         if not matched:
             return _around(joined, 0, max_chars)
         base = joined.find(sentences[best])
-        word = _heaviest_span(sentences[best], patterns)
-        at = base + word[0]
+        word = _whole_word(sentences[best], _heaviest_span(sentences[best], patterns), patterns)
+        at = base + _heaviest_at(sentences[best], patterns)
         quote = _around(joined, at, max_chars)
         placed = _toward(
-            (at, base + word[1]),
+            (base + word[0], base + word[1]),
             [(base + s, base + e) for s, e in figures],
             _window(joined, at, max_chars),
             max_chars,
         )
         if placed is None:
             return quote
-        moved = _around(joined, placed[0], max_chars, placed[1])
+        focus, lead, lo, hi = placed
+        start, end = _window(joined, focus, max_chars, lead)
+        if not start <= lo < hi <= end:  # (the word and the figure whole, or no move)
+            return quote
+        moved = _around(joined, focus, max_chars, lead)
         if turn is not None and turn in chosen and whole(quote, turn) and not whole(moved, turn):
             return quote
         return moved
@@ -763,7 +844,12 @@ def _unposed(said: str, own: bool = False) -> str:
     shown " / " starts no turn or section of the pack; the first line is left as it is when
     it names the memory's ``own`` speaker ("Ken: see you", said by Ken)."""
     return _POSED.sub(
-        lambda m: m.group() if own and m.start() == 0 else f"{m[1]}{m[2] or ''}‹{m[3]}›", said
+        lambda m: (
+            m.group()
+            if (own and m.start() == 0) or untemplated(m[3]) != m[3]  # (marked there: once)
+            else f"{m[1]}{m[2] or ''}‹{m[3]}›"
+        ),
+        said,
     )
 
 

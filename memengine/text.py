@@ -361,6 +361,7 @@ def _unmarked(match: re.Match[str]) -> str:
 _TEMPLATE_TOKENS = re.compile(
     r"<[|｜][^<>|｜\s]{1,40}[|｜]>"  # <|im_start|>, <|eot_id|>, <｜begin▁of▁sentence｜>
     r"|<</?SYS>>|\[/?INST\]|</?s>"  # Llama 2's, a sentence's start and end
+    r"|\[/?(?:SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS)\]"  # Mistral's
     r"|<(?:start_of_turn|end_of_turn|bos|eos)>"  # Gemma's
 )
 _TEMPLATE_BRACKETS = str.maketrans("<>[]", "‹›‹›")
@@ -369,8 +370,8 @@ _TEMPLATE_BRACKETS = str.maketrans("<>[]", "‹›‹›")
 def untemplated(text: str) -> str:
     """``text`` (stored, and so untrusted) with the tokens chat templates mark turns with
     written with ‹ › for their brackets: ``<|im_start|>`` as ``‹|im_start|›``, ``[INST]`` as
-    ``‹INST›``, ``</s>`` as ``‹/s›``. A serving stack that renders a template to a string
-    and tokenizes it again would read the token itself as a turn of its own; "<3" and
+    ``‹INST›`` (Mistral's ``[SYSTEM_PROMPT]``, ``[TOOL_CALLS]`` too), ``</s>`` as ``‹/s›``. A
+    serving stack that renders a template to a string and tokenizes it again would read the token itself as a turn of its own; "<3" and
     "a < b" are left as they are."""
     return _TEMPLATE_TOKENS.sub(lambda m: m.group().translate(_TEMPLATE_BRACKETS), text)
 

@@ -46,7 +46,7 @@ from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import counted, prompt_line, query_terms, shell_word
+from ..text import counted, prompt_quote, query_terms, shell_word
 from .answer_match import match_answer, uncommon
 from .strength import impact_of
 
@@ -111,10 +111,11 @@ _NUMBER_TAG = re.compile(r"\[(\s*\d+\s*)\]")
 
 
 def _one_line(text: str) -> str:
-    """``text`` for the judge's prompt: on one line, and a ``[2]`` in it (in any width)
-    written ``(2)``, so that neither the answer nor a memory can pose as a numbered
-    memory or start a list of its own."""
-    return _NUMBER_TAG.sub(r"(\1)", prompt_line(text))
+    """``text`` for the judge's prompt, as the prompts of the LLM steps quote it
+    (:func:`.text.prompt_quote`: on one line, a chat template's token as ``‹|im_start|›``),
+    and a ``[2]`` in it (in any width) written ``(2)``, so that neither the answer nor a
+    memory can pose as a numbered memory, start a list or a turn of its own."""
+    return _NUMBER_TAG.sub(r"(\1)", prompt_quote(text))
 
 
 _LABEL = re.compile(
