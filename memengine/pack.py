@@ -358,14 +358,18 @@ _READ = 16
 ("the 6th of September", "120,000 yen")."""
 
 
-def _figures(sentence: str, asked: frozenset[AnswerType]) -> list[tuple[int, int]]:
+def _figures(
+    sentence: str, asked: frozenset[AnswerType], within: tuple[int, int] | None = None
+) -> list[tuple[int, int]]:
     """Where ``sentence`` holds a number written in figures (:data:`_NUMBER`) that states a
     value of an ``asked`` kind (:func:`.values.closed_values`, the reader the answer judge
     shares), whole with the words it is read with: "$1,950" and "120,000 yen" for a
     quantity, "June 12", "6月12日" and "at 3" for a time; not a phone number, a room's, an
     age, "5th Avenue" nor a year ("555-0199", "room 12", "I'm 35": nothing tells what they
     count). Numbers in words ("ninety percent", "next Monday") are not among them: prose
-    says "one of", "a couple", "half the time"."""
+    says "one of", "a couple", "half the time". With ``within``, only the numbers that
+    begin inside that span (what one quote can reach: a 50 KB paste of figures is not read
+    whole)."""
     kinds = {k for a in asked for k in _KINDS.get(a, ())}
 
     def values(lo: int, hi: int) -> set[tuple[str, str]]:
@@ -373,8 +377,11 @@ def _figures(sentence: str, asked: frozenset[AnswerType]) -> list[tuple[int, int
         return {v for v in closed_values(sentence[lo:hi]) if v[0].split()[0] in kinds}
 
     found: list[tuple[int, int]] = []
-    for m in _EDGED.finditer(sentence):
+    first, last = within if within is not None else (0, len(sentence))
+    for m in _EDGED.finditer(sentence, first):
         s, e = m.span()
+        if s > last:
+            break
         if e - s > _LONGEST or not _FIGURE.fullmatch(m.group()):
             continue
         lo, hi = max(0, s - _READ), min(len(sentence), e + _READ)
@@ -585,7 +592,12 @@ def _quote(
     kept = [i for i, w in enumerate(weights) if w > 0] if matched else [0][: len(sentences)]
 
     answered = matched and carries_any(sentences[best], asked)  # "…they quoted $1,950…"
-    figures = _figures(sentences[best], asked) if answered else []
+    if answered:  # (the figures one quote around the heaviest word can reach)
+        heaviest = _heaviest_at(sentences[best], patterns)
+        reach = (max(0, heaviest - max_chars), heaviest + max_chars)
+        figures = _figures(sentences[best], asked, reach)
+    else:
+        figures = []
 
     def shown(chosen: Sequence[int]) -> str:
         """The quote of the ``chosen`` sentences around the best's heaviest word, moved to
