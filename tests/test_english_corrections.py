@@ -89,6 +89,10 @@ def test_a_plain_wait_changes_nothing(real_mem: Memory, clock: FixedClock) -> No
         "Sorry, I meant Tuesday",
         "Actually, it was Osaka",
         "Actually it's my sister who lives in Kyoto",
+        "Yoga is at 7pm, not 7am.",  # (a written meridiem is its own value)
+        "It's on June 19, not the 12th.",  # (a date's day against a day of the month)
+        "No wait, it's Friday, not Saturday.",  # (a retracting opener, before a plan word)
+        "No wait, I'll go on Friday, not Saturday.",
     ],
 )
 def test_a_correction_is_a_change_word(text: str) -> None:
@@ -140,6 +144,20 @@ def test_a_correction_is_a_change_word(text: str) -> None:
         "Rent is $1,950, not 1,800円",
         # (a list going on)
         "We meet Tuesday, not Monday, and Friday.",
+        # (the same value, or a bare time that may be the written one)
+        "It's Monday, not Monday.",
+        "The dentist is at 19:00, not 7pm.",
+        # (a plan, a maybe, a habit or a request: nothing corrected)
+        "I'll go on Friday, not Saturday.",
+        "I might go Friday, not Saturday.",
+        "Maybe Friday, not Saturday.",
+        "If it's Friday, not Saturday, I'll go.",
+        "Let's meet Friday, not Saturday.",
+        "We should go to Kyoto, not Osaka.",
+        "I usually go on Mondays, not Tuesdays.",
+        "Call me on Monday, not Tuesday.",
+        "Ask Ken, not Mia.",
+        "I won't go Friday, not Saturday.",
         # (an opener with no value nor name after it)
         "Actually, it's fine.",
         "Actually it's been a great day.",

@@ -536,6 +536,72 @@ def test_a_number_with_nothing_to_tell_what_it_counts_takes_no_credit_back(
     assert set(_judged(real_mem, "会場代は$30,000だね", [yen, usd], pair)) == {yen, usd}
 
 
+def test_a_written_meridiem_a_date_and_a_compound_amount_are_values_of_their_own(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """7am is not 7pm (a bare 7時 may be either), a date's day is a day of the month ("June
+    19" sets aside "the 12th"), and 3万5000円 is 35,000円: the answer judge takes back the
+    superseded memory, and keeps both when the answer states the same value."""
+    am, pm, dentist, moved, rent, rent_again = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("My flight is at 7am", "Ok"),
+            ("My flight got moved to 7pm", "Got it"),
+            ("Dentist appointment on the 12th", "Noted"),
+            ("Dentist moved my appointment to June 19", "Noted"),
+            ("家賃は3万5000円", "了解"),
+            ("家賃は35,000円だよ", "わかった"),
+        ],
+    )
+    close = {am: 0.7, pm: 0.7}
+    assert set(_judged(real_mem, "Your flight is at 7pm.", [am, pm], close)) == {pm}
+    close = {dentist: 0.7, moved: 0.7}
+    assert set(_judged(real_mem, "Your dentist is on June 19.", [dentist, moved], close)) == {moved}
+    close = {rent: 0.7, rent_again: 0.7}
+    assert set(_judged(real_mem, "家賃は35,000円だね", [rent, rent_again], close)) == {
+        rent,
+        rent_again,
+    }
+
+
+def test_an_answer_of_two_items_takes_nothing_back_from_the_other(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """ "The gym day pass is $15 now, and your membership still covers classes." names the
+    membership in a clause of its own: the $15 of the day pass does not take back its $50,
+    though both memories say "gym"; an answer of one clause still does."""
+    membership, day_pass = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("My gym membership is $50 a month and covers classes", "Nice"),
+            ("The gym raised its day pass to $15", "Hm"),
+        ],
+    )
+    pair, close = [membership, day_pass], {membership: 0.7, day_pass: 0.7}
+    two = "The gym day pass is $15 now, and your membership still covers classes."
+    assert set(_judged(real_mem, two, pair, close)) == {membership, day_pass}
+    assert set(_judged(real_mem, "Your gym membership is $15 a month now.", pair, close)) == {
+        day_pass
+    }
+
+
+def test_a_long_run_of_numerals_in_an_answer_is_no_value(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """A paste of thousands of kanji numerals is no number (it raised a ValueError through
+    feedback, and took seconds to read): the answer is judged as any other, at once."""
+    real_mem.add_exchange("家賃は3万5000円", "了解")
+    clock.advance(days=1)
+    for answer in ["家賃は" + "一" * 4400 + "円だね", "家賃は" + "一" * 8000]:
+        r = real_mem.retrieve("家賃いくらだっけ？")
+        start = time.perf_counter()
+        real_mem.feedback(r.turn_id, answer=answer, judge="match")
+        assert time.perf_counter() - start < 2.0
+        clock.advance(hours=1)
+
+
 def test_an_english_word_counts_in_another_form(real_mem: Memory, clock: FixedClock) -> None:
     """ "Remember your peanut allergy!" holds "allergic to peanuts" in other forms; one word
     of the memory in another form is still one ("Remember your allergy!"), and a longer

@@ -416,6 +416,15 @@ def test_retrieval_reports_reach_time_and_skips_small_talk(mem: Memory) -> None:
         ("What did I eat after the hike again?", False),
         ("ハーフマラソン走ったあと何食べたっけ？", False),
         ("猫を拾ったって言ったっけ？", False),
+        # (a time set off by a comma is part of the question; a clause that tells is not)
+        ("Last week, what did I do?", True),
+        ("Yesterday, what did I eat?", True),
+        ("In March, what did I do?", True),
+        ("先週末、何してた？", True),
+        ("3月は、何してたっけ", True),
+        ("After the concert, what did I do?", False),
+        ("Last week I went to Kyoto, what did I do?", False),
+        ("Kyoto, what did I do?", False),
     ],
 )
 def test_only_asks_to_recall(text: str, only: bool) -> None:

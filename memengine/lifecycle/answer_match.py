@@ -19,7 +19,7 @@ from ..config import LifecycleConfig
 from ..models import Episode
 from ..retrieve.temporal import find_time_expressions
 from ..text import CJK_CHARACTER, as_a_word, fold, query_terms, sentences
-from ..values import closed_values
+from ..values import closed_values, compared, holds
 from .answer_words import (
     HIRAGANA,
     HIRAGANA_LETTER,
@@ -241,6 +241,26 @@ def _outshone(
     )
 
 
+_ANSWER_CLAUSES = re.compile(r",(?!\d)|[;:!?。、，；！？]|\.(?=\s|$)|\b(?:and|but)\b", re.I)
+"""Where a clause of an answer ends ("The gym day pass is $15 now, and your membership …";
+not the comma of "$1,950")."""
+
+
+def _told_apart(words: set[str], clauses: Sequence[str], kinds: set[str]) -> bool:
+    """Whether the answer's ``clauses`` that state no value of ``kinds`` name a memory (its
+    ``words`` the answer holds) more than those that state one: an answer of two items, "The
+    gym day pass is $15 now, and your membership still covers classes.", tells the $50
+    membership apart from the $15 it states ("membership", "covers", "classes" against
+    "gym"), so it takes nothing back from it."""
+    with_value: set[str] = set()
+    without: set[str] = set()
+    for clause in clauses:
+        named = words & set(query_terms(clause))
+        states = any(kind in kinds for kind, _ in compared(closed_values(clause)))
+        (with_value if states else without).update(named)
+    return len(without - with_value) > len(with_value)
+
+
 def _corrected(answer: str, credited: Sequence[Episode]) -> set[int]:
     """The ``credited`` memories the answer states another value than: it names none of
     the memory's values of a closed kind (:func:`.values.closed_values`: a weekday, a month,
@@ -253,20 +273,24 @@ def _corrected(answer: str, credited: Sequence[Episode]) -> set[int]:
     both and takes neither back, nor does "See you Tuesday!" take back a Monday dentist
     appointment (no other memory of the dentist holds the Tuesday), nor does an age or a
     year take back an amount or a date ("Emma is turning 7" beside a $300 venue: a bare
-    number is no value)."""
-    stated = closed_values(answer)
+    number is no value), nor an answer of two items the memory's own (:func:`_told_apart`:
+    "The gym day pass is $15 now, and your membership still covers classes.")."""
+    stated = compared(closed_values(answer))
     if not stated:
         return set()
-    holds = {ep.id: closed_values(ep.text) for ep in credited}
+    values_of = {ep.id: compared(closed_values(ep.text)) for ep in credited}
     subject = {t for t in query_terms(answer) if not closed_values(t)}
     about = {ep.id: subject & set(query_terms(ep.text)) for ep in credited}
+    clauses = [c for c in _ANSWER_CLAUSES.split(answer) if c.strip()]
     corrected = set()
-    for i, mine in holds.items():
-        if not mine or mine & stated:
+    for i, mine in values_of.items():
+        if not mine or any(holds(stated, value) for value in mine):
             continue
         kinds = {kind for kind, _ in mine}
-        beside = [other for j, other in holds.items() if j != i and about[i] & about[j]]
-        if any(value[0] in kinds and value in other for value in stated for other in beside):
+        beside = [other for j, other in values_of.items() if j != i and about[i] & about[j]]
+        if any(
+            value[0] in kinds and holds(other, value) for value in stated for other in beside
+        ) and not _told_apart(about[i], clauses, kinds):
             corrected.add(i)
     return corrected
 

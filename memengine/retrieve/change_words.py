@@ -140,9 +140,10 @@ def _set_against(x: str, y: str, sentence: str, at_x: int, at_y: int) -> bool:
     word), or two of the family ("my sister, not my brother")."""
     if same_kind_change(y, x):
         return True
+    last = (x.split()[-1].lower().rstrip(".!?"), y.split()[-1].lower().rstrip(".!?"))
     if _names(x, sentence, at_x) and _names(y, sentence, at_y):
-        return x.split()[-1].lower() != y.split()[-1].lower()
-    kin = (x.split()[-1].lower().rstrip(".!"), y.split()[-1].lower().rstrip(".!"))
+        return last[0] != last[1]  # (not "It's Monday, not Monday.")
+    kin = last
     return kin[0] in _KIN and kin[1] in _KIN and kin[0] != kin[1]
 
 
@@ -279,6 +280,36 @@ about I switch"). "anymore" is read the other way (:data:`_NEGATION`)."""
 _MAYBE_BEFORE = re.compile(rf"\b(?:{_MAYBES})\W+(?:\w+\W+){{0,2}}$", re.ASCII | re.IGNORECASE)
 """A maybe, a wish or a plan within three words before a negation ("I might not go anymore",
 "if I don't go to the gym anymore")."""
+
+_NOT_SO = re.compile(
+    r"\b(?:not|never|won't|don't|didn't|doesn't|can't|cannot|wouldn't|shouldn't|will|would"
+    r"|let's|let us|must|usually|always|often|normally|sometimes|generally|prefer|rather"
+    rf"|{_MAYBES})\b|'ll\b|'d\b"
+    r"|^\W*(?:(?:please|just|so|ok|okay|then)\W+)*(?:call|ask|meet|book|bring|take|send|tell"
+    r"|text|email|message|pick|choose|get|buy|put|set|schedule|remind|come|go|do|use|try"
+    r"|order|invite|pay|add|write|note|save|mark|wear|check)\b",
+    re.IGNORECASE,
+)
+"""What makes an "X, not Y" no correction of what is so, anywhere in its clause before the
+"not": a negation, a maybe, a plan, a wish, "will" or "would", a habit, or a request
+("I won't go Friday, not Saturday", "Maybe Friday, not Saturday", "If it's Friday, not
+Saturday, I'll go", "I'll go on Friday, not Saturday", "Let's meet Friday, not Saturday",
+"We should go to Kyoto, not Osaka", "I usually go on Mondays, not Tuesdays", "Call me on
+Monday, not Tuesday", "Ask Ken, not Mia"), as a change word's three words before it
+(:data:`_NOT_BEFORE`) do."""
+
+
+def _not_so(sentence: str, m: re.Match[str]) -> bool:
+    """Whether the correction ``m`` of ``sentence`` is an "X, not Y" (or "not Y but X", "not
+    Y — X", "Y — no, X") told as a maybe, a plan, a habit or a request (:data:`_NOT_SO` in
+    its clause up to its first side), which corrects nothing; an opener that takes back what
+    was said ("no wait, it's Friday, not Saturday") is its own correction, always one."""
+    if m["opener"] or m["bare"]:
+        return False
+    first = next(g for g in ("x1", "y2", "y3", "y4") if m[g] is not None)  # (its first side)
+    lead = f"{_clause_before(sentence[: m.start()])} {m[first]}"
+    return _NOT_SO.search(lead) is not None
+
 
 _NEGATION = re.compile(
     r"\b(?:not|no|never|nothing|nobody|nowhere|neither|nor|hardly|barely|rarely|seldom|cannot"
@@ -497,7 +528,7 @@ def change_sentences(text: str) -> list[str]:
         for m in sorted(found, key=lambda m: m.start()):
             before, after = sentence[: m.start()], sentence[m.end() :]
             if m.re is CORRECTION:
-                if _asks(before):
+                if _asks(before) or _not_so(sentence, m):
                     continue
             elif _ANYMORE.fullmatch(m.group()):
                 amount = " " in m.group() and _AN_AMOUNT.search(before) is not None

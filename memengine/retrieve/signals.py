@@ -24,6 +24,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from ..text import (
     APOSTROPHES,
@@ -34,6 +35,7 @@ from ..text import (
     sentences,
     within,
 )
+from .temporal import find_time_expressions
 
 __all__ = [
     "TermStats",
@@ -569,6 +571,25 @@ _TELLS = re.compile(
 (走ったから, 食べたあと), or a "did I tell you …" that tells (猫拾ったって言ったっけ)."""
 
 
+_ANY_MOMENT = datetime(2999, 12, 31, 12, tzinfo=timezone.utc)
+"""A moment to read time expressions against when only their words matter, not their window
+(a year's last day, so that every month of it, "in March", 3月, is past)."""
+_LEFT_OF_A_TIME = re.compile(r"[\s,、。.!?！？]*(?:(?:には|は|に|も)[\s,、]*)?")
+"""What a clause that is only a time expression may hold beside it: a particle (は, に) and
+a mark (3月は、, "last week,")."""
+
+
+def _only_a_time(clause: str) -> bool:
+    """Whether ``clause`` (normalised) is nothing but a time expression (:func:`.temporal.
+    find_time_expressions`) and a particle: "last week", "in march", 先週末, 3月は; not
+    "after the concert", "last week i went"."""
+    found = find_time_expressions(clause, _ANY_MOMENT)
+    rest = clause
+    for expression in found:
+        rest = rest.replace(expression.surface, " ", 1)
+    return bool(found) and _LEFT_OF_A_TIME.fullmatch(rest) is not None
+
+
 def only_asks_to_recall(text: str) -> bool:
     """Whether ``text`` does nothing but ask to be reminded of the user's own past or
     facts: at most :data:`RECALL_ONLY_CHARS`, it holds a recall form
@@ -579,13 +600,15 @@ def only_asks_to_recall(text: str) -> bool:
     first marathon?", なんで昨日の面接で落ちたんだろう？), a plan or a request ("What should I
     cook on Saturday?", "Can you remind me to call mom?"), nor one beside a statement
     ("Baked bread today. What did I do last week?"); chat words tell nothing ("Hmm, what
-    did I do?")."""
+    did I do?"), nor a time set off by a comma ("Last week, what did I do?", 先週末、何してた？:
+    :func:`_only_a_time`)."""
     if len(text) > RECALL_ONLY_CHARS:
         return False
     norm = unicodedata.normalize("NFKC", text).lower().translate(APOSTROPHES).strip()
     clauses = [c for s in sentences(norm) for c in _CLAUSE.split(s)]
     recalls = [c for c in clauses if _EN_RECALL_FORM.search(c) or _JA_RECALL_FORM.search(c)]
-    told = [c for c in clauses if content_terms(c)]  # ("hey!", "hmm," ねえ tell nothing)
+    # ("hey!", "hmm," ねえ tell nothing, nor a time set off by a comma: "Last week, what …")
+    told = [c for c in clauses if content_terms(c) and not _only_a_time(c)]
     if not recalls or any(c not in recalls for c in told):
         return False
     return not any(_TELLS.search(c) for c in clauses)
