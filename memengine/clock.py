@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone, tzinfo
 
 from .errors import InvalidInput
+from .text import shown_value
 
 __all__ = [
     "Clock",
@@ -101,7 +102,7 @@ def parse_iso(value: str) -> datetime:
     as a day of 1775). A ``ValueError`` for anything else (a week or ordinal date too)."""
     m = _ISO.fullmatch(value.strip())
     if m is None:
-        raise ValueError(f"not an ISO 8601 time: {value!r}")
+        raise ValueError(f"not an ISO 8601 time: {shown_value(value)}")
     year, month, day, hour, minute, second, fraction, zone = m.groups()
     tz: tzinfo | None = None
     if zone is not None:
@@ -146,14 +147,14 @@ def time_text(value: str) -> datetime:
         return parse_iso(value)
     except ValueError as exc:
         if _ISO.fullmatch(value.strip()):  # written as a time, but no such day (2026-02-30)
-            raise ValueError(f"no such time: {typed!r} ({exc})") from None
+            raise ValueError(f"no such time: {shown_value(typed)} ({exc})") from None
         value = typed  # (said as it was typed)
         if _NUMBER.fullmatch(value):
             raise ValueError(
-                f"a time as ISO 8601 text (2026-04-01T08:30:00Z, or 20260401), not {value!r}: "
-                "memengine reads no Unix timestamp"
+                "a time as ISO 8601 text (2026-04-01T08:30:00Z, or 20260401), not "
+                f"{shown_value(value)}: memengine reads no Unix timestamp"
             ) from None
-        raise ValueError(f"not an ISO 8601 time: {value!r}") from None
+        raise ValueError(f"not an ISO 8601 time: {shown_value(value)}") from None
 
 
 def iso_text(moment: datetime) -> str:

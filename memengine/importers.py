@@ -33,7 +33,7 @@ from .config import ends_as_a_folder
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
 from .store.migrate import SQLITE_HEADER
-from .text import json_escaped, shown_name
+from .text import SHOWN_VALUE_CHARS, json_escaped, preview, shown_name, shown_value
 
 __all__ = [
     "ImportedFile",
@@ -48,6 +48,7 @@ __all__ = [
     "read_locomo",
     "read_memsets",
     "read_stream",
+    "why_not_json",
 ]
 
 Format = Literal["jsonl", "locomo", "memsets"]
@@ -97,7 +98,7 @@ def _refuse_database(path: Path) -> None:
         )
 
 
-def _why_not_json(exc: Exception) -> str:
+def why_not_json(exc: Exception) -> str:
     """What ``exc``, raised reading a JSON file, says went wrong, in the file's terms: Python
     refuses a number of more than 4,300 digits with advice for programmers
     (``sys.set_int_max_str_digits``), which is here "a number of N digits"."""
@@ -120,11 +121,13 @@ def _format_by_content(path: Path) -> Format:
             return "jsonl"
         raise InvalidInput(f"{path}: not a JSON or JSONL file ({exc})") from exc
     except UnicodeDecodeError as exc:  # (Shift_JIS, as Japanese Windows tools save by default)
+        if wide_codec(raw) is None:  # (named by its line, as read_jsonl names it)
+            raise _not_utf8(path, exc) from exc
         raise InvalidInput(
             f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start:,}): save it as UTF-8"
         ) from exc
     except (OSError, ValueError) as exc:  # a number of 5,000 digits
-        raise InvalidInput(f"{path}: not a JSON or JSONL file ({_why_not_json(exc)})") from exc
+        raise InvalidInput(f"{path}: not a JSON or JSONL file ({why_not_json(exc)})") from exc
     except RecursionError as exc:
         raise InvalidInput(f"{path}: not a JSON file memengine reads: nested too deeply") from exc
     if isinstance(data, dict) and "occurred_at" in data:  # a one-line export
@@ -147,7 +150,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
         twice = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
-        raise ValueError(f"the key {twice!r} is given twice")
+        raise ValueError(f"the key {shown_value(twice)} is given twice")
     return out
 
 
@@ -197,7 +200,8 @@ def read_jsonl(
                 if unknown:  # a misspelt "sensitivity" would store a secret as level 0
                     raise InvalidInput(
                         f"{path}:{number}: invalid episode: unknown field "
-                        f"{', '.join(map(repr, unknown))} (known: {', '.join(sorted(_JSONL_FIELDS))})"
+                        f"{', '.join(map(shown_value, unknown[:5]))}{' …' * (len(unknown) > 5)} "
+                        f"(known: {', '.join(sorted(_JSONL_FIELDS))})"
                     )
                 fields = {k: v for k, v in raw.items() if k in _JSONL_FIELDS}
                 try:
@@ -245,7 +249,7 @@ def read_jsonl(
         except OSError as exc:  # (a failing disk, a network mount gone: a read, not an output)
             raise unreadable(path, exc) from exc
         except ValueError as exc:  # not JSON, a duplicate key, a number of 5,000 digits
-            raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
+            raise InvalidInput(f"{path}:{number}: invalid episode: {why_not_json(exc)}") from exc
     _refuse_merging(path, named)
 
 
@@ -282,7 +286,8 @@ def _first_line_not_utf8(path: Path) -> tuple[int, str, bool] | None:
                     piece.decode("utf-8")
                 except UnicodeDecodeError as bad:
                     last = piece is pieces[-1] and not fh.read(1)
-                    return number, bad.reason, last and bad.end == len(piece)
+                    ends = bad.reason == "unexpected end of data"  # (not a byte \xff)
+                    return number, bad.reason, last and ends and bad.end == len(piece)
     return None
 
 
@@ -314,7 +319,7 @@ def parse_locomo_date(text: str) -> datetime:
     try:
         return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
     except ValueError as exc:
-        raise InvalidInput(f"unrecognised LoCoMo date: {text!r}") from exc
+        raise InvalidInput(f"unrecognised LoCoMo date: {shown_value(text)}") from exc
 
 
 def locomo_turn_text(turn: dict[str, Any]) -> str:
@@ -364,9 +369,8 @@ def read_locomo(sample: dict[str, Any], *, agent: str = "default") -> Iterator[N
         when = conv[f"session_{n}_date_time"]
         if not isinstance(when, str):  # (5 or null: no date to read, not a Python error)
             raise InvalidInput(
-                f'session_{n}_date_time: a date as text ("1:56 pm on 8 May, 2023"), not {when!r}'[
-                    :300
-                ]
+                f'session_{n}_date_time: a date as text ("1:56 pm on 8 May, 2023"), '
+                f"not {shown_value(when)}"
             )
         try:
             start = parse_locomo_date(when)
@@ -421,9 +425,13 @@ def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Ite
             if lacks:
                 raise InvalidInput(f"{where}: has no {lacks[0]!r}")
             if not _an_id(ex["id"]):
-                raise InvalidInput(f"{named} exchange {n + 1}: id is text, not {ex['id']!r}")
+                raise InvalidInput(
+                    f"{named} exchange {n + 1}: id is text, not {shown_value(ex['id'])}"
+                )
             if not isinstance(ex["at"], str):  # (pydantic would read a number as epoch seconds)
-                raise InvalidInput(f"{where}: at: a time as ISO 8601 text, not {ex['at']!r}")
+                raise InvalidInput(
+                    f"{where}: at: a time as ISO 8601 text, not {shown_value(ex['at'])}"
+                )
             try:
                 at = time_text(ex["at"])
                 yield NewEpisode(
@@ -446,8 +454,11 @@ def read_memsets(conversation: dict[str, Any], *, agent: str = "default") -> Ite
 
 def _shown_id(value: object) -> str:
     """A record's id as a message names it: text as :func:`.text.shown_name` shows a name
-    (one line, ``$'e\\n1'`` for an id holding a line break), anything else as it prints."""
-    return shown_name(value) if isinstance(value, str) else str(value)
+    (one line, ``$'e\\n1'`` for an id holding a line break), anything else as it prints;
+    either within :data:`.text.SHOWN_VALUE_CHARS` (an id of 100,000 characters is cut, "…")."""
+    if isinstance(value, str):
+        return shown_name(preview(value, SHOWN_VALUE_CHARS))
+    return shown_value(value)
 
 
 def _an_id(value: object) -> bool:
@@ -497,11 +508,17 @@ def read_conversations(
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except OSError as exc:  # (a failing disk, a network mount gone: a read, not an output)
         raise unreadable(path, exc) from exc
+    except UnicodeDecodeError as exc:  # (read_file has found it UTF-8: called on its own)
+        raise _not_utf8(path, exc) from exc
+    except ValueError as exc:  # not JSON, a number of 5,000 digits
+        raise InvalidInput(f"{path}: not a JSON file ({why_not_json(exc)})") from exc
+    except RecursionError as exc:
+        raise InvalidInput(f"{path}: not a JSON file memengine reads: nested too deeply") from exc
 
     def owner(conversation_id: object) -> str:
         if per_conversation and not _an_id(conversation_id):  # (not an agent "default/None")
             raise InvalidInput(
-                f"a conversation's id names its agent: text, not {conversation_id!r}"
+                f"a conversation's id names its agent: text, not {shown_value(conversation_id)}"
             )
         return f"{agent}/{conversation_id}" if per_conversation else agent
 
@@ -517,7 +534,8 @@ def read_conversations(
                 try:
                     episodes.extend(read_locomo(sample, agent=name))
                 except InvalidInput as exc:
-                    raise InvalidInput(f"sample {sample.get('sample_id', k + 1)}: {exc}") from exc
+                    which = _shown_id(sample.get("sample_id", k + 1))
+                    raise InvalidInput(f"sample {which}: {exc}") from exc
         else:
             if not isinstance(data, dict):
                 raise TypeError(f"a memsets file is an object, not a {type(data).__name__}")

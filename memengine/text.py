@@ -47,6 +47,7 @@ __all__ = [
     "scrub",
     "shell_word",
     "shown_name",
+    "shown_value",
     "thousands",
     "within",
 ]
@@ -781,6 +782,25 @@ def preview(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     return text[: near_cut(text, max_chars)] + "…"
+
+
+SHOWN_VALUE_CHARS = 80
+"""The most characters of a value a message echoes (:func:`shown_value`)."""
+
+
+def shown_value(value: object, max_chars: int = SHOWN_VALUE_CHARS) -> str:
+    """A value an error message echoes (a date, an id, a key of a file read), as Python
+    writes it (``'8 May'``, ``5``, ``None``), its first ``max_chars`` characters and its
+    length when it is longer: a date of 100,000 characters is named on a line, not a page
+    (``'xxxx…' (100,000 characters)``)."""
+    try:
+        said = repr(value)
+    except ValueError:  # (an int of over 4,300 digits)
+        return "a number too long to show"
+    if len(said) <= max_chars:
+        return said
+    size = len(value) if isinstance(value, str) else len(said)
+    return f"{preview(said, max_chars)} ({size:,} characters)"
 
 
 NEAR_CUT_CHARS = 8

@@ -220,3 +220,106 @@ def test_a_number_too_long_to_read_is_named_in_the_files_terms(mem: Memory, tmp_
         mem.import_(long)
     assert "sys." not in str(caught.value)
     assert mem.store.count() == 0
+
+
+def _line(**more: object) -> str:
+    episode = {"content": "猫の話", "kind": "fact", "occurred_at": T0.isoformat()} | more
+    return json.dumps(episode, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("line", [1, 2])
+def test_a_jsonl_number_too_long_to_read_is_named_by_its_line(
+    mem: Memory, tmp_path: Path, line: int, cli_env: None
+) -> None:
+    """A JSONL line said "Exceeds the limit (4300 digits) … use sys.set_int_max_str_digits()"
+    (the length was named only where the format is detected); also from standard input."""
+    lines = [_line(), _line()]
+    lines[line - 1] = lines[line - 1][:-1] + ', "importance": ' + "9" * 5000 + "}"
+    body = "\n".join(lines) + "\n"
+    path = tmp_path / "big.jsonl"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(InvalidInput) as caught:
+        mem.import_(path)
+    assert str(caught.value) == f"{path}:{line}: invalid episode: a number of 5,000 digits"
+    assert mem.store.count() == 0
+    piped = CliRunner().invoke(app, ["import", "-", "--db", str(tmp_path / "p.db")], input=body)
+    assert piped.exit_code == 1
+    assert "a number of 5,000 digits" in piped.output and "sys." not in piped.output
+    if line == 2:  # (on line 1, with no name to tell JSONL, it is "not a JSON or JSONL file")
+        assert "<stdin>:2: invalid episode: a number of 5,000 digits" in piped.output
+
+
+def test_an_evaluation_file_with_a_number_too_long_to_read_names_its_length(
+    tmp_path: Path,
+) -> None:
+    from memengine.errors import EvaluationError
+    from memengine.evaluation.files import load_json
+
+    data = tmp_path / "set.json"
+    data.write_text('{"conversations": [{"id": ' + "9" * 5000 + "}]}", encoding="utf-8")
+    with pytest.raises(EvaluationError, match=r"set\.json: cannot read JSON \(a number of 5,000"):
+        load_json(data)
+    data.write_text('{"conversations": [{"id": ' + "9" * 4000 + "}]}", encoding="utf-8")
+    assert load_json(data)["conversations"][0]["id"] == int("9" * 4000)  # (within Python's limit)
+
+
+def test_a_long_value_is_echoed_cut_to_a_line(mem: Memory, tmp_path: Path) -> None:
+    """A LoCoMo date of 100,000 characters gave an error line of 100,087; a short one is
+    still shown whole."""
+    long = _locomo(
+        tmp_path / "l.json", {"session_1": [_turn()], "session_1_date_time": "x" * 100_000}
+    )
+    with pytest.raises(InvalidInput) as caught:
+        mem.import_(long)
+    said = str(caught.value)
+    assert len(said) < 300 and said.endswith("date: '" + "x" * 79 + "… (100,000 characters)"), said
+    short = _locomo(tmp_path / "s.json", {"session_1": [_turn()], "session_1_date_time": "昨日"})
+    with pytest.raises(InvalidInput, match=r"unrecognised LoCoMo date: '昨日'$"):
+        mem.import_(short)
+    exchange = {"id": "e1", "at": "y" * 100_000, "user": "hello", "partner": "hi"}
+    sets = tmp_path / "m.json"
+    sets.write_text(
+        json.dumps({"conversations": [{"id": "c", "sessions": [{"exchanges": [exchange]}]}]})
+    )
+    with pytest.raises(InvalidInput, match=r"not an ISO 8601 time: 'y+… \(100,000 characters\)$"):
+        mem.import_(sets)
+    key = tmp_path / "k.jsonl"  # an unknown field of 100,000 characters
+    key.write_text(json.dumps({"content": "a", "kind": "fact", "z" * 100_000: 1}) + "\n")
+    with pytest.raises(InvalidInput) as caught:
+        mem.import_(key)
+    assert "unknown field 'zzz" in str(caught.value) and len(str(caught.value)) < 400
+    assert mem.store.count() == 0
+
+
+def test_a_byte_no_character_begins_with_is_not_called_cut_off(mem: Memory, tmp_path: Path) -> None:
+    """A last byte \\xff said "the file ends inside a character, it looks cut off"; no UTF-8
+    character holds it, so the file is in another encoding, not cut."""
+    path = tmp_path / "ff.jsonl"
+    path.write_bytes((_line() + "\n").encode() + b"\xff")
+    with pytest.raises(InvalidInput) as caught:
+        mem.import_(path)
+    assert str(caught.value) == f"{path}:2: not UTF-8 text (invalid start byte): save it as UTF-8"
+
+
+@pytest.mark.parametrize("name", ["-", "cut.json"])
+def test_standard_input_and_any_name_cut_inside_a_character_name_the_line(
+    tmp_path: Path, cli_env: None, name: str
+) -> None:
+    """From `import -` (or a file not named .jsonl) it said "<stdin>: not UTF-8 text
+    (unexpected end of data at byte 936): save it as UTF-8": no line, no "cut off"."""
+    whole = "".join(_line(content=f"猫の話 {i}") + "\n" for i in range(3)).encode()
+    cut = whole[: whole.rindex("猫".encode()) + 2]  # 2 of the 3 bytes of 猫, on line 3
+    (tmp_path / "cut.json").write_bytes(cut)
+    db = str(tmp_path / "c.db")
+    done = CliRunner().invoke(app, ["import", name, "--db", db], input=cut if name == "-" else None)
+    shown = "<stdin>" if name == "-" else "cut.json"
+    assert done.exit_code == 1
+    assert f"{shown}:3: not UTF-8 text (unexpected end of data): " in done.output
+    assert "looks cut off" in done.output
+    sjis = whole.replace("猫の話 1".encode(), "猫の話 1".encode("cp932"))  # line 2, not cut
+    (tmp_path / "cut.json").write_bytes(sjis)
+    done = CliRunner().invoke(
+        app, ["import", name, "--db", db], input=sjis if name == "-" else None
+    )
+    assert f"{shown}:2: not UTF-8 text (" in done.output and "save it as UTF-8" in done.output
+    assert "cut off" not in done.output

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvaluationError, InvalidInput
-from ..importers import read_bounded, wide_codec
+from ..importers import read_bounded, why_not_json, wide_codec
 
 __all__ = ["load_json", "select_conversations"]
 
@@ -25,8 +25,8 @@ def load_json(path: Path) -> Any:
         raise EvaluationError(f"no such file: {path}") from exc
     except InvalidInput as exc:
         raise EvaluationError(str(exc)) from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EvaluationError(f"{path}: cannot read JSON ({exc})") from exc
+    except (OSError, ValueError) as exc:  # (not UTF-8, not JSON, a number of 5,000 digits)
+        raise EvaluationError(f"{path}: cannot read JSON ({why_not_json(exc)})") from exc
     except RecursionError as exc:
         raise EvaluationError(f"{path}: cannot read JSON (nested too deeply)") from exc
 
