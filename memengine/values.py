@@ -1,7 +1,8 @@
 """Values of a closed kind a text states, in English and Japanese: a weekday (Monday, "Tue",
 火曜日), a month (March, 3月), a date ("June 6", 6月6日), a day of the month ("the 19th",
 19日), a clock time (7pm, 19:00, noon, "half past seven", 午後7時半) and an amount, a number
-with its currency or unit ($1,950, 3万円, "120,000 yen", 5 kg). What one value sets aside is
+with its currency or unit ($1,950, 3万円, "120,000 yen", 5 kg, "$2 million", "$15/day"); a
+range has both ends (7-9pm, 1〜2万円). What one value sets aside is
 another of the same kind: the answer judge (:mod:`.lifecycle.answer_match`) and the English
 corrections of :mod:`.retrieve.change_words` ("it's Tuesday, not Monday") both read them
 here. A bare number is none (an age "turning 7", 7歳, a year, 3時間, "3 hours", 5日前, 3日目,
@@ -70,8 +71,11 @@ run of digits whole, so that a failed reading is not tried again split)."""
 _ALONE = r"(?<![A-Za-z0-9.,/:\-])"
 """Where a number starts: not inside a longer one, a code or a phone number ("A320",
 "090-1234-5678", "3/14")."""
-_DONE = r"(?![A-Za-z0-9/\-]|[.,:]\d)"
-"""Where a number ends: not inside a longer one ("1,2,3", "3/14", "12-34")."""
+_DONE = r"(?![A-Za-z0-9\-]|/(?![A-Za-z])|[.,:]\d)"
+"""Where a number ends: not inside a longer one ("1,2,3", "3/14", "12-34"); a unit it is paid
+by may follow ("$15/day", "$1,950/mo")."""
+_LARGE_WORD = r"\s?(?i:thousand|million|billion)\b"
+"""A word that multiplies an amount ("$2 million", "$1.2 billion", "3 thousand dollars")."""
 _TO = r"\s?[-\u2013~〜]\s?"
 """The dash of a range ("$300-400", 300〜400ドル): both of its ends are values."""
 
@@ -131,11 +135,15 @@ _MERIDIEM = r"[apAP]\.?[mM]\b\.?"
 _VALUES = re.compile(
     # an amount: $1,950, ¥3,000, 1,950円, 3万円, 3万5000円, 1.5万円, 十二万円, "120,000 yen",
     # 5 kg, $2k, $1.2m, "2.5k dollars", $300-400 (both ends)
-    rf"(?P<sign>[$¥￥£€])\s?(?P<sn>{_NUMBER})(?P<sk>[kKmM](?![A-Za-z])|万)?"
-    rf"(?:{_TO}[$¥￥£€]?(?P<sn2>{_NUMBER})(?P<sk2>[kKmM](?![A-Za-z])|万)?)?{_DONE}"
-    rf"|{_ALONE}(?P<un>{_JA_AMOUNT})(?:{_TO}(?P<un2>{_JA_AMOUNT}))?(?P<uk>[kK])?\s?"
+    rf"(?P<sign>[$¥￥£€])\s?(?P<sn>{_NUMBER})(?P<sk>[kKmM](?![A-Za-z])|万|{_LARGE_WORD})?"
+    rf"(?:{_TO}[$¥￥£€]?(?P<sn2>{_NUMBER})(?P<sk2>[kKmM](?![A-Za-z])|万|{_LARGE_WORD})?)?{_DONE}"
+    rf"|{_ALONE}(?P<un>{_JA_AMOUNT})(?:{_TO}(?P<un2>{_JA_AMOUNT}))?(?P<uk>[kK]|{_LARGE_WORD})?\s?"
     r"(?P<unit>円|ドル|ユーロ|キロ|(?i:usd|jpy|gbp|eur|dollars?|bucks|yen|euros?|kgs?|kilos?"
     r"|km|cm|miles?|lbs?|pounds?)\b)"
+    # a range of clock times, both ends: 7-9pm, 9am-5pm, 10:00-11:30 (not "12-34", "3-4")
+    rf"|{_TIME_ALONE}(?P<rh>\d{{1,2}})(?::(?P<rm>[0-5]\d))?(?:\s?(?P<ram>{_MERIDIEM}))?{_TO}"
+    rf"(?P<rh2>\d{{1,2}})(?::(?P<rm2>[0-5]\d))?(?![\d:])(?:\s?(?P<ram2>{_MERIDIEM}))?"
+    r"(?(ram2)|(?(rm)(?(rm2)|(?!))|(?!)))"
     # a clock time: 7pm, 7 P.M., 7:30 p.m., 7.30pm, 19:00, "at 3" ending its clause, noon,
     # midnight, "half past seven", 午後7時半, 三時, 7時30分, 正午 (not 3時間, a duration)
     rf"|{_TIME_ALONE}(?P<h>\d{{1,2}})(?::(?P<m>[0-5]\d)(?![\d:])(?:\s?(?P<mam>{_MERIDIEM}))?"
@@ -218,8 +226,16 @@ def _ja_number(text: str) -> float | None:
     return total + section + (current or 0)
 
 
-_SUFFIXES = {"k": 1_000, "m": 1_000_000, "万": 10_000}
-"""What a letter or a 万 after an amount multiplies it by ($2k, $1.2m, ¥3万)."""
+_SUFFIXES = {
+    "k": 1_000,
+    "m": 1_000_000,
+    "万": 10_000,
+    "thousand": 1_000,
+    "million": 1_000_000,
+    "billion": 1_000_000_000,
+}
+"""What a letter, a word or a 万 after an amount multiplies it by ($2k, $1.2m, "$2 million",
+¥3万)."""
 
 
 def _amount(number: str, suffix: str | None = None) -> str | None:
@@ -228,8 +244,45 @@ def _amount(number: str, suffix: str | None = None) -> str | None:
     value = _ja_number(number)
     if value is None:
         return None
-    value *= _SUFFIXES.get((suffix or "").lower(), 1)
+    value *= _SUFFIXES.get((suffix or "").strip().lower(), 1)
     return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def _range_amounts(
+    low: str, low_suffix: str | None, high: str | None, high_suffix: str | None
+) -> list[str]:
+    """The amounts of a range's two ends as read (:func:`_amount`), the high end's multiplier
+    applied to a bare low end when that makes an ordered range: 1〜2万円 "10000" and "20000",
+    $5-10k "5000" and "10000" (not $500-1k: 500 thousand is more than 1k)."""
+    ends = [_amount(low, low_suffix)]
+    if high is not None:
+        ends.append(_amount(high, high_suffix))
+        top = ends[1]
+        if low_suffix is None and top is not None:
+            if high_suffix is not None:
+                wider = _amount(low, high_suffix)  # ($5-10k)
+            elif high[-1] in "万億千百" and not any(c in "万億千百十" for c in low):
+                wider = _amount(low + high[-1])  # (1〜2万円, 1〜2千円)
+            else:
+                wider = None
+            if wider is not None and float(wider) <= float(top):
+                ends[0] = wider
+    return [end for end in ends if end is not None]
+
+
+def _range_times(start: tuple[int, int, str | None], end: tuple[int, int, str | None]) -> list[str]:
+    """The clock times of a range's two ends (hour, minute and half of the day as written),
+    the end's half applied to a bare start when that makes an ordered range: 7-9pm "19:00"
+    and "21:00", 11-1pm a bare 11 and "13:00"; none for an hour no clock shows."""
+    (hour, minute, half), (hour2, minute2, half2) = start, end
+    if not all(1 <= h <= 12 if m else h <= 24 for h, m in ((hour, half), (hour2, half2))):
+        return []
+    if half is None and half2 is not None and hour <= 12:
+        starts, ends = _clock(hour, minute, half2), _clock(hour2, minute2, half2)
+        as_minutes = [int(t.split(":")[0]) * 60 + int(t.split(":")[1]) for t in (starts, ends)]
+        if as_minutes[0] < as_minutes[1]:
+            half = half2
+    return [_clock(hour, minute, half), _clock(hour2, minute2, half2)]
 
 
 def _clock(hour: int, minute: int, half: str | None = None) -> str:
@@ -265,14 +318,19 @@ def closed_values(text: str) -> set[tuple[str, str]]:
         if m["sign"] or m["unit"]:
             sign = _CURRENCIES[(m["sign"] or m["unit"]).lower()]
             ends = (
-                [(m["sn"], m["sk"]), (m["sn2"], m["sk2"])]
+                _range_amounts(m["sn"], m["sk"], m["sn2"], m["sk2"])
                 if m["sign"]
-                else [(m["un"], m["uk"]), (m["un2"], m["uk"])]
+                else _range_amounts(m["un"], m["uk"], m["un2"], m["uk"] if m["un2"] else None)
             )
-            for number, suffix in ends:
-                value = _amount(number, suffix) if number else None
-                if value is not None:
-                    values.add((f"amount {sign}", value))
+            values.update((f"amount {sign}", value) for value in ends)
+        elif m["rh"]:
+            values.update(
+                ("time", value)
+                for value in _range_times(
+                    (int(m["rh"]), int(m["rm"] or 0), m["ram"] and m["ram"][0].lower()),
+                    (int(m["rh2"]), int(m["rm2"] or 0), m["ram2"] and m["ram2"][0].lower()),
+                )
+            )
         elif m["h"]:
             hour = int(m["h"])
             half = m["mam"] or m["dam"] or m["am"]

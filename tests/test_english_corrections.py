@@ -93,6 +93,21 @@ def test_a_plain_wait_changes_nothing(real_mem: Memory, clock: FixedClock) -> No
         "It's on June 19, not the 12th.",  # (a date's day against a day of the month)
         "No wait, it's Friday, not Saturday.",  # (a retracting opener, before a plan word)
         "No wait, I'll go on Friday, not Saturday.",
+        # (what a thing will be is so; a noun or a name is no request)
+        "The party will be on Saturday, not Friday.",
+        "The meeting will be at 3pm, not 2pm.",
+        "My rent will be $1,950, not $1,800.",
+        "Oops, the wedding will be on June 19, not June 12.",
+        "Book club is on Thursday, not Wednesday.",
+        "Check-in is at 3pm, not 2pm.",
+        "Pick-up is at 4pm, not 5pm.",
+        "Check-up is on the 19th, not the 12th.",
+        "Meet-up is on Friday, not Thursday.",
+        "Pay day is the 25th, not the 20th.",
+        "Mark's birthday is June 19, not June 12.",
+        "Take-off is at 7am, not 7pm.",
+        "Don't forget it's Tuesday, not Monday.",
+        "Yoga is usually on Tuesdays, not Mondays.",
     ],
 )
 def test_a_correction_is_a_change_word(text: str) -> None:
@@ -158,6 +173,11 @@ def test_a_correction_is_a_change_word(text: str) -> None:
         "Call me on Monday, not Tuesday.",
         "Ask Ken, not Mia.",
         "I won't go Friday, not Saturday.",
+        "Book it for Friday, not Saturday.",
+        "Check the 19th, not the 12th.",
+        "We'll meet on Friday, not Saturday.",
+        "Go on Friday, not Saturday.",
+        "It's $2 million, not $2m.",  # (the same amount)
         # (an opener with no value nor name after it)
         "Actually, it's fine.",
         "Actually it's been a great day.",

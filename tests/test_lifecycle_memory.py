@@ -587,6 +587,30 @@ def test_an_answer_of_two_items_takes_nothing_back_from_the_other(
     }
 
 
+def test_one_item_told_over_two_clauses_is_still_taken_back(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """ "Your membership is $60 now, but it still covers classes." names the membership in
+    the clause of its value: the stale $50 membership is set aside though its other words
+    ("covers classes") are in a clause with no value (the gym day pass, another item, is
+    told apart: :func:`test_an_answer_of_two_items_takes_nothing_back_from_the_other`)."""
+    old, new = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("My gym membership is $50 a month and covers classes", "Nice"),
+            ("My gym membership went up to $60", "Oh no"),
+        ],
+    )
+    pair, close = [old, new], {old: 0.7, new: 0.7}
+    for answer in [
+        "Your membership is $60 now, but it still covers classes.",
+        "Your membership is $60 now and it covers classes.",
+        "Your membership is $60 now; it still covers classes.",
+    ]:
+        assert set(_judged(real_mem, answer, pair, close)) == {new}, answer
+
+
 def test_a_long_run_of_numerals_in_an_answer_is_no_value(
     real_mem: Memory, clock: FixedClock
 ) -> None:

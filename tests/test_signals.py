@@ -425,6 +425,18 @@ def test_retrieval_reports_reach_time_and_skips_small_talk(mem: Memory) -> None:
         ("After the concert, what did I do?", False),
         ("Last week I went to Kyoto, what did I do?", False),
         ("Kyoto, what did I do?", False),
+        ("On Monday, what did I do?", True),
+        ("月曜、何したっけ？", True),
+        ("月曜日は、何したっけ？", True),
+        ("Today, what did I do?", True),
+        ("Earlier today, what did I eat?", True),
+        ("On June 6, what did I do?", True),
+        ("On the 19th, what did I do?", True),
+        ("Recently, what did I say?", True),
+        ("Yesterday morning, what did I do?", True),
+        ("On the way, what did I do?", False),
+        ("At the gym, what did I do?", False),
+        ("Monday I went to Kyoto, what did I do?", False),
     ],
 )
 def test_only_asks_to_recall(text: str, only: bool) -> None:

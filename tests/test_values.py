@@ -58,6 +58,23 @@ from memengine.values import closed_values, kanji_number, same_kind_change
         ("2.5k dollars", {("amount $", "2500")}),
         ("$1.2m", {("amount $", "1200000")}),
         ("$300-400", {("amount $", "300"), ("amount $", "400")}),
+        # (a range's high end multiplies a bare low end when that keeps it ordered)
+        ("1〜2万円", {("amount ¥", "10000"), ("amount ¥", "20000")}),
+        ("1-2万円", {("amount ¥", "10000"), ("amount ¥", "20000")}),
+        ("1〜2千円", {("amount ¥", "1000"), ("amount ¥", "2000")}),
+        ("$5-10k", {("amount $", "5000"), ("amount $", "10000")}),
+        ("5-10k dollars", {("amount $", "5000"), ("amount $", "10000")}),
+        ("$500-1k", {("amount $", "500"), ("amount $", "1000")}),
+        ("5000〜1万円", {("amount ¥", "5000"), ("amount ¥", "10000")}),
+        ("$2 million", {("amount $", "2000000")}),
+        ("$1.2 billion", {("amount $", "1200000000")}),
+        ("3 thousand dollars", {("amount $", "3000")}),
+        ("$15/day", {("amount $", "15")}),
+        ("$1,950/mo", {("amount $", "1950")}),
+        ("7-9pm", {("time", "19:00"), ("time", "21:00")}),
+        ("3-4pm", {("time", "15:00"), ("time", "16:00")}),
+        ("11-1pm", {("time", "11:00|23:00"), ("time", "13:00")}),
+        ("10:00-11:30", {("time", "10:00|22:00"), ("time", "11:30|23:30")}),
         ("300〜400ドル", {("amount $", "300"), ("amount $", "400")}),
         ("£20", {("amount £", "20")}),
         ("20 pounds", {("amount lb", "20")}),  # (a weight: £ only with its sign)
@@ -67,6 +84,9 @@ from memengine.values import closed_values, kanji_number, same_kind_change
         ("6/6(土)", {("weekday", "5")}),
         # (must not: a bare number, an age, a year, a duration, a phone number, a code)
         ("1,2,3", set()),
+        ("3-4 of them", set()),  # (no range of times without a meridiem or minutes)
+        ("12-34", set()),
+        ("$2 millionaire", {("amount $", "2")}),
         ("3/14", set()),
         ("090-1234-5678", set()),
         ("Emma is turning 7", set()),
@@ -155,6 +175,11 @@ def test_a_long_paste_is_read_in_linear_time(text: str) -> None:
         ("the 12th", "June 19", True),  # (a date's day against a day of the month)
         ("the 19th", "June 19", False),
         ("3万5000円", "35,000円", False),
+        ("$2m", "$2 million", False),  # (a word multiplies as its letter does)
+        ("$2 million", "$3 million", True),
+        ("1〜2万円", "1万円", True),  # (the low end is 10,000, not 1)
+        ("1〜2万円", "1万〜2万円", False),
+        ("7-9pm", "19:00-21:00", False),
     ],
 )
 def test_a_value_replaces_only_one_of_its_kind(said: str, meant: str, change: bool) -> None:

@@ -246,19 +246,36 @@ _ANSWER_CLAUSES = re.compile(r",(?!\d)|[;:!?。、，；！？]|\.(?=\s|$)|\b(?:
 not the comma of "$1,950")."""
 
 
-def _told_apart(words: set[str], clauses: Sequence[str], kinds: set[str]) -> bool:
-    """Whether the answer's ``clauses`` that state no value of ``kinds`` name a memory (its
-    ``words`` the answer holds) more than those that state one: an answer of two items, "The
-    gym day pass is $15 now, and your membership still covers classes.", tells the $50
-    membership apart from the $15 it states ("membership", "covers", "classes" against
-    "gym"), so it takes nothing back from it."""
-    with_value: set[str] = set()
+def _names_its_subject(words: set[str], own: set[str], clause: str) -> bool:
+    """Whether ``clause`` names a memory by one of its ``words``, not as the modifier of
+    another item: a word of it followed by a word the memory lacks (``own`` its terms) is the
+    other item's ("gym" of "The gym day pass is $15"; not "membership" of "Your membership
+    is $60", nor "gym" of "Your gym membership")."""
+    tokens = clause.split()
+    for k, token in enumerate(tokens):
+        if not words & set(query_terms(token)):
+            continue
+        after = query_terms(tokens[k + 1]) if k + 1 < len(tokens) else []
+        if not any(t not in own and not closed_values(t) and not t.isdigit() for t in after):
+            return True
+    return False
+
+
+def _told_apart(words: set[str], own: set[str], clauses: Sequence[str], kinds: set[str]) -> bool:
+    """Whether the answer's ``clauses`` tell a memory (``words`` of it the answer holds,
+    ``own`` all its terms) apart from the value they state: its words are in a clause that
+    states no value of ``kinds``, and a clause that states one does not name it
+    (:func:`_names_its_subject`). "The gym day pass is $15 now, and your membership still
+    covers classes." takes nothing back from the $50 membership; "Your membership is $60
+    now, but it still covers classes." does."""
     without: set[str] = set()
     for clause in clauses:
-        named = words & set(query_terms(clause))
-        states = any(kind in kinds for kind, _ in compared(closed_values(clause)))
-        (with_value if states else without).update(named)
-    return len(without - with_value) > len(with_value)
+        if any(kind in kinds for kind, _ in compared(closed_values(clause))):
+            if _names_its_subject(words, own, clause):
+                return False
+        else:
+            without |= words & set(query_terms(clause))
+    return bool(without)
 
 
 def _corrected(answer: str, credited: Sequence[Episode]) -> set[int]:
@@ -280,7 +297,8 @@ def _corrected(answer: str, credited: Sequence[Episode]) -> set[int]:
         return set()
     values_of = {ep.id: compared(closed_values(ep.text)) for ep in credited}
     subject = {t for t in query_terms(answer) if not closed_values(t)}
-    about = {ep.id: subject & set(query_terms(ep.text)) for ep in credited}
+    terms = {ep.id: set(query_terms(ep.text)) for ep in credited}
+    about = {i: subject & own for i, own in terms.items()}
     clauses = [c for c in _ANSWER_CLAUSES.split(answer) if c.strip()]
     corrected = set()
     for i, mine in values_of.items():
@@ -290,7 +308,7 @@ def _corrected(answer: str, credited: Sequence[Episode]) -> set[int]:
         beside = [other for j, other in values_of.items() if j != i and about[i] & about[j]]
         if any(
             value[0] in kinds and holds(other, value) for value in stated for other in beside
-        ) and not _told_apart(about[i], clauses, kinds):
+        ) and not _told_apart(about[i], terms[i], clauses, kinds):
             corrected.add(i)
     return corrected
 

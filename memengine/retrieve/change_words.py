@@ -282,21 +282,30 @@ _MAYBE_BEFORE = re.compile(rf"\b(?:{_MAYBES})\W+(?:\w+\W+){{0,2}}$", re.ASCII | 
 "if I don't go to the gym anymore")."""
 
 _NOT_SO = re.compile(
-    r"\b(?:not|never|won't|don't|didn't|doesn't|can't|cannot|wouldn't|shouldn't|will|would"
-    r"|let's|let us|must|usually|always|often|normally|sometimes|generally|prefer|rather"
-    rf"|{_MAYBES})\b|'ll\b|'d\b"
+    r"\b(?:not|never|won't|don't|didn't|doesn't|can't|cannot|wouldn't|shouldn't|let's|let us"
+    rf"|{_MAYBES})\b"
+    r"|\b(?:i|we)(?:['’](?:ll|d)\b|\s+(?:\w+ly\s+)?(?:will|would|must|usually|always|often"
+    r"|normally|sometimes|generally|prefer|rather)\b)"
     r"|^\W*(?:(?:please|just|so|ok|okay|then)\W+)*(?:call|ask|meet|book|bring|take|send|tell"
-    r"|text|email|message|pick|choose|get|buy|put|set|schedule|remind|come|go|do|use|try"
-    r"|order|invite|pay|add|write|note|save|mark|wear|check)\b",
+    r"|text|email|message|pick|choose|get|buy|put|set|schedule|remind|invite|order|pay|add"
+    r"|write|note|save|mark|wear|check|use|try|do)\s+(?:me|us|him|her|them|it|the|a|an|my|our"
+    r"|your|his|their|this|that|these|those|(?-i:[A-Z][a-z]+)(?!['’-]))\b"
+    r"|^\W*(?:(?:please|just|so|ok|okay|then)\W+)*(?:come|go)\s+(?:on|at|to|in|by|there|here)\b",
     re.IGNORECASE,
 )
 """What makes an "X, not Y" no correction of what is so, anywhere in its clause before the
-"not": a negation, a maybe, a plan, a wish, "will" or "would", a habit, or a request
-("I won't go Friday, not Saturday", "Maybe Friday, not Saturday", "If it's Friday, not
+"not": a negation, a maybe, the speaker's own plan, wish or habit ("I'll", "we should", "I
+usually", "let's"), or a request, a bare verb at the clause's start with its object ("I
+won't go Friday, not Saturday", "Maybe Friday, not Saturday", "If it's Friday, not
 Saturday, I'll go", "I'll go on Friday, not Saturday", "Let's meet Friday, not Saturday",
 "We should go to Kyoto, not Osaka", "I usually go on Mondays, not Tuesdays", "Call me on
 Monday, not Tuesday", "Ask Ken, not Mia"), as a change word's three words before it
-(:data:`_NOT_BEFORE`) do."""
+(:data:`_NOT_BEFORE`) do. What a thing will be or usually is is so ("The party will be on
+Saturday, not Friday", "Yoga is usually on Tuesdays, not Mondays"), and a noun is no
+request ("Book club is on Thursday", "Check-in is at 3pm", "Mark's birthday is June 19")."""
+_REMINDER = re.compile(r"^\W*(?:please\s+)?(?:don['’]t|do not)\s+forget\s+(?:that\s+)?", re.I)
+"""A reminder before a statement, which tells it as so ("Don't forget it's Tuesday, not
+Monday")."""
 
 
 def _not_so(sentence: str, m: re.Match[str]) -> bool:
@@ -307,7 +316,7 @@ def _not_so(sentence: str, m: re.Match[str]) -> bool:
     if m["opener"] or m["bare"]:
         return False
     first = next(g for g in ("x1", "y2", "y3", "y4") if m[g] is not None)  # (its first side)
-    lead = f"{_clause_before(sentence[: m.start()])} {m[first]}"
+    lead = _REMINDER.sub("", f"{_clause_before(sentence[: m.start()])} {m[first]}".lstrip())
     return _NOT_SO.search(lead) is not None
 
 

@@ -574,20 +574,32 @@ _TELLS = re.compile(
 _ANY_MOMENT = datetime(2999, 12, 31, 12, tzinfo=timezone.utc)
 """A moment to read time expressions against when only their words matter, not their window
 (a year's last day, so that every month of it, "in March", 3月, is past)."""
-_LEFT_OF_A_TIME = re.compile(r"[\s,、。.!?！？]*(?:(?:には|は|に|も)[\s,、]*)?")
-"""What a clause that is only a time expression may hold beside it: a particle (は, に) and
-a mark (3月は、, "last week,")."""
+_LEFT_OF_A_TIME = re.compile(
+    r"[\s,、。.!?！？]*(?:(?:on|in|at)\s+)?(?:the\s+)?[\s,、]*(?:(?:には|は|に|も)[\s,、]*)?"
+)
+"""What a clause that is only a time expression may hold beside it: "on", "in" or "at", a
+particle (は, に) and a mark (3月は、, "last week,", "on monday,")."""
+_A_TIME_WORD = re.compile(
+    r"\b(?:earlier|later|early|this|yesterday|tomorrow)?\s*(?:today|tonight|morning|afternoon"
+    r"|evening|night)\b|\b(?:earlier|recently|lately)\b|今日|最近|さっき"
+    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b|[月火水木金土日]曜日?"
+    r"|\b(?:[1-3]?\d(?:st|nd|rd|th))\b|[1-3]?\d日"
+)
+"""A word of a time that :func:`.temporal.find_time_expressions` leaves for the question to
+tell by its own words (today, "earlier", 最近, "monday", 月曜日, "the 19th", 19日)."""
 
 
 def _only_a_time(clause: str) -> bool:
-    """Whether ``clause`` (normalised) is nothing but a time expression (:func:`.temporal.
-    find_time_expressions`) and a particle: "last week", "in march", 先週末, 3月は; not
-    "after the concert", "last week i went"."""
+    """Whether ``clause`` (normalised) is nothing but a time (:func:`.temporal.
+    find_time_expressions` or :data:`_A_TIME_WORD`) and "on" or a particle: "last week", "in
+    march", "on monday", "earlier today", "on the 19th", 先週末, 3月は, 月曜日は; not "after the
+    concert", "last week i went", "the party"."""
     found = find_time_expressions(clause, _ANY_MOMENT)
     rest = clause
     for expression in found:
         rest = rest.replace(expression.surface, " ", 1)
-    return bool(found) and _LEFT_OF_A_TIME.fullmatch(rest) is not None
+    rest, words = _A_TIME_WORD.subn(" ", rest)
+    return bool(found or words) and _LEFT_OF_A_TIME.fullmatch(rest) is not None
 
 
 def only_asks_to_recall(text: str) -> bool:
