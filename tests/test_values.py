@@ -148,10 +148,12 @@ def test_kanji_numbers() -> None:
     ],
 )
 def test_a_long_paste_is_read_in_linear_time(text: str) -> None:
+    """Each takes well under 0.1 s alone; a quadratic reading took seconds (一×10,000: 8.8
+    s, ×50,000 minutes). The bound is wide so that a busy machine does not fail it."""
     start = time.perf_counter()
     closed_values(text)
     same_kind_change(text, text)
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < 3.0
 
 
 @pytest.mark.parametrize(
