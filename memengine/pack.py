@@ -93,23 +93,34 @@ _BREAK = "\x1f"
 before it was shown as :data:`_LINE_BREAK` (a 33-item shopping list of 189 characters is
 quoted whole in 240; the token budget counts it as shown); a control character, so
 no memory holds one (:func:`.text.readable`), shown as " / " by :func:`_shown`."""
-_NAME = r"[^\W\d_][^\s:：/()（）]{0,29}(?: [^\W\d_][^\s:：/()（）]{0,29}){0,2}"
-"""A speaker's name as a pasted chat writes it: one to three words, each from a letter
-("Ken", "Partner", "Message", ユーザー, "Mary Ann")."""
+_CAPITAL = r"(?![a-zß-öø-ÿ])[^\W\d_]"
+"""A letter that may start a name: a capital or a letter of a script without case (ケ, 田);
+not a lower-case Latin one."""
+_NAME = rf"{_CAPITAL}[^\s:：/()（）]{{0,29}}(?: {_CAPITAL}[^\s:：/()（）]{{0,29}}){{0,2}}"
+"""A speaker's name as a pasted chat writes it: one to three words, each from a capital
+or a letter without case ("Ken", "Partner", "Message", ユーザー, 田中, "Mary Ann"; not the
+"reason is simple" of wrapped prose's "The / reason is simple: taxes went up")."""
 _OWN = "|".join(["User", "Partner", *(k.value.capitalize() for k in EpisodeKind)])
 """The speakers' labels the pack writes ("User", "Partner", "Message", "Note"…)."""
 _AS = rf"(?: ?[(（][^()（）:：{_BREAK}]{{1,40}}[)）])?(?:\*\*|__)?"
 _LABELLED = (
-    rf"(?:> ?)*(?:\*\*|__)?(?:{_NAME}{_AS}(?=:(?:\*\*|__)? |：)"
-    rf"|(?i:{_OWN}){_AS}(?=:(?:\*\*|__)?{_BREAK}))"
+    rf"(?:> ?)*(?:\*\*|__)?(?:(?:{_NAME}|(?i:{_OWN})){_AS}(?=:(?:\*\*|__)? |：)"
+    rf"|(?i:{_OWN}){_AS}(?=:(?:\*\*|__)?(?:{_BREAK}|$)))"
 )
-"""A speaker's label as a pasted chat starts a line with it: "Ken: ", "Message (Ken): ",
-ケン：, in bold ("**Partner:**"), after a quote's ">" ("> User: "), or one the pack writes
-alone on its line ("Partner:" above "I promise…"; not a list's heading, "Shopping list:"
+"""A speaker's label as a pasted chat starts a line with it: a name (:data:`_NAME`) or one
+the pack writes, in any case ("Ken: ", "Message (Ken): ", ケン：, 田中：, "user: "; not
+"this: we should move" of wrapped prose), in bold ("**Partner:**"), after a quote's ">"
+("> User: "), or one the pack writes alone on its line or at the text's end ("Partner:"
+above "I promise…", a pasted "…and / Partner:"; not a list's heading, "Shopping list:"
 above "milk")."""
-_POSED = re.compile(rf"(^|{_BREAK})(… )?(#+(?= )|\[[A-Z][A-Z_]{{2,}}\]|(?:→ ?)?{_LABELLED})")
+_POSED = re.compile(
+    rf"(^|{_BREAK})(… )?(#+(?= )|\[[A-Z][A-Z_]{{2,}}\]|{_LABELLED}"
+    rf"|→ ?(?:{_LABELLED}|[^\W\d_][^\s:：/()（）]{{0,29}}(?: [^\W\d_][^\s:：/()（）]{{0,29}}){{0,2}}"
+    rf"(?=: |：)))"
+)
 """A line of a quote that begins as the pack's own lines do: a speaker's label
-(:data:`_LABELLED`), a heading ("## "), a section ("[PRINCIPLES]"), a reason ("→ why: ");
+(:data:`_LABELLED`), a heading ("## "), a section ("[PRINCIPLES]"), a reason in any case
+("→ why: ", "→ 関連: ");
 not a time ("19:30"), a URL ("https://…") nor a bullet ("- api: 8443")."""
 _SPOKEN = re.compile(_LABELLED)
 _HEADER = "[EPISODE_EVIDENCE]"
@@ -369,7 +380,8 @@ def _figures(
     count). Numbers in words ("ninety percent", "next Monday") are not among them: prose
     says "one of", "a couple", "half the time". With ``within``, only the numbers that
     begin inside that span (what one quote can reach: a 50 KB paste of figures is not read
-    whole)."""
+    whole). What a number takes part in is read from the nearest span around it that holds a
+    value with it, so a value said twice ("$450, yes $450") is a figure both times."""
     kinds = {k for a in asked for k in _KINDS.get(a, ())}
 
     def values(lo: int, hi: int) -> set[tuple[str, str]]:
@@ -385,7 +397,11 @@ def _figures(
         if e - s > _LONGEST or not _FIGURE.fullmatch(m.group()):
             continue
         lo, hi = max(0, s - _READ), min(len(sentence), e + _READ)
-        own = values(lo, hi) - values(lo, s) - values(e, hi)  # (what the number takes part in)
+        own: set[tuple[str, str]] = set()  # (what the number takes part in)
+        for a, b in ((max(lo, s - k), min(hi, e + k)) for k in range(0, _READ + 1, 4)):
+            own = values(a, b) - values(a, s) - values(e, b)  # (the nearest that holds it)
+            if own:
+                break
         if not own:
             continue
         end = next(b for b in range(e, hi + 1) if own <= values(lo, b))
@@ -396,24 +412,31 @@ def _figures(
 
 
 def _whole_word(
-    text: str, span: tuple[int, int], patterns: Sequence[tuple[re.Pattern[str], int]]
+    text: str,
+    span: tuple[int, int],
+    patterns: Sequence[tuple[re.Pattern[str], int]],
+    limit: int,
 ) -> tuple[int, int]:
     """``span`` of ``text`` (a match of the query's word) grown to the word it lies in, and
-    on over the query's words that follow it after a space or a hyphen: "dentists" for the
-    "dentist" matched, "laptop repairs" for "laptop"; in Japanese a run of one script,
-    歯医者 for 歯医 (kanji, or katakana; not hiragana, which runs on through particles and
-    verbs)."""
+    on over the query's words that follow it after a space or a hyphen, to at most
+    ``limit`` characters (what one quote can show: "laptop repair " 3,500 times is not
+    read on to its end): "dentists" for the "dentist" matched, "laptop repairs" for
+    "laptop"; in Japanese a run of one script, 歯医者 for 歯医 (kanji, or katakana; not
+    hiragana, which runs on through particles and verbs)."""
     s, e = span
     kind = _script(text[s : s + 1])
     while kind and s > 0 and _script(text[s - 1]) == kind:
         s -= 1
     folded = _fold(text)
+    read, at = 0, 0  # (the fold of text[:read] is folded[:at], folded once, piece by piece)
     while True:
         kind = _script(text[e - 1 : e])
-        while kind and e < len(text) and _script(text[e]) == kind:
+        while kind and e < len(text) and e - s < limit and _script(text[e]) == kind:
             e += 1
-        at = len(_fold(text[: e + 1]))
-        if text[e : e + 1] not in (" ", "-") or not any(p.match(folded, at) for p, _ in patterns):
+        if text[e : e + 1] not in (" ", "-") or e - s >= limit:
+            return s, e
+        read, at = e + 1, at + len(_fold(text[read : e + 1]))
+        if not any(p.match(folded, at) for p, _ in patterns):
             return s, e
         e += 2
 
@@ -599,6 +622,12 @@ def _quote(
     else:
         figures = []
 
+    word = (
+        _whole_word(sentences[best], _heaviest_span(sentences[best], patterns), patterns, max_chars)
+        if matched
+        else (0, 0)
+    )
+
     def shown(chosen: Sequence[int]) -> str:
         """The quote of the ``chosen`` sentences around the best's heaviest word, moved to
         show the asked figure of the best nearest it (:func:`_toward`) unless that would
@@ -607,7 +636,6 @@ def _quote(
         if not matched:
             return _around(joined, 0, max_chars)
         base = joined.find(sentences[best])
-        word = _whole_word(sentences[best], _heaviest_span(sentences[best], patterns), patterns)
         at = base + _heaviest_at(sentences[best], patterns)
         quote = _around(joined, at, max_chars)
         placed = _toward(

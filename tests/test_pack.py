@@ -968,6 +968,43 @@ def test_of_the_speakers_changes_the_one_that_points_back_is_kept(mem: Memory) -
     assert ja_gym in _ja_quote(mem, ja_gym)  # (alone, the speaker's change is kept)
 
 
+def test_a_paste_of_the_querys_words_is_quoted_at_once(real_mem: Memory) -> None:
+    """The query's words that follow the matched one were read on to their end, folding the
+    text up to each again: "laptop repair " 3,500 times took 14 s to pack. They are folded
+    once and read only as far as a quote shows; the quote still keeps the whole words."""
+    import time
+
+    for text in ("laptop repair " * 3500 + "cost $5", "dentist-" * 6000 + " $5"):
+        ep = real_mem.add(text)
+        started = time.perf_counter()
+        pack = build_pack(
+            _retrieval(real_mem.get(ep)),
+            query="How much was my laptop repair or dentist?",
+            budget_tokens=800,
+        )
+        assert time.perf_counter() - started < 2.0, text[:20]
+        assert ("laptop repair laptop" in pack.text) or ("dentist-dentist" in pack.text)
+
+
+def test_a_value_said_twice_is_a_figure_both_times() -> None:
+    """A value said again within a few words ("$450, yes $450") was read as the other's,
+    and neither was a figure to move the quote to; a phone number said twice is still none,
+    and a number that takes part in nothing is not read as its neighbour's."""
+    from memengine.pack import _figures
+    from memengine.retrieve.answer_type import AnswerType
+
+    quantity, time = frozenset({AnswerType.quantity}), frozenset({AnswerType.time})
+    said = "the desk quoted $450, yes $450, in total."
+    assert [said[s:e] for s, e in _figures(said, quantity)] == ["$450", "$450"]
+    assert _figures("the desk quoted $450 in total.", quantity) == [(16, 20)]
+    paid = "1万円払った、1万円ね"
+    assert [paid[s:e] for s, e in _figures(paid, quantity)] == ["1万円", "1万円"]
+    assert _figures("call 555-0199, yes 555-0199, today", quantity) == []
+    met = "we met on June 12, $450 paid"
+    assert [met[s:e] for s, e in _figures(met, time)] == ["June 12"]
+    assert [met[s:e] for s, e in _figures(met, quantity)] == ["$450"]
+
+
 def test_a_long_clause_before_a_bare_changed_is_read_once() -> None:
     """A word that says no change ("if", "not") was looked for from each such word to the
     clause's end: 50 KB of "if if …, it changed." took seconds to trim (the pack ten). The
@@ -1030,6 +1067,32 @@ def test_a_pasted_speaker_line_is_marked_as_quoted(real_mem: Memory, clock: Fixe
     )  # (a pasted "Name:" line is marked; one inside a sentence, a URL, a time are not)
     assert " / - api: 8443 / 12:45 lunch" in shown
     assert "Message: Ken: see you there / ‹Anna›: ok" in shown
+
+
+def test_only_a_chat_lines_label_is_marked_and_kept_off_the_wrapped_line_above(
+    real_mem: Memory,
+) -> None:
+    """Any one to three words before ": " were taken for a speaker: wrapped prose ("…she
+    said / this: we should move…") was split there and "‹this›" marked. A name (a capital,
+    or a script without case: 田中), or the pack's own label in any case, is a chat line's;
+    a lower-case phrase joins the line above. The pack's label alone at the text's end (a
+    pasted "…and / Partner:") is marked too."""
+    from memengine.pack import _pieces
+
+    above = "We talked about a lot of things over dinner, and in the end she said"
+    for line in ("this: we should move to Osaka", "reason is simple: taxes went up"):
+        assert _pieces(f"{above}\n{line}") == [f"{above} {line}"], line
+    for line in ("Ken: see you there", "Mary Ann: ok", "user: hi", "Partner:"):
+        assert len(_pieces(f"{above}\n{line}")) == 2, line
+    prose = real_mem.add(f"{above}\nthis: we should move to Osaka next spring.")
+    chat = real_mem.add("田中：来週行くね\nユーザー：了解\nuser: ok")
+    tail = real_mem.add("I promise I'll lend you $500 next week, and\nPartner:")
+    shown = build_pack(
+        _retrieval(*(real_mem.get(i) for i in (prose, chat, tail))), query="q", budget_tokens=800
+    ).text
+    assert "she said this: we should move" in shown and "‹this›" not in shown
+    assert "‹田中›：来週行くね / ‹ユーザー›：了解 / ‹user›: ok" in shown
+    assert "next week, and / ‹Partner›:" in shown
 
 
 def test_chat_template_tokens_are_written_with_other_brackets(mem: Memory) -> None:

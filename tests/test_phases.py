@@ -726,6 +726,7 @@ def test_a_time_inside_a_longer_word_is_not_said(tmp_path: Path, srv: ScriptedOp
             ("I know you like ramen, what was the shop?", "now", []),
             ("どこの店だっけ？", "昨日", [{"role": "user", "text": "一昨日ラーメン食べた"}]),
             ("あのせんしゅうまいよね、誰だっけ？", "せんしゅう", []),  # 選手うまい
+            ("やきゅうせんしゅうになった子、誰だっけ？", "せんしゅう", []),  # 野球選手
             ("May I ask where we had ramen?", "May", []),  # the modal, not the month
         ]:
             srv.push_chat(json_data=_temporal(surface, "2026-05"))
@@ -760,6 +761,7 @@ def test_the_llms_reading_of_the_messages_own_time_is_taken(
         for text, surface, resolved, start in [
             ("せんしゅう始めたのなんだっけ？", "先週", "2026-05-25/2026-05-28", 25),
             ("せんせんしゅう始めたのなんだっけ？", "先々週", "2026-05-18/2026-05-24", 18),
+            ("たぶんせんしゅうだったよね、どこいった？", "せんしゅう", "2026-05-25/2026-05-28", 25),
             ("What happened last fri?", "last Friday", "2026-05-29", 29),
             ("What did I start last week?", "last week", "2026-05-24/2026-05-30", 24),
             ("What happened 3 days ago?", "three days ago", "2026-05-29", 29),

@@ -814,36 +814,70 @@ starts so: 2019年産まれ, 2019年産後, 2019年産休, 2019年製薬会社, 
 
 _WD_JA = f"(?P<wd>[{_WEEKDAYS_JA}])曜日?"
 
-_KANA_BEFORE = "(?:(?<![ぁ-ゖゝゞ])|(?<=[はがをにでともへやかねよさばてどらわの]))"
-"""Where a time word written in hiragana may start: not inside a hiragana word (ません習慣,
-危機, ぱっさく), only at the start, after anything not hiragana (kanji, katakana, a space,
-punctuation) or after a particle's last kana (あのせんしゅう, でもきょねん, けどせんげつ)."""
+_KANA_LONGER: dict[str, tuple[tuple[str, str], ...]] = {
+    "せんしゅう": (
+        ("", "う"),  # 選手うまい: あのせんしゅううまいね
+        ("", "まい(?!にち)"),  # 選手(う)まい: あのせんしゅうまいね (not せんしゅうまいにち)
+        ("", "だいがく"),  # 専修大学
+        ("", "けん"),  # 選手権
+        ("", "らく"),  # 千秋楽
+        ("よ", "りょう"),  # 予選終了: よせんしゅうりょう
+        ("ま", ""),  # ません習慣: ませんしゅうかん
+        ("きゅう", ""),  # 野球選手: やきゅうせんしゅうに
+    ),
+    "せんしゅうまつ": (("せん", ""),),  # せんせんしゅうまつ: 先々週末, the week before last
+    "せんせんしゅう": (("ま", ""),),
+    "せんげつ": (("ま", ""), ("", "よう")),  # ません月曜: いきませんげつようび
+    "せんせんげつ": (("ま", ""),),
+    "きょねん": (("き", ""), ("", "ど(?![こうれ])")),  # ききょねん; 去年度, a fiscal year
+    "さくねん": (("っ", ""), ("", "ど(?![こうれ])")),  # 傑作/八朔: けっさくねん; 昨年度
+    "いっさくねん": (("", "ど(?![こうれ])"),),
+    "なつ": (("", "かし"), ("", "く(?!ら)"), ("", "め")),  # 懐かしい, 懐く, 棗
+    "ふゆ": (("", "かい"), ("", "う")),  # 不愉快, 富裕, 浮遊
+}
+"""The longer words a time word written in hiragana sits inside, as the kana before it
+and a pattern of those after it (both must be there; "" is anything): hiragana has no
+edges to tell words by, so a kana time word counts everywhere else, after a particle or
+not (たぶんせんしゅうだった, せんしゅうどこいった？, きょねんいった, もうきょねんのことじゃん),
+but not in あのせんしゅうまいね (選手うまい), せんしゅうだいがく, よせんしゅうりょう,
+せんしゅうらく, ませんしゅうかん, ききょねん, けっさくねんだ, さくねんど (昨年度, April to
+March), nor the summer of きょねんのなつかしい. A known miss: あのせんしゅうがすき (that
+athlete) reads as last week, the kana alone cannot tell them apart."""
 
-_KANA_AFTER = (
-    "(?=$|[^ぁ-ゖゝゞ]|[のにはもがをでとやへねよさ]|から|かな|か(?![ぁ-ゖ])|まで|くらい|ぐらい"
-    "|ごろ|じゅう|だ(?!い))"
-)
-"""Where it may end: before anything not hiragana (せんしゅう行った, きょねん、) or a particle
-(の, に, は, から, まで, ごろ, だった…), not inside a longer word: せんしゅうまい (選手うまい),
-せんしゅうだいがく (専修大学), よせんしゅうりょう (予選終了), せんしゅうらく (千秋楽)."""
+
+def _not_inside(word: str) -> str:
+    """A lookahead, put before ``word``, that refuses the longer words of
+    :data:`_KANA_LONGER` it sits inside: (?!(?<=よ)せんしゅうりょう) for 予選終了."""
+    longer = [
+        (f"(?<={re.escape(before)})" if before else "") + re.escape(word) + after
+        for before, after in _KANA_LONGER.get(word, ())
+    ]
+    return f"(?!{'|'.join(longer)})" if longer else ""
 
 
-def _kana(words: str, *, ends: bool = True) -> str:
-    """A pattern for time words written in hiragana (``words``: せんしゅう|せんげつ) that
-    stand as words of their own (:data:`_KANA_BEFORE`, :data:`_KANA_AFTER`: "あのせんしゅう
-    うまいね" names no week); with ``ends`` False, the end is left to what follows (the の
-    of きょねんの夏)."""
-    return f"{_KANA_BEFORE}(?:{words})" + (_KANA_AFTER if ends else "")
+def _kana(words: str) -> str:
+    """A pattern for time words written in hiragana (``words``: せんしゅう|せんげつ) that are
+    not part of a longer word (:data:`_KANA_LONGER`: "あのせんしゅううまいね" names no week,
+    "せんしゅうなにした？" does)."""
+    return "|".join(_not_inside(word) + word for word in words.split("|"))
 
 
 def kana_word_at(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]``, a word written in hiragana, stands there as a word of its
-    own (:func:`_kana`): せんしゅう in せんしゅう行った, not in あのせんしゅうまいね."""
-    edges = re.compile(_KANA_BEFORE + re.escape(text[start:end]) + _KANA_AFTER)
-    return edges.match(text, start) is not None
+    """Whether ``text[start:end]``, words written in hiragana, stand there as words of their
+    own, as the rules read them (:func:`_kana`): せんしゅう in せんしゅう行った and in
+    たぶんせんしゅうだった, not in あのせんしゅうまいね; a kana time word it holds is checked
+    where it stands (the なつ of きょねんのなつかしい is no summer)."""
+    said = text[start:end]
+    for word in _KANA_LONGER:
+        at = said.find(word)
+        while at >= 0:
+            if not re.compile(_kana(word)).match(text, start + at):
+                return False
+            at = said.find(word, at + 1)
+    return True
 
 
-_YEAR_JA = "去年|昨年|一昨年|おととし|今年|" + _kana("いっさくねん|きょねん|さくねん", ends=False)
+_YEAR_JA = "去年|昨年|一昨年|おととし|今年|" + _kana("いっさくねん|きょねん|さくねん")
 """A year named before の: 去年, 一昨年, 今年, and in hiragana きょねん, さくねん, いっさくねん."""
 _SEASON_JA = "[春夏秋冬]|" + _kana("なつ|ふゆ")
 """A season after a year: 夏 or, in hiragana, なつ and ふゆ (not はる or あき, names as often)."""
@@ -898,7 +932,7 @@ RULES: list[Rule] = [
     ),
     (re.compile(r"(?P<s>[春夏冬])休み"), _school_break),
     (  # 先週の金曜, 先週金曜日, せんしゅうの金曜
-        re.compile(r"(?:先週|" + _kana("せんしゅう", ends=False) + ")の?" + _WD_JA),
+        re.compile(r"(?:先週|" + _kana("せんしゅう") + ")の?" + _WD_JA),
         _ja_weekday_last_week,
     ),
     (re.compile(r"今週の?" + _WD_JA), _ja_weekday_this_week),
