@@ -60,7 +60,7 @@ from .models import (
     Stats,
 )
 from .pack import build_pack
-from .pack import forget_texts as forget_pack_texts
+from .quote import forget_texts as forget_quote_texts
 from .retrieve.coverage import check_analyser
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
@@ -705,7 +705,7 @@ class Memory:
         reports = [self.store.forget_agent(n) for n in names]
         self._typed_names = None  # a name stored as typed may be gone
         self.retriever.forget_texts()  # the coverage's words are the user's too
-        forget_pack_texts()  # and the pack's patterns of a query's words
+        forget_quote_texts()  # and the patterns of a query's words the pack's quotes compiled
         with self._llm_lock:  # llm phases: cached expansions and vectors hold the messages
             if self._llm_turn is not None:
                 self._llm_turn.forget_texts()

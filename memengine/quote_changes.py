@@ -1,5 +1,5 @@
 """A later sentence that says what a quote holds changed: in a long utterance the pack trims
-(:mod:`.pack`), the first sentence after the one quoted, within :data:`TURN_REACH` characters,
+(:mod:`.quote`), the first sentence after the one quoted, within :data:`TURN_REACH` characters,
 that says it changed or ended ("Sushi is my favourite food. … That all changed after my
 surgery.", 状況が変わっちゃって) and is about it, not about another person or matter ("My sister
 quit her job, by the way", そういえば妹が仕事を辞めたんだって): :func:`turn_after`. Alone, the
@@ -27,7 +27,7 @@ def turn_after(sentences: Sequence[str], best: int, about: Callable[[str], bool]
     """The sentence after the ``best`` one, within :data:`TURN_REACH` characters of it, that
     says what was said changed or ended (:func:`_turns`) and is most about it: the first
     that is ``about`` it (the pack's test: it shares a word with the best or the query,
-    :func:`.pack._shares`); else, of those not about another matter (:func:`_elsewhere`: not
+    :func:`.quote._shares`); else, of those not about another matter (:func:`_elsewhere`: not
     "My sister quit her job, by the way", そういえば妹が仕事を辞めたんだって), the first that
     points back (:func:`_points_back`: "That all changed after my surgery", "I quit it
     completely", 三月にやめたんだ), then the first whose change is the speaker's

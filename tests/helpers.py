@@ -21,7 +21,7 @@ import numpy as np
 
 from memengine import Memory, NewEpisode
 from memengine.embed.base import Vectors, normalize
-from memengine.pack import Strategy
+from memengine.quote import Strategy
 from memengine.retrieve.answer_type import AnswerType
 from memengine.store.episodes import ensure_agents
 from memengine.text import query_terms
@@ -134,8 +134,8 @@ def shown_quote(
     *,
     fill: bool = False,
 ) -> str:
-    """``text`` as a pack block shows its quote: :func:`memengine.pack._quote`, its line
+    """``text`` as a pack block shows its quote: :func:`memengine.quote.quote_text`, its line
     breaks as " / " (what a reader of the pack sees)."""
-    from memengine.pack import _quote, _shown
+    from memengine.quote import as_shown, quote_text
 
-    return _shown(_quote(text, strategy, terms, max_chars, asked, fill))
+    return as_shown(quote_text(text, strategy, terms, max_chars, asked, fill))

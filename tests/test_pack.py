@@ -294,7 +294,7 @@ def test_an_excerpt_never_ends_in_two_ellipses() -> None:
 
 
 def test_log_lines_dated_with_a_dash_a_comma_or_a_weekday_stay_lines() -> None:
-    from memengine.pack import _pieces
+    from memengine.quote import text_pieces
 
     log = (
         "Running log for the spring, kept in my notes app after each run\n"
@@ -302,14 +302,14 @@ def test_log_lines_dated_with_a_dash_a_comma_or_a_weekday_stay_lines() -> None:
         "March 7, 2026: rest day, knee sore after the long walk around the lake with Aiko\n"
         "Mar 9 (Thu) 8k easy, 48 minutes along the river and back home to the station"
     )
-    assert len(_pieces(log)) == 4
+    assert len(text_pieces(log)) == 4
     prose = (
         "We finally signed the lease for the new apartment near the station on\n"
         "May 3, which was a Sunday, so the agent came in on her day off to meet us.\n"
         "We should all meet up at the new place one weekend and celebrate it properly, we\n"
         "may 2, 3 or even 4 times before the summer is over."
     )
-    assert len(_pieces(prose)) == 2  # a wrapped sentence's date, or "may", is no log line
+    assert len(text_pieces(prose)) == 2  # a wrapped sentence's date, or "may", is no log line
     above = "We should all meet up at the new place one weekend and celebrate it properly, we"
     for line in (
         "MARCH 5: called the plumber",
@@ -317,8 +317,8 @@ def test_log_lines_dated_with_a_dash_a_comma_or_a_weekday_stay_lines() -> None:
         "Monday, March 5: a quiet day",
         "Mar 5, Thu: rest day",
     ):
-        assert len(_pieces(f"{above}\n{line}")) == 2, line
-    assert len(_pieces(f"{above}\nMay 3-5 we were away")) == 1
+        assert len(text_pieces(f"{above}\n{line}")) == 2, line
+    assert len(text_pieces(f"{above}\nMay 3-5 we were away")) == 1
 
 
 def test_a_heading_is_not_cut_at_an_abbreviation(mem: Memory) -> None:
@@ -990,19 +990,19 @@ def test_a_value_said_twice_is_a_figure_both_times() -> None:
     """A value said again within a few words ("$450, yes $450") was read as the other's,
     and neither was a figure to move the quote to; a phone number said twice is still none,
     and a number that takes part in nothing is not read as its neighbour's."""
-    from memengine.pack import _figures
+    from memengine.quote import asked_figures
     from memengine.retrieve.answer_type import AnswerType
 
     quantity, time = frozenset({AnswerType.quantity}), frozenset({AnswerType.time})
     said = "the desk quoted $450, yes $450, in total."
-    assert [said[s:e] for s, e in _figures(said, quantity)] == ["$450", "$450"]
-    assert _figures("the desk quoted $450 in total.", quantity) == [(16, 20)]
+    assert [said[s:e] for s, e in asked_figures(said, quantity)] == ["$450", "$450"]
+    assert asked_figures("the desk quoted $450 in total.", quantity) == [(16, 20)]
     paid = "1万円払った、1万円ね"
-    assert [paid[s:e] for s, e in _figures(paid, quantity)] == ["1万円", "1万円"]
-    assert _figures("call 555-0199, yes 555-0199, today", quantity) == []
+    assert [paid[s:e] for s, e in asked_figures(paid, quantity)] == ["1万円", "1万円"]
+    assert asked_figures("call 555-0199, yes 555-0199, today", quantity) == []
     met = "we met on June 12, $450 paid"
-    assert [met[s:e] for s, e in _figures(met, time)] == ["June 12"]
-    assert [met[s:e] for s, e in _figures(met, quantity)] == ["$450"]
+    assert [met[s:e] for s, e in asked_figures(met, time)] == ["June 12"]
+    assert [met[s:e] for s, e in asked_figures(met, quantity)] == ["$450"]
 
 
 def test_a_long_clause_before_a_bare_changed_is_read_once() -> None:
@@ -1077,13 +1077,13 @@ def test_only_a_chat_lines_label_is_marked_and_kept_off_the_wrapped_line_above(
     or a script without case: 田中), or the pack's own label in any case, is a chat line's;
     a lower-case phrase joins the line above. The pack's label alone at the text's end (a
     pasted "…and / Partner:") is marked too."""
-    from memengine.pack import _pieces
+    from memengine.quote import text_pieces
 
     above = "We talked about a lot of things over dinner, and in the end she said"
     for line in ("this: we should move to Osaka", "reason is simple: taxes went up"):
-        assert _pieces(f"{above}\n{line}") == [f"{above} {line}"], line
+        assert text_pieces(f"{above}\n{line}") == [f"{above} {line}"], line
     for line in ("Ken: see you there", "Mary Ann: ok", "user: hi", "Partner:"):
-        assert len(_pieces(f"{above}\n{line}")) == 2, line
+        assert len(text_pieces(f"{above}\n{line}")) == 2, line
     prose = real_mem.add(f"{above}\nthis: we should move to Osaka next spring.")
     chat = real_mem.add("田中：来週行くね\nユーザー：了解\nuser: ok")
     tail = real_mem.add("I promise I'll lend you $500 next week, and\nPartner:")

@@ -864,13 +864,13 @@ def test_a_memory_used_then_deleted_stays_used_in_the_turns_record(mem: Memory) 
 
 
 def test_forgetting_an_agent_empties_the_packs_patterns(mem: Memory) -> None:
-    from memengine.pack import _patterns
+    from memengine.quote import query_patterns
 
-    _patterns(("plumbus",))  # (as a pack of a long memory compiles them)
-    assert _patterns.cache_info().currsize >= 1
+    query_patterns(("plumbus",))  # (as a pack of a long memory compiles them)
+    assert query_patterns.cache_info().currsize >= 1
     mem.add("plumbus notes", kind="fact", agent="alice")
     mem.forget_agent("alice")
-    assert _patterns.cache_info().currsize == 0
+    assert query_patterns.cache_info().currsize == 0
 
 
 def test_a_development_file_without_neighbour_words_is_refused_before_any_step(
