@@ -74,8 +74,9 @@ _ALONE = r"(?<![A-Za-z0-9.,/:\-])"
 _DONE = r"(?![A-Za-z0-9\-]|/(?![A-Za-z])|[.,:]\d)"
 """Where a number ends: not inside a longer one ("1,2,3", "3/14", "12-34"); a unit it is paid
 by may follow ("$15/day", "$1,950/mo")."""
-_LARGE_WORD = r"\s?(?i:thousand|million|billion)\b"
-"""A word that multiplies an amount ("$2 million", "$1.2 billion", "3 thousand dollars")."""
+_LARGE_WORD = r"\s?(?i:thousand|million|billion)\b(?:-(?i:dollars?)\b)?"
+"""A word that multiplies an amount ("$2 million", "$1.2 billion", "3 thousand dollars", "a
+$2 million-dollar house")."""
 _TO = r"\s?[-\u2013~〜]\s?"
 """The dash of a range ("$300-400", 300〜400ドル): both of its ends are values."""
 
@@ -244,7 +245,7 @@ def _amount(number: str, suffix: str | None = None) -> str | None:
     value = _ja_number(number)
     if value is None:
         return None
-    value *= _SUFFIXES.get((suffix or "").strip().lower(), 1)
+    value *= _SUFFIXES.get((suffix or "").strip().lower().split("-")[0], 1)
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
@@ -252,8 +253,10 @@ def _range_amounts(
     low: str, low_suffix: str | None, high: str | None, high_suffix: str | None
 ) -> list[str]:
     """The amounts of a range's two ends as read (:func:`_amount`), the high end's multiplier
-    applied to a bare low end when that makes an ordered range: 1〜2万円 "10000" and "20000",
-    $5-10k "5000" and "10000" (not $500-1k: 500 thousand is more than 1k)."""
+    (its largest, the 万 of 2万5千) applied to a bare low end when that makes an ordered range,
+    however the range is written: 1〜2万円 "10000" and "20000", 1〜2万5千円 "10000" and
+    "25000", $5-10k and "5-10k dollars" "5000" and "10000" (not $500-1k nor "800-1.2k
+    dollars": 500 thousand is more than 1k)."""
     ends = [_amount(low, low_suffix)]
     if high is not None:
         ends.append(_amount(high, high_suffix))
@@ -261,8 +264,8 @@ def _range_amounts(
         if low_suffix is None and top is not None:
             if high_suffix is not None:
                 wider = _amount(low, high_suffix)  # ($5-10k)
-            elif high[-1] in "万億千百" and not any(c in "万億千百十" for c in low):
-                wider = _amount(low + high[-1])  # (1〜2万円, 1〜2千円)
+            elif unit := next((c for c in "億万千百" if c in high), ""):
+                wider = None if unit in low else _amount(low + unit)  # (1〜2万円, 1〜2万5千円)
             else:
                 wider = None
             if wider is not None and float(wider) <= float(top):
@@ -320,7 +323,9 @@ def closed_values(text: str) -> set[tuple[str, str]]:
             ends = (
                 _range_amounts(m["sn"], m["sk"], m["sn2"], m["sk2"])
                 if m["sign"]
-                else _range_amounts(m["un"], m["uk"], m["un2"], m["uk"] if m["un2"] else None)
+                else _range_amounts(
+                    m["un"], None if m["un2"] else m["uk"], m["un2"], m["uk"] if m["un2"] else None
+                )
             )
             values.update((f"amount {sign}", value) for value in ends)
         elif m["rh"]:

@@ -107,7 +107,16 @@ def test_a_plain_wait_changes_nothing(real_mem: Memory, clock: FixedClock) -> No
         "Mark's birthday is June 19, not June 12.",
         "Take-off is at 7am, not 7pm.",
         "Don't forget it's Tuesday, not Monday.",
+        "Don't forget that it's Tuesday, not Monday.",
+        "Please note it's Tuesday, not Monday.",
+        "Also don't forget it's Tuesday, not Monday.",
         "Yoga is usually on Tuesdays, not Mondays.",
+        "The party is going to be on Saturday, not Friday.",  # (as "will be")
+        "Check in is at 3pm, not 2pm.",  # (a be-verb in the first three words: a statement)
+        # (an amount paid by a unit, its thousands grouped or not)
+        "Rent is $1,950/mo, not $1,800/mo.",
+        "Rent is $1950/mo, not $1800/mo.",
+        "It's $20/hr, not $15/hr.",
     ],
 )
 def test_a_correction_is_a_change_word(text: str) -> None:
@@ -177,6 +186,17 @@ def test_a_correction_is_a_change_word(text: str) -> None:
         "Check the 19th, not the 12th.",
         "We'll meet on Friday, not Saturday.",
         "Go on Friday, not Saturday.",
+        # (a bare verb with no be-verb in the clause's first three words is a request)
+        "Call mom on Sunday, not Saturday.",
+        "Please call mom on Sunday, not Saturday.",
+        "Text dad on Sunday, not Saturday.",
+        "Get tickets for Friday, not Saturday.",
+        "Buy 2 tickets for Friday, not Saturday.",
+        "Order pizza for 7pm, not 8pm.",
+        "Come over on Sunday, not Saturday.",
+        "Don't forget to call mom on Sunday, not Saturday.",
+        "Let me book it for Friday, not Saturday.",  # (the speaker's plan, as "I'll")
+        "I'm going to go on Saturday, not Friday.",
         "It's $2 million, not $2m.",  # (the same amount)
         # (an opener with no value nor name after it)
         "Actually, it's fine.",

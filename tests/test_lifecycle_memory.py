@@ -607,8 +607,45 @@ def test_one_item_told_over_two_clauses_is_still_taken_back(
         "Your membership is $60 now, but it still covers classes.",
         "Your membership is $60 now and it covers classes.",
         "Your membership is $60 now; it still covers classes.",
+        "Your membership fee is $60 now, but it still covers classes.",
+        "Your membership costs $60 now, but it still covers classes.",
+        "It's $60 now for your membership, and it still covers classes.",
     ]:
         assert set(_judged(real_mem, answer, pair, close)) == {new}, answer
+
+
+def test_a_value_about_another_item_keeps_both_in_either_language(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """The clause stating the new value names a word of its holder the older memory lacks
+    ("day", "pass"; 日券): it is about another item, and the untouched membership keeps its
+    credit; a clause naming only what both share (会費) takes the old value back."""
+    fee, day_pass, fee_ja, pass_ja, raised_ja = _companion_weeks(
+        real_mem,
+        clock,
+        [
+            ("My gym membership is $50 a month and covers classes", "Nice"),
+            ("The gym raised its day pass to $15", "Hm"),
+            ("ジムの会費は月5000円でレッスン込み", "いいね"),
+            ("ジムの1日券が1500円に値上がりした", "えー"),
+            ("ジムの会費が6000円に上がった", "えー"),
+        ],
+    )
+    pair, close = [fee, day_pass], {fee: 0.7, day_pass: 0.7}
+    for answer in [
+        "Day passes at the gym are $15 now, and your membership still covers classes.",
+        "A day pass is $15 now, and your gym membership still covers classes.",
+    ]:
+        assert set(_judged(real_mem, answer, pair, close)) == {fee, day_pass}, answer
+    pair, close = [fee_ja, pass_ja], {fee_ja: 0.7, pass_ja: 0.7}
+    for answer in [
+        "ジムの1日券は1500円になったけど、会費のほうはレッスン込みのままだよ。",
+        "1日券は1500円、会費はレッスン込みのままだね。",
+    ]:
+        assert set(_judged(real_mem, answer, pair, close)) == {fee_ja, pass_ja}, answer
+    pair, close = [fee_ja, raised_ja], {fee_ja: 0.7, raised_ja: 0.7}
+    answer = "会費は今6000円だけど、レッスンは込みのままだよ。"
+    assert set(_judged(real_mem, answer, pair, close)) == {raised_ja}
 
 
 def test_a_long_run_of_numerals_in_an_answer_is_no_value(

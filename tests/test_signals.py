@@ -437,6 +437,14 @@ def test_retrieval_reports_reach_time_and_skips_small_talk(mem: Memory) -> None:
         ("On the way, what did I do?", False),
         ("At the gym, what did I do?", False),
         ("Monday I went to Kyoto, what did I do?", False),
+        ("月曜の夜、何したっけ？", True),  # (a part of the day after a day)
+        ("昨日の夜、何したっけ？", True),
+        ("日曜日の午後、何してた？", True),
+        ("At 3pm, what did I do?", True),
+        ("This weekend, what did I do?", True),
+        ("Over the weekend, what did I do?", True),
+        ("夜ご飯、何食べたっけ？", False),
+        ("Over the bridge, what did I do?", False),
     ],
 )
 def test_only_asks_to_recall(text: str, only: bool) -> None:

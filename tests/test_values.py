@@ -65,6 +65,14 @@ from memengine.values import closed_values, kanji_number, same_kind_change
         ("$5-10k", {("amount $", "5000"), ("amount $", "10000")}),
         ("5-10k dollars", {("amount $", "5000"), ("amount $", "10000")}),
         ("$500-1k", {("amount $", "500"), ("amount $", "1000")}),
+        ("$800-1.2k", {("amount $", "800"), ("amount $", "1200")}),
+        ("800-1.2k dollars", {("amount $", "800"), ("amount $", "1200")}),  # (any form)
+        ("500-1k yen", {("amount ¥", "500"), ("amount ¥", "1000")}),
+        ("1〜2万5千円", {("amount ¥", "10000"), ("amount ¥", "25000")}),  # (its largest 万)
+        ("十〜二十万円", {("amount ¥", "100000"), ("amount ¥", "200000")}),
+        ("1千〜2万円", {("amount ¥", "1000"), ("amount ¥", "20000")}),
+        ("a $2 million-dollar house", {("amount $", "2000000")}),
+        ("a $3 billion-dollar deal", {("amount $", "3000000000")}),
         ("5000〜1万円", {("amount ¥", "5000"), ("amount ¥", "10000")}),
         ("$2 million", {("amount $", "2000000")}),
         ("$1.2 billion", {("amount $", "1200000000")}),

@@ -241,41 +241,66 @@ def _outshone(
     )
 
 
-_ANSWER_CLAUSES = re.compile(r",(?!\d)|[;:!?。、，；！？]|\.(?=\s|$)|\b(?:and|but)\b", re.I)
-"""Where a clause of an answer ends ("The gym day pass is $15 now, and your membership …";
-not the comma of "$1,950")."""
+_ANSWER_CLAUSES = re.compile(
+    r",(?!\d)|[;:!?。、，；！？]|\.(?=\s|$)|\b(?:and|but)\b|けど|けれど|(?<=[だたす])が(?![っらりるれろ])",
+    re.IGNORECASE,
+)
+"""Where a clause of an answer ends ("The gym day pass is $15 now, and your membership …",
+「1日券は1500円になったけど、会費は…」, 「…だが」; not the comma of "$1,950", nor the が of
+「1日券が」 or 上がった)."""
 
 
-def _names_its_subject(words: set[str], own: set[str], clause: str) -> bool:
-    """Whether ``clause`` names a memory by one of its ``words``, not as the modifier of
-    another item: a word of it followed by a word the memory lacks (``own`` its terms) is the
-    other item's ("gym" of "The gym day pass is $15"; not "membership" of "Your membership
-    is $60", nor "gym" of "Your gym membership")."""
-    tokens = clause.split()
-    for k, token in enumerate(tokens):
-        if not words & set(query_terms(token)):
-            continue
-        after = query_terms(tokens[k + 1]) if k + 1 < len(tokens) else []
-        if not any(t not in own and not closed_values(t) and not t.isdigit() for t in after):
+def _a_value(term: str) -> bool:
+    """Whether ``term``, a folded word, is a value's or a part of one ("tuesday", "7pm",
+    "june" as "June" is written), no word an item is named by."""
+    return bool(closed_values(term) or closed_values(term.title()))
+
+
+def _item_words(text: str) -> tuple[set[str], str]:
+    """The words ``text`` names its item by, no value among them: its English words in all
+    their forms (:func:`.answer_words.word_forms`: "passes", "gym") and its text folded, where
+    a Japanese word (:func:`.answer_words.japanese_words`: 1日券's 日券, 会費) is looked for."""
+    terms = [t for t in query_terms(text) if t.isascii() and t.isalpha() and not _a_value(t)]
+    return word_forms(terms, set()), fold(text)
+
+
+def _own_item_word(clause: str, of: tuple[set[str], str], lacking: tuple[set[str], str]) -> bool:
+    """Whether ``clause`` holds a word of one memory (``of``, its :func:`_item_words`) that
+    another (``lacking``) does not: "day" and "pass" of "The gym raised its day pass to $15"
+    in "Day passes at the gym are $15 now" against "My gym membership is $50 a month", 日券
+    of 「ジムの1日券が1500円に値上がりした」 in 「ジムの1日券は1500円になったけど」; not
+    "membership" nor "gym" of "Your gym membership is $60 now", nor a value ("tuesday")."""
+    forms, folded = of
+    other_forms, other_folded = lacking
+    for term in query_terms(clause):
+        mine = stems(term)
+        if mine & forms and not mine & other_forms and not _a_value(term):
             return True
-    return False
+    return any(
+        word in folded and word not in other_folded
+        for word, _ in japanese_words(fold(clause))
+        if not _a_value(word)
+    )
 
 
-def _told_apart(words: set[str], own: set[str], clauses: Sequence[str], kinds: set[str]) -> bool:
-    """Whether the answer's ``clauses`` tell a memory (``words`` of it the answer holds,
-    ``own`` all its terms) apart from the value they state: its words are in a clause that
-    states no value of ``kinds``, and a clause that states one does not name it
-    (:func:`_names_its_subject`). "The gym day pass is $15 now, and your membership still
-    covers classes." takes nothing back from the $50 membership; "Your membership is $60
-    now, but it still covers classes." does."""
-    without: set[str] = set()
-    for clause in clauses:
-        if any(kind in kinds for kind, _ in compared(closed_values(clause))):
-            if _names_its_subject(words, own, clause):
-                return False
-        else:
-            without |= words & set(query_terms(clause))
-    return bool(without)
+def _told_apart(
+    mine: tuple[set[str], str],
+    holders: Sequence[tuple[set[str], str]],
+    clauses: Sequence[str],
+    value: tuple[str, str],
+) -> bool:
+    """Whether the answer's ``clauses`` tell a memory (``mine``, its :func:`_item_words`)
+    apart from the ``value`` they state, which other memories hold (``holders``): the
+    clause that states it names a word of its holder's own (:func:`_own_item_word`), so the
+    value is about another item ("The gym day pass is $15 now, and your membership still
+    covers classes."; 「ジムの1日券は1500円になったけど、会費のほうはレッスン込みのままだよ。」);
+    a clause naming nothing of the holder's beyond what the memory shares with it takes its
+    value back ("Your membership fee is $60 now, but it still covers classes.", 「会費は今
+    6000円だけど、…」)."""
+    stating = [c for c in clauses if holds(compared(closed_values(c)), value)]
+    return bool(stating) and all(
+        any(_own_item_word(clause, holder, mine) for clause in stating) for holder in holders
+    )
 
 
 def _corrected(answer: str, credited: Sequence[Episode]) -> set[int]:
@@ -290,26 +315,30 @@ def _corrected(answer: str, credited: Sequence[Episode]) -> set[int]:
     both and takes neither back, nor does "See you Tuesday!" take back a Monday dentist
     appointment (no other memory of the dentist holds the Tuesday), nor does an age or a
     year take back an amount or a date ("Emma is turning 7" beside a $300 venue: a bare
-    number is no value), nor an answer of two items the memory's own (:func:`_told_apart`:
-    "The gym day pass is $15 now, and your membership still covers classes.")."""
+    number is no value), nor a value whose clause names a word of its holder the memory lacks,
+    another item's (:func:`_told_apart`: "The gym day pass is $15 now, and your membership
+    still covers classes.")."""
     stated = compared(closed_values(answer))
     if not stated:
         return set()
     values_of = {ep.id: compared(closed_values(ep.text)) for ep in credited}
     subject = {t for t in query_terms(answer) if not closed_values(t)}
-    terms = {ep.id: set(query_terms(ep.text)) for ep in credited}
-    about = {i: subject & own for i, own in terms.items()}
+    about = {ep.id: subject & set(query_terms(ep.text)) for ep in credited}
+    words = {ep.id: _item_words(ep.text) for ep in credited}
     clauses = [c for c in _ANSWER_CLAUSES.split(answer) if c.strip()]
     corrected = set()
     for i, mine in values_of.items():
         if not mine or any(holds(stated, value) for value in mine):
             continue
         kinds = {kind for kind, _ in mine}
-        beside = [other for j, other in values_of.items() if j != i and about[i] & about[j]]
-        if any(
-            value[0] in kinds and holds(other, value) for value in stated for other in beside
-        ) and not _told_apart(about[i], terms[i], clauses, kinds):
-            corrected.add(i)
+        for value in (v for v in stated if v[0] in kinds):
+            holders = [
+                words[j]
+                for j, other in values_of.items()
+                if j != i and about[i] & about[j] and holds(other, value)
+            ]
+            if holders and not _told_apart(words[i], holders, clauses, value):
+                corrected.add(i)
     return corrected
 
 

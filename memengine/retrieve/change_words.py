@@ -73,9 +73,13 @@ _JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした|夕方|明け方
 """A time a Japanese plan is shifted to (来週に, 19日に, 金曜に, 午後に, 週末まで), before ずらした
 (not a place: ソファを窓の方にずらした)."""
 
-_TOKEN = r"(?:(?<![^\s,;!?()（）「」])[^\s,;!?()（）「」]+(?:,\d{3}(?!\d))*(?:\s?[ap]\.?m\b\.?)?)"
+_TOKEN = (
+    r"(?:(?<![^\s,;!?()（）「」])[^\s,;!?()（）「」]+(?:,\d{3}(?!\d)[^\s,;!?()（）「」]*)*"
+    r"(?:\s?[ap]\.?m\b\.?)?)"
+)
 """One word of a correction's value as written ("Tuesday", "$1,950", "7 pm", "19th", 火曜),
-read from its start only (not from each character of a long word)."""
+read from its start only (not from each character of a long word), a unit it is paid by
+after its thousands ("$1,950/mo")."""
 _SIDE = rf"(?:(?:on|at|in|by|the|my|our|on the|at the)\s+)?{_TOKEN}(?:\s+{_TOKEN})?"
 """A side of a correction: a word or two, with a preposition or a determiner before it
 ("Tuesday", "the 19th", "at 7pm", "my sister")."""
@@ -283,41 +287,73 @@ _MAYBE_BEFORE = re.compile(rf"\b(?:{_MAYBES})\W+(?:\w+\W+){{0,2}}$", re.ASCII | 
 
 _NOT_SO = re.compile(
     r"\b(?:not|never|won't|don't|didn't|doesn't|can't|cannot|wouldn't|shouldn't|let's|let us"
-    rf"|{_MAYBES})\b"
+    rf"|let me|{_MAYBES})\b"
     r"|\b(?:i|we)(?:['’](?:ll|d)\b|\s+(?:\w+ly\s+)?(?:will|would|must|usually|always|often"
-    r"|normally|sometimes|generally|prefer|rather)\b)"
-    r"|^\W*(?:(?:please|just|so|ok|okay|then)\W+)*(?:call|ask|meet|book|bring|take|send|tell"
-    r"|text|email|message|pick|choose|get|buy|put|set|schedule|remind|invite|order|pay|add"
-    r"|write|note|save|mark|wear|check|use|try|do)\s+(?:me|us|him|her|them|it|the|a|an|my|our"
-    r"|your|his|their|this|that|these|those|(?-i:[A-Z][a-z]+)(?!['’-]))\b"
-    r"|^\W*(?:(?:please|just|so|ok|okay|then)\W+)*(?:come|go)\s+(?:on|at|to|in|by|there|here)\b",
+    r"|normally|sometimes|generally|prefer|rather)\b)",
     re.IGNORECASE,
 )
 """What makes an "X, not Y" no correction of what is so, anywhere in its clause before the
-"not": a negation, a maybe, the speaker's own plan, wish or habit ("I'll", "we should", "I
-usually", "let's"), or a request, a bare verb at the clause's start with its object ("I
-won't go Friday, not Saturday", "Maybe Friday, not Saturday", "If it's Friday, not
-Saturday, I'll go", "I'll go on Friday, not Saturday", "Let's meet Friday, not Saturday",
-"We should go to Kyoto, not Osaka", "I usually go on Mondays, not Tuesdays", "Call me on
-Monday, not Tuesday", "Ask Ken, not Mia"), as a change word's three words before it
-(:data:`_NOT_BEFORE`) do. What a thing will be or usually is is so ("The party will be on
-Saturday, not Friday", "Yoga is usually on Tuesdays, not Mondays"), and a noun is no
-request ("Book club is on Thursday", "Check-in is at 3pm", "Mark's birthday is June 19")."""
-_REMINDER = re.compile(r"^\W*(?:please\s+)?(?:don['’]t|do not)\s+forget\s+(?:that\s+)?", re.I)
-"""A reminder before a statement, which tells it as so ("Don't forget it's Tuesday, not
-Monday")."""
+"not": a negation, a maybe, or the speaker's own plan, wish or habit ("I won't go Friday,
+not Saturday", "Maybe Friday, not Saturday", "If it's Friday, not Saturday, I'll go", "I'll
+go on Friday, not Saturday", "Let's meet Friday, not Saturday", "Let me book it for Friday,
+not Saturday", "We should go to Kyoto, not Osaka", "I usually go on Mondays, not
+Tuesdays"), as a change word's three words before it (:data:`_NOT_BEFORE`) do; a request
+is none either (:func:`_a_request`). What a thing will be or usually is is so ("The party
+will be on Saturday, not Friday", "Yoga is usually on Tuesdays, not Mondays")."""
+_REMINDER = re.compile(
+    r"^\W*(?:(?:also|and|oh|so|just|please)\W+)*(?:(?:don['’]t|do not)\s+forget|remember|note"
+    r"|keep in mind)\s+(?:that\s+)?",
+    re.IGNORECASE,
+)
+"""A reminder before what it reminds of: a statement, told as so ("Don't forget it's
+Tuesday, not Monday", "Please note it's …", "Also don't forget that …"), or a request after
+its "to" ("Don't forget to call mom on Sunday, not Saturday")."""
+_STATED_AHEAD = re.compile(r"\b(?:is|are|'s|’s)\s+(?:going to|gonna)\s+be\b", re.IGNORECASE)
+"""What a thing is going to be, which is so like what it will be ("The party is going to be
+on Saturday, not Friday"), not the plan "going to" says of the speaker ("I'm going to …")."""
+_REQUEST_VERBS = frozenset(
+    "call ask meet book bring take send tell text email message phone ring pick choose get buy"
+    " grab put set schedule reserve remind invite order pay add write note save mark wear check"
+    " use try do make leave come go visit move plan see".split()
+)
+"""The verbs a request opens with ("Call mom…", "Get tickets…", "Come over…", "Book it…")."""
+_FILLERS = frozenset("please just so ok okay then and also oh".split())
+"""Words before a request's verb ("Please call…", "Ok so book…")."""
+_BE = re.compile(r"^(?:is|are|was|were|be|am|isn't|aren't|wasn't|weren't)$|.['’](?:s|re)$")
+"""A be-verb as one word of a clause (is, were, "be" of "will be", the "'s" of "it's" or
+"club's")."""
+_CLAUSE_WORD = re.compile(r"[\w'’-]+")
+"""A word of a clause, its hyphen and apostrophe kept ("check-in", "Mark's")."""
+
+
+def _a_request(lead: str) -> bool:
+    """Whether the clause ``lead`` is a request: it opens with a bare verb (:data:`_REQUEST_VERBS`,
+    after "please" or "ok") and has no be-verb within its first three words ("Call mom on
+    Sunday", "Buy 2 tickets", "Text dad"; not "Book club is on Thursday", "Check-in is at 3",
+    "Pay day is Friday", "Mark's birthday is…": a noun before its be-verb, a statement)."""
+    words = [w.lower() for w in _CLAUSE_WORD.findall(lead)]
+    while words and words[0] in _FILLERS:
+        words.pop(0)
+    return bool(words) and words[0] in _REQUEST_VERBS and not any(_BE.match(w) for w in words[:3])
 
 
 def _not_so(sentence: str, m: re.Match[str]) -> bool:
     """Whether the correction ``m`` of ``sentence`` is an "X, not Y" (or "not Y but X", "not
-    Y — X", "Y — no, X") told as a maybe, a plan, a habit or a request (:data:`_NOT_SO` in
-    its clause up to its first side), which corrects nothing; an opener that takes back what
-    was said ("no wait, it's Friday, not Saturday") is its own correction, always one."""
+    Y — X", "Y — no, X") told as a maybe, a plan, a habit (:data:`_NOT_SO` in its clause up to
+    its first side) or a request (:func:`_a_request`), which corrects nothing; an opener that
+    takes back what was said ("no wait, it's Friday, not Saturday") is its own correction,
+    always one."""
     if m["opener"] or m["bare"]:
         return False
     first = next(g for g in ("x1", "y2", "y3", "y4") if m[g] is not None)  # (its first side)
-    lead = _REMINDER.sub("", f"{_clause_before(sentence[: m.start()])} {m[first]}".lstrip())
-    return _NOT_SO.search(lead) is not None
+    lead = f"{_clause_before(sentence[: m.start()])} {m[first]}".lstrip()
+    reminder = _REMINDER.match(lead)
+    if reminder is not None:
+        lead = lead[reminder.end() :]
+        if lead[:3].lower() == "to ":
+            return True  # (a reminder to do something: "Don't forget to call mom …")
+    lead = _STATED_AHEAD.sub("will be", lead)
+    return _NOT_SO.search(lead) is not None or _a_request(lead)
 
 
 _NEGATION = re.compile(

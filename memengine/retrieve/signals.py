@@ -575,18 +575,23 @@ _ANY_MOMENT = datetime(2999, 12, 31, 12, tzinfo=timezone.utc)
 """A moment to read time expressions against when only their words matter, not their window
 (a year's last day, so that every month of it, "in March", 3月, is past)."""
 _LEFT_OF_A_TIME = re.compile(
-    r"[\s,、。.!?！？]*(?:(?:on|in|at)\s+)?(?:the\s+)?[\s,、]*(?:(?:には|は|に|も)[\s,、]*)?"
+    r"[\s,、。.!?！？]*(?:(?:on|in|at|over|during)\s+)?(?:the\s+)?[\s,、]*"
+    r"(?:(?:には|は|に|も)[\s,、]*)?"
 )
-"""What a clause that is only a time expression may hold beside it: "on", "in" or "at", a
-particle (は, に) and a mark (3月は、, "last week,", "on monday,")."""
+"""What a clause that is only a time expression may hold beside it: "on", "in", "at" or
+"over", a particle (は, に) and a mark (3月は、, "last week,", "on monday,", "over the
+weekend,")."""
 _A_TIME_WORD = re.compile(
     r"\b(?:earlier|later|early|this|yesterday|tomorrow)?\s*(?:today|tonight|morning|afternoon"
     r"|evening|night)\b|\b(?:earlier|recently|lately)\b|今日|最近|さっき"
     r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b|[月火水木金土日]曜日?"
     r"|\b(?:[1-3]?\d(?:st|nd|rd|th))\b|[1-3]?\d日"
+    r"|\b(?:this|last|next)?\s*weekend\b|\b[01]?\d(?::[0-5]\d)?\s?[ap]\.?m\b\.?|\bnoon\b"
+    r"|の?(?:夜中|夜|朝|昼|夕方|晩|午前|午後)"
 )
 """A word of a time that :func:`.temporal.find_time_expressions` leaves for the question to
-tell by its own words (today, "earlier", 最近, "monday", 月曜日, "the 19th", 19日)."""
+tell by its own words (today, "earlier", 最近, "monday", 月曜日, "the 19th", 19日, "this
+weekend", "3pm"), a part of the day after it too (月曜の夜, 昨日の夜, 日曜日の午後)."""
 
 
 def _only_a_time(clause: str) -> bool:
