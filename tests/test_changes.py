@@ -110,6 +110,30 @@ def test_a_japanese_change_is_packed_before_the_old_fact(
     assert "2026-04-12 (日) の記憶より新しい、同じ話題の話" in real_mem.pack(r).text
 
 
+def test_a_change_typed_in_hiragana_is_packed_before_the_old_fact(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """A change typed as on a phone, in hiragana (かえたわ), is a change as 変えた is."""
+    old, new = _told(
+        real_mem, clock, "ジムは火曜と木曜にいってる💪", "ジム、水曜と金曜にかえたわ", FILLER_JA
+    )
+    r = real_mem.retrieve("ジムってなんようびだっけ")
+    assert [x.episode.id for x in r.results[:2]] == [new, old]
+    assert r.results[0].components["later_change"] == 1.0
+    text = real_mem.pack(r).text
+    assert text.index("水曜と金曜") < text.index("火曜と木曜")
+
+
+def test_going_home_in_hiragana_changes_nothing(real_mem: Memory, clock: FixedClock) -> None:
+    """かえった (帰った, went home) is no かえた: the older fact keeps its place."""
+    old, new = _told(
+        real_mem, clock, "ジムは火曜と木曜にいってる💪", "ジムのあと、はやくかえったよ", FILLER_JA
+    )
+    r = real_mem.retrieve("ジムってなんようびだっけ")
+    assert all("later_change" not in x.components for x in r.results)
+    assert {old, new} <= {x.episode.id for x in r.results}
+
+
 def test_a_change_that_would_not_be_packed_is_not_brought_in(
     real_mem: Memory, clock: FixedClock
 ) -> None:
@@ -423,6 +447,27 @@ def test_a_negated_anymore_is_a_change_not_a_plan_or_a_refusal(text: str, says: 
         ("公式サイトがなくなった", False),
         ("予約を19日にずらした", True),
         ("ソファを窓の方にずらした", False),
+        # typed in hiragana: the change words, not the words they sit in
+        ("ジム、水曜と金曜にかえたわ", True),
+        ("ジムかえた！", True),
+        ("せきがかわった", True),
+        ("かれしとわかれた", True),
+        ("おおさかにひっこした", True),
+        ("しめきりえんきになった", True),
+        ("はなびたいかいちゅうしやって", True),
+        ("よていへんこうした", True),
+        ("きのうはやくかえったよ", False),
+        ("ジムかえようかな", False),
+        ("ぱそこんつかえた", False),
+        ("ともだちむかえた", False),
+        ("ねこかわいい", False),
+        ("いれかわった", False),
+        ("みちがわかれた", False),
+        ("くびをひっこめた", False),
+        ("えんきょりれんあい", False),
+        ("ちゅうしゃいたかった", False),
+        ("ちゅうしんがいでかいもの", False),
+        ("うてんちゅうし", False),
     ],
 )
 def test_japanese_change_words_and_their_near_misses(text: str, says: bool) -> None:

@@ -1,7 +1,8 @@
 """Change words: the words of one message that say something changed (:data:`CHANGE`:
 "switched", "moved … to", "pushed … to", "no longer", "not … any more", "I used to", "my wife
 used to", "quit", "sold", "… now" ending its clause, "went up", "dropped to $999", "turned 7",
-変えた, やめた, 引っ越した, 延期, 中止, 今は, 前は…だった, 6歳になった, 飲まないことにした …; and
+変えた, やめた, 引っ越した, 延期, 中止 (and in hiragana: かえた, ひっこした, ちゅうし), 今は,
+前は…だった, 6歳になった, 飲まないことにした …; and
 the English corrections of :func:`corrections`, a value set against one of its kind: "it's
 Tuesday, not Monday", "no wait, it's Tuesday"), and
 the words around each that :func:`change_sentences` keeps: not negated, not a question, not a
@@ -72,6 +73,16 @@ in May"; not "turned 90 degrees", "turned one of the rooms into an office")."""
 _JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした|夕方|明け方)(?:に|へ|まで)"
 """A time a Japanese plan is shifted to (来週に, 19日に, 金曜に, 午後に, 週末まで), before ずらした
 (not a place: ソファを窓の方にずらした)."""
+
+_KANA_AT = "(?:(?<![\u3041-\u3096])|(?<=[にをはもがとへ]))"
+"""Where a change verb typed in hiragana starts: after a particle or no hiragana (ジム、水曜に
+かえた, バイトかえた, せきがかわった; not the かえた of つかえた, むかえた, ひかえた, nor the
+かわった of いれかわった), and わかれた after と, one's partner (かれしとわかれた; not
+みちがわかれた, 分かれた)."""
+_KANA_NOUN_ENDS = "(?=[にしさだでやっ]|$|[^\u3040-\u309f])"
+"""What follows a change noun typed in hiragana, えんき, へんこう or ちゅうし: a particle, する
+or the copula, or no hiragana (えんきになった, ちゅうしだって; not ちゅうしゃ, ちゅうしん, nor
+the えんき of えんきょり)."""
 
 _TOKEN = (
     r"(?:(?<![^\s,;!?()（）「」])[^\s,;!?()（）「」]+(?:,\d{3}(?!\d)[^\s,;!?()（）「」]*)*"
@@ -217,6 +228,10 @@ CHANGE = re.compile(
     r"|(?<=[えけげせぜてでねべぺめれきぎしじちぢびぴみり見寝着居出])て)(?:ない|なかっ|ません)"
     r"|ずれ込|前倒し|繰り上げ|繰り下げ"
     r"|キャンセル|訂正"
+    rf"|{_KANA_AT}(?:かえ(?=た|まし|ちゃっ|てもらっ|てん)|かわ(?=った|りまし|っちゃ)"
+    r"|(?<=と)わかれ(?=た|まし|ちゃっ))"
+    rf"|ひっこ(?=[しすさ])|(?:えんき|へんこう){_KANA_NOUN_ENDS}"
+    rf"|(?<!てん)ちゅうし{_KANA_NOUN_ENDS}"
     r"|(?<=[0-9０-９〇一二三四五六七八九十])(?:歳|才)にな(?=っ|りまし)|(?:こと|事)にし(?=た|まし|て)"
     r"|(?:^|(?<=[はも、，,\s]))(?:前|以前|昔|もともと|元々)は[、，,]?"
     r"(?:(?!けど|けれど|のに|ので|から|ことが?あ)[^。！？!?\n、，,]){0,20}?"
@@ -234,7 +249,10 @@ or an "again," between the words (:data:`_ASIDE`: "moved my appointment again, t
 ずらした, and なくなった just after it (締め切りが3日延びた, 飲み会、金曜にずれた, 予約ずらした,
 飲み会なくなった, 結婚式がなくなった; not 寿命が延びた, 眼鏡がずれてる, 体内時計が8時間ずれてる,
 視線をずらした, 時間がなくなった, 面接の緊張がなくなった), ずらした to a time (来週にずらしてもらった),
-ずれ込んだ, 前倒し; 退職した, 転勤になった (not 退職祝い, 退職金, 転勤族); "no longer" as もう with a
+ずれ込んだ, 前倒し; 退職した, 転勤になった (not 退職祝い, 退職金, 転勤族); the hiragana of the
+kanji ones typed as on a phone, where the kana is no everyday other word (:data:`_KANA_AT`,
+:data:`_KANA_NOUN_ENDS`: ジム、水曜にかえたわ, せきがかわった, ひっこした, えんき, へんこう, ちゅうし;
+not かえった, went home, つかえた, ちゅうしゃ, えんきょり); "no longer" as もう with a
 negated ている form within ten characters (もう大阪には住んでない, もう飲んでない, もう働いてない,
 もう食べていない, もう実家の近くには住んでない, and the short もう食べてない, もう見てない after an
 -eru or -iru stem; not もう待てない, もう捨てない, もう勝てない, a can't or a won't);
