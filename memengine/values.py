@@ -249,13 +249,18 @@ def _amount(number: str, suffix: str | None = None) -> str | None:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
+_LARGEST_UNIT = re.compile("[百千]*[億万]|[千百]")
+"""The largest multiplier of a Japanese amount, whole: its first unit, with the 百 or 千
+before a 万 or 億 that multiplies it (万 of 2万5千, 百万 of 3百万, 千万 of 2千万, 千 of 2千5百)."""
+
+
 def _range_amounts(
     low: str, low_suffix: str | None, high: str | None, high_suffix: str | None
 ) -> list[str]:
     """The amounts of a range's two ends as read (:func:`_amount`), the high end's multiplier
-    (its largest, the 万 of 2万5千) applied to a bare low end when that makes an ordered range,
-    however the range is written: 1〜2万円 "10000" and "20000", 1〜2万5千円 "10000" and
-    "25000", $5-10k and "5-10k dollars" "5000" and "10000" (not $500-1k nor "800-1.2k
+    (its largest, whole: :data:`_LARGEST_UNIT`) applied to a bare low end when that makes an
+    ordered range, however the range is written: 1〜2万円 "10000" and "20000", 1〜2万5千円
+    "10000" and "25000", 2〜3百万円 "2000000" and "3000000", $5-10k and "5-10k dollars" "5000" and "10000" (not $500-1k nor "800-1.2k
     dollars": 500 thousand is more than 1k)."""
     ends = [_amount(low, low_suffix)]
     if high is not None:
@@ -264,8 +269,9 @@ def _range_amounts(
         if low_suffix is None and top is not None:
             if high_suffix is not None:
                 wider = _amount(low, high_suffix)  # ($5-10k)
-            elif unit := next((c for c in "億万千百" if c in high), ""):
-                wider = None if unit in low else _amount(low + unit)  # (1〜2万円, 1〜2万5千円)
+            elif unit := _LARGEST_UNIT.search(high):
+                # (1〜2万円, 1〜2万5千円, 2〜3百万円)
+                wider = None if unit[0][-1] in low else _amount(low + unit[0])
             else:
                 wider = None
             if wider is not None and float(wider) <= float(top):

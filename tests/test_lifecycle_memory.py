@@ -648,6 +648,44 @@ def test_a_value_about_another_item_keeps_both_in_either_language(
     assert set(_judged(real_mem, answer, pair, close)) == {raised_ja}
 
 
+def test_an_answer_repeating_the_change_word_still_takes_the_old_value_back(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """The words that say a value changed ("went up", 上がった, "moved", "raised … to",
+    "switched") name no item: an answer repeating them sets the older value aside, while
+    "day pass", the object of "raised its day pass to $15", still names another item."""
+    cases = [
+        ("My gym membership is $50 a month and covers classes", "My gym membership went up to $60"),
+        ("ジムの会費は月5000円でレッスン込み", "ジムの会費が6000円に上がった"),
+        ("Dentist appointment on Monday at 3pm", "The dentist moved my appointment to Tuesday"),
+        ("Rent is $1,800 a month", "Landlord raised the rent to $1,950"),
+        ("Yoga class is on Monday evenings", "Yoga got switched to Tuesday evenings"),
+        (
+            "My gym membership is $50 a month and covers classes",
+            "The gym raised its day pass to $15",
+        ),
+    ]
+    ids = _companion_weeks(real_mem, clock, [(u, "I see") for pair in cases for u in pair])
+    answers = [
+        ["Your membership went up to $60.", "Your gym membership went up to $60 a month."],
+        ["会費が6000円に上がったんだね。", "ジムの会費が6000円に上がったね！"],
+        ["Your appointment moved to Tuesday!", "Your dentist moved your appointment to Tuesday."],
+        ["Your landlord raised the rent to $1,950."],
+        ["Yoga got switched to Tuesday evenings!"],
+    ]
+    for n, said in enumerate(answers):
+        old, new = ids[2 * n], ids[2 * n + 1]
+        for answer in said:
+            assert set(_judged(real_mem, answer, [old, new], {old: 0.7, new: 0.7})) == {new}, answer
+    fee, day_pass = ids[-2:]  # (not taken back: the day pass is another item)
+    for answer in [
+        "The day pass went up to $15, but your membership is unchanged.",
+        "The gym raised the day pass to $15, and your membership still covers classes.",
+    ]:
+        judged = _judged(real_mem, answer, [fee, day_pass], {fee: 0.7, day_pass: 0.7})
+        assert set(judged) == {fee, day_pass}, answer
+
+
 def test_a_long_run_of_numerals_in_an_answer_is_no_value(
     real_mem: Memory, clock: FixedClock
 ) -> None:

@@ -445,6 +445,19 @@ def test_retrieval_reports_reach_time_and_skips_small_talk(mem: Memory) -> None:
         ("Over the weekend, what did I do?", True),
         ("夜ご飯、何食べたっけ？", False),
         ("Over the bridge, what did I do?", False),
+        ("週末、何してたっけ？", True),  # (a weekend or a clock time, as in English)
+        ("今週末、何してたっけ？", True),
+        ("週末は、何してたっけ？", True),
+        ("土日、何してたっけ？", True),
+        ("15時、何してたっけ？", True),
+        ("午後3時、何してたっけ？", True),
+        ("3時に、何してたっけ？", True),
+        ("昨日の15時、何してたっけ？", True),
+        ("At 15:00, what did I do?", True),
+        ("3時間、何してたっけ？", False),  # (a while, no time)
+        ("15時に渋谷で友達と会った、何してたっけ？", False),
+        ("週末に京都に行った、何してたっけ？", False),
+        ("At 15:00 I met Ken, what did I do?", False),
     ],
 )
 def test_only_asks_to_recall(text: str, only: bool) -> None:

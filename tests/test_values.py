@@ -71,6 +71,10 @@ from memengine.values import closed_values, kanji_number, same_kind_change
         ("1〜2万5千円", {("amount ¥", "10000"), ("amount ¥", "25000")}),  # (its largest 万)
         ("十〜二十万円", {("amount ¥", "100000"), ("amount ¥", "200000")}),
         ("1千〜2万円", {("amount ¥", "1000"), ("amount ¥", "20000")}),
+        ("2〜3百万円", {("amount ¥", "2000000"), ("amount ¥", "3000000")}),  # (百万 whole)
+        ("1〜2千万円", {("amount ¥", "10000000"), ("amount ¥", "20000000")}),
+        ("2〜3千円", {("amount ¥", "2000"), ("amount ¥", "3000")}),
+        ("1〜2億5千万円", {("amount ¥", "100000000"), ("amount ¥", "250000000")}),
         ("a $2 million-dollar house", {("amount $", "2000000")}),
         ("a $3 billion-dollar deal", {("amount $", "3000000000")}),
         ("5000〜1万円", {("amount ¥", "5000"), ("amount ¥", "10000")}),

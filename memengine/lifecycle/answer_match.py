@@ -17,6 +17,7 @@ from datetime import date, datetime, timedelta
 from ..clock import in_zone
 from ..config import LifecycleConfig
 from ..models import Episode
+from ..retrieve.change_words import CHANGE
 from ..retrieve.temporal import find_time_expressions
 from ..text import CJK_CHARACTER, as_a_word, fold, query_terms, sentences
 from ..values import closed_values, compared, holds
@@ -256,11 +257,42 @@ def _a_value(term: str) -> bool:
     return bool(closed_values(term) or closed_values(term.title()))
 
 
+_JA_RISE = re.compile("値?[上下]が[らりるれろっ]|値?[上下]げ|増え|減[らりるれろっ]")
+"""A Japanese verb of a value gone up or down (上がった, 値上がりした, 値下げ, 増えた, 減った), which
+names no item (:data:`.change_words.CHANGE` leaves it to the values)."""
+_AUXILIARIES = frozenset("got get gets getting been".split())
+"""The helping verbs of a change ("got switched", "has been moved"), no item's words either."""
+
+
+def _without_change_words(text: str) -> str:
+    """``text`` without the words that say its value changed (:data:`.change_words.CHANGE`,
+    :data:`_JA_RISE`), which name no item: "went up" of "My gym membership went up to $60",
+    上がった of 「会費が6000円に上がった」. A change with an object names the item by it alone,
+    who changed it left out too: "rent" of "Landlord raised the rent to $1,950", "day pass"
+    of "The gym raised its day pass to $15"."""
+    kept, start = [], 0
+    for m in CHANGE.finditer(text):
+        rest = m.group().split()[1:]  # (its verb left out)
+        obj = [w for w in rest if not closed_values(w) and query_terms(w)]
+        lead = text[start : m.start()]
+        if obj:  # (who changed it, from the start of its clause: "Landlord" of "Landlord raised")
+            lead = lead[: max((c.end() for c in _ANSWER_CLAUSES.finditer(lead)), default=0)]
+        kept += [lead, " ".join(obj), " "]
+        start = m.end()
+    return _JA_RISE.sub(" ", "".join(kept) + text[start:])
+
+
 def _item_words(text: str) -> tuple[set[str], str]:
-    """The words ``text`` names its item by, no value among them: its English words in all
-    their forms (:func:`.answer_words.word_forms`: "passes", "gym") and its text folded, where
-    a Japanese word (:func:`.answer_words.japanese_words`: 1日券's 日券, 会費) is looked for."""
-    terms = [t for t in query_terms(text) if t.isascii() and t.isalpha() and not _a_value(t)]
+    """The words ``text`` names its item by, no value nor change word among them
+    (:func:`_without_change_words`): its English words in all their forms
+    (:func:`.answer_words.word_forms`: "passes", "gym") and its text folded, where a Japanese
+    word (:func:`.answer_words.japanese_words`: 1日券's 日券, 会費) is looked for."""
+    text = _without_change_words(text)
+    terms = [
+        t
+        for t in query_terms(text)
+        if t.isascii() and t.isalpha() and not _a_value(t) and t not in _AUXILIARIES
+    ]
     return word_forms(terms, set()), fold(text)
 
 
@@ -272,6 +304,7 @@ def _own_item_word(clause: str, of: tuple[set[str], str], lacking: tuple[set[str
     "membership" nor "gym" of "Your gym membership is $60 now", nor a value ("tuesday")."""
     forms, folded = of
     other_forms, other_folded = lacking
+    clause = _without_change_words(clause)
     for term in query_terms(clause):
         mine = stems(term)
         if mine & forms and not mine & other_forms and not _a_value(term):

@@ -19,7 +19,7 @@ import re
 
 from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, sentences
 from ..values import closed_values, same_kind_change
-from .owners import JA_TOPIC, habit_owner, ja_owner
+from .owners import JA_TOPIC, PERSON_WORDS, habit_owner, ja_owner
 
 _DATE = (
     r"(?:\d+(?:st|nd|rd|th|am|pm)\b|\d{1,2}:\d\d|\d{1,2}/\d{1,2}|(?:next|later|tomorrow|tonight"
@@ -305,7 +305,7 @@ _MAYBE_BEFORE = re.compile(rf"\b(?:{_MAYBES})\W+(?:\w+\W+){{0,2}}$", re.ASCII | 
 
 _NOT_SO = re.compile(
     r"\b(?:not|never|won't|don't|didn't|doesn't|can't|cannot|wouldn't|shouldn't|let's|let us"
-    rf"|let me|{_MAYBES})\b"
+    rf"|let me(?!\s+(?:correct|rephrase|clarify|fix)\b)|{_MAYBES})\b"
     r"|\b(?:i|we)(?:['’](?:ll|d)\b|\s+(?:\w+ly\s+)?(?:will|would|must|usually|always|often"
     r"|normally|sometimes|generally|prefer|rather)\b)",
     re.IGNORECASE,
@@ -317,15 +317,17 @@ go on Friday, not Saturday", "Let's meet Friday, not Saturday", "Let me book it 
 not Saturday", "We should go to Kyoto, not Osaka", "I usually go on Mondays, not
 Tuesdays"), as a change word's three words before it (:data:`_NOT_BEFORE`) do; a request
 is none either (:func:`_a_request`). What a thing will be or usually is is so ("The party
-will be on Saturday, not Friday", "Yoga is usually on Tuesdays, not Mondays")."""
+will be on Saturday, not Friday", "Yoga is usually on Tuesdays, not Mondays"), and "let me"
+correct, rephrase, clarify or fix takes back what was said ("Let me correct myself:
+Tuesday, not Monday")."""
 _REMINDER = re.compile(
     r"^\W*(?:(?:also|and|oh|so|just|please)\W+)*(?:(?:don['’]t|do not)\s+forget|remember|note"
-    r"|keep in mind)\s+(?:that\s+)?",
+    r"|keep in mind|make sure)\s+(?:that\s+)?",
     re.IGNORECASE,
 )
 """A reminder before what it reminds of: a statement, told as so ("Don't forget it's
 Tuesday, not Monday", "Please note it's …", "Also don't forget that …"), or a request after
-its "to" ("Don't forget to call mom on Sunday, not Saturday")."""
+its "to" ("Don't forget to call mom on Sunday, not Saturday", "Make sure to call …")."""
 _STATED_AHEAD = re.compile(r"\b(?:is|are|'s|’s)\s+(?:going to|gonna)\s+be\b", re.IGNORECASE)
 """What a thing is going to be, which is so like what it will be ("The party is going to be
 on Saturday, not Friday"), not the plan "going to" says of the speaker ("I'm going to …")."""
@@ -337,22 +339,53 @@ _REQUEST_VERBS = frozenset(
 """The verbs a request opens with ("Call mom…", "Get tickets…", "Come over…", "Book it…")."""
 _FILLERS = frozenset("please just so ok okay then and also oh".split())
 """Words before a request's verb ("Please call…", "Ok so book…")."""
-_BE = re.compile(r"^(?:is|are|was|were|be|am|isn't|aren't|wasn't|weren't)$|.['’](?:s|re)$")
-"""A be-verb as one word of a clause (is, were, "be" of "will be", the "'s" of "it's" or
-"club's")."""
+_OBJECTS = (
+    frozenset(
+        "me him her us them it you the a an my your our his their this that these those some"
+        " over by up out in back on at to there here".split()
+    )
+    | PERSON_WORDS
+)
+"""What follows a request's verb, its object or its particle: a pronoun, a determiner or a
+possessive, a word for someone (:data:`.owners.PERSON_WORDS`), a phrasal verb's particle or
+a preposition ("Call me", "Book the table", "Text dad", "Come over", "Go on Friday"; not
+"club" of "Book club meets")."""
+_FINITE = frozenset("said says is was has had does did will would can could".split())
+"""A verb a name is the subject of ("Mark said the party is …": Mark is no one called)."""
+_BE = re.compile(r"^(?:is|are|was|were|be|am|isn't|aren't|wasn't|weren't)$|['’](?:s|re)$")
+"""A be-verb as one word of a clause (is, were, "be" of "will be", the "'s" or "'re" on any
+word: "it's", "club's", "day's", "we're")."""
 _CLAUSE_WORD = re.compile(r"[\w'’-]+")
 """A word of a clause, its hyphen and apostrophe kept ("check-in", "Mark's")."""
 
 
+def _an_object(word: str, after: str | None) -> bool:
+    """Whether ``word``, the one after a request's verb (``after`` the one after it), is what
+    it is done to: one of :data:`_OBJECTS`, a number ("Buy 2 tickets") or a name of two
+    letters or more no "'s" nor verb follows ("Ask Ken"; not "Plan B starts", "Mark said",
+    "Mark's birthday")."""
+    if word.lower() in _OBJECTS or word.isdigit():
+        return True
+    name = len(word) > 1 and word[0].isupper() and word[1:].islower() and word.isalpha()
+    return name and (after is None or after.lower() not in _FINITE)
+
+
 def _a_request(lead: str) -> bool:
-    """Whether the clause ``lead`` is a request: it opens with a bare verb (:data:`_REQUEST_VERBS`,
-    after "please" or "ok") and has no be-verb within its first three words ("Call mom on
-    Sunday", "Buy 2 tickets", "Text dad"; not "Book club is on Thursday", "Check-in is at 3",
-    "Pay day is Friday", "Mark's birthday is…": a noun before its be-verb, a statement)."""
-    words = [w.lower() for w in _CLAUSE_WORD.findall(lead)]
-    while words and words[0] in _FILLERS:
+    """Whether the clause ``lead`` is a request: it opens with a verb of
+    :data:`_REQUEST_VERBS` (after "please", "ok" or "also") whose next word is its object
+    (:func:`_an_object`), and has no be-verb (:data:`_BE`) within its first four words ("Call
+    mom on Sunday", "Buy 2 tickets", "Come over", "Ask Ken", "Send it to Ken"; not "Book club
+    meets on Thursday", "Call time's 7am", "Plan B starts", "Mark said the party is…",
+    "Check out time is 11am", "Book club will be…": statements). A bare noun after the verb
+    reads as a statement ("Get tickets for Friday, not Saturday" corrects)."""
+    words = _CLAUSE_WORD.findall(lead)
+    while words and words[0].lower() in _FILLERS:
         words.pop(0)
-    return bool(words) and words[0] in _REQUEST_VERBS and not any(_BE.match(w) for w in words[:3])
+    if len(words) < 2 or words[0].lower() not in _REQUEST_VERBS:
+        return False
+    if not _an_object(words[1], words[2] if len(words) > 2 else None):
+        return False
+    return not any(_BE.search(w.lower()) for w in words[:4])
 
 
 def _not_so(sentence: str, m: re.Match[str]) -> bool:

@@ -56,6 +56,9 @@ _PEOPLE = {
 }
 """The words whose "X's" surely names a person's thing ("my daughter's eye exam", "Mom's
 surgery" and "my mother's surgery" alike, "the kids' party"), as one word for each person."""
+PERSON_WORDS = frozenset(_PEOPLE)
+"""The English words for someone of one's family or circle, in all their forms ("mom",
+"grandpa", "coworkers")."""
 _DESCRIPTIVE = frozenset(
     """today tomorrow yesterday tonight week weekend month year morning afternoon evening
     night day spring summer fall autumn winter monday tuesday wednesday thursday friday

@@ -587,11 +587,13 @@ _A_TIME_WORD = re.compile(
     r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b|[月火水木金土日]曜日?"
     r"|\b(?:[1-3]?\d(?:st|nd|rd|th))\b|[1-3]?\d日"
     r"|\b(?:this|last|next)?\s*weekend\b|\b[01]?\d(?::[0-5]\d)?\s?[ap]\.?m\b\.?|\bnoon\b"
-    r"|の?(?:夜中|夜|朝|昼|夕方|晩|午前|午後)"
+    r"|\b(?:[01]?\d|2[0-3]):[0-5]\d\b|の?(?:午前|午後)?[0-2]?\d時(?:[0-5]?\d分|半)?(?!間)"
+    r"|(?:今|先|来)?週末|土日|の?(?:夜中|夜|朝|昼|夕方|晩|午前|午後)"
 )
 """A word of a time that :func:`.temporal.find_time_expressions` leaves for the question to
 tell by its own words (today, "earlier", 最近, "monday", 月曜日, "the 19th", 19日, "this
-weekend", "3pm"), a part of the day after it too (月曜の夜, 昨日の夜, 日曜日の午後)."""
+weekend", 週末, 今週末, 土日, "3pm", "15:00", 15時, 午後3時), a part of the day or a clock time
+after it too (月曜の夜, 昨日の夜, 日曜日の午後, 昨日の15時; not 3時間, a while)."""
 
 
 def _only_a_time(clause: str) -> bool:
