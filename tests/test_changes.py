@@ -449,7 +449,9 @@ def test_a_negated_anymore_is_a_change_not_a_plan_or_a_refusal(text: str, says: 
         ("ソファを窓の方にずらした", False),
         # typed in hiragana: the change words, not the words they sit in
         ("ジム、水曜と金曜にかえたわ", True),
-        ("ジムかえた！", True),
+        ("スマホにかえたよ", True),
+        ("美容院かえてもらった", True),
+        ("えきでむかえてもらった", False),
         ("せきがかわった", True),
         ("かれしとわかれた", True),
         ("おおさかにひっこした", True),
@@ -468,6 +470,13 @@ def test_a_negated_anymore_is_a_change_not_a_plan_or_a_refusal(text: str, says: 
         ("ちゅうしゃいたかった", False),
         ("ちゅうしんがいでかいもの", False),
         ("うてんちゅうし", False),
+        # (かえた is as often 買えた, "could buy": only after に, what it changed to)
+        ("ジムかえた！", False),
+        ("やっとチケットかえた！", False),
+        ("ほんがかえたよ、うれしい", False),
+        ("ちょっとかわった味のラーメン食べた", False),  # (the と of ちょっと is no particle)
+        ("やっとわかれた", False),
+        ("せんえんきっぷ買った", False),
     ],
 )
 def test_japanese_change_words_and_their_near_misses(text: str, says: bool) -> None:

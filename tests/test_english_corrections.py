@@ -154,6 +154,7 @@ def test_a_plain_wait_changes_nothing(real_mem: Memory, clock: FixedClock) -> No
         "Let me correct myself: Tuesday, not Monday.",  # (takes back what was said)
         "Let me rephrase, yoga is Tuesday, not Monday.",
         "Let me clarify that it's Tuesday, not Monday.",
+        "Let me fix that: Tuesday, not Monday.",
         # (known misses: a bare noun after a request's verb reads as a statement)
         "Get tickets for Friday, not Saturday.",
         "Order pizza for 7pm, not 8pm.",
@@ -245,6 +246,13 @@ def test_a_correction_is_a_change_word(text: str) -> None:
         "Let me know by Friday, not Saturday.",  # (the speaker's plan)
         "Don't forget to call mom on Sunday, not Saturday.",
         "Let me book it for Friday, not Saturday.",  # (the speaker's plan, as "I'll")
+        "Let me fix dinner on Friday, not Saturday.",  # (a plan: "fix" of a meal)
+        "Let me fix the bike on Saturday, not Sunday.",
+        "Come home on Friday, not Saturday.",
+        "Come early on Friday, not Saturday.",
+        "Call Mark's mom on Sunday, not Saturday.",  # (a name's "'s" before someone)
+        "Ask Ken's wife on Monday, not Tuesday.",
+        "Call TJ on Monday, not Tuesday.",  # (a name in capitals)
         "I'm going to go on Saturday, not Friday.",
         "It's $2 million, not $2m.",  # (the same amount)
         # (an opener with no value nor name after it)

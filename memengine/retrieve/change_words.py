@@ -74,15 +74,17 @@ _JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした|夕方|明け方
 """A time a Japanese plan is shifted to (来週に, 19日に, 金曜に, 午後に, 週末まで), before ずらした
 (not a place: ソファを窓の方にずらした)."""
 
-_KANA_AT = "(?:(?<![\u3041-\u3096])|(?<=[にをはもがとへ]))"
-"""Where a change verb typed in hiragana starts: after a particle or no hiragana (ジム、水曜に
-かえた, バイトかえた, せきがかわった; not the かえた of つかえた, むかえた, ひかえた, nor the
-かわった of いれかわった), and わかれた after と, one's partner (かれしとわかれた; not
-みちがわかれた, 分かれた)."""
-_KANA_NOUN_ENDS = "(?=[にしさだでやっ]|$|[^\u3040-\u309f])"
+_KANA_AT = "(?:(?<![\u3041-\u3096])|(?<=[にをはもがへ])|(?<=[^っ]と))"
+"""Where a change verb typed in hiragana starts: after a particle or no hiragana (せきがかわった;
+not the かわった of いれかわった), and わかれた after と, one's partner (かれしとわかれた; not
+みちがわかれた, 分かれた, nor the と of やっと, ちょっと: ちょっとかわった味). かえた counts only
+after に, what it was changed to (水曜にかえた, スマホにかえた), or as かえてもらった after no
+hiragana (美容院かえてもらった): it is as often 買えた, "could buy" (チケットかえた), or the end of
+つかえた, むかえた."""
+_KANA_NOUN_ENDS = "(?=[にしさだでや]|って|$|[^\u3040-\u309f])"
 """What follows a change noun typed in hiragana, えんき, へんこう or ちゅうし: a particle, する
-or the copula, or no hiragana (えんきになった, ちゅうしだって; not ちゅうしゃ, ちゅうしん, nor
-the えんき of えんきょり)."""
+or the copula, って, or no hiragana (えんきになった, ちゅうしだって; not ちゅうしゃ, ちゅうしん,
+nor the えんき of えんきょり, せんえんきっぷ)."""
 
 _TOKEN = (
     r"(?:(?<![^\s,;!?()（）「」])[^\s,;!?()（）「」]+(?:,\d{3}(?!\d)[^\s,;!?()（）「」]*)*"
@@ -228,7 +230,8 @@ CHANGE = re.compile(
     r"|(?<=[えけげせぜてでねべぺめれきぎしじちぢびぴみり見寝着居出])て)(?:ない|なかっ|ません)"
     r"|ずれ込|前倒し|繰り上げ|繰り下げ"
     r"|キャンセル|訂正"
-    rf"|{_KANA_AT}(?:かえ(?=た|まし|ちゃっ|てもらっ|てん)|かわ(?=った|りまし|っちゃ)"
+    r"|(?<=に)かえ(?=た|まし|ちゃっ|てん)|(?<![\u3041-\u3096])かえ(?=てもらっ)"
+    rf"|{_KANA_AT}(?:かわ(?=った|りまし|っちゃ)"
     r"|(?<=と)わかれ(?=た|まし|ちゃっ))"
     rf"|ひっこ(?=[しすさ])|(?:えんき|へんこう){_KANA_NOUN_ENDS}"
     rf"|(?<!てん)ちゅうし{_KANA_NOUN_ENDS}"
@@ -252,7 +255,7 @@ or an "again," between the words (:data:`_ASIDE`: "moved my appointment again, t
 ずれ込んだ, 前倒し; 退職した, 転勤になった (not 退職祝い, 退職金, 転勤族); the hiragana of the
 kanji ones typed as on a phone, where the kana is no everyday other word (:data:`_KANA_AT`,
 :data:`_KANA_NOUN_ENDS`: ジム、水曜にかえたわ, せきがかわった, ひっこした, えんき, へんこう, ちゅうし;
-not かえった, went home, つかえた, ちゅうしゃ, えんきょり); "no longer" as もう with a
+not かえった, went home, チケットかえた, could buy, つかえた, ちゅうしゃ, えんきょり); "no longer" as もう with a
 negated ている form within ten characters (もう大阪には住んでない, もう飲んでない, もう働いてない,
 もう食べていない, もう実家の近くには住んでない, and the short もう食べてない, もう見てない after an
 -eru or -iru stem; not もう待てない, もう捨てない, もう勝てない, a can't or a won't);
@@ -305,7 +308,8 @@ _MAYBE_BEFORE = re.compile(rf"\b(?:{_MAYBES})\W+(?:\w+\W+){{0,2}}$", re.ASCII | 
 
 _NOT_SO = re.compile(
     r"\b(?:not|never|won't|don't|didn't|doesn't|can't|cannot|wouldn't|shouldn't|let's|let us"
-    rf"|let me(?!\s+(?:correct|rephrase|clarify|fix)\b)|{_MAYBES})\b"
+    rf"|let me(?!\s+(?:(?:correct|rephrase|clarify)\b|fix(?:\s+(?:that|this|it)\b|\W*$)))"
+    rf"|{_MAYBES})\b"
     r"|\b(?:i|we)(?:['’](?:ll|d)\b|\s+(?:\w+ly\s+)?(?:will|would|must|usually|always|often"
     r"|normally|sometimes|generally|prefer|rather)\b)",
     re.IGNORECASE,
@@ -318,8 +322,8 @@ not Saturday", "We should go to Kyoto, not Osaka", "I usually go on Mondays, not
 Tuesdays"), as a change word's three words before it (:data:`_NOT_BEFORE`) do; a request
 is none either (:func:`_a_request`). What a thing will be or usually is is so ("The party
 will be on Saturday, not Friday", "Yoga is usually on Tuesdays, not Mondays"), and "let me"
-correct, rephrase, clarify or fix takes back what was said ("Let me correct myself:
-Tuesday, not Monday")."""
+correct, rephrase, clarify or "fix that" takes back what was said ("Let me correct myself:
+Tuesday, not Monday"; "Let me fix dinner on Friday, not Saturday" is a plan)."""
 _REMINDER = re.compile(
     r"^\W*(?:(?:also|and|oh|so|just|please)\W+)*(?:(?:don['’]t|do not)\s+forget|remember|note"
     r"|keep in mind|make sure)\s+(?:that\s+)?",
@@ -342,7 +346,7 @@ _FILLERS = frozenset("please just so ok okay then and also oh".split())
 _OBJECTS = (
     frozenset(
         "me him her us them it you the a an my your our his their this that these those some"
-        " over by up out in back on at to there here".split()
+        " over by up out in back on at to there here home early late".split()
     )
     | PERSON_WORDS
 )
@@ -366,8 +370,21 @@ def _an_object(word: str, after: str | None) -> bool:
     "Mark's birthday")."""
     if word.lower() in _OBJECTS or word.isdigit():
         return True
-    name = len(word) > 1 and word[0].isupper() and word[1:].islower() and word.isalpha()
-    return name and (after is None or after.lower() not in _FINITE)
+    owner = re.sub(r"['’]s$", "", word)  # "Call Mark's mom": the mom is called
+    if owner != word:
+        return after is not None and after.lower() in PERSON_WORDS and _a_name(owner)
+    return _a_name(word) and (after is None or after.lower() not in _FINITE)
+
+
+def _a_name(word: str) -> bool:
+    """Whether ``word`` is written as a name of two letters or more: "Ken", "TJ" (not "B" of
+    "Plan B")."""
+    return (
+        len(word) > 1
+        and word.isalpha()
+        and word[0].isupper()
+        and (word[1:].islower() or word.isupper())
+    )
 
 
 def _a_request(lead: str) -> bool:
@@ -385,7 +402,8 @@ def _a_request(lead: str) -> bool:
         return False
     if not _an_object(words[1], words[2] if len(words) > 2 else None):
         return False
-    return not any(_BE.search(w.lower()) for w in words[:4])
+    owned = re.search(r"['’]s$", words[1]) is not None  # ("Call Mark's mom": no "is")
+    return not any(_BE.search(w.lower()) for w in words[int(owned) + 1 : 4])
 
 
 def _not_so(sentence: str, m: re.Match[str]) -> bool:
