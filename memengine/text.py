@@ -50,6 +50,7 @@ __all__ = [
     "shown_value",
     "thousands",
     "within",
+    "written_number",
 ]
 
 _CJK = (
@@ -387,6 +388,26 @@ def reason_line(reason: str) -> str:
     to a :class:`~memengine.models.Retrieved` by hand is written the same way."""
     said = " ".join(strip_controls(reason).split())
     return said[: cut_at(said, REASON_CHARS)]
+
+
+_WRITTEN_NUMBER = re.compile(
+    r"\s*(?:(?P<open>[\[［])\s*)?(?P<id>id\s*)?(?P<n>[-－]?[0-9０-９]{1,18})\s*"
+    r"(?(open)[\]］])\s*",
+    re.IGNORECASE,
+)
+_WIDE_DIGITS = str.maketrans("０１２３４５６７８９－", "0123456789-")
+
+
+def written_number(text: str, *, id_label: bool = False) -> int | None:
+    """The number an LLM wrote as text the way its prompt shows one, else None: ``"2"``,
+    ``"[2]"``, in ASCII or full-width digits and brackets (``"［２］"``), both brackets or
+    none (not ``"[2"``), no more than 18 digits (Python refuses to read an integer of more
+    than 4,300); with ``id_label`` also ``"id 12"`` and ``"[id 12]"``, as the rerank's
+    prompt writes its ids. Other digits are no number: ``"²"`` or ``"٢"`` is not 2."""
+    found = _WRITTEN_NUMBER.fullmatch(text)
+    if found is None or (found.group("id") and not id_label):
+        return None
+    return int(found.group("n").translate(_WIDE_DIGITS))
 
 
 def prompt_line(text: str) -> str:

@@ -1127,6 +1127,37 @@ def test_a_malformed_rerank_item_drops_only_itself() -> None:
         parse_rerank({"relevant_episodes": [{"id": 12, "relevance": "none"}]}, [12])
 
 
+@pytest.mark.parametrize(
+    ("written", "rerank_id", "judge_number"),
+    [
+        ("12", 12, 12),
+        ("[12]", 12, 12),
+        ("［１２］", 12, 12),
+        ("[id 12]", 12, None),  # (the rerank's prompt writes "[id 12]"; the judge's "[12]")
+        ("id 12", 12, None),
+        ("-1", -1, -1),
+        ("[12", None, None),  # (both brackets or none)
+        ("12]", None, None),
+        ("²", None, None),
+        ("١٢", None, None),  # (Arabic-Indic digits are no number written as the prompt does)
+    ],
+)
+def test_an_id_or_a_number_written_as_text_is_read_alike_by_rerank_and_judge(
+    written: str, rerank_id: int | None, judge_number: int | None
+) -> None:
+    """One reader (:func:`memengine.text.written_number`) for the two LLM answers that name
+    what they were shown by number; the rerank took "[12" and any Unicode digits."""
+    from memengine.retrieve.rerank import parse_rerank
+    from memengine.text import written_number
+
+    assert written_number(written, id_label=True) == rerank_id
+    assert written_number(written) == judge_number
+    items = [{"id": written, "relevance": "high"}, {"id": 13, "relevance": "medium"}]
+    out = parse_rerank({"relevant_episodes": items}, [12, 13])
+    assert [r.id for r in out.chosen] == ([12, 13] if rerank_id == 12 else [13])
+    assert out.malformed == (0 if rerank_id is not None else 1)  # (a bad id drops its item)
+
+
 def test_expanded_queries_lose_a_models_control_characters() -> None:
     from memengine.retrieve.expand import clean_queries
 

@@ -46,7 +46,7 @@ from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import counted, prompt_quote, query_terms, shell_word
+from ..text import counted, prompt_quote, query_terms, shell_word, written_number
 from .answer_match import match_answer, uncommon
 from .strength import impact_of
 
@@ -118,17 +118,6 @@ def _one_line(text: str) -> str:
     return _NUMBER_TAG.sub(r"(\1)", prompt_quote(text))
 
 
-_LABEL = re.compile(
-    r"[\[［]\s*(?P<b>[-－]?[0-9０-９]{1,18})\s*[\]］]|(?P<n>[-－]?[0-9０-９]{1,18})"
-)
-"""A memory's number written as text the way the prompt shows it: ``"2"``, ``"[2]"``, in
-ASCII or full-width digits and brackets (``"［２］"``), both brackets or none (not ``"[2"``),
-no more than 18 digits (Python refuses to read an integer of more than 4,300). Other
-digits are no number: ``"²"`` or ``"٢"`` is not 2."""
-
-_WIDE = str.maketrans("０１２３４５６７８９－", "0123456789-")
-
-
 def _number(item: Any) -> Any:
     """An item of the judge's ``used`` list as a memory's number where it reads as one
     (``"[2]"``, ``"2"``, ``"［２］"`` and ``2.0`` are 2; ``"-1"`` is -1, a number not shown);
@@ -137,8 +126,8 @@ def _number(item: Any) -> Any:
         return int(item)
     if not isinstance(item, str):
         return item
-    label = _LABEL.fullmatch(item.strip())
-    return int((label.group("b") or label.group("n")).translate(_WIDE)) if label else item
+    number = written_number(item)  # (not "[2", "²")
+    return item if number is None else number
 
 
 def llm_used(

@@ -18,7 +18,6 @@ Nothing here touches the database.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
@@ -31,7 +30,7 @@ from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Episode, EpisodeKind, Message
-from ..text import Language, cut_at, one_line_within, prompt_quote, reason_line
+from ..text import Language, cut_at, one_line_within, prompt_quote, reason_line, written_number
 from .expand import (
     DetectedReference,
     describe_validation_error,
@@ -58,9 +57,6 @@ Strategy = Literal["quote_key_parts", "summarize", "full"]
 MAX_RELEVANT = 5
 
 
-_ID_TEXT = re.compile(r"^\s*\[?\s*(?:id\s*)?(\d+)\s*\]?\s*$", re.IGNORECASE)
-"""An id written as text the way the prompt shows it: ``"12"``, ``"[id 12]"``, ``"id 12"``."""
-
 _STRATEGIES: tuple[Strategy, ...] = ("quote_key_parts", "summarize", "full")
 
 
@@ -78,8 +74,9 @@ class RelevantEpisode(BaseModel):
     def _an_id(cls, value: object) -> object:
         if isinstance(value, bool):  # true would be episode 1
             raise ValueError("an episode id is a number, not true/false")
-        if isinstance(value, str) and (found := _ID_TEXT.match(value)):
-            return int(found.group(1))
+        if isinstance(value, str):  # written as the prompt shows it: "12", "[id 12]"
+            number = written_number(value, id_label=True)
+            return value if number is None else number
         return value
 
     @field_validator("relevance", mode="before")
