@@ -79,7 +79,6 @@ def _refuses_temperature(exc: openai.BadRequestError) -> bool:
 # The response_format ladder, best first. "none" sends no response_format at all.
 _FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
 _FIRST_WITHOUT_SCHEMA = _FORMATS.index("json_object")
-_FORMAT_REJECTED = (400, 422)
 
 
 @dataclass(frozen=True)
