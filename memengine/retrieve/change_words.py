@@ -387,21 +387,40 @@ def _a_name(word: str) -> bool:
     )
 
 
+def _meant_for(rest: list[str]) -> bool:
+    """Whether ``rest``, the words after a request's verb, are a bare noun or two, then the
+    "for" of the time it is meant for and that time alone, with no be-verb: "tickets for
+    Friday", "pizza for 7pm", "concert tickets for the 19th" (a statement tells its time
+    with a verb, "on" or "at": "club meets on Thursday", "club on Thursday", "time for the
+    shoot is 7am")."""
+    at = next((i for i, w in enumerate(rest[:3]) if w.lower() == "for"), 0)
+    nouns, time = rest[:at], rest[at + 1 :]
+    return (
+        bool(nouns)
+        and all(w.isalpha() and w.islower() and w not in ENGLISH_STOPWORDS for w in nouns)
+        and 0 < len(time) <= 4
+        and not any(_BE.search(w.lower()) for w in rest)
+    )
+
+
 def _a_request(lead: str) -> bool:
     """Whether the clause ``lead`` is a request: it opens with a verb of
     :data:`_REQUEST_VERBS` (after "please", "ok" or "also") whose next word is its object
     (:func:`_an_object`), and has no be-verb (:data:`_BE`) within its first four words ("Call
     mom on Sunday", "Buy 2 tickets", "Come over", "Ask Ken", "Send it to Ken"; not "Book club
     meets on Thursday", "Call time's 7am", "Plan B starts", "Mark said the party is…",
-    "Check out time is 11am", "Book club will be…": statements). A bare noun after the verb
-    reads as a statement ("Get tickets for Friday, not Saturday" corrects)."""
+    "Check out time is 11am", "Book club will be…": statements), or whose next words are a
+    bare noun and the time it is meant for (:func:`_meant_for`: "Get tickets for Friday",
+    "Order pizza for 7pm"). A bare noun with any other preposition reads as a statement
+    ("Book club on Thursday, not Wednesday" corrects, and so, a known miss, does "Pay rent on
+    the 1st, not the 5th")."""
     words = _CLAUSE_WORD.findall(lead)
     while words and words[0].lower() in _FILLERS:
         words.pop(0)
     if len(words) < 2 or words[0].lower() not in _REQUEST_VERBS:
         return False
     if not _an_object(words[1], words[2] if len(words) > 2 else None):
-        return False
+        return _meant_for(words[1:])
     owned = re.search(r"['’]s$", words[1]) is not None  # ("Call Mark's mom": no "is")
     return not any(_BE.search(w.lower()) for w in words[int(owned) + 1 : 4])
 
@@ -616,6 +635,11 @@ _PAST_END = re.compile(r"[ただ][よねわなのさー〜~wｗ笑]*[!！。.…
 """A sentence that ends in the past (…楽になった, …すっきりしたよ！)."""
 
 
+_ELLIPSIS_NOT = re.compile(r"\.{2,}\s*(?=not\b)")
+"""Dots before a lowercase "not", which go on with the sentence rather than end it: they are
+read as one "…" (a dash of :data:`CORRECTION`), so "Yoga is Tuesday... not Monday" stays one
+sentence; a capital after them opens another ("I was tired... Not Monday though, …")."""
+
 NEAR_CHARS = 120
 """How far from its change word a shared phrase may be: the words read on each side."""
 
@@ -623,7 +647,8 @@ NEAR_CHARS = 120
 def change_sentences(text: str) -> list[str]:
     """The words around each change word of ``text`` (its first 2,000 characters; at most
     :data:`NEAR_CHARS` on each side, within its sentence, and the sentence before when a
-    pronoun stands for what changed: :func:`_refers_back`) that say something changed: a
+    pronoun stands for what changed: :func:`_refers_back`; dots before a lowercase "not"
+    end none, :data:`_ELLIPSIS_NOT`) that say something changed: a
     change word (:data:`CHANGE`, or a correction: :func:`corrections`) not negated nor a
     maybe or a plan ("anymore" negated, not
     as a maybe, a plan or a refusal: "I'm not vegan anymore"), in a sentence that asks
@@ -632,7 +657,7 @@ def change_sentences(text: str) -> list[str]:
     say no change)."""
     out: list[str] = []
     previous = ""
-    listed = sentences(text[:2000].translate(APOSTROPHES))
+    listed = sentences(_ELLIPSIS_NOT.sub("\u2026 ", text[:2000].translate(APOSTROPHES)))
     for at, sentence in enumerate(listed):
         following = listed[at + 1] if at + 1 < len(listed) else ""
         if sentence.endswith(("?", "？")):
