@@ -1191,6 +1191,106 @@ def test_now_a_value_gone_up_an_age_turned_and_a_decision_say_a_change(
     assert bool(change_sentences(text)) is says
 
 
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # 値上げ in any form, a value with its unit before its verb, a cost gone up or down
+        ("ジムの会費が値上がりした", True),
+        ("月謝が値下げされた", True),
+        ("来月から値上げしたらしい", True),
+        ("家賃が8万円になった", True),
+        ("家賃が８万円になった", True),
+        ("家賃、月1万2千円になった", True),
+        ("会費が6000円に上がった", True),
+        ("体重が60キロまで減った", True),
+        ("体重が5キロ減った", True),
+        ("部員が30人に増えた", True),
+        ("消費税が10%になった", True),
+        ("家賃が上がった", True),
+        ("電気代がまた上がった", True),
+        ("給料が下がった", True),
+        ("ジムの会費が増えた", True),
+        ("家賃が1万円も上がった", True),
+        ("家賃、上がった", True),
+        ("家賃があがった", True),
+        ("家賃が高くなった", True),
+        ("時給が上がりました", True),
+        # a clock time, a while, full, a battery, a condition, a no, a maybe
+        ("3時になった", False),
+        ("もう12時になった", False),
+        ("30分になった", False),
+        ("お腹が一杯になった", False),
+        ("バッテリーが20%になった", False),
+        ("電池が5%まで減った", False),
+        ("家賃が8万円になったら考える", False),
+        ("家賃が上がったら考える", False),
+        ("家賃が上がってない", False),
+        ("値上げしないでほしい", False),
+        ("今年は値上げなし", False),
+        ("変更なし", False),
+        ("家賃上がったかな", False),
+        # what goes up is no cost, or a 料 or a 給 that is no fee nor pay
+        ("雨が上がった", False),
+        ("テンションが上がった", False),
+        ("階段を上がった", False),
+        ("気温が上がった", False),
+        ("成績が上がった", False),
+        ("材料が増えた", False),
+        ("子どもが増えた", False),
+        ("お腹がへった", False),
+        ("評価が下がった", False),
+        ("供給が減った", False),
+        ("20代が増えた", False),
+        ("家賃が高くて気分が上がった", False),
+        ("大人になった", False),
+    ],
+)
+def test_a_japanese_value_gone_up_or_down_says_a_change(text: str, says: bool) -> None:
+    """値上げ, a value with its unit before 上がった, 下がった, 増えた, 減った or なった, and a
+    cost or a pay as their subject say a value changed, as "Rent went up" does; a clock
+    time, a battery, a condition, and what goes up that has no price do not."""
+    assert bool(change_sentences(text)) is says
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "changes"),
+    [
+        ("家賃は7万円", "家賃が8万円に上がった", True),
+        ("家賃は7万円", "家賃が上がった", True),
+        ("ジムの会費は月5000円", "ジムの会費が値上がりした", True),
+        ("体重は65キロ", "体重が60キロまで減った", True),
+        # a value's verb alone is no shared subject
+        ("テンション上がった", "家賃上がった", False),
+        ("テンションが上がりました", "家賃が上がりました", False),
+        ("体重が増えた", "会費が増えた", False),
+        ("家賃は7万円", "電気代が上がった", False),
+    ],
+)
+def test_a_japanese_value_changes_what_shares_its_item(
+    old_text: str, new_text: str, changes: bool
+) -> None:
+    """家賃が8万円に上がった changes 家賃は7万円 (both tell of 家賃); 上がった, shared by
+    テンション上がった and 家賃上がった, names nothing both are about."""
+    assert _links(old_text, new_text) is changes
+
+
+def test_a_japanese_rent_gone_up_comes_before_the_rent_told_before(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """With the real embedder, 家賃が8万円に上がった, told after 家賃は7万円, is packed as the later
+    change and comes first for 家賃いくらだっけ, as "Rent went up" does in English."""
+    old, new = _told(real_mem, clock, "家賃は7万円", "家賃が8万円に上がった", FILLER_JA)
+    r = real_mem.retrieve("家賃いくらだっけ")
+    pack = real_mem.pack(r)
+    assert {old, new} <= set(pack.episode_ids)
+    marks = {x.episode.id: x.components.get("changes") for x in r.results}
+    assert marks.get(new) == float(old)
+    assert [x.episode.id for x in r.results[:2]] == [new, old]
+    assert r.results[0].components["later_change"] == 1.0
+    assert "2026-04-12 (日) の記憶より新しい、同じ話題の話" in pack.text
+    assert pack.text.index("8万円") < pack.text.index("7万円")
+
+
 def test_other_peoples_news_and_a_number_come_after_the_fact_asked_about(
     real_mem: Memory, clock: FixedClock
 ) -> None:

@@ -258,8 +258,10 @@ def _a_value(term: str) -> bool:
 
 
 _JA_RISE = re.compile("値?[上下]が[らりるれろっ]|値?[上下]げ|増え|減[らりるれろっ]")
-"""A Japanese verb of a value gone up or down (上がった, 値上がりした, 値下げ, 増えた, 減った), which
-names no item (:data:`.change_words.CHANGE` leaves it to the values)."""
+"""A Japanese verb of a value gone up or down, in any form and after any noun (上がった,
+上がらない, 値上がりした, 値下げ, 増えた, 減った), which names no item: kept beside
+:data:`.change_words.CHANGE`, which reads one as a change only after a value or a cost (60キロ
+まで減った, 家賃が上がった), for an answer's 1日券が上がった or 上がらなかった names no item either."""
 _AUXILIARIES = frozenset("got get gets getting been".split())
 """The helping verbs of a change ("got switched", "has been moved"), no item's words either."""
 
@@ -267,7 +269,7 @@ _AUXILIARIES = frozenset("got get gets getting been".split())
 def _without_change_words(text: str) -> str:
     """``text`` without the words that say its value changed (:data:`.change_words.CHANGE`,
     :data:`_JA_RISE`), which name no item: "went up" of "My gym membership went up to $60",
-    上がった of 「会費が6000円に上がった」. A change with an object names the item by it alone,
+    に上がった of 「会費が6000円に上がった」. A change with an object names the item by it alone,
     who changed it left out too: "rent" of "Landlord raised the rent to $1,950", "day pass"
     of "The gym raised its day pass to $15"."""
     kept, start = [], 0

@@ -2,7 +2,7 @@
 "switched", "moved … to", "pushed … to", "no longer", "not … any more", "I used to", "my wife
 used to", "quit", "sold", "… now" ending its clause, "went up", "dropped to $999", "turned 7",
 変えた, やめた, 引っ越した, 延期, 中止 (and in hiragana: かえた, ひっこした, ちゅうし), 今は,
-前は…だった, 6歳になった, 飲まないことにした …; and
+前は…だった, 6歳になった, 値上げ, 8万円になった, 家賃が上がった, 飲まないことにした …; and
 the English corrections of :func:`corrections`, a value set against one of its kind: "it's
 Tuesday, not Monday", "no wait, it's Tuesday"), and
 the words around each that :func:`change_sentences` keeps: not negated, not a question, not a
@@ -74,6 +74,35 @@ _JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした|夕方|明け方
 """A time a Japanese plan is shifted to (来週に, 19日に, 金曜に, 午後に, 週末まで), before ずらした
 (not a place: ソファを窓の方にずらした)."""
 
+_JA_NUMERAL = "[0-9０-９〇一二三四五六七八九十百千万億]"
+"""The last character of a number as written in Japanese (8, ８, 8万, 1万2千, 六十)."""
+_JA_VALUE_AT = (
+    f"(?:(?<={_JA_NUMERAL}[円人個匹回本冊台件枚割%％])|(?<={_JA_NUMERAL}(?:ドル|キロ|kg))"
+    f"|(?<={_JA_NUMERAL}(?:ユーロ|ポンド|グラム))|(?<={_JA_NUMERAL}パーセント))"
+)
+"""Where the words after a value with its unit start: an amount of money, a weight, a count
+or a share (8万円, 1万2千円, 60キロ, 30人, 週3回, 10%, 3割); not a clock time, a while or a
+date (3時になった, もう12時になった, 30分になった, 19日になった: as often the moment, or a
+commute's length, as a value changed), nor 一杯になった, full."""
+_JA_COST = (
+    "(?:(?<=[費賃税金])|(?<=(?<![時世交十0-9０-９])代)|(?<=(?<![材資原燃食飲肥塗香染味衣飼])料)"
+    "|(?<=(?<![供配補需])給)|(?<=(?<!評)価)|(?<=値段|価格|給与|収入|年収|月収|月謝))"
+)
+"""Where the words after a cost or a pay start, as the noun ends: 代, 費, 料, 賃, 給, 価, 税, 金
+and 値段, 価格, 給与, 収入, 年収, 月収, 月謝 (家賃, 電気代, 会費, 給料, 時給, 物価, 料金, 貯金; not
+材料, 資料, 食料, 供給, 評価, 時代, 20代); its verb right after it, or after が, も, は or a
+comma and up to six characters with no other particle (電気代がまた上がった, 家賃が1万円も上がった;
+not 家賃が高くて気分が上がった)."""
+_JA_UP_DOWN = "(?:[上下]が|あが|さが|減|へ)(?=っ|りまし)|(?:増|ふ)え(?=[たてち]|まし)"
+"""A value gone up or down, in the past or as so since (上がった, 下がりました, 増えた, 減ってる;
+typed in hiragana: あがった, さがった, ふえた, へった): a change only after a value or a cost
+(:data:`_JA_VALUE_AT`, :data:`_JA_COST`), for 雨が上がった, 階段を上がった, 子どもが増えた and
+お腹がへった change no value."""
+JA_VALUE_VERB = re.compile(
+    f"(?:値[上下](?:げ|が)|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし))[\u3041-\u3096]*"
+)
+"""A Japanese value verb with its ending (上がった, 値上がりした, 増えた, 高くなった): as a phrase
+two messages share, it names nothing (テンション上がった and 家賃上がった share 上がった)."""
 _KANA_AT = "(?:(?<![\u3041-\u3096])|(?<=[にをはもがへ])|(?<=[^っ]と))"
 """Where a change verb typed in hiragana starts: after a particle or no hiragana (せきがかわった;
 not the かわった of いれかわった), and わかれた after と, one's partner (かれしとわかれた; not
@@ -236,6 +265,10 @@ CHANGE = re.compile(
     rf"|ひっこ(?=[しすさ])|(?:えんき|へんこう){_KANA_NOUN_ENDS}"
     rf"|(?<!てん)ちゅうし{_KANA_NOUN_ENDS}"
     r"|(?<=[0-9０-９〇一二三四五六七八九十])(?:歳|才)にな(?=っ|りまし)|(?:こと|事)にし(?=た|まし|て)"
+    r"|値[上下](?:げ|が(?=[らりるれろっ]))"
+    rf"|{_JA_VALUE_AT}(?:(?:に|まで|へ|も)?(?:{_JA_UP_DOWN})|(?:に|まで|へ)な(?=っ|りまし))"
+    rf"|{_JA_COST}(?:[がもは、](?:(?![がはをでて])[^。！？!?\n、，,]){{0,6}}?)?"
+    rf"(?:{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし))"
     r"|(?:^|(?<=[はも、，,\s]))(?:前|以前|昔|もともと|元々)は[、，,]?"
     r"(?:(?!けど|けれど|のに|ので|から|ことが?あ)[^。！？!?\n、，,]){0,20}?"
     r"(?:だった|てた|でた|ていた|でいた|かった)",
@@ -276,7 +309,15 @@ not "I'm at the gym now", "I'm reading Dune now", 今はジムにいる; nor "ri
 now", "by now", "for two years now", "I have to go now", "Now, the roof."; "now that…" and
 "Now I'm hungry" end no clause); a value gone up
 or down ("Rent went up", "prices went up again", "dropped to $999", "raised its fees to
-$80"; not "went up the stairs", "went up to Sapporo", "dropped him off by 8"); an age
+$80"; not "went up the stairs", "went up to Sapporo", "dropped him off by 8"), and in
+Japanese 値上げ, 値下げ, 値上がり, 値下がり in any form (値上げされた; not 値上げなし), a value
+with its unit before its verb (:data:`_JA_VALUE_AT`: 8万円になった, 6000円に上がった, 60キロまで
+減った, 30人に増えた, 5キロ減った, 10%になった; not 3時になった, 30分になった, 一杯になった,
+8万円になったら, a condition: :data:`_IF`, nor a battery's charge, バッテリーが20%になった:
+:data:`_JA_GAUGE`), or a cost or a pay as the
+subject of :data:`_JA_UP_DOWN` or of 高くなった, 安くなった (:data:`_JA_COST`: 家賃が上がった,
+電気代がまた上がった, 給料が下がった, 家賃があがった; not 雨が上がった, テンションが上がった,
+階段を上がった, 気温が上がった, 成績が上がった, 材料が増えた, 子どもが増えた); an age
 turned ("turned 7 today", "turned thirty in May", 6歳になった; not "turned one of the rooms
 into…", "turned 90 degrees", 6歳になったら); and a decision, ことにした (お酒は飲まないことにした;
 not 続けることにした, 辞めないことにした: :data:`_KEPT_ON`, nor one for a day, 今日はジム休むことにした:
@@ -604,7 +645,7 @@ used to…", "When I was a kid, I used to": habits)."""
 _NOT_AFTER = re.compile(
     r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも|かな|なら|れば|(?<![たいだ])そう"
     r"|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ)"
-    r"|^[^\Wてで]{0,3}?(?:予定|考え|迷っ|悩ん)"
+    r"|^[^\Wてで]{0,3}?(?:予定|考え|迷っ|悩ん)|^は?(?:なし|無し)"
 )
 """What makes a Japanese one say no change just after it: a negation (変えない, 辞めません),
 an intention, a wish or a plan (変えようかな, 辞めようと思ったけど, 引っ越したい, 辞めるつもり,
@@ -612,7 +653,7 @@ an intention, a wish or a plan (変えようかな, 辞めようと思ったけ�
 辞めて予定通り…, 売って迷ってたバイクを買った), a maybe (転勤になりそう, 中止かな; 中止だそう,
 hearsay, is told), a condition (中止なら, 変えればよかった; たら: :data:`_IF`), asking
 (リスケしてもらえる; してもらえた is done), doubting (中止って本当) or asking oneself
-(前は何してたっけ)."""
+(前は何してたっけ), or none of it (値上げなし, 変更なし)."""
 
 _KEPT_ON = re.compile(
     "(?:続ける|続け|残る|待つ|このままに|(?:辞め|やめ|止め|変え|替え|売ら|引っ越さ|別れ|移ら)ない)$"
@@ -626,6 +667,12 @@ _ONE_DAY = re.compile(
 """A day or a time a ことにした is limited to, a one-off, not a change (今日はジム休むことにした,
 今週末はジム行かないことにした, 土曜は家にいることにした); not 今回は, which may open a lasting
 decision (今回は本気で禁酒することにした)."""
+
+_JA_GAUGE = re.compile(
+    "(?:バッテリー|電池|充電)[^。！？!?\n、，,]{0,10}?[0-9０-９]+(?:%|％|パーセント)$"
+)
+"""A battery's charge just before a value's change word (バッテリーが20%になった, 電池が5%まで
+減った): the moment, as "I'm at 50% battery now" is, not a value changed."""
 
 _IF = re.compile(r"^\w{0,3}?たら(?!しい)")
 """A condition just after a Japanese change word (中止になったら家で映画見よう), unless what
@@ -691,6 +738,7 @@ def change_sentences(text: str) -> list[str]:
                 _NOT_AFTER.match(after) is not None
                 or (_IF.match(after) is not None and _PAST_END.search(after) is None)
                 or _KEPT_ON.search(before) is not None
+                or _JA_GAUGE.search(before) is not None
                 or (m.group()[0] in "こ事" and _ONE_DAY.search(before) is not None)
                 or _an_occasion(m.group(), after, f"{previous} {after} {following}")
             ):

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from ..errors import EmbeddingError
 from ..models import Episode, EpisodeKind
 from ..text import APOSTROPHES, fold, sentences, shared_phrases
-from .change_words import AGE, CHANGE, change_sentences, habit_of, told
+from .change_words import AGE, CHANGE, JA_VALUE_VERB, change_sentences, habit_of, told
 from .fastpath import Candidate
 from .owners import (
     a_name,
@@ -85,13 +85,17 @@ def _speaker(ep: Episode) -> str | None:
 
 def _subjects(words: str, near: str, names: set[str]) -> list[str]:
     """The phrases of ``words`` that ``near`` (the words around a change word) shares, not a
-    speaker's name, a change word (今は in both says nothing about what changed), nor a
-    number or a counter alone (:data:`_A_COUNT`: "$1,200" on a laptop and on a bike)."""
+    speaker's name, a change word (今は in both says nothing about what changed; nor 上がった,
+    :data:`.change_words.JA_VALUE_VERB`: テンション上がった and 家賃上がった), nor a number or a
+    counter alone (:data:`_A_COUNT`: "$1,200" on a laptop and on a bike)."""
     shared = shared_phrases(words[:600], near, limit=20)
     return [
         p
         for p in shared
-        if p not in names and CHANGE.fullmatch(p) is None and _A_COUNT.fullmatch(p) is None
+        if p not in names
+        and CHANGE.fullmatch(p) is None
+        and JA_VALUE_VERB.fullmatch(p) is None
+        and _A_COUNT.fullmatch(p) is None
     ]
 
 
