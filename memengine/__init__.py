@@ -88,6 +88,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'memengine' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    """What ``dir(memengine)`` lists: the module's names and the public API, the lazily
+    imported ``ChatClient`` included (tab completion and ``help()`` show it)."""
+    return sorted({*globals(), *__all__})
+
+
 __all__ = [
     "AgentRow",
     "BackupReport",

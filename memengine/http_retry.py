@@ -49,6 +49,13 @@ def client_endpoint(base_url: str | None, api_key: str | None) -> tuple[str, str
     """The URL (:data:`DEFAULT_BASE_URL` for None) and the key a client is given, checked as
     the configuration checks them, for a client built directly (a :class:`.ConfigError`
     naming the setting)."""
+    if base_url is not None and not isinstance(base_url, str):
+        raise ConfigError(
+            f"base_url is a URL's text (http://localhost:11434/v1) or None, not "
+            f"{type(base_url).__name__}"
+        )
+    if api_key is not None and not isinstance(api_key, str):  # (the value is not shown)
+        raise ConfigError(f"api_key is text or None, not {type(api_key).__name__}")
     try:
         http_url(base_url)
     except ValueError as exc:
@@ -61,8 +68,11 @@ def client_endpoint(base_url: str | None, api_key: str | None) -> tuple[str, str
 
 
 def backoff_delay(retry: int, base_s: float, max_s: float) -> float:
-    """Exponential backoff with "equal jitter": between half and all of ``base_s * 2**retry`` (capped)."""
+    """Exponential backoff with "equal jitter": between half and all of ``base_s * 2**retry``
+    (capped); never below 0 nor NaN, which a sleep refuses with a ValueError."""
     ceiling = min(max_s, base_s * float(2**retry))
+    if not ceiling > 0:  # (a negative or NaN base or cap)
+        return 0.0
     return ceiling / 2 + random.uniform(0, ceiling / 2)
 
 

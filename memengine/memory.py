@@ -756,7 +756,9 @@ class Memory:
         the configured ``agent`` ("default"). ``extra_queries`` are searched beside ``text``
         (your own rewrites, as the LLM's expansion adds its). ``kinds`` keeps to those
         episode kinds (``"exchange"``, ``"fact"``…; None: all). ``limit`` is how many
-        results come back (None: ``[retrieval] max_results``, 5). ``day_range`` True uses
+        results come back at most (None: ``[retrieval] max_results``, 5), and never more
+        than the candidates a turn ranks (``[retrieval] max_candidates``, 40: raise it for
+        a longer list). ``day_range`` True uses
         the configured window (``[retrieval] occurred_day_range``), a number the last that
         many days, None or False all time. ``deep`` also searches
         archived memories (those it offers the reply become active again). ``rank="life"``
@@ -1134,14 +1136,15 @@ class Memory:
     @gated_job
     def import_episodes(
         self,
-        episodes: Iterable[NewEpisode],
+        episodes: Iterable[NewEpisode | Episode],
         *,
         keep_ids: bool = True,
         skip_existing: bool = False,
         progress: Progress | None = None,
     ) -> list[int]:
-        """Store episodes read from elsewhere (:mod:`memengine.importers`) as
-        :meth:`import_` does: all checked, and their ids looked up, before any is written."""
+        """Store episodes read from elsewhere (:mod:`memengine.importers`; NewEpisode, or an
+        Episode as :meth:`get` returns it) as :meth:`import_` does: all checked, and their ids
+        looked up, before any is written."""
         args.switches(keep_ids=keep_ids, skip_existing=skip_existing)
         self._writable()
         eps = list(args.episode_source(episodes))

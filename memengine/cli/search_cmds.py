@@ -62,7 +62,8 @@ LimitOpt = Annotated[
         min=1,
         max=100,
         parser=whole(1, 100),
-        help="How many results at most (default: [retrieval] max_results).",
+        help="How many results at most (default: [retrieval] max_results); never more than "
+        "[retrieval] max_candidates (40 unless set), the candidates a turn ranks.",
     ),
 ]
 

@@ -21,6 +21,7 @@ passed in by the caller.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 import threading
 import time
@@ -30,8 +31,10 @@ from typing import Any
 
 import httpx2
 import openai
+from pydantic import ValidationError
 
-from ..config import LLMConfig, masked_url
+from ..arguments import whole
+from ..config import MAX_WAIT_S, LLMConfig, masked_url
 from ..errors import ConfigError, LLMError, LLMResponseError, LLMTimeout
 from ..http_deadline import MAX_CHAT_REPLY_BYTES, ReplyTooLarge, http_client, proxy_for
 from ..http_retry import (
@@ -74,6 +77,93 @@ def _refuses_temperature(exc: openai.BadRequestError) -> bool:
     while _QUOTED_JSON.search(text):  # (innermost first: nested objects too)
         text = _QUOTED_JSON.sub(" ", text)
     return "temperature" in text.lower()
+
+
+_SETTING_OF = {
+    "timeout_s": "request_timeout_s",
+    "max_retries": "max_retries",
+    "backoff_base_s": "backoff_base_s",
+    "backoff_max_s": "backoff_base_s",  # (no setting of its own: a wait, as the first one)
+}
+"""The ``[llm]`` setting whose type and bounds each number argument of :class:`ChatClient`
+is checked with (a client built directly takes what the configuration would)."""
+
+
+def _setting(name: str, value: object) -> float:
+    """The argument ``name`` as the ``[llm]`` setting it stands for takes it (``timeout_s``
+    as ``request_timeout_s``: above 0, at most an hour), else a ConfigError naming it: "5",
+    True, None and NaN are no numbers of seconds, -1 no wait (the sleep would raise)."""
+    setting = _SETTING_OF[name]
+    if LLMConfig.model_fields[setting].annotation is int:
+        number: float | None = whole(value)
+        kind = "a whole number"
+    else:
+        number = _real(value)
+        kind = "a number of seconds"
+    if number is None:
+        raise ConfigError(f"{name} is {kind}, not {value!r:.80}")
+    try:
+        LLMConfig.model_validate({setting: number})
+    except ValidationError as exc:
+        why = str(exc.errors()[0]["msg"]).removeprefix("Input ")  # "should be greater than 0"
+        raise ConfigError(f"{name} {why} (as [llm] {setting}), not {value!r:.80}") from None
+    return number
+
+
+def _real(value: object) -> float | None:
+    """``value`` as a float when it is a real number (numpy's too; a bool is none), else
+    None; one past the floats is infinite (10**400 seconds is no finite wait)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+def _memory_seconds(value: object) -> float:
+    """A ``format_memory_s``: a number of seconds from 0 (try the best format every call)
+    to :data:`~memengine.config.MAX_WAIT_S`, else a ConfigError naming it."""
+    number = _real(value)
+    if number is None or not 0 <= number <= MAX_WAIT_S:
+        raise ConfigError(
+            f"format_memory_s is a number of seconds from 0 to {MAX_WAIT_S:g}, not {value!r:.80}"
+        )
+    return number
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""A header's name as HTTP writes it (a token: ``X-Title``, ``OpenAI-Organization``)."""
+
+
+def _headers(value: object) -> dict[str, str] | None:
+    """``default_headers`` as the HTTP client can send them: None, or a mapping of header
+    names to values of printable ASCII without white space around them, else a ConfigError
+    (not showing a value: it may be a token); such a header failed only at the first call,
+    or was reported as a reply that is not UTF-8."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            "default_headers is a mapping of header names to values ({'X-Title': 'my app'}), "
+            f"not {type(value).__name__}"
+        )
+    for name, text in value.items():
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
+            raise ConfigError(
+                f"default_headers: {name!r:.80} is not a header's name (ASCII letters, digits "
+                "and - _ . ! # $ % & ' * + ^ ` | ~)"
+            )
+        if (
+            not isinstance(text, str)
+            or text != text.strip()
+            or any(c > "~" or c < " " for c in text)
+        ):
+            raise ConfigError(
+                f"default_headers: the value of {name} is not text an HTTP header can carry "
+                "(printable ASCII, without white space around it); the value is not shown"
+            )
+    return dict(value)
 
 
 # The response_format ladder, best first. "none" sends no response_format at all.
@@ -146,32 +236,42 @@ class ChatClient:
         A step down the ``response_format`` ladder is remembered for
         ``format_memory_s`` seconds, then the best format is tried again (a 400
         from a proxy, say, must not cost the client its JSON mode for good).
+        Each argument is checked as the ``[llm]`` setting it stands for is
+        (``timeout_s`` as ``request_timeout_s``; ``backoff_max_s`` as
+        ``backoff_base_s``): a wrong one ("5", True, -1) is a ConfigError naming it.
         """
-        if not timeout_s > 0:
-            raise ConfigError(f"timeout_s must be positive, not {timeout_s!r}")
-        if max_retries < 0:
-            raise ConfigError(f"max_retries must be >= 0, not {max_retries!r}")
+        checked = {
+            name: _setting(name, given)
+            for name, given in (
+                ("timeout_s", timeout_s),
+                ("max_retries", max_retries),
+                ("backoff_base_s", backoff_base_s),
+                ("backoff_max_s", backoff_max_s),
+            )
+        }
+        memory_s = _memory_seconds(format_memory_s)
+        headers = _headers(default_headers)
         self.base_url, api_key = client_endpoint(base_url, api_key)
         self.shown_url = masked_url(self.base_url)
         """``base_url`` as messages show it (without a name and password in it)."""
-        self.timeout_s = float(timeout_s)
-        self.max_retries = int(max_retries)
-        self.backoff_base_s = float(backoff_base_s)
-        self.backoff_max_s = float(backoff_max_s)
-        self._secrets = secrets_of(self.base_url, api_key, default_headers)
+        self.timeout_s = checked["timeout_s"]
+        self.max_retries = int(checked["max_retries"])
+        self.backoff_base_s = checked["backoff_base_s"]
+        self.backoff_max_s = checked["backoff_max_s"]
+        self._secrets = secrets_of(self.base_url, api_key, headers)
         self._client = openai.OpenAI(
             base_url=self.base_url,
             api_key=api_key or PLACEHOLDER_API_KEY,
             timeout=self.timeout_s,
             max_retries=0,
-            default_headers=dict(default_headers) if default_headers else None,
+            default_headers=headers or None,
             # a reply ends at its deadline, and at 1 MiB: parsing more would outlast a turn
             http_client=http_client(self.base_url, max_bytes=MAX_CHAT_REPLY_BYTES),
         )
         self._lock = threading.Lock()
         self._closed = False
         self._format_floor = 0
-        self._format_memory_s = float(format_memory_s)
+        self._format_memory_s = memory_s
         self._floor_until = 0.0
         self._use_max_completion_tokens = False
         self._omit_temperature = False
@@ -442,6 +542,8 @@ class ChatClient:
         delay = backoff_delay(retries, self.backoff_base_s, self.backoff_max_s)
         if isinstance(exc, openai.APIStatusError):
             delay = max(delay, retry_after(exc.response.headers))
+        if not delay >= 0:  # (NaN too) a wait of none, not a ValueError out of the sleep
+            delay = 0.0
         remaining = deadline - time.monotonic()
         if delay >= remaining:
             raise self._final_error(
