@@ -233,11 +233,44 @@ def test_read_only_refuses_a_file_that_needs_a_migration(written: Path, clock: F
         cur = m.store.connections.get().cursor()  # the file as version 5 left it
         cur.execute("ALTER TABLE episodes DROP COLUMN decay_from")
         cur.execute("PRAGMA user_version = 5")
-    with pytest.raises(ReadOnlyDatabase, match=r"schema version 5.*open the file writable once"):
+    with pytest.raises(
+        ReadOnlyDatabase, match=r"schema version 5.*open the file writable once"
+    ) as e:
         Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=True)
+    assert "salvage" not in str(e.value)  # this process can write it: no copy is needed
     # a writable open migrates it, after which the read-only open works
     Memory.open(written, embedder=HashEmbedder(), clock=clock).close()
     Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=True).close()
+
+
+def test_an_old_file_this_process_cannot_write_says_to_copy_or_salvage_it(
+    written: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said only "open the file writable once", and every command (init too) opened the
+    file read-only again, so the advice went round in a circle."""
+    with Memory.open(written, embedder=HashEmbedder(), clock=clock) as m:
+        cur = m.store.connections.get().cursor()  # the file as version 5 left it
+        cur.execute("ALTER TABLE episodes DROP COLUMN decay_from")
+        cur.execute("PRAGMA user_version = 5")
+    before = _digest(written)
+    real_access = os.access
+    for denied, said in (
+        (written, "this process cannot write the file"),
+        (written.parent, "this process cannot write its folder: SQLite needs it"),
+    ):
+        monkeypatch.setattr(
+            os, "access", lambda p, mode, d=denied: Path(p) != d and real_access(p, mode)
+        )
+        with pytest.raises(ReadOnlyDatabase) as e:
+            Memory.open(written, embedder=HashEmbedder(), clock=clock, read_only=None)
+        message = str(e.value)
+        assert "schema version 5" in message and said in message, message
+        assert f"`cp {written} FOLDER/`" in message
+        assert f"memengine export --db {written} --all-agents --salvage -o saved.jsonl" in message
+        assert "open the file writable once" not in message
+    monkeypatch.setattr(os, "access", real_access)
+    assert _digest(written) == before
+    Memory.open(written, embedder=HashEmbedder(), clock=clock).close()  # writable: migrated
 
 
 def test_read_only_needs_an_existing_memengine_file(tmp_path: Path, clock: FixedClock) -> None:
@@ -387,6 +420,59 @@ def test_the_cli_names_a_log_it_cannot_read(written: Path, clock: FixedClock) ->
     message = " ".join(done.stderr.split())
     assert "has changes in its write-ahead log (m.db-wal)" in message, message
     assert listing == ["m.db", "m.db-wal"]
+
+
+def test_the_cli_tells_how_to_save_an_old_file_it_cannot_write(
+    written: Path, clock: FixedClock
+) -> None:
+    """An old file in a folder the reader cannot write: ``init`` (which the message once
+    suggested) names the way out, and the salvage export it names works without writing."""
+    prefix = _as_reader()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: no user here lacks write access")
+    with Memory.open(written, embedder=HashEmbedder(), clock=clock) as m:
+        cur = m.store.connections.get().cursor()  # the file as version 5 left it
+        cur.execute("ALTER TABLE episodes DROP COLUMN decay_from")
+        cur.execute("PRAGMA user_version = 5")
+    folder = Path(tempfile.mkdtemp(prefix="memengine-ro-"))
+    out = Path(tempfile.mkdtemp(prefix="memengine-out-"))
+    db = folder / "m.db"
+    shutil.copy(written, db)
+    db.chmod(0o444)
+    folder.chmod(0o555)
+    out.chmod(0o777)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMENGINE_")}
+
+    def memengine(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*prefix, sys.executable, "-m", "memengine", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=out,
+            timeout=120,
+        )
+
+    try:
+        before = _digest(db)
+        init = memengine("init", "--db", str(db))
+        saved = memengine("export", "--db", str(db), "--all-agents", "--salvage", "-o", "s.jsonl")
+        listing = _listing(folder)
+        assert _digest(db) == before
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder)
+    try:
+        assert init.returncode == 1, init.stdout + init.stderr
+        message = " ".join(init.stderr.split())
+        assert "this process cannot write" in message and "--salvage" in message, message
+        assert "open the file writable once" not in message
+        assert saved.returncode == 0, saved.stdout + saved.stderr
+        lines = (out / "s.jsonl").read_text(encoding="utf-8").splitlines()
+        assert sum("Mochi" in line for line in lines) == 1
+        assert listing == ["m.db"]
+    finally:
+        shutil.rmtree(out)
 
 
 def test_an_immutable_export_torn_by_a_writer_fails_rather_than_comes_out_short(

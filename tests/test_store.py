@@ -109,6 +109,56 @@ def test_a_version_6_file_gets_the_turn_id_mark(db_path: Path, clock: FixedClock
         assert mem.retrieve("cat", agent="alice").turn_id == turns[-1] + 1
 
 
+def test_a_version_8_file_gets_its_id_mark_above_the_ids_its_turns_name(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """An earlier release of migration 6 seeded the mark from the largest stored id only, and
+    a file it migrated kept that mark: a deleted top id an old turn names was given out
+    again, and a feedback on that turn credited the new, unrelated memory."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        kept = mem.add("likes green tea", kind="fact")
+        top = mem.add("歯医者の予約は月曜日", kind="fact")
+        turn = mem.retrieve("歯医者の予約", day_range=None)
+        assert top in [x.episode.id for x in turn.results] and turn.turn_id is not None
+        mem.delete([top])
+        cur = _raw(mem)  # as that release left it: the mark at the largest id stored
+        cur.execute("UPDATE meta SET value = ? WHERE key = 'episode_id_high'", (str(kept),))
+        cur.execute("PRAGMA user_version = 8")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.store.schema_version() == latest_version()
+        assert mem.store.meta()["episode_id_high"] == str(top)
+        new = mem.add_exchange("My new hobby is pottery.", "ok")
+        assert new == top + 1
+        done = mem.feedback(turn.turn_id, used=[top])
+        assert done.used == () and any("deleted after the turn" in d for d in done.degraded)
+        assert mem.get(new).access_count == 0 and mem.check().ok
+
+
+def test_the_id_mark_step_takes_the_strength_history_and_never_lowers_a_mark(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A sleep's strength history outlives a deleted memory, so its ids are above the mark
+    too; a mark already above every record (kept by the trigger since schema 6) stays."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        first = mem.add("the boiler was serviced in march", kind="fact")
+        slept = mem.add("猫の名前はモチ", kind="fact")
+        mem.sleep()  # each active memory's strength is in the history
+        mem.delete([slept])
+        cur = _raw(mem)
+        cur.execute("UPDATE meta SET value = ? WHERE key = 'episode_id_high'", (str(first),))
+        cur.execute("PRAGMA user_version = 8")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.store.meta()["episode_id_high"] == str(slept)
+        newest = mem.add("a note written after the upgrade", kind="fact")
+        assert newest == slept + 1
+        mem.delete([newest])  # the trigger keeps the mark above every record
+        cur = _raw(mem)
+        cur.execute("PRAGMA user_version = 8")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.store.meta()["episode_id_high"] == str(newest)  # not lowered to `slept`
+        assert mem.add("one more note", kind="fact") == newest + 1
+
+
 def test_a_file_with_other_pages_keeps_them(db_path: Path, clock: FixedClock) -> None:
     conn = sqlite_module().connect(str(db_path))  # an empty file made with 4 KiB pages
     conn.execute("PRAGMA page_size = 4096")
@@ -697,7 +747,7 @@ def test_a_version_7_file_gets_decay_from_and_its_memories_decay_as_before(
         cur.execute("ALTER TABLE episodes DROP COLUMN decay_from")
         cur.execute("PRAGMA user_version = 7")
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
-        assert mem.store.schema_version() == latest_version() == 8
+        assert mem.store.schema_version() == latest_version()
         cur = _raw(mem)
         assert cur.execute("SELECT decay_from FROM episodes WHERE id = ?", (kept,)).fetchone() == (
             None,

@@ -1173,16 +1173,29 @@ def _read_only_connections(path: Path, why: str, cache_mb: int = PAGE_CACHE_MB) 
 
 
 def _check_current(path: Path, version: int) -> None:
-    """Refuse a read-only open of a file whose schema this memengine would have to migrate."""
+    """Refuse a read-only open of a file whose schema this memengine would have to migrate,
+    saying what to do: open it writable once, or, when this process cannot write it or its
+    folder ("this process cannot write its folder"), copy it or save what it holds."""
     latest = latest_version()
     if version == 0:
         raise ReadOnlyDatabase(f"{path} has never been written by memengine and is open read-only")
-    if version < latest:
+    if version >= latest:
+        return
+    needs = f"{path} has schema version {version} and this memengine needs {latest}"
+    why = Store.unwritable_because(path)
+    if why is None:  # opened read-only by choice: a writable open migrates it
         raise ReadOnlyDatabase(
-            f"{path} has schema version {version} and this memengine needs {latest}: "
-            "the migration writes, so open the file writable once (any command that writes, "
-            "e.g. `memengine init --db …`)"
+            f"{needs}: the migration writes, so open the file writable once (any command "
+            "that writes, e.g. `memengine init --db …`)"
         )
+    wal = f"{path}-wal"
+    names = [str(path)] + ([wal] if os.path.isfile(wal) and os.path.getsize(wal) else [])
+    raise ReadOnlyDatabase(
+        f"{needs}: the migration writes, and {why}. Copy it to a folder this process can "
+        f"write (`cp {' '.join(shell_word(n) for n in names)} FOLDER/`) and open the copy, "
+        "or save its memories without writing it: `memengine export --db "
+        f"{shell_word(str(path))} --all-agents --salvage -o saved.jsonl`"
+    )
 
 
 def _check_writable(path: Path, *, advice: bool = True) -> None:

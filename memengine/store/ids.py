@@ -2,7 +2,8 @@
 
 Each table numbers new rows above the largest id it holds and the largest
 id ever deleted from its top, which a trigger keeps in ``meta`` on every
-delete (see the two migrations).
+delete (see migrations 6 and 7; 9 lifts a mark an earlier release of 6
+seeded too low).
 """
 
 from __future__ import annotations
