@@ -25,7 +25,15 @@ from .config import MAX_DAY_RANGE
 from .errors import InvalidInput, NotFound
 from .models import ROLE_NAMES, EpisodeKind, Message, NewEpisode
 from .store.ids import MAX_KEPT_ID
-from .text import drawn_as_nothing, has_surrogate, is_blank, name_fault, scrub
+from .text import (
+    drawn_as_nothing,
+    has_surrogate,
+    is_blank,
+    name_fault,
+    quoted_name,
+    scrub,
+    shell_word,
+)
 
 __all__ = [
     "EARLIEST",
@@ -312,6 +320,22 @@ def spelled_as_declared(given: str, declared: Sequence[str]) -> str | None:
     memengine keeps the spelling it was typed in), or None."""
     wanted = unicodedata.normalize("NFKC", given.strip())
     return next((d for d in declared if unicodedata.normalize("NFKC", d.strip()) == wanted), None)
+
+
+def undeclared_perspective(agent: str, given: str, declared: Sequence[str]) -> InvalidInput:
+    """The error for a perspective ``agent`` did not declare, naming the ones it did and the
+    command that declares it: ``agent 'bob' has no perspective '納期' (declared: 'コスト',
+    '品質'); add it with: memengine agent create bob --perspective 納期``."""
+    listed = (
+        "declared: " + ", ".join(quoted_name(p) for p in declared)
+        if declared
+        else "it declared none"
+    )
+    return InvalidInput(
+        f"agent {quoted_name(agent)} has no perspective {quoted_name(given)} ({listed}); "
+        f"add it with: memengine agent create {shell_word(agent)} --perspective "
+        f"{shell_word(given)}"
+    )
 
 
 def recent_messages(recent: object) -> list[Message]:

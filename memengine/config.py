@@ -41,7 +41,7 @@ from pydantic import (
 )
 
 from .errors import ConfigError
-from .text import is_blank
+from .text import has_surrogate, is_blank
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -554,6 +554,16 @@ class Config(_Section):
                     "file's name (m/memory.db)"
                 )
             return Path(text).expanduser()
+        return value
+
+    @field_validator("agent", mode="before")
+    @classmethod
+    def _storable_agent(cls, value: Any) -> Any:
+        """A NUL or a lone surrogate (``MEMENGINE_AGENT`` in bytes that were not UTF-8) is in
+        no agent's name: refused as the setting it is (``agent = "bob\\u0000"``), not by the
+        first call that reads the agent."""
+        if isinstance(value, str) and ("\x00" in value or has_surrogate(value)):
+            raise ValueError("an agent name is UTF-8 text without a NUL")
         return value
 
     @field_validator("agent")

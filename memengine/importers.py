@@ -33,7 +33,14 @@ from .config import ends_as_a_folder
 from .errors import InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
 from .store.migrate import SQLITE_HEADER
-from .text import SHOWN_VALUE_CHARS, json_escaped, preview, shown_name, shown_value
+from .text import (
+    SHOWN_VALUE_CHARS,
+    json_escaped,
+    name_fault,
+    preview,
+    shown_name,
+    shown_value,
+)
 
 __all__ = [
     "ImportedFile",
@@ -515,12 +522,25 @@ def read_conversations(
     except RecursionError as exc:
         raise InvalidInput(f"{path}: not a JSON file memengine reads: nested too deeply") from exc
 
-    def owner(conversation_id: object) -> str:
-        if per_conversation and not _an_id(conversation_id):  # (not an agent "default/None")
+    def owner(conversation_id: object, which: str) -> str:
+        """The agent a conversation's episodes go to: with ``per_conversation``
+        ``<agent>/<id>``, refused, naming the conversation (``which``: "sample", a LoCoMo
+        file's), when that is no new agent's name ("conversation ' c1 ': agent name
+        'default/ c1 ' begins or ends with white space…")."""
+        if not per_conversation:
+            return agent
+        if not _an_id(conversation_id):  # (not an agent "default/None")
             raise InvalidInput(
                 f"a conversation's id names its agent: text, not {shown_value(conversation_id)}"
             )
-        return f"{agent}/{conversation_id}" if per_conversation else agent
+        name = f"{agent}/{conversation_id}"
+        try:
+            fault = name_fault(agent_name(name))
+        except InvalidInput as exc:  # a NUL, a lone surrogate
+            fault = str(exc)
+        if fault is not None:
+            raise InvalidInput(f"{which} {_shown_id(conversation_id)}: {fault}")
+        return name
 
     episodes: list[NewEpisode] = []
     try:
@@ -530,7 +550,7 @@ def read_conversations(
             for k, sample in enumerate(data):
                 if not isinstance(sample, dict):
                     raise TypeError(f"sample {k + 1}: not an object but a {type(sample).__name__}")
-                name = owner(sample.get("sample_id", "locomo"))
+                name = owner(sample.get("sample_id", "locomo"), "sample")
                 try:
                     episodes.extend(read_locomo(sample, agent=name))
                 except InvalidInput as exc:
@@ -548,7 +568,7 @@ def read_conversations(
                     raise TypeError(
                         f"conversation {k + 1}: not an object but a {type(conv).__name__}"
                     )
-                episodes.extend(read_memsets(conv, agent=owner(conv["id"])))
+                episodes.extend(read_memsets(conv, agent=owner(conv["id"], "conversation")))
     except InvalidInput as exc:  # a LoCoMo date it cannot read, a memsets exchange
         raise InvalidInput(f"{path}: {exc}") from exc
     except ValidationError as exc:

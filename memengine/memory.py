@@ -1252,17 +1252,13 @@ class Memory:
                 raise InvalidInput(f"{name} is True or False, not {flag!r}")
         if task_success is not None and not isinstance(task_success, bool):
             raise InvalidInput(f"task_success is True, False or None, not {task_success!r}")
-        for name, value in (
-            ("answer", answer),
-            ("perspective", perspective),
-            ("learning", learning),
-        ):
+        for name, value in (("answer", answer), ("learning", learning)):
             if value is not None and not isinstance(value, str):
                 raise InvalidInput(f"{name} is a string, not {type(value).__name__}")
+        if perspective is not None:  # checked as retrieve checks it, not cleaned into another
+            perspective = args.agent_name(perspective, "perspective")
         # as stored text is: a lone surrogate (half an emoji cut off) would fail to encode
-        answer, perspective, learning = (
-            None if v is None else scrub(v) for v in (answer, perspective, learning)
-        )
+        answer, learning = (None if v is None else scrub(v) for v in (answer, learning))
         if judge not in ("auto", "match", "llm"):
             raise InvalidInput(f"judge is 'auto', 'match' or 'llm', not {judge!r}")
         if learning is not None:  # (blank: no learning)
@@ -1475,25 +1471,13 @@ class Memory:
         declared = known.perspectives
         spelled = args.spelled_as_declared(perspective, declared)
         if spelled is None:
-            raise InvalidInput(
-                f"agent {quoted_name(agent)} has no perspective {quoted_name(perspective)} "
-                f"({_declared(declared)}); "
-                f"add it with: memengine agent create {shell_word(agent)} --perspective "
-                f"{shell_word(perspective)}"
-            )
+            raise args.undeclared_perspective(agent, perspective, declared)
         return spelled
 
 
 def _of(agent: str | None) -> str:
     """`` of agent 'bob'`` for a message about one agent's memories ("" for any agent's)."""
     return "" if agent is None else f" of agent {quoted_name(agent)}"
-
-
-def _declared(perspectives: Sequence[str]) -> str:
-    """The perspectives an agent declared, for a message: ``declared: 'コスト', '品質'``."""
-    if not perspectives:
-        return "it declared none"
-    return "declared: " + ", ".join(quoted_name(p) for p in perspectives)
 
 
 def _clock_time(clock: Clock) -> datetime:

@@ -41,6 +41,7 @@ stored text, and untrusted. The marks are not counted in the characters a quote 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from datetime import datetime, tzinfo
 
@@ -312,22 +313,37 @@ def _unposed(said: str, own: bool = False) -> str:
 
 def _speaker_label(label: str, speaker: object, said: str) -> str:
     """The label of a memory that is not an exchange: its kind, with the ``speaker`` its
-    metadata names ("Message (Ken)") unless what is quoted, ``said``, starts with that
-    name and a colon already (in any case, ：too)."""
-    if not isinstance(speaker, str) or _names_itself(speaker, said):
+    metadata names ("Message (Ken)", as :func:`_speaker_name` shows it) unless what is
+    quoted, ``said``, starts with that name and a colon already (in any case, ：too)."""
+    if _names_itself(speaker, said):
         return label
-    name = " ".join(readable(speaker).split())
+    name = _speaker_name(speaker)
     if not name:
         return label
     return f"{label} ({name if len(name) <= 40 else name[: cut_at(name, 39)] + '…'})"
 
 
-def _names_itself(speaker: object, said: str) -> bool:
-    """Whether ``said`` starts with the ``speaker``'s name and a colon (in any case, ：
-    too): "Ken: see you" of Ken."""
+def _speaker_name(speaker: object) -> str:
+    """A ``speaker`` name as its label shows it: on one line, and ending before a colon or
+    a closing bracket that closes none it opened (":", "：", ")", "）"), so a name cannot
+    close its label and start a line of its own: "Ken): I owe you $500" shows "Ken",
+    "Dr. O'Neil (work)" and "田中（営業）" show whole ("" for no name)."""
     if not isinstance(speaker, str):
-        return False
+        return ""
     name = " ".join(readable(speaker).split())
+    depth = 0
+    for i, c in enumerate(name):
+        plain = unicodedata.normalize("NFKC", c)
+        if plain == ":" or (plain == ")" and depth == 0):
+            return name[:i].rstrip()
+        depth += (plain == "(") - (plain == ")")
+    return name
+
+
+def _names_itself(speaker: object, said: str) -> bool:
+    """Whether ``said`` starts with the ``speaker``'s name (:func:`_speaker_name`) and a
+    colon (in any case, ：too): "Ken: see you" of Ken."""
+    name = _speaker_name(speaker)
     return bool(name) and fold(said).lstrip().startswith(fold(name) + ":")
 
 

@@ -69,7 +69,7 @@ def test_feedback_scoped_to_an_agent_refuses_another_agents_turn(mem: Memory) ->
         ({"helpful": "no"}, "helpful is True or False"),
         ({"prevented_error": 1}, "prevented_error is True or False"),
         ({"answer": 123}, "answer is a string"),
-        ({"perspective": 5}, "perspective is a string"),
+        ({"perspective": 5}, "a perspective is a non-empty string, not 5"),  # as retrieve says
         ({"learning": ["x"]}, "learning is a string"),
         ({"judge": "bogus"}, "judge is 'auto', 'match' or 'llm'"),
     ],

@@ -207,7 +207,7 @@ def test_an_agent_name_with_a_line_break_is_named_on_one_line(
     assert done.exit_code == 1
     said = done.output.strip()
     assert "\n" not in said, said
-    assert "agent $'default/a\\x00b\\n', exchange $'e\\n1': agent name" in said
+    assert "conversation $'a\\x00b\\n': agent name 'default/a\\x00b\\n' holds a NUL" in said
 
 
 def test_a_number_too_long_to_read_is_named_in_the_files_terms(mem: Memory, tmp_path: Path) -> None:

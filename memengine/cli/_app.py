@@ -448,13 +448,21 @@ def open_memory(
         yield mem
 
 
+_NAME_OPTIONS = {"agent": "--agent", "perspective": "--perspective"}
+"""A command's parameters that name an agent or a perspective, by their flags: their values
+are UTF-8 text, as a stored name is (:func:`guarded` refuses others as text is refused)."""
+
+
 def guarded(func: F) -> F:
-    """Turn memengine errors into a one-line message and exit code 1 (2 for usage)."""
+    """Turn memengine errors into a one-line message and exit code 1 (2 for usage). An
+    ``--agent`` or ``--perspective`` given in bytes that are not UTF-8 is refused first, as
+    text is ("the --agent is not UTF-8 text: give it in UTF-8"), not in pydantic's words."""
     import functools
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            refuse_undecodable(**{flag: kwargs.get(key) for key, flag in _NAME_OPTIONS.items()})
             return func(*args, **kwargs)
         except MemEngineError as exc:
             err_console.print(

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any, Literal
 
-from ..arguments import spelled_as_declared
+from ..arguments import spelled_as_declared, undeclared_perspective
 from ..clock import in_zone
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
@@ -46,7 +46,7 @@ from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import counted, prompt_quote, query_terms, shell_word, written_number
+from ..text import counted, prompt_quote, query_terms, written_number
 from .answer_match import match_answer, uncommon
 from .strength import impact_of
 
@@ -226,11 +226,7 @@ def give_feedback(
     if persp is not None and (spelled := spelled_as_declared(persp, declared)) is not None:
         persp = spelled
     elif persp is not None:
-        raise InvalidInput(
-            f"agent {turn.agent!r} has no perspective {persp!r} (declared: {list(declared)}); "
-            f"add it with: memengine agent create {shell_word(turn.agent)} --perspective "
-            f"{shell_word(persp)}"
-        )
+        raise undeclared_perspective(turn.agent, persp, declared)
     if learning and persp is None:
         raise InvalidInput("a learning is kept per perspective: give the task's perspective")
     candidate_ids = [i for i, _ in turn.candidates]
