@@ -771,6 +771,67 @@ def test_rows_of_equal_cosine_come_last_stored_first_whatever_k(k: int) -> None:
     assert tied == sorted(tied, reverse=True) and int(ids[7]) not in tied and len(tied) == 17
 
 
+def _copies_and_near_misses(mem: Memory, clock: FixedClock) -> tuple[list[int], int, int]:
+    """150 episodes of other words, nine copies of one text on nine days among them, an
+    older text that holds it and one more word, and a newer one that holds two of its words:
+    (the copies, the older near miss, the newer one)."""
+    mem.add_many(word_episodes(80, "a"))
+    near = mem.add("violin harbor lantern moon", agent="a")  # nearer than "violin harbor"
+    copies = []
+    for i in range(9):
+        clock.advance(days=1)
+        copies.append(mem.add("violin harbor lantern", agent="a"))
+        mem.add_many(word_episodes(8, "a", seed=i + 1))  # the copies in several chunks
+    farther = mem.add("violin harbor", agent="a")  # the latest stored, yet farther
+    return copies, near, farther
+
+
+@pytest.mark.parametrize("k", [1, 3, 5, 9, 11])
+def test_a_first_search_in_vec0_lists_copies_as_the_later_ones_do(
+    db_path: Path, clock: FixedClock, k: int
+) -> None:
+    """A process's first search runs in ``vec0``, which kept an arbitrary few of the rows
+    tied at its cut (an older copy first, the latest left out); the in-memory scan of the
+    later searches lists the last stored first. Every CLI call ranked copies otherwise
+    than a server; now both list the same, and a nearer row still comes before a farther
+    one stored later."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        copies, near, farther = _copies_and_near_misses(mem, clock)
+    expected = [*sorted(copies, reverse=True), near, farther][:k]
+    q = HashEmbedder().embed(["violin harbor lantern"])[0]
+    f = Filters(agent="a")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        index = mem.store.vector_index
+        first = mem.store.knn(q, k, f)
+        assert index.mode("a") == "vec0"  # (the first search ran in vec0)
+        second = mem.store.knn(q, k, f)
+        assert index.mode("a") == "float32"
+    assert [i for i, _ in first] == [i for i, _ in second] == expected
+    assert np.allclose([d for _, d in first], [d for _, d in second], atol=1e-5)
+
+
+def test_a_new_process_keeps_the_latest_copy_in_its_vector_list(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A vector list holds one copy of a text, the latest: in a new process's first
+    retrieve the oldest copy took the list's first place and the latest was left out of it
+    (in the second, the latest was first)."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        copies, near, _ = _copies_and_near_misses(mem, clock)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        runs = []
+        for _ in range(2):
+            r = mem.retrieve("violin harbor lantern", agent="a", record=False, day_range=None)
+            by_vector = sorted(
+                (x for x in r.results if "knn_rank" in x.components),
+                key=lambda x: x.components["knn_rank"],
+            )
+            runs.append([x.episode.id for x in by_vector])
+    assert runs[0] == runs[1]
+    assert runs[0][:2] == [copies[-1], near]
+    assert not set(copies[:-1]) & set(runs[0])
+
+
 def test_the_cache_holds_its_budget_as_held_agents_grow(mem: Memory) -> None:
     """The budget was checked only when an agent was loaded: a long-lived process kept a
     hot agent's floats however many rows it gained (83 MB against 1 MB), and counted the

@@ -192,8 +192,8 @@ def top_k(
     Rows of equal cosine (the vectors of identical texts: a nightly "so tired") come the
     last stored first (highest id first: the latest telling is the one a "when did I last…"
     asks for), and the ones kept at the cut are the last stored too, whatever ``k``: a
-    deeper exact scan lists the same first hits (a prefiltered search's shortlists choose
-    among ties before this sees them)."""
+    deeper exact scan lists the same first hits, and so does ``vec0`` (:func:`.vectors.knn`)
+    (a prefiltered search's shortlists choose among ties before this sees them)."""
     kk = min(k, len(cosines))
     if kk == 0:
         return []

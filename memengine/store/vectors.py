@@ -19,6 +19,7 @@ __all__ = [
     "CHUNK_SIZE",
     "MAX_K",
     "PARTITION_INDEX",
+    "TIE_MARGIN",
     "check_vectors",
     "chunk_size",
     "create_vector_table",
@@ -34,6 +35,12 @@ __all__ = [
 
 MAX_K = 4096
 """The largest ``k`` a ``vec0`` KNN query takes."""
+
+TIE_MARGIN = 4
+"""Hits a ``vec0`` KNN asks for past its ``k``, to see whether the rows tied at the cut
+(copies of one text) go on past it (:func:`knn`). Each costs about 0.4 ms at 100K rows
+(a script, one agent of 512-d vectors: 82 ms at ``k`` 10, 90 ms at 30); a tie that goes on
+costs a second scan."""
 
 CHUNK_SIZE = 64
 """Rows per ``vec0`` chunk in a new vector table (``vec0``'s default is 1,024).
@@ -225,12 +232,39 @@ def insert_vectors(
 def knn(
     cur: Any, vector: npt.NDArray[np.float32], k: int, filters: Filters
 ) -> list[tuple[int, float]]:
-    """The ``k`` nearest episodes to ``vector`` under ``filters``: (id, cosine distance), nearest first."""
+    """The ``k`` nearest episodes to ``vector`` under ``filters``: (id, cosine distance),
+    nearest first; hits of equal distance (the vectors of identical texts: a nightly "so
+    tired") come the last stored first, and the ones kept at the cut are the last stored
+    too, as the in-memory scan lists them (:func:`.vector_scan.top_k`): a process's first
+    search, in ``vec0``, lists what its later ones list.
+
+    ``vec0`` orders rows of equal distance its own way and keeps the first at
+    its cut (older copies, the latest left out), so it is asked for
+    :data:`TIE_MARGIN` more; when the rows at the ``k``-th distance fill those
+    too, it is asked again for :data:`MAX_K`. Past 4,096 rows at that one
+    distance, which of them are kept is ``vec0``'s choice. Ties are equal
+    distances: identical vectors give ``vec0`` the same float every time.
+    """
+    if k < 1:
+        return []
     where, params = filters.sql()
+    blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+    ask = min(k + TIE_MARGIN, MAX_K)
+    hits = _knn(cur, blob, ask, where, params)
+    if len(hits) == ask < MAX_K and hits[k - 1][1] == hits[-1][1]:  # the tie may go on
+        hits = _knn(cur, blob, MAX_K, where, params)
+    hits.sort(key=lambda h: (h[1], -h[0]))
+    return hits[:k]
+
+
+def _knn(
+    cur: Any, blob: bytes, k: int, where: str, params: Sequence[Any]
+) -> list[tuple[int, float]]:
+    """One ``vec0`` KNN query: the ``k`` nearest rows passing ``where``, in ``vec0``'s order."""
     rows = cur.execute(
         f"SELECT episode_id, distance FROM episode_vectors "
         f"WHERE embedding MATCH ? AND k = ? AND {where} ORDER BY distance",
-        [np.ascontiguousarray(vector, dtype=np.float32).tobytes(), k, *params],
+        [blob, k, *params],
     ).fetchall()
     # a vector of no length has no cosine: vec0 says NULL, the farthest a cosine can be
     return [(int(r[0]), 2.0 if r[1] is None else float(r[1])) for r in rows]
