@@ -1198,6 +1198,9 @@ def test_now_a_value_gone_up_an_age_turned_and_a_decision_say_a_change(
         ("ジムの会費が値上がりした", True),
         ("月謝が値下げされた", True),
         ("来月から値上げしたらしい", True),
+        ("ネトフリが値上げしました", True),
+        ("プロテイン値上がりしてた", True),
+        ("学費が値下げになった", True),
         ("家賃が8万円になった", True),
         ("家賃が８万円になった", True),
         ("家賃、月1万2千円になった", True),
@@ -1215,6 +1218,12 @@ def test_now_a_value_gone_up_an_age_turned_and_a_decision_say_a_change(
         ("家賃があがった", True),
         ("家賃が高くなった", True),
         ("時給が上がりました", True),
+        ("電気代また上がった", True),
+        ("家賃がさらに上がった", True),
+        ("会費が5千円になりました", True),
+        ("給料が5%上がった", True),
+        ("60キロまで減った", True),
+        ("6歳になった", True),
         # a clock time, a while, full, a battery, a condition, a no, a maybe
         ("3時になった", False),
         ("もう12時になった", False),
@@ -1243,12 +1252,52 @@ def test_now_a_value_gone_up_an_age_turned_and_a_decision_say_a_change(
         ("20代が増えた", False),
         ("家賃が高くて気分が上がった", False),
         ("大人になった", False),
+        # 値上げ or 値下がり not done: a wish, a worry, a wait, a mention, none
+        ("値上げしてほしくない", False),
+        ("値上げされたくない", False),
+        ("値上がりが心配", False),
+        ("ジムの会費の値上がりが心配", False),
+        ("値下がりを待ってる", False),
+        ("値下がり待ち", False),
+        ("値下がりするまで待つ", False),
+        ("値上げ反対", False),
+        ("値上げはまだ", False),
+        ("値上げのニュース見た", False),
+        ("家賃値上げの話は無くなった", False),
+        ("値上げもなし", False),
+        ("変更もなし", False),
+        # a cost wished or dreaded to go up or down
+        ("給料上がってほしい", False),
+        ("家賃下がってほしい", False),
+        ("電気代下がってほしいな", False),
+        ("家賃上がってほしくない", False),
+        ("家賃上がってたらやだな", False),
+        ("中止になったらやだな", False),
+        ("転勤が心配", False),
+        # a total, being alone, a share: no value of one's changed
+        ("お会計、一人3000円になった", False),
+        ("割り勘で一人2000円になった", False),
+        ("全部で5000円になった", False),
+        ("合わせて1万円になった", False),
+        ("みんな帰って一人になった", False),
+        ("二人になった", False),
+        ("一人減った", False),
+        ("一回下がってから前に出る", False),
+        ("降水確率が80%になった", False),
+        ("降水確率が80%に上がった", False),
+        ("進捗が50%になった", False),
+        ("スマホ100%になった", False),
+        # another clause between a cost and a mood gone up
+        ("会費も払ったし気分上がった", False),
+        ("給料が出たから気分上がった", False),
+        ("お金、ないけど気分上がった", False),
     ],
 )
 def test_a_japanese_value_gone_up_or_down_says_a_change(text: str, says: bool) -> None:
-    """値上げ, a value with its unit before 上がった, 下がった, 増えた, 減った or なった, and a
-    cost or a pay as their subject say a value changed, as "Rent went up" does; a clock
-    time, a battery, a condition, and what goes up that has no price do not."""
+    """値上げ done, a value with its unit before 上がった, 下がった, 増えた or 減った, and a cost
+    or a pay as their subject (or of its value with なった) say a value changed, as "Rent
+    went up" does; a clock time, a share, a total, being alone, a condition, a wish, a worry,
+    a mention, a clause between, and what goes up that has no price do not."""
     assert bool(change_sentences(text)) is says
 
 
@@ -1264,13 +1313,26 @@ def test_a_japanese_value_gone_up_or_down_says_a_change(text: str, says: bool) -
         ("テンションが上がりました", "家賃が上がりました", False),
         ("体重が増えた", "会費が増えた", False),
         ("家賃は7万円", "電気代が上がった", False),
+        # two costs sharing their last character, a unit or a particle name nothing
+        ("電気代が上がった", "ガス代が上がった", False),
+        ("電気代がまた上がった", "ガス代がまた上がった", False),
+        ("食費が増えた", "会費が増えた", False),
+        ("家賃が7万円になった", "会費が5000円になった", False),
+        ("家賃が7万円に上がった", "会費が6000円に上がった", False),
+        ("電気代が安くなった", "スマホ代が安くなった", False),
+        ("電気代が上がった", "電気代がまた上がった", True),
+        ("家賃が7万円になった", "家賃が8万円になった", True),
+        # a wish and a total change nothing
+        ("夫の給料は30万円", "給料上がってほしい", False),
+        ("飲み会の会費は一人3000円", "お会計、一人3000円になった", False),
     ],
 )
 def test_a_japanese_value_changes_what_shares_its_item(
     old_text: str, new_text: str, changes: bool
 ) -> None:
     """家賃が8万円に上がった changes 家賃は7万円 (both tell of 家賃); 上がった, shared by
-    テンション上がった and 家賃上がった, names nothing both are about."""
+    テンション上がった and 家賃上がった, names nothing both are about, nor 代が上がった of
+    電気代 and ガス代, nor 円になった of two prices."""
     assert _links(old_text, new_text) is changes
 
 
@@ -1289,6 +1351,38 @@ def test_a_japanese_rent_gone_up_comes_before_the_rent_told_before(
     assert r.results[0].components["later_change"] == 1.0
     assert "2026-04-12 (日) の記憶より新しい、同じ話題の話" in pack.text
     assert pack.text.index("8万円") < pack.text.index("7万円")
+
+
+def test_another_cost_gone_up_is_no_later_change_of_the_first(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """ガス代が上がった, told 45 days after 電気代が上がった, shares only 代が上がった: it is
+    no change of the electricity bill, so 電気代どうなった？ keeps the ranked order (電気代
+    first), nothing marked newer."""
+    old, new = _told(real_mem, clock, "電気代が上がった", "ガス代が上がった", FILLER_JA)
+    r = real_mem.retrieve("電気代どうなった？")
+    pack = real_mem.pack(r)
+    assert old in pack.episode_ids
+    assert all("later_change" not in x.components for x in r.results)
+    assert all("changes" not in x.components for x in r.results)
+    assert r.results[0].episode.id == old
+    assert "より新しい" not in pack.text
+    if new in pack.episode_ids:
+        assert pack.text.index("電気代が上がった") < pack.text.index("ガス代が上がった")
+
+
+def test_a_pay_rise_wished_for_is_no_later_change(real_mem: Memory, clock: FixedClock) -> None:
+    """夫の給料、上がってほしいな wishes the pay went up, and changes nothing: 夫の給料は月30万円,
+    told before, keeps its place first for 夫の給料について話したこと, and the wish is marked newer
+    than nothing."""
+    old, new = _told(real_mem, clock, "夫の給料は月30万円", "夫の給料、上がってほしいな", FILLER_JA)
+    r = real_mem.retrieve("夫の給料について話したこと")
+    pack = real_mem.pack(r)
+    assert {old, new} <= set(pack.episode_ids)
+    assert all("later_change" not in x.components for x in r.results)
+    assert [x.episode.id for x in r.results[:2]] == [old, new]
+    assert "より新しい" not in pack.text
+    assert pack.text.index("30万円") < pack.text.index("上がってほしい")
 
 
 def test_other_peoples_news_and_a_number_come_after_the_fact_asked_about(

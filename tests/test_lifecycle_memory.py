@@ -21,7 +21,12 @@ from memengine import (
 from memengine.config import LifecycleConfig
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import ConfigError
-from memengine.lifecycle.answer_match import match_answer, named_days, uncommon
+from memengine.lifecycle.answer_match import (
+    _without_change_words,
+    match_answer,
+    named_days,
+    uncommon,
+)
 from memengine.lifecycle.answer_words import japanese_words, stems
 from memengine.lifecycle.features import FEATURES
 from memengine.text import fold, query_terms
@@ -684,6 +689,26 @@ def test_an_answer_repeating_the_change_word_still_takes_the_old_value_back(
     ]:
         judged = _judged(real_mem, answer, [fee, day_pass], {fee: 0.7, day_pass: 0.7})
         assert set(judged) == {fee, day_pass}, answer
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "gone"),
+    [
+        ("会費が6000円に上がった", ["会費"], ["6000円", "上が"]),
+        ("電気代また上がった", ["電気代"], ["また", "上が"]),
+        ("給料が出たから気分上がった", ["給料", "出たから", "気分"], ["上が"]),
+        ("会費も払ったし気分上がった", ["会費も払ったし", "気分"], ["上が"]),
+    ],
+)
+def test_the_words_of_a_value_changed_leave_the_items_words(
+    text: str, kept: list[str], gone: list[str]
+) -> None:
+    """A cost's value and its verb name no item (6000円に上がった of 会費, 上がった), while a
+    clause between a cost and another verb is no change of it: 気分 of
+    給料が出たから気分上がった stays."""
+    left = _without_change_words(text)
+    assert all(word in left for word in kept), left
+    assert not any(word in left for word in gone), left
 
 
 def test_a_long_run_of_numerals_in_an_answer_is_no_value(

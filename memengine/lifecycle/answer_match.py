@@ -269,7 +269,8 @@ _AUXILIARIES = frozenset("got get gets getting been".split())
 def _without_change_words(text: str) -> str:
     """``text`` without the words that say its value changed (:data:`.change_words.CHANGE`,
     :data:`_JA_RISE`), which name no item: "went up" of "My gym membership went up to $60",
-    に上がった of 「会費が6000円に上がった」. A change with an object names the item by it alone,
+    all but 会費 of 「会費が6000円に上がった」 (a cost's value and its verb), 上がっ of
+    「給料が出たから気分上がった」 (気分 kept). A change with an object names the item by it alone,
     who changed it left out too: "rent" of "Landlord raised the rent to $1,950", "day pass"
     of "The gym raised its day pass to $15"."""
     kept, start = [], 0

@@ -2,7 +2,7 @@
 "switched", "moved … to", "pushed … to", "no longer", "not … any more", "I used to", "my wife
 used to", "quit", "sold", "… now" ending its clause, "went up", "dropped to $999", "turned 7",
 変えた, やめた, 引っ越した, 延期, 中止 (and in hiragana: かえた, ひっこした, ちゅうし), 今は,
-前は…だった, 6歳になった, 値上げ, 8万円になった, 家賃が上がった, 飲まないことにした …; and
+前は…だった, 6歳になった, 値上げした, 6000円に上がった, 家賃が上がった, 飲まないことにした …; and
 the English corrections of :func:`corrections`, a value set against one of its kind: "it's
 Tuesday, not Monday", "no wait, it's Tuesday"), and
 the words around each that :func:`change_sentences` keeps: not negated, not a question, not a
@@ -77,13 +77,22 @@ _JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした|夕方|明け方
 _JA_NUMERAL = "[0-9０-９〇一二三四五六七八九十百千万億]"
 """The last character of a number as written in Japanese (8, ８, 8万, 1万2千, 六十)."""
 _JA_VALUE_AT = (
-    f"(?:(?<={_JA_NUMERAL}[円人個匹回本冊台件枚割%％])|(?<={_JA_NUMERAL}(?:ドル|キロ|kg))"
-    f"|(?<={_JA_NUMERAL}(?:ユーロ|ポンド|グラム))|(?<={_JA_NUMERAL}パーセント))"
+    f"(?:(?<={_JA_NUMERAL}円)|(?<=[0-9０-９][人個匹回本冊台件枚])|(?<={_JA_NUMERAL}(?:ドル|キロ|kg))"
+    f"|(?<={_JA_NUMERAL}(?:ユーロ|ポンド|グラム)))"
 )
-"""Where the words after a value with its unit start: an amount of money, a weight, a count
-or a share (8万円, 1万2千円, 60キロ, 30人, 週3回, 10%, 3割); not a clock time, a while or a
-date (3時になった, もう12時になった, 30分になった, 19日になった: as often the moment, or a
-commute's length, as a value changed), nor 一杯になった, full."""
+"""Where the words after a value with its unit start: an amount of money or a weight (8万円,
+1万2千円, 五千円, 60キロ), or a count in digits (30人, 週3回); not a clock time, a while or a
+date (3時, 30分, 19日: as often the moment, or a commute's length, as a value changed), nor a
+count in words (一人, 二人, 一回: being alone or a pair, "once"), nor a share (80%, 3割: a
+chance of rain, a download's progress, a battery's charge), which changes a value only as a
+cost's (:data:`_JA_COST`: 消費税が10%になった)."""
+_JA_AMOUNT = (
+    f"(?:月|年|月額|年間)?{_JA_NUMERAL}(?:[,，.．]?{_JA_NUMERAL})*"
+    "(?:円|ドル|ユーロ|ポンド|%|％|パーセント|割)"
+)
+"""A cost's value with its unit, what it is paid per before it (8万円, 月1万2千円, 1,200円, 10%,
+3割): told after a cost or a pay (:data:`_JA_COST`) it says what it went up or down by or
+became."""
 _JA_COST = (
     "(?:(?<=[費賃税金])|(?<=(?<![時世交十0-9０-９])代)|(?<=(?<![材資原燃食飲肥塗香染味衣飼])料)"
     "|(?<=(?<![供配補需])給)|(?<=(?<!評)価)|(?<=値段|価格|給与|収入|年収|月収|月謝))"
@@ -91,18 +100,27 @@ _JA_COST = (
 """Where the words after a cost or a pay start, as the noun ends: 代, 費, 料, 賃, 給, 価, 税, 金
 and 値段, 価格, 給与, 収入, 年収, 月収, 月謝 (家賃, 電気代, 会費, 給料, 時給, 物価, 料金, 貯金; not
 材料, 資料, 食料, 供給, 評価, 時代, 20代); its verb right after it, or after が, も, は or a
-comma and up to six characters with no other particle (電気代がまた上がった, 家賃が1万円も上がった;
-not 家賃が高くて気分が上がった)."""
+comma and at most an "again" or a "bit" (また, さらに, ちょっと, も) and its value
+(:data:`_JA_AMOUNT`): 電気代また上がった, 電気代がまた上がった, 家賃が8万円になった; never another
+clause between (会費も払ったし気分上がった, 給料が出たから気分上がった, 家賃が高くて気分が上がった)."""
 _JA_UP_DOWN = "(?:[上下]が|あが|さが|減|へ)(?=っ|りまし)|(?:増|ふ)え(?=[たてち]|まし)"
 """A value gone up or down, in the past or as so since (上がった, 下がりました, 増えた, 減ってる;
 typed in hiragana: あがった, さがった, ふえた, へった): a change only after a value or a cost
 (:data:`_JA_VALUE_AT`, :data:`_JA_COST`), for 雨が上がった, 階段を上がった, 子どもが増えた and
 お腹がへった change no value."""
+_JA_DONE = "(?=した|された|しました|されました|してた|してる|になった|になりました)"
+"""What makes 値上げ, 値下げ, 値上がり or 値下がり a change: done (値上げされた, 値上がりした,
+値下げになった); not a wish, a worry or a mention (値上がりが心配, 値下がり待ち, 値上げ反対,
+値上げのニュース見た, 値上げの話は無くなった)."""
 JA_VALUE_VERB = re.compile(
-    f"(?:値[上下](?:げ|が)|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし))[\u3041-\u3096]*"
+    f"(?:値[上下](?:げ|が)|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし)"
+    "|(?:に|まで|へ)な(?=っ|りまし))[\u3041-\u3096]*$"
 )
-"""A Japanese value verb with its ending (上がった, 値上がりした, 増えた, 高くなった): as a phrase
-two messages share, it names nothing (テンション上がった and 家賃上がった share 上がった)."""
+"""A Japanese value verb with its ending, ending a phrase (上がった, 値上がりした, 増えた,
+高くなった, になった): as two messages share it, it names nothing (テンション上がった and
+家賃上がった share 上がった), nor, as :mod:`.changes` reads it, with a particle, a unit or
+one character more before it (電気代が上がった and ガス代が上がった share 代が上がった; 家賃が7万円になった and 会費が5000円に
+なった, 円になった)."""
 _KANA_AT = "(?:(?<![\u3041-\u3096])|(?<=[にをはもがへ])|(?<=[^っ]と))"
 """Where a change verb typed in hiragana starts: after a particle or no hiragana (せきがかわった;
 not the かわった of いれかわった), and わかれた after と, one's partner (かれしとわかれた; not
@@ -265,10 +283,11 @@ CHANGE = re.compile(
     rf"|ひっこ(?=[しすさ])|(?:えんき|へんこう){_KANA_NOUN_ENDS}"
     rf"|(?<!てん)ちゅうし{_KANA_NOUN_ENDS}"
     r"|(?<=[0-9０-９〇一二三四五六七八九十])(?:歳|才)にな(?=っ|りまし)|(?:こと|事)にし(?=た|まし|て)"
-    r"|値[上下](?:げ|が(?=[らりるれろっ]))"
-    rf"|{_JA_VALUE_AT}(?:(?:に|まで|へ|も)?(?:{_JA_UP_DOWN})|(?:に|まで|へ)な(?=っ|りまし))"
-    rf"|{_JA_COST}(?:[がもは、](?:(?![がはをでて])[^。！？!?\n、，,]){{0,6}}?)?"
-    rf"(?:{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし))"
+    rf"|値[上下](?:げ|がり){_JA_DONE}"
+    rf"|{_JA_VALUE_AT}(?:に|まで|へ|も)?(?:{_JA_UP_DOWN})"
+    rf"|{_JA_COST}[がもは]?[、，,]?(?:(?:また|さらに|ちょっと|も)[、，,]?)?"
+    rf"(?:{_JA_AMOUNT}(?:(?:に|まで|へ|も)?(?:{_JA_UP_DOWN})|(?:に|まで)な(?=っ|りまし))"
+    rf"|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし))"
     r"|(?:^|(?<=[はも、，,\s]))(?:前|以前|昔|もともと|元々)は[、，,]?"
     r"(?:(?!けど|けれど|のに|ので|から|ことが?あ)[^。！？!?\n、，,]){0,20}?"
     r"(?:だった|てた|でた|ていた|でいた|かった)",
@@ -310,14 +329,19 @@ now", "by now", "for two years now", "I have to go now", "Now, the roof."; "now 
 "Now I'm hungry" end no clause); a value gone up
 or down ("Rent went up", "prices went up again", "dropped to $999", "raised its fees to
 $80"; not "went up the stairs", "went up to Sapporo", "dropped him off by 8"), and in
-Japanese 値上げ, 値下げ, 値上がり, 値下がり in any form (値上げされた; not 値上げなし), a value
-with its unit before its verb (:data:`_JA_VALUE_AT`: 8万円になった, 6000円に上がった, 60キロまで
-減った, 30人に増えた, 5キロ減った, 10%になった; not 3時になった, 30分になった, 一杯になった,
-8万円になったら, a condition: :data:`_IF`, nor a battery's charge, バッテリーが20%になった:
-:data:`_JA_GAUGE`), or a cost or a pay as the
-subject of :data:`_JA_UP_DOWN` or of 高くなった, 安くなった (:data:`_JA_COST`: 家賃が上がった,
-電気代がまた上がった, 給料が下がった, 家賃があがった; not 雨が上がった, テンションが上がった,
-階段を上がった, 気温が上がった, 成績が上がった, 材料が増えた, 子どもが増えた); an age
+Japanese 値上げ, 値下げ, 値上がり, 値下がり done (:data:`_JA_DONE`: 値上げされた, 値上がりした,
+値下げになった; not 値上がりが心配, 値下がり待ち, 値上げ反対, 値上げのニュース見た, 値上げの話は
+無くなった, nor 値上げなし, 値上げもなし, 値上げしてほしくない: :data:`_NOT_AFTER`), a value
+with its unit before :data:`_JA_UP_DOWN` (:data:`_JA_VALUE_AT`: 6000円に上がった, 60キロまで
+減った, 30人に増えた, 5キロ減った; not 一人減った, 80%に上がった, nor with なった: お会計、一人
+3000円になった, 全部で5000円になった, 一人になった, 降水確率が80%になった), or a cost or a pay as
+the subject of :data:`_JA_UP_DOWN`, of 高くなった, 安くなった, or of its value with なった
+(:data:`_JA_COST`: 家賃が上がった, 電気代また上がった, 電気代がまた上がった, 給料が下がった,
+家賃があがった, 家賃が8万円になった, 消費税が10%になった; not 雨が上がった, テンションが上がった,
+階段を上がった, 気温が上がった, 成績が上がった, 材料が増えた, 子どもが増えた, 給料が出たから気分
+上がった, nor a wish or a dread, 給料上がってほしい, 家賃上がってたらやだな: :data:`_NOT_AFTER`,
+:data:`_PAST_END`; 体重が増えた and ボーナスが減った, with no cost nor unit, and 3キロ痩せた, no
+value verb, are left out); an age
 turned ("turned 7 today", "turned thirty in May", 6歳になった; not "turned one of the rooms
 into…", "turned 90 degrees", 6歳になったら); and a decision, ことにした (お酒は飲まないことにした;
 not 続けることにした, 辞めないことにした: :data:`_KEPT_ON`, nor one for a day, 今日はジム休むことにした:
@@ -643,9 +667,10 @@ used to pay rent", "What I used to clean the stain was baking soda"); a determin
 used to…", "When I was a kid, I used to": habits)."""
 
 _NOT_AFTER = re.compile(
-    r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも|かな|なら|れば|(?<![たいだ])そう"
-    r"|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ)"
-    r"|^[^\Wてで]{0,3}?(?:予定|考え|迷っ|悩ん)|^は?(?:なし|無し)"
+    r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|たく(?=な|て)|つもり|かも|かな|なら|れば"
+    r"|(?<![たいだ])そう|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ|ほし|欲し|やだ|嫌だ|心配"
+    r"|待[たちつてっ])"
+    r"|^[^\Wてで]{0,3}?(?:予定|考え|迷っ|悩ん)|^[はも]?(?:なし|無し)"
 )
 """What makes a Japanese one say no change just after it: a negation (変えない, 辞めません),
 an intention, a wish or a plan (変えようかな, 辞めようと思ったけど, 引っ越したい, 辞めるつもり,
@@ -653,7 +678,9 @@ an intention, a wish or a plan (変えようかな, 辞めようと思ったけ�
 辞めて予定通り…, 売って迷ってたバイクを買った), a maybe (転勤になりそう, 中止かな; 中止だそう,
 hearsay, is told), a condition (中止なら, 変えればよかった; たら: :data:`_IF`), asking
 (リスケしてもらえる; してもらえた is done), doubting (中止って本当) or asking oneself
-(前は何してたっけ), or none of it (値上げなし, 変更なし)."""
+(前は何してたっけ), wishing, dreading or waiting (給料上がってほしい, 値上げされたくない,
+家賃下がってほしくない, 転勤やだ, 転勤が心配, 延期待ち; also 引っ越して心配, as often a worry
+ahead as one after), or none of it (値上げなし, 値上げもなし, 変更もなし)."""
 
 _KEPT_ON = re.compile(
     "(?:続ける|続け|残る|待つ|このままに|(?:辞め|やめ|止め|変え|替え|売ら|引っ越さ|別れ|移ら)ない)$"
@@ -668,18 +695,13 @@ _ONE_DAY = re.compile(
 今週末はジム行かないことにした, 土曜は家にいることにした); not 今回は, which may open a lasting
 decision (今回は本気で禁酒することにした)."""
 
-_JA_GAUGE = re.compile(
-    "(?:バッテリー|電池|充電)[^。！？!?\n、，,]{0,10}?[0-9０-９]+(?:%|％|パーセント)$"
-)
-"""A battery's charge just before a value's change word (バッテリーが20%になった, 電池が5%まで
-減った): the moment, as "I'm at 50% battery now" is, not a value changed."""
-
 _IF = re.compile(r"^\w{0,3}?たら(?!しい)")
 """A condition just after a Japanese change word (中止になったら家で映画見よう), unless what
 follows ends in the past (:data:`_PAST_END`: ジム変えたら通うのが楽になった, it happened)."""
 
-_PAST_END = re.compile(r"[ただ][よねわなのさー〜~wｗ笑]*[!！。.…\s]*$")
-"""A sentence that ends in the past (…楽になった, …すっきりしたよ！)."""
+_PAST_END = re.compile(r"(?<![や嫌])[ただ][よねわなのさー〜~wｗ笑]*[!！。.…\s]*$")
+"""A sentence that ends in the past (…楽になった, …すっきりしたよ！); not in やだ, a dread
+(家賃上がってたらやだな, 中止になったらやだ)."""
 
 
 _ELLIPSIS_NOT = re.compile(r"\.{2,}\s*(?=not\b)")
@@ -738,7 +760,6 @@ def change_sentences(text: str) -> list[str]:
                 _NOT_AFTER.match(after) is not None
                 or (_IF.match(after) is not None and _PAST_END.search(after) is None)
                 or _KEPT_ON.search(before) is not None
-                or _JA_GAUGE.search(before) is not None
                 or (m.group()[0] in "こ事" and _ONE_DAY.search(before) is not None)
                 or _an_occasion(m.group(), after, f"{previous} {after} {following}")
             ):

@@ -85,16 +85,17 @@ def _speaker(ep: Episode) -> str | None:
 
 def _subjects(words: str, near: str, names: set[str]) -> list[str]:
     """The phrases of ``words`` that ``near`` (the words around a change word) shares, not a
-    speaker's name, a change word (今は in both says nothing about what changed; nor 上がった,
-    :data:`.change_words.JA_VALUE_VERB`: テンション上がった and 家賃上がった), nor a number or a
-    counter alone (:data:`_A_COUNT`: "$1,200" on a laptop and on a bike)."""
+    speaker's name, a change word (今は in both says nothing about what changed), a value's
+    verb with at most a particle, a unit or one character before it (:func:`_a_value_verb`:
+    上がった, 代が上がった, 円になった), nor a number or a counter alone (:data:`_A_COUNT`:
+    "$1,200" on a laptop and on a bike)."""
     shared = shared_phrases(words[:600], near, limit=20)
     return [
         p
         for p in shared
         if p not in names
         and CHANGE.fullmatch(p) is None
-        and JA_VALUE_VERB.fullmatch(p) is None
+        and not _a_value_verb(p)
         and _A_COUNT.fullmatch(p) is None
     ]
 
@@ -107,6 +108,25 @@ _A_COUNT = re.compile(
 )
 """A number or a counter alone, which names no thing ("1,200" of "$1,200", "106" of "NH
 106" and "the 106 bus", 万円 of 3万円; 号室 names a room)."""
+
+_VALUE_TAIL = re.compile(
+    f"(?:また|さらに|ちょっと|まで|[がはもにへ、，,])*(?:{JA_VALUE_VERB.pattern})"
+)
+"""A Japanese value verb ending a phrase (:data:`.change_words.JA_VALUE_VERB`), with the
+particles and the "again" before it (が上がった, がまた上がった, に上がった, になった)."""
+
+
+def _a_value_verb(phrase: str) -> bool:
+    """Whether ``phrase`` says only that a value went up, went down or became one: a value
+    verb (:data:`_VALUE_TAIL`) with no subject left before it, that is, nothing, one
+    character or a unit (:data:`_A_COUNT`): 上がった of テンション上がった and 家賃上がった, 代が
+    上がった of 電気代 and ガス代, 費が増えた of 食費 and 会費, 円になった, 万円に上がった (not
+    家賃が上がった, which names the rent)."""
+    tail = _VALUE_TAIL.search(phrase)
+    if tail is None:
+        return False
+    rest = phrase[: tail.start()]
+    return len(rest) < 2 or _A_COUNT.fullmatch(rest) is not None
 
 
 _AGE_NOW = re.compile(
