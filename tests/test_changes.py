@@ -1274,6 +1274,7 @@ def test_now_a_value_gone_up_an_age_turned_and_a_decision_say_a_change(
         ("家賃上がってたらやだな", False),
         ("中止になったらやだな", False),
         ("転勤が心配", False),
+        ("彼と別れて心配してる", True),  # (a worry after the change, told with its て-form)
         # a total, being alone, a share: no value of one's changed
         ("お会計、一人3000円になった", False),
         ("割り勘で一人2000円になった", False),

@@ -668,7 +668,7 @@ used to…", "When I was a kid, I used to": habits)."""
 
 _NOT_AFTER = re.compile(
     r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|たく(?=な|て)|つもり|かも|かな|なら|れば"
-    r"|(?<![たいだ])そう|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ|ほし|欲し|やだ|嫌だ|心配"
+    r"|(?<![たいだ])そう|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ|ほし|欲し|やだ|嫌だ|(?<![てで])心配"
     r"|待[たちつてっ])"
     r"|^[^\Wてで]{0,3}?(?:予定|考え|迷っ|悩ん)|^[はも]?(?:なし|無し)"
 )
@@ -679,8 +679,8 @@ an intention, a wish or a plan (変えようかな, 辞めようと思ったけ�
 hearsay, is told), a condition (中止なら, 変えればよかった; たら: :data:`_IF`), asking
 (リスケしてもらえる; してもらえた is done), doubting (中止って本当) or asking oneself
 (前は何してたっけ), wishing, dreading or waiting (給料上がってほしい, 値上げされたくない,
-家賃下がってほしくない, 転勤やだ, 転勤が心配, 延期待ち; also 引っ越して心配, as often a worry
-ahead as one after), or none of it (値上げなし, 値上げもなし, 変更もなし)."""
+家賃下がってほしくない, 転勤やだ, 転勤が心配, 延期待ち; not a worry after the change, told
+with its て-form: 彼と別れて心配してる), or none of it (値上げなし, 値上げもなし, 変更もなし)."""
 
 _KEPT_ON = re.compile(
     "(?:続ける|続け|残る|待つ|このままに|(?:辞め|やめ|止め|変え|替え|売ら|引っ越さ|別れ|移ら)ない)$"
