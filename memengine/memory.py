@@ -333,7 +333,10 @@ class Memory:
         context). A :class:`.MemoryClosed` at once when the memory is closing.
 
         ``with mem.turn(): …`` keeps a shutdown from storing half a turn (the retrieval
-        made, the exchange refused)."""
+        made, the exchange refused). ``loop.run_in_executor`` does not carry the context,
+        so its calls are outside the turn and a close refuses them: use
+        ``asyncio.to_thread``, or ``loop.run_in_executor(None,
+        contextvars.copy_context().run, fn, *args)``."""
         with self._gate.turn():
             yield
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -139,3 +141,23 @@ def shown_quote(
     from memengine.quote import as_shown, quote_text
 
     return as_shown(quote_text(text, strategy, terms, max_chars, asked, fill))
+
+
+def in_forked_child(run: Callable[[], object]) -> object:
+    """What ``run()`` returns (anything JSON holds) in a child forked from this process, or
+    "TypeName: message" for what it raised; the child leaves at once (no atexit, no pytest)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            outcome: object = run()
+        except BaseException as exc:
+            outcome = f"{type(exc).__name__}: {exc}"
+        os.write(write, json.dumps(outcome).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as fh:
+        reported = fh.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and reported, f"the child died: {status}"
+    return json.loads(reported)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -16,7 +17,7 @@ import pytest
 from memengine import Config, FixedClock, Memory, MemoryClosed
 from memengine.embed.base import Vectors
 from memengine.retrieve import fastpath
-from tests.helpers import T0, HashEmbedder
+from tests.helpers import T0, HashEmbedder, in_forked_child
 
 
 class Slow(HashEmbedder):
@@ -132,6 +133,39 @@ def test_the_worker_threads_are_kept_for_the_next_call() -> None:
     with pytest.raises(ValueError, match="handed on"):
         workers.submit(fails).result(timeout=5)
     assert all(t.daemon for t in threading.enumerate() if t.name == "memengine-worker")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_embeds_its_first_queries_at_once(db_path: Path, clock: FixedClock) -> None:
+    """The threads do not cross a fork: a child kept the parent's count of idle ones, and
+    its first turns (a gunicorn --preload worker's, which opens its own memory) waited out
+    embed_deadline_s each for a thread it did not have, then lost the vector search."""
+    from memengine.retrieve import workers
+
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add("the dentist appointment is on Friday")
+        mem.retrieve("dentist appointment")  # the master warms up
+    started = threading.Barrier(4)
+    calls = [workers.submit(lambda: started.wait(10)) for _ in range(3)]
+    started.wait(10)
+    for call in calls:  # three threads at once, idle now
+        call.result(timeout=10)
+
+    def child() -> list[object]:
+        with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mine:
+            turns = []
+            for _ in range(4):
+                t0 = time.monotonic()
+                r = mine.retrieve("dentist appointment", record=False)
+                turns.append([time.monotonic() - t0, list(r.degraded), r.results[0].episode.id])
+            return turns
+
+    turns = in_forked_child(child)
+    assert isinstance(turns, list) and len(turns) == 4, turns
+    for seconds, degraded, top in turns:
+        assert degraded == [] and top == 1, turns
+        assert seconds < 3, turns  # not the 5 s deadline
+    assert workers.submit(lambda: 2).result(timeout=5) == 2  # the parent's threads go on
 
 
 class SlowAfter(HashEmbedder):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -19,9 +20,9 @@ from memengine import (
     StoreError,
 )
 from memengine.store.connect import Connections, sqlite_module
-from memengine.store.write_queue import WriteQueue, write_queue_for
+from memengine.store.write_queue import WriteQueue, forked_while_written, write_queue_for
 
-from .helpers import HashEmbedder
+from .helpers import HashEmbedder, in_forked_child
 
 
 def _wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> None:
@@ -197,3 +198,118 @@ def test_a_retrieval_answers_unrecorded_when_another_writer_keeps_the_file(
         again = mem.retrieve("what did Miso eat?")
         assert again.turn_id is not None and again.degraded == ()
         assert mem.check().ok
+
+
+def test_a_write_queued_behind_one_waiting_for_an_outside_writer_blames_that_writer(
+    db_path: Path,
+) -> None:
+    """A writer with no lock file (the sqlite3 shell) held the file: the write at the head
+    of the queue said so, those queued behind it blamed "another thread of this process"."""
+    with Memory.open(db_path, embedder=HashEmbedder()):
+        pass  # creates the file and its schema
+    conns = Connections(db_path)
+    queue = write_queue_for(db_path)
+    other = sqlite_module().connect(str(db_path), isolation_level=None)  # another program
+    other.execute("BEGIN IMMEDIATE")
+    inside = threading.Event()
+    release = threading.Event()
+    failures: list[BaseException] = []
+
+    def head() -> None:
+        try:
+            with conns.write(wait_s=10):
+                inside.set()
+                release.wait(10)
+        except BaseException as exc:  # recorded, and the test fails on it
+            failures.append(exc)
+
+    t = threading.Thread(target=head)
+    t.start()
+    try:
+        _wait_for(lambda: queue._holder_waits_for is not None)
+        with pytest.raises(DatabaseLocked) as behind_waiting, conns.write(wait_s=0.1):
+            pass
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert inside.wait(10)
+    with pytest.raises(DatabaseLocked) as behind_writing, conns.write(wait_s=0.1):
+        pass  # the head now writes: that is this process's own thread
+    release.set()
+    t.join(10)
+    conns.close()
+    assert not failures
+    assert (
+        "database is locked: another writer (the write ahead of this one in this process "
+        "was waiting for it) kept writing for 0.1 s"
+    ) in str(behind_waiting.value)
+    assert "another thread of this process kept writing for 0.1 s" in str(behind_writing.value)
+    assert "waiting for it" not in str(behind_writing.value)
+
+
+def _held_at_the_fork(db_path: Path, transaction: bool, child: Callable[[], object]) -> object:
+    """What ``child()`` returns in a child forked while a thread of this process holds the
+    file's write queue for 0.5 s (inside a write transaction, or only the writers' turn)."""
+    with Memory.open(db_path, embedder=HashEmbedder()) as mem:
+        mem.add("the dentist is on Friday", kind="fact")
+        inside = threading.Event()
+        conns = mem.store.connections
+
+        def hold() -> None:
+            with conns.write() if transaction else conns.writers_turn():
+                inside.set()
+                time.sleep(0.5)  # (the lock file too: the child waits this long for it)
+
+        t = threading.Thread(target=hold)
+        t.start()
+        inside.wait(10)
+        try:
+            return in_forked_child(child)
+        finally:
+            t.join(10)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_writes_though_a_parent_thread_held_the_queue_at_the_fork(
+    db_path: Path,
+) -> None:
+    """A parent thread held the queue (waiting for the lock file, say) at the fork: the
+    child kept it held with no thread to hand it on, and every write of the child waited
+    write_wait_s and failed with "another thread of this process kept writing"."""
+
+    def child() -> list[object]:
+        cfg = Config(write_wait_s=5.0)
+        t0 = time.monotonic()
+        with Memory.open(db_path, embedder=HashEmbedder(), config=cfg) as mem:
+            mem.add("written by the child", kind="fact")
+            return [time.monotonic() - t0, mem.store.count()]
+
+    outcome = _held_at_the_fork(db_path, False, child)
+    assert isinstance(outcome, list) and outcome[1] == 2, outcome
+    assert outcome[0] < 3, outcome  # not the whole write_wait_s
+    with Memory.open(db_path, embedder=HashEmbedder()) as mem:
+        assert mem.store.count() == 2 and mem.check().ok
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_child_forked_inside_a_write_transaction_is_told_why_it_cannot_write(
+    db_path: Path,
+) -> None:
+    """SQLite's record of the parent's transaction crosses the fork and no thread of the
+    child ends it: the child's writes fail, and say it was forked during a write rather
+    than blame a writer the operator will not find; a child forked after the write is
+    not told so."""
+
+    def child() -> str:
+        cfg = Config(write_wait_s=1.5)  # past the parent's hold of the lock file
+        with Memory.open(db_path, embedder=HashEmbedder(), config=cfg) as mem:
+            mem.add("written by the child", kind="fact")
+        return "written"
+
+    outcome = _held_at_the_fork(db_path, True, child)
+    assert isinstance(outcome, str) and outcome.startswith("DatabaseLocked: "), outcome
+    assert "forked while its parent was writing to" in outcome and "'spawn'" in outcome
+    assert not forked_while_written(db_path)  # (this process was not)
+    assert in_forked_child(child) == "written"  # forked with no write under way
+    with Memory.open(db_path, embedder=HashEmbedder()) as mem:
+        assert mem.store.count() == 2 and mem.check().ok

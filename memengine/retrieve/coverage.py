@@ -37,6 +37,7 @@ Word vectors come from the store's embedder and are cached per process
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import unicodedata
@@ -93,6 +94,17 @@ adjective)."""
 
 _TAGGER_LOCK = threading.Lock()
 """MeCab reads a token's features from the analyser's buffer, which the next call overwrites."""
+
+
+def _unlock_in_child() -> None:
+    """In a forked child: a fresh analyser lock (one a parent thread held at the fork would
+    stay held, and the child's first Japanese query would wait for it forever)."""
+    global _TAGGER_LOCK
+    _TAGGER_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # (not on Windows, which does not fork)
+    os.register_at_fork(after_in_child=_unlock_in_child)
 
 
 @lru_cache(maxsize=1)

@@ -17,7 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
@@ -45,7 +45,7 @@ from .driver import (
     sqlite_module,
 )
 from .process_lock import process_lock_for
-from .write_queue import write_queue_for
+from .write_queue import forked_while_written, write_queue_for
 
 __all__ = [  # the driver's names re-exported, as before store/driver.py
     "Access",
@@ -440,7 +440,8 @@ class Connections:
                 raise StoreError("nested write transaction")
             try:
                 with self._writers_turn(wait_s) as left_ms:
-                    _waiting(cur, "BEGIN IMMEDIATE", left_ms, self._busy_ms)
+                    with self._queue.waiting_for("another writer"):  # one with no lock file
+                        _waiting(cur, "BEGIN IMMEDIATE", left_ms, self._busy_ms)
                     with self._rolled_back_on_error(cur):
                         self._check_same_file()
                         yield cur
@@ -527,13 +528,16 @@ class Connections:
     @contextmanager
     def _writers_turn(self, wait_s: float | None) -> Iterator[int]:
         """Hold this process's writer queue, then the lock file; yield the milliseconds
-        left of the ``wait_s`` wait (default: the busy timeout) for SQLite's own lock."""
+        left of the ``wait_s`` wait (default: the busy timeout) for SQLite's own lock.
+        The threads queued behind learn that this one waits for another process meanwhile
+        (:meth:`.WriteQueue.waiting_for`)."""
         whole = self._busy_ms / 1000 if wait_s is None else wait_s
         deadline = time.monotonic() + whole
-        with (
-            self._queue.turn(deadline - time.monotonic()),
-            self._process_lock.held(deadline - time.monotonic(), wait_s=whole),
-        ):
+        with self._queue.turn(deadline - time.monotonic()), ExitStack() as held:
+            with self._queue.waiting_for("another process"):
+                held.enter_context(
+                    self._process_lock.held(deadline - time.monotonic(), wait_s=whole)
+                )
             yield max(0, int((deadline - time.monotonic()) * 1000))
 
     @contextmanager
@@ -567,6 +571,13 @@ class Connections:
         error = translate_error(exc)
         if type(error) in (StoreError, DiskError) and _fails(self.check_pages()):
             return damaged_error(str(exc))
+        if isinstance(error, DatabaseLocked) and forked_while_written(self.path):
+            return DatabaseLocked(
+                f"{error}; this process was forked while its parent was writing to "
+                f"{self.path}, and SQLite here still counts that write as under way for "
+                "good: write from a process forked while no write is under way, or started "
+                "with 'spawn'"
+            )
         return error
 
     def _changed_under_us(

@@ -213,12 +213,16 @@ def _opened(fd: int) -> int:
 
 def _close_in_child() -> None:
     """In a forked child: close the lock files it shares with its parent (the lock stays
-    the parent's, and goes with it), and forget the parent's locks."""
+    the parent's, and goes with it), and forget the parent's locks, and the mutexes that
+    guard them (a parent thread may have held one at the fork)."""
+    global _OPEN_LOCK, _LOCKS_LOCK
     for fd in list(_OPEN):
         with contextlib.suppress(OSError):
             os.close(fd)
     _OPEN.clear()
     _LOCKS.clear()
+    _OPEN_LOCK = threading.Lock()
+    _LOCKS_LOCK = threading.Lock()
 
 
 _LOCKS: dict[Path, ProcessLock] = {}

@@ -6,8 +6,13 @@ thread that writes in a loop therefore takes the lock again and again while
 a thread that writes once (a retrieval recording its turn) keeps sleeping:
 in ``memengine bench`` such a retrieval waited up to 3 s behind a thread
 adding one exchange after another. The threads of one process therefore
-queue here, in arrival order, before ``BEGIN IMMEDIATE``; SQLite's busy
-timeout still arbitrates between processes.
+queue here, in arrival order, before ``BEGIN IMMEDIATE``; the processes then
+take turns on a lock file (:mod:`.process_lock`), and SQLite's busy timeout
+arbitrates only with writers that use none (the ``sqlite3`` shell, Windows).
+A forked child starts with empty queues: a parent thread that held one at
+the fork is not in the child to hand it on. (SQLite's own record of a write
+transaction under way at the fork does cross it, and no thread of the child
+can end it: :func:`forked_while_written` lets that child's lock errors say so.)
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from contextlib import contextmanager
 
 from ..errors import DatabaseLocked
 
-__all__ = ["WriteQueue", "write_queue_for"]
+__all__ = ["WriteQueue", "forked_while_written", "write_queue_for"]
 
 
 class WriteQueue:
@@ -30,6 +35,7 @@ class WriteQueue:
         self._mutex = threading.Lock()
         self._held = False
         self._waiting: deque[threading.Lock] = deque()
+        self._holder_waits_for: str | None = None  # see waiting_for
 
     @property
     def waiting(self) -> int:
@@ -46,6 +52,19 @@ class WriteQueue:
         finally:
             self._release()
 
+    @contextmanager
+    def waiting_for(self, who: str) -> Iterator[None]:
+        """Note, for the body, that the thread holding the queue is itself waiting for
+        ``who`` ("another process"), so that a thread whose wait runs out behind it says so
+        rather than blame "another thread of this process"."""
+        with self._mutex:
+            self._holder_waits_for = who
+        try:
+            yield
+        finally:
+            with self._mutex:
+                self._holder_waits_for = None
+
     def _acquire(self, timeout_s: float) -> None:
         with self._mutex:
             if not self._held:
@@ -60,16 +79,25 @@ class WriteQueue:
             self._give_up(gate)
             raise
         if not handed:
-            self._give_up(gate)
-            raise DatabaseLocked.waited("another thread of this process", timeout_s)
+            raise DatabaseLocked.waited(self._give_up(gate), timeout_s)
 
-    def _give_up(self, gate: threading.Lock) -> None:
-        """Leave the queue; if the queue was handed over meanwhile, pass it on."""
+    def _give_up(self, gate: threading.Lock) -> str:
+        """Leave the queue; if the queue was handed over meanwhile, pass it on. Returns who
+        kept it: "another thread of this process", or the writer that thread was waiting
+        for ("another process (the write ahead of this one in this process was waiting
+        for it)")."""
         with self._mutex:
+            blocker = (
+                "another thread of this process"
+                if self._holder_waits_for is None
+                else f"{self._holder_waits_for} (the write ahead of this one in this process "
+                "was waiting for it)"
+            )
             try:
                 self._waiting.remove(gate)
             except ValueError:  # released to us after the wait ended: hand it on
                 self._hand_on()
+        return blocker
 
     def _release(self) -> None:
         with self._mutex:
@@ -85,6 +113,32 @@ class WriteQueue:
 
 _QUEUES: dict[str, WriteQueue] = {}
 _QUEUES_LOCK = threading.Lock()
+
+
+_FORKED_WHILE_HELD: set[str] = set()
+"""The files whose queue a thread of the parent held when this process was forked from it."""
+
+
+def _forget_in_child() -> None:
+    """In a forked child: forget the parent's queues (one a parent thread held at the fork
+    would stay held, and every write of the child would wait ``write_wait_s`` and fail),
+    noting the files that one was held for."""
+    global _QUEUES_LOCK
+    _FORKED_WHILE_HELD.update(key for key, queue in _QUEUES.items() if queue._held)
+    _QUEUES.clear()
+    _QUEUES_LOCK = threading.Lock()
+
+
+def forked_while_written(path: str | os.PathLike[str]) -> bool:
+    """Whether this process was forked while a thread of its parent held the queue of the
+    file at ``path``: a write transaction the parent had under way then stays under way
+    for SQLite in this process (its connection's lock crossed the fork, its thread did
+    not), and every write of this process to that file finds it locked."""
+    return os.path.realpath(path) in _FORKED_WHILE_HELD
+
+
+if hasattr(os, "register_at_fork"):  # (not on Windows, which does not fork)
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def write_queue_for(path: str | os.PathLike[str]) -> WriteQueue:
