@@ -77,6 +77,7 @@ from .text import (
     quoted_name,
     scrub,
     shell_word,
+    within,
 )
 from .transfer import kept_ids, not_stored, save_salvaged, write_jsonl
 
@@ -956,8 +957,10 @@ class Memory:
         (``[lifecycle] principle_token_budget``), unless ``principles`` is False;
         like the results, only those within the retrieval's ``max_sensitivity``.
         ``budget_tokens`` (None: the default) is a whole number ≥ 1. ``query`` (the user's
-        message) picks what a long memory is quoted by and the phrases a reason names. A
-        result deleted since the retrieval (``delete``, ``forget_agent``) is left out.
+        message) picks what a long memory is quoted by and the phrases a reason names, read
+        as the searches read it (``[retrieval] max_query_chars``: a long one's beginning and
+        end, :func:`.text.within`). A result deleted since the retrieval (``delete``,
+        ``forget_agent``) is left out.
         """
         args.switches(principles=principles)
         if not isinstance(retrieval, Retrieval):
@@ -995,7 +998,10 @@ class Memory:
             rules.sort(key=lambda p: found.get(p.id, len(found) + 1))
         return build_pack(
             retrieval,
-            query=query or (retrieval.queries[0] if retrieval.queries else ""),
+            query=within(
+                query or (retrieval.queries[0] if retrieval.queries else ""),
+                self.config.retrieval.max_query_chars,  # (a paste of megabytes: as searched)
+            ),
             budget_tokens=budget_tokens or self.config.retrieval.pack_token_budget,
             principles=rules,  # lifecycle
             principle_budget_tokens=self.config.lifecycle.principle_token_budget,  # lifecycle
@@ -1240,7 +1246,9 @@ class Memory:
         ``answer``, no outcome) is an :class:`.InvalidInput`: a turn takes one. ``agent``
         (optional) is the agent the caller means: a turn of another agent is
         then :class:`.NotFound`. A used memory that a sleep archived after the
-        turn becomes active again.
+        turn becomes active again. An ``answer`` of any length is taken, and one longer than
+        20,000 characters is judged by its beginning and its end
+        (:func:`.lifecycle.feedback.read_answer`).
         """
         self._writable()
         number = args.whole(turn_id)
@@ -1260,6 +1268,8 @@ class Memory:
                 raise InvalidInput(f"{name} is a string, not {type(value).__name__}")
         if perspective is not None:  # checked as retrieve checks it, not cleaned into another
             perspective = args.agent_name(perspective, "perspective")
+        if answer is not None:  # (a reply that pasted megabytes: its beginning and end)
+            answer = life.read_answer(answer)
         # as stored text is: a lone surrogate (half an emoji cut off) would fail to encode
         answer, learning = (None if v is None else scrub(v) for v in (answer, learning))
         if judge not in ("auto", "match", "llm"):

@@ -55,6 +55,7 @@ from .quote import (
     as_shown,
     quote_lines,
     quote_text,
+    quoted_part,
 )
 from .retrieve.answer_type import AnswerType, asked_types, carries_any
 from .text import (
@@ -128,7 +129,11 @@ def _tagged(ep: Episode, limit: int = 40) -> str:
 def _first_sentence(ep: Episode, limit: int = 40) -> str:
     """An episode's first sentence (of its first side that says something), cut to about
     ``limit`` characters."""
-    sides = (readable(t).strip() for t in (ep.user_text, ep.content, ep.reply_text) if t)
+    sides = (
+        readable(quoted_part(t, limit)).strip()  # (a long one's beginning: what a quote reads)
+        for t in (ep.user_text, ep.content, ep.reply_text)
+        if t
+    )
     first = next((t for t in sides if t), "").splitlines()  # (a side of controls alone: none)
     line = first[0] if first else ""
     sentence = SENTENCE.split(line)[0] if line else ""
@@ -200,11 +205,14 @@ def _reason(
 def _may_fill(ep: Episode, strategy: Strategy, max_chars: int) -> bool:
     """Whether filling can change the block of ``ep``: a ``quote_key_parts`` quote of a side
     longer than ``max_chars`` as measured (a line break one character, :data:`.quote.BREAK`; a
-    shorter one is quoted whole either way, :func:`.quote.quote_text`)."""
+    shorter one is quoted whole either way, :func:`.quote.quote_text`; a long one as the quote
+    reads it, :func:`.quote.quoted_part`)."""
     if strategy != "quote_key_parts":
         return False
     sides = (ep.user_text, ep.reply_text) if ep.kind is EpisodeKind.exchange else (ep.content,)
-    return any(t and len(BREAK.join(quote_lines(t))) > max_chars for t in sides)
+    return any(
+        t and len(BREAK.join(quote_lines(quoted_part(t, max_chars)))) > max_chars for t in sides
+    )
 
 
 def _holds_asked(shown: str, query: str) -> bool:

@@ -2,7 +2,9 @@
 stand alone (a wrapped line of prose is not one), around the sentence that shares the most
 with the query's words, with the asked figure near them and a later change of what it says
 (:mod:`.quote_changes`), cut at neither a word nor a number, marking what it leaves out
-with "…": :func:`quote_text`. The pack (:mod:`.pack`) quotes each side of a memory so.
+with "…": :func:`quote_text`. The pack (:mod:`.pack`) quotes each side of a memory so. A
+long memory is read by its beginning and its end (:func:`quoted_part`), as a turn reads a
+long message.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from .models import EpisodeKind
 from .quote_changes import turn_after
 from .retrieve.answer_type import AnswerType, carries_any
 from .retrieve.change_words import CHANGE
-from .text import cut_at, fold, readable, shared_phrases, thousands
+from .text import cut_at, fold, near_cut, readable, shared_phrases, thousands
 from .values import closed_values
 
 __all__ = [
     "BREAK",
     "LABELLED",
+    "READ_CHARS",
     "SENTENCE",
     "WRAP_WIDTH",
     "Strategy",
@@ -31,6 +34,7 @@ __all__ = [
     "query_patterns",
     "quote_lines",
     "quote_text",
+    "quoted_part",
     "text_pieces",
 ]
 
@@ -116,6 +120,37 @@ WRAP_WIDTH = 40
 """The shortest line taken as prose wrapped at a width (a shorter one is a list's item)."""
 
 
+READ_CHARS = 20_000
+"""The most of a memory's text a quote reads (:func:`quoted_part`): a quote shows a few
+hundred characters, and each of a pack's renders folds what it reads, so a stored paste of
+200,000 characters (a log, a flood of combining marks) cost a pack seconds."""
+_GAP = "\n…\n"
+"""What stands for the middle :func:`quoted_part` leaves out: a line of its own, "…"."""
+_EDGE_REACH = 100
+"""How far :func:`quoted_part` looks for a space or a line break to cut at (a word is not
+cut in two)."""
+
+
+def quoted_part(text: str, max_chars: int) -> str:
+    """What a quote of ``text`` in ``max_chars`` reads: all of it up to :data:`READ_CHARS`
+    (or eight times ``max_chars``: a ``full`` quote shows four); past that, its beginning
+    and its end, about half each, cut at a space where one is near and parted by a line
+    "…" (:data:`_GAP`), as a turn reads a long message (:func:`.text.within`): a question
+    answered at the end of a pasted log is still quoted, and a pack of such memories costs
+    milliseconds."""
+    limit = max(READ_CHARS, 8 * max_chars)
+    if len(text) <= limit:
+        return text
+    half = (limit - len(_GAP)) // 2
+    end = near_cut(text, half)
+    space = max(text.rfind(c, end - _EDGE_REACH, end) for c in " \n")
+    end = space if space > 0 else end
+    start = near_cut(text, len(text) - half)
+    spaces = [i for i in (text.find(c, start, start + _EDGE_REACH) for c in " \n") if i >= 0]
+    start = min(spaces) + 1 if spaces else start
+    return text[:end] + _GAP + text[start:]
+
+
 def text_pieces(text: str) -> list[str]:
     """``text`` in lines that stand alone. A line break ends a piece, except inside Latin
     prose wrapped at a width: a long line that ends mid-sentence, followed by one that
@@ -140,21 +175,32 @@ def text_pieces(text: str) -> list[str]:
     return pieces
 
 
+@functools.lru_cache(maxsize=32)
 def _fold(text: str) -> str:
     """``text`` as the full-text search compares it, and so the query's terms
     (:func:`.text.fold`): NFKC (ｺﾝﾋﾞﾆ is コンビニ), lower case, café as cafe, O’Brien as
-    o'brien, 葛󠄀飾 as 葛飾."""
+    o'brien, 葛󠄀飾 as 葛飾. Cached: a quote weighs, places and grows its best sentence,
+    and a pack renders a block up to four times, so a sentence of thousands of characters
+    was folded a dozen times (a flood of combining marks folds slowly)."""
     return fold(text)
 
 
 def _place(text: str, folded_at: int) -> int:
     """The place in ``text`` of the character at ``folded_at`` in its :func:`_fold` (NFKC
     may change lengths, ﾋﾞ is ビ, and a variation selector is dropped): the first prefix
-    whose fold reaches past it."""
+    whose fold reaches past it, looked for from the start with prefixes twice as long each
+    time, then halved (the query's word near the start of a long sentence folds a short
+    prefix, not the sentence over and over)."""
     lo, hi = 0, len(text)
+    probe = folded_at
+    while probe < hi:
+        if len(fold(text[: probe + 1])) > folded_at:  # (prefixes: not cached)
+            hi = probe
+            break
+        lo, probe = probe + 1, 2 * probe + 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if len(_fold(text[: mid + 1])) > folded_at:
+        if len(fold(text[: mid + 1])) > folded_at:
             hi = mid
         else:
             lo = mid + 1
@@ -193,9 +239,11 @@ def query_patterns(terms: tuple[str, ...]) -> list[tuple[re.Pattern[str], int]]:
 
 
 def forget_texts() -> None:
-    """Drop the query patterns cached for packs (they hold a user's words: a forgotten
-    agent's must not stay in the process), and ``re``'s own cache of them."""
+    """Drop the query patterns and the folded sentences cached for packs (they hold a
+    user's words: a forgotten agent's must not stay in the process), and ``re``'s own cache
+    of them."""
     query_patterns.cache_clear()
+    _fold.cache_clear()
     re.purge()
 
 
@@ -221,7 +269,7 @@ def _heaviest_span(
     (:func:`_heaviest_at`) and its end: "laptop repair" of "My laptop repair: …"."""
     start = _heaviest_at(sentence, patterns)
     folded = _fold(sentence)
-    begun = len(_fold(sentence[:start]))
+    begun = len(fold(sentence[:start]))
     ends = [m.end() for p, w in patterns if (m := p.match(folded, begun)) is not None]
     return start, (_place(sentence, max(ends) - 1) + 1 if ends else start + 1)
 
@@ -340,7 +388,7 @@ def _whole_word(
             e += 1
         if text[e : e + 1] not in (" ", "-") or e - s >= limit:
             return s, e
-        read, at = e + 1, at + len(_fold(text[read : e + 1]))
+        read, at = e + 1, at + len(fold(text[read : e + 1]))
         if not any(p.match(folded, at) for p, _ in patterns):
             return s, e
         e += 2
@@ -482,7 +530,8 @@ def quote_text(
     fill: bool = False,
 ) -> str:
     """``text`` as a block quotes it in ``max_chars`` (:data:`Strategy`), its line breaks as
-    :data:`BREAK` (one character each, as measured). With ``fill``,
+    :data:`BREAK` (one character each, as measured; a long one read by its beginning and
+    its end, :func:`quoted_part`). With ``fill``,
     ``quote_key_parts`` adds to the sentences that share the query's ``terms`` the one right
     after the best, when the quote still shows it whole: it holds an ``asked`` kind of
     answer (a time, a quantity), or it fits (an answer follows what it answers; further
@@ -496,7 +545,7 @@ def quote_text(
     the ``asked`` figure of it nearest the query's word whole, with the word, when both fit
     (:func:`_toward`): "How much is my laptop repair?" is quoted "…laptop repair: … they
     quoted $1,950…", not "…they quoted…"."""
-    lines = quote_lines(text)
+    lines = quote_lines(quoted_part(text, max_chars))
     sentences: list[str] = []
     starts: set[int] = set()  # the sentences that begin a line of their own
     for line in lines:

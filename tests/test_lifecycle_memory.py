@@ -726,6 +726,34 @@ def test_a_long_run_of_numerals_in_an_answer_is_no_value(
         clock.advance(hours=1)
 
 
+def test_a_long_answer_is_judged_by_its_beginning_and_its_end(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """An answer was read whole: a megabyte of one word took the match seconds (a pattern as
+    long as the word), ten megabytes 44 s. It is taken at any length and judged by its
+    first and last 10,000 characters or so: the memory a long reply names at its end is
+    credited, one it names only in its middle is not, nor is any by filler or one long
+    word, and each is judged at once."""
+    cat = real_mem.add_exchange("My cat Kinako likes the window seat", "cute!")
+    real_mem.add_exchange("I booked the dentist for Tuesday", "Good luck!")
+    clock.advance(days=1)
+    filler = "The build finished and every test passed again. " * 24_000  # (1.2 MB)
+    named = "So, as you said, Kinako likes the window seat."
+    half = len(filler) // 2
+    for answer, used in [
+        (filler + named, (cat,)),
+        (filler[:half] + named + " " + filler[half:], ()),
+        (filler, ()),
+        ("x" * 10_000_000, ()),
+    ]:
+        r = real_mem.retrieve("Where does my cat like to sleep?")
+        started = time.perf_counter()
+        result = real_mem.feedback(r.turn_id, answer=answer, judge="match")
+        assert time.perf_counter() - started < 3.0, answer[-40:]
+        assert result.used == used, answer[-40:]
+        clock.advance(hours=1)
+
+
 def test_an_english_word_counts_in_another_form(real_mem: Memory, clock: FixedClock) -> None:
     """ "Remember your peanut allergy!" holds "allergic to peanuts" in other forms; one word
     of the memory in another form is still one ("Remember your allergy!"), and a longer

@@ -986,6 +986,61 @@ def test_a_paste_of_the_querys_words_is_quoted_at_once(real_mem: Memory) -> None
         assert ("laptop repair laptop" in pack.text) or ("dentist-dentist" in pack.text)
 
 
+def test_a_long_memory_is_quoted_from_its_beginning_and_its_end(mem: Memory) -> None:
+    """A pack folded the whole of each memory it quoted, in each of its renders, and found
+    its best word's place by folding ever longer prefixes: five pastes of 192,000
+    characters of "é" with 30 accents took it 6 s, a pasted log of 180,000 one. A quote
+    reads a long memory's first and last 10,000 characters or so, its middle a line "…",
+    and the pack reads the question as its searches do: the error at a log's end is
+    still quoted, one said only in its middle is not, and the packs take a moment."""
+    import time
+
+    marks = ("e" + "\u0301" * 30 + " ") * 6_000
+    said = [
+        mem.add_exchange(f"my {w} text: {marks}", f"that {w} text was unreadable")
+        for w in ("zalgo", "glitch", "noise", "spam", "flood")
+    ]
+    lines = [f"2026-03-01 10:{i % 60:02d}:00 INFO worker-{i % 7} ok" for i in range(4_500)]
+    lines[2_000] = "2026-03-01 10:20:00 ERROR disk quota exceeded on /srv/cache"
+    log = mem.add("\n".join([*lines, "2026-03-01 11:00:00 ERROR disk full on /var/data"]))
+    started = time.perf_counter()
+    zalgo = build_pack(
+        _retrieval(*(mem.get(i) for i in said)),
+        query="what was the zalgo glitch noise spam flood text?",
+        budget_tokens=800,
+    ).text
+    logged = build_pack(
+        _retrieval(mem.get(log)), query="Why did the disk fill up?", budget_tokens=800
+    ).text
+    asked = mem.pack(_retrieval(mem.get(log)), query="ok " * 60_000 + "Why did the disk fill up?")
+    assert time.perf_counter() - started < 3.0
+    assert "User: my zalgo text: \u00e9\u0301" in zalgo and "Partner: that glitch text" in zalgo
+    assert "ERROR disk full on /var/data" in logged and "quota" not in logged
+    assert "ERROR disk full on /var/data" in asked.text  # (the question at its end read)
+
+
+def test_a_long_text_is_read_by_its_beginning_and_its_end() -> None:
+    """What a quote reads of a memory: a text of 20,000 characters whole (the same string);
+    a longer one's first and last 10,000 or so, cut at a space (no word in two, no accent
+    from its letter), the middle a line "…"; a larger ``max_chars`` reads more, eight
+    times it (a ``full`` quote shows four)."""
+    from memengine.quote import READ_CHARS, quoted_part
+
+    short = "word " * 4_000
+    assert quoted_part(short, 240) is short
+    long = "".join(f"w{i} " for i in range(30_000))
+    part = quoted_part(long, 240)
+    head, gap, tail = part.partition("\n…\n")
+    assert gap and len(part) <= READ_CHARS
+    assert long.startswith(head) and long.endswith(tail)
+    assert len(head) > 9_000 and len(tail) > 9_000
+    assert head.endswith(tuple("0123456789")) and tail.startswith("w")  # (whole words)
+    assert f" {head.split()[-1]} " in long and f" {tail.split()[0]} " in long
+    accents = ("e" + "\u0301" * 30 + " ") * 1_000
+    assert quoted_part(accents, 240).partition("\n…\n")[2].startswith("e\u0301")
+    assert 39_000 < len(quoted_part(long, 5_000)) <= 40_000
+
+
 def test_a_value_said_twice_is_a_figure_both_times() -> None:
     """A value said again within a few words ("$450, yes $450") was read as the other's,
     and neither was a figure to move the quote to; a phone number said twice is still none,

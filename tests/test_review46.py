@@ -864,13 +864,14 @@ def test_a_memory_used_then_deleted_stays_used_in_the_turns_record(mem: Memory) 
 
 
 def test_forgetting_an_agent_empties_the_packs_patterns(mem: Memory) -> None:
-    from memengine.quote import query_patterns
+    from memengine.quote import _fold, query_patterns
 
     query_patterns(("plumbus",))  # (as a pack of a long memory compiles them)
-    assert query_patterns.cache_info().currsize >= 1
+    _fold("Plumbus notes")  # (and folds its sentences)
+    assert query_patterns.cache_info().currsize >= 1 and _fold.cache_info().currsize >= 1
     mem.add("plumbus notes", kind="fact", agent="alice")
     mem.forget_agent("alice")
-    assert query_patterns.cache_info().currsize == 0
+    assert query_patterns.cache_info().currsize == 0 and _fold.cache_info().currsize == 0
 
 
 def test_a_development_file_without_neighbour_words_is_refused_before_any_step(

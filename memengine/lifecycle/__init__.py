@@ -20,7 +20,7 @@ from .agents import (
     never_used,
     principles,
 )
-from .feedback import FeedbackResult, Judge, give_feedback
+from .feedback import FeedbackResult, Judge, give_feedback, read_answer
 from .plot import plot_strength
 from .ranking import ScorerInfo, scorer_declined, train_agent_scorer
 from .sleep import SleepReport, run_sleep
@@ -43,6 +43,7 @@ __all__ = [
     "never_used",
     "plot_strength",
     "principles",
+    "read_answer",
     "run_sleep",
     "scorer_declined",
     "train_agent_scorer",

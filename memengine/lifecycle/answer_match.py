@@ -194,15 +194,22 @@ _ONE_WORD_ROOM = 5
 an ending or a word of no content (高尾山だよ, トヨタかあ、いいね, "About $2,400"), not a
 sentence's other words."""
 _LATIN_RUN = re.compile("[0-9a-z]+")
+_LONGEST_WORD = 100
+"""The longest term of an answer looked for as a word: no memory names an item by a longer
+one (a pasted hash, a run of one letter), and a pattern as long is compiled for each (a
+megabyte of one word took seconds)."""
 
 
 def _written_beside(word: frozenset[str], text: str) -> int:
     """How much ``text`` (folded) writes outside every place of ``word`` (its terms,
     :func:`answer_term_groups`), a Latin word or number counting one and a kana or kanji one
     each: 2 for 高尾山 in 高尾山だよ！ and for "Deepika" in "It's Deepika!", 14 for 雨 in
-    「そっか、雨なんだね。むりしないでね」."""
+    「そっか、雨なんだね。むりしないでね」. A term longer than :data:`_LONGEST_WORD` is not
+    looked for: it counts as written beside (a run of 10,000 x's, one Latin word)."""
     covered = [False] * len(text)
     for term in word:
+        if len(term) > _LONGEST_WORD:
+            continue
         pattern = re.escape(term) if CJK_CHARACTER.search(term) else as_a_word(term)
         for m in re.finditer(pattern, text):
             covered[m.start() : m.end()] = [True] * (m.end() - m.start())

@@ -46,11 +46,18 @@ from ..models import Episode
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import counted, prompt_quote, query_terms, written_number
+from ..text import counted, prompt_quote, query_terms, within, written_number
 from .answer_match import match_answer, uncommon
 from .strength import impact_of
 
-__all__ = ["FeedbackResult", "Judge", "give_feedback", "llm_used"]
+__all__ = [
+    "READ_ANSWER_CHARS",
+    "FeedbackResult",
+    "Judge",
+    "give_feedback",
+    "llm_used",
+    "read_answer",
+]
 
 Judge = Literal["auto", "match", "llm"]
 
@@ -67,6 +74,20 @@ LLM_SCHEMA: dict[str, Any] = {
 _LLM_CHARS = 300
 _ANSWER_CHARS = 4000
 """How much of the answer the LLM judge reads (the embedding reads its first 2,000)."""
+READ_ANSWER_CHARS = 20_000
+"""The most of an answer the judges read (:func:`read_answer`): a reply is seldom a tenth of
+it, and one that pasted a megabyte took the match seconds."""
+
+
+def read_answer(answer: str) -> str:
+    """What the judges read of ``answer``: all of it up to :data:`READ_ANSWER_CHARS`; past
+    that, its beginning and its end, about half each (:func:`.text.within`, as a turn reads
+    a long message), so the memory a long reply names in its last lines ("…so, as you said,
+    Kinako loves the window seat") is still credited, and the feedback is recorded in
+    milliseconds."""
+    if len(answer) <= READ_ANSWER_CHARS:
+        return answer
+    return within(answer.strip(), READ_ANSWER_CHARS)
 
 
 @dataclass(frozen=True)
