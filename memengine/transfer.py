@@ -145,7 +145,8 @@ def write_jsonl(
     written beside (through a symbolic link, beside the file it points to), then moved
     into place with the old file's permissions, so a failure keeps an earlier file of that
     name. A stream (:func:`is_stream`: ``/dev/stdout``, ``>(gzip …)``, a device) is
-    written in place, appended to. The ``database``'s own files are refused
+    written in place, appended to (its reader gone, :class:`BrokenPipeError` as for an
+    open file). The ``database``'s own files are refused
     (:class:`.InvalidInput`), under any name, and so is a regular file that exists,
     unless ``overwrite``."""
     args.switches(overwrite=overwrite)
@@ -176,6 +177,8 @@ def write_jsonl(
             try:
                 with open(out, "a", encoding="utf-8", newline="\n") as fh:
                     return write_jsonl(fh, batches, database)
+            except BrokenPipeError:  # its reader went away (`-o /dev/stdout | head -1`): as
+                raise  # for an open file, not a path's error (the CLI then ends with 141)
             except OSError as exc:
                 raise InvalidInput(f"cannot write {out}: {exc}") from exc
         target = Path(os.path.realpath(out))

@@ -24,8 +24,11 @@ def main() -> None:
     """Entry point of the ``memengine`` console script."""
     sys.argv[1:] = prepare_process(sys.argv[1:])
     try:
-        app()
-    except OSError as exc:  # printing --help or --version (a command's own are caught in it)
+        try:
+            app()
+        finally:  # what stdout still holds, written here where a failure is seen (at the
+            sys.stdout.flush()  # exit Python says "Exception ignored" and ends with 120)
+    except OSError as exc:  # that, or printing --help or --version (a command's own are caught)
         silence_stdout()
         if reader_gone(exc):  # (`memengine --help | head -1`): quietly, as a command's
             sys.exit(128 + 13)

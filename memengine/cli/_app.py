@@ -21,6 +21,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -30,6 +31,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Table
 from rich.text import Text
 
 from ..clock import iso_text
@@ -59,6 +61,7 @@ __all__ = [
     "open_memory",
     "prepare_process",
     "print_json",
+    "print_table",
     "progress_bar",
     "settings",
     "shown",
@@ -107,6 +110,53 @@ def too_narrow(needed: int = NARROW_WIDTH) -> bool:
     """Whether standard output is a terminal narrower than a table ``needed`` columns wide
     (by default :data:`NARROW_WIDTH`)."""
     return console.is_terminal and console.width < max(needed, NARROW_WIDTH)
+
+
+MIN_FOLD = 10
+"""The narrowest a table's column of text that folds (``overflow="fold"``) is printed."""
+
+
+def print_table(table: Table, out: Console | None = None) -> None:
+    """Print ``table`` on ``out`` (by default :data:`console`) with every cell whole: a
+    column that does not fold (a name, a number, a time) on one line at its full width,
+    one that folds (a text) at least :data:`MIN_FOLD` columns wide. On a terminal too
+    narrow for that (rich cut ``user-550e8400-…`` to ``user-55…`` and left cells empty),
+    or under :data:`NARROW_WIDTH`, it is printed as lines instead (:func:`table_lines`)."""
+    out = console if out is None else out
+    wide = out.options.update_width(_PIPE_WIDTH)
+    needed = table._extra_width  # (its borders)
+    for i, column in enumerate(table.columns):
+        folds = column.overflow == "fold" and not column.no_wrap
+        column.no_wrap = not folds  # (rich narrows a column that wraps below its longest word)
+        cells = [column.header, *column.cells]
+        width = max(Measurement.get(out, wide, cell).maximum for cell in cells)
+        floor = max(MIN_FOLD, column.min_width or 0)
+        needed += (min(width, floor) if folds else width) + table._get_padding_width(i)
+    if out.is_terminal and out.width < max(needed, NARROW_WIDTH):
+        for line in table_lines(table, out):
+            out.print(line, highlight=False, soft_wrap=True, markup=False, emoji=False)
+    else:
+        out.print(table)
+
+
+def table_lines(table: Table, out: Console) -> list[str]:
+    """``table`` as lines a terminal wraps without breaking a word: its title, then each
+    row on one line, as ``field: value`` for a table without a header (``life``) and
+    ``agent: user-42 · active: 3 · archived: 0`` for one with; then its caption."""
+
+    def plain(cell: Any) -> str:
+        text = cell.plain if isinstance(cell, Text) else out.render_str(str(cell)).plain
+        return " ".join(text.split("\n")).strip()
+
+    heads = [plain(c.header) for c in table.columns]
+    lines = [plain(table.title)] if table.title else []
+    for row in zip(*(c.cells for c in table.columns), strict=True):
+        cells = [plain(cell) for cell in row]
+        if not table.show_header:
+            lines.append(": ".join([cells[0], " · ".join(c for c in cells[1:] if c)][: len(cells)]))
+        else:
+            lines.append(" · ".join(f"{h}: {c}" for h, c in zip(heads, cells, strict=True) if c))
+    return lines + ([plain(table.caption)] if table.caption else [])
 
 
 def silence_stdout() -> None:
@@ -208,6 +258,8 @@ def write_json_file(path: Path, data: Any) -> None:
     text = json.dumps(json_finite(data), ensure_ascii=False, indent=2, default=_jsonable) + "\n"
     try:
         write_text_file(path, text)
+    except BrokenPipeError:  # (`--json /dev/stdout | head`): 141, as standard output's
+        raise
     except OSError as exc:
         raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from exc
 
@@ -234,11 +286,14 @@ def prepare_process(argv: list[str]) -> list[str]:
     a file name in any bytes). Output to a terminal keeps the terminal's
     encoding (a character it cannot show is printed as ``\\u…``); output to a
     pipe or a file is UTF-8 with ``\\n`` line ends, as JSON and JSONL must be on
-    every platform. ``SIGTERM`` unwinds like Ctrl-C does (open transactions roll
+    every platform, and each write is written whole or fails (:func:`whole_writes`).
+    ``SIGTERM`` unwinds like Ctrl-C does (open transactions roll
     back, temporary folders go) and exits with 143.
     """
     if sys.stdout is None:  # closed (`>&-`): the work is done, what it prints is an error
         sys.stdout = ClosedOutput()
+    sys.stdout = whole_writes(sys.stdout)
+    sys.stderr = whole_writes(sys.stderr)
     for stream in (sys.stdout, sys.stderr):
         if not isinstance(stream, io.TextIOWrapper):
             continue
@@ -259,6 +314,33 @@ def prepare_process(argv: list[str]) -> list[str]:
                 arg = raw.decode("utf-8")
         out.append(arg)
     return out
+
+
+class _WholeWriter(io.BufferedWriter):
+    """A buffer that writes each write through at once, whole: what an unbuffered stream
+    (``PYTHONUNBUFFERED=1``, ``python -u``) is meant to do, with the buffer's retries."""
+
+    def write(self, data: Any) -> int:
+        """Write ``data`` whole now (a pipe may take 64 KiB of it per call), or raise."""
+        n = super().write(data)
+        self.flush()
+        return n
+
+
+def whole_writes(stream: Any) -> Any:
+    """``stream``, or when Python left it unbuffered (``PYTHONUNBUFFERED=1``, ``-u``) the
+    same stream over a :class:`_WholeWriter`: there a text stream writes to the file
+    descriptor directly and drops what one call did not take (a pipe takes 64 KiB, then
+    its reader leaves: ``show 7 --json | head -c 10`` ended with 0, the rest lost unsaid)."""
+    if not isinstance(stream, io.TextIOWrapper) or not isinstance(stream.buffer, io.RawIOBase):
+        return stream
+    return io.TextIOWrapper(
+        _WholeWriter(stream.buffer),  # (stdout's own file: its descriptor stays open)
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=stream.line_buffering,
+        write_through=True,
+    )
 
 
 def reader_gone(exc: OSError, *, windows: bool = sys.platform == "win32") -> bool:

@@ -547,8 +547,10 @@ def section_tables(result: Mapping[str, Any]) -> list[Table]:
 
 def print_report(result: Mapping[str, Any], console: Console) -> None:
     """Print every table, then the wall time and the time of each section."""
+    from ._app import print_table  # (whole cells, or lines on a narrow terminal)
+
     for table in section_tables(result):
-        console.print(table)
+        print_table(table, console)
     for note in result.get("truncated", []):
         console.print(f"[yellow]time budget:[/yellow] {escape(note)}", highlight=False, markup=True)
     parts = ", ".join(f"{k} {v.get('section_s', 0):.0f} s" for k, v in result["sections"].items())

@@ -40,6 +40,7 @@ from ._app import (
     number,
     open_memory,
     print_json,
+    print_table,
     progress_bar,
     refuse_undecodable,
     settings,
@@ -385,7 +386,7 @@ def show(
     table.add_column("value", overflow="fold")
     for key, value in fields:
         table.add_row(key, value)  # the console leaves out control characters
-    console.print(table)
+    print_table(table)
 
 
 @app.command()
@@ -482,7 +483,7 @@ def stats(
         table.add_row(
             shown_name(name), str(counts.get("active", 0)), str(counts.get("archived", 0))
         )
-    console.print(table)
+    print_table(table)  # (a name is never cut: too narrow for it, lines)
     console.print(
         "kinds: "
         + (", ".join(f"{k} {n}" for k, n in data["kinds"].items()) or "none")
@@ -490,4 +491,5 @@ def stats(
         f"full-text segments: {data['fulltext_segments']}  ·  "
         f"vector chunk: {data['vector_chunk_size']} rows",
         highlight=False,
+        soft_wrap=True,  # (the terminal wraps it: an embedder's name is not cut in two)
     )

@@ -21,6 +21,7 @@ from ._app import (
     err_console,
     guarded,
     number,
+    print_table,
     settings,
     shown_with_json,
     whole,
@@ -255,4 +256,4 @@ def signals(
     from ..evaluation.signals import signal_report
     from .eval_report import signal_table
 
-    console.print(signal_table(signal_report(paths, mode=mode, none_target=none_target)))
+    print_table(signal_table(signal_report(paths, mode=mode, none_target=none_target)))

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -283,13 +283,16 @@ def render(result: EvalResult, console: Console) -> None:
     if not result.modes:
         console.print("nothing was run: no mode left to evaluate", highlight=False)
         return
-    tables: list[RenderableType] = list(
+    tables: list[Table] = list(
         locomo_tables(result) if result.dataset == "locomo" else memset_tables(result)
     )
     per_conversation = conversation_table(result)
     if per_conversation is not None:
         tables.append(per_conversation)
-    console.print(Group(*tables))
+    from ._app import print_table  # (whole cells, or lines on a narrow terminal)
+
+    for table in tables:
+        print_table(table, console)
     for line in summary_lines(result):
         if line in result.skipped_modes.values():
             continue

@@ -87,6 +87,8 @@ def export(
             if agent is not None:
                 warn_if_unknown(mem, agent)
             n = mem.export(target, agent=agent, overwrite=True)  # (--force: checked above)
+    if out is None:  # all of it written before a summary says so (a closed pipe: 141)
+        sys.stdout.flush()
     where = "" if out is None else f" to {out}"
     scope = "" if agent is None else f" of agent {shown_name(agent)}"
     if salvage and not report.complete:

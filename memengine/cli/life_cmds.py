@@ -34,6 +34,7 @@ from ._app import (
     number,
     open_memory,
     print_json,
+    print_table,
     progress_bar,
     refuse_undecodable,
     settings,
@@ -168,7 +169,7 @@ def agent_list(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fa
             f"{cfg.in_zone(r.created_at):%Y-%m-%d %H:%M}",  # (`time_zone`'s, as a search's)
             ", ".join(map(shown_name, r.perspectives)),
         )
-    console.print(table)
+    print_table(table)  # (names are typed back: never cut; too narrow for them, lines)
 
 
 @app.command()
@@ -369,7 +370,7 @@ def never_used(
     for ep in rows:
         text = shown(ep.text).replace("\n", " ⏎ ")  # stripped before it is cut short
         table.add_row(str(ep.id), str(ep.candidate_count), f"{ep.strength:.3f}", preview(text, 120))
-    console.print(table)
+    print_table(table)
 
 
 @app.command()
@@ -404,12 +405,12 @@ def life(
         print_json(data)
         return
     table = Table(show_header=False, title=preview(shown(ep.text).replace("\n", " ⏎ "), 80))
-    table.add_column("field", no_wrap=True)
-    table.add_column("value", overflow="fold")
+    table.add_column("field")
+    table.add_column("value")  # (names and numbers: whole, or as lines)
     for key, value in data.items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         table.add_row(key, shown_name(text) if key == "agent" else text)
-    console.print(table)
+    print_table(table)
 
 
 @plot_app.command("strength")

@@ -17,6 +17,7 @@ from ._app import (
     err_console,
     guarded,
     print_json,
+    print_table,
     settings,
     whole,
 )
@@ -83,7 +84,7 @@ def print_latency_table(rows: list[dict[str, Any]]) -> None:
             "—" if fast else f"{r['rerank_on_time']:.0%}",
             "—" if fast else f"{fb['expansion']}/{fb['rerank']}/{fb['window']}",
         )
-    console.print(table)
+    print_table(table)
     console.print(
         "[dim]fallbacks: turns where expansion / rerank missed its deadline (fast path used) "
         "and where a time window found nothing[/dim]",
