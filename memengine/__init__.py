@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import _startup  # noqa: F401  (first, before the slow imports: a Ctrl-C is quiet)
 from .clock import Clock, FixedClock, SystemClock
 from .config import (
     Config,

@@ -553,7 +553,7 @@ class Config(_Section):
                     "it ends in a separator (or a . or ..), as a folder's path does: give the memory "
                     "file's name (m/memory.db)"
                 )
-            return Path(text).expanduser()
+            return home_expanded(Path(text))
         return value
 
     @field_validator("agent", mode="before")
@@ -784,6 +784,20 @@ def _not_a_file(file: Path) -> str:
     return "a socket" if stat.S_ISSOCK(mode) else ""
 
 
+def home_expanded(path: Path) -> Path:
+    """``path`` with a leading ``~`` (``~alice``) made the home folder it names; a
+    :class:`ValueError` saying so when there is none to find (``~nosuchuser``, or ``~``
+    with no HOME and no account), as a setting's mistake rather than a crash."""
+    try:
+        return path.expanduser()
+    except RuntimeError:  # ("Could not determine home directory.")
+        head = path.parts[0] if path.parts else str(path)
+        who = "HOME is not set and this user has no account entry"
+        if head != "~":
+            who = f"there is no user {head[1:]!r} on this system"
+        raise ValueError(f"{head} names no home folder ({who})") from None
+
+
 def load_config(
     path: str | os.PathLike[str] | None = None,
     *,
@@ -822,8 +836,11 @@ def load_config(
     if not str(named).strip():
         where = "the config file's path" if path is not None else "MEMENGINE_CONFIG"
         raise ConfigError(f"{where} is empty: name a TOML file, or leave it unset")
-    file = Path(named)
-    file = file.expanduser()
+    try:
+        file = home_expanded(Path(named))
+    except ValueError as exc:
+        by = "" if path is not None else " (named by MEMENGINE_CONFIG)"
+        raise ConfigError(f"cannot read config file {named}{by}: {exc}") from None
     try:
         exists = file.exists()  # (a folder this user cannot enter raises)
     except OSError as exc:

@@ -12,7 +12,7 @@ from .models import Stats
 from .store.database import FTS_NOT_CHECKED, Store
 from .store.reembed import shown
 from .store.vectors import CHUNK_SIZE
-from .text import counted
+from .text import counted, salvage_command
 
 __all__ = ["diagnose"]
 
@@ -98,7 +98,7 @@ def _check_file(
             else ""
         )
         if report.ok
-        else _findings(report)
+        else _findings(report, db)
     )
     checks["consistency"] = (report.ok, detail)
     checks["vector layout"] = _layout_check(mem.stats())
@@ -123,12 +123,10 @@ def _check_file(
     return recorded, probe
 
 
-def _findings(report: Any) -> str:
-    """What a failed consistency check found, the failing parts only (the first ten ids
-    of each)."""
-    salvage = (
-        " (`memengine export --all-agents --salvage` saves every agent's episodes that still read)"
-    )
+def _findings(report: Any, db: Any) -> str:
+    """What a failed consistency check of the file ``db`` found, the failing parts only
+    (the first ten ids of each)."""
+    salvage = f" (`{salvage_command(db)}` saves every agent's episodes that still read)"
     parts = [
         f"{what}: {ids[:10]}{advice}"
         for what, ids, advice in (

@@ -44,6 +44,7 @@ __all__ = [
     "prompt_line",
     "query_terms",
     "quoted_name",
+    "salvage_command",
     "scrub",
     "shell_word",
     "shown_name",
@@ -273,10 +274,14 @@ def _dollar_quoted(name: str) -> str:
 
 def _escaped(char: str) -> str:
     """``char`` escaped as a shell's ``$'…'`` reads it: ``\\n``, ``\\x1b``, ``\\\\``,
-    ``\\'``, and past ASCII ``\\u00a0`` (``\\xa0`` would be one byte, not the character)."""
+    ``\\'``, and past ASCII ``\\u00a0`` (``\\xa0`` would be one byte, not the character);
+    a byte a non-UTF-8 locale read as a lone surrogate (a path's ``\\udce6``) as that byte,
+    ``\\xe6``, so the path pasted back names the same file."""
     code = ord(char)
     if char in "\\'":
         return "\\" + char
+    if 0xDC80 <= code <= 0xDCFF:  # (os.fsdecode's reading of a byte)
+        return f"\\x{code - 0xDC00:02x}"
     if code < 0x80:
         return char.encode("unicode_escape").decode("ascii")
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
@@ -435,6 +440,15 @@ def shell_word(word: str, *, posix: bool = os.name != "nt") -> str:
     if any(_hidden(c) for c in word) or drawn_as_nothing(word):
         return _dollar_quoted(word)  # (single quotes would keep them, but none is seen)
     return word if word and not _SHELL_SPECIAL.search(word) else shlex.quote(word)
+
+
+def salvage_command(db: str | os.PathLike[str] | None) -> str:
+    """The command that saves what still reads of the damaged memory file ``db``, with its
+    ``--db`` (``memengine export --all-agents --salvage --db 'a dir/m.db' -o saved.jsonl``):
+    pasted as printed it salvages that file, not the configured or default one. Without a
+    path (not known where the damage was found) it names none."""
+    named = "" if db is None else f" --db {shell_word(os.fspath(db))}"
+    return f"memengine export --all-agents --salvage{named} -o saved.jsonl"
 
 
 def _double_quoted(word: str) -> str:

@@ -323,8 +323,8 @@ def test_a_command_whose_output_cannot_be_written_does_its_work_and_says_so(
         assert helped.stderr.decode().strip() == "error: cannot print: No space left on device"
         assert added.returncode == 1
         assert added.stderr.decode().strip() == (
-            "error: could not print the output: No space left on device (what the command "
-            "did is done)"
+            "error: could not print the output: No space left on device; it is lost (a change "
+            "the command made to the memory, if any, is saved)"
         )
 
 

@@ -29,6 +29,7 @@ from memengine.cli import app
 from memengine.diagnostics import diagnose
 from memengine.store.connect import sqlite_module
 from memengine.store.salvage import SalvageReport, id_ranges
+from memengine.text import shell_word
 
 from .helpers import T0, HashEmbedder, word_episodes
 
@@ -161,6 +162,9 @@ def test_the_cli_salvages_and_exits_1_naming_the_ids(
     runner = CliRunner()
     plain = runner.invoke(app, ["export", "--db", str(damaged)])
     assert plain.exit_code == 1 and "export --all-agents --salvage" in plain.output
+    # pasted as printed, it salvages this file (not the default memengine.db)
+    hint = f"--salvage --db {shell_word(str(damaged.resolve()))} -o saved.jsonl"
+    assert hint in " ".join(plain.output.split())
     out = tmp_path / "saved.jsonl"
     done = runner.invoke(app, ["export", "--salvage", "-o", str(out), "--db", str(damaged)])
     assert done.exit_code == 1
@@ -178,8 +182,9 @@ def test_a_file_whose_settings_are_damaged_is_salvaged_without_opening_it(
     sound: Path, tmp_path: Path, cli_env: None
 ) -> None:
     damaged = _damaged(sound, tmp_path, 0, table="meta")
-    with pytest.raises(DamagedDatabase, match="export --all-agents --salvage -o") as caught:
+    with pytest.raises(DamagedDatabase, match="export --all-agents --salvage --db ") as caught:
         Memory.open(damaged, embedder=HashEmbedder(), read_only=True)
+    assert f"--db {shell_word(str(damaged.resolve()))} -o saved.jsonl`" in str(caught.value)
     assert "doctor" not in str(caught.value)  # (doctor says it: not a command to run next)
     out = io.StringIO()
     report = salvage_file(damaged, out, agent="alice")

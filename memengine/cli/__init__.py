@@ -15,6 +15,7 @@ from . import core, search_cmds, file_cmds, life_cmds  # noqa: F401  (register c
 from . import llm_cmds, eval_cmds, bench_cmds  # noqa: F401
 
 # isort: on
+from .. import _startup
 from ._app import app, prepare_process, reader_gone, silence_stdout
 
 __all__ = ["app", "main"]
@@ -22,12 +23,15 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """Entry point of the ``memengine`` console script."""
-    sys.argv[1:] = prepare_process(sys.argv[1:])
+    _startup.loaded()
     try:
+        sys.argv[1:] = prepare_process(sys.argv[1:])
         try:
             app()
         finally:  # what stdout still holds, written here where a failure is seen (at the
             sys.stdout.flush()  # exit Python says "Exception ignored" and ends with 120)
+    except KeyboardInterrupt:  # (before a command's own handling: parsing the arguments)
+        sys.exit(128 + 2)
     except OSError as exc:  # that, or printing --help or --version (a command's own are caught)
         silence_stdout()
         if reader_gone(exc):  # (`memengine --help | head -1`): quietly, as a command's

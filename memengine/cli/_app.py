@@ -56,6 +56,8 @@ __all__ = [
     "configured_agent",
     "console",
     "err_console",
+    "given_file",
+    "given_path",
     "guarded",
     "number",
     "open_memory",
@@ -166,14 +168,30 @@ def silence_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+_ESCAPED_BYTES = re.compile(r"[\udc80-\udcff]+")
+
+
+def bytes_shown(text: str) -> str:
+    """``text`` with the bytes an ``LC_ALL=C`` process read as lone surrogates (a path's
+    ``\\udce6\\udc97\\udca5``) read as the UTF-8 they were typed in (日), and a byte that
+    is not UTF-8 as ``\\xe9``: a path is shown as the user wrote it."""
+    return _ESCAPED_BYTES.sub(
+        lambda run: (
+            run.group().encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        ),
+        text,
+    )
+
+
 class _PlainConsole(Console):
     """A console that leaves out the control characters of every text it renders (table
     cells, messages, errors): stored text, an agent's name or a file's name cannot move
     the cursor, retitle the window or reorder what is printed after it."""
 
     def render_str(self, text: str, *args: Any, **kwargs: Any) -> Text:
-        """Rich's rendering of ``text`` once its control characters are gone."""
-        return super().render_str(strip_controls(text), *args, **kwargs)
+        """Rich's rendering of ``text`` once its control characters are gone, a path's
+        bytes as they were typed (:func:`bytes_shown`)."""
+        return super().render_str(strip_controls(bytes_shown(text)), *args, **kwargs)
 
     def on_broken_pipe(self) -> None:
         """The reader of the output went away (``| head``): end as a command killed by
@@ -283,7 +301,8 @@ def prepare_process(argv: list[str]) -> list[str]:
     decodes the arguments in that locale; an argument whose bytes are UTF-8
     is read again as UTF-8 here (so 日本語 is not stored as mojibake), and
     one whose bytes are not keeps the locale's reading (a Latin-1 ``café``,
-    a file name in any bytes). Output to a terminal keeps the terminal's
+    a file name in any bytes); a path option gets its bytes back from
+    :func:`given_path`, so it names the file typed. Output to a terminal keeps the terminal's
     encoding (a character it cannot show is printed as ``\\u…``); output to a
     pipe or a file is UTF-8 with ``\\n`` line ends, as JSON and JSONL must be on
     every platform, and each write is written whole or fails (:func:`whole_writes`).
@@ -311,7 +330,10 @@ def prepare_process(argv: list[str]) -> list[str]:
         if raw is not None:
             # not UTF-8: the locale's reading stays (a path works with it as it is)
             with contextlib.suppress(UnicodeDecodeError):
-                arg = raw.decode("utf-8")
+                text = raw.decode("utf-8")
+                if text != arg:
+                    _REREAD.add(text)
+                arg = text
         out.append(arg)
     return out
 
@@ -343,6 +365,33 @@ def whole_writes(stream: Any) -> Any:
     )
 
 
+_REREAD: set[str] = set()
+"""The arguments :func:`prepare_process` read again as UTF-8 (the locale read them otherwise)."""
+
+
+def given_path(value: str) -> str:
+    """A path argument (``--db``, ``import FILE``, ``-o``) as the bytes it was given in, in
+    the filesystem's reading: :func:`prepare_process` read ``日本語/メモ.db`` as UTF-8 text,
+    which an ``LC_ALL=C`` process cannot name a file with, and a Latin-1 one would name
+    another (``café.db`` made as ``caf\\351.db``). Any other value is as given."""
+    if value and any(_holds_value(arg, value) for arg in _REREAD):
+        return os.fsdecode(value.encode("utf-8"))  # (bytes read as UTF-8 are those UTF-8 bytes)
+    return value
+
+
+def given_file(value: str) -> Path:
+    """:func:`given_path` for an argument typed as a :class:`~pathlib.Path`."""
+    return Path(given_path(value))
+
+
+def _holds_value(arg: str, value: str) -> bool:
+    """Whether the argument ``arg`` is ``value`` itself or an option given with it
+    (``--db=value``, ``-ovalue``)."""
+    if arg == value:
+        return True
+    return arg.startswith("-") and (arg.endswith("=" + value) or arg[2:] == value)
+
+
 def reader_gone(exc: OSError, *, windows: bool = sys.platform == "win32") -> bool:
     """Whether ``exc``, raised by a command, is its output's reader going away: a broken
     pipe, or on Windows the "invalid argument" a write to a closed pipe raises there."""
@@ -366,6 +415,12 @@ def refuse_undecodable(**named: str | Sequence[str] | None) -> None:
             raise InvalidInput(f"the {what} is not UTF-8 text: give it in UTF-8")
 
 
+_OUTPUT_LOST = "a change the command made to the memory, if any, is saved"
+"""What an output that could not be written leaves: true of a command that wrote (``add``:
+its episode is stored) and of one that only read (``export``: nothing was done but the
+output, which is lost)."""
+
+
 class ClosedOutput(io.TextIOBase):
     """Standard output of a process started without one (`>&-`): a command does its work,
     and what it would print is an :class:`OSError` saying so (one line, exit 1), as a
@@ -377,8 +432,8 @@ class ClosedOutput(io.TextIOBase):
     def write(self, text: str) -> int:
         raise OSError(
             errno.EBADF,
-            "standard output is closed (`>&-`), so nothing could be printed (what the "
-            "command did is done); send it to /dev/null to drop it",
+            f"standard output is closed (`>&-`), so nothing could be printed ({_OUTPUT_LOST}); "
+            "send it to /dev/null to drop it",
         )
 
     def isatty(self) -> bool:
@@ -485,13 +540,19 @@ DbOpt = Annotated[  # a str: a Path would turn `--db ''` into the folder "."
     str | None,
     typer.Option(
         "--db",
+        parser=given_path,
         help="Database file (default: the config's db, set before any [section]; else memengine.db).",
     ),
 ]
 AgentOpt = Annotated[str | None, typer.Option("--agent", "-a", help="Agent scope.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 ConfigOpt = Annotated[  # a str: a Path would turn `--config ''` into the folder "."
-    str | None, typer.Option("--config", help="TOML config file (default: memengine.toml).")
+    str | None,
+    typer.Option(
+        "--config",
+        parser=given_path,
+        help="TOML config file (default: memengine.toml).",
+    ),
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -565,7 +626,7 @@ def guarded(func: F) -> F:
             if exc.errno == errno.EBADF and exc.strerror:  # (ClosedOutput's own words)
                 said = exc.strerror
             elif exc.errno in _WRITE_ERRNOS and exc.filename is None:  # the output's
-                said = f"could not print the output: {exc.strerror} (what the command did is done)"
+                said = f"could not print the output: {exc.strerror}; it is lost ({_OUTPUT_LOST})"
                 silence_stdout()
             err_console.print(
                 f"[red]error:[/red] {escape(said)}",

@@ -20,6 +20,7 @@ from ._app import (
     check_output,
     console,
     err_console,
+    given_file,
     guarded,
     shown_with_json,
     whole,
@@ -53,11 +54,20 @@ def bench(
         typer.Option("--per-agent", min=1, parser=whole(1), help="Episodes per agent there."),
     ] = None,
     json_path: Annotated[
-        Path | None, typer.Option("--json", help="Write every number to this JSON file.")
+        Path | None,
+        typer.Option(
+            "--json",
+            parser=given_file,
+            help="Write every number to this JSON file.",
+        ),
     ] = None,
     workdir: Annotated[
         Path | None,
-        typer.Option("--dir", help="Folder for the benchmark files (default: a temporary one)."),
+        typer.Option(
+            "--dir",
+            parser=given_file,
+            help="Folder for the benchmark files (default: a temporary one).",
+        ),
     ] = None,
     keep: Annotated[bool, typer.Option("--keep", help="Keep the benchmark files.")] = False,
     seed: Annotated[

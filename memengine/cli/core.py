@@ -35,6 +35,7 @@ from ._app import (
     app,
     console,
     err_console,
+    given_file,
     guarded,
     interrupted_compaction,
     number,
@@ -199,7 +200,11 @@ def add(
 @guarded
 def import_(
     path: Annotated[
-        Path, typer.Argument(help="JSONL export, LoCoMo JSON or memsets JSON; - reads stdin.")
+        Path,
+        typer.Argument(
+            parser=given_file,
+            help="JSONL export, LoCoMo JSON or memsets JSON; - reads stdin.",
+        ),
     ],
     per_conversation: Annotated[
         bool,

@@ -19,6 +19,7 @@ from ._app import (
     choice,
     console,
     err_console,
+    given_file,
     guarded,
     number,
     print_table,
@@ -34,7 +35,10 @@ eval_app = typer.Typer(
 )
 app.add_typer(eval_app, name="eval")
 
-PathArg = Annotated[Path, typer.Argument(help="The dataset file.", show_default=False)]
+PathArg = Annotated[
+    Path,
+    typer.Argument(parser=given_file, help="The dataset file.", show_default=False),
+]
 ModeOpt = Annotated[
     str,
     typer.Option(
@@ -73,10 +77,19 @@ PadOpt = Annotated[
 ]
 HaystackOpt = Annotated[
     Path | None,
-    typer.Option("--haystack", help="LoCoMo or memsets file the padding is taken from."),
+    typer.Option(
+        "--haystack",
+        parser=given_file,
+        help="LoCoMo or memsets file the padding is taken from.",
+    ),
 ]
 JsonFileOpt = Annotated[
-    Path | None, typer.Option("--json", help="Also write every number to this JSON file.")
+    Path | None,
+    typer.Option(
+        "--json",
+        parser=given_file,
+        help="Also write every number to this JSON file.",
+    ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
 
@@ -186,6 +199,7 @@ def memset(
         list[Path],
         typer.Argument(
             help="The memsets file; several are pooled into one set.",
+            parser=given_file,
             metavar="FILE...",
             show_default=False,
         ),
@@ -236,6 +250,7 @@ def signals(
         list[Path],
         typer.Argument(
             help="Files written by `memengine eval … --json`.",
+            parser=given_file,
             metavar="FILE",
             show_default=False,
         ),

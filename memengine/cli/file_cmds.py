@@ -22,6 +22,7 @@ from ._app import (
     configured_agent,
     console,
     err_console,
+    given_path,
     guarded,
     note,
     open_memory,
@@ -36,7 +37,8 @@ from ._app import (
 @guarded
 def export(
     out_arg: Annotated[
-        str | None, typer.Option("--out", "-o", help="File (default, or -: stdout).")
+        str | None,
+        typer.Option("--out", "-o", parser=given_path, help="File (default, or -: stdout)."),
     ] = None,
     salvage: Annotated[
         bool,
@@ -114,7 +116,10 @@ def export(
 @app.command()
 @guarded
 def backup(
-    dest: Annotated[str, typer.Argument(help="The copy to write (a new file).")],
+    dest: Annotated[
+        str,
+        typer.Argument(parser=given_path, help="The copy to write (a new file)."),
+    ],
     db: DbOpt = None,
     config: ConfigOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Replace DEST if it exists.")] = False,

@@ -28,6 +28,7 @@ from ._app import (
     choice,
     console,
     err_console,
+    given_path,
     guarded,
     interrupted_compaction,
     note,
@@ -417,7 +418,13 @@ def life(
 @guarded
 def plot_strength(
     out: Annotated[
-        str, typer.Option("--out", "-o", help="File to write: .png, .svg or .pdf.")
+        str,
+        typer.Option(
+            "--out",
+            "-o",
+            parser=given_path,
+            help="File to write: .png, .svg or .pdf.",
+        ),
     ] = "strength.png",
     db: DbOpt = None,
     agent: AgentOpt = None,

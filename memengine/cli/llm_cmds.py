@@ -15,6 +15,7 @@ from ._app import (
     app,
     console,
     err_console,
+    given_file,
     guarded,
     print_json,
     print_table,
@@ -102,7 +103,12 @@ def bench_llm(
         int, typer.Option("--turns", min=1, parser=whole(1), help="Turns per delay.")
     ] = 20,
     json_path: Annotated[
-        Path | None, typer.Option("--json", help="Also write the numbers to this JSON file.")
+        Path | None,
+        typer.Option(
+            "--json",
+            parser=given_file,
+            help="Also write the numbers to this JSON file.",
+        ),
     ] = None,
     config: ConfigOpt = None,
 ) -> None:

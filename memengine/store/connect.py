@@ -37,6 +37,7 @@ from ..errors import (
     ReadOnlyDatabase,
     StoreError,
 )
+from ..text import salvage_command
 from .driver import (
     DriverInfo,
     driver_info,
@@ -326,7 +327,7 @@ class Connections:
                 changed = self._changed_under_us(exc)
                 if changed is None and "unable to open" in str(exc):  # (it names no file)
                     raise StoreError(f"cannot open {self.path}: {exc}") from exc
-                raise (changed or _damaged(exc) or translate_error(exc)) from exc
+                raise (changed or _damaged(exc, self.path) or translate_error(exc)) from exc
             except sa.exc.TimeoutError as exc:
                 raise DatabaseLocked(
                     f"every connection to {self.path} is held by another thread of this "
@@ -560,7 +561,7 @@ class Connections:
         changed = self._changed_under_us(exc)
         if changed is not None:
             return changed
-        known = _damaged(exc)
+        known = _damaged(exc, self.path)
         if known is not None:
             return known
         if isinstance(
@@ -570,7 +571,7 @@ class Connections:
             return StoreError(str(exc))
         error = translate_error(exc)
         if type(error) in (StoreError, DiskError) and _fails(self.check_pages()):
-            return damaged_error(str(exc))
+            return damaged_error(str(exc), self.path)
         if isinstance(error, DatabaseLocked) and forked_while_written(self.path):
             return DatabaseLocked(
                 f"{error}; this process was forked while its parent was writing to "
@@ -737,13 +738,14 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
-def _damaged(exc: Exception) -> StoreError | None:
-    """A clear error for an error that says the file is damaged (None for the others)."""
+def _damaged(exc: Exception, path: Path) -> StoreError | None:
+    """A clear error for an error that says the file at ``path`` is damaged (None for the
+    others)."""
     msg = str(exc)
     if "malformed" in msg or "not a database" in msg:
-        return damaged_error(msg)
+        return damaged_error(msg, path)
     if "Could not decode to UTF-8" in msg:  # text memengine wrote, no longer UTF-8
-        return damaged_error(f"a stored text is no longer UTF-8: {msg[:200]}")
+        return damaged_error(f"a stored text is no longer UTF-8: {msg[:200]}", path)
     return None
 
 
@@ -753,14 +755,25 @@ def _fails(check: str) -> bool:
     return check != "ok" and "locked" not in check and "busy" not in check
 
 
-def damaged_error(msg: str) -> DamagedDatabase:
-    """The error for a file found damaged (``msg`` says how), naming the way out: a backup,
-    or the salvage of every agent's episodes that still read."""
+def damaged_error(msg: str, path: str | os.PathLike[str] | None) -> DamagedDatabase:
+    """The error for the file at ``path`` found damaged (``msg`` says how), naming the way
+    out: a backup, or the salvage of every agent's episodes that still read from it."""
     return DamagedDatabase(
         f"the database file is damaged ({msg}): restore a backup, or save what still "
-        "reads with `memengine export --all-agents --salvage -o saved.jsonl` (and import it "
-        "into a new file)"
+        f"reads with `{salvage_command(path)}` (and import it into a new file)"
     )
+
+
+def file_of(cur: Any) -> Path | None:
+    """The file the connection behind ``cur`` has open, as the bytes SQLite opened
+    (None for a memory database, or when SQLite cannot say), for a message that names it."""
+    try:
+        row = cur.execute(
+            "SELECT CAST(file AS BLOB) FROM pragma_database_list WHERE name = 'main'"
+        ).fetchone()
+    except Exception:  # (a message's detail: never the error itself)
+        return None
+    return Path(os.fsdecode(row[0])) if row and row[0] else None
 
 
 _CHECKPOINT_WAIT_MS = 50

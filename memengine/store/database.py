@@ -188,7 +188,7 @@ class Store:
         if not Store.holds_data(target):
             return None
         module = sqlite_module()
-        uri = f"file:{quote(str(target.resolve()))}?mode=ro"
+        uri = f"file:{quote(os.fsencode(target.resolve()))}?mode=ro"  # (bytes: any name)
         if read_only_access(target) == "immutable":
             uri += "&immutable=1"
         try:

@@ -12,8 +12,10 @@ from typing import Any
 from ..clock import ensure_aware
 from ..errors import DamagedDatabase, StoreError
 from ..models import Episode, EpisodeKind, NewEpisode
+from ..text import salvage_command
 from . import meta
 from . import reembed as staging
+from .connect import file_of
 from .filters import Filters
 from .ids import MAX_KEPT_ID, highest_id_given
 from .term_stats import ERASURES
@@ -453,7 +455,7 @@ def iter_episode_ids(cur: Any, agent: str | None = None, batch: int = 1000) -> I
         if ids[0] <= last or any(a >= b for a, b in itertools.pairwise(ids)):
             raise DamagedDatabase(
                 f"the episode ids do not read in order after id {last}: the file is damaged "
-                "(memengine doctor; memengine export --all-agents --salvage saves what reads)"
+                f"(memengine doctor; `{salvage_command(file_of(cur))}` saves what reads)"
             )
         last = ids[-1]
         yield ids

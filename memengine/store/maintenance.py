@@ -195,9 +195,11 @@ def backup_into(cur: Any, dest: Path) -> None:
     ``VACUUM INTO`` copies one read snapshot: writers go on meanwhile and
     none of their later commits (nor anything uncommitted) is in the copy.
     Virtual tables are copied as their definitions and shadow tables, so the
-    copy holds the vectors and the full-text index as they are.
+    copy holds the vectors and the full-text index as they are. The name is given
+    as its bytes (a text SQLite does not check): a name in the bytes of a non-UTF-8
+    locale (``LC_ALL=C``) is the file the user named, as :func:`os.open` would make it.
     """
-    cur.execute("VACUUM INTO ?", [str(dest)])
+    cur.execute("VACUUM INTO CAST(? AS TEXT)", [os.fsencode(dest)])
 
 
 def sync_file(path: Path) -> None:

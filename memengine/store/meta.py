@@ -11,30 +11,34 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .connect import damaged_error
+from .connect import damaged_error, file_of
 
 __all__ = ["bump", "embedder", "everything", "get", "put", "text_vector", "vector_text"]
 
 
-def _sound(rows: list[Any]) -> list[Any]:
+def _sound(rows: list[Any], cur: Any) -> list[Any]:
     """The meta rows as read, refused when one holds a NULL, which memengine never writes:
     a damaged page can read so (through a memory-mapped file, cells past the page's end
-    read as NULLs, not as "malformed"), and taken as text it said "records no embedder"."""
+    read as NULLs, not as "malformed"), and taken as text it said "records no embedder".
+    ``cur`` names the file in the error."""
     if any(value is None for row in rows for value in row):
-        raise damaged_error("the settings (meta) table reads keys or values that are NULL")
+        raise damaged_error(
+            "the settings (meta) table reads keys or values that are NULL", file_of(cur)
+        )
     return rows
 
 
 def get(cur: Any, key: str) -> str | None:
     """The value of ``key``, or None."""
-    rows = _sound(cur.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall())
+    rows = _sound(cur.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall(), cur)
     return str(rows[0][0]) if rows else None
 
 
 def everything(cur: Any) -> dict[str, str]:
     """Every key and its value."""
     return {
-        str(k): str(v) for k, v in _sound(cur.execute("SELECT key, value FROM meta").fetchall())
+        str(k): str(v)
+        for k, v in _sound(cur.execute("SELECT key, value FROM meta").fetchall(), cur)
     }
 
 
@@ -44,7 +48,8 @@ def embedder(cur: Any) -> tuple[str | None, int]:
         _sound(
             cur.execute(
                 "SELECT key, value FROM meta WHERE key IN ('embedder_id', 'dimension')"
-            ).fetchall()
+            ).fetchall(),
+            cur,
         )
     )
     return rows.get("embedder_id"), int(rows.get("dimension") or 0)

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotAMemEngineDatabase, SchemaTooNew, StoreError
+from ..text import salvage_command
+from .connect import file_of
 
 __all__ = [
     "APPLICATION_ID",
@@ -126,8 +128,8 @@ def migrate(cur: Any) -> int:
         raise StoreError(  # (refused before any step: a step done would strand the file)
             "this file was written by a development version of memengine from before its "
             "schema's neighbour words (schema 1 without context_text), which no migration "
-            "upgrades: save its episodes with `memengine export --all-agents --salvage -o "
-            "saved.jsonl` and import them into a new file"
+            f"upgrades: save its episodes with `{salvage_command(file_of(cur))}` and import "
+            "them into a new file"
         )
     for number, name in _migrations():
         if number <= version:
