@@ -77,15 +77,19 @@ _JA_DAY = "(?:[週日月曜時年朝夜末後]|明日|あした|夕方|明け方
 _JA_NUMERAL = "[0-9０-９〇一二三四五六七八九十百千万億]"
 """The last character of a number as written in Japanese (8, ８, 8万, 1万2千, 六十)."""
 _JA_VALUE_AT = (
-    f"(?:(?<={_JA_NUMERAL}円)|(?<=[0-9０-９][人個匹回本冊台件枚])|(?<={_JA_NUMERAL}(?:ドル|キロ|kg))"
-    f"|(?<={_JA_NUMERAL}(?:ユーロ|ポンド|グラム)))"
+    f"(?:(?<={_JA_NUMERAL}円)|(?<={_JA_NUMERAL}ドル)|(?<={_JA_NUMERAL}(?:ユーロ|ポンド)))"
+    "(?:に|まで|へ|も)?"
+    f"|(?:(?<={_JA_NUMERAL}(?:キロ|kg))|(?<={_JA_NUMERAL}グラム))(?:に|まで|へ|も)?(?=[減へ増ふ])"
+    "|(?<=[0-9０-９][人個匹回本冊台件枚])(?:に|まで|へ)"
 )
-"""Where the words after a value with its unit start: an amount of money or a weight (8万円,
-1万2千円, 五千円, 60キロ), or a count in digits (30人, 週3回); not a clock time, a while or a
-date (3時, 30分, 19日: as often the moment, or a commute's length, as a value changed), nor a
-count in words (一人, 二人, 一回: being alone or a pair, "once"), nor a share (80%, 3割: a
-chance of rain, a download's progress, a battery's charge), which changes a value only as a
-cost's (:data:`_JA_COST`: 消費税が10%になった)."""
+"""Where a value with its unit, and its particle, end before a verb of :data:`_JA_UP_DOWN`:
+an amount of money (2000円上がった, 6000円に上がった, 1万2千円, 五千円), a weight gone down or
+up (5キロ減った, 60キロまで減った, 3キロ増えた; not ベンチプレスで60キロ上がった, a lift), or a
+count in digits with に, まで or へ (30人に増えた, 週3回に増えた; not ケーキが1個減った, 1回減った
+けど); not a clock time, a while or a date (3時, 30分, 19日: as often the moment, or a
+commute's length, as a value changed), nor a count in words (一人, 二人, 一回: being alone or a
+pair, "once"), nor a share (80%, 3割: a chance of rain, a download's progress, a battery's
+charge), which changes a value only as a cost's (:data:`_JA_COST`: 消費税が10%になった)."""
 _JA_AMOUNT = (
     f"(?:月|年|月額|年間)?{_JA_NUMERAL}(?:[,，.．]?{_JA_NUMERAL})*"
     "(?:円|ドル|ユーロ|ポンド|%|％|パーセント|割)"
@@ -95,11 +99,11 @@ _JA_AMOUNT = (
 became."""
 _JA_COST = (
     "(?:(?<=[費賃税金])|(?<=(?<![時世交十0-9０-９])代)|(?<=(?<![材資原燃食飲肥塗香染味衣飼])料)"
-    "|(?<=(?<![供配補需])給)|(?<=(?<!評)価)|(?<=値段|価格|給与|収入|年収|月収|月謝))"
+    "|(?<=(?<![供配補需])給)|(?<=(?<![評株])価)|(?<=値段|価格|給与|収入|年収|月収|月謝))"
 )
 """Where the words after a cost or a pay start, as the noun ends: 代, 費, 料, 賃, 給, 価, 税, 金
 and 値段, 価格, 給与, 収入, 年収, 月収, 月謝 (家賃, 電気代, 会費, 給料, 時給, 物価, 料金, 貯金; not
-材料, 資料, 食料, 供給, 評価, 時代, 20代); its verb right after it, or after が, も, は or a
+材料, 資料, 食料, 供給, 評価, 株価, 時代, 20代); its verb right after it, or after が, も, は or a
 comma and at most an "again" or a "bit" (また, さらに, ちょっと, も) and its value
 (:data:`_JA_AMOUNT`): 電気代また上がった, 電気代がまた上がった, 家賃が8万円になった; never another
 clause between (会費も払ったし気分上がった, 給料が出たから気分上がった, 家賃が高くて気分が上がった)."""
@@ -108,19 +112,32 @@ _JA_UP_DOWN = "(?:[上下]が|あが|さが|減|へ)(?=っ|りまし)|(?:増|ふ
 typed in hiragana: あがった, さがった, ふえた, へった): a change only after a value or a cost
 (:data:`_JA_VALUE_AT`, :data:`_JA_COST`), for 雨が上がった, 階段を上がった, 子どもが増えた and
 お腹がへった change no value."""
-_JA_DONE = "(?=した|された|しました|されました|してた|してる|になった|になりました)"
-"""What makes 値上げ, 値下げ, 値上がり or 値下がり a change: done (値上げされた, 値上がりした,
-値下げになった); not a wish, a worry or a mention (値上がりが心配, 値下がり待ち, 値上げ反対,
-値上げのニュース見た, 値上げの話は無くなった)."""
+_JA_NOT_WISHED = (
+    "(?!(?:っ|り?まし|し|され|されまし|にな(?:っ|りまし))?"
+    "(?:て(?:ほし|欲し|くれ|もら[いえ]|るといい|たらいい|るはず|る気|るって|たりし|るんじゃ)"
+    "|たく|たら(?!しい)|たり|たんじゃ))"
+)
+"""What a Japanese value verb, with its own ending (上がっ, 減りまし, 値上げされ, 値下げになっ), is not
+followed by: a wish (上がってほしい, 上がってくれ〜, 上がってもらいたい, 値上げされたくない,
+上がってるといいな, 上がってたらいいな), a guess (上がってるはず, 上がってる気がする, 上がってる
+んじゃない, 上がってたりして), hearsay passed on as such (上がってるって噂), a condition
+(上がったら; 上がったらしい is told) or a back and forth (上がったり下がったり); a complaint, a
+worry or a wait after it is told of a change (家賃上がって嫌だ, 給料下がって心配)."""
+_JA_DONE = f"(?=(?:し|され|しまし|されまし)[たて]|にな(?:っ|りまし)){_JA_NOT_WISHED}"
+"""What makes 値上げ, 値下げ, 値上がり or 値下がり a change: done, in the past or its て-form
+(値上げされた, 値上がりした, 値下げになった, 値上げされてた, 値上げされて最悪, 値上がりして困る);
+not a wish (値上げしてほしくない, 値上げされたくない: :data:`_JA_NOT_WISHED`), a worry or a
+mention (値上がりが心配, 値下がり待ち, 値上げ反対, 値上げのニュース見た, 値上げの話は無くなった)."""
 JA_VALUE_VERB = re.compile(
     f"(?:値[上下](?:げ|が)|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし)"
-    "|(?:に|まで|へ)な(?=っ|りまし))[\u3041-\u3096]*$"
+    "|(?:に|まで|へ)な(?=っ|りまし))[\u3041-\u3096]{0,16}$"
 )
 """A Japanese value verb with its ending, ending a phrase (上がった, 値上がりした, 増えた,
-高くなった, になった): as two messages share it, it names nothing (テンション上がった and
+高くなった, になった; an ending of 16 kana at most, so a search takes a time linear in the
+text on any input): as two messages share it, it names nothing (テンション上がった and
 家賃上がった share 上がった), nor, as :mod:`.changes` reads it, with a particle, a unit or
-one character more before it (電気代が上がった and ガス代が上がった share 代が上がった; 家賃が7万円になった and 会費が5000円に
-なった, 円になった)."""
+one character more before it (電気代が上がった and ガス代が上がった share 代が上がった;
+家賃が7万円になった and 会費が5000円になった, 円になった)."""
 _KANA_AT = "(?:(?<![\u3041-\u3096])|(?<=[にをはもがへ])|(?<=[^っ]と))"
 """Where a change verb typed in hiragana starts: after a particle or no hiragana (せきがかわった;
 not the かわった of いれかわった), and わかれた after と, one's partner (かれしとわかれた; not
@@ -284,10 +301,10 @@ CHANGE = re.compile(
     rf"|(?<!てん)ちゅうし{_KANA_NOUN_ENDS}"
     r"|(?<=[0-9０-９〇一二三四五六七八九十])(?:歳|才)にな(?=っ|りまし)|(?:こと|事)にし(?=た|まし|て)"
     rf"|値[上下](?:げ|がり){_JA_DONE}"
-    rf"|{_JA_VALUE_AT}(?:に|まで|へ|も)?(?:{_JA_UP_DOWN})"
+    rf"|(?:{_JA_VALUE_AT})(?:{_JA_UP_DOWN}){_JA_NOT_WISHED}"
     rf"|{_JA_COST}[がもは]?[、，,]?(?:(?:また|さらに|ちょっと|も)[、，,]?)?"
     rf"(?:{_JA_AMOUNT}(?:(?:に|まで|へ|も)?(?:{_JA_UP_DOWN})|(?:に|まで)な(?=っ|りまし))"
-    rf"|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし))"
+    rf"|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし)){_JA_NOT_WISHED}"
     r"|(?:^|(?<=[はも、，,\s]))(?:前|以前|昔|もともと|元々)は[、，,]?"
     r"(?:(?!けど|けれど|のに|ので|から|ことが?あ)[^。！？!?\n、，,]){0,20}?"
     r"(?:だった|てた|でた|ていた|でいた|かった)",
@@ -330,18 +347,21 @@ now", "by now", "for two years now", "I have to go now", "Now, the roof."; "now 
 or down ("Rent went up", "prices went up again", "dropped to $999", "raised its fees to
 $80"; not "went up the stairs", "went up to Sapporo", "dropped him off by 8"), and in
 Japanese 値上げ, 値下げ, 値上がり, 値下がり done (:data:`_JA_DONE`: 値上げされた, 値上がりした,
-値下げになった; not 値上がりが心配, 値下がり待ち, 値上げ反対, 値上げのニュース見た, 値上げの話は
-無くなった, nor 値上げなし, 値上げもなし, 値上げしてほしくない: :data:`_NOT_AFTER`), a value
-with its unit before :data:`_JA_UP_DOWN` (:data:`_JA_VALUE_AT`: 6000円に上がった, 60キロまで
-減った, 30人に増えた, 5キロ減った; not 一人減った, 80%に上がった, nor with なった: お会計、一人
+値下げになった, 値上げされて最悪; not 値上がりが心配, 値下がり待ち, 値上げ反対, 値上げのニュース見た,
+値上げの話は無くなった, nor 値上げなし, 値上げもなし: :data:`_NOT_AFTER`, 値上げしてほしくない:
+:data:`_JA_NOT_WISHED`), a value with its unit before :data:`_JA_UP_DOWN` (:data:`_JA_VALUE_AT`:
+2000円上がった, 6000円に上がった, 60キロまで減った, 5キロ減った, 30人に増えた; not 一人減った,
+ケーキが1個減った, ベンチプレスで60キロ上がった, 80%に上がった, nor with なった: お会計、一人
 3000円になった, 全部で5000円になった, 一人になった, 降水確率が80%になった), or a cost or a pay as
 the subject of :data:`_JA_UP_DOWN`, of 高くなった, 安くなった, or of its value with なった
 (:data:`_JA_COST`: 家賃が上がった, 電気代また上がった, 電気代がまた上がった, 給料が下がった,
 家賃があがった, 家賃が8万円になった, 消費税が10%になった; not 雨が上がった, テンションが上がった,
 階段を上がった, 気温が上がった, 成績が上がった, 材料が増えた, 子どもが増えた, 給料が出たから気分
-上がった, nor a wish or a dread, 給料上がってほしい, 家賃上がってたらやだな: :data:`_NOT_AFTER`,
-:data:`_PAST_END`; 体重が増えた and ボーナスが減った, with no cost nor unit, and 3キロ痩せた, no
-value verb, are left out); an age
+上がった, 株価が上がった, nor a wish, a guess or a dread, 給料上がってほしい, 上がってくれ〜,
+上がってるはず, 上がってたりして: :data:`_JA_NOT_WISHED`, 家賃上がってたらやだな: :data:`_PAST_END`;
+a complaint after it is told of it, 家賃上がって嫌だ; 体重が増えた and ボーナスが減った, with no
+cost nor unit, 3キロ痩せた and 60キロまで落ちた, no value verb, a time word or 手取り between a cost
+and its value, 家賃が来月から8万円になった, are left out); an age
 turned ("turned 7 today", "turned thirty in May", 6歳になった; not "turned one of the rooms
 into…", "turned 90 degrees", 6歳になったら); and a decision, ことにした (お酒は飲まないことにした;
 not 続けることにした, 辞めないことにした: :data:`_KEPT_ON`, nor one for a day, 今日はジム休むことにした:
@@ -667,9 +687,8 @@ used to pay rent", "What I used to clean the stain was baking soda"); a determin
 used to…", "When I was a kid, I used to": habits)."""
 
 _NOT_AFTER = re.compile(
-    r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|たく(?=な|て)|つもり|かも|かな|なら|れば"
-    r"|(?<![たいだ])そう|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ|ほし|欲し|やだ|嫌だ|(?<![てで])心配"
-    r"|待[たちつてっ])"
+    r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも|かな|なら|れば|(?<![たいだ])そう"
+    r"|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ)"
     r"|^[^\Wてで]{0,3}?(?:予定|考え|迷っ|悩ん)|^[はも]?(?:なし|無し)"
 )
 """What makes a Japanese one say no change just after it: a negation (変えない, 辞めません),
@@ -677,10 +696,10 @@ an intention, a wish or a plan (変えようかな, 辞めようと思ったけ�
 引っ越す予定, 転職を考えてる, 辞めるか迷ってる; not after a て-form, which joins a clause:
 辞めて予定通り…, 売って迷ってたバイクを買った), a maybe (転勤になりそう, 中止かな; 中止だそう,
 hearsay, is told), a condition (中止なら, 変えればよかった; たら: :data:`_IF`), asking
-(リスケしてもらえる; してもらえた is done), doubting (中止って本当) or asking oneself
-(前は何してたっけ), wishing, dreading or waiting (給料上がってほしい, 値上げされたくない,
-家賃下がってほしくない, 転勤やだ, 転勤が心配, 延期待ち; not a worry after the change, told
-with its て-form: 彼と別れて心配してる), or none of it (値上げなし, 値上げもなし, 変更もなし)."""
+(リスケしてもらえる; してもらえた is done), doubting (中止って本当), asking oneself
+(前は何してたっけ), or none of it (値上げなし, 値上げもなし, 変更もなし). A complaint, a worry or
+a wait after a change is told of it (辞めたけどやだった, 別れたから心配, 延期で待たされた); a
+value's wish is read on its verb (:data:`_JA_NOT_WISHED`: 給料上がってほしい)."""
 
 _KEPT_ON = re.compile(
     "(?:続ける|続け|残る|待つ|このままに|(?:辞め|やめ|止め|変え|替え|売ら|引っ越さ|別れ|移ら)ない)$"

@@ -110,10 +110,12 @@ _A_COUNT = re.compile(
 106" and "the 106 bus", 万円 of 3万円; 号室 names a room)."""
 
 _VALUE_TAIL = re.compile(
-    f"(?:また|さらに|ちょっと|まで|[がはもにへ、，,])*(?:{JA_VALUE_VERB.pattern})"
+    f"(?:また|さらに|ちょっと|まで|[がはもにへ、，,]){{0,4}}(?:{JA_VALUE_VERB.pattern})"
 )
 """A Japanese value verb ending a phrase (:data:`.change_words.JA_VALUE_VERB`), with the
-particles and the "again" before it (が上がった, がまた上がった, に上がった, になった)."""
+particles and the "again" before it (が上がった, がまた上がった, に上がった, になった): four at
+most, and at most 16 kana of ending, so a search tries a bounded match at each character and
+takes a time linear in the phrase on any input (a run of が or また)."""
 
 
 def _a_value_verb(phrase: str) -> bool:
