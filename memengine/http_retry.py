@@ -11,16 +11,21 @@ from __future__ import annotations
 import base64
 import email.utils
 import functools
+import math
+import numbers
 import random
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Concatenate, ParamSpec, Protocol, TypeVar
+from decimal import Decimal
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import httpx2
 import openai
+from pydantic import BaseModel, ValidationError
 
+from .arguments import whole
 from .config import api_key_text, http_url
 from .errors import ConfigError, MemEngineError
 
@@ -32,8 +37,10 @@ __all__ = [
     "describe",
     "has_cause",
     "is_connect_failure",
+    "real",
     "retry_after",
     "server_message",
+    "setting_argument",
 ]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -67,10 +74,54 @@ def client_endpoint(base_url: str | None, api_key: str | None) -> tuple[str, str
     return (base_url or DEFAULT_BASE_URL).rstrip("/"), key
 
 
+def setting_argument(name: str, value: object, section: type[BaseModel], setting: str) -> Any:
+    """The argument ``name`` of a client built directly, as the configuration's ``setting``
+    of ``section`` takes it (``timeout_s`` as ``[llm] request_timeout_s``: above 0, at most
+    an hour; 3.0 or Decimal("3") as 3 retries), else a ConfigError naming it: "5", True and
+    None are no numbers (a text is not read as the configuration reads a file's), NaN and
+    -1 no wait (the sleep would raise), 2.5 no count of retries."""
+    counted = section.model_fields[setting].annotation in (int, int | None)
+    kind = "a whole number" if counted else "a number of seconds"
+    number = real(value)
+    if number is None:
+        raise ConfigError(f"{name} is {kind}, not {value!r:.80}")
+    given = whole(value)  # (numpy's integers as Python's; one past the floats as infinite)
+    try:
+        checked = section.model_validate(
+            {setting: value if given is None else given if counted else number}
+        )
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        if error["type"] == "int_from_float":  # "got a number with a fractional part"
+            raise ConfigError(f"{name} is {kind}, not {value!r:.80}") from None
+        why = str(error["msg"]).removeprefix("Input ")  # "should be greater than 0"
+        label = f"[{section.__name__.removesuffix('Config').lower()}] {setting}"
+        raise ConfigError(f"{name} {why} (as {label}), not {value!r:.80}") from None
+    return getattr(checked, setting)
+
+
+def real(value: object) -> float | None:
+    """``value`` as a float when it is a real number (numpy's, a Decimal, a Fraction too; a
+    bool is none), else None; one past the floats is infinite (10**400 seconds is no
+    finite wait)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, Decimal)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+_MAX_DOUBLINGS = 1024
+"""The most times a backoff doubles: ``2.0**1024`` is past the floats (an OverflowError),
+and every cap is reached long before."""
+
+
 def backoff_delay(retry: int, base_s: float, max_s: float) -> float:
     """Exponential backoff with "equal jitter": between half and all of ``base_s * 2**retry``
-    (capped); never below 0 nor NaN, which a sleep refuses with a ValueError."""
-    ceiling = min(max_s, base_s * float(2**retry))
+    (capped; the 2,000th retry waits the cap too); never below 0 nor NaN, which a sleep
+    refuses with a ValueError."""
+    ceiling = min(max_s, base_s * 2.0 ** min(retry, _MAX_DOUBLINGS - 1))
     if not ceiling > 0:  # (a negative or NaN base or cap)
         return 0.0
     return ceiling / 2 + random.uniform(0, ceiling / 2)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 import typing
 from collections.abc import Iterable, Iterator
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,8 @@ from memengine import (
     RetrievalConfig,
 )
 from memengine.cli import app
-from memengine.config import LLMConfig
+from memengine.config import EmbedderConfig, LLMConfig
+from memengine.embed.openai import OpenAIEmbedder
 from memengine.http_retry import backoff_delay
 from memengine.llm import ChatClient
 from tests.helpers import HashEmbedder
@@ -54,6 +57,9 @@ def srv() -> Iterator[ScriptedOpenAI]:
         ({"timeout_s": 0}, r"timeout_s should be greater than 0 \(as \[llm\] request_timeout_s\)"),
         ({"max_retries": None}, "max_retries is a whole number, not None"),
         ({"max_retries": 2.5}, "max_retries is a whole number"),
+        ({"max_retries": Decimal("2.5")}, r"max_retries is a whole number, not Decimal\('2.5'\)"),
+        ({"max_retries": "3"}, "max_retries is a whole number, not '3'"),
+        ({"timeout_s": Decimal("NaN")}, "timeout_s should be a finite number"),
         ({"max_retries": False}, "max_retries is a whole number, not False"),
         ({"max_retries": -1}, "max_retries should be greater than or equal to 0"),
         ({"backoff_base_s": -1}, r"backoff_base_s should be greater than 0 .*not -1"),
@@ -115,6 +121,90 @@ def test_numbers_of_other_kinds_and_good_headers_are_taken() -> None:
         assert client.max_retries == 1 and type(client.max_retries) is int
         assert client.backoff_base_s == 0.5
     ChatClient(base_url=None, api_key="sk-test", default_headers={}).close()
+
+
+def test_numbers_the_llm_section_takes_are_taken_as_it_converts_them() -> None:
+    """``max_retries=3.0`` and ``timeout_s=Decimal("5")`` were refused though ``[llm]``
+    takes them: a whole float, a Decimal and a Fraction are numbers, converted as the
+    section converts them (3 retries an int, 5 seconds a float)."""
+    with ChatClient(
+        base_url=URL,
+        max_retries=3.0,
+        timeout_s=Decimal("5"),
+        backoff_base_s=Fraction(1, 4),
+        backoff_max_s=Decimal("1.5"),
+    ) as client:
+        assert client.max_retries == 3 and type(client.max_retries) is int
+        assert client.timeout_s == 5.0 and type(client.timeout_s) is float
+        assert (client.backoff_base_s, client.backoff_max_s) == (0.25, 1.5)
+    assert (LLMConfig(max_retries=3.0).max_retries, client.max_retries) == (3, 3)
+
+
+# -- OpenAIEmbedder's arguments, checked by the same rule --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"max_retries": "3"}, "max_retries is a whole number, not '3'"),
+        ({"max_retries": True}, "max_retries is a whole number, not True"),
+        ({"max_retries": 11}, r"max_retries should be less .* \(as \[embedder\] max_retries\)"),
+        ({"timeout_s": "5"}, "timeout_s is a number of seconds, not '5'"),
+        ({"timeout_s": math.nan}, "timeout_s should be a finite number"),
+        ({"timeout_s": 0}, r"greater than 0 \(as \[embedder\] request_timeout_s\)"),
+        ({"backoff_base_s": -1}, r"backoff_base_s should be greater than 0 .*not -1"),
+        ({"backoff_max_s": None}, "backoff_max_s is a number of seconds, not None"),
+        ({"batch_size": 2.5}, "batch_size is a whole number, not 2.5"),
+        ({"batch_size": 0}, r"batch_size should be greater .* \(as \[embedder\] batch_size\)"),
+        ({"dimensions": "8"}, "dimensions is a whole number, not '8'"),
+        ({"dimensions": 0}, "dimensions should be greater than or equal to 1"),
+    ],
+)
+def test_a_wrong_embedder_argument_is_a_config_error_naming_it(
+    options: dict[str, object], named: str
+) -> None:
+    """``max_retries="3"`` and ``timeout_s="5"`` raised a bare TypeError, ``max_retries=True``
+    and ``backoff_base_s=-1`` were taken (the first retry raised out of the sleep)."""
+    given: dict[str, object] = {"base_url": URL, "model": "m", **options}
+    with pytest.raises(ConfigError, match=named):
+        OpenAIEmbedder(**given)  # type: ignore[arg-type]
+
+
+def test_the_embedder_takes_the_embedder_sections_bounds_and_numbers(srv: ScriptedOpenAI) -> None:
+    """Not to trigger: the largest ``max_retries`` and ``batch_size`` ``[embedder]`` takes,
+    a whole float, a Decimal, numpy's numbers and no dimensions; a 503 is then retried as
+    many times as asked (1.0: once) and answered."""
+    np = pytest.importorskip("numpy")
+    bound = {
+        name: next(m.le for m in EmbedderConfig.model_fields[name].metadata if hasattr(m, "le"))
+        for name in ("max_retries", "batch_size")
+    }
+    top = OpenAIEmbedder(base_url=URL, model="m", **bound)
+    assert (top.max_retries, top.batch_size) == (bound["max_retries"], bound["batch_size"])
+    srv.push_embeddings(status=503, error_message="overloaded")
+    srv.push_embeddings(dimension=8)
+    embedder = OpenAIEmbedder(
+        base_url=srv.base_url,
+        model="m",
+        max_retries=1.0,
+        timeout_s=Decimal("5"),
+        batch_size=np.int64(16),
+        backoff_base_s=np.float32(0.01),
+        backoff_max_s=Fraction(1, 50),
+        dimensions=None,
+    )
+    assert embedder.max_retries == 1 and type(embedder.max_retries) is int
+    assert embedder.timeout_s == 5.0 and type(embedder.batch_size) is int
+    assert embedder.embed(["hello"]).shape == (1, 8)
+    assert embedder.requests == 2
+
+
+def test_a_late_retry_waits_the_cap_rather_than_overflowing() -> None:
+    """``float(2**2000)`` raised an OverflowError out of the 2,000th retry's wait; the
+    doublings stop past every cap, and an early retry is unchanged."""
+    for retry in (1023, 1024, 2000, 10**6):
+        assert 1.0 <= backoff_delay(retry, 0.05, 2.0) <= 2.0
+    assert 0.1 <= backoff_delay(2, 0.05, 2.0) <= 0.2
 
 
 @pytest.mark.parametrize("base", [-1.0, math.nan, -math.inf])

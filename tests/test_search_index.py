@@ -910,3 +910,60 @@ def test_a_word_counted_absent_is_counted_again_once_it_is_stored(mem: Memory) -
     mem.add("Okonkwo called again", kind="fact", agent="a")
     with mem.store.connections.read() as cur:
         assert stats.counts(cur, ["okonkwo"])[1] == {"okonkwo": 2}
+
+
+class _AsksCounted:
+    """A real cursor that notes the ``k`` of each ``vec0`` KNN query run through it."""
+
+    def __init__(self, cur: object) -> None:
+        self.cur = cur
+        self.asks: list[int] = []
+
+    def execute(self, sql: str, params: list[object]) -> object:
+        """Run ``sql`` on the real cursor, noting a KNN query's ``k`` (its second value)."""
+        if "embedding MATCH" in sql:
+            self.asks.append(int(params[1]))  # type: ignore[call-overload]
+        return self.cur.execute(sql, params)  # type: ignore[attr-defined]
+
+
+def test_a_tie_past_the_first_re_ask_is_asked_for_eight_times_more_until_it_ends(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """Sixty copies of one text tie past the first re-ask (40 at ``k`` 1): ``vec0`` is
+    asked for 5, 40, then 320 rows and lists the latest copies first, as the in-memory
+    scan does, rather than asked for 4,096 rows at once (twice a normal ask's cost)."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        mem.add_many(word_episodes(40, "a"))
+        copies = []
+        for i in range(60):
+            clock.advance(minutes=30)
+            copies.append(mem.add("violin harbor lantern", agent="a"))
+            if i % 10 == 0:
+                mem.add_many(word_episodes(5, "a", seed=i + 1))  # the copies in several chunks
+        unique = mem.add("cello meadow", agent="a")
+    q, other = HashEmbedder().embed(["violin harbor lantern", "cello meadow"])
+    f = Filters(agent="a")
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        with mem.store.connections.read() as cur:
+            for k, asks in ((1, [5, 40, 320]), (3, [7, 56, 448]), (60, [64])):  # 60: ends
+                counted = _AsksCounted(cur)
+                hits = vectors.knn(counted, q, k, f)
+                assert counted.asks == asks
+                assert [i for i, _ in hits] == sorted(copies, reverse=True)[:k]
+            counted = _AsksCounted(cur)  # not to trigger: no tie at the cut, one ask
+            assert vectors.knn(counted, other, 1, f)[0][0] == unique
+            assert counted.asks == [5]
+        assert mem.store.knn(q, 3, f) == mem.store.knn(q, 3, f)  # (vec0, then in memory)
+
+
+def test_a_query_of_no_length_asks_for_every_tied_row_at_once(mem: Memory) -> None:
+    """A zero or NaN query has no cosine to any row: every row is at 2.0, so the first ask
+    is the largest (it asked 14, then 4,096), and the last stored comes first."""
+    ids = mem.add_many(word_episodes(30, "a"))
+    f = Filters(agent="a")
+    with mem.store.connections.read() as cur:
+        for q in (np.zeros(64, np.float32), np.full(64, np.nan, np.float32)):
+            counted = _AsksCounted(cur)
+            hits = vectors.knn(counted, q, 10, f)
+            assert counted.asks == [vectors.MAX_K]
+            assert hits == [(i, 2.0) for i in sorted(ids, reverse=True)[:10]]

@@ -24,7 +24,7 @@ import httpx2
 import numpy as np
 import openai
 
-from ..config import masked_url
+from ..config import EmbedderConfig, LLMConfig, masked_url
 from ..errors import ConfigError, EmbedderMismatch, EmbeddingError, InvalidInput
 from ..http_deadline import MAX_REPLY_BYTES, ReplyTooLarge, http_client, proxy_for
 from ..http_retry import (
@@ -36,6 +36,7 @@ from ..http_retry import (
     retry_after,
     secrets_of,
     server_message,
+    setting_argument,
 )
 from .base import Vectors, normalize
 
@@ -81,28 +82,37 @@ class OpenAIEmbedder:
         """Create an embedder for ``model`` at ``base_url`` (None means api.openai.com).
 
         ``api_key`` None sends a placeholder (fine for local servers); 429 and
-        5xx answers are retried up to ``max_retries`` times with backoff.
+        5xx answers are retried up to ``max_retries`` times with backoff. Each number is
+        checked and converted as the ``[embedder]`` setting it stands for is
+        (``timeout_s`` as ``request_timeout_s``; the waits as ``[llm] backoff_base_s``),
+        as :class:`~memengine.llm.ChatClient`'s are: "5", True or -1 is a ConfigError
+        naming it.
         """
         if not model:
             raise ConfigError("an embedding model name is needed ([embedder] model)")
-        if dimensions is not None and dimensions < 1:
-            raise ConfigError(f"dimensions must be >= 1, not {dimensions}")
-        if batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1, not {batch_size}")
-        if not timeout_s > 0:
-            raise ConfigError(f"timeout_s must be positive, not {timeout_s}")
-        if max_retries < 0:
-            raise ConfigError(f"max_retries must be >= 0, not {max_retries}")
+        checked = {
+            name: setting_argument(name, given, section, setting)
+            for name, given, section, setting in (
+                ("dimensions", dimensions, EmbedderConfig, "dimensions"),
+                ("batch_size", batch_size, EmbedderConfig, "batch_size"),
+                ("timeout_s", timeout_s, EmbedderConfig, "request_timeout_s"),
+                ("max_retries", max_retries, EmbedderConfig, "max_retries"),
+                # (no [embedder] setting: a wait, as the chat client's first one)
+                ("backoff_base_s", backoff_base_s, LLMConfig, "backoff_base_s"),
+                ("backoff_max_s", backoff_max_s, LLMConfig, "backoff_base_s"),
+            )
+            if given is not None or name != "dimensions"  # (None: the endpoint's own)
+        }
         self.base_url, api_key = client_endpoint(base_url, api_key)
         self.shown_url = masked_url(self.base_url)
         """``base_url`` as messages show it (without a name and password in it)."""
         self.model = model
-        self.dimensions = dimensions
-        self.batch_size = int(batch_size)
-        self.timeout_s = float(timeout_s)
-        self.max_retries = int(max_retries)
-        self.backoff_base_s = float(backoff_base_s)
-        self.backoff_max_s = float(backoff_max_s)
+        self.dimensions: int | None = checked.get("dimensions")
+        self.batch_size: int = checked["batch_size"]
+        self.timeout_s: float = checked["timeout_s"]
+        self.max_retries: int = checked["max_retries"]
+        self.backoff_base_s: float = checked["backoff_base_s"]
+        self.backoff_max_s: float = checked["backoff_max_s"]
         self._secrets = secrets_of(self.base_url, api_key)
         self._client = openai.OpenAI(
             base_url=self.base_url,
@@ -112,7 +122,7 @@ class OpenAIEmbedder:
             # a reply ends at its deadline, and at a size no batch of floats in JSON reaches
             http_client=http_client(self.base_url, max_bytes=self._reply_cap),
         )
-        self._dimension: int | None = dimensions or recorded_dimension
+        self._dimension: int | None = self.dimensions or recorded_dimension
         self._from_file = dimensions is None and recorded_dimension is not None
         self._lock = threading.Lock()
         self._requests = 0

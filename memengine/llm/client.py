@@ -21,7 +21,6 @@ passed in by the caller.
 from __future__ import annotations
 
 import math
-import numbers
 import re
 import threading
 import time
@@ -31,9 +30,7 @@ from typing import Any
 
 import httpx2
 import openai
-from pydantic import ValidationError
 
-from ..arguments import whole
 from ..config import MAX_WAIT_S, LLMConfig, masked_url
 from ..errors import ConfigError, LLMError, LLMResponseError, LLMTimeout
 from ..http_deadline import MAX_CHAT_REPLY_BYTES, ReplyTooLarge, http_client, proxy_for
@@ -46,9 +43,11 @@ from ..http_retry import (
     has_cause,
     hides_secrets,
     is_connect_failure,
+    real,
     retry_after,
     secrets_of,
     server_message,
+    setting_argument,
 )
 from ..text import counted
 from .jsonparse import parse_json_object
@@ -89,42 +88,10 @@ _SETTING_OF = {
 is checked with (a client built directly takes what the configuration would)."""
 
 
-def _setting(name: str, value: object) -> float:
-    """The argument ``name`` as the ``[llm]`` setting it stands for takes it (``timeout_s``
-    as ``request_timeout_s``: above 0, at most an hour), else a ConfigError naming it: "5",
-    True, None and NaN are no numbers of seconds, -1 no wait (the sleep would raise)."""
-    setting = _SETTING_OF[name]
-    if LLMConfig.model_fields[setting].annotation is int:
-        number: float | None = whole(value)
-        kind = "a whole number"
-    else:
-        number = _real(value)
-        kind = "a number of seconds"
-    if number is None:
-        raise ConfigError(f"{name} is {kind}, not {value!r:.80}")
-    try:
-        LLMConfig.model_validate({setting: number})
-    except ValidationError as exc:
-        why = str(exc.errors()[0]["msg"]).removeprefix("Input ")  # "should be greater than 0"
-        raise ConfigError(f"{name} {why} (as [llm] {setting}), not {value!r:.80}") from None
-    return number
-
-
-def _real(value: object) -> float | None:
-    """``value`` as a float when it is a real number (numpy's too; a bool is none), else
-    None; one past the floats is infinite (10**400 seconds is no finite wait)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return None
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
-
-
 def _memory_seconds(value: object) -> float:
     """A ``format_memory_s``: a number of seconds from 0 (try the best format every call)
     to :data:`~memengine.config.MAX_WAIT_S`, else a ConfigError naming it."""
-    number = _real(value)
+    number = real(value)
     if number is None or not 0 <= number <= MAX_WAIT_S:
         raise ConfigError(
             f"format_memory_s is a number of seconds from 0 to {MAX_WAIT_S:g}, not {value!r:.80}"
@@ -238,10 +205,11 @@ class ChatClient:
         from a proxy, say, must not cost the client its JSON mode for good).
         Each argument is checked as the ``[llm]`` setting it stands for is
         (``timeout_s`` as ``request_timeout_s``; ``backoff_max_s`` as
-        ``backoff_base_s``): a wrong one ("5", True, -1) is a ConfigError naming it.
+        ``backoff_base_s``) and converted as it is (3.0 retries as 3, Decimal("5")
+        seconds as 5.0): a wrong one ("5", True, -1, 2.5 retries) is a ConfigError naming it.
         """
         checked = {
-            name: _setting(name, given)
+            name: setting_argument(name, given, LLMConfig, _SETTING_OF[name])
             for name, given in (
                 ("timeout_s", timeout_s),
                 ("max_retries", max_retries),
@@ -254,10 +222,10 @@ class ChatClient:
         self.base_url, api_key = client_endpoint(base_url, api_key)
         self.shown_url = masked_url(self.base_url)
         """``base_url`` as messages show it (without a name and password in it)."""
-        self.timeout_s = checked["timeout_s"]
-        self.max_retries = int(checked["max_retries"])
-        self.backoff_base_s = checked["backoff_base_s"]
-        self.backoff_max_s = checked["backoff_max_s"]
+        self.timeout_s: float = checked["timeout_s"]
+        self.max_retries: int = checked["max_retries"]
+        self.backoff_base_s: float = checked["backoff_base_s"]
+        self.backoff_max_s: float = checked["backoff_max_s"]
         self._secrets = secrets_of(self.base_url, api_key, headers)
         self._client = openai.OpenAI(
             base_url=self.base_url,
