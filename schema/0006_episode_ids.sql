@@ -10,16 +10,29 @@
 -- (store/episodes.py). Ids deleted before this version are not known but
 -- for those a recorded turn names: the mark starts at the largest id now
 -- stored or named by a turn's candidates or its used memories.
+--
+-- Only an id memengine writes counts, as in version 9 (which says why): an
+-- integer from 1 to 2**53 - 1 in an object of the candidates list or in the
+-- used list; a damaged record is passed over. This step was changed in place
+-- to read so (it stopped a file's upgrade with "malformed JSON" on one turn
+-- whose candidates held a string): the change only lets more files through,
+-- and every well-formed file gets the same mark as before.
 
 INSERT INTO meta (key, value)
 SELECT 'episode_id_high', CAST(max(
     coalesce((SELECT max(id) FROM episodes), 0),
-    coalesce((SELECT max(CAST(json_extract(c.value, '$.id') AS INTEGER))
-              FROM turns, json_each(turns.candidates) AS c
-              WHERE json_valid(turns.candidates)), 0),
-    coalesce((SELECT max(CAST(u.value AS INTEGER))
-              FROM turns, json_each(turns.used) AS u
-              WHERE turns.used IS NOT NULL AND json_valid(turns.used)), 0)
+    coalesce((SELECT max(id) FROM (
+                  SELECT CASE WHEN c.type = 'object' THEN (
+                      CASE WHEN json_type(c.value, '$.id') = 'integer'
+                      THEN json_extract(c.value, '$.id') END) END AS id
+                  FROM turns, json_each(CASE WHEN json_valid(turns.candidates)
+                                        THEN turns.candidates ELSE '[]' END) AS c)
+              WHERE id BETWEEN 1 AND 9007199254740991), 0),
+    coalesce((SELECT max(id) FROM (
+                  SELECT CASE WHEN u.type = 'integer' THEN u.value END AS id
+                  FROM turns, json_each(CASE WHEN json_valid(turns.used)
+                                        THEN turns.used ELSE '[]' END) AS u)
+              WHERE id BETWEEN 1 AND 9007199254740991), 0)
 ) AS TEXT) WHERE true
 ON CONFLICT (key) DO NOTHING;
 

@@ -159,6 +159,120 @@ def test_the_id_mark_step_takes_the_strength_history_and_never_lowers_a_mark(
         assert mem.add("one more note", kind="fact") == newest + 1
 
 
+def _as_version(cur: sqlite3.Cursor, version: int, mark: int) -> None:
+    """Leave the file as schema ``version`` (5: before the id mark, 8: the mark at ``mark``,
+    as an earlier release of migration 6 left it) for the next open to upgrade."""
+    if version == 5:
+        cur.execute("DROP TRIGGER episodes_id_high")
+        cur.execute("DROP TRIGGER turns_id_high")
+        cur.execute("DELETE FROM meta WHERE key IN ('episode_id_high', 'turn_id_high')")
+        cur.execute("ALTER TABLE episodes DROP COLUMN decay_from")
+    else:
+        cur.execute("UPDATE meta SET value = ? WHERE key = 'episode_id_high'", (str(mark),))
+    cur.execute(f"PRAGMA user_version = {version}")
+
+
+_DAMAGED_TURNS = {  # (candidates, used) memengine would never write
+    "a string among the candidates": ('["abc"]', None),
+    "a list mixing a string and an object": ('[{"id": 1}, "x"]', None),
+    "an id past 2**64": ('[{"id": 99999999999999999999}]', None),
+    "a negative id": ('[{"id": -3}]', "[-4]"),
+    "a float id": ('[{"id": 3.5}]', "[4.0]"),
+    "an id in words": ('[{"id": "7x"}, {"id": true}, [1, 2]]', '["abc", {"id": 5}]'),
+    "no JSON at all": ("not json", "garbage"),
+    "an id past MAX_KEPT_ID": ('[{"id": 9007199254740992}]', "[9007199254740993]"),
+}
+
+
+@pytest.mark.parametrize("version", [5, 8])
+@pytest.mark.parametrize("damage", list(_DAMAGED_TURNS))
+def test_a_damaged_turn_record_neither_stops_the_upgrade_nor_lifts_the_id_mark(
+    db_path: Path, clock: FixedClock, version: int, damage: str
+) -> None:
+    """Steps 6 and 9 read the ids a turn names: a string among the candidates made
+    json_extract fail ("malformed JSON") and the whole file was refused for one turn; an
+    id of 1e20 lifted the mark to 2**63 - 1 and every add was refused after. A damaged
+    record is passed over; the sound records of the same file still count."""
+    candidates, used = _DAMAGED_TURNS[damage]
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        kept = mem.add("likes green tea", kind="fact")
+        top = mem.add("歯医者の予約は月曜日", kind="fact")
+        turn = mem.retrieve("歯医者の予約", day_range=None)
+        assert top in [x.episode.id for x in turn.results] and turn.turn_id is not None
+        mem.delete([top])
+        cur = _raw(mem)
+        cur.execute(
+            "INSERT INTO turns (agent, created_at, created_ts, candidates, used) "
+            "SELECT agent, created_at, created_ts, ?, ? FROM turns WHERE id = ?",
+            (candidates, used, turn.turn_id),
+        )
+        _as_version(cur, version, kept)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.store.schema_version() == latest_version()
+        assert mem.store.meta()["episode_id_high"] == str(top)  # the sound turn's id
+        assert mem.add("a note after the upgrade", kind="fact") == top + 1
+        assert mem.check().ok
+
+
+@pytest.mark.parametrize("version", [5, 8])
+def test_an_object_among_strings_still_names_its_id_to_the_upgrade(
+    db_path: Path, clock: FixedClock, version: int
+) -> None:
+    """Passing over a damaged element leaves the sound ones of the same list: their ids
+    (up to MAX_KEPT_ID) still lift the mark, in candidates and in used alike."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        kept = mem.add("the cat is called Mochi", kind="fact")
+        cur = _raw(mem)
+        cur.execute(
+            "INSERT INTO turns (agent, created_at, created_ts, candidates, used) "
+            "VALUES ('default', '2026-01-01T00:00:00+00:00', 1.0, ?, ?)",
+            ('["abc", {"id": 40, "f": [0.5]}, {"id": "50"}]', '["x", 45, 3.0]'),
+        )
+        _as_version(cur, version, kept)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.store.meta()["episode_id_high"] == "45"
+        assert mem.add("next", kind="fact") == 46
+
+
+def test_a_migration_step_that_fails_on_the_data_names_the_step_and_the_salvage(
+    db_path: Path, clock: FixedClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step SQLite stops on what the file holds was reported as "not a memengine
+    database: malformed JSON", with no way out; it names the step, SQLite's words and
+    the salvage export, and the file keeps the version before the step."""
+    from memengine import DamagedDatabase, salvage_file
+    from memengine.store import migrate
+
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        kept = mem.add("likes green tea", kind="fact")
+        cur = _raw(mem)
+        cur.execute(
+            "INSERT INTO turns (agent, created_at, created_ts, candidates) "
+            "VALUES ('default', '2026-01-01T00:00:00+00:00', 1.0, 'not json')"
+        )
+        _as_version(cur, 8, kept)
+    step = migrate.schema_sql
+    monkeypatch.setattr(  # a step reading every record as JSON, as schema 9 once did
+        migrate,
+        "schema_sql",
+        lambda name: step(name) + "\nSELECT max(json_extract(candidates, '$.id')) FROM turns;",
+    )
+    with pytest.raises(DamagedDatabase) as failed:
+        Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    said = str(failed.value)
+    assert not isinstance(failed.value, NotAMemEngineDatabase)
+    assert "the upgrade of the file to schema version 9 failed" in said
+    assert "SQLite said: malformed JSON" in said and "keeps version 8" in said
+    assert f"memengine export --all-agents --salvage --db {db_path}" in said
+    conn = sqlite_module().connect(str(db_path))
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 8  # the step rolled back
+    conn.close()
+    assert salvage_file(db_path, tmp_path / "saved.jsonl").episodes == 1  # as it says
+    monkeypatch.setattr(migrate, "schema_sql", step)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
+        assert mem.store.schema_version() == latest_version() and mem.get(kept) is not None
+
+
 def test_a_file_with_other_pages_keeps_them(db_path: Path, clock: FixedClock) -> None:
     conn = sqlite_module().connect(str(db_path))  # an empty file made with 4 KiB pages
     conn.execute("PRAGMA page_size = 4096")

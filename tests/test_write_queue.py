@@ -313,3 +313,55 @@ def test_a_child_forked_inside_a_write_transaction_is_told_why_it_cannot_write(
     assert in_forked_child(child) == "written"  # forked with no write under way
     with Memory.open(db_path, embedder=HashEmbedder()) as mem:
         assert mem.store.count() == 2 and mem.check().ok
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_child_forked_while_a_parent_thread_only_held_its_turn_blames_the_real_writer(
+    db_path: Path,
+) -> None:
+    """A parent thread that held the writers' turn (waiting for the lock file) had no
+    SQLite transaction to leave behind: a child later kept out by a genuine other writer
+    was told its parent's write stayed under way for good, a writer no one would find."""
+
+    def child() -> list[object]:
+        time.sleep(0.8)  # the parent's hold is over
+        other = sqlite_module().connect(str(db_path), isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another program writing, with no lock file
+        try:
+            with Memory.open(
+                db_path, embedder=HashEmbedder(), config=Config(write_wait_s=0.3)
+            ) as mem:
+                mem.add("written by the child", kind="fact")
+            return ["written"]
+        except DatabaseLocked as exc:
+            return [forked_while_written(db_path), str(exc)]
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+
+    outcome = _held_at_the_fork(db_path, False, child)
+    assert isinstance(outcome, list) and outcome[0] is False, outcome
+    assert "another writer held it for the whole wait" in str(outcome[1])
+    assert "forked" not in str(outcome[1])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_child_forked_inside_a_write_transaction_says_why_its_turn_is_not_recorded(
+    db_path: Path,
+) -> None:
+    """A retrieval in that child answers but cannot record its turn; its degraded reason
+    blamed "another writer kept the file past 0.5 s", which no wait would ever help. A
+    child forked with no write under way records its turn."""
+
+    def child() -> list[object]:
+        with Memory.open(db_path, embedder=HashEmbedder(), config=Config(write_wait_s=1.0)) as mem:
+            r = mem.retrieve("when is the dentist?")
+            return [len(r.results), r.turn_id, list(r.degraded)]
+
+    found, turn_id, degraded = _held_at_the_fork(db_path, True, child)  # type: ignore[misc]
+    assert found == 1 and turn_id is None, (found, turn_id)
+    said = " ".join(degraded)
+    assert "turn not recorded: this process was forked while its parent was writing" in said
+    assert "'spawn'" in said and "another writer kept the file" not in said
+    found, turn_id, degraded = in_forked_child(child)  # type: ignore[misc]
+    assert found == 1 and isinstance(turn_id, int) and not degraded

@@ -29,6 +29,7 @@ from ..models import Retrieval, Retrieved, may_answer, offered_results
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
+from ..store.write_queue import forked_write_reason
 from .agents import has_agent
 from .features import FEATURES, TaskContext, features
 from .ranking import life_scores, load_agent_scorer
@@ -204,8 +205,11 @@ def after_retrieve(
             turn_id, recalled = None, {}
             with store.connections.read() as cur:  # (without what was deleted meanwhile)
                 results, feats = _still_stored(cur, agent, results, feats)
+            forked = forked_write_reason(store.path)  # (no writer to wait for: say why)
             degraded.append(
-                f"turn not recorded: another writer kept the file past "
+                f"turn not recorded: {forked}"
+                if forked is not None
+                else f"turn not recorded: another writer kept the file past "
                 f"{cfg.turn_record_wait_s:g} s ([lifecycle] turn_record_wait_s waits longer)"
             )
         except DiskError as exc:  # the disk: the answer is returned unrecorded too

@@ -46,7 +46,7 @@ from .driver import (
     sqlite_module,
 )
 from .process_lock import process_lock_for
-from .write_queue import forked_while_written, write_queue_for
+from .write_queue import forked_write_reason, write_queue_for
 
 __all__ = [  # the driver's names re-exported, as before store/driver.py
     "Access",
@@ -443,7 +443,7 @@ class Connections:
                 with self._writers_turn(wait_s) as left_ms:
                     with self._queue.waiting_for("another writer"):  # one with no lock file
                         _waiting(cur, "BEGIN IMMEDIATE", left_ms, self._busy_ms)
-                    with self._rolled_back_on_error(cur):
+                    with self._queue.in_transaction(), self._rolled_back_on_error(cur):
                         self._check_same_file()
                         yield cur
                         cur.execute("COMMIT")
@@ -485,7 +485,8 @@ class Connections:
                     # its copy of the file on disk, through a small cache: not in memory
                     _memory_use(cur, "FILE", VACUUM_CACHE_MB, 0)
                     try:
-                        _waiting(cur, "VACUUM", left_ms, self._busy_ms)
+                        with self._queue.in_transaction():  # (VACUUM is one of its own)
+                            _waiting(cur, "VACUUM", left_ms, self._busy_ms)
                     finally:  # (as every connection is made)
                         _memory_use(cur, "MEMORY", self._cache_mb, MMAP_BYTES)
             except self.module.Error as exc:
@@ -572,13 +573,9 @@ class Connections:
         error = translate_error(exc)
         if type(error) in (StoreError, DiskError) and _fails(self.check_pages()):
             return damaged_error(str(exc), self.path)
-        if isinstance(error, DatabaseLocked) and forked_while_written(self.path):
-            return DatabaseLocked(
-                f"{error}; this process was forked while its parent was writing to "
-                f"{self.path}, and SQLite here still counts that write as under way for "
-                "good: write from a process forked while no write is under way, or started "
-                "with 'spawn'"
-            )
+        forked = forked_write_reason(self.path)
+        if isinstance(error, DatabaseLocked) and forked is not None:
+            return DatabaseLocked(f"{error}; {forked}")
         return error
 
     def _changed_under_us(

@@ -14,9 +14,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotAMemEngineDatabase, SchemaTooNew, StoreError
+from ..errors import DamagedDatabase, NotAMemEngineDatabase, SchemaTooNew, StoreError
 from ..text import salvage_command
-from .connect import file_of
+from .connect import file_of, sqlite_module, translate_error
 
 __all__ = [
     "APPLICATION_ID",
@@ -120,8 +120,10 @@ def schema_version(cur: Any) -> int:
 def migrate(cur: Any) -> int:
     """Bring the database behind ``cur`` to the latest schema; return the version it was at.
 
-    Raises NotAMemEngineDatabase for a foreign SQLite file and SchemaTooNew
-    for a file from a newer memengine.
+    Raises NotAMemEngineDatabase for a foreign SQLite file, SchemaTooNew
+    for a file from a newer memengine, and DamagedDatabase when a step fails
+    on what the file holds (the step is rolled back: the file keeps the
+    version before it).
     """
     version = schema_version(cur)
     if 1 <= version < 4 and not _has_column(cur, "episodes", "context_text"):
@@ -143,11 +145,33 @@ def migrate(cur: Any) -> int:
                     cur.execute(statement)
                 cur.execute(f"PRAGMA user_version = {number}")
                 cur.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        except BaseException:
+        except BaseException as exc:
             cur.execute("ROLLBACK")
+            failed = _step_failed(cur, number, exc)
+            if failed is not None:
+                raise failed from exc
             raise
         cur.execute("COMMIT")
     return int(version)
+
+
+def _step_failed(cur: Any, number: int, exc: BaseException) -> DamagedDatabase | None:
+    """The error for migration ``number`` stopped by SQLite on the file's data (a record
+    memengine would not write: "malformed JSON"), naming the step, what SQLite said and the
+    salvage export; None for the errors that keep their own kind (locked, read-only, a
+    full or failing disk) and for those not SQLite's. (Reported as the file being no
+    memengine database, it named no way out.)"""
+    if not isinstance(exc, sqlite_module().DatabaseError):
+        return None
+    if type(translate_error(exc)) is not StoreError:  # locked, read-only, disk: as they are
+        return None
+    path = file_of(cur)
+    return DamagedDatabase(
+        f"{path or 'the memory file'}: the upgrade of the file to schema version {number} "
+        f"failed on what it holds (SQLite said: {exc}); the file keeps version "
+        f"{number - 1}: save what still reads with `{salvage_command(path)}` and import "
+        "it into a new file"
+    )
 
 
 def _has_column(cur: Any, table: str, column: str) -> bool:
@@ -157,8 +181,6 @@ def _has_column(cur: Any, table: str, column: str) -> bool:
 
 def _statements(sql: str) -> list[str]:
     """Split a schema file into statements (triggers keep their inner semicolons)."""
-    from ..store.connect import sqlite_module
-
     module = sqlite_module()
     out: list[str] = []
     buf = ""

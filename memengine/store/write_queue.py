@@ -12,7 +12,9 @@ arbitrates only with writers that use none (the ``sqlite3`` shell, Windows).
 A forked child starts with empty queues: a parent thread that held one at
 the fork is not in the child to hand it on. (SQLite's own record of a write
 transaction under way at the fork does cross it, and no thread of the child
-can end it: :func:`forked_while_written` lets that child's lock errors say so.)
+can end it: :func:`forked_while_written` lets that child's lock errors say so.
+A thread that only held its turn, still waiting for the lock file, left no
+such record: the child's lock errors then blame the writer they waited for.)
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from contextlib import contextmanager
 
 from ..errors import DatabaseLocked
 
-__all__ = ["WriteQueue", "forked_while_written", "write_queue_for"]
+__all__ = ["WriteQueue", "forked_while_written", "forked_write_reason", "write_queue_for"]
 
 
 class WriteQueue:
@@ -36,6 +38,7 @@ class WriteQueue:
         self._held = False
         self._waiting: deque[threading.Lock] = deque()
         self._holder_waits_for: str | None = None  # see waiting_for
+        self._transaction = False  # see in_transaction
 
     @property
     def waiting(self) -> int:
@@ -64,6 +67,18 @@ class WriteQueue:
         finally:
             with self._mutex:
                 self._holder_waits_for = None
+
+    @contextmanager
+    def in_transaction(self) -> Iterator[None]:
+        """Note, for the body, that the thread holding the queue has a write transaction
+        open in SQLite (from a ``BEGIN IMMEDIATE`` that succeeded to its ``COMMIT`` or
+        rollback): a child forked meanwhile inherits that transaction, which none of its
+        threads can end. Only the holder calls it."""
+        self._transaction = True
+        try:
+            yield
+        finally:
+            self._transaction = False
 
     def _acquire(self, timeout_s: float) -> None:
         with self._mutex:
@@ -115,26 +130,42 @@ _QUEUES: dict[str, WriteQueue] = {}
 _QUEUES_LOCK = threading.Lock()
 
 
-_FORKED_WHILE_HELD: set[str] = set()
-"""The files whose queue a thread of the parent held when this process was forked from it."""
+_FORKED_WHILE_WRITTEN: set[str] = set()
+"""The files a thread of the parent had a write transaction open on when this process was
+forked from it."""
 
 
 def _forget_in_child() -> None:
     """In a forked child: forget the parent's queues (one a parent thread held at the fork
     would stay held, and every write of the child would wait ``write_wait_s`` and fail),
-    noting the files that one was held for."""
+    noting the files a parent thread was inside a write transaction on (not those whose
+    turn it only held: waiting for the lock file, it had nothing of SQLite's open)."""
     global _QUEUES_LOCK
-    _FORKED_WHILE_HELD.update(key for key, queue in _QUEUES.items() if queue._held)
+    _FORKED_WHILE_WRITTEN.update(key for key, queue in _QUEUES.items() if queue._transaction)
     _QUEUES.clear()
     _QUEUES_LOCK = threading.Lock()
 
 
 def forked_while_written(path: str | os.PathLike[str]) -> bool:
-    """Whether this process was forked while a thread of its parent held the queue of the
-    file at ``path``: a write transaction the parent had under way then stays under way
-    for SQLite in this process (its connection's lock crossed the fork, its thread did
-    not), and every write of this process to that file finds it locked."""
-    return os.path.realpath(path) in _FORKED_WHILE_HELD
+    """Whether this process was forked while a thread of its parent had a write transaction
+    open on the file at ``path``: that transaction then stays under way for SQLite in this
+    process (its connection's lock crossed the fork, its thread did not), and every write
+    of this process to that file finds it locked."""
+    return os.path.realpath(path) in _FORKED_WHILE_WRITTEN
+
+
+def forked_write_reason(path: str | os.PathLike[str]) -> str | None:
+    """Why every write of this process to the file at ``path`` finds it locked, when it was
+    forked inside a write transaction of its parent (:func:`forked_while_written`): "this
+    process was forked while its parent was writing to …"; None otherwise. Said by a
+    failed write and by a turn left unrecorded alike."""
+    if not forked_while_written(path):
+        return None
+    return (
+        f"this process was forked while its parent was writing to {path}, and SQLite here "
+        "still counts that write as under way for good: write from a process forked while "
+        "no write is under way, or started with 'spawn'"
+    )
 
 
 if hasattr(os, "register_at_fork"):  # (not on Windows, which does not fork)
