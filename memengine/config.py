@@ -41,7 +41,7 @@ from pydantic import (
 )
 
 from .errors import ConfigError
-from .text import has_surrogate, is_blank
+from .text import bytes_shown, has_surrogate, is_blank, quoted_name
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -787,15 +787,16 @@ def _not_a_file(file: Path) -> str:
 def home_expanded(path: Path) -> Path:
     """``path`` with a leading ``~`` (``~alice``) made the home folder it names; a
     :class:`ValueError` saying so when there is none to find (``~nosuchuser``, or ``~``
-    with no HOME and no account), as a setting's mistake rather than a crash."""
+    with no HOME and no account, or ``~\\xe9`` in bytes that are not UTF-8, which no account's
+    name is), as a setting's mistake rather than a crash."""
     try:
         return path.expanduser()
-    except RuntimeError:  # ("Could not determine home directory.")
-        head = path.parts[0] if path.parts else str(path)
+    except (RuntimeError, UnicodeError):  # ("Could not determine home directory.")
+        typed = path.parts[0] if path.parts else str(path)
         who = "HOME is not set and this user has no account entry"
-        if head != "~":
-            who = f"there is no user {head[1:]!r} on this system"
-        raise ValueError(f"{head} names no home folder ({who})") from None
+        if typed != "~":  # (the name as typed, $'\xe9', not the '\udce9' Python read)
+            who = f"there is no user {quoted_name(typed[1:])} on this system"
+        raise ValueError(f"{bytes_shown(typed)} names no home folder ({who})") from None
 
 
 def load_config(
@@ -980,6 +981,8 @@ def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> st
             continue
         given = error.get("input")
         shown = repr(given)  # (cut short: a value may be a million characters)
+        if isinstance(given, str) and has_surrogate(given):  # bytes not UTF-8: $'b\xe9'
+            shown = quoted_name(given)
         shown = shown if len(shown) <= 200 else shown[:197] + "..."
         value = f" = {shown}" if isinstance(given, str | int | float | bool) else ""
         if loc[-1:] == ("api_key",) or loc[-1:] == ("base_url",):  # a secret, or one inside

@@ -28,6 +28,7 @@ __all__ = [
     "READ_CHARS",
     "analyze",
     "asked_with",
+    "bytes_shown",
     "counted",
     "cut_at",
     "dense_query",
@@ -240,6 +241,21 @@ def shown_name(name: str) -> str:
     if name != name.strip() or is_blank(name) or name[:1] in "'\"":
         return quoted_name(name)
     return name
+
+
+_ESCAPED_BYTES = re.compile(r"[\udc80-\udcff]+")
+
+
+def bytes_shown(text: str) -> str:
+    """``text`` with the bytes an ``LC_ALL=C`` process read as lone surrogates (a path's
+    ``\\udce6\\udc97\\udca5``) read as the UTF-8 they were typed in (日), and a byte that
+    is not UTF-8 as ``\\xe9``: a path is shown as the user wrote it."""
+    return _ESCAPED_BYTES.sub(
+        lambda run: (
+            run.group().encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        ),
+        text,
+    )
 
 
 def quoted_name(name: str) -> str:

@@ -220,8 +220,11 @@ def test_a_ctrl_c_while_the_command_loads_exits_130_quietly(tmp_path: Path) -> N
 
 def test_only_the_command_gets_the_quiet_ctrl_c() -> None:
     """A program that imports memengine keeps Python's Ctrl-C (its KeyboardInterrupt)."""
-    assert command_started(["/venv/bin/memengine", "stats"], ["python", "/venv/bin/memengine"])
-    assert command_started(["memengine.exe"], ["memengine.exe"])
+    script = "import sys\nfrom memengine.cli import main\n"  # (as pip writes it)
+    assert command_started(
+        ["/venv/bin/memengine", "stats"], ["python", "/venv/bin/memengine"], script
+    )
+    assert command_started(["memengine.exe"], ["memengine.exe"], script)
     assert command_started(["-m"], ["python", "-X", "utf8", "-m", "memengine", "stats"])
     assert not command_started(["app.py"], ["python", "app.py"])
     assert not command_started(["-m"], ["python", "-m", "pytest"])
@@ -238,3 +241,105 @@ def test_only_the_command_gets_the_quiet_ctrl_c() -> None:
         check=True,
     )
     assert done.stdout.decode().strip() == "True"
+
+
+NOT_UTF8_HOME = os.fsdecode(b"~\xe9/x.db")
+"""``$'~\\xe9/x.db'``: a ``~user`` whose bytes are not UTF-8 (no account has such a name)."""
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "source"),
+    [
+        (("stats", "--db", NOT_UTF8_HOME), {}, "a command-line flag"),
+        (("stats",), {"MEMENGINE_DB": NOT_UTF8_HOME}, "MEMENGINE_DB"),
+        (("stats", "--config", os.fsdecode(b"~\xe9/c.toml")), {}, "cannot read config file"),
+    ],
+)
+def test_a_home_in_bytes_that_are_not_utf8_is_a_one_line_error_shown_as_typed(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], source: str
+) -> None:
+    """It was a UnicodeEncodeError traceback (pwd cannot look the name up); --config said
+    "there is no user '\\udce9'" on the line that showed the path as ``~\\xe9``."""
+    done = _run(*args, cwd=tmp_path, **env)
+    said = done.stderr.decode().strip()
+    assert done.returncode == 1 and "Traceback" not in said and len(said.splitlines()) == 1
+    assert "~\\xe9 names no home folder (there is no user $'\\xe9' on this system)" in said
+    assert source in said and "udce9" not in said
+
+
+def test_the_library_says_a_home_in_bytes_that_are_not_utf8_names_none() -> None:
+    """``Config(db=…)`` raised a bare UnicodeEncodeError; ``load_config`` one too."""
+    with pytest.raises(ValueError, match=r"~\\xe9 names no home folder") as caught:
+        memengine.Config(db=NOT_UTF8_HOME)
+    assert not isinstance(caught.value, UnicodeError)
+    with pytest.raises(ConfigError, match=r"db = \$'~\\xe9/x\.db' \(a command-line"):
+        load_config(overrides={"db": NOT_UTF8_HOME})
+    home = str(Path.home())  # (not triggered: a ~ that names a home is that home)
+    assert str(load_config(overrides={"db": "~/x.db"}, environ={"HOME": home}).db).startswith(home)
+
+
+_LAUNCHER = """\
+import signal, sys, threading
+sys.path.insert(0, {source!r})
+said = []
+def work():
+    try:
+        import memengine
+        said.append("imported")
+    except Exception as exc:
+        said.append(repr(exc))
+worker = threading.Thread(target=work)
+worker.start()
+worker.join()
+import memengine
+print(said[0], signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+def test_a_program_of_its_own_named_memengine_keeps_pythons_ctrl_c(tmp_path: Path) -> None:
+    """A user's launcher ``bin/memengine`` got the quiet handler: imported from a worker
+    thread memengine failed ("signal only works in main thread"), from the main one its
+    Ctrl-C was SystemExit(130) for good."""
+    script = tmp_path / "bin" / "memengine"
+    script.parent.mkdir()
+    script.write_text(_LAUNCHER.format(source=SOURCE), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], env=_here(), capture_output=True)
+    assert done.stdout.decode().split() == ["imported", "True"], done.stderr
+
+
+def test_the_console_script_and_python_m_are_the_command() -> None:
+    """What an installer writes (pip, uv) and ``-m`` in either spelling start the command;
+    a program named memengine, a module whose name starts so, do not."""
+    written = "import sys\nfrom memengine.cli import main\nif __name__ == '__main__':\n"
+    own = "import memengine\nmemengine.Memory.open('m.db')\n"
+    assert command_started(["/venv/bin/memengine"], ["python", "/venv/bin/memengine"], written)
+    assert not command_started(["/venv/bin/memengine"], ["python", "/venv/bin/memengine"], own)
+    assert not command_started(["/venv/bin/memengine"], ["python", "/venv/bin/memengine"])
+    assert command_started(["-m"], ["python", "-mmemengine", "stats"])
+    assert not command_started(["-m"], ["python", "-mmemengine_tools"])
+    assert not command_started(["app.py"], ["python", "app.py", "-m", "memengine"])
+
+
+def test_a_ctrl_c_while_the_console_script_loads_exits_130_quietly(tmp_path: Path) -> None:
+    """The console script as pip writes it gets the quiet handler (by its source)."""
+    script = tmp_path / "memengine"
+    script.write_text(
+        "import sys\nfrom memengine.cli import main\nif __name__ == '__main__':\n"
+        "    sys.exit(main())\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-X", "importtime", str(script), "stats", "--db", "none.db"],
+        env=_here(),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.rstrip().endswith(b"memengine._startup"):
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and b"Traceback" not in err and b"KeyboardInterrupt" not in err

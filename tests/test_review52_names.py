@@ -153,3 +153,32 @@ def test_a_name_flag_that_is_not_utf8_is_refused_as_text_is(tmp_path: Path, cli_
         assert done.output.strip() == f"error: the {flag} is not UTF-8 text: give it in UTF-8"
     fine = runner.invoke(app, ["search", "widget", "--agent", "田中", "--db", db, "--json"])
     assert fine.exit_code == 0 and "not UTF-8" not in fine.output
+
+
+def test_an_agent_name_typed_in_bytes_that_are_not_utf8_is_refused_as_a_flag_is(
+    tmp_path: Path, cli_env: None
+) -> None:
+    """``agent create $'b\\xe9'`` said "agent name 'b\\udce9' holds a NUL or a lone
+    surrogate", which the user did not type; nothing is made or deleted."""
+    db = tmp_path / "m.db"
+    bad = "b\udce9"  # (how Python reads the bytes b"b\xe9" of argv)
+    for args in (["agent", "create", bad], ["agent", "forget", bad, "--yes"]):
+        done = runner.invoke(app, [*args, "--db", str(db)])
+        assert done.exit_code == 1, done.output
+        assert done.output.strip() == "error: the agent name is not UTF-8 text: give it in UTF-8"
+    assert not db.exists()
+    made = runner.invoke(app, ["agent", "create", "田中", "--db", str(db)])  # (not triggered)
+    assert made.exit_code == 0 and "not UTF-8" not in made.output
+
+
+def test_a_configured_agent_in_bytes_that_are_not_utf8_is_shown_as_typed(
+    tmp_path: Path, cli_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``MEMENGINE_AGENT=$'b\\xe9'`` was shown as 'b\\udce9'."""
+    monkeypatch.setenv("MEMENGINE_AGENT", "b\udce9")
+    done = runner.invoke(app, ["stats", "--db", str(tmp_path / "m.db")])
+    assert done.exit_code == 1
+    assert "invalid setting agent = $'b\\xe9' (environment variable MEMENGINE_AGENT)" in (
+        done.output
+    )
+    assert "udce9" not in done.output

@@ -32,11 +32,23 @@ def main() -> None:
             sys.stdout.flush()  # exit Python says "Exception ignored" and ends with 120)
     except KeyboardInterrupt:  # (before a command's own handling: parsing the arguments)
         sys.exit(128 + 2)
-    except OSError as exc:  # that, or printing --help or --version (a command's own are caught)
+    except SystemExit as exc:
+        if exc.code == 1 and _pipe_closed_in_click():  # `memengine --help | head -1`, and
+            silence_stdout()  # --version: quietly, as a command's own closed pipe (141)
+            sys.exit(128 + 13)
+        raise
+    except OSError as exc:  # printing --help or --version (a command's own are caught)
         silence_stdout()
-        if reader_gone(exc):  # (`memengine --help | head -1`): quietly, as a command's
+        if reader_gone(exc):  # (what stdout held at the exit: the same)
             sys.exit(128 + 13)
         _fail(f"cannot print: {exc.strerror or exc}")
+
+
+def _pipe_closed_in_click() -> bool:
+    """Whether Click ended the command with 1 on a closed pipe (``--help`` and ``--version``
+    print inside it): it catches the ``EPIPE`` itself and wraps standard output in its
+    ``PacifyFlushWrapper``, which it does for nothing else."""
+    return type(sys.stdout).__name__ == "PacifyFlushWrapper"
 
 
 def _fail(message: str) -> NoReturn:

@@ -12,13 +12,14 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
@@ -31,6 +32,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.segment import Segments
 from rich.table import Table
 from rich.text import Text
 
@@ -38,6 +40,7 @@ from ..clock import iso_text
 from ..config import Config, load_config
 from ..errors import InvalidInput, MemEngineError
 from ..text import (
+    bytes_shown,
     has_surrogate,
     json_escaped,
     json_finite,
@@ -69,6 +72,7 @@ __all__ = [
     "shown",
     "shown_name",
     "whole",
+    "widest",
 ]
 
 app = typer.Typer(
@@ -119,26 +123,43 @@ MIN_FOLD = 10
 
 
 def print_table(table: Table, out: Console | None = None) -> None:
-    """Print ``table`` on ``out`` (by default :data:`console`) with every cell whole: a
-    column that does not fold (a name, a number, a time) on one line at its full width,
-    one that folds (a text) at least :data:`MIN_FOLD` columns wide. On a terminal too
-    narrow for that (rich cut ``user-550e8400-…`` to ``user-55…`` and left cells empty),
-    or under :data:`NARROW_WIDTH`, it is printed as lines instead (:func:`table_lines`)."""
+    """Print ``table`` on ``out`` (by default :data:`console`) with every cell whole: on a
+    terminal a column that does not fold (a name, a number, a time) on one line at its full
+    width, one that folds (a text) at least :data:`MIN_FOLD` columns wide; on a terminal too
+    narrow for that (rich cut ``user-550e8400-…`` to ``user-55…`` and left cells empty), or
+    under :data:`NARROW_WIDTH`, as lines instead (:func:`table_lines`). Into a pipe or a
+    file (a console of a fixed width: ``bench > report.txt``) rich wraps a cell at its
+    spaces as before (a header on two lines), and the table is drawn wider than the
+    console where even that would cut a word to ``…``."""
     out = console if out is None else out
     wide = out.options.update_width(_PIPE_WIDTH)
-    needed = table._extra_width  # (its borders)
+    needed = wrapped = table._extra_width  # (its borders)
     for i, column in enumerate(table.columns):
         folds = column.overflow == "fold" and not column.no_wrap
-        column.no_wrap = not folds  # (rich narrows a column that wraps below its longest word)
         cells = [column.header, *column.cells]
-        width = max(Measurement.get(out, wide, cell).maximum for cell in cells)
+        sizes = [Measurement.get(out, wide, cell) for cell in cells]
+        width = max(size.maximum for size in sizes)
         floor = max(MIN_FOLD, column.min_width or 0)
-        needed += (min(width, floor) if folds else width) + table._get_padding_width(i)
-    if out.is_terminal and out.width < max(needed, NARROW_WIDTH):
+        word = width if column.no_wrap else max(size.minimum for size in sizes)
+        padding = table._get_padding_width(i)
+        needed += (min(width, floor) if folds else width) + padding
+        wrapped += (min(width, floor) if folds else max(word, column.min_width or 0)) + padding
+        if out.is_terminal:
+            column.no_wrap = not folds  # (rich narrows a column that wraps below its longest word)
+    if not out.is_terminal and wrapped > out.width:
+        out.print(Segments(out.render(table, out.options.update_width(wrapped))), soft_wrap=True)
+    elif out.is_terminal and out.width < max(needed, NARROW_WIDTH):
         for line in table_lines(table, out):
             out.print(line, highlight=False, soft_wrap=True, markup=False, emoji=False)
     else:
         out.print(table)
+
+
+def widest(texts: Iterable[str]) -> int:
+    """The columns the widest of ``texts`` takes on a terminal (日本 takes 4), 0 for none:
+    the ``min_width`` of a column of text that folds, so the names and numbers it also
+    holds (an agent, a perspective, a time) are never broken across lines."""
+    return max((cell_len(text) for text in texts), default=0)
 
 
 def table_lines(table: Table, out: Console) -> list[str]:
@@ -166,21 +187,6 @@ def silence_stdout() -> None:
     not be written (a closed pipe, a full disk) does not fail once more."""
     with contextlib.suppress(OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
-
-_ESCAPED_BYTES = re.compile(r"[\udc80-\udcff]+")
-
-
-def bytes_shown(text: str) -> str:
-    """``text`` with the bytes an ``LC_ALL=C`` process read as lone surrogates (a path's
-    ``\\udce6\\udc97\\udca5``) read as the UTF-8 they were typed in (日), and a byte that
-    is not UTF-8 as ``\\xe9``: a path is shown as the user wrote it."""
-    return _ESCAPED_BYTES.sub(
-        lambda run: (
-            run.group().encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        ),
-        text,
-    )
 
 
 class _PlainConsole(Console):

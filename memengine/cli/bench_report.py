@@ -74,7 +74,7 @@ def ingest_tables(s: Mapping[str, Any]) -> list[Table]:
     t.add_column("path")
     t.add_column("episodes/s", justify="right")
     t.add_column("bytes/episode", justify="right")
-    t.add_column("note", style="dim")
+    t.add_column("note", style="dim", overflow="fold")
     t.add_row("generate (synthetic, numpy)", _n(s["generate_per_s"], 0), "", "not part of ingest")
     sa = s["store_add"]
     t.add_row(
@@ -437,7 +437,7 @@ def cold_table(s: Mapping[str, Any]) -> Table:
     t.add_column("command")
     t.add_column("median s", justify="right")
     t.add_column("runs s", justify="right")
-    t.add_column("error", style="red")
+    t.add_column("error", style="red", overflow="fold")
     labels = {
         "import": "python -c 'import memengine.cli'",
         "stats": "python -m memengine stats --json",

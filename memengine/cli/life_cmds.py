@@ -43,6 +43,7 @@ from ._app import (
     shown_name,
     warn_if_unknown,
     whole,
+    widest,
 )
 
 agent_app = typer.Typer(
@@ -78,6 +79,7 @@ def agent_create(
     as_json: JsonOpt = False,
 ) -> None:
     """Create an agent, or add perspectives to an existing one."""
+    refuse_undecodable(**{"agent name": name})  # (b\xe9: not "a NUL or a lone surrogate")
     cfg = settings(config, db)
     agent_of_a_new_file(cfg.db, name)  # (refused before the file is made)
     with open_memory(cfg, create=True, embeds=False) as mem:
@@ -105,6 +107,7 @@ def agent_forget(
 ) -> None:
     """Delete an agent and everything of it: episodes, turns, sleeps,
     learned scorer; the freed pages are overwritten."""
+    refuse_undecodable(**{"agent name": name})
     if not yes:
         raise InvalidInput(
             f"agent forget deletes {quoted_name(name)} and all its memories for good: add --yes "
@@ -163,7 +166,8 @@ def agent_list(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fa
     table = Table(title=counted(len(rows), "agent"))
     table.add_column("agent")
     table.add_column("created")
-    table.add_column("perspectives")
+    names = [shown_name(p) for r in rows for p in r.perspectives]
+    table.add_column("perspectives", overflow="fold", min_width=widest(names))  # (wraps at ", ")
     for r in rows:
         table.add_row(  # (a name may hold a line break or an escape sequence)
             shown_name(r.name),
@@ -406,11 +410,17 @@ def life(
         print_json(data)
         return
     table = Table(show_header=False, title=preview(shown(ep.text).replace("\n", " ⏎ "), 80))
+    rows = [
+        (key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        for key, value in data.items()
+    ]
+    rows = [(key, shown_name(text) if key == "agent" else text) for key, text in rows]
+    # a learning (a list, a map) folds; a name, a number, a time (the rest) is kept whole
+    whole_values = (text for key, text in rows if not isinstance(data[key], list | dict))
     table.add_column("field")
-    table.add_column("value")  # (names and numbers: whole, or as lines)
-    for key, value in data.items():
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        table.add_row(key, shown_name(text) if key == "agent" else text)
+    table.add_column("value", overflow="fold", min_width=widest(whole_values))
+    for key, text in rows:
+        table.add_row(key, text)
     print_table(table)
 
 
