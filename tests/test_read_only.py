@@ -266,7 +266,7 @@ def test_an_old_file_this_process_cannot_write_says_to_copy_or_salvage_it(
         message = str(e.value)
         assert "schema version 5" in message and said in message, message
         assert f"`cp {written} FOLDER/`" in message
-        assert f"memengine export --db {written} --all-agents --salvage -o saved.jsonl" in message
+        assert f"memengine export --all-agents --salvage --db {written} -o saved.jsonl" in message
         assert "open the file writable once" not in message
     monkeypatch.setattr(os, "access", real_access)
     assert _digest(written) == before

@@ -37,7 +37,7 @@ from ..errors import (
     StoreError,
 )
 from ..models import Episode, NewEpisode, Stats
-from ..text import shell_word
+from ..text import salvage_command, shell_word
 from . import episodes as ep_rows
 from . import fulltext, maintenance, meta, vectors
 from . import lifecycle as store_lc
@@ -1193,8 +1193,7 @@ def _check_current(path: Path, version: int) -> None:
     raise ReadOnlyDatabase(
         f"{needs}: the migration writes, and {why}. Copy it to a folder this process can "
         f"write (`cp {' '.join(shell_word(n) for n in names)} FOLDER/`) and open the copy, "
-        "or save its memories without writing it: `memengine export --db "
-        f"{shell_word(str(path))} --all-agents --salvage -o saved.jsonl`"
+        f"or save its memories without writing it: `{salvage_command(path)}`"
     )
 
 
