@@ -16,6 +16,7 @@ import os
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 from typing import Any
 
 from pydantic import ValidationError
@@ -66,6 +67,7 @@ __all__ = [
     "moment",
     "new_episode",
     "progress_callback",
+    "real",
     "recent_messages",
     "result_limit",
     "sensitivity_level",
@@ -227,6 +229,18 @@ def whole(value: object) -> int | None:
         return operator.index(value)  # type: ignore[arg-type]
     except TypeError:
         return None
+
+
+def real(value: object) -> float | None:
+    """``value`` as a float when it is a real number (numpy's, a Decimal, a Fraction too; a
+    bool is none), else None; one past the floats is infinite (10**400 seconds is no
+    finite wait)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, Decimal)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def episode_id(value: object) -> int:
@@ -498,13 +512,8 @@ def used_ids(value: object) -> list[int] | None:
 
 def task_count(value: object) -> float:
     """A sleep's ``tasks``: a finite number of at least 0 (10**400 is no count of tasks)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy's too
-        raise InvalidInput(f"tasks must be a finite number of at least 0, not {_cut_repr(value)}")
-    try:
-        number = float(value)
-    except OverflowError:
-        number = math.inf
-    if not math.isfinite(number) or number < 0:
+    number = real(value) if isinstance(value, numbers.Real) else None  # (numpy's too)
+    if number is None or not math.isfinite(number) or number < 0:
         raise InvalidInput(f"tasks must be a finite number of at least 0, not {_cut_repr(value)}")
     return number
 
@@ -512,9 +521,9 @@ def task_count(value: object) -> float:
 def wait_seconds(value: object) -> float:
     """A close's ``wait_s``: a number of seconds of at least 0 (``math.inf``: as long as
     the calls under way take)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy's too
+    number = real(value) if isinstance(value, numbers.Real) else None  # (numpy's too)
+    if number is None:
         raise InvalidInput(f"wait_s is a number of seconds, not {_cut_repr(value)}")
-    number = float(value)
     if math.isnan(number) or number < 0:
         raise InvalidInput(f"wait_s is a number of seconds of at least 0, not {value!r}")
     return number

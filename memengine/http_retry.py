@@ -11,13 +11,10 @@ from __future__ import annotations
 import base64
 import email.utils
 import functools
-import math
-import numbers
 import random
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from decimal import Decimal
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit
 
@@ -25,7 +22,7 @@ import httpx2
 import openai
 from pydantic import BaseModel, ValidationError
 
-from .arguments import whole
+from .arguments import real, whole
 from .config import api_key_text, http_url
 from .errors import ConfigError, MemEngineError
 
@@ -37,7 +34,6 @@ __all__ = [
     "describe",
     "has_cause",
     "is_connect_failure",
-    "real",
     "retry_after",
     "server_message",
     "setting_argument",
@@ -98,18 +94,6 @@ def setting_argument(name: str, value: object, section: type[BaseModel], setting
         label = f"[{section.__name__.removesuffix('Config').lower()}] {setting}"
         raise ConfigError(f"{name} {why} (as {label}), not {value!r:.80}") from None
     return getattr(checked, setting)
-
-
-def real(value: object) -> float | None:
-    """``value`` as a float when it is a real number (numpy's, a Decimal, a Fraction too; a
-    bool is none), else None; one past the floats is infinite (10**400 seconds is no
-    finite wait)."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, Decimal)):
-        return None
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
 
 
 _MAX_DOUBLINGS = 1024

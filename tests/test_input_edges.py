@@ -637,3 +637,13 @@ def test_a_tag_is_stored_without_outer_spaces(mem: Memory) -> None:
     rule = mem.add("Answer kindly", tags=[" Principle ", "food ", "food"])
     assert mem.get(rule).tags == ("Principle", "food")
     assert [p.id for p in mem.principles()] == [rule]  # found through the partial index
+
+
+def test_a_close_waits_past_the_floats_as_long_as_calls_take(tmp_path: Path) -> None:
+    # 10**400 seconds is no float: it waits as math.inf does (it raised OverflowError)
+    m = Memory.open(tmp_path / "w.db", embedder=HashEmbedder())
+    with pytest.raises(InvalidInput, match="wait_s is a number of seconds, not '5'"):
+        m.close(wait_s="5")  # type: ignore[arg-type]
+    m.close(wait_s=10**400)
+    assert args.wait_seconds(10**400) == math.inf
+    assert args.task_count(np.float32(2.5)) == 2.5  # numpy's numbers still taken

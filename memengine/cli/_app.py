@@ -112,10 +112,11 @@ NARROW_WIDTH = 60
 ``…`` or left empty)."""
 
 
-def too_narrow(needed: int = NARROW_WIDTH) -> bool:
-    """Whether standard output is a terminal narrower than a table ``needed`` columns wide
-    (by default :data:`NARROW_WIDTH`)."""
-    return console.is_terminal and console.width < max(needed, NARROW_WIDTH)
+def too_narrow(needed: int = NARROW_WIDTH, out: Console | None = None) -> bool:
+    """Whether ``out`` (by default standard output's :data:`console`) is a terminal narrower
+    than a table ``needed`` columns wide (by default :data:`NARROW_WIDTH`)."""
+    out = console if out is None else out
+    return out.is_terminal and out.width < max(needed, NARROW_WIDTH)
 
 
 MIN_FOLD = 10
@@ -148,7 +149,7 @@ def print_table(table: Table, out: Console | None = None) -> None:
             column.no_wrap = not folds  # (rich narrows a column that wraps below its longest word)
     if not out.is_terminal and wrapped > out.width:
         out.print(Segments(out.render(table, out.options.update_width(wrapped))), soft_wrap=True)
-    elif out.is_terminal and out.width < max(needed, NARROW_WIDTH):
+    elif too_narrow(needed, out):
         for line in table_lines(table, out):
             out.print(line, highlight=False, soft_wrap=True, markup=False, emoji=False)
     else:

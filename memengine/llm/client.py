@@ -31,6 +31,7 @@ from typing import Any
 import httpx2
 import openai
 
+from ..arguments import real
 from ..config import MAX_WAIT_S, LLMConfig, masked_url
 from ..errors import ConfigError, LLMError, LLMResponseError, LLMTimeout
 from ..http_deadline import MAX_CHAT_REPLY_BYTES, ReplyTooLarge, http_client, proxy_for
@@ -43,7 +44,6 @@ from ..http_retry import (
     has_cause,
     hides_secrets,
     is_connect_failure,
-    real,
     retry_after,
     secrets_of,
     server_message,
