@@ -811,7 +811,8 @@ def test_a_complaint_a_worry_or_a_wait_after_a_change_is_told_of_it(text: str, s
 def test_a_long_run_of_particles_is_no_value_verb_in_linear_time() -> None:
     """A Japanese value verb is looked for with bounded particles and endings, so a run of
     が, また or になっ is read in linear time (50 KB of が took 236 seconds); a value verb
-    alone is still one (円になった, 代が上がった) and a cost with it is not (家賃が上がった)."""
+    alone is still one (円になった, 代が上がった, 円に上げた) and a cost with it is not
+    (家賃が上がった, 家賃を上げた)."""
     started = time.perf_counter()
     assert not _a_value_verb("が" * 50000 + "x")
     assert not _a_value_verb("また" * 25000 + "x")
@@ -819,6 +820,8 @@ def test_a_long_run_of_particles_is_no_value_verb_in_linear_time() -> None:
     assert time.perf_counter() - started < 5
     assert _a_value_verb("円になった") and _a_value_verb("代が上がった")
     assert not _a_value_verb("家賃が上がった")
+    assert _a_value_verb("円に上げた") and _a_value_verb("代を下げた")
+    assert not _a_value_verb("家賃を上げた")
 
 
 def test_whose_a_long_japanese_text_says_is_read_in_linear_time() -> None:
@@ -1369,6 +1372,67 @@ def test_a_japanese_value_gone_up_or_down_says_a_change(text: str, says: bool) -
 
 
 @pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # a cost or a pay, with を, raised or cut to a new value, done
+        ("大家さんが家賃を7万5千円に上げた", True),
+        ("大家さんが家賃を7万5千円に上げました", True),
+        ("携帯の料金を月2980円に下げた", True),
+        ("ジムが会費を6000円まで上げた", True),
+        ("政府が消費税を10%に引き上げた", True),
+        ("家賃をまた8万円に上げた", True),
+        ("大家に家賃を8万円に上げられた", True),
+        ("家賃を8万円に上げられて最悪", True),
+        ("店長が時給を1200円に上げてくれた", True),
+        ("時給を1200円に上げてもらいました", True),
+        ("家賃を8万円に上げたらしい", True),
+        ("大家さんが家賃を値上げした", True),
+        ("家賃を値下げしました", True),
+        # planned, heard of ahead, wished, asked, advised, a condition, a question
+        ("家賃を8万円に上げるって", False),
+        ("家賃を8万円に上げるらしい", False),
+        ("家賃を8万円に上げたい", False),
+        ("家賃を8万円に上げようかな", False),
+        ("家賃を8万円に上げましょう", False),
+        ("家賃を8万円に上げないで", False),
+        ("家賃を8万円に上げてください", False),
+        ("家賃を8万円に上げてほしくない", False),
+        ("時給を1200円に上げてもらいたい", False),
+        ("時給を1200円に上げてくれたらいいのに", False),
+        ("家賃を8万円に上げられたくない", False),
+        ("家賃を8万円に上げられても住み続ける", False),
+        ("家賃を8万円に上げた方がいい", False),
+        ("家賃を8万円に上げたら困る", False),
+        ("家賃を8万円に上げたかな", False),
+        ("家賃を8万円に上げた？", False),
+        ("家賃を上げないでほしい", False),
+        ("家賃を上げるらしい", False),
+        ("家賃を上げたら困る", False),
+        ("家賃を値上げするらしい", False),
+        # what is raised is no cost, no value with its unit, or given (あげた)
+        ("成績を上げた", False),
+        ("手を上げた", False),
+        ("声を上げた", False),
+        ("温度を上げた", False),
+        ("エアコンの温度を28度に下げた", False),
+        ("成績を80点に上げた", False),
+        ("株価を1000円に上げた", False),
+        ("お金をあげた", False),
+        ("家賃を8万円にあげた", False),
+        # left out: no new value, or what it was raised by (お金を1万円上げた, given)
+        ("家賃を上げた", False),
+        ("家賃を1万円上げた", False),
+    ],
+)
+def test_a_japanese_cost_raised_to_a_value_says_a_change(text: str, says: bool) -> None:
+    """A cost or a pay with を raised or cut to a new value, done (大家さんが家賃を7万5千円に
+    上げた, 上げました, 上げられた, 上げてくれた), says a value changed, as "The landlord raised
+    my rent to $1,950" does; planned, wished, asked, advised, a condition, a question, what
+    has no price and あげた, "gave", do not."""
+    assert bool(change_sentences(text)) is says
+
+
+@pytest.mark.parametrize(
     ("old_text", "new_text", "changes"),
     [
         ("家賃は7万円", "家賃が8万円に上がった", True),
@@ -1386,6 +1450,11 @@ def test_a_japanese_value_gone_up_or_down_says_a_change(text: str, says: bool) -
         ("食費が増えた", "会費が増えた", False),
         ("家賃が7万円になった", "会費が5000円になった", False),
         ("家賃が7万円に上がった", "会費が6000円に上がった", False),
+        ("家賃を7万円に上げた", "会費を6000円に上げた", False),
+        ("電気代を5000円に下げた", "ガス代を3000円に下げた", False),
+        ("家賃は7万円", "大家さんが家賃を7万5千円に上げた", True),
+        ("時給は1100円", "店長が時給を1200円に上げてくれた", True),
+        ("家賃は7万円", "大家さん、家賃を8万円に上げるらしい", False),
         ("電気代が安くなった", "スマホ代が安くなった", False),
         ("電気代が上がった", "電気代がまた上がった", True),
         ("家賃が7万円になった", "家賃が8万円になった", True),
@@ -1418,6 +1487,37 @@ def test_a_japanese_rent_gone_up_comes_before_the_rent_told_before(
     assert r.results[0].components["later_change"] == 1.0
     assert "2026-04-12 (日) の記憶より新しい、同じ話題の話" in pack.text
     assert pack.text.index("8万円") < pack.text.index("7万円")
+
+
+def test_a_japanese_rent_raised_by_the_landlord_comes_before_the_rent_told_before(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """With the real embedder, 大家さんが家賃を7万5千円に上げた (transitive, を…に上げた), told
+    after 家賃は7万円, is packed as the later change and comes first for 家賃いくらだっけ, as
+    家賃が7万5千円に上がった and "The landlord raised my rent to $1,950" do."""
+    old, new = _told(real_mem, clock, "家賃は7万円", "大家さんが家賃を7万5千円に上げた", FILLER_JA)
+    r = real_mem.retrieve("家賃いくらだっけ")
+    pack = real_mem.pack(r)
+    assert {old, new} <= set(pack.episode_ids)
+    assert [x.episode.id for x in r.results[:2]] == [new, old]
+    assert r.results[0].components["later_change"] == 1.0
+    assert r.results[0].components["changes"] == float(old)
+    assert pack.text.index("7万5千円") < pack.text.index("7万円")
+
+
+def test_a_japanese_rent_raise_heard_of_ahead_is_no_later_change(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """大家さん、家賃を7万5千円に上げるらしい tells of a raise ahead, not done: 家賃は7万円, told
+    before, is followed by no newer memory marked as its change."""
+    old, new = _told(
+        real_mem, clock, "家賃は7万円", "大家さん、家賃を7万5千円に上げるらしい", FILLER_JA
+    )
+    r = real_mem.retrieve("家賃いくらだっけ")
+    pack = real_mem.pack(r)
+    assert {old, new} <= set(pack.episode_ids)
+    assert all("later_change" not in x.components for x in r.results)
+    assert "より新しい" not in pack.text
 
 
 def test_another_cost_gone_up_is_no_later_change_of_the_first(

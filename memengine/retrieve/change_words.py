@@ -2,7 +2,8 @@
 "switched", "moved … to", "pushed … to", "no longer", "not … any more", "I used to", "my wife
 used to", "quit", "sold", "… now" ending its clause, "went up", "dropped to $999", "turned 7",
 変えた, やめた, 引っ越した, 延期, 中止 (and in hiragana: かえた, ひっこした, ちゅうし), 今は,
-前は…だった, 6歳になった, 値上げした, 6000円に上がった, 家賃が上がった, 飲まないことにした …; and
+前は…だった, 6歳になった, 値上げした, 6000円に上がった, 家賃が上がった, 家賃を8万円に上げた,
+飲まないことにした …; and
 the English corrections of :func:`corrections`, a value set against one of its kind: "it's
 Tuesday, not Monday", "no wait, it's Tuesday"), and
 the words around each that :func:`change_sentences` keeps: not negated, not a question, not a
@@ -128,16 +129,26 @@ _JA_DONE = f"(?=(?:し|され|しまし|されまし)[たて]|にな(?:っ|り�
 (値上げされた, 値上がりした, 値下げになった, 値上げされてた, 値上げされて最悪, 値上がりして困る);
 not a wish (値上げしてほしくない, 値上げされたくない: :data:`_JA_NOT_WISHED`), a worry or a
 mention (値上がりが心配, 値下がり待ち, 値上げ反対, 値上げのニュース見た, 値上げの話は無くなった)."""
+_JA_RAISED = (
+    "(?:引き)?[上下]げ(?:られ(?=て(?!も))"
+    "|(?:(?:られ|てくれ)?(?:まし)?|てもら(?:っ|いまし))(?=た(?!方|ほう)))"
+)
+"""A value raised or cut by someone, done: in the past (上げた, 下げました, 引き上げた,
+上げられた, 上げてくれた, 上げてもらった) or suffered, in its て-form (上げられて最悪); not planned,
+asked, advised or granted (上げるって, 上げるらしい, 上げようかな, 上げないで, 上げてください,
+上げた方がいい, 上げられても), and in kanji only, for あげた is as often "gave" (お金をあげた,
+おやつあげてた)."""
 JA_VALUE_VERB = re.compile(
     f"(?:値[上下](?:げ|が)|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし)"
-    "|(?:に|まで|へ)な(?=っ|りまし))[\u3041-\u3096]{0,16}$"
+    "|(?:に|まで|へ)な(?=っ|りまし)|(?:引き)?[上下]げ(?=[たまらて]))[\u3041-\u3096]{0,16}$"
 )
 """A Japanese value verb with its ending, ending a phrase (上がった, 値上がりした, 増えた,
-高くなった, になった; an ending of 16 kana at most, so a search takes a time linear in the
-text on any input): as two messages share it, it names nothing (テンション上がった and
+高くなった, になった, 上げた; an ending of 16 kana at most, so a search takes a time linear in
+the text on any input): as two messages share it, it names nothing (テンション上がった and
 家賃上がった share 上がった), nor, as :mod:`.changes` reads it, with a particle, a unit or
 one character more before it (電気代が上がった and ガス代が上がった share 代が上がった;
-家賃が7万円になった and 会費が5000円になった, 円になった)."""
+家賃が7万円になった and 会費が5000円になった, 円になった; 家賃を7万円に上げた and 会費を6000円に
+上げた, 円に上げた)."""
 _KANA_AT = "(?:(?<![\u3041-\u3096])|(?<=[にをはもがへ])|(?<=[^っ]と))"
 """Where a change verb typed in hiragana starts: after a particle or no hiragana (せきがかわった;
 not the かわった of いれかわった), and わかれた after と, one's partner (かれしとわかれた; not
@@ -305,6 +316,7 @@ CHANGE = re.compile(
     rf"|{_JA_COST}[がもは]?[、，,]?(?:(?:また|さらに|ちょっと|も)[、，,]?)?"
     rf"(?:{_JA_AMOUNT}(?:(?:に|まで|へ|も)?(?:{_JA_UP_DOWN})|(?:に|まで)な(?=っ|りまし))"
     rf"|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし)){_JA_NOT_WISHED}"
+    rf"|{_JA_COST}を(?:(?:また|さらに)[、，,]?)?{_JA_AMOUNT}(?:に|まで|へ){_JA_RAISED}{_JA_NOT_WISHED}"
     r"|(?:^|(?<=[はも、，,\s]))(?:前|以前|昔|もともと|元々)は[、，,]?"
     r"(?:(?!けど|けれど|のに|ので|から|ことが?あ)[^。！？!?\n、，,]){0,20}?"
     r"(?:だった|てた|でた|ていた|でいた|かった)",
@@ -361,7 +373,13 @@ the subject of :data:`_JA_UP_DOWN`, of 高くなった, 安くなった, or of i
 上がってるはず, 上がってたりして: :data:`_JA_NOT_WISHED`, 家賃上がってたらやだな: :data:`_PAST_END`;
 a complaint after it is told of it, 家賃上がって嫌だ; 体重が増えた and ボーナスが減った, with no
 cost nor unit, 3キロ痩せた and 60キロまで落ちた, no value verb, a time word or 手取り between a cost
-and its value, 家賃が来月から8万円になった, are left out); an age
+and its value, 家賃が来月から8万円になった, are left out); or a cost or a pay with を raised or cut
+to a new value with に, まで or へ, done (:data:`_JA_RAISED`: 大家さんが家賃を7万5千円に上げた,
+料金を月2980円に下げました, 消費税を10%に引き上げた, 家賃を8万円に上げられた, 時給を1200円に
+上げてくれた; not 家賃を8万円に上げるらしい, 上げたい, 上げてください, 上げた方がいい, 上げたら困る,
+成績を上げた, 手を上げた, 温度を28度に下げた, nor あげた, as often "gave": お金をあげた; with no new
+value, 家賃を上げた, or what it went up by, 家賃を1万円上げた, as お金を1万円上げた is often given,
+left out); an age
 turned ("turned 7 today", "turned thirty in May", 6歳になった; not "turned one of the rooms
 into…", "turned 90 degrees", 6歳になったら); and a decision, ことにした (お酒は飲まないことにした;
 not 続けることにした, 辞めないことにした: :data:`_KEPT_ON`, nor one for a day, 今日はジム休むことにした:

@@ -110,10 +110,10 @@ _A_COUNT = re.compile(
 106" and "the 106 bus", 万円 of 3万円; 号室 names a room)."""
 
 _VALUE_TAIL = re.compile(
-    f"(?:また|さらに|ちょっと|まで|[がはもにへ、，,]){{0,4}}(?:{JA_VALUE_VERB.pattern})"
+    f"(?:また|さらに|ちょっと|まで|[がはもにへを、，,]){{0,4}}(?:{JA_VALUE_VERB.pattern})"
 )
 """A Japanese value verb ending a phrase (:data:`.change_words.JA_VALUE_VERB`), with the
-particles and the "again" before it (が上がった, がまた上がった, に上がった, になった): four at
+particles and the "again" before it (が上がった, がまた上がった, に上がった, になった, を下げた): four at
 most, and at most 16 kana of ending, so a search tries a bounded match at each character and
 takes a time linear in the phrase on any input (a run of が or また)."""
 
@@ -122,8 +122,8 @@ def _a_value_verb(phrase: str) -> bool:
     """Whether ``phrase`` says only that a value went up, went down or became one: a value
     verb (:data:`_VALUE_TAIL`) with no subject left before it, that is, nothing, one
     character or a unit (:data:`_A_COUNT`): 上がった of テンション上がった and 家賃上がった, 代が
-    上がった of 電気代 and ガス代, 費が増えた of 食費 and 会費, 円になった, 万円に上がった (not
-    家賃が上がった, which names the rent)."""
+    上がった of 電気代 and ガス代, 費が増えた of 食費 and 会費, 円になった, 万円に上がった, 円に上げた
+    (not 家賃が上がった, 家賃を上げた, which name the rent)."""
     tail = _VALUE_TAIL.search(phrase)
     if tail is None:
         return False
