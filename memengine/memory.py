@@ -370,7 +370,9 @@ class Memory:
 
         ``occurred_at`` (default: the clock; without a zone, one of ``time_zone``) dates it;
         ``sensitivity`` 0–3 is what a retrieval's ``max_sensitivity`` leaves out above;
-        ``importance`` 0–1 weighs it in the life ranking and the sleep; ``tags`` and
+        ``importance`` 0–1 orders the memories of a time a message asks about ("What did I
+        do yesterday?") that its searches did not find: the most important are fetched by
+        their date first (``by_date``); no ranking or sleep reads it. ``tags`` and
         ``metadata`` are kept with it (tags are searched too)."""
         episode = self._new(
             kind=EpisodeKind.exchange,

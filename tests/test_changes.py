@@ -14,7 +14,7 @@ from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import EmbedderChanged
 from memengine.models import Episode, EpisodeKind
 from memengine.retrieve.change_words import JA_VALUE_VERB, change_sentences
-from memengine.retrieve.changes import _a_value_verb, later_changes
+from memengine.retrieve.changes import _a_value_verb, chains_newest_first, later_changes
 from memengine.retrieve.fastpath import Candidate
 from memengine.retrieve.owners import doer, owners
 
@@ -606,6 +606,19 @@ def test_a_result_keeps_its_newest_changes() -> None:
     assert [c.episode.id for c in out] == [4, 3, 1, 2]
     assert friday.components["changes"] == 1.0 and wednesday.components["changes"] == 1.0
     assert "later_change" not in tuesday.components
+
+
+def test_chains_stand_where_their_best_member_stood_newest_first() -> None:
+    """The grouping the fast path and the life ranking share: a chain (4 changes 2, 5
+    changes 4) where its first member stood, the newest first; an item linked to one
+    missing (6 → 9) and an unlinked one stay alone and in place."""
+    days = {1: 40, 2: 50, 3: 30, 4: 20, 5: 5, 6: 10}
+    items = [1, 2, 3, 6, 4, 5]
+    groups = chains_newest_first(
+        items, lambda i: i, {4: 2, 5: 4, 6: 9}, lambda i: T0 - timedelta(days=days[i])
+    )
+    assert groups == [[1], [5, 4, 2], [3], [6]]
+    assert chains_newest_first(items, lambda i: i, {}, lambda i: T0) == [[i] for i in items]
 
 
 def test_a_budget_that_leaves_out_the_change_leaves_out_what_it_changed(

@@ -32,6 +32,7 @@ from memengine.lifecycle.features import FEATURES
 from memengine.text import fold, query_terms
 
 from .helpers import HashEmbedder
+from .test_changes import FILLER, FILLER_JA, _told
 
 
 @pytest.fixture
@@ -212,6 +213,96 @@ def test_threshold_selection_cuts_at_the_cliff(db_path: Path, clock: FixedClock)
         m.add("harbour budget report", kind="fact")
         r = m.retrieve("harbour budget report")
         assert r.results == () and not r.should_inject and r.turn_id is not None
+
+
+def _used(mem: Memory, question: str, episode_id: int, times: int = 3) -> None:
+    """``question`` asked ``times`` times, ``episode_id`` used in each answer: a strong memory."""
+    for _ in range(times):
+        mem.feedback(mem.retrieve(question).turn_id, [episode_id])
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "question", "filler"),
+    [
+        (
+            "My gym membership is $50 a month",
+            "The gym raised my membership to $65 a month",
+            "How much is my gym membership?",
+            FILLER,
+        ),
+        ("家賃は7万円だよ", "家賃が7万5千円に上がった", "家賃いくらだっけ？", FILLER_JA),
+    ],
+)
+def test_life_ranking_puts_a_later_change_before_the_strong_fact_it_changes(
+    real_mem: Memory,
+    clock: FixedClock,
+    old_text: str,
+    new_text: str,
+    question: str,
+    filler: list[tuple[str, str]],
+) -> None:
+    """An old fact used in three answers outscores the newer memory that changes it, yet
+    the change comes first, scored as the best of the two (its own life score kept); with
+    ``limit=1`` the change is brought in in the old fact's place, not the old fact alone."""
+    old, new = _told(real_mem, clock, old_text, new_text, filler)
+    _used(real_mem, question, old)
+    assert real_mem.get(old).strength > real_mem.get(new).strength
+    r = real_mem.retrieve(question, rank="life", record=False)
+    assert [x.episode.id for x in r.results[:2]] == [new, old]
+    change, fact = r.results[0], r.results[1]
+    assert change.components["changes"] == old and "brought_back" not in change.components
+    assert change.components["life_score"] < fact.components["life_score"] == fact.score
+    assert change.score == fact.score and [x.rank for x in r.results[:2]] == [1, 2]
+    text = real_mem.pack(r).text
+    assert text.index(new_text) < text.index(old_text)
+    alone = real_mem.retrieve(question, rank="life", record=False, limit=1).results
+    assert [x.episode.id for x in alone] == [new] and alone[0].components["brought_back"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "other", "question", "filler"),
+    [
+        (
+            "My gym membership is $50 a month",
+            "The gym was packed today, waited 20 minutes for a rack",
+            "I switched my phone plan to a cheaper one",
+            "How much is my gym membership?",
+            FILLER,
+        ),
+        (
+            "家賃は7万円だよ",
+            "家賃を払いに銀行へ行ってきた",
+            "スマホのプランを安いのに変えた",
+            "家賃の話を覚えてる？",
+            FILLER_JA,
+        ),
+    ],
+)
+def test_life_ranking_keeps_its_order_for_a_newer_memory_that_changes_nothing(
+    real_mem: Memory,
+    clock: FixedClock,
+    old_text: str,
+    new_text: str,
+    other: str,
+    question: str,
+    filler: list[tuple[str, str]],
+) -> None:
+    """A newer memory of the same subject that says no change, beside one with a change word
+    about something else, stays where its life score puts it: below the stronger old fact,
+    nothing brought in."""
+    old, new = _told(real_mem, clock, old_text, new_text, filler)
+    real_mem.add_exchange(other, "Nice", occurred_at=clock.now)
+    _used(real_mem, question, old)
+    r = real_mem.retrieve(question, rank="life", record=False)
+    ids = [x.episode.id for x in r.results]
+    assert ids.index(old) < ids.index(new)
+    for item in r.results:
+        assert item.score == item.components["life_score"]
+        assert "changes" not in item.components and "brought_back" not in item.components
+    scores = [x.score for x in r.results]
+    assert scores == sorted(scores, reverse=True)
+    alone = real_mem.retrieve(question, rank="life", record=False, limit=1).results
+    assert [x.episode.id for x in alone] == [old]
 
 
 def test_never_used_lists_often_retrieved_unused_memories(

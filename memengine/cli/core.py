@@ -147,7 +147,8 @@ def add(
             min=0.0,
             max=1.0,
             parser=number(0.0, 1.0),
-            help="How much it matters, 0 to 1.",
+            help="How much it matters, 0 to 1: of a time a message asks about, the more "
+            "important memories are fetched first.",
         ),
     ] = 0.5,
     metadata: Annotated[

@@ -6,7 +6,10 @@ retriever's result. It
 1. drops archived results from a normal (not deep) retrieval — they can
    only appear when a sleep archived them between the search and the fetch;
 2. with ``ranking="life"``, re-ranks the candidates (Stage 1 similarity
-   filter, Stage 2 linear or learned score) and applies the selection rule;
+   filter, Stage 2 linear or learned score), applies the selection rule and puts
+   each later change the fast path linked before the memory it changes, as the
+   fast path does (:func:`_changes_first`: "raised my membership to $65" before
+   a much-used "$50 a month"), bringing in one the ranking left out;
 3. in one write transaction: records the turn (its perspective and the
    nine features of every returned memory, for feedback and training; not
    its text, which quotes the recent conversation),
@@ -26,6 +29,7 @@ from ..config import LifecycleConfig
 from ..embed.base import Embedder
 from ..errors import DamagedDatabase, DatabaseLocked, DiskError, EmbeddingError
 from ..models import Retrieval, Retrieved, may_answer, offered_results
+from ..retrieve.changes import chains_newest_first
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
@@ -126,28 +130,32 @@ def after_retrieve(
         except DamagedDatabase as exc:  # the linear formula ranks; train-scorer writes anew
             scorer = None
             degraded.append(f"life ranking used the linear formula: {exc}")
-        scores = life_scores([feats[i] for i in keep], scorer, cfg)
-        order = sorted(range(len(keep)), key=lambda j: -scores[j])
+        scores = life_scores(feats, scorer, cfg)  # (a later change brought in has one too)
+        order = sorted(keep, key=lambda i: -scores[i])
         chosen = select(
-            [scores[j] for j in order],
+            [scores[i] for i in order],
             mode=cfg.selection,
             k=k,
             threshold=cfg.selection_threshold,
             max_results=max(k, cfg.selection_max_results),
             rng=rng,
         )
+        picked = [order[pos] for pos in chosen]
         ranked: list[Retrieved] = []
         new_feats: list[list[float]] = []
-        for rank, pos in enumerate(chosen, start=1):
-            j = order[pos]
-            i = keep[j]
+        # (a change brought in takes the place of the last pick past k, or past the cliff's)
+        for i, changes in _changes_first(picked, results)[: max(k, len(picked))]:
             comps = dict(results[i].components)
             comps.update(zip(FEATURES, feats[i], strict=True))
-            comps["life_score"] = scores[j]
+            comps["life_score"] = scores[i]
             comps["learned"] = 1.0 if scorer is not None else 0.0
+            if i not in picked:
+                comps["brought_back"] = 1.0
+            # a change is scored as the best of its chain, as the fast path scores it
+            score = max(scores[j] for j in changes) if changes else scores[i]
             ranked.append(
                 results[i].model_copy(
-                    update={"score": scores[j], "rank": rank, "components": comps}
+                    update={"score": score, "rank": len(ranked) + 1, "components": comps}
                 )
             )
             new_feats.append(feats[i])
@@ -242,6 +250,37 @@ def after_retrieve(
             "degraded": tuple(degraded),
         }
     )
+
+
+def _changes_first(picked: list[int], results: list[Retrieved]) -> list[tuple[int, list[int]]]:
+    """The positions in ``results`` of the life ranking's ``picked`` (best first), each
+    chain of later changes the fast path linked among them (:mod:`..retrieve.changes`: a
+    result marked ``changes``, the id of the one it changes, of the same agent) where its
+    best-ranked member stood, the newest first, each with the positions of its chain when
+    it is a change in one (else none). A change of a picked memory the ranking left out is
+    brought in before it, and so down a chain, as the LLM rerank brings one back: alone, a
+    strong old "My rent is $1,800" would tell the old fact as the fact."""
+    at = {r.episode.id: i for i, r in enumerate(results)}
+    older: dict[int, int] = {}  # a change's position → the position of what it changes
+    for i, r in enumerate(results):
+        j = at.get(int(r.components.get("changes", 0)))
+        if j is not None and results[j].episode.agent == r.episode.agent:
+            older[i] = j
+    changed_by: dict[int, list[int]] = {}
+    for i, j in older.items():
+        changed_by.setdefault(j, []).append(i)
+    every, todo = list(picked), list(picked)
+    while todo:  # (the picked memories' left-out changes, and theirs)
+        for i in changed_by.get(todo.pop(), []):
+            if i not in every and may_answer(results[i].components):
+                every.append(i)
+                todo.append(i)
+    out: list[tuple[int, list[int]]] = []
+    for chain in chains_newest_first(
+        every, lambda i: i, older, lambda i: results[i].episode.occurred_at
+    ):
+        out.extend((i, chain if older.get(i) in chain else []) for i in chain)
+    return out
 
 
 def _still_stored(

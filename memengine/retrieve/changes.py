@@ -31,7 +31,9 @@ order as ranked.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import TypeVar
 
 from ..errors import EmbeddingError
 from ..models import Episode, EpisodeKind
@@ -65,6 +67,8 @@ links none (:func:`_about_the_same`)."""
 
 MAX_CHANGES = 2
 """How many later changes one result can have put before it (the newest first)."""
+
+T = TypeVar("T")
 
 Similar = Callable[[int, Sequence[int]], dict[int, float]]
 """The cosine of a stored episode's vector to each of some others' (missing: no vector)."""
@@ -309,36 +313,46 @@ def later_changes(
 def _chains_first(candidates: list[Candidate], links: dict[int, Candidate]) -> list[Candidate]:
     """``candidates`` with each chain that ``links`` makes (a change → the result it
     changes; always an older one, so no cycle) where its best-ranked member was, the
-    newest first, its changes marked and scored as the best of the chain."""
-    parent: dict[int, int] = {}
-
-    def find(key: int) -> int:
-        while parent.get(key, key) != key:
-            key = parent[key]
-        return key
-
-    for change_key, anchor in links.items():
-        parent[find(change_key)] = find(id(anchor))
-    members = set(links) | {id(a) for a in links.values()}
-    chains: dict[int, list[Candidate]] = {}
-    for c in candidates:
-        if id(c) in members:
-            chains.setdefault(find(id(c)), []).append(c)
+    newest first (:func:`chains_newest_first`), its changes marked and scored as the best
+    of the chain."""
+    older = {change: id(anchor) for change, anchor in links.items()}
     out: list[Candidate] = []
-    for c in candidates:
-        if id(c) not in members:
-            out.append(c)
-            continue
-        chain = chains.pop(find(id(c)), None)
-        if chain is None:  # (placed with its chain)
-            continue
-        chain.sort(key=lambda m: m.episode.occurred_at, reverse=True)
+    for chain in chains_newest_first(candidates, id, older, lambda c: c.episode.occurred_at):
         best = max(m.score for m in chain)
         for m in chain:
-            older = links.get(id(m))
-            if older is not None:
+            anchor = links.get(id(m))
+            if anchor is not None:
                 m.score = max(m.score, best)
                 m.components["later_change"] = 1.0
-                m.components["changes"] = float(older.episode.id)
+                m.components["changes"] = float(anchor.episode.id)
         out.extend(chain)
     return out
+
+
+def chains_newest_first(
+    items: Sequence[T],
+    key: Callable[[T], int],
+    changes: Mapping[int, int],
+    when: Callable[[T], datetime],
+) -> list[list[T]]:
+    """``items`` (best first) in groups, in their order: each chain that ``changes`` makes
+    among them (a change's key → the key of the older item it changes; a link to or from
+    no item is none) one group where its best-ranked member stood, the newest first by
+    ``when``, every other item a group of its own: ``[old, other, new]``, "new" changing
+    "old", is ``[[new, old], [other]]``. The fast path's later changes and the life ranking
+    order their results so."""
+    parent: dict[int, int] = {}
+
+    def find(k: int) -> int:
+        while parent.get(k, k) != k:
+            k = parent[k]
+        return k
+
+    present = {key(x) for x in items}
+    for change, older in changes.items():
+        if change in present and older in present and find(change) != find(older):
+            parent[find(change)] = find(older)
+    groups: dict[int, list[T]] = {}  # (a chain's root → its members, where the first stood)
+    for x in items:
+        groups.setdefault(find(key(x)), []).append(x)
+    return [sorted(g, key=when, reverse=True) if len(g) > 1 else g for g in groups.values()]
