@@ -1200,6 +1200,83 @@ def test_a_person_or_a_number_alone_is_no_shared_subject(
 
 
 @pytest.mark.parametrize(
+    ("old_text", "new_text", "changes"),
+    [
+        # a time unit told as a rate, a count or a time on a side is no thing
+        (
+            "My gym membership is $50 a month",
+            "I switched my phone plan to a cheaper one, $30 a month",
+            False,
+        ),
+        ("My gym membership is $50 a month", "I switched my phone plan, $30 per month now", False),
+        ("My gym membership is $50/month", "I switched my phone plan, $30 every month", False),
+        ("I walk 5 km a day", "I switched to decaf, two cups a day", False),
+        ("My day off is Tuesday", "I switched gyms, now I go every day", False),
+        ("I run 3 times a week", "I switched to swimming, 2 times a week", False),
+        # nor a rate's word or a number spelled out alone
+        ("My weekly yoga class is on Mondays", "I switched my weekly meeting to Tuesdays", False),
+        ("My laptop is an old one", "I switched my phone plan to a cheaper one", False),
+        ("We lost four in a row", "Bumping Kayla up to four days a week", False),
+        # nor a Japanese time with a cost's last character and particles
+        ("ガス代が月5000円に上がった", "電気代が月5000円に上がった", False),
+        ("ガス代を月5000円に上げた", "電気代を月5000円に上げた", False),
+        ("食費を月3万円に下げた", "会費を月6000円に上げた", False),
+        ("ガス代は毎月5000円", "電気代が毎月6000円に上がった", False),
+        ("今月は忙しい", "今月からジム変えた", False),
+        # the thing beside the time is shared, or the time unit is named as a thing
+        ("My rent is $1,800 a month", "My rent went up to $2,000 a month", True),
+        ("My gym membership is $50 a month", "My gym membership went up to $60 a month", True),
+        ("our weekly meeting is on Mondays", "we moved our weekly meeting to Tuesdays", True),
+        ("My day off is Tuesday", "I switched my day off to Wednesday", True),
+        ("My gym is Gold's", "I moved to a new gym", True),
+        ("家賃は月7万円", "家賃が月8万円に上がった", True),
+        ("電気代は毎月5000円", "電気代が毎月6000円に上がった", True),
+        ("休日は土日", "休日を水曜に変えた", True),
+        ("勤務時間は9時から", "勤務時間、10時からに変わった", True),
+        ("月曜の会議は10時から", "月曜の会議、11時に変わった", True),
+    ],
+)
+def test_a_time_or_a_rate_alone_is_no_shared_subject(
+    old_text: str, new_text: str, changes: bool
+) -> None:
+    """ "I switched my phone plan to a cheaper one, $30 a month" changed "My gym membership
+    is $50 a month" (both share "month"), 電気代が月5000円に上がった ガス代が月5000円に上がった (代が
+    月): a rate, a count or a time names no thing, as a number does not; "my day off",
+    休日 and 勤務時間 do."""
+    assert _links(old_text, new_text) is changes
+
+
+def test_another_monthly_cost_switched_stays_where_it_ranks(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """With the real embedder, a phone plan switched for "$30 a month" was packed before "My
+    gym membership is $50 a month" as its change, for a question on the gym: it stays where it
+    ranks, the gym first, nothing marked newer (and so 電気代が月5000円に上がった after
+    ガス代が月5000円に上がった)."""
+    for old_text, new_text, question, filler in (
+        (
+            "My gym membership is $50 a month",
+            "I switched my phone plan to a cheaper one, $30 a month",
+            "how much do I pay each month for the gym?",
+            FILLER,
+        ),
+        (
+            "ガス代が月5000円に上がった",
+            "電気代が月5000円に上がった",
+            "ガス代いくらだっけ",
+            FILLER_JA,
+        ),
+    ):
+        old, new = _told(real_mem, clock, old_text, new_text, filler)
+        r = real_mem.retrieve(question)
+        pack = real_mem.pack(r)
+        assert {old, new} <= set(pack.episode_ids)
+        assert r.results[0].episode.id == old
+        assert all("changes" not in x.components for x in r.results)
+        assert "newer than" not in pack.text and "より新しい" not in pack.text
+
+
+@pytest.mark.parametrize(
     ("text", "says"),
     [
         # "now" ending its clause, a value gone up or down, an age turned, ことにした

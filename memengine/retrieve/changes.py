@@ -11,14 +11,15 @@ to", "no longer", "I used to", 変えた, 今は, 前は…だった …; not ne
 plan or a maybe: "I won't quit", "should I switch", 変えようかな) something it shares with the
 older one (:func:`~memengine.text.shared_phrases`: a name, a thing, 「スペイン語」, also in the
 sentence before when a pronoun, its object, stands for it; not a speaker's name, nor a
-number or a counter alone, "$1,200", 3万円, nor a thing each names another owner of
-(:mod:`.owners`: "my son's dentist appointment" changes no "my dentist appointment", 父の誕生日会
-no 母の誕生日会, "My wife used to love jazz" no "I love jazz"), nor one two other people the
-sentences tell about share: "My coworker Jen quit Google" changes no "Ken works at Google",
-佐藤さんがトヨタ辞めた no 田中さんはトヨタで働いてる; a person alone is none: "My wife quit her job"
-changes no "My wife loves spicy food", but an age told again of the same person is: "My
-son turned 7 today" changes "My son is 6", "Jen turned 30" no "I'm 29"), and their stored
-vectors are at least ``later_change_cosine`` close.
+number, a counter, a time or a rate alone, "$1,200", 3万円, "a month", 毎月, 代が月 of 電気代が月
+and ガス代が月, nor a thing each names another owner of (:mod:`.owners`: "my son's dentist
+appointment" changes no "my dentist appointment", 父の誕生日会 no 母の誕生日会, "My wife used
+to love jazz" no "I love jazz"), nor one two other people the sentences tell about share:
+"My coworker Jen quit Google" changes no "Ken works at Google", 佐藤さんがトヨタ辞めた no
+田中さんはトヨタで働いてる; a person alone is none: "My wife quit her job" changes no "My
+wife loves spicy food", but an age told again of the same person is: "My son turned 7
+today" changes "My son is 6", "Jen turned 30" no "I'm 29"), and their stored vectors are
+at least ``later_change_cosine`` close.
 It comes before the closest such result (a chain of changes stands newest first where its
 best-ranked member was), marked ``later_change`` (and ``changes``: that result's id), and
 the pack's reason line names the day of the memory it follows. Nothing that would not be
@@ -92,7 +93,8 @@ def _subjects(words: str, near: str, names: set[str]) -> list[str]:
     speaker's name, a change word (今は in both says nothing about what changed), a value's
     verb with at most a particle, a unit or one character before it (:func:`_a_value_verb`:
     上がった, 代が上がった, 円になった), nor a number or a counter alone (:data:`_A_COUNT`:
-    "$1,200" on a laptop and on a bike)."""
+    "$1,200" on a laptop and on a bike), nor a time or a rate (:func:`_a_time`: "month" of
+    "$50 a month" and "$30 a month", 代が月 of 電気代が月 and ガス代が月)."""
     shared = shared_phrases(words[:600], near, limit=20)
     return [
         p
@@ -101,6 +103,7 @@ def _subjects(words: str, near: str, names: set[str]) -> list[str]:
         and CHANGE.fullmatch(p) is None
         and not _a_value_verb(p)
         and _A_COUNT.fullmatch(p) is None
+        and not _a_time(p, words[:600], near)
     ]
 
 
@@ -112,6 +115,56 @@ _A_COUNT = re.compile(
 )
 """A number or a counter alone, which names no thing ("1,200" of "$1,200", "106" of "NH
 106" and "the 106 bus", 万円 of 3万円; 号室 names a room)."""
+
+_EN_NUMBER = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+"""A number spelled out, as a count is ("two cups a day", "four in a row")."""
+_EN_RATE = re.compile(
+    rf"hourly|daily|nightly|weekly|monthly|yearly|annual(?:ly)?|per|every|last|next|{_EN_NUMBER}"
+)
+"""A rate's word, what makes a time a rate or a time, or a number spelled out, which names
+no thing ("our weekly meeting" and "my weekly yoga class", "every day" and "every week",
+"last year", "a cheaper one" and "an old one")."""
+_EN_TIME_UNIT = re.compile(r"(?:second|minute|hour|day|night|week|weekend|month|year|time)s?")
+"""A unit of time (or "times"), a thing only where it is named as one ("my day off")."""
+_COUNTED = re.compile(
+    rf"(?:^|[^\w'])(?:an?|per|every|each|{_EN_NUMBER}|few|several|many|couple of|last|next"
+    r"|this|that|these|those|\d[\d,.]*)\s+(?:[\w-]+\s+)?$"
+    r"|/\s*$"
+)
+"""What a time unit is a rate, a count or a time after, with at most one word between
+("a month", "per week", "every other year", "$30/month", "two more days", "last night")."""
+_JA_TIME = re.compile(
+    "(?:[代費料賃税][、がはもをにへの]*)?(?:[毎今先来翌隔半数]|[一1１])?"
+    "(?:月|週|年|日|晩|時間|か月|ヶ月)(?:額|々|間|あたり|当たり|ごと)?[、がはもをにへので]*"
+)
+"""A Japanese time or rate with at most a cost's last character and particles, which
+names no thing: 毎月, 今週, 月額, 年間, 代が月 of 電気代が月 and ガス代が月, 費を月 (not 家賃は月,
+月曜, 休日, 勤務時間)."""
+
+
+def _a_time(phrase: str, words: str, near: str) -> bool:
+    """Whether ``phrase``, shared by ``words`` and ``near``, names a time or a rate and no
+    thing: a rate's word or a number spelled out (:data:`_EN_RATE`: "weekly", "every",
+    "two"), a Japanese time with at most a cost's last character and particles
+    (:data:`_JA_TIME`: 代が月, 毎月), or a time unit that a side tells only as a rate, a
+    count or a time (:data:`_COUNTED`: "$50 a month" and "$30 per month", "every day"; not
+    "my day off" and "switched my day off")."""
+    if _EN_RATE.fullmatch(phrase) is not None or _JA_TIME.fullmatch(phrase) is not None:
+        return True
+    if _EN_TIME_UNIT.fullmatch(phrase) is None:
+        return False
+    return not all(_a_thing(phrase, fold(side)) for side in (words, near))
+
+
+def _a_thing(unit: str, text: str) -> bool:
+    """Whether ``text`` (folded) names the time unit ``unit`` once as a thing, not after
+    what makes it a rate, a count or a time (:data:`_COUNTED`): "my day off is Tuesday",
+    not "I walk 5 km a day" nor "every day"."""
+    for m in re.finditer(rf"(?<![\w'-]){re.escape(unit)}(?![\w'-])", text):
+        if _COUNTED.search(text[max(0, m.start() - 40) : m.start()]) is None:
+            return True
+    return False
+
 
 _VALUE_TAIL = re.compile(
     f"(?:また|さらに|ちょっと|まで|[がはもにへを、，,]){{0,4}}(?:{JA_VALUE_VERB.pattern})"
