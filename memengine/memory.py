@@ -665,7 +665,9 @@ class Memory:
 
         Their bytes stay in the file's free pages and old full-text segments until
         overwritten; ``scrub`` removes those too (a full-text rebuild, ``VACUUM`` and
-        an empty log: seconds for a large file, while writers wait).
+        an empty log: seconds for a large file, while writers wait) and empties this
+        process's caches of users' text, as :meth:`forget_agent` does. An ``agent`` the
+        file does not know is NotFound ("no agent named 'ghost'"), not nothing deleted.
         """
         args.switches(scrub=scrub)
         self._writable()
@@ -678,11 +680,15 @@ class Memory:
         numbers = [args.whole(i) for i in given]
         if any(i is None for i in numbers):
             raise InvalidInput(f"episode ids must be whole numbers: {given!r}")
+        owner = None if agent is None else self._known_agent(agent)
         id_list = [i for i in numbers if i is not None and 0 < i <= args.MAX_ID]
         if not id_list:
             return []
-        owner = None if agent is None else self._agent(agent)
-        return self.store.delete(id_list, agent=owner, scrub=scrub)
+        try:
+            return self.store.delete(id_list, agent=owner, scrub=scrub)
+        finally:
+            if scrub:  # (deleted too when the compaction was kept from finishing)
+                self._forget_texts()
 
     @gated
     def forget_agent(self, agent: str) -> ForgetReport:
@@ -710,11 +716,7 @@ class Memory:
             raise NotFound(f"no agent {quoted_name(agent)} in {self.store.path}{hint}")
         reports = [self.store.forget_agent(n) for n in names]
         self._typed_names = None  # a name stored as typed may be gone
-        self.retriever.forget_texts()  # the coverage's words are the user's too
-        forget_quote_texts()  # and the patterns of a query's words the pack's quotes compiled
-        with self._llm_lock:  # llm phases: cached expansions and vectors hold the messages
-            if self._llm_turn is not None:
-                self._llm_turn.forget_texts()
+        self._forget_texts()
         return ForgetReport(
             name,
             sum(r.episodes for r in reports),
@@ -723,6 +725,16 @@ class Memory:
             wal_truncated=reports[-1].wal_truncated,
             not_compacted=next((r.not_compacted for r in reports if r.not_compacted), ""),
         )
+
+    def _forget_texts(self) -> None:
+        """Empty this process's caches that hold users' words, after a forgotten agent or a
+        scrubbed delete: the retriever's word vectors, the pack's patterns of a query's
+        words and folded sentences, the LLM phases' expansions and query vectors."""
+        self.retriever.forget_texts()  # the coverage's words are the user's too
+        forget_quote_texts()  # and the patterns of a query's words the pack's quotes compiled
+        with self._llm_lock:  # llm phases: cached expansions and vectors hold the messages
+            if self._llm_turn is not None:
+                self._llm_turn.forget_texts()
 
     # -- reading ---------------------------------------------------------------------------
     @gated
@@ -1436,6 +1448,19 @@ class Memory:
         if typed is None or life.has_agent(self.store, name):
             return name
         return typed if life.has_agent(self.store, typed) else name
+
+    def _known_agent(self, agent: str) -> str:
+        """``agent`` (as :meth:`_agent` reads it) when the file knows it, for a call on
+        that agent's memories by id (``delete(ids, agent=…)``): a typo must not look like
+        ids that are not its. InvalidInput for a name no agent may take (" alice"), else
+        NotFound ("no agent named 'ghost'", as a sleep says)."""
+        name = self._agent(agent)
+        if life.has_agent(self.store, name):
+            return name
+        fault = name_fault(name)
+        if fault is not None:
+            raise InvalidInput(fault)
+        raise NotFound(f"no agent named {quoted_name(name)}")
 
     def _agent_name(self, given: object) -> str:
         """``given`` checked as a new agent name, or as it is when the file already holds

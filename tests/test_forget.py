@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from memengine import Config, FixedClock, Memory, NotFound
+from memengine import Config, DatabaseLocked, FixedClock, InvalidInput, Memory, NotFound, quote
 from memengine.cli import app
 from memengine.diagnostics import diagnose
 
-from .helpers import T0, HashEmbedder
+from .helpers import T0, HashEmbedder, another_process_reading
 
 SECRET = "quokkapin4321"
 
@@ -442,3 +442,208 @@ def test_ctrl_c_while_compacting_says_the_delete_is_saved(
     monkeypatch.setattr("memengine.store.episodes.delete_and_relink", _stop)
     result = CliRunner().invoke(app, ["delete", "1", "--scrub", "--db", str(db_path)])
     assert result.exit_code == 130 and "saved" not in result.output
+
+
+# (the deleted turn of each conversation is the second; the last two are five days later)
+_CONVERSATIONS = {
+    "en": (
+        "We talked about the weather today",
+        f"My bank PIN is {SECRET}",
+        "Let's plan the picnic",
+        "the roses need water",
+        "water them tonight",
+    ),
+    "ja": (
+        "今日は天気の話をした",
+        "銀行の暗証番号は鴨嘴獣四三二一です",
+        "ピクニックの計画を立てよう",
+        "薔薇に水をやらないと",
+        "今夜水をやろう",
+    ),
+}
+
+
+def _store_conversation(path: Path, clock: FixedClock, lang: str) -> list[int]:
+    """Three turns at 10:00, 10:30 and 10:55, and two more five days later, 30 minutes
+    apart, stored under the default gap of 60 minutes (each holds its neighbours' words)."""
+    texts = _CONVERSATIONS[lang]
+    times = [T0, T0 + timedelta(minutes=30), T0 + timedelta(minutes=55)]
+    times += [T0 + timedelta(days=5), T0 + timedelta(days=5, minutes=30)]
+    with Memory.open(path, embedder=HashEmbedder(), clock=clock) as m:
+        return [
+            m.add_exchange(text, "ok", agent="alice", occurred_at=at)
+            for text, at in zip(texts, times, strict=True)
+        ]
+
+
+def _contexts(m: Memory) -> dict[int, str]:
+    with m.store.connections.read() as cur:
+        return {int(i): str(c) for i, c in cur.execute("SELECT id, context_text FROM episodes")}
+
+
+def _search_text(m: Memory, episode_id: int) -> str:
+    with m.store.connections.read() as cur:
+        row = cur.execute("SELECT search_text FROM episodes WHERE id = ?", (episode_id,))
+        return str(row.fetchone()[0])
+
+
+def _found_by_words(m: Memory, text: str) -> set[int]:
+    r = m.retrieve(text, agent="alice", record=False, day_range=None)
+    return {x.episode.id for x in r.results if "bm25_rank" in x.components}
+
+
+def _gap(minutes: int) -> Config:
+    return Config.model_validate({"retrieval": {"neighbour_gap_minutes": minutes}})
+
+
+@pytest.mark.parametrize("scrub", [False, True])
+@pytest.mark.parametrize(("lang", "gap"), [("en", 10), ("ja", 10), ("en", 0), ("ja", 0)])
+def test_a_delete_leaves_no_word_in_a_neighbour_linked_under_a_larger_gap(
+    db_path: Path, clock: FixedClock, lang: str, gap: int, scrub: bool
+) -> None:
+    """With ``neighbour_gap_minutes`` lowered after the turns were stored, the delete's
+    re-link looked only within the new gap: the turns 30 and 25 minutes away kept the
+    deleted PIN in their neighbour words, found by a search for it (and in the file's
+    bytes after a scrub). The far pair, linked under the old gap too, is not touched."""
+    first, secret, third, far_a, far_b = _store_conversation(db_path, clock, lang)
+    with Memory.open(db_path, config=_gap(gap), embedder=HashEmbedder(), clock=clock) as m:
+        words = _search_text(m, secret)
+        before = _contexts(m)
+        assert words in before[first] and words in before[third]
+        assert {first, third} <= _found_by_words(m, _CONVERSATIONS[lang][1])
+        assert m.delete([secret], scrub=scrub) == [secret]
+        after = _contexts(m)
+        assert after[first] == after[third] == ""  # no neighbour within the gap now
+        assert not any(words in c for c in after.values())
+        assert (after[far_a], after[far_b]) == (before[far_a], before[far_b]) != ("", "")
+        assert _found_by_words(m, _CONVERSATIONS[lang][1]) == set()
+        assert first in _found_by_words(m, _CONVERSATIONS[lang][0])
+        assert m.check().ok
+    if scrub:
+        assert words.encode() not in _file_bytes(db_path)
+        assert SECRET.encode() not in _file_bytes(db_path)
+
+
+def test_a_turn_that_comes_between_farther_than_the_gap_relinks_the_one_beside_it(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A turn written between two linked under a larger gap is beside neither within the
+    new one, yet the older turn beside it no longer is beside the PIN: it is linked again
+    (its words of the PIN go), so a later delete of the PIN, which re-links only the turns
+    beside it, leaves none. A turn 3 minutes away is beside it as before."""
+    first, secret, third, _, _ = _store_conversation(db_path, clock, "en")
+    with Memory.open(db_path, config=_gap(10), embedder=HashEmbedder(), clock=clock) as m:
+        words = _search_text(m, secret)
+        between = m.add_exchange(
+            "the bus was late", "ok", agent="alice", occurred_at=T0 + timedelta(minutes=15)
+        )
+        assert _contexts(m)[first] == ""  # beside "the bus was late" now, 15 minutes away
+        assert words in _contexts(m)[third]  # (still beside the PIN: the delete's to re-link)
+        near = m.add_exchange(
+            "it was raining", "ok", agent="alice", occurred_at=T0 + timedelta(minutes=18)
+        )
+        assert "raining" in _contexts(m)[between] and "bus" in _contexts(m)[near]
+        m.delete([secret])
+        assert not any(words in c for c in _contexts(m).values())
+        assert _found_by_words(m, SECRET) == set()
+        assert m.check().ok
+
+
+def test_a_sleep_that_prunes_a_turn_leaves_none_of_its_words_beside_it(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A sleep's prune deletes through the same re-link: a pruned turn's words do not stay
+    in the turns linked beside it under a larger gap."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:  # the gap of 60
+        secret = m.add_exchange(  # the oldest id: the first a capacity prune takes
+            f"My bank PIN is {SECRET}", "ok", agent="alice", occurred_at=T0 + timedelta(minutes=30)
+        )
+        first = m.add_exchange("the weather today", "ok", agent="alice", occurred_at=T0)
+        third = m.add_exchange(
+            "plan the picnic", "ok", agent="alice", occurred_at=T0 + timedelta(minutes=55)
+        )
+        words = _search_text(m, secret)
+        assert words in _contexts(m)[first] and words in _contexts(m)[third]
+    cfg = Config.model_validate(
+        {"retrieval": {"neighbour_gap_minutes": 10}, "lifecycle": {"max_weighted_total": 2}}
+    )
+    with Memory.open(db_path, config=cfg, embedder=HashEmbedder(), clock=clock) as m:
+        assert m.sleep("alice", tasks=0, train=False).pruned_ids == (secret,)
+        assert _contexts(m) == {first: "", third: ""}
+        assert _found_by_words(m, SECRET) == set()
+
+
+def test_an_id_past_64_bits_is_no_episode_with_or_without_scrub(
+    mem: Memory, cli_env: None, db_path: Path
+) -> None:
+    """The scrubbing delete of the command line asked which ids existed before the library
+    dropped those no SQLite integer holds, and its OverflowError came out as a traceback."""
+    kept = mem.add_exchange("hello there", "ok")
+    assert mem.store.existing([2**70, kept, -(2**70)]) == {kept}
+    assert mem.delete([2**70], scrub=True) == [] and mem.store.existing([kept]) == {kept}
+    mem.close()
+    for scrub in ([], ["--scrub"]):  # the same answer, exit 1 (an id not deleted)
+        out = CliRunner().invoke(
+            app, ["delete", "99999999999999999999999", *scrub, "--db", str(db_path)]
+        )
+        assert out.exit_code == 1 and isinstance(out.exception, SystemExit), out.output
+        assert "deleted 0 of 1" in out.output
+    with Memory.open(db_path, embedder=HashEmbedder()) as m:
+        assert m.store.existing([kept]) == {kept}
+
+
+def test_a_delete_for_an_agent_the_file_does_not_know_says_so(
+    mem: Memory, cli_env: None, db_path: Path
+) -> None:
+    """``delete --agent ghost`` said the ids were "absent or another agent's", and
+    ``delete(ids, agent=" alice")`` returned [] for a name every write refuses."""
+    alices = mem.add_exchange("my cat is called Mochi", "cute", agent="alice")
+    bobs = mem.add_exchange("I train on tuesdays", "ok", agent="bob")
+    with pytest.raises(NotFound, match="no agent named 'ghost'"):
+        mem.delete([alices], agent="ghost")
+    with pytest.raises(InvalidInput, match="begins or ends with white space"):
+        mem.delete([alices], agent=" alice")
+    assert mem.delete([bobs], agent="alice") == []  # a known agent: another's id stays
+    assert mem.store.existing([alices, bobs]) == {alices, bobs}
+    mem.close()
+    out = CliRunner().invoke(app, ["delete", str(alices), "--agent", "ghost", "--db", str(db_path)])
+    assert out.exit_code == 1 and "no agent named 'ghost'" in out.output
+    assert "absent or another agent's" not in out.output
+    with Memory.open(db_path, embedder=HashEmbedder()) as m:
+        assert m.store.existing([alices]) == {alices}
+        assert m.delete([alices], agent="alice") == [alices]
+
+
+def test_a_scrubbed_delete_empties_the_caches_of_users_text(mem: Memory) -> None:
+    """A scrubbed delete left the deleted text in the pack's folded sentences and the
+    retriever's word vectors, which a forget empties; a plain delete leaves them."""
+    long = " ".join(f"Sentence {i} about the garden and the weather." for i in range(60))
+    secret = mem.add(f"{long} The safe combination is {SECRET} behind the painting.", kind="fact")
+    plain = mem.add("tea in the afternoon", kind="fact")
+    query = "what is the safe combination?"
+    mem.pack(mem.retrieve(query, record=False, day_range=None), query=query)
+    words = mem.retriever.word_vectors
+    assert quote._fold.cache_info().currsize > 0
+    assert mem.delete([plain]) == [plain]
+    assert quote._fold.cache_info().currsize > 0 and mem.retriever.word_vectors is words
+    assert mem.delete([secret], scrub=True) == [secret]
+    assert quote._fold.cache_info().currsize == 0
+    assert quote.query_patterns.cache_info().currsize == 0
+    assert mem.retriever.word_vectors is not words
+
+
+def test_a_scrubbed_delete_a_reader_kept_from_its_log_says_where_copies_are(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """The compaction was done and the log kept the copies (and the file, until the log
+    is folded into it), yet the error pointed at the log alone ("may remain there")."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        secret = m.add_exchange(f"my PIN is {SECRET}", "noted")
+        m.add_exchange("after that, lunch", "yum")
+    with (
+        another_process_reading(db_path),
+        Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m,
+    ):
+        with pytest.raises(DatabaseLocked, match="the file and its log may still hold copies"):
+            m.delete([secret], scrub=True)
+        assert m.store.existing([secret]) == set()

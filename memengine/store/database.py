@@ -431,8 +431,10 @@ class Store:
         """Delete exactly these ids (only ``agent``'s when given); return the ids deleted.
 
         The neighbouring turns of what was deleted are re-linked in the same
-        transaction, so no episode keeps a deleted neighbour's words. Their
-        bytes stay in free pages and old full-text segments until overwritten;
+        transaction (the turn just before and after each, however far: one linked
+        under a larger ``neighbour_gap_minutes`` holds its words too), so no episode
+        keeps a deleted neighbour's words. Their bytes stay in free pages and old
+        full-text segments until overwritten;
         ``scrub`` removes those too, as :meth:`forget_agent` does (``secure_delete``
         and a full-text rebuild in the transaction, then ``VACUUM`` and an empty
         log), and raises :class:`.DatabaseLocked` when another connection kept
@@ -459,8 +461,8 @@ class Store:
             disk = isinstance(kept, DiskError)
             error: type[StoreError] = type(kept) if isinstance(kept, DiskError) else DatabaseLocked
             raise error(
-                f"deleted {len(deleted)} episode(s), but {left}, so copies of their bytes may "
-                "remain there: run `memengine optimize --scrub` "
+                f"deleted {len(deleted)} episode(s), but {left}, so the file and its log may "
+                "still hold copies of their bytes: run `memengine optimize --scrub` "
                 + (
                     "once the disk has room"
                     if disk

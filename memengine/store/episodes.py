@@ -25,7 +25,7 @@ __all__ = [
     "NEIGHBOUR_CHARS",
     "delete_and_relink",
     "delete_episodes",
-    "deleted_spans",
+    "deleted_turns",
     "ensure_agents",
     "fetch_episodes",
     "insert_episodes",
@@ -33,6 +33,7 @@ __all__ = [
     "link_neighbours",
     "newest_turns",
     "next_turns",
+    "relink_beside",
     "row_to_episode",
     "visible_ids",
     "visible_sql",
@@ -118,7 +119,9 @@ def insert_episodes(
     ``gap_s`` each new conversation turn is written with its neighbours'
     words already in ``context_text``, so the full-text index sees each row
     once, and the older turns next to the new ones are re-linked from the
-    same rows (what :func:`link_neighbours` would do, without its scan).
+    same rows (what :func:`link_neighbours` would do, without its scan); a
+    stored turn beside a new one but farther than ``gap_s`` is linked again
+    too (:func:`relink_beside`: its words of the turn it was beside then go).
     """
     explicit = [e.id for e in episodes if e.id is not None]
     next_id = max([highest_id_given(cur, "episodes"), *explicit]) + 1
@@ -169,6 +172,12 @@ def insert_episodes(
         cur.execute(_INSERT + ", ".join([_ROW] * len(chunk)), [v for r in chunk for v in r])
     if relinked:
         cur.executemany("UPDATE episodes SET context_text = ? WHERE id = ?", relinked)
+    turns = [
+        (ep.agent, int(ensure_aware(ep.occurred_at).timestamp()), i)
+        for i, ep in zip(ids, episodes, strict=True)
+        if ep.kind.value in _TURN_KINDS
+    ]
+    relink_beside(cur, turns, gap_s, skip=set(ids))
     return ids
 
 
@@ -277,8 +286,15 @@ def row_to_episode(row: Sequence[Any]) -> Episode:
         ) from exc
 
 
+def _held(ids: Sequence[int]) -> list[int]:
+    """The ``ids`` an SQLite integer holds (64 bits): a larger one names no episode, and
+    binding it would raise ``OverflowError`` ("delete 99999999999999999999999")."""
+    return [i for i in ids if -(2**63) <= i < 2**63]
+
+
 def _rows_by_id(cur: Any, columns: str, ids: Sequence[int]) -> Iterator[Any]:
     """The rows of the episodes with these ids (``SELECT columns``), 500 ids a statement."""
+    ids = _held(ids)
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
         marks = ",".join("?" * len(chunk))
@@ -392,6 +408,7 @@ def delete_episodes(cur: Any, ids: Sequence[int], agent: str | None) -> list[int
     """Delete these ids, only those belonging to ``agent`` when given; return what was
     deleted. Every process's cached word counts are then counted again (a count must not
     tell of a deleted episode's word: :data:`.term_stats.ERASURES`)."""
+    ids = _held(ids)
     deleted: list[int] = []
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
@@ -409,29 +426,89 @@ def delete_episodes(cur: Any, ids: Sequence[int], agent: str | None) -> list[int
 
 
 def delete_and_relink(cur: Any, ids: Sequence[int], agent: str | None, gap_s: int) -> list[int]:
-    """:func:`delete_episodes`, then re-link the neighbours of what went (same transaction)."""
-    spans = deleted_spans(cur, ids)
+    """:func:`delete_episodes`, then re-link the neighbours of what went (same transaction):
+    the turns within ``gap_s`` of a deleted turn, and the turn just before and just after
+    it however far (:func:`relink_beside`: one linked under a larger gap holds its words)."""
+    turns = deleted_turns(cur, ids)
     deleted = delete_episodes(cur, ids, agent)
+    went = set(deleted)
+    gone = [t for t in turns if t[2] in went]
+    spans: dict[str, tuple[int, int]] = {}
+    for name, ts, _ in gone:
+        lo, hi = spans.get(name, (ts, ts))
+        spans[name] = (min(lo, ts), max(hi, ts))
     for name, (lo, hi) in spans.items():
-        if agent is None or name == agent:
-            link_neighbours(cur, name, lo, hi, gap_s)
+        link_neighbours(cur, name, lo, hi, gap_s)
+    relink_beside(cur, gone, gap_s)
     return deleted
 
 
-def deleted_spans(cur: Any, ids: Sequence[int]) -> dict[str, tuple[int, int]]:
-    """Per agent, the time span of these episodes (read before a delete, to re-link after it)."""
-    spans: dict[str, tuple[int, int]] = {}
+def deleted_turns(cur: Any, ids: Sequence[int]) -> list[tuple[str, int, int]]:
+    """``(agent, occurred_ts, id)`` of the conversation turns among these ids (read before a
+    delete, to re-link their neighbours after it: no other kind lends its words)."""
+    ids = _held(ids)
+    turns: list[tuple[str, int, int]] = []
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
         marks = ",".join("?" * len(chunk))
-        for agent, lo, hi in cur.execute(
-            f"SELECT agent, min(occurred_ts), max(occurred_ts) FROM episodes "
-            f"WHERE id IN ({marks}) GROUP BY agent",
-            chunk,
-        ):
-            old = spans.get(agent)
-            spans[agent] = (min(lo, old[0]), max(hi, old[1])) if old else (int(lo), int(hi))
-    return spans
+        turns.extend(
+            (str(agent), int(ts), int(i))
+            for agent, ts, i in cur.execute(
+                f"SELECT agent, occurred_ts, id FROM episodes WHERE id IN ({marks}) "
+                "AND kind IN ('exchange', 'message')",
+                chunk,
+            )
+        )
+    return turns
+
+
+_BESIDE = """
+WITH k(agent, ts, id) AS (VALUES {rows})
+SELECT s.agent, s.occurred_ts, s.id, k.ts
+  FROM k
+  JOIN episodes AS s ON s.id IN (
+        (SELECT x.id FROM episodes AS x
+          WHERE x.agent = k.agent AND x.kind IN ('exchange', 'message')
+            AND (x.occurred_ts, x.id) < (k.ts, k.id)
+          ORDER BY x.occurred_ts DESC, x.id DESC LIMIT 1),
+        (SELECT x.id FROM episodes AS x
+          WHERE x.agent = k.agent AND x.kind IN ('exchange', 'message')
+            AND (x.occurred_ts, x.id) > (k.ts, k.id)
+          ORDER BY x.occurred_ts, x.id LIMIT 1))
+ WHERE s.context_text != ''
+"""
+
+
+def relink_beside(
+    cur: Any,
+    turns: Sequence[tuple[str, int, int]],
+    gap_s: int,
+    skip: AbstractSet[int] = frozenset(),
+) -> int:
+    """Link again the stored turns just before and just after each of ``turns`` (``(agent,
+    occurred_ts, id)``: turns just written, or just deleted), however far, when they hold
+    neighbour words; return how many changed. The ids in ``skip`` are left (a batch's own).
+
+    A turn's ``context_text`` then only ever holds the words of the turns beside it now,
+    whatever ``neighbour_gap_minutes`` was when it was linked: a turn linked under a gap of
+    60 minutes holds a turn's 30 minutes away, and with the gap lowered to 10 the rule
+    alone would look for neither when one of them is deleted, or another turn comes
+    between them. Turns within ``gap_s`` of one of ``turns`` are the caller's to link (a
+    batch's rows, :func:`link_neighbours` over a delete's span); two index lookups a turn.
+    """
+    points: set[tuple[str, int]] = set()
+    for start in range(0, len(turns), 300):
+        chunk = turns[start : start + 300]
+        rows = cur.execute(
+            _BESIDE.format(rows=",".join(["(?, ?, ?)"] * len(chunk))),
+            [v for t in chunk for v in t],
+        ).fetchall()
+        points.update(
+            (str(agent), int(ts))
+            for agent, ts, i, near in rows
+            if i not in skip and not (gap_s > 0 and abs(ts - near) <= gap_s)
+        )
+    return sum(link_neighbours(cur, agent, ts, ts, gap_s) for agent, ts in sorted(points))
 
 
 def iter_episode_ids(cur: Any, agent: str | None = None, batch: int = 1000) -> Iterator[list[int]]:
@@ -489,8 +566,9 @@ UPDATE episodes
 
 
 def link_neighbours(cur: Any, agent: str, lo_ts: int, hi_ts: int, gap_s: int) -> int:
-    """Refresh ``context_text`` (the neighbours' words) around new episodes of ``agent``;
-    return how many changed.
+    """Refresh ``context_text`` (the neighbours' words) of ``agent``'s turns between
+    ``lo_ts - gap_s`` and ``hi_ts + gap_s`` (around new or deleted turns); return how many
+    changed.
 
     Two conversation turns (kinds ``exchange`` and ``message``) are neighbours
     when they are adjacent in time for that agent and at most ``gap_s``
