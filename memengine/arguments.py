@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from .clock import ensure_aware
 from .config import MAX_DAY_RANGE
 from .errors import InvalidInput, NotFound
-from .models import ROLE_NAMES, EpisodeKind, Message, NewEpisode
+from .models import ROLE_NAMES, Episode, EpisodeKind, Message, NewEpisode
 from .store.ids import MAX_KEPT_ID
 from .text import (
     drawn_as_nothing,
@@ -551,7 +551,12 @@ def batch_size(value: object) -> int:
 
 
 def episode_source(value: object) -> Iterable[Any]:
-    """The episodes given to a bulk add: an iterable (not a string, not None)."""
+    """The episodes given to a bulk add: an iterable (not a string, not None), and not one
+    episode (a pydantic model iterates as its fields: "not tuple" named no mistake)."""
+    if isinstance(value, (NewEpisode, Episode)):
+        raise InvalidInput(
+            f"give a list of episodes, not one episode ({type(value).__name__}): [episode]"
+        )
     if not isinstance(value, Iterable):  # (a str's items are refused one by one)
         raise InvalidInput(f"episodes are given as a list or an iterable, not {_cut_repr(value)}")
     return value

@@ -14,6 +14,7 @@ stores them in batches. Formats:
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -30,11 +31,12 @@ from pydantic import ValidationError
 from .arguments import agent_name, checked_episode, switches
 from .clock import iso_text, time_text
 from .config import ends_as_a_folder
-from .errors import InvalidInput
+from .errors import DiskError, DiskFull, InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
 from .store.migrate import SQLITE_HEADER
 from .text import (
     SHOWN_VALUE_CHARS,
+    counted,
     json_escaped,
     name_fault,
     preview,
@@ -65,16 +67,16 @@ def detect_format(path: Path) -> Format:
     """Guess the format of a file from its name and structure: ``.jsonl``, or a file of
     JSON objects one per line whatever its name (or of nothing: an empty export), is
     JSONL; a JSON file is LoCoMo or memsets, whatever its name. A database (a memengine
-    file under any name) is refused, saying what it is."""
-    _refuse_database(path)
+    file under any name), a gzip file, UTF-16 without its byte-order mark, a JSON array of
+    episodes and one episode written over several lines are refused, saying what they are."""
+    _refuse_binary(path)
     if path.suffix == ".jsonl":
         first = _first_line(path)
         if isinstance(first, dict) and "conversations" not in first:
             return "jsonl"
-        try:  # a LoCoMo or memsets file saved as .jsonl
-            return _format_by_content(path)
-        except InvalidInput:  # read_jsonl names the line that is no episode
-            return "jsonl"
+        # a LoCoMo or memsets file saved as .jsonl; else read_jsonl names the line that is
+        # no episode (unless the file is JSON of another shape: a JSON array of episodes)
+        return _format_by_content(path, fallback="jsonl")
     return _format_by_content(path)
 
 
@@ -90,19 +92,45 @@ def _first_line(path: Path) -> object:
     return None
 
 
-def _refuse_database(path: Path) -> None:
-    """An :class:`.InvalidInput` for an SQLite database given as a file to import."""
+def _refuse_binary(path: Path) -> None:
+    """An :class:`.InvalidInput` for a file that is no text to import, saying what it is by
+    its first bytes: an SQLite database, a gzip-compressed file, or UTF-16 (or UTF-32)
+    text without its byte-order mark, which reads as UTF-8 with a NUL after each letter
+    (JSON's "Expecting property name" says nothing of the encoding)."""
     try:
         with path.open("rb") as fh:
-            database = fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+            head = fh.read(len(SQLITE_HEADER))
     except OSError:  # (read_file says why it cannot be read)
         return
-    if database:
+    if head == SQLITE_HEADER:
         raise InvalidInput(
             f"{path}: an SQLite database (a memengine file?), not an export to import: "
             "copy a memengine file with `memengine backup`, or write its episodes out with "
             "`memengine export --db FILE` and import that"
         )
+    if head.startswith(_GZIP_MAGIC):
+        raise InvalidInput(
+            f"{path}: gzip-compressed, not text: import what it holds, "
+            "`memengine import <(zcat FILE)` (or `zcat FILE | memengine import -`)"
+        )
+    wide = next((codec for codec, shape in _UNMARKED_WIDE if shape.match(head)), None)
+    if wide is not None:
+        raise InvalidInput(
+            f"{path}: looks like {wide} text without a byte-order mark (NUL bytes between "
+            "its letters): save it as UTF-8"
+        )
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+"""The first two bytes of a gzip file (``export -o >(gzip > x.gz)`` writes one)."""
+
+_UNMARKED_WIDE = (
+    ("UTF-32", re.compile(rb"(?:[\x01-\x7f]\x00{3}){2}|(?:\x00{3}[\x01-\x7f]){2}")),
+    ("UTF-16", re.compile(rb"(?:[\x01-\x7f]\x00){2}|(?:\x00[\x01-\x7f]){2}")),
+)
+"""How UTF-32 and UTF-16 text without a byte-order mark begins: two ASCII characters
+(JSON begins with ``{``, ``[`` or a space) each with its NUL bytes, which UTF-8 JSON never
+holds (a NUL in a text is written ``\\u0000``)."""
 
 
 def why_not_json(exc: Exception) -> str:
@@ -115,8 +143,19 @@ def why_not_json(exc: Exception) -> str:
     return str(exc)
 
 
-def _format_by_content(path: Path) -> Format:
-    """:func:`detect_format` from what ``path`` holds, whatever its name."""
+def _format_by_content(path: Path, fallback: Format | None = None) -> Format:
+    """:func:`detect_format` from what ``path`` holds, whatever its name; a file of no
+    format it knows is ``fallback`` when given (a ``.jsonl`` file: read_jsonl names its
+    first line that is no episode), else an InvalidInput. Episodes in a JSON shape that is
+    not JSONL (an array of them, one written over several lines) are named so either way."""
+
+    def unknown(message: str, exc: BaseException | None = None) -> Format:
+        """``fallback``, else the error ``message`` (raised from ``exc``)."""
+        if fallback is not None:
+            return fallback
+        raise InvalidInput(f"{path}: {message}") from exc
+
+    text = ""
     try:
         raw = path.read_bytes()
         text = raw.decode(wide_codec(raw) or "utf-8-sig")  # (UTF-16 after its mark too)
@@ -126,24 +165,62 @@ def _format_by_content(path: Path) -> Format:
     except json.JSONDecodeError as exc:
         if _first_line_is_object(path):  # an export saved under another name
             return "jsonl"
-        raise InvalidInput(f"{path}: not a JSON or JSONL file ({exc})") from exc
+        _refuse_spread(path, text)  # episodes written as json.dumps(…, indent=2) writes them
+        return unknown(f"not a JSON or JSONL file ({exc})", exc)
     except UnicodeDecodeError as exc:  # (Shift_JIS, as Japanese Windows tools save by default)
+        if fallback is not None:
+            return fallback
         if wide_codec(raw) is None:  # (named by its line, as read_jsonl names it)
             raise _not_utf8(path, exc) from exc
         raise InvalidInput(
             f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start:,}): save it as UTF-8"
         ) from exc
     except (OSError, ValueError) as exc:  # a number of 5,000 digits
-        raise InvalidInput(f"{path}: not a JSON or JSONL file ({why_not_json(exc)})") from exc
+        return unknown(f"not a JSON or JSONL file ({why_not_json(exc)})", exc)
     except RecursionError as exc:
-        raise InvalidInput(f"{path}: not a JSON file memengine reads: nested too deeply") from exc
-    if isinstance(data, dict) and "occurred_at" in data:  # a one-line export
-        return "jsonl"
+        return unknown("not a JSON file memengine reads: nested too deeply", exc)
     if isinstance(data, list) and data and isinstance(data[0], dict) and "conversation" in data[0]:
         return "locomo"
     if isinstance(data, dict) and "conversations" in data:
         return "memsets"
-    raise InvalidInput(f"{path}: unknown format (expected JSONL, LoCoMo or memsets JSON)")
+    if _an_episode(data):  # a one-line export
+        _refuse_spread(path, text)
+        return "jsonl"
+    if data == []:
+        raise InvalidInput(f"{path}: an empty JSON array ([]), which holds no episodes")
+    if isinstance(data, list) and _an_episode(data[0]):
+        raise InvalidInput(
+            f"{path}: a JSON array of {counted(len(data), 'episode')}, where an import reads one "
+            "episode per line (JSONL): write one object per line (`jq -c '.[]' FILE`)"
+        )
+    return unknown("unknown format (expected JSONL, LoCoMo or memsets JSON)")
+
+
+_EPISODE_KEYS = frozenset({"occurred_at", "user_text", "reply_text", "content"})
+"""The fields that make a JSON object an episode (one line of an export) to a reader."""
+
+
+def _an_episode(value: object) -> bool:
+    """Whether ``value`` is a JSON object written as an episode is: it holds its time or
+    one of its texts (``{"user_text": "猫の名前はモチ", "occurred_at": …}``)."""
+    return isinstance(value, dict) and not _EPISODE_KEYS.isdisjoint(value)
+
+
+def _refuse_spread(path: Path, text: str) -> None:
+    """InvalidInput when ``text`` begins with an episode written over several lines, as
+    ``json.dumps(episode, indent=2)`` writes it: read line by line, its first line ``{``
+    would be named as a line that is no JSON, not as the shape that is not JSONL."""
+    start = len(text) - len(text.lstrip())
+    try:
+        first, end = json.JSONDecoder().raw_decode(text, start)
+    except (ValueError, RecursionError):  # (not JSON from its start: said as such)
+        return
+    lines = text.count("\n", start, end) + 1
+    if lines > 1 and _an_episode(first):
+        raise InvalidInput(
+            f"{path}: an episode written over {lines:,} lines, where an import reads one "
+            "episode per line (JSONL): write each episode on one line"
+        )
 
 
 def _first_line_is_object(path: Path) -> bool:
@@ -200,7 +277,8 @@ def read_jsonl(
             for number, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
-                raw = json.loads(line, object_pairs_hook=_unique_keys)
+                # (a line cut inside a text still ends in its newline: "Unterminated string")
+                raw = json.loads(line.rstrip("\r\n"), object_pairs_hook=_unique_keys)
                 if not isinstance(raw, dict):
                     raise InvalidInput(f"{path}:{number}: invalid episode: not a JSON object")
                 unknown = sorted(set(raw) - _JSONL_FIELDS - _EXPORT_ONLY)
@@ -568,7 +646,12 @@ def read_conversations(
                     raise TypeError(
                         f"conversation {k + 1}: not an object but a {type(conv).__name__}"
                     )
-                episodes.extend(read_memsets(conv, agent=owner(conv["id"], "conversation")))
+                if per_conversation and "id" not in conv:  # (without it, the id is not needed)
+                    raise InvalidInput(
+                        f"conversation {k + 1} has no 'id', which names its agent with "
+                        "--agent-per-conversation (per_conversation)"
+                    )
+                episodes.extend(read_memsets(conv, agent=owner(conv.get("id"), "conversation")))
     except InvalidInput as exc:  # a LoCoMo date it cannot read, a memsets exchange
         raise InvalidInput(f"{path}: {exc}") from exc
     except ValidationError as exc:
@@ -694,14 +777,43 @@ def read_stream(
     per_conversation: bool = False,
 ) -> ImportedFile:
     """Like :func:`read_file`, for a file's bytes already read (standard input, a pipe);
-    errors name the input ``name``."""
-    with tempfile.TemporaryDirectory(prefix="memengine-import-") as folder:
+    errors name the input ``name``. The bytes are read from a copy in the temporary folder
+    (``TMPDIR``): a :class:`.DiskFull` (:class:`.DiskError`) names it when it takes none."""
+    try:
+        temporary = tempfile.TemporaryDirectory(prefix="memengine-import-")
+    except OSError as exc:
+        raise _no_copy(exc, name, len(data)) from exc
+    with temporary as folder:
         copy = Path(folder) / "input"
-        copy.write_bytes(data)
+        try:
+            copy.write_bytes(data)
+        except OSError as exc:  # (a write's error names no file)
+            raise _no_copy(exc, name, len(data), os.path.dirname(folder)) from exc
         try:
             return _read_regular(copy, agent, default_agent, per_conversation)
-        except InvalidInput as exc:
-            raise InvalidInput(str(exc).replace(str(copy), name)) from exc.__cause__
+        except (InvalidInput, DiskError) as exc:  # (a UTF-16 file is copied again, as UTF-8)
+            raise type(exc)(str(exc).replace(str(copy), name)) from exc.__cause__
+
+
+_NO_ROOM = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
+"""What a write fails with when the disk, a quota or the limit on a file's size
+(``ulimit -f``) has no room for it."""
+
+
+def _no_copy(exc: OSError, name: str, size: int, folder: str | None = None) -> DiskError:
+    """The error of a temporary copy of the input ``name`` (``size`` bytes) that could not
+    be written to ``folder`` (else the one ``exc`` names): a :class:`.DiskFull` when there was
+    no room, said so rather than taken for a failure to print the output."""
+    where = folder or (os.path.dirname(os.fsdecode(exc.filename)) if exc.filename else None)
+    said = f"could not write the temporary copy of {name} an import reads ({size:,} bytes)"
+    said += f" to {where}" if where else ""
+    reason = exc.strerror or str(exc)
+    if exc.errno in _NO_ROOM:
+        return DiskFull(
+            f"{said}: {reason}; free some space there, or set TMPDIR to a folder with room "
+            "(nothing was imported)"
+        )
+    return DiskError(f"{said}: {reason}; set TMPDIR to another folder (nothing was imported)")
 
 
 _WIDE_BOMS = (

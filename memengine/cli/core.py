@@ -278,7 +278,8 @@ def import_(
         print_json({"format": fmt, "imported": len(ids), "skipped": skipped})
     else:
         note = f", {skipped:,} already in the file skipped" if skipped else ""
-        empty = f"; {path} holds none, so no memory file was made" if unmade else ""
+        source = "standard input" if stdin else path
+        empty = f"; {source} holds none, so no memory file was made" if unmade else ""
         console.print(f"imported {counted(len(ids), 'episode')} ({fmt}{note}){empty}")
 
 
