@@ -74,24 +74,30 @@ from .store.salvage import SalvageReport
 from .transfer import salvage_file
 
 if TYPE_CHECKING:
+    from .embed.openai import OpenAIEmbedder
     from .llm.client import ChatClient
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    """``memengine.ChatClient`` is imported when asked for: it loads the ``openai`` client,
-    which an offline program never needs."""
+    """``memengine.ChatClient`` and ``memengine.OpenAIEmbedder`` are imported when asked
+    for: they load the ``openai`` client, which an offline program never needs."""
     if name == "ChatClient":
         from .llm.client import ChatClient
 
         return ChatClient
+    if name == "OpenAIEmbedder":
+        from .embed.openai import OpenAIEmbedder
+
+        return OpenAIEmbedder
     raise AttributeError(f"module 'memengine' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     """What ``dir(memengine)`` lists: the module's names and the public API, the lazily
-    imported ``ChatClient`` included (tab completion and ``help()`` show it)."""
+    imported ``ChatClient`` and ``OpenAIEmbedder`` included (tab completion and ``help()``
+    show them)."""
     return sorted({*globals(), *__all__})
 
 
@@ -137,6 +143,7 @@ __all__ = [
     "NewEpisode",
     "NotAMemEngineDatabase",
     "NotFound",
+    "OpenAIEmbedder",
     "OptimizeReport",
     "Pack",
     "Progress",

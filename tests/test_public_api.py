@@ -130,3 +130,41 @@ def test_message_takes_every_role_name() -> None:
         assert memengine.Message(role=name, text="hi").role in kept
     assert memengine.Message(role="assistant", text="hi").role == "partner"
     assert memengine.Message(role="companion", text="hi").role == "partner"
+
+
+def test_the_openai_embedder_is_one_class_exported_beside_the_chat_client() -> None:
+    """The README names ``OpenAIEmbedder`` as ``ChatClient``'s peer, but it was importable
+    only from ``memengine.embed.openai``: now from ``memengine`` and ``memengine.embed``
+    too, the very class ``make_embedder`` builds, listed by ``dir()`` of both."""
+    import memengine.embed
+    from memengine.embed.openai import OpenAIEmbedder
+    from memengine.embed.usem3 import USEM3Embedder
+
+    assert memengine.OpenAIEmbedder is memengine.embed.OpenAIEmbedder is OpenAIEmbedder
+    assert memengine.embed.USEM3Embedder is USEM3Embedder
+    assert memengine.embed.Embedder is memengine.Embedder
+    cfg = memengine.EmbedderConfig(name="openai", base_url="http://127.0.0.1:9", model="m")
+    assert type(memengine.make_embedder(cfg)) is memengine.OpenAIEmbedder
+    assert {"ChatClient", "OpenAIEmbedder"} <= set(dir(memengine))
+    assert set(memengine.embed.__all__) <= set(dir(memengine.embed))
+    with pytest.raises(AttributeError, match="NotAnEmbedder"):
+        memengine.embed.NotAnEmbedder  # noqa: B018  (nothing made up)
+
+
+def test_importing_memengine_still_loads_no_openai_client() -> None:
+    """The two are imported when named: ``import memengine`` (which loads
+    ``memengine.embed``) leaves the ``openai`` package unloaded, as an offline program
+    needs; naming one loads it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = (
+        "import sys, memengine, memengine.embed; print('openai' in sys.modules); "
+        "memengine.OpenAIEmbedder; print('openai' in sys.modules)"
+    )
+    root = str(Path(memengine.__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env={"PYTHONPATH": root}
+    )
+    assert done.stdout.split() == ["False", "True"], done.stderr

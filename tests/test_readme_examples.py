@@ -1,8 +1,10 @@
-"""The README's Python examples run as written, on a real file with the default embedder.
+"""The README's Python examples run as written, on a real file with the default embedder,
+and the output it copies is the command's.
 
 Each ```python block of README.md is run in an empty working folder (no memengine.toml,
 no ``MEMENGINE_*`` variables); what it shows is checked, so an example that drifts from
-the API, or stops finding what it says it finds, fails here rather than for a reader.
+the API, or stops finding what it says it finds, fails here rather than for a reader. The
+copy of ``memengine simulate --tasks 600`` is compared with its output line for line.
 """
 
 from __future__ import annotations
@@ -21,6 +23,15 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def _python_blocks() -> list[str]:
     """The README's ```python blocks, in order."""
     return re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"), re.M | re.S)
+
+
+def _output_after(command: str) -> str:
+    """The text of the first plain ``` block after the paragraph that starts with
+    ``command`` in backquotes (what the README says the command prints)."""
+    text = README.read_text(encoding="utf-8")
+    found = re.search(rf"^`{re.escape(command)}`.*?^```\n(.*?)^```", text, re.M | re.S)
+    assert found, f"no output of {command} in the README"
+    return found.group(1)
 
 
 def _run(code: str, names: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
@@ -77,3 +88,18 @@ def test_the_companion_turn_example_stores_each_turn_and_recalls_it() -> None:
         assert len(stored) == 2 and "My dog Mochi turned three today!" in stored[0]
     finally:
         mem.close()
+
+
+@pytest.mark.usefixtures("cli_env")
+def test_the_simulate_output_the_readme_shows_is_the_commands() -> None:
+    """The README's copy had lost the rule under the table's header: every line is the
+    command's, with the default settings."""
+    from typer.testing import CliRunner
+
+    from memengine.cli import app
+
+    result = CliRunner().invoke(app, ["simulate", "--tasks", "600"])
+    assert result.exit_code == 0, result.output
+    shown = _output_after("memengine simulate --tasks 600")
+    assert shown.splitlines() == result.stdout.splitlines()
+    assert set(shown.splitlines()[10]) == {"-"}  # (the rule under the header)

@@ -5,9 +5,8 @@ Commands are grouped in modules by topic; each registers on the one app.
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 # the import order is the order in which --help lists the commands
 # isort: off
@@ -16,7 +15,7 @@ from . import llm_cmds, eval_cmds, bench_cmds  # noqa: F401
 
 # isort: on
 from .. import _startup
-from ._app import app, prepare_process, reader_gone, silence_stdout
+from ._app import app, exit_code, prepare_process, reader_gone, silence, silence_stdout
 
 __all__ = ["app", "main"]
 
@@ -24,24 +23,27 @@ __all__ = ["app", "main"]
 def main() -> None:
     """Entry point of the ``memengine`` console script."""
     _startup.loaded()
+    code: Any = 0
     try:
         sys.argv[1:] = prepare_process(sys.argv[1:])
-        try:
-            app()
-        finally:  # what stdout still holds, written here where a failure is seen (at the
-            sys.stdout.flush()  # exit Python says "Exception ignored" and ends with 120)
+        app()
     except KeyboardInterrupt:  # (before a command's own handling: parsing the arguments)
-        sys.exit(128 + 2)
+        code = 128 + 2
     except SystemExit as exc:
-        if exc.code == 1 and _pipe_closed_in_click():  # `memengine --help | head -1`, and
+        code = exc.code
+        if code == 1 and _pipe_closed_in_click():  # `memengine --help | head -1`, and
             silence_stdout()  # --version: quietly, as a command's own closed pipe (141)
-            sys.exit(128 + 13)
-        raise
-    except OSError as exc:  # printing --help or --version (a command's own are caught)
-        silence_stdout()
-        if reader_gone(exc):  # (what stdout held at the exit: the same)
-            sys.exit(128 + 13)
+            code = 128 + 13
+    except OSError as exc:  # printing --help or --version (a command's own are caught),
+        if not reader_gone(exc):  # or a usage error's message
+            silence_stdout()
+            _fail(f"cannot print: {exc.strerror or exc}")
+        code = getattr(exc.__context__, "exit_code", 128 + 13)  # (2: a usage error's)
+    try:  # what stdout and stderr still hold, written here where a failure is seen (at
+        code = exit_code(code)  # the exit Python says "Exception ignored" and ends with 120)
+    except OSError as exc:
         _fail(f"cannot print: {exc.strerror or exc}")
+    sys.exit(code)
 
 
 def _pipe_closed_in_click() -> bool:
@@ -52,8 +54,11 @@ def _pipe_closed_in_click() -> bool:
 
 
 def _fail(message: str) -> NoReturn:
-    """Say ``message`` as a one-line error on stderr (if there is one) and exit 1."""
-    with contextlib.suppress(OSError, AttributeError):  # (stderr closed too: None)
+    """Say ``message`` as a one-line error on stderr (if there is one) and exit 1; a
+    standard error whose reader is gone too is silenced (the exit's flush would fail)."""
+    try:
         sys.stderr.write(f"error: {message}\n")
         sys.stderr.flush()
+    except (OSError, AttributeError):  # (stderr closed too: None)
+        silence(sys.stderr)
     sys.exit(1)

@@ -183,11 +183,59 @@ def table_lines(table: Table, out: Console) -> list[str]:
     return lines + ([plain(table.caption)] if table.caption else [])
 
 
+def silence(stream: Any) -> None:
+    """Point ``stream`` (standard output or standard error) at the null device, so that the
+    exit's flush of what could not be written (a closed pipe, a full disk) does not fail
+    once more: Python says "Exception ignored … BrokenPipeError" then and ends with 120."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # (closed: None, `>&-`)
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, stream.fileno())
+        finally:
+            os.close(null)
+
+
 def silence_stdout() -> None:
-    """Point standard output at the null device, so that the exit's flush of what could
-    not be written (a closed pipe, a full disk) does not fail once more."""
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    """:func:`silence` standard output."""
+    silence(sys.stdout)
+
+
+_READERS_GONE: set[str] = set()
+"""The standard streams (``"stderr"``, ``"stdout"``) whose reader went away without ending
+the command (its notes are not its output) or was found gone at its end: the command
+ends with 141 if it does not fail."""
+
+
+def notes_lost() -> None:
+    """Standard error's reader went away (``2>&1 | head``, ``2>&1 >/dev/null | true``): drop
+    what is printed there from now on (a warning, the should-inject line, an error) and let
+    the command go on; it ends with 141 unless it fails (:func:`exit_code`)."""
+    silence(sys.stderr)
+    _READERS_GONE.add("stderr")
+
+
+def exit_code(code: Any) -> Any:
+    """The exit code of a command that ended with ``code``, once what standard output and
+    standard error still hold is written: 141 (as for one killed by ``SIGPIPE``) when the
+    reader of either went away and the command succeeded or was cut short by it (0 or
+    141); a failure's own code otherwise (``stats --db missing.db 2>&1 | true`` is 1, its
+    error line lost). A stream that fails is silenced, so Python's own flush at the exit
+    cannot fail once more (it said "Exception ignored" and ended with 120); standard
+    output's other failure (a full disk) is raised, to be said."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        try:
+            if stream is not None:
+                stream.flush()
+        except OSError as exc:
+            silence(stream)
+            if reader_gone(exc):
+                _READERS_GONE.add(name)
+            elif name == "stdout":
+                raise
+    if _READERS_GONE and code in (0, None, 128 + 13):
+        return 128 + 13
+    return code
 
 
 class _PlainConsole(Console):
@@ -203,7 +251,13 @@ class _PlainConsole(Console):
     def on_broken_pipe(self) -> None:
         """The reader of the output went away (``| head``): end as a command killed by
         SIGPIPE does, with exit code 141 (rich's own ends with 1, which reads as a failure
-        under ``set -o pipefail``)."""
+        under ``set -o pipefail``). On standard error (``2>&1 | head``) the command goes
+        on without its notes (:func:`notes_lost`): an error it then meets still ends it
+        with 1, not 141."""
+        if self.stderr:
+            self.quiet = True
+            notes_lost()
+            return
         silence_stdout()
         raise SystemExit(128 + 13)
 
