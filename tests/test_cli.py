@@ -548,7 +548,7 @@ def test_a_json_output_that_cannot_be_written_is_refused_before_the_run(
 
 
 def test_a_closed_pipe_ends_every_command_with_sigpipes_code(db: str) -> None:
-    """Rich's console ended `stats | head` with exit code 1 (a failure under pipefail)."""
+    """Rich's console ended `stats | head` with exit code 1 (which reads as the command's own failure)."""
     run("add", "tea at noon", "--db", db)
     proc = subprocess.Popen(
         [sys.executable, "-m", "memengine", "stats", "--db", db],

@@ -250,8 +250,8 @@ class _PlainConsole(Console):
 
     def on_broken_pipe(self) -> None:
         """The reader of the output went away (``| head``): end as a command killed by
-        SIGPIPE does, with exit code 141 (rich's own ends with 1, which reads as a failure
-        under ``set -o pipefail``). On standard error (``2>&1 | head``) the command goes
+        SIGPIPE does, with exit code 141 (rich's own ends with 1, which a script cannot tell
+        from the command's own failure). On standard error (``2>&1 | head``) the command goes
         on without its notes (:func:`notes_lost`): an error it then meets still ends it
         with 1, not 141."""
         if self.stderr:
