@@ -7,8 +7,9 @@ from typing import Any
 
 from .config import Config
 from .embed.base import Vectors
-from .errors import ConfigError, DatabaseLocked, EmbedderMismatch, MemEngineError
+from .errors import ConfigError, DatabaseLocked, DiskError, EmbedderMismatch, MemEngineError
 from .models import Stats
+from .store.connect import DOCTOR_CHECKS
 from .store.database import FTS_NOT_CHECKED, Store
 from .store.reembed import shown
 from .store.vectors import CHUNK_SIZE
@@ -52,7 +53,7 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
                     how = " (another process held the write lock: checked read-only)"
                     recorded, probe = _check_file(mem, config.db, checks, how)
         except MemEngineError as exc:
-            checks["database"] = (False, str(exc))
+            checks["database"] = (False, _not_opened(exc))
     else:
         checks["database"] = (
             False,
@@ -67,6 +68,18 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
     if config.llm.configured:
         checks["llm"] = _llm_check(config)
     return {"checks": checks}
+
+
+def _not_opened(exc: MemEngineError) -> str:
+    """What doctor says of a file it could not open: the error, where a disk error's advice
+    to run ``memengine doctor`` (this very check) becomes what to do instead."""
+    if isinstance(exc, DiskError):
+        return str(exc).replace(
+            DOCTOR_CHECKS,
+            "so the file could not be checked here (copy it, with its -wal, to another "
+            "disk and check the copy)",
+        )
+    return str(exc)
 
 
 def _check_file(

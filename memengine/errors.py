@@ -112,7 +112,8 @@ class DiskError(StoreError):
 
 class DiskFull(DiskError):
     """The disk (or the file's size limit) had no room for a write: nothing of that write is
-    in the file. Free some space; the memory goes on."""
+    in the file (a "disk I/O error" where the disk has next to no room left is one too).
+    Free some space; the memory goes on."""
 
 
 class MemoryClosed(StoreError):

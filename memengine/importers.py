@@ -14,7 +14,6 @@ stores them in batches. Formats:
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
@@ -33,6 +32,7 @@ from .clock import iso_text, time_text
 from .config import ends_as_a_folder
 from .errors import DiskError, DiskFull, InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
+from .store.connect import NO_ROOM_ERRNOS
 from .store.migrate import SQLITE_HEADER
 from .text import (
     SHOWN_VALUE_CHARS,
@@ -795,11 +795,6 @@ def read_stream(
             raise type(exc)(str(exc).replace(str(copy), name)) from exc.__cause__
 
 
-_NO_ROOM = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
-"""What a write fails with when the disk, a quota or the limit on a file's size
-(``ulimit -f``) has no room for it."""
-
-
 def _no_copy(exc: OSError, name: str, size: int, folder: str | None = None) -> DiskError:
     """The error of a temporary copy of the input ``name`` (``size`` bytes) that could not
     be written to ``folder`` (else the one ``exc`` names): a :class:`.DiskFull` when there was
@@ -808,7 +803,7 @@ def _no_copy(exc: OSError, name: str, size: int, folder: str | None = None) -> D
     said = f"could not write the temporary copy of {name} an import reads ({size:,} bytes)"
     said += f" to {where}" if where else ""
     reason = exc.strerror or str(exc)
-    if exc.errno in _NO_ROOM:
+    if exc.errno in NO_ROOM_ERRNOS:
         return DiskFull(
             f"{said}: {reason}; free some space there, or set TMPDIR to a folder with room "
             "(nothing was imported)"

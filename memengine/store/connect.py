@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -166,7 +167,8 @@ class Connections:
         self._wal, self._shm = log_files(path)
         self.module = sqlite_module()
         self._pool_size = pool_size
-        self._identity: tuple[int, int] | None = None  # the file's (device, inode), once open
+        # the file's (device, inode), once open: a writable memory keeps to that file
+        self._identity: tuple[int, int] | None = None
         self.engine = self._engine(access)
         self._generation = 0  # raised each time an immutable file is opened anew
         self._retired: list[sa.Engine] = []
@@ -199,7 +201,7 @@ class Connections:
                 again = f"file:{_uri_path(self.path)}?mode=rw"  # (it may have been deleted)
                 return module.connect(again, **options, uri=True)
             conn = module.connect(database, **options)
-            if access == "rw" and self._identity is None:
+            if self._identity is None:
                 self._identity = _identity(self.path)
             return conn
 
@@ -315,6 +317,9 @@ class Connections:
             try:
                 conn = self.engine.raw_connection()
             except self.module.DatabaseError as exc:  # a PRAGMA of the connect hook failed
+                lost = self._lost_since_open()
+                if lost is not None:
+                    raise lost from exc
                 with self._lock:
                     held = len(self._all)
                 if "unable to open" in str(exc) and (held >= 64 or _out_of_descriptors()):
@@ -327,12 +332,18 @@ class Connections:
                 changed = self._changed_under_us(exc)
                 if changed is None and "unable to open" in str(exc):  # (it names no file)
                     raise StoreError(f"cannot open {self.path}: {exc}") from exc
-                raise (changed or _damaged(exc, self.path) or translate_error(exc)) from exc
+                raise (
+                    changed or _damaged(exc, self.path) or translate_error(exc, path=self.path)
+                ) from exc
             except sa.exc.TimeoutError as exc:
                 raise DatabaseLocked(
                     f"every connection to {self.path} is held by another thread of this "
                     f"process ({exc})"
                 ) from exc
+            lost = self._lost_since_open()
+            if lost is not None:  # (it would read another file, or one no longer there)
+                conn.invalidate()
+                raise lost
             self._local.conn = conn
             self._local.generation = self._generation
             with self._lock:
@@ -458,12 +469,37 @@ class Connections:
         if self._identity is None:
             self._identity = now  # (a connection made before the file was: the first write)
         if now is None or now != self._identity:
-            what = "deleted or moved" if now is None else "replaced by another file"
-            raise StoreError(
-                f"{self.path} was {what} while this memory had it open: nothing was written "
-                "to it; close the memory and open the file again (a copy of what it held is "
-                "in a backup or an export, if one was made)"
-            )
+            raise self._lost(now, "nothing was written to it")
+
+    def _lost_since_open(self) -> StoreError | None:
+        """The error for a thread about to take a connection when the file at the path is
+        no longer the one this memory opened (deleted or moved; for a writable memory,
+        replaced too): a new connection cannot read the file the others have open, so the
+        thread says so rather than "unable to open database file". None otherwise (a
+        read-only memory follows a file put in its place: :meth:`_follow_writers`)."""
+        if self._identity is None:  # (not opened yet)
+            return None
+        now = _identity(self.path)
+        if now == self._identity or (now is not None and self.access != "rw"):
+            return None
+        if self.access != "rw":  # (its connections follow the file: they read no more)
+            return self._lost(now, "a new connection would not read it")
+        return self._lost(
+            now,
+            "a new connection would not read it (a new thread needs one, as may a "
+            "retrieval's searches; those already open read it as it was)",
+        )
+
+    def _lost(self, now: tuple[int, int] | None, outcome: str) -> StoreError:
+        """The :class:`.StoreError` for the file at the path found deleted or moved (``now``
+        None) or replaced since this memory opened it, with what that meant (``outcome``:
+        "nothing was written to it")."""
+        what = "deleted or moved" if now is None else "replaced by another file"
+        return StoreError(
+            f"{self.path} was {what} while this memory had it open: {outcome}; close the "
+            "memory and open the file again (a copy of what it held is in a backup or an "
+            "export, if one was made)"
+        )
 
     def vacuum(self, *, wait_s: float | None = None) -> None:
         """Rebuild the file without its free pages (``VACUUM``), taking the writers' turn
@@ -570,7 +606,7 @@ class Connections:
             self.module.IntegrityError | self.module.ProgrammingError | self.module.InterfaceError,
         ):
             return StoreError(str(exc))
-        error = translate_error(exc)
+        error = translate_error(exc, path=self.path)
         if type(error) in (StoreError, DiskError) and _fails(self.check_pages()):
             return damaged_error(str(exc), self.path)
         forked = forked_write_reason(self.path)
@@ -795,9 +831,13 @@ def _waiting(cur: Any, sql: str, wait_ms: int, usual_ms: int) -> None:
         cur.execute(f"PRAGMA busy_timeout = {usual_ms}")
 
 
-def translate_error(exc: Exception, where: object = None) -> StoreError:
+def translate_error(
+    exc: Exception, where: object = None, *, path: str | os.PathLike[str] | None = None
+) -> StoreError:
     """The library's error for an SQLite error ``exc`` (read-only, locked, a full or failing
-    disk, else a plain :class:`.StoreError`), its message led by ``where`` when given."""
+    disk, else a plain :class:`.StoreError`), its message led by ``where`` when given.
+    ``path`` is the file written: an I/O error where its disk has next to no room left is
+    a full disk (:func:`disk_error`)."""
     msg = str(exc) if where is None else f"{where}: {exc}"
     if "readonly" in msg or "read-only" in msg:
         return ReadOnlyDatabase(f"the database is read-only: {msg}")
@@ -809,8 +849,56 @@ def translate_error(exc: Exception, where: object = None) -> StoreError:
     if "disk is full" in msg:  # SQLITE_FULL
         return DiskFull(f"{msg}: nothing of this write is in the file; free some space")
     if "disk I/O error" in msg:  # the disk failed a read or write; the file may be whole
-        return DiskError(
-            f"{msg}: the disk failed a read or write (a failing disk, or a limit on the "
-            "size of files); `memengine doctor` checks whether the file is damaged"
-        )
+        folder = None if path is None else Path(os.path.abspath(path)).parent
+        name = getattr(exc, "sqlite_errorname", None)  # (Python 3.11: SQLITE_IOERR_SHMSIZE, …)
+        return disk_error(msg, folder, free_bytes(folder), name)
     return StoreError(msg)
+
+
+DOCTOR_CHECKS = "`memengine doctor` checks whether the file is damaged"
+"""The end of a :class:`.DiskError`'s message (``memengine doctor`` leaves it out of its own)."""
+
+LOW_SPACE_BYTES = 8 * 2**20
+"""Free space below which an I/O error is taken for a full disk. SQLite says "disk is full"
+only when a write into the file or its ``-wal`` finds no room; one that makes or grows
+the ``-shm`` index (which a ``-wal`` left with changes needs at the next open) reports
+an I/O error instead, and so does a flush the disk cannot place. Each needs far less."""
+
+NO_ROOM_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)})
+"""What a write fails with when the disk, a quota or the limit on a file's size
+(``ulimit -f``) has no room for it."""
+
+_READ_ERRORS = frozenset({"SQLITE_IOERR_READ", "SQLITE_IOERR_SHORT_READ"})
+"""SQLite's extended codes of an I/O error that no lack of room causes."""
+
+
+def free_bytes(folder: str | os.PathLike[str] | None) -> int | None:
+    """The bytes a process without privileges can still write on the disk of ``folder``
+    (None when there is no folder, or it cannot be told)."""
+    if folder is None:
+        return None
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
+
+
+def disk_error(
+    msg: str, folder: str | os.PathLike[str] | None, free: int | None, errorname: str | None
+) -> DiskError:
+    """The error for SQLite's "disk I/O error" ``msg`` (``errorname``: its extended code,
+    when the driver gives it) on the disk of ``folder``, which has ``free`` bytes left: a
+    :class:`.DiskFull` when that is next to nothing (under :data:`LOW_SPACE_BYTES`, and no
+    failed read), else a :class:`.DiskError`, a failing disk or a limit on file sizes."""
+    if errorname and errorname != "SQLITE_IOERR":
+        msg = f"{msg} ({errorname})"
+    if free is not None and free < LOW_SPACE_BYTES and errorname not in _READ_ERRORS:
+        return DiskFull(
+            f"{msg}: the disk holding {folder} is full ({free / 2**20:.1f} MiB free: too "
+            "little for the files SQLite keeps beside the database, its -wal and -shm); "
+            "free some space"
+        )
+    return DiskError(
+        f"{msg}: the disk failed a read or write (a failing disk, or a limit on the "
+        f"size of files); {DOCTOR_CHECKS}"
+    )

@@ -56,6 +56,7 @@ from .filters import Filters
 from .ids import reserve_ids
 from .maintenance import BackupReport, ForgetReport, OptimizeReport
 from .migrate import check_header, latest_version, migrate, schema_version
+from .process_lock import lock_path, remove_unused
 from .term_stats import TermStats, fts_row_count
 from .vector_index import VectorIndex, log_reset, prune_log
 from .vectors import CHUNK_SIZE, chunk_size, relayout_vector_table
@@ -123,14 +124,15 @@ class Store:
             return
         _check_writable(self.path)
         new = not self.path.exists()
+        new_lock = new and not lock_path(self.path).exists()
         try:
             self.connections = Connections(
                 self.path, cache_mb=page_cache_mb, write_wait_s=write_wait_s
             )
             self._open_or_close(embedder_id, dimension, allow_embedder_change)
         except BaseException:
-            if new:  # (a driver that cannot load the extension: no empty file left behind)
-                _remove_if_empty(self.path)
+            if new:  # (a driver that cannot load the extension, a full disk: nothing left)
+                _remove_if_empty(self.path, lock=new_lock)
             raise
         if not new:
             self._drop_note_of_an_emptied_log()
@@ -257,7 +259,7 @@ class Store:
             if "not a database" in msg or "malformed" in msg:
                 raise NotAMemEngineDatabase(f"{self.path}: {msg}") from exc
             # read-only, or a migration that waited for another writer: DatabaseLocked
-            raise translate_error(exc, self.path) from exc
+            raise translate_error(exc, self.path, path=self.path) from exc
         recorded = self.meta()
         if embedder_id is None or dimension is None:
             if "embedder_id" not in recorded:
@@ -1253,11 +1255,14 @@ def _log_file_fix(name: str) -> str:
     return f" (owner uid {owner}): SQLite writes it beside the file; {fix}"
 
 
-def _remove_if_empty(path: Path) -> None:
+def _remove_if_empty(path: Path, *, lock: bool = False) -> None:
     """Remove the file at ``path`` (and its journal files) when it holds nothing: one this
-    open made before it failed. A file with any data is left as it is."""
+    open made before it failed. A file with any data is left as it is. ``lock``: the lock
+    file beside it is new too, and goes with it unless a process holds it."""
     if Store.holds_data(path):
         return
     for name in (f"{path}-wal", f"{path}-shm", f"{path}-journal", str(path)):
         with contextlib.suppress(OSError):
             os.remove(name)
+    if lock and not os.path.lexists(path):
+        remove_unused(path)

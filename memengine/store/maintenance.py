@@ -13,6 +13,7 @@ own short write transaction, so other writers wait for one step at most.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatabaseLocked, DiskError, DiskFull, InvalidInput, StoreError
-from .connect import Connections
+from .connect import NO_ROOM_ERRNOS, Connections, translate_error
 
 __all__ = [
     "MAX_STEPS",
@@ -32,6 +33,7 @@ __all__ = [
     "BackupReport",
     "OptimizeReport",
     "backup",
+    "backup_error",
     "backup_into",
     "check_backup_target",
     "compact",
@@ -200,6 +202,30 @@ def backup_into(cur: Any, dest: Path) -> None:
     locale (``LC_ALL=C``) is the file the user named, as :func:`os.open` would make it.
     """
     cur.execute("VACUUM INTO CAST(? AS TEXT)", [os.fsencode(dest)])
+
+
+def backup_error(exc: Exception, target: Path) -> StoreError:
+    """The error of a backup to ``target`` that failed with ``exc`` (SQLite's or the OS's),
+    naming the target: a :class:`.DiskFull` when the disk (or the limit on a file's size)
+    had no room for the copy, a :class:`.DiskError` when the disk failed, else a
+    :class:`.StoreError`. Nothing was replaced in any case."""
+    where = f"backup to {target} failed: {exc}"
+    if isinstance(exc, OSError):
+        full, failed = exc.errno in NO_ROOM_ERRNOS, exc.errno == errno.EIO
+    else:
+        kind = translate_error(exc, path=target)
+        full, failed = isinstance(kind, DiskFull), isinstance(kind, DiskError)
+    if full:
+        return DiskFull(
+            f"{where}: no room for the copy in {target.parent} (a full disk, or a limit on "
+            "the size of files); free some space there (nothing was replaced)"
+        )
+    if failed:
+        return DiskError(
+            f"{where}: the disk failed a read or write (a failing disk, or a limit on the "
+            "size of files); nothing was replaced"
+        )
+    return StoreError(where)
 
 
 def sync_file(path: Path) -> None:
@@ -383,7 +409,10 @@ def backup(
         check_backup_target(path, target, overwrite=overwrite)
     remove_stale_partials(target)
     partial = partial_path(target)
-    mode = stat.S_IMODE(path.stat().st_mode)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:  # deleted while open: this thread's connection still reads it
+        mode = stat.S_IRUSR | stat.S_IWUSR  # (its mode unknown: the copy is private)
     if overwrite and target.is_file():  # (the stricter of the two: a private one stays so)
         mode &= stat.S_IMODE(target.stat().st_mode)
     conn = connections.get()
@@ -409,7 +438,7 @@ def backup(
         put_in_place(partial, target, overwrite=overwrite)
         sync_file(target.parent)
     except (module.Error, OSError) as exc:
-        raise StoreError(f"backup to {target} failed: {exc}") from exc
+        raise backup_error(exc, target) from exc
     finally:
         partial.unlink(missing_ok=True)
     return BackupReport(target, target.stat().st_size, episodes, round(time.perf_counter() - t0, 3))

@@ -33,13 +33,40 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ProcessLock", "lock_path", "process_lock_for"]
+__all__ = ["ProcessLock", "lock_path", "process_lock_for", "remove_unused"]
 
 
 def lock_path(database: str | os.PathLike[str]) -> Path:
     """The lock file of the database at ``database``: its real path with ``-lock`` added
     (so that a symbolic link and its target share one lock)."""
     return Path(f"{os.path.realpath(database)}-lock")
+
+
+def remove_unused(database: str | os.PathLike[str]) -> bool:
+    """Delete the lock file of ``database`` when it is empty and no process holds it (for
+    a new database that an open which failed removed again: the lock file would be left
+    beside nothing); True when it was deleted. A process holding it keeps it."""
+    if fcntl is None:
+        return False
+    path = lock_path(database)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:  # gone already, or not this process's to open
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # held: another process writes (or is about to make) the database
+        os.close(fd)
+        return False
+    try:
+        if os.fstat(fd).st_size:
+            return False
+        path.unlink()
+        return True
+    except OSError:
+        return False
+    finally:
+        _let_go(fd, locked=True)
 
 
 class ProcessLock:

@@ -1,0 +1,285 @@
+"""Review 53 of crashes and full disks: a file deleted under an open memory, a disk with no
+room for the ``-shm`` a crash's ``-wal`` needs, a backup the disk refuses, and the lock
+file of a new database that could not be made."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memengine import DiskError, DiskFull, FixedClock, Memory, StoreError
+from memengine.store.connect import (
+    DOCTOR_CHECKS,
+    LOW_SPACE_BYTES,
+    disk_error,
+    free_bytes,
+    sqlite_module,
+    translate_error,
+)
+from memengine.store.maintenance import backup_error
+from memengine.store.process_lock import lock_path, remove_unused
+
+from .helpers import HashEmbedder, word_episodes
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX limits and locks")
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+LIMITED = textwrap.dedent(
+    """
+    import resource, signal, sys
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), resource.RLIM_INFINITY))
+    exec(sys.argv[2])
+    """
+)
+"""Run the code given as the second argument under a limit on file sizes (the first)."""
+
+
+def limited(limit: int, code: str, *args: str, cwd: Path = ROOT) -> str:
+    """Run ``code`` (with ``args`` in ``sys.argv[3:]``) in a new process whose files may
+    grow to ``limit`` bytes; return what it printed."""
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITED, str(limit), textwrap.dedent(code), *args],
+        cwd=cwd,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def in_a_new_thread(fn: Callable[[], Any]) -> Any:
+    """What ``fn()`` returns or raises in a thread that has not used the memory yet."""
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append(fn())
+        except Exception as exc:  # (handed back to the test)
+            out.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    return out[0]
+
+
+def test_a_read_that_needs_a_new_connection_to_a_deleted_file_says_it_was_deleted(
+    db_path: Path, tmp_path: Path, clock: FixedClock
+) -> None:
+    """A read in a new thread, or an unrecorded retrieval (whose search threads connect on
+    first use), failed with "cannot open …: unable to open database file" once the file
+    was deleted, while the README promised such reads answered; a backup from a thread
+    that reads it (the way to keep what the file held) raised a bare FileNotFoundError."""
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    first = mem.add_exchange("I like green tea from Kyoto", "nice")
+    assert in_a_new_thread(lambda: mem.get(first).user_text) == "I like green tea from Kyoto"
+    db_path.unlink()
+    assert mem.get(first).user_text == "I like green tea from Kyoto"  # this thread's connection
+    assert mem.stats()["episodes"] == 1
+    rescued = mem.backup(tmp_path / "rescued.db")  # (it raised a bare FileNotFoundError)
+    assert rescued.episodes == 1 and (rescued.path.stat().st_mode & 0o077) == 0
+    said = f"{db_path} was deleted or moved while this memory had it open: a new connection"
+    with pytest.raises(StoreError, match="close the memory and open the file again") as caught:
+        mem.retrieve("green tea?", record=False)
+    assert said in str(caught.value)
+    fresh = in_a_new_thread(lambda: mem.get(first))
+    assert isinstance(fresh, StoreError) and said in str(fresh)
+    mem.close()
+    assert not db_path.exists()  # (no new empty file made in its place)
+
+
+def test_a_new_thread_of_a_memory_whose_file_was_replaced_says_so(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    """A new connection to a file moved in its place read that other file; a read-only
+    memory whose file is deleted says so too (rather than "unable to open")."""
+    ours, other = tmp_path / "ours.db", tmp_path / "other.db"
+    with Memory.open(other, embedder=HashEmbedder(), clock=clock) as m:
+        m.add_exchange("my dog is called Pochi", "cute")
+    shutil.copy(other, tmp_path / "kept.db")
+    mem = Memory.open(ours, embedder=HashEmbedder(), clock=clock)
+    first = mem.add_exchange("my cat is called Mochi", "cute")
+    os.replace(other, ours)
+    assert mem.get(first).user_text == "my cat is called Mochi"
+    fresh = in_a_new_thread(lambda: mem.get(first))
+    assert isinstance(fresh, StoreError) and "was replaced by another file" in str(fresh)
+    mem.close()
+
+    kept = tmp_path / "kept.db"
+    reader = Memory.open(kept, embedder=HashEmbedder(), read_only=True)
+    assert reader.get(first).user_text == "my dog is called Pochi"
+    kept.unlink()
+    with pytest.raises(StoreError, match="was deleted or moved while this memory had it open"):
+        reader.get(first)
+    reader.close()
+
+
+def test_an_io_error_on_a_disk_with_no_room_left_is_a_full_disk() -> None:
+    """SQLite reports a ``-shm`` it cannot make or grow on a full disk as "disk I/O error":
+    it was a DiskError whose advice was ``memengine doctor``, which said the same."""
+    full = disk_error("disk I/O error", "/data", 0, None)
+    assert type(full) is DiskFull and "free some space" in str(full)
+    assert "the disk holding /data is full (0.0 MiB free" in str(full)
+    assert "doctor" not in str(full)
+    shm = disk_error("disk I/O error", "/data", LOW_SPACE_BYTES - 1, "SQLITE_IOERR_SHMSIZE")
+    assert type(shm) is DiskFull and "(SQLITE_IOERR_SHMSIZE)" in str(shm)
+    for free, name in [
+        (LOW_SPACE_BYTES, None),  # room enough: a failing disk, or a limit on file sizes
+        (None, None),  # the room could not be told
+        (0, "SQLITE_IOERR_READ"),  # no want of room makes a read fail
+    ]:
+        failed = disk_error("disk I/O error", "/data", free, name)
+        assert type(failed) is DiskError and DOCTOR_CHECKS in str(failed)
+    error = sqlite_module().OperationalError
+    here = free_bytes(ROOT)
+    assert here is not None and free_bytes(ROOT / "no such folder") is None
+    if here >= LOW_SPACE_BYTES:
+        assert type(translate_error(error("disk I/O error"), path=ROOT / "m.db")) is DiskError
+    assert type(translate_error(error("database or disk is full"))) is DiskFull
+    assert type(translate_error(error("disk I/O error"))) is DiskError  # (no file: no room told)
+
+
+def test_an_io_error_with_room_left_stays_a_disk_error_that_doctor_does_not_send_to_itself(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """A ``-wal`` with changes and no ``-shm`` (a crash, a copy) under a limit on file sizes
+    smaller than the ``-shm``: a real I/O error on a disk with room, so a DiskError, and
+    ``memengine doctor`` no longer tells the user to run ``memengine doctor``."""
+    here = free_bytes(tmp_path)
+    if here is None or here < LOW_SPACE_BYTES:
+        pytest.skip("the temporary folder's disk is nearly full itself")
+    copy = tmp_path / "copy.db"
+    with Memory.open(db_path, embedder=HashEmbedder()) as mem:
+        mem.add_exchange("I like green tea from Kyoto", "nice")
+        shutil.copy(db_path, copy)
+        shutil.copy(f"{db_path}-wal", f"{copy}-wal")
+    assert Path(f"{copy}-wal").stat().st_size > 0 and not Path(f"{copy}-shm").exists()
+    opened = """
+        import sys
+        from memengine import Memory
+        from tests.helpers import HashEmbedder
+        try:
+            Memory.open(sys.argv[3], embedder=HashEmbedder())
+        except Exception as exc:
+            print(type(exc).__name__, exc, sep="|")
+        """
+    kind, said = limited(8000, opened, str(copy)).strip().split("|", 1)
+    assert kind == "DiskError" and "disk I/O error" in said
+    doctor = """
+        import sys
+        from memengine.cli import main
+        sys.argv[1:] = ["doctor", "--db", sys.argv[3]]
+        main()
+        """
+    env = {k: v for k, v in ENV.items() if not k.startswith("MEMENGINE_")}
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITED, "8000", textwrap.dedent(doctor), str(copy)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    line = next(x for x in done.stdout.splitlines() if "database:" in x)
+    assert line.startswith("FAIL") and "disk I/O error" in line
+    assert "memengine doctor" not in line and "copy it, with its -wal, to another disk" in line
+    with Memory.open(copy, embedder=HashEmbedder()) as mem:  # no limit: the log's changes read
+        assert mem.stats()["episodes"] == 1 and mem.check().ok
+
+
+def test_a_backup_the_disk_refuses_is_a_disk_error_naming_its_target(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """A backup past the limit on file sizes (as on a full disk) raised a plain StoreError,
+    though a write the disk refuses is a DiskError (a DiskFull when it had no room)."""
+    with Memory.open(db_path, embedder=HashEmbedder()) as mem:
+        mem.add_many(word_episodes(3000, "a"))
+        mem.optimize()
+    target = tmp_path / "copies" / "b.db"
+    target.parent.mkdir()
+    backed_up = """
+        import sys
+        from memengine import Memory
+        from tests.helpers import HashEmbedder
+        with Memory.open(sys.argv[3], embedder=HashEmbedder()) as mem:
+            try:
+                mem.backup(sys.argv[4])
+            except Exception as exc:
+                print(type(exc).__name__, isinstance(exc, __import__("memengine").DiskError),
+                      exc, sep="|")
+        """
+    limit = db_path.stat().st_size // 2
+    kind, disk, said = limited(limit, backed_up, str(db_path), str(target)).strip().split("|", 2)
+    assert disk == "True" and kind in ("DiskError", "DiskFull")
+    assert said.startswith(f"backup to {target} failed: ") and "nothing was replaced" in said
+    assert not list(target.parent.iterdir())  # no copy, whole or partial
+
+
+def test_a_backup_error_is_a_disk_error_only_for_the_disk() -> None:
+    """What the OS says decides: no room (ENOSPC, a quota, EFBIG), a failing disk (EIO), or
+    neither (a permission): a plain StoreError, as before."""
+    target = Path("/backups/m.db")
+    full = backup_error(OSError(errno.ENOSPC, "No space left on device"), target)
+    assert type(full) is DiskFull and "no room for the copy in /backups" in str(full)
+    failed = backup_error(OSError(errno.EIO, "Input/output error"), target)
+    assert type(failed) is DiskError and str(failed).startswith("backup to /backups/m.db failed")
+    refused = backup_error(PermissionError(errno.EACCES, "Permission denied"), target)
+    assert type(refused) is StoreError and "Permission denied" in str(refused)
+    error = sqlite_module().OperationalError
+    assert type(backup_error(error("database or disk is full"), target)) is DiskFull
+    assert type(backup_error(error("no such table: episodes"), target)) is StoreError
+
+
+def test_a_new_file_that_fails_to_open_leaves_no_lock_file(tmp_path: Path) -> None:
+    """A new database the disk refused was removed, and its empty ``-lock`` stayed beside
+    nothing; a lock file that was there before the open stays."""
+    opened = """
+        import sys
+        from memengine import Memory
+        from tests.helpers import HashEmbedder
+        try:
+            Memory.open(sys.argv[3], embedder=HashEmbedder())
+        except Exception as exc:
+            print(type(exc).__name__)
+        """
+    new = tmp_path / "new.db"
+    assert limited(1000, opened, str(new)).strip() == "DiskError"
+    assert not list(tmp_path.iterdir())
+    lock_path(new).touch()  # another process's, say, made before
+    assert limited(1000, opened, str(new)).strip() == "DiskError"
+    assert [p.name for p in tmp_path.iterdir()] == ["new.db-lock"]
+
+
+def test_a_lock_file_is_removed_only_when_unused_and_empty(tmp_path: Path) -> None:
+    """:func:`remove_unused` leaves a lock file that a process holds, or that holds bytes."""
+    import fcntl  # (POSIX: the module is skipped elsewhere)
+
+    db = tmp_path / "m.db"
+    lock = lock_path(db)
+    lock.touch()
+    holder = os.open(lock, os.O_RDONLY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        assert not remove_unused(db) and lock.exists()
+    finally:
+        os.close(holder)
+    lock.write_text("x")
+    assert not remove_unused(db) and lock.exists()
+    lock.write_text("")
+    assert remove_unused(db) and not lock.exists()
+    assert not remove_unused(db)  # (none there)
