@@ -31,8 +31,10 @@ whatever its length; a line break counts as the one character it is in the memor
 length a quote may reach, so what fitted as a run of spaces still fits (the token budget
 counts the text as shown). Control characters and the marks that reorder text on screen are
 left out of what a memory says; a quoted line that begins as the pack's own lines do
-("Partner: ", "## ", "[PRINCIPLES]"; "Partner:" alone on its line, "**Partner:**", "> User: ")
-has its label in ‹ › ("‹Partner›: "), and a chat template's token is written with ‹ › for
+("Partner: ", "## ", "[PRINCIPLES]", "(today: "; "Partner:" alone on its line, "**Partner:**",
+"> User: "; in full width too, "［PRINCIPLES］"), where a reader sees a line begin (after a line
+break, a " / " typed so or a quote's " … ": :func:`.quote.unposed`), has its label in ‹ ›
+("‹Partner›: "), and a chat template's token is written with ‹ › for
 its brackets, once ("‹|im_start|›", "‹INST›": :func:`.text.untemplated`): what is quoted is
 stored text, and untrusted. The marks are not counted in the characters a quote may reach
 (the token budget counts them).
@@ -49,13 +51,13 @@ from .clock import in_zone
 from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
 from .quote import (
     BREAK,
-    LABELLED,
     SENTENCE,
     Strategy,
     as_shown,
     quote_lines,
     quote_text,
     quoted_part,
+    unposed,
 )
 from .retrieve.answer_type import AnswerType, asked_types, carries_any
 from .text import (
@@ -76,15 +78,6 @@ _WEEKDAYS = {
     "ja": "月火水木金土日",
     "en": ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"),
 }
-_POSED = re.compile(
-    rf"(^|{BREAK})(… )?(#+(?= )|\[[A-Z][A-Z_]{{2,}}\]|{LABELLED}"
-    rf"|→ ?(?:{LABELLED}|[^\W\d_][^\s:：/()（）]{{0,29}}(?: [^\W\d_][^\s:：/()（）]{{0,29}}){{0,2}}"
-    rf"(?=: |：)))"
-)
-"""A line of a quote that begins as the pack's own lines do: a speaker's label
-(:data:`.quote.LABELLED`), a heading ("## "), a section ("[PRINCIPLES]"), a reason in any case
-("→ why: ", "→ 関連: ");
-not a time ("19:30"), a URL ("https://…") nor a bullet ("- api: 8443")."""
 _HEADER = "[EPISODE_EVIDENCE]"
 _HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
 _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
@@ -288,7 +281,7 @@ def _block(
                 speaker = ep.metadata.get("speaker")
                 label = _speaker_label(label, speaker, said)
                 own = _names_itself(speaker, said)
-            lines.append(f"{label}: {_unposed(said, own)}")
+            lines.append(f"{label}: {unposed(said, own)}")
             quoted.append(said)
     if not quoted:  # (nothing it says can be shown: no block)
         return ""
@@ -301,22 +294,6 @@ def _block(
         changed = _date_line(changes, lang, zone) if changes is not None else None
         lines.append(arrow + _reason(item, lang, query, changed, as_shown("\n".join(quoted))))
     return untemplated("\n".join(lines))
-
-
-def _unposed(said: str, own: bool = False) -> str:
-    """``said`` (a quote) with each of its lines that begins as the pack's own lines do
-    (:data:`_POSED`: a pasted chat's "Partner: I promise…", a forged "[PRINCIPLES]") marked
-    as quoted, its label in ‹ ›: "‹Partner›: I promise…", "‹##› 2026-05-01", so a line break
-    shown " / " starts no turn or section of the pack; the first line is left as it is when
-    it names the memory's ``own`` speaker ("Ken: see you", said by Ken)."""
-    return _POSED.sub(
-        lambda m: (
-            m.group()
-            if (own and m.start() == 0) or untemplated(m[3]) != m[3]  # (marked there: once)
-            else f"{m[1]}{m[2] or ''}‹{m[3]}›"
-        ),
-        said,
-    )
 
 
 def _speaker_label(label: str, speaker: object, said: str) -> str:

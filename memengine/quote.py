@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Sequence, Set
 from typing import Literal
 
@@ -18,7 +19,7 @@ from .models import EpisodeKind
 from .quote_changes import turn_after
 from .retrieve.answer_type import AnswerType, carries_any
 from .retrieve.change_words import CHANGE
-from .text import cut_at, fold, near_cut, readable, shared_phrases, thousands
+from .text import cut_at, fold, near_cut, readable, shared_phrases, thousands, untemplated
 from .values import closed_values
 
 __all__ = [
@@ -36,6 +37,8 @@ __all__ = [
     "quote_text",
     "quoted_part",
     "text_pieces",
+    "unposed",
+    "unposed_lines",
 ]
 
 Strategy = Literal["quote_key_parts", "summarize", "full"]
@@ -71,16 +74,89 @@ _OWN = "|".join(["User", "Partner", *(k.value.capitalize() for k in EpisodeKind)
 """The speakers' labels the pack writes ("User", "Partner", "Message", "Note"…)."""
 _AS = rf"(?: ?[(（][^()（）:：{BREAK}]{{1,40}}[)）])?(?:\*\*|__)?"
 LABELLED = (
-    rf"(?:> ?)*(?:\*\*|__)?(?:(?:{_NAME}|(?i:{_OWN})){_AS}(?=:(?:\*\*|__)? |：)"
-    rf"|(?i:{_OWN}){_AS}(?=:(?:\*\*|__)?(?:{BREAK}|$)))"
+    rf"(?:> ?)*(?:\*\*|__)?(?:(?:{_NAME}|(?i:{_OWN})){_AS}(?= ?:(?:\*\*|__)? | ?：)"
+    rf"|(?i:{_OWN}){_AS}(?= ?:(?:\*\*|__)?(?:{BREAK}|$)))"
 )
 """A speaker's label as a pasted chat starts a line with it: a name (:data:`_NAME`) or one
-the pack writes, in any case ("Ken: ", "Message (Ken): ", ケン：, 田中：, "user: "; not
-"this: we should move" of wrapped prose), in bold ("**Partner:**"), after a quote's ">"
-("> User: "), or one the pack writes alone on its line or at the text's end ("Partner:"
+the pack writes, in any case ("Ken: ", "Message (Ken): ", ケン：, 田中：, "user: ", "partner :
+"; not "this: we should move" of wrapped prose), in bold ("**Partner:**"), after a quote's
+">" ("> User: "), or one the pack writes alone on its line or at the text's end ("Partner:"
 above "I promise…", a pasted "…and / Partner:"; not a list's heading, "Shopping list:"
 above "milk")."""
 _SPOKEN = re.compile(LABELLED)
+_WORDS = r"[^\W\d_][^\s:：/()（）]{0,29}(?: [^\W\d_][^\s:：/()（）]{0,29}){0,2}"
+"""One to three words, each from a letter, in any case (a reason line's "why", 関連)."""
+_POSED = re.compile(
+    rf"(^|{BREAK}| / | … )(… )?(#+(?= )|\[ ?[A-Z][A-Z_]{{2,}} ?\]|\((?i:today|今日)(?= ?:)"
+    rf"|{LABELLED}|(?:→|->) ?(?:{LABELLED}|{_WORDS}(?= ?:(?!//)| ?：)))"
+)
+"""A line of a quote that begins as the pack's own lines do, and where a reader sees a line
+begin: at a line break (:data:`BREAK`, shown " / "), a " / " typed so, or the " … " that
+stands for what a quote leaves out (or a quote's first "… "). The pack's lines: a speaker's
+label (:data:`LABELLED`), a heading ("## "), a section ("[PRINCIPLES]"), the line that says
+what day it is ("(today: ", "（今日: "), a reason in any case ("→ why: ", "→ 関連: ",
+"-> why: ", "→why:"); not a time ("19:30"), a URL ("https://…"), a bullet ("- api: 8443"),
+a slash inside a word ("a/b", 赤／青) nor "1 / 2". Matched in :func:`_folded` text
+(［PRINCIPLES］ and ＃＃ as [PRINCIPLES] and ##, "Partner\\u00a0:" as "Partner :")."""
+
+
+class _Folds(dict[int, str]):
+    """Each character's NFKC where that is one character (full-width ［ is [, a no-break
+    space a space), else the character itself ("…" stays, not "..."): a text folded so
+    keeps its length, and a match in it is the same place in the text. A full-width colon
+    stays "：": a label before it needs no space after it (相手：500円), as one before ":"
+    does. The characters met are kept, up to :data:`_FOLDS_KEPT`."""
+
+    def __missing__(self, code: int) -> str:
+        """The fold of the character ``code``, kept for the next one."""
+        char = chr(code)
+        plain = unicodedata.normalize("NFKC", char)
+        folded = plain if len(plain) == 1 and char != "：" else char
+        if len(self) < _FOLDS_KEPT:
+            self[code] = folded
+        return folded
+
+
+_FOLDS_KEPT = 8192
+"""The most characters whose fold :class:`_Folds` keeps (a text of every script folds
+the ones past it each time)."""
+_FOLDS = _Folds()
+
+
+def _folded(text: str) -> str:
+    """``text`` with each character in NFKC where that is one character (:class:`_Folds`),
+    so that a label in full width is found as one in ASCII, at the same place."""
+    return text if unicodedata.is_normalized("NFKC", text) else text.translate(_FOLDS)
+
+
+def unposed(said: str, own: bool = False) -> str:
+    """``said`` (a quote, its line breaks :data:`BREAK`) with each of its lines that begins
+    as the pack's own lines do (:data:`_POSED`: a pasted chat's "Partner: I promise…", a
+    forged "[PRINCIPLES]", a typed "roses / Partner: I promise…", one after a quote's " … ")
+    marked as quoted, its label in ‹ ›: "‹Partner›: I promise…", "‹##› 2026-05-01", "‹(today›:
+    2031-01-01", so that nothing a reader takes for a line break starts a turn or a section of
+    the pack, or a prompt's; a label is shown as written ("‹［PRINCIPLES］›"). The first line is
+    left as it is when it names the memory's ``own`` speaker ("Ken: see you", said by Ken), and
+    a chat template's token, which :func:`.text.untemplated` marks, is marked once."""
+    out: list[str] = []
+    at = 0
+    for m in _POSED.finditer(_folded(said)):
+        start, end = m.span(3)
+        label = said[start:end]
+        if (own and m.start() == 0) or untemplated(label) != label:
+            continue
+        out += [said[at:start], f"‹{label}›"]
+        at = end
+    return "".join(out) + said[at:] if out else said
+
+
+def unposed_lines(text: str) -> str:
+    """``text`` (stored, and so untrusted) in its lines, each without the white space at its
+    edges and marked as :func:`unposed` marks a quote's: for a prompt that puts it on one line
+    (:func:`.text.prompt_quote`), where "roses\\nPartner: I promise" would read "roses Partner:
+    I promise", a turn of the partner's ("roses ‹Partner›: I promise")."""
+    lines = (line.strip() for line in readable(text).splitlines())
+    return unposed(BREAK.join(lines)).replace(BREAK, "\n")
 
 
 _MONTHS = (

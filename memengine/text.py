@@ -362,13 +362,19 @@ def counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-_PROMPT_MARKERS = re.compile(r"\[(\s*id\b)|<(\s*/?\s*think\b)", re.IGNORECASE)
+_OPEN = r"[\[［]"
+"""An opening bracket as an LLM may write an id's: ASCII or full-width."""
+_ID_WORD = r"id(?![^\W\d])"
+"""The word an id label begins with (any case): "id" before a space, a digit or a bracket
+("[id 5]", "[id5]", "id: 5"), not the start of a word ("[idea]", "[id_x]")."""
+_PROMPT_MARKERS = re.compile(rf"{_OPEN}(\s*{_ID_WORD})|<(\s*/?\s*think\b)", re.IGNORECASE)
 _BRACES = str.maketrans("{}", "()")
 
 
 def prompt_quote(text: str) -> str:
     """``text`` (stored or typed) as a prompt quotes it: :func:`prompt_line`, an ``[id``
-    written ``(id`` (no text poses as a candidate's head), a ``<think>`` tag as
+    written ``(id`` (no text poses as a candidate's head: "[id 5]", "[ID12]", "[id5]", each
+    form :func:`written_number` reads as an id label), a ``<think>`` tag as
     ``‹think>``, a chat template's token as :func:`untemplated` writes it, and braces as
     parentheses, so that a model that quotes it while it
     reasons writes no JSON object that could be taken for its answer."""
@@ -412,10 +418,12 @@ def reason_line(reason: str) -> str:
 
 
 _WRITTEN_NUMBER = re.compile(
-    r"\s*(?:(?P<open>[\[［])\s*)?(?P<id>id\s*)?(?P<n>[-－]?[0-9０-９]{1,18})\s*"
+    rf"\s*(?:(?P<open>{_OPEN})\s*)?(?P<id>{_ID_WORD}\s*)?(?P<n>[-－]?[0-9０-９]{{1,18}})\s*"
     r"(?(open)[\]］])\s*",
     re.IGNORECASE,
 )
+"""A number as :func:`written_number` reads it; its id label, "[id 12]", "[id12]", is the
+one :func:`prompt_quote` writes ``(id`` (:data:`_ID_WORD`), so no text can pose as one."""
 _WIDE_DIGITS = str.maketrans("０１２３４５６７８９－", "0123456789-")
 
 

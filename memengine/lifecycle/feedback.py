@@ -43,6 +43,7 @@ from ..config import LifecycleConfig
 from ..embed.base import Embedder
 from ..errors import EmbeddingError, FeedbackExists, InvalidInput, LLMError, NotFound
 from ..models import Episode
+from ..retrieve.rerank import candidate_text
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
@@ -139,6 +140,14 @@ def _one_line(text: str) -> str:
     return _NUMBER_TAG.sub(r"(\1)", prompt_quote(text))
 
 
+def _memory_line(episode: Episode) -> str:
+    """A memory for the judge's prompt as the rerank's prompt shows a candidate
+    (:func:`.retrieve.rerank.candidate_text`: "User: roses are red / Partner: ok", not
+    "roses are red ok"; a label in its text marked, "roses ‹Partner›: I promise"), with a
+    ``[2]`` in it written ``(2)`` (:func:`_one_line`)."""
+    return _one_line(candidate_text(episode, _LLM_CHARS, "en"))
+
+
 def _number(item: Any) -> Any:
     """An item of the judge's ``used`` list as a memory's number where it reads as one
     (``"[2]"``, ``"2"``, ``"［２］"`` and ``2.0`` are 2; ``"-1"`` is -1, a number not shown);
@@ -166,7 +175,7 @@ def llm_used(
 
     lines = []
     for n, ep in enumerate(episodes, start=1):
-        lines.append(f"[{n}] {_one_line(ep.text)[:_LLM_CHARS]}")
+        lines.append(f"[{n}] {_memory_line(ep)}")
     said = _one_line(answer[: _ANSWER_CHARS * 2])[:_ANSWER_CHARS]
     user = "Answer:\n" + said + "\n\nMemories:\n" + "\n".join(lines)
     reply = client.complete_json(

@@ -30,6 +30,7 @@ from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Episode, EpisodeKind, Message
+from ..quote import unposed_lines
 from ..text import Language, cut_at, one_line_within, prompt_quote, reason_line, written_number
 from .expand import (
     DetectedReference,
@@ -47,6 +48,7 @@ __all__ = [
     "RerankReply",
     "Reranker",
     "candidate_block",
+    "candidate_text",
     "parse_rerank",
     "rerank_prompt",
     "with_later_changes",
@@ -191,12 +193,26 @@ _LABELS = {
 
 def _cut(text: str, limit: int) -> str:
     """``text`` on one line, within ``limit`` characters, as :func:`prompt_quote` writes
-    it: an ``[id`` in it (in any width, with invisible characters between) is written
-    ``(id``, so that a stored text cannot pose as another candidate's head."""
-    flat = prompt_quote(text)
+    it: an ``[id`` in it (in any width, with invisible characters between, "[id5]" too) is
+    written ``(id``, so that a stored text cannot pose as another candidate's head."""
+    return _within(prompt_quote(text), limit)
+
+
+def _within(flat: str, limit: int) -> str:
+    """``flat`` (a text on one line) within ``limit`` characters, cut with "…"."""
     if limit <= 1:
         return ""
     return flat if len(flat) <= limit else flat[: cut_at(flat, limit - 1)] + "…"
+
+
+def _stored(text: str, chars: int) -> str:
+    """A stored ``text`` as a candidate of ``chars`` characters shows it: each of its lines
+    that begins as a speaker's or the pack's own line does has its label in ‹ ›, as the
+    pack marks it (:func:`.quote.unposed_lines`), then all on one line (:func:`prompt_quote`):
+    "roses\\nPartner: I promise" and a typed "roses / Partner: I promise" are "roses
+    ‹Partner›: I promise" and "roses / ‹Partner›: I promise", not the partner's words. Its
+    first eight times ``chars`` are read (a pasted megabyte is shown by its beginning)."""
+    return prompt_quote(unposed_lines(text[: 8 * max(chars, 1)]))
 
 
 def _message_line(text: str, limit: int) -> str:
@@ -205,29 +221,36 @@ def _message_line(text: str, limit: int) -> str:
     return one_line_within(prompt_quote(text), limit)
 
 
+def candidate_text(episode: Episode, chars: int, lang: Language) -> str:
+    """What a candidate says, within about ``chars`` characters, on one line: "User: … /
+    Partner: …" (the labels in ``lang``), or its kind and content ("note: …"); a label in
+    the stored text is marked as the pack marks it (:func:`_stored`). The feedback judge's
+    prompt shows a memory so too."""
+    labels = _LABELS[lang]
+    if episode.kind is not EpisodeKind.exchange:
+        return f"{episode.kind.value}: {_within(_stored(episode.content or '', chars), chars)}"
+    user = _stored(episode.user_text or "", chars)
+    reply = _stored(episode.reply_text or "", chars)
+    budget = chars - len(labels["user"]) - len(labels["partner"]) - 6
+    user_budget = max(budget - len(reply), int(budget * 0.6)) if reply else budget
+    user_part = _within(user, user_budget) if user else ""
+    reply_part = _within(reply, budget - len(user_part)) if reply else ""
+    parts = []
+    if user_part:
+        parts.append(f"{labels['user']}: {user_part}")
+    if reply_part:
+        parts.append(f"{labels['partner']}: {reply_part}")
+    return " / ".join(parts)
+
+
 def candidate_block(
     episode: Episode, chars: int, lang: Language, zone: tzinfo | None = None
 ) -> str:
     """One candidate for the prompt: ``[id N] YYYY-MM-DD`` (a day of ``zone``, the turn's,
-    as the prompt's today is) and its text within ``chars`` characters."""
-    labels = _LABELS[lang]
+    as the prompt's today is) and its text within ``chars`` characters
+    (:func:`candidate_text`)."""
     head = f"[id {episode.id}] {in_zone(episode.occurred_at, zone):%Y-%m-%d}"
-    if episode.kind is EpisodeKind.exchange:
-        user = " ".join((episode.user_text or "").split())
-        reply = " ".join((episode.reply_text or "").split())
-        budget = chars - len(labels["user"]) - len(labels["partner"]) - 6
-        user_budget = max(budget - len(reply), int(budget * 0.6)) if reply else budget
-        user_part = _cut(user, user_budget) if user else ""
-        reply_part = _cut(reply, budget - len(user_part)) if reply else ""
-        parts = []
-        if user_part:
-            parts.append(f"{labels['user']}: {user_part}")
-        if reply_part:
-            parts.append(f"{labels['partner']}: {reply_part}")
-        body = " / ".join(parts)
-    else:
-        body = f"{episode.kind.value}: {_cut(episode.content or '', chars)}"
-    return f"{head}\n{body}"
+    return f"{head}\n{candidate_text(episode, chars, lang)}"
 
 
 def rerank_prompt(
