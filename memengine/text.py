@@ -152,12 +152,14 @@ def fold(text: str) -> str:
     return _MARKS.sub("", _folded(text).translate(_FOLD_TABLE))
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？\n])\s*")
+_SENTENCE_END = re.compile(r"(?:(?<=[!?。！？\n])|(?<=\.)(?![0-9０-９])|(?<=(?<![0-9０-９])\.))\s*")
+"""Where a sentence ends: after ! ? 。 ！ ？ or a line break, and after a "." that is no
+decimal point, one between two digits (7.5万円, "$2.50")."""
 
 
 def sentences(text: str) -> list[str]:
     """The sentences of ``text``: split after . ! ? 。 ！ ？ and line breaks, stripped, none
-    empty."""
+    empty; a decimal point is no end (家賃を7.5万円に上げた, "It's $2.50 now")."""
     return [p.strip() for p in _SENTENCE_END.split(text) if p.strip()]
 
 

@@ -14,9 +14,15 @@ from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import EmbedderChanged
 from memengine.models import Episode, EpisodeKind
 from memengine.retrieve.change_words import JA_VALUE_VERB, change_sentences
-from memengine.retrieve.changes import _a_value_verb, chains_newest_first, later_changes
+from memengine.retrieve.changes import (
+    _a_time,
+    _a_value_verb,
+    chains_newest_first,
+    later_changes,
+)
 from memengine.retrieve.fastpath import Candidate
 from memengine.retrieve.owners import doer, owners
+from memengine.text import sentences
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -1277,6 +1283,151 @@ def test_another_monthly_cost_switched_stays_where_it_ranks(
 
 
 @pytest.mark.parametrize(
+    ("old_text", "new_text", "changes"),
+    [
+        # how often one same thing is done, told again
+        ("I call my mom once a week", "I switched to calling my mom twice a week", True),
+        ("I work three days a week", "I switched to working four days a week", True),
+        ("My son naps 2 hours a day", "My son switched to one nap a day", True),
+        ("I call mom every week", "I switched to calling mom every day", True),
+        ("I walk 5 km a day", "I switched to walking 8 km a day", True),
+        ("I feed the cat twice a day", "I switched the cat to feeding three times a day", True),
+        # days off counted are days off
+        ("I'm off two days a week", "I switched my days off to Monday and Tuesday", True),
+        ("I take two days off a week", "I switched my days off to Friday", True),
+        # how often another thing is done, a price, or a count that is no frequency
+        ("I run 5 km a day", "I switched to cycling, 20 km a day", False),
+        ("I go to the gym 3 times a week", "I switched to going to yoga twice a week", False),
+        ("My son naps 2 hours a day", "My son switched to piano lessons twice a day", False),
+        ("I take my vitamins every day", "I switched to decaf, I drink it every day", False),
+        (
+            "I pay 50 dollars a month for the gym",
+            "I switched my phone plan, 30 dollars a month",
+            False,
+        ),
+        ("My days off are Monday and Tuesday", "I switched to running three days a week", False),
+    ],
+)
+def test_how_often_one_same_thing_is_done_is_a_shared_subject(
+    old_text: str, new_text: str, changes: bool
+) -> None:
+    """A time unit told as how often something is done on both sides ("once a week" and
+    "twice a week") is the subject of a change when both tell it of one same doing (calling
+    mom, working, a nap), days off counted are days off, while another doing ("3 times a
+    week" of the gym and "twice a week" of yoga), a price ("50 dollars a month") or a count
+    of days that is no day off stays no thing."""
+    assert _links(old_text, new_text) is changes
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "changes"),
+    [
+        # a part of a day, a day near today, a weekend, a while of any count is no thing
+        ("I walk the dog every morning", "I quit coffee this morning", False),
+        ("I drink coffee every morning", "I quit my morning run this morning", False),
+        ("My dentist appointment is tomorrow", "The team dinner tomorrow was cancelled", False),
+        ("I sleep badly at night", "I switched to decaf at night", False),
+        ("I met Ken yesterday", "I sold my car yesterday", False),
+        ("I had pizza for dinner tonight", "The concert tonight was cancelled", False),
+        ("It was a great day today", "I quit my job today", False),
+        ("I nap in the afternoon", "I moved my dentist appointment to the afternoon", False),
+        ("Good morning! Slept well", "I switched my alarm this morning", False),
+        ("毎朝コーヒー飲んでる", "毎朝のランニングやめた", False),
+        ("週末はいつもゴルフ", "週末のバイトやめた", False),
+        ("毎週末は実家", "毎週末のバイトやめた", False),
+        ("明日は歯医者", "明日の飲み会中止になった", False),
+        ("今朝は雨だった", "今朝ジム変えた", False),
+        ("今夜は鍋", "今夜の飲み会中止になった", False),
+        ("昨日は残業した", "昨日ジムやめた", False),
+        ("午後は会議", "午後のヨガ中止になった", False),
+        ("2週間に一回美容院行ってる", "2週間の旅行中止になった", False),
+        ("3ヶ月ごとに歯医者行ってる", "3ヶ月ごとのジムの契約やめた", False),
+        ("3時間勉強してる", "3時間のバイトやめた", False),
+        # what is named beside the time, or the time named as a thing, still is
+        ("My morning run is at 6", "I moved my morning run to 7", True),
+        ("My evenings are free", "I switched my evenings to yoga", True),
+        ("I play tennis on weekends", "I quit tennis last weekend", True),
+        ("毎週火曜はヨガ", "ヨガ毎週木曜に変えた", True),
+        ("毎朝ランニングしてる", "毎朝のランニングやめた", True),
+        ("朝ごはんはパン", "朝ごはんをご飯に変えた", True),
+        ("夜勤は月4回", "夜勤やめた", True),
+    ],
+)
+def test_a_part_of_a_day_a_day_near_and_a_while_are_no_shared_subject(
+    old_text: str, new_text: str, changes: bool
+) -> None:
+    """A morning, a night, today, tomorrow, yesterday, a weekend (毎朝, 今朝, 今夜, 明日, 昨日,
+    週末, 午後) or a while of any count (2週間, 3ヶ月ご of 3ヶ月ごと, 3時間) shared is no thing:
+    "I quit coffee this morning" changes no "I walk the dog every morning"; what is named
+    beside it ("my morning run", ヨガ, ランニング) or the time named as a thing ("my
+    evenings", 朝ごはん, 夜勤) still is."""
+    assert _links(old_text, new_text) is changes
+
+
+def test_how_often_in_a_long_text_is_read_in_linear_time() -> None:
+    """A frequency's count is read with a bounded number, so a long run of digits and dots
+    (50 KB of "1.", which took 30 seconds) is read in linear time, as a long run of counts
+    is; a time shared is still read as a rate there."""
+    started = time.perf_counter()
+    assert _a_time("week", "1." * 25000, "1." * 1000)
+    assert _a_time("week", "once a week " * 4000, "twice a week")
+    assert time.perf_counter() - started < 5
+
+
+def test_how_often_mom_is_called_changed_comes_before_the_old_rate(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """With the real embedder, "I switched to calling my mom twice a week", told after "I
+    call my mom once a week", is packed as its later change and comes first (both share only
+    "week" and "mom", a person)."""
+    old, new = _told(
+        real_mem,
+        clock,
+        "I call my mom once a week",
+        "I switched to calling my mom twice a week",
+        FILLER,
+    )
+    r = real_mem.retrieve("How often do I call my mom?")
+    pack = real_mem.pack(r)
+    assert [x.episode.id for x in r.results[:2]] == [new, old]
+    assert r.results[0].components["changes"] == float(old)
+    assert "newer than" in pack.text
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "question", "filler"),
+    [
+        (
+            "I walk the dog every morning",
+            "I quit coffee this morning",
+            "what do I do every morning?",
+            FILLER,
+        ),
+        ("毎朝コーヒー飲んでる", "毎朝のランニングやめた", "毎朝なに飲んでるっけ", FILLER_JA),
+    ],
+)
+def test_another_thing_done_this_morning_stays_where_it_ranks(
+    real_mem: Memory,
+    clock: FixedClock,
+    old_text: str,
+    new_text: str,
+    question: str,
+    filler: list[tuple[str, str]],
+) -> None:
+    """With the real embedder, "I quit coffee this morning" was packed before "I walk the dog
+    every morning" as its change (both share "morning"), and 毎朝のランニングやめた before
+    毎朝コーヒー飲んでる (毎朝): each stays where it ranks, the habit asked about first, nothing
+    marked newer."""
+    old, new = _told(real_mem, clock, old_text, new_text, filler)
+    r = real_mem.retrieve(question)
+    pack = real_mem.pack(r)
+    assert {old, new} <= set(pack.episode_ids)
+    assert r.results[0].episode.id == old
+    assert all("changes" not in x.components for x in r.results)
+    assert "newer than" not in pack.text and "より新しい" not in pack.text
+
+
+@pytest.mark.parametrize(
     ("text", "says"),
     [
         # "now" ending its clause, a value gone up or down, an age turned, ことにした
@@ -1608,6 +1759,129 @@ def test_a_japanese_rent_raise_heard_of_ahead_is_no_later_change(
     assert {old, new} <= set(pack.episode_ids)
     assert all("later_change" not in x.components for x in r.results)
     assert "より新しい" not in pack.text
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # casual, suffered, kept, come, rude and humble forms, done
+        ("大家さんが家賃を8万円に上げちゃった", True),
+        ("大家に家賃を8万円に上げられちゃったよ", True),
+        ("家賃を8万円に上げちゃって最悪", True),
+        ("大家さんが家賃を8万円に上げてきた", True),
+        ("家賃を8万円に上げてた", True),
+        ("大家さんが家賃を8万円に上げてしまった", True),
+        ("会社が給料を25万円に下げやがった", True),
+        ("店長が時給を1200円に上げてくださいました", True),
+        ("店長が時給を1200円に上げてくださった", True),
+        # を dropped, も or は for it, a time it holds from, a decimal value
+        ("大家さん家賃8万円に上げた", True),
+        ("家賃も8万円に上げられた", True),
+        ("ジムが会費を来月から6000円に上げた", True),
+        ("ジムが会費を4月から6000円に上げた", True),
+        ("家賃を7.5万円に上げた", True),
+        ("家賃が7.5万円に上がった", True),
+        ("バイトの時給、7月から1100円になった", True),
+        # not planned, asked, wished or a condition in those forms either
+        ("家賃を8万円に上げちゃおうかな", False),
+        ("家賃を8万円に上げちゃったら困る", False),
+        ("家賃を8万円に上げてください", False),
+        ("家賃を8万円に上げてくださいね", False),
+        ("家賃を8万円に上げてたら困る", False),
+        ("家賃を8万円に上げてもいい", False),
+        ("家賃8万円に上げるらしい", False),
+        ("お金を8万円にあげちゃった", False),
+        ("温度を28度に下げちゃった", False),
+        ("手を上げちゃった", False),
+    ],
+)
+def test_a_japanese_raise_in_its_everyday_forms_says_a_change(text: str, says: bool) -> None:
+    """A cost raised or cut to a new value says a change in the forms it is said in (上げ
+    ちゃった, 上げられちゃった, 上げてきた, 上げてた, 下げやがった, 上げてくださいました), with
+    を dropped or も for it, a time it holds from between (会費を来月から6000円に上げた) and a
+    decimal value (7.5万円: the "." is no sentence's end); planned, asked or wished, in those
+    forms too, it does not."""
+    assert bool(change_sentences(text)) is says
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "家賃を8万円に上げたとしても住む",
+        "家賃を8万円に上げたわけじゃない",
+        "家賃を8万円に上げたわけではない",
+        "家賃を8万円に上げたことはない",
+        "家賃を8万円に上げたか",
+        "家賃を8万円に上げたかった",
+        "家賃を8万円に上げたにしても高すぎ",
+        "家賃が8万円に上がったとしても住む",
+        "家賃が8万円に上がったわけじゃない",
+        "家賃が上がったわけじゃない",
+        "家賃が上がったとしても",
+        "家賃が8万円に上がったか",
+        "家賃が上がったことはない",
+        "家賃が上がったはずだけど",
+        "値上げされたとしても住む",
+        "値上げしたわけじゃない",
+        "Even if they raised my rent to $2,000 I'd stay",
+        "If they raised my rent to $2,000 I'd move",
+        "Suppose they raised my rent to $2,000, I'd move",
+        "They didn't raise my rent to $2,000",
+        "They never raised my rent to $2,000",
+    ],
+)
+def test_a_value_change_supposed_denied_or_asked_says_none(text: str) -> None:
+    """A raise supposed (上げたとしても, 上がったとしても, "even if they raised"), denied
+    (上げたわけじゃない, 上げたことはない, "they didn't raise"), asked without its mark (上げた
+    か) or wished (上げたかった) says no change, in both Japanese value rules as in English."""
+    assert change_sentences(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "家賃が8万円に上がったから引っ越す",
+        "家賃が上がったことで生活が苦しい",
+        "家賃を8万円に上げたってさ",
+        "Even though they raised my rent to $2,000 I'm staying",
+        "家賃が8万円に上がったかららしい",
+    ],
+)
+def test_a_value_change_with_a_reason_or_heard_of_still_says_one(text: str) -> None:
+    """What follows a value changed that tells a reason (上がったから, 上がったことで) or
+    hearsay (上げたってさ) leaves it a change: only a supposition, a denial, a question or a
+    wish (:func:`test_a_value_change_supposed_denied_or_asked_says_none`) takes it back."""
+    assert change_sentences(text) != []
+
+
+def test_a_decimal_point_ends_no_sentence() -> None:
+    """A "." between two digits is a decimal point, no sentence's end (7.5万円, "$2.50"); a
+    "." after a number at a sentence's end, or before a space, still ends one."""
+    assert sentences("家賃を7.5万円に上げた") == ["家賃を7.5万円に上げた"]
+    assert sentences("It's $2.50 now. Next one.") == ["It's $2.50 now.", "Next one."]
+    assert sentences("Born in 1990. 5 years later") == ["Born in 1990.", "5 years later"]
+    assert sentences("Ends at 3.") == ["Ends at 3."]
+
+
+def test_a_japanese_raise_said_casually_comes_before_and_a_supposed_one_does_not(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """With the real embedder, 大家さんが家賃を8万円に上げちゃった, told after 家賃は7万円, is
+    packed as its later change and comes first; 大家さんが家賃を8万円に上げたとしても住み続けるよ,
+    a supposition, is marked as no change of it."""
+    old, new = _told(
+        real_mem, clock, "家賃は7万円", "大家さんが家賃を8万円に上げちゃった", FILLER_JA
+    )
+    r = real_mem.retrieve("家賃いくらだっけ")
+    assert [x.episode.id for x in r.results[:2]] == [new, old]
+    assert r.results[0].components["changes"] == float(old)
+    assert "より新しい" in real_mem.pack(r).text
+    supposed = real_mem.add_exchange(
+        "大家さんが家賃を9万円に上げたとしても住み続けるよ", "そっか", occurred_at=clock.now
+    )
+    r = real_mem.retrieve("家賃いくらだっけ")
+    assert supposed in real_mem.pack(r).episode_ids
+    assert all(x.components.get("changes") is None for x in r.results if x.episode.id == supposed)
 
 
 def test_another_cost_gone_up_is_no_later_change_of_the_first(

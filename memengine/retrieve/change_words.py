@@ -116,31 +116,44 @@ typed in hiragana: あがった, さがった, ふえた, へった): a change o
 _JA_NOT_WISHED = (
     "(?!(?:っ|り?まし|し|され|されまし|にな(?:っ|りまし))?"
     "(?:て(?:ほし|欲し|くれ|もら[いえ]|るといい|たらいい|るはず|る気|るって|たりし|るんじゃ)"
-    "|たく|たら(?!しい)|たり|たんじゃ))"
+    "|たく|たら(?!しい)|たり|たんじゃ|たはず|たか(?!ら)|たと(?:して|した|しても)|たにしても"
+    "|たわけ|たこと(?:は|が|も)?(?:な[いかく]|無|あ)))"
 )
 """What a Japanese value verb, with its own ending (上がっ, 減りまし, 値上げされ, 値下げになっ), is not
 followed by: a wish (上がってほしい, 上がってくれ〜, 上がってもらいたい, 値上げされたくない,
-上がってるといいな, 上がってたらいいな), a guess (上がってるはず, 上がってる気がする, 上がってる
-んじゃない, 上がってたりして), hearsay passed on as such (上がってるって噂), a condition
-(上がったら; 上がったらしい is told) or a back and forth (上がったり下がったり); a complaint, a
-worry or a wait after it is told of a change (家賃上がって嫌だ, 給料下がって心配)."""
+上がってるといいな, 上がってたらいいな, 上げたかった), a guess (上がってるはず, 上がったはず,
+上がってる気がする, 上がってるんじゃない, 上がってたりして), a question (上がったか, 上がったかな),
+hearsay passed on as such (上がってるって噂), a condition or a supposition (上がったら,
+上がったとしても, 上げたにしても; 上がったらしい is told), a denial (上がったわけじゃない), what has
+or has not happened ever (上げたことはない, 上げたことがある) or a back and forth (上がったり
+下がったり); a reason, a complaint, a worry or a wait after it is told of a change
+(上がったから引っ越す, 家賃上がって嫌だ, 給料下がって心配)."""
 _JA_DONE = f"(?=(?:し|され|しまし|されまし)[たて]|にな(?:っ|りまし)){_JA_NOT_WISHED}"
 """What makes 値上げ, 値下げ, 値上がり or 値下がり a change: done, in the past or its て-form
 (値上げされた, 値上がりした, 値下げになった, 値上げされてた, 値上げされて最悪, 値上がりして困る);
 not a wish (値上げしてほしくない, 値上げされたくない: :data:`_JA_NOT_WISHED`), a worry or a
 mention (値上がりが心配, 値下がり待ち, 値上げ反対, 値上げのニュース見た, 値上げの話は無くなった)."""
 _JA_RAISED = (
-    "(?:引き)?[上下]げ(?:られ(?=て(?!も))"
-    "|(?:(?:られ|てくれ)?(?:まし)?|てもら(?:っ|いまし))(?=た(?!方|ほう)))"
+    "(?:引き)?[上下]げ(?:(?:られ(?:ちゃっ|てしまっ)?|ちゃっ|てしまっ)(?=て(?!も))"
+    "|(?:られ)?(?:て(?:くれ|もらっ|もらいまし|くださっ|くださいまし|き|しまっ|しまいまし)?"
+    "|ちゃっ|ちまっ|やがっ)?(?:まし)?(?=た(?!方|ほう)))"
 )
-"""A value raised or cut by someone, done: in the past (上げた, 下げました, 引き上げた,
-上げられた, 上げてくれた, 上げてもらった) or suffered, in its て-form (上げられて最悪); not planned,
-asked, advised or granted (上げるって, 上げるらしい, 上げようかな, 上げないで, 上げてください,
-上げた方がいい, 上げられても), and in kanji only, for あげた is as often "gave" (お金をあげた,
-おやつあげてた)."""
+"""A value raised or cut by someone, done: in the past, as so since or as it came
+(上げた, 下げました, 引き上げた, 上げられた, 上げちゃった, 上げられちゃった, 上げてしまった,
+下げやがった, 上げてた, 上げてきた, 上げてくれた, 上げてもらった, 上げてくださいました) or
+suffered, in its て-form (上げられて最悪, 上げちゃって最悪); not planned, asked, advised or
+granted (上げるって, 上げるらしい, 上げようかな, 上げちゃおうかな, 上げないで, 上げてください,
+上げた方がいい, 上げられても, 上げてもいい), and in kanji only, for あげた is as often "gave"
+(お金をあげた, おやつあげてた)."""
+_JA_FROM = (
+    "(?:(?:来|今|再来|翌)(?:月|週|年度?)|[0-9０-９一二三四五六七八九十]{1,2}月"
+    "(?:[0-9０-９一二三四五六七八九十]{1,3}日)?|今度|次回)から[、，,]?"
+)
+"""The time a new value holds from, between a cost and its value (会費を来月から6000円に
+上げた, 家賃が4月から8万円になった)."""
 JA_VALUE_VERB = re.compile(
     f"(?:値[上下](?:げ|が)|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし)"
-    "|(?:に|まで|へ)な(?=っ|りまし)|(?:引き)?[上下]げ(?=[たまらて]))[\u3041-\u3096]{0,16}$"
+    "|(?:に|まで|へ)な(?=っ|りまし)|(?:引き)?[上下]げ(?=[たまらてちや]))[\u3041-\u3096]{0,16}$"
 )
 """A Japanese value verb with its ending, ending a phrase (上がった, 値上がりした, 増えた,
 高くなった, になった, 上げた; an ending of 16 kana at most, so a search takes a time linear in
@@ -313,10 +326,11 @@ CHANGE = re.compile(
     r"|(?<=[0-9０-９〇一二三四五六七八九十])(?:歳|才)にな(?=っ|りまし)|(?:こと|事)にし(?=た|まし|て)"
     rf"|値[上下](?:げ|がり){_JA_DONE}"
     rf"|(?:{_JA_VALUE_AT})(?:{_JA_UP_DOWN}){_JA_NOT_WISHED}"
-    rf"|{_JA_COST}[がもは]?[、，,]?(?:(?:また|さらに|ちょっと|も)[、，,]?)?"
+    rf"|{_JA_COST}[がもは]?[、，,]?(?:(?:また|さらに|ちょっと|も)[、，,]?)?(?:{_JA_FROM})?"
     rf"(?:{_JA_AMOUNT}(?:(?:に|まで|へ|も)?(?:{_JA_UP_DOWN})|(?:に|まで)な(?=っ|りまし))"
     rf"|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし)){_JA_NOT_WISHED}"
-    rf"|{_JA_COST}を(?:(?:また|さらに)[、，,]?)?{_JA_AMOUNT}(?:に|まで|へ){_JA_RAISED}{_JA_NOT_WISHED}"
+    rf"|{_JA_COST}[をもは]?(?:(?:また|さらに)[、，,]?)?(?:{_JA_FROM})?{_JA_AMOUNT}(?:に|まで|へ)"
+    rf"{_JA_RAISED}{_JA_NOT_WISHED}"
     r"|(?:^|(?<=[はも、，,\s]))(?:前|以前|昔|もともと|元々)は[、，,]?"
     r"(?:(?!けど|けれど|のに|ので|から|ことが?あ)[^。！？!?\n、，,]){0,20}?"
     r"(?:だった|てた|でた|ていた|でいた|かった)",
@@ -370,16 +384,20 @@ the subject of :data:`_JA_UP_DOWN`, of 高くなった, 安くなった, or of i
 家賃があがった, 家賃が8万円になった, 消費税が10%になった; not 雨が上がった, テンションが上がった,
 階段を上がった, 気温が上がった, 成績が上がった, 材料が増えた, 子どもが増えた, 給料が出たから気分
 上がった, 株価が上がった, nor a wish, a guess or a dread, 給料上がってほしい, 上がってくれ〜,
-上がってるはず, 上がってたりして: :data:`_JA_NOT_WISHED`, 家賃上がってたらやだな: :data:`_PAST_END`;
-a complaint after it is told of it, 家賃上がって嫌だ; 体重が増えた and ボーナスが減った, with no
-cost nor unit, 3キロ痩せた and 60キロまで落ちた, no value verb, a time word or 手取り between a cost
-and its value, 家賃が来月から8万円になった, are left out); or a cost or a pay with を raised or cut
-to a new value with に, まで or へ, done (:data:`_JA_RAISED`: 大家さんが家賃を7万5千円に上げた,
-料金を月2980円に下げました, 消費税を10%に引き上げた, 家賃を8万円に上げられた, 時給を1200円に
-上げてくれた; not 家賃を8万円に上げるらしい, 上げたい, 上げてください, 上げた方がいい, 上げたら困る,
-成績を上げた, 手を上げた, 温度を28度に下げた, nor あげた, as often "gave": お金をあげた; with no new
-value, 家賃を上げた, or what it went up by, 家賃を1万円上げた, as お金を1万円上げた is often given,
-left out); an age
+上がってるはず, 上がってたりして, nor a supposition, a denial or a question, 上がったとしても,
+上がったわけじゃない, 上がったことはない, 上がったか: :data:`_JA_NOT_WISHED`, 家賃上がってたら
+やだな: :data:`_PAST_END`; a complaint or a reason after it is told of it, 家賃上がって嫌だ,
+上がったから引っ越す; a time the value holds from may stand between, :data:`_JA_FROM`:
+家賃が来月から8万円になった; 体重が増えた and ボーナスが減った, with no cost nor unit, 3キロ痩せた
+and 60キロまで落ちた, no value verb, 手取り between a cost and its value, are left out); or a
+cost or a pay, with を, も, は or no particle, raised or cut to a new value with に, まで or へ,
+done (:data:`_JA_RAISED`: 大家さんが家賃を7万5千円に上げた, 料金を月2980円に下げました,
+消費税を10%に引き上げた, 家賃を8万円に上げられた, 時給を1200円に上げてくれた, 上げちゃった,
+下げやがった, 上げてくださいました, 大家さん家賃8万円に上げた, 家賃も8万円に上げられた,
+会費を来月から6000円に上げた; not 家賃を8万円に上げるらしい, 上げたい, 上げてください, 上げた方が
+いい, 上げたら困る, 上げたとしても, 上げたわけじゃない, 成績を上げた, 手を上げた, 温度を28度に
+下げた, nor あげた, as often "gave": お金をあげた; with no new value, 家賃を上げた, or what it
+went up by, 家賃を1万円上げた, as お金を1万円上げた is often given, left out); an age
 turned ("turned 7 today", "turned thirty in May", 6歳になった; not "turned one of the rooms
 into…", "turned 90 degrees", 6歳になったら); and a decision, ことにした (お酒は飲まないことにした;
 not 続けることにした, 辞めないことにした: :data:`_KEPT_ON`, nor one for a day, 今日はジム休むことにした:
@@ -389,9 +407,10 @@ _MAYBES = (
     r"no need to|might|(?:i|we|you|he|she|they) may|maybe|should|could|if|almost"
     r"|thinking (?:of|about)"
     r"|going to|gonna|want to|wanna|planning (?:to|on)|plan to|hope to|hoping to|considering"
-    r"|would have|would've|how about|what if"
+    r"|would have|would've|how about|what if|suppose|supposing"
 )
-"""A maybe, a wish, a plan or what did not happen, before an English change word."""
+"""A maybe, a wish, a plan, a supposition or what did not happen, before an English change
+word ("even if they raised my rent to $2,000", "suppose they raised it")."""
 
 _NOT_BEFORE = re.compile(
     r"\b(?:not|never|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"

@@ -11,10 +11,12 @@ to", "no longer", "I used to", 変えた, 今は, 前は…だった …; not ne
 plan or a maybe: "I won't quit", "should I switch", 変えようかな) something it shares with the
 older one (:func:`~memengine.text.shared_phrases`: a name, a thing, 「スペイン語」, also in the
 sentence before when a pronoun, its object, stands for it; not a speaker's name, nor a
-number, a counter, a time or a rate alone, "$1,200", 3万円, "a month", 毎月, 代が月 of 電気代が月
-and ガス代が月, nor a thing each names another owner of (:mod:`.owners`: "my son's dentist
-appointment" changes no "my dentist appointment", 父の誕生日会 no 母の誕生日会, "My wife used
-to love jazz" no "I love jazz"), nor one two other people the sentences tell about share:
+number, a counter, a time or a rate alone, "$1,200", 3万円, "a month", "this morning",
+"tomorrow", 毎月, 毎朝, 代が月 of 電気代が月 and ガス代が月, unless both tell how often one same
+thing is done, "once a week" and "twice a week" of calling mom, nor a thing each names
+another owner of (:mod:`.owners`: "my son's dentist appointment" changes no "my dentist
+appointment", 父の誕生日会 no 母の誕生日会, "My wife used to love jazz" no "I love jazz"),
+nor one two other people the sentences tell about share:
 "My coworker Jen quit Google" changes no "Ken works at Google", 佐藤さんがトヨタ辞めた no
 田中さんはトヨタで働いてる; a person alone is none: "My wife quit her job" changes no "My
 wife loves spicy food", but an age told again of the same person is: "My son turned 7
@@ -38,10 +40,11 @@ from typing import TypeVar
 
 from ..errors import EmbeddingError
 from ..models import Episode, EpisodeKind
-from ..text import APOSTROPHES, fold, sentences, shared_phrases
+from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, sentences, shared_phrases
 from .change_words import AGE, CHANGE, JA_VALUE_VERB, change_sentences, habit_of, told
 from .fastpath import Candidate
 from .owners import (
+    PERSON_WORDS,
     a_name,
     a_person,
     doer,
@@ -94,7 +97,9 @@ def _subjects(words: str, near: str, names: set[str]) -> list[str]:
     verb with at most a particle, a unit or one character before it (:func:`_a_value_verb`:
     上がった, 代が上がった, 円になった), nor a number or a counter alone (:data:`_A_COUNT`:
     "$1,200" on a laptop and on a bike), nor a time or a rate (:func:`_a_time`: "month" of
-    "$50 a month" and "$30 a month", 代が月 of 電気代が月 and ガス代が月)."""
+    "$50 a month" and "$30 a month", "morning" of "every morning" and "this morning", 代が月
+    of 電気代が月 and ガス代が月; "week" of "once a week" and "twice a week", how often one
+    same thing is done, is a subject)."""
     shared = shared_phrases(words[:600], near, limit=20)
     return [
         p
@@ -112,58 +117,164 @@ _A_COUNT = re.compile(
     "|[〇一二三四五六七八九十百千万億兆]+(?:円|ドル|ユーロ|歳|才|年|か?月|ヶ月|日|時間?|分|秒|週間?|回|度"
     "|個|人|本|枚|台|杯|冊|匹|階|番|位|件|点|倍|割|キロ|グラム|メートル|センチ|リットル|ページ)?"
     "|ドル|ユーロ|キロ|グラム|メートル|センチ|リットル|パーセント|ページ"
+    "|dollars?|bucks?|cents?|euros?|yen|pounds?|kms?|miles?|kilos?|kgs?|lbs?|grams?"
 )
 """A number or a counter alone, which names no thing ("1,200" of "$1,200", "106" of "NH
-106" and "the 106 bus", 万円 of 3万円; 号室 names a room)."""
+106" and "the 106 bus", 万円 of 3万円, "dollars" of "50 dollars a month" and "30 dollars a
+month", "km" of "5 km a day" and "20 km a day"; 号室 names a room)."""
 
 _EN_NUMBER = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 """A number spelled out, as a count is ("two cups a day", "four in a row")."""
 _EN_RATE = re.compile(
     rf"hourly|daily|nightly|weekly|monthly|yearly|annual(?:ly)?|per|every|last|next|{_EN_NUMBER}"
+    r"|once|twice|thrice|today|tonight|tomorrow|yesterday|noon|midnight|overnight"
 )
-"""A rate's word, what makes a time a rate or a time, or a number spelled out, which names
-no thing ("our weekly meeting" and "my weekly yoga class", "every day" and "every week",
-"last year", "a cheaper one" and "an old one")."""
-_EN_TIME_UNIT = re.compile(r"(?:second|minute|hour|day|night|week|weekend|month|year|time)s?")
-"""A unit of time (or "times"), a thing only where it is named as one ("my day off")."""
+"""A rate's word, what makes a time a rate or a time, a number spelled out, or a time of
+its own, which names no thing ("our weekly meeting" and "my weekly yoga class", "every day"
+and "every week", "last year", "a cheaper one" and "an old one", "once", "tomorrow" of "My
+dentist appointment is tomorrow" and "The team dinner tomorrow was cancelled")."""
+_EN_UNITS = "second|minute|hour|day|night|week|weekend|weekday|month|year|morning|afternoon|evening"
+"""The units of time, and the parts of a day, a time is told in."""
+_EN_TIME_UNIT = re.compile(rf"(?:{_EN_UNITS}|time)s?")
+"""A unit of time, a part of a day (or "times"), a thing only where it is named as one ("my
+day off", "my evenings")."""
 _COUNTED = re.compile(
     rf"(?:^|[^\w'])(?:an?|per|every|each|{_EN_NUMBER}|few|several|many|couple of|last|next"
     r"|this|that|these|those|\d[\d,.]*)\s+(?:[\w-]+\s+)?$"
+    r"|(?:^|[^\w'])(?:at|in|on|to|during|by|since|until|till|all|good|today|tonight|tomorrow"
+    r"|yesterday)\s+(?:the\s+)?$"
     r"|/\s*$"
 )
-"""What a time unit is a rate, a count or a time after, with at most one word between
-("a month", "per week", "every other year", "$30/month", "two more days", "last night")."""
+"""What a time unit is a rate, a count or a time after, with at most one word between, or a
+"the" after a preposition ("a month", "per week", "every other year", "$30/month", "two
+more days", "last night", "this morning", "at night", "in the evening", "tomorrow
+morning")."""
+_DAYS_OFF = re.compile(r"\boff\s+(?:[\w-]+\s+)?$")
+"""An "off" before a counted time, which names days off ("I'm off two days a week")."""
 _JA_TIME = re.compile(
-    "(?:[代費料賃税][、がはもをにへの]*)?(?:[毎今先来翌隔半数]|[一1１])?"
-    "(?:月|週|年|日|晩|時間|か月|ヶ月)(?:額|々|間|あたり|当たり|ごと)?[、がはもをにへので]*"
+    "(?:[代費料賃税][、がはもをにへの]*)?"
+    "(?:[毎今先来翌隔半数昨明前後再]|[0-9０-９〇一二三四五六七八九十百]+)?"
+    "(?:月|週|年|日|晩|朝|夜|昼|夕方|週末|平日|月末|年末|午前|午後|深夜|夜中|明日|あした|あす"
+    "|昨日|きのう|今日|きょう|明後日|あさって|一昨日|おととい"
+    "|時間|[かヶケカ箇]月|週間|日間|年間)"
+    "(?:額|々|間|中|あたり|当たり|ごと?|おき|置き|以内|ぶり|前|後)?[、がはもをにへので]*"
 )
 """A Japanese time or rate with at most a cost's last character and particles, which
-names no thing: 毎月, 今週, 月額, 年間, 代が月 of 電気代が月 and ガス代が月, 費を月 (not 家賃は月,
-月曜, 休日, 勤務時間)."""
+names no thing: 毎月, 今週, 月額, 年間, 毎朝, 今夜, 明日, 週末, 毎週末, 午後, 2週間, 3ヶ月,
+ヶ月ご of 3ヶ月ごと, 代が月 of 電気代が月 and ガス代が月, 費を月 (not 家賃は月, 月曜, 休日,
+勤務時間, 朝ごはん, 夜勤)."""
+_FREQUENCY = re.compile(
+    rf"\b(?:once|twice|thrice|(?:\d[\d,.]{{0,12}}|{_EN_NUMBER}|a few|a couple of|several)\s+(?:more\s+)?"
+    rf"(?P<counted>[a-z][\w-]*))\s+(?:a|an|per|every|each)\s+(?:other\s+)?(?:{_EN_UNITS})s?\b"
+    rf"|\bevery\s+(?:other\s+|\d+\s+|(?:{_EN_NUMBER})\s+)?(?:{_EN_UNITS})s?\b",
+    re.IGNORECASE,
+)
+"""How often something is done: a count, of times or of what is done, a unit of time it is
+done in ("once a week", "three days a week", "2 hours a day", "one nap a day", "every
+morning", "every two weeks"; with money it is a price: "50 dollars a month")."""
+_MONEY = frozenset("dollar dollars buck bucks cent cents yen euro euros pound pounds k".split())
+"""What a count with a unit of time after it is a price in ("50 bucks a month")."""
+_NOT_A_DOING = frozenset(
+    """times km kms mile miles kilometre kilometres kilometer kilometers metre metres meter
+    meters kg kilo kilos lb lbs gram grams litre litres liter liters go goes going went gone
+    get gets getting got take takes taking took make makes making made now usually always
+    still even""".split()
+)
+"""What a frequency's count is in and the light verbs before it, which tell no doing ("3
+times a week", "5 km a day", "I go … twice a week")."""
 
 
 def _a_time(phrase: str, words: str, near: str) -> bool:
     """Whether ``phrase``, shared by ``words`` and ``near``, names a time or a rate and no
-    thing: a rate's word or a number spelled out (:data:`_EN_RATE`: "weekly", "every",
-    "two"), a Japanese time with at most a cost's last character and particles
-    (:data:`_JA_TIME`: 代が月, 毎月), or a time unit that a side tells only as a rate, a
-    count or a time (:data:`_COUNTED`: "$50 a month" and "$30 per month", "every day"; not
-    "my day off" and "switched my day off")."""
-    if _EN_RATE.fullmatch(phrase) is not None or _JA_TIME.fullmatch(phrase) is not None:
-        return True
-    if _EN_TIME_UNIT.fullmatch(phrase) is None:
-        return False
-    return not all(_a_thing(phrase, fold(side)) for side in (words, near))
+    thing: a rate's word, a number spelled out or a time of its own (:data:`_EN_RATE`:
+    "weekly", "every", "two", "tonight"), a Japanese time with at most a cost's last
+    character and particles (:data:`_JA_TIME`: 代が月, 毎月, 毎朝, 明日), or a time unit that
+    a side tells only as a rate, a count or a time (:data:`_COUNTED`: "$50 a month" and "$30
+    per month", "every day", "this morning", "at night"; not "my day off" and "switched my
+    day off", nor "I'm off two days a week"); unless both tell it as how often one same
+    thing is done (:func:`_how_often_again`: "once a week" and "twice a week" of calling
+    mom, not "3 times a week" of running and "2 times a week" of swimming)."""
+    if _EN_RATE.fullmatch(phrase) is None and _JA_TIME.fullmatch(phrase) is None:
+        if _EN_TIME_UNIT.fullmatch(phrase) is None:
+            return False
+        if all(_a_thing(phrase, fold(side)) for side in (words, near)):
+            return False
+    return not _how_often_again(phrase, words, near)
 
 
 def _a_thing(unit: str, text: str) -> bool:
     """Whether ``text`` (folded) names the time unit ``unit`` once as a thing, not after
     what makes it a rate, a count or a time (:data:`_COUNTED`): "my day off is Tuesday",
-    not "I walk 5 km a day" nor "every day"."""
+    "I'm off two days a week" (:data:`_DAYS_OFF`), not "I walk 5 km a day" nor "every
+    day"."""
     for m in re.finditer(rf"(?<![\w'-]){re.escape(unit)}(?![\w'-])", text):
-        if _COUNTED.search(text[max(0, m.start() - 40) : m.start()]) is None:
+        before = text[max(0, m.start() - 40) : m.start()]
+        if _COUNTED.search(before) is None or _DAYS_OFF.search(before) is not None:
+            return True
+        if re.match(r"\s+off\b", text[m.end() :]) is not None:  # ("two days off a week")
             return True
     return False
+
+
+def _how_often_again(phrase: str, words: str, near: str) -> bool:
+    """Whether both ``words`` and ``near`` tell ``phrase`` as part of how often something is
+    done (:data:`_FREQUENCY`, not a price), of one same doing (:func:`_doings`): "I call my
+    mom once a week" and "I switched to calling my mom twice a week" ("week"), "My son naps
+    2 hours a day" and "My son switched to one nap a day" ("day"); not "I run 3 times a
+    week" and "I switched to swimming, 2 times a week", nor "I walk 5 km a day" and "I
+    switched to decaf, two cups a day"."""
+    if not phrase.isascii():
+        return False
+    named = people_named(words) | people_named(near)
+    old, new = _doings(phrase, words, named), _doings(phrase, near, named)
+    return bool(old & new)
+
+
+def _doings(phrase: str, text: str, named: set[str]) -> set[str]:
+    """The stems (:func:`_stem`) of what ``text`` tells how often of, where its frequency
+    holds ``phrase``: what is counted and the four words before the count, none a function
+    word, a person (a person word, one of ``named`` or a name, a word with a capital past
+    its sentence's first), a change word, a time, a unit or a light verb
+    (:data:`_NOT_A_DOING`): "call" of "I call my mom once a week", "nap" of "My son naps 2
+    hours a day" and of "one nap a day"."""
+    found: set[str] = set()
+    for m in _FREQUENCY.finditer(text):
+        counted = (m["counted"] or "").lower()
+        if counted in _MONEY or (m.start() > 0 and text[m.start() - 1] in "$¥£€"):
+            continue  # (a price: "50 dollars a month", "$50 a month")
+        if re.search(rf"(?<![\w'-]){re.escape(phrase)}(?![\w'-])", fold(m.group())) is None:
+            continue
+        clause = re.split(r"[.!?;]", text[max(0, m.start() - 80) : m.start()])[-1]
+        said = re.findall(r"[^\W\d_][\w'-]*", clause)
+        before = [w for at, w in enumerate(said) if at == 0 or not w[0].isupper()][-4:]
+        for word in [*map(fold, before), counted]:
+            if (
+                word
+                and word not in ENGLISH_STOPWORDS
+                and word not in _NOT_A_DOING
+                and word not in PERSON_WORDS
+                and word not in named
+                and CHANGE.fullmatch(word) is None
+                and _EN_RATE.fullmatch(word) is None
+                and _EN_TIME_UNIT.fullmatch(word) is None
+            ):
+                found.add(_stem(word))
+    return found
+
+
+def _stem(word: str) -> str:
+    """``word`` without an "-ing", "-ed" or "-s", a last "e" and a doubled last letter, so
+    the forms of a verb or a noun meet: "call" and "calling", "run" and "running", "nap"
+    and "naps", "make" and "making"."""
+    for end in ("ing", "ed", "s"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            word = word[: -len(end)]
+            break
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2]:
+        word = word[:-1]
+    return word
 
 
 _VALUE_TAIL = re.compile(
