@@ -111,9 +111,10 @@ class DiskError(StoreError):
 
 
 class DiskFull(DiskError):
-    """The disk (or the file's size limit) had no room for a write: nothing of that write is
-    in the file (a "disk I/O error" where the disk has next to no room left is one too).
-    Free some space; the memory goes on."""
+    """The disk (or a quota) had no room for a write: nothing of that write is in the file
+    (a "disk I/O error" where the disk has next to no room left is one too). Free some
+    space; the memory goes on. A file past a limit on its size (``ulimit -f``) is a
+    :class:`DiskError` saying which limit: freeing space does not lift it."""
 
 
 class MemoryClosed(StoreError):

@@ -14,6 +14,7 @@ stores them in batches. Formats:
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -32,7 +33,7 @@ from .clock import iso_text, time_text
 from .config import ends_as_a_folder
 from .errors import DiskError, DiskFull, InvalidInput
 from .models import EPISODE_TIMES, Episode, EpisodeKind, NewEpisode
-from .store.connect import NO_ROOM_ERRNOS
+from .store.connect import NO_ROOM_ERRNOS, past_size_limit
 from .store.migrate import SQLITE_HEADER
 from .text import (
     SHOWN_VALUE_CHARS,
@@ -61,6 +62,10 @@ __all__ = [
 ]
 
 Format = Literal["jsonl", "locomo", "memsets"]
+
+STANDARD_INPUT = "standard input"
+"""The name every message of an import of standard input (``import -``) gives it, as
+``add -`` does: "standard input:2: invalid episode …", "standard input holds none"."""
 
 
 def detect_format(path: Path) -> Format:
@@ -209,18 +214,30 @@ def _an_episode(value: object) -> bool:
 def _refuse_spread(path: Path, text: str) -> None:
     """InvalidInput when ``text`` begins with an episode written over several lines, as
     ``json.dumps(episode, indent=2)`` writes it: read line by line, its first line ``{``
-    would be named as a line that is no JSON, not as the shape that is not JSONL."""
+    would be named as a line that is no JSON, not as the shape that is not JSONL. Told to
+    write it on one line only when that line would import; else what is wrong with it comes
+    first (``"foo": 1``: "pretty.json:1: invalid episode written over 4 lines: unknown
+    field 'foo' …"), which that line would be refused for next."""
     start = len(text) - len(text.lstrip())
     try:
         first, end = json.JSONDecoder().raw_decode(text, start)
     except (ValueError, RecursionError):  # (not JSON from its start: said as such)
         return
     lines = text.count("\n", start, end) + 1
-    if lines > 1 and _an_episode(first):
+    if lines == 1 or not _an_episode(first):
+        return
+    try:  # as its one line would be read (into any agent: `--agent` may name one)
+        _line_episode(json.loads(text[start:end], object_pairs_hook=_unique_keys), agent="a")
+    except (InvalidInput, ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else why_not_json(exc)
+        at = text.count("\n", 0, start) + 1
         raise InvalidInput(
-            f"{path}: an episode written over {lines:,} lines, where an import reads one "
-            "episode per line (JSONL): write each episode on one line"
-        )
+            f"{path}:{at}: invalid episode written over {lines:,} lines: {why}"
+        ) from exc
+    raise InvalidInput(
+        f"{path}: an episode written over {lines:,} lines, where an import reads one "
+        "episode per line (JSONL): write each episode on one line"
+    )
 
 
 def _first_line_is_object(path: Path) -> bool:
@@ -252,6 +269,55 @@ _EXPORT_ONLY = set(Episode.model_fields) - _JSONL_FIELDS
 """Fields an export lists for reading that an import does not restore (usage counters)."""
 
 
+def _line_episode(
+    raw: object,
+    agent: str | None = None,
+    default_agent: str = "default",
+    defaulted: set[str] | None = None,
+    named: set[str] | None = None,
+) -> NewEpisode:
+    """The episode one JSONL line's JSON value ``raw`` stores, checked as it would be stored
+    (:func:`read_jsonl`'s rules; ``named`` collects the agent it names when ``agent`` is
+    given); an :class:`.InvalidInput` saying what is wrong with it ("unknown field 'foo'
+    …"), without its place in the file, which the caller gives."""
+    if not isinstance(raw, dict):
+        raise InvalidInput("not a JSON object")
+    unknown = sorted(set(raw) - _JSONL_FIELDS - _EXPORT_ONLY)
+    if unknown:  # a misspelt "sensitivity" would store a secret as level 0
+        raise InvalidInput(
+            f"unknown field {', '.join(map(shown_value, unknown[:5]))}{' …' * (len(unknown) > 5)} "
+            f"(known: {', '.join(sorted(_JSONL_FIELDS))})"
+        )
+    fields = {k: v for k, v in raw.items() if k in _JSONL_FIELDS}
+    fields |= {k: _time_field(k, v) for k in EPISODE_TIMES if (v := fields.get(k)) is not None}
+    if agent is not None:
+        if isinstance(fields.get("agent"), str) and named is not None:
+            named.add(unicodedata.normalize("NFC", fields["agent"]))
+        fields["agent"] = agent
+    elif "agent" not in fields:
+        fields["agent"] = default_agent
+        if defaulted is not None:
+            defaulted.add(default_agent)
+    else:  # a name an earlier version took (a zero-width space)
+        try:
+            agent_name(fields["agent"])
+        except InvalidInput as exc:
+            raise InvalidInput(
+                f"{exc}; import the file into one named agent: memengine import --agent NAME "
+                "(import_(…, agent=NAME))"
+            ) from None
+    try:
+        episode = NewEpisode.model_validate(fields)
+    except ValidationError as exc:
+        raise InvalidInput(one_line(exc)) from exc
+    checked = checked_episode(episode, copied=True)  # as it was stored
+    # a time without a zone stays so: the memory reads it in its time_zone
+    naive = {
+        k: v for k in EPISODE_TIMES if (v := getattr(episode, k)) is not None and v.tzinfo is None
+    }
+    return checked.model_copy(update=naive) if naive else checked
+
+
 def read_jsonl(
     path: Path,
     *,
@@ -279,56 +345,15 @@ def read_jsonl(
                     continue
                 # (a line cut inside a text still ends in its newline: "Unterminated string")
                 raw = json.loads(line.rstrip("\r\n"), object_pairs_hook=_unique_keys)
-                if not isinstance(raw, dict):
-                    raise InvalidInput(f"{path}:{number}: invalid episode: not a JSON object")
-                unknown = sorted(set(raw) - _JSONL_FIELDS - _EXPORT_ONLY)
-                if unknown:  # a misspelt "sensitivity" would store a secret as level 0
+                try:
+                    episode = _line_episode(raw, agent, default_agent, defaulted, named)
+                except InvalidInput as exc:
                     raise InvalidInput(
-                        f"{path}:{number}: invalid episode: unknown field "
-                        f"{', '.join(map(shown_value, unknown[:5]))}{' …' * (len(unknown) > 5)} "
-                        f"(known: {', '.join(sorted(_JSONL_FIELDS))})"
-                    )
-                fields = {k: v for k, v in raw.items() if k in _JSONL_FIELDS}
-                try:
-                    fields |= {
-                        k: _time_field(k, v)
-                        for k in EPISODE_TIMES
-                        if (v := fields.get(k)) is not None
-                    }
-                except InvalidInput as exc:
-                    raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from None
-                if agent is not None:
-                    if isinstance(fields.get("agent"), str):
-                        named.add(unicodedata.normalize("NFC", fields["agent"]))
-                    fields["agent"] = agent
-                elif "agent" not in fields:
-                    fields["agent"] = default_agent
-                    if defaulted is not None:
-                        defaulted.add(default_agent)
-                else:  # a name an earlier version took (a zero-width space)
-                    try:
-                        agent_name(fields["agent"])
-                    except InvalidInput as exc:
-                        raise InvalidInput(
-                            f"{path}:{number}: invalid episode: {exc}; import the file into one "
-                            "named agent: memengine import --agent NAME (import_(…, agent=NAME))"
-                        ) from None
-                episode = NewEpisode.model_validate(fields)
-                try:
-                    checked = checked_episode(episode, copied=True)  # as it was stored
-                    # a time without a zone stays so: the memory reads it in its time_zone
-                    naive = {
-                        k: v
-                        for k in EPISODE_TIMES
-                        if (v := getattr(episode, k)) is not None and v.tzinfo is None
-                    }
-                    yield checked.model_copy(update=naive) if naive else checked
-                except InvalidInput as exc:
-                    raise InvalidInput(f"{path}:{number}: invalid episode: {exc}") from exc
+                        f"{path}:{number}: invalid episode: {exc}"
+                    ) from exc.__cause__
+                yield episode
         except RecursionError as exc:
             raise InvalidInput(f"{path}:{number}: invalid episode: nested too deeply") from exc
-        except ValidationError as exc:
-            raise InvalidInput(f"{path}:{number}: invalid episode: {one_line(exc)}") from exc
         except UnicodeDecodeError as exc:  # (read in blocks: ``number`` may be lines before)
             raise _not_utf8(path, exc) from exc
         except OSError as exc:  # (a failing disk, a network mount gone: a read, not an output)
@@ -770,7 +795,7 @@ def read_bounded(
 
 def read_stream(
     data: bytes,
-    name: str = "<stdin>",
+    name: str = STANDARD_INPUT,
     *,
     agent: str | None = None,
     default_agent: str = "default",
@@ -798,11 +823,16 @@ def read_stream(
 def _no_copy(exc: OSError, name: str, size: int, folder: str | None = None) -> DiskError:
     """The error of a temporary copy of the input ``name`` (``size`` bytes) that could not
     be written to ``folder`` (else the one ``exc`` names): a :class:`.DiskFull` when there was
-    no room, said so rather than taken for a failure to print the output."""
+    no room, said so rather than taken for a failure to print the output; a
+    :class:`.DiskError` naming the limit when the copy reached a limit on the size of files
+    (``ulimit -f``), which no space freed lifts."""
     where = folder or (os.path.dirname(os.fsdecode(exc.filename)) if exc.filename else None)
     said = f"could not write the temporary copy of {name} an import reads ({size:,} bytes)"
     said += f" to {where}" if where else ""
     reason = exc.strerror or str(exc)
+    if exc.errno == errno.EFBIG:  # (a limit on the size of files: no space freed lifts it)
+        elsewhere = "set TMPDIR to a folder on another file system"
+        return DiskError(f"{said}: {reason}: {past_size_limit(elsewhere)} (nothing was imported)")
     if exc.errno in NO_ROOM_ERRNOS:
         return DiskFull(
             f"{said}: {reason}; free some space there, or set TMPDIR to a folder with room "

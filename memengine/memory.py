@@ -589,10 +589,11 @@ class Memory:
         ``vectors``, a vector table of an older layout (another chunk size,
         see ``memengine stats``) is first rewritten in the current one, in
         one transaction, calling ``progress(done, total)`` as it goes. ``scrub``
-        also links every turn's neighbour words again under the current rule (a
-        file written before a turn lent its words only to turns at least as
-        sensitive) and compacts the file (``VACUUM``), so that nothing deleted stays
-        in its free pages (see :meth:`delete`).
+        also links every turn's neighbour words again under the current rule and
+        ``neighbour_gap_minutes``: a changed gap reaches the turns stored before only
+        so, as the rule reaches a file written when a turn lent its words to turns
+        less sensitive. It then compacts the file (``VACUUM``), so that nothing
+        deleted stays in its free pages (see :meth:`delete`).
         """
         args.switches(vectors=vectors, scrub=scrub)
         progress = args.progress_callback(progress)

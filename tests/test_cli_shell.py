@@ -100,7 +100,7 @@ def test_add_and_import_read_standard_input(db: str, tmp_path: Path) -> None:
         json.loads(run("import", "-", "--db", copy, "--json", input=dump).stdout)["imported"] == 1
     )
     broken = run("import", "-", "--db", copy, input="{bad", ok=False)
-    assert broken.exit_code == 1 and "<stdin>: not a JSON or JSONL file" in broken.output
+    assert broken.exit_code == 1 and "standard input: not a JSON or JSONL file" in broken.output
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")

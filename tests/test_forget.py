@@ -549,6 +549,34 @@ def test_a_turn_that_comes_between_farther_than_the_gap_relinks_the_one_beside_i
         assert m.check().ok
 
 
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("gap", [10, 60])
+def test_a_changed_gap_reaches_the_stored_turns_with_a_scrubbing_optimize(
+    db_path: Path, clock: FixedClock, lang: str, gap: int
+) -> None:
+    """As the README says: a turn written a week later links again only the turn beside it
+    (30 minutes from the one before it: beyond a gap lowered to 10, so it lends that one
+    nothing now), the turn before keeps what it was lent under the gap of 60 until
+    ``optimize(scrub=True)`` links every turn under the gap of now. Not triggered: with
+    the gap unchanged, neither the write nor the scrub takes a word from them."""
+    *_, far_a, far_b = _store_conversation(db_path, clock, lang)
+    with Memory.open(db_path, config=_gap(gap), embedder=HashEmbedder(), clock=clock) as m:
+        lent_a, lent_b = _search_text(m, far_a), _search_text(m, far_b)
+        later = m.add_exchange(
+            "see you next week", "ok", agent="alice", occurred_at=T0 + timedelta(days=12)
+        )
+        linked = _contexts(m)
+        assert lent_b in linked[far_a]  # (stored under the gap of 60)
+        assert (lent_a in linked[far_b]) is (gap == 60)  # one-sided under the lowered gap
+        assert linked[later] == ""  # a week from the turn before it
+        m.optimize(scrub=True)
+        scrubbed = _contexts(m)
+        assert (lent_b in scrubbed[far_a], lent_a in scrubbed[far_b]) == (gap == 60,) * 2
+        if gap == 60:
+            assert scrubbed == linked  # nothing to mend
+        assert m.check().ok
+
+
 def test_a_sleep_that_prunes_a_turn_leaves_none_of_its_words_beside_it(
     db_path: Path, clock: FixedClock
 ) -> None:

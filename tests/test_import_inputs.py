@@ -1,6 +1,7 @@
 """What an import says of an input it cannot take: a disk with no room for the temporary
 copy of standard input, a pipe or a UTF-16 file is a DiskFull naming the folder (not "could
-not print the output"), and the common wrong files (one episode pretty-printed, a JSON
+not print the output"), a copy past the limit on the size of files a DiskError naming the
+limit (no space freed lifts it), and the common wrong files (one episode pretty-printed, a JSON
 array of episodes, a gzip file, UTF-16 without its mark, a line cut inside a text) are
 named for what they are, while the files that import still do.
 
@@ -9,6 +10,7 @@ Real SQLite files; the input files are written as a user or a tool would write t
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import os
@@ -93,9 +95,9 @@ def _limited(tmp_path: Path, *args: str, data: bytes = b"") -> subprocess.Comple
     )
 
 
-NO_ROOM = (
-    "File too large; free some space there, or set TMPDIR to a folder with room "
-    "(nothing was imported)"
+TOO_LARGE = (
+    "File too large: the file reached this process's `ulimit -f` of 100,000 bytes on the "
+    "size of files, not a full disk; raise it (nothing was imported)"
 )
 
 
@@ -103,30 +105,32 @@ NO_ROOM = (
 def test_no_room_for_the_copy_of_standard_input_or_a_pipe_says_so(
     tmp_path: Path, name: str
 ) -> None:
-    """A full temporary folder (here a limit on file sizes) said "could not print the
-    output: File too large; it is lost": the copy of the input was taken for the output."""
+    """A copy past the limit on file sizes said "could not print the output: File too large;
+    it is lost" (the copy of the input was taken for the output), then "free some space
+    there", which does not lift that limit: it is named, with its bytes."""
     big = _big(tmp_path / "big.jsonl")
     done = _limited(tmp_path, "cli", name, str(tmp_path / "m.db"), data=big.read_bytes())
-    shown = "<stdin>" if name == "-" else name
+    shown = "standard input" if name == "-" else name
     assert done.returncode == 1
     assert done.stderr == (
         f"error: could not write the temporary copy of {shown} an import reads "
-        f"({big.stat().st_size:,} bytes) to {tmp_path / 'tmp'}: {NO_ROOM}\n"
+        f"({big.stat().st_size:,} bytes) to {tmp_path / 'tmp'}: {TOO_LARGE}\n"
     )
     assert not (tmp_path / "m.db").exists() and not list((tmp_path / "tmp").iterdir())
 
 
-def test_no_room_for_the_copy_of_a_utf16_file_is_a_disk_full(tmp_path: Path) -> None:
+def test_a_copy_of_a_utf16_file_past_the_size_limit_is_a_disk_error(tmp_path: Path) -> None:
     """From the library, a raw ``OSError: [Errno 27] File too large`` escaped the import of a
-    UTF-16 file (read through a UTF-8 copy): now a DiskFull, with nothing imported."""
+    UTF-16 file (read through a UTF-8 copy): now a DiskError naming the limit (as the store
+    names one it meets), with nothing imported."""
     text = _big(tmp_path / "big.jsonl").read_text("utf-8")
     wide = tmp_path / "wide.jsonl"
     wide.write_text(text, encoding="utf-16")
     done = _limited(tmp_path, "library", str(wide), str(tmp_path / "m.db"))
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
-        f"DiskFull|could not write the temporary copy of {wide} an import reads "
-        f"({len(text.encode()):,} bytes) to {tmp_path / 'tmp'}: {NO_ROOM}\n0\n"
+        f"DiskError|could not write the temporary copy of {wide} an import reads "
+        f"({len(text.encode()):,} bytes) to {tmp_path / 'tmp'}: {TOO_LARGE}\n0\n"
     )
     assert not list((tmp_path / "tmp").iterdir())  # (the partial copy is removed)
 
@@ -148,6 +152,74 @@ def test_a_pretty_printed_episode_is_named_as_such(mem: Memory, tmp_path: Path) 
     flat = _jsonl(tmp_path / "flat.json", EPISODES[:1])  # on one line: it imports
     flat.write_text(flat.read_text("utf-8") + "\n\n", encoding="utf-8")
     assert mem.import_(flat) == [1] and mem.get(1).user_text == "猫の名前はモチ"
+
+
+@pytest.mark.parametrize(
+    ("given", "wrong"),
+    [
+        ({"content": "x", "foo": 1}, "unknown field 'foo' (known: agent, content, "),
+        ({"user_text": "猫の名前はモチ", "occurred_at": "昨日"}, "occurred_at: not an ISO 8601"),
+        ({"user_text": "I moved to Osaka"}, "occurred_at: Field required"),
+    ],
+)
+def test_a_pretty_printed_object_that_is_no_episode_says_what_is_wrong_with_it(
+    mem: Memory, tmp_path: Path, given: dict[str, Any], wrong: str
+) -> None:
+    """Told "an episode written over 4 lines … write each episode on one line", a user who
+    did so was then told the line was no episode ("unknown field 'foo'"): what one line of
+    it would be refused for comes first, with the lines it spans; a valid one keeps the
+    hint (:func:`test_a_pretty_printed_episode_is_named_as_such`)."""
+    path = tmp_path / "pretty.json"
+    path.write_text("\n" + json.dumps(given, ensure_ascii=False, indent=2), encoding="utf-8")
+    lines = len(given) + 2
+    with pytest.raises(InvalidInput) as caught:
+        mem.import_(path)
+    said = str(caught.value)
+    assert said.startswith(f"{path}:2: invalid episode written over {lines} lines: {wrong}")
+    assert "write each episode on one line" not in said
+    flat = _jsonl(tmp_path / "flat.jsonl", [given])  # on one line: refused for the same reason
+    with pytest.raises(InvalidInput) as caught:
+        mem.import_(flat)
+    assert str(caught.value).startswith(f"{flat}:1: invalid episode: {wrong}")
+    assert mem.store.count() == 0
+
+
+def test_an_import_of_standard_input_names_it_one_way(tmp_path: Path, cli_env: None) -> None:
+    """The empty input's summary said "standard input", every error "<stdin>"."""
+    pretty = json.dumps({"content": "x", "foo": 1}, indent=2).encode()
+    for data, said in [
+        (b'{"user_text": "hi", "occurred_at": "' + WHEN.encode() + b'"}\n{bad\n', ":2: invalid"),
+        (gzip.compress(b"{}"), ": gzip-compressed"),
+        (pretty, ":1: invalid episode written over 4 lines"),
+        (b"", " holds none"),
+    ]:
+        done = CliRunner().invoke(app, ["import", "-", "--db", "m.db"], input=data)
+        assert f"standard input{said}" in done.output and "<stdin>" not in done.output
+
+
+def test_a_copy_the_disk_has_no_room_for_is_a_disk_full_and_one_past_a_limit_is_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No room (a full disk, a quota) is a DiskFull: free some space. A file past the file
+    system's limit on its size (FAT's 4 GiB, no ``ulimit -f`` set) is a DiskError saying
+    so, which freeing space does not lift; another failure a DiskError as before."""
+    from memengine import DiskError, DiskFull
+    from memengine.importers import _no_copy
+
+    monkeypatch.setattr("memengine.store.connect.file_size_limit", lambda: None)
+    full = _no_copy(OSError(errno.ENOSPC, "No space left on device"), "standard input", 9, "/t")
+    assert type(full) is DiskFull and str(full) == (
+        "could not write the temporary copy of standard input an import reads (9 bytes) to "
+        "/t: No space left on device; free some space there, or set TMPDIR to a folder with "
+        "room (nothing was imported)"
+    )
+    large = _no_copy(OSError(errno.EFBIG, "File too large"), "standard input", 9, "/t")
+    assert type(large) is DiskError and str(large).endswith(
+        ": File too large: the file reached the file system's limit on the size of a file, "
+        "not a full disk; set TMPDIR to a folder on another file system (nothing was imported)"
+    )
+    failed = _no_copy(OSError(errno.EIO, "Input/output error"), "standard input", 9, "/t")
+    assert type(failed) is DiskError and "free some space" not in str(failed)
 
 
 @pytest.mark.parametrize("name", ["arr.json", "arr.jsonl"])
@@ -213,7 +285,7 @@ def test_a_gzip_file_says_how_to_import_it(mem: Memory, tmp_path: Path) -> None:
     done = CliRunner().invoke(
         app, ["import", "-", "--db", str(tmp_path / "c.db")], input=path.read_bytes()
     )
-    assert done.exit_code == 1 and done.output.startswith("error: <stdin>: gzip-compressed")
+    assert done.exit_code == 1 and done.output.startswith("error: standard input: gzip-compressed")
     assert mem.store.count() == 0
 
 

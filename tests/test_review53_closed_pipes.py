@@ -6,13 +6,20 @@ the exit ("Exception ignored … BrokenPipeError"), from a warning or a log line
 
 from __future__ import annotations
 
+import io
+import signal
 import subprocess
 import sys
+import textwrap
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memengine import Memory
+from memengine.cli import main
+from memengine.cli._app import start_afresh
 
 from .helpers import HashEmbedder
 
@@ -138,3 +145,108 @@ def test_nothing_changes_while_every_reader_stays(db: str, tmp_path: Path) -> No
     assert failed.returncode == 1 and b"error: no memory file at" in failed.stderr
     usage = subprocess.run(_cli("stats", "--no-such-option"), env=ENV, capture_output=True)
     assert usage.returncode == 2 and b"No such option" in usage.stderr
+
+
+class _ClosedPipe(io.TextIOBase):
+    """A standard error whose reader went away: every write is a broken pipe."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.fixture
+def in_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Let a test call :func:`main` itself: the SIGTERM handler it sets, and the standard
+    streams it wraps, are put back afterwards, and no closed pipe it met stays for the
+    commands other tests run through the app."""
+    handler = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(sys, "stdout", sys.stdout)
+    monkeypatch.setattr(sys, "stderr", sys.stderr)
+    yield
+    signal.signal(signal.SIGTERM, handler)
+    start_afresh()
+
+
+def _main(monkeypatch: pytest.MonkeyPatch, *args: str, stderr: Any = None) -> Any:
+    """The exit code of ``memengine ARGS`` run by :func:`main` in this process (with
+    ``stderr`` as its standard error when given, put back after, as a harness does)."""
+    monkeypatch.setattr(sys, "argv", ["memengine", *args])
+    kept = sys.stderr
+    if stderr is not None:
+        sys.stderr = stderr
+    try:
+        main()
+    except SystemExit as exc:
+        return exc.code
+    finally:
+        sys.stderr = kept
+    return None
+
+
+def test_each_call_of_main_starts_afresh_after_a_closed_stderr(
+    db: str,
+    tmp_path: Path,
+    cli_env: None,
+    in_process: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A program (or a test) that called main() once with its stderr's reader gone got no
+    error line from any later call, and 141 for a later success (``--version``): the
+    closed pipe was kept for the process. Each call ends by its own streams."""
+    missing = str(tmp_path / "missing.db")
+    assert _main(monkeypatch, "stats", "--agent", "nobody", "--db", db, stderr=_ClosedPipe()) == 141
+    assert "episodes" in capsys.readouterr().out  # (the warning lost, the table printed)
+    assert _main(monkeypatch, "stats", "--db", missing) == 1
+    assert "error: no memory file at" in capsys.readouterr().err
+    assert _main(monkeypatch, "--version") == 0
+    assert capsys.readouterr().out.startswith("memengine ")
+    assert _main(monkeypatch, "stats", "--agent", "nobody", "--db", db) == 0
+    assert "warning: no agent 'nobody'" in capsys.readouterr().err  # said again
+    assert _main(monkeypatch, "stats", "--db", missing, stderr=_ClosedPipe()) == 1  # still 1
+
+
+UNBUFFERED_TWICE = textwrap.dedent(
+    """
+    import gc, os, sys
+    from memengine.cli import main
+
+    def run(*args):
+        sys.argv = ["memengine", *args]
+        out, err = sys.stdout, sys.stderr
+        try:
+            main()
+        except SystemExit as exc:
+            return exc.code
+        finally:
+            sys.stdout, sys.stderr = out, err  # put back, as a harness does
+            gc.collect()
+
+    codes = [run("--version"), run("stats", "--db", sys.argv[1])]
+    os.fstat(1), os.fstat(2)
+    print("codes", codes, flush=True)
+    print("stderr still open", file=sys.stderr, flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_main_called_twice_leaves_the_process_its_streams(tmp_path: Path, unbuffered: str) -> None:
+    """Under ``PYTHONUNBUFFERED`` main() wraps stdout and stderr so each write is whole; the
+    wrapper was over the streams' own files, and once a harness put its streams back it
+    was collected and closed them: "I/O operation on closed file … lost sys.stderr" and
+    nothing more printed. Not triggered: unbuffered or not, all is printed."""
+    done = subprocess.run(
+        [sys.executable, "-c", UNBUFFERED_TWICE, str(tmp_path / "missing.db")],
+        env=ENV | ({"PYTHONUNBUFFERED": unbuffered} if unbuffered else {}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("memengine ") and "codes [0, 1]" in done.stdout
+    assert "error: no memory file at" in done.stderr and "stderr still open" in done.stderr
+    assert "closed file" not in done.stderr and "lost sys.stderr" not in done.stderr

@@ -231,11 +231,13 @@ def test_a_backup_the_disk_refuses_is_a_disk_error_naming_its_target(
 
 
 def test_a_backup_error_is_a_disk_error_only_for_the_disk() -> None:
-    """What the OS says decides: no room (ENOSPC, a quota, EFBIG), a failing disk (EIO), or
-    neither (a permission): a plain StoreError, as before."""
+    """What the OS says decides: no room (ENOSPC, a quota), a failing disk (EIO) or a file
+    past a limit on its size (EFBIG), or neither (a permission): a plain StoreError, as
+    before."""
     target = Path("/backups/m.db")
     full = backup_error(OSError(errno.ENOSPC, "No space left on device"), target)
     assert type(full) is DiskFull and "no room for the copy in /backups" in str(full)
+    assert "free some space there" in str(full)
     failed = backup_error(OSError(errno.EIO, "Input/output error"), target)
     assert type(failed) is DiskError and str(failed).startswith("backup to /backups/m.db failed")
     refused = backup_error(PermissionError(errno.EACCES, "Permission denied"), target)
@@ -243,6 +245,52 @@ def test_a_backup_error_is_a_disk_error_only_for_the_disk() -> None:
     error = sqlite_module().OperationalError
     assert type(backup_error(error("database or disk is full"), target)) is DiskFull
     assert type(backup_error(error("no such table: episodes"), target)) is StoreError
+
+
+@pytest.mark.parametrize("limit", [8000, None])
+def test_a_file_past_a_limit_on_its_size_is_no_full_disk(
+    monkeypatch: pytest.MonkeyPatch, limit: int | None
+) -> None:
+    """EFBIG ("File too large") was a DiskFull told to free some space, which does not lift
+    a limit on the size of files: a DiskError naming it, this process's ``ulimit -f`` with
+    its bytes when it has one (also where SQLite's "disk I/O error" may be it), else the
+    file system's. Not triggered: without a limit no ulimit is named."""
+    monkeypatch.setattr("memengine.store.connect.file_size_limit", lambda: limit)
+    target = Path("/backups/m.db")
+    large = backup_error(OSError(errno.EFBIG, "File too large"), target)
+    assert type(large) is DiskError and "free some space" not in str(large)
+    failed = disk_error("disk I/O error", "/data", None, None)
+    if limit is not None:
+        ulimit = "this process's `ulimit -f` of 8,000 bytes on the size of files"
+        assert str(large) == (
+            f"backup to /backups/m.db failed: [Errno {errno.EFBIG}] File too large: the file "
+            f"reached {ulimit}, not a full disk; raise it (nothing was replaced)"
+        )
+        assert f"(a failing disk, or {ulimit});" in str(failed)
+    else:
+        assert str(large).endswith(
+            "the file reached the file system's limit on the size of a file, not a full disk; "
+            "give a target on another file system (nothing was replaced)"
+        )
+        assert "(a failing disk, or a limit on the size of files);" in str(failed)
+        assert "ulimit" not in str(large) + str(failed)
+
+
+def test_the_store_names_the_size_limit_it_meets(db_path: Path) -> None:
+    """A write past ``ulimit -f`` is SQLite's "disk I/O error": its DiskError names the
+    process's limit with its bytes, as the import's and the backup's do."""
+    opened = """
+        import sys
+        from memengine import Memory
+        from tests.helpers import HashEmbedder
+        try:
+            Memory.open(sys.argv[3], embedder=HashEmbedder())
+        except Exception as exc:
+            print(type(exc).__name__, exc, sep="|")
+        """
+    kind, said = limited(1000, opened, str(db_path)).strip().split("|", 1)
+    assert kind == "DiskError"
+    assert "or this process's `ulimit -f` of 1,000 bytes on the size of files);" in said
 
 
 def test_a_new_file_that_fails_to_open_leaves_no_lock_file(tmp_path: Path) -> None:

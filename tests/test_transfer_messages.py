@@ -250,7 +250,7 @@ def test_a_jsonl_number_too_long_to_read_is_named_by_its_line(
     assert piped.exit_code == 1
     assert "a number of 5,000 digits" in piped.output and "sys." not in piped.output
     if line == 2:  # (on line 1, with no name to tell JSONL, it is "not a JSON or JSONL file")
-        assert "<stdin>:2: invalid episode: a number of 5,000 digits" in piped.output
+        assert "standard input:2: invalid episode: a number of 5,000 digits" in piped.output
 
 
 def test_an_evaluation_file_with_a_number_too_long_to_read_names_its_length(
@@ -316,7 +316,7 @@ def test_standard_input_and_any_name_cut_inside_a_character_name_the_line(
     (tmp_path / "cut.json").write_bytes(cut)
     db = str(tmp_path / "c.db")
     done = CliRunner().invoke(app, ["import", name, "--db", db], input=cut if name == "-" else None)
-    shown = "<stdin>" if name == "-" else "cut.json"
+    shown = "standard input" if name == "-" else "cut.json"
     assert done.exit_code == 1
     assert f"{shown}:3: not UTF-8 text (unexpected end of data): " in done.output
     assert "looks cut off" in done.output

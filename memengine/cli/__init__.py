@@ -15,7 +15,15 @@ from . import llm_cmds, eval_cmds, bench_cmds  # noqa: F401
 
 # isort: on
 from .. import _startup
-from ._app import app, exit_code, prepare_process, reader_gone, silence, silence_stdout
+from ._app import (
+    app,
+    exit_code,
+    prepare_process,
+    reader_gone,
+    silence,
+    silence_stdout,
+    start_afresh,
+)
 
 __all__ = ["app", "main"]
 
@@ -23,6 +31,7 @@ __all__ = ["app", "main"]
 def main() -> None:
     """Entry point of the ``memengine`` console script."""
     _startup.loaded()
+    start_afresh()  # (a program may call it again: nothing of the last command stays)
     code: Any = 0
     try:
         sys.argv[1:] = prepare_process(sys.argv[1:])

@@ -214,6 +214,16 @@ def notes_lost() -> None:
     _READERS_GONE.add("stderr")
 
 
+def start_afresh() -> None:
+    """Forget what an earlier command of this process met (a closed pipe on standard
+    error, the arguments read again as UTF-8), so that each command starts as a process of
+    its own: a program or a test that calls :func:`memengine.cli.main` twice got no error
+    line after one whose stderr was closed, and 141 for a later ``--version``."""
+    _READERS_GONE.clear()
+    _REREAD.clear()
+    err_console.quiet = False
+
+
 def exit_code(code: Any) -> Any:
     """The exit code of a command that ended with ``code``, once what standard output and
     standard error still hold is written: 141 (as for one killed by ``SIGPIPE``) when the
@@ -414,11 +424,19 @@ def whole_writes(stream: Any) -> Any:
     """``stream``, or when Python left it unbuffered (``PYTHONUNBUFFERED=1``, ``-u``) the
     same stream over a :class:`_WholeWriter`: there a text stream writes to the file
     descriptor directly and drops what one call did not take (a pipe takes 64 KiB, then
-    its reader leaves: ``show 7 --json | head -c 10`` ended with 0, the rest lost unsaid)."""
+    its reader leaves: ``show 7 --json | head -c 10`` ended with 0, the rest lost unsaid).
+    It writes to the stream's descriptor through a file of its own, so ``stream`` and the
+    descriptor stay open when it is gone (a program that put its own ``sys.stderr`` back
+    after :func:`memengine.cli.main` had it closed: "I/O operation on closed file")."""
     if not isinstance(stream, io.TextIOWrapper) or not isinstance(stream.buffer, io.RawIOBase):
         return stream
+    try:
+        own = io.FileIO(stream.buffer.fileno(), "w", closefd=False)  # (closed, closes nothing)
+    except (OSError, ValueError):  # (a raw stream with no descriptor: left as it is)
+        return stream
+    own.name = getattr(stream.buffer, "name", own.name)  # ("<stdout>", as Python names it)
     return io.TextIOWrapper(
-        _WholeWriter(stream.buffer),  # (stdout's own file: its descriptor stays open)
+        _WholeWriter(own),  # (not the stream's own file: the stream stays open when this goes)
         encoding=stream.encoding,
         errors=stream.errors,
         line_buffering=stream.line_buffering,

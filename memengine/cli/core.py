@@ -81,11 +81,11 @@ def _stdin_bytes(*bounds: Any) -> bytes:
     """Standard input's bytes, which must end within ``bounds`` (a limit and what to say
     past it; default: what an import reads from a pipe); an :class:`.InvalidInput` when it
     is closed (``<&-``) or goes on past them."""
-    from ..importers import read_bounded
+    from ..importers import STANDARD_INPUT, read_bounded
 
     if sys.stdin is None:
-        raise InvalidInput("standard input is closed: give the text or the file's path")
-    return read_bounded(sys.stdin.buffer, "standard input", *bounds)
+        raise InvalidInput(f"{STANDARD_INPUT} is closed: give the text or the file's path")
+    return read_bounded(sys.stdin.buffer, STANDARD_INPUT, *bounds)
 
 
 def _stdin_text() -> str:
@@ -245,7 +245,7 @@ def import_(
     as_json: JsonOpt = False,
 ) -> None:
     """Import episodes from a file (format detected); - reads standard input."""
-    from ..importers import read_file, read_stream
+    from ..importers import STANDARD_INPUT, read_file, read_stream
 
     cfg = settings(config, db, agent)
     # read and checked before the file is opened: a malformed one creates nothing
@@ -254,7 +254,7 @@ def import_(
     )
     stdin = str(path) == "-"
     if stdin:
-        read = read_stream(_stdin_bytes(), "<stdin>", **options)
+        read = read_stream(_stdin_bytes(), STANDARD_INPUT, **options)
     else:
         read = read_file(path, **options)
     for name in read.assigned:  # a name refused for a new agent: no new file either
@@ -278,7 +278,7 @@ def import_(
         print_json({"format": fmt, "imported": len(ids), "skipped": skipped})
     else:
         note = f", {skipped:,} already in the file skipped" if skipped else ""
-        source = "standard input" if stdin else path
+        source = STANDARD_INPUT if stdin else path
         empty = f"; {source} holds none, so no memory file was made" if unmade else ""
         console.print(f"imported {counted(len(ids), 'episode')} ({fmt}{note}){empty}")
 
@@ -294,6 +294,8 @@ def _import_read(
     quiet: bool,
 ) -> list[int]:
     """Store an import file read and checked (:func:`.importers.read_file`); return the ids."""
+    from ..importers import STANDARD_INPUT
+
     with open_memory(cfg, create=True) as mem:
         before = mem.store.count()
         stored = [0]  # the episodes of the batches committed, as the progress reports them
@@ -301,7 +303,7 @@ def _import_read(
 
         try:
             with progress_bar(
-                f"importing {'stdin' if stdin else path.name}", enabled=not quiet
+                f"importing {STANDARD_INPUT if stdin else path.name}", enabled=not quiet
             ) as bar:
 
                 def progress(done: int, total: int) -> None:

@@ -201,6 +201,7 @@ def optimize(
         typer.Option(
             "--scrub",
             help="Also link the turns' neighbour words again under the current rule and "
+            "neighbour_gap_minutes (a changed gap reaches stored turns only so) and "
             "compact the file, so that no free page keeps what was deleted.",
         ),
     ] = False,

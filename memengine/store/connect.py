@@ -864,9 +864,46 @@ only when a write into the file or its ``-wal`` finds no room; one that makes or
 the ``-shm`` index (which a ``-wal`` left with changes needs at the next open) reports
 an I/O error instead, and so does a flush the disk cannot place. Each needs far less."""
 
-NO_ROOM_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)})
-"""What a write fails with when the disk, a quota or the limit on a file's size
-(``ulimit -f``) has no room for it."""
+NO_ROOM_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+"""What a write fails with when the disk or a quota has no room for it: a :class:`.DiskFull`,
+which freeing some space mends. A file past a limit on its size (``EFBIG``, "File too
+large") is not one: SQLite reports it as a "disk I/O error", so it is a :class:`.DiskError`
+wherever it is met, saying which limit (:func:`size_limit`)."""
+
+
+def file_size_limit() -> int | None:
+    """The largest file in bytes this process may write (``ulimit -f``, which a shell counts
+    in blocks of 1,024 bytes), or None when it has no such limit (and on Windows)."""
+    try:
+        import resource
+    except ImportError:  # (Windows)
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else int(soft)
+
+
+def size_limit(*, reached: bool = False) -> str:
+    """The limit on the size of files a write may have run into, as a message names it:
+    this process's with its bytes when it has one ("this process's `ulimit -f` of 100,000
+    bytes on the size of files"), else the file system's when the write was refused
+    for it (``reached``: ``EFBIG``), else "a limit on the size of files" (SQLite's "disk I/O
+    error" does not say which failure it was)."""
+    limit = file_size_limit()
+    if limit is not None:
+        return f"this process's `ulimit -f` of {limit:,} bytes on the size of files"
+    if reached:
+        return "the file system's limit on the size of a file"
+    return "a limit on the size of files"
+
+
+def past_size_limit(elsewhere: str) -> str:
+    """What a write refused with ``EFBIG`` ("File too large") says after the OS's words: the
+    file reached a limit on its size (:func:`size_limit`), which no space freed lifts, and
+    the way on: raise this process's limit, or where it is the file system's, ``elsewhere``
+    ("give a target on another file system")."""
+    way = "raise it" if file_size_limit() is not None else elsewhere
+    return f"the file reached {size_limit(reached=True)}, not a full disk; {way}"
+
 
 _READ_ERRORS = frozenset({"SQLITE_IOERR_READ", "SQLITE_IOERR_SHORT_READ"})
 """SQLite's extended codes of an I/O error that no lack of room causes."""
@@ -899,6 +936,6 @@ def disk_error(
             "free some space"
         )
     return DiskError(
-        f"{msg}: the disk failed a read or write (a failing disk, or a limit on the "
-        f"size of files); {DOCTOR_CHECKS}"
+        f"{msg}: the disk failed a read or write (a failing disk, or {size_limit()}); "
+        f"{DOCTOR_CHECKS}"
     )

@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatabaseLocked, DiskError, DiskFull, InvalidInput, StoreError
-from .connect import NO_ROOM_ERRNOS, Connections, translate_error
+from .connect import (
+    NO_ROOM_ERRNOS,
+    Connections,
+    past_size_limit,
+    size_limit,
+    translate_error,
+)
 
 __all__ = [
     "MAX_STEPS",
@@ -206,10 +212,16 @@ def backup_into(cur: Any, dest: Path) -> None:
 
 def backup_error(exc: Exception, target: Path) -> StoreError:
     """The error of a backup to ``target`` that failed with ``exc`` (SQLite's or the OS's),
-    naming the target: a :class:`.DiskFull` when the disk (or the limit on a file's size)
-    had no room for the copy, a :class:`.DiskError` when the disk failed, else a
-    :class:`.StoreError`. Nothing was replaced in any case."""
+    naming the target: a :class:`.DiskFull` when the disk (or a quota) had no room for the
+    copy, a :class:`.DiskError` when the disk failed or the copy reached a limit on the size
+    of files (``EFBIG``: which one, as :func:`.size_limit` says; freeing space does not
+    help), else a :class:`.StoreError`. Nothing was replaced in any case."""
     where = f"backup to {target} failed: {exc}"
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        return DiskError(
+            f"{where}: {past_size_limit('give a target on another file system')} "
+            "(nothing was replaced)"
+        )
     if isinstance(exc, OSError):
         full, failed = exc.errno in NO_ROOM_ERRNOS, exc.errno == errno.EIO
     else:
@@ -217,13 +229,13 @@ def backup_error(exc: Exception, target: Path) -> StoreError:
         full, failed = isinstance(kind, DiskFull), isinstance(kind, DiskError)
     if full:
         return DiskFull(
-            f"{where}: no room for the copy in {target.parent} (a full disk, or a limit on "
-            "the size of files); free some space there (nothing was replaced)"
+            f"{where}: no room for the copy in {target.parent} (a full disk, or a quota); "
+            "free some space there (nothing was replaced)"
         )
     if failed:
         return DiskError(
-            f"{where}: the disk failed a read or write (a failing disk, or a limit on the "
-            "size of files); nothing was replaced"
+            f"{where}: the disk failed a read or write (a failing disk, or {size_limit()}); "
+            "nothing was replaced"
         )
     return StoreError(where)
 
