@@ -23,6 +23,7 @@ from memengine.store.filters import Filters
 from memengine.store.fulltext import agent_token, match_expression
 from memengine.store.migrate import latest_version
 from memengine.store.vector_index import VectorIndex, prune_log
+from memengine.store.vector_rows import MIN_ROWS
 from memengine.store.vector_scan import top_k
 from memengine.text import query_terms
 
@@ -834,8 +835,8 @@ def test_a_new_process_keeps_the_latest_copy_in_its_vector_list(
 
 def test_the_cache_holds_its_budget_as_held_agents_grow(mem: Memory) -> None:
     """The budget was checked only when an agent was loaded: a long-lived process kept a
-    hot agent's floats however many rows it gained (83 MB against 1 MB), and counted the
-    arrays' spare room (a 10-row agent as 1,024 rows) when it evicted others."""
+    hot agent's floats however many rows it gained (83 MB against 1 MB). The arrays' room
+    is counted, and grows by half the rows (not to 1,024 rows for a 10-row agent)."""
     index = mem.store.vector_index
     index.load_after = 1
     dim = index.dimension
@@ -854,15 +855,15 @@ def test_the_cache_holds_its_budget_as_held_agents_grow(mem: Memory) -> None:
     assert (index.mode("a"), index.mode("b")) == ("float32", "float32")
     mem.add_many(word_episodes(1, "a", seed=1))  # the arrays grow past their 20 rows
     search("a")
-    assert index._agents["a"].used_bytes == 21 * floats  # counted: the rows in use
+    assert index._agents["a"].held_bytes == 30 * floats  # counted: the room, 21 rows and 9
     assert (index.mode("a"), index.mode("b")) == ("float32", "float32")
     mem.add_many(word_episodes(30, "a", seed=2))  # 51 + 20 rows: past the budget
     search("a")
     assert index.mode("b") == "vec0"  # used least recently: evicted
-    assert sum(m.used_bytes for m in index._agents.values()) <= index.budget_bytes
+    assert sum(m.held_bytes for m in index._agents.values()) <= index.budget_bytes
     mem.add_many(word_episodes(40, "a", seed=3))  # a alone past it: a goes too
     search("a")
-    assert sum(m.used_bytes for m in index._agents.values()) <= index.budget_bytes
+    assert sum(m.held_bytes for m in index._agents.values()) <= index.budget_bytes
     search("a")  # loaded again under the rule: compact (its codes fit), or vec0
     assert index.mode("a") in ("codes", "vec0")
     assert mem.check().ok
@@ -894,6 +895,123 @@ def test_the_agent_searched_is_the_last_the_budget_evicts(mem: Memory) -> None:
     mem.store.knn(q, 5, Filters(agent="a"))
     assert index._agents.get("a") is before  # not reloaded for its tombstones
     assert mem.check().ok
+
+
+def test_a_held_agent_that_gains_a_row_keeps_arrays_near_its_size(mem: Memory) -> None:
+    """Every held agent's arrays grew to at least 1,024 rows at its first new row: 400
+    agents of one exchange each, given one more, held 808 MB of arrays for 800 rows (2 MB
+    an agent at 512-d), which the budget did not count. They now grow by half their rows,
+    and the budget counts that room."""
+    index = mem.store.vector_index
+    names = [f"user{i}" for i in range(12)] + [f"ゆうこ{i}" for i in range(12)]
+    for name in names:
+        mem.add_exchange(f"my cat is called mochi ({name})", "nice name", agent=name)
+    for name in names:
+        for _ in range(2):  # the second search loads the agent
+            mem.retrieve("what is my cat called? 猫の名前は?", agent=name, record=False)
+    assert set(index.loaded()) == set(names)
+    for i, name in enumerate(names):
+        if i % 2:
+            mem.add_exchange("and my dog is rex", "ok", agent=name)
+        else:
+            mem.add_exchange("犬の名前はポチです", "いい名前ですね", agent=name)
+        mem.retrieve("what is my dog called? 犬の名前は?", agent=name, record=False)
+    assert set(index.loaded()) == set(names)
+    for name, rows in index.loaded().items():
+        agent = index._agents[name]
+        assert rows == agent.n > 1
+        assert len(agent.ids) <= max(MIN_ROWS, 2 * rows)
+        assert agent.nbytes <= agent.held_bytes  # the budget counts what the arrays take
+    assert mem.check().ok
+
+
+def test_appends_reallocate_an_agents_arrays_only_now_and_then(mem: Memory) -> None:
+    """Growing by half the rows keeps appends amortised O(1): 120 rows added one at a
+    time to an agent of 40 move its arrays four times (60, 90, 135, 202 rows), not at
+    every row, and the agent stays held as it was."""
+    index = mem.store.vector_index
+    index.load_after = 1
+    mem.add_many(word_episodes(40, "a"))
+    q = HashEmbedder().embed(["cat tea rain"])[0]
+    mem.store.knn(q, 5, Filters(agent="a"))
+    agent = index._agents["a"]
+    sizes = [len(agent.ids)]
+    for i in range(120):
+        new = NewEpisode(kind="fact", content=f"piano garden {i}", agent="a", occurred_at=T0)
+        mem.add_many([new])
+        mem.store.knn(q, 5, Filters(agent="a"))
+        if len(agent.ids) != sizes[-1]:
+            sizes.append(len(agent.ids))
+    assert index._agents["a"] is agent and agent.n == 160
+    assert sizes == [40, 60, 90, 135, 202]
+    f = Filters(agent="a")
+    same_hits(mem.store.knn(q, 10, f), _vec0(mem, q, 10, f))
+
+
+def test_an_agent_grows_only_into_the_room_the_budget_leaves(mem: Memory) -> None:
+    """Growth never takes the room past the budget while the rows fit: an agent near it
+    is not evicted (and loaded again at every new row) for room it does not use yet; only
+    rows past the budget evict it."""
+    index = mem.store.vector_index
+    index.load_after = 1
+    floats = VectorIndex.row_bytes(index.dimension, floats=True, codes=False)
+    index.budget_bytes = 100 * floats
+    mem.add_many(word_episodes(60, "a"))
+    q = HashEmbedder().embed(["cat tea rain"])[0]
+    f = Filters(agent="a")
+    mem.store.knn(q, 5, f)
+    agent = index._agents["a"]
+    mem.add_many(word_episodes(1, "a", seed=1))
+    mem.store.knn(q, 5, f)
+    assert len(agent.ids) == 90  # half as many rows again: in the room
+    mem.add_many(word_episodes(29, "a", seed=2))  # 90 rows: the room is full
+    mem.store.knn(q, 5, f)
+    assert len(agent.ids) == 90
+    mem.add_many(word_episodes(1, "a", seed=3))  # 91 rows: 135 would be past the budget
+    same_hits(mem.store.knn(q, 5, f), _vec0(mem, q, 5, f))
+    assert index._agents.get("a") is agent and index.mode("a") == "float32"
+    assert len(agent.ids) == 100 and agent.held_bytes == index.budget_bytes
+    mem.add_many(word_episodes(9, "a", seed=4))  # 100 rows: in the arrays as they are
+    mem.store.knn(q, 5, f)
+    assert index._agents.get("a") is agent and len(agent.ids) == 100
+    mem.add_many(word_episodes(1, "a", seed=5))  # 101 rows: past it
+    mem.store.knn(q, 5, f)
+    assert index._agents.get("a") is not agent
+    same_hits(mem.store.knn(q, 5, f), _vec0(mem, q, 5, f))  # loaded again, compact
+    assert index.mode("a") == "codes"
+    assert index._held_bytes() <= index.budget_bytes
+    assert mem.check().ok
+
+
+def test_a_small_cache_bounds_the_bytes_its_agents_arrays_take(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """With ``vector_cache_mb = 1``, agents of 14 rows that each gained one held 2 MB of
+    arrays apiece, 40 of them 83 MB: the cache counted only the rows in use. It now counts
+    the room, and the agents used least recently go to keep the arrays within it."""
+    cfg = Config()
+    cfg.retrieval.vector_cache_mb = 1
+    emb = HashEmbedder(512)
+    with Memory.open(db_path, config=cfg, embedder=emb, clock=clock) as mem:
+        index = mem.store.vector_index
+        index.load_after = 1
+        names = [f"u{i}" for i in range(40)]
+        for i, name in enumerate(names):
+            mem.add_many(word_episodes(14, name, seed=i))
+        q = emb.embed(["cat tea rain"])[0]
+        for name in names:
+            mem.store.knn(q, 5, Filters(agent=name))
+        modes = {index.mode(name) for name in names}
+        assert {"float32", "codes"} <= modes  # 560 rows of floats: 1.1 MiB
+        for round_ in range(2):
+            for i, name in enumerate(names):
+                mem.add_many(word_episodes(1, name, seed=100 * round_ + i + 50))
+                f = Filters(agent=name)
+                same_hits(mem.store.knn(q, 5, f), _vec0(mem, q, 5, f))
+                assert sum(a.nbytes for a in index._agents.values()) <= 2**20
+                assert index._held_bytes() <= 2**20
+        assert 1 < len(index.loaded()) < len(names)
+        assert mem.check().ok
 
 
 def test_a_word_counted_absent_is_counted_again_once_it_is_stored(mem: Memory) -> None:

@@ -131,6 +131,36 @@ def test_every_store_on_one_file_shares_the_queue(tmp_path: Path) -> None:
     assert write_queue_for(target) is not write_queue_for(tmp_path / "other.db")
 
 
+def test_the_queue_and_lock_of_a_file_go_with_its_last_store(tmp_path: Path) -> None:
+    """Each file a process opened kept its write queue and process lock for good: opening
+    500 files one after another left 500 of each. They now go with the last store that
+    holds them, and while one does, every store on the file shares them."""
+    import gc
+
+    from memengine.store import process_lock, write_queue
+
+    gc.collect()
+    before = len(write_queue._QUEUES), len(process_lock._LOCKS)
+    for i in range(12):
+        with Memory.open(tmp_path / f"m{i}.db", embedder=HashEmbedder()) as mem:
+            mem.add("a fact of this file", kind="fact")
+        del mem
+    gc.collect()  # (a store's connection pool is a reference cycle)
+    assert (len(write_queue._QUEUES), len(process_lock._LOCKS)) == before
+    path = tmp_path / "shared.db"
+    first = Memory.open(path, embedder=HashEmbedder())
+    queue, lock = write_queue_for(path), process_lock.process_lock_for(path)
+    with Memory.open(path, embedder=HashEmbedder()) as second:
+        assert second.store.connections._queue is queue
+        assert second.store.connections._process_lock is lock
+    assert write_queue_for(path) is queue  # the first store still holds them
+    first.add("still written in turn", kind="fact")
+    first.close()
+    del first, second, queue, lock
+    gc.collect()
+    assert (len(write_queue._QUEUES), len(process_lock._LOCKS)) == before
+
+
 def test_a_retrieval_records_its_turn_while_another_thread_writes_in_a_loop(
     db_path: Path, clock: FixedClock
 ) -> None:

@@ -141,10 +141,11 @@ def _on_connect(
 class Connections:
     """A pool of connections to one database file, handing each thread its own.
 
-    A thread keeps its connection while it lives (it goes back to the pool when
-    the thread has ended), so there are as many as there are threads using the
-    file; ``pool_size`` of them are kept open for the next threads. Each has a page cache of
-    up to ``cache_mb`` MiB, filled as it reads."""
+    A thread keeps its connection while it lives, and after: the connections of
+    ended threads go back to the pool when a thread without one asks for one, so
+    there are as many as there are threads using the file (and ended threads not
+    yet replaced); ``pool_size`` of them are kept open for the next threads. Each has a
+    page cache of up to ``cache_mb`` MiB, filled as it reads."""
 
     def __init__(
         self,

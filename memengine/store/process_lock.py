@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -252,7 +253,9 @@ def _close_in_child() -> None:
     _LOCKS_LOCK = threading.Lock()
 
 
-_LOCKS: dict[Path, ProcessLock] = {}
+_LOCKS: weakref.WeakValueDictionary[Path, ProcessLock] = weakref.WeakValueDictionary()
+"""Each file's lock while a store of this process holds it (an entry goes with the last of
+them: a process that opened 500 files one after another kept 500)."""
 _LOCKS_LOCK = threading.Lock()
 
 
@@ -261,7 +264,8 @@ if hasattr(os, "register_at_fork"):  # (not on Windows, which does not fork)
 
 
 def process_lock_for(database: str | os.PathLike[str]) -> ProcessLock:
-    """The one :class:`ProcessLock` of this process for the database at ``database``."""
+    """The one :class:`ProcessLock` of this process for the database at ``database`` (held
+    weakly: it goes once no store holds it)."""
     key = lock_path(database)
     with _LOCKS_LOCK:
         lock = _LOCKS.get(key)

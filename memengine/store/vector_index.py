@@ -26,7 +26,10 @@ background thread in its own read transaction while its searches go on in
 ``vec0``, and a later search takes it in after replaying the log entries
 written since that transaction's snapshot. Agents used least recently are
 evicted to make room for an agent's codes (never for its floats); when its
-codes alone exceed ``budget_bytes`` the caller falls back to ``vec0``.
+codes alone exceed ``budget_bytes`` the caller falls back to ``vec0``. The
+budget counts every row the arrays have room for, not only the rows in use: an
+agent's arrays grow by half its rows at a time (at least 16 rows), and not past
+the room the budget leaves them unless the new rows need it.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from ..errors import StoreError
 from . import vector_scan as scan
 from .filters import Filters
 from .vec0_chunks import STATUS, chunk_blobs, chunk_heads, chunk_rows, valid_rows
-from .vector_rows import AgentRows, held_rows, same_vectors
+from .vector_rows import AgentRows, held_rows, row_bytes, same_vectors
 
 __all__ = ["RESET", "VectorIndex", "log_reset", "prune_log"]
 
@@ -96,14 +99,10 @@ class VectorIndex:
 
     @staticmethod
     def row_bytes(dimension: int, *, floats: bool, codes: bool) -> int:
-        """What the budget counts per held row: the float32 vector and/or the prefilter codes
-        (int8 copy, sign bits, scale), with the id, filter columns and tombstone."""
-        size = 32
-        if floats:
-            size += 4 * dimension
-        if codes:
-            size += dimension + dimension // 8 + 4
-        return size
+        """What the budget counts per row of room an agent's arrays have: the float32 vector
+        and/or the prefilter codes (int8 copy, sign bits, scale), with the id, filter columns
+        and tombstone (:func:`.vector_rows.row_bytes`)."""
+        return row_bytes(dimension, floats=floats, codes=codes)
 
     @staticmethod
     def prefilter_rows(n: int) -> int:
@@ -318,22 +317,31 @@ class VectorIndex:
             self._too_big.discard(agent)
             if agent in self._agents:
                 touched.setdefault(agent, []).append(int(episode_id))
+        held = self._held_bytes() if touched else 0
         for name, ids in touched.items():
             agent = self._agents.get(name)  # gone if an episode moved from another agent
-            if agent is not None and not self._apply(cur, name, agent, ids):
+            if agent is None:
+                continue
+            before = agent.held_bytes
+            if self._apply(cur, name, agent, ids, others=held - before):
+                held += agent.held_bytes - before
+            else:
                 del self._agents[name]  # a big batch: reload on next use
+                held -= before
         if touched:  # held agents grew: the next use checks the budget (see _agent)
             self._grown = True
 
-    def _apply(self, cur: Any, name: str, agent: AgentRows, ids: list[int]) -> bool:
-        """Bring these rows of ``agent`` in step with the snapshot of ``cur``; False (nothing
-        done) for a batch so big that reading the agent again is cheaper."""
+    def _apply(self, cur: Any, name: str, agent: AgentRows, ids: list[int], *, others: int) -> bool:
+        """Bring these rows of ``agent`` in step with the snapshot of ``cur``, its arrays
+        growing only into the room the budget leaves beside ``others`` (the bytes the other
+        agents hold); False (nothing done) for a batch so big that reading the agent again
+        is cheaper."""
         if len(ids) > max(2000, len(agent.where) // 10):
             return False
         for i in ids:
             agent.drop(i)
         moved = self._rows(cur, ids)  # (agent, encoded row) of the ids still stored
-        agent.put([r[1:] for r in moved if r[0] == name])
+        agent.put([r[1:] for r in moved if r[0] == name], room=self._room(agent, others))
         for other in {r[0] for r in moved} - {name}:  # an episode moved to another agent
             self._agents.pop(other, None)
         agent.compact()
@@ -365,12 +373,13 @@ class VectorIndex:
             ).fetchall()
             if any(e == RESET for e, _ in changes):
                 return
-            if not self._apply(cur, name, agent, [int(e) for e, a in changes if a == name]):
+            mine = [int(e) for e, a in changes if a == name]
+            if not self._apply(cur, name, agent, mine, others=self._held_bytes()):
                 return
-        need = self._need(len(agent.where), floats=agent.floats)
+        need = agent.held_bytes
         if agent.floats and self._held_bytes() + need > self.budget_bytes:
             agent.drop_floats()  # the room was taken while it loaded: hold its codes
-            need = self._need(len(agent.where), floats=False)
+            need = agent.held_bytes
         if need > self.budget_bytes:
             self._too_big.add(name)
             return
@@ -546,13 +555,20 @@ class VectorIndex:
         return count * self.row_bytes(self.dimension, floats=floats, codes=codes)
 
     def _held_bytes(self) -> int:
-        return sum(a.used_bytes for a in self._agents.values())
+        """Bytes the budget counts for the agents held (:attr:`.AgentRows.held_bytes`)."""
+        return sum(a.held_bytes for a in self._agents.values())
+
+    def _room(self, agent: AgentRows, others: int) -> int:
+        """Rows ``agent``'s arrays may have in what the budget leaves beside ``others`` bytes
+        (its arrays grow no further ahead of its rows than that)."""
+        size = row_bytes(self.dimension, floats=agent.floats, codes=bool(len(agent.bits)))
+        return max(0, self.budget_bytes - others) // size
 
     def _make_room(self, need: int) -> None:
         """Evict the agents used least recently until ``need`` more bytes fit the budget."""
         held = self._held_bytes()
         while self._agents and held + need > self.budget_bytes:
-            held -= self._agents.popitem(last=False)[1].used_bytes
+            held -= self._agents.popitem(last=False)[1].held_bytes
 
     def _read_agent(
         self,

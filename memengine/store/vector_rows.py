@@ -15,7 +15,23 @@ from .filters import Filters
 from .vec0_chunks import STATUS
 from .vector_scan import int8_codes, sign_bits, unit
 
-__all__ = ["AgentRows", "held_rows", "resized", "same_vectors"]
+__all__ = ["MIN_ROWS", "AgentRows", "held_rows", "resized", "row_bytes", "same_vectors"]
+
+MIN_ROWS = 16
+"""The fewest rows an agent's arrays make room for when they grow (a 1-row agent that
+gains a row: 33 KB at 512-d)."""
+
+
+def row_bytes(dimension: int, *, floats: bool, codes: bool) -> int:
+    """Bytes the index's budget counts per row of room: the float32 vector and/or the
+    prefilter codes (int8 copy, sign bits, scale), with the id, filter columns and
+    tombstone."""
+    size = 32
+    if floats:
+        size += 4 * dimension
+    if codes:
+        size += dimension + dimension // 8 + 4
+    return size
 
 
 @dataclass
@@ -52,17 +68,13 @@ class AgentRows:
         return (self.dimension + 63) // 64
 
     @property
-    def used_bytes(self) -> int:
-        """Bytes of the live rows, as the index's budget counts them: the float32 vector
-        (when held) and the prefilter codes (when made), with the id, filter columns and
-        tombstone (the arrays' spare capacity, untouched zeros, and the dropped rows until
-        the next compaction are not counted)."""
-        size = 32
-        if self.floats:
-            size += 4 * self.dimension
-        if len(self.bits):
-            size += self.dimension + self.dimension // 8 + 4  # (as VectorIndex.row_bytes)
-        return (self.n - self.dead) * size  # (a dropped row's tombstone: not counted)
+    def held_bytes(self) -> int:
+        """Bytes the index's budget counts for this agent: every row its arrays have room
+        for (the spare room past the last row and the dropped rows until the next compaction
+        take memory as the live rows do), at :func:`row_bytes` each, the codes counted once
+        made."""
+        codes = bool(len(self.bits))
+        return len(self.ids) * row_bytes(self.dimension, floats=self.floats, codes=codes)
 
     @property
     def nbytes(self) -> int:
@@ -117,11 +129,17 @@ class AgentRows:
         self.ts = np.empty(n, np.int64)
         self.alive = np.zeros(n, np.bool_)
 
-    def _grow(self, need: int) -> None:
+    def _grow(self, need: int, room: int | None = None) -> None:
+        """Make room for ``need`` more rows: half as many again as the rows held (at least
+        :data:`MIN_ROWS`), so that appends stay amortised O(1) while a small agent keeps
+        small arrays (a floor of 1,024 rows once gave every held agent 2 MB at 512-d);
+        never past ``room`` rows (what the index's budget leaves this agent) unless the new
+        rows themselves need more."""
         cap = len(self.ids)
         if self.n + need <= cap:
             return
-        new = max(1024, 2 * cap, self.n + need)
+        ahead = max(self.n + self.n // 2, MIN_ROWS)
+        new = max(self.n + need, ahead if room is None else min(ahead, room))
         self.ids = resized(self.ids, new)
         if self.floats:
             self.vecs = resized(self.vecs.reshape(-1, self.dimension), new)
@@ -133,13 +151,16 @@ class AgentRows:
         self.ts = resized(self.ts, new)
         self.alive = resized(self.alive, new)
 
-    def put(self, rows: Sequence[tuple[int, int, int, int, int, bytes]]) -> None:
-        """Insert or replace rows of (id, kind code, sensitivity, status code, ts, vector blob)."""
+    def put(
+        self, rows: Sequence[tuple[int, int, int, int, int, bytes]], *, room: int | None = None
+    ) -> None:
+        """Insert or replace rows of (id, kind code, sensitivity, status code, ts, vector
+        blob); the arrays grow to at most ``room`` rows when these fit (see :meth:`_grow`)."""
         if not rows:
             return
         block = np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32)
         cols = [np.asarray([r[j] for r in rows], dtype=np.int64) for j in range(5)]
-        self.put_arrays(cols[0], cols[1], cols[2], cols[3], cols[4], block)
+        self.put_arrays(cols[0], cols[1], cols[2], cols[3], cols[4], block, room=room)
 
     def put_arrays(
         self,
@@ -149,13 +170,16 @@ class AgentRows:
         status: npt.NDArray[np.int64],
         ts: npt.NDArray[np.int64],
         vectors: npt.NDArray[np.float32],
+        *,
+        room: int | None = None,
     ) -> None:
-        """Insert or replace rows given as columns (vectors: n × dimension, any norm)."""
+        """Insert or replace rows given as columns (vectors: n × dimension, any norm), in
+        arrays of at most ``room`` rows when they fit."""
         m = len(ids)
         for i in ids.tolist():
             if i in self.where:
                 self.drop(i)
-        self._grow(m)
+        self._grow(m, room)
         lo, hi = self.n, self.n + m
         self.ids[lo:hi] = ids
         self.kind[lo:hi] = kind

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -126,7 +127,9 @@ class WriteQueue:
             self._held = False
 
 
-_QUEUES: dict[str, WriteQueue] = {}
+_QUEUES: weakref.WeakValueDictionary[str, WriteQueue] = weakref.WeakValueDictionary()
+"""Each file's queue while a store of this process holds it (an entry goes with the last of
+them: a process that opened 500 files one after another kept 500)."""
 _QUEUES_LOCK = threading.Lock()
 
 
@@ -176,7 +179,8 @@ def write_queue_for(path: str | os.PathLike[str]) -> WriteQueue:
     """The one queue of this process for the database file at ``path``.
 
     Keyed by the file's real path, so that two stores opened on the same file
-    in one process also queue behind each other.
+    in one process also queue behind each other; held weakly, so that it goes
+    once no store holds it.
     """
     key = os.path.realpath(path)
     with _QUEUES_LOCK:
