@@ -32,8 +32,10 @@ length a quote may reach, so what fitted as a run of spaces still fits (the toke
 counts the text as shown). Control characters and the marks that reorder text on screen are
 left out of what a memory says; a quoted line that begins as the pack's own lines do
 ("Partner: ", "## ", "[PRINCIPLES]", "(today: "; "Partner:" alone on its line, "**Partner:**",
-"> User: "; in full width too, "［PRINCIPLES］"), where a reader sees a line begin (after a line
-break, a " / " typed so or a quote's " … ": :func:`.quote.unposed`), has its label in ‹ ›
+"> User: ", "Partner:I promise", 相手:500円; in full width too, "［PRINCIPLES］"; behind a
+zero-width space too), where a reader sees a line begin (after a line break any speaker's
+label, "Ken: "; after a " / " typed so or a quote's " … " only those a reader takes for a
+turn, not "Tokyo / Osaka: ": :func:`.quote.unposed`), has its label in ‹ ›
 ("‹Partner›: "), and a chat template's token is written with ‹ › for
 its brackets, once ("‹|im_start|›", "‹INST›": :func:`.text.untemplated`): what is quoted is
 stored text, and untrusted. The marks are not counted in the characters a quote may reach

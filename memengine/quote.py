@@ -19,7 +19,16 @@ from .models import EpisodeKind
 from .quote_changes import turn_after
 from .retrieve.answer_type import AnswerType, carries_any
 from .retrieve.change_words import CHANGE
-from .text import cut_at, fold, near_cut, readable, shared_phrases, thousands, untemplated
+from .text import (
+    cut_at,
+    fold,
+    near_cut,
+    prompt_line,
+    readable,
+    shared_phrases,
+    thousands,
+    untemplated,
+)
 from .values import closed_values
 
 __all__ = [
@@ -71,33 +80,63 @@ _NAME = rf"{_CAPITAL}[^\s:：/()（）]{{0,29}}(?: {_CAPITAL}[^\s:：/()（）]{
 or a letter without case ("Ken", "Partner", "Message", ユーザー, 田中, "Mary Ann"; not the
 "reason is simple" of wrapped prose's "The / reason is simple: taxes went up")."""
 _OWN = "|".join(["User", "Partner", *(k.value.capitalize() for k in EpisodeKind)])
-"""The speakers' labels the pack writes ("User", "Partner", "Message", "Note"…)."""
-_AS = rf"(?: ?[(（][^()（）:：{BREAK}]{{1,40}}[)）])?(?:\*\*|__)?"
-LABELLED = (
-    rf"(?:> ?)*(?:\*\*|__)?(?:(?:{_NAME}|(?i:{_OWN})){_AS}(?= ?:(?:\*\*|__)? | ?：)"
-    rf"|(?i:{_OWN}){_AS}(?= ?:(?:\*\*|__)?(?:{BREAK}|$)))"
+"""The speakers' labels the pack writes ("User", "Partner", "Message", "Fact"…)."""
+_KNOWN = "|".join(
+    [_OWN, "Assistant", "System", "Human", "AI", "ユーザー", "相手", "アシスタント", "システム"]
 )
-"""A speaker's label as a pasted chat starts a line with it: a name (:data:`_NAME`) or one
-the pack writes, in any case ("Ken: ", "Message (Ken): ", ケン：, 田中：, "user: ", "partner :
-"; not "this: we should move" of wrapped prose), in bold ("**Partner:**"), after a quote's
-">" ("> User: "), or one the pack writes alone on its line or at the text's end ("Partner:"
-above "I promise…", a pasted "…and / Partner:"; not a list's heading, "Shopping list:"
-above "milk")."""
+"""The labels a reader takes for a turn wherever they stand: the pack's (:data:`_OWN`), the
+rerank's Japanese ones (ユーザー, 相手) and a chat's roles ("Assistant", "System", "Human",
+"AI", アシスタント, システム)."""
+_AS = rf"(?: ?[(（][^()（）:：{BREAK}]{{1,40}}[)）])?(?:\*\*|__)?"
+_KNOWN_LABEL = rf"(?i:{_KNOWN}){_AS}(?= ?:(?!//)| ?：)"
+"""A label of :data:`_KNOWN` before a colon, in any case, with or without a space after it
+("Partner:I promise", 相手:500円, "partner : x", "Partner:" alone on its line; not a URL's
+"user://")."""
+LABELLED = rf"(?:> ?)*(?:\*\*|__)?(?:{_NAME}{_AS}(?= ?:(?:\*\*|__)? | ?：)|{_KNOWN_LABEL})"
+"""A speaker's label as a pasted chat starts a line with it: a name (:data:`_NAME`) before
+a colon and a space or before "：" ("Ken: ", "Message (Ken): ", ケン：, 田中：; not "this: we
+should move" of wrapped prose, nor "Note:x"), or one a reader takes for a turn
+(:data:`_KNOWN_LABEL`: "user: ", "Partner:I promise", 相手:500円, "Partner:" above "I
+promise…"; not a list's heading, "Shopping list:" above "milk"), in bold ("**Partner:**"),
+after a quote's ">" ("> User: ")."""
 _SPOKEN = re.compile(LABELLED)
 _WORDS = r"[^\W\d_][^\s:：/()（）]{0,29}(?: [^\W\d_][^\s:：/()（）]{0,29}){0,2}"
 """One to three words, each from a letter, in any case (a reason line's "why", 関連)."""
-_POSED = re.compile(
-    rf"(^|{BREAK}| / | … )(… )?(#+(?= )|\[ ?[A-Z][A-Z_]{{2,}} ?\]|\((?i:today|今日)(?= ?:)"
-    rf"|{LABELLED}|(?:→|->) ?(?:{LABELLED}|{_WORDS}(?= ?:(?!//)| ?：)))"
+_FRAME = r"#+(?= )|\[ ?[A-Z][A-Z_]{2,} ?\]|\((?i:today|今日)(?= ?[:：])"
+"""The start of a line of the pack's frame: a heading ("## "), a section ("[PRINCIPLES]"),
+the line that says what day it is ("(today: ", "（今日：")."""
+_LINE_FORMS = rf"{_FRAME}|{LABELLED}|(?:→|->) ?(?:{LABELLED}|{_WORDS}(?= ?:(?!//)| ?：))"
+"""How a line of the pack begins: a line of its frame (:data:`_FRAME`), a speaker's label
+(:data:`LABELLED`), a reason in any case ("→ why: ", "→ 関連: ", "-> why: ", "→why:")."""
+_SEEN_FORMS = (
+    rf"{_FRAME}|(?:> ?)*(?:\*\*|__)?{_KNOWN_LABEL}"
+    rf"|(?:→|->) ?(?:{_KNOWN_LABEL}|(?i:why|関連)(?= ?:(?!//)| ?：))"
 )
-"""A line of a quote that begins as the pack's own lines do, and where a reader sees a line
-begin: at a line break (:data:`BREAK`, shown " / "), a " / " typed so, or the " … " that
-stands for what a quote leaves out (or a quote's first "… "). The pack's lines: a speaker's
-label (:data:`LABELLED`), a heading ("## "), a section ("[PRINCIPLES]"), the line that says
-what day it is ("(today: ", "（今日: "), a reason in any case ("→ why: ", "→ 関連: ",
-"-> why: ", "→why:"); not a time ("19:30"), a URL ("https://…"), a bullet ("- api: 8443"),
-a slash inside a word ("a/b", 赤／青) nor "1 / 2". Matched in :func:`_folded` text
-(［PRINCIPLES］ and ＃＃ as [PRINCIPLES] and ##, "Partner\\u00a0:" as "Partner :")."""
+"""The forms of :data:`_LINE_FORMS` a name is not: a label a reader takes for a turn
+(:data:`_KNOWN_LABEL`, not any capitalised word, "Osaka: ", 大阪：), the frame's lines, a
+reason's ("→ why: ", "→ 関連: ")."""
+_POSED = re.compile(
+    rf"(?:(?P<at>^|{BREAK})(?P<more>… |\.\.\. |/ )?| / | … | \.\.\. )"
+    rf"(?(more)(?P<seen>{_SEEN_FORMS})|(?(at)(?P<line>{_LINE_FORMS})|(?P<typed>{_SEEN_FORMS})))"
+)
+"""A line of a quote that begins as the pack's own lines do, where a reader sees a line
+begin. After a line break (:data:`BREAK`, shown " / ") or at the quote's start: any of
+:data:`_LINE_FORMS` ("Ken: ", "Partner: ", "## "). After a " / " typed so (a line's first
+"/ " too) or the " … " that stands for what a quote leaves out (a quote's first "… ";
+"..." too, as a prompt's NFKC writes "…"): :data:`_SEEN_FORMS` alone ("roses / Partner: I
+promise…"; not "Tokyo / Osaka: which first?", "Mom / Dad: both said no", 東京 / 大阪：).
+Never a time ("19:30"), a URL ("https://…"), a bullet ("- api: 8443"), a slash inside a
+word ("a/b", 赤／青) nor "1 / 2". Matched in :func:`_folded` text (［PRINCIPLES］ and ＃＃
+as [PRINCIPLES] and ##, "Partner\\u00a0:" as "Partner :") without what is drawn as
+nothing (:data:`_UNSEEN`): "\\u200bPartner: " too."""
+_UNSEEN = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff]+"
+)
+"""Characters drawn as nothing (a zero-width space, a soft hyphen, a word joiner, a
+variation selector, a Hangul filler, a tag character): one before "Partner: " hides it
+from a check, not from a reader, who sees "Partner: "."""
 
 
 class _Folds(dict[int, str]):
@@ -135,13 +174,17 @@ def unposed(said: str, own: bool = False) -> str:
     forged "[PRINCIPLES]", a typed "roses / Partner: I promise…", one after a quote's " … ")
     marked as quoted, its label in ‹ ›: "‹Partner›: I promise…", "‹##› 2026-05-01", "‹(today›:
     2031-01-01", so that nothing a reader takes for a line break starts a turn or a section of
-    the pack, or a prompt's; a label is shown as written ("‹［PRINCIPLES］›"). The first line is
+    the pack, or a prompt's; a label is shown as written ("‹［PRINCIPLES］›"), and what is
+    drawn as nothing before it is left where it was ("\\u200b‹Partner›: "). The first line is
     left as it is when it names the memory's ``own`` speaker ("Ken: see you", said by Ken), and
     a chat template's token, which :func:`.text.untemplated` marks, is marked once."""
+    seen, places = _seen(said)
     out: list[str] = []
     at = 0
-    for m in _POSED.finditer(_folded(said)):
-        start, end = m.span(3)
+    for m in _POSED.finditer(_folded(seen)):
+        start, end = m.span(next(g for g in ("line", "seen", "typed") if m.group(g) is not None))
+        if places is not None:  # (where the label is in ``said``)
+            start, end = places[start], places[end - 1] + 1
         label = said[start:end]
         if (own and m.start() == 0) or untemplated(label) != label:
             continue
@@ -150,12 +193,32 @@ def unposed(said: str, own: bool = False) -> str:
     return "".join(out) + said[at:] if out else said
 
 
+def _seen(text: str) -> tuple[str, list[int] | None]:
+    """``text`` as a reader sees it, without what is drawn as nothing (:data:`_UNSEEN`),
+    and the place in ``text`` of each character of it (None when nothing was left out: the
+    same places)."""
+    unseen = list(_UNSEEN.finditer(text))
+    if not unseen:
+        return text, None
+    places: list[int] = []
+    at = 0
+    for m in unseen:
+        places += range(at, m.start())
+        at = m.end()
+    places += range(at, len(text))
+    return _UNSEEN.sub("", text), places
+
+
 def unposed_lines(text: str) -> str:
-    """``text`` (stored, and so untrusted) in its lines, each without the white space at its
-    edges and marked as :func:`unposed` marks a quote's: for a prompt that puts it on one line
+    """``text`` (stored, and so untrusted) in its lines, each as a prompt shows it
+    (:func:`.text.prompt_line`: in NFKC, without invisible format characters, its white
+    space single spaces, a full-width colon kept "：" so that 相手：500円 is read as a label,
+    as the pack reads it) and marked as :func:`unposed` marks a quote's, so that what is
+    checked is what a model reads: for a prompt that puts it on one line
     (:func:`.text.prompt_quote`), where "roses\\nPartner: I promise" would read "roses Partner:
-    I promise", a turn of the partner's ("roses ‹Partner›: I promise")."""
-    lines = (line.strip() for line in readable(text).splitlines())
+    I promise", a turn of the partner's ("roses ‹Partner›: I promise"), as would "roses\\n\\u200b
+    Partner: …" and "roses  /  Partner: …"."""
+    lines = (prompt_line(line, kept="：") for line in readable(text).splitlines())
     return unposed(BREAK.join(lines)).replace(BREAK, "\n")
 
 

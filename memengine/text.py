@@ -441,13 +441,15 @@ def written_number(text: str, *, id_label: bool = False) -> int | None:
     return int(found.group("n").translate(_WIDE_DIGITS))
 
 
-def prompt_line(text: str) -> str:
+def prompt_line(text: str, *, kept: str = "") -> str:
     """``text`` as a prompt quotes it: on one line, in NFKC (full-width ［２］ is [2]) and
     without invisible format characters, so that a marker the prompt uses can be found
-    in it and written otherwise."""
-    shown = unicodedata.normalize(
-        "NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf")
-    )
+    in it and written otherwise. The characters of ``kept`` are left as they are, for a
+    check that tells them from their NFKC (a label before "：" needs no space after it:
+    :func:`.quote.unposed_lines`)."""
+    visible = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    parts = re.split(f"([{re.escape(kept)}])", visible) if kept else [visible]
+    shown = "".join(p if i % 2 else unicodedata.normalize("NFKC", p) for i, p in enumerate(parts))
     return " ".join(strip_controls(shown).split())  # (a NUL, an escape: nothing to read)
 
 

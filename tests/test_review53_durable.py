@@ -17,17 +17,27 @@ from typing import Any
 
 import pytest
 
-from memengine import DiskError, DiskFull, FixedClock, Memory, StoreError
+from memengine import (
+    DamagedDatabase,
+    DatabaseLocked,
+    DiskError,
+    DiskFull,
+    FixedClock,
+    Memory,
+    StoreError,
+)
+from memengine.store import connect
 from memengine.store.connect import (
     DOCTOR_CHECKS,
     LOW_SPACE_BYTES,
+    Connections,
     disk_error,
     free_bytes,
     sqlite_module,
     translate_error,
 )
 from memengine.store.maintenance import backup_error
-from memengine.store.process_lock import lock_path, remove_unused
+from memengine.store.process_lock import ProcessLock, lock_path, remove_unused
 
 from .helpers import HashEmbedder, word_episodes
 
@@ -132,7 +142,7 @@ def test_a_new_thread_of_a_memory_whose_file_was_replaced_says_so(
 def test_an_io_error_on_a_disk_with_no_room_left_is_a_full_disk() -> None:
     """SQLite reports a ``-shm`` it cannot make or grow on a full disk as "disk I/O error":
     it was a DiskError whose advice was ``memengine doctor``, which said the same."""
-    full = disk_error("disk I/O error", "/data", 0, None)
+    full = disk_error("disk I/O error", "/data", 0, "SQLITE_IOERR_WRITE")
     assert type(full) is DiskFull and "free some space" in str(full)
     assert "the disk holding /data is full (0.0 MiB free" in str(full)
     assert "doctor" not in str(full)
@@ -331,3 +341,162 @@ def test_a_lock_file_is_removed_only_when_unused_and_empty(tmp_path: Path) -> No
     lock.write_text("")
     assert remove_unused(db) and not lock.exists()
     assert not remove_unused(db)  # (none there)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "SQLITE_IOERR_CORRUPTFS",
+        "SQLITE_IOERR_DATA",
+        "SQLITE_IOERR_LOCK",
+        "SQLITE_IOERR_FSTAT",
+        "SQLITE_IOERR_MMAP",
+        "SQLITE_IOERR_SHORT_READ",
+    ],
+)
+def test_an_io_error_no_want_of_room_causes_is_no_full_disk(name: str) -> None:
+    """Any I/O error but a failed read was a DiskFull on a disk with under 8 MiB free: a
+    damaged file system, a failed lock or stat was told "the disk is full, free some
+    space"."""
+    failed = disk_error("disk I/O error", "/data", 0, name)
+    assert type(failed) is DiskError and f"({name})" in str(failed)
+    assert "full" not in str(failed) and DOCTOR_CHECKS in str(failed)
+
+
+def test_a_write_that_needs_room_is_a_full_disk_and_an_untold_io_error_may_be() -> None:
+    """A write, a flush, a ``-shm`` made or grown on a disk with next to no room is a full
+    disk. Python 3.10's driver tells no extended code, so every I/O error there, a failed
+    read too, was a DiskFull: it is a DiskError that says the disk may be full."""
+    for name in ("SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_SHMOPEN"):
+        full = disk_error("disk I/O error", "/data", 2**20, name)
+        assert type(full) is DiskFull and "is full (1.0 MiB free" in str(full), name
+        roomy = disk_error("disk I/O error", "/data", LOW_SPACE_BYTES, name)
+        assert type(roomy) is DiskError and "full" not in str(roomy), name
+    for name in (None, "SQLITE_IOERR"):
+        untold = disk_error("disk I/O error", "/data", 0, name)
+        assert type(untold) is DiskError and "/data may be full (0.0 MiB free" in str(untold)
+        assert "free some space" in str(untold) and DOCTOR_CHECKS in str(untold)
+        assert "(SQLITE_IOERR)" not in str(untold)
+        assert "full" not in str(disk_error("disk I/O error", "/data", None, name))
+
+
+def test_a_read_only_file_system_reports_no_room_and_is_never_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only file system (a CD, a squashfs, a read-only mount) reports 0 bytes free:
+    any I/O error there was a full disk."""
+    if not hasattr(os, "statvfs"):
+        pytest.skip("no statvfs here")
+    assert free_bytes(tmp_path) is not None  # (a writable folder: its room is told)
+    real = os.statvfs
+
+    class ReadOnly:
+        """What statvfs tells of a read-only mount: its flag, no room."""
+
+        def __init__(self, folder: object) -> None:
+            self.f_flag = real(folder).f_flag | os.ST_RDONLY  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "statvfs", ReadOnly)
+    assert free_bytes(tmp_path) is None
+    error = sqlite_module().OperationalError("disk I/O error")
+    error.sqlite_errorname = "SQLITE_IOERR_WRITE"  # type: ignore[attr-defined]
+    told = translate_error(error, path=tmp_path / "m.db")
+    assert type(told) is DiskError and "full" not in str(told)
+
+
+def _page_overwritten(db_path: Path, target: Path) -> None:
+    """A copy of the memory at ``db_path`` at ``target`` with one page of its tables
+    overwritten: SQLite's page check fails on it."""
+    data = bytearray(db_path.read_bytes())
+    page = 16384
+    data[5 * page : 6 * page] = b"\x55" * page
+    target.write_bytes(bytes(data))
+
+
+def test_a_damaged_file_on_a_nearly_full_disk_is_called_damaged_not_full(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An I/O error on a disk with under 8 MiB free skipped the page check as a DiskFull: a
+    damaged file was told "free some space". A sound file on that disk is still a full
+    one, and so is a write SQLite itself found no room for (no page check for that)."""
+    with Memory.open(db_path, embedder=HashEmbedder()) as mem:
+        mem.add_many(word_episodes(400, "default"))
+    damaged = tmp_path / "damaged.db"
+    _page_overwritten(db_path, damaged)
+    monkeypatch.setattr(connect, "free_bytes", lambda folder: 2**20)
+    module = sqlite_module()
+
+    def io_error() -> Exception:
+        """SQLite's error of a write the disk could not take."""
+        error = module.OperationalError("disk I/O error")
+        error.sqlite_errorname = "SQLITE_IOERR_WRITE"
+        return error
+
+    sound, broken = Connections(db_path), Connections(damaged)
+    try:
+        assert type(sound._store_error(io_error())) is DiskFull
+        assert type(broken._store_error(io_error())) is DamagedDatabase
+        full = module.OperationalError("database or disk is full")
+        assert type(broken._store_error(full)) is DiskFull
+    finally:
+        sound.close()
+        broken.close()
+
+
+def test_a_stat_that_fails_but_for_a_missing_file_is_not_told_deleted(
+    db_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any failed stat of the file (EACCES: a folder's search permission taken away, EIO)
+    was "was deleted or moved while this memory had it open" while the file was there: a
+    new thread could not read, nor could anyone write. Only a missing file is gone."""
+    mem = Memory.open(db_path, embedder=HashEmbedder(), clock=clock)
+    first = mem.add_exchange("I like green tea from Kyoto", "nice")
+    real = os.stat
+
+    def refused(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        """``os.stat``, refused for the memory's file."""
+        if os.fspath(path) == os.fspath(db_path):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", refused)
+    with pytest.raises(PermissionError):
+        connect._identity(db_path)
+    assert in_a_new_thread(lambda: mem.get(first).user_text) == "I like green tea from Kyoto"
+    second = mem.add_exchange("and matcha from Uji", "lovely")
+    monkeypatch.setattr(os, "stat", real)
+    assert mem.get(second).user_text == "and matcha from Uji"
+    db_path.unlink()
+    assert connect._identity(db_path) is None
+    assert connect._identity(db_path / "inside") is None  # (a folder of its path is a file)
+    with pytest.raises(StoreError, match="was deleted or moved while this memory had it open"):
+        mem.add_exchange("lost", "yes")
+    mem.close()
+
+
+def test_a_lock_taken_on_a_lock_file_removed_meanwhile_is_taken_again_on_the_new_one(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer opened the lock file; a failed first open elsewhere removed it as unused;
+    the writer then locked the removed file, and another process made and locked a new one
+    at the same time: two writers at once. The writer now locks the file at the path."""
+    writer = ProcessLock(db_path)
+    opened = writer._open
+    removed: list[bool] = []
+
+    def opened_then_removed() -> int | None:
+        """The writer's open, and the lock file removed right after, once."""
+        fd = opened()
+        if not removed:
+            removed.append(remove_unused(db_path))
+        return fd
+
+    monkeypatch.setattr(writer, "_open", opened_then_removed)
+    with writer.held(1.0):
+        assert removed == [True] and lock_path(db_path).exists()
+        with pytest.raises(DatabaseLocked), ProcessLock(db_path).held(0):  # (it waits its turn)
+            pass
+        assert not remove_unused(db_path)  # (held: it stays)
+    with ProcessLock(db_path).held(0):  # (let go: the next one takes it)
+        pass
+    assert remove_unused(db_path) and not lock_path(db_path).exists()

@@ -11,6 +11,7 @@ the pooled DB-API connection directly, one per thread.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
@@ -203,7 +204,8 @@ class Connections:
                 return module.connect(again, **options, uri=True)
             conn = module.connect(database, **options)
             if self._identity is None:
-                self._identity = _identity(self.path)
+                with contextlib.suppress(OSError):  # (not told: the first write tells it)
+                    self._identity = _identity(self.path)
             return conn
 
         engine = sa.create_engine(
@@ -465,8 +467,13 @@ class Connections:
     def _check_same_file(self) -> None:
         """A :class:`.StoreError` when the file at the path is no longer the one this memory
         opened (deleted, or another moved in its place): a write would go to a file that
-        no one can open again, and be lost when the memory closes."""
-        now = _identity(self.path)
+        no one can open again, and be lost when the memory closes. A file whose identity
+        cannot be told (a stat refused, EACCES, or failed, EIO) is written as before: it is
+        not gone, and a disk that fails says so in the write's own error."""
+        try:
+            now = _identity(self.path)
+        except OSError:
+            return
         if self._identity is None:
             self._identity = now  # (a connection made before the file was: the first write)
         if now is None or now != self._identity:
@@ -477,10 +484,14 @@ class Connections:
         no longer the one this memory opened (deleted or moved; for a writable memory,
         replaced too): a new connection cannot read the file the others have open, so the
         thread says so rather than "unable to open database file". None otherwise (a
-        read-only memory follows a file put in its place: :meth:`_follow_writers`)."""
+        read-only memory follows a file put in its place: :meth:`_follow_writers`; one whose
+        identity cannot be told: the connection is made, or fails in its own words)."""
         if self._identity is None:  # (not opened yet)
             return None
-        now = _identity(self.path)
+        try:
+            now = _identity(self.path)
+        except OSError:
+            return None
         if now == self._identity or (now is not None and self.access != "rw"):
             return None
         if self.access != "rw":  # (its connections follow the file: they read no more)
@@ -593,8 +604,9 @@ class Connections:
 
         A damaged page can surface as any error of whatever reads it (sqlite-vec
         says "vectors blob read error", FTS5 "vtable constructor failed"), so an
-        error that is not a known kind runs SQLite's page check before it is
-        reported: a file that fails it is reported as damaged.
+        error that is not a known kind, or an I/O error (a :class:`.DiskFull` told
+        from one too), runs SQLite's page check before it is reported: a file that
+        fails it is reported as damaged.
         """
         changed = self._changed_under_us(exc)
         if changed is not None:
@@ -608,8 +620,11 @@ class Connections:
         ):
             return StoreError(str(exc))
         error = translate_error(exc, path=self.path)
-        if type(error) in (StoreError, DiskError) and _fails(self.check_pages()):
-            return damaged_error(str(exc), self.path)
+        if type(error) is StoreError or (isinstance(error, DiskError) and "I/O" in str(exc)):
+            check = self.check_pages()  # (a full disk told by an I/O error may be damage)
+            unread = isinstance(error, DiskFull) and ("I/O" in check or "disk is full" in check)
+            if _fails(check) and not unread:  # (a check the full disk stopped says nothing)
+                return damaged_error(str(exc), self.path)
         forked = forked_write_reason(self.path)
         if isinstance(error, DatabaseLocked) and forked is not None:
             return DatabaseLocked(f"{error}; {forked}")
@@ -726,10 +741,12 @@ def _uri_path(path: str | os.PathLike[str]) -> str:
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
-    """The (device, inode) of the file at ``path`` (None: there is none)."""
+    """The (device, inode) of the file at ``path``; None when there is none (no such file,
+    or a folder of its path is none). Any other failure of the stat (EACCES, EIO) is
+    raised: the file may well be there, and is not told "deleted or moved"."""
     try:
         st = os.stat(path)
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     return (st.st_dev, st.st_ino)
 
@@ -837,8 +854,8 @@ def translate_error(
 ) -> StoreError:
     """The library's error for an SQLite error ``exc`` (read-only, locked, a full or failing
     disk, else a plain :class:`.StoreError`), its message led by ``where`` when given.
-    ``path`` is the file written: an I/O error where its disk has next to no room left is
-    a full disk (:func:`disk_error`)."""
+    ``path`` is the file written: an I/O error of a write that needs room, where its disk
+    has next to no room left, is a full disk (:func:`disk_error`)."""
     msg = str(exc) if where is None else f"{where}: {exc}"
     if "readonly" in msg or "read-only" in msg:
         return ReadOnlyDatabase(f"the database is read-only: {msg}")
@@ -860,10 +877,11 @@ DOCTOR_CHECKS = "`memengine doctor` checks whether the file is damaged"
 """The end of a :class:`.DiskError`'s message (``memengine doctor`` leaves it out of its own)."""
 
 LOW_SPACE_BYTES = 8 * 2**20
-"""Free space below which an I/O error is taken for a full disk. SQLite says "disk is full"
-only when a write into the file or its ``-wal`` finds no room; one that makes or grows
-the ``-shm`` index (which a ``-wal`` left with changes needs at the next open) reports
-an I/O error instead, and so does a flush the disk cannot place. Each needs far less."""
+"""Free space below which an I/O error of a write that needs room (:data:`_NEEDS_ROOM`) is
+taken for a full disk. SQLite says "disk is full" only when a write into the file or its
+``-wal`` finds no room; one that makes or grows the ``-shm`` index (which a ``-wal`` left
+with changes needs at the next open) reports an I/O error instead, and so does a flush
+the disk cannot place. Each needs far less."""
 
 NO_ROOM_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
 """What a write fails with when the disk or a quota has no room for it: a :class:`.DiskFull`,
@@ -906,16 +924,24 @@ def past_size_limit(elsewhere: str) -> str:
     return f"the file reached {size_limit(reached=True)}, not a full disk; {way}"
 
 
-_READ_ERRORS = frozenset({"SQLITE_IOERR_READ", "SQLITE_IOERR_SHORT_READ"})
-"""SQLite's extended codes of an I/O error that no lack of room causes."""
+_NEEDS_ROOM = frozenset(
+    {"SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_SHMOPEN", "SQLITE_IOERR_SHMSIZE"}
+)
+"""SQLite's extended codes of an I/O error that a disk with no room causes: a write that
+finds none, a flush of data the disk had not placed yet, the ``-shm`` made or grown. A
+failed read, lock, stat or map (SQLITE_IOERR_READ, _LOCK, _FSTAT, _MMAP, _CORRUPTFS) is
+none, whatever room is left."""
 
 
 def free_bytes(folder: str | os.PathLike[str] | None) -> int | None:
     """The bytes a process without privileges can still write on the disk of ``folder``
-    (None when there is no folder, or it cannot be told)."""
+    (None when there is no folder, it cannot be told, or its file system is mounted
+    read-only: it reports no room, and wants none)."""
     if folder is None:
         return None
     try:
+        if hasattr(os, "statvfs") and os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return None
         return shutil.disk_usage(folder).free
     except OSError:
         return None
@@ -926,16 +952,25 @@ def disk_error(
 ) -> DiskError:
     """The error for SQLite's "disk I/O error" ``msg`` (``errorname``: its extended code,
     when the driver gives it) on the disk of ``folder``, which has ``free`` bytes left: a
-    :class:`.DiskFull` when that is next to nothing (under :data:`LOW_SPACE_BYTES`, and no
-    failed read), else a :class:`.DiskError`, a failing disk or a limit on file sizes."""
-    if errorname and errorname != "SQLITE_IOERR":
+    :class:`.DiskFull` when that is next to nothing (under :data:`LOW_SPACE_BYTES`) and the
+    error is one of a write that needs room (:data:`_NEEDS_ROOM`); a :class:`.DiskError`
+    that says the disk may be full when the code is not told (Python 3.10's driver tells
+    none); else a :class:`.DiskError`, a failing disk or a limit on file sizes."""
+    told = errorname not in (None, "", "SQLITE_IOERR")
+    if told:
         msg = f"{msg} ({errorname})"
-    if free is not None and free < LOW_SPACE_BYTES and errorname not in _READ_ERRORS:
-        return DiskFull(
-            f"{msg}: the disk holding {folder} is full ({free / 2**20:.1f} MiB free: too "
-            "little for the files SQLite keeps beside the database, its -wal and -shm); "
-            "free some space"
+    if free is not None and free < LOW_SPACE_BYTES:
+        room = (
+            f"({free / 2**20:.1f} MiB free: too little for the files SQLite keeps beside the "
+            "database, its -wal and -shm)"
         )
+        if errorname in _NEEDS_ROOM:
+            return DiskFull(f"{msg}: the disk holding {folder} is full {room}; free some space")
+        if not told:
+            return DiskError(
+                f"{msg}: the disk holding {folder} may be full {room}: free some space, and "
+                f"if the error stays, the disk failed a read or write; {DOCTOR_CHECKS}"
+            )
     return DiskError(
         f"{msg}: the disk failed a read or write (a failing disk, or {size_limit()}); "
         f"{DOCTOR_CHECKS}"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,7 +61,7 @@ def remove_unused(database: str | os.PathLike[str]) -> bool:
         os.close(fd)
         return False
     try:
-        if os.fstat(fd).st_size:
+        if os.fstat(fd).st_size or not _at_path(fd, path):  # (one deleted since: not ours)
             return False
         path.unlink()
         return True
@@ -101,7 +102,20 @@ class ProcessLock:
                 _let_go(fd, locked=True)
 
     def _take(self, timeout_s: float, wait_s: float) -> int | None:
-        """The locked file, or None when this file system cannot lock it."""
+        """The locked file, or None when this file system cannot lock it. A lock taken on a
+        file no longer at the path (:func:`remove_unused` deleted it between this open and
+        this lock, and another process may lock the new one made there) is let go and
+        taken again on the file that is: the lock-file pattern."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            fd = self._take_once(max(deadline - time.monotonic(), 0.0), wait_s)
+            if fd is None or _at_path(fd, self.path):
+                return fd
+            _let_go(fd, locked=True)
+
+    def _take_once(self, timeout_s: float, wait_s: float) -> int | None:
+        """The locked file (which may since have been deleted), or None when this file
+        system cannot lock it."""
         with self._mutex:
             waiter, self._pending = self._pending, None
         if waiter is None or not waiter.adopt():
@@ -213,6 +227,19 @@ class _Waiter:
                 self._gone = True
             else:
                 self._abandoned = True
+
+
+def _at_path(fd: int, path: Path) -> bool:
+    """Whether the open file ``fd`` is the one at ``path`` still (not deleted, nor replaced);
+    True when the path cannot be read (nothing better is known)."""
+    try:
+        there = os.stat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
 
 
 def _let_go(fd: int, *, locked: bool) -> None:
