@@ -13,6 +13,7 @@ nothing (honorifics after a name, the hiragana pairs of endings and interrogativ
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -1002,16 +1003,18 @@ def shared_phrases(query: str, text: str, *, limit: int = 3) -> list[str]:
     return kept[:limit]
 
 
-def _latin_words(text: str) -> list[str]:
+@functools.lru_cache(maxsize=256)
+def _latin_words(text: str) -> tuple[str, ...]:
     """The words of ``text`` outside its CJK runs ("meetingどうだった" holds "meeting"), a
     possessive's 's left off ("kinako's" is "kinako"); a number written with thousands
-    separators is one word (41,500)."""
+    separators is one word (41,500). Read once per text: a later change's words are
+    weighed against each older result's."""
     words: list[str] = []
     for word in _COMPOUND_NUMBER_OR_WORD.findall(_CJK_RUN.sub(" ", text)):
         whole = _compound(word.replace("’", "'")) if "-" in word else ""
         found = [whole] if whole else _NUMBER_OR_WORD.findall(word)
         words.extend(_POSSESSIVE.sub("", w) for w in found)
-    return words
+    return tuple(words)
 
 
 _POSSESSIVE = re.compile(r"['’]s$")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
@@ -13,6 +14,7 @@ from memengine import Config, FixedClock, Memory, RetrievalConfig
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import EmbedderChanged
 from memengine.models import Episode, EpisodeKind
+from memengine.retrieve import changes as changes_module
 from memengine.retrieve.change_words import JA_VALUE_VERB, change_sentences
 from memengine.retrieve.changes import (
     _a_time,
@@ -1194,6 +1196,10 @@ def test_another_persons_change_of_a_shared_thing_is_not_a_change(
         ("My flight is NH 106 on May 3", "I switched my flight to NH 110, same day", True),
         ("家賃は8万円", "家賃が8万5千円に変わった", True),
         ("部屋は1204号室", "うるさいので1510号室に移った", True),
+        ("I take 7.5 mg of melatonin", "My son switched to 2.5 mg of ibuprofen", False),
+        ("My phone has 128 GB", "I switched to a laptop with 512 GB", False),
+        ("I keep the AC at 26 degrees", "I switched the oven to 200 degrees", False),
+        ("I take 5 mg of melatonin", "I switched to 3 mg of melatonin", True),
     ],
 )
 def test_a_person_or_a_number_alone_is_no_shared_subject(
@@ -1291,10 +1297,8 @@ def test_another_monthly_cost_switched_stays_where_it_ranks(
         ("My son naps 2 hours a day", "My son switched to one nap a day", True),
         ("I call mom every week", "I switched to calling mom every day", True),
         ("I walk 5 km a day", "I switched to walking 8 km a day", True),
-        ("I feed the cat twice a day", "I switched the cat to feeding three times a day", True),
-        # days off counted are days off
-        ("I'm off two days a week", "I switched my days off to Monday and Tuesday", True),
-        ("I take two days off a week", "I switched my days off to Friday", True),
+        ("I feed the cat twice a day", "I switched to feeding her three times a day", True),
+        ("I water the plants once a week", "I switched to watering twice a week", True),
         # how often another thing is done, a price, or a count that is no frequency
         ("I run 5 km a day", "I switched to cycling, 20 km a day", False),
         ("I go to the gym 3 times a week", "I switched to going to yoga twice a week", False),
@@ -1309,14 +1313,36 @@ def test_another_monthly_cost_switched_stays_where_it_ranks(
     ],
 )
 def test_how_often_one_same_thing_is_done_is_a_shared_subject(
-    old_text: str, new_text: str, changes: bool
+    old_text: str, new_text: str, changes: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A time unit told as how often something is done on both sides ("once a week" and
     "twice a week") is the subject of a change when both tell it of one same doing (calling
-    mom, working, a nap), days off counted are days off, while another doing ("3 times a
-    week" of the gym and "twice a week" of yoga), a price ("50 dollars a month") or a count
-    of days that is no day off stays no thing."""
+    mom, working, a nap, feeding, watering), and only so: with the rule off, none links;
+    another doing ("3 times a week" of the gym and "twice a week" of yoga), a price ("50
+    dollars a month") or a count of days that is no day off stays no thing."""
     assert _links(old_text, new_text) is changes
+    monkeypatch.setattr(changes_module, "_how_often_again", lambda *args: False)
+    assert not _links(old_text, new_text)
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "changes"),
+    [
+        ("I'm off two days a week", "I switched my days off to Monday and Tuesday", True),
+        ("I'm off two days a week", "I switched to being off three days a week", True),
+        ("I work two days a week", "I switched my days to Monday and Tuesday", False),
+        ("I work out two days a week", "I switched to running three days a week", False),
+    ],
+)
+def test_days_off_counted_are_days_off(
+    old_text: str, new_text: str, changes: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An "off" before a counted time names days off, a thing ("I'm off two days a week" and "I
+    switched my days off"), while days counted of work are a rate and no thing; with the
+    rule off, no pair links."""
+    assert _links(old_text, new_text) is changes
+    monkeypatch.setattr(changes_module, "_DAYS_OFF", re.compile(r"(?!)"))
+    assert not _links(old_text, new_text)
 
 
 @pytest.mark.parametrize(
@@ -1362,6 +1388,93 @@ def test_a_part_of_a_day_a_day_near_and_a_while_are_no_shared_subject(
     beside it ("my morning run", ヨガ, ランニング) or the time named as a thing ("my
     evenings", 朝ごはん, 夜勤) still is."""
     assert _links(old_text, new_text) is changes
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "changes"),
+    [
+        # what is done in a habit's slot, or tonight's plan, swapped in the same sentence
+        ("I run every morning", "I switched to yoga every morning", True),
+        ("I play golf every weekend", "I switched to tennis every weekend", True),
+        ("I play golf on weekends", "I switched to tennis on weekends", True),
+        ("I run in the mornings", "I switched my mornings to yoga", True),
+        ("Tonight I'm making curry", "I switched dinner tonight to pizza", True),
+        ("週末はいつもゴルフ", "週末はテニスに変えた", True),
+        ("毎朝ランニングしてる", "毎朝ヨガに変えた", True),
+        ("毎晩ビール飲んでる", "毎晩ハイボールに変えた", True),
+        # a slot that only says when, another thing's, the time moved to, or not swapped
+        ("I run every morning", "I switched to yoga this morning", False),
+        ("I run every morning", "I quit yoga every morning", False),
+        ("I meditate every morning", "I moved the dog walk to every morning", False),
+        ("Tonight I'm making curry", "I switched to decaf tonight", False),
+        ("I run in the mornings", "I switched two mornings to yoga", False),
+        ("毎朝コーヒー飲んでる", "毎朝のヨガをピラティスに変えた", False),
+        ("週末はいつもゴルフ", "飲み会を週末に変えた", False),
+        ("今朝は雨だった", "朝はヨガに変えた", False),
+        ("明日は歯医者", "明日の飲み会中止になった", False),
+    ],
+)
+def test_what_is_done_in_a_habits_slot_swapped_is_a_shared_subject(
+    old_text: str, new_text: str, changes: bool
+) -> None:
+    """A part of a day or of a week a habit is done in ("every morning", "on weekends", 毎朝,
+    週末は; tonight's plan) is the subject of a later message that swaps what is done in it
+    in the same sentence ("switched to yoga every morning", 毎晩ハイボールに変えた); told of
+    one morning, of another thing (毎朝のヨガ), as the time something moves to, or with no
+    swap ("quit"), it stays no thing."""
+    assert _links(old_text, new_text) is changes
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "question", "filler"),
+    [
+        (
+            "I run every morning",
+            "I switched to yoga every morning",
+            "what do I do every morning?",
+            FILLER,
+        ),
+        ("毎晩ビール飲んでる", "毎晩ハイボールに変えた", "毎晩なに飲んでるっけ", FILLER_JA),
+    ],
+)
+def test_a_habit_swapped_in_its_slot_comes_before_the_old_one(
+    real_mem: Memory,
+    clock: FixedClock,
+    old_text: str,
+    new_text: str,
+    question: str,
+    filler: list[tuple[str, str]],
+) -> None:
+    """With the real embedder, "I switched to yoga every morning", told after "I run every
+    morning", is packed as its later change and comes first, as 毎晩ハイボールに変えた before
+    毎晩ビール飲んでる (each pair shares only the slot)."""
+    old, new = _told(real_mem, clock, old_text, new_text, filler)
+    r = real_mem.retrieve(question)
+    pack = real_mem.pack(r)
+    assert [x.episode.id for x in r.results[:2]] == [new, old]
+    assert r.results[0].components["changes"] == float(old)
+    assert "newer than" in pack.text or "より新しい" in pack.text
+
+
+def test_a_long_message_is_read_once_against_each_older_result() -> None:
+    """What a message tells how often of, and whether it tells a slot, is read once per
+    text and time word, not again for each older result and change window: a repetitive
+    message weighed against eight older habits is read anew in under a tenth of the
+    look-ups."""
+    olds = [
+        f"I {doing} every morning"
+        for doing in ("run", "meditate", "read", "swim", "journal", "stretch", "cook", "walk")
+    ]
+    new = ("毎朝やめた every morning " * 100)[:2000]
+    packed = [_packed(i + 1, 50 - i, text, 1.0) for i, text in enumerate(olds)]
+    packed.append(_packed(9, 1, new, 0.9))
+    for read in (changes_module._doings, changes_module._slots):
+        read.cache_clear()
+    later_changes(packed, packed, lambda c, ids: dict.fromkeys(ids, 0.6))
+    for read in (changes_module._doings, changes_module._slots):
+        info = read.cache_info()
+        assert info.misses == info.currsize  # (each text and time word read once)
+        assert info.hits > 10 * info.misses
 
 
 def test_how_often_in_a_long_text_is_read_in_linear_time() -> None:
@@ -1455,6 +1568,12 @@ def test_another_thing_done_this_morning_stays_where_it_ranks(
         ("I have to go now", False),
         ("I'll call you now", False),
         ("I've been vegan for two years now", False),
+        ("It's been a week now", False),
+        ("I've been sober for 30 days now", False),
+        # a rate before "now" tells a value or a habit as it is since
+        ("I call my mom twice a week now", True),
+        ("I run every day now", True),
+        ("It's 21 an hour now", True),
         # up a place, a turn, a drop-off; a decision to keep things, a wish, a condition
         ("We went up to Sapporo", False),
         ("I went up the stairs", False),
@@ -1780,7 +1899,17 @@ def test_a_japanese_rent_raise_heard_of_ahead_is_no_later_change(
         ("ジムが会費を来月から6000円に上げた", True),
         ("ジムが会費を4月から6000円に上げた", True),
         ("家賃を7.5万円に上げた", True),
-        ("家賃が7.5万円に上がった", True),
+        ("家賃、8万円に上げられた", True),
+        ("家賃を、8万円に上げた", True),
+        ("家賃を7万円から8万円に上げられた", True),
+        ("家賃を8万円に上げていた", True),
+        ("家賃を8万円に上げていました", True),
+        ("家賃を8万円に上げちゃいました", True),
+        ("店長が時給を1200円に上げてもらえた", True),
+        ("店長が時給を1200円に上げてくれてた", True),
+        ("時給を先月から1200円に上げてもらった", True),
+        ("家賃が先月から8万円になった", True),
+        ("家賃が7.5万円になった", True),
         ("バイトの時給、7月から1100円になった", True),
         # not planned, asked, wished or a condition in those forms either
         ("家賃を8万円に上げちゃおうかな", False),
@@ -1789,6 +1918,10 @@ def test_a_japanese_rent_raise_heard_of_ahead_is_no_later_change(
         ("家賃を8万円に上げてくださいね", False),
         ("家賃を8万円に上げてたら困る", False),
         ("家賃を8万円に上げてもいい", False),
+        ("家賃を7万円から8万円に上げたい", False),
+        ("家賃を8万円に上げていない", False),
+        ("家賃を8万円に上げていたら困る", False),
+        ("時給を1200円に上げてもらえたらいいな", False),
         ("家賃8万円に上げるらしい", False),
         ("お金を8万円にあげちゃった", False),
         ("温度を28度に下げちゃった", False),
@@ -1797,10 +1930,11 @@ def test_a_japanese_rent_raise_heard_of_ahead_is_no_later_change(
 )
 def test_a_japanese_raise_in_its_everyday_forms_says_a_change(text: str, says: bool) -> None:
     """A cost raised or cut to a new value says a change in the forms it is said in (上げ
-    ちゃった, 上げられちゃった, 上げてきた, 上げてた, 下げやがった, 上げてくださいました), with
-    を dropped or も for it, a time it holds from between (会費を来月から6000円に上げた) and a
-    decimal value (7.5万円: the "." is no sentence's end); planned, asked or wished, in those
-    forms too, it does not."""
+    ちゃった, 上げられちゃった, 上げてきた, 上げてた, 上げていました, 上げちゃいました, 下げやがった,
+    上げてくださいました, 上げてもらえた, 上げてくれてた), with を dropped, も for it or a comma
+    after it, the old value (7万円から), a time it holds from between (会費を来月から6000円に
+    上げた, 先月から) and a decimal value (7.5万円: the "." is no sentence's end); planned,
+    asked or wished, in those forms too, it does not."""
     assert bool(change_sentences(text)) is says
 
 
@@ -1814,6 +1948,10 @@ def test_a_japanese_raise_in_its_everyday_forms_says_a_change(text: str, says: b
         "家賃を8万円に上げたか",
         "家賃を8万円に上げたかった",
         "家賃を8万円に上げたにしても高すぎ",
+        "大家さんが家賃を8万円に上げたがってる",
+        "大家さんが家賃を8万円に上げたがってた",
+        "家賃を8万円に上げたきゃ上げればいい",
+        "値上げしたがってる",
         "家賃が8万円に上がったとしても住む",
         "家賃が8万円に上がったわけじゃない",
         "家賃が上がったわけじゃない",
@@ -1833,7 +1971,8 @@ def test_a_japanese_raise_in_its_everyday_forms_says_a_change(text: str, says: b
 def test_a_value_change_supposed_denied_or_asked_says_none(text: str) -> None:
     """A raise supposed (上げたとしても, 上がったとしても, "even if they raised"), denied
     (上げたわけじゃない, 上げたことはない, "they didn't raise"), asked without its mark (上げた
-    か) or wished (上げたかった) says no change, in both Japanese value rules as in English."""
+    か) or wished (上げたかった, 上げたがってる, 上げたきゃ) says no change, in both Japanese
+    value rules as in English."""
     assert change_sentences(text) == []
 
 
@@ -1843,6 +1982,7 @@ def test_a_value_change_supposed_denied_or_asked_says_none(text: str) -> None:
         "家賃が8万円に上がったから引っ越す",
         "家賃が上がったことで生活が苦しい",
         "家賃を8万円に上げたってさ",
+        "大家が家賃を8万円に上げたから引っ越す",
         "Even though they raised my rent to $2,000 I'm staying",
         "家賃が8万円に上がったかららしい",
     ],
@@ -1855,9 +1995,11 @@ def test_a_value_change_with_a_reason_or_heard_of_still_says_one(text: str) -> N
 
 
 def test_a_decimal_point_ends_no_sentence() -> None:
-    """A "." between two digits is a decimal point, no sentence's end (7.5万円, "$2.50"); a
-    "." after a number at a sentence's end, or before a space, still ends one."""
+    """A "." between two digits is a decimal point, no sentence's end (7.5万円, "$2.50"), so
+    a value changed is read with its cost (家賃が7.5万円に上がった, not 5万円に上がった); a "."
+    after a number at a sentence's end, or before a space, still ends one."""
     assert sentences("家賃を7.5万円に上げた") == ["家賃を7.5万円に上げた"]
+    assert change_sentences("家賃が7.5万円に上がった") == ["家賃が7.5万円に上がった"]
     assert sentences("It's $2.50 now. Next one.") == ["It's $2.50 now.", "Next one."]
     assert sentences("Born in 1990. 5 years later") == ["Born in 1990.", "5 years later"]
     assert sentences("Ends at 3.") == ["Ends at 3."]

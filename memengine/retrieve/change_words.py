@@ -117,12 +117,13 @@ _JA_NOT_WISHED = (
     "(?!(?:っ|り?まし|し|され|されまし|にな(?:っ|りまし))?"
     "(?:て(?:ほし|欲し|くれ|もら[いえ]|るといい|たらいい|るはず|る気|るって|たりし|るんじゃ)"
     "|たく|たら(?!しい)|たり|たんじゃ|たはず|たか(?!ら)|たと(?:して|した|しても)|たにしても"
-    "|たわけ|たこと(?:は|が|も)?(?:な[いかく]|無|あ)))"
+    "|たわけ|たこと(?:は|が|も)?(?:な[いかく]|無|あ)|たが(?:っ|る)|たきゃ))"
 )
 """What a Japanese value verb, with its own ending (上がっ, 減りまし, 値上げされ, 値下げになっ), is not
 followed by: a wish (上がってほしい, 上がってくれ〜, 上がってもらいたい, 値上げされたくない,
-上がってるといいな, 上がってたらいいな, 上げたかった), a guess (上がってるはず, 上がったはず,
-上がってる気がする, 上がってるんじゃない, 上がってたりして), a question (上がったか, 上がったかな),
+上がってるといいな, 上がってたらいいな, 上げたかった, 上げたがってる, 上げたがる, 上げたきゃ), a
+guess (上がってるはず, 上がったはず, 上がってる気がする, 上がってるんじゃない, 上がってたりして), a
+question (上がったか, 上がったかな),
 hearsay passed on as such (上がってるって噂), a condition or a supposition (上がったら,
 上がったとしても, 上げたにしても; 上がったらしい is told), a denial (上がったわけじゃない), what has
 or has not happened ever (上げたことはない, 上げたことがある) or a back and forth (上がったり
@@ -135,22 +136,23 @@ not a wish (値上げしてほしくない, 値上げされたくない: :data:`
 mention (値上がりが心配, 値下がり待ち, 値上げ反対, 値上げのニュース見た, 値上げの話は無くなった)."""
 _JA_RAISED = (
     "(?:引き)?[上下]げ(?:(?:られ(?:ちゃっ|てしまっ)?|ちゃっ|てしまっ)(?=て(?!も))"
-    "|(?:られ)?(?:て(?:くれ|もらっ|もらいまし|くださっ|くださいまし|き|しまっ|しまいまし)?"
-    "|ちゃっ|ちまっ|やがっ)?(?:まし)?(?=た(?!方|ほう)))"
+    "|(?:られ)?(?:て(?:くれ(?:てい?)?|もら[っえ]|もらいまし|くださっ|くださいまし|き|い|しまっ"
+    "|しまいまし)?|ちゃっ|ちゃいまし|ちまっ|やがっ)?(?:まし)?(?=た(?!方|ほう)))"
 )
 """A value raised or cut by someone, done: in the past, as so since or as it came
 (上げた, 下げました, 引き上げた, 上げられた, 上げちゃった, 上げられちゃった, 上げてしまった,
-下げやがった, 上げてた, 上げてきた, 上げてくれた, 上げてもらった, 上げてくださいました) or
+上げちゃいました, 下げやがった, 上げてた, 上げていた, 上げていました, 上げてきた, 上げてくれた,
+上げてくれてた, 上げてもらった, 上げてもらえた, 上げてくださいました) or
 suffered, in its て-form (上げられて最悪, 上げちゃって最悪); not planned, asked, advised or
 granted (上げるって, 上げるらしい, 上げようかな, 上げちゃおうかな, 上げないで, 上げてください,
 上げた方がいい, 上げられても, 上げてもいい), and in kanji only, for あげた is as often "gave"
 (お金をあげた, おやつあげてた)."""
 _JA_FROM = (
-    "(?:(?:来|今|再来|翌)(?:月|週|年度?)|[0-9０-９一二三四五六七八九十]{1,2}月"
+    "(?:(?:来|今|再来|翌|先々?)(?:月|週|年度?)|[0-9０-９一二三四五六七八九十]{1,2}月"
     "(?:[0-9０-９一二三四五六七八九十]{1,3}日)?|今度|次回)から[、，,]?"
 )
 """The time a new value holds from, between a cost and its value (会費を来月から6000円に
-上げた, 家賃が4月から8万円になった)."""
+上げた, 家賃が4月から8万円になった, 家賃が先月から8万円になった)."""
 JA_VALUE_VERB = re.compile(
     f"(?:値[上下](?:げ|が)|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし)"
     "|(?:に|まで|へ)な(?=っ|りまし)|(?:引き)?[上下]げ(?=[たまらてちや]))[\u3041-\u3096]{0,16}$"
@@ -329,7 +331,8 @@ CHANGE = re.compile(
     rf"|{_JA_COST}[がもは]?[、，,]?(?:(?:また|さらに|ちょっと|も)[、，,]?)?(?:{_JA_FROM})?"
     rf"(?:{_JA_AMOUNT}(?:(?:に|まで|へ|も)?(?:{_JA_UP_DOWN})|(?:に|まで)な(?=っ|りまし))"
     rf"|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし)){_JA_NOT_WISHED}"
-    rf"|{_JA_COST}[をもは]?(?:(?:また|さらに)[、，,]?)?(?:{_JA_FROM})?{_JA_AMOUNT}(?:に|まで|へ)"
+    rf"|{_JA_COST}[をもは]?[、，,]?(?:(?:また|さらに)[、，,]?)?(?:{_JA_FROM})?"
+    rf"(?:{_JA_AMOUNT}から[、，,]?)?{_JA_AMOUNT}(?:に|まで|へ)"
     rf"{_JA_RAISED}{_JA_NOT_WISHED}"
     r"|(?:^|(?<=[はも、，,\s]))(?:前|以前|昔|もともと|元々)は[、，,]?"
     r"(?:(?!けど|けれど|のに|ので|から|ことが?あ)[^。！？!?\n、，,]){0,20}?"
@@ -368,8 +371,9 @@ any more"; "Mochi doesn't want any more" and "I don't want any more coffee" are 
 "now" ending its clause, read as 今は, unless it tells the moment (:func:`_a_moment`,
 :func:`_ja_a_moment`, :data:`_NOT_NOW`: "I can't stand sushi now", "I'm vegan now", 今は独身;
 not "I'm at the gym now", "I'm reading Dune now", 今はジムにいる; nor "right now", "for
-now", "by now", "for two years now", "I have to go now", "Now, the roof."; "now that…" and
-"Now I'm hungry" end no clause); a value gone up
+now", "by now", "for two years now", "it's been a week now", "I have to go now", "Now, the
+roof."; "now that…" and "Now I'm hungry" end no clause; a rate before it, :data:`_A_RATE_BEFORE`,
+tells what is so since: "it's $1,950 a month now", "I run every day now"); a value gone up
 or down ("Rent went up", "prices went up again", "dropped to $999", "raised its fees to
 $80"; not "went up the stairs", "went up to Sapporo", "dropped him off by 8"), and in
 Japanese 値上げ, 値下げ, 値上がり, 値下がり done (:data:`_JA_DONE`: 値上げされた, 値上がりした,
@@ -384,17 +388,19 @@ the subject of :data:`_JA_UP_DOWN`, of 高くなった, 安くなった, or of i
 家賃があがった, 家賃が8万円になった, 消費税が10%になった; not 雨が上がった, テンションが上がった,
 階段を上がった, 気温が上がった, 成績が上がった, 材料が増えた, 子どもが増えた, 給料が出たから気分
 上がった, 株価が上がった, nor a wish, a guess or a dread, 給料上がってほしい, 上がってくれ〜,
-上がってるはず, 上がってたりして, nor a supposition, a denial or a question, 上がったとしても,
+上がってるはず, 上がってたりして, 上げたがってる, 上げたきゃ, nor a supposition, a denial or a question, 上がったとしても,
 上がったわけじゃない, 上がったことはない, 上がったか: :data:`_JA_NOT_WISHED`, 家賃上がってたら
 やだな: :data:`_PAST_END`; a complaint or a reason after it is told of it, 家賃上がって嫌だ,
 上がったから引っ越す; a time the value holds from may stand between, :data:`_JA_FROM`:
-家賃が来月から8万円になった; 体重が増えた and ボーナスが減った, with no cost nor unit, 3キロ痩せた
+家賃が来月から8万円になった, 家賃が先月から8万円になった; 体重が増えた and ボーナスが減った, with no cost nor unit, 3キロ痩せた
 and 60キロまで落ちた, no value verb, 手取り between a cost and its value, are left out); or a
-cost or a pay, with を, も, は or no particle, raised or cut to a new value with に, まで or へ,
+cost or a pay, with を, も, は or no particle, a comma and its old value (7万円から) or a time
+it holds from (:data:`_JA_FROM`) between, raised or cut to a new value with に, まで or へ,
 done (:data:`_JA_RAISED`: 大家さんが家賃を7万5千円に上げた, 料金を月2980円に下げました,
 消費税を10%に引き上げた, 家賃を8万円に上げられた, 時給を1200円に上げてくれた, 上げちゃった,
-下げやがった, 上げてくださいました, 大家さん家賃8万円に上げた, 家賃も8万円に上げられた,
-会費を来月から6000円に上げた; not 家賃を8万円に上げるらしい, 上げたい, 上げてください, 上げた方が
+下げやがった, 上げていました, 上げちゃいました, 上げてもらえた, 上げてくれてた, 上げてくださいました,
+大家さん家賃8万円に上げた, 家賃も8万円に上げられた, 家賃、8万円に上げられた, 家賃を7万円から
+8万円に上げられた, 会費を来月から6000円に上げた, 時給を先月から1200円に上げてもらった; not 家賃を8万円に上げるらしい, 上げたい, 上げてください, 上げた方が
 いい, 上げたら困る, 上げたとしても, 上げたわけじゃない, 成績を上げた, 手を上げた, 温度を28度に
 下げた, nor あげた, as often "gave": お金をあげた; with no new value, 家賃を上げた, or what it
 went up by, 家賃を1万円上げた, as お金を1万円上げた is often given, left out); an age
@@ -591,6 +597,16 @@ _NOT_NOW = re.compile(
 with them now"), or one that opens its sentence ("Now, the roof.", "And now, big news");
 a negation before it is none ("I don't eat meat now" is a change), and "now that …" or
 "Now I'm hungry" do not end a clause."""
+_A_RATE_BEFORE = re.compile(
+    r"(?:\d[\d,.]*\s*[a-z%]*|once|twice|thrice|times|(?:one|two|three|four|five|six|seven|eight"
+    r"|nine|ten)\s+[a-z]+)\s+(?:a|an|per|every|each)\s+(?:other\s+)?"
+    r"(?:hour|day|night|week|weekend|month|year)\W*$"
+    r"|\bevery\s+(?:other\s+)?(?:day|night|morning|evening|week|weekend|month|year)\W*$",
+    re.ASCII | re.IGNORECASE,
+)
+"""A rate just before a "now", which tells a value or a habit as it is since it changed,
+not a while (:data:`_NOT_NOW`): "it's $1,950 a month now", "I call my mom twice a week
+now", "I run every day now"; not "for two years now", "it's been a week now"."""
 
 _CLAUSE_SEPARATOR = re.compile(r"[,;:](?!\d)|[\u2013\u2014]|\b(?:and|so|because|since)\b", re.I)
 """What a clause a "now" ends begins after: a comma or a joining word."""
@@ -799,7 +815,8 @@ def change_sentences(text: str) -> list[str]:
                 if amount or not _negated(before) or _asks(before):
                     continue
             elif m.group().lower() == "now":
-                if _NOT_NOW.search(before) or _MAYBE_BEFORE.search(before) or _asks(before):
+                moment = _NOT_NOW.search(before) and _A_RATE_BEFORE.search(before) is None
+                if moment or _MAYBE_BEFORE.search(before) or _asks(before):
                     continue
                 if _a_moment(before):
                     continue

@@ -13,7 +13,9 @@ older one (:func:`~memengine.text.shared_phrases`: a name, a thing, 「スペイ
 sentence before when a pronoun, its object, stands for it; not a speaker's name, nor a
 number, a counter, a time or a rate alone, "$1,200", 3万円, "a month", "this morning",
 "tomorrow", 毎月, 毎朝, 代が月 of 電気代が月 and ガス代が月, unless both tell how often one same
-thing is done, "once a week" and "twice a week" of calling mom, nor a thing each names
+thing is done, "once a week" and "twice a week" of calling mom, or the newer one swaps what
+is done in the older one's habit slot, "I switched to yoga every morning" after "I run every
+morning", 毎晩ハイボールに変えた after 毎晩ビール飲んでる, nor a thing each names
 another owner of (:mod:`.owners`: "my son's dentist appointment" changes no "my dentist
 appointment", 父の誕生日会 no 母の誕生日会, "My wife used to love jazz" no "I love jazz"),
 nor one two other people the sentences tell about share:
@@ -33,6 +35,7 @@ order as ranked.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -99,7 +102,8 @@ def _subjects(words: str, near: str, names: set[str]) -> list[str]:
     "$1,200" on a laptop and on a bike), nor a time or a rate (:func:`_a_time`: "month" of
     "$50 a month" and "$30 a month", "morning" of "every morning" and "this morning", 代が月
     of 電気代が月 and ガス代が月; "week" of "once a week" and "twice a week", how often one
-    same thing is done, is a subject)."""
+    same thing is done, and "morning" of "I run every morning" and "I switched to yoga every
+    morning", a habit's slot swapped, are subjects)."""
     shared = shared_phrases(words[:600], near, limit=20)
     return [
         p
@@ -118,10 +122,12 @@ _A_COUNT = re.compile(
     "|個|人|本|枚|台|杯|冊|匹|階|番|位|件|点|倍|割|キロ|グラム|メートル|センチ|リットル|ページ)?"
     "|ドル|ユーロ|キロ|グラム|メートル|センチ|リットル|パーセント|ページ"
     "|dollars?|bucks?|cents?|euros?|yen|pounds?|kms?|miles?|kilos?|kgs?|lbs?|grams?"
+    "|g|mg|mcg|ml|l|oz|cm|mm|gb|mb|tb|kb|kcal|cal|calories|degrees?|°[cf]?|%|percent|cups?"
 )
 """A number or a counter alone, which names no thing ("1,200" of "$1,200", "106" of "NH
 106" and "the 106 bus", 万円 of 3万円, "dollars" of "50 dollars a month" and "30 dollars a
-month", "km" of "5 km a day" and "20 km a day"; 号室 names a room)."""
+month", "km" of "5 km a day" and "20 km a day", "mg" of "7.5 mg of melatonin" and "2.5 mg
+of ibuprofen", "degrees", "GB", "cups"; 号室 names a room)."""
 
 _EN_NUMBER = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 """A number spelled out, as a count is ("two cups a day", "four in a row")."""
@@ -193,13 +199,15 @@ def _a_time(phrase: str, words: str, near: str) -> bool:
     per month", "every day", "this morning", "at night"; not "my day off" and "switched my
     day off", nor "I'm off two days a week"); unless both tell it as how often one same
     thing is done (:func:`_how_often_again`: "once a week" and "twice a week" of calling
-    mom, not "3 times a week" of running and "2 times a week" of swimming)."""
+    mom, not "3 times a week" of running and "2 times a week" of swimming), or ``near``
+    swaps what is done in the time slot ``words`` keeps (:func:`_slot_swapped`: "I switched
+    to yoga every morning" after "I run every morning")."""
     if _EN_RATE.fullmatch(phrase) is None and _JA_TIME.fullmatch(phrase) is None:
         if _EN_TIME_UNIT.fullmatch(phrase) is None:
             return False
         if all(_a_thing(phrase, fold(side)) for side in (words, near)):
             return False
-    return not _how_often_again(phrase, words, near)
+    return not _how_often_again(phrase, words, near) and not _slot_swapped(phrase, words, near)
 
 
 def _a_thing(unit: str, text: str) -> bool:
@@ -225,19 +233,33 @@ def _how_often_again(phrase: str, words: str, near: str) -> bool:
     switched to decaf, two cups a day"."""
     if not phrase.isascii():
         return False
-    named = people_named(words) | people_named(near)
-    old, new = _doings(phrase, words, named), _doings(phrase, near, named)
-    return bool(old & new)
+    old, new = _doings(phrase, words), _doings(phrase, near)
+    if not {stem for _, stem in old} & {stem for _, stem in new}:
+        return False  # (no doing shared: whom the texts name is not asked)
+    named = _people(words) | _people(near)
+    return bool(
+        {stem for word, stem in old if word not in named}
+        & {stem for word, stem in new if word not in named}
+    )
 
 
-def _doings(phrase: str, text: str, named: set[str]) -> set[str]:
-    """The stems (:func:`_stem`) of what ``text`` tells how often of, where its frequency
-    holds ``phrase``: what is counted and the four words before the count, none a function
-    word, a person (a person word, one of ``named`` or a name, a word with a capital past
-    its sentence's first), a change word, a time, a unit or a light verb
-    (:data:`_NOT_A_DOING`): "call" of "I call my mom once a week", "nap" of "My son naps 2
-    hours a day" and of "one nap a day"."""
-    found: set[str] = set()
+@functools.lru_cache(maxsize=256)
+def _people(text: str) -> frozenset[str]:
+    """Whom ``text`` names (:func:`.owners.people_named`), read once per text: a long message
+    is weighed against each older result, each change window and each time word shared."""
+    return frozenset(people_named(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _doings(phrase: str, text: str) -> frozenset[tuple[str, str]]:
+    """Each word (folded) with its stem (:func:`_stem`) of what ``text`` tells how often of,
+    where its frequency holds ``phrase``: what is counted and the four words before the
+    count, none a function word, a person word or a name (a word with a capital past its
+    sentence's first), a change word, a time, a unit or a light verb (:data:`_NOT_A_DOING`):
+    "call" of "I call my mom once a week", "nap" of "My son naps 2 hours a day" and of "one
+    nap a day". Read once per text and phrase (a long message is weighed against each older
+    result); whom the other side names is left out by :func:`_how_often_again`."""
+    found: set[tuple[str, str]] = set()
     for m in _FREQUENCY.finditer(text):
         counted = (m["counted"] or "").lower()
         if counted in _MONEY or (m.start() > 0 and text[m.start() - 1] in "$¥£€"):
@@ -253,13 +275,12 @@ def _doings(phrase: str, text: str, named: set[str]) -> set[str]:
                 and word not in ENGLISH_STOPWORDS
                 and word not in _NOT_A_DOING
                 and word not in PERSON_WORDS
-                and word not in named
                 and CHANGE.fullmatch(word) is None
                 and _EN_RATE.fullmatch(word) is None
                 and _EN_TIME_UNIT.fullmatch(word) is None
             ):
-                found.add(_stem(word))
-    return found
+                found.add((word, _stem(word)))
+    return frozenset(found)
 
 
 def _stem(word: str) -> str:
@@ -275,6 +296,101 @@ def _stem(word: str) -> str:
     if len(word) > 3 and word[-1] == word[-2]:
         word = word[:-1]
     return word
+
+
+_EN_SLOT = re.compile(r"(?:morning|afternoon|evening|night|weekend|weekday)s?|tonight")
+"""A part of a day or of a week something is done in, and tonight, its plan ("every
+morning", "on weekends", "Tonight I'm making curry")."""
+_EN_EVERY = re.compile(r"\b(?:every|each)\s+(?:other\s+)?(?:[\w-]+\s+)?$")
+"""What makes a part of a day a habit's slot, with at most one word between ("every
+morning", "each other weekend", "every Sunday morning")."""
+_EN_ONE_TIME = re.compile(
+    rf"(?:^|[^\w'])(?:an?|this|that|last|next|these|those|few|several|many|couple of|all|good"
+    rf"|\d[\d,.]*|{_EN_NUMBER})\s+(?:[\w-]+\s+)?$"
+)
+"""What makes a part of a day told in the plural one time or a count, not a habit ("these
+mornings", "two weekends", "a few nights"; "on weekends", "in the mornings" are habits)."""
+_EN_SWAP = re.compile(r"\b(?:switch(?:ed)?|chang(?:e|ed)|swap(?:ped)?|replaced|traded)\b")
+"""A change word that puts one thing in another's place ("switched to yoga", "swapped
+golf for tennis")."""
+_EN_TO = re.compile(r"\b(?:to|for|with|until|till)\s+(?:(?:every|each|the)\s+)?(?:other\s+)?$")
+"""What makes a slot the new time something is moved to, not where it is swapped ("moved
+the dog walk to every morning")."""
+_TO = re.compile(r"\bto\b")
+"""A "to", which ends what a change word swaps ("switched dinner tonight to pizza")."""
+_JA_SLOT = re.compile("毎(?:朝|晩|夜|夕方|週末)|週末|平日|朝|晩|夜|夕方|今夜|今晩")
+"""A Japanese part of a day or of a week something is done in (毎朝, 毎晩, 週末は), and
+今夜, 今晩, its plan."""
+_JA_SWAP = re.compile("に(?:変え|かえ|替え|換え|切り替え|切りかえ|変更し)(?:た|まし|て)")
+"""A Japanese change word that puts one thing in another's place (ヨガに変えた,
+テニスに切り替えました)."""
+
+
+def _slot_swapped(phrase: str, words: str, near: str) -> bool:
+    """Whether ``phrase``, a part of a day or of a week, is the slot of a habit or a plan in
+    ``words`` (:func:`_slots`) and the slot of what ``near`` swaps to another thing in the
+    same sentence (:data:`_EN_SWAP`, :data:`_JA_SWAP`): "I run every morning" and "I switched
+    to yoga every morning", "I run in the mornings" and "I switched my mornings to yoga",
+    週末はいつもゴルフ and 週末はテニスに変えた, 毎晩ビール飲んでる and 毎晩ハイボールに変えた; not
+    when ``near`` only says when something happened ("I quit coffee this morning",
+    明日の飲み会中止), a slot is another thing's (毎朝のランニングやめた) or the new time
+    ("I moved the dog walk to every morning")."""
+    return _slots(phrase, words, False) and _slots(phrase, near, True)
+
+
+@functools.lru_cache(maxsize=256)
+def _slots(phrase: str, text: str, swapped: bool) -> bool:
+    """Whether ``text`` tells ``phrase`` as the slot of a habit or a plan: after "every" or
+    "each" ("every morning", "every Sunday morning"), in the plural not counted ("on
+    weekends", "in the mornings", "my mornings"), tonight; 毎朝, 毎晩, 週末は, 朝は, 今夜 (not
+    今朝は), not before の (毎朝のランニング) nor に (週末に変えた: the new time); with ``swapped``, in a
+    sentence that swaps one thing for another, not as the time moved to ("to every
+    morning"), and tonight only as what is swapped ("switched dinner tonight to pizza").
+    Read once per text and phrase."""
+    core = fold(phrase).rstrip("、がはもをにへので")
+    if _EN_SLOT.fullmatch(core) is not None:
+        return any(_en_slot(core, sentence, swapped) for sentence in sentences(fold(text)))
+    if _JA_SLOT.fullmatch(core) is None:
+        return False
+    for sentence in sentences(fold(text)):
+        swaps = [m.start() for m in _JA_SWAP.finditer(sentence)]
+        for m in re.finditer(re.escape(core), sentence):
+            after, prior = (
+                sentence[m.end() : m.end() + 1],
+                sentence[max(0, m.start() - 1) : m.start()],
+            )
+            habit = (
+                core[0] in "毎今"
+                or prior == "毎"
+                or (after == "は" and prior not in ("今", "昨", "明", "先", "来"))
+            )
+            if (
+                habit
+                and after not in ("の", "に")
+                and (not swapped or (bool(swaps) and swaps[-1] >= m.end()))
+            ):
+                return True
+    return False
+
+
+def _en_slot(unit: str, sentence: str, swapped: bool) -> bool:
+    """Whether the folded ``sentence`` tells ``unit`` as a slot (:func:`_slots`)."""
+    swap = _EN_SWAP.search(sentence) if swapped else None
+    if swapped and swap is None:
+        return False
+    to = _TO.search(sentence, swap.end()) if swap is not None else None
+    for m in re.finditer(rf"(?<![\w'-]){re.escape(unit)}(?![\w'-])", sentence):
+        before = sentence[max(0, m.start() - 40) : m.start()]
+        if swap is not None and _EN_TO.search(before) is not None:
+            continue  # (the time it is moved to)
+        if unit == "tonight":
+            if swap is None or (swap.end() <= m.start() and (to is None or to.start() > m.start())):
+                return True
+        elif _EN_EVERY.search(before) is not None or (
+            unit.endswith("s") and _EN_ONE_TIME.search(before) is None
+        ):
+            return True
+    return False
 
 
 _VALUE_TAIL = re.compile(
@@ -406,7 +522,7 @@ def _about_the_same(words: str, near: str, names: set[str]) -> bool:
     turned of whom ``words`` told an age (:func:`_age_again`)."""
     subjects = _subjects(words, near, names)
     shared = {s for s in subjects if s.isascii()}
-    habit = habit_of(near)
+    habit = habit_of(near) if subjects else None  # (read only where a subject is shared)
     if habit is not None and habit in {fold(s) for s in subjects}:
         habit = None
     for subject in subjects:
