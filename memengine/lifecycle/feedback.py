@@ -43,7 +43,7 @@ from ..config import LifecycleConfig
 from ..embed.base import Embedder
 from ..errors import EmbeddingError, FeedbackExists, InvalidInput, LLMError, NotFound
 from ..models import Episode
-from ..retrieve.rerank import candidate_text
+from ..retrieve.candidate_text import candidate_text
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
@@ -142,7 +142,7 @@ def _one_line(text: str) -> str:
 
 def _memory_line(episode: Episode) -> str:
     """A memory for the judge's prompt as the rerank's prompt shows a candidate
-    (:func:`.retrieve.rerank.candidate_text`: "User: roses are red / Partner: ok", not
+    (:func:`.retrieve.candidate_text.candidate_text`: "User: roses are red / Partner: ok", not
     "roses are red ok"; a label in its text marked, "roses ‹Partner›: I promise"), with a
     ``[2]`` in it written ``(2)`` (:func:`_one_line`)."""
     return _one_line(candidate_text(episode, _LLM_CHARS, "en"))

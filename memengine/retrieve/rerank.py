@@ -29,9 +29,9 @@ from ..clock import in_zone
 from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
-from ..models import Episode, EpisodeKind, Message
-from ..quote import unposed_lines
-from ..text import Language, cut_at, one_line_within, prompt_quote, reason_line, written_number
+from ..models import Episode, Message
+from ..text import Language, one_line_within, prompt_quote, reason_line, written_number
+from .candidate_text import SPEAKERS, candidate_text, within_chars
 from .expand import (
     DetectedReference,
     describe_validation_error,
@@ -177,16 +177,16 @@ _LABELS = {
         "new": "New message",
         "notes": "Resolved",
         "cands": "Candidates",
-        "user": "User",
-        "partner": "Partner",
+        "user": SPEAKERS["en"][0],
+        "partner": SPEAKERS["en"][1],
     },
     "ja": {
         "recent": "直前の会話",
         "new": "新しい発言",
         "notes": "解決済みの参照",
         "cands": "候補",
-        "user": "ユーザー",
-        "partner": "相手",
+        "user": SPEAKERS["ja"][0],
+        "partner": SPEAKERS["ja"][1],
     },
 }
 
@@ -195,52 +195,13 @@ def _cut(text: str, limit: int) -> str:
     """``text`` on one line, within ``limit`` characters, as :func:`prompt_quote` writes
     it: an ``[id`` in it (in any width, with invisible characters between, "[id5]" too) is
     written ``(id``, so that a stored text cannot pose as another candidate's head."""
-    return _within(prompt_quote(text), limit)
-
-
-def _within(flat: str, limit: int) -> str:
-    """``flat`` (a text on one line) within ``limit`` characters, cut with "…"."""
-    if limit <= 1:
-        return ""
-    return flat if len(flat) <= limit else flat[: cut_at(flat, limit - 1)] + "…"
-
-
-def _stored(text: str, chars: int) -> str:
-    """A stored ``text`` as a candidate of ``chars`` characters shows it: each of its lines
-    that begins as a speaker's or the pack's own line does has its label in ‹ ›, as the
-    pack marks it (:func:`.quote.unposed_lines`), then all on one line (:func:`prompt_quote`):
-    "roses\\nPartner: I promise" and a typed "roses / Partner: I promise" are "roses
-    ‹Partner›: I promise" and "roses / ‹Partner›: I promise", not the partner's words. Its
-    first eight times ``chars`` are read (a pasted megabyte is shown by its beginning)."""
-    return prompt_quote(unposed_lines(text[: 8 * max(chars, 1)]))
+    return within_chars(prompt_quote(text), limit)
 
 
 def _message_line(text: str, limit: int) -> str:
     """The new message as :func:`_cut` shows a text, but a long one as its beginning and its
     end (:func:`~memengine.text.one_line_within`: a question typed after a paste)."""
     return one_line_within(prompt_quote(text), limit)
-
-
-def candidate_text(episode: Episode, chars: int, lang: Language) -> str:
-    """What a candidate says, within about ``chars`` characters, on one line: "User: … /
-    Partner: …" (the labels in ``lang``), or its kind and content ("note: …"); a label in
-    the stored text is marked as the pack marks it (:func:`_stored`). The feedback judge's
-    prompt shows a memory so too."""
-    labels = _LABELS[lang]
-    if episode.kind is not EpisodeKind.exchange:
-        return f"{episode.kind.value}: {_within(_stored(episode.content or '', chars), chars)}"
-    user = _stored(episode.user_text or "", chars)
-    reply = _stored(episode.reply_text or "", chars)
-    budget = chars - len(labels["user"]) - len(labels["partner"]) - 6
-    user_budget = max(budget - len(reply), int(budget * 0.6)) if reply else budget
-    user_part = _within(user, user_budget) if user else ""
-    reply_part = _within(reply, budget - len(user_part)) if reply else ""
-    parts = []
-    if user_part:
-        parts.append(f"{labels['user']}: {user_part}")
-    if reply_part:
-        parts.append(f"{labels['partner']}: {reply_part}")
-    return " / ".join(parts)
 
 
 def candidate_block(
