@@ -15,7 +15,7 @@ from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import EmbedderChanged
 from memengine.models import Episode, EpisodeKind
 from memengine.retrieve import changes as changes_module
-from memengine.retrieve.change_words import JA_VALUE_VERB, change_sentences
+from memengine.retrieve.change_words import _A_RATE_BEFORE, JA_VALUE_VERB, change_sentences
 from memengine.retrieve.changes import (
     _a_time,
     _a_value_verb,
@@ -845,6 +845,19 @@ def test_a_long_run_of_particles_is_no_value_verb_in_linear_time() -> None:
     assert not _a_value_verb("家賃を上げた")
 
 
+def test_a_long_run_of_digits_or_spaces_before_a_now_is_read_in_linear_time() -> None:
+    """A rate before a "now" starts its number after no digit and reads its unit as one run
+    of letters, so a run of digits, spaces or "1," is read in linear time (50,000 digits
+    took 48 seconds): no rate in them, and a rate after them is still one."""
+    for run in ("1" * 50_000, "1" + " " * 50_000, "1," * 25_000, "1 " * 25_000):
+        assert _A_RATE_BEFORE.search(run + "x") is None
+        assert _A_RATE_BEFORE.search(run[:5_000] + "x") is None
+    assert _A_RATE_BEFORE.search("1" * 50_000 + " a month ") is not None
+    assert _A_RATE_BEFORE.search("it's $1,950 a month ") is not None
+    assert _A_RATE_BEFORE.search("it's 30% a year, ") is not None
+    assert _A_RATE_BEFORE.search("for 2 years ") is None
+
+
 def test_whose_a_long_japanese_text_says_is_read_in_linear_time() -> None:
     """Each place a piece occurs looks for its owner a few characters back, not from the
     text's start (50 KB took 43 seconds)."""
@@ -1412,6 +1425,16 @@ def test_a_part_of_a_day_a_day_near_and_a_while_are_no_shared_subject(
         ("週末はいつもゴルフ", "飲み会を週末に変えた", False),
         ("今朝は雨だった", "朝はヨガに変えた", False),
         ("明日は歯医者", "明日の飲み会中止になった", False),
+        # a swap in another clause, with no "to", or of an object (を) between
+        (
+            "I run every morning",
+            "My coworker switched desks with me, every morning he's late",
+            False,
+        ),
+        ("I run every morning", "I switched jobs this morning, every morning was awful", False),
+        ("I run every morning", "My coworker switched desks with me every morning", False),
+        ("週末はいつもゴルフ", "週末はアラームを9時に変更した", False),
+        ("毎朝ランニングしてる", "毎朝、雨なのでジムに変えた", False),
     ],
 )
 def test_what_is_done_in_a_habits_slot_swapped_is_a_shared_subject(
@@ -1419,9 +1442,10 @@ def test_what_is_done_in_a_habits_slot_swapped_is_a_shared_subject(
 ) -> None:
     """A part of a day or of a week a habit is done in ("every morning", "on weekends", 毎朝,
     週末は; tonight's plan) is the subject of a later message that swaps what is done in it
-    in the same sentence ("switched to yoga every morning", 毎晩ハイボールに変えた); told of
-    one morning, of another thing (毎朝のヨガ), as the time something moves to, or with no
-    swap ("quit"), it stays no thing."""
+    in the same clause ("switched to yoga every morning", 毎晩ハイボールに変えた); told of
+    one morning, of another thing (毎朝のヨガ), as the time something moves to, with no swap
+    ("quit"), a swap in another clause or with no "to" ("switched desks with me"), or of an
+    object (アラームを9時に変更した), it stays no thing."""
     assert _links(old_text, new_text) is changes
 
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from memengine import (
     Memory,
     StoreError,
 )
-from memengine.store import connect
+from memengine.store import connect, process_lock
 from memengine.store.connect import (
     DOCTOR_CHECKS,
     LOW_SPACE_BYTES,
@@ -500,3 +501,26 @@ def test_a_lock_taken_on_a_lock_file_removed_meanwhile_is_taken_again_on_the_new
     with ProcessLock(db_path).held(0):  # (let go: the next one takes it)
         pass
     assert remove_unused(db_path) and not lock_path(db_path).exists()
+
+
+def test_a_lock_file_never_at_its_path_is_taken_again_only_until_the_timeout(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lock file that never matches its path (a file system that reports another inode)
+    is taken again until the timeout, then kept: the take ends instead of spinning."""
+    checks: list[bool] = []
+
+    def never_there(fd: int, path: Path) -> bool:
+        """Never the file at the path, counted."""
+        checks.append(False)
+        return False
+
+    monkeypatch.setattr(process_lock, "_at_path", never_there)
+    started = time.monotonic()
+    with ProcessLock(db_path).held(0.2):
+        pass
+    assert time.monotonic() - started < 1.0 and len(checks) >= 2  # (retaken, then kept)
+    checks.clear()
+    with ProcessLock(db_path).held(0):  # (no time at all: still taken again once)
+        pass
+    assert len(checks) == 2

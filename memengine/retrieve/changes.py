@@ -324,17 +324,22 @@ _JA_SLOT = re.compile("毎(?:朝|晩|夜|夕方|週末)|週末|平日|朝|晩|�
 _JA_SWAP = re.compile("に(?:変え|かえ|替え|換え|切り替え|切りかえ|変更し)(?:た|まし|て)")
 """A Japanese change word that puts one thing in another's place (ヨガに変えた,
 テニスに切り替えました)."""
+_CLAUSE = re.compile(r"[^,;:、。，；：]+")
+"""A clause: what no comma, semicolon, colon or 。 splits ("I switched jobs this morning"
+of "I switched jobs this morning, every morning was awful")."""
 
 
 def _slot_swapped(phrase: str, words: str, near: str) -> bool:
     """Whether ``phrase``, a part of a day or of a week, is the slot of a habit or a plan in
     ``words`` (:func:`_slots`) and the slot of what ``near`` swaps to another thing in the
-    same sentence (:data:`_EN_SWAP`, :data:`_JA_SWAP`): "I run every morning" and "I switched
+    same clause (:data:`_EN_SWAP`, :data:`_JA_SWAP`): "I run every morning" and "I switched
     to yoga every morning", "I run in the mornings" and "I switched my mornings to yoga",
     週末はいつもゴルフ and 週末はテニスに変えた, 毎晩ビール飲んでる and 毎晩ハイボールに変えた; not
     when ``near`` only says when something happened ("I quit coffee this morning",
     明日の飲み会中止), a slot is another thing's (毎朝のランニングやめた) or the new time
-    ("I moved the dog walk to every morning")."""
+    ("I moved the dog walk to every morning"), nor when the swap is in another clause ("I
+    switched jobs this morning, every morning was awful") or of an object (週末はアラームを9時に
+    変更した)."""
     return _slots(phrase, words, False) and _slots(phrase, near, True)
 
 
@@ -344,9 +349,11 @@ def _slots(phrase: str, text: str, swapped: bool) -> bool:
     "each" ("every morning", "every Sunday morning"), in the plural not counted ("on
     weekends", "in the mornings", "my mornings"), tonight; 毎朝, 毎晩, 週末は, 朝は, 今夜 (not
     今朝は), not before の (毎朝のランニング) nor に (週末に変えた: the new time); with ``swapped``, in a
-    sentence that swaps one thing for another, not as the time moved to ("to every
-    morning"), and tonight only as what is swapped ("switched dinner tonight to pizza").
-    Read once per text and phrase."""
+    clause that swaps what is done in it to another thing: a change word then "to" ("I
+    switched to yoga every morning", "I switched my mornings to yoga"; not "switched desks
+    with me") and not as the time moved to ("to every morning"), tonight only as what is
+    swapped ("switched dinner tonight to pizza"); the slot then Xに変えた with no を between
+    (毎朝ヨガに変えた, not 週末はアラームを9時に変更した). Read once per text and phrase."""
     core = fold(phrase).rstrip("、がはもをにへので")
     if _EN_SLOT.fullmatch(core) is not None:
         return any(_en_slot(core, sentence, swapped) for sentence in sentences(fold(text)))
@@ -355,6 +362,8 @@ def _slots(phrase: str, text: str, swapped: bool) -> bool:
     for sentence in sentences(fold(text)):
         swaps = [m.start() for m in _JA_SWAP.finditer(sentence)]
         for m in re.finditer(re.escape(core), sentence):
+            if swapped and not any(_ja_swaps_in(sentence[m.end() : at]) for at in swaps):
+                continue
             after, prior = (
                 sentence[m.end() : m.end() + 1],
                 sentence[max(0, m.start() - 1) : m.start()],
@@ -364,23 +373,37 @@ def _slots(phrase: str, text: str, swapped: bool) -> bool:
                 or prior == "毎"
                 or (after == "は" and prior not in ("今", "昨", "明", "先", "来"))
             )
-            if (
-                habit
-                and after not in ("の", "に")
-                and (not swapped or (bool(swaps) and swaps[-1] >= m.end()))
-            ):
+            if habit and after not in ("の", "に"):
                 return True
     return False
 
 
+def _ja_swaps_in(between: str) -> bool:
+    """Whether ``between``, what a slot and a swap after it (:data:`_JA_SWAP`) have between
+    them, is the new thing alone: not empty, with no を object and in one clause (テニス of
+    週末はテニスに変えた, ヨガ of 毎朝ヨガに変えた; not アラームを9時 of 週末はアラームを9時に変更した)."""
+    thing = between.removeprefix("は")
+    return bool(thing) and "を" not in thing and _CLAUSE.fullmatch(thing) is not None
+
+
 def _en_slot(unit: str, sentence: str, swapped: bool) -> bool:
-    """Whether the folded ``sentence`` tells ``unit`` as a slot (:func:`_slots`)."""
-    swap = _EN_SWAP.search(sentence) if swapped else None
-    if swapped and swap is None:
-        return False
-    to = _TO.search(sentence, swap.end()) if swap is not None else None
-    for m in re.finditer(rf"(?<![\w'-]){re.escape(unit)}(?![\w'-])", sentence):
-        before = sentence[max(0, m.start() - 40) : m.start()]
+    """Whether the folded ``sentence`` tells ``unit`` as a slot (:func:`_slots`): with
+    ``swapped``, in a clause that swaps (:data:`_CLAUSE`)."""
+    if not swapped:
+        return _en_slot_in(unit, sentence, None, None)
+    for clause in _CLAUSE.finditer(sentence):
+        swap = _EN_SWAP.search(clause.group())
+        to = _TO.search(clause.group(), swap.end()) if swap is not None else None
+        if swap is not None and to is not None and _en_slot_in(unit, clause.group(), swap, to):
+            return True
+    return False
+
+
+def _en_slot_in(unit: str, text: str, swap: re.Match[str] | None, to: re.Match[str] | None) -> bool:
+    """Whether ``text`` tells ``unit`` as a slot (:func:`_slots`), where ``swap`` then ``to``
+    swap one thing to another ("switched … to"), or None in the older text."""
+    for m in re.finditer(rf"(?<![\w'-]){re.escape(unit)}(?![\w'-])", text):
+        before = text[max(0, m.start() - 40) : m.start()]
         if swap is not None and _EN_TO.search(before) is not None:
             continue  # (the time it is moved to)
         if unit == "tonight":

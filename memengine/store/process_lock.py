@@ -105,13 +105,20 @@ class ProcessLock:
         """The locked file, or None when this file system cannot lock it. A lock taken on a
         file no longer at the path (:func:`remove_unused` deleted it between this open and
         this lock, and another process may lock the new one made there) is let go and
-        taken again on the file that is: the lock-file pattern."""
+        taken again on the file that is: the lock-file pattern. Taken again once at least, then
+        only until ``timeout_s`` has passed, after which the file is kept as when the path
+        cannot be read: a path that never matches (a file system that reports another
+        inode) would otherwise retake forever at full speed."""
         deadline = time.monotonic() + timeout_s
+        retaken = False
         while True:
             fd = self._take_once(max(deadline - time.monotonic(), 0.0), wait_s)
             if fd is None or _at_path(fd, self.path):
                 return fd
+            if retaken and time.monotonic() >= deadline:
+                return fd
             _let_go(fd, locked=True)
+            retaken = True
 
     def _take_once(self, timeout_s: float, wait_s: float) -> int | None:
         """The locked file (which may since have been deleted), or None when this file
