@@ -34,6 +34,13 @@ def _here(**extra: str) -> dict[str, str]:
     return _env(PYTHONPATH=SOURCE, **extra)
 
 
+def _interruptible() -> None:
+    """In a child before it starts Python: Ctrl-C as a terminal's process has it. A test
+    run started in the background (``make test &`` in a script) inherits SIGINT ignored,
+    and Python then keeps it ignored rather than install its KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _run(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[bytes]:
     """The command run in ``cwd`` with ``env`` added to the tests' environment."""
     return subprocess.run(_cli(*args), env=_here(**env), cwd=cwd, capture_output=True)
@@ -203,7 +210,7 @@ def test_a_ctrl_c_while_the_command_loads_exits_130_quietly(tmp_path: Path) -> N
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=_interruptible,
     )
     assert proc.stderr is not None
     seen = b""
@@ -239,6 +246,7 @@ def test_only_the_command_gets_the_quiet_ctrl_c() -> None:
         env=_here(),
         capture_output=True,
         check=True,
+        preexec_fn=_interruptible,
     )
     assert done.stdout.decode().strip() == "True"
 
@@ -303,7 +311,12 @@ def test_a_program_of_its_own_named_memengine_keeps_pythons_ctrl_c(tmp_path: Pat
     script = tmp_path / "bin" / "memengine"
     script.parent.mkdir()
     script.write_text(_LAUNCHER.format(source=SOURCE), encoding="utf-8")
-    done = subprocess.run([sys.executable, str(script)], env=_here(), capture_output=True)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        env=_here(),
+        capture_output=True,
+        preexec_fn=_interruptible,
+    )
     assert done.stdout.decode().split() == ["imported", "True"], done.stderr
 
 
@@ -334,7 +347,7 @@ def test_a_ctrl_c_while_the_console_script_loads_exits_130_quietly(tmp_path: Pat
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=_interruptible,
     )
     assert proc.stderr is not None
     for line in proc.stderr:
