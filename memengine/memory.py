@@ -61,6 +61,7 @@ from .models import (
 )
 from .pack import build_pack
 from .quote import forget_texts as forget_quote_texts
+from .retrieve.changes import forget_texts as forget_change_texts
 from .retrieve.coverage import check_analyser
 from .retrieve.pool import Pool
 from .retrieve.retriever import Retriever
@@ -730,9 +731,11 @@ class Memory:
     def _forget_texts(self) -> None:
         """Empty this process's caches that hold users' words, after a forgotten agent or a
         scrubbed delete: the retriever's word vectors, the pack's patterns of a query's
-        words and folded sentences, the LLM phases' expansions and query vectors."""
+        words and folded sentences, what the later-change check read of each text, the LLM
+        phases' expansions and query vectors."""
         self.retriever.forget_texts()  # the coverage's words are the user's too
         forget_quote_texts()  # and the patterns of a query's words the pack's quotes compiled
+        forget_change_texts()  # and what the later-change check read of each text
         with self._llm_lock:  # llm phases: cached expansions and vectors hold the messages
             if self._llm_turn is not None:
                 self._llm_turn.forget_texts()

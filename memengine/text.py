@@ -36,6 +36,7 @@ __all__ = [
     "drawn_as_nothing",
     "estimate_tokens",
     "fold",
+    "forget_words",
     "guess_language",
     "json_escaped",
     "json_finite",
@@ -1015,6 +1016,12 @@ def _latin_words(text: str) -> tuple[str, ...]:
         found = [whole] if whole else _NUMBER_OR_WORD.findall(word)
         words.extend(_POSSESSIVE.sub("", w) for w in found)
     return tuple(words)
+
+
+def forget_words() -> None:
+    """Drop the words cached per text (:func:`_latin_words`: they are users' words, which a
+    forgotten agent's or a scrubbed delete's must not leave in the process)."""
+    _latin_words.cache_clear()
 
 
 _POSSESSIVE = re.compile(r"['’]s$")

@@ -43,7 +43,7 @@ from typing import TypeVar
 
 from ..errors import EmbeddingError
 from ..models import Episode, EpisodeKind
-from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, sentences, shared_phrases
+from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, forget_words, sentences, shared_phrases
 from .change_words import AGE, CHANGE, JA_VALUE_VERB, change_sentences, habit_of, told
 from .fastpath import Candidate
 from .owners import (
@@ -659,3 +659,13 @@ def chains_newest_first(
     for x in items:
         groups.setdefault(find(key(x)), []).append(x)
     return [sorted(g, key=when, reverse=True) if len(g) > 1 else g for g in groups.values()]
+
+
+def forget_texts() -> None:
+    """Drop what was read of texts and cached per text (:func:`_people`, :func:`_doings`,
+    :func:`_slots` and the text module's words): users' words, which a forgotten agent's
+    or a scrubbed delete's must not leave in the process."""
+    _people.cache_clear()
+    _doings.cache_clear()
+    _slots.cache_clear()
+    forget_words()
