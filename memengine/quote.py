@@ -20,6 +20,7 @@ from .quote_changes import turn_after
 from .retrieve.answer_type import AnswerType, carries_any
 from .retrieve.change_words import CHANGE
 from .text import (
+    Language,
     cut_at,
     fold,
     near_cut,
@@ -36,6 +37,7 @@ __all__ = [
     "LABELLED",
     "READ_CHARS",
     "SENTENCE",
+    "SPEAKERS",
     "WRAP_WIDTH",
     "Strategy",
     "as_shown",
@@ -79,10 +81,13 @@ _NAME = rf"{_CAPITAL}[^\s:：/()（）]{{0,29}}(?: {_CAPITAL}[^\s:：/()（）]{
 """A speaker's name as a pasted chat writes it: one to three words, each from a capital
 or a letter without case ("Ken", "Partner", "Message", ユーザー, 田中, "Mary Ann"; not the
 "reason is simple" of wrapped prose's "The / reason is simple: taxes went up")."""
-_OWN = "|".join(["User", "Partner", *(k.value.capitalize() for k in EpisodeKind)])
+SPEAKERS: dict[Language, tuple[str, str]] = {"en": ("User", "Partner"), "ja": ("ユーザー", "相手")}
+"""The labels of the user's and the partner's words, by language: the pack writes the
+English ones, the LLM phases' prompts those of their language (and so marks them)."""
+_OWN = "|".join([*SPEAKERS["en"], *(k.value.capitalize() for k in EpisodeKind)])
 """The speakers' labels the pack writes ("User", "Partner", "Message", "Fact"…)."""
 _KNOWN = "|".join(
-    [_OWN, "Assistant", "System", "Human", "AI", "ユーザー", "相手", "アシスタント", "システム"]
+    [_OWN, *SPEAKERS["ja"], "Assistant", "System", "Human", "AI", "アシスタント", "システム"]
 )
 """The labels a reader takes for a turn wherever they stand: the pack's (:data:`_OWN`), the
 rerank's Japanese ones (ユーザー, 相手) and a chat's roles ("Assistant", "System", "Human",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memengine import Episode, FixedClock, Memory, Retrieval, Retrieved
+from memengine import Episode, FixedClock, Memory
 from memengine.config import Config
 from memengine.lifecycle.feedback import llm_used
 from memengine.llm.client import ChatClient
@@ -26,24 +26,9 @@ from memengine.text import prompt_quote, written_number
 
 from .helpers import HashEmbedder
 from .openai_server import ScriptedOpenAI
+from .test_pack import _retrieval
 
 PROMISE = "I promise to pay you $500"
-
-
-def _retrieval(*episodes: Episode, now: datetime | None = None) -> Retrieval:
-    """A retrieval at ``now`` that returned ``episodes``, best first, and decided to inject
-    them."""
-    return Retrieval(
-        results=tuple(
-            Retrieved(episode=e, score=1.0 / (i + 1), rank=i + 1, relevance="high")
-            for i, e in enumerate(episodes)
-        ),
-        queries=("q",),
-        should_inject=True,
-        language="en",
-        now=now,
-        agent="default",
-    )
 
 
 def _shown(mem: Memory, *ids: int, query: str = "q", now: datetime | None = None) -> str:

@@ -7,13 +7,10 @@ needs no LLM client at import (``import memengine`` loads no ``openai``).
 from __future__ import annotations
 
 from ..models import Episode, EpisodeKind
-from ..quote import unposed_lines
+from ..quote import SPEAKERS, unposed_lines
 from ..text import Language, cut_at, prompt_quote
 
-__all__ = ["SPEAKERS", "candidate_text", "within_chars"]
-
-SPEAKERS: dict[Language, tuple[str, str]] = {"en": ("User", "Partner"), "ja": ("ユーザー", "相手")}
-"""The labels of the user's and the partner's words in a prompt, by language."""
+__all__ = ["candidate_text", "within_chars"]
 
 
 def within_chars(flat: str, limit: int) -> str:

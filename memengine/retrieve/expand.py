@@ -29,6 +29,7 @@ from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Message
+from ..quote import SPEAKERS
 from ..text import Language, is_blank, one_line_within, prompt_quote, strip_controls
 
 __all__ = [
@@ -138,15 +139,15 @@ _LABELS = {
         "today": "Today",
         "recent": "Recent conversation",
         "new": "New message",
-        "user": "User",
-        "partner": "Partner",
+        "user": SPEAKERS["en"][0],
+        "partner": SPEAKERS["en"][1],
     },
     "ja": {
         "today": "今日",
         "recent": "直前の会話",
         "new": "新しい発言",
-        "user": "ユーザー",
-        "partner": "相手",
+        "user": SPEAKERS["ja"][0],
+        "partner": SPEAKERS["ja"][1],
     },
 }
 _WEEKDAYS = {"en": ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), "ja": "月火水木金土日"}

@@ -30,8 +30,9 @@ from ..config import LLMConfig
 from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Episode, Message
+from ..quote import SPEAKERS
 from ..text import Language, one_line_within, prompt_quote, reason_line, written_number
-from .candidate_text import SPEAKERS, candidate_text, within_chars
+from .candidate_text import candidate_text, within_chars
 from .expand import (
     DetectedReference,
     describe_validation_error,
