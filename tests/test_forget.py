@@ -12,14 +12,25 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from memengine import Config, DatabaseLocked, FixedClock, InvalidInput, Memory, NotFound, quote
+from memengine import (
+    Config,
+    DatabaseLocked,
+    FixedClock,
+    InvalidInput,
+    Memory,
+    NewEpisode,
+    NotFound,
+    quote,
+)
 from memengine.cli import app
 from memengine.diagnostics import diagnose
+from memengine.store.episodes import NEIGHBOUR_CHARS
 
-from .helpers import T0, HashEmbedder, another_process_reading
+from .helpers import T0, WORDS, HashEmbedder, another_process_reading
 
 SECRET = "quokkapin4321"
 
@@ -549,16 +560,87 @@ def test_a_turn_that_comes_between_farther_than_the_gap_relinks_the_one_beside_i
         assert m.check().ok
 
 
+def _turn_rows(m: Memory, agent: str) -> list[tuple[int, int, str, str, int]]:
+    with m.store.connections.read() as cur:
+        return [
+            (int(ts), int(i), str(s), str(c), int(sens))
+            for ts, i, s, c, sens in cur.execute(
+                "SELECT occurred_ts, id, search_text, context_text, sensitivity FROM episodes "
+                "WHERE agent = ? AND kind IN ('exchange', 'message') ORDER BY occurred_ts, id",
+                (agent,),
+            )
+        ]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_every_turn_holds_only_the_words_of_the_turns_beside_it_now(
+    db_path: Path, clock: FixedClock, seed: int
+) -> None:
+    """Turns linked under a gap of 60 minutes, then written to, in batches out of time
+    order, alone, and deleted from under a gap of 10: each turn's neighbour words are, at
+    every step, pieces of the turns beside it now and never of one that was (a batch's
+    new rows and the stored turn just outside the rows read near them included)."""
+    rng = np.random.default_rng(seed)
+    said = iter(f"turn{n} " + " ".join(rng.choice(WORDS, 3)) for n in range(10_000))
+
+    def turn() -> NewEpisode:
+        at = T0 + timedelta(minutes=int(rng.integers(0, 24 * 60)))
+        agent, sensitivity = str(rng.choice(["alice", "bob"])), int(rng.choice([0, 0, 0, 1]))
+        if rng.random() < 0.2:  # not a turn: lends and holds nothing
+            return NewEpisode(kind="fact", content=next(said), agent=agent, occurred_at=at)
+        return NewEpisode(
+            kind="exchange",
+            user_text=next(said),
+            reply_text="ok",
+            agent=agent,
+            sensitivity=sensitivity,
+            occurred_at=at,
+        )
+
+    def turns(n: int) -> list[NewEpisode]:
+        return [turn() for _ in range(n)]
+
+    def beside_only(m: Memory) -> None:
+        for agent in ("alice", "bob"):
+            rows = _turn_rows(m, agent)
+            for k, (_, i, _, context, sens) in enumerate(rows):
+                lent = [
+                    rows[j][2][:NEIGHBOUR_CHARS].rstrip(" ")
+                    for j in (k - 1, k + 1)
+                    if 0 <= j < len(rows) and rows[j][4] <= sens
+                ]
+                options = {"", *lent, " ".join(lent)}
+                assert context in options, (i, context, lent)
+
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        m.add_many(turns(60))
+        beside_only(m)
+    with Memory.open(db_path, config=_gap(10), embedder=HashEmbedder(), clock=clock) as m:
+        for step in range(12):
+            if step % 3 == 0:
+                m.add_many(turns(int(rng.integers(2, 15))))
+            elif step % 3 == 1:
+                (one,) = turns(1)
+                m.add_exchange(
+                    one.user_text or "", "ok", agent=one.agent, occurred_at=one.occurred_at
+                )
+            else:
+                rows = _turn_rows(m, "alice")
+                m.delete([rows[int(rng.integers(0, len(rows)))][1]])
+            beside_only(m)
+        assert m.check().ok
+
+
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("gap", [10, 60])
 def test_a_changed_gap_reaches_the_stored_turns_with_a_scrubbing_optimize(
     db_path: Path, clock: FixedClock, lang: str, gap: int
 ) -> None:
-    """As the README says: a turn written a week later links again only the turn beside it
-    (30 minutes from the one before it: beyond a gap lowered to 10, so it lends that one
-    nothing now), the turn before keeps what it was lent under the gap of 60 until
-    ``optimize(scrub=True)`` links every turn under the gap of now. Not triggered: with
-    the gap unchanged, neither the write nor the scrub takes a word from them."""
+    """As the README says: a turn written a week later links neither stored turn again (the
+    one beside it held no words of a turn after it), so both keep what they were lent under
+    the gap of 60 (30 minutes apart) until ``optimize(scrub=True)`` links every turn under
+    the gap of now: beyond a gap lowered to 10, they lend each other nothing then. Not
+    triggered: with the gap unchanged, neither the write nor the scrub takes a word."""
     *_, far_a, far_b = _store_conversation(db_path, clock, lang)
     with Memory.open(db_path, config=_gap(gap), embedder=HashEmbedder(), clock=clock) as m:
         lent_a, lent_b = _search_text(m, far_a), _search_text(m, far_b)
@@ -566,8 +648,7 @@ def test_a_changed_gap_reaches_the_stored_turns_with_a_scrubbing_optimize(
             "see you next week", "ok", agent="alice", occurred_at=T0 + timedelta(days=12)
         )
         linked = _contexts(m)
-        assert lent_b in linked[far_a]  # (stored under the gap of 60)
-        assert (lent_a in linked[far_b]) is (gap == 60)  # one-sided under the lowered gap
+        assert lent_b in linked[far_a] and lent_a in linked[far_b]  # (under the gap of 60)
         assert linked[later] == ""  # a week from the turn before it
         m.optimize(scrub=True)
         scrubbed = _contexts(m)

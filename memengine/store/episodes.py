@@ -121,7 +121,8 @@ def insert_episodes(
     once, and the older turns next to the new ones are re-linked from the
     same rows (what :func:`link_neighbours` would do, without its scan); a
     stored turn beside a new one but farther than ``gap_s`` is linked again
-    too (:func:`relink_beside`: its words of the turn it was beside then go).
+    too (what :func:`relink_beside` does, found among the same rows: its words of the turn
+    it was beside then go).
     """
     explicit = [e.id for e in episodes if e.id is not None]
     next_id = max([highest_id_given(cur, "episodes"), *explicit]) + 1
@@ -138,8 +139,8 @@ def insert_episodes(
             "one that high), so no new episode can be numbered; export it and import the "
             "export into a new file with new ids (memengine import --new-ids)"
         )
-    contexts, relinked = (
-        _contexts(cur, episodes, search_texts, ids, gap_s) if gap_s > 0 else ({}, [])
+    contexts, relinked, beside = (
+        _contexts(cur, episodes, search_texts, ids, gap_s) if gap_s > 0 else ({}, [], [])
     )
     rows = []
     now_iso = _iso(now)
@@ -172,13 +173,33 @@ def insert_episodes(
         cur.execute(_INSERT + ", ".join([_ROW] * len(chunk)), [v for r in chunk for v in r])
     if relinked:
         cur.executemany("UPDATE episodes SET context_text = ? WHERE id = ?", relinked)
-    turns = [
-        (ep.agent, int(ensure_aware(ep.occurred_at).timestamp()), i)
-        for i, ep in zip(ids, episodes, strict=True)
-        if ep.kind.value in _TURN_KINDS
-    ]
-    relink_beside(cur, turns, gap_s, skip=set(ids))
+    if gap_s > 0:  # the turns beside the new ones were read with the rows near them
+        for agent, ts in beside:
+            link_neighbours(cur, agent, ts, ts, gap_s)
+    else:
+        turns = [
+            (ep.agent, int(ensure_aware(ep.occurred_at).timestamp()), i)
+            for i, ep in zip(ids, episodes, strict=True)
+            if ep.kind.value in _TURN_KINDS
+        ]
+        relink_beside(cur, turns, gap_s, skip=set(ids))
     return ids
+
+
+_NEAR = """
+SELECT occurred_ts, id, search_text, context_text, sensitivity FROM episodes
+ WHERE agent = :agent AND kind IN ('exchange', 'message') AND occurred_ts BETWEEN :lo AND :hi
+UNION ALL
+SELECT * FROM (SELECT occurred_ts, id, search_text, context_text, sensitivity FROM episodes
+ WHERE agent = :agent AND kind IN ('exchange', 'message') AND occurred_ts < :lo
+ ORDER BY occurred_ts DESC, id DESC LIMIT 1)
+UNION ALL
+SELECT * FROM (SELECT occurred_ts, id, search_text, context_text, sensitivity FROM episodes
+ WHERE agent = :agent AND kind IN ('exchange', 'message') AND occurred_ts > :hi
+ ORDER BY occurred_ts, id LIMIT 1)
+"""
+"""The stored turns of one span around new ones, and the turn just before and just after it
+(however far): with them every new turn's stored neighbours are read."""
 
 
 def _contexts(
@@ -187,13 +208,19 @@ def _contexts(
     search_texts: Sequence[str],
     ids: Sequence[int],
     gap_s: int,
-) -> tuple[dict[int, str], list[tuple[str, int]]]:
-    """``context_text`` of each new conversation turn, and ``(context, id)`` of the stored
-    turns whose context the new ones change: what :func:`link_neighbours` would write.
+) -> tuple[dict[int, str], list[tuple[str, int]], list[tuple[str, int]]]:
+    """``context_text`` of each new conversation turn, ``(context, id)`` of the stored
+    turns whose context the new ones change (what :func:`link_neighbours` would write), and
+    ``(agent, occurred_ts)`` of the stored turns to link again because a new one now stands
+    beside them farther than ``gap_s`` (what :func:`relink_beside` would find).
 
     A stored turn can only change when a new one lands within ``gap_s`` of
     it, and its own neighbours are then within ``2 × gap_s`` of the new
-    one, so the rows read here are enough to compute it.
+    one, so the rows read here are enough to compute it; the turn just outside each span
+    is read too, so that a new turn's neighbour farther away is known without a second
+    lookup (one statement a span: a turn added alone costs one read). Such a neighbour is
+    linked again only when it holds the words of the stored turn it was beside before (a
+    turn appended after the last one, the usual write, relinks nothing).
     """
     by_agent: dict[str, list[tuple[int, int, str, int]]] = {}
     for i, ep, text in zip(ids, episodes, search_texts, strict=True):
@@ -202,19 +229,17 @@ def _contexts(
             by_agent.setdefault(ep.agent, []).append((ts, i, text, ep.sensitivity))
     out: dict[int, str] = {}
     relinked: list[tuple[str, int]] = []
+    beside: set[tuple[str, int]] = set()
     for agent, new in by_agent.items():
-        old = [  # (only near the new turns: a batch out of time order spans the whole file)
-            row
+        old = {  # (only near the new turns: a batch out of time order spans the whole file)
+            int(row[1]): row
             for lo, hi in _spans(sorted(n[0] for n in new), 2 * gap_s)
-            for row in cur.execute(
-                "SELECT occurred_ts, id, search_text, context_text, sensitivity FROM episodes "
-                "WHERE agent = ? AND kind IN ('exchange', 'message') "
-                "AND occurred_ts BETWEEN ? AND ?",
-                (agent, lo, hi),
-            )
-        ]
-        stored = {int(r[1]): str(r[3]) for r in old}
-        turns = sorted([*((int(r[0]), int(r[1]), str(r[2]), int(r[4])) for r in old), *new])
+            for row in cur.execute(_NEAR, {"agent": agent, "lo": lo, "hi": hi})
+        }
+        stored = {i: str(r[3]) for i, r in old.items()}
+        turns = sorted(
+            [*((int(r[0]), int(r[1]), str(r[2]), int(r[4])) for r in old.values()), *new]
+        )
         fresh = {n[1] for n in new}
         for k, (ts, i, _, sens) in enumerate(turns):
             prev = turns[k - 1] if k > 0 and turns[k - 1][0] >= ts - gap_s else None
@@ -231,7 +256,20 @@ def _contexts(
                 out[i] = context
             elif context != stored[i]:
                 relinked.append((context, i))
-    return out, relinked
+                stored[i] = context
+        for k, (ts, i, _, _) in enumerate(turns):
+            for step in (-1, 1) if i in fresh else ():
+                near = k + step  # a stored turn beside it farther than gap_s …
+                if not 0 <= near < len(turns) or turns[near][1] in fresh:
+                    continue
+                if abs(turns[near][0] - ts) <= gap_s or not stored[turns[near][1]]:
+                    continue
+                was = near - step  # … that holds words of the stored turn it was beside
+                while 0 <= was < len(turns) and turns[was][1] in fresh:
+                    was -= step
+                if 0 <= was < len(turns) and _piece(turns[was][2]) in stored[turns[near][1]]:
+                    beside.add((agent, turns[near][0]))
+    return out, relinked, sorted(beside)
 
 
 def _spans(times: Sequence[int], reach: int) -> list[tuple[int, int]]:
