@@ -2537,3 +2537,74 @@ def test_a_possessive_subject_and_a_described_one_are_read_as_that_person() -> N
     assert doer("Finally moved to Osaka") is None
     assert doer("Emily moved to Osaka") == "emily"
     assert doer("Honestly, jazz is what I love") == "i"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # "is now" before a new value of a thing with its owner or "the"
+        ("My vet is now Dr. Sato.", True),
+        ("My vet is now Dr. Sato, I switched clinics after the billing fight.", True),
+        ("My vet's now Dr. Sato", True),
+        ("So my vet is now Dr. Sato", True),
+        ("My vet is now retired", True),
+        ("The rent is now $1,950", True),
+        ("Our rent is now $2,000 a month", True),
+        ("My gym is now Anytime Fitness", True),
+        ("The clinic is now closed on Sundays", True),
+        # a pronoun, a name or "now" as the subject; "nowhere"; a moment; a question
+        ("It is now 5 pm", False),
+        ("It's now 5 pm", False),
+        ("Now is a good time", False),
+        ("My vet is nowhere near", False),
+        ("My vet is now closed", False),
+        ("The store is now open", False),
+        ("The movie is now playing", False),
+        ("Right now my vet is Dr. Sato", False),
+        ("Is my vet now Dr. Sato?", False),
+        ("Is my vet now Dr. Sato", False),
+        # told as not so, a maybe, a supposition, a thought or ahead
+        ("I don't think my vet is now Dr. Sato", False),
+        ("Maybe my vet is now Dr. Sato", False),
+        ("If my vet is now Dr. Sato, I'll call", False),
+        ("I think my vet is now Dr. Sato", False),
+        ("My vet is now going to be Dr. Sato", False),
+    ],
+)
+def test_is_now_before_a_new_value_of_ones_thing_says_a_change(text: str, says: bool) -> None:
+    """An "is now" before a new value of one's thing says what "<value> now" ending its clause
+    says; a subject that is no thing of someone's, a moment, a question or a maybe says
+    nothing."""
+    assert bool(change_sentences(text)) is says
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "links"),
+    [
+        ("My vet is Dr. Tanaka.", "My vet is now Dr. Sato.", True),
+        (
+            "My vet is Dr. Tanaka at Green Paws clinic.",
+            "My vet is now Dr. Sato, I switched clinics after the billing fight.",
+            True,
+        ),
+        ("My vet is Dr. Tanaka.", "My vet's now Dr. Sato", True),
+        ("My vet is Dr. Tanaka.", "My vet is now retired", True),
+        ("Rent is $1,800 a month", "The rent is now $1,950", True),
+        ("My gym is Gold's Gym", "My gym is now Anytime Fitness", True),
+        ("獣医は田中先生", "獣医は今は佐藤先生", True),
+        ("獣医は田中先生", "獣医は今は佐藤先生になった", True),
+        # another thing, another's thing, a moment, the moment; a title alone is no subject
+        ("My vet is Dr. Tanaka.", "My dentist is now Dr. Sato.", False),
+        ("My vet is Dr. Tanaka.", "My dentist is Dr. Sato now.", False),
+        ("My vet is Dr. Tanaka.", "I switched dentists to Dr. Sato.", False),
+        ("My vet is Dr. Tanaka.", "My sister's vet is now Dr. Sato.", False),
+        ("My vet is Dr. Tanaka.", "My vet is now closed", False),
+        ("My vet is Dr. Tanaka.", "Right now my vet is Dr. Sato", False),
+        ("My vet is Dr. Tanaka.", "It is now 5 pm, is my vet still open?", False),
+    ],
+)
+def test_my_thing_is_now_a_value_changes_what_it_was(old: str, new: str, links: bool) -> None:
+    """A "My vet is now Dr. Sato" is a later change of "My vet is Dr. Tanaka" (a title's dot
+    ends no sentence, so the clause after it is read with it); another's vet, another
+    thing sharing only the "Dr", the clinic closed this hour and "right now" are not."""
+    assert _links(old, new) is links

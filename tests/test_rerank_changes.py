@@ -194,3 +194,24 @@ def test_a_chain_comes_newest_first_and_another_agents_link_is_ignored() -> None
         (1, "medium"),
     ]
     assert with_later_changes(chosen, [a, stranger, other]) == chosen
+
+
+def test_my_vet_is_now_is_brought_back_before_my_vet_was(
+    llm_mem: tuple[Memory, ScriptedOpenAI], clock: FixedClock
+) -> None:
+    """The documented example as said: "My vet is now Dr. Sato." after "My vet is Dr.
+    Tanaka." (no other change word) is linked by the fast path and brought back before the
+    old fact the model kept, with the "newer than" line."""
+    mem, srv = llm_mem
+    question = "Who is my vet?"
+    old, new = _told(mem, clock, "My vet is Dr. Tanaka.", "My vet is now Dr. Sato.", FILLER)
+    fast = mem.retrieve(question, llm=False)
+    assert [x.episode.id for x in fast.results[:2]] == [new, old]
+    assert fast.results[0].components["changes"] == old
+    _picks(srv, question, (old, "high", "the vet"))
+    r = mem.retrieve(question)
+    assert [x.episode.id for x in r.results] == [new, old]
+    assert r.results[0].components["brought_back"] == 1.0
+    text = mem.pack(r).text
+    assert text.index("Dr. Sato") < text.index("Dr. Tanaka")
+    assert "newer than the memory of 2026-04-12 (Sun) on the same subject" in text

@@ -1,8 +1,8 @@
 """Change words: the words of one message that say something changed (:data:`CHANGE`:
 "switched", "moved … to", "pushed … to", "no longer", "not … any more", "I used to", "my wife
-used to", "quit", "sold", "… now" ending its clause, "went up", "dropped to $999", "turned 7",
-変えた, やめた, 引っ越した, 延期, 中止 (and in hiragana: かえた, ひっこした, ちゅうし), 今は,
-前は…だった, 6歳になった, 値上げした, 6000円に上がった, 家賃が上がった, 家賃を8万円に上げた,
+used to", "quit", "sold", "… now" ending its clause, "my vet is now Dr. Sato", "went up",
+"dropped to $999", "turned 7", 変えた, やめた, 引っ越した, 延期, 中止 (and in hiragana: かえた,
+ひっこした, ちゅうし), 今は, 前は…だった, 6歳になった, 値上げした, 6000円に上がった, 家賃が上がった, 家賃を8万円に上げた,
 飲まないことにした …; and
 the English corrections of :func:`corrections`, a value set against one of its kind: "it's
 Tuesday, not Monday", "no wait, it's Tuesday"), and
@@ -306,6 +306,7 @@ CHANGE = re.compile(
     r"|delayed"
     rf"|brought {_WORD}{{0,3}}?{_ASIDE}?forward"
     r"|now(?=\s*(?:$|[^\w\s']|(?:and|but|so|because|since|though|too)\b))"
+    r"|(?:is|are|'s|'re) now(?=\s+[\w$])"
     r"|(?:went|gone|goes|go) (?:up|down)"
     r"(?=\s*(?:$|[^\w\s']|(?:again|and|but|so)\b|(?:to|by) [$\d]))"
     rf"|(?:dropped|rose|fell|jumped|climbed) (?:to|by) {_AMOUNT}"
@@ -373,7 +374,10 @@ any more"; "Mochi doesn't want any more" and "I don't want any more coffee" are 
 not "I'm at the gym now", "I'm reading Dune now", 今はジムにいる; nor "right now", "for
 now", "by now", "for two years now", "it's been a week now", "I have to go now", "Now, the
 roof."; "now that…" and "Now I'm hungry" end no clause; a rate before it, :data:`_A_RATE_BEFORE`,
-tells what is so since: "it's $1,950 a month now", "I run every day now"); a value gone up
+tells what is so since: "it's $1,950 a month now", "I run every day now"); "is now" or "are
+now" before a new value of a thing with its owner or "the" (:func:`_a_new_value`: "My vet is
+now Dr. Sato", "The rent is now $1,950"; not "It is now 5 pm", "The clinic is now closed");
+a value gone up
 or down ("Rent went up", "prices went up again", "dropped to $999", "raised its fees to
 $80"; not "went up the stairs", "went up to Sapporo", "dropped him off by 8"), and in
 Japanese 値上げ, 値下げ, 値上がり, 値下がり done (:data:`_JA_DONE`: 値上げされた, 値上がりした,
@@ -643,6 +647,7 @@ _MOMENT = re.compile(
     r"|\bit(?:'s| is)\s+(?:(?:almost|nearly|just|already|past)\s+)?(?:\d{1,2}(?::\d\d)?\s*"
     r"(?:am|pm|o'?clock)|\d{1,2}:\d\d|midnight|noon)\W*$"
     # a passing state, what one can't do this minute
+    rf"|\b(?:am|is|are|was|'m|'s|'re)\s+{_ADVERBS}(?:closed|open)\W*$"
     r"|\b(?:busy|tired|sleepy|exhausted|hungry|starving|thirsty|bored|free|asleep|awake|drunk"
     r"|full|late|ready|done|finished)\b"
     r"|\b(?:can't|cannot|can not|couldn't)\s+(?:\w+\s+)?(?:talk|chat|call|answer|text|reply"
@@ -778,6 +783,48 @@ _PAST_END = re.compile(r"(?<![や嫌])[ただ][よねわなのさー〜~wｗ笑]
 (家賃上がってたらやだな, 中止になったらやだ)."""
 
 
+_IS_NOW = re.compile(r"(?:is|are|'s|'re) now", re.ASCII | re.IGNORECASE)
+"""A "now" after a be-verb, before the value it gives (:func:`_a_new_value`)."""
+_OWN_SUBJECT = re.compile(
+    r"\W*(?:(?:and|but|so|oh|ok|okay|well|also|anyway|btw|update)\W+)*"
+    r"(?:my|our|his|her|their|the|[a-z]+'s)\s+(?:[\w'-]+\s+){0,2}?[\w-]+\s*",
+    re.ASCII | re.IGNORECASE,
+)
+"""The whole clause before an "is now": a thing with its owner or "the", in one to three
+words ("my vet", "our kids' school", "the rent", "Mochi's vet"), after an opener at most;
+not a pronoun, a name or a clause ("It is now 5 pm", "That is now my favourite", "Ken is now
+at Apple", "I think it is now")."""
+_GIVEN_AHEAD = re.compile(r"\s*(?:going to|gonna|about to|supposed to)\b", re.I)
+"""A value an "is now" only says is ahead ("The meeting is now going to be on Friday")."""
+_VALUE_ENDS = re.compile(r"[,;:.!?\u2013\u2014]|\b(?:and|but|so|because|since|though)\b", re.I)
+"""Where the value after an "is now" ends: the clause's end."""
+
+
+def _a_new_value(before: str, is_now: str, after: str) -> bool:
+    """Whether an "is now" (``before`` and ``after`` it its sentence's words) gives a thing
+    a new value, as "… now" ending its clause does: its subject is the whole clause before it
+    and a thing with its owner or "the" (:data:`_OWN_SUBJECT`: "My vet is now Dr. Sato",
+    "The rent is now $1,950", "My vet's now retired"), told as so, not negated nor a maybe
+    (:data:`_NOT_BEFORE`), not ahead (:data:`_GIVEN_AHEAD`), and the clause read with the
+    "now" at its end tells no moment (:func:`_a_moment`: "The clinic is now closed" is "…
+    closed now", this hour). A pronoun, a name or "now" as the subject says nothing ("It is
+    now 5 pm", "Now is a good time"); "right now" is the moment (:data:`_NOT_NOW`)."""
+    subject = _clause_before(before)
+    if _OWN_SUBJECT.fullmatch(subject) is None or _NOT_BEFORE.search(before) is not None:
+        return False
+    if _GIVEN_AHEAD.match(after) is not None:
+        return False
+    value = _VALUE_ENDS.split(after, maxsplit=1)[0]
+    verb = is_now.removesuffix(" now")
+    space = "" if verb.startswith("'") else " "  # ("My vet's", "My vet is")
+    said = f"{subject.rstrip()}{space}{verb}{value}"
+    return not _a_moment(said)
+
+
+_TITLE_DOT = re.compile(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof)\.(?=\s+[A-Z])")
+"""The dot of a title before a name, which ends no sentence ("My vet is now Dr. Sato, I
+switched clinics" is one)."""
+
 _ELLIPSIS_NOT = re.compile(r"\.{2,}\s*(?=not\b)")
 """Dots before a lowercase "not", which go on with the sentence rather than end it: they are
 read as one "…" (a dash of :data:`CORRECTION`), so "Yoga is Tuesday... not Monday" stays one
@@ -800,7 +847,8 @@ def change_sentences(text: str) -> list[str]:
     say no change)."""
     out: list[str] = []
     previous = ""
-    listed = sentences(_ELLIPSIS_NOT.sub("\u2026 ", text[:2000].translate(APOSTROPHES)))
+    read = _TITLE_DOT.sub(r"\1", text[:2000].translate(APOSTROPHES))
+    listed = sentences(_ELLIPSIS_NOT.sub("\u2026 ", read))
     for at, sentence in enumerate(listed):
         following = listed[at + 1] if at + 1 < len(listed) else ""
         if sentence.endswith(("?", "？")):
@@ -821,6 +869,9 @@ def change_sentences(text: str) -> list[str]:
                 if moment or _MAYBE_BEFORE.search(before) or _asks(before):
                     continue
                 if _a_moment(before):
+                    continue
+            elif _IS_NOW.fullmatch(m.group()):
+                if not _a_new_value(before, m.group(), after):
                     continue
             elif m.group() == "今は" and _ja_a_moment(after):
                 continue

@@ -96,9 +96,9 @@ def _speaker(ep: Episode) -> str | None:
 
 def _subjects(words: str, near: str, names: set[str]) -> list[str]:
     """The phrases of ``words`` that ``near`` (the words around a change word) shares, not a
-    speaker's name, a change word (今は in both says nothing about what changed), a value's
-    verb with at most a particle, a unit or one character before it (:func:`_a_value_verb`:
-    上がった, 代が上がった, 円になった), nor a number or a counter alone (:data:`_A_COUNT`:
+    speaker's name, a title (:data:`_TITLES`: "Dr"), a change word (今は in both says nothing
+    about what changed), a value's verb with at most a particle, a unit or one character
+    before it (:func:`_a_value_verb`: 上がった, 代が上がった, 円になった), nor a number or a counter alone (:data:`_A_COUNT`:
     "$1,200" on a laptop and on a bike), nor a time or a rate (:func:`_a_time`: "month" of
     "$50 a month" and "$30 a month", "morning" of "every morning" and "this morning", 代が月
     of 電気代が月 and ガス代が月; "week" of "once a week" and "twice a week", how often one
@@ -112,8 +112,14 @@ def _subjects(words: str, near: str, names: set[str]) -> list[str]:
         and CHANGE.fullmatch(p) is None
         and not _a_value_verb(p)
         and _A_COUNT.fullmatch(p) is None
+        and p not in _TITLES
         and not _a_time(p, words[:600], near)
     ]
+
+
+_TITLES = frozenset({"dr", "mr", "mrs", "ms", "mx", "prof"})
+"""A title alone, which is part of a name and names no thing ("Dr" of "My vet is Dr. Tanaka"
+and "I switched dentists to Dr. Sato")."""
 
 
 _A_COUNT = re.compile(
