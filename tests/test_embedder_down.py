@@ -199,6 +199,24 @@ def test_warm_loads_the_embedder_too(tmp_path: Path, srv: ScriptedOpenAI) -> Non
         assert mem.retrieve("dentist appointment").results
 
 
+def test_load_embedder_loads_a_local_model_and_asks_a_remote_one_nothing(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    local = USEM3Embedder()
+    with Memory.open(tmp_path / "local.db", embedder=local, clock=FixedClock(NOW)) as mem:
+        mem.load_embedder()
+        assert local._model is not None
+        started = time.perf_counter()
+        mem.embedder.embed(["dentist"])  # the weights are read: no load left for a turn
+        assert time.perf_counter() - started < 0.5
+    with _open(tmp_path / "m.db", srv) as mem:
+        mem.add_exchange(*FACTS[0])
+        asked = len(srv.embedding_requests)
+        _fail(srv, 2)
+        mem.load_embedder()  # a down endpoint is the turn's to meet (it answers from full text)
+        assert len(srv.embedding_requests) == asked
+
+
 def test_a_batch_that_cannot_be_embedded_says_what_was_stored(
     tmp_path: Path, srv: ScriptedOpenAI
 ) -> None:

@@ -186,6 +186,7 @@ def _retrieve(
     cfg = settings(config, db, agent)
     with open_memory(cfg) as mem:
         warn_if_unknown(mem, cfg.agent)
+        mem.load_embedder()  # before the turn's clock starts (its deadline is 2 s)
         r = mem.retrieve(
             text,
             recent=_recent(recent),

@@ -43,6 +43,13 @@ class USEM3Embedder:
         self._blas: Any = None  # a threadpoolctl controller, made with the model
         self._lock = threading.Lock()
 
+    def load(self) -> None:
+        """Load the model now rather than at the first embed (1–2 s): a caller whose first
+        embed runs against a deadline (a turn) loads it first (``Memory.load_embedder``).
+        The package reads its tokenizer and weights at its first encode, so one word is
+        embedded."""
+        self.embed(["load"])
+
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:

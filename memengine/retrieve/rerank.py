@@ -246,8 +246,8 @@ def rerank_prompt(
 def parse_rerank(
     data: Any, candidate_ids: Sequence[int], max_results: int = MAX_RELEVANT
 ) -> RerankOutcome:
-    """Validate a Phase 3 reply; drop unknown and repeated ids, malformed items and "low"
-    ones; high first.
+    """Validate a Phase 3 reply; drop unknown and repeated ids (the first item of an id is
+    its answer, a "low" one too), malformed items and "low" ones; high first.
 
     Raises LLMResponseError ("invalid reply: …") when the reply has the wrong shape, or
     when every item it lists is malformed.
@@ -279,9 +279,11 @@ def parse_rerank(
         if item.id not in allowed:
             unknown.append(item.id)
             continue
-        if item.id in seen or item.relevance == "low":
+        if item.id in seen:
             continue
-        seen.add(item.id)
+        seen.add(item.id)  # (a low item too: the first item of an id is its answer)
+        if item.relevance == "low":
+            continue
         kept.append(item.model_copy(update={"reason": reason_line(item.reason)}))
     kept.sort(key=lambda r: 0 if r.relevance == "high" else 1)  # stable: model order within
     return RerankOutcome(
