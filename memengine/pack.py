@@ -89,6 +89,16 @@ def _date_line(ep: Episode, lang: str, zone: tzinfo | None = None) -> str:
     return _day(in_zone(ep.occurred_at, zone), lang)
 
 
+def _changed_line(older: Episode, newer: Episode, lang: str, zone: tzinfo | None) -> str:
+    """When the memory a later change follows was said, as its reason line names it: its day
+    ("2026-06-10 (Wed)"), or its time when it was said the same day as the change, whose
+    block's heading already names that day (「同じ日の 09:30」, "09:30 the same day")."""
+    said = in_zone(older.occurred_at, zone)
+    if said.date() != in_zone(newer.occurred_at, zone).date():
+        return _day(said, lang)
+    return f"同じ日の {said:%H:%M}" if lang == "ja" else f"{said:%H:%M} the same day"
+
+
 def _day(d: datetime, lang: str) -> str:
     """A day as the pack writes it: "2026-06-10 (Wed)", 「2026-06-10 (水)」."""
     return f"{d.date().isoformat()} ({_WEEKDAYS[lang][d.weekday()]})"
@@ -293,7 +303,7 @@ def _block(
     lines.insert(0, f"## {date}" if repeated else f"## {date} — {topic}")
     if why:
         arrow = "→ 関連: " if lang == "ja" else "→ why: "
-        changed = _date_line(changes, lang, zone) if changes is not None else None
+        changed = _changed_line(changes, ep, lang, zone) if changes is not None else None
         lines.append(arrow + _reason(item, lang, query, changed, as_shown("\n".join(quoted))))
     return untemplated("\n".join(lines))
 

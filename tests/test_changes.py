@@ -132,6 +132,60 @@ def test_a_change_typed_in_hiragana_is_packed_before_the_old_fact(
     assert text.index("水曜と金曜") < text.index("火曜と木曜")
 
 
+def test_a_move_only_named_changes_no_older_memory_of_it(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """A day spent packing for the move (引っ越しの荷造り) names the move, no move done: the
+    quote asked for stays first and the packing day is marked newer than nothing, as
+    "Spent the whole day packing for the move" is in English."""
+    now = clock.now
+    quote = real_mem.add_exchange(
+        "引っ越し業者の見積もりは5万8千円だった",
+        "思ったより安いね",
+        occurred_at=now - timedelta(days=6),
+    )
+    real_mem.add_exchange(
+        "今日は引っ越しの荷造りで一日つぶれた", "お疲れさま", occurred_at=now - timedelta(days=4)
+    )
+    r = real_mem.retrieve("引っ越しの見積もりっていくらだった？")
+    assert r.results[0].episode.id == quote
+    assert all("later_change" not in x.components for x in r.results)
+    assert "の記憶より新しい" not in real_mem.pack(r).text
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "query", "line"),
+    [
+        (
+            "my dentist appointment is on the 12th",
+            "the dentist moved my appointment to the 19th instead",
+            "when is my dentist appointment?",
+            "newer than the memory of 09:30 the same day on the same subject",
+        ),
+        (
+            "車は古いフィットに乗ってる",
+            "フィット売って、今はプリウスに乗ってる",
+            "今どの車に乗ってるんだっけ",
+            "同じ日の 09:30 の記憶より新しい、同じ話題の話",
+        ),
+    ],
+)
+def test_a_change_told_the_same_day_names_the_older_ones_time(
+    real_mem: Memory, clock: FixedClock, old: str, new: str, query: str, line: str
+) -> None:
+    """A change told later the same day names the time of the memory it follows: its block's
+    heading already names the day, so the day again ("newer than the memory of 2026-05-27")
+    would read as newer than itself."""
+    day = clock.now.replace(hour=0, minute=0) - timedelta(days=5)
+    first = real_mem.add_exchange(old, "OK", occurred_at=day + timedelta(hours=9, minutes=30))
+    later = real_mem.add_exchange(new, "Got it", occurred_at=day + timedelta(hours=20))
+    r = real_mem.retrieve(query)
+    assert [x.episode.id for x in r.results[:2]] == [later, first]
+    text = real_mem.pack(r).text
+    assert line in text
+    assert text.count(f"## {day.date().isoformat()}") == 2
+
+
 def test_going_home_in_hiragana_changes_nothing(real_mem: Memory, clock: FixedClock) -> None:
     """かえった (帰った, went home) is no かえた: the older fact keeps its place."""
     old, new = _told(
@@ -802,6 +856,64 @@ def test_a_clinics_text_and_a_descriptive_owner_change_yours(
         assert marks.get(new) == (float(old) if changes else None)
         if changes:
             assert [x.episode.id for x in r.results[:2]] == [new, old]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # done, in the past, its て-form or as so since, or decided
+        ("大阪に引っ越した", True),
+        ("大阪に引っ越しました", True),
+        ("大阪に引っ越しした", True),
+        ("大阪に引っ越すことにした", True),
+        ("大阪に引っ越すことになった", True),
+        ("大阪に引っ越してきた", True),
+        ("西荻窪に引っ越し完了しました", True),
+        ("引っ越し先決まった!", True),
+        ("おおさかにひっこしました", True),
+        ("転職した", True),
+        ("転職して3年になる", True),
+        ("転職が決まった", True),
+        ("予約を変更した", True),
+        ("予約を変更してもらった", True),
+        ("五月十四日に変更なんですね", True),
+        ("延期や仕様変更もあった", True),
+        ("飲み会キャンセルした", True),
+        ("飲み会がキャンセルになった", True),
+        ("飲み会がキャンセルされた", True),
+        ("結局キャンセル", True),
+        ("フィット売った", True),
+        ("フィット売っちゃった", True),
+        ("バイク売っ払った", True),
+        ("車売ってきた", True),
+        ("彼氏と別れた", True),
+        ("彼氏と別れちゃった", True),
+        # the noun as a modifier or a topic, a habit, a plan or a supposition
+        ("駅前のパン屋で売ってるクロワッサンが好き", False),
+        ("あの店、古着も売ってた", False),
+        ("転職の相談に乗ってもらった", False),
+        ("実は転職をちょっと考えてて", False),
+        ("キャンセル料は3000円だった", False),
+        ("キャンセル待ちしてる", False),
+        ("変更点をまとめて送った", False),
+        ("引っ越し祝いに時計をもらった", False),
+        ("今日は引っ越しの荷造りで一日つぶれた", False),
+        ("引っ越し業者の見積もりは5万8千円だった", False),
+        ("引っ越しは月末の予定", False),
+        ("引っ越しまでに治るかギリギリ", False),
+        ("引っ越しても連絡してね", False),
+        ("ひっこしのにづくりおわらない", False),
+        ("彼氏と別れ際にケンカした", False),
+        ("彼氏と別れても友達でいたい", False),
+    ],
+)
+def test_a_japanese_change_noun_says_a_change_only_as_an_event(text: str, says: bool) -> None:
+    """引っ越し, 転職, 変更, キャンセル, 売っ and 別れ say a change as an event, done or decided
+    (引っ越した, 転職が決まった, 変更になった, 売っちゃった, 別れた), as "moved", "switched jobs",
+    "sold" do; the noun as a modifier or a topic (引っ越し祝い, 転職の相談, キャンセル料, 変更点,
+    別れ際), what a shop sells (売ってる) or a supposition (別れても) tells none, as "the
+    housewarming gift", "the cancellation fee" or "the bakery sells croissants" do not."""
+    assert bool(change_sentences(text)) is says
 
 
 @pytest.mark.parametrize(

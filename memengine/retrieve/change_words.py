@@ -164,6 +164,12 @@ the text on any input): as two messages share it, it names nothing (テンショ
 one character more before it (電気代が上がった and ガス代が上がった share 代が上がった;
 家賃が7万円になった and 会費が5000円になった, 円になった; 家賃を7万円に上げた and 会費を6000円に
 上げた, 円に上げた)."""
+_JA_DID = "(?:し(?:た|まし|ちゃ|ちま|て(?!も(?!ら)))|され|にな(?:っ|りまし))"
+"""What makes a change noun (引っ越し, 転職, 変更, キャンセル) an event, done or decided: in the
+past or its て-form (引っ越した, 引っ越しました, 引っ越してきた, 引っ越しした, 転職しちゃった,
+変更された, 変更してもらった, キャンセルになった, 転職して3年); not the noun as a modifier or a
+topic (引っ越し祝い, 引っ越しの荷造り, 転職の相談, 変更点, キャンセル料, キャンセル待ち), which tells
+no change, nor a supposition (引っ越しても)."""
 _KANA_AT = "(?:(?<![\u3041-\u3096])|(?<=[にをはもがへ])|(?<=[^っ]と))"
 """Where a change verb typed in hiragana starts: after a particle or no hiragana (せきがかわった;
 not the かわった of いれかわった), and わかれた after と, one's partner (かれしとわかれた; not
@@ -312,19 +318,23 @@ CHANGE = re.compile(
     rf"|(?:dropped|rose|fell|jumped|climbed) (?:to|by) {_AMOUNT}"
     rf"|(?:raised|lowered|cut|increased|decreased|upped) (?:\w+ ){{0,3}}?(?:to|by) {_AMOUNT}"
     rf"|turned {AGE})\b"
-    r"|今は|今では|最近は|これからは|変え|変わっ|変更|(?<!着)替え|買い換え|乗り換え(?!て)|引っ越"
-    r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|売っ|別れ|転職|転校|移っ|移し|延期"
+    r"|今は|今では|最近は|これからは|変え|変わっ|(?<!着)替え|買い換え|乗り換え(?!て)"
+    rf"|引っ越(?=し?{_JA_DID}|す(?:こと|事)にな|し先?が?(?:決ま|完了|済)|しお疲れ|しおつかれ|$)"
+    rf"|転職(?={_JA_DID}|先?が?決ま|$)"
+    rf"|(?:変更|キャンセル)(?={_JA_DID}|(?:が|も)?あ(?:っ|りまし)|だ|です|な[んの]|$)"
+    r"|売っ(?=た|ちゃ|ちま|払|ぱら|て(?![るいたまおもほくなん])|$)|別れ(?=た|まし|ちゃ|ちま|て(?!も)|$)"
+    r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|転校|移っ|移し|延期"
     r"|(?<![雨荒]天)中止|リスケ|退職(?![祝金])|転勤(?!族)"
     rf"|{_JA_PLANS}(?:が|は|も|を)?[^。！？!?\n]{{0,8}}?(?:延び|延ばし|ずれ|ずらし)"
     rf"|{_JA_DAY}ずらし|{_JA_PLANS}(?:が|は|も)?(?:なくなっ|無くなっ)"
     r"|もう[^。！？!?\n、，,]{0,10}?(?:(?:んで|って|いて)|[てで]い"
     r"|(?<=[えけげせぜてでねべぺめれきぎしじちぢびぴみり見寝着居出])て)(?:ない|なかっ|ません)"
     r"|ずれ込|前倒し|繰り上げ|繰り下げ"
-    r"|キャンセル|訂正"
+    r"|訂正"
     r"|(?<=に)かえ(?=た|まし|ちゃっ|てん)|(?<![\u3041-\u3096])かえ(?=てもらっ)"
     rf"|{_KANA_AT}(?:かわ(?=った|りまし|っちゃ)"
     r"|(?<=と)わかれ(?=た|まし|ちゃっ))"
-    rf"|ひっこ(?=[しすさ])|(?:えんき|へんこう){_KANA_NOUN_ENDS}"
+    rf"|ひっこ(?=し?{_JA_DID}|す(?:こと|事)にな|$)|(?:えんき|へんこう){_KANA_NOUN_ENDS}"
     rf"|(?<!てん)ちゅうし{_KANA_NOUN_ENDS}"
     r"|(?<=[0-9０-９〇一二三四五六七八九十])(?:歳|才)にな(?=っ|りまし)|(?:こと|事)にし(?=た|まし|て)"
     rf"|値[上下](?:げ|がり){_JA_DONE}"
@@ -351,7 +361,10 @@ or an "again," between the words (:data:`_ASIDE`: "moved my appointment again, t
 ずらした, and なくなった just after it (締め切りが3日延びた, 飲み会、金曜にずれた, 予約ずらした,
 飲み会なくなった, 結婚式がなくなった; not 寿命が延びた, 眼鏡がずれてる, 体内時計が8時間ずれてる,
 視線をずらした, 時間がなくなった, 面接の緊張がなくなった), ずらした to a time (来週にずらしてもらった),
-ずれ込んだ, 前倒し; 退職した, 転勤になった (not 退職祝い, 退職金, 転勤族); the hiragana of the
+ずれ込んだ, 前倒し; 退職した, 転勤になった (not 退職祝い, 退職金, 転勤族); 引っ越した, 転職した,
+変更になった, キャンセルした, 売った, 別れた as events, done or decided (:data:`_JA_DID`:
+引っ越すことにした, 転職が決まった, 売っちゃった, 別れて…; not 引っ越し祝い, 引っ越しの荷造り,
+転職の相談, 変更点, キャンセル料, 売ってる, a shop's, 別れ際, 別れても); the hiragana of the
 kanji ones typed as on a phone, where the kana is no everyday other word (:data:`_KANA_AT`,
 :data:`_KANA_NOUN_ENDS`: ジム、水曜にかえたわ, せきがかわった, ひっこした, えんき, へんこう, ちゅうし;
 not かえった, went home, チケットかえた, could buy, つかえた, ちゅうしゃ, えんきょり); "no longer" as もう with a
