@@ -776,6 +776,44 @@ READ_IN_CHAT: list[tuple[str, datetime, tuple[datetime, datetime] | None]] = [
     ("I go swimming on Tuesdays", SAT, None),  # a habit
     ("来週の金曜に行く", SAT, None),
     ("毎週金曜に行ってた", SAT, None),
+    # …and without a particle, as chat drops it: before って, も, a space, ？, a question word,
+    # or a verb when it opens the clause; "Friday?" and "Friday night" without "on"
+    ("土曜日何してた？", MON, (d(2026, 3, 14), d(2026, 3, 15))),
+    ("金曜日何した？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("金曜日って何してた？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("金曜日どうだった？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("金曜日も雨だった？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("金曜日\u3000何してた？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("金曜日 何してた？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("火曜日どこ行った？", MON, (d(2026, 3, 10), d(2026, 3, 11))),
+    ("金曜日誰と会った？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("何してた、金曜日？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("金曜日行った？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("ねえ、日曜寝てた？", MON, (d(2026, 3, 15), d(2026, 3, 16))),
+    ("金曜日のいつものカフェ行った？", MON, (d(2026, 3, 13), d(2026, 3, 14))),  # that Friday's
+    ("Did I go to the gym Friday?", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("What did we eat Friday night?", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("did I call mom tuesday", MON, (d(2026, 3, 10), d(2026, 3, 11))),
+    ("金曜日どうする？", MON, None),  # a plan
+    ("毎週金曜日何してた？", MON, None),  # a habit, a liking, a deadline
+    ("金曜日はいつもジム行ってた", MON, None),
+    ("金曜日っていつも混んでたよね", MON, None),
+    ("金曜日に大抵飲みに行ってた", MON, None),
+    ("金曜日が好きだった", MON, None),
+    ("金曜日まで出張だった", MON, None),
+    ("金曜日までに出すって言ってた", MON, None),
+    ("水曜どうでしょう見た？", MON, None),  # names
+    ("日曜大工で棚作った", MON, None),
+    ("日曜版の記事読んだ？", MON, None),
+    ("土曜出勤した", MON, None),
+    ("I went every Friday.", MON, None),
+    ("I liked Fridays.", MON, None),
+    ("I had to finish it by Friday.", MON, None),
+    ("I worked Monday through Friday.", MON, None),
+    ("Mark said the party is Saturday, not Friday.", MON, None),
+    ("Friday the 13th was scary", MON, None),
+    ("What did I buy Black Friday?", MON, None),
+    ("Did you watch Saturday Night Live?", MON, None),
     ("I met him on the 15th", AUG, (d(2026, 8, 15), d(2026, 8, 16))),
     ("15日に先輩と会った", AUG, (d(2026, 8, 15), d(2026, 8, 16))),
     ("25日に何したっけ", AUG, (d(2026, 7, 25), d(2026, 7, 26))),  # still to come: last month's
@@ -872,6 +910,33 @@ def test_this_morning_after_midnight_finds_the_morning_memory(tmp_path: Path) ->
         assert retrieval.time_window is not None
         assert retrieval.time_window[0] == d(2026, 6, 12)
         assert retrieval.results[0].episode.id == breakfast and retrieval.should_inject
+
+
+def test_a_weekday_without_a_particle_finds_that_day(tmp_path: Path) -> None:
+    """「土曜日何してた？」 asked on a Monday is last Saturday's, as 「土曜日は何してた？」 is:
+    that day's memory comes first, not the Friday's, Sunday's or the Saturday's before."""
+    from memengine import FixedClock, Memory
+
+    from .helpers import HashEmbedder
+
+    now = d(2026, 12, 7, 10)  # a Monday
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(now)) as mem:
+        days = {
+            day: mem.add_exchange(text, "いいね", occurred_at=d(2026, month, day, 20))
+            for month, day, text in [
+                (11, 28, "今日は友達と鎌倉に行った"),
+                (12, 4, "今日は一日中家でゲームしてた"),
+                (12, 5, "今日は誕生日ディナーで寿司を食べた"),
+                (12, 6, "今日は雨で散歩に行けなかった"),
+            ]
+        }
+        bare, marked = (
+            mem.retrieve(q, now=now, record=False)
+            for q in ("土曜日何してた？", "土曜日は何してた？")
+        )
+        assert bare.time_window is not None and bare.time_window == marked.time_window
+        assert bare.time_window[0] <= d(2026, 12, 5) < d(2026, 12, 6) <= bare.time_window[1]
+        assert bare.results[0].episode.id == marked.results[0].episode.id == days[5]
 
 
 MAY10 = datetime(2026, 5, 10, 12, tzinfo=JST)  # a Sunday

@@ -814,6 +814,26 @@ starts so: 2019年産まれ, 2019年産後, 2019年産休, 2019年製薬会社, 
 
 _WD_JA = f"(?P<wd>[{_WEEKDAYS_JA}])曜日?"
 
+_WD_JA_ALONE = (
+    r"(?<![週毎の])"
+    + _WD_JA
+    + r"(?=の|(?:に|は|、|,|って|も|\s|[?？])(?!\s*(?:いつも|毎回|たいてい|大抵|だいたい|大体|基本"
+    r"|必ず|普段|ふだん))|何|なに|どこ|どう(?!でしょう)|誰|だれ)"
+)
+"""A weekday named alone (火曜に, 金曜日は, 金曜日って, 金曜日も, 金曜日　何した, 土曜日何してた？,
+金曜日どうだった？): a particle after it or, in the casual register that drops it, a question
+word. What follows must say so because the weekday is as often a habit, a thing's name or a
+deadline: not 毎週金曜 (nor the 金曜 of 次の金曜, read by the rules that name its week),
+金曜日はいつも, 金曜日に大抵 (金曜日のいつもの店 is that Friday's), 金曜日が好き, 金曜日まで,
+金曜日から (:func:`_since_at`), 水曜どうでしょう, 日曜大工, 日曜版, 土曜出勤."""
+_WD_JA_OPENS = (
+    r"(?:^|(?<=[。！？!?\n、,\s「『（(]))"
+    + _WD_JA
+    + r"(?!日)(?=[㐀-鿿][っんいきしちにびみりえけげせてでねべめれた])"  # (not 金曜 of 金曜日って)
+)
+"""A weekday that opens a clause right before a verb (金曜日行った？, ねえ、日曜寝てた？): a kanji
+with the kana a verb goes on with, never a word of two kanji (日曜大工, 土曜出勤, 日曜版の)."""
+
 _KANA_LONGER: dict[str, tuple[tuple[str, str], ...]] = {
     "せんしゅう": (
         ("", "う"),  # 選手うまい: あのせんしゅううまいね
@@ -882,6 +902,26 @@ _YEAR_JA = "去年|昨年|一昨年|おととし|今年|" + _kana("いっさく�
 _SEASON_JA = "[春夏秋冬]|" + _kana("なつ|ふゆ")
 """A season after a year: 夏 or, in hiragana, なつ and ふゆ (not はる or あき, names as often)."""
 _WD_EN = "(?P<wd>" + "|".join(WEEKDAYS_EN) + ")"
+_NOT_THE_DAY_EN = (
+    "every each by until till til before after since from through thru to due next this that "
+    "a the one black good cyber casual girl man holy ash palm fat super easter maundy blue "
+    "manic throwback is are be not"
+).split()
+_WD_EN_ALONE = (
+    r"\b"
+    + "".join(rf"(?<!\b{word} )" for word in _NOT_THE_DAY_EN)
+    + r"(?<!['’]s )"
+    + _WD_EN
+    + r"(?=\s*(?:[?!.,;:)]|$)| (?:night|morning|afternoon|evening)\b"
+    r"(?! (?:live|fever|football|lights)\b))"
+)
+"""A weekday named without "on", told at the end of a clause or with a part of the day ("Did
+I go to the gym Friday?", "what did we eat Friday night"). The word before must not make it
+another day, a habit or a deadline ("every Friday", "Fridays", "by Friday", "due Friday",
+"Monday to Friday", "next Friday", "this Friday" said either way), nor what a thing is ("Mark
+said the party is Saturday, not Friday", "it's Friday"), nor a name ("Black Friday",
+"Good Friday", "Girl Friday", "Saturday Night Live"); a weekday that opens a sentence ("Friday
+is the deadline") is left unread."""
 
 # Longest, most specific patterns first: a span matched once is not matched again.
 RULES: list[Rule] = [
@@ -937,7 +977,8 @@ RULES: list[Rule] = [
     ),
     (re.compile(r"今週の?" + _WD_JA), _ja_weekday_this_week),
     (re.compile(r"(?:この前|こないだ|この間)の" + _WD_JA), _latest_weekday),
-    (re.compile(r"(?<![週毎の])" + _WD_JA + r"(?=に|は|の|、|,)"), _past_weekday),  # 火曜に
+    (re.compile(_WD_JA_ALONE), _past_weekday),  # 火曜に, 金曜日何した？
+    (re.compile(_WD_JA_OPENS), _past_weekday),  # 金曜日行った？
     (re.compile(r"(?<![今先来毎])(?:週末|土日)"), _past_weekend),
     (re.compile(r"先週末|" + _kana("せんしゅうまつ")), _last_weekend),
     (re.compile(r"今週末"), _this_weekend),
@@ -1183,6 +1224,7 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         _en_last_weekday,
     ),
     (re.compile(r"\bon " + _WD_EN + r"\b"), _past_weekday),  # (not "on Tuesdays")
+    (re.compile(_WD_EN_ALONE), _past_weekday),  # "Did I go to the gym Friday?"
     (
         re.compile(r"\b(?:the )?(?P<s>spring|summer|autumn|fall|winter)(?: of)?,? (?P<y>\d{4})\b"),
         _season_of_year,
