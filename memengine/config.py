@@ -40,7 +40,7 @@ from pydantic import (
     model_validator,
 )
 
-from .errors import ConfigError
+from .errors import ConfigError, InvalidInput
 from .text import bytes_shown, has_surrogate, is_blank, quoted_name
 
 if sys.version_info >= (3, 11):
@@ -592,6 +592,23 @@ class Config(_Section):
                 f"unknown time zone {value!r}: an IANA name such as 'Asia/Tokyo', or 'local'"
             ) from exc
         return value
+
+    def named_agent(self) -> str | None:
+        """The agent this configuration names on purpose (``agent =`` in memengine.toml,
+        ``MEMENGINE_AGENT``, ``Config(agent=…)``, the CLI's ``--agent``), or None when it is
+        left at its default ("default"): only a named agent narrows a call over the file."""
+        return self.agent if "agent" in self.model_fields_set else None
+
+    def agent_scope(self, agent: str | None = None, *, all_agents: bool = False) -> str | None:
+        """Whose episodes a call over the whole file (an export, a salvage, the CLI's
+        commands by id) is about: ``agent`` when given; every agent's (None) with
+        ``all_agents`` or when no agent is named on purpose; else the named one, so that a
+        per-user process's "download my data" hands out no other user's memories."""
+        if agent is not None and all_agents:
+            raise InvalidInput("either an agent or all_agents, not both")
+        if agent is not None or all_agents:
+            return agent
+        return self.named_agent()
 
     def localize(self, moment: datetime) -> datetime:
         """A naive ``moment`` read as a time of ``time_zone`` (as UTC when it is None); an

@@ -1051,7 +1051,9 @@ class Memory:
     @gated
     def stats(self, *, agent: str | None = None) -> Stats:
         """Counts per agent, kind and status, file size and embedder; with ``agent``, the
-        per-agent counts of that agent only (the file's totals stay)."""
+        per-agent counts of that agent only. The file's totals stay (``episodes``,
+        ``kinds``, ``first``, ``last``: every agent's), so a server shows a user the
+        ``agents`` row, not the rest: it tells other agents' counts and activity."""
         data = self.store.stats()
         if agent is not None:
             name = self._agent(agent)
@@ -1070,16 +1072,21 @@ class Memory:
         out: IO[str] | str | os.PathLike[str],
         *,
         agent: str | None = None,
+        all_agents: bool = False,
         overwrite: bool = False,
     ) -> int:
-        """Write every episode (of one agent, or all) as JSONL to ``out`` (an open text
-        file, or a path to create, not an empty one: an existing file only with
-        ``overwrite``); return how many. Each line also says when its strength held (``decayed_at``), so that the
-        file it is imported into decays it from then."""
-        args.switches(overwrite=overwrite)
+        """Write every episode of an agent as JSONL to ``out`` (an open text file, or a
+        path to create, not an empty one: an existing file only with ``overwrite``); return
+        how many. The agent is ``agent``, else the configured one when the configuration
+        names one (:meth:`.Config.agent_scope`: a per-user process's export holds no other
+        user's memories); with none named, or with ``all_agents``, every agent's. Each line
+        also says when its strength held (``decayed_at``), so that the file it is imported
+        into decays it from then."""
+        args.switches(overwrite=overwrite, all_agents=all_agents)
+        name = self._agent_or_all(self.config.agent_scope(agent, all_agents=all_agents))
         return write_jsonl(
             out,
-            lambda: self.store.iter_exported(self._agent_or_all(agent)),
+            lambda: self.store.iter_exported(name),
             self.store.path,
             overwrite=overwrite,
         )
@@ -1090,18 +1097,20 @@ class Memory:
         out: IO[str] | str | os.PathLike[str],
         *,
         agent: str | None = None,
+        all_agents: bool = False,
         overwrite: bool = False,
     ) -> SalvageReport:
         """Like :meth:`export`, for a damaged file (:class:`.DamagedDatabase`): write every
-        episode that still reads, skipping the rows on damaged pages, and report the ids
-        that could not be read. On a sound file it writes what :meth:`export` writes, but
-        for the moment each strength held (``decayed_at``): an import of a salvage decays
-        its memories from the import."""
-        args.switches(overwrite=overwrite)
+        episode that still reads (of the agent :meth:`export` would write), skipping the
+        rows on damaged pages, and report the ids that could not be read. On a sound file it
+        writes what :meth:`export` writes, but for the moment each strength held
+        (``decayed_at``): an import of a salvage decays its memories from the import."""
+        args.switches(overwrite=overwrite, all_agents=all_agents)
+        scope = self.config.agent_scope(agent, all_agents=all_agents)
         try:
-            name = self._agent_or_all(agent)
+            name = self._agent_or_all(scope)
         except StoreError:  # the agents table itself may be what is damaged
-            name = None if agent is None else args.agent_name(agent)
+            name = None if scope is None else args.agent_name(scope)
         return save_salvaged(self.store.connections, out, name, overwrite=overwrite)
 
     def _agent_or_all(self, agent: str | None) -> str | None:

@@ -216,8 +216,9 @@ tag's limit is 200)."""
 def name_fault(name: str, what: str = "agent name") -> str | None:
     """Why ``name``, one that shows something, is no ``what``: more than
     :data:`MAX_NAME_CHARS` characters in NFC, or (an agent's; a perspective loses its outer
-    spaces) white space at an end, which would make ``'alice '`` an agent beside
-    ``'alice'``; None when it is one."""
+    spaces) white space or a character that shows nothing at an end (a zero-width space,
+    a byte-order mark: Python's ``strip`` keeps them), which would make ``'alice '`` or
+    ``$'alice\\u200b'`` an agent beside ``'alice'``; None when it is one."""
     size = len(unicodedata.normalize("NFC", name))
     if size > MAX_NAME_CHARS:
         article = "an" if what[:1] in "aeiou" else "a"
@@ -225,12 +226,67 @@ def name_fault(name: str, what: str = "agent name") -> str | None:
             f"{article} {what} is at most {MAX_NAME_CHARS} characters, not {size:,} "
             f"({name[:40]!r}…)"
         )
-    if what == "agent name" and name != name.strip():
+    if what != "agent name":
+        return None
+    if name != name.strip():
         return (
             f"agent name {quoted_name(name)} begins or ends with white space: names are "
-            f"compared as typed, so it would be an agent beside {quoted_name(name.strip())}"
+            f"compared as typed, so it would be an agent beside {quoted_name(_trimmed(name))}"
+        )
+    unseen = _unseen_end(name)
+    if unseen is not None:
+        code = f"U+{ord(unseen):04X}"
+        called = unicodedata.name(unseen, "")
+        return (
+            f"agent name {quoted_name(name)} begins or ends with {code}"
+            f"{f' ({called})' if called else ''}, which shows nothing: names are compared "
+            f"as typed, so it would be an agent beside {quoted_name(_trimmed(name))}"
         )
     return None
+
+
+_SHOWN_FORMAT = frozenset(
+    "\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd"
+)
+"""Format characters (Unicode category Cf) drawn as a sign before the digits they mark (the
+Arabic number sign, the end of an ayah): seen, so a name may begin with one."""
+_UNSEEN = frozenset("\u034f\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0")
+"""Default-ignorable characters of other categories than Cf that show nothing on their own
+(the combining grapheme joiner, Khmer's inherent vowels, Mongolian variation selectors, the
+standalone Hangul fillers)."""
+_FLAG_AT_END = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f\\Z")
+"""A subdivision flag (🏴 of Scotland): its tag characters, format characters, are its look."""
+
+
+def _unseen(char: str) -> bool:
+    """Whether ``char`` shows nothing where it stands at an end of a name: a format
+    character (a zero-width space, a joiner, a byte-order mark, a bidirectional mark…) or
+    another default-ignorable one."""
+    if char in _SHOWN_FORMAT:
+        return False
+    return char in _UNSEEN or unicodedata.category(char) == "Cf"
+
+
+def _unseen_end(name: str) -> str | None:
+    """The character at an end of ``name`` that shows nothing (a variation selector, too,
+    at the start, where it selects no character's look); None when both ends show."""
+    if not name:
+        return None
+    if _unseen(name[0]) or _INVISIBLE.match(name[0]):
+        return name[0]
+    if _unseen(name[-1]) and not _FLAG_AT_END.search(name):
+        return name[-1]
+    return None
+
+
+def _trimmed(name: str) -> str:
+    """``name`` without the white space and the characters that show nothing at its ends:
+    the name it would be taken for."""
+    while name and (name[0].isspace() or _unseen_end(name) == name[0]):
+        name = name[1:]
+    while name and (name[-1].isspace() or _unseen_end(name) == name[-1]):
+        name = name[:-1]
+    return name
 
 
 def shown_name(name: str) -> str:

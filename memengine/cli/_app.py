@@ -56,7 +56,6 @@ __all__ = [
     "DbOpt",
     "JsonOpt",
     "app",
-    "configured_agent",
     "console",
     "err_console",
     "given_file",
@@ -791,13 +790,6 @@ def some_agents(names: Sequence[str], typed: str, limit: int = SHOWN_AGENTS) -> 
     text = ", ".join(shown_name(n) for n in shown) or "none yet"
     more = len(names) - len(shown)
     return f"{text} and {more:,} more; `memengine agent list`" if more else text
-
-
-def configured_agent(cfg: Config) -> str | None:
-    """The agent the configuration names on purpose (``agent =`` in memengine.toml,
-    ``MEMENGINE_AGENT`` or ``--agent``), or None when it is left at its default ("default").
-    A command over every agent (``export``) narrows to it only when it was named."""
-    return cfg.agent if "agent" in cfg.model_fields_set else None
 
 
 def warn_if_unknown(mem: Any, agent: str) -> None:

@@ -372,10 +372,11 @@ def show(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show one episode (only the given agent's when --agent is set)."""
+    """Show one episode: only the agent's that --agent or the configuration names (agent =
+    "user-42", MEMENGINE_AGENT), as search keeps to it; any agent's when none is named."""
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        ep = mem.get(episode_id, agent=agent)
+        ep = mem.get(episode_id, agent=cfg.agent_scope(agent))
     if as_json:
         print_json(ep.model_dump(mode="json"))
         return
@@ -415,8 +416,9 @@ def delete(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Delete episodes by id (only the given agent's when --agent is set). Exits 1 when an
-    id was not deleted (absent, or another agent's), after deleting the others."""
+    """Delete episodes by id: only the agent's that --agent or the configuration names, as
+    show does; any agent's when none is named. Exits 1 when an id was not deleted (absent,
+    or another agent's), after deleting the others."""
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
         present = mem.store.existing(ids) if scrub else set()
@@ -426,7 +428,7 @@ def delete(
                 enabled=not as_json,
                 counted=False,
             ):
-                deleted = mem.delete(ids, agent=agent, scrub=scrub)
+                deleted = mem.delete(ids, agent=cfg.agent_scope(agent), scrub=scrub)
         except KeyboardInterrupt:  # during the compaction the delete is saved: say so
             gone = present - mem.store.existing(list(present))
             if gone:

@@ -19,7 +19,6 @@ from ._app import (
     DbOpt,
     JsonOpt,
     app,
-    configured_agent,
     console,
     err_console,
     given_path,
@@ -70,8 +69,7 @@ def export(
     if agent is not None and all_agents:
         raise typer.BadParameter("either --agent or --all-agents", param_hint="--all-agents")
     cfg = settings(config, db)
-    if agent is None and not all_agents:
-        agent = configured_agent(cfg)
+    agent = cfg.agent_scope(agent, all_agents=all_agents)  # as Memory.export reads it
     if out_arg is not None and not out_arg.strip():  # (as a Path, "" is the folder ".")
         raise InvalidInput("--out needs a file's path, not an empty one")
     if out_arg not in (None, "-") and names_a_folder(out_arg):  # (as a Path, "d/" is "d")
@@ -88,7 +86,9 @@ def export(
         with open_memory(cfg, embeds=False) as mem:
             if agent is not None:
                 warn_if_unknown(mem, agent)
-            n = mem.export(target, agent=agent, overwrite=True)  # (--force: checked above)
+            n = mem.export(  # (--force: checked above)
+                target, agent=agent, all_agents=agent is None, overwrite=True
+            )
     if out is None:  # all of it written before a summary says so (a closed pipe: 141)
         sys.stdout.flush()
     where = "" if out is None else f" to {out}"

@@ -220,7 +220,11 @@ def feedback(
     db: DbOpt = None,
     agent: Annotated[
         str | None,
-        typer.Option("--agent", "-a", help="The turn must be this agent's (else: not found)."),
+        typer.Option(
+            "--agent",
+            "-a",
+            help="The turn must be this agent's, else not found (default: the configured one).",
+        ),
     ] = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
@@ -235,7 +239,7 @@ def feedback(
         result = mem.feedback(
             turn_id,
             [] if none_used else used,
-            agent=agent,
+            agent=cfg.agent_scope(agent),  # another agent's turn: not found, as with --agent
             answer=answer,
             helpful=helpful,
             task_success=success,
@@ -388,10 +392,10 @@ def life(
     as_json: JsonOpt = False,
 ) -> None:
     """Show one memory's life: strength (per perspective), counts, level, status, learnings
-    (only the given agent's memory when --agent is set)."""
+    (only the agent's memory that --agent or the configuration names, as show)."""
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        view = mem.life_of(episode_id, agent=agent)
+        view = mem.life_of(episode_id, agent=cfg.agent_scope(agent))
     ep = view.episode
     data = {
         "id": ep.id,
