@@ -221,7 +221,7 @@ class NewEpisode(_Model):
     strength: float | None = None
     decayed_at: datetime | None = None
     """The moment ``strength`` holds for (an export writes it: the creation, or the agent's
-    last sleep or the import after it); a sleep decays the episode from then on. Without
+    last sleep or the import or recall after it); a sleep decays the episode from then on. Without
     it, a strength given with a ``created_at`` before now holds from the moment stored."""
 
     if TYPE_CHECKING:  # what it reads (a kind's name, a list of tags, ISO 8601 text)

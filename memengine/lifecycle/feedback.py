@@ -26,7 +26,9 @@ Each used memory: ``access_count += 1``, ``last_access = now``,
 ``strength += use_strength_gain + impact × impact_factor``,
 ``impact_score += impact`` and, when the task has a perspective, its
 strength under that perspective ``+= perspective_strength_gain`` (a
-learning, if given, is kept under that perspective).
+learning, if given, is kept under that perspective). The gains add to a strength that
+decays as before (from the memory's last sleep); one that a sleep archived after the
+turn comes back as deep recall brings it, its strength set anew and decaying from now.
 """
 
 from __future__ import annotations
@@ -359,7 +361,11 @@ def give_feedback(
             raise _no_learning(turn_id, "those it used were deleted since" if gone else why)
         if used_ids:
             recalled = store_lc.recall_archived(
-                cur, used_ids, strength=cfg.recall_strength, level_drop=cfg.recall_level_drop
+                cur,
+                used_ids,
+                strength=cfg.recall_strength,
+                level_drop=cfg.recall_level_drop,
+                now=store.now(),  # (revived: it decays from now; a gain below does not reset it)
             )
             for i in recalled:  # archived (by a sleep after the turn): it was used, so it is back
                 reasons[i] += "; it was archived: active again"

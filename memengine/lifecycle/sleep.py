@@ -83,7 +83,7 @@ class MemoryState:
     principle: bool = False
     created_ts: float = 0.0
     last_access_ts: float | None = None
-    decay_from_ts: float | None = None  # when its stored strength held, if after creation
+    decay_from_ts: float | None = None  # when its stored strength held (import, recall)
     perspectives: dict[str, float] = field(default_factory=dict)
 
 
@@ -237,9 +237,10 @@ def plan_sleep(
 
 def _start(s: MemoryState) -> float:
     """When ``s`` began to count tasks: its creation, or the moment its stored strength
-    held if later (an import's strength already counts the decay before it: schema
-    version 8; until the first sleep after the import, which clears it, that moment
-    holds even when the file slept after it)."""
+    held if later (schema version 8: an import's strength already counts the decay before
+    it; a recalled memory's was set when it came back, so the turns before do not count;
+    until the next sleep, which clears it, that moment holds even when the file slept
+    after it)."""
     return s.created_ts if s.decay_from_ts is None else max(s.created_ts, s.decay_from_ts)
 
 
@@ -398,8 +399,9 @@ def run_sleep(
                     'the other retrievals (set [lifecycle] decay_clock = "days", or pass tasks)'
                 )
 
-            # a memory imported with the moment its strength held (decay_from) counts the
-            # turns from that moment, also those before this agent's previous sleep; one
+            # a memory imported (or recalled) with the moment its strength held (decay_from)
+            # counts the turns from that moment, also those before this agent's previous
+            # sleep (an import's may be earlier; a recall's is not); one
             # whose moment is after this sleep's clock counts the turns since the previous
             # sleep, as any memory dated ahead (its moment has no turn after it to read)
             held = [_start(s) for s in states if _own_moment(s, now_ts)]
@@ -423,8 +425,8 @@ def run_sleep(
             notes.append(ahead)
         plan = plan_sleep(states, tasks_of, cfg, moves=moves)
         before = {s.id: s for s in states}
-        # an imported memory's own moment (decay_from) has served: from now on it decays
-        # from this sleep, as the others do
+        # an imported or recalled memory's own moment (decay_from) has served: from now on
+        # it decays from this sleep, as the others do
         store_lc.clear_decay_from(cur, [s.id for s in states if s.decay_from_ts is not None])
         store_lc.set_strengths(
             cur,

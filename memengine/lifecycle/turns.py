@@ -15,7 +15,8 @@ retriever's result. It
    its text, which quotes the recent conversation),
    adds one to each returned memory's ``candidate_count``, and, for a deep
    retrieval, brings the archived memories it returned back to active
-   with ``recall_strength`` and their level lowered by ``recall_level_drop``.
+   with ``recall_strength`` and their level lowered by ``recall_level_drop``;
+   their next sleep decays them from this moment, not from the sleep before.
 """
 
 from __future__ import annotations
@@ -207,6 +208,7 @@ def after_retrieve(
                             archived,
                             strength=cfg.recall_strength,
                             level_drop=cfg.recall_level_drop,
+                            now=store.now(),  # (the clock that dates the turn)
                         )
         except DatabaseLocked:  # the file busy past the turn's own wait (not write_wait_s)
             # the answer matters more than its record: it is returned unrecorded

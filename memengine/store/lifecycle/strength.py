@@ -46,20 +46,38 @@ def count_candidates(cur: Any, ids: Sequence[int]) -> None:
 
 
 def recall_archived(
-    cur: Any, ids: Sequence[int], *, strength: float, level_drop: int
+    cur: Any, ids: Sequence[int], *, strength: float, level_drop: int, now: datetime
 ) -> dict[int, tuple[float, int]]:
-    """Return archived episodes among ``ids`` to active; map id → (new strength, new level)."""
+    """Return archived episodes among ``ids`` to active; map id → (new strength, new level).
+
+    Their strength is set, not added to, so it holds from ``now`` (the store's clock), or
+    from their agent's last sleep if that is later (a recall comes after it; a clock set
+    back must not date it before): schema 8's ``decay_from``, so that the next sleep
+    decays them for the turns or days since they came back, not since that sleep."""
     out: dict[int, tuple[float, int]] = {}
+    agents: dict[str, list[int]] = {}
     for chunk in chunks(list(ids)):
         rows = cur.execute(
             f"UPDATE episodes SET status = 'active', strength = ?, "
             f"consolidation_level = max(0, consolidation_level - ?) "
             f"WHERE status = 'archived' AND id IN ({marks(len(chunk))}) "
-            f"RETURNING id, strength, consolidation_level",
+            f"RETURNING id, strength, consolidation_level, agent",
             [strength, level_drop, *chunk],
         ).fetchall()
         out.update({int(r[0]): (float(r[1]), int(r[2])) for r in rows})
+        for r in rows:
+            agents.setdefault(r[3], []).append(int(r[0]))
+    for agent, recalled in agents.items():
+        last = last_sleep(cur, agent)
+        held = now if last is None else max(now, last.slept_at, key=_ts)
+        cur.executemany(
+            "UPDATE episodes SET decay_from = ? WHERE id = ?", [(iso(held), i) for i in recalled]
+        )
     return out
+
+
+def _ts(moment: datetime) -> float:
+    return ensure_aware(moment).timestamp()
 
 
 def reinforce(
