@@ -9,7 +9,9 @@
    candidates are ready when expansion returns.
 2. **Hybrid search** (:class:`~.fastpath.FastPath`) of the context query
    plus the expanded queries, fused by RRF, narrowed to the window; a
-   window that finds nothing is dropped (and said so in ``degraded``).
+   window that finds nothing is dropped (and said so in ``degraded``). What
+   the fast path found outside the window stays (:func:`with_unwindowed`):
+   a question may name a time for one of its parts only.
 3. **Rerank** (:mod:`.rerank`): the LLM picks ≤ 5 relevant candidates
    with a reason each, and the injection strategy; a pick's later change
    (:mod:`.changes`) comes before it (right before, unless the model ranked it
@@ -36,7 +38,7 @@ from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
@@ -69,7 +71,16 @@ from .temporal import (
 )
 from .time_rules import kana_word_at
 
-__all__ = ["Decide", "LLMTurn", "PhaseStatus", "Reach", "Refine", "TurnTrace", "llm_window"]
+__all__ = [
+    "Decide",
+    "LLMTurn",
+    "PhaseStatus",
+    "Reach",
+    "Refine",
+    "TurnTrace",
+    "llm_window",
+    "with_unwindowed",
+]
 
 Decide = Callable[
     [
@@ -318,6 +329,22 @@ def _within_one(window: Window, own: Sequence[Window]) -> bool:
     return False
 
 
+def with_unwindowed(windowed: FastResult, fast: FastResult) -> FastResult:
+    """The window's search (``windowed``) with the candidates the fast path's own search of
+    the raw queries (``fast``, not narrowed) found outside it, all best first: a message that
+    names a time may ask about something else too ("the ramen place last week, and when is
+    Juno's cleaning?"), and the fast path only favours the window's memories (the window's
+    bonus, :meth:`.Retriever.refine`); the rerank, or the fast path's ranking in its stead,
+    still sees what the fast path would have answered."""
+    have = {c.episode.id for c in windowed.candidates}
+    added = [c for c in fast.candidates if c.episode.id not in have]
+    if not added:
+        return windowed
+    candidates = sorted([*windowed.candidates, *added], key=lambda c: -c.score)
+    # (its repeats stay the list its screen adds to; the turn reads both searches' repeats)
+    return replace(windowed, candidates=candidates)
+
+
 def _short(exc: BaseException) -> str:
     """An error as a note: on one line, without the control characters and reordering
     marks a server's message may hold, cut short (where a character ends)."""
@@ -562,7 +589,8 @@ class LLMTurn:
         )
         trace.expanded_queries = extra
 
-        # Phase 2: the hybrid search of every query, in the window.
+        # Phase 2: the hybrid search of every query, in the window; the fast path's own
+        # candidates outside it stay (the window's bonus still favours what is in it)
         result0 = self._first_search(fast0, base, filters, now, turn_end, skip)
         t2 = time.monotonic()
         result = result0
@@ -582,6 +610,8 @@ class LLMTurn:
                     result = self._search(queries, filters, now, turn_end, result0, degraded, skip)
                 else:
                     result = result0
+            elif window is not None:
+                result = with_unwindowed(result, result0)
         timings["expanded_search"] = _ms(t2)
         trace.window = window
         if window is None:
