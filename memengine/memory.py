@@ -1043,10 +1043,15 @@ class Memory:
         method: the default one, 1–2 s), asking a remote embedder nothing. A process that
         runs one turn (the CLI) calls it first, or its turn's deadline would pay for the
         load; :meth:`warm` would also load the agent's vectors, which cost one search more
-        than the ``vec0`` scan it would save, and ask a remote embedder, down or not."""
+        than the ``vec0`` scan it would save, and ask a remote embedder, down or not. A model
+        that fails to load is left to the turn, which meets the same error and answers from
+        the full text with a note (as it did without this call)."""
         load = getattr(self.embedder, "load", None)
         if callable(load):
-            load()
+            try:
+                load()
+            except EmbeddingError:  # the turn's own embedding fails the same way, degraded
+                return
 
     @gated
     def stats(self, *, agent: str | None = None) -> Stats:

@@ -250,7 +250,7 @@ _SHOWN_FORMAT = frozenset(
 )
 """Format characters (Unicode category Cf) drawn as a sign before the digits they mark (the
 Arabic number sign, the end of an ayah): seen, so a name may begin with one."""
-_UNSEEN = frozenset("\u034f\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0")
+_UNSEEN = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0")
 """Default-ignorable characters of other categories than Cf that show nothing on their own
 (the combining grapheme joiner, Khmer's inherent vowels, Mongolian variation selectors, the
 standalone Hangul fillers)."""

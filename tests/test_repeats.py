@@ -252,6 +252,7 @@ def test_the_llm_turn_leaves_them_out_of_the_reranker_prompt(tmp_path: Path) -> 
         llm = {"base_url": srv.base_url, "turn_deadline_s": 5.0, "cache_expansions": False}
         cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
         with Memory.open(tmp_path / "m.db", config=cfg, clock=FixedClock(T0)) as mem:
+            mem.load_embedder()  # (the model's load is no part of the turn's deadline)
             srv.push_chat(json_data={"expanded_queries": ["the car I bought"]})
             srv.push_chat(
                 json_data={
@@ -345,6 +346,7 @@ def test_the_llm_rerank_is_not_shown_small_talks_own_copies(tmp_path: Path) -> N
         llm = {"base_url": srv.base_url, "turn_deadline_s": 5.0, "cache_expansions": False}
         cfg = Config.model_validate({"llm": llm, "lifecycle": {"record_turns": False}})
         with Memory.open(tmp_path / "m.db", config=cfg, clock=FixedClock(T0)) as mem:
+            mem.load_embedder()  # (the model's load is no part of the turn's deadline)
             copies = [
                 e.id
                 for batch in mem.store.iter_episodes("default")
