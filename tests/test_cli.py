@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from memengine.arguments import labelled_message
 from memengine.cli import app
 from memengine.config import Config
 
@@ -465,6 +466,29 @@ def test_add_stores_metadata_given_as_a_json_object(db: str) -> None:
         refused = run("add", "another", "--metadata", bad, "--db", db, ok=False)
         assert refused.exit_code == 1 and says in refused.output
     assert json.loads(run("stats", "--db", db, "--json").output)["episodes"] == 1
+
+
+def test_recent_reads_the_speakers_labels_of_either_language(db: str) -> None:
+    """`-r 相手：いいね` was the user's turn "相手：いいね", label included: only the English
+    roles were read, not the labels the pack and the prompts write (ユーザー, 相手)."""
+    run("add", "結婚式は六月二十日", "--reply", "楽しみだね", "--db", db)
+    for line in (
+        "相手：最近どう？",
+        "相手: 最近どう？",
+        "アシスタント：最近どう？",
+        "Partner: 最近どう？",
+    ):
+        out = json.loads(
+            run("retrieve", "それで結婚式はいつ？", "-r", line, "--db", db, "--json").output
+        )
+        assert out["queries"][0] == "最近どう？\nそれで結婚式はいつ？", line  # a partner's line
+    assert labelled_message("相手：いいね") == {"role": "partner", "text": "いいね"}
+    assert labelled_message("ユーザー: 猫の話") == {"role": "user", "text": "猫の話"}
+    assert labelled_message("アシスタント: はい") == {"role": "partner", "text": "はい"}
+    assert labelled_message("システム：丁寧に") == {"role": "system", "text": "丁寧に"}
+    assert labelled_message("User: hi") == {"role": "user", "text": "hi"}
+    for said in ("集合は駅前：9時", "相手方: 了解", "今日：晴れ"):  # a colon of the text
+        assert labelled_message(said) == {"role": "user", "text": said}
 
 
 def test_a_japanese_colon_names_the_role_and_a_bom_is_read(db: str, tmp_path: Path) -> None:

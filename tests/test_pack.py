@@ -735,6 +735,25 @@ def test_the_why_line_says_a_date_or_number_only_when_the_quote_shows_one(mem: M
         assert said in why and claim not in why
 
 
+def test_the_why_line_says_no_number_of_a_lone_one_for_a_price(mem: Memory) -> None:
+    """一日つぶれた "lost a day" was said to hold the number asked by いくら (「日時・数を含む」),
+    as "one of the hardest days" was by "How much…?"; a count's question still reads one."""
+    cases = (
+        ("ja", "日時・数を含む", "今日は引っ越しの荷造りで一日つぶれた", "引っ越しの見積もりっていくらだった？"),
+        ("en", "holds a date or number", "One of the hardest days, packing.", "How much was the moving quote?"),
+    )  # fmt: skip
+    for lang, claim, text, query in cases:
+        item = Retrieved(
+            episode=mem.get(mem.add(text)), score=1.0, rank=1, relevance="high",
+            components={"answer_type": 1.0},
+        )  # fmt: skip
+        for asked, holds in ((query, False), ("何人で荷造りした？", True)):
+            why = render_episode(
+                item, lang, query=asked, strategy="quote_key_parts", max_chars=240
+            ).splitlines()[-1]
+            assert (claim in why) is holds, why
+
+
 def test_a_heading_names_no_topic_that_the_quote_begins_with(mem: Memory) -> None:
     """ "## 2026-04-20 (Mon) — Long day." above "User: Long day. …" said it twice (about an
     eighth of a pack's tokens); a quote that starts further on keeps it."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Annotated, Any
 
@@ -10,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..arguments import ROLES
+from ..arguments import labelled_message
 from ..clock import in_zone
 from ..lifecycle.strength import is_principle
 from ..text import preview
@@ -38,7 +37,9 @@ RecentOpt = Annotated[
     typer.Option(
         "--recent",
         "-r",
-        help="A recent message, oldest first; repeat. Prefix 'partner:' (or 'partner：') for the partner's lines.",
+        help="A recent message, oldest first; repeat. The user's unless it starts with a role "
+        "and a colon (':' or '：'): 'partner:' or '相手：' (also 'assistant:', 'アシスタント：'), "
+        "'user:' or 'ユーザー：', 'system:'.",
     ),
 ]
 
@@ -81,20 +82,6 @@ PerspectiveOpt = Annotated[
         "reinforces the memories under it.",
     ),
 ]
-
-
-_ROLE = re.compile(r"\s*(\w+)\s*[:：]")
-
-
-def _recent(values: list[str] | None) -> list[dict[str, str]]:
-    out = []
-    for v in values or []:
-        m = _ROLE.match(v)  # a Japanese IME's colon too
-        if m and m.group(1).lower() in ROLES:
-            out.append({"role": m.group(1).lower(), "text": v[m.end() :].strip()})
-        else:
-            out.append({"role": "user", "text": v})
-    return out
 
 
 def _retrieval_json(r: Any) -> dict[str, Any]:
@@ -189,7 +176,7 @@ def _retrieve(
         mem.load_embedder()  # before the turn's clock starts (its deadline is 2 s)
         r = mem.retrieve(
             text,
-            recent=_recent(recent),
+            recent=[labelled_message(v) for v in recent or []],
             limit=limit,
             deep=deep,
             llm=llm,

@@ -7,21 +7,28 @@ repeat the words of the question, so neither list ranks them first. The
 fast path gives the candidates that carry the asked kind a bonus
 (``answer_type_weight``, :func:`.evidence.answer_type_bonus`).
 
-Two kinds, in English and Japanese:
+Three kinds, in English and Japanese:
 
 - ``time``: "when did/is …", "what date/day/year …", 「いつ」「何日」「何曜日」;
   carried by dates, month and weekday names, clock times ("6:30pm", 「18時30分」; one
   with a colon unless its words make it something else: "dinner is 19:00", 「会議は14:00」;
   not a score, a verse, a pace or a place in a video: "won 21:15", "John 3:16", "pace is
   5:30", "1:20 in the video") and relative
-  expressions ("yesterday", "next week", 「先月」「3月」「来週」), as words of prose, not of
+  expressions ("yesterday", "next week", 「先月」「3月」「来週」; a lone 一日 only after a month,
+  「12月一日」, not 「一日つぶれた」 "lost a day"), as words of prose, not of
   code ("sep=';'", "dec(3)", the 12/3 of "/users/12/3", the "2048" of "port 2048"); a
   capital after a dot starts a sentence ("Monday.It was fun", "ok.Tomorrow works").
 - ``quantity``: "how much/many/far/long/old …", "what number/price …", "what's my
   room number btw?" (not "the number one thing"), "what did the plumber cost in the end?"
   (not "pay attention to"), 「いくら」「どのくらい」「何回」「何泊」
   「何グラム」「何便」「何割」「何万円」「部屋番号なんだっけ」; carried by any numeral (digits,
-  number words, kanji numerals that count something: 八回, 二泊, 三千).
+  number words, kanji numerals that count something: 八回, 二泊, 三千) but a lone one (not
+  a price's: 一円 is one).
+- ``how_many``: a quantity question of a count or a length, "how many/long/far/old …",
+  「何人」「何日」「何回」「どのくらい」, not of a price (「いくら」「何万円」, "how much"): carried
+  also by a lone one, which is as often no number ("one of the hardest days", 「一日つぶれた」
+  "lost a day", 「一日中」「一人で」 "all day", "alone") as the answer ("just one", 「一人で行った」
+  to 何人で行った？).
 
 "When" only asks when an auxiliary follows it ("when was…", "when's…", "when am I…"),
 so "back when I was…" asks nothing; 「いつも」「いつでも」 and the 「いつ」 of 「あいつ」 are not
@@ -43,6 +50,7 @@ class AnswerType(str, Enum):
 
     time = "time"
     quantity = "quantity"
+    how_many = "how_many"
 
 
 _AUX = r"is|was|were|are|am|did|do|does|will|would|should|can|could|has|have|had"
@@ -95,6 +103,9 @@ _EN_QUANTITY_Q = re.compile(
 """An English question of a quantity: "how much/many…", "what price…", a number or an amount
 asked by name ("what's my flight number?", "what was the price of…"), what something cost
 ("what did the plumber cost?", "what did you pay for it?", "what was I charged?")."""
+_EN_COUNT_Q = re.compile(r"\bhow (?:many|far|long|old|often|big|tall|heavy|fast)\b", re.ASCII)
+"""An English question of a count or a length, which a lone "one" may answer ("how many kids…?"
+"just one"; "how long did it take?" "one day"); not "how much…", a price or a number by name."""
 # いつ, but not いつも/いつでも/いつの間に, nor いつか "someday" (いつかしら/いつかな ask, as
 # いつから "since when" does), nor the いつ of あいつ/こいつ/そいつ/どいつ ("that guy")
 _JA_TIME_Q = re.compile(
@@ -117,6 +128,11 @@ _JA_QUANTITY_Q = re.compile(
 a number (何回, 何便, 何号室, 何割, 何ドル, 何万円), a number asked by name or asked for
 (部屋番号なんだっけ, フライト番号は？, 番号覚えてる？, 番号教えて, 電話番号教えてほしいな; not
 電話番号変えた, nor a number told: 番号教えるね, 番号覚えた, 番号を教えてもらった, 番号なんて忘れた)."""
+_JA_COUNT_Q = re.compile(
+    r"(?:どれ|どの)(?:くらい|ぐらい)|何(?!円|ドル|ユーロ)(?:" + _JA_COUNTERS + ")"
+)
+"""A Japanese question of a count or a length, which a lone 一 may answer (何人 → 一人で,
+何日 → 一日, どのくらいかかった → 一日); not いくら, 何円, 何万円 nor 何ドル, a price."""
 
 _MONTHS = (
     "january|february|march|april|june|july|august|september|october|november|december"
@@ -218,27 +234,38 @@ it ("Monday 9:00", "Dinner 19:00") nor a word that opens a sentence ("Is 7:30 ok
 "Maybe 8:15?"): a book before a chapter of one digit ("John 3:16", "Gen 1:27", "Luke 2:10")
 or a plural name before its score or chapter ("Lakers 21:15", "Romans 12:10"), not a time."""
 _NUMBER_WORDS = (
-    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
+    "two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
     "|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|dozen|half|couple"
 )
 _EN_QUANTITY_A = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.ASCII | re.IGNORECASE)  # digits: _DIGIT
+_EN_ONE = re.compile(r"\bone\b", re.ASCII | re.IGNORECASE)
+"""A lone "one", as often a word of no number ("one of the hardest days", "the red one", "no
+one") as a count: the answer only to a question of a count or a length (``how_many``)."""
 _JA_NUMERAL = r"[0-9一二三四五六七八九十百千万両数]"
 _JA_TIME_A = re.compile(  # (from a run's first numeral: linear in a run of 50,000 digits)
-    rf"(?<!{_JA_NUMERAL}){_JA_NUMERAL}+\s*(?:月|日|時|年|曜)|曜日|昨日|明日|明後日|一昨日|来週|先週"
+    rf"(?<!{_JA_NUMERAL})(?!(?<!月)一日|一時[的期]){_JA_NUMERAL}+\s*(?:月|日|時|年|曜)|曜日|昨日|明日|明後日|一昨日|来週|先週"
     r"|今週|来月|先月|今月|来年|去年|昨年|週末"
 )
+_JA_COUNTED = rf"(?:{_JA_COUNTERS}|月|日|時|ヶ所|つ|名)"
 # digits, or kanji numerals that count something (八回, 二泊三日, 数人): the 一 of 一緒 or 一応
-# is not a number, nor 一番 "most" or 十分な/十分に "enough" (十分で "in ten minutes" is);
-# read from a run's first numeral, as _JA_TIME_A
+# is not a number, nor 十分な/十分に "enough" (十分で "in ten minutes" is), nor a lone 一
+# but a price's (一円; the others: _JA_ONE); read from a run's first numeral, as _JA_TIME_A
 _JA_QUANTITY_A = re.compile(
-    r"(?<![一二三四五六七八九十百千万両数])(?!一番|十分[なにだ])[一二三四五六七八九十百千万両数]+"
-    rf"(?:{_JA_COUNTERS}|月|日|時|ヶ所|つ|名)|[一二三四五六七八九][十百千万]",
+    r"(?<![一二三四五六七八九十百千万両数])(?!一(?![一二三四五六七八九十百千万両数]|円|ドル|ユーロ)|十分[なにだ])"
+    rf"[一二三四五六七八九十百千万両数]+{_JA_COUNTED}|[一二三四五六七八九][十百千万]",
     re.IGNORECASE,
 )
+_JA_ONE = re.compile(
+    r"(?<![一二三四五六七八九十百千万両数])一(?!番|時[的期])" + _JA_COUNTED, re.IGNORECASE
+)
+"""A lone 一 before a counter, as often "a", "all", "alone" or "once" as a count (一日つぶれた
+"lost a day", 一日中 "all day", 一人で "alone", 一度 "once"): the answer only to a question of a
+count or a length (``how_many``: 何人 → 一人で); never 一番 "most" nor 一時的/一時期 "for a while"."""
 
 _ASKED = {
     AnswerType.time: (_EN_TIME_Q, _JA_TIME_Q),
     AnswerType.quantity: (_EN_QUANTITY_Q, _JA_QUANTITY_Q),
+    AnswerType.how_many: (_EN_COUNT_Q, _JA_COUNT_Q),
 }
 _DIGIT = re.compile(r"\d")
 
@@ -268,6 +295,7 @@ _CARRIED: dict[AnswerType, tuple[Callable[[str], object], ...]] = {
     AnswerType.time: (_EN_TIME_A.search, _JA_TIME_A.search, _clock_time),
     # a digit is found fastest
     AnswerType.quantity: (_DIGIT.search, _EN_QUANTITY_A.search, _JA_QUANTITY_A.search),
+    AnswerType.how_many: (_EN_ONE.search, _JA_ONE.search),  # (asked with quantity: its numbers)
 }
 
 
