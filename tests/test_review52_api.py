@@ -255,7 +255,10 @@ CATS = [
 
 
 def _cats(path: Path, clock: FixedClock, candidates: int) -> Memory:
-    config = Config(retrieval=RetrievalConfig(max_candidates=candidates, relevance_threshold=0))
+    retrieval = RetrievalConfig(
+        max_candidates=candidates, spread_k=min(candidates, 10), relevance_threshold=0
+    )  # (a spread_k past max_candidates is refused: the spread could never be read)
+    config = Config(retrieval=retrieval)
     mem = Memory.open(path, embedder=HashEmbedder(), clock=clock, config=config)
     for text in CATS:
         mem.add(text, kind="fact")
