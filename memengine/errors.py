@@ -134,6 +134,10 @@ class EmbedderMismatch(MemEngineError):
 class EmbeddingError(MemEngineError):
     """An embedder failed or returned vectors of the wrong shape."""
 
+    lasting: bool = False
+    """True when asking again gets the same answer (an endpoint that makes vectors of
+    another length than the file's): the message says what to change instead."""
+
 
 class EmbedderChanged(EmbedderMismatch, EmbeddingError):
     """The embedder has the file's id and dimension, but its model makes other vectors than

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading  # llm phases
 import time
 import unicodedata
@@ -249,6 +250,8 @@ class Memory:
             check_analyser()  # (before the file is made: a refused setting leaves none)
         clk = clock or SystemClock
         _clock_time(clk)  # (and a clock the store would refuse, before it writes anything)
+        if emb is not None and not recorded:
+            _confirm_new_dimension(db, emb)
         store = Store(
             db,
             embedder_id=None if recorded or emb is None else emb.id,
@@ -637,9 +640,13 @@ class Memory:
             kept = (
                 f"the {stored_before} episodes before this batch were stored, the rest not"
                 if stored_before
+                else "nothing was stored"
+                if exc.lasting  # (its message says what to change: again, it fails alike)
                 else "nothing was stored; add it again later"
             )
-            raise _counted(type(exc)(f"{exc} ({kept})"), stored_before, call) from exc
+            told = type(exc)(f"{exc} ({kept})")
+            told.lasting = exc.lasting
+            raise _counted(told, stored_before, call) from exc
         probe = self._probed.unrecorded() if self._probed is not None else None
         ids = self.store.add(batch, [analyze(t) for t in texts], vectors, probe=probe)
         if self._probed is not None and probe is not None:
@@ -1570,6 +1577,22 @@ def _weakly(method: Callable[[Any], None]) -> Callable[[Any], None]:
             bound(value)
 
     return call
+
+
+def _confirm_new_dimension(db: Path, emb: Embedder) -> None:
+    """Ask an endpoint embedder for one vector before ``db`` is made with its dimension,
+    even a configured one (:meth:`.OpenAIEmbedder.confirm_dimension`): a server that
+    ignores ``dimensions`` is refused with a ConfigError, and no file is left. A file that
+    records its embedder already is opened asking nothing, nor is any other embedder."""
+    endpoint = sys.modules.get("memengine.embed.openai")  # (not loaded: no such embedder)
+    if endpoint is None or not isinstance(emb, endpoint.OpenAIEmbedder):
+        return
+    if Store.recorded_embedder(db) is not None:
+        return
+    try:
+        emb.confirm_dimension()
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} (no memory was made at {os.fspath(db)})") from None
 
 
 def _refuse_another_model(db: Path, recorded_id: str, model: str, *, ready: bool) -> None:

@@ -15,10 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from memengine import Config, EmbedderMismatch, EmbeddingError, FixedClock, Memory, NewEpisode
+from memengine import (
+    Config,
+    ConfigError,
+    EmbedderMismatch,
+    EmbeddingError,
+    FixedClock,
+    Memory,
+    NewEpisode,
+)
 from memengine.embed.openai import OpenAIEmbedder
 from memengine.embed.usem3 import USEM3Embedder
-from tests.openai_server import ScriptedOpenAI
+from tests.openai_server import ScriptedOpenAI, deterministic_vector
 
 NOW = datetime(2026, 5, 1, 12, tzinfo=UTC)
 
@@ -180,11 +188,72 @@ def test_a_model_whose_dimension_changed_is_caught_on_its_first_embedding(
     with Memory.open(tmp_path / "m.db", config=cfg) as mem:
         with pytest.raises(EmbedderMismatch, match="set \\[embedder\\] dimensions = 16"):
             mem.add_exchange(*FACTS[1])
-        with pytest.raises(EmbedderMismatch, match="or re-embed the file"):
+        with pytest.raises(EmbedderMismatch, match=r"re-embed the file with the model's own 24"):
             mem.retrieve("dentist")  # a setting to change: not a full-text answer
         assert mem.stats()["episodes"] == 1
     with Memory.open(tmp_path / "m.db", config=cfg, allow_embedder_change=True) as mem:
         assert mem.reembed() == 1 and mem.embedder.id == "openai:e:24"  # the model's own
+
+
+def test_a_new_file_asks_the_endpoint_its_dimension_even_when_it_is_configured(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    srv.embed_fn = lambda text: deterministic_vector(text, 16)  # ignores dimensions, as Ollama
+    remote = {"name": "openai", "base_url": srv.base_url, "model": "e", "max_retries": 0}
+    eight = Config.model_validate({"embedder": {**remote, "dimensions": 8}})
+    with pytest.raises(ConfigError) as info:
+        Memory.open(tmp_path / "m.db", config=eight)
+    said = str(info.value)
+    assert "returns vectors of dimension 16 though it is sent [embedder] dimensions = 8" in said
+    assert "the server ignores the setting" in said and "Remove dimensions, or set it to 16" in said
+    assert f"no memory was made at {tmp_path / 'm.db'}" in said
+    assert list(tmp_path.iterdir()) == []  # no file, no lock file beside it
+    assert [r["dimensions"] for r in srv.embedding_requests] == [8]
+    sixteen = Config.model_validate({"embedder": {**remote, "dimensions": 16}})
+    with Memory.open(tmp_path / "m.db", config=sixteen, clock=FixedClock(NOW)) as mem:
+        assert mem.embedder.id == "openai:e:16"
+        mem.add_exchange(*FACTS[0])
+    asked = len(srv.embedding_requests)
+    down = Config.model_validate(
+        {"embedder": {**remote, "dimensions": 16, "base_url": "http://127.0.0.1:9/v1"}}
+    )
+    with Memory.open(tmp_path / "m.db", config=down, clock=FixedClock(NOW)) as mem:
+        assert mem.stats()["episodes"] == 1  # an existing file opens asking nothing
+    assert len(srv.embedding_requests) == asked
+
+
+def test_a_file_made_with_dimensions_the_server_ignores_says_to_re_embed(
+    tmp_path: Path, srv: ScriptedOpenAI
+) -> None:
+    remote = {"name": "openai", "base_url": srv.base_url, "model": "e", "max_retries": 0}
+    eight = Config.model_validate({"embedder": {**remote, "dimensions": 8}})
+    with Memory.open(tmp_path / "m.db", config=eight, clock=FixedClock(NOW)) as mem:
+        mem.add_exchange(*FACTS[0])  # (the server honoured dimensions then)
+    srv.embed_fn = lambda text: deterministic_vector(text, 16)  # now served by one that ignores it
+    with Memory.open(tmp_path / "m.db", config=eight, clock=FixedClock(NOW)) as mem:
+        with pytest.raises(EmbeddingError) as info:
+            mem.add_exchange(*FACTS[1])
+        said = str(info.value)
+        assert "returned vectors of dimension 16, expected 8" in said and info.value.lasting
+        assert "remove dimensions, then re-embed" in said and "(memengine reembed)" in said
+        assert said.endswith("(nothing was stored)") and "again later" not in said
+        assert mem.stats()["episodes"] == 1
+    unset = Config.model_validate({"embedder": remote})  # the setting removed: the file's 8
+    with (
+        Memory.open(tmp_path / "m.db", config=unset, clock=FixedClock(NOW)) as mem,
+        pytest.raises(EmbedderMismatch) as refused,
+    ):
+        mem.add_exchange(*FACTS[1])
+    said = str(refused.value)
+    assert "re-embed the file with the model's own 16 (memengine reembed" in said
+    assert said.index("re-embed") < said.index("set [embedder] dimensions = 8")
+    assert "only if the server honours [embedder] dimensions" in said
+    with Memory.open(tmp_path / "m.db", config=unset, allow_embedder_change=True) as mem:
+        assert mem.reembed() == 1  # the advice, followed
+    with Memory.open(tmp_path / "m.db", config=unset, clock=FixedClock(NOW)) as mem:
+        assert mem.embedder.id == "openai:e:16"
+        mem.add_exchange(*FACTS[1])
+        assert mem.stats()["episodes"] == 2
 
 
 def test_warm_loads_the_embedder_too(tmp_path: Path, srv: ScriptedOpenAI) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from memengine.embed.base import Embedder
 from memengine.embed.openai import OpenAIEmbedder
-from memengine.errors import EmbeddingError, InvalidInput
+from memengine.errors import ConfigError, EmbeddingError, InvalidInput
 from tests.openai_server import ScriptedOpenAI, deterministic_vector
 
 
@@ -175,6 +175,24 @@ def test_configured_dimensions_are_sent_and_no_probe(srv: ScriptedOpenAI) -> Non
     assert srv.embedding_requests[0]["dimensions"] == 5
 
 
+def test_confirm_dimension_asks_even_when_dimensions_is_configured(srv: ScriptedOpenAI) -> None:
+    honoured = make(srv, dimensions=5)
+    assert honoured.confirm_dimension() == 5
+    assert [r["dimensions"] for r in srv.embedding_requests] == [5]
+    srv.embed_fn = lambda text: deterministic_vector(text, 16)  # ignores it, as Ollama does
+    ignored = make(srv, dimensions=5)
+    with pytest.raises(ConfigError) as info:
+        ignored.confirm_dimension()
+    assert "returns vectors of dimension 16 though it is sent [embedder] dimensions = 5" in str(
+        info.value
+    )
+    assert "Remove dimensions, or set it to 16" in str(info.value)
+    assert len(srv.embedding_requests) == 2
+    learned = make(srv)  # (no dimensions: the one probe learns it)
+    assert learned.confirm_dimension() == 16 and learned.dimension == 16
+    assert len(srv.embedding_requests) == 3
+
+
 def test_empty_input(srv: ScriptedOpenAI) -> None:
     out = make(srv, dimensions=4).embed([])
     assert out.shape == (0, 4)
@@ -185,8 +203,10 @@ def test_empty_input(srv: ScriptedOpenAI) -> None:
 def test_wrong_dimension_raises(srv: ScriptedOpenAI) -> None:
     emb = make(srv, dimensions=5)
     srv.push_embeddings(dimension=7)
-    with pytest.raises(EmbeddingError, match="dimension 7, expected 5"):
+    with pytest.raises(EmbeddingError, match="dimension 7, expected 5") as info:
         emb.embed(["q"])
+    assert info.value.lasting  # asked again, the endpoint answers the same
+    assert "remove dimensions, then re-embed" in str(info.value)
 
 
 def test_dimension_change_between_calls_raises(srv: ScriptedOpenAI) -> None:

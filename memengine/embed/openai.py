@@ -63,6 +63,7 @@ class OpenAIEmbedder:
     a memory file records for this model, see :func:`recorded_dimension`; not
     sent, and the first embedding must match it), else learned from the first
     embedding (a one-text probe if it is asked for before any embedding).
+    :meth:`confirm_dimension` asks the endpoint even when ``dimensions`` is given.
     """
 
     def __init__(
@@ -143,6 +144,23 @@ class OpenAIEmbedder:
                     self._dimension = int(vectors.shape[1])
         return self._dimension
 
+    @hides_secrets
+    def confirm_dimension(self) -> int:
+        """The dimension, asked of the endpoint with one vector even when ``dimensions`` is
+        configured: a new memory file is made with it, and a server that ignores the setting
+        (Ollama and llama.cpp do) would get a file none of its vectors fit (a ConfigError)."""
+        if self.dimensions is None:
+            return self.dimension  # (learned from the endpoint, unless already)
+        made = int(self._embed_batch([_PROBE_TEXT], checked=False).shape[1])
+        if made != self.dimensions:
+            raise ConfigError(
+                f"embedding model {self.model!r} at {self.shown_url} returns vectors of "
+                f"dimension {made} though it is sent [embedder] dimensions = {self.dimensions}: "
+                "the server ignores the setting (Ollama and llama.cpp do). Remove dimensions, "
+                f"or set it to {made}"
+            )
+        return made
+
     @property
     def requests(self) -> int:
         """Number of HTTP requests sent so far (retries included)."""
@@ -190,8 +208,9 @@ class OpenAIEmbedder:
     # -- internals ------------------------------------------------------------------
 
     @hides_secrets
-    def _embed_batch(self, batch: list[str]) -> Vectors:
-        """One embeddings request (with retries), checked and normalised."""
+    def _embed_batch(self, batch: list[str], *, checked: bool = True) -> Vectors:
+        """One embeddings request (with retries), checked and normalised; ``checked`` False
+        leaves their length unchecked (:meth:`confirm_dimension` says what it is)."""
         response = self._request(batch)
         data = getattr(response, "data", None)
         if not isinstance(data, list):
@@ -229,19 +248,36 @@ class OpenAIEmbedder:
                 f"embedding endpoint {self.shown_url} returned malformed vectors "
                 f"(model {self.model!r})"
             )
-        expected = self._dimension
-        if expected is not None and matrix.shape[1] != expected:
+        expected = self._dimension if checked else None
+        made = matrix.shape[1]
+        if expected is not None and made != expected:
             if self._from_file:  # a setting to change, not an endpoint to wait for
                 raise EmbedderMismatch(
                     f"embedding model {self.model!r} at {self.shown_url} returns vectors of "
-                    f"dimension {matrix.shape[1]}, but the memory file's vectors of this model "
-                    f"have {expected}: set [embedder] dimensions = {expected} (the file was "
-                    "made with it), or re-embed the file (memengine reembed)"
+                    f"dimension {made}, but the memory file's vectors of this model have "
+                    f"{expected}: re-embed the file with the model's own {made} (memengine "
+                    "reembed, with this configuration); or, only if the server honours "
+                    "[embedder] dimensions (OpenAI's does; Ollama and llama.cpp ignore it), "
+                    f"set [embedder] dimensions = {expected} (the file was made with it)"
                 )
-            raise EmbeddingError(
+            if self.dimensions is not None:
+                fix = (
+                    f"it does not make the [embedder] dimensions = {expected} it is sent (Ollama "
+                    "and llama.cpp ignore the setting): remove dimensions, then re-embed the "
+                    f"memory file made with it to the model's own {made} (memengine reembed)"
+                )
+            else:
+                fix = (
+                    f"another model answers under its name than the one that made {expected}: "
+                    "serve that one again, or re-embed a memory file made with it (memengine "
+                    "reembed)"
+                )
+            mismatch = EmbeddingError(
                 f"embedding model {self.model!r} at {self.shown_url} returned vectors of "
-                f"dimension {matrix.shape[1]}, expected {expected}"
+                f"dimension {made}, expected {expected}: {fix}"
             )
+            mismatch.lasting = True  # (asked again, the endpoint answers the same)
+            raise mismatch
         if not np.isfinite(matrix).all():
             raise EmbeddingError(
                 f"embedding model {self.model!r} at {self.shown_url} returned NaN or infinite values"
@@ -255,7 +291,7 @@ class OpenAIEmbedder:
         if expected is None:
             with self._lock:
                 if self._dimension is None:
-                    self._dimension = int(matrix.shape[1])
+                    self._dimension = int(made)
         return normalize(matrix)
 
     def _request(self, batch: list[str]) -> Any:
