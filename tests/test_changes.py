@@ -2720,3 +2720,189 @@ def test_my_thing_is_now_a_value_changes_what_it_was(old: str, new: str, links: 
     ends no sentence, so the clause after it is read with it); another's vet, another
     thing sharing only the "Dr", the clinic closed this hour and "right now" are not."""
     assert _links(old, new) is links
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # a move finished, a decision made for one, a new job had, done ahead as typed
+        ("引っ越し終わった〜", True),
+        ("やっと引っ越し終わった", True),
+        ("引っ越しが終わった", True),
+        ("引っ越し無事終わった！", True),
+        ("引っ越しも終わりました", True),
+        ("福岡のアパートへの引っ越し、やっと終わった", True),
+        ("引っ越し済んだ", True),
+        ("ひっこしおわった", True),
+        ("転職することになった", True),
+        ("転職する事になりました", True),
+        ("転職成功した", True),
+        ("転職成功！", True),
+        ("転職できた", True),
+        ("転職決めた", True),
+        ("キャンセルすることになった", True),
+        ("変更することになった", True),
+        ("彼と別れることになった", True),
+        ("車売ることになった", True),
+        ("変更しといた", True),
+        ("キャンセルしといた", True),
+        ("予約、キャンセルしときました", True),
+        ("変更しちゃった", True),
+        ("キャンセルしておいた", True),
+        ("大阪に引越した", True),
+        ("大阪に引越しました", True),
+        ("引越し終わった", True),
+        # the noun as a modifier or a topic, a shop's, a supposition, a wish, a suggestion
+        ("引っ越しの荷造り終わった", False),
+        ("引っ越し祝いもらった", False),
+        ("引っ越し終わったら連絡する", False),
+        ("引っ越した方がいいかな", False),
+        ("引越しても連絡してね", False),
+        ("転職の相談したい", False),
+        ("転職成功したい", False),
+        ("転職成功率って何%？", False),
+        ("転職できたらいいな", False),
+        ("転職してもいいかな", False),
+        ("変更点をまとめて送った", False),
+        ("キャンセル料は3000円だった", False),
+        ("キャンセル待ちしてる", False),
+        ("駅前のパン屋で売ってるクロワッサンが好き", False),
+        ("彼氏と別れ際にケンカした", False),
+        ("彼氏と別れても友達でいたい", False),
+    ],
+)
+def test_a_japanese_change_noun_done_as_everyday_speech_says_a_change(
+    text: str, says: bool
+) -> None:
+    """A move told as finished (引っ越し終わった), a change decided for one (することになった), a
+    new job had (転職成功, 転職できた, 転職決めた) and the contracted しといた are events as
+    引っ越した is; 引越し without its っ is the same word; the noun as a modifier or a topic, a
+    condition, a wish or a suggestion (引っ越した方がいいかな) still tells none."""
+    assert bool(change_sentences(text)) is says
+
+
+@pytest.mark.parametrize(
+    ("is_now", "now_after"),
+    [
+        ("My phone is now dead lol", "My phone is dead now lol"),
+        ("My phone is now dead", "My phone is dead now"),
+        ("My coffee is now cold", "My coffee is cold now"),
+        ("My bf is now mad at me", "My bf is mad at me now"),
+        ("my boss is now in a meeting", "my boss is in a meeting now"),
+        ("My sister is now in Tokyo for the week", "My sister is in Tokyo for the week now"),
+        ("My order is now out for delivery", "My order is out for delivery now"),
+        ("The game is now on", "The game is on now"),
+        ("The line is now really long", "The line is really long now"),
+        ("the traffic is now terrible", "the traffic is terrible now"),
+        ("My inbox is now empty", "My inbox is empty now"),
+        ("The app is now down again", "The app is down again now"),
+    ],
+)
+def test_a_things_state_this_hour_is_no_change_with_now_before_it_or_after(
+    is_now: str, now_after: str
+) -> None:
+    """A "My phone is now dead" tells the phone this hour, as "My phone is dead now" does: no
+    new value of the phone, so neither form is a change."""
+    assert change_sentences(is_now) == []
+    assert change_sentences(now_after) == []
+
+
+@pytest.mark.parametrize(
+    ("is_now", "now_after"),
+    [
+        ("My vet is now Dr. Sato", "My vet is Dr. Sato now"),
+        ("My wife is now a vegetarian", "My wife is a vegetarian now"),
+        ("My car is now a Honda", "My car is a Honda now"),
+        ("My brother is now at Google", "My brother is at Google now"),
+        ("The rent is now $1,950", "The rent is $1,950 now"),
+        ("My daughter is now 7", "My daughter is 7 now"),
+        ("The party is now on Saturday instead of Friday", "The party is on Saturday now"),
+        ("The gym is now open 24h", "The gym is open 24h now"),
+    ],
+)
+def test_is_now_before_a_value_says_what_the_value_then_now_says(
+    is_now: str, now_after: str
+) -> None:
+    """A name, a number or a price, what the thing is, where one works or a day after "is now"
+    is a new value, as it is with "now" ending the clause."""
+    assert change_sentences(is_now)
+    assert change_sentences(now_after)
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("lol my vet is now Dr. Sato", "lol my vet is now Dr Sato"),
+        ("So yeah my vet is now Dr. Sato", "So yeah my vet is now Dr Sato"),
+        ("FYI my vet is now Dr. Sato", "FYI my vet is now Dr Sato"),
+        ("Apparently my vet is now Dr. Sato", "Apparently my vet is now Dr Sato"),
+        ("haha my vet is now Dr. Sato", "haha my vet is now Dr Sato"),
+        ("just fyi my vet is now Dr. Sato", "just fyi my vet is now Dr Sato"),
+        ("guess what my vet is now Dr. Sato", "guess what my vet is now Dr Sato"),
+        ("Heads up my vet is now Dr. Sato", "Heads up my vet is now Dr Sato"),
+        ("my vet is now dr. sato", "my vet is now dr sato"),
+        ("my vet is now Dr.Sato", "my vet is now Dr Sato"),
+        ("my vet is now dr.sato, switched clinics", "my vet is now dr sato, switched clinics"),
+    ],
+)
+def test_a_chat_opener_and_a_title_typed_as_on_a_phone_keep_the_new_value(
+    text: str, kept: str
+) -> None:
+    """A chat opener before "my vet" leaves it the whole subject, and a title typed in lower
+    case or with no space after its dot is still part of the name, kept whole."""
+    assert change_sentences(text)[0] == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I think my vet is now Dr. Sato",
+        "maybe my vet is now Dr. Sato",
+        "probably my vet is now Dr. Sato",
+    ],
+)
+def test_a_hedge_before_is_now_is_still_no_change(text: str) -> None:
+    """A hedge is no opener: "I think my vet is now Dr. Sato" says no vet changed."""
+    assert change_sentences(text) == []
+
+
+def test_a_move_told_as_finished_is_packed_before_the_old_home(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """「福岡のアパートへの引っ越し、やっと終わった」 is a move done: asked where the apartment
+    is, it comes before the Osaka one it follows, marked newer than it."""
+    now = clock.now
+    osaka = real_mem.add_exchange(
+        "大阪のアパートに住んでる、家賃6万", "いいね！", occurred_at=now - timedelta(days=60)
+    )
+    fukuoka = real_mem.add_exchange(
+        "福岡のアパートへの引っ越し、やっと終わった",
+        "お疲れさま！",
+        occurred_at=now - timedelta(days=3),
+    )
+    r = real_mem.retrieve("アパートどこだっけ？")
+    assert [x.episode.id for x in r.results[:2]] == [fukuoka, osaka]
+    assert r.results[0].components["later_change"] == 1.0
+    assert "の記憶より新しい、同じ話題の話" in real_mem.pack(r).text
+
+
+def test_a_phone_dead_this_hour_is_newer_than_no_phone_told(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """A "My phone is now dead lol" is the battery this hour, not a new phone: it is marked
+    newer than nothing, and the Pixel is not told as replaced."""
+    now = clock.now
+    real_mem.add_exchange(
+        "My phone is a Pixel 8, I love the camera",
+        "Nice, the Pixel camera is great!",
+        occurred_at=now - timedelta(days=30),
+    )
+    real_mem.add_exchange(
+        "My phone is now dead lol, forgot to charge it",
+        "Haha, charge it soon!",
+        occurred_at=now - timedelta(days=2),
+    )
+    r = real_mem.retrieve("What phone do I have?")
+    assert len(r.results) == 2
+    assert all("later_change" not in x.components for x in r.results)
+    assert "newer than the memory of" not in real_mem.pack(r).text

@@ -164,12 +164,28 @@ the text on any input): as two messages share it, it names nothing (テンショ
 one character more before it (電気代が上がった and ガス代が上がった share 代が上がった;
 家賃が7万円になった and 会費が5000円になった, 円になった; 家賃を7万円に上げた and 会費を6000円に
 上げた, 円に上げた)."""
-_JA_DID = "(?:し(?:た|まし|ちゃ|ちま|て(?!も(?!ら)))|され|にな(?:っ|りまし))"
+_JA_DID = (
+    "(?:し(?:た(?!方|ほう)|まし|ちゃ|ちま|て(?!も(?!ら))|と(?:い|きまし)た)|され|にな(?:っ|りまし)"
+    "|する(?:こと|事)にな)"
+)
 """What makes a change noun (引っ越し, 転職, 変更, キャンセル) an event, done or decided: in the
 past or its て-form (引っ越した, 引っ越しました, 引っ越してきた, 引っ越しした, 転職しちゃった,
-変更された, 変更してもらった, キャンセルになった, 転職して3年); not the noun as a modifier or a
-topic (引っ越し祝い, 引っ越しの荷造り, 転職の相談, 変更点, キャンセル料, キャンセル待ち), which tells
-no change, nor a supposition (引っ越しても)."""
+変更された, 変更してもらった, キャンセルになった, 転職して3年), done ahead as typed (変更しといた,
+キャンセルしときました), or decided for one (転職することになった, 変更する事になりました); not the
+noun as a modifier or a topic (引っ越し祝い, 引っ越しの荷造り, 転職の相談, 変更点, キャンセル料,
+キャンセル待ち), which tells no change, nor a supposition or a suggestion (引っ越しても,
+引っ越した方がいいかな)."""
+_JA_FINISHED = (
+    "(?:[、，,]?[がもは]?[、，,]?(?:無事|ぶじ|やっと|ようやく|ついに|遂に|全部|ぜんぶ)?[、，,]?"
+    "(?:終わ|おわ)(?:った(?!ら)|りました)|済(?:んだ(?!ら)|みました|ませた|み)|完了)"
+)
+"""A move told as finished, after 引っ越し (引っ越し終わった〜, 引っ越しが終わった, 引っ越し無事
+終わった！, 引っ越し、やっと終わった, 引っ越し済んだ, 引っ越し完了): the move is done, as 引っ越した
+says; not 引っ越しの荷造り終わった (the packing done), nor 引っ越し終わったら (a condition)."""
+_JA_JOB_DONE = "(?:先?が?決ま|決め(?:た|まし)|成功(?!を|し(?:たい|たら|ますよう)|する|でき|祈|率|者)|でき(?:た|まし))"
+"""What makes 転職 a new job had, past its :data:`_JA_DID`: found or decided (転職先決まった,
+転職決めた), succeeded (転職成功した, 転職成功！) or managed (転職できた); not a wish or a rate
+(転職成功したい, 転職成功率, 転職できたらいいな: :data:`_IF`)."""
 _KANA_AT = "(?:(?<![\u3041-\u3096])|(?<=[にをはもがへ])|(?<=[^っ]と))"
 """Where a change verb typed in hiragana starts: after a particle or no hiragana (せきがかわった;
 not the かわった of いれかわった), and わかれた after と, one's partner (かれしとわかれた; not
@@ -319,10 +335,11 @@ CHANGE = re.compile(
     rf"|(?:raised|lowered|cut|increased|decreased|upped) (?:\w+ ){{0,3}}?(?:to|by) {_AMOUNT}"
     rf"|turned {AGE})\b"
     r"|今は|今では|最近は|これからは|変え|変わっ|(?<!着)替え|買い換え|乗り換え(?!て)"
-    rf"|引っ越(?=し?{_JA_DID}|す(?:こと|事)にな|し先?が?(?:決ま|完了|済)|しお疲れ|しおつかれ|$)"
-    rf"|転職(?={_JA_DID}|先?が?決ま|$)"
+    rf"|引っ?越(?=し?{_JA_DID}|す(?:こと|事)にな|し先?が?決ま|し{_JA_FINISHED}|しお疲れ|しおつかれ|$)"
+    rf"|転職(?={_JA_DID}|{_JA_JOB_DONE}|$)"
     rf"|(?:変更|キャンセル)(?={_JA_DID}|(?:が|も)?あ(?:っ|りまし)|だ|です|な[んの]|$)"
-    r"|売っ(?=た|ちゃ|ちま|払|ぱら|て(?![るいたまおもほくなん])|$)|別れ(?=た|まし|ちゃ|ちま|て(?!も)|$)"
+    r"|売っ(?=た|ちゃ|ちま|払|ぱら|て(?![るいたまおもほくなん])|$)|売(?=る(?:こと|事)にな)"
+    r"|別れ(?=た|まし|ちゃ|ちま|て(?!も)|る(?:こと|事)にな|$)"
     r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|転校|移っ|移し|延期"
     r"|(?<![雨荒]天)中止|リスケ|退職(?![祝金])|転勤(?!族)"
     rf"|{_JA_PLANS}(?:が|は|も|を)?[^。！？!?\n]{{0,8}}?(?:延び|延ばし|ずれ|ずらし)"
@@ -334,7 +351,7 @@ CHANGE = re.compile(
     r"|(?<=に)かえ(?=た|まし|ちゃっ|てん)|(?<![\u3041-\u3096])かえ(?=てもらっ)"
     rf"|{_KANA_AT}(?:かわ(?=った|りまし|っちゃ)"
     r"|(?<=と)わかれ(?=た|まし|ちゃっ))"
-    rf"|ひっこ(?=し?{_JA_DID}|す(?:こと|事)にな|$)|(?:えんき|へんこう){_KANA_NOUN_ENDS}"
+    rf"|ひっこ(?=し?{_JA_DID}|す(?:こと|事)にな|し{_JA_FINISHED}|$)|(?:えんき|へんこう){_KANA_NOUN_ENDS}"
     rf"|(?<!てん)ちゅうし{_KANA_NOUN_ENDS}"
     r"|(?<=[0-9０-９〇一二三四五六七八九十])(?:歳|才)にな(?=っ|りまし)|(?:こと|事)にし(?=た|まし|て)"
     rf"|値[上下](?:げ|がり){_JA_DONE}"
@@ -661,6 +678,13 @@ _MOMENT = re.compile(
     r"(?:am|pm|o'?clock)|\d{1,2}:\d\d|midnight|noon)\W*$"
     # a passing state, what one can't do this minute
     rf"|\b(?:am|is|are|was|'m|'s|'re)\s+{_ADVERBS}(?:closed|open)\W*$"
+    rf"|\b(?:am|is|are|was|'m|'s|'re)\s+{_ADVERBS}(?:(?:so|very|pretty|kinda|super)\s+)?"
+    r"(?:cold|mad|angry|upset|annoyed|pissed|terrible|awful|horrible|empty|on"
+    r"|out for (?:delivery|lunch|dinner|a walk|a run)|(?:in|on) a (?:meeting|call))"
+    r"(?:\s+(?:at|with)\s+\w+)?(?:\s+again)?\W*$"
+    r"|\b(?:phone|laptop|battery|tablet|ipad|kindle|watch|airpods|headphones|earbuds|controller"
+    r"|app|site|website|server|wifi|wi-fi|internet|network|power)\s+(?:is|are|was|'s|'re)\s+"
+    rf"{_ADVERBS}(?:dead|dying|down)(?:\s+again)?\W*$"
     r"|\b(?:busy|tired|sleepy|exhausted|hungry|starving|thirsty|bored|free|asleep|awake|drunk"
     r"|full|late|ready|done|finished)\b"
     r"|\b(?:can't|cannot|can not|couldn't)\s+(?:\w+\s+)?(?:talk|chat|call|answer|text|reply"
@@ -672,7 +696,10 @@ _MOMENT = re.compile(
 """What makes the clause a "now" ends a moment, not a change: a place one is at ("I'm at the
 gym now", "I'm on the train now", "I'm at work now", "I'm home now"), the weather ("It's
 raining now"), the clock or a battery ("It's 3pm now", "I'm at 50% battery now"), a passing
-state or what one can't do this minute ("I'm busy now", "I can't talk now"), or an action of
+state or what one can't do this minute ("I'm busy now", "I can't talk now", "My coffee is
+cold now", "My bf is mad at me now", "my boss is in a meeting now", "My order is out for
+delivery now", "The game is on now", "the traffic is terrible now", "My inbox is empty now",
+a phone dead or an app down, "The app is down again now"), or an action of
 this minute ("Sending you the recipe now", "I'm reading Dune now"); not "I'm at Google now",
 "I'm working from home now", "He's in first grade now", "I'm vegan now"."""
 _HABIT_SAID = re.compile(r"\b(?:less|more|only|mostly|every|always|usually|instead)\b", re.I)
@@ -799,18 +826,40 @@ _PAST_END = re.compile(r"(?<![や嫌])[ただ][よねわなのさー〜~wｗ笑]
 _IS_NOW = re.compile(r"(?:is|are|'s|'re) now", re.ASCII | re.IGNORECASE)
 """A "now" after a be-verb, before the value it gives (:func:`_a_new_value`)."""
 _OWN_SUBJECT = re.compile(
-    r"\W*(?:(?:and|but|so|oh|ok|okay|well|also|anyway|btw|update)\W+)*"
+    r"\W*(?:(?:and|but|so|oh|ok|okay|well|also|anyway|btw|update|yeah|yep|lol|lmao|haha\w*"
+    r"|hehe\w*|omg|ps|fyi|just fyi|apparently|guess what|heads up|news)\W+)*"
     r"(?:my|our|his|her|their|the|[a-z]+'s)\s+(?:[\w'-]+\s+){0,2}?[\w-]+\s*",
     re.ASCII | re.IGNORECASE,
 )
 """The whole clause before an "is now": a thing with its owner or "the", in one to three
-words ("my vet", "our kids' school", "the rent", "Mochi's vet"), after an opener at most;
-not a pronoun, a name or a clause ("It is now 5 pm", "That is now my favourite", "Ken is now
+words ("my vet", "our kids' school", "the rent", "Mochi's vet"), after a chat opener at most
+("So yeah my vet…", "lol my vet…", "FYI my vet…", "Apparently my vet…", "Heads up, my
+vet…"; a hedge is none: "I think my vet…", "Maybe my vet…"); not a pronoun, a name or a clause ("It is now 5 pm", "That is now my favourite", "Ken is now
 at Apple", "I think it is now")."""
 _GIVEN_AHEAD = re.compile(r"\s*(?:going to|gonna|about to|supposed to)\b", re.I)
 """A value an "is now" only says is ahead ("The meeting is now going to be on Friday")."""
 _VALUE_ENDS = re.compile(r"[,;:.!?\u2013\u2014]|\b(?:and|but|so|because|since|though)\b", re.I)
 """Where the value after an "is now" ends: the clause's end."""
+_A_VALUE = re.compile(
+    r"\s*(?:(?:dr|mr|mrs|ms|mx|prof)\b|(?-i:[A-Z])(?!\b)|[$\u00a3\u20ac\u00a5]?\d"
+    r"|[\w.+-]*[\d@]|(?:a|an|the)\s+\w|(?:at|with)\s+(?:(?-i:[A-Z])|\d)"
+    r"|on\s+(?:the\s+)?(?:\d|(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)"
+    r"|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
+    r"|fifty|sixty|seventy|eighty|ninety)\b"
+    r"|in\s+(?:\w+\s+)?(?:grade|year|college|kindergarten|preschool|university|high school"
+    r"|middle school)\b|(?:closed|open)\s+(?:(?:on|every|at|from|until|till)\b|\d)"
+    r"|(?:retired|married|divorced|engaged|pregnant|single|vegan|vegetarian|sober|unemployed"
+    r"|remote|freelance|self-employed)\b)",
+    re.ASCII | re.IGNORECASE,
+)
+"""What an "is now" gives that reads as a new value of the thing, not its state this hour: a
+name (a title, "dr sato" as typed, or a capital: "Dr. Sato", "Anytime Fitness"), a number, an
+amount, a price, a day or a time ("$1,950", "7", "at 3pm", "on Saturday"), a word with a
+digit or an "@" ("hunter2", "ken@example.com"), what it is ("a vegetarian", "a Honda"), where
+one works ("at Google", "with Acme"), a school year ("in first grade"), a rule ("closed on
+Sundays", "open 24h") or a lasting state ("retired", "married", "vegan"); not "dead", "cold", "mad at
+me", "in a meeting", "out for delivery", "on", "really long", "terrible", "empty", "down
+again" nor "in Tokyo for the week", the thing as it is this hour (a lone "I" is no name)."""
 
 
 def _a_new_value(before: str, is_now: str, after: str) -> bool:
@@ -820,23 +869,28 @@ def _a_new_value(before: str, is_now: str, after: str) -> bool:
     "The rent is now $1,950", "My vet's now retired"), told as so, not negated nor a maybe
     (:data:`_NOT_BEFORE`), not ahead (:data:`_GIVEN_AHEAD`), and the clause read with the
     "now" at its end tells no moment (:func:`_a_moment`: "The clinic is now closed" is "…
-    closed now", this hour). A pronoun, a name or "now" as the subject says nothing ("It is
-    now 5 pm", "Now is a good time"); "right now" is the moment (:data:`_NOT_NOW`)."""
+    closed now", this hour), and what it gives reads as a value (:data:`_A_VALUE`: not "My
+    phone is now dead", "My sister is now in Tokyo for the week"). A pronoun, a name or "now"
+    as the subject says nothing ("It is now 5 pm", "Now is a good time"); "right now" is the
+    moment (:data:`_NOT_NOW`)."""
     subject = _clause_before(before)
     if _OWN_SUBJECT.fullmatch(subject) is None or _NOT_BEFORE.search(before) is not None:
         return False
     if _GIVEN_AHEAD.match(after) is not None:
         return False
     value = _VALUE_ENDS.split(after, maxsplit=1)[0]
+    if _A_VALUE.match(value) is None:
+        return False
     verb = is_now.removesuffix(" now")
     space = "" if verb.startswith("'") else " "  # ("My vet's", "My vet is")
     said = f"{subject.rstrip()}{space}{verb}{value}"
     return not _a_moment(said)
 
 
-_TITLE_DOT = re.compile(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof)\.(?=\s+[A-Z])")
+_TITLE_DOT = re.compile(r"(?<!\d\s)\b(Dr|Mr|Mrs|Ms|Mx|Prof)\.\s*(?=[A-Za-z])", re.I)
 """The dot of a title before a name, which ends no sentence ("My vet is now Dr. Sato, I
-switched clinics" is one)."""
+switched clinics" is one), read as a space: a name typed in lower case or with no space
+after the dot too ("my vet is now dr. sato", "Dr.Sato"), so the name is kept whole."""
 
 _ELLIPSIS_NOT = re.compile(r"\.{2,}\s*(?=not\b)")
 """Dots before a lowercase "not", which go on with the sentence rather than end it: they are
@@ -860,7 +914,7 @@ def change_sentences(text: str) -> list[str]:
     say no change)."""
     out: list[str] = []
     previous = ""
-    read = _TITLE_DOT.sub(r"\1", text[:2000].translate(APOSTROPHES))
+    read = _TITLE_DOT.sub(r"\1 ", text[:2000].translate(APOSTROPHES))
     listed = sentences(_ELLIPSIS_NOT.sub("\u2026 ", read))
     for at, sentence in enumerate(listed):
         following = listed[at + 1] if at + 1 < len(listed) else ""
