@@ -814,6 +814,41 @@ READ_IN_CHAT: list[tuple[str, datetime, tuple[datetime, datetime] | None]] = [
     ("Friday the 13th was scary", MON, None),
     ("What did I buy Black Friday?", MON, None),
     ("Did you watch Saturday Night Live?", MON, None),
+    # a day said, heard or chosen: the saying is past, the day as often to come
+    ("飲み会、金曜日って言ったよね？", MON, None),
+    ("金曜日って言ってたっけ？", MON, None),
+    ("歯医者、金曜日って言われた", MON, None),
+    ("締め切り金曜日って聞いた", MON, None),
+    ("金曜日ってことになった", MON, None),
+    ("金曜言ったじゃん", MON, None),
+    ("You said Friday, right?", MON, None),
+    ("Did you say Friday?", MON, None),
+    ("The doctor said Friday.", MON, None),
+    ("I told him Friday", MON, None),
+    ("We picked Saturday.", MON, None),
+    ("What time did I say Friday?", MON, None),
+    # …but the day it was said, with a particle as before, or asked what was said then
+    ("金曜日に言ったよね", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("金曜日って何話したっけ", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("What did you say Friday?", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("What did I say about my sister Friday", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    # a title, a habit, a kind of thing, what a thing was
+    ("Finally watched Wednesday!", MON, None),
+    ("I binged Wednesday.", MON, None),
+    ("Did I tell you I finished Wednesday?", MON, None),
+    ("What did I think of Wednesday?", MON, None),
+    ("Mom always called Sunday night.", MON, None),
+    ("Growing up we had church Sunday morning.", MON, None),
+    ("Saturday morning cartoons were the best", MON, None),
+    ("Ugh Monday morning meetings were the worst", MON, None),
+    ("Friday night dinner was my favourite tradition growing up", MON, None),
+    ("the deadline was Friday", MON, None),
+    ("水曜日のカンパネラ好きだった", MON, None),  # a band
+    # …while a day told as past keeps its window
+    ("He texted me Friday night and I haven't replied", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("Did I watch a movie Friday night?", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("We went hiking Sunday", MON, (d(2026, 3, 15), d(2026, 3, 16))),
+    ("水曜日の夜何食べた？", MON, (d(2026, 3, 11), d(2026, 3, 12))),
     ("I met him on the 15th", AUG, (d(2026, 8, 15), d(2026, 8, 16))),
     ("15日に先輩と会った", AUG, (d(2026, 8, 15), d(2026, 8, 16))),
     ("25日に何したっけ", AUG, (d(2026, 7, 25), d(2026, 7, 26))),  # still to come: last month's
@@ -937,6 +972,43 @@ def test_a_weekday_without_a_particle_finds_that_day(tmp_path: Path) -> None:
         assert bare.time_window is not None and bare.time_window == marked.time_window
         assert bare.time_window[0] <= d(2026, 12, 5) < d(2026, 12, 6) <= bare.time_window[1]
         assert bare.results[0].episode.id == marked.results[0].episode.id == days[5]
+
+
+def test_a_weekday_said_is_not_the_day_asked(tmp_path: Path) -> None:
+    """「美香との飲み会、金曜日って言ったよね？」 asks about the day the plan names, not last Friday:
+    the plan told on Monday comes first, not the boss's drinks of the Friday before; and
+    "What did I think of Wednesday?" (a show) keeps the memory that names it in the pack."""
+    from memengine import FixedClock, Memory
+
+    from .helpers import HashEmbedder
+
+    now = d(2026, 6, 10, 12)  # a Wednesday
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(now)) as mem:
+        plan = mem.add_exchange(
+            "美香との飲み会、今週の金曜19時に決まった！場所は一蘭",
+            "楽しんで！",
+            occurred_at=d(2026, 6, 8, 20),
+        )
+        mem.add_exchange(
+            "今日は上司と飲み会、つまらなかった", "おつかれ", occurred_at=d(2026, 6, 5, 22)
+        )
+        mem.add_exchange("美香から猫の動画きた笑", "かわいい", occurred_at=d(2026, 6, 5, 21))
+        show = mem.add_exchange(
+            "Finally watched Wednesday on Netflix, Jenna Ortega is amazing",
+            "The dance scene!",
+            occurred_at=d(2026, 5, 1, 21),
+        )
+        mem.add_exchange(
+            "Wednesday I had lunch with Mika at the ramen place",
+            "Yum",
+            occurred_at=d(2026, 6, 3, 13),
+        )
+        said = mem.retrieve("美香との飲み会、金曜日って言ったよね？", now=now, record=False)
+        assert said.time_window is None and said.results[0].episode.id == plan
+        asked = mem.retrieve("What did I think of Wednesday?", now=now, record=False)
+        assert asked.time_window is None
+        assert show in {r.episode.id for r in asked.results}
+        assert "Finally watched Wednesday" in mem.pack(asked).text
 
 
 MAY10 = datetime(2026, 5, 10, 12, tzinfo=JST)  # a Sunday

@@ -114,15 +114,19 @@ SENTENCE_END = re.compile(
 )
 
 
+def _sentence_start(m: re.Match[str]) -> int:
+    """Where the sentence that holds ``m`` begins in its message (:func:`_sentence`)."""
+    start = 0
+    for end in SENTENCE_END.finditer(m.string, 0, m.start()):
+        start = end.end()
+    return start
+
+
 def _sentence(m: re.Match[str]) -> str:
     """The sentence of the message that holds ``m`` (sentences end at 。！？!?, a line break
     or a full stop before a space, not that of "Dr." or "Mrs.")."""
-    text = m.string
-    start = 0
-    for end in SENTENCE_END.finditer(text, 0, m.start()):
-        start = end.end()
-    after = SENTENCE_END.search(text, m.end())
-    return text[start : after.end() if after else len(text)]
+    after = SENTENCE_END.search(m.string, m.end())
+    return m.string[_sentence_start(m) : after.end() if after else len(m.string)]
 
 
 def _looks_ahead(m: re.Match[str]) -> bool:
@@ -814,25 +818,37 @@ starts so: 2019年産まれ, 2019年産後, 2019年産休, 2019年製薬会社, 
 
 _WD_JA = f"(?P<wd>[{_WEEKDAYS_JA}])曜日?"
 
+_SAID_JA = (
+    r"\s*(?:言|聞|決|話|約束|こと[にで]|な[っりる]|いった|いって|いわ|いう|ゆう|きいた|きいて)"
+)
+"""What a weekday before って is when it is what was said, heard or decided (金曜日って言った,
+って聞いた, って決めた, ってことになった), not the time of what is told."""
+
 _WD_JA_ALONE = (
     r"(?<![週毎の])"
     + _WD_JA
-    + r"(?=の|(?:に|は|、|,|って|も|\s|[?？])(?!\s*(?:いつも|毎回|たいてい|大抵|だいたい|大体|基本"
-    r"|必ず|普段|ふだん))|何|なに|どこ|どう(?!でしょう)|誰|だれ)"
+    + r"(?=の(?!カンパネラ)|(?:に|は|、|,|って(?!"
+    + _SAID_JA
+    + r")|も|\s|[?？])(?!\s*(?:いつも|毎回|たいてい|大抵|だいたい|大体|基本|必ず|普段|ふだん))"
+    r"|何|なに|どこ|どう(?!でしょう)|誰|だれ)"
 )
 """A weekday named alone (火曜に, 金曜日は, 金曜日って, 金曜日も, 金曜日　何した, 土曜日何してた？,
 金曜日どうだった？): a particle after it or, in the casual register that drops it, a question
 word. What follows must say so because the weekday is as often a habit, a thing's name or a
 deadline: not 毎週金曜 (nor the 金曜 of 次の金曜, read by the rules that name its week),
 金曜日はいつも, 金曜日に大抵 (金曜日のいつもの店 is that Friday's), 金曜日が好き, 金曜日まで,
-金曜日から (:func:`_since_at`), 水曜どうでしょう, 日曜大工, 日曜版, 土曜出勤."""
+金曜日から (:func:`_since_at`), 水曜どうでしょう, 水曜日のカンパネラ (a band), 日曜大工, 日曜版,
+土曜出勤; nor the day someone said or chose (金曜日って言ったよね？, 金曜日って言われた,
+締め切り金曜日って聞いた: the saying is past, the day it names is as often to come; 金曜日に言った
+is the day it was said)."""
 _WD_JA_OPENS = (
     r"(?:^|(?<=[。！？!?\n、,\s「『（(]))"
     + _WD_JA
-    + r"(?!日)(?=[㐀-鿿][っんいきしちにびみりえけげせてでねべめれた])"  # (not 金曜 of 金曜日って)
+    + r"(?!日)(?=(?![言聞決])[㐀-鿿][っんいきしちにびみりえけげせてでねべめれた])"  # (not 金曜日って)
 )
 """A weekday that opens a clause right before a verb (金曜日行った？, ねえ、日曜寝てた？): a kanji
-with the kana a verb goes on with, never a word of two kanji (日曜大工, 土曜出勤, 日曜版の)."""
+with the kana a verb goes on with, never a word of two kanji (日曜大工, 土曜出勤, 日曜版の), nor
+a verb of saying or deciding (金曜言ったじゃん, 金曜決めた: the day said, as 金曜日って言った)."""
 
 _KANA_LONGER: dict[str, tuple[tuple[str, str], ...]] = {
     "せんしゅう": (
@@ -903,25 +919,83 @@ _SEASON_JA = "[春夏秋冬]|" + _kana("なつ|ふゆ")
 """A season after a year: 夏 or, in hiragana, なつ and ふゆ (not はる or あき, names as often)."""
 _WD_EN = "(?P<wd>" + "|".join(WEEKDAYS_EN) + ")"
 _NOT_THE_DAY_EN = (
-    "every each by until till til before after since from through thru to due next this that "
-    "a the one black good cyber casual girl man holy ash palm fat super easter maundy blue "
-    "manic throwback is are be not"
+    "every each by until till til before after since from through thru to for of due next this "
+    "that a the one black good cyber casual girl man holy ash palm fat super easter maundy blue "
+    "manic throwback is are be was were been being not"
 ).split()
+_PART_OF_DAY_EN = "night|morning|afternoon|evening"
+_AFTER_THE_DAY_EN = (
+    "was|were|and|but|or|so|then|when|while|because|with|at|i|we|you|he|she|they|it|lol|haha"
+    "|too|again|though"
+)
+"""The words that may follow "Friday night" when it is the time told ("Friday night was fun",
+"he texted me Friday night and…", "what did we do Friday night at the bar?"): a verb, a new
+clause or a word of its own, not a noun it would name the kind of ("Friday night dinner")."""
 _WD_EN_ALONE = (
     r"\b"
     + "".join(rf"(?<!\b{word} )" for word in _NOT_THE_DAY_EN)
     + r"(?<!['’]s )"
     + _WD_EN
-    + r"(?=\s*(?:[?!.,;:)]|$)| (?:night|morning|afternoon|evening)\b"
-    r"(?! (?:live|fever|football|lights)\b))"
+    + r"(?=\s*(?:[?!.,;:)]|$)"
+    + rf"| (?:{_PART_OF_DAY_EN})(?:\s*(?:[?!.,;:)]|$)| (?:{_AFTER_THE_DAY_EN})\b))"
 )
 """A weekday named without "on", told at the end of a clause or with a part of the day ("Did
-I go to the gym Friday?", "what did we eat Friday night"). The word before must not make it
-another day, a habit or a deadline ("every Friday", "Fridays", "by Friday", "due Friday",
-"Monday to Friday", "next Friday", "this Friday" said either way), nor what a thing is ("Mark
-said the party is Saturday, not Friday", "it's Friday"), nor a name ("Black Friday",
-"Good Friday", "Girl Friday", "Saturday Night Live"); a weekday that opens a sentence ("Friday
-is the deadline") is left unread."""
+I go to the gym Friday?", "what did we eat Friday night", "he texted me Friday night and…").
+The word before must not make it another day, a habit or a deadline ("every Friday",
+"Fridays", "by Friday", "due Friday", "Monday to Friday", "next Friday", "this Friday" said
+either way, "set it for Friday"), nor what a thing is ("Mark said the party is Saturday, not
+Friday", "it's Friday", "the deadline was Friday"), nor a name ("Black Friday", "Good
+Friday", "Girl Friday"); and a part of the day must end the clause or another clause or word
+of its own follow, not a noun it names the kind of ("Saturday morning cartoons", "Monday
+morning meetings", "Friday night dinner", "Saturday Night Live", "Friday night lights"). A
+weekday that opens a sentence ("Friday is the deadline") is left unread."""
+_SAID_BEFORE_EN = re.compile(
+    r"\b(?:(?P<say>said|say|says|saying|told|tell|tells|telling)|picked|pick|chose|choose|chosen"
+    r"|went with|go with|suggested|mentioned)(?: (?:me|you|him|her|us|them|it))?\s+$",
+    re.ASCII,
+)
+"""The words before a weekday that make it what was said or chosen ("You said Friday, right?",
+"I told him Friday", "We picked Saturday"): the saying is past, the day it names as often to
+come."""
+_WHAT_WAS_SAID_EN = re.compile(r"\bwhat\b(?! (?:time|day|date|hour)\b)", re.ASCII)
+"""A "what" that is the thing said ("What did you say Friday?", "what did she tell him
+Friday"): the weekday after the verb is then when it was said ("What time did I say Friday?"
+still asks for the day said)."""
+_TITLE_BEFORE_EN = re.compile(
+    r"\b(?:watch|watched|watching|rewatched|binge|binged|binging|bingeing|finish|finished|saw"
+    r"|seen|read|started)\s+$",
+    re.ASCII,
+)
+"""The words before a weekday alone that make it a title ("Finally watched Wednesday!", "I
+binged Wednesday"; not "I read Friday night", a part of the day)."""
+_PART_OF_DAY_AFTER_EN = re.compile(rf" (?:{_PART_OF_DAY_EN})\b", re.ASCII)
+_HABIT_EN = re.compile(
+    r"\b(?:always|usually|often|normally|typically|sometimes|every|used to|growing up|would"
+    r"|as a (?:kid|child))\b",
+    re.ASCII,
+)
+"""Words that make a sentence's weekday a habit, not a day ("Mom always called Sunday night",
+"Growing up we had church Sunday morning")."""
+
+
+def _bare_weekday_en(m: re.Match[str], now: datetime) -> Window | None:
+    """ "Did I go to the gym Friday?": a weekday named without "on" (:data:`_WD_EN_ALONE`) is
+    the latest one when told as past (:func:`_past_weekday`), unless it is what was said or
+    chosen (:data:`_SAID_BEFORE_EN`), a title (:data:`_TITLE_BEFORE_EN`) or a habit
+    (:data:`_HABIT_EN`)."""
+    text, start = m.string, m.start()
+    said = _SAID_BEFORE_EN.search(text, max(0, start - 40), start)
+    if said is not None and not (
+        said.group("say") and _WHAT_WAS_SAID_EN.search(text, _sentence_start(m), said.start())
+    ):
+        return None
+    title = _TITLE_BEFORE_EN.search(text, max(0, start - 20), start)
+    if title is not None and not _PART_OF_DAY_AFTER_EN.match(text, m.end()):
+        return None
+    if _HABIT_EN.search(_sentence(m)) is not None:
+        return None
+    return _past_weekday(m, now)
+
 
 # Longest, most specific patterns first: a span matched once is not matched again.
 RULES: list[Rule] = [
@@ -1224,7 +1298,7 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         _en_last_weekday,
     ),
     (re.compile(r"\bon " + _WD_EN + r"\b"), _past_weekday),  # (not "on Tuesdays")
-    (re.compile(_WD_EN_ALONE), _past_weekday),  # "Did I go to the gym Friday?"
+    (re.compile(_WD_EN_ALONE), _bare_weekday_en),  # "Did I go to the gym Friday?"
     (
         re.compile(r"\b(?:the )?(?P<s>spring|summer|autumn|fall|winter)(?: of)?,? (?P<y>\d{4})\b"),
         _season_of_year,
