@@ -44,6 +44,7 @@ from .errors import (
     EmbedderMismatch,
     EmbeddingError,
     InvalidInput,
+    LLMTimeout,
     MemEngineError,
     MemoryClosed,
     NotFound,
@@ -850,17 +851,26 @@ class Memory:
         if perspective is not None:
             perspective = self._perspective(agent_name, perspective)
         # llm phases: the LLM turn when enabled, else the fast path
-        waited = time.monotonic()
-        run = self.retriever.retrieve
+        started = time.monotonic()  # the turn's deadline covers the wait for the client
+        run: Callable[..., Retrieval] = self.retriever.retrieve
         unbuilt = ""  # why the LLM phases could not run (the client cannot be built)
         if self._use_llm(llm):
+            deadline_s = self.config.llm.turn_deadline_s
             try:
-                run = self._llm().run
+                turn = self._llm_within(deadline_s)
             except ConfigError as exc:  # (a proxy in the environment it cannot use)
                 if llm:  # asked for by name: the caller hears why not
                     raise
-                unbuilt = str(exc)
-        waited = time.monotonic() - waited  # for the chat client, built once in the background
+                unbuilt = f"the LLM client cannot be built: {exc}"
+            else:
+                if turn is None:  # as a phase past the deadline: the fast path answers
+                    unbuilt = (
+                        f"the LLM client was not ready within the turn's deadline of "
+                        f"{deadline_s:.3g}s (turn_deadline_s; it is built once, importing openai)"
+                    )
+                else:
+                    run = functools.partial(turn.run, started=started)
+        waited = time.monotonic() - started  # for the chat client, built once in the background
         retrieval = run(
             cleaned,
             recent=messages,
@@ -874,13 +884,10 @@ class Memory:
             "max_sensitivity": max_sensitivity,
             "now": now,
         }
-        if waited >= 0.001:  # outside the turn's deadline: the first turn after open waits
+        if waited >= 0.001:  # within the turn's deadline: the first turn after open waits
             update["timings_ms"] = {**retrieval.timings_ms, "llm_client": round(waited * 1000, 3)}
         if unbuilt:  # the fast path answered: each phase says why it did not run
-            skipped = [
-                f"{phase}: skipped, the LLM client cannot be built: {unbuilt}"
-                for phase in ("expansion", "rerank")
-            ]
+            skipped = [f"{phase}: skipped, {unbuilt}" for phase in ("expansion", "rerank")]
             update["degraded"] = (*skipped, *retrieval.degraded)
         retrieval = retrieval.model_copy(update=update)
         return life.after_retrieve(
@@ -955,6 +962,26 @@ class Memory:
 
                 self._llm_client = ChatClient.from_config(self.config.llm)
             return self._llm_client
+
+    def _llm_within(self, wait_s: float) -> LLMTurn | None:
+        """The LLM turn runner, or None when its chat client is not ready within ``wait_s``
+        seconds (see :meth:`_chat_client_within`)."""
+        built = self._llm_turn
+        if built is not None:
+            return built
+        building = self._executor.submit(self._llm)
+        done, _ = wait([building], timeout=wait_s)
+        return building.result() if done else None
+
+    def _chat_client_within(self, wait_s: float) -> ChatClient | None:
+        """The chat client, or None when it is not ready within ``wait_s`` seconds (built
+        in the background on open, importing openai takes ~0.7 s): a caller's deadline
+        covers the wait. The build goes on, for the next call."""
+        if self._llm_client is not None:
+            return self._chat_client()
+        building = self._executor.submit(self._chat_client)
+        done, _ = wait([building], timeout=wait_s)
+        return building.result() if done else None
 
     def _close_llm(self) -> None:
         if self._llm_warm is not None:
@@ -1039,14 +1066,15 @@ class Memory:
 
     @gated
     def warm(self, agent: str | None = None) -> str:
-        """Load the agent's vectors and the embedder's model now (a server can call this
-        before the agent's first turn), and say how its searches run: ``"float32"``,
+        """Load the agent's vectors, the embedder's model and the LLM client now (a server
+        can call this before the agent's first turn), and say how its searches run: ``"float32"``,
         ``"codes"`` (past the room for floats in ``vector_cache_mb``) or ``"vec0"`` (past
         it all). The embedder embeds one word, so a remote one that is down raises
         :class:`.EmbeddingError` here, as an add would (turns still answer from full text)."""
         mode = self.store.warm(self._agent(agent))
         if not isinstance(self.embedder, RecordedOnly):
             self._embedder.embed(["warm"])  # the default model loads on first use (~1 s)
+        self.load_llm_client()  # (the first turn's deadline would pay for it)
         return mode
 
     @gated
@@ -1064,6 +1092,14 @@ class Memory:
                 load()
             except EmbeddingError:  # the turn's own embedding fails the same way, degraded
                 return
+
+    @gated
+    def load_llm_client(self) -> None:
+        """Wait for the LLM chat client that opening the memory began to build (importing
+        openai, ~0.7 s), if it did. A turn's deadline covers that wait, so a process that
+        runs one turn (the CLI) waits first; a failure is the turn's to report, as ever."""
+        if self._llm_warm is not None:
+            wait([self._llm_warm])
 
     @gated
     def stats(self, *, agent: str | None = None) -> Stats:
@@ -1348,13 +1384,23 @@ class Memory:
             raise ConfigError("judge='llm' needs an LLM: set [llm] base_url or api_key")
         client = None
         unjudged = ""
+        started = time.monotonic()  # the deadline covers getting the client too
+        deadline_s = self.config.lifecycle.feedback_deadline_s
         if answer and judge != "match" and self.llm_configured:
             try:
-                client = self._chat_client()
+                client = self._chat_client_within(deadline_s)
             except ConfigError as exc:  # (a proxy it cannot use): "auto" matches without it
                 if judge == "llm":
                     raise
                 unjudged = f"the LLM client cannot be built: {exc}"
+            else:
+                if client is None:  # as a reply past the deadline: matched, or raised
+                    unjudged = (
+                        f"the LLM client was not ready within the deadline of {deadline_s:.3g}s "
+                        "(feedback_deadline_s; it is built once, importing openai)"
+                    )
+                    if judge == "llm":
+                        raise LLMTimeout(unjudged)
         return life.give_feedback(
             self.store,
             self._embedder,
@@ -1374,6 +1420,7 @@ class Memory:
             judge_falls_back=judge == "auto",
             unjudged=unjudged,
             zone=None if self.config.time_zone is None else self._now().tzinfo,
+            deadline_s=max(deadline_s - (time.monotonic() - started), 0.001),
         )
 
     @gated
@@ -1387,7 +1434,8 @@ class Memory:
         times ``expected_tasks_per_day``). The sleep is committed before the training
         (``train``): a training that fails (another writer held the file) leaves a note in
         the report, not an error that would hide the sleep that happened. NotFound for an
-        agent the file does not know."""
+        agent the file does not know; Ctrl-C before the commit raises
+        :class:`.lifecycle.SleepInterrupted` (a KeyboardInterrupt: nothing changed)."""
         args.switches(train=train)
         self._writable()
         name = self._agent(agent)

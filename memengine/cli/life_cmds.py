@@ -17,7 +17,7 @@ from rich.table import Table
 from ..arguments import agent_of_a_new_file
 from ..clock import iso_text
 from ..errors import InvalidInput
-from ..lifecycle import Judge, SleepReport
+from ..lifecycle import Judge, SleepInterrupted, SleepReport
 from ..text import counted, preview, quoted_name, shell_word
 from ._app import (
     AgentOpt,
@@ -287,8 +287,12 @@ def sleep(
     """Run the sleep phase: levels, decay, archiving and capacity pruning in one transaction."""
     cfg = settings(config, db, agent)
     with open_memory(cfg, embeds=False) as mem:
-        with progress_bar("sleeping", enabled=not as_json, counted=False):
-            report = mem.sleep(tasks=tasks, train=False)
+        try:
+            with progress_bar("sleeping", enabled=not as_json, counted=False):
+                report = mem.sleep(tasks=tasks, train=False)
+        except SleepInterrupted as exc:  # in the transaction: say that it was rolled back
+            err_console.print(f"interrupted: {exc}", highlight=False)
+            raise typer.Exit(130) from None
         try:
             if not no_train:
                 report = mem.train_after_sleep(report)
@@ -415,7 +419,7 @@ def life(
         return
     table = Table(show_header=False, title=preview(shown(ep.text).replace("\n", " ⏎ "), 80))
     rows = [
-        (key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        (key, value if isinstance(value, str) else json.dumps(_rounded(value), ensure_ascii=False))
         for key, value in data.items()
     ]
     rows = [(key, shown_name(text) if key == "agent" else text) for key, text in rows]
@@ -426,6 +430,18 @@ def life(
     for key, text in rows:
         table.add_row(key, text)
     print_table(table)
+
+
+def _rounded(value: Any) -> Any:
+    """``value`` with its floats (a strength, an impact) rounded to 3 places for the table,
+    which showed 0.09944025698709066; the JSON keeps them exact."""
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rounded(item) for item in value]
+    return value
 
 
 @plot_app.command("strength")

@@ -23,7 +23,7 @@ from .agents import (
 from .feedback import FeedbackResult, Judge, give_feedback, read_answer
 from .plot import plot_strength
 from .ranking import ScorerInfo, scorer_declined, train_agent_scorer
-from .sleep import SleepReport, run_sleep
+from .sleep import SleepInterrupted, SleepReport, run_sleep
 from .turns import Ranking, after_retrieve
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "MemoryLife",
     "Ranking",
     "ScorerInfo",
+    "SleepInterrupted",
     "SleepReport",
     "after_retrieve",
     "create_agent",

@@ -231,6 +231,7 @@ def give_feedback(
     judge_falls_back: bool = True,
     unjudged: str = "",
     zone: tzinfo | None = None,
+    deadline_s: float | None = None,
 ) -> FeedbackResult:
     """Record which memories of ``turn_id`` were used and reinforce them (one transaction).
 
@@ -243,7 +244,8 @@ def give_feedback(
     ``time_zone``; None: the turn's own offset): the days an answer names are read there,
     so a change of summer time moves none. ``agent`` (when given) must be the turn's. A
     used memory that a sleep archived after the turn becomes active again, as deep recall
-    makes it.
+    makes it. ``deadline_s`` is what is left for the LLM's call (default: all of
+    ``feedback_deadline_s``; less when getting the client took some).
     """
     with store.connections.read() as cur:
         turn = store_lc.get_turn(cur, turn_id)
@@ -304,7 +306,7 @@ def give_feedback(
                     model=model,
                     answer=answer,
                     episodes=episodes,
-                    deadline_s=cfg.feedback_deadline_s,
+                    deadline_s=cfg.feedback_deadline_s if deadline_s is None else deadline_s,
                 )
                 methods.append("llm")
                 if unshown:  # an invented memory is not a used one; say that it was named

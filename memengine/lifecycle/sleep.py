@@ -37,7 +37,8 @@ import bisect
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -102,6 +103,22 @@ class SleepPlan:
     """The weight of the principles, which are never pruned (over the cap: nothing is)."""
     pruned_active: int = 0
     """How many of ``pruned`` were active (not archived) memories."""
+
+
+class SleepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sleep's transaction, which was rolled back: nothing changed. A
+    KeyboardInterrupt still (a program that stops on Ctrl-C stops), whose words say that the
+    file is as it was, unlike an interrupt after the commit (the scorer's training)."""
+
+
+@contextmanager
+def _rolled_back_if_interrupted() -> Iterator[None]:
+    """Around a sleep's transaction: Ctrl-C there, which rolls it back, becomes a
+    :class:`SleepInterrupted` that says so."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        raise SleepInterrupted("the sleep was rolled back, nothing changed") from exc
 
 
 @dataclass(frozen=True)
@@ -312,12 +329,12 @@ def run_sleep(
     """Apply one sleep to ``agent``'s memories in a single transaction and record it.
 
     ``tasks`` overrides the decay clock: every active memory decays by that
-    many tasks.
+    many tasks. Ctrl-C during the transaction raises :class:`SleepInterrupted`.
     """
     t0 = time.perf_counter()
     now = ensure_aware(now)
     notes: list[str] = []
-    with store.connections.write() as cur:
+    with _rolled_back_if_interrupted(), store.connections.write() as cur:
         known_agent(cur, agent)
         prev = store_lc.last_sleep(cur, agent)
         if prev is not None and now < prev.slept_at:

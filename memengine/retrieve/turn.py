@@ -526,8 +526,10 @@ class LLMTurn:
         now: datetime,
         extra_queries: Sequence[str] = (),
         limit: int | None = None,
+        started: float | None = None,
     ) -> Retrieval:
-        """One turn's retrieval with the LLM phases, within ``[llm] turn_deadline_s``."""
+        """One turn's retrieval with the LLM phases, within ``[llm] turn_deadline_s`` from
+        ``started`` (a ``time.monotonic()``; default: now), when the caller began waiting."""
         return self.run_traced(
             text,
             recent=recent,
@@ -535,6 +537,7 @@ class LLMTurn:
             now=now,
             extra_queries=extra_queries,
             limit=limit,
+            started=started,
         )[0]
 
     def run_traced(
@@ -546,9 +549,10 @@ class LLMTurn:
         now: datetime,
         extra_queries: Sequence[str] = (),
         limit: int | None = None,
+        started: float | None = None,
     ) -> tuple[Retrieval, TurnTrace]:
         """Like :meth:`run`, also returning the :class:`TurnTrace` of the turn."""
-        t0 = time.monotonic()
+        t0 = time.monotonic() if started is None else started
         cfg, rcfg = self.llm, self.retrieval
         turn_end = t0 + cfg.turn_deadline_s
         trace = TurnTrace()
