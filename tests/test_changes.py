@@ -2906,3 +2906,132 @@ def test_a_phone_dead_this_hour_is_newer_than_no_phone_told(
     assert len(r.results) == 2
     assert all("later_change" not in x.components for x in r.results)
     assert "newer than the memory of" not in real_mem.pack(r).text
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # a level, a gauge's reading or a count: refreshed by the hour, no new value
+        ("My phone is now at 5% lol", False),
+        ("My fever is now 39", False),
+        ("My temperature is now 38.5 ugh", False),
+        ("My score is now 1200 in the game", False),
+        ("my car is now at 80k miles", False),
+        ("My laptop is now 5 years old lol", False),
+        ("My coffee is now 2 hours old lol", False),
+        ("My coffee is now two hours old", False),
+        ("My commute is now 20 minutes", False),
+        # a visit: "at" a place with a purpose or a span after it
+        ("My husband is now at Costco getting groceries lol", False),
+        ("My daughter is now at Grandma's for the weekend", False),
+        ("My kid is now at Lincoln for the field trip", False),
+        # a price, a code, a name, a workplace, a day, a time, a date, an age: a value
+        ("The rent is now $1,200", True),
+        ("The rent is now 1,200", True),
+        ("My rent is now 95000 yen", True),
+        ("The fee is now 80 dollars a month", True),
+        ("My password is now hunter2", True),
+        ("My email is now ken@example.com", True),
+        ("My number is now 090-1234-5678", True),
+        ("My vet is now Dr. Sato", True),
+        ("My sister is now at Google", True),
+        ("My sister is now at Google working on Maps", True),
+        ("The party is now on Saturday", True),
+        ("The meeting is now at 3pm", True),
+        ("The class is now at 7", True),
+        ("The meeting is now 3", True),
+        ("The deadline is now 5/20", True),
+        ("My daughter is now 7", True),
+        ("My daughter is now seven", True),
+        ("My son is now 6 months old", True),
+        ("My dog is now 3 years old", True),
+    ],
+)
+def test_a_reading_or_a_visit_after_is_now_is_no_new_value(text: str, says: bool) -> None:
+    """A number after an "is now" is a value only as a price, a code, a time, a date or a
+    person's or a pet's age: a level after "at" and a gauge's reading are the hour's; an "at
+    <Place>" with a purpose or a span after it is a visit, as "in Tokyo for the week" is."""
+    assert bool(change_sentences(text)) is says
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "links"),
+    [
+        ("My phone is a Pixel 8", "My phone is now at 5% lol", False),
+        ("My car is a 2015 Honda Civic", "my car is now at 80k miles", False),
+        ("My daughter goes to Lincoln", "My daughter is now at Grandma's for the weekend", False),
+        ("My phone is a Pixel 8", "My phone is now an iPhone 15", True),
+        ("My car is a 2015 Honda Civic", "My car is now a Tesla", True),
+        ("My password is hunter1", "My password is now hunter2", True),
+    ],
+)
+def test_a_reading_after_is_now_changes_no_older_memory(old: str, new: str, links: bool) -> None:
+    """A phone at 5% is no new phone and a car at 80k miles no new car: neither is linked as
+    a later change of what the thing is; a new phone, car or password still is."""
+    assert _links(old, new) is links
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # advice to oneself: a change verb's た or る before 方が
+        ("車売ったほうがいいかな", False),
+        ("バイク売ったほうがいいかな", False),
+        ("別れた方がいいかな", False),
+        ("彼氏と別れたほうがいいのかな", False),
+        ("仕事辞めたほうがいいのかな", False),
+        ("髪型変えたほうがいいかな", False),
+        ("辞めちゃった方が楽かな", False),
+        ("変えるほうがいいかな", False),
+        ("変えた方が良かった", False),
+        # done, plain or polite
+        ("車売った", True),
+        ("車売りました", True),
+        ("売りました", True),
+        ("車、先月売りました！", True),
+        ("彼氏と別れた", True),
+        ("仕事辞めた", True),
+        ("髪型変えた", True),
+        ("辞めたけど後悔してる", True),
+    ],
+)
+def test_advice_after_a_japanese_change_verb_is_no_change(text: str, says: bool) -> None:
+    """〜た方がいいかな after every change verb asks oneself, as 引っ越した方がいいかな does,
+    and changes nothing; 売りました is done as 売った is."""
+    assert bool(change_sentences(text)) is says
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "links"),
+    [
+        ("仕事はIT企業で営業やってる", "仕事辞めたほうがいいのかな", False),
+        ("バイクはカワサキのニンジャに乗ってる", "バイク売ったほうがいいかな", False),
+        ("バイクはカワサキのニンジャに乗ってる", "バイク売りました", True),
+    ],
+)
+def test_advice_to_oneself_changes_no_older_memory(old: str, new: str, links: bool) -> None:
+    """「仕事辞めたほうがいいのかな」 is no later change of the job, 「バイク売りました」 is one of
+    the bike."""
+    assert _links(old, new) is links
+
+
+def test_a_phone_at_five_percent_is_newer_than_no_phone_told(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """A "My phone is now at 5% lol" is the battery this hour, not a new phone: the Pixel is
+    not told as replaced."""
+    now = clock.now
+    real_mem.add_exchange(
+        "My phone is a Pixel 8, I love the camera",
+        "Nice, the Pixel camera is great!",
+        occurred_at=now - timedelta(days=30),
+    )
+    real_mem.add_exchange(
+        "My phone is now at 5% lol, forgot to charge it",
+        "Haha, charge it soon!",
+        occurred_at=now - timedelta(days=2),
+    )
+    r = real_mem.retrieve("What phone do I have?")
+    assert len(r.results) == 2
+    assert all("later_change" not in x.components for x in r.results)
+    assert "newer than the memory of" not in real_mem.pack(r).text

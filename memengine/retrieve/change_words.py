@@ -339,6 +339,7 @@ CHANGE = re.compile(
     rf"|転職(?={_JA_DID}|{_JA_JOB_DONE}|$)"
     rf"|(?:変更|キャンセル)(?={_JA_DID}|(?:が|も)?あ(?:っ|りまし)|だ|です|な[んの]|$)"
     r"|売っ(?=た|ちゃ|ちま|払|ぱら|て(?![るいたまおもほくなん])|$)|売(?=る(?:こと|事)にな)"
+    r"|売り(?=まし[たて])"
     r"|別れ(?=た|まし|ちゃ|ちま|て(?!も)|る(?:こと|事)にな|$)"
     r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|転校|移っ|移し|延期"
     r"|(?<![雨荒]天)中止|リスケ|退職(?![祝金])|転勤(?!族)"
@@ -380,7 +381,7 @@ or an "again," between the words (:data:`_ASIDE`: "moved my appointment again, t
 視線をずらした, 時間がなくなった, 面接の緊張がなくなった), ずらした to a time (来週にずらしてもらった),
 ずれ込んだ, 前倒し; 退職した, 転勤になった (not 退職祝い, 退職金, 転勤族); 引っ越した, 転職した,
 変更になった, キャンセルした, 売った, 別れた as events, done or decided (:data:`_JA_DID`:
-引っ越すことにした, 転職が決まった, 売っちゃった, 別れて…; not 引っ越し祝い, 引っ越しの荷造り,
+引っ越すことにした, 転職が決まった, 売っちゃった, 売りました, 別れて…; not 引っ越し祝い, 引っ越しの荷造り,
 転職の相談, 変更点, キャンセル料, 売ってる, a shop's, 別れ際, 別れても); the hiragana of the
 kanji ones typed as on a phone, where the kana is no everyday other word (:data:`_KANA_AT`,
 :data:`_KANA_NOUN_ENDS`: ジム、水曜にかえたわ, せきがかわった, ひっこした, えんき, へんこう, ちゅうし;
@@ -788,7 +789,7 @@ used to…", "When I was a kid, I used to": habits)."""
 
 _NOT_AFTER = re.compile(
     r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも|かな|なら|れば|(?<![たいだ])そう"
-    r"|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ)"
+    r"|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ|[たる](?:方|ほう)(?:が|は|[、，,]|$))"
     r"|^[^\Wてで]{0,3}?(?:予定|考え|迷っ|悩ん)|^[はも]?(?:なし|無し)"
 )
 """What makes a Japanese one say no change just after it: a negation (変えない, 辞めません),
@@ -797,7 +798,9 @@ an intention, a wish or a plan (変えようかな, 辞めようと思ったけ�
 辞めて予定通り…, 売って迷ってたバイクを買った), a maybe (転勤になりそう, 中止かな; 中止だそう,
 hearsay, is told), a condition (中止なら, 変えればよかった; たら: :data:`_IF`), asking
 (リスケしてもらえる; してもらえた is done), doubting (中止って本当), asking oneself
-(前は何してたっけ), or none of it (値上げなし, 値上げもなし, 変更もなし). A complaint, a worry or
+(前は何してたっけ), advice (売ったほうがいいかな, 別れた方がいいかな, 辞めちゃった方が楽かな,
+変えるほうがいい: 方が after a change verb's た or る, as after 引っ越し: :data:`_JA_DID`), or
+none of it (値上げなし, 値上げもなし, 変更もなし). A complaint, a worry or
 a wait after a change is told of it (辞めたけどやだった, 別れたから心配, 延期で待たされた); a
 value's wish is read on its verb (:data:`_JA_NOT_WISHED`: 給料上がってほしい)."""
 
@@ -862,6 +865,89 @@ me", "in a meeting", "out for delivery", "on", "really long", "terrible", "empty
 again" nor "in Tokyo for the week", the thing as it is this hour (a lone "I" is no name)."""
 
 
+_NUMBER = (
+    r"(?:\d(?:[\d,.]*\d)?|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b)"
+)
+"""A number as typed or in a word ("39", "38.5", "1,200", "seven")."""
+_AT_A_NUMBER = re.compile(r"\s*at\s+(?=\d)", re.ASCII | re.IGNORECASE)
+"""An "at" before a number after an "is now": a time ("at 3pm") or a level ("at 5%")."""
+_A_CLOCK = re.compile(
+    r"\d{1,2}(?:[:.]\d\d)?(?:\s*(?:[ap]\.?m\b|o'?clock\b)"
+    r"|(?=\s*(?:$|[,;!?\u2013\u2014]|\.(?!\d)|(?:tonight|today|tomorrow|on|every|sharp|instead"
+    r"|now|and|but|so|though|lol|haha)\b)))",
+    re.ASCII | re.IGNORECASE,
+)
+"""A time of day after an "at" ("at 3pm", "at 7:30", "at 7", "at 7 on Fridays"); not "at 5%",
+"at 80k miles", "at 38.5", which are levels."""
+_A_BARE_NUMBER = re.compile(rf"\s*{_NUMBER}", re.ASCII | re.IGNORECASE)
+"""A number with no currency sign just after an "is now" ("39", "1200 in the game")."""
+_NUMBER_AS_VALUE = re.compile(
+    r"\s*k?\s*(?:dollars?|bucks|yen|euros?|pounds?|quid|usd|jpy|eur|gbp|cents?|grand"
+    r"|(?:a|an|per)\s+(?:month|year|week|night|hour|day|head|person|lesson|class)\b"
+    r"|/\s*(?:mo|month|yr|year|wk|week|hr|hour|night)\b)"
+    r"|\s*(?:[ap]\.?m\b|o'?clock\b)|:\d\d|(?:st|nd|rd|th)\b|/\d"
+    r"|(?!(?:k|m|mi|km|kms|mph|kph|kmh|kg|kgs|lbs?|pts|yo|y/o|c|f|am|pm)\b)[-\w@]",
+    re.ASCII | re.IGNORECASE,
+)
+"""What makes a bare number after an "is now" a value: a currency or a rate after it ("1200
+dollars", "95000 yen", "80 a month"), a time or a date ("3pm", "7:30", "the 19th", "5/20"),
+or a code the number opens ("090-1234-5678", "4B"; not "80k", "70kg", "5yo": an amount)."""
+_AN_AGE = re.compile(
+    r"\s*(?:(?:years?|yrs?|months?|weeks?)(?:\s+old)?|y/?o)?"
+    r"\s*(?:$|[^\w\s]|(?:and|but|so|now|today|already|too|lol|haha)\b)",
+    re.ASCII | re.IGNORECASE,
+)
+"""A number ending its clause, or "years old" or "months old" after it: an age ("My daughter is
+now 7", "My son is now 6 months old")."""
+_AGED = PERSON_WORDS | frozenset(
+    "dog dogs cat cats puppy kitten pet niece nephew grandson granddaughter twins bf gf".split()
+)
+"""Whose number after an "is now" is an age, a new value: a person's or a pet's."""
+_PRICED = frozenset(
+    """rent fee fees price prices cost costs bill fare salary pay wage wages tuition premium
+    subscription membership copay deductible mortgage payment budget""".split()
+)
+"""Whose bare number after an "is now" is a price ("The rent is now 1,200")."""
+_PLANNED = re.compile(_PLANS, re.IGNORECASE)
+"""Whose bare number after an "is now" is a time ("The meeting is now 3")."""
+
+
+def _a_reading(subject: str, after: str) -> bool:
+    """Whether the number ``after`` an "is now" is a reading of a gauge or a count, which a
+    later one replaces as the hour goes, not a new value of ``subject``: a level after "at"
+    that is no time ("My phone is now at 5% lol", "my car is now at 80k miles"), or a bare
+    number that is no price, time, code or age (:data:`_NUMBER_AS_VALUE`: "My fever is now
+    39", "My score is now 1200 in the game", "My laptop is now 5 years old lol"; an age only
+    of a person or a pet, a price only of a cost, :data:`_AGED`, :data:`_PRICED`)."""
+    at = _AT_A_NUMBER.match(after)
+    if at is not None:
+        return _A_CLOCK.match(after, at.end()) is None
+    number = _A_BARE_NUMBER.match(after)
+    if number is None:
+        return False
+    head = subject.split()[-1].lower().removesuffix("'s").removesuffix("'")
+    if _NUMBER_AS_VALUE.match(after, number.end()) is not None or head in _PRICED:
+        return False
+    if _PLANNED.fullmatch(head) is not None:
+        return False
+    return head not in _AGED or _AN_AGE.match(after, number.end()) is None
+
+
+_A_VISIT = re.compile(
+    r"\s*at\s+(?-i:[A-Z])[\w'&.-]*(?:\s+[\w'&.-]+){0,2}?\s+"
+    r"(?:for\s+(?!(?:the|a)\s+(?:past|last|while)\b)(?:the|a|an|this|that|my|his|her|our|their"
+    r"|some|a few|a couple|two|three|\d+)\b|(?:until|till|til|today|tonight|rn|overnight)\b"
+    r"|this\s+(?:week|weekend|morning|afternoon|evening)\b"
+    r"|(?!(?:working|interning|teaching|studying)\b)(?-i:[a-z]\w*ing)\b)",
+    re.ASCII | re.IGNORECASE,
+)
+"""An "at <Place>" after an "is now" with a purpose or a span after it, a visit as "in Tokyo
+for the week" is ("My husband is now at Costco getting groceries lol", "My daughter is now at
+Grandma's for the weekend", "My kid is now at Lincoln for the field trip"; not "My sister is
+now at Google", "… at Google working on Maps")."""
+
+
 def _a_new_value(before: str, is_now: str, after: str) -> bool:
     """Whether an "is now" (``before`` and ``after`` it its sentence's words) gives a thing
     a new value, as "… now" ending its clause does: its subject is the whole clause before it
@@ -870,7 +956,9 @@ def _a_new_value(before: str, is_now: str, after: str) -> bool:
     (:data:`_NOT_BEFORE`), not ahead (:data:`_GIVEN_AHEAD`), and the clause read with the
     "now" at its end tells no moment (:func:`_a_moment`: "The clinic is now closed" is "…
     closed now", this hour), and what it gives reads as a value (:data:`_A_VALUE`: not "My
-    phone is now dead", "My sister is now in Tokyo for the week"). A pronoun, a name or "now"
+    phone is now dead", "My sister is now in Tokyo for the week"), neither a visit
+    (:data:`_A_VISIT`: "My husband is now at Costco getting groceries") nor the reading of a
+    gauge (:func:`_a_reading`: "My fever is now 39"). A pronoun, a name or "now"
     as the subject says nothing ("It is now 5 pm", "Now is a good time"); "right now" is the
     moment (:data:`_NOT_NOW`)."""
     subject = _clause_before(before)
@@ -879,7 +967,9 @@ def _a_new_value(before: str, is_now: str, after: str) -> bool:
     if _GIVEN_AHEAD.match(after) is not None:
         return False
     value = _VALUE_ENDS.split(after, maxsplit=1)[0]
-    if _A_VALUE.match(value) is None:
+    if _A_VALUE.match(value) is None or _A_VISIT.match(value) is not None:
+        return False
+    if _a_reading(subject, after):
         return False
     verb = is_now.removesuffix(" now")
     space = "" if verb.startswith("'") else " "  # ("My vet's", "My vet is")
