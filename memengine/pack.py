@@ -220,11 +220,15 @@ def _may_fill(ep: Episode, strategy: Strategy, max_chars: int) -> bool:
     )
 
 
+_TIME_OR_NUMBER = frozenset({AnswerType.time, AnswerType.quantity})
+
+
 def _holds_asked(shown: str, query: str) -> bool:
     """Whether ``shown`` holds a kind of answer ``query`` asks (a time, a quantity:
     :func:`.answer_type.carries_any`; either, when the query asks neither: the retrieval
-    asked one)."""
-    return carries_any(shown, asked_types(query) or frozenset(AnswerType))
+    asked one). That fallback is no count's: a lone one ("no one", 一人で) answers only a
+    question of a count, which the query would have shown."""
+    return carries_any(shown, asked_types(query) or _TIME_OR_NUMBER)
 
 
 def _label(relevance: str, lang: str) -> str:

@@ -35,7 +35,7 @@ TIME, QUANTITY, COUNT = AnswerType.time, AnswerType.quantity, AnswerType.how_man
         ("新しい部屋の家賃っていくらにしたんだっけ?", {QUANTITY}),
         ("何泊だったかも曖昧で", {QUANTITY, COUNT}),
         ("ちくわの体重って何グラムくらいだった?", {QUANTITY, COUNT}),
-        ("入院は何日からでしたか", {TIME, QUANTITY, COUNT}),  # a date, or a number of days
+        ("入院は何日からでしたか", {TIME, QUANTITY}),  # a date (a number, as before)
         ("いつもの先生のところではなかったですよね?", set()),  # いつも is not いつ
         ("いつか行ってみたい", set()),  # "someday"
         ("てかあいつ、前のライブでなんかやらかしてたよな", set()),  # あいつ "that guy"
@@ -111,6 +111,20 @@ TIME, QUANTITY, COUNT = AnswerType.time, AnswerType.quantity, AnswerType.how_man
         ("荷造りにどのくらいかかった？", {QUANTITY, COUNT}),
         ("How long did the packing take?", {QUANTITY, COUNT}),
         ("How much was the moving quote?", {QUANTITY}),
+        # a length asked with "how much": a lone one may answer it ("one week")
+        ("How much time did the roof repair take?", {QUANTITY, COUNT}),
+        ("how much longer is the drive?", {QUANTITY, COUNT}),
+        ("How much more time do we need?", {QUANTITY, COUNT}),
+        ("How much of the day did the packing eat up?", {QUANTITY, COUNT}),
+        ("How much did the parking cost?", {QUANTITY}),
+        # 何日 a date (に, から, まで, は, 頃), not a number of days
+        ("旅行は何日に出発するんだっけ？", {TIME, QUANTITY}),
+        ("締め切り何日までだっけ", {TIME, QUANTITY}),
+        ("何日頃に届く？", {TIME, QUANTITY}),
+        ("修理に何日かかった？", {TIME, QUANTITY, COUNT}),
+        ("入院は何日間だった？", {TIME, QUANTITY, COUNT}),
+        ("何日くらい休んだ？", {TIME, QUANTITY, COUNT}),
+        ("屋根の修理、どれくらいかかった？", {QUANTITY, COUNT}),
     ],
 )
 def test_asked_types(text: str, kinds: set[AnswerType]) -> None:
@@ -345,6 +359,50 @@ def test_a_lone_one_answers_a_count_not_a_price(text: str) -> None:
         "twenty-one",
     ):
         assert carries_any(number, price), number
+
+
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        ("How much time did the roof repair take?", "The roof repair took one week, finally done"),
+        ("How much longer is the trip?", "Just one more day."),
+        ("How much did the parking cost?", "Parking was one dollar an hour downtown"),
+        ("How much was the ticket?", "The ticket was one euro."),
+        ("How much does the cat weigh now?", "She lost one kilo!"),
+        ("屋根の修理、どれくらいかかった？", "一週間かかった"),
+        ("屋根の修理、何時間かかった？", "一時間で終わった"),
+        ("How much time did it take?", "一週間かかった"),
+        ("駐車場いくらだった？", "一ドルだった"),
+        ("体重いくつ減った？何キロ？", "一キロ減った"),
+        ("チケットいくらだった？", "一ユーロだった"),
+    ],
+)
+def test_a_one_answers_a_length_or_a_price_by_its_unit(query: str, text: str) -> None:
+    """ "How much time…?" asks a length, which "one week" answers, and "one dollar" is a price
+    as 一円 is: both lost the bonus when a lone one stopped counting for "how much"; "one
+    day" or 一日 still holds no number a price's question asks."""
+    assert carries_any(text, asked_types(query))
+    for lone in ("One day I'll fix the roof myself.", "旅行の準備で一日つぶれた"):
+        assert not carries_any(lone, asked_types("How much did the parking cost?"))
+        assert not carries_any(lone, asked_types("駐車場いくらだった？"))
+
+
+@pytest.mark.parametrize(
+    ("query", "counted"),
+    [
+        ("旅行は何日に出発するんだっけ？", False),
+        ("入院は何日からでしたか", False),
+        ("締め切り何日までだっけ", False),
+        ("旅行は何日間だった？", True),
+        ("修理に何日かかった？", True),
+        ("何日くらい休んだ？", True),
+    ],
+)
+def test_a_lone_first_answers_how_many_days_not_what_date(query: str, counted: bool) -> None:
+    """旅行は何日に出発する？ asks a date: 一日つぶれた "lost a day" answered it (日時・数を含む),
+    for 何日 was read as a count of days too; 何日間, 何日かかった, 何日くらい are one."""
+    assert carries_any("旅行の準備で一日つぶれた", asked_types(query)) is counted
+    assert carries_any("旅行は六月三日に出発", asked_types(query))
 
 
 @pytest.mark.parametrize(

@@ -754,6 +754,31 @@ def test_the_why_line_says_no_number_of_a_lone_one_for_a_price(mem: Memory) -> N
             assert (claim in why) is holds, why
 
 
+def test_the_why_line_reads_a_length_and_a_unit_priced_one_and_no_lone_one_unasked(
+    mem: Memory,
+) -> None:
+    """ "How much time…?" asks a length and "one dollar" is a price: their quotes hold what is
+    asked again (lost when a lone one stopped counting for "how much"). A query that asks
+    nothing falls back to a time or a number, not to a lone one ("No one came" held one)."""
+    cases = (
+        ("How much time did the roof repair take?", "The roof repair took one week.", True),
+        ("How much did the parking cost?", "Parking was one dollar an hour.", True),
+        ("旅行は何日に出発するんだっけ？", "旅行の準備で一日つぶれた", False),
+        ("Tell me about the party.", "No one came to the party.", False),
+        ("Tell me about the party.", "Two people came to the party.", True),
+    )
+    for query, text, holds in cases:
+        item = Retrieved(
+            episode=mem.get(mem.add(text)), score=1.0, rank=1, relevance="high",
+            components={"answer_type": 1.0},
+        )  # fmt: skip
+        for lang, claim in (("en", "holds a date or number"), ("ja", "日時・数を含む")):
+            why = render_episode(
+                item, lang, query=query, strategy="quote_key_parts", max_chars=240
+            ).splitlines()[-1]
+            assert (claim in why) is holds, (query, why)
+
+
 def test_a_heading_names_no_topic_that_the_quote_begins_with(mem: Memory) -> None:
     """ "## 2026-04-20 (Mon) — Long day." above "User: Long day. …" said it twice (about an
     eighth of a pack's tokens); a quote that starts further on keeps it."""

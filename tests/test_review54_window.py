@@ -2,20 +2,29 @@
 inside it once the LLM was on, so the part of a compound question that names none lost
 its answer ("the ramen place last week, and when is Juno's cleaning?": the cleaning was
 told earlier), with the LLM answering and with it down, where the fast path found it. And
-an expanded query with no word to search ("a") was searched, its skipped full-text search
-noted in ``degraded`` as a fault. Real SQLite, the real HTTP client, the scripted server."""
+an expanded query with no word to search ("a") had its skipped full-text search noted in
+``degraded`` as a fault; dropping such a query lost the vector search of "The Who" with it:
+it is searched by its meaning, noted nowhere. Real SQLite, the real HTTP client, the
+scripted server."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from memengine import FixedClock, Memory
+from memengine.embed.base import Vectors, normalize
+
+from .helpers import HashEmbedder
 from .openai_server import ScriptedOpenAI, ScriptedReply
-from .test_phases import Store, config, expansion, rerank, user_prompt
+from .test_phases import NOW, Store, config, expansion, rerank, user_prompt
 
 
 @dataclass(frozen=True)
@@ -121,23 +130,74 @@ def test_the_untimed_question_keeps_its_answer_with_the_llm_down(
         s.mem.close()
 
 
-def test_an_expanded_query_with_no_word_to_search_is_dropped(
+def test_an_expanded_query_with_no_word_to_search_is_searched_by_meaning_and_noted_nowhere(
     tmp_path: Path, srv: ScriptedOpenAI
 ) -> None:
-    """The queries "a" and "what is it?" hold only stopwords: they were searched, and the
-    full-text search skipped for them read as a fault (``bm25 skipped for query 2: no
-    searchable terms``) though nothing failed. They are dropped with the blanks and
-    duplicates."""
+    """The queries "a" and "what is it?" hold only stopwords: their full-text search skipped
+    read as a fault (``bm25 skipped for query 2: no searchable terms``) though nothing
+    failed, and then they were dropped, vector search and all (which lost "The Who", below).
+    They are searched by their meaning, and ``degraded`` says nothing of them."""
     s = _store(tmp_path, srv, rerank_enabled=False)
     try:
         srv.push_chat(json_data=expansion("a", "What is it?", "Juno vet appointment", "  "))
         r, _ = s.ask()
         assert r.degraded == ()
-        assert r.queries[-1] == "Juno vet appointment"
-        assert "a" not in r.queries and "What is it?" not in r.queries
+        assert r.queries[-3:] == ("a", "What is it?", "Juno vet appointment")
         assert r.results[0].episode.id == s.ids["dental"]
         # the message's own words are still searched as they are, and said so when none
         r, _ = s.ask("what is it?", recent=[], llm=False)
         assert r.degraded == ("bm25 skipped for query 0: no searchable terms",)
     finally:
         s.mem.close()
+
+
+class WordEmbedder(HashEmbedder):
+    """Hashes every word of a text, stopwords too, as a real model reads them: "The Who"
+    has a meaning to search by though the full text finds no word of it."""
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.casefold()):
+                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+                out[row, h % self.dimension] += 1.0
+            out[row, 0] += 0.01
+        return normalize(out)
+
+
+WHO = "Saw The Who live at the Garden, Daltrey still has it"
+BAND = [f"That concert {n} was amazing, a group of {n} friends came along again" for n in range(12)]
+"""Twelve concerts nearer the message's words than the memory of The Who, which its own
+searches (ten vector hits, the full text) never reach."""
+
+
+@pytest.mark.parametrize("search", ["hybrid", "vector"])
+def test_an_expanded_query_of_stopwords_alone_keeps_its_vector_search(
+    tmp_path: Path, srv: ScriptedOpenAI, search: str
+) -> None:
+    """ "The Who", the band the model resolved "that group" to, holds no word the full text
+    can search (nor 🎸); dropping it lost the memory only its meaning finds (ranked third,
+    then absent). It is searched again, and no note says a search was skipped."""
+    cfg = config(srv.base_url, rerank_enabled=False)
+    cfg = cfg.model_copy(update={"retrieval": cfg.retrieval.model_copy(update={"search": search})})
+    mem = Memory.open(
+        tmp_path / "m.db", config=cfg, embedder=WordEmbedder(256), clock=FixedClock(NOW)
+    )
+    try:
+        mem._llm()  # the client is ready (as test_phases' Store)
+        day = datetime(2026, 5, 1, tzinfo=UTC)
+        who = mem.add_exchange(WHO, "Nice!", occurred_at=day)
+        for text in BAND:
+            mem.add_exchange(text, "Nice!", occurred_at=day)
+        recent = [{"role": "user", "text": "that concert was amazing"}]
+        by_meaning = []  # the memory found first by a vector search, that of "The Who"
+        for queries in (("The Who", "🎸"), ()):
+            srv.push_chat(json_data=expansion(*queries))
+            r = mem.retrieve("Which group was that again?", recent=recent, limit=20)
+            assert r.queries[len(r.queries) - len(queries) :] == queries
+            assert r.degraded == ()
+            hit = next((x for x in r.results if x.episode.id == who), None)
+            by_meaning.append(hit is not None and hit.components.get("knn_rank") == 1.0)
+        assert by_meaning == [True, False]
+    finally:
+        mem.close()

@@ -23,9 +23,10 @@ Three kinds, in English and Japanese:
   (not "pay attention to"), 「いくら」「どのくらい」「何回」「何泊」
   「何グラム」「何便」「何割」「何万円」「部屋番号なんだっけ」; carried by any numeral (digits,
   number words, kanji numerals that count something: 八回, 二泊, 三千) but a lone one (not
-  a price's: 一円 is one).
+  a price's or a measure's: 一円, 一キロ, "one dollar", "one euro", "one kilo" are one).
 - ``how_many``: a quantity question of a count or a length, "how many/long/far/old …",
-  「何人」「何日」「何回」「どのくらい」, not of a price (「いくら」「何万円」, "how much"): carried
+  "how much time/longer …", "how much of the day", 「何人」「何日間」「何回」「どのくらい」,
+  not of a price (「いくら」「何万円」, "how much"), nor a date's 「何日に」「何日から」: carried
   also by a lone one, which is as often no number ("one of the hardest days", 「一日つぶれた」
   "lost a day", 「一日中」「一人で」 "all day", "alone") as the answer ("just one", 「一人で行った」
   to 何人で行った？).
@@ -103,9 +104,16 @@ _EN_QUANTITY_Q = re.compile(
 """An English question of a quantity: "how much/many…", "what price…", a number or an amount
 asked by name ("what's my flight number?", "what was the price of…"), what something cost
 ("what did the plumber cost?", "what did you pay for it?", "what was I charged?")."""
-_EN_COUNT_Q = re.compile(r"\bhow (?:many|far|long|old|often|big|tall|heavy|fast)\b", re.ASCII)
+_EN_COUNT_Q = re.compile(
+    r"\bhow (?:many|far|long|old|often|big|tall|heavy|fast)\b"
+    r"|\bhow much (?:more |extra )?(?:time|longer|further|farther)\b"
+    r"|\bhow much of (?:the|a|an|my|your|his|her|our|their) (?:day|week|month|year|weekend"
+    r"|morning|afternoon|evening|night|summer|holiday|vacation|trip)\b",
+    re.ASCII,
+)
 """An English question of a count or a length, which a lone "one" may answer ("how many kids…?"
-"just one"; "how long did it take?" "one day"); not "how much…", a price or a number by name."""
+"just one"; "how long did it take?", "how much time did it take?", "how much longer?", "how
+much of the day?" "one week"); not "how much…" of a price, nor a number asked by name."""
 # いつ, but not いつも/いつでも/いつの間に, nor いつか "someday" (いつかしら/いつかな ask, as
 # いつから "since when" does), nor the いつ of あいつ/こいつ/そいつ/どいつ ("that guy")
 _JA_TIME_Q = re.compile(
@@ -129,10 +137,13 @@ a number (何回, 何便, 何号室, 何割, 何ドル, 何万円), a number ask
 (部屋番号なんだっけ, フライト番号は？, 番号覚えてる？, 番号教えて, 電話番号教えてほしいな; not
 電話番号変えた, nor a number told: 番号教えるね, 番号覚えた, 番号を教えてもらった, 番号なんて忘れた)."""
 _JA_COUNT_Q = re.compile(
-    r"(?:どれ|どの)(?:くらい|ぐらい)|何(?!円|ドル|ユーロ)(?:" + _JA_COUNTERS + ")"
+    r"(?:どれ|どの)(?:くらい|ぐらい)|何(?!円|ドル|ユーロ|日(?:に|から|まで|は|頃|ごろ))"
+    r"(?:" + _JA_COUNTERS + ")"
 )
 """A Japanese question of a count or a length, which a lone 一 may answer (何人 → 一人で,
-何日 → 一日, どのくらいかかった → 一日); not いくら, 何円, 何万円 nor 何ドル, a price."""
+何日間/何日かかった/何日くらい → 一日, どのくらいかかった → 一日); not いくら, 何円, 何万円 nor
+何ドル, a price, nor 何日に/何日から/何日まで/何日は/何日頃, a date (旅行は何日に出発？ is not
+answered by 一日つぶれた "lost a day")."""
 
 _MONTHS = (
     "january|february|march|april|june|july|august|september|october|november|december"
@@ -237,7 +248,17 @@ _NUMBER_WORDS = (
     "two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
     "|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|dozen|half|couple"
 )
-_EN_QUANTITY_A = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.ASCII | re.IGNORECASE)  # digits: _DIGIT
+_UNITS = (
+    "dollars?|bucks?|euros?|pounds?|quid|yen|cents?|pennies|penny|kilos?|kilograms?|kg|grams?"
+    "|kilometers?|kilometres?|km|miles?|meters?|metres?|feet|foot|inch|inches|liters?|litres?"
+    "|gallons?|ounces?|oz|lbs?|percent"
+)
+_EN_QUANTITY_A = re.compile(
+    rf"\b(?:{_NUMBER_WORDS})\b|\bone[\s-]+(?:{_UNITS})\b", re.ASCII | re.IGNORECASE
+)  # digits: _DIGIT
+"""A number word, or one before a unit of money or measure ("one dollar an hour", "one euro",
+"one kilo"), a price or an amount as 一円 and 一キロ are; a lone "one" before a unit of time
+("one week", as often "one day I'll…") answers a length, asked as ``how_many``."""
 _EN_ONE = re.compile(r"\bone\b", re.ASCII | re.IGNORECASE)
 """A lone "one", as often a word of no number ("one of the hardest days", "the red one", "no
 one") as a count: the answer only to a question of a count or a length (``how_many``)."""
@@ -249,9 +270,11 @@ _JA_TIME_A = re.compile(  # (from a run's first numeral: linear in a run of 50,0
 _JA_COUNTED = rf"(?:{_JA_COUNTERS}|月|日|時|ヶ所|つ|名)"
 # digits, or kanji numerals that count something (八回, 二泊三日, 数人): the 一 of 一緒 or 一応
 # is not a number, nor 十分な/十分に "enough" (十分で "in ten minutes" is), nor a lone 一
-# but a price's (一円; the others: _JA_ONE); read from a run's first numeral, as _JA_TIME_A
+# but a price's or a measure's (一円, 一キロ, as "one dollar", "one kilo"; the others:
+# _JA_ONE); read from a run's first numeral, as _JA_TIME_A
 _JA_QUANTITY_A = re.compile(
-    r"(?<![一二三四五六七八九十百千万両数])(?!一(?![一二三四五六七八九十百千万両数]|円|ドル|ユーロ)|十分[なにだ])"
+    r"(?<![一二三四五六七八九十百千万両数])(?!一(?![一二三四五六七八九十百千万両数]|円|ドル|ユーロ"
+    r"|キロ|グラム|メートル|センチ|ミリ|リットル|パーセント|%|kg|km|cm|mm|ml)|十分[なにだ])"
     rf"[一二三四五六七八九十百千万両数]+{_JA_COUNTED}|[一二三四五六七八九][十百千万]",
     re.IGNORECASE,
 )

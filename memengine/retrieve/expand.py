@@ -30,7 +30,7 @@ from ..errors import LLMResponseError
 from ..llm.client import ChatClient
 from ..models import Message
 from ..quote import SPEAKERS
-from ..text import Language, is_blank, one_line_within, prompt_quote, query_terms, strip_controls
+from ..text import Language, is_blank, one_line_within, prompt_quote, strip_controls
 
 __all__ = [
     "EXPANSION_SCHEMA",
@@ -206,10 +206,10 @@ def _norm(text: str) -> str:
 
 
 def clean_queries(queries: Sequence[str], exclude: Sequence[str], limit: int) -> list[str]:
-    """Strip, de-duplicate and cap queries, dropping any equal to one in ``exclude`` and any
-    without a word the full text could search ("a", "what is it?"): such a query finds
-    nothing of its own, and its skipped full-text search was noted in ``degraded`` as if
-    something had failed."""
+    """Strip, de-duplicate and cap queries, dropping any equal to one in ``exclude``. One
+    without a word the full text could search ("The Who", "IT", 🎸) is kept: its vector
+    search finds what no other query does (:meth:`.FastPath.run` notes no skipped full-text
+    search for it)."""
     if limit <= 0:
         return []
     seen = {_norm(e) for e in exclude}
@@ -217,7 +217,7 @@ def clean_queries(queries: Sequence[str], exclude: Sequence[str], limit: int) ->
     for q in queries:
         flat = _squash(strip_controls(q), _QUERY_CHARS)  # a model's NULs, escapes, U+202E
         key = _norm(flat)
-        if not key or key in seen or not query_terms(flat):
+        if not key or key in seen:
             continue
         seen.add(key)
         out.append(flat)

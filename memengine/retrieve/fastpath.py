@@ -211,6 +211,7 @@ class FastPath:
         skip_vectors: str | None = None,
         joined: AbstractSet[int] = frozenset(),
         time_terms: AbstractSet[str] = frozenset(),
+        rewrites: int = 0,
     ) -> FastResult:
         """Search every query, fuse, score and fetch the candidates (best first). The
         queries numbered in ``joined`` only add candidates: their ranks are not the
@@ -228,17 +229,22 @@ class FastPath:
         the same id: an :class:`.EmbeddingError` from the store), saying so. The full-text
         search leaves out ``time_terms``, the words of the times the message names that
         point from now (:func:`.retriever.time_terms`: "last", "ago"; the time window
-        answers for them, and "last" as a word found every "most recent call last")."""
+        answers for them, and "last" as a word found every "most recent call last"). The
+        last ``rewrites`` queries are the LLM's rewrites of the message: one without a word
+        the full text can search ("The Who", "IT", 🎸, a model's padding "a") is searched by
+        its meaning alone (by nothing with ``search = "bm25"``), saying nothing of it in
+        ``degraded``, which notes a skipped full-text search only for
+        the message's own words (where no word to search tells something)."""
         args = (filters, now, exclude, repeats)
         try:
-            return self._run(queries, *args, skip_vectors, joined, time_terms)
+            return self._run(queries, *args, skip_vectors, joined, time_terms, rewrites)
         except EmbeddingError as exc:
             if skip_vectors is not None:
                 raise
             note = str(exc)
             exc.__traceback__ = None  # (its frames hold the searches' futures, which hold it)
             del exc
-        return self._run(queries, *args, note, joined, time_terms)
+        return self._run(queries, *args, note, joined, time_terms, rewrites)
 
     def _run(
         self,
@@ -250,6 +256,7 @@ class FastPath:
         skip_vectors: str | None,
         joined: AbstractSet[int],
         time_terms: AbstractSet[str],
+        rewrites: int,
     ) -> FastResult:
         """:meth:`run`, but for a re-embed seen by a vector read (raised)."""
         cfg = self.config
@@ -288,7 +295,8 @@ class FastPath:
         use_bm25 = cfg.search != "vector" or knn_vecs is None
         all_terms = [query_terms(q) if use_bm25 else [] for q in queries]
         term_lists = [[t for t in terms if t not in time_terms] for terms in all_terms]
-        for i, terms in enumerate(all_terms):
+        own = len(queries) - rewrites  # (the blanks dropped are the message's: rewrites have none)
+        for i, terms in enumerate(all_terms[:own]):
             if use_bm25 and not terms:
                 degraded.append(f"bm25 skipped for query {i}: no searchable terms")
         knn_vecs = knn_vecs if use_knn else None

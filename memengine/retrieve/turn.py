@@ -601,7 +601,9 @@ class LLMTurn:
         if extra or window is not None:
             queries = [*base, *extra]
             narrowed = window_filters(filters, window, lag=False) if window is not None else filters
-            result = self._search(queries, narrowed, now, turn_end, result0, degraded, skip)
+            result = self._search(
+                queries, narrowed, now, turn_end, result0, degraded, skip, rewrites=len(extra)
+            )
             if result is result0:  # the search missed the deadline: no window was applied
                 window = None
             if window is not None and not result.candidates:
@@ -611,7 +613,9 @@ class LLMTurn:
                 trace.window_fallback = True
                 window = None
                 if extra:
-                    result = self._search(queries, filters, now, turn_end, result0, degraded, skip)
+                    result = self._search(
+                        queries, filters, now, turn_end, result0, degraded, skip, len(extra)
+                    )
                 else:
                     result = result0
             elif window is not None:
@@ -898,9 +902,10 @@ class LLMTurn:
         fallback: FastResult,
         degraded: list[str],
         skip: Skip,
+        rewrites: int = 0,
     ) -> FastResult:
-        """Phase 2's search (without what ``skip`` leaves out); past the turn deadline, the
-        first search's result."""
+        """Phase 2's search (without what ``skip`` leaves out; the last ``rewrites`` queries
+        the LLM's, :meth:`.FastPath.run`); past the turn deadline, the first search's result."""
         future = self._searches.submit(
             self.fast.run,
             queries,
@@ -910,6 +915,7 @@ class LLMTurn:
             repeats=skip.repeats,
             joined=skip.joined,
             time_terms=skip.time_terms,
+            rewrites=rewrites,
         )
         result = self._wait(future, turn_end)
         if result is None:
