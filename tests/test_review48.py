@@ -310,8 +310,11 @@ def test_a_conversation_file_into_a_refused_name_makes_no_file(
     """A memsets import under a configured agent "carol " left an empty new file."""
     sample = Path(__file__).resolve().parent.parent / "memengine" / "sample" / "companion_en.json"
     db = tmp_path / "new.db"
-    monkeypatch.setenv("MEMENGINE_AGENT", "carol ")
-    result = CliRunner().invoke(app, ["import", str(sample), "--db", str(db)])
+    conf = tmp_path / "carol.toml"  # (a variable loses its outer white space; a file's not)
+    conf.write_text('agent = "carol "\n')
+    result = CliRunner().invoke(
+        app, ["import", str(sample), "--db", str(db), "--config", str(conf)]
+    )
     assert result.exit_code == 1 and "white space" in result.output
     assert not db.exists()
 
