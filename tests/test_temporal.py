@@ -776,29 +776,67 @@ READ_IN_CHAT: list[tuple[str, datetime, tuple[datetime, datetime] | None]] = [
     ("I go swimming on Tuesdays", SAT, None),  # a habit
     ("来週の金曜に行く", SAT, None),
     ("毎週金曜に行ってた", SAT, None),
-    # …and without a particle, as chat drops it: before って, も, a space, ？, a question word,
-    # or a verb when it opens the clause; "Friday?" and "Friday night" without "on"
+    # …and without a particle, as chat drops it, only before a question of what was done on
+    # the day: what, where, who with, how it was, in the past; in English a question "did I/we/
+    # you …" or "what did …" that ends with the weekday
     ("土曜日何してた？", MON, (d(2026, 3, 14), d(2026, 3, 15))),
     ("金曜日何した？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
     ("金曜日って何してた？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
     ("金曜日どうだった？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
-    ("金曜日も雨だった？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
     ("金曜日\u3000何してた？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
     ("金曜日 何してた？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
     ("火曜日どこ行った？", MON, (d(2026, 3, 10), d(2026, 3, 11))),
     ("金曜日誰と会った？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
-    ("何してた、金曜日？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
-    ("金曜日行った？", MON, (d(2026, 3, 13), d(2026, 3, 14))),
-    ("ねえ、日曜寝てた？", MON, (d(2026, 3, 15), d(2026, 3, 16))),
     ("金曜日のいつものカフェ行った？", MON, (d(2026, 3, 13), d(2026, 3, 14))),  # that Friday's
     ("Did I go to the gym Friday?", MON, (d(2026, 3, 13), d(2026, 3, 14))),
     ("What did we eat Friday night?", MON, (d(2026, 3, 13), d(2026, 3, 14))),
-    ("did I call mom tuesday", MON, (d(2026, 3, 10), d(2026, 3, 11))),
-    ("金曜日どうする？", MON, None),  # a plan
-    ("毎週金曜日何してた？", MON, None),  # a habit, a liking, a deadline
+    ("Remind me, did I call mom Tuesday?", MON, (d(2026, 3, 10), d(2026, 3, 11))),
+    ("Did I watch a movie Friday night?", MON, (d(2026, 3, 13), d(2026, 3, 14))),
+    ("水曜日の夜何食べた？", MON, (d(2026, 3, 11), d(2026, 3, 12))),
+    # a plan's day recalled, asked or called off: the past form is the recalling's
+    ("土曜日って何時に集合だったっけ？", MON, None),
+    ("土曜日空いてたっけ？", MON, None),
+    ("日曜日どこ行くか決めた？", MON, None),
+    ("金曜日休み取った", MON, None),
+    ("金曜日行けなくなった、ごめん", MON, None),
+    ("月曜日って祝日だった？", MON, None),
+    ("金曜日何日だった？", MON, None),
+    ("金曜日何食べたい？", MON, None),
+    ("金曜日どうする？", MON, None),
+    # …and the rest of a bare weekday, which the first review read: too often a plan's
+    ("金曜日も雨だった？", MON, None),
+    ("何してた、金曜日？", MON, None),
+    ("金曜日行った？", MON, None),
+    ("ねえ、日曜寝てた？", MON, None),
+    ("did I call mom tuesday", MON, None),  # not a question
+    ("What did I say about my sister Friday", MON, None),
+    ("He texted me Friday night and I haven't replied", MON, None),
+    ("We went hiking Sunday", MON, None),
+    # a day written, told or chosen
+    ("金曜日って書いてあった", MON, None),
+    ("金曜日ってメールに書いてたよ", MON, None),
+    ("金曜日って伝えた", MON, None),
+    ("金曜日って送った", MON, None),
+    ("We decided Friday.", MON, None),
+    ("She asked if I was free Friday.", MON, None),
+    ("The doctor said to come back Monday.", MON, None),
+    ("Did we decide Saturday?", MON, None),
+    ("Did I tell you I'm out Friday?", MON, None),
+    # a statement of the past about a day to come
+    ("I got a new job, I start Monday!", MON, None),
+    ("My sister invited me to her party Saturday.", MON, None),
+    ("I told my boss I'm out Friday.", MON, None),
+    ("I requested off Friday", MON, None),
+    ("We made a reservation for dinner Friday night", MON, None),
+    ("Did I go to the dentist Tuesday or Wednesday?", MON, None),  # (one of two)
+    # a habit, a liking, a deadline
+    ("毎週金曜日何してた？", MON, None),
     ("金曜日はいつもジム行ってた", MON, None),
     ("金曜日っていつも混んでたよね", MON, None),
     ("金曜日に大抵飲みに行ってた", MON, None),
+    ("金曜日はよく飲みに行ってた", MON, None),
+    ("金曜日はたまにジム行ってた", MON, None),
+    ("金曜日はよく眠れた", MON, (d(2026, 3, 13), d(2026, 3, 14))),  # よく "well"
     ("金曜日が好きだった", MON, None),
     ("金曜日まで出張だった", MON, None),
     ("金曜日までに出すって言ってた", MON, None),
@@ -831,24 +869,27 @@ READ_IN_CHAT: list[tuple[str, datetime, tuple[datetime, datetime] | None]] = [
     ("金曜日に言ったよね", MON, (d(2026, 3, 13), d(2026, 3, 14))),
     ("金曜日って何話したっけ", MON, (d(2026, 3, 13), d(2026, 3, 14))),
     ("What did you say Friday?", MON, (d(2026, 3, 13), d(2026, 3, 14))),
-    ("What did I say about my sister Friday", MON, (d(2026, 3, 13), d(2026, 3, 14))),
     # a title, a habit, a kind of thing, what a thing was
     ("Finally watched Wednesday!", MON, None),
     ("I binged Wednesday.", MON, None),
     ("Did I tell you I finished Wednesday?", MON, None),
     ("What did I think of Wednesday?", MON, None),
+    ("Jenna Ortega was amazing in Wednesday!", MON, None),
+    ("Did you see Jenna Ortega in Wednesday?", MON, None),
+    ("I watched Freaky Friday.", MON, None),
+    ("Did you watch Freaky Friday?", MON, None),
+    ("We ate at Ruby Tuesday.", MON, None),
+    ("Did we eat at Ruby Tuesday?", MON, None),
+    ("U2 played Sunday Bloody Sunday!", MON, None),
+    ("We had a party Super Bowl Sunday.", MON, None),
     ("Mom always called Sunday night.", MON, None),
+    ("Did we always have church Sunday morning?", MON, None),
     ("Growing up we had church Sunday morning.", MON, None),
     ("Saturday morning cartoons were the best", MON, None),
     ("Ugh Monday morning meetings were the worst", MON, None),
     ("Friday night dinner was my favourite tradition growing up", MON, None),
     ("the deadline was Friday", MON, None),
     ("水曜日のカンパネラ好きだった", MON, None),  # a band
-    # …while a day told as past keeps its window
-    ("He texted me Friday night and I haven't replied", MON, (d(2026, 3, 13), d(2026, 3, 14))),
-    ("Did I watch a movie Friday night?", MON, (d(2026, 3, 13), d(2026, 3, 14))),
-    ("We went hiking Sunday", MON, (d(2026, 3, 15), d(2026, 3, 16))),
-    ("水曜日の夜何食べた？", MON, (d(2026, 3, 11), d(2026, 3, 12))),
     ("I met him on the 15th", AUG, (d(2026, 8, 15), d(2026, 8, 16))),
     ("15日に先輩と会った", AUG, (d(2026, 8, 15), d(2026, 8, 16))),
     ("25日に何したっけ", AUG, (d(2026, 7, 25), d(2026, 7, 26))),  # still to come: last month's
@@ -1009,6 +1050,29 @@ def test_a_weekday_said_is_not_the_day_asked(tmp_path: Path) -> None:
         assert asked.time_window is None
         assert show in {r.episode.id for r in asked.results}
         assert "Finally watched Wednesday" in mem.pack(asked).text
+
+
+def test_a_plan_day_recalled_is_not_last_weeks(tmp_path: Path) -> None:
+    """「土曜日って何時に集合だったっけ？」 recalls the plan's time, not last Saturday: the plan told
+    on Monday comes first, not 「土曜日は家でゴロゴロしてた」 of the Saturday before, which a window
+    of last Saturday put above it."""
+    from memengine import FixedClock, Memory
+
+    from .helpers import HashEmbedder
+
+    now = d(2026, 12, 9, 12)  # a Wednesday
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(now)) as mem:
+        plan = mem.add_exchange(
+            "月曜に、土曜日は10時に駅前集合って美香と決めた",
+            "楽しみだね！",
+            occurred_at=d(2026, 12, 7, 12),
+        )
+        mem.add_exchange("土曜日は家でゴロゴロしてた", "休めた？", occurred_at=d(2026, 12, 5, 12))
+        mem.add_exchange(
+            "土曜日に美香と映画見に行った", "何見たの？", occurred_at=d(2026, 11, 28, 12)
+        )
+        recalled = mem.retrieve("土曜日って何時に集合だったっけ？", now=now, record=False)
+        assert recalled.time_window is None and recalled.results[0].episode.id == plan
 
 
 MAY10 = datetime(2026, 5, 10, 12, tzinfo=JST)  # a Sunday

@@ -818,37 +818,31 @@ starts so: 2019年産まれ, 2019年産後, 2019年産休, 2019年製薬会社, 
 
 _WD_JA = f"(?P<wd>[{_WEEKDAYS_JA}])曜日?"
 
-_SAID_JA = (
-    r"\s*(?:言|聞|決|話|約束|こと[にで]|な[っりる]|いった|いって|いわ|いう|ゆう|きいた|きいて)"
-)
-"""What a weekday before って is when it is what was said, heard or decided (金曜日って言った,
-って聞いた, って決めた, ってことになった), not the time of what is told."""
-
-_WD_JA_ALONE = (
+_WD_JA_PARTICLE = (
     r"(?<![週毎の])"
     + _WD_JA
-    + r"(?=の(?!カンパネラ)|(?:に|は|、|,|って(?!"
-    + _SAID_JA
-    + r")|も|\s|[?？])(?!\s*(?:いつも|毎回|たいてい|大抵|だいたい|大体|基本|必ず|普段|ふだん))"
-    r"|何|なに|どこ|どう(?!でしょう)|誰|だれ)"
+    + r"(?=の(?!カンパネラ)|(?:に|は|、|,)(?!\s*(?:いつも|毎回|たいてい|大抵|だいたい|大体|基本|必ず"
+    r"|普段|ふだん|よく(?![眠寝]|ねむ|ね[たれ]|でき|わか|分か)|たまに|時々|ときどき)))"
 )
-"""A weekday named alone (火曜に, 金曜日は, 金曜日って, 金曜日も, 金曜日　何した, 土曜日何してた？,
-金曜日どうだった？): a particle after it or, in the casual register that drops it, a question
-word. What follows must say so because the weekday is as often a habit, a thing's name or a
-deadline: not 毎週金曜 (nor the 金曜 of 次の金曜, read by the rules that name its week),
-金曜日はいつも, 金曜日に大抵 (金曜日のいつもの店 is that Friday's), 金曜日が好き, 金曜日まで,
-金曜日から (:func:`_since_at`), 水曜どうでしょう, 水曜日のカンパネラ (a band), 日曜大工, 日曜版,
-土曜出勤; nor the day someone said or chose (金曜日って言ったよね？, 金曜日って言われた,
-締め切り金曜日って聞いた: the saying is past, the day it names is as often to come; 金曜日に言った
-is the day it was said)."""
-_WD_JA_OPENS = (
-    r"(?:^|(?<=[。！？!?\n、,\s「『（(]))"
+"""A weekday named alone with a particle (火曜に, 金曜日は, 金曜日の): not 毎週金曜 (nor the 金曜
+of 次の金曜, read by the rules that name its week), nor a habit (金曜日はいつも, 金曜日に大抵,
+金曜日はよく飲みに行ってた, 金曜日はたまにジム行ってた; but 金曜日はよく眠れた, "well", and
+金曜日のいつもの店 are that Friday's), nor
+水曜日のカンパネラ (a band)."""
+_WD_JA_DID = (
+    r"(?<![週毎の])"
     + _WD_JA
-    + r"(?!日)(?=(?![言聞決])[㐀-鿿][っんいきしちにびみりえけげせてでねべめれた])"  # (not 金曜日って)
+    + r"(?=(?:って)?\s*(?:(?:何|なに)を?(?:し|やっ|食べ|買っ|作っ|話し)(?:た|てた)"
+    r"|どこ[にへ]?(?:行っ|いっ)(?:た|てた)"
+    r"|(?:誰|だれ)と(?:会っ|あっ|行っ|いっ|遊ん|飲ん|過ごし|出かけ|い)(?:た|てた|だ|でた)"
+    r"|どうだった)(?=っけ|の|ん|よ|ね|か(?!っ)|[?？。!！、,\s]|$))"
 )
-"""A weekday that opens a clause right before a verb (金曜日行った？, ねえ、日曜寝てた？): a kanji
-with the kana a verb goes on with, never a word of two kanji (日曜大工, 土曜出勤, 日曜版の), nor
-a verb of saying or deciding (金曜言ったじゃん, 金曜決めた: the day said, as 金曜日って言った)."""
+"""A weekday without a particle, as chat drops it, only right before a question of what was
+done on it (土曜日何してた？, 金曜日何した？, 金曜日って何してた？, 火曜日どこ行った？, 金曜日誰と会った？,
+金曜日どうだった？, a space between them or not): the weekday alone is as often a plan's day
+recalled (土曜日って何時に集合だったっけ？, 土曜日空いてたっけ？, 日曜日どこ行くか決めた？,
+金曜日行けなくなった), a day written or told (金曜日って書いてあった, 金曜日って伝えた) or a habit, so
+the asking word and its past (not 何時, 何日, 何したい, 何したらいい) must say that it is the day."""
 
 _KANA_LONGER: dict[str, tuple[tuple[str, str], ...]] = {
     "せんしゅう": (
@@ -921,34 +915,37 @@ _WD_EN = "(?P<wd>" + "|".join(WEEKDAYS_EN) + ")"
 _NOT_THE_DAY_EN = (
     "every each by until till til before after since from through thru to for of due next this "
     "that a the one black good cyber casual girl man holy ash palm fat super easter maundy blue "
-    "manic throwback is are be was were been being not"
+    "manic throwback is are be was were been being not or and in at ruby freaky bloody bowl"
 ).split()
 _PART_OF_DAY_EN = "night|morning|afternoon|evening"
-_AFTER_THE_DAY_EN = (
-    "was|were|and|but|or|so|then|when|while|because|with|at|i|we|you|he|she|they|it|lol|haha"
-    "|too|again|though"
-)
-"""The words that may follow "Friday night" when it is the time told ("Friday night was fun",
-"he texted me Friday night and…", "what did we do Friday night at the bar?"): a verb, a new
-clause or a word of its own, not a noun it would name the kind of ("Friday night dinner")."""
 _WD_EN_ALONE = (
     r"\b"
     + "".join(rf"(?<!\b{word} )" for word in _NOT_THE_DAY_EN)
     + r"(?<!['’]s )"
     + _WD_EN
-    + r"(?=\s*(?:[?!.,;:)]|$)"
-    + rf"| (?:{_PART_OF_DAY_EN})(?:\s*(?:[?!.,;:)]|$)| (?:{_AFTER_THE_DAY_EN})\b))"
+    + rf"(?=(?: (?:{_PART_OF_DAY_EN}))?\s*\?)"
 )
-"""A weekday named without "on", told at the end of a clause or with a part of the day ("Did
-I go to the gym Friday?", "what did we eat Friday night", "he texted me Friday night and…").
-The word before must not make it another day, a habit or a deadline ("every Friday",
-"Fridays", "by Friday", "due Friday", "Monday to Friday", "next Friday", "this Friday" said
-either way, "set it for Friday"), nor what a thing is ("Mark said the party is Saturday, not
-Friday", "it's Friday", "the deadline was Friday"), nor a name ("Black Friday", "Good
-Friday", "Girl Friday"); and a part of the day must end the clause or another clause or word
-of its own follow, not a noun it names the kind of ("Saturday morning cartoons", "Monday
-morning meetings", "Friday night dinner", "Saturday Night Live", "Friday night lights"). A
-weekday that opens a sentence ("Friday is the deadline") is left unread."""
+"""A weekday named without "on" that ends a question, alone or with a part of the day ("Did
+I go to the gym Friday?", "What did we eat Friday night?"; :func:`_bare_weekday_en` asks
+for the "did"). The word before must not make it another day, a deadline or a name ("every
+Friday", "by Friday", "next Friday", "set it for Friday", "Tuesday or Wednesday", "Black
+Friday", "Freaky Friday", "Ruby Tuesday", "Super Bowl Sunday", "in Wednesday", a show), nor
+what a thing is ("it's Friday", "the deadline was Friday"); a part of the day must end it
+("Did you watch Saturday Night Live?")."""
+_DID_EN = re.compile(
+    r"\s*(?:(?:so|and|but|hey|oh|wait|also|btw|ok|okay|um)\s+)?(?:what\s+)?did\s+(?:i|we|you)\b",
+    re.ASCII,
+)
+"""The start of a clause that asks what was done ("Did I go to the gym Friday?", "what did we
+eat Friday night?", "Remind me, did I call mom Tuesday?")."""
+_AHEAD_IN_DID_EN = re.compile(
+    r"\b(?:i|we|he|she|they|it)(?:['’](?:m|re|s|ll|d))?\s"
+    r"|\b(?:plan\w*|schedul\w*|book\w*|reserv\w*|invit\w*|request\w*|ask\w*|free|off|busy"
+    r"|available|start\w*|decide\w*|agree\w*|supposed|want\w*|need|have to|has to)\b"
+)
+"""Words between "did I" and the weekday that make the day a plan's ("Did I tell you I'm out
+Friday?", "Did we decide Saturday?", "Did you ask me if I was free Friday?"): the question is
+then about the day to come as often."""
 _SAID_BEFORE_EN = re.compile(
     r"\b(?:(?P<say>said|say|says|saying|told|tell|tells|telling)|picked|pick|chose|choose|chosen"
     r"|went with|go with|suggested|mentioned)(?: (?:me|you|him|her|us|them|it))?\s+$",
@@ -979,14 +976,21 @@ _HABIT_EN = re.compile(
 
 
 def _bare_weekday_en(m: re.Match[str], now: datetime) -> Window | None:
-    """ "Did I go to the gym Friday?": a weekday named without "on" (:data:`_WD_EN_ALONE`) is
-    the latest one when told as past (:func:`_past_weekday`), unless it is what was said or
-    chosen (:data:`_SAID_BEFORE_EN`), a title (:data:`_TITLE_BEFORE_EN`) or a habit
-    (:data:`_HABIT_EN`)."""
+    """ "Did I go to the gym Friday?": a weekday that ends a question without "on"
+    (:data:`_WD_EN_ALONE`) is the latest one only in a question of what was done, "did I/we/
+    you …" or "what did I/we/you …" (:data:`_DID_EN`), with no plan in it
+    (:data:`_AHEAD_IN_DID_EN`), nor the day said or chosen (:data:`_SAID_BEFORE_EN`), a title
+    (:data:`_TITLE_BEFORE_EN`) or a habit (:data:`_HABIT_EN`). A statement names no day this
+    way ("We went hiking Sunday", "I start Monday!", "She asked if I was free Friday"): the
+    weekday alone there is a plan's as often."""
     text, start = m.string, m.start()
+    clause = max(_sentence_start(m), *(text.rfind(mark, 0, start) + 1 for mark in ",;:"))
+    did = _DID_EN.match(text, clause, start)
+    if did is None or _AHEAD_IN_DID_EN.search(text, did.end(), start) is not None:
+        return None
     said = _SAID_BEFORE_EN.search(text, max(0, start - 40), start)
     if said is not None and not (
-        said.group("say") and _WHAT_WAS_SAID_EN.search(text, _sentence_start(m), said.start())
+        said.group("say") and _WHAT_WAS_SAID_EN.search(text, clause, said.start())
     ):
         return None
     title = _TITLE_BEFORE_EN.search(text, max(0, start - 20), start)
@@ -1051,8 +1055,8 @@ RULES: list[Rule] = [
     ),
     (re.compile(r"今週の?" + _WD_JA), _ja_weekday_this_week),
     (re.compile(r"(?:この前|こないだ|この間)の" + _WD_JA), _latest_weekday),
-    (re.compile(_WD_JA_ALONE), _past_weekday),  # 火曜に, 金曜日何した？
-    (re.compile(_WD_JA_OPENS), _past_weekday),  # 金曜日行った？
+    (re.compile(_WD_JA_PARTICLE), _past_weekday),  # 火曜に
+    (re.compile(_WD_JA_DID), _past_weekday),  # 金曜日何した？
     (re.compile(r"(?<![今先来毎])(?:週末|土日)"), _past_weekend),
     (re.compile(r"先週末|" + _kana("せんしゅうまつ")), _last_weekend),
     (re.compile(r"今週末"), _this_weekend),
