@@ -2945,6 +2945,8 @@ def test_a_phone_dead_this_hour_is_newer_than_no_phone_told(
         ("My daughter is now seven", True),
         ("My son is now 6 months old", True),
         ("My dog is now 3 years old", True),
+        ("My blood pressure is now 120/80 after the run, feeling good", False),
+        ("The party is now 5/20", True),
     ],
 )
 def test_a_reading_or_a_visit_after_is_now_is_no_new_value(text: str, says: bool) -> None:
@@ -2993,11 +2995,21 @@ def test_a_reading_after_is_now_changes_no_older_memory(old: str, new: str, link
         ("仕事辞めた", True),
         ("髪型変えた", True),
         ("辞めたけど後悔してる", True),
+        # a change told with how it turned out: 方が before a result, not いい/かな
+        ("仕事辞めた方が正解だった", True),
+        ("結局辞めたほうが楽になった", True),
+        ("ジム変えた方が近くなった", True),
+        ("引っ越した方が通勤楽になったよ", True),
+        ("転職したほうが正解だった", True),
+        ("引っ越した方がいいかな", False),
+        ("キャンセルした方がいいかな", False),
+        ("転職した方がよかったかも", False),
     ],
 )
 def test_advice_after_a_japanese_change_verb_is_no_change(text: str, says: bool) -> None:
     """〜た方がいいかな after every change verb asks oneself, as 引っ越した方がいいかな does,
-    and changes nothing; 売りました is done as 売った is."""
+    and changes nothing, while 方が before how it turned out (正解だった, 楽になった) tells the
+    change; 売りました is done as 売った is."""
     assert bool(change_sentences(text)) is says
 
 

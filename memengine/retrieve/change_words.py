@@ -137,7 +137,7 @@ mention (値上がりが心配, 値下がり待ち, 値上げ反対, 値上げ�
 _JA_RAISED = (
     "(?:引き)?[上下]げ(?:(?:られ(?:ちゃっ|てしまっ)?|ちゃっ|てしまっ)(?=て(?!も))"
     "|(?:られ)?(?:て(?:くれ(?:てい?)?|もら[っえ]|もらいまし|くださっ|くださいまし|き|い|しまっ"
-    "|しまいまし)?|ちゃっ|ちゃいまし|ちまっ|やがっ)?(?:まし)?(?=た(?!方|ほう)))"
+    "|しまいまし)?|ちゃっ|ちゃいまし|ちまっ|やがっ)?(?:まし)?(?=た))"
 )
 """A value raised or cut by someone, done: in the past, as so since or as it came
 (上げた, 下げました, 引き上げた, 上げられた, 上げちゃった, 上げられちゃった, 上げてしまった,
@@ -165,7 +165,7 @@ one character more before it (電気代が上がった and ガス代が上がっ
 家賃が7万円になった and 会費が5000円になった, 円になった; 家賃を7万円に上げた and 会費を6000円に
 上げた, 円に上げた)."""
 _JA_DID = (
-    "(?:し(?:た(?!方|ほう)|まし|ちゃ|ちま|て(?!も(?!ら))|と(?:い|きまし)た)|され|にな(?:っ|りまし)"
+    "(?:し(?:た|まし|ちゃ|ちま|て(?!も(?!ら))|と(?:い|きまし)た)|され|にな(?:っ|りまし)"
     "|する(?:こと|事)にな)"
 )
 """What makes a change noun (引っ越し, 転職, 変更, キャンセル) an event, done or decided: in the
@@ -789,7 +789,9 @@ used to…", "When I was a kid, I used to": habits)."""
 
 _NOT_AFTER = re.compile(
     r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも|かな|なら|れば|(?<![たいだ])そう"
-    r"|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ|[たる](?:方|ほう)(?:が|は|[、，,]|$))"
+    r"|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ"
+    r"|[たる](?:方|ほう)(?:が|は|[、，,])?[^。！？!?\n]{0,6}?(?:いい|良い|よい|よかっ|良かっ|マシ|まし|べき"
+    r"|かな|かも|のかな|だろ|でしょ)|[たる](?:方|ほう)$)"
     r"|^[^\Wてで]{0,3}?(?:予定|考え|迷っ|悩ん)|^[はも]?(?:なし|無し)"
 )
 """What makes a Japanese one say no change just after it: a negation (変えない, 辞めません),
@@ -886,13 +888,14 @@ _NUMBER_AS_VALUE = re.compile(
     r"\s*k?\s*(?:dollars?|bucks|yen|euros?|pounds?|quid|usd|jpy|eur|gbp|cents?|grand"
     r"|(?:a|an|per)\s+(?:month|year|week|night|hour|day|head|person|lesson|class)\b"
     r"|/\s*(?:mo|month|yr|year|wk|week|hr|hour|night)\b)"
-    r"|\s*(?:[ap]\.?m\b|o'?clock\b)|:\d\d|(?:st|nd|rd|th)\b|/\d"
+    r"|\s*(?:[ap]\.?m\b|o'?clock\b)|:\d\d|(?:st|nd|rd|th)\b|(?<!\d\d\d)/\d\d?\b(?!/\d{3})"
     r"|(?!(?:k|m|mi|km|kms|mph|kph|kmh|kg|kgs|lbs?|pts|yo|y/o|c|f|am|pm)\b)[-\w@]",
     re.ASCII | re.IGNORECASE,
 )
 """What makes a bare number after an "is now" a value: a currency or a rate after it ("1200
 dollars", "95000 yen", "80 a month"), a time or a date ("3pm", "7:30", "the 19th", "5/20"),
-or a code the number opens ("090-1234-5678", "4B"; not "80k", "70kg", "5yo": an amount)."""
+or a code the number opens ("090-1234-5678", "4B"; not "80k", "70kg", "5yo": an amount, nor
+"120/80", a reading: a date's month has at most two digits)."""
 _AN_AGE = re.compile(
     r"\s*(?:(?:years?|yrs?|months?|weeks?)(?:\s+old)?|y/?o)?"
     r"\s*(?:$|[^\w\s]|(?:and|but|so|now|today|already|too|lol|haha)\b)",

@@ -822,12 +822,12 @@ _WD_JA_PARTICLE = (
     r"(?<![週毎の])"
     + _WD_JA
     + r"(?=の(?!カンパネラ)|(?:に|は|、|,)(?!\s*(?:いつも|毎回|たいてい|大抵|だいたい|大体|基本|必ず"
-    r"|普段|ふだん|よく(?![眠寝]|ねむ|ね[たれ]|でき|わか|分か)|たまに|時々|ときどき)))"
+    r"|普段|ふだん)))"
 )
 """A weekday named alone with a particle (火曜に, 金曜日は, 金曜日の): not 毎週金曜 (nor the 金曜
 of 次の金曜, read by the rules that name its week), nor a habit (金曜日はいつも, 金曜日に大抵,
-金曜日はよく飲みに行ってた, 金曜日はたまにジム行ってた; but 金曜日はよく眠れた, "well", and
-金曜日のいつもの店 are that Friday's), nor
+but not よく, たまに or 時々, which as often say "a lot" or modify a clause of that day:
+金曜日はよく飲んだ, 土曜日はたまに会う友達と飲んだ; 金曜日のいつもの店 is that Friday's), nor
 水曜日のカンパネラ (a band)."""
 _WD_JA_DID = (
     r"(?<![週毎の])"
@@ -912,95 +912,6 @@ _YEAR_JA = "去年|昨年|一昨年|おととし|今年|" + _kana("いっさく�
 _SEASON_JA = "[春夏秋冬]|" + _kana("なつ|ふゆ")
 """A season after a year: 夏 or, in hiragana, なつ and ふゆ (not はる or あき, names as often)."""
 _WD_EN = "(?P<wd>" + "|".join(WEEKDAYS_EN) + ")"
-_NOT_THE_DAY_EN = (
-    "every each by until till til before after since from through thru to for of due next this "
-    "that a the one black good cyber casual girl man holy ash palm fat super easter maundy blue "
-    "manic throwback is are be was were been being not or and in at ruby freaky bloody bowl"
-).split()
-_PART_OF_DAY_EN = "night|morning|afternoon|evening"
-_WD_EN_ALONE = (
-    r"\b"
-    + "".join(rf"(?<!\b{word} )" for word in _NOT_THE_DAY_EN)
-    + r"(?<!['’]s )"
-    + _WD_EN
-    + rf"(?=(?: (?:{_PART_OF_DAY_EN}))?\s*\?)"
-)
-"""A weekday named without "on" that ends a question, alone or with a part of the day ("Did
-I go to the gym Friday?", "What did we eat Friday night?"; :func:`_bare_weekday_en` asks
-for the "did"). The word before must not make it another day, a deadline or a name ("every
-Friday", "by Friday", "next Friday", "set it for Friday", "Tuesday or Wednesday", "Black
-Friday", "Freaky Friday", "Ruby Tuesday", "Super Bowl Sunday", "in Wednesday", a show), nor
-what a thing is ("it's Friday", "the deadline was Friday"); a part of the day must end it
-("Did you watch Saturday Night Live?")."""
-_DID_EN = re.compile(
-    r"\s*(?:(?:so|and|but|hey|oh|wait|also|btw|ok|okay|um)\s+)?(?:what\s+)?did\s+(?:i|we|you)\b",
-    re.ASCII,
-)
-"""The start of a clause that asks what was done ("Did I go to the gym Friday?", "what did we
-eat Friday night?", "Remind me, did I call mom Tuesday?")."""
-_AHEAD_IN_DID_EN = re.compile(
-    r"\b(?:i|we|he|she|they|it)(?:['’](?:m|re|s|ll|d))?\s"
-    r"|\b(?:plan\w*|schedul\w*|book\w*|reserv\w*|invit\w*|request\w*|ask\w*|free|off|busy"
-    r"|available|start\w*|decide\w*|agree\w*|supposed|want\w*|need|have to|has to)\b"
-)
-"""Words between "did I" and the weekday that make the day a plan's ("Did I tell you I'm out
-Friday?", "Did we decide Saturday?", "Did you ask me if I was free Friday?"): the question is
-then about the day to come as often."""
-_SAID_BEFORE_EN = re.compile(
-    r"\b(?:(?P<say>said|say|says|saying|told|tell|tells|telling)|picked|pick|chose|choose|chosen"
-    r"|went with|go with|suggested|mentioned)(?: (?:me|you|him|her|us|them|it))?\s+$",
-    re.ASCII,
-)
-"""The words before a weekday that make it what was said or chosen ("You said Friday, right?",
-"I told him Friday", "We picked Saturday"): the saying is past, the day it names as often to
-come."""
-_WHAT_WAS_SAID_EN = re.compile(r"\bwhat\b(?! (?:time|day|date|hour)\b)", re.ASCII)
-"""A "what" that is the thing said ("What did you say Friday?", "what did she tell him
-Friday"): the weekday after the verb is then when it was said ("What time did I say Friday?"
-still asks for the day said)."""
-_TITLE_BEFORE_EN = re.compile(
-    r"\b(?:watch|watched|watching|rewatched|binge|binged|binging|bingeing|finish|finished|saw"
-    r"|seen|read|started)\s+$",
-    re.ASCII,
-)
-"""The words before a weekday alone that make it a title ("Finally watched Wednesday!", "I
-binged Wednesday"; not "I read Friday night", a part of the day)."""
-_PART_OF_DAY_AFTER_EN = re.compile(rf" (?:{_PART_OF_DAY_EN})\b", re.ASCII)
-_HABIT_EN = re.compile(
-    r"\b(?:always|usually|often|normally|typically|sometimes|every|used to|growing up|would"
-    r"|as a (?:kid|child))\b",
-    re.ASCII,
-)
-"""Words that make a sentence's weekday a habit, not a day ("Mom always called Sunday night",
-"Growing up we had church Sunday morning")."""
-
-
-def _bare_weekday_en(m: re.Match[str], now: datetime) -> Window | None:
-    """ "Did I go to the gym Friday?": a weekday that ends a question without "on"
-    (:data:`_WD_EN_ALONE`) is the latest one only in a question of what was done, "did I/we/
-    you …" or "what did I/we/you …" (:data:`_DID_EN`), with no plan in it
-    (:data:`_AHEAD_IN_DID_EN`), nor the day said or chosen (:data:`_SAID_BEFORE_EN`), a title
-    (:data:`_TITLE_BEFORE_EN`) or a habit (:data:`_HABIT_EN`). A statement names no day this
-    way ("We went hiking Sunday", "I start Monday!", "She asked if I was free Friday"): the
-    weekday alone there is a plan's as often."""
-    text, start = m.string, m.start()
-    clause = max(_sentence_start(m), *(text.rfind(mark, 0, start) + 1 for mark in ",;:"))
-    did = _DID_EN.match(text, clause, start)
-    if did is None or _AHEAD_IN_DID_EN.search(text, did.end(), start) is not None:
-        return None
-    said = _SAID_BEFORE_EN.search(text, max(0, start - 40), start)
-    if said is not None and not (
-        said.group("say") and _WHAT_WAS_SAID_EN.search(text, clause, said.start())
-    ):
-        return None
-    title = _TITLE_BEFORE_EN.search(text, max(0, start - 20), start)
-    if title is not None and not _PART_OF_DAY_AFTER_EN.match(text, m.end()):
-        return None
-    if _HABIT_EN.search(_sentence(m)) is not None:
-        return None
-    return _past_weekday(m, now)
-
-
 # Longest, most specific patterns first: a span matched once is not matched again.
 RULES: list[Rule] = [
     # ---- Japanese
@@ -1302,7 +1213,6 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         _en_last_weekday,
     ),
     (re.compile(r"\bon " + _WD_EN + r"\b"), _past_weekday),  # (not "on Tuesdays")
-    (re.compile(_WD_EN_ALONE), _bare_weekday_en),  # "Did I go to the gym Friday?"
     (
         re.compile(r"\b(?:the )?(?P<s>spring|summer|autumn|fall|winter)(?: of)?,? (?P<y>\d{4})\b"),
         _season_of_year,
