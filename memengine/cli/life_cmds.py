@@ -236,6 +236,8 @@ def feedback(
     refuse_undecodable(**{"--answer": answer, "--learning": learning})
     cfg = settings(config, db)
     with open_memory(cfg) as mem:
+        if answer and judge != "match":  # (a new process: the import is no part of the wait)
+            mem.load_llm_client()
         result = mem.feedback(
             turn_id,
             [] if none_used else used,
