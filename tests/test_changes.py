@@ -2886,11 +2886,12 @@ def test_a_move_told_as_finished_is_packed_before_the_old_home(
     assert "の記憶より新しい、同じ話題の話" in real_mem.pack(r).text
 
 
+@pytest.mark.parametrize("state", ["dead lol", "at 5% lol"])
 def test_a_phone_dead_this_hour_is_newer_than_no_phone_told(
-    real_mem: Memory, clock: FixedClock
+    real_mem: Memory, clock: FixedClock, state: str
 ) -> None:
-    """A "My phone is now dead lol" is the battery this hour, not a new phone: it is marked
-    newer than nothing, and the Pixel is not told as replaced."""
+    """A "My phone is now dead lol" (or "at 5%") is the battery this hour, not a new phone:
+    it is marked newer than nothing, and the Pixel is not told as replaced."""
     now = clock.now
     real_mem.add_exchange(
         "My phone is a Pixel 8, I love the camera",
@@ -2898,7 +2899,7 @@ def test_a_phone_dead_this_hour_is_newer_than_no_phone_told(
         occurred_at=now - timedelta(days=30),
     )
     real_mem.add_exchange(
-        "My phone is now dead lol, forgot to charge it",
+        f"My phone is now {state}, forgot to charge it",
         "Haha, charge it soon!",
         occurred_at=now - timedelta(days=2),
     )
@@ -3025,25 +3026,3 @@ def test_advice_to_oneself_changes_no_older_memory(old: str, new: str, links: bo
     """「仕事辞めたほうがいいのかな」 is no later change of the job, 「バイク売りました」 is one of
     the bike."""
     assert _links(old, new) is links
-
-
-def test_a_phone_at_five_percent_is_newer_than_no_phone_told(
-    real_mem: Memory, clock: FixedClock
-) -> None:
-    """A "My phone is now at 5% lol" is the battery this hour, not a new phone: the Pixel is
-    not told as replaced."""
-    now = clock.now
-    real_mem.add_exchange(
-        "My phone is a Pixel 8, I love the camera",
-        "Nice, the Pixel camera is great!",
-        occurred_at=now - timedelta(days=30),
-    )
-    real_mem.add_exchange(
-        "My phone is now at 5% lol, forgot to charge it",
-        "Haha, charge it soon!",
-        occurred_at=now - timedelta(days=2),
-    )
-    r = real_mem.retrieve("What phone do I have?")
-    assert len(r.results) == 2
-    assert all("later_change" not in x.components for x in r.results)
-    assert "newer than the memory of" not in real_mem.pack(r).text
