@@ -20,7 +20,7 @@ import time
 import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import wait  # llm phases
+from concurrent.futures import Executor, wait  # llm phases
 from contextlib import contextmanager
 from dataclasses import replace  # lifecycle
 from datetime import datetime
@@ -965,23 +965,13 @@ class Memory:
 
     def _llm_within(self, wait_s: float) -> LLMTurn | None:
         """The LLM turn runner, or None when its chat client is not ready within ``wait_s``
-        seconds (see :meth:`_chat_client_within`)."""
-        built = self._llm_turn
-        if built is not None:
-            return built
-        building = self._executor.submit(self._llm)
-        done, _ = wait([building], timeout=wait_s)
-        return building.result() if done else None
+        seconds (:func:`_built_within`)."""
+        return _built_within(self._executor, self._llm, self._llm_turn, wait_s)
 
     def _chat_client_within(self, wait_s: float) -> ChatClient | None:
-        """The chat client, or None when it is not ready within ``wait_s`` seconds (built
-        in the background on open, importing openai takes ~0.7 s): a caller's deadline
-        covers the wait. The build goes on, for the next call."""
-        if self._llm_client is not None:
-            return self._chat_client()
-        building = self._executor.submit(self._chat_client)
-        done, _ = wait([building], timeout=wait_s)
-        return building.result() if done else None
+        """The chat client, or None when it is not ready within ``wait_s`` seconds
+        (:func:`_built_within`)."""
+        return _built_within(self._executor, self._chat_client, self._llm_client, wait_s)
 
     def _close_llm(self) -> None:
         if self._llm_warm is not None:
@@ -1094,15 +1084,16 @@ class Memory:
                 return
 
     @gated
-    def load_llm_client(self) -> None:
+    def load_llm_client(self, *, turn: bool = False) -> None:
         """Wait for the LLM chat client that opening the memory began to build (importing
         openai, ~0.7 s), or build it now when an endpoint is configured with both turn
-        phases off (the feedback judge still asks it). A deadline covers that wait, so a
-        process that runs one turn or one feedback (the CLI) waits first; a failure is the
-        turn's or the judge's to report, as ever."""
+        phases off (the feedback judge still asks it; with ``turn``, only what a retrieval
+        turn would use is waited for, and such a turn asks nothing). A deadline covers that
+        wait, so a process that runs one turn or one feedback (the CLI) waits first; a
+        failure is the turn's or the judge's to report, as ever."""
         if self._llm_warm is not None:
             wait([self._llm_warm])
-        elif self.llm_configured:
+        elif self.llm_configured and not turn:
             wait([self._executor.submit(self._chat_client)])
 
     @gated
@@ -1662,6 +1653,22 @@ def _refuse_another_model(db: Path, recorded_id: str, model: str, *, ready: bool
             f"new one: memengine reembed --db {shell_word(os.fspath(db))} (with this "
             f"configuration{needs})"
         )
+
+
+_B = TypeVar("_B")
+
+
+def _built_within(
+    executor: Executor, build: Callable[[], _B], built: _B | None, wait_s: float
+) -> _B | None:
+    """What ``build`` makes (``built`` when it is made already), or None when it is not ready
+    within ``wait_s`` seconds: built once in the background on open (importing openai takes
+    ~0.7 s), so a caller's deadline covers the wait; the build goes on, for the next call."""
+    if built is not None:
+        return built
+    building = executor.submit(build)
+    done, _ = wait([building], timeout=wait_s)
+    return building.result() if done else None
 
 
 E = TypeVar("E", bound=MemEngineError)

@@ -528,3 +528,17 @@ def test_the_feedback_deadline_covers_getting_the_llm_client(
             srv.push_chat(json_data={"used": [1]})
             fb = mem.feedback(r.turn_id, answer="three weeks", judge="llm")
             assert fb.method == "llm" and fb.used == (r.episodes[0].id,) and not fb.degraded
+
+
+def test_a_turn_loads_no_llm_client_its_phases_do_not_use(db_path: Path, clock: FixedClock) -> None:
+    """With both turn phases off the CLI's search waits for nothing (no openai import for a
+    turn that asks nothing), while a feedback's judge has its client built."""
+    with ScriptedOpenAI() as srv:
+        cfg = Config(
+            llm=LLMConfig(base_url=srv.base_url, expansion_enabled=False, rerank_enabled=False)
+        )
+        with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+            mem.load_llm_client(turn=True)
+            assert mem._llm_client is None
+            mem.load_llm_client()
+            assert mem._llm_client is not None

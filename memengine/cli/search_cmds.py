@@ -174,7 +174,7 @@ def _retrieve(
     with open_memory(cfg) as mem:
         warn_if_unknown(mem, cfg.agent)
         mem.load_embedder()  # before the turn's clock starts (its deadline is 2 s)
-        mem.load_llm_client()  # (which covers the wait for the client too)
+        mem.load_llm_client(turn=True)  # (which covers the wait for the client too)
         r = mem.retrieve(
             text,
             recent=[labelled_message(v) for v in recent or []],
