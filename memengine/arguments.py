@@ -105,7 +105,7 @@ ROLES = ROLE_NAMES
 """A recent message's role, with the names other chat APIs give the partner."""
 
 LABELS: dict[str, Role] = {
-    **{name: ROLE_NAMES[name] for name in ROLE_NAMES},
+    **ROLE_NAMES,
     **{user.lower(): "user" for user, _ in SPEAKERS.values()},
     **{partner.lower(): "partner" for _, partner in SPEAKERS.values()},
     "アシスタント": "partner",

