@@ -288,3 +288,16 @@ def test_connection_refused() -> None:
 def test_rejects_single_string(srv: ScriptedOpenAI) -> None:
     with pytest.raises(InvalidInput):
         make(srv).embed("not a list")
+
+
+def test_a_number_past_floats_is_an_embedding_error(srv: ScriptedOpenAI) -> None:
+    """JSON reads a whole number of 401 digits (under Python's 4,300-digit limit) as an int
+    that no float holds, and the openai client's float() of it raised an OverflowError."""
+    body = {
+        "object": "list",
+        "data": [{"object": "embedding", "index": 0, "embedding": [10**400, 1.0]}],
+        "model": "test-embed",
+    }
+    srv.push_embeddings(body=body)
+    with pytest.raises(EmbeddingError, match=r"can be read \(OverflowError: int too large"):
+        make(srv).embed(["a"])

