@@ -34,6 +34,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -54,6 +55,7 @@ __all__ = [
     "LLMConfig",
     "LifecycleConfig",
     "RetrievalConfig",
+    "fixed_config",
     "http_url",
     "load_config",
     "local_zone",
@@ -95,11 +97,88 @@ MAX_STRENGTH_STEP = 1000.0
 numbers that an export can carry."""
 
 
+FIXED = (
+    "the configuration a memory was opened with cannot be changed: some settings are read "
+    "only at open (the embedder, the caches, neighbour_gap_minutes, write_wait_s, the LLM "
+    "client), so a change would take effect in part; close the memory and open the file "
+    "again with a changed copy (mem.config.model_copy(deep=True))"
+)
+"""Why a setting of an open memory's ``config`` is refused (:func:`fixed_config`)."""
+
+
+class _FixedList(list[Any]):
+    """A list setting of a fixed configuration: read like a list, changed by nothing."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> typing.NoReturn:
+        raise ConfigError(FIXED)
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+    def __copy__(self) -> list[Any]:
+        return list(self)  # (a copy is the caller's to change)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return list(self)  # (the values are numbers)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return list, (list(self),)
+
+
 class _Section(BaseModel):
     # (pydantic's messages would print a refused value: an API key)
     model_config = ConfigDict(
         extra="forbid", validate_assignment=True, allow_inf_nan=False, hide_input_in_errors=True
     )
+    _fixed: bool = PrivateAttr(default=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """A setting is assigned (and validated) unless the configuration is fixed."""
+        if self._fixed and name in type(self).model_fields:
+            raise ConfigError(FIXED)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        """(As :meth:`__setattr__`: a fixed configuration loses no setting either.)"""
+        if self._fixed and name in type(self).model_fields:
+            raise ConfigError(FIXED)
+        super().__delattr__(name)
+
+    def __copy__(self) -> Any:
+        """A copy is the caller's to change; what a shallow one shares with a fixed
+        configuration (its sections and lists) stays fixed."""
+        copied = super().__copy__()
+        copied._fixed = False
+        return copied
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Any:
+        """A deep copy is the caller's to change, every section of it."""
+        copied = super().__deepcopy__(memo)
+        copied._fixed = False
+        return copied
+
+    def __getstate__(self) -> dict[Any, Any]:
+        """A pickled configuration unpickles as a copy: the caller's to change."""
+        state = super().__getstate__()
+        state["__pydantic_private__"] = {**(state["__pydantic_private__"] or {}), "_fixed": False}
+        return state
+
+    def __eq__(self, other: object) -> bool:
+        """Equal settings (pydantic's own test would also compare whether either is fixed)."""
+        if not isinstance(other, _Section):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    def _fix(self) -> None:
+        """Refuse every change from now on, to this section, the sections in it and its
+        lists (in place: only :func:`fixed_config` calls it, on a copy)."""
+        for name in type(self).model_fields:
+            value = self.__dict__[name]
+            if isinstance(value, _Section):
+                value._fix()
+            elif isinstance(value, list):
+                self.__dict__[name] = _FixedList(value)
+        self._fixed = True
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         """The fields a repr (and ``str``) shows: a key as ``'***'``, a URL without the name
@@ -676,6 +755,15 @@ class Config(_Section):
             zone = local_zone()
             return moment.astimezone(zone) if zone is not None else moment.astimezone()
         return moment.astimezone(ZoneInfo(self.time_zone))
+
+
+def fixed_config(config: Config) -> Config:
+    """A copy of ``config`` that refuses every change (a :class:`ConfigError`): what an open
+    memory holds, since some settings are read only at open and a change would take effect
+    in part."""
+    copy = config.model_copy(deep=True)
+    copy._fix()
+    return copy
 
 
 def local_zone() -> ZoneInfo | None:

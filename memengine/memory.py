@@ -34,7 +34,7 @@ from . import arguments as args
 from . import lifecycle as life  # lifecycle
 from .call_gate import CallGate, gated, gated_job
 from .clock import Clock, SystemClock
-from .config import Config, ends_as_a_folder, home_expanded
+from .config import FIXED, Config, ends_as_a_folder, fixed_config, home_expanded
 from .embed.base import Embedder, is_embedder
 from .embed.factory import make_embedder
 from .embed.probe import PROBE_TEXT, ProbedEmbedder, same_model
@@ -127,7 +127,10 @@ class Memory:
             # (weakly: the probed embedder reads the store's probe, and a cycle would keep
             # a closed memory's model until a full garbage collection)
             store.probe_changed = _weakly(self._probed.file_changed)
-        self.config = config
+        # a copy that refuses changes: some settings are read only here and in open (the
+        # embedder, the store's caches, the rng), others per call, so a change would take
+        # effect in part (and the caller's own config stays theirs to change)
+        config = self._config = fixed_config(config)
         self.clock = clock
         self._executor = Pool(max_workers=4, thread_name_prefix="memengine")
         self.retriever = Retriever(  # (a memory that embeds nothing searches nothing)
@@ -168,7 +171,8 @@ class Memory:
         ``db``, ``memengine.db`` in the working folder; a leading ``~`` is the home folder).
 
         ``config`` defaults to :class:`Config` defaults (the CLI passes what
-        :func:`~memengine.config.load_config` read); ``embedder`` defaults to
+        :func:`~memengine.config.load_config` read); the memory keeps a copy that refuses
+        changes (:attr:`config`), and the one given stays the caller's. ``embedder`` defaults to
         the configured one; ``clock`` to the system clock. ``llm_client``
         replaces the chat client built from ``[llm]`` for the LLM phases.
         ``read_only`` opens an existing file without writing to it: searches,
@@ -273,6 +277,16 @@ class Memory:
         except BaseException:
             store.close()  # a setting the facade refuses (ConfigError) leaves no file open
             raise
+
+    @property
+    def config(self) -> Config:
+        """The settings this memory was opened with, fixed: changing one raises
+        :class:`ConfigError` (open the file again with a changed copy)."""
+        return self._config
+
+    @config.setter
+    def config(self, value: object) -> None:
+        raise ConfigError(FIXED)
 
     @property
     def read_only(self) -> bool:

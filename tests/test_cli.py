@@ -280,7 +280,8 @@ def test_reembed_moves_a_file_to_an_openai_compatible_embedder(db: str, tmp_path
         with conf.open("a") as fh:
             fh.write(
                 "[retrieval]\nrelevance_threshold = 0.5\nstatement_min_cosine = 0.9\n"
-                "proposal_min_cosine = 0.6\n"
+                "proposal_min_cosine = 0.6\nlater_change_cosine = 0.7\n"
+                "[lifecycle]\nsimilarity_threshold = 0.7\n"
             )
         doctor = run("doctor", "--db", db).output
         assert "FAIL" not in doctor and "ok  embedder: openai:scripted-embed:16" in doctor

