@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from pathlib import Path
 
 import pytest
@@ -28,13 +27,10 @@ def _positive(x: float) -> bool:
 def test_bench_quick_end_to_end(tmp_path: Path, cli_env: None) -> None:
     out_json = tmp_path / "bench.json"
     work = tmp_path / "work"
-    t0 = time.perf_counter()
     result = runner.invoke(
         app, ["bench", "--quick", "--no-progress", "--json", str(out_json), "--dir", str(work)]
     )
-    elapsed = time.perf_counter() - t0
     assert result.exit_code == 0, result.output
-    assert elapsed < 60  # the quick run takes well under 30 s on 2 cores
 
     text = result.output
     for title in (
