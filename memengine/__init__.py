@@ -54,6 +54,7 @@ from .lifecycle import (
 )
 from .memory import Memory, Progress, make_embedder
 from .models import (
+    AgentStats,
     DegradedPart,
     Episode,
     EpisodeKind,
@@ -103,6 +104,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AgentRow",
+    "AgentStats",
     "BackupReport",
     "ChatClient",
     "Clock",

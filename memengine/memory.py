@@ -1113,12 +1113,14 @@ class Memory:
     @gated
     def stats(self, *, agent: str | None = None) -> Stats:
         """Counts per agent, kind and status, file size and embedder; with ``agent``, the
-        per-agent counts of that agent only. The file's totals stay (``episodes``,
-        ``kinds``, ``first``, ``last``: every agent's), so a server shows a user the
-        ``agents`` row, not the rest: it tells other agents' counts and activity."""
-        data = self.store.stats()
-        if agent is not None:
-            name = self._agent(agent)
+        per-agent counts of that agent only, and its own totals under ``agent`` (episodes,
+        kinds, first, last, turns). The file's totals stay (``episodes``, ``agent_count``,
+        ``kinds``, ``first``, ``last``: every agent's, keys kept), so a server shows a user
+        ``agent`` and the ``agents`` row, not the rest: it tells other agents' counts and
+        activity."""
+        name = None if agent is None else self._agent(agent)
+        data = self.store.stats(name)
+        if name is not None:
             data["agents"] = {name: data["agents"].get(name, {"active": 0, "archived": 0})}
         return data
 

@@ -16,6 +16,7 @@ from .text import cut_at
 __all__ = [
     "DEGRADED_PARTS",
     "EPISODE_TIMES",
+    "AgentStats",
     "DegradedPart",
     "Episode",
     "EpisodeKind",
@@ -173,21 +174,45 @@ RecentMessage: TypeAlias = Message | Mapping[str, object] | str
 messages (``role`` and ``content``, or ``text``), or a plain string (the user's)."""
 
 
+class AgentStats(TypedDict):
+    """One agent's own totals, which :meth:`memengine.Memory.stats` adds with ``agent``
+    (the other keys of :class:`Stats` count the whole file)."""
+
+    name: str
+    """The agent."""
+    episodes: int
+    """The agent's episodes, active and archived (each has its vector)."""
+    kinds: dict[str, int]
+    """The agent's episodes by kind."""
+    first: str | None
+    """The earliest ``occurred_at`` of the agent's episodes, None for an agent without any."""
+    last: str | None
+    """The latest, likewise."""
+    turns: int
+    """The agent's recorded retrievals (turns), with feedback or without."""
+
+
 class Stats(TypedDict):
     """What :meth:`memengine.Memory.stats` reports about a file."""
 
     episodes: int
-    """Episodes in the file (with ``agent``, still the file's total)."""
+    """Episodes in the file (with ``agent``, still the file's total: the agent's own is
+    ``agent["episodes"]``)."""
     agents: dict[str, dict[str, int]]
-    """Per agent (every agent of the file, one created without episodes too), its
-    episodes by status (``active``, ``archived``; both, 0 too)."""
+    """Per agent (every agent of the file, one created without episodes too; with
+    ``agent``, that agent only), its episodes by status (``active``, ``archived``; both, 0
+    too)."""
+    agent_count: int
+    """The file's agents, every one, also when ``agents`` lists only the one asked for."""
+    agent: AgentStats | None
+    """With ``agent``, that agent's own totals; None for the whole file."""
     kinds: dict[str, int]
-    """Episodes by kind."""
+    """The file's episodes by kind."""
     first: str | None
-    """The earliest ``occurred_at`` (ISO 8601 as the models' JSON writes it: UTC as ``Z``),
-    None in an empty file."""
+    """The file's earliest ``occurred_at`` (ISO 8601 as the models' JSON writes it: UTC as
+    ``Z``), None in an empty file."""
     last: str | None
-    """The latest ``occurred_at``, likewise."""
+    """The file's latest ``occurred_at``, likewise."""
     bytes: int
     """The file's size with its ``-wal`` file."""
     free_bytes: int

@@ -108,17 +108,25 @@ def test_stats_holds_what_its_type_says(mem: memengine.Memory) -> None:
     import types
     import typing
 
+    import typing_extensions
+
     mem.add_exchange("The dentist is on Friday at 3pm", "Noted.")
     stats: dict[str, object] = dict(mem.stats())
     hints = typing.get_type_hints(memengine.Stats)
     assert set(stats) == set(hints)
     for key, hint in hints.items():
         origin = typing.get_origin(hint) or hint
-        if origin in (typing.Union, types.UnionType):
-            origin = tuple(typing.get_origin(a) or a for a in typing.get_args(hint))
+        if origin in (typing.Union, types.UnionType):  # (a TypedDict is a dict at run time)
+            origin = tuple(
+                dict if typing_extensions.is_typeddict(a) else typing.get_origin(a) or a
+                for a in typing.get_args(hint)
+            )
         assert isinstance(stats[key], origin), f"{key}: {stats[key]!r} is not {hint}"
     assert stats["episodes"] == 1 and stats["agents"] == {"default": {"active": 1, "archived": 0}}
     assert stats["first"] is not None and stats["first"] == stats["last"]
+    assert stats["agent"] is None and stats["agent_count"] == 1
+    own = mem.stats(agent="default")["agent"]
+    assert own is not None and set(own) == set(typing.get_type_hints(memengine.AgentStats))
 
 
 def test_message_takes_every_role_name() -> None:

@@ -478,14 +478,20 @@ def stats(
     if as_json:
         print_json(data)
         return
-    free = data["free_bytes"] / 2**20
+    mib, free = data["bytes"] / 2**20, data["free_bytes"] / 2**20
+    size = f"{mib:.1f} MiB" + (
+        f" ({free:.1f} MiB free: memengine optimize --vectors compacts it)"
+        if free >= max(1.0, mib / 4)
+        else ""
+    )
+    own = data["agent"]
+    # with --agent the table and the line under it are the agent's own, and every
+    # file-wide number is on a line that says it is the file's (every agent's)
     table = Table(
-        title=f"{cfg.db}: {data['episodes']} episodes, {data['bytes'] / 2**20:.1f} MiB"
-        + (
-            f" ({free:.1f} MiB free: memengine optimize --vectors compacts it)"
-            if free >= max(1.0, data["bytes"] / 2**20 / 4)
-            else ""
-        )
+        title=f"{cfg.db}: {data['episodes']} episodes, {size}"
+        if own is None
+        else f"{shown_name(own['name'])}: {counted(own['episodes'], 'episode')}, "
+        f"{counted(own['turns'], 'turn')}"
     )
     table.add_column("agent")
     table.add_column("active", justify="right")
@@ -495,10 +501,22 @@ def stats(
             shown_name(name), str(counts.get("active", 0)), str(counts.get("archived", 0))
         )
     print_table(table)  # (a name is never cut: too narrow for it, lines)
+    kinds = ", ".join(f"{k} {n}" for k, n in data["kinds"].items()) or "none"
+    if own is not None:
+        console.print(
+            f"{shown_name(own['name'])}'s kinds: "
+            + (", ".join(f"{k} {n}" for k, n in own["kinds"].items()) or "none"),
+            highlight=False,
+            soft_wrap=True,
+        )
+        kinds = (
+            f"the file {cfg.db} (every agent's): {data['episodes']} episodes across "
+            f"{counted(data['agent_count'], 'agent')}, {size}  ·  kinds: {kinds}"
+        )
+    else:
+        kinds = f"kinds: {kinds}"
     console.print(
-        "kinds: "
-        + (", ".join(f"{k} {n}" for k, n in data["kinds"].items()) or "none")
-        + f"  ·  embedder: {data['embedder']}  ·  "
+        kinds + f"  ·  embedder: {data['embedder']}  ·  "
         f"full-text segments: {data['fulltext_segments']}  ·  "
         f"vector chunk: {data['vector_chunk_size']} rows",
         highlight=False,

@@ -381,10 +381,18 @@ def never_used(
     table.add_column("id", justify="right")
     table.add_column("candidates", justify="right")
     table.add_column("strength", justify="right")
+    # an archived memory is listed too: its status (the JSON's) is a column then, and only
+    # then, so a list of active ones keeps its text the room it had on a narrow terminal
+    archived = any(ep.status != "active" for ep in rows)
+    if archived:
+        table.add_column("status")
     table.add_column("text", overflow="fold")
     for ep in rows:
         text = shown(ep.text).replace("\n", " ⏎ ")  # stripped before it is cut short
-        table.add_row(str(ep.id), str(ep.candidate_count), f"{ep.strength:.3f}", preview(text, 120))
+        status = [ep.status] if archived else []
+        table.add_row(
+            str(ep.id), str(ep.candidate_count), f"{ep.strength:.3f}", *status, preview(text, 120)
+        )
     print_table(table)
 
 

@@ -36,7 +36,7 @@ from ..errors import (
     SchemaTooNew,
     StoreError,
 )
-from ..models import Episode, NewEpisode, Stats
+from ..models import AgentStats, Episode, NewEpisode, Stats
 from ..text import salvage_command, shell_word
 from . import episodes as ep_rows
 from . import fulltext, maintenance, meta, vectors
@@ -827,10 +827,12 @@ class Store:
                 cur.execute("SELECT count(*) FROM episodes WHERE agent = ?", (agent,)).fetchone()[0]
             )
 
-    def stats(self) -> Stats:
+    def stats(self, agent: str | None = None) -> Stats:
         """Counts per agent (every agent of the file, those without episodes too), kind and
-        status, the file's size, its full-text segments and the rows per vector chunk."""
+        status, the file's size, its full-text segments and the rows per vector chunk; with
+        ``agent``, that agent's own totals too, read in the same transaction as the file's."""
         with self.connections.read() as cur:
+            own = None if agent is None else _agent_totals(cur, agent)
             per_agent = cur.execute(
                 "SELECT agent, status, count(*) FROM episodes GROUP BY agent, status ORDER BY agent"
             ).fetchall()
@@ -852,8 +854,8 @@ class Store:
             free = int(cur.execute("PRAGMA freelist_count").fetchone()[0])
             page = int(cur.execute("PRAGMA page_size").fetchone()[0])
         agents: dict[str, dict[str, int]] = {}
-        for agent, status, n in per_agent:  # (both statuses, 0 too: `jq .active` reads 0)
-            agents.setdefault(agent, {"active": 0, "archived": 0})[status] = n
+        for who, status, n in per_agent:  # (both statuses, 0 too: `jq .active` reads 0)
+            agents.setdefault(who, {"active": 0, "archived": 0})[status] = n
         for name in created:  # an agent created and not yet written to, or emptied
             agents.setdefault(name, {"active": 0, "archived": 0})
         agents = dict(sorted(agents.items()))  # (UTF-8's order is the code points')
@@ -861,6 +863,8 @@ class Store:
         return Stats(
             episodes=sum(sum(v.values()) for v in agents.values()),
             agents=agents,
+            agent_count=len(agents),
+            agent=own,
             kinds={str(k): int(n) for k, n in per_kind.items()},
             first=iso_text(parse_iso(span[0])) if span[0] else None,
             last=iso_text(parse_iso(span[1])) if span[1] else None,
@@ -1160,6 +1164,36 @@ class Store:
         if index is not None:
             index.close()
         self.connections.close()
+
+
+def _agent_totals(cur: Any, agent: str) -> AgentStats:
+    """One agent's episodes (by kind and in all), their time span and its turns: what
+    ``stats --agent`` shows as the agent's, beside the file's totals (each an indexed read
+    of that agent's rows only)."""
+    kinds = {
+        str(k): int(n)
+        for k, n in cur.execute(
+            "SELECT kind, count(*) FROM episodes WHERE agent = ? GROUP BY kind ORDER BY kind",
+            (agent,),
+        ).fetchall()
+    }
+    span: list[str | None] = []
+    for order in ("ASC", "DESC"):  # (as the file's span: by the moment, then the text)
+        row = cur.execute(
+            "SELECT occurred_at FROM episodes WHERE agent = ? "
+            f"ORDER BY occurred_ts {order}, occurred_at {order} LIMIT 1",
+            (agent,),
+        ).fetchone()
+        span.append(iso_text(parse_iso(row[0])) if row else None)
+    turns = int(cur.execute("SELECT count(*) FROM turns WHERE agent = ?", (agent,)).fetchone()[0])
+    return AgentStats(
+        name=agent,
+        episodes=sum(kinds.values()),
+        kinds=kinds,
+        first=span[0],
+        last=span[1],
+        turns=turns,
+    )
 
 
 def _read_only_connections(path: Path, why: str, cache_mb: int = PAGE_CACHE_MB) -> Connections:
