@@ -77,7 +77,9 @@ def test_forgetting_an_agent_drops_the_cached_vectors_of_its_words(
 ) -> None:
     """The LLM turn's query vectors and the coverage's word vectors are keyed by the
     user's text: after forget_agent the same question is embedded afresh."""
+    # (deadlines far past a loaded host's: an expansion cut short searches other texts)
     llm = {"base_url": srv.base_url, "rerank_enabled": False}
+    llm |= {"expansion_deadline_s": 30.0, "turn_deadline_s": 60.0}
     cfg = Config.model_validate(
         {"llm": llm, "retrieval": {"coverage_min": 0.1}, "lifecycle": {"record_turns": False}}
     )
