@@ -41,9 +41,9 @@ eval: $(STAMP)
 	  $(BIN)/memengine eval memset eval/heldout_$${l}_*.json --mode bm25,vector,fast --json eval-heldout-$$l.json || exit 1; \
 	  $(BIN)/memengine eval memset eval/heldout_$${l}_*.json --mode fast --config examples/coverage.toml --json eval-heldout-$$l-coverage.json || exit 1; \
 	done
-	@echo '--- the check-only half of the held-out sets alone (eval/README.md: _b, _d, _f; read its totals only)'
+	@echo '--- the check-only held-out sets alone (eval/README.md: _b, _d, _f, _g; read their totals only)'
 	for l in ja en; do \
-	  $(BIN)/memengine eval memset eval/heldout_$${l}_[bdf].json --mode fast --json eval-heldout-$$l-check.json || exit 1; \
+	  $(BIN)/memengine eval memset eval/heldout_$${l}_[bdfg].json --mode fast --json eval-heldout-$$l-check.json || exit 1; \
 	done
 	@echo '--- the companion loop: each question'"'"'s recent messages stored before it is asked (--store-recent)'
 	for l in ja en; do \

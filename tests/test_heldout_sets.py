@@ -18,7 +18,7 @@ SETS = sorted(EVAL.glob("heldout_*.json"))
 def test_every_set_named_in_the_readme_is_there() -> None:
     readme = (EVAL / "README.md").read_text(encoding="utf-8")
     named = {p.name for p in SETS}
-    assert len(named) == 12
+    assert len(named) == 14
     for name in named:
         assert f"`{name}`" in readme
 
