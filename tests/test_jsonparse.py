@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memengine.errors import LLMError, LLMResponseError
@@ -164,3 +164,141 @@ def test_trailing_commas_are_repaired_only_within_the_scan_budget() -> None:
     assert jsonparse._loads(big) is jsonparse._FAIL
     with pytest.raises(LLMResponseError, match="no valid JSON object"):
         parse_json_object("```json\n" + big + "\n```")
+
+
+def _reference_end(text: str, start: int, stop: int) -> tuple[int | None, int]:
+    """The brace scan as it was, a character at a time: what the weighed one must agree with."""
+    depth, in_string, escaped = 0, False, False
+    for i in range(start, stop):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return (i if ch == "}" else -1), i + 1
+    return None, stop
+
+
+def _reference_strip(text: str) -> str:
+    """The trailing-comma repair as it was, a character at a time."""
+    out: list[str] = []
+    in_string, escaped, i = False, False, 0
+    while i < len(text):
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+            out.append(ch)
+        elif ch == "," and text[i + 1 :].lstrip(" \t\r\n")[:1] in ("}", "]"):
+            pass
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+_BRACKETY = st.text(alphabet='{}[]"\\ a,:1\n', max_size=80)
+
+
+@settings(max_examples=400, deadline=None)
+@given(body=_BRACKETY, chunk=st.integers(1, 9), cut=st.integers(0, 90))
+@example(body='"\\"}', chunk=2, cut=90)  # a stretch read ends on an escape inside a string
+def test_the_weighed_brace_scan_agrees_with_reading_each_character(
+    body: str, chunk: int, cut: int
+) -> None:
+    """Stretches are passed whole by counting (C speed); where each one ends and how an
+    escape crosses into the next must not change which bracket closes the object."""
+    from memengine.llm import jsonparse
+
+    text = "{" + body
+    stop = min(len(text), 1 + cut)
+    saved = jsonparse._CHUNK
+    jsonparse._CHUNK = chunk
+    try:
+        got = jsonparse._balanced_end(text, 0, stop, jsonparse._Budget())
+    finally:
+        jsonparse._CHUNK = saved
+    assert got == _reference_end(text, 0, stop)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_BRACKETY)
+def test_the_trailing_comma_repair_agrees_with_reading_each_character(text: str) -> None:
+    from memengine.llm import jsonparse
+
+    assert jsonparse._strip_trailing_commas(text, jsonparse._Budget()) == _reference_strip(text)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["{" * 1_000_000, "{ a" * 330_000, "<think>" + "{" * 500_000, "{" + '"a":1,' * 160_000],
+    ids=["braces", "braces-and-filler", "unclosed-thinking", "commas"],
+)
+def test_a_megabyte_of_braces_is_weighed_not_read_a_character_at_a_time(reply: str) -> None:
+    """Read a character at a time, twice repaired and once scanned, such a reply cost two
+    seconds of a turn's thread, past both phase deadlines (and its turn said "timeout")."""
+    from memengine.llm import jsonparse
+
+    budget = jsonparse._Budget()
+    with pytest.raises(LLMResponseError, match="holds a truncated JSON object"):
+        jsonparse._parse(reply, False, budget)
+    assert budget.stepped < 10_000
+
+
+def test_a_scan_that_runs_out_of_budget_finds_no_valid_object() -> None:
+    """Past 1,000,000 characters the scan stops: it cannot say the text ended in an object."""
+    from memengine.llm import jsonparse
+
+    budget = jsonparse._Budget()
+    with pytest.raises(LLMResponseError, match="holds no valid JSON object"):
+        jsonparse._parse("{" * 1_040_000, False, budget)
+    assert budget.stepped < 10_000
+
+
+def test_an_object_after_900_000_characters_of_filler_is_still_found() -> None:
+    from memengine.llm import jsonparse
+
+    budget = jsonparse._Budget()
+    reply = "x" * 900_000 + '{"expanded_queries": ["a", "b",], "s": "x,}",}'
+    assert jsonparse._parse(reply, False, budget) == {"expanded_queries": ["a", "b"], "s": "x,}"}
+    assert budget.stepped < 10_000
+
+
+def test_the_passes_of_one_parse_share_one_budget() -> None:
+    """A fenced reply was scanned in its fence and then whole, each pass with a budget of
+    its own: twice the characters the documentation promises."""
+    from memengine.llm import jsonparse
+
+    read: list[int] = []
+    scan = jsonparse._balanced_end
+
+    def counted(t: str, start: int, stop: int, *budget: object) -> tuple[int | None, int]:
+        end, upto = scan(t, start, stop, *budget)
+        read.append(upto - start)
+        return end, upto
+
+    jsonparse._balanced_end = counted  # type: ignore[assignment]
+    try:
+        with pytest.raises(LLMResponseError, match="truncated JSON object"):
+            parse_json_object("```json\n{" + "x" * 900_000 + "\n```")
+    finally:
+        jsonparse._balanced_end = scan  # type: ignore[assignment]
+    assert len(read) == 2  # the fence's text, then the reply whole: what was left
+    assert sum(read) == jsonparse._SCAN_BUDGET

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -431,3 +435,50 @@ def test_a_400_that_only_quotes_the_temperature_keeps_it(
     ask(client)
     ask(client)
     assert all("temperature" in body for body in srv.chat_requests)
+
+
+_FIRST_TURN_PROBE = """
+import json, sys
+from memengine import Memory
+from memengine.config import Config
+from tests.helpers import HashEmbedder
+from tests.openai_server import ScriptedOpenAI, ScriptedReply
+
+with ScriptedOpenAI() as srv:
+    reply = {"expanded_queries": ["Juno"], "relevant_episodes": []}
+    srv.default_chat = ScriptedReply(content=json.dumps(reply))
+    llm = {"base_url": srv.base_url, "expansion_model": "m", "rerank_model": "m"}
+    config = Config.model_validate({"llm": llm})
+    mem = Memory.open(sys.argv[1], config=config, embedder=HashEmbedder())
+    mem.add_exchange("Juno has a dental cleaning at the vet.", "I'll remind you.")
+    mem.load_llm_client()
+    before = set(sys.modules)
+    result = mem.retrieve("When is her thing at the vet?")
+    new = set(sys.modules) - before
+    mem.close()
+print(json.dumps({
+    "asked": len(srv.chat_requests),
+    "degraded": list(result.degraded),
+    "new": sorted(m for m in new if m.split(".")[0] in ("openai", "jiter", "httpx2", "pydantic")),
+}))
+"""
+
+
+def test_the_first_turn_imports_nothing_of_the_openai_library(tmp_path: Path) -> None:
+    """The library imports its chat resources and ``jiter`` at its first request: the
+    first turn after ``load_llm_client()`` (every CLI ``--llm`` call) paid ~0.3 s of its
+    expansion's deadline for it. The client now makes that first request to a reply held
+    in memory as it is built. In a new process: this one has imported them long since."""
+    root = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_TURN_PROBE, str(tmp_path / "m.db")],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": root},
+        cwd=root,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["asked"] == 2 and seen["degraded"] == []  # both phases asked, were answered
+    assert seen["new"] == []

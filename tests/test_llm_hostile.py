@@ -491,8 +491,8 @@ def test_the_brace_scan_counts_what_a_bracket_mismatch_read() -> None:
     read: list[int] = []
     scan = jsonparse._balanced_end
 
-    def counted(t: str, start: int, stop: int) -> tuple[int | None, int]:
-        end, upto = scan(t, start, stop)
+    def counted(t: str, start: int, stop: int, *budget: object) -> tuple[int | None, int]:
+        end, upto = scan(t, start, stop, *budget)
         read.append(upto - start)
         return end, upto
 

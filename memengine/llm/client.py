@@ -20,6 +20,7 @@ passed in by the caller.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -134,6 +135,43 @@ def _headers(value: object) -> dict[str, str] | None:
 
 
 # The response_format ladder, best first. "none" sends no response_format at all.
+_WARM_REPLY: dict[str, Any] = {
+    "id": "warm",
+    "object": "chat.completion",
+    "created": 0,
+    "model": "warm",
+    "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "{}"}}
+    ],
+    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+}
+
+
+@functools.cache
+def _warm_the_library() -> None:
+    """Send one chat completion through the openai library to a reply held in memory (no
+    request leaves the process), once per process. The library imports its chat
+    resources and ``jiter``, and builds its request and reply models, only at the first
+    request: ~0.3 s the first turn's expansion paid out of its deadline, after
+    ``Memory.warm`` and the CLI had waited for the client so that it would not."""
+    answer = httpx2.MockTransport(lambda request: httpx2.Response(200, json=_WARM_REPLY))
+    with (
+        httpx2.Client(transport=answer) as http,
+        openai.OpenAI(
+            base_url="http://warm.invalid/v1",
+            api_key=PLACEHOLDER_API_KEY,
+            max_retries=0,
+            http_client=http,
+        ) as library,
+    ):
+        library.chat.completions.create(
+            model="warm",
+            messages=[{"role": "user", "content": ""}],
+            extra_body={"max_tokens": 1},
+            timeout=httpx2.Timeout(1.0),
+        )
+
+
 _FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
 _FIRST_WITHOUT_SCHEMA = _FORMATS.index("json_object")
 
@@ -236,6 +274,7 @@ class ChatClient:
             # a reply ends at its deadline, and at 1 MiB: parsing more would outlast a turn
             http_client=http_client(self.base_url, max_bytes=MAX_CHAT_REPLY_BYTES),
         )
+        _warm_the_library()  # (here, on the thread that builds the client: not in a turn)
         self._lock = threading.Lock()
         self._closed = False
         self._format_floor = 0

@@ -24,10 +24,29 @@ _FENCE_RE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
 # How many opening braces to try as the start of the object before giving up;
 # keeps pathological inputs (thousands of "{") from costing quadratic time.
 _MAX_STARTS = 64
-# How many characters the brace scan may read in all (a reply of a megabyte of "{" and
-# filler would otherwise cost seconds of a turn's thread, holding the GIL).
+# How many characters the brace scans and the trailing-comma repairs of one parse may
+# read in all, every pass together (a reply of a megabyte of "{" and filler would
+# otherwise cost seconds of a turn's thread, holding the GIL, after its turn gave up).
 _SCAN_BUDGET = 1_000_000
+# The stretch the brace scan weighs at once with str.count (C speed): one that cannot
+# close the object is skipped whole; only one that may is read a character at a time.
+_CHUNK = 4096
 _SNIPPET = 120
+
+
+class _Budget:
+    """What one parse may still read (:data:`_SCAN_BUDGET` characters, shared by all its
+    passes, so that two passes cannot cost twice the bound), the characters it read one
+    at a time in Python (``stepped``: the work the bound is there to keep small), and the
+    text it tried to load last with what that gave (``tried``, ``tried_value``)."""
+
+    __slots__ = ("left", "stepped", "tried", "tried_value")
+
+    def __init__(self, left: int = _SCAN_BUDGET) -> None:
+        self.left = left
+        self.stepped = 0
+        self.tried: str | None = None
+        self.tried_value: Any = None
 
 
 def parse_json_object(text: str, *, cut: bool = False) -> dict[str, Any]:
@@ -39,9 +58,14 @@ def parse_json_object(text: str, *, cut: bool = False) -> dict[str, Any]:
     ``cut``: the reply was cut at its token limit, so an object found inside one that
     never closes is a piece of the answer, not the answer (also an LLMResponseError).
     """
+    return _parse(text, cut, _Budget())
+
+
+def _parse(text: str, cut: bool, budget: _Budget) -> dict[str, Any]:
+    """:func:`parse_json_object` reading at most what ``budget`` allows."""
     if not isinstance(text, str):
         raise LLMResponseError(f"LLM reply is not text but {type(text).__name__}")
-    whole = _loads(text.strip())  # (a reason may quote "<think>": the reply is still JSON)
+    whole = _loads(text.strip(), budget)  # (a reason may quote "<think>": the reply is still JSON)
     if isinstance(whole, dict):
         return _safe_strings(whole)
     closes = list(_THINK_CLOSE.finditer(text))
@@ -63,15 +87,15 @@ def parse_json_object(text: str, *, cut: bool = False) -> dict[str, Any]:
                 return _safe_strings(holding)
             if not after:
                 raise LLMResponseError("LLM reply holds only its thinking; expected a JSON object")
-            return _safe_strings(_first_object(after, cut))
+            return _safe_strings(_first_object(after, cut, budget))
         if after:
             with contextlib.suppress(LLMResponseError):
-                return _safe_strings(_first_object(after, cut))
+                return _safe_strings(_first_object(after, cut, budget))
     cleaned = _without_thinking(text).strip()
     if not cleaned:
         raise LLMResponseError("LLM reply is empty; expected a JSON object")
 
-    return _safe_strings(_first_object(cleaned, cut))
+    return _safe_strings(_first_object(cleaned, cut, budget))
 
 
 _THINK_OPEN = re.compile("<think>", re.IGNORECASE)
@@ -95,8 +119,8 @@ def _without_thinking(text: str) -> str:
         at = end.end()
 
 
-def _first_object(cleaned: str, cut: bool) -> dict[str, Any]:
-    whole = _loads(cleaned)
+def _first_object(cleaned: str, cut: bool, budget: _Budget) -> dict[str, Any]:
+    whole = _loads(cleaned, budget)
     if isinstance(whole, dict):
         return whole
     if whole is not _FAIL:
@@ -108,7 +132,7 @@ def _first_object(cleaned: str, cut: bool) -> dict[str, Any]:
     truncated = False
     for match in _FENCE_RE.finditer(cleaned):
         fenced = match.group(1).strip()
-        value = _loads(fenced)
+        value = _loads(fenced, budget)
         if isinstance(value, dict):
             return value
         if value is not _FAIL:
@@ -116,12 +140,12 @@ def _first_object(cleaned: str, cut: bool) -> dict[str, Any]:
                 f"LLM reply's fenced JSON is not an object (top level is {_json_type(value)}): "
                 f"{_snippet(fenced)}"
             )
-        found, unclosed = _scan(fenced, cut)
+        found, unclosed = _scan(fenced, cut, budget)
         if found is not None:
             return found
         truncated = truncated or unclosed
 
-    found, unclosed = _scan(cleaned, cut)
+    found, unclosed = _scan(cleaned, cut, budget)
     if found is not None:
         return found
     truncated = truncated or unclosed
@@ -153,114 +177,140 @@ def _object_around(text: str, at: int) -> dict[str, Any] | None:
     return None
 
 
-def _loads(candidate: str) -> Any:
+def _loads(candidate: str, budget: _Budget | None = None) -> Any:
     """json.loads, then once more without trailing commas; ``_FAIL`` if both fail (or the
-    nesting is too deep to parse). A text longer than :data:`_SCAN_BUDGET` is not
-    repaired: the repair reads every character in Python (megabytes of broken JSON would
-    cost seconds of a thread, holding the GIL, after its turn has moved on)."""
+    nesting is too deep to parse). The repair reads in Python, so it runs only where a
+    comma stands before a closing bracket (a C-speed search) and only while ``budget``
+    holds the whole text (megabytes of broken JSON would cost seconds of a thread,
+    holding the GIL, after its turn has moved on); the text tried last is not tried
+    again (the whole reply is, from two places)."""
+    if budget is None:
+        budget = _Budget()
+    if candidate is budget.tried or candidate == budget.tried:
+        return budget.tried_value
     try:
-        return json.loads(candidate)
+        value = json.loads(candidate)
     except (ValueError, RecursionError):  # RecursionError: nested past the stack's depth
-        pass
-    if len(candidate) > _SCAN_BUDGET:
-        return _FAIL
-    fixed = _strip_trailing_commas(candidate)
-    if fixed == candidate:
-        return _FAIL
-    try:
-        return json.loads(fixed)
-    except (ValueError, RecursionError):
-        return _FAIL
+        value = _FAIL
+    if value is _FAIL and _TRAILING_COMMA.search(candidate) and len(candidate) <= budget.left:
+        budget.left -= len(candidate)
+        fixed = _strip_trailing_commas(candidate, budget)
+        if fixed != candidate:
+            try:
+                value = json.loads(fixed)
+            except (ValueError, RecursionError):
+                value = _FAIL
+    budget.tried, budget.tried_value = candidate, value
+    return value
 
 
-def _scan(text: str, cut: bool = False) -> tuple[dict[str, Any] | None, bool]:
+_TRAILING_COMMA = re.compile(r",[ \t\r\n]*[}\]]")
+# What the trailing-comma repair stops at outside strings, and the rest of a string.
+_COMMA_OR_QUOTE = re.compile(r'["]|,(?=[ \t\r\n]*[}\]])')
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+
+
+def _scan(text: str, cut: bool, budget: _Budget) -> tuple[dict[str, Any] | None, bool]:
     """Find the first balanced ``{…}`` that parses to a dict.
 
     Returns ``(object, truncated)``: ``truncated`` is True when some opening
     brace was never closed (the text ends inside an object). With ``cut``, an object
     found after such a brace is not returned (it is a piece of the unclosed one). At
-    most :data:`_MAX_STARTS` braces are tried and :data:`_SCAN_BUDGET` characters read.
+    most :data:`_MAX_STARTS` braces are tried, and no more read than ``budget`` allows.
     """
     truncated = False
     start = text.find("{")
     tries = 0
-    budget = _SCAN_BUDGET
-    while start != -1 and tries < _MAX_STARTS and budget > 0:
+    while start != -1 and tries < _MAX_STARTS and budget.left > 0:
         tries += 1
-        stop = min(len(text), start + budget)
-        end, read_to = _balanced_end(text, start, stop)
-        budget -= read_to - start
+        stop = min(len(text), start + budget.left)
+        end, read_to = _balanced_end(text, start, stop, budget)
+        budget.left -= read_to - start
         if end is None:
             truncated = truncated or stop == len(text)
         elif end > start:
-            value = _loads(text[start : end + 1])
+            value = _loads(text[start : end + 1], budget)
             if isinstance(value, dict):
                 return (None, True) if cut and truncated else (value, False)
         start = text.find("{", start + 1)
     return None, truncated
 
 
-def _balanced_end(text: str, start: int, stop: int) -> tuple[int | None, int]:
+def _balanced_end(text: str, start: int, stop: int, budget: _Budget) -> tuple[int | None, int]:
     """Index of the ``}`` closing the ``{`` at ``start``, aware of strings and escapes,
     read up to ``stop``; with the index after the last character read.
 
     ``None`` means ``stop`` came first (the text ended: truncated); ``-1`` means a
-    bracket mismatch.
+    bracket mismatch. A stretch whose strings hold no backslash is weighed with
+    str.split and str.count (C speed): if its closing brackets outside strings are
+    fewer than the depth, it cannot close the object and is passed whole; so a megabyte
+    of ``{`` or filler costs milliseconds, not the second of reading it a character at
+    a time (which only a stretch that may close the object, or escapes in its strings,
+    still costs, within the budget).
     """
-    depth = 0
+    depth = 1
     in_string = False
-    escaped = False
-    for i in range(start, stop):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
+    i = start + 1
+    while i < stop:
+        chunk_end = min(stop, i + _CHUNK)
+        pieces = text[i:chunk_end].split('"')
+        inside = "".join(pieces[0::2] if in_string else pieces[1::2])
+        if "\\" not in inside:  # no quote is escaped: the quotes split it exactly
+            outside = "".join(pieces[1::2] if in_string else pieces[0::2])
+            closes = outside.count("}") + outside.count("]")
+            if closes < depth:
+                depth += outside.count("{") + outside.count("[") - closes
+                in_string ^= len(pieces) % 2 == 0  # an odd number of quotes
+                i = chunk_end
+                continue
+        budget.stepped += chunk_end - i
+        escaped = False
+        for j in range(i, chunk_end):
+            ch = text[j]
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_string = False
             elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-            if depth == 0:
-                return (i if ch == "}" else -1), i + 1
+                in_string = True
+            elif ch in "{[":
+                depth += 1
+            elif ch in "}]":
+                depth -= 1
+                if depth == 0:
+                    return (j if ch == "}" else -1), j + 1
+        if escaped:  # the chunk ended on a backslash: its character is the next one
+            budget.stepped += 1
+            i = chunk_end + 1
+        else:
+            i = chunk_end
     return None, stop
 
 
-def _strip_trailing_commas(text: str) -> str:
-    """Drop commas that directly precede ``}`` or ``]`` (outside strings)."""
+def _strip_trailing_commas(text: str, budget: _Budget) -> str:
+    """Drop commas that directly precede ``}`` or ``]`` (outside strings), going from one
+    quote or such comma to the next with regular expressions (C speed)."""
     out: list[str] = []
-    in_string = False
-    escaped = False
-    i = 0
+    at = 0
     n = len(text)
-    while i < n:
-        ch = text[i]
-        if in_string:
-            out.append(ch)
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-            out.append(ch)
-        elif ch == ",":
-            j = i + 1
-            while j < n and text[j] in " \t\r\n":
-                j += 1
-            if j < n and text[j] in "}]":
-                i += 1
-                continue
-            out.append(ch)
-        else:
-            out.append(ch)
-        i += 1
+    while at < n:
+        mark = _COMMA_OR_QUOTE.search(text, at)
+        if mark is None:
+            break
+        budget.stepped += 1
+        if mark.group() == ",":
+            out.append(text[at : mark.start()])
+            at = mark.end()
+            continue
+        rest = _STRING_REST.match(text, mark.end())
+        if rest is None:  # a string that never closes: the rest is in it
+            break
+        out.append(text[at : rest.end()])
+        at = rest.end()
+    out.append(text[at:])
     return "".join(out)
 
 
@@ -277,8 +327,14 @@ def _json_type(value: Any) -> str:
 
 
 def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return repr(flat if len(flat) <= _SNIPPET else flat[:_SNIPPET] + "…")
+    """The start of ``text`` with its runs of whitespace as one space, cut at
+    :data:`_SNIPPET` characters; only a head of it is split (splitting a megabyte of
+    filler into words cost more than the parse it reports on)."""
+    head = text[: _SNIPPET * 8]
+    flat = " ".join(head.split())
+    if len(flat) <= _SNIPPET and len(head) == len(text):
+        return repr(flat)
+    return repr(flat[:_SNIPPET] + "…")
 
 
 def _safe_strings(obj: dict[str, Any]) -> dict[str, Any]:
