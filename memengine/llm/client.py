@@ -134,7 +134,6 @@ def _headers(value: object) -> dict[str, str] | None:
     return dict(value)
 
 
-# The response_format ladder, best first. "none" sends no response_format at all.
 _WARM_REPLY: dict[str, Any] = {
     "id": "warm",
     "object": "chat.completion",
@@ -172,6 +171,7 @@ def _warm_the_library() -> None:
         )
 
 
+# The response_format ladder, best first. "none" sends no response_format at all.
 _FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
 _FIRST_WITHOUT_SCHEMA = _FORMATS.index("json_object")
 
