@@ -14,6 +14,7 @@ top-level shortcuts exist (``MEMENGINE_DB``, ``MEMENGINE_AGENT``,
 
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
 import os
@@ -145,10 +146,16 @@ class _Section(BaseModel):
         super().__delattr__(name)
 
     def __copy__(self) -> Any:
-        """A copy is the caller's to change; what a shallow one shares with a fixed
-        configuration (its sections and lists) stays fixed."""
+        """A copy is the caller's to change, the sections and lists in it too: a shallow copy
+        of a fixed configuration (``mem.config.model_copy(update=…)``) copies what it would
+        share (a section of the open memory's, changed, would say it cannot be)."""
         copied = super().__copy__()
         copied._fixed = False
+        if self._fixed:
+            for name in type(self).model_fields:
+                value = copied.__dict__[name]
+                if isinstance(value, (_Section, _FixedList)):
+                    copied.__dict__[name] = copy.copy(value)
         return copied
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Any:

@@ -161,6 +161,11 @@ def test_an_open_memorys_config_refuses_changes_and_the_callers_stays_theirs(
         changed = mem.config.model_copy(deep=True)  # a deep copy is the caller's to change
         changed.retrieval.max_results = 3
         changed.lifecycle.daily_retention[0] = 0.9
+        shallow = mem.config.model_copy()  # a shallow one too: its sections are copies
+        shallow.retrieval.max_results = 5
+        shallow.lifecycle.linear_weights.append(0.1)
+        assert mem.config.retrieval.max_results == 2
+        assert mem.config.lifecycle.linear_weights == Config().lifecycle.linear_weights
     with Memory.open(db, config=changed, embedder=HashEmbedder()) as mem:
         assert len(mem.retrieve("Where did I paddle the kayak?").results) == 3
         assert mem.config.lifecycle.daily_retention[0] == 0.9
