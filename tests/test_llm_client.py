@@ -482,3 +482,32 @@ def test_the_first_turn_imports_nothing_of_the_openai_library(tmp_path: Path) ->
     seen = json.loads(done.stdout)
     assert seen["asked"] == 2 and seen["degraded"] == []  # both phases asked, were answered
     assert seen["new"] == []
+
+
+def test_a_warm_up_that_fails_leaves_the_client_built(
+    srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm-up request is the library's: a caller's own patch of it (a test's scripted
+    ``create``, a tracer's wrapper) or another version reading the canned reply otherwise
+    may fail it. Only the first turn's speed was at stake, so the client is built and
+    answers (it raised out of the build, and a turn lost its full-text answer)."""
+    from openai.resources.chat.completions import Completions
+
+    from memengine.llm import client as client_module
+
+    real = Completions.create
+    calls: list[str] = []
+
+    def scripted_once(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(str(kwargs.get("model")))
+        if len(calls) == 1:
+            raise RuntimeError("the one reply this caller scripted")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Completions, "create", scripted_once)
+    client_module._warm_the_library.cache_clear()
+    srv.push_chat(json_data={"ok": 1})
+    with ChatClient(base_url=srv.base_url, api_key="sk-test", timeout_s=2.0) as c:
+        reply = ask(c)
+    assert calls == ["warm", "test-chat"]  # the warm-up failed; the request ran
+    assert reply.data == {"ok": 1}

@@ -20,6 +20,7 @@ passed in by the caller.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import re
@@ -146,6 +147,20 @@ _WARM_REPLY: dict[str, Any] = {
 }
 
 
+_WARM_FAILURES = (
+    openai.OpenAIError,
+    httpx2.HTTPError,
+    ValueError,  # (pydantic's ValidationError is one)
+    TypeError,
+    AttributeError,
+    LookupError,
+    RuntimeError,
+)
+"""What a warm-up may meet that does not stop the client being built: another version of
+the library reading the canned reply otherwise, a caller's own patch of it (a test's
+scripted ``create``, a tracer's wrapper)."""
+
+
 @functools.cache
 def _warm_the_library() -> None:
     """Send one chat completion through the openai library to a reply held in memory (no
@@ -157,7 +172,7 @@ def _warm_the_library() -> None:
     with (
         httpx2.Client(transport=answer) as http,
         openai.OpenAI(
-            base_url="http://warm.invalid/v1",
+            base_url="http://memengine-warm-up.invalid/v1",
             api_key=PLACEHOLDER_API_KEY,
             max_retries=0,
             http_client=http,
@@ -274,7 +289,10 @@ class ChatClient:
             # a reply ends at its deadline, and at 1 MiB: parsing more would outlast a turn
             http_client=http_client(self.base_url, max_bytes=MAX_CHAT_REPLY_BYTES),
         )
-        _warm_the_library()  # (here, on the thread that builds the client: not in a turn)
+        # (here, on the thread that builds the client: not in a turn); a warm-up that
+        # fails stakes only the first turn's speed, which pays as it did before
+        with contextlib.suppress(*_WARM_FAILURES):
+            _warm_the_library()
         self._lock = threading.Lock()
         self._closed = False
         self._format_floor = 0
