@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +31,16 @@ def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith("MEMENGINE_"):
             monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A port of 127.0.0.1 that refuses connections: bound, never listening, and held for
+    the test (a port found free and let go could be another test worker's server's by the
+    time it is connected to)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        yield int(held.getsockname()[1])
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -55,12 +54,6 @@ def ask(
         max_tokens=64,
         deadline_s=deadline_s,
     )
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_plain_json_reply(srv: ScriptedOpenAI, client: ChatClient) -> None:
@@ -239,9 +232,8 @@ def test_zero_deadline_raises_without_request(srv: ScriptedOpenAI, client: ChatC
     assert srv.chat_requests == []
 
 
-def test_connection_refused_is_quick() -> None:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
+def test_connection_refused_is_quick(refused_port: int) -> None:
+    url = f"http://127.0.0.1:{refused_port}/v1"
     with ChatClient(base_url=url, timeout_s=2.0, max_retries=3) as c:
         start = time.monotonic()
         with pytest.raises(LLMError) as info:
@@ -373,7 +365,7 @@ def test_ping(srv: ScriptedOpenAI, client: ChatClient) -> None:
     assert "response_format" not in body
 
 
-def test_ping_errors(srv: ScriptedOpenAI, client: ChatClient) -> None:
+def test_ping_errors(srv: ScriptedOpenAI, client: ChatClient, refused_port: int) -> None:
     srv.push_chat(status=404, error_message="model 'nope' not found")
     with pytest.raises(LLMError, match=r"HTTP 404.*not found"):
         client.ping("nope")
@@ -381,7 +373,7 @@ def test_ping_errors(srv: ScriptedOpenAI, client: ChatClient) -> None:
     with pytest.raises(LLMTimeout):
         client.ping("test-chat", deadline_s=0.2)
     with (
-        ChatClient(base_url=f"http://127.0.0.1:{free_port()}/v1") as dead,
+        ChatClient(base_url=f"http://127.0.0.1:{refused_port}/v1") as dead,
         pytest.raises(LLMError, match="refused"),
     ):
         dead.ping("m")

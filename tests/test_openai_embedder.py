@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator
 
@@ -256,12 +255,10 @@ def test_timeout_raises_embedding_error(srv: ScriptedOpenAI) -> None:
     assert time.monotonic() - start < 1.0
 
 
-def test_a_proxy_that_refuses_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_proxy_that_refuses_is_named(monkeypatch: pytest.MonkeyPatch, refused_port: int) -> None:
     for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy"):
         monkeypatch.delenv(name, raising=False)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = refused_port
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
     emb = OpenAIEmbedder(base_url="http://127.0.0.1:9/v1", model="m", max_retries=0)
     with pytest.raises(EmbeddingError) as info:
@@ -272,11 +269,8 @@ def test_a_proxy_that_refuses_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def test_connection_refused() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/v1"
+def test_connection_refused(refused_port: int) -> None:
+    url = f"http://127.0.0.1:{refused_port}/v1"
     emb = OpenAIEmbedder(base_url=url, model="m", max_retries=3)
     start = time.monotonic()
     with pytest.raises(EmbeddingError) as info:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -71,12 +70,6 @@ EPISODES = [
     ("wedding", "Chloe's wedding is on 20 June at Stoneleigh Barn.", "Lovely venue.", "2026-03-02"),
     ("slippers", "Juno chewed my slippers and the sofa cushion.", "Naughty girl.", "2026-05-29"),
 ]
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def config(base_url: str, **llm: Any) -> Config:
@@ -642,8 +635,8 @@ def test_both_phases_slow_stay_within_the_turn_deadline(
         s.mem.close()
 
 
-def test_connection_refused(tmp_path: Path) -> None:
-    s = Store(tmp_path / "m.db", config(f"http://127.0.0.1:{free_port()}/v1"))
+def test_connection_refused(tmp_path: Path, refused_port: int) -> None:
+    s = Store(tmp_path / "m.db", config(f"http://127.0.0.1:{refused_port}/v1"))
     try:
         r, elapsed = s.ask("What did we eat last week?")
         assert len(r.degraded) == 2
@@ -1030,12 +1023,12 @@ def test_llm_check_command(srv: ScriptedOpenAI, clean_env: pytest.MonkeyPatch) -
     assert "chose ['1 (high)'" in checks["rerank"][1]
 
 
-def test_doctor_pings_the_endpoint(srv: ScriptedOpenAI, tmp_path: Path) -> None:
+def test_doctor_pings_the_endpoint(srv: ScriptedOpenAI, tmp_path: Path, refused_port: int) -> None:
     srv.default_chat = ScriptedReply(content="pong")
     db = tmp_path / "none.db"
     ok = diagnose(Config.model_validate({"db": str(db), "llm": {"base_url": srv.base_url}}))
     assert ok["checks"]["llm"][0] and srv.base_url in ok["checks"]["llm"][1]
-    refused = f"http://127.0.0.1:{free_port()}/v1"
+    refused = f"http://127.0.0.1:{refused_port}/v1"
     bad = diagnose(Config.model_validate({"db": str(db), "llm": {"base_url": refused}}))
     assert not bad["checks"]["llm"][0] and "refused" in bad["checks"]["llm"][1]
     assert "llm" not in diagnose(Config.model_validate({"db": str(db)}))["checks"]
