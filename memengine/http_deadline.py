@@ -312,6 +312,24 @@ def _without_other_proxies(url: str | None, own: str | None, exc: Exception) -> 
         raise refused from None
 
 
+_TLS_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "SSLKEYLOGFILE", "REQUESTS_CA_BUNDLE")
+
+
+def _tls_files_refused(exc: OSError) -> str:
+    """What to say of a TLS context the HTTP client could not build: the environment
+    variables that name its files, which are the usual cause."""
+    set_ = [v for v in _TLS_VARIABLES if os.environ.get(v, "").strip()]
+    missing = [v for v in set_ if v != "SSLKEYLOGFILE" and not os.path.exists(os.environ[v])]
+    set_ = missing or set_  # (the one naming no file, when one does)
+    named = (
+        f"; {', '.join(set_)} in the environment name{'s' if len(set_) == 1 else ''} "
+        "what it reads: correct or unset " + ("it" if len(set_) == 1 else "them")
+        if set_
+        else ""
+    )
+    return f"the HTTP client cannot be built: its TLS settings failed ({exc}){named}"
+
+
 def _naming(proxy: str | None) -> str:
     """The environment variables that name ``proxy`` (any set, when None or none matches)."""
     set_ = [v for v in _PROXY_VARIABLES if os.environ.get(v, "").strip()]
@@ -332,9 +350,12 @@ def http_client(url: str | None = None, *, max_bytes: ByteCap = MAX_REPLY_BYTES)
 
     proxy = _proxy_url_for(url) if url is not None else None
     try:
-        client = openai.DefaultHttpxClient()
-    except (ImportError, ValueError, httpx2.InvalidURL) as exc:  # (a proxy it cannot use)
-        client = _without_other_proxies(url, proxy, exc)
+        try:
+            client = openai.DefaultHttpxClient()
+        except (ImportError, ValueError, httpx2.InvalidURL) as exc:  # (a proxy it cannot use)
+            client = _without_other_proxies(url, proxy, exc)
+    except OSError as exc:  # (its TLS context: a certificate file that cannot be read)
+        raise ConfigError(_tls_files_refused(exc)) from exc
     why = _broken(proxy) if proxy is not None else None
     if proxy is not None and why is not None:  # (taken, then every request fails)
         raise ConfigError(

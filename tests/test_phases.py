@@ -896,6 +896,25 @@ def test_a_proxy_the_client_cannot_use_leaves_the_fast_path_answering(
             m.feedback(r.turn_id, answer="Kenji does.", judge="llm")
 
 
+def test_a_certificate_file_that_cannot_be_read_leaves_the_fast_path_answering(
+    tmp_path: Path, srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SSL_CERT_FILE naming no file failed the HTTP client's TLS context with a bare
+    FileNotFoundError: the turn lost its full-text answer and the CLI said only "[Errno 2]".
+    Now a ConfigError that names the variable: the fast path answers, each phase says why."""
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(NOW)) as m:
+        fact = m.add_exchange("Juno stays with Kenji when I travel", "Good to know.")
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    with Memory.open(tmp_path / "m.db", config=config(srv.base_url), embedder=HashEmbedder()) as m:
+        m.load_llm_client()
+        r = m.retrieve("Who looks after Juno?")
+        assert r.results[0].episode.id == fact and srv.chat_requests == []
+        notes = [d for d in r.degraded if "the LLM client cannot be built" in d]
+        assert len(notes) == 2 and "SSL_CERT_FILE in the environment names" in notes[0]
+        with pytest.raises(ConfigError, match=r"TLS settings failed .*SSL_CERT_FILE"):
+            m.retrieve("Who looks after Juno?", llm=True)
+
+
 def test_a_broken_proxy_for_other_urls_is_left_to_them(
     tmp_path: Path, srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
