@@ -687,7 +687,9 @@ class Config(_Section):
                     "it ends in a separator (or a . or ..), as a folder's path does: give the memory "
                     "file's name (m/memory.db)"
                 )
-            return home_expanded(Path(text))
+            # (a str: JSON input takes a path only as text — model_validate_json of a
+            # model_dump_json refused the Path — and Python input takes both)
+            return str(home_expanded(Path(text)))
         return value
 
     @field_validator("agent", mode="before")

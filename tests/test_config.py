@@ -609,3 +609,22 @@ def test_a_forced_driver_without_extension_loading_says_why_and_what_to_do(
     assert detail[0] is False and "unset MEMENGINE_SQLITE_DRIVER" in detail[1]
     with Memory.open(tmp_path / "other.db", embedder=HashEmbedder()) as mem:  # unforced: sqlean
         assert mem.stats()["episodes"] == 0
+
+
+def test_a_config_goes_through_json_and_back(tmp_path: Path) -> None:
+    """``model_validate_json(model_dump_json())`` refused the path it had written (the
+    ``db`` check gave JSON input a Path, which JSON input does not take): a config passed
+    to a worker process as JSON could not be read back."""
+    cfg = Config.model_validate(
+        {
+            "db": str(tmp_path / "m.db"),
+            "agent": "bob",
+            "time_zone": "Asia/Tokyo",
+            "retrieval": {"max_results": 3},
+            "lifecycle": {"linear_weights": [0.5, 0.3, 0.2]},
+            "llm": {"base_url": "http://127.0.0.1:8080/v1", "expansion_model": "m"},
+        }
+    )
+    back = Config.model_validate_json(cfg.model_dump_json())
+    assert back == cfg and isinstance(back.db, Path) and back.db == tmp_path / "m.db"
+    assert Config.model_validate_json(Config().model_dump_json()) == Config()
