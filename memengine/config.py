@@ -670,7 +670,7 @@ class Config(_Section):
 
     @field_validator("db", mode="before")
     @classmethod
-    def _db_path(cls, value: Any) -> Any:
+    def _db_path(cls, value: Any, info: ValidationInfo) -> Any:
         """``~`` is the user's home folder; an empty path is a mistake, not the folder ``.``;
         a ``[db]`` table is a top-level ``db = "…"`` written as a section."""
         if isinstance(value, dict):
@@ -687,9 +687,10 @@ class Config(_Section):
                     "it ends in a separator (or a . or ..), as a folder's path does: give the memory "
                     "file's name (m/memory.db)"
                 )
-            # (a str: JSON input takes a path only as text — model_validate_json of a
-            # model_dump_json refused the Path — and Python input takes both)
-            return str(home_expanded(Path(text)))
+            path = home_expanded(Path(text))
+            # (JSON input takes a path only as text: model_validate_json of a
+            # model_dump_json refused the Path; strict Python input only as a Path)
+            return str(path) if info.mode == "json" else path
         return value
 
     @field_validator("agent", mode="before")

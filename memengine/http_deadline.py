@@ -312,22 +312,43 @@ def _without_other_proxies(url: str | None, own: str | None, exc: Exception) -> 
         raise refused from None
 
 
-_TLS_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "SSLKEYLOGFILE", "REQUESTS_CA_BUNDLE")
+def _tls_variable(exc: OSError | None) -> str | None:
+    """The environment variable behind a TLS context the HTTP client could not build (or,
+    with ``exc`` None, will not be able to use): the one naming the file the error names,
+    else the one the client reads (``SSL_CERT_FILE``, else ``SSL_CERT_DIR``)."""
+    named = {v: os.environ.get(v) for v in ("SSL_CERT_FILE", "SSL_CERT_DIR", "SSLKEYLOGFILE")}
+    filename = getattr(exc, "filename", None)
+    for variable, value in named.items():
+        if value and filename is not None and os.fspath(filename) == value:
+            return variable
+    if named["SSL_CERT_FILE"]:
+        return "SSL_CERT_FILE"
+    return "SSL_CERT_DIR" if named["SSL_CERT_DIR"] else None
 
 
 def _tls_files_refused(exc: OSError) -> str:
-    """What to say of a TLS context the HTTP client could not build: the environment
-    variables that name its files, which are the usual cause."""
-    set_ = [v for v in _TLS_VARIABLES if os.environ.get(v, "").strip()]
-    missing = [v for v in set_ if v != "SSLKEYLOGFILE" and not os.path.exists(os.environ[v])]
-    set_ = missing or set_  # (the one naming no file, when one does)
+    """What to say of a TLS context the HTTP client could not build, naming the environment
+    variable behind it (the usual cause)."""
+    variable = _tls_variable(exc)
     named = (
-        f"; {', '.join(set_)} in the environment name{'s' if len(set_) == 1 else ''} "
-        "what it reads: correct or unset " + ("it" if len(set_) == 1 else "them")
-        if set_
+        f"; {variable} in the environment names what it reads: correct or unset it"
+        if variable
         else ""
     )
     return f"the HTTP client cannot be built: its TLS settings failed ({exc}){named}"
+
+
+def _unusable_certificate_folder() -> str | None:
+    """What to say of an ``SSL_CERT_DIR`` that names no folder while no ``SSL_CERT_FILE``
+    is set: the client reads it, and OpenSSL takes a missing folder without a word, so
+    every HTTPS request would fail to verify its server, naming nothing."""
+    folder = os.environ.get("SSL_CERT_DIR")
+    if os.environ.get("SSL_CERT_FILE") or not folder or os.path.isdir(folder):
+        return None
+    return (
+        f"the HTTP client cannot verify servers: SSL_CERT_DIR in the environment names "
+        f"no folder ({folder!r}): correct or unset it"
+    )
 
 
 def _naming(proxy: str | None) -> str:
@@ -349,6 +370,9 @@ def http_client(url: str | None = None, *, max_bytes: ByteCap = MAX_REPLY_BYTES)
     import openai
 
     proxy = _proxy_url_for(url) if url is not None else None
+    https = url is not None and url.lower().startswith("https:")  # (plain HTTP verifies none)
+    if https and (folder := _unusable_certificate_folder()) is not None:
+        raise ConfigError(folder)
     try:
         try:
             client = openai.DefaultHttpxClient()

