@@ -161,3 +161,20 @@ def in_forked_child(run: Callable[[], object]) -> object:
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and reported, f"the child died: {status}"
     return json.loads(reported)
+
+
+def brace_scan_reads(monkeypatch: Any) -> list[int]:
+    """Wrap the JSON parser's brace scan (``monkeypatch``: pytest's, for this test) so that
+    each call records how many characters it read; return the list it fills."""
+    from memengine.llm import jsonparse
+
+    read: list[int] = []
+    scan = jsonparse._balanced_end
+
+    def counted(t: str, start: int, stop: int, *budget: Any) -> tuple[int | None, int]:
+        end, upto = scan(t, start, stop, *budget)
+        read.append(upto - start)
+        return end, upto
+
+    monkeypatch.setattr(jsonparse, "_balanced_end", counted)
+    return read

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from memengine.errors import LLMError, LLMResponseError
 from memengine.llm import parse_json_object
 
+from .helpers import brace_scan_reads
+
 
 def test_plain_object() -> None:
     assert parse_json_object('{"a": 1, "b": [true, null]}') == {"a": 1, "b": [True, None]}
@@ -281,24 +283,13 @@ def test_an_object_after_900_000_characters_of_filler_is_still_found() -> None:
     assert budget.stepped < 10_000
 
 
-def test_the_passes_of_one_parse_share_one_budget() -> None:
+def test_the_passes_of_one_parse_share_one_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """A fenced reply was scanned in its fence and then whole, each pass with a budget of
     its own: twice the characters the documentation promises."""
     from memengine.llm import jsonparse
 
-    read: list[int] = []
-    scan = jsonparse._balanced_end
-
-    def counted(t: str, start: int, stop: int, *budget: object) -> tuple[int | None, int]:
-        end, upto = scan(t, start, stop, *budget)
-        read.append(upto - start)
-        return end, upto
-
-    jsonparse._balanced_end = counted  # type: ignore[assignment]
-    try:
-        with pytest.raises(LLMResponseError, match="truncated JSON object"):
-            parse_json_object("```json\n{" + "x" * 900_000 + "\n```")
-    finally:
-        jsonparse._balanced_end = scan  # type: ignore[assignment]
+    read = brace_scan_reads(monkeypatch)
+    with pytest.raises(LLMResponseError, match="truncated JSON object"):
+        parse_json_object("```json\n{" + "x" * 900_000 + "\n```")
     assert len(read) == 2  # the fence's text, then the reply whole: what was left
     assert sum(read) == jsonparse._SCAN_BUDGET

@@ -25,7 +25,7 @@ from memengine.http_deadline import DeadlineTransport, ReplyTooLarge
 from memengine.llm.client import ChatClient
 from memengine.retrieve.expand import MAX_REFERENCES, parse_expansion
 
-from .helpers import HashEmbedder, freed_without_a_collection
+from .helpers import HashEmbedder, brace_scan_reads, freed_without_a_collection
 from .openai_server import ScriptedOpenAI, ScriptedReply, completion_body
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
@@ -482,26 +482,17 @@ def test_a_reply_of_many_braces_and_filler_is_read_in_bounded_time(srv: Scripted
     assert time.monotonic() - t0 < 2.0  # the old scan: about 18 s for 4 MB
 
 
-def test_the_brace_scan_counts_what_a_bracket_mismatch_read() -> None:
+def test_the_brace_scan_counts_what_a_bracket_mismatch_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A mismatch (``{…]``) gave back what it had read: 63 of them after 900,000 characters
     of filler read eight million."""
     from memengine.llm import jsonparse
 
     text = "{" + "x" * 900_000 + "]" + "{]" * 63
-    read: list[int] = []
-    scan = jsonparse._balanced_end
-
-    def counted(t: str, start: int, stop: int, *budget: object) -> tuple[int | None, int]:
-        end, upto = scan(t, start, stop, *budget)
-        read.append(upto - start)
-        return end, upto
-
-    jsonparse._balanced_end = counted  # type: ignore[assignment]
-    try:
-        with pytest.raises(LLMResponseError):
-            jsonparse.parse_json_object(text)
-    finally:
-        jsonparse._balanced_end = scan  # type: ignore[assignment]
+    read = brace_scan_reads(monkeypatch)
+    with pytest.raises(LLMResponseError):
+        jsonparse.parse_json_object(text)
     assert sum(read) <= 1_000_000 + 2
 
 
