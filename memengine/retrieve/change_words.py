@@ -828,6 +828,11 @@ _PAST_END = re.compile(r"(?<![や嫌])[ただ][よねわなのさー〜~wｗ笑]
 (家賃上がってたらやだな, 中止になったらやだ)."""
 
 
+_NUMBER_WORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
+    r"|fifty|sixty|seventy|eighty|ninety)\b"
+)
+"""A number in a word ("seven", "forty"): a value after an "is now" and in :data:`_NUMBER`."""
 _IS_NOW = re.compile(r"(?:is|are|'s|'re) now", re.ASCII | re.IGNORECASE)
 """A "now" after a be-verb, before the value it gives (:func:`_a_new_value`)."""
 _OWN_SUBJECT = re.compile(
@@ -849,8 +854,7 @@ _A_VALUE = re.compile(
     r"\s*(?:(?:dr|mr|mrs|ms|mx|prof)\b|(?-i:[A-Z])(?!\b)|[$\u00a3\u20ac\u00a5]?\d"
     r"|[\w.+-]*[\d@]|(?:a|an|the)\s+\w|(?:at|with)\s+(?:(?-i:[A-Z])|\d)"
     r"|on\s+(?:the\s+)?(?:\d|(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)"
-    r"|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
-    r"|fifty|sixty|seventy|eighty|ninety)\b"
+    rf"|{_NUMBER_WORD}"
     r"|in\s+(?:\w+\s+)?(?:grade|year|college|kindergarten|preschool|university|high school"
     r"|middle school)\b|(?:closed|open)\s+(?:(?:on|every|at|from|until|till)\b|\d)"
     r"|(?:retired|married|divorced|engaged|pregnant|single|vegan|vegetarian|sober|unemployed"
@@ -867,10 +871,7 @@ me", "in a meeting", "out for delivery", "on", "really long", "terrible", "empty
 again" nor "in Tokyo for the week", the thing as it is this hour (a lone "I" is no name)."""
 
 
-_NUMBER = (
-    r"(?:\d(?:[\d,.]*\d)?|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-    r"|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b)"
-)
+_NUMBER = rf"(?:\d(?:[\d,.]*\d)?|{_NUMBER_WORD})"
 """A number as typed or in a word ("39", "38.5", "1,200", "seven")."""
 _AT_A_NUMBER = re.compile(r"\s*at\s+(?=\d)", re.ASCII | re.IGNORECASE)
 """An "at" before a number after an "is now": a time ("at 3pm") or a level ("at 5%")."""
