@@ -501,11 +501,14 @@ def stats(
             shown_name(name), str(counts.get("active", 0)), str(counts.get("archived", 0))
         )
     print_table(table)  # (a name is never cut: too narrow for it, lines)
-    kinds = ", ".join(f"{k} {n}" for k, n in data["kinds"].items()) or "none"
+
+    def listed(counts: dict[str, int]) -> str:
+        return ", ".join(f"{k} {n}" for k, n in counts.items()) or "none"
+
+    kinds = listed(data["kinds"])
     if own is not None:
         console.print(
-            f"{shown_name(own['name'])}'s kinds: "
-            + (", ".join(f"{k} {n}" for k, n in own["kinds"].items()) or "none"),
+            f"{shown_name(own['name'])}'s kinds: {listed(own['kinds'])}",
             highlight=False,
             soft_wrap=True,
         )
