@@ -180,15 +180,126 @@ def test_retry_after_longer_than_deadline_fails_fast(
     assert len(srv.chat_requests) == 1
 
 
-def test_400_other_than_format_is_not_retried_forever(
+def test_a_vague_400_walks_the_whole_ladder_then_fails(
     srv: ScriptedOpenAI, client: ChatClient
 ) -> None:
-    srv.default_chat = ScriptedReply(status=400, error_message="context length exceeded")
-    with pytest.raises(LLMError, match=r"HTTP 400.*context length exceeded"):
+    """llama.cpp, Ollama and older vLLM refuse a format with a message that does not say
+    so: every step is tried, and the last one's error is the call's."""
+    srv.default_chat = ScriptedReply(status=400, error_message="Bad Request")
+    with pytest.raises(LLMError, match=r"HTTP 400.*Bad Request"):
         ask(client)
     kinds = [response_format_kind(b) for b in srv.chat_requests]
     assert kinds == ["json_schema", "json_object_schema", "json_object", "none"]
     assert client.response_format_in_use == "json_schema"  # nothing was learned from failures
+
+
+def _error(message: str, **fields: object) -> dict[str, object]:
+    """An OpenAI-shaped error body: ``message`` with ``param``, ``code`` or ``type``."""
+    return {"error": {"message": message, "type": "invalid_request_error"} | fields}
+
+
+_CONTEXT = (
+    "This model's maximum context length is 8192 tokens. However, your messages resulted in "
+    "9120 tokens."
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (_error(_CONTEXT, param="messages", code="context_length_exceeded"), "maximum context"),
+        (
+            _error("Invalid 'messages[1].content': string too long.", param="messages[1].content"),
+            "string too long",
+        ),
+        (_error("Request could not be processed.", code="context_length_exceeded"), "could not be"),
+        (  # llama.cpp
+            {
+                "error": {
+                    "code": 400,
+                    "message": "the request exceeds the available context size, try increasing it",
+                    "type": "exceed_context_size_error",
+                }
+            },
+            "available context size",
+        ),
+        (  # vLLM: the error is the body, its code a number
+            {
+                "object": "error",
+                "message": _CONTEXT,
+                "type": "BadRequestError",
+                "param": None,
+                "code": 400,
+            },
+            "maximum context length",
+        ),
+        (_error("prompt is too long: 9120 tokens > 8192 maximum"), "prompt is too long"),
+        (_error("context length exceeded"), "context length exceeded"),
+        (_error("Too many tokens in the request"), "Too many tokens"),
+        (
+            _error("Invalid 'max_tokens': integer above maximum value.", param="max_tokens"),
+            "max_tokens",
+        ),
+    ],
+)
+def test_a_400_about_the_context_stops_at_once(
+    srv: ScriptedOpenAI, client: ChatClient, body: dict[str, object], said: str
+) -> None:
+    """A request longer than the model's context (or a parameter other than the format)
+    fails with any ``response_format``: four requests said so four times, a turn's wait."""
+    srv.default_chat = ScriptedReply(status=400, body=body)
+    with pytest.raises(LLMError, match=rf"HTTP 400 for model 'test-chat': .*{said}"):
+        ask(client)
+    assert len(srv.chat_requests) == 1 and client.requests == 1
+    assert response_format_kind(srv.chat_requests[0]) == "json_schema"
+    assert client.response_format_in_use == "json_schema"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "400: Invalid model name passed in model=nope. Call `/v1/models` to view available "
+        "models for your key.",
+        "model 'nope' not found, try pulling it first",
+        "The model `nope` does not exist or you do not have access to it.",
+        "Unknown model: nope",
+    ],
+)
+def test_a_400_about_an_unknown_model_stops_at_once(
+    srv: ScriptedOpenAI, client: ChatClient, message: str
+) -> None:
+    """LiteLLM and other proxies answer 400 for a model they do not have."""
+    srv.default_chat = ScriptedReply(status=400, error_message=message)
+    with pytest.raises(LLMError, match=r"HTTP 400 for model 'test-chat': .*nope"):
+        ask(client)
+    assert len(srv.chat_requests) == 1 and client.requests == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _error(
+            'Invalid request body: {"model": "nope", "messages": [{"role": "user", "content": '
+            '"the model was not found, the prompt is too long"}]} - response_format json_schema '
+            "unsupported"
+        ),
+        _error('Invalid request: {"model": "test-chat", "messages": []}'),
+        _error("json_schema is not supported by this model; unknown model option 'grammar'"),
+        _error("invalid request"),
+        _error("Invalid schema for response_format 'reply'", param="response_format"),
+        _error("Invalid value", param="response_format.json_schema.schema", code="invalid_value"),
+    ],
+)
+def test_a_400_that_may_be_about_the_format_still_steps_down(
+    srv: ScriptedOpenAI, client: ChatClient, body: dict[str, object]
+) -> None:
+    """What a refused format looks like, or a quoted request body (with its messages, model
+    and the user's words) beside it, is no other cause: the next format is tried."""
+    srv.push_chat(status=400, body=body)
+    srv.push_chat(json_data={"queries": ["a"]})
+    reply = ask(client)
+    assert (reply.attempts, reply.response_format) == (2, "json_object_schema")
+    assert len(srv.chat_requests) == 2
 
 
 def test_401_is_reported(srv: ScriptedOpenAI, client: ChatClient) -> None:

@@ -11,7 +11,9 @@ Ollama, llama.cpp server, vLLM, …) and adds what memengine's LLM phases need:
   (the openai library's retries are switched off);
 * a ``response_format`` ladder: ``json_schema`` → llama.cpp's
   ``json_object`` + ``schema`` → plain ``json_object`` → none, moving down
-  when the server answers 400/422 and remembering per client what worked for 10 minutes;
+  when the server answers 422, or a 400 that may be about the format (not one whose
+  ``param`` names another parameter, nor one about the context length or an unknown
+  model), and remembering per client what worked for 10 minutes;
 * thread-safe token accounting.
 
 Nothing here reads the environment or a configuration file: every value is
@@ -65,19 +67,61 @@ _REFUSAL_CHARS = 100_000
 """How much of a 400's message is read for what it refuses (an echoed body, whole)."""
 
 
+def _refusal(exc: openai.BadRequestError) -> tuple[dict[str, Any], str]:
+    """A 400's error object (``param``, ``code``, ``type``; empty when the body has none)
+    and its message in lower case without the request bodies it quotes: a server that
+    echoes the body names every parameter sent, and the user's words, in it."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    inner = body.get("error", body)
+    text = server_message(exc, limit=_REFUSAL_CHARS)
+    while _QUOTED_JSON.search(text):  # (innermost first: nested objects too)
+        text = _QUOTED_JSON.sub(" ", text)
+    return (inner if isinstance(inner, dict) else {}), text.lower()
+
+
 def _refuses_temperature(exc: openai.BadRequestError) -> bool:
     """Whether a 400 is about the ``temperature`` parameter: its ``param`` says so, or its
     message names it outside a request body it quotes ("Unsupported value: 'temperature'
     does not support 0.0", "Unrecognized request argument supplied: temperature"; not
     '{"temperature": 0.0, …} - response_format … is not supported')."""
-    body = exc.body if isinstance(exc.body, dict) else {}
-    inner = body.get("error", body)
-    if isinstance(inner, dict) and inner.get("param") is not None:
-        return inner.get("param") == "temperature"
-    text = server_message(exc, limit=_REFUSAL_CHARS)
-    while _QUOTED_JSON.search(text):  # (innermost first: nested objects too)
-        text = _QUOTED_JSON.sub(" ", text)
-    return "temperature" in text.lower()
+    error, text = _refusal(exc)
+    if error.get("param") is not None:
+        return error.get("param") == "temperature"
+    return "temperature" in text
+
+
+_FORMAT_WORDS = re.compile(r"response_format|json_schema|schema|grammar")
+"""What a refusal of the ``response_format`` names (its ``param``, or its message)."""
+
+_NOT_A_FORMAT_CODE = re.compile(r"context_length|exceed_context|model_not_found")
+"""An error ``code`` or ``type`` that is no refusal of a format (OpenAI's
+``context_length_exceeded``, llama.cpp's ``exceed_context_size_error``)."""
+
+_NOT_A_FORMAT_MESSAGE = re.compile(
+    r"context[ _]length|maximum context|exceeds? the (?:\w+ )?context"
+    r"|too many tokens|prompt is too long"
+    r"|(?:invalid|unknown) model|model\b[^.;]{0,120}?\b(?:not found|does not exist)"
+)
+"""A message that names another cause than the format: a request longer than the model's
+context (OpenAI, vLLM, llama.cpp, Ollama), or a model the server does not have (LiteLLM
+and proxies answer 400 "Invalid model name", "model 'x' not found")."""
+
+
+def _may_refuse_format(exc: openai.BadRequestError) -> bool:
+    """Whether a 400 may be a refusal of the ``response_format``, so that the next step of
+    the ladder could pass: not when its ``param`` names another parameter, its ``code``
+    says the context length, or its message names that or an unknown model (and no format).
+    llama.cpp, Ollama and older vLLM refuse a format with a vague message ("Bad Request"):
+    anything unsure steps down, as every 400 did; a sure other cause would fail four times
+    over, a turn's wait for nothing."""
+    error, text = _refusal(exc)
+    param = error.get("param")
+    if param is not None and str(param).strip():
+        return bool(_FORMAT_WORDS.search(str(param).lower()))
+    codes = f"{error.get('code')} {error.get('type')}".lower()
+    if _NOT_A_FORMAT_CODE.search(codes):
+        return False
+    return bool(_FORMAT_WORDS.search(text)) or not _NOT_A_FORMAT_MESSAGE.search(text)
 
 
 _SETTING_OF = {
@@ -410,7 +454,7 @@ class ChatClient:
             except openai.BadRequestError as exc:
                 if self._adapt_to_rejection(exc, sent_temperature="temperature" in body):
                     continue
-                if fmt_index + 1 < len(_FORMATS):
+                if fmt_index + 1 < len(_FORMATS) and _may_refuse_format(exc):
                     fmt_index += 1
                     continue
                 raise self._status_error(exc, model, attempts) from exc
