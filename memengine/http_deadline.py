@@ -20,6 +20,7 @@ proxies included.
 from __future__ import annotations
 
 import os
+import ssl
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
@@ -290,11 +291,14 @@ _LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
 """The OpenAI library's own connection limits (its ``DefaultHttpxClient``'s)."""
 
 
-def _without_other_proxies(url: str | None, own: str | None, exc: Exception) -> httpx2.Client:
+def _without_other_proxies(
+    url: str | None, own: str | None, exc: Exception, tls: dict[str, Any]
+) -> httpx2.Client:
     """The client for ``url`` when the HTTP library refused a proxy of the environment's:
     through ``url``'s own proxy (``own``) alone, or none (its other settings, SSL_CERT_FILE
-    among them, still read); a ConfigError when ``url`` would go through the refused one.
-    Its text never quotes a URL (a password in it may hold the "/" a parser stops at)."""
+    among them, still read; ``tls`` the same as the first try's); a ConfigError when
+    ``url`` would go through the refused one. Its text never quotes a URL (a password in
+    it may hold the "/" a parser stops at)."""
     import openai
 
     why = str(exc) if isinstance(exc, ImportError) else "its scheme or URL cannot be used"
@@ -306,8 +310,10 @@ def _without_other_proxies(url: str | None, own: str | None, exc: Exception) -> 
         raise refused from None
     try:
         if own is None:  # a transport of its own: the environment's proxies are not read
-            return openai.DefaultHttpxClient(transport=httpx2.HTTPTransport(limits=_LIMITS))
-        return openai.DefaultHttpxClient(proxy=own)
+            return openai.DefaultHttpxClient(
+                transport=httpx2.HTTPTransport(limits=_LIMITS, **tls), **tls
+            )
+        return openai.DefaultHttpxClient(proxy=own, **tls)
     except (ImportError, ValueError, httpx2.InvalidURL):
         raise refused from None
 
@@ -351,6 +357,25 @@ def _unusable_certificate_folder() -> str | None:
     )
 
 
+def _uses_tls(url: str | None, proxy: str | None) -> bool:
+    """Whether requests to ``url`` (through ``proxy``) need TLS: an https endpoint, or an
+    https proxy (the HTTP client verifies that one too). None: unknown, so they may."""
+    return url is None or any(
+        u is not None and u.strip().lower().startswith("https:") for u in (url, proxy)
+    )
+
+
+def _trusting_no_server() -> ssl.SSLContext:
+    """A TLS context that verifies every server and trusts none: for a plain-http client
+    whose environment's TLS settings cannot be read. The client follows redirects, so one
+    to an https URL fails to verify rather than going unverified or trusting the system's
+    certificates where the environment named others."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # (CERT_REQUIRED, hostnames checked)
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.check_hostname = True
+    return context
+
+
 def _naming(proxy: str | None) -> str:
     """The environment variables that name ``proxy`` (any set, when None or none matches)."""
     set_ = [v for v in _PROXY_VARIABLES if os.environ.get(v, "").strip()]
@@ -360,26 +385,36 @@ def _naming(proxy: str | None) -> str:
     return ", ".join(set_) if set_ else "the environment's proxy settings"
 
 
+def _library_client(url: str | None, proxy: str | None, tls: dict[str, Any]) -> httpx2.Client:
+    """The OpenAI library's own client with the TLS settings ``tls`` (none: the
+    environment's), or ``url``'s own proxy alone when the library refuses another."""
+    import openai
+
+    try:
+        return openai.DefaultHttpxClient(**tls)
+    except (ImportError, ValueError, httpx2.InvalidURL) as exc:  # (a proxy it cannot use)
+        return _without_other_proxies(url, proxy, exc, tls)
+
+
 def http_client(url: str | None = None, *, max_bytes: ByteCap = MAX_REPLY_BYTES) -> httpx2.Client:
     """The HTTP client the OpenAI clients are given: the OpenAI library's own (its
     connection limits, the environment's proxies), each of its transports wrapped in a
     :class:`DeadlineTransport`. A proxy the environment names for ``url`` (its scheme and
     host, NO_PROXY read) that the client cannot use or that names no server is a
     ConfigError; one only other URLs would use is left to them (when the library refuses
-    it, ``url``'s client takes its own proxy alone, or none)."""
-    import openai
-
+    it, ``url``'s client takes its own proxy alone, or none). TLS settings it cannot read
+    are a ConfigError only when ``url``'s requests use TLS (https, or an https proxy)."""
     proxy = _proxy_url_for(url) if url is not None else None
-    https = url is not None and url.lower().startswith("https:")  # (plain HTTP verifies none)
-    if https and (folder := _unusable_certificate_folder()) is not None:
+    tls = _uses_tls(url, proxy)  # (plain HTTP to a plain-HTTP proxy, or none, verifies none)
+    if tls and (folder := _unusable_certificate_folder()) is not None:
         raise ConfigError(folder)
     try:
-        try:
-            client = openai.DefaultHttpxClient()
-        except (ImportError, ValueError, httpx2.InvalidURL) as exc:  # (a proxy it cannot use)
-            client = _without_other_proxies(url, proxy, exc)
+        client = _library_client(url, proxy, {})
     except OSError as exc:  # (its TLS context: a certificate file that cannot be read)
-        raise ConfigError(_tls_files_refused(exc)) from exc
+        if tls:
+            raise ConfigError(_tls_files_refused(exc)) from exc
+        # a local server over plain HTTP: a stale SSL_CERT_FILE in the shell stops nothing
+        client = _library_client(url, proxy, {"verify": _trusting_no_server()})
     why = _broken(proxy) if proxy is not None else None
     if proxy is not None and why is not None:  # (taken, then every request fails)
         raise ConfigError(

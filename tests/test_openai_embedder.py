@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -295,3 +296,23 @@ def test_a_number_past_floats_is_an_embedding_error(srv: ScriptedOpenAI) -> None
     srv.push_embeddings(body=body)
     with pytest.raises(EmbeddingError, match=r"can be read \(OverflowError: int too large"):
         make(srv).embed(["a"])
+
+
+@pytest.mark.parametrize("certificates", ["missing", "not PEM"])
+def test_a_certificate_file_that_cannot_be_read_stops_no_plain_http_endpoint(
+    srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, certificates: str
+) -> None:
+    """A stale SSL_CERT_FILE refused the embedder of a local server over plain HTTP, which
+    reads no certificate; an https endpoint is still refused, naming the variable."""
+    for name in ("SSL_CERT_DIR", "SSLKEYLOGFILE", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    bundle = tmp_path / "ca.pem"
+    if certificates == "not PEM":
+        bundle.write_text("not a certificate")
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    vectors = make(srv).embed(["a", "b"])
+    assert vectors.shape == (2, 8) and len(srv.embedding_requests) == 1
+    with pytest.raises(ConfigError, match=r"TLS settings failed .*SSL_CERT_FILE in the env"):
+        make(srv, base_url=srv.base_url.replace("http://", "https://", 1))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -901,11 +902,13 @@ def test_a_certificate_file_that_cannot_be_read_leaves_the_fast_path_answering(
 ) -> None:
     """SSL_CERT_FILE naming no file failed the HTTP client's TLS context with a bare
     FileNotFoundError: the turn lost its full-text answer and the CLI said only "[Errno 2]".
-    Now a ConfigError that names the variable: the fast path answers, each phase says why."""
+    Now a ConfigError that names the variable: the fast path answers, each phase says why
+    (for an https endpoint: plain HTTP reads no TLS setting)."""
     with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(NOW)) as m:
         fact = m.add_exchange("Juno stays with Kenji when I travel", "Good to know.")
     monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
-    with Memory.open(tmp_path / "m.db", config=config(srv.base_url), embedder=HashEmbedder()) as m:
+    https = srv.base_url.replace("http://", "https://", 1)
+    with Memory.open(tmp_path / "m.db", config=config(https), embedder=HashEmbedder()) as m:
         m.load_llm_client()
         r = m.retrieve("Who looks after Juno?")
         assert r.results[0].episode.id == fact and srv.chat_requests == []
@@ -913,6 +916,68 @@ def test_a_certificate_file_that_cannot_be_read_leaves_the_fast_path_answering(
         assert len(notes) == 2 and "SSL_CERT_FILE in the environment names" in notes[0]
         with pytest.raises(ConfigError, match=r"TLS settings failed .*SSL_CERT_FILE"):
             m.retrieve("Who looks after Juno?", llm=True)
+
+
+@pytest.mark.parametrize("certificates", ["missing", "not PEM"])
+def test_a_certificate_file_that_cannot_be_read_stops_no_plain_http_endpoint(
+    tmp_path: Path, srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch, certificates: str
+) -> None:
+    """A stale SSL_CERT_FILE in the shell refused the client for a local server over plain
+    HTTP (Ollama, llama.cpp), which reads no certificate: the LLM phases ran never. Now
+    they run, and the same file still refuses an https endpoint."""
+    for name in ("SSL_CERT_DIR", "SSLKEYLOGFILE", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    bundle = tmp_path / "ca.pem"
+    if certificates == "not PEM":
+        bundle.write_text("not a certificate")
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    with Memory.open(tmp_path / "m.db", config=config(srv.base_url), embedder=HashEmbedder()) as m:
+        fact = m.add_exchange("Juno stays with Kenji when I travel", "Good to know.")
+        srv.push_chat(json_data=GOOD_EXPANSION)
+        r = m.retrieve("Who looks after Juno?", llm=True)
+    assert r.results[0].episode.id == fact and len(srv.chat_requests) >= 1
+    assert not [d for d in r.degraded if "cannot be built" in d]
+    from memengine.llm.client import ChatClient
+
+    with pytest.raises(ConfigError, match=r"TLS settings failed .*SSL_CERT_FILE in the env"):
+        ChatClient(base_url=srv.base_url.replace("http://", "https://", 1))
+
+
+def test_a_plain_http_client_without_tls_settings_verifies_any_redirect_to_https(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The OpenAI library's client follows redirects: the plain-HTTP client built past an
+    unreadable SSL_CERT_FILE still verifies every server and trusts none, so a redirect to
+    https fails rather than going unverified or trusting certificates the file did not
+    name. A client that would go through an https proxy needs TLS: still refused."""
+    from memengine.http_deadline import http_client
+
+    for name in ("SSL_CERT_DIR", "SSLKEYLOGFILE", "NO_PROXY", "no_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("all_proxy", "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")  # (only a redirect uses it)
+    client = http_client("http://127.0.0.1:9/v1")
+    assert client.follow_redirects
+    transports = [client._transport, *(t for t in client._mounts.values() if t is not None)]
+    assert len(transports) == 2
+    for transport in transports:
+        context = transport._inner._pool._ssl_context
+        assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+        assert context.cert_store_stats()["x509_ca"] == 0
+    client.close()
+    monkeypatch.setenv("HTTP_PROXY", "https://proxy.corp:3128")  # TLS to the proxy
+    with pytest.raises(ConfigError, match=r"TLS settings failed .*SSL_CERT_FILE"):
+        http_client("http://127.0.0.1:9/v1")
+    monkeypatch.delenv("SSL_CERT_FILE")
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path / "no-such-folder"))
+    with pytest.raises(ConfigError, match="SSL_CERT_DIR in the environment names no folder"):
+        http_client("http://127.0.0.1:9/v1")
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.corp:3128")
+    http_client("http://127.0.0.1:9/v1").close()  # (plain HTTP to a plain-HTTP proxy)
 
 
 def test_a_tls_error_names_the_variable_the_client_reads(
