@@ -170,9 +170,12 @@ def describe(exc: BaseException) -> str:
 def server_message(
     exc: openai.APIStatusError, secrets: Iterable[str] = (), *, limit: int | None = None
 ) -> str:
-    """The server's own error message (OpenAI's ``{"error": {"message": …}}`` or plain),
-    shortened (to ``limit`` characters, by default a line's worth), with ``secrets``
-    (:func:`secrets_of`: a server may echo the key it refused) shown as ``***``."""
+    """The server's own error message (OpenAI's ``{"error": {"message": …}}``, Ollama's
+    ``{"error": "…"}``, or a body of plain text), shortened (to ``limit`` characters, by
+    default a line's worth), with ``secrets`` (:func:`secrets_of`: a server may echo the
+    key it refused) shown as ``***``. The library hands ``{"error": "…"}`` and a text body
+    over as a string ``body`` and says only "Error code: 400" of them: the text is the
+    message (an HTML page, a proxy's, is not)."""
     body = exc.body
     message: object = exc.message
     if isinstance(body, dict):
@@ -181,6 +184,8 @@ def server_message(
             message = inner["message"]
         elif isinstance(inner, str):
             message = inner
+    elif isinstance(body, str) and body.strip() and not body.lstrip().startswith("<"):
+        message = f"{exc.message} - {body}"
     text = hidden(" ".join(str(message).split()), secrets)
     return text[: _SERVER_MESSAGE_CHARS if limit is None else limit]
 

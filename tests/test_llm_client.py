@@ -277,6 +277,23 @@ def test_a_400_about_an_unknown_model_stops_at_once(
 
 @pytest.mark.parametrize(
     "body",
+    [{"error": "model 'nope' not found, try pulling it first"}, "model 'nope' not found"],
+    ids=["ollama's shape", "a text body"],
+)
+def test_an_error_body_of_text_is_the_message(
+    srv: ScriptedOpenAI, client: ChatClient, body: object
+) -> None:
+    """Ollama's native ``{"error": "…"}`` and a body of plain text reach the library as a
+    string, which it leaves out of its "Error code: 400": the text is still the message,
+    so the error names the cause and the ladder stops on it."""
+    srv.default_chat = ScriptedReply(status=400, body=body)
+    with pytest.raises(LLMError, match=r"HTTP 400 for model 'test-chat': .*'nope' not found"):
+        ask(client)
+    assert len(srv.chat_requests) == 1 and client.requests == 1
+
+
+@pytest.mark.parametrize(
+    "body",
     [
         _error(
             'Invalid request body: {"model": "nope", "messages": [{"role": "user", "content": '
