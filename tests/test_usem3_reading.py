@@ -96,3 +96,17 @@ def test_a_model_laid_out_otherwise_is_read_by_the_package(tmp_path: Path) -> No
     ours, theirs = _read_tokenizer(str(copy)), UsePureTokenizer(str(copy))  # at the end)
     assert ours._pieces == theirs._pieces and ours._pieces[-1] == "xyz"
     assert type(ours._prefixes) is dict and ours._prefixes == theirs._prefixes
+
+
+def test_a_package_without_the_parts_read_reads_its_own_files(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another version of the package, without a private part this reading uses, is left
+    to read its files itself at its first encode: the same vectors, no error."""
+    expected = USEM3Embedder().embed(["a package of another version", "別の版"])
+    parts = (*usem3_module._PACKAGE_PARTS, "_a_part_of_another_version")
+    monkeypatch.setattr(usem3_module, "_PACKAGE_PARTS", parts)
+    embedder = USEM3Embedder()
+    got = embedder.embed(["a package of another version", "別の版"])
+    assert type(embedder._model._sp._prefixes) is dict  # (the package's own table)
+    assert np.array_equal(got, expected)

