@@ -41,6 +41,7 @@ from .text import (
     json_escaped,
     name_fault,
     preview,
+    quoted_name,
     shown_name,
     shown_value,
 )
@@ -324,6 +325,7 @@ def read_jsonl(
     agent: str | None = None,
     default_agent: str = "default",
     defaulted: set[str] | None = None,
+    keep_to: str | None = None,
 ) -> Iterator[NewEpisode]:
     """Episodes from a memengine JSONL export (ids, times, metadata preserved), each checked
     as it would be stored (:func:`.arguments.checked_episode`); InvalidInput names the line.
@@ -331,7 +333,10 @@ def read_jsonl(
     (a hand-written line without one) to ``default_agent`` (added to ``defaulted`` when
     given: a name the caller chose, not the file). A file whose lines name more
     than one agent is refused with ``agent`` (once it is read: the episodes are yielded
-    as they are read), since it would merge them into one."""
+    as they are read), since it would merge them into one. Without ``agent``, a line that
+    names an agent other than ``keep_to`` (the agent a configuration names on purpose) is
+    refused likewise, naming the lines: a file's words must not steer one user's process
+    into another user's memories."""
     try:
         fh = path.open(encoding="utf-8-sig")
     except OSError as exc:
@@ -339,6 +344,10 @@ def read_jsonl(
     with fh:
         number = 0
         named: set[str] = set()  # the agents the lines name (in NFC), for ``agent``
+        kept = (
+            None if agent is not None or keep_to is None else unicodedata.normalize("NFC", keep_to)
+        )
+        elsewhere: dict[str, list[int]] = {}  # the lines naming another agent than ``kept``
         try:
             for number, line in enumerate(fh, 1):
                 if not line.strip():
@@ -351,6 +360,8 @@ def read_jsonl(
                     raise InvalidInput(
                         f"{path}:{number}: invalid episode: {exc}"
                     ) from exc.__cause__
+                if kept is not None and "agent" in raw and episode.agent != kept:
+                    elsewhere.setdefault(episode.agent, []).append(number)
                 yield episode
         except RecursionError as exc:
             raise InvalidInput(f"{path}:{number}: invalid episode: nested too deeply") from exc
@@ -361,6 +372,8 @@ def read_jsonl(
         except ValueError as exc:  # not JSON, a duplicate key, a number of 5,000 digits
             raise InvalidInput(f"{path}:{number}: invalid episode: {why_not_json(exc)}") from exc
     _refuse_merging(path, named)
+    if kept is not None:
+        _refuse_other_agents(path, kept, elsewhere)
 
 
 def _not_utf8(path: Path, exc: UnicodeDecodeError) -> InvalidInput:
@@ -410,6 +423,27 @@ def _refuse_merging(path: Path, named: set[str]) -> None:
             "put them all into one: import the file without it, or import an export per "
             "agent (memengine export --agent NAME)"
         )
+
+
+def _refuse_other_agents(path: Path, kept: str, elsewhere: dict[str, list[int]]) -> None:
+    """InvalidInput when lines of ``path`` name agents other than ``kept``, the one the
+    configuration names on purpose (``elsewhere``: their lines by agent): the import of a
+    per-user process would write into other users' memories (a principle, always packed)."""
+    if not elsewhere:
+        return
+    lines = sorted(n for numbers in elsewhere.values() for n in numbers)
+    shown = ", ".join(f"{n:,}" for n in lines[:5]) + (
+        f" and {len(lines) - 5:,} more" if len(lines) > 5 else ""
+    )
+    names = ", ".join(map(quoted_name, sorted(elsewhere)[:5])) + " …" * (len(elsewhere) > 5)
+    raise InvalidInput(
+        f"{path}: line{'s' * (len(lines) > 1)} {shown} name{'s' * (len(lines) == 1)} "
+        f"agent{'s' * (len(elsewhere) > 1)} {names}, and this import keeps to the agent the "
+        f"configuration names, {quoted_name(kept)} (agent = in memengine.toml, "
+        "MEMENGINE_AGENT, Config(agent=…)): nothing was imported. To put the episodes of "
+        f"one agent's file into {quoted_name(kept)}, name it: memengine import --agent NAME "
+        "(import_(…, agent=NAME)); import a file of several agents with no agent configured"
+    )
 
 
 def _time_field(name: str, value: object) -> datetime:
@@ -720,11 +754,14 @@ def read_file(
     agent: str | None = None,
     default_agent: str = "default",
     per_conversation: bool = False,
+    keep_to: str | None = None,
 ) -> ImportedFile:
     """Read and check a whole file of any supported format (detected), writing nothing.
 
     A JSONL export keeps each episode's agent unless ``agent`` is given (a line without
-    one goes to ``default_agent``); the
+    one goes to ``default_agent``); without ``agent``, a line that names another agent
+    than ``keep_to`` (when given: the agent a configuration names on purpose,
+    :meth:`.Config.named_agent`) is refused. The
     episodes of a LoCoMo or memsets file go to ``agent`` (else ``default_agent``),
     or with ``per_conversation`` one agent per conversation, ``<agent>/<id>``.
     InvalidInput names what is wrong, before anything is stored.
@@ -747,8 +784,9 @@ def read_file(
             agent=agent,
             default_agent=default_agent,
             per_conversation=per_conversation,
+            keep_to=keep_to,
         )
-    return _read_regular(file, agent, default_agent, per_conversation)
+    return _read_regular(file, agent, default_agent, per_conversation, keep_to)
 
 
 def unreadable(path: str | os.PathLike[str], exc: OSError) -> InvalidInput:
@@ -800,6 +838,7 @@ def read_stream(
     agent: str | None = None,
     default_agent: str = "default",
     per_conversation: bool = False,
+    keep_to: str | None = None,
 ) -> ImportedFile:
     """Like :func:`read_file`, for a file's bytes already read (standard input, a pipe);
     errors name the input ``name``. The bytes are read from a copy in the temporary folder
@@ -815,7 +854,7 @@ def read_stream(
         except OSError as exc:  # (a write's error names no file)
             raise _no_copy(exc, name, len(data), os.path.dirname(folder)) from exc
         try:
-            return _read_regular(copy, agent, default_agent, per_conversation)
+            return _read_regular(copy, agent, default_agent, per_conversation, keep_to)
         except (InvalidInput, DiskError) as exc:  # (a UTF-16 file is copied again, as UTF-8)
             raise type(exc)(str(exc).replace(str(copy), name)) from exc.__cause__
 
@@ -857,7 +896,11 @@ def wide_codec(head: bytes) -> str | None:
 
 
 def _read_regular(
-    file: Path, agent: str | None, default_agent: str, per_conversation: bool
+    file: Path,
+    agent: str | None,
+    default_agent: str,
+    per_conversation: bool,
+    keep_to: str | None = None,
 ) -> ImportedFile:
     try:
         with file.open("rb") as fh:
@@ -878,6 +921,7 @@ def _read_regular(
             agent=agent,
             default_agent=default_agent,
             per_conversation=per_conversation,
+            keep_to=keep_to,
         )
     fmt = detect_format(file)
     if fmt == "jsonl":
@@ -887,7 +931,15 @@ def _read_regular(
                 "files: a JSONL export keeps each episode's agent (an agent puts them all in one)"
             )
         defaulted: set[str] = set()  # the configured agent, given to lines that name none
-        eps = list(read_jsonl(file, agent=agent, default_agent=default_agent, defaulted=defaulted))
+        eps = list(
+            read_jsonl(
+                file,
+                agent=agent,
+                default_agent=default_agent,
+                defaulted=defaulted,
+                keep_to=keep_to,
+            )
+        )
         return ImportedFile(fmt, eps, frozenset(defaulted if agent is None else {agent}))
     owner = agent if agent is not None else default_agent
     eps = read_conversations(file, fmt, agent=owner, per_conversation=per_conversation)

@@ -1203,7 +1203,11 @@ class Memory:
         whole file is read and checked, and the ids looked up, before anything
         is written; a failure while writing keeps the batches written before
         it. ``agent`` and ``per_conversation`` are as in
-        :func:`.importers.read_file`.
+        :func:`.importers.read_file`. Without ``agent``, when the configuration names an
+        agent on purpose (:meth:`.Config.named_agent`: one process per user), a JSONL line
+        that names another agent is an :class:`.InvalidInput` and nothing is imported: a
+        file's words do not reach another user's memories; ``agent`` (one agent's file) or
+        a configuration that names none (a file of several agents) imports it.
         """
         args.switches(
             keep_ids=keep_ids, skip_existing=skip_existing, per_conversation=per_conversation
@@ -1215,6 +1219,7 @@ class Memory:
             agent=agent,
             default_agent=self.config.agent,
             per_conversation=per_conversation,
+            keep_to=self.config.named_agent(),
         )
         return self.add_imported(
             read, keep_ids=keep_ids, skip_existing=skip_existing, progress=progress
@@ -1230,8 +1235,12 @@ class Memory:
         progress: Progress | None = None,
     ) -> list[int]:
         """Store a file read by :func:`.importers.read_file` (as :meth:`import_` does), for a
-        caller that reads it before opening the memory, so a bad file creates nothing."""
+        caller that reads it before opening the memory, so a bad file creates nothing. Under
+        an agent the configuration names on purpose, an episode of another agent that the
+        file named (not one the reader was told to put them in) is refused, as
+        :meth:`import_` refuses its line."""
         args.switches(keep_ids=keep_ids, skip_existing=skip_existing)
+        self._refuse_other_agents(read)
         for name in read.assigned:  # (the names a file's lines hold are kept as written)
             self._new_agent(self._agent(name))
         if read.format == "jsonl":
@@ -1243,6 +1252,24 @@ class Memory:
         if skip_existing:  # compared as they would be stored (agent, time zone)
             eps = not_stored(self.store, eps)
         return self._add_many(eps, progress=progress, total=len(eps), checked=True, bulk=bulk)
+
+    def _refuse_other_agents(self, read: ImportedFile) -> None:
+        """InvalidInput, before anything is written, for the agents other than the one the
+        configuration names on purpose that ``read``'s own lines name (a file read without
+        ``keep_to``); the agents its reader assigned were chosen by the caller."""
+        named = self.config.named_agent()
+        if named is None:
+            return
+        kept = self._agent(named)
+        others = sorted({e.agent for e in read.episodes if e.agent not in read.assigned} - {kept})
+        if others:
+            raise InvalidInput(
+                f"the file names agent{'s' * (len(others) > 1)} "
+                f"{', '.join(map(quoted_name, others[:5]))}{' …' * (len(others) > 5)}, and "
+                f"this memory keeps to the agent its configuration names, {quoted_name(kept)}:"
+                " nothing was imported (read it with keep_to=config.named_agent() to have its"
+                " lines named, or with agent=NAME to put one agent's file into NAME)"
+            )
 
     @gated_job
     def import_episodes(

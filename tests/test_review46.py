@@ -12,6 +12,7 @@ from memengine import (
     Config,
     ConfigError,
     FixedClock,
+    InvalidInput,
     LifecycleConfig,
     Memory,
     StoreError,
@@ -285,11 +286,22 @@ def test_a_jsonl_line_without_an_agent_goes_to_the_configured_one(
     )
     cfg = Config(agent="alice")
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
-        osaka, kyoto = mem.import_(lines)
-        assert mem.get(osaka).agent == "alice" and mem.get(kyoto).agent == "bob"
-        assert [r.episode.id for r in mem.retrieve("moved to Osaka").results][:1] == [osaka]
+        # (session 56: a line naming another agent than the one named on purpose is refused)
+        with pytest.raises(InvalidInput, match=r"ag\.jsonl: line 2 names agent 'bob'"):
+            mem.import_(lines)
+        assert mem.store.count() == 0
         forced = mem.import_(lines, agent="carol", keep_ids=False)
-        assert {mem.get(i).agent for i in forced} == {"carol"}
+        assert {mem.get(i, agent="carol").agent for i in forced} == {"carol"}
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:  # none named
+        osaka, kyoto = mem.import_(lines)
+        assert mem.get(osaka).agent == "default" and mem.get(kyoto).agent == "bob"
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as mem:
+        mine = tmp_path / "mine.jsonl"
+        mine.write_text(lines.read_text().replace('"bob"', '"alice"'))
+        osaka, kyoto = mem.import_(mine, keep_ids=False)
+        assert mem.get(osaka).agent == "alice" and mem.get(kyoto).agent == "alice"
+        found = [r.episode.id for r in mem.retrieve("moved to Osaka").results]
+        assert osaka in found and set(found) <= {osaka, kyoto}  # alice's only
 
 
 def test_a_command_whose_output_cannot_be_written_does_its_work_and_says_so(

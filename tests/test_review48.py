@@ -288,8 +288,11 @@ def test_an_import_into_a_name_the_caller_gives_follows_the_new_name_rule(
         with pytest.raises(InvalidInput, match="white space"):
             carol.import_(plain)
         named = _jsonl(tmp_path / "named.jsonl", _line("kept as written", "alice "))
-        assert len(carol.import_(named)) == 1  # (an export of an earlier version's agent)
+        with pytest.raises(InvalidInput, match="names agent 'alice '"):  # not carol's: refused
+            carol.import_(named)
     assert mem.store.count() == 0
+    assert len(mem.import_(named)) == 1  # (an export of an earlier version's agent)
+    assert mem.stats(agent="alice ")["agents"]["alice "]["active"] == 1
 
 
 def test_an_import_into_an_agent_an_earlier_version_named_so_is_written(

@@ -237,8 +237,9 @@ def import_(
             "-a",
             help="Put every episode into this agent (a JSONL file whose lines name more than "
             "one agent is refused: import an export per agent). Without it a line keeps its "
-            "agent, and one that names none goes to the configured agent. With "
-            "--agent-per-conversation, the prefix.",
+            "agent, and one that names none goes to the configured agent; when the "
+            "configuration names one (agent =, MEMENGINE_AGENT), a line naming another is "
+            "refused. With --agent-per-conversation, the prefix.",
         ),
     ] = None,
     config: ConfigOpt = None,
@@ -250,7 +251,10 @@ def import_(
     cfg = settings(config, db, agent)
     # read and checked before the file is opened: a malformed one creates nothing
     options: dict[str, Any] = dict(
-        agent=agent, default_agent=cfg.agent, per_conversation=per_conversation
+        agent=agent,
+        default_agent=cfg.agent,
+        per_conversation=per_conversation,
+        keep_to=cfg.named_agent(),
     )
     stdin = str(path) == "-"
     if stdin:
