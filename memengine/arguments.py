@@ -147,7 +147,7 @@ def checked_episode(ep: NewEpisode, *, copied: bool = False) -> NewEpisode:
     """``ep`` checked and normalised for storage: its texts scrubbed, a side of an exchange
     that shows nothing dropped (one must remain; other kinds need content; a text field its
     kind does not search is refused, not stored unsearched, unless the episode is
-    ``copied`` from a memory or an export as it was stored), its agent name
+    ``copied`` from a memory or an export as it was stored), its agent name (when given)
     in NFC, its tags scrubbed, its time given a zone; InvalidInput for what cannot be stored
     (metadata that is not JSON, …)."""
     user = _shown(clean_text(ep.user_text, "user text"), copied)
@@ -195,9 +195,11 @@ def checked_episode(ep: NewEpisode, *, copied: bool = False) -> NewEpisode:
         raise InvalidInput(f"an episode id to keep is from 1 to 2**53 - 1, not {ep.id}")
     if ep.strength is not None and not (math.isfinite(ep.strength) and ep.strength >= 0):
         raise InvalidInput(f"strength is a finite number ≥ 0, not {ep.strength}")
+    # (an agent left out stays so: the memory that stores the episode gives it its own)
+    named = {"agent": agent_name(ep.agent)} if "agent" in ep.model_fields_set else {}
     return ep.model_copy(
-        update={
-            "agent": agent_name(ep.agent),
+        update=named
+        | {
             "user_text": user,
             "reply_text": reply,
             "content": content,

@@ -273,7 +273,7 @@ _EXPORT_ONLY = set(Episode.model_fields) - _JSONL_FIELDS
 def _line_episode(
     raw: object,
     agent: str | None = None,
-    default_agent: str = "default",
+    default_agent: str | None = None,
     defaulted: set[str] | None = None,
     named: set[str] | None = None,
 ) -> NewEpisode:
@@ -296,9 +296,10 @@ def _line_episode(
             named.add(unicodedata.normalize("NFC", fields["agent"]))
         fields["agent"] = agent
     elif "agent" not in fields:
-        fields["agent"] = default_agent
-        if defaulted is not None:
-            defaulted.add(default_agent)
+        if default_agent is not None:  # (else left out: the memory's configured agent)
+            fields["agent"] = default_agent
+            if defaulted is not None:
+                defaulted.add(default_agent)
     else:  # a name an earlier version took (a zero-width space)
         try:
             agent_name(fields["agent"])
@@ -323,7 +324,7 @@ def read_jsonl(
     path: Path,
     *,
     agent: str | None = None,
-    default_agent: str = "default",
+    default_agent: str | None = None,
     defaulted: set[str] | None = None,
     keep_to: str | None = None,
 ) -> Iterator[NewEpisode]:
@@ -331,7 +332,8 @@ def read_jsonl(
     as it would be stored (:func:`.arguments.checked_episode`); InvalidInput names the line.
     Every line goes to ``agent`` when it is given, else to its own ``agent`` field, else
     (a hand-written line without one) to ``default_agent`` (added to ``defaulted`` when
-    given: a name the caller chose, not the file). A file whose lines name more
+    given: a name the caller chose, not the file); with none, such a line names no agent,
+    and the memory that stores it gives it its configured agent. A file whose lines name more
     than one agent is refused with ``agent`` (once it is read: the episodes are yielded
     as they are read), since it would merge them into one. Without ``agent``, a line that
     names an agent other than ``keep_to`` (the agent a configuration names on purpose) is
@@ -752,18 +754,20 @@ def read_file(
     path: str | os.PathLike[str],
     *,
     agent: str | None = None,
-    default_agent: str = "default",
+    default_agent: str | None = None,
     per_conversation: bool = False,
     keep_to: str | None = None,
 ) -> ImportedFile:
     """Read and check a whole file of any supported format (detected), writing nothing.
 
     A JSONL export keeps each episode's agent unless ``agent`` is given (a line without
-    one goes to ``default_agent``); without ``agent``, a line that names another agent
+    one goes to ``default_agent``, else to the configured agent of the memory that stores
+    it); without ``agent``, a line that names another agent
     than ``keep_to`` (when given: the agent a configuration names on purpose,
     :meth:`.Config.named_agent`) is refused. The
-    episodes of a LoCoMo or memsets file go to ``agent`` (else ``default_agent``),
-    or with ``per_conversation`` one agent per conversation, ``<agent>/<id>``.
+    episodes of a LoCoMo or memsets file go to ``agent`` (else ``default_agent``, else the
+    storing memory's configured agent), or with ``per_conversation`` one agent per
+    conversation, ``<agent>/<id>`` (``default/<id>`` when neither is given).
     InvalidInput names what is wrong, before anything is stored.
     """
     switches(per_conversation=per_conversation)
@@ -836,7 +840,7 @@ def read_stream(
     name: str = STANDARD_INPUT,
     *,
     agent: str | None = None,
-    default_agent: str = "default",
+    default_agent: str | None = None,
     per_conversation: bool = False,
     keep_to: str | None = None,
 ) -> ImportedFile:
@@ -898,7 +902,7 @@ def wide_codec(head: bytes) -> str | None:
 def _read_regular(
     file: Path,
     agent: str | None,
-    default_agent: str,
+    default_agent: str | None,
     per_conversation: bool,
     keep_to: str | None = None,
 ) -> ImportedFile:
@@ -942,5 +946,13 @@ def _read_regular(
         )
         return ImportedFile(fmt, eps, frozenset(defaulted if agent is None else {agent}))
     owner = agent if agent is not None else default_agent
-    eps = read_conversations(file, fmt, agent=owner, per_conversation=per_conversation)
-    return ImportedFile(fmt, eps, frozenset(e.agent for e in eps))
+    eps = read_conversations(file, fmt, agent=owner or "default", per_conversation=per_conversation)
+    if owner is None and not per_conversation:  # no agent chosen: the storing memory's
+        eps = [_unnamed(e) for e in eps]
+    return ImportedFile(fmt, eps, frozenset(e.agent for e in eps if "agent" in e.model_fields_set))
+
+
+def _unnamed(episode: NewEpisode) -> NewEpisode:
+    """``episode`` with its agent left out, so the memory that stores it gives it its
+    configured agent (:attr:`.NewEpisode.agent`)."""
+    return NewEpisode.model_construct(episode.model_fields_set - {"agent"}, **dict(episode))

@@ -457,7 +457,8 @@ class Memory:
         """``ep`` as it is stored: checked (:func:`.arguments.checked_episode`; ``copied``,
         or an :class:`.Episode`, is an episode stored before and copied as it was, so a text
         field its kind is not searched by is kept, as older files hold), its agent as this
-        file knows it, its strength defaulted by kind."""
+        file knows it (one that names none: the configured agent's, as :meth:`add`'s), its
+        strength defaulted by kind."""
         if isinstance(ep, Episode):  # one read from another memory: copied as it was
             fields = NewEpisode.model_fields
             ep = NewEpisode.model_validate({k: getattr(ep, k, None) for k in fields})
@@ -467,7 +468,8 @@ class Memory:
                 f"episodes to add are NewEpisode models, not {type(ep).__name__} "
                 "(NewEpisode.model_validate(a_dict) makes one)"
             )
-        agent = self._agent(ep.agent)  # before the check puts the name in NFC
+        # before the check puts the name in NFC; one left out is the configured agent's
+        agent = self._agent(ep.agent if "agent" in ep.model_fields_set else None)
         if not copied:  # (an import keeps the names its file holds)
             self._new_agent(agent)
         naive = {  # a time without a zone is one of the configured time_zone, as in add
@@ -1261,7 +1263,9 @@ class Memory:
         if named is None:
             return
         kept = self._agent(named)
-        others = sorted({e.agent for e in read.episodes if e.agent not in read.assigned} - {kept})
+        chosen = read.assigned  # (and an episode left unnamed is the configured agent's)
+        given = {e.agent for e in read.episodes if "agent" in e.model_fields_set}
+        others = sorted(given - chosen - {kept})
         if others:
             raise InvalidInput(
                 f"the file names agent{'s' * (len(others) > 1)} "

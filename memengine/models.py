@@ -231,6 +231,9 @@ class NewEpisode(_Model):
     """An episode about to be written (validated, not yet stored)."""
 
     agent: str = "default"
+    """The agent it is stored under. Left out (not in ``model_fields_set``), the memory's
+    configured agent (:attr:`.Config.agent`, "default" when none is configured): so a
+    per-user process's ``add_many`` stores for its user, as ``add`` does."""
     kind: EpisodeKind = EpisodeKind.exchange
     user_text: str | None = None
     reply_text: str | None = None

@@ -1,6 +1,7 @@
 """Fixes from the session-56 review of an agent named on purpose (``agent =`` in
 memengine.toml, ``MEMENGINE_AGENT``, ``Config(agent=…)``): a per-user process keeps to its
-user in an import whose lines name other agents."""
+user in an import whose lines name other agents, and stores an episode that names no agent
+(``add_many``, ``import_episodes``, a file read without one) for its user."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memengine import Config, InvalidInput, Memory
+from memengine import Config, InvalidInput, Memory, NewEpisode
 from memengine.cli import app
 from memengine.importers import read_file
 
@@ -136,3 +137,45 @@ def test_the_cli_import_under_a_named_agent_refuses_before_it_makes_a_file(
     result = runner.invoke(app, ["import", str(evil), "--db", str(db)])
     assert result.exit_code == 1
     assert _contents(db) == {who: [text] for who, text in PRIVATE.items()}
+
+
+def test_add_many_without_an_agent_stores_for_the_named_agent(tmp_path: Path) -> None:
+    """``add_many`` stored an episode that names no agent under "default", where bob's
+    retrievals never find it, while ``add`` stored it for bob."""
+    db = tmp_path / "m.db"
+    _three_users(db)
+    fact = "bob's bicycle is the green one with a basket"
+    with Memory.open(db, embedder=HashEmbedder(), config=Config(agent="bob")) as mem:
+        mine, hers = mem.add_many(
+            [
+                NewEpisode(kind="fact", content=fact, occurred_at=AT),
+                NewEpisode(agent="carol", kind="fact", content="carol's gift", occurred_at=AT),
+            ]
+        )
+        (imported,) = mem.import_episodes(
+            [NewEpisode(kind="fact", content="bob reads Borges", occurred_at=AT)]
+        )
+        assert mem.get(mine).agent == "bob" and mem.get(imported).agent == "bob"
+        found = [
+            r.episode.id for r in mem.retrieve("which bicycle is bob's, the green one").results
+        ]
+        assert mine in found and hers not in found
+        assert mem.get(hers, agent="carol").agent == "carol"  # named: where it says
+    with Memory.open(db, embedder=HashEmbedder()) as mem:  # none named: "default", as before
+        (plain,) = mem.add_many([NewEpisode(kind="fact", content="a plain fact", occurred_at=AT)])
+        assert mem.get(plain).agent == "default"
+    assert _contents(db)["bob"] == [PRIVATE["bob"], fact, "bob reads Borges"]
+
+
+def test_a_file_read_without_an_agent_is_stored_for_the_named_agent(tmp_path: Path) -> None:
+    """``read_file(path)`` gave a line naming no agent (and a memsets file) to "default",
+    so ``add_imported`` under bob wrote them outside bob's memories."""
+    db = tmp_path / "m.db"
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(json.dumps({"kind": "fact", "content": "bob plain", "occurred_at": AT}))
+    sample = Path(__file__).resolve().parent.parent / "memengine" / "sample" / "companion_en.json"
+    with Memory.open(db, embedder=HashEmbedder(), config=Config(agent="bob")) as mem:
+        ids = mem.add_imported(read_file(plain), keep_ids=False)
+        ids += mem.add_imported(read_file(sample))
+        assert {mem.get(i).agent for i in ids} == {"bob"} and len(ids) > 1
+        assert mem.stats()["agents"].keys() == {"bob"}
