@@ -737,10 +737,12 @@ class Config(_Section):
         return self.agent if "agent" in self.model_fields_set else None
 
     def agent_scope(self, agent: str | None = None, *, all_agents: bool = False) -> str | None:
-        """Whose episodes a call over the whole file (an export, a salvage, the CLI's
-        commands by id) is about: ``agent`` when given; every agent's (None) with
-        ``all_agents`` or when no agent is named on purpose; else the named one, so that a
-        per-user process's "download my data" hands out no other user's memories."""
+        """Whose episodes a call over the whole file (an export, a salvage, the calls by id:
+        ``Memory.get``, ``delete``, ``life_of``, ``feedback`` and the CLI's commands that
+        call them) is about: ``agent`` when given; every agent's (None) with ``all_agents``
+        or when no agent is named on purpose; else the named one, so that a per-user
+        process's "download my data", or a client's id passed on, reaches no other user's
+        memories."""
         if agent is not None and all_agents:
             raise InvalidInput("either an agent or all_agents, not both")
         if agent is not None or all_agents:

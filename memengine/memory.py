@@ -690,17 +690,25 @@ class Memory:
 
     @gated
     def delete(
-        self, ids: int | Sequence[int], *, agent: str | None = None, scrub: bool = False
+        self,
+        ids: int | Sequence[int],
+        *,
+        agent: str | None = None,
+        all_agents: bool = False,
+        scrub: bool = False,
     ) -> list[int]:
-        """Delete exactly these episodes (only ``agent``'s when given); return what was deleted.
+        """Delete exactly these episodes of the agent :meth:`get` reads them of; return what
+        was deleted (another agent's id is left, as an absent one).
 
         Their bytes stay in the file's free pages and old full-text segments until
         overwritten; ``scrub`` removes those too (a full-text rebuild, ``VACUUM`` and
         an empty log: seconds for a large file, while writers wait) and empties this
-        process's caches of users' text, as :meth:`forget_agent` does. An ``agent`` the
-        file does not know is NotFound ("no agent named 'ghost'"), not nothing deleted.
+        process's caches of users' text, as :meth:`forget_agent` does. An agent the file
+        does not know (``agent``, or the configured one) is NotFound ("no agent named
+        'ghost'"), not nothing deleted: a typo must not read as ids that are not its.
         """
-        args.switches(scrub=scrub)
+        args.switches(scrub=scrub, all_agents=all_agents)
+        scope = self.config.agent_scope(agent, all_agents=all_agents)
         self._writable()
         if isinstance(ids, (str, bytes)):
             raise InvalidInput(f"episode ids must be whole numbers, not the text {ids!r}")
@@ -711,7 +719,7 @@ class Memory:
         numbers = [args.whole(i) for i in given]
         if any(i is None for i in numbers):
             raise InvalidInput(f"episode ids must be whole numbers: {given!r}")
-        owner = None if agent is None else self._known_agent(agent)
+        owner = None if scope is None else self._known_agent(scope)
         id_list = [i for i in numbers if i is not None and 0 < i <= args.MAX_ID]
         if not id_list:
             return []
@@ -771,10 +779,15 @@ class Memory:
 
     # -- reading ---------------------------------------------------------------------------
     @gated
-    def get(self, episode_id: int, *, agent: str | None = None) -> Episode:
-        """The episode with this id (only ``agent``'s when given: a server that passes a
-        client's id on), or NotFound."""
-        owner = None if agent is None else self._agent(agent)
+    def get(
+        self, episode_id: int, *, agent: str | None = None, all_agents: bool = False
+    ) -> Episode:
+        """The episode with this id, or NotFound: only ``agent``'s when given, else only the
+        agent the configuration names on purpose (:meth:`.Config.agent_scope`: a server that
+        passes a client's id on shows no other user's); any agent's with ``all_agents`` or
+        when none is named."""
+        args.switches(all_agents=all_agents)
+        owner = self._agent_or_all(self.config.agent_scope(agent, all_agents=all_agents))
         found = self.store.get([args.episode_id(episode_id)])
         if episode_id not in found or (owner is not None and found[episode_id].agent != owner):
             raise NotFound(f"no episode with id {episode_id}{_of(owner)}")
@@ -1368,6 +1381,7 @@ class Memory:
         learning: str | None = None,
         judge: life.Judge = "auto",
         agent: str | None = None,
+        all_agents: bool = False,
     ) -> life.FeedbackResult:
         """Say which memories of a turn were used (by id, or found in the final ``answer``).
 
@@ -1376,13 +1390,16 @@ class Memory:
         similarity otherwise (or when the LLM fails); "match" and "llm" force one
         way ("llm" raises the LLM's error, recording nothing, so the turn can be
         given its feedback again). A feedback that says nothing (no ``used``, no
-        ``answer``, no outcome) is an :class:`.InvalidInput`: a turn takes one. ``agent``
-        (optional) is the agent the caller means: a turn of another agent is
-        then :class:`.NotFound`. A used memory that a sleep archived after the
+        ``answer``, no outcome) is an :class:`.InvalidInput`: a turn takes one. The turn must
+        be of the agent :meth:`get` reads an id of (``agent``, else the one the configuration
+        names on purpose; any with ``all_agents`` or none named): another agent's turn is
+        :class:`.NotFound`. A used memory that a sleep archived after the
         turn becomes active again. An ``answer`` of any length is taken, and one longer than
         20,000 characters is judged by its beginning and its end
         (:func:`.lifecycle.feedback.read_answer`).
         """
+        args.switches(all_agents=all_agents)
+        scope = self.config.agent_scope(agent, all_agents=all_agents)
         self._writable()
         number = args.whole(turn_id)
         if number is None:
@@ -1421,7 +1438,7 @@ class Memory:
                 "say which memories were used (or that none was: used=[], --none-used), "
                 "give the final answer, or say how the task went"
             )
-        owner = None if agent is None else self._agent(agent)
+        owner = self._agent_or_all(scope)
         if judge == "llm" and not self.llm_configured:
             raise ConfigError("judge='llm' needs an LLM: set [llm] base_url or api_key")
         client = None
@@ -1546,11 +1563,15 @@ class Memory:
         return life.principles(self.store, self._agent(agent))
 
     @gated
-    def life_of(self, episode_id: int, *, agent: str | None = None) -> life.MemoryLife:
-        """One memory's life-cycle fields with its strength and learnings per perspective
-        (only ``agent``'s memory when given; NotFound for another's)."""
-        if agent is not None:
-            self.get(episode_id, agent=agent)
+    def life_of(
+        self, episode_id: int, *, agent: str | None = None, all_agents: bool = False
+    ) -> life.MemoryLife:
+        """One memory's life-cycle fields with its strength and learnings per perspective,
+        of the agent :meth:`get` reads an id of (NotFound for another's)."""
+        args.switches(all_agents=all_agents)
+        scope = self.config.agent_scope(agent, all_agents=all_agents)
+        if scope is not None:
+            self.get(episode_id, agent=scope)
         return life.memory_life(self.store, args.episode_id(episode_id))
 
     @gated

@@ -1,7 +1,8 @@
 """Fixes from the session-56 review of an agent named on purpose (``agent =`` in
 memengine.toml, ``MEMENGINE_AGENT``, ``Config(agent=…)``): a per-user process keeps to its
 user in an import whose lines name other agents, and stores an episode that names no agent
-(``add_many``, ``import_episodes``, a file read without one) for its user."""
+(``add_many``, ``import_episodes``, a file read without one) for its user; the library's
+calls by id (get, delete, life_of, feedback) keep to it as the CLI's do."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memengine import Config, InvalidInput, Memory, NewEpisode
+from memengine import Config, InvalidInput, Memory, NewEpisode, NotFound
 from memengine.cli import app
 from memengine.importers import read_file
 
@@ -179,3 +180,74 @@ def test_a_file_read_without_an_agent_is_stored_for_the_named_agent(tmp_path: Pa
         ids += mem.add_imported(read_file(sample))
         assert {mem.get(i).agent for i in ids} == {"bob"} and len(ids) > 1
         assert mem.stats()["agents"].keys() == {"bob"}
+
+
+def _a_turn(mem: Memory, who: str) -> int:
+    """A retrieval of ``who``'s private fact, recorded as a turn of theirs; its id."""
+    turn = mem.retrieve(PRIVATE[who], agent=who, record=True).turn_id
+    assert turn is not None
+    return turn
+
+
+def test_calls_by_id_under_a_named_agent_refuse_another_agents_ids(tmp_path: Path) -> None:
+    """With ``Config(agent="bob")``, ``get(1)`` returned alice's episode, ``delete([3])``
+    deleted carol's, ``life_of`` and ``feedback`` acted on alice's, while the CLI's show,
+    delete, life and feedback refused."""
+    db = tmp_path / "m.db"
+    ids = _three_users(db)
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        hers = _a_turn(mem, "alice")
+        mine = _a_turn(mem, "bob")
+    with Memory.open(db, embedder=HashEmbedder(), config=Config(agent="bob")) as mem:
+        for call in (mem.get, mem.life_of):
+            with pytest.raises(NotFound, match=r"no episode with id \d+ of agent 'bob'"):
+                call(ids["alice"])
+        assert mem.delete([ids["carol"], ids["alice"]]) == []
+        with pytest.raises(NotFound, match=f"no turn with id {hers} of agent .bob."):
+            mem.feedback(hers, [ids["alice"]], helpful=True)
+        assert mem.get(ids["bob"]).content == PRIVATE["bob"]
+        assert mem.life_of(ids["bob"]).episode.agent == "bob"
+        assert mem.feedback(mine, [ids["bob"]], helpful=True).turn_id == mine
+        # on purpose: agent= or all_agents=True reaches another agent's id
+        assert mem.get(ids["alice"], agent="alice").content == PRIVATE["alice"]
+        assert mem.get(ids["carol"], all_agents=True).content == PRIVATE["carol"]
+        assert mem.life_of(ids["alice"], all_agents=True).episode.agent == "alice"
+        with pytest.raises(InvalidInput, match="not both"):
+            mem.get(ids["alice"], agent="alice", all_agents=True)
+        with pytest.raises(InvalidInput, match="all_agents is True or False"):
+            mem.delete([ids["carol"]], all_agents="yes")  # type: ignore[arg-type]
+    assert _contents(db) == {who: [text] for who, text in PRIVATE.items()}
+    with Memory.open(db, embedder=HashEmbedder(), config=Config(agent="bob")) as mem:
+        assert mem.feedback(hers, [ids["alice"]], helpful=True, agent="alice").turn_id == hers
+        assert mem.delete([ids["carol"]], agent="carol") == [ids["carol"]]
+        assert mem.delete([ids["alice"]], all_agents=True) == [ids["alice"]]
+    assert _contents(db) == {"bob": [PRIVATE["bob"]]}
+
+
+def test_calls_by_id_with_no_agent_named_reach_every_agent(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    ids = _three_users(db)
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        hers = _a_turn(mem, "alice")
+        assert mem.get(ids["alice"]).content == PRIVATE["alice"]
+        assert mem.life_of(ids["carol"]).episode.agent == "carol"
+        assert mem.feedback(hers, [ids["alice"]], helpful=True).turn_id == hers
+        assert mem.delete([ids["carol"]]) == [ids["carol"]]
+    assert sorted(_contents(db)) == ["alice", "bob"]
+
+
+def test_the_cli_by_id_keeps_to_the_named_agent(
+    tmp_path: Path, cli_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI passes its --agent on, and the memory reads the configured agent: as before."""
+    db = tmp_path / "m.db"
+    ids = _three_users(db)
+    monkeypatch.setenv("MEMENGINE_AGENT", "bob")
+    shown = runner.invoke(app, ["show", str(ids["alice"]), "--db", str(db)])
+    assert shown.exit_code == 1 and "of agent 'bob'" in shown.output
+    assert PRIVATE["alice"] not in shown.output
+    gone = runner.invoke(app, ["delete", str(ids["carol"]), "--db", str(db), "--json"])
+    assert gone.exit_code == 1 and json.loads(gone.stdout)["deleted"] == []
+    hers = runner.invoke(app, ["show", str(ids["alice"]), "--agent", "alice", "--db", str(db)])
+    assert hers.exit_code == 0 and PRIVATE["alice"] in " ".join(hers.output.split())
+    assert _contents(db) == {who: [text] for who, text in PRIVATE.items()}

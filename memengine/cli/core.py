@@ -380,7 +380,9 @@ def show(
     "user-42", MEMENGINE_AGENT), as search keeps to it; any agent's when none is named."""
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        ep = mem.get(episode_id, agent=cfg.agent_scope(agent))
+        ep = mem.get(
+            episode_id, agent=agent
+        )  # (else the configured agent's, as Memory.get reads it)
     if as_json:
         print_json(ep.model_dump(mode="json"))
         return
@@ -432,7 +434,7 @@ def delete(
                 enabled=not as_json,
                 counted=False,
             ):
-                deleted = mem.delete(ids, agent=cfg.agent_scope(agent), scrub=scrub)
+                deleted = mem.delete(ids, agent=agent, scrub=scrub)
         except KeyboardInterrupt:  # during the compaction the delete is saved: say so
             gone = present - mem.store.existing(list(present))
             if gone:

@@ -241,7 +241,7 @@ def feedback(
         result = mem.feedback(
             turn_id,
             [] if none_used else used,
-            agent=cfg.agent_scope(agent),  # another agent's turn: not found, as with --agent
+            agent=agent,  # else the configured agent's: another agent's turn is not found
             answer=answer,
             helpful=helpful,
             task_success=success,
@@ -409,7 +409,7 @@ def life(
     (only the agent's memory that --agent or the configuration names, as show)."""
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        view = mem.life_of(episode_id, agent=cfg.agent_scope(agent))
+        view = mem.life_of(episode_id, agent=agent)
     ep = view.episode
     data = {
         "id": ep.id,

@@ -373,7 +373,7 @@ def run_memset(
                     )
                     run.asked.advance()
                 if added and first is not None:
-                    first.delete(added)
+                    first.delete(added, all_agents=True)  # (its own, of any agent)
 
     table: dict[str, dict[str, dict[str, float]]] = {}
     summary: dict[str, dict[str, float | None]] = {}

@@ -180,5 +180,5 @@ def run(
     row["greeting_left_out"] = summarize([float(n) for n in left_out])
     row["greeting_searched_deeper"] = [int(sum(deeper)), len(deeper)]
     row["greeting_searched_deepest"] = [int(sum(deepest)), len(deepest)]
-    mem.delete(copies)  # the file as it was
+    mem.delete(copies, all_agents=True)  # the file as it was (its own copies)
     return row, opening

@@ -88,6 +88,6 @@ def run(bench: Bench) -> dict[str, Any]:
                 mem, emb, built.corpus.agent_prefix, cfg.size_commits, f"latency {size:,}"
             )
             row["add_exchange_commit_ms"] = summarize(commit_ms)
-            mem.delete(added)  # keep the file equal to the vectors kept for numpy
+            mem.delete(added, all_agents=True)  # keep the file equal to the vectors kept for numpy
         out["sizes"][str(size)] = row
     return out
