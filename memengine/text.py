@@ -33,6 +33,7 @@ __all__ = [
     "counted",
     "cut_at",
     "dense_query",
+    "doctor_command",
     "drawn_as_nothing",
     "estimate_tokens",
     "fold",
@@ -535,6 +536,13 @@ def salvage_command(db: str | os.PathLike[str] | None) -> str:
     path (not known where the damage was found) it names none."""
     named = "" if db is None else f" --db {shell_word(os.fspath(db))}"
     return f"memengine export --all-agents --salvage{named} -o saved.jsonl"
+
+
+def doctor_command(db: str | os.PathLike[str] | None) -> str:
+    """The command that checks the memory file ``db`` and names its damaged rows, with its
+    ``--db`` (as :func:`salvage_command`, so that it checks that file)."""
+    named = "" if db is None else f" --db {shell_word(os.fspath(db))}"
+    return f"memengine doctor{named}"
 
 
 def _double_quoted(word: str) -> str:

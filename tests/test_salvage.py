@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+import traceback
 from pathlib import Path
 
 import pytest
@@ -254,7 +255,9 @@ def test_the_check_reads_every_row_back(tmp_path: Path) -> None:
         report = m.check()
         assert not report.ok and report.unreadable == [ids[1], ids[3]]
         assert report.sqlite_check == "ok"  # what SQLite's own check does not see
-        with pytest.raises(DamagedDatabase, match="a stored text is no longer UTF-8"):
+        with pytest.raises(
+            DamagedDatabase, match=f"column 'metadata' of episode {ids[1]} is no longer UTF-8"
+        ):
             m.get(ids[1])
         with pytest.raises(DamagedDatabase, match="export --all-agents --salvage"):
             m.export(io.StringIO())
@@ -393,3 +396,98 @@ def test_a_salvage_names_no_id_that_no_episode_can_have(
         report = m.salvage(io.StringIO())
     assert all(low >= 1 for low, _ in report.unreadable)
     assert report.episodes == TOTAL
+
+
+WATCH = "On the bright side, I bought a proper running watch. Garmin Forerunner 165, it's great"
+
+
+def _text_overwritten(tmp_path: Path, embedder: object) -> tuple[Path, int]:
+    """A copy of a file whose stored text of one exchange had three bytes overwritten (as a
+    failing disk would: SQLite's page check does not see it), and that exchange's id."""
+    sound = tmp_path / "sound.db"
+    with Memory.open(sound, embedder=embedder) as m:  # type: ignore[arg-type]
+        for i in range(11):
+            m.add(f"note {i} about green tea", kind="fact")
+        watch = m.add_exchange(WATCH, "A running watch helps with pacing")
+    data = bytearray(sound.read_bytes())
+    at = data.find(b"Garmin Forerunner")
+    assert at > 0 and data.find(b"Garmin Forerunner", at + 1) == -1  # the row, no copy
+    data[at : at + 3] = b"\xff\xfe\xfd"
+    damaged = tmp_path / "dmg.db"
+    damaged.write_bytes(bytes(data))
+    return damaged, watch
+
+
+def _told(exc: BaseException) -> str:
+    """Everything a server's log of ``exc`` would record: its traceback and its chain."""
+    return "".join(traceback.format_exception(exc))
+
+
+def test_a_text_no_longer_utf8_is_named_by_its_column_and_episode_never_quoted(
+    tmp_path: Path,
+) -> None:
+    """The error quoted up to 200 characters of the user's memory (the driver's words,
+    "with text '…'"), and named no episode; its chained cause quoted it again."""
+    damaged, watch = _text_overwritten(tmp_path, HashEmbedder())
+    with Memory.open(damaged, embedder=HashEmbedder()) as m:
+        for call in (
+            lambda: m.retrieve("running watch"),
+            lambda: m.get(watch),
+            lambda: m.export(io.StringIO()),
+        ):
+            with pytest.raises(DamagedDatabase) as caught:
+                call()
+            said = str(caught.value)
+            assert f"the text in column 'user_text' of episode {watch} is no longer UTF-8" in said
+            assert "export --all-agents --salvage" in said
+            assert "bright side" not in _told(caught.value)
+            assert "Forerunner" not in _told(caught.value)
+        with pytest.raises(DamagedDatabase) as caught, m.store.connections.read() as cur:
+            cur.execute("SELECT user_text FROM episodes").fetchall()  # a read not by ids
+        said = str(caught.value)
+        assert "the text in column 'user_text' is no longer UTF-8" in said
+        assert f"`memengine doctor --db {damaged}` names the episodes" in said
+        assert "bright side" not in _told(caught.value)
+        assert m.check().unreadable == [watch]  # (what doctor names)
+
+
+def test_a_retrieve_on_a_text_no_longer_utf8_names_the_episode_in_the_cli(
+    tmp_path: Path, cli_env: None
+) -> None:
+    from memengine.embed.usem3 import USEM3Embedder
+
+    damaged, watch = _text_overwritten(tmp_path, USEM3Embedder())
+    done = CliRunner().invoke(app, ["retrieve", "running watch", "--db", str(damaged)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 1 and "Traceback" not in said
+    assert f"the text in column 'user_text' of episode {watch} is no longer UTF-8" in said
+    assert "bright side" not in said and "Forerunner" not in said
+
+
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [
+        (
+            "Could not decode to UTF-8 column 'user_text' with text 'it's 'quoted' ' with text 'x'",
+            "the text in column 'user_text' is no longer UTF-8",
+        ),
+        (
+            "Could not decode to UTF-8 column 'substr(user_text, 1, 300)' with text 'a\nb'",
+            "the text in column 'substr(user_text, 1, 300)' is no longer UTF-8",
+        ),
+        ("Could not decode to UTF-8: 'my secret'", "a stored text is no longer UTF-8"),
+        (
+            "Could not decode to UTF-8 column 'a'b' with text 'c'",
+            "a stored text is no longer UTF-8",
+        ),
+    ],
+)
+def test_what_is_said_of_a_text_no_longer_utf8_keeps_only_the_column(
+    message: str, said: str
+) -> None:
+    from memengine.store.connect import not_utf8
+
+    error = sqlite_module().OperationalError(message)
+    assert not_utf8(error) == said
+    assert not_utf8(error, 7) == said.replace(" is no longer", " of episode 7 is no longer")
+    assert not_utf8(sqlite_module().OperationalError("database is locked")) is None

@@ -15,6 +15,7 @@ import contextlib
 import errno
 import functools
 import os
+import re
 import shutil
 import threading
 import time
@@ -39,7 +40,7 @@ from ..errors import (
     ReadOnlyDatabase,
     StoreError,
 )
-from ..text import salvage_command
+from ..text import doctor_command, salvage_command
 from .driver import (
     DriverInfo,
     driver_info,
@@ -337,7 +338,7 @@ class Connections:
                     raise StoreError(f"cannot open {self.path}: {exc}") from exc
                 raise (
                     changed or _damaged(exc, self.path) or translate_error(exc, path=self.path)
-                ) from exc
+                ) from _cause(exc)
             except sa.exc.TimeoutError as exc:
                 raise DatabaseLocked(
                     f"every connection to {self.path} is held by another thread of this "
@@ -422,7 +423,7 @@ class Connections:
                     yield cur
                     cur.execute("COMMIT")
             except self.module.Error as exc:
-                raise self._store_error(exc) from exc
+                raise self._store_error(exc) from _cause(exc)
             except Exception as exc:  # a torn row may not even decode (bad JSON, …)
                 torn = self._changed_under_us(exc, stamp)
                 if torn is None:
@@ -462,7 +463,7 @@ class Connections:
                         yield cur
                         cur.execute("COMMIT")
             except self.module.Error as exc:
-                raise self._store_error(exc) from exc
+                raise self._store_error(exc) from _cause(exc)
 
     def _check_same_file(self) -> None:
         """A :class:`.StoreError` when the file at the path is no longer the one this memory
@@ -538,7 +539,7 @@ class Connections:
                     finally:  # (as every connection is made)
                         _memory_use(cur, "MEMORY", self._cache_mb, MMAP_BYTES)
             except self.module.Error as exc:
-                raise self._store_error(exc) from exc
+                raise self._store_error(exc) from _cause(exc)
             finally:
                 cur.close()
 
@@ -562,7 +563,7 @@ class Connections:
                 error = self._store_error(exc)
                 if isinstance(error, (DatabaseLocked, DiskError)):
                     return False  # (the log stays as it is)
-                raise error from exc
+                raise error from _cause(exc)
             finally:
                 cur.close()
 
@@ -642,7 +643,7 @@ class Connections:
         return StoreError(
             f"{self.path} was changed by a writer during a read without locks (immutable, "
             f"as no writer had it open when the read began): the next read sees it as it "
-            f"now is ({exc})"
+            f"now is ({not_utf8(exc) or exc})"
         )
 
     def check_pages(self) -> str:
@@ -795,9 +796,33 @@ def _damaged(exc: Exception, path: Path) -> StoreError | None:
     msg = str(exc)
     if "malformed" in msg or "not a database" in msg:
         return damaged_error(msg, path)
-    if "Could not decode to UTF-8" in msg:  # text memengine wrote, no longer UTF-8
-        return damaged_error(f"a stored text is no longer UTF-8: {msg[:200]}", path)
+    said = not_utf8(exc)
+    if said is not None:  # text memengine wrote, no longer UTF-8 (which row: doctor finds it)
+        return damaged_error(f"{said}; `{doctor_command(path)}` names the episodes", path)
     return None
+
+
+_NOT_UTF8 = re.compile(r"Could not decode to UTF-8 column '([^'\n]{1,120})' with text '")
+"""The driver's words for a stored text that does not decode; the text follows, quoted."""
+
+
+def not_utf8(exc: BaseException, episode: int | None = None) -> str | None:
+    """What to say of an error that a stored text (of ``episode``, when known) does not
+    decode (None for another error): the column the driver names, never the text it
+    quotes (a user's memory, which a server's log of the error would keep)."""
+    msg = str(exc)
+    if "Could not decode to UTF-8" not in msg:
+        return None
+    found = _NOT_UTF8.match(msg)
+    text = "a stored text" if found is None else f"the text in column '{found[1]}'"
+    of = "" if episode is None else f" of episode {episode}"
+    return f"{text}{of} is no longer UTF-8"
+
+
+def _cause(exc: BaseException) -> BaseException | None:
+    """The cause to chain to the error reported for ``exc``: none for one that quotes a
+    stored text (a log prints the chain), ``exc`` itself for the others."""
+    return None if not_utf8(exc) is not None else exc
 
 
 def _fails(check: str) -> bool:

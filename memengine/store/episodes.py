@@ -12,10 +12,10 @@ from typing import Any
 from ..clock import ensure_aware
 from ..errors import DamagedDatabase, StoreError
 from ..models import Episode, EpisodeKind, NewEpisode
-from ..text import salvage_command
+from ..text import doctor_command, salvage_command
 from . import meta
 from . import reembed as staging
-from .connect import file_of
+from .connect import damaged_error, file_of, not_utf8, sqlite_module
 from .filters import Filters
 from .ids import MAX_KEPT_ID, highest_id_given
 from .term_stats import ERASURES
@@ -338,9 +338,32 @@ def _rows_by_id(cur: Any, columns: str, ids: Sequence[int]) -> Iterator[Any]:
         marks = ",".join("?" * len(chunk))
         # read whole: a generator left suspended inside the cursor (an export stopped by
         # Ctrl-C) would touch it after its connection closed
-        yield from cur.execute(
-            f"SELECT {columns} FROM episodes WHERE id IN ({marks})", chunk
-        ).fetchall()
+        try:
+            rows = cur.execute(
+                f"SELECT {columns} FROM episodes WHERE id IN ({marks})", chunk
+            ).fetchall()
+        except sqlite_module().Error as exc:
+            if not_utf8(exc) is None:
+                raise
+            # (not chained: the driver's error quotes the stored text)
+            raise _not_utf8_error(cur, columns, chunk, exc) from None
+        yield from rows
+
+
+def _not_utf8_error(cur: Any, columns: str, ids: Sequence[int], exc: Exception) -> DamagedDatabase:
+    """The error for a read of these ids (at most 500) that met a stored text that is no
+    longer UTF-8 (the driver's ``exc``), naming the first episode whose row does not
+    decode: each is read alone, by its id (the driver names the column, not the row)."""
+    where = file_of(cur)
+    for i in ids:
+        try:
+            cur.execute(f"SELECT {columns} FROM episodes WHERE id = ?", (i,)).fetchall()
+        except sqlite_module().Error as alone:
+            if not_utf8(alone) is None:  # another damage on the way: no row is named
+                break
+            return damaged_error(str(not_utf8(exc, i)), where)
+    said = not_utf8(exc)
+    return damaged_error(f"{said}; `{doctor_command(where)}` names the episodes", where)
 
 
 def existing_ids(cur: Any, ids: Sequence[int], agent: str | None = None) -> set[int]:
