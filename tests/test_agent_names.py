@@ -109,7 +109,33 @@ def test_a_warning_names_a_few_agents_of_thousands(db_path: Path, cli_env: None)
     assert "and 2,995 more; `memengine agent list`" in result.stderr
     assert len(result.stderr) < 1000
     shown = result.stderr.split("(agents: ")[1].split(" and ")[0].split(", ")
-    assert len(shown) == 5 and "user1234" in shown  # the closest names first
+    assert len(shown) == 5 and "'user1234'" in shown  # the closest names first
+
+
+def test_a_warning_quotes_each_agent_it_lists(db_path: Path, cli_env: None) -> None:
+    """The agents were listed unquoted: "O'Brien, Smith, John, buyer" read as four agents,
+    while a warning quotes a name as a shell reads it back."""
+    with Memory.open(db_path, embedder=HashEmbedder()) as m:
+        for name in ("O'Brien", "Smith, John", "buyer", "default"):
+            m.add("a note", agent=name)
+    for command in (["stats"], ["export", "-o", "-"]):
+        result = CliRunner().invoke(app, [*command, "--agent", "nobody", "--db", str(db_path)])
+        assert result.exit_code == 0, result.output
+        said = " ".join(result.stderr.split())
+        assert "(agents: $'O\\'Brien', 'Smith, John', 'buyer', 'default')" in said
+
+
+def test_an_agents_perspectives_are_each_quoted_in_a_line(db_path: Path, cli_env: None) -> None:
+    """A perspective may hold ", ": "perspectives cost, time, speed" was three or two."""
+
+    def run(*words: str) -> str:
+        result = CliRunner().invoke(app, [*words, "--db", str(db_path)])
+        assert result.exit_code == 0, result.output
+        return " ".join(result.output.split())
+
+    created = run("agent", "create", "bob", "-p", "cost, time", "-p", "speed")
+    assert "agent bob: perspectives 'cost, time', 'speed'" in created
+    assert "'cost, time', 'speed'" in run("agent", "list")
 
 
 def test_a_stored_name_with_spaces_at_an_end_is_told_from_the_trimmed_one(

@@ -118,7 +118,7 @@ def test_reading_commands_leave_no_trace_and_name_an_unknown_agent(db: str) -> N
     assert turn["turn_id"] is not None and candidate_count() == 1
     for command in ("search", "retrieve", "pack"):
         typo = run(command, "wedding", "--db", db, "--agent", "defualt")
-        assert "no agent 'defualt'" in typo.output and "agents: default" in typo.output
+        assert "no agent 'defualt'" in typo.output and "agents: 'default'" in typo.output
     assert "defualt" not in run("agent", "list", "--db", db).output
 
 

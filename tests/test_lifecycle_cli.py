@@ -324,7 +324,7 @@ def test_never_used_warns_of_an_agent_the_file_does_not_know(db: str) -> None:
     with Memory.open(db, embedder=HashEmbedder()) as mem:
         mem.add("the boiler was serviced in march", kind="fact", agent="ann")
     result = run("never-used", "--agent", "anne", "--db", db)
-    assert "no agent 'anne'" in result.output and "agents: ann" in result.output
+    assert "no agent 'anne'" in result.output and "agents: 'ann'" in result.output
 
 
 @pytest.mark.parametrize("command", ["sleep", "train-scorer", "plot strength"])

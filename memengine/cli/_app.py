@@ -791,11 +791,12 @@ SHOWN_AGENTS = 5
 
 
 def some_agents(names: Sequence[str], typed: str, limit: int = SHOWN_AGENTS) -> str:
-    """Up to ``limit`` of ``names``, the closest to ``typed`` first and then in order, and
-    how many more there are (with the command that lists them all)."""
+    """Up to ``limit`` of ``names``, the closest to ``typed`` first and then in order, each
+    quoted (``Smith, John`` is one name), and how many more there are (with the command
+    that lists them all)."""
     close = difflib.get_close_matches(typed, names, n=limit)
     shown = (close + [n for n in sorted(names) if n not in close])[:limit]
-    text = ", ".join(shown_name(n) for n in shown) or "none yet"
+    text = ", ".join(quoted_name(n) for n in shown) or "none yet"
     more = len(names) - len(shown)
     return f"{text} and {more:,} more; `memengine agent list`" if more else text
 

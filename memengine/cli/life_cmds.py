@@ -89,7 +89,7 @@ def agent_create(
     else:
         console.print(
             f"agent {shown_name(row.name)}: perspectives "
-            f"{', '.join(map(shown_name, row.perspectives)) or 'none'}",
+            f"{', '.join(map(quoted_name, row.perspectives)) or 'none'}",  # (one may hold ", ")
             highlight=False,
         )
 
@@ -166,13 +166,13 @@ def agent_list(db: DbOpt = None, config: ConfigOpt = None, as_json: JsonOpt = Fa
     table = Table(title=counted(len(rows), "agent"))
     table.add_column("agent")
     table.add_column("created")
-    names = [shown_name(p) for r in rows for p in r.perspectives]
+    names = [quoted_name(p) for r in rows for p in r.perspectives]  # (one may hold ", ")
     table.add_column("perspectives", overflow="fold", min_width=widest(names))  # (wraps at ", ")
     for r in rows:
         table.add_row(  # (a name may hold a line break or an escape sequence)
             shown_name(r.name),
             f"{cfg.in_zone(r.created_at):%Y-%m-%d %H:%M}",  # (`time_zone`'s, as a search's)
-            ", ".join(map(shown_name, r.perspectives)),
+            ", ".join(map(quoted_name, r.perspectives)),
         )
     print_table(table)  # (names are typed back: never cut; too narrow for them, lines)
 
