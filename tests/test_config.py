@@ -224,6 +224,41 @@ def test_lifecycle_numbers_are_bounded_and_finite(
     assert cfg.lifecycle.max_weighted_total == float("inf")
 
 
+@pytest.mark.parametrize("nan", ["nan", "NaN", "-nan"])
+def test_a_nan_cap_is_called_no_finite_number(nan: str, tmp_path: Path) -> None:
+    """The cap takes inf (no cap), so pydantic let NaN through to its "greater than 0" check:
+    "Input should be greater than 0" for a value that is no number at all."""
+    variable = "MEMENGINE_LIFECYCLE__MAX_WEIGHTED_TOTAL"
+    with pytest.raises(ConfigError) as caught:
+        load_config(None, environ={variable: nan})
+    said = str(caught.value)
+    assert f"lifecycle.max_weighted_total = '{nan}' (environment variable {variable})" in said
+    assert "Input should be a finite number (or inf: no cap)" in said
+    assert "greater than 0" not in said
+    conf = tmp_path / "m.toml"
+    conf.write_text("[lifecycle]\nmax_weighted_total = nan\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"a finite number \(or inf: no cap\)"):
+        load_config(conf, environ={})
+    with pytest.raises(ConfigError, match="greater than 0"):  # (a number, only too small)
+        load_config(None, environ={variable: "-inf"})
+
+
+def test_a_list_variable_takes_the_brackets_toml_writes(tmp_path: Path) -> None:
+    """``"[0.5, 0.3, 0.2]"`` (a TOML list) was read as the items '[0.5' and '0.2]', each
+    "unable to parse string as a number", with nothing said of the brackets."""
+    for written in ("[0.5, 0.3, 0.2]", " [0.5,0.3,0.2] ", "0.5, 0.3, 0.2"):
+        env = {"MEMENGINE_LIFECYCLE__LINEAR_WEIGHTS": written}
+        assert load_config(None, environ=env).lifecycle.linear_weights == [0.5, 0.3, 0.2]
+    env = {"MEMENGINE_LIFECYCLE__LEVEL_THRESHOLDS": "[0, 4, 10, 20, 40, 80]"}
+    assert load_config(None, environ=env).lifecycle.level_thresholds == [0, 4, 10, 20, 40, 80]
+    with pytest.raises(ConfigError, match="at least 3 items"):  # (no values: one error)
+        load_config(None, environ={"MEMENGINE_LIFECYCLE__LINEAR_WEIGHTS": "[]"})
+    # one pair only, and only a list's: a name may hold brackets
+    with pytest.raises(ConfigError, match=r"linear_weights\.0 = '\[0\.5'"):
+        load_config(None, environ={"MEMENGINE_LIFECYCLE__LINEAR_WEIGHTS": "[[0.5, 0.3, 0.2]]"})
+    assert load_config(None, environ={"MEMENGINE_AGENT": "[bob]"}).agent == "[bob]"
+
+
 def test_time_zone_sets_the_zone_of_the_clocks_now(tmp_path: Path) -> None:
     """昨日 and an episode stored without a time are read in the configured zone."""
     from memengine import FixedClock, Memory

@@ -34,8 +34,21 @@ def test_the_readme_example_uncommented_without_its_name_is_refused(tmp_path: Pa
         assert key in message
     assert "dimensions (768) apply only with name = 'openai'" in message
     assert "set name = 'openai' under [embedder] (MEMENGINE_EMBEDDER__NAME=openai)" in message
+    assert "name is 'usem3': set" in message  # written so: not "(the default)"
     named = load_config(conf, environ={"MEMENGINE_EMBEDDER__NAME": "openai"})
     assert named.embedder.base_url == "http://localhost:11434/v1"
+
+
+def test_an_endpoint_key_without_a_name_says_usem3_is_the_default(tmp_path: Path) -> None:
+    """The error said "(the default)" also of a name = "usem3" written in the file."""
+    conf = tmp_path / "m.toml"
+    conf.write_text('[embedder]\nbase_url = "http://localhost:11434/v1"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"name is 'usem3' \(the default\): set"):
+        load_config(conf, environ={})
+    for written in ({"MEMENGINE_EMBEDDER__NAME": "usem3"}, {"MEMENGINE_EMBEDDER__NAME": " usem3 "}):
+        with pytest.raises(ConfigError) as caught:
+            load_config(conf, environ=written)
+        assert "name is 'usem3': set" in str(caught.value)
 
 
 def test_each_endpoint_key_alone_is_refused_under_usem3_and_names_where_it_came_from(
