@@ -110,3 +110,33 @@ def test_a_package_without_the_parts_read_reads_its_own_files(
     got = embedder.embed(["a package of another version", "別の版"])
     assert type(embedder._model._sp._prefixes) is dict  # (the package's own table)
     assert np.array_equal(got, expected)
+
+
+def test_the_full_table_is_built_after_enough_text_in_small_batches() -> None:
+    """A long-lived process of small calls (or a few long texts) walks with the pieces alone
+    only until the full table has paid for itself."""
+    embedder = USEM3Embedder()
+    long_text = "a walk over many characters of everyday words " * 40
+    assert len(long_text) < usem3_module.FULL_TABLE_AFTER
+    embedder.embed([long_text])
+    assert isinstance(embedder._model._sp._prefixes, _PieceIds)
+    before = embedder.embed([long_text, "and a short one"])
+    for i in range(usem3_module.FULL_TABLE_AFTER // len(long_text) + 1):
+        embedder.embed([f"{long_text} {i}"])
+    assert type(embedder._model._sp._prefixes) is dict
+    assert np.array_equal(embedder.embed([long_text, "and a short one"]), before)
+
+
+def test_running_out_of_memory_building_the_table_is_an_embedding_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memengine.errors import EmbeddingError
+
+    def no_memory(tokenizer: object) -> None:
+        raise MemoryError
+
+    embedder = USEM3Embedder()
+    embedder.load()
+    monkeypatch.setattr(usem3_module, "full_prefixes", no_memory)
+    with pytest.raises(EmbeddingError, match="ran out of memory"):
+        embedder.embed([f"text {i}" for i in range(SMALL_BATCH + 1)])

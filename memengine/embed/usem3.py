@@ -77,6 +77,7 @@ class USEM3Embedder:
         self._batch_size = batch_size
         self._model: Any = None
         self._blas: Any = None  # a threadpoolctl controller, made with the model
+        self._walked = 0  # characters embedded (FULL_TABLE_AFTER)
         self._lock = threading.Lock()
 
     def load(self) -> None:
@@ -139,9 +140,10 @@ class USEM3Embedder:
             for start in range(0, len(unique), self._batch_size):
                 batch = unique[start : start + self._batch_size]
                 threads = 1 if len(batch) <= SMALL_BATCH else self._threads
-                if len(batch) > SMALL_BATCH:  # (built once: a bulk batch walks faster)
-                    full_prefixes(getattr(model, "_sp", None))
+                self._walked += sum(map(len, batch))
                 try:
+                    if len(batch) > SMALL_BATCH or self._walked > FULL_TABLE_AFTER:
+                        full_prefixes(getattr(model, "_sp", None))  # (once: walks faster)
                     with self._blas.limit(limits=threads, user_api="blas"):
                         chunks.append(np.asarray(model.encode(batch)))
                 except MemoryError as exc:
@@ -172,6 +174,13 @@ class USEM3Embedder:
         )
         tight.lasting = True
         return tight
+
+
+FULL_TABLE_AFTER = 20_000
+"""Characters embedded after which the tokenizer's full table of prefixes is built (0.5 s,
+once), if no bulk batch built it: walked with the pieces alone, a character costs about
+28 µs more (every length is tried), so past about this many the table has paid for itself
+(a long-lived process of small calls, or a few long texts)."""
 
 
 _PACKAGE_PARTS = ("UsePureTokenizer", "_Normalizer", "_parse_fields", "_BOS", "_EOS", "_UNK")
