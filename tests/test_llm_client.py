@@ -305,6 +305,20 @@ def test_an_error_body_of_text_is_the_message(
         _error("invalid request"),
         _error("Invalid schema for response_format 'reply'", param="response_format"),
         _error("Invalid value", param="response_format.json_schema.schema", code="invalid_value"),
+        {  # LiteLLM's proxy: a param of "None" in every error
+            "error": {
+                "message": "litellm.BadRequestError: OpenAIException - Invalid parameter: "
+                "'response_format' of type 'json_schema' is not supported with this model.",
+                "type": "None",
+                "param": "None",
+                "code": "400",
+            }
+        },
+        _error(  # OpenAI: the format refused for what the messages lack
+            "'messages' must contain the word 'json' in some form, to use 'response_format' "
+            "of type 'json_object'.",
+            param="messages",
+        ),
     ],
 )
 def test_a_400_that_may_be_about_the_format_still_steps_down(
@@ -631,3 +645,18 @@ def test_a_warm_up_that_fails_leaves_the_client_built(
         reply = ask(c)
     assert calls == ["warm", "test-chat"]  # the warm-up failed; the request ran
     assert reply.data == {"ok": 1}
+
+
+def test_quoted_bodies_nested_deep_are_read_past_in_one_pass(
+    srv: ScriptedOpenAI, client: ChatClient
+) -> None:
+    """A 400 quoting a body of 50,000 nested lists: the text outside it is read (here: an
+    unknown model, so one request), the body whole left out, within the call's deadline
+    (a pass a level of nesting took minutes)."""
+    nested = "[" * 50_000 + "'temperature' unknown model" + "]" * 50_000
+    srv.default_chat = ScriptedReply(
+        status=400, body={"error": f"model 'nope' not found; request {nested}"}
+    )
+    with pytest.raises(LLMError, match=r"HTTP 400 .*'nope' not found"):
+        ask(client)
+    assert len(srv.chat_requests) == 1  # (nor is the quoted 'temperature' adapted to)

@@ -58,9 +58,41 @@ from .jsonparse import parse_json_object
 
 __all__ = ["DEFAULT_BASE_URL", "PLACEHOLDER_API_KEY", "ChatClient", "JSONReply", "Usage"]
 
-_QUOTED_JSON = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]")
-"""An object or a list quoted in an error message (a server echoing the request body, or
-the parameters it got)."""
+_BRACKET = re.compile(r"[{}\[\]]")
+_OPENER = {"}": "{", "]": "["}
+
+
+def _without_quoted_json(text: str) -> str:
+    """``text`` with each object or list it quotes (a server echoing the request body, or
+    the parameters it got), nested ones whole, as one space, in one pass: a closing
+    bracket drops everything from the nearest open one of its kind (an unclosed one of the
+    other kind inside it too); one with none open is text. Removing the innermost ones
+    pass after pass took a pass a level, seconds for a reply of some thousands of nested
+    brackets, past a turn's deadline."""
+    kept: list[str] = []  # pieces of text and brackets, in order
+    opens: list[tuple[str, int]] = []  # open brackets: kind, where in ``kept``
+    count = {"{": 0, "[": 0}
+    at = 0
+    for m in _BRACKET.finditer(text):
+        kept.append(text[at : m.start()])
+        at = m.end()
+        char = m.group()
+        if char in count:
+            opens.append((char, len(kept)))
+            count[char] += 1
+            kept.append(char)
+        elif count[_OPENER[char]]:
+            while True:  # (each open bracket is dropped once: linear over the text)
+                kind, where = opens.pop()
+                count[kind] -= 1
+                if kind == _OPENER[char]:
+                    break
+            del kept[where:]
+            kept.append(" ")
+        else:
+            kept.append(char)
+    kept.append(text[at:])
+    return "".join(kept)
 
 
 _REFUSAL_CHARS = 100_000
@@ -73,10 +105,15 @@ def _refusal(exc: openai.BadRequestError) -> tuple[dict[str, Any], str]:
     echoes the body names every parameter sent, and the user's words, in it."""
     body = exc.body if isinstance(exc.body, dict) else {}
     inner = body.get("error", body)
-    text = server_message(exc, limit=_REFUSAL_CHARS)
-    while _QUOTED_JSON.search(text):  # (innermost first: nested objects too)
-        text = _QUOTED_JSON.sub(" ", text)
-    return (inner if isinstance(inner, dict) else {}), text.lower()
+    text = _without_quoted_json(server_message(exc, limit=_REFUSAL_CHARS))
+    error = dict(inner) if isinstance(inner, dict) else {}
+    if str(error.get("param")).strip().lower() in _NO_PARAM:
+        error["param"] = None
+    return error, text.lower()
+
+
+_NO_PARAM = {"", "none", "null"}
+"""A ``param`` that names none (LiteLLM's proxy writes ``"param": "None"`` in every error)."""
 
 
 def _refuses_temperature(exc: openai.BadRequestError) -> bool:
@@ -90,7 +127,7 @@ def _refuses_temperature(exc: openai.BadRequestError) -> bool:
     return "temperature" in text
 
 
-_FORMAT_WORDS = re.compile(r"response_format|json_schema|schema|grammar")
+_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|grammar")
 """What a refusal of the ``response_format`` names (its ``param``, or its message)."""
 
 _NOT_A_FORMAT_CODE = re.compile(r"context_length|exceed_context|model_not_found")
@@ -109,19 +146,22 @@ and proxies answer 400 "Invalid model name", "model 'x' not found")."""
 
 def _may_refuse_format(exc: openai.BadRequestError) -> bool:
     """Whether a 400 may be a refusal of the ``response_format``, so that the next step of
-    the ladder could pass: not when its ``param`` names another parameter, its ``code``
-    says the context length, or its message names that or an unknown model (and no format).
+    the ladder could pass: when its message names the format, whatever its ``param``; not
+    when its ``param`` names another parameter, its ``code`` says the context length, or its
+    message names that or an unknown model.
     llama.cpp, Ollama and older vLLM refuse a format with a vague message ("Bad Request"):
     anything unsure steps down, as every 400 did; a sure other cause would fail four times
     over, a turn's wait for nothing."""
     error, text = _refusal(exc)
+    if _FORMAT_WORDS.search(text):  # (OpenAI's "'messages' must contain the word 'json'
+        return True  # … to use 'response_format' of type 'json_object'", param "messages")
     param = error.get("param")
-    if param is not None and str(param).strip():
+    if param is not None:
         return bool(_FORMAT_WORDS.search(str(param).lower()))
     codes = f"{error.get('code')} {error.get('type')}".lower()
     if _NOT_A_FORMAT_CODE.search(codes):
         return False
-    return bool(_FORMAT_WORDS.search(text)) or not _NOT_A_FORMAT_MESSAGE.search(text)
+    return not _NOT_A_FORMAT_MESSAGE.search(text)
 
 
 _SETTING_OF = {
