@@ -350,6 +350,7 @@ def read_jsonl(
             None if agent is not None or keep_to is None else unicodedata.normalize("NFC", keep_to)
         )
         elsewhere: dict[str, list[int]] = {}  # the lines naming another agent than ``kept``
+        names_kept = False  # whether a line names ``kept`` (a file of several agents then)
         try:
             for number, line in enumerate(fh, 1):
                 if not line.strip():
@@ -362,8 +363,11 @@ def read_jsonl(
                     raise InvalidInput(
                         f"{path}:{number}: invalid episode: {exc}"
                     ) from exc.__cause__
-                if kept is not None and "agent" in raw and episode.agent != kept:
-                    elsewhere.setdefault(episode.agent, []).append(number)
+                if kept is not None and "agent" in raw:
+                    if episode.agent != kept:
+                        elsewhere.setdefault(episode.agent, []).append(number)
+                    else:
+                        names_kept = True
                 yield episode
         except RecursionError as exc:
             raise InvalidInput(f"{path}:{number}: invalid episode: nested too deeply") from exc
@@ -375,7 +379,7 @@ def read_jsonl(
             raise InvalidInput(f"{path}:{number}: invalid episode: {why_not_json(exc)}") from exc
     _refuse_merging(path, named)
     if kept is not None:
-        _refuse_other_agents(path, kept, elsewhere)
+        _refuse_other_agents(path, kept, elsewhere, names_kept=names_kept)
 
 
 def _not_utf8(path: Path, exc: UnicodeDecodeError) -> InvalidInput:
@@ -422,15 +426,21 @@ def _refuse_merging(path: Path, named: set[str]) -> None:
     if len(named) > 1:
         raise InvalidInput(
             f"{path} holds the episodes of {len(named):,} agents, and --agent (agent=…) would "
-            "put them all into one: import the file without it, or import an export per "
+            "put them all into one: import it with --all-agents instead (import_(…, "
+            "all_agents=True)) to keep the agent each line names, or import an export per "
             "agent (memengine export --agent NAME)"
         )
 
 
-def _refuse_other_agents(path: Path, kept: str, elsewhere: dict[str, list[int]]) -> None:
+def _refuse_other_agents(
+    path: Path, kept: str, elsewhere: dict[str, list[int]], *, names_kept: bool = False
+) -> None:
     """InvalidInput when lines of ``path`` name agents other than ``kept``, the one the
-    configuration names on purpose (``elsewhere``: their lines by agent): the import of a
-    per-user process would write into other users' memories (a principle, always packed)."""
+    configuration names on purpose (``elsewhere``: their lines by agent; ``names_kept``:
+    whether a line names ``kept`` too): the import of a per-user process would write into
+    other users' memories (a principle, always packed). The advice is the flag that imports
+    it: --all-agents (the agents the lines name) for a file of several agents; for one
+    agent's, also --agent with the configured name (its episodes put into that agent)."""
     if not elsewhere:
         return
     lines = sorted(n for numbers in elsewhere.values() for n in numbers)
@@ -438,13 +448,23 @@ def _refuse_other_agents(path: Path, kept: str, elsewhere: dict[str, list[int]])
         f" and {len(lines) - 5:,} more" if len(lines) > 5 else ""
     )
     names = ", ".join(map(quoted_name, sorted(elsewhere)[:5])) + " …" * (len(elsewhere) > 5)
+    keep = (
+        "memengine import --all-agents (import_(…, all_agents=True)) keeps the agent each "
+        "line names"
+    )
+    if len(elsewhere) == 1 and not names_kept:  # one agent's file: it may go into ``kept``
+        name = quoted_name(kept)
+        advice = (
+            f"To put its episodes into {name}: memengine import --agent {name} "
+            f"(import_(…, agent={kept!r})); to keep them under {names}: {keep}"
+        )
+    else:
+        advice = f"To import it: {keep}"
     raise InvalidInput(
         f"{path}: line{'s' * (len(lines) > 1)} {shown} name{'s' * (len(lines) == 1)} "
         f"agent{'s' * (len(elsewhere) > 1)} {names}, and this import keeps to the agent the "
         f"configuration names, {quoted_name(kept)} (agent = in memengine.toml, "
-        "MEMENGINE_AGENT, Config(agent=…)): nothing was imported. To put the episodes of "
-        f"one agent's file into {quoted_name(kept)}, name it: memengine import --agent NAME "
-        "(import_(…, agent=NAME)); import a file of several agents with no agent configured"
+        f"MEMENGINE_AGENT, Config(agent=…)): nothing was imported. {advice}"
     )
 
 

@@ -719,7 +719,9 @@ class Memory:
         numbers = [args.whole(i) for i in given]
         if any(i is None for i in numbers):
             raise InvalidInput(f"episode ids must be whole numbers: {given!r}")
-        owner = None if scope is None else self._known_agent(scope)
+        owner = (
+            None if scope is None else self._known_agent(scope, self._scope_hint(agent, all_agents))
+        )
         id_list = [i for i in numbers if i is not None and 0 < i <= args.MAX_ID]
         if not id_list:
             return []
@@ -790,8 +792,20 @@ class Memory:
         owner = self._agent_or_all(self.config.agent_scope(agent, all_agents=all_agents))
         found = self.store.get([args.episode_id(episode_id)])
         if episode_id not in found or (owner is not None and found[episode_id].agent != owner):
-            raise NotFound(f"no episode with id {episode_id}{_of(owner)}")
+            hint = self._scope_hint(agent, all_agents)
+            raise NotFound(f"no episode with id {episode_id}{_of(owner)}{hint}")
         return found[episode_id]
+
+    def _scope_hint(self, agent: str | None, all_agents: bool) -> str:
+        """What to add to a call by id's NotFound when its agent came from the
+        configuration (no ``agent``, no ``all_agents``): the caller may not know that a
+        named agent scopes it, and the message says how to reach another's ("" otherwise)."""
+        if agent is not None or all_agents or self.config.named_agent() is None:
+            return ""
+        return (
+            " (the agent this memory's configuration names; pass agent=… for another "
+            "agent's, or all_agents=True)"
+        )
 
     @gated
     def retrieve(
@@ -1204,6 +1218,7 @@ class Memory:
         keep_ids: bool = True,
         skip_existing: bool = False,
         per_conversation: bool = False,
+        all_agents: bool = False,
         progress: Progress | None = None,
     ) -> list[int]:
         """Import a file: a JSONL export (times, metadata and ids kept), or a LoCoMo or
@@ -1221,12 +1236,18 @@ class Memory:
         :func:`.importers.read_file`. Without ``agent``, when the configuration names an
         agent on purpose (:meth:`.Config.named_agent`: one process per user), a JSONL line
         that names another agent is an :class:`.InvalidInput` and nothing is imported: a
-        file's words do not reach another user's memories; ``agent`` (one agent's file) or
-        a configuration that names none (a file of several agents) imports it.
+        file's words do not reach another user's memories. ``all_agents`` imports it anyway,
+        each line under the agent it names (as where no agent is configured: the import of
+        an ``export(all_agents=True)``); ``agent`` puts one agent's file into that agent.
+        ``agent`` with ``all_agents`` is an InvalidInput.
         """
         args.switches(
-            keep_ids=keep_ids, skip_existing=skip_existing, per_conversation=per_conversation
+            keep_ids=keep_ids,
+            skip_existing=skip_existing,
+            per_conversation=per_conversation,
+            all_agents=all_agents,
         )
+        self.config.agent_scope(agent, all_agents=all_agents)  # (refuses both)
         progress = args.progress_callback(progress)
         self._writable()  # before a large file is read in vain
         read = read_file(
@@ -1234,10 +1255,14 @@ class Memory:
             agent=agent,
             default_agent=self.config.agent,
             per_conversation=per_conversation,
-            keep_to=self.config.named_agent(),
+            keep_to=None if all_agents else self.config.named_agent(),
         )
         return self.add_imported(
-            read, keep_ids=keep_ids, skip_existing=skip_existing, progress=progress
+            read,
+            keep_ids=keep_ids,
+            skip_existing=skip_existing,
+            all_agents=all_agents,
+            progress=progress,
         )
 
     @gated_job
@@ -1247,15 +1272,18 @@ class Memory:
         *,
         keep_ids: bool = True,
         skip_existing: bool = False,
+        all_agents: bool = False,
         progress: Progress | None = None,
     ) -> list[int]:
         """Store a file read by :func:`.importers.read_file` (as :meth:`import_` does), for a
         caller that reads it before opening the memory, so a bad file creates nothing. Under
         an agent the configuration names on purpose, an episode of another agent that the
         file named (not one the reader was told to put them in) is refused, as
-        :meth:`import_` refuses its line."""
-        args.switches(keep_ids=keep_ids, skip_existing=skip_existing)
-        self._refuse_other_agents(read)
+        :meth:`import_` refuses its line, unless ``all_agents`` (each kept under the agent
+        its line names)."""
+        args.switches(keep_ids=keep_ids, skip_existing=skip_existing, all_agents=all_agents)
+        if not all_agents:
+            self._refuse_other_agents(read)
         for name in read.assigned:  # (the names a file's lines hold are kept as written)
             self._new_agent(self._agent(name))
         if read.format == "jsonl":
@@ -1284,8 +1312,9 @@ class Memory:
                 f"the file names agent{'s' * (len(others) > 1)} "
                 f"{', '.join(map(quoted_name, others[:5]))}{' …' * (len(others) > 5)}, and "
                 f"this memory keeps to the agent its configuration names, {quoted_name(kept)}:"
-                " nothing was imported (read it with keep_to=config.named_agent() to have its"
-                " lines named, or with agent=NAME to put one agent's file into NAME)"
+                " nothing was imported (add_imported(read, all_agents=True) keeps the agent"
+                " each line names; a file of one agent read with read_file(…, agent=NAME)"
+                " goes into NAME)"
             )
 
     @gated_job
@@ -1299,7 +1328,10 @@ class Memory:
     ) -> list[int]:
         """Store episodes read from elsewhere (:mod:`memengine.importers`; NewEpisode, or an
         Episode as :meth:`get` returns it) as :meth:`import_` does: all checked, and their ids
-        looked up, before any is written."""
+        looked up, before any is written. Each is stored under the agent it names (one that
+        names none: the configured agent's), as :meth:`add_many` stores: episodes the
+        calling code holds reach any agent on purpose, and only a file read and stored by
+        :meth:`import_` or :meth:`add_imported` is kept to an agent the configuration names."""
         args.switches(keep_ids=keep_ids, skip_existing=skip_existing)
         self._writable()
         eps = list(args.episode_source(episodes))
@@ -1476,6 +1508,7 @@ class Memory:
             client=client,
             model=self.config.lifecycle.feedback_model or self.config.llm.rerank_model,
             agent=owner,
+            scope_hint=self._scope_hint(agent, all_agents),
             judge_falls_back=judge == "auto",
             unjudged=unjudged,
             zone=None if self.config.time_zone is None else self._now().tzinfo,
@@ -1571,7 +1604,10 @@ class Memory:
         args.switches(all_agents=all_agents)
         scope = self.config.agent_scope(agent, all_agents=all_agents)
         if scope is not None:
-            self.get(episode_id, agent=scope)
+            try:
+                self.get(episode_id, agent=scope)
+            except NotFound as exc:  # (get saw the agent given: the hint is this call's)
+                raise NotFound(f"{exc}{self._scope_hint(agent, all_agents)}") from None
         return life.memory_life(self.store, args.episode_id(episode_id))
 
     @gated
@@ -1601,7 +1637,7 @@ class Memory:
             return name
         return typed if life.has_agent(self.store, typed) else name
 
-    def _known_agent(self, agent: str) -> str:
+    def _known_agent(self, agent: str, hint: str = "") -> str:
         """``agent`` (as :meth:`_agent` reads it) when the file knows it, for a call on
         that agent's memories by id (``delete(ids, agent=…)``): a typo must not look like
         ids that are not its. InvalidInput for a name no agent may take (" alice"), else
@@ -1612,7 +1648,7 @@ class Memory:
         fault = name_fault(name)
         if fault is not None:
             raise InvalidInput(fault)
-        raise NotFound(f"no agent named {quoted_name(name)}")
+        raise NotFound(f"no agent named {quoted_name(name)}{hint}")
 
     def _agent_name(self, given: object) -> str:
         """``given`` checked as a new agent name, or as it is when the file already holds

@@ -84,7 +84,7 @@ def test_a_refused_import_names_every_line_and_agent(tmp_path: Path) -> None:
         read_file(path, keep_to="bob")
     said = str(refused.value)
     assert "lines 1, 2, 4, 5, 6 and 1 more name agents 'alice', 'carol'" in said
-    assert "--agent NAME" in said and "no agent configured" in said
+    assert "--all-agents" in said and "--agent" not in said  # (several agents: no --agent)
 
 
 def test_an_import_under_a_named_agent_keeps_its_own_and_unnamed_lines(tmp_path: Path) -> None:

@@ -239,22 +239,34 @@ def import_(
             "one agent is refused: import an export per agent). Without it a line keeps its "
             "agent, and one that names none goes to the configured agent; when the "
             "configuration names one (agent =, MEMENGINE_AGENT), a line naming another is "
-            "refused. With --agent-per-conversation, the prefix.",
+            "refused (--all-agents imports it). With --agent-per-conversation, the prefix.",
         ),
     ] = None,
+    all_agents: Annotated[
+        bool,
+        typer.Option(
+            "--all-agents",
+            help="Keep the agent each line names, whatever agent is configured (the import "
+            "of an export --all-agents).",
+        ),
+    ] = False,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Import episodes from a file (format detected); - reads standard input."""
+    """Import episodes from a file (format detected); - reads standard input. Under an agent
+    the configuration names (agent =, MEMENGINE_AGENT), a JSONL line naming another agent is
+    refused: --all-agents keeps each line's agent, --agent puts one agent's file into it."""
     from ..importers import STANDARD_INPUT, read_file, read_stream
 
+    if agent is not None and all_agents:
+        raise typer.BadParameter("either --agent or --all-agents", param_hint="--all-agents")
     cfg = settings(config, db, agent)
     # read and checked before the file is opened: a malformed one creates nothing
     options: dict[str, Any] = dict(
         agent=agent,
         default_agent=cfg.agent,
         per_conversation=per_conversation,
-        keep_to=cfg.named_agent(),
+        keep_to=None if all_agents else cfg.named_agent(),
     )
     stdin = str(path) == "-"
     if stdin:
@@ -274,6 +286,7 @@ def import_(
             path=path,
             new_ids=new_ids,
             skip_existing=skip_existing,
+            all_agents=all_agents,
             quiet=as_json,
         )
     fmt = read.format
@@ -295,6 +308,7 @@ def _import_read(
     path: Path,
     new_ids: bool,
     skip_existing: bool,
+    all_agents: bool = False,
     quiet: bool,
 ) -> list[int]:
     """Store an import file read and checked (:func:`.importers.read_file`); return the ids."""
@@ -315,7 +329,11 @@ def _import_read(
                     bar(done, total)
 
                 ids: list[int] = mem.add_imported(
-                    read, keep_ids=not new_ids, skip_existing=skip_existing, progress=progress
+                    read,
+                    keep_ids=not new_ids,
+                    skip_existing=skip_existing,
+                    all_agents=all_agents,
+                    progress=progress,
                 )
                 return ids
         except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C, or SIGTERM's exit
@@ -380,9 +398,8 @@ def show(
     "user-42", MEMENGINE_AGENT), as search keeps to it; any agent's when none is named."""
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        ep = mem.get(
-            episode_id, agent=agent
-        )  # (else the configured agent's, as Memory.get reads it)
+        # the scope given as an agent: the library's hint (agent=…, all_agents=True) is Python's
+        ep = mem.get(episode_id, agent=cfg.agent_scope(agent))
     if as_json:
         print_json(ep.model_dump(mode="json"))
         return
@@ -434,7 +451,7 @@ def delete(
                 enabled=not as_json,
                 counted=False,
             ):
-                deleted = mem.delete(ids, agent=agent, scrub=scrub)
+                deleted = mem.delete(ids, agent=cfg.agent_scope(agent), scrub=scrub)
         except KeyboardInterrupt:  # during the compaction the delete is saved: say so
             gone = present - mem.store.existing(list(present))
             if gone:

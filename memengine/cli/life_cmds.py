@@ -241,7 +241,8 @@ def feedback(
         result = mem.feedback(
             turn_id,
             [] if none_used else used,
-            agent=agent,  # else the configured agent's: another agent's turn is not found
+            # the scope given as an agent (the library's hint names Python's keywords)
+            agent=cfg.agent_scope(agent),
             answer=answer,
             helpful=helpful,
             task_success=success,
@@ -409,7 +410,7 @@ def life(
     (only the agent's memory that --agent or the configuration names, as show)."""
     cfg = settings(config, db)
     with open_memory(cfg, embeds=False) as mem:
-        view = mem.life_of(episode_id, agent=agent)
+        view = mem.life_of(episode_id, agent=cfg.agent_scope(agent))
     ep = view.episode
     data = {
         "id": ep.id,

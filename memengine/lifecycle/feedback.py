@@ -49,7 +49,7 @@ from ..retrieve.candidate_text import candidate_text
 from ..store import lifecycle as store_lc
 from ..store.database import Store
 from ..store.episodes import existing_ids
-from ..text import counted, prompt_quote, query_terms, within, written_number
+from ..text import counted, prompt_quote, query_terms, quoted_name, within, written_number
 from .answer_match import match_answer, uncommon
 from .strength import impact_of
 
@@ -228,6 +228,7 @@ def give_feedback(
     client: Any = None,
     model: str = "",
     agent: str | None = None,
+    scope_hint: str = "",
     judge_falls_back: bool = True,
     unjudged: str = "",
     zone: tzinfo | None = None,
@@ -242,7 +243,8 @@ def give_feedback(
     to ``degraded``). Explicit ``used`` ids and those found in the
     answer are combined. ``zone`` is the time zone the memory dates its packs in (its
     ``time_zone``; None: the turn's own offset): the days an answer names are read there,
-    so a change of summer time moves none. ``agent`` (when given) must be the turn's. A
+    so a change of summer time moves none. ``agent`` (when given) must be the turn's
+    (``scope_hint`` is added to the NotFound of another's: how the caller reaches it). A
     used memory that a sleep archived after the turn becomes active again, as deep recall
     makes it. ``deadline_s`` is what is left for the LLM's call (default: all of
     ``feedback_deadline_s``; less when getting the client took some).
@@ -251,7 +253,7 @@ def give_feedback(
         turn = store_lc.get_turn(cur, turn_id)
         agent_row = store_lc.get_agent(cur, turn.agent) if turn else None
     if turn is None or (agent is not None and turn.agent != agent):
-        owner = "" if agent is None else f" of agent {agent!r}"
+        owner = "" if agent is None else f" of agent {quoted_name(agent)}{scope_hint}"
         raise NotFound(f"no turn with id {turn_id}{owner}")
     if turn.used is not None:
         raise FeedbackExists(f"turn {turn_id} already has feedback (a turn is reinforced once)")
