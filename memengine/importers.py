@@ -763,11 +763,14 @@ class ImportedFile:
     """A file read for import: its format and its episodes, every one already checked, and
     the agents the caller put them into (``assigned``: ``agent``, the configured agent for
     lines naming none, a LoCoMo or memsets file's agents) rather than the file's own names;
-    a write refuses such a name as a new agent's (``Memory._new_agent``)."""
+    a write refuses such a name as a new agent's (``Memory._new_agent``). ``unowned_prefix``:
+    the prefix its per-conversation agents were given for want of an agent to read them for
+    ("default/"), which the storing memory replaces by its configured agent's."""
 
     format: Format
     episodes: list[NewEpisode]
     assigned: frozenset[str] = frozenset()
+    unowned_prefix: str | None = None
 
 
 def read_file(
@@ -969,7 +972,9 @@ def _read_regular(
     eps = read_conversations(file, fmt, agent=owner or "default", per_conversation=per_conversation)
     if owner is None and not per_conversation:  # no agent chosen: the storing memory's
         eps = [_unnamed(e) for e in eps]
-    return ImportedFile(fmt, eps, frozenset(e.agent for e in eps if "agent" in e.model_fields_set))
+    assigned = frozenset(e.agent for e in eps if "agent" in e.model_fields_set)
+    unowned = "default/" if owner is None and per_conversation else None
+    return ImportedFile(fmt, eps, assigned, unowned_prefix=unowned)
 
 
 def _unnamed(episode: NewEpisode) -> NewEpisode:

@@ -1282,6 +1282,7 @@ class Memory:
         :meth:`import_` refuses its line, unless ``all_agents`` (each kept under the agent
         its line names)."""
         args.switches(keep_ids=keep_ids, skip_existing=skip_existing, all_agents=all_agents)
+        read = self._owned(read)
         if not all_agents:
             self._refuse_other_agents(read)
         for name in read.assigned:  # (the names a file's lines hold are kept as written)
@@ -1295,6 +1296,26 @@ class Memory:
         if skip_existing:  # compared as they would be stored (agent, time zone)
             eps = not_stored(self.store, eps)
         return self._add_many(eps, progress=progress, total=len(eps), checked=True, bulk=bulk)
+
+    def _owned(self, read: ImportedFile) -> ImportedFile:
+        """``read`` with the per-conversation agents it named "default/<id>" for want of an
+        agent (``read_file(path, per_conversation=True)``) renamed "<configured agent>/<id>",
+        as :meth:`import_` names them: a per-user process's conversations stay its user's.
+        A name too long for an agent is an InvalidInput naming it, as the reader's is."""
+        prefix = read.unowned_prefix
+        owner = self._agent(None)
+        if prefix is None or f"{owner}/" == prefix:
+            return read
+        renamed: dict[str, str] = {}
+        for name in read.assigned:
+            if name.startswith(prefix):
+                renamed[name] = self._new_agent(self._agent(f"{owner}/{name[len(prefix) :]}"))
+        episodes = [
+            e.model_copy(update={"agent": renamed[e.agent]}) if e.agent in renamed else e
+            for e in read.episodes
+        ]
+        assigned = frozenset(renamed.get(name, name) for name in read.assigned)
+        return replace(read, episodes=episodes, assigned=assigned, unowned_prefix=None)
 
     def _refuse_other_agents(self, read: ImportedFile) -> None:
         """InvalidInput, before anything is written, for the agents other than the one the

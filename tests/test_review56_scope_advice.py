@@ -191,3 +191,32 @@ def test_the_library_import_takes_all_agents(tmp_path: Path) -> None:
     with Memory.open(again, embedder=HashEmbedder(), config=Config(agent="bob")) as mem:
         assert len(mem.import_(every, all_agents=True)) == 2
     assert _agents_of(again) == {"alice": 1, "bob": 1}
+
+
+SAMPLE = Path(__file__).resolve().parent.parent / "memengine" / "sample" / "companion_en.json"
+
+
+def test_a_file_read_per_conversation_without_an_agent_is_prefixed_by_the_storing_agent(
+    tmp_path: Path,
+) -> None:
+    """``read_file(path, per_conversation=True)`` named the conversations "default/<id>",
+    while ``import_(…, per_conversation=True)`` under bob named them "bob/<id>"."""
+    read = read_file(SAMPLE, per_conversation=True)
+    assert read.episodes and all(e.agent.startswith("default/") for e in read.episodes)
+    with Memory.open(tmp_path / "a.db", embedder=HashEmbedder(), config=Config(agent="bob")) as mem:
+        mem.add_imported(read)
+        stored = set(mem.stats()["agents"])
+    with Memory.open(tmp_path / "b.db", embedder=HashEmbedder(), config=Config(agent="bob")) as mem:
+        mem.import_(SAMPLE, per_conversation=True)
+        imported = set(mem.stats()["agents"])
+    assert stored == imported and all(a.startswith("bob/") for a in stored)
+    with Memory.open(tmp_path / "c.db", embedder=HashEmbedder()) as mem:  # none configured
+        mem.add_imported(read)
+        assert {a.split("/")[0] for a in mem.stats()["agents"]} == {"default"}
+    long = "x" * 254  # (a name holds at most 256 characters)
+    with Memory.open(
+        tmp_path / "d.db", embedder=HashEmbedder(), config=Config(agent=long)
+    ) as mem:  # a prefix too long for an agent's name: refused, as the reader refuses it
+        with pytest.raises(InvalidInput, match="an agent name is at most 256 characters"):
+            mem.add_imported(read)
+        assert mem.stats()["agents"] == {}
