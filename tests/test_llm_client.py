@@ -647,16 +647,83 @@ def test_a_warm_up_that_fails_leaves_the_client_built(
     assert reply.data == {"ok": 1}
 
 
-def test_quoted_bodies_nested_deep_are_read_past_in_one_pass(
+def test_a_request_body_nested_deep_is_read_past_in_one_pass(
     srv: ScriptedOpenAI, client: ChatClient
 ) -> None:
-    """A 400 quoting a body of 50,000 nested lists: the text outside it is read (here: an
-    unknown model, so one request), the body whole left out, within the call's deadline
-    (a pass a level of nesting took minutes)."""
-    nested = "[" * 50_000 + "'temperature' unknown model" + "]" * 50_000
+    """A 400 echoing a request body that holds 30,000 nested lists: the text outside it is
+    read (here: an unknown model, so one request), the body whole left out ('temperature'
+    in it is no refusal of the temperature), within the call's deadline (a pass a level of
+    nesting took minutes)."""
+    nested = "[" * 30_000 + "'temperature' unknown model" + "]" * 30_000
+    body = f'{{"model": "nope", "messages": {nested}, "temperature": 0.0}}'
     srv.default_chat = ScriptedReply(
-        status=400, body={"error": f"model 'nope' not found; request {nested}"}
+        status=400, body={"error": f"model 'nope' not found; request {body}"}
     )
     with pytest.raises(LLMError, match=r"HTTP 400 .*'nope' not found"):
         ask(client)
-    assert len(srv.chat_requests) == 1  # (nor is the quoted 'temperature' adapted to)
+    assert len(srv.chat_requests) == 1 and "temperature" in srv.chat_requests[0]
+
+
+_WRAPPED = (  # LiteLLM's proxy: the upstream server's error, as a Python dict, in its message
+    "litellm.BadRequestError: OpenAIException - Error code: 400 - {{'error': {{'message': "
+    "\"{message}\", 'type': 'invalid_request_error', 'param': {param}, 'code': {code}}}}}"
+)
+
+
+def _litellm(message: str, param: str = "None", code: str = "None") -> dict[str, object]:
+    """A LiteLLM-shaped error body wrapping an upstream error."""
+    wrapped = _WRAPPED.format(message=message, param=param, code=code)
+    return {"error": {"message": wrapped, "type": "None", "param": "None", "code": "400"}}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _litellm(_CONTEXT, param="'messages'", code="'context_length_exceeded'"),
+        _error(  # a context-length code, whatever the message names
+            _CONTEXT + " (9000 in the messages, 120 in the response_format schema)",
+            param="messages",
+            code="context_length_exceeded",
+        ),
+    ],
+    ids=["litellm", "names the schema"],
+)
+def test_a_context_length_code_stops_the_ladder_wherever_it_is(
+    srv: ScriptedOpenAI, client: ChatClient, body: dict[str, object]
+) -> None:
+    srv.default_chat = ScriptedReply(status=400, body=body)
+    with pytest.raises(LLMError, match="maximum context length"):
+        ask(client)
+    assert len(srv.chat_requests) == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _litellm(
+            "Unsupported parameter: 'temperature' is not supported with this model.",
+            param="'temperature'",
+            code="'unsupported_parameter'",
+        ),
+        {
+            "error": {
+                "message": "litellm.UnsupportedParamsError: openai does not support "
+                "parameters: ['temperature'], for model=o1-mini.",
+                "type": "None",
+                "param": "None",
+                "code": "400",
+            }
+        },
+    ],
+    ids=["wrapped", "a list of parameters"],
+)
+def test_a_temperature_refusal_through_litellm_is_adapted_to(
+    srv: ScriptedOpenAI, client: ChatClient, body: dict[str, object]
+) -> None:
+    srv.push_chat(status=400, body=body)
+    srv.push_chat(json_data={"queries": ["x"]})
+    reply = ask(client)
+    assert reply.data == {"queries": ["x"]} and len(srv.chat_requests) == 2
+    assert "temperature" in srv.chat_requests[0]
+    assert "temperature" not in srv.chat_requests[1]
+    assert reply.response_format == "json_schema"

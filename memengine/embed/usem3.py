@@ -141,9 +141,12 @@ class USEM3Embedder:
                 batch = unique[start : start + self._batch_size]
                 threads = 1 if len(batch) <= SMALL_BATCH else self._threads
                 self._walked += sum(map(len, batch))
-                try:
-                    if len(batch) > SMALL_BATCH or self._walked > FULL_TABLE_AFTER:
+                if len(batch) > SMALL_BATCH or self._walked > FULL_TABLE_AFTER:
+                    try:
                         full_prefixes(getattr(model, "_sp", None))  # (once: walks faster)
+                    except MemoryError:  # (a speed-up: the pieces alone walk as well)
+                        self._walked = 0  # (tried again later, not at every call)
+                try:
                     with self._blas.limit(limits=threads, user_api="blas"):
                         chunks.append(np.asarray(model.encode(batch)))
                 except MemoryError as exc:

@@ -22,6 +22,7 @@ passed in by the caller.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import math
@@ -60,17 +61,21 @@ __all__ = ["DEFAULT_BASE_URL", "PLACEHOLDER_API_KEY", "ChatClient", "JSONReply",
 
 _BRACKET = re.compile(r"[{}\[\]]")
 _OPENER = {"}": "{", "]": "["}
+_REQUEST_KEY = re.compile(r"""["']messages["']\s*:""")
+"""What only a chat request's body holds, quoted: its ``messages`` key."""
 
 
-def _without_quoted_json(text: str) -> str:
-    """``text`` with each object or list it quotes (a server echoing the request body, or
-    the parameters it got), nested ones whole, as one space, in one pass: a closing
-    bracket drops everything from the nearest open one of its kind (an unclosed one of the
-    other kind inside it too); one with none open is text. Removing the innermost ones
-    pass after pass took a pass a level, seconds for a reply of some thousands of nested
-    brackets, past a turn's deadline."""
+def _without_request_bodies(text: str) -> str:
+    """``text`` without the request bodies it quotes (a server echoing what it was sent: every
+    parameter and the user's words), each object or list holding a ``messages`` key left
+    out whole, nested ones with it, as one space; other quoted objects and lists (an
+    upstream server's error a proxy wraps, a list of refused parameters) are read. One
+    pass: a closing bracket ends the nearest open one of its kind (and unclosed ones of the
+    other kind inside it); one with none open is text. (Removing the innermost ones pass
+    after pass took a pass a level, seconds for some thousands of nested brackets.)"""
+    keys = [m.start() for m in _REQUEST_KEY.finditer(text)]
     kept: list[str] = []  # pieces of text and brackets, in order
-    opens: list[tuple[str, int]] = []  # open brackets: kind, where in ``kept``
+    opens: list[tuple[str, int, int]] = []  # open brackets: kind, where in ``kept``, in text
     count = {"{": 0, "[": 0}
     at = 0
     for m in _BRACKET.finditer(text):
@@ -78,19 +83,22 @@ def _without_quoted_json(text: str) -> str:
         at = m.end()
         char = m.group()
         if char in count:
-            opens.append((char, len(kept)))
+            opens.append((char, len(kept), m.start()))
             count[char] += 1
             kept.append(char)
-        elif count[_OPENER[char]]:
-            while True:  # (each open bracket is dropped once: linear over the text)
-                kind, where = opens.pop()
+            continue
+        if count[_OPENER[char]]:
+            while True:  # (each open bracket is popped once: linear over the text)
+                kind, where, began = opens.pop()
                 count[kind] -= 1
                 if kind == _OPENER[char]:
                     break
-            del kept[where:]
-            kept.append(" ")
-        else:
-            kept.append(char)
+            following = bisect.bisect_right(keys, began)
+            if following < len(keys) and keys[following] < m.start():  # a request body
+                del kept[where:]
+                kept.append(" ")
+                continue
+        kept.append(char)
     kept.append(text[at:])
     return "".join(kept)
 
@@ -105,7 +113,7 @@ def _refusal(exc: openai.BadRequestError) -> tuple[dict[str, Any], str]:
     echoes the body names every parameter sent, and the user's words, in it."""
     body = exc.body if isinstance(exc.body, dict) else {}
     inner = body.get("error", body)
-    text = _without_quoted_json(server_message(exc, limit=_REFUSAL_CHARS))
+    text = _without_request_bodies(server_message(exc, limit=_REFUSAL_CHARS))
     error = dict(inner) if isinstance(inner, dict) else {}
     if str(error.get("param")).strip().lower() in _NO_PARAM:
         error["param"] = None
@@ -146,21 +154,21 @@ and proxies answer 400 "Invalid model name", "model 'x' not found")."""
 
 def _may_refuse_format(exc: openai.BadRequestError) -> bool:
     """Whether a 400 may be a refusal of the ``response_format``, so that the next step of
-    the ladder could pass: when its message names the format, whatever its ``param``; not
-    when its ``param`` names another parameter, its ``code`` says the context length, or its
-    message names that or an unknown model.
+    the ladder could pass: not when its ``code`` (or one its message wraps) says the context
+    length or an unknown model; when its message names the format, whatever its ``param``;
+    not when its ``param`` names another parameter or its message another cause.
     llama.cpp, Ollama and older vLLM refuse a format with a vague message ("Bad Request"):
     anything unsure steps down, as every 400 did; a sure other cause would fail four times
     over, a turn's wait for nothing."""
     error, text = _refusal(exc)
+    codes = f"{error.get('code')} {error.get('type')} {text}".lower()
+    if _NOT_A_FORMAT_CODE.search(codes):  # (also one a proxy's message wraps: LiteLLM's)
+        return False
     if _FORMAT_WORDS.search(text):  # (OpenAI's "'messages' must contain the word 'json'
         return True  # … to use 'response_format' of type 'json_object'", param "messages")
     param = error.get("param")
     if param is not None:
         return bool(_FORMAT_WORDS.search(str(param).lower()))
-    codes = f"{error.get('code')} {error.get('type')}".lower()
-    if _NOT_A_FORMAT_CODE.search(codes):
-        return False
     return not _NOT_A_FORMAT_MESSAGE.search(text)
 
 
