@@ -21,6 +21,7 @@ from memengine import Config, FixedClock, Memory, NewEpisode, OptimizeReport
 from memengine.cli import app
 from memengine.diagnostics import diagnose
 from memengine.embed.usem3 import USEM3Embedder
+from memengine.errors import InvalidInput
 from memengine.store.filters import Filters
 from memengine.store.maintenance import file_bytes, fts_segments
 
@@ -279,3 +280,37 @@ def test_no_room_for_the_compacted_copy_names_the_temporary_folder_too() -> None
 
     said = not_compacted(DiskFull("database or disk is full"))
     assert "SQLITE_TMPDIR" in said and "TMPDIR" in said
+
+
+def _automerge(mem: Memory) -> list[tuple[str, int]]:
+    with mem.store.connections.read() as cur:
+        return cur.execute("SELECT k, v FROM episodes_fts_config WHERE k = 'automerge'").fetchall()
+
+
+def test_a_bulk_write_leaves_the_merge_to_later_and_the_setting_as_it_was(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memengine.store import maintenance
+
+    monkeypatch.setattr(maintenance, "BULK_ROWS", 20)
+    mem.add_many(_episodes(60, 1), batch_size=30, optimize=False)
+    assert _automerge(mem) == [("automerge", 4)]  # FTS5's default, named
+    with mem.store.connections.write() as cur:  # a file's own setting is kept
+        cur.execute("INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('automerge', 6)")
+    mem.add_many(_episodes(60, 2), batch_size=30, optimize=False)
+    assert _automerge(mem) == [("automerge", 6)]
+    taken = _episodes(30, 3)
+    taken[-1] = taken[-1].model_copy(update={"id": 1})  # stored: the whole batch fails
+    with pytest.raises(InvalidInput):
+        mem.store.add(
+            taken, [e.content for e in taken], mem.embedder.embed([e.content for e in taken])
+        )
+    assert _automerge(mem) == [("automerge", 6)]
+    before = _searches(mem)
+    for seed in range(4, 40):  # small writes after it merge as before (automerge 6, not 0)
+        mem.add_many(_episodes(1, seed), optimize=False)
+    assert _segments(mem) < 16  # (with automerge off, only FTS5's crisis merge at 16)
+    assert mem.check().ok
+    assert len(_searches(mem)) == len(before)
+    mem.optimize()
+    assert mem.check().ok and _segments(mem) == 1

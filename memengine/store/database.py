@@ -406,9 +406,10 @@ class Store:
                 self._set_probe(cur, probe)
             ep_rows.ensure_agents(cur, (e.agent for e in episodes), now)
             try:
-                ids = ep_rows.insert_episodes(
-                    cur, episodes, search_texts, now, gap_s=self.neighbour_gap_s
-                )
+                with maintenance.deferred_merges(cur, len(episodes)):
+                    ids = ep_rows.insert_episodes(
+                        cur, episodes, search_texts, now, gap_s=self.neighbour_gap_s
+                    )
             except self.connections.module.IntegrityError as exc:
                 hint = (
                     " (an episode with that id exists, stored meanwhile by another import of "

@@ -139,13 +139,16 @@ def insert_episodes(
             "one that high), so no new episode can be numbered; export it and import the "
             "export into a new file with new ids (memengine import --new-ids)"
         )
+    occurred = [ensure_aware(ep.occurred_at) for ep in episodes]
+    stamps = [int(moment.timestamp()) for moment in occurred]  # (once: read three times)
     contexts, relinked, beside = (
-        _contexts(cur, episodes, search_texts, ids, gap_s) if gap_s > 0 else ({}, [], [])
+        _contexts(cur, episodes, search_texts, ids, stamps, gap_s) if gap_s > 0 else ({}, [], [])
     )
     rows = []
     now_iso = _iso(now)
-    for i, ep, search_text in zip(ids, episodes, search_texts, strict=True):
-        occurred = ensure_aware(ep.occurred_at)
+    for i, ep, search_text, moment, ts in zip(
+        ids, episodes, search_texts, occurred, stamps, strict=True
+    ):
         rows.append(
             (
                 i,
@@ -154,8 +157,8 @@ def insert_episodes(
                 ep.user_text,
                 ep.reply_text,
                 ep.content,
-                occurred.isoformat(),
-                int(occurred.timestamp()),
+                moment.isoformat(),
+                ts,
                 now_iso if ep.created_at is None else _iso(ep.created_at),
                 ep.sensitivity,
                 ep.importance,
@@ -178,8 +181,8 @@ def insert_episodes(
             link_neighbours(cur, agent, ts, ts, gap_s)
     else:
         turns = [
-            (ep.agent, int(ensure_aware(ep.occurred_at).timestamp()), i)
-            for i, ep in zip(ids, episodes, strict=True)
+            (ep.agent, ts, i)
+            for i, ep, ts in zip(ids, episodes, stamps, strict=True)
             if ep.kind.value in _TURN_KINDS
         ]
         relink_beside(cur, turns, gap_s, skip=set(ids))
@@ -207,6 +210,7 @@ def _contexts(
     episodes: Sequence[NewEpisode],
     search_texts: Sequence[str],
     ids: Sequence[int],
+    stamps: Sequence[int],
     gap_s: int,
 ) -> tuple[dict[int, str], list[tuple[str, int]], list[tuple[str, int]]]:
     """``context_text`` of each new conversation turn, ``(context, id)`` of the stored
@@ -223,9 +227,8 @@ def _contexts(
     turn appended after the last one, the usual write, relinks nothing).
     """
     by_agent: dict[str, list[tuple[int, int, str, int]]] = {}
-    for i, ep, text in zip(ids, episodes, search_texts, strict=True):
+    for i, ep, text, ts in zip(ids, episodes, search_texts, stamps, strict=True):
         if ep.kind.value in _TURN_KINDS:
-            ts = int(ensure_aware(ep.occurred_at).timestamp())
             by_agent.setdefault(ep.agent, []).append((ts, i, text, ep.sensitivity))
     out: dict[int, str] = {}
     relinked: list[tuple[str, int]] = []

@@ -43,6 +43,7 @@ __all__ = [
     "backup_into",
     "check_backup_target",
     "compact",
+    "deferred_merges",
     "file_bytes",
     "free_share",
     "fts_segments",
@@ -97,6 +98,41 @@ class OptimizeReport:
 def fts_segments(cur: Any) -> int:
     """The number of segments in the full-text index (a term lookup probes each one)."""
     return int(cur.execute("SELECT count(DISTINCT segid) FROM episodes_fts_idx").fetchone()[0])
+
+
+BULK_ROWS = 256
+"""Rows from which a write leaves the full-text merge to later (:func:`deferred_merges`):
+``Memory.add_many``'s batch."""
+
+_AUTOMERGE = 4
+"""FTS5's ``automerge`` when the file sets none."""
+
+
+@contextlib.contextmanager
+def deferred_merges(cur: Any, rows: int) -> Iterator[None]:
+    """Inside the caller's write transaction: for a write of at least :data:`BULK_ROWS`
+    rows, FTS5's ``automerge`` is off while it runs and set back before it commits.
+
+    Each statement that writes the full-text index flushes a new segment, and
+    with ``automerge`` on FTS5 then merges segments as it goes: in the bench's
+    batches of 2,000 that merge was about an eighth of ``Store.add``'s CPU, for
+    segments a bulk load's ``optimize`` rewrites anyway. Off, only FTS5's
+    ``crisismerge`` (16 segments on a level) merges, so the segments stay
+    bounded, and the writes after it merge as before. The setting is written in
+    the transaction (a crash or an error leaves the file's own), and set back
+    to the file's value (FTS5's default, 4, when it names none).
+    """
+    if rows < BULK_ROWS:
+        yield
+        return
+    row = cur.execute("SELECT v FROM episodes_fts_config WHERE k = 'automerge'").fetchone()
+    was = _AUTOMERGE if row is None else int(row[0])
+    if was == 0:
+        yield
+        return
+    cur.execute("INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('automerge', 0)")
+    yield
+    cur.execute("INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('automerge', ?)", (was,))
 
 
 def merge_budget(cur: Any, pages: int = MERGE_PAGES) -> int:

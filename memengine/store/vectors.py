@@ -228,13 +228,11 @@ def insert_vectors(
     vectors: npt.NDArray[np.float32],
 ) -> None:
     """Insert one vector per id; ``rows`` holds (agent, kind, sensitivity, status, occurred_ts)."""
+    block = np.ascontiguousarray(vectors, dtype=np.float32)  # (once: its rows are contiguous)
     cur.executemany(
         "INSERT INTO episode_vectors (episode_id, agent, kind, sensitivity, status, occurred_ts, "
         "embedding) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [
-            (i, *row, np.ascontiguousarray(vec, dtype=np.float32).tobytes())
-            for i, row, vec in zip(ids, rows, vectors, strict=True)
-        ],
+        [(i, *row, vec.tobytes()) for i, row, vec in zip(ids, rows, block, strict=True)],
     )
 
 
