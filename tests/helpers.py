@@ -178,3 +178,16 @@ def brace_scan_reads(monkeypatch: Any) -> list[int]:
 
     monkeypatch.setattr(jsonparse, "_balanced_end", counted)
     return read
+
+
+def stale_certificate_file(monkeypatch: Any, folder: Path, kind: str) -> None:
+    """``SSL_CERT_FILE`` naming a file that is ``kind`` ("missing", or "not PEM"), with no
+    other TLS or proxy variable set: a stale setting left in a user's shell."""
+    for name in ("SSL_CERT_DIR", "SSLKEYLOGFILE", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    bundle = folder / "ca.pem"
+    if kind == "not PEM":
+        bundle.write_text("not a certificate")
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))

@@ -12,6 +12,7 @@ import pytest
 from memengine.embed.base import Embedder
 from memengine.embed.openai import OpenAIEmbedder
 from memengine.errors import ConfigError, EmbeddingError, InvalidInput
+from tests.helpers import stale_certificate_file
 from tests.openai_server import ScriptedOpenAI, deterministic_vector
 
 
@@ -304,14 +305,7 @@ def test_a_certificate_file_that_cannot_be_read_stops_no_plain_http_endpoint(
 ) -> None:
     """A stale SSL_CERT_FILE refused the embedder of a local server over plain HTTP, which
     reads no certificate; an https endpoint is still refused, naming the variable."""
-    for name in ("SSL_CERT_DIR", "SSLKEYLOGFILE", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    bundle = tmp_path / "ca.pem"
-    if certificates == "not PEM":
-        bundle.write_text("not a certificate")
-    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    stale_certificate_file(monkeypatch, tmp_path, certificates)
     vectors = make(srv).embed(["a", "b"])
     assert vectors.shape == (2, 8) and len(srv.embedding_requests) == 1
     with pytest.raises(ConfigError, match=r"TLS settings failed .*SSL_CERT_FILE in the env"):

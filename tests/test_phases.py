@@ -34,7 +34,7 @@ from memengine.importers import read_memsets
 from memengine.models import Retrieval
 from memengine.retrieve.temporal import parse_time_window
 
-from .helpers import HashEmbedder, freed_without_a_collection
+from .helpers import HashEmbedder, freed_without_a_collection, stale_certificate_file
 from .openai_server import ScriptedOpenAI, ScriptedReply, completion_body
 
 TURN_S = 1.0
@@ -925,14 +925,7 @@ def test_a_certificate_file_that_cannot_be_read_stops_no_plain_http_endpoint(
     """A stale SSL_CERT_FILE in the shell refused the client for a local server over plain
     HTTP (Ollama, llama.cpp), which reads no certificate: the LLM phases ran never. Now
     they run, and the same file still refuses an https endpoint."""
-    for name in ("SSL_CERT_DIR", "SSLKEYLOGFILE", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    bundle = tmp_path / "ca.pem"
-    if certificates == "not PEM":
-        bundle.write_text("not a certificate")
-    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    stale_certificate_file(monkeypatch, tmp_path, certificates)
     with Memory.open(tmp_path / "m.db", config=config(srv.base_url), embedder=HashEmbedder()) as m:
         fact = m.add_exchange("Juno stays with Kenji when I travel", "Good to know.")
         srv.push_chat(json_data=GOOD_EXPANSION)
