@@ -236,6 +236,30 @@ _CONTEXT = (
         (_error("prompt is too long: 9120 tokens > 8192 maximum"), "prompt is too long"),
         (_error("context length exceeded"), "context length exceeded"),
         (_error("Too many tokens in the request"), "Too many tokens"),
+        (  # TGI, Together
+            _error("Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192."),
+            "must be <= 8192",
+        ),
+        (  # vLLM
+            _error("The decoder prompt (length 9120) is longer than the maximum model length"),
+            "maximum model length",
+        ),
+        (  # Gemini's compatible endpoint
+            _error("The input token count exceeds the maximum number of tokens allowed (8192)."),
+            "maximum number of tokens",
+        ),
+        (  # LiteLLM, the upstream's own words lost
+            {
+                "error": {
+                    "message": "litellm.ContextWindowExceededError: BadRequestError: "
+                    "context window exceeded",
+                    "type": "None",
+                    "param": "None",
+                    "code": "400",
+                }
+            },
+            "context window exceeded",
+        ),
         (
             _error("Invalid 'max_tokens': integer above maximum value.", param="max_tokens"),
             "max_tokens",

@@ -138,17 +138,21 @@ def _refuses_temperature(exc: openai.BadRequestError) -> bool:
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|grammar")
 """What a refusal of the ``response_format`` names (its ``param``, or its message)."""
 
-_NOT_A_FORMAT_CODE = re.compile(r"context_length|exceed_context|model_not_found")
+_NOT_A_FORMAT_CODE = re.compile(
+    r"context_length|exceed_context|model_not_found|contextwindowexceeded"
+)
 """An error ``code`` or ``type`` that is no refusal of a format (OpenAI's
-``context_length_exceeded``, llama.cpp's ``exceed_context_size_error``)."""
+``context_length_exceeded``, llama.cpp's ``exceed_context_size_error``, LiteLLM's
+``ContextWindowExceededError``)."""
 
 _NOT_A_FORMAT_MESSAGE = re.compile(
-    r"context[ _]length|maximum context|exceeds? the (?:\w+ )?context"
-    r"|too many tokens|prompt is too long"
+    r"context[ _]length|maximum context|exceeds? the (?:\w+ )?context|context window"
+    r"|too many tokens|prompt is too long|maximum number of tokens|maximum model length"
+    r"|tokens \+ `?max_new_tokens`? must be"
     r"|(?:invalid|unknown) model|model\b[^.;]{0,120}?\b(?:not found|does not exist)"
 )
 """A message that names another cause than the format: a request longer than the model's
-context (OpenAI, vLLM, llama.cpp, Ollama), or a model the server does not have (LiteLLM
+context (OpenAI, vLLM, llama.cpp, Ollama, TGI, Gemini), or a model the server does not have (LiteLLM
 and proxies answer 400 "Invalid model name", "model 'x' not found")."""
 
 
