@@ -370,10 +370,7 @@ def _trusting_no_server() -> ssl.SSLContext:
     whose environment's TLS settings cannot be read. The client follows redirects, so one
     to an https URL fails to verify rather than going unverified or trusting the system's
     certificates where the environment named others."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # (CERT_REQUIRED, hostnames checked)
-    context.verify_mode = ssl.CERT_REQUIRED
-    context.check_hostname = True
-    return context
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # (CERT_REQUIRED, hostnames checked)
 
 
 def _naming(proxy: str | None) -> str:
