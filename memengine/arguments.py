@@ -13,7 +13,6 @@ import math
 import numbers
 import operator
 import os
-import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
@@ -25,6 +24,7 @@ from pydantic import ValidationError
 from .clock import ensure_aware
 from .config import MAX_DAY_RANGE
 from .errors import InvalidInput, NotFound
+from .lazy_re import lazy_compile
 from .models import ROLE_NAMES, Episode, EpisodeKind, Message, NewEpisode, Role
 from .quote import SPEAKERS
 from .store.ids import MAX_KEPT_ID
@@ -114,7 +114,7 @@ LABELS: dict[str, Role] = {
 """The role a message written as one line names before its colon: a role's name (``assistant``
 is the partner), the pack's and the prompts' labels in either language (:data:`.quote.SPEAKERS`:
 ``User``, ``相手``) and the Japanese names of the assistant and the system, as English's."""
-_LABEL = re.compile(r"\s*(\w+)\s*[:：]")
+_LABEL = lazy_compile(r"\s*(\w+)\s*[:：]")
 
 
 def labelled_message(line: str) -> dict[str, str]:

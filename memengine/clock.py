@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone, tzinfo
 
 from .errors import InvalidInput
+from .lazy_re import lazy_compile
 from .text import shown_value
 
 __all__ = [
@@ -83,7 +84,7 @@ def in_zone(moment: datetime, zone: tzinfo | None) -> datetime:
         return moment
 
 
-_ISO = re.compile(
+_ISO = lazy_compile(
     r"(\d{4})-?(\d{2})-?(\d{2})"  # the day, extended (2026-05-20) or basic (20260520)
     r"(?:[t ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?)?"  # 08, 08:30, 083000.5
     # Z, +09, +0900, +09:00, +01:19:32 (a zone's old offset, as isoformat() writes it),
@@ -130,7 +131,7 @@ def parse_iso(value: str) -> datetime:
     )
 
 
-_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+_NUMBER = lazy_compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 
 
 _FULL_WIDTH = {0xFF01 + i: 0x21 + i for i in range(0x5E)} | {0x3000: 0x20}

@@ -44,6 +44,7 @@ from pydantic import (
 )
 
 from .errors import ConfigError, InvalidInput
+from .lazy_re import lazy_compile
 from .text import bytes_shown, has_surrogate, is_blank, quoted_name
 
 if sys.version_info >= (3, 11):
@@ -381,7 +382,7 @@ def api_key_text(value: str | None) -> str | None:
     return key
 
 
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:/*")
+_SCHEME = lazy_compile(r"[A-Za-z][A-Za-z0-9+.-]*:/*")
 
 
 def masked_url(url: str) -> str:
@@ -400,7 +401,7 @@ def masked_url(url: str) -> str:
     return shown if query < 0 else shown[: query + 1] + "***"
 
 
-_SPACE = re.compile(r"\s")
+_SPACE = lazy_compile(r"\s")
 
 
 def model_name(value: str) -> str:

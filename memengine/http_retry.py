@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from .arguments import real, whole
 from .config import api_key_text, http_url
 from .errors import ConfigError, MemEngineError
+from .lazy_re import lazy_compile
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -151,7 +152,7 @@ def is_connect_failure(exc: openai.APIConnectionError) -> bool:
     return has_cause(exc, httpx2.ConnectError) or has_cause(exc, ConnectionRefusedError)
 
 
-_CREDENTIALS = re.compile(
+_CREDENTIALS = lazy_compile(
     r"(?i)(bearer|basic)\s+(?!(?:token|authentication|auth|credentials?|scheme)\b)"
     r"[^\s'\"),.;]{4,}"  # a token, not the words an error writes after the scheme's name
     r"|(?<=header value )b?(['\"]).*?\2"

@@ -51,6 +51,7 @@ from .errors import (
     StoreError,
 )
 from .importers import ImportedFile, checked_path, names_a_folder, read_file
+from .lazy_re import compile_all
 from .models import (
     EPISODE_TIMES,
     Episode,
@@ -1099,12 +1100,13 @@ class Memory:
 
     @gated
     def warm(self, agent: str | None = None) -> str:
-        """Load the agent's vectors, the embedder's model and the LLM client now (a server
-        can call this before the agent's first turn), and say how its searches run: ``"float32"``,
+        """Load the agent's vectors, the embedder's model and the LLM client now and compile
+        the rules' patterns (a server can call this before the agent's first turn), and say how its searches run: ``"float32"``,
         ``"codes"`` (past the room for floats in ``vector_cache_mb``) or ``"vec0"`` (past
         it all). The embedder embeds one word, so a remote one that is down raises
         :class:`.EmbeddingError` here, as an add would (turns still answer from full text)."""
         mode = self.store.warm(self._agent(agent))
+        compile_all()  # the rule tables' patterns (compiled on first use: ~0.3 s)
         if not isinstance(self.embedder, RecordedOnly):
             self._embedder.embed(["warm"])  # the default model loads on first use (~1 s)
         self.load_llm_client()  # (the first turn's deadline would pay for it)

@@ -44,12 +44,12 @@ stored text, and untrusted. The marks are not counted in the characters a quote 
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Sequence
 from datetime import datetime, tzinfo
 
 from .clock import in_zone
+from .lazy_re import lazy_compile
 from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
 from .quote import (
     BREAK,
@@ -81,7 +81,7 @@ _WEEKDAYS = {
     "en": ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"),
 }
 _HEADER = "[EPISODE_EVIDENCE]"
-_HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
+_HIRAGANA = lazy_compile(r"^[\u3040-\u309f]+$")
 _PRINCIPLES = {"ja": "[PRINCIPLES]", "en": "[PRINCIPLES]"}
 
 

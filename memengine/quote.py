@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Sequence, Set
 from typing import Literal
 
+from .lazy_re import lazy_compile
 from .models import EpisodeKind
 from .quote_changes import turn_after
 from .retrieve.answer_type import AnswerType, carries_any
@@ -56,7 +57,7 @@ Strategy = Literal["quote_key_parts", "summarize", "full"]
 
 _ABBREVIATIONS = ("Mt", "Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof", "vs", "e.g", "i.e")
 _CLOSING = "」』）】〕〉》”’"
-SENTENCE = re.compile(
+SENTENCE = lazy_compile(
     r"(?<=[。！？])(?![。！？!?])\s*"
     + rf"|(?<=[!?])(?![。！？!?])(?:\s+|(?=[^\x00-\x7f{_CLOSING}]))|(?<=\.)"
     + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
@@ -104,7 +105,7 @@ should move" of wrapped prose, nor "Note:x"), or one a reader takes for a turn
 (:data:`_KNOWN_LABEL`: "user: ", "Partner:I promise", 相手:500円, "Partner:" above "I
 promise…"; not a list's heading, "Shopping list:" above "milk"), in bold ("**Partner:**"),
 after a quote's ">" ("> User: ")."""
-_SPOKEN = re.compile(LABELLED)
+_SPOKEN = lazy_compile(LABELLED)
 _WORDS = r"[^\W\d_][^\s:：/()（）]{0,29}(?: [^\W\d_][^\s:：/()（）]{0,29}){0,2}"
 """One to three words, each from a letter, in any case (a reason line's "why", 関連)."""
 _FRAME = r"#+(?= )|\[ ?[A-Z][A-Z_]{2,} ?\]|\((?i:today|今日)(?= ?[:：])"
@@ -120,7 +121,7 @@ _SEEN_FORMS = (
 """The forms of :data:`_LINE_FORMS` a name is not: a label a reader takes for a turn
 (:data:`_KNOWN_LABEL`, not any capitalised word, "Osaka: ", 大阪：), the frame's lines, a
 reason's ("→ why: ", "→ 関連: ")."""
-_POSED = re.compile(
+_POSED = lazy_compile(
     rf"(?:(?P<at>^|{BREAK})(?P<more>… |\.\.\. |/ )?| / | … | \.\.\. )"
     rf"(?(more)(?P<seen>{_SEEN_FORMS})|(?(at)(?P<line>{_LINE_FORMS})|(?P<typed>{_SEEN_FORMS})))"
 )
@@ -134,7 +135,7 @@ Never a time ("19:30"), a URL ("https://…"), a bullet ("- api: 8443"), a slash
 word ("a/b", 赤／青) nor "1 / 2". Matched in :func:`_folded` text (［PRINCIPLES］ and ＃＃
 as [PRINCIPLES] and ##, "Partner\\u00a0:" as "Partner :") without what is drawn as
 nothing (:data:`_UNSEEN`): "\\u200bPartner: " too."""
-_UNSEEN = re.compile(
+_UNSEEN = lazy_compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001d173-\U0001d17a"
     "\U000e0000-\U000e0fff]+"
@@ -245,7 +246,7 @@ _DATED = (
     + r"(?:,? (?:at )?\d{1,2}:\d{2}(?: ?[AaPp]\.?[Mm]\.?)?)?"  # , 10:32 AM
     + rf"(?:,? \(?(?:{_WEEKDAY})\.?\)?)?"  # (Thu)
 )
-_ITEM = re.compile(
+_ITEM = lazy_compile(
     r"\s*(?:[-*•・‣▪>]|\d+[.)]\s|\(?\d+\)|\d{1,4}[-/:.]\d"
     + rf"|{_DATED}\s*(?::|\s[-–—])|{_MONTH_DAY} \((?:{_WEEKDAY})\.?\))"
 )
@@ -256,7 +257,7 @@ before a colon or a spaced dash: "March 5:", "MAR 5 -", "Monday, March 5:", "Mar
 a wrapped sentence's "November 6." or "May 3, which was…", nor "May 3-5")."""
 
 
-_WRAPPED = re.compile(r"[A-Za-z0-9,;'\"()–-]$")
+_WRAPPED = lazy_compile(r"[A-Za-z0-9,;'\"()–-]$")
 """The end of a line of Latin prose wrapped at a width (the sentence goes on below)."""
 
 
@@ -351,8 +352,8 @@ def _place(text: str, folded_at: int) -> int:
     return lo
 
 
-_KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
-_LATIN_TERM = re.compile(r"^[0-9a-z'\u00c0-\u024f]+$")
+_KANJI = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+_LATIN_TERM = lazy_compile(r"^[0-9a-z'\u00c0-\u024f]+$")
 _LATIN = r"0-9a-z\u00c0-\u024f"
 """The letters of a Latin word's edge (not ``\\w``, which holds kana and kanji too: the
 iPhone of 新しいiPhoneを and the 14 of 3月14日 are words)."""
@@ -551,7 +552,7 @@ def _script(char: str) -> str | None:
     return None
 
 
-_LATIN_CHAR = re.compile(r"[0-9A-Za-z\u00c0-\u024f]")
+_LATIN_CHAR = lazy_compile(r"[0-9A-Za-z\u00c0-\u024f]")
 
 
 def _toward(
@@ -589,15 +590,15 @@ _NUMBER = (
 "$1,950.50", "128,000円", "10万円", "3.5kg", "19:30", "2026-06-12"."""
 _WORD = rf"[{_LATIN}A-Z\u00c0-\u024f]+(?:['’\-][{_LATIN}A-Z]+)*"
 """A Latin word ("don't", "well-known", "iPhone15")."""
-_EDGED = re.compile(f"{_NUMBER}|{_WORD}")
-_FIGURE = re.compile(_NUMBER)
+_EDGED = lazy_compile(f"{_NUMBER}|{_WORD}")
+_FIGURE = lazy_compile(_NUMBER)
 _LONGEST = 40
 """The longest word or number a cut moves off: a longer run (a URL, a hash) is cut where
 the length falls, or the quote would lose all it holds."""
 _NEAR = 8
 """How far on a Japanese quote's start looks for a clause's or a word's start."""
 _CLAUSE = "、。！？，"
-_KANA = re.compile(r"[\u3040-\u309f]")
+_KANA = lazy_compile(r"[\u3040-\u309f]")
 
 
 def _edge(text: str, at: int) -> tuple[int, int] | None:
@@ -650,7 +651,7 @@ def _to(text: str, end: int, start: int) -> int:
     return inside[0] if inside[0] > start else end
 
 
-_SPACE = re.compile(f"[ {BREAK}]")
+_SPACE = lazy_compile(f"[ {BREAK}]")
 """What parts two words of a quote: a space or a line break (:data:`BREAK`)."""
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from .lazy_re import lazy_compile
 from .retrieve.change_words import CHANGE, change_sentences
 from .retrieve.owners import JA_OTHERS
 from .text import CJK_CHARACTER, ENGLISH_STOPWORDS
@@ -64,7 +65,7 @@ _PERSON = (
 """An English word of a person other than the speaker ("sister", "flatmates")."""
 _LEAD = r"^\W*(?:(?:but|and|so|then|well|oh|also|plus|now|sadly|apparently|actually)\W+)*"
 """The words a sentence may begin with before its subject ("But then my sister…")."""
-_OTHERS = re.compile(
+_OTHERS = lazy_compile(
     _LEAD + rf"(?:[^,]{{1,40}},\s*)?(?:(?:my|our|his|her|their)\s+(?:\w+\s+)?{_PERSON}\b"
     rf"|{_PERSON}\b(?!['’])|(?:he|she|his|her)\b)",
     re.IGNORECASE,
@@ -72,7 +73,7 @@ _OTHERS = re.compile(
 """A sentence whose subject is another person: a person word, "my"/"our" one, "he", "she"
 ("My sister quit her job", "Last week, my dad sold it", "She stopped going"); a name is
 read apart (:data:`_NAMED`)."""
-_NAMED = re.compile(
+_NAMED = lazy_compile(
     _LEAD + r"(?P<name>[A-Z][a-z]+)\s+(?:(?:has|had|just|finally|also|recently|\w+ly)\s+)?"
 )
 """A word written with a capital that begins a sentence, and the adverb or "has" after it:
@@ -80,11 +81,11 @@ a name, where a change word follows ("Ken quit his job", "Amira finally switched
 "We switched", "Everything changed": :data:`_NO_NAMES`)."""
 _NO_NAMES = ENGLISH_STOPWORDS | {"everything", "things", "life"}
 """The words with a capital at a sentence's start that are no name."""
-_MINE = re.compile(r"\b(?:i|me|my)\b", re.IGNORECASE)
+_MINE = lazy_compile(r"\b(?:i|me|my)\b", re.IGNORECASE)
 """The speaker in a sentence: one that holds them and begins with a word with a capital
 before a change word tells of a thing, no name ("Work moved my shift", "Rent went up on my
 flat")."""
-_JA_WHO = re.compile(
+_JA_WHO = lazy_compile(
     r"(?:(?P<me>私|僕|俺|あたし|自分)"
     rf"|(?<![\u4e00-\u9fff々\u30a1-\u30ff])お?(?:{JA_OTHERS})(?:さん|ちゃん|くん)?"
     r"|[\u4e00-\u9fff々\u30a1-\u30ffー]{1,6}(?<![者屋店院局所館社])(?:さん|ちゃん|くん|君))"
@@ -92,7 +93,7 @@ _JA_WHO = re.compile(
 )
 """The first person a Japanese sentence tells about: the speaker (私は, 僕も), or another
 (妹が, お母さんは, 田中さんって; not パン屋さんが, a shop)."""
-_NEW_TOPIC = re.compile(
+_NEW_TOPIC = lazy_compile(
     r"\bby the way\b|\bbtw\b|\bon (?:an)?other note\b|\bon a (?:different|side|separate) note\b|"
     + _LEAD
     + r"(?:anyways?|speaking of|unrelated|side note)\b"
@@ -101,7 +102,7 @@ _NEW_TOPIC = re.compile(
 )
 """Words that open another matter ("…, by the way", "Anyway, …", そういえば, ところで; an
 "anyway" further on is "all the same": "I quit it anyway")."""
-_BACK = re.compile(
+_BACK = lazy_compile(
     r"\b(?:that|it|this|everything|things|all|life|which)\b"
     "|(?:それ|これ|あれ|全部|すべて|全て|何もかも|生活|暮らし|毎日)(?:が|は|も|って|を|、)",
     re.IGNORECASE,
@@ -113,7 +114,7 @@ _MONTHS_DAYS = (
     r"|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)"
 )
 """The words with a capital inside a sentence that are a time, no person ("in March I quit")."""
-_WHO = re.compile(
+_WHO = lazy_compile(
     r"(?i:\b(?:(?P<me>i|i['’](?:m|ve|d|ll)|me|myself|we|we['’](?:re|ve|d)|us)"
     rf"|he|she|they|him|his|her|their|{_PERSON})\b)"
     rf"|(?<=\w )(?!{_MONTHS_DAYS}\b)[A-Z][a-z]+\b"
@@ -121,20 +122,20 @@ _WHO = re.compile(
 """An English word of a person: the speaker ("I", "me", "we"), or another ("she", "my wife",
 a name written with a capital after a sentence's first word: "I heard Ken quit"; not
 "March")."""
-_JA_REASON = re.compile(
+_JA_REASON = lazy_compile(
     "(?:(?<=[るたいだすうくぐむぶつぬ])から|(?<=[るたいだなす])ので|けど|けれど|(?<=[いたるだ])し、)"
 )
 """The end of a Japanese reason or concession clause (心配するから, 好きなので, 高いけど, 忙しいし、;
 not 東京から, a place), whose person is not the one of the clause after it (妻が心配するから
 三月にやめた: the speaker quit)."""
-_JA_OBJECT = re.compile("[\u4e00-\u9fff々\u30a1-\u30ffー]を")
+_JA_OBJECT = lazy_compile("[\u4e00-\u9fff々\u30a1-\u30ffー]を")
 """A Japanese noun as an object (ジムを): a change of another thing than what was said."""
-_JA_SUBJECT = re.compile(
+_JA_SUBJECT = lazy_compile(
     r"(?<![\u4e00-\u9fff々\u30a1-\u30ffー])"
     r"(?P<noun>[\u4e00-\u9fff々\u30a1-\u30ffー]+)(?:が|は|、)"
 )
 """A Japanese noun a sentence tells about (パン屋が, 値段は, 駅前のパン屋、)."""
-_JA_TIME = re.compile(
+_JA_TIME = lazy_compile(
     r"^(?:今|前|昔|以前|最近|当時|最初|結局|本当|実|実際|正直|特に)$|[月日年週時頃後]$"
 )
 """The Japanese nouns before は or 、 that are a time or an adverb, no subject (前は, 三月、,
@@ -224,7 +225,7 @@ def _elsewhere(sentence: str) -> bool:
     return who is not None and not who["me"]
 
 
-_CHANGED = re.compile(
+_CHANGED = lazy_compile(
     r"\b(?:that|it|this|everything|things|all|life|which|so much|a lot|much)"
     r"(?:\s+all)?(?:\s+(?:has|had|have)|['’]s)?(?:\s+all)?(?:\s+(?:\w+ly|just|really))?"
     r"\s+changed\b"
@@ -239,7 +240,7 @@ with one ("changed … to", "changed my mind": :data:`.retrieve.change_words.CHA
 message that says "changed" alone is as often about something else than the older memory;
 within one message it is about what was just said. Not "I changed into my gym clothes", "I
 got changed", "Dad changed the oil", "That changed everything"."""
-_UNCHANGED = re.compile(
+_UNCHANGED = lazy_compile(
     r"\b(?:not|never|nothing|hardly|barely|scarcely|little|no one|nobody|if|whether|unless)"
     r"\b|n['’]t",
     re.IGNORECASE,

@@ -22,6 +22,8 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
+from .lazy_re import lazy_compile
+
 __all__ = [
     "ASKED_WITH",
     "CJK_CHARACTER",
@@ -66,18 +68,18 @@ _CJK = (
     r"\uff66-\uff9f"  # half-width katakana
     r"\u3005\u3006\u3007\u30fc"  # 々 〆 〇 ー
 )
-_CJK_RUN = re.compile(f"[{_CJK}]+")
-_HAS_CJK = re.compile(f"[{_CJK}]")
+_CJK_RUN = lazy_compile(f"[{_CJK}]+")
+_HAS_CJK = lazy_compile(f"[{_CJK}]")
 CJK_CHARACTER = _HAS_CJK
 """A character of a CJK run (kana, kanji, 々, ー): of a term of :func:`query_terms`, one
 that is a character or a bigram of such a run (仕, 仕事), not a Latin word."""
-_KANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
-_INVISIBLE = re.compile(
+_KANA_ONLY = lazy_compile(r"^[\u3040-\u309f]+$")
+_INVISIBLE = lazy_compile(
     "[\u200c\u200d\u2060\ufe00-\ufe0f\U000e0020-\U000e007f\U000e0100-\U000e01ef]"
 )
 """Joiners, variation selectors (葛󠄀) and tag characters (of a subdivision flag): dropped
 inside a word, so the characters on either side still make one bigram."""
-_ZWSP_IN_CJK = re.compile(f"(?<=[{_CJK}])\u200b+(?=[{_CJK}])")
+_ZWSP_IN_CJK = lazy_compile(f"(?<=[{_CJK}])\u200b+(?=[{_CJK}])")
 """A zero-width space between two CJK characters (a word copied from the web): dropped;
 elsewhere it is a word break (deploy\u200bscript is two words)."""
 
@@ -93,8 +95,8 @@ def _folded(text: str) -> str:
     return _visible(unicodedata.normalize("NFKC", text).lower())
 
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_WORD = lazy_compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_SURROGATE = lazy_compile(r"[\ud800-\udfff]")
 
 Language = Literal["ja", "en"]
 
@@ -128,7 +130,7 @@ APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "\uff07": "'", "\u201
 """A ``str.translate`` table of the apostrophes a phone types ("can’t", "what’s") to "'"."""
 
 
-_MARKS = re.compile("[\u0300-\u036f]")
+_MARKS = lazy_compile("[\u0300-\u036f]")
 """Combining diacritical marks (a letter with no precomposed form: n̈): the full-text index
 drops them inside the word (``remove_diacritics 2``), where ``\\w`` would split it."""
 
@@ -155,7 +157,9 @@ def fold(text: str) -> str:
     return _MARKS.sub("", _folded(text).translate(_FOLD_TABLE))
 
 
-_SENTENCE_END = re.compile(r"(?:(?<=[!?。！？\n])|(?<=\.)(?![0-9０-９])|(?<=(?<![0-9０-９])\.))\s*")
+_SENTENCE_END = lazy_compile(
+    r"(?:(?<=[!?。！？\n])|(?<=\.)(?![0-9０-９])|(?<=(?<![0-9０-９])\.))\s*"
+)
 """Where a sentence ends: after ! ? 。 ！ ？ or a line break, and after a "." that is no
 decimal point, one between two digits (7.5万円, "$2.50")."""
 
@@ -179,7 +183,7 @@ def has_surrogate(text: str) -> bool:
     return _SURROGATE.search(text) is not None
 
 
-_COMPAT_IDEOGRAPHS = re.compile("([\uf900-\ufaff\U0002f800-\U0002fa1f])")
+_COMPAT_IDEOGRAPHS = lazy_compile("([\uf900-\ufaff\U0002f800-\U0002fa1f])")
 """CJK compatibility ideographs (神 U+FA19, 塚 U+FA10): NFC would replace each with its
 unified twin (神), but names are written with them on purpose."""
 
@@ -255,7 +259,7 @@ _UNSEEN = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u316
 """Default-ignorable characters of other categories than Cf that show nothing on their own
 (the combining grapheme joiner, Khmer's inherent vowels, Mongolian variation selectors, the
 standalone Hangul fillers)."""
-_FLAG_AT_END = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f\\Z")
+_FLAG_AT_END = lazy_compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f\\Z")
 """A subdivision flag (🏴 of Scotland): its tag characters, format characters, are its look."""
 
 
@@ -304,7 +308,7 @@ def shown_name(name: str) -> str:
     return name
 
 
-_ESCAPED_BYTES = re.compile(r"[\udc80-\udcff]+")
+_ESCAPED_BYTES = lazy_compile(r"[\udc80-\udcff]+")
 
 
 def bytes_shown(text: str) -> str:
@@ -364,7 +368,7 @@ def _escaped(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
-_CONTROL = re.compile(
+_CONTROL = lazy_compile(
     r"(\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,7}\U000e007f)"  # 🏴 of Scotland
     r"|\x1b\[[0-?]*[ -/]*[@-~]"  # a terminal escape sequence, whole ("\x1b[31m")
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # an operating-system command ("\x1b]0;title\x07")
@@ -395,7 +399,9 @@ def _kept_flag(match: re.Match[str]) -> str:
     return match.group(1) or ""
 
 
-_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_IN_JSON = lazy_compile(
+    "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
 
 
 def json_escaped(text: str) -> str:
@@ -428,7 +434,7 @@ _OPEN = r"[\[［]"
 _ID_WORD = r"id(?![^\W\d])"
 """The word an id label begins with (any case): "id" before a space, a digit or a bracket
 ("[id 5]", "[id5]", "id: 5"), not the start of a word ("[idea]", "[id_x]")."""
-_PROMPT_MARKERS = re.compile(rf"{_OPEN}(\s*{_ID_WORD})|<(\s*/?\s*think\b)", re.IGNORECASE)
+_PROMPT_MARKERS = lazy_compile(rf"{_OPEN}(\s*{_ID_WORD})|<(\s*/?\s*think\b)", re.IGNORECASE)
 _BRACES = str.maketrans("{}", "()")
 
 
@@ -448,7 +454,7 @@ def _unmarked(match: re.Match[str]) -> str:
     return f"({match.group(1)}" if match.group(1) is not None else f"‹{match.group(2)}"
 
 
-_TEMPLATE_TOKENS = re.compile(
+_TEMPLATE_TOKENS = lazy_compile(
     r"<[|｜][^<>|｜\s]{1,40}[|｜]>"  # <|im_start|>, <|eot_id|>, <｜begin▁of▁sentence｜>
     r"|<</?SYS>>|\[/?INST\]|</?s>"  # Llama 2's, a sentence's start and end
     r"|\[/?(?:SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS)\]"  # Mistral's
@@ -478,7 +484,7 @@ def reason_line(reason: str) -> str:
     return said[: cut_at(said, REASON_CHARS)]
 
 
-_WRITTEN_NUMBER = re.compile(
+_WRITTEN_NUMBER = lazy_compile(
     rf"\s*(?:(?P<open>{_OPEN})\s*)?(?P<id>{_ID_WORD}\s*)?(?P<n>[-－]?[0-9０-９]{{1,18}})\s*"
     r"(?(open)[\]］])\s*",
     re.IGNORECASE,
@@ -512,7 +518,7 @@ def prompt_line(text: str, *, kept: str = "") -> str:
     return " ".join(strip_controls(shown).split())  # (a NUL, an escape: nothing to read)
 
 
-_SHELL_SPECIAL = re.compile(r"""[\s'"\\$`!*?\[\](){}<>|&;#~^]|[\x00-\x1f\x7f-\x9f]""")
+_SHELL_SPECIAL = lazy_compile(r"""[\s'"\\$`!*?\[\](){}<>|&;#~^]|[\x00-\x1f\x7f-\x9f]""")
 
 
 def shell_word(word: str, *, posix: bool = os.name != "nt") -> str:
@@ -557,7 +563,7 @@ _SPACED_LETTERS = (
     "\u0900-\u0963\u0966-\u0dff"  # Devanagari … Sinhala (not the danda, a full stop)
     "\u10a0-\u10fa\u1200-\u135f\u1369-\u137f"  # Georgian, Ethiopic (not its punctuation)
 )
-_SPACED = re.compile(f"[{_SPACED_LETTERS}]")
+_SPACED = lazy_compile(f"[{_SPACED_LETTERS}]")
 """Letters of scripts that put spaces between words, and digits. Not Arabic or Hebrew:
 their words take an article or a preposition in front (القهوة, הקפה) and pronouns
 behind, so a word is found anywhere in them, as in Japanese."""
@@ -587,19 +593,19 @@ READ_CHARS = 20_000
 ``max_query_chars`` of it (2,000 by default), and a paste of megabytes costs a turn tens
 of milliseconds, not seconds."""
 
-_PARTICLE_ON_A_WORD = re.compile(r"[A-Za-z0-9][\u3041-\u3096]")
+_PARTICLE_ON_A_WORD = lazy_compile(r"[A-Za-z0-9][\u3041-\u3096]")
 """A hiragana written onto a Latin word or a number, as Japanese grammar attaches its
 particles and endings (「Pythonの」, 「deadlineいつ」, 「3日に」); an English sentence
 that quotes a Japanese word spaces it (「my dog さくら is」)."""
 
-_SPACED_PARTICLE = re.compile(
+_SPACED_PARTICLE = lazy_compile(
     r"[A-Za-z0-9.)\]'\"] [がでをにはへとも](?= |$|[\u30a0-\u30ff\u3400-\u9fff])"
 )
 """A particle alone after a Latin word, as a Japanese writer spaces pasted English (「pip
 install で ModuleNotFoundError が出た」): Japanese only beside a kanji or a katakana
 (:data:`_KANJI_OR_KATAKANA`; "the difference between は and が?" is English)."""
 
-_KANJI_OR_KATAKANA = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff]")
+_KANJI_OR_KATAKANA = lazy_compile(r"[\u30a0-\u30ff\u3400-\u9fff]")
 
 
 def guess_language(text: str) -> Language:
@@ -698,11 +704,11 @@ progressive, the polite forms, the explanatory んだ, the quotative って, a c
 in kana (いつ, どこ, なに, なん, as "when", "where" and "what" are English stopwords). A
 hiragana word keeps its other pairs (ごはん, かわいい have none of these)."""
 
-_HONORIFIC_AFTER_NAME = re.compile("さん|くん|ちゃん|さま")
+_HONORIFIC_AFTER_NAME = lazy_compile("さん|くん|ちゃん|さま")
 """Honorifics a name takes (田中さん, 翔太くん, 結衣ちゃん, さくらちゃん): left out of the
 query after a name when they end the word (:func:`_without_honorifics`)."""
 
-_ENDS_THE_WORD = re.compile("の|は|が|と|って|に|も|や|へ|を|から|まで|だ|で|ね|よ|たち|ち")
+_ENDS_THE_WORD = lazy_compile("の|は|が|と|って|に|も|や|へ|を|から|まで|だ|で|ね|よ|たち|ち")
 """What follows an honorific that ends a word: a particle, the copula, a closing ね or よ,
 たち (田中さんたち) or the ち of a home (伊藤さんち); not more kana of a word (the ま of
 さんま, the ぽ of さんぽ, the こ of ちゃんこ, the せ of くんせい, the ざ of さまざま)."""
@@ -772,7 +778,7 @@ def dense_query(text: str) -> str:
     return " ".join(words) or text.strip()
 
 
-_GROUPED_NUMBER = re.compile(r"(?<![\w.,])[0-9]{1,3}(?:,[0-9]{3})+(?!\w|,[0-9])")
+_GROUPED_NUMBER = lazy_compile(r"(?<![\w.,])[0-9]{1,3}(?:,[0-9]{3})+(?!\w|,[0-9])")
 """A number written with thousands separators (41,500; １，０００ in NFKC), not a list
 ("1,2,3"), a decimal ("3.5") nor one run into letters (41,500k, indexed as 41 and 500k):
 the index holds its groups as words (41 500)."""
@@ -790,7 +796,7 @@ def _joined_numbers(text: str) -> list[str]:
     return [m.group().replace(",", "") for m in _GROUPED_NUMBER.finditer(text)]
 
 
-_NUMBER_OR_WORD = re.compile(f"{_GROUPED_NUMBER.pattern}|{_WORD.pattern}")
+_NUMBER_OR_WORD = lazy_compile(f"{_GROUPED_NUMBER.pattern}|{_WORD.pattern}")
 
 
 def _latin_terms(chunk: str, push: Callable[[str], None]) -> None:
@@ -816,10 +822,10 @@ def _latin_terms(chunk: str, push: Callable[[str], None]) -> None:
             push(one[:-2] if one.endswith("'s") else one)
 
 
-_COMPOUND = re.compile(rf"{_WORD.pattern}(?:-{_WORD.pattern})+(?!,[0-9])")
+_COMPOUND = lazy_compile(rf"{_WORD.pattern}(?:-{_WORD.pattern})+(?!,[0-9])")
 """Words joined by hyphens ("brother-in-law"), not ending in a grouped number's first
 digits ("500-1,000" is 500 and 1000)."""
-_COMPOUND_NUMBER_OR_WORD = re.compile(f"{_COMPOUND.pattern}|{_NUMBER_OR_WORD.pattern}")
+_COMPOUND_NUMBER_OR_WORD = lazy_compile(f"{_COMPOUND.pattern}|{_NUMBER_OR_WORD.pattern}")
 
 
 def _compound(word: str) -> str:
@@ -954,7 +960,7 @@ def _head(text: str, limit: int) -> str:
     return cut[:space] if space > limit - 100 else cut
 
 
-ASKED_WITH = re.compile(r"\bhow (much|many|long|far|often)\b|\bwhat (kind|sort|type)\b", re.ASCII)
+ASKED_WITH = lazy_compile(r"\bhow (much|many|long|far|often)\b|\bwhat (kind|sort|type)\b", re.ASCII)
 """The word a question is asked with, not about, nor written in its answer: "how much",
 "what kind", "how long" (the answer to "how old" says "9 years old": that word stays)."""
 
@@ -965,10 +971,10 @@ def asked_with(query: str) -> set[str]:
     return {w for pair in ASKED_WITH.findall(query) for w in pair if w}
 
 
-_HIRAGANA = re.compile("[\u3040-\u309f]")
-_LEAD_KANA = re.compile("^[\u3040-\u309f]+")
-_HONORIFIC = re.compile("(?:^|[のがをにはでともへや])[おご]$")
-_TAIL_KANA = re.compile(
+_HIRAGANA = lazy_compile("[\u3040-\u309f]")
+_LEAD_KANA = lazy_compile("^[\u3040-\u309f]+")
+_HONORIFIC = lazy_compile("(?:^|[のがをにはでともへや])[おご]$")
+_TAIL_KANA = lazy_compile(
     "(?:まで|から|だけ|です|でした|より|など|ので|のに|けど|とか|しか|ばかり|くらい|ぐらい"
     "|[のがをにはでともへや]|って|っ)+$"
 )
@@ -991,7 +997,7 @@ _GENERIC_KANJI = frozenset("言思行来見聞話知出入持使分会取考感"
 """Kanji of verbs any message uses (言った, 思った, 行った, 見た): one of them alone with
 its ending is not what a memory shares."""
 _KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff"  # (not ・, which parts two words)
-_KATAKANA_ONLY = re.compile(f"^[{_KATAKANA}]+$")
+_KATAKANA_ONLY = lazy_compile(f"^[{_KATAKANA}]+$")
 
 
 def _whole_piece(piece: str, text: str) -> str:
@@ -1088,7 +1094,7 @@ def forget_words() -> None:
     _latin_words.cache_clear()
 
 
-_POSSESSIVE = re.compile(r"['’]s$")
+_POSSESSIVE = lazy_compile(r"['’]s$")
 
 
 def _inside(piece: str, longer: str) -> bool:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import codecs
 import io
 import os
-import re
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -19,6 +18,7 @@ from . import arguments as args
 from .clock import ensure_aware
 from .errors import InvalidInput
 from .importers import checked_path, episode_to_json, names_a_folder
+from .lazy_re import lazy_compile
 from .models import Episode, NewEpisode
 from .store.connect import Connections
 from .store.database import Store
@@ -67,7 +67,7 @@ def save_salvaged(
     return SalvageReport(n, id_ranges(sorted(set(unreadable))))
 
 
-_FD_ALIASES = re.compile(r"^/(dev/(stdout|stderr|fd/\d+)|proc/self/fd/\d+)$")
+_FD_ALIASES = lazy_compile(r"^/(dev/(stdout|stderr|fd/\d+)|proc/self/fd/\d+)$")
 
 
 def is_stream(path: str | os.PathLike[str]) -> bool:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .lazy_re import lazy_compile
+
 __all__ = ["closed_values", "compared", "holds", "kanji_number", "same_kind_change"]
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -133,7 +135,7 @@ _TIME_ALONE = r"(?<![A-Za-z0-9.,/:])(?<!\d[-\u2013])"
 range of times ("9am-5pm"; not "090-1234")."""
 _MERIDIEM = r"[apAP]\.?[mM]\b\.?"
 """A.m. or p.m. as written after a time ("7pm", "7 P.M.", "7:30 a.m.")."""
-_VALUES = re.compile(
+_VALUES = lazy_compile(
     # an amount: $1,950, ¥3,000, 1,950円, 3万円, 3万5000円, 1.5万円, 十二万円, "120,000 yen",
     # 5 kg, $2k, $1.2m, "2.5k dollars", $300-400 (both ends)
     rf"(?P<sign>[$¥￥£€])\s?(?P<sn>{_NUMBER})(?P<sk>[kKmM](?![A-Za-z])|万|{_LARGE_WORD})?"
@@ -188,9 +190,9 @@ def kanji_number(text: str) -> int | None:
     return None if value is None or value != int(value) else int(value)
 
 
-_PIECE = re.compile(r"\d[\d,]*(?:\.\d+)?|.", re.S)
+_PIECE = lazy_compile(r"\d[\d,]*(?:\.\d+)?|.", re.S)
 """A run of digits ("35,000", "1.5") or one character (万, 三) of a number as written."""
-_DIGITS = re.compile(r"\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?")
+_DIGITS = lazy_compile(r"\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?")
 """Digits that are one number: their thousands grouped by commas or not ("35,000"; not "1,2")."""
 _SMALL = {"十": 10, "百": 100, "千": 1000}
 """The multipliers within a group of four digits (三千, 5千)."""
@@ -249,7 +251,7 @@ def _amount(number: str, suffix: str | None = None) -> str | None:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
-_LARGEST_UNIT = re.compile("[百千]*[億万]|[千百]")
+_LARGEST_UNIT = lazy_compile("[百千]*[億万]|[千百]")
 """The largest multiplier of a Japanese amount, whole: its first unit, with the 百 or 千
 before a 万 or 億 that multiplies it (万 of 2万5千, 百万 of 3百万, 千万 of 2千万, 千 of 2千5百)."""
 

@@ -9,7 +9,6 @@ import io
 import json
 import math
 import os
-import re
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -39,6 +38,7 @@ from rich.text import Text
 from ..clock import iso_text
 from ..config import Config, load_config
 from ..errors import InvalidInput, MemEngineError
+from ..lazy_re import lazy_compile
 from ..text import (
     bytes_shown,
     has_surrogate,
@@ -360,7 +360,7 @@ def shown(text: str) -> str:
     return readable(text)
 
 
-_SURROGATE = re.compile(r"[\udc80-\udcff]")
+_SURROGATE = lazy_compile(r"[\udc80-\udcff]")
 
 
 def prepare_process(argv: list[str]) -> list[str]:
@@ -549,8 +549,8 @@ def _terminated(signum: int, frame: object) -> None:
 
 
 _FULL_WIDTH = str.maketrans("０１２３４５６７８９＋－．ｅＥ　", "0123456789+-.eE ")
-_WHOLE = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_WHOLE = lazy_compile(r"[+-]?[0-9]+")
+_DECIMAL = lazy_compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _folded(value: str) -> str:

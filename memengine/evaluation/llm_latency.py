@@ -34,6 +34,7 @@ from ..config import Config, LLMConfig
 from ..embed.base import Embedder
 from ..errors import InvalidInput
 from ..importers import read_memsets
+from ..lazy_re import lazy_compile
 from ..memory import Memory, make_embedder
 from ..models import Message
 from .scripted_openai import ScriptedOpenAI, ScriptedReply
@@ -49,9 +50,9 @@ __all__ = [
 Progress = Callable[[int, int], None]
 
 SAMPLES = ("companion_en.json", "companion_ja.json")
-_ID = re.compile(r"\[id (\d+)\]")
-_NEW = re.compile(r"^(?:New message|新しい発言): (.*)$", re.MULTILINE)
-_RECENT_LINE = re.compile(r"^(?:User|Partner|ユーザー|相手): (.*)$", re.MULTILINE)
+_ID = lazy_compile(r"\[id (\d+)\]")
+_NEW = lazy_compile(r"^(?:New message|新しい発言): (.*)$", re.MULTILINE)
+_RECENT_LINE = lazy_compile(r"^(?:User|Partner|ユーザー|相手): (.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from ..config import Config
 from ..embed.base import Embedder
 from ..errors import EvaluationError, InvalidInput
 from ..importers import parse_locomo_date, read_locomo
+from ..lazy_re import lazy_compile
 from ..models import NewEpisode
 from ..text import as_a_word
 from .files import load_json, select_conversations
@@ -66,8 +67,8 @@ SWAPPED = "names swapped"
 """The group of other conversations' questions asked with this conversation's names
 (:func:`swap_names`): most ask about something never said here."""
 
-_SPLIT = re.compile(r"[;,\s]+")
-_DIA_ID = re.compile(r"^D:?0*(\d+):0*(\d+)$")
+_SPLIT = lazy_compile(r"[;,\s]+")
+_DIA_ID = lazy_compile(r"^D:?0*(\d+):0*(\d+)$")
 
 
 @dataclass(frozen=True)

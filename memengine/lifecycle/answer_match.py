@@ -16,6 +16,7 @@ from datetime import date, datetime, timedelta
 
 from ..clock import in_zone
 from ..config import LifecycleConfig
+from ..lazy_re import lazy_compile
 from ..models import Episode
 from ..retrieve.change_words import CHANGE
 from ..retrieve.temporal import find_time_expressions
@@ -193,7 +194,7 @@ _ONE_WORD_ROOM = 5
 """How much an answer of one word writes beside it (:func:`_written_beside`): a particle,
 an ending or a word of no content (高尾山だよ, トヨタかあ、いいね, "About $2,400"), not a
 sentence's other words."""
-_LATIN_RUN = re.compile("[0-9a-z]+")
+_LATIN_RUN = lazy_compile("[0-9a-z]+")
 _LONGEST_WORD = 100
 """The longest term of an answer looked for as a word: no memory names an item by a longer
 one (a pasted hash, a run of one letter), and a pattern as long is compiled for each (a
@@ -249,7 +250,7 @@ def _outshone(
     )
 
 
-_ANSWER_CLAUSES = re.compile(
+_ANSWER_CLAUSES = lazy_compile(
     r",(?!\d)|[;:!?。、，；！？]|\.(?=\s|$)|\b(?:and|but)\b|けど|けれど|(?<=[だたす])が(?![っらりるれろ])",
     re.IGNORECASE,
 )
@@ -264,7 +265,7 @@ def _a_value(term: str) -> bool:
     return bool(closed_values(term) or closed_values(term.title()))
 
 
-_JA_RISE = re.compile("値?[上下]が[らりるれろっ]|値?[上下]げ|増え|減[らりるれろっ]")
+_JA_RISE = lazy_compile("値?[上下]が[らりるれろっ]|値?[上下]げ|増え|減[らりるれろっ]")
 """A Japanese verb of a value gone up or down, in any form and after any noun (上がった,
 上がらない, 値上がりした, 値下げ, 増えた, 減った), which names no item: kept beside
 :data:`.change_words.CHANGE`, which reads one as a change only after a value or a cost (60キロ
@@ -385,7 +386,7 @@ def _corrected(answer: str, credited: Sequence[Episode]) -> set[int]:
     return corrected
 
 
-_DISOWNS = re.compile(
+_DISOWNS = lazy_compile(
     r"\b(?:(?:don't|do not|can't|cannot|couldn't|didn't) (?:remember|recall|know|say)"
     r"|not sure|no idea|haven't (?:told|mentioned)|never (?:told|mentioned))\b"
     r"|覚えてない|覚えていない|思い出せない|わからない|分からない|知らない|聞いてない|聞いていない",
@@ -467,7 +468,9 @@ def _japanese_content(
     return list(names)
 
 
-_KANJI_PAIR = re.compile("[\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]{2}")
+_KANJI_PAIR = lazy_compile(
+    "[\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]{2}"
+)
 """Two kanji (結婚 of 結婚式): a word's start that a longer word of the same begins with."""
 
 
@@ -551,13 +554,13 @@ def _own_content(
     return ""
 
 
-_MORE_DAYS = re.compile(
+_MORE_DAYS = lazy_compile(
     r"\s*(?:,|、|，|&|\band\b|と|や)\s*(?:the\s+)?(\d{1,2})(?:st|nd|rd|th|日)?(?![\d/:]|\.\d)"
 )
 """One more day of a list after a date ("Mar 3, 8 and 13", 「3月3日、9日」): the same month's."""
-_DAY_RUN = re.compile(r"(?<![\d月/])\d{1,2}日(?:\s*[、,，とや]\s*\d{1,2}日)+(?![間前後目])")
+_DAY_RUN = lazy_compile(r"(?<![\d月/])\d{1,2}日(?:\s*[、,，とや]\s*\d{1,2}日)+(?![間前後目])")
 """A list of days of the month (「3日、9日、14日」) that no month is written before."""
-_DAY = re.compile(r"(\d{1,2})日")
+_DAY = lazy_compile(r"(\d{1,2})日")
 
 
 def named_days(answer: str, asked_at: datetime) -> set[date]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from ..lazy_re import lazy_compile
 from ..retrieve.owners import JA_KIN_WORDS
 from ..text import CJK_CHARACTER, query_terms
 
@@ -31,19 +32,19 @@ __all__ = [
     "words_in",
 ]
 
-HIRAGANA = re.compile(r"[\u3040-\u309f]")
+HIRAGANA = lazy_compile(r"[\u3040-\u309f]")
 
 
-_QUOTED = re.compile(
+_QUOTED = lazy_compile(
     r"『([^』\n]{1,80})』|「([^」\n]{1,80})」|【([^】\n]{1,80})】|《([^》\n]{1,80})》"
     r"|“([^”\n]{1,80})”|‘([^’\n]{1,80}?)’(?!\w)|\"([^\"\n]{1,80})\""
     r"|(?<![\w'])'([^'\n]{1,80}?)'(?!\w)"
 )
 """A quoted title or name: 'Educated', “Dune”, 『コンビニ人間』, 「三体」 (not the apostrophe of
 "She's" nor "don't", which stand between two letters)."""
-_CAPITALISED = re.compile(r"(?<![\w'’])[^\W\d_][^\W_]*(?:['’][^\W_]+)*")
-_SENTENCE_START = re.compile(r"(?:^|[.!?。！？…\n])[\s\"'“‘(\[]*$")
-_TITLE = re.compile(r"(?<![\w.])(?:mr|mrs|ms|mx|dr|prof|st|mt)\.\s*$", re.IGNORECASE)
+_CAPITALISED = lazy_compile(r"(?<![\w'’])[^\W\d_][^\W_]*(?:['’][^\W_]+)*")
+_SENTENCE_START = lazy_compile(r"(?:^|[.!?。！？…\n])[\s\"'“‘(\[]*$")
+_TITLE = lazy_compile(r"(?<![\w.])(?:mr|mrs|ms|mx|dr|prof|st|mt)\.\s*$", re.IGNORECASE)
 """A title's abbreviation, whose period ends no sentence: "Dr. Lee", "Mt. Fuji"."""
 
 
@@ -83,15 +84,15 @@ def a_number(term: str) -> bool:
     return len(term) >= 3 and any(ch.isdigit() for ch in term)
 
 
-_JA_WORD = re.compile(
+_JA_WORD = lazy_compile(
     "[\u30a1-\u30fa\u30fc-\u30ff\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
     "\U00020000-\U0003134f]+"
 )
 """A run of kanji or katakana (々, ー): a Japanese word, the particles and kana endings
 around it left off (「息子の翔太は」 holds 息子 and 翔太)."""
-KATAKANA_LETTER = re.compile("[\u30a1-\u30fa\u30fc-\u30ff]")
-_KANA_HONORIFIC = re.compile("くん|ちゃん|さん|さま")
-_KANJI_HONORIFIC = re.compile("(?:先輩|先生|様|君)$")
+KATAKANA_LETTER = lazy_compile("[\u30a1-\u30fa\u30fc-\u30ff]")
+_KANA_HONORIFIC = lazy_compile("くん|ちゃん|さん|さま")
+_KANJI_HONORIFIC = lazy_compile("(?:先輩|先生|様|君)$")
 """The honorifics that mark a name after it (翔太くん, 結衣ちゃん, 田中さん) or ending its run
 (翔太君, 山田先輩); 先生 alone is a word."""
 _POLITE_PREFIX = "おご"
@@ -101,7 +102,7 @@ _TIME_WORDS = (
     "今日 明日 昨日 今朝 今夜 今晩 昨夜 昨晩 毎日 毎朝 毎晩 毎週 今週 先週 来週 今月 先月 来月 "
     "今年 去年 来年 先日 週末 最近 今度 今回 午前 午後 明後日 一昨日".split()
 )
-_TIME_WORD = re.compile("|".join(sorted(_TIME_WORDS, key=len, reverse=True)))
+_TIME_WORD = lazy_compile("|".join(sorted(_TIME_WORDS, key=len, reverse=True)))
 """A time word that Japanese writes joined to the name after it (今日翔太くんが来た,
 昨日翔太と公園に行った): the run is two words when two characters or more follow it (not
 明日香, 今日子: names)."""
@@ -164,15 +165,15 @@ def japanese_words(text: str) -> list[tuple[str, bool]]:
     return out + [(name, True) for name in _kana_names(text)]
 
 
-HIRAGANA_LETTER = re.compile("[\u3041-\u3096\u309d\u309e]")
-_CHILD_HONORIFIC = re.compile("くん|ちゃん")
+HIRAGANA_LETTER = lazy_compile("[\u3041-\u3096\u309d\u309e]")
+_CHILD_HONORIFIC = lazy_compile("くん|ちゃん")
 _NAME_JOINS = "のとや"
 """The particles a hiragana name follows a word by (息子のはるとくん, はるとくんとさくらちゃん)."""
 _AFTER_NAME = "とのはがにもやへをねよだでっ"
 """The hiragana that may follow a name's honorific (さくらちゃんと, はるとくんは, ゆいちゃんだよ,
 翔太くんって); another makes it no honorific (ちゃんこ, くんせい, さんぽ, さまざま)."""
 _JA_LETTERS = _JA_WORD.pattern[:-1]
-_NAME_AHEAD = re.compile(
+_NAME_AHEAD = lazy_compile(
     f"{_JA_LETTERS}+(?:くん|ちゃん|さん|さま)|{_JA_LETTERS}*(?:先輩|先生|様|君)(?!{_JA_LETTERS})"
     "|[\u3041-\u3096]{2,4}(?:くん|ちゃん)"
 )
@@ -233,10 +234,10 @@ _ENDINGS = ("s", "es", "ed", "ing")
 arriving; parties, party: :func:`stems`)."""
 _TO_Y = ("ies", "ied", "ic")
 """The endings that stand for a "y" (parties: party; studied: study; allergic: allergy)."""
-_NOT_Y = re.compile("[fs]ic$")
+_NOT_Y = lazy_compile("[fs]ic$")
 """An "-ic" that is no "-y" word's (terrific is not terrify, specific not specify, classic
 not classy)."""
-_PLURAL = re.compile("[^aeiousy]s$")
+_PLURAL = lazy_compile("[^aeiousy]s$")
 """A name's plain plural ("the Smiths"; not the end of Louis, Frances or Marcus)."""
 
 

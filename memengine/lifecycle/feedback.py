@@ -33,7 +33,6 @@ turn comes back as deep recall brings it, its strength set anew and decaying fro
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -44,6 +43,7 @@ from ..clock import in_zone
 from ..config import LifecycleConfig
 from ..embed.base import Embedder
 from ..errors import EmbeddingError, FeedbackExists, InvalidInput, LLMError, NotFound
+from ..lazy_re import lazy_compile
 from ..models import Episode
 from ..retrieve.candidate_text import candidate_text
 from ..store import lifecycle as store_lc
@@ -131,7 +131,7 @@ def _no_learning(turn_id: int, why: str, *, nameable: bool = True) -> InvalidInp
     )
 
 
-_NUMBER_TAG = re.compile(r"\[(\s*\d+\s*)\]")
+_NUMBER_TAG = lazy_compile(r"\[(\s*\d+\s*)\]")
 
 
 def _one_line(text: str) -> str:

@@ -26,7 +26,6 @@ import bisect
 import contextlib
 import functools
 import math
-import re
 import threading
 import time
 from collections.abc import Mapping
@@ -54,14 +53,15 @@ from ..http_retry import (
     server_message,
     setting_argument,
 )
+from ..lazy_re import lazy_compile
 from ..text import counted
 from .jsonparse import parse_json_object
 
 __all__ = ["DEFAULT_BASE_URL", "PLACEHOLDER_API_KEY", "ChatClient", "JSONReply", "Usage"]
 
-_BRACKET = re.compile(r"[{}\[\]]")
+_BRACKET = lazy_compile(r"[{}\[\]]")
 _OPENER = {"}": "{", "]": "["}
-_REQUEST_KEY = re.compile(r"""["']messages["']\s*:""")
+_REQUEST_KEY = lazy_compile(r"""["']messages["']\s*:""")
 """What only a chat request's body holds, quoted: its ``messages`` key."""
 
 
@@ -135,17 +135,17 @@ def _refuses_temperature(exc: openai.BadRequestError) -> bool:
     return "temperature" in text
 
 
-_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|grammar")
+_FORMAT_WORDS = lazy_compile(r"response_format|json_schema|json_object|schema|grammar")
 """What a refusal of the ``response_format`` names (its ``param``, or its message)."""
 
-_NOT_A_FORMAT_CODE = re.compile(
+_NOT_A_FORMAT_CODE = lazy_compile(
     r"context_length|exceed_context|model_not_found|contextwindowexceeded"
 )
 """An error ``code`` or ``type`` that is no refusal of a format (OpenAI's
 ``context_length_exceeded``, llama.cpp's ``exceed_context_size_error``, LiteLLM's
 ``ContextWindowExceededError``)."""
 
-_NOT_A_FORMAT_MESSAGE = re.compile(
+_NOT_A_FORMAT_MESSAGE = lazy_compile(
     r"context[ _]length|maximum context|exceeds? the (?:\w+ )?context|context window"
     r"|too many tokens|prompt is too long|maximum number of tokens|maximum model length"
     r"|tokens \+ `?max_new_tokens`? must be"
@@ -197,7 +197,7 @@ def _memory_seconds(value: object) -> float:
     return number
 
 
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_HEADER_NAME = lazy_compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 """A header's name as HTTP writes it (a token: ``X-Title``, ``OpenAI-Organization``)."""
 
 

@@ -16,11 +16,12 @@ import re
 from typing import Any
 
 from ..errors import LLMResponseError
+from ..lazy_re import lazy_compile
 from ..text import has_surrogate, replace_surrogates
 
 __all__ = ["parse_json_object"]
 
-_FENCE_RE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
+_FENCE_RE = lazy_compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
 # How many opening braces to try as the start of the object before giving up;
 # keeps pathological inputs (thousands of "{") from costing quadratic time.
 _MAX_STARTS = 64
@@ -98,8 +99,8 @@ def _parse(text: str, cut: bool, budget: _Budget) -> dict[str, Any]:
     return _safe_strings(_first_object(cleaned, cut, budget))
 
 
-_THINK_OPEN = re.compile("<think>", re.IGNORECASE)
-_THINK_CLOSE = re.compile("</think>", re.IGNORECASE)
+_THINK_OPEN = lazy_compile("<think>", re.IGNORECASE)
+_THINK_CLOSE = lazy_compile("</think>", re.IGNORECASE)
 
 
 def _without_thinking(text: str) -> str:
@@ -158,7 +159,7 @@ def _first_object(cleaned: str, cut: bool, budget: _Budget) -> dict[str, Any]:
 _FAIL: Any = object()
 
 
-_BRACE = re.compile(r"\{")
+_BRACE = lazy_compile(r"\{")
 
 
 def _object_around(text: str, at: int) -> dict[str, Any] | None:
@@ -204,10 +205,10 @@ def _loads(candidate: str, budget: _Budget | None = None) -> Any:
     return value
 
 
-_TRAILING_COMMA = re.compile(r",[ \t\r\n]*[}\]]")
+_TRAILING_COMMA = lazy_compile(r",[ \t\r\n]*[}\]]")
 # What the trailing-comma repair stops at outside strings, and the rest of a string.
-_COMMA_OR_QUOTE = re.compile(r'["]|,(?=[ \t\r\n]*[}\]])')
-_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_COMMA_OR_QUOTE = lazy_compile(r'["]|,(?=[ \t\r\n]*[}\]])')
+_STRING_REST = lazy_compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
 def _scan(text: str, cut: bool, budget: _Budget) -> tuple[dict[str, Any] | None, bool]:

@@ -43,6 +43,8 @@ import unicodedata
 from collections.abc import Callable
 from enum import Enum
 
+from ..lazy_re import lazy_compile
+
 __all__ = ["AnswerType", "asked_types", "carries", "carries_any"]
 
 
@@ -55,7 +57,7 @@ class AnswerType(str, Enum):
 
 
 _AUX = r"is|was|were|are|am|did|do|does|will|would|should|can|could|has|have|had"
-_EN_TIME_Q = re.compile(
+_EN_TIME_Q = lazy_compile(
     rf"\bwhen (?:{_AUX})\b|\bwhen['’](?:s|re|ll|d)\b|\bwhen\s*\?"
     r"|\bwhat (?:date|day|time|month|year|week)\b"
     r"|\bwhich (?:date|day|month|year|week|weekend)\b|\bhow long ago\b",
@@ -93,7 +95,7 @@ tickets?"), to do what ("what would it cost to fix?"), a word of chat ("…cost 
 "…charge monthly?", "what did we pay in rent last year?", "…pay the babysitter on Friday?");
 not another object or a question of what ("pay attention to", "charge me with", "charge your
 phone", "cost you emotionally", "what did she pay for?")."""
-_EN_QUANTITY_Q = re.compile(
+_EN_QUANTITY_Q = lazy_compile(
     r"\bhow (?:much|many|far|long|old|often|big|tall|heavy|fast|expensive)\b"
     rf"|\bwhat (?:{_AMOUNTS})\b"
     rf"|\bwhat(?:['’]?s| is| was| are| were)\s+(?:the|my|your|his|her|our|their|its)"
@@ -104,7 +106,7 @@ _EN_QUANTITY_Q = re.compile(
 """An English question of a quantity: "how much/many…", "what price…", a number or an amount
 asked by name ("what's my flight number?", "what was the price of…"), what something cost
 ("what did the plumber cost?", "what did you pay for it?", "what was I charged?")."""
-_EN_COUNT_Q = re.compile(
+_EN_COUNT_Q = lazy_compile(
     r"\bhow (?:many|far|long|old|often|big|tall|heavy|fast)\b"
     r"|\bhow much (?:more |extra )?(?:time|longer|further|farther)\b"
     r"|\bhow much of (?:the|a|an|my|your|his|her|our|their) (?:day|week|month|year|weekend"
@@ -116,7 +118,7 @@ _EN_COUNT_Q = re.compile(
 much of the day?" "one week"); not "how much…" of a price, nor a number asked by name."""
 # いつ, but not いつも/いつでも/いつの間に, nor いつか "someday" (いつかしら/いつかな ask, as
 # いつから "since when" does), nor the いつ of あいつ/こいつ/そいつ/どいつ ("that guy")
-_JA_TIME_Q = re.compile(
+_JA_TIME_Q = lazy_compile(
     r"(?<![あこそど])いつ(?!も|の間|でも|か[^しなら])|何日|何月|何時|何曜|何年|日付|日程"
 )
 _JA_COUNTERS = (
@@ -124,7 +126,7 @@ _JA_COUNTERS = (
     "|ヶ月|か月|カ月|キロ|グラム|メートル|センチ|ミリ|リットル|ページ|パーセント|%"
     "|着|軒|社|足|頭|羽|駅|周|錠|粒|便|号|割|ドル|ユーロ|kg|km|cm|mm|ml"
 )
-_JA_QUANTITY_Q = re.compile(
+_JA_QUANTITY_Q = lazy_compile(
     rf"いくら|どれ(?:くらい|ぐらい)|どの(?:くらい|ぐらい)|何(?:{_JA_COUNTERS}|[万千百億])"
     r"|番号(?:って|は|を)?(?:何|なに|なん(?![てか])|どれ|いくつ|\?"
     # 番号覚えてる？, 番号教えてくれる？: a question mark within a clause's reach (not scanned
@@ -136,7 +138,7 @@ _JA_QUANTITY_Q = re.compile(
 a number (何回, 何便, 何号室, 何割, 何ドル, 何万円), a number asked by name or asked for
 (部屋番号なんだっけ, フライト番号は？, 番号覚えてる？, 番号教えて, 電話番号教えてほしいな; not
 電話番号変えた, nor a number told: 番号教えるね, 番号覚えた, 番号を教えてもらった, 番号なんて忘れた)."""
-_JA_COUNT_Q = re.compile(
+_JA_COUNT_Q = lazy_compile(
     r"(?:どれ|どの)(?:くらい|ぐらい)|何(?!円|ドル|ユーロ|日(?:に|から|まで|は|頃|ごろ))"
     r"(?:" + _JA_COUNTERS + ")"
 )
@@ -172,7 +174,7 @@ _LINE_NUMBER = r"(?!(?<=\bline \d{4})(?:[,:]|\s+in\b|\s+of\s+\S+\.[a-z]))"
 """What a number of four digits after "line" is a line's number before, not a year: a comma
 or a colon, "in", "of" a file ('File "app.py", line 2012, in main', "line 2012 of main.py";
 not "line 2012 of the report")."""
-_EN_TIME_A = re.compile(
+_EN_TIME_A = lazy_compile(
     rf"{_WORD_START}(?:{_MONTHS}){_WORD_END}|\bmay\s+\d|\b\d{{1,2}}(?:st|nd|rd|th)\b"
     r"|(?<!/)\b\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b(?!/\w)"  # not of a path: /users/12/3
     rf"|{_NOT_YEAR}\b(?:19|20)\d{{2}}\b{_LINE_NUMBER}"
@@ -183,7 +185,7 @@ _EN_TIME_A = re.compile(
     re.ASCII | re.IGNORECASE,
 )
 _HH_MM = r"(?:[01]?\d|2\d):[0-5]\d"
-_CLOCK = re.compile(
+_CLOCK = lazy_compile(
     rf"(?<![\w.:/#=]){_HH_MM}(?![\w:/=(]|\.(?-i:[a-z0-9_]))", re.ASCII | re.IGNORECASE
 )
 """Hours and minutes with a colon (18:30, 10:40, a late night's 25:00) in prose: not with
@@ -191,7 +193,7 @@ seconds (a race's "1:23:45"), nor in code, an address or a path ("localhost:8080
 "t=10:30", "x.12:30"); a sentence may follow without its space ("at 9:00.It was late").
 Scores, verses, paces and a video's seconds are written so too: :func:`_clock_time` reads
 one as a time unless its words say it is one of those."""
-_CLOCK_BEFORE = re.compile(
+_CLOCK_BEFORE = lazy_compile(
     r"(?:\b(?:at|by|from|until|till|til|around|before|after|since|between|morning|afternoon"
     r"|evening|night|tonight|today|tomorrow|noon)|@|朝|昼|夜|夕方|晩|午前|午後|今日|明日|あした"
     r")\s{0,2}$",
@@ -205,7 +207,7 @@ _NOT_CLOCK_WORDS = (
     "|half-?time|ratio|verses?|chapters?|sections?|articles?|psalms?|paces?|ran|runs?|running"
     "|km|kms|miles?|5k|10k|marathon|min|mins|videos?|clips?|songs?|timestamps?"
 )
-_NOT_CLOCK_BEFORE = re.compile(
+_NOT_CLOCK_BEFORE = lazy_compile(
     rf"(?:\b(?:{_NOT_CLOCK_WORDS})\b(?!['’])[.:]?"
     r"(?:\s+(?!(?:and|then|but|so|or)\b)[^\s.,;!?。、]+){0,2}"  # (not past a clause's start)
     r"|キロ|ペース|スコア|動画|ビデオ)(?:は|が|も|で|の|って)?\s*$",
@@ -215,7 +217,7 @@ _NOT_CLOCK_BEFORE = re.compile(
 or a place in a video: "the final score was 21:15", "we beat them 10:20", "we lost 10:20",
 "Section 12:30", "pace is 5:30", "ran a 25:30 5k", キロ5:30, ペースは5:30 (not "won't",
 nor one before "and" or "then": "I ran 5k then dinner 19:00" is a time)."""
-_NOT_CLOCK_AFTER = re.compile(
+_NOT_CLOCK_AFTER = lazy_compile(
     r"\s*(?:pace|min|mins|km|kms|miles?|5k|10k|marathon|splits?|laps?|win|loss|victory"
     r"|per (?:km|k|kilometer|kilometre|mile|lap))\b"
     r"|\s+(?:in|into|of|on)\s+(?:the|this|that|my|your|his|her|our|their|a)\s+"
@@ -237,7 +239,7 @@ _OPENERS = (
     "|now|probably|like|about|approx|ok|okay|yes|yeah|no|sure|also|even|only|just|still"
     "|thanks|its|how|what"
 )
-_NAME_BEFORE = re.compile(
+_NAME_BEFORE = lazy_compile(
     rf"(?<![\w'’.-])(?!(?i:(?:{_TIME_NAMES}|{_OPENERS})\b))[A-Z][a-z]+\.?\s$", re.ASCII
 )
 """A capitalised word just before a colon time, not the name of a month, a day or a part of
@@ -253,17 +255,17 @@ _UNITS = (
     "|kilometers?|kilometres?|km|miles?|meters?|metres?|feet|foot|inch|inches|liters?|litres?"
     "|gallons?|ounces?|oz|lbs?|percent"
 )
-_EN_QUANTITY_A = re.compile(
+_EN_QUANTITY_A = lazy_compile(
     rf"\b(?:{_NUMBER_WORDS})\b|\bone[\s-]+(?:{_UNITS})\b", re.ASCII | re.IGNORECASE
 )  # digits: _DIGIT
 """A number word, or one before a unit of money or measure ("one dollar an hour", "one euro",
 "one kilo"), a price or an amount as 一円 and 一キロ are; a lone "one" before a unit of time
 ("one week", as often "one day I'll…") answers a length, asked as ``how_many``."""
-_EN_ONE = re.compile(r"\bone\b", re.ASCII | re.IGNORECASE)
+_EN_ONE = lazy_compile(r"\bone\b", re.ASCII | re.IGNORECASE)
 """A lone "one", as often a word of no number ("one of the hardest days", "the red one", "no
 one") as a count: the answer only to a question of a count or a length (``how_many``)."""
 _JA_NUMERAL = r"[0-9一二三四五六七八九十百千万両数]"
-_JA_TIME_A = re.compile(  # (from a run's first numeral: linear in a run of 50,000 digits)
+_JA_TIME_A = lazy_compile(  # (from a run's first numeral: linear in a run of 50,000 digits)
     rf"(?<!{_JA_NUMERAL})(?!(?<!月)一日|一時[的期]){_JA_NUMERAL}+\s*(?:月|日|時|年|曜)|曜日|昨日|明日|明後日|一昨日|来週|先週"
     r"|今週|来月|先月|今月|来年|去年|昨年|週末"
 )
@@ -272,13 +274,13 @@ _JA_COUNTED = rf"(?:{_JA_COUNTERS}|月|日|時|ヶ所|つ|名)"
 # is not a number, nor 十分な/十分に "enough" (十分で "in ten minutes" is), nor a lone 一
 # but a price's or a measure's (一円, 一キロ, as "one dollar", "one kilo"; the others:
 # _JA_ONE); read from a run's first numeral, as _JA_TIME_A
-_JA_QUANTITY_A = re.compile(
+_JA_QUANTITY_A = lazy_compile(
     r"(?<![一二三四五六七八九十百千万両数])(?!一(?![一二三四五六七八九十百千万両数]|円|ドル|ユーロ"
     r"|キロ|グラム|メートル|センチ|ミリ|リットル|パーセント|%|kg|km|cm|mm|ml)|十分[なにだ])"
     rf"[一二三四五六七八九十百千万両数]+{_JA_COUNTED}|[一二三四五六七八九][十百千万]",
     re.IGNORECASE,
 )
-_JA_ONE = re.compile(
+_JA_ONE = lazy_compile(
     r"(?<![一二三四五六七八九十百千万両数])一(?!番|時[的期])" + _JA_COUNTED, re.IGNORECASE
 )
 """A lone 一 before a counter, as often "a", "all", "alone" or "once" as a count (一日つぶれた
@@ -290,7 +292,7 @@ _ASKED = {
     AnswerType.quantity: (_EN_QUANTITY_Q, _JA_QUANTITY_Q),
     AnswerType.how_many: (_EN_COUNT_Q, _JA_COUNT_Q),
 }
-_DIGIT = re.compile(r"\d")
+_DIGIT = lazy_compile(r"\d")
 
 
 def _clock_time(text: str) -> bool:

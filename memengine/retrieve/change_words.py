@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from ..lazy_re import lazy_compile
 from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, sentences
 from ..values import closed_values, same_kind_change
 from .owners import JA_TOPIC, PERSON_WORDS, habit_owner, ja_owner
@@ -153,7 +154,7 @@ _JA_FROM = (
 )
 """The time a new value holds from, between a cost and its value (会費を来月から6000円に
 上げた, 家賃が4月から8万円になった, 家賃が先月から8万円になった)."""
-JA_VALUE_VERB = re.compile(
+JA_VALUE_VERB = lazy_compile(
     f"(?:値[上下](?:げ|が)|{_JA_UP_DOWN}|(?:高|安|たか|やす)くな(?=っ|りまし)"
     "|(?:に|まで|へ)な(?=っ|りまし)|(?:引き)?[上下]げ(?=[たまらてちや]))[\u3041-\u3096]{0,16}$"
 )
@@ -213,7 +214,7 @@ _ENDS = r"(?=\s*(?:$|[.!;:,)\u2013\u2014\u2026]|[^\x00-\x7f]|(?:lol|haha)\b))"
 ("…, not Monday." "…, not Monday 😅"; not "…, not Monday I think")."""
 _DASH = r"(?:\s*[\u2013\u2014\u2026]|\s+--?|\.{2,})"
 """A dash or an ellipsis between two sides ("Not Monday — Tuesday", "Tuesday... not Monday")."""
-CORRECTION = re.compile(
+CORRECTION = lazy_compile(
     r"(?<!\w )(?P<opener>no,? wait|wait,? no(?! (?:one|more|way|problem|idea)\b)|scratch that"
     r"|correction(?=\s*:)|i mis-?spoke|my bad|make that"
     r"|i meant(?! (?:to|it|well|what|that|for|no|nothing|every|business)\b)"
@@ -234,7 +235,7 @@ or an opener that takes back what was said at a clause's start ("no wait", "wait
 "scratch that", "correction:", "I misspoke", "sorry, I meant", "my bad", "make that",
 "actually it's …", "I said Monday but I meant …"; not "there's no wait", "can't wait", "I
 meant to call you", "I actually liked it")."""
-_NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?\b(?!')")
+_NAME = lazy_compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?\b(?!')")
 """A word with a capital, a name's ("Sato", "Kyoto")."""
 _NOT_NAMES = frozenset({"i", "i'm", "i'll", "i've", "i'd", "ok", "okay", "oh", "omg", "lol"})
 """Capitalised words that name no one ("I", "Oh")."""
@@ -243,11 +244,11 @@ _KIN = frozenset(
     " girlfriend boyfriend aunt uncle cousin grandma grandpa friend".split()
 )
 """The people a "my X, not my Y" sets against each other ("My sister, not my brother")."""
-_CLAUSES = re.compile(r"[,;:.!?](?!\d)|[\u2013\u2014]")
+_CLAUSES = lazy_compile(r"[,;:.!?](?!\d)|[\u2013\u2014]")
 """Where the clause after a retracting opener ends: what it takes back is in that clause
 ("Scratch that, the meeting is at 3"; not "Actually, it's fine, yoga on Monday is
 relaxing")."""
-_A_LIST = re.compile(r"\s*,\s*(?:and|or)\b", re.I)
+_A_LIST = lazy_compile(r"\s*,\s*(?:and|or)\b", re.I)
 """A list going on after a correction's second side ("Tuesday, not Monday, and Friday")."""
 
 
@@ -308,7 +309,7 @@ def corrections(sentence: str) -> list[re.Match[str]]:
     return out
 
 
-CHANGE = re.compile(
+CHANGE = lazy_compile(
     r"\b(?:nowadays|these days|anymore|no longer|instead(?! of)"
     r"|any more(?=\s*(?:$|[^\w\s']|(?:and|but|so|now|because|since|though)\b))"
     r"|switch(?:ed|ing)?(?! up)"
@@ -453,7 +454,7 @@ _MAYBES = (
 """A maybe, a wish, a plan, a supposition or what did not happen, before an English change
 word ("even if they raised my rent to $2,000", "suppose they raised it")."""
 
-_NOT_BEFORE = re.compile(
+_NOT_BEFORE = lazy_compile(
     r"\b(?:not|never|won't|don't|didn't|doesn't|haven't|hasn't|can't|cannot"
     rf"|wouldn't|shouldn't|{_MAYBES})"
     r"\W+(?:\w+\W+){0,2}$",
@@ -465,11 +466,11 @@ what did not happen ("I might switch", "I may switch", not "in may we moved"; "p
 switching", "hope to switch", "thinking of moving", "I would have switched but…", "how
 about I switch"). "anymore" is read the other way (:data:`_NEGATION`)."""
 
-_MAYBE_BEFORE = re.compile(rf"\b(?:{_MAYBES})\W+(?:\w+\W+){{0,2}}$", re.ASCII | re.IGNORECASE)
+_MAYBE_BEFORE = lazy_compile(rf"\b(?:{_MAYBES})\W+(?:\w+\W+){{0,2}}$", re.ASCII | re.IGNORECASE)
 """A maybe, a wish or a plan within three words before a negation ("I might not go anymore",
 "if I don't go to the gym anymore")."""
 
-_NOT_SO = re.compile(
+_NOT_SO = lazy_compile(
     r"\b(?:not|never|won't|don't|didn't|doesn't|can't|cannot|wouldn't|shouldn't|let's|let us"
     rf"|let me(?!\s+(?:(?:correct|rephrase|clarify)\b|fix(?:\s+(?:that|this|it)\b|\W*$)))"
     rf"|{_MAYBES})\b"
@@ -487,7 +488,7 @@ is none either (:func:`_a_request`). What a thing will be or usually is is so ("
 will be on Saturday, not Friday", "Yoga is usually on Tuesdays, not Mondays"), and "let me"
 correct, rephrase, clarify or "fix that" takes back what was said ("Let me correct myself:
 Tuesday, not Monday"; "Let me fix dinner on Friday, not Saturday" is a plan)."""
-_REMINDER = re.compile(
+_REMINDER = lazy_compile(
     r"^\W*(?:(?:also|and|oh|so|just|please)\W+)*(?:(?:don['’]t|do not)\s+forget|remember|note"
     r"|keep in mind|make sure)\s+(?:that\s+)?",
     re.IGNORECASE,
@@ -495,7 +496,7 @@ _REMINDER = re.compile(
 """A reminder before what it reminds of: a statement, told as so ("Don't forget it's
 Tuesday, not Monday", "Please note it's …", "Also don't forget that …"), or a request after
 its "to" ("Don't forget to call mom on Sunday, not Saturday", "Make sure to call …")."""
-_STATED_AHEAD = re.compile(r"\b(?:is|are|'s|’s)\s+(?:going to|gonna)\s+be\b", re.IGNORECASE)
+_STATED_AHEAD = lazy_compile(r"\b(?:is|are|'s|’s)\s+(?:going to|gonna)\s+be\b", re.IGNORECASE)
 """What a thing is going to be, which is so like what it will be ("The party is going to be
 on Saturday, not Friday"), not the plan "going to" says of the speaker ("I'm going to …")."""
 _REQUEST_VERBS = frozenset(
@@ -519,10 +520,10 @@ a preposition ("Call me", "Book the table", "Text dad", "Come over", "Go on Frid
 "club" of "Book club meets")."""
 _FINITE = frozenset("said says is was has had does did will would can could".split())
 """A verb a name is the subject of ("Mark said the party is …": Mark is no one called)."""
-_BE = re.compile(r"^(?:is|are|was|were|be|am|isn't|aren't|wasn't|weren't)$|['’](?:s|re)$")
+_BE = lazy_compile(r"^(?:is|are|was|were|be|am|isn't|aren't|wasn't|weren't)$|['’](?:s|re)$")
 """A be-verb as one word of a clause (is, were, "be" of "will be", the "'s" or "'re" on any
 word: "it's", "club's", "day's", "we're")."""
-_CLAUSE_WORD = re.compile(r"[\w'’-]+")
+_CLAUSE_WORD = lazy_compile(r"[\w'’-]+")
 """A word of a clause, its hyphen and apostrophe kept ("check-in", "Mark's")."""
 
 
@@ -607,7 +608,7 @@ def _not_so(sentence: str, m: re.Match[str]) -> bool:
     return _NOT_SO.search(lead) is not None or _a_request(lead)
 
 
-_NEGATION = re.compile(
+_NEGATION = lazy_compile(
     r"\b(?:not|no|never|nothing|nobody|nowhere|neither|nor|hardly|barely|rarely|seldom|cannot"
     r"|(?!(?:should|might|must)n't)\w+n't)\W+(?:\w+\W+){0,6}$",
     re.ASCII | re.IGNORECASE,
@@ -617,7 +618,7 @@ anymore", "I don't go to the gym anymore", "I never drink coffee anymore", "Not 
 "We aren't together anymore"); alone it says nothing ("Any more paintings coming up?"), and
 advice is no change ("you shouldn't drink anymore")."""
 
-_NOT_NOW = re.compile(
+_NOT_NOW = lazy_compile(
     r"\b(?:right|just|for|by|until|till|to|of|from|even|not|than|only|before|ago"
     r"|years?|months?|weeks?|days?|hours?|minutes?|while|ages|long|time"
     r"|go|going|leave|leaving|heading|off)\W*$"
@@ -632,7 +633,7 @@ _NOT_NOW = re.compile(
 with them now"), or one that opens its sentence ("Now, the roof.", "And now, big news");
 a negation before it is none ("I don't eat meat now" is a change), and "now that …" or
 "Now I'm hungry" do not end a clause."""
-_A_RATE_BEFORE = re.compile(
+_A_RATE_BEFORE = lazy_compile(
     r"(?:(?<![\d,.])\d[\d,.]*(?:\s*[a-z%]+)?|once|twice|thrice|times"
     r"|(?:one|two|three|four|five|six|seven|eight|nine|ten)\s+[a-z]+)\s+(?:a|an|per|every|each)\s+(?:other\s+)?"
     r"(?:hour|day|night|week|weekend|month|year)\W*$"
@@ -645,7 +646,7 @@ now", "I run every day now"; not "for two years now", "it's been a week now". A 
 starts only after no digit, comma or point and its unit is one run of letters, so a search
 takes a time linear in the text on any input (a run of digits or of spaces)."""
 
-_CLAUSE_SEPARATOR = re.compile(r"[,;:](?!\d)|[\u2013\u2014]|\b(?:and|so|because|since)\b", re.I)
+_CLAUSE_SEPARATOR = lazy_compile(r"[,;:](?!\d)|[\u2013\u2014]|\b(?:and|so|because|since)\b", re.I)
 """What a clause a "now" ends begins after: a comma or a joining word."""
 
 
@@ -666,7 +667,7 @@ _LASTING_ING = (
 )
 """What one does over a while, told as going on ("I'm working from home now", "I'm living in
 Osaka now", "I'm using Linux now"), no action of this minute."""
-_MOMENT = re.compile(
+_MOMENT = lazy_compile(
     # a place one is at: "I'm at the gym", "I'm on the train", "I'm at work", "I'm home"
     rf"\b(?:am|is|are|was|'m|'s|'re)\s+{_ADVERBS}(?:(?:at|on|in|inside|outside)\s+"
     r"(?:the|my|our|his|her|their|your|this|that)\b|(?:at|in)\s+(?:work|home|school|church"
@@ -703,7 +704,7 @@ delivery now", "The game is on now", "the traffic is terrible now", "My inbox is
 a phone dead or an app down, "The app is down again now"), or an action of
 this minute ("Sending you the recipe now", "I'm reading Dune now"); not "I'm at Google now",
 "I'm working from home now", "He's in first grade now", "I'm vegan now"."""
-_HABIT_SAID = re.compile(r"\b(?:less|more|only|mostly|every|always|usually|instead)\b", re.I)
+_HABIT_SAID = lazy_compile(r"\b(?:less|more|only|mostly|every|always|usually|instead)\b", re.I)
 """A word that makes an action told as going on a habit ("I'm eating less meat now")."""
 
 
@@ -716,7 +717,7 @@ def _a_moment(before: str) -> bool:
     return _MOMENT.search(clause) is not None and _HABIT_SAID.search(clause) is None
 
 
-_JA_MOMENT = re.compile(
+_JA_MOMENT = lazy_compile(
     "に(?:いる|いて|居る|居て|いま|来て|着い)|雨|雪|晴れ|曇|台風|忙し|眠|疲れ|手が離せ|暇"
     "|電話(?:でき|出られ|出れ|無理)|話せな|お腹|腹減|バッテリー|電池|充電"
     "|(?:移動|運転|会議|仕事|授業|作業|食事|外出|休憩|通勤|電車|出張)中"
@@ -735,10 +736,10 @@ def _ja_a_moment(after: str) -> bool:
     return _JA_MOMENT.search(clause) is not None
 
 
-_ANYMORE = re.compile(r"any ?more", re.I)
+_ANYMORE = lazy_compile(r"any ?more", re.I)
 """The change word that needs a negation before it (:data:`_NEGATION`)."""
 
-_AN_AMOUNT = re.compile(
+_AN_AMOUNT = lazy_compile(
     r"\b(?:want|wanna|need|have|has|had|take|get|eat|drink|buy|give|add|use|make|spend|afford"
     r"|do)\W+$|\bthere\W+(?:\w+n't|\w+\W+not)\W+$",
     re.I,
@@ -748,7 +749,7 @@ object of, or a "there isn't" ("Mochi doesn't want any more.", "I can't eat any 
 don't need any more", "There isn't any more"; not "I don't smoke any more", "I'm not vegan
 any more")."""
 
-_REFUSAL = re.compile(
+_REFUSAL = lazy_compile(
     r"^(?:won't|wouldn't)\b"
     r"|\b(?:want to|wanna|gonna|plan(?:ning)? to"
     r"|going to (?!(?:the|a|an|my|our|his|her|their|this|that|school|work|church|class|college"
@@ -763,17 +764,17 @@ to drink coffee anymore", "I don't think I want to be vegan anymore", "I can't w
 "I can't take it anymore", "I can't do this anymore" (not "I'm not going to the gym anymore",
 "I can't eat gluten anymore", "I can't afford it anymore": a change)."""
 
-_WILL_BEFORE = re.compile(r"(?:\b(?:will|would)|'ll|'d)\W+(?:\w+\W+){0,2}$", re.I)
+_WILL_BEFORE = lazy_compile(r"(?:\b(?:will|would)|'ll|'d)\W+(?:\w+\W+){0,2}$", re.I)
 """"will" and "would" before a change word's plain form ("I'll switch next month", "I'd
 switch if I could"); before a past form it is done ("I'd already switched by then")."""
 
-_DONE = re.compile(r"(?:\w+ed|sold|gave|broke|brought)\b", re.I)
+_DONE = lazy_compile(r"(?:\w+ed|sold|gave|broke|brought)\b", re.I)
 """A change word in a past form ("moved … to", "switched", "sold"): done, not planned."""
 
-_A_SWITCH = re.compile(r"\b(?:my|the|a|your|his|her|our|their|nintendo)\W+$", re.I)
+_A_SWITCH = lazy_compile(r"\b(?:my|the|a|your|his|her|our|their|nintendo)\W+$", re.I)
 """What makes "switch" a thing, not a change ("on my Switch")."""
 
-_A_TOOL = re.compile(
+_A_TOOL = lazy_compile(
     r"(?:^|\W)what\W*$"
     r"|(?<!\bwas )(?<!\bwere )(?<!\bas )"
     r"\b(?:the|a|an|this|that|these|those|my|your|his|her|our|their|its|some) "
@@ -787,7 +788,7 @@ used to pay rent", "What I used to clean the stain was baking soda"); a determin
 "was" or "as" names a time of life ("When I was a kid I used to hate tomatoes", "As a kid I
 used to…", "When I was a kid, I used to": habits)."""
 
-_NOT_AFTER = re.compile(
+_NOT_AFTER = lazy_compile(
     r"^\w{0,3}?(?:ない|なかっ|ません|ず(?!っと)|よう|たい|つもり|かも|かな|なら|れば|(?<![たいだ])そう"
     r"|もらえ(?!た|まし)|って(?:本当|ほんと)|っけ"
     r"|[たる](?:方|ほう)(?:が|は|[、，,])?[^。！？!?\n]{0,6}?(?:いい|良い|よい|よかっ|良かっ|マシ|まし|べき"
@@ -806,24 +807,24 @@ none of it (値上げなし, 値上げもなし, 変更もなし). A complaint, 
 a wait after a change is told of it (辞めたけどやだった, 別れたから心配, 延期で待たされた); a
 value's wish is read on its verb (:data:`_JA_NOT_WISHED`: 給料上がってほしい)."""
 
-_KEPT_ON = re.compile(
+_KEPT_ON = lazy_compile(
     "(?:続ける|続け|残る|待つ|このままに|(?:辞め|やめ|止め|変え|替え|売ら|引っ越さ|別れ|移ら)ない)$"
 )
 """What makes a ことにした a decision to keep things as they are (続けることにした,
 辞めないことにした; 飲まないことにした is a change)."""
 
-_ONE_DAY = re.compile(
+_ONE_DAY = lazy_compile(
     "(?:今日|今夜|今晩|今朝|今週末|週末|明日|あした|あす|明後日|あさって|来週|[月火水木金土日]曜日?)は"
 )
 """A day or a time a ことにした is limited to, a one-off, not a change (今日はジム休むことにした,
 今週末はジム行かないことにした, 土曜は家にいることにした); not 今回は, which may open a lasting
 decision (今回は本気で禁酒することにした)."""
 
-_IF = re.compile(r"^\w{0,3}?たら(?!しい)")
+_IF = lazy_compile(r"^\w{0,3}?たら(?!しい)")
 """A condition just after a Japanese change word (中止になったら家で映画見よう), unless what
 follows ends in the past (:data:`_PAST_END`: ジム変えたら通うのが楽になった, it happened)."""
 
-_PAST_END = re.compile(r"(?<![や嫌])[ただ][よねわなのさー〜~wｗ笑]*[!！。.…\s]*$")
+_PAST_END = lazy_compile(r"(?<![や嫌])[ただ][よねわなのさー〜~wｗ笑]*[!！。.…\s]*$")
 """A sentence that ends in the past (…楽になった, …すっきりしたよ！); not in やだ, a dread
 (家賃上がってたらやだな, 中止になったらやだ)."""
 
@@ -833,9 +834,9 @@ _NUMBER_WORD = (
     r"|fifty|sixty|seventy|eighty|ninety)\b"
 )
 """A number in a word ("seven", "forty"): a value after an "is now" and in :data:`_NUMBER`."""
-_IS_NOW = re.compile(r"(?:is|are|'s|'re) now", re.ASCII | re.IGNORECASE)
+_IS_NOW = lazy_compile(r"(?:is|are|'s|'re) now", re.ASCII | re.IGNORECASE)
 """A "now" after a be-verb, before the value it gives (:func:`_a_new_value`)."""
-_OWN_SUBJECT = re.compile(
+_OWN_SUBJECT = lazy_compile(
     r"\W*(?:(?:and|but|so|oh|ok|okay|well|also|anyway|btw|update|yeah|yep|lol|lmao|haha\w*"
     r"|hehe\w*|omg|ps|fyi|just fyi|apparently|guess what|heads up|news)\W+)*"
     r"(?:my|our|his|her|their|the|[a-z]+'s)\s+(?:[\w'-]+\s+){0,2}?[\w-]+\s*",
@@ -846,11 +847,11 @@ words ("my vet", "our kids' school", "the rent", "Mochi's vet"), after a chat op
 ("So yeah my vet…", "lol my vet…", "FYI my vet…", "Apparently my vet…", "Heads up, my
 vet…"; a hedge is none: "I think my vet…", "Maybe my vet…"); not a pronoun, a name or a clause ("It is now 5 pm", "That is now my favourite", "Ken is now
 at Apple", "I think it is now")."""
-_GIVEN_AHEAD = re.compile(r"\s*(?:going to|gonna|about to|supposed to)\b", re.I)
+_GIVEN_AHEAD = lazy_compile(r"\s*(?:going to|gonna|about to|supposed to)\b", re.I)
 """A value an "is now" only says is ahead ("The meeting is now going to be on Friday")."""
-_VALUE_ENDS = re.compile(r"[,;:.!?\u2013\u2014]|\b(?:and|but|so|because|since|though)\b", re.I)
+_VALUE_ENDS = lazy_compile(r"[,;:.!?\u2013\u2014]|\b(?:and|but|so|because|since|though)\b", re.I)
 """Where the value after an "is now" ends: the clause's end."""
-_A_VALUE = re.compile(
+_A_VALUE = lazy_compile(
     r"\s*(?:(?:dr|mr|mrs|ms|mx|prof)\b|(?-i:[A-Z])(?!\b)|[$\u00a3\u20ac\u00a5]?\d"
     r"|[\w.+-]*[\d@]|(?:a|an|the)\s+\w|(?:at|with)\s+(?:(?-i:[A-Z])|\d)"
     r"|on\s+(?:the\s+)?(?:\d|(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)"
@@ -873,9 +874,9 @@ again" nor "in Tokyo for the week", the thing as it is this hour (a lone "I" is 
 
 _NUMBER = rf"(?:\d(?:[\d,.]*\d)?|{_NUMBER_WORD})"
 """A number as typed or in a word ("39", "38.5", "1,200", "seven")."""
-_AT_A_NUMBER = re.compile(r"\s*at\s+(?=\d)", re.ASCII | re.IGNORECASE)
+_AT_A_NUMBER = lazy_compile(r"\s*at\s+(?=\d)", re.ASCII | re.IGNORECASE)
 """An "at" before a number after an "is now": a time ("at 3pm") or a level ("at 5%")."""
-_A_CLOCK = re.compile(
+_A_CLOCK = lazy_compile(
     r"\d{1,2}(?:[:.]\d\d)?(?:\s*(?:[ap]\.?m\b|o'?clock\b)"
     r"|(?=\s*(?:$|[,;!?\u2013\u2014]|\.(?!\d)|(?:tonight|today|tomorrow|on|every|sharp|instead"
     r"|now|and|but|so|though|lol|haha)\b)))",
@@ -883,9 +884,9 @@ _A_CLOCK = re.compile(
 )
 """A time of day after an "at" ("at 3pm", "at 7:30", "at 7", "at 7 on Fridays"); not "at 5%",
 "at 80k miles", "at 38.5", which are levels."""
-_A_BARE_NUMBER = re.compile(rf"\s*{_NUMBER}", re.ASCII | re.IGNORECASE)
+_A_BARE_NUMBER = lazy_compile(rf"\s*{_NUMBER}", re.ASCII | re.IGNORECASE)
 """A number with no currency sign just after an "is now" ("39", "1200 in the game")."""
-_NUMBER_AS_VALUE = re.compile(
+_NUMBER_AS_VALUE = lazy_compile(
     r"\s*k?\s*(?:dollars?|bucks|yen|euros?|pounds?|quid|usd|jpy|eur|gbp|cents?|grand"
     r"|(?:a|an|per)\s+(?:month|year|week|night|hour|day|head|person|lesson|class)\b"
     r"|/\s*(?:mo|month|yr|year|wk|week|hr|hour|night)\b)"
@@ -897,7 +898,7 @@ _NUMBER_AS_VALUE = re.compile(
 dollars", "95000 yen", "80 a month"), a time or a date ("3pm", "7:30", "the 19th", "5/20"),
 or a code the number opens ("090-1234-5678", "4B"; not "80k", "70kg", "5yo": an amount, nor
 "120/80", a reading: a date's month has at most two digits)."""
-_AN_AGE = re.compile(
+_AN_AGE = lazy_compile(
     r"\s*(?:(?:years?|yrs?|months?|weeks?)(?:\s+old)?|y/?o)?"
     r"\s*(?:$|[^\w\s]|(?:and|but|so|now|today|already|too|lol|haha)\b)",
     re.ASCII | re.IGNORECASE,
@@ -913,7 +914,7 @@ _PRICED = frozenset(
     subscription membership copay deductible mortgage payment budget""".split()
 )
 """Whose bare number after an "is now" is a price ("The rent is now 1,200")."""
-_PLANNED = re.compile(_PLANS, re.IGNORECASE)
+_PLANNED = lazy_compile(_PLANS, re.IGNORECASE)
 """Whose bare number after an "is now" is a time ("The meeting is now 3")."""
 
 
@@ -938,7 +939,7 @@ def _a_reading(subject: str, after: str) -> bool:
     return head not in _AGED or _AN_AGE.match(after, number.end()) is None
 
 
-_A_VISIT = re.compile(
+_A_VISIT = lazy_compile(
     r"\s*at\s+(?-i:[A-Z])[\w'&.-]*(?:\s+[\w'&.-]+){0,2}?\s+"
     r"(?:for\s+(?!(?:the|a)\s+(?:past|last|while)\b)(?:the|a|an|this|that|my|his|her|our|their"
     r"|some|a few|a couple|two|three|\d+)\b|(?:until|till|til|today|tonight|rn|overnight)\b"
@@ -981,12 +982,12 @@ def _a_new_value(before: str, is_now: str, after: str) -> bool:
     return not _a_moment(said)
 
 
-_TITLE_DOT = re.compile(r"(?<!\d\s)\b(Dr|Mr|Mrs|Ms|Mx|Prof)\.\s*(?=[A-Za-z])", re.I)
+_TITLE_DOT = lazy_compile(r"(?<!\d\s)\b(Dr|Mr|Mrs|Ms|Mx|Prof)\.\s*(?=[A-Za-z])", re.I)
 """The dot of a title before a name, which ends no sentence ("My vet is now Dr. Sato, I
 switched clinics" is one), read as a space: a name typed in lower case or with no space
 after the dot too ("my vet is now dr. sato", "Dr.Sato"), so the name is kept whole."""
 
-_ELLIPSIS_NOT = re.compile(r"\.{2,}\s*(?=not\b)")
+_ELLIPSIS_NOT = lazy_compile(r"\.{2,}\s*(?=not\b)")
 """Dots before a lowercase "not", which go on with the sentence rather than end it: they are
 read as one "…" (a dash of :data:`CORRECTION`), so "Yoga is Tuesday... not Monday" stays one
 sentence; a capital after them opens another ("I was tired... Not Monday though, …")."""
@@ -1018,7 +1019,7 @@ def change_sentences(text: str) -> list[str]:
         found = [*CHANGE.finditer(sentence), *corrections(sentence)]
         for m in sorted(found, key=lambda m: m.start()):
             before, after = sentence[: m.start()], sentence[m.end() :]
-            if m.re is CORRECTION:
+            if m.re is CORRECTION.compiled():
                 if _asks(before) or _not_so(sentence, m):
                     continue
             elif _ANYMORE.fullmatch(m.group()):
@@ -1059,12 +1060,12 @@ def change_sentences(text: str) -> list[str]:
     return out
 
 
-_ONCE_BEFORE = re.compile("^(?:前|以前)は.*(?:だった|かった)$")
+_ONCE_BEFORE = lazy_compile("^(?:前|以前)は.*(?:だった|かった)$")
 """A 前は with a past that is no habit form (前は楽しかった, 前は雨だった; not 前は通ってた)."""
-_TOLD_AS_SHARED = re.compile("^よ?ね(?![^。！？!?\n]*(?:でも|けど|けれど|のに|今|もう))")
+_TOLD_AS_SHARED = lazy_compile("^よ?ね(?![^。！？!?\n]*(?:でも|けど|けれど|のに|今|もう))")
 """The ね of a past told to the one who shared it (楽しかったね！), with no now set against it
 (楽しかったね、でも今は…)."""
-_AGAIN = re.compile("また|今度")
+_AGAIN = lazy_compile("また|今度")
 """An "again" or a "next time": the past was an occasion, to be had again."""
 
 
@@ -1081,7 +1082,7 @@ def _an_occasion(change: str, after: str, around: str) -> bool:
     )
 
 
-_OWNED_BY = re.compile(r"\b(?:my|our|his|her|their|the)\s+$", re.I)
+_OWNED_BY = lazy_compile(r"\b(?:my|our|his|her|their|the)\s+$", re.I)
 """The possessive or "the" before a person word that says "used to" ("the knife my wife used
 to cut the fish" names a thing as "the knife I used to cut the fish" does)."""
 
@@ -1095,26 +1096,26 @@ def _habit(before: str, used_to: str, after: str) -> str | None:
     return None if _A_TOOL.search(_OWNED_BY.sub("", before)) is not None else who
 
 
-_POINTS_BACK = re.compile(r"\b\w+\W+(?P<it>it|them|that|there)\W+$", re.I)
+_POINTS_BACK = lazy_compile(r"\b\w+\W+(?P<it>it|them|that|there)\W+$", re.I)
 """A pronoun just before a change word said after its verb's object, and after that verb,
 standing for what changed ("I can't afford it anymore", "I don't go there anymore", "I
 don't do that any more", "I can't stand it now": :data:`_AFTER_OBJECT`)."""
-_AFTER_OBJECT = re.compile(r"any ?more|now|instead|nowadays|these days", re.I)
+_AFTER_OBJECT = lazy_compile(r"any ?more|now|instead|nowadays|these days", re.I)
 """The change words said after a verb's object ("afford it anymore"); before any other, a
 pronoun is the change verb's subject, and one that stands for nothing as often ("It stopped
 raining", "It changed my mind"), so only the object after it counts ("sold it")."""
-_POINTS_BACK_AFTER = re.compile(r"\w+\W+(?P<it>it|them)\b(?!')", re.I)
+_POINTS_BACK_AFTER = lazy_compile(r"\w+\W+(?P<it>it|them)\b(?!')", re.I)
 """A pronoun just after a change verb, standing for what changed ("I sold it", "They
 cancelled it", "moved it to Friday")."""
-_JA_POINTS_BACK = re.compile(
+_JA_POINTS_BACK = lazy_compile(
     "(?P<it>それ|そこ|あそこ|あれ)(?=[はをにでも、])(?!(?<=それ)[にで](?!は))"
 )
 """A Japanese pronoun for what changed, with its particle (もうそこには通ってない, あれはもう
 使ってない, それにはもう使ってない; not それぞれ, そこそこ, nor the conjunctions それに, それで,
 それでも, which join the sentence to the one before and stand for nothing)."""
-_JA_NOUN = re.compile("[\u4e00-\u9fff々\u30a1-\u30ff]")
+_JA_NOUN = lazy_compile("[\u4e00-\u9fff々\u30a1-\u30ff]")
 """A kanji or katakana: a Japanese text that may name a thing."""
-_LATIN_WORD = re.compile(r"[a-z']+")
+_LATIN_WORD = lazy_compile(r"[a-z']+")
 """A word of a folded English text."""
 
 
@@ -1139,7 +1140,7 @@ def _refers_back(sentence: str, m: re.Match[str]) -> bool:
     return len(named) <= 1 and _JA_NOUN.search(head) is None
 
 
-_ASKS = re.compile(r"^\W*(?:should|shall|can|could|would|do|does|did|is|are|will|why)\b", re.I)
+_ASKS = lazy_compile(r"^\W*(?:should|shall|can|could|would|do|does|did|is|are|will|why)\b", re.I)
 
 
 def _negated(before: str) -> bool:
@@ -1165,11 +1166,11 @@ def _asks(before: str) -> bool:
     return _ASKS.match(before) is not None
 
 
-_USED_TO = re.compile(
+_USED_TO = lazy_compile(
     r"\b\w+ (?:(?:\w+ly|never|also|always|once|even|still|just) )?used to\b", re.I
 )
 """A habit left, after its subject (:func:`_habit`)."""
-_JA_USED_TO = re.compile(f"{JA_TOPIC}(?:前|以前|昔|もともと|元々)は")
+_JA_USED_TO = lazy_compile(f"{JA_TOPIC}(?:前|以前|昔|もともと|元々)は")
 """A Japanese habit left, after the person it is of (妻は前は, 田中さんも昔は)."""
 
 

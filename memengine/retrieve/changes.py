@@ -42,6 +42,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from ..errors import EmbeddingError
+from ..lazy_re import lazy_compile
 from ..models import Episode, EpisodeKind
 from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, forget_words, sentences, shared_phrases
 from .change_words import AGE, CHANGE, JA_VALUE_VERB, change_sentences, habit_of, told
@@ -122,7 +123,7 @@ _TITLES = frozenset({"dr", "mr", "mrs", "ms", "mx", "prof"})
 and "I switched dentists to Dr. Sato")."""
 
 
-_A_COUNT = re.compile(
+_A_COUNT = lazy_compile(
     r"\d[\d,.]*(?:st|nd|rd|th|s|k|am|pm)?"
     "|[〇一二三四五六七八九十百千万億兆]+(?:円|ドル|ユーロ|歳|才|年|か?月|ヶ月|日|時間?|分|秒|週間?|回|度"
     "|個|人|本|枚|台|杯|冊|匹|階|番|位|件|点|倍|割|キロ|グラム|メートル|センチ|リットル|ページ)?"
@@ -137,7 +138,7 @@ of ibuprofen", "degrees", "GB", "cups"; 号室 names a room)."""
 
 _EN_NUMBER = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 """A number spelled out, as a count is ("two cups a day", "four in a row")."""
-_EN_RATE = re.compile(
+_EN_RATE = lazy_compile(
     rf"hourly|daily|nightly|weekly|monthly|yearly|annual(?:ly)?|per|every|last|next|{_EN_NUMBER}"
     r"|once|twice|thrice|today|tonight|tomorrow|yesterday|noon|midnight|overnight"
 )
@@ -147,10 +148,10 @@ and "every week", "last year", "a cheaper one" and "an old one", "once", "tomorr
 dentist appointment is tomorrow" and "The team dinner tomorrow was cancelled")."""
 _EN_UNITS = "second|minute|hour|day|night|week|weekend|weekday|month|year|morning|afternoon|evening"
 """The units of time, and the parts of a day, a time is told in."""
-_EN_TIME_UNIT = re.compile(rf"(?:{_EN_UNITS}|time)s?")
+_EN_TIME_UNIT = lazy_compile(rf"(?:{_EN_UNITS}|time)s?")
 """A unit of time, a part of a day (or "times"), a thing only where it is named as one ("my
 day off", "my evenings")."""
-_COUNTED = re.compile(
+_COUNTED = lazy_compile(
     rf"(?:^|[^\w'])(?:an?|per|every|each|{_EN_NUMBER}|few|several|many|couple of|last|next"
     r"|this|that|these|those|\d[\d,.]*)\s+(?:[\w-]+\s+)?$"
     r"|(?:^|[^\w'])(?:at|in|on|to|during|by|since|until|till|all|good|today|tonight|tomorrow"
@@ -161,9 +162,9 @@ _COUNTED = re.compile(
 "the" after a preposition ("a month", "per week", "every other year", "$30/month", "two
 more days", "last night", "this morning", "at night", "in the evening", "tomorrow
 morning")."""
-_DAYS_OFF = re.compile(r"\boff\s+(?:[\w-]+\s+)?$")
+_DAYS_OFF = lazy_compile(r"\boff\s+(?:[\w-]+\s+)?$")
 """An "off" before a counted time, which names days off ("I'm off two days a week")."""
-_JA_TIME = re.compile(
+_JA_TIME = lazy_compile(
     "(?:[代費料賃税][、がはもをにへの]*)?"
     "(?:[毎今先来翌隔半数昨明前後再]|[0-9０-９〇一二三四五六七八九十百]+)?"
     "(?:月|週|年|日|晩|朝|夜|昼|夕方|週末|平日|月末|年末|午前|午後|深夜|夜中|明日|あした|あす"
@@ -175,7 +176,7 @@ _JA_TIME = re.compile(
 names no thing: 毎月, 今週, 月額, 年間, 毎朝, 今夜, 明日, 週末, 毎週末, 午後, 2週間, 3ヶ月,
 ヶ月ご of 3ヶ月ごと, 代が月 of 電気代が月 and ガス代が月, 費を月 (not 家賃は月, 月曜, 休日,
 勤務時間, 朝ごはん, 夜勤)."""
-_FREQUENCY = re.compile(
+_FREQUENCY = lazy_compile(
     rf"\b(?:once|twice|thrice|(?:\d[\d,.]{{0,12}}|{_EN_NUMBER}|a few|a couple of|several)\s+(?:more\s+)?"
     rf"(?P<counted>[a-z][\w-]*))\s+(?:a|an|per|every|each)\s+(?:other\s+)?(?:{_EN_UNITS})s?\b"
     rf"|\bevery\s+(?:other\s+|\d+\s+|(?:{_EN_NUMBER})\s+)?(?:{_EN_UNITS})s?\b",
@@ -304,33 +305,33 @@ def _stem(word: str) -> str:
     return word
 
 
-_EN_SLOT = re.compile(r"(?:morning|afternoon|evening|night|weekend|weekday)s?|tonight")
+_EN_SLOT = lazy_compile(r"(?:morning|afternoon|evening|night|weekend|weekday)s?|tonight")
 """A part of a day or of a week something is done in, and tonight, its plan ("every
 morning", "on weekends", "Tonight I'm making curry")."""
-_EN_EVERY = re.compile(r"\b(?:every|each)\s+(?:other\s+)?(?:[\w-]+\s+)?$")
+_EN_EVERY = lazy_compile(r"\b(?:every|each)\s+(?:other\s+)?(?:[\w-]+\s+)?$")
 """What makes a part of a day a habit's slot, with at most one word between ("every
 morning", "each other weekend", "every Sunday morning")."""
-_EN_ONE_TIME = re.compile(
+_EN_ONE_TIME = lazy_compile(
     rf"(?:^|[^\w'])(?:an?|this|that|last|next|these|those|few|several|many|couple of|all|good"
     rf"|\d[\d,.]*|{_EN_NUMBER})\s+(?:[\w-]+\s+)?$"
 )
 """What makes a part of a day told in the plural one time or a count, not a habit ("these
 mornings", "two weekends", "a few nights"; "on weekends", "in the mornings" are habits)."""
-_EN_SWAP = re.compile(r"\b(?:switch(?:ed)?|chang(?:e|ed)|swap(?:ped)?|replaced|traded)\b")
+_EN_SWAP = lazy_compile(r"\b(?:switch(?:ed)?|chang(?:e|ed)|swap(?:ped)?|replaced|traded)\b")
 """A change word that puts one thing in another's place ("switched to yoga", "swapped
 golf for tennis")."""
-_EN_TO = re.compile(r"\b(?:to|for|with|until|till)\s+(?:(?:every|each|the)\s+)?(?:other\s+)?$")
+_EN_TO = lazy_compile(r"\b(?:to|for|with|until|till)\s+(?:(?:every|each|the)\s+)?(?:other\s+)?$")
 """What makes a slot the new time something is moved to, not where it is swapped ("moved
 the dog walk to every morning")."""
-_TO = re.compile(r"\bto\b")
+_TO = lazy_compile(r"\bto\b")
 """A "to", which ends what a change word swaps ("switched dinner tonight to pizza")."""
-_JA_SLOT = re.compile("毎(?:朝|晩|夜|夕方|週末)|週末|平日|朝|晩|夜|夕方|今夜|今晩")
+_JA_SLOT = lazy_compile("毎(?:朝|晩|夜|夕方|週末)|週末|平日|朝|晩|夜|夕方|今夜|今晩")
 """A Japanese part of a day or of a week something is done in (毎朝, 毎晩, 週末は), and
 今夜, 今晩, its plan."""
-_JA_SWAP = re.compile("に(?:変え|かえ|替え|換え|切り替え|切りかえ|変更し)(?:た|まし|て)")
+_JA_SWAP = lazy_compile("に(?:変え|かえ|替え|換え|切り替え|切りかえ|変更し)(?:た|まし|て)")
 """A Japanese change word that puts one thing in another's place (ヨガに変えた,
 テニスに切り替えました)."""
-_CLAUSE = re.compile(r"[^,;:、。，；：]+")
+_CLAUSE = lazy_compile(r"[^,;:、。，；：]+")
 """A clause: what no comma, semicolon, colon or 。 splits ("I switched jobs this morning"
 of "I switched jobs this morning, every morning was awful")."""
 
@@ -422,7 +423,7 @@ def _en_slot_in(unit: str, text: str, swap: re.Match[str] | None, to: re.Match[s
     return False
 
 
-_VALUE_TAIL = re.compile(
+_VALUE_TAIL = lazy_compile(
     f"(?:また|さらに|ちょっと|まで|[がはもにへを、，,]){{0,4}}(?:{JA_VALUE_VERB.pattern})"
 )
 """A Japanese value verb ending a phrase (:data:`.change_words.JA_VALUE_VERB`), with the
@@ -444,11 +445,11 @@ def _a_value_verb(phrase: str) -> bool:
     return len(rest) < 2 or _A_COUNT.fullmatch(rest) is not None
 
 
-_AGE_NOW = re.compile(
+_AGE_NOW = lazy_compile(
     rf"\bturned {AGE}|[0-9０-９〇一二三四五六七八九十]+(?:歳|才)にな(?:っ|りまし)", re.IGNORECASE
 )
 """An age one turned ("My son turned 7 today", 娘が6歳になった)."""
-_AN_AGE = re.compile(
+_AN_AGE = lazy_compile(
     r"\b(?:is|am|i'm|he's|she's|was|aged?|turned|turns) \d{1,3}"
     r"(?=\s*(?:$|[^\w\s$]|(?:years?|yo|and|but|now|today)\b))"
     r"|\b\d{1,3}[ -]years?[ -]old\b|[0-9０-９〇一二三四五六七八九十]+(?:歳|才)",
@@ -476,7 +477,7 @@ def _age_again(words: str, near: str) -> bool:
     return False
 
 
-_OWN_LEAD = re.compile(
+_OWN_LEAD = lazy_compile(
     r"^\W*(?:(?:just|finally|officially|so|and|well|ugh|yay|oh|wow|yes|also|today|yesterday"
     r"|lol|haha|omg)\W+)*$",
     re.IGNORECASE,
@@ -485,7 +486,7 @@ _OWN_LEAD = re.compile(
 ("Turned 30 today!", "Finally turned 30"; not "The big one turned 30")."""
 
 
-_NAMED_AGE = re.compile(r"\b([A-Z][^\W\d_]+)\W*$")
+_NAMED_AGE = lazy_compile(r"\b([A-Z][^\W\d_]+)\W*$")
 """A name just before an age ("Jen is 29", "Max, 5")."""
 
 

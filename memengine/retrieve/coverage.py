@@ -38,7 +38,6 @@ Word vectors come from the store's embedder and are cached per process
 from __future__ import annotations
 
 import os
-import re
 import threading
 import unicodedata
 from collections import OrderedDict
@@ -51,6 +50,7 @@ import numpy.typing as npt
 
 from ..embed.base import Embedder, normalize
 from ..errors import ConfigError, InvalidInput
+from ..lazy_re import lazy_compile
 from ..text import ENGLISH_STOPWORDS, query_terms
 
 __all__ = [
@@ -63,11 +63,13 @@ __all__ = [
     "word_terms",
 ]
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
-_KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々]")
-_CJK_RUNS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々ー]+")
-_LATIN = re.compile(r"[a-z][a-z0-9]*(?:[-'’][a-z0-9]+)*|[0-9]+[a-z]+[a-z0-9]*")
-_HIRAGANA_CHAR = re.compile(r"[\u3040-\u309f]")
+_CJK = lazy_compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+_KANJI = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々]")
+_CJK_RUNS = lazy_compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々ー]+"
+)
+_LATIN = lazy_compile(r"[a-z][a-z0-9]*(?:[-'’][a-z0-9]+)*|[0-9]+[a-z]+[a-z0-9]*")
+_HIRAGANA_CHAR = lazy_compile(r"[\u3040-\u309f]")
 
 _JA_POS = frozenset({"名詞", "動詞", "形容詞", "形状詞"})
 """Parts of speech that carry what a Japanese sentence is about."""

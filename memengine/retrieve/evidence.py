@@ -37,6 +37,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..lazy_re import lazy_compile
 from ..models import Episode, EpisodeKind
 from ..text import fold
 from .answer_type import AnswerType, carries_any
@@ -61,7 +62,7 @@ __all__ = [
 ANSWER_TYPE_CHARS = 2000
 """How much of a candidate's text is read for an answer of the asked kind."""
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+_CJK = lazy_compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 
 
 def session_ids(times: Sequence[datetime], gap_s: float) -> list[int]:

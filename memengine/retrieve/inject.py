@@ -33,15 +33,16 @@ import re
 from collections.abc import Collection, Sequence
 
 from ..config import RetrievalConfig
+from ..lazy_re import lazy_compile
 from ..models import may_answer
 from .fastpath import Candidate, lexical_agreement
 
 __all__ = ["evidence_found", "plan_evidence", "should_inject", "top_cosine"]
 
-_CODE_TOKEN = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*", re.ASCII)
+_CODE_TOKEN = lazy_compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*", re.ASCII)
 """A memory's words as :func:`.signals.code_words` reads a code (a whole word: "good" is not
 in "goods")."""
-_PARTS = re.compile(r"[._-]")
+_PARTS = lazy_compile(r"[._-]")
 """What joins the parts of a memory's word ("psycopg2" of "psycopg2.OperationalError")."""
 _CODE_CHARS = 20_000
 """How much of a memory is read for a code."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from ..lazy_re import lazy_compile
 from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, sentences
 
 _EN_OWNERS = {"my": "i", "our": "i", "his": "he", "her": "she", "their": "they"}
@@ -75,10 +76,10 @@ _DETERMINERS = frozenset("a an the this that these those next last every my our 
 _GAP_STOPS = ENGLISH_STOPWORDS - {"own", "other", "same"}
 """The words an owner is never read across ("the", "to", "about": "I told her about the eye
 exam" names no owner of it); a modifier is ("my daughter's next eye exam", "my own car")."""
-_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)*(?:(?<=s)'(?![a-z0-9]))?")
+_TOKEN = lazy_compile(r"[a-z0-9]+(?:'[a-z]+)*(?:(?<=s)'(?![a-z0-9]))?")
 """A word of a folded text, with its "'s" ("son's", "o'brien's") or its "'" after an s
 ("Chris'")."""
-_CAPITAL = re.compile(r"\b(\w+(?:'\w+)*)'")
+_CAPITAL = lazy_compile(r"\b(\w+(?:'\w+)*)'")
 """A word before an apostrophe, to tell a name written with a capital ("Ken's")."""
 
 JA_KIN_WORDS = tuple(
@@ -131,7 +132,7 @@ JA_TOPIC = f"{_JA_PERSON}(?:は|も|って|が)"
 """A Japanese person as what a sentence tells about (妻は, 私も, 田中さんって)."""
 _JA_GAP = r"(?:[^\Wのがはを]{1,6}の|[\u4e00-\u9fff々\u30a1-\u30ffー]{1,4})"
 """A word between a Japanese owner and its piece (次の, 来月の, 定期; not across が, は, を)."""
-_JA_OWNERS = tuple(re.compile(f"{_JA_WHO}{_JA_GAP}{{{gap}}}$") for gap in range(3))
+_JA_OWNERS = tuple(lazy_compile(f"{_JA_WHO}{_JA_GAP}{{{gap}}}$") for gap in range(3))
 """Whose a Japanese piece is, by the 「Xの」 just before it, or one or two words before it
 (娘の次の健診, 娘の定期健診): the speaker's (私の, 僕の, うちの), a person's (息子の, お母さんの,
 母の and ママの alike, 上司の, うちの子の), "his" (彼の) or a name's (田中さんの, ミキちゃんの)."""
@@ -139,7 +140,7 @@ _JA_OWNER_CHARS = 40
 """How far before a Japanese piece its owner is looked for (the work stays linear)."""
 
 
-_TAKEN = re.compile(
+_TAKEN = lazy_compile(
     r"(?:\b(?P<det>a|an|the|this|that|my|our|your|his|her|their|its) )?"
     r"\b(?P<who>[a-z]+)(?:'ve|'d|'s| has| have| had)? (?:(?:\w+ly|just|also|already|now|then) )?"
     r"(?:switched|changed|moved)(?: over| back)? (?:to|from) (?:my |our |his |her |their )?$"
@@ -279,14 +280,14 @@ def other_owner(one: str, other: str) -> bool:
     return one not in _KIN and other not in _KIN
 
 
-_PERSON_DOES = re.compile(
+_PERSON_DOES = lazy_compile(
     r"\s+(?:work|live|love|like|hate|enjoy|play|drive|study|teach|smoke|eat|drink|date|cook"
     r"|run|swim|sing|go out with)\b",
     re.I,
 )
 """What a person does, after "used to" ("ken used to love jazz", "ken used to live in Kyoto";
 not "dinner used to be at 7", "netflix used to mail DVDs")."""
-_A_DETERMINER = re.compile(r"\b(?:a|an|the|this|that|my|our|your|his|her|their|its)\W+$", re.I)
+_A_DETERMINER = lazy_compile(r"\b(?:a|an|the|this|that|my|our|your|his|her|their|its)\W+$", re.I)
 """A determiner just before a word, which makes it a thing's ("the dog", "my phone")."""
 
 
@@ -332,7 +333,7 @@ _PERSON_VERB = (
 )
 """What a person does, after a name ("Ken works", "Emma loves", "Jen turned 30"; not "Jazz
 is", "Netflix raised", "Starbucks sold out", which name a thing as often)."""
-_DOER = re.compile(
+_DOER = lazy_compile(
     rf"[^\w']*{_LEAD_IN}(?:(?P<me>i|we)\b|(?P<they>he|she|they)\b"
     rf"|(?:(?:my|our|his|her|their|the) (?:\w+ ){{0,2}}?)?(?:(?P<whose>\w+)(?:'s|(?<=s)') )?"
     rf"(?P<kin>{_PERSON_WORD})\b(?!')"
@@ -346,10 +347,10 @@ person word and the name after it ("My coworker Jen quit…", "my college friend
 sold…"), another's person word ("Ken's wife quit…", "My sister's husband…": the wife, the
 husband), or a name before what a person does ("Ken works…", "Emma Watson, my college
 friend, lives…", "Emma Clarke from work moved…")."""
-_JA_DOER = re.compile(f"(?:[^、。！？!?\\sはがをの]{{1,8}}?(?:は|、))??{JA_TOPIC}")
+_JA_DOER = lazy_compile(f"(?:[^、。！？!?\\sはがをの]{{1,8}}?(?:は|、))??{JA_TOPIC}")
 """The person a Japanese sentence tells about, as its topic or subject, at its start or
 after a time or a thing (妻は, 佐藤さんが, 最近は息子が, 昨日、兄が)."""
-_MY_CLAUSE = re.compile(
+_MY_CLAUSE = lazy_compile(
     r"[^\w']*(?:[\w']+(?: [\w']+){0,2}, )?[^,;:.!?()\u2013\u2014]*?\b(?:i|we)\b", re.IGNORECASE
 )
 """An English sentence whose first clause (past a few words and a comma) holds "I" or "we",
@@ -358,7 +359,7 @@ whatever it opens with: the speaker's ("Jazz is what I love", "To be honest, I l
 _DESCRIBED = frozenset("guy guys girl girls person man men woman women lady boy dude".split())
 """The words a person is described by with a clause of the speaker's ("the guy I'm
 dating"): someone the speaker calls by no person word of theirs (:func:`other_owner`)."""
-_DESCRIBED_BY_ME = re.compile(
+_DESCRIBED_BY_ME = lazy_compile(
     rf"[^\w']*{_LEAD_IN}(?:the|this|that|a|an|some) (?:\w+ )?"
     rf"(?P<who>{'|'.join(sorted(_DESCRIBED))}) (?:(?:that|who|whom) )?(?:i|we)\b",
     re.IGNORECASE,
@@ -366,21 +367,21 @@ _DESCRIBED_BY_ME = re.compile(
 """An English sentence whose subject is a person the speaker describes by a clause of
 their own ("The guy I'm dating works at Google", "the woman who I met…"): that person's,
 not the speaker's (:data:`_MY_CLAUSE`)."""
-_JA_TEXT = re.compile("[\u3041-\u30ff\u4e00-\u9fff]")
+_JA_TEXT = lazy_compile("[\u3041-\u30ff\u4e00-\u9fff]")
 """A kana or a kanji: a Japanese sentence, whose subject, when it names none, is the
 speaker (ジャズにハマってて、毎日聴いてる)."""
-_CALLED = re.compile(
+_CALLED = lazy_compile(
     rf"\b(?:{_PERSON_WORD})\b,? ({_NAME})\b(?!')"
     rf"|\b({_NAME})(?: {_NAME})?, (?:my|our|a|an) (?:\w+ ){{0,2}}?(?:{_PERSON_WORD})\b",
     re.IGNORECASE,
 )
 """A name a person word stands beside ("my friend Sarah", "coworker Jen", "Emma Watson, my
 college friend")."""
-_JA_CALLED = re.compile(
+_JA_CALLED = lazy_compile(
     "([\u4e00-\u9fff々\u30a1-\u30ffー]{1,6})(?<![者屋店院医局所館社課科])(?:さん|ちゃん|くん|君|様)"
 )
 """A Japanese name before its honorific (田中さん, 結衣ちゃん; not 歯医者さん, ケーキ屋さん)."""
-_HONORIFIC = re.compile("^お|(?:さん|ちゃん|くん|君|様)$")
+_HONORIFIC = lazy_compile("^お|(?:さん|ちゃん|くん|君|様)$")
 """The お and the honorific a Japanese person word or name may be written with (お母さん)."""
 
 
@@ -412,7 +413,7 @@ def doer(sentence: str) -> str | None:
     return name if a_name(name) else None
 
 
-_PET_CALLED = re.compile(
+_PET_CALLED = lazy_compile(
     rf"\b(?:dog|dogs|cat|cats|puppy|kitten|bird|parrot|hamster|rabbit|bunny|pet),? ({_NAME})\b"
     "|(?:犬|猫|ワンコ|わんこ|ネコ|ねこ|インコ|ハムスター|うさぎ|ウサギ|ペット)の?"
     "([\u30a1-\u30ffー]{2,8}|[\u4e00-\u9fff々]{1,3}(?=[はがもをの、]))",
@@ -481,7 +482,7 @@ def mentioned(text: str) -> set[str]:
     return found | {ja_owner(m) for m in _JA_SOMEONE.finditer(folded)}
 
 
-_JA_SOMEONE = re.compile(_JA_PERSON)
+_JA_SOMEONE = lazy_compile(_JA_PERSON)
 """A Japanese person anywhere in a text (:data:`_JA_PERSON`)."""
 
 

@@ -16,14 +16,15 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from ..lazy_re import lazy_compile
 from ..text import APOSTROPHES, CHAT_WORDS, READ_CHARS, sentences, within
 from .owners import JA_OTHERS
 
 __all__ = ["proposes"]
 
-_WORDS = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+_WORDS = lazy_compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 
-_CLAUSE = re.compile(r"[,;:]|\s[-–—]\s")
+_CLAUSE = lazy_compile(r"[,;:]|\s[-–—]\s")
 """What parts an English sentence into clauses, each read on its own ("So excited, let's
 go camping")."""
 
@@ -36,17 +37,17 @@ _SUGGEST = frozenset({"let's", "lets"})
 """Words that open a suggestion to do something together ("let's get sushi"; "lets" only
 opening a sentence: "he lets me drive" is no suggestion)."""
 
-_LETS = re.compile(r"\blet'?s\b", re.IGNORECASE)
+_LETS = lazy_compile(r"\blet'?s\b", re.IGNORECASE)
 
 _PAIRED_QUOTES = (("“", "”"), ("«", "»"), ("「", "」"), ("『", "』"))
 """Quotation marks that open and close apart; a "let's" after an opening one not yet closed
 is someone's words or a title (“Let's go,” he shouted)."""
 
-_OPENING = re.compile(r"(?<![A-Za-z0-9])'(?=[A-Za-z]|$)")
+_OPENING = lazy_compile(r"(?<![A-Za-z0-9])'(?=[A-Za-z]|$)")
 """An apostrophe that may open a quotation: at a word's start before a letter ("the song
 goes 'let's dance'"); not the one of "90's", "'90s" nor ":'(", nor "let's" itself."""
 
-_CLOSING = re.compile(r"(?<=[A-Za-z0-9.,!?])'(?![A-Za-z])")
+_CLOSING = lazy_compile(r"(?<=[A-Za-z0-9.,!?])'(?![A-Za-z])")
 """An apostrophe that may close a quotation ("…your red shoes'"); without one after it, an
 opening one is an elision ("'cause I'm hungry, let's eat")."""
 
@@ -62,7 +63,7 @@ _NAMING = frozenset("called titled named".split())
 """Words of naming right before which a "let's" is a title ("a song called let's go"); not
 after a comma, where the word is news ("Mom called, let's get tacos")."""
 
-_TOLD_TAIL = re.compile(
+_TOLD_TAIL = lazy_compile(
     r"(?<![A-Za-z'])([A-Za-z]+)(?:\s+((?i:me|us|him|her|them|you|everyone)))?"
     r"([\s\"“”«»「『':,]*)$"
 )
@@ -219,7 +220,7 @@ _NOT_NAMES = frozenset(
 )
 """Capitalised words after "for" that name a time, not a person ("for Friday")."""
 
-_JA_TRAILING = re.compile(
+_JA_TRAILING = lazy_compile(
     r"[\s.!。！…~〜♪☆★♡♥❤ーぁぃぅぇぉw笑\ufe0f\u200d\U0001f000-\U0001faff\u2600-\u27bf]+"
 )
 """What may follow a Japanese sentence's last word: punctuation, a long vowel, a laugh,
@@ -243,7 +244,7 @@ _JA_DOINGS = (
 誕生日会やろう, 宿題やろう, 勉強やろう) or a time (明日やろう, 今度やろう); after another noun it
 is the Kansai copula's guess (それ嘘やろう, また雨やろう, 問題やろう)."""
 
-_JA_VOLITIONAL = re.compile(
+_JA_VOLITIONAL = lazy_compile(
     rf"(?:(?<!ない)(?<!どうし)(?<=[{_STEMS}])よう"
     rf"|(?<=[{_STEMS}]と)こう|(?<=[{_STEMS}]っと)こう|(?<=[{_KANJI}])こう"
     rf"|(?<=[{_KANJI}])(?<!寝)[ごぼと]う"
@@ -263,7 +264,7 @@ _JA_VOLITIONAL = re.compile(
 (それ嘘やろう, ばかやろう, このやろう: やろう only after a particle, a comma, a katakana or Latin
 word, an activity or a time, ゲームやろう, BBQやろう, 飲み会やろう, 明日やろう: :data:`_JA_DOINGS`)."""
 
-_JA_PREPARE = re.compile(
+_JA_PREPARE = lazy_compile(
     r"(?:[っいしきちにみりえけせてねべめれぎじ]とく|んどく|[てで]おく"
     r"|[っいしきちにみりえけせてねべめれぎじ]ときます|んどきます|[てで]おきます)"
     r"(?:ね|よ|わ|から|ぞ)?$"
@@ -271,14 +272,14 @@ _JA_PREPARE = re.compile(
 """A sentence announcing that something is got ready: 頼んどくね, 買っとく, 予約しときます,
 用意しておくね."""
 
-_JA_NOTED = re.compile(
+_JA_NOTED = lazy_compile(
     r"(?:考え|覚え|メモし?|メモっ|気をつけ|気を付け|検討し|確認し|調べ|やっ)[てで]?"
     r"(?:おく|とく|おきます|ときます)(?:ね|よ|わ|から|ぞ)?$"
 )
 """A sentence that says a thing is noted or will be seen to, no plan with anyone: 考えておくね,
 覚えておくね, メモしとくね, 確認しとく, 分かった、やっとく."""
 
-_JA_REFRAIN = re.compile(
+_JA_REFRAIN = lazy_compile(
     r"(?:やめ|止め|辞め|遠慮し|パスし|控え)"
     r"(?:よう|よ|ましょう?|よっ|とこう|とこ|ておこう|とく|ときます|ておく|ておきます)"
     r"(?:か(?:な|なあ|ね)?|よね?|ね|ぜ|ぞ|や|って|わ|から)?$"
@@ -292,16 +293,16 @@ _JA_PROVIDE = (
 )
 """Japanese stems of making, getting or arranging something for someone."""
 
-_JA_STEM = re.compile(_JA_PROVIDE)
+_JA_STEM = lazy_compile(_JA_PROVIDE)
 
-_JA_OFFER = re.compile(
+_JA_OFFER = lazy_compile(
     rf"{_JA_PROVIDE}(?:る|く|う|む|げる|れる|する|いく|ってく|っていく|ってくる)(?:ね|よ|から|わ|ぞ)$"
     rf"|{_JA_PROVIDE}(?:り|き|い|み|げ|れ|し|いき|ってき)?ます(?:ね|よ)?$"
 )
 """A sentence offering to make or get something: 激辛カレー作るね, 注文しますね,
 ケーキ買ってくるよ; not 今日カレー作った, news of one's own meal."""
 
-_JA_CHOICE = re.compile(
+_JA_CHOICE = lazy_compile(
     r"(?<!こと)(?<!まで)(?<!休み)(?<!終わり)(?<!終り)(?<!おしまい)(?<!お開き)"
     r"にする(?:ね|よ|わ)$"
 )
@@ -310,25 +311,25 @@ a time is its topic (:data:`_JA_MEAL_TOPIC`; 参考にするね is thanks, not a
 decision to do something nor an end or a rest chosen (寝ることにするね, 今日はここまでにするね,
 これで終わりにするね, 休みにするね)."""
 
-_JA_MEAL_TOPIC = re.compile(
+_JA_MEAL_TOPIC = lazy_compile(
     rf"(?<![{_KANJI}])(?:今日|明日|今夜|今晩|今朝|(?:今|来)?週末|誕生日|[月火水木金土日]曜日?"
     r"|[朝昼晩夕夜]?(?:ご|御)?飯|[朝昼夕夜]食|お?昼|夜|晩|朝|ランチ|ディナー|おやつ|デザート)は"
 )
 """A meal or a time as a sentence's topic, a whole word (今夜は, 夕飯は, 明日のお昼は,
 日曜日は, 誕生日は; a listed word, not any word that ends in 日, 夜 or 食)."""
 
-_JA_OTHER_SUBJECT = re.compile(f"(?:{JA_OTHERS}|さん|ちゃん|くん|君)(?:が|は|も)")
+_JA_OTHER_SUBJECT = lazy_compile(f"(?:{JA_OTHERS}|さん|ちゃん|くん|君)(?:が|は|も)")
 """Someone else as the subject of an offer's clause: 母が作るね, 妻がケーキ焼くよ, 彼は買って
 くるよ tell what another does (not 妻は辛いの苦手だから甘口カレー作るね, whose last clause
 is the speaker's)."""
 
-_JA_CLAUSES = re.compile(r"[、,]|から|ので|けど|けれど")
+_JA_CLAUSES = lazy_compile(r"[、,]|から|ので|けど|けれど")
 """What ends a Japanese clause before the next (妻は辛いの苦手だから | 甘口カレー作るね)."""
 
-_JA_GIVEN = re.compile(r"[てで]あげ")
+_JA_GIVEN = lazy_compile(r"[てで]あげ")
 """A verb done for someone (焼いてあげた, 買ってあげる)."""
 
-_JA_FOR = re.compile(r"のために|の分|のぶん")
+_JA_FOR = lazy_compile(r"のために|の分|のぶん")
 """For someone (妻のために, 息子の分)."""
 
 

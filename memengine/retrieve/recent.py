@@ -35,6 +35,7 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..lazy_re import lazy_compile
 from ..models import Episode, EpisodeKind, Message
 from ..text import ENGLISH_STOPWORDS, could_hold, is_blank, scrub, within
 from .signals import asks_something, content_terms
@@ -301,7 +302,7 @@ _JA_OPENS = "(?:(?<![\u3041-\u3096])|(?<=[はがをにでもとへやよかて�
 きなこの, どこの, ねこの is a word's end and the particle の; nor うその, おそれ, おこのみ), but
 after a particle or a filler (じゃこのあとは, 僕もあれ見たい, うんそれ, えそれ何時から？)."""
 
-_POINTS_BACK = re.compile(
+_POINTS_BACK = lazy_compile(
     r"\b(?:it|its|he|him|his|she|her|hers|they|them|their|one|ones|that|this|these|those"
     r"|there|then|same|too|else)\b"
     r"|\bother\b(?! (?:day|night|week|weekend|morning|evening|afternoon)\b)"
@@ -322,9 +323,9 @@ that name no earlier thing: "the other day", この前, この間 (the other day
 and あれ？ (あれって leans), 彼氏 and 彼女 (a boyfriend, a girlfriend); an object pronoun in a
 sentence after one of the message's own words is :func:`_leans_back`'s to judge."""
 
-_SENTENCE_MARKS = re.compile(r"[.?!。？！\n]+")
-_WORD = re.compile(r"[a-z][a-z']*", re.ASCII)
-_PRONOUN = re.compile(r"it|its|him|her|them|one|ones")
+_SENTENCE_MARKS = lazy_compile(r"[.?!。？！\n]+")
+_WORD = lazy_compile(r"[a-z][a-z']*", re.ASCII)
+_PRONOUN = lazy_compile(r"it|its|him|her|them|one|ones")
 """The pronouns that can stand for a noun the message named in a sentence before ("What's
 our vet called? I need to call them"); "he", "she", "they" and "that" lean back wherever
 they stand ("fine I reckon. he'll ask about my time off", "Was that expensive?")."""

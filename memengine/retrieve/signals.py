@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from ..lazy_re import lazy_compile
 from ..text import (
     APOSTROPHES,
     CHAT_WORDS,
@@ -49,8 +50,8 @@ __all__ = [
     "only_asks_to_recall",
 ]
 
-_HIRAGANA = re.compile(r"[\u3040-\u309f]")
-_CODE_WORD = re.compile(
+_HIRAGANA = lazy_compile(r"[\u3040-\u309f]")
+_CODE_WORD = lazy_compile(
     r"(?<![\w.-])(?=[\w.-]*[A-Za-z])(?:"
     r"(?=[\w.-]*\d)(?=[\w.-]{4})[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*"  # E1101, ORA-00942
     r"|(?P<caps>[A-Z]{5,})"  # ERESOLVE, ENOENT (in a message that is not shouted)
@@ -59,7 +60,7 @@ _CODE_WORD = re.compile(
     r")(?![\w-])",
     re.ASCII,
 )
-_WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_WORDS = lazy_compile(r"[a-z]+(?:'[a-z]+)?")
 
 _EN_QUESTION_WORDS = frozenset(
     "what when where who whom whose why which how did do does was were is are have has "
@@ -85,14 +86,14 @@ _SUBJECTS = frozenset("i you u he she we they it i'm i've i'd".split())
 """Subject pronouns: after an interrogative, a clause ("so when i got home", "but what i
 want is a nap"), not a question ("when did i…")."""
 
-_EMOJI = re.compile(r"[\U0001f000-\U0001faff\u2600-\u27bf\u2300-\u23ff\u2b00-\u2bff]+\ufe0f?")
+_EMOJI = lazy_compile(r"[\U0001f000-\U0001faff\u2600-\u27bf\u2300-\u23ff\u2b00-\u2bff]+\ufe0f?")
 """Emoji, which end a sentence in chat as a full stop does ("so tired 😩 when's the
 dentist"; what follows one is read as after a chat word)."""
 
 
 _PRONOUNS = frozenset("i you he she we they it".split())
 
-_EN_RECALL = re.compile(
+_EN_RECALL = lazy_compile(
     r"\b(remember|remind|recall|forgot|forget|mentioned|told you|last time)\b"
     r"|\b(say|tell|repeat)\b.*\bagain\b|^again\b",
     re.ASCII,
@@ -101,7 +102,7 @@ _EN_RECALL = re.compile(
 to say it, or opening the message: "Say the password again", "again, which hotel";
 "Rainy day again" is small talk, and "What was it again?" asks by its question mark)."""
 
-_JA_QUESTION = re.compile(
+_JA_QUESTION = lazy_compile(
     r"(何|(?<![ぁ-ゖ])なに|(?<![ぁ-ゖ])なんで(?![すし])|(?<![ぁ-ゖ])なんの"
     r"|いつ|どこ|どちら|どっち|誰|だれ|どう|なぜ|どれ|どの|いくら|いくつ|幾ら|幾つ)"
     r"(?![かもぞ]|で(?!しょう(?!ね))|となく|とか|だか|やら|回も|度も|しても|せ|にか|の間|より|しろ|までも"
@@ -150,7 +151,7 @@ _JA_NOT_ENDINGS = (
 """Endings in か that are no question: a list (映画とか), letting go (まあいいか, 仕方ないか),
 set phrases and musing (なんだかなあ, どうだかなあ, 荷物まだかな), a backchannel (そうですかあ)."""
 
-_BACKCHANNEL = re.compile(
+_BACKCHANNEL = lazy_compile(
     r"^(?:[あぁえぇへうおっーんー〜、,\s]|なるほど|うーん|まあ)*"
     r"(?:(?:そっか|そうか|まじか|マジか)[、,\s]*)+$"
 )
@@ -184,7 +185,7 @@ def _untrailed(sentence: str) -> str:
     return sentence[:end]
 
 
-_JA_RECALL = re.compile(
+_JA_RECALL = lazy_compile(
     r"(覚えて|忘れ|っけ|(?<![うくすつぬふむゆるぐずづぷだの0-9駅分秒時間目手名午事])前に"
     r"|この前|この間(?!に|中|違い|隔|取り)|こないだ"
     r"|(?<![恒異条比事慣判凡用実前通特定類好悪文作範適])例の(?!ごと|如)"
@@ -196,7 +197,7 @@ something; この前, この間 and こないだ "the other day", but not この
 この間違い, この間隔, この間取り; 例の "that … you know" (先日例の店に), but not inside a
 word, 恒例の, 異例の, 条例の, 前例の, nor 例のごとく "as usual")."""
 
-_REQUEST = re.compile(
+_REQUEST = lazy_compile(
     r"\b(tell me|fill me in|recap|summari[sz]e|go over|walk me through)\b"
     r"|教えて|まとめて|振り返|おさらい|思い出させて",
     re.ASCII,
@@ -236,8 +237,8 @@ def code_words(text: str, *, capitals: bool = True) -> list[str]:
     return out
 
 
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z']*", re.ASCII)
-_REPEATED = re.compile(r"(\w)\1\1")
+_LATIN_WORD = lazy_compile(r"[A-Za-z][A-Za-z']*", re.ASCII)
+_REPEATED = lazy_compile(r"(\w)\1\1")
 """A letter three times over: a word drawn out for emphasis ("SOOOO", "NOOOOO")."""
 
 _CHAT_CAPITALS = frozenset("lmao lmfao rofl asap tbh imho idk smh afaik ftw".split())
@@ -249,7 +250,7 @@ _UNITS = (
     "|mbps|gbps|hz|khz|mhz|ghz|mph|kph|kmh"
 )
 _AMOUNT = rf"\d+(?:[.,]\d+)?k?(?:{_UNITS})?(?:-ish)?|\d{{1,2}}[.:]\d\d(?:am|pm)?|\d+(?:[.,]\d+)+"
-_TIME_OR_ORDINAL = re.compile(rf"(?:{_AMOUNT})(?:-(?:{_AMOUNT}))?")
+_TIME_OR_ORDINAL = lazy_compile(rf"(?:{_AMOUNT})(?:-(?:{_AMOUNT}))?")
 """Words with digits that are no code: times, ordinals, amounts (4pm, 3rd, 5km, 1.5kg), a
 number run into its unit, after a thousand or not (1000yen, 30kyen, 16gb), and a range of
 them (7pm-8pm, 7-8pm, 5k-10k; not 1204b, ora-00942)."""
@@ -284,7 +285,7 @@ def lexical_reach(terms: Sequence[str], stats: TermStats) -> float:
     return found / total if total > 0 else 1.0
 
 
-_INTERROGATIVE = re.compile(
+_INTERROGATIVE = lazy_compile(
     r"\b(?:what|what's|whats|when|where|who|whom|whose|why|which|how)\b"
     r"|何|なに|なん[でだ]|いつ(?!も)|どこ|誰|だれ|どれ|どの|どう|いくら|いくつ",
     re.ASCII,
@@ -332,9 +333,9 @@ def _asking_clause(sentence: str) -> bool:
     return False
 
 
-_LATIN_RUN = re.compile(r"[a-z](?:[a-z' -]*[a-z])?")
+_LATIN_RUN = lazy_compile(r"[a-z](?:[a-z' -]*[a-z])?")
 """English words in a row, spaces between them (of a folded sentence: "will smith")."""
-_JAPANESE_CHAR = re.compile(r"[\u3041-\u3096\u30a1-\u30fa\u30fc\u3005\u3400-\u9fff\uf900-\ufaff]")
+_JAPANESE_CHAR = lazy_compile(r"[\u3041-\u3096\u30a1-\u30fa\u30fc\u3005\u3400-\u9fff\uf900-\ufaff]")
 """A kana, a kanji, ー or 々."""
 
 
@@ -450,7 +451,7 @@ _GREETING_WORDS = frozenset("up going new everything life things happening goes"
 going", "what's new", "how's everything", "how's life"; "it" and "is" beside them, but
 not alone: "what is it?" asks)."""
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[\u3041-\u3096\u30a1-\u30fa]{2}")
+_CJK = lazy_compile(r"[\u3400-\u9fff\uf900-\ufaff]|[\u3041-\u3096\u30a1-\u30fa]{2}")
 """Japanese: a kanji, or two kana in a row (a kaomoji's single ノ, ツ or っ is none)."""
 
 
@@ -534,7 +535,7 @@ def asks_memory(text: str) -> bool:
     return False
 
 
-_CLAUSE = re.compile(r"[,、]")
+_CLAUSE = lazy_compile(r"[,、]")
 
 RECALL_ONLY_CHARS = 200
 """The longest text :func:`only_asks_to_recall` reads as a bare question: a longer one
@@ -542,7 +543,7 @@ tells something on its way."""
 
 _WH = r"(?:what|when|where|who|which|how)"
 
-_EN_RECALL_FORM = re.compile(
+_EN_RECALL_FORM = lazy_compile(
     rf"\b{_WH}(?: \w+)?(?: (?:did|was|were|had) (?:i|we|my|our)|(?:'s| is| are) (?:my|our))\b"
     rf"|\bagain\s*\?|\b(?:remember|recall) (?:when (?!i\b|we\b)|(?!when){_WH}\b)"
     rf"|\bremind me (?:of )?{_WH}\b",
@@ -554,14 +555,14 @@ what …", "remind me where …" (not "remember when I …" nor "do you remember
 tell, nor "remind me to …", a request, nor "what should I", "who do you think", "how's
 it going")."""
 
-_JA_RECALL_FORM = re.compile(
+_JA_RECALL_FORM = lazy_compile(
     r"っけ|覚えて(?:る|い|ます)?[?？]?\s*(?:何|なに|いつ|どこ|誰|だれ)"
     r"|(?:何|なに)(?:して|し)た(?!ら|の?に|から|けど)|(?:何|なん)だった"
 )
 """Japanese forms that ask to be reminded: …っけ, 覚えてる + 何/いつ/どこ/誰, 何してた, 何だった
 (not 覚えてる？昨日…した, which tells)."""
 
-_TELLS = re.compile(
+_TELLS = lazy_compile(
     r"\b(?:after|because|since|cause|while)\b|.\bwhen (?:i|we)\b|\btold you (?:i|we|that)\b"
     r"|[たっだ](?:から|ので|けど|のに|あと|後)|(?:って|と)(?:言|話)(?:った|して|し)",
     re.ASCII,
@@ -574,14 +575,14 @@ _TELLS = re.compile(
 _ANY_MOMENT = datetime(2999, 12, 31, 12, tzinfo=timezone.utc)
 """A moment to read time expressions against when only their words matter, not their window
 (a year's last day, so that every month of it, "in March", 3月, is past)."""
-_LEFT_OF_A_TIME = re.compile(
+_LEFT_OF_A_TIME = lazy_compile(
     r"[\s,、。.!?！？]*(?:(?:on|in|at|over|during)\s+)?(?:the\s+)?[\s,、]*"
     r"(?:(?:には|は|に|も)[\s,、]*)?"
 )
 """What a clause that is only a time expression may hold beside it: "on", "in", "at" or
 "over", a particle (は, に) and a mark (3月は、, "last week,", "on monday,", "over the
 weekend,")."""
-_A_TIME_WORD = re.compile(
+_A_TIME_WORD = lazy_compile(
     r"\b(?:earlier|later|early|this|yesterday|tomorrow)?\s*(?:today|tonight|morning|afternoon"
     r"|evening|night)\b|\b(?:earlier|recently|lately)\b|今日|最近|さっき"
     r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b|[月火水木金土日]曜日?"

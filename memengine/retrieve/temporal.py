@@ -55,6 +55,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
 from ..clock import parse_iso
+from ..lazy_re import lazy_compile
 from ..store.filters import Filters
 from ..text import query_terms, within
 from .dates import (
@@ -108,7 +109,7 @@ search does, ``[retrieval] max_query_chars``)."""
 
 
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
-_ERA_YEAR = re.compile(r"(令和|平成|昭和)(元|\d{1,2}|[一二三四五六七八九十]{1,3})年")
+_ERA_YEAR = lazy_compile(r"(令和|平成|昭和)(元|\d{1,2}|[一二三四五六七八九十]{1,3})年")
 
 
 def _western_year(m: re.Match[str]) -> str:
@@ -185,7 +186,7 @@ def _found(norm: str, now: datetime) -> list[TimeExpression]:
     return [expr for _, expr in kept]
 
 
-_OFFSET_EN = re.compile(
+_OFFSET_EN = lazy_compile(
     r"\b(?:(?P<n>the|a|an|one|two|three|four|five|six|last|\d{1,2}) "
     r"(?P<u>day|week|weekend|month)s?|the (?P<wd>"
     + "|".join(WEEKDAYS_EN)
@@ -194,7 +195,7 @@ _OFFSET_EN = re.compile(
 )
 """Words before a time that count from it ("the week before 16 November", "two weeks after
 Christmas", "the Sunday before October 25", "last weekend before April 10")."""
-_OFFSET_JA = re.compile(
+_OFFSET_JA = lazy_compile(
     rf"の?(?:(?P<n>{JA_NUM})(?P<u>日|週間)(?P<dir>前|後)|(?P<w>前日|前の日|翌日|次の日|"
     r"前の週末?|翌週末?|次の週末?))"
 )
@@ -267,7 +268,7 @@ def _shift(
     return days_window(day, last, now)
 
 
-_YEAR_WRITTEN = re.compile(r"(?<![0-9])(?:1[89]|20)[0-9]{2}(?![0-9])")
+_YEAR_WRITTEN = lazy_compile(r"(?<![0-9])(?:1[89]|20)[0-9]{2}(?![0-9])")
 
 
 def _anchored_years(norm: str, found: list[_Found]) -> list[_Found]:
@@ -297,7 +298,7 @@ def _one_sentence(norm: str, a: _Found, b: _Found) -> bool:
     return SENTENCE_END.search(norm, first, last) is None
 
 
-_LATIN_LETTER = re.compile(r"[a-z\u00c0-\u024f]")
+_LATIN_LETTER = lazy_compile(r"[a-z\u00c0-\u024f]")
 
 
 def _inside_a_word(norm: str, m: re.Match[str]) -> bool:
@@ -313,26 +314,26 @@ def _inside_a_word(norm: str, m: re.Match[str]) -> bool:
     )
 
 
-_CODE = re.compile(r"```[\s\S]*?(?:```|$)|(?<![a-z])`[^`\n]+`(?![a-z])")
+_CODE = lazy_compile(r"```[\s\S]*?(?:```|$)|(?<![a-z])`[^`\n]+`(?![a-z])")
 """Code as a chat writes it: a block fenced with three backticks (to the end when it is not
 closed) or a span in backticks on one line (not from a backtick typed for an apostrophe,
 "it`s", to the next)."""
-_OPTION_BEFORE = re.compile(r"(?<![\w-])(?:--[a-z][a-z0-9-]*(?:=| +)|-[a-z] +)[\"']?$", re.ASCII)
+_OPTION_BEFORE = lazy_compile(r"(?<![\w-])(?:--[a-z][a-z0-9-]*(?:=| +)|-[a-z] +)[\"']?$", re.ASCII)
 """A command's option just before its value: "--since=", "--since ", "-d ", '-d "'."""
 _EXTENSIONS = (
     "log|txt|md|json|yaml|yml|csv|py|js|ts|sh|sql|xml|html|ini|toml|conf|cfg|out|err|bak|gz|zip"
     "|tar|png|jpg|pdf|doc|docx|xls|xlsx"
 )
-_FILE_AFTER = re.compile(rf"\.(?:{_EXTENSIONS})(?![a-z0-9])", re.ASCII)
+_FILE_AFTER = lazy_compile(rf"\.(?:{_EXTENSIONS})(?![a-z0-9])", re.ASCII)
 """A file name's known extension just after a word: "yesterday.log", "3 days ago.csv"; not
 a sentence written without its space ("I saw him yesterday.he said hi", "3 days ago.ok"),
 nor one whose capital begins it ("yesterday.Out of time")."""
-_PATH_BEFORE = re.compile(r"(?:^|[\s\w.~-])/$", re.ASCII)
+_PATH_BEFORE = lazy_compile(r"(?:^|[\s\w.~-])/$", re.ASCII)
 """A path's slash just before a word: "logs/yesterday", "/yesterday" (not 先週/先々週)."""
-_PATH_WORD = re.compile(r"[\w.-]*$", re.ASCII)
+_PATH_WORD = lazy_compile(r"[\w.-]*$", re.ASCII)
 """The name of a path's part before a slash: the "logs" of "logs/yesterday"."""
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "「": "」", "『": "』"}
-_QUOTED_AS_TEXT = re.compile(
+_QUOTED_AS_TEXT = lazy_compile(
     r"(?:\b(?:regexp?|regexes|pattern|string|grep|search(?:ed|es|ing)? for|match(?:es|ed|ing)?)"
     r"(?: (?:for|like|of))?|正規表現|パターン|文字列)[:：]? ?(?:の|で|は)?$"
 )
@@ -441,10 +442,10 @@ def time_is_asked(
 
 
 _ISO_PART = r"\d{4}-\d{2}(?:-\d{2})?(?:[t ][0-9:.]+(?:z|[+-]\d{2}:?\d{2})?)?"
-_ISO_RANGE = re.compile(
+_ISO_RANGE = lazy_compile(
     rf"^\s*(?P<a>{_ISO_PART})\s*(?:/|\.\.|–|—|~|〜|～|\bto\b|\s-\s)\s*(?P<b>{_ISO_PART})\s*$"
 )
-_ISO_SINGLE = re.compile(rf"^\s*(?P<a>{_ISO_PART})\s*$")
+_ISO_SINGLE = lazy_compile(rf"^\s*(?P<a>{_ISO_PART})\s*$")
 
 
 def _iso_bound(value: str, now: datetime, *, end: bool) -> datetime | None:

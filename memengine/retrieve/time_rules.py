@@ -14,6 +14,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from datetime import date, datetime, timedelta
 
+from ..lazy_re import LazyPattern, lazy_compile
 from .dates import (
     Window,
     add_months,
@@ -67,7 +68,7 @@ def _school_break(m: re.Match[str], now: datetime) -> Window | None:
     return season_window(name, year, now)
 
 
-_AHEAD = re.compile(
+_AHEAD = lazy_compile(
     r"\b(?:this year|next (?:year|month|week|time)|gonna|plan(?:s|ning)? to|looking forward|"
     r"(?<!did )(?<!didn't )(?<!didn’t )(?:will|won['’]t|shall)|"
     r"(?:am|is|are|i['’]m|we['’]re|you['’]re|he['’]s|she['’]s|they['’]re|are (?:you|we|they)|"
@@ -93,7 +94,7 @@ come on Friday", 12月に引っ越す予定, 12月に行きたいです, 12月�
 もったいない, ありがたい)."""
 
 
-_BACK = re.compile(
+_BACK = lazy_compile(
     r"\b(?:did|didn['’]t|was|were|wasn['’]t|had|went|got|said|told|saw|came|bought|met|took|"
     r"made|ate|spent|paid|gave|left|felt|thought|happened|"
     r"(?<!['’]m )(?<!am )(?<!is )(?<!are )(?<!['’]s )(?<!['’]re )(?<!so )(?<!very )(?<!really )"
@@ -108,7 +109,7 @@ stressed", "hundred"; した, だった, 読んだ, 何だっけ, 何してた�
 explanatory あるんだ, 好きなんだ, nor the copula 雨だ)."""
 
 
-SENTENCE_END = re.compile(
+SENTENCE_END = lazy_compile(
     r"[。！？!?\n]|(?<!\bmr)(?<!\bmrs)(?<!\bms)(?<!\bdr)(?<!\bst)(?<!\bvs)(?<!\bjr)(?<!\bsr)"
     r"\.(?=\s|$)"
 )
@@ -172,7 +173,7 @@ def _this_year_date(
 # -- the rules ----------------------------------------------------------------------------------
 
 RuleFn = Callable[[re.Match[str], datetime], "Window | None"]
-Rule = tuple[re.Pattern[str], RuleFn]
+Rule = tuple[LazyPattern, RuleFn]
 
 _WEEKDAYS_JA = "月火水木金土日"
 WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -491,7 +492,7 @@ def _ja_year(m: re.Match[str], now: datetime) -> Window | None:
     return year_window(year, now) if 1900 <= year <= now.year else None
 
 
-_MAY_YEAR = re.compile(r",? (?:of )?(?:this|last) year\b")
+_MAY_YEAR = lazy_compile(r",? (?:of )?(?:this|last) year\b")
 """A year after a lower-case "may" (in may this year, in may of last year): the month."""
 
 
@@ -533,7 +534,7 @@ def _en_month(m: re.Match[str], now: datetime) -> Window | None:
     return (start, now) if since or _since_at(m) else (start, end)
 
 
-_MONTH_BEFORE = re.compile(r"\b(?:in|during|since|early|mid|late|of)\s+$")
+_MONTH_BEFORE = lazy_compile(r"\b(?:in|during|since|early|mid|late|of)\s+$")
 """What before a lower-case "may" makes it the month ("in may last year", not "it may last
 year-round")."""
 
@@ -567,8 +568,8 @@ def _en_month_day(m: re.Match[str], now: datetime) -> Window | None:
     return _this_year_date(month, day, now, m, since=_back_from(m))
 
 
-_DATE_BEFORE = re.compile(r"\b(?:on|by|until|till|since|before|after)\s+$")
-_DOTTED_BEFORE = re.compile(
+_DATE_BEFORE = lazy_compile(r"\b(?:on|by|until|till|since|before|after)\s+$")
+_DOTTED_BEFORE = lazy_compile(
     r"(?:^|[^\w\s.]|[\u3040-\u30ff\u3400-\u9fff]|\b(?:on|by|since|until|till|before|after|from"
     r"|between|and))\s*$"
 )
@@ -617,10 +618,10 @@ def _iso_date(m: re.Match[str], now: datetime) -> Window | None:
     return days_window(d, d, now) if d.year >= 1900 else None  # "order 1234-5-6": a number
 
 
-_SLASHED_BEFORE = re.compile(
+_SLASHED_BEFORE = lazy_compile(
     r"\b(?:on|since|until|till|before|after)\s*$|\d/\d{1,2}\s*(?:[〜～~]|と)\s*$"
 )
-_SLASHED_AFTER = re.compile(
+_SLASHED_AFTER = lazy_compile(
     r"\s*(?:に|の|は|って|から|まで|頃|ごろ|以降|以来|前後|朝|昼|夜|何|[〜～~]\s*\d"
     r"|と\s*\d{1,2}/\d|\([月火水木金土日]\))"
 )
@@ -646,7 +647,7 @@ def _slashed_date(m: re.Match[str], now: datetime) -> Window | None:
     return _this_year_date(month, day, now, m, since=_back_from(m))
 
 
-_FRACTION_AFTER = re.compile(r"\s*(?:の|は|まで)")
+_FRACTION_AFTER = lazy_compile(r"\s*(?:の|は|まで)")
 """What a share takes after it as often as a day does: 1/3の確率, 1/2は, 1/4まで減らした."""
 
 
@@ -915,129 +916,132 @@ _WD_EN = "(?P<wd>" + "|".join(WEEKDAYS_EN) + ")"
 # Longest, most specific patterns first: a span matched once is not matched again.
 RULES: list[Rule] = [
     # ---- Japanese
-    (re.compile(r"年末調整|(?:昨日|きのう)のことのよう"), _nothing),  # a tax form; an idiom
+    (lazy_compile(r"年末調整|(?:昨日|きのう)のことのよう"), _nothing),  # a tax form; an idiom
     (  # next year's dates and holidays are plans (their month or day alone would be past)
-        re.compile(
+        lazy_compile(
             r"(?:再来年|来年|明年)の?(?:\d{1,2}月(?:\d{1,2}日)?|[春夏秋冬](?:休み)?|"
             + _HOLIDAY_JA
             + "|年末)?"
         ),
         _nothing,
     ),
-    (re.compile(r"旧正月|春節"), _nothing),  # a lunar date: no fixed days
-    (re.compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
+    (lazy_compile(r"旧正月|春節"), _nothing),  # a lunar date: no fixed days
+    (lazy_compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
     (
-        re.compile(rf"(?P<p>{_YEAR_JA})の?(?P<m>\d{{1,2}})月(?P<d>\d{{1,2}})日"),
+        lazy_compile(rf"(?P<p>{_YEAR_JA})の?(?P<m>\d{{1,2}})月(?P<d>\d{{1,2}})日"),
         _ja_date,
     ),
     (
-        re.compile(rf"(?P<p>{_YEAR_JA})の?(?:年末|暮れ)|(?P<q>一昨年|昨年|去年)末"),
+        lazy_compile(rf"(?P<p>{_YEAR_JA})の?(?:年末|暮れ)|(?P<q>一昨年|昨年|去年)末"),
         _year_end,
     ),
     (
-        re.compile(rf"(?P<p>\d{{4}}年|{_YEAR_JA})の?(?P<h>" + _HOLIDAY_JA + ")"),
+        lazy_compile(rf"(?P<p>\d{{4}}年|{_YEAR_JA})の?(?P<h>" + _HOLIDAY_JA + ")"),
         _holiday_of_year,
     ),
     (  # marked as still to come: this year's if begun, else a plan
-        re.compile(r"(?P<f>今度|次|来週|来月)の(?P<h>" + _HOLIDAY_JA + "|年末)|今年末"),
+        lazy_compile(r"(?P<f>今度|次|来週|来月)の(?P<h>" + _HOLIDAY_JA + "|年末)|今年末"),
         _upcoming_holiday,
     ),
-    (re.compile(rf"(?P<n>{JA_NUM})年前の(?P<m>\d{{1,2}})月(?![0-9日曜期])"), _month_years_ago),
-    (re.compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
+    (lazy_compile(rf"(?P<n>{JA_NUM})年前の(?P<m>\d{{1,2}})月(?![0-9日曜期])"), _month_years_ago),
+    (lazy_compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
     (  # 15日に会った (not 2日に1回, 1日に10キロ, 2日にわたって, 2泊3日, 最初の3日は, 数日)
-        re.compile(
+        lazy_compile(
             r"(?<![0-9月/年数毎何泊の])(?P<d>\d{1,2})日"
             r"(?=に(?![0-9一二三四五六七八九十数]|何[回度杯個本時]|わた)|は(?!かか)|の(?!間|うち))"
         ),
         _day_of_month,
     ),
     (
-        re.compile(rf"(?P<p>\d{{4}}年|{_YEAR_JA})の?(?P<m>\d{{1,2}})月(?![曜期])"),
+        lazy_compile(rf"(?P<p>\d{{4}}年|{_YEAR_JA})の?(?P<m>\d{{1,2}})月(?![曜期])"),
         _ja_year_month,
     ),
     (
-        re.compile(rf"(?P<p>\d{{4}}年|{_YEAR_JA}|この前の)の?(?P<s>{_SEASON_JA})"),
+        lazy_compile(rf"(?P<p>\d{{4}}年|{_YEAR_JA}|この前の)の?(?P<s>{_SEASON_JA})"),
         _ja_season,
     ),
-    (re.compile(r"(?P<s>[春夏冬])休み"), _school_break),
+    (lazy_compile(r"(?P<s>[春夏冬])休み"), _school_break),
     (  # 先週の金曜, 先週金曜日, せんしゅうの金曜
-        re.compile(r"(?:先週|" + _kana("せんしゅう") + ")の?" + _WD_JA),
+        lazy_compile(r"(?:先週|" + _kana("せんしゅう") + ")の?" + _WD_JA),
         _ja_weekday_last_week,
     ),
-    (re.compile(r"今週の?" + _WD_JA), _ja_weekday_this_week),
-    (re.compile(r"(?:この前|こないだ|この間)の" + _WD_JA), _latest_weekday),
-    (re.compile(_WD_JA_PARTICLE), _past_weekday),  # 火曜に
-    (re.compile(_WD_JA_DID), _past_weekday),  # 金曜日何した？
-    (re.compile(r"(?<![今先来毎])(?:週末|土日)"), _past_weekend),
-    (re.compile(r"先週末|" + _kana("せんしゅうまつ")), _last_weekend),
-    (re.compile(r"今週末"), _this_weekend),
-    (re.compile(r"今月末"), _nothing),  # the month's end: still to come, or too near to tell
-    (re.compile(r"先々週|先先週|" + _kana("せんせんしゅう")), _week_offset(-2)),  # (holds 先週)
-    (re.compile(r"先週|" + _kana("せんしゅう")), _week_offset(-1)),
-    (re.compile(r"今週"), _week_offset(0)),
-    (re.compile(r"先々月|先先月|" + _kana("せんせんげつ")), _month_offset(-2)),
-    (re.compile(r"先月|" + _kana("せんげつ")), _month_offset(-1)),
-    (re.compile(r"今月"), _month_offset(0)),
-    (re.compile(r"一昨年|おととし|" + _kana("いっさくねん")), _year_offset(-2)),
-    (re.compile(r"去年|昨年|" + _kana("きょねん|さくねん")), _year_offset(-1)),
-    (re.compile(r"一昨昨日|さきおととい|さきおとつい"), _day_offset(-3)),  # (holds 昨日, おととい)
-    (re.compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
-    (re.compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),
-    (re.compile(r"数日前(?!後(?!前)|期(?![待限間日]))"), _few_days),
-    (re.compile(r"先日"), _span_ago(timedelta(days=14), timedelta(days=1))),
+    (lazy_compile(r"今週の?" + _WD_JA), _ja_weekday_this_week),
+    (lazy_compile(r"(?:この前|こないだ|この間)の" + _WD_JA), _latest_weekday),
+    (lazy_compile(_WD_JA_PARTICLE), _past_weekday),  # 火曜に
+    (lazy_compile(_WD_JA_DID), _past_weekday),  # 金曜日何した？
+    (lazy_compile(r"(?<![今先来毎])(?:週末|土日)"), _past_weekend),
+    (lazy_compile(r"先週末|" + _kana("せんしゅうまつ")), _last_weekend),
+    (lazy_compile(r"今週末"), _this_weekend),
+    (lazy_compile(r"今月末"), _nothing),  # the month's end: still to come, or too near to tell
+    (lazy_compile(r"先々週|先先週|" + _kana("せんせんしゅう")), _week_offset(-2)),  # (holds 先週)
+    (lazy_compile(r"先週|" + _kana("せんしゅう")), _week_offset(-1)),
+    (lazy_compile(r"今週"), _week_offset(0)),
+    (lazy_compile(r"先々月|先先月|" + _kana("せんせんげつ")), _month_offset(-2)),
+    (lazy_compile(r"先月|" + _kana("せんげつ")), _month_offset(-1)),
+    (lazy_compile(r"今月"), _month_offset(0)),
+    (lazy_compile(r"一昨年|おととし|" + _kana("いっさくねん")), _year_offset(-2)),
+    (lazy_compile(r"去年|昨年|" + _kana("きょねん|さくねん")), _year_offset(-1)),
     (
-        re.compile(r"数年前(?!後(?!前)|期(?![待限間日]))"),
+        lazy_compile(r"一昨昨日|さきおととい|さきおとつい"),
+        _day_offset(-3),
+    ),  # (holds 昨日, おととい)
+    (lazy_compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
+    (lazy_compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),
+    (lazy_compile(r"数日前(?!後(?!前)|期(?![待限間日]))"), _few_days),
+    (lazy_compile(r"先日"), _span_ago(timedelta(days=14), timedelta(days=1))),
+    (
+        lazy_compile(r"数年前(?!後(?!前)|期(?![待限間日]))"),
         _span_ago(timedelta(days=2190), timedelta(days=548)),
     ),
-    (re.compile(r"今朝"), _this_morning),
-    (re.compile(r"半年前(?!後(?!前)|期(?![待限間日]))"), lambda _, now: _ago("month", 6, now)),
+    (lazy_compile(r"今朝"), _this_morning),
+    (lazy_compile(r"半年前(?!後(?!前)|期(?![待限間日]))"), lambda _, now: _ago("month", 6, now)),
     (
-        re.compile(r"(?:ひと月|ひとつき)前(?!後(?!前)|期(?![待限間日]))"),
+        lazy_compile(r"(?:ひと月|ひとつき)前(?!後(?!前)|期(?![待限間日]))"),
         lambda _, now: _ago("month", 1, now),
     ),
     (
-        re.compile(r"数週間前(?!後(?!前)|期(?![待限間日]))"),
+        lazy_compile(r"数週間前(?!後(?!前)|期(?![待限間日]))"),
         _span_ago(timedelta(weeks=5), timedelta(weeks=2)),
     ),
     (
-        re.compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前(?!後(?!前)|期(?![待限間日]))"),
+        lazy_compile(r"数(?:ヶ|か|カ|ケ|ヵ)月前(?!後(?!前)|期(?![待限間日]))"),
         _span_ago(timedelta(days=185), timedelta(days=55)),
     ),
     (  # ここ3日, 過去2ヶ月, ここ数日: until now (この1週間 looks ahead as often: この1年でやりたい)
-        re.compile(
+        lazy_compile(
             rf"(?:ここ|過去)\s*(?P<n>数|{JA_NUM})\s*"
             r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?!前|後|目|間前|間後|生|度)"
         ),
         _within_last,
     ),
     (
-        re.compile(
+        lazy_compile(
             rf"(?P<a>{JA_NUM})\s*(?:〜|~|-|–|、|,|から)\s*(?P<n>{JA_NUM})"
             r"(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日]))"
         ),
         _range_ago,
     ),
     (
-        re.compile(
+        lazy_compile(
             rf"(?P<n>{JA_NUM})(?P<u>日|週間|週|ヶ月|か月|カ月|ケ月|箇月|ヵ月|年)(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日]))"
         ),
         _ja_ago,
     ),
-    (re.compile(rf"(?<![0-9])(?P<y>\d{{4}})年(?![0-9]|前|{_PRODUCT_YEAR})"), _ja_year),
-    (re.compile(r"(?<![0-9年ヶか第])(?P<m>\d{1,2})月(?![0-9日曜期])"), _ja_year_month),
-    (re.compile(r"ゴールデンウィーク|(?<![a-z])gw(?![a-z])"), _latest_holiday("golden_week")),
-    (re.compile(r"お盆"), _latest_holiday("obon")),
-    (re.compile(r"クリスマス"), _latest_holiday("christmas")),
-    (re.compile(r"お正月|正月|年始"), _latest_holiday("new_year")),
-    (re.compile(r"大晦日|おおみそか"), _latest_holiday("new_years_eve")),
-    (re.compile(r"年末"), _year_end),
-    (re.compile(r"バレンタイン"), _latest_holiday("valentine")),
-    (re.compile(r"ハロウィン"), _latest_holiday("halloween")),
+    (lazy_compile(rf"(?<![0-9])(?P<y>\d{{4}})年(?![0-9]|前|{_PRODUCT_YEAR})"), _ja_year),
+    (lazy_compile(r"(?<![0-9年ヶか第])(?P<m>\d{1,2})月(?![0-9日曜期])"), _ja_year_month),
+    (lazy_compile(r"ゴールデンウィーク|(?<![a-z])gw(?![a-z])"), _latest_holiday("golden_week")),
+    (lazy_compile(r"お盆"), _latest_holiday("obon")),
+    (lazy_compile(r"クリスマス"), _latest_holiday("christmas")),
+    (lazy_compile(r"お正月|正月|年始"), _latest_holiday("new_year")),
+    (lazy_compile(r"大晦日|おおみそか"), _latest_holiday("new_years_eve")),
+    (lazy_compile(r"年末"), _year_end),
+    (lazy_compile(r"バレンタイン"), _latest_holiday("valentine")),
+    (lazy_compile(r"ハロウィン"), _latest_holiday("halloween")),
 ]
 
 _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's edge (below)
     (  # next year's months and holidays are plans ("in March next year", "next Christmas")
-        re.compile(
+        lazy_compile(
             rf"\bnext (?:year'?s? )?(?:{_MONTH_RE}|christmas|xmas|new year'?s?(?: eve| day)?|"
             rf"spring|summer|autumn|fall|winter)\b|"
             rf"\b(?:(?:in|on|during|around|of) )?(?:{_MONTH_RE}|christmas|xmas)"
@@ -1045,60 +1049,60 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         ),
         _nothing,
     ),
-    (re.compile(r"\b(?:lunar|chinese) new year(?:'s)?\b"), _nothing),  # no fixed days
+    (lazy_compile(r"\b(?:lunar|chinese) new year(?:'s)?\b"), _nothing),  # no fixed days
     (
-        re.compile(
+        lazy_compile(
             r"\b(?P<p>last year'?s|the year before last'?s|\d{4}'?s?) (?P<h>christmas|xmas)\b"
         ),
         _holiday_of_year,
     ),
     (
-        re.compile(
+        lazy_compile(
             r"\b(?P<h>christmas|xmas) (?:of |in )?(?P<p>last year|the year before last|\d{4})\b"
         ),
         _holiday_of_year,
     ),
     (
-        re.compile(
+        lazy_compile(
             r"\b(?:this|(?:the |this )?(?P<f>coming|upcoming)) (?P<h>christmas|xmas|"
             r"new year'?s eve|new year'?s?(?: day)?)(?![\w'])"
         ),
         _upcoming_holiday,
     ),
-    (re.compile(r"\blast (?:christmas|xmas)\b"), _last_holiday("christmas")),
+    (lazy_compile(r"\blast (?:christmas|xmas)\b"), _last_holiday("christmas")),
     (
-        re.compile(r"\b(?:the )?(?:fourth|4th) of july\b|\bindependence day\b"),
+        lazy_compile(r"\b(?:the )?(?:fourth|4th) of july\b|\bindependence day\b"),
         _latest_holiday("independence_day"),
     ),
-    (re.compile(r"\blast new year'?s eve\b"), _last_holiday("new_years_eve")),
+    (lazy_compile(r"\blast new year'?s eve\b"), _last_holiday("new_years_eve")),
     (  # (the latest begun: on 3 January, this one)
-        re.compile(r"\blast new year(?:'?s)?(?: day)?\b"),
+        lazy_compile(r"\blast new year(?:'?s)?(?: day)?\b"),
         _latest_holiday("new_year", ahead=False),
     ),
     (
-        re.compile(rf"\b(?P<n>{_EN_NUM}) years? ago,? in (?P<m>{_MONTH_RE})\b"),
+        lazy_compile(rf"\b(?P<n>{_EN_NUM}) years? ago,? in (?P<m>{_MONTH_RE})\b"),
         _month_years_ago,
     ),
     (
-        re.compile(rf"\bin (?P<m>{_MONTH_RE}),? (?P<n>{_EN_NUM}) years? ago\b"),
+        lazy_compile(rf"\bin (?P<m>{_MONTH_RE}),? (?P<n>{_EN_NUM}) years? ago\b"),
         _month_years_ago,
     ),
     (  # 2026-03-05, 2026/3/5, 2026.3.5, also inside Japanese text (2026-03-05の…)
-        re.compile(
+        lazy_compile(
             r"(?<![0-9./-])(?P<y>\d{4})(?P<sep>[-/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})(?![0-9])"
             r"(?!(?P=sep)\d)"
         ),
         _iso_date,
     ),
     (  # 3/22, 3/22に, on 3/22, 3/22/2026 (22/3 when 22 cannot be the month)
-        re.compile(
+        lazy_compile(
             r"(?<![0-9./-])(?<![0-9] )(?P<a>\d{1,2})/(?P<b>\d{1,2})"
             r"(?:/(?P<y>\d{4})|, ?(?P<y2>(?:19|20)\d{2})(?![0-9]))?(?![0-9%]|/\d)"
         ),
         _slashed_date,
     ),
     (  # "in April last year", "March 3rd of last year", "the 3rd of March last year"
-        re.compile(
+        lazy_compile(
             rf"\b(?:(?:the )?(?P<d>\d{{1,2}})(?:st|nd|rd|th)? of )?(?P<mon>{_MONTH_RE})"
             rf"(?:\.? (?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)?,? (?:of )?"
             r"(?P<p>last year|the year before last)\b"
@@ -1106,11 +1110,11 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         _month_of_named_year,
     ),
     (  # "last year in March", "last year, in April"
-        re.compile(rf"\b(?P<p>last year|the year before last),? in (?P<mon>{_MONTH_RE})\b"),
+        lazy_compile(rf"\b(?P<p>last year|the year before last),? in (?P<mon>{_MONTH_RE})\b"),
         _month_of_named_year,
     ),
     (  # "the last week of June", "the last Friday of August": the final one, not the previous
-        re.compile(
+        lazy_compile(
             r"\b(?:the|my|our|your|his|her|their) last (?:(?:few|couple of|two|three) )?"
             r"(?:day|night|week|weekend|month|year|spring|summer|autumn|fall|winter|"
             + "|".join(WEEKDAYS_EN)
@@ -1121,41 +1125,44 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         _nothing,
     ),
     (  # an idiom, not a day
-        re.compile(
+        lazy_compile(
             r"\b(?:(?:feels?|felt|seems?|seemed) like|like it was) (?:it was )?"
             r"(?:only |just )?yesterday\b"
         ),
         _nothing,
     ),
-    (re.compile(r"\bthe day before yesterday\b"), _day_offset(-2)),
-    (re.compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
-    (re.compile(r"\bthis morning\b"), _this_morning),
-    (re.compile(r"\b(?:a few|few|several) days (?:ago|back)\b"), _few_days),
-    (re.compile(r"\bthe other (?:day|night)\b"), _span_ago(timedelta(days=14), timedelta(days=1))),
-    (re.compile(r"\b(?:a|one) fortnight (?:ago|back)\b"), lambda _, now: _ago("week", 2, now)),
+    (lazy_compile(r"\bthe day before yesterday\b"), _day_offset(-2)),
+    (lazy_compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
+    (lazy_compile(r"\bthis morning\b"), _this_morning),
+    (lazy_compile(r"\b(?:a few|few|several) days (?:ago|back)\b"), _few_days),
     (
-        re.compile(r"\b(?:the )?(?:last|past) fortnight\b"),
+        lazy_compile(r"\bthe other (?:day|night)\b"),
+        _span_ago(timedelta(days=14), timedelta(days=1)),
+    ),
+    (lazy_compile(r"\b(?:a|one) fortnight (?:ago|back)\b"), lambda _, now: _ago("week", 2, now)),
+    (
+        lazy_compile(r"\b(?:the )?(?:last|past) fortnight\b"),
         _span_ago(timedelta(days=14), timedelta(0)),
     ),
     (
-        re.compile(r"\b(?:a few|few|several) weeks (?:ago|back)\b"),
+        lazy_compile(r"\b(?:a few|few|several) weeks (?:ago|back)\b"),
         _span_ago(timedelta(weeks=5), timedelta(weeks=2)),
     ),
     (
-        re.compile(r"\b(?:a few|few|several) months (?:ago|back)\b"),
+        lazy_compile(r"\b(?:a few|few|several) months (?:ago|back)\b"),
         _span_ago(timedelta(days=185), timedelta(days=55)),
     ),
     (
-        re.compile(r"\b(?:a few|few|several) years (?:ago|back)\b"),
+        lazy_compile(r"\b(?:a few|few|several) years (?:ago|back)\b"),
         _span_ago(timedelta(days=2190), timedelta(days=548)),
     ),
     (
-        re.compile(r"\b(?:the )?(?:last|past) (?:few|couple of) days\b"),
+        lazy_compile(r"\b(?:the )?(?:last|past) (?:few|couple of) days\b"),
         _span_ago(timedelta(days=4), timedelta(0)),
     ),
     (  # "the last 3 days", "these past two weeks", "in past 2 weeks", "last 10 days"; not
         # "the last two weeks of June" / "in May", "… before the exam", "at last a day off"
-        re.compile(
+        lazy_compile(
             rf"\b(?:(?:the|these|in|over|within|during|for) (?:last|past) (?P<n>{_EN_NUM}|few)"
             rf"|(?:^|(?<=[,.;:!?] )|(?<=\bmy )|(?<=\bour )|(?<=\byour )|(?<=\bhis )|(?<=\bher )"
             rf"|(?<=\btheir ))(?:last|past)"
@@ -1164,129 +1171,134 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         ),
         _within_last,
     ),
-    (re.compile(r"\bthis past weekend\b"), _last_weekend),  # (a finished one, on Sunday too)
-    (re.compile(r"\b(?:the )?past week\b"), _span_ago(timedelta(days=7), timedelta(0))),
-    (re.compile(r"\b(?:the )?past month\b"), _span_ago(timedelta(days=31), timedelta(0))),
-    (re.compile(r"\b(?:the )?past year\b"), _span_ago(timedelta(days=366), timedelta(0))),
+    (lazy_compile(r"\bthis past weekend\b"), _last_weekend),  # (a finished one, on Sunday too)
+    (lazy_compile(r"\b(?:the )?past week\b"), _span_ago(timedelta(days=7), timedelta(0))),
+    (lazy_compile(r"\b(?:the )?past month\b"), _span_ago(timedelta(days=31), timedelta(0))),
+    (lazy_compile(r"\b(?:the )?past year\b"), _span_ago(timedelta(days=366), timedelta(0))),
     # "in the last year" is the past year, up to now ("last year" alone is the calendar one)
     (
-        re.compile(r"\b(?:in|over|within|during|throughout) the last week\b"),
+        lazy_compile(r"\b(?:in|over|within|during|throughout) the last week\b"),
         _span_ago(timedelta(days=7), timedelta(0)),
     ),
     (
-        re.compile(r"\b(?:in|over|within|during|throughout) the last month\b"),
+        lazy_compile(r"\b(?:in|over|within|during|throughout) the last month\b"),
         _span_ago(timedelta(days=31), timedelta(0)),
     ),
     (
-        re.compile(r"\b(?:in|over|within|during|throughout) the last year\b"),
+        lazy_compile(r"\b(?:in|over|within|during|throughout) the last year\b"),
         _span_ago(timedelta(days=366), timedelta(0)),
     ),
     (
-        re.compile(
+        lazy_compile(
             rf"\b(?P<a>{_EN_NUM}) ?(?:-|–|to|or) ?(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? "
             r"(?:ago|back)\b"
         ),
         _range_ago,
     ),
-    (re.compile(rf"\b(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? (?:ago|back)\b"), _en_ago),
+    (lazy_compile(rf"\b(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? (?:ago|back)\b"), _en_ago),
     (  # forward-pointing: still to come, no "so far"
-        re.compile(
+        lazy_compile(
             r"\b(?:later|(?:the )?end of|(?:the )?rest of|(?:the )?remainder of) this "
             r"(?:week|weekend|month|year)\b"
         ),
         _nothing,
     ),
-    (re.compile(r"\bthe week before last\b"), _week_offset(-2)),
-    (re.compile(r"\blast weekend\b"), _last_weekend),
-    (re.compile(rf"\b(?P<n>{_EN_NUM}) weekends? ago\b"), _weekends_ago),
-    (re.compile(r"\b(?:over|on|at|during) the weekend\b"), _past_weekend),
-    (re.compile(r"\b(?:last|previous) week\b"), _week_offset(-1)),
-    (re.compile(r"\b(?:earlier )?this week\b"), _week_offset(0)),
-    (re.compile(r"\bthe month before last\b"), _month_offset(-2)),
-    (re.compile(r"\b(?:last|previous) month\b"), _month_offset(-1)),
-    (re.compile(r"\b(?:earlier )?this month\b"), _month_offset(0)),
-    (re.compile(r"\bthe year before last\b"), _year_offset(-2)),
-    (re.compile(r"\blast year\b"), _year_offset(-1)),
-    (re.compile(r"\blast " + _WD_EN + r"\b"), _en_last_weekday),
+    (lazy_compile(r"\bthe week before last\b"), _week_offset(-2)),
+    (lazy_compile(r"\blast weekend\b"), _last_weekend),
+    (lazy_compile(rf"\b(?P<n>{_EN_NUM}) weekends? ago\b"), _weekends_ago),
+    (lazy_compile(r"\b(?:over|on|at|during) the weekend\b"), _past_weekend),
+    (lazy_compile(r"\b(?:last|previous) week\b"), _week_offset(-1)),
+    (lazy_compile(r"\b(?:earlier )?this week\b"), _week_offset(0)),
+    (lazy_compile(r"\bthe month before last\b"), _month_offset(-2)),
+    (lazy_compile(r"\b(?:last|previous) month\b"), _month_offset(-1)),
+    (lazy_compile(r"\b(?:earlier )?this month\b"), _month_offset(0)),
+    (lazy_compile(r"\bthe year before last\b"), _year_offset(-2)),
+    (lazy_compile(r"\blast year\b"), _year_offset(-1)),
+    (lazy_compile(r"\blast " + _WD_EN + r"\b"), _en_last_weekday),
     (
-        re.compile(r"\blast (?P<wd>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b"),
+        lazy_compile(r"\blast (?P<wd>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b"),
         _en_last_weekday,
     ),
-    (re.compile(r"\bon " + _WD_EN + r"\b"), _past_weekday),  # (not "on Tuesdays")
+    (lazy_compile(r"\bon " + _WD_EN + r"\b"), _past_weekday),  # (not "on Tuesdays")
     (
-        re.compile(r"\b(?:the )?(?P<s>spring|summer|autumn|fall|winter)(?: of)?,? (?P<y>\d{4})\b"),
+        lazy_compile(
+            r"\b(?:the )?(?P<s>spring|summer|autumn|fall|winter)(?: of)?,? (?P<y>\d{4})\b"
+        ),
         _season_of_year,
     ),
-    (re.compile(r"\b(?P<p>last|this|past) (?P<s>spring|summer|autumn|fall|winter)\b"), _en_season),
     (
-        re.compile(
+        lazy_compile(r"\b(?P<p>last|this|past) (?P<s>spring|summer|autumn|fall|winter)\b"),
+        _en_season,
+    ),
+    (
+        lazy_compile(
             rf"\b(?P<mon>{_MONTH_RE})\.? (?P<d>\d{{1,2}})(?P<ord>st|nd|rd|th)?\b"
             rf"(?:,? (?P<y>\d{{4}}))?"
         ),
         _en_day_month,
     ),
     (
-        re.compile(
+        lazy_compile(
             rf"\b(?P<d>\d{{1,2}})(?P<ord>st|nd|rd|th)? (?P<of>of )?(?P<mon>{_MONTH_RE})\b"
             rf"(?:,? (?P<y>\d{{4}}))?"
         ),
         _en_day_month,
     ),
     (
-        re.compile(
+        lazy_compile(
             rf"\b(?P<p>in|last|during|since|early|mid|late|back in|around|of|in early|in late)"
             rf"[ -](?P<mon>{_MONTH_RE})\b(?:,? (?:of )?(?P<y>\d{{4}}))?"
         ),
         _en_month,
     ),
     (  # (not "on the 15th floor": a noun after it)
-        re.compile(
+        lazy_compile(
             r"\bon the (?P<d>\d{1,2})(?:st|nd|rd|th)\b(?=\s*(?:[,.;:!?)]|$|(?:and|but|so|at|in|"
             r"after|before|when|because|i|we|he|she|they|my|our|for|with|to|too|again|"
             r"already|then|this|last)\b))"
         ),
         _day_of_month,
     ),
-    (re.compile(r"\b(?:in|during|since|back in|of) (?P<y>\d{4})\b"), _en_year),
-    (re.compile(r"\b(?:christmas|xmas)\b"), _latest_holiday("christmas")),
-    (re.compile(r"\bnew year'?s eve\b"), _latest_holiday("new_years_eve")),
-    (re.compile(r"\bnew year(?:'s)?\b"), _latest_holiday("new_year")),
-    (re.compile(r"\blast halloween\b"), _last_holiday("halloween")),
-    (re.compile(r"\blast easter\b"), _last_holiday("easter")),
-    (re.compile(r"\blast valentine'?s(?: day)?\b"), _last_holiday("valentine")),
-    (re.compile(r"\bhalloween\b"), _latest_holiday("halloween")),
-    (re.compile(r"\beaster\b"), _latest_holiday("easter")),
-    (re.compile(r"\bvalentine'?s(?: day)?\b"), _latest_holiday("valentine")),
+    (lazy_compile(r"\b(?:in|during|since|back in|of) (?P<y>\d{4})\b"), _en_year),
+    (lazy_compile(r"\b(?:christmas|xmas)\b"), _latest_holiday("christmas")),
+    (lazy_compile(r"\bnew year'?s eve\b"), _latest_holiday("new_years_eve")),
+    (lazy_compile(r"\bnew year(?:'s)?\b"), _latest_holiday("new_year")),
+    (lazy_compile(r"\blast halloween\b"), _last_holiday("halloween")),
+    (lazy_compile(r"\blast easter\b"), _last_holiday("easter")),
+    (lazy_compile(r"\blast valentine'?s(?: day)?\b"), _last_holiday("valentine")),
+    (lazy_compile(r"\bhalloween\b"), _latest_holiday("halloween")),
+    (lazy_compile(r"\beaster\b"), _latest_holiday("easter")),
+    (lazy_compile(r"\bvalentine'?s(?: day)?\b"), _latest_holiday("valentine")),
 ]
 
 
-def _ascii_edges(pattern: re.Pattern[str]) -> re.Pattern[str]:
+def _ascii_edges(pattern: LazyPattern) -> LazyPattern:
     r"""``pattern`` with ``\b`` and ``\w`` read as ASCII: an English expression written against
     Japanese (yesterdayって, last weekの) ends there, as where a space follows."""
-    return re.compile(pattern.pattern, (pattern.flags & ~re.UNICODE) | re.ASCII)
+    return lazy_compile(pattern.pattern, (pattern.flags & ~re.UNICODE) | re.ASCII)
 
 
 RULES += [(_ascii_edges(pattern), rule) for pattern, rule in _EN_RULES]
 
-_SINCE_EN = re.compile(r"\bsince\s+$", re.ASCII)
-_SINCE_JA = re.compile(r"\s*(?:から|以来|以降)")
+_SINCE_EN = lazy_compile(r"\bsince\s+$", re.ASCII)
+_SINCE_JA = lazy_compile(r"\s*(?:から|以来|以降)")
 _SINCE_REACH = 40
 """How far before an expression "since" is looked for (the words between are spaces)."""
 
 
-def _since_at(m: re.Match[str], after: re.Pattern[str] = _SINCE_JA) -> bool:
+def _since_at(m: re.Match[str], after: LazyPattern = _SINCE_JA) -> bool:
     """Whether the expression ``m`` is one "since" (before it) or から/以来/以降 (``after``
     it) runs from: a past window then runs until now."""
     return since_around(m.string, m.start(), m.end(), after)
 
 
-def since_around(text: str, start: int, end: int, after: re.Pattern[str] = _SINCE_JA) -> bool:
+def since_around(text: str, start: int, end: int, after: LazyPattern = _SINCE_JA) -> bool:
     """:func:`_since_at` of the span ``start``–``end`` of ``text``."""
     before = _SINCE_EN.search(text, max(0, start - _SINCE_REACH), start)
     return before is not None or after.match(text, end) is not None
 
 
-_ONLY_BACK_JA = re.compile(
+_ONLY_BACK_JA = lazy_compile(
     r"\s*(?:以来|から(?:ずっと)?[、,]?(?:今日まで|現在まで"
     r"|(?:今まで|いままで|これまで)(?!以上|通り|より)))"
 )

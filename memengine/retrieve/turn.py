@@ -46,6 +46,7 @@ from ..config import LLMConfig, RetrievalConfig
 from ..embed.base import Embedder
 from ..embed.cache import CachingEmbedder
 from ..errors import LLMError, LLMResponseError, LLMTimeout
+from ..lazy_re import lazy_compile
 from ..llm.client import ChatClient
 from ..models import Message, Retrieval, Retrieved, may_answer
 from ..store.database import Store
@@ -209,11 +210,11 @@ def _latin(char: str) -> bool:
     return char.isascii() and char.isalnum()
 
 
-_MODAL_MAY = re.compile(r"may (?:i|we|you|he|she|they|it)\b")
+_MODAL_MAY = lazy_compile(r"may (?:i|we|you|he|she|they|it)\b")
 """A question that opens with the modal "may" ("May I ask…", "May we…"), not the month."""
 
 
-_HIRAGANA = re.compile("[ぁ-ゖゝゞー]+")
+_HIRAGANA = lazy_compile("[ぁ-ゖゝゞー]+")
 
 
 def _modal_may(text: str, start: int) -> bool:

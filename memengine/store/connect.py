@@ -15,7 +15,6 @@ import contextlib
 import errno
 import functools
 import os
-import re
 import shutil
 import threading
 import time
@@ -40,6 +39,7 @@ from ..errors import (
     ReadOnlyDatabase,
     StoreError,
 )
+from ..lazy_re import lazy_compile
 from ..text import doctor_command, salvage_command
 from .driver import (
     DriverInfo,
@@ -802,7 +802,7 @@ def _damaged(exc: Exception, path: Path) -> StoreError | None:
     return None
 
 
-_NOT_UTF8 = re.compile(r"Could not decode to UTF-8 column '([^'\n]{1,120})' with text '")
+_NOT_UTF8 = lazy_compile(r"Could not decode to UTF-8 column '([^'\n]{1,120})' with text '")
 """The driver's words for a stored text that does not decode; the text follows, quoted."""
 
 

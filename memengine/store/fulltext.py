@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from ..lazy_re import lazy_compile
 from ..text import thousands
 from .filters import Filters
 
@@ -19,7 +19,7 @@ __all__ = [
     "term_expression",
 ]
 
-_PLAIN_NUMBER = re.compile(r"[1-9][0-9]{3,}")
+_PLAIN_NUMBER = lazy_compile(r"[1-9][0-9]{3,}")
 """A number of four digits or more, written without separators (41500)."""
 
 

@@ -8,13 +8,13 @@ application_id`` marks the file as memengine's.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..errors import DamagedDatabase, NotAMemEngineDatabase, SchemaTooNew, StoreError
+from ..lazy_re import lazy_compile
 from ..text import salvage_command
 from .connect import file_of, sqlite_module, translate_error
 
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 APPLICATION_ID = 0x4D454D45  # "MEME"
-_MIGRATION = re.compile(r"^(\d{4})_[\w-]+\.sql$")
+_MIGRATION = lazy_compile(r"^(\d{4})_[\w-]+\.sql$")
 
 
 def _schema_dir() -> Any:

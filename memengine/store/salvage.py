@@ -14,13 +14,13 @@ is damaged.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import DamagedDatabase, DatabaseLocked, StoreError
+from ..lazy_re import lazy_compile
 from ..models import Episode
 from . import episodes as ep_rows
 from .connect import Connections, read_only_access
@@ -94,7 +94,7 @@ def open_for_salvage(path: Path) -> Connections:
     return connections
 
 
-_SCHEMA_TREE = re.compile(r"\bTree 1 page\b|\breported as \d+ on page 1\b|(?:^|\n)Page 1\b")
+_SCHEMA_TREE = lazy_compile(r"\bTree 1 page\b|\breported as \d+ on page 1\b|(?:^|\n)Page 1\b")
 """What SQLite's page check says of the schema's own pages (its tree is rooted at page 1;
 "Fragmentation of … bytes reported as 0 on page 1" when its cells are lost); not "2nd
 reference to page 1" nor "freelist leaf count too big on page 1", a pointer of another

@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from ..clock import ensure_aware
 from ..errors import InvalidInput
+from ..lazy_re import lazy_compile
 from ..models import Episode, NewEpisode
 from .filters import Filters
 from .migrate import schema_sql
@@ -66,7 +67,7 @@ search in a process, or of one too big for the in-memory index) costs
 A file keeps the chunk size its vector table was made with;
 :func:`relayout_vector_table` (``memengine optimize --vectors``) rewrites it."""
 
-_CHUNK_OPTION = re.compile(r"chunk_size\s*=\s*(\d+)", re.IGNORECASE)
+_CHUNK_OPTION = lazy_compile(r"chunk_size\s*=\s*(\d+)", re.IGNORECASE)
 _VEC0_DEFAULT_CHUNK = 1024
 
 PARTITION_INDEX = "episode_vectors_chunks_agent"
