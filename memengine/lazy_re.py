@@ -9,6 +9,7 @@ first search; from then on its methods are the compiled pattern's own (no extra 
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import threading
@@ -110,6 +111,17 @@ class LazyPattern:
 def lazy_compile(pattern: str, flags: int | re.RegexFlag = 0) -> LazyPattern:
     """:func:`re.compile` deferred to the first use: for patterns made at import time."""
     return LazyPattern(pattern, flags)
+
+
+def _unlock_in_child() -> None:
+    """In a forked child: a fresh lock (one a parent thread held at the fork, compiling,
+    would stay held, and the child's first use of a pattern would wait for it forever)."""
+    global _COMPILING
+    _COMPILING = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # (not on Windows, which does not fork)
+    os.register_at_fork(after_in_child=_unlock_in_child)
 
 
 def compile_all() -> int:

@@ -1106,10 +1106,10 @@ class Memory:
         it all). The embedder embeds one word, so a remote one that is down raises
         :class:`.EmbeddingError` here, as an add would (turns still answer from full text)."""
         mode = self.store.warm(self._agent(agent))
-        compile_all()  # the rule tables' patterns (compiled on first use: ~0.3 s)
         if not isinstance(self.embedder, RecordedOnly):
             self._embedder.embed(["warm"])  # the default model loads on first use (~1 s)
         self.load_llm_client()  # (the first turn's deadline would pay for it)
+        compile_all()  # the rules' patterns, the LLM client's modules' too (imported now)
         return mode
 
     @gated

@@ -43,7 +43,7 @@ import unicodedata
 from collections.abc import Callable
 from enum import Enum
 
-from ..lazy_re import lazy_compile
+from ..lazy_re import LazyPattern, lazy_compile
 
 __all__ = ["AnswerType", "asked_types", "carries", "carries_any"]
 
@@ -316,12 +316,15 @@ def _clock_time(text: str) -> bool:
     return False
 
 
-_CARRIED: dict[AnswerType, tuple[Callable[[str], object], ...]] = {
-    AnswerType.time: (_EN_TIME_A.search, _JA_TIME_A.search, _clock_time),
+_CARRIED: dict[AnswerType, tuple[LazyPattern | Callable[[str], object], ...]] = {
+    AnswerType.time: (_EN_TIME_A, _JA_TIME_A, _clock_time),
     # a digit is found fastest
-    AnswerType.quantity: (_DIGIT.search, _EN_QUANTITY_A.search, _JA_QUANTITY_A.search),
-    AnswerType.how_many: (_EN_ONE.search, _JA_ONE.search),  # (asked with quantity: its numbers)
+    AnswerType.quantity: (_DIGIT, _EN_QUANTITY_A, _JA_QUANTITY_A),
+    AnswerType.how_many: (_EN_ONE, _JA_ONE),  # (asked with quantity: its numbers)
 }
+"""What a text holds that could answer each kind: patterns (their ``search`` is looked up at
+each call: taken here, before the first use compiles them, it would stay the uncompiled
+pattern's wrapper) and functions."""
 
 
 def _norm(text: str) -> str:
@@ -347,4 +350,8 @@ def carries_any(text: str, kinds: frozenset[AnswerType]) -> bool:
     if not kinds:
         return False
     written = unicodedata.normalize("NFKC", text)
-    return any(found(written) for kind in kinds for found in _CARRIED[kind])
+    return any(
+        (found.search(written) if isinstance(found, LazyPattern) else found(written))
+        for kind in kinds
+        for found in _CARRIED[kind]
+    )
