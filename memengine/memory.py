@@ -151,7 +151,10 @@ class Memory:
         self._client_lock = threading.Lock()
         self._llm_closed = False
         # build it in the background now, so the first turn does not pay for importing openai
-        self._llm_warm = self._executor.submit(self._llm) if self._use_llm(None) else None
+        # (~1 s): not for a memory opened to embed nothing (show, stats, export…), which runs
+        # no turn, and whose close would wait for it (a feedback's judge builds it on use)
+        turns = not isinstance(embedder, RecordedOnly)
+        self._llm_warm = self._executor.submit(self._llm) if turns and self._use_llm(None) else None
 
     # -- opening and closing -------------------------------------------------------------
     @classmethod

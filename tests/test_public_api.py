@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -176,3 +177,40 @@ def test_importing_memengine_still_loads_no_openai_client() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, env={"PYTHONPATH": root}
     )
     assert done.stdout.split() == ["False", "True"], done.stderr
+
+
+def test_a_memory_opened_to_embed_nothing_does_not_build_the_llm_client(tmp_path: Path) -> None:
+    """With ``[llm]`` configured, a memory opened for turns builds its chat client in the
+    background (importing openai, ~1 s); one opened to embed nothing (``stats``, ``show``,
+    ``export``…) runs no turn, so it builds none, and its close waits for nothing (such a
+    command took 1.5 s longer with an endpoint configured)."""
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "m.db")
+    root = str(Path(memengine.__file__).resolve().parents[1])
+    opened = (
+        "import sys\n"
+        "from memengine import Config, LLMConfig, Memory\n"
+        "from tests.helpers import HashEmbedder, word_episodes\n"
+        "cfg = Config(llm=LLMConfig(base_url='http://127.0.0.1:9/v1', rerank_model='judge'))\n"
+        "with Memory.open(sys.argv[1], config=cfg, {how}) as mem:\n"
+        "    {then}\n"
+        "print('openai' in sys.modules)\n"
+    )
+    seen = []
+    for how, then in [
+        ("embedder=HashEmbedder()", "mem.add_many(word_episodes(3, 'a'))"),  # turns: built
+        ("embeds=False", "mem.stats()"),  # inspecting a file that holds data: none
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-c", opened.format(how=how, then=then), db],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            env={"PYTHONPATH": root},
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        seen.append(done.stdout.strip())
+    assert seen == ["True", "False"]
