@@ -109,6 +109,7 @@ class Memory:
         clock: Clock,
         *,
         llm_client: ChatClient | None = None,  # llm phases
+        warm_llm: bool = True,
     ) -> None:
         # the calls under way, which close() lets finish; none in a forked process
         self._gate = CallGate(lambda: same_process(store.connections.opened_in, store.path))
@@ -153,7 +154,7 @@ class Memory:
         # build it in the background now, so the first turn does not pay for importing openai
         # (~1 s): not for a memory opened to embed nothing (show, stats, export…), which runs
         # no turn, and whose close would wait for it (a feedback's judge builds it on use)
-        turns = not isinstance(embedder, RecordedOnly)
+        turns = warm_llm and not isinstance(embedder, RecordedOnly)
         self._llm_warm = self._executor.submit(self._llm) if turns and self._use_llm(None) else None
 
     # -- opening and closing -------------------------------------------------------------
@@ -170,6 +171,7 @@ class Memory:
         read_only: bool | None = False,
         create: bool = True,
         embeds: bool = True,
+        warm_llm: bool = True,
     ) -> Memory:
         """Open (creating or migrating) the memory file at ``path`` (None: the configured
         ``db``, ``memengine.db`` in the working folder; a leading ``~`` is the home folder).
@@ -189,13 +191,17 @@ class Memory:
         the configured one is not touched (a remote endpoint may be down); an
         add or a search then raises :class:`.EmbedderMismatch`. ``allow_embedder_change``
         opens a file embedded by another embedder than ``embedder`` for :meth:`reembed`
-        (without it, :class:`.EmbedderMismatch`).
+        (without it, :class:`.EmbedderMismatch`). ``warm_llm`` (with ``[llm]`` configured)
+        begins building the chat client in the background, so that the first turn does not
+        pay for importing openai (~1 s); False for a process that runs no turn (the CLI's
+        ``add``, ``import``), whose close would wait for it (as it is for ``embeds`` False).
         """
         args.switches(
             allow_embedder_change=allow_embedder_change,
             read_only=read_only,
             create=create,
             embeds=embeds,
+            warm_llm=warm_llm,
             maybe=("read_only",),
         )
         cfg = Config() if config is None else config
@@ -277,7 +283,7 @@ class Memory:
         if recorded or emb is None:
             emb = RecordedOnly(store.embedder_id, store.dimension, store.path)
         try:
-            return cls(store, emb, cfg, clk, llm_client=llm_client)  # llm phases: llm_client
+            return cls(store, emb, cfg, clk, llm_client=llm_client, warm_llm=warm_llm)
         except BaseException:
             store.close()  # a setting the facade refuses (ConfigError) leaves no file open
             raise

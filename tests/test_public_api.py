@@ -202,6 +202,7 @@ def test_a_memory_opened_to_embed_nothing_does_not_build_the_llm_client(tmp_path
     for how, then in [
         ("embedder=HashEmbedder()", "mem.add_many(word_episodes(3, 'a'))"),  # turns: built
         ("embeds=False", "mem.stats()"),  # inspecting a file that holds data: none
+        ("embedder=HashEmbedder(), warm_llm=False", "mem.add_many(word_episodes(3, 'b'))"),
     ]:
         done = subprocess.run(
             [sys.executable, "-c", opened.format(how=how, then=then), db],
@@ -213,4 +214,41 @@ def test_a_memory_opened_to_embed_nothing_does_not_build_the_llm_client(tmp_path
         )
         assert done.returncode == 0, done.stderr
         seen.append(done.stdout.strip())
-    assert seen == ["True", "False"]
+    assert seen == ["True", "False", "False"]
+    with pytest.raises(memengine.InvalidInput, match="warm_llm is True or False, not 'no'"):
+        memengine.Memory.open(db, warm_llm="no")  # type: ignore[arg-type]
+
+
+def test_only_the_commands_that_run_turns_have_the_llm_client_built(tmp_path: Path) -> None:
+    """With ``[llm]`` configured, ``memengine add`` (and ``import``, ``init``…) import no
+    openai: they took 1–2 s longer, waiting at exit for a client no add uses; ``retrieve``
+    still has it built before its turn."""
+    import subprocess
+    import sys
+
+    (tmp_path / "memengine.toml").write_text(
+        '[llm]\nbase_url = "http://127.0.0.1:9/v1"\nrerank_model = "judge"\n'
+        "turn_deadline_s = 0.5\nmax_retries = 0\n",
+        encoding="utf-8",
+    )
+    root = str(Path(memengine.__file__).resolve().parents[1])
+    probe = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('openai' in sys.modules))\n"
+        "from memengine.cli import main\n"
+        "sys.argv[0] = 'memengine'\n"
+        "main()\n"
+    )
+    seen = []
+    for command in (["add", "the cat sat"], ["retrieve", "the cat"]):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *command, "--db", "m.db"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={"PYTHONPATH": root},
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        seen.append(done.stdout.strip().splitlines()[-1])
+    assert seen == ["False", "True"]

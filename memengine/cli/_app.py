@@ -656,9 +656,13 @@ def settings(
 
 @contextmanager
 def open_memory(
-    cfg: Config, *, create: bool = False, embeds: bool = True, **kwargs: Any
+    cfg: Config, *, create: bool = False, embeds: bool = True, turns: bool = False, **kwargs: Any
 ) -> Iterator[Any]:
     """Open the configured memory file for one command.
+
+    Only a command that runs a turn or a feedback (``turns``) has the LLM chat client
+    built in the background, with ``[llm]`` configured: another (``add``, ``import``)
+    would wait for it at exit, importing openai for nothing (~1 s).
 
     A command that embeds nothing (``embeds`` False: show, stats, export,
     backup…) opens a file whatever embedder wrote it, so a file can be
@@ -672,7 +676,13 @@ def open_memory(
     from ..memory import Memory
 
     with Memory.open(
-        cfg.db, config=cfg, read_only=None, create=create, embeds=embeds, **kwargs
+        cfg.db,
+        config=cfg,
+        read_only=None,
+        create=create,
+        embeds=embeds,
+        warm_llm=turns,
+        **kwargs,
     ) as mem:
         yield mem
 

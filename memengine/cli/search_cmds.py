@@ -171,7 +171,7 @@ def _retrieve(
         text=text, **{f"--recent message {i + 1}": v for i, v in enumerate(recent or [])}
     )
     cfg = settings(config, db, agent)
-    with open_memory(cfg) as mem:
+    with open_memory(cfg, turns=True) as mem:
         warn_if_unknown(mem, cfg.agent)
         mem.load_embedder()  # before the turn's clock starts (its deadline is 2 s)
         mem.load_llm_client(turn=True)  # (which covers the wait for the client too)
