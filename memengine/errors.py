@@ -92,6 +92,14 @@ class ExtensionError(StoreError):
     """sqlite-vec or FTS5 is not available with the chosen SQLite driver."""
 
 
+LONGER_WAIT = (
+    "a longer write_wait_s waits longer: memengine.toml's or MEMENGINE_WRITE_WAIT_S, which "
+    "load_config() reads, or Config(write_wait_s=…)"
+)
+"""Which setting a locked write's error names (a program that opens ``Memory.open(path)``
+without ``config=load_config()`` reads neither the file nor the environment)."""
+
+
 class DatabaseLocked(StoreError):
     """Another writer (thread or process) held the file longer than the write could wait."""
 
@@ -101,7 +109,7 @@ class DatabaseLocked(StoreError):
         kept writing, saying which setting waits longer."""
         return cls(
             f"database is locked: {who} kept writing for {round(max(seconds, 0.0), 2):g} s "
-            "(write_wait_s, MEMENGINE_WRITE_WAIT_S, waits longer)"
+            f"({LONGER_WAIT})"
         )
 
 

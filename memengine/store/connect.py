@@ -30,6 +30,7 @@ from sqlalchemy import event
 from sqlalchemy.pool import QueuePool
 
 from ..errors import (
+    LONGER_WAIT,
     DamagedDatabase,
     DatabaseLocked,
     DiskError,
@@ -885,10 +886,7 @@ def translate_error(
     if "readonly" in msg or "read-only" in msg:
         return ReadOnlyDatabase(f"the database is read-only: {msg}")
     if "locked" in msg or "busy" in msg:
-        return DatabaseLocked(
-            f"{msg}: another writer held it for the whole wait (write_wait_s, "
-            "MEMENGINE_WRITE_WAIT_S, waits longer)"
-        )
+        return DatabaseLocked(f"{msg}: another writer held it for the whole wait ({LONGER_WAIT})")
     if "disk is full" in msg:  # SQLITE_FULL
         return DiskFull(f"{msg}: nothing of this write is in the file; free some space")
     if "disk I/O error" in msg:  # the disk failed a read or write; the file may be whole
