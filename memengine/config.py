@@ -1006,6 +1006,8 @@ def load_config(
     """
     if path is not None and not isinstance(path, str | os.PathLike):
         raise ConfigError(f"a config file is a path, not {type(path).__name__}")
+    if path is not None and isinstance(os.fspath(path), bytes):  # (a PathLike of bytes)
+        raise ConfigError(f"a config file is a path of text, not of bytes: {path!r}")
     for name, given in (("environ", environ), ("overrides", overrides)):
         if given is not None and not isinstance(given, Mapping):
             raise ConfigError(f"{name} is a mapping of names to values, not {type(given).__name__}")

@@ -222,6 +222,8 @@ class Memory:
             raise InvalidInput(f"clock is a callable that returns the time, not {clock!r}")
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(f"a memory file is a path, not {type(path).__name__}")
+        if path is not None and isinstance(os.fspath(path), bytes):  # (a PathLike of bytes)
+            raise InvalidInput(f"a memory file is a path of text, not of bytes: {path!r}")
         if isinstance(path, str) and not path.strip():
             raise InvalidInput("the database path is empty")  # Path("") is the folder "."
         if path is not None and ends_as_a_folder(os.fspath(path)) and not os.path.isdir(path):

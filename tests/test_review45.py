@@ -96,6 +96,16 @@ def test_a_close_waits_without_end_and_a_bad_wait_changes_nothing(
     assert mem.store.closed
 
 
+class _BytesPath:
+    """A path-like object whose path is bytes (``os.fspath`` returns them as given)."""
+
+    def __init__(self, path: bytes) -> None:
+        self.path = path
+
+    def __fspath__(self) -> bytes:
+        return self.path
+
+
 def test_arguments_of_the_wrong_type_are_errors_of_the_tree(
     db_path: Path, clock: FixedClock
 ) -> None:
@@ -108,9 +118,15 @@ def test_arguments_of_the_wrong_type_are_errors_of_the_tree(
         ({"overrides": ["a"]}, "overrides is a mapping of names to values, not list"),
         ({"environ": 5}, "environ is a mapping of names to values, not int"),
         ({"environ": {"MEMENGINE_DB": 5}}, "environ['MEMENGINE_DB'] is text"),
+        ({"path": _BytesPath(b"m.toml")}, "a config file is a path of text, not of bytes"),
     ]:
         with pytest.raises(ConfigError, match=re.escape(words)):
             load_config(**kwargs)  # type: ignore[arg-type]
+    # a PathLike whose path is bytes: os.fspath gives bytes, which the path's checks
+    # compared with text (a raw TypeError, "endswith first arg must be bytes")
+    with pytest.raises(InvalidInput, match="a memory file is a path of text, not of bytes"):
+        Memory.open(_BytesPath(bytes(db_path)), embedder=HashEmbedder())  # type: ignore[arg-type]
+    assert not db_path.exists()
     with (
         Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem,
         pytest.raises(InvalidInput, match="takes what sleep returned, not None"),
