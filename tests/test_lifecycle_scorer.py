@@ -13,7 +13,7 @@ import pytest
 from memengine import Config, FixedClock, Memory, Retrieval
 from memengine.config import LifecycleConfig
 from memengine.errors import InvalidInput
-from memengine.lifecycle.features import FEATURES, LEARNED, linear_score
+from memengine.lifecycle.features import FEATURES, LEARNED, learned_columns, linear_score
 from memengine.lifecycle.ranking import life_scores, load_agent_scorer
 from memengine.lifecycle.scorer import Scorer, auc, memory_weights, sample_weights, train
 from memengine.lifecycle.strength import squash
@@ -39,6 +39,13 @@ def test_auc_helper() -> None:
     assert auc([0.1, 0.2, 0.9, 0.8], [1, 1, 0, 0]) == 0.0
     assert auc([0.5, 0.5, 0.5, 0.5], [1, 0, 1, 0]) == 0.5
     assert auc([0.3, 0.4], [1, 1]) == 0.5
+    # two unused samples above the used one, weighing little, one below weighing 1
+    assert auc([0.5, 0.9, 0.9, 0.1], [1, 0, 0, 0]) == pytest.approx(1 / 3)
+    assert auc([0.5, 0.9, 0.9, 0.1], [1, 0, 0, 0], [1, 0.1, 0.1, 1]) == pytest.approx(1 / 1.2)
+    assert auc([0.5, 0.5, 0.1], [1, 0, 0], [2, 1, 3]) == pytest.approx((0.5 + 3) / 4)
+    assert auc([0.5, 0.9], [1, 0], [1, 0]) == 0.5  # the unused weigh nothing
+    with pytest.raises(InvalidInput):
+        auc([0.5, 0.9], [1, 0], [1.0])
 
 
 def test_learned_scorer_beats_the_linear_formula_on_held_out_candidates() -> None:
@@ -181,6 +188,41 @@ def test_no_scorer_is_trained_when_only_failed_turns_weigh_nothing(
 
 FEW = {"learned_scorer_min_samples": 20, "learned_scorer_min_used_memories": 2}
 """A scorer of a few turns over five notes (two of them used)."""
+
+
+def test_the_training_auc_weighs_the_samples_as_the_training_did(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """Failed tasks weigh nothing here (failure_weight 0) and two turns in three failed, each
+    for using the note furthest from its question: the scorer learned from the successful
+    turns and ranks them well, but counted unweighted the failed turns it was told to
+    ignore made its training AUC 0.45, "worse than chance"."""
+    lc = LifecycleConfig(**FEW, failure_weight=0.0)
+    with Memory.open(
+        db_path, embedder=HashEmbedder(), clock=clock, config=Config(lifecycle=lc)
+    ) as mem:
+        words = ("alpha", "beta", "gamma", "delta", "epsilon")
+        notes = {w: mem.add(f"steel price acme note {w}", kind="fact") for w in words}
+        for i in range(30):
+            w, succeeded = words[i % 5], i % 3 == 0
+            r = mem.retrieve(f"steel price acme {w}")
+            assert r.turn_id is not None and len(r.results) == 5
+            used = notes[w] if succeeded else min(r.results, key=lambda x: x.score).episode.id
+            mem.feedback(r.turn_id, [used], task_success=succeeded)
+        info = mem.train_scorer()
+        assert info is not None and info.samples == 150
+        with mem.store.connections.read() as cur:
+            samples = store_lc.training_samples(cur, "default", lc.scorer_max_samples)
+            stored = store_lc.load_scorer(cur, "default")
+        scorer = load_agent_scorer(mem.store, "default", lc)
+        assert scorer is not None and stored is not None
+        scores = scorer.predict(learned_columns(samples.features))
+        weights = sample_weights(samples.outcomes, 0.0) * memory_weights(
+            samples.ids, samples.labels
+        )
+        assert auc(scores, samples.labels) < 0.5  # (what was reported)
+        assert info.auc == pytest.approx(auc(scores, samples.labels, weights)) == stored[3]
+        assert info.auc > 0.9
 
 
 def _thirty_turns_over_five_notes(mem: Memory) -> list[Retrieval]:

@@ -40,7 +40,7 @@ __all__ = [
 @dataclass(frozen=True)
 class ScorerInfo:
     """A trained scorer: how many samples (and used ones, of how many memories) it saw, its
-    training AUC."""
+    training AUC (its samples weighted as it learned them: :func:`~.scorer.auc`)."""
 
     agent: str
     samples: int
@@ -169,16 +169,17 @@ def train_agent_scorer(
         return None
     used = _used_memories(samples, weights)
     inputs = learned_columns(x)
+    weighed = weights * memory_weights(samples.ids, y)
     scorer = train(
         inputs,
         y,
-        weights * memory_weights(samples.ids, y),
+        weighed,
         seed=cfg.scorer_seed,
         epochs=cfg.scorer_epochs,
         learning_rate=cfg.scorer_learning_rate,
         used_memories=len(used),
     )
-    train_auc = auc(scorer.predict(inputs), y)
+    train_auc = auc(scorer.predict(inputs), y, weighed)  # (by the weights it learned by)
     with store.connections.write() as cur:
         if store_lc.samples_after(cur) != mark:  # re-embedded meanwhile: old cosines
             return None

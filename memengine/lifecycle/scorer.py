@@ -171,20 +171,23 @@ def train(
     )
 
 
-def auc(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
-    """Area under the ROC curve (ties count half); 0.5 when one class is missing."""
-    s = np.asarray(scores, dtype=np.float64)
-    lab = np.asarray(labels).astype(bool)
-    pos, neg = s[lab], s[~lab]
-    if len(pos) == 0 or len(neg) == 0:
+def auc(
+    scores: npt.ArrayLike, labels: npt.ArrayLike, weights: npt.ArrayLike | None = None
+) -> float:
+    """Area under the ROC curve (ties count half), each sample counting by its ``weights``
+    (default 1); 0.5 when one class weighs nothing. A training's is weighted as it was
+    trained: unweighted, the unused samples of the memories offered in every turn (capped
+    by :func:`memory_weights`) would decide it."""
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    lab = np.asarray(labels).astype(bool).reshape(-1)
+    w = np.ones_like(s) if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)
+    if not len(s) == len(lab) == len(w):
+        raise InvalidInput("an AUC needs one label and one weight per score")
+    pos_w, neg_w = float(w[lab].sum()), float(w[~lab].sum())
+    if pos_w <= 0 or neg_w <= 0:
         return 0.5
-    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
-    ranks = np.empty(len(order), dtype=np.float64)
-    ranks[order] = np.arange(1, len(order) + 1)
-    # average the ranks of ties
-    allv = np.concatenate([pos, neg])
-    _, inverse, counts = np.unique(allv, return_inverse=True, return_counts=True)
-    sums = np.bincount(inverse, weights=ranks)
-    ranks = (sums / counts)[inverse]
-    rank_pos = ranks[: len(pos)].sum()
-    return float((rank_pos - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+    values, inverse = np.unique(s, return_inverse=True)
+    pos_at = np.bincount(inverse, weights=np.where(lab, w, 0.0), minlength=len(values))
+    neg_at = np.bincount(inverse, weights=np.where(lab, 0.0, w), minlength=len(values))
+    below = np.cumsum(neg_at) - neg_at  # the unused weight scored lower than each value
+    return float((pos_at * (below + 0.5 * neg_at)).sum() / (pos_w * neg_w))
