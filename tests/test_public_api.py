@@ -179,14 +179,30 @@ def test_importing_memengine_still_loads_no_openai_client() -> None:
     assert done.stdout.split() == ["False", "True"], done.stderr
 
 
+def _last_line_printed(script: str, *args: str, cwd: str) -> str:
+    """The last line the Python ``script`` printed, run with ``args`` in a new process
+    (in ``cwd``, this checkout on its path), which must end well."""
+    import subprocess
+    import sys
+
+    root = str(Path(memengine.__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={"PYTHONPATH": root},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
 def test_a_memory_opened_to_embed_nothing_does_not_build_the_llm_client(tmp_path: Path) -> None:
     """With ``[llm]`` configured, a memory opened for turns builds its chat client in the
     background (importing openai, ~1 s); one opened to embed nothing (``stats``, ``show``,
     ``export``…) runs no turn, so it builds none, and its close waits for nothing (such a
     command took 1.5 s longer with an endpoint configured)."""
-    import subprocess
-    import sys
-
     db = str(tmp_path / "m.db")
     root = str(Path(memengine.__file__).resolve().parents[1])
     opened = (
@@ -204,16 +220,7 @@ def test_a_memory_opened_to_embed_nothing_does_not_build_the_llm_client(tmp_path
         ("embeds=False", "mem.stats()"),  # inspecting a file that holds data: none
         ("embedder=HashEmbedder(), warm_llm=False", "mem.add_many(word_episodes(3, 'b'))"),
     ]:
-        done = subprocess.run(
-            [sys.executable, "-c", opened.format(how=how, then=then), db],
-            capture_output=True,
-            text=True,
-            cwd=root,
-            env={"PYTHONPATH": root},
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        seen.append(done.stdout.strip())
+        seen.append(_last_line_printed(opened.format(how=how, then=then), db, cwd=root))
     assert seen == ["True", "False", "False"]
     with pytest.raises(memengine.InvalidInput, match="warm_llm is True or False, not 'no'"):
         memengine.Memory.open(db, warm_llm="no")  # type: ignore[arg-type]
@@ -223,15 +230,12 @@ def test_only_the_commands_that_run_turns_have_the_llm_client_built(tmp_path: Pa
     """With ``[llm]`` configured, ``memengine add`` (and ``import``, ``init``…) import no
     openai: they took 1–2 s longer, waiting at exit for a client no add uses; ``retrieve``
     still has it built before its turn."""
-    import subprocess
-    import sys
 
     (tmp_path / "memengine.toml").write_text(
         '[llm]\nbase_url = "http://127.0.0.1:9/v1"\nrerank_model = "judge"\n'
         "turn_deadline_s = 0.5\nmax_retries = 0\n",
         encoding="utf-8",
     )
-    root = str(Path(memengine.__file__).resolve().parents[1])
     probe = (
         "import atexit, sys\n"
         "atexit.register(lambda: print('openai' in sys.modules))\n"
@@ -241,14 +245,5 @@ def test_only_the_commands_that_run_turns_have_the_llm_client_built(tmp_path: Pa
     )
     seen = []
     for command in (["add", "the cat sat"], ["retrieve", "the cat"]):
-        done = subprocess.run(
-            [sys.executable, "-c", probe, *command, "--db", "m.db"],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env={"PYTHONPATH": root},
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        seen.append(done.stdout.strip().splitlines()[-1])
+        seen.append(_last_line_printed(probe, *command, "--db", "m.db", cwd=str(tmp_path)))
     assert seen == ["False", "True"]
