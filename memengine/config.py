@@ -217,6 +217,15 @@ class _Section(BaseModel):
         return value
 
 
+def fspath(path: str | os.PathLike[Any], error: type[Exception], what: str) -> str | bytes:
+    """``os.fspath(path)``, or ``error`` saying ``what`` a path is when ``path`` is a path-like
+    object whose ``__fspath__`` returns neither text nor bytes (Python's raw TypeError)."""
+    try:
+        return os.fspath(path)
+    except TypeError as exc:
+        raise error(f"{what} is a path: {exc}") from None
+
+
 def ends_as_a_folder(text: str) -> bool:
     """Whether the path ``text`` ends as only a folder's does: in a separator, or in a
     ``.`` or ``..`` part (``Path`` reads ``m/`` and ``m/.`` as the file ``m``)."""
@@ -1006,7 +1015,7 @@ def load_config(
     """
     if path is not None and not isinstance(path, str | os.PathLike):
         raise ConfigError(f"a config file is a path, not {type(path).__name__}")
-    if path is not None and isinstance(os.fspath(path), bytes):  # (a PathLike of bytes)
+    if path is not None and not isinstance(fspath(path, ConfigError, "a config file"), str):
         raise ConfigError(f"a config file is a path of text, not of bytes: {path!r}")
     for name, given in (("environ", environ), ("overrides", overrides)):
         if given is not None and not isinstance(given, Mapping):

@@ -1,6 +1,6 @@
 """Regular expressions compiled on their first use, not when their module is imported.
 
-The rule tables (dates, changes, owners, quotes …) hold some 450 module-level patterns;
+The rule tables (dates, changes, owners, quotes …) hold about 500 module-level patterns;
 compiling them all took a third of ``import memengine`` (~0.3 s of a ~1 s cold start),
 and a command or a turn uses fewer than half of them. :func:`lazy_compile` takes the
 arguments of :func:`re.compile` and returns a :class:`LazyPattern` that compiles on its

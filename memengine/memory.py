@@ -34,7 +34,7 @@ from . import arguments as args
 from . import lifecycle as life  # lifecycle
 from .call_gate import CallGate, gated, gated_job
 from .clock import Clock, SystemClock
-from .config import FIXED, Config, ends_as_a_folder, fixed_config, home_expanded
+from .config import FIXED, Config, ends_as_a_folder, fixed_config, fspath, home_expanded
 from .embed.base import Embedder, is_embedder
 from .embed.factory import make_embedder
 from .embed.probe import PROBE_TEXT, ProbedEmbedder, same_model
@@ -222,7 +222,7 @@ class Memory:
             raise InvalidInput(f"clock is a callable that returns the time, not {clock!r}")
         if path is not None and not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(f"a memory file is a path, not {type(path).__name__}")
-        if path is not None and isinstance(os.fspath(path), bytes):  # (a PathLike of bytes)
+        if path is not None and not isinstance(fspath(path, InvalidInput, "a memory file"), str):
             raise InvalidInput(f"a memory file is a path of text, not of bytes: {path!r}")
         if isinstance(path, str) and not path.strip():
             raise InvalidInput("the database path is empty")  # Path("") is the folder "."
@@ -1119,7 +1119,8 @@ class Memory:
         mode = self.store.warm(self._agent(agent))
         if not isinstance(self.embedder, RecordedOnly):
             self._embedder.embed(["warm"])  # the default model loads on first use (~1 s)
-        self.load_llm_client()  # (the first turn's deadline would pay for it)
+        self.load_llm_client(turn=True)  # (the first turn's deadline would pay for it)
+        self.load_llm_client()  # (and a feedback's judge's)
         compile_all()  # the rules' patterns, the LLM client's modules' too (imported now)
         return mode
 
@@ -1142,13 +1143,15 @@ class Memory:
     @gated
     def load_llm_client(self, *, turn: bool = False) -> None:
         """Wait for the LLM chat client that opening the memory began to build (importing
-        openai, ~0.7 s), or build it now when an endpoint is configured with both turn
-        phases off (the feedback judge still asks it; with ``turn``, only what a retrieval
-        turn would use is waited for, and such a turn asks nothing). A deadline covers that
-        wait, so a process that runs one turn or one feedback (the CLI) waits first; a
-        failure is the turn's or the judge's to report, as ever."""
+        openai, ~0.7 s), or build it now: with ``turn``, what a retrieval turn uses (its
+        runner and client, when a turn phase is on; nothing when none is); without, the
+        client alone (a feedback's judge asks it). A deadline covers that wait, so a process
+        that runs one turn or one feedback (the CLI) waits first; a failure is the turn's
+        or the judge's to report, as ever."""
         if self._llm_warm is not None:
             wait([self._llm_warm])
+        elif turn and self._use_llm(None):  # (opened with warm_llm=False: built now)
+            wait([self._executor.submit(self._llm)])
         elif self.llm_configured and not turn:
             wait([self._executor.submit(self._chat_client)])
 

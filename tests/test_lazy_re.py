@@ -127,10 +127,17 @@ def test_a_child_forked_while_a_thread_compiles_compiles_its_own() -> None:
         assert in_forked_child(child) == "week"
 
 
-@pytest.mark.parametrize("llm", [False, True], ids=["offline", "llm"])
-def test_warm_compiles_them_all_before_the_first_turn(tmp_path: Path, llm: bool) -> None:
+@pytest.mark.parametrize(
+    ("llm", "opened"),
+    [(False, ""), (True, ""), (True, ", warm_llm=False")],
+    ids=["offline", "llm", "llm-built-by-warm"],
+)
+def test_warm_compiles_them_all_before_the_first_turn(
+    tmp_path: Path, llm: bool, opened: str
+) -> None:
     """A server's warm-up pays for the patterns, so its first turn compiles none: with an
-    LLM configured, its client's modules' patterns too (imported while warming)."""
+    LLM configured, its client's and turn runner's modules' patterns too (imported while
+    warming, also by a memory opened not to build them in the background)."""
     settings = "Config(llm=LLMConfig(base_url='http://127.0.0.1:9/v1', rerank_model='judge'))"
     script = (
         "import sys\n"
@@ -139,7 +146,7 @@ def test_warm_compiles_them_all_before_the_first_turn(tmp_path: Path, llm: bool)
         "from tests.helpers import HashEmbedder, word_episodes\n"
         "def waiting(): return sum('_compiled' not in p.__dict__ for p in made)\n"
         f"cfg = {settings if llm else 'Config()'}\n"
-        "with Memory.open(sys.argv[1], config=cfg, embedder=HashEmbedder()) as mem:\n"
+        f"with Memory.open(sys.argv[1], config=cfg, embedder=HashEmbedder(){opened}) as mem:\n"
         "    mem.add_many(word_episodes(20, 'a'))\n"
         "    before = waiting()\n"
         "    mem.warm('a')\n"

@@ -212,24 +212,26 @@ def test_a_memory_opened_to_embed_nothing_does_not_build_the_llm_client(tmp_path
         "cfg = Config(llm=LLMConfig(base_url='http://127.0.0.1:9/v1', rerank_model='judge'))\n"
         "with Memory.open(sys.argv[1], config=cfg, {how}) as mem:\n"
         "    {then}\n"
-        "print('openai' in sys.modules)\n"
+        "print('openai' in sys.modules, 'memengine.retrieve.turn' in sys.modules)\n"
     )
     seen = []
     for how, then in [
         ("embedder=HashEmbedder()", "mem.add_many(word_episodes(3, 'a'))"),  # turns: built
         ("embeds=False", "mem.stats()"),  # inspecting a file that holds data: none
         ("embedder=HashEmbedder(), warm_llm=False", "mem.add_many(word_episodes(3, 'b'))"),
+        # asked before a turn (as the CLI's retrieve does), it is built then: not in the turn
+        ("embedder=HashEmbedder(), warm_llm=False", "mem.load_llm_client(turn=True)"),
     ]:
         seen.append(_last_line_printed(opened.format(how=how, then=then), db, cwd=root))
-    assert seen == ["True", "False", "False"]
+    assert seen == ["True True", "False False", "False False", "True True"]
     with pytest.raises(memengine.InvalidInput, match="warm_llm is True or False, not 'no'"):
         memengine.Memory.open(db, warm_llm="no")  # type: ignore[arg-type]
 
 
 def test_only_the_commands_that_run_turns_have_the_llm_client_built(tmp_path: Path) -> None:
-    """With ``[llm]`` configured, ``memengine add`` (and ``import``, ``init``…) import no
-    openai: they took 1–2 s longer, waiting at exit for a client no add uses; ``retrieve``
-    still has it built before its turn."""
+    """With ``[llm]`` configured, ``memengine add`` and ``search`` (and ``import``,
+    ``init``…) import no openai: they took 1–2 s longer, waiting at exit for a client they
+    never use; ``retrieve`` still has it built before its turn."""
 
     (tmp_path / "memengine.toml").write_text(
         '[llm]\nbase_url = "http://127.0.0.1:9/v1"\nrerank_model = "judge"\n'
@@ -244,6 +246,6 @@ def test_only_the_commands_that_run_turns_have_the_llm_client_built(tmp_path: Pa
         "main()\n"
     )
     seen = []
-    for command in (["add", "the cat sat"], ["retrieve", "the cat"]):
+    for command in (["add", "the cat sat"], ["search", "the cat"], ["retrieve", "the cat"]):
         seen.append(_last_line_printed(probe, *command, "--db", "m.db", cwd=str(tmp_path)))
-    assert seen == ["False", "True"]
+    assert seen == ["False", "False", "True"]  # (a search asks no LLM)

@@ -119,6 +119,7 @@ def test_arguments_of_the_wrong_type_are_errors_of_the_tree(
         ({"environ": 5}, "environ is a mapping of names to values, not int"),
         ({"environ": {"MEMENGINE_DB": 5}}, "environ['MEMENGINE_DB'] is text"),
         ({"path": _BytesPath(b"m.toml")}, "a config file is a path of text, not of bytes"),
+        ({"path": _BytesPath(5)}, "a config file is a path: expected _BytesPath.__fspath__()"),  # type: ignore[arg-type]
     ]:
         with pytest.raises(ConfigError, match=re.escape(words)):
             load_config(**kwargs)  # type: ignore[arg-type]
@@ -126,6 +127,8 @@ def test_arguments_of_the_wrong_type_are_errors_of_the_tree(
     # compared with text (a raw TypeError, "endswith first arg must be bytes")
     with pytest.raises(InvalidInput, match="a memory file is a path of text, not of bytes"):
         Memory.open(_BytesPath(bytes(db_path)), embedder=HashEmbedder())  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match=r"a memory file is a path: .* not int"):
+        Memory.open(_BytesPath(5), embedder=HashEmbedder())  # type: ignore[arg-type]
     assert not db_path.exists()
     with (
         Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem,

@@ -660,9 +660,10 @@ def open_memory(
 ) -> Iterator[Any]:
     """Open the configured memory file for one command.
 
-    Only a command that runs a turn or a feedback (``turns``) has the LLM chat client
-    built in the background, with ``[llm]`` configured: another (``add``, ``import``)
-    would wait for it at exit, importing openai for nothing (~1 s).
+    Only a command that runs a turn that may ask the LLM (``turns``) has the LLM chat
+    client built in the background, with ``[llm]`` configured: another (``add``,
+    ``import``, ``search``) would wait for it at exit, importing openai for nothing (~1 s);
+    a feedback that asks a judge builds the client when it asks.
 
     A command that embeds nothing (``embeds`` False: show, stats, export,
     backup…) opens a file whatever embedder wrote it, so a file can be

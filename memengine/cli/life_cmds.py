@@ -235,7 +235,7 @@ def feedback(
         raise typer.BadParameter("either --used or --none-used", param_hint="--none-used")
     refuse_undecodable(**{"--answer": answer, "--learning": learning})
     cfg = settings(config, db)
-    with open_memory(cfg, turns=True) as mem:
+    with open_memory(cfg) as mem:  # (no turn: the judge's client alone, when it asks one)
         if answer and judge != "match":  # (a new process: the import is no part of the wait)
             mem.load_llm_client()
         result = mem.feedback(

@@ -171,10 +171,11 @@ def _retrieve(
         text=text, **{f"--recent message {i + 1}": v for i, v in enumerate(recent or [])}
     )
     cfg = settings(config, db, agent)
-    with open_memory(cfg, turns=True) as mem:
+    with open_memory(cfg, turns=llm is not False) as mem:  # (search: llm=False)
         warn_if_unknown(mem, cfg.agent)
         mem.load_embedder()  # before the turn's clock starts (its deadline is 2 s)
-        mem.load_llm_client(turn=True)  # (which covers the wait for the client too)
+        if llm is not False:  # (a search asks no LLM)
+            mem.load_llm_client(turn=True)  # (which covers the wait for the client too)
         r = mem.retrieve(
             text,
             recent=[labelled_message(v) for v in recent or []],
