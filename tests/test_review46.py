@@ -386,6 +386,28 @@ def test_stats_give_both_statuses_of_every_agent(mem: Memory) -> None:
     assert mem.stats(agent="nobody")["agents"] == {"nobody": {"active": 0, "archived": 0}}
 
 
+def test_the_results_table_says_whose_times_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_env: None
+) -> None:
+    """The table shows times in the configured zone, bare, while `show` prints the offset a
+    memory was stored with: one memory read 14:45 there and 23:45 here, and nothing said
+    which zone either was."""
+    from typer.testing import CliRunner
+
+    from memengine.cli import app
+
+    db = str(tmp_path / "z.db")
+    runner = CliRunner()
+    added = ["add", "I bought a bike", "--at", "2026-12-06T14:45Z", "--db", db]
+    assert runner.invoke(app, added).exit_code == 0
+    monkeypatch.setenv("MEMENGINE_TIME_ZONE", "Asia/Tokyo")
+    out = runner.invoke(app, ["search", "bike", "--db", db]).stdout
+    assert "1 result (times in Asia/Tokyo)" in out and "2026-12-06 23:45" in out
+    assert (
+        "occurred_at: 2026-12-06T14:45:00Z" in runner.invoke(app, ["show", "1", "--db", db]).stdout
+    )
+
+
 def test_a_narrow_terminal_gets_lines_not_a_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_env: None
 ) -> None:
@@ -403,7 +425,7 @@ def test_a_narrow_terminal_gets_lines_not_a_table(
     monkeypatch.setattr(console, "_width", 40)
     out = runner.invoke(app, ["search", "dentist", "--db", db]).stdout
     lines = out.splitlines()
-    assert lines[0] == "1 result"
+    assert lines[0] == "1 result (times in UTC)"  # (show prints each memory's own offset)
     assert lines[1].startswith("1. id 1 · ") and lines[1].count("·") == 3
     assert "the dentist is on 5 March" in " ".join(lines[2:])
     assert "…" not in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import datetime
 from typing import Annotated, Any
 
 import typer
@@ -93,6 +94,15 @@ _MIN_TEXT = 10
 """The narrowest the results table's text column gets (narrower: lines, not a table)."""
 
 
+def _zone_shown(now: datetime | None) -> str:
+    """The zone the results' times are shown in (the retrieval's: ``time_zone``), by its IANA
+    name, else as its clock names it ("UTC", "UTC+09:00"): ``show`` and ``export`` print the
+    offset each memory was stored with, so a table's bare times say whose they are."""
+    if now is None or now.tzinfo is None:
+        return "UTC"
+    return str(getattr(now.tzinfo, "key", None) or now.tzname() or "UTC")
+
+
 def _print_results(r: Any) -> None:
     """The results as a table (the numbers never cut; the text folds), or in a terminal
     too narrow for one, two lines each: rank, id, time, relevance and score, then the text."""
@@ -114,14 +124,15 @@ def _print_results(r: Any) -> None:
     heads = ("#", "id", "when", "rel", "score")
     widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(heads)]
     needed = sum(w + 3 for w in widths) + _MIN_TEXT + 3 + 1  # (a cell's padding and border)
+    title = f"{n} result{'' if n == 1 else 's'} (times in {_zone_shown(r.now)})"
     if too_narrow(needed):
-        console.print(f"{n} result{'' if n == 1 else 's'}", highlight=False)
+        console.print(title, highlight=False)
         for rank, ep_id, when, relevance, score, text in rows:
             console.print(f"{rank}. id {ep_id} · {when} · {relevance} · {score}", highlight=False)
             console.print(f"   {text}", highlight=False)
         _print_status(r)
         return
-    table = Table(show_lines=False, title=f"{n} result{'' if n == 1 else 's'}")
+    table = Table(show_lines=False, title=title)
     for name in heads:
         table.add_column(name, justify="left" if name in ("when", "rel") else "right", no_wrap=True)
     table.add_column("text", overflow="fold", min_width=_MIN_TEXT)
