@@ -408,6 +408,28 @@ def test_the_results_table_says_whose_times_it_shows(
     )
 
 
+def test_an_add_dated_after_the_clock_says_when_searches_will_find_it(
+    tmp_path: Path, cli_env: None
+) -> None:
+    """A local time typed without its offset, with no time_zone set, is read as UTC: the
+    memory, dated hours ahead, was silently missing from every search until then."""
+    from datetime import datetime, timedelta, timezone
+
+    from typer.testing import CliRunner
+
+    from memengine.cli import app
+
+    db = str(tmp_path / "a.db")
+    runner = CliRunner()
+    later = (datetime.now(timezone.utc) + timedelta(hours=9)).strftime("%Y-%m-%dT%H:%M:%S")
+    ahead = runner.invoke(app, ["add", "I adopted a cat", "--at", later, "--db", db, "--json"])
+    assert ahead.exit_code == 0 and json.loads(ahead.stdout) == {"id": 1}  # (stdout: JSON)
+    assert "note: episode 1 is dated" in ahead.stderr and "hours after now" in ahead.stderr
+    assert "a time without an offset is read as UTC" in ahead.stderr
+    past = runner.invoke(app, ["add", "I adopted a dog", "--at", "2026-01-01T10:00", "--db", db])
+    assert past.exit_code == 0 and past.stderr == ""
+
+
 def test_a_narrow_terminal_gets_lines_not_a_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_env: None
 ) -> None:

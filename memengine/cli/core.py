@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ..arguments import (
@@ -19,7 +20,7 @@ from ..arguments import (
     episode_kind,
     new_episode,
 )
-from ..clock import SystemClock, time_text
+from ..clock import SystemClock, iso_text, time_text
 from ..errors import InvalidInput, StoreError
 from ..text import counted, json_escaped
 
@@ -191,10 +192,37 @@ def add(
             new_id = mem.add_exchange(text, reply, **common)
         else:
             new_id = mem.add(text, kind=kind, **common)
+        ahead = _dated_ahead(mem, new_id, zoned=cfg.time_zone is not None) if when else ""
     if as_json:
         print_json({"id": new_id})
     else:
         console.print(f"added episode {new_id}")
+    if ahead:
+        err_console.print(
+            f"[yellow]note:[/yellow] {escape(ahead)}", highlight=False, soft_wrap=True, markup=True
+        )
+
+
+def _dated_ahead(mem: Any, episode_id: int, *, zoned: bool) -> str:
+    """What to say of an episode dated more than a minute after the memory's clock (searches
+    find it only from then on, and nothing else says so): a local time typed without its
+    offset, with no ``time_zone`` set, is read as UTC; else ""."""
+    episode = mem.get(episode_id, all_agents=True)
+    ahead = episode.occurred_at - mem.clock()
+    if ahead <= timedelta(minutes=1):
+        return ""
+    hours = ahead.total_seconds() / 3600
+    span = f"{hours:.1f} hours" if hours < 48 else f"{hours / 24:.0f} days"
+    why = (
+        ""
+        if zoned
+        else " (a time without an offset is read as UTC: give one, --at 2026-05-01T10:00+09:00,"
+        " or set time_zone)"
+    )
+    return (
+        f"episode {episode_id} is dated {iso_text(episode.occurred_at)}, {span} after now: "
+        f"searches find it from then on{why}"
+    )
 
 
 @app.command("import")
