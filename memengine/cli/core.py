@@ -212,7 +212,10 @@ def _dated_ahead(mem: Any, episode_id: int, *, zoned: bool) -> str:
     if ahead <= timedelta(minutes=1):
         return ""
     hours = ahead.total_seconds() / 3600
-    span = f"{hours:.1f} hours" if hours < 48 else f"{hours / 24:.0f} days"
+    if hours < 1:
+        span = f"{hours * 60:.0f} minutes"
+    else:
+        span = f"{hours:.1f} hours" if hours < 48 else f"{hours / 24:.0f} days"
     why = (
         ""
         if zoned
