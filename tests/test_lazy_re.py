@@ -9,8 +9,6 @@ import os
 import pkgutil
 import re
 import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -19,9 +17,7 @@ import pytest
 import memengine
 from memengine import lazy_re
 from memengine.lazy_re import LazyPattern, lazy_compile, made
-from tests.helpers import in_forked_child
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import in_forked_child, last_line_printed
 
 
 def test_every_pattern_of_the_package_compiles() -> None:
@@ -104,10 +100,7 @@ def test_importing_the_command_compiles_next_to_none_of_the_patterns() -> None:
         "done = [p.pattern for p in made if '_compiled' in p.__dict__]\n"
         "print(json.dumps([len(made), done]))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-    count, compiled = json.loads(out.stdout)
+    count, compiled = json.loads(last_line_printed(script))
     assert count > 400
     assert len(compiled) <= 3, compiled  # (a table built at import may use one)
 
@@ -154,14 +147,8 @@ def test_warm_compiles_them_all_before_the_first_turn(
         "    mem.retrieve('what did the cat eat last week?', agent='a')\n"
         "    print(before, after, waiting())\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path / "m.db")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    before, after, after_a_turn = map(int, out.stdout.split())
+    printed = last_line_printed(script, str(tmp_path / "m.db"))
+    before, after, after_a_turn = map(int, printed.split())
     assert before > 300
     assert after == 0
-    assert after_a_turn == 0, out.stdout
+    assert after_a_turn == 0, printed

@@ -9,6 +9,7 @@ import pytest
 
 import memengine
 from memengine import errors
+from tests.helpers import last_line_printed
 
 
 def test_all_names_exist_and_are_documented() -> None:
@@ -164,38 +165,11 @@ def test_importing_memengine_still_loads_no_openai_client() -> None:
     """The two are imported when named: ``import memengine`` (which loads
     ``memengine.embed``) leaves the ``openai`` package unloaded, as an offline program
     needs; naming one loads it."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
     probe = (
-        "import sys, memengine, memengine.embed; print('openai' in sys.modules); "
-        "memengine.OpenAIEmbedder; print('openai' in sys.modules)"
+        "import sys, memengine, memengine.embed; before = 'openai' in sys.modules; "
+        "memengine.OpenAIEmbedder; print(before, 'openai' in sys.modules)"
     )
-    root = str(Path(memengine.__file__).resolve().parents[1])
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, env={"PYTHONPATH": root}
-    )
-    assert done.stdout.split() == ["False", "True"], done.stderr
-
-
-def _last_line_printed(script: str, *args: str, cwd: str) -> str:
-    """The last line the Python ``script`` printed, run with ``args`` in a new process
-    (in ``cwd``, this checkout on its path), which must end well."""
-    import subprocess
-    import sys
-
-    root = str(Path(memengine.__file__).resolve().parents[1])
-    done = subprocess.run(
-        [sys.executable, "-c", script, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={"PYTHONPATH": root},
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip().splitlines()[-1]
+    assert last_line_printed(probe).split() == ["False", "True"]
 
 
 def test_a_memory_opened_to_embed_nothing_does_not_build_the_llm_client(tmp_path: Path) -> None:
@@ -204,7 +178,6 @@ def test_a_memory_opened_to_embed_nothing_does_not_build_the_llm_client(tmp_path
     ``export``…) runs no turn, so it builds none, and its close waits for nothing (such a
     command took 1.5 s longer with an endpoint configured)."""
     db = str(tmp_path / "m.db")
-    root = str(Path(memengine.__file__).resolve().parents[1])
     opened = (
         "import sys\n"
         "from memengine import Config, LLMConfig, Memory\n"
@@ -222,7 +195,7 @@ def test_a_memory_opened_to_embed_nothing_does_not_build_the_llm_client(tmp_path
         # asked before a turn (as the CLI's retrieve does), it is built then: not in the turn
         ("embedder=HashEmbedder(), warm_llm=False", "mem.load_llm_client(turn=True)"),
     ]:
-        seen.append(_last_line_printed(opened.format(how=how, then=then), db, cwd=root))
+        seen.append(last_line_printed(opened.format(how=how, then=then), db))
     assert seen == ["True True", "False False", "False False", "True True"]
     with pytest.raises(memengine.InvalidInput, match="warm_llm is True or False, not 'no'"):
         memengine.Memory.open(db, warm_llm="no")  # type: ignore[arg-type]
@@ -247,5 +220,5 @@ def test_only_the_commands_that_run_turns_have_the_llm_client_built(tmp_path: Pa
     )
     seen = []
     for command in (["add", "the cat sat"], ["search", "the cat"], ["retrieve", "the cat"]):
-        seen.append(_last_line_printed(probe, *command, "--db", "m.db", cwd=str(tmp_path)))
+        seen.append(last_line_printed(probe, *command, "--db", "m.db", cwd=str(tmp_path)))
     assert seen == ["False", "False", "True"]  # (a search asks no LLM)
