@@ -74,6 +74,7 @@ def test_copies_taken_while_another_writer_commits_are_whole(
     between the one before and the one after it."""
     _filled(db_path, clock)
     stop = threading.Event()
+    writing = threading.Event()
     errors: list[Exception] = []
 
     def write() -> None:
@@ -92,6 +93,7 @@ def test_copies_taken_while_another_writer_commits_are_whole(
                             for i in range(20)
                         ]
                     )
+                    writing.set()
                     n += 1
         except Exception as exc:  # surfaced by the assertion below
             errors.append(exc)
@@ -100,12 +102,17 @@ def test_copies_taken_while_another_writer_commits_are_whole(
     thread.start()
     copies = []
     try:
+        # the copies begin once the writer commits, and go on (at least three, at most
+        # fifty) until a commit has landed between the first copy's start and a copy's end
+        assert writing.wait(timeout=60), errors or "the writer never committed"
         with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as mem:
-            for k in range(3):
+            for k in range(50):
                 before = mem.store.count()
                 report = mem.backup(db_path.with_name(f"live{k}.db"))
                 after = mem.store.count()
                 copies.append((report, before, after))
+                if k >= 2 and after > copies[0][1]:
+                    break
     finally:
         stop.set()
         thread.join()
