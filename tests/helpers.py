@@ -14,6 +14,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -125,6 +127,26 @@ def another_process_reading(db: Path) -> Iterator[None]:
         yield
     finally:
         reader.communicate(b"", timeout=30)
+
+
+def until(condition: Callable[[], object], timeout: float = 60.0) -> None:
+    """Wait until ``condition()`` holds, looking every few milliseconds (a loaded machine may
+    take long to get there: a sleep of a set length is no promise); an AssertionError past
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout:g} s in vain"
+        time.sleep(0.005)
+
+
+def deferred_closes_ended(timeout: float = 60.0) -> None:
+    """Wait for the closes run on a thread of their own to end: a close asked on an asyncio
+    loop's thread, inside a call, runs on a "memengine-close" thread once that call ends,
+    which may still be closing when ``asyncio.run`` returns."""
+    for thread in threading.enumerate():
+        if thread.name == "memengine-close":
+            thread.join(timeout)
+            assert not thread.is_alive(), f"a deferred close still runs after {timeout:g} s"
 
 
 def shown_quote(

@@ -536,12 +536,12 @@ def test_a_long_run_of_digits_is_read_in_linear_time() -> None:
     28 s (a pack reads every sentence of a memory, however long)."""
     import time
 
-    started = time.monotonic()
+    started = time.thread_time()  # (this thread's CPU: a loaded machine's waits not counted)
     for run in ("1" * 50_000, "一" * 50_000):
         assert not carries(run + "x", TIME)  # (a number with no 月, 日…: no time)
         assert carries(run + "日", TIME) and carries(run + "回", QUANTITY)
     assert not carries("十分な時間", QUANTITY) and carries("三十分で着く", QUANTITY)
-    assert time.monotonic() - started < 5  # (0.1 s; quadratic, minutes)
+    assert time.thread_time() - started < 5  # (0.1 s; quadratic, minutes)
 
 
 @pytest.mark.parametrize(
@@ -664,12 +664,12 @@ def test_a_long_text_is_read_for_asked_kinds_and_colon_times_in_linear_time() ->
     characters of 番号教え took 6.7 s to read (and a pack reads the whole query)."""
     import time
 
-    started = time.monotonic()
+    started = time.thread_time()  # (this thread's CPU: a loaded machine's waits not counted)
     assert asked_types("番号教え" * 12_500) == frozenset()
     assert asked_types("番号教え" * 12_500 + "てくれる？") == frozenset({QUANTITY})
     assert not carries("John 3:16 " * 5_000 + "a" * 10_000, TIME)
     assert carries("a" * 50_000 + " dinner is 19:00", TIME)
-    assert time.monotonic() - started < 1  # (0.2 s; 6.7 s before)
+    assert time.thread_time() - started < 1  # (0.2 s; 6.7 s before)
 
 
 def test_a_turn_that_names_a_colon_time_in_ordinary_chat_answers_what_time(

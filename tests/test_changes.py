@@ -946,11 +946,11 @@ def test_a_long_run_of_particles_is_no_value_verb_in_linear_time() -> None:
     が, また or になっ is read in linear time (50 KB of が took 236 seconds); a value verb
     alone is still one (円になった, 代が上がった, 円に上げた) and a cost with it is not
     (家賃が上がった, 家賃を上げた)."""
-    started = time.perf_counter()
+    started = time.thread_time()  # (this thread's CPU: a loaded machine's waits not counted)
     assert not _a_value_verb("が" * 50000 + "x")
     assert not _a_value_verb("また" * 25000 + "x")
     assert JA_VALUE_VERB.search("になっ" * 17000 + "x") is None
-    assert time.perf_counter() - started < 5
+    assert time.thread_time() - started < 5
     assert _a_value_verb("円になった") and _a_value_verb("代が上がった")
     assert not _a_value_verb("家賃が上がった")
     assert _a_value_verb("円に上げた") and _a_value_verb("代を下げた")
@@ -974,9 +974,9 @@ def test_whose_a_long_japanese_text_says_is_read_in_linear_time() -> None:
     """Each place a piece occurs looks for its owner a few characters back, not from the
     text's start (50 KB took 43 seconds)."""
     text = "娘の予約延期。" * 7000
-    started = time.perf_counter()
+    started = time.thread_time()  # (this thread's CPU: a loaded machine's waits not counted)
     assert owners(text, "予約", set()) == {"娘"}
-    assert time.perf_counter() - started < 5
+    assert time.thread_time() - started < 5
 
 
 def test_many_nows_in_a_long_text_are_read_in_linear_time(
@@ -985,10 +985,10 @@ def test_many_nows_in_a_long_text_are_read_in_linear_time(
     """Where the clause each "now" ends begins is found in one pass, not from every place
     in the text ("xx now too " 180 times took 6 seconds; one stored 1,900-character
     memory of "now"s made every retrieve() take 3 seconds); a moment is still none."""
-    started = time.perf_counter()
+    started = time.thread_time()  # (this thread's CPU: a loaded machine's waits not counted)
     assert change_sentences("xx now too " * 180) != []
     assert change_sentences("I'm at the shop now ( " * 85) == []
-    assert time.perf_counter() - started < 1
+    assert time.thread_time() - started < 1
     real_mem.add_exchange(
         "I'm at the shop now ( " * 85, "OK", occurred_at=clock.now - timedelta(days=9)
     )
@@ -1617,10 +1617,10 @@ def test_how_often_in_a_long_text_is_read_in_linear_time() -> None:
     """A frequency's count is read with a bounded number, so a long run of digits and dots
     (50 KB of "1.", which took 30 seconds) is read in linear time, as a long run of counts
     is; a time shared is still read as a rate there."""
-    started = time.perf_counter()
+    started = time.thread_time()  # (this thread's CPU: a loaded machine's waits not counted)
     assert _a_time("week", "1." * 25000, "1." * 1000)
     assert _a_time("week", "once a week " * 4000, "twice a week")
-    assert time.perf_counter() - started < 5
+    assert time.thread_time() - started < 5
 
 
 def test_how_often_mom_is_called_changed_comes_before_the_old_rate(

@@ -79,6 +79,7 @@ def test_analyze_splits_cjk_into_unigrams_and_bigrams() -> None:
     assert analyze("ＡＢＣ Deadline") == "abc deadline"
 
 
+@settings(deadline=None)  # (outside CI, hypothesis fails an example past 200 ms: a loaded box)
 @given(st.text(alphabet=st.sampled_from(list("あかいねはの猫締切カタナー 、。")), max_size=30))
 def test_every_query_term_of_a_text_is_indexed(text: str) -> None:
     # what is left out of the index (single hiragana) is never searched for (Latin words

@@ -280,7 +280,7 @@ def test_news_and_small_talk_are_no_proposal(text: str) -> None:
 def test_a_long_text_is_read_in_time() -> None:
     """Each ending is looked for once per sentence, and who receives an offer a few words
     after its verb: a paste of repeated stems costs its length, not its square."""
-    start = time.perf_counter()
+    start = time.thread_time()  # (this thread's CPU: a loaded machine's waits not counted)
     assert not proposes("作" * 20_000)
     assert not proposes("のために" * 5_000)
     assert not proposes("planning " * 2_200)
@@ -288,7 +288,7 @@ def test_a_long_text_is_read_in_time() -> None:
     assert not proposes("let's " + "stop and " * 3_000 + "see")  # one "and" read after a drop
     assert not proposes("said, " * 5_000 + "let's go")  # the telling word read near "let's"
     assert proposes("x" * 30_000 + "\nLet's get sushi tonight!")  # the end is read
-    assert time.perf_counter() - start < 2.0
+    assert time.thread_time() - start < 2.0
 
 
 def test_a_long_run_of_trailing_marks_is_read_in_time() -> None:
@@ -296,11 +296,11 @@ def test_a_long_run_of_trailing_marks_is_read_in_time() -> None:
     or emoji before a last letter cost its square when a ``…+$`` search tried it from every
     character (about a second for each of these; the bound is a guard, they take
     milliseconds)."""
-    start = time.perf_counter()
+    start = time.thread_time()  # (this thread's CPU: a loaded machine's waits not counted)
     for run in ("😂", "w", "〜", "ー", "♪"):
         assert not proposes(run * 50_000 + "x")
         assert proposes("焼肉行こう" + run * 50_000)  # the run after the last word is left out
-    assert time.perf_counter() - start < 1.0
+    assert time.thread_time() - start < 1.0
 
 
 def _cand(i: int, **comps: float) -> Candidate:

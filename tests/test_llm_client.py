@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -428,16 +429,26 @@ def test_json_schema_rejected_falls_back_and_is_remembered(
     assert response_format_kind(srv.chat_requests[2]) == "json_object_schema"
 
 
-def test_a_step_down_is_remembered_for_a_while_only(srv: ScriptedOpenAI) -> None:
+def test_a_step_down_is_remembered_for_a_while_only(
+    srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A 400 from a proxy must not cost the client its JSON mode for good."""
-    with ChatClient(base_url=srv.base_url, max_retries=0, format_memory_s=0.3) as client:
+    from memengine.llm import client as client_module
+
+    # the client's clock, moved on by hand: a loaded machine could let a memory of 0.3 s
+    # pass before the second call, which then tried the best format again
+    later = [0.0]
+    clock = SimpleNamespace(**vars(time))
+    clock.monotonic = lambda: time.monotonic() + later[0]
+    monkeypatch.setattr(client_module, "time", clock)
+    with ChatClient(base_url=srv.base_url, max_retries=0, format_memory_s=60) as client:
         srv.reject_formats = {"json_schema"}
         srv.push_chat(json_data={"n": 1})
         assert ask(client).response_format == "json_object_schema"
         srv.reject_formats = set()
         srv.push_chat(json_data={"n": 2})
         assert ask(client).response_format == "json_object_schema"  # remembered
-        time.sleep(0.35)
+        later[0] = 61.0
         srv.push_chat(json_data={"n": 3})
         reply = ask(client)
         assert (reply.response_format, reply.attempts) == ("json_schema", 1)  # tried again

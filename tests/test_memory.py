@@ -30,7 +30,7 @@ from memengine import (
 from memengine.embed.base import Vectors
 from memengine.importers import read_memsets
 
-from .helpers import HashEmbedder
+from .helpers import HashEmbedder, deferred_closes_ended, until
 
 T0 = datetime(2026, 3, 1, 20, 0, tzinfo=timezone.utc)
 
@@ -373,7 +373,7 @@ def test_close_while_other_threads_call_waits_for_their_transactions(
         t.start()
     stop.wait(0.5)
     mem.close()
-    stop.wait(0.2)
+    until(lambda: closed)  # (a loaded machine may not run the threads again for a while)
     stop.set()
     for t in threads:
         t.join()
@@ -599,7 +599,7 @@ def test_a_sleep_under_way_when_the_memory_closes_finishes(
     assert slept.wait(10)
     closing = threading.Thread(target=mem.close)
     closing.start()
-    time.sleep(0.2)
+    until(lambda: mem._gate.closing)  # the close has begun, the sleep still under way
     go.set()
     sleeper.join(10)
     closing.join(10)
@@ -636,6 +636,7 @@ def test_a_turn_run_from_asyncio_in_threads_is_stored_whole_by_a_shutdown(
         await task
 
     asyncio.run(main())
+    deferred_closes_ended()  # (the loop's close runs on a thread of its own as the turn ends)
     assert mem.store.closed and len(stored) == 1
     with pytest.raises(MemoryClosed):
         mem.retrieve("lesson")
@@ -674,7 +675,9 @@ def test_a_new_turn_of_another_asyncio_task_is_refused_once_the_close_began(
             mem.close()  # deferred: the loop's thread has the first turn under way
         else:
             closing = asyncio.create_task(asyncio.to_thread(mem.close))
-            await asyncio.sleep(0.1)
+            began = time.monotonic()  # (a loaded machine may start the close's thread late)
+            while not mem._gate.closing and time.monotonic() - began < 60:
+                await asyncio.sleep(0.01)
         second = asyncio.create_task(turn("second", hold))
         await asyncio.sleep(0.1)
         hold.set()
@@ -683,6 +686,7 @@ def test_a_new_turn_of_another_asyncio_task_is_refused_once_the_close_began(
             await closing
 
     asyncio.run(main())
+    deferred_closes_ended()
     assert isinstance(outcome["second"], MemoryClosed), outcome
     assert isinstance(outcome["first"], int) and mem.store.closed
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as again:
@@ -894,7 +898,7 @@ def test_a_turn_holds_a_close_off_until_it_ends(db_path: Path, clock: FixedClock
             mem.retrieve("when is the recital?")
             retrieved.set()
             assert closing.wait(10)
-            time.sleep(0.2)  # the close has begun meanwhile
+            until(lambda: mem._gate.closing)  # the close has begun meanwhile
             stored.append(mem.add_exchange("and the rehearsal?", "the 10th"))
 
     worker = threading.Thread(target=one_turn)

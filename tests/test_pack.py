@@ -1020,13 +1020,13 @@ def test_a_paste_of_the_querys_words_is_quoted_at_once(real_mem: Memory) -> None
 
     for text in ("laptop repair " * 3500 + "cost $5", "dentist-" * 6000 + " $5"):
         ep = real_mem.add(text)
-        started = time.perf_counter()
+        started = time.thread_time()  # (this thread's CPU: a loaded machine's waits not counted)
         pack = build_pack(
             _retrieval(real_mem.get(ep)),
             query="How much was my laptop repair or dentist?",
             budget_tokens=800,
         )
-        assert time.perf_counter() - started < 2.0, text[:20]
+        assert time.thread_time() - started < 2.0, text[:20]
         assert ("laptop repair laptop" in pack.text) or ("dentist-dentist" in pack.text)
 
 
@@ -1116,9 +1116,9 @@ def test_a_long_clause_before_a_bare_changed_is_read_once() -> None:
 
     for filler in ("if ", "not ", "never mind "):
         text = "Coffee is my favourite drink. " + filler * 16000 + ", it changed."
-        started = time.perf_counter()
+        started = time.thread_time()  # (this thread's CPU: a loaded machine's waits not counted)
         quote = shown_quote(text, "quote_key_parts", ["coffee"], 240)
-        assert time.perf_counter() - started < 1.0, filler
+        assert time.thread_time() - started < 1.0, filler
         assert quote.startswith("Coffee is my favourite drink.")
     assert _turns("If that changed I would tell you.") is False
     assert _turns("Not much, but that has changed since March.") is True

@@ -43,7 +43,7 @@ from memengine.store.database import _log_file_fix
 from memengine.store.episodes import _spans
 from memengine.text import prompt_quote, shell_word, strip_controls
 
-from .helpers import HashEmbedder
+from .helpers import HashEmbedder, deferred_closes_ended
 from .test_cli_shell import _cli, _env
 from .test_eval_malformed import LOCOMO
 from .test_pack import _retrieval
@@ -363,6 +363,7 @@ def test_a_close_from_a_thread_of_the_turn_closes_when_the_turn_ends(mem: Memory
             await asyncio.to_thread(mem.add_exchange, "/shutdown", "bye")  # (the turn's)
 
     asyncio.run(chat_turn())
+    deferred_closes_ended()  # (the close runs on a thread of its own as the turn ends)
     with pytest.raises(MemoryClosed):
         mem.retrieve("after")
     assert mem.store.closed
@@ -380,7 +381,7 @@ def test_a_deferred_close_on_a_loop_thread_runs_apart_and_a_failure_is_named() -
     def other_thread() -> None:
         with gate.call():
             busy.set()
-            release.wait(10)
+            release.wait(60)
 
     def close() -> None:
         ran_on.append(threading.current_thread().name)
@@ -388,14 +389,15 @@ def test_a_deferred_close_on_a_loop_thread_runs_apart_and_a_failure_is_named() -
 
     worker = threading.Thread(target=other_thread)
     worker.start()
-    busy.wait(10)
+    assert busy.wait(60)
 
     async def main() -> None:
         with gate.call():
             assert gate.close_later(close)
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0)  # the loop goes on while the close waits on its own thread
 
     asyncio.run(main())
+    deferred_closes_ended()  # (failed: the other thread's call is still under way)
     release.set()
     worker.join(10)
     assert ran_on == ["memengine-close"]

@@ -264,10 +264,10 @@ def test_an_english_word_inside_japanese_opens_no_question(text: str, asks: bool
 def test_a_long_laugh_is_read_in_time() -> None:
     """A run of ｗ before other text once cost time doubling with each ｗ (30 of them:
     minutes, and the whole process stalled)."""
-    start = time.perf_counter()
+    start = time.thread_time()  # (this thread's CPU: a loaded machine's waits not counted)
     assert not asks_memory("まじで" + "ｗ" * 40 + "やばい")
     assert not asks_memory("草" + "w" * 50_000 + " ok")
-    assert time.perf_counter() - start < 2.0
+    assert time.thread_time() - start < 2.0
 
 
 @pytest.mark.parametrize(
