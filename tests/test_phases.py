@@ -15,6 +15,7 @@ import ssl
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib.resources import files
 from pathlib import Path
@@ -344,6 +345,37 @@ def test_a_call_that_never_left_its_queue_says_so(srv: ScriptedOpenAI, store: St
     assert r.results  # the fast path's answer
 
 
+@contextmanager
+def freed_late(pool: Any, release: threading.Event, after_s: float) -> Iterator[None]:
+    """Set ``release`` (which holds every LLM thread) ``after_s`` seconds after the turn
+    queues its first call on ``pool``: a phase's budget starts when it is queued, so a timer
+    started before the turn would free the threads early by however long the turn took to
+    get there (on a loaded machine, long enough to leave the call its 0.1 s and send it)."""
+    queued = threading.Event()
+    submit = pool.submit
+
+    def queue(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        future = submit(fn, *args, **kwargs)
+        queued.set()
+        return future
+
+    def free() -> None:
+        queued.wait(60)
+        time.sleep(after_s)
+        release.set()
+
+    pool.submit = queue  # (an attribute of this pool, deleted below)
+    thread = threading.Thread(target=free, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        del pool.submit  # (no cycle through the pool is left)
+        queued.set()
+        release.set()
+        thread.join()
+
+
 def test_a_call_taken_up_too_late_is_not_sent(srv: ScriptedOpenAI, store: Store) -> None:
     """A phase's call that waited in the queue for nearly all of its budget is not sent when
     a thread takes it up (it would hold the thread and the server for a whole budget more,
@@ -351,14 +383,9 @@ def test_a_call_taken_up_too_late_is_not_sent(srv: ScriptedOpenAI, store: Store)
     turn = store.mem._llm()
     release = threading.Event()
     held = [turn._pool.submit(release.wait) for _ in range(16)]
-    timer = threading.Timer(0.33, release.set)  # the expansion's budget here is 0.4 s
-    timer.start()
     srv.push_chat(json_data=rerank((store.ids["dental"], "high", "the vet date")))
-    try:
+    with freed_late(turn._pool, release, 0.33):  # the expansion's budget here is 0.4 s
         r, _ = store.ask()
-    finally:
-        release.set()
-        timer.cancel()
     assert all(f.result(timeout=5) for f in held)
     assert all("Candidates:" in user_prompt(req) for req in srv.chat_requests)  # no expansion
     assert any(d.startswith("expansion") and "not started" in d for d in r.degraded)
@@ -376,14 +403,9 @@ def test_a_call_taken_up_too_late_holds_no_closed_memory(
         turn = mem._llm()
         release = threading.Event()
         held = [turn._pool.submit(release.wait) for _ in range(16)]
-        timer = threading.Timer(0.33, release.set)
-        timer.start()
         srv.push_chat(json_data={"relevant_episodes": [], "injection_strategy": "summarize"})
-        try:
+        with freed_late(turn._pool, release, 0.33):
             r = mem.retrieve("where was that ramen place?")
-        finally:
-            release.set()
-            timer.cancel()
         assert all(f.result(timeout=5) for f in held)
         assert any(d.startswith("expansion") and "not started" in d for d in r.degraded)
 
