@@ -52,7 +52,7 @@ from .lifecycle import (
     ScorerInfo,
     SleepReport,
 )
-from .memory import Memory, Progress, make_embedder
+from .memory import AddInterrupted, Memory, Progress, make_embedder
 from .models import (
     AgentStats,
     DegradedPart,
@@ -103,6 +103,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AddInterrupted",
     "AgentRow",
     "AgentStats",
     "BackupReport",

@@ -89,7 +89,7 @@ if TYPE_CHECKING:  # llm phases
     from .llm.client import ChatClient
     from .retrieve.turn import LLMTurn
 
-__all__ = ["Memory", "make_embedder"]
+__all__ = ["AddInterrupted", "Memory", "make_embedder"]
 
 Progress = Callable[[int, int], None]
 
@@ -557,6 +557,7 @@ class Memory:
         ids: list[int] = []
         batch: list[NewEpisode] = []
         done = 0
+        writing = [0]  # the episodes of a batch handed to the store and not yet counted
         call = object()  # (the errors this call counted: not another's, a callback's)
         try:
             for k, ep in enumerate(episodes):
@@ -577,18 +578,33 @@ class Memory:
                 if len(batch) >= batch_size:
                     if not checked:
                         self._refuse_named_ids(batch, done, call)
-                    ids.extend(self._write(batch, done, call))
+                    ids.extend(self._write(batch, done, call, writing))
                     done += len(batch)
+                    writing[0] = 0  # (no interrupt comes between these two: no call)
                     batch = []
                     if progress:
                         progress(done, total or done)
             if batch:
                 if not checked:
                     self._refuse_named_ids(batch, done, call)
-                ids.extend(self._write(batch, done, call))
+                ids.extend(self._write(batch, done, call, writing))
                 done += len(batch)
+                writing[0] = 0
                 if progress:
                     progress(done, total or done)
+        except KeyboardInterrupt as exc:  # Ctrl-C (a notebook's "interrupt"): the batches
+            if not done and not writing[0]:  # written are kept, and a retry of the whole list
+                raise  # would store them twice: say how many, and give their ids
+            note = _stored_note(done, checked) if done else " (nothing was stored before)"
+            if writing[0]:
+                note += (
+                    f"; the {counted(writing[0], 'episode')} after them were being written when "
+                    "it came: they are stored too or not at all (look them up before you add "
+                    "them again)"
+                )
+            raise AddInterrupted(
+                f"interrupted{note}", stored=done, writing=writing[0], ids=ids
+            ) from exc
         except MemEngineError as exc:  # closed, locked, a full disk, an id taken: say what
             if exc.counted_by is call:  # is in (a retry of the whole list would store those
                 raise  # twice); said already here: a line that does not check, an embedding
@@ -659,9 +675,16 @@ class Memory:
             raise _counted(refused, stored_before, call)
 
     def _write(
-        self, batch: list[NewEpisode], stored_before: int = 0, call: object = None
+        self,
+        batch: list[NewEpisode],
+        stored_before: int = 0,
+        call: object = None,
+        writing: list[int] | None = None,
     ) -> list[int]:
-        """Embed and store one batch; ``stored_before`` episodes of the call are in already."""
+        """Embed and store one batch; ``stored_before`` episodes of the call are in already.
+        ``writing[0]`` is set to the batch's size once it is handed to the store (the caller
+        sets it back when it has counted them): an interrupt in between may come after the
+        commit."""
         texts = [_episode_text(ep) for ep in batch]
         try:
             vectors = self._embedder.embed([t[:MAX_EMBED_CHARS] for t in texts])
@@ -677,7 +700,10 @@ class Memory:
             told.lasting = exc.lasting
             raise _counted(told, stored_before, call) from exc
         probe = self._probed.unrecorded() if self._probed is not None else None
-        ids = self.store.add(batch, [analyze(t) for t in texts], vectors, probe=probe)
+        search_texts = [analyze(t) for t in texts]
+        if writing is not None:
+            writing[0] = len(batch)
+        ids = self.store.add(batch, search_texts, vectors, probe=probe)
         if self._probed is not None and probe is not None:
             self._probed.recorded_now()
         return ids
@@ -1813,6 +1839,22 @@ def _built_within(
 
 
 E = TypeVar("E", bound=MemEngineError)
+
+
+class AddInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :meth:`Memory.add_many` or an import once a batch was handed to the
+    store: the batches written are kept (each is one transaction). ``stored`` says how many
+    of the episodes given were stored, the first ones in order, and ``ids`` their ids;
+    ``writing`` how many after them were being written when it came (0 mostly: the
+    embedding takes most of a batch's time), which are stored too or not at all. A
+    KeyboardInterrupt still (a program that stops on Ctrl-C stops); one that came before
+    any batch was handed to the store is a plain one."""
+
+    def __init__(self, message: str, *, stored: int, writing: int, ids: list[int]) -> None:
+        super().__init__(message)
+        self.stored = stored
+        self.writing = writing
+        self.ids = ids
 
 
 def _counted(exc: E, stored: int, call: object = None) -> E:
