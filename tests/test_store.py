@@ -871,3 +871,43 @@ def test_a_version_7_file_gets_decay_from_and_its_memories_decay_as_before(
         assert cur.execute("SELECT decay_from FROM episodes WHERE id = ?", (fresh,)).fetchone() == (
             None,
         )
+
+
+def test_a_copy_inside_another_project_reads_its_own_schema(tmp_path: Path) -> None:
+    """The package copied into another project's folder (``pip install --target .``, a
+    vendored copy), whose own pyproject.toml and ``schema/0001_init.sql`` stand beside it,
+    reads the schema it carries: the other project's migration ran on the memory file."""
+    import shutil
+    import subprocess
+    import sys
+
+    checkout = Path(__file__).resolve().parents[1]
+    host = tmp_path / "host"
+    (host / "schema").mkdir(parents=True)
+    (host / "pyproject.toml").write_text('[project]\nname = "host"\n')
+    (host / "schema" / "0001_init.sql").write_text("CREATE TABLE host_users (id INTEGER);\n")
+    shutil.copytree(
+        checkout / "memengine", host / "memengine", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    shutil.copytree(checkout / "schema", host / "memengine" / "schema")  # (as in a wheel)
+    script = """
+import sys
+from datetime import datetime, timezone
+from memengine.store.database import Store
+from memengine.store.migrate import _schema_dir
+store = Store(sys.argv[1], embedder_id="test", dimension=8, now=lambda: datetime.now(timezone.utc))
+with store.connections.read() as cur:
+    tables = {r[0] for r in cur.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+store.close()
+print(_schema_dir(), "episodes" in tables, "host_users" in tables)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "m.db")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(host)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(host / "memengine" / "schema"), "True", "False"]

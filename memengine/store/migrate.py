@@ -33,13 +33,28 @@ _MIGRATION = lazy_compile(r"^(\d{4})_[\w-]+\.sql$")
 
 
 def _schema_dir() -> Any:
-    """The schema's folder: ``schema/`` beside the package when it is a checkout (another
-    checkout on ``PYTHONPATH`` must not read the installed one's migrations), else the
-    installed package's ``memengine.schema``."""
+    """The schema's folder: ``schema/`` beside the package when it is memengine's checkout
+    (another checkout on ``PYTHONPATH`` must not read the installed one's migrations), else
+    the installed package's ``memengine.schema``. A checkout is known by its pyproject.toml
+    mapping ``memengine.schema`` to ``schema``: a copy of the package put in another
+    project's folder (``pip install --target .``, vendored) must not run that project's
+    ``schema/0001_init.sql`` on a memory file."""
     root = Path(__file__).resolve().parents[2]  # (site-packages, in an installed wheel)
-    if (root / "pyproject.toml").is_file() and (root / "schema" / "0001_init.sql").is_file():
+    if _is_checkout(root):
         return root / "schema"
     return resources.files("memengine.schema")
+
+
+def _is_checkout(root: Path) -> bool:
+    """Whether ``root`` is memengine's own source folder (its pyproject.toml maps the
+    schema package to ``schema/``, which holds the first migration)."""
+    try:
+        project = (root / "pyproject.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return (
+        '"memengine.schema" = "schema"' in project and (root / "schema" / "0001_init.sql").is_file()
+    )
 
 
 def schema_sql(name: str) -> str:
