@@ -595,12 +595,13 @@ class Memory:
         except KeyboardInterrupt as exc:  # Ctrl-C (a notebook's "interrupt"): the batches
             if not done and not writing[0]:  # written are kept, and a retry of the whole list
                 raise  # would store them twice: say how many, and give their ids
-            note = _stored_note(done, checked) if done else " (nothing was stored before)"
+            note = _stored_note(done, checked)
             if writing[0]:
+                were = "was" if writing[0] == 1 else "were"
                 note += (
-                    f"; the {counted(writing[0], 'episode')} after them were being written when "
-                    "it came: they are stored too or not at all (look them up before you add "
-                    "them again)"
+                    f"{'; the' if done else ' while'} {counted(writing[0], 'episode')}"
+                    f"{' after them' if done else ''} {were} being written: stored whole or "
+                    "not at all (look them up before you add them again)"
                 )
             raise AddInterrupted(
                 f"interrupted{note}", stored=done, writing=writing[0], ids=ids

@@ -70,7 +70,25 @@ def test_ctrl_c_as_a_batch_is_written_says_it_may_be_in(
     stop = caught.value
     assert stop.stored == 256 and stop.writing == 256 and stop.ids == calls[0]
     assert mem.store.count() == 512  # the batch being written was committed
-    assert "the 256 episodes after them were being written" in str(stop)
+    assert "; the 256 episodes after them were being written: stored whole or not" in str(stop)
+
+
+def test_ctrl_c_as_a_single_add_is_committed_says_it_may_be_in(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add = mem.store.add
+
+    def committed_then_interrupted(*args: Any, **kwargs: Any) -> list[int]:
+        add(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mem.store, "add", committed_then_interrupted)
+    with pytest.raises(AddInterrupted) as caught:
+        mem.add_exchange("We adopted a cat", "Lovely")
+    stop = caught.value
+    assert (stop.stored, stop.writing, stop.ids) == (0, 1, [])
+    assert str(stop).startswith("interrupted while 1 episode was being written: stored whole")
+    assert mem.store.count() == 1
 
 
 def test_an_import_interrupted_says_to_go_on_with_skip_existing(
