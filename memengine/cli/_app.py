@@ -51,10 +51,12 @@ from ..text import (
 )
 
 __all__ = [
+    "STOPS",
     "AgentOpt",
     "ConfigOpt",
     "DbOpt",
     "JsonOpt",
+    "Terminated",
     "app",
     "console",
     "err_console",
@@ -70,6 +72,7 @@ __all__ = [
     "settings",
     "shown",
     "shown_name",
+    "stop_code",
     "whole",
     "widest",
 ]
@@ -544,8 +547,52 @@ def _is_utf8(encoding: str | None) -> bool:
     return (encoding or "").lower().replace("-", "").replace("_", "") == "utf8"
 
 
+class Terminated(SystemExit):
+    """``SIGTERM`` in a command (a service manager's stop, ``kill``): a SystemExit, so it
+    unwinds past ``except Exception`` as Ctrl-C does, exiting 128 + the signal (143). Its
+    own type lets a command say what it kept, as it does for Ctrl-C: under a service
+    manager the log is all that tells what happened."""
+
+
+STOPS = (KeyboardInterrupt, Terminated)
+"""What stops a command from outside: Ctrl-C and ``SIGTERM``."""
+
+
+def stop_code(stop: BaseException) -> int:
+    """The exit code of a command ``stop`` ended (one of :data:`STOPS`): 143 for
+    ``SIGTERM``, 130 for Ctrl-C, as the shell counts a process either signal killed."""
+    return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
+
+
 def _terminated(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
+    raise Terminated(128 + signum)
+
+
+_HELD = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
+
+
+@contextmanager
+def signals_held() -> Iterator[list[int]]:
+    """Hold Ctrl-C and ``SIGTERM`` off for the body, recording those that come in the list
+    it gives: a signal that lands inside SQLAlchemy's close of a connection is logged there
+    with its traceback, and the close it cut short is the one that checkpoints the log. A
+    signal this process ignores stays ignored; in a thread other than the main one (which
+    cannot set a handler) nothing is held."""
+    caught: list[int] = []
+
+    def record(signum: int, frame: object) -> None:
+        caught.append(signum)
+
+    previous: dict[int, Any] = {}
+    with contextlib.suppress(ValueError):  # ("signal only works in main thread of the main
+        for signum in _HELD:  # interpreter")
+            if callable(signal.getsignal(signum)):  # (not SIG_IGN: a job started with &)
+                previous[signum] = signal.signal(signum, record)
+    try:
+        yield caught
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 _FULL_WIDTH = str.maketrans("０１２３４５６７８９＋－．ｅＥ　", "0123456789+-.eE ")
@@ -658,7 +705,9 @@ def settings(
 def open_memory(
     cfg: Config, *, create: bool = False, embeds: bool = True, turns: bool = False, **kwargs: Any
 ) -> Iterator[Any]:
-    """Open the configured memory file for one command.
+    """Open the configured memory file for one command, and close it whole at its end: Ctrl-C
+    or ``SIGTERM`` during the close is held off until it is done (one during a command that
+    is stopping already is dropped: it stops).
 
     Only a command that runs a turn that may ask the LLM (``turns``) has the LLM chat
     client built in the background, with ``[llm]`` configured: another (``add``,
@@ -676,7 +725,7 @@ def open_memory(
     """
     from ..memory import Memory
 
-    with Memory.open(
+    mem = Memory.open(
         cfg.db,
         config=cfg,
         read_only=None,
@@ -684,8 +733,18 @@ def open_memory(
         embeds=embeds,
         warm_llm=turns,
         **kwargs,
-    ) as mem:
+    )
+    stopping = True
+    try:
         yield mem
+        stopping = False
+    finally:
+        # the close runs whole (it checkpoints the log): a second Ctrl-C as an interrupted
+        # command closes the file printed SQLAlchemy's traceback of the close it broke
+        with signals_held() as caught:
+            mem.close()
+        if caught and not stopping:  # one that came as a finished command closed: obeyed now
+            signal.raise_signal(caught[0])
 
 
 _NAME_OPTIONS = {"agent": "--agent", "perspective": "--perspective"}
@@ -715,6 +774,9 @@ def guarded(func: F) -> F:
         except KeyboardInterrupt:
             err_console.print("interrupted")
             raise typer.Exit(130) from None
+        except Terminated:  # (logs are all a service manager's stop leaves: say it, too)
+            err_console.print("terminated")
+            raise
         except OSError as exc:
             if reader_gone(exc):  # the reader of stdout went away (`| head`): stop quietly
                 silence_stdout()
@@ -736,9 +798,10 @@ def guarded(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def interrupted_compaction(done: str) -> NoReturn:
-    """Stop a scrubbing delete interrupted after its delete was saved (``done`` says what
-    it deleted), during the compaction that follows: exit 130, saying so."""
+def interrupted_compaction(done: str, stop: BaseException) -> NoReturn:
+    """Stop a scrubbing delete interrupted (``stop``: Ctrl-C or ``SIGTERM``) after its delete
+    was saved (``done`` says what it deleted), during the compaction that follows: exit 130
+    (143), saying so."""
     err_console.print(
         f"interrupted after the delete was saved ({done}), while compacting the file: "
         "copies of the deleted text may remain in its free pages until "
@@ -746,7 +809,7 @@ def interrupted_compaction(done: str) -> NoReturn:
         highlight=False,
         soft_wrap=True,
     )
-    raise typer.Exit(130)
+    raise typer.Exit(stop_code(stop))
 
 
 def print_json(data: Any) -> None:

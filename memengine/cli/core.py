@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..importers import ImportedFile
 
 from ._app import (
+    STOPS,
     AgentOpt,
     ConfigOpt,
     DbOpt,
@@ -47,6 +48,7 @@ from ._app import (
     refuse_undecodable,
     settings,
     shown_name,
+    stop_code,
     too_narrow,
     warn_if_unknown,
     whole,
@@ -374,8 +376,8 @@ def _import_read(
                 _interrupted_merge(written, cfg)
             else:
                 _interrupted_import(written, len(read.episodes))
-            if isinstance(stop, KeyboardInterrupt):
-                raise typer.Exit(130) from None
+            if isinstance(stop, STOPS):  # (said: not guarded's bare "interrupted" as well)
+                raise typer.Exit(stop_code(stop)) from None
             raise
         except StoreError:  # a batch failed (its error is printed after this)
             # what the batches before it kept, as reported: not counted in the file, where
@@ -483,10 +485,10 @@ def delete(
                 counted=False,
             ):
                 deleted = mem.delete(ids, agent=cfg.agent_scope(agent), scrub=scrub)
-        except KeyboardInterrupt:  # during the compaction the delete is saved: say so
+        except STOPS as stop:  # during the compaction the delete is saved: say so
             gone = present - mem.store.existing(list(present))
             if gone:
-                interrupted_compaction(f"{counted(len(gone), 'episode')} deleted")
+                interrupted_compaction(f"{counted(len(gone), 'episode')} deleted", stop)
             raise
     missing = sorted(set(ids) - set(deleted))
     if as_json:

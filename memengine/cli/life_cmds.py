@@ -20,10 +20,12 @@ from ..errors import InvalidInput
 from ..lifecycle import Judge, SleepInterrupted, SleepReport
 from ..text import counted, preview, quoted_name, shell_word
 from ._app import (
+    STOPS,
     AgentOpt,
     ConfigOpt,
     DbOpt,
     JsonOpt,
+    Terminated,
     app,
     choice,
     console,
@@ -41,6 +43,7 @@ from ._app import (
     settings,
     shown,
     shown_name,
+    stop_code,
     warn_if_unknown,
     whole,
     widest,
@@ -118,9 +121,9 @@ def agent_forget(
         try:
             with progress_bar("forgetting and compacting", enabled=not as_json, counted=False):
                 report = mem.forget_agent(name)
-        except KeyboardInterrupt:  # during the compaction the forget is saved: say so
+        except STOPS as stop:  # during the compaction the forget is saved: say so
             if not mem.has_agent(name):
-                interrupted_compaction(f"agent {shown_name(name)} is forgotten")
+                interrupted_compaction(f"agent {shown_name(name)} is forgotten", stop)
             raise
     if as_json:
         print_json(dataclasses.asdict(report))
@@ -296,13 +299,16 @@ def sleep(
         except SleepInterrupted as exc:  # in the transaction: say that it was rolled back
             err_console.print(f"interrupted: {exc}", highlight=False)
             raise typer.Exit(130) from None
+        except Terminated as stop:  # SIGTERM unwinds the transaction as Ctrl-C does: say so
+            err_console.print("interrupted: the sleep was rolled back, nothing changed")
+            raise typer.Exit(stop_code(stop)) from None
         try:
             if not no_train:
                 report = mem.train_after_sleep(report)
-        except KeyboardInterrupt:  # the sleep is committed: say so, not a bare "interrupted"
+        except STOPS as stop:  # the sleep is committed: say so, not a bare "interrupted"
             _show_sleep(report, as_json)
             err_console.print("interrupted while retraining the scorer: the sleep above is kept")
-            raise typer.Exit(130) from None
+            raise typer.Exit(stop_code(stop)) from None
     _show_sleep(report, as_json)
 
 
