@@ -111,3 +111,25 @@ def test_an_import_interrupted_says_to_go_on_with_skip_existing(
         assert "skip_existing=True" in str(caught.value)
         copy.import_(source, skip_existing=True)
         assert copy.store.count() == 300
+
+
+def test_the_cli_says_what_an_interrupted_add_kept(
+    tmp_path: Path, cli_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from memengine.cli import app
+    from memengine.store.database import Store
+
+    add = Store.add
+
+    def committed_then_interrupted(self: Store, *args: Any, **kwargs: Any) -> list[int]:
+        add(self, *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Store, "add", committed_then_interrupted)
+    db = str(tmp_path / "m.db")
+    result = CliRunner().invoke(app, ["add", "We adopted a cat", "--db", db])
+    assert result.exit_code == 130
+    said = " ".join(result.output.split())
+    assert said.startswith("interrupted while 1 episode was being written: stored whole or not")

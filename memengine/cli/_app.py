@@ -771,8 +771,9 @@ def guarded(func: F) -> F:
                 markup=True,
             )
             raise typer.Exit(1) from None
-        except KeyboardInterrupt:
-            err_console.print("interrupted")
+        except KeyboardInterrupt as stop:  # (an interrupted add's own words say what it kept)
+            said = str(stop) if str(stop).startswith("interrupted") else "interrupted"
+            err_console.print(escape(said), highlight=False, soft_wrap=True, markup=True)
             raise typer.Exit(130) from None
         except Terminated:  # (logs are all a service manager's stop leaves: say it, too)
             err_console.print("terminated")
