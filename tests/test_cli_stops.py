@@ -69,6 +69,14 @@ CHILD = textwrap.dedent(
             return insert(cur, row)
 
         store_lc.insert_sleep = insert_sleep
+    elif point == "slept":  # SIGTERM after the sleep's commit, before its report is back
+        from memengine.lifecycle import sleep as sleeping
+
+        class Log:
+            def info(self, *args):
+                stop(signal.SIGTERM)
+
+        sleeping.log = Log()
     elif point == "train":  # SIGTERM in the scorer's training, the sleep committed
         def train_after_sleep(self, report):
             stop(signal.SIGTERM)
@@ -139,6 +147,18 @@ def test_a_ctrl_c_as_a_finished_command_closes_the_file_is_obeyed_once_it_is_clo
     assert not db.with_name("t.db-wal").exists()
     with Memory.open(db, embedder=HashEmbedder(), allow_embedder_change=True) as mem:
         assert mem.store.count() == 1 and mem.check().ok
+
+
+def test_sigterm_after_a_sleep_committed_says_no_roll_back(tmp_path: Path) -> None:
+    """SIGTERM after the sleep's commit (its report being made) said "the sleep was rolled
+    back, nothing changed" of a sleep that was kept: only one in the transaction says so."""
+    db = tmp_path / "m.db"
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        mem.add("a fact to decay", kind="fact")
+    done = _stopped(tmp_path, "slept", "sleep", "--tasks", "3", "--db", str(db))
+    assert done.returncode == 143 and done.stderr == "terminated\n", done.stderr
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        assert mem.get(1).strength < 1.0  # the sleep is kept
 
 
 @pytest.mark.parametrize(

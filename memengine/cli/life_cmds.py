@@ -17,7 +17,7 @@ from rich.table import Table
 from ..arguments import agent_of_a_new_file
 from ..clock import iso_text
 from ..errors import InvalidInput
-from ..lifecycle import Judge, SleepInterrupted, SleepReport
+from ..lifecycle import Judge, SleepInterrupted, SleepReport, SleepTerminated
 from ..text import counted, preview, quoted_name, shell_word
 from ._app import (
     STOPS,
@@ -25,7 +25,6 @@ from ._app import (
     ConfigOpt,
     DbOpt,
     JsonOpt,
-    Terminated,
     app,
     choice,
     console,
@@ -299,9 +298,10 @@ def sleep(
         except SleepInterrupted as exc:  # in the transaction: say that it was rolled back
             err_console.print(f"interrupted: {exc}", highlight=False)
             raise typer.Exit(130) from None
-        except Terminated as stop:  # SIGTERM unwinds the transaction as Ctrl-C does: say so
+        except SleepTerminated as stop:  # SIGTERM in the transaction, rolled back as Ctrl-C's
+            # is (one after the commit is no SleepTerminated: "terminated", the sleep kept)
             err_console.print("interrupted: the sleep was rolled back, nothing changed")
-            raise typer.Exit(stop_code(stop)) from None
+            raise typer.Exit(stop.code if isinstance(stop.code, int) else 1) from None
         try:
             if not no_train:
                 report = mem.train_after_sleep(report)

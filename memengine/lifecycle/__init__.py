@@ -23,7 +23,7 @@ from .agents import (
 from .feedback import FeedbackResult, Judge, give_feedback, read_answer
 from .plot import plot_strength
 from .ranking import ScorerInfo, scorer_declined, train_agent_scorer
-from .sleep import SleepInterrupted, SleepReport, run_sleep
+from .sleep import SleepInterrupted, SleepReport, SleepTerminated, run_sleep
 from .turns import Ranking, after_retrieve
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "ScorerInfo",
     "SleepInterrupted",
     "SleepReport",
+    "SleepTerminated",
     "after_retrieve",
     "create_agent",
     "give_feedback",

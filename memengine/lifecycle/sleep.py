@@ -111,14 +111,22 @@ class SleepInterrupted(KeyboardInterrupt):
     file is as it was, unlike an interrupt after the commit (the scorer's training)."""
 
 
+class SleepTerminated(SystemExit):
+    """A ``SystemExit`` during a sleep's transaction (``SIGTERM``'s, as the CLI and many
+    servers turn it), which was rolled back: nothing changed. It exits with the same code;
+    its type tells it from one after the commit, when the sleep is kept."""
+
+
 @contextmanager
 def _rolled_back_if_interrupted() -> Iterator[None]:
     """Around a sleep's transaction: Ctrl-C there, which rolls it back, becomes a
-    :class:`SleepInterrupted` that says so."""
+    :class:`SleepInterrupted` that says so, and a ``SystemExit`` a :class:`SleepTerminated`."""
     try:
         yield
     except KeyboardInterrupt as exc:
         raise SleepInterrupted("the sleep was rolled back, nothing changed") from exc
+    except SystemExit as exc:
+        raise SleepTerminated(exc.code) from exc
 
 
 @dataclass(frozen=True)
