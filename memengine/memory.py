@@ -558,6 +558,7 @@ class Memory:
         batch: list[NewEpisode] = []
         done = 0
         writing = [0]  # the episodes of a batch handed to the store and not yet counted
+        given_all = False  # (the source is exhausted: none is left to add)
         call = object()  # (the errors this call counted: not another's, a callback's)
         try:
             for k, ep in enumerate(episodes):
@@ -584,6 +585,7 @@ class Memory:
                     batch = []
                     if progress:
                         progress(done, total or done)
+            given_all = True
             if batch:
                 if not checked:
                     self._refuse_named_ids(batch, done, call)
@@ -593,15 +595,20 @@ class Memory:
                 if progress:
                     progress(done, total or done)
         except KeyboardInterrupt as exc:  # Ctrl-C (a notebook's "interrupt"): the batches
+            if len(ids) > done:  # (the store gave the batch's ids back: it is in)
+                done, writing[0] = len(ids), 0
             if not done and not writing[0]:  # written are kept, and a retry of the whole list
                 raise  # would store them twice: say how many, and give their ids
-            note = _stored_note(done, checked)
+            if given_all and not writing[0]:
+                note = f" after all {counted(done, 'episode')} given were stored"
+            else:
+                note = _stored_note(done, checked)
             if writing[0]:
-                were = "was" if writing[0] == 1 else "were"
+                were, them = ("was", "it") if writing[0] == 1 else ("were", "them")
                 note += (
                     f"{'; the' if done else ' while'} {counted(writing[0], 'episode')}"
                     f"{' after them' if done else ''} {were} being written: stored whole or "
-                    "not at all (look them up before you add them again)"
+                    f"not at all (look {them} up before you add {them} again)"
                 )
             raise AddInterrupted(
                 f"interrupted{note}", stored=done, writing=writing[0], ids=ids
@@ -620,6 +627,17 @@ class Memory:
         ):
             try:
                 self.optimize()
+            except KeyboardInterrupt as exc:  # every episode is in: only the merge is not
+                if not done:
+                    raise
+                raise AddInterrupted(
+                    f"interrupted after all {counted(done, 'episode')} given were stored, "
+                    "in the full-text index merge that follows a bulk load: run optimize() "
+                    "(memengine optimize) later",
+                    stored=done,
+                    writing=0,
+                    ids=ids,
+                ) from exc
             except StoreError as exc:  # every episode is in: only the merge is not
                 if not done:
                     _counted(exc, done)

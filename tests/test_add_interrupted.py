@@ -133,3 +133,63 @@ def test_the_cli_says_what_an_interrupted_add_kept(
     assert result.exit_code == 130
     said = " ".join(result.output.split())
     assert said.startswith("interrupted while 1 episode was being written: stored whole or not")
+
+
+def test_ctrl_c_in_the_merge_after_a_bulk_load_says_all_are_in(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The full-text merge that ends a bulk load runs after the last batch: Ctrl-C there
+    was a bare KeyboardInterrupt, while every episode was stored."""
+
+    def interrupted(**kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mem, "optimize", interrupted)
+    with pytest.raises(AddInterrupted) as caught:
+        mem.add_many(word_episodes(300, "default"), optimize=True)
+    stop = caught.value
+    assert (stop.stored, stop.writing, len(stop.ids)) == (300, 0, 300)
+    assert str(stop).startswith("interrupted after all 300 episodes given were stored, in the")
+    assert "run optimize()" in str(stop) and mem.store.count() == 300
+
+
+def test_ctrl_c_once_every_episode_is_stored_says_none_is_left(mem: Memory) -> None:
+    def progress(done: int, total: int) -> None:
+        if done == 300:
+            raise KeyboardInterrupt
+
+    with pytest.raises(AddInterrupted) as caught:
+        mem.add_many(word_episodes(300, "default"), batch_size=256, progress=progress)
+    assert caught.value.stored == 300
+    assert str(caught.value) == "interrupted after all 300 episodes given were stored"
+
+
+def test_ctrl_c_after_the_store_gave_the_ids_back_counts_the_batch(mem: Memory) -> None:
+    """An interrupt between the store's return (the batch's ids taken) and the count: the
+    batch is in, and counted so, not told as maybe written."""
+    import linecache
+    import sys
+    from types import FrameType
+
+    seen = []
+
+    def tracer(frame: FrameType, event: str, arg: object) -> Any:
+        if frame.f_code.co_name != "_add_many":
+            return None
+        if event == "line":
+            line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+            if line == "done += len(batch)":
+                seen.append(line)
+                if len(seen) == 2:
+                    raise KeyboardInterrupt
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        with pytest.raises(AddInterrupted) as caught:
+            mem.add_many(word_episodes(600, "default"), batch_size=256)
+    finally:
+        sys.settrace(None)
+    stop = caught.value
+    assert (stop.stored, stop.writing, len(stop.ids)) == (512, 0, 512)
+    assert mem.store.count() == 512 and "being written" not in str(stop)
