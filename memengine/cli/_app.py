@@ -572,24 +572,23 @@ _HELD = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr
 
 
 @contextmanager
-def signals_held() -> Iterator[list[int]]:
-    """Hold Ctrl-C and ``SIGTERM`` off for the body, recording those that come in the list
-    it gives: a signal that lands inside SQLAlchemy's close of a connection is logged there
-    with its traceback, and the close it cut short is the one that checkpoints the log. A
-    signal this process ignores stays ignored; in a thread other than the main one (which
-    cannot set a handler) nothing is held."""
-    caught: list[int] = []
+def signals_held() -> Iterator[None]:
+    """Hold Ctrl-C and ``SIGTERM`` off for the body; those that come are dropped: a signal
+    that lands inside SQLAlchemy's close of a connection is logged there with its
+    traceback, and the close it cut short is the one that checkpoints the log. A signal
+    this process ignores stays ignored; in a thread other than the main one (which cannot
+    set a handler) nothing is held."""
 
-    def record(signum: int, frame: object) -> None:
-        caught.append(signum)
+    def dropped(signum: int, frame: object) -> None:
+        pass
 
     previous: dict[int, Any] = {}
     with contextlib.suppress(ValueError):  # ("signal only works in main thread of the main
         for signum in _HELD:  # interpreter")
             if callable(signal.getsignal(signum)):  # (not SIG_IGN: a job started with &)
-                previous[signum] = signal.signal(signum, record)
+                previous[signum] = signal.signal(signum, dropped)
     try:
-        yield caught
+        yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -706,8 +705,8 @@ def open_memory(
     cfg: Config, *, create: bool = False, embeds: bool = True, turns: bool = False, **kwargs: Any
 ) -> Iterator[Any]:
     """Open the configured memory file for one command, and close it whole at its end: Ctrl-C
-    or ``SIGTERM`` during the close is held off until it is done (one during a command that
-    is stopping already is dropped: it stops).
+    or ``SIGTERM`` during the close is held off until it is done, then dropped (the command
+    is stopping already, or its work is done).
 
     Only a command that runs a turn that may ask the LLM (``turns``) has the LLM chat
     client built in the background, with ``[llm]`` configured: another (``add``,
@@ -734,17 +733,15 @@ def open_memory(
         warm_llm=turns,
         **kwargs,
     )
-    stopping = True
     try:
         yield mem
-        stopping = False
     finally:
         # the close runs whole (it checkpoints the log): a second Ctrl-C as an interrupted
-        # command closes the file printed SQLAlchemy's traceback of the close it broke
-        with signals_held() as caught:
+        # command closes the file printed SQLAlchemy's traceback of the close it broke. A
+        # signal held so is dropped: the command stops already, or its work is done and
+        # its result (a sleep's, a delete's) is worth more than a bare "interrupted"
+        with signals_held():
             mem.close()
-        if caught and not stopping:  # one that came as a finished command closed: obeyed now
-            signal.raise_signal(caught[0])
 
 
 _NAME_OPTIONS = {"agent": "--agent", "perspective": "--perspective"}
