@@ -599,19 +599,11 @@ class Memory:
                 done, writing[0] = len(ids), 0
             if not done and not writing[0]:  # written are kept, and a retry of the whole list
                 raise  # would store them twice: say how many, and give their ids
-            if given_all and not writing[0]:
-                note = f" after all {counted(done, 'episode')} given were stored"
-            else:
-                note = _stored_note(done, checked)
-            if writing[0]:
-                were, them = ("was", "it") if writing[0] == 1 else ("were", "them")
-                note += (
-                    f"{'; the' if done else ' while'} {counted(writing[0], 'episode')}"
-                    f"{' after them' if done else ''} {were} being written: stored whole or "
-                    f"not at all (look {them} up before you add {them} again)"
-                )
             raise AddInterrupted(
-                f"interrupted{note}", stored=done, writing=writing[0], ids=ids
+                "interrupted" + _interrupted_note(done, writing[0], given_all, checked),
+                stored=done,
+                writing=writing[0],
+                ids=ids,
             ) from exc
         except MemEngineError as exc:  # closed, locked, a full disk, an id taken: say what
             if exc.counted_by is call:  # is in (a retry of the whole list would store those
@@ -1881,6 +1873,23 @@ def _counted(exc: E, stored: int, call: object = None) -> E:
     and, when ``call`` is given, that this call counted them (its own error, said already)."""
     exc.stored, exc.counted_by = stored, call
     return exc
+
+
+def _interrupted_note(done: int, writing: int, given_all: bool, imported: bool) -> str:
+    """What an add_many or an import stopped by Ctrl-C had stored (``done``, all that was
+    ``given_all``), and the ``writing`` episodes of a batch handed to the store as it came:
+    stored whole or not at all."""
+    if given_all and not writing:
+        return f" after all {counted(done, 'episode')} given were stored"
+    note = _stored_note(done, imported)
+    if writing:
+        were, them = ("was", "it") if writing == 1 else ("were", "them")
+        note += (
+            f"{'; the' if done else ' while'} {counted(writing, 'episode')}"
+            f"{' after them' if done else ''} {were} being written: stored whole or "
+            f"not at all (look {them} up before you add {them} again)"
+        )
+    return note
 
 
 def _stored_note(done: int, imported: bool) -> str:

@@ -215,17 +215,20 @@ def stale_certificate_file(monkeypatch: Any, folder: Path, kind: str) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
 
 
-def last_line_printed(script: str, *args: str, cwd: str | None = None) -> str:
+def last_line_printed(
+    script: str, *args: str, cwd: str | None = None, path: str | None = None
+) -> str:
     """The last line the Python ``script`` printed, run with ``args`` in a new process with
-    this checkout on its path and no other environment (in ``cwd``, else the checkout's
-    folder); it must end well (else the assertion shows its stderr)."""
+    this checkout (or the folder ``path``) on its path and no other environment (in
+    ``cwd``, else the checkout's folder); it must end well (else the assertion shows its
+    stderr)."""
     root = str(Path(__file__).resolve().parents[1])
     done = subprocess.run(
         [sys.executable, "-c", script, *args],
         capture_output=True,
         text=True,
         cwd=root if cwd is None else cwd,
-        env={"PYTHONPATH": root},
+        env={"PYTHONPATH": root if path is None else path},
         timeout=120,
     )
     assert done.returncode == 0, done.stderr

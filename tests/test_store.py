@@ -30,7 +30,7 @@ from memengine.store.database import Store
 from memengine.store.migrate import APPLICATION_ID, latest_version
 from memengine.store.vectors import PARTITION_INDEX
 
-from .helpers import HashEmbedder, word_episodes
+from .helpers import HashEmbedder, last_line_printed, word_episodes
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -878,8 +878,6 @@ def test_a_copy_inside_another_project_reads_its_own_schema(tmp_path: Path) -> N
     vendored copy), whose own pyproject.toml and ``schema/0001_init.sql`` stand beside it,
     reads the schema it carries: the other project's migration ran on the memory file."""
     import shutil
-    import subprocess
-    import sys
 
     checkout = Path(__file__).resolve().parents[1]
     host = tmp_path / "host"
@@ -901,13 +899,5 @@ with store.connections.read() as cur:
 store.close()
 print(_schema_dir(), "episodes" in tables, "host_users" in tables)
 """
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path / "m.db")],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(host)},
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [str(host / "memengine" / "schema"), "True", "False"]
+    said = last_line_printed(script, str(tmp_path / "m.db"), cwd=str(tmp_path), path=str(host))
+    assert said.split() == [str(host / "memengine" / "schema"), "True", "False"]

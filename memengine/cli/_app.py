@@ -39,6 +39,7 @@ from ..clock import iso_text
 from ..config import Config, load_config
 from ..errors import InvalidInput, MemEngineError
 from ..lazy_re import lazy_compile
+from ..memory import AddInterrupted
 from ..text import (
     bytes_shown,
     has_surrogate,
@@ -769,7 +770,7 @@ def guarded(func: F) -> F:
             )
             raise typer.Exit(1) from None
         except KeyboardInterrupt as stop:  # (an interrupted add's own words say what it kept)
-            said = str(stop) if str(stop).startswith("interrupted") else "interrupted"
+            said = str(stop) if isinstance(stop, AddInterrupted) else "interrupted"
             err_console.print(escape(said), highlight=False, soft_wrap=True, markup=True)
             raise typer.Exit(130) from None
         except Terminated:  # (logs are all a service manager's stop leaves: say it, too)
