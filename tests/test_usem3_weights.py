@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -111,22 +112,9 @@ def _stored_then_changed(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
-DAMAGED = {
-    "a block's bytes changed (its CRC no longer matches)": _stored_then_changed,
-    "a block missing": lambda path: _archive(
-        path, {k: v for k, v in _small_arrays().items() if k != "q2"}, zipfile.ZIP_DEFLATED
-    ),
-    "a block of another size": lambda path: _archive(
-        path, {**_small_arrays(), "q1": np.zeros((2, 4), np.uint8)}, zipfile.ZIP_DEFLATED
-    ),
-    "an array of objects (pickled)": lambda path: _objects(path),
-    "cut short": lambda path: (
-        _archive(path, _small_arrays(), zipfile.ZIP_DEFLATED),
-        path.write_bytes(path.read_bytes()[:200]),
-    ),
-    "empty": lambda path: path.write_bytes(b""),
-    "missing": lambda path: None,
-}
+def _cut_short(path: Path) -> None:
+    _archive(path, _small_arrays(), zipfile.ZIP_DEFLATED)
+    path.write_bytes(path.read_bytes()[:200])
 
 
 def _objects(path: Path) -> None:
@@ -137,6 +125,21 @@ def _objects(path: Path) -> None:
         with archive.open("names.npy", "w") as member:
             names = np.array(["a", None], dtype=object)
             np.lib.format.write_array(member, names, allow_pickle=True)
+
+
+DAMAGED: dict[str, Callable[[Path], object]] = {
+    "a block's bytes changed (its CRC no longer matches)": _stored_then_changed,
+    "a block missing": lambda path: _archive(
+        path, {k: v for k, v in _small_arrays().items() if k != "q2"}, zipfile.ZIP_DEFLATED
+    ),
+    "a block of another size": lambda path: _archive(
+        path, {**_small_arrays(), "q1": np.zeros((2, 4), np.uint8)}, zipfile.ZIP_DEFLATED
+    ),
+    "an array of objects (pickled)": _objects,
+    "cut short": _cut_short,
+    "empty": lambda path: path.write_bytes(b""),
+    "missing": lambda path: None,
+}
 
 
 @pytest.mark.parametrize("damage", list(DAMAGED))
