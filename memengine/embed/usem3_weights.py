@@ -9,6 +9,13 @@ time, as the package does) while the calling thread reads the tokenizer; the bac
 then built attribute for attribute as the package's constructor builds it (compared in
 the tests). Each member's CRC is checked, as the package's zip reader checks it.
 
+The calling thread reads the archive's directory (naming its members is the one step
+that may import a codec); each thread then reads its own members' bytes, one at a time
+(no copy of the whole archive is held). The threads are daemons: a process that ends
+while they inflate (Ctrl-C during a load) does not wait for them. A thread that cannot
+be started (at interpreter shutdown, past a limit on threads) leaves its members to the
+calling thread.
+
 An archive this reading does not expect (another layout, encrypted or otherwise packed
 members, an array of objects) or a damaged one gives ``None``: the package's constructor
 then reads it again, and raises what it meets there (what the embedder reports).
@@ -18,11 +25,11 @@ from __future__ import annotations
 
 import io
 import struct
+import threading
 import zipfile
 import zlib
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -64,24 +71,60 @@ class WeightsRead:
 
     def __init__(self, path: str, module: Any, threads: int = 2) -> None:
         """Start inflating ``path`` for the backend module ``module`` on ``threads`` threads
-        (:func:`read_weights`): the members ``q1`` …
-        ``q{chunks}`` fill one table of token rows in turn (row ``r`` of ``q{i}`` is the
-        table's row ``r × chunks + i − 1``, as the package fills it); the others are kept
-        as they are."""
+        (two at most): the members ``q1`` … ``q{chunks}`` fill one table of token rows in
+        turn (row ``r`` of ``q{i}`` is the table's row ``r × chunks + i − 1``, as the
+        package fills it); the others are kept as they are."""
         chunks = module._NUM_CHUNKS
         self.table = np.empty((chunks * module._VOCAB_ROWS, module._EMB_DIM), dtype=np.uint8)
-        self._chunks, self._module = chunks, module
-        self._threads = 2 if threads >= 2 else 1
-        self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="memengine-usem3")
-        self._done: Future[dict[str, np.ndarray]] = self._pool.submit(self._read, path)
+        self._chunks, self._module, self._path = chunks, module, path
+        self._error: BaseException | None = None
+        self._work: list[list[zipfile.ZipInfo]] = []
+        self._arrays: list[dict[str, np.ndarray]] = []
+        self._errors: list[BaseException | None] = []
+        self._threads: list[threading.Thread] = []
+        self._done = False  # (every share inflated, by its thread or here)
+        try:
+            with zipfile.ZipFile(path) as archive:
+                self._work = _shares(archive.infolist(), 2 if threads >= 2 else 1)
+        except _UNREADABLE as exc:  # (the package's reading says what it is)
+            self._error = exc
+            return
+        self._arrays = [{} for _ in self._work]
+        self._errors = [None for _ in self._work]
+        for share in range(len(self._work)):
+            worker = threading.Thread(
+                target=self._inflate_share,
+                args=(share,),
+                name=f"memengine-usem3-{share}",
+                daemon=True,  # (a process that ends meanwhile does not wait for it)
+            )
+            try:
+                worker.start()
+            except RuntimeError:  # no thread (interpreter shutdown, a limit): inflated here
+                break
+            self._threads.append(worker)
 
     def arrays(self) -> dict[str, np.ndarray] | None:
         """The archive's members but the table's blocks, once inflated; ``None`` if the
-        archive is damaged or laid out otherwise (see the module's docstring)."""
-        try:
-            return self._done.result()
-        except _UNREADABLE:
+        archive is damaged or laid out otherwise (see the module's docstring). Another
+        error of a thread (out of memory) is raised here."""
+        if not self._done:
+            for worker in self._threads:
+                worker.join()
+            for share in range(len(self._threads), len(self._work)):  # (no thread started)
+                self._inflate_share(share)
+            self._done = True
+        errors = [self._error, *self._errors]
+        for error in errors:
+            if error is not None and not isinstance(error, _UNREADABLE):
+                raise error
+        if any(error is not None for error in errors):
             return None
+        blocks = {f"q{i}" for i in range(1, self._chunks + 1)}
+        names = {info.filename.removesuffix(".npy") for share in self._work for info in share}
+        if not blocks <= names:  # (a block missing: the table is not whole)
+            return None
+        return {name: array for share in self._arrays for name, array in share.items()}
 
     def backend(self, tokenizer: Any, blas_limit: Callable[..., Any]) -> Any:
         """The package's backend over these weights and ``tokenizer``, as
@@ -115,65 +158,50 @@ class WeightsRead:
         backend._feat_dim = module._EMB_DIM + len(module._ORDERS) * module._CNN_DIM
         return backend
 
-    def _read(self, path: str) -> dict[str, np.ndarray]:
-        """Read the archive and inflate it (on two threads, half its bytes here and half on
-        the pool's other thread); the members but the table's blocks, by name without
-        ``.npy``."""
+    def _inflate_share(self, share: int) -> None:
+        """Inflate the members of ``share``: the table's blocks into the table, the others
+        kept by name (without ``.npy``); whatever it raises is kept for :meth:`arrays`."""
+        arrays = self._arrays[share]
         try:
-            return self._read_archive(path)
-        finally:
-            self._pool.shutdown(wait=False)  # (its threads end with their work)
-
-    def _read_archive(self, path: str) -> dict[str, np.ndarray]:
-        """:meth:`_read`, before the pool is shut down."""
-        with open(path, "rb") as f:
-            data = f.read()
-        members = zipfile.ZipFile(io.BytesIO(data)).infolist()
-        names = {info.filename for info in members}
-        blocks = {f"q{i}.npy" for i in range(1, self._chunks + 1)}
-        if not blocks <= names:
-            raise LookupError("a block of the token table is missing")
-        if self._threads == 1:
-            return self._inflate(data, members)
-        members.sort(key=lambda info: info.file_size, reverse=True)
-        halves: tuple[list[zipfile.ZipInfo], list[zipfile.ZipInfo]] = ([], [])
-        sizes = [0, 0]
-        for info in members:  # (the larger first, each to the half with fewer bytes)
-            half = sizes.index(min(sizes))
-            halves[half].append(info)
-            sizes[half] += info.file_size
-        other = self._pool.submit(self._inflate, data, halves[1])
-        arrays = self._inflate(data, halves[0])
-        arrays.update(other.result())
-        return arrays
-
-    def _inflate(self, data: bytes, members: list[zipfile.ZipInfo]) -> dict[str, np.ndarray]:
-        """Inflate ``members`` of the archive ``data``: the table's blocks into the table,
-        the others returned by name."""
-        arrays = {}
-        for info in members:
-            name = info.filename.removesuffix(".npy")
-            array = _array_of(_member(data, info))
-            if name[:1] == "q" and name[1:].isdigit() and 1 <= int(name[1:]) <= self._chunks:
-                self.table[int(name[1:]) - 1 :: self._chunks] = array
-            else:
-                arrays[name] = array.copy(order="K")  # (writable, laid out as numpy reads it)
-        return arrays
+            with open(self._path, "rb") as archive:
+                for info in self._work[share]:
+                    name = info.filename.removesuffix(".npy")
+                    array = _array_of(_member(archive, info))
+                    block = name[1:] if name[:1] == "q" else ""
+                    if block.isdigit() and 1 <= int(block) <= self._chunks:
+                        self.table[int(block) - 1 :: self._chunks] = array
+                    else:
+                        arrays[name] = array.copy(order="K")  # (writable, laid out as numpy's)
+        except BaseException as exc:  # (handed to the thread that waits: arrays)
+            self._errors[share] = exc
 
 
-def _member(data: bytes, info: zipfile.ZipInfo) -> bytes:
-    """The inflated bytes of the member ``info`` of the archive ``data``, its CRC checked;
-    a member neither stored nor deflated, or encrypted, is a ``ValueError``."""
+def _shares(members: list[zipfile.ZipInfo], threads: int) -> list[list[zipfile.ZipInfo]]:
+    """``members`` in ``threads`` shares of about as many bytes, the larger first."""
+    shares: list[list[zipfile.ZipInfo]] = [[] for _ in range(threads)]
+    sizes = [0] * threads
+    for info in sorted(members, key=lambda info: info.file_size, reverse=True):
+        share = sizes.index(min(sizes))
+        shares[share].append(info)
+        sizes[share] += info.file_size
+    return shares
+
+
+def _member(archive: BinaryIO, info: zipfile.ZipInfo) -> bytes:
+    """The inflated bytes of the member ``info`` of ``archive`` (an open file), its CRC
+    checked; a member neither stored nor deflated, or encrypted, is a ``ValueError``."""
     if info.flag_bits & 0x1 or info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise ValueError(f"{info.filename}: packed otherwise")
-    at = info.header_offset
-    signature, name, extra = _LOCAL_HEADER.unpack_from(data, at)
+    archive.seek(info.header_offset)
+    signature, name, extra = _LOCAL_HEADER.unpack(archive.read(_LOCAL_HEADER.size))
     if signature != b"PK\x03\x04":
         raise zipfile.BadZipFile(f"{info.filename}: no local header")
-    start = at + _LOCAL_HEADER.size + name + extra
-    packed = memoryview(data)[start : start + info.compress_size]
+    archive.seek(name + extra, io.SEEK_CUR)
+    packed = archive.read(info.compress_size)
+    if len(packed) != info.compress_size:
+        raise zipfile.BadZipFile(f"{info.filename}: cut short")
     if info.compress_type == zipfile.ZIP_STORED:
-        raw = bytes(packed)
+        raw = packed
     else:
         raw = zlib.decompress(packed, -zlib.MAX_WBITS, info.file_size)
     if len(raw) != info.file_size or zlib.crc32(raw) != info.CRC:
