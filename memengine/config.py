@@ -37,9 +37,11 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -757,6 +759,17 @@ class Config(_Section):
                 f"unknown time zone {value!r}: an IANA name such as 'Asia/Tokyo', or 'local'"
             ) from exc
         return value
+
+    @model_serializer(mode="wrap")
+    def _agent_left_out_stays_out(self, dump: SerializerFunctionWrapHandler) -> Any:
+        """A dump (``model_dump()``, ``model_dump_json()``) leaves out an agent the
+        configuration does not name (:meth:`named_agent`): read back, it names none, as the
+        configuration dumped did (a dumped "default" read back named it, and the calls over
+        the file kept to the agent "default": an export wrote none of the users')."""
+        data = dump(self)
+        if isinstance(data, dict) and "agent" not in self.model_fields_set:
+            data.pop("agent", None)
+        return data
 
     def named_agent(self) -> str | None:
         """The agent this configuration names on purpose (``agent =`` in memengine.toml,

@@ -7,7 +7,16 @@ from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    computed_field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 from typing_extensions import TypedDict  # (pydantic reads typing's only from Python 3.12)
 
 from .clock import time_text
@@ -123,11 +132,30 @@ Status = Literal["active", "archived"]
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    def __hash__(self) -> int:
+        """Hashable, as frozen models are, also with a dict field (an episode's
+        ``metadata``, a result's ``components``: pydantic's own hash raised TypeError on
+        them), so that results can be put in a set; equal models (every field equal: an
+        episode read again after a retrieval counted it differs by its counts) hash equal."""
+        return hash((type(self), _hashable(tuple(self.__dict__.values()))))
+
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         """The fields, each text cut to :data:`REPR_CHARS` characters: a logged retrieval
         does not write its users' memories out in full."""
         for name, value in super().__repr_args__():
             yield name, _cut_for_repr(value)
+
+
+def _hashable(value: Any) -> Any:
+    """``value`` with its dicts, lists and sets made hashable (a dict as the frozenset of its
+    items: equal dicts, in any order, hash equal)."""
+    if isinstance(value, dict):
+        return frozenset((k, _hashable(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return frozenset(_hashable(v) for v in value)
+    return value
 
 
 REPR_CHARS = 60
@@ -233,7 +261,8 @@ class NewEpisode(_Model):
     agent: str = "default"
     """The agent it is stored under. Left out (not in ``model_fields_set``), the memory's
     configured agent (:attr:`.Config.agent`, "default" when none is configured): so a
-    per-user process's ``add_many`` stores for its user, as ``add`` does."""
+    per-user process's ``add_many`` stores for its user, as ``add`` does. A dump leaves
+    it out then, so that the episode read back from it is stored so too."""
     kind: EpisodeKind = EpisodeKind.exchange
     user_text: str | None = None
     reply_text: str | None = None
@@ -303,6 +332,16 @@ class NewEpisode(_Model):
         if not isinstance(value, int | float) and hasattr(value, "__index__"):
             return int(value.__index__())  # a numpy integer
         return value
+
+    @model_serializer(mode="wrap")
+    def _agent_left_out_stays_out(self, dump: SerializerFunctionWrapHandler) -> Any:
+        """A dump leaves out an agent left out (see :attr:`agent`): read back (a queue, a
+        JSON file between processes), the episode is stored for the configured agent, as
+        it was going to be, not under "default"."""
+        data = dump(self)
+        if isinstance(data, dict) and "agent" not in self.model_fields_set:
+            data.pop("agent", None)
+        return data
 
 
 EPISODE_TIMES = ("occurred_at", "created_at", "decayed_at")
