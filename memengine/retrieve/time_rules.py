@@ -81,6 +81,8 @@ _AHEAD = lazy_compile(
     r"(?:i|we|you|he|she|they)['’]d(?! (?:been|had|already|never|just|gone|done|seen))|would)\b"
     r"|今年|今度|次の|来月|来年|来週|明日|予定|予約|つもり|までに|になったら|しよう|どうする|どうしよう|楽しみ"
     r"|ことに(?:な|決ま|し)(?:った|りました|ました)|[るくうぐすつぬむぶ](?:って|と)(?:言|話|聞|決)"
+    r"|変更|延期|ずら(?:し|す|そう)|(?:曜日?|[0-9一二三四五六七八九十]日)に(?:決ま|なっ|なり"
+    r"|し(?:た|ました)(?=[。！？!?、,.\s]|$|よ|ね|んだ|って|から|けど))"
     r"|(?:[こそとのもろごぼ]う|[べみけせてねれえ]よう)(?=[よかぜね！!。?？、\s]|$)"
     r"|(?:[いきぎしじちにびみりえけげせぜてでねべめれ]|[見寝出居得来])たい"
     r"(?=[。！？!?、,.\s]|$|な|ん|の|けど|と思|です|よ|ね|わ|って)"
@@ -90,7 +92,8 @@ come is that one ("I'm going to Paris in December", "my mom will visit", "should
 "she's due in December", "I signed up for a race on December 14", "the lease ends in
 December", "the party is on Saturday", "I'm meeting Sarah on Friday", "she said she'd
 come on Friday", 12月に引っ越す予定, 12月に行きたいです, 12月に引っ越すことになった,
-金曜に来るって言ってた, 週末映画行こうよ), not last year's. Past forms do not ("I planned to", "what did Will say", ぜったい, 冷たい雨,
+金曜に来るって言ってた, 週末映画行こうよ; a plan moved or set: 木曜に変更になった,
+会議が金曜に決まった, 歯医者を月曜にした; not 土曜にしたバーベキュー), not last year's. Past forms do not ("I planned to", "what did Will say", ぜったい, 冷たい雨,
 もったいない, ありがたい)."""
 
 
@@ -209,6 +212,11 @@ _SEASONS_JA = {
 _SEASONS_EN = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn"}
 _SEASONS_EN["winter"] = "winter"
 JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十数])[一二三四五六七八九十]{1,4}"
+_KANJI = "一二三四五六七八九十"
+_JA_MONTH = rf"(?P<m>\d{{1,2}}|(?<![{_KANJI}])[{_KANJI}]{{1,3}})"
+"""A month's number before 月, in digits or kanji (12月, 十二月; not a kanji run's tail)."""
+_JA_DAY = rf"(?P<d>\d{{1,2}}|[{_KANJI}]{{1,3}})"
+"""A day's number after a month, in digits or kanji (19日, 十九日)."""
 """A number as it starts (a run of digits is not read again from each of its digits; 数十 is
 no ten)."""
 _EN_NUM = r"[0-9]+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple(?: of)?"
@@ -441,7 +449,7 @@ def _en_season(m: re.Match[str], now: datetime) -> Window | None:
 
 
 def _ja_year_month(m: re.Match[str], now: datetime) -> Window | None:
-    month = int(m.group("m"))
+    month = ja_number(m.group("m")) or 0  # (12月, 十二月)
     if not 1 <= month <= 12:
         return None
     prefix = m.groupdict().get("p")
@@ -471,7 +479,9 @@ _EN_YEARS = {"last year": -1, "the year before last": -2, "this year": 0}
 
 
 def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
-    month, day = int(m.group("m")), int(m.group("d"))
+    month, day = ja_number(m.group("m")) or 0, ja_number(m.group("d")) or 0  # (十二月十九日)
+    if not 1 <= day <= 31:
+        return None
     named = m.groupdict().get("p")
     if m.groupdict().get("y") or named:
         year = int(m.group("y")) if m.groupdict().get("y") else now.year + _JA_YEARS[named or ""]
@@ -928,7 +938,7 @@ RULES: list[Rule] = [
     (lazy_compile(r"旧正月|春節"), _nothing),  # a lunar date: no fixed days
     (lazy_compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
     (
-        lazy_compile(rf"(?P<p>{_YEAR_JA})の?(?P<m>\d{{1,2}})月(?P<d>\d{{1,2}})日"),
+        lazy_compile(rf"(?P<p>{_YEAR_JA})の?{_JA_MONTH}月{_JA_DAY}日"),
         _ja_date,
     ),
     (
@@ -944,7 +954,7 @@ RULES: list[Rule] = [
         _upcoming_holiday,
     ),
     (lazy_compile(rf"(?P<n>{JA_NUM})年前の(?P<m>\d{{1,2}})月(?![0-9日曜期])"), _month_years_ago),
-    (lazy_compile(r"(?<![0-9年])(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
+    (lazy_compile(rf"(?<![0-9年]){_JA_MONTH}月{_JA_DAY}日"), _ja_date),
     (  # 15日に会った (not 2日に1回, 1日に10キロ, 2日にわたって, 2泊3日, 最初の3日は, 数日)
         lazy_compile(
             r"(?<![0-9月/年数毎何泊の])(?P<d>\d{1,2})日"
@@ -953,7 +963,7 @@ RULES: list[Rule] = [
         _day_of_month,
     ),
     (
-        lazy_compile(rf"(?P<p>\d{{4}}年|{_YEAR_JA})の?(?P<m>\d{{1,2}})月(?![曜期])"),
+        lazy_compile(rf"(?P<p>\d{{4}}年|{_YEAR_JA})の?{_JA_MONTH}月(?![曜期])"),
         _ja_year_month,
     ),
     (
@@ -1028,7 +1038,13 @@ RULES: list[Rule] = [
         _ja_ago,
     ),
     (lazy_compile(rf"(?<![0-9])(?P<y>\d{{4}})年(?![0-9]|前|{_PRODUCT_YEAR})"), _ja_year),
-    (lazy_compile(r"(?<![0-9年ヶか第])(?P<m>\d{1,2})月(?![0-9日曜期])"), _ja_year_month),
+    (  # 12月, 十二月 (not 一月前 "a month ago", 三月ほど, 五月雨, 五月蝿い)
+        lazy_compile(
+            rf"(?<![0-9年ヶか第]){_JA_MONTH}月"
+            rf"(?![0-9{_KANJI}日曜期]|(?<=[{_KANJI}]月)(?:前|後|ほど|くらい|ぐらい|間|以内|半|雨|蝿))"
+        ),
+        _ja_year_month,
+    ),
     (lazy_compile(r"ゴールデンウィーク|(?<![a-z])gw(?![a-z])"), _latest_holiday("golden_week")),
     (lazy_compile(r"お盆"), _latest_holiday("obon")),
     (lazy_compile(r"クリスマス"), _latest_holiday("christmas")),
