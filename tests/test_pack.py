@@ -140,6 +140,26 @@ def test_text_that_reorders_or_hides_is_left_out_of_the_pack(mem: Memory) -> Non
     assert not any(ch in text for ch in "\x1b\x07\u202e\u202c\u2066\u2069")
 
 
+def test_the_cli_says_why_a_keyword_typed_alone_packs_nothing(
+    tmp_path: Path, cli_env: None
+) -> None:
+    """A keyword typed alone (猫, a user trying the command) reads as a statement, whose
+    memories go in only when one nearly restates it: its high result packed nothing, and
+    the command said "nothing relevant"."""
+    db = str(tmp_path / "k.db")
+    runner = CliRunner()
+    added = runner.invoke(app, ["add", "うちの猫のムギ、最近ごはん食べないんだよね", "--db", db])
+    assert added.exit_code == 0, added.output
+    alone = runner.invoke(app, ["pack", "猫", "--db", db])
+    assert alone.exit_code == 0, alone.output
+    assert "ムギ" not in alone.stdout and "nothing relevant" not in alone.output
+    assert "reads as a statement, not a question" in alone.output
+    asked = runner.invoke(app, ["pack", "猫？", "--db", db])
+    assert "ムギ" in asked.stdout
+    other = runner.invoke(app, ["pack", "今日はいい天気だね", "--db", db])
+    assert "(nothing relevant: the pack is empty)" in other.output
+
+
 def test_the_cli_says_when_relevant_memories_did_not_fit_the_budget(
     tmp_path: Path, cli_env: None
 ) -> None:

@@ -309,4 +309,17 @@ def pack(
             highlight=False,
         )
     elif not p.injected:  # stdout stays empty, so `$(memengine pack …)` puts nothing in a prompt
-        err_console.print("[dim](nothing relevant: the pack is empty)[/dim]", markup=True)
+        err_console.print(f"({_empty_pack_note(r)})", style="dim", markup=False, highlight=False)
+
+
+def _empty_pack_note(r: Any) -> str:
+    """Why a pack is empty: nothing relevant, or (the fast path's decision) a message read as
+    a statement, not a question, whose memories go in only when one nearly restates it —
+    a keyword typed alone (猫, dentist) found a ``high`` result and packed nothing."""
+    if r.signals.get("asks") == 0 and any(x.relevance == "high" for x in r.results):
+        return (
+            "the pack is empty: the message reads as a statement, not a question, and a "
+            "statement's memories go in only when one nearly restates it; asked as a "
+            "question (a ? at its end), what was found goes in"
+        )
+    return "nothing relevant: the pack is empty"
