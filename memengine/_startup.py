@@ -94,6 +94,7 @@ def loaded() -> None:
     if signal.getsignal(signal.SIGINT) is _interrupted:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if _came:
+        _came.clear()  # (told once: a program that calls the command again starts afresh)
         raise SystemExit(128 + signal.SIGINT)
 
 

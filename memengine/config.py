@@ -760,8 +760,10 @@ class Config(_Section):
             ) from exc
         return value
 
+    # (no return type: pydantic then gives a dump's JSON schema the model's own fields,
+    # which a return type of Any left empty: a web framework's response model)
     @model_serializer(mode="wrap")
-    def _agent_left_out_stays_out(self, dump: SerializerFunctionWrapHandler) -> Any:
+    def _agent_left_out_stays_out(self, dump: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
         """A dump (``model_dump()``, ``model_dump_json()``) leaves out an agent the
         configuration does not name (:meth:`named_agent`): read back, it names none, as the
         configuration dumped did (a dumped "default" read back named it, and the calls over

@@ -333,8 +333,10 @@ class NewEpisode(_Model):
             return int(value.__index__())  # a numpy integer
         return value
 
+    # (no return type: pydantic then gives a dump's JSON schema the model's own fields,
+    # which a return type of Any left empty: a web framework's response model)
     @model_serializer(mode="wrap")
-    def _agent_left_out_stays_out(self, dump: SerializerFunctionWrapHandler) -> Any:
+    def _agent_left_out_stays_out(self, dump: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
         """A dump leaves out an agent left out (see :attr:`agent`): read back (a queue, a
         JSON file between processes), the episode is stored for the configured agent, as
         it was going to be, not under "default"."""

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import memengine
-from memengine import ConfigError, load_config
+from memengine import ConfigError, _startup, load_config
 from memengine._startup import command_started
 from memengine.cli._app import given_path
 from memengine.text import salvage_command, shell_word
@@ -253,6 +253,15 @@ def test_a_ctrl_c_whose_exit_was_lost_while_loading_ends_the_command(tmp_path: P
     assert done.returncode == 130, done.stderr
     assert done.stdout == b"" and b"Traceback" not in done.stderr
     assert not (tmp_path / "made.db").exists()
+
+
+def test_a_lost_ctrl_c_is_told_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program that catches the command's exit and calls it again starts afresh."""
+    monkeypatch.setattr(_startup, "_came", [signal.SIGINT])
+    with pytest.raises(SystemExit) as stop:
+        _startup.loaded()
+    assert stop.value.code == 130
+    _startup.loaded()  # (no second exit)
 
 
 def test_only_the_command_gets_the_quiet_ctrl_c() -> None:

@@ -81,8 +81,8 @@ _AHEAD = lazy_compile(
     r"(?:i|we|you|he|she|they)['’]d(?! (?:been|had|already|never|just|gone|done|seen))|would)\b"
     r"|今年|今度|次の|来月|来年|来週|明日|予定|予約|つもり|までに|になったら|しよう|どうする|どうしよう|楽しみ"
     r"|ことに(?:な|決ま|し)(?:った|りました|ました)|[るくうぐすつぬむぶ](?:って|と)(?:言|話|聞|決)"
-    r"|変更|延期|ずら(?:し|す|そう)|(?:曜日?|[0-9一二三四五六七八九十]日)に(?:決ま|なっ|なり"
-    r"|し(?:た|ました)(?=[。！？!?、,.\s]|$|よ|ね|んだ|って|から|けど))"
+    r"|(?:曜日?|[0-9一二三四五六七八九十]日)に(?:変更|延期|ずら|決ま)|(?:変更|延期)にな"
+    r"|曜日?になった(?=[。！？!?、,.\s]|$|よ|ね|んだ|って|から|けど)"
     r"|(?:[こそとのもろごぼ]う|[べみけせてねれえ]よう)(?=[よかぜね！!。?？、\s]|$)"
     r"|(?:[いきぎしじちにびみりえけげせぜてでねべめれ]|[見寝出居得来])たい"
     r"(?=[。！？!?、,.\s]|$|な|ん|の|けど|と思|です|よ|ね|わ|って)"
@@ -92,8 +92,10 @@ come is that one ("I'm going to Paris in December", "my mom will visit", "should
 "she's due in December", "I signed up for a race on December 14", "the lease ends in
 December", "the party is on Saturday", "I'm meeting Sarah on Friday", "she said she'd
 come on Friday", 12月に引っ越す予定, 12月に行きたいです, 12月に引っ越すことになった,
-金曜に来るって言ってた, 週末映画行こうよ; a plan moved or set: 木曜に変更になった,
-会議が金曜に決まった, 歯医者を月曜にした; not 土曜にしたバーベキュー), not last year's. Past forms do not ("I planned to", "what did Will say", ぜったい, 冷たい雨,
+金曜に来るって言ってた, 週末映画行こうよ; a plan moved to a day or set on it:
+木曜に変更になった, 金曜に延期, 会議が金曜に決まった, 木曜になった。; not a past deed on
+the day: 金曜にパスワードを変更した, 金曜日になって晴れた, 宿題は金曜日にしたよ), not
+last year's. Past forms do not ("I planned to", "what did Will say", ぜったい, 冷たい雨,
 もったいない, ありがたい)."""
 
 
@@ -212,13 +214,19 @@ _SEASONS_JA = {
 _SEASONS_EN = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn"}
 _SEASONS_EN["winter"] = "winter"
 JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十数])[一二三四五六七八九十]{1,4}"
+"""A number as it starts (a run of digits is not read again from each of its digits; 数十 is
+no ten)."""
 _KANJI = "一二三四五六七八九十"
 _JA_MONTH = rf"(?P<m>\d{{1,2}}|(?<![{_KANJI}])[{_KANJI}]{{1,3}})"
 """A month's number before 月, in digits or kanji (12月, 十二月; not a kanji run's tail)."""
 _JA_DAY = rf"(?P<d>\d{{1,2}}|[{_KANJI}]{{1,3}})"
 """A day's number after a month, in digits or kanji (19日, 十九日)."""
-"""A number as it starts (a run of digits is not read again from each of its digits; 数十 is
-no ten)."""
+_MONTHS_COUNTED = (
+    r"前|後|ほど|程|くらい|ぐらい|位|間|以内|以上|半|ぶり|振り|遅れ|分|足らず|余り|経|目|連続"
+    r"|近く|越し|ごと|毎|ばかり|にわた|雨|蝿"
+)
+"""What follows a month's number in kanji when it counts months, not names one (一月ぶり,
+三月分の家賃, 一月以上; 五月雨, 五月蝿い are words): no month is read there."""
 _EN_NUM = r"[0-9]+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple(?: of)?"
 _EN_COUNT = r"[0-9]+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple(?: of)?"
 """A count that says it is one without an article before "last" ("last 10 days"; not the
@@ -783,7 +791,7 @@ def _month_years_ago(m: re.Match[str], now: datetime) -> Window | None:
     n = ja_number(m.group("n"))
     n = n if n is not None else en_number(m.group("n"))
     mon = m.group("m")
-    month = int(mon) if mon.isdigit() else _MONTHS_EN[mon]
+    month = int(mon) if mon.isdigit() else ja_number(mon) or _MONTHS_EN.get(mon, 0)
     if n is None or not 1 <= n <= 200 or not 1 <= month <= 12:
         return None
     return month_window(now.year - n, month, now)
@@ -953,7 +961,7 @@ RULES: list[Rule] = [
         lazy_compile(r"(?P<f>今度|次|来週|来月)の(?P<h>" + _HOLIDAY_JA + "|年末)|今年末"),
         _upcoming_holiday,
     ),
-    (lazy_compile(rf"(?P<n>{JA_NUM})年前の(?P<m>\d{{1,2}})月(?![0-9日曜期])"), _month_years_ago),
+    (lazy_compile(rf"(?P<n>{JA_NUM})年前の{_JA_MONTH}月(?![0-9日曜期])"), _month_years_ago),
     (lazy_compile(rf"(?<![0-9年]){_JA_MONTH}月{_JA_DAY}日"), _ja_date),
     (  # 15日に会った (not 2日に1回, 1日に10キロ, 2日にわたって, 2泊3日, 最初の3日は, 数日)
         lazy_compile(
@@ -1041,7 +1049,7 @@ RULES: list[Rule] = [
     (  # 12月, 十二月 (not 一月前 "a month ago", 三月ほど, 五月雨, 五月蝿い)
         lazy_compile(
             rf"(?<![0-9年ヶか第]){_JA_MONTH}月"
-            rf"(?![0-9{_KANJI}日曜期]|(?<=[{_KANJI}]月)(?:前|後|ほど|くらい|ぐらい|間|以内|半|雨|蝿))"
+            rf"(?![0-9{_KANJI}日曜期]|(?<=[{_KANJI}]月)(?:{_MONTHS_COUNTED}))"
         ),
         _ja_year_month,
     ),
