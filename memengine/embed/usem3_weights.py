@@ -24,6 +24,7 @@ then reads it again, and raises what it meets there (what the embedder reports).
 from __future__ import annotations
 
 import io
+import re
 import struct
 import threading
 import zipfile
@@ -209,21 +210,37 @@ def _member(archive: BinaryIO, info: zipfile.ZipInfo) -> bytes:
     return raw
 
 
+_NPY_HEADER = re.compile(
+    r"\{'descr': '(?P<descr>[^']+)', 'fortran_order': (?P<fortran>True|False), "
+    r"'shape': \((?P<shape>[0-9, ]*)\), \}[ ]*\n?\Z"
+)
+"""A ``.npy`` header as numpy writes it (the descr of a plain dtype, the order, the shape):
+read here without ``ast`` (numpy's reader parses it with ``ast.literal_eval``, whose
+compiler is not safe from two threads at once in Python 3.11: "AST constructor recursion
+depth mismatch"); any other header is left to the package's reading."""
+
+
 def _array_of(raw: bytes) -> np.ndarray:
-    """The array a ``.npy`` file's bytes ``raw`` hold (read-only, over ``raw``); an array
-    of objects, which would need pickle, is a ``ValueError``."""
-    header = io.BytesIO(raw)
-    version = np.lib.format.read_magic(header)
-    if version == (1, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(header)
-    elif version == (2, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_2_0(header)
+    """The array a ``.npy`` file's bytes ``raw`` hold (read-only, over ``raw``); a header
+    laid out otherwise (:data:`_NPY_HEADER`), or an array of objects, which would need
+    pickle, is a ``ValueError``."""
+    if raw[:6] != b"\x93NUMPY":
+        raise ValueError("not a .npy array")
+    if raw[6] == 1:
+        (size,), start = struct.unpack_from("<H", raw, 8), 10
+    elif raw[6] == 2:
+        (size,), start = struct.unpack_from("<I", raw, 8), 12
     else:
-        raise ValueError(f".npy version {version}")
+        raise ValueError(f".npy version {raw[6]}")
+    header = _NPY_HEADER.match(raw[start : start + size].decode("latin-1"))
+    if header is None:
+        raise ValueError("a .npy header laid out otherwise")
+    dtype = np.dtype(header["descr"])
     if dtype.hasobject:
         raise ValueError("an array of objects")
+    shape = tuple(int(n) for n in header["shape"].split(",") if n.strip())
     count = int(np.prod(shape, dtype=np.int64))
-    array = np.frombuffer(raw, dtype=dtype, count=count, offset=header.tell())
-    if fortran:
+    array = np.frombuffer(raw, dtype=dtype, count=count, offset=start + size)
+    if header["fortran"] == "True":
         return array.reshape(shape[::-1]).transpose()
     return array.reshape(shape)
