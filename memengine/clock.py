@@ -41,6 +41,9 @@ class FixedClock:
     def __call__(self) -> datetime:
         return self.now
 
+    def __repr__(self) -> str:
+        return f"FixedClock({self.now.isoformat()})"
+
     def advance(self, delta: timedelta | None = None, /, **kwargs: float) -> datetime:
         """Move the clock forward by ``delta`` or ``timedelta(**kwargs)`` of elapsed time
         (across a summer-time change, ``hours=1`` is an hour, whatever the wall clock of

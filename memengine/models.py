@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
@@ -331,6 +332,8 @@ class NewEpisode(_Model):
             raise ValueError(f"a number, not text ({value!r})")  # "7" would be 7
         if not isinstance(value, int | float) and hasattr(value, "__index__"):
             return int(value.__index__())  # a numpy integer
+        if isinstance(value, float) and math.isnan(value):  # (a bound's words would say it
+            raise ValueError("a number, not NaN")  # is over 1)
         return value
 
     # (no return type: pydantic then gives a dump's JSON schema the model's own fields,

@@ -8,7 +8,9 @@ import io
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memengine import Config, FixedClock, Memory, NewEpisode
+import pytest
+
+from memengine import Config, FixedClock, InvalidInput, Memory, NewEpisode
 
 from .helpers import HashEmbedder
 
@@ -95,3 +97,15 @@ def test_a_dump_s_json_schema_has_the_model_s_fields() -> None:
     for model in (Config, NewEpisode):
         schema = model.model_json_schema(mode="serialization")
         assert "agent" in schema["properties"] and len(schema["properties"]) > 5
+
+
+def test_a_nan_importance_is_called_nan(tmp_path: Path) -> None:
+    """It was refused as "less than or equal to 1"."""
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder()) as mem:
+        with pytest.raises(InvalidInput, match="a number, not NaN"):
+            mem.add_exchange("a", "b", importance=float("nan"))
+        assert mem.store.count() == 0
+
+
+def test_a_fixed_clock_shows_its_time() -> None:
+    assert repr(FixedClock(NOW)) == "FixedClock(2026-03-01T12:00:00+00:00)"
