@@ -332,8 +332,15 @@ class NewEpisode(_Model):
             raise ValueError(f"a number, not text ({value!r})")  # "7" would be 7
         if not isinstance(value, int | float) and hasattr(value, "__index__"):
             return int(value.__index__())  # a numpy integer
-        if isinstance(value, float) and math.isnan(value):  # (a bound's words would say it
-            raise ValueError("a number, not NaN")  # is over 1)
+        return value
+
+    @field_validator("importance", mode="before")
+    @classmethod
+    def _importance_not_nan(cls, value: object) -> object:
+        """NaN is refused as NaN (the bound's words said "less than or equal to 1"); a NaN
+        strength has its own words, where strength is checked."""
+        if isinstance(value, float) and math.isnan(value):
+            raise ValueError("a number, not NaN")
         return value
 
     # (no return type: pydantic then gives a dump's JSON schema the model's own fields,
