@@ -24,7 +24,6 @@ then reads it again, and raises what it meets there (what the embedder reports).
 from __future__ import annotations
 
 import io
-import re
 import struct
 import threading
 import zipfile
@@ -33,6 +32,8 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 import numpy as np
+
+from ..lazy_re import lazy_compile
 
 __all__ = ["WeightsRead", "read_weights"]
 
@@ -86,10 +87,14 @@ class WeightsRead:
         self._done = False  # (every share inflated, by its thread or here)
         try:
             with zipfile.ZipFile(path) as archive:
-                self._work = _shares(archive.infolist(), 2 if threads >= 2 else 1)
+                members = archive.infolist()
+            blocks = {f"q{i}.npy" for i in range(1, chunks + 1)}
+            if not blocks <= {info.filename for info in members}:
+                raise LookupError("a block of the token table is missing")
         except _UNREADABLE as exc:  # (the package's reading says what it is)
             self._error = exc
             return
+        self._work = _shares(members, 2 if threads >= 2 else 1)
         self._arrays = [{} for _ in self._work]
         self._errors = [None for _ in self._work]
         for share in range(len(self._work)):
@@ -120,10 +125,6 @@ class WeightsRead:
             if error is not None and not isinstance(error, _UNREADABLE):
                 raise error
         if any(error is not None for error in errors):
-            return None
-        blocks = {f"q{i}" for i in range(1, self._chunks + 1)}
-        names = {info.filename.removesuffix(".npy") for share in self._work for info in share}
-        if not blocks <= names:  # (a block missing: the table is not whole)
             return None
         return {name: array for share in self._arrays for name, array in share.items()}
 
@@ -210,7 +211,7 @@ def _member(archive: BinaryIO, info: zipfile.ZipInfo) -> bytes:
     return raw
 
 
-_NPY_HEADER = re.compile(
+_NPY_HEADER = lazy_compile(
     r"\{'descr': '(?P<descr>[^']+)', 'fortran_order': (?P<fortran>True|False), "
     r"'shape': \((?P<shape>[0-9, ]*)\), \}[ ]*\n?\Z"
 )

@@ -213,10 +213,10 @@ _SEASONS_JA = {
 }
 _SEASONS_EN = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn"}
 _SEASONS_EN["winter"] = "winter"
-JA_NUM = r"(?<![0-9])[0-9]{1,4}|(?<![一二三四五六七八九十数])[一二三四五六七八九十]{1,4}"
+_KANJI = "一二三四五六七八九十"
+JA_NUM = rf"(?<![0-9])[0-9]{{1,4}}|(?<![{_KANJI}数])[{_KANJI}]{{1,4}}"
 """A number as it starts (a run of digits is not read again from each of its digits; 数十 is
 no ten)."""
-_KANJI = "一二三四五六七八九十"
 _JA_MONTH = rf"(?P<m>\d{{1,2}}|(?<![{_KANJI}])[{_KANJI}]{{1,3}})"
 """A month's number before 月, in digits or kanji (12月, 十二月; not a kanji run's tail)."""
 _JA_DAY = rf"(?P<d>\d{{1,2}}|[{_KANJI}]{{1,3}})"
@@ -488,8 +488,6 @@ _EN_YEARS = {"last year": -1, "the year before last": -2, "this year": 0}
 
 def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
     month, day = ja_number(m.group("m")) or 0, ja_number(m.group("d")) or 0  # (十二月十九日)
-    if not 1 <= day <= 31:
-        return None
     named = m.groupdict().get("p")
     if m.groupdict().get("y") or named:
         year = int(m.group("y")) if m.groupdict().get("y") else now.year + _JA_YEARS[named or ""]
@@ -791,7 +789,7 @@ def _month_years_ago(m: re.Match[str], now: datetime) -> Window | None:
     n = ja_number(m.group("n"))
     n = n if n is not None else en_number(m.group("n"))
     mon = m.group("m")
-    month = int(mon) if mon.isdigit() else ja_number(mon) or _MONTHS_EN.get(mon, 0)
+    month = ja_number(mon) or _MONTHS_EN.get(mon, 0)  # (3, 三, "march")
     if n is None or not 1 <= n <= 200 or not 1 <= month <= 12:
         return None
     return month_window(now.year - n, month, now)
