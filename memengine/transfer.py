@@ -95,11 +95,31 @@ def write_text_file(out: str | os.PathLike[str], text: str) -> None:
 
 T = TypeVar("T")
 
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def refuse_a_database(target: Path) -> None:
+    """An :class:`.InvalidInput` when ``target`` is an SQLite database (its first bytes say
+    so), however it is named and whatever ``overwrite`` says: text written over it would
+    destroy a memory file, another process's open one too (a name mistyped after ``-o``)."""
+    try:
+        with open(target, "rb") as fh:
+            head = fh.read(len(_SQLITE_HEADER))
+    except OSError:  # (none yet, or unreadable: the write says why, if it fails)
+        return
+    if head == _SQLITE_HEADER:
+        raise InvalidInput(
+            f"{target} is an SQLite database (a memory file?): text written over it would "
+            "destroy it; give another file's name (remove it first if it is not wanted)"
+        )
+
+
 
 def _written_whole(target: Path, write: Callable[[IO[str]], T]) -> T:
     """``write`` into a new file beside ``target`` (a killed one's copy removed first), on
     the disk, then moved into place with the old file's permissions: ``target`` holds the
     whole or what it held before. What ``write`` returns."""
+    refuse_a_database(target)
     remove_stale_partials(target)  # left by a write that was killed
     part = partial_path(target)
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None

@@ -122,6 +122,26 @@ def test_reading_commands_leave_no_trace_and_name_an_unknown_agent(db: str) -> N
     assert "defualt" not in run("agent", "list", "--db", db).output
 
 
+def test_search_finds_the_exchange_that_says_its_words_first(db: str) -> None:
+    """A search box's words are no greeting said again: the exchange whose user turn says
+    them comes first and relevant, where a turn that says them sets it aside as a repeat."""
+    for said, reply in (
+        ("passport renewal", "Noted: your passport expires on 3 May 2027, renew by March"),
+        ("I need new running shoes", "Try the Asics Novablast"),
+        ("my passport photo looks awful", "Everyone's does!"),
+        ("Booked flights to Lisbon", "Exciting!"),
+    ):
+        run("add", said, "--reply", reply, "--db", db)
+    found = json.loads(run("search", "passport renewal", "--db", db, "--json").output)
+    first = found["results"][0]
+    assert first["episode"]["user_text"] == "passport renewal"
+    assert first["relevance"] == "high" and "repeat" not in first["components"]
+    turn = json.loads(run("retrieve", "passport renewal", "--db", db, "--json").output)
+    last = turn["results"][-1]  # (the documented small-talk rule of a turn)
+    assert last["episode"]["user_text"] == "passport renewal"
+    assert last["components"]["repeat"] == 1.0
+
+
 def test_import_one_agent_per_conversation_and_malformed_files(db: str, tmp_path: Path) -> None:
     run("import", str(SAMPLE), "--db", db, "--agent", "sample", "--agent-per-conversation")
     names = run("agent", "list", "--db", db).output
@@ -467,6 +487,7 @@ def test_add_stores_metadata_given_as_a_json_object(db: str) -> None:
         refused = run("add", "another", "--metadata", bad, "--db", db, ok=False)
         assert refused.exit_code == 1 and says in refused.output
     assert json.loads(run("stats", "--db", db, "--json").output)["episodes"] == 1
+    assert ": 1 episode, " in " ".join(run("stats", "--db", db).output.split())
 
 
 def test_recent_reads_the_speakers_labels_of_either_language(db: str) -> None:

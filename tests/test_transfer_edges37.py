@@ -22,7 +22,7 @@ from memengine import DatabaseLocked, InvalidInput, Memory
 from memengine.cli import app
 from memengine.store.maintenance import partial_path, remove_stale_partials
 
-from .helpers import T0
+from .helpers import T0, HashEmbedder
 
 
 def _jsonl(path: Path, *lines: dict[str, Any]) -> Path:
@@ -313,3 +313,28 @@ def test_an_export_to_a_closed_file_says_so(mem: Memory, tmp_path: Path) -> None
     fh.close()
     with pytest.raises(InvalidInput, match="this one is closed"):
         mem.export(fh)  # type: ignore[arg-type]
+
+
+def test_an_export_never_replaces_a_database_open_elsewhere(
+    mem: Memory, db_path: Path, tmp_path: Path, cli_env: None
+) -> None:
+    """``-o`` naming another memory file by mistake, with ``--force``: its episodes stay,
+    while another process holds it open, and its own writes carry on."""
+    mem.add("something to export", occurred_at=T0)
+    other_path = tmp_path / "other.db"
+    with Memory.open(other_path, embedder=HashEmbedder()) as other:
+        kept = other.add("an important fact", occurred_at=T0)
+        for out in (other_path, tmp_path / "renamed.jsonl"):
+            if out.suffix == ".jsonl":  # (its first bytes say what it is, not its name)
+                out.write_bytes(other_path.read_bytes())
+            with pytest.raises(InvalidInput, match=r"is an SQLite database .* another file"):
+                mem.export(out, overwrite=True)
+            with pytest.raises(InvalidInput, match="is an SQLite database"):
+                mem.salvage(out, overwrite=True)
+        assert other.get(kept).text == "an important fact"
+        assert other.add("written after", occurred_at=T0) > kept
+    cli = ["export", "-o", str(other_path), "--force", "--db", str(db_path)]
+    result = CliRunner().invoke(app, cli)
+    assert result.exit_code == 1 and "is an SQLite database" in result.output
+    with Memory.open(other_path, embedder=HashEmbedder()) as other:
+        assert other.stats()["episodes"] == 2

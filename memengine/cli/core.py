@@ -544,7 +544,7 @@ def stats(
     # with --agent the table and the line under it are the agent's own, and every
     # file-wide number is on a line that says it is the file's (every agent's)
     table = Table(
-        title=f"{cfg.db}: {data['episodes']} episodes, {size}"
+        title=f"{cfg.db}: {counted(data['episodes'], 'episode')}, {size}"
         if own is None
         else f"{shown_name(own['name'])}: {counted(own['episodes'], 'episode')}, "
         f"{counted(own['turns'], 'turn')}"

@@ -176,12 +176,19 @@ def _retrieve(
     max_sensitivity: int | None = None,
     with_pack: bool = False,
     perspective: str | None = None,  # lifecycle
+    repeats: bool = True,
 ) -> tuple[Any, Any]:
-    """Retrieve in one opened memory; the pack too when it is asked for (``pack``)."""
+    """Retrieve in one opened memory; the pack too when it is asked for (``pack``).
+    ``repeats`` False: a stored exchange that says the text is no repeat to set aside
+    (``search``: words typed into a search box are no greeting said again)."""
     refuse_undecodable(
         text=text, **{f"--recent message {i + 1}": v for i, v in enumerate(recent or [])}
     )
     cfg = settings(config, db, agent)
+    if not repeats:
+        cfg = cfg.model_copy(
+            update={"retrieval": cfg.retrieval.model_copy(update={"skip_repeats": False})}
+        )
     with open_memory(cfg, turns=llm is not False) as mem:  # (search: llm=False)
         warn_if_unknown(mem, cfg.agent)
         mem.load_embedder()  # before the turn's clock starts (its deadline is 2 s)
@@ -214,7 +221,8 @@ def search(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Hybrid search for a text, without conversation context; it records no turn."""
+    """Hybrid search for a text, without conversation context; it records no turn, and a
+    memory that says the text is found first (no repeat set aside)."""
     r, _ = _retrieve(
         text,
         None,
@@ -225,6 +233,7 @@ def search(
         llm=False,
         record=False,
         max_sensitivity=max_sensitivity,
+        repeats=False,
     )
     print_json(_retrieval_json(r)) if as_json else _print_results(r)
 
