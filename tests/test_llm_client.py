@@ -176,9 +176,24 @@ def test_retry_after_longer_than_deadline_fails_fast(
 ) -> None:
     srv.push_chat(status=429, headers={"Retry-After": "30"})
     start = time.monotonic()
-    with pytest.raises(LLMError, match=r"HTTP 429.*no time was left"):
+    with pytest.raises(LLMError, match=r"HTTP 429.*server asked to wait 30 s before a retry"):
         ask(client, deadline_s=1.0)
     assert time.monotonic() - start < 0.5
+    assert len(srv.chat_requests) == 1
+
+
+def test_a_retry_after_past_the_deadline_is_the_reason_given(
+    srv: ScriptedOpenAI, client: ChatClient
+) -> None:
+    """Most of the budget left, but less than the server's Retry-After: the error says
+    that, not that no time was left."""
+    srv.push_chat(status=429, headers={"Retry-After": "5"})
+    with pytest.raises(LLMError) as caught:
+        ask(client, deadline_s=0.9)
+    said = str(caught.value)
+    assert "(1 attempt, and the server asked to wait 5 s before a retry, more than the 0." in said
+    left = float(said.split("more than the ")[1].split(" s left")[0])
+    assert 0.5 < left < 0.9 and "no time was left" not in said
     assert len(srv.chat_requests) == 1
 
 

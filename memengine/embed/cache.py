@@ -33,6 +33,12 @@ class CachingEmbedder:
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
+    def known(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The cached vectors of those of ``texts`` that have one, asking ``inner`` nothing:
+        a search whose embedding failed still has the vectors of the texts it had before."""
+        with self._lock:
+            return {t: self._cache[t] for t in texts if t in self._cache}
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` in order, computing only the ones not in the cache."""
         if isinstance(texts, str):

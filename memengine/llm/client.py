@@ -662,15 +662,21 @@ class ChatClient:
             why = "after retries" if self.max_retries > 0 else "with retries off (max_retries 0)"
             raise self._final_error(exc, model, attempts, why) from exc
         delay = backoff_delay(retries, self.backoff_base_s, self.backoff_max_s)
-        if isinstance(exc, openai.APIStatusError):
-            delay = max(delay, retry_after(exc.response.headers))
+        asked = retry_after(exc.response.headers) if isinstance(exc, openai.APIStatusError) else 0
+        delay = max(delay, asked)
         if not delay >= 0:  # (NaN too) a wait of none, not a ValueError out of the sleep
             delay = 0.0
         remaining = deadline - time.monotonic()
         if delay >= remaining:
-            raise self._final_error(
-                exc, model, attempts, "and no time was left before the deadline to retry"
-            ) from exc
+            # why no retry: the server's Retry-After, or the backoff, is longer than what is
+            # left (saying "no time was left" of 0.9 s left misled)
+            left = f"{max(remaining, 0):.2f} s left before the deadline"
+            why = (
+                f"and the server asked to wait {asked:g} s before a retry, more than the {left}"
+                if asked >= remaining
+                else f"and the wait before a retry ({delay:.2f} s) is more than the {left}"
+            )
+            raise self._final_error(exc, model, attempts, why) from exc
         time.sleep(delay)
         return retries + 1
 

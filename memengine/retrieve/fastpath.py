@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from ..config import RetrievalConfig
 from ..embed.base import Embedder, Vectors
+from ..embed.cache import CachingEmbedder
 from ..errors import EmbeddingError, MemEngineError, MemoryClosed
 from ..models import Episode
 from ..store.connect import CLOSED
@@ -41,7 +42,17 @@ from .evidence import rescore
 from .fusion import Fused, RankedList, rrf
 from .recent import KEYED_CHARS, REPEAT_MIN_COSINE, RepeatCheck
 
-__all__ = ["REPEAT_KNN_SLACK", "REPEAT_SLACKS", "Candidate", "FastPath", "FastResult"]
+__all__ = [
+    "REPEAT_KNN_SLACK",
+    "REPEAT_SLACKS",
+    "VECTORS_SKIPPED",
+    "Candidate",
+    "FastPath",
+    "FastResult",
+]
+
+VECTORS_SKIPPED = "vector search skipped, the full-text search answered alone: "
+"""How the note of a search whose every query failed to embed begins (the reason follows)."""
 
 REPEAT_SLACKS = (10, 400, 1600)
 """How many more hits each search asks for when repeats of what the user said are left
@@ -92,6 +103,9 @@ class FastResult:
     """Which of some other ids repeat what the user said, checked as the searches' hits
     were (the memories a by-date fetch or a lifted next turn would add; each found joins
     :attr:`repeats`). None without a repeats check."""
+    unembedded: list[str] = field(default_factory=list)
+    """The queries searched by their words alone because embedding them failed (every one
+    when :attr:`lexical_only`; the LLM's alone when the message's vectors were cached)."""
 
 
 MAX_ABANDONED = 16
@@ -179,6 +193,29 @@ class FastPath:
         raise EmbeddingError(
             f"the query was not embedded within {deadline:g} s ([retrieval] embed_deadline_s)"
         )
+
+    def _cached(
+        self, texts: Sequence[str], queries: int, searched: int, said: int
+    ) -> tuple[Vectors | None, list[int]]:
+        """What is left of a failed embedding of ``texts`` (the ``queries``, their
+        ``searched`` forms, the ``said`` exchanges, in that order): the vectors the cache
+        holds (a row of NaN for each text it does not) and the queries that have theirs,
+        for a search whose new queries (the LLM's) failed to embed after the message's
+        did. None when the first query has none: its vector scores every candidate's
+        cosine."""
+        known = self.embedder.known(texts) if isinstance(self.embedder, CachingEmbedder) else {}
+
+        def has(i: int) -> bool:
+            return texts[i] in known and (not searched or texts[queries + i] in known)
+
+        if not has(0):
+            return None, []
+        dimension = len(known[texts[0]])  # (a remote embedder's may be learned since built)
+        rows = np.full((len(texts), dimension), np.nan, dtype=np.float32)
+        for i, text in enumerate(texts):
+            if text in known:
+                rows[i] = known[text]
+        return rows, [i for i in range(queries) if has(i)]
 
     def _ended(self, _future: Future[Vectors]) -> None:
         with self._lock:
@@ -269,9 +306,11 @@ class FastPath:
         searched = [dense_query(q) for q in queries] if cfg.dense_content_words else []
         said = dict(repeats.said) if repeats is not None else {}  # embedded with the query
         vectors = None
+        texts = [*queries, *searched, *(s.text for s in said.values())]
+        embedded = list(range(len(queries)))  # the queries searched by their vectors
+        unembedded: list[str] = []
         try:
             if skip_vectors is None:
-                texts = [*queries, *searched, *(s.text for s in said.values())]
                 vectors = self.embed(texts)
                 if len(vectors) != len(texts):
                     raise EmbeddingError(
@@ -279,15 +318,25 @@ class FastPath:
                         "texts (the queries and the recent exchanges compared)"
                     )
         except EmbeddingError as exc:
-            skip_vectors = str(exc)
+            vectors, embedded = self._cached(texts, len(queries), len(searched), len(said))
+            if vectors is None:
+                skip_vectors = str(exc)
+            else:
+                unembedded = [q for i, q in enumerate(queries) if i not in embedded]
+                degraded.append(_unembedded_note(unembedded, len(queries), str(exc)))
         if skip_vectors is not None:
-            degraded.append(
-                f"vector search skipped, the full-text search answered alone: {skip_vectors}"
-            )
+            unembedded = list(queries)
+            degraded.append(f"{VECTORS_SKIPPED}{skip_vectors}")
         n = len(queries) + len(searched)
         qvecs = vectors[: len(queries)] if vectors is not None else None
         knn_vecs = vectors[len(queries) : n] if vectors is not None and searched else qvecs
-        said_vectors = dict(zip(said, vectors[n:], strict=True)) if vectors is not None else {}
+        if knn_vecs is not None and len(embedded) < len(queries):
+            knn_vecs = knn_vecs[embedded]
+        said_vectors = (
+            dict(zip(said, vectors[n:], strict=True)) if vectors is not None and said else {}
+        )
+        if said_vectors and not all(np.isfinite(v).all() for v in said_vectors.values()):
+            said_vectors = {}  # (one not cached: the repeats are not told by meaning)
         timings["embed"] = _ms(t0)
 
         t1 = time.perf_counter()
@@ -348,7 +397,8 @@ class FastPath:
         skip = exclude | repeated
         lists: list[RankedList] = []
         copies = self._copies(knn_hits, skip)
-        for i, hits in enumerate(knn_hits):
+        for row, hits in enumerate(knn_hits):
+            i = embedded[row]  # (the query's own number: one failed to embed has no list)
             hits = [h for h in hits if h[0] not in skip and h[0] not in copies]
             hits = hits[: cfg.knn_k_per_query]
             lists.append(
@@ -400,7 +450,13 @@ class FastPath:
         timings["own_text"] = _ms(t4)
         timings["total"] = _ms(t0)
         result = FastResult(
-            candidates, list(queries), timings, degraded, qvecs is None, sorted(repeated)
+            candidates,
+            list(queries),
+            timings,
+            degraded,
+            qvecs is None,
+            sorted(repeated),
+            unembedded=unembedded,
         )
         if check is not None:
             result.screen = self._screen(result.repeats, check, checked, filters, said_vectors)
@@ -589,6 +645,19 @@ Japanese runs higher: of 30 hand-written chats, memories of other topics came to
 the median against an asking turn, 61 % of them ≥ .1 (English: .065, 35 %). Session 43
 raised it from .1: Japanese chats packed another topic's memory on 10 of 92 turns, not
 13; the memsets' recall did not move (docs/benchmarks.md, *Session 43*)."""
+
+
+def _unembedded_note(unembedded: Sequence[str], of: int, why: str) -> str:
+    """The ``degraded`` note of a search whose ``unembedded`` queries (of ``of``) lost their
+    vector search, the others keeping theirs: it names them, as the people reading it
+    need to know which queries the full text answered for alone."""
+    shown = ", ".join(repr(" ".join(q.split())[:40]) for q in unembedded)
+    one = len(unembedded) == 1
+    return (
+        f"vector search skipped for the {'query' if one else 'queries'} {shown} "
+        f"({len(unembedded)} of {of} queries; the rest searched by their vectors), the full-text "
+        f"search answered for {'it' if one else 'them'} alone: {why}"
+    )
 
 
 def _with_joined_ranks(f: Fused) -> Fused:

@@ -11,7 +11,10 @@
    plus the expanded queries, fused by RRF, narrowed to the window; a
    window that finds nothing is dropped (and said so in ``degraded``). What
    the fast path found outside the window stays (:func:`with_unwindowed`):
-   a question may name a time for one of its parts only.
+   a question may name a time for one of its parts only. When the new
+   queries fail to embed, the message's keep their cached vectors and what
+   the fast path found stays (:func:`with_first`); a window whose search had
+   no vector at all is not taken for an empty one.
 3. **Rerank** (:mod:`.rerank`): the LLM picks ≤ 5 relevant candidates
    with a reason each, and the injection strategy; a pick's later change
    (:mod:`.changes`) comes before it (right before, unless the model ranked it
@@ -53,7 +56,7 @@ from ..store.database import Store
 from ..store.filters import Filters
 from ..text import cut_at, fold, strip_controls
 from .expand import DetectedReference, Expander, Expansion, clean_queries
-from .fastpath import Candidate, FastPath, FastResult
+from .fastpath import VECTORS_SKIPPED, Candidate, FastPath, FastResult
 from .pool import Pool
 from .recent import RepeatCheck, conversation
 from .rerank import Reranker, RerankOutcome, with_later_changes
@@ -80,6 +83,7 @@ __all__ = [
     "Refine",
     "TurnTrace",
     "llm_window",
+    "with_first",
     "with_unwindowed",
 ]
 
@@ -346,6 +350,41 @@ def with_unwindowed(windowed: FastResult, fast: FastResult) -> FastResult:
     return replace(windowed, candidates=candidates)
 
 
+def with_first(later: FastResult, first: FastResult) -> FastResult:
+    """Phase 2's search (``later``) with what the first search (``first``) found that it
+    did not (:func:`with_unwindowed`): outside its window, or by the vectors it lost when
+    its queries failed to embed; it answered by full text alone only when both did."""
+    merged = with_unwindowed(later, first)
+    lexical_only = later.lexical_only and first.lexical_only
+    return (
+        merged
+        if merged.lexical_only == lexical_only
+        else replace(merged, lexical_only=lexical_only)
+    )
+
+
+def _blind(result: FastResult, first: FastResult) -> bool:
+    """Whether Phase 2's ``result`` searched no vector where the first search did (every
+    query failed to embed): finding nothing then says nothing of a window."""
+    return result is not first and result.lexical_only and not first.lexical_only
+
+
+def _told_blind(result: FastResult) -> FastResult:
+    """``result`` (a Phase 2 search no query of which was embedded) with its note saying so
+    of that search alone: the first search's vectors were searched, and what they found is
+    kept (:func:`with_first`)."""
+    shown = ", ".join(repr(" ".join(q.split())[:40]) for q in result.unembedded)
+    notes = [
+        f"vector search skipped for the expanded search's queries {shown}, the full-text "
+        f"search answered for them alone (the first search's candidates kept): "
+        f"{d.removeprefix(VECTORS_SKIPPED)}"
+        if d.startswith(VECTORS_SKIPPED)
+        else d
+        for d in result.degraded
+    ]
+    return replace(result, degraded=notes)
+
+
 def _short(exc: BaseException) -> str:
     """An error as a note: on one line, without the control characters and reordering
     marks a server's message may hold, cut short (where a character ends)."""
@@ -607,20 +646,27 @@ class LLMTurn:
             )
             if result is result0:  # the search missed the deadline: no window was applied
                 window = None
-            if window is not None and not result.candidates:
+            if window is not None and not result.candidates and not _blind(result, result0):
                 degraded.append(
                     f"time window {_fmt_window(window)}: no candidates; searched without it"
                 )
                 trace.window_fallback = True
                 window = None
+                empty = result
                 if extra:
                     result = self._search(
                         queries, filters, now, turn_end, result0, degraded, skip, len(extra)
                     )
                 else:
                     result = result0
-            elif window is not None:
-                result = with_unwindowed(result, result0)
+                # (the window's search failing to embed a query is still told)
+                degraded.extend(d for d in empty.degraded if d not in result.degraded)
+            if result is not result0 and (window is not None or result.unembedded):
+                # what the first search found stays: outside the window, and by the vectors
+                # of queries that failed to embed here
+                if _blind(result, result0):
+                    result = _told_blind(result)
+                result = with_first(result, result0)
         timings["expanded_search"] = _ms(t2)
         trace.window = window
         if window is None:
