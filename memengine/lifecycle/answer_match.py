@@ -31,12 +31,14 @@ from .answer_words import (
     capital_words,
     distinct_words,
     japanese_words,
+    kana_answer_word,
     names_in,
     stems,
     titled_names,
     word_forms,
     word_starts,
     words_in,
+    writes_kana_word,
 )
 
 __all__ = ["match_answer", "named_days", "uncommon"]
@@ -78,7 +80,9 @@ def match_answer(
     hiragana: お疲れ様でした holds no でし to match), unless another memory offered says
     those words and more of the answer's (「田中さんはトヨタで働いてるよ」 is not drawn from
     佐藤さんもトヨタで働いてる); one word is the answer's when a particle or an ending is all it
-    writes beside it (高尾山だよ, not 「そっか、雨なんだね。むりしないでね」: :data:`_ONE_WORD_ROOM`).
+    writes beside it (高尾山だよ, not 「そっか、雨なんだね。むりしないでね」: :data:`_ONE_WORD_ROOM`),
+    a word in hiragana where the memory writes it whole (きなこだよ of きなこって, not もちだよ of
+    もちろん: :func:`.answer_words.writes_kana_word`).
     An English word counts in another form of it (the answer's "peanut" of "peanuts",
     "allergy" of "allergic"; not a name's, "Simone" of "Simon": :func:`stems`), a Japanese
     word by the two kanji it begins with (結婚式 of 結婚する: :func:`_held`). An answer that lists
@@ -98,10 +102,15 @@ def match_answer(
     answer_terms = set(query_terms(answer))
     own = [t for t in answer_terms if not HIRAGANA.search(t)]  # (not でし, くだ, さい)
     # a term that more than one memory offered holds is the question's subject ("gym" of
-    # every gym session), or a common word: it is no memory's own content
+    # every gym session), or a common word: it is no memory's own content; one the user
+    # said in one memory is that memory's, though another holds it in its reply (the same
+    # answer given before: "Your kids are Emma, Liam and Noah.", asked again)
     terms_of = {ep.id: set(query_terms(ep.text)) for ep in episodes}
+    # the user's side only (a stock reply is the assistant's), content words only
+    told_of = {ep.id: set(query_terms(_said(ep))) for ep in episodes}
     holders = Counter(t for terms in terms_of.values() for t in terms)
-    once = {t for t in answer_terms if t in rare and holders[t] <= 1}
+    tellers = Counter(t for terms in told_of.values() for t in terms)
+    once = {t for t in answer_terms if t in rare and (tellers[t] == 1 or holders[t] <= 1)}
     own_rare = {t for t in own if t in once}
     # a list is read in what the answer states: not in a question ("How was Barcelona?"),
     # nor in an answer that says it does not know ("I don't remember Liam or Emma")
@@ -112,8 +121,6 @@ def match_answer(
     words = japanese_words(folded) if once else []
     found: dict[int, str] = {}
     carried: dict[int, str] = {}  # each memory whose own content the answer carries
-    # the user's side only (a stock reply is the assistant's), content words only
-    told_of = {ep.id: set(query_terms(_said(ep))) for ep in episodes}
     # the answer's words (トヨタ once, not as ト, ヨ, タ, トヨ and ヨタ) each memory says
     whole = fold(answer)
     answer_words = answer_term_groups(own, whole)
@@ -122,13 +129,21 @@ def match_answer(
     held = {
         ep.id: _held(answer_words, starts, capitals, told_of[ep.id], _said(ep)) for ep in episodes
     }
+    kana = None if answer_words else kana_answer_word(whole)
+    if kana is not None:  # (きなこだよ: a word in hiragana, whole where the user wrote it)
+        answer_words = [frozenset(query_terms(kana))]
+        for ep in episodes:
+            if writes_kana_word(kana, fold(_said(ep))):
+                held[ep.id].add(answer_words[0])
     answer_forms = word_forms(answer_terms, capitals)  # (peanut of peanuts)
     # (an answer of one word is that word, a particle or an ending aside: 高尾山だよ, not
     # 「そっか、雨なんだね。むりしないでね」)
     one_word = len(answer_words) == 1 and _written_beside(answer_words[0], whole) <= _ONE_WORD_ROOM
     for ep in episodes:
         told = told_of[ep.id]
-        fresh = once & terms_of[ep.id] & stated_terms  # (hiragana pairs: はるとくん)
+        fresh = {  # (hiragana pairs: はるとくん; not what the user said in another memory)
+            t for t in once & terms_of[ep.id] & stated_terms if t in told or not tellers[t]
+        }
         why = _own_content(ep, stated_terms, names, fresh, told, folded, words) if stated else ""
         if why:
             carried[ep.id] = why

@@ -24,12 +24,14 @@ __all__ = [
     "capital_words",
     "distinct_words",
     "japanese_words",
+    "kana_answer_word",
     "names_in",
     "stems",
     "titled_names",
     "word_forms",
     "word_starts",
     "words_in",
+    "writes_kana_word",
 ]
 
 HIRAGANA = lazy_compile(r"[\u3040-\u309f]")
@@ -217,6 +219,41 @@ def _kana_names(text: str) -> list[str]:
         if 2 <= len(stretch) <= 4 and stretch[0] not in _POLITE_PREFIX and _a_name(stretch):
             names.append(stretch)
     return names
+
+
+_KANA_ANSWER = lazy_compile(
+    "([\u3041-\u3096\u309d\u309eー]{2,16}?)(?:だよね|だよ|だね|です|かな|よ|ね)?[\\s!?.。、！？…〜~]*"
+)
+"""An answer that is one word in hiragana and an ending (きなこだよ, もちです！, はるとかな):
+the shortest word that leaves an ending alone, so そうだね is そう and だね; no name is
+longer than sixteen kana (a pasted run of one kana is no word)."""
+_KANA_WORD_END = lazy_compile(f"[{_AFTER_NAME}]|くん|ちゃん|さん|[^\\w]|$")
+"""What may follow a hiragana word a message writes whole: a particle, an honorific, a mark
+or the end (きなこって, もちは, ぽちちゃん, きなこ！), not more kana (もちろん) nor a kanji
+(いい天気: an adjective's, no thing named)."""
+
+
+def kana_answer_word(text: str) -> str | None:
+    """The one hiragana word of an answer (``text``, folded) that writes nothing beside it
+    but an ending or a mark (きなこ of きなこだよ！), or None (そっか、雨なんだね; 猫のきなこだよ)."""
+    m = _KANA_ANSWER.fullmatch(text.strip())
+    return None if m is None else m.group(1)
+
+
+def writes_kana_word(word: str, text: str) -> bool:
+    """Whether ``text`` (folded) writes the hiragana ``word`` whole: no kana before it but a
+    particle after a kanji or katakana (名前はきなこ), and only a particle, an honorific or a
+    mark after it (:data:`_KANA_WORD_END`: うちの犬、もちって, not もちろん). Hiragana writes no
+    spaces: the pairs of a word are in many others (the もち of もちろん, もちつき)."""
+    for m in re.finditer(re.escape(word), text):
+        before = text[max(0, m.start() - 2) : m.start()]
+        lead = not before or not HIRAGANA_LETTER.match(before[-1])
+        particle = len(before) == 2 and before[1] in _NAME_JOINS + "はがをもに"
+        if (lead or (particle and not HIRAGANA_LETTER.match(before[0]))) and (
+            _KANA_WORD_END.match(text, m.end()) is not None
+        ):
+            return True
+    return False
 
 
 def distinct_words(words: Sequence[tuple[str, bool]]) -> dict[str, bool]:

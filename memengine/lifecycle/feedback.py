@@ -12,8 +12,9 @@ relevant ones of a turn that injects: what its pack shows):
   share of the answer, unless another memory offered holds them and more of the answer's,
   when the answer lists several memories and carries its
   own content (a name, a title or a number of it, or two words the user said in it,
-  that no other memory offered holds; in Japanese a name is one an honorific marks,
-  翔太くん or はるとくん, not a word for someone, 店員さん or 息子さん, and a plain word,
+  that no other memory offered holds, save in its reply: an earlier answer's; in
+  Japanese a name is one an honorific marks, 翔太くん or はるとくん, not a word for
+  someone, 店員さん or 息子さん, and a plain word,
   京都 or 天気, is one of two, as in English), when the answer lists days by their date
   and one is the day it was said ("Mar 3, 8 and 13"), or when the answer's embedding
   is close to the memory's (cosine ≥ ``answer_match_threshold``) and no memory found by
