@@ -114,7 +114,6 @@ def refuse_a_database(target: Path) -> None:
         )
 
 
-
 def _written_whole(target: Path, write: Callable[[IO[str]], T]) -> T:
     """``write`` into a new file beside ``target`` (a killed one's copy removed first), on
     the disk, then moved into place with the old file's permissions: ``target`` holds the

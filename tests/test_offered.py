@@ -618,11 +618,15 @@ def test_a_memory_told_days_later_about_the_time_asked_is_of_that_time(
                 mem.add_exchange("On Saturday April 4 I went hiking on Mount Takao", "Wow!")
             )
         clock.set(UTC_NOW + timedelta(days=12))
-        r = mem.retrieve("What did I do on April 4?")
+        r = mem.retrieve("What did I do on April 4?", limit=10)
         marked = {x.episode.id for x in r.results if x.components.get("names_time") == 1.0}
         assert marked == set(told)
         assert all(x.components["asked_time"] == 1.0 for x in r.results[:3])
-        assert set(told) <= set(mem.pack(r).episode_ids)
+        # told three times, it is shown once before the 4th's chat; its copies after that
+        assert r.results[0].episode.id in told and r.results[0].relevance == "high"
+        assert r.results[0].episode.id in mem.pack(r).episode_ids
+        copies = [x.episode.id for x in r.results if x.components.get("copy")]
+        assert sorted(copies) == sorted(set(told) - {r.results[0].episode.id})
 
 
 def test_a_wider_time_a_memory_names_is_not_the_day_asked_about(tmp_path: Path) -> None:
@@ -858,3 +862,37 @@ def test_a_request_to_be_reminded_comes_before_memories_of_other_times(
         top = r.results[0]
         assert top.episode.id == raced and "recall_only" not in top.components
         assert top.relevance == "high"
+
+
+@pytest.mark.parametrize(
+    "question", ["What did I do last week?", "先週何した？", "What happened last week?"]
+)
+def test_a_time_asked_about_shows_each_thing_said_then_once_before_any_twice(
+    tmp_path: Path, usem3: USEM3Embedder, question: str
+) -> None:
+    """A week of daily greetings and small talk beside one event: the event is among the
+    results a pack shows, and no saying is shown twice before every one is shown once."""
+    chat = [
+        ("I'm so tired today", "Hang in there."),
+        ("おはよう！", "そっか〜"),
+        ("雨だね", "そっか〜"),
+        ("Morning!", "Take care!"),
+    ]
+    event = "Got my wisdom tooth pulled at the dentist today"
+    clock = FixedClock(datetime(2026, 6, 22, 9, tzinfo=JST))  # a Monday
+    config = Config(time_zone="Asia/Tokyo")
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=clock, config=config) as mem:
+        for day in range(7):
+            for i in range(3):
+                said = (event, "Ouch, rest well!") if (day, i) == (4, 1) else chat[(day + i) % 4]
+                mem.add_exchange(*said)
+                clock.advance(hours=4)
+            clock.set(datetime(2026, 6, 23 + day, 9, tzinfo=JST))
+        clock.set(datetime(2026, 7, 1, 9, tzinfo=JST))  # the next week's Wednesday
+        r = mem.retrieve(question, record=False, limit=10)
+        said = [x.episode.user_text for x in r.results]
+        shown = said[: Config().retrieval.max_results]
+        assert event in shown and len(set(shown)) == len(shown)
+        assert event in mem.pack(r).text
+        for x in r.results:  # (a later copy is marked, and comes after its first)
+            assert bool(x.components.get("copy")) == (said.index(x.episode.user_text) < x.rank - 1)

@@ -669,8 +669,8 @@ def test_the_llm_turn_does_not_fetch_it_by_date_either(tmp_path: Path) -> None:
 
 def test_a_month_of_greetings_does_not_crowd_out_its_memories(tmp_path: Path) -> None:
     """Asked about last month with this morning's greeting in recent: the by-date fetch
-    meets the month's 27 newer "Morning!" copies first, reads past them in a few rounds,
-    and brings back the three memories the month holds."""
+    meets the month's 27 newer "Morning!" copies first, leaves out the first as a repeat and
+    passes over the rest as its copies, and brings back the three memories the month holds."""
     clock = FixedClock(datetime(2026, 1, 1, tzinfo=timezone.utc))
     path = tmp_path / "m.db"
     with Memory.open(path, embedder=HashEmbedder(), clock=clock) as mem:
@@ -699,7 +699,10 @@ def test_a_month_of_greetings_does_not_crowd_out_its_memories(tmp_path: Path) ->
             "What did we talk about last month?", recent=GREETED, day_range=None, llm=False
         )
         dated = [x.episode.id for x in r.results if "by_date" in x.components]
-        assert sorted(dated) == real and len(r.repeats) >= 20
+        # (one copy is read and left out as a repeat; the other 26 are copies of a saying
+        # already met, passed over unread: :mod:`memengine.retrieve.said_once`)
+        assert sorted(dated) == real and len(r.repeats) >= 1
+        assert all(x.episode.user_text != GREETING[0] for x in r.results)
 
 
 def _searches(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], int, int]]:

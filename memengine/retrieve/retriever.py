@@ -59,6 +59,7 @@ from .recent import (
     repeat_check,
     repeat_key,
 )
+from .said_once import later_copies_last, said_key, text_key
 from .signals import (
     TermStats,
     asks_something,
@@ -448,7 +449,7 @@ class Retriever:
                 out = self.dated(out, window, filters, now, exclude, screen)
             out = window_bonus(out, window, cfg.window_weight, margin_end=widen(window, now)[1])
             if out and time_asked:
-                out = asked_time_first(told_about(out, window, now))
+                out = later_copies_last(asked_time_first(told_about(out, window, now)))
         if cfg.answer_type_weight > 0:
             kinds = asked_types(within(text, cfg.max_query_chars))
             out = answer_type_bonus(out, kinds, cfg.answer_type_weight)
@@ -487,19 +488,28 @@ class Retriever:
     ) -> list[Candidate]:
         """The ``candidates`` and, after them, the memories of the ``window`` the searches
         did not find (marked ``by_date``; the most important and strongest, up to
-        ``max_results`` of the window's in all, none of ``exclude`` nor one that ``screen``
-        finds repeats what the user said, screened in rounds that double, by a light read;
+        ``max_results`` of the window's in all, each saying counted once and fetched once
+        (:mod:`.said_once`), none of ``exclude`` nor one that ``screen`` finds repeats what
+        the user said, screened in rounds that double, by a light read;
         the window replaces the configured day range, as
         :func:`.temporal.window_filters` has it): a message that asks about nothing but a
         time is answered by what occurred then, whatever its words."""
         cfg = self.config
         have = {c.episode.id for c in candidates}
-        found = sum(in_window(c.episode.occurred_at, window) for c in candidates)
-        room = cfg.max_results - found
+        # each saying counts once (:mod:`.said_once`): a week's five "Morning!"s found leave
+        # room for the visit to the dentist that the question's words did not find
+        said = [said_key(c.episode) for c in candidates if in_window(c.episode.occurred_at, window)]
+        keys = {k for k in said if k}
+        room = cfg.max_results - len(keys) - said.count("")
         if room <= 0:
             return candidates
         narrowed = window_filters(filters, window, lag=False)  # as the LLM turn searches it
-        ranked = self.store.window_ids(narrowed, skip=have | exclude)
+        ranked: list[int] = []
+        for i, text in self.store.window_ids(narrowed, skip=have | exclude):
+            key = text_key(text)
+            if not key or key not in keys:  # (the first of each saying, in the store's order)
+                ranked.append(i)
+                keys.add(key)
         kept: list[int] = []
         start, ask = 0, room
         while start < len(ranked) and len(kept) < room:  # past what repeats the user's words

@@ -759,10 +759,13 @@ class Store:
             episodes = ep_rows.fetch_episodes(cur, sorted(visible))
         return {a: episodes[b] for a, b in following.items() if b in episodes}
 
-    def window_ids(self, filters: Filters, skip: AbstractSet[int] = frozenset()) -> list[int]:
+    def window_ids(
+        self, filters: Filters, skip: AbstractSet[int] = frozenset()
+    ) -> list[tuple[int, str]]:
         """The ids of the episodes within ``filters`` (their time range), principles and the
         ids in ``skip`` aside, among the range's 1,000 newest: the most important first, then
-        the strongest, then the newest."""
+        the strongest, then the newest; each with the start of what it said (an exchange's
+        user turn)."""
         with self.connections.read() as cur:
             return ep_rows.window_ids(cur, filters, skip)
 

@@ -433,18 +433,30 @@ IN_WINDOW_SCAN = 1000
 year in a large agent would otherwise be read and sorted whole)."""
 
 
-def window_ids(cur: Any, filters: Filters, skip: AbstractSet[int] = frozenset()) -> list[int]:
+SAID_READ = 201
+"""How much of each episode's saying :func:`window_ids` reads: one character past the
+longest a retrieval groups copies of (longer is its own)."""
+
+
+def window_ids(
+    cur: Any, filters: Filters, skip: AbstractSet[int] = frozenset()
+) -> list[tuple[int, str]]:
     """The ids of the episodes within ``filters`` (their time range), principles and the ids
     in ``skip`` aside, among the :data:`IN_WINDOW_SCAN` newest: the most important first,
-    then the strongest, then the newest (a light read: no episode is built)."""
+    then the strongest, then the newest, each with the start of what it said (an exchange's
+    user turn, else its text: :data:`SAID_READ` characters; a light read: no episode is
+    built)."""
     where, params = filters.sql()
     rows = cur.execute(
-        f"SELECT id, importance, strength, occurred_ts FROM episodes WHERE {where} "
+        f"SELECT id, importance, strength, occurred_ts, "
+        f"substr(coalesce(user_text, content, reply_text, ''), 1, {SAID_READ}) "
+        f"FROM episodes WHERE {where} "
         "AND kind != 'principle' ORDER BY occurred_ts DESC, id DESC LIMIT ?",
         [*params, IN_WINDOW_SCAN],
     ).fetchall()
     rows = [r for r in rows if r[0] not in skip]
-    return [int(r[0]) for r in sorted(rows, key=lambda r: (-r[1], -r[2], -r[3], -r[0]))]
+    ranked = sorted(rows, key=lambda r: (-r[1], -r[2], -r[3], -r[0]))
+    return [(int(r[0]), str(r[4])) for r in ranked]
 
 
 def visible_sql(n: int, where: str) -> str:
