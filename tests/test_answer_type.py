@@ -780,3 +780,31 @@ def test_a_question_of_a_number_by_name_lifts_the_turn_that_holds_it(
     assert real_mem.retrieve("沖縄の飛行機何便だっけ").results[0].episode.id == flight
     chat = real_mem.retrieve("the plumber was nice")  # (asks for nothing: no bonus)
     assert not any("answer_type" in x.components for x in chat.results)
+
+
+@pytest.mark.parametrize("question", ["What's my cat called?", "猫の名前なんだっけ？"])
+def test_the_turn_after_a_reply_that_did_not_know_is_lifted_whatever_is_asked(
+    real_mem: Memory, clock: FixedClock, question: str
+) -> None:
+    """ "What's my cat's name again?" — "Hmm, I'm not sure you told me." — "Mochi! The grey
+    one.": asked again days later for a name (no kind of answer), the user's answer is lifted
+    above the turn that did not know, and packed (it was `low` and left out)."""
+    for text in ("I had pasta for lunch", "Work was long today", "Going to the gym later"):
+        real_mem.add_exchange(text, "Nice!")
+        clock.advance(hours=5)
+    real_mem.add_exchange("What's my cat's name again?", "Hmm, I'm not sure you told me.")
+    clock.advance(minutes=1)
+    answer = real_mem.add_exchange("Mochi! The grey one.", "Got it, Mochi the grey cat!")
+    clock.advance(days=9)
+    r = real_mem.retrieve(question, record=False)
+    first = r.results[0]
+    assert first.episode.id == answer and first.components.get("next_turn") == 1.0
+    assert first.relevance != "low" and answer in real_mem.pack(r).episode_ids
+    # a reply that knew: the turn after it is left alone
+    clock.advance(days=1)
+    real_mem.add_exchange("Do you like sushi?", "I love it, salmon especially!")
+    clock.advance(minutes=1)
+    after = real_mem.add_exchange("Me too, tuna is my favourite", "Nice!")
+    r = real_mem.retrieve("Do I like sushi?", record=False)
+    lifted = [x.episode.id for x in r.results if x.components.get("next_turn")]
+    assert after not in lifted

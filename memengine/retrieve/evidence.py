@@ -241,6 +241,26 @@ def asks_back(episode: Episode) -> bool:
     return text is not None and ("?" in text or "？" in text)
 
 
+DISOWNS = lazy_compile(
+    r"\b(?:(?:don't|do not|can't|cannot|couldn't|didn't) (?:remember|recall|know|say)"
+    r"|not sure|no idea|haven't (?:told|mentioned)|never (?:told|mentioned))\b"
+    r"|覚えてない|覚えていない|思い出せない|わからない|分からない|知らない|聞いてない|聞いていない",
+    re.IGNORECASE,
+)
+"""Words of an answer that says it does not know ("I'm not sure you told me", 覚えてない)."""
+
+DISOWN_CHARS = 200
+"""How much of a reply :func:`disowns` reads (a not-knowing is said at once)."""
+
+
+def disowns(episode: Episode) -> bool:
+    """Whether ``episode`` is an exchange whose companion's reply said it did not know
+    ("Hmm, I'm not sure you told me.", 聞いてないかも): the user's next turn, as often as
+    not, gives the answer ("Mochi! The grey one.")."""
+    reply = episode.reply_text if episode.kind == EpisodeKind.exchange else None
+    return reply is not None and DISOWNS.search(reply[:DISOWN_CHARS]) is not None
+
+
 def asks_to_recall(episode: Episode) -> bool:
     """Whether ``episode`` is an exchange whose user turn only asked to be reminded
     (:func:`.signals.only_asks_to_recall`: "What did I do last week?", 何だっけ？): what it
@@ -258,7 +278,8 @@ def lift_next_turns(
 ) -> list[Candidate]:
     """Lift the turn that follows a candidate (``following[candidate id]``) when the
     candidate asked a question (:func:`asks_back`) and the turn's text carries an asked
-    kind of answer; re-sort.
+    kind of answer, or when its reply said it did not know (:func:`disowns`), whatever the
+    question asks; re-sort.
 
     Its score becomes at least ``factor`` × its predecessor's plus the
     answer-type bonus (``weight`` × the best score), it is marked ``next_turn``
@@ -269,16 +290,20 @@ def lift_next_turns(
     likely small talk ("ok, bed now, class at 2 tomorrow") that happens to
     hold a number.
     """
-    if not kinds or not following or not candidates:
+    if not following or not candidates:
         return list(candidates)
     top = max(c.score for c in candidates)
     out = list(candidates)
     index = {c.episode.id: i for i, c in enumerate(out)}
     for c in list(out):
         nxt = following.get(c.episode.id)
-        if nxt is None or not asks_back(c.episode):
+        if nxt is None:
             continue
-        if not carries_any(nxt.text[:ANSWER_TYPE_CHARS], kinds):  # read only after a question
+        if not disowns(c.episode) and not (
+            kinds
+            and asks_back(c.episode)
+            and carries_any(nxt.text[:ANSWER_TYPE_CHARS], kinds)  # read only after a question
+        ):
             continue
         score = factor * c.score + weight * top
         i = index.get(nxt.id)

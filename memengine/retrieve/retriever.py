@@ -41,6 +41,7 @@ from .evidence import (
     answer_type_bonus,
     asks_back,
     asks_to_recall,
+    disowns,
     in_window,
     lift_next_turns,
     window_bonus,
@@ -453,11 +454,16 @@ class Retriever:
         if cfg.answer_type_weight > 0:
             kinds = asked_types(within(text, cfg.max_query_chars))
             out = answer_type_bonus(out, kinds, cfg.answer_type_weight)
-            if kinds and cfg.next_turn_candidates > 0 and out:
+            if cfg.next_turn_candidates > 0 and out:
                 top = out[: cfg.next_turn_candidates]
-                # only a turn that asked can be answered next: the others need no lookup
-                ids = [c.episode.id for c in top if asks_back(c.episode)]
-                following = self.store.next_turns(ids, filters)
+                # only a turn that asked, or whose reply did not know, can be answered next:
+                # the others need no lookup
+                ids = [
+                    c.episode.id
+                    for c in top
+                    if (kinds and asks_back(c.episode)) or disowns(c.episode)
+                ]
+                following = self.store.next_turns(ids, filters) if ids else {}
                 gone = screen([ep.id for ep in following.values()]) if screen else set()
                 skip = exclude | gone
                 out = lift_next_turns(
