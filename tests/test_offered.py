@@ -896,3 +896,32 @@ def test_a_time_asked_about_shows_each_thing_said_then_once_before_any_twice(
         assert event in mem.pack(r).text
         for x in r.results:  # (a later copy is marked, and comes after its first)
             assert bool(x.components.get("copy")) == (said.index(x.episode.user_text) < x.rank - 1)
+
+
+def test_a_saying_said_on_many_days_is_packed_once_unless_asked_when_or_how_often(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """Eight days' "Work was busy" filled the pack for "What do I do for work?": its newest
+    copy keeps its place and the older ones follow every other memory, marked ``copy``;
+    asked when or how often, each copy is an answer and stays where it ranks."""
+    clock = FixedClock(datetime(2026, 3, 1, 20, tzinfo=JST))
+    replies = ("Take care!", "Haha, fun.", "Oh nice!", "Sounds lovely.", "Hang in there.")
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=clock) as mem:
+        mem.add_exchange("I changed jobs, I now work at Sony on camera software", "Congrats!")
+        busy = []
+        for day in range(8):
+            clock.advance(days=3)
+            busy.append(mem.add_exchange("Work was busy", replies[day % len(replies)]))
+        clock.advance(days=1)
+        r = mem.retrieve("What do I do for work?", record=False, limit=10)
+        copies = [x.episode.id for x in r.results if x.components.get("copy")]
+        first = next(x for x in r.results if x.episode.id in busy)
+        assert first.episode.id == busy[-1] and set(copies) == set(busy[:-1])
+        assert all(x.rank > first.rank for x in r.results if x.episode.id in copies)
+        sony = next(x for x in r.results if "Sony" in x.episode.text)
+        assert sony.rank < min(x.rank for x in r.results if x.episode.id in copies)
+        packed = mem.pack(r).text
+        assert packed.count("Work was busy") <= 1
+        for question in ("When was work busy?", "How many times was work busy?"):
+            asked = mem.retrieve(question, record=False, limit=10)
+            assert not any(x.components.get("copy") for x in asked.results)

@@ -27,7 +27,7 @@ from ..store.database import Store
 from ..store.filters import Filters
 from ..text import Language, guess_language, is_blank, near_cut, query_terms, within
 from .adapt import dense_spread, list_scales, reweight
-from .answer_type import asked_types
+from .answer_type import AnswerType, asked_types
 from .changes import later_changes
 from .coverage import (
     WordVectors,
@@ -60,7 +60,7 @@ from .recent import (
     repeat_check,
     repeat_key,
 )
-from .said_once import later_copies_last, said_key, text_key
+from .said_once import later_copies_last, older_copies_last, said_key, text_key
 from .signals import (
     TermStats,
     asks_something,
@@ -437,8 +437,11 @@ class Retriever:
         turn after one of the best few (within ``filters``) may hold the answer. The reach
         goes to ``signals``. No turn in ``exclude`` is lifted or fetched by date, nor one
         that ``screen`` finds repeats what the user said (:attr:`.FastResult.screen`).
-        Last, unless the message names a time, each result to be packed that is a later
-        change of another comes before it (:mod:`.changes`)."""
+        Of a saying said again (:mod:`.said_once`, unless ``skip_repeats`` is off), only
+        the newest copy keeps its place when the message names no time and asks neither
+        when nor how often, and of the time asked about, each saying is shown once before
+        any twice. Last, unless the message names a time, each result to be packed that
+        is a later change of another comes before it (:mod:`.changes`)."""
         cfg = self.config
         if cfg.adaptive_weights and signals is not None:
             signals["reach"] = round(reach, 4)
@@ -450,10 +453,11 @@ class Retriever:
                 out = self.dated(out, window, filters, now, exclude, screen)
             out = window_bonus(out, window, cfg.window_weight, margin_end=widen(window, now)[1])
             if out and time_asked:
-                out = later_copies_last(asked_time_first(told_about(out, window, now)))
+                out = asked_time_first(told_about(out, window, now))
+                out = later_copies_last(out) if cfg.skip_repeats else out
+        asked = asked_types(within(text, cfg.max_query_chars))
         if cfg.answer_type_weight > 0:
-            kinds = asked_types(within(text, cfg.max_query_chars))
-            out = answer_type_bonus(out, kinds, cfg.answer_type_weight)
+            out = answer_type_bonus(out, asked, cfg.answer_type_weight)
             if cfg.next_turn_candidates > 0 and out:
                 top = out[: cfg.next_turn_candidates]
                 # only a turn that asked, or whose reply did not know, can be answered next:
@@ -461,7 +465,7 @@ class Retriever:
                 ids = [
                     c.episode.id
                     for c in top
-                    if (kinds and asks_back(c.episode)) or disowns(c.episode)
+                    if (asked and asks_back(c.episode)) or disowns(c.episode)
                 ]
                 following = self.store.next_turns(ids, filters) if ids else {}
                 gone = screen([ep.id for ep in following.values()]) if screen else set()
@@ -469,10 +473,13 @@ class Retriever:
                 out = lift_next_turns(
                     out,
                     {a: ep for a, ep in following.items() if ep.id not in skip},
-                    kinds,
+                    asked,
                     weight=cfg.answer_type_weight,
                     factor=cfg.next_turn_factor,
                 )
+        every = asked & {AnswerType.time, AnswerType.how_many}  # (each copy is an answer)
+        if cfg.skip_repeats and window is None and out and not every:
+            out = older_copies_last(out)
         if cfg.later_changes and window is None and out:
             top = out[: cfg.max_results]
             packed = [c for c in top if label(c, cfg, top[0].score) != "low"]
@@ -504,7 +511,11 @@ class Retriever:
         have = {c.episode.id for c in candidates}
         # each saying counts once (:mod:`.said_once`): a week's five "Morning!"s found leave
         # room for the visit to the dentist that the question's words did not find
-        said = [said_key(c.episode) for c in candidates if in_window(c.episode.occurred_at, window)]
+        said = [
+            said_key(c.episode) if cfg.skip_repeats else ""
+            for c in candidates
+            if in_window(c.episode.occurred_at, window)
+        ]
         keys = {k for k in said if k}
         room = cfg.max_results - len(keys) - said.count("")
         if room <= 0:
@@ -512,7 +523,7 @@ class Retriever:
         narrowed = window_filters(filters, window, lag=False)  # as the LLM turn searches it
         ranked: list[int] = []
         for i, text in self.store.window_ids(narrowed, skip=have | exclude):
-            key = text_key(text)
+            key = text_key(text) if cfg.skip_repeats else ""
             if not key or key not in keys:  # (the first of each saying, in the store's order)
                 ranked.append(i)
                 keys.add(key)

@@ -1,4 +1,10 @@
-"""One copy of each thing said first, when a message asks about nothing but a time.
+"""One copy of each thing said first: a saying said again speaks once.
+
+A companion chat says some things every day ("Morning!", "Work was busy"), and their copies
+crowd what is said once out of a pack. Of the copies among a turn's candidates, the newest
+keeps its place and the older ones go after the rest (:func:`older_copies_last`; not for a
+question of when or how often, whose answer is every copy), and of the time a message asks
+about, each saying is shown once before any twice (:func:`later_copies_last`).
 
 "What did I do last week?" is answered by what occurred then, whatever its words
 (:func:`.retriever.asked_time_first`), and a week of a companion chat holds a daily
@@ -20,7 +26,7 @@ from ..models import Episode, EpisodeKind
 from .fastpath import Candidate
 from .recent import repeat_key
 
-__all__ = ["SAID_CHARS", "later_copies_last", "said_key", "text_key"]
+__all__ = ["SAID_CHARS", "later_copies_last", "older_copies_last", "said_key", "text_key"]
 
 SAID_CHARS = 200
 """The longest saying whose copies are grouped (small talk's length: a paste or a story told
@@ -66,5 +72,31 @@ def later_copies_last(candidates: Sequence[Candidate]) -> list[Candidate]:
         c = candidates[i]
         comps = {**c.components, "copy": 1.0} if i in copy else c.components
         out[at] = replace(c, score=score, components=comps)
+    out.sort(key=lambda c: -c.score)
+    return out
+
+
+def older_copies_last(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Of the candidates that say one saying (:func:`said_key`), the newest keeps its place
+    and the older ones go after every candidate that is no older copy, in their own order,
+    marked ``copy``: eight days' "Work was busy" filled a pack for "What do I do for work?",
+    and of two askings of "Where do I live, remember?" the newer reply tells where one lives
+    now. (A question of when or how often reads every copy: the caller leaves them.)"""
+    newest: dict[str, Candidate] = {}
+    keys = [said_key(c.episode) for c in candidates]
+    for c, key in zip(candidates, keys, strict=True):
+        if key and (key not in newest or c.episode.occurred_at > newest[key].episode.occurred_at):
+            newest[key] = c
+    older = [bool(k) and newest[k] is not c for c, k in zip(candidates, keys, strict=True)]
+    if not any(older):
+        return list(candidates)
+    floor = min(c.score for c, o in zip(candidates, older, strict=True) if not o)
+    top = max(c.score for c in candidates)
+    out: list[Candidate] = []
+    for c, o in zip(candidates, older, strict=True):
+        if o:  # (below the least of the rest, in their own order)
+            score = floor * 0.99 * c.score / top if top > 0 else 0.0
+            c = replace(c, score=min(score, floor), components={**c.components, "copy": 1.0})
+        out.append(c)
     out.sort(key=lambda c: -c.score)
     return out
