@@ -136,6 +136,14 @@ def _check_file(
     return recorded, probe
 
 
+_MENDED = (
+    " (`memengine reembed --missing` embeds only the episodes without one, with the "
+    "file's embedder, and deletes the vectors of no episode)"
+)
+"""How doctor's missing and orphan vectors are mended (said once, after the first of the
+two found), without re-embedding every episode."""
+
+
 def _findings(report: Any, db: Any) -> str:
     """What a failed consistency check of the file ``db`` found, the failing parts only
     (the first ten ids of each)."""
@@ -143,8 +151,8 @@ def _findings(report: Any, db: Any) -> str:
     parts = [
         f"{what}: {ids[:10]}{advice}"
         for what, ids, advice in (
-            ("missing vectors", report.missing_vectors, ""),
-            ("orphan vectors", report.orphan_vectors, ""),
+            ("missing vectors", report.missing_vectors, _MENDED),
+            ("orphan vectors", report.orphan_vectors, "" if report.missing_vectors else _MENDED),
             ("stale vector filters", report.stale_vector_filters, ""),
             ("in-memory vector index", report.stale_vector_index, ""),
             ("vectors a search skips", report.hidden_vectors, ""),

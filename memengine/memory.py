@@ -804,7 +804,14 @@ class Memory:
                 else ""
             )
             raise NotFound(f"no agent {quoted_name(agent)} in {self.store.path}{hint}")
-        reports = [self.store.forget_agent(n) for n in names]
+        reports: list[ForgetReport] = []
+        try:
+            for n in names:
+                reports.append(self.store.forget_agent(n))
+        except StoreError as exc:  # a privacy request: say whether the agent is still there
+            raise _not_forgotten(
+                exc, agent, names, lambda: {a.name for a in self.agents()}
+            ) from exc
         self._typed_names = None  # a name stored as typed may be gone
         self._forget_texts()
         return ForgetReport(
@@ -1423,7 +1430,11 @@ class Memory:
 
     @gated_job
     def reembed(
-        self, *, progress: Progress | None = None, note: Callable[[str], None] | None = None
+        self,
+        *,
+        missing: bool = False,
+        progress: Progress | None = None,
+        note: Callable[[str], None] | None = None,
     ) -> int:
         """Re-embed every episode with the current embedder; return how many.
 
@@ -1431,11 +1442,21 @@ class Memory:
         (other writers go on), then swapped in by one transaction. Stopped part way,
         nothing the searches read has changed, and the next re-embed with the same
         embedder (and model) goes on from where this one stopped; ``note`` is told
-        whether it did (:mod:`memengine.store.reembed`)."""
+        whether it did (:mod:`memengine.store.reembed`).
+
+        ``missing`` embeds only the episodes that have no vector (what ``doctor`` calls
+        missing vectors) with the file's own embedder, and deletes the vectors of no
+        episode (``note`` is told how many), in one write transaction
+        (:meth:`.Store.mend_vectors`): seconds where a whole re-embed takes minutes. It
+        raises EmbedderMismatch when the configured embedder is not the file's, whose
+        vectors the new ones must sit beside."""
+        args.switches(missing=missing)
         progress = args.progress_callback(progress)
         if note is not None and not callable(note):
             raise InvalidInput(f"note is a callable of one message, not {note!r}")
         self._writable()
+        if missing:
+            return self._embed_missing(progress, note)
         count = self.store.replace_embedder(
             self.embedder.id,
             self.embedder.dimension,
@@ -1449,6 +1470,28 @@ class Memory:
         if self._probed is not None:  # the swap kept the new model's probe
             self._probed.recorded_now()
         return count
+
+    def _embed_missing(self, progress: Progress | None, note: Callable[[str], None] | None) -> int:
+        """:meth:`reembed` of the episodes without a vector only (``missing``)."""
+        if isinstance(self.embedder, RecordedOnly) or self.embedder.id != self.store.embedder_id:
+            configured = (
+                "no embedder is loaded (the memory was opened with embeds=False)"
+                if isinstance(self.embedder, RecordedOnly)
+                else f"{self.embedder.id} is configured"
+            )
+            raise EmbedderMismatch(
+                f"{self.store.path} holds vectors of {self.store.embedder_id} but "
+                f"{configured}: the missing vectors must be made by the file's embedder; "
+                "configure it again (or re-embed every episode with the new one: "
+                "reembed() without missing, `memengine reembed`). Nothing was written"
+            )
+        made, dropped = self.store.mend_vectors(
+            lambda eps: self._embedder.embed([_text(e)[:MAX_EMBED_CHARS] for e in eps]),
+            progress=progress,
+        )
+        if dropped and note is not None:
+            note(f"deleted {counted(dropped, 'vector')} of no episode")
+        return made
 
     # -- life cycle (lifecycle) ------------------------------------------------------------
     @gated
@@ -1873,6 +1916,39 @@ def _counted(exc: E, stored: int, call: object = None) -> E:
     and, when ``call`` is given, that this call counted them (its own error, said already)."""
     exc.stored, exc.counted_by = stored, call
     return exc
+
+
+def _not_forgotten(
+    exc: StoreError, agent: str, names: list[str], stored: Callable[[], set[str]]
+) -> StoreError:
+    """``exc``, which stopped the forget of ``agent`` (stored as ``names``), of its own
+    kind, saying whether the agent was forgotten: a user who asked to be forgotten must
+    not be told only of a disk error, and each name's forget is one transaction, so
+    one that failed left everything of it (unless the error came after its commit,
+    hence the ``stored`` names are read again)."""
+    try:
+        held = stored()
+        left = [n for n in names if n in held]
+    except MemEngineError:  # the file cannot be read now either
+        told = (
+            f"{exc}; whether agent {quoted_name(agent)} was forgotten could not be read: "
+            "run the forget again once the cause is fixed"
+        )
+    else:
+        if not left:
+            return exc  # (forgotten: the error came after the deletion had committed)
+        told = (
+            f"{exc}; agent {quoted_name(agent)} was NOT forgotten"
+            + (
+                ": nothing of it was deleted"
+                if len(left) == len(names)
+                else " (a spelling of its name an earlier version stored is left)"
+            )
+            + "; forget it again once the cause is fixed"
+        )
+    again = type(exc)(told)
+    again.__dict__.update(exc.__dict__)  # (what the error carries: DiskError's code, …)
+    return again
 
 
 def _interrupted_note(done: int, writing: int, given_all: bool, imported: bool) -> str:

@@ -141,10 +141,30 @@ def backup(
 
 @app.command()
 @guarded
-def reembed(db: DbOpt = None, config: ConfigOpt = None) -> None:
+def reembed(
+    missing: Annotated[
+        bool,
+        typer.Option(
+            "--missing",
+            help="Embed only the episodes that have no vector (doctor's missing vectors), "
+            "with the file's embedder, and delete the vectors of no episode (one "
+            "transaction; nothing else is re-embedded).",
+        ),
+    ] = False,
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+) -> None:
     """Re-embed every episode with the configured embedder. Stopped part way, the file keeps
     its old vectors, and the next reembed with the same embedder goes on from there."""
     cfg = settings(config, db)
+    if missing:
+        with open_memory(cfg, allow_embedder_change=True) as mem:  # (another: mem refuses it)
+            with progress_bar("embedding the missing vectors") as bar:
+                n = mem.reembed(missing=True, progress=bar, note=note)
+            console.print(
+                f"embedded {counted(n, 'missing vector')} with {mem.embedder.id}", highlight=False
+            )
+        return
     with open_memory(cfg, allow_embedder_change=True) as mem:
         old, new = mem.store.embedder_id, mem.embedder.id
         if old == new and not mem.read_only:  # (a read-only file is refused at once)

@@ -39,7 +39,7 @@ from ..errors import (
 from ..models import AgentStats, Episode, NewEpisode, Stats
 from ..text import salvage_command, shell_word
 from . import episodes as ep_rows
-from . import fulltext, maintenance, meta, vectors
+from . import fulltext, maintenance, meta, vector_repair, vectors
 from . import lifecycle as store_lc
 from . import reembed as staging
 from .connect import (
@@ -885,6 +885,55 @@ class Store:
         and that `vec0`'s chunk table agrees with its agent index (SQLite's integrity check)."""
         return check_consistency(self.connections, self.vector_index, read_only=self.read_only)
 
+    def mend_vectors(
+        self,
+        embed: Callable[[list[Episode]], npt.NDArray[np.float32]],
+        *,
+        batch: int = 256,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[int, int]:
+        """Embed the episodes that have no vector and delete the vectors of no episode;
+        return (vectors made, vectors deleted).
+
+        ``embed`` must make the file's embedder's vectors (checked here against the id
+        and dimension the file records, as an add is). They are made in batches from a
+        read snapshot, outside the write lock; then one write transaction lists the
+        episodes without a vector again, stores the vectors made (embedding there the few
+        that lost theirs meanwhile), deletes the orphans and logs every id, so each
+        process's in-memory index takes them in at its next search. Stopped part way,
+        the file is as it was.
+        """
+        with self.connections.read() as cur:
+            self._check_embedder(cur)
+            todo = vector_repair.missing_vector_ids(cur)
+        made: dict[int, tuple[str, npt.NDArray[np.float32]]] = {}
+        if progress:
+            progress(0, len(todo))
+        for start in range(0, len(todo), batch):
+            with self.connections.read() as cur:
+                found = ep_rows.fetch_episodes(cur, todo[start : start + batch])
+            eps = list(found.values())
+            if eps:
+                vecs = self._embed_checked(embed, eps, self.dimension)
+                made.update((e.id, (e.text, vecs[row])) for row, e in enumerate(eps))
+            if progress:
+                progress(min(start + batch, len(todo)), len(todo))
+        with self.connections.write() as cur:
+            self._check_embedder(cur)  # (another process may have re-embedded it since)
+            lacking = vector_repair.missing_vector_ids(cur)
+            found = ep_rows.fetch_episodes(cur, lacking)
+            eps = [found[i] for i in lacking if i in found]
+            vecs = np.empty((len(eps), self.dimension), dtype=np.float32)
+            late = [r for r, e in enumerate(eps) if made.get(e.id, ("",))[0] != e.text]
+            for row in set(range(len(eps))) - set(late):
+                vecs[row] = made[eps[row].id][1]
+            if late:  # lost their vector (or were added without one) since the snapshot
+                vecs[late] = self._embed_checked(embed, [eps[r] for r in late], self.dimension)
+            vector_repair.insert_missing(cur, eps, vecs)
+            dropped = vector_repair.drop_orphans(cur, vector_repair.orphan_vector_ids(cur))
+            prune_log(cur)
+        return len(eps), dropped
+
     # -- re-embedding ------------------------------------------------------------------
     def replace_embedder(
         self,
@@ -1260,8 +1309,11 @@ def _check_writable(path: Path, *, advice: bool = True) -> None:
                 f"{path} is a symbolic link to {os.readlink(path)}, whose folder does not "
                 "exist (or that leads back to itself)"
             )
+    mounted = _mounted_read_only(folder)
     if path.exists() and not os.access(path, os.W_OK):
         said = f"{path} is read-only" if advice else "this process cannot write the file"
+        if mounted:
+            said = f"{path} is on a file system mounted read-only" if advice else mounted
         raise ReadOnlyDatabase(f"{said}{hint}")
     for name in log_files(path):  # (another user's reader can leave them)
         if os.path.exists(name) and not os.access(name, os.W_OK):
@@ -1274,9 +1326,22 @@ def _check_writable(path: Path, *, advice: bool = True) -> None:
         said = (
             f"folder {folder} is not writable" if advice else "this process cannot write its folder"
         )
+        if mounted:
+            said = f"folder {folder} is on a file system mounted read-only" if advice else mounted
         raise ReadOnlyDatabase(
             f"{said}: SQLite needs it for the -wal and -shm files" + (hint if path.exists() else "")
         )
+
+
+def _mounted_read_only(folder: Path) -> str:
+    """What to say when ``folder`` is on a file system mounted read-only (a read-only bind
+    mount, a CD), else "": no permission or owner would let this process write there,
+    so "this process cannot write" would send the user to the wrong fix."""
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # (no statvfs: Windows)
+        return ""
+    return "the file system that holds it is mounted read-only" if read_only else ""
 
 
 def _log_file_fix(name: str) -> str:
