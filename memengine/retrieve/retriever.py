@@ -263,6 +263,10 @@ def mark_own_copies(
     return [*others, *copies]
 
 
+COPIES_REACH = 4
+"""How many times ``max_results`` of a turn's best candidates are read for copies of one
+saying (:func:`.said_once.older_copies_last`)."""
+
 TOLD_CHARS = 200
 """How much of a memory :func:`told_about` reads for the times it names."""
 
@@ -479,7 +483,7 @@ class Retriever:
                 )
         every = asked & {AnswerType.time, AnswerType.how_many}  # (each copy is an answer)
         if cfg.skip_repeats and window is None and out and not every:
-            out = older_copies_last(out)
+            out = older_copies_last(out, COPIES_REACH * cfg.max_results)
         if cfg.later_changes and window is None and out:
             top = out[: cfg.max_results]
             packed = [c for c in top if label(c, cfg, top[0].score) != "low"]

@@ -76,14 +76,16 @@ def later_copies_last(candidates: Sequence[Candidate]) -> list[Candidate]:
     return out
 
 
-def older_copies_last(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """Of the candidates that say one saying (:func:`said_key`), the newest keeps its place
-    and the older ones go after every candidate that is no older copy, in their own order,
-    marked ``copy``: eight days' "Work was busy" filled a pack for "What do I do for work?",
-    and of two askings of "Where do I live, remember?" the newer reply tells where one lives
-    now. (A question of when or how often reads every copy: the caller leaves them.)"""
+def older_copies_last(candidates: Sequence[Candidate], reach: int) -> list[Candidate]:
+    """Of the best ``reach`` candidates that say one saying (:func:`said_key`), the newest
+    keeps its place and the older ones go after every candidate that is no older copy, in
+    their own order, marked ``copy``: eight days' "Work was busy" filled a pack for "What do
+    I do for work?", and of two askings of "Where do I live, remember?" the newer reply
+    tells where one lives now. (A question of when or how often reads every copy: the
+    caller leaves them. Past ``reach`` a copy changes no pack, and keying every candidate
+    would cost a turn of hundreds a millisecond.)"""
     newest: dict[str, Candidate] = {}
-    keys = [said_key(c.episode) for c in candidates]
+    keys = [said_key(c.episode) if i < reach else "" for i, c in enumerate(candidates)]
     for c, key in zip(candidates, keys, strict=True):
         if key and (key not in newest or c.episode.occurred_at > newest[key].episode.occurred_at):
             newest[key] = c
