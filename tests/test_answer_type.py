@@ -808,3 +808,13 @@ def test_the_turn_after_a_reply_that_did_not_know_is_lifted_whatever_is_asked(
     r = real_mem.retrieve("Do I like sushi?", record=False)
     lifted = [x.episode.id for x in r.results if x.components.get("next_turn")]
     assert after not in lifted
+    # nor after surprise at a statement: it left no question open
+    clock.advance(days=1)
+    real_mem.add_exchange(
+        "I play the guitar in a band on weekends", "Whoa, I didn't know you played guitar!"
+    )
+    clock.advance(minutes=1)
+    pizza = real_mem.add_exchange("ugh I'm starving, pizza time", "Haha okay.")
+    r = real_mem.retrieve("Do I play any instruments?", record=False)
+    assert not any(x.components.get("next_turn") for x in r.results)
+    assert pizza not in real_mem.pack(r).episode_ids

@@ -193,8 +193,9 @@ def test_life_ranking_is_opt_in(mem: Memory, shop: dict[str, int]) -> None:
 def test_life_ranking_prefers_strong_memories(db_path: Path, clock: FixedClock) -> None:
     cfg = Config(lifecycle=LifecycleConfig(life_ranking=True, similarity_threshold=0.0))
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as m:
+        # (two wordings: one text twice is one saying, whose copy is never an answer)
         weak = m.add("budget report for the harbour project", kind="fact")
-        strong = m.add("budget report for the harbour project", kind="fact")
+        strong = m.add("budget report for our harbour project", kind="fact")
         with m.store.connections.write() as cur:
             cur.execute("UPDATE episodes SET strength = 0.1 WHERE id = ?", (weak,))
             cur.execute("UPDATE episodes SET strength = 4.0 WHERE id = ?", (strong,))

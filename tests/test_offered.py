@@ -925,3 +925,28 @@ def test_a_saying_said_on_many_days_is_packed_once_unless_asked_when_or_how_ofte
         for question in ("When was work busy?", "How many times was work busy?"):
             asked = mem.retrieve(question, record=False, limit=10)
             assert not any(x.components.get("copy") for x in asked.results)
+
+
+def test_of_copies_the_one_whose_reply_answers_keeps_its_place(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """ "Yes!" said six times: the copy kept is the best ranked (its reply names the dentist),
+    not the newest ("Try Paprika."), and the others are never packed."""
+    clock = FixedClock(datetime(2026, 3, 1, 20, tzinfo=JST))
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=clock) as mem:
+        mem.add_exchange("I finally found a new dentist near work", "Is it the clinic in Shibuya?")
+        clock.advance(minutes=1)
+        answer = mem.add_exchange("Yes!", "Great, noted: your dentist is the Shibuya clinic.")
+        for i in range(5):
+            clock.advance(days=2)
+            mem.add_exchange(f"I watched movie number {i} tonight", "Want a recommendation?")
+            clock.advance(minutes=1)
+            mem.add_exchange("Yes!", "Try Paprika.")
+        clock.advance(days=1)
+        r = mem.retrieve("Where is my dentist?", record=False, limit=20)
+        assert r.results[0].episode.id == answer
+        assert answer in mem.pack(r).episode_ids
+        copies = [x for x in r.results if x.components.get("copy")]
+        others = [x for x in r.results if x.episode.user_text == "Yes!" and x.rank > 1]
+        assert copies == others and copies and all(x.relevance == "low" for x in copies)
+        assert not set(x.episode.id for x in copies) & set(mem.pack(r).episode_ids)

@@ -41,7 +41,7 @@ from ..lazy_re import lazy_compile
 from ..models import Episode, EpisodeKind
 from ..text import fold
 from .answer_type import AnswerType, carries_any
-from .signals import only_asks_to_recall
+from .signals import asks_something, only_asks_to_recall
 
 if TYPE_CHECKING:
     from .fastpath import Candidate
@@ -254,11 +254,17 @@ DISOWN_CHARS = 200
 
 
 def disowns(episode: Episode) -> bool:
-    """Whether ``episode`` is an exchange whose companion's reply said it did not know
-    ("Hmm, I'm not sure you told me.", 聞いてないかも): the user's next turn, as often as
-    not, gives the answer ("Mochi! The grey one.")."""
-    reply = episode.reply_text if episode.kind == EpisodeKind.exchange else None
-    return reply is not None and DISOWNS.search(reply[:DISOWN_CHARS]) is not None
+    """Whether ``episode`` is an exchange whose user asked something (:func:`.signals.
+    asks_something`) and whose companion's reply said it did not know ("What's my cat's
+    name again?" — "Hmm, I'm not sure you told me.", 聞いてないかも): the user's next turn,
+    as often as not, gives the answer ("Mochi! The grey one."). A reply to a statement
+    that says so is surprise ("I didn't know you played guitar!", 知らない人に話しかけられた
+    の？), not a question left open."""
+    if episode.kind != EpisodeKind.exchange or not episode.reply_text:
+        return False
+    if DISOWNS.search(episode.reply_text[:DISOWN_CHARS]) is None:
+        return False
+    return asks_something(episode.user_text or "")
 
 
 def asks_to_recall(episode: Episode) -> bool:

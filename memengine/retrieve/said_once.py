@@ -1,8 +1,8 @@
 """One copy of each thing said first: a saying said again speaks once.
 
 A companion chat says some things every day ("Morning!", "Work was busy"), and their copies
-crowd what is said once out of a pack. Of the copies among a turn's candidates, the newest
-keeps its place and the older ones go after the rest (:func:`older_copies_last`; not for a
+crowd what is said once out of a pack. Of the copies among a turn's candidates, the best
+ranked keeps its place and the others go after the rest (:func:`older_copies_last`; not for a
 question of when or how often, whose answer is every copy), and of the time a message asks
 about, each saying is shown once before any twice (:func:`later_copies_last`).
 
@@ -77,25 +77,26 @@ def later_copies_last(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 
 def older_copies_last(candidates: Sequence[Candidate], reach: int) -> list[Candidate]:
-    """Of the best ``reach`` candidates that say one saying (:func:`said_key`), the newest
-    keeps its place and the older ones go after every candidate that is no older copy, in
-    their own order, marked ``copy``: eight days' "Work was busy" filled a pack for "What do
-    I do for work?", and of two askings of "Where do I live, remember?" the newer reply
-    tells where one lives now. (A question of when or how often reads every copy: the
-    caller leaves them. Past ``reach`` a copy changes no pack, and keying every candidate
-    would cost a turn of hundreds a millisecond.)"""
-    newest: dict[str, Candidate] = {}
-    keys = [said_key(c.episode) if i < reach else "" for i, c in enumerate(candidates)]
-    for c, key in zip(candidates, keys, strict=True):
-        if key and (key not in newest or c.episode.occurred_at > newest[key].episode.occurred_at):
-            newest[key] = c
-    older = [bool(k) and newest[k] is not c for c, k in zip(candidates, keys, strict=True)]
-    if not any(older):
+    """Of the best ``reach`` candidates that say one saying (:func:`said_key`), the best
+    ranked keeps its place (its reply is the one closest to the question: "Yes!" —
+    "Great, noted: your dentist is the Shibuya clinic", not the later "Yes!" — "Try
+    Paprika.") and the others go after every candidate that is no copy, in their own
+    order, marked ``copy`` (no answer: :func:`~memengine.models.may_answer`): eight days'
+    "Work was busy" filled a pack for "What do I do for work?". (A question of when or how
+    often reads every copy: the caller leaves them. Past ``reach`` a copy changes no pack,
+    and keying every candidate would cost a turn of hundreds a millisecond.)"""
+    seen: set[str] = set()
+    copy: list[bool] = []
+    for i, c in enumerate(candidates):  # (best first)
+        key = said_key(c.episode) if i < reach else ""
+        copy.append(bool(key) and key in seen)
+        seen.add(key)
+    if not any(copy):
         return list(candidates)
-    floor = min(c.score for c, o in zip(candidates, older, strict=True) if not o)
+    floor = min(c.score for c, o in zip(candidates, copy, strict=True) if not o)
     top = max(c.score for c in candidates)
     out: list[Candidate] = []
-    for c, o in zip(candidates, older, strict=True):
+    for c, o in zip(candidates, copy, strict=True):
         if o:  # (below the least of the rest, in their own order)
             score = floor * 0.99 * c.score / top if top > 0 else 0.0
             c = replace(c, score=min(score, floor), components={**c.components, "copy": 1.0})
