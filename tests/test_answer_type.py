@@ -818,3 +818,17 @@ def test_the_turn_after_a_reply_that_did_not_know_is_lifted_whatever_is_asked(
     r = real_mem.retrieve("Do I play any instruments?", record=False)
     assert not any(x.components.get("next_turn") for x in r.results)
     assert pizza not in real_mem.pack(r).episode_ids
+    # nor after advice unsure of itself: it did not forget what the user told
+    pizzas: list[int] = []
+    for asked, unsure in (
+        ("Should I quit my job at Sony?", "Hmm, I'm not sure — what does your gut say?"),
+        ("猫の名前、何がいいかな？", "うーん、わからないけど、きなこはどう？"),
+    ):
+        clock.advance(days=1)
+        real_mem.add_exchange(asked, unsure)
+        clock.advance(minutes=1)
+        pizzas.append(real_mem.add_exchange("lol idk, pizza time", "Enjoy!"))
+    for question in ("What's my plan with my job at Sony?", "猫の名前なんだっけ？"):
+        r = real_mem.retrieve(question, record=False)
+        lifted = {x.episode.id for x in r.results if x.components.get("next_turn")}
+        assert not lifted & set(pizzas), question

@@ -249,20 +249,35 @@ DISOWNS = lazy_compile(
 )
 """Words of an answer that says it does not know ("I'm not sure you told me", 覚えてない)."""
 
+NOT_TOLD = lazy_compile(
+    r"\b(?:(?:not sure|don't think|do not think|doubt) (?:you(?:'ve| have)? )?"
+    r"(?:ever )?(?:told|mentioned|said)"
+    r"|(?:you )?(?:haven't|have not|never|didn't|did not) (?:ever )?(?:told|mentioned|said)"
+    r"|(?:don't|do not|can't|cannot|couldn't) (?:remember|recall)"
+    r"|(?:forgot|forgotten) (?:it|that|what|who|where|when|which|your)\b)"
+    r"|覚えてない|覚えていない|思い出せない|聞いてない|聞いていない|忘れちゃった|忘れてしまった"
+    r"|教えてもらってない|聞いたことない",
+    re.IGNORECASE,
+)
+"""Words of a reply that does not know what the user told ("I'm not sure you told me", "I
+can't remember", 聞いてないかも, 覚えてないや): narrower than :data:`DISOWNS`, whose "not
+sure", "no idea" and わからない answer advice as often ("Hmm, I'm not sure — what does your
+gut say?", うーん、わからないけど)."""
+
 DISOWN_CHARS = 200
 """How much of a reply :func:`disowns` reads (a not-knowing is said at once)."""
 
 
 def disowns(episode: Episode) -> bool:
     """Whether ``episode`` is an exchange whose user asked something (:func:`.signals.
-    asks_something`) and whose companion's reply said it did not know ("What's my cat's
-    name again?" — "Hmm, I'm not sure you told me.", 聞いてないかも): the user's next turn,
-    as often as not, gives the answer ("Mochi! The grey one."). A reply to a statement
-    that says so is surprise ("I didn't know you played guitar!", 知らない人に話しかけられた
-    の？), not a question left open."""
+    asks_something`) and whose companion's reply said it did not know what the user told
+    (:data:`NOT_TOLD`: "What's my cat's name again?" — "Hmm, I'm not sure you told me.",
+    聞いてないかも): the user's next turn, as often as not, gives the answer ("Mochi! The grey
+    one."). A reply to a statement that says so is surprise ("I didn't know you played
+    guitar!"), not a question left open."""
     if episode.kind != EpisodeKind.exchange or not episode.reply_text:
         return False
-    if DISOWNS.search(episode.reply_text[:DISOWN_CHARS]) is None:
+    if NOT_TOLD.search(episode.reply_text[:DISOWN_CHARS]) is None:
         return False
     return asks_something(episode.user_text or "")
 

@@ -526,8 +526,8 @@ class Retriever:
             return candidates
         narrowed = window_filters(filters, window, lag=False)  # as the LLM turn searches it
         ranked: list[int] = []
-        for i, text in self.store.window_ids(narrowed, skip=have | exclude):
-            key = text_key(text) if cfg.skip_repeats else ""
+        for i, said_text, reply in self.store.window_ids(narrowed, skip=have | exclude):
+            key = text_key(said_text, reply) if cfg.skip_repeats else ""
             if not key or key not in keys:  # (the first of each saying, in the store's order)
                 ranked.append(i)
                 keys.add(key)

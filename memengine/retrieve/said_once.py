@@ -1,7 +1,7 @@
-"""One copy of each thing said first: a saying said again speaks once.
+"""One copy of each thing said first: an exchange said again word for word speaks once.
 
-A companion chat says some things every day ("Morning!", "Work was busy"), and their copies
-crowd what is said once out of a pack. Of the copies among a turn's candidates, the best
+A companion chat says some things every day ("Morning!" — "Morning! Have a good one."), and
+their copies crowd what is said once out of a pack. Of the copies among a turn's candidates, the best
 ranked keeps its place and the others go after the rest (:func:`older_copies_last`; not for a
 question of when or how often, whose answer is every copy), and of the time a message asks
 about, each saying is shown once before any twice (:func:`later_copies_last`).
@@ -12,9 +12,10 @@ about, each saying is shown once before any twice (:func:`later_copies_last`).
 question's few words, the greetings' copies filled the results and the week's one event was
 left out. Here the first copy of each saying keeps its place and the later copies go after
 every other memory of the time (still before the memories of other times): each thing said
-then is shown once before any is shown twice. A saying is an exchange's user turn (another
-kind's text) as repeats are compared (:func:`.recent.repeat_key`); one longer than small
-talk (:data:`SAID_CHARS`) is its own.
+then is shown once before any is shown twice. A saying is an exchange's two turns (another
+kind's text), each as repeats are compared (:func:`.recent.repeat_key`): the user's "ok" or
+うん is said again with a new fact in every reply. A turn longer than small talk
+(:data:`SAID_CHARS`) makes an exchange its own.
 """
 
 from __future__ import annotations
@@ -34,15 +35,22 @@ twice is each time its own memory)."""
 
 
 def said_key(episode: Episode) -> str:
-    """What ``episode`` said, as copies of it are compared ("" for one of its own: longer
-    than :data:`SAID_CHARS`, or nothing but symbols)."""
-    said = episode.user_text if episode.kind is EpisodeKind.exchange else None
-    return text_key(said if said is not None else episode.text)
+    """What ``episode`` said, as copies of it are compared: an exchange's two turns, another
+    kind's text ("" for one of its own: a turn longer than :data:`SAID_CHARS`, or nothing
+    but symbols)."""
+    if episode.kind is EpisodeKind.exchange:
+        return text_key(episode.user_text or "", episode.reply_text or "")
+    return text_key(episode.text, "")
 
 
-def text_key(text: str) -> str:
-    """:func:`said_key` of a stored text read without its episode (a store row's)."""
-    return "" if len(text) > SAID_CHARS else repeat_key(text)
+def text_key(said: str, reply: str) -> str:
+    """:func:`said_key` of the turns of a stored row read without its episode. Both turns
+    are compared: "ok" — "Noted: your boss is Mr. Sato" and "ok" — "So your gym is Gold's"
+    say two things, and "Work was busy" — "Take care!" and — "Haha, fun." two exchanges."""
+    if len(said) > SAID_CHARS or len(reply) > SAID_CHARS:
+        return ""
+    key = f"{repeat_key(said)}\x1f{repeat_key(reply)}"
+    return "" if key == "\x1f" else key
 
 
 def later_copies_last(candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -78,13 +86,12 @@ def later_copies_last(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 def older_copies_last(candidates: Sequence[Candidate], reach: int) -> list[Candidate]:
     """Of the best ``reach`` candidates that say one saying (:func:`said_key`), the best
-    ranked keeps its place (its reply is the one closest to the question: "Yes!" —
-    "Great, noted: your dentist is the Shibuya clinic", not the later "Yes!" — "Try
-    Paprika.") and the others go after every candidate that is no copy, in their own
-    order, marked ``copy`` (no answer: :func:`~memengine.models.may_answer`): eight days'
-    "Work was busy" filled a pack for "What do I do for work?". (A question of when or how
-    often reads every copy: the caller leaves them. Past ``reach`` a copy changes no pack,
-    and keying every candidate would cost a turn of hundreds a millisecond.)"""
+    ranked keeps its place and the others go after every candidate that is no copy, in
+    their own order, marked ``copy`` (no answer: :func:`~memengine.models.may_answer`):
+    eight days' "Work was busy" — "Hang in there." filled a pack for "What do I do for
+    work?". (A question of when or how often reads every copy: the caller leaves them.
+    Past ``reach`` a copy changes no pack, and keying every candidate would cost a turn
+    of hundreds a millisecond.)"""
     seen: set[str] = set()
     copy: list[bool] = []
     for i, c in enumerate(candidates):  # (best first)

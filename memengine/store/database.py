@@ -761,11 +761,11 @@ class Store:
 
     def window_ids(
         self, filters: Filters, skip: AbstractSet[int] = frozenset()
-    ) -> list[tuple[int, str]]:
+    ) -> list[tuple[int, str, str]]:
         """The ids of the episodes within ``filters`` (their time range), principles and the
         ids in ``skip`` aside, among the range's 1,000 newest: the most important first, then
         the strongest, then the newest; each with the start of what it said (an exchange's
-        user turn)."""
+        user turn) and of its reply."""
         with self.connections.read() as cur:
             return ep_rows.window_ids(cur, filters, skip)
 

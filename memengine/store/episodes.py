@@ -434,29 +434,30 @@ year in a large agent would otherwise be read and sorted whole)."""
 
 
 SAID_READ = 201
-"""How much of each episode's saying :func:`window_ids` reads: one character past the
-longest a retrieval groups copies of (longer is its own)."""
+"""How much of each episode's turns :func:`window_ids` reads: one character past the longest
+a retrieval groups copies of (longer is its own)."""
 
 
 def window_ids(
     cur: Any, filters: Filters, skip: AbstractSet[int] = frozenset()
-) -> list[tuple[int, str]]:
+) -> list[tuple[int, str, str]]:
     """The ids of the episodes within ``filters`` (their time range), principles and the ids
     in ``skip`` aside, among the :data:`IN_WINDOW_SCAN` newest: the most important first,
     then the strongest, then the newest, each with the start of what it said (an exchange's
-    user turn, else its text: :data:`SAID_READ` characters; a light read: no episode is
-    built)."""
+    user turn, else its text) and of its reply ("" for none): :data:`SAID_READ` characters
+    of each (a light read: no episode is built)."""
     where, params = filters.sql()
     rows = cur.execute(
         f"SELECT id, importance, strength, occurred_ts, "
-        f"substr(coalesce(user_text, content, reply_text, ''), 1, {SAID_READ}) "
+        f"substr(coalesce(user_text, content, ''), 1, {SAID_READ}), "
+        f"substr(coalesce(reply_text, ''), 1, {SAID_READ}) "
         f"FROM episodes WHERE {where} "
         "AND kind != 'principle' ORDER BY occurred_ts DESC, id DESC LIMIT ?",
         [*params, IN_WINDOW_SCAN],
     ).fetchall()
     rows = [r for r in rows if r[0] not in skip]
     ranked = sorted(rows, key=lambda r: (-r[1], -r[2], -r[3], -r[0]))
-    return [(int(r[0]), str(r[4])) for r in ranked]
+    return [(int(r[0]), str(r[4]), str(r[5])) for r in ranked]
 
 
 def visible_sql(n: int, where: str) -> str:
