@@ -416,14 +416,9 @@ COPY_WINDOW_S = 600
 
 def may_answer(components: Mapping[str, float]) -> bool:
     """Whether a result with these score ``components`` may answer at all (be relevant, count
-    as evidence, be offered): not small talk's own old copy (``repeat``), nor a copy of a
-    saying a better result says (``copy``: :mod:`memengine.retrieve.said_once`), not of
-    another time than the only thing its message asks about (``asked_time`` 0)."""
-    return (
-        components.get("repeat", 0.0) < 1.0
-        and components.get("copy", 0.0) < 1.0
-        and components.get("asked_time", 1.0) > 0.0
-    )
+    as evidence, be offered): not small talk's own old copy (``repeat``), not of another
+    time than the only thing its message asks about (``asked_time`` 0)."""
+    return components.get("repeat", 0.0) < 1.0 and components.get("asked_time", 1.0) > 0.0
 
 
 def offered_results(results: Sequence[Retrieved], should_inject: bool) -> list[Retrieved]:

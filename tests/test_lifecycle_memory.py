@@ -193,9 +193,8 @@ def test_life_ranking_is_opt_in(mem: Memory, shop: dict[str, int]) -> None:
 def test_life_ranking_prefers_strong_memories(db_path: Path, clock: FixedClock) -> None:
     cfg = Config(lifecycle=LifecycleConfig(life_ranking=True, similarity_threshold=0.0))
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, config=cfg) as m:
-        # (two wordings: one text twice is one saying, whose copy is never an answer)
         weak = m.add("budget report for the harbour project", kind="fact")
-        strong = m.add("budget report for our harbour project", kind="fact")
+        strong = m.add("budget report for the harbour project", kind="fact")
         with m.store.connections.write() as cur:
             cur.execute("UPDATE episodes SET strength = 0.1 WHERE id = ?", (weak,))
             cur.execute("UPDATE episodes SET strength = 4.0 WHERE id = ?", (strong,))
@@ -1491,70 +1490,6 @@ def test_a_japanese_answer_round_one_word_or_a_word_inside_another_is_no_use(
     assert set(_judged(real_mem, "スピーチ、友達の結婚だもんね", [speech, tired])) == {speech}
     # (one kanji of the two, or a word that begins elsewhere, is not the word)
     assert _judged(real_mem, "美咲、婚約いつ？", [wedding, tired]) == {}
-
-
-def test_an_answer_of_one_hiragana_word_credits_the_memory_that_writes_it(
-    real_mem: Memory, clock: FixedClock
-) -> None:
-    """高尾山だよ and キナコだよ credited the memory that holds the word, きなこだよ and もちだよ
-    nothing: a word in hiragana was only its pairs (きな, なこ), none of the answer's words.
-    It is the answer's one word when an ending or a mark is all it writes beside it, and a
-    memory holds it where the user writes it whole (もちって, not もちろん)."""
-    cat, dog, sure, rain, weather, neighbour = _companion_weeks(
-        real_mem,
-        clock,
-        [
-            ("うちの猫、きなこって名前にしたよ", "かわいい名前！"),
-            ("うちの犬、もちって名前なの", "いいね！"),
-            ("もちろん明日も行くよ", "えらい！"),
-            ("雨だね", "そっか〜"),
-            ("今日はいい天気", "よかったね"),
-            ("隣の猫もきなこだった", "偶然！"),
-        ],
-    )
-    one = "1/1 of the answer's words from it"
-    assert _judged(real_mem, "きなこだよ", [cat, rain]) == {cat: one}
-    assert _judged(real_mem, "もちです！", [dog, sure, rain]) == {dog: one}
-    assert _judged(real_mem, "もちだよね", [sure, rain]) == {}  # (もちろん's pair)
-    # (no thing named; a word two memories offered write; a sentence, not a word)
-    for answer, offered in [
-        ("そうだね！", [cat, dog, rain]),
-        ("いいね", [weather, rain]),
-        ("きなこだよ", [cat, neighbour]),
-        ("そっか、むりしないでね", [cat, dog, rain]),
-    ]:
-        assert _judged(real_mem, answer, offered) == {}, answer
-    r = real_mem.retrieve("うちの犬の名前なんだっけ？")
-    assert dog in _offered(r)
-    assert real_mem.feedback(r.turn_id, answer="もちだよ").used == (dog,)
-    assert real_mem.get(dog).access_count == 1
-
-
-def test_an_answer_given_again_credits_the_memories_the_user_said_it_in(
-    real_mem: Memory, clock: FixedClock
-) -> None:
-    """Asked again, the exchange of the last answer ("Your kids are Emma, Liam and Noah.")
-    is offered beside the memories it drew on, and holds their names in its reply: the
-    names were no memory's own, and the list credited none of them. A term the user said in
-    one memory is that memory's, though another holds it in its reply; one the user said in
-    two ("Liam lost his first tooth") is still neither's."""
-    liam, emma, noah, tooth, echo = _companion_weeks(
-        real_mem,
-        clock,
-        [
-            ("My son Liam loves dinosaurs", "So cute!"),
-            ("My daughter Emma started piano lessons", "Lovely!"),
-            ("Our youngest, Noah, is learning to walk", "Aww!"),
-            ("Liam lost his first tooth today", "A big day!"),
-            ("What are my kids' names?", "Your kids are Emma, Liam and Noah."),
-        ],
-    )
-    answer = "Your kids are Emma, Liam and Noah."
-    judged = _judged(real_mem, answer, [liam, emma, noah, echo])
-    assert {liam, emma, noah} <= set(judged)
-    assert judged[liam] == "its own 'liam' in the answer"
-    judged = _judged(real_mem, answer, [liam, emma, noah, tooth])
-    assert set(judged) == {emma, noah}
 
 
 def test_a_long_japanese_answer_and_memory_are_judged_in_their_length(

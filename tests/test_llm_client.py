@@ -193,7 +193,7 @@ def test_a_retry_after_past_the_deadline_is_the_reason_given(
     said = str(caught.value)
     assert "(1 attempt, and the server asked to wait 5 s before a retry, more than the 0." in said
     left = float(said.split("more than the ")[1].split(" s left")[0])
-    assert 0.5 < left < 0.9 and "no time was left" not in said
+    assert 0.5 < left <= 0.9 and "no time was left" not in said  # (0.895 is told 0.9)
     assert len(srv.chat_requests) == 1
 
 

@@ -27,7 +27,7 @@ from ..store.database import Store
 from ..store.filters import Filters
 from ..text import Language, guess_language, is_blank, near_cut, query_terms, within
 from .adapt import dense_spread, list_scales, reweight
-from .answer_type import AnswerType, asked_types
+from .answer_type import asked_types
 from .changes import later_changes
 from .coverage import (
     WordVectors,
@@ -60,7 +60,7 @@ from .recent import (
     repeat_check,
     repeat_key,
 )
-from .said_once import later_copies_last, older_copies_last, said_key, text_key
+from .said_once import later_copies_last, said_key, text_key
 from .signals import (
     TermStats,
     asks_something,
@@ -263,10 +263,6 @@ def mark_own_copies(
     return [*others, *copies]
 
 
-COPIES_REACH = 4
-"""How many times ``max_results`` of a turn's best candidates are read for copies of one
-saying (:func:`.said_once.older_copies_last`)."""
-
 TOLD_CHARS = 200
 """How much of a memory :func:`told_about` reads for the times it names."""
 
@@ -441,11 +437,10 @@ class Retriever:
         turn after one of the best few (within ``filters``) may hold the answer. The reach
         goes to ``signals``. No turn in ``exclude`` is lifted or fetched by date, nor one
         that ``screen`` finds repeats what the user said (:attr:`.FastResult.screen`).
-        Of a saying said again (:mod:`.said_once`, unless ``skip_repeats`` is off), only
-        the newest copy keeps its place when the message names no time and asks neither
-        when nor how often, and of the time asked about, each saying is shown once before
-        any twice. Last, unless the message names a time, each result to be packed that
-        is a later change of another comes before it (:mod:`.changes`)."""
+        Of the time asked about, each exchange is shown once before any twice
+        (:mod:`.said_once`, unless ``skip_repeats`` is off). Last, unless the message
+        names a time, each result to be packed that is a later change of another comes
+        before it (:mod:`.changes`)."""
         cfg = self.config
         if cfg.adaptive_weights and signals is not None:
             signals["reach"] = round(reach, 4)
@@ -481,9 +476,6 @@ class Retriever:
                     weight=cfg.answer_type_weight,
                     factor=cfg.next_turn_factor,
                 )
-        every = asked & {AnswerType.time, AnswerType.how_many}  # (each copy is an answer)
-        if cfg.skip_repeats and window is None and out and not every:
-            out = older_copies_last(out, COPIES_REACH * cfg.max_results)
         if cfg.later_changes and window is None and out:
             top = out[: cfg.max_results]
             packed = [c for c in top if label(c, cfg, top[0].score) != "low"]
@@ -505,8 +497,8 @@ class Retriever:
     ) -> list[Candidate]:
         """The ``candidates`` and, after them, the memories of the ``window`` the searches
         did not find (marked ``by_date``; the most important and strongest, up to
-        ``max_results`` of the window's in all, each saying counted once and fetched once
-        (:mod:`.said_once`), none of ``exclude`` nor one that ``screen`` finds repeats what
+        ``max_results`` of the window's in all, each saying counted once and fetched before
+        any copy of one (:mod:`.said_once`), none of ``exclude`` nor one that ``screen`` finds repeats what
         the user said, screened in rounds that double, by a light read;
         the window replaces the configured day range, as
         :func:`.temporal.window_filters` has it): a message that asks about nothing but a
@@ -526,11 +518,15 @@ class Retriever:
             return candidates
         narrowed = window_filters(filters, window, lag=False)  # as the LLM turn searches it
         ranked: list[int] = []
+        copies: list[int] = []  # (after every first: the same words, another event)
         for i, said_text, reply in self.store.window_ids(narrowed, skip=have | exclude):
             key = text_key(said_text, reply) if cfg.skip_repeats else ""
             if not key or key not in keys:  # (the first of each saying, in the store's order)
                 ranked.append(i)
                 keys.add(key)
+            else:
+                copies.append(i)
+        ranked += copies
         kept: list[int] = []
         start, ask = 0, room
         while start < len(ranked) and len(kept) < room:  # past what repeats the user's words
