@@ -454,9 +454,9 @@ class Retriever:
             if out and time_asked:
                 out = asked_time_first(told_about(out, window, now))
                 out = later_copies_last(out) if cfg.skip_repeats else out
-        asked = asked_types(within(text, cfg.max_query_chars))
         if cfg.answer_type_weight > 0:
-            out = answer_type_bonus(out, asked, cfg.answer_type_weight)
+            kinds = asked_types(within(text, cfg.max_query_chars))
+            out = answer_type_bonus(out, kinds, cfg.answer_type_weight)
             if cfg.next_turn_candidates > 0 and out:
                 top = out[: cfg.next_turn_candidates]
                 # only a turn that asked, or whose reply did not know, can be answered next:
@@ -464,7 +464,7 @@ class Retriever:
                 ids = [
                     c.episode.id
                     for c in top
-                    if (asked and asks_back(c.episode)) or disowns(c.episode)
+                    if (kinds and asks_back(c.episode)) or disowns(c.episode)
                 ]
                 following = self.store.next_turns(ids, filters) if ids else {}
                 gone = screen([ep.id for ep in following.values()]) if screen else set()
@@ -472,7 +472,7 @@ class Retriever:
                 out = lift_next_turns(
                     out,
                     {a: ep for a, ep in following.items() if ep.id not in skip},
-                    asked,
+                    kinds,
                     weight=cfg.answer_type_weight,
                     factor=cfg.next_turn_factor,
                 )
@@ -497,9 +497,10 @@ class Retriever:
     ) -> list[Candidate]:
         """The ``candidates`` and, after them, the memories of the ``window`` the searches
         did not find (marked ``by_date``; the most important and strongest, up to
-        ``max_results`` of the window's in all, each saying counted once and fetched before
-        any copy of one (:mod:`.said_once`), none of ``exclude`` nor one that ``screen`` finds repeats what
-        the user said, screened in rounds that double, by a light read;
+        ``max_results`` of the window's in all, each exchange counted once and fetched
+        before any copy of one, :mod:`.said_once`; none of ``exclude`` nor one that
+        ``screen`` finds repeats what the user said, screened in rounds that double, by a
+        light read;
         the window replaces the configured day range, as
         :func:`.temporal.window_filters` has it): a message that asks about nothing but a
         time is answered by what occurred then, whatever its words."""
