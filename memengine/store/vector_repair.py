@@ -25,25 +25,26 @@ __all__ = ["drop_orphans", "insert_missing", "missing_vector_ids", "orphan_vecto
 def missing_vector_ids(cur: Any) -> list[int]:
     """Every episode (id, ascending) that has no vector: the consistency check's
     ``missing_vectors``, not cut at its hundred."""
-    return [
-        int(r[0])
-        for r in cur.execute(
-            "SELECT e.id FROM episodes e LEFT JOIN episode_vectors v "
-            "ON v.episode_id = e.id WHERE v.episode_id IS NULL ORDER BY e.id"
-        )
-    ]
+    return _ids(
+        cur,
+        "SELECT e.id FROM episodes e LEFT JOIN episode_vectors v "
+        "ON v.episode_id = e.id WHERE v.episode_id IS NULL ORDER BY e.id",
+    )
 
 
 def orphan_vector_ids(cur: Any) -> list[int]:
     """Every vector (episode id, ascending) whose episode is gone: the consistency check's
     ``orphan_vectors``, not cut at its hundred."""
-    return [
-        int(r[0])
-        for r in cur.execute(
-            "SELECT v.episode_id FROM episode_vectors v LEFT JOIN episodes e "
-            "ON e.id = v.episode_id WHERE e.id IS NULL ORDER BY v.episode_id"
-        )
-    ]
+    return _ids(
+        cur,
+        "SELECT v.episode_id FROM episode_vectors v LEFT JOIN episodes e "
+        "ON e.id = v.episode_id WHERE e.id IS NULL ORDER BY v.episode_id",
+    )
+
+
+def _ids(cur: Any, sql: str) -> list[int]:
+    """The ids the one-column query ``sql`` selects."""
+    return [int(r[0]) for r in cur.execute(sql)]
 
 
 def insert_missing(
