@@ -583,6 +583,21 @@ def test_a_reversed_iso_range_of_the_llm_is_no_date() -> None:
 
 
 @pytest.mark.parametrize(
+    "resolved", ["2026-05-12/", "/2026-05-12", "2026-05-11/2026-05-17/2026-05-18", "2026-05-12.."]
+)
+def test_a_broken_iso_range_of_the_llm_leaves_the_words_to_say_the_time(resolved: str) -> None:
+    """ "2026-05-25/" (the model meant "since 25 May") was read as its one date, a window of
+    that day: a range written broken names no date, and the words it resolved are read."""
+    from memengine.retrieve.expand import DetectedReference
+    from memengine.retrieve.turn import llm_window
+
+    last_week = DetectedReference(type="temporal", surface="last week", resolved=resolved)
+    assert llm_window([last_week], NOW) == (d(2026, 5, 11), d(2026, 5, 18))
+    then = DetectedReference(type="temporal", surface="then", resolved=resolved)
+    assert llm_window([then], NOW) is None
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("in April last year", (d(2025, 4, 1), d(2025, 5, 1))),

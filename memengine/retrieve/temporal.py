@@ -446,6 +446,12 @@ _ISO_RANGE = lazy_compile(
     rf"^\s*(?P<a>{_ISO_PART})\s*(?:/|\.\.|–|—|~|〜|～|\bto\b|\s-\s)\s*(?P<b>{_ISO_PART})\s*$"
 )
 _ISO_SINGLE = lazy_compile(rf"^\s*(?P<a>{_ISO_PART})\s*$")
+_ISO_SEP = r"(?:/|\.\.|–|—|~|〜|～)"
+_ISO_BROKEN = lazy_compile(
+    rf"^\s*(?:{_ISO_SEP}\s*)?{_ISO_PART}(?:\s*{_ISO_SEP}\s*{_ISO_PART})*\s*{_ISO_SEP}?\s*$"
+)
+"""ISO dates and range marks alone, however many ("2026-05-25/", "/2026-05-31", three dates):
+a range an LLM wrote broken, whose one date is not the time it meant ("since 25 May")."""
 
 
 def _iso_bound(value: str, now: datetime, *, end: bool) -> datetime | None:
@@ -488,10 +494,16 @@ def parse_iso_range(value: str, now: datetime) -> Window | None:
 
 
 def is_iso_range(value: str) -> bool:
-    """Whether ``value`` is written as an ISO range (``2026-05-31/2026-05-01``), whether or
-    not :func:`parse_iso_range` gives it a window: a reversed one or one in the future is
-    no time expression to read word by word either."""
-    return isinstance(value, str) and _ISO_RANGE.match(_normalise(value)) is not None
+    """Whether ``value`` is written as an ISO range (``2026-05-31/2026-05-01``), a broken one
+    too (``2026-05-25/``, three dates), whether or not :func:`parse_iso_range` gives it a
+    window: a reversed one, one in the future or a broken one is no time expression to read
+    word by word either (the date of ``2026-05-25/`` is not "since 25 May")."""
+    if not isinstance(value, str):
+        return False
+    text = _normalise(value)
+    if _ISO_RANGE.match(text) is not None:
+        return True
+    return _ISO_BROKEN.match(text) is not None and _ISO_SINGLE.match(text) is None
 
 
 def widen(window: Window, now: datetime | None = None) -> Window:
