@@ -23,6 +23,7 @@ from .models import Episode, NewEpisode
 from .store.connect import Connections
 from .store.database import Store
 from .store.maintenance import partial_path, refuse_own_files, remove_stale_partials
+from .store.migrate import SQLITE_HEADER
 from .store.salvage import SalvageReport, id_ranges, open_for_salvage, salvaged
 from .text import counted
 
@@ -95,8 +96,6 @@ def write_text_file(out: str | os.PathLike[str], text: str) -> None:
 
 T = TypeVar("T")
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
 
 def refuse_a_database(target: Path) -> None:
     """An :class:`.InvalidInput` when ``target`` is an SQLite database (its first bytes say
@@ -104,10 +103,10 @@ def refuse_a_database(target: Path) -> None:
     destroy a memory file, another process's open one too (a name mistyped after ``-o``)."""
     try:
         with open(target, "rb") as fh:
-            head = fh.read(len(_SQLITE_HEADER))
+            head = fh.read(len(SQLITE_HEADER))
     except OSError:  # (none yet, or unreadable: the write says why, if it fails)
         return
-    if head == _SQLITE_HEADER:
+    if head == SQLITE_HEADER:
         raise InvalidInput(
             f"{target} is an SQLite database (a memory file?): text written over it would "
             "destroy it; give another file's name (remove it first if it is not wanted)"

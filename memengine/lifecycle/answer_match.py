@@ -19,7 +19,6 @@ from ..config import LifecycleConfig
 from ..lazy_re import lazy_compile
 from ..models import Episode
 from ..retrieve.change_words import CHANGE
-from ..retrieve.evidence import DISOWNS
 from ..retrieve.temporal import find_time_expressions
 from ..text import CJK_CHARACTER, as_a_word, fold, query_terms, sentences
 from ..values import closed_values, compared, holds
@@ -115,7 +114,7 @@ def match_answer(
     own_rare = {t for t in own if t in once}
     # a list is read in what the answer states: not in a question ("How was Barcelona?"),
     # nor in an answer that says it does not know ("I don't remember Liam or Emma")
-    stated = "" if DISOWNS.search(answer) else _statements(answer)
+    stated = "" if _DISOWNS.search(answer) else _statements(answer)
     stated_terms = set(query_terms(stated))
     names = names_in(stated) if own_rare and stated else set()
     folded = fold(stated)
@@ -402,6 +401,12 @@ def _corrected(answer: str, credited: Sequence[Episode]) -> set[int]:
     return corrected
 
 
+_DISOWNS = lazy_compile(
+    r"\b(?:(?:don't|do not|can't|cannot|couldn't|didn't) (?:remember|recall|know|say)"
+    r"|not sure|no idea|haven't (?:told|mentioned)|never (?:told|mentioned))\b"
+    r"|覚えてない|覚えていない|思い出せない|わからない|分からない|知らない|聞いてない|聞いていない",
+    re.IGNORECASE,
+)
 """What an answer says when it does not know what it names ("I don't remember Liam or
 Emma, sorry.", 3日と10日は何してたか覚えてないな): no list of memories it drew on."""
 

@@ -241,14 +241,6 @@ def asks_back(episode: Episode) -> bool:
     return text is not None and ("?" in text or "？" in text)
 
 
-DISOWNS = lazy_compile(
-    r"\b(?:(?:don't|do not|can't|cannot|couldn't|didn't) (?:remember|recall|know|say)"
-    r"|not sure|no idea|haven't (?:told|mentioned)|never (?:told|mentioned))\b"
-    r"|覚えてない|覚えていない|思い出せない|わからない|分からない|知らない|聞いてない|聞いていない",
-    re.IGNORECASE,
-)
-"""Words of an answer that says it does not know ("I'm not sure you told me", 覚えてない)."""
-
 NOT_TOLD = lazy_compile(
     r"\b(?:(?:not sure|don't think|do not think|doubt) (?:you(?:'ve| have)? )?"
     r"(?:ever )?(?:told|mentioned|said)"
@@ -260,9 +252,9 @@ NOT_TOLD = lazy_compile(
     re.IGNORECASE,
 )
 """Words of a reply that does not know what the user told ("I'm not sure you told me", "I
-can't remember", 聞いてないかも, 覚えてないや): narrower than :data:`DISOWNS`, whose "not
-sure", "no idea" and わからない answer advice as often ("Hmm, I'm not sure — what does your
-gut say?", うーん、わからないけど)."""
+can't remember", 聞いてないかも, 覚えてないや), not the feedback judge's wider words of an
+answer that does not know: "not sure", "no idea" and わからない answer advice as often
+("Hmm, I'm not sure — what does your gut say?", うーん、わからないけど)."""
 
 DISOWN_CHARS = 200
 """How much of a reply :func:`disowns` reads (a not-knowing is said at once)."""

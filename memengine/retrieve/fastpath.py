@@ -49,6 +49,7 @@ __all__ = [
     "Candidate",
     "FastPath",
     "FastResult",
+    "shown_queries",
 ]
 
 VECTORS_SKIPPED = "vector search skipped, the full-text search answered alone: "
@@ -647,11 +648,16 @@ raised it from .1: Japanese chats packed another topic's memory on 10 of 92 turn
 13; the memsets' recall did not move (docs/benchmarks.md, *Session 43*)."""
 
 
+def shown_queries(queries: Sequence[str]) -> str:
+    """``queries`` as a note names them: each on one line, cut to 40 characters, quoted."""
+    return ", ".join(repr(" ".join(q.split())[:40]) for q in queries)
+
+
 def _unembedded_note(unembedded: Sequence[str], of: int, why: str) -> str:
     """The ``degraded`` note of a search whose ``unembedded`` queries (of ``of``) lost their
     vector search, the others keeping theirs: it names them, as the people reading it
     need to know which queries the full text answered for alone."""
-    shown = ", ".join(repr(" ".join(q.split())[:40]) for q in unembedded)
+    shown = shown_queries(unembedded)
     one = len(unembedded) == 1
     return (
         f"vector search skipped for the {'query' if one else 'queries'} {shown} "

@@ -56,7 +56,7 @@ from ..store.database import Store
 from ..store.filters import Filters
 from ..text import cut_at, fold, strip_controls
 from .expand import DetectedReference, Expander, Expansion, clean_queries
-from .fastpath import VECTORS_SKIPPED, Candidate, FastPath, FastResult
+from .fastpath import VECTORS_SKIPPED, Candidate, FastPath, FastResult, shown_queries
 from .pool import Pool
 from .recent import RepeatCheck, conversation
 from .rerank import Reranker, RerankOutcome, with_later_changes
@@ -354,13 +354,8 @@ def with_first(later: FastResult, first: FastResult) -> FastResult:
     """Phase 2's search (``later``) with what the first search (``first``) found that it
     did not (:func:`with_unwindowed`): outside its window, or by the vectors it lost when
     its queries failed to embed; it answered by full text alone only when both did."""
-    merged = with_unwindowed(later, first)
     lexical_only = later.lexical_only and first.lexical_only
-    return (
-        merged
-        if merged.lexical_only == lexical_only
-        else replace(merged, lexical_only=lexical_only)
-    )
+    return replace(with_unwindowed(later, first), lexical_only=lexical_only)
 
 
 def _blind(result: FastResult, first: FastResult) -> bool:
@@ -373,7 +368,7 @@ def _told_blind(result: FastResult) -> FastResult:
     """``result`` (a Phase 2 search no query of which was embedded) with its note saying so
     of that search alone: the first search's vectors were searched, and what they found is
     kept (:func:`with_first`)."""
-    shown = ", ".join(repr(" ".join(q.split())[:40]) for q in result.unembedded)
+    shown = shown_queries(result.unembedded)
     notes = [
         f"vector search skipped for the expanded search's queries {shown}, the full-text "
         f"search answered for them alone (the first search's candidates kept): "

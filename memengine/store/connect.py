@@ -956,15 +956,22 @@ failed read, lock, stat or map (SQLITE_IOERR_READ, _LOCK, _FSTAT, _MMAP, _CORRUP
 none, whatever room is left."""
 
 
+def mounted_read_only(folder: str | os.PathLike[str]) -> bool:
+    """Whether ``folder`` is on a file system mounted read-only (a read-only bind mount, a
+    CD; False when it cannot be told: no ``statvfs`` on Windows, or no such folder)."""
+    try:
+        return hasattr(os, "statvfs") and bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def free_bytes(folder: str | os.PathLike[str] | None) -> int | None:
     """The bytes a process without privileges can still write on the disk of ``folder``
     (None when there is no folder, it cannot be told, or its file system is mounted
     read-only: it reports no room, and wants none)."""
-    if folder is None:
+    if folder is None or mounted_read_only(folder):
         return None
     try:
-        if hasattr(os, "statvfs") and os.statvfs(folder).f_flag & os.ST_RDONLY:
-            return None
         return shutil.disk_usage(folder).free
     except OSError:
         return None

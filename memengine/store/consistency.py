@@ -17,6 +17,7 @@ from .connect import Connections
 from .salvage import readable_batches
 from .vec0_chunks import held_slots, vector_blob
 from .vector_index import VectorIndex
+from .vector_repair import missing_vector_ids, orphan_vector_ids
 
 __all__ = [
     "FTS_NOT_CHECKED",
@@ -91,20 +92,8 @@ def check_consistency(
         n_ep = cur.execute("SELECT count(*) FROM episodes").fetchone()[0]
         n_vec = cur.execute("SELECT count(*) FROM episode_vectors").fetchone()[0]
         n_fts = cur.execute("SELECT count(*) FROM episodes_fts_docsize").fetchone()[0]
-        missing = [
-            r[0]
-            for r in cur.execute(
-                "SELECT e.id FROM episodes e LEFT JOIN episode_vectors v "
-                "ON v.episode_id = e.id WHERE v.episode_id IS NULL LIMIT 100"
-            )
-        ]
-        orphans = [
-            r[0]
-            for r in cur.execute(
-                "SELECT v.episode_id FROM episode_vectors v LEFT JOIN episodes e "
-                "ON e.id = v.episode_id WHERE e.id IS NULL LIMIT 100"
-            )
-        ]
+        missing = missing_vector_ids(cur, 100)
+        orphans = orphan_vector_ids(cur, 100)
         stale = [
             r[0]
             for r in cur.execute(

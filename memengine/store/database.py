@@ -47,6 +47,7 @@ from .connect import (
     WRITE_WAIT_S,
     Connections,
     log_files,
+    mounted_read_only,
     read_only_access,
     sqlite_module,
     translate_error,
@@ -1337,11 +1338,7 @@ def _mounted_read_only(folder: Path) -> str:
     """What to say when ``folder`` is on a file system mounted read-only (a read-only bind
     mount, a CD), else "": no permission or owner would let this process write there,
     so "this process cannot write" would send the user to the wrong fix."""
-    try:
-        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):  # (no statvfs: Windows)
-        return ""
-    return "the file system that holds it is mounted read-only" if read_only else ""
+    return "the file system that holds it is mounted read-only" if mounted_read_only(folder) else ""
 
 
 def _log_file_fix(name: str) -> str:

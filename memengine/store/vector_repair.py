@@ -22,29 +22,31 @@ from .vectors import filter_columns, insert_vectors
 __all__ = ["drop_orphans", "insert_missing", "missing_vector_ids", "orphan_vector_ids"]
 
 
-def missing_vector_ids(cur: Any) -> list[int]:
-    """Every episode (id, ascending) that has no vector: the consistency check's
-    ``missing_vectors``, not cut at its hundred."""
+def missing_vector_ids(cur: Any, limit: int = -1) -> list[int]:
+    """The episodes (ids, ascending) that have no vector, the first ``limit`` of them (all:
+    -1; the consistency check's ``missing_vectors`` reads a hundred)."""
     return _ids(
         cur,
         "SELECT e.id FROM episodes e LEFT JOIN episode_vectors v "
-        "ON v.episode_id = e.id WHERE v.episode_id IS NULL ORDER BY e.id",
+        "ON v.episode_id = e.id WHERE v.episode_id IS NULL ORDER BY e.id LIMIT ?",
+        limit,
     )
 
 
-def orphan_vector_ids(cur: Any) -> list[int]:
-    """Every vector (episode id, ascending) whose episode is gone: the consistency check's
-    ``orphan_vectors``, not cut at its hundred."""
+def orphan_vector_ids(cur: Any, limit: int = -1) -> list[int]:
+    """The vectors (episode ids, ascending) whose episode is gone, the first ``limit`` of
+    them (all: -1; the consistency check's ``orphan_vectors`` reads a hundred)."""
     return _ids(
         cur,
         "SELECT v.episode_id FROM episode_vectors v LEFT JOIN episodes e "
-        "ON e.id = v.episode_id WHERE e.id IS NULL ORDER BY v.episode_id",
+        "ON e.id = v.episode_id WHERE e.id IS NULL ORDER BY v.episode_id LIMIT ?",
+        limit,
     )
 
 
-def _ids(cur: Any, sql: str) -> list[int]:
-    """The ids the one-column query ``sql`` selects."""
-    return [int(r[0]) for r in cur.execute(sql)]
+def _ids(cur: Any, sql: str, limit: int) -> list[int]:
+    """The ids the one-column query ``sql`` selects, its ``LIMIT`` ``limit``."""
+    return [int(r[0]) for r in cur.execute(sql, (limit,))]
 
 
 def insert_missing(
