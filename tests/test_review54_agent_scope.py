@@ -63,7 +63,7 @@ def test_an_export_keeps_to_the_agent_the_configuration_names(
     assert not (tmp_path / "no.jsonl").exists()
     for name in ("mine", "saved"):
         text = (tmp_path / f"{name}.jsonl").read_text()
-        assert _agents_in(text) == ["bob"] and "4921" not in text
+        assert _agents_in(text) == ["bob"] and "PIN 4921" not in text  # (not a time's microseconds)
     assert _agents_in((tmp_path / "all.jsonl").read_text()) == ["alice", "bob"]
     assert _agents_in((tmp_path / "all-saved.jsonl").read_text()) == ["alice", "bob"]
     assert _agents_in((tmp_path / "hers.jsonl").read_text()) == ["alice"]
@@ -98,13 +98,13 @@ def test_show_life_feedback_and_delete_keep_to_the_configured_agent(
     (tmp_path / "memengine.toml").write_text('agent = "bob"\n')
 
     shown = runner.invoke(app, ["show", str(alice), "--db", db])
-    assert shown.exit_code == 1 and "4921" not in shown.output
+    assert shown.exit_code == 1 and "PIN 4921" not in shown.output
     assert f"no episode with id {alice} of agent 'bob'" in shown.output
     assert "bob likes tea" in runner.invoke(app, ["show", str(bob), "--db", db]).output
     assert "4921" in runner.invoke(app, ["show", str(alice), "--agent", "alice", "--db", db]).output
 
     life = runner.invoke(app, ["life", str(alice), "--json", "--db", db])
-    assert life.exit_code == 1 and "4921" not in life.output
+    assert life.exit_code == 1 and "PIN 4921" not in life.output
     assert runner.invoke(app, ["life", str(bob), "--json", "--db", db]).exit_code == 0
 
     fed = runner.invoke(app, ["feedback", str(turn), "--used", str(alice), "--db", db])
