@@ -911,6 +911,54 @@ class Memory:
         ``now`` (default: the clock) is the moment of the message, in the user's
         time zone: "yesterday" and 昨日 are days of that zone.
         """
+        return self._retrieve(
+            text, recent=recent, agent=agent, extra_queries=extra_queries, kinds=kinds,
+            max_sensitivity=max_sensitivity, day_range=day_range, limit=limit, deep=deep,
+            perspective=perspective, rank=rank, llm=llm, record=record, now=now,
+        )  # fmt: skip
+
+    def search(
+        self,
+        text: str,
+        *,
+        agent: str | None = None,
+        kinds: Sequence[EpisodeKind | str] | None = None,
+        max_sensitivity: int | None = None,
+        day_range: int | bool | None = True,
+        limit: int | None = None,
+        deep: bool = False,
+        now: datetime | None = None,
+    ) -> Retrieval:
+        """Search for ``text`` as a search box does (``memengine search``): the fast path
+        alone (no LLM), no turn recorded (``record=False``), and no repeat set aside, so a
+        memory that says the words, a greeting among them, is found first. The other
+        arguments are :meth:`retrieve`'s."""
+        return self._retrieve(
+            text, agent=agent, kinds=kinds, max_sensitivity=max_sensitivity,
+            day_range=day_range, limit=limit, deep=deep, llm=False, record=False, now=now,
+            repeats=False,
+        )  # fmt: skip
+
+    def _retrieve(
+        self,
+        text: str,
+        *,
+        recent: Sequence[RecentMessage] = (),
+        agent: str | None = None,
+        extra_queries: Sequence[str] = (),
+        kinds: Sequence[EpisodeKind | str] | None = None,
+        max_sensitivity: int | None = None,
+        day_range: int | bool | None = True,
+        limit: int | None = None,
+        deep: bool = False,
+        perspective: str | None = None,
+        rank: life.Ranking | None = None,
+        llm: bool | None = None,
+        record: bool | None = None,
+        now: datetime | None = None,
+        repeats: bool = True,
+    ) -> Retrieval:
+        """:meth:`retrieve`; ``repeats`` False sets no repeat aside (:meth:`search`)."""
         args.switches(deep=deep, llm=llm, record=record, maybe=("llm", "record"))
         if self.store.closed:
             raise MemoryClosed(CLOSED)
@@ -951,7 +999,7 @@ class Memory:
             perspective = self._perspective(agent_name, perspective)
         # llm phases: the LLM turn when enabled, else the fast path
         started = time.monotonic()  # the turn's deadline covers the wait for the client
-        run: Callable[..., Retrieval] = self.retriever.retrieve
+        run: Callable[..., Retrieval] = functools.partial(self.retriever.retrieve, repeats=repeats)
         unbuilt = ""  # why the LLM phases could not run (the client cannot be built)
         if self._use_llm(llm):
             deadline_s = self.config.llm.turn_deadline_s

@@ -516,3 +516,6 @@ class Pack(_Model):
     injected: bool
     language: Literal["ja", "en"] = "en"
     truncated: bool = False
+    # why none of the retrieval's memories went in ("" when one did): to log, or to tell a
+    # user why the reply knows nothing (:func:`.pack._no_memory_note`)
+    note: str = ""

@@ -50,6 +50,7 @@ from datetime import datetime, tzinfo
 
 from .clock import in_zone
 from .lazy_re import lazy_compile
+from .lifecycle.strength import is_principle
 from .models import Episode, EpisodeKind, Pack, Retrieval, Retrieved
 from .quote import (
     BREAK,
@@ -474,4 +475,34 @@ def build_pack(
         injected=bool(text),
         language=lang,
         truncated=truncated,
+        note=_no_memory_note(retrieval, ids, injected=bool(text), truncated=truncated),
     )
+
+
+def _no_memory_note(
+    retrieval: Retrieval, ids: Sequence[int], *, injected: bool, truncated: bool
+) -> str:
+    """Why a pack holds none of the memories its retrieval found ("" when it holds one):
+    the budget (relevant, but nothing fitted: not "nothing relevant"), a message read as a
+    statement (a keyword typed alone, 猫 or dentist, found a ``high`` result and packed
+    nothing), or nothing relevant."""
+    evidence = {  # what the retrieval offers, but a principle (packed in its own block)
+        x.episode.id
+        for x in retrieval.offered
+        if not is_principle(x.episode.kind.value, x.episode.tags)
+    }
+    if evidence & set(ids):
+        return ""
+    left = "holds the principles alone" if injected else "is empty"
+    if retrieval.should_inject and truncated and evidence:
+        return (
+            "the relevant memories did not fit the pack's token budget, [retrieval] "
+            f"pack_token_budget: the pack {left}"
+        )
+    if retrieval.signals.get("asks") == 0 and any(x.relevance == "high" for x in retrieval.results):
+        return (
+            f"the pack {left}: the message reads as a statement, not a question, and a "
+            "statement's memories go in only when one nearly restates it; asked as a "
+            "question (a ? at its end), what was found goes in"
+        )
+    return f"nothing relevant: the pack {left}"

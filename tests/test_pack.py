@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from typer.testing import CliRunner
 
-from memengine import Episode, FixedClock, Memory, Retrieval, Retrieved
+from memengine import Episode, FixedClock, Memory, Pack, Retrieval, Retrieved
 from memengine.cli import app
 from memengine.models import EpisodeKind
 from memengine.pack import build_pack, render_episode
@@ -189,6 +189,23 @@ def test_the_cli_says_when_relevant_memories_did_not_fit_the_budget(
     assert "- Be kind" in result.output
     assert "did not fit the pack's token budget" in result.output
     assert "the pack holds the principles alone" in result.output
+
+
+def test_a_pack_says_why_it_holds_no_memory(mem: Memory) -> None:
+    """A library caller learns from the pack itself why the reply knows nothing (the CLI
+    prints the same note): a keyword read as a statement, nothing relevant, or relevant
+    memories that did not fit the budget; a pack that holds one says nothing."""
+    mem.add("うちの猫のムギ、最近ごはん食べないんだよね")
+    asked = mem.pack(mem.retrieve("猫？"), query="猫？")
+    assert asked.episode_ids and asked.note == ""
+    alone = mem.pack(mem.retrieve("猫"), query="猫")
+    assert not alone.injected and "reads as a statement, not a question" in alone.note
+    other = mem.pack(mem.retrieve("今日はいい天気だね"), query="今日はいい天気だね")
+    assert other.note == "nothing relevant: the pack is empty"
+    small = mem.pack(mem.retrieve("猫？"), query="猫？", budget_tokens=5)
+    assert not small.episode_ids
+    assert small.note.startswith("the relevant memories did not fit the pack's token budget")
+    assert Pack.model_validate_json(small.model_dump_json()).note == small.note
 
 
 def test_a_day_later_in_tokyo_is_the_same_day_in_the_pack_and_the_prompt(mem: Memory) -> None:

@@ -184,6 +184,22 @@ def test_small_talk_does_not_restate_its_own_old_copies(tmp_path: Path) -> None:
         assert "repeat" not in r.results[0].components and r.results[0].relevance != "low"
 
 
+def test_a_search_finds_the_stored_words_first_and_records_nothing(tmp_path: Path) -> None:
+    """``Memory.search`` (a search box: ``memengine search``) sets no repeat aside: the
+    exchanges that say the words come first and relevant, where the turn above put them
+    last, ``low``; and it records no turn, asks no LLM."""
+    mem, clock, _ = companion(tmp_path / "m.db")
+    with mem:
+        clock.advance(hours=1)
+        r = mem.search("Traffic was terrible", limit=10)
+        assert r.turn_id is None and r.repeats == ()
+        first = r.results[0]
+        assert first.episode.user_text == "Traffic was terrible"
+        assert "repeat" not in first.components and first.relevance != "low"
+        agent = mem.stats(agent="default")["agent"]
+        assert agent is not None and agent["turns"] == 0  # (a search is no turn)
+
+
 def test_a_question_keeps_its_old_copies(tmp_path: Path) -> None:
     """The reply to the same question asked before may hold the answer."""
     clock = FixedClock(T0)

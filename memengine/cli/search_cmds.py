@@ -12,7 +12,6 @@ from rich.table import Table
 
 from ..arguments import labelled_message
 from ..clock import in_zone
-from ..lifecycle.strength import is_principle
 from ..text import preview
 from ._app import (
     AgentOpt,
@@ -176,19 +175,12 @@ def _retrieve(
     max_sensitivity: int | None = None,
     with_pack: bool = False,
     perspective: str | None = None,  # lifecycle
-    repeats: bool = True,
 ) -> tuple[Any, Any]:
-    """Retrieve in one opened memory; the pack too when it is asked for (``pack``).
-    ``repeats`` False: a stored exchange that says the text is no repeat to set aside
-    (``search``: words typed into a search box are no greeting said again)."""
+    """Retrieve in one opened memory; the pack too when it is asked for (``pack``)."""
     refuse_undecodable(
         text=text, **{f"--recent message {i + 1}": v for i, v in enumerate(recent or [])}
     )
     cfg = settings(config, db, agent)
-    if not repeats:
-        cfg = cfg.model_copy(
-            update={"retrieval": cfg.retrieval.model_copy(update={"skip_repeats": False})}
-        )
     with open_memory(cfg, turns=llm is not False) as mem:  # (search: llm=False)
         warn_if_unknown(mem, cfg.agent)
         mem.load_embedder()  # before the turn's clock starts (its deadline is 2 s)
@@ -223,18 +215,12 @@ def search(
 ) -> None:
     """Hybrid search for a text, without conversation context; it records no turn, and a
     memory that says the text is found first (no repeat set aside)."""
-    r, _ = _retrieve(
-        text,
-        None,
-        db,
-        agent,
-        config,
-        limit,
-        llm=False,
-        record=False,
-        max_sensitivity=max_sensitivity,
-        repeats=False,
-    )
+    refuse_undecodable(text=text)
+    cfg = settings(config, db, agent)
+    with open_memory(cfg, turns=False) as mem:
+        warn_if_unknown(mem, cfg.agent)
+        mem.load_embedder()  # before the search's clock starts (as a turn's)
+        r = mem.search(text, limit=limit, max_sensitivity=max_sensitivity)
     print_json(_retrieval_json(r)) if as_json else _print_results(r)
 
 
@@ -305,30 +291,5 @@ def pack(
     _print_status(r)
     if p.injected:  # as it goes into a prompt; to a terminal, without control characters
         sys.stdout.write((shown(p.text) if console.is_terminal else p.text) + "\n")
-    evidence = {  # what the pack offers, but a principle (packed in its own block)
-        x.episode.id for x in r.offered if not is_principle(x.episode.kind.value, x.episode.tags)
-    }
-    if r.should_inject and p.truncated and evidence and not evidence & set(p.episode_ids):
-        left = "holds the principles alone" if p.injected else "is empty"
-        err_console.print(  # relevant, but nothing fitted: not "nothing relevant"
-            "(the relevant memories did not fit the pack's token budget, [retrieval] "
-            f"pack_token_budget: the pack {left})",
-            style="dim",
-            markup=False,
-            highlight=False,
-        )
-    elif not p.injected:  # stdout stays empty, so `$(memengine pack …)` puts nothing in a prompt
-        err_console.print(f"({_empty_pack_note(r)})", style="dim", markup=False, highlight=False)
-
-
-def _empty_pack_note(r: Any) -> str:
-    """Why a pack is empty: nothing relevant, or (the fast path's decision) a message read as
-    a statement, not a question, whose memories go in only when one nearly restates it —
-    a keyword typed alone (猫, dentist) found a ``high`` result and packed nothing."""
-    if r.signals.get("asks") == 0 and any(x.relevance == "high" for x in r.results):
-        return (
-            "the pack is empty: the message reads as a statement, not a question, and a "
-            "statement's memories go in only when one nearly restates it; asked as a "
-            "question (a ? at its end), what was found goes in"
-        )
-    return "nothing relevant: the pack is empty"
+    if p.note:  # (to stderr: `$(memengine pack …)` puts nothing else in a prompt)
+        err_console.print(f"({p.note})", style="dim", markup=False, highlight=False)

@@ -426,6 +426,7 @@ class Retriever:
         signals: dict[str, float] | None = None,
         exclude: AbstractSet[int] = frozenset(),
         screen: Callable[[Collection[int]], set[int]] | None = None,
+        repeats: bool = True,
     ) -> list[Candidate]:
         """The fast path's second look at fused ``candidates``: the lists re-weighted by the
         context query's lexical ``reach`` (:meth:`reach`; unused without ``adaptive_weights``)
@@ -438,7 +439,7 @@ class Retriever:
         goes to ``signals``. No turn in ``exclude`` is lifted or fetched by date, nor one
         that ``screen`` finds repeats what the user said (:attr:`.FastResult.screen`).
         Of the time asked about, each exchange is shown once before any twice
-        (:mod:`.said_once`, unless ``skip_repeats`` is off). Last, unless the message
+        (:mod:`.said_once`, unless ``skip_repeats`` or ``repeats`` is off). Last, unless the message
         names a time, each result to be packed that is a later change of another comes
         before it (:mod:`.changes`)."""
         cfg = self.config
@@ -449,11 +450,11 @@ class Retriever:
         out = reweight(candidates, cfg, scales)
         if cfg.window_weight > 0 and window is not None:
             if time_asked:  # (the message asks about nothing else: time_is_asked)
-                out = self.dated(out, window, filters, now, exclude, screen)
+                out = self.dated(out, window, filters, now, exclude, screen, repeats=repeats)
             out = window_bonus(out, window, cfg.window_weight, margin_end=widen(window, now)[1])
             if out and time_asked:
                 out = asked_time_first(told_about(out, window, now))
-                out = later_copies_last(out) if cfg.skip_repeats else out
+                out = later_copies_last(out) if cfg.skip_repeats and repeats else out
         if cfg.answer_type_weight > 0:
             kinds = asked_types(within(text, cfg.max_query_chars))
             out = answer_type_bonus(out, kinds, cfg.answer_type_weight)
@@ -494,22 +495,26 @@ class Retriever:
         now: datetime,
         exclude: AbstractSet[int],
         screen: Callable[[Collection[int]], set[int]] | None = None,
+        *,
+        repeats: bool = True,
     ) -> list[Candidate]:
         """The ``candidates`` and, after them, the memories of the ``window`` the searches
         did not find (marked ``by_date``; the most important and strongest, up to
         ``max_results`` of the window's in all, each exchange counted once and fetched
-        before any copy of one, :mod:`.said_once`; none of ``exclude`` nor one that
+        before any copy of one, :mod:`.said_once`, unless ``skip_repeats`` or ``repeats``
+        is off; none of ``exclude`` nor one that
         ``screen`` finds repeats what the user said, screened in rounds that double, by a
         light read;
         the window replaces the configured day range, as
         :func:`.temporal.window_filters` has it): a message that asks about nothing but a
         time is answered by what occurred then, whatever its words."""
         cfg = self.config
+        once = cfg.skip_repeats and repeats
         have = {c.episode.id for c in candidates}
         # each saying counts once (:mod:`.said_once`): a week's five "Morning!"s found leave
         # room for the visit to the dentist that the question's words did not find
         said = [
-            said_key(c.episode) if cfg.skip_repeats else ""
+            said_key(c.episode) if once else ""
             for c in candidates
             if in_window(c.episode.occurred_at, window)
         ]
@@ -521,7 +526,7 @@ class Retriever:
         ranked: list[int] = []
         copies: list[int] = []  # (after every first: the same words, another event)
         for i, said_text, reply in self.store.window_ids(narrowed, skip=have | exclude):
-            key = text_key(said_text, reply) if cfg.skip_repeats else ""
+            key = text_key(said_text, reply) if once else ""
             if not key or key not in keys:  # (the first of each saying, in the store's order)
                 ranked.append(i)
                 keys.add(key)
@@ -656,8 +661,11 @@ class Retriever:
         now: datetime,
         extra_queries: Sequence[str] = (),
         limit: int | None = None,
+        repeats: bool = True,
     ) -> Retrieval:
-        """One turn's retrieval on the fast path."""
+        """One turn's retrieval on the fast path. ``repeats`` False sets no repeat aside
+        (``skip_repeats`` off for this call): a search box's words are no greeting said
+        again."""
         t0 = time.perf_counter()
         cfg = self.config
         said = conversation(recent, text)
@@ -677,7 +685,7 @@ class Retriever:
             filters,
             now=now,
             exclude=held,
-            repeats=self.repeats(said, text),
+            repeats=self.repeats(said, text) if repeats else None,
             joined=joined,
             time_terms=time_terms(found),
         )
@@ -696,8 +704,10 @@ class Retriever:
             signals=signals,
             exclude=held | set(result.repeats),
             screen=result.screen,
+            repeats=repeats,
         )
-        result.candidates = mark_own_copies(result.candidates, text, cfg)
+        if repeats:
+            result.candidates = mark_own_copies(result.candidates, text, cfg)
         degraded = list(result.degraded)
         results = tuple(fast_results(result.candidates, cfg, limit, result.lexical_only))
         decided = self.decide(
