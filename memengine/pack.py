@@ -176,30 +176,38 @@ def _reason(
     cos = item.components.get("cosine")
     comps = item.components
     holds = "answer_type" in comps and _holds_asked(text, query)
+    fixes = "correction" in comps  # (the next turn: it answers no question of the one before)
+    answers = "next_turn" in comps and not fixes
     bits: list[str] = []
     if lang == "ja":
         if changed is not None:
-            bits.append(f"{changed} の記憶より新しい、同じ話題の話")
+            bits.append(
+                f"{changed} の記憶の訂正" if fixes else f"{changed} の記憶より新しい、同じ話題の話"
+            )
         if comps.get("asked_time", 0.0) >= 1.0:
             bits.append("尋ねられた時期のこと")
         if shared:
             bits.append("「" + "」「".join(shared) + "」が一致")
         if cos is not None and cos >= MEANING_SHOWN:
             bits.append(f"意味の近さ {cos:.2f}")
-        if "next_turn" in comps:
+        if answers:
             bits.append("一致した発言の問いに答え" + ("、日時・数を含む" if holds else "る"))
         elif holds:
             bits.append("日時・数を含む")
         return " / ".join(bits or ["関連あり"]) + f"（{_label(item.relevance, lang)}）"
     if changed is not None:
-        bits.append(f"newer than the memory of {changed} on the same subject")
+        bits.append(
+            f"corrects the memory of {changed}"
+            if fixes
+            else f"newer than the memory of {changed} on the same subject"
+        )
     if comps.get("asked_time", 0.0) >= 1.0:
         bits.append("from the time asked about")
     if shared:
         bits.append("shares " + ", ".join(f'"{t}"' for t in shared))
     if cos is not None and cos >= MEANING_SHOWN:
         bits.append(f"similar meaning ({cos:.2f})")
-    if "next_turn" in comps:
+    if answers:
         bits.append(
             "answers a matching turn's question" + (" and holds a date or number" if holds else "")
         )

@@ -41,7 +41,8 @@ def test_a_correction_is_packed_first_and_marked(real_mem: Memory, clock: FixedC
     assert first.components.get("changes") == float(old)
     packed = real_mem.pack(r).episode_ids
     assert packed[0] == new
-    assert "same subject" in real_mem.pack(r).text
+    # (said in the next turn: a correction of it, :mod:`memengine.retrieve.corrections`)
+    assert "corrects the memory of" in real_mem.pack(r).text
 
 
 def test_a_contrast_is_no_later_change(real_mem: Memory, clock: FixedClock) -> None:

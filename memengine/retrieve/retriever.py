@@ -29,6 +29,7 @@ from ..text import Language, guess_language, is_blank, near_cut, query_terms, wi
 from .adapt import dense_spread, list_scales, reweight
 from .answer_type import asked_types
 from .changes import later_changes
+from .corrections import bring_corrections
 from .coverage import (
     WordVectors,
     check_analyser,
@@ -180,7 +181,8 @@ def label(
     ``relevance_threshold``, both searches found it or the full-text search ranked it
     first by its own words (〆切 in 「〆切いつだっけ」, a word the vectors barely weigh), or
     it occurred in the time the message asks about ("What did I
-    do yesterday?", 先週何話したっけ: :func:`.temporal.time_is_asked`); ``low``
+    do yesterday?", 先週何話したっけ: :func:`.temporal.time_is_asked`), or it corrects in
+    the next turn a result to be packed (``correction``, :mod:`.corrections`); ``low``
     otherwise (listed, never packed). When the full-text search answered alone
     (``lexical_only``) its top 3 are ``medium`` (those found by their own words) and
     nothing is ``high``. When the message asks about nothing but a time, a memory of
@@ -208,6 +210,8 @@ def label(
     if both or in_time or c.get("cosine", 0.0) >= config.relevance_threshold:
         return "medium"
     if c.get("bm25_rank", 99) <= 1 and lexical_agreement(c):  # a rare word matched exactly
+        return "medium"
+    if c.get("correction", 0.0) >= 1.0:  # what corrects a result to be packed goes in too
         return "medium"
     return "low"
 
@@ -477,6 +481,15 @@ class Retriever:
                     weight=cfg.answer_type_weight,
                     factor=cfg.next_turn_factor,
                 )
+        if cfg.next_turn_candidates > 0 and out:  # a correction said in the next turn
+            top = out[: cfg.max_results]
+            packed = [
+                c for c in top[: cfg.next_turn_candidates] if label(c, cfg, top[0].score) != "low"
+            ]
+            following = self.store.next_turns([c.episode.id for c in packed], filters)
+            gone = screen([ep.id for ep in following.values()]) if screen and following else set()
+            following = {a: ep for a, ep in following.items() if ep.id not in exclude | gone}
+            out = bring_corrections(out, packed, following)
         if cfg.later_changes and window is None and out:
             top = out[: cfg.max_results]
             packed = [c for c in top if label(c, cfg, top[0].score) != "low"]
