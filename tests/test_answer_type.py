@@ -832,3 +832,33 @@ def test_the_turn_after_a_reply_that_did_not_know_is_lifted_whatever_is_asked(
         r = real_mem.retrieve(question, record=False)
         lifted = {x.episode.id for x in r.results if x.components.get("next_turn")}
         assert not lifted & set(pizzas), question
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("土曜日", True),
+        ("土曜", True),
+        ("飲み会は土曜", True),
+        ("ヨガは火曜", True),
+        ("飲み会が土曜にずれた", True),
+        ("月曜から出社、金曜まで在宅", True),
+        ("日曜、ひま？", True),
+        ("日曜大工で棚を作った", False),  # a word of its own, not the day
+        ("火曜サスペンスを見た", False),
+        ("黒曜石のペンダント", False),
+        ("on Tue", True),
+        ("Thurs works for me", True),
+        ("pilates moved to tues", True),
+        ("see you on Sat", True),
+        ("dinner next Sun?", True),
+        ("I sat down and cried", False),  # the verb, not Saturday
+        ("we wed in a small chapel", False),
+        ("the sun came out", False),
+        ("we sat on Sun Valley's deck", False),  # a capitalised name after it
+    ],
+)
+def test_a_weekday_written_short_is_a_time(text: str, expected: bool) -> None:
+    """土曜 without 日, as chat writes it (README's own 金曜に延期), and "Tue" or "Thurs" are
+    weekdays; "sat", "wed", "sun" and "mon" only where nothing else can be meant."""
+    assert carries(text, TIME) is expected

@@ -3026,3 +3026,19 @@ def test_advice_to_oneself_changes_no_older_memory(old: str, new: str, links: bo
     """「仕事辞めたほうがいいのかな」 is no later change of the job, 「バイク売りました」 is one of
     the bike."""
     assert _links(old, new) is links
+
+
+def test_a_change_to_a_weekday_written_short_is_packed_before_the_old_fact(
+    real_mem: Memory, clock: FixedClock
+) -> None:
+    """「飲み会が土曜にずれた」 holds a time as 土曜日にずれた does: only the old Friday fact got
+    the bonus of the time asked for (いつ), which could leave the change, its 土曜 unread, out
+    as low."""
+    old, new = _told(real_mem, clock, "飲み会は金曜の19時から", "飲み会が土曜にずれた", FILLER_JA)
+    r = real_mem.retrieve("飲み会いつ？")
+    assert [x.episode.id for x in r.results[:2]] == [new, old]
+    assert [x.components.get("answer_type") for x in r.results[:2]] == [1.0, 1.0]
+    assert r.results[0].relevance != "low"
+    text = real_mem.pack(r).text
+    assert text.index("土曜にずれた") < text.index("金曜の19時")
+    assert "2026-04-12 (日) の記憶より新しい、同じ話題の話" in text

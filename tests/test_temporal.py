@@ -996,7 +996,7 @@ READ_IN_CHAT: list[tuple[str, datetime, tuple[datetime, datetime] | None]] = [
         datetime(2026, 3, 5, tzinfo=JST),
         (d(2026, 1, 30), d(2026, 1, 31)),
     ),
-    ("先月の15日に先輩と会った", AUG, (d(2026, 7, 1), d(2026, 8, 1))),
+    ("先月の15日に先輩と会った", AUG, (d(2026, 7, 15), d(2026, 7, 16))),  # that day
     # a year alone anchors nothing
     ("I moved here in 2019 and last week I met my neighbour", AUG, (d(2019, 1, 1), d(2026, 8, 17))),
     # words that name no time
@@ -1216,3 +1216,76 @@ def test_a_year_of_a_model_is_no_time_asked_about(tmp_path: Path) -> None:
         assert marks[berlin] == 1.0 and marks[laptop] != 1.0
         about = mem.retrieve("2019年モデルのMacBookどうなったっけ")
         assert about.time_window is None and about.results[0].episode.id == laptop
+
+
+MAR18 = datetime(2026, 3, 18, 12, tzinfo=JST)  # a Wednesday
+
+A_DAY_OF_A_NAMED_PERIOD: list[tuple[str, tuple[datetime, datetime] | None]] = [
+    ("今月の1日何した", (d(2026, 3, 1), d(2026, 3, 2))),
+    ("今月の一日って何してたっけ", (d(2026, 3, 1), d(2026, 3, 2))),
+    ("今月1日付で異動した", (d(2026, 3, 1), d(2026, 3, 2))),
+    ("先月の15日に先輩と会った", (d(2026, 2, 15), d(2026, 2, 16))),
+    ("先月15日何した？", (d(2026, 2, 15), d(2026, 2, 16))),
+    ("先々月の十日に会った", (d(2026, 1, 10), d(2026, 1, 11))),
+    ("今月の20日何する？", None),  # still to come: a plan
+    ("先月の30日に行った", None),  # February has none
+    ("今月の3日間は忙しかった", (d(2026, 3, 1), MAR18)),  # days counted: the month
+    ("先月2日休んだだけ", (d(2026, 2, 1), d(2026, 3, 1))),
+    ("先週の今日何した", (d(2026, 3, 11), d(2026, 3, 12))),
+    ("先々週の今日", (d(2026, 3, 4), d(2026, 3, 5))),
+    ("先月の今日は雨だった", (d(2026, 2, 18), d(2026, 2, 19))),
+    ("去年の今日何してた？", (d(2025, 3, 18), d(2025, 3, 19))),
+    ("先々週の土曜何した", (d(2026, 3, 7), d(2026, 3, 8))),
+    ("先先週の土曜日に行った", (d(2026, 3, 7), d(2026, 3, 8))),
+    ("せんせんしゅうの金曜", (d(2026, 3, 6), d(2026, 3, 7))),
+    ("先週の土曜何した", (d(2026, 3, 14), d(2026, 3, 15))),
+    ("what did I do on the 1st of this month?", (d(2026, 3, 1), d(2026, 3, 2))),
+    ("we met on the 3rd of last month", (d(2026, 2, 3), d(2026, 2, 4))),
+    ("what did I do this day last week?", (d(2026, 3, 11), d(2026, 3, 12))),
+    ("what did we talk about a week ago today?", (d(2026, 3, 11), d(2026, 3, 12))),
+    ("what did I do on Saturday two weeks ago?", (d(2026, 3, 7), d(2026, 3, 8))),
+    ("what did I do the Saturday before last?", (d(2026, 3, 7), d(2026, 3, 8))),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), A_DAY_OF_A_NAMED_PERIOD, ids=[c[0] for c in A_DAY_OF_A_NAMED_PERIOD]
+)
+def test_a_day_of_a_named_week_or_month_is_that_day(
+    text: str, expected: tuple[datetime, datetime] | None
+) -> None:
+    """今月の1日, 先週の今日, 先々週の土曜 (and "the 1st of this month", "this day last week",
+    "the Saturday before last") name one day: they were read as the whole week or month."""
+    assert parse_time_window(text, MAR18) == expected
+
+
+def test_a_day_of_a_named_week_or_month_finds_that_days_memory(tmp_path: Path) -> None:
+    """Asked on Wednesday 18 March, 今月の1日何した finds the memory of 1 March alone, 先週の今日
+    that of 11 March and 先々週の土曜 that of 7 March, not last week's Saturday's nor every
+    memory of the month or the week."""
+    from memengine import FixedClock, Memory
+
+    from .helpers import HashEmbedder
+
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(MAR18)) as mem:
+        days = {
+            day: mem.add_exchange(text, "いいね", occurred_at=d(2026, 3, day, 20))
+            for day, text in [
+                (1, "今日は友達と鎌倉に行った"),
+                (5, "今日は一日中家でゲームしてた"),
+                (7, "今日は誕生日ディナーで寿司を食べた"),
+                (11, "今日は雨で散歩に行けなかった"),
+                (14, "今日は映画を見に行った"),
+                (16, "今日は新しいカフェを開拓した"),
+            ]
+        }
+        for question, day in [
+            ("今月の1日何した", 1),
+            ("先週の今日何した", 11),
+            ("先々週の土曜何した", 7),
+        ]:
+            asked = mem.retrieve(question, now=MAR18, record=False)
+            assert asked.time_window is not None, question
+            assert asked.time_window[0] == d(2026, 3, day), question
+            assert asked.results[0].episode.id == days[day], question
+            assert mem.pack(asked).episode_ids == (days[day],), question

@@ -179,11 +179,17 @@ _EN_TIME_A = lazy_compile(
     r"|(?<!/)\b\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b(?!/\w)"  # not of a path: /users/12/3
     rf"|{_NOT_YEAR}\b(?:19|20)\d{{2}}\b{_LINE_NUMBER}"
     rf"|{_WORD_START}(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend"
-    rf"|yesterday|tomorrow|tonight){_WORD_END}"
+    rf"|yesterday|tomorrow|tonight|tues?|thu|thurs?){_WORD_END}"
+    r"|\b(?:on|next|last|this|by|until|till)\s+(?-i:(?:Mon|Wed|Sat|Sun)\b(?!\s+[A-Z]))"
     r"|\b(?:next|last|this|coming)\s+(?:week|month|year|spring|summer|fall|autumn|winter)\b"
     r"|\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\bo'clock\b|\b(?:days?|weeks?|months?|years?) ago\b",
     re.ASCII | re.IGNORECASE,
 )
+"""A time's words in English: a month, a date, a year, a weekday (short as "Tue" or "Thurs",
+words of nothing else; but "Mon", "Wed", "Sat" and "Sun" are words too, "I sat down", "we
+wed in June", the sun: a weekday only capitalised after "on", "next", "by"…, as "on Sat",
+and not before another capitalised word, "on Sun Valley's slopes"), a relative day or
+period, a clock time with am or pm, "… ago"."""
 _HH_MM = r"(?:[01]?\d|2\d):[0-5]\d"
 _CLOCK = lazy_compile(
     rf"(?<![\w.:/#=]){_HH_MM}(?![\w:/=(]|\.(?-i:[a-z0-9_]))", re.ASCII | re.IGNORECASE
@@ -268,7 +274,12 @@ _JA_NUMERAL = r"[0-9一二三四五六七八九十百千万両数]"
 _JA_TIME_A = lazy_compile(  # (from a run's first numeral: linear in a run of 50,000 digits)
     rf"(?<!{_JA_NUMERAL})(?!(?<!月)一日|一時[的期]){_JA_NUMERAL}+\s*(?:月|日|時|年|曜)|曜日|昨日|明日|明後日|一昨日|来週|先週"
     r"|今週|来月|先月|今月|来年|去年|昨年|週末"
+    r"|[月火水木金土日]曜(?=に|は|の|から|まで|じゃ|で|も|が|って|と|[、,。.!?\s)]|$)"
 )
+"""A time's words in Japanese: a number of months, days, hours or years (3月, 十日, 19時), a
+weekday (土曜日, and as chat shortens it 土曜 before a particle, a comma or the end: 飲み会は土曜,
+土曜にずれた; not 日曜大工 nor 火曜サスペンス, words of their own), a relative day, week, month or
+year."""
 _JA_COUNTED = rf"(?:{_JA_COUNTERS}|月|日|時|ヶ所|つ|名)"
 # digits, or kanji numerals that count something (八回, 二泊三日, 数人): the 一 of 一緒 or 一応
 # is not a number, nor 十分な/十分に "enough" (十分で "in ten minutes" is), nor a lone 一

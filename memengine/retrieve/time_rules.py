@@ -352,9 +352,68 @@ def _range_ago(m: re.Match[str], now: datetime) -> Window | None:
     return union(windows) if len(windows) == 2 and all(windows) else None
 
 
-def _ja_weekday_last_week(m: re.Match[str], now: datetime) -> Window | None:
-    offset = _WEEKDAYS_JA.index(m.group("wd"))
-    d = week_start(local_today(now)) - timedelta(weeks=1) + timedelta(days=offset)
+def _weekday_weeks_ago(weeks: int) -> Callable[[re.Match[str], datetime], Window | None]:
+    """先週の金曜 (``weeks`` 1), 先々週の土曜 (2): that weekday of the week so many weeks
+    before this one, one day, not the whole week."""
+
+    def rule(m: re.Match[str], now: datetime) -> Window | None:
+        d = week_start(local_today(now)) - timedelta(weeks=weeks)
+        d += timedelta(days=weekday_index(m.group("wd")))
+        return days_window(d, d, now)
+
+    return rule
+
+
+def _en_weekday_weeks_ago(m: re.Match[str], now: datetime) -> Window | None:
+    """ "Saturday two weeks ago": that weekday of the week so many weeks back, as
+    :func:`_weekday_weeks_ago` (the weeks counted, not days: "two weeks ago" alone is about
+    fourteen days, give or take three)."""
+    n = en_number(m.group("n"))
+    return _weekday_weeks_ago(n)(m, now) if n is not None and 1 <= n <= 52 else None
+
+
+def _en_weekday_before_last(m: re.Match[str], now: datetime) -> Window | None:
+    """ "the Saturday before last": the one before the latest such day (said on a Wednesday,
+    not last week's Saturday but the one before it)."""
+    d = latest_before_today(weekday_index(m.group("wd")), now) - timedelta(weeks=1)
+    return days_window(d, d, now)
+
+
+_MONTH_BACK = {"今月": 0, "先月": 1, "せんげつ": 1, "先々月": 2, "先先月": 2, "せんせんげつ": 2}
+_MONTH_BACK |= {"this month": 0, "last month": 1, "the month before last": 2}
+"""How many months back each month named before a day is (今月の1日, 先月の15日)."""
+
+
+def _day_of_named_month(m: re.Match[str], now: datetime) -> Window | None:
+    """今月の1日, 先月の15日, "the 3rd of last month": that day of the month named, not the
+    whole month (None for one still to come this month, a plan, or no such day)."""
+    said = m.groupdict()
+    day = ja_number(said["d"]) if said.get("d") else int(said["d2"])
+    year, month = add_months(now.year, now.month, -_MONTH_BACK[said["p"]])
+    if day is None or not 1 <= day <= calendar.monthrange(year, month)[1]:
+        return None
+    d = date(year, month, day)
+    return days_window(d, d, now) if d <= local_today(now) else None
+
+
+_DAY_BACK = {"先週": "week", "せんしゅう": "week", "先々週": "2week", "先先週": "2week"}
+_DAY_BACK |= {"せんせんしゅう": "2week", "先月": "month", "せんげつ": "month"}
+_DAY_BACK |= {"去年": "year", "昨年": "year", "きょねん": "year"}
+"""The period each word before の今日 steps back by (先週の今日: a week; 去年の今日: a year)."""
+
+
+def _same_day_back(m: re.Match[str], now: datetime) -> Window | None:
+    """先週の今日, 先月の今日, 去年の今日, "this day last week", "a year ago today": the day
+    that is today a week, two weeks, a month or a year back (the month's last day when that
+    month is shorter: 先月の今日 said on 31 March is 28 February)."""
+    said = m.groupdict()
+    back = _DAY_BACK.get(said.get("p") or "", said.get("u") or said.get("u2") or "")
+    today = local_today(now)
+    if back in ("week", "2week"):
+        d = today - timedelta(weeks=2 if back == "2week" else 1)
+        return days_window(d, d, now)
+    year, month = add_months(today.year, today.month, -12 if back == "year" else -1)
+    d = date(year, month, min(today.day, calendar.monthrange(year, month)[1]))
     return days_window(d, d, now)
 
 
@@ -968,6 +1027,17 @@ RULES: list[Rule] = [
         ),
         _day_of_month,
     ),
+    (  # 今月の1日, 先月15日に (not 今月の3日間, 今月の2日目, 先月2日休んだ: days counted)
+        lazy_compile(
+            r"(?P<p>先々月|先先月|先月|今月|"
+            + _kana("せんせんげつ|せんげつ")
+            + rf")(?P<of>の)?(?P<d>\d{{1,2}}|(?<![{_KANJI}])[{_KANJI}]{{1,3}})日"
+            r"(?![間目分中前後]|連続|ぶり|振り|以内|以上|以下|ほど|程|くらい|ぐらい|だけ|しか"
+            r"|おき|置き|ごと|毎)"
+            r"(?(of)|(?=に|は|の|から|まで|って|頃|ごろ|付|[、,。.!?\s]|$|何|なに|どこ|誰))"
+        ),
+        _day_of_named_month,
+    ),
     (
         lazy_compile(rf"(?P<p>\d{{4}}年|{_YEAR_JA})の?{_JA_MONTH}月(?![曜期])"),
         _ja_year_month,
@@ -977,9 +1047,21 @@ RULES: list[Rule] = [
         _ja_season,
     ),
     (lazy_compile(r"(?P<s>[春夏冬])休み"), _school_break),
+    (  # 先週の今日, 先々週の今日, 先月の今日, 去年の今日: one day, not the whole period
+        lazy_compile(
+            r"(?P<p>先々週|先先週|先週|先月|去年|昨年|"
+            + _kana("せんせんしゅう|せんしゅう|せんげつ|きょねん")
+            + ")の今日"
+        ),
+        _same_day_back,
+    ),
+    (  # 先々週の土曜, 先々週土曜日 (holds 先週の土曜 when written 先先週)
+        lazy_compile(r"(?:先々週|先先週|" + _kana("せんせんしゅう") + ")の?" + _WD_JA),
+        _weekday_weeks_ago(2),
+    ),
     (  # 先週の金曜, 先週金曜日, せんしゅうの金曜
         lazy_compile(r"(?:先週|" + _kana("せんしゅう") + ")の?" + _WD_JA),
-        _ja_weekday_last_week,
+        _weekday_weeks_ago(1),
     ),
     (lazy_compile(r"今週の?" + _WD_JA), _ja_weekday_this_week),
     (lazy_compile(r"(?:この前|こないだ|この間)の" + _WD_JA), _latest_weekday),
@@ -1216,6 +1298,31 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
             r"(?:ago|back)\b"
         ),
         _range_ago,
+    ),
+    (  # "this day last week", "a year ago today": one day, not the whole period
+        lazy_compile(
+            r"\b(?:this day|today) last (?P<u>week|month|year)\b"
+            r"|\b(?:a|one) (?P<u2>week|month|year) ago today\b"
+        ),
+        _same_day_back,
+    ),
+    (  # "the 1st of this month", "the 3rd of last month"
+        lazy_compile(
+            r"\bthe (?P<d2>\d{1,2})(?:st|nd|rd|th) of "
+            r"(?P<p>this month|last month|the month before last)\b"
+        ),
+        _day_of_named_month,
+    ),
+    (  # "Saturday two weeks ago", "on Friday a week ago"
+        lazy_compile(rf"\b{_WD_EN} (?P<n>{_EN_NUM}) weeks? (?:ago|back)\b"),
+        _en_weekday_weeks_ago,
+    ),
+    (  # "the Saturday before last" (not "… before last week": counted from last week)
+        lazy_compile(
+            rf"\bthe {_WD_EN} before last\b"
+            rf"(?! (?:week|weekend|month|year|night|{'|'.join(WEEKDAYS_EN)})\b)"
+        ),
+        _en_weekday_before_last,
     ),
     (lazy_compile(rf"\b(?P<n>{_EN_NUM}) (?P<u>day|week|month|year)s? (?:ago|back)\b"), _en_ago),
     (  # forward-pointing: still to come, no "so far"
