@@ -666,7 +666,9 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     of endings and of interrogatives (:data:`_GRAMMAR_PAIRS`: the って, んだ and だっ of
     「…ってどこに住んでるんだっけ」), so a query shares its terms with the documents that
     hold its words, not with every one that says さん or んだって. Zero-width characters
-    and variation selectors inside a word are dropped on both sides.
+    and variation selectors inside a word are dropped on both sides. A term of marks alone
+    (:data:`_MARKS_ALONE`: the ー of ラーメン, the ・ of a kaomoji's eyes) is no word and is
+    not searched: it would find every memory with a katakana word or a kaomoji in it.
     """
     text = _folded(text)
     dropped = set(drop) | _GRAMMAR_PAIRS
@@ -674,7 +676,7 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     seen: set[str] = set()
 
     def push(term: str) -> None:
-        if term and term not in seen and term not in dropped:
+        if term and term not in seen and term not in dropped and not _MARKS_ALONE.issuperset(term):
             seen.add(term)
             terms.append(term)
 
@@ -692,6 +694,11 @@ def query_terms(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     _latin_terms(text[pos:], push)
     return terms
 
+
+_MARKS_ALONE = frozenset("・ー々ヽヾゝゞ")
+"""Marks of a CJK run that are no word alone or together: the middle dot (ジョン・スミス, the
+eyes of (´・ω・｀)), the long vowel (ラーメン, えーー), the iteration marks (人々). A pair of
+one with a letter (ラー, ン・) stays a term, as the index holds it."""
 
 _GRAMMAR_PAIRS = frozenset(
     """だっ たっ っけ んだ んで って った てる てた でる でた して した です でし ます まし

@@ -383,3 +383,19 @@ def test_an_in_law_shares_no_law_with_another(mem: Memory) -> None:
     # a compound without a stopword inside, and numbers with a hyphen, stay their words
     assert query_terms("e-mail check-in up-to-date") == ["e", "mail", "check", "up-to-date"]
     assert query_terms("500-1,000 yen on 2024-05-01") == ["500", "1000", "yen", "2024", "05", "01"]
+
+
+def test_a_mark_alone_is_no_search_term(mem: Memory) -> None:
+    """The ・ of a kaomoji's eyes and the ー of a long vowel were searched alone: a kaomoji in
+    a query found every memory with another kaomoji, ラーメン every one with a long vowel."""
+    assert "・" not in query_terms("眠い(´・ω・｀)") and "眠" in query_terms("眠い(´・ω・｀)")
+    assert "ー" not in query_terms("ラーメン") and {"ラー", "ーメ"} <= set(query_terms("ラーメン"))
+    assert query_terms("・・・ーー") == []
+    assert "ン・" in query_terms("ジョン・スミス")  # (a pair with a letter stays, as indexed)
+    kaomoji = mem.add_exchange("疲れた(・∀・)", "おつかれ", occurred_at=T0)
+    coffee = mem.add_exchange("コーヒー飲んだ", "いいね", occurred_at=T0 + timedelta(days=1))
+    mem.add_exchange("今日は雨", "傘持ってね", occurred_at=T0 + timedelta(days=2))
+    assert _bm25_ids(mem, "(´・ω・｀)") == []
+    assert _bm25_ids(mem, "ケーキ") == []
+    assert _bm25_ids(mem, "コーヒー") == [coffee]
+    assert _bm25_ids(mem, "疲れた(´・ω・｀)") == [kaomoji]

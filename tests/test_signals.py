@@ -462,3 +462,42 @@ def test_retrieval_reports_reach_time_and_skips_small_talk(mem: Memory) -> None:
 )
 def test_only_asks_to_recall(text: str, only: bool) -> None:
     assert only_asks_to_recall(text) is only
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        # どこで and 何で ask where and how, typed without a ？ as chat types them
+        ("焼肉どこで食べた", True),
+        ("佐藤くんとラーメンどこで食べたの", True),
+        ("傘どこで買った", True),
+        ("歯医者どこで予約した", True),
+        ("何で行ったの", True),
+        ("どこで会ったの", True),
+        # … but でも, であれ and でしょうね make them indefinites or musing, as before
+        ("どこでもいい", False),
+        ("何でもいい", False),
+        ("誰でもいいから来てほしい", False),
+        ("何であれ楽しかった", False),
+        ("何でしょうね、この暑さは", False),
+        # 教えて in kana asks as in kanji; a topic and its value stay a statement
+        ("おしえて〜", True),
+        ("昨日の話おしえて", True),
+        ("猫の名前はミケ", False),
+    ],
+)
+def test_where_and_how_without_a_question_mark(text: str, asks: bool) -> None:
+    """The lookahead that keeps どこでも and 何でも from asking once rejected every で after
+    an interrogative: 「焼肉どこで食べた」 asked nothing, and nothing was injected."""
+    assert asks_memory(text) is asks
+
+
+def test_where_asked_without_a_question_mark_injects(mem: Memory) -> None:
+    """「焼肉どこで食べた」 without its ？ injects the memory it asks about, as with it."""
+    told = mem.add_exchange("昨日は新宿の叙々苑で焼肉を食べた", "いいね", occurred_at=T0)
+    mem.add_exchange("猫が朝からずっと寝てる", "かわいい", occurred_at=T0 + timedelta(days=2))
+    bare = mem.retrieve("焼肉どこで食べた", record=False)
+    marked = mem.retrieve("焼肉どこで食べた？", record=False)
+    assert bare.should_inject and marked.should_inject
+    assert bare.results[0].episode.id == marked.results[0].episode.id == told
+    assert "叙々苑" in mem.pack(bare).text

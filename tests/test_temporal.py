@@ -1263,6 +1263,45 @@ def test_a_day_of_a_named_week_or_month_finds_that_days_memory(tmp_path: Path) -
     """Asked on Wednesday 18 March, 今月の1日何した finds the memory of 1 March alone, 先週の今日
     that of 11 March and 先々週の土曜 that of 7 March, not last week's Saturday's nor every
     memory of the month or the week."""
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        # a laugh, a kaomoji or the asker's own "I" names nothing beside the time
+        ("先週の金曜なにした（笑）", True),
+        ("先週の金曜なにした笑", True),
+        ("先週の金曜なにした？？（笑）", True),
+        ("先週の金曜なにしたｗ", True),
+        ("先週の金曜なにしたｗｗ", True),
+        ("先週の金曜なにしたwww", True),
+        ("先週の金曜なにした(´・ω・｀)", True),
+        ("先週の金曜なにした(・・;)", True),
+        ("先週の金曜って俺なにしてた", True),
+        ("先週の金曜、私なにしてた？", True),
+        ("先週の金曜って僕なにしてた？", True),
+        ("昨日なにしてた？ｗ", True),
+        ("what did I do last friday lol", True),
+        ("what did me and you do last friday haha", True),
+        ("what did I do last friday xD", True),
+        ("what did I do last friday hehe", True),
+        # … but what was laughed at, a meeting or a katakana word is a topic
+        ("先週の金曜なんで笑ったんだっけ", False),
+        ("先週の金曜の会議どうだった（笑）", False),
+        ("先週の金曜ラーメン食べたっけｗ", False),
+        ("what did I watch last friday lol", False),
+    ],
+)
+def test_a_laugh_a_kaomoji_or_the_askers_i_is_no_topic(text: str, asked: bool) -> None:
+    """笑, ｗ, the ・ of a kaomoji's eyes (a katakana character by its block) and 俺 or 私
+    each counted as a topic, so the asked time was not lifted."""
+    assert time_is_asked(text, find_time_expressions(text, NOW)) is asked
+
+
+def test_a_laugh_after_the_question_keeps_last_friday_first(tmp_path: Path) -> None:
+    """「先週の金曜なにした？？（笑）」 packed the Friday before first, as high: the laugh made
+    the time no longer the question, and that Friday's memory, which says 金曜 and 笑, won on
+    its words. Last Friday's memory comes first and is packed, as without the laugh."""
     from memengine import FixedClock, Memory
 
     from .helpers import HashEmbedder
@@ -1289,3 +1328,23 @@ def test_a_day_of_a_named_week_or_month_finds_that_days_memory(tmp_path: Path) -
             assert asked.time_window[0] == d(2026, 3, day), question
             assert asked.results[0].episode.id == days[day], question
             assert mem.pack(asked).episode_ids == (days[day],), question
+
+    now = d(2026, 6, 10, 12)  # a Wednesday
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(now)) as mem:
+        mem.add_exchange(
+            "金曜の夜は同僚と焼肉に行った（笑）", "いいね", occurred_at=d(2026, 5, 29, 21)
+        )
+        last = mem.add_exchange(
+            "今日は映画館でスパイダーマンを観てきた", "どうだった？", occurred_at=d(2026, 6, 5, 21)
+        )
+        for query in (
+            "先週の金曜なにした？？",
+            "先週の金曜なにした？？（笑）",
+            "先週の金曜なにした(´・ω・｀)",
+            "先週の金曜って俺なにしてた？ｗ",
+        ):
+            got = mem.retrieve(query, now=now, record=False)
+            assert got.time_window == (d(2026, 6, 5), d(2026, 6, 7)), query
+            assert got.results[0].episode.id == last, query
+            assert got.results[0].relevance != "low", query
+            assert "スパイダーマン" in mem.pack(got).text, query

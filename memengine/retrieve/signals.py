@@ -105,13 +105,14 @@ to say it, or opening the message: "Say the password again", "again, which hotel
 _JA_QUESTION = lazy_compile(
     r"(何|(?<![ぁ-ゖ])なに|(?<![ぁ-ゖ])なんで(?![すし])|(?<![ぁ-ゖ])なんの"
     r"|いつ|どこ|どちら|どっち|誰|だれ|どう|なぜ|どれ|どの|いくら|いくつ|幾ら|幾つ)"
-    r"(?![かもぞ]|で(?!しょう(?!ね))|となく|とか|だか|やら|回も|度も|しても|せ|にか|の間|より|しろ|までも"
+    r"(?![かもぞ]|でも|であれ|でしょうね|となく|とか|だか|やら|回も|度も|しても|せ|にか|の間|より|しろ|までも"
     r"|にも|りで|になく|の気)"
 )
 """Japanese interrogatives, in kanji or kana (not the indefinites and set phrases 何か,
 何となく, 何回も, いつも, いつの間にか, どこでも, どうぞ, どうしても, どうせ, 何より, 何しろ,
 いつまでも, どうにも, どうりで, いつになく, 何の気なしに, …; but いつでしょう and 何でしょう
-ask, where 何でしょうね, この暑さは muses)."""
+ask, where 何でしょうね, この暑さは muses). Only でも and でしょうね after one are left out, not
+any で: どこで and 何で ask where and how (焼肉どこで食べた, 何で行ったの, typed without a ？)."""
 
 _JA_ENDINGS = (
     "か",
@@ -199,11 +200,11 @@ word, 恒例の, 異例の, 条例の, 前例の, nor 例のごとく "as usual"
 
 _REQUEST = lazy_compile(
     r"\b(tell me|fill me in|recap|summari[sz]e|go over|walk me through)\b"
-    r"|教えて|まとめて|振り返|おさらい|思い出させて",
+    r"|教えて|おしえて|まとめて|振り返|おさらい|思い出させて",
     re.ASCII,
 )
 """A request to be told or reminded, put without a question ("walk me through it",
-振り返りたい, まとめてください)."""
+振り返りたい, まとめてください; 教えて in kana too, as chat types it: おしえて〜)."""
 
 
 def code_words(text: str, *, capitals: bool = True) -> list[str]:

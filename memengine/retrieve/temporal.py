@@ -406,19 +406,29 @@ _PERIOD_WORDS_EN = frozenset(
 "Recap…"), and times of day that name no window of their own ("yesterday evening")."""
 _PERIOD_PHRASES_EN = ("walk me through", "fill me in", "catch me up")
 """Requests to be told about a period whose words alone could name a topic ("walk")."""
-_PERIOD_CHARS_JA = frozenset("何話言事出来起教覚今日朝夜晩件後続行過")
+_PERIOD_CHARS_JA = frozenset("何話言事出来起教覚今日朝夜晩件後続行過俺私僕")
 """The same in Japanese (何したっけ, 何話した, 何が起きた, 出来事を教えて, 今日の夜, 昨日の件,
-その後どう, 昨日の続き, どこ行った, どう過ごした): their kanji."""
+その後どう, 昨日の続き, どこ行った, どう過ごした): their kanji; and the speaker's 俺, 私, 僕
+(先週の金曜って俺なにしてた), as "I" and "me" are English stopwords."""
+
+_LAUGH_EN = lazy_compile(r"w+|(?:ha|he|hi){2,}h?|lo+l(?:ol)*|lmf?ao+|rofl|xd+")
+"""Laughter typed in Latin letters, which names no topic, as "lol" and "haha" do not: the ｗ,
+ｗｗ and www of Japanese chat (ｗ is w after NFKC), hehe, lolol, xD."""
+
+_LAUGH_JA = lazy_compile(r"(?:爆)?笑+(?![ぁ-ゖァ-ヺ\u4e00-\u9fff])")
+"""笑 as a laugh mark, (笑), 笑笑, 爆笑, not followed by more of a word: not 笑った, 笑える,
+笑顔, which tell or ask what was laughed at."""
 
 
 def _names_a_topic(term: str) -> bool:
     """Whether a query term names something beside the period: a word not of
-    :data:`_PERIOD_WORDS_EN`, or a kanji or katakana not of :data:`_PERIOD_CHARS_JA`
-    (kana endings, した, っけ, name nothing)."""
+    :data:`_PERIOD_WORDS_EN` nor a laugh (:data:`_LAUGH_EN`), or a kanji or a katakana letter
+    not of :data:`_PERIOD_CHARS_JA` (kana endings, した, っけ, name nothing; nor do ー and the
+    ・ of a kaomoji's eyes, (´・ω・｀), which are no letters)."""
     if term.isascii():
-        return term not in _PERIOD_WORDS_EN
+        return term not in _PERIOD_WORDS_EN and not _LAUGH_EN.fullmatch(term)
     return any(
-        ("\u4e00" <= ch <= "\u9fff" or "\u30a0" <= ch <= "\u30ff") and ch not in _PERIOD_CHARS_JA
+        ("\u4e00" <= ch <= "\u9fff" or "\u30a1" <= ch <= "\u30fa") and ch not in _PERIOD_CHARS_JA
         for ch in term
     )
 
@@ -433,7 +443,7 @@ def time_is_asked(
     "What's the capital of France? I forgot it last week" asks about France."""
     if not found:
         return False
-    rest = _normalise(within(text, max_chars))
+    rest = _LAUGH_JA.sub(" ", _normalise(within(text, max_chars)))
     for expr in found:
         rest = rest.replace(expr.surface, " ")
     for phrase in _PERIOD_PHRASES_EN:
