@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from .lazy_re import lazy_compile
 from .retrieve.change_words import CHANGE, change_sentences
 from .retrieve.owners import JA_OTHERS
+from .retrieve.topic_change import NEW_TOPIC as _NEW_TOPIC
+from .retrieve.topic_change import SENTENCE_LEAD as _LEAD
 from .text import CJK_CHARACTER, ENGLISH_STOPWORDS
 
 __all__ = ["CLAUSE_CHARS", "TURN_REACH", "turn_after"]
@@ -63,8 +65,6 @@ _PERSON = (
     r"|grandfather|aunt|uncle|cousin|colleague|coworker|flatmate|roommate|neighbou?r)s?"
 )
 """An English word of a person other than the speaker ("sister", "flatmates")."""
-_LEAD = r"^\W*(?:(?:but|and|so|then|well|oh|also|plus|now|sadly|apparently|actually)\W+)*"
-"""The words a sentence may begin with before its subject ("But then my sister…")."""
 _OTHERS = lazy_compile(
     _LEAD + rf"(?:[^,]{{1,40}},\s*)?(?:(?:my|our|his|her|their)\s+(?:\w+\s+)?{_PERSON}\b"
     rf"|{_PERSON}\b(?!['’])|(?:he|she|his|her)\b)",
@@ -93,15 +93,6 @@ _JA_WHO = lazy_compile(
 )
 """The first person a Japanese sentence tells about: the speaker (私は, 僕も), or another
 (妹が, お母さんは, 田中さんって; not パン屋さんが, a shop)."""
-_NEW_TOPIC = lazy_compile(
-    r"\bby the way\b|\bbtw\b|\bon (?:an)?other note\b|\bon a (?:different|side|separate) note\b|"
-    + _LEAD
-    + r"(?:anyways?|speaking of|unrelated|side note)\b"
-    r"|そういえば|ところで|話(?:は|が)?変わ(?:る|り)|それはそうと|関係ない(?:けど|んだけど)",
-    re.IGNORECASE,
-)
-"""Words that open another matter ("…, by the way", "Anyway, …", そういえば, ところで; an
-"anyway" further on is "all the same": "I quit it anyway")."""
 _BACK = lazy_compile(
     r"\b(?:that|it|this|everything|things|all|life|which)\b"
     "|(?:それ|これ|あれ|全部|すべて|全て|何もかも|生活|暮らし|毎日)(?:が|は|も|って|を|、)",

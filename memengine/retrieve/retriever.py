@@ -78,6 +78,7 @@ from .temporal import (
     widen,
     window_filters,
 )
+from .topic_change import asked_after
 
 __all__ = [
     "Retriever",
@@ -127,9 +128,15 @@ def turn_queries(
     (:func:`context_query`); when that is the message alone (another topic, as far as its
     words tell), the message joined to the conversation, a joined query (a follow-up's
     implied subject, "Which hotel did we stay at?" after talk of a Kyoto trip, counts when
-    near the message); then the question typed after a long paste (:func:`typed_after`)."""
+    near the message); then the question typed after a long paste (:func:`typed_after`). A
+    message that asks after words that open another matter (:func:`.topic_change.asked_after`:
+    "…what a day. Anyway, what's the wifi password?") is split as two messages would be: that
+    question first, then these queries, joined (the day's words would drown it)."""
     turns, max_chars = config.recent_conversation_turns, config.max_query_chars
     queries = _conversation_queries(text, said, turns, max_chars)
+    asked = asked_after(text) if len(text) <= max_chars else None  # (longer: typed_after)
+    if asked is not None:
+        queries = [asked, *queries]
     return [*queries, *typed_after(text, max_chars)], frozenset(range(1, len(queries)))
 
 
