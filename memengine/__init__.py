@@ -81,9 +81,15 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 
+_LAZY = ("ChatClient", "OpenAIEmbedder")
+"""The public names imported when asked for: they load the ``openai`` client, which an
+offline program never needs. They are not in ``__all__``, which ``from memengine import *``
+imports whole (it would load ``openai`` too); ``from memengine import ChatClient`` names one."""
+
+
 def __getattr__(name: str) -> Any:
     """``memengine.ChatClient`` and ``memengine.OpenAIEmbedder`` are imported when asked
-    for: they load the ``openai`` client, which an offline program never needs."""
+    for (:data:`_LAZY`)."""
     if name == "ChatClient":
         from .llm.client import ChatClient
 
@@ -99,7 +105,7 @@ def __dir__() -> list[str]:
     """What ``dir(memengine)`` lists: the module's names and the public API, the lazily
     imported ``ChatClient`` and ``OpenAIEmbedder`` included (tab completion and ``help()``
     show them)."""
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, *_LAZY})
 
 
 __all__ = [
@@ -107,7 +113,6 @@ __all__ = [
     "AgentRow",
     "AgentStats",
     "BackupReport",
-    "ChatClient",
     "Clock",
     "Config",
     "ConfigError",
@@ -146,7 +151,6 @@ __all__ = [
     "NewEpisode",
     "NotAMemEngineDatabase",
     "NotFound",
-    "OpenAIEmbedder",
     "OptimizeReport",
     "Pack",
     "Progress",
@@ -171,3 +175,6 @@ __all__ = [
     "make_embedder",
     "salvage_file",
 ]
+
+if TYPE_CHECKING:  # (public to a type checker, which loads nothing: _LAZY)
+    __all__ += ["ChatClient", "OpenAIEmbedder"]

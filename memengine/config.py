@@ -813,12 +813,45 @@ class Config(_Section):
 
 
 def fixed_config(config: Config) -> Config:
-    """A copy of ``config`` that refuses every change (a :class:`ConfigError`): what an open
-    memory holds, since some settings are read only at open and a change would take effect
-    in part."""
-    copy = config.model_copy(deep=True)
+    """A checked copy of ``config`` that refuses every change (a :class:`ConfigError`): what
+    an open memory holds, since some settings are read only at open and a change would take
+    effect in part. A setting no check has seen (``model_copy(update=…)`` checks nothing,
+    nor does changing a list setting in place) is checked here, a :class:`ConfigError`
+    naming it, rather than an error of Python's at the first call that reads it."""
+    try:
+        copy = type(config).model_validate(_settings(config))
+    except ValidationError as exc:
+        raise ConfigError(_invalid(exc, {})) from None
     copy._fix()
     return copy
+
+
+def _settings(section: _Section) -> dict[str, Any]:
+    """``section``'s settings as validation reads them: each set one, and each that is no
+    longer its default (a list changed in place), a section in it as its own such dict.
+    Not ``model_dump()``: it leaves the agent out when unnamed and warns of a section given
+    as a dict; and a setting left at its default stays unset (``model_fields_set`` says
+    which the caller chose: :meth:`Config.named_agent`, the diagnostics). A section of another
+    kind (``update={"retrieval": LLMConfig()}``) is given as it is, for its check to refuse."""
+    data: dict[str, Any] = {}
+    for name, field in type(section).model_fields.items():
+        value = section.__dict__[name]
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, _Section) and isinstance(value, kind):
+            inner = _settings(value)
+            if inner or name in section.model_fields_set:
+                data[name] = inner
+        elif name in section.model_fields_set or not _same(
+            value, field.get_default(call_default_factory=True)
+        ):
+            data[name] = list(value) if isinstance(value, _FixedList) else value
+    return data
+
+
+def _same(value: Any, default: Any) -> bool:
+    """Whether ``value`` is ``default`` (of the same type: ``True`` is not 1, nor 1 a 1.0
+    where a check would refuse the one)."""
+    return type(value) is type(default) and value == default
 
 
 def local_zone() -> ZoneInfo | None:

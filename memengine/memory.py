@@ -209,6 +209,7 @@ class Memory:
             raise ConfigError(
                 f"config is a Config (load_config() reads a TOML file), not {type(cfg).__name__}"
             )
+        cfg = fixed_config(cfg)  # (checked before the store reads write_wait_s and the caches)
         if embedder is not None and not is_embedder(embedder):
             raise ConfigError(
                 f"embedder is an Embedder (make_embedder builds one), not {type(embedder).__name__}"

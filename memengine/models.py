@@ -465,7 +465,8 @@ class Retrieval(_Model):
     writes dates as days of that zone."""
     in_recent: tuple[int, ...] = ()
     """The stored turns left out because the ``recent`` messages repeat them word for word
-    (``[retrieval] skip_recent``): the reply model sees them already."""
+    (``[retrieval] skip_recent``): the reply model sees them already. One above
+    ``max_sensitivity`` is left out all the same but not named: a retrieval names none."""
     repeats: tuple[int, ...] = ()
     """Older exchanges found and left out (of the search lists, as far as each was read, a
     by-date fetch or a lifted next turn) because their user turn repeats a user message the

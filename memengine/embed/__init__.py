@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from .openai import OpenAIEmbedder
     from .usem3 import USEM3Embedder
 
-__all__ = ["Embedder", "OpenAIEmbedder", "USEM3Embedder"]
+__all__ = ["Embedder", "USEM3Embedder"]  # (not OpenAIEmbedder: a * import would load openai)
+if TYPE_CHECKING:  # (public to a type checker, which loads nothing)
+    __all__ += ["OpenAIEmbedder"]
 
 
 def __getattr__(name: str) -> Any:
@@ -36,4 +38,4 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     """What ``dir(memengine.embed)`` lists: the module's names and the embedders, the lazily
     imported ones included."""
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, "OpenAIEmbedder"})

@@ -34,6 +34,7 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..lazy_re import lazy_compile
 from ..models import Episode, EpisodeKind, Message
@@ -46,6 +47,7 @@ __all__ = [
     "MAX_COMPARED",
     "RECENT_MESSAGE_CHARS",
     "REPEAT_MIN_COSINE",
+    "HeldTurns",
     "RepeatCheck",
     "Said",
     "carries_on",
@@ -76,6 +78,17 @@ def lookback(recent: Sequence[Message]) -> int:
 def normalised(text: str | None) -> str:
     """``text`` as compared: scrubbed as stored, its white space collapsed."""
     return " ".join(scrub(text or "").split())
+
+
+class HeldTurns(NamedTuple):
+    """The stored turns the recent messages repeat (:meth:`.Retriever.held`)."""
+
+    ids: frozenset[int]
+    """Left out of every search of the turn, whatever their sensitivity."""
+    shown: tuple[int, ...]
+    """Those the retrieval names (``Retrieval.in_recent``): none more sensitive than its
+    ``max_sensitivity``, which leaves such an episode out of all it reports (the caller
+    repeated the secret, but a retrieval's JSON may go where the secret must not)."""
 
 
 def held_in_recent(episodes: Sequence[Episode], recent: Sequence[Message]) -> set[int]:

@@ -51,6 +51,7 @@ from .fastpath import Candidate, FastPath, FastResult, age_days, lexical_agreeme
 from .inject import evidence_found, should_inject, top_cosine
 from .proposal import proposes
 from .recent import (
+    HeldTurns,
     RepeatCheck,
     carries_on,
     conversation,
@@ -630,13 +631,18 @@ class Retriever:
         value = self.reach(query)
         return value, round((time.perf_counter() - t0) * 1000, 3)
 
-    def held(self, recent: Sequence[Message], filters: Filters) -> frozenset[int]:
+    def held(self, recent: Sequence[Message], filters: Filters) -> HeldTurns:
         """The agent's newest turns that ``recent`` repeats word for word
-        (:func:`.recent.held_in_recent`; none without ``skip_recent``)."""
+        (:func:`.recent.held_in_recent`; none without ``skip_recent``), and of them those the
+        retrieval may name: all but the ones above ``max_sensitivity``."""
         if not self.config.skip_recent or not recent or filters.until_ts is None:
-            return frozenset()
+            return HeldTurns(frozenset(), ())
         newest = self.store.newest_turns(filters.agent, filters.until_ts, lookback(recent))
-        return frozenset(held_in_recent(newest, recent))
+        ids = held_in_recent(newest, recent)
+        shown = sorted(
+            e.id for e in newest if e.id in ids and e.sensitivity <= filters.max_sensitivity
+        )
+        return HeldTurns(frozenset(ids), tuple(shown))
 
     def repeats(self, said: Sequence[Message], text: str) -> RepeatCheck | None:
         """What older exchanges must not merely repeat to be searched (:func:`.recent.repeat_check`
@@ -694,7 +700,7 @@ class Retriever:
         lang = turn_language(text, said)
         # the reach's term counts run beside the searches; the lists are re-fused after
         reach = self.executor.submit(self.timed_reach, query) if cfg.adaptive_weights else None
-        held = self.held(recent, filters)
+        held, in_recent = self.held(recent, filters)
         found = (
             find_time_expressions(text, now, max_chars=cfg.max_query_chars)
             if cfg.window_weight > 0
@@ -744,6 +750,6 @@ class Retriever:
             candidates=len(result.candidates),
             time_window=widen(window, now) if window is not None else None,
             signals=signals,
-            in_recent=tuple(sorted(held)),
+            in_recent=in_recent,
             repeats=tuple(result.repeats),
         )

@@ -58,7 +58,7 @@ from ..text import cut_at, fold, strip_controls
 from .expand import DetectedReference, Expander, Expansion, clean_queries
 from .fastpath import VECTORS_SKIPPED, Candidate, FastPath, FastResult, shown_queries
 from .pool import Pool
-from .recent import RepeatCheck, conversation
+from .recent import HeldTurns, RepeatCheck, conversation
 from .rerank import Reranker, RerankOutcome, with_later_changes
 from .retriever import fast_results, mark_own_copies, time_terms, turn_language, turn_queries
 from .temporal import (
@@ -127,7 +127,7 @@ class Refine(Protocol):
     ) -> list[Candidate]: ...
 
 
-Held = Callable[[Sequence[Message], Filters], frozenset[int]]
+Held = Callable[[Sequence[Message], Filters], HeldTurns]
 """The stored turns the recent messages repeat (:meth:`.Retriever.held`)."""
 
 Repeats = Callable[[Sequence[Message], str], RepeatCheck | None]
@@ -593,7 +593,9 @@ class LLMTurn:
         trace = TurnTrace()
         degraded: list[str] = []
         timings: dict[str, float] = {}
-        held = self.held(recent, filters)  # in all of recent; the rest reads the conversation
+        held, in_recent = self.held(
+            recent, filters
+        )  # in all of recent; the rest reads the conversation
         recent = conversation(recent, text)
         queries, joined = turn_queries(text, recent, rcfg)
         query = queries[0]
@@ -754,7 +756,7 @@ class LLMTurn:
             candidates=len(candidates),
             time_window=window,
             signals=signals if outcome is None else {},
-            in_recent=tuple(sorted(held)),
+            in_recent=in_recent,
             repeats=tuple(sorted(repeated)),
         )
         return retrieval, trace
