@@ -786,7 +786,8 @@ class Memory:
         """Delete an agent and everything of it (a user who asks to be forgotten): its
         episodes, its turns, sleeps and learned scorer, and the agent
         itself, overwriting the freed pages (see :meth:`.Store.forget_agent`). NotFound for
-        an agent the file does not know. Backups made before keep their copy."""
+        an agent the file does not know. Backups made before keep their copy. A Ctrl-C
+        stays a KeyboardInterrupt, with a note saying whether the agent is forgotten."""
         self._writable()
         name = self._agent_name(agent)
         # every spelling of the name: one in NFC, and one an earlier version stored as typed
@@ -806,15 +807,21 @@ class Memory:
             )
             raise NotFound(f"no agent {quoted_name(agent)} in {self.store.path}{hint}")
         reports: list[ForgetReport] = []
+
+        def stored() -> set[str]:
+            return {a.name for a in self.agents()}
+
         try:
             for n in names:
                 reports.append(self.store.forget_agent(n))
         except StoreError as exc:  # a privacy request: say whether the agent is still there
-            raise _not_forgotten(
-                exc, agent, names, lambda: {a.name for a in self.agents()}
-            ) from exc
-        self._typed_names = None  # a name stored as typed may be gone
-        self._forget_texts()
+            raise _not_forgotten(exc, agent, names, stored) from exc
+        except (KeyboardInterrupt, SystemExit) as stop:  # Ctrl-C, SIGTERM: mostly compacting
+            _add_note(stop, _stopped_forget(agent, names, stored))
+            raise  # (a KeyboardInterrupt still: the program stops as it would have)
+        finally:  # (a delete that committed before the stop leaves no words in them either)
+            self._typed_names = None  # a name stored as typed may be gone
+            self._forget_texts()
         return ForgetReport(
             name,
             sum(r.episodes for r in reports),
@@ -1972,32 +1979,63 @@ def _not_forgotten(
 ) -> StoreError:
     """``exc``, which stopped the forget of ``agent`` (stored as ``names``), of its own
     kind, saying whether the agent was forgotten: a user who asked to be forgotten must
-    not be told only of a disk error, and each name's forget is one transaction, so
-    one that failed left everything of it (unless the error came after its commit,
-    hence the ``stored`` names are read again)."""
+    not be told only of a disk error."""
+    left = _left_of_forget(agent, names, stored)
+    if left is None:
+        return exc  # (forgotten: the error came after the deletion had committed)
+    again = type(exc)(f"{exc}; {left} once the cause is fixed")
+    again.__dict__.update(exc.__dict__)  # (what the error carries: DiskError's code, …)
+    return again
+
+
+def _stopped_forget(agent: str, names: list[str], stored: Callable[[], set[str]]) -> str:
+    """The note of a Ctrl-C (or SIGTERM) that stopped the forget of ``agent`` (stored as
+    ``names``): whether it is forgotten, which a caller cannot tell from the interrupt, and,
+    when it is, that the compaction after it may not have finished."""
+    left = _left_of_forget(agent, names, stored)
+    if left is not None:
+        return f"interrupted: {left}"
+    return (
+        f"interrupted after the delete was saved: agent {quoted_name(agent)} is forgotten, "
+        "but the compaction that follows may not have finished, so copies of its text may "
+        "remain in the file's free pages until `memengine optimize --scrub`, "
+        "optimize(scrub=True) (doctor reports it meanwhile)"
+    )
+
+
+def _left_of_forget(agent: str, names: list[str], stored: Callable[[], set[str]]) -> str | None:
+    """None when no name of ``agent`` (``names``) is ``stored`` now, else what is left of it,
+    in words that end where what to do comes: each name's forget is one transaction, so
+    one stopped left everything of it, unless it stopped after its commit (hence the
+    names read again)."""
     try:
         held = stored()
         left = [n for n in names if n in held]
     except MemEngineError:  # the file cannot be read now either
-        told = (
-            f"{exc}; whether agent {quoted_name(agent)} was forgotten could not be read: "
-            "run the forget again once the cause is fixed"
+        return (
+            f"whether agent {quoted_name(agent)} was forgotten could not be read: run the "
+            "forget again"
         )
+    if not left:
+        return None
+    return (
+        f"agent {quoted_name(agent)} was NOT forgotten"
+        + (
+            ": nothing of it was deleted"
+            if len(left) == len(names)
+            else " (a spelling of its name an earlier version stored is left)"
+        )
+        + "; forget it again"
+    )
+
+
+def _add_note(exc: BaseException, note: str) -> None:
+    """Add ``note`` to ``exc``'s notes (:meth:`BaseException.add_note`, which Python 3.10
+    lacks: there it is the ``__notes__`` a caller reads, which 3.10 does not print)."""
+    if sys.version_info >= (3, 11):
+        exc.add_note(note)
     else:
-        if not left:
-            return exc  # (forgotten: the error came after the deletion had committed)
-        told = (
-            f"{exc}; agent {quoted_name(agent)} was NOT forgotten"
-            + (
-                ": nothing of it was deleted"
-                if len(left) == len(names)
-                else " (a spelling of its name an earlier version stored is left)"
-            )
-            + "; forget it again once the cause is fixed"
-        )
-    again = type(exc)(told)
-    again.__dict__.update(exc.__dict__)  # (what the error carries: DiskError's code, …)
-    return again
+        exc.__notes__ = [*getattr(exc, "__notes__", ()), note]
 
 
 def _interrupted_note(done: int, writing: int, given_all: bool, imported: bool) -> str:

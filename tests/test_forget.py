@@ -777,3 +777,81 @@ def test_a_scrubbed_delete_a_reader_kept_from_its_log_says_where_copies_are(
         with pytest.raises(DatabaseLocked, match="the file and its log may still hold copies"):
             m.delete([secret], scrub=True)
         assert m.store.existing([secret]) == set()
+
+
+def _warm_caches_of_bob(m: Memory) -> object:
+    """Fill the caches of users' text with bob's secret (a pack's folded sentences and
+    query patterns, what the later-change check read); the word vectors before."""
+    from memengine.retrieve import changes
+
+    long = " ".join(f"Sentence {i} about the garden and the weather." for i in range(60))
+    m.add(f"{long} The safe combination is {SECRET}.", kind="fact", agent="bob")
+    query = "what is the safe combination?"
+    m.pack(m.retrieve(query, agent="bob", record=False, day_range=None), query=query)
+    changes._people(f"My sister Ann told me {SECRET} every week")
+    assert quote._fold.cache_info().currsize > 0 and changes._people.cache_info().currsize > 0
+    return m.retriever.word_vectors
+
+
+def test_ctrl_c_in_a_forgets_compaction_says_so_and_empties_the_caches(
+    db_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C after the forget's delete committed reached a library caller as a bare
+    KeyboardInterrupt (forgotten or not, it could not tell), and left the user's text in
+    this process's caches, which a finished forget empties."""
+    from memengine.retrieve import changes
+
+    _two_users(db_path, clock)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        words = _warm_caches_of_bob(m)
+        monkeypatch.setattr("memengine.store.maintenance.compact", _stop)  # (not begun)
+        with pytest.raises(KeyboardInterrupt) as stop:
+            m.forget_agent("bob")
+        note = "\n".join(getattr(stop.value, "__notes__", ()))
+        assert "agent 'bob' is forgotten" in note and "`memengine optimize --scrub`" in note
+        assert not m.has_agent("bob") and m.store.scrub_pending() == "a forgotten agent"
+        assert quote._fold.cache_info().currsize == 0
+        assert quote.query_patterns.cache_info().currsize == 0
+        assert changes._people.cache_info().currsize == 0
+        assert m.retriever.word_vectors is not words
+
+
+def test_ctrl_c_before_a_forgets_commit_says_the_agent_is_not_forgotten(
+    db_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One that came before the commit deleted nothing, and its note says so."""
+    _two_users(db_path, clock)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        monkeypatch.setattr("memengine.store.episodes.delete_episodes", _stop)
+        with pytest.raises(KeyboardInterrupt) as stop:
+            m.forget_agent("bob")
+        assert getattr(stop.value, "__notes__", None) == [
+            "interrupted: agent 'bob' was NOT forgotten: nothing of it was deleted; forget it again"
+        ]
+        assert m.has_agent("bob") and m.store.scrub_pending() is None
+
+
+@pytest.mark.parametrize("point", ["vacuum", "truncate_log", "_scrubbed"])
+def test_ctrl_c_once_the_file_is_compacted_leaves_no_failed_scrub_check(
+    db_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, point: str
+) -> None:
+    """A Ctrl-C that came once the VACUUM was done (SQLite finishes it, and Python raises
+    the interrupt as it returns), or during the log's checkpoint, or before the note was
+    dropped, left the pending-scrub note: doctor failed a compacted file."""
+    _two_users(db_path, clock)
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        owner = m.store if point == "_scrubbed" else m.store.connections
+        done = getattr(owner, point)
+
+        def done_then_stop(*args: Any, **kwargs: Any) -> Any:
+            if point != "_scrubbed":  # (the real step, then the interrupt it returns with)
+                done(*args, **kwargs)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(owner, point, done_then_stop)
+        with pytest.raises(KeyboardInterrupt):
+            m.forget_agent("bob")
+        monkeypatch.undo()
+        assert not m.has_agent("bob")
+    assert SECRET.encode() not in _file_bytes(db_path)
+    assert "scrub" not in diagnose(Config(db=db_path))["checks"]

@@ -516,19 +516,36 @@ class Store:
         """:func:`.maintenance.compact` after a delete meant to leave no copy, which left
         ``note`` (:meth:`_scrub_note`): it goes once the file is compacted and its log
         emptied, unless another delete's note replaced it meanwhile (a process stopped
-        before keeps it, for :meth:`scrub_pending`)."""
-        kept, wal_truncated = maintenance.compact(self.connections)
+        before keeps it, for :meth:`scrub_pending`). A Ctrl-C or SIGTERM comes once SQLite
+        finished the statement under way, so one raised as the compaction returns, or
+        after, finds the file compacted: the note then says only the log may keep copies,
+        as doctor would otherwise fail a file whose free pages are gone."""
+        cookie = maintenance.schema_cookie(self.connections)
+        try:
+            kept, wal_truncated = maintenance.compact(self.connections)
+            if kept is None:
+                wal_truncated = self._compacted(note, wal_truncated)
+            return kept, wal_truncated
+        except BaseException:
+            with contextlib.suppress(StoreError):  # (else the note stays: optimize --scrub)
+                if maintenance.schema_cookie(self.connections) != cookie:  # (a VACUUM ran)
+                    self._compacted(note, wal_truncated=False)  # (emptied or not: not known)
+            raise
+
+    def _compacted(self, note: str, wal_truncated: bool) -> bool:
+        """After the compaction that followed ``note``'s delete: drop the note when the log
+        was emptied too, else mark it kept by the log alone (:data:`_IN_LOG`; unless another
+        delete's note replaced it, or it went already); whether the log was emptied."""
         try:  # (the delete is in, and compacted: a writer that keeps the file past
             # write_wait_s now leaves the note, which optimize --scrub clears, not an error)
-            if kept is None and wal_truncated:
-                wal_truncated = self._scrubbed(note)
-            elif kept is None:  # compacted; only the log, which others still read, keeps copies
-                with self.connections.write() as cur:
-                    if meta.get(cur, SCRUB_PENDING) == note:
-                        meta.put(cur, **{SCRUB_PENDING: f"{note}\t{_IN_LOG}"})
+            if wal_truncated:
+                return self._scrubbed(note)
+            with self.connections.write() as cur:  # only the log, which others read, keeps copies
+                if meta.get(cur, SCRUB_PENDING) == note:
+                    meta.put(cur, **{SCRUB_PENDING: f"{note}\t{_IN_LOG}"})
         except DatabaseLocked:
             pass  # (the log was emptied or not, as compact said)
-        return kept, wal_truncated
+        return wal_truncated
 
     def _scrubbed(self, note: str | None) -> bool:
         """After a compaction and an emptied log: drop the :data:`SCRUB_PENDING` note

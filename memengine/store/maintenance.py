@@ -428,6 +428,14 @@ def secure_deletes(cur: Any) -> Iterator[None]:
         cur.execute(f"PRAGMA secure_delete = {before}")
 
 
+def schema_cookie(connections: Connections) -> int:
+    """SQLite's schema cookie of the file (``PRAGMA schema_version``), which a ``VACUUM``
+    raises by one (the other connections' statements must be prepared again, their tables'
+    pages moved): how a Ctrl-C raised as a compaction returns tells that it was done."""
+    with connections.read() as cur:
+        return int(cur.execute("PRAGMA schema_version").fetchone()[0])
+
+
 def compact(connections: Connections) -> tuple[StoreError | None, bool]:
     """Compact the file and empty its log, after a delete meant to leave no copy: what kept
     the file from being compacted (None when it was: :func:`vacuum`), and whether the log
