@@ -3042,3 +3042,152 @@ def test_a_change_to_a_weekday_written_short_is_packed_before_the_old_fact(
     text = real_mem.pack(r).text
     assert text.index("土曜にずれた") < text.index("金曜の19時")
     assert "2026-04-12 (日) の記憶より新しい、同じ話題の話" in text
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("Biscuit passed away last night", True),
+        ("My grandpa died last week", True),
+        ("We had to put Biscuit down", True),
+        ("Biscuit crossed the rainbow bridge", True),
+        ("We split up last week", True),
+        ("I got laid off from Acme today", True),
+        ("I lost my job at Acme", True),
+        ("I got fired from Acme", True),
+        ("My dad retired last month", True),
+        ("祖父が他界した", True),
+        ("モカが亡くなった…", True),
+        ("モカが虹の橋を渡った", True),
+        ("翔太と離婚した", True),
+        ("会社をクビになった", True),
+        # a death only of a being, and none ahead or denied
+        ("I almost died laughing at the show", False),
+        ("My phone died lol", False),
+        ("スマホが死んだ", False),
+        ("死んだように寝た", False),
+        ("I won't get fired", False),
+        ("I don't want to die", False),
+    ],
+)
+def test_a_death_a_break_up_and_a_lost_job_are_change_words(text: str, says: bool) -> None:
+    assert bool(change_sentences(text)) is says
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "changes"),
+    [
+        # the end of a person or a pet, or of a bond with them, changes all told of them
+        ("My dog Biscuit loves chasing squirrels", "Biscuit passed away last night", True),
+        ("My boyfriend Jake is taking me to Paris in May", "Jake and I broke up. It's over.", True),
+        ("My boyfriend Jake is taking me to Paris in May", "I broke up with Jake", True),
+        ("My grandma lives in Osaka", "My grandma passed away last night", True),
+        ("My sister's boyfriend Tom is nice", "My sister broke up with Tom", True),
+        ("翔太は私の彼氏", "翔太と別れた", True),
+        ("うちの猫のモカは元気いっぱい", "モカが亡くなった…", True),
+        ("お母さんは大阪に住んでる", "お母さんが亡くなった", True),
+        ("I work at Acme as a designer", "I got laid off from Acme today", True),
+        # not of someone of theirs, nor another's break-up
+        ("My wife loves spicy food", "My wife's grandmother passed away", False),
+        ("My friend Ken loves hiking", "My friend Ken's dog died", False),
+        ("Ken works at Google", "Ken's wife died", False),
+        ("友達は大阪に住んでる", "友達のお母さんが亡くなった", False),
+        ("My boyfriend Jake loves sushi", "My sister broke up with her boyfriend", False),
+        # other news of a person still shares only the person
+        ("My wife loves spicy food", "My wife quit her job last week", False),
+    ],
+)
+def test_an_end_of_a_person_or_a_bond_changes_what_was_told_of_them(
+    old_text: str, new_text: str, changes: bool
+) -> None:
+    assert _links(old_text, new_text) is changes
+
+
+@pytest.mark.parametrize(
+    ("old_text", "question", "new_text", "filler", "newer"),
+    [
+        (
+            "My dog Biscuit loves chasing squirrels",
+            "Tell me about Biscuit",
+            "Biscuit passed away last night",
+            FILLER,
+            "newer than the memory of 2026-04-12 (Sun) on the same subject",
+        ),
+        (
+            "My boyfriend Jake is taking me to Paris in May",
+            "What about Jake?",
+            "Jake and I broke up. It's over.",
+            FILLER,
+            "newer than the memory of 2026-04-12 (Sun) on the same subject",
+        ),
+        (
+            "うちの猫のモカは元気いっぱい",
+            "モカのこと覚えてる？",
+            "モカが亡くなった…",
+            FILLER_JA,
+            "2026-04-12 (日) の記憶より新しい、同じ話題の話",
+        ),
+    ],
+)
+def test_a_death_or_a_break_up_is_packed_before_the_old_fact(
+    db_path: Path,
+    clock: FixedClock,
+    usem3: USEM3Embedder,
+    old_text: str,
+    question: str,
+    new_text: str,
+    filler: list[tuple[str, str]],
+    newer: str,
+) -> None:
+    """A pet's death and a break-up change every fact told of the one they end: packed
+    with the old fact, they come first, said to be newer."""
+    with Memory.open(db_path, embedder=usem3, clock=clock) as mem:
+        old, new = _told(mem, clock, old_text, new_text, filler)
+        r = mem.retrieve(question)
+        assert [x.episode.id for x in r.results[:2]] == [new, old]
+        assert r.results[0].components["changes"] == float(old)
+        text = mem.pack(r).text
+    assert text.index(new_text) < text.index(old_text)
+    assert newer in text
+
+
+def test_a_correction_naming_the_old_value_soon_after_changes_it_at_any_cosine() -> None:
+    """ "it's Tuesday, not Monday" is far from "My yoga class is on Monday at 6pm" in meaning
+    (.26-.27): said minutes after it, it changes it all the same; a day later, or naming
+    no old value ("Actually, Tuesday"), only a close enough one does."""
+    far = 0.2
+
+    def links(
+        new_text: str, after: timedelta, old_text: str = "My yoga class is on Monday at 6pm"
+    ) -> bool:
+        old = _packed(1, 0, old_text, 1.0)
+        ep = _packed(2, 0, new_text, 0.9).episode
+        new = Candidate(ep.model_copy(update={"occurred_at": ep.occurred_at + after}), 0.9, {})
+        out = later_changes([old, new], [old, new], lambda c, ids: dict.fromkeys(ids, far))
+        return [c.episode.id for c in out] == [2, 1]
+
+    assert links("it's Tuesday, not Monday 😅", timedelta(minutes=5))
+    assert links("Sorry, I meant Tuesday, not Monday", timedelta(minutes=30))
+    assert not links("it's Tuesday, not Monday 😅", timedelta(days=1))
+    assert not links("it's Friday, not Thursday", timedelta(minutes=5))  # (not its value)
+    assert not links("Actually, Tuesday", timedelta(minutes=5))
+    japanese = "ヨガ教室は毎週月曜の18時から"
+    assert links("ごめん、月曜じゃなくて火曜だった", timedelta(minutes=5), japanese)
+
+
+def test_a_correction_said_just_after_is_packed_first_whatever_the_reply(
+    db_path: Path, clock: FixedClock, usem3: USEM3Embedder
+) -> None:
+    """A bare "Got it." adds nothing to bring the correction's vector near the memory it
+    corrects (.26-.27): the link no longer hangs on the bot's reply."""
+    with Memory.open(db_path, embedder=usem3, clock=clock) as mem:
+        at = clock.now - timedelta(minutes=30)
+        old = mem.add_exchange("My yoga class is on Monday at 6pm", "Nice!", occurred_at=at)
+        said = at + timedelta(minutes=5)
+        mem.add_exchange("made pasta for dinner", "Yum", occurred_at=said)
+        text = "it's Tuesday, not Monday 😅"
+        new = mem.add_exchange(text, "Got it.", occurred_at=said + timedelta(minutes=5))
+        r = mem.retrieve("Is my yoga class on Monday?")
+        assert [x.episode.id for x in r.results[:2]] == [new, old]
+        assert r.results[0].components["changes"] == float(old)
+        assert "newer than the memory of 11:30 the same day" in mem.pack(r).text

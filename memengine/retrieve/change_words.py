@@ -1,8 +1,9 @@
 """Change words: the words of one message that say something changed (:data:`CHANGE`:
 "switched", "moved … to", "pushed … to", "no longer", "not … any more", "I used to", "my wife
 used to", "quit", "sold", "… now" ending its clause, "my vet is now Dr. Sato", "went up",
-"dropped to $999", "turned 7", 変えた, やめた, 引っ越した, 延期, 中止 (and in hiragana: かえた,
-ひっこした, ちゅうし), 今は, 前は…だった, 6歳になった, 値上げした, 6000円に上がった, 家賃が上がった, 家賃を8万円に上げた,
+"dropped to $999", "turned 7", a death, a break-up or a job lost ("passed away", "broke
+up", "got laid off": :data:`_DEATH`, :data:`ENDING`), 亡くなった, 離婚した, クビになった,
+変えた, やめた, 引っ越した, 延期, 中止 (and in hiragana: かえた, ひっこした, ちゅうし), 今は, 前は…だった, 6歳になった, 値上げした, 6000円に上がった, 家賃が上がった, 家賃を8万円に上げた,
 飲まないことにした …; and
 the English corrections of :func:`corrections`, a value set against one of its kind: "it's
 Tuesday, not Monday", "no wait, it's Tuesday"), and
@@ -199,6 +200,62 @@ _KANA_NOUN_ENDS = "(?=[にしさだでや]|って|$|[^\u3040-\u309f])"
 or the copula, って, or no hiragana (えんきになった, ちゅうしだって; not ちゅうしゃ, ちゅうしん,
 nor the えんき of えんきょり, せんえんきっぷ)."""
 
+_DEATH = (
+    r"passed away|died|had to put (?:\w+ ){1,2}?down|put (?:\w+ ){1,2}?to sleep"
+    r"|crossed the rainbow bridge"
+)
+"""A death, of a person or a pet ("Biscuit passed away last night", "My grandpa died", "We
+had to put Biscuit down"): it changes every fact told of them, and counts only after a being
+(:func:`_a_being`: not "I almost died laughing", "My phone died")."""
+_JA_DEATH = "亡くな(?=っ|りまし)|他界|永眠|虹の橋|死ん(?=だ(?!ように|みたい)|じゃ|でしま)"
+"""A death in Japanese (きなこが亡くなった, 祖父が他界した, 虹の橋を渡った, 死んじゃった; not
+死んだように寝た, slept like a log), counted only after a being as :data:`_DEATH` is."""
+DEATH = lazy_compile(f"{_DEATH}|{_JA_DEATH}", re.IGNORECASE)
+"""A death, English or Japanese (:data:`_DEATH`, :data:`_JA_DEATH`)."""
+_BEINGS = PERSON_WORDS | frozenset(
+    "dog dogs cat cats puppy kitten pet bunny rabbit hamster bird parrot horse he she him her"
+    " they them".split()
+)
+"""Whom a death is told of: a person word, a pet word or a pronoun (a name besides)."""
+ENDING = lazy_compile(
+    rf"{_DEATH}|{_JA_DEATH}|\b(?:broke up|split up|divorced|(?:we|we're|we've|they|they're|got) (?:just )?separated"
+    r"|dumped (?:me|him|her))\b|別れ|わかれ|離婚|別居",
+    re.IGNORECASE,
+)
+"""The end of someone or of a bond with them, a death or a break-up ("Jake and I broke up",
+翔太と別れた, 離婚した): unlike other news of a person ("My wife quit her job"), it changes
+every fact told of them, so the person alone is what it shares (:mod:`.changes`)."""
+_BEING_BEFORE = lazy_compile(
+    r"(?:^|\s)(?P<who>[\w']+)(?:\s+(?:just|finally|suddenly|peacefully|sadly|recently"
+    r"|has|have|had|unexpectedly))*\s*$"
+)
+"""The word a death is told of, just before it, past an adverb or an auxiliary ("Biscuit
+peacefully passed away", "Grandpa has passed away")."""
+_JA_THING_BEFORE = lazy_compile(
+    "(?:スマホ|携帯|ケータイ|電池|バッテリー|充電|パソコン|PC|車|ゲーム|目|顔|心|株|推し)"
+    "[がはも、]*$",
+    re.IGNORECASE,
+)
+"""A thing said to die in Japanese slang (スマホが死んだ, the battery; 目が死んでる)."""
+
+
+def _a_being(before: str, death: str) -> bool:
+    """Whether a death (``death``, ``before`` it its sentence's words) is told of a being:
+    in English a person word, a pet word or a name just before it, or within a put down
+    ("Biscuit passed away", "My grandpa died", "We had to put Biscuit down"; not "I almost
+    died laughing", "My phone died"), in Japanese anything but a thing slang kills
+    (:data:`_JA_THING_BEFORE`: not スマホが死んだ)."""
+    if not death.isascii():
+        return _JA_THING_BEFORE.search(before) is None
+    words = death.split()
+    if death.lower().startswith(("had to put", "put ")):
+        said = words[1:-2] if death.lower().startswith("put") else words[3:-1]
+        return any(w.lower() in _BEINGS or w[:1].isupper() for w in said if w.lower() != "i")
+    m = _BEING_BEFORE.search(before)
+    who = m["who"] if m is not None else ""
+    return who.lower().removesuffix("'s") in _BEINGS or (who[:1].isupper() and who != "I")
+
+
 _TOKEN = (
     r"(?:(?<![^\s,;!?()（）「」])[^\s,;!?()（）「」]+(?:,\d{3}(?!\d)[^\s,;!?()（）「」]*)*"
     r"(?:\s?[ap]\.?m\b\.?)?)"
@@ -309,13 +366,40 @@ def corrections(sentence: str) -> list[re.Match[str]]:
     return out
 
 
+_JA_NOT_THIS = lazy_compile(
+    "(?P<y>[^、。！？!?\\s]{1,12}?)(?:じゃなくて|じゃなく|ではなく)(?=[、，,]?[^、。！？!?\\s])"
+)
+"""A Japanese correction's replaced side, the words before じゃなくて with its new side
+after (月曜じゃなくて火曜, 18時じゃなくて19時から)."""
+
+
+def replaced_values(text: str) -> set[tuple[str, str]]:
+    """The values ``text`` (its first 2,000 characters) says were wrong, with their kinds
+    (:func:`.values.closed_values`): the "not" side of its corrections ("it's Tuesday, not
+    Monday": the weekday Monday; "Rent is $1,950, not $1,800"), and what comes before a
+    じゃなくて (月曜じゃなくて火曜); none for a correction that names only the new value
+    ("Actually, Tuesday")."""
+    found: set[tuple[str, str]] = set()
+    for sentence in sentences(text[:2000].translate(APOSTROPHES)):
+        for m in corrections(sentence):
+            side = next((m[f"y{n}"] for n in "1234" if m[f"y{n}"] is not None), None)
+            found |= closed_values(side) if side is not None else set()
+        for m in _JA_NOT_THIS.finditer(sentence):
+            found |= closed_values(m["y"])
+    return found
+
+
 CHANGE = lazy_compile(
     r"\b(?:nowadays|these days|anymore|no longer|instead(?! of)"
     r"|any more(?=\s*(?:$|[^\w\s']|(?:and|but|so|now|because|since|though)\b))"
     r"|switch(?:ed|ing)?(?! up)"
     rf"|chang(?:ed|ing) {_WORD}{{0,3}}?{_ASIDE}?(?:to|from|my mind)"
     rf"|mov(?:ed|ing) {_WORD}{{0,3}}?{_ASIDE}?(?:to|into|out|house|away|back)"
-    r"|quit|stopped|gave up|giving up|sold|replaced|broke up"
+    r"|quit|stopped|gave up|giving up|sold|replaced|broke up|split up"
+    r"|(?:we|we're|we've|they|they're|got) (?:just )?separated|dumped (?:me|him|her)"
+    r"|lost (?:my|his|her|their|our) job|(?:got|was|were|been) (?:fired|let go|laid off|sacked)"
+    r"|laid (?:me |him |her |them )?off|retired"
+    rf"|{_DEATH}"
     r"|divorced|resched\w*|postponed|cancell?ed|from now on"
     r"|\w+ (?:(?:\w+ly|never|also|always|once|even|still|just) )?used to"
     rf"|(?:push|bump)(?:ed|ing) {_WORD}{{0,4}}?{_ASIDE}?(?:(?:back|up|forward|out),? )?"
@@ -343,6 +427,8 @@ CHANGE = lazy_compile(
     r"|売り(?=まし[たて])"
     r"|別れ(?=た|まし|ちゃ|ちま|て(?!も)|る(?:こと|事)にな|$)"
     r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|転校|移っ|移し|延期"
+    rf"|{_JA_DEATH}|クビ(?=に(?:な|され))|首にな(?=っ)|解雇(?=され|に)|リストラ(?=され|に[なあ])"
+    rf"|(?:離婚|別居)(?={_JA_DID}|$)"
     r"|(?<![雨荒]天)中止|リスケ|退職(?![祝金])|転勤(?!族)"
     rf"|{_JA_PLANS}(?:が|は|も|を)?[^。！？!?\n]{{0,8}}?(?:延び|延ばし|ずれ|ずらし)"
     rf"|{_JA_DAY}ずらし|{_JA_PLANS}(?:が|は|も)?(?:なくなっ|無くなっ)"
@@ -1019,6 +1105,9 @@ def change_sentences(text: str) -> list[str]:
         found = [*CHANGE.finditer(sentence), *corrections(sentence)]
         for m in sorted(found, key=lambda m: m.start()):
             before, after = sentence[: m.start()], sentence[m.end() :]
+            death = DEATH.match(sentence, m.start())
+            if death is not None and not _a_being(before, death.group()):
+                continue
             if m.re is CORRECTION.compiled():
                 if _asks(before) or _not_so(sentence, m):
                     continue

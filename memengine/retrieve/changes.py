@@ -22,8 +22,11 @@ nor one two other people the sentences tell about share:
 "My coworker Jen quit Google" changes no "Ken works at Google", 佐藤さんがトヨタ辞めた no
 田中さんはトヨタで働いてる; a person alone is none: "My wife quit her job" changes no "My
 wife loves spicy food", but an age told again of the same person is: "My son turned 7
-today" changes "My son is 6", "Jen turned 30" no "I'm 29"), and their stored vectors are
-at least ``later_change_cosine`` close.
+today" changes "My son is 6", "Jen turned 30" no "I'm 29", and so is the end of a person
+or a pet or of a bond with them: "Biscuit passed away" changes "My dog Biscuit loves
+chasing squirrels", "Jake and I broke up" "My boyfriend Jake is taking me to Paris"), and
+their stored vectors are at least ``later_change_cosine`` close (or the newer one, told
+soon after, names a value of the older one as wrong: "it's Tuesday, not Monday").
 It comes before the closest such result (a chain of changes stands newest first where its
 best-ranked member was), marked ``later_change`` (and ``changes``: that result's id), and
 the pack's reason line names the day of the memory it follows. Nothing that would not be
@@ -38,14 +41,24 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from ..errors import EmbeddingError
 from ..lazy_re import lazy_compile
 from ..models import Episode, EpisodeKind
 from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, forget_words, sentences, shared_phrases
-from .change_words import AGE, CHANGE, JA_VALUE_VERB, change_sentences, habit_of, told
+from ..values import closed_values
+from .change_words import (
+    AGE,
+    CHANGE,
+    ENDING,
+    JA_VALUE_VERB,
+    change_sentences,
+    habit_of,
+    replaced_values,
+    told,
+)
 from .fastpath import Candidate
 from .owners import (
     PERSON_WORDS,
@@ -71,7 +84,17 @@ at most .39, and share no phrase with it. No floor serves for a person alone: of
 that shared only the person (English and Japanese), 18 real changes ("My wife works at
 the bank", then "My wife quit her job") came to .50-.78 and 28 other news of the same one
 ("Yuki quit her diet" after "Yuki lives near the station") to .39-.68, so a person alone
-links none (:func:`_about_the_same`)."""
+links none (:func:`_about_the_same`), unless the newer one tells the end of them or of a
+bond with them (:func:`_ended`). Of the corrections, those under it (.26-.27: "it's Tuesday,
+not Monday" and "My yoga class is on Monday at 6pm", the reply stored with them deciding)
+link when they name the older one's value as wrong soon after it (:data:`CORRECTION_WINDOW`)."""
+
+CORRECTION_WINDOW = timedelta(hours=1)
+"""How soon after a memory a correction that names its value as wrong ("it's Tuesday, not
+Monday", 月曜じゃなくて火曜) changes it whatever their cosine: such a correction is of what
+was just said, and its few words are far from the memory's in meaning (of "it's Tuesday,
+not Monday" and "My yoga class is on Monday at 6pm", .26-.27, under
+:data:`SHARED_MIN_COSINE`); a day later the same words are as often about another thing."""
 
 MAX_CHANGES = 2
 """How many later changes one result can have put before it (the newest first)."""
@@ -564,7 +587,44 @@ def _about_the_same(words: str, near: str, names: set[str]) -> bool:
         if not old and not new and _another_doer(words[:600], near, subject):
             return False
     named = people_named(words[:600]) | people_named(near) if subjects else set()
-    return any(not a_person(s, named) for s in subjects) or _age_again(words[:600], near)
+    if any(not a_person(s, named) for s in subjects) or _age_again(words[:600], near):
+        return True
+    return _ended(near, [s for s in subjects if a_person(s, named)])
+
+
+def _as_doer(person: str) -> str:
+    """A shared person (folded) as :func:`.owners.doer` writes the one a sentence tells
+    about ("grandma" is "grandmother", お母さん is 母), else as it is ("jake", 翔太)."""
+    who = doer(person if person.isascii() else f"{person}が")
+    return person if who in (None, "i") else who
+
+
+_THEIR_ONE = r"(?:\s+[A-Z][\w-]*)?(?:'s\b|の)"
+"""What makes a person the owner of the one a sentence tells about, after them or the name
+beside them ("My wife's grandmother", "My friend Ken's dog", 友達のお母さん)."""
+
+
+def _ended(near: str, people: list[str]) -> bool:
+    """Whether ``near`` tells the end of one of ``people`` (shared persons) or of a bond with
+    them (:data:`.change_words.ENDING`: "Biscuit passed away", "Jake and I broke up",
+    翔太と別れた), which changes every fact told of them, as other news of a person does not:
+    the sentence tells of them, or of the speaker with them named, not of someone of theirs
+    ("My wife's grandmother passed away" changes no "My wife loves spicy food")."""
+    said = told(near)
+    if not people or ENDING.search(said) is None:
+        return False
+    who = doer(said)
+    for person in people:
+        one = fold(person)
+        if who not in (None, "i", "we") and not same_person(who, _as_doer(one)):
+            continue  # (another's end: "My wife's grandmother passed away")
+        ascii_word = one.isascii()  # (a Japanese name has kana around it: モカが)
+        before, after = (r"(?<!\w)", r"(?!\w)") if ascii_word else ("", "")
+        if re.search(before + re.escape(one) + _THEIR_ONE, said, re.IGNORECASE):
+            continue  # (someone of theirs: "My friend Ken's dog died", 友達のお母さん)
+        if re.search(before + re.escape(one) + after, fold(said)) is not None:
+            return True
+    return False
 
 
 def later_changes(
@@ -605,10 +665,14 @@ def later_changes(
             cosines = similar(change.episode.id, [a.episode.id for a in anchors])
         except EmbeddingError:  # (re-embedded by another process: the full text answered)
             return candidates
+        wrong = replaced_values(own_words(change.episode))
         close = [
             (cos, a)
             for a in anchors
-            if (cos := cosines.get(a.episode.id, -1.0)) >= min_cosine
+            if (
+                (cos := cosines.get(a.episode.id, -1.0)) >= min_cosine
+                or _corrected(a, change, wrong)
+            )
             and taken.get(id(a), 0) < MAX_CHANGES
         ]
         if close:
@@ -618,6 +682,18 @@ def later_changes(
     if not links:
         return candidates
     return _chains_first(candidates, links)
+
+
+def _corrected(old: Candidate, change: Candidate, wrong: set[tuple[str, str]]) -> bool:
+    """Whether ``change``, told within :data:`CORRECTION_WINDOW` after ``old``, says a value
+    ``old`` states was wrong (``wrong``: :func:`.change_words.replaced_values`): "it's
+    Tuesday, not Monday" minutes after "My yoga class is on Monday at 6pm"."""
+    gap = change.episode.occurred_at - old.episode.occurred_at
+    return (
+        bool(wrong)
+        and gap <= CORRECTION_WINDOW
+        and bool(wrong & closed_values(own_words(old.episode)))
+    )
 
 
 def _chains_first(candidates: list[Candidate], links: dict[int, Candidate]) -> list[Candidate]:

@@ -178,7 +178,11 @@ def turn_language(text: str, said: Sequence[Message]) -> Language:
 
 
 def label(
-    candidate: Candidate, config: RetrievalConfig, top_score: float, lexical_only: bool = False
+    candidate: Candidate,
+    config: RetrievalConfig,
+    top_score: float,
+    lexical_only: bool = False,
+    top_at: datetime | None = None,
 ) -> Relevance:
     """Relevance without an LLM.
 
@@ -199,12 +203,19 @@ def label(
     "What did I do last week?") is never ``high``. The first of both
     searches (by its own words) is never below the ratio: of a turn of several queries
     ("When is Mochi's birthday and what's our vet called?" split in two), each part's
-    answer is first in its own lists, while the fused score sums every list.
+    answer is first in its own lists, while the fused score sums every list; nor is a
+    memory both searches rank in their top 3 that occurred after the best one (``top_at``):
+    the update of what the best one says ("Scratch that, the meeting is at 4" after "The
+    meeting is on Monday at 3") shares its words and ranks just below it.
     """
     c = candidate.components
     in_time = c.get("asked_time", 0.0) >= 1.0
     first = c.get("knn_rank", 99) <= 1 and c.get("bm25_rank", 99) <= 1 and lexical_agreement(c)
-    if candidate.score < config.pack_score_ratio * top_score and not (in_time or first):
+    newer = top_at is not None and candidate.episode.occurred_at > top_at and not lexical_only
+    top3 = c.get("knn_rank", 99) <= 3 and c.get("bm25_rank", 99) <= 3 and lexical_agreement(c)
+    if candidate.score < config.pack_score_ratio * top_score and not (
+        in_time or first or (newer and top3)
+    ):
         return "low"
     if not may_answer(c):  # another time than the one asked about, or small talk's own copy
         return "low"
@@ -354,7 +365,7 @@ def fast_results(
             episode=c.episode,
             score=c.score,
             rank=i + 1,
-            relevance=label(c, config, top[0].score, lexical_only),
+            relevance=label(c, config, top[0].score, lexical_only, top[0].episode.occurred_at),
             components=c.components,
         )
         for i, c in enumerate(top)
@@ -500,7 +511,12 @@ class Retriever:
             out = bring_corrections(out, packed, following)
         if cfg.later_changes and window is None and out:
             top = out[: cfg.max_results]
-            packed = [c for c in top if label(c, cfg, top[0].score) != "low"]
+            best = top[0]
+            packed = [
+                c
+                for c in top
+                if label(c, cfg, best.score, top_at=best.episode.occurred_at) != "low"
+            ]
             out = later_changes(out, packed, self.similar(filters), cfg.later_change_cosine)
         return out
 
