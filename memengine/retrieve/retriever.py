@@ -501,9 +501,11 @@ class Retriever:
                     factor=cfg.next_turn_factor,
                 )
         if cfg.next_turn_candidates > 0 and out:  # a correction said in the next turn
-            top = out[: cfg.max_results]
+            top, best = out[: cfg.max_results], out[0]
             packed = [
-                c for c in top[: cfg.next_turn_candidates] if label(c, cfg, top[0].score) != "low"
+                c
+                for c in top[: cfg.next_turn_candidates]
+                if label(c, cfg, best.score, top_at=best.episode.occurred_at) != "low"
             ]
             following = self.store.next_turns([c.episode.id for c in packed], filters)
             gone = screen([ep.id for ep in following.values()]) if screen and following else set()
