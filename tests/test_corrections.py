@@ -23,11 +23,15 @@ FILLER = [
 ]
 
 
-def _turn(user: str) -> Episode:
+def _turn(user: str, reply: str = "OK") -> Episode:
     return Episode(
-        id=1, agent="u", kind=EpisodeKind.exchange, user_text=user, reply_text="OK",
-        content=f"User: {user}\nPartner: OK", occurred_at=T0, created_at=T0,
+        id=1, agent="u", kind=EpisodeKind.exchange, user_text=user, reply_text=reply,
+        content=f"User: {user}\nPartner: {reply}", occurred_at=T0, created_at=T0,
     )  # fmt: skip
+
+
+YOGA_EN = _turn("My yoga class is on Monday at 6pm", "Nice routine!")
+YOGA_JA = _turn("ヨガは月曜の夜7時からなんだ", "いいね！")
 
 
 @pytest.mark.parametrize(
@@ -37,31 +41,59 @@ def _turn(user: str) -> Episode:
         "Sorry, I meant Tuesday",
         "Oops, it's on Tuesday at 6pm, not Monday",
         "No wait, Tuesday",
-        "Scratch that, the meeting is at 4",
         "It's Tuesday, not Monday 😅",
+        "*Tuesday",
+        "I mean Tuesday",
+        "Tuesday, not Monday",
+        "no, Tuesday lol",
+        "Nope, Tuesday",
+        "hold on, it's Tuesday",
+        "my mistake, it's Tuesday",
+        "ugh I meant Tuesday",
+        "Scratch that, it's at 7pm",
         "いや、火曜だった",
+        "いや火曜だった",
+        "いや、火曜だったｗ",
+        "やっぱ火曜だった",
+        "勘違いしてた、火曜だわ",
+        "ちがう、火曜日！",
         "ごめん、月曜じゃなくて火曜だった",
+        "ごめん月曜じゃない、火曜",
         "火曜の間違いだった",
     ],
 )
-def test_a_short_turn_that_corrects_is_read_as_one(said: str) -> None:
-    assert corrects(_turn(said))
+def test_a_short_turn_that_corrects_a_value_is_read_as_one(said: str) -> None:
+    fact = YOGA_JA if any("\u3040" <= ch <= "\u9fff" for ch in said) else YOGA_EN
+    assert corrects(fact, _turn(said))
 
 
 @pytest.mark.parametrize(
-    "said",
+    ("fact", "said"),
     [
-        "Actually, can you help me plan the trip?",  # a new request
-        "Actually, what time is it in Tokyo?",
-        "Sorry, it's been a long day",  # an apology, no correction
-        "いや〜今日は疲れた",  # a sigh
-        "いや、それがさ、聞いてよ",
-        "Is it Tuesday, not Monday?",  # a question
-        "Actually " + "the whole story is long, " * 8,  # a long message opens so as often
+        # elaboration, news, a request: no value of the memory's kind set against its own
+        (YOGA_EN, "Actually it was really fun"),
+        (YOGA_EN, "Actually, my sister is coming too"),
+        (YOGA_EN, "actually i think i'll go to bed now"),
+        (YOGA_EN, "No wait, I have to tell you something, I got promoted!"),
+        (YOGA_EN, "Sorry, I meant to tell you earlier, I got the job"),
+        (YOGA_EN, "Actually, can you help me plan the trip?"),
+        (YOGA_EN, "Sorry, it's been a long day"),
+        (YOGA_EN, "It's cold, not warm"),
+        (YOGA_EN, "Is it Tuesday, not Monday?"),  # a question
+        (YOGA_EN, "Oops, it's Sam's birthday on Friday, not Saturday"),  # another matter
+        (YOGA_EN, "Actually " + "the whole story is long, " * 8 + "on Tuesday"),
+        (_turn("好きな食べ物はカレーだよ"), "今日はカレーじゃなくてシチューが食べたい気分"),
+        (_turn("今日から新しい職場は渋谷だよ"), "初日から電車乗り間違えた…"),
+        (_turn("駅前のラーメン屋行ってきた"), "うーん、期待してたのと違った"),
+        (_turn("週末に彼氏と箱根旅行行ってきた", "疲れたでしょ？"), "いや、最高だった"),
+        (YOGA_JA, "あ、そういえば明日ママの誕生日だった"),
+        (YOGA_JA, "いや〜今日は疲れた"),
+        (YOGA_JA, "ごめん、昨日は寝落ちだった"),
+        (YOGA_JA, "私じゃなくて弟が行った"),
     ],
 )
-def test_other_turns_are_no_correction(said: str) -> None:
-    assert not corrects(_turn(said))
+def test_other_turns_correct_nothing(fact: Episode, said: str) -> None:
+    assert not corrects(fact, _turn(said))
 
 
 def _yoga(mem: Memory, fact: str, correction: str, *, gap: timedelta, speaker: str = "") -> int:
@@ -136,3 +168,59 @@ def test_another_speakers_turn_or_a_later_one_is_no_correction(
             assert not any("correction" in x.components for x in r.results)
             item = next((x for x in r.results if x.episode.id == fixed), None)
             assert item is None or "changes" not in item.components
+
+
+def test_a_correction_of_a_correction_comes_first(tmp_path: Path, usem3: USEM3Embedder) -> None:
+    """Monday, then "Scratch that, it's Tuesday, not Monday", then "No wait, it's Wednesday,
+    not Tuesday": Wednesday first, then Tuesday, then Monday (the middle value was packed
+    as the truth, Wednesday left out)."""
+    now = T0 + timedelta(days=13)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        for d in range(12):
+            said, reply = FILLER[d % 4]
+            mem.add_exchange(said, reply, agent="u", occurred_at=T0 + timedelta(days=d))
+        at = T0 + timedelta(days=3, minutes=5)
+        told = [
+            "The team meeting is on Monday at 3pm",
+            "Scratch that, it's Tuesday, not Monday",
+            "No wait, it's Wednesday, not Tuesday",
+        ]
+        ids = [
+            mem.add_exchange(t, "OK", agent="u", occurred_at=at + timedelta(minutes=i))
+            for i, t in enumerate(told)
+        ]
+        r = mem.retrieve("When is the team meeting?", agent="u", now=now)
+        pack = mem.pack(r, principles=False)
+        assert [i for i in pack.episode_ids if i in ids] == ids[::-1]
+
+
+def test_an_elaboration_or_the_companions_message_is_no_correction(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """ "Actually it was really fun" tells more, it corrects nothing: the fact stays first
+    and nothing says "corrects"; nor does a message without a speaker (the companion's own,
+    perhaps) correct the user's."""
+    now = T0 + timedelta(days=13)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        for d in range(12):
+            said, reply = FILLER[d % 4]
+            mem.add_exchange(said, reply, agent="u", occurred_at=T0 + timedelta(days=d))
+        at = T0 + timedelta(days=3, minutes=5)
+        fact = mem.add_exchange(
+            "I went to the Taylor Swift concert with Mia last night", "Fun!", agent="u",
+            occurred_at=at,
+        )  # fmt: skip
+        mem.add_exchange(
+            "Actually it was really fun, the crowd was amazing", "Love it", agent="u",
+            occurred_at=at + timedelta(minutes=1),
+        )  # fmt: skip
+        yoga = mem.add("My yoga class is on Monday at 6pm", kind="message", agent="u",
+                       occurred_at=at + timedelta(hours=5))  # fmt: skip
+        mem.add("Actually, Tuesday works better for most people", kind="message", agent="u",
+                occurred_at=at + timedelta(hours=5, minutes=1))  # fmt: skip
+        r = mem.retrieve("Who did I go to the concert with?", agent="u", now=now)
+        assert r.results[0].episode.id == fact
+        assert "corrects" not in mem.pack(r, principles=False).text
+        r = mem.retrieve("When is my yoga class?", agent="u", now=now)
+        assert r.results[0].episode.id == yoga
+        assert not any("correction" in x.components for x in r.results)

@@ -14,46 +14,40 @@ from dataclasses import replace
 from ..lazy_re import lazy_compile
 from ..models import Episode, EpisodeKind
 from ..text import fold
+from ..values import closed_values, compared, holds, same_kind_change
+from .change_words import change_sentences, replaced_values
 from .fastpath import Candidate
 from .signals import asks_something
+
+MAX_CHAIN = 3
+"""How many corrections in a row are followed: a correction of a correction ("Scratch
+that, it's Tuesday, not Monday", then "No wait, it's Wednesday, not Tuesday") is one."""
 
 CORRECTION_CHARS = 160
 """The longest turn read as a correction: a correction right after a fact is short, and a
 long message that opens with "Actually," is about something else as often as not."""
 
 _EN_OPENING = lazy_compile(
-    r"^\W*(?:(?:oh|oops|whoops|ah|hmm|um|sorry|my bad|no|wait)\W+)*"
-    r"(?:actually\b(?!\W+(?:i\s+(?:have|had|want|need|was\s+wondering)|can|could|would|"
-    r"do|did|what|how|why|when|where|who))"
-    r"|i\s+meant\b|no\s+wait\b|wait\W+no\b|scratch\s+that\b|correction\b|make\s+that\b"
-    r"|i\s+was\s+wrong\b|i\s+got\s+(?:it|that)\s+wrong\b|let\s+me\s+correct\b"
-    r"|(?:oops|whoops|my\s+bad)\W+(?:it'?s|it\s+is|that'?s|that\s+is|not)\b)",
+    r"^\W*(?:(?:oh|oops|whoops|ugh|ah|hmm|um|sorry|no|nope|wait|hold on|my mistake|my bad)"
+    r"\W+)*(?:\*|i mean\b|i meant\b|nope\b|no\b|hold on\b|my mistake\b|my bad\b|oops\b"
+    r"|whoops\b|sorry\b|actually\b|correction\b|wait\b)",
     re.IGNORECASE,
 )
-"""How an English correction opens: "Actually, …" (not "Actually, can you…", a new
-request), "Sorry, I meant …", "No wait, …", "Scratch that, …", "Oops, it's …" (not "Sorry, it's
-been a long day")."""
-
-_EN_NOT = lazy_compile(
-    r"\b(?:it'?s|it\s+is|that'?s|that\s+is)\s+(?:on\s+|at\s+|in\s+)?[\w'-]+(?:\s+[\w'-]+)?"
-    r"\W+not\s+(?:on\s+|at\s+|in\s+)?[\w'-]+\W*$",
-    re.IGNORECASE,
-)
-"""An English correction said as "it's Tuesday, not Monday" at the end of a turn."""
+"""How a short English correction may open beside :data:`.change_words.CORRECTION`'s
+shapes ("*Tuesday", "I mean Tuesday", "Nope, Tuesday", "hold on, it's Tuesday", "ugh I
+meant Tuesday"): read as one only with a value of the kind the memory states
+(:func:`corrects`)."""
 
 _JA_OPENING = lazy_compile(
-    r"^\W*(?:いや(?:いや)?[、,，\s]|いや違|ごめん|ごめんなさい|すみません|あ[、,，]|訂正)"
+    r"^\W*(?:いや(?:いや)?|ごめん|すみません|訂正|やっぱ|違う|ちがう|勘違い|正しくは|あれ[、,，\s])"
 )
-"""How a Japanese correction may open: いや、 (not いや〜, a sigh), ごめん, 訂正."""
+"""How a Japanese correction may open: いや(、)…, ごめん, やっぱ, 違う, 勘違い, 正しくは."""
 
-_JA_CORRECTED = lazy_compile(
-    r"(?:じゃなくて|じゃなく|ではなくて|ではなく|じゃなかった|の間違い|間違えた|まちがえた"
-    r"|違った|ちがった|に訂正|訂正し)"
+_JA_ANYWHERE = lazy_compile(
+    r"じゃなくて|じゃなく|ではなくて|ではなく|じゃない[、,，\s]|の間違い|勘違い|間違えた|まちがえた"
 )
-"""What says a Japanese turn corrects: 月曜じゃなくて火曜, 火曜の間違い, 間違えた."""
-
-_JA_WAS = lazy_compile(r"(?:だった|でした)\W*$")
-"""A Japanese correction's ending after its opening: いや、火曜だった."""
+"""What says a Japanese turn takes something back wherever it stands: 月曜じゃなくて火曜,
+月曜じゃない、火曜, 火曜の間違い, 勘違いしてた."""
 
 
 def own_turn(episode: Episode) -> str:
@@ -63,39 +57,68 @@ def own_turn(episode: Episode) -> str:
     return episode.text
 
 
-def corrects(episode: Episode) -> bool:
-    """Whether ``episode`` is a short turn that corrects what its speaker said just before
-    ("Actually it's Tuesday, not Monday", "Sorry, I meant Tuesday", いや、火曜だった,
-    月曜じゃなくて火曜): not a question, at most :data:`CORRECTION_CHARS` long."""
-    said = fold(own_turn(episode)).strip()
-    if not said or len(said) > CORRECTION_CHARS or asks_something(said):
+def _takes_back(said: str) -> bool:
+    """Whether ``said`` is shaped as a correction: a correction's English shape, or a change
+    (:func:`.change_words.change_sentences`: "it's Tuesday, not Monday", "No wait, it's
+    Tuesday", "Sorry, I meant Tuesday", "Scratch that, the meeting is at 4"), a short
+    turn's opening (:data:`_EN_OPENING`, :data:`_JA_OPENING`) or a Japanese taking back
+    (:data:`_JA_ANYWHERE`)."""
+    folded = fold(said).strip()
+    if _EN_OPENING.search(folded) or _JA_OPENING.search(folded) or _JA_ANYWHERE.search(folded):
+        return True
+    return bool(change_sentences(said))  # (not a request: "Get tickets for Sunday, not Saturday")
+
+
+def corrects(before: Episode, after: Episode) -> bool:
+    """Whether ``after``, the turn that follows ``before``, corrects a value it states: a
+    short turn (at most :data:`CORRECTION_CHARS`), no question, shaped as a correction
+    (:func:`_takes_back`), that states a value of a closed kind ``before`` states too, and
+    another one (:func:`.values.same_kind_change`: "Sorry, I meant Tuesday" after "My yoga
+    class is on Monday at 6pm", いや、火曜だった); what it says was wrong, if it says, is
+    what ``before`` states ("Oops, it's Sam's birthday on Friday, not Saturday" corrects no
+    Monday class). "Actually it was really fun", 「いや、最高だった」 and 「今日はカレーじゃなくて
+    シチューの気分」 state no such value: they correct nothing."""
+    said = own_turn(after)
+    if not said.strip() or len(said) > CORRECTION_CHARS or asks_something(said):
         return False
-    if _EN_OPENING.search(said) or _EN_NOT.search(said):
-        return True
-    if _JA_CORRECTED.search(said):
-        return True
-    return bool(_JA_OPENING.search(said) and _JA_WAS.search(said))
+    if not _takes_back(said):
+        return False
+    told = before.text  # (both turns of an exchange: the reply may have said the value)
+    replaced = replaced_values(said)
+    if replaced and not any(holds(compared(closed_values(told)), v) for v in replaced):
+        return False
+    return same_kind_change(told, said)
 
 
-def _speaker(episode: Episode) -> object:
-    """Who said ``episode`` (its ``speaker`` metadata: a chat log's "Caroline"), or None."""
-    return episode.metadata.get("speaker")
+def _same_speaker(before: Episode, after: Episode) -> bool:
+    """Whether one speaker said both: two exchanges (the user's turns), or two turns whose
+    ``speaker`` metadata (a chat log's "Caroline") is the same; a message without one may
+    be the companion's own."""
+    if before.kind is EpisodeKind.exchange and after.kind is EpisodeKind.exchange:
+        return before.metadata.get("speaker") == after.metadata.get("speaker")
+    speaker = before.metadata.get("speaker")
+    return speaker is not None and speaker == after.metadata.get("speaker")
 
 
 def bring_corrections(
     candidates: Sequence[Candidate],
     packed: Sequence[Candidate],
     following: Mapping[int, Episode],
-) -> list[Candidate]:
+) -> tuple[list[Candidate], list[Candidate]]:
     """``candidates`` with the turn that follows each ``packed`` result
     (``following[result id]``) put just before it when the same speaker corrects it there
     (:func:`corrects`): scored as the result, marked ``correction``, ``next_turn`` and as the
-    later change of it (``later_change``, ``changes``). A correction already ranked higher
-    keeps its place and is marked the same; one that was no candidate joins them."""
+    later change of it (``later_change``, ``changes``); and the corrections, whose own next
+    turns may correct them in turn ("Scratch that, it's Tuesday", then "No wait, Wednesday").
+    A correction already ranked higher keeps its place and is marked the same; one that was
+    no candidate joins them."""
     out = list(candidates)
+    brought: list[Candidate] = []
     for result in packed:
         nxt = following.get(result.episode.id)
-        if nxt is None or _speaker(nxt) != _speaker(result.episode) or not corrects(nxt):
+        if nxt is None or not _same_speaker(result.episode, nxt):
+            continue
+        if not corrects(result.episode, nxt):
             continue
         marks = {
             "correction": 1.0,
@@ -107,8 +130,10 @@ def bring_corrections(
         here = next(i for i, c in enumerate(out) if c.episode.id == result.episode.id)
         if at is not None and at < here:
             out[at] = replace(out[at], components={**out[at].components, **marks})
+            brought.append(out[at])
             continue
         old = out.pop(at) if at is not None else None  # (after the result: ``here`` holds)
         comps = {**(old.components if old is not None else {}), **marks}
         out.insert(here, replace(result, episode=nxt, score=result.score, components=comps))
-    return out
+        brought.append(out[here])
+    return out, brought

@@ -29,7 +29,7 @@ from ..text import Language, guess_language, is_blank, near_cut, query_terms, wi
 from .adapt import dense_spread, list_scales, reweight
 from .answer_type import asked_types
 from .changes import later_changes
-from .corrections import bring_corrections
+from .corrections import MAX_CHAIN, bring_corrections
 from .coverage import (
     WordVectors,
     check_analyser,
@@ -507,10 +507,13 @@ class Retriever:
                 for c in top[: cfg.next_turn_candidates]
                 if label(c, cfg, best.score, top_at=best.episode.occurred_at) != "low"
             ]
-            following = self.store.next_turns([c.episode.id for c in packed], filters)
-            gone = screen([ep.id for ep in following.values()]) if screen and following else set()
-            following = {a: ep for a, ep in following.items() if ep.id not in exclude | gone}
-            out = bring_corrections(out, packed, following)
+            for _ in range(MAX_CHAIN):  # (a correction of a correction: the newest first)
+                if not packed:
+                    break
+                following = self.store.next_turns([c.episode.id for c in packed], filters)
+                gone = screen([e.id for e in following.values()]) if screen and following else set()
+                following = {a: e for a, e in following.items() if e.id not in exclude | gone}
+                out, packed = bring_corrections(out, packed, following)
         if cfg.later_changes and window is None and out:
             top = out[: cfg.max_results]
             best = top[0]
