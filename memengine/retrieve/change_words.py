@@ -200,26 +200,64 @@ _KANA_NOUN_ENDS = "(?=[にしさだでや]|って|$|[^\u3040-\u309f])"
 or the copula, って, or no hiragana (えんきになった, ちゅうしだって; not ちゅうしゃ, ちゅうしん,
 nor the えんき of えんきょり, せんえんきっぷ)."""
 
+_LONG_AGO = r"(?! (?:\w+ ){0,2}(?:years|decades) ago)"
+"""What does not follow a death that is news: a time long past ("My grandpa died ten years
+ago" tells an old death again, no change since what was told of him)."""
+_NOT_DYING = (
+    r"(?! (?:a little |a bit )?(?:laughing|inside|of (?:embarrassment|shame|boredom|laughter"
+    r"|cringe|cuteness|jealousy|envy|excitement|happiness|joy|fright|thirst|hunger"
+    r"|exhaustion)|(?:my|your|his|her|our|their|its) hair)\b)"
+)
+"""What does not follow a "died" that is a death: an idiom ("Grandpa died laughing at my
+joke", "She died inside", "Biscuit died of embarrassment lol") or a "dyed" misspelled ("Mom
+died her hair red"); "died of cancer" is one."""
 _DEATH = (
-    r"passed away|died|had to put (?:\w+ ){1,2}?down|put (?:\w+ ){1,2}?to sleep"
-    r"|crossed the rainbow bridge"
+    rf"passed away{_LONG_AGO}|died{_NOT_DYING}{_LONG_AGO}"
+    r"|had to put (?:\w+ ){1,3}?(?:down|to sleep)|crossed the rainbow bridge"
 )
 """A death, of a person or a pet ("Biscuit passed away last night", "My grandpa died", "We
-had to put Biscuit down"): it changes every fact told of them, and counts only after a being
-(:func:`_a_being`: not "I almost died laughing", "My phone died")."""
-_JA_DEATH = "亡くな(?=っ|りまし)|他界|永眠|虹の橋|死ん(?=だ(?!ように|みたい)|じゃ|でしま)"
+had to put Biscuit down", "We had to put Max to sleep"): it changes every fact told of them,
+and counts only after a being, a put down only of a pet (:func:`_a_being`: not "I almost
+died laughing", "My phone died", "Mia put her kids to sleep")."""
+_JA_DEATH = (
+    "亡くな(?=っ|りまし)(?!って(?:もう|から)?[0-9０-９一二三四五六七八九十何]+年)|他界|永眠|虹の橋"
+    "|死ん(?=だ(?!ように|みたい)|じゃ|でしま)"
+)
 """A death in Japanese (きなこが亡くなった, 祖父が他界した, 虹の橋を渡った, 死んじゃった; not
-死んだように寝た, slept like a log), counted only after a being as :data:`_DEATH` is."""
+死んだように寝た, slept like a log, nor おじいちゃんが亡くなって10年, an old death told again),
+counted only after a being as :data:`_DEATH` is."""
 DEATH = lazy_compile(f"{_DEATH}|{_JA_DEATH}", re.IGNORECASE)
 """A death, English or Japanese (:data:`_DEATH`, :data:`_JA_DEATH`)."""
-_BEINGS = PERSON_WORDS | frozenset(
-    "dog dogs cat cats puppy kitten pet bunny rabbit hamster bird parrot horse he she him her"
-    " they them".split()
+_PETS = frozenset(
+    "dog dogs cat cats puppy kitten pet bunny rabbit hamster bird parrot horse pup kitty"
+    " guinea pig ferret".split()
 )
+"""The pet words: what a put down is told of, besides a name."""
+_BEINGS = PERSON_WORDS | _PETS | frozenset("he she him her they them".split())
 """Whom a death is told of: a person word, a pet word or a pronoun (a name besides)."""
+_BROKE_UP = (
+    r"(?:broke|split) up(?! (?:the|a|an|this|that|these|those|my|your|his|her|our|their|its|it"
+    r"|them|some|all|into|in (?:two|three|four|half|pairs|groups|teams|\d)|\d+|two|three|four"
+    r"|fights?|groups?)\b)"
+)
+"""A break-up, "broke up" or "split up" with no object after it ("Jake and I broke up", "We
+split up last week", "I broke up with him"; not "I broke up the fight", "We split up the
+bill", "We split up into two groups")."""
+_SEPARATED = (
+    r"(?:we|we're|we've|they|they're|got) (?:just )?separated"
+    r"(?! (?:at|from|during|by|when|while|in (?:the|a)|on the|for (?!good)\w+)\b)"
+)
+"""A separation of a couple ("We separated last year", "My parents got separated"; not "We
+got separated at the mall", "separated from the group", "separated for an hour")."""
+_DUMPED = (
+    r"dumped (?:me|him|her)(?=\s*(?:$|[^\w\s']|(?:for|because|after|before|last|yesterday|today"
+    r"|this|on|over|by|via|and|but|so|lol|haha|again|when|out)\b))"
+)
+"""A partner left, "dumped me", "dumped him", "dumped her" ending its clause or before a
+time or a reason ("She dumped me", "He dumped her last week"; not "The kids dumped her toys
+everywhere")."""
 ENDING = lazy_compile(
-    rf"{_DEATH}|{_JA_DEATH}|\b(?:broke up|split up|divorced|(?:we|we're|we've|they|they're|got) (?:just )?separated"
-    r"|dumped (?:me|him|her))\b|別れ|わかれ|離婚|別居",
+    rf"{_DEATH}|{_JA_DEATH}|\b(?:{_BROKE_UP}|divorced|{_SEPARATED}|{_DUMPED})|別れ|わかれ|離婚|別居",
     re.IGNORECASE,
 )
 """The end of someone or of a bond with them, a death or a break-up ("Jake and I broke up",
@@ -227,33 +265,54 @@ ENDING = lazy_compile(
 every fact told of them, so the person alone is what it shares (:mod:`.changes`)."""
 _BEING_BEFORE = lazy_compile(
     r"(?:^|\s)(?P<who>[\w']+)(?:\s+(?:just|finally|suddenly|peacefully|sadly|recently"
-    r"|has|have|had|unexpectedly))*\s*$"
+    r"|has|have|had|unexpectedly|officially))*\s*$"
 )
 """The word a death is told of, just before it, past an adverb or an auxiliary ("Biscuit
 peacefully passed away", "Grandpa has passed away")."""
 _JA_THING_BEFORE = lazy_compile(
-    "(?:スマホ|携帯|ケータイ|電池|バッテリー|充電|パソコン|PC|車|ゲーム|目|顔|心|株|推し)"
-    "[がはも、]*$",
+    "(?:(?:スマホ|携帯|ケータイ|電池|バッテリー|充電|パソコン|PC|車|ゲーム|目|顔|心|株|推し)[がはも、]*"
+    "|(?:ゲーム|試合|ボス戦?|マイクラ|スマブラ)(?:で|の中で)[、]*|笑い|すぎて|過ぎて"
+    "|[0-9０-９一二三四五六七八九十何]+年(?:ほど|くらい|ぐらい)?前に?[、]*)$",
     re.IGNORECASE,
 )
-"""A thing said to die in Japanese slang (スマホが死んだ, the battery; 目が死んでる)."""
+"""What a Japanese death is not told after: a thing said to die in slang (スマホが死んだ, the
+battery; 目が死んでる), a game one lost (ゲームで死んだ), a laugh or an excess (笑い死んだ,
+恥ずかしすぎて死んだ), or a time long past (10年前に亡くなった: an old death told again)."""
 
 
 def _a_being(before: str, death: str) -> bool:
     """Whether a death (``death``, ``before`` it its sentence's words) is told of a being:
-    in English a person word, a pet word or a name just before it, or within a put down
-    ("Biscuit passed away", "My grandpa died", "We had to put Biscuit down"; not "I almost
-    died laughing", "My phone died"), in Japanese anything but a thing slang kills
-    (:data:`_JA_THING_BEFORE`: not スマホが死んだ)."""
+    in English a person word, a pet word or a name just before it, or a pet word or a name
+    (no person word) within a put down ("Biscuit passed away", "My grandpa died", "We had to
+    put Biscuit down"; not "I almost died laughing", "My phone died"), in Japanese anything
+    but a thing slang kills (:data:`_JA_THING_BEFORE`: not スマホが死んだ)."""
     if not death.isascii():
         return _JA_THING_BEFORE.search(before) is None
-    words = death.split()
-    if death.lower().startswith(("had to put", "put ")):
-        said = words[1:-2] if death.lower().startswith("put") else words[3:-1]
-        return any(w.lower() in _BEINGS or w[:1].isupper() for w in said if w.lower() != "i")
+    if death.lower().startswith("had to put"):
+        last = death.split()[-3 if death.lower().endswith("sleep") else -2]
+        pet = last.lower().removesuffix("'s")
+        return pet in _PETS or (last[:1].isupper() and pet not in _BEINGS and last != "I")
     m = _BEING_BEFORE.search(before)
     who = m["who"] if m is not None else ""
     return who.lower().removesuffix("'s") in _BEINGS or (who[:1].isupper() and who != "I")
+
+
+def _retired_one(before: str, after: str) -> bool:
+    """Whether a "retired" (``before`` and ``after`` it its sentence's words) tells a person
+    left work: a person word, a pronoun or a name just before it and no object after ("I
+    retired", "Dad retired last month", "He's retired now"; not "I retired my old laptop",
+    "The team retired his jersey", "my retired dad")."""
+    if re.match(
+        r"\s+(?:my|your|his|her|our|their|its|the|a|an|this|that|these|those|it|them|some)\b",
+        after,
+        re.IGNORECASE,
+    ):
+        return False
+    m = _BEING_BEFORE.search(before)
+    who = (m["who"] if m is not None else "").lower()
+    who = re.sub(r"'(?:s|m|re|ve)$", "", who)
+    name = m is not None and m["who"][:1].isupper() and who not in ENGLISH_STOPWORDS
+    return who in _BEINGS or who in {"i", "we"} or name
 
 
 _TOKEN = (
@@ -395,8 +454,7 @@ CHANGE = lazy_compile(
     r"|switch(?:ed|ing)?(?! up)"
     rf"|chang(?:ed|ing) {_WORD}{{0,3}}?{_ASIDE}?(?:to|from|my mind)"
     rf"|mov(?:ed|ing) {_WORD}{{0,3}}?{_ASIDE}?(?:to|into|out|house|away|back)"
-    r"|quit|stopped|gave up|giving up|sold|replaced|broke up|split up"
-    r"|(?:we|we're|we've|they|they're|got) (?:just )?separated|dumped (?:me|him|her)"
+    rf"|quit|stopped|gave up|giving up|sold|replaced|{_BROKE_UP}|{_SEPARATED}|{_DUMPED}"
     r"|lost (?:my|his|her|their|our) job|(?:got|was|were|been) (?:fired|let go|laid off|sacked)"
     r"|laid (?:me |him |her |them )?off|retired"
     rf"|{_DEATH}"
@@ -1107,6 +1165,8 @@ def change_sentences(text: str) -> list[str]:
             before, after = sentence[: m.start()], sentence[m.end() :]
             death = DEATH.match(sentence, m.start())
             if death is not None and not _a_being(before, death.group()):
+                continue
+            if m.group().lower() == "retired" and not _retired_one(before, after):
                 continue
             if m.re is CORRECTION.compiled():
                 if _asks(before) or _not_so(sentence, m):

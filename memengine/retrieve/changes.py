@@ -52,6 +52,7 @@ from ..values import closed_values
 from .change_words import (
     AGE,
     CHANGE,
+    DEATH,
     ENDING,
     JA_VALUE_VERB,
     change_sentences,
@@ -604,27 +605,66 @@ _THEIR_ONE = r"(?:\s+[A-Z][\w-]*)?(?:'s\b|の)"
 beside them ("My wife's grandmother", "My friend Ken's dog", 友達のお母さん)."""
 
 
+_SPEAKER_BEFORE = lazy_compile(
+    r"\b(?:i|we)(?:'ve|'re|\s+(?:have|had|just|finally|officially|got|were))*\s*$", re.IGNORECASE
+)
+"""The speaker as the one who broke up, just before it ("Jake and I broke up", "We just split
+up"; not "I heard Jake and Mia broke up")."""
+
+
 def _ended(near: str, people: list[str]) -> bool:
     """Whether ``near`` tells the end of one of ``people`` (shared persons) or of a bond with
-    them (:data:`.change_words.ENDING`: "Biscuit passed away", "Jake and I broke up",
-    翔太と別れた), which changes every fact told of them, as other news of a person does not:
-    the sentence tells of them, or of the speaker with them named, not of someone of theirs
-    ("My wife's grandmother passed away" changes no "My wife loves spicy food")."""
+    them (:data:`.change_words.ENDING`), which changes every fact told of them, as other news
+    of a person does not: a death of that person or pet itself, told just after them
+    ("Biscuit passed away", "We had to put Biscuit down", お母さんが亡くなった), or a break-up
+    between the speaker and them ("Jake and I broke up", "I broke up with Jake", 翔太と別れた)
+    or between two of them ("My sister broke up with Tom"); not the end of someone of theirs
+    ("My wife's grandmother passed away" changes no "My wife loves spicy food"), nor their
+    break-up with another ("Jake broke up with Mia" no "My friend Jake loves hiking")."""
     said = told(near)
     if not people or ENDING.search(said) is None:
         return False
     who = doer(said)
+    death = DEATH.search(said)
+    named: list[str] = []
     for person in people:
         one = fold(person)
-        if who not in (None, "i", "we") and not same_person(who, _as_doer(one)):
-            continue  # (another's end: "My wife's grandmother passed away")
         ascii_word = one.isascii()  # (a Japanese name has kana around it: モカが)
         before, after = (r"(?<!\w)", r"(?!\w)") if ascii_word else ("", "")
         if re.search(before + re.escape(one) + _THEIR_ONE, said, re.IGNORECASE):
             continue  # (someone of theirs: "My friend Ken's dog died", 友達のお母さん)
-        if re.search(before + re.escape(one) + after, fold(said)) is not None:
+        if death is not None and _died(said, death, one, before, who):
             return True
-    return False
+        if re.search(before + re.escape(one) + after, fold(said)) is not None:
+            named.append(one)
+    rest = said[: death.start()] + said[death.end() :] if death else said
+    broke = ENDING.search(rest)
+    if not named or broke is None:
+        return False
+    if not broke.group().isascii():  # (翔太と別れた: the speaker's, unless another is told of)
+        return who in (None, "i", "we") or len(named) > 1
+    speaker = _SPEAKER_BEFORE.search(rest[: broke.start()]) is not None
+    return speaker or re.search(r"\b(?:me|we)\b", broke.group(), re.I) is not None or len(named) > 1
+
+
+_JUST_BEFORE = (
+    r"\W*(?:(?:just|finally|suddenly|peacefully|sadly|recently|has|have|had|unexpectedly)"
+    r"\W+)*$"
+)
+"""What may come between a being and its death, an adverb or an auxiliary ("Biscuit sadly
+passed away"; not "I told my grandpa that Biscuit died")."""
+
+
+def _died(said: str, death: re.Match[str], one: str, before: str, who: str | None) -> bool:
+    """Whether the death ``death`` of ``said`` is of the person ``one`` (folded; ``before``
+    what starts them as a word): the one it tells about, or named just before it or within
+    it ("Biscuit passed away", "My grandpa sadly died", "We had to put Biscuit down")."""
+    if who not in (None, "i", "we"):  # (whom the sentence tells about, or another's end)
+        return same_person(who, _as_doer(one))
+    if re.search(re.escape(one), fold(death.group())) is not None:
+        return True
+    just_before = _JUST_BEFORE if one.isascii() else ".{0,4}$"
+    return re.search(before + re.escape(one) + just_before, fold(said[: death.start()])) is not None
 
 
 def later_changes(

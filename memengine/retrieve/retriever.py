@@ -28,7 +28,8 @@ from ..store.filters import Filters
 from ..text import Language, guess_language, is_blank, near_cut, query_terms, within
 from .adapt import dense_spread, list_scales, reweight
 from .answer_type import asked_types
-from .changes import later_changes
+from .change_words import change_sentences
+from .changes import later_changes, own_words
 from .corrections import MAX_CHAIN, bring_corrections
 from .coverage import (
     WordVectors,
@@ -204,9 +205,11 @@ def label(
     searches (by its own words) is never below the ratio: of a turn of several queries
     ("When is Mochi's birthday and what's our vet called?" split in two), each part's
     answer is first in its own lists, while the fused score sums every list; nor is a
-    memory both searches rank in their top 3 that occurred after the best one (``top_at``):
-    the update of what the best one says ("Scratch that, the meeting is at 4" after "The
-    meeting is on Monday at 3") shares its words and ranks just below it.
+    change or a correction both searches rank in their top 3 that occurred after the best
+    one (``top_at``, :func:`_an_update`): the update of what the best one says ("Scratch
+    that, the meeting is at 4" after "The meeting is on Monday at 3") shares its words and
+    ranks just below it, where newer chatter that shares them ("My sister hates going to
+    the dentist") stays below the ratio.
     """
     c = candidate.components
     in_time = c.get("asked_time", 0.0) >= 1.0
@@ -214,7 +217,7 @@ def label(
     newer = top_at is not None and candidate.episode.occurred_at > top_at and not lexical_only
     top3 = c.get("knn_rank", 99) <= 3 and c.get("bm25_rank", 99) <= 3 and lexical_agreement(c)
     if candidate.score < config.pack_score_ratio * top_score and not (
-        in_time or first or (newer and top3)
+        in_time or first or (newer and top3 and _an_update(candidate))
     ):
         return "low"
     if not may_answer(c):  # another time than the one asked about, or small talk's own copy
@@ -233,6 +236,15 @@ def label(
     if c.get("correction", 0.0) >= 1.0:  # what corrects a result to be packed goes in too
         return "medium"
     return "low"
+
+
+def _an_update(candidate: Candidate) -> bool:
+    """Whether a result is itself an update: a change told (:func:`.change_words.change_sentences`
+    of its own words: "Scratch that, the meeting is at 4") or a correction of a result
+    (``correction``)."""
+    if candidate.components.get("correction", 0.0) >= 1.0:
+        return True
+    return bool(change_sentences(own_words(candidate.episode)))
 
 
 _POINTING = frozenset("last past ago previous earlier couple".split())
