@@ -501,3 +501,71 @@ def test_where_asked_without_a_question_mark_injects(mem: Memory) -> None:
     assert bare.should_inject and marked.should_inject
     assert bare.results[0].episode.id == marked.results[0].episode.id == told
     assert "叙々苑" in mem.pack(bare).text
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        # an interrogative then …ても a few characters on concedes: "wherever", "however"
+        ("何で行っても同じ", False),
+        ("どこで食べても美味しい", False),
+        ("どこで寝ても同じ", False),
+        ("どこ行っても混んでる", False),
+        ("何をしても駄目", False),
+        ("このパン、どこで食べても美味しい", False),
+        ("誰に教えてもらったの", True),  # …てもらった asks who
+        ("どこで撮ってもらった", True),
+        ("何で行っても同じだけど、どこで乗り換える", True),  # a question of its own after it
+        # an embedded question the speaker knows, has decided or does not know
+        ("何で怒ってるのか分からない", False),
+        ("何を言ってるのか全然分からない", False),
+        ("誰が来るか分からない", False),
+        ("どこで働くかまだ決めてない", False),
+        ("どこで働くかはまだ決めてない", False),
+        ("どこに行くか決めてない", False),
+        ("どこで降りればいいか分かった", False),
+        ("誰が来るか知ってる", True),  # asks whether the partner knows
+        # not knowing a past of one's own asks to be reminded, as 覚えてない and 忘れた do
+        ("鍵どこに置いたか分からない", True),
+        ("鍵どこに置いたかまだ分からない", True),
+        ("何を食べたか覚えてない", True),
+        ("どこで買ったか忘れた", True),
+        # an offer to tell, or thanks for being told, requests nothing; 教えて as before
+        ("おしえてあげる", False),
+        ("おしえてあげるね、今日ね、ジム行ってきた", False),
+        ("教えてあげる", False),
+        ("おしえてくれてありがとう", False),
+        ("番号を教えてもらった", False),
+        ("教えてくれない", True),
+        ("焼肉どこで食べたか教えて", True),
+        ("焼肉どこで食べた", True),
+        ("何で行ったの", True),
+        ("どこで会ったの", True),
+    ],
+)
+def test_a_concession_or_an_embedded_question_asks_nothing(text: str, asks: bool) -> None:
+    """どこで and 何で asking without a ？ made 「どこで食べても美味しい」, 「何で行っても同じ」,
+    「どこで働くかまだ決めてない」 and 「おしえてあげる」 questions, and memories were injected
+    into statements: an interrogative conceding (…ても) or inside a question the speaker says
+    they know or have decided asks nothing, nor does an offer to tell."""
+    assert asks_memory(text) is asks
+
+
+def test_a_concession_injects_nothing(mem: Memory) -> None:
+    """「このパン、どこで食べても美味しい」 packs no memory of where something was eaten (the
+    pack says the message reads as a statement), nor 「大阪までは何で行っても同じくらいだよ」 the
+    plan of going to Kyoto by Shinkansen; 「焼肉どこで食べた」 still packs its memory."""
+    ramen = mem.add_exchange("このラーメン屋どこで見つけたんだっけ", "駅前だよ", occurred_at=T0)
+    told = mem.add_exchange(
+        "焼肉は新宿の叙々苑で食べた", "いいね", occurred_at=T0 + timedelta(days=1)
+    )
+    kyoto = mem.add_exchange(
+        "京都には新幹線で行く予定", "楽しみ", occurred_at=T0 + timedelta(days=2)
+    )
+    for statement in ("このパン、どこで食べても美味しい", "大阪までは何で行っても同じくらいだよ"):
+        said = mem.retrieve(statement, record=False)
+        pack = mem.pack(said, query=statement)
+        assert said.signals["asks"] == 0, statement
+        assert not {ramen, told, kyoto} & set(pack.episode_ids), statement
+    asked = mem.retrieve("焼肉どこで食べた", record=False)
+    assert told in mem.pack(asked).episode_ids

@@ -1348,3 +1348,60 @@ def test_a_laugh_after_the_question_keeps_last_friday_first(tmp_path: Path) -> N
             assert got.results[0].episode.id == last, query
             assert got.results[0].relevance != "low", query
             assert "スパイダーマン" in mem.pack(got).text, query
+
+
+DEC5 = datetime(2026, 12, 5, 12, tzinfo=JST)  # a Saturday
+
+A_RANGE_OF_DAYS: list[tuple[str, tuple[datetime, datetime] | None]] = [
+    ("先月の1日〜10日なにしてた？", (d(2026, 11, 1), d(2026, 11, 11))),
+    ("今月の1日〜3日何してた？", (d(2026, 12, 1), d(2026, 12, 4))),
+    ("先月の10日〜15日何してた？", (d(2026, 11, 10), d(2026, 11, 16))),
+    ("先月の1日から10日まで何してた？", (d(2026, 11, 1), d(2026, 11, 11))),
+    ("先月15日〜20日何してた", (d(2026, 11, 15), d(2026, 11, 21))),
+    ("先月の一日から十日まで何した", (d(2026, 11, 1), d(2026, 11, 11))),
+    ("先月の1日〜31日何してた？", (d(2026, 11, 1), d(2026, 12, 1))),  # to its last day
+    ("先月の25日〜5日何してた？", (d(2026, 11, 25), DEC5)),  # on into this month, to now
+    ("11月1日〜10日何してた？", (d(2026, 11, 1), d(2026, 11, 11))),
+    ("11月1日から10日まで何してた？", (d(2026, 11, 1), d(2026, 11, 11))),
+    ("去年の3月1日〜3日何してた？", (d(2025, 3, 1), d(2025, 3, 4))),
+    ("2025年3月1日から3日まで何してた？", (d(2025, 3, 1), d(2025, 3, 4))),
+    ("今月の1日から何してた？", (d(2026, 12, 1), DEC5)),  # from it, to now, as before
+    ("12月3日から5日間休み", (d(2026, 12, 3), DEC5)),  # a length, no end day
+    ("今月の10日〜15日何する？", None),  # still to come: a plan
+    ("先月の31日何してた？", None),  # November has none, as 2月30日 names no day
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), A_RANGE_OF_DAYS, ids=[c[0] for c in A_RANGE_OF_DAYS])
+def test_a_range_of_days_is_those_days(
+    text: str, expected: tuple[datetime, datetime] | None
+) -> None:
+    """先月の1日〜10日 was read as its first day alone (the range's end was left out), and
+    先月の1日から10日まで as from that day to now; 11月1日〜10日 too."""
+    assert parse_time_window(text, DEC5) == expected
+
+
+def test_a_range_of_days_finds_those_days_memories(tmp_path: Path) -> None:
+    """Asked on 5 December, 先月の1日〜10日なにしてた？ finds the memories of 1 to 10 November,
+    not only that of the 1st, nor those of later in November."""
+    from memengine import FixedClock, Memory
+
+    from .helpers import HashEmbedder
+
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=FixedClock(DEC5)) as mem:
+        days = {
+            day: mem.add_exchange(text, "いいね", occurred_at=d(2026, 11, day, 20))
+            for day, text in [
+                (1, "今日は友達と鎌倉に行った"),
+                (6, "今日は一日中家でゲームしてた"),
+                (9, "今日は誕生日ディナーで寿司を食べた"),
+                (20, "今日は雨で散歩に行けなかった"),
+                (28, "今日は映画を見に行った"),
+            ]
+        }
+        asked = mem.retrieve("先月の1日〜10日なにしてた？", now=DEC5, record=False)
+        # (the ten days, and half their length after them for memories told late)
+        assert asked.time_window == (d(2026, 11, 1), d(2026, 11, 16))
+        packed = set(mem.pack(asked).episode_ids)
+        assert {days[1], days[6], days[9]} <= packed
+        assert not {days[20], days[28]} & packed

@@ -112,7 +112,26 @@ _JA_QUESTION = lazy_compile(
 何となく, 何回も, いつも, いつの間にか, どこでも, どうぞ, どうしても, どうせ, 何より, 何しろ,
 いつまでも, どうにも, どうりで, いつになく, 何の気なしに, …; but いつでしょう and 何でしょう
 ask, where 何でしょうね, この暑さは muses). Only でも and でしょうね after one are left out, not
-any で: どこで and 何で ask where and how (焼肉どこで食べた, 何で行ったの, typed without a ？)."""
+any で: どこで and 何で ask where and how (焼肉どこで食べた, 何で行ったの, typed without a ？); what
+follows one may still make it no question (:data:`_JA_NOT_ASKED`)."""
+
+_JA_CLAUSE_CHARS = r"[^、,。.!?！？\s]"
+"""A character of the clause an interrogative opens (no mark nor space ends it)."""
+_JA_THEN = r"(?:どうか)?[はもが]?[、,\s]*(?:まだ|もう|全然|全く|よく|やっと)?"
+"""What may stand between an embedded question's か and the verb after it (かはまだ, かどうか)."""
+_JA_NOT_ASKED = lazy_compile(
+    rf"{_JA_CLAUSE_CHARS}{{0,6}}?[てで]も(?!ら)"
+    rf"|{_JA_CLAUSE_CHARS}{{0,12}}?か{_JA_THEN}"
+    r"(?:分かった|わかった|分かりました|わかりました|決め|決ま)"
+    rf"|{_JA_CLAUSE_CHARS}{{0,12}}?(?<![ただ])(?<![ただ]の)か{_JA_THEN}"
+    r"(?:分から|わから|分かん|わかん|分かりません|わかりません|知らな|知らん)"
+)
+"""What after an interrogative makes it no question: a concession, the interrogative and
+…ても a few characters on (どこで食べても美味しい, 何で行っても同じ, 何をしても; not …てもらった,
+which asks: 誰に教えてもらったの), or an embedded question the speaker says they know, have
+decided or do not (どこで降りればいいか分かった, どこで働くかまだ決めてない, 何で怒ってるのか
+分からない). Not knowing a past of one's own asks to be reminded, as 覚えてない and 忘れた do
+(鍵どこに置いたか分からない)."""
 
 _JA_ENDINGS = (
     "か",
@@ -200,11 +219,13 @@ word, 恒例の, 異例の, 条例の, 前例の, nor 例のごとく "as usual"
 
 _REQUEST = lazy_compile(
     r"\b(tell me|fill me in|recap|summari[sz]e|go over|walk me through)\b"
-    r"|教えて|おしえて|まとめて|振り返|おさらい|思い出させて",
+    r"|(?:教|おし)えて(?!あげ|やる|やろ|やっ|くれて|くれた|もらった)|まとめて|振り返|おさらい"
+    r"|思い出させて",
     re.ASCII,
 )
 """A request to be told or reminded, put without a question ("walk me through it",
-振り返りたい, まとめてください; 教えて in kana too, as chat types it: おしえて〜)."""
+振り返りたい, まとめてください; 教えて in kana too, as chat types it: おしえて〜; not an offer to
+tell or thanks for being told: おしえてあげる, 教えてくれてありがとう, 教えてもらった)."""
 
 
 def code_words(text: str, *, capitals: bool = True) -> list[str]:
@@ -531,7 +552,9 @@ def asks_memory(text: str) -> bool:
             and not body.endswith(_JA_NOT_ENDINGS)
             and not _BACKCHANNEL.match(body)
         )
-        if _JA_QUESTION.search(body) or ending:
+        if ending or any(
+            not _JA_NOT_ASKED.match(body, m.end()) for m in _JA_QUESTION.finditer(body)
+        ):
             return True
     return False
 

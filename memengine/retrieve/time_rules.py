@@ -386,14 +386,38 @@ _MONTH_BACK |= {"this month": 0, "last month": 1, "the month before last": 2}
 
 def _day_of_named_month(m: re.Match[str], now: datetime) -> Window | None:
     """今月の1日, 先月の15日, "the 3rd of last month": that day of the month named, not the
-    whole month (None for one still to come this month, a plan, or no such day)."""
+    whole month (None for one still to come this month, a plan, or no such day: 先月の31日
+    said in December names no day, as 2月30日 does not); 先月の1日〜10日 and 先月の1日から
+    10日まで are those days (:func:`_through_day`)."""
     said = m.groupdict()
     day = ja_number(said["d"]) if said.get("d") else int(said["d2"])
     year, month = add_months(now.year, now.month, -_MONTH_BACK[said["p"]])
     if day is None or not 1 <= day <= calendar.monthrange(year, month)[1]:
         return None
     d = date(year, month, day)
-    return days_window(d, d, now) if d <= local_today(now) else None
+    return _through_day(m, days_window(d, d, now), now) if d <= local_today(now) else None
+
+
+_TO_DAY = (
+    r"(?:\s*(?:〜|～|~|-|–|から)\s*"
+    rf"(?P<e>\d{{1,2}}|(?<![{_KANJI}])[{_KANJI}]{{1,3}})日(?![間目分中前後])(?:まで)?)?"
+)
+"""The end of a range of days after a day (1日〜10日, 1日から10日まで; not 1日から10日間, a
+length): the day named last, in the first one's month."""
+
+
+def _through_day(m: re.Match[str], window: Window | None, now: datetime) -> Window | None:
+    """``window``, one day, run on to the day of :data:`_TO_DAY` that ``m`` ends with, in the
+    same month (its last day at most: 先月の1日〜31日 in a month of 30), or in the next when it
+    is an earlier day (25日〜5日); ``window`` alone when ``m`` names no such day."""
+    last = m.groupdict().get("e")
+    n = ja_number(last) if last else None
+    if window is None or not n:
+        return window
+    first = window[0].date()
+    year, month = add_months(first.year, first.month, 1 if n < first.day else 0)
+    last_day = min(n, calendar.monthrange(year, month)[1])
+    return days_window(first, date(year, month, last_day), now)
 
 
 _DAY_BACK = {"先週": "week", "せんしゅう": "week", "先々週": "2week", "先先週": "2week"}
@@ -546,6 +570,12 @@ _EN_YEARS = {"last year": -1, "the year before last": -2, "this year": 0}
 
 
 def _ja_date(m: re.Match[str], now: datetime) -> Window | None:
+    """3月19日, 去年の3月19日, 2025年3月19日: that day (this year's by :func:`_this_year_date`
+    when no year is named), or the days of a range from it (3月1日〜3日: :func:`_through_day`)."""
+    return _through_day(m, _ja_day(m, now), now)
+
+
+def _ja_day(m: re.Match[str], now: datetime) -> Window | None:
     month, day = ja_number(m.group("m")) or 0, ja_number(m.group("d")) or 0  # (十二月十九日)
     named = m.groupdict().get("p")
     if m.groupdict().get("y") or named:
@@ -1001,9 +1031,9 @@ RULES: list[Rule] = [
         _nothing,
     ),
     (lazy_compile(r"旧正月|春節"), _nothing),  # a lunar date: no fixed days
-    (lazy_compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})日"), _ja_date),
+    (lazy_compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})日" + _TO_DAY), _ja_date),
     (
-        lazy_compile(rf"(?P<p>{_YEAR_JA})の?{_JA_MONTH}月{_JA_DAY}日"),
+        lazy_compile(rf"(?P<p>{_YEAR_JA})の?{_JA_MONTH}月{_JA_DAY}日{_TO_DAY}"),
         _ja_date,
     ),
     (
@@ -1019,7 +1049,7 @@ RULES: list[Rule] = [
         _upcoming_holiday,
     ),
     (lazy_compile(rf"(?P<n>{JA_NUM})年前の{_JA_MONTH}月(?![0-9日曜期])"), _month_years_ago),
-    (lazy_compile(rf"(?<![0-9年]){_JA_MONTH}月{_JA_DAY}日"), _ja_date),
+    (lazy_compile(rf"(?<![0-9年]){_JA_MONTH}月{_JA_DAY}日{_TO_DAY}"), _ja_date),
     (  # 15日に会った (not 2日に1回, 1日に10キロ, 2日にわたって, 2泊3日, 最初の3日は, 数日)
         lazy_compile(
             r"(?<![0-9月/年数毎何泊の])(?P<d>\d{1,2})日"
@@ -1034,7 +1064,8 @@ RULES: list[Rule] = [
             + rf")(?P<of>の)?(?P<d>\d{{1,2}}|(?<![{_KANJI}])[{_KANJI}]{{1,3}})日"
             r"(?![間目分中前後]|連続|ぶり|振り|以内|以上|以下|ほど|程|くらい|ぐらい|だけ|しか"
             r"|おき|置き|ごと|毎)"
-            r"(?(of)|(?=に|は|の|から|まで|って|頃|ごろ|付|[、,。.!?\s]|$|何|なに|どこ|誰))"
+            + _TO_DAY
+            + r"(?(of)|(?=に|は|の|から|まで|って|頃|ごろ|付|[、,。.!?\s]|$|何|なに|どこ|誰))"
         ),
         _day_of_named_month,
     ),
