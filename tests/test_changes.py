@@ -3305,3 +3305,141 @@ def test_an_idiom_sharing_the_person_is_not_packed_as_newer(
         ids = [x.episode.id for x in r.results]
         assert new not in ids or ids.index(old) < ids.index(new)
         assert "newer than the memory" not in mem.pack(r).text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "今日の部活、先輩に走らされて死んだ",
+        "弟とゲームしてたら3回死んだ",
+        "ママと喧嘩して暑すぎて死んじゃう",
+        "私は死んだ",
+        "今日は死んだ",
+        "翔太と駅で別れたあと一人でカフェ行った",
+        "翔太と駅で別れた",
+        "駅で翔太と別れて帰った",
+        "翔太と別れて電車乗った",
+        "友達とわかれたあと買い物した",
+    ],
+)
+def test_being_worn_out_or_parting_at_a_place_is_no_japanese_end(text: str) -> None:
+    """死んだ of the speaker after a clause or another's doing is being worn out, and a 別れ
+    at a place or with another action after it is a parting: neither ends anyone."""
+    assert change_sentences(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ハムスターが死んじゃった",
+        "猫が昨日死んだ",
+        "祖父は病気で死んだ",
+        "翔太と別れました",
+        "翔太と別れることにした",
+        "彼氏と電話で別れた",
+        "夫と別居中なんだ",
+    ],
+)
+def test_a_japanese_death_of_its_subject_and_a_break_up_are_still_ends(text: str) -> None:
+    assert change_sentences(text) != []
+
+
+@pytest.mark.parametrize(
+    ("old_text", "new_text", "changes"),
+    [
+        # the being ended is the subject, held as theirs by the older memory
+        ("うちの猫のきなこはチュール大好き", "きなこが亡くなった", True),
+        ("うちの猫のきなこはチュール大好き", "きなこが虹の橋を渡りました", True),
+        ("おばあちゃんは料理上手なんだ", "おばあちゃんが亡くなった", True),
+        ("夫は辛いものが好き", "夫と離婚しました", True),
+        ("夫は辛いものが好き", "夫と別居中なんだ", True),
+        # someone of theirs, a thing shared, being worn out or a parting end no one
+        ("母は料理上手なんだ", "夫の母が亡くなった", False),
+        ("友達は大阪に住んでる", "友達のお母さんが亡くなった", False),
+        ("弟はゲームが得意", "弟とゲームしてたら3回死んだ", False),
+        ("先輩はサッカー部のキャプテンなんだ", "今日の部活、先輩に走らされて死んだ", False),
+        ("彼氏の翔太は料理が得意なんだよね", "翔太と駅で別れたあと一人でカフェ行った", False),
+        ("部活は毎日7時まで", "部活で死んだ", False),
+        ("友達は大阪に住んでる", "友達と別れた", False),
+        ("母は料理上手なんだ", "母と別れた", False),
+    ],
+)
+def test_a_japanese_end_changes_what_was_told_of_its_subject(
+    old_text: str, new_text: str, changes: bool
+) -> None:
+    assert _links(old_text, new_text) is changes
+
+
+@pytest.mark.parametrize(
+    ("old_text", "question", "new_text"),
+    [
+        (
+            "先輩はサッカー部のキャプテンなんだ",
+            "先輩って何部だっけ？",
+            "今日の部活、先輩に走らされて死んだ",
+        ),
+        (
+            "彼氏の翔太は料理が得意なんだよね",
+            "翔太って何が得意だっけ？",
+            "翔太と駅で別れたあと一人でカフェ行った",
+        ),
+        (
+            "ママの趣味はガーデニングだよ",
+            "ママの趣味なんだっけ？",
+            "ママと喧嘩して暑すぎて死んじゃう",
+        ),
+        ("弟はゲームが得意", "弟って何が得意だっけ？", "弟とゲームしてたら3回死んだ"),
+    ],
+)
+def test_being_worn_out_or_parting_is_not_packed_as_newer(
+    db_path: Path,
+    clock: FixedClock,
+    usem3: USEM3Embedder,
+    old_text: str,
+    question: str,
+    new_text: str,
+) -> None:
+    """「死んだ」 of a hard day and a parting at the station end no one: the older memory
+    keeps its place and nothing says the other is newer on the same subject."""
+    with Memory.open(db_path, embedder=usem3, clock=clock) as mem:
+        old, _ = _told(mem, clock, old_text, new_text, FILLER_JA)
+        r = mem.retrieve(question)
+        assert old in [x.episode.id for x in r.results]
+        assert all("later_change" not in x.components for x in r.results)
+        assert "の記憶より新しい" not in mem.pack(r).text
+
+
+@pytest.mark.parametrize(
+    ("old_text", "question", "new_text"),
+    [
+        ("うちの猫のきなこはチュール大好き", "きなこの好きなものは？", "きなこが亡くなった"),
+        (
+            "うちの猫のきなこはチュール大好き",
+            "きなこの好きなものは？",
+            "きなこが虹の橋を渡りました",
+        ),
+        ("おばあちゃんは料理上手なんだ", "おばあちゃんって料理上手？", "おばあちゃんが亡くなった"),
+        ("夫は辛いものが好き", "夫の好きな食べ物は？", "夫と離婚しました"),
+        ("うちの犬のモカは散歩が大好き", "モカって散歩好きだっけ？", "モカが虹の橋を渡ったよ"),
+    ],
+)
+def test_a_japanese_death_or_break_up_of_its_subject_is_packed_first(
+    db_path: Path,
+    clock: FixedClock,
+    usem3: USEM3Embedder,
+    old_text: str,
+    question: str,
+    new_text: str,
+) -> None:
+    """A death or a break-up told of a hiragana name, a kinship word or a one-kanji word
+    the older memory tells of comes before it, said to be newer."""
+    with Memory.open(db_path, embedder=usem3, clock=clock) as mem:
+        old, new = _told(mem, clock, old_text, new_text, FILLER_JA)
+        r = mem.retrieve(question)
+        ids = [x.episode.id for x in r.results]
+        assert old in ids and new in ids, ids
+        assert ids.index(new) == ids.index(old) - 1
+        assert r.results[ids.index(new)].components["changes"] == float(old)
+        text = mem.pack(r).text
+    assert text.index(new_text) < text.index(old_text)
+    assert "2026-04-12 (日) の記憶より新しい、同じ話題の話" in text

@@ -22,7 +22,7 @@ import re
 from ..lazy_re import lazy_compile
 from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, sentences
 from ..values import closed_values, same_kind_change
-from .owners import JA_TOPIC, PERSON_WORDS, habit_owner, ja_owner
+from .owners import JA_KIN_WORDS, JA_TOPIC, PERSON_WORDS, habit_owner, ja_owner
 
 _DATE = (
     r"(?:\d+(?:st|nd|rd|th|am|pm)\b|\d{1,2}:\d\d|\d{1,2}/\d{1,2}|(?:next|later|tomorrow|tonight"
@@ -195,6 +195,18 @@ not the かわった of いれかわった), and わかれた after と, one's p
 after に, what it was changed to (水曜にかえた, スマホにかえた), or as かえてもらった after no
 hiragana (美容院かえてもらった): it is as often 買えた, "could buy" (チケットかえた), or the end of
 つかえた, むかえた."""
+_JA_PARTED = (
+    "たあと|た後|てから"
+    "|て[、，,]?(?:帰|かえ|家|駅|電車|バス|一人|ひとり|解散|別々|べつべつ|それぞれ|向か|歩)"
+)
+"""What follows a 別れ that is a parting at a place, not a break-up: what was done after
+it (別れたあと一人でカフェ行った, 別れてから買い物した, 別れて帰った, 別れて電車乗った; not
+別れたから心配, a worry)."""
+_JA_PARTED_AT = lazy_compile(
+    "(?<!電話)(?<!メール)(?<!ライン)(?<=[\u4e00-\u9fff々\u30a1-\u30ffー])で[^、，,。！？!?]*$"
+)
+"""A place or a means before a 別れ in its clause, a parting there (駅で別れた, 改札で
+わかれた, 翔太と駅で別れた); by 電話, メール or ライン it is a break-up told so."""
 _KANA_NOUN_ENDS = "(?=[にしさだでや]|って|$|[^\u3040-\u309f])"
 """What follows a change noun typed in hiragana, えんき, へんこう or ちゅうし: a particle, する
 or the copula, って, or no hiragana (えんきになった, ちゅうしだって; not ちゅうしゃ, ちゅうしん,
@@ -280,13 +292,40 @@ battery; 目が死んでる), a game one lost (ゲームで死んだ), a laugh o
 恥ずかしすぎて死んだ), or a time long past (10年前に亡くなった: an old death told again)."""
 
 
+_JA_NOT_A_BEING = (
+    "私|わたし|あたし|俺|おれ|僕|ぼく|うち|自分|今日|きょう|昨日|きのう|今朝|今夜|今週|今月|今年"
+    "|さっき|最近|今回|今度|午前|午後|週末|朝|夜|昼|マジ|まじ|ほんと|本当"
+)
+"""Who is not the being a 死んだ is told of, as its subject: the speaker, who says so of
+being worn out (私は死んだ, 俺も死んだ), or a time (今日は死んだ: a hard day)."""
+_JA_WHEN = (
+    "(?:もう|急に|突然|とうとう|ついに|遂に|昨日|きのう|今朝|昨夜|先週|先月|正式に"
+    "|[\u4e00-\u9fff\u30a1-\u30ffー]{1,6}で)[、，,]?"
+)
+"""What may come between a being and its end: a time, a suddenness or a cause (急に, 昨日,
+病気で; not a clause, 走らされて, 喧嘩して, してたら)."""
+_JA_DIED_OF = lazy_compile(
+    f"(?:^|(?<=[、，,\\s。！？!?の]))(?!(?:{_JA_NOT_A_BEING})[がはも])"
+    f"[^\\s、，,。！？!?]{{1,12}}?[がはも][、，,]?(?:{_JA_WHEN}){{0,2}}$"
+    "|^[\\s、，,]*[\u4e00-\u9fff\u30a1-\u30ffー]{1,8}で[、，,]?$"
+)
+"""What a Japanese 死んだ is told after to be a death: its being as its subject, with が, は
+or も and at most a time or a cause between (ハムスターが死んじゃった, 猫が昨日死んだ, 祖父は病気で
+死んだ), or a cause alone (事故で死んだ); not after another's doing or a clause of the
+speaker's (先輩に走らされて死んだ, 弟とゲームしてたら3回死んだ, 暑すぎて死んじゃう: being
+worn out), nor with the speaker or a time as its subject (私は死んだ, 今日は死んだ)."""
+
+
 def _a_being(before: str, death: str) -> bool:
     """Whether a death (``death``, ``before`` it its sentence's words) is told of a being:
     in English a person word, a pet word or a name just before it, or a pet word or a name
     (no person word) within a put down ("Biscuit passed away", "My grandpa died", "We had to
     put Biscuit down"; not "I almost died laughing", "My phone died"), in Japanese anything
-    but a thing slang kills (:data:`_JA_THING_BEFORE`: not スマホが死んだ)."""
+    but a thing slang kills (:data:`_JA_THING_BEFORE`: not スマホが死んだ), and a 死んだ only
+    of its subject (:data:`_JA_DIED_OF`: not 先輩に走らされて死んだ)."""
     if not death.isascii():
+        if death.startswith("死") and _JA_DIED_OF.search(before) is None:
+            return False
         return _JA_THING_BEFORE.search(before) is None
     if death.lower().startswith("had to put"):
         last = death.split()[-3 if death.lower().endswith("sleep") else -2]
@@ -295,6 +334,67 @@ def _a_being(before: str, death: str) -> bool:
     m = _BEING_BEFORE.search(before)
     who = m["who"] if m is not None else ""
     return who.lower().removesuffix("'s") in _BEINGS or (who[:1].isupper() and who != "I")
+
+
+_JA_ONES_HEAD = (
+    "(?:^|(?<=[、，,\\s。！？!?「『（(]))(?P<head>(?:(?:うち|私|わたし|あたし|僕|俺)の)?"
+    "(?:(?P<pet>猫|ねこ|ネコ|犬|いぬ|イヌ|愛犬|愛猫|ペット|ハムスター|うさぎ|ウサギ|インコ"
+    "|彼氏|旦那|夫|妻|嫁)の?)?)"
+)
+"""What may stand before a being told of as a subject: the start of its clause, a "my" and a
+pet or a partner word it names (うちの猫のきなこ, 彼氏の翔太, 夫の); not another's
+(友達のお母さん, 姉の猫)."""
+_JA_ENDED_ONE = lazy_compile(
+    f"{_JA_ONES_HEAD}(?!(?:{_JA_NOT_A_BEING})[がはもと])"
+    "(?P<who>(?:(?!の)[\u3041-\u3096\u30a1-\u30ffー\u4e00-\u9fff々]){1,10}?)"
+    f"(?P<with>[がはも]|と[はも]?)[、，,]?(?:{_JA_WHEN}){{0,2}}$"
+)
+"""A being as the subject of its end, just before it: Xが, Xは, Xも before a death and Xと
+before a break-up, at most a time or a cause between (きなこが亡くなった, 夫と離婚しました)."""
+_JA_KIN = lazy_compile(
+    f"お?(?:{'|'.join(JA_KIN_WORDS)}|ばあ|じい|かあ|とう|にい|ねえ|彼女?)(?:さん|ちゃん|くん|様)?"
+)
+"""A Japanese person word, as a being's own (母, お母さん, おばあちゃん, 彼女): after a pet or
+a partner word it is theirs (夫の母), not the speaker's."""
+_JA_PARTNER = lazy_compile("夫|妻|旦那(?:さん)?|主人|嫁|彼氏|彼女|彼")
+"""The person words a break-up is told of: a partner (夫と離婚した, 彼氏と別れた; not 友達と
+別れた, 母と別れた, parted for the day)."""
+_HONORIFIC_END = lazy_compile("(?<=.)(?:さん|ちゃん|くん|様)$")
+"""The honorific a being may be called with one time and not the next (きなこちゃん)."""
+
+
+def ja_ended_one(said: str) -> str | None:
+    """The being a Japanese sentence ``said`` tells the end of as its subject, without an
+    honorific: the one dead (きなこが亡くなった: きなこ; うちの猫が虹の橋を渡った: 猫) or the
+    speaker's partner or a name left (夫と離婚しました: 夫; 翔太と別れた: 翔太), if any; not
+    someone of another's (夫の母が亡くなった, 友達のお母さんが亡くなった), nor a parting at a place
+    or of a day (翔太と駅で別れた, 友達と別れた)."""
+    for m in ENDING.finditer(said):
+        if m.group().isascii() or CHANGE.match(said, m.start()) is None:
+            continue
+        before = said[: m.start()]
+        death = DEATH.match(said, m.start()) is not None
+        if death and not _a_being(before, m.group()):
+            continue
+        if not death and _JA_PARTED_AT.search(before) is not None:
+            continue
+        one = _JA_ENDED_ONE.search(before)
+        if one is None or one["with"].startswith("と") is death:
+            continue
+        kin = _JA_KIN.fullmatch(one["who"]) is not None
+        if kin and (one["head"] or (not death and _JA_PARTNER.fullmatch(one["who"]) is None)):
+            continue  # (夫の母: his mother; 友達と別れた, 母と別れた: parted for the day)
+        return _HONORIFIC_END.sub("", one["who"])
+    return None
+
+
+def ja_held(words: str, one: str) -> bool:
+    """Whether ``words`` (an older memory's) tell of the being ``one`` (as
+    :func:`ja_ended_one` gives it) as a subject or an owner: at its clause's start or after a
+    "my" and a pet or a partner word, an honorific aside, then が, は, も, って or の
+    (うちの猫のきなこはチュール大好き, おばあちゃんは料理上手, 夫の実家; not 友達のお母さんは)."""
+    held = f"{_JA_ONES_HEAD}{re.escape(one)}(?:さん|ちゃん|くん|様)?(?:[がはもの]|って)"
+    return re.search(held, words) is not None
 
 
 def _retired_one(before: str, after: str) -> bool:
@@ -483,10 +583,10 @@ CHANGE = lazy_compile(
     rf"|(?:変更|キャンセル)(?={_JA_DID}|(?:が|も)?あ(?:っ|りまし)|だ|です|な[んの]|$)"
     r"|売っ(?=た|ちゃ|ちま|払|ぱら|て(?![るいたまおもほくなん])|$)|売(?=る(?:こと|事)にな)"
     r"|売り(?=まし[たて])"
-    r"|別れ(?=た|まし|ちゃ|ちま|て(?!も)|る(?:こと|事)にな|$)"
+    rf"|別れ(?=た|まし|ちゃ|ちま|て(?!も)|る(?:こと|事)にな|$)(?!{_JA_PARTED})"
     r"|辞め|やめ|代わりに|じゃなくて|ではなく|じゃなく|転校|移っ|移し|延期"
     rf"|{_JA_DEATH}|クビ(?=に(?:な|され))|首にな(?=っ)|解雇(?=され|に)|リストラ(?=され|に[なあ])"
-    rf"|(?:離婚|別居)(?={_JA_DID}|$)"
+    rf"|(?:離婚|別居)(?={_JA_DID}|$)|別居(?=中(?!の))"
     r"|(?<![雨荒]天)中止|リスケ|退職(?![祝金])|転勤(?!族)"
     rf"|{_JA_PLANS}(?:が|は|も|を)?[^。！？!?\n]{{0,8}}?(?:延び|延ばし|ずれ|ずらし)"
     rf"|{_JA_DAY}ずらし|{_JA_PLANS}(?:が|は|も)?(?:なくなっ|無くなっ)"
@@ -496,7 +596,7 @@ CHANGE = lazy_compile(
     r"|訂正"
     r"|(?<=に)かえ(?=た|まし|ちゃっ|てん)|(?<![\u3041-\u3096])かえ(?=てもらっ)"
     rf"|{_KANA_AT}(?:かわ(?=った|りまし|っちゃ)"
-    r"|(?<=と)わかれ(?=た|まし|ちゃっ))"
+    rf"|(?<=と)わかれ(?=た|まし|ちゃっ)(?!{_JA_PARTED}))"
     rf"|ひっこ(?=し?{_JA_DID}|す(?:こと|事)にな|し{_JA_FINISHED}|$)|(?:えんき|へんこう){_KANA_NOUN_ENDS}"
     rf"|(?<!てん)ちゅうし{_KANA_NOUN_ENDS}"
     r"|(?<=[0-9０-９〇一二三四五六七八九十])(?:歳|才)にな(?=っ|りまし)|(?:こと|事)にし(?=た|まし|て)"
@@ -527,7 +627,8 @@ or an "again," between the words (:data:`_ASIDE`: "moved my appointment again, t
 ずれ込んだ, 前倒し; 退職した, 転勤になった (not 退職祝い, 退職金, 転勤族); 引っ越した, 転職した,
 変更になった, キャンセルした, 売った, 別れた as events, done or decided (:data:`_JA_DID`:
 引っ越すことにした, 転職が決まった, 売っちゃった, 売りました, 別れて…; not 引っ越し祝い, 引っ越しの荷造り,
-転職の相談, 変更点, キャンセル料, 売ってる, a shop's, 別れ際, 別れても); the hiragana of the
+転職の相談, 変更点, キャンセル料, 売ってる, a shop's, 別れ際, 別れても, nor a parting at a place,
+駅で別れた, 別れたあと: :data:`_JA_PARTED`); 別居中; the hiragana of the
 kanji ones typed as on a phone, where the kana is no everyday other word (:data:`_KANA_AT`,
 :data:`_KANA_NOUN_ENDS`: ジム、水曜にかえたわ, せきがかわった, ひっこした, えんき, へんこう, ちゅうし;
 not かえった, went home, チケットかえた, could buy, つかえた, ちゅうしゃ, えんきょり); "no longer" as もう with a
@@ -1184,7 +1285,9 @@ def change_sentences(text: str) -> list[str]:
             elif _IS_NOW.fullmatch(m.group()):
                 if not _a_new_value(before, m.group(), after):
                     continue
-            elif m.group() == "今は" and _ja_a_moment(after):
+            elif (m.group() == "今は" and _ja_a_moment(after)) or (
+                m.group() in ("別れ", "わかれ") and _JA_PARTED_AT.search(before) is not None
+            ):
                 continue
             elif m.group()[0].isascii():
                 word = m.group().lower()

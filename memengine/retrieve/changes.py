@@ -56,7 +56,10 @@ from .change_words import (
     ENDING,
     JA_VALUE_VERB,
     change_sentences,
+    corrections,
     habit_of,
+    ja_ended_one,
+    ja_held,
     replaced_values,
     told,
 )
@@ -588,9 +591,40 @@ def _about_the_same(words: str, near: str, names: set[str]) -> bool:
         if not old and not new and _another_doer(words[:600], near, subject):
             return False
     named = people_named(words[:600]) | people_named(near) if subjects else set()
+    people = _ended_ones(words[:600], told(near), [s for s in subjects if a_person(s, named)])
+    if _only_a_japanese_end(told(near)):
+        return _ended(near, people)
     if any(not a_person(s, named) for s in subjects) or _age_again(words[:600], near):
         return True
-    return _ended(near, [s for s in subjects if a_person(s, named)])
+    return _ended(near, people)
+
+
+def _only_a_japanese_end(said: str) -> bool:
+    """Whether every change word of ``said`` (a sentence) is a Japanese end of someone or of
+    a bond (:data:`.change_words.ENDING`): what it changes is the one it ends alone, not a
+    thing it names (弟とゲームしてた… shares ゲーム, no death of it). An English one may share a
+    pet's name as a thing ("Biscuit"), its death told only after a being
+    (:func:`.change_words.change_sentences`)."""
+    ends = [m.start() for m in ENDING.finditer(said) if not m.group().isascii()]
+    return (
+        bool(ends)
+        and not corrections(said)
+        and all(m.start() in ends for m in CHANGE.finditer(said))
+    )
+
+
+def _ended_ones(words: str, said: str, people: list[str]) -> list[str]:
+    """Whom the end ``said`` tells may be of, of those ``words`` (an older memory's) tell of:
+    in English the shared ``people``; in Japanese the being it tells the end of as its
+    subject (:func:`.change_words.ja_ended_one`: not 翔太と別れたあと, a parting), where
+    ``words`` hold it as theirs
+    (:func:`.change_words.ja_held`: きなこが亡くなった and うちの猫のきなこはチュール大好き,
+    夫と離婚しました and 夫は辛いものが好き; not 夫の母が亡くなった and 母は料理上手)."""
+    end = ENDING.search(said)
+    if end is None or end.group().isascii():
+        return people
+    one = ja_ended_one(said)
+    return [one] if one is not None and ja_held(words, one) else []
 
 
 def _as_doer(person: str) -> str:
@@ -712,6 +746,7 @@ def later_changes(
             if (
                 (cos := cosines.get(a.episode.id, -1.0)) >= min_cosine
                 or _corrected(a, change, wrong)
+                or _ends_their_one(own_words(a.episode), near)
             )
             and taken.get(id(a), 0) < MAX_CHANGES
         ]
@@ -722,6 +757,19 @@ def later_changes(
     if not links:
         return candidates
     return _chains_first(candidates, links)
+
+
+def _ends_their_one(words: str, near: list[str]) -> bool:
+    """Whether one of ``near`` (a newer result's change windows) tells only the end of the
+    being ``words`` (an older result's) hold as theirs, told as its subject
+    (:func:`.change_words.ja_ended_one`, :func:`.change_words.ja_held`): モカが虹の橋を渡ったよ
+    after うちの犬のモカは散歩が大好き, whose few words are far in meaning (.26)."""
+    for n in near:
+        said = told(n)
+        one = ja_ended_one(said) if _only_a_japanese_end(said) else None
+        if one is not None and ja_held(words[:600], one):
+            return True
+    return False
 
 
 def _corrected(old: Candidate, change: Candidate, wrong: set[tuple[str, str]]) -> bool:
