@@ -79,9 +79,11 @@ def corrects(before: Episode, after: Episode) -> bool:
     Monday class). "Actually it was really fun", 「いや、最高だった」 and 「今日はカレーじゃなくて
     シチューの気分」 state no such value: they correct nothing."""
     said = own_turn(after)
-    if not said.strip() or len(said) > CORRECTION_CHARS or asks_something(said):
+    if not said.strip() or len(said) > CORRECTION_CHARS:
         return False
-    if not _takes_back(said):
+    if not closed_values(said):  # (read first: one pass, where most turns stop)
+        return False
+    if asks_something(said) or not _takes_back(said):
         return False
     told = before.text  # (both turns of an exchange: the reply may have said the value)
     replaced = replaced_values(said)
