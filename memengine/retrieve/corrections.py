@@ -3,7 +3,7 @@
 its own, so a later "When is my yoga class?" finds the Monday turn and not the one that
 corrects it; this module finds the turn that follows a result to be packed and, when the
 same speaker corrects it there, brings the correction in before it, marked as the change
-it is (``changes``: the pack says "newer than the memory of …")."""
+it is (``changes``; the pack says "corrects the memory of …")."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ..models import Episode, EpisodeKind
 from ..text import fold
 from ..values import closed_values, compared, holds, same_kind_change
 from .change_words import change_sentences, replaced_values
+from .changes import own_words
 from .fastpath import Candidate
 from .signals import asks_something
 
@@ -50,13 +51,6 @@ _JA_ANYWHERE = lazy_compile(
 月曜じゃない、火曜, 火曜の間違い, 勘違いしてた."""
 
 
-def own_turn(episode: Episode) -> str:
-    """What the speaker of ``episode`` said: an exchange's user turn, else its text."""
-    if episode.kind is EpisodeKind.exchange:
-        return episode.user_text or ""
-    return episode.text
-
-
 def _takes_back(said: str) -> bool:
     """Whether ``said`` is shaped as a correction: a correction's English shape, or a change
     (:func:`.change_words.change_sentences`: "it's Tuesday, not Monday", "No wait, it's
@@ -78,7 +72,7 @@ def corrects(before: Episode, after: Episode) -> bool:
     what ``before`` states ("Oops, it's Sam's birthday on Friday, not Saturday" corrects no
     Monday class). "Actually it was really fun", 「いや、最高だった」 and 「今日はカレーじゃなくて
     シチューの気分」 state no such value: they correct nothing."""
-    said = own_turn(after)
+    said = own_words(after)
     if not said.strip() or len(said) > CORRECTION_CHARS:
         return False
     if not closed_values(said):  # (read first: one pass, where most turns stop)
