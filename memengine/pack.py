@@ -163,27 +163,24 @@ def _reason(
     phrases a long memory shares lie beyond the start that is read) shares, and why; it
     says the memory holds a date or number only when what is shown holds one of the kinds
     the query asks (:func:`_holds_asked`). A later change says so first, beside the LLM's
-    too ("newer than the memory of 2026-05-02 (Sat) on the same subject; the vet")."""
+    too ("newer than the memory of 2026-05-02 (Sat) on the same subject; the vet"; a
+    correction in the next turn, "corrects the memory of 20:05 the same day; …")."""
     if item.reason:
         said = reason_line(item.reason)  # (the model's is already; one given by hand too)
         if changed is None:
             return said
-        if lang == "ja":
-            return f"{changed} の記憶より新しい、同じ話題の話 / {said}"
-        return f"newer than the memory of {changed} on the same subject; {said}"
+        return f"{_change_said(item, lang, changed)}{' / ' if lang == 'ja' else '; '}{said}"
     text = shown or item.episode.text
     shared = shared_phrases(query, text)
     cos = item.components.get("cosine")
     comps = item.components
     holds = "answer_type" in comps and _holds_asked(text, query)
-    fixes = "correction" in comps  # (the next turn: it answers no question of the one before)
-    answers = "next_turn" in comps and not fixes
+    # (a correction in the next turn answers no question of the one before)
+    answers = "next_turn" in comps and "correction" not in comps
     bits: list[str] = []
     if lang == "ja":
         if changed is not None:
-            bits.append(
-                f"{changed} の記憶の訂正" if fixes else f"{changed} の記憶より新しい、同じ話題の話"
-            )
+            bits.append(_change_said(item, lang, changed))
         if comps.get("asked_time", 0.0) >= 1.0:
             bits.append("尋ねられた時期のこと")
         if shared:
@@ -196,11 +193,7 @@ def _reason(
             bits.append("日時・数を含む")
         return " / ".join(bits or ["関連あり"]) + f"（{_label(item.relevance, lang)}）"
     if changed is not None:
-        bits.append(
-            f"corrects the memory of {changed}"
-            if fixes
-            else f"newer than the memory of {changed} on the same subject"
-        )
+        bits.append(_change_said(item, lang, changed))
     if comps.get("asked_time", 0.0) >= 1.0:
         bits.append("from the time asked about")
     if shared:
@@ -214,6 +207,16 @@ def _reason(
     elif holds:
         bits.append("holds a date or number")
     return "; ".join(bits or ["related"]) + f"; {_label(item.relevance, lang)}"
+
+
+def _change_said(item: Retrieved, lang: str, changed: str) -> str:
+    """What a later change's reason line says of the memory it changes (``changed``: when
+    that was said): a correction in the next turn corrects it, another change is newer."""
+    if "correction" in item.components:
+        return f"{changed} の記憶の訂正" if lang == "ja" else f"corrects the memory of {changed}"
+    if lang == "ja":
+        return f"{changed} の記憶より新しい、同じ話題の話"
+    return f"newer than the memory of {changed} on the same subject"
 
 
 def _may_fill(ep: Episode, strategy: Strategy, max_chars: int) -> bool:

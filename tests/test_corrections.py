@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from memengine import FixedClock, Memory
+from memengine import FixedClock, Memory, Retrieval, Retrieved
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.models import Episode, EpisodeKind
+from memengine.pack import build_pack
 from memengine.retrieve.corrections import corrects
 
 T0 = datetime(2026, 9, 1, 20, 0, tzinfo=timezone.utc)
@@ -224,3 +225,33 @@ def test_an_elaboration_or_the_companions_message_is_no_correction(
         r = mem.retrieve("When is my yoga class?", agent="u", now=now)
         assert r.results[0].episode.id == yoga
         assert not any("correction" in x.components for x in r.results)
+
+
+def test_a_correction_with_the_models_reason_still_says_it_corrects() -> None:
+    """On the LLM turn the rerank's reason is shown, and a later change's words go first:
+    a correction's said "newer than … on the same subject" where the fast path says it
+    corrects the memory."""
+    fact = _turn("My yoga class is on Monday at 6pm", "Nice routine!").model_copy(
+        update={"id": 13, "occurred_at": T0}
+    )
+    fixed = _turn("actually it's Tuesday, not Monday", "Got it").model_copy(
+        update={"id": 14, "occurred_at": T0 + timedelta(minutes=1)}
+    )
+    marks = {"correction": 1.0, "next_turn": 1.0, "later_change": 1.0, "changes": 13.0}
+    retrieval = Retrieval(
+        results=(
+            Retrieved(episode=fixed, score=1.0, rank=1, relevance="high", components=marks,
+                      reason="the new day"),
+            Retrieved(episode=fact, score=0.9, rank=2, relevance="high", reason="the class"),
+        ),
+        queries=("When is my yoga class?",),
+        should_inject=True,
+        now=T0 + timedelta(days=3),
+        agent="u",
+    )  # fmt: skip
+    text = build_pack(retrieval, query="When is my yoga class?", budget_tokens=800).text
+    assert "corrects the memory of 20:00 the same day; the new day" in text
+    ja = build_pack(
+        retrieval.model_copy(update={"language": "ja"}), query="ヨガいつ？", budget_tokens=800
+    ).text
+    assert "同じ日の 20:00 の記憶の訂正 / the new day" in ja
