@@ -22,7 +22,7 @@ from datetime import datetime
 from ..config import RetrievalConfig
 from ..embed.base import Embedder
 from ..errors import EmbeddingError
-from ..models import EpisodeKind, Message, Relevance, Retrieval, Retrieved, may_answer
+from ..models import Episode, EpisodeKind, Message, Relevance, Retrieval, Retrieved, may_answer
 from ..store.database import Store
 from ..store.filters import Filters
 from ..text import Language, guess_language, is_blank, near_cut, query_terms, within
@@ -89,6 +89,7 @@ __all__ = [
     "label",
     "mark_own_copies",
     "time_terms",
+    "to_pack",
     "turn_language",
     "turn_queries",
 ]
@@ -236,6 +237,19 @@ def label(
     if c.get("correction", 0.0) >= 1.0:  # what corrects a result to be packed goes in too
         return "medium"
     return "low"
+
+
+def to_pack(candidates: Sequence[Candidate], config: RetrievalConfig, n: int) -> list[Candidate]:
+    """Of the first ``n`` of ``candidates`` (best first), those the ranking packs: not
+    ``low`` by :func:`label` against the best one."""
+    if not candidates:
+        return []
+    best = candidates[0]
+    return [
+        c
+        for c in candidates[:n]
+        if label(c, config, best.score, top_at=best.episode.occurred_at) != "low"
+    ]
 
 
 def _an_update(candidate: Candidate) -> bool:
@@ -478,6 +492,7 @@ class Retriever:
         names a time, each result to be packed that is a later change of another comes
         before it (:mod:`.changes`)."""
         cfg = self.config
+        known: dict[int, Episode | None] = {}  # the next turns read (one read for each id)
         if cfg.adaptive_weights and signals is not None:
             signals["reach"] = round(reach, 4)
         spread = dense_spread(candidates, cfg.spread_k)
@@ -502,40 +517,47 @@ class Retriever:
                     for c in top
                     if (kinds and asks_back(c.episode)) or disowns(c.episode)
                 ]
-                following = self.store.next_turns(ids, filters) if ids else {}
-                gone = screen([ep.id for ep in following.values()]) if screen else set()
-                skip = exclude | gone
                 out = lift_next_turns(
                     out,
-                    {a: ep for a, ep in following.items() if ep.id not in skip},
+                    self._next_turns(ids, filters, exclude, screen, known),
                     kinds,
                     weight=cfg.answer_type_weight,
                     factor=cfg.next_turn_factor,
                 )
         if cfg.next_turn_candidates > 0 and out:  # a correction said in the next turn
-            top, best = out[: cfg.max_results], out[0]
-            packed = [
-                c
-                for c in top[: cfg.next_turn_candidates]
-                if label(c, cfg, best.score, top_at=best.episode.occurred_at) != "low"
-            ]
+            packed = to_pack(out, cfg, min(cfg.next_turn_candidates, cfg.max_results))
             for _ in range(MAX_CHAIN):  # (a correction of a correction: the newest first)
                 if not packed:
                     break
-                following = self.store.next_turns([c.episode.id for c in packed], filters)
-                gone = screen([e.id for e in following.values()]) if screen and following else set()
-                following = {a: e for a, e in following.items() if e.id not in exclude | gone}
+                ids = [c.episode.id for c in packed]
+                following = self._next_turns(ids, filters, exclude, screen, known)
                 out, packed = bring_corrections(out, packed, following)
         if cfg.later_changes and window is None and out:
-            top = out[: cfg.max_results]
-            best = top[0]
-            packed = [
-                c
-                for c in top
-                if label(c, cfg, best.score, top_at=best.episode.occurred_at) != "low"
-            ]
+            packed = to_pack(out, cfg, cfg.max_results)
             out = later_changes(out, packed, self.similar(filters), cfg.later_change_cosine)
         return out
+
+    def _next_turns(
+        self,
+        ids: Sequence[int],
+        filters: Filters,
+        exclude: AbstractSet[int],
+        screen: Callable[[Collection[int]], set[int]] | None,
+        known: dict[int, Episode | None],
+    ) -> dict[int, Episode]:
+        """The turn that follows each of ``ids`` within ``filters`` (:meth:`.Store.next_turns`),
+        none of ``exclude`` nor one that ``screen`` finds repeats what the user said; each id
+        read once a turn (``known``: the next-turn lift and the corrections ask of the same
+        best few)."""
+        todo = [i for i in ids if i not in known]
+        if todo:
+            found = self.store.next_turns(todo, filters)
+            gone = screen([e.id for e in found.values()]) if screen and found else set()
+            for i in todo:
+                nxt = found.get(i)
+                skip = nxt is None or nxt.id in exclude or nxt.id in gone
+                known[i] = None if skip else nxt
+        return {i: nxt for i in ids if (nxt := known[i]) is not None}
 
     def similar(self, filters: Filters) -> Callable[[int, Sequence[int]], dict[int, float]]:
         """The cosines of one stored episode's vector to others' within ``filters``' agent."""

@@ -593,9 +593,8 @@ class LLMTurn:
         trace = TurnTrace()
         degraded: list[str] = []
         timings: dict[str, float] = {}
-        held, in_recent = self.held(
-            recent, filters
-        )  # in all of recent; the rest reads the conversation
+        # in all of recent; the rest reads the conversation
+        held, in_recent = self.held(recent, filters)
         recent = conversation(recent, text)
         queries, joined = turn_queries(text, recent, rcfg)
         query = queries[0]
