@@ -19,7 +19,7 @@ import unicodedata
 
 from .lazy_re import lazy_compile
 
-__all__ = ["closed_values", "compared", "holds", "kanji_number", "same_kind_change"]
+__all__ = ["closed_values", "compared", "holds", "kanji_number", "same_kind_change", "states_any"]
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTHS = (
@@ -410,6 +410,14 @@ def holds(values: set[tuple[str, str]], value: tuple[str, str]) -> bool:
     ("7:00") or 7pm ("19:00"), but 7am is not 7pm."""
     kind, readings = value[0], set(value[1].split("|"))
     return any(k == kind and not readings.isdisjoint(v.split("|")) for k, v in values)
+
+
+def states_any(text: str, values: set[tuple[str, str]]) -> bool:
+    """Whether ``text`` states one of ``values`` (:func:`closed_values`, compared as
+    :func:`holds` compares them: a bare 7時 may be 7pm, "June 19" holds the 19th): what a
+    correction says was wrong ("not Monday") is what the memory it corrects states."""
+    stated = compared(closed_values(text))
+    return any(holds(stated, value) for value in values)
 
 
 def same_kind_change(said: str, meant: str) -> bool:

@@ -48,7 +48,7 @@ from ..errors import EmbeddingError
 from ..lazy_re import lazy_compile
 from ..models import Episode, EpisodeKind
 from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, forget_words, sentences, shared_phrases
-from ..values import closed_values
+from ..values import states_any
 from .change_words import (
     AGE,
     CHANGE,
@@ -777,11 +777,7 @@ def _corrected(old: Candidate, change: Candidate, wrong: set[tuple[str, str]]) -
     ``old`` states was wrong (``wrong``: :func:`.change_words.replaced_values`): "it's
     Tuesday, not Monday" minutes after "My yoga class is on Monday at 6pm"."""
     gap = change.episode.occurred_at - old.episode.occurred_at
-    return (
-        bool(wrong)
-        and gap <= CORRECTION_WINDOW
-        and bool(wrong & closed_values(own_words(old.episode)))
-    )
+    return bool(wrong) and gap <= CORRECTION_WINDOW and states_any(own_words(old.episode), wrong)
 
 
 def _chains_first(candidates: list[Candidate], links: dict[int, Candidate]) -> list[Candidate]:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from ..lazy_re import lazy_compile
 from ..models import Episode, EpisodeKind
 from ..text import fold
-from ..values import closed_values, compared, holds, same_kind_change
+from ..values import closed_values, same_kind_change, states_any
 from .change_words import change_sentences, replaced_values
 from .changes import own_words
 from .fastpath import Candidate
@@ -81,7 +81,7 @@ def corrects(before: Episode, after: Episode) -> bool:
         return False
     told = before.text  # (both turns of an exchange: the reply may have said the value)
     replaced = replaced_values(said)
-    if replaced and not any(holds(compared(closed_values(told)), v) for v in replaced):
+    if replaced and not states_any(told, replaced):
         return False
     return same_kind_change(told, said)
 
