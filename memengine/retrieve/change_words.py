@@ -22,7 +22,15 @@ import re
 from ..lazy_re import lazy_compile
 from ..text import APOSTROPHES, ENGLISH_STOPWORDS, fold, sentences
 from ..values import closed_values, same_kind_change
-from .owners import JA_KIN_WORDS, JA_TOPIC, PERSON_WORDS, habit_owner, ja_owner
+from .owners import (
+    JA_KIN_WORDS,
+    JA_PET_WORDS,
+    JA_TOPIC,
+    PERSON_WORDS,
+    PET_WORDS,
+    habit_owner,
+    ja_owner,
+)
 
 _DATE = (
     r"(?:\d+(?:st|nd|rd|th|am|pm)\b|\d{1,2}:\d\d|\d{1,2}/\d{1,2}|(?:next|later|tomorrow|tonight"
@@ -240,12 +248,7 @@ _JA_DEATH = (
 counted only after a being as :data:`_DEATH` is."""
 DEATH = lazy_compile(f"{_DEATH}|{_JA_DEATH}", re.IGNORECASE)
 """A death, English or Japanese (:data:`_DEATH`, :data:`_JA_DEATH`)."""
-_PETS = frozenset(
-    "dog dogs cat cats puppy kitten pet bunny rabbit hamster bird parrot horse pup kitty"
-    " guinea pig ferret".split()
-)
-"""The pet words: what a put down is told of, besides a name."""
-_BEINGS = PERSON_WORDS | _PETS | frozenset("he she him her they them".split())
+_BEINGS = PERSON_WORDS | PET_WORDS | frozenset("he she him her they them".split())
 """Whom a death is told of: a person word, a pet word or a pronoun (a name besides)."""
 _BROKE_UP = (
     r"(?:broke|split) up(?! (?:the|a|an|this|that|these|those|my|your|his|her|our|their|its|it"
@@ -330,7 +333,7 @@ def _a_being(before: str, death: str) -> bool:
     if death.lower().startswith("had to put"):
         last = death.split()[-3 if death.lower().endswith("sleep") else -2]
         pet = last.lower().removesuffix("'s")
-        return pet in _PETS or (last[:1].isupper() and pet not in _BEINGS and last != "I")
+        return pet in PET_WORDS or (last[:1].isupper() and pet not in _BEINGS and last != "I")
     m = _BEING_BEFORE.search(before)
     who = m["who"] if m is not None else ""
     return who.lower().removesuffix("'s") in _BEINGS or (who[:1].isupper() and who != "I")
@@ -338,8 +341,7 @@ def _a_being(before: str, death: str) -> bool:
 
 _JA_ONES_HEAD = (
     "(?:^|(?<=[、，,\\s。！？!?「『（(]))(?P<head>(?:(?:うち|私|わたし|あたし|僕|俺)の)?"
-    "(?:(?P<pet>猫|ねこ|ネコ|犬|いぬ|イヌ|愛犬|愛猫|ペット|ハムスター|うさぎ|ウサギ|インコ"
-    "|彼氏|旦那|夫|妻|嫁)の?)?)"
+    f"(?:(?P<pet>{JA_PET_WORDS}|彼氏|旦那|夫|妻|嫁)の?)?)"
 )
 """What may stand before a being told of as a subject: the start of its clause, a "my" and a
 pet or a partner word it names (うちの猫のきなこ, 彼氏の翔太, 夫の); not another's

@@ -413,9 +413,20 @@ def doer(sentence: str) -> str | None:
     return name if a_name(name) else None
 
 
+PET_WORDS = frozenset(
+    "dog dogs cat cats puppy pup kitten kitty pet bunny rabbit hamster bird parrot horse"
+    " ferret guinea pig".split()
+)
+"""The English pet words: what a pet's name is told after ("my dog Max") and what a put
+down is told of."""
+JA_PET_WORDS = (
+    "猫|ねこ|ネコ|犬|いぬ|イヌ|ワンコ|わんこ|愛犬|愛猫|ペット|ハムスター|うさぎ|ウサギ|インコ"
+)
+"""The Japanese pet words, as a regular expression's alternatives (犬のポチ, うちの猫のきなこ)."""
+
 _PET_CALLED = lazy_compile(
-    rf"\b(?:dog|dogs|cat|cats|puppy|kitten|bird|parrot|hamster|rabbit|bunny|pet),? ({_NAME})\b"
-    "|(?:犬|猫|ワンコ|わんこ|ネコ|ねこ|インコ|ハムスター|うさぎ|ウサギ|ペット)の?"
+    rf"\b(?:{'|'.join(sorted(PET_WORDS, key=len, reverse=True))}),? ({_NAME})\b"
+    f"|(?:{JA_PET_WORDS})の?"
     "([\u30a1-\u30ffー]{2,8}|[\u4e00-\u9fff々]{1,3}(?=[はがもをの、]))",
     re.IGNORECASE,
 )
