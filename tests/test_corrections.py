@@ -97,14 +97,19 @@ def test_other_turns_correct_nothing(fact: Episode, said: str) -> None:
     assert not corrects(fact, _turn(said))
 
 
+def _small_talk(mem: Memory) -> datetime:
+    """Twelve days of small talk for agent "u"; the moment of day 3 the tests tell a fact."""
+    for d in range(12):
+        said, reply = FILLER[d % 4]
+        mem.add_exchange(said, reply, agent="u", occurred_at=T0 + timedelta(days=d))
+    return T0 + timedelta(days=3, minutes=5)
+
+
 def _yoga(mem: Memory, fact: str, correction: str, *, gap: timedelta, speaker: str = "") -> int:
     """Filler over twelve days, the fact on day 3 and ``correction`` ``gap`` after it;
     the correction's id."""
     meta = {"speaker": speaker} if speaker else None
-    for d in range(12):
-        said, reply = FILLER[d % 4]
-        mem.add_exchange(said, reply, agent="u", occurred_at=T0 + timedelta(days=d))
-    at = T0 + timedelta(days=3, minutes=5)
+    at = _small_talk(mem)
     mem.add_exchange(fact, "OK!", agent="u", occurred_at=at, metadata=meta)
     other = {"speaker": "Partner"} if speaker else None
     return mem.add_exchange(
@@ -177,10 +182,7 @@ def test_a_correction_of_a_correction_comes_first(tmp_path: Path, usem3: USEM3Em
     as the truth, Wednesday left out)."""
     now = T0 + timedelta(days=13)
     with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
-        for d in range(12):
-            said, reply = FILLER[d % 4]
-            mem.add_exchange(said, reply, agent="u", occurred_at=T0 + timedelta(days=d))
-        at = T0 + timedelta(days=3, minutes=5)
+        at = _small_talk(mem)
         told = [
             "The team meeting is on Monday at 3pm",
             "Scratch that, it's Tuesday, not Monday",
@@ -203,10 +205,7 @@ def test_an_elaboration_or_the_companions_message_is_no_correction(
     perhaps) correct the user's."""
     now = T0 + timedelta(days=13)
     with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
-        for d in range(12):
-            said, reply = FILLER[d % 4]
-            mem.add_exchange(said, reply, agent="u", occurred_at=T0 + timedelta(days=d))
-        at = T0 + timedelta(days=3, minutes=5)
+        at = _small_talk(mem)
         fact = mem.add_exchange(
             "I went to the Taylor Swift concert with Mia last night", "Fun!", agent="u",
             occurred_at=at,
