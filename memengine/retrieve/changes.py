@@ -286,7 +286,7 @@ def _people(text: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=256)
 def _doings(phrase: str, text: str) -> frozenset[tuple[str, str]]:
-    """Each word (folded) with its stem (:func:`_stem`) of what ``text`` tells how often of,
+    """Each word (folded) with its stem (:func:`stem`) of what ``text`` tells how often of,
     where its frequency holds ``phrase``: what is counted and the four words before the
     count, none a function word, a person word or a name (a word with a capital past its
     sentence's first), a change word, a time, a unit or a light verb (:data:`_NOT_A_DOING`):
@@ -313,11 +313,11 @@ def _doings(phrase: str, text: str) -> frozenset[tuple[str, str]]:
                 and _EN_RATE.fullmatch(word) is None
                 and _EN_TIME_UNIT.fullmatch(word) is None
             ):
-                found.add((word, _stem(word)))
+                found.add((word, stem(word)))
     return frozenset(found)
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     """``word`` without an "-ing", "-ed" or "-s", a last "e" and a doubled last letter, so
     the forms of a verb or a noun meet: "call" and "calling", "run" and "running", "nap"
     and "naps", "make" and "making"."""

@@ -8,15 +8,16 @@ it is (``changes``; the pack says "corrects the memory of …")."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ..lazy_re import lazy_compile
 from ..models import Episode, EpisodeKind
-from ..text import fold
-from ..values import closed_values, same_kind_change, states_any
+from ..text import ENGLISH_STOPWORDS, fold
+from ..values import closed_values, same_kind_change, states_any, without_values
 from .change_words import change_sentences, replaced_values
-from .changes import own_words
+from .changes import own_words, stem
 from .fastpath import Candidate
 from .signals import asks_something
 
@@ -46,9 +47,10 @@ _JA_OPENING = lazy_compile(
 
 _JA_ANYWHERE = lazy_compile(
     r"じゃなくて|じゃなく|ではなくて|ではなく|じゃない[、,，\s]|の間違い|勘違い|間違えた|まちがえた"
+    r"|ミスった|ミスってた"
 )
 """What says a Japanese turn takes something back wherever it stands: 月曜じゃなくて火曜,
-月曜じゃない、火曜, 火曜の間違い, 勘違いしてた."""
+月曜じゃない、火曜, 火曜の間違い, 勘違いしてた, ミスった."""
 
 
 def _takes_back(said: str) -> bool:
@@ -63,6 +65,58 @@ def _takes_back(said: str) -> bool:
     return bool(change_sentences(said))  # (not a request: "Get tickets for Sunday, not Saturday")
 
 
+_EN_WORD = lazy_compile(r"[a-z]+(?:'[a-z]+)?")
+
+_EN_UNSUBJECT = frozenset(
+    """actually sorry meant mean wait hold scratch mistake bad oops whoops typo wrong confused
+    mixed mix mixing mixes correction correct corrected right said say saying told typed wrote
+    misspoke misread misremembered earlier before instead nope yes yep yup ugh ah oh sry
+    apologies got get thought checked check looked calendar double again always sure silly
+    brain dumb lol haha moved changed switched pushed rescheduled one
+    today tonight tomorrow yesterday morning afternoon evening night noon week weekend next
+    last this pm am clock o'clock half past quarter every""".split()
+)
+"""English words a correction may hold beside its value that name no subject of its own:
+its shape ("Sorry, I meant …", "my bad", "I got mixed up"), a change's verb, and a time's
+frame ("Tuesday evening", "next week"). Any other word must be one the memory holds."""
+
+_JA_UNSUBJECT = lazy_compile(
+    "ごめん(?:なさい)?|すみません|勘違い|間違(?:い|え|っ)|違(?:う|っ)|訂正|正し|正解|ミス|実は|本当|"
+    "言っ|言い|書い|思っ|変更|変わ|変え|私|俺|僕|自分|笑|"
+    "今日|明日|明後日|昨日|今週|来週|先週|再来週|今月|来月|先月|毎週|毎日|毎月|午前|午後|"
+    "夕方|今夜|今晩|[日時分半朝昼夜晩週月年]"
+)
+"""Japanese words a correction may hold beside its value that name no subject of its own:
+its shape (ごめん, 勘違い, 間違えた, 正しくは, 言った), a change's verb and a time's frame
+(今日, 来週, 火曜日's 日). Any other run of kanji or katakana must be one the memory holds."""
+
+_JA_RUN = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々]+|[\u30a1-\u30fa\u30fcｦ-ﾟ]{2,}")
+
+_NOW = lazy_compile(r"\balready\b|もう|今(?![日週月夜晩年度回朝])")
+"""What tells the time it is, not the time something is at: "Wait, it's already 9pm",
+あれ、もう22時だ."""
+
+
+def _own_subject(said: str, told: str) -> bool:
+    """Whether ``said`` names a subject ``told`` does not hold: a correction names none
+    ("Actually it's Tuesday, not Monday", いや、火曜だった) or the memory's ("Scratch that,
+    the meeting is at 4", いや、ヨガは火曜), while a turn that names its own tells something
+    else ("Wait, I just remembered the party is on Saturday", ごめん、19時から会議だった,
+    "Actually I'm free on Tuesday"), as does one that tells the time it is now."""
+    rest = fold(unicodedata.normalize("NFKC", without_values(said))).lower()
+    if _NOW.search(rest):
+        return True
+    memory = fold(unicodedata.normalize("NFKC", told)).lower()
+    held = {stem(w) for w in _EN_WORD.findall(memory)}
+    for word in _EN_WORD.findall(rest):
+        if word in ENGLISH_STOPWORDS or word in _EN_UNSUBJECT or len(word) < 2:
+            continue
+        if stem(word.removesuffix("'s")) not in held:
+            return True
+    rest = _JA_UNSUBJECT.sub(" ", rest)
+    return any(run not in memory for run in _JA_RUN.findall(rest))
+
+
 def corrects(before: Episode, after: Episode) -> bool:
     """Whether ``after``, the turn that follows ``before``, corrects a value it states: a
     short turn (at most :data:`CORRECTION_CHARS`), no question, shaped as a correction
@@ -70,7 +124,9 @@ def corrects(before: Episode, after: Episode) -> bool:
     another one (:func:`.values.same_kind_change`: "Sorry, I meant Tuesday" after "My yoga
     class is on Monday at 6pm", いや、火曜だった); what it says was wrong, if it says, is
     what ``before`` states ("Oops, it's Sam's birthday on Friday, not Saturday" corrects no
-    Monday class). "Actually it was really fun", 「いや、最高だった」 and 「今日はカレーじゃなくて
+    Monday class); and it names no subject ``before`` does not (:func:`_own_subject`:
+    "Wait, I just remembered the party is on Saturday" tells another matter). "Actually it
+    was really fun", 「いや、最高だった」 and 「今日はカレーじゃなくて
     シチューの気分」 state no such value: they correct nothing."""
     said = own_words(after)
     if not said.strip() or len(said) > CORRECTION_CHARS:
@@ -82,6 +138,8 @@ def corrects(before: Episode, after: Episode) -> bool:
     told = before.text  # (both turns of an exchange: the reply may have said the value)
     replaced = replaced_values(said)
     if replaced and not states_any(told, replaced):
+        return False
+    if _own_subject(said, told):
         return False
     return same_kind_change(told, said)
 
