@@ -73,6 +73,12 @@ YOGA_JA = _turn("ヨガは月曜の夜7時からなんだ", "いいね！")
         "あ、ミスった、火曜だ",
         "ごめん、正しくは火曜の7時",
         "ごめん、ヨガは火曜日だった笑",
+        # a longer turn's short first sentence, and why it changed after it
+        "No wait. Tuesday.",
+        "Actually it's Tuesday not Monday. I double-checked the confirmation email from the"
+        " studio and they moved all the Monday slots because the teacher is away that week.",
+        "いや、火曜だった。"
+        + "先生が月曜はお休みになったらしくて、しばらくは火曜のクラスに振り替えなんだって。" * 3,
     ],
 )
 def test_a_short_turn_that_corrects_a_value_is_read_as_one(said: str) -> None:
@@ -95,6 +101,8 @@ def test_a_short_turn_that_corrects_a_value_is_read_as_one(said: str) -> None:
         (YOGA_EN, "Is it Tuesday, not Monday?"),  # a question
         (YOGA_EN, "Oops, it's Sam's birthday on Friday, not Saturday"),  # another matter
         (YOGA_EN, "Actually " + "the whole story is long, " * 8 + "on Tuesday"),
+        (YOGA_EN, "Actually it was so fun on Tuesday. " + "The teacher showed us new poses. " * 5),
+        (YOGA_EN, "Wait. The party is on Saturday, I almost forgot!"),
         (_turn("好きな食べ物はカレーだよ"), "今日はカレーじゃなくてシチューが食べたい気分"),
         (_turn("今日から新しい職場は渋谷だよ"), "初日から電車乗り間違えた…"),
         (_turn("駅前のラーメン屋行ってきた"), "うーん、期待してたのと違った"),

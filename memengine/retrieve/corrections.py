@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from ..lazy_re import lazy_compile
 from ..models import Episode, EpisodeKind
-from ..text import ENGLISH_STOPWORDS, fold
+from ..text import ENGLISH_STOPWORDS, fold, sentences
 from ..values import closed_values, same_kind_change, states_any, without_values
 from .change_words import change_sentences, replaced_values
 from .changes import own_words, stem
@@ -26,8 +26,9 @@ MAX_CHAIN = 3
 that, it's Tuesday, not Monday", then "No wait, it's Wednesday, not Tuesday") is one."""
 
 CORRECTION_CHARS = 160
-"""The longest turn read as a correction: a correction right after a fact is short, and a
-long message that opens with "Actually," is about something else as often as not."""
+"""The longest turn, or a longer turn's first sentence, read as a correction: a correction
+right after a fact is short, and a long one that opens with "Actually," is about something
+else as often as not (what follows a short first sentence may say why it changed)."""
 
 _EN_OPENING = lazy_compile(
     r"^\W*(?:(?:oh|oops|whoops|ugh|ah|hmm|um|sorry|no|nope|wait|hold on|my mistake|my bad)"
@@ -117,10 +118,26 @@ def _own_subject(said: str, told: str) -> bool:
     return any(run not in memory for run in _JA_RUN.findall(rest))
 
 
+def _correcting_part(said: str) -> str:
+    """What of ``said`` is read as a correction: its sentences up to the first that states a
+    value of a closed kind, when they are at most :data:`CORRECTION_CHARS` ("No wait.
+    Tuesday."); what follows may say why it changed ("Actually it's Tuesday, not Monday. I
+    double-checked the confirmation email and they moved all the Monday slots …",
+    いや、火曜だった。先生が月曜お休みになったらしくて…). "" when there is none."""
+    part = ""
+    for sentence in sentences(said[: 2 * CORRECTION_CHARS]):
+        part = f"{part} {sentence}" if part else sentence
+        if len(part) > CORRECTION_CHARS:
+            return ""
+        if closed_values(sentence):
+            return part
+    return ""
+
+
 def corrects(before: Episode, after: Episode) -> bool:
-    """Whether ``after``, the turn that follows ``before``, corrects a value it states: a
-    short turn (at most :data:`CORRECTION_CHARS`), no question, shaped as a correction
-    (:func:`_takes_back`), that states a value of a closed kind ``before`` states too, and
+    """Whether ``after``, the turn that follows ``before``, corrects a value it states: its
+    first sentences up to a value, short (:func:`_correcting_part`), no question, shaped as
+    a correction (:func:`_takes_back`), that states a value of a closed kind ``before`` states too, and
     another one (:func:`.values.same_kind_change`: "Sorry, I meant Tuesday" after "My yoga
     class is on Monday at 6pm", いや、火曜だった); what it says was wrong, if it says, is
     what ``before`` states ("Oops, it's Sam's birthday on Friday, not Saturday" corrects no
@@ -128,20 +145,20 @@ def corrects(before: Episode, after: Episode) -> bool:
     "Wait, I just remembered the party is on Saturday" tells another matter). "Actually it
     was really fun", 「いや、最高だった」 and 「今日はカレーじゃなくて
     シチューの気分」 state no such value: they correct nothing."""
-    said = own_words(after)
-    if not said.strip() or len(said) > CORRECTION_CHARS:
+    said = own_words(after).strip()
+    part = _correcting_part(said)  # (read first: one pass, where most turns stop)
+    if not part:
         return False
-    if not closed_values(said):  # (read first: one pass, where most turns stop)
-        return False
-    if asks_something(said) or not _takes_back(said):
+    shape = said if len(said) <= CORRECTION_CHARS else part
+    if asks_something(part) or not _takes_back(shape):
         return False
     told = before.text  # (both turns of an exchange: the reply may have said the value)
-    replaced = replaced_values(said)
+    replaced = replaced_values(part)
     if replaced and not states_any(told, replaced):
         return False
-    if _own_subject(said, told):
+    if _own_subject(part, told):
         return False
-    return same_kind_change(told, said)
+    return same_kind_change(told, part)
 
 
 def _same_speaker(before: Episode, after: Episode) -> bool:
