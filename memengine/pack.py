@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
-from datetime import datetime, tzinfo
+from datetime import datetime, timezone, tzinfo
 
 from .clock import in_zone
 from .lazy_re import lazy_compile
@@ -90,14 +90,28 @@ def _date_line(ep: Episode, lang: str, zone: tzinfo | None = None) -> str:
     return _day(in_zone(ep.occurred_at, zone), lang)
 
 
-def _changed_line(older: Episode, newer: Episode, lang: str, zone: tzinfo | None) -> str:
-    """When the memory a later change follows was said, as its reason line names it: its day
-    ("2026-06-10 (Wed)"), or its time when it was said the same day as the change, whose
-    block's heading already names that day (「同じ日の 09:30」, "09:30 the same day")."""
-    said = in_zone(older.occurred_at, zone)
+def _changed_line(older: datetime, newer: Episode, lang: str, zone: tzinfo | None) -> str:
+    """When the memory a later change follows was said (``older``), as its reason line names
+    it: its day ("2026-06-10 (Wed)"), or its time when it was said the same day as the
+    change, whose block's heading already names that day (「同じ日の 09:30」, "09:30 the same
+    day")."""
+    said = in_zone(older, zone)
     if said.date() != in_zone(newer.occurred_at, zone).date():
         return _day(said, lang)
     return f"同じ日の {said:%H:%M}" if lang == "ja" else f"{said:%H:%M} the same day"
+
+
+def _changed_at(item: Retrieved, changes: Episode | None) -> datetime | None:
+    """When the memory ``item`` changes was said: ``changes``' time, else, for a correction in
+    the next turn, the time it was marked with (``changes_at``), so that one shown without
+    the memory it corrects (a ``limit`` of 1, a tight budget) still says it corrects one,
+    and of when; None for no change."""
+    if changes is not None:
+        return changes.occurred_at
+    at = item.components.get("changes_at")
+    if "correction" not in item.components or at is None:
+        return None
+    return datetime.fromtimestamp(at, tz=timezone.utc)
 
 
 def _day(d: datetime, lang: str) -> str:
@@ -319,7 +333,8 @@ def _block(
     lines.insert(0, f"## {date}" if repeated else f"## {date} — {topic}")
     if why:
         arrow = "→ 関連: " if lang == "ja" else "→ why: "
-        changed = _changed_line(changes, ep, lang, zone) if changes is not None else None
+        at = _changed_at(item, changes)
+        changed = _changed_line(at, ep, lang, zone) if at is not None else None
         lines.append(arrow + _reason(item, lang, query, changed, as_shown("\n".join(quoted))))
     return untemplated("\n".join(lines))
 
@@ -456,6 +471,10 @@ def build_pack(
             drawn.append((item, how, chars, why, changes))
             used += cost
             ids.append(item.episode.id)
+        for n in sorted(_lone_bare_corrections(drawn, {*ids, *shown}), reverse=True):
+            used -= _tokens(evidence[n]) + 1
+            ids.remove(drawn[n][0].episode.id)
+            del evidence[n], drawn[n]
         # then the frame line and each block, best first, with its quote filled (the
         # sentence after the one that matched) where what is left of the budget holds it:
         # which memories are packed, and how short, is decided without (neither takes a
@@ -488,6 +507,32 @@ def build_pack(
         truncated=truncated,
         note=_no_memory_note(retrieval, ids, injected=bool(text), truncated=truncated),
     )
+
+
+def _lone_bare_corrections(
+    drawn: Sequence[tuple[Retrieved, Strategy, int, bool, Episode | None]], packed: set[int]
+) -> set[int]:
+    """The positions in ``drawn`` (the evidence blocks: item, strategy, length, reason line,
+    what it changes) of the corrections in the next turn drawn without their reason line
+    whose memory is not in the pack (``packed``, the ids; nor, in turn, a correction left
+    out so). Beside that memory, "Actually it's Tuesday, not Monday" reads as its
+    correction; alone, only the reason line says what it corrects, and of when: one that
+    fits with it stays, without the memory it corrects (it states the current value)."""
+    left = set(packed)
+    gone: set[int] = set()
+    while True:
+        lone = {
+            n
+            for n, (item, _, _, why, changes) in enumerate(drawn)
+            if n not in gone
+            and not why
+            and "correction" in item.components
+            and (changes is None or changes.id not in left)
+        }
+        if not lone:
+            return gone
+        gone |= lone
+        left -= {drawn[n][0].episode.id for n in lone}
 
 
 def _no_memory_note(

@@ -321,3 +321,135 @@ def test_a_correction_with_the_models_reason_still_says_it_corrects() -> None:
         retrieval.model_copy(update={"language": "ja"}), query="ヨガいつ？", budget_tokens=800
     ).text
     assert "同じ日の 20:00 の記憶の訂正 / the new day" in ja
+
+
+def _classes(mem: Memory) -> tuple[int, int, int]:
+    """Small talk, then "pilates on Friday", "yoga on Monday" and a minute later "Actually
+    it's Tuesday, not Monday": the three ids."""
+    at = _small_talk(mem)
+    told = [
+        ("My pilates class is on Friday at 7am", "OK!", at - timedelta(hours=2)),
+        ("My yoga class is on Monday at 6pm", "OK!", at),
+        ("Actually it's Tuesday, not Monday", "Got it, Tuesday.", at + timedelta(minutes=1)),
+    ]
+    pilates, yoga, fixed = (
+        mem.add_exchange(said, reply, agent="u", occurred_at=when) for said, reply, when in told
+    )
+    return pilates, yoga, fixed
+
+
+def test_a_limit_keeps_a_correction_with_the_memory_it_corrects(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """With ``limit=2`` the correction took the yoga memory's slot (pilates, correction) and
+    its reason no longer said what it corrects: the pair stays, the other result goes."""
+    now = T0 + timedelta(days=13)
+    question = "When are my pilates and yoga classes?"
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        pilates, yoga, fixed = _classes(mem)
+        r = mem.retrieve(question, agent="u", now=now, limit=3)
+        assert [x.episode.id for x in r.results] == [pilates, fixed, yoga]
+        r = mem.retrieve(question, agent="u", now=now, limit=2)
+        assert [x.episode.id for x in r.results] == [fixed, yoga]
+        text = mem.pack(r, principles=False).text
+        assert "corrects the memory of 20:05 the same day" in text
+        assert text.index("Tuesday, not Monday") < text.index("Monday at 6pm")
+
+
+@pytest.mark.parametrize(
+    ("question", "says"),
+    [
+        ("When is my yoga class?", "→ why: corrects the memory of 20:05 the same day;"),
+        ("ヨガって何曜日だっけ？", "→ 関連: 同じ日の 20:05 の記憶の訂正 /"),
+    ],
+)
+def test_a_correction_kept_alone_still_says_what_it_corrects(
+    tmp_path: Path, usem3: USEM3Embedder, question: str, says: str
+) -> None:
+    """A ``limit`` of 1 keeps the correction alone (it states the current value); its reason
+    said nothing of a correction, the memory it corrects being no result."""
+    now = T0 + timedelta(days=13)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        if question.isascii():
+            fixed = _yoga(mem, "My yoga class is on Monday at 6pm", "Sorry, I meant Tuesday",
+                          gap=timedelta(minutes=1))  # fmt: skip
+        else:
+            fixed = _yoga(mem, "ヨガは月曜の夜7時からなんだ", "いや、火曜だった",
+                          gap=timedelta(minutes=1))  # fmt: skip
+        r = mem.retrieve(question, agent="u", now=now, limit=1)
+        assert [x.episode.id for x in r.results] == [fixed]
+        assert says in mem.pack(r, principles=False).text
+
+
+@pytest.mark.parametrize(
+    ("fact", "correction", "question", "says"),
+    [
+        (
+            "My yoga class is on Monday at 6pm",
+            "actually it's Tuesday, not Monday",
+            "When is my yoga class?",
+            "corrects the memory of 20:05 the same day",
+        ),
+        (
+            "ヨガは月曜の夜7時からなんだ",
+            "いや、火曜だった",
+            "ヨガって何曜日だっけ？",
+            "同じ日の 20:05 の記憶の訂正",
+        ),
+    ],
+)
+def test_a_tight_budget_never_packs_a_correction_that_says_nothing_of_what_it_corrects(
+    tmp_path: Path, usem3: USEM3Embedder, fact: str, correction: str, question: str, says: str
+) -> None:
+    """At each budget the correction is packed with its reason line (without the memory it
+    corrects where that does not fit: it states the current value), or bare beside that
+    memory, or not at all; the memory never alone. A budget that fitted it bare alone
+    packed a lone "actually it's Tuesday, not Monday", a correction of nothing shown."""
+    now = T0 + timedelta(days=13)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        fixed = _yoga(mem, fact, correction, gap=timedelta(minutes=1))
+        r = mem.retrieve(question, agent="u", now=now)
+        old = next(int(x.components["changes"]) for x in r.results if x.episode.id == fixed)
+        seen: set[tuple[bool, bool]] = set()
+        for budget in range(20, 160, 2):
+            pack = mem.pack(r, principles=False, budget_tokens=budget)
+            both = fixed in pack.episode_ids, old in pack.episode_ids
+            seen.add(both)
+            assert both != (False, True), budget  # the old fact alone
+            if both == (True, False):
+                assert says in pack.text, budget
+        assert seen == {(False, False), (True, False), (True, True)}
+
+
+@pytest.mark.parametrize(
+    ("question", "fact", "correction"),
+    [
+        ("What did I tell you yesterday?", "My yoga class is on Monday at 6pm",
+         "Actually it's Tuesday, not Monday"),
+        ("昨日なんて言ってたっけ？", "ヨガは月曜の夜7時からなんだ", "いや、火曜だった"),
+    ],
+)  # fmt: skip
+def test_a_time_asked_about_gets_only_its_own_corrections(
+    tmp_path: Path, usem3: USEM3Embedder, question: str, fact: str, correction: str
+) -> None:
+    """It asks about that time's state: a correction said after it (five past midnight,
+    "yesterday" asked) is not brought in (it was, and packed first); one said within it
+    still is."""
+    now = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
+    told = datetime(2026, 12, 1, 23, 50, tzinfo=timezone.utc)
+    for name, gap in (("after.db", timedelta(minutes=15)), ("within.db", timedelta(minutes=5))):
+        with Memory.open(tmp_path / name, embedder=usem3, clock=FixedClock(now)) as mem:
+            for d in range(10):
+                said, reply = FILLER[d % 4]
+                mem.add_exchange(said, reply, agent="u", occurred_at=told - timedelta(days=d + 1))
+            old = mem.add_exchange(fact, "OK!", agent="u", occurred_at=told)
+            fixed = mem.add_exchange(correction, "了解！", agent="u", occurred_at=told + gap)
+            r = mem.retrieve(question, agent="u", now=now)
+            pack = mem.pack(r, principles=False)
+            item = next((x for x in r.results if x.episode.id == fixed), None)
+            if name == "after.db":
+                assert item is None or "correction" not in item.components
+                assert fixed not in pack.episode_ids and pack.episode_ids[0] == old
+            else:
+                assert item is not None and item.components["correction"] == 1.0
+                assert pack.episode_ids[:2] == (fixed, old)

@@ -15,7 +15,7 @@ from memengine.retrieve.fastpath import Candidate
 from memengine.retrieve.rerank import RelevantEpisode, with_later_changes
 
 from .openai_server import ScriptedOpenAI
-from .test_changes import FILLER, FILLER_JA, T0, _told
+from .test_changes import FILLER, FILLER_JA, T0, _small_talk, _told
 
 VET_OLD = "My vet is Dr. Tanaka at Green Clinic"
 VET_NEW = "I switched vets: my vet is now Dr. Sato, Green Clinic closed"
@@ -215,3 +215,30 @@ def test_my_vet_is_now_is_brought_back_before_my_vet_was(
     text = mem.pack(r).text
     assert text.index("Dr. Sato") < text.index("Dr. Tanaka")
     assert "newer than the memory of 2026-04-12 (Sun) on the same subject" in text
+
+
+def test_a_limit_keeps_a_brought_back_correction_with_the_memory_it_corrects(
+    llm_mem: tuple[Memory, ScriptedOpenAI], clock: FixedClock
+) -> None:
+    """The model keeps pilates and yoga, not the yoga class's correction a minute later:
+    brought back before the yoga memory, ``limit=2`` cut that memory (pilates, correction).
+    The pair stays, the other pick goes."""
+    mem, srv = llm_mem
+    question = "When are my pilates and yoga classes?"
+    _small_talk(mem, clock, FILLER, days_ago=20)
+    at = clock.now - timedelta(days=3)
+    pilates = mem.add_exchange(
+        "My pilates class is on Friday at 7am", "OK!", occurred_at=at - timedelta(hours=2)
+    )
+    yoga = mem.add_exchange("My yoga class is on Monday at 6pm", "OK!", occurred_at=at)
+    fixed = mem.add_exchange(
+        "Actually it's Tuesday, not Monday",
+        "Got it, Tuesday.",
+        occurred_at=at + timedelta(minutes=1),
+    )
+    _picks(srv, question, (pilates, "high", "pilates"), (yoga, "high", "yoga"))
+    r = mem.retrieve(question, limit=2)
+    assert not r.degraded
+    assert [x.episode.id for x in r.results] == [fixed, yoga]
+    assert r.results[0].components["brought_back"] == 1.0
+    assert "corrects the memory of 12:00 the same day" in mem.pack(r).text

@@ -30,6 +30,7 @@ from .adapt import dense_spread, list_scales, reweight
 from .answer_type import asked_types
 from .change_words import change_sentences
 from .changes import later_changes, own_words
+from .corrected_pairs import corrected_when, first_keeping_corrected
 from .corrections import MAX_CHAIN, bring_corrections
 from .coverage import (
     WordVectors,
@@ -384,14 +385,21 @@ def fast_results(
     limit: int | None,
     lexical_only: bool = False,
 ) -> list[Retrieved]:
-    """The fast path's ranking as results, each labelled by :func:`label`."""
-    top = list(candidates)[: limit or config.max_results]
+    """The fast path's ranking as results, the first ``limit`` (else ``max_results``) but
+    for a correction's memory (kept with it: :func:`.corrected_pairs.first_keeping_corrected`),
+    each labelled by :func:`label` against the best."""
+    if not candidates:
+        return []
+    best = candidates[0]
+    top = first_keeping_corrected(
+        candidates, limit or config.max_results, lambda c: c.episode.id, lambda c: c.components
+    )
     return [
         Retrieved(
             episode=c.episode,
             score=c.score,
             rank=i + 1,
-            relevance=label(c, config, top[0].score, lexical_only, top[0].episode.occurred_at),
+            relevance=label(c, config, best.score, lexical_only, best.episode.occurred_at),
             components=c.components,
         )
         for i, c in enumerate(top)
@@ -490,7 +498,8 @@ class Retriever:
         Of the time asked about, each exchange is shown once before any twice
         (:mod:`.said_once`, unless ``skip_repeats`` or ``repeats`` is off). Last, unless the message
         names a time, each result to be packed that is a later change of another comes
-        before it (:mod:`.changes`)."""
+        before it (:mod:`.changes`); a correction said in the next turn comes before what it
+        corrects either way, but of a time named only one said within that time."""
         cfg = self.config
         known: dict[int, Episode | None] = {}  # the next turns read (one read for each id)
         if cfg.adaptive_weights and signals is not None:
@@ -531,7 +540,12 @@ class Retriever:
                     break
                 ids = [c.episode.id for c in packed]
                 following = self._next_turns(ids, filters, exclude, screen, known)
+                if window is not None:  # (said after the time asked about: a later state)
+                    following = {
+                        i: e for i, e in following.items() if in_window(e.occurred_at, window)
+                    }
                 out, packed = bring_corrections(out, packed, following)
+            out = corrected_when(out)
         if cfg.later_changes and window is None and out:
             packed = to_pack(out, cfg, cfg.max_results)
             out = later_changes(out, packed, self.similar(filters), cfg.later_change_cosine)

@@ -55,6 +55,7 @@ from ..models import Message, Retrieval, Retrieved, may_answer
 from ..store.database import Store
 from ..store.filters import Filters
 from ..text import cut_at, fold, strip_controls
+from .corrected_pairs import first_keeping_corrected
 from .expand import DetectedReference, Expander, Expansion, clean_queries
 from .fastpath import VECTORS_SKIPPED, Candidate, FastPath, FastResult, shown_queries
 from .pool import Pool
@@ -710,8 +711,15 @@ class LLMTurn:
             kept = {item.id for item in outcome.chosen}
             # a chosen memory's later change (the fast path's link) comes before it, brought
             # back if the model left it out (a pick ranked past k is the model's, with its
-            # reason); then the first k, the newest of a chain first
-            for item in with_later_changes(outcome.chosen, shown)[:k]:
+            # reason); then the first k, the newest of a chain first, a correction with the
+            # memory it corrects
+            kept_first = first_keeping_corrected(
+                with_later_changes(outcome.chosen, shown),
+                k,
+                lambda item: item.id,
+                lambda item: by_id[item.id][1].components,
+            )
+            for item in kept_first:
                 pos, cand = by_id[item.id]
                 comps = dict(cand.components)
                 comps["fast_rank"] = float(pos + 1)
