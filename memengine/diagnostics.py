@@ -98,7 +98,7 @@ def _check_file(
     )
     checks["database"] = (
         True,
-        f"{db}: schema {mem.store.schema_version()}, "
+        f"{db}: schema {mem.store.schema_version()}{_upgraded(mem)}, "
         f"{how_many}, embedder {mem.store.embedder_id}"
         + (" (read-only: this process cannot write it)" if mem.read_only and not how else how),
     )
@@ -142,6 +142,14 @@ _MENDED = (
 )
 """How doctor's missing and orphan vectors are mended (said once, after the first of the
 two found), without re-embedding every episode."""
+
+
+def _upgraded(mem: Any) -> str:
+    """What the doctor's own open did to an older file: the upgrade is one way."""
+    before = mem.store.upgraded_from
+    if before is None:
+        return ""
+    return f" (upgraded from schema {before} by this open: an older memengine cannot open it now)"
 
 
 def _findings(report: Any, db: Any) -> str:

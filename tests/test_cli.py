@@ -253,6 +253,31 @@ def test_a_migration_another_writer_holds_off_is_said_to_be_locked(
     assert "schema version 5" in doctor.output and "open the file writable once" in doctor.output
 
 
+def test_a_command_that_upgrades_an_older_file_says_so(tmp_path: Path, cli_env: None) -> None:
+    """The upgrade on open is one way (an older memengine refuses the file after it), and
+    `doctor` or `stats`, run to look at a file before deciding, upgraded it in silence."""
+    from memengine import Memory
+
+    from .helpers import HashEmbedder
+
+    for command in ("stats", "doctor"):
+        path = tmp_path / f"{command}.db"
+        with Memory.open(path, embedder=HashEmbedder()) as mem:
+            mem.add("hello there", kind="fact")
+            assert mem.store.upgraded_from is None  # (a new file is made, not upgraded)
+            cur = mem.store.connections.get().cursor()
+            cur.execute("ALTER TABLE episodes DROP COLUMN decay_from")  # as schema 5 was
+            cur.execute("PRAGMA user_version = 5")
+        first = runner.invoke(app, [command, "--db", str(path)])
+        said = " ".join(first.output.split())
+        assert "upgraded" in said and "schema 5" in said, first.output
+        assert "older memengine cannot open it now" in said
+        again = runner.invoke(app, [command, "--db", str(path)])
+        assert "upgraded" not in again.output  # (said once: the file is current now)
+        with Memory.open(path, embedder=HashEmbedder()) as mem:
+            assert mem.store.upgraded_from is None and mem.check().ok
+
+
 def test_config_file_and_environment(
     db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -734,6 +734,11 @@ def open_memory(
         warm_llm=turns,
         **kwargs,
     )
+    if (before := mem.store.upgraded_from) is not None:  # (one way: say it, once)
+        err_console.print(
+            f"upgraded {escape(str(mem.store.path))} from schema {before} to "
+            f"{mem.store.schema_version()}: an older memengine cannot open it now"
+        )
     try:
         yield mem
     finally:

@@ -118,6 +118,9 @@ class Store:
         another process re-embedded the file under the same embedder id. It raises to
         refuse the call (the vectors in hand may be another model's)."""
         self._probe_seen: str | None = None  # the file's probe as this store last saw it
+        self.upgraded_from: int | None = None
+        """The schema version this open upgraded the file from (None when it was current or
+        new): an older memengine can no longer open it, which a command says."""
         check_header(self.path)
         if read_only:
             self.connections = _read_only_connections(self.path, read_only_reason, page_cache_mb)
@@ -254,7 +257,9 @@ class Store:
                 # refused while another process reads it (an open file needs none of it)
                 with self.connections.writers_turn():
                     cur.execute("PRAGMA journal_mode = WAL").fetchone()
-                    migrate(cur)
+                    before = migrate(cur)
+                    if 0 < before < latest_version():
+                        self.upgraded_from = before
         except module.DatabaseError as exc:
             msg = str(exc)
             if "not a database" in msg or "malformed" in msg:
