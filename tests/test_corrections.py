@@ -137,6 +137,59 @@ def test_other_turns_correct_nothing(fact: Episode, said: str) -> None:
     assert not corrects(fact, _turn(said))
 
 
+@pytest.mark.parametrize(
+    ("fact", "said", "corrected"),
+    [
+        # typed as people type: "nvm", a starred word, "actually" mid-turn, "wrong day", a
+        # reason after the value's clause, a possessive the memory holds too
+        ("My yoga class is on Monday at 6pm", "nvm its thursday", True),
+        ("My yoga class is on Monday at 6pm", "thursday* sorry", True),
+        ("My yoga class is on Monday at 6pm", "it's actually 7:30 not 6pm", True),
+        ("My yoga class is on Monday at 6pm", "sorry wrong day, thursday", True),
+        ("My yoga class is on Monday at 6pm", "scratch that, they moved us to 8pm", True),
+        (
+            "My yoga class is on Monday at 6pm",
+            "Actually yoga is on Thursday, the studio changed it",
+            True,
+        ),
+        ("Rent is $1,950 a month", "wait no $1,850, the landlord lowered it", True),
+        ("Sam's party is on Saturday", "wait, Sam's party is on Sunday", True),
+        ("My mom's birthday is on June 14", "Actually Mom's birthday is June 15", True),
+        ("ヨガは月曜の夜7時からなんだ", "あ、ちがう、木曜だ", True),
+        ("ヨガは月曜の夜7時からなんだ", "あっごめん、火曜！", True),
+        ("ヨガは月曜の夜7時からなんだ", "ちがった、火曜だ", True),
+        ("ヨガは月曜の夜7時からなんだ", "ごめん、ヨガ火曜だったｗｗ", True),
+        ("ヨガは月曜の夜7時からなんだ", "ゴメン、火曜だった", True),
+        ("ヨガは月曜の夜7時からなんだ", "やっぱ火曜だわ、スタジオのサイト見たら", True),
+        ("家賃は7万8千円", "やば、家賃8万2千円だった", True),
+        # a one-off change, a second value beside the memory's, someone else's thing
+        ("My yoga class is on Monday at 6pm", "oh wait, this week it is on Tuesday", False),
+        ("My yoga class is on Monday at 6pm", "Actually tonight it is at 7pm", False),
+        (
+            "My yoga class is on Monday at 6pm",
+            "actually there's a yoga class on tuesday too",
+            False,
+        ),
+        ("My yoga class is on Monday at 6pm", "no wait, I also have one Tuesday", False),
+        ("My yoga class is on Monday at 6pm", "No, Tuesday works better for lunch", False),
+        (
+            "My dentist appointment is Thursday at 2pm",
+            "wait, my other appointment is Friday",
+            False,
+        ),
+        ("My mom's birthday is on June 14", "No, my birthday is July 3", False),
+        ("ヨガは月曜の夜7時からなんだ", "ごめん、来週だけ火曜", False),
+        ("ヨガは月曜の夜7時からなんだ", "いや、火曜もヨガあるんだよね", False),
+        ("ヨガは月曜の夜7時からなんだ", "いや、明日は夜8時から", False),
+        ("彼女の誕生日は6月14日！", "いや、僕の誕生日は7月3日", False),
+        ("飲み会は金曜日になったよ", "ごめん、土曜もまた飲み会ある", False),
+    ],
+)
+def test_corrections_as_typed_in_chat(fact: str, said: str, corrected: bool) -> None:
+    """A review wrote corrections and other next turns as companion-chat users type them."""
+    assert corrects(_turn(fact), _turn(said)) is corrected
+
+
 def _small_talk(mem: Memory) -> datetime:
     """Twelve days of small talk for agent "u"; the moment of day 3 the tests tell a fact."""
     for d in range(12):

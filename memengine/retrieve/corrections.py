@@ -31,23 +31,28 @@ right after a fact is short, and a long one that opens with "Actually," is about
 else as often as not (what follows a short first sentence may say why it changed)."""
 
 _EN_OPENING = lazy_compile(
-    r"^\W*(?:(?:oh|oops|whoops|ugh|ah|hmm|um|sorry|no|nope|wait|hold on|my mistake|my bad)"
+    r"^\W*(?:(?:oh|oops|whoops|ugh|ah|hmm|um|sorry|no|nope|wait|hold on|my mistake|my bad|nvm)"
     r"\W+)*(?:\*|i mean\b|i meant\b|nope\b|no\b|hold on\b|my mistake\b|my bad\b|oops\b"
-    r"|whoops\b|sorry\b|actually\b|correction\b|wait\b)",
+    r"|whoops\b|sorry\b|actually\b|correction\b|wait\b|nvm\b|never ?mind\b)"
+    r"|\bactually\b|\w\*(?!\w)",
     re.IGNORECASE,
 )
 """How a short English correction may open beside :data:`.change_words.CORRECTION`'s
 shapes ("*Tuesday", "I mean Tuesday", "Nope, Tuesday", "hold on, it's Tuesday", "ugh I
-meant Tuesday"): read as one only with a value of the kind the memory states
-(:func:`corrects`)."""
+meant Tuesday", "nvm it's Thursday"), and what marks one wherever it stands ("it's
+actually 7:30 not 7", "thursday* sorry"): read as one only with a value of the kind the
+memory states and no subject of its own (:func:`corrects`)."""
 
 _JA_OPENING = lazy_compile(
-    r"^\W*(?:いや(?:いや)?|ごめん|すみません|訂正|やっぱ|違う|ちがう|勘違い|正しくは|あれ[、,，\s])"
+    r"^\W*(?:(?:あっ?|あー|えっ?|うわ)\W*)?"
+    r"(?:やば|やべ|しまった|いや(?:いや)?|ごめん|ゴメン|すみません|すいません|すまん|失礼|訂正|やっぱ|違[うっ]|ちが[うっ]"
+    r"|まちがい|間違い|勘違い|正しくは|あれ[、,，\s])"
 )
-"""How a Japanese correction may open: いや(、)…, ごめん, やっぱ, 違う, 勘違い, 正しくは."""
+"""How a Japanese correction may open: いや(、)…, ごめん, やっぱ, 違う, ちがった, 勘違い,
+正しくは, after an あ、 or やば、 or not."""
 
 _JA_ANYWHERE = lazy_compile(
-    r"じゃなくて|じゃなく|ではなくて|ではなく|じゃない[、,，\s]|の間違い|勘違い|間違えた|まちがえた"
+    r"じゃなくて|じゃなく|ではなくて|ではなく|じゃない(?:[、,，\s]|$)|の間違い|勘違い|間違えた|まちがえた"
     r"|ミスった|ミスってた"
 )
 """What says a Japanese turn takes something back wherever it stands: 月曜じゃなくて火曜,
@@ -71,31 +76,69 @@ _EN_WORD = lazy_compile(r"[a-z]+(?:'[a-z]+)?")
 _EN_UNSUBJECT = frozenset(
     """actually sorry meant mean wait hold scratch mistake bad oops whoops typo wrong confused
     mixed mix mixing mixes correction correct corrected right said say saying told typed wrote
-    misspoke misread misremembered earlier before instead nope yes yep yup ugh ah oh sry
+    misspoke misread misremembered earlier instead nope yes yep yup ugh ah oh sry nvm
     apologies got get thought checked check looked calendar double again always sure silly
-    brain dumb lol haha moved changed switched pushed rescheduled one
-    today tonight tomorrow yesterday morning afternoon evening night noon week weekend next
-    last this pm am clock o'clock half past quarter every""".split()
+    brain dumb lol haha ww www autocorrect day us moved changed switched pushed rescheduled
+    one morning afternoon evening night noon pm am clock o'clock half past quarter every
+    st nd rd th""".split()
 )
 """English words a correction may hold beside its value that name no subject of its own:
-its shape ("Sorry, I meant …", "my bad", "I got mixed up"), a change's verb, and a time's
-frame ("Tuesday evening", "next week"). Any other word must be one the memory holds."""
+its shape ("Sorry, I meant …", "my bad", "sorry wrong day", "I got mixed up"), a change's
+verb, and a part of a day ("Tuesday evening"). Any other word must be one the memory
+holds: "this week", "tonight" or "tomorrow" tells a one-off change ("oh wait, this week
+it's on Tuesday"), not that the memory was wrong."""
 
 _JA_UNSUBJECT = lazy_compile(
-    "ごめん(?:なさい)?|すみません|勘違い|間違(?:い|え|っ)|違(?:う|っ)|訂正|正し|正解|ミス|実は|本当|"
+    "ごめん(?:なさい)?|ゴメン|すみません|失礼|勘違い|間違(?:い|え|っ)|違(?:う|っ)|訂正|正し|正解|ミス|実は|本当|"
     "言っ|言い|書い|思っ|変更|変わ|変え|私|俺|僕|自分|笑|"
-    "今日|明日|明後日|昨日|今週|来週|先週|再来週|今月|来月|先月|毎週|毎日|毎月|午前|午後|"
-    "夕方|今夜|今晩|[日時分半朝昼夜晩週月年]"
+    "毎週|毎日|毎月|午前|午後|夕方|[日時分半朝昼夜晩週月年]"
 )
 """Japanese words a correction may hold beside its value that name no subject of its own:
-its shape (ごめん, 勘違い, 間違えた, 正しくは, 言った), a change's verb and a time's frame
-(今日, 来週, 火曜日's 日). Any other run of kanji or katakana must be one the memory holds."""
+its shape (ごめん, 勘違い, 間違えた, 正しくは, 言った), a change's verb and a part of a day
+(午後, 火曜日's 日). Any other run of kanji or katakana must be one the memory holds: 来週,
+明日 or 今日 tells a one-off change (ごめん、来週だけ火曜)."""
 
 _JA_RUN = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々]+|[\u30a1-\u30fa\u30fcｦ-ﾟ]{2,}")
+
+_ADDED = lazy_compile(
+    r"\b(?:also|too|other|another|as well|plus|only)\b|\sも(?!う)|(?:僕|私|俺|自分)の|だけ"
+)
+"""What tells another value beside the memory's, or someone else's: "there's a yoga class on
+Tuesday too", "my other appointment is Friday", 火曜もヨガある, 来週だけ火曜, 僕の誕生日は…
+(after a memory of 彼女の誕生日)."""
+
+_MY_THING = lazy_compile(r"\bmy\s+(?:\w+\s+)?(\w+)")
+"""The speaker's own thing in a correction ("No, my birthday is July 3")."""
+
+
+def _anothers(said: str, memory: str) -> bool:
+    """Whether ``said`` tells the speaker's own thing where ``memory`` told someone else's
+    ("No, my birthday is July 3" after "My mom's birthday is on June 14")."""
+    for m in _MY_THING.finditer(said):
+        thing = re.escape(m[1])
+        if re.search(rf"\b(?:\w+'s|his|her|their)\s+(?:\w+\s+)?{thing}\b", memory):
+            return True
+    return False
+
+
+_CLAUSE_END = lazy_compile(r"[;:、，；：]|,(?!\d{3})")
+"""Where a clause ends: a comma that is no thousands' mark ($1,950), a 、."""
 
 _NOW = lazy_compile(r"\balready\b|もう|今(?![日週月夜晩年度回朝])")
 """What tells the time it is, not the time something is at: "Wait, it's already 9pm",
 あれ、もう22時だ."""
+
+
+def _up_to_values(said: str) -> str:
+    """``said`` up to the end of the last clause that states a value: what follows may say
+    why ("Actually pottery is on Thursday, the studio changed it", "wait no $79, they were
+    on sale", やっぱ火曜だわ、スタジオのサイト見たら)."""
+    end, start = 0, 0
+    for m in _CLAUSE_END.finditer(said):
+        if closed_values(said[start : m.start()]):
+            end = m.start()
+        start = m.end()
+    return said if closed_values(said[start:]) else said[: end or len(said)]
 
 
 def _own_subject(said: str, told: str) -> bool:
@@ -104,11 +147,13 @@ def _own_subject(said: str, told: str) -> bool:
     the meeting is at 4", いや、ヨガは火曜), while a turn that names its own tells something
     else ("Wait, I just remembered the party is on Saturday", ごめん、19時から会議だった,
     "Actually I'm free on Tuesday"), as does one that tells the time it is now."""
-    rest = fold(unicodedata.normalize("NFKC", without_values(said))).lower()
-    if _NOW.search(rest):
+    rest = fold(unicodedata.normalize("NFKC", without_values(_up_to_values(said)))).lower()
+    if _NOW.search(rest) or _ADDED.search(rest):
         return True
     memory = fold(unicodedata.normalize("NFKC", told)).lower()
-    held = {stem(w) for w in _EN_WORD.findall(memory)}
+    if _anothers(rest, memory):
+        return True
+    held = {stem(w.removesuffix("'s")) for w in _EN_WORD.findall(memory)}
     for word in _EN_WORD.findall(rest):
         if word in ENGLISH_STOPWORDS or word in _EN_UNSUBJECT or len(word) < 2:
             continue
