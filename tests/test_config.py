@@ -605,7 +605,8 @@ def test_a_check_across_two_settings_names_where_each_came_from(tmp_path: Path) 
     with pytest.raises(ConfigError) as caught:
         load_config(conf, environ=env)
     assert (
-        f"invalid setting lifecycle (config file {conf}; environment variable "
+        f"invalid setting lifecycle (scorer_max_samples from config file {conf}; "
+        "learned_scorer_min_samples from environment variable "
         "MEMENGINE_LIFECYCLE__LEARNED_SCORER_MIN_SAMPLES): scorer_max_samples (10) is below"
     ) in str(caught.value)
     conf.write_text("[lifecycle]\nscorer_max_samples = 10\nlearned_scorer_min_samples = 50\n")

@@ -516,17 +516,39 @@ def stats(
         ),
     ] = False,
     db: DbOpt = None,
-    agent: AgentOpt = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            "-a",
+            help="Only this agent's counts (default: the agent memengine.toml or "
+            "MEMENGINE_AGENT names; when neither does, every agent's). The file's totals "
+            "are shown either way.",
+        ),
+    ] = None,
+    all_agents: Annotated[
+        bool,
+        typer.Option("--all-agents", help="Every agent's counts, whatever agent is configured."),
+    ] = False,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Counts per agent and kind, file size, embedder (or, with --never-used, the never-used list)."""
+    """Counts per agent and kind, file size, embedder (or, with --never-used, the never-used
+    list). Like show and export, it keeps to the agent the configuration names (agent =
+    "user-42" in memengine.toml, or MEMENGINE_AGENT); --all-agents counts every agent's."""
+    if agent is not None and all_agents:
+        raise typer.BadParameter("either --agent or --all-agents", param_hint="--all-agents")
+    if never and all_agents:  # (never_used is one agent's list)
+        raise typer.BadParameter(
+            "--never-used lists one agent's memories", param_hint="--all-agents"
+        )
     if never:
         from .life_cmds import never_used
 
         never_used(min_candidates=None, db=db, agent=agent, config=config, as_json=as_json)
         return
     cfg = settings(config, db)
+    agent = cfg.agent_scope(agent, all_agents=all_agents)  # (a per-user process's own)
     with open_memory(cfg, embeds=False) as mem:
         data = mem.stats(agent=agent)
         if agent is not None:

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from ..arguments import agent_of_a_new_file
 from ..clock import iso_text
+from ..config import MAX_RATE
 from ..errors import InvalidInput
 from ..lifecycle import Judge, SleepInterrupted, SleepReport, SleepTerminated
 from ..text import counted, preview, quoted_name, shell_word
@@ -500,7 +501,15 @@ def simulate(
     ] = 600,
     tasks_per_day: Annotated[
         float | None,
-        typer.Option("--tasks-per-day", min=1, parser=number(1), help="Expected tasks per day."),
+        typer.Option(
+            "--tasks-per-day",
+            min=1,
+            max=MAX_RATE,
+            # (bounded as [lifecycle] expected_tasks_per_day is: the copy it goes into is
+            # not checked again)
+            parser=number(1, MAX_RATE),
+            help="Expected tasks per day (default: [lifecycle] expected_tasks_per_day).",
+        ),
     ] = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,

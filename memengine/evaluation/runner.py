@@ -26,8 +26,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
+from pydantic import ValidationError
+
 from ..clock import FixedClock
-from ..config import Config, LLMConfig
+from ..config import Config, LLMConfig, RetrievalConfig
 from ..embed.base import Embedder
 from ..embed.cache import CachingEmbedder
 from ..errors import EvaluationError, InvalidInput
@@ -106,7 +108,33 @@ def plan_modes(names: Sequence[str], config: Config) -> tuple[list[ModePlan], di
             update.update(session_weight=0.0, speaker_weight=0.0, answer_type_weight=0.0)
         retrieval = base.retrieval.model_copy(update=update)
         plans.append(ModePlan(name, base.model_copy(update={"retrieval": retrieval})))
+    _check_modes(plans, config)
     return plans, skipped
+
+
+def _check_modes(plans: Sequence[ModePlan], config: Config) -> None:
+    """Each mode's ``[retrieval]`` as the configuration's own is checked, before any ingest:
+    a copy made with ``model_copy`` is not, and ``search = "bm25"`` lets ``knn_k_per_query``
+    sit below ``spread_k`` (no vector list to read a spread from), which a mode that
+    searches vectors may not. Refused, not mended: a mode whose ``spread_k`` the eval lowered
+    would measure a boost the user's settings do not run (its ``spread_low`` and
+    ``spread_high`` were measured on hit 10), under the mode's name."""
+    refused: dict[str, list[ModePlan]] = {}
+    for plan in plans:
+        try:
+            RetrievalConfig.model_validate(plan.config.retrieval.model_dump())
+        except ValidationError as exc:
+            message = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+            refused.setdefault(message, []).append(plan)
+    if refused:  # (one message in practice: the modes differ in search alone)
+        message, failing = next(iter(refused.items()))
+        one = len(failing) == 1
+        raise EvaluationError(
+            f"{'mode' if one else 'modes'} {', '.join(repr(p.name) for p in failing)} "
+            f"{'searches' if one else 'search'} vectors (the configuration's [retrieval] "
+            f"search is {config.retrieval.search!r}), and with {'it' if one else 'them'} "
+            f"{message} under [retrieval]; or run --mode bm25 only"
+        )
 
 
 # -- progress ------------------------------------------------------------------------------
