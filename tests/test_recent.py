@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memengine import FixedClock, Memory
+import memengine.sample
+from memengine import FixedClock, Memory, NewEpisode
 from memengine.config import Config
 from memengine.models import Episode, EpisodeKind, Message
 from memengine.retrieve.recent import carries_on, conversation, held_in_recent
@@ -242,6 +244,58 @@ def test_a_question_typed_after_a_long_paste_is_searched_for(real_mem: Memory) -
     assert r.should_inject
     yesterday = f"{report}\nWhat did we talk about yesterday?"
     assert real_mem.retrieve(yesterday).time_window is not None
+
+
+def told_again(rounds: int) -> list[NewEpisode]:
+    """The bundled sample chats (English and Japanese), 37 minutes apart, with the
+    exchanges of their two work topics (the Fenwick tender, 丸山製菓's brochure) told
+    again ``rounds`` times ("(round 2)"): a topic of several near-duplicate memories,
+    whose copies share the top ranks of the two searches between them, so no one memory
+    is in the top 3 of both."""
+    told: list[tuple[str, str, str]] = []
+    for name in ("companion_en.json", "companion_ja.json"):
+        data = json.loads((Path(memengine.sample.__file__).parent / name).read_text("utf-8"))
+        for session in data["conversations"][0]["sessions"]:
+            told += [(e["user"], e["partner"], name) for e in session["exchanges"]]
+    topic = [t for t in told if "Fenwick" in t[0] or "丸山製菓" in t[0]]
+    for k in range(2, rounds + 1):
+        told += [(f"{u} ({'round' if 'en' in n else '回'} {k})", r, n) for u, r, n in topic]
+    start = NOW - timedelta(days=400)
+    return [
+        NewEpisode(user_text=u, reply_text=r, occurred_at=start + timedelta(minutes=37 * i))
+        for i, (u, r, _) in enumerate(told)
+    ]
+
+
+JA_LOG = "2026-03-05 10:32:11 エラー：データベース接続プールが枯渇しました。5秒後に再試行します（3/10回目）\n"
+REPORT = "Daily report: the build passed, the review queue is empty, no incidents. " * 30
+
+
+def test_a_question_typed_after_a_long_paste_packs_what_it_finds(real_mem: Memory) -> None:
+    """The question typed after a long paste finds its memory (a query of its own), and
+    the turn packs it: a candidate's cosine is read against that question too, not only
+    against the context query, the paste's 2,000 characters, which drowns it (the
+    deadline's memory at −.03 to it). With the topic's memories told again and again no
+    one of them is in the top 3 of both searches, and that cosine is all the evidence
+    there is; each memory keeps at least the cosine it has to the question sent alone."""
+    real_mem.add_many(told_again(6))
+    for paste, question, deadline in (
+        (REPORT, "By the way, when's the Fenwick tender due again?", "20 March"),
+        (JA_LOG * 40, "丸山製菓の入稿って何日だったっけ？", "27日"),
+        (REPORT, "丸山製菓のパンフの締切いつだっけ？", "27日"),  # (a report pasted in English)
+    ):
+        text = f"{paste}\n{question}"
+        assert len(text) > real_mem.config.retrieval.max_query_chars
+        r = real_mem.retrieve(text)
+        assert question in r.queries
+        assert r.should_inject and r.signals["evidence"] == 1.0
+        pack = real_mem.pack(r)
+        assert pack.injected and deadline in pack.text
+        alone = {x.episode.id: x.components["cosine"] for x in real_mem.retrieve(question).results}
+        assert alone.keys() & {x.episode.id for x in r.results}
+        for x in r.results:
+            if x.episode.id in alone:
+                assert x.components["cosine"] >= alone[x.episode.id] - 1e-6
 
 
 def test_the_last_line_of_a_long_message_alone_is_searched_again() -> None:

@@ -250,6 +250,7 @@ class FastPath:
         joined: AbstractSet[int] = frozenset(),
         time_terms: AbstractSet[str] = frozenset(),
         rewrites: int = 0,
+        typed: AbstractSet[int] = frozenset(),
     ) -> FastResult:
         """Search every query, fuse, score and fetch the candidates (best first). The
         queries numbered in ``joined`` only add candidates: their ranks are not the
@@ -272,17 +273,23 @@ class FastPath:
         the full text can search ("The Who", "IT", 🎸, a model's padding "a") is searched by
         its meaning alone (by nothing with ``search = "bm25"``), saying nothing of it in
         ``degraded``, which notes a skipped full-text search only for
-        the message's own words (where no word to search tells something)."""
+        the message's own words (where no word to search tells something). A candidate's
+        ``cosine`` is to the first query (the context query), or to a query numbered in
+        ``typed`` when nearer: the question typed after a long paste
+        (:func:`.retriever.typed_after`), which the context query, the paste's first and last
+        characters, drowns (the memory asked for at −.03 to it, .34 to the question alone:
+        nothing would clear ``relevance_threshold``, and the pack would be empty)."""
         args = (filters, now, exclude, repeats)
+        rest = (joined, time_terms, rewrites, typed)
         try:
-            return self._run(queries, *args, skip_vectors, joined, time_terms, rewrites)
+            return self._run(queries, *args, skip_vectors, *rest)
         except EmbeddingError as exc:
             if skip_vectors is not None:
                 raise
             note = str(exc)
             exc.__traceback__ = None  # (its frames hold the searches' futures, which hold it)
             del exc
-        return self._run(queries, *args, note, joined, time_terms, rewrites)
+        return self._run(queries, *args, note, *rest)
 
     def _run(
         self,
@@ -295,6 +302,7 @@ class FastPath:
         joined: AbstractSet[int],
         time_terms: AbstractSet[str],
         rewrites: int,
+        typed: AbstractSet[int],
     ) -> FastResult:
         """:meth:`run`, but for a re-embed seen by a vector read (raised)."""
         cfg = self.config
@@ -429,7 +437,7 @@ class FastPath:
         t3 = time.perf_counter()
         episodes = self.store.get([f.id for f in fused])
         cosines = (
-            self.store.similarities(qvecs[0], [f.id for f in fused], agent=filters.agent)
+            self._cosines(qvecs, [i for i in typed if i in embedded], fused, filters)
             if qvecs is not None
             else {}
         )
@@ -462,6 +470,21 @@ class FastPath:
         if check is not None:
             result.screen = self._screen(result.repeats, check, checked, filters, said_vectors)
         return result
+
+    def _cosines(
+        self, qvecs: Vectors, typed: Sequence[int], fused: Sequence[Fused], filters: Filters
+    ) -> dict[int, float]:
+        """Each fused candidate's cosine to the context query (``qvecs[0]``), or to one of
+        the ``typed`` queries (embedded) when nearer (:meth:`run`). Only a message past
+        ``max_query_chars`` has one: every other turn reads the context query's alone, its
+        labels and decision untouched (a nearer question could lift any of them)."""
+        ids = [f.id for f in fused]
+        cosines = self.store.similarities(qvecs[0], ids, agent=filters.agent)
+        for i in typed:
+            for id_, value in self.store.similarities(qvecs[i], ids, agent=filters.agent).items():
+                if value > cosines.get(id_, -math.inf):
+                    cosines[id_] = value
+        return cosines
 
     def _copies(
         self, knn_hits: Sequence[Sequence[tuple[int, float]]], skip: AbstractSet[int]
@@ -734,7 +757,8 @@ def score_candidates(
     """Turn fused ids into scored candidates.
 
     The score is the RRF score; each candidate also carries its exact cosine
-    similarity to the context query (``cosine``), its best BM25 score, its
+    similarity to the context query (``cosine``; or to the question typed after a long
+    paste when nearer: ``cosines`` as :meth:`FastPath.run` reads them), its best BM25 score, its
     ranks (``knn_rank``, ``bm25_rank``) and its age in days, for the
     should-inject rule and for later stages. A rank in a list of a joined query
     (:meth:`FastPath.run`) is the candidate's only when its cosine to the context query

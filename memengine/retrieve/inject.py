@@ -15,7 +15,8 @@ Two questions decide it:
 2. Is anything relevant there? One of the top results was ranked in the
    top 3 of both the vector and the full-text search (for its own words, not
    only its neighbours'), has a cosine
-   similarity to the context query of at least ``relevance_threshold``, or
+   similarity to the context query (or to the question typed after a long paste:
+   :meth:`.fastpath.FastPath.run`) of at least ``relevance_threshold``, or
    occurred in the time the message asks about, when it asks about nothing
    else ("What did I do yesterday?", :func:`.temporal.time_is_asked`), or is the
    full-text search's first by its own words and holds a code the message names

@@ -126,22 +126,29 @@ def _conversation_queries(
 
 def turn_queries(
     text: str, said: Sequence[Message], config: RetrievalConfig
-) -> tuple[list[str], frozenset[int]]:
-    """A turn's queries of its message and conversation, and which of them are joined
-    (:meth:`.FastPath.run`: they only add candidates). First the context query
-    (:func:`context_query`); when that is the message alone (another topic, as far as its
-    words tell), the message joined to the conversation, a joined query (a follow-up's
-    implied subject, "Which hotel did we stay at?" after talk of a Kyoto trip, counts when
-    near the message); then the question typed after a long paste (:func:`typed_after`). A
-    message that asks after words that open another matter (:func:`.topic_change.asked_after`:
-    "…what a day. Anyway, what's the wifi password?") is split as two messages would be: that
-    question first, then these queries, joined (the day's words would drown it)."""
+) -> tuple[list[str], frozenset[int], frozenset[int]]:
+    """A turn's queries of its message and conversation, which of them are joined
+    (:meth:`.FastPath.run`: they only add candidates) and which is the question typed after
+    a long paste (``typed`` there: a candidate's cosine is read against it too). First the
+    context query (:func:`context_query`); when that is the message alone (another topic, as
+    far as its words tell), the message joined to the conversation, a joined query (a
+    follow-up's implied subject, "Which hotel did we stay at?" after talk of a Kyoto trip,
+    counts when near the message); then the question typed after a long paste
+    (:func:`typed_after`). A message that asks after words that open another matter
+    (:func:`.topic_change.asked_after`: "…what a day. Anyway, what's the wifi password?") is
+    split as two messages would be: that question first, then these queries, joined (the
+    day's words would drown it)."""
     turns, max_chars = config.recent_conversation_turns, config.max_query_chars
     queries = _conversation_queries(text, said, turns, max_chars)
     asked = asked_after(text) if len(text) <= max_chars else None  # (longer: typed_after)
     if asked is not None:
         queries = [asked, *queries]
-    return [*queries, *typed_after(text, max_chars)], frozenset(range(1, len(queries)))
+    typed = typed_after(text, max_chars)
+    return (
+        [*queries, *typed],
+        frozenset(range(1, len(queries))),
+        frozenset(range(len(queries), len(queries) + len(typed))),
+    )
 
 
 TYPED_AFTER_CHARS = 300
@@ -764,7 +771,7 @@ class Retriever:
         t0 = time.perf_counter()
         cfg = self.config
         said = conversation(recent, text)
-        queries, joined = turn_queries(text, said, cfg)
+        queries, joined, typed = turn_queries(text, said, cfg)
         query = queries[0]
         lang = turn_language(text, said)
         # the reach's term counts run beside the searches; the lists are re-fused after
@@ -783,6 +790,7 @@ class Retriever:
             repeats=self.repeats(said, text) if repeats else None,
             joined=joined,
             time_terms=time_terms(found),
+            typed=typed,
         )
         timings = dict(result.timings_ms)
         reach_value, timings["reach"] = reach.result() if reach is not None else (1.0, 0.0)

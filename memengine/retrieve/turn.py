@@ -148,6 +148,9 @@ class Skip:
     time_terms: frozenset[str] = frozenset()
     """The words of the times the message names, which no full-text search reads
     (:func:`.retriever.time_terms`)."""
+    typed: frozenset[int] = frozenset()
+    """The question typed after a long paste, which a candidate's cosine is read against
+    too (:meth:`.FastPath.run`)."""
 
 
 PhaseStatus = Literal["ok", "cached", "empty", "timeout", "error", "invalid", "skipped", "disabled"]
@@ -597,12 +600,12 @@ class LLMTurn:
         # in all of recent; the rest reads the conversation
         held, in_recent = self.held(recent, filters)
         recent = conversation(recent, text)
-        queries, joined = turn_queries(text, recent, rcfg)
+        queries, joined, typed = turn_queries(text, recent, rcfg)
         query = queries[0]
         lang = turn_language(text, recent)
         base = [*queries, *(q for q in extra_queries if q.strip())]
         text_found = find_time_expressions(text, now, max_chars=rcfg.max_query_chars)
-        skip = Skip(held, self.repeats(recent, text), joined, time_terms(text_found))
+        skip = Skip(held, self.repeats(recent, text), joined, time_terms(text_found), typed)
 
         # Phase 1, with the fast path of the raw context query running alongside.
         fast0 = self._searches.submit(
@@ -614,6 +617,7 @@ class LLMTurn:
             repeats=skip.repeats,
             joined=skip.joined,
             time_terms=skip.time_terms,
+            typed=skip.typed,
         )
         reach0 = self._searches.submit(self.reach, query) if rcfg.adaptive_weights else None
         own = [(e.start, e.end) for e in text_found]  # each time the message names
@@ -942,6 +946,7 @@ class LLMTurn:
             skip_vectors="the query was not embedded within the turn deadline",
             joined=skip.joined,
             time_terms=skip.time_terms,
+            typed=skip.typed,
         )
 
     def _search(
@@ -966,6 +971,7 @@ class LLMTurn:
             repeats=skip.repeats,
             joined=skip.joined,
             time_terms=skip.time_terms,
+            typed=skip.typed,
             rewrites=rewrites,
         )
         result = self._wait(future, turn_end)
