@@ -15,7 +15,12 @@ from memengine.embed.usem3 import USEM3Embedder
 from memengine.errors import EmbedderChanged
 from memengine.models import Episode, EpisodeKind
 from memengine.retrieve import changes as changes_module
-from memengine.retrieve.change_words import _A_RATE_BEFORE, JA_VALUE_VERB, change_sentences
+from memengine.retrieve.change_words import (
+    _A_RATE_BEFORE,
+    JA_VALUE_VERB,
+    _changes_read,
+    change_sentences,
+)
 from memengine.retrieve.changes import (
     _a_time,
     _a_value_verb,
@@ -2412,6 +2417,28 @@ def test_a_past_against_now_and_a_lower_case_names_habit_say_a_change(
     text: str, says: bool
 ) -> None:
     assert bool(change_sentences(text)) is says
+
+
+def test_what_a_sentence_opens_with_before_its_i_is_read_once() -> None:
+    """A run of emoji or quote marks was read again from each of its characters for an
+    "I" of the first clause (seconds for a few thousand); past the run, the "I" is still
+    the speaker's, and a run with none names no one."""
+    assert doer("😀🎉 " * 700 + "Jazz is what I love") == "i"
+    assert doer('"' * 2000 + "To be honest, I love jazz") == "i"
+    assert doer("？" * 2000 + "Jazz is her thing, I think") is None
+    assert doer("😀🎉🔥" * 700) is None
+
+
+def test_change_sentences_are_read_once_per_text_and_each_caller_gets_its_own() -> None:
+    """What a text's change words say is read once per text (a pack's quotes read the same
+    sentences for each block): the same as read anew, and a caller's list is its own."""
+    text = "Not Monday but Tuesday, actually 6pm → 7pm. I quit my job last month. " * 40
+    anew = list(_changes_read.__wrapped__(text[:2000]))
+    first = change_sentences(text)
+    assert first == anew and anew
+    first.clear()
+    assert change_sentences(text) == anew
+    assert change_sentences(text + " I moved to Osaka.") == anew  # (its first 2,000 read)
 
 
 def test_whom_a_sentence_tells_about_and_whose_a_thing_switched_to_is() -> None:

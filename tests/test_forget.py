@@ -745,21 +745,24 @@ def test_a_scrubbed_delete_empties_what_the_later_change_check_read(mem: Memory)
     """The later-change check caches what it reads of each text (who it names, what it
     tells how often, its words): a scrubbed delete empties those caches too."""
     from memengine import text
-    from memengine.retrieve import changes
+    from memengine.retrieve import change_words, changes
 
     changes._people(f"My sister Ann told me {SECRET} every week")
     changes._doings("week", f"I call Ann about {SECRET} twice a week")
     text._latin_words(f"the code is {SECRET}")
+    change_words.change_sentences(f"I changed the code from {SECRET} to 1234")
     kept = mem.add("tea in the afternoon", kind="fact")
     assert changes._people.cache_info().currsize > 0
     assert mem.delete([kept]) == [kept]  # a plain delete leaves them
     assert text._latin_words.cache_info().currsize > 0
+    assert change_words._changes_read.cache_info().currsize > 0
     secret = mem.add(f"The safe combination is {SECRET}.", kind="fact")
     assert mem.delete([secret], scrub=True) == [secret]
     assert changes._people.cache_info().currsize == 0
     assert changes._doings.cache_info().currsize == 0
     assert changes._slots.cache_info().currsize == 0
     assert text._latin_words.cache_info().currsize == 0
+    assert change_words._changes_read.cache_info().currsize == 0
 
 
 def test_a_scrubbed_delete_a_reader_kept_from_its_log_says_where_copies_are(

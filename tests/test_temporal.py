@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -1405,3 +1406,52 @@ def test_a_range_of_days_finds_those_days_memories(tmp_path: Path) -> None:
         packed = set(mem.pack(asked).episode_ids)
         assert {days[1], days[6], days[9]} <= packed
         assert not {days[20], days[28]} & packed
+
+
+def test_each_time_of_a_long_sentence_is_read_as_in_a_short_one() -> None:
+    """A comma-joined list is one sentence, which each of its times reads (told as past,
+    looking ahead); it was found and searched again for each of them, and a list of a few
+    thousand characters took seconds. Read once per text, each reads as it did."""
+    parts = ["I went there on Monday at 1pm", "on Tuesday at 2pm", "and on Friday at 3pm"]
+    plan = " Seeing Mike on Saturday."
+    short = find_time_expressions(", ".join(parts) + "." + plan, NOW)
+    long = ", ".join(parts * 40) + "." + plan
+    found = find_time_expressions(long, NOW, max_chars=len(long))
+    assert [e.surface for e in short] == ["on monday", "on tuesday", "on friday"]
+    assert found == short * 40
+
+
+def test_a_times_sentence_is_the_one_scanned_up_to_it() -> None:
+    """The sentence of a time found once per text (:class:`Sentences`) is the one found
+    by scanning the text up to the time: a full stop before a space, 。, ！, a line break
+    or the time's own start end one; "Dr." and "Mrs." none."""
+    from memengine.retrieve.time_rules import SENTENCE_END, Sentences
+
+    def scanned(text: str, start: int, end: int) -> tuple[int, int]:
+        first = 0
+        for m in SENTENCE_END.finditer(text, 0, start):
+            first = m.end()
+        after = SENTENCE_END.search(text, end)
+        return first, after.end() if after else len(text)
+
+    texts = [
+        "I saw Dr. Sato on monday. Then Mrs. Ito on tuesday! And st. monday",
+        "it was yesterday.it rained on monday.monday\nmonday？月曜日。月曜日",
+        "mr.monday, ms. monday. vs.monday",
+        "monday",
+        "...monday...",
+    ]
+    for text in texts:
+        read = Sentences(text)
+        for m in re.finditer("monday|tuesday|yesterday|月曜日", text):
+            assert read.bounds(m.start(), m.end()) == scanned(text, m.start(), m.end()), (text, m)
+
+
+def test_each_date_of_a_long_list_with_years_is_kept() -> None:
+    """Each time of a sentence is weighed against each date with its year in it, whether
+    a sentence ends between them; searched between each pair, a list of dates of 2,000
+    characters took seconds. Found once per text, each is kept as alone."""
+    one = find_time_expressions("I was there on 3 May 2022, back on 9 May 2022.", NOW)
+    many = ", ".join(["I was there on 3 May 2022", "back on 9 May 2022"] * 60) + "."
+    assert len(one) == 2
+    assert find_time_expressions(many, NOW, max_chars=len(many)) == one * 60

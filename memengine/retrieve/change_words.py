@@ -17,6 +17,7 @@ a message's change to the older memory it changes.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..lazy_re import lazy_compile
@@ -1254,9 +1255,19 @@ def change_sentences(text: str) -> list[str]:
     nothing ("Any more paintings coming up?", "I won't quit", "should I switch", "I might
     not go anymore", "I won't eat sugar anymore", 変えないで, 変えようかな and 中止になったら
     say no change)."""
+    return list(_changes_read(text[:2000]))
+
+
+@functools.lru_cache(maxsize=256)
+def _changes_read(head: str) -> tuple[str, ...]:
+    """:func:`change_sentences` of a text's first 2,000 characters ``head``, read once per
+    text: a pack's quotes read the sentences after their best again for each block and
+    each side of an exchange, and the later-change check and the corrections read the
+    same messages again, and a long paste full of change words ("not Monday but Tuesday,
+    …") took a second to pack. Its users' words are dropped with :func:`forget_changes_read`."""
     out: list[str] = []
     previous = ""
-    read = _TITLE_DOT.sub(r"\1 ", text[:2000].translate(APOSTROPHES))
+    read = _TITLE_DOT.sub(r"\1 ", head.translate(APOSTROPHES))
     listed = sentences(_ELLIPSIS_NOT.sub("\u2026 ", read))
     for at, sentence in enumerate(listed):
         following = listed[at + 1] if at + 1 < len(listed) else ""
@@ -1311,7 +1322,13 @@ def change_sentences(text: str) -> list[str]:
                 near = f"{previous[-NEAR_CHARS:]} {near}"
             out.append(near)
         previous = sentence
-    return out
+    return tuple(out)
+
+
+def forget_changes_read() -> None:
+    """Drop what :func:`change_sentences` read of each text (users' words, which a forgotten
+    agent's or a scrubbed delete's must not leave in the process)."""
+    _changes_read.cache_clear()
 
 
 _ONCE_BEFORE = lazy_compile("^(?:前|以前)は.*(?:だった|かった)$")

@@ -57,6 +57,7 @@ from .change_words import (
     JA_VALUE_VERB,
     change_sentences,
     corrections,
+    forget_changes_read,
     habit_of,
     ja_ended_one,
     ja_held,
@@ -830,9 +831,10 @@ def chains_newest_first(
 
 def forget_texts() -> None:
     """Drop what was read of texts and cached per text (:func:`_people`, :func:`_doings`,
-    :func:`_slots` and the text module's words): users' words, which a forgotten agent's
-    or a scrubbed delete's must not leave in the process."""
+    :func:`_slots`, the change words read and the text module's words): users' words, which
+    a forgotten agent's or a scrubbed delete's must not leave in the process."""
     _people.cache_clear()
     _doings.cache_clear()
     _slots.cache_clear()
+    forget_changes_read()
     forget_words()

@@ -351,11 +351,17 @@ _JA_DOER = lazy_compile(f"(?:[^、。！？!?\\sはがをの]{{1,8}}?(?:は|、)
 """The person a Japanese sentence tells about, as its topic or subject, at its start or
 after a time or a thing (妻は, 佐藤さんが, 最近は息子が, 昨日、兄が)."""
 _MY_CLAUSE = lazy_compile(
-    r"[^\w']*(?:[\w']+(?: [\w']+){0,2}, )?[^,;:.!?()\u2013\u2014]*?\b(?:i|we)\b", re.IGNORECASE
+    r"(?=([^\w']*))\1(?:[\w']+(?: [\w']+){0,2}, )?[^,;:.!?()\u2013\u2014]*?\b(?:i|we)\b",
+    re.IGNORECASE,
 )
 """An English sentence whose first clause (past a few words and a comma) holds "I" or "we",
 whatever it opens with: the speaker's ("Jazz is what I love", "To be honest, I love jazz",
-"Love jazz, I play it every day"; not "Jazz is her thing, I think")."""
+"Love jazz, I play it every day"; not "Jazz is her thing, I think"). What it opens with
+before a word is taken whole, never given back (a lookahead's group, read again: Python
+3.10 has no possessive ``*+``): the clause's own characters are most of those too (an
+emoji, a quote mark), and a run of them with no "I" in it was read again from each of its
+characters, a cost that grew with the square of its length; the clause found is the same,
+as none can start inside the run when it does not start at its end."""
 _DESCRIBED = frozenset("guy guys girl girls person man men woman women lady boy dude".split())
 """The words a person is described by with a clause of the speaker's ("the guy I'm
 dating"): someone the speaker calls by no person word of theirs (:func:`other_owner`)."""

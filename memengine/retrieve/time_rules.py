@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from contextvars import ContextVar
 from datetime import date, datetime, timedelta
@@ -44,9 +45,12 @@ __all__ = [
     "CASED",
     "JA_NUM",
     "RULES",
+    "SENTENCES",
     "SENTENCE_END",
     "WEEKDAYS_EN",
+    "Sentences",
     "kana_word_at",
+    "sentences_of",
     "since_around",
     "weekday_index",
 ]
@@ -120,25 +124,73 @@ SENTENCE_END = lazy_compile(
 )
 
 
-def _sentence_start(m: re.Match[str]) -> int:
-    """Where the sentence that holds ``m`` begins in its message (:func:`_sentence`)."""
-    start = 0
-    for end in SENTENCE_END.finditer(m.string, 0, m.start()):
-        start = end.end()
-    return start
+class Sentences:
+    """Where the sentences of one text begin and end, found once, and what each was found
+    to hold: every time expression of a sentence reads that sentence, and a message that
+    is one long sentence ("on Monday at 1pm, Tuesday at 2pm, …") was scanned from its
+    start and searched whole again for each of its expressions, a cost that grew with the
+    square of its length. :func:`~.temporal.find_time_expressions` sets one for the text
+    it reads (:data:`SENTENCES`); it holds that text no longer than the call."""
+
+    __slots__ = ("_ends", "_found", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._ends: list[int] | None = None
+        self._found: dict[tuple[LazyPattern, int, int], bool] = {}
+
+    def start_at(self, at: int) -> int:
+        """Where the sentence that holds the character at ``at`` begins, as the text read
+        up to ``at`` ends its sentences: after the last :data:`SENTENCE_END` before it, or at
+        ``at`` itself after a full stop, which ends a sentence there as the text's end
+        does ("it rained.yesterday")."""
+        if self._ends is None:
+            self._ends = [e.end() for e in SENTENCE_END.finditer(self.text)]
+        if at and SENTENCE_END.match(self.text, at - 1, at):
+            return at
+        before = bisect_right(self._ends, at)
+        return self._ends[before - 1] if before else 0
+
+    def bounds(self, start: int, end: int) -> tuple[int, int]:
+        """The sentence that holds the span ``start``–``end``: from :meth:`start_at` its
+        start to the end of the first :data:`SENTENCE_END` after it (or the text's end)."""
+        first = self.start_at(start)
+        ends = self._ends or []
+        after = bisect_right(ends, end)
+        return first, ends[after] if after < len(ends) else len(self.text)
+
+    def holds(self, pattern: LazyPattern, m: re.Match[str]) -> bool:
+        """Whether ``pattern`` is found in the sentence that holds ``m`` (searched in the
+        sentence alone, as its own string: its edges are those of the text)."""
+        first, last = self.bounds(m.start(), m.end())
+        key = (pattern, first, last)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = pattern.search(self.text[first:last]) is not None
+        return found
 
 
-def _sentence(m: re.Match[str]) -> str:
-    """The sentence of the message that holds ``m`` (sentences end at 。！？!?, a line break
-    or a full stop before a space, not that of "Dr." or "Mrs.")."""
-    after = SENTENCE_END.search(m.string, m.end())
-    return m.string[_sentence_start(m) : after.end() if after else len(m.string)]
+SENTENCES: ContextVar[Sentences | None] = ContextVar("SENTENCES", default=None)
+"""The sentences of the text being read (:class:`Sentences`), when one is."""
+
+
+def sentences_of(text: str) -> Sentences:
+    """The sentences of ``text``: :data:`SENTENCES` when it holds them, else found now."""
+    sentences = SENTENCES.get()
+    return sentences if sentences is not None and sentences.text is text else Sentences(text)
+
+
+def _in_sentence(pattern: LazyPattern, m: re.Match[str]) -> bool:
+    """Whether ``pattern`` is found in the sentence of the message that holds ``m``
+    (sentences end at 。！？!?, a line break or a full stop before a space, not that of
+    "Dr." or "Mrs.")."""
+    return sentences_of(m.string).holds(pattern, m)
 
 
 def _looks_ahead(m: re.Match[str]) -> bool:
     """Whether the sentence holding ``m`` looks ahead (:data:`_AHEAD`): "What did I do in
     December? I'll tell Mum" asks about the past all the same."""
-    return _AHEAD.search(_sentence(m)) is not None
+    return _in_sentence(_AHEAD, m)
 
 
 def _told_as_past(m: re.Match[str]) -> bool:
@@ -148,10 +200,7 @@ def _told_as_past(m: re.Match[str]) -> bool:
     (:func:`_looks_ahead`; "Worked late. Seeing Mike on Friday." is a plan). A month or day
     still to come is then last year's when that one ended less than :data:`JUST_PAST_DAYS`
     ago; a weekday or "the weekend" the latest one."""
-    sentence = _sentence(m)
-    return (
-        not _since_at(m) and _BACK.search(sentence) is not None and _AHEAD.search(sentence) is None
-    )
+    return not _since_at(m) and _in_sentence(_BACK, m) and not _looks_ahead(m)
 
 
 def _this_year_date(
