@@ -298,9 +298,35 @@ def test_a_question_typed_after_a_long_paste_packs_what_it_finds(real_mem: Memor
                 assert x.components["cosine"] >= alone[x.episode.id] - 1e-6
 
 
+def test_a_question_on_its_own_line_after_a_shorter_paste_packs_what_it_finds(
+    real_mem: Memory,
+) -> None:
+    """A paste that fits ``max_query_chars`` (600 characters or more) with a question on its
+    own last line: searched whole, its words drowned the question (nothing packed, or the
+    deadline's memory not found at all); the last line is now a query of its own."""
+    real_mem.add_many(told_again(6))
+    for paste, question, deadline in (
+        (REPORT[:1500], "When is the Fenwick tender due?", "20 March"),
+        ((JA_LOG * 40)[:1800], "丸山製菓のパンフの締切いつだっけ？", "27日"),
+        (REPORT[:700], "丸山製菓のパンフの締切いつだっけ？", "27日"),
+    ):
+        text = f"{paste}\n{question}"
+        assert len(text) <= real_mem.config.retrieval.max_query_chars
+        r = real_mem.retrieve(text)
+        assert question in r.queries and r.should_inject
+        assert deadline in real_mem.pack(r).text
+
+
 def test_the_last_line_of_a_long_message_alone_is_searched_again() -> None:
     paste = "line of a pasted log\n" * 200
     assert typed_after("what's my cat's name?", 2000) == []  # it fits: read whole
+    short = "line of a pasted log\n" * 20  # (under 600 characters: read whole)
+    assert typed_after(f"{short}what's my cat's name?", 2000) == []
+    one = "word " * 300 + "and when is the dentist?"  # (one line that fits: read whole)
+    assert typed_after(one, 2000) == []
+    fits = "line of a pasted log\n" * 40
+    assert typed_after(f"{fits}what's my cat's name?", 2000) == ["what's my cat's name?"]
+    assert typed_after(f"{fits}" + "so " * 120 + "what's my cat's name?", 2000) == []
     assert typed_after(f"{paste}\n  what's my cat's name? \n", 2000) == ["what's my cat's name?"]
     one_line = "word " * 1000 + "and when is the dentist?"
     last = typed_after(one_line, 2000)[0]

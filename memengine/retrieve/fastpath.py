@@ -475,9 +475,10 @@ class FastPath:
         self, qvecs: Vectors, typed: Sequence[int], fused: Sequence[Fused], filters: Filters
     ) -> dict[int, float]:
         """Each fused candidate's cosine to the context query (``qvecs[0]``), or to one of
-        the ``typed`` queries (embedded) when nearer (:meth:`run`). Only a message past
-        ``max_query_chars`` has one: every other turn reads the context query's alone, its
-        labels and decision untouched (a nearer question could lift any of them)."""
+        the ``typed`` queries (embedded) when nearer (:meth:`run`). Only a paste with a line
+        typed after it has one (:func:`.retriever.typed_after`): every other turn reads the
+        context query's alone, its labels and decision untouched (a nearer question could
+        lift any of them)."""
         ids = [f.id for f in fused]
         cosines = self.store.similarities(qvecs[0], ids, agent=filters.agent)
         for i in typed:

@@ -143,7 +143,7 @@ def turn_queries(
     asked = asked_after(text) if len(text) <= max_chars else None  # (longer: typed_after)
     if asked is not None:
         queries = [asked, *queries]
-    typed = typed_after(text, max_chars)
+    typed = [t for t in typed_after(text, max_chars) if t not in queries]
     return (
         [*queries, *typed],
         frozenset(range(1, len(queries))),
@@ -155,15 +155,27 @@ TYPED_AFTER_CHARS = 300
 """The most of a long message's last line :func:`typed_after` searches (its end)."""
 
 
+PASTE_CHARS = 600
+"""A message at least this long whose last line follows a line break is read as a paste
+with a line typed after it (:func:`typed_after`), though it fits ``max_query_chars``."""
+
+
 def typed_after(text: str, max_chars: int) -> list[str]:
     """The last line of a ``text`` longer than ``max_chars`` (a paste, then "By the way,
     what's my cat's name again?"), at most its last :data:`TYPED_AFTER_CHARS`, when it
     may ask something (:func:`.signals.may_ask`): searched as a query of its own beside
-    the context query, where the paste's words would drown it. None for a text that fits,
-    or whose last line asks nothing (the paste's own last line: "Photo caption: …")."""
+    the context query, where the paste's words would drown it. So too the last line of a
+    text that fits, but is longer than :data:`PASTE_CHARS` and breaks a line before a last
+    line of at most :data:`TYPED_AFTER_CHARS` (1,500 characters of a report, then "When is
+    the Fenwick tender due?": the report's words drowned it as well). None for a shorter
+    text, one line that fits, or a last line that asks nothing (the paste's own last
+    line: "Photo caption: …")."""
     text = text.strip()
     if len(text) <= max_chars:
-        return []
+        head, _, last = text.rpartition("\n")
+        if len(text) < PASTE_CHARS or not head.strip() or len(last) > TYPED_AFTER_CHARS:
+            return []
+        return [last.strip()] if not is_blank(last) and may_ask(last) else []
     last = text.rsplit("\n", 1)[-1]
     if len(last) > TYPED_AFTER_CHARS:
         start = near_cut(last, len(last) - TYPED_AFTER_CHARS)
