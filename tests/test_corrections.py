@@ -162,6 +162,20 @@ def test_other_turns_correct_nothing(fact: Episode, said: str) -> None:
         ("ヨガは月曜の夜7時からなんだ", "ゴメン、火曜だった", True),
         ("ヨガは月曜の夜7時からなんだ", "やっぱ火曜だわ、スタジオのサイト見たら", True),
         ("家賃は7万8千円", "やば、家賃8万2千円だった", True),
+        # a clock's colon is no clause's end; "only" a price; "already" with a change's verb
+        (
+            "My dentist appointment is at 6:30pm on Friday",
+            "sorry 7:30pm not 6:30pm, the office called",
+            True,
+        ),
+        (
+            "My dentist appointment is at 6:30pm on Friday",
+            "wait no, 19:30, the office called",
+            True,
+        ),
+        ("The shoes were $99", "wait no, it's only $79", True),
+        ("My yoga class is on Monday at 6pm", "Sorry, it was already moved to Tuesday", True),
+        ("My yoga class is on Monday at 6pm", "The class is on Tuesday. Actually I love it", False),
         # a one-off change, a second value beside the memory's, someone else's thing
         ("My yoga class is on Monday at 6pm", "oh wait, this week it is on Tuesday", False),
         ("My yoga class is on Monday at 6pm", "Actually tonight it is at 7pm", False),

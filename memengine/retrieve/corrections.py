@@ -79,7 +79,7 @@ _EN_UNSUBJECT = frozenset(
     misspoke misread misremembered earlier instead nope yes yep yup ugh ah oh sry nvm
     apologies got get thought checked check looked calendar double again always sure silly
     brain dumb lol haha ww www autocorrect day us moved changed switched pushed rescheduled
-    one morning afternoon evening night noon pm am clock o'clock half past quarter every
+    one already been morning afternoon evening night noon pm am clock o'clock half past quarter every
     st nd rd th""".split()
 )
 """English words a correction may hold beside its value that name no subject of its own:
@@ -98,10 +98,10 @@ its shape (ごめん, 勘違い, 間違えた, 正しくは, 言った), a chang
 (午後, 火曜日's 日). Any other run of kanji or katakana must be one the memory holds: 来週,
 明日 or 今日 tells a one-off change (ごめん、来週だけ火曜)."""
 
-_JA_RUN = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々]+|[\u30a1-\u30fa\u30fcｦ-ﾟ]{2,}")
+_JA_RUN = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々]+|[\u30a1-\u30fa\u30fc]{2,}")
 
 _ADDED = lazy_compile(
-    r"\b(?:also|too|other|another|as well|plus|only)\b|\sも(?!う)|(?:僕|私|俺|自分)の|だけ"
+    r"\b(?:also|too|other|another|as well|plus)\b|\sも(?!う)|(?:僕|私|俺|自分)の|だけ"
 )
 """What tells another value beside the memory's, or someone else's: "there's a yoga class on
 Tuesday too", "my other appointment is Friday", 火曜もヨガある, 来週だけ火曜, 僕の誕生日は…
@@ -121,12 +121,16 @@ def _anothers(said: str, memory: str) -> bool:
     return False
 
 
-_CLAUSE_END = lazy_compile(r"[;:、，；：]|,(?!\d{3})")
-"""Where a clause ends: a comma that is no thousands' mark ($1,950), a 、."""
+_CLAUSE_END = lazy_compile(r"[;、，；：]|(?<!\d):|:(?!\d)|,(?!\d{3})")
+"""Where a clause ends: a comma that is no thousands' mark ($1,950), a colon that is no
+clock's (7:30), a 、."""
 
-_NOW = lazy_compile(r"\balready\b|もう|今(?![日週月夜晩年度回朝])")
+_NOW = lazy_compile(
+    r"\balready\b(?!\W+(?:been\W+)?(?:moved|changed|switched|pushed|rescheduled)\b)"
+    r"|もう|今(?![日週月夜晩年度回朝])"
+)
 """What tells the time it is, not the time something is at: "Wait, it's already 9pm",
-あれ、もう22時だ."""
+あれ、もう22時だ (not "it was already moved to Tuesday")."""
 
 
 def _up_to_values(said: str) -> str:
@@ -194,8 +198,7 @@ def corrects(before: Episode, after: Episode) -> bool:
     part = _correcting_part(said)  # (read first: one pass, where most turns stop)
     if not part:
         return False
-    shape = said if len(said) <= CORRECTION_CHARS else part
-    if asks_something(part) or not _takes_back(shape):
+    if asks_something(part) or not _takes_back(part):
         return False
     told = before.text  # (both turns of an exchange: the reply may have said the value)
     replaced = replaced_values(part)

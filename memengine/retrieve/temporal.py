@@ -137,11 +137,11 @@ def find_time_expressions(
     norm = _normalise(read)
     cased = _ERA_YEAR.sub(_western_year, _as_written(unicodedata.normalize("NFKC", read)))
     token = CASED.set(cased if len(cased) == len(norm) else "")  # (as written: "May 3")
-    sentences = SENTENCES.set(Sentences(norm))  # (each sentence found and read once)
+    sentences_token = SENTENCES.set(Sentences(norm))  # (each sentence found and read once)
     try:
         return _found(norm, now)
     finally:
-        SENTENCES.reset(sentences)
+        SENTENCES.reset(sentences_token)
         CASED.reset(token)
 
 
