@@ -41,6 +41,11 @@ _MONTH_NAMES = (
     "|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)"
 )
 """A month's name or its short form, with its capital."""
+_LOWER_MONTHS = (
+    "(?:january|february|march|april|june|july|august|september|october|november|december)"
+)
+"""A month's whole name typed in lower case, read as one only before its day ("wait no,
+march 14": chat is typed so); not "may" (a verb), nor a short form."""
 _HOURS_WORDS = (
     "one",
     "two",
@@ -159,7 +164,7 @@ _VALUES = lazy_compile(
     rf"|(?P<ampm>午前|午後)?(?<![0-9{_NUMERALS}])(?P<jh>\d{{1,2}}|[{_NUMERALS}]{{1,4}})時(?!間)"
     rf"(?:(?P<half>半)|(?P<jm>\d{{1,2}}|[{_NUMERALS}]{{1,4}})分)?"
     # a date: "June 6", "June 6th", "6 June", "the 6th of June", "The 4th of July", 6月6日
-    rf"|\b(?P<md_month>{_MONTH_NAMES}\.?)\s(?P<md_day>[1-3]?\d)(?:st|nd|rd|th)?\b(?![:\d])"
+    rf"|\b(?P<md_month>{_MONTH_NAMES}\.?|{_LOWER_MONTHS})\s(?P<md_day>[1-3]?\d)(?:st|nd|rd|th)?\b(?![:\d])"
     rf"|\b(?:[Tt]he\s)?(?P<dm_day>[1-3]?\d)(?:st|nd|rd|th)?\s(?:of\s)?(?P<dm_month>{_MONTH_NAMES})\b"
     rf"|(?<![0-9{_NUMERALS}])(?P<jdm>\d{{1,2}}|[{_NUMERALS}]{{1,3}})月"
     rf"(?P<jdd>\d{{1,2}}|[{_NUMERALS}]{{1,4}})日(?!{_SPAN})"

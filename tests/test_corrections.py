@@ -174,6 +174,7 @@ def test_other_turns_correct_nothing(fact: Episode, said: str) -> None:
             True,
         ),
         ("The shoes were $99", "wait no, it's only $79", True),
+        ("My mom's birthday is on March 13", "wait no, march 14", True),
         ("My yoga class is on Monday at 6pm", "Sorry, it was already moved to Tuesday", True),
         ("My yoga class is on Monday at 6pm", "The class is on Tuesday. Actually I love it", False),
         # a one-off change, a second value beside the memory's, someone else's thing

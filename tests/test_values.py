@@ -120,6 +120,9 @@ from memengine.values import closed_values, kanji_number, same_kind_change
         ("I was at 3 parties", set()),
         ("I sat down in the sun", set()),
         ("May I march on? I may.", set()),
+        ("wait no, march 14", {("date", "3/14")}),  # (a month typed in lower case, its day after)
+        ("sorry, june 15th!", {("date", "6/15")}),
+        ("I may 5 times a week", set()),
         ("Flew an A320", set()),
         ("I love my yoga class", set()),
     ],
