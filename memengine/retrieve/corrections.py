@@ -19,6 +19,7 @@ from ..values import closed_values, same_kind_change, states_any, without_values
 from .change_words import change_sentences, replaced_values
 from .changes import own_words, stem
 from .fastpath import Candidate
+from .owners import other_owner, owners
 from .signals import asks_something
 
 MAX_CHAIN = 3
@@ -107,20 +108,6 @@ _ADDED = lazy_compile(
 Tuesday too", "my other appointment is Friday", 火曜もヨガある, 来週だけ火曜, 僕の誕生日は…
 (after a memory of 彼女の誕生日)."""
 
-_MY_THING = lazy_compile(r"\bmy\s+(?:\w+\s+)?(\w+)")
-"""The speaker's own thing in a correction ("No, my birthday is July 3")."""
-
-
-def _anothers(said: str, memory: str) -> bool:
-    """Whether ``said`` tells the speaker's own thing where ``memory`` told someone else's
-    ("No, my birthday is July 3" after "My mom's birthday is on June 14")."""
-    for m in _MY_THING.finditer(said):
-        thing = re.escape(m[1])
-        if re.search(rf"\b(?:\w+'s|his|her|their)\s+(?:\w+\s+)?{thing}\b", memory):
-            return True
-    return False
-
-
 _CLAUSE_END = lazy_compile(r"[;、，；：]|(?<!\d):|:(?!\d)|,(?!\d{3})")
 """Where a clause ends: a comma that is no thousands' mark ($1,950), a colon that is no
 clock's (7:30), a 、."""
@@ -145,24 +132,38 @@ def _up_to_values(said: str) -> str:
     return said if closed_values(said[start:]) else said[: end or len(said)]
 
 
+def _anothers(said: str, told: str, shared: set[str]) -> bool:
+    """Whether a word both hold is another's in one than in the other (:func:`.owners.owners`,
+    as the later changes read it): "No, my birthday is July 3" after "My mom's birthday is
+    on June 14" tells the speaker's own."""
+    for word in shared:
+        mine, theirs = owners(said, word, shared), owners(told, word, shared)
+        if any(other_owner(a, b) for a in mine for b in theirs):
+            return True
+    return False
+
+
 def _own_subject(said: str, told: str) -> bool:
     """Whether ``said`` names a subject ``told`` does not hold: a correction names none
     ("Actually it's Tuesday, not Monday", いや、火曜だった) or the memory's ("Scratch that,
     the meeting is at 4", いや、ヨガは火曜), while a turn that names its own tells something
     else ("Wait, I just remembered the party is on Saturday", ごめん、19時から会議だった,
     "Actually I'm free on Tuesday"), as does one that tells the time it is now."""
-    rest = fold(unicodedata.normalize("NFKC", without_values(_up_to_values(said)))).lower()
+    clause = _up_to_values(said)
+    rest = fold(unicodedata.normalize("NFKC", without_values(clause))).lower()
     if _NOW.search(rest) or _ADDED.search(rest):
         return True
     memory = fold(unicodedata.normalize("NFKC", told)).lower()
-    if _anothers(rest, memory):
-        return True
     held = {stem(w.removesuffix("'s")) for w in _EN_WORD.findall(memory)}
+    shared: set[str] = set()
     for word in _EN_WORD.findall(rest):
         if word in ENGLISH_STOPWORDS or word in _EN_UNSUBJECT or len(word) < 2:
             continue
         if stem(word.removesuffix("'s")) not in held:
             return True
+        shared.add(word.removesuffix("'s"))
+    if _anothers(clause, told, shared):
+        return True
     rest = _JA_UNSUBJECT.sub(" ", rest)
     return any(run not in memory for run in _JA_RUN.findall(rest))
 

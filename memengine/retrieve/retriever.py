@@ -171,12 +171,11 @@ def typed_after(text: str, max_chars: int) -> list[str]:
     text, one line that fits, or a last line that asks nothing (the paste's own last
     line: "Photo caption: …")."""
     text = text.strip()
-    if len(text) <= max_chars:
-        head, _, last = text.rpartition("\n")
-        if len(text) < PASTE_CHARS or not head.strip() or len(last) > TYPED_AFTER_CHARS:
-            return []
-        return [last.strip()] if not is_blank(last) and may_ask(last) else []
-    last = text.rsplit("\n", 1)[-1]
+    head, _, last = text.rpartition("\n")
+    if len(text) <= max_chars and (
+        len(text) < PASTE_CHARS or not head.strip() or len(last) > TYPED_AFTER_CHARS
+    ):
+        return []
     if len(last) > TYPED_AFTER_CHARS:
         start = near_cut(last, len(last) - TYPED_AFTER_CHARS)
         space = last.find(" ", start, start + 50)  # (not a word cut in two)
