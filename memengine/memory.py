@@ -748,7 +748,8 @@ class Memory:
         scrub: bool = False,
     ) -> list[int]:
         """Delete exactly these episodes of the agent :meth:`get` reads them of; return what
-        was deleted (another agent's id is left, as an absent one).
+        was deleted (another agent's id is left, as an absent one). The learnings a
+        feedback kept on them go from the other memories its turn used too.
 
         Their bytes stay in the file's free pages and old full-text segments until
         overwritten; ``scrub`` removes those too (a full-text rebuild, ``VACUUM`` and
@@ -833,10 +834,11 @@ class Memory:
 
     def _forget_texts(self) -> None:
         """Empty this process's caches that hold users' words, after a forgotten agent or a
-        scrubbed delete: the retriever's word vectors, the pack's patterns of a query's
+        scrubbed delete: the retriever's word vectors, the store's word counts, the pack's patterns of a query's
         words and folded sentences, what the later-change check read of each text, the LLM
         phases' expansions and query vectors."""
         self.retriever.forget_texts()  # the coverage's words are the user's too
+        self.store.term_stats.forget()  # (its counts are keyed by the words searched)
         forget_quote_texts()  # and the patterns of a query's words the pack's quotes compiled
         forget_change_texts()  # and what the later-change check read of each text
         with self._llm_lock:  # llm phases: cached expansions and vectors hold the messages

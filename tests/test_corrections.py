@@ -176,6 +176,34 @@ def test_other_turns_correct_nothing(fact: Episode, said: str) -> None:
         ("The shoes were $99", "wait no, it's only $79", True),
         ("My mom's birthday is on March 13", "wait no, march 14", True),
         ("My yoga class is on Monday at 6pm", "Sorry, it was already moved to Tuesday", True),
+        # a bare hour set against the memory's ("at 8 not 7 btw", "sorry, 8 not 7")
+        ("Dinner with Sam is on Friday at 7pm", "at 8 not 7 btw", True),
+        ("Dinner with Sam is on Friday at 7pm", "sorry, 8 not 7", True),
+        ("Dinner with Sam is on Friday at 7pm", "wait no it's 8 not 7", True),
+        ("Dinner with Sam is on Friday at 7pm", "8 not 7*", True),
+        ("Dinner with Sam is on Friday at 7pm", "sorry I meant 8", True),
+        ("Dinner with Sam is on Friday at 7pm", "no it's at 8 instead", True),
+        ("Dinner with Sam is on Friday at 7pm", "actually at 8 lol", True),
+        ("Dinner with Sam is on Friday at 7pm", "sorry, 8 not 7 people", False),
+        ("Dinner with Sam is on Friday at 7pm", "no, 8 not 7?", False),
+        ("Dinner with Sam is on Friday at 7pm", "sorry, 9 not 6", False),  # (no 6 told)
+        ("I have 7 cats", "sorry, 8 not 7", False),  # (the memory states no time)
+        # who moved it, said inside the value's clause; not the speaker's own, nor another thing
+        (
+            "My dentist appointment is on Thursday at 2pm",
+            "oh wait Dr. Patel moved it to Friday",
+            True,
+        ),
+        (
+            "My dentist appointment is on Thursday at 2pm",
+            "oh wait the office moved it to Friday",
+            True,
+        ),
+        ("ヨガは月曜の夜7時からなんだ", "ごめん、先生の都合で火曜になった", True),
+        ("My yoga class is on Monday at 6pm", "oh wait my dentist moved it to Tuesday", False),
+        ("My yoga class is on Monday at 6pm", "wait, Sam moved his party to Tuesday", False),
+        ("My yoga class is on Monday at 6pm", "wait my boss moved my meeting to Tuesday", False),
+        ("ヨガは月曜の夜7時からなんだ", "ごめん、彼氏の都合で火曜にデート", False),
         ("My yoga class is on Monday at 6pm", "The class is on Tuesday. Actually I love it", False),
         # a one-off change, a second value beside the memory's, someone else's thing
         ("My yoga class is on Monday at 6pm", "oh wait, this week it is on Tuesday", False),
@@ -245,6 +273,18 @@ def _yoga(mem: Memory, fact: str, correction: str, *, gap: timedelta, speaker: s
             "いや、火曜だった",
             "ヨガって何曜日だっけ？",
             "の記憶の訂正",
+        ),
+        (
+            "Dinner with Sam is on Friday at 7pm",
+            "at 8 not 7 btw",
+            "What time is dinner with Sam?",
+            "corrects the memory of 20:05 the same day",
+        ),
+        (
+            "My dentist appointment is on Thursday at 2pm",
+            "oh wait Dr. Patel moved it to Friday",
+            "When is my dentist appointment?",
+            "corrects the memory of 20:05 the same day",
         ),
     ],
 )

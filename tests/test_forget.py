@@ -765,6 +765,48 @@ def test_a_scrubbed_delete_empties_what_the_later_change_check_read(mem: Memory)
     assert change_words._changes_read.cache_info().currsize == 0
 
 
+def test_a_forget_empties_the_stores_word_counts(db_path: Path, clock: FixedClock) -> None:
+    """The full-text word counts are keyed by the words searched and the agents' names: a
+    forgotten agent's stayed in this process until its next search."""
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        for i in range(30):
+            m.add_exchange(f"note {i} about gardening and tomatoes", "nice", agent="dave")
+        m.add_exchange(f"My ex took my {SECRET} plush", "Sorry.", agent="carol")
+        m.add_exchange("I like tea", "ok", agent="carol")
+        m.retrieve(f"Where is my {SECRET} plush?", agent="carol", record=False)
+        counts = m.store.term_stats
+        assert SECRET in repr(counts._df) and "carol" in counts._agents
+        m.forget_agent("carol")
+        assert SECRET not in repr(counts._df) and "carol" not in counts._agents
+
+
+def test_a_delete_takes_its_learnings_off_the_other_memories_used(
+    db_path: Path, clock: FixedClock
+) -> None:
+    """A feedback's learning is kept on every memory its turn used: deleting the one it was
+    about left it on the others, where `life_of` showed it and no call removed it."""
+    note = f"User is still hurt about the breakup ({SECRET})"
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as m:
+        m.create_agent("u", perspectives=["relationships"])
+        ex = m.add_exchange("My ex broke up with me in March.", "That's hard.", agent="u")
+        therapy = m.add_exchange("I go to therapy on Tuesdays.", "Good for you.", agent="u")
+        other = m.add_exchange("I like long walks.", "Nice.", agent="u")
+        r = m.retrieve("How am I coping since the breakup?", agent="u", perspective="relationships")
+        m.feedback(r.turn_id, [ex, therapy], perspective="relationships", learning=note)
+        r = m.retrieve("therapy and walks", agent="u", perspective="relationships")
+        m.feedback(r.turn_id, [therapy, other], perspective="relationships", learning="keep")
+        assert m.life_of(therapy, agent="u").learnings == {"relationships": [note, "keep"]}
+        m.add_exchange("hello", "hi", agent="v")
+        assert m.delete([therapy], agent="v") == []  # (another's: nothing goes)
+        assert m.life_of(ex, agent="u").learnings == {"relationships": [note]}
+        assert m.delete([ex], agent="u") == [ex]
+        assert m.life_of(therapy, agent="u").learnings == {"relationships": ["keep"]}
+        assert m.life_of(other, agent="u").learnings == {"relationships": ["keep"]}
+        assert m.life_of(therapy, agent="u").strength_by_perspective["relationships"] > 0
+        m.delete([other], agent="u", scrub=True)
+    assert SECRET.encode() not in _file_bytes(db_path)
+
+
 def test_a_scrubbed_delete_a_reader_kept_from_its_log_says_where_copies_are(
     db_path: Path, clock: FixedClock
 ) -> None:

@@ -38,6 +38,9 @@ from memengine.values import closed_values, kanji_number, same_kind_change
         ("half past seven", {("time", "7:30|19:30")}),
         ("It's 7 o'clock", {("time", "7:00|19:00")}),
         ("the meeting is at 3", {("time", "3:00|15:00")}),
+        ("at 8 not 7 btw", {("time", "8:00|20:00")}),  # (what sets it against another)
+        ("no it's at 8 instead", {("time", "8:00|20:00")}),
+        ("are we still on at 7?", {("time", "7:00|19:00")}),
         ("三時", {("time", "3:00|15:00")}),
         ("午後7時半", {("time", "19:30")}),
         ("See you Tue.", {("weekday", "1")}),

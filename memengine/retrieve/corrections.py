@@ -15,7 +15,7 @@ from dataclasses import replace
 from ..lazy_re import lazy_compile
 from ..models import Episode, EpisodeKind
 from ..text import ENGLISH_STOPWORDS, fold, sentences
-from ..values import closed_values, same_kind_change, states_any, without_values
+from ..values import closed_values, holds, same_kind_change, states_any, without_values
 from .change_words import change_sentences, replaced_values
 from .changes import own_words, stem
 from .fastpath import Candidate
@@ -120,6 +120,18 @@ _NOW = lazy_compile(
 あれ、もう22時だ (not "it was already moved to Tuesday")."""
 
 
+_WHO_MOVED = lazy_compile(
+    r"(?<!\bmy\s)(?<!\bour\s)(?:\b(?!(?:my|our)\b)[\w.']+\s+){1,3}?"
+    r"(?=(?:has\s+|had\s+|just\s+)*"
+    r"(?:moved|changed|pushed|switched|rescheduled|bumped)\s+(?:it|that|this)\b)"
+    r"|(?:[^\s、。,]{1,8}の)?(?:都合|せい|関係)で"
+)
+"""Who or what moved the memory's thing, the reason a correction may give inside its clause:
+"oh wait Dr. Patel moved it to Friday", "the office just moved it", 先生の都合で火曜になった.
+Not the speaker's own ("my dentist moved it": it may be the dentist's appointment), nor a
+thing that is no "it" ("Sam moved his party to Tuesday")."""
+
+
 def _up_to_values(said: str) -> str:
     """``said`` up to the end of the last clause that states a value: what follows may say
     why ("Actually pottery is on Thursday, the studio changed it", "wait no $79, they were
@@ -151,6 +163,7 @@ def _own_subject(said: str, told: str) -> bool:
     "Actually I'm free on Tuesday"), as does one that tells the time it is now."""
     clause = _up_to_values(said)
     rest = fold(unicodedata.normalize("NFKC", without_values(clause))).lower()
+    rest = _WHO_MOVED.sub(" ", rest)
     if _NOW.search(rest) or _ADDED.search(rest):
         return True
     memory = fold(unicodedata.normalize("NFKC", told)).lower()
@@ -166,6 +179,37 @@ def _own_subject(said: str, told: str) -> bool:
         return True
     rest = _JA_UNSUBJECT.sub(" ", rest)
     return any(run not in memory for run in _JA_RUN.findall(rest))
+
+
+_BARE_HOURS = lazy_compile(
+    r"(?<![\w:.,/$¥£€-])(?:(?P<new>1[0-2]|[1-9])(?P<not>\s*,?\s*not\s+(?:at\s+)?)"
+    r"(?P<old>1[0-2]|[1-9])(?=\s*(?:$|[.!?;,)*]|(?:btw|lol|sorry|then|haha)\b))"
+    r"|(?<=\bmeant\s)(?P<meant>1[0-2]|[1-9])(?=\W*$))",
+    re.IGNORECASE,
+)
+"""Hours written bare where a correction sets one against another ("8 not 7", "it's 8, not
+7", "sorry I meant 8" at its end): read as clock times only beside a memory that states the
+hour set aside, or any time for "I meant 8" (:func:`_bare_hours`)."""
+
+
+def _bare_hours(part: str, told: str) -> str:
+    """``part`` with its bare hours written as the clock times they are beside ``told``, a
+    memory that states a time: "sorry, 8 not 7" after "Dinner is at 7pm" reads as "at 8, not
+    at 7" ("8 not 7 people" or a memory with no time keeps them bare numbers)."""
+    if not _BARE_HOURS.search(part):
+        return part
+    times = {v for v in closed_values(told) if v[0] == "time"}
+    if not times:
+        return part
+
+    def clock(m: re.Match[str]) -> str:
+        if m["meant"]:
+            return f"at {m['meant']}"
+        if not holds(times, ("time", f"{int(m['old']) % 12}:00|{int(m['old']) % 12 + 12}:00")):
+            return m[0]
+        return f"at {m['new']}, not at {m['old']}"
+
+    return _BARE_HOURS.sub(clock, part)
 
 
 def _correcting_part(said: str) -> str:
@@ -196,12 +240,12 @@ def corrects(before: Episode, after: Episode) -> bool:
     was really fun", 「いや、最高だった」 and 「今日はカレーじゃなくて
     シチューの気分」 state no such value: they correct nothing."""
     said = own_words(after).strip()
-    part = _correcting_part(said)  # (read first: one pass, where most turns stop)
-    if not part:
+    told = before.text  # (both turns of an exchange: the reply may have said the value)
+    part = _correcting_part(_bare_hours(said[: 2 * CORRECTION_CHARS], told))
+    if not part:  # (read first: one pass, where most turns stop)
         return False
     if asks_something(part) or not _takes_back(part):
         return False
-    told = before.text  # (both turns of an exchange: the reply may have said the value)
     replaced = replaced_values(part)
     if replaced and not states_any(told, replaced):
         return False

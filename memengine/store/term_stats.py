@@ -80,6 +80,15 @@ class TermStats:
         wanted = list(dict.fromkeys(t for t in terms if t.strip()))
         return rows, {t: self._estimate(cur, t, rows, top) for t in wanted}
 
+    def forget(self) -> None:
+        """Drop every count and agent share held (their keys are users' words and agents'
+        names), as after a forgotten agent or a scrubbed delete; they are counted again."""
+        with self._lock:
+            self._df.clear()
+            self._agents.clear()
+            self._rows = 0
+            self._erasures = None
+
     def _refresh(self, cur: Any, rows: int) -> None:
         """Forget the counts once the index has changed (any change below 10K rows, a tenth
         above), and after any deletion by any process (a count must not tell that a

@@ -22,6 +22,7 @@ __all__ = [
     "clear_decay_from",
     "count_candidates",
     "decay_baselines",
+    "drop_learnings_of",
     "learnings",
     "life_rows",
     "never_used",
@@ -136,6 +137,48 @@ def perspective_strengths(
         for eid, name, strength in cur.execute(sql, params).fetchall():
             out.setdefault(int(eid), {})[name] = float(strength)
     return out
+
+
+def drop_learnings_of(cur: Any, ids: Sequence[int], agent: str | None = None) -> int:
+    """Remove the learnings these episodes (``agent``'s only, when given) hold, before they
+    are deleted, from every other episode of their agent under the same perspective: a
+    feedback's learning is written on each memory its turn used ("User is still hurt about
+    …"), so deleting one would leave it on the rest. Returns how many episodes lost one."""
+    notes: dict[tuple[str, str], set[str]] = {}
+    held = [i for i in ids if -(2**63) <= i < 2**63]  # (a larger id names no episode)
+    for chunk in chunks(held):
+        sql = (
+            "SELECT e.agent, p.perspective, p.learnings FROM episode_perspectives p "
+            "JOIN episodes e ON e.id = p.episode_id "
+            f"WHERE p.episode_id IN ({marks(len(chunk))}) AND p.learnings != '[]'"
+        )
+        params: list[Any] = list(chunk)
+        if agent is not None:
+            sql += " AND e.agent = ?"
+            params.append(agent)
+        for owner, name, held_notes in cur.execute(sql, params).fetchall():
+            notes.setdefault((str(owner), str(name)), set()).update(json.loads(held_notes))
+    going = set(held)
+    changed = 0
+    for (owner, name), texts in notes.items():
+        rows = cur.execute(
+            "SELECT p.episode_id, p.learnings FROM episode_perspectives p "
+            "JOIN episodes e ON e.id = p.episode_id "
+            "WHERE e.agent = ? AND p.perspective = ? AND p.learnings != '[]'",
+            (owner, name),
+        ).fetchall()
+        for episode_id, notes_json in rows:
+            had = json.loads(notes_json)
+            kept = [t for t in had if t not in texts]
+            if episode_id in going or len(kept) == len(had):
+                continue
+            cur.execute(
+                "UPDATE episode_perspectives SET learnings = ? "
+                "WHERE episode_id = ? AND perspective = ?",
+                (json.dumps(kept, ensure_ascii=False), episode_id, name),
+            )
+            changed += 1
+    return changed
 
 
 def learnings(cur: Any, episode_id: int) -> dict[str, list[str]]:
