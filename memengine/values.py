@@ -152,13 +152,13 @@ _VALUES = lazy_compile(
     rf"|{_TIME_ALONE}(?P<rh>\d{{1,2}})(?::(?P<rm>[0-5]\d))?(?:\s?(?P<ram>{_MERIDIEM}))?{_TO}"
     rf"(?P<rh2>\d{{1,2}})(?::(?P<rm2>[0-5]\d))?(?![\d:])(?:\s?(?P<ram2>{_MERIDIEM}))?"
     r"(?(ram2)|(?(rm)(?(rm2)|(?!))|(?!)))"
-    # a clock time: 7pm, 7 P.M., 7:30 p.m., 7.30pm, 19:00, "at 3" ending its clause or
-    # before what sets it against another ("at 8 not 7", "at 8 instead", "at 8 btw"), noon,
+    # a clock time: 7pm, 7 P.M., 7:30 p.m., 7.30pm, 19:00, "at 3" ending its clause or line
+    # or before what sets it against another ("at 8 not 7", "at 8 instead"), noon,
     # midnight, "half past seven", 午後7時半, 三時, 7時30分, 正午 (not 3時間, a duration)
     rf"|{_TIME_ALONE}(?P<h>\d{{1,2}})(?::(?P<m>[0-5]\d)(?![\d:])(?:\s?(?P<mam>{_MERIDIEM}))?"
     rf"|\.(?P<dm>[0-5]\d)\s?(?P<dam>{_MERIDIEM})|\s?(?P<am>{_MERIDIEM}))"
-    r"|(?i:\bat\s(?P<at>1[0-2]|[1-9])(?=\s*(?:$|[.!?;,)*]|o'?clock\b|(?:today|tonight|tomorrow"
-    r"|sharp|on|in the|not|instead|then|btw|lol|actually)\b)))"
+    r"|(?i:\bat\s(?P<at>1[0-2]|[1-9])(?=\s*(?:$|[\n.!?;,)]|o'?clock\b|(?:today|tonight|tomorrow"
+    r"|sharp|on|in the|not|instead)\b)))"
     r"|(?i:\b(?P<oclock>\d{1,2}|" + "|".join(_HOURS_WORDS) + r")\so'?clock\b)"
     r"|(?i:\b(?P<past>half|quarter)\s+past\s+(?P<ph>\d{1,2}|" + "|".join(_HOURS_WORDS) + r")\b)"
     r"|(?i:\b(?P<noon>noon|midday|midnight)\b)|(?P<jnoon>正午|真夜中)"

@@ -188,6 +188,18 @@ def test_other_turns_correct_nothing(fact: Episode, said: str) -> None:
         ("Dinner with Sam is on Friday at 7pm", "no, 8 not 7?", False),
         ("Dinner with Sam is on Friday at 7pm", "sorry, 9 not 6", False),  # (no 6 told)
         ("I have 7 cats", "sorry, 8 not 7", False),  # (the memory states no time)
+        ("Dinner with Sam Friday at 7", "oops I meant 8", True),  # ("at 7" ends its line)
+        ("Dinner with Sam is on Friday at 7pm", "oops it's 8 not 7 😅", True),
+        ("Dinner with Sam is on Friday at 7pm", "8 not 7 my bad", True),
+        ("Dinner with Sam is on Friday at 7pm", "sorry meant 8 lol", True),
+        ("Dinner with Sam is on Friday at 7pm", "oh wait Sam pushed it back to 8", True),
+        ("Dinner with Sam is on Friday at 7pm", "sorry, we're 8 not 7", False),  # (counts)
+        ("Dinner with Sam is on Friday at 7pm", "oh wait, we'll be 8 not 7", False),
+        ("The Lakers game is on Sunday at 7pm", "lol we were down 8 not 7", False),
+        ("Starting my pushup challenge at 7pm", "oh wait, day 8 not 7", False),
+        ("Family dinner on Sunday at 6pm", "actually it's just 5 not 6", False),
+        ("Dinner with Sam is on Friday at 7pm", "oops I'm at 3 lol", False),
+        ("Dinner with Sam is on Friday at 7pm", "see you at 8 then", False),
         # who moved it, said inside the value's clause; not the speaker's own, nor another thing
         (
             "My dentist appointment is on Thursday at 2pm",
@@ -200,6 +212,19 @@ def test_other_turns_correct_nothing(fact: Episode, said: str) -> None:
             True,
         ),
         ("ヨガは月曜の夜7時からなんだ", "ごめん、先生の都合で火曜になった", True),
+        ("ヨガは月曜の夜7時からなんだ", "ごめん、急用で火曜になった", True),
+        ("ヨガは月曜の夜7時からなんだ", "いや、台風で火曜になった", True),
+        (
+            "My dentist appointment is on Thursday at 2pm",
+            "oh wait the office bumped it to Friday",
+            True,
+        ),
+        (
+            "My dentist appointment is on Thursday at 2pm",
+            "sorry, the office had to move it to Friday",
+            True,
+        ),
+        ("Dinner with Sam is on Friday at 7pm", "never mind, Sam moved it to Saturday", True),
         ("My yoga class is on Monday at 6pm", "oh wait my dentist moved it to Tuesday", False),
         ("My yoga class is on Monday at 6pm", "wait, Sam moved his party to Tuesday", False),
         ("My yoga class is on Monday at 6pm", "wait my boss moved my meeting to Tuesday", False),

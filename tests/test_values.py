@@ -41,6 +41,9 @@ from memengine.values import closed_values, kanji_number, same_kind_change
         ("at 8 not 7 btw", {("time", "8:00|20:00")}),  # (what sets it against another)
         ("no it's at 8 instead", {("time", "8:00|20:00")}),
         ("are we still on at 7?", {("time", "7:00|19:00")}),
+        ("Movie night is Saturday at 8\nOK!", {("weekday", "5"), ("time", "8:00|20:00")}),
+        ("my streak is at 5 lol", set()),  # (a count: corrections read their own hours)
+        ("I'm at 3 then I'll stop", set()),
         ("三時", {("time", "3:00|15:00")}),
         ("午後7時半", {("time", "19:30")}),
         ("See you Tue.", {("weekday", "1")}),

@@ -35,13 +35,13 @@ _EN_OPENING = lazy_compile(
     r"^\W*(?:(?:oh|oops|whoops|ugh|ah|hmm|um|sorry|no|nope|wait|hold on|my mistake|my bad|nvm)"
     r"\W+)*(?:\*|i mean\b|i meant\b|nope\b|no\b|hold on\b|my mistake\b|my bad\b|oops\b"
     r"|whoops\b|sorry\b|actually\b|correction\b|wait\b|nvm\b|never ?mind\b)"
-    r"|\bactually\b|\w\*(?!\w)",
+    r"|\bactually\b|\w\*(?!\w)|\b(?:my bad|sorry|oops|my mistake)\W*$",
     re.IGNORECASE,
 )
 """How a short English correction may open beside :data:`.change_words.CORRECTION`'s
 shapes ("*Tuesday", "I mean Tuesday", "Nope, Tuesday", "hold on, it's Tuesday", "ugh I
 meant Tuesday", "nvm it's Thursday"), and what marks one wherever it stands ("it's
-actually 7:30 not 7", "thursday* sorry"): read as one only with a value of the kind the
+actually 7:30 not 7", "thursday* sorry") or ends it ("Tuesday not Monday my bad"): read as one only with a value of the kind the
 memory states and no subject of its own (:func:`corrects`)."""
 
 _JA_OPENING = lazy_compile(
@@ -79,7 +79,8 @@ _EN_UNSUBJECT = frozenset(
     mixed mix mixing mixes correction correct corrected right said say saying told typed wrote
     misspoke misread misremembered earlier instead nope yes yep yup ugh ah oh sry nvm
     apologies got get thought checked check looked calendar double again always sure silly
-    brain dumb lol haha ww www autocorrect day us moved changed switched pushed rescheduled
+    brain dumb lol haha lmao ww www autocorrect day us moved changed switched pushed rescheduled
+    bumped move back never mind
     one already been morning afternoon evening night noon pm am clock o'clock half past quarter every
     st nd rd th""".split()
 )
@@ -123,8 +124,8 @@ _NOW = lazy_compile(
 _WHO_MOVED = lazy_compile(
     r"(?<!\bmy\s)(?<!\bour\s)(?:\b(?!(?:my|our)\b)[\w.']+\s+){1,3}?"
     r"(?=(?:has\s+|had\s+|just\s+)*"
-    r"(?:moved|changed|pushed|switched|rescheduled|bumped)\s+(?:it|that|this)\b)"
-    r"|(?:[^\s、。,]{1,8}の)?(?:都合|せい|関係)で"
+    r"(?:had\s+to\s+)?(?:moved?|changed?|pushed|switched|rescheduled|bumped)\s+(?:it|that|this)\b)"
+    r"|(?:[^\s、。,]{1,8}の)?(?:都合|せい|関係|急用|用事|出張|体調不良|体調|台風|雨|工事|祝日)で"
 )
 """Who or what moved the memory's thing, the reason a correction may give inside its clause:
 "oh wait Dr. Patel moved it to Friday", "the office just moved it", 先生の都合で火曜になった.
@@ -181,21 +182,51 @@ def _own_subject(said: str, told: str) -> bool:
     return any(run not in memory for run in _JA_RUN.findall(rest))
 
 
+_HOUR = r"(?:1[0-2]|[1-9])"
+_TAIL = r"(?=\s*(?:$|[.!?;,)*]|[^\x00-\x7f]|(?:btw|lol|lmao|haha|sorry|oops|then|my bad|ugh)\b))"
+"""What may follow a bare hour a correction states: the end, a mark, an emoji, a word that
+says sorry or laughs ("8 not 7 lol", "8 not 7 😅"); not a noun ("8 not 7 people")."""
 _BARE_HOURS = lazy_compile(
-    r"(?<![\w:.,/$¥£€-])(?:(?P<new>1[0-2]|[1-9])(?P<not>\s*,?\s*not\s+(?:at\s+)?)"
-    r"(?P<old>1[0-2]|[1-9])(?=\s*(?:$|[.!?;,)*]|(?:btw|lol|sorry|then|haha)\b))"
-    r"|(?<=\bmeant\s)(?P<meant>1[0-2]|[1-9])(?=\W*$))",
+    rf"(?<![\w:./$¥£€-])(?<!\d,)(?P<new>{_HOUR})\*?\s*,?\s*not\s+(?:at\s+)?(?P<old>{_HOUR}){_TAIL}"
+    rf"|(?<=\bmeant\s)(?P<meant>{_HOUR}){_TAIL}"
+    rf"|(?<=\bat\s)(?P<at>{_HOUR}){_TAIL}"
+    rf"|(?:(?<=\bit\sto\s)|(?<=\bit\sback\sto\s))(?P<to>{_HOUR}){_TAIL}",
     re.IGNORECASE,
 )
 """Hours written bare where a correction sets one against another ("8 not 7", "it's 8, not
-7", "sorry I meant 8" at its end): read as clock times only beside a memory that states the
-hour set aside, or any time for "I meant 8" (:func:`_bare_hours`)."""
+7", "sorry I meant 8", "at 8 instead btw", "Sam pushed it to 8"): read as clock times only
+beside a memory that states a time (:func:`_bare_hours`)."""
+
+_LEFT_OF_HOURS = lazy_compile(
+    r"(?:^|[,;:!.]\s*)\W*(?:(?:oh|oops|whoops|sorry|sry|no|nope|wait|ugh|ah+|hmm|um|actually"
+    r"|my bad|nvm|never ?mind)\W+)*(?:(?:it's|its|it is|it was|that's|make it|make that"
+    r"|i meant|meant|i mean)\s+)?(?:at\s+)?$",
+    re.IGNORECASE,
+)
+"""What may stand before "8 not 7" in its clause: words that open a correction and "it's",
+"make it", "I meant", "at" ("sorry, 8 not 7", "wait it's 8 not 7"); not a count's ("we're
+8 not 7", "down 8 not 7", "day 8 not 7", "just 5 not 6")."""
+
+
+def _as_told(hour: int, times: set[tuple[str, str]], near: int | None = None) -> str:
+    """A bare ``hour`` as a clock time in the half of the day ``times`` (a memory's) put the
+    hour ``near`` it in ("8" set against "7" beside "7pm" is 20:00), or, with no ``near``,
+    the half all of them are in; "8 o'clock" (either half) when they tell no one half, or
+    when that half would move it past six hours ("11 not 1" beside 1pm)."""
+    if near is not None:
+        halves = {h for h in (0, 12) if holds(times, ("time", f"{near % 12 + h}:00"))}
+    else:
+        halves = {12 if int(t.split(":")[0]) >= 12 else 0 for _, v in times for t in v.split("|")}
+    if len(halves) != 1 or (near is not None and abs(hour % 12 - near % 12) > 6):
+        return f"{hour} o'clock"
+    return f"{hour % 12 + halves.pop()}:00"
 
 
 def _bare_hours(part: str, told: str) -> str:
     """``part`` with its bare hours written as the clock times they are beside ``told``, a
-    memory that states a time: "sorry, 8 not 7" after "Dinner is at 7pm" reads as "at 8, not
-    at 7" ("8 not 7 people" or a memory with no time keeps them bare numbers)."""
+    memory that states a time: "sorry, 8 not 7" after "Dinner is at 7pm" reads as "20:00,
+    not 19:00" ("we're 8 not 7", "8 not 7 people", a memory that states no time or not
+    that hour keep them bare numbers)."""
     if not _BARE_HOURS.search(part):
         return part
     times = {v for v in closed_values(told) if v[0] == "time"}
@@ -203,11 +234,14 @@ def _bare_hours(part: str, told: str) -> str:
         return part
 
     def clock(m: re.Match[str]) -> str:
-        if m["meant"]:
-            return f"at {m['meant']}"
-        if not holds(times, ("time", f"{int(m['old']) % 12}:00|{int(m['old']) % 12 + 12}:00")):
+        if m["to"] is None and not _LEFT_OF_HOURS.search(part[: m.start()]):
+            return m[0]  # ("we're 8 not 7", "I'm at 3 lol": a count)
+        if m["new"] is None:
+            return _as_told(int(m["meant"] or m["at"] or m["to"]), times, None)
+        old = int(m["old"])
+        if not holds(times, ("time", f"{old % 12}:00|{old % 12 + 12}:00")):
             return m[0]
-        return f"at {m['new']}, not at {m['old']}"
+        return f"{_as_told(int(m['new']), times, old)}, not {_as_told(old, times)}"
 
     return _BARE_HOURS.sub(clock, part)
 
