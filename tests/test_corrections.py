@@ -214,6 +214,11 @@ def test_other_turns_correct_nothing(fact: Episode, said: str) -> None:
         ("ヨガは月曜の夜7時からなんだ", "ごめん、先生の都合で火曜になった", True),
         ("ヨガは月曜の夜7時からなんだ", "ごめん、急用で火曜になった", True),
         ("ヨガは月曜の夜7時からなんだ", "いや、台風で火曜になった", True),
+        ("ヨガは月曜の夜7時からなんだ", "あ、火曜だった", True),  # (あ、 before a だった)
+        ("ヨガは月曜の夜7時からなんだ", "いや、8時開始だった", True),
+        ("ヨガは月曜の夜7時からなんだ", "あ、金曜は飲み会だった", False),
+        ("ヨガは月曜の夜7時からなんだ", "あ、そうだ、火曜はジムだった", False),
+        ("ヨガは月曜の夜7時からなんだ", "あ、今日火曜だった", False),
         (
             "My dentist appointment is on Thursday at 2pm",
             "oh wait the office bumped it to Friday",

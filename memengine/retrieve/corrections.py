@@ -48,9 +48,10 @@ _JA_OPENING = lazy_compile(
     r"^\W*(?:(?:あっ?|あー|えっ?|うわ)\W*)?"
     r"(?:やば|やべ|しまった|いや(?:いや)?|ごめん|ゴメン|すみません|すいません|すまん|失礼|訂正|やっぱ|違[うっ]|ちが[うっ]"
     r"|まちがい|間違い|勘違い|正しくは|あれ[、,，\s])"
+    r"|^\W*(?:あっ?|あー|えっ?)[、,，!！\s]+(?=.*(?:だった|でした))"
 )
 """How a Japanese correction may open: いや(、)…, ごめん, やっぱ, 違う, ちがった, 勘違い,
-正しくは, after an あ、 or やば、 or not."""
+正しくは, after an あ、 or やば、 or not; an あ、 alone before a だった (あ、火曜だった)."""
 
 _JA_ANYWHERE = lazy_compile(
     r"じゃなくて|じゃなく|ではなくて|ではなく|じゃない(?:[、,，\s]|$)|の間違い|勘違い|間違えた|まちがえた"
@@ -92,7 +93,7 @@ it's on Tuesday"), not that the memory was wrong."""
 
 _JA_UNSUBJECT = lazy_compile(
     "ごめん(?:なさい)?|ゴメン|すみません|失礼|勘違い|間違(?:い|え|っ)|違(?:う|っ)|訂正|正し|正解|ミス|実は|本当|"
-    "言っ|言い|書い|思っ|変更|変わ|変え|私|俺|僕|自分|笑|"
+    "言っ|言い|書い|思っ|変更|変わ|変え|開始|私|俺|僕|自分|笑|"
     "毎週|毎日|毎月|午前|午後|夕方|[日時分半朝昼夜晩週月年]"
 )
 """Japanese words a correction may hold beside its value that name no subject of its own:
