@@ -17,6 +17,7 @@ import pytest
 
 from memengine import FixedClock, InvalidInput, Memory, NewEpisode
 from memengine.config import Config
+from memengine.store import episodes as ep_rows
 from memengine.store import vectors
 from memengine.store.episodes import NEIGHBOUR_CHARS, link_neighbours
 from memengine.store.filters import Filters
@@ -316,6 +317,84 @@ def test_contexts_written_at_insert_equal_the_relink(mem: Memory) -> None:
         longest = cur.execute("SELECT max(length(context_text)) FROM episodes").fetchone()[0]
         assert NEIGHBOUR_CHARS < longest <= 2 * NEIGHBOUR_CHARS + 1
     assert mem.check().ok
+
+
+def test_an_append_reads_the_two_stored_turns_each_side_not_the_whole_session(
+    mem: Memory,
+) -> None:
+    """A turn added to a long session reads its two stored turns before and after (in the
+    order of time, then id), not every turn of the last two hours with its texts."""
+    start = T0 + timedelta(hours=5)
+    ids = mem.add_many(  # 300 turns in an hour, the last 20 in one second
+        [
+            NewEpisode(
+                user_text=f"turn {i}",
+                reply_text="ok",
+                occurred_at=start + timedelta(seconds=min(i, 280) * 12),
+            )
+            for i in range(300)
+        ]
+        + [NewEpisode(kind="fact", content="a fact between", occurred_at=start)]
+    )
+    last_ts = int((start + timedelta(seconds=280 * 12)).timestamp())
+    gap = mem.store.neighbour_gap_s
+    with mem.store.connections.read() as cur:
+        appended = ep_rows._stored_near(cur, "default", [(last_ts, 10**6, "x", 0)], gap)
+        assert sorted(int(r[1]) for r in appended) == ids[298:300]
+        between = ep_rows._stored_near(cur, "default", [(last_ts, ids[290], "x", 0)], gap)
+        assert sorted(int(r[1]) for r in between) == [ids[288], ids[289], ids[291], ids[292]]
+        first_ts = int(start.timestamp())  # (the fact is no turn: passed over)
+        before = ep_rows._stored_near(cur, "default", [(first_ts - 1, 10**6, "x", 0)], gap)
+        assert sorted(int(r[1]) for r in before) == ids[:2]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_few_new_turns_link_as_a_batch_by_its_spans_does(
+    tmp_path: Path, clock: FixedClock, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """The same writes (one to twenty turns at a time, ties in time, sensitive turns,
+    long pastes, other kinds, deletes) leave the same rows whether a few new turns read
+    their stored neighbours one by one or every batch reads its spans; a relink of
+    everything then changes nothing."""
+
+    def write(few: int) -> list[tuple[object, ...]]:
+        monkeypatch.setattr(ep_rows, "FEW_TURNS", few)
+        rng = np.random.default_rng(seed)
+        with Memory.open(tmp_path / f"{few}.db", embedder=HashEmbedder(), clock=clock) as m:
+            for _ in range(25):
+                eps = []
+                for _ in range(int(rng.choice([1, 1, 2, 3, 9, 20]))):
+                    said = " ".join(rng.choice(WORDS, int(rng.choice([1, 3, 300]))))
+                    kind = str(rng.choice(["exchange", "exchange", "message", "fact"]))
+                    talk = kind == "exchange"
+                    minutes = int(rng.choice([rng.integers(0, 300), rng.integers(0, 30) * 60]))
+                    eps.append(
+                        NewEpisode(
+                            kind=kind,
+                            user_text=said if talk else None,
+                            reply_text="ok" if talk else None,
+                            content=None if talk else said,
+                            agent=str(rng.choice(["a", "a", "b"])),
+                            sensitivity=int(rng.choice([0, 0, 1, 3])),
+                            occurred_at=T0 + timedelta(minutes=minutes),
+                        )
+                    )
+                m.add_many(eps)
+                if rng.random() < 0.2:
+                    stored = m.store.count()
+                    gone = [int(i) for i in rng.integers(1, stored + 1, 2)]
+                    m.delete(gone, all_agents=True)
+            with m.store.connections.write() as cur:
+                before = cur.execute("SELECT total_changes()").fetchone()[0]
+                for agent in ("a", "b"):
+                    link_neighbours(cur, agent, 0, 2**40, m.store.neighbour_gap_s)
+                assert cur.execute("SELECT total_changes()").fetchone()[0] == before
+                rows = cur.execute("SELECT id, agent, context_text FROM episodes ORDER BY id")
+                return [tuple(r) for r in rows.fetchall()]
+
+    few = write(ep_rows.FEW_TURNS)
+    assert sum(1 for r in few if r[2]) > 20
+    assert few == write(0)
 
 
 @pytest.mark.parametrize("space", [NEIGHBOUR_CHARS - 2, NEIGHBOUR_CHARS - 1, NEIGHBOUR_CHARS])

@@ -204,6 +204,24 @@ SELECT * FROM (SELECT occurred_ts, id, search_text, context_text, sensitivity FR
 """The stored turns of one span around new ones, and the turn just before and just after it
 (however far): with them every new turn's stored neighbours are read."""
 
+_AROUND = """
+SELECT * FROM (SELECT occurred_ts, id, search_text, context_text, sensitivity FROM episodes
+ WHERE agent = :agent AND kind IN ('exchange', 'message') AND (occurred_ts, id) < (:ts, :id)
+ ORDER BY occurred_ts DESC, id DESC LIMIT 2)
+UNION ALL
+SELECT * FROM (SELECT occurred_ts, id, search_text, context_text, sensitivity FROM episodes
+ WHERE agent = :agent AND kind IN ('exchange', 'message') AND (occurred_ts, id) > (:ts, :id)
+ ORDER BY occurred_ts, id LIMIT 2)
+"""
+"""The two stored turns just before one new turn and the two just after it (in the order of
+time, then id; however far): every stored turn whose words or context its coming changes."""
+
+FEW_TURNS = 8
+"""Up to this many new turns of one agent, each one's stored neighbours are read with
+:data:`_AROUND` (four rows); more are read by their spans with :data:`_NEAR`. An append to a
+chat read every turn of the last ``2 × gap`` (two hours by default) with its texts: about
+a quarter of a single ``add_exchange`` commit once a session had a hundred turns."""
+
 
 def _contexts(
     cur: Any,
@@ -220,10 +238,11 @@ def _contexts(
 
     A stored turn can only change when a new one lands within ``gap_s`` of
     it, and its own neighbours are then within ``2 × gap_s`` of the new
-    one, so the rows read here are enough to compute it; the turn just outside each span
-    is read too, so that a new turn's neighbour farther away is known without a second
-    lookup (one statement a span: a turn added alone costs one read). Such a neighbour is
-    linked again only when it holds the words of the stored turn it was beside before (a
+    one, so the rows :func:`_stored_near` reads are enough to compute it: for a few new
+    turns the two stored turns on each side of each, for more every stored turn of their
+    spans and the turn just outside each span, so that a new turn's neighbour farther away
+    is known without a second lookup (one statement a new turn or a span). Such a neighbour
+    is linked again only when it holds the words of the stored turn it was beside before (a
     turn appended after the last one, the usual write, relinks nothing).
     """
     by_agent: dict[str, list[tuple[int, int, str, int]]] = {}
@@ -234,11 +253,7 @@ def _contexts(
     relinked: list[tuple[str, int]] = []
     beside: set[tuple[str, int]] = set()
     for agent, new in by_agent.items():
-        old = {  # (only near the new turns: a batch out of time order spans the whole file)
-            int(row[1]): row
-            for lo, hi in _spans(sorted(n[0] for n in new), 2 * gap_s)
-            for row in cur.execute(_NEAR, {"agent": agent, "lo": lo, "hi": hi})
-        }
+        old = {int(row[1]): row for row in _stored_near(cur, agent, new, gap_s)}
         stored = {i: str(r[3]) for i, r in old.items()}
         turns = sorted(
             [*((int(r[0]), int(r[1]), str(r[2]), int(r[4])) for r in old.values()), *new]
@@ -273,6 +288,25 @@ def _contexts(
                 if 0 <= was < len(turns) and _piece(turns[was][2]) in stored[turns[near][1]]:
                     beside.add((agent, turns[near][0]))
     return out, relinked, sorted(beside)
+
+
+def _stored_near(
+    cur: Any, agent: str, new: Sequence[tuple[int, int, str, int]], gap_s: int
+) -> list[Any]:
+    """The stored turns of ``agent`` that :func:`_contexts` reads around its ``new`` turns
+    (``(occurred_ts, id, text, sensitivity)``): for a few, the two stored turns before and
+    after each (:data:`_AROUND`); else every stored turn within ``2 × gap_s`` of one, and
+    the one just outside each span (:data:`_NEAR`: a batch out of time order spans the
+    whole file). What :func:`_contexts` reads of a new turn's surroundings lies within two
+    places of it (its neighbours, theirs, the stored turn across a run of new ones), and
+    the first read holds every stored turn there, so both give the same contexts."""
+    if len(new) <= FEW_TURNS:
+        asks = [{"agent": agent, "ts": ts, "id": i} for ts, i, _, _ in new]
+        return [row for ask in asks for row in cur.execute(_AROUND, ask)]
+    spans = _spans(sorted(n[0] for n in new), 2 * gap_s)
+    return [
+        row for lo, hi in spans for row in cur.execute(_NEAR, {"agent": agent, "lo": lo, "hi": hi})
+    ]
 
 
 def _spans(times: Sequence[int], reach: int) -> list[tuple[int, int]]:
