@@ -120,7 +120,7 @@ CASES: list[tuple[str, tuple[datetime, datetime] | None]] = [
     ("夏休みの思い出", (d(2025, 6, 1), d(2025, 9, 1))),
     # English
     ("yesterday", (d(2026, 5, 19), d(2026, 5, 20))),
-    ("What did I tell you last night?", (d(2026, 5, 19), d(2026, 5, 20))),
+    ("What did I tell you last night?", (d(2026, 5, 19, 17), d(2026, 5, 20, 4))),
     ("the day before yesterday", (d(2026, 5, 18), d(2026, 5, 19))),
     ("what was that cafe from last week", (d(2026, 5, 11), d(2026, 5, 18))),
     ("last weekend", (d(2026, 5, 16), d(2026, 5, 18))),

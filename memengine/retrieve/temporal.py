@@ -9,8 +9,11 @@ of their own, not the せんしゅう of あのせんしゅうまいね; "last w
 zone). ``start`` is inclusive, ``end`` exclusive, both aware datetimes;
 ``end`` never lies after ``now``. Several expressions give the smallest
 window covering them all. Expressions about the present or the future
-(今日, "today", 明日, "next week", 今週の土曜 when Saturday is still to
-come) give no window: a memory search looks at the past.
+(今日 and "today" said of the present, 明日, "next week", 今週の土曜 when Saturday is
+still to come) give no window: a memory search looks at the past. Parts of today told
+as past ("this afternoon", 今夜, "earlier today", "3 hours ago", さっき, "today" in a
+question about the past) and "last night" (the night, not yesterday's date) are read as
+:mod:`.day_parts` counts a day, which runs until its morning cutoff.
 
 :func:`parse_iso_range` reads the ISO date ranges an LLM resolves temporal
 references to (``2026-05-11/2026-05-17``, ``2026-05``, a single date, …).

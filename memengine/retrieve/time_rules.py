@@ -40,6 +40,15 @@ from .dates import (
     window_around,
     year_window,
 )
+from .day_parts import (
+    EVENING_HOUR,
+    MORNING_CUTOFF_HOUR,
+    NOON_HOUR,
+    back_from_now,
+    hours_of_day,
+    night,
+    users_day,
+)
 
 __all__ = [
     "CASED",
@@ -283,9 +292,13 @@ _EN_COUNT = r"[0-9]+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|
 
 
 def _day_offset(offset: int) -> Callable[[re.Match[str], datetime], Window | None]:
+    """昨日, "yesterday" (``offset`` -1), 一昨日 (-2): that calendar day, and before
+    :data:`.day_parts.MORNING_CUTOFF_HOUR` the day before it too (at 00:30 the night is
+    still the day's, so "yesterday" may be either; the window is a soft bonus)."""
+
     def rule(_: re.Match[str], now: datetime) -> Window | None:
         d = local_today(now) + timedelta(days=offset)
-        return days_window(d, d, now)
+        return days_window(users_day(now) + timedelta(days=offset), d, now)
 
     return rule
 
@@ -956,17 +969,106 @@ def _year_end(m: re.Match[str], now: datetime) -> Window | None:
     return _latest_holiday("year_end")(m, now)
 
 
-MORNING_CUTOFF_HOUR = 4
-"""Before this hour "this morning" (今朝) is the morning of the day before: at 00:40 the
-night is still the day's."""
-
-
 def _this_morning(_: re.Match[str], now: datetime) -> Window | None:
-    """今朝, "this morning": midnight to noon of today, or of yesterday before
-    :data:`MORNING_CUTOFF_HOUR`."""
-    day = local_today(now) - timedelta(days=now.hour < MORNING_CUTOFF_HOUR)
-    start = midnight_of(day, now)
-    return start, start + timedelta(hours=12)
+    """今朝, 今日の朝, "this morning": midnight to noon of today, or of yesterday before
+    :data:`.day_parts.MORNING_CUTOFF_HOUR`."""
+    return hours_of_day(0, NOON_HOUR, now)
+
+
+_PLANNED = lazy_compile(
+    r"\b(?:plan(?:s|ned)?|schedule[ds]?|agenda|to-?do|supposed to|expected)\b|予定|やること"
+)
+"""Words of a plan, past in form but asking what is to come ("what's planned for
+tonight?", "what did I have scheduled this afternoon?")."""
+
+_ASKED = lazy_compile(
+    r"[?？]|っけ|^\s*(?:what|where|who|when|how|which|did|do you remember|remind me|tell me)\b"
+)
+"""A question, by its mark or its first words (chat drops the mark: "what did I say
+earlier")."""
+
+
+def _told_of_today(m: re.Match[str]) -> bool:
+    """Whether a part of today (``m``: "this afternoon", 今夜, 午前中) is told as past
+    (:func:`_told_as_past`) and not as a plan (:data:`_PLANNED`): "What did I tell you this
+    afternoon?", not "what's my plan this afternoon?" nor "remind me tonight"."""
+    return _told_as_past(m) and not _in_sentence(_PLANNED, m)
+
+
+def _day_part(
+    first: int, last: int, *, told: bool = True
+) -> Callable[[re.Match[str], datetime], Window | None]:
+    """A part of today, ``first`` to ``last`` o'clock (:func:`.day_parts.hours_of_day`),
+    when told of as past (:func:`_told_of_today`); with ``told`` False always ("earlier
+    this evening" is past whatever the sentence)."""
+
+    def rule(m: re.Match[str], now: datetime) -> Window | None:
+        return hours_of_day(first, last, now) if not told or _told_of_today(m) else None
+
+    return rule
+
+
+def _today_asked(m: re.Match[str], now: datetime) -> Window | None:
+    """今日, "today", "earlier" alone: today so far (:func:`.day_parts.users_day`) in a
+    question about the past ("what did I eat for lunch today?", 今日何話したっけ？, "what did I
+    say earlier?"); said of the present or the future, or told rather than asked ("How are
+    you today?", 今日の予定は？, 今日は疲れた), none."""
+    if not (_told_of_today(m) and _in_sentence(_ASKED, m)):
+        return None
+    return hours_of_day(0, 24 + MORNING_CUTOFF_HOUR, now)
+
+
+def _last_night(back: int) -> Callable[[re.Match[str], datetime], Window | None]:
+    """ "last night", 昨夜, ゆうべ, 昨日の夜 (``back`` 1), "the night before last" (2): that
+    night, evening to early morning (:func:`.day_parts.night`)."""
+
+    def rule(_: re.Match[str], now: datetime) -> Window | None:
+        return night(back, now)
+
+    return rule
+
+
+_FEW_HOURS = 4
+"""What "a few hours" and 数時間 count, as "a few days" does (about four)."""
+
+
+def _hours_ago(m: re.Match[str], now: datetime) -> Window | None:
+    """ "3 hours ago", "an hour ago", "a few hours ago", 3時間前, 数時間前 (Japanese told as
+    past: 1時間前には着くように is a plan): about then, give or take half the count and at
+    least an hour, until now at the latest."""
+    if not m.group(0).isascii() and not _told_as_past(m):
+        return None
+    token = m.group("n")
+    n = _FEW_HOURS if token in ("数", "a few", "few", "several") else None
+    n = n or ja_number(token) or en_number(token)
+    if n is None or not 1 <= n <= 48:
+        return None
+    tolerance = max(1.0, n / 2)
+    return back_from_now(timedelta(hours=n + tolerance), timedelta(hours=n - tolerance), now)
+
+
+def _minutes_ago(m: re.Match[str], now: datetime) -> Window | None:
+    """ "20 minutes ago", "half an hour ago", 30分前 (told as past): from twice as long ago,
+    and at least an hour, until now."""
+    if not m.group(0).isascii() and not _told_as_past(m):
+        return None
+    token = m.groupdict().get("n")
+    n = 30 if token is None else ja_number(token) or en_number(token)
+    if n is None or not 1 <= n <= 180:
+        return None
+    return back_from_now(timedelta(minutes=max(60, 2 * n)), timedelta(0), now)
+
+
+_JUST_NOW = timedelta(hours=3)
+"""How far back さっき, 先ほど, "just now", "a little while ago" reach."""
+
+
+def _just_now(m: re.Match[str], now: datetime) -> Window | None:
+    """さっき, 先ほど, "a little while ago", and "just now" told as past ("What did I tell you
+    just now?", not "I'm busy just now"): the last :data:`_JUST_NOW`."""
+    if m.group(0) == "just now" and not _told_as_past(m):
+        return None
+    return back_from_now(_JUST_NOW, timedelta(0), now)
 
 
 _PRODUCT_YEAR = (
@@ -1173,15 +1275,44 @@ RULES: list[Rule] = [
         lazy_compile(r"一昨昨日|さきおととい|さきおとつい"),
         _day_offset(-3),
     ),  # (holds 昨日, おととい)
+    (lazy_compile(r"(?:一昨日|おととい|おとつい)の?(?:夜|晩)"), _last_night(2)),
     (lazy_compile(r"一昨日|おととい|おとつい"), _day_offset(-2)),
-    (lazy_compile(r"昨日|きのう|昨夜|昨晩|ゆうべ"), _day_offset(-1)),
+    (lazy_compile(r"(?:昨日|きのう)の?(?:夜|晩)|昨夜|昨晩|ゆうべ"), _last_night(1)),
+    (lazy_compile(r"昨日|きのう"), _day_offset(-1)),
     (lazy_compile(r"数日前(?!後(?!前)|期(?![待限間日]))"), _few_days),
     (lazy_compile(r"先日"), _span_ago(timedelta(days=14), timedelta(days=1))),
     (
         lazy_compile(r"数年前(?!後(?!前)|期(?![待限間日]))"),
         _span_ago(timedelta(days=2190), timedelta(days=548)),
     ),
-    (lazy_compile(r"今朝"), _this_morning),
+    (lazy_compile(r"今朝|今日の?朝"), _this_morning),
+    (  # 今日の午前中, 午前中 (not 明日の午前中, 昨日午前中, 午前10時: a day or an hour of it)
+        lazy_compile(rf"今日の?午前中?(?![0-9{_KANJI}時])|(?<![の日曜週])午前中"),
+        _day_part(0, NOON_HOUR),
+    ),
+    (lazy_compile(r"今日の?お?昼"), _day_part(10, EVENING_HOUR)),
+    (lazy_compile(rf"今日の?午後(?![0-9{_KANJI}時])"), _day_part(NOON_HOUR, EVENING_HOUR)),
+    (
+        lazy_compile(r"今日の?(?:夜|晩)|今夜|今晩"),
+        _day_part(EVENING_HOUR, 24 + MORNING_CUTOFF_HOUR),
+    ),
+    (  # 3時間前, 数時間前 (not 試合の1時間前, 3時間前後)
+        lazy_compile(
+            rf"(?<!の)(?P<n>数|{JA_NUM})時間(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日]))"
+        ),
+        _hours_ago,
+    ),
+    (
+        lazy_compile(
+            rf"(?<!の)(?P<n>{JA_NUM})分(?:くらい|ぐらい|ほど)?前(?!後(?!前)|期(?![待限間日]))"
+        ),
+        _minutes_ago,
+    ),
+    (lazy_compile(r"さっき|先ほど|さきほど|今しがた"), _just_now),
+    (  # 今日 asked of in the past (今日何話したっけ？), not 今日の予定, 今日中に, 今日って何日
+        lazy_compile(r"今日(?!の|中|じゅう|まで|(?:って|は)?(?:何日|何曜|なんにち|なんようび))"),
+        _today_asked,
+    ),
     (lazy_compile(r"半年前(?!後(?!前)|期(?![待限間日]))"), lambda _, now: _ago("month", 6, now)),
     (
         lazy_compile(r"(?:ひと月|ひとつき)前(?!後(?!前)|期(?![待限間日]))"),
@@ -1326,8 +1457,36 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         _nothing,
     ),
     (lazy_compile(r"\bthe day before yesterday\b"), _day_offset(-2)),
-    (lazy_compile(r"\b(?:yesterday|last night)\b"), _day_offset(-1)),
+    (lazy_compile(r"\bthe night before last\b"), _last_night(2)),
+    (lazy_compile(r"\b(?:last|yesterday) (?:night|evening)\b"), _last_night(1)),
+    (lazy_compile(r"\byesterday\b"), _day_offset(-1)),
     (lazy_compile(r"\bthis morning\b"), _this_morning),
+    (  # past whatever the sentence: "earlier today", "earlier this evening"
+        lazy_compile(r"\bearlier today\b"),
+        _day_part(0, 24 + MORNING_CUTOFF_HOUR, told=False),
+    ),
+    (
+        lazy_compile(r"\bearlier this afternoon\b"),
+        _day_part(NOON_HOUR, EVENING_HOUR, told=False),
+    ),
+    (
+        lazy_compile(r"\bearlier (?:this evening|tonight)\b"),
+        _day_part(EVENING_HOUR, 24 + MORNING_CUTOFF_HOUR, told=False),
+    ),
+    (lazy_compile(r"\bthis afternoon\b"), _day_part(NOON_HOUR, EVENING_HOUR)),
+    (
+        lazy_compile(r"\b(?:this evening|tonight)\b"),
+        _day_part(EVENING_HOUR, 24 + MORNING_CUTOFF_HOUR),
+    ),
+    (
+        lazy_compile(rf"\b(?P<n>{_EN_NUM}|a few|few|several) (?:hours?|hrs?) (?:ago|back)\b"),
+        _hours_ago,
+    ),
+    (
+        lazy_compile(rf"\b(?:half an hour|(?P<n>{_EN_NUM}) (?:minutes?|mins?)) (?:ago|back)\b"),
+        _minutes_ago,
+    ),
+    (lazy_compile(r"\bjust now\b|\ba (?:little|short) while ago\b|\ba moment ago\b"), _just_now),
     (lazy_compile(r"\b(?:a few|few|several) days (?:ago|back)\b"), _few_days),
     (
         lazy_compile(r"\bthe other (?:day|night)\b"),
@@ -1479,6 +1638,15 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         _day_of_month,
     ),
     (lazy_compile(r"\b(?:in|during|since|back in|of) (?P<y>\d{4})\b"), _en_year),
+    (  # "what did I eat today?", "what did I say earlier?" (not "How are you today?",
+        # "today's meeting", "I'll tell you today", "earlier than", "last week or earlier?")
+        lazy_compile(
+            r"\btoday\b(?!['’]s)|\b(?<!\bor )(?<!\band )(?<!\beven )(?<!\bmuch )(?<!\bbit )"
+            r"(?<!\bway )(?<!\blittle )(?<!\blot )(?<!\bany )(?<!\bno )(?<!\bthe )"
+            r"earlier(?: on)?(?=\s*(?:[?!.,;)]|$))"
+        ),
+        _today_asked,
+    ),
     (lazy_compile(r"\b(?:christmas|xmas)\b"), _latest_holiday("christmas")),
     (lazy_compile(r"\bnew year'?s eve\b"), _latest_holiday("new_years_eve")),
     (lazy_compile(r"\bnew year(?:'s)?\b"), _latest_holiday("new_year")),
