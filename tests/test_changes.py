@@ -3217,7 +3217,8 @@ def test_a_correction_said_just_after_is_packed_first_whatever_the_reply(
         r = mem.retrieve("Is my yoga class on Monday?")
         assert [x.episode.id for x in r.results[:2]] == [new, old]
         assert r.results[0].components["changes"] == float(old)
-        assert "newer than the memory of 11:30 the same day" in mem.pack(r).text
+        # (two turns on, naming what it takes back: a correction, as it says)
+        assert "corrects the memory of 11:30 the same day" in mem.pack(r).text
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from memengine import FixedClock, Memory, Retrieval, Retrieved
 from memengine.embed.usem3 import USEM3Embedder
 from memengine.models import Episode, EpisodeKind
 from memengine.pack import build_pack
-from memengine.retrieve.corrections import corrects
+from memengine.retrieve.corrections import corrects, corrects_later
 
 T0 = datetime(2026, 9, 1, 20, 0, tzinfo=timezone.utc)
 FILLER = [
@@ -263,6 +263,25 @@ def test_corrections_as_typed_in_chat(fact: str, said: str, corrected: bool) -> 
     assert corrects(_turn(fact), _turn(said)) is corrected
 
 
+@pytest.mark.parametrize(
+    ("between", "said", "corrected"),
+    [
+        ("I got a new yoga mat too", "oh wait, it's Tuesday, not Monday", True),
+        ("lol my cat just knocked over my tea", "sorry, Tuesday not Monday", True),
+        ("なんか眠い", "あ、月曜じゃなくて火曜だった", True),
+        ("I got a new yoga mat too", "oh wait, it's on Tuesday", False),  # (names no old one)
+        ("Pilates is on Wednesday", "sorry, Tuesday not Monday", False),  # (a weekday between)
+        ("I got a new yoga mat too", "Oops, Sam's party is Friday, not Saturday", False),
+    ],
+)
+def test_a_correction_two_turns_later_names_what_it_takes_back(
+    between: str, said: str, corrected: bool
+) -> None:
+    """One turn between: the correction must say what was wrong, and the memory say it."""
+    fact = _turn("My yoga class is on Monday at 6pm") if "月曜" not in said else YOGA_JA
+    assert corrects_later(fact, _turn(between), _turn(said)) is corrected
+
+
 def _small_talk(mem: Memory) -> datetime:
     """Twelve days of small talk for agent "u"; the moment of day 3 the tests tell a fact."""
     for d in range(12):
@@ -333,6 +352,28 @@ def test_a_correction_in_the_next_turn_is_packed_before_what_it_corrects(
         assert says in pack.text
         item = next(x for x in r.results if x.episode.id == fixed)
         assert item.relevance != "low" and item.components["correction"] == 1.0
+
+
+def test_a_correction_two_turns_later_is_packed_before_what_it_corrects(
+    tmp_path: Path, usem3: USEM3Embedder
+) -> None:
+    """ "My yoga class is on Monday at 6pm", "I got a new mat too", then "oh wait, it's
+    Tuesday, not Monday": the correction was two turns on and not read."""
+    now = T0 + timedelta(days=13)
+    with Memory.open(tmp_path / "m.db", embedder=usem3, clock=FixedClock(now)) as mem:
+        at = _small_talk(mem)
+        fact = "My yoga class is on Monday at 6pm"
+        mem.add_exchange(fact, "Nice!", agent="u", occurred_at=at)
+        mem.add_exchange(
+            "I got a new mat too", "Fun!", agent="u", occurred_at=at + timedelta(minutes=1)
+        )
+        said = "oh wait, it's Tuesday, not Monday"
+        fixed = mem.add_exchange(said, "Got it!", agent="u", occurred_at=at + timedelta(minutes=2))
+        r = mem.retrieve("When is my yoga class?", agent="u", now=now)
+        pack = mem.pack(r, principles=False)
+        assert fixed in pack.episode_ids
+        assert pack.text.index(said) < pack.text.index(fact)
+        assert "corrects the memory of" in pack.text
 
 
 def test_another_speakers_turn_or_a_later_one_is_no_correction(

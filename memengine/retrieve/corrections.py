@@ -289,6 +289,25 @@ def corrects(before: Episode, after: Episode) -> bool:
     return same_kind_change(told, part)
 
 
+def corrects_later(before: Episode, between: Episode, after: Episode) -> bool:
+    """Whether ``after``, two turns after ``before`` with ``between`` in the middle, corrects
+    a value ``before`` states: it does (:func:`corrects`) and names the value it takes back,
+    which ``before`` states ("oh wait, yoga's on Tuesday, not Monday" after "My yoga class is
+    on Monday" and "I got a new mat too"), and ``between`` states no value of that kind (its
+    "Tuesday" could be what is corrected). A bare "Actually, Tuesday" that far is no
+    correction of it."""
+    if not corrects(before, after):
+        return False
+    part = _correcting_part(
+        _bare_hours(own_words(after).strip()[: 2 * CORRECTION_CHARS], before.text)
+    )
+    replaced = replaced_values(part)
+    if not replaced or not states_any(before.text, replaced):
+        return False
+    kinds = {kind for kind, _ in replaced}
+    return not any(kind in kinds for kind, _ in closed_values(own_words(between)))
+
+
 def _same_speaker(before: Episode, after: Episode) -> bool:
     """Whether one speaker said both: two exchanges (the user's turns), or two turns whose
     ``speaker`` metadata (a chat log's "Caroline") is the same; a message without one may
@@ -303,14 +322,16 @@ def bring_corrections(
     candidates: Sequence[Candidate],
     packed: Sequence[Candidate],
     following: Mapping[int, Episode],
+    later: Mapping[int, Episode] | None = None,
 ) -> tuple[list[Candidate], list[Candidate]]:
     """``candidates`` with the turn that follows each ``packed`` result
     (``following[result id]``) put just before it when the same speaker corrects it there
-    (:func:`corrects`): scored as the result, marked ``correction``, ``next_turn`` and as the
-    later change of it (``later_change``, ``changes``); and the corrections, whose own next
-    turns may correct them in turn ("Scratch that, it's Tuesday", then "No wait, Wednesday").
-    A correction already ranked higher keeps its place and is marked the same; one that was
-    no candidate joins them."""
+    (:func:`corrects`), or with the turn after that (``later[next turn's id]``) when it
+    corrects it naming what it takes back (:func:`corrects_later`): scored as the result,
+    marked ``correction``, ``next_turn`` and as the later change of it (``later_change``,
+    ``changes``); and the corrections, whose own next turns may correct them in turn
+    ("Scratch that, it's Tuesday", then "No wait, Wednesday"). A correction already ranked
+    higher keeps its place and is marked the same; one that was no candidate joins them."""
     out = list(candidates)
     brought: list[Candidate] = []
     for result in packed:
@@ -318,7 +339,12 @@ def bring_corrections(
         if nxt is None or not _same_speaker(result.episode, nxt):
             continue
         if not corrects(result.episode, nxt):
-            continue
+            after = (later or {}).get(nxt.id)
+            if after is None or not _same_speaker(result.episode, after):
+                continue
+            if not corrects_later(result.episode, nxt, after):
+                continue
+            nxt = after
         marks = {
             "correction": 1.0,
             "next_turn": 1.0,

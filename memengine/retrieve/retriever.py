@@ -558,11 +558,15 @@ class Retriever:
                     break
                 ids = [c.episode.id for c in packed]
                 following = self._next_turns(ids, filters, exclude, screen, known)
+                later = self._next_turns(  # (two turns on: "oh wait, Tuesday not Monday")
+                    [e.id for e in following.values()], filters, exclude, screen, known
+                )
                 if window is not None:  # (said after the time asked about: a later state)
                     following = {
                         i: e for i, e in following.items() if in_window(e.occurred_at, window)
                     }
-                out, packed = bring_corrections(out, packed, following)
+                    later = {i: e for i, e in later.items() if in_window(e.occurred_at, window)}
+                out, packed = bring_corrections(out, packed, following, later)
             out = corrected_when(out)
         if cfg.later_changes and window is None and out:
             packed = to_pack(out, cfg, cfg.max_results)
