@@ -24,9 +24,10 @@ import stat
 import sys
 import types
 import typing
+import warnings
 import zoneinfo
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -60,10 +61,12 @@ __all__ = [
     "LLMConfig",
     "LifecycleConfig",
     "RetrievalConfig",
+    "TimeZoneWarning",
     "fixed_config",
     "http_url",
     "load_config",
     "local_zone",
+    "local_zone_origin",
 ]
 
 
@@ -683,7 +686,11 @@ class Config(_Section):
 
     db: Path = Path("memengine.db")
     agent: str = Field(default="default", min_length=1)  # something visible (_visible_agent)
-    time_zone: str | None = None  # the clock's zone: an IANA name, "local"; None: UTC
+    time_zone: str | None = None
+    """The users' zone (an IANA name, or "local": the system's; None: UTC): the days of
+    昨日/"yesterday" and the pack's dates, for the clock's moment, a time given without a
+    zone, and a retrieval's ``now`` given in UTC or at this zone's offset (a ``now`` in
+    another zone is that user's own: :meth:`message_time`)."""
     write_wait_s: float = Field(default=10.0, gt=0, le=MAX_WAIT_S)  # for the file's other writers
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -813,22 +820,102 @@ class Config(_Section):
 
     def localize(self, moment: datetime) -> datetime:
         """A naive ``moment`` read as a time of ``time_zone`` (as UTC when it is None); an
-        aware one unchanged."""
+        aware one unchanged. A wall time the zone skips (02:30 as summer time begins) is the
+        instant an hour on, with its real offset (03:30-04:00, not 02:30-05:00); one it
+        shows twice is the first (:meth:`local_time_note` says so)."""
         if moment.tzinfo is not None or self.time_zone is None:
             return moment
-        if self.time_zone == "local":
-            zone = local_zone()
-            return moment.replace(tzinfo=zone) if zone is not None else moment.astimezone()
-        return moment.replace(tzinfo=ZoneInfo(self.time_zone))
+        zone = self._zone()
+        if zone is None:
+            return moment.astimezone()  # (a POSIX rule: the C library reads it)
+        placed = moment.replace(tzinfo=zone)
+        try:
+            return placed.astimezone(timezone.utc).astimezone(zone)  # (its real offset)
+        except OverflowError:  # (at the calendar's edge, where no zone changes its clocks)
+            return placed
+
+    def local_time_note(self, moment: datetime) -> str:
+        """What to say of a time without a zone that ``time_zone`` skips or shows twice at a
+        summer-time change (``--at 2026-03-08T02:30`` in America/New_York), and how
+        :meth:`localize` reads it; "" for any other time."""
+        zone = None if moment.tzinfo is not None or self.time_zone is None else self._zone()
+        if zone is None:
+            return ""
+        first, second = moment.replace(tzinfo=zone, fold=0), moment.replace(tzinfo=zone, fold=1)
+        if first.utcoffset() == second.utcoffset():
+            return ""
+        read = self.localize(moment)
+        typed = moment.replace(fold=0).isoformat()
+        name = getattr(zone, "key", None) or self.time_zone
+        if read.replace(tzinfo=None, fold=0) != moment.replace(fold=0):
+            return (
+                f"{typed} does not exist in {name} (its clocks skip that hour as summer time "
+                f"begins): stored as {read.isoformat()}, the instant it would be"
+            )
+        if moment.fold:  # (the second, chosen on purpose)
+            return ""
+        return (
+            f"{typed} happens twice in {name} (its clocks turn back): stored as the first, "
+            f"{read.isoformat()}; give the offset for the second, {second.isoformat()}"
+        )
+
+    def message_time(self, moment: datetime) -> datetime:
+        """A retrieval's ``now`` as the user's moment: naive, a time of ``time_zone``
+        (:meth:`localize`); in UTC, or at the fixed offset ``time_zone`` has at that instant
+        (``datetime.now(timezone.utc)`` on a server, ``datetime.now().astimezone()``), read
+        in ``time_zone`` (its days, and its summer time across a change); in another zone,
+        kept: that user's own."""
+        if moment.tzinfo is None or self.time_zone is None:
+            return self.localize(moment)
+        if not _told_as_an_instant(moment):
+            offset = moment.utcoffset()
+            try:
+                same = isinstance(moment.tzinfo, timezone) and (
+                    self.in_zone(moment).utcoffset() == offset
+                )
+            except OverflowError:
+                same = False
+            if not same:
+                return moment
+        try:
+            return self.in_zone(moment)
+        except OverflowError:  # (at the calendar's edge: as given, the range check says)
+            return moment
 
     def in_zone(self, moment: datetime) -> datetime:
         """``moment`` (aware) in ``time_zone``: the system's for "local", unchanged for None."""
         if self.time_zone is None:
             return moment
+        zone = self._zone()
+        return moment.astimezone(zone) if zone is not None else moment.astimezone()
+
+    def _zone(self) -> tzinfo | None:
+        """The zone ``time_zone`` names (set): None for "local" with a ``TZ`` that is a POSIX
+        rule, which the C library reads (``astimezone()``)."""
         if self.time_zone == "local":
-            zone = local_zone()
-            return moment.astimezone(zone) if zone is not None else moment.astimezone()
-        return moment.astimezone(ZoneInfo(self.time_zone))
+            return local_zone()
+        return ZoneInfo(str(self.time_zone))
+
+
+_UTC_NAMES = frozenset(
+    {"UTC", "Etc/UTC", "UCT", "Etc/UCT", "Universal", "Etc/Universal", "Zulu", "Etc/Zulu"}
+)
+"""The IANA names of UTC itself (``Europe/London`` and ``Africa/Abidjan`` are people's zones
+at +00:00, not UTC)."""
+
+
+def _told_as_an_instant(moment: datetime) -> bool:
+    """Whether ``moment``'s zone is UTC itself (``timezone.utc``, ``ZoneInfo("UTC")``,
+    pytz's or dateutil's UTC): a clock's instant, not a user's wall time."""
+    if moment.utcoffset() != timedelta(0):
+        return False
+    zone = moment.tzinfo
+    if isinstance(zone, timezone):
+        return True
+    key = getattr(zone, "key", None)
+    if isinstance(zone, ZoneInfo) or isinstance(key, str):
+        return key in _UTC_NAMES
+    return moment.tzname() == "UTC"
 
 
 def fixed_config(config: Config) -> Config:
@@ -873,20 +960,79 @@ def _same(value: Any, default: Any) -> bool:
     return type(value) is type(default) and value == default
 
 
+class TimeZoneWarning(UserWarning):
+    """``time_zone = "local"`` and a ``TZ`` that names no zone (``TZ=Asia/Tokio``): times
+    are read in UTC, as the C library reads such a ``TZ``."""
+
+
 def local_zone() -> ZoneInfo | None:
     """The system's time zone with its rules (summer time included): the zone ``TZ`` names
     (an IANA name, or a zone file's absolute path), else the one ``/etc/localtime`` is;
     None when ``TZ`` is a POSIX rule (``JST-9``) or nothing says (the C library's offset
-    of the moment is then used, which honours such a ``TZ``)."""
+    of the moment is then used, which honours such a ``TZ``). A ``TZ`` that is neither a
+    zone nor a rule (``Asia/Tokio``) is UTC, as the C library reads it, with a
+    :class:`TimeZoneWarning` (once for each such ``TZ``)."""
     tz = os.environ.get("TZ")
     if tz is not None:
         return _zone_named(tz.removeprefix(":"))
     return _etc_localtime()
 
 
+def local_zone_origin() -> tuple[str, str]:
+    """The system's zone as ``time_zone = "local"`` reads it (its name, or "UTC+09:00" for
+    a POSIX rule's offset now) and where it was read ("TZ=Asia/Tokyo",
+    "/etc/localtime"…), for ``memengine doctor``; the second begins "no zone:" when ``TZ``
+    names none, the times are then read in UTC."""
+    tz = os.environ.get("TZ")
+    if tz is None:
+        zone = _etc_localtime()
+        if zone is not None:
+            return str(zone.key), "/etc/localtime"
+        return _offset_now(), "the C library's offset now (no TZ, no /etc/localtime)"
+    name = tz.removeprefix(":")
+    if _readable_zone(name) is not None:
+        return str(_zone_named(name)), f"TZ={tz}"
+    if _POSIX_TZ.fullmatch(name):
+        return _offset_now(), f"TZ={tz}, a POSIX rule, at its offset now (no summer-time dates)"
+    return "UTC", f"no zone: {_unread(tz)}"
+
+
+def _offset_now() -> str:
+    """The C library's UTC offset now, as "UTC+09:00"."""
+    offset = datetime.now().astimezone().utcoffset() or timedelta(0)
+    return timezone(offset).tzname(None)  # ("UTC" at +00:00)
+
+
+_POSIX_TZ = lazy_compile(
+    r"(?:[A-Za-z]{3,}|<[A-Za-z0-9+-]{3,}>)[+-]?\d{1,2}(?::\d{1,2}){0,2}"  # JST-9, <+09>-9
+    r"(?:(?:[A-Za-z]{3,}|<[A-Za-z0-9+-]{3,}>)(?:[+-]?\d{1,2}(?::\d{1,2}){0,2})?(?:,.+)?)?",
+    re.ASCII,
+)
+"""A POSIX ``TZ`` rule (``JST-9``, ``EST5EDT,M3.2.0,M11.1.0``), which the C library reads."""
+
+
+def _unread(tz: str) -> str:
+    """Why a ``TZ`` value gives UTC (no zone of that name or file, and no POSIX rule)."""
+    return (
+        f"TZ={tz!r} names no time zone (nor is it a POSIX rule such as JST-9), so times are "
+        "read in UTC, as the C library reads it: set TZ to an IANA name (Asia/Tokyo), or "
+        "time_zone (MEMENGINE_TIME_ZONE) to the zone itself"
+    )
+
+
 @functools.lru_cache(maxsize=8)
 def _zone_named(name: str) -> ZoneInfo | None:
-    """The zone of a ``TZ`` value: an IANA name, a zone file's path, else None."""
+    """The zone of a ``TZ`` value: an IANA name, a zone file's path; None for a POSIX rule;
+    UTC, with a :class:`TimeZoneWarning`, for anything else (once: the result is kept)."""
+    zone = _readable_zone(name)
+    if zone is not None or _POSIX_TZ.fullmatch(name):
+        return zone
+    warnings.warn(_unread(os.environ.get("TZ", name)), TimeZoneWarning, stacklevel=2)
+    return ZoneInfo("UTC")
+
+
+def _readable_zone(name: str) -> ZoneInfo | None:
+    """The zone ``name`` (a ``TZ`` value without its ``:``) names or whose file it is."""
     try:
         if name.startswith("/"):
             with open(name, "rb") as fh:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 from typing import Any
 
-from .config import Config
+from .config import Config, local_zone_origin
 from .embed.base import Vectors
 from .errors import ConfigError, DatabaseLocked, DiskError, EmbedderMismatch, MemEngineError
 from .models import Stats
@@ -39,6 +39,7 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
     if config is None:
         checks["config"] = (False, config_error)
         return {"checks": checks}
+    checks["time zone"] = _zone_check(config)
     recorded: str | None = None  # the file's embedder
     probe: Vectors | None = None  # and its vector of the probe text (memengine.embed.probe)
     if Store.holds_data(config.db):
@@ -68,6 +69,18 @@ def diagnose(config: Config | None, *, config_error: str = "") -> dict[str, Any]
     if config.llm.configured:
         checks["llm"] = _llm_check(config)
     return {"checks": checks}
+
+
+def _zone_check(config: Config) -> tuple[bool, str]:
+    """The zone the days of 昨日/"yesterday" and the pack's dates are read in, and why: a
+    failure when ``time_zone = "local"`` and ``TZ`` names no zone (read as UTC)."""
+    if config.time_zone is None:
+        return True, "UTC (time_zone is unset; a retrieval's now in another zone is its own)"
+    if config.time_zone != "local":
+        return True, f"{config.time_zone} (time_zone)"
+    name, origin = local_zone_origin()
+    failed = origin.startswith("no zone: ")
+    return not failed, f"{name} (time_zone = 'local': {origin.removeprefix('no zone: ')})"
 
 
 def _not_opened(exc: MemEngineError) -> str:

@@ -919,7 +919,9 @@ class Memory:
         read-only file records nothing, nor does a turn of an agent the file
         does not know yet (see :meth:`has_agent`): ``turn_id`` is then None.
         ``now`` (default: the clock) is the moment of the message, in the user's
-        time zone: "yesterday" and 昨日 are days of that zone.
+        time zone: "yesterday" and 昨日 are days of that zone; with ``time_zone`` set, a
+        ``now`` in UTC (``datetime.now(timezone.utc)``) or at that zone's offset is read
+        in it, one in another zone (``ZoneInfo``) is kept.
         """
         return self._retrieve(
             text, recent=recent, agent=agent, extra_queries=extra_queries, kinds=kinds,
@@ -985,8 +987,8 @@ class Memory:
         day_range = args.day_range(day_range)
         queries = args.extra_queries(extra_queries)
         agent_name = self._agent(agent)
-        if isinstance(now, datetime):  # a time without a zone is one of the configured zone
-            now = self.config.localize(now)
+        if isinstance(now, datetime):  # without a zone, or in UTC: one of the configured zone
+            now = self.config.message_time(args.moment(self.config.localize(now), "now"))
         now = args.moment(now, "now") if now is not None else self._now()
         window = self.config.retrieval.occurred_day_range if day_range is True else day_range
         filters = self.retriever.filters(

@@ -11,6 +11,7 @@ import math
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -36,7 +37,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..clock import iso_text
-from ..config import Config, load_config
+from ..config import Config, TimeZoneWarning, load_config
 from ..errors import InvalidInput, MemEngineError
 from ..lazy_re import lazy_compile
 from ..memory import AddInterrupted
@@ -105,6 +106,34 @@ def _options(
     ] = False,
 ) -> None:
     """A local-first memory engine for LLM agents, in one SQLite file."""
+    if warnings.showwarning is not _show_warning:  # (once: the command's own, below)
+        _PYTHONS_SHOWWARNING[:] = [warnings.showwarning]
+        warnings.showwarning = _show_warning
+
+
+_PYTHONS_SHOWWARNING: list[Callable[..., None]] = []
+"""How Python showed a warning before the first command put :func:`_show_warning` there."""
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """A warning of memengine's own (the system's time zone read as UTC) as a line on
+    stderr, as the commands' other warnings are; any other as Python shows it."""
+    if issubclass(category, TimeZoneWarning):
+        err_console.print(
+            f"[yellow]warning:[/yellow] {escape(str(message))}",
+            highlight=False,
+            soft_wrap=True,
+            markup=True,
+        )
+        return
+    _PYTHONS_SHOWWARNING[0](message, category, filename, lineno, file, line)
 
 
 _PIPE_WIDTH = 1_000_000

@@ -199,10 +199,15 @@ def add(
         print_json({"id": new_id})
     else:
         console.print(f"added episode {new_id}")
-    if ahead:
-        err_console.print(
-            f"[yellow]note:[/yellow] {escape(ahead)}", highlight=False, soft_wrap=True, markup=True
-        )
+    # a local time a summer-time change skips or repeats, and one after the clock
+    for note in (cfg.local_time_note(when) if when else "", ahead):
+        if note:
+            err_console.print(
+                f"[yellow]note:[/yellow] {escape(note)}",
+                highlight=False,
+                soft_wrap=True,
+                markup=True,
+            )
 
 
 def _dated_ahead(mem: Any, episode_id: int, *, zoned: bool) -> str:
