@@ -92,6 +92,14 @@ ASKED: list[tuple[str, datetime, Expected]] = [
     ("1時間前には着くようにする", EVENING, None),
     ("I'm busy just now", EVENING, None),
     ("I left earlier than usual", EVENING, None),
+    # a plan asked with a verb's plain form before んだっけ, or what day it is: no window
+    ("今日何するんだっけ", MORNING, None),
+    ("今日って何があるんだっけ", MORNING, None),
+    ("今夜って誰と会うんだっけ", EVENING, None),
+    ("今日の夜って何するんだっけ", EVENING, None),
+    ("今日って何の日だっけ", EVENING, None),
+    ("今日って燃えるゴミの日だっけ", MORNING, None),
+    ("今日何時から仕事だっけ", MORNING, None),
     ("What did I tell you this afternoon?", ny(5, 15, 10), None),  # (still to come)
     # words around a part of the day keep their own reading
     ("was it last week or earlier?", EVENING, (ny(5, 4, 0), ny(5, 11, 0))),
