@@ -94,6 +94,8 @@ ASKED: list[tuple[str, datetime, Expected]] = [
     ("I left earlier than usual", EVENING, None),
     # a plan asked with a verb's plain form before んだっけ, or what day it is: no window
     ("今日何するんだっけ", MORNING, None),
+    ("what did I say I was doing tonight", EVENING, None),
+    ("what was I going to do tonight?", EVENING, None),
     ("今日って何があるんだっけ", MORNING, None),
     ("今夜って誰と会うんだっけ", EVENING, None),
     ("今日の夜って何するんだっけ", EVENING, None),

@@ -976,11 +976,13 @@ def _this_morning(_: re.Match[str], now: datetime) -> Window | None:
 
 
 _PLANNED = lazy_compile(
-    r"\b(?:plan(?:s|ned)?|schedule[ds]?|agenda|to-?do|supposed to|expected)\b|予定|やること"
+    r"\b(?:plan(?:s|ned)?|schedule[ds]?|agenda|to-?do|supposed to|expected|going to|gonna"
+    r"|(?:said|say|told you|tell you) [Ii](?: was| would|'d))\b|予定|やること"
     r"|[るくうぐすつぬむぶ]ん(?:だ|です)っけ|(?:の|何の?)日(?:だ|です)っけ|(?:何時|いつ)から\S*だっけ"
 )
 """Words of a plan, past in form but asking what is to come ("what's planned for
-tonight?", "what did I have scheduled this afternoon?", 今日何するんだっけ, 今夜って誰と会うん
+tonight?", "what did I have scheduled this afternoon?", "what was I going to do tonight?",
+"what did I say I was doing tonight?", 今日何するんだっけ, 今夜って誰と会うん
 だっけ, 今日って何の日だっけ, 何時から仕事だっけ: a verb's plain form before んだっけ)."""
 
 _ASKED = lazy_compile(
