@@ -41,8 +41,9 @@ _EN_OPENING = lazy_compile(
 """How a short English correction may open beside :data:`.change_words.CORRECTION`'s
 shapes ("*Tuesday", "I mean Tuesday", "Nope, Tuesday", "hold on, it's Tuesday", "ugh I
 meant Tuesday", "nvm it's Thursday"), and what marks one wherever it stands ("it's
-actually 7:30 not 7", "thursday* sorry") or ends it ("Tuesday not Monday my bad"): read as one only with a value of the kind the
-memory states and no subject of its own (:func:`corrects`)."""
+actually 7:30 not 7", "thursday* sorry") or ends it ("Tuesday not Monday my bad"): read
+as one only with a value of the kind the memory states and no subject of its own
+(:func:`corrects`)."""
 
 _JA_OPENING = lazy_compile(
     r"^\W*(?:(?:あっ?|あー|えっ?|うわ)\W*)?"
