@@ -103,6 +103,62 @@ ASKED: list[tuple[str, datetime, Expected]] = [
     ("今日って燃えるゴミの日だっけ", MORNING, None),
     ("今日何時から仕事だっけ", MORNING, None),
     ("What did I tell you this afternoon?", ny(5, 15, 10), None),  # (still to come)
+    # "earlier" after a filler, before what was said, or beside a past verb of telling
+    ("wait what did i say earlier", EVENING, (ny(5, 15, 0), EVENING)),
+    ("ok so what did i say earlier", EVENING, (ny(5, 15, 0), EVENING)),
+    ("hey what did I tell you earlier", EVENING, (ny(5, 15, 0), EVENING)),
+    ("so what did we talk about today", EVENING, (ny(5, 15, 0), EVENING)),
+    ("sorry, what did I say earlier", EVENING, (ny(5, 15, 0), EVENING)),
+    ("what did i tell u earlier abt my mom", EVENING, (ny(5, 15, 0), EVENING)),
+    ("you said something earlier about sleep", EVENING, (ny(5, 15, 0), EVENING)),
+    ("remember what i told you earlier", EVENING, (ny(5, 15, 0), EVENING)),
+    ("remember the recipe I sent earlier?", EVENING, (ny(5, 15, 0), EVENING)),
+    ("I told you earlier that my boss was mad", EVENING, (ny(5, 15, 0), EVENING)),
+    ("like i said earlier", EVENING, (ny(5, 15, 0), EVENING)),
+    ("as I said earlier, I'm moving", EVENING, (ny(5, 15, 0), EVENING)),
+    ("earlier you said you liked jazz", EVENING, (ny(5, 15, 0), EVENING)),
+    ("you mentioned earlier that you liked jazz", EVENING, (ny(5, 15, 0), EVENING)),
+    ("going back to what we discussed earlier", EVENING, (ny(5, 15, 0), EVENING)),
+    ("what did I just say", EVENING, (ny(5, 15, 18), EVENING)),
+    ("what did you just say", EVENING, (ny(5, 15, 18), EVENING)),
+    # Japanese asked of today's past without ？ or っけ
+    ("今日何話した", EVENING, (ny(5, 15, 0), EVENING)),
+    ("今日何食べた", EVENING, (ny(5, 15, 0), EVENING)),
+    ("今日話したこと覚えてる", EVENING, (ny(5, 15, 0), EVENING)),
+    ("今日何話したか教えて", EVENING, (ny(5, 15, 0), EVENING)),
+    ("今日何したか教えて", EVENING, (ny(5, 15, 0), EVENING)),
+    ("今日何があったか教えて", EVENING, (ny(5, 15, 0), EVENING)),
+    ("今日話した内容まとめて", EVENING, (ny(5, 15, 0), EVENING)),
+    ("今日どうだった？", EVENING, (ny(5, 15, 0), EVENING)),
+    ("ちょっと前に言ったやつ", EVENING, (ny(5, 15, 18), EVENING)),
+    ("少し前に話したこと覚えてる？", EVENING, (ny(5, 15, 18), EVENING)),
+    # …but not the present, a plan, "sooner" nor another time
+    ("I'll tell you earlier next time", EVENING, None),
+    ("I should have told you earlier", EVENING, None),
+    ("I wish I'd said it earlier", EVENING, None),
+    ("I said I'd come earlier", EVENING, None),
+    ("she told me to come earlier", EVENING, None),
+    ("I told him to leave earlier than planned", EVENING, None),
+    ("I told you earlier in the week", EVENING, None),
+    ("what did I do earlier that day", EVENING, None),
+    ("I mentioned it in my earlier message", EVENING, None),
+    ("so what should I do today", EVENING, None),
+    ("hey how are you today", EVENING, None),
+    ("remember to take my meds today", EVENING, None),
+    ("I just told my boss I quit", EVENING, None),
+    ("今日どうだった", EVENING, None),
+    ("今日何食べる", EVENING, None),
+    ("今日何する", EVENING, None),
+    ("今日何時に帰る", EVENING, None),
+    ("今日どうする？", EVENING, None),
+    ("今日話そう", EVENING, None),
+    ("今日何もしなかった", EVENING, None),
+    ("今日は何だか疲れた", EVENING, None),
+    ("今日誰かに会った", EVENING, None),
+    ("今日何するか教えて", EVENING, None),
+    ("今日何食べたらいいか教えて", EVENING, None),
+    ("試合の少し前に話した", EVENING, None),
+    ("少し前から頭痛い", EVENING, None),
     # words around a part of the day keep their own reading
     ("was it last week or earlier?", EVENING, (ny(5, 4, 0), ny(5, 11, 0))),
     ("昨日の午前中に行った", EVENING, (ny(5, 14, 0), ny(5, 15, 0))),
@@ -215,3 +271,28 @@ def test_a_part_of_the_day_in_a_later_window_is_read_by_its_own_time() -> None:
     told = ny(5, 10, 22)
     assert parse_time_window("Tonight was fun, we went bowling", told) == (ny(5, 10, 17), told)
     assert parse_time_window("Tonight was fun", told - timedelta(hours=6)) is None
+
+
+def test_earlier_and_a_question_without_its_mark_find_todays_memory(tmp_path: Path) -> None:
+    """ "ok so what did i say earlier", "remember what i told you earlier" and 今日何話した
+    (no ？ nor っけ) name today so far: what was told today comes first and is packed, not
+    last week's (they named no window, and last week's came first)."""
+    with _store(
+        tmp_path / "m.db",
+        [
+            (ny(5, 15, 14), "The dentist said I need a crown"),
+            (ny(5, 8, 14), "Got a parking ticket downtown"),
+            (ny(5, 15, 10), "上司に企画書を褒められた"),
+            (ny(5, 8, 10), "駅前の本屋で小説を買った"),
+        ],
+    ) as mem:
+        for question, told, not_told in (
+            ("ok so what did i say earlier", "crown", "parking"),
+            ("remember what i told you earlier", "crown", "parking"),
+            ("今日何話した", "企画書", "小説"),
+        ):
+            retrieval = mem.retrieve(question, now=EVENING, record=False)
+            assert retrieval.time_window is not None, question
+            assert retrieval.results[0].episode.occurred_at.date() == EVENING.date(), question
+            packed = mem.pack(retrieval).text
+            assert told in packed and not_told not in packed, question

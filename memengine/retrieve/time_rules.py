@@ -986,10 +986,20 @@ tonight?", "what did I have scheduled this afternoon?", "what was I going to do 
 だっけ, 今日って何の日だっけ, 何時から仕事だっけ: a verb's plain form before んだっけ)."""
 
 _ASKED = lazy_compile(
-    r"[?？]|っけ|^\s*(?:what|where|who|when|how|which|did|do you remember|remind me|tell me)\b"
+    r"[?？]|っけ|^\s*(?:(?:wait|ok|okay|so|hey|um+|hmm+|and|but|sorry|oh)\b[\s,.…-]*)*"
+    r"(?:what|where|who|when|how|which|did|do you remember|remember(?! to\b)|remind me|tell me)\b"
+    r"|(?:覚えて(?:る|ます|いる)?|おぼえてる|教えて|おしえて|まとめて)(?:くれる|ください|ほしい|な|ね|よ)*"
+    r"[\s。!！…〜ー]*$"
+    r"|(?:何|なに)(?![かもだ]|とか|となく|でも|気|故|[回度]も)[^。！？!?\n]{0,20}?"
+    r"(?:た|だ)(?:の|ん|か|かな)?[\s。!！…〜ー]*$"
+    r"|(?:どこ|誰|だれ|いつ)(?![かも]|でも)[^。！？!?\n]{0,20}?(?:た|だ)(?:の|ん|か|かな)?[\s。!！…〜ー]*$"
 )
-"""A question, by its mark or its first words (chat drops the mark: "what did I say
-earlier")."""
+"""A question, by its mark or its first words after a filler (chat drops the mark: "what
+did I say earlier", "wait what did i say earlier", "so what did we talk about today",
+"remember what i told you earlier"), or a Japanese request to recall (今日話したこと覚えてる,
+今日何話したか教えて, 今日話した内容まとめて) or a past form ending it after 何, どこ, 誰, いつ
+(今日何話した, 今日何食べた, 今日どこ行った; not 今日何もしなかった, 今日は何だか疲れた, nor
+今日どうだった, which asks how it went as often as it tells)."""
 
 
 def _told_of_today(m: re.Match[str]) -> bool:
@@ -1020,6 +1030,61 @@ def _today_asked(m: re.Match[str], now: datetime) -> Window | None:
     if not (_told_of_today(m) and _in_sentence(_ASKED, m)):
         return None
     return hours_of_day(0, 24 + MORNING_CUTOFF_HOUR, now)
+
+
+_EARLIER_SAID_BEFORE = lazy_compile(
+    r"\b(?:said|told|mentioned|talked about|discussed|sent|brought (?:it |this |that )?up)"
+    r"(?:\s+(?:you|u|ya|me|him|her|them|us|it|this|that|so|something|stuff|already|all"
+    r"|about (?:it|this|that)))*\s+$"
+)
+"""A past verb of telling just before "earlier" ("I told you earlier", "like i said earlier",
+"you said something earlier", "the recipe I sent earlier", "what we discussed earlier")."""
+_EARLIER_SAID_AFTER = lazy_compile(
+    r"(?:\s+on)?\s*,?\s*(?:i|you|u|we)\s+(?:(?:already|just)\s+)?"
+    r"(?:said|told|mentioned|talked about|discussed|sent|brought)\b"
+)
+"""The same just after it ("earlier you said you liked jazz", "earlier I told you")."""
+_EARLIER_ASKED_AFTER = lazy_compile(
+    r"(?:\s+on)?(?:\s*(?:[?!.,;)…]|$)|\s+(?:about|abt|when|that(?!\s+(?:day|week|month|year"
+    r"|morning|afternoon|evening|night|time)\b))\b)"
+)
+"""What may follow "earlier" asked of alone: the question's end, or what was said then
+("what did i tell u earlier abt my mom", "what did you say earlier when …"); not "earlier
+than", "earlier that day" (another day), "earlier next time"."""
+_EARLIER_ELSEWHEN = lazy_compile(
+    r"\s+(?:than|this|last|next|today|tonight|yesterday|tomorrow|before|on the|that\s+(?:day"
+    r"|week|month|year|morning|afternoon|evening|night|time)|in(?! (?:the day|(?:the|our|this)"
+    r" (?:chat|conversation)))|(?:the )?(?:same )?(?:day|week|month|year)"
+    r"|(?:on )?(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b"
+)
+"""What after "earlier" names another time or makes it mean sooner: "earlier in the week",
+"earlier that day", "earlier than planned", "earlier on Monday" (not "earlier in the day")."""
+_SOONER = lazy_compile(
+    r"\b(?:should|could|would|must|might)(?:n['’]t)?\s*(?:have|['’]ve|of)\b"
+    r"|\b(?:shoulda|coulda|woulda|wish|if only)\b|\bif (?:i|you|we|he|she|they) had\b"
+)
+"""Words that make "earlier" mean sooner ("I should have told you earlier", "I wish I'd said
+it earlier")."""
+_EARLIER_REACH = 60
+"""How far before "earlier" a verb of telling is looked for."""
+
+
+def _earlier(m: re.Match[str], now: datetime) -> Window | None:
+    """ "earlier" alone: today so far (:func:`.day_parts.users_day`) beside a past verb of
+    telling in any sentence ("I told you earlier that my boss was mad", "like i said earlier",
+    "earlier you said you liked jazz", "remember the recipe I sent earlier?"; not "I should
+    have told you earlier"), or ending a question about the past, or before what was said then
+    ("what did I say earlier?", "what did i tell u earlier abt my mom"; not "earlier than
+    usual", "I'll tell you earlier next time")."""
+    text = m.string
+    if _EARLIER_ELSEWHEN.match(text, m.end()):
+        return None
+    said = _EARLIER_SAID_BEFORE.search(text, max(0, m.start() - _EARLIER_REACH), m.start())
+    if (said or _EARLIER_SAID_AFTER.match(text, m.end())) and not _in_sentence(_SOONER, m):
+        return hours_of_day(0, 24 + MORNING_CUTOFF_HOUR, now)
+    if _EARLIER_ASKED_AFTER.match(text, m.end()) is None:
+        return None
+    return _today_asked(m, now)
 
 
 def _last_night(back: int) -> Callable[[re.Match[str], datetime], Window | None]:
@@ -1064,13 +1129,15 @@ def _minutes_ago(m: re.Match[str], now: datetime) -> Window | None:
 
 
 _JUST_NOW = timedelta(hours=3)
-"""How far back さっき, 先ほど, "just now", "a little while ago" reach."""
+"""How far back さっき, 先ほど, ちょっと前, "just now", "a little while ago" reach."""
 
 
 def _just_now(m: re.Match[str], now: datetime) -> Window | None:
-    """さっき, 先ほど, "a little while ago", and "just now" told as past ("What did I tell you
-    just now?", not "I'm busy just now"): the last :data:`_JUST_NOW`."""
-    if m.group(0) == "just now" and not _told_as_past(m):
+    """さっき, 先ほど, "a little while ago", "what did I just say", and "just now" or ちょっと前
+    (少し前) before a verb of telling told as past ("What did I tell you just now?",
+    ちょっと前に言ったやつ; not "I'm busy just now"): the last :data:`_JUST_NOW`."""
+    told = m.group(0) == "just now" or m.group(0).startswith(("ちょっと", "少し", "すこし"))
+    if told and not _told_as_past(m):
         return None
     return back_from_now(_JUST_NOW, timedelta(0), now)
 
@@ -1313,6 +1380,10 @@ RULES: list[Rule] = [
         _minutes_ago,
     ),
     (lazy_compile(r"さっき|先ほど|さきほど|今しがた"), _just_now),
+    (  # ちょっと前に言った, 少し前に話したこと (not 試合の少し前に, 少し前から)
+        lazy_compile(r"(?<![の前])(?:ちょっと|少し|すこし)前に?(?=[言話聞伝送教])"),
+        _just_now,
+    ),
     (  # 今日 asked of in the past (今日何話したっけ？), not 今日の予定, 今日中に, 今日って何日
         lazy_compile(r"今日(?!の|中|じゅう|まで|(?:って|は)?(?:何日|何曜|なんにち|なんようび))"),
         _today_asked,
@@ -1490,7 +1561,14 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         lazy_compile(rf"\b(?:half an hour|(?P<n>{_EN_NUM}) (?:minutes?|mins?)) (?:ago|back)\b"),
         _minutes_ago,
     ),
-    (lazy_compile(r"\bjust now\b|\ba (?:little|short) while ago\b|\ba moment ago\b"), _just_now),
+    (
+        lazy_compile(
+            r"\bjust now\b|\ba (?:little|short) while ago\b|\ba moment ago\b"
+            r"|\bwhat(?: did|['’]d| was| were)? (?:i|you|u|we) just (?:say(?:ing)?|said|tell(?:ing)?"
+            r"|told|mention(?:ed|ing)?|ask(?:ed|ing)?|talk(?:ed|ing)? about)\b"
+        ),
+        _just_now,
+    ),
     (lazy_compile(r"\b(?:a few|few|several) days (?:ago|back)\b"), _few_days),
     (
         lazy_compile(r"\bthe other (?:day|night)\b"),
@@ -1642,14 +1720,18 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
         _day_of_month,
     ),
     (lazy_compile(r"\b(?:in|during|since|back in|of) (?P<y>\d{4})\b"), _en_year),
-    (  # "what did I eat today?", "what did I say earlier?" (not "How are you today?",
-        # "today's meeting", "I'll tell you today", "earlier than", "last week or earlier?")
-        lazy_compile(
-            r"\btoday\b(?!['’]s)|\b(?<!\bor )(?<!\band )(?<!\beven )(?<!\bmuch )(?<!\bbit )"
-            r"(?<!\bway )(?<!\blittle )(?<!\blot )(?<!\bany )(?<!\bno )(?<!\bthe )"
-            r"earlier(?: on)?(?=\s*(?:[?!.,;)]|$))"
-        ),
+    (  # "what did I eat today?" (not "How are you today?", "today's meeting")
+        lazy_compile(r"\btoday\b(?!['’]s)"),
         _today_asked,
+    ),
+    (  # "what did I say earlier?", "like i said earlier" (not "earlier than", "last week or
+        # earlier?", "an earlier draft")
+        lazy_compile(
+            r"\b(?<!\bor )(?<!\band )(?<!\beven )(?<!\bmuch )(?<!\bbit )(?<!\bway )"
+            r"(?<!\blittle )(?<!\blot )(?<!\bany )(?<!\bno )(?<!\bthe )(?<!\ban )(?<!\bmy )"
+            r"(?<!\byour )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )earlier\b"
+        ),
+        _earlier,
     ),
     (lazy_compile(r"\b(?:christmas|xmas)\b"), _latest_holiday("christmas")),
     (lazy_compile(r"\bnew year'?s eve\b"), _latest_holiday("new_years_eve")),
