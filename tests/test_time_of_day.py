@@ -289,6 +289,8 @@ def test_earlier_and_a_question_without_its_mark_find_todays_memory(tmp_path: Pa
         for question, told, not_told in (
             ("ok so what did i say earlier", "crown", "parking"),
             ("remember what i told you earlier", "crown", "parking"),
+            ("wait what did i say earlier", "crown", "parking"),  # ("wait" names no topic)
+            ("hey what did I mention earlier?", "crown", "parking"),
             ("今日何話した", "企画書", "小説"),
         ):
             retrieval = mem.retrieve(question, now=EVENING, record=False)

@@ -411,10 +411,12 @@ _PERIOD_WORDS_EN = frozenset(
     """do did done doing happen happened happens happening go went going get got talk
     talked talking say said tell told up anything something everything new remind recap
     summarize summarise summary events way since today tonight morning afternoon evening
-    night what'd discuss discussed discussing chat chatted chatting lol haha btw""".split()
+    night what'd discuss discussed discussing chat chatted chatting lol haha btw wait ok okay
+    hey um hmm oh sorry remember mention mentioned earlier""".split()
 )
 """Words any question about a period uses ("What did I do…", "Remind me what happened…",
-"Recap…"), and times of day that name no window of their own ("yesterday evening")."""
+"Recap…", "wait what did I mention earlier?"), and times of day that name no window of
+their own ("yesterday evening")."""
 _PERIOD_PHRASES_EN = ("walk me through", "fill me in", "catch me up")
 """Requests to be told about a period whose words alone could name a topic ("walk")."""
 _PERIOD_CHARS_JA = frozenset("何話言事出来起教覚今日朝夜晩件後続行過俺私僕")
