@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import Enum
 
 from ..lazy_re import LazyPattern, lazy_compile
@@ -147,6 +147,18 @@ _JA_COUNT_Q = lazy_compile(
 何ドル, a price, nor 何日に/何日から/何日まで/何日は/何日頃, a date (旅行は何日に出発？ is not
 answered by 一日つぶれた "lost a day")."""
 
+
+def _by_first_letter(words: Iterable[str]) -> LazyPattern:
+    """A pattern of any of the lower-case ``words``, grouped by their first letter
+    ("j(?:an|un)|f(?:eb|riday)…"): a search tries one branch where a word may start."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[0], []).append(re.escape(word[1:]))
+    return lazy_compile(
+        "|".join(f"{first}(?:{'|'.join(rests)})" for first, rests in groups.items())
+    )
+
+
 _MONTHS = (
     "january|february|march|april|june|july|august|september|october|november|december"
     "|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"
@@ -162,9 +174,11 @@ _NOT_YEAR_LABELS = (
     "port", "pid", "errno", "error", "exit code", "exit status", "status code", "error code",
     "return code",
 )  # fmt: skip
-_NOT_YEAR = (
-    "".join(rf"(?<!\b{label}{gap})" for label in _NOT_YEAR_LABELS for gap in (" ", ": ", "="))
-    + "(?<![:#])"
+_NOT_YEAR = (  # (read after the number: looked at only where one is)
+    "".join(
+        rf"(?<!\b{label}{gap}\d{{4}})" for label in _NOT_YEAR_LABELS for gap in (" ", ": ", "=")
+    )
+    + r"(?<![:#]\d{4})"
 )
 """What a number of four digits is not a year after: a label of a number in code or a log
 ("port 2048", "error: 1903", "pid=1999", "exit code 2019"; not a word that is prose too, "the
@@ -174,22 +188,51 @@ _LINE_NUMBER = r"(?!(?<=\bline \d{4})(?:[,:]|\s+in\b|\s+of\s+\S+\.[a-z]))"
 """What a number of four digits after "line" is a line's number before, not a year: a comma
 or a colon, "in", "of" a file ('File "app.py", line 2012, in main', "line 2012 of main.py";
 not "line 2012 of the report")."""
-_EN_TIME_A = lazy_compile(
-    rf"{_WORD_START}(?:{_MONTHS}){_WORD_END}|\bmay\s+\d|\b\d{{1,2}}(?:st|nd|rd|th)\b"
-    r"|(?<!/)\b\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b(?!/\w)"  # not of a path: /users/12/3
-    rf"|{_NOT_YEAR}\b(?:19|20)\d{{2}}\b{_LINE_NUMBER}"
-    rf"|{_WORD_START}(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend"
-    rf"|yesterday|tomorrow|tonight|tues?|thu|thurs?){_WORD_END}"
-    r"|\b(?:on|next|last|this|by|until|till)\s+(?-i:(?:Mon|Wed|Sat|Sun)\b(?!\s+[A-Z]))"
-    r"|\b(?:next|last|this|coming)\s+(?:week|month|year|spring|summer|fall|autumn|winter)\b"
-    r"|\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\bo'clock\b|\b(?:days?|weeks?|months?|years?) ago\b",
+_WEEK_WORDS = (
+    "monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|yesterday|tomorrow"
+    "|tonight|tues?|thu|thurs?"
+)
+_EN_TIME_NUMBER = lazy_compile(
+    r"[0-9](?<!\w[0-9])(?:"  # a number's first digit (found by a scan for digits), then
+    r"[0-9]?(?:st|nd|rd|th)\b"  # a day: 3rd, 21st
+    r"|(?<!/[0-9])[0-9]?/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b(?!/\w)"  # not of a path: /users/12/3
+    rf"|(?:(?<=1)9|(?<=2)0)\d{{2}}\b{_NOT_YEAR}{_LINE_NUMBER}"  # a year
+    r"|[0-9]?(?::\d{2})?\s?(?:am|pm)\b)",  # 6pm, 6:30 am
     re.ASCII | re.IGNORECASE,
 )
-"""A time's words in English: a month, a date, a year, a weekday (short as "Tue" or "Thurs",
-words of nothing else; but "Mon", "Wed", "Sat" and "Sun" are words too, "I sat down", "we
-wed in June", the sun: a weekday only capitalised after "on", "next", "by"…, as "on Sat",
-and not before another capitalised word, "on Sun Valley's slopes"), a relative day or
-period, a clock time with am or pm, "… ago"."""
+"""A time's number in English: a day ("3rd"), a date ("12/3", "12/3/2024"), a year (not a
+port's, a line's…: :data:`_NOT_YEAR`), a clock time with am or pm ("6pm", "6:30 am")."""
+_EN_TIME_WORD = lazy_compile(
+    rf"{_WORD_START}(?:{_MONTHS}|{_WEEK_WORDS}){_WORD_END}", re.ASCII | re.IGNORECASE
+)
+"""A month or a day as a word of prose: "June", "Sept.", "Monday", "Tues", "tomorrow",
+"weekend" (short as "Tue" or "Thurs", words of nothing else; "Mon", "Wed", "Sat" and "Sun" are
+words too, "I sat down", "we wed in June", the sun: :data:`_EN_ON_SHORT_DAY`)."""
+_EN_TIME_WORD_FIRST = _by_first_letter((
+    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "monday",
+    "tue", "wednesday", "thu", "friday", "saturday", "sunday", "weekend", "yesterday",
+    "tomorrow", "tonight",
+))  # fmt: skip
+"""What each word of :data:`_EN_TIME_WORD` starts with, lower-cased ("jan" of "January",
+"tue" of "Tues"): a word added to :data:`_MONTHS` or :data:`_WEEK_WORDS` needs its own."""
+_EN_MAY = lazy_compile(r"\bmay\s+\d", re.ASCII | re.IGNORECASE)
+"""May before a day ("May 5"; not "may" the verb)."""
+_EN_ON_SHORT_DAY = lazy_compile(
+    r"\b(?:on|next|last|this|by|until|till)\s+(?-i:(?:Mon|Wed|Sat|Sun)\b(?!\s+[A-Z]))",
+    re.ASCII | re.IGNORECASE,
+)
+"""A weekday written "Mon", "Wed", "Sat" or "Sun": only capitalised after "on", "next",
+"by"…, as "on Sat", and not before another capitalised word, "on Sun Valley's slopes"."""
+_PERIODS = "week|month|year|spring|summer|fall|autumn|winter"
+_EN_PERIOD = lazy_compile(
+    rf"\b(?:next|last|this|coming)\s+(?:{_PERIODS})\b", re.ASCII | re.IGNORECASE
+)
+"""A relative period: "next week", "last summer", "this coming year"."""
+_EN_PERIOD_KEYS = lazy_compile(_PERIODS)  # (looked for in the text lower-cased)
+_EN_AGO = lazy_compile(
+    r"\bo'clock\b|\b(?:days?|weeks?|months?|years?) ago\b", re.ASCII | re.IGNORECASE
+)
+"""A clock time in words, "… ago"."""
 _HH_MM = r"(?:[01]?\d|2\d):[0-5]\d"
 _CLOCK = lazy_compile(
     rf"(?<![\w.:/#=]){_HH_MM}(?![\w:/=(]|\.(?-i:[a-z0-9_]))", re.ASCII | re.IGNORECASE
@@ -267,33 +310,45 @@ _EN_QUANTITY_A = lazy_compile(
 """A number word, or one before a unit of money or measure ("one dollar an hour", "one euro",
 "one kilo"), a price or an amount as 一円 and 一キロ are; a lone "one" before a unit of time
 ("one week", as often "one day I'll…") answers a length, asked as ``how_many``."""
+_EN_QUANTITY_FIRST = _by_first_letter([*_NUMBER_WORDS.split("|"), "one"])
+"""What each match of :data:`_EN_QUANTITY_A` starts with, lower-cased."""
 _EN_ONE = lazy_compile(r"\bone\b", re.ASCII | re.IGNORECASE)
 """A lone "one", as often a word of no number ("one of the hardest days", "the red one", "no
 one") as a count: the answer only to a question of a count or a length (``how_many``)."""
 _JA_NUMERAL = r"[0-9一二三四五六七八九十百千万両数]"
-_JA_TIME_A = lazy_compile(  # (from a run's first numeral: linear in a run of 50,000 digits)
-    rf"(?<!{_JA_NUMERAL})(?!(?<!月)一日|一時[的期]){_JA_NUMERAL}+\s*(?:月|日|時|年|曜)|曜日|昨日|明日|明後日|一昨日|来週|先週"
-    r"|今週|来月|先月|今月|来年|去年|昨年|週末"
-    r"|[月火水木金土日]曜(?=に|は|の|から|まで|じゃ|で|も|が|って|と|[、,。.!?\s)]|$)"
+_JA_TIME_NUMBER = lazy_compile(
+    # from a run's first numeral (found by a scan for numerals; linear in a run of 50,000
+    # digits), not 一日 but after a month (12月一日; 一日つぶれた "lost a day"), nor 一時的
+    rf"{_JA_NUMERAL}(?<!{_JA_NUMERAL}{_JA_NUMERAL})(?!(?<!月一)(?<=一)日|(?<=一)時[的期])"
+    rf"{_JA_NUMERAL}*\s*(?:月|日|時|年|曜)"
 )
-"""A time's words in Japanese: a number of months, days, hours or years (3月, 十日, 19時), a
-weekday (土曜日, and as chat shortens it 土曜 before a particle, a comma or the end: 飲み会は土曜,
-土曜にずれた; not 日曜大工 nor 火曜サスペンス, words of their own), a relative day, week, month or
-year."""
+"""A number of months, days, hours or years in Japanese (3月, 十日, 19時)."""
+_JA_TIME_WORDS = lazy_compile(
+    "曜日|昨日|明日|明後日|一昨日|来週|先週|今週|来月|先月|今月|来年|去年|昨年|週末"
+)
+"""A relative day, week, month or year in Japanese, or a weekday (土曜日)."""
+_JA_SHORT_WEEKDAY = lazy_compile(
+    r"[月火水木金土日]曜(?=に|は|の|から|まで|じゃ|で|も|が|って|と|[、,。.!?\s)]|$)"
+)
+"""A weekday as chat shortens it, 土曜 before a particle, a comma or the end: 飲み会は土曜,
+土曜にずれた; not 日曜大工 nor 火曜サスペンス, words of their own."""
 _JA_COUNTED = rf"(?:{_JA_COUNTERS}|月|日|時|ヶ所|つ|名)"
 # digits, or kanji numerals that count something (八回, 二泊三日, 数人): the 一 of 一緒 or 一応
 # is not a number, nor 十分な/十分に "enough" (十分で "in ten minutes" is), nor a lone 一
 # but a price's or a measure's (一円, 一キロ, as "one dollar", "one kilo"; the others:
-# _JA_ONE); read from a run's first numeral, as _JA_TIME_A
+# _JA_ONE); read from a run's first numeral, as _JA_TIME_NUMBER
+_JA_KANJI_NUMERAL = "[一二三四五六七八九十百千万両数]"
 _JA_QUANTITY_A = lazy_compile(
-    r"(?<![一二三四五六七八九十百千万両数])(?!一(?![一二三四五六七八九十百千万両数]|円|ドル|ユーロ"
-    r"|キロ|グラム|メートル|センチ|ミリ|リットル|パーセント|%|kg|km|cm|mm|ml)|十分[なにだ])"
-    rf"[一二三四五六七八九十百千万両数]+{_JA_COUNTED}|[一二三四五六七八九][十百千万]",
+    # a numeral first (found by a scan for numerals), then what comes before and after it
+    rf"{_JA_KANJI_NUMERAL}(?:(?<!{_JA_KANJI_NUMERAL}{_JA_KANJI_NUMERAL})"
+    rf"(?!(?<=一)(?!{_JA_KANJI_NUMERAL}|円|ドル|ユーロ"
+    r"|キロ|グラム|メートル|センチ|ミリ|リットル|パーセント|%|kg|km|cm|mm|ml)|(?<=十)分[なにだ])"
+    rf"{_JA_KANJI_NUMERAL}*{_JA_COUNTED}|(?<=[一二三四五六七八九])[十百千万])",
     re.IGNORECASE,
 )
 _JA_ONE = lazy_compile(
-    r"(?<![一二三四五六七八九十百千万両数])一(?!番|時[的期])" + _JA_COUNTED, re.IGNORECASE
-)
+    rf"一(?<!{_JA_KANJI_NUMERAL}一)(?!番|時[的期]){_JA_COUNTED}", re.IGNORECASE
+)  # (一 first: found by a scan for it)
 """A lone 一 before a counter, as often "a", "all", "alone" or "once" as a count (一日つぶれた
 "lost a day", 一日中 "all day", 一人で "alone", 一度 "once"): the answer only to a question of a
 count or a length (``how_many``: 何人 → 一人で); never 一番 "most" nor 一時的/一時期 "for a while"."""
@@ -312,6 +367,8 @@ def _clock_time(text: str) -> bool:
     「会議は14:00」「7:45の新幹線」; not "the final score was 21:15", "John 3:16", "pace is
     5:30", "see 1:20 in the video", キロ5:30). Each look is a few words wide, so a long text
     is read in linear time."""
+    if ":" not in text:
+        return False
     for m in _CLOCK.finditer(text):
         start, end = m.span()
         if _NOT_CLOCK_AFTER.match(text, end, end + 40):
@@ -327,15 +384,87 @@ def _clock_time(text: str) -> bool:
     return False
 
 
-_CARRIED: dict[AnswerType, tuple[LazyPattern | Callable[[str], object], ...]] = {
-    AnswerType.time: (_EN_TIME_A, _JA_TIME_A, _clock_time),
-    # a digit is found fastest
-    AnswerType.quantity: (_DIGIT, _EN_QUANTITY_A, _JA_QUANTITY_A),
-    AnswerType.how_many: (_EN_ONE, _JA_ONE),  # (asked with quantity: its numbers)
+_ASCII_ALNUM = lazy_compile("[0-9A-Za-z]")
+
+
+def _match_where_keyed(pattern: LazyPattern, keys: LazyPattern, text: str, low: str) -> bool:
+    """Whether ``pattern`` matches in ``text``, each of whose matches starts with a match of
+    ``keys`` in ``low`` (``text`` lower-cased): tried only where one does, not at every
+    character (a case-blind pattern's search has no quick scan)."""
+    if len(low) != len(text):  # (İ is two characters lower-cased: no place is the same)
+        return pattern.search(text) is not None
+    key = keys.search(low)
+    while key is not None:
+        start = key.start()
+        if pattern.match(text, start):
+            return True
+        key = keys.search(low, start + 1)
+    return False
+
+
+def _en_time(text: str) -> bool:
+    """Whether ``text`` holds a time's words in English: a month, a date, a year, a weekday, a
+    relative day or period, a clock time with am or pm, "… ago" (each part looked for only
+    where its word is: a search of them all at every character took ~50 µs a candidate)."""
+    if _ASCII_ALNUM.search(text) is None:  # (Japanese: no English word, nor a digit)
+        return False
+    if _EN_TIME_NUMBER.search(text):
+        return True
+    low = text.lower()
+    return (
+        _match_where_keyed(_EN_TIME_WORD, _EN_TIME_WORD_FIRST, text, low)
+        or ("may" in low and _EN_MAY.search(text) is not None)
+        or (
+            ("Mon" in text or "Wed" in text or "Sat" in text or "Sun" in text)  # (as written)
+            and _EN_ON_SHORT_DAY.search(text) is not None
+        )
+        or (_EN_PERIOD_KEYS.search(low) is not None and _EN_PERIOD.search(text) is not None)
+        or (("o'clock" in low or " ago" in low) and _EN_AGO.search(text) is not None)
+    )
+
+
+def _ja_time(text: str) -> bool:
+    """Whether ``text`` holds a time's words in Japanese: a number of months, days, hours or
+    years (3月, 十日, 19時), a weekday (土曜日, 土曜に), a relative day, week, month or year."""
+    return not text.isascii() and (
+        _JA_TIME_WORDS.search(text) is not None
+        or _JA_SHORT_WEEKDAY.search(text) is not None
+        or _JA_TIME_NUMBER.search(text) is not None
+    )
+
+
+def _digit(text: str) -> bool:
+    return _DIGIT.search(text) is not None
+
+
+def _en_quantity(text: str) -> bool:
+    return _ASCII_ALNUM.search(text) is not None and _match_where_keyed(
+        _EN_QUANTITY_A, _EN_QUANTITY_FIRST, text, text.lower()
+    )
+
+
+def _ja_quantity(text: str) -> bool:
+    return not text.isascii() and _JA_QUANTITY_A.search(text) is not None
+
+
+def _en_one(text: str) -> bool:
+    return _EN_ONE.search(text) is not None
+
+
+def _ja_one(text: str) -> bool:
+    return not text.isascii() and _JA_ONE.search(text) is not None
+
+
+_CARRIED: dict[AnswerType, tuple[Callable[[str], bool], ...]] = {
+    # the cheapest first: each Japanese reading skips a text of ASCII at once, a colon time
+    # one without a colon, and a digit is found fastest
+    AnswerType.time: (_ja_time, _clock_time, _en_time),
+    AnswerType.quantity: (_digit, _ja_quantity, _en_quantity),
+    AnswerType.how_many: (_en_one, _ja_one),  # (asked with quantity: its numbers)
 }
-"""What a text holds that could answer each kind: patterns (their ``search`` is looked up at
-each call: taken here, before the first use compiles them, it would stay the uncompiled
-pattern's wrapper) and functions."""
+"""What a text holds that could answer each kind (each reading looks its patterns' ``search``
+up at each call: taken at import, before the first use compiles them, it would stay the
+uncompiled pattern's wrapper)."""
 
 
 def _norm(text: str) -> str:
@@ -361,8 +490,4 @@ def carries_any(text: str, kinds: frozenset[AnswerType]) -> bool:
     if not kinds:
         return False
     written = unicodedata.normalize("NFKC", text)
-    return any(
-        (found.search(written) if isinstance(found, LazyPattern) else found(written))
-        for kind in kinds
-        for found in _CARRIED[kind]
-    )
+    return any(found(written) for kind in kinds for found in _CARRIED[kind])
