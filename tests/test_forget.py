@@ -795,6 +795,9 @@ def test_a_delete_takes_its_learnings_off_the_other_memories_used(
         m.feedback(r.turn_id, [ex, therapy], perspective="relationships", learning=note)
         r = m.retrieve("therapy and walks", agent="u", perspective="relationships")
         m.feedback(r.turn_id, [therapy, other], perspective="relationships", learning="keep")
+        alone = m.add_exchange("I journal every night.", "Lovely.", agent="u")
+        r = m.retrieve("journal", agent="u", perspective="relationships")
+        m.feedback(r.turn_id, [alone], perspective="relationships", learning=note)  # (its own)
         assert m.life_of(therapy, agent="u").learnings == {"relationships": [note, "keep"]}
         m.add_exchange("hello", "hi", agent="v")
         assert m.delete([therapy], agent="v") == []  # (another's: nothing goes)
@@ -802,6 +805,10 @@ def test_a_delete_takes_its_learnings_off_the_other_memories_used(
         assert m.delete([ex], agent="u") == [ex]
         assert m.life_of(therapy, agent="u").learnings == {"relationships": ["keep"]}
         assert m.life_of(other, agent="u").learnings == {"relationships": ["keep"]}
+        assert m.life_of(alone, agent="u").learnings == {
+            "relationships": [note]
+        }  # (not used with it)
+        m.delete([alone], agent="u")
         assert m.life_of(therapy, agent="u").strength_by_perspective["relationships"] > 0
         m.delete([other], agent="u", scrub=True)
     assert SECRET.encode() not in _file_bytes(db_path)

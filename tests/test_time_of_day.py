@@ -95,6 +95,11 @@ ASKED: list[tuple[str, datetime, Expected]] = [
     # a plan asked with a verb's plain form before んだっけ, or what day it is: no window
     ("今日何するんだっけ", MORNING, None),
     ("what did I say I was doing tonight", EVENING, None),
+    ("what did I tell you about tonight?", EVENING, None),  # (tonight is the topic)
+    ("what was on for tonight", EVENING, None),
+    ("what did we talk about tonight?", EVENING, (ny(5, 15, 17), EVENING)),  # (when)
+    ("今夜のこと何て言ったっけ", EVENING, None),
+    ("今夜の件、何て話したっけ", EVENING, None),
     ("what was I going to do tonight?", EVENING, None),
     ("今日って何があるんだっけ", MORNING, None),
     ("今夜って誰と会うんだっけ", EVENING, None),

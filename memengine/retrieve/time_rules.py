@@ -977,12 +977,16 @@ def _this_morning(_: re.Match[str], now: datetime) -> Window | None:
 
 _PLANNED = lazy_compile(
     r"\b(?:plan(?:s|ned)?|schedule[ds]?|agenda|to-?do|supposed to|expected|going to|gonna"
-    r"|(?:said|say|told you|tell you) [Ii](?: was| would|'d))\b|予定|やること"
+    r"|(?:said|say|told you|tell you) [Ii](?: was| would|'d)"
+    r"|(?:(?<!talk )(?<!talked )(?<!chat )(?<!chatted )about|for)"
+    r" (?:tonight|this evening|this afternoon|today))\b|予定|やること"
+    r"|(?:今夜|今晩|今日の?夜|今日の?午後|今日)の(?:こと|件|話)"
     r"|[るくうぐすつぬむぶ]ん(?:だ|です)っけ|(?:の|何の?)日(?:だ|です)っけ|(?:何時|いつ)から\S*だっけ"
 )
 """Words of a plan, past in form but asking what is to come ("what's planned for
 tonight?", "what did I have scheduled this afternoon?", "what was I going to do tonight?",
-"what did I say I was doing tonight?", 今日何するんだっけ, 今夜って誰と会うん
+"what did I say I was doing tonight?", "what did I tell you about tonight?" (not "what did
+we talk about tonight?"), 今夜のこと何て言ったっけ, 今日何するんだっけ, 今夜って誰と会うん
 だっけ, 今日って何の日だっけ, 何時から仕事だっけ: a verb's plain form before んだっけ)."""
 
 _ASKED = lazy_compile(

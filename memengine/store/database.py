@@ -439,7 +439,7 @@ class Store:
     def delete(self, ids: Sequence[int], *, agent: str | None, scrub: bool = False) -> list[int]:
         """Delete exactly these ids (only ``agent``'s when given); return the ids deleted.
 
-        Their learnings go from the other episodes of their agent that hold the same
+        Their learnings go from the other episodes a recorded turn used with them
         (:func:`.lifecycle.drop_learnings_of`). The neighbouring turns of what was deleted are re-linked in the same
         transaction (the turn just before and after each, however far: one linked
         under a larger ``neighbour_gap_minutes`` holds its words too), so no episode
@@ -452,10 +452,11 @@ class Store:
         episodes are deleted all the same).
         """
         with self.connections.write() as cur:
-            store_lc.drop_learnings_of(cur, ids, agent)  # (notes of the same feedbacks)
             if not scrub:
+                store_lc.drop_learnings_of(cur, ids, agent)  # (notes of the same feedbacks)
                 return ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
             with maintenance.secure_deletes(cur):
+                store_lc.drop_learnings_of(cur, ids, agent)
                 deleted = ep_rows.delete_and_relink(cur, ids, agent, self.neighbour_gap_s)
                 cur.execute("INSERT INTO episodes_fts (episodes_fts) VALUES ('optimize')")
                 store_lc.clear_turn_texts(cur)  # older versions' turns quoted the messages

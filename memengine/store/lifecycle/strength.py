@@ -141,14 +141,16 @@ def perspective_strengths(
 
 def drop_learnings_of(cur: Any, ids: Sequence[int], agent: str | None = None) -> int:
     """Remove the learnings these episodes (``agent``'s only, when given) hold, before they
-    are deleted, from every other episode of their agent under the same perspective: a
-    feedback's learning is written on each memory its turn used ("User is still hurt about
-    …"), so deleting one would leave it on the rest. Returns how many episodes lost one."""
-    notes: dict[tuple[str, str], set[str]] = {}
+    are deleted, from the other episodes a recorded turn used with them, under the same
+    perspective: a feedback's learning is written on each memory its turn used ("User is
+    still hurt about …"), so deleting one would leave it on the rest. A turn the file no
+    longer keeps (past ``keep_turns``) names none. Returns how many episodes lost one."""
     held = [i for i in ids if -(2**63) <= i < 2**63]  # (a larger id names no episode)
+    notes: dict[str, dict[str, set[str]]] = {}  # agent -> perspective -> texts
+    going: dict[str, list[int]] = {}  # agent -> its ids that hold learnings
     for chunk in chunks(held):
         sql = (
-            "SELECT e.agent, p.perspective, p.learnings FROM episode_perspectives p "
+            "SELECT e.agent, p.episode_id, p.perspective, p.learnings FROM episode_perspectives p "
             "JOIN episodes e ON e.id = p.episode_id "
             f"WHERE p.episode_id IN ({marks(len(chunk))}) AND p.learnings != '[]'"
         )
@@ -156,28 +158,40 @@ def drop_learnings_of(cur: Any, ids: Sequence[int], agent: str | None = None) ->
         if agent is not None:
             sql += " AND e.agent = ?"
             params.append(agent)
-        for owner, name, held_notes in cur.execute(sql, params).fetchall():
-            notes.setdefault((str(owner), str(name)), set()).update(json.loads(held_notes))
-    going = set(held)
-    changed = 0
-    for (owner, name), texts in notes.items():
-        rows = cur.execute(
-            "SELECT p.episode_id, p.learnings FROM episode_perspectives p "
-            "JOIN episodes e ON e.id = p.episode_id "
-            "WHERE e.agent = ? AND p.perspective = ? AND p.learnings != '[]'",
-            (owner, name),
-        ).fetchall()
-        for episode_id, notes_json in rows:
-            had = json.loads(notes_json)
-            kept = [t for t in had if t not in texts]
-            if episode_id in going or len(kept) == len(had):
-                continue
-            cur.execute(
-                "UPDATE episode_perspectives SET learnings = ? "
-                "WHERE episode_id = ? AND perspective = ?",
-                (json.dumps(kept, ensure_ascii=False), episode_id, name),
+        for owner, episode_id, name, held_notes in cur.execute(sql, params).fetchall():
+            notes.setdefault(str(owner), {}).setdefault(str(name), set()).update(
+                json.loads(held_notes)
             )
-            changed += 1
+            going.setdefault(str(owner), []).append(int(episode_id))
+    changed = 0
+    for owner, gone in going.items():
+        partners: set[int] = set()
+        for chunk in chunks(gone):
+            for (used,) in cur.execute(
+                "SELECT used FROM turns WHERE agent = ? AND used IS NOT NULL AND EXISTS "
+                f"(SELECT 1 FROM json_each(turns.used) WHERE value IN ({marks(len(chunk))}))",
+                [owner, *chunk],
+            ):
+                partners.update(int(i) for i in json.loads(used))
+        partners -= set(held)
+        for chunk in chunks(sorted(partners)):
+            rows = cur.execute(
+                "SELECT episode_id, perspective, learnings FROM episode_perspectives "
+                f"WHERE episode_id IN ({marks(len(chunk))}) AND learnings != '[]'",
+                list(chunk),
+            ).fetchall()
+            for episode_id, name, notes_json in rows:
+                texts = notes[owner].get(str(name), set())
+                had = json.loads(notes_json)
+                kept = [t for t in had if t not in texts]
+                if len(kept) == len(had):
+                    continue
+                cur.execute(
+                    "UPDATE episode_perspectives SET learnings = ? "
+                    "WHERE episode_id = ? AND perspective = ?",
+                    (json.dumps(kept, ensure_ascii=False), episode_id, name),
+                )
+                changed += 1
     return changed
 
 
