@@ -657,6 +657,10 @@ def test_a_month_word_or_an_ago_that_the_narrower_rules_first_missed(
         ("先週末どこ行ったっけ", True),
         ("昨日の続きなんだけど", True),
         ("先週金曜日何したっけ", True),
+        ("昨日話した内容まとめて", True),  # (内容, 全部 name no topic)
+        ("昨日話したこと全部教えて", True),
+        ("wait what did I mention yesterday?", True),
+        ("昨日の会議の内容教えて", False),
         ("昨日何食べたっけ", False),  # what was eaten: a topic, as "eat" would be
         ("What's the capital of France? I forgot it yesterday", False),
         ("Did I walk the dog yesterday?", False),

@@ -419,6 +419,9 @@ _PERIOD_WORDS_EN = frozenset(
 their own ("yesterday evening")."""
 _PERIOD_PHRASES_EN = ("walk me through", "fill me in", "catch me up")
 """Requests to be told about a period whose words alone could name a topic ("walk")."""
+_PERIOD_PHRASES_JA = ("内容", "全部", "出来事")
+"""Japanese words of a request about a period that name no topic (今日話した内容まとめて,
+昨日話したこと全部教えて), whose kanji are not all :data:`_PERIOD_CHARS_JA`'s."""
 _PERIOD_CHARS_JA = frozenset("何話言事出来起教覚今日朝夜晩件後続行過俺私僕")
 """The same in Japanese (何したっけ, 何話した, 何が起きた, 出来事を教えて, 今日の夜, 昨日の件,
 その後どう, 昨日の続き, どこ行った, どう過ごした): their kanji; and the speaker's 俺, 私, 僕
@@ -460,6 +463,8 @@ def time_is_asked(
     for expr in found:
         rest = rest.replace(expr.surface, " ")
     for phrase in _PERIOD_PHRASES_EN:
+        rest = rest.replace(phrase, " ")
+    for phrase in _PERIOD_PHRASES_JA:
         rest = rest.replace(phrase, " ")
     return not any(_names_a_topic(term) for term in query_terms(rest))
 
