@@ -188,6 +188,16 @@ def test_other_turns_correct_nothing(fact: Episode, said: str) -> None:
         ("Dinner with Sam is on Friday at 7pm", "no, 8 not 7?", False),
         ("Dinner with Sam is on Friday at 7pm", "sorry, 9 not 6", False),  # (no 6 told)
         ("I have 7 cats", "sorry, 8 not 7", False),  # (the memory states no time)
+        # a name set against the memory's: "Sorry, Mia not Emma"
+        ("My daughter Emma's piano recital is on Friday", "Sorry, Mia not Emma", True),
+        ("My daughter Emma's piano recital is on Friday", "I mean Mia, not Emma", True),
+        ("My daughter Emma's piano recital is on Friday", "no wait, Mia not Emma, my bad", True),
+        ("娘のエマのピアノ発表会は金曜なんだ", "ごめん、エマじゃなくてミア", True),
+        ("My daughter Emma's piano recital is on Friday", "Mia, not Emma, is my favourite", False),
+        ("My daughter Emma's piano recital is on Friday", "Sorry, Mia not Sophie", False),
+        ("My daughter Emma's piano recital is on Friday", "wait, Emma not Mia", False),
+        ("My daughter Emma's piano recital is on Friday", "Team Mia not Emma lol", False),
+        ("娘のエマのピアノ発表会は金曜なんだ", "エマじゃなくてミアが好き", False),
         ("Dinner with Sam Friday at 7", "oops I meant 8", True),  # ("at 7" ends its line)
         ("Dinner with Sam is on Friday at 7pm", "oops it's 8 not 7 😅", True),
         ("Dinner with Sam is on Friday at 7pm", "8 not 7 my bad", True),
@@ -333,6 +343,12 @@ def _yoga(mem: Memory, fact: str, correction: str, *, gap: timedelta, speaker: s
             "My dentist appointment is on Thursday at 2pm",
             "oh wait Dr. Patel moved it to Friday",
             "When is my dentist appointment?",
+            "corrects the memory of 20:05 the same day",
+        ),
+        (
+            "My daughter Emma's piano recital is on Friday",
+            "Sorry, Mia not Emma",
+            "Whose piano recital is on Friday?",
             "corrects the memory of 20:05 the same day",
         ),
     ],

@@ -264,6 +264,41 @@ def _correcting_part(said: str) -> str:
     return ""
 
 
+_NAME_SWAP = lazy_compile(
+    r"(?<![\w'])(?P<new>[A-Z][a-z]{1,20})\*?\s*,?\s*not\s+(?P<old>[A-Z][a-z]{1,20})(?![\w'])"
+    r"|(?P<jold>[\u30a1-\u30fa\u30fc]{2,12})(?:さん|ちゃん|くん|君)?(?:じゃなくて|じゃなく|ではなく)"
+    r"(?P<jnew>[\u30a1-\u30fa\u30fc]{2,12})"
+)
+"""A name set against another: "Mia, not Emma", "sorry Mia not Emma", エマじゃなくてミア."""
+
+_NOT_NAMES = frozenset(
+    """I Im It Its The This That Sorry Oops No Nope Wait Actually Oh Ah Ugh Yes Yeah Ok Okay
+    Lol Haha Mom Dad Monday Tuesday Wednesday Thursday Friday Saturday Sunday January
+    February March April May June July August September October November December""".split()
+)
+"""Capitalised words that are no names a correction swaps (a sentence's first word, a
+weekday or a month: those are values, read as such)."""
+
+
+def _corrects_a_name(told: str, said: str) -> bool:
+    """Whether ``said``, a short turn shaped as a correction, sets a name ``told`` holds
+    aside for one it does not hold, and says nothing else of its own: "Sorry, Mia not Emma"
+    after "Emma's recital is on Friday", ごめん、エマじゃなくてミア (not "Mia, not Emma, is
+    my favourite", nor a name the memory does not hold)."""
+    m = _NAME_SWAP.search(said)
+    if m is None:
+        return False
+    new, old = (m["new"], m["old"]) if m["new"] else (m["jnew"], m["jold"])
+    if new in _NOT_NAMES or old in _NOT_NAMES or new == old:
+        return False
+    if m["new"] and not (re.search(rf"\b{old}\b", told) and not re.search(rf"\b{new}\b", told)):
+        return False
+    if m["jnew"] and not (old in told and new not in told):
+        return False
+    rest = f"{said[: m.start()]} {said[m.end() :]}"
+    return not _own_subject(f"{rest} {old}", told)
+
+
 def corrects(before: Episode, after: Episode) -> bool:
     """Whether ``after``, the turn that follows ``before``, corrects a value it states: its
     first sentences up to a value, short (:func:`_correcting_part`), no question, shaped as
@@ -279,7 +314,13 @@ def corrects(before: Episode, after: Episode) -> bool:
     told = before.text  # (both turns of an exchange: the reply may have said the value)
     part = _correcting_part(_bare_hours(said[: 2 * CORRECTION_CHARS], told))
     if not part:  # (read first: one pass, where most turns stop)
-        return False
+        short = said if len(said) <= CORRECTION_CHARS else ""  # (a name: no value read)
+        return (
+            bool(short)
+            and not asks_something(short)
+            and _takes_back(short)
+            and (_corrects_a_name(told, short))
+        )
     if asks_something(part) or not _takes_back(part):
         return False
     replaced = replaced_values(part)
