@@ -296,7 +296,30 @@ def _corrects_a_name(told: str, said: str) -> bool:
     if m["jnew"] and not (old in told and new not in told):
         return False
     rest = f"{said[: m.start()]} {said[m.end() :]}"
-    return not _own_subject(f"{rest} {old}", told)
+    if m["jnew"] and not _JA_NAME_TAIL.match(said[m.end() :]):
+        return False  # (コーラじゃなくてペプシがいいな, …にすればよかった, …にしようかな: a wish)
+    if m["new"] and any(
+        w not in _EN_UNSUBJECT and w not in _NAME_FRAME for w in _EN_WORD.findall(rest.lower())
+    ):
+        return False  # ("oh I like Pepsi not Coke", "No, I think Paris not London", "… for us")
+    if m["new"]:
+        return True
+    return not _own_subject(f"{rest.replace('名前', ' ')} {old}", told)
+
+
+_JA_NAME_TAIL = lazy_compile(
+    r"(?:さん|ちゃん|くん|君)?(?:の(?:方|ほう)|の間違い)?(?:だった|でした|です|だ)?(?:わ|よ|ね|な(?=[^\w]|$))*"
+    r"[\s、。,.!！…・〜ー]*(?:(?:ごめん(?:なさい)?|すみません|すいません|失礼|笑|w+)[\s、。,.!！…〜]*)?$"
+)
+"""What may follow the new name in a Japanese name correction: a copula, a particle that
+ends it, an apology (ミアだった, ミアね、ごめん); not a wish or a plan (ペプシがいいな)."""
+
+_NAME_FRAME = frozenset(
+    """i it it's its is was a the my no her his their name name's named called spelled spelt
+    meant mean""".split()
+)
+"""Words an English name correction may hold beside its openers: "It's Mia not Emma",
+"sorry, her name's Mia not Emma", "it's spelled Sara not Sarah"."""
 
 
 def corrects(before: Episode, after: Episode) -> bool:
