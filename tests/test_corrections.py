@@ -206,6 +206,10 @@ def test_other_turns_correct_nothing(fact: Episode, said: str) -> None:
         ("娘のエマのピアノ発表会は金曜なんだ", "エマじゃなくてミアのほうがピアノうまいよ", False),
         ("My daughter Emma's piano recital is on Friday", "sorry, her name's Mia not Emma", True),
         ("娘のエマのピアノ発表会は金曜なんだ", "いや、エマじゃなくてミアだった、ごめん", True),
+        ("明日は田中さんとランチ", "ごめん、田中さんじゃなくて鈴木さんだった", True),  # (kanji)
+        ("来月東京に出張", "いや、東京じゃなくて大阪", True),
+        ("来月東京に出張", "東京じゃなくて大阪がよかったな", False),
+        ("明日は田中さんとランチ", "田中さんじゃなくて鈴木さんとディナー", False),
         ("Dinner with Sam Friday at 7", "oops I meant 8", True),  # ("at 7" ends its line)
         ("Dinner with Sam is on Friday at 7pm", "oops it's 8 not 7 😅", True),
         ("Dinner with Sam is on Friday at 7pm", "8 not 7 my bad", True),

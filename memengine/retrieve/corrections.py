@@ -266,10 +266,12 @@ def _correcting_part(said: str) -> str:
 
 _NAME_SWAP = lazy_compile(
     r"(?<![\w'])(?P<new>[A-Z][a-z]{1,20})\*?\s*,?\s*not\s+(?P<old>[A-Z][a-z]{1,20})(?![\w'])"
-    r"|(?P<jold>[\u30a1-\u30fa\u30fc]{2,12})(?:さん|ちゃん|くん|君)?(?:じゃなくて|じゃなく|ではなく)"
-    r"(?P<jnew>[\u30a1-\u30fa\u30fc]{2,12})"
+    r"|(?P<jold>[\u30a1-\u30fa\u30fc]{2,12}|(?<![\u4e00-\u9fff])[\u4e00-\u9fff]{1,4})"
+    r"(?:さん|ちゃん|くん|君)?(?:じゃなくて|じゃなく|ではなく)"
+    r"(?P<jnew>[\u30a1-\u30fa\u30fc]{2,12}|[\u4e00-\u9fff]{1,4})"
 )
-"""A name set against another: "Mia, not Emma", "sorry Mia not Emma", エマじゃなくてミア."""
+"""A name set against another: "Mia, not Emma", "sorry Mia not Emma", エマじゃなくてミア,
+田中さんじゃなくて鈴木さん, 東京じゃなくて大阪 (a kanji run whole: not the end of a longer one)."""
 
 _NOT_NAMES = frozenset(
     """I Im It Its The This That Sorry Oops No Nope Wait Actually Oh Ah Ugh Yes Yeah Ok Okay
