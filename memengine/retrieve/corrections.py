@@ -327,14 +327,16 @@ _NAME_FRAME = frozenset(
 def corrects(before: Episode, after: Episode) -> bool:
     """Whether ``after``, the turn that follows ``before``, corrects a value it states: its
     first sentences up to a value, short (:func:`_correcting_part`), no question, shaped as
-    a correction (:func:`_takes_back`), that states a value of a closed kind ``before`` states too, and
-    another one (:func:`.values.same_kind_change`: "Sorry, I meant Tuesday" after "My yoga
+    a correction (:func:`_takes_back`), that states a value of a closed kind ``before``
+    states too, and another one (:func:`.values.same_kind_change`: "Sorry, I meant Tuesday" after "My yoga
     class is on Monday at 6pm", いや、火曜だった); what it says was wrong, if it says, is
     what ``before`` states ("Oops, it's Sam's birthday on Friday, not Saturday" corrects no
     Monday class); and it names no subject ``before`` does not (:func:`_own_subject`:
     "Wait, I just remembered the party is on Saturday" tells another matter). "Actually it
     was really fun", 「いや、最高だった」 and 「今日はカレーじゃなくて
-    シチューの気分」 state no such value: they correct nothing."""
+    シチューの気分」 state no such value: they correct nothing. A turn that states no value
+    may set a name ``before`` holds against another (:func:`_corrects_a_name`: "Sorry, Mia
+    not Emma")."""
     said = own_words(after).strip()
     told = before.text  # (both turns of an exchange: the reply may have said the value)
     part = _correcting_part(_bare_hours(said[: 2 * CORRECTION_CHARS], told))
