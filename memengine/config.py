@@ -867,20 +867,14 @@ class Config(_Section):
         kept: that user's own."""
         if moment.tzinfo is None or self.time_zone is None:
             return self.localize(moment)
-        if not _told_as_an_instant(moment):
-            offset = moment.utcoffset()
-            try:
-                same = isinstance(moment.tzinfo, timezone) and (
-                    self.in_zone(moment).utcoffset() == offset
-                )
-            except OverflowError:
-                same = False
-            if not same:
-                return moment
         try:
-            return self.in_zone(moment)
+            placed = self.in_zone(moment)
         except OverflowError:  # (at the calendar's edge: as given, the range check says)
             return moment
+        at_its_offset = isinstance(moment.tzinfo, timezone) and (
+            placed.utcoffset() == moment.utcoffset()
+        )
+        return placed if _told_as_an_instant(moment) or at_its_offset else moment
 
     def in_zone(self, moment: datetime) -> datetime:
         """``moment`` (aware) in ``time_zone``: the system's for "local", unchanged for None."""
@@ -978,23 +972,27 @@ def local_zone() -> ZoneInfo | None:
     return _etc_localtime()
 
 
-def local_zone_origin() -> tuple[str, str]:
+def local_zone_origin() -> tuple[str, str, bool]:
     """The system's zone as ``time_zone = "local"`` reads it (its name, or "UTC+09:00" for
-    a POSIX rule's offset now) and where it was read ("TZ=Asia/Tokyo",
-    "/etc/localtime"…), for ``memengine doctor``; the second begins "no zone:" when ``TZ``
-    names none, the times are then read in UTC."""
+    a POSIX rule's offset now), where it was read ("TZ=Asia/Tokyo", "/etc/localtime"…),
+    and whether it names one: False when ``TZ`` names none (the times are then read in
+    UTC), for ``memengine doctor``."""
     tz = os.environ.get("TZ")
     if tz is None:
         zone = _etc_localtime()
         if zone is not None:
-            return str(zone.key), "/etc/localtime"
-        return _offset_now(), "the C library's offset now (no TZ, no /etc/localtime)"
+            return str(zone.key), "/etc/localtime", True
+        return _offset_now(), "the C library's offset now (no TZ, no /etc/localtime)", True
     name = tz.removeprefix(":")
     if _readable_zone(name) is not None:
-        return str(_zone_named(name)), f"TZ={tz}"
+        return str(_zone_named(name)), f"TZ={tz}", True
     if _POSIX_TZ.fullmatch(name):
-        return _offset_now(), f"TZ={tz}, a POSIX rule, at its offset now (no summer-time dates)"
-    return "UTC", f"no zone: {_unread(tz)}"
+        return (
+            _offset_now(),
+            f"TZ={tz}, a POSIX rule, at its offset now (no summer-time dates)",
+            True,
+        )
+    return "UTC", _unread(tz), False
 
 
 def _offset_now() -> str:

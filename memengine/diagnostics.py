@@ -78,9 +78,8 @@ def _zone_check(config: Config) -> tuple[bool, str]:
         return True, "UTC (time_zone is unset; a retrieval's now in another zone is its own)"
     if config.time_zone != "local":
         return True, f"{config.time_zone} (time_zone)"
-    name, origin = local_zone_origin()
-    failed = origin.startswith("no zone: ")
-    return not failed, f"{name} (time_zone = 'local': {origin.removeprefix('no zone: ')})"
+    name, origin, named = local_zone_origin()
+    return named, f"{name} (time_zone = 'local': {origin})"
 
 
 def _not_opened(exc: MemEngineError) -> str:

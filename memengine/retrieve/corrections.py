@@ -337,25 +337,33 @@ def corrects(before: Episode, after: Episode) -> bool:
     シチューの気分」 state no such value: they correct nothing. A turn that states no value
     may set a name ``before`` holds against another (:func:`_corrects_a_name`: "Sorry, Mia
     not Emma")."""
+    return _taken_back(before, after) is not None
+
+
+def _taken_back(before: Episode, after: Episode) -> set[tuple[str, str]] | None:
+    """What ``after`` says was wrong when it corrects ``before`` (:func:`corrects`): the
+    values it sets aside ("not Monday"), none named ("Sorry, I meant Tuesday", a name
+    swapped); None when it corrects nothing."""
     said = own_words(after).strip()
     told = before.text  # (both turns of an exchange: the reply may have said the value)
     part = _correcting_part(_bare_hours(said[: 2 * CORRECTION_CHARS], told))
     if not part:  # (read first: one pass, where most turns stop)
         short = said if len(said) <= CORRECTION_CHARS else ""  # (a name: no value read)
-        return (
+        named = (
             bool(short)
             and not asks_something(short)
             and _takes_back(short)
-            and (_corrects_a_name(told, short))
+            and _corrects_a_name(told, short)
         )
+        return set() if named else None
     if asks_something(part) or not _takes_back(part):
-        return False
+        return None
     replaced = replaced_values(part)
     if replaced and not states_any(told, replaced):
-        return False
-    if _own_subject(part, told):
-        return False
-    return same_kind_change(told, part)
+        return None
+    if _own_subject(part, told) or not same_kind_change(told, part):
+        return None
+    return replaced
 
 
 def corrects_later(before: Episode, between: Episode, after: Episode) -> bool:
@@ -365,13 +373,8 @@ def corrects_later(before: Episode, between: Episode, after: Episode) -> bool:
     on Monday" and "I got a new mat too"), and ``between`` states no value of that kind (its
     "Tuesday" could be what is corrected). A bare "Actually, Tuesday" that far is no
     correction of it."""
-    if not corrects(before, after):
-        return False
-    part = _correcting_part(
-        _bare_hours(own_words(after).strip()[: 2 * CORRECTION_CHARS], before.text)
-    )
-    replaced = replaced_values(part)
-    if not replaced or not states_any(before.text, replaced):
+    replaced = _taken_back(before, after)
+    if not replaced:  # (none, or none named: what it takes back must be the memory's)
         return False
     kinds = {kind for kind, _ in replaced}
     return not any(kind in kinds for kind, _ in closed_values(own_words(between)))

@@ -13,6 +13,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from .dates import Window, local_today
 
 __all__ = [
+    "DAY_END_HOUR",
     "EVENING_HOUR",
     "MORNING_CUTOFF_HOUR",
     "NOON_HOUR",
@@ -29,6 +30,8 @@ NOON_HOUR = 12
 """Where the morning ends and the afternoon begins."""
 EVENING_HOUR = 17
 """Where the afternoon ends and the evening ("tonight", 今夜, "last night") begins."""
+DAY_END_HOUR = 24 + MORNING_CUTOFF_HOUR
+"""Where a person's day ends, counted from its midnight: the cutoff of the morning after."""
 
 
 def users_day(now: datetime) -> date:
@@ -55,7 +58,7 @@ def night(back: int, now: datetime) -> Window:
     :data:`MORNING_CUTOFF_HOUR` of the morning after it, so that what was told at 01:30
     is of the night before, and a party of the night before last is not of last night."""
     day = users_day(now) - timedelta(days=back)
-    return _at(day, EVENING_HOUR, now), _at(day, 24 + MORNING_CUTOFF_HOUR, now)
+    return _at(day, EVENING_HOUR, now), _at(day, DAY_END_HOUR, now)
 
 
 def back_from_now(oldest: timedelta, newest: timedelta, now: datetime) -> Window:

@@ -41,8 +41,8 @@ from .dates import (
     year_window,
 )
 from .day_parts import (
+    DAY_END_HOUR,
     EVENING_HOUR,
-    MORNING_CUTOFF_HOUR,
     NOON_HOUR,
     back_from_now,
     hours_of_day,
@@ -1033,7 +1033,7 @@ def _today_asked(m: re.Match[str], now: datetime) -> Window | None:
     you today?", 今日の予定は？, 今日は疲れた), none."""
     if not (_told_of_today(m) and _in_sentence(_ASKED, m)):
         return None
-    return hours_of_day(0, 24 + MORNING_CUTOFF_HOUR, now)
+    return hours_of_day(0, DAY_END_HOUR, now)
 
 
 _EARLIER_SAID_BEFORE = lazy_compile(
@@ -1085,7 +1085,7 @@ def _earlier(m: re.Match[str], now: datetime) -> Window | None:
         return None
     said = _EARLIER_SAID_BEFORE.search(text, max(0, m.start() - _EARLIER_REACH), m.start())
     if (said or _EARLIER_SAID_AFTER.match(text, m.end())) and not _in_sentence(_SOONER, m):
-        return hours_of_day(0, 24 + MORNING_CUTOFF_HOUR, now)
+        return hours_of_day(0, DAY_END_HOUR, now)
     if _EARLIER_ASKED_AFTER.match(text, m.end()) is None:
         return None
     return _today_asked(m, now)
@@ -1369,7 +1369,7 @@ RULES: list[Rule] = [
     (lazy_compile(rf"今日の?午後(?![0-9{_KANJI}時])"), _day_part(NOON_HOUR, EVENING_HOUR)),
     (
         lazy_compile(r"今日の?(?:夜|晩)|今夜|今晩"),
-        _day_part(EVENING_HOUR, 24 + MORNING_CUTOFF_HOUR),
+        _day_part(EVENING_HOUR, DAY_END_HOUR),
     ),
     (  # 3時間前, 数時間前 (not 試合の1時間前, 3時間前後)
         lazy_compile(
@@ -1542,7 +1542,7 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
     (lazy_compile(r"\bthis morning\b"), _this_morning),
     (  # past whatever the sentence: "earlier today", "earlier this evening"
         lazy_compile(r"\bearlier today\b"),
-        _day_part(0, 24 + MORNING_CUTOFF_HOUR, told=False),
+        _day_part(0, DAY_END_HOUR, told=False),
     ),
     (
         lazy_compile(r"\bearlier this afternoon\b"),
@@ -1550,12 +1550,12 @@ _EN_RULES: list[Rule] = [  # matched on lower-cased text; \b is an ASCII word's 
     ),
     (
         lazy_compile(r"\bearlier (?:this evening|tonight)\b"),
-        _day_part(EVENING_HOUR, 24 + MORNING_CUTOFF_HOUR, told=False),
+        _day_part(EVENING_HOUR, DAY_END_HOUR, told=False),
     ),
     (lazy_compile(r"\bthis afternoon\b"), _day_part(NOON_HOUR, EVENING_HOUR)),
     (
         lazy_compile(r"\b(?:this evening|tonight)\b"),
-        _day_part(EVENING_HOUR, 24 + MORNING_CUTOFF_HOUR),
+        _day_part(EVENING_HOUR, DAY_END_HOUR),
     ),
     (
         lazy_compile(rf"\b(?P<n>{_EN_NUM}|a few|few|several) (?:hours?|hrs?) (?:ago|back)\b"),

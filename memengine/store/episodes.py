@@ -28,6 +28,7 @@ __all__ = [
     "deleted_turns",
     "ensure_agents",
     "fetch_episodes",
+    "held_ids",
     "insert_episodes",
     "iter_episode_ids",
     "link_neighbours",
@@ -361,7 +362,7 @@ def row_to_episode(row: Sequence[Any]) -> Episode:
         ) from exc
 
 
-def _held(ids: Sequence[int]) -> list[int]:
+def held_ids(ids: Sequence[int]) -> list[int]:
     """The ``ids`` an SQLite integer holds (64 bits): a larger one names no episode, and
     binding it would raise ``OverflowError`` ("delete 99999999999999999999999")."""
     return [i for i in ids if -(2**63) <= i < 2**63]
@@ -369,7 +370,7 @@ def _held(ids: Sequence[int]) -> list[int]:
 
 def _rows_by_id(cur: Any, columns: str, ids: Sequence[int]) -> Iterator[Any]:
     """The rows of the episodes with these ids (``SELECT columns``), 500 ids a statement."""
-    ids = _held(ids)
+    ids = held_ids(ids)
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
         marks = ",".join("?" * len(chunk))
@@ -519,7 +520,7 @@ def delete_episodes(cur: Any, ids: Sequence[int], agent: str | None) -> list[int
     """Delete these ids, only those belonging to ``agent`` when given; return what was
     deleted. Every process's cached word counts are then counted again (a count must not
     tell of a deleted episode's word: :data:`.term_stats.ERASURES`)."""
-    ids = _held(ids)
+    ids = held_ids(ids)
     deleted: list[int] = []
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
@@ -557,7 +558,7 @@ def delete_and_relink(cur: Any, ids: Sequence[int], agent: str | None, gap_s: in
 def deleted_turns(cur: Any, ids: Sequence[int]) -> list[tuple[str, int, int]]:
     """``(agent, occurred_ts, id)`` of the conversation turns among these ids (read before a
     delete, to re-link their neighbours after it: no other kind lends its words)."""
-    ids = _held(ids)
+    ids = held_ids(ids)
     turns: list[tuple[str, int, int]] = []
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])

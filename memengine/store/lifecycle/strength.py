@@ -12,7 +12,7 @@ from typing import Any
 
 from ...clock import ensure_aware
 from ...models import Episode
-from ..episodes import COLUMNS, row_to_episode
+from ..episodes import COLUMNS, held_ids, row_to_episode
 from ._rows import IS_PRINCIPLE, chunks, iso, marks
 from .sleeps import last_sleep
 
@@ -145,7 +145,7 @@ def drop_learnings_of(cur: Any, ids: Sequence[int], agent: str | None = None) ->
     perspective: a feedback's learning is written on each memory its turn used ("User is
     still hurt about …"), so deleting one would leave it on the rest. A turn the file no
     longer keeps (past ``keep_turns``) names none. Returns how many episodes lost one."""
-    held = [i for i in ids if -(2**63) <= i < 2**63]  # (a larger id names no episode)
+    held = held_ids(ids)  # (a larger id names no episode)
     notes: dict[str, dict[str, set[str]]] = {}  # agent -> perspective -> texts
     going: dict[str, list[int]] = {}  # agent -> its ids that hold learnings
     for chunk in chunks(held):
